@@ -1,0 +1,186 @@
+//! Every call into OpenCL that the Rust compiler cannot check lives in this module, and nowhere else in cliper.
+//!
+//! Each function states why it is sound. The common reasoning:
+//! - host memory handed to OpenCL is only used during a *blocking* call, so it outlives the transfer;
+//! - OpenCL checks the region of every read/write/copy/fill against the buffer size and returns
+//!   `CL_INVALID_VALUE` rather than touching memory outside it;
+//! - `Element` types are plain `repr(C)` floats without padding, for which every bit pattern is valid, so viewing
+//!   them as bytes (and writing bytes into them) is sound;
+//! - kernel arguments are copied by `clSetKernelArg` before it returns.
+//!
+//! What no host API can check is a kernel's own indexing: cliper trusts its kernel sources (and those of
+//! processes users write) to stay within the buffers they are given, as every OpenCL and GPU framework does.
+#![allow(unsafe_code)]
+
+use crate::data::Element;
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context;
+use opencl3::error_codes::ClError;
+use opencl3::event::Event;
+use opencl3::kernel::Kernel;
+use opencl3::memory::{Buffer, CL_MEM_READ_WRITE, ClMem};
+use opencl3::types::{CL_BLOCKING, cl_mem};
+use std::ffi::c_void;
+use std::ptr;
+
+type ClResult<T> = std::result::Result<T, ClError>;
+
+/// Allocates an uninitialised read-write device buffer of `bytes` bytes (at least 1).
+pub(crate) fn create_buffer(context: &Context, bytes: usize) -> ClResult<Buffer<u8>> {
+    // Sound: no host pointer is given, so OpenCL owns the memory; `Buffer` releases it on drop.
+    unsafe { Buffer::<u8>::create(context, CL_MEM_READ_WRITE, bytes.max(1), ptr::null_mut()) }
+}
+
+/// Copies `data` from the host into `buffer` at `offset_bytes`, waiting until the copy is done.
+pub(crate) fn write_buffer<T: Element>(
+    queue: &CommandQueue,
+    buffer: &Buffer<u8>,
+    offset_bytes: usize,
+    data: &[T],
+) -> ClResult<Event> {
+    // Sound: blocking write, so `data` outlives the transfer; OpenCL bounds-checks the region.
+    let event = unsafe {
+        opencl3::command_queue::enqueue_write_buffer(
+            queue.get(),
+            buffer.get(),
+            CL_BLOCKING,
+            offset_bytes,
+            std::mem::size_of_val(data),
+            data.as_ptr().cast::<c_void>(),
+            0,
+            ptr::null(),
+        )?
+    };
+    Ok(Event::new(event))
+}
+
+/// Copies `out.len()` elements from `buffer` at `offset_bytes` into `out`, waiting until the copy is done.
+pub(crate) fn read_buffer<T: Element>(
+    queue: &CommandQueue,
+    buffer: &Buffer<u8>,
+    offset_bytes: usize,
+    out: &mut [T],
+) -> ClResult<Event> {
+    // Sound: blocking read into memory we hold mutably; any bit pattern is a valid `Element`.
+    let event = unsafe {
+        opencl3::command_queue::enqueue_read_buffer(
+            queue.get(),
+            buffer.get(),
+            CL_BLOCKING,
+            offset_bytes,
+            std::mem::size_of_val(out),
+            out.as_mut_ptr().cast::<c_void>(),
+            0,
+            ptr::null(),
+        )?
+    };
+    Ok(Event::new(event))
+}
+
+/// Sets `bytes` bytes of `buffer` from `offset_bytes` to zero, on the device.
+pub(crate) fn fill_zero(
+    queue: &CommandQueue,
+    buffer: &Buffer<u8>,
+    offset_bytes: usize,
+    bytes: usize,
+) -> ClResult<Event> {
+    let zero = 0u8;
+    // Sound: the one-byte pattern is copied by the call; OpenCL bounds-checks the region.
+    let event = unsafe {
+        opencl3::command_queue::enqueue_fill_buffer(
+            queue.get(),
+            buffer.get(),
+            (&raw const zero).cast::<c_void>(),
+            1,
+            offset_bytes,
+            bytes,
+            0,
+            ptr::null(),
+        )?
+    };
+    Ok(Event::new(event))
+}
+
+/// Copies `bytes` bytes between two device buffers (which may be the same buffer, regions not overlapping).
+pub(crate) fn copy_buffer(
+    queue: &CommandQueue,
+    src: &Buffer<u8>,
+    dst: &Buffer<u8>,
+    src_offset: usize,
+    dst_offset: usize,
+    bytes: usize,
+) -> ClResult<Event> {
+    // Sound: device-to-device; OpenCL checks both regions and rejects overlap (CL_MEM_COPY_OVERLAP).
+    let event = unsafe {
+        opencl3::command_queue::enqueue_copy_buffer(
+            queue.get(),
+            src.get(),
+            dst.get(),
+            src_offset,
+            dst_offset,
+            bytes,
+            0,
+            ptr::null(),
+        )?
+    };
+    Ok(Event::new(event))
+}
+
+/// Sets kernel argument `index` to a by-value argument given as its bytes (a scalar or vector type).
+pub(crate) fn set_arg_bytes(kernel: &Kernel, index: u32, bytes: &[u8]) -> ClResult<()> {
+    // Sound: clSetKernelArg copies `bytes.len()` bytes before returning; a size that does not match the
+    // parameter's type is rejected with CL_INVALID_ARG_SIZE.
+    unsafe {
+        opencl3::kernel::set_kernel_arg(kernel.get(), index, bytes.len(), bytes.as_ptr().cast::<c_void>())
+    }
+    .map_err(ClError)
+}
+
+/// Sets kernel argument `index` to a device buffer.
+pub(crate) fn set_arg_buffer(kernel: &Kernel, index: u32, buffer: &Buffer<u8>) -> ClResult<()> {
+    let mem: cl_mem = buffer.get();
+    // Sound: the argument value is the `cl_mem` handle itself, copied by the call; OpenCL retains nothing
+    // beyond the launch, and cliper keeps the buffer alive while commands that use it are pending (the
+    // array handles a process holds outlive its launches).
+    unsafe {
+        opencl3::kernel::set_kernel_arg(
+            kernel.get(),
+            index,
+            std::mem::size_of::<cl_mem>(),
+            (&raw const mem).cast::<c_void>(),
+        )
+    }
+    .map_err(ClError)
+}
+
+/// Sets kernel argument `index` to `bytes` bytes of work-group local memory.
+pub(crate) fn set_arg_local(kernel: &Kernel, index: u32, bytes: usize) -> ClResult<()> {
+    // Sound: a null value with a size asks OpenCL to allocate local memory; nothing on the host is touched.
+    unsafe { opencl3::kernel::set_kernel_arg(kernel.get(), index, bytes, ptr::null()) }.map_err(ClError)
+}
+
+/// Enqueues `kernel` over `global` work items (1 to 3 dimensions) with an optional work-group size.
+pub(crate) fn enqueue_kernel(
+    queue: &CommandQueue,
+    kernel: &Kernel,
+    global: &[usize],
+    local: Option<&[usize]>,
+) -> ClResult<Event> {
+    debug_assert!((1..=3).contains(&global.len()));
+    debug_assert!(local.is_none_or(|l| l.len() == global.len()));
+    // Sound from the host's side: the size arrays are read during the call; unset arguments are reported
+    // as CL_INVALID_KERNEL_ARGS. See the module docs for what the kernel itself must respect.
+    let event = unsafe {
+        opencl3::command_queue::enqueue_nd_range_kernel(
+            queue.get(),
+            kernel.get(),
+            global.len() as u32,
+            ptr::null(),
+            global.as_ptr(),
+            local.map_or(ptr::null(), <[usize]>::as_ptr),
+            0,
+            ptr::null(),
+        )?
+    };
+    Ok(Event::new(event))
+}

@@ -1,0 +1,400 @@
+//! [`ClApp`], the device manager: discovery and selection, the OpenCL context and its one in-order queue,
+//! device facts, the program cache, transfer counters and kernel launches.
+
+mod device;
+mod ffi;
+mod launch;
+mod program;
+
+pub use device::{DeviceInfo, DeviceKind};
+pub use launch::{IndexType, KernelScalar, Launch};
+pub use program::{Kernel, Program};
+
+pub(crate) use launch::{Recorder, TrackedCommand};
+
+use crate::data::Element;
+use crate::error::{ClContext, Error, Result};
+use device::{DeviceFilter, choose, discover};
+use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
+use opencl3::context::Context;
+use opencl3::device::Device;
+use opencl3::event::Event;
+use opencl3::memory::Buffer;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The environment variable that overrides [`ClApp::new`]'s choice: `gpu`, `cpu`, `accelerator`, a `P:D`
+/// index pair (platform, device) as `cliper devices` prints it, or a case-insensitive substring of the
+/// device, vendor or platform name.
+pub const DEVICE_ENV: &str = "CLIPER_DEVICE";
+
+/// The device manager: a cheap-to-clone handle (an `Arc` inside) to one OpenCL device, its context, one
+/// in-order command queue and a cache of built programs. Every array and process belongs to one `ClApp`.
+///
+/// ```
+/// use cliper::ClApp;
+/// let app = ClApp::new()?; // the best device, or the one CLIPER_DEVICE names
+/// println!("running on {} ({})", app.device().name, app.device().kind);
+/// let cpu = ClApp::builder().device_type(cliper::DeviceKind::Cpu).profiling(true).build();
+/// # drop(cpu);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct ClApp {
+    inner: Arc<Inner>,
+}
+
+// Fields drop in declaration order: the queue and programs go before the context that owns them.
+struct Inner {
+    queue: CommandQueue,
+    programs: Mutex<HashMap<(String, String), ProgramSlot>>,
+    context: Context,
+    device: Device,
+    info: DeviceInfo,
+    profiling: bool,
+    transfers: TransferCounters,
+}
+
+/// A cache entry: locked while its program builds, so one build serves every thread that asks at once.
+pub(crate) type ProgramSlot = Arc<Mutex<Option<Arc<opencl3::program::Program>>>>;
+
+#[derive(Default)]
+struct TransferCounters {
+    h2d_calls: AtomicU64,
+    h2d_bytes: AtomicU64,
+    d2h_calls: AtomicU64,
+    d2h_bytes: AtomicU64,
+}
+
+/// How many host↔device copies a [`ClApp`] has made, and how many bytes they moved.
+///
+/// Subtract two snapshots to see what a piece of work transferred:
+/// ```
+/// # let app = cliper::ClApp::new()?;
+/// let before = app.transfer_stats();
+/// let x = cliper::XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+/// let _ = x.to_vec()?;
+/// let moved = app.transfer_stats() - before;
+/// assert_eq!((moved.host_to_device_calls, moved.device_to_host_calls), (1, 1));
+/// assert_eq!(moved.device_to_host_bytes, 16);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransferStats {
+    /// Number of host→device copies.
+    pub host_to_device_calls: u64,
+    /// Bytes copied host→device.
+    pub host_to_device_bytes: u64,
+    /// Number of device→host copies.
+    pub device_to_host_calls: u64,
+    /// Bytes copied device→host.
+    pub device_to_host_bytes: u64,
+}
+
+impl TransferStats {
+    /// Copies in both directions.
+    pub fn total_calls(&self) -> u64 {
+        self.host_to_device_calls + self.device_to_host_calls
+    }
+}
+
+impl std::ops::Sub for TransferStats {
+    type Output = TransferStats;
+    fn sub(self, before: TransferStats) -> TransferStats {
+        TransferStats {
+            host_to_device_calls: self.host_to_device_calls - before.host_to_device_calls,
+            host_to_device_bytes: self.host_to_device_bytes - before.host_to_device_bytes,
+            device_to_host_calls: self.device_to_host_calls - before.device_to_host_calls,
+            device_to_host_bytes: self.device_to_host_bytes - before.device_to_host_bytes,
+        }
+    }
+}
+
+/// Chooses a device and options for a [`ClApp`]. All given filters must hold; among the devices that pass,
+/// the best-ranked is taken (GPU, accelerator, CPU; then score; then index).
+///
+/// ```
+/// use cliper::{ClApp, DeviceKind};
+/// match ClApp::builder().device_type(DeviceKind::Gpu).vendor("nvidia").min_opencl_version(1, 2).build() {
+///     Ok(app) => println!("NVIDIA GPU: {}", app.device().name),
+///     Err(e) => println!("no NVIDIA GPU here: {e}"),
+/// }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ClAppBuilder {
+    filter: DeviceFilter,
+    profiling: bool,
+    use_env: bool,
+}
+
+impl ClAppBuilder {
+    /// Only devices of this kind.
+    pub fn device_type(mut self, kind: DeviceKind) -> Self {
+        self.filter.kind = Some(kind);
+        self
+    }
+    /// Only devices whose platform name contains `text` (case-insensitive).
+    pub fn platform(mut self, text: &str) -> Self {
+        self.filter.platform = Some(text.to_string());
+        self
+    }
+    /// Only devices whose vendor contains `text` (case-insensitive).
+    pub fn vendor(mut self, text: &str) -> Self {
+        self.filter.vendor = Some(text.to_string());
+        self
+    }
+    /// Only devices whose name contains `text` (case-insensitive).
+    pub fn name(mut self, text: &str) -> Self {
+        self.filter.name = Some(text.to_string());
+        self
+    }
+    /// Only devices supporting at least OpenCL `major.minor`.
+    pub fn min_opencl_version(mut self, major: u32, minor: u32) -> Self {
+        self.filter.min_version = Some((major, minor));
+        self
+    }
+    /// Turns on event profiling in the queue (needed for [`crate::Pipeline::profile`]).
+    pub fn profiling(mut self, on: bool) -> Self {
+        self.profiling = on;
+        self
+    }
+    /// A selection in the syntax of `CLIPER_DEVICE` (`gpu`, `cpu`, `1:0`, `h100`, …).
+    pub fn select(mut self, spec: &str) -> Self {
+        self.filter.spec = Some(spec.to_string());
+        self
+    }
+    /// Whether `CLIPER_DEVICE`, when set, adds its selection (off by default; [`ClApp::new`] turns it on).
+    pub fn use_env(mut self, on: bool) -> Self {
+        self.use_env = on;
+        self
+    }
+
+    /// Opens the chosen device: context, in-order queue, device facts.
+    pub fn build(self) -> Result<ClApp> {
+        let mut filter = self.filter;
+        if self.use_env
+            && let Ok(spec) = std::env::var(DEVICE_ENV)
+            && !spec.trim().is_empty()
+        {
+            filter.spec = Some(spec);
+        }
+        let mut found = discover()?;
+        let infos: Vec<DeviceInfo> = found.iter().map(|(i, _)| i.clone()).collect();
+        let index = choose(&infos, &filter)?;
+        let (mut info, device) = found.swap_remove(index);
+        info.preferred = true;
+        ClApp::open(info, device, self.profiling)
+    }
+}
+
+impl ClApp {
+    /// The best device (GPU, then accelerator, then CPU; highest score; lowest index), unless the environment
+    /// variable `CLIPER_DEVICE` narrows the choice (see [`DEVICE_ENV`]). Profiling is off.
+    pub fn new() -> Result<ClApp> {
+        ClApp::builder().use_env(true).build()
+    }
+
+    /// A builder with filters and options.
+    pub fn builder() -> ClAppBuilder {
+        ClAppBuilder::default()
+    }
+
+    /// Every device of every platform; `preferred` marks the one [`ClApp::new`] would pick (none when
+    /// `CLIPER_DEVICE` matches nothing).
+    pub fn devices() -> Result<Vec<DeviceInfo>> {
+        let mut infos: Vec<DeviceInfo> = discover()?.into_iter().map(|(i, _)| i).collect();
+        let mut filter = DeviceFilter::default();
+        if let Ok(spec) = std::env::var(DEVICE_ENV)
+            && !spec.trim().is_empty()
+        {
+            filter.spec = Some(spec);
+        }
+        if let Ok(i) = choose(&infos, &filter) {
+            infos[i].preferred = true;
+        }
+        Ok(infos)
+    }
+
+    fn open(info: DeviceInfo, device: Device, profiling: bool) -> Result<ClApp> {
+        let context = Context::from_device(&device)
+            .during(|| format!("creating an OpenCL context on `{}`", info.name))?;
+        let properties = if profiling { CL_QUEUE_PROFILING_ENABLE } else { 0 };
+        // clCreateCommandQueue is deprecated from OpenCL 2.0 but present everywhere, 1.2 devices included.
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(&context, properties)
+            .during(|| format!("creating a command queue on `{}`", info.name))?;
+        Ok(ClApp {
+            inner: Arc::new(Inner {
+                queue,
+                programs: Mutex::new(HashMap::new()),
+                context,
+                device,
+                info,
+                profiling,
+                transfers: TransferCounters::default(),
+            }),
+        })
+    }
+
+    /// Facts about the device this `ClApp` runs on.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.inner.info
+    }
+
+    /// Whether the queue records profiling events.
+    pub fn profiling(&self) -> bool {
+        self.inner.profiling
+    }
+
+    /// Waits until every command enqueued so far has finished.
+    pub fn finish(&self) -> Result<()> {
+        self.inner.queue.finish().during(|| "waiting for the command queue to finish".into())
+    }
+
+    /// Host↔device copies made so far (a snapshot; subtract two to measure a stretch of work).
+    pub fn transfer_stats(&self) -> TransferStats {
+        let t = &self.inner.transfers;
+        TransferStats {
+            host_to_device_calls: t.h2d_calls.load(Ordering::Relaxed),
+            host_to_device_bytes: t.h2d_bytes.load(Ordering::Relaxed),
+            device_to_host_calls: t.d2h_calls.load(Ordering::Relaxed),
+            device_to_host_bytes: t.d2h_bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Whether the device can hold elements of type `T` (`f64` and `c64` need fp64).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// assert!(app.supports::<f32>());
+    /// println!("double precision: {}", app.supports::<f64>());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn supports<T: Element>(&self) -> bool {
+        !T::IS_DOUBLE || self.inner.info.fp64
+    }
+
+    /// `Ok` when [`ClApp::supports`] holds, else [`Error::Unsupported`] naming the type and the device.
+    pub fn require<T: Element>(&self) -> Result<()> {
+        check_fp64::<T>(&self.inner.info)
+    }
+
+    /// Whether two handles share one context (arrays of different `ClApp`s cannot meet in one kernel).
+    pub fn same_as(&self, other: &ClApp) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    pub(crate) fn queue(&self) -> &CommandQueue {
+        &self.inner.queue
+    }
+
+    pub(crate) fn context(&self) -> &Context {
+        &self.inner.context
+    }
+
+    pub(crate) fn cl_device(&self) -> &Device {
+        &self.inner.device
+    }
+
+    /// Allocates `bytes` bytes of device memory, refusing sizes over the device's single-allocation limit.
+    pub(crate) fn allocate(&self, bytes: usize, what: &str) -> Result<Buffer<u8>> {
+        let limit = self.inner.info.max_alloc_bytes;
+        if bytes as u64 > limit {
+            return Err(Error::OutOfMemory {
+                what: what.to_string(),
+                bytes: bytes as u64,
+                limit: format!("`{}` allows at most {limit} bytes in one allocation", self.inner.info.name),
+            });
+        }
+        ffi::create_buffer(self.context(), bytes).during(|| format!("allocating {bytes} bytes for {what}"))
+    }
+
+    /// Blocking host→device copy, counted in [`ClApp::transfer_stats`].
+    pub(crate) fn upload<T: Element>(&self, buffer: &Buffer<u8>, offset_bytes: usize, data: &[T]) -> Result<Event> {
+        let bytes = std::mem::size_of_val(data);
+        let event = ffi::write_buffer(self.queue(), buffer, offset_bytes, data)
+            .during(|| format!("copying {bytes} bytes from the host to the device"))?;
+        let t = &self.inner.transfers;
+        t.h2d_calls.fetch_add(1, Ordering::Relaxed);
+        t.h2d_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+        Ok(event)
+    }
+
+    /// Blocking device→host copy, counted in [`ClApp::transfer_stats`].
+    pub(crate) fn download<T: Element>(&self, buffer: &Buffer<u8>, offset_bytes: usize, out: &mut [T]) -> Result<()> {
+        let bytes = std::mem::size_of_val(out);
+        ffi::read_buffer(self.queue(), buffer, offset_bytes, out)
+            .during(|| format!("copying {bytes} bytes from the device to the host"))?;
+        let t = &self.inner.transfers;
+        t.d2h_calls.fetch_add(1, Ordering::Relaxed);
+        t.d2h_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub(crate) fn program_slot(&self, source: &str, options: &str) -> ProgramSlot {
+        let mut map = self.inner.programs.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry((source.to_string(), options.to_string())).or_default().clone()
+    }
+}
+
+/// [`Error::Unsupported`] when `T` needs fp64 and the device lacks it.
+pub(crate) fn check_fp64<T: Element>(info: &DeviceInfo) -> Result<()> {
+    if T::IS_DOUBLE && !info.fp64 {
+        return Err(Error::Unsupported {
+            what: format!(
+                "{} elements need double precision, which `{}` does not support (no cl_khr_fp64)",
+                T::NAME,
+                info.name
+            ),
+        });
+    }
+    Ok(())
+}
+
+impl fmt::Debug for ClApp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClApp")
+            .field("device", &self.inner.info.name)
+            .field("platform", &self.inner.info.platform_name)
+            .field("profiling", &self.inner.profiling)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp64_check_names_type_and_device() {
+        let mut info = ClApp::devices().unwrap().remove(0);
+        info.fp64 = false;
+        info.name = "Tiny GPU".into();
+        let err = check_fp64::<num_complex::Complex<f64>>(&info).unwrap_err().to_string();
+        assert!(err.contains("c64") && err.contains("Tiny GPU"), "{err}");
+        assert!(check_fp64::<f32>(&info).is_ok());
+    }
+}
+
+/// Zeroes `bytes` bytes at the start of `buffer` on the device (the caller tracks the command).
+pub(crate) fn fill_zero(
+    app: &ClApp,
+    buffer: &Buffer<u8>,
+    bytes: usize,
+) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+    ffi::fill_zero(app.queue(), buffer, 0, bytes)
+}
+
+/// Device-to-device copy of `bytes` bytes (the caller tracks the command).
+pub(crate) fn copy_buffer(
+    app: &ClApp,
+    src: &Buffer<u8>,
+    dst: &Buffer<u8>,
+    src_offset: usize,
+    dst_offset: usize,
+    bytes: usize,
+) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+    ffi::copy_buffer(app.queue(), src, dst, src_offset, dst_offset, bytes)
+}

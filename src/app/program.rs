@@ -1,0 +1,148 @@
+//! Building OpenCL programs (once per source, options and device) and creating kernels from them.
+
+use super::{ClApp, Launch};
+use crate::error::{ClContext, Error, Result};
+use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_COMPILE_PROGRAM_FAILURE, CL_INVALID_BUILD_OPTIONS};
+use std::sync::Arc;
+
+/// A built OpenCL program. Built programs are cached per `ClApp` by (source, options), so asking again for the
+/// same program costs a map lookup, not a compile.
+///
+/// ```
+/// # let app = cliper::ClApp::new()?;
+/// let src = "kernel void twice(global float* x) { x[get_global_id(0)] *= 2.0f; }";
+/// let program = app.build_program("twice", src, "")?;
+/// let kernel = program.kernel("twice")?;
+/// assert_eq!(kernel.name(), "twice");
+/// // A broken source reports the compiler's log:
+/// let err = app.build_program("broken", "kernel void f( {", "").unwrap_err();
+/// assert!(matches!(err, cliper::Error::Build { .. }));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Program {
+    program: Arc<opencl3::program::Program>,
+    name: String,
+    app: ClApp,
+}
+
+impl ClApp {
+    /// Builds `source` with `options` for this device, or returns the cached build.
+    ///
+    /// `name` is used in messages only. Every build gets `-cl-std=CL1.2` in front of `options`, so kernels
+    /// stay within the OpenCL C subset that both PoCL and NVIDIA compile. A compile error returns
+    /// [`Error::Build`] with the full compiler log.
+    pub fn build_program(&self, name: &str, source: &str, options: &str) -> Result<Program> {
+        if options.contains('\0') {
+            return Err(Error::invalid("build_program", format!("options of `{name}` contain a NUL byte")));
+        }
+        let slot = self.program_slot(source, options);
+        let mut cached = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(program) = cached.as_ref() {
+            return Ok(Program { program: program.clone(), name: name.to_string(), app: self.clone() });
+        }
+        let mut program = opencl3::program::Program::create_from_source(self.context(), source)
+            .during(|| format!("creating program `{name}`"))?;
+        let device_id = self.cl_device().id();
+        if let Err(e) = program.build(&[device_id], &format!("-cl-std=CL1.2 {options}")) {
+            let log = program.get_build_log(device_id).unwrap_or_default();
+            return Err(match e.0 {
+                CL_BUILD_PROGRAM_FAILURE | CL_COMPILE_PROGRAM_FAILURE | CL_INVALID_BUILD_OPTIONS => Error::Build {
+                    program: format!("{name} [{options}]"),
+                    log: if log.trim().is_empty() {
+                        format!("(the compiler gave no log; the build returned {})", crate::cl_error_name(e.0))
+                    } else {
+                        log
+                    },
+                },
+                code => Error::cl(code, format!("building program `{name}` [{options}]")),
+            });
+        }
+        let program = Arc::new(program);
+        *cached = Some(program.clone());
+        Ok(Program { program, name: name.to_string(), app: self.clone() })
+    }
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program").field("name", &self.name).field("device", &self.app.device().name).finish()
+    }
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel").field("name", &self.name).field("owner", &self.owner).finish()
+    }
+}
+
+impl Program {
+    /// Creates a kernel object for the kernel function `name`.
+    ///
+    /// Each process creates its own kernel objects, because a kernel's arguments are state: two processes
+    /// sharing one kernel object would overwrite each other's arguments.
+    pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        if name.contains('\0') {
+            return Err(Error::invalid("Program::kernel", "kernel name contains a NUL byte"));
+        }
+        let kernel = opencl3::kernel::Kernel::create(&self.program, name)
+            .during(|| format!("creating kernel `{name}` from program `{}`", self.name))?;
+        Ok(Kernel { kernel, name: name.to_string(), owner: name.to_string(), app: self.app.clone() })
+    }
+
+    /// The name given to [`ClApp::build_program`].
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A kernel object: a function of a built [`Program`] with its argument state. Launch it with
+/// [`Kernel::launch`].
+///
+/// ```
+/// use cliper::{ClApp, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[4], &[1.0f32, 2.0, 3.0, 4.0])?;
+/// let src = "kernel void twice(global float* x, ulong n) { size_t i = get_global_id(0); if (i < n) x[i] *= 2.0f; }";
+/// let mut kernel = app.build_program("twice", src, "")?.kernel("twice")?.owned_by("Twice");
+/// kernel.launch().in_out(&x).scalar(4u64).global(&[4]).enqueue()?;
+/// assert_eq!(x.to_vec()?, vec![2.0, 4.0, 6.0, 8.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct Kernel {
+    pub(crate) kernel: opencl3::kernel::Kernel,
+    pub(crate) name: String,
+    pub(crate) owner: String,
+    pub(crate) app: ClApp,
+}
+
+impl Kernel {
+    /// The kernel function's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The process this kernel belongs to, as named in profiles and in errors about arrays it failed to
+    /// write (defaults to the kernel's own name).
+    pub fn owned_by(mut self, owner: impl Into<String>) -> Self {
+        self.owner = owner.into();
+        self
+    }
+
+    /// The owner set by [`Kernel::owned_by`].
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// The largest work-group size this kernel can be launched with on its device.
+    pub fn max_work_group_size(&self) -> Result<usize> {
+        self.kernel
+            .get_work_group_size(self.app.cl_device().id())
+            .during(|| format!("querying the work-group size of kernel `{}`", self.name))
+    }
+
+    /// Starts a launch: set arguments in order, sizes, then [`Launch::enqueue`].
+    pub fn launch(&mut self) -> Launch<'_> {
+        Launch::new(self)
+    }
+}

@@ -1,0 +1,333 @@
+//! [`XData`], the N-d array on the device.
+
+use super::layout::{Layout, element_count};
+use super::{Element, Storage};
+use crate::app::{ClApp, TrackedCommand};
+use crate::error::{Error, Result};
+use crate::process::StridedCopy;
+use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+/// A handle to an N-d array of `T` on the device: a shared buffer plus shape, strides and offset (in
+/// elements). Cloning is shallow, as OpenCLIPER's `shared_ptr<XData>`: clones and views see the same memory.
+///
+/// Views (`t`, `permuted_axes`, `slice_axis`, `index_axis`, `reshape`) cost nothing and copy nothing; processes
+/// read them through their strides. Reading (`to_vec`, `to_ndarray`) waits for the commands that write the
+/// array and copies once to the host.
+///
+/// ```
+/// use cliper::{ClApp, XData};
+/// let app = ClApp::new()?;
+/// let a = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let at = a.t(); // a view: shape [3, 2], strides [1, 3], no copy
+/// assert_eq!((at.shape(), at.strides()), (&[3, 2][..], &[1, 3][..]));
+/// assert_eq!(at.to_vec()?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+/// let row = a.index_axis(0, 1)?; // [4, 5, 6]
+/// assert_eq!(row.to_vec()?, vec![4.0, 5.0, 6.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct XData<T: Element> {
+    app: ClApp,
+    storage: Arc<Storage>,
+    layout: Layout,
+    _element: PhantomData<T>,
+}
+
+impl<T: Element> Clone for XData<T> {
+    fn clone(&self) -> Self {
+        XData { app: self.app.clone(), storage: self.storage.clone(), layout: self.layout.clone(), _element: PhantomData }
+    }
+}
+
+impl<T: Element> fmt::Debug for XData<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("XData")
+            .field("element", &T::NAME)
+            .field("shape", &self.layout.shape)
+            .field("strides", &self.layout.strides)
+            .field("offset", &self.layout.offset)
+            .field("device", &self.app.device().name)
+            .finish()
+    }
+}
+
+impl<T: Element> XData<T> {
+    fn allocate(app: &ClApp, op: &str, shape: &[usize]) -> Result<XData<T>> {
+        app.require::<T>()?;
+        let bytes = element_count(op, shape)?
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::invalid(op, format!("shape {shape:?} has more bytes than fit in memory")))?;
+        let buffer = app.allocate(bytes, &format!("a {shape:?} {} array", T::NAME))?;
+        Ok(XData {
+            app: app.clone(),
+            storage: Arc::new(Storage::new(buffer, bytes)),
+            layout: Layout::row_major(shape),
+            _element: PhantomData,
+        })
+    }
+
+    /// A new array of zeros (filled on the device, no host transfer).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let z = cliper::XData::<f64>::zeros(&app, &[3, 0])?; // empty arrays are fine
+    /// assert_eq!((z.len(), z.to_vec()?), (0, vec![]));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn zeros(app: &ClApp, shape: &[usize]) -> Result<XData<T>> {
+        let x = XData::allocate(app, "XData::zeros", shape)?;
+        let bytes = x.storage.bytes();
+        if bytes > 0 {
+            let writes = [x.storage.clone()];
+            let command = TrackedCommand {
+                app,
+                owner: "XData::zeros",
+                command: "fill",
+                global: vec![bytes],
+                local: None,
+                reads: &[],
+                writes: &writes,
+                bytes: Some(bytes as u64),
+                flops: None,
+            };
+            command.submit(|| crate::app::fill_zero(app, x.storage.buffer(), bytes))?;
+        }
+        Ok(x)
+    }
+
+    /// A new array of `shape` holding `data` in row-major order (one host→device copy).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let err = cliper::XData::from_slice(&app, &[2, 2], &[1.0f32; 3]).unwrap_err();
+    /// assert!(err.to_string().contains("[2, 2]"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn from_slice(app: &ClApp, shape: &[usize], data: &[T]) -> Result<XData<T>> {
+        let n = element_count("XData::from_slice", shape)?;
+        if n != data.len() {
+            return Err(Error::Shape {
+                op: "XData::from_slice".into(),
+                expected: format!("{} elements for shape {shape:?}", n),
+                got: format!("{} elements", data.len()),
+            });
+        }
+        let x = XData::allocate(app, "XData::from_slice", shape)?;
+        if !data.is_empty() {
+            app.upload(x.storage.buffer(), 0, data)?;
+        }
+        Ok(x)
+    }
+
+    /// A new array with the shape and elements of an ndarray array (any layout; one host→device copy).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let a = ndarray::array![[1.0f32, 2.0], [3.0, 4.0]];
+    /// let x = cliper::XData::from_ndarray(&app, &a.t())?; // a transposed ndarray view is fine
+    /// assert_eq!(x.to_ndarray()?, a.t().into_dyn());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn from_ndarray<S, D>(app: &ClApp, array: &ArrayBase<S, D>) -> Result<XData<T>>
+    where
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        match array.as_slice() {
+            Some(slice) => XData::from_slice(app, array.shape(), slice),
+            None => XData::from_slice(app, array.shape(), &array.iter().copied().collect::<Vec<T>>()),
+        }
+    }
+
+    /// The elements in row-major order of this view. Waits for pending writes; one device→host copy (a
+    /// non-contiguous view is first gathered on the device).
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.storage.check()?;
+        if self.is_empty() {
+            return Ok(Vec::new());
+        }
+        if !self.is_contiguous() {
+            return self.contiguous()?.to_vec();
+        }
+        let mut out = vec![T::default(); self.len()];
+        self.app.download(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), &mut out)?;
+        self.storage.check_completed()?;
+        Ok(out)
+    }
+
+    /// The elements as an ndarray array of this view's shape.
+    pub fn to_ndarray(&self) -> Result<ArrayD<T>> {
+        let data = self.to_vec()?;
+        ArrayD::from_shape_vec(IxDyn(self.shape()), data)
+            .map_err(|e| Error::invalid("XData::to_ndarray", e.to_string()))
+    }
+
+    /// Overwrites this view's elements with `data` (row-major order of the view). A strided view is filled
+    /// through a device-side scatter from one uploaded block.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::<f32>::zeros(&app, &[2, 2])?;
+    /// x.t().write(&[1.0, 2.0, 3.0, 4.0])?; // writes through the transposed view
+    /// assert_eq!(x.to_vec()?, vec![1.0, 3.0, 2.0, 4.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn write(&self, data: &[T]) -> Result<()> {
+        if data.len() != self.len() {
+            return Err(Error::Shape {
+                op: "XData::write".into(),
+                expected: format!("{} elements for shape {:?}", self.len(), self.shape()),
+                got: format!("{} elements", data.len()),
+            });
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        if self.is_contiguous() {
+            let event = self.app.upload(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), data)?;
+            self.storage.record_write(Arc::new(event), "XData::write");
+            return Ok(());
+        }
+        let staging = XData::from_slice(&self.app, self.shape(), data)?;
+        self.copy_from(&staging)
+    }
+
+    /// Copies `src` (same shape, any strides) into this view, on the device.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let big = cliper::XData::<f32>::zeros(&app, &[4, 4])?;
+    /// let patch = cliper::XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+    /// big.slice_axis(0, 1..3)?.slice_axis(1, 2..4)?.copy_from(&patch)?;
+    /// assert_eq!(big.index_axis(0, 2)?.to_vec()?, vec![0.0, 0.0, 3.0, 4.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn copy_from(&self, src: &XData<T>) -> Result<()> {
+        StridedCopy::new(src, self).run()
+    }
+
+    /// A contiguous (row-major) array with this view's elements, gathered on the device without a host
+    /// round trip. An array that is already contiguous is returned as is (a shallow clone).
+    pub fn contiguous(&self) -> Result<XData<T>> {
+        if self.is_contiguous() {
+            return Ok(self.clone());
+        }
+        let out = XData::allocate(&self.app, "XData::contiguous", self.shape())?;
+        StridedCopy::new(self, &out).run()?;
+        Ok(out)
+    }
+
+    /// The `ClApp` (device) this array lives on.
+    pub fn app(&self) -> &ClApp {
+        &self.app
+    }
+
+    /// Extent of each axis.
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.shape
+    }
+
+    /// Step in elements between neighbours along each axis.
+    pub fn strides(&self) -> &[usize] {
+        &self.layout.strides
+    }
+
+    /// Position of element `[0, 0, …]` in the buffer, in elements.
+    pub fn offset(&self) -> usize {
+        self.layout.offset
+    }
+
+    /// Number of axes.
+    pub fn ndim(&self) -> usize {
+        self.layout.shape.len()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.layout.len()
+    }
+
+    /// Whether the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the view is row-major without gaps (what a single block copy can read).
+    pub fn is_contiguous(&self) -> bool {
+        self.layout.is_contiguous()
+    }
+
+    fn view(&self, layout: Layout) -> XData<T> {
+        XData { app: self.app.clone(), storage: self.storage.clone(), layout, _element: PhantomData }
+    }
+
+    /// A view with the last two axes swapped (the matrix transpose of each matrix in a batch). Arrays of
+    /// fewer than two axes are returned unchanged, as numpy's `.T` does for vectors.
+    pub fn t(&self) -> XData<T> {
+        self.view(self.layout.swap_last_two())
+    }
+
+    /// A view whose axis `k` is axis `axes[k]` of this array.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::<f32>::zeros(&app, &[2, 3, 4])?;
+    /// assert_eq!(x.permuted_axes(&[2, 0, 1])?.shape(), &[4, 2, 3]);
+    /// assert!(x.permuted_axes(&[0, 0, 1]).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn permuted_axes(&self, axes: &[usize]) -> Result<XData<T>> {
+        Ok(self.view(self.layout.permuted("XData::permuted_axes", axes)?))
+    }
+
+    /// A view of a range of `axis` (`1..3`, `..5`, `2..`, `..`).
+    pub fn slice_axis(&self, axis: usize, range: impl RangeBounds<usize>) -> Result<XData<T>> {
+        let op = "XData::slice_axis";
+        let extent = self.shape().get(axis).copied().unwrap_or(0);
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e.saturating_add(1),
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => extent,
+        };
+        Ok(self.view(self.layout.sliced(op, axis, start, end)?))
+    }
+
+    /// A view of the sub-array at `index` along `axis`, with that axis removed.
+    pub fn index_axis(&self, axis: usize, index: usize) -> Result<XData<T>> {
+        Ok(self.view(self.layout.indexed("XData::index_axis", axis, index)?))
+    }
+
+    /// A view with a new shape of the same number of elements. Only contiguous arrays can be reshaped
+    /// without a copy; others return an error (call [`XData::contiguous`] first).
+    pub fn reshape(&self, shape: &[usize]) -> Result<XData<T>> {
+        Ok(self.view(self.layout.reshaped("XData::reshape", shape)?))
+    }
+
+    pub(crate) fn storage(&self) -> &Arc<Storage> {
+        &self.storage
+    }
+
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Whether this array and `other` may share elements (same buffer, overlapping element ranges).
+    pub fn overlaps<U: Element>(&self, other: &XData<U>) -> bool {
+        if !Arc::ptr_eq(&self.storage, &other.storage) {
+            return false;
+        }
+        let bytes = |l: &Layout, size: usize| l.span().map(|(a, b)| (a * size, (b + 1) * size));
+        match (bytes(&self.layout, std::mem::size_of::<T>()), bytes(&other.layout, std::mem::size_of::<U>())) {
+            (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! The OpenCL C sources of cliper's kernels, embedded in the binary so it runs from any directory.
+//!
+//! Every program is [`COMMON`] followed by one family's source; processes written outside cliper can build on
+//! [`COMMON`] too (see `docs/writing-a-process.md`).
+
+/// Macros and helpers shared by all kernels: the element-type switches (`T`, `R`, `IS_COMPLEX`, `IS_DOUBLE`,
+/// `CONJ`), the index type `IDX`, and `batch_offsets` for batches over up to eight strided axes.
+pub const COMMON: &str = include_str!("../kernels/common.cl");
+
+/// Strided copies: tiled transpose and row copies (Transpose, Permute, StridedCopy, `XData::contiguous`).
+pub(crate) const LAYOUT: &str = include_str!("../kernels/layout.cl");
+
+/// Shepp-Logan phantom generation.
+pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
+
+/// [`COMMON`] followed by `family`, with a `#line` marker so compiler messages point into the right file.
+///
+/// ```
+/// let src = cliper::kernels::with_common("kernel void k(global T* x) { x[0] = CONJ(x[0]); }");
+/// assert!(src.starts_with(cliper::kernels::COMMON));
+/// ```
+pub fn with_common(family: &str) -> String {
+    format!("{COMMON}\n#line 1\n{family}")
+}

@@ -1,0 +1,48 @@
+//! # cliper — OpenCL image processing for medical and scientific data
+//!
+//! cliper runs image-processing pipelines on GPUs and CPUs through OpenCL, after OpenCLIPER (Univ. of
+//! Valladolid): a device manager ([`ClApp`]) owns the OpenCL context and queue; typed arrays ([`XData`],
+//! [`KData`]) live on the device with shapes and strides; processes ([`Process`]) are prepared once (`init`)
+//! and enqueued many times (`launch`), and chain on the device without host round trips ([`Pipeline`]).
+//!
+//! ```
+//! use cliper::{ClApp, Pipeline, Permute, SheppLogan, Transpose, XData};
+//!
+//! let app = ClApp::new()?;                          // best device, or CLIPER_DEVICE=gpu|cpu|P:D|name
+//! let volume = XData::<f32>::zeros(&app, &[16, 64, 64])?;
+//! let transposed = XData::zeros(&app, &[16, 64, 64])?;
+//! let coronal = XData::zeros(&app, &[64, 16, 64])?;
+//! let before = app.transfer_stats();
+//! let mut chain = Pipeline::new(&app)
+//!     .then(SheppLogan::new(&volume))               // phantom generated on the device
+//!     .then(Transpose::new(&volume, &transposed))   // each slice transposed
+//!     .then(Permute::new(&transposed, &coronal, &[1, 0, 2]));
+//! chain.run()?;
+//! let pixels = coronal.to_vec()?;                   // the one copy back to the host
+//! assert_eq!((app.transfer_stats() - before).total_calls(), 1);
+//! assert_eq!(pixels.len(), 16 * 64 * 64);
+//! # Ok::<(), cliper::Error>(())
+//! ```
+//!
+//! Element types are `f32`, `f64`, `Complex<f32>` and `Complex<f64>` ([`Element`]); one kernel source serves
+//! all four. Errors are one enum ([`Error`]) that names what went wrong: both shapes, the OpenCL error code's
+//! name, the compiler log.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+mod app;
+mod data;
+mod error;
+pub mod kernels;
+mod process;
+
+pub use app::{
+    ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo, DeviceKind, IndexType, Kernel, KernelScalar, Launch, Program,
+    TransferStats,
+};
+pub use data::{ComplexElement, Element, KData, RealElement, XData};
+pub use error::{Error, Result, cl_error_name};
+pub use process::{
+    ConjugateTranspose, KernelTiming, Permute, Pipeline, Process, Report, SheppLogan, StridedCopy, Transpose,
+    TransposeTiles,
+};

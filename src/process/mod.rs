@@ -1,0 +1,228 @@
+//! Processes (operations on device arrays) and [`Pipeline`], which chains them on the device.
+//!
+//! A process holds its input and output arrays from construction. `init` validates shapes and types, builds
+//! kernels, plans the algorithm and allocates scratch; `launch` only enqueues — no planning, no host
+//! synchronisation, no host↔device copy — so a chain of launches runs back to back on the device.
+
+mod permute;
+mod phantom;
+mod strided_copy;
+mod transpose;
+
+pub use permute::Permute;
+pub use phantom::SheppLogan;
+pub use strided_copy::{StridedCopy, TransposeTiles};
+pub use transpose::{ConjugateTranspose, Transpose};
+
+pub(crate) use strided_copy::CopyPlan;
+
+use crate::app::{ClApp, Recorder};
+use crate::error::{ClContext, Error, Result};
+use std::fmt;
+
+/// An operation on device arrays. See `docs/writing-a-process.md` for how to write one.
+///
+/// ```
+/// use cliper::{ClApp, Process, Transpose, XData};
+/// let app = ClApp::new()?;
+/// let a = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let at = XData::zeros(&app, &[3, 2])?;
+/// let mut t = Transpose::new(&a, &at);
+/// t.init()?;   // checks shapes, builds the kernel, plans
+/// t.launch()?; // enqueues; may be called again and again
+/// assert_eq!(at.to_vec()?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub trait Process: Send {
+    /// A short name for profiles and messages (`Transpose`).
+    fn name(&self) -> &str;
+    /// Validates shapes and types, builds kernels, chooses the algorithm and allocates scratch.
+    fn init(&mut self) -> Result<()>;
+    /// Enqueues the work. Only valid after a successful `init`; never waits for the device.
+    fn launch(&mut self) -> Result<()>;
+}
+
+/// A chain of processes run in order on one device, with optional profiling.
+///
+/// ```
+/// use cliper::{ClApp, Permute, Pipeline, Transpose, XData};
+/// let app = ClApp::builder().profiling(true).build()?;
+/// let x = XData::from_slice(&app, &[2, 3, 4], &(0..24).map(|v| v as f32).collect::<Vec<_>>())?;
+/// let (y, z) = (XData::zeros(&app, &[2, 4, 3])?, XData::zeros(&app, &[3, 2, 4])?);
+/// let mut pipeline = Pipeline::new(&app).then(Transpose::new(&x, &y)).then(Permute::new(&y, &z, &[2, 0, 1]));
+/// let report = pipeline.profile()?; // init, launch, wait, and time every kernel
+/// println!("{report}");
+/// assert_eq!(report.launches.len(), 2);
+/// assert_eq!(z.to_vec()?, XData::from_slice(&app, &[2, 3, 4], &x.to_vec()?)?.permuted_axes(&[1, 0, 2])?.to_vec()?);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct Pipeline {
+    app: ClApp,
+    stages: Vec<Box<dyn Process>>,
+    initialized: bool,
+}
+
+impl Pipeline {
+    /// An empty pipeline on `app`'s device.
+    pub fn new(app: &ClApp) -> Pipeline {
+        Pipeline { app: app.clone(), stages: Vec::new(), initialized: false }
+    }
+
+    /// Appends a process (builder style).
+    pub fn then(mut self, process: impl Process + 'static) -> Pipeline {
+        self.push(Box::new(process));
+        self
+    }
+
+    /// Appends a boxed process.
+    pub fn push(&mut self, process: Box<dyn Process>) -> &mut Pipeline {
+        self.stages.push(process);
+        self.initialized = false;
+        self
+    }
+
+    /// Number of processes.
+    pub fn len(&self) -> usize {
+        self.stages.len()
+    }
+
+    /// Whether the pipeline has no process.
+    pub fn is_empty(&self) -> bool {
+        self.stages.is_empty()
+    }
+
+    /// The processes' names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.stages.iter().map(|s| s.name()).collect()
+    }
+
+    /// Runs every process's `init` once (again after a `push`).
+    pub fn init(&mut self) -> Result<()> {
+        for stage in &mut self.stages {
+            stage.init()?;
+        }
+        self.initialized = true;
+        Ok(())
+    }
+
+    /// Enqueues every process in order (running `init` first if needed). Does not wait.
+    pub fn launch(&mut self) -> Result<()> {
+        if !self.initialized {
+            self.init()?;
+        }
+        for stage in &mut self.stages {
+            stage.launch()?;
+        }
+        Ok(())
+    }
+
+    /// [`Pipeline::launch`], then waits for the device to finish.
+    pub fn run(&mut self) -> Result<()> {
+        self.launch()?;
+        self.app.finish()
+    }
+
+    /// Runs the pipeline once and reports every command it enqueued with its device time. Needs a `ClApp`
+    /// built with `profiling(true)`.
+    pub fn profile(&mut self) -> Result<Report> {
+        if !self.app.profiling() {
+            return Err(Error::Unsupported {
+                what: "profiling is off for this ClApp; build it with ClApp::builder().profiling(true)".into(),
+            });
+        }
+        if !self.initialized {
+            self.init()?;
+        }
+        let recorder = Recorder::start();
+        let launched = self.launch();
+        let records = recorder.finish();
+        launched?;
+        self.app.finish()?;
+        let mut launches = Vec::with_capacity(records.len());
+        for r in records {
+            let start = r.event.profiling_command_start().during(|| format!("reading the start time of `{}`", r.kernel))?;
+            let end = r.event.profiling_command_end().during(|| format!("reading the end time of `{}`", r.kernel))?;
+            launches.push(KernelTiming {
+                process: r.process,
+                kernel: r.kernel,
+                global: r.global,
+                local: r.local,
+                device_ms: end.saturating_sub(start) as f64 * 1e-6,
+                bytes: r.bytes,
+                flops: r.flops,
+            });
+        }
+        Ok(Report { launches })
+    }
+}
+
+/// The device time of one enqueued command.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelTiming {
+    /// The process that enqueued it.
+    pub process: String,
+    /// The kernel (or command, like `copy_buffer`).
+    pub kernel: String,
+    /// Global work size (bytes for buffer commands).
+    pub global: Vec<usize>,
+    /// Work-group size, when one was given.
+    pub local: Option<Vec<usize>>,
+    /// Device time from start to end, in milliseconds.
+    pub device_ms: f64,
+    /// Bytes the command moves, when the process states it.
+    pub bytes: Option<u64>,
+    /// Floating-point operations, when the process states them.
+    pub flops: Option<u64>,
+}
+
+impl KernelTiming {
+    /// Achieved bandwidth (bytes moved over device time), when the byte count is known.
+    pub fn gb_per_s(&self) -> Option<f64> {
+        self.bytes.filter(|_| self.device_ms > 0.0).map(|b| b as f64 / (self.device_ms * 1e6))
+    }
+
+    /// Achieved arithmetic rate, when the process states a nonzero flop count.
+    pub fn gflop_per_s(&self) -> Option<f64> {
+        self.flops.filter(|&f| f > 0 && self.device_ms > 0.0).map(|f| f as f64 / (self.device_ms * 1e6))
+    }
+}
+
+/// What [`Pipeline::profile`] measured; `Display` prints it as a table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// One entry per enqueued command, in order.
+    pub launches: Vec<KernelTiming>,
+}
+
+impl Report {
+    /// Sum of the device times, in milliseconds.
+    pub fn total_ms(&self) -> f64 {
+        self.launches.iter().map(|l| l.device_ms).sum()
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dims = |d: &[usize]| d.iter().map(usize::to_string).collect::<Vec<_>>().join("×");
+        writeln!(
+            f,
+            "{:<20} {:<14} {:>18} {:>10} {:>11} {:>9} {:>9}",
+            "process", "kernel", "global", "local", "device ms", "GB/s", "GFLOP/s"
+        )?;
+        for l in &self.launches {
+            let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+            writeln!(
+                f,
+                "{:<20} {:<14} {:>18} {:>10} {:>11.4} {:>9} {:>9}",
+                l.process,
+                l.kernel,
+                dims(&l.global),
+                l.local.as_deref().map_or("-".to_string(), dims),
+                l.device_ms,
+                opt(l.gb_per_s()),
+                opt(l.gflop_per_s())
+            )?;
+        }
+        write!(f, "{:<20} {:<14} {:>18} {:>10} {:>11.4}", "total", "", "", "", self.total_ms())
+    }
+}

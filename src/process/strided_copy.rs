@@ -1,0 +1,440 @@
+//! [`StridedCopy`]: copies one view into another of the same shape, and the copy planner behind it that
+//! [`super::Transpose`], [`super::Permute`] and `XData::contiguous` share.
+//!
+//! Planning (in `init`): axes of extent 1 are dropped, the rest ordered by destination stride and merged where
+//! both layouts are gap-free across them. Then:
+//! - one merged axis, unit strides on both sides, no conjugation → a plain buffer copy (`clEnqueueCopyBuffer`);
+//! - the destination's fastest axis is also the source's fastest → `copy_rows`, row by row;
+//! - otherwise → `copy_tiled`, a local-memory tiled transpose of the plane formed by the two fastest axes,
+//!   batched over the others, so both reads and writes are coalesced.
+
+use super::Process;
+use crate::app::{ClApp, DeviceInfo, DeviceKind, IndexType, Kernel, TrackedCommand};
+use crate::data::{Element, Layout, XData};
+use crate::error::{Error, Result};
+use crate::kernels;
+
+/// Most axes the copy kernels batch over (after merging), besides the one or two they walk directly.
+const MAX_BATCH_AXES: usize = 8;
+
+/// Tile shape of the tiled transpose kernel: each work-group moves a `tile` × `tile` block through local
+/// memory with `tile` × `rows` work-items, so each work-item moves `tile / rows` elements.
+///
+/// [`TransposeTiles::for_device`] picks from a per-device table; a tuner can pass its own through
+/// [`super::Transpose::with_tiles`].
+///
+/// ```
+/// use cliper::TransposeTiles;
+/// let app = cliper::ClApp::new()?;
+/// let t = TransposeTiles::for_device(app.device(), 4);
+/// assert!(t.tile.is_power_of_two() && t.tile % t.rows == 0);
+/// assert!(TransposeTiles { tile: 24, rows: 8 }.validate(app.device(), 4).is_err());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TransposeTiles {
+    /// Side of the square tile (a power of two, 1 to 128).
+    pub tile: usize,
+    /// Tile rows covered per pass (divides `tile`).
+    pub rows: usize,
+}
+
+impl TransposeTiles {
+    /// The tuned choice for a device and element size, shrunk where local memory or the work-group limit
+    /// require.
+    pub fn for_device(info: &DeviceInfo, element_bytes: usize) -> TransposeTiles {
+        let vendor = info.vendor.to_lowercase();
+        // Measured choices (docs/benchmarks.md); 32 × 8 is the classic safe point for GPUs.
+        let mut t = match info.kind {
+            DeviceKind::Gpu if vendor.contains("nvidia") => TransposeTiles { tile: 32, rows: 8 },
+            DeviceKind::Cpu => TransposeTiles { tile: 32, rows: 8 },
+            _ => TransposeTiles { tile: 32, rows: 8 },
+        };
+        while t.tile > 1 && t.local_bytes(element_bytes) > info.local_mem_bytes as usize {
+            t.tile /= 2;
+            t.rows = t.rows.min(t.tile);
+        }
+        while t.rows > 1 && t.tile * t.rows > info.max_work_group_size {
+            t.rows /= 2;
+        }
+        t
+    }
+
+    fn local_bytes(&self, element_bytes: usize) -> usize {
+        self.tile * (self.tile + 1) * element_bytes
+    }
+
+    /// `Ok` when the device can run this tile shape for elements of `element_bytes` bytes.
+    pub fn validate(&self, info: &DeviceInfo, element_bytes: usize) -> Result<()> {
+        let ok_shape = self.tile.is_power_of_two()
+            && self.tile <= 128
+            && self.rows >= 1
+            && self.tile % self.rows == 0;
+        if !ok_shape {
+            return Err(Error::invalid(
+                "TransposeTiles",
+                format!("tile {} × rows {}: tile must be a power of two up to 128 and rows must divide it", self.tile, self.rows),
+            ));
+        }
+        if self.tile * self.rows > info.max_work_group_size {
+            return Err(Error::invalid(
+                "TransposeTiles",
+                format!(
+                    "{} work-items per group exceed the device limit of {}",
+                    self.tile * self.rows,
+                    info.max_work_group_size
+                ),
+            ));
+        }
+        if self.local_bytes(element_bytes) > info.local_mem_bytes as usize {
+            return Err(Error::invalid(
+                "TransposeTiles",
+                format!(
+                    "a {}×{} tile of {element_bytes}-byte elements needs {} bytes of local memory; the device has {}",
+                    self.tile,
+                    self.tile + 1,
+                    self.local_bytes(element_bytes),
+                    info.local_mem_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Extents and strides of up to eight batch axes, as the kernels take them (three `ulong8` arguments).
+#[derive(Clone, Copy, Debug, Default)]
+struct Batch {
+    axes: u32,
+    shape: [u64; 8],
+    src: [u64; 8],
+    dst: [u64; 8],
+}
+
+impl Batch {
+    fn new(axes: &[Axis]) -> Batch {
+        let mut b = Batch { axes: axes.len() as u32, ..Batch::default() };
+        for (k, a) in axes.iter().enumerate() {
+            b.shape[k] = a.n as u64;
+            b.src[k] = a.src as u64;
+            b.dst[k] = a.dst as u64;
+        }
+        b
+    }
+
+    fn count(&self) -> u64 {
+        self.shape[..self.axes as usize].iter().product()
+    }
+}
+
+/// One axis of the copy: extent and the stride on each side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Axis {
+    n: usize,
+    src: usize,
+    dst: usize,
+}
+
+/// Axes of extent > 1, ordered by destination stride (slowest first) and merged where both sides allow.
+fn merged_axes(src: &Layout, dst: &Layout) -> Vec<Axis> {
+    let mut axes: Vec<Axis> = (0..src.shape.len())
+        .filter(|&k| src.shape[k] > 1)
+        .map(|k| Axis { n: src.shape[k], src: src.strides[k], dst: dst.strides[k] })
+        .collect();
+    axes.sort_by(|a, b| b.dst.cmp(&a.dst).then(b.src.cmp(&a.src)));
+    let mut merged: Vec<Axis> = Vec::with_capacity(axes.len());
+    for a in axes {
+        match merged.last_mut() {
+            Some(last) if last.src == a.n * a.src && last.dst == a.n * a.dst => {
+                *last = Axis { n: last.n * a.n, src: a.src, dst: a.dst };
+            }
+            _ => merged.push(a),
+        }
+    }
+    if merged.is_empty() {
+        merged.push(Axis { n: 1, src: 1, dst: 1 });
+    }
+    merged
+}
+
+enum Step {
+    Nothing,
+    Buffer { src_offset: usize, dst_offset: usize, bytes: usize },
+    Rows { kernel: Kernel, inner: Axis, rows: u64, batch: Batch, global: [usize; 2], local: [usize; 2] },
+    Tiled { kernel: Kernel, p: Axis, q: Axis, tiles: [u64; 2], batch: Batch, groups: usize, group_size: usize },
+}
+
+/// A planned copy between two fixed views; built in a process's `init`, enqueued by its `launch`.
+pub(crate) struct CopyPlan {
+    step: Step,
+    index: IndexType,
+    bytes_moved: u64,
+}
+
+impl CopyPlan {
+    /// Plans `dst[...] = op(src[...])` for two views of one shape, `op` being the complex conjugate when
+    /// `conjugate` is set (and the identity for real types).
+    pub(crate) fn new<T: Element>(
+        op: &str,
+        src: &XData<T>,
+        dst: &XData<T>,
+        conjugate: bool,
+        tiles: Option<TransposeTiles>,
+    ) -> Result<CopyPlan> {
+        let app = dst.app();
+        if !src.app().same_as(app) {
+            return Err(Error::invalid(op, "input and output belong to different ClApps (devices)"));
+        }
+        if src.shape() != dst.shape() {
+            return Err(Error::shape(op, src.shape(), dst.shape()));
+        }
+        if src.overlaps(dst) {
+            return Err(Error::invalid(
+                op,
+                "input and output overlap in one buffer; write into a separate array (the copy is not in place)",
+            ));
+        }
+        let element = std::mem::size_of::<T>();
+        let tiles = match tiles {
+            Some(t) => {
+                t.validate(app.device(), element)?;
+                t
+            }
+            None => TransposeTiles::for_device(app.device(), element),
+        };
+        let len = src.len();
+        let bytes_moved = 2 * (len * element) as u64;
+        let (s, d) = (src.layout(), dst.layout());
+        let extent = [s.span(), d.span()].into_iter().flatten().map(|(_, hi)| hi as u64 + 1).max().unwrap_or(0);
+        let index = IndexType::for_extent(extent);
+        if len == 0 {
+            return Ok(CopyPlan { step: Step::Nothing, index, bytes_moved });
+        }
+        let conjugate = conjugate && T::IS_COMPLEX;
+        let axes = merged_axes(s, d);
+        let q = axes.len() - 1;
+        let p = (0..axes.len()).rev().min_by_key(|&k| axes[k].src).unwrap_or(q);
+        if axes.len() == 1 && axes[0].src == 1 && axes[0].dst == 1 && !conjugate {
+            return Ok(CopyPlan {
+                step: Step::Buffer { src_offset: s.offset * element, dst_offset: d.offset * element, bytes: len * element },
+                index,
+                bytes_moved,
+            });
+        }
+        let tiled = p != q;
+        let batch_axes: Vec<Axis> =
+            axes.iter().enumerate().filter(|&(k, _)| k != q && (!tiled || k != p)).map(|(_, a)| *a).collect();
+        if batch_axes.len() > MAX_BATCH_AXES {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{op}: copying between these layouts needs {} axes after merging (shape {:?}, strides {:?} → \
+                     {:?}); the kernels handle at most {}",
+                    axes.len(),
+                    src.shape(),
+                    src.strides(),
+                    dst.strides(),
+                    MAX_BATCH_AXES + 2
+                ),
+            });
+        }
+        let batch = Batch::new(&batch_axes);
+        let unit = if tiled { axes[p].src == 1 && axes[q].dst == 1 } else { axes[q].src == 1 && axes[q].dst == 1 };
+        let options = format!(
+            "{} -DIDX={} -DCONJUGATE={} -DUNIT_STRIDE={} -DTILE={} -DTILE_ROWS={}",
+            T::build_options(),
+            index.cl_type(),
+            u8::from(conjugate),
+            u8::from(unit),
+            tiles.tile,
+            tiles.rows
+        );
+        let program = app.build_program("layout.cl", &kernels::with_common(kernels::LAYOUT), &options)?;
+        let step = if tiled {
+            let kernel = program.kernel("copy_tiled")?.owned_by(op);
+            let (ap, aq) = (axes[p], axes[q]);
+            let tiles_pq = [ap.n.div_ceil(tiles.tile) as u64, aq.n.div_ceil(tiles.tile) as u64];
+            let groups = batch.count() * tiles_pq[0] * tiles_pq[1];
+            let groups = usize::try_from(groups).ok().filter(|&g| g < i32::MAX as usize).ok_or_else(|| {
+                Error::Unsupported { what: format!("{op}: {groups} work-groups exceed the device's grid limit") }
+            })?;
+            Step::Tiled { kernel, p: ap, q: aq, tiles: tiles_pq, batch, groups, group_size: tiles.tile * tiles.rows }
+        } else {
+            let kernel = program.kernel("copy_rows")?.owned_by(op);
+            let inner = axes[q];
+            let rows = batch.count();
+            // 256 work-items, or the largest power of two the kernel allows below that.
+            let limit = kernel.max_work_group_size()?.clamp(1, 256);
+            let group = 1usize << (usize::BITS - 1 - limit.leading_zeros());
+            // Few local sizes on purpose: PoCL compiles a work-group function per size.
+            let l0 = if inner.n >= group { group } else if inner.n >= 16 { 16.min(group) } else { 1 };
+            let l1 = (group / l0).max(1);
+            let g0 = inner.n.div_ceil(l0).min(1 << 20) * l0;
+            let g1 = (rows as usize).div_ceil(l1).min(65535) * l1;
+            Step::Rows { kernel, inner, rows, batch, global: [g0, g1], local: [l0, l1] }
+        };
+        Ok(CopyPlan { step, index, bytes_moved })
+    }
+
+    /// Enqueues the planned copy (the same two views the plan was made for).
+    pub(crate) fn launch<T: Element>(&mut self, op: &str, src: &XData<T>, dst: &XData<T>) -> Result<()> {
+        let idx = self.index;
+        let (so, d_o) = (src.offset() as u64, dst.offset() as u64);
+        match &mut self.step {
+            Step::Nothing => Ok(()),
+            Step::Buffer { src_offset, dst_offset, bytes } => {
+                let app: &ClApp = dst.app();
+                let (reads, writes) = ([src.storage().clone()], [dst.storage().clone()]);
+                let command = TrackedCommand {
+                    app,
+                    owner: op,
+                    command: "copy_buffer",
+                    global: vec![*bytes],
+                    local: None,
+                    reads: &reads,
+                    writes: &writes,
+                    bytes: Some(self.bytes_moved),
+                    flops: None,
+                };
+                let (so, dof, n) = (*src_offset, *dst_offset, *bytes);
+                command.submit(|| crate::app::copy_buffer(app, src.storage().buffer(), dst.storage().buffer(), so, dof, n))
+            }
+            Step::Rows { kernel, inner, rows, batch, global, local } => kernel
+                .launch()
+                .input(src)
+                .index(idx, so)
+                .output(dst)
+                .index(idx, d_o)
+                .index(idx, inner.n as u64)
+                .index(idx, inner.src as u64)
+                .index(idx, inner.dst as u64)
+                .index(idx, *rows)
+                .scalar(batch.axes)
+                .scalar(batch.shape)
+                .scalar(batch.src)
+                .scalar(batch.dst)
+                .global(global)
+                .local(local)
+                .work(self.bytes_moved, 0)
+                .enqueue(),
+            Step::Tiled { kernel, p, q, tiles, batch, groups, group_size } => kernel
+                .launch()
+                .input(src)
+                .index(idx, so)
+                .output(dst)
+                .index(idx, d_o)
+                .index(idx, p.n as u64)
+                .index(idx, q.n as u64)
+                .index(idx, p.src as u64)
+                .index(idx, q.src as u64)
+                .index(idx, p.dst as u64)
+                .index(idx, q.dst as u64)
+                .index(idx, tiles[0])
+                .index(idx, tiles[1])
+                .scalar(batch.axes)
+                .scalar(batch.shape)
+                .scalar(batch.src)
+                .scalar(batch.dst)
+                .global(&[*groups * *group_size])
+                .local(&[*group_size])
+                .work(self.bytes_moved, 0)
+                .enqueue(),
+        }
+    }
+
+    /// Which kernel the plan uses: `"none"`, `"copy_buffer"`, `"copy_rows"` or `"copy_tiled"`.
+    pub(crate) fn strategy(&self) -> &'static str {
+        match self.step {
+            Step::Nothing => "none",
+            Step::Buffer { .. } => "copy_buffer",
+            Step::Rows { .. } => "copy_rows",
+            Step::Tiled { .. } => "copy_tiled",
+        }
+    }
+}
+
+/// Copies one array view into another of the same shape (any strides on either side), on the device.
+///
+/// The planner picks a plain buffer copy, a row copy or a tiled transpose from the two layouts, so copying a
+/// transposed or permuted view is as fast as a [`super::Transpose`].
+///
+/// ```
+/// use cliper::{ClApp, Process, StridedCopy, XData};
+/// let app = ClApp::new()?;
+/// let a = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let col = XData::<f32>::zeros(&app, &[2])?;
+/// let mut copy = StridedCopy::new(&a.index_axis(1, 2)?, &col); // the last column
+/// copy.init()?;
+/// copy.launch()?;
+/// assert_eq!(col.to_vec()?, vec![3.0, 6.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct StridedCopy<T: Element> {
+    input: XData<T>,
+    output: XData<T>,
+    plan: Option<CopyPlan>,
+}
+
+impl<T: Element> StridedCopy<T> {
+    /// A copy of `input` into `output` (same shape; they must not overlap).
+    pub fn new(input: &XData<T>, output: &XData<T>) -> StridedCopy<T> {
+        StridedCopy { input: input.clone(), output: output.clone(), plan: None }
+    }
+
+    /// `init` then `launch`, for one-off use.
+    pub fn run(mut self) -> Result<()> {
+        self.init()?;
+        self.launch()
+    }
+}
+
+impl<T: Element> Process for StridedCopy<T> {
+    fn name(&self) -> &str {
+        "StridedCopy"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.plan = Some(CopyPlan::new("StridedCopy", &self.input, &self.output, false, None)?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "StridedCopy".into() })?;
+        plan.launch("StridedCopy", &self.input, &self.output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(shape: &[usize], strides: &[usize]) -> Layout {
+        Layout { shape: shape.to_vec(), strides: strides.to_vec(), offset: 0 }
+    }
+
+    #[test]
+    fn contiguous_copy_merges_to_one_axis() {
+        let l = Layout::row_major(&[3, 4, 5]);
+        assert_eq!(merged_axes(&l, &l), vec![Axis { n: 60, src: 1, dst: 1 }]);
+    }
+
+    #[test]
+    fn batched_transpose_keeps_plane_and_merges_nothing_else() {
+        // src [b, r, c] row-major read as its transpose [b, c, r]; dst row-major [b, c, r].
+        let src = Layout::row_major(&[3, 7, 9]).swap_last_two();
+        let dst = Layout::row_major(&[3, 9, 7]);
+        let axes = merged_axes(&src, &dst);
+        assert_eq!(
+            axes,
+            vec![Axis { n: 3, src: 63, dst: 63 }, Axis { n: 9, src: 1, dst: 7 }, Axis { n: 7, src: 9, dst: 1 }]
+        );
+    }
+
+    #[test]
+    fn unit_axes_vanish_and_scalars_keep_one_axis() {
+        let a = layout(&[1, 1], &[5, 1]);
+        assert_eq!(merged_axes(&a, &a), vec![Axis { n: 1, src: 1, dst: 1 }]);
+        let src = layout(&[1, 6], &[1, 1]);
+        let dst = layout(&[1, 6], &[6, 1]);
+        assert_eq!(merged_axes(&src, &dst), vec![Axis { n: 6, src: 1, dst: 1 }]);
+    }
+}
