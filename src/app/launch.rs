@@ -29,7 +29,11 @@ impl IndexType {
     /// assert_eq!(IndexType::for_extent(1 << 31), IndexType::U64);
     /// ```
     pub fn for_extent(max_extent: u64) -> IndexType {
-        if max_extent < (1u64 << 31) { IndexType::U32 } else { IndexType::U64 }
+        if max_extent < (1u64 << 31) {
+            IndexType::U32
+        } else {
+            IndexType::U64
+        }
     }
 
     /// The OpenCL C type (`uint`, `ulong`), for a `-DIDX=` build option.
@@ -111,14 +115,23 @@ impl<'k> Launch<'k> {
         }
     }
 
-    fn set(mut self, what: &str, f: impl FnOnce(&opencl3::kernel::Kernel, u32) -> std::result::Result<(), ClError>) -> Self {
+    fn set(
+        mut self,
+        what: &str,
+        f: impl FnOnce(&opencl3::kernel::Kernel, u32) -> std::result::Result<(), ClError>,
+    ) -> Self {
         let index = self.next_arg;
         self.next_arg += 1;
         if self.error.is_none()
             && let Err(e) = f(&self.kernel.kernel, index)
         {
-            self.error =
-                Some(Error::cl(e.0, format!("setting argument {index} ({what}) of kernel `{}`", self.kernel.name)));
+            self.error = Some(Error::cl(
+                e.0,
+                format!(
+                    "setting argument {index} ({what}) of kernel `{}`",
+                    self.kernel.name
+                ),
+            ));
         }
         self
     }
@@ -127,7 +140,10 @@ impl<'k> Launch<'k> {
         if self.error.is_none() && !x.app().same_as(&self.kernel.app) {
             self.error = Some(Error::invalid(
                 &self.kernel.owner,
-                format!("an array passed to kernel `{}` belongs to another ClApp", self.kernel.name),
+                format!(
+                    "an array passed to kernel `{}` belongs to another ClApp",
+                    self.kernel.name
+                ),
             ));
         }
         let storage = x.storage().clone();
@@ -201,9 +217,15 @@ impl<'k> Launch<'k> {
         let kernel = self.kernel;
         let dims = self.global.len();
         let shape_error = if !(1..=3).contains(&dims) {
-            Some(format!("global size {:?} must have 1 to 3 dimensions", self.global))
+            Some(format!(
+                "global size {:?} must have 1 to 3 dimensions",
+                self.global
+            ))
         } else if self.local.as_ref().is_some_and(|l| l.len() != dims) {
-            Some(format!("local size {:?} does not match global size {:?}", self.local, self.global))
+            Some(format!(
+                "local size {:?} does not match global size {:?}",
+                self.local, self.global
+            ))
         } else {
             None
         };
@@ -218,7 +240,10 @@ impl<'k> Launch<'k> {
             bytes: self.bytes,
             flops: self.flops,
         };
-        if let Some(e) = self.error.or_else(|| shape_error.map(|s| Error::invalid(&kernel.owner, s))) {
+        if let Some(e) = self
+            .error
+            .or_else(|| shape_error.map(|s| Error::invalid(&kernel.owner, s)))
+        {
             return Err(command.fail(e));
         }
         if self.global.contains(&0) {
@@ -277,7 +302,10 @@ impl TrackedCommand<'_> {
     }
 
     /// Runs `enqueue` unless an input is invalid, then records the event on the outputs and in the profile.
-    pub(crate) fn submit(self, enqueue: impl FnOnce() -> std::result::Result<Event, ClError>) -> Result<()> {
+    pub(crate) fn submit(
+        self,
+        enqueue: impl FnOnce() -> std::result::Result<Event, ClError>,
+    ) -> Result<()> {
         self.check_inputs()?;
         match enqueue() {
             Ok(event) => {
@@ -342,12 +370,16 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     pub(crate) fn start() -> Recorder {
-        Recorder { previous: Some(RECORDING.with(|r| r.borrow_mut().replace(Vec::new()))) }
+        Recorder {
+            previous: Some(RECORDING.with(|r| r.borrow_mut().replace(Vec::new()))),
+        }
     }
 
     pub(crate) fn finish(mut self) -> Vec<LaunchRecord> {
         let previous = self.previous.take().unwrap_or(None);
-        RECORDING.with(|r| std::mem::replace(&mut *r.borrow_mut(), previous)).unwrap_or_default()
+        RECORDING
+            .with(|r| std::mem::replace(&mut *r.borrow_mut(), previous))
+            .unwrap_or_default()
     }
 }
 

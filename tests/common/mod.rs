@@ -1,0 +1,107 @@
+//! Shared helpers for the integration tests: one `ClApp` per test binary (so each kernel program is built
+//! once), a small deterministic random generator, and float64 references built with ndarray.
+#![allow(dead_code)]
+
+use cliper::{ClApp, Element, XData};
+use ndarray::{ArrayD, IxDyn};
+use num_complex::Complex64;
+use std::sync::OnceLock;
+
+/// The test binary's device (the best one, or CLIPER_DEVICE's choice), with profiling on.
+pub fn app() -> &'static ClApp {
+    static APP: OnceLock<ClApp> = OnceLock::new();
+    APP.get_or_init(|| {
+        ClApp::builder()
+            .use_env(true)
+            .profiling(true)
+            .build()
+            .expect("an OpenCL device for the tests")
+    })
+}
+
+/// SplitMix64: tiny, deterministic, good enough to make test data.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [-1, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    pub fn vec<T: Element>(&mut self, n: usize) -> Vec<T> {
+        (0..n)
+            .map(|_| T::from_c64(Complex64::new(self.uniform(), self.uniform())))
+            .collect()
+    }
+}
+
+/// A random device array of `shape` and its host copy widened to complex float64.
+pub fn random<T: Element>(rng: &mut Rng, shape: &[usize]) -> (XData<T>, ArrayD<Complex64>) {
+    let n = shape.iter().product();
+    let data: Vec<T> = rng.vec(n);
+    let x = XData::from_slice(app(), shape, &data).expect("upload");
+    let host = ArrayD::from_shape_vec(IxDyn(shape), data.iter().map(|v| v.to_c64()).collect())
+        .expect("shape");
+    (x, host)
+}
+
+/// A device array of `shape` filled with a value random data never takes, to catch unwritten outputs.
+pub fn poisoned<T: Element>(shape: &[usize]) -> XData<T> {
+    let n = shape.iter().product();
+    let data = vec![T::from_c64(Complex64::new(1234.5, -987.25)); n];
+    XData::from_slice(app(), shape, &data).expect("upload")
+}
+
+/// The device array read back and widened to complex float64.
+pub fn fetch<T: Element>(x: &XData<T>) -> ArrayD<Complex64> {
+    x.to_ndarray().expect("read back").mapv(|v| v.to_c64())
+}
+
+/// Asserts exact equality (for pure data movement: no arithmetic, so no rounding to allow for).
+pub fn assert_same(got: &ArrayD<Complex64>, want: &ArrayD<Complex64>, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shapes differ");
+    if let Some((i, (g, w))) = got
+        .iter()
+        .zip(want.iter())
+        .enumerate()
+        .find(|(_, (g, w))| g != w)
+    {
+        panic!("{what}: element {i} (row-major) is {g}, expected {w}");
+    }
+}
+
+/// `[batch…, r, c]` → `[batch…, c, r]` in float64, conjugated on request.
+pub fn transpose_ref(a: &ArrayD<Complex64>, conjugate: bool) -> ArrayD<Complex64> {
+    let n = a.ndim();
+    let mut axes: Vec<usize> = (0..n).collect();
+    axes.swap(n - 2, n - 1);
+    let t = a
+        .clone()
+        .permuted_axes(IxDyn(&axes))
+        .as_standard_layout()
+        .to_owned();
+    if conjugate { t.mapv(|v| v.conj()) } else { t }
+}
+
+/// Every element type gets the same test body.
+#[macro_export]
+macro_rules! for_each_element {
+    ($body:ident) => {
+        $body::<f32>();
+        $body::<f64>();
+        $body::<num_complex::Complex32>();
+        $body::<num_complex::Complex64>();
+    };
+}

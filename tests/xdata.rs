@@ -1,0 +1,152 @@
+//! XData: transfers, views and device-side copies against ndarray, for every element type.
+//!
+//! Tolerance: exact equality — uploads, downloads, views and copies move bits without arithmetic.
+
+mod common;
+use cliper::{Element, StridedCopy, XData};
+use common::*;
+use ndarray::{Axis, IxDyn, Slice};
+
+fn roundtrip<T: Element>() {
+    let mut rng = Rng::new(20);
+    for shape in [&[1usize][..], &[7, 129], &[3, 1, 257], &[0, 4], &[]] {
+        let (x, host) = random::<T>(&mut rng, shape);
+        assert_eq!(x.shape(), shape);
+        assert!(x.is_contiguous());
+        assert_same(
+            &fetch(&x),
+            &host,
+            &format!("{} roundtrip {shape:?}", T::NAME),
+        );
+    }
+    let z = XData::<T>::zeros(app(), &[129, 7]).unwrap();
+    assert!(z.to_vec().unwrap().iter().all(|v| *v == T::default()));
+}
+
+#[test]
+fn upload_and_download_roundtrip() {
+    for_each_element!(roundtrip);
+}
+
+fn views<T: Element>() {
+    let mut rng = Rng::new(21);
+    let (x, host) = random::<T>(&mut rng, &[5, 33, 129]);
+    let check = |v: &XData<T>, want: ndarray::ArrayD<num_complex::Complex64>, what: &str| {
+        assert_eq!(v.shape(), want.shape(), "{what}");
+        assert_same(&fetch(v), &want, &format!("{} {what}", T::NAME));
+        // contiguous() gathers on the device and gives the same elements
+        let c = v.contiguous().unwrap();
+        assert!(c.is_contiguous());
+        assert_same(
+            &fetch(&c),
+            &want,
+            &format!("{} contiguous({what})", T::NAME),
+        );
+    };
+    check(
+        &x.t(),
+        host.clone().permuted_axes(IxDyn(&[0, 2, 1])).to_owned(),
+        "t()",
+    );
+    check(
+        &x.permuted_axes(&[2, 0, 1]).unwrap(),
+        host.clone().permuted_axes(IxDyn(&[2, 0, 1])).to_owned(),
+        "permuted",
+    );
+    let mut s = host.clone();
+    s.slice_axis_inplace(Axis(2), Slice::from(3..100));
+    check(
+        &x.slice_axis(2, 3..100).unwrap(),
+        s.clone(),
+        "slice_axis(2, 3..100)",
+    );
+    check(
+        &x.index_axis(1, 32).unwrap(),
+        host.index_axis(Axis(1), 32).to_owned(),
+        "index_axis(1, 32)",
+    );
+    check(
+        &x.slice_axis(0, 1..=3).unwrap().t(),
+        {
+            let mut a = host.clone();
+            a.slice_axis_inplace(Axis(0), Slice::from(1..4));
+            a.permuted_axes(IxDyn(&[0, 2, 1])).to_owned()
+        },
+        "slice then t()",
+    );
+    check(
+        &x.reshape(&[165, 129]).unwrap(),
+        host.clone()
+            .into_shape_with_order(IxDyn(&[165, 129]))
+            .unwrap(),
+        "reshape",
+    );
+    check(
+        &x.slice_axis(0, 2..2).unwrap(),
+        ndarray::ArrayD::zeros(IxDyn(&[0, 33, 129])),
+        "empty slice",
+    );
+}
+
+#[test]
+fn views_read_like_ndarray_views() {
+    for_each_element!(views);
+}
+
+fn writes<T: Element>() {
+    let mut rng = Rng::new(22);
+    let x = XData::<T>::zeros(app(), &[33, 65]).unwrap();
+    let data: Vec<T> = rng.vec(65 * 20);
+    // Writing through a transposed, sliced view scatters on the device.
+    let view = x.slice_axis(0, 10..30).unwrap().t();
+    view.write(&data).unwrap();
+    let mut want = ndarray::ArrayD::<num_complex::Complex64>::zeros(IxDyn(&[33, 65]));
+    for (n, v) in data.iter().enumerate() {
+        let (j, i) = (n / 20, n % 20);
+        want[[10 + i, j]] = v.to_c64();
+    }
+    assert_same(
+        &fetch(&x),
+        &want,
+        &format!("{} write through a view", T::NAME),
+    );
+    // copy_from between two strided views
+    let y = XData::<T>::zeros(app(), &[65, 33]).unwrap();
+    y.copy_from(&x.t()).unwrap();
+    assert_same(
+        &fetch(&y),
+        &want.clone().permuted_axes(IxDyn(&[1, 0])).to_owned(),
+        &format!("{} copy_from", T::NAME),
+    );
+}
+
+#[test]
+fn writes_and_copies_through_views() {
+    for_each_element!(writes);
+}
+
+#[test]
+fn ndarray_conversions_keep_shape_and_order() {
+    let a = ndarray::Array3::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 100 + j * 10 + k) as f64);
+    let x = XData::from_ndarray(app(), &a).unwrap();
+    assert_eq!(x.to_ndarray().unwrap(), a.clone().into_dyn());
+    let swapped = a.clone().permuted_axes([2, 0, 1]);
+    let y = XData::from_ndarray(app(), &swapped).unwrap();
+    assert_eq!(y.to_ndarray().unwrap(), swapped.into_dyn());
+}
+
+#[test]
+fn strided_copy_picks_the_cheapest_plan() {
+    let x = XData::<f32>::zeros(app(), &[64, 64]).unwrap();
+    let y = XData::<f32>::zeros(app(), &[64, 64]).unwrap();
+    let plan = |src: &XData<f32>, dst: &XData<f32>| {
+        let mut c = StridedCopy::new(src, dst);
+        cliper::Process::init(&mut c).unwrap();
+        c.strategy().unwrap()
+    };
+    assert_eq!(plan(&x, &y), "copy_buffer");
+    assert_eq!(plan(&x.t(), &y), "copy_tiled");
+    let a = x.slice_axis(1, 0..32).unwrap();
+    let b = y.slice_axis(1, 32..64).unwrap();
+    assert_eq!(plan(&a, &b), "copy_rows");
+}
