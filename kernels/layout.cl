@@ -26,50 +26,56 @@
 __kernel __attribute__((reqd_work_group_size(TILE * TILE_ROWS, 1, 1)))
 void copy_tiled(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
                 IDX np, IDX nq, IDX src_sp, IDX src_sq, IDX dst_sp, IDX dst_sq, IDX tiles_p, IDX tiles_q,
-                uint batch_nd, ulong8 batch_shape, ulong8 batch_src, ulong8 batch_dst)
+                IDX tiles_total, uint batch_nd, ulong8 batch_shape, ulong8 batch_src, ulong8 batch_dst)
 {
     // One column of padding: the column reads of the store phase then hit distinct banks.
     __local T tile[TILE][TILE + 1];
-    IDX g = (IDX)get_group_id(0);
-    const IDX tq = g % tiles_q;
-    g /= tiles_q;
-    const IDX tp = g % tiles_p;
-    g /= tiles_p;
-    IDX bs = 0, bd = 0;
-    if (batch_nd > 0) batch_offsets(g, batch_nd, batch_shape, batch_src, batch_dst, &bs, &bd);
-    src += src_off + bs;
-    dst += dst_off + bd;
-
     const uint lid = get_local_id(0);
     const uint lx = lid % TILE, ly = lid / TILE;
-    const IDX p0 = tp * TILE, q0 = tq * TILE;
-    if (p0 + TILE <= np && q0 + TILE <= nq) {
-        // Interior tile: no bounds checks (the condition is uniform over the work-group, so the barrier is safe).
-        __global const T* s = src + (p0 + lx) * SRC_SP + (q0 + ly) * src_sq;
-        #pragma unroll
-        for (uint r = 0; r < TILE; r += TILE_ROWS) tile[ly + r][lx] = s[r * src_sq];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        __global T* d = dst + (q0 + lx) * DST_SQ + (p0 + ly) * dst_sp;
-        #pragma unroll
-        for (uint r = 0; r < TILE; r += TILE_ROWS) d[r * dst_sp] = OP(tile[lx][ly + r]);
-    } else {
-        const IDX p = p0 + lx;
-        for (uint r = 0; r < TILE; r += TILE_ROWS) {
-            const IDX q = q0 + ly + r;
-            if (p < np && q < nq) tile[ly + r][lx] = src[p * SRC_SP + q * src_sq];
+    // GPUs launch one group per tile; CPUs launch fewer groups (each costs a dispatch there) that loop. The loop
+    // bound depends only on the group, so the barriers inside are reached by the whole group.
+    for (IDX g = (IDX)get_group_id(0); g < tiles_total; g += (IDX)get_num_groups(0)) {
+        IDX rest = g;
+        const IDX tq = rest % tiles_q;
+        rest /= tiles_q;
+        const IDX tp = rest % tiles_p;
+        rest /= tiles_p;
+        IDX bs = 0, bd = 0;
+        if (batch_nd > 0) batch_offsets(rest, batch_nd, batch_shape, batch_src, batch_dst, &bs, &bd);
+        __global const T* in = src + src_off + bs;
+        __global T* out = dst + dst_off + bd;
+        const IDX p0 = tp * TILE, q0 = tq * TILE;
+        if (p0 + TILE <= np && q0 + TILE <= nq) {
+            // Interior tile: no bounds checks.
+            __global const T* s = in + (p0 + lx) * SRC_SP + (q0 + ly) * src_sq;
+            #pragma unroll
+            for (uint r = 0; r < TILE; r += TILE_ROWS) tile[ly + r][lx] = s[r * src_sq];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            __global T* d = out + (q0 + lx) * DST_SQ + (p0 + ly) * dst_sp;
+            #pragma unroll
+            for (uint r = 0; r < TILE; r += TILE_ROWS) d[r * dst_sp] = OP(tile[lx][ly + r]);
+        } else {
+            const IDX p = p0 + lx;
+            for (uint r = 0; r < TILE; r += TILE_ROWS) {
+                const IDX q = q0 + ly + r;
+                if (p < np && q < nq) tile[ly + r][lx] = in[p * SRC_SP + q * src_sq];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const IDX q = q0 + lx;
+            for (uint r = 0; r < TILE; r += TILE_ROWS) {
+                const IDX pr = p0 + ly + r;
+                if (q < nq && pr < np) out[q * DST_SQ + pr * dst_sp] = OP(tile[lx][ly + r]);
+            }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const IDX q = q0 + lx;
-        for (uint r = 0; r < TILE; r += TILE_ROWS) {
-            const IDX pr = p0 + ly + r;
-            if (q < nq && pr < np) dst[q * DST_SQ + pr * dst_sp] = OP(tile[lx][ly + r]);
-        }
+        barrier(CLK_LOCAL_MEM_FENCE); // the tile is read before the next iteration overwrites it
     }
 }
 
 // ---- copy_rows: when one axis is the fastest in both layouts, each row along it is copied directly.
 // Dimension 0 walks the row, dimension 1 the rows (a batch over up to 8 outer axes); both loop with the grid
-// stride, so any row count fits the device's grid limits.
+// stride, so any row count fits the device's grid limits. One work-item per row works out the row's offsets
+// (divisions, one per outer axis) and shares them through local memory, instead of every work-item doing so
+// for every element.
 #if UNIT_STRIDE
 #define SRC_IS ((IDX)1)
 #define DST_IS ((IDX)1)
@@ -78,16 +84,32 @@ void copy_tiled(__global const T* restrict src, IDX src_off, __global T* restric
 #define DST_IS dst_is
 #endif
 
+// The host never launches more than this many rows per work-group.
+#define MAX_GROUP_ROWS 256
+
 __kernel void copy_rows(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
                         IDX inner, IDX src_is, IDX dst_is, IDX rows,
                         uint outer_nd, ulong8 outer_shape, ulong8 outer_src, ulong8 outer_dst)
 {
+    __local IDX row_offsets[2 * MAX_GROUP_ROWS];
+    const uint l0 = get_local_id(0), l1 = get_local_id(1);
     const IDX step_rows = (IDX)get_global_size(1), step_inner = (IDX)get_global_size(0);
-    for (IDX row = (IDX)get_global_id(1); row < rows; row += step_rows) {
-        IDX os = 0, od = 0;
-        if (outer_nd > 0) batch_offsets(row, outer_nd, outer_shape, outer_src, outer_dst, &os, &od);
-        __global const T* s = src + src_off + os;
-        __global T* d = dst + dst_off + od;
-        for (IDX j = (IDX)get_global_id(0); j < inner; j += step_inner) d[j * DST_IS] = OP(s[j * SRC_IS]);
+    // `first` depends only on the group, so every work-item of a group runs the same iterations: the barriers
+    // are safe.
+    for (IDX first = (IDX)(get_group_id(1) * get_local_size(1)); first < rows; first += step_rows) {
+        const IDX row = first + l1;
+        barrier(CLK_LOCAL_MEM_FENCE); // the previous iteration has read its offsets
+        if (l0 == 0) {
+            IDX os = 0, od = 0;
+            if (outer_nd > 0 && row < rows) batch_offsets(row, outer_nd, outer_shape, outer_src, outer_dst, &os, &od);
+            row_offsets[2 * l1] = os;
+            row_offsets[2 * l1 + 1] = od;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (row < rows) {
+            __global const T* s = src + src_off + row_offsets[2 * l1];
+            __global T* d = dst + dst_off + row_offsets[2 * l1 + 1];
+            for (IDX j = (IDX)get_global_id(0); j < inner; j += step_inner) d[j * DST_IS] = OP(s[j * SRC_IS]);
+        }
     }
 }

@@ -130,55 +130,31 @@ impl Clone for Error {
     /// A copy with the same variant and fields; an I/O error is copied as its kind and message.
     fn clone(&self) -> Self {
         match self {
-            Error::Cl { code, name, during } => Error::Cl {
-                code: *code,
-                name,
-                during: during.clone(),
-            },
-            Error::Build { program, log } => Error::Build {
-                program: program.clone(),
-                log: log.clone(),
-            },
-            Error::Shape { op, expected, got } => Error::Shape {
-                op: op.clone(),
-                expected: expected.clone(),
-                got: got.clone(),
-            },
-            Error::Type { op, expected, got } => Error::Type {
-                op: op.clone(),
-                expected: expected.clone(),
-                got: got.clone(),
-            },
-            Error::InvalidArgument { op, reason } => Error::InvalidArgument {
-                op: op.clone(),
-                reason: reason.clone(),
-            },
+            Error::Cl { code, name, during } => Error::Cl { code: *code, name, during: during.clone() },
+            Error::Build { program, log } => Error::Build { program: program.clone(), log: log.clone() },
+            Error::Shape { op, expected, got } => {
+                Error::Shape { op: op.clone(), expected: expected.clone(), got: got.clone() }
+            }
+            Error::Type { op, expected, got } => {
+                Error::Type { op: op.clone(), expected: expected.clone(), got: got.clone() }
+            }
+            Error::InvalidArgument { op, reason } => Error::InvalidArgument { op: op.clone(), reason: reason.clone() },
             Error::Unsupported { what } => Error::Unsupported { what: what.clone() },
-            Error::NoDevice { reason } => Error::NoDevice {
-                reason: reason.clone(),
-            },
-            Error::DeviceSelection { spec, available } => Error::DeviceSelection {
-                spec: spec.clone(),
-                available: available.clone(),
-            },
-            Error::OutOfMemory { what, bytes, limit } => Error::OutOfMemory {
-                what: what.clone(),
-                bytes: *bytes,
-                limit: limit.clone(),
-            },
-            Error::ProducerFailed { producer, cause } => Error::ProducerFailed {
-                producer: producer.clone(),
-                cause: cause.clone(),
-            },
+            Error::NoDevice { reason } => Error::NoDevice { reason: reason.clone() },
+            Error::DeviceSelection { spec, available } => {
+                Error::DeviceSelection { spec: spec.clone(), available: available.clone() }
+            }
+            Error::OutOfMemory { what, bytes, limit } => {
+                Error::OutOfMemory { what: what.clone(), bytes: *bytes, limit: limit.clone() }
+            }
+            Error::ProducerFailed { producer, cause } => {
+                Error::ProducerFailed { producer: producer.clone(), cause: cause.clone() }
+            }
             Error::NotInitialized { op } => Error::NotInitialized { op: op.clone() },
-            Error::Io { path, source } => Error::Io {
-                path: path.clone(),
-                source: std::io::Error::new(source.kind(), source.to_string()),
-            },
-            Error::Format { path, reason } => Error::Format {
-                path: path.clone(),
-                reason: reason.clone(),
-            },
+            Error::Io { path, source } => {
+                Error::Io { path: path.clone(), source: std::io::Error::new(source.kind(), source.to_string()) }
+            }
+            Error::Format { path, reason } => Error::Format { path: path.clone(), reason: reason.clone() },
         }
     }
 }
@@ -194,28 +170,17 @@ impl Error {
     /// assert!(e.to_string().contains("CL_OUT_OF_RESOURCES"));
     /// ```
     pub fn cl(code: i32, during: impl Into<String>) -> Self {
-        Error::Cl {
-            code,
-            name: cl_error_name(code),
-            during: during.into(),
-        }
+        Error::Cl { code, name: cl_error_name(code), during: during.into() }
     }
 
     /// Shorthand for [`Error::InvalidArgument`].
     pub(crate) fn invalid(op: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::InvalidArgument {
-            op: op.into(),
-            reason: reason.into(),
-        }
+        Error::InvalidArgument { op: op.into(), reason: reason.into() }
     }
 
     /// Shorthand for [`Error::Shape`] that formats both shapes.
     pub(crate) fn shape(op: impl Into<String>, expected: &[usize], got: &[usize]) -> Self {
-        Error::Shape {
-            op: op.into(),
-            expected: format!("{expected:?}"),
-            got: format!("{got:?}"),
-        }
+        Error::Shape { op: op.into(), expected: format!("{expected:?}"), got: format!("{got:?}") }
     }
 }
 

@@ -37,12 +37,12 @@ pub mod kernels;
 mod process;
 
 pub use app::{
-    ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo, DeviceKind, IndexType, Kernel, KernelScalar,
-    Launch, Program, TransferStats,
+    ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo, DeviceKind, IndexType, Kernel, KernelScalar, Launch, Program,
+    TransferStats,
 };
 pub use data::{ComplexElement, Element, KData, RealElement, XData};
 pub use error::{Error, Result, cl_error_name};
 pub use process::{
-    ConjugateTranspose, KernelTiming, Permute, Pipeline, Process, Report, SheppLogan, StridedCopy,
-    Transpose, TransposeTiles,
+    ConjugateTranspose, KernelTiming, Permute, Pipeline, Process, Report, SheppLogan, StridedCopy, Transpose,
+    TransposeTiles,
 };

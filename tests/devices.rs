@@ -11,14 +11,8 @@ fn devices_are_listed_and_exactly_one_is_preferred() {
     let preferred: Vec<_> = devices.iter().filter(|d| d.preferred).collect();
     assert_eq!(preferred.len(), 1);
     for d in &devices {
-        assert!(
-            !d.name.is_empty() && d.compute_units > 0 && d.max_work_group_size > 0,
-            "{d:?}"
-        );
-        assert!(
-            d.global_mem_bytes > 0 && d.local_mem_bytes > 0 && d.opencl_version >= (1, 2),
-            "{d:?}"
-        );
+        assert!(!d.name.is_empty() && d.compute_units > 0 && d.max_work_group_size > 0, "{d:?}");
+        assert!(d.global_mem_bytes > 0 && d.local_mem_bytes > 0 && d.opencl_version >= (1, 2), "{d:?}");
     }
     // new() opens the preferred device
     let app = ClApp::new().unwrap();
@@ -35,72 +29,32 @@ fn builder_filters_select_and_reject() {
     let first = &devices[0];
     let app = ClApp::builder().select(&first.id()).build().unwrap();
     assert_eq!(app.device().id(), first.id());
-    let by_name = ClApp::builder()
-        .name(&first.name[..first.name.len().min(6)])
-        .build()
-        .unwrap();
-    assert!(
-        by_name
-            .device()
-            .name
-            .contains(&first.name[..first.name.len().min(6)])
-    );
-    assert!(
-        ClApp::builder()
-            .device_type(first.kind)
-            .min_opencl_version(1, 2)
-            .build()
-            .is_ok()
-    );
+    let by_name = ClApp::builder().name(&first.name[..first.name.len().min(6)]).build().unwrap();
+    assert!(by_name.device().name.contains(&first.name[..first.name.len().min(6)]));
+    assert!(ClApp::builder().device_type(first.kind).min_opencl_version(1, 2).build().is_ok());
     assert!(ClApp::builder().min_opencl_version(99, 0).build().is_err());
     let has_gpu = devices.iter().any(|d| d.kind == DeviceKind::Gpu);
-    assert_eq!(
-        ClApp::builder()
-            .device_type(DeviceKind::Gpu)
-            .build()
-            .is_ok(),
-        has_gpu
-    );
+    assert_eq!(ClApp::builder().device_type(DeviceKind::Gpu).build().is_ok(), has_gpu);
 }
 
 #[test]
 fn the_cli_lists_devices() {
-    let out = Command::new(env!("CARGO_BIN_EXE_cliper"))
-        .arg("devices")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new(env!("CARGO_BIN_EXE_cliper")).arg("devices").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     let devices = ClApp::devices().unwrap();
     for d in &devices {
         assert!(text.contains(&d.id()), "{text}");
     }
-    assert_eq!(
-        text.lines().filter(|l| l.starts_with('*')).count(),
-        1,
-        "{text}"
-    );
+    assert_eq!(text.lines().filter(|l| l.starts_with('*')).count(), 1, "{text}");
 }
 
 #[test]
 fn the_demo_runs_and_checks_itself() {
-    let out = Command::new(env!("CARGO_BIN_EXE_cliper"))
-        .args(["demo", "--size", "48", "--slices", "5"])
-        .output()
-        .unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_cliper")).args(["demo", "--size", "48", "--slices", "5"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        text.contains("host↔device copies during the chain: 0"),
-        "{text}"
-    );
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("host↔device copies during the chain: 0"), "{text}");
     assert!(text.contains("demo OK"), "{text}");
 }

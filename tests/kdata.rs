@@ -13,14 +13,7 @@ fn axes_are_split_into_frames_coils_and_space() {
     assert_eq!(k.num_coils(), 8);
     assert_eq!(k.spatial_shape(), &[17, 33, 5]);
     let single = KData::<Complex32>::zeros(app(), &[], 4, &[31]).unwrap();
-    assert_eq!(
-        (
-            single.frame_shape().len(),
-            single.num_frames(),
-            single.num_coils()
-        ),
-        (0, 1, 4)
-    );
+    assert_eq!((single.frame_shape().len(), single.num_frames(), single.num_coils()), (0, 1, 4));
 }
 
 #[test]
@@ -48,16 +41,10 @@ fn maps_and_masks_must_match_the_data() {
     let bad_maps = XData::<Complex32>::zeros(app(), &[7, 16, 12]).unwrap();
     let err = k.clone().with_sensitivity_maps(bad_maps).unwrap_err();
     assert!(matches!(err, Error::Shape { .. }));
-    assert!(
-        err.to_string().contains("[8, 16, 12]") && err.to_string().contains("[7, 16, 12]"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("[8, 16, 12]") && err.to_string().contains("[7, 16, 12]"), "{err}");
     let bad_mask = XData::<f32>::zeros(app(), &[12, 16]).unwrap();
     let msg = k.with_sampling_mask(bad_mask).unwrap_err().to_string();
-    assert!(
-        msg.contains("[16, 12]") && msg.contains("[12, 16]"),
-        "{msg}"
-    );
+    assert!(msg.contains("[16, 12]") && msg.contains("[12, 16]"), "{msg}");
 }
 
 #[test]

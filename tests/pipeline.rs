@@ -2,9 +2,7 @@
 //! init/launch contract.
 
 mod common;
-use cliper::{
-    ConjugateTranspose, Element, Error, Permute, Pipeline, Process, SheppLogan, Transpose, XData,
-};
+use cliper::{ConjugateTranspose, Element, Error, Permute, Pipeline, Process, SheppLogan, Transpose, XData};
 use common::*;
 use num_complex::Complex32;
 
@@ -15,11 +13,9 @@ fn three_process_chain_makes_no_transfer_between_upload_and_final_read() {
     let app = cliper::ClApp::builder().use_env(true).build().unwrap();
     let shape = [3usize, 65, 33];
     let data: Vec<Complex32> = rng.vec(shape.iter().product());
-    let host = ndarray::ArrayD::from_shape_vec(
-        ndarray::IxDyn(&shape),
-        data.iter().map(|v| v.to_c64()).collect::<Vec<_>>(),
-    )
-    .unwrap();
+    let host =
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), data.iter().map(|v| v.to_c64()).collect::<Vec<_>>())
+            .unwrap();
 
     let x = XData::from_slice(&app, &shape, &data).unwrap();
     let a = XData::zeros(&app, &[3, 33, 65]).unwrap();
@@ -29,36 +25,22 @@ fn three_process_chain_makes_no_transfer_between_upload_and_final_read() {
         .then(Transpose::new(&x, &a))
         .then(Permute::new(&a, &b, &[1, 0, 2]))
         .then(ConjugateTranspose::new(&b, &c));
-    assert_eq!(
-        chain.names(),
-        vec!["Transpose", "Permute", "ConjugateTranspose"]
-    );
+    assert_eq!(chain.names(), vec!["Transpose", "Permute", "ConjugateTranspose"]);
 
     let after_upload = app.transfer_stats();
     chain.init().unwrap();
     chain.run().unwrap();
     chain.run().unwrap(); // launching again is fine and still transfers nothing
     let during = app.transfer_stats() - after_upload;
-    assert_eq!(
-        during.total_calls(),
-        0,
-        "the chain copied between host and device: {during:?}"
-    );
+    assert_eq!(during.total_calls(), 0, "the chain copied between host and device: {during:?}");
 
     let got = c.to_ndarray().unwrap().mapv(|v| v.to_c64());
     let read = app.transfer_stats() - after_upload;
-    assert_eq!(
-        (read.device_to_host_calls, read.host_to_device_calls),
-        (1, 0)
-    );
+    assert_eq!((read.device_to_host_calls, read.host_to_device_calls), (1, 0));
     assert_eq!(read.device_to_host_bytes, (3 * 65 * 33 * 8) as u64);
 
     // x[b, r, c] → a[b, c, r] → b[c, b, r] → conj c[c, r, b]
-    let want = host
-        .permuted_axes(ndarray::IxDyn(&[2, 1, 0]))
-        .mapv(|v| v.conj())
-        .as_standard_layout()
-        .to_owned();
+    let want = host.permuted_axes(ndarray::IxDyn(&[2, 1, 0])).mapv(|v| v.conj()).as_standard_layout().to_owned();
     assert_same(&got, &want, "chain result");
 }
 
@@ -66,29 +48,18 @@ fn three_process_chain_makes_no_transfer_between_upload_and_final_read() {
 fn profile_reports_every_kernel_with_time_and_bandwidth() {
     let volume = XData::<f32>::zeros(app(), &[5, 40, 70]).unwrap();
     let t = XData::zeros(app(), &[5, 70, 40]).unwrap();
-    let mut chain = Pipeline::new(app())
-        .then(SheppLogan::new(&volume))
-        .then(Transpose::new(&volume, &t));
+    let mut chain = Pipeline::new(app()).then(SheppLogan::new(&volume)).then(Transpose::new(&volume, &t));
     let report = chain.profile().unwrap();
     assert_eq!(report.launches.len(), 2);
     assert_eq!(report.launches[0].process, "SheppLogan");
-    assert_eq!(
-        (
-            report.launches[1].process.as_str(),
-            report.launches[1].kernel.as_str()
-        ),
-        ("Transpose", "copy_tiled")
-    );
+    assert_eq!((report.launches[1].process.as_str(), report.launches[1].kernel.as_str()), ("Transpose", "copy_tiled"));
     for l in &report.launches {
         assert!(l.device_ms > 0.0, "{l:?}");
         assert!(l.gb_per_s().is_some_and(|g| g > 0.0), "{l:?}");
     }
     assert_eq!(report.launches[1].bytes, Some(2 * 5 * 40 * 70 * 4));
     let table = report.to_string();
-    assert!(
-        table.contains("copy_tiled") && table.contains("total"),
-        "{table}"
-    );
+    assert!(table.contains("copy_tiled") && table.contains("total"), "{table}");
     // The phantom's transpose, checked against the host reference.
     let want = SheppLogan::<f32>::reference(&[5, 40, 70]).unwrap();
     let got = t.to_vec().unwrap();
@@ -99,10 +70,7 @@ fn profile_reports_every_kernel_with_time_and_bandwidth() {
         })
         .count();
     // float32 may decide an edge pixel differently from float64; there are a handful at most.
-    assert!(
-        mismatches <= 14,
-        "{mismatches} phantom pixels differ from the reference"
-    );
+    assert!(mismatches <= 14, "{mismatches} phantom pixels differ from the reference");
 }
 
 #[test]
@@ -110,10 +78,7 @@ fn profiling_needs_a_profiling_queue() {
     let plain = cliper::ClApp::builder().use_env(true).build().unwrap();
     let x = XData::<f32>::zeros(&plain, &[2, 2]).unwrap();
     let y = XData::<f32>::zeros(&plain, &[2, 2]).unwrap();
-    let err = Pipeline::new(&plain)
-        .then(Transpose::new(&x, &y))
-        .profile()
-        .unwrap_err();
+    let err = Pipeline::new(&plain).then(Transpose::new(&x, &y)).profile().unwrap_err();
     assert!(matches!(err, Error::Unsupported { .. }), "{err}");
     assert!(err.to_string().contains("profiling(true)"));
 }
@@ -137,11 +102,7 @@ fn phantom_matches_reference_in_double_precision_and_on_views() {
     p.launch().unwrap();
     let want = SheppLogan::<f64>::reference(&[129, 257]).unwrap();
     let got = image.to_vec().unwrap();
-    let worst = got
-        .iter()
-        .zip(&want)
-        .map(|(g, w)| (g - w).abs())
-        .fold(0.0, f64::max);
+    let worst = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
     assert!(worst <= 1e-12, "largest difference {worst}");
     // Writing through a transposed view fills the transpose.
     let t = XData::<f64>::zeros(app(), &[257, 129]).unwrap();

@@ -8,15 +8,7 @@ mod common;
 use cliper::{ConjugateTranspose, Element, Permute, Process, Transpose, XData};
 use common::*;
 
-const SHAPES: &[&[usize]] = &[
-    &[1, 1],
-    &[1, 517],
-    &[517, 1],
-    &[7, 129],
-    &[257, 1023],
-    &[3, 65, 33],
-    &[2, 3, 31, 45],
-];
+const SHAPES: &[&[usize]] = &[&[1, 1], &[1, 517], &[517, 1], &[7, 129], &[257, 1023], &[3, 65, 33], &[2, 3, 31, 45]];
 
 fn transpose_shapes<T: Element>() {
     let mut rng = Rng::new(1);
@@ -35,15 +27,8 @@ fn transpose_shapes<T: Element>() {
                 t.launch().unwrap();
                 t.strategy()
             };
-            let what = format!(
-                "{} transpose {shape:?} conj={conjugate} via {strategy:?}",
-                T::NAME
-            );
-            assert_same(
-                &fetch(&out),
-                &transpose_ref(&host, conjugate && T::IS_COMPLEX),
-                &what,
-            );
+            let what = format!("{} transpose {shape:?} conj={conjugate} via {strategy:?}", T::NAME);
+            assert_same(&fetch(&out), &transpose_ref(&host, conjugate && T::IS_COMPLEX), &what);
         }
     }
 }
@@ -76,11 +61,7 @@ fn transpose_of_view_roundtrips<T: Element>() {
     let back = Transpose::apply(&x.t()).unwrap();
     assert_same(&fetch(&back), &host, &format!("{} (x.t())ᵀ", T::NAME));
     // And the view itself reads as the transpose.
-    assert_same(
-        &fetch(&x.t()),
-        &transpose_ref(&host, false),
-        &format!("{} x.t()", T::NAME),
-    );
+    assert_same(&fetch(&x.t()), &transpose_ref(&host, false), &format!("{} x.t()", T::NAME));
     assert_same(&fetch(&x.t().t()), &host, &format!("{} x.t().t()", T::NAME));
 }
 
@@ -94,48 +75,25 @@ fn strided_inputs_and_outputs<T: Element>() {
     let (x, host) = random::<T>(&mut rng, &[4, 257, 301]);
     use ndarray::{Axis, Slice};
     // A sliced, indexed view: x[1, 7..200, 3..298].
-    let view = x
-        .index_axis(0, 1)
-        .unwrap()
-        .slice_axis(0, 7..200)
-        .unwrap()
-        .slice_axis(1, 3..298)
-        .unwrap();
+    let view = x.index_axis(0, 1).unwrap().slice_axis(0, 7..200).unwrap().slice_axis(1, 3..298).unwrap();
     let mut want = host.index_axis(Axis(0), 1).to_owned();
     want.slice_axis_inplace(Axis(0), Slice::from(7..200));
     want.slice_axis_inplace(Axis(1), Slice::from(3..298));
     let got = Transpose::apply(&view).unwrap();
-    assert_same(
-        &fetch(&got),
-        &transpose_ref(&want, false),
-        &format!("{} transpose of a sliced view", T::NAME),
-    );
+    assert_same(&fetch(&got), &transpose_ref(&want, false), &format!("{} transpose of a sliced view", T::NAME));
 
     // Writing into a window of a larger array: the rest of it must stay untouched.
     let big = poisoned::<T>(&[300, 400]);
-    let window = big
-        .slice_axis(0, 5..300)
-        .unwrap()
-        .slice_axis(1, 11..204)
-        .unwrap();
+    let window = big.slice_axis(0, 5..300).unwrap().slice_axis(1, 11..204).unwrap();
     let mut t = ConjugateTranspose::new(&view, &window);
     t.init().unwrap();
     t.launch().unwrap();
     let got = fetch(&big);
     let sentinel = fetch(&poisoned::<T>(&[1]))[[0]];
     let wt = transpose_ref(&want, T::IS_COMPLEX);
-    for ((i, j), v) in got
-        .clone()
-        .into_dimensionality::<ndarray::Ix2>()
-        .unwrap()
-        .indexed_iter()
-    {
+    for ((i, j), v) in got.clone().into_dimensionality::<ndarray::Ix2>().unwrap().indexed_iter() {
         let inside = (5..300).contains(&i) && (11..204).contains(&j);
-        let expected = if inside {
-            wt[[i - 5, j - 11]]
-        } else {
-            sentinel
-        };
+        let expected = if inside { wt[[i - 5, j - 11]] } else { sentinel };
         assert_eq!(*v, expected, "{} strided output at [{i}, {j}]", T::NAME);
     }
 }
@@ -159,19 +117,11 @@ fn permutations<T: Element>() {
             let mut p = Permute::new(&x, &out, &axes);
             p.init().unwrap();
             p.launch().unwrap();
-            let want = host
-                .clone()
-                .permuted_axes(ndarray::IxDyn(&axes))
-                .as_standard_layout()
-                .to_owned();
+            let want = host.clone().permuted_axes(ndarray::IxDyn(&axes)).as_standard_layout().to_owned();
             assert_same(
                 &fetch(&out),
                 &want,
-                &format!(
-                    "{} permute {shape:?} by {axes:?} via {:?}",
-                    T::NAME,
-                    p.strategy()
-                ),
+                &format!("{} permute {shape:?} by {axes:?} via {:?}", T::NAME, p.strategy()),
             );
         }
     }
@@ -200,18 +150,11 @@ fn batches_beyond_grid_limits() {
     let mut rng = Rng::new(6);
     let (x, host) = random::<f32>(&mut rng, &[70_000, 2, 3]);
     let t = Transpose::apply(&x).unwrap();
-    assert_same(
-        &fetch(&t),
-        &transpose_ref(&host, false),
-        "70000 × 2×3 transposes",
-    );
+    assert_same(&fetch(&t), &transpose_ref(&host, false), "70000 × 2×3 transposes");
     // And a permute whose row copies span more than 65 535 rows.
     let (y, hy) = random::<f32>(&mut rng, &[300, 300, 2]);
     let p = Permute::apply(&y, &[1, 0, 2]).unwrap();
-    let want = hy
-        .permuted_axes(ndarray::IxDyn(&[1, 0, 2]))
-        .as_standard_layout()
-        .to_owned();
+    let want = hy.permuted_axes(ndarray::IxDyn(&[1, 0, 2])).as_standard_layout().to_owned();
     assert_same(&fetch(&p), &want, "row copy permute");
 }
 

@@ -13,11 +13,7 @@ fn roundtrip<T: Element>() {
         let (x, host) = random::<T>(&mut rng, shape);
         assert_eq!(x.shape(), shape);
         assert!(x.is_contiguous());
-        assert_same(
-            &fetch(&x),
-            &host,
-            &format!("{} roundtrip {shape:?}", T::NAME),
-        );
+        assert_same(&fetch(&x), &host, &format!("{} roundtrip {shape:?}", T::NAME));
     }
     let z = XData::<T>::zeros(app(), &[129, 7]).unwrap();
     assert!(z.to_vec().unwrap().iter().all(|v| *v == T::default()));
@@ -37,34 +33,14 @@ fn views<T: Element>() {
         // contiguous() gathers on the device and gives the same elements
         let c = v.contiguous().unwrap();
         assert!(c.is_contiguous());
-        assert_same(
-            &fetch(&c),
-            &want,
-            &format!("{} contiguous({what})", T::NAME),
-        );
+        assert_same(&fetch(&c), &want, &format!("{} contiguous({what})", T::NAME));
     };
-    check(
-        &x.t(),
-        host.clone().permuted_axes(IxDyn(&[0, 2, 1])).to_owned(),
-        "t()",
-    );
-    check(
-        &x.permuted_axes(&[2, 0, 1]).unwrap(),
-        host.clone().permuted_axes(IxDyn(&[2, 0, 1])).to_owned(),
-        "permuted",
-    );
+    check(&x.t(), host.clone().permuted_axes(IxDyn(&[0, 2, 1])).to_owned(), "t()");
+    check(&x.permuted_axes(&[2, 0, 1]).unwrap(), host.clone().permuted_axes(IxDyn(&[2, 0, 1])).to_owned(), "permuted");
     let mut s = host.clone();
     s.slice_axis_inplace(Axis(2), Slice::from(3..100));
-    check(
-        &x.slice_axis(2, 3..100).unwrap(),
-        s.clone(),
-        "slice_axis(2, 3..100)",
-    );
-    check(
-        &x.index_axis(1, 32).unwrap(),
-        host.index_axis(Axis(1), 32).to_owned(),
-        "index_axis(1, 32)",
-    );
+    check(&x.slice_axis(2, 3..100).unwrap(), s.clone(), "slice_axis(2, 3..100)");
+    check(&x.index_axis(1, 32).unwrap(), host.index_axis(Axis(1), 32).to_owned(), "index_axis(1, 32)");
     check(
         &x.slice_axis(0, 1..=3).unwrap().t(),
         {
@@ -74,18 +50,8 @@ fn views<T: Element>() {
         },
         "slice then t()",
     );
-    check(
-        &x.reshape(&[165, 129]).unwrap(),
-        host.clone()
-            .into_shape_with_order(IxDyn(&[165, 129]))
-            .unwrap(),
-        "reshape",
-    );
-    check(
-        &x.slice_axis(0, 2..2).unwrap(),
-        ndarray::ArrayD::zeros(IxDyn(&[0, 33, 129])),
-        "empty slice",
-    );
+    check(&x.reshape(&[165, 129]).unwrap(), host.clone().into_shape_with_order(IxDyn(&[165, 129])).unwrap(), "reshape");
+    check(&x.slice_axis(0, 2..2).unwrap(), ndarray::ArrayD::zeros(IxDyn(&[0, 33, 129])), "empty slice");
 }
 
 #[test]
@@ -105,19 +71,11 @@ fn writes<T: Element>() {
         let (j, i) = (n / 20, n % 20);
         want[[10 + i, j]] = v.to_c64();
     }
-    assert_same(
-        &fetch(&x),
-        &want,
-        &format!("{} write through a view", T::NAME),
-    );
+    assert_same(&fetch(&x), &want, &format!("{} write through a view", T::NAME));
     // copy_from between two strided views
     let y = XData::<T>::zeros(app(), &[65, 33]).unwrap();
     y.copy_from(&x.t()).unwrap();
-    assert_same(
-        &fetch(&y),
-        &want.clone().permuted_axes(IxDyn(&[1, 0])).to_owned(),
-        &format!("{} copy_from", T::NAME),
-    );
+    assert_same(&fetch(&y), &want.clone().permuted_axes(IxDyn(&[1, 0])).to_owned(), &format!("{} copy_from", T::NAME));
 }
 
 #[test]

@@ -7,8 +7,7 @@
 
 use crate::error::{Error, Result};
 use opencl3::device::{
-    CL_DEVICE_NOT_FOUND, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU,
-    CL_DEVICE_TYPE_GPU, Device,
+    CL_DEVICE_NOT_FOUND, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU, Device,
 };
 use opencl3::error_codes::{CL_PLATFORM_NOT_FOUND_KHR, DLOPEN_RUNTIME_LOAD_FAILED};
 use std::fmt;
@@ -166,9 +165,9 @@ impl DeviceSpec {
         match self {
             DeviceSpec::Kind(k) => d.kind == *k,
             DeviceSpec::Index(p, i) => d.platform_index == *p && d.device_index == *i,
-            DeviceSpec::Name(n) => [&d.name, &d.vendor, &d.platform_name]
-                .iter()
-                .any(|field| field.to_lowercase().contains(n.as_str())),
+            DeviceSpec::Name(n) => {
+                [&d.name, &d.vendor, &d.platform_name].iter().any(|field| field.to_lowercase().contains(n.as_str()))
+            }
         }
     }
 }
@@ -187,18 +186,14 @@ pub(crate) struct DeviceFilter {
 impl DeviceFilter {
     pub(crate) fn matches(&self, d: &DeviceInfo) -> bool {
         let contains = |field: &str, want: &Option<String>| {
-            want.as_ref()
-                .is_none_or(|w| field.to_lowercase().contains(&w.to_lowercase()))
+            want.as_ref().is_none_or(|w| field.to_lowercase().contains(&w.to_lowercase()))
         };
         self.kind.is_none_or(|k| d.kind == k)
             && contains(&d.platform_name, &self.platform)
             && contains(&d.vendor, &self.vendor)
             && contains(&d.name, &self.name)
             && self.min_version.is_none_or(|v| d.opencl_version >= v)
-            && self
-                .spec
-                .as_deref()
-                .is_none_or(|s| DeviceSpec::parse(s).matches(d))
+            && self.spec.as_deref().is_none_or(|s| DeviceSpec::parse(s).matches(d))
     }
 
     pub(crate) fn describe(&self) -> String {
@@ -209,11 +204,7 @@ impl DeviceFilter {
         if let Some(k) = self.kind {
             parts.push(format!("type={k}"));
         }
-        for (label, v) in [
-            ("platform", &self.platform),
-            ("vendor", &self.vendor),
-            ("name", &self.name),
-        ] {
+        for (label, v) in [("platform", &self.platform), ("vendor", &self.vendor), ("name", &self.name)] {
             if let Some(v) = v {
                 parts.push(format!("{label}~{v}"));
             }
@@ -221,11 +212,7 @@ impl DeviceFilter {
         if let Some((a, b)) = self.min_version {
             parts.push(format!("OpenCL>={a}.{b}"));
         }
-        if parts.is_empty() {
-            "any device".to_string()
-        } else {
-            parts.join(", ")
-        }
+        if parts.is_empty() { "any device".to_string() } else { parts.join(", ") }
     }
 }
 
@@ -247,18 +234,11 @@ pub(crate) fn choose(devices: &[DeviceInfo], filter: &DeviceFilter) -> Result<us
     preference_order(devices)
         .into_iter()
         .find(|&i| filter.matches(&devices[i]))
-        .ok_or_else(|| Error::DeviceSelection {
-            spec: filter.describe(),
-            available: listing(devices),
-        })
+        .ok_or_else(|| Error::DeviceSelection { spec: filter.describe(), available: listing(devices) })
 }
 
 fn listing(devices: &[DeviceInfo]) -> String {
-    devices
-        .iter()
-        .map(|d| format!("  {}", d.summary()))
-        .collect::<Vec<_>>()
-        .join("\n")
+    devices.iter().map(|d| format!("  {}", d.summary())).collect::<Vec<_>>().join("\n")
 }
 
 const INSTALL_HINT: &str = "on Debian/Ubuntu run `sudo apt-get install ocl-icd-libopencl1 pocl-opencl-icd` \
@@ -275,15 +255,11 @@ pub(crate) fn discover() -> Result<Vec<(DeviceInfo, Device)>> {
         Ok(p) => p,
         Err(e) if e.0 == DLOPEN_RUNTIME_LOAD_FAILED => {
             return Err(Error::NoDevice {
-                reason: format!(
-                    "the OpenCL library libOpenCL.so.1 could not be loaded; {INSTALL_HINT}"
-                ),
+                reason: format!("the OpenCL library libOpenCL.so.1 could not be loaded; {INSTALL_HINT}"),
             });
         }
         Err(e) if e.0 == CL_PLATFORM_NOT_FOUND_KHR => {
-            return Err(Error::NoDevice {
-                reason: format!("no OpenCL platform is installed; {INSTALL_HINT}"),
-            });
+            return Err(Error::NoDevice { reason: format!("no OpenCL platform is installed; {INSTALL_HINT}") });
         }
         Err(e) => return Err(Error::cl(e.0, "listing OpenCL platforms")),
     };
@@ -294,29 +270,19 @@ pub(crate) fn discover() -> Result<Vec<(DeviceInfo, Device)>> {
             Ok(ids) => ids,
             Err(e) if e.0 == CL_DEVICE_NOT_FOUND => continue,
             Err(e) => {
-                return Err(Error::cl(
-                    e.0,
-                    format!("listing the devices of platform `{platform_name}`"),
-                ));
+                return Err(Error::cl(e.0, format!("listing the devices of platform `{platform_name}`")));
             }
         };
         for (di, id) in ids.into_iter().enumerate() {
             let device = Device::new(id);
-            let info = describe(&device, pi, di, &platform_name).map_err(|e| {
-                Error::cl(
-                    e.0,
-                    format!("querying device {pi}:{di} of `{platform_name}`"),
-                )
-            })?;
+            let info = describe(&device, pi, di, &platform_name)
+                .map_err(|e| Error::cl(e.0, format!("querying device {pi}:{di} of `{platform_name}`")))?;
             found.push((info, device));
         }
     }
     if found.is_empty() {
         return Err(Error::NoDevice {
-            reason: format!(
-                "{} OpenCL platform(s) found but no device; {INSTALL_HINT}",
-                platforms.len()
-            ),
+            reason: format!("{} OpenCL platform(s) found but no device; {INSTALL_HINT}", platforms.len()),
         });
     }
     Ok(found)
@@ -347,11 +313,7 @@ fn describe(
         vendor: device.vendor()?.trim().to_string(),
         opencl_version: parse_version(&version),
         version: version.trim().to_string(),
-        driver_version: device
-            .driver_version()
-            .unwrap_or_default()
-            .trim()
-            .to_string(),
+        driver_version: device.driver_version().unwrap_or_default().trim().to_string(),
         kind,
         compute_units: device.max_compute_units()?,
         clock_mhz: device.max_clock_frequency().unwrap_or(0),
@@ -419,14 +381,7 @@ mod tests {
     fn higher_score_wins_within_a_kind() {
         let devices = vec![
             dev(0, 0, DeviceKind::Gpu, "Intel(R) Corporation", 96, 1300),
-            dev(
-                0,
-                1,
-                DeviceKind::Gpu,
-                "Advanced Micro Devices, Inc.",
-                60,
-                1800,
-            ),
+            dev(0, 1, DeviceKind::Gpu, "Advanced Micro Devices, Inc.", 60, 1800),
         ];
         assert_eq!(preference_order(&devices), vec![1, 0]);
     }
@@ -445,10 +400,7 @@ mod tests {
     #[test]
     fn unmatched_filter_lists_devices() {
         let devices = vec![dev(0, 0, DeviceKind::Cpu, "pocl", 4, 3000)];
-        let filter = DeviceFilter {
-            spec: Some("quantum".into()),
-            ..Default::default()
-        };
+        let filter = DeviceFilter { spec: Some("quantum".into()), ..Default::default() };
         let err = choose(&devices, &filter).unwrap_err().to_string();
         assert!(err.contains("CLIPER_DEVICE=quantum"), "{err}");
         assert!(err.contains("0:0 CPU"), "{err}");
@@ -458,10 +410,7 @@ mod tests {
     fn min_version_filters() {
         let mut old = dev(0, 0, DeviceKind::Gpu, "x", 4, 1000);
         old.opencl_version = (1, 1);
-        let filter = DeviceFilter {
-            min_version: Some((1, 2)),
-            ..Default::default()
-        };
+        let filter = DeviceFilter { min_version: Some((1, 2)), ..Default::default() };
         assert!(!filter.matches(&old));
         old.opencl_version = (2, 0);
         assert!(filter.matches(&old));

@@ -130,15 +130,8 @@ pub(crate) fn copy_buffer(
 pub(crate) fn set_arg_bytes(kernel: &Kernel, index: u32, bytes: &[u8]) -> ClResult<()> {
     // Sound: clSetKernelArg copies `bytes.len()` bytes before returning; a size that does not match the
     // parameter's type is rejected with CL_INVALID_ARG_SIZE.
-    unsafe {
-        opencl3::kernel::set_kernel_arg(
-            kernel.get(),
-            index,
-            bytes.len(),
-            bytes.as_ptr().cast::<c_void>(),
-        )
-    }
-    .map_err(ClError)
+    unsafe { opencl3::kernel::set_kernel_arg(kernel.get(), index, bytes.len(), bytes.as_ptr().cast::<c_void>()) }
+        .map_err(ClError)
 }
 
 /// Sets kernel argument `index` to a device buffer.
@@ -161,8 +154,7 @@ pub(crate) fn set_arg_buffer(kernel: &Kernel, index: u32, buffer: &Buffer<u8>) -
 /// Sets kernel argument `index` to `bytes` bytes of work-group local memory.
 pub(crate) fn set_arg_local(kernel: &Kernel, index: u32, bytes: usize) -> ClResult<()> {
     // Sound: a null value with a size asks OpenCL to allocate local memory; nothing on the host is touched.
-    unsafe { opencl3::kernel::set_kernel_arg(kernel.get(), index, bytes, ptr::null()) }
-        .map_err(ClError)
+    unsafe { opencl3::kernel::set_kernel_arg(kernel.get(), index, bytes, ptr::null()) }.map_err(ClError)
 }
 
 /// Enqueues `kernel` over `global` work items (1 to 3 dimensions) with an optional work-group size.

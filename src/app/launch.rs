@@ -29,11 +29,7 @@ impl IndexType {
     /// assert_eq!(IndexType::for_extent(1 << 31), IndexType::U64);
     /// ```
     pub fn for_extent(max_extent: u64) -> IndexType {
-        if max_extent < (1u64 << 31) {
-            IndexType::U32
-        } else {
-            IndexType::U64
-        }
+        if max_extent < (1u64 << 31) { IndexType::U32 } else { IndexType::U64 }
     }
 
     /// The OpenCL C type (`uint`, `ulong`), for a `-DIDX=` build option.
@@ -125,13 +121,8 @@ impl<'k> Launch<'k> {
         if self.error.is_none()
             && let Err(e) = f(&self.kernel.kernel, index)
         {
-            self.error = Some(Error::cl(
-                e.0,
-                format!(
-                    "setting argument {index} ({what}) of kernel `{}`",
-                    self.kernel.name
-                ),
-            ));
+            self.error =
+                Some(Error::cl(e.0, format!("setting argument {index} ({what}) of kernel `{}`", self.kernel.name)));
         }
         self
     }
@@ -140,10 +131,7 @@ impl<'k> Launch<'k> {
         if self.error.is_none() && !x.app().same_as(&self.kernel.app) {
             self.error = Some(Error::invalid(
                 &self.kernel.owner,
-                format!(
-                    "an array passed to kernel `{}` belongs to another ClApp",
-                    self.kernel.name
-                ),
+                format!("an array passed to kernel `{}` belongs to another ClApp", self.kernel.name),
             ));
         }
         let storage = x.storage().clone();
@@ -217,15 +205,9 @@ impl<'k> Launch<'k> {
         let kernel = self.kernel;
         let dims = self.global.len();
         let shape_error = if !(1..=3).contains(&dims) {
-            Some(format!(
-                "global size {:?} must have 1 to 3 dimensions",
-                self.global
-            ))
+            Some(format!("global size {:?} must have 1 to 3 dimensions", self.global))
         } else if self.local.as_ref().is_some_and(|l| l.len() != dims) {
-            Some(format!(
-                "local size {:?} does not match global size {:?}",
-                self.local, self.global
-            ))
+            Some(format!("local size {:?} does not match global size {:?}", self.local, self.global))
         } else {
             None
         };
@@ -240,10 +222,7 @@ impl<'k> Launch<'k> {
             bytes: self.bytes,
             flops: self.flops,
         };
-        if let Some(e) = self
-            .error
-            .or_else(|| shape_error.map(|s| Error::invalid(&kernel.owner, s)))
-        {
+        if let Some(e) = self.error.or_else(|| shape_error.map(|s| Error::invalid(&kernel.owner, s))) {
             return Err(command.fail(e));
         }
         if self.global.contains(&0) {
@@ -302,10 +281,7 @@ impl TrackedCommand<'_> {
     }
 
     /// Runs `enqueue` unless an input is invalid, then records the event on the outputs and in the profile.
-    pub(crate) fn submit(
-        self,
-        enqueue: impl FnOnce() -> std::result::Result<Event, ClError>,
-    ) -> Result<()> {
+    pub(crate) fn submit(self, enqueue: impl FnOnce() -> std::result::Result<Event, ClError>) -> Result<()> {
         self.check_inputs()?;
         match enqueue() {
             Ok(event) => {
@@ -370,16 +346,12 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     pub(crate) fn start() -> Recorder {
-        Recorder {
-            previous: Some(RECORDING.with(|r| r.borrow_mut().replace(Vec::new()))),
-        }
+        Recorder { previous: Some(RECORDING.with(|r| r.borrow_mut().replace(Vec::new()))) }
     }
 
     pub(crate) fn finish(mut self) -> Vec<LaunchRecord> {
         let previous = self.previous.take().unwrap_or(None);
-        RECORDING
-            .with(|r| std::mem::replace(&mut *r.borrow_mut(), previous))
-            .unwrap_or_default()
+        RECORDING.with(|r| std::mem::replace(&mut *r.borrow_mut(), previous)).unwrap_or_default()
     }
 }
 

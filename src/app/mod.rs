@@ -218,13 +218,9 @@ impl ClApp {
     }
 
     fn open(info: DeviceInfo, device: Device, profiling: bool) -> Result<ClApp> {
-        let context = Context::from_device(&device)
-            .during(|| format!("creating an OpenCL context on `{}`", info.name))?;
-        let properties = if profiling {
-            CL_QUEUE_PROFILING_ENABLE
-        } else {
-            0
-        };
+        let context =
+            Context::from_device(&device).during(|| format!("creating an OpenCL context on `{}`", info.name))?;
+        let properties = if profiling { CL_QUEUE_PROFILING_ENABLE } else { 0 };
         // clCreateCommandQueue is deprecated from OpenCL 2.0 but present everywhere, 1.2 devices included.
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, properties)
@@ -254,10 +250,7 @@ impl ClApp {
 
     /// Waits until every command enqueued so far has finished.
     pub fn finish(&self) -> Result<()> {
-        self.inner
-            .queue
-            .finish()
-            .during(|| "waiting for the command queue to finish".into())
+        self.inner.queue.finish().during(|| "waiting for the command queue to finish".into())
     }
 
     /// Host↔device copies made so far (a snapshot; subtract two to measure a stretch of work).
@@ -312,23 +305,14 @@ impl ClApp {
             return Err(Error::OutOfMemory {
                 what: what.to_string(),
                 bytes: bytes as u64,
-                limit: format!(
-                    "`{}` allows at most {limit} bytes in one allocation",
-                    self.inner.info.name
-                ),
+                limit: format!("`{}` allows at most {limit} bytes in one allocation", self.inner.info.name),
             });
         }
-        ffi::create_buffer(self.context(), bytes)
-            .during(|| format!("allocating {bytes} bytes for {what}"))
+        ffi::create_buffer(self.context(), bytes).during(|| format!("allocating {bytes} bytes for {what}"))
     }
 
     /// Blocking host→device copy, counted in [`ClApp::transfer_stats`].
-    pub(crate) fn upload<T: Element>(
-        &self,
-        buffer: &Buffer<u8>,
-        offset_bytes: usize,
-        data: &[T],
-    ) -> Result<Event> {
+    pub(crate) fn upload<T: Element>(&self, buffer: &Buffer<u8>, offset_bytes: usize, data: &[T]) -> Result<Event> {
         let bytes = std::mem::size_of_val(data);
         let event = ffi::write_buffer(self.queue(), buffer, offset_bytes, data)
             .during(|| format!("copying {bytes} bytes from the host to the device"))?;
@@ -339,12 +323,7 @@ impl ClApp {
     }
 
     /// Blocking device→host copy, counted in [`ClApp::transfer_stats`].
-    pub(crate) fn download<T: Element>(
-        &self,
-        buffer: &Buffer<u8>,
-        offset_bytes: usize,
-        out: &mut [T],
-    ) -> Result<()> {
+    pub(crate) fn download<T: Element>(&self, buffer: &Buffer<u8>, offset_bytes: usize, out: &mut [T]) -> Result<()> {
         let bytes = std::mem::size_of_val(out);
         ffi::read_buffer(self.queue(), buffer, offset_bytes, out)
             .during(|| format!("copying {bytes} bytes from the device to the host"))?;
@@ -355,14 +334,8 @@ impl ClApp {
     }
 
     pub(crate) fn program_slot(&self, source: &str, options: &str) -> ProgramSlot {
-        let mut map = self
-            .inner
-            .programs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        map.entry((source.to_string(), options.to_string()))
-            .or_default()
-            .clone()
+        let mut map = self.inner.programs.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry((source.to_string(), options.to_string())).or_default().clone()
     }
 }
 
@@ -420,9 +393,7 @@ mod tests {
         let mut info = ClApp::devices().unwrap().remove(0);
         info.fp64 = false;
         info.name = "Tiny GPU".into();
-        let err = check_fp64::<num_complex::Complex<f64>>(&info)
-            .unwrap_err()
-            .to_string();
+        let err = check_fp64::<num_complex::Complex<f64>>(&info).unwrap_err().to_string();
         assert!(err.contains("c64") && err.contains("Tiny GPU"), "{err}");
         assert!(check_fp64::<f32>(&info).is_ok());
     }

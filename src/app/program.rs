@@ -2,9 +2,7 @@
 
 use super::{ClApp, Launch};
 use crate::error::{ClContext, Error, Result};
-use opencl3::error_codes::{
-    CL_BUILD_PROGRAM_FAILURE, CL_COMPILE_PROGRAM_FAILURE, CL_INVALID_BUILD_OPTIONS,
-};
+use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_COMPILE_PROGRAM_FAILURE, CL_INVALID_BUILD_OPTIONS};
 use std::sync::Arc;
 
 /// A built OpenCL program. Built programs are cached per `ClApp` by (source, options), so asking again for the
@@ -36,19 +34,12 @@ impl ClApp {
     /// [`Error::Build`] with the full compiler log.
     pub fn build_program(&self, name: &str, source: &str, options: &str) -> Result<Program> {
         if options.contains('\0') {
-            return Err(Error::invalid(
-                "build_program",
-                format!("options of `{name}` contain a NUL byte"),
-            ));
+            return Err(Error::invalid("build_program", format!("options of `{name}` contain a NUL byte")));
         }
         let slot = self.program_slot(source, options);
         let mut cached = slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(program) = cached.as_ref() {
-            return Ok(Program {
-                program: program.clone(),
-                name: name.to_string(),
-                app: self.clone(),
-            });
+            return Ok(Program { program: program.clone(), name: name.to_string(), app: self.clone() });
         }
         let mut program = opencl3::program::Program::create_from_source(self.context(), source)
             .during(|| format!("creating program `{name}`"))?;
@@ -56,15 +47,10 @@ impl ClApp {
         if let Err(e) = program.build(&[device_id], &format!("-cl-std=CL1.2 {options}")) {
             let log = program.get_build_log(device_id).unwrap_or_default();
             return Err(match e.0 {
-                CL_BUILD_PROGRAM_FAILURE
-                | CL_COMPILE_PROGRAM_FAILURE
-                | CL_INVALID_BUILD_OPTIONS => Error::Build {
+                CL_BUILD_PROGRAM_FAILURE | CL_COMPILE_PROGRAM_FAILURE | CL_INVALID_BUILD_OPTIONS => Error::Build {
                     program: format!("{name} [{options}]"),
                     log: if log.trim().is_empty() {
-                        format!(
-                            "(the compiler gave no log; the build returned {})",
-                            crate::cl_error_name(e.0)
-                        )
+                        format!("(the compiler gave no log; the build returned {})", crate::cl_error_name(e.0))
                     } else {
                         log
                     },
@@ -74,29 +60,19 @@ impl ClApp {
         }
         let program = Arc::new(program);
         *cached = Some(program.clone());
-        Ok(Program {
-            program,
-            name: name.to_string(),
-            app: self.clone(),
-        })
+        Ok(Program { program, name: name.to_string(), app: self.clone() })
     }
 }
 
 impl std::fmt::Debug for Program {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Program")
-            .field("name", &self.name)
-            .field("device", &self.app.device().name)
-            .finish()
+        f.debug_struct("Program").field("name", &self.name).field("device", &self.app.device().name).finish()
     }
 }
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kernel")
-            .field("name", &self.name)
-            .field("owner", &self.owner)
-            .finish()
+        f.debug_struct("Kernel").field("name", &self.name).field("owner", &self.owner).finish()
     }
 }
 
@@ -107,19 +83,11 @@ impl Program {
     /// sharing one kernel object would overwrite each other's arguments.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
         if name.contains('\0') {
-            return Err(Error::invalid(
-                "Program::kernel",
-                "kernel name contains a NUL byte",
-            ));
+            return Err(Error::invalid("Program::kernel", "kernel name contains a NUL byte"));
         }
         let kernel = opencl3::kernel::Kernel::create(&self.program, name)
             .during(|| format!("creating kernel `{name}` from program `{}`", self.name))?;
-        Ok(Kernel {
-            kernel,
-            name: name.to_string(),
-            owner: name.to_string(),
-            app: self.app.clone(),
-        })
+        Ok(Kernel { kernel, name: name.to_string(), owner: name.to_string(), app: self.app.clone() })
     }
 
     /// The name given to [`ClApp::build_program`].

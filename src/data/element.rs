@@ -27,9 +27,7 @@ mod sealed {
 /// assert!(Complex32::IS_COMPLEX && !Complex32::IS_DOUBLE);
 /// assert!(<f64 as Element>::build_options().contains("-DT=double"));
 /// ```
-pub trait Element:
-    sealed::Sealed + Copy + Default + PartialEq + Debug + Send + Sync + 'static
-{
+pub trait Element: sealed::Sealed + Copy + Default + PartialEq + Debug + Send + Sync + 'static {
     /// The real type underneath: `f32` for `f32` and `Complex<f32>`, `f64` for the other two.
     type Real: RealElement;
     /// The OpenCL C type name (`float`, `double`, `float2`, `double2`).

@@ -38,42 +38,21 @@ impl<T: ComplexElement> KData<T> {
     /// any axes before that frames.
     pub fn new(data: XData<T>, spatial_dims: usize) -> Result<KData<T>> {
         if !(1..=3).contains(&spatial_dims) {
-            return Err(Error::invalid(
-                "KData::new",
-                format!("spatial_dims must be 1, 2 or 3, got {spatial_dims}"),
-            ));
+            return Err(Error::invalid("KData::new", format!("spatial_dims must be 1, 2 or 3, got {spatial_dims}")));
         }
         if data.ndim() < spatial_dims + 1 {
             return Err(Error::Shape {
                 op: "KData::new".into(),
-                expected: format!(
-                    "[frames…, coils, {spatial_dims} spatial axes] (at least {} axes)",
-                    spatial_dims + 1
-                ),
+                expected: format!("[frames…, coils, {spatial_dims} spatial axes] (at least {} axes)", spatial_dims + 1),
                 got: format!("{:?}", data.shape()),
             });
         }
-        Ok(KData {
-            data,
-            spatial_dims,
-            sensitivity_maps: None,
-            sampling_mask: None,
-        })
+        Ok(KData { data, spatial_dims, sensitivity_maps: None, sampling_mask: None })
     }
 
     /// Zero-filled k-space of `frames` (may be empty), `coils` and `spatial` extents.
-    pub fn zeros(
-        app: &ClApp,
-        frames: &[usize],
-        coils: usize,
-        spatial: &[usize],
-    ) -> Result<KData<T>> {
-        let shape: Vec<usize> = frames
-            .iter()
-            .copied()
-            .chain([coils])
-            .chain(spatial.iter().copied())
-            .collect();
+    pub fn zeros(app: &ClApp, frames: &[usize], coils: usize, spatial: &[usize]) -> Result<KData<T>> {
+        let shape: Vec<usize> = frames.iter().copied().chain([coils]).chain(spatial.iter().copied()).collect();
         KData::new(XData::zeros(app, &shape)?, spatial.len())
     }
 
@@ -103,16 +82,9 @@ impl<T: ComplexElement> KData<T> {
 
     /// Attaches coil sensitivity maps of shape `[coils, spatial…]`.
     pub fn with_sensitivity_maps(mut self, maps: XData<T>) -> Result<KData<T>> {
-        let expected: Vec<usize> = [self.num_coils()]
-            .into_iter()
-            .chain(self.spatial_shape().iter().copied())
-            .collect();
+        let expected: Vec<usize> = [self.num_coils()].into_iter().chain(self.spatial_shape().iter().copied()).collect();
         if maps.shape() != expected.as_slice() {
-            return Err(Error::shape(
-                "KData sensitivity maps",
-                &expected,
-                maps.shape(),
-            ));
+            return Err(Error::shape("KData sensitivity maps", &expected, maps.shape()));
         }
         self.sensitivity_maps = Some(maps);
         Ok(self)

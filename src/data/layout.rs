@@ -16,12 +16,7 @@ pub(crate) fn element_count(op: &str, shape: &[usize]) -> Result<usize> {
     shape
         .iter()
         .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-        .ok_or_else(|| {
-            Error::invalid(
-                op,
-                format!("shape {shape:?} has more elements than fit in memory"),
-            )
-        })
+        .ok_or_else(|| Error::invalid(op, format!("shape {shape:?} has more elements than fit in memory")))
 }
 
 impl Layout {
@@ -33,11 +28,7 @@ impl Layout {
             strides[k] = step;
             step = step.saturating_mul(n.max(1));
         }
-        Layout {
-            shape: shape.to_vec(),
-            strides,
-            offset: 0,
-        }
+        Layout { shape: shape.to_vec(), strides, offset: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -64,12 +55,7 @@ impl Layout {
         if self.len() == 0 {
             return None;
         }
-        let last: usize = self
-            .shape
-            .iter()
-            .zip(&self.strides)
-            .map(|(&n, &s)| (n - 1) * s)
-            .sum();
+        let last: usize = self.shape.iter().zip(&self.strides).map(|(&n, &s)| (n - 1) * s).sum();
         Some((self.offset, self.offset + last))
     }
 
@@ -77,11 +63,7 @@ impl Layout {
         if axis >= self.shape.len() {
             return Err(Error::invalid(
                 op,
-                format!(
-                    "axis {axis} does not exist in an array of shape {:?} ({} axes)",
-                    self.shape,
-                    self.shape.len()
-                ),
+                format!("axis {axis} does not exist in an array of shape {:?} ({} axes)", self.shape, self.shape.len()),
             ));
         }
         Ok(())
@@ -115,10 +97,7 @@ impl Layout {
         if start > end || end > n {
             return Err(Error::invalid(
                 op,
-                format!(
-                    "range {start}..{end} is outside axis {axis} of extent {n} (shape {:?})",
-                    self.shape
-                ),
+                format!("range {start}..{end} is outside axis {axis} of extent {n} (shape {:?})", self.shape),
             ));
         }
         let mut l = self.clone();
@@ -135,10 +114,7 @@ impl Layout {
         if index >= self.shape[axis] {
             return Err(Error::invalid(
                 op,
-                format!(
-                    "index {index} is outside axis {axis} of extent {} (shape {:?})",
-                    self.shape[axis], self.shape
-                ),
+                format!("index {index} is outside axis {axis} of extent {} (shape {:?})", self.shape[axis], self.shape),
             ));
         }
         let mut l = self.clone();
@@ -154,11 +130,7 @@ impl Layout {
         if n != self.len() {
             return Err(Error::Shape {
                 op: op.to_string(),
-                expected: format!(
-                    "a shape with {} elements (like {:?})",
-                    self.len(),
-                    self.shape
-                ),
+                expected: format!("a shape with {} elements (like {:?})", self.len(), self.shape),
                 got: format!("{shape:?} with {n} elements"),
             });
         }
@@ -181,15 +153,9 @@ impl Layout {
 /// `Ok` when `axes` holds each of `0..ndim` exactly once.
 pub(crate) fn check_permutation(op: &str, axes: &[usize], ndim: usize) -> Result<()> {
     let mut seen = vec![false; ndim];
-    let valid = axes.len() == ndim
-        && axes
-            .iter()
-            .all(|&a| a < ndim && !std::mem::replace(&mut seen[a], true));
+    let valid = axes.len() == ndim && axes.iter().all(|&a| a < ndim && !std::mem::replace(&mut seen[a], true));
     if !valid {
-        return Err(Error::invalid(
-            op,
-            format!("axes {axes:?} are not a permutation of 0..{ndim}"),
-        ));
+        return Err(Error::invalid(op, format!("axes {axes:?} are not a permutation of 0..{ndim}")));
     }
     Ok(())
 }
@@ -214,45 +180,21 @@ mod tests {
         assert_eq!((s.shape.clone(), s.offset), (vec![4, 3, 6], 6));
         assert!(!s.is_contiguous());
         let i = s.indexed("t", 0, 2).unwrap();
-        assert_eq!(
-            (i.shape.clone(), i.strides.clone(), i.offset),
-            (vec![3, 6], vec![6, 1], 66)
-        );
+        assert_eq!((i.shape.clone(), i.strides.clone(), i.offset), (vec![3, 6], vec![6, 1], 66));
         assert!(i.is_contiguous());
         let p = l.permuted("t", &[2, 0, 1]).unwrap();
-        assert_eq!(
-            (p.shape.clone(), p.strides.clone()),
-            (vec![6, 4, 5], vec![1, 30, 6])
-        );
+        assert_eq!((p.shape.clone(), p.strides.clone()), (vec![6, 4, 5], vec![1, 30, 6]));
         assert_eq!(l.span(), Some((0, 119)));
     }
 
     #[test]
     fn bad_arguments_are_named() {
         let l = Layout::row_major(&[4, 5]);
-        assert!(
-            l.permuted("p", &[0, 0])
-                .unwrap_err()
-                .to_string()
-                .contains("not a permutation")
-        );
-        assert!(
-            l.sliced("s", 1, 2, 9)
-                .unwrap_err()
-                .to_string()
-                .contains("outside axis 1")
-        );
-        assert!(
-            l.indexed("i", 2, 0)
-                .unwrap_err()
-                .to_string()
-                .contains("axis 2 does not exist")
-        );
+        assert!(l.permuted("p", &[0, 0]).unwrap_err().to_string().contains("not a permutation"));
+        assert!(l.sliced("s", 1, 2, 9).unwrap_err().to_string().contains("outside axis 1"));
+        assert!(l.indexed("i", 2, 0).unwrap_err().to_string().contains("axis 2 does not exist"));
         let err = l.reshaped("r", &[3, 7]).unwrap_err().to_string();
-        assert!(
-            err.contains("[3, 7]") && err.contains("20 elements"),
-            "{err}"
-        );
+        assert!(err.contains("[3, 7]") && err.contains("20 elements"), "{err}");
         assert!(l.swap_last_two().reshaped("r", &[20]).is_err());
         assert!(element_count("c", &[usize::MAX, 2]).is_err());
     }

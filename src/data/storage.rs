@@ -22,11 +22,7 @@ struct State {
 
 impl Storage {
     pub(crate) fn new(buffer: Buffer<u8>, bytes: usize) -> Storage {
-        Storage {
-            buffer,
-            bytes,
-            state: Mutex::new(State::default()),
-        }
+        Storage { buffer, bytes, state: Mutex::new(State::default()) }
     }
 
     pub(crate) fn buffer(&self) -> &Buffer<u8> {
@@ -46,10 +42,7 @@ impl Storage {
     /// `Err(ProducerFailed)` when the last producer of this buffer failed.
     pub(crate) fn check(&self) -> Result<()> {
         match &self.state().failure {
-            Some((producer, cause)) => Err(Error::ProducerFailed {
-                producer: producer.clone(),
-                cause: cause.clone(),
-            }),
+            Some((producer, cause)) => Err(Error::ProducerFailed { producer: producer.clone(), cause: cause.clone() }),
             None => Ok(()),
         }
     }
@@ -73,10 +66,7 @@ impl Storage {
             && status.0 < 0
         {
             let cause = Arc::new(Error::cl(status.0, "executing on the device"));
-            return Err(Error::ProducerFailed {
-                producer: producer.clone(),
-                cause,
-            });
+            return Err(Error::ProducerFailed { producer: producer.clone(), cause });
         }
         Ok(())
     }

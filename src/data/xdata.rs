@@ -64,12 +64,7 @@ impl<T: Element> XData<T> {
         app.require::<T>()?;
         let bytes = element_count(op, shape)?
             .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| {
-                Error::invalid(
-                    op,
-                    format!("shape {shape:?} has more bytes than fit in memory"),
-                )
-            })?;
+            .ok_or_else(|| Error::invalid(op, format!("shape {shape:?} has more bytes than fit in memory")))?;
         let buffer = app.allocate(bytes, &format!("a {shape:?} {} array", T::NAME))?;
         Ok(XData {
             app: app.clone(),
@@ -148,11 +143,7 @@ impl<T: Element> XData<T> {
     {
         match array.as_slice() {
             Some(slice) => XData::from_slice(app, array.shape(), slice),
-            None => XData::from_slice(
-                app,
-                array.shape(),
-                &array.iter().copied().collect::<Vec<T>>(),
-            ),
+            None => XData::from_slice(app, array.shape(), &array.iter().copied().collect::<Vec<T>>()),
         }
     }
 
@@ -167,11 +158,7 @@ impl<T: Element> XData<T> {
             return self.contiguous()?.to_vec();
         }
         let mut out = vec![T::default(); self.len()];
-        self.app.download(
-            self.storage.buffer(),
-            self.layout.offset * std::mem::size_of::<T>(),
-            &mut out,
-        )?;
+        self.app.download(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), &mut out)?;
         self.storage.check_completed()?;
         Ok(out)
     }
@@ -205,11 +192,7 @@ impl<T: Element> XData<T> {
             return Ok(());
         }
         if self.is_contiguous() {
-            let event = self.app.upload(
-                self.storage.buffer(),
-                self.layout.offset * std::mem::size_of::<T>(),
-                data,
-            )?;
+            let event = self.app.upload(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), data)?;
             self.storage.record_write(Arc::new(event), "XData::write");
             return Ok(());
         }
@@ -283,12 +266,7 @@ impl<T: Element> XData<T> {
     }
 
     fn view(&self, layout: Layout) -> XData<T> {
-        XData {
-            app: self.app.clone(),
-            storage: self.storage.clone(),
-            layout,
-            _element: PhantomData,
-        }
+        XData { app: self.app.clone(), storage: self.storage.clone(), layout, _element: PhantomData }
     }
 
     /// A view with the last two axes swapped (the matrix transpose of each matrix in a batch). Arrays of
@@ -352,10 +330,7 @@ impl<T: Element> XData<T> {
             return false;
         }
         let bytes = |l: &Layout, size: usize| l.span().map(|(a, b)| (a * size, (b + 1) * size));
-        match (
-            bytes(&self.layout, std::mem::size_of::<T>()),
-            bytes(&other.layout, std::mem::size_of::<U>()),
-        ) {
+        match (bytes(&self.layout, std::mem::size_of::<T>()), bytes(&other.layout, std::mem::size_of::<U>())) {
             (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
             _ => false,
         }

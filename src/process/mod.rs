@@ -65,11 +65,7 @@ pub struct Pipeline {
 impl Pipeline {
     /// An empty pipeline on `app`'s device.
     pub fn new(app: &ClApp) -> Pipeline {
-        Pipeline {
-            app: app.clone(),
-            stages: Vec::new(),
-            initialized: false,
-        }
+        Pipeline { app: app.clone(), stages: Vec::new(), initialized: false }
     }
 
     /// Appends a process (builder style).
@@ -144,14 +140,9 @@ impl Pipeline {
         self.app.finish()?;
         let mut launches = Vec::with_capacity(records.len());
         for r in records {
-            let start = r
-                .event
-                .profiling_command_start()
-                .during(|| format!("reading the start time of `{}`", r.kernel))?;
-            let end = r
-                .event
-                .profiling_command_end()
-                .during(|| format!("reading the end time of `{}`", r.kernel))?;
+            let start =
+                r.event.profiling_command_start().during(|| format!("reading the start time of `{}`", r.kernel))?;
+            let end = r.event.profiling_command_end().during(|| format!("reading the end time of `{}`", r.kernel))?;
             launches.push(KernelTiming {
                 process: r.process,
                 kernel: r.kernel,
@@ -188,16 +179,12 @@ pub struct KernelTiming {
 impl KernelTiming {
     /// Achieved bandwidth (bytes moved over device time), when the byte count is known.
     pub fn gb_per_s(&self) -> Option<f64> {
-        self.bytes
-            .filter(|_| self.device_ms > 0.0)
-            .map(|b| b as f64 / (self.device_ms * 1e6))
+        self.bytes.filter(|_| self.device_ms > 0.0).map(|b| b as f64 / (self.device_ms * 1e6))
     }
 
     /// Achieved arithmetic rate, when the process states a nonzero flop count.
     pub fn gflop_per_s(&self) -> Option<f64> {
-        self.flops
-            .filter(|&f| f > 0 && self.device_ms > 0.0)
-            .map(|f| f as f64 / (self.device_ms * 1e6))
+        self.flops.filter(|&f| f > 0 && self.device_ms > 0.0).map(|f| f as f64 / (self.device_ms * 1e6))
     }
 }
 
@@ -237,14 +224,6 @@ impl fmt::Display for Report {
                 opt(l.gflop_per_s())
             )?;
         }
-        write!(
-            f,
-            "{:<20} {:<14} {:>18} {:>10} {:>11.4}",
-            "total",
-            "",
-            "",
-            "",
-            self.total_ms()
-        )
+        write!(f, "{:<20} {:<14} {:>18} {:>10} {:>11.4}", "total", "", "", "", self.total_ms())
     }
 }

@@ -27,12 +27,7 @@ pub struct Permute<T: Element> {
 impl<T: Element> Permute<T> {
     /// A permutation of `input`'s axes into `output`.
     pub fn new(input: &XData<T>, output: &XData<T>, axes: &[usize]) -> Permute<T> {
-        Permute {
-            input: input.clone(),
-            output: output.clone(),
-            axes: axes.to_vec(),
-            plan: None,
-        }
+        Permute { input: input.clone(), output: output.clone(), axes: axes.to_vec(), plan: None }
     }
 
     /// The output shape: `shape[axes[k]]` for each `k`.
@@ -73,17 +68,12 @@ impl<T: Element> Process for Permute<T> {
             return Err(Error::shape("Permute", &expected, self.output.shape()));
         }
         let view = self.input.permuted_axes(&self.axes)?;
-        self.plan = Some((
-            CopyPlan::new("Permute", &view, &self.output, false, None)?,
-            view,
-        ));
+        self.plan = Some((CopyPlan::new("Permute", &view, &self.output, false, None)?, view));
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        let (plan, view) = self.plan.as_mut().ok_or_else(|| Error::NotInitialized {
-            op: "Permute".into(),
-        })?;
+        let (plan, view) = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "Permute".into() })?;
         plan.launch("Permute", view, &self.output)
     }
 }

@@ -44,10 +44,7 @@ pub struct SheppLogan<T: Element> {
 impl<T: Element> SheppLogan<T> {
     /// A phantom generator writing into `output` (2 or 3 axes).
     pub fn new(output: &XData<T>) -> SheppLogan<T> {
-        SheppLogan {
-            output: output.clone(),
-            kernel: None,
-        }
+        SheppLogan { output: output.clone(), kernel: None }
     }
 
     /// Allocates an array of `shape` and fills it with the phantom.
@@ -65,11 +62,7 @@ impl<T: Element> SheppLogan<T> {
         let (depth, height, width) = grid("SheppLogan::reference", shape)?;
         let mut out = Vec::with_capacity(depth * height * width);
         for k in 0..depth {
-            let z = if depth > 1 {
-                ((2 * k + 1) as f64 - depth as f64) / depth as f64
-            } else {
-                0.0
-            };
+            let z = if depth > 1 { ((2 * k + 1) as f64 - depth as f64) / depth as f64 } else { 0.0 };
             for i in 0..height {
                 let y = (height as f64 - (2 * i + 1) as f64) / height as f64;
                 for j in 0..width {
@@ -79,8 +72,7 @@ impl<T: Element> SheppLogan<T> {
                         let e = e.map(f64::from);
                         let (c, s) = (e[6], e[7]);
                         let (dx, dy) = (x - e[4], y - e[5]);
-                        let (u, v, w) =
-                            ((dx * c + dy * s) / e[1], (dy * c - dx * s) / e[2], z / e[3]);
+                        let (u, v, w) = ((dx * c + dy * s) / e[1], (dy * c - dx * s) / e[2], z / e[3]);
                         if u * u + v * v + w * w <= 1.0 {
                             value += e[0];
                         }
@@ -98,10 +90,7 @@ fn grid(op: &str, shape: &[usize]) -> Result<(usize, usize, usize)> {
     match *shape {
         [h, w] => Ok((1, h, w)),
         [d, h, w] => Ok((d, h, w)),
-        _ => Err(Error::invalid(
-            op,
-            format!("needs a 2-D or 3-D shape, got {shape:?}"),
-        )),
+        _ => Err(Error::invalid(op, format!("needs a 2-D or 3-D shape, got {shape:?}"))),
     }
 }
 
@@ -112,48 +101,26 @@ impl<T: Element> Process for SheppLogan<T> {
 
     fn init(&mut self) -> Result<()> {
         grid("SheppLogan", self.output.shape())?;
-        let extent = self
-            .output
-            .layout()
-            .span()
-            .map_or(0, |(_, hi)| hi as u64 + 1);
+        let extent = self.output.layout().span().map_or(0, |(_, hi)| hi as u64 + 1);
         let index = IndexType::for_extent(extent.max(self.output.len() as u64));
         let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
-        let program = self.output.app().build_program(
-            "phantom.cl",
-            &kernels::with_common(kernels::PHANTOM),
-            &options,
-        )?;
+        let program =
+            self.output.app().build_program("phantom.cl", &kernels::with_common(kernels::PHANTOM), &options)?;
         self.kernel = Some((program.kernel("shepp_logan")?.owned_by("SheppLogan"), index));
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        let (kernel, idx) = self.kernel.as_mut().ok_or_else(|| Error::NotInitialized {
-            op: "SheppLogan".into(),
-        })?;
+        let (kernel, idx) = self.kernel.as_mut().ok_or_else(|| Error::NotInitialized { op: "SheppLogan".into() })?;
         let idx = *idx;
         let (depth, height, width) = grid("SheppLogan", self.output.shape())?;
         // grid() accepted 2 or 3 axes; a 2-D image has no depth stride.
         let strides = self.output.strides();
-        let stride = |from_end: usize| {
-            strides
-                .len()
-                .checked_sub(from_end)
-                .and_then(|k| strides.get(k))
-                .copied()
-        };
-        let (s_k, s_i, s_j) = (
-            stride(3).unwrap_or(0),
-            stride(2).unwrap_or(0),
-            stride(1).unwrap_or(0),
-        );
+        let stride = |from_end: usize| strides.len().checked_sub(from_end).and_then(|k| strides.get(k)).copied();
+        let (s_k, s_i, s_j) = (stride(3).unwrap_or(0), stride(2).unwrap_or(0), stride(1).unwrap_or(0));
         const LOCAL: [usize; 2] = [16, 16];
         let rows = depth * height;
-        let global = [
-            width.div_ceil(LOCAL[0]) * LOCAL[0],
-            rows.div_ceil(LOCAL[1]).min(65535) * LOCAL[1],
-        ];
+        let global = [width.div_ceil(LOCAL[0]) * LOCAL[0], rows.div_ceil(LOCAL[1]).min(65535) * LOCAL[1]];
         let bytes = (self.output.len() * std::mem::size_of::<T>()) as u64;
         kernel
             .launch()
@@ -165,11 +132,7 @@ impl<T: Element> Process for SheppLogan<T> {
             .index(idx, depth as u64)
             .index(idx, height as u64)
             .index(idx, width as u64)
-            .global(if self.output.is_empty() {
-                &[0, 0]
-            } else {
-                &global
-            })
+            .global(if self.output.is_empty() { &[0, 0] } else { &global })
             .local(&LOCAL)
             .work(bytes, 0)
             .enqueue()

@@ -44,10 +44,12 @@ impl TransposeTiles {
     /// require.
     pub fn for_device(info: &DeviceInfo, element_bytes: usize) -> TransposeTiles {
         let vendor = info.vendor.to_lowercase();
-        // Measured choices (docs/benchmarks.md); 32 × 8 is the classic safe point for GPUs.
+        // Measured choices (docs/benchmarks.md). NVIDIA H100, 16384² f32: 64×8 0.745 ms, 64×4 0.757, 32×4 0.768,
+        // 32×8 0.771, 64×16 0.793, 32×16 0.973 (CLBlast 0.770). PoCL on 2 Xeon cores: 64×8 a little ahead of
+        // 32×8. Other devices get the classic 32×8, which asks less local memory per group.
         let mut t = match info.kind {
-            DeviceKind::Gpu if vendor.contains("nvidia") => TransposeTiles { tile: 32, rows: 8 },
-            DeviceKind::Cpu => TransposeTiles { tile: 32, rows: 8 },
+            DeviceKind::Gpu if vendor.contains("nvidia") => TransposeTiles { tile: 64, rows: 8 },
+            DeviceKind::Cpu => TransposeTiles { tile: 64, rows: 8 },
             _ => TransposeTiles { tile: 32, rows: 8 },
         };
         while t.tile > 1 && t.local_bytes(element_bytes) > info.local_mem_bytes as usize {
@@ -66,10 +68,8 @@ impl TransposeTiles {
 
     /// `Ok` when the device can run this tile shape for elements of `element_bytes` bytes.
     pub fn validate(&self, info: &DeviceInfo, element_bytes: usize) -> Result<()> {
-        let ok_shape = self.tile.is_power_of_two()
-            && self.tile <= 128
-            && self.rows >= 1
-            && self.tile.is_multiple_of(self.rows);
+        let ok_shape =
+            self.tile.is_power_of_two() && self.tile <= 128 && self.rows >= 1 && self.tile.is_multiple_of(self.rows);
         if !ok_shape {
             return Err(Error::invalid(
                 "TransposeTiles",
@@ -105,6 +105,15 @@ impl TransposeTiles {
     }
 }
 
+/// The most work-groups worth launching at once. GPUs get one group per tile or row chunk and hide latency with
+/// them; on CPUs each group costs a dispatch (PoCL: microseconds), so a few per core loop over the work instead.
+fn group_limit(info: &DeviceInfo) -> usize {
+    match info.kind {
+        DeviceKind::Cpu => (info.compute_units as usize * 8).max(1),
+        _ => i32::MAX as usize / 1024,
+    }
+}
+
 /// Extents and strides of up to eight batch axes, as the kernels take them (three `ulong8` arguments).
 #[derive(Clone, Copy, Debug, Default)]
 struct Batch {
@@ -116,10 +125,7 @@ struct Batch {
 
 impl Batch {
     fn new(axes: &[Axis]) -> Batch {
-        let mut b = Batch {
-            axes: axes.len() as u32,
-            ..Batch::default()
-        };
+        let mut b = Batch { axes: axes.len() as u32, ..Batch::default() };
         for (k, a) in axes.iter().enumerate() {
             b.shape[k] = a.n as u64;
             b.src[k] = a.src as u64;
@@ -145,32 +151,20 @@ struct Axis {
 fn merged_axes(src: &Layout, dst: &Layout) -> Vec<Axis> {
     let mut axes: Vec<Axis> = (0..src.shape.len())
         .filter(|&k| src.shape[k] > 1)
-        .map(|k| Axis {
-            n: src.shape[k],
-            src: src.strides[k],
-            dst: dst.strides[k],
-        })
+        .map(|k| Axis { n: src.shape[k], src: src.strides[k], dst: dst.strides[k] })
         .collect();
     axes.sort_by(|a, b| b.dst.cmp(&a.dst).then(b.src.cmp(&a.src)));
     let mut merged: Vec<Axis> = Vec::with_capacity(axes.len());
     for a in axes {
         match merged.last_mut() {
             Some(last) if last.src == a.n * a.src && last.dst == a.n * a.dst => {
-                *last = Axis {
-                    n: last.n * a.n,
-                    src: a.src,
-                    dst: a.dst,
-                };
+                *last = Axis { n: last.n * a.n, src: a.src, dst: a.dst };
             }
             _ => merged.push(a),
         }
     }
     if merged.is_empty() {
-        merged.push(Axis {
-            n: 1,
-            src: 1,
-            dst: 1,
-        });
+        merged.push(Axis { n: 1, src: 1, dst: 1 });
     }
     merged
 }
@@ -190,11 +184,12 @@ enum Step {
         global: [usize; 2],
         local: [usize; 2],
     },
+    /// `tiles`: tiles along p, along q, and in all (batch included).
     Tiled {
         kernel: Kernel,
         p: Axis,
         q: Axis,
-        tiles: [u64; 2],
+        tiles: [u64; 3],
         batch: Batch,
         groups: usize,
         group_size: usize,
@@ -220,10 +215,7 @@ impl CopyPlan {
     ) -> Result<CopyPlan> {
         let app = dst.app();
         if !src.app().same_as(app) {
-            return Err(Error::invalid(
-                op,
-                "input and output belong to different ClApps (devices)",
-            ));
+            return Err(Error::invalid(op, "input and output belong to different ClApps (devices)"));
         }
         if src.shape() != dst.shape() {
             return Err(Error::shape(op, src.shape(), dst.shape()));
@@ -245,27 +237,15 @@ impl CopyPlan {
         let len = src.len();
         let bytes_moved = 2 * (len * element) as u64;
         let (s, d) = (src.layout(), dst.layout());
-        let extent = [s.span(), d.span()]
-            .into_iter()
-            .flatten()
-            .map(|(_, hi)| hi as u64 + 1)
-            .max()
-            .unwrap_or(0);
+        let extent = [s.span(), d.span()].into_iter().flatten().map(|(_, hi)| hi as u64 + 1).max().unwrap_or(0);
         let index = IndexType::for_extent(extent);
         if len == 0 {
-            return Ok(CopyPlan {
-                step: Step::Nothing,
-                index,
-                bytes_moved,
-            });
+            return Ok(CopyPlan { step: Step::Nothing, index, bytes_moved });
         }
         let conjugate = conjugate && T::IS_COMPLEX;
         let axes = merged_axes(s, d);
         let q = axes.len() - 1;
-        let p = (0..axes.len())
-            .rev()
-            .min_by_key(|&k| axes[k].src)
-            .unwrap_or(q);
+        let p = (0..axes.len()).rev().min_by_key(|&k| axes[k].src).unwrap_or(q);
         if axes.len() == 1 && axes[0].src == 1 && axes[0].dst == 1 && !conjugate {
             return Ok(CopyPlan {
                 step: Step::Buffer {
@@ -278,12 +258,8 @@ impl CopyPlan {
             });
         }
         let tiled = p != q;
-        let batch_axes: Vec<Axis> = axes
-            .iter()
-            .enumerate()
-            .filter(|&(k, _)| k != q && (!tiled || k != p))
-            .map(|(_, a)| *a)
-            .collect();
+        let batch_axes: Vec<Axis> =
+            axes.iter().enumerate().filter(|&(k, _)| k != q && (!tiled || k != p)).map(|(_, a)| *a).collect();
         if batch_axes.len() > MAX_BATCH_AXES {
             return Err(Error::Unsupported {
                 what: format!(
@@ -298,11 +274,7 @@ impl CopyPlan {
             });
         }
         let batch = Batch::new(&batch_axes);
-        let unit = if tiled {
-            axes[p].src == 1 && axes[q].dst == 1
-        } else {
-            axes[q].src == 1 && axes[q].dst == 1
-        };
+        let unit = if tiled { axes[p].src == 1 && axes[q].dst == 1 } else { axes[q].src == 1 && axes[q].dst == 1 };
         let options = format!(
             "{} -DIDX={} -DCONJUGATE={} -DUNIT_STRIDE={} -DTILE={} -DTILE_ROWS={}",
             T::build_options(),
@@ -312,30 +284,18 @@ impl CopyPlan {
             tiles.tile,
             tiles.rows
         );
-        let program = app.build_program(
-            "layout.cl",
-            &kernels::with_common(kernels::LAYOUT),
-            &options,
-        )?;
+        let program = app.build_program("layout.cl", &kernels::with_common(kernels::LAYOUT), &options)?;
         let step = if tiled {
             let kernel = program.kernel("copy_tiled")?.owned_by(op);
             let (ap, aq) = (axes[p], axes[q]);
-            let tiles_pq = [
-                ap.n.div_ceil(tiles.tile) as u64,
-                aq.n.div_ceil(tiles.tile) as u64,
-            ];
-            let groups = batch.count() * tiles_pq[0] * tiles_pq[1];
-            let groups = usize::try_from(groups)
-                .ok()
-                .filter(|&g| g < i32::MAX as usize)
-                .ok_or_else(|| Error::Unsupported {
-                    what: format!("{op}: {groups} work-groups exceed the device's grid limit"),
-                })?;
+            let tiles_pq = [ap.n.div_ceil(tiles.tile) as u64, aq.n.div_ceil(tiles.tile) as u64];
+            let total = batch.count() * tiles_pq[0] * tiles_pq[1];
+            let groups = usize::try_from(total).unwrap_or(usize::MAX).min(group_limit(app.device()));
             Step::Tiled {
                 kernel,
                 p: ap,
                 q: aq,
-                tiles: tiles_pq,
+                tiles: [tiles_pq[0], tiles_pq[1], total],
                 batch,
                 groups,
                 group_size: tiles.tile * tiles.rows,
@@ -356,40 +316,21 @@ impl CopyPlan {
                 1
             };
             let l1 = (group / l0).max(1);
-            let g0 = inner.n.div_ceil(l0).min(1 << 20) * l0;
-            let g1 = (rows as usize).div_ceil(l1).min(65535) * l1;
-            Step::Rows {
-                kernel,
-                inner,
-                rows,
-                batch,
-                global: [g0, g1],
-                local: [l0, l1],
-            }
+            let chunks = inner.n.div_ceil(l0).min(1 << 20);
+            let row_groups = (rows as usize).div_ceil(l1).min(65535).min((group_limit(app.device()) / chunks).max(1));
+            let (g0, g1) = (chunks * l0, row_groups * l1);
+            Step::Rows { kernel, inner, rows, batch, global: [g0, g1], local: [l0, l1] }
         };
-        Ok(CopyPlan {
-            step,
-            index,
-            bytes_moved,
-        })
+        Ok(CopyPlan { step, index, bytes_moved })
     }
 
     /// Enqueues the planned copy (the same two views the plan was made for).
-    pub(crate) fn launch<T: Element>(
-        &mut self,
-        op: &str,
-        src: &XData<T>,
-        dst: &XData<T>,
-    ) -> Result<()> {
+    pub(crate) fn launch<T: Element>(&mut self, op: &str, src: &XData<T>, dst: &XData<T>) -> Result<()> {
         let idx = self.index;
         let (so, d_o) = (src.offset() as u64, dst.offset() as u64);
         match &mut self.step {
             Step::Nothing => Ok(()),
-            Step::Buffer {
-                src_offset,
-                dst_offset,
-                bytes,
-            } => {
+            Step::Buffer { src_offset, dst_offset, bytes } => {
                 let app: &ClApp = dst.app();
                 let (reads, writes) = ([src.storage().clone()], [dst.storage().clone()]);
                 let command = TrackedCommand {
@@ -404,25 +345,10 @@ impl CopyPlan {
                     flops: None,
                 };
                 let (so, dof, n) = (*src_offset, *dst_offset, *bytes);
-                command.submit(|| {
-                    crate::app::copy_buffer(
-                        app,
-                        src.storage().buffer(),
-                        dst.storage().buffer(),
-                        so,
-                        dof,
-                        n,
-                    )
-                })
+                command
+                    .submit(|| crate::app::copy_buffer(app, src.storage().buffer(), dst.storage().buffer(), so, dof, n))
             }
-            Step::Rows {
-                kernel,
-                inner,
-                rows,
-                batch,
-                global,
-                local,
-            } => kernel
+            Step::Rows { kernel, inner, rows, batch, global, local } => kernel
                 .launch()
                 .input(src)
                 .index(idx, so)
@@ -440,15 +366,7 @@ impl CopyPlan {
                 .local(local)
                 .work(self.bytes_moved, 0)
                 .enqueue(),
-            Step::Tiled {
-                kernel,
-                p,
-                q,
-                tiles,
-                batch,
-                groups,
-                group_size,
-            } => kernel
+            Step::Tiled { kernel, p, q, tiles, batch, groups, group_size } => kernel
                 .launch()
                 .input(src)
                 .index(idx, so)
@@ -462,6 +380,7 @@ impl CopyPlan {
                 .index(idx, q.dst as u64)
                 .index(idx, tiles[0])
                 .index(idx, tiles[1])
+                .index(idx, tiles[2])
                 .scalar(batch.axes)
                 .scalar(batch.shape)
                 .scalar(batch.src)
@@ -509,11 +428,7 @@ pub struct StridedCopy<T: Element> {
 impl<T: Element> StridedCopy<T> {
     /// A copy of `input` into `output` (same shape; they must not overlap).
     pub fn new(input: &XData<T>, output: &XData<T>) -> StridedCopy<T> {
-        StridedCopy {
-            input: input.clone(),
-            output: output.clone(),
-            plan: None,
-        }
+        StridedCopy { input: input.clone(), output: output.clone(), plan: None }
     }
 
     /// Which copy kernel `init` chose: `"copy_tiled"` (tiled transpose), `"copy_rows"`, `"copy_buffer"` or
@@ -535,20 +450,12 @@ impl<T: Element> Process for StridedCopy<T> {
     }
 
     fn init(&mut self) -> Result<()> {
-        self.plan = Some(CopyPlan::new(
-            "StridedCopy",
-            &self.input,
-            &self.output,
-            false,
-            None,
-        )?);
+        self.plan = Some(CopyPlan::new("StridedCopy", &self.input, &self.output, false, None)?);
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized {
-            op: "StridedCopy".into(),
-        })?;
+        let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "StridedCopy".into() })?;
         plan.launch("StridedCopy", &self.input, &self.output)
     }
 }
@@ -558,24 +465,13 @@ mod tests {
     use super::*;
 
     fn layout(shape: &[usize], strides: &[usize]) -> Layout {
-        Layout {
-            shape: shape.to_vec(),
-            strides: strides.to_vec(),
-            offset: 0,
-        }
+        Layout { shape: shape.to_vec(), strides: strides.to_vec(), offset: 0 }
     }
 
     #[test]
     fn contiguous_copy_merges_to_one_axis() {
         let l = Layout::row_major(&[3, 4, 5]);
-        assert_eq!(
-            merged_axes(&l, &l),
-            vec![Axis {
-                n: 60,
-                src: 1,
-                dst: 1
-            }]
-        );
+        assert_eq!(merged_axes(&l, &l), vec![Axis { n: 60, src: 1, dst: 1 }]);
     }
 
     #[test]
@@ -586,46 +482,16 @@ mod tests {
         let axes = merged_axes(&src, &dst);
         assert_eq!(
             axes,
-            vec![
-                Axis {
-                    n: 3,
-                    src: 63,
-                    dst: 63
-                },
-                Axis {
-                    n: 9,
-                    src: 1,
-                    dst: 7
-                },
-                Axis {
-                    n: 7,
-                    src: 9,
-                    dst: 1
-                }
-            ]
+            vec![Axis { n: 3, src: 63, dst: 63 }, Axis { n: 9, src: 1, dst: 7 }, Axis { n: 7, src: 9, dst: 1 }]
         );
     }
 
     #[test]
     fn unit_axes_vanish_and_scalars_keep_one_axis() {
         let a = layout(&[1, 1], &[5, 1]);
-        assert_eq!(
-            merged_axes(&a, &a),
-            vec![Axis {
-                n: 1,
-                src: 1,
-                dst: 1
-            }]
-        );
+        assert_eq!(merged_axes(&a, &a), vec![Axis { n: 1, src: 1, dst: 1 }]);
         let src = layout(&[1, 6], &[1, 1]);
         let dst = layout(&[1, 6], &[6, 1]);
-        assert_eq!(
-            merged_axes(&src, &dst),
-            vec![Axis {
-                n: 6,
-                src: 1,
-                dst: 1
-            }]
-        );
+        assert_eq!(merged_axes(&src, &dst), vec![Axis { n: 6, src: 1, dst: 1 }]);
     }
 }

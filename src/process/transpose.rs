@@ -30,13 +30,7 @@ pub struct Transpose<T: Element> {
 impl<T: Element> Transpose<T> {
     /// A transpose of `input` into `output`.
     pub fn new(input: &XData<T>, output: &XData<T>) -> Transpose<T> {
-        Transpose {
-            input: input.clone(),
-            output: output.clone(),
-            conjugate: false,
-            tiles: None,
-            plan: None,
-        }
+        Transpose { input: input.clone(), output: output.clone(), conjugate: false, tiles: None, plan: None }
     }
 
     /// Overrides the device's tile choice (for tuning; `init` rejects shapes the device cannot run).
@@ -59,10 +53,7 @@ impl<T: Element> Transpose<T> {
     fn output_shape_for(op: &str, shape: &[usize]) -> Result<Vec<usize>> {
         let n = shape.len();
         if n < 2 {
-            return Err(Error::invalid(
-                op,
-                format!("needs an array of at least 2 axes, got shape {shape:?}"),
-            ));
+            return Err(Error::invalid(op, format!("needs an array of at least 2 axes, got shape {shape:?}")));
         }
         let mut out = shape.to_vec();
         out.swap(n - 2, n - 1);
@@ -85,11 +76,7 @@ impl<T: Element> Transpose<T> {
     }
 
     fn op(&self) -> &'static str {
-        if self.conjugate {
-            "ConjugateTranspose"
-        } else {
-            "Transpose"
-        }
+        if self.conjugate { "ConjugateTranspose" } else { "Transpose" }
     }
 }
 
@@ -105,19 +92,13 @@ impl<T: Element> Process for Transpose<T> {
             return Err(Error::shape(op, &expected, self.output.shape()));
         }
         let view = self.input.t();
-        self.plan = Some((
-            CopyPlan::new(op, &view, &self.output, self.conjugate, self.tiles)?,
-            view,
-        ));
+        self.plan = Some((CopyPlan::new(op, &view, &self.output, self.conjugate, self.tiles)?, view));
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
         let op = self.op();
-        let (plan, view) = self
-            .plan
-            .as_mut()
-            .ok_or_else(|| Error::NotInitialized { op: op.into() })?;
+        let (plan, view) = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: op.into() })?;
         plan.launch(op, view, &self.output)
     }
 }
@@ -156,10 +137,8 @@ impl<T: Element> ConjugateTranspose<T> {
 
     /// Allocates the output, conjugate-transposes into it once, and returns it.
     pub fn apply(input: &XData<T>) -> Result<XData<T>> {
-        let output = XData::zeros(
-            input.app(),
-            &Transpose::<T>::output_shape_for("ConjugateTranspose", input.shape())?,
-        )?;
+        let output =
+            XData::zeros(input.app(), &Transpose::<T>::output_shape_for("ConjugateTranspose", input.shape())?)?;
         let mut t = ConjugateTranspose::new(input, &output);
         t.init()?;
         t.launch()?;

@@ -10,13 +10,7 @@ use std::sync::OnceLock;
 /// The test binary's device (the best one, or CLIPER_DEVICE's choice), with profiling on.
 pub fn app() -> &'static ClApp {
     static APP: OnceLock<ClApp> = OnceLock::new();
-    APP.get_or_init(|| {
-        ClApp::builder()
-            .use_env(true)
-            .profiling(true)
-            .build()
-            .expect("an OpenCL device for the tests")
-    })
+    APP.get_or_init(|| ClApp::builder().use_env(true).profiling(true).build().expect("an OpenCL device for the tests"))
 }
 
 /// SplitMix64: tiny, deterministic, good enough to make test data.
@@ -41,9 +35,7 @@ impl Rng {
         (self.next_u64() % n as u64) as usize
     }
     pub fn vec<T: Element>(&mut self, n: usize) -> Vec<T> {
-        (0..n)
-            .map(|_| T::from_c64(Complex64::new(self.uniform(), self.uniform())))
-            .collect()
+        (0..n).map(|_| T::from_c64(Complex64::new(self.uniform(), self.uniform()))).collect()
     }
 }
 
@@ -52,8 +44,7 @@ pub fn random<T: Element>(rng: &mut Rng, shape: &[usize]) -> (XData<T>, ArrayD<C
     let n = shape.iter().product();
     let data: Vec<T> = rng.vec(n);
     let x = XData::from_slice(app(), shape, &data).expect("upload");
-    let host = ArrayD::from_shape_vec(IxDyn(shape), data.iter().map(|v| v.to_c64()).collect())
-        .expect("shape");
+    let host = ArrayD::from_shape_vec(IxDyn(shape), data.iter().map(|v| v.to_c64()).collect()).expect("shape");
     (x, host)
 }
 
@@ -72,12 +63,7 @@ pub fn fetch<T: Element>(x: &XData<T>) -> ArrayD<Complex64> {
 /// Asserts exact equality (for pure data movement: no arithmetic, so no rounding to allow for).
 pub fn assert_same(got: &ArrayD<Complex64>, want: &ArrayD<Complex64>, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}: shapes differ");
-    if let Some((i, (g, w))) = got
-        .iter()
-        .zip(want.iter())
-        .enumerate()
-        .find(|(_, (g, w))| g != w)
-    {
+    if let Some((i, (g, w))) = got.iter().zip(want.iter()).enumerate().find(|(_, (g, w))| g != w) {
         panic!("{what}: element {i} (row-major) is {g}, expected {w}");
     }
 }
@@ -87,11 +73,7 @@ pub fn transpose_ref(a: &ArrayD<Complex64>, conjugate: bool) -> ArrayD<Complex64
     let n = a.ndim();
     let mut axes: Vec<usize> = (0..n).collect();
     axes.swap(n - 2, n - 1);
-    let t = a
-        .clone()
-        .permuted_axes(IxDyn(&axes))
-        .as_standard_layout()
-        .to_owned();
+    let t = a.clone().permuted_axes(IxDyn(&axes)).as_standard_layout().to_owned();
     if conjugate { t.mapv(|v| v.conj()) } else { t }
 }
 

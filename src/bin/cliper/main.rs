@@ -50,17 +50,7 @@ fn devices() -> cliper::Result<()> {
     let devices = ClApp::devices()?;
     println!(
         "  {:<5} {:<11} {:<36} {:<30} {:<18} {:>4} {:>5} {:>9} {:>7} {:>6} {:>4}",
-        "id",
-        "kind",
-        "device",
-        "platform",
-        "version",
-        "CUs",
-        "MHz",
-        "memory",
-        "local",
-        "max WG",
-        "fp64"
+        "id", "kind", "device", "platform", "version", "CUs", "MHz", "memory", "local", "max WG", "fp64"
     );
     for d in &devices {
         println!(

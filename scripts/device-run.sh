@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the lent NVIDIA machine (see ../shared/device/README.md): sets up OpenCL, runs the test binaries on the
+# GPU, the demo, the benchmark sweeps and the peers in one call. Expects the binaries in .device-bin/ (built
+# here with `scripts/device-pack.sh`) and the set-up kit in .device-kit/. Logs go to $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+bash .device-kit/setup-opencl.sh > "$OUT/setup.log" 2>&1
+tail -5 "$OUT/setup.log"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tail -2
+bin=.device-bin
+chmod +x $bin/* .device-kit/peerbench/clblast_bench 2>/dev/null
+
+echo "== devices (no CLIPER_DEVICE: the default choice)"
+$bin/cliper devices 2>&1 | tee "$OUT/devices.txt"
+export CLIPER_DEVICE=gpu
+
+if [ "${RUN_TESTS:-1}" = 1 ]; then
+    echo "== tests on the GPU"
+    for t in $bin/test-*; do
+        # the CLI tests look for the binary at this machine's build path; the CLI is exercised above and below
+        "$t" --test-threads 4 --skip the_cli --skip the_demo --skip bad_cliper_device 2>&1 | grep -E "test result|FAILED|panicked" | sed "s|^|$(basename "$t"): |"
+    done 2>&1 | tee "$OUT/tests.txt"
+fi
+
+if [ "${RUN_DEMO:-1}" = 1 ]; then
+    echo "== demo"
+    $bin/cliper demo --size 512 --slices 256 > "$OUT/demo.txt" 2>&1; echo "demo exit $?"
+    sed -n 1,12p "$OUT/demo.txt"
+fi
+
+echo "== cliper transpose"
+eval "$bin/cliper-bench transpose ${TRANSPOSE_ARGS:---rows 16384 --check}" 2>&1 | tee "$OUT/bench.txt"
+
+if [ "${RUN_PEERS:-1}" = 1 ]; then
+    echo "== CLBlast"
+    PLATFORM=NVIDIA .device-kit/peerbench/clblast_bench 1 2>&1 | tee "$OUT/clblast.txt"
+fi
