@@ -14,24 +14,23 @@
 #define CONJ(v) (v)
 #endif
 
-// Up to eight extents or strides travel in one ulong8 argument; unpack them into a private array so a loop can
-// index them.
-#define UNPACK8(dst, v) vstore8((v), 0, (dst))
-
-// The element offsets, in two arrays, of entry `b` of a row-major batch over `nd` (<= 8) axes.
-inline void batch_offsets(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 stride_b, IDX* off_a, IDX* off_b) {
-    ulong n[8], sa[8], sb[8];
-    UNPACK8(n, shape);
-    UNPACK8(sa, stride_a);
-    UNPACK8(sb, stride_b);
-    IDX oa = 0, ob = 0;
-    for (int k = (int)nd - 1; k >= 0; --k) {
-        IDX extent = (IDX)n[k];
-        IDX i = b % extent;
-        b /= extent;
-        oa += i * (IDX)sa[k];
-        ob += i * (IDX)sb[k];
+// The element offsets, in two arrays, of entry `b` of a row-major batch over `nd` (<= 8) axes whose extents and
+// strides travel in ulong8 arguments. Unrolled over the vector components: indexing a private array with a
+// loop variable would put it in off-chip "local" memory on NVIDIA GPUs (measured: a batched transpose ran 4x
+// slower that way). Axis nd-1 is the fastest, so the steps run from component 7 down to 0.
+#define BATCH_AXIS(k, c) \
+    if ((k) < nd) { \
+        const IDX extent = (IDX)shape.c; \
+        const IDX i = b % extent; \
+        b /= extent; \
+        oa += i * (IDX)stride_a.c; \
+        ob += i * (IDX)stride_b.c; \
     }
+
+inline void batch_offsets(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 stride_b, IDX* off_a, IDX* off_b) {
+    IDX oa = 0, ob = 0;
+    BATCH_AXIS(7, s7) BATCH_AXIS(6, s6) BATCH_AXIS(5, s5) BATCH_AXIS(4, s4)
+    BATCH_AXIS(3, s3) BATCH_AXIS(2, s2) BATCH_AXIS(1, s1) BATCH_AXIS(0, s0)
     *off_a = oa;
     *off_b = ob;
 }

@@ -5,6 +5,10 @@
 
 /// Macros and helpers shared by all kernels: the element-type switches (`T`, `R`, `IS_COMPLEX`, `IS_DOUBLE`,
 /// `CONJ`), the index type `IDX`, and `batch_offsets` for batches over up to eight strided axes.
+///
+/// ```
+/// assert!(cliper::kernels::COMMON.contains("batch_offsets"));
+/// ```
 pub const COMMON: &str = include_str!("../kernels/common.cl");
 
 /// Strided copies: tiled transpose and row copies (Transpose, Permute, StridedCopy, `XData::contiguous`).

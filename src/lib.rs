@@ -46,3 +46,12 @@ pub use process::{
     ConjugateTranspose, KernelTiming, Permute, Pipeline, Process, Report, SheppLogan, StridedCopy, Transpose,
     TransposeTiles,
 };
+
+// The guides' code blocks run as doctests, so the documentation cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/writing-a-process.md")]
+struct WritingAProcessExamples;

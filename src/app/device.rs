@@ -13,6 +13,14 @@ use opencl3::error_codes::{CL_PLATFORM_NOT_FOUND_KHR, DLOPEN_RUNTIME_LOAD_FAILED
 use std::fmt;
 
 /// What kind of processor a device is. The order is the preference order of [`crate::ClApp::new`].
+///
+/// ```
+/// use cliper::{ClApp, DeviceKind};
+/// assert!(DeviceKind::Gpu < DeviceKind::Cpu); // the preference order
+/// let app = ClApp::new()?;
+/// println!("a {} device", app.device().kind);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DeviceKind {
     /// A graphics processor.
@@ -86,6 +94,13 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     /// `"P:D"`, the index form `CLIPER_DEVICE` accepts.
+    ///
+    /// ```
+    /// let first = &cliper::ClApp::devices()?[0];
+    /// let same = cliper::ClApp::builder().select(&first.id()).build()?;
+    /// assert_eq!(same.device().name, first.name);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn id(&self) -> String {
         format!("{}:{}", self.platform_index, self.device_index)
     }
@@ -119,6 +134,13 @@ impl DeviceInfo {
     }
 
     /// One line for listings: id, kind, name, platform, version, units, memory, fp64.
+    ///
+    /// ```
+    /// for d in cliper::ClApp::devices()? {
+    ///     println!("{}", d.summary());
+    /// }
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn summary(&self) -> String {
         format!(
             "{} {:<11} {} [{}] {}, {} CU @ {} MHz, {:.1} GiB, fp64 {}",

@@ -77,21 +77,25 @@ pub(crate) fn read_buffer<T: Element>(
     Ok(Event::new(event))
 }
 
-/// Sets `bytes` bytes of `buffer` from `offset_bytes` to zero, on the device.
+/// Sets `bytes` bytes of `buffer` from `offset_bytes` to zero, on the device, writing a zero pattern of
+/// `pattern_bytes` bytes (1, 2, 4, 8 or 16, dividing both the offset and the size).
 pub(crate) fn fill_zero(
     queue: &CommandQueue,
     buffer: &Buffer<u8>,
     offset_bytes: usize,
     bytes: usize,
+    pattern_bytes: usize,
 ) -> ClResult<Event> {
-    let zero = 0u8;
-    // Sound: the one-byte pattern is copied by the call; OpenCL bounds-checks the region.
+    let zeros = [0u8; 16];
+    debug_assert!(pattern_bytes <= zeros.len());
+    // Sound: the pattern is copied by the call (and is at most 16 bytes, all of them ours); OpenCL
+    // bounds-checks the region and the pattern size.
     let event = unsafe {
         opencl3::command_queue::enqueue_fill_buffer(
             queue.get(),
             buffer.get(),
-            (&raw const zero).cast::<c_void>(),
-            1,
+            zeros.as_ptr().cast::<c_void>(),
+            pattern_bytes.min(zeros.len()),
             offset_bytes,
             bytes,
             0,

@@ -47,6 +47,13 @@ mod sealed {
 
 /// Values that can be passed by value to a kernel: integers, floats, complex numbers, and `[u64; 8]` for an
 /// OpenCL `ulong8` (how cliper passes up to eight extents or strides in one argument).
+///
+/// ```
+/// use cliper::KernelScalar;
+/// assert_eq!(7u32.to_arg_bytes().len(), 4);
+/// assert_eq!(num_complex::Complex64::new(1.0, 2.0).to_arg_bytes().len(), 16);
+/// assert_eq!([0u64; 8].to_arg_bytes().len(), 64); // a ulong8
+/// ```
 pub trait KernelScalar: sealed::Sealed {
     /// The bytes OpenCL expects for this argument.
     fn to_arg_bytes(&self) -> Vec<u8>;
@@ -83,6 +90,19 @@ impl KernelScalar for [u64; 8] {
 /// Errors while setting arguments are kept and reported by `enqueue`, so a launch reads as one chain.
 /// Declaring arrays with [`Launch::input`] / [`Launch::output`] / [`Launch::in_out`] lets cliper refuse to
 /// read from an array whose producer failed, and mark outputs invalid when this launch fails.
+///
+/// ```
+/// use cliper::{ClApp, IndexType, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[5], &[1.0f32, 2.0, 3.0, 4.0, 5.0])?;
+/// let y = XData::<f32>::zeros(&app, &[5])?;
+/// let src = "kernel void axpy(global const float* x, global float* y, float a, uint n) {
+///     uint i = get_global_id(0); if (i < n) y[i] += a * x[i]; }";
+/// let mut k = app.build_program("axpy", src, "")?.kernel("axpy")?;
+/// k.launch().input(&x).in_out(&y).scalar(2.0f32).index(IndexType::U32, 5).global(&[64]).local(&[32]).work(60, 10).enqueue()?;
+/// assert_eq!(y.to_vec()?, vec![2.0, 4.0, 6.0, 8.0, 10.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[must_use = "a launch does nothing until `enqueue` is called"]
 pub struct Launch<'k> {
     kernel: &'k mut Kernel,

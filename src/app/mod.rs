@@ -28,6 +28,11 @@ use std::sync::{Arc, Mutex};
 /// The environment variable that overrides [`ClApp::new`]'s choice: `gpu`, `cpu`, `accelerator`, a `P:D`
 /// index pair (platform, device) as `cliper devices` prints it, or a case-insensitive substring of the
 /// device, vendor or platform name.
+///
+/// ```
+/// // CLIPER_DEVICE=cpu cargo run …   or   CLIPER_DEVICE=1:0   or   CLIPER_DEVICE=h100
+/// assert_eq!(cliper::DEVICE_ENV, "CLIPER_DEVICE");
+/// ```
 pub const DEVICE_ENV: &str = "CLIPER_DEVICE";
 
 /// The device manager: a cheap-to-clone handle (an `Arc` inside) to one OpenCL device, its context, one
@@ -192,6 +197,13 @@ impl ClAppBuilder {
 impl ClApp {
     /// The best device (GPU, then accelerator, then CPU; highest score; lowest index), unless the environment
     /// variable `CLIPER_DEVICE` narrows the choice (see [`DEVICE_ENV`]). Profiling is off.
+    ///
+    /// ```
+    /// let app = cliper::ClApp::new()?;
+    /// let d = app.device();
+    /// println!("{} on {}: {} compute units, {} MiB local memory", d.name, d.platform_name, d.compute_units, d.local_mem_bytes >> 20);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn new() -> Result<ClApp> {
         ClApp::builder().use_env(true).build()
     }
@@ -203,6 +215,13 @@ impl ClApp {
 
     /// Every device of every platform; `preferred` marks the one [`ClApp::new`] would pick (none when
     /// `CLIPER_DEVICE` matches nothing).
+    ///
+    /// ```
+    /// let devices = cliper::ClApp::devices()?;
+    /// let chosen = devices.iter().find(|d| d.preferred).expect("a default device");
+    /// assert_eq!(cliper::ClApp::new()?.device().id(), chosen.id());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn devices() -> Result<Vec<DeviceInfo>> {
         let mut infos: Vec<DeviceInfo> = discover()?.into_iter().map(|(i, _)| i).collect();
         let mut filter = DeviceFilter::default();
@@ -249,6 +268,13 @@ impl ClApp {
     }
 
     /// Waits until every command enqueued so far has finished.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::<f32>::zeros(&app, &[1024])?; // enqueues a fill
+    /// app.finish()?; // the fill is done
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn finish(&self) -> Result<()> {
         self.inner.queue.finish().during(|| "waiting for the command queue to finish".into())
     }
@@ -282,6 +308,13 @@ impl ClApp {
     }
 
     /// Whether two handles share one context (arrays of different `ClApp`s cannot meet in one kernel).
+    ///
+    /// ```
+    /// let a = cliper::ClApp::new()?;
+    /// assert!(a.same_as(&a.clone()));
+    /// assert!(!a.same_as(&cliper::ClApp::new()?)); // a second context on the same device
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn same_as(&self, other: &ClApp) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
@@ -311,22 +344,53 @@ impl ClApp {
         ffi::create_buffer(self.context(), bytes).during(|| format!("allocating {bytes} bytes for {what}"))
     }
 
-    /// Blocking host→device copy, counted in [`ClApp::transfer_stats`].
+    /// Blocking host→device copy, counted in [`ClApp::transfer_stats`] as one transfer.
     pub(crate) fn upload<T: Element>(&self, buffer: &Buffer<u8>, offset_bytes: usize, data: &[T]) -> Result<Event> {
+        self.upload_in_pieces(buffer, offset_bytes, data, CHUNK_BYTES)
+    }
+
+    fn upload_in_pieces<T: Element>(
+        &self,
+        buffer: &Buffer<u8>,
+        offset_bytes: usize,
+        data: &[T],
+        piece_bytes: usize,
+    ) -> Result<Event> {
         let bytes = std::mem::size_of_val(data);
-        let event = ffi::write_buffer(self.queue(), buffer, offset_bytes, data)
-            .during(|| format!("copying {bytes} bytes from the host to the device"))?;
+        let per_piece = (piece_bytes / std::mem::size_of::<T>()).max(1);
+        let mut last = None;
+        for (k, piece) in data.chunks(per_piece).enumerate() {
+            let at = offset_bytes + k * per_piece * std::mem::size_of::<T>();
+            last = Some(
+                ffi::write_buffer(self.queue(), buffer, at, piece)
+                    .during(|| format!("copying {bytes} bytes from the host to the device"))?,
+            );
+        }
         let t = &self.inner.transfers;
         t.h2d_calls.fetch_add(1, Ordering::Relaxed);
         t.h2d_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
-        Ok(event)
+        last.ok_or_else(|| Error::invalid("upload", "nothing to copy"))
     }
 
-    /// Blocking device→host copy, counted in [`ClApp::transfer_stats`].
+    /// Blocking device→host copy, counted in [`ClApp::transfer_stats`] as one transfer.
     pub(crate) fn download<T: Element>(&self, buffer: &Buffer<u8>, offset_bytes: usize, out: &mut [T]) -> Result<()> {
+        self.download_in_pieces(buffer, offset_bytes, out, CHUNK_BYTES)
+    }
+
+    fn download_in_pieces<T: Element>(
+        &self,
+        buffer: &Buffer<u8>,
+        offset_bytes: usize,
+        out: &mut [T],
+        piece_bytes: usize,
+    ) -> Result<()> {
         let bytes = std::mem::size_of_val(out);
-        ffi::read_buffer(self.queue(), buffer, offset_bytes, out)
-            .during(|| format!("copying {bytes} bytes from the device to the host"))?;
+        let per_piece = (piece_bytes / std::mem::size_of::<T>()).max(1);
+        for (k, piece) in out.chunks_mut(per_piece).enumerate() {
+            let at = offset_bytes + k * per_piece * std::mem::size_of::<T>();
+            ffi::read_buffer(self.queue(), buffer, at, piece)
+                .during(|| format!("copying {bytes} bytes from the device to the host"))?;
+        }
         let t = &self.inner.transfers;
         t.d2h_calls.fetch_add(1, Ordering::Relaxed);
         t.d2h_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
@@ -363,13 +427,37 @@ impl fmt::Debug for ClApp {
     }
 }
 
-/// Zeroes `bytes` bytes at the start of `buffer` on the device (the caller tracks the command).
+/// Transfers and fills are issued in pieces of at most this many bytes: NVIDIA's OpenCL driver (580, H100) never
+/// finished a single 2 GiB write or fill, while 1 GiB pieces run at full speed.
+const CHUNK_BYTES: usize = 1 << 30;
+
+/// Zeroes `bytes` bytes at the start of `buffer` on the device, in pieces of at most [`CHUNK_BYTES`] with the
+/// widest zero pattern the size allows; returns the last command's event (the queue is in order).
 pub(crate) fn fill_zero(
     app: &ClApp,
     buffer: &Buffer<u8>,
     bytes: usize,
 ) -> std::result::Result<Event, opencl3::error_codes::ClError> {
-    ffi::fill_zero(app.queue(), buffer, 0, bytes)
+    fill_zero_in_pieces(app, buffer, bytes, CHUNK_BYTES)
+}
+
+fn fill_zero_in_pieces(
+    app: &ClApp,
+    buffer: &Buffer<u8>,
+    bytes: usize,
+    piece_bytes: usize,
+) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+    let pattern =
+        [16, 8, 4, 2, 1].into_iter().find(|&p| bytes.is_multiple_of(p) && piece_bytes.is_multiple_of(p)).unwrap_or(1);
+    let mut start = 0;
+    loop {
+        let len = (bytes - start).min(piece_bytes);
+        let event = ffi::fill_zero(app.queue(), buffer, start, len, pattern)?;
+        start += len;
+        if start >= bytes {
+            return Ok(event);
+        }
+    }
 }
 
 /// Device-to-device copy of `bytes` bytes (the caller tracks the command).
@@ -387,6 +475,26 @@ pub(crate) fn copy_buffer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transfers_and_fills_in_pieces_cover_everything_once() {
+        let app = ClApp::new().unwrap();
+        let n = 1001usize;
+        let data: Vec<f64> = (0..n).map(|v| v as f64 + 0.5).collect();
+        let buffer = app.allocate(8 * (n + 3), "test").unwrap();
+        // Pieces of 5 elements (40 bytes) and a ragged last piece, at an offset of 3 elements.
+        app.upload_in_pieces(&buffer, 24, &data, 40).unwrap();
+        let mut back = vec![0.0f64; n];
+        app.download_in_pieces(&buffer, 24, &mut back, 56).unwrap();
+        assert_eq!(back, data);
+        let before = app.transfer_stats();
+        fill_zero_in_pieces(&app, &buffer, 8 * (n + 3) - 8, 48).unwrap();
+        let mut after = vec![1.0f64; n + 3];
+        app.download_in_pieces(&buffer, 0, &mut after, 1 << 20).unwrap();
+        assert!(after[..n + 2].iter().all(|&v| v == 0.0));
+        assert_eq!(after[n + 2], data[n - 1], "the fill must stop at its size");
+        assert_eq!((app.transfer_stats() - before).device_to_host_calls, 1, "one logical transfer");
+    }
 
     #[test]
     fn fp64_check_names_type_and_device() {

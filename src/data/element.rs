@@ -15,7 +15,8 @@ mod sealed {
     impl Sealed for num_complex::Complex<f64> {}
 }
 
-/// A type cliper arrays can hold on the device.
+/// A type cliper arrays can hold on the device. Values of it can also be passed to kernels by value
+/// ([`crate::KernelScalar`]), as `alpha` factors and the like.
 ///
 /// `Complex<f32>` and `Complex<f64>` are `repr(C)` pairs, the same layout as OpenCL's `float2`/`double2`.
 ///
@@ -27,7 +28,9 @@ mod sealed {
 /// assert!(Complex32::IS_COMPLEX && !Complex32::IS_DOUBLE);
 /// assert!(<f64 as Element>::build_options().contains("-DT=double"));
 /// ```
-pub trait Element: sealed::Sealed + Copy + Default + PartialEq + Debug + Send + Sync + 'static {
+pub trait Element:
+    sealed::Sealed + crate::KernelScalar + Copy + Default + PartialEq + Debug + Send + Sync + 'static
+{
     /// The real type underneath: `f32` for `f32` and `Complex<f32>`, `f64` for the other two.
     type Real: RealElement;
     /// The OpenCL C type name (`float`, `double`, `float2`, `double2`).
@@ -61,9 +64,22 @@ pub trait Element: sealed::Sealed + Copy + Default + PartialEq + Debug + Send + 
 }
 
 /// The real element types, `f32` and `f64`.
+///
+/// ```
+/// fn norm2<T: cliper::Element>(v: &[T]) -> f64 { v.iter().map(|x| x.to_c64().norm_sqr()).sum::<f64>().sqrt() }
+/// fn real_only<T: cliper::RealElement>(_: &[T]) {}
+/// real_only(&[1.0f32]);
+/// assert_eq!(norm2(&[3.0f64, 4.0]), 5.0);
+/// ```
 pub trait RealElement: Element<Real = Self> {}
 
 /// The complex element types, `Complex<f32>` and `Complex<f64>` (the only ones k-space data may hold).
+///
+/// ```
+/// use cliper::{ComplexElement, Element};
+/// fn phase<T: ComplexElement>(v: T) -> f64 { v.to_c64().arg() }
+/// assert_eq!(phase(num_complex::Complex32::new(0.0, 1.0)), std::f64::consts::FRAC_PI_2);
+/// ```
 pub trait ComplexElement: Element {}
 
 impl Element for f32 {

@@ -149,6 +149,13 @@ impl<T: Element> XData<T> {
 
     /// The elements in row-major order of this view. Waits for pending writes; one device→host copy (a
     /// non-contiguous view is first gathered on the device).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+    /// assert_eq!(x.t().to_vec()?, vec![1.0, 3.0, 2.0, 4.0]); // gathered on the device, one copy to the host
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.storage.check()?;
         if self.is_empty() {
@@ -164,6 +171,13 @@ impl<T: Element> XData<T> {
     }
 
     /// The elements as an ndarray array of this view's shape.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[2, 2], &[1.0f64, 2.0, 3.0, 4.0])?;
+    /// assert_eq!(x.to_ndarray()?, ndarray::array![[1.0, 2.0], [3.0, 4.0]].into_dyn());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn to_ndarray(&self) -> Result<ArrayD<T>> {
         let data = self.to_vec()?;
         ArrayD::from_shape_vec(IxDyn(self.shape()), data)
@@ -216,6 +230,15 @@ impl<T: Element> XData<T> {
 
     /// A contiguous (row-major) array with this view's elements, gathered on the device without a host
     /// round trip. An array that is already contiguous is returned as is (a shallow clone).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// let xt = x.t().contiguous()?; // a new [3, 2] array, gathered on the device
+    /// assert!(xt.is_contiguous() && !xt.overlaps(&x));
+    /// assert_eq!(xt.reshape(&[6])?.to_vec()?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn contiguous(&self) -> Result<XData<T>> {
         if self.is_contiguous() {
             return Ok(self.clone());
@@ -231,6 +254,16 @@ impl<T: Element> XData<T> {
     }
 
     /// Extent of each axis.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::<f32>::zeros(&app, &[4, 5, 6])?;
+    /// let v = x.slice_axis(2, 1..4)?;
+    /// assert_eq!((v.shape(), v.strides(), v.offset()), (&[4, 5, 3][..], &[30, 6, 1][..], 1));
+    /// assert_eq!((v.ndim(), v.len(), v.is_empty(), v.is_contiguous()), (3, 60, false, false));
+    /// assert!(v.app().same_as(x.app()));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.layout.shape
     }
@@ -271,6 +304,14 @@ impl<T: Element> XData<T> {
 
     /// A view with the last two axes swapped (the matrix transpose of each matrix in a batch). Arrays of
     /// fewer than two axes are returned unchanged, as numpy's `.T` does for vectors.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::<f32>::zeros(&app, &[8, 3, 5])?;
+    /// assert_eq!(x.t().shape(), &[8, 5, 3]);
+    /// assert_eq!(x.index_axis(0, 0)?.index_axis(0, 0)?.t().shape(), &[5]); // vectors are their own transpose
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn t(&self) -> XData<T> {
         self.view(self.layout.swap_last_two())
     }
@@ -289,6 +330,15 @@ impl<T: Element> XData<T> {
     }
 
     /// A view of a range of `axis` (`1..3`, `..5`, `2..`, `..`).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[6], &[0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0])?;
+    /// assert_eq!(x.slice_axis(0, 2..4)?.to_vec()?, vec![2.0, 3.0]);
+    /// assert_eq!(x.slice_axis(0, 4..)?.to_vec()?, vec![4.0, 5.0]);
+    /// assert!(x.slice_axis(0, 5..9).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn slice_axis(&self, axis: usize, range: impl RangeBounds<usize>) -> Result<XData<T>> {
         let op = "XData::slice_axis";
         let extent = self.shape().get(axis).copied().unwrap_or(0);
@@ -306,12 +356,27 @@ impl<T: Element> XData<T> {
     }
 
     /// A view of the sub-array at `index` along `axis`, with that axis removed.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// assert_eq!(x.index_axis(1, 2)?.to_vec()?, vec![3.0, 6.0]); // the last column
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn index_axis(&self, axis: usize, index: usize) -> Result<XData<T>> {
         Ok(self.view(self.layout.indexed("XData::index_axis", axis, index)?))
     }
 
     /// A view with a new shape of the same number of elements. Only contiguous arrays can be reshaped
     /// without a copy; others return an error (call [`XData::contiguous`] first).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::<f32>::zeros(&app, &[4, 6])?;
+    /// assert_eq!(x.reshape(&[2, 3, 4])?.shape(), &[2, 3, 4]);
+    /// assert!(x.t().reshape(&[24]).is_err()); // a transposed view is not contiguous
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn reshape(&self, shape: &[usize]) -> Result<XData<T>> {
         Ok(self.view(self.layout.reshaped("XData::reshape", shape)?))
     }
@@ -325,6 +390,14 @@ impl<T: Element> XData<T> {
     }
 
     /// Whether this array and `other` may share elements (same buffer, overlapping element ranges).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::<f32>::zeros(&app, &[4, 4])?;
+    /// assert!(x.overlaps(&x.t()));
+    /// assert!(!x.slice_axis(0, 0..2)?.overlaps(&x.slice_axis(0, 2..4)?));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn overlaps<U: Element>(&self, other: &XData<U>) -> bool {
         if !Arc::ptr_eq(&self.storage, &other.storage) {
             return false;

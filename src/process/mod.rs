@@ -124,6 +124,17 @@ impl Pipeline {
 
     /// Runs the pipeline once and reports every command it enqueued with its device time. Needs a `ClApp`
     /// built with `profiling(true)`.
+    ///
+    /// ```
+    /// # use cliper::{ClApp, Pipeline, Transpose, XData};
+    /// let app = ClApp::builder().profiling(true).build()?;
+    /// let (x, y) = (XData::<f32>::zeros(&app, &[300, 200])?, XData::<f32>::zeros(&app, &[200, 300])?);
+    /// let mut p = Pipeline::new(&app).then(Transpose::new(&x, &y));
+    /// assert_eq!((p.len(), p.names()), (1, vec!["Transpose"]));
+    /// let report = p.profile()?;
+    /// assert_eq!(report.launches[0].bytes, Some(2 * 300 * 200 * 4));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn profile(&mut self) -> Result<Report> {
         if !self.app.profiling() {
             return Err(Error::Unsupported {
@@ -158,6 +169,15 @@ impl Pipeline {
 }
 
 /// The device time of one enqueued command.
+///
+/// ```
+/// let t = cliper::KernelTiming {
+///     process: "Transpose".into(), kernel: "copy_tiled".into(), global: vec![4096], local: Some(vec![512]),
+///     device_ms: 0.5, bytes: Some(1_000_000_000), flops: None,
+/// };
+/// assert_eq!(t.gb_per_s(), Some(2000.0));
+/// assert_eq!(t.gflop_per_s(), None);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelTiming {
     /// The process that enqueued it.
@@ -189,6 +209,16 @@ impl KernelTiming {
 }
 
 /// What [`Pipeline::profile`] measured; `Display` prints it as a table.
+///
+/// ```
+/// use cliper::{ClApp, Pipeline, SheppLogan, XData};
+/// let app = ClApp::builder().profiling(true).build()?;
+/// let image = XData::<f32>::zeros(&app, &[256, 256])?;
+/// let report = Pipeline::new(&app).then(SheppLogan::new(&image)).profile()?;
+/// assert_eq!(report.launches[0].kernel, "shepp_logan");
+/// println!("{report}\n{:.3} ms in all", report.total_ms());
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Report {
     /// One entry per enqueued command, in order.

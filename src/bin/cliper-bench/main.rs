@@ -6,7 +6,7 @@
 //! of `clblast_bench`), and `events` is the median device time from profiling events.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cliper::{ClApp, Element, Pipeline, Result, Transpose, TransposeTiles, XData};
+use cliper::{ClApp, Element, Permute, Pipeline, Result, Transpose, TransposeTiles, XData};
 use num_complex::{Complex32, Complex64};
 use std::time::Instant;
 
@@ -35,6 +35,9 @@ enum Case {
         /// Columns of the input (default: square).
         #[arg(long)]
         cols: Option<usize>,
+        /// Matrices in the batch (shape [batch, rows, cols]); 1 for a single matrix.
+        #[arg(long, default_value_t = 1)]
+        batch: usize,
         /// Element type.
         #[arg(long, value_enum, default_value = "f32")]
         dtype: Dtype,
@@ -50,6 +53,21 @@ enum Case {
         /// Compare every output element with a host transpose.
         #[arg(long)]
         check: bool,
+    },
+    /// Reordering the axes of an f32 array into a new array (numpy's transpose(axes) + copy).
+    Permute {
+        /// Input shape, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "256,512,512")]
+        shape: Vec<usize>,
+        /// The axis order, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,0,2")]
+        axes: Vec<usize>,
+        /// Launches per timed batch.
+        #[arg(long, default_value_t = 20)]
+        reps: usize,
+        /// Timed batches (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        batches: usize,
     },
 }
 
@@ -67,7 +85,8 @@ fn run(cli: Cli) -> Result<()> {
     let app = ClApp::builder().use_env(true).profiling(true).build()?;
     println!("device: {} ({}, {})", app.device().name, app.device().platform_name, app.device().version);
     match cli.case {
-        Case::Transpose { rows, cols, dtype, reps, batches, tiles, check } => {
+        Case::Permute { shape, axes, reps, batches } => permute(&app, &shape, &axes, Timing { reps, batches }),
+        Case::Transpose { rows, cols, batch, dtype, reps, batches, tiles, check } => {
             let cols = cols.unwrap_or(rows);
             let tiles: Vec<Option<TransposeTiles>> = if tiles.is_empty() {
                 vec![None]
@@ -75,11 +94,12 @@ fn run(cli: Cli) -> Result<()> {
                 tiles.iter().map(|t| parse_tiles(t).map(Some)).collect::<Result<_>>()?
             };
             let t = Timing { reps, batches };
+            let shape = [batch, rows, cols];
             match dtype {
-                Dtype::F32 => transpose::<f32>(&app, rows, cols, &tiles, t, check),
-                Dtype::F64 => transpose::<f64>(&app, rows, cols, &tiles, t, check),
-                Dtype::C32 => transpose::<Complex32>(&app, rows, cols, &tiles, t, check),
-                Dtype::C64 => transpose::<Complex64>(&app, rows, cols, &tiles, t, check),
+                Dtype::F32 => transpose::<f32>(&app, shape, &tiles, t, check),
+                Dtype::F64 => transpose::<f64>(&app, shape, &tiles, t, check),
+                Dtype::C32 => transpose::<Complex32>(&app, shape, &tiles, t, check),
+                Dtype::C64 => transpose::<Complex64>(&app, shape, &tiles, t, check),
             }
         }
     }
@@ -140,18 +160,43 @@ fn random_data<T: Element>(n: usize) -> Vec<T> {
     (0..n).map(|_| T::from_c64(Complex64::new(next(), next()))).collect()
 }
 
+fn permute(app: &ClApp, shape: &[usize], axes: &[usize], timing: Timing) -> Result<()> {
+    let n: usize = shape.iter().product();
+    let input = XData::from_slice(app, shape, &random_data::<f32>(n))?;
+    let output = XData::<f32>::zeros(app, &Permute::<f32>::output_shape(shape, axes)?)?;
+    let permute = Permute::new(&input, &output, axes);
+    let mut pipeline = Pipeline::new(app).then(permute);
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let bytes = 2.0 * (n * 4) as f64;
+    println!(
+        "cliper  permute   f32  {:<22} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s",
+        format!("{shape:?}->{axes:?}").replace(' ', ""),
+        wall,
+        bytes / wall / 1e6,
+        events,
+        bytes / events / 1e6
+    );
+    Ok(())
+}
+
 fn transpose<T: Element>(
     app: &ClApp,
-    rows: usize,
-    cols: usize,
+    [batch, rows, cols]: [usize; 3],
     tiles: &[Option<TransposeTiles>],
     timing: Timing,
     check: bool,
 ) -> Result<()> {
-    let host = random_data::<T>(rows * cols);
-    let input = XData::from_slice(app, &[rows, cols], &host)?;
-    let output = XData::<T>::zeros(app, &[cols, rows])?;
-    let bytes = 2.0 * (rows * cols * std::mem::size_of::<T>()) as f64;
+    let started = Instant::now();
+    let progress = |what: &str| eprintln!("[{:7.2} s] {what}", started.elapsed().as_secs_f64());
+    progress(&format!("transpose {} {batch}x{rows}x{cols}: making data", T::NAME));
+    let host = random_data::<T>(batch * rows * cols);
+    progress("uploading");
+    let input = XData::from_slice(app, &[batch, rows, cols], &host)?;
+    progress("allocating and zeroing the output");
+    let output = XData::<T>::zeros(app, &[batch, cols, rows])?;
+    app.finish()?;
+    let bytes = 2.0 * (batch * rows * cols * std::mem::size_of::<T>()) as f64;
+    let size = if batch == 1 { format!("{rows}x{cols}") } else { format!("{batch}x{rows}x{cols}") };
     for tile in tiles {
         let process = match tile {
             Some(t) => Transpose::new(&input, &output).with_tiles(*t),
@@ -159,11 +204,12 @@ fn transpose<T: Element>(
         };
         let shown = tile.unwrap_or_else(|| TransposeTiles::for_device(app.device(), std::mem::size_of::<T>()));
         let mut pipeline = Pipeline::new(app).then(process);
+        progress(&format!("timing tiles {}x{}", shown.tile, shown.rows));
         let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
         println!(
-            "cliper  transpose {:<4} {:<14} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s   tiles {}x{}",
+            "cliper  transpose {:<4} {:<16} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s   tiles {}x{}",
             T::NAME,
-            format!("{rows}x{cols}"),
+            size,
             wall,
             bytes / wall / 1e6,
             events,
@@ -172,9 +218,16 @@ fn transpose<T: Element>(
             shown.rows
         );
         if check {
+            progress("checking");
             let got = output.to_vec()?;
-            let wrong = (0..rows * cols).filter(|&n| got[(n % cols) * rows + n / cols] != host[n]).count();
-            println!("check: {wrong} of {} elements wrong", rows * cols);
+            let plane = rows * cols;
+            let wrong = (0..batch * plane)
+                .filter(|&n| {
+                    let (b, k) = (n / plane, n % plane);
+                    got[b * plane + (k % cols) * rows + k / cols] != host[n]
+                })
+                .count();
+            println!("check: {wrong} of {} elements wrong", batch * plane);
             if wrong > 0 {
                 return Err(cliper::Error::InvalidArgument {
                     op: "cliper-bench".into(),
