@@ -60,7 +60,9 @@ impl<T: Element> fmt::Debug for XData<T> {
 }
 
 impl<T: Element> XData<T> {
-    fn allocate(app: &ClApp, op: &str, shape: &[usize]) -> Result<XData<T>> {
+    /// A new array whose contents are whatever the device memory held: for outputs a process overwrites in
+    /// full, where zeroing first would cost a pass over memory.
+    pub(crate) fn uninit(app: &ClApp, op: &str, shape: &[usize]) -> Result<XData<T>> {
         app.require::<T>()?;
         let bytes = element_count(op, shape)?
             .checked_mul(std::mem::size_of::<T>())
@@ -83,7 +85,7 @@ impl<T: Element> XData<T> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn zeros(app: &ClApp, shape: &[usize]) -> Result<XData<T>> {
-        let x = XData::allocate(app, "XData::zeros", shape)?;
+        let x = XData::uninit(app, "XData::zeros", shape)?;
         let bytes = x.storage.bytes();
         if bytes > 0 {
             let writes = [x.storage.clone()];
@@ -120,7 +122,7 @@ impl<T: Element> XData<T> {
                 got: format!("{} elements", data.len()),
             });
         }
-        let x = XData::allocate(app, "XData::from_slice", shape)?;
+        let x = XData::uninit(app, "XData::from_slice", shape)?;
         if !data.is_empty() {
             app.upload(x.storage.buffer(), 0, data)?;
         }
@@ -243,7 +245,7 @@ impl<T: Element> XData<T> {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
-        let out = XData::allocate(&self.app, "XData::contiguous", self.shape())?;
+        let out = XData::uninit(&self.app, "XData::contiguous", self.shape())?;
         StridedCopy::new(self, &out).run()?;
         Ok(out)
     }

@@ -49,7 +49,7 @@ impl<T: Element> Permute<T> {
 
     /// Allocates the output, permutes into it once, and returns it.
     pub fn apply(input: &XData<T>, axes: &[usize]) -> Result<XData<T>> {
-        let output = XData::zeros(input.app(), &Self::output_shape(input.shape(), axes)?)?;
+        let output = XData::uninit(input.app(), "Permute", &Self::output_shape(input.shape(), axes)?)?;
         let mut p = Permute::new(input, &output, axes);
         p.init()?;
         p.launch()?;

@@ -38,18 +38,30 @@ const ELLIPSES: [[f32; 8]; 10] = [
 /// ```
 pub struct SheppLogan<T: Element> {
     output: XData<T>,
-    kernel: Option<(Kernel, IndexType)>,
+    plan: Option<Plan>,
 }
+
+/// What `init` works out once: the kernel, its index type, the kernel's integer arguments (offset, strides,
+/// extents) and the global size.
+struct Plan {
+    kernel: Kernel,
+    index: IndexType,
+    args: [u64; 7],
+    global: [usize; 2],
+}
+
+/// Work-group shape of `shepp_logan` (one fixed shape: PoCL compiles a work-group function per shape).
+const LOCAL: [usize; 2] = [16, 16];
 
 impl<T: Element> SheppLogan<T> {
     /// A phantom generator writing into `output` (2 or 3 axes).
     pub fn new(output: &XData<T>) -> SheppLogan<T> {
-        SheppLogan { output: output.clone(), kernel: None }
+        SheppLogan { output: output.clone(), plan: None }
     }
 
     /// Allocates an array of `shape` and fills it with the phantom.
     pub fn image(app: &crate::ClApp, shape: &[usize]) -> Result<XData<T>> {
-        let output = XData::zeros(app, shape)?;
+        let output = XData::uninit(app, "SheppLogan", shape)?;
         let mut p = SheppLogan::new(&output);
         p.init()?;
         p.launch()?;
@@ -100,41 +112,34 @@ impl<T: Element> Process for SheppLogan<T> {
     }
 
     fn init(&mut self) -> Result<()> {
-        grid("SheppLogan", self.output.shape())?;
+        let (depth, height, width) = grid("SheppLogan", self.output.shape())?;
         let extent = self.output.layout().span().map_or(0, |(_, hi)| hi as u64 + 1);
         let index = IndexType::for_extent(extent.max(self.output.len() as u64));
         let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
         let program =
             self.output.app().build_program("phantom.cl", &kernels::with_common(kernels::PHANTOM), &options)?;
-        self.kernel = Some((program.kernel("shepp_logan")?.owned_by("SheppLogan"), index));
-        Ok(())
-    }
-
-    fn launch(&mut self) -> Result<()> {
-        let (kernel, idx) = self.kernel.as_mut().ok_or_else(|| Error::NotInitialized { op: "SheppLogan".into() })?;
-        let idx = *idx;
-        let (depth, height, width) = grid("SheppLogan", self.output.shape())?;
         // grid() accepted 2 or 3 axes; a 2-D image has no depth stride.
         let strides = self.output.strides();
         let stride = |from_end: usize| strides.len().checked_sub(from_end).and_then(|k| strides.get(k)).copied();
         let (s_k, s_i, s_j) = (stride(3).unwrap_or(0), stride(2).unwrap_or(0), stride(1).unwrap_or(0));
-        const LOCAL: [usize; 2] = [16, 16];
         let rows = depth * height;
-        let global = [width.div_ceil(LOCAL[0]) * LOCAL[0], rows.div_ceil(LOCAL[1]).min(65535) * LOCAL[1]];
+        let global = if self.output.is_empty() {
+            [0, 0]
+        } else {
+            [width.div_ceil(LOCAL[0]) * LOCAL[0], rows.div_ceil(LOCAL[1]).min(65535) * LOCAL[1]]
+        };
+        let args = [self.output.offset(), s_k, s_i, s_j, depth, height, width].map(|v| v as u64);
+        self.plan = Some(Plan { kernel: program.kernel("shepp_logan")?.owned_by("SheppLogan"), index, args, global });
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "SheppLogan".into() })?;
         let bytes = (self.output.len() * std::mem::size_of::<T>()) as u64;
-        kernel
-            .launch()
-            .output(&self.output)
-            .index(idx, self.output.offset() as u64)
-            .index(idx, s_k as u64)
-            .index(idx, s_i as u64)
-            .index(idx, s_j as u64)
-            .index(idx, depth as u64)
-            .index(idx, height as u64)
-            .index(idx, width as u64)
-            .global(if self.output.is_empty() { &[0, 0] } else { &global })
-            .local(&LOCAL)
-            .work(bytes, 0)
-            .enqueue()
+        let mut launch = plan.kernel.launch().output(&self.output);
+        for v in plan.args {
+            launch = launch.index(plan.index, v);
+        }
+        launch.global(&plan.global).local(&LOCAL).work(bytes, 0).enqueue()
     }
 }

@@ -62,7 +62,7 @@ impl<T: Element> Transpose<T> {
 
     /// Allocates the output, transposes into it once, and returns it.
     pub fn apply(input: &XData<T>) -> Result<XData<T>> {
-        let output = XData::zeros(input.app(), &Self::output_shape(input.shape())?)?;
+        let output = XData::uninit(input.app(), "Transpose", &Self::output_shape(input.shape())?)?;
         let mut t = Transpose::new(input, &output);
         t.init()?;
         t.launch()?;
@@ -137,8 +137,11 @@ impl<T: Element> ConjugateTranspose<T> {
 
     /// Allocates the output, conjugate-transposes into it once, and returns it.
     pub fn apply(input: &XData<T>) -> Result<XData<T>> {
-        let output =
-            XData::zeros(input.app(), &Transpose::<T>::output_shape_for("ConjugateTranspose", input.shape())?)?;
+        let output = XData::uninit(
+            input.app(),
+            "ConjugateTranspose",
+            &Transpose::<T>::output_shape_for("ConjugateTranspose", input.shape())?,
+        )?;
         let mut t = ConjugateTranspose::new(input, &output);
         t.init()?;
         t.launch()?;
