@@ -126,3 +126,18 @@ fn absurd_allocations_are_refused_before_reaching_the_driver() {
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
     assert!(XData::<f64>::zeros(app(), &[usize::MAX, 3]).is_err());
 }
+
+#[test]
+fn no_opencl_platform_gives_the_install_hint() {
+    // The ICD loader (ocl-icd, as on Debian) reads its vendor list from OCL_ICD_VENDORS: an empty folder
+    // looks exactly like a machine without any OpenCL driver.
+    let empty = std::env::temp_dir().join(format!("cliper-no-vendors-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_cliper")).arg("devices").env("OCL_ICD_VENDORS", &empty).output().unwrap();
+    let _ = std::fs::remove_dir(&empty);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("pocl-opencl-icd") && stderr.contains("ocl-icd-libopencl1"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
