@@ -18,8 +18,9 @@ export CLIPER_DEVICE=gpu
 if [ "${RUN_TESTS:-1}" = 1 ]; then
     echo "== tests on the GPU"
     for t in $bin/test-*; do
-        # the CLI tests look for the binary at this machine's build path; the CLI is exercised above and below
-        "$t" --test-threads 4 --skip the_cli --skip the_demo --skip bad_cliper_device 2>&1 | grep -E "test result|FAILED|panicked" | sed "s|^|$(basename "$t"): |"
+        # tests that start the CLI look for it at the build path of the machine that built them; the CLI is
+        # exercised above and below instead
+        "$t" --test-threads 4 --skip the_cli --skip the_demo --skip bad_cliper_device --skip no_opencl_platform 2>&1 | grep -E "test result|FAILED|panicked" | sed "s|^|$(basename "$t"): |"
     done 2>&1 | tee "$OUT/tests.txt"
 fi
 
