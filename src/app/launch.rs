@@ -275,13 +275,16 @@ impl TrackedCommand<'_> {
         }
     }
 
+    /// Marks every output invalid, naming this command as the producer that failed with `cause`.
+    fn poison_outputs(&self, producer: &str, cause: &Arc<Error>) {
+        for w in self.writes {
+            w.poison(producer, cause.clone());
+        }
+    }
+
     /// Marks every output invalid with `error` and returns it.
     pub(crate) fn fail(&self, error: Error) -> Error {
-        let cause = Arc::new(error.clone());
-        let producer = self.producer();
-        for w in self.writes {
-            w.poison(&producer, cause.clone());
-        }
+        self.poison_outputs(&self.producer(), &Arc::new(error.clone()));
         error
     }
 
@@ -289,11 +292,8 @@ impl TrackedCommand<'_> {
     pub(crate) fn check_inputs(&self) -> Result<()> {
         for r in self.reads {
             if let Err(e) = r.check() {
-                let producer = self.producer();
-                let cause = Arc::new(e);
-                for w in self.writes {
-                    w.poison(&producer, cause.clone());
-                }
+                let (producer, cause) = (self.producer(), Arc::new(e));
+                self.poison_outputs(&producer, &cause);
                 return Err(Error::ProducerFailed { producer, cause });
             }
         }

@@ -180,8 +180,7 @@ impl ClAppBuilder {
     pub fn build(self) -> Result<ClApp> {
         let mut filter = self.filter;
         if self.use_env
-            && let Ok(spec) = std::env::var(DEVICE_ENV)
-            && !spec.trim().is_empty()
+            && let Some(spec) = env_selection()
         {
             filter.spec = Some(spec);
         }
@@ -224,12 +223,7 @@ impl ClApp {
     /// ```
     pub fn devices() -> Result<Vec<DeviceInfo>> {
         let mut infos: Vec<DeviceInfo> = discover()?.into_iter().map(|(i, _)| i).collect();
-        let mut filter = DeviceFilter::default();
-        if let Ok(spec) = std::env::var(DEVICE_ENV)
-            && !spec.trim().is_empty()
-        {
-            filter.spec = Some(spec);
-        }
+        let filter = DeviceFilter { spec: env_selection(), ..DeviceFilter::default() };
         if let Ok(i) = choose(&infos, &filter) {
             infos[i].preferred = true;
         }
@@ -401,6 +395,11 @@ impl ClApp {
         let mut map = self.inner.programs.lock().unwrap_or_else(|p| p.into_inner());
         map.entry((source.to_string(), options.to_string())).or_default().clone()
     }
+}
+
+/// The selection in `CLIPER_DEVICE`, when it is set and not blank.
+fn env_selection() -> Option<String> {
+    std::env::var(DEVICE_ENV).ok().filter(|spec| !spec.trim().is_empty())
 }
 
 /// [`Error::Unsupported`] when `T` needs fp64 and the device lacks it.
