@@ -41,3 +41,33 @@ inline void batch_offsets(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 
 #else
 #define FROM_REAL(v) ((T)(v))
 #endif
+
+// batch_offsets for three arrays (for example the two operands and the result of a batched product or of a
+// reduction along an axis).
+#define BATCH_AXIS3(k, c) \
+    if ((k) < nd) { \
+        const IDX extent = (IDX)shape.c; \
+        const IDX i = b % extent; \
+        b /= extent; \
+        oa += i * (IDX)stride_a.c; \
+        ob += i * (IDX)stride_b.c; \
+        oc += i * (IDX)stride_c.c; \
+    }
+
+inline void batch_offsets3(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 stride_b, ulong8 stride_c,
+                           IDX* off_a, IDX* off_b, IDX* off_c) {
+    IDX oa = 0, ob = 0, oc = 0;
+    BATCH_AXIS3(7, s7) BATCH_AXIS3(6, s6) BATCH_AXIS3(5, s5) BATCH_AXIS3(4, s4)
+    BATCH_AXIS3(3, s3) BATCH_AXIS3(2, s2) BATCH_AXIS3(1, s1) BATCH_AXIS3(0, s0)
+    *off_a = oa;
+    *off_b = ob;
+    *off_c = oc;
+}
+
+// Complex (or real) product and the zero of T.
+#if IS_COMPLEX
+#define MUL(a, b) ((T)((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))
+#else
+#define MUL(a, b) ((a) * (b))
+#endif
+#define ZERO ((T)0)

@@ -14,6 +14,9 @@ pub const COMMON: &str = include_str!("../kernels/common.cl");
 /// Strided copies: tiled transpose and row copies (Transpose, Permute, StridedCopy, `XData::contiguous`).
 pub(crate) const LAYOUT: &str = include_str!("../kernels/layout.cl");
 
+/// Matrix products (MatMul, MatrixPower): tiled and direct GEMM kernels, identity matrices.
+pub(crate) const MATMUL: &str = include_str!("../kernels/matmul.cl");
+
 /// Shepp-Logan phantom generation.
 pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
 

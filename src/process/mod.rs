@@ -4,11 +4,14 @@
 //! kernels, plans the algorithm and allocates scratch; `launch` only enqueues — no planning, no host
 //! synchronisation, no host↔device copy — so a chain of launches runs back to back on the device.
 
+mod batch;
+mod matmul;
 mod permute;
 mod phantom;
 mod strided_copy;
 mod transpose;
 
+pub use matmul::{GemmStrategy, GemmTiles, MatMul, MatOp};
 pub use permute::Permute;
 pub use phantom::SheppLogan;
 pub use strided_copy::{StridedCopy, TransposeTiles};

@@ -1,0 +1,153 @@
+// Matrix products C = alpha·op(A)·op(B) + beta·C, batched. Prepended by common.cl. The host hands over op(A)
+// and op(B) as strided views (a transpose is a swap of strides), so the kernels see A' [M, K] with strides
+// (sam, sak), B' [K, N] with (sbk, sbn) and C [M, N] with (scm, scn), plus up to 8 batch axes whose strides
+// are 0 where an operand is broadcast. Build options:
+//   CONJ_A, CONJ_B   1 to conjugate the operand's elements (conjugate transpose)
+//   MWG, NWG, KWG    work-group tile: MWG rows × NWG columns of C, KWG-deep slices of A' and B' per step
+//   MDIMC, NDIMC     work-group shape: NDIMC work-items along N (dimension 0), MDIMC along M (dimension 1);
+//                    each work-item owns (MWG/MDIMC) × (NWG/NDIMC) outputs, strided by MDIMC and NDIMC so that
+//                    neighbouring work-items read neighbouring local-memory words
+//   A_K_FAST         1 when A' is contiguous along K (sak == 1): the tile loader then walks K fastest so that
+//                    the global reads are coalesced; 0 walks M fastest
+//   B_N_FAST         1 when B' is contiguous along N: the loader walks N fastest; 0 walks K fastest
+
+#if CONJ_A
+#define OP_A(v) CONJ(v)
+#else
+#define OP_A(v) (v)
+#endif
+#if CONJ_B
+#define OP_B(v) CONJ(v)
+#else
+#define OP_B(v) (v)
+#endif
+
+// C = alpha·acc (+ beta·C when use_beta): with beta = 0 the old C is never read, so NaNs in an uninitialised
+// output do not leak into the result (BLAS semantics).
+#define STORE(c, idx, acc) \
+    do { \
+        T r_ = MUL(alpha, acc); \
+        if (use_beta) r_ += MUL(beta, c[idx]); \
+        c[idx] = r_; \
+    } while (0)
+
+#ifdef MWG
+#define THREADS (MDIMC * NDIMC)
+#define WPTM (MWG / MDIMC)
+#define WPTN (NWG / NDIMC)
+// Loads that land in local memory along a stride (rather than along a row) get one column of padding, so the
+// work-items of one load step hit distinct banks.
+#define PAD_A A_K_FAST
+#define PAD_B (1 - B_N_FAST)
+
+// The tiled kernel: each work-group computes an MWG × NWG block of C, stepping through K in KWG-deep slices
+// staged in local memory; each work-item accumulates its WPTM × WPTN outputs in registers. Edge tiles (M, N or
+// K not multiples of the tile) are handled by guarded loads that fill zeros and guarded stores.
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
+                __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
+                __global T* c, IDX c_off, IDX scm, IDX scn,
+                IDX M, IDX N, IDX K, T alpha, T beta, uint use_beta,
+                uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b, ulong8 batch_c)
+{
+    __local T a_tile[KWG][MWG + PAD_A];
+    __local T b_tile[KWG][NWG + PAD_B];
+    const uint tn = get_local_id(0), tm = get_local_id(1);
+    const uint tid = tm * NDIMC + tn;
+    const IDX m0 = (IDX)get_group_id(1) * MWG, n0 = (IDX)get_group_id(0) * NWG;
+    IDX oa = 0, ob = 0, oc = 0;
+    if (nd > 0) batch_offsets3((IDX)get_global_id(2), nd, shape, batch_a, batch_b, batch_c, &oa, &ob, &oc);
+    __global const T* ap = a + a_off + oa;
+    __global const T* bp = b + b_off + ob;
+
+    T acc[WPTM][WPTN];
+    #pragma unroll
+    for (uint i = 0; i < WPTM; i++) {
+        #pragma unroll
+        for (uint j = 0; j < WPTN; j++) acc[i][j] = ZERO;
+    }
+
+    for (IDX k0 = 0; k0 < K; k0 += KWG) {
+        #pragma unroll
+        for (uint l = 0; l < MWG * KWG / THREADS; l++) {
+            const uint e = tid + l * THREADS;
+#if A_K_FAST
+            const uint kk = e % KWG, mm = e / KWG;
+#else
+            const uint mm = e % MWG, kk = e / MWG;
+#endif
+            const IDX gm = m0 + mm, gk = k0 + kk;
+            a_tile[kk][mm] = (gm < M && gk < K) ? OP_A(ap[gm * sam + gk * sak]) : ZERO;
+        }
+        #pragma unroll
+        for (uint l = 0; l < NWG * KWG / THREADS; l++) {
+            const uint e = tid + l * THREADS;
+#if B_N_FAST
+            const uint nn = e % NWG, kk = e / NWG;
+#else
+            const uint kk = e % KWG, nn = e / KWG;
+#endif
+            const IDX gn = n0 + nn, gk = k0 + kk;
+            b_tile[kk][nn] = (gn < N && gk < K) ? OP_B(bp[gk * sbk + gn * sbn]) : ZERO;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        #pragma unroll
+        for (uint kk = 0; kk < KWG; kk++) {
+            T ar[WPTM], br[WPTN];
+            #pragma unroll
+            for (uint i = 0; i < WPTM; i++) ar[i] = a_tile[kk][tm + i * MDIMC];
+            #pragma unroll
+            for (uint j = 0; j < WPTN; j++) br[j] = b_tile[kk][tn + j * NDIMC];
+            #pragma unroll
+            for (uint i = 0; i < WPTM; i++) {
+                #pragma unroll
+                for (uint j = 0; j < WPTN; j++) acc[i][j] += MUL(ar[i], br[j]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    __global T* cp = c + c_off + oc;
+    #pragma unroll
+    for (uint i = 0; i < WPTM; i++) {
+        const IDX gm = m0 + tm + i * MDIMC;
+        #pragma unroll
+        for (uint j = 0; j < WPTN; j++) {
+            const IDX gn = n0 + tn + j * NDIMC;
+            if (gm < M && gn < N) STORE(cp, gm * scm + gn * scn, acc[i][j]);
+        }
+    }
+}
+#endif
+
+// The direct kernel for small products: one output per work-item, operands read straight from global memory
+// (through the cache). No tile is wasted when M or N is tiny, and there are no barriers.
+__kernel void gemm_direct(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
+                          __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
+                          __global T* c, IDX c_off, IDX scm, IDX scn,
+                          IDX M, IDX N, IDX K, T alpha, T beta, uint use_beta,
+                          uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b, ulong8 batch_c)
+{
+    const IDX n = get_global_id(0), m = get_global_id(1);
+    if (m >= M || n >= N) return;
+    IDX oa = 0, ob = 0, oc = 0;
+    if (nd > 0) batch_offsets3((IDX)get_global_id(2), nd, shape, batch_a, batch_b, batch_c, &oa, &ob, &oc);
+    __global const T* ap = a + a_off + oa + m * sam;
+    __global const T* bp = b + b_off + ob + n * sbn;
+    T acc = ZERO;
+    for (IDX k = 0; k < K; k++) acc += MUL(OP_A(ap[k * sak]), OP_B(bp[k * sbk]));
+    __global T* cp = c + c_off + oc;
+    STORE(cp, m * scm + n * scn, acc);
+}
+
+// Writes identity matrices (A^0 of MatrixPower) into a batch of n × n matrices with strides (sr, sc).
+__kernel void set_identity(__global T* out, IDX off, IDX n, IDX sr, IDX sc,
+                           uint nd, ulong8 shape, ulong8 batch_out)
+{
+    const IDX j = get_global_id(0), i = get_global_id(1);
+    if (i >= n || j >= n) return;
+    IDX o = 0, unused = 0;
+    if (nd > 0) batch_offsets((IDX)get_global_id(2), nd, shape, batch_out, batch_out, &o, &unused);
+    out[off + o + i * sr + j * sc] = (i == j) ? FROM_REAL(1) : ZERO;
+}

@@ -1,0 +1,491 @@
+//! [`MatMul`]: `C = alpha·op(A)·op(B) + beta·C` for batches of real or complex matrices.
+
+use super::Process;
+use super::batch::{Batch3, broadcast};
+use crate::app::{DeviceInfo, DeviceKind, IndexType, Kernel};
+use crate::data::{Element, XData};
+use crate::error::{Error, Result};
+use crate::kernels;
+
+/// What [`MatMul`] does to an operand before multiplying (BLAS's `N`, `T`, `C`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MatOp {
+    /// The matrix as it is.
+    #[default]
+    None,
+    /// Its transpose (the last two axes swapped).
+    Transpose,
+    /// Its conjugate transpose (`Aᴴ`); the same as [`MatOp::Transpose`] for real types.
+    ConjTranspose,
+}
+
+impl MatOp {
+    fn view<T: Element>(self, x: &XData<T>) -> XData<T> {
+        match self {
+            MatOp::None => x.clone(),
+            MatOp::Transpose | MatOp::ConjTranspose => x.t(),
+        }
+    }
+
+    fn conjugates<T: Element>(self) -> bool {
+        self == MatOp::ConjTranspose && T::IS_COMPLEX
+    }
+}
+
+/// Work-group tiling of the tiled GEMM kernel: a work-group computes an `mwg` × `nwg` block of C with
+/// `mdimc` × `ndimc` work-items, stepping through K `kwg` at a time; each work-item owns
+/// (`mwg`/`mdimc`) × (`nwg`/`ndimc`) outputs in registers.
+///
+/// [`GemmTiles::for_device`] picks from a per-device table; [`MatMul::with_strategy`] takes any other choice
+/// the device can run (for tuning).
+///
+/// ```
+/// use cliper::GemmTiles;
+/// let app = cliper::ClApp::new()?;
+/// let t = GemmTiles::for_device::<f32>(app.device());
+/// assert!(t.validate::<f32>(app.device()).is_ok());
+/// let too_big = GemmTiles { mwg: 128, nwg: 128, kwg: 64, mdimc: 64, ndimc: 64 };
+/// assert!(too_big.validate::<f32>(app.device()).is_err());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GemmTiles {
+    /// Rows of C per work-group.
+    pub mwg: usize,
+    /// Columns of C per work-group.
+    pub nwg: usize,
+    /// Depth of the K slice staged in local memory per step.
+    pub kwg: usize,
+    /// Work-items along M.
+    pub mdimc: usize,
+    /// Work-items along N.
+    pub ndimc: usize,
+}
+
+impl GemmTiles {
+    /// The table entry for a device and element type, shrunk where the device's local memory or work-group
+    /// limit require.
+    pub fn for_device<T: Element>(info: &DeviceInfo) -> GemmTiles {
+        let vendor = info.vendor.to_lowercase();
+        let bytes = std::mem::size_of::<T>();
+        let mut t = match info.kind {
+            // H100 (docs/benchmarks.md): 8×8 outputs per work-item in a 128×128 tile for 4-byte elements; wider
+            // elements keep the register count similar with 4×4 (c32, f64) or 4×4 with a shallower K slice (c64).
+            DeviceKind::Gpu if vendor.contains("nvidia") => match bytes {
+                4 => GemmTiles { mwg: 128, nwg: 128, kwg: 16, mdimc: 16, ndimc: 16 },
+                8 => GemmTiles { mwg: 64, nwg: 64, kwg: 16, mdimc: 16, ndimc: 16 },
+                _ => GemmTiles { mwg: 64, nwg: 64, kwg: 8, mdimc: 16, ndimc: 16 },
+            },
+            // PoCL on x86: a work-group runs as loops over its work-items, vectorised along dimension 0, so
+            // a modest tile with 4×4 per work-item keeps the accumulators in vector registers.
+            DeviceKind::Cpu => GemmTiles { mwg: 64, nwg: 64, kwg: 16, mdimc: 16, ndimc: 16 },
+            // Unknown devices: a conservative 64×64 tile with 4×4 outputs per work-item.
+            _ => GemmTiles { mwg: 64, nwg: 64, kwg: if bytes > 8 { 8 } else { 16 }, mdimc: 16, ndimc: 16 },
+        };
+        while t.local_bytes(bytes) > info.local_mem_bytes as usize && t.kwg > 1 {
+            t.kwg /= 2;
+        }
+        while t.mdimc * t.ndimc > info.max_work_group_size && t.mdimc > 1 {
+            t.mdimc /= 2;
+            t.ndimc = (t.ndimc / 2).max(1);
+        }
+        t
+    }
+
+    fn local_bytes(&self, element_bytes: usize) -> usize {
+        self.kwg * (self.mwg + 1 + self.nwg + 1) * element_bytes
+    }
+
+    /// `Ok` when the kernel can be built with these tiles for `T` on this device; otherwise an error naming the
+    /// violated rule.
+    pub fn validate<T: Element>(&self, info: &DeviceInfo) -> Result<()> {
+        let threads = self.mdimc * self.ndimc;
+        let problem = if [self.mwg, self.nwg, self.kwg, self.mdimc, self.ndimc].contains(&0) {
+            Some("every size must be at least 1".to_string())
+        } else if !self.mwg.is_multiple_of(self.mdimc) || !self.nwg.is_multiple_of(self.ndimc) {
+            Some("mdimc must divide mwg and ndimc must divide nwg".to_string())
+        } else if !(self.mwg * self.kwg).is_multiple_of(threads) || !(self.nwg * self.kwg).is_multiple_of(threads) {
+            Some(format!("the {threads} work-items must divide the mwg·kwg and nwg·kwg tile loads"))
+        } else if threads > info.max_work_group_size {
+            Some(format!("{threads} work-items exceed the device's work-group limit of {}", info.max_work_group_size))
+        } else if self.local_bytes(std::mem::size_of::<T>()) > info.local_mem_bytes as usize {
+            Some(format!(
+                "the tiles need {} bytes of local memory for {}; the device has {}",
+                self.local_bytes(std::mem::size_of::<T>()),
+                T::NAME,
+                info.local_mem_bytes
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some(reason) => Err(Error::invalid("GemmTiles", format!("{self:?}: {reason}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Which kernel a [`MatMul`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GemmStrategy {
+    /// Local-memory tiles with register blocking: the fast path for all but small products.
+    Tiled(GemmTiles),
+    /// One output per work-item straight from global memory: for products too small to fill a tile.
+    Direct,
+}
+
+impl GemmStrategy {
+    /// The planner's choice for an `m` × `n` × `k` product repeated `batch` times.
+    ///
+    /// ```
+    /// use cliper::{GemmStrategy, Element};
+    /// let app = cliper::ClApp::new()?;
+    /// assert_eq!(GemmStrategy::for_problem::<f32>(app.device(), 4, 4, 4, 1), GemmStrategy::Direct);
+    /// assert!(matches!(GemmStrategy::for_problem::<f32>(app.device(), 1024, 1024, 1024, 1), GemmStrategy::Tiled(_)));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn for_problem<T: Element>(info: &DeviceInfo, m: usize, n: usize, k: usize, batch: usize) -> GemmStrategy {
+        let tiles = GemmTiles::for_device::<T>(info);
+        // A thin operand leaves most of a tile idle; a tiny product is dominated by the tile loads and barriers.
+        let thin = m < tiles.mdimc || n < tiles.ndimc || k < 4;
+        let tiny = (m as u64) * (n as u64) * (k as u64) * (batch as u64) < 1 << 18;
+        if thin || tiny { GemmStrategy::Direct } else { GemmStrategy::Tiled(tiles) }
+    }
+}
+
+/// `C = alpha·op(A)·op(B) + beta·C`, for `f32`, `f64`, `Complex<f32>` and `Complex<f64>`; `op` is a
+/// [`MatOp`] per operand.
+///
+/// - Any M, N, K (K = 0 gives `beta·C`). Operands of shape `[batch…, rows, cols]` multiply matrix by matrix;
+///   batch axes broadcast as in numpy (a 2-D operand is used for every matrix of the other).
+/// - Operands are read through their strides: a transposed or sliced view (`a.t()`, `slice_axis`) costs no
+///   copy. C may be a strided view too but must not overlap A or B.
+/// - With `beta = 0` (the default) C is only written, so its old contents (even NaN) do not matter.
+///
+/// `init` picks the kernel ([`GemmStrategy::for_problem`]: tiled with per-device tiles, or direct for small
+/// products) and builds it; `launch` only enqueues.
+///
+/// ```
+/// use cliper::{ClApp, MatMul, MatOp, Process, XData};
+/// let app = ClApp::new()?;
+/// let a = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let b = XData::from_slice(&app, &[2, 2], &[1.0f32, 0.0, 0.0, 2.0])?;
+/// let c = XData::from_slice(&app, &[3, 2], &[1.0f32; 6])?;
+/// // C = 2·Aᵀ·B + C
+/// let mut mm = MatMul::new(&a, &b, &c).op_a(MatOp::Transpose).alpha(2.0).beta(1.0);
+/// mm.init()?;
+/// mm.launch()?;
+/// assert_eq!(c.to_vec()?, vec![3.0, 17.0, 5.0, 21.0, 7.0, 25.0]);
+/// // Or allocate the output: a batch of three 2×3 matrices times one 3×2 matrix.
+/// let batch = XData::from_slice(&app, &[3, 2, 3], &vec![1.0f32; 18])?;
+/// assert_eq!(MatMul::apply(&batch, &a.t())?.shape(), &[3, 2, 2]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+///
+/// Operands of different element types are rejected when the program is compiled:
+/// ```compile_fail
+/// # let app = cliper::ClApp::new()?;
+/// let a = cliper::XData::<f32>::zeros(&app, &[2, 2])?;
+/// let b = cliper::XData::<f64>::zeros(&app, &[2, 2])?;
+/// let c = cliper::MatMul::apply(&a, &b)?;
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct MatMul<T: Element> {
+    a: XData<T>,
+    b: XData<T>,
+    c: XData<T>,
+    op_a: MatOp,
+    op_b: MatOp,
+    alpha: T,
+    beta: T,
+    forced: Option<GemmStrategy>,
+    plan: Option<Plan<T>>,
+}
+
+/// Everything `launch` needs, fixed by `init`.
+struct Plan<T: Element> {
+    strategy: GemmStrategy,
+    kernel: Kernel,
+    index: IndexType,
+    /// op(A) and op(B) as views of shapes `[batch…, M, K]` and `[batch…, K, N]` (before broadcasting).
+    a: XData<T>,
+    b: XData<T>,
+    mnk: [usize; 3],
+    batch: Batch3,
+    global: [usize; 3],
+    local: [usize; 3],
+    bytes: u64,
+    flops: u64,
+}
+
+impl<T: Element> MatMul<T> {
+    /// `c = a·b` (set the ops, `alpha` and `beta` with the builder methods before `init`).
+    pub fn new(a: &XData<T>, b: &XData<T>, c: &XData<T>) -> MatMul<T> {
+        MatMul {
+            a: a.clone(),
+            b: b.clone(),
+            c: c.clone(),
+            op_a: MatOp::None,
+            op_b: MatOp::None,
+            alpha: T::from_c64(1.0.into()),
+            beta: T::default(),
+            forced: None,
+            plan: None,
+        }
+    }
+
+    /// What to do to A before multiplying.
+    pub fn op_a(mut self, op: MatOp) -> MatMul<T> {
+        self.op_a = op;
+        self
+    }
+
+    /// What to do to B before multiplying.
+    pub fn op_b(mut self, op: MatOp) -> MatMul<T> {
+        self.op_b = op;
+        self
+    }
+
+    /// The factor on the product (default 1).
+    pub fn alpha(mut self, alpha: T) -> MatMul<T> {
+        self.alpha = alpha;
+        self
+    }
+
+    /// The factor on the old C (default 0: C is overwritten and never read).
+    pub fn beta(mut self, beta: T) -> MatMul<T> {
+        self.beta = beta;
+        self
+    }
+
+    /// Runs this kernel instead of the planner's choice (tiles are checked against the device in `init`).
+    pub fn with_strategy(mut self, strategy: GemmStrategy) -> MatMul<T> {
+        self.forced = Some(strategy);
+        self
+    }
+
+    /// The kernel `init` chose; `None` before `init`.
+    pub fn strategy(&self) -> Option<GemmStrategy> {
+        self.plan.as_ref().map(|p| p.strategy)
+    }
+
+    /// The shape of `op_a(a)·op_b(b)` for operand shapes `a` and `b`, or an error naming both shapes when
+    /// they do not fit together.
+    ///
+    /// ```
+    /// use cliper::{MatMul, MatOp};
+    /// assert_eq!(MatMul::<f32>::output_shape(&[5, 2, 3], MatOp::None, &[3, 4], MatOp::None)?, vec![5, 2, 4]);
+    /// assert_eq!(MatMul::<f32>::output_shape(&[3, 2], MatOp::Transpose, &[3, 4], MatOp::None)?, vec![2, 4]);
+    /// let err = MatMul::<f32>::output_shape(&[2, 3], MatOp::None, &[4, 5], MatOp::None).unwrap_err();
+    /// assert!(err.to_string().contains("[2, 3]") && err.to_string().contains("[4, 5]"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(a: &[usize], op_a: MatOp, b: &[usize], op_b: MatOp) -> Result<Vec<usize>> {
+        let matrix = |shape: &[usize], op: MatOp, which: &str| -> Result<(Vec<usize>, usize, usize)> {
+            let n = shape.len();
+            if n < 2 {
+                return Err(Error::invalid(
+                    "MatMul",
+                    format!("operand {which} must have at least 2 axes (rows, columns), got shape {shape:?}"),
+                ));
+            }
+            let (r, c) = (shape[n - 2], shape[n - 1]);
+            let (r, c) = if op == MatOp::None { (r, c) } else { (c, r) };
+            Ok((shape[..n - 2].to_vec(), r, c))
+        };
+        let (batch_a, m, k) = matrix(a, op_a, "A")?;
+        let (batch_b, k2, n) = matrix(b, op_b, "B")?;
+        if k != k2 {
+            return Err(Error::invalid(
+                "MatMul",
+                format!(
+                    "inner dimensions differ: op(A) is {m}×{k} (A has shape {a:?}, op {op_a:?}) but op(B) is {k2}×{n} \
+                     (B has shape {b:?}, op {op_b:?})"
+                ),
+            ));
+        }
+        let zeros = |len: usize| vec![0; len];
+        let (mut shape, _, _) = broadcast((&batch_a, &zeros(batch_a.len())), (&batch_b, &zeros(batch_b.len())))
+            .ok_or_else(|| {
+                Error::invalid(
+                    "MatMul",
+                    format!("batch shapes {batch_a:?} (A has shape {a:?}) and {batch_b:?} (B has shape {b:?}) do not broadcast"),
+                )
+            })?;
+        shape.extend([m, n]);
+        Ok(shape)
+    }
+
+    /// Allocates C, computes `a·b` into it once and returns it.
+    pub fn apply(a: &XData<T>, b: &XData<T>) -> Result<XData<T>> {
+        let shape = Self::output_shape(a.shape(), MatOp::None, b.shape(), MatOp::None)?;
+        let c = XData::uninit(a.app(), "MatMul", &shape)?;
+        let mut mm = MatMul::new(a, b, &c);
+        mm.init()?;
+        mm.launch()?;
+        Ok(c)
+    }
+
+    fn plan(&self) -> Result<Plan<T>> {
+        let app = self.c.app();
+        if !self.a.app().same_as(app) || !self.b.app().same_as(app) {
+            return Err(Error::invalid("MatMul", "A, B and C must belong to the same ClApp (device)"));
+        }
+        let expected = Self::output_shape(self.a.shape(), self.op_a, self.b.shape(), self.op_b)?;
+        if self.c.shape() != expected.as_slice() {
+            return Err(Error::Shape {
+                op: "MatMul".into(),
+                expected: format!(
+                    "{expected:?} for op(A)·op(B) with A {:?} ({:?}) and B {:?} ({:?})",
+                    self.a.shape(),
+                    self.op_a,
+                    self.b.shape(),
+                    self.op_b
+                ),
+                got: format!("C of shape {:?}", self.c.shape()),
+            });
+        }
+        for (name, x) in [("A", &self.a), ("B", &self.b)] {
+            if self.c.overlaps(x) {
+                return Err(Error::invalid(
+                    "MatMul",
+                    format!("C overlaps {name} in one buffer; the product needs a separate output"),
+                ));
+            }
+        }
+        let (a, b) = (self.op_a.view(&self.a), self.op_b.view(&self.b));
+        let (ra, rb, rc) = (a.ndim(), b.ndim(), self.c.ndim());
+        let (m, k, n) = (a.shape()[ra - 2], a.shape()[ra - 1], b.shape()[rb - 1]);
+        let (batch_shape, stride_a, stride_b) =
+            broadcast((&a.shape()[..ra - 2], &a.strides()[..ra - 2]), (&b.shape()[..rb - 2], &b.strides()[..rb - 2]))
+                .ok_or_else(|| Error::invalid("MatMul", "batch shapes do not broadcast"))?;
+        let batch = Batch3::new("MatMul", &batch_shape, [&stride_a, &stride_b, &self.c.strides()[..rc - 2]])?;
+        let extent = [a.layout(), b.layout(), self.c.layout()]
+            .iter()
+            .filter_map(|l| l.span())
+            .map(|(_, hi)| hi as u64 + 1)
+            .max()
+            .unwrap_or(0);
+        let index = IndexType::for_extent(extent);
+        let count = batch.count() as usize;
+        let strategy = match self.forced {
+            Some(s) => s,
+            None => GemmStrategy::for_problem::<T>(app.device(), m, n, k, count),
+        };
+        let (sak, sbn) = (a.strides()[ra - 1], b.strides()[rb - 1]);
+        let mut options = format!(
+            "{} -DIDX={} -DCONJ_A={} -DCONJ_B={}",
+            T::build_options(),
+            index.cl_type(),
+            u8::from(self.op_a.conjugates::<T>()),
+            u8::from(self.op_b.conjugates::<T>()),
+        );
+        // Both kernels live in one program, built with the tiles even for the direct kernel, so switching
+        // strategy never costs another compile.
+        let t = match strategy {
+            GemmStrategy::Tiled(t) => {
+                t.validate::<T>(app.device())?;
+                t
+            }
+            GemmStrategy::Direct => GemmTiles::for_device::<T>(app.device()),
+        };
+        {
+            // The loaders walk whichever axis is contiguous in memory; a K-contiguous A (row-major) is the
+            // common case, and so is an N-contiguous B.
+            options += &format!(
+                " -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DA_K_FAST={} -DB_N_FAST={}",
+                t.mwg,
+                t.nwg,
+                t.kwg,
+                t.mdimc,
+                t.ndimc,
+                u8::from(sak == 1 || a.strides()[ra - 2] != 1),
+                u8::from(sbn == 1 || b.strides()[rb - 2] != 1),
+            );
+        }
+        let program = app.build_program("matmul.cl", &kernels::with_common(kernels::MATMUL), &options)?;
+        let (kernel, global, local) = match strategy {
+            GemmStrategy::Tiled(t) => {
+                let kernel = program.kernel("gemm_tiled")?.owned_by("MatMul");
+                let global = [n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count];
+                (kernel, global, [t.ndimc, t.mdimc, 1])
+            }
+            GemmStrategy::Direct => {
+                let kernel = program.kernel("gemm_direct")?.owned_by("MatMul");
+                let limit = kernel.max_work_group_size()?.clamp(1, 256);
+                let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
+                let l1 = m.next_power_of_two().clamp(1, (limit / l0).max(1));
+                (kernel, [n.div_ceil(l0) * l0, m.div_ceil(l1) * l1, count], [l0, l1, 1])
+            }
+        };
+        let use_beta = self.beta != T::default();
+        let (mn, e) = ((m * n) as u64, std::mem::size_of::<T>() as u64);
+        let per_matrix = ((m * k + k * n) as u64 + mn * (1 + u64::from(use_beta))) * e;
+        let flops_per_mac = if T::IS_COMPLEX { 8 } else { 2 };
+        Ok(Plan {
+            strategy,
+            kernel,
+            index,
+            a,
+            b,
+            mnk: [m, n, k],
+            batch,
+            global,
+            local,
+            bytes: per_matrix * count as u64,
+            flops: flops_per_mac * mn * k as u64 * count as u64,
+        })
+    }
+}
+
+impl<T: Element> Process for MatMul<T> {
+    fn name(&self) -> &str {
+        "MatMul"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.plan = Some(self.plan()?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let p = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "MatMul".into() })?;
+        let [m, n, k] = p.mnk;
+        let (a, b, c) = (&p.a, &p.b, &self.c);
+        let (ra, rb, rc) = (a.ndim(), b.ndim(), c.ndim());
+        let idx = p.index;
+        let use_beta = self.beta != T::default();
+        let launch = p
+            .kernel
+            .launch()
+            .input(a)
+            .index(idx, a.offset() as u64)
+            .index(idx, a.strides()[ra - 2] as u64)
+            .index(idx, a.strides()[ra - 1] as u64)
+            .input(b)
+            .index(idx, b.offset() as u64)
+            .index(idx, b.strides()[rb - 2] as u64)
+            .index(idx, b.strides()[rb - 1] as u64);
+        // With beta = 0 the old C is not read, so it need not be valid.
+        let launch = if use_beta { launch.in_out(c) } else { launch.output(c) };
+        launch
+            .index(idx, c.offset() as u64)
+            .index(idx, c.strides()[rc - 2] as u64)
+            .index(idx, c.strides()[rc - 1] as u64)
+            .index(idx, m as u64)
+            .index(idx, n as u64)
+            .index(idx, k as u64)
+            .scalar(self.alpha)
+            .scalar(self.beta)
+            .scalar(u32::from(use_beta))
+            .scalar(p.batch.axes)
+            .scalar(p.batch.shape)
+            .scalar(p.batch.strides[0])
+            .scalar(p.batch.strides[1])
+            .scalar(p.batch.strides[2])
+            .global(&p.global)
+            .local(&p.local)
+            .work(p.bytes, p.flops)
+            .enqueue()
+    }
+}

@@ -1,0 +1,278 @@
+//! MatMul against a float64 reference on every element type, op combination and kernel.
+//!
+//! Tolerance, per output element: |Δ| ≤ c·(K + 2)·ε·(|α|·(|op A|·|op B|)ᵢⱼ + |β|·|C₀ᵢⱼ|), with ε the unit
+//! roundoff of the element's real type and c = 1 for real, 4 for complex types. This is the classical
+//! worst-case bound for a length-K dot product in any summation order (Higham, Accuracy and Stability, §3.1)
+//! plus two roundings for the α and β terms; a complex multiply-add rounds up to four real operations, hence
+//! c = 4. A wrong index, a dropped K tail or a missed conjugation breaks it by orders of magnitude.
+
+mod common;
+use cliper::{Element, GemmStrategy, GemmTiles, MatMul, MatOp, Process, XData};
+use common::*;
+use ndarray::{ArrayD, IxDyn};
+use num_complex::Complex64;
+
+/// (M, N, K): none is a multiple of any tile size.
+const SIZES: &[[usize; 3]] = &[[1, 1, 1], [1, 257, 1], [7, 129, 33], [257, 1023, 65], [130, 2, 1025]];
+const OPS: [MatOp; 3] = [MatOp::None, MatOp::Transpose, MatOp::ConjTranspose];
+
+fn eps<T: Element>() -> f64 {
+    if T::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 }
+}
+
+/// op applied to a `[batch…, r, c]` host array.
+fn op_ref(x: &ArrayD<Complex64>, op: MatOp) -> ArrayD<Complex64> {
+    match op {
+        MatOp::None => x.clone(),
+        MatOp::Transpose => transpose_ref(x, false),
+        MatOp::ConjTranspose => transpose_ref(x, true),
+    }
+}
+
+/// `alpha·a·b + beta·c0` for `[batch…, M, K]`·`[batch…, K, N]` with numpy batch broadcasting, and the matching
+/// magnitude `|alpha|·|a|·|b| + |beta|·|c0|` for the error bound. `c0` has the output's shape.
+fn matmul_ref(
+    a: &ArrayD<Complex64>,
+    b: &ArrayD<Complex64>,
+    c0: &ArrayD<Complex64>,
+    alpha: Complex64,
+    beta: Complex64,
+) -> (ArrayD<Complex64>, ArrayD<f64>) {
+    let out_shape = c0.shape().to_vec();
+    let nd = out_shape.len();
+    let (m, n, k) = (out_shape[nd - 2], out_shape[nd - 1], a.shape()[a.ndim() - 1]);
+    let (av, bv, cv) = (flat(a), flat(b), flat(c0));
+    let (mut want, mut bound) = (Vec::with_capacity(cv.len()), Vec::with_capacity(cv.len()));
+    let batches: usize = out_shape[..nd - 2].iter().product();
+    // First element of output batch entry `q` in an operand whose batch axes may be fewer or of extent 1.
+    let matrix_start = |x: &ArrayD<Complex64>, q: usize| -> usize {
+        let lead = nd - x.ndim();
+        let (mut rest, mut start, mut step) = (q, 0, x.shape()[x.ndim() - 2] * x.shape()[x.ndim() - 1]);
+        for ax in (0..nd - 2).rev() {
+            let i = rest % out_shape[ax];
+            rest /= out_shape[ax];
+            if ax >= lead {
+                let extent = x.shape()[ax - lead];
+                if extent != 1 {
+                    start += i * step;
+                }
+                step *= extent;
+            }
+        }
+        start
+    };
+    for q in 0..batches {
+        let (a0, b0, c0_start) = (matrix_start(a, q), matrix_start(b, q), q * m * n);
+        for i in 0..m {
+            for j in 0..n {
+                let (mut s, mut mag) = (Complex64::new(0.0, 0.0), 0.0);
+                for l in 0..k {
+                    let (x, y) = (av[a0 + i * k + l], bv[b0 + l * n + j]);
+                    s += x * y;
+                    mag += x.norm() * y.norm();
+                }
+                let old = cv[c0_start + i * n + j];
+                want.push(alpha * s + beta * old);
+                bound.push(alpha.norm() * mag + beta.norm() * old.norm());
+            }
+        }
+    }
+    let shape = IxDyn(&out_shape);
+    (ArrayD::from_shape_vec(shape.clone(), want).unwrap(), ArrayD::from_shape_vec(shape, bound).unwrap())
+}
+
+fn flat(x: &ArrayD<Complex64>) -> Vec<Complex64> {
+    x.as_standard_layout().iter().copied().collect()
+}
+
+/// A device array holding `op⁻¹(host)`: the array whose `op` is `host`.
+fn stored_for_op<T: Element>(host: &ArrayD<Complex64>, op: MatOp) -> XData<T> {
+    let stored = op_ref(host, op); // op is its own inverse for all three
+    let data: Vec<T> = flat(&stored).into_iter().map(T::from_c64).collect();
+    XData::from_slice(app(), stored.shape(), &data).unwrap()
+}
+
+fn assert_close<T: Element>(
+    got: &ArrayD<Complex64>,
+    want: &ArrayD<Complex64>,
+    bound: &ArrayD<f64>,
+    k: usize,
+    what: &str,
+) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shapes differ");
+    let c = if T::IS_COMPLEX { 4.0 } else { 1.0 };
+    let scale = c * (k + 2) as f64 * eps::<T>();
+    for (i, ((g, w), b)) in got.iter().zip(want.iter()).zip(bound.iter()).enumerate() {
+        let err = (g - w).norm();
+        assert!(
+            err <= scale * b || err == 0.0,
+            "{what}: element {i} is {g}, expected {w} (|Δ| {err:e} > bound {:e})",
+            scale * b
+        );
+    }
+}
+
+fn scalars<T: Element>() -> (T, T) {
+    (T::from_c64(Complex64::new(0.75, -1.25)), T::from_c64(Complex64::new(-0.5, 0.375)))
+}
+
+fn all_ops_sizes_and_kernels<T: Element>() {
+    let mut rng = Rng::new(11);
+    let (alpha, beta) = scalars::<T>();
+    for &[m, n, k] in SIZES {
+        // One op(A), op(B), C₀ and reference per size; each op combination stores the operands so that
+        // applying the op gives them back.
+        let (_, ha) = random::<T>(&mut rng, &[m, k]);
+        let (_, hb) = random::<T>(&mut rng, &[k, n]);
+        let (c0, hc0) = random::<T>(&mut rng, &[m, n]);
+        let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
+        let c0 = c0.to_vec().unwrap();
+        for op_a in OPS {
+            let a = stored_for_op::<T>(&ha, op_a);
+            for op_b in OPS {
+                let b = stored_for_op::<T>(&hb, op_b);
+                let tiled = GemmStrategy::Tiled(GemmTiles::for_device::<T>(app().device()));
+                for strategy in [tiled, GemmStrategy::Direct] {
+                    let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
+                    let mut mm =
+                        MatMul::new(&a, &b, &c).op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).with_strategy(strategy);
+                    mm.init().unwrap();
+                    mm.launch().unwrap();
+                    let what = format!("{} ({m},{n},{k}) {op_a:?}·{op_b:?} {strategy:?}", T::NAME);
+                    assert_close::<T>(&fetch(&c), &want, &bound, k, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn matmul_matches_reference_for_all_types_ops_sizes_and_kernels() {
+    for_each_element!(all_ops_sizes_and_kernels);
+}
+
+fn batched_with_broadcast<T: Element>() {
+    let mut rng = Rng::new(12);
+    let (alpha, beta) = scalars::<T>();
+    // A [3, 1, 7, 33] broadcasts over B's batch of 4; B [4, 33, 129]; C [3, 4, 7, 129]. Then a 2-D A used for
+    // every matrix of a batched B, and the reverse.
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[3, 1, 7, 33], &[4, 33, 129]),
+        (&[20, 65], &[5, 65, 3]),
+        (&[2, 130, 17], &[17, 129]),
+        (&[2, 1, 1], &[2, 1, 1]),
+    ];
+    for &(sa, sb) in cases {
+        let out_shape = MatMul::<T>::output_shape(sa, MatOp::None, sb, MatOp::None).unwrap();
+        let (a, ha) = random::<T>(&mut rng, sa);
+        let (b, hb) = random::<T>(&mut rng, sb);
+        let (c, hc0) = random::<T>(&mut rng, &out_shape);
+        let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
+        let mut mm = MatMul::new(&a, &b, &c).alpha(alpha).beta(beta);
+        mm.init().unwrap();
+        mm.launch().unwrap();
+        let what = format!("{} batched {sa:?}·{sb:?} via {:?}", T::NAME, mm.strategy());
+        assert_close::<T>(&fetch(&c), &want, &bound, sa[sa.len() - 1], &what);
+    }
+}
+
+#[test]
+fn batches_broadcast_like_numpy() {
+    for_each_element!(batched_with_broadcast);
+}
+
+fn views_are_read_through_strides<T: Element>() {
+    let mut rng = Rng::new(13);
+    // A sliced, transposed view of a bigger array, a permuted batch for B, and a column slice of C.
+    let (big_a, hbig_a) = random::<T>(&mut rng, &[70, 40]);
+    let a = big_a.slice_axis(0, 3..68).unwrap().slice_axis(1, 1..34).unwrap().t(); // [33, 65]
+    let ha = transpose_ref(&hbig_a.slice(ndarray::s![3..68, 1..34]).to_owned().into_dyn(), false);
+    let (big_b, hbig_b) = random::<T>(&mut rng, &[65, 2, 31]);
+    let b = big_b.permuted_axes(&[1, 0, 2]).unwrap(); // [2, 65, 31]
+    let hb = hbig_b.permuted_axes(IxDyn(&[1, 0, 2])).as_standard_layout().to_owned();
+    let big_c = poisoned::<T>(&[2, 33, 40]);
+    let c = big_c.slice_axis(2, 5..36).unwrap(); // [2, 33, 31], rows of 40
+    let zero = ArrayD::<Complex64>::zeros(IxDyn(&[2, 33, 31]));
+    let one = T::from_c64(Complex64::new(1.0, 0.0));
+    let (want, bound) = matmul_ref(&ha, &hb, &zero, one.to_c64(), Complex64::new(0.0, 0.0));
+    let tiled = GemmStrategy::Tiled(GemmTiles { mwg: 32, nwg: 64, kwg: 8, mdimc: 8, ndimc: 16 });
+    for strategy in [tiled, GemmStrategy::Direct] {
+        let mut mm = MatMul::new(&a, &b, &c).with_strategy(strategy);
+        mm.init().unwrap();
+        mm.launch().unwrap();
+        let what = format!("{} strided views {strategy:?}", T::NAME);
+        assert_close::<T>(&fetch(&c), &want, &bound, 65, &what);
+    }
+    // The rest of the big C is untouched.
+    let all = fetch(&big_c);
+    let marker = T::from_c64(Complex64::new(1234.5, -987.25)).to_c64();
+    assert!(all.slice(ndarray::s![.., .., 0..5]).iter().all(|&v| v == marker), "{}: wrote left of the view", T::NAME);
+    assert!(all.slice(ndarray::s![.., .., 36..]).iter().all(|&v| v == marker), "{}: wrote right of the view", T::NAME);
+}
+
+#[test]
+fn strided_views_need_no_copies() {
+    for_each_element!(views_are_read_through_strides);
+    // And consuming `a.t()` equals asking for MatOp::Transpose.
+    let mut rng = Rng::new(14);
+    let (a, _) = random::<f32>(&mut rng, &[65, 33]);
+    let (b, _) = random::<f32>(&mut rng, &[65, 17]);
+    let via_view = MatMul::apply(&a.t(), &b).unwrap();
+    let via_op = XData::<f32>::zeros(common::app(), &[33, 17]).unwrap();
+    let mut mm = MatMul::new(&a, &b, &via_op).op_a(MatOp::Transpose);
+    mm.init().unwrap();
+    mm.launch().unwrap();
+    assert_eq!(via_view.to_vec().unwrap(), via_op.to_vec().unwrap());
+}
+
+#[test]
+fn beta_zero_never_reads_c() {
+    let mut rng = Rng::new(15);
+    let (a, _) = random::<f32>(&mut rng, &[129, 33]);
+    let (b, _) = random::<f32>(&mut rng, &[33, 65]);
+    let c = XData::from_slice(app(), &[129, 65], &vec![f32::NAN; 129 * 65]).unwrap();
+    for strategy in [GemmStrategy::Tiled(GemmTiles::for_device::<f32>(app().device())), GemmStrategy::Direct] {
+        let mut mm = MatMul::new(&a, &b, &c).with_strategy(strategy);
+        mm.init().unwrap();
+        mm.launch().unwrap();
+        assert!(c.to_vec().unwrap().iter().all(|v| v.is_finite()), "{strategy:?} let NaN through with beta = 0");
+    }
+}
+
+#[test]
+fn planner_picks_direct_for_small_and_tiled_for_large_products() {
+    let device = app().device();
+    assert_eq!(GemmStrategy::for_problem::<f32>(device, 7, 129, 33, 1), GemmStrategy::Direct);
+    assert_eq!(GemmStrategy::for_problem::<f32>(device, 1, 4096, 4096, 1), GemmStrategy::Direct);
+    assert!(matches!(GemmStrategy::for_problem::<f32>(device, 257, 1023, 65, 1), GemmStrategy::Tiled(_)));
+}
+
+#[test]
+fn bad_shapes_and_tiles_are_named() {
+    let a = XData::<f32>::zeros(app(), &[7, 33]).unwrap();
+    let b = XData::<f32>::zeros(app(), &[32, 5]).unwrap();
+    let c = XData::<f32>::zeros(app(), &[7, 5]).unwrap();
+    let err = MatMul::new(&a, &b, &c).init().unwrap_err().to_string();
+    assert!(err.contains("[7, 33]") && err.contains("[32, 5]") && err.contains("33") && err.contains("32"), "{err}");
+
+    let b = XData::<f32>::zeros(app(), &[33, 5]).unwrap();
+    let wrong_c = XData::<f32>::zeros(app(), &[5, 7]).unwrap();
+    let err = MatMul::new(&a, &b, &wrong_c).init().unwrap_err();
+    assert!(matches!(err, cliper::Error::Shape { .. }), "{err:?}");
+    assert!(err.to_string().contains("[7, 5]") && err.to_string().contains("[5, 7]"), "{err}");
+
+    let err = MatMul::new(&a, &b, &a.slice_axis(1, 0..5).unwrap()).init().unwrap_err().to_string();
+    assert!(err.contains("overlaps A"), "{err}");
+
+    let batch_a = XData::<f32>::zeros(app(), &[2, 7, 33]).unwrap();
+    let batch_b = XData::<f32>::zeros(app(), &[3, 33, 5]).unwrap();
+    let err = MatMul::apply(&batch_a, &batch_b).unwrap_err().to_string();
+    assert!(err.contains("[2]") && err.contains("[3]") && err.contains("broadcast"), "{err}");
+
+    let vector = XData::<f32>::zeros(app(), &[33]).unwrap();
+    assert!(MatMul::apply(&a, &vector).unwrap_err().to_string().contains("[33]"));
+
+    let odd = GemmTiles { mwg: 48, nwg: 64, kwg: 8, mdimc: 32, ndimc: 16 };
+    let err = MatMul::new(&a, &b, &c).with_strategy(GemmStrategy::Tiled(odd)).init().unwrap_err().to_string();
+    assert!(err.contains("mdimc must divide mwg"), "{err}");
+}
