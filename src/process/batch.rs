@@ -45,8 +45,8 @@ impl Batch3 {
         let mut b = Batch3 { axes: axes.len() as u32, ..Batch3::default() };
         for (k, (n, s)) in axes.iter().enumerate() {
             b.shape[k] = *n as u64;
-            for a in 0..3 {
-                b.strides[a][k] = s[a] as u64;
+            for (array, &stride) in b.strides.iter_mut().zip(s) {
+                array[k] = stride as u64;
             }
         }
         Ok(b)
