@@ -17,6 +17,10 @@ pub(crate) const LAYOUT: &str = include_str!("../kernels/layout.cl");
 /// Matrix products (MatMul, MatrixPower): tiled and direct GEMM kernels, identity matrices.
 pub(crate) const MATMUL: &str = include_str!("../kernels/matmul.cl");
 
+/// Reductions (NormN, Dot): tree reductions over work-groups, a partials pass, and one-work-item-per-output
+/// lanes.
+pub(crate) const REDUCE: &str = include_str!("../kernels/reduce.cl");
+
 /// Shepp-Logan phantom generation.
 pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
 

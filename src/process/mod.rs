@@ -5,13 +5,18 @@
 //! synchronisation, no host↔device copy — so a chain of launches runs back to back on the device.
 
 mod batch;
+mod dot;
 mod matmul;
+mod norm;
 mod permute;
 mod phantom;
+mod reduction;
 mod strided_copy;
 mod transpose;
 
+pub use dot::{Dot, DotKind};
 pub use matmul::{GemmStrategy, GemmTiles, MatMul, MatOp};
+pub use norm::{NormN, NormOrder};
 pub use permute::Permute;
 pub use phantom::SheppLogan;
 pub use strided_copy::{StridedCopy, TransposeTiles};
