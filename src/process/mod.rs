@@ -7,6 +7,7 @@
 mod batch;
 mod dot;
 mod matmul;
+mod matrix_power;
 mod norm;
 mod permute;
 mod phantom;
@@ -16,6 +17,7 @@ mod transpose;
 
 pub use dot::{Dot, DotKind};
 pub use matmul::{GemmStrategy, GemmTiles, MatMul, MatOp};
+pub use matrix_power::MatrixPower;
 pub use norm::{NormN, NormOrder};
 pub use permute::Permute;
 pub use phantom::SheppLogan;
