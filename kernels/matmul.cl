@@ -2,7 +2,6 @@
 // and op(B) as strided views (a transpose is a swap of strides), so the kernels see A' [M, K] with strides
 // (sam, sak), B' [K, N] with (sbk, sbn) and C [M, N] with (scm, scn), plus up to 8 batch axes whose strides
 // are 0 where an operand is broadcast. Build options:
-//   CONJ_A, CONJ_B   1 to conjugate the operand's elements (conjugate transpose)
 //   MWG, NWG, KWG    work-group tile: MWG rows × NWG columns of C, KWG-deep slices of A' and B' per step
 //   MDIMC, NDIMC     work-group shape: NDIMC work-items along N (dimension 0), MDIMC along M (dimension 1);
 //                    each work-item owns (MWG/MDIMC) × (NWG/NDIMC) outputs, strided by MDIMC and NDIMC so that
@@ -10,15 +9,42 @@
 //   A_K_FAST         1 when A' is contiguous along K (sak == 1): the tile loader then walks K fastest so that
 //                    the global reads are coalesced; 0 walks M fastest
 //   B_N_FAST         1 when B' is contiguous along N: the loader walks N fastest; 0 walks K fastest
+//   A_K_UNIT …       1 where a stride is 1 (A along K or M, B along N or K, C along N)
 
-#if CONJ_A
-#define OP_A(v) CONJ(v)
+// Unit strides known at build time (A_K_UNIT, A_M_UNIT, B_N_UNIT, B_K_UNIT, C_N_UNIT) become constants, so
+// the compiler can drop multiplies and, on CPUs, vectorise the loads.
+#if A_K_UNIT
+#define SAK ((IDX)1)
+#else
+#define SAK sak
+#endif
+#if A_M_UNIT
+#define SAM ((IDX)1)
+#else
+#define SAM sam
+#endif
+#if B_N_UNIT
+#define SBN ((IDX)1)
+#else
+#define SBN sbn
+#endif
+#if B_K_UNIT
+#define SBK ((IDX)1)
+#else
+#define SBK sbk
+#endif
+#if C_N_UNIT
+#define SCN ((IDX)1)
+#else
+#define SCN scn
+#endif
+
+// conj_a, conj_b: kernel arguments (uniform branches), so conjugation does not multiply the programs to build.
+#if IS_COMPLEX
+#define OP_A(v) (conj_a ? CONJ(v) : (v))
+#define OP_B(v) (conj_b ? CONJ(v) : (v))
 #else
 #define OP_A(v) (v)
-#endif
-#if CONJ_B
-#define OP_B(v) CONJ(v)
-#else
 #define OP_B(v) (v)
 #endif
 
@@ -47,7 +73,7 @@ __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
                 __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
                 __global T* c, IDX c_off, IDX scm, IDX scn,
-                IDX M, IDX N, IDX K, T alpha, T beta, uint use_beta,
+                IDX M, IDX N, IDX K, uint conj_a, uint conj_b, T alpha, T beta, uint use_beta,
                 uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b, ulong8 batch_c)
 {
     __local T a_tile[KWG][MWG + PAD_A];
@@ -77,7 +103,7 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
             const uint mm = e % MWG, kk = e / MWG;
 #endif
             const IDX gm = m0 + mm, gk = k0 + kk;
-            a_tile[kk][mm] = (gm < M && gk < K) ? OP_A(ap[gm * sam + gk * sak]) : ZERO;
+            a_tile[kk][mm] = (gm < M && gk < K) ? OP_A(ap[gm * SAM + gk * SAK]) : ZERO;
         }
         #pragma unroll
         for (uint l = 0; l < NWG * KWG / THREADS; l++) {
@@ -88,7 +114,7 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
             const uint kk = e % KWG, nn = e / KWG;
 #endif
             const IDX gn = n0 + nn, gk = k0 + kk;
-            b_tile[kk][nn] = (gn < N && gk < K) ? OP_B(bp[gk * sbk + gn * sbn]) : ZERO;
+            b_tile[kk][nn] = (gn < N && gk < K) ? OP_B(bp[gk * SBK + gn * SBN]) : ZERO;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -115,7 +141,65 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
         #pragma unroll
         for (uint j = 0; j < WPTN; j++) {
             const IDX gn = n0 + tn + j * NDIMC;
-            if (gm < M && gn < N) STORE(cp, gm * scm + gn * scn, acc[i][j]);
+            if (gm < M && gn < N) STORE(cp, gm * scm + gn * SCN, acc[i][j]);
+        }
+    }
+}
+
+// The register-blocked kernel without local memory, for CPUs: each work-item accumulates the same
+// WPTM × WPTN outputs as in gemm_tiled, reading A and B straight from global memory (the caches do the
+// staging there). Without barriers, PoCL runs a work-group as one loop it vectorises along dimension 0, so
+// neighbouring work-items' columns of B become one vector load and the accumulators stay in vector registers
+// (with barriers it would spill every accumulator to memory at each one).
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
+                  __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
+                  __global T* c, IDX c_off, IDX scm, IDX scn,
+                  IDX M, IDX N, IDX K, uint conj_a, uint conj_b, T alpha, T beta, uint use_beta,
+                  uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b, ulong8 batch_c)
+{
+    const uint tn = get_local_id(0), tm = get_local_id(1);
+    // Each work-item owns WPTN neighbouring columns, so the compiler can keep a row of accumulators in one
+    // vector register and load B's row segment as one vector.
+    const IDX m0 = (IDX)get_group_id(1) * MWG + tm * WPTM, n0 = (IDX)get_group_id(0) * NWG + tn * WPTN;
+    IDX oa = 0, ob = 0, oc = 0;
+    if (nd > 0) batch_offsets3((IDX)get_global_id(2), nd, shape, batch_a, batch_b, batch_c, &oa, &ob, &oc);
+    __global const T* ap = a + a_off + oa;
+    __global const T* bp = b + b_off + ob;
+    T acc[WPTM][WPTN];
+    #pragma unroll
+    for (uint i = 0; i < WPTM; i++) {
+        #pragma unroll
+        for (uint j = 0; j < WPTN; j++) acc[i][j] = ZERO;
+    }
+    // ROW(i) and COL(j) give the element offsets of the work-item's rows of A and columns of B.
+#define BLOCKED_LOOP(ROW, COL) \
+    for (IDX k = 0; k < K; k++) { \
+        T ar[WPTM], br[WPTN]; \
+        _Pragma("unroll") for (uint i = 0; i < WPTM; i++) ar[i] = OP_A(ap[ROW(i) + k * SAK]); \
+        _Pragma("unroll") for (uint j = 0; j < WPTN; j++) br[j] = OP_B(bp[k * SBK + COL(j)]); \
+        _Pragma("unroll") for (uint i = 0; i < WPTM; i++) { \
+            _Pragma("unroll") for (uint j = 0; j < WPTN; j++) acc[i][j] += MUL(ar[i], br[j]); \
+        } \
+    }
+#define INNER_ROW(i) ((m0 + (i)) * SAM)
+#define INNER_COL(j) ((n0 + (j)) * SBN)
+// Past the edge, rows and columns read row or column 0 instead (always valid); those outputs are not stored.
+#define EDGE_ROW(i) ((m0 + (i) < M ? m0 + (i) : 0) * SAM)
+#define EDGE_COL(j) ((n0 + (j) < N ? n0 + (j) : 0) * SBN)
+    if (m0 + WPTM <= M && n0 + WPTN <= N) {
+        BLOCKED_LOOP(INNER_ROW, INNER_COL)
+    } else {
+        BLOCKED_LOOP(EDGE_ROW, EDGE_COL)
+    }
+    __global T* cp = c + c_off + oc;
+    #pragma unroll
+    for (uint i = 0; i < WPTM; i++) {
+        const IDX gm = m0 + i;
+        #pragma unroll
+        for (uint j = 0; j < WPTN; j++) {
+            const IDX gn = n0 + j;
+            if (gm < M && gn < N) STORE(cp, gm * scm + gn * SCN, acc[i][j]);
         }
     }
 }
@@ -126,19 +210,19 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 __kernel void gemm_direct(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
                           __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
                           __global T* c, IDX c_off, IDX scm, IDX scn,
-                          IDX M, IDX N, IDX K, T alpha, T beta, uint use_beta,
+                          IDX M, IDX N, IDX K, uint conj_a, uint conj_b, T alpha, T beta, uint use_beta,
                           uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b, ulong8 batch_c)
 {
     const IDX n = get_global_id(0), m = get_global_id(1);
     if (m >= M || n >= N) return;
     IDX oa = 0, ob = 0, oc = 0;
     if (nd > 0) batch_offsets3((IDX)get_global_id(2), nd, shape, batch_a, batch_b, batch_c, &oa, &ob, &oc);
-    __global const T* ap = a + a_off + oa + m * sam;
-    __global const T* bp = b + b_off + ob + n * sbn;
+    __global const T* ap = a + a_off + oa + m * SAM;
+    __global const T* bp = b + b_off + ob + n * SBN;
     T acc = ZERO;
-    for (IDX k = 0; k < K; k++) acc += MUL(OP_A(ap[k * sak]), OP_B(bp[k * sbk]));
+    for (IDX k = 0; k < K; k++) acc += MUL(OP_A(ap[k * SAK]), OP_B(bp[k * SBK]));
     __global T* cp = c + c_off + oc;
-    STORE(cp, m * scm + n * scn, acc);
+    STORE(cp, m * scm + n * SCN, acc);
 }
 
 // Writes identity matrices (A^0 of MatrixPower) into a batch of n × n matrices with strides (sr, sc).

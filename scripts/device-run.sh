@@ -30,10 +30,23 @@ if [ "${RUN_DEMO:-1}" = 1 ]; then
     sed -n 1,12p "$OUT/demo.txt"
 fi
 
-echo "== cliper transpose"
-eval "$bin/cliper-bench transpose ${TRANSPOSE_ARGS:---rows 16384 --check}" 2>&1 | tee "$OUT/bench.txt"
+# BENCH_CASES: a file of cliper-bench argument lines (# comments allowed); default: the transpose case.
+echo "== cliper-bench"
+if [ -n "${BENCH_CASES:-}" ]; then
+    grep -v '^\s*#' "$BENCH_CASES" | grep -v '^\s*$' | while read -r args; do
+        echo "-- $args"
+        timeout 120 $bin/cliper-bench $args 2>&1 | grep -v '^\[' | grep -v '^device:'
+    done 2>&1 | tee "$OUT/bench.txt"
+else
+    eval "$bin/cliper-bench transpose ${TRANSPOSE_ARGS:---rows 16384 --check}" 2>&1 | tee "$OUT/bench.txt"
+fi
 
 if [ "${RUN_PEERS:-1}" = 1 ]; then
     echo "== CLBlast"
     PLATFORM=NVIDIA .device-kit/peerbench/clblast_bench 1 2>&1 | tee "$OUT/clblast.txt"
+fi
+
+if [ "${RUN_TORCH:-0}" = 1 ]; then
+    echo "== PyTorch / CuPy"
+    timeout 300 python3 .device-kit/peerbench/peer_torch.py 2>&1 | tee "$OUT/torch.txt"
 fi

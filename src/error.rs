@@ -173,13 +173,23 @@ impl Error {
         Error::Cl { code, name: cl_error_name(code), during: during.into() }
     }
 
-    /// Shorthand for [`Error::InvalidArgument`].
-    pub(crate) fn invalid(op: impl Into<String>, reason: impl Into<String>) -> Self {
+    /// Shorthand for [`Error::InvalidArgument`] (for processes written outside cliper too).
+    ///
+    /// ```
+    /// let e = cliper::Error::invalid("MyFilter", "sigma must be positive, got -1");
+    /// assert_eq!(e.to_string(), "MyFilter: sigma must be positive, got -1");
+    /// ```
+    pub fn invalid(op: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::InvalidArgument { op: op.into(), reason: reason.into() }
     }
 
     /// Shorthand for [`Error::Shape`] that formats both shapes.
-    pub(crate) fn shape(op: impl Into<String>, expected: &[usize], got: &[usize]) -> Self {
+    ///
+    /// ```
+    /// let e = cliper::Error::shape("MyFilter", &[3, 4], &[4, 3]);
+    /// assert!(e.to_string().contains("[3, 4]") && e.to_string().contains("[4, 3]"));
+    /// ```
+    pub fn shape(op: impl Into<String>, expected: &[usize], got: &[usize]) -> Self {
         Error::Shape { op: op.into(), expected: format!("{expected:?}"), got: format!("{got:?}") }
     }
 }

@@ -131,8 +131,7 @@ fn all_ops_sizes_and_kernels<T: Element>() {
             let a = stored_for_op::<T>(&ha, op_a);
             for op_b in OPS {
                 let b = stored_for_op::<T>(&hb, op_b);
-                let tiled = GemmStrategy::Tiled(GemmTiles::for_device::<T>(app().device()));
-                for strategy in [tiled, GemmStrategy::Direct] {
+                for strategy in [main_strategy::<T>(), GemmStrategy::Direct] {
                     let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
                     let mut mm =
                         MatMul::new(&a, &b, &c).op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).with_strategy(strategy);
@@ -149,6 +148,48 @@ fn all_ops_sizes_and_kernels<T: Element>() {
 #[test]
 fn matmul_matches_reference_for_all_types_ops_sizes_and_kernels() {
     for_each_element!(all_ops_sizes_and_kernels);
+}
+
+/// The blocked kernel of the device's tiles where the planner uses local-memory tiles (GPUs), the tiled one
+/// elsewhere (CPUs); the tests exercise it on fewer cases, as each layout is another program to compile.
+fn main_strategy<T: Element>() -> GemmStrategy {
+    GemmStrategy::for_problem::<T>(app().device(), 4096, 4096, 4096, 1)
+}
+
+fn other_strategy<T: Element>() -> GemmStrategy {
+    let tiles = GemmTiles::for_device::<T>(app().device());
+    match main_strategy::<T>() {
+        GemmStrategy::Tiled(_) => GemmStrategy::Blocked(tiles),
+        _ => GemmStrategy::Tiled(tiles),
+    }
+}
+
+fn the_other_blocked_kernel<T: Element>() {
+    let mut rng = Rng::new(16);
+    let (alpha, beta) = scalars::<T>();
+    for &[m, n, k] in &SIZES[2..] {
+        let (_, ha) = random::<T>(&mut rng, &[m, k]);
+        let (_, hb) = random::<T>(&mut rng, &[k, n]);
+        let (c0, hc0) = random::<T>(&mut rng, &[m, n]);
+        let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
+        let c0 = c0.to_vec().unwrap();
+        for (op_a, op_b) in [(MatOp::None, MatOp::None), (MatOp::ConjTranspose, MatOp::Transpose)] {
+            let (a, b) = (stored_for_op::<T>(&ha, op_a), stored_for_op::<T>(&hb, op_b));
+            let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
+            let strategy = other_strategy::<T>();
+            let mut mm = MatMul::new(&a, &b, &c).op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).with_strategy(strategy);
+            mm.init().unwrap();
+            mm.launch().unwrap();
+            let what = format!("{} ({m},{n},{k}) {op_a:?}·{op_b:?} {strategy:?}", T::NAME);
+            assert_close::<T>(&fetch(&c), &want, &bound, k, &what);
+        }
+    }
+}
+
+#[test]
+fn the_kernel_the_planner_does_not_pick_here_is_right_too() {
+    the_other_blocked_kernel::<f32>();
+    the_other_blocked_kernel::<num_complex::Complex64>();
 }
 
 fn batched_with_broadcast<T: Element>() {
@@ -195,8 +236,13 @@ fn views_are_read_through_strides<T: Element>() {
     let zero = ArrayD::<Complex64>::zeros(IxDyn(&[2, 33, 31]));
     let one = T::from_c64(Complex64::new(1.0, 0.0));
     let (want, bound) = matmul_ref(&ha, &hb, &zero, one.to_c64(), Complex64::new(0.0, 0.0));
-    let tiled = GemmStrategy::Tiled(GemmTiles { mwg: 32, nwg: 64, kwg: 8, mdimc: 8, ndimc: 16 });
-    for strategy in [tiled, GemmStrategy::Direct] {
+    // Non-square tiles with more work-items along N than M, through the planner's kind of kernel.
+    let tiles = GemmTiles { mwg: 32, nwg: 64, kwg: 8, mdimc: 8, ndimc: 16 };
+    let odd = match main_strategy::<T>() {
+        GemmStrategy::Tiled(_) => GemmStrategy::Tiled(tiles),
+        _ => GemmStrategy::Blocked(tiles),
+    };
+    for strategy in [odd, GemmStrategy::Direct] {
         let mut mm = MatMul::new(&a, &b, &c).with_strategy(strategy);
         mm.init().unwrap();
         mm.launch().unwrap();
@@ -231,7 +277,7 @@ fn beta_zero_never_reads_c() {
     let (a, _) = random::<f32>(&mut rng, &[129, 33]);
     let (b, _) = random::<f32>(&mut rng, &[33, 65]);
     let c = XData::from_slice(app(), &[129, 65], &vec![f32::NAN; 129 * 65]).unwrap();
-    for strategy in [GemmStrategy::Tiled(GemmTiles::for_device::<f32>(app().device())), GemmStrategy::Direct] {
+    for strategy in [main_strategy::<f32>(), other_strategy::<f32>(), GemmStrategy::Direct] {
         let mut mm = MatMul::new(&a, &b, &c).with_strategy(strategy);
         mm.init().unwrap();
         mm.launch().unwrap();
@@ -244,7 +290,9 @@ fn planner_picks_direct_for_small_and_tiled_for_large_products() {
     let device = app().device();
     assert_eq!(GemmStrategy::for_problem::<f32>(device, 7, 129, 33, 1), GemmStrategy::Direct);
     assert_eq!(GemmStrategy::for_problem::<f32>(device, 1, 4096, 4096, 1), GemmStrategy::Direct);
-    assert!(matches!(GemmStrategy::for_problem::<f32>(device, 257, 1023, 65, 1), GemmStrategy::Tiled(_)));
+    let big = GemmStrategy::for_problem::<f32>(device, 257, 1023, 65, 1);
+    let expected = GemmTiles::for_device::<f32>(device);
+    assert!(big == GemmStrategy::Tiled(expected) || big == GemmStrategy::Blocked(expected), "{big:?}");
 }
 
 #[test]

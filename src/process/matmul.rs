@@ -76,9 +76,10 @@ impl GemmTiles {
                 8 => GemmTiles { mwg: 64, nwg: 64, kwg: 16, mdimc: 16, ndimc: 16 },
                 _ => GemmTiles { mwg: 64, nwg: 64, kwg: 8, mdimc: 16, ndimc: 16 },
             },
-            // PoCL on x86: a work-group runs as loops over its work-items, vectorised along dimension 0, so
-            // a modest tile with 4×4 per work-item keeps the accumulators in vector registers.
-            DeviceKind::Cpu => GemmTiles { mwg: 64, nwg: 64, kwg: 16, mdimc: 16, ndimc: 16 },
+            // PoCL on x86 runs GemmStrategy::Blocked with these (kwg unused): 4 rows × 16 neighbouring columns
+            // per work-item. 1024³ f32 on 2 Xeon cores: 12–16 GFLOP/s against 4–6 for the local-memory kernel
+            // (docs/benchmarks.md).
+            DeviceKind::Cpu => GemmTiles { mwg: 32, nwg: 64, kwg: 16, mdimc: 8, ndimc: 4 },
             // Unknown devices: a conservative 64×64 tile with 4×4 outputs per work-item.
             _ => GemmTiles { mwg: 64, nwg: 64, kwg: if bytes > 8 { 8 } else { 16 }, mdimc: 16, ndimc: 16 },
         };
@@ -99,16 +100,23 @@ impl GemmTiles {
     /// `Ok` when the kernel can be built with these tiles for `T` on this device; otherwise an error naming the
     /// violated rule.
     pub fn validate<T: Element>(&self, info: &DeviceInfo) -> Result<()> {
+        self.check::<T>(info, true)
+    }
+
+    /// The checks of `validate`; without local memory (`GemmStrategy::Blocked`) `kwg` does not matter.
+    fn check<T: Element>(&self, info: &DeviceInfo, local_tiles: bool) -> Result<()> {
         let threads = self.mdimc * self.ndimc;
         let problem = if [self.mwg, self.nwg, self.kwg, self.mdimc, self.ndimc].contains(&0) {
             Some("every size must be at least 1".to_string())
         } else if !self.mwg.is_multiple_of(self.mdimc) || !self.nwg.is_multiple_of(self.ndimc) {
             Some("mdimc must divide mwg and ndimc must divide nwg".to_string())
-        } else if !(self.mwg * self.kwg).is_multiple_of(threads) || !(self.nwg * self.kwg).is_multiple_of(threads) {
+        } else if local_tiles
+            && (!(self.mwg * self.kwg).is_multiple_of(threads) || !(self.nwg * self.kwg).is_multiple_of(threads))
+        {
             Some(format!("the {threads} work-items must divide the mwg·kwg and nwg·kwg tile loads"))
         } else if threads > info.max_work_group_size {
             Some(format!("{threads} work-items exceed the device's work-group limit of {}", info.max_work_group_size))
-        } else if self.local_bytes(std::mem::size_of::<T>()) > info.local_mem_bytes as usize {
+        } else if local_tiles && self.local_bytes(std::mem::size_of::<T>()) > info.local_mem_bytes as usize {
             Some(format!(
                 "the tiles need {} bytes of local memory for {}; the device has {}",
                 self.local_bytes(std::mem::size_of::<T>()),
@@ -132,16 +140,22 @@ pub enum GemmStrategy {
     Tiled(GemmTiles),
     /// One output per work-item straight from global memory: for products too small to fill a tile.
     Direct,
+    /// The same register blocking as [`GemmStrategy::Tiled`] without local memory or barriers (the tiles'
+    /// `kwg` is unused): CPUs, where caches stage the operands and barriers would spill the accumulators.
+    Blocked(GemmTiles),
 }
 
 impl GemmStrategy {
-    /// The planner's choice for an `m` × `n` × `k` product repeated `batch` times.
+    /// The planner's choice for an `m` × `n` × `k` product repeated `batch` times: [`GemmStrategy::Direct`] when
+    /// an operand is thinner than a work-group's side or the product is below 2¹⁸ multiply-adds, otherwise the
+    /// device table's tiles as [`GemmStrategy::Blocked`] on CPUs and [`GemmStrategy::Tiled`] elsewhere.
     ///
     /// ```
     /// use cliper::{GemmStrategy, Element};
     /// let app = cliper::ClApp::new()?;
     /// assert_eq!(GemmStrategy::for_problem::<f32>(app.device(), 4, 4, 4, 1), GemmStrategy::Direct);
-    /// assert!(matches!(GemmStrategy::for_problem::<f32>(app.device(), 1024, 1024, 1024, 1), GemmStrategy::Tiled(_)));
+    /// let big = GemmStrategy::for_problem::<f32>(app.device(), 1024, 1024, 1024, 1);
+    /// assert!(matches!(big, GemmStrategy::Tiled(_) | GemmStrategy::Blocked(_)));
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn for_problem<T: Element>(info: &DeviceInfo, m: usize, n: usize, k: usize, batch: usize) -> GemmStrategy {
@@ -149,7 +163,13 @@ impl GemmStrategy {
         // A thin operand leaves most of a tile idle; a tiny product is dominated by the tile loads and barriers.
         let thin = m < tiles.mdimc || n < tiles.ndimc || k < 4;
         let tiny = (m as u64) * (n as u64) * (k as u64) * (batch as u64) < 1 << 18;
-        if thin || tiny { GemmStrategy::Direct } else { GemmStrategy::Tiled(tiles) }
+        if thin || tiny {
+            GemmStrategy::Direct
+        } else if info.kind == DeviceKind::Cpu {
+            GemmStrategy::Blocked(tiles)
+        } else {
+            GemmStrategy::Tiled(tiles)
+        }
     }
 }
 
@@ -162,8 +182,9 @@ impl GemmStrategy {
 ///   copy. C may be a strided view too but must not overlap A or B.
 /// - With `beta = 0` (the default) C is only written, so its old contents (even NaN) do not matter.
 ///
-/// `init` picks the kernel ([`GemmStrategy::for_problem`]: tiled with per-device tiles, or direct for small
-/// products) and builds it; `launch` only enqueues.
+/// `init` picks the kernel ([`GemmStrategy::for_problem`]: local-memory tiles on GPUs, register blocks on
+/// CPUs, both with per-device tile sizes, or the direct kernel for small products) and builds it; `launch` only
+/// enqueues.
 ///
 /// ```
 /// use cliper::{ClApp, MatMul, MatOp, Process, XData};
@@ -372,41 +393,57 @@ impl<T: Element> MatMul<T> {
             Some(s) => s,
             None => GemmStrategy::for_problem::<T>(app.device(), m, n, k, count),
         };
-        let (sak, sbn) = (a.strides()[ra - 1], b.strides()[rb - 1]);
-        let mut options = format!(
-            "{} -DIDX={} -DCONJ_A={} -DCONJ_B={}",
-            T::build_options(),
-            index.cl_type(),
-            u8::from(self.op_a.conjugates::<T>()),
-            u8::from(self.op_b.conjugates::<T>()),
+        let (sam, sak) = (a.strides()[ra - 2], a.strides()[ra - 1]);
+        let (sbk, sbn) = (b.strides()[rb - 2], b.strides()[rb - 1]);
+        // An axis of extent 1 only ever has index 0, so its stride may as well be 1: declaring it so keeps the
+        // number of distinct programs down (each costs a compile).
+        let unit = |stride: usize, extent: usize| stride == 1 || extent <= 1;
+        let (a_k, a_m) = (unit(sak, k), unit(sam, m));
+        let (b_n, b_k) = (unit(sbn, n), unit(sbk, k));
+        let units = format!(
+            " -DA_K_UNIT={} -DA_M_UNIT={} -DB_N_UNIT={} -DB_K_UNIT={} -DC_N_UNIT={} -DA_K_FAST={} -DB_N_FAST={}",
+            u8::from(a_k),
+            u8::from(a_m),
+            u8::from(b_n),
+            u8::from(b_k),
+            u8::from(unit(self.c.strides()[rc - 1], n)),
+            // The tile loaders walk whichever axis is contiguous in memory.
+            u8::from(a_k || !a_m),
+            u8::from(b_n || !b_k),
         );
-        // Both kernels live in one program, built with the tiles even for the direct kernel, so switching
-        // strategy never costs another compile.
+        // All three kernels live in one program, built with tiles even for the direct kernel, so that switching
+        // between the strategies of one tile choice never costs another compile.
         let t = match strategy {
             GemmStrategy::Tiled(t) => {
                 t.validate::<T>(app.device())?;
                 t
             }
+            GemmStrategy::Blocked(t) => {
+                t.check::<T>(app.device(), false)?;
+                // gemm_tiled is compiled too: give it a K depth it can build with if this one does not fit.
+                if t.validate::<T>(app.device()).is_ok() { t } else { GemmTiles { kwg: t.mdimc * t.ndimc, ..t } }
+            }
             GemmStrategy::Direct => GemmTiles::for_device::<T>(app.device()),
         };
-        {
-            // The loaders walk whichever axis is contiguous in memory; a K-contiguous A (row-major) is the
-            // common case, and so is an N-contiguous B.
-            options += &format!(
-                " -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DA_K_FAST={} -DB_N_FAST={}",
-                t.mwg,
-                t.nwg,
-                t.kwg,
-                t.mdimc,
-                t.ndimc,
-                u8::from(sak == 1 || a.strides()[ra - 2] != 1),
-                u8::from(sbn == 1 || b.strides()[rb - 2] != 1),
-            );
-        }
+        let options = format!(
+            "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={}{units}",
+            T::build_options(),
+            index.cl_type(),
+            t.mwg,
+            t.nwg,
+            t.kwg,
+            t.mdimc,
+            t.ndimc
+        );
         let program = app.build_program("matmul.cl", &kernels::with_common(kernels::MATMUL), &options)?;
         let (kernel, global, local) = match strategy {
             GemmStrategy::Tiled(t) => {
                 let kernel = program.kernel("gemm_tiled")?.owned_by("MatMul");
+                let global = [n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count];
+                (kernel, global, [t.ndimc, t.mdimc, 1])
+            }
+            GemmStrategy::Blocked(t) => {
+                let kernel = program.kernel("gemm_blocked")?.owned_by("MatMul");
                 let global = [n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count];
                 (kernel, global, [t.ndimc, t.mdimc, 1])
             }
@@ -475,6 +512,8 @@ impl<T: Element> Process for MatMul<T> {
             .index(idx, m as u64)
             .index(idx, n as u64)
             .index(idx, k as u64)
+            .scalar(u32::from(self.op_a.conjugates::<T>()))
+            .scalar(u32::from(self.op_b.conjugates::<T>()))
             .scalar(self.alpha)
             .scalar(self.beta)
             .scalar(u32::from(use_beta))

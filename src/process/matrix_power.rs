@@ -132,7 +132,7 @@ impl<T: Element> MatrixPower<T> {
                 let out = &self.out;
                 let extent = out.layout().span().map_or(0, |(_, hi)| hi as u64 + 1);
                 let index = IndexType::for_extent(extent);
-                let options = format!("{} -DIDX={} -DCONJ_A=0 -DCONJ_B=0", T::build_options(), index.cl_type());
+                let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
                 let program = app.build_program("matmul.cl", &kernels::with_common(kernels::MATMUL), &options)?;
                 let batch_strides = &out.strides()[..nd - 2];
                 let batch = Batch3::new(op, &shape[..nd - 2], [batch_strides, batch_strides, batch_strides])?;

@@ -6,7 +6,10 @@
 //! of `clblast_bench`), and `events` is the median device time from profiling events.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cliper::{ClApp, Element, Permute, Pipeline, Result, Transpose, TransposeTiles, XData};
+use cliper::{
+    ClApp, Dot, DotKind, Element, GemmStrategy, GemmTiles, MatMul, MatrixPower, NormN, NormOrder, Permute, Pipeline,
+    Result, Transpose, TransposeTiles, XData,
+};
 use num_complex::{Complex32, Complex64};
 use std::time::Instant;
 
@@ -69,6 +72,102 @@ enum Case {
         #[arg(long, default_value_t = 5)]
         batches: usize,
     },
+    /// C = A·B for row-major M × K and K × N matrices (CLBlast's xGEMM, cuBLAS through torch's `a @ b`).
+    Matmul {
+        /// Rows of A and C.
+        #[arg(long, default_value_t = 4096)]
+        m: usize,
+        /// Columns of B and C (default: M).
+        #[arg(long)]
+        n: Option<usize>,
+        /// Columns of A, rows of B (default: M).
+        #[arg(long)]
+        k: Option<usize>,
+        /// Products in the batch.
+        #[arg(long, default_value_t = 1)]
+        batch: usize,
+        /// Element type.
+        #[arg(long, value_enum, default_value = "f32")]
+        dtype: Dtype,
+        /// Kernels to try: `auto` (the planner), `direct`, or tiles `MWGxNWGxKWG/MDIMCxNDIMC` (like 128x128x16/16x16).
+        #[arg(long, value_delimiter = ',', default_value = "auto")]
+        kernels: Vec<String>,
+        /// Launches per timed batch.
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Timed batches (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        batches: usize,
+        /// Compare 64 sampled outputs with float64 host dot products.
+        #[arg(long)]
+        check: bool,
+    },
+    /// A^n of a size × size matrix (torch.linalg.matrix_power).
+    Power {
+        /// Matrix size.
+        #[arg(long, default_value_t = 4096)]
+        size: usize,
+        /// Exponent.
+        #[arg(long, default_value_t = 100)]
+        exponent: u64,
+        /// Element type.
+        #[arg(long, value_enum, default_value = "f32")]
+        dtype: Dtype,
+        /// Launches per timed batch.
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Timed batches (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        batches: usize,
+    },
+    /// ‖x‖_p of a vector (CLBlast's xNRM2 for p = 2, torch.linalg.vector_norm).
+    Norm {
+        /// Elements.
+        #[arg(long, default_value_t = 1 << 28)]
+        len: usize,
+        /// The order p (≥ 1), or `inf`.
+        #[arg(long, default_value = "2")]
+        p: String,
+        /// Element type.
+        #[arg(long, value_enum, default_value = "f32")]
+        dtype: Dtype,
+        /// Launches per timed batch.
+        #[arg(long, default_value_t = 20)]
+        reps: usize,
+        /// Timed batches (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        batches: usize,
+    },
+    /// Σ xᵢ·yᵢ of two vectors (CLBlast's xDOT, torch.dot / torch.vdot).
+    Dot {
+        /// Elements.
+        #[arg(long, default_value_t = 1 << 28)]
+        len: usize,
+        /// Element type.
+        #[arg(long, value_enum, default_value = "f32")]
+        dtype: Dtype,
+        /// Conjugate x (dotc / vdot).
+        #[arg(long)]
+        conjugate: bool,
+        /// Launches per timed batch.
+        #[arg(long, default_value_t = 20)]
+        reps: usize,
+        /// Timed batches (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        batches: usize,
+    },
+}
+
+/// Runs `$f::<T>(args…)` for the element type named by a `Dtype`.
+macro_rules! for_dtype {
+    ($dtype:expr, $f:ident($($arg:expr),*)) => {
+        match $dtype {
+            Dtype::F32 => $f::<f32>($($arg),*),
+            Dtype::F64 => $f::<f64>($($arg),*),
+            Dtype::C32 => $f::<Complex32>($($arg),*),
+            Dtype::C64 => $f::<Complex64>($($arg),*),
+        }
+    };
 }
 
 fn main() -> std::process::ExitCode {
@@ -95,12 +194,28 @@ fn run(cli: Cli) -> Result<()> {
             };
             let t = Timing { reps, batches };
             let shape = [batch, rows, cols];
-            match dtype {
-                Dtype::F32 => transpose::<f32>(&app, shape, &tiles, t, check),
-                Dtype::F64 => transpose::<f64>(&app, shape, &tiles, t, check),
-                Dtype::C32 => transpose::<Complex32>(&app, shape, &tiles, t, check),
-                Dtype::C64 => transpose::<Complex64>(&app, shape, &tiles, t, check),
-            }
+            for_dtype!(dtype, transpose(&app, shape, &tiles, t, check))
+        }
+        Case::Matmul { m, n, k, batch, dtype, kernels, reps, batches, check } => {
+            let strategies = kernels.iter().map(|k| parse_gemm_kernel(k)).collect::<Result<Vec<_>>>()?;
+            let mnk = [m, n.unwrap_or(m), k.unwrap_or(m)];
+            for_dtype!(dtype, matmul(&app, mnk, batch, &strategies, Timing { reps, batches }, check))
+        }
+        Case::Power { size, exponent, dtype, reps, batches } => {
+            for_dtype!(dtype, power(&app, size, exponent, Timing { reps, batches }))
+        }
+        Case::Norm { len, p, dtype, reps, batches } => {
+            let order = if p.eq_ignore_ascii_case("inf") {
+                NormOrder::Inf
+            } else {
+                NormOrder::P(p.parse().map_err(|_| {
+                    cliper::Error::invalid("cliper-bench", format!("--p {p}: expected a number or `inf`"))
+                })?)
+            };
+            for_dtype!(dtype, norm(&app, len, order, Timing { reps, batches }))
+        }
+        Case::Dot { len, dtype, conjugate, reps, batches } => {
+            for_dtype!(dtype, dot(&app, len, conjugate, Timing { reps, batches }))
         }
     }
 }
@@ -236,5 +351,163 @@ fn transpose<T: Element>(
             }
         }
     }
+    Ok(())
+}
+
+/// `auto` → the planner (None), `direct`, or `MWGxNWGxKWG/MDIMCxNDIMC`.
+fn parse_gemm_kernel(text: &str) -> Result<Option<GemmStrategy>> {
+    let bad = || {
+        cliper::Error::invalid(
+            "cliper-bench",
+            format!("kernel `{text}` is not `auto`, `direct` or MWGxNWGxKWG/MDIMCxNDIMC (like 128x128x16/16x16)"),
+        )
+    };
+    match text {
+        "auto" => return Ok(None),
+        "direct" => return Ok(Some(GemmStrategy::Direct)),
+        _ => {}
+    }
+    let (blocked, text) = match text.strip_prefix("blocked:") {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (tile, threads) = text.split_once('/').ok_or_else(bad)?;
+    let numbers =
+        |s: &str| s.split('x').map(|v| v.trim().parse::<usize>().map_err(|_| bad())).collect::<Result<Vec<_>>>();
+    match (numbers(tile)?.as_slice(), numbers(threads)?.as_slice()) {
+        (&[mwg, nwg, kwg], &[mdimc, ndimc]) => {
+            let tiles = GemmTiles { mwg, nwg, kwg, mdimc, ndimc };
+            Ok(Some(if blocked { GemmStrategy::Blocked(tiles) } else { GemmStrategy::Tiled(tiles) }))
+        }
+        _ => Err(bad()),
+    }
+}
+
+fn matmul<T: Element>(
+    app: &ClApp,
+    [m, n, k]: [usize; 3],
+    batch: usize,
+    strategies: &[Option<GemmStrategy>],
+    timing: Timing,
+    check: bool,
+) -> Result<()> {
+    let (a_shape, b_shape, c_shape) = ([batch, m, k], [batch, k, n], [batch, m, n]);
+    let ha = random_data::<T>(batch * m * k);
+    let hb: Vec<T> = random_data::<T>(batch * k * n + 7)[7..].to_vec();
+    let a = XData::from_slice(app, &a_shape, &ha)?;
+    let b = XData::from_slice(app, &b_shape, &hb)?;
+    let c = XData::<T>::zeros(app, &c_shape)?;
+    let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (batch * m * n * k) as f64;
+    let size = if batch == 1 { format!("{m}x{n}x{k}") } else { format!("{batch}x{m}x{n}x{k}") };
+    for &strategy in strategies {
+        let mut product = MatMul::new(&a, &b, &c);
+        if let Some(s) = strategy {
+            product = product.with_strategy(s);
+        }
+        let mut pipeline = Pipeline::new(app).then(product);
+        let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+        let chosen = strategy.unwrap_or_else(|| GemmStrategy::for_problem::<T>(app.device(), m, n, k, batch));
+        let shown = match chosen {
+            GemmStrategy::Direct => "direct".to_string(),
+            GemmStrategy::Tiled(t) => format!("{}x{}x{}/{}x{}", t.mwg, t.nwg, t.kwg, t.mdimc, t.ndimc),
+            GemmStrategy::Blocked(t) => format!("blocked:{}x{}/{}x{}", t.mwg, t.nwg, t.mdimc, t.ndimc),
+        };
+        println!(
+            "cliper  matmul    {:<4} {:<16} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms {:>8.1} GFLOP/s   kernel {}",
+            T::NAME,
+            size,
+            wall,
+            flops / wall / 1e6,
+            events,
+            flops / events / 1e6,
+            shown
+        );
+        if check {
+            let got = c.to_vec()?;
+            let mut worst = 0.0f64;
+            for s in 0..64 {
+                let (q, i, j) = ((s * 7) % batch, (s * 7919) % m, (s * 104_729) % n);
+                let (mut want, mut mag) = (Complex64::new(0.0, 0.0), 0.0);
+                for l in 0..k {
+                    let (x, y) = (ha[(q * m + i) * k + l].to_c64(), hb[(q * k + l) * n + j].to_c64());
+                    want += x * y;
+                    mag += x.norm() * y.norm();
+                }
+                worst = worst.max((got[(q * m + i) * n + j].to_c64() - want).norm() / mag);
+            }
+            let eps = if T::IS_DOUBLE { f64::EPSILON } else { f32::EPSILON as f64 };
+            println!("check: worst |Δ|/(|A||B|) over 64 samples {worst:.2e} (K·ε = {:.2e})", k as f64 * eps);
+            if worst > k as f64 * eps * 4.0 {
+                return Err(cliper::Error::invalid("cliper-bench", "the product is wrong"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn power<T: Element>(app: &ClApp, size: usize, exponent: u64, timing: Timing) -> Result<()> {
+    // Entries in [-1, 1)/size keep the powers from overflowing.
+    let host: Vec<T> =
+        random_data::<T>(size * size).into_iter().map(|v| T::from_c64(v.to_c64() / size as f64)).collect();
+    let a = XData::from_slice(app, &[size, size], &host)?;
+    let out = XData::<T>::zeros(app, &[size, size])?;
+    let mut pipeline = Pipeline::new(app).then(MatrixPower::new(&a, &out, exponent));
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let products = (63 - exponent.leading_zeros() + exponent.count_ones()).saturating_sub(1) as f64;
+    let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (size as f64).powi(3) * products;
+    println!(
+        "cliper  power {exponent:<4} {:<4} {:<14} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {products} products",
+        T::NAME,
+        size,
+        wall,
+        flops / wall / 1e6,
+        events
+    );
+    Ok(())
+}
+
+fn norm<T: Element>(app: &ClApp, len: usize, order: NormOrder, timing: Timing) -> Result<()> {
+    let x = XData::from_slice(app, &[len], &random_data::<T>(len))?;
+    let out = XData::<T::Real>::zeros(app, &[])?;
+    let mut process = NormN::new(&x, &out, order);
+    cliper::Process::init(&mut process)?;
+    let strategy = process.strategy().unwrap_or_default();
+    let mut pipeline = Pipeline::new(app).then(process);
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let bytes = (len * std::mem::size_of::<T>()) as f64;
+    let p = match order {
+        NormOrder::Inf => "inf".to_string(),
+        NormOrder::P(p) => p.to_string(),
+    };
+    println!(
+        "cliper  norm p={p:<5} {:<4} {:<12} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s   {strategy}",
+        T::NAME,
+        len,
+        wall,
+        bytes / wall / 1e6,
+        events,
+        bytes / events / 1e6
+    );
+    Ok(())
+}
+
+fn dot<T: Element>(app: &ClApp, len: usize, conjugate: bool, timing: Timing) -> Result<()> {
+    let x = XData::from_slice(app, &[len], &random_data::<T>(len))?;
+    let y = XData::from_slice(app, &[len], &random_data::<T>(len + 3)[3..])?;
+    let out = XData::<T>::zeros(app, &[])?;
+    let kind = if conjugate { DotKind::Conjugated } else { DotKind::Plain };
+    let mut pipeline = Pipeline::new(app).then(Dot::new(&x, &y, &out).kind(kind));
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let bytes = 2.0 * (len * std::mem::size_of::<T>()) as f64;
+    println!(
+        "cliper  dot{:<6} {:<4} {:<14} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s",
+        if conjugate { "c" } else { "" },
+        T::NAME,
+        len,
+        wall,
+        bytes / wall / 1e6,
+        events,
+        bytes / events / 1e6
+    );
     Ok(())
 }
