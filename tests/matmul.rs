@@ -16,10 +16,6 @@ use num_complex::Complex64;
 const SIZES: &[[usize; 3]] = &[[1, 1, 1], [1, 257, 1], [7, 129, 33], [257, 1023, 65], [130, 2, 1025]];
 const OPS: [MatOp; 3] = [MatOp::None, MatOp::Transpose, MatOp::ConjTranspose];
 
-fn eps<T: Element>() -> f64 {
-    if T::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 }
-}
-
 /// op applied to a `[batch…, r, c]` host array.
 fn op_ref(x: &ArrayD<Complex64>, op: MatOp) -> ArrayD<Complex64> {
     match op {

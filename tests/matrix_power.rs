@@ -15,10 +15,6 @@ use num_complex::Complex64;
 
 const EXPONENTS: &[u64] = &[0, 1, 2, 3, 7, 8, 100];
 
-fn eps<T: Element>() -> f64 {
-    if T::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 }
-}
-
 /// A random batch of s × s matrices with entries in [-2/s, 2/s) (row sums of |A| about 1), on the device and
 /// as float64 on the host.
 fn scaled<T: Element>(rng: &mut Rng, shape: &[usize]) -> (XData<T>, ArrayD<Complex64>) {

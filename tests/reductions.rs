@@ -26,10 +26,6 @@ const ORDERS: &[NormOrder] = &[
     NormOrder::Inf,
 ];
 
-fn eps<T: Element>() -> f64 {
-    if T::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 }
-}
-
 fn tolerance<T: Element>(n: usize) -> f64 {
     let limit = app().device().max_work_group_size.min(256);
     let wg = 1usize << (usize::BITS - 1 - limit.leading_zeros());

@@ -77,6 +77,11 @@ pub fn transpose_ref(a: &ArrayD<Complex64>, conjugate: bool) -> ArrayD<Complex64
     if conjugate { t.mapv(|v| v.conj()) } else { t }
 }
 
+/// The unit roundoff of `T`'s real type (half the machine epsilon), for error bounds.
+pub fn eps<T: Element>() -> f64 {
+    if T::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 }
+}
+
 /// Every element type gets the same test body.
 #[macro_export]
 macro_rules! for_each_element {
