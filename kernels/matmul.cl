@@ -66,6 +66,25 @@
 #define PAD_A A_K_FAST
 #define PAD_B (1 - B_N_FAST)
 
+// A work-item's WPTM × WPTN block of accumulators: cleared, updated with the outer product of a column of A'
+// and a row of B', and stored (within M × N) at rows ROW(i) and columns COL(j) of C.
+#define CLEAR_BLOCK(acc) \
+    _Pragma("unroll") for (uint i = 0; i < WPTM; i++) { \
+        _Pragma("unroll") for (uint j = 0; j < WPTN; j++) acc[i][j] = ZERO; \
+    }
+#define OUTER_PRODUCT(acc, ar, br) \
+    _Pragma("unroll") for (uint i = 0; i < WPTM; i++) { \
+        _Pragma("unroll") for (uint j = 0; j < WPTN; j++) acc[i][j] += MUL(ar[i], br[j]); \
+    }
+#define STORE_BLOCK(cp, acc, ROW, COL) \
+    _Pragma("unroll") for (uint i = 0; i < WPTM; i++) { \
+        const IDX gm = ROW(i); \
+        _Pragma("unroll") for (uint j = 0; j < WPTN; j++) { \
+            const IDX gn = COL(j); \
+            if (gm < M && gn < N) STORE(cp, gm * scm + gn * SCN, acc[i][j]); \
+        } \
+    }
+
 // The tiled kernel: each work-group computes an MWG × NWG block of C, stepping through K in KWG-deep slices
 // staged in local memory; each work-item accumulates its WPTM × WPTN outputs in registers. Edge tiles (M, N or
 // K not multiples of the tile) are handled by guarded loads that fill zeros and guarded stores.
@@ -87,11 +106,7 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
     __global const T* bp = b + b_off + ob;
 
     T acc[WPTM][WPTN];
-    #pragma unroll
-    for (uint i = 0; i < WPTM; i++) {
-        #pragma unroll
-        for (uint j = 0; j < WPTN; j++) acc[i][j] = ZERO;
-    }
+    CLEAR_BLOCK(acc);
 
     for (IDX k0 = 0; k0 < K; k0 += KWG) {
         #pragma unroll
@@ -125,32 +140,21 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
             for (uint i = 0; i < WPTM; i++) ar[i] = a_tile[kk][tm + i * MDIMC];
             #pragma unroll
             for (uint j = 0; j < WPTN; j++) br[j] = b_tile[kk][tn + j * NDIMC];
-            #pragma unroll
-            for (uint i = 0; i < WPTM; i++) {
-                #pragma unroll
-                for (uint j = 0; j < WPTN; j++) acc[i][j] += MUL(ar[i], br[j]);
-            }
+            OUTER_PRODUCT(acc, ar, br);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
     __global T* cp = c + c_off + oc;
-    #pragma unroll
-    for (uint i = 0; i < WPTM; i++) {
-        const IDX gm = m0 + tm + i * MDIMC;
-        #pragma unroll
-        for (uint j = 0; j < WPTN; j++) {
-            const IDX gn = n0 + tn + j * NDIMC;
-            if (gm < M && gn < N) STORE(cp, gm * scm + gn * SCN, acc[i][j]);
-        }
-    }
+#define TILED_ROW(i) (m0 + tm + (i) * MDIMC)
+#define TILED_COL(j) (n0 + tn + (j) * NDIMC)
+    STORE_BLOCK(cp, acc, TILED_ROW, TILED_COL);
 }
 
 // The register-blocked kernel without local memory, for CPUs: each work-item accumulates the same
 // WPTM × WPTN outputs as in gemm_tiled, reading A and B straight from global memory (the caches do the
-// staging there). Without barriers, PoCL runs a work-group as one loop it vectorises along dimension 0, so
-// neighbouring work-items' columns of B become one vector load and the accumulators stay in vector registers
-// (with barriers it would spill every accumulator to memory at each one).
+// staging there). PoCL keeps every value that is live across a barrier in memory, so with barriers each
+// accumulator would be spilled at every K step; without them the accumulators stay in registers.
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
                   __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
@@ -167,20 +171,14 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
     __global const T* ap = a + a_off + oa;
     __global const T* bp = b + b_off + ob;
     T acc[WPTM][WPTN];
-    #pragma unroll
-    for (uint i = 0; i < WPTM; i++) {
-        #pragma unroll
-        for (uint j = 0; j < WPTN; j++) acc[i][j] = ZERO;
-    }
+    CLEAR_BLOCK(acc);
     // ROW(i) and COL(j) give the element offsets of the work-item's rows of A and columns of B.
 #define BLOCKED_LOOP(ROW, COL) \
     for (IDX k = 0; k < K; k++) { \
         T ar[WPTM], br[WPTN]; \
         _Pragma("unroll") for (uint i = 0; i < WPTM; i++) ar[i] = OP_A(ap[ROW(i) + k * SAK]); \
         _Pragma("unroll") for (uint j = 0; j < WPTN; j++) br[j] = OP_B(bp[k * SBK + COL(j)]); \
-        _Pragma("unroll") for (uint i = 0; i < WPTM; i++) { \
-            _Pragma("unroll") for (uint j = 0; j < WPTN; j++) acc[i][j] += MUL(ar[i], br[j]); \
-        } \
+        OUTER_PRODUCT(acc, ar, br); \
     }
 #define INNER_ROW(i) ((m0 + (i)) * SAM)
 #define INNER_COL(j) ((n0 + (j)) * SBN)
@@ -193,15 +191,9 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
         BLOCKED_LOOP(EDGE_ROW, EDGE_COL)
     }
     __global T* cp = c + c_off + oc;
-    #pragma unroll
-    for (uint i = 0; i < WPTM; i++) {
-        const IDX gm = m0 + i;
-        #pragma unroll
-        for (uint j = 0; j < WPTN; j++) {
-            const IDX gn = n0 + j;
-            if (gm < M && gn < N) STORE(cp, gm * scm + gn * SCN, acc[i][j]);
-        }
-    }
+#define BLOCKED_ROW(i) (m0 + (i))
+#define BLOCKED_COL(j) (n0 + (j))
+    STORE_BLOCK(cp, acc, BLOCKED_ROW, BLOCKED_COL);
 }
 #endif
 
