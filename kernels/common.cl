@@ -71,3 +71,36 @@ inline void batch_offsets3(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8
 #define MUL(a, b) ((a) * (b))
 #endif
 #define ZERO ((T)0)
+
+// ---- Borders (Pad, convolutions). When BORDER is defined, border_index(i, n) maps a coordinate i of an axis of
+// extent n >= 1 inside [0, n) by numpy.pad's rule, or returns -1 for BORDER_CONSTANT (the caller substitutes the
+// constant). Widths larger than the axis repeat the rule periodically, as numpy does.
+#define BORDER_CONSTANT 0
+#define BORDER_EDGE 1
+#define BORDER_REFLECT 2   // numpy 'reflect' (scipy 'mirror'): d c b | a b c d | c b a, period 2n - 2
+#define BORDER_SYMMETRIC 3 // numpy 'symmetric' (scipy 'reflect'): c b a | a b c d | d c b, period 2n
+#define BORDER_WRAP 4      // numpy and scipy 'wrap': period n
+#ifdef BORDER
+inline int border_index(int i, int n) {
+    if (i >= 0 && i < n) return i;
+#if BORDER == BORDER_CONSTANT
+    return -1;
+#elif BORDER == BORDER_EDGE
+    return i < 0 ? 0 : n - 1;
+#elif BORDER == BORDER_WRAP
+    const int m = i % n;
+    return m < 0 ? m + n : m;
+#elif BORDER == BORDER_SYMMETRIC
+    const int period = 2 * n;
+    int m = i % period;
+    if (m < 0) m += period;
+    return m < n ? m : period - 1 - m;
+#else
+    if (n == 1) return 0;
+    const int period = 2 * n - 2;
+    int m = i % period;
+    if (m < 0) m += period;
+    return m < n ? m : period - m;
+#endif
+}
+#endif

@@ -21,6 +21,9 @@ pub(crate) const MATMUL: &str = include_str!("../kernels/matmul.cl");
 /// lanes.
 pub(crate) const REDUCE: &str = include_str!("../kernels/reduce.cl");
 
+/// Padding by numpy.pad's rules (Pad).
+pub(crate) const PAD: &str = include_str!("../kernels/pad.cl");
+
 /// Shepp-Logan phantom generation.
 pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
 

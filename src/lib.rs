@@ -43,8 +43,8 @@ pub use app::{
 pub use data::{ComplexElement, Element, KData, RealElement, XData};
 pub use error::{Error, Result, cl_error_name};
 pub use process::{
-    ConjugateTranspose, Dot, DotKind, GemmStrategy, GemmTiles, KernelTiming, MatMul, MatOp, MatrixPower, NormN,
-    NormOrder, Permute, Pipeline, Process, Report, SheppLogan, StridedCopy, Transpose, TransposeTiles,
+    Border, ConjugateTranspose, Dot, DotKind, GemmStrategy, GemmTiles, KernelTiming, MatMul, MatOp, MatrixPower, NormN,
+    NormOrder, Pad, Permute, Pipeline, Process, Report, SheppLogan, StridedCopy, Transpose, TransposeTiles,
 };
 
 // The guides' code blocks run as doctests, so the documentation cannot drift from the API.

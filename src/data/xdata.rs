@@ -369,6 +369,48 @@ impl<T: Element> XData<T> {
         Ok(self.view(self.layout.indexed("XData::index_axis", axis, index)?))
     }
 
+    /// A view without `(before, after)` elements at the two ends of each axis (one pair per axis, or one pair
+    /// for every axis): the inverse of [`crate::Pad`], at no cost.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[3, 4], &(0..12).map(|v| v as f32).collect::<Vec<_>>())?;
+    /// assert_eq!(x.crop(&[(1, 0), (1, 2)])?.to_vec()?, vec![5.0, 9.0]);
+    /// assert!(x.crop(&[(2, 2)]).is_err()); // more than axis 0 holds
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn crop(&self, widths: &[(usize, usize)]) -> Result<XData<T>> {
+        let op = "XData::crop";
+        let pairs = match widths.len() {
+            n if n == self.ndim() => widths.to_vec(),
+            1 => vec![widths[0]; self.ndim()],
+            n => {
+                return Err(Error::invalid(
+                    op,
+                    format!(
+                        "{n} (before, after) pairs for an array of shape {:?}; give one per axis or one",
+                        self.shape()
+                    ),
+                ));
+            }
+        };
+        let mut layout = self.layout.clone();
+        for (axis, &(before, after)) in pairs.iter().enumerate() {
+            let n = self.shape()[axis];
+            if before.saturating_add(after) > n {
+                return Err(Error::invalid(
+                    op,
+                    format!(
+                        "cannot crop ({before}, {after}) from axis {axis} of extent {n} (shape {:?})",
+                        self.shape()
+                    ),
+                ));
+            }
+            layout = layout.sliced(op, axis, before, n - after)?;
+        }
+        Ok(self.view(layout))
+    }
+
     /// A view with a new shape of the same number of elements. Only contiguous arrays can be reshaped
     /// without a copy; others return an error (call [`XData::contiguous`] first).
     ///

@@ -5,20 +5,24 @@
 //! synchronisation, no host↔device copy — so a chain of launches runs back to back on the device.
 
 mod batch;
+mod border;
 mod dot;
 mod matmul;
 mod matrix_power;
 mod norm;
+mod pad;
 mod permute;
 mod phantom;
 mod reduction;
 mod strided_copy;
 mod transpose;
 
+pub use border::Border;
 pub use dot::{Dot, DotKind};
 pub use matmul::{GemmStrategy, GemmTiles, MatMul, MatOp};
 pub use matrix_power::MatrixPower;
 pub use norm::{NormN, NormOrder};
+pub use pad::Pad;
 pub use permute::Permute;
 pub use phantom::SheppLogan;
 pub use strided_copy::{StridedCopy, TransposeTiles};

@@ -1,0 +1,153 @@
+//! [`Border`]: how values outside an array are defined, shared by [`super::Pad`] and the convolutions.
+
+use crate::error::{Error, Result};
+
+/// How an array is extended past its edges (by [`super::Pad`], and on the fly inside the convolution kernels).
+///
+/// Each mode follows `numpy.pad`, including widths larger than the axis (the rule then repeats periodically,
+/// as numpy's does). For an array `a b c d`:
+///
+/// | `Border`          | extension            | numpy.pad mode | scipy.ndimage mode        |
+/// |-------------------|----------------------|----------------|---------------------------|
+/// | `Constant(v)`     | `v v v │ a b c d │ v v v` | `constant` | `constant` (`cval = v`)  |
+/// | `Edge`            | `a a a │ a b c d │ d d d` | `edge`     | `nearest`                |
+/// | `Reflect`         | `d c b │ a b c d │ c b a` | `reflect`  | `mirror`                 |
+/// | `Symmetric`       | `c b a │ a b c d │ d c b` | `symmetric`| `reflect`                |
+/// | `Wrap`            | `b c d │ a b c d │ a b c` | `wrap`     | `wrap` / `grid-wrap`     |
+///
+/// Note the crossed names: scipy's `reflect` is numpy's `symmetric` (edge repeated), scipy's `mirror` is numpy's
+/// `reflect`. [`Border::numpy`] and [`Border::scipy`] parse either library's names. An axis of extent 1
+/// extends as `Edge` under `Reflect`, as both libraries do.
+///
+/// ```
+/// use cliper::Border;
+/// assert_eq!(Border::scipy("reflect")?, Border::Symmetric);
+/// assert_eq!(Border::numpy("reflect")?, Border::Reflect);
+/// assert_eq!(Border::scipy("nearest")?, Border::Edge);
+/// assert!(Border::numpy("mirror").unwrap_err().to_string().contains("mirror"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Border {
+    /// A constant value (for complex data: real part `v`, imaginary part 0).
+    Constant(f64),
+    /// The edge value repeated.
+    Edge,
+    /// Mirrored about the edge element, which is not repeated (numpy `reflect`, scipy `mirror`).
+    Reflect,
+    /// Mirrored about the edge, which is repeated (numpy `symmetric`, scipy `reflect`).
+    Symmetric,
+    /// Periodic continuation.
+    Wrap,
+}
+
+impl Default for Border {
+    /// Zero padding, `Constant(0.0)`.
+    fn default() -> Border {
+        Border::Constant(0.0)
+    }
+}
+
+impl Border {
+    /// Zero padding.
+    pub const ZERO: Border = Border::Constant(0.0);
+
+    /// A mode by its `numpy.pad` name: `constant` (zero), `edge`, `reflect`, `symmetric`, `wrap`.
+    pub fn numpy(name: &str) -> Result<Border> {
+        Ok(match name {
+            "constant" => Border::ZERO,
+            "edge" => Border::Edge,
+            "reflect" => Border::Reflect,
+            "symmetric" => Border::Symmetric,
+            "wrap" => Border::Wrap,
+            _ => {
+                return Err(Error::invalid(
+                    "Border",
+                    format!("unknown numpy.pad mode {name:?}; expected constant, edge, reflect, symmetric or wrap"),
+                ));
+            }
+        })
+    }
+
+    /// A mode by its `scipy.ndimage` name: `constant`/`grid-constant` (zero), `nearest`, `reflect`, `mirror`,
+    /// `wrap`/`grid-wrap`, `grid-mirror` (= `reflect`).
+    pub fn scipy(name: &str) -> Result<Border> {
+        Ok(match name {
+            "constant" | "grid-constant" => Border::ZERO,
+            "nearest" => Border::Edge,
+            "reflect" | "grid-mirror" => Border::Symmetric,
+            "mirror" => Border::Reflect,
+            "wrap" | "grid-wrap" => Border::Wrap,
+            _ => {
+                return Err(Error::invalid(
+                    "Border",
+                    format!("unknown scipy.ndimage mode {name:?}; expected constant, nearest, reflect, mirror or wrap"),
+                ));
+            }
+        })
+    }
+
+    /// The `-DBORDER=` value the kernels take (`border_index` in `kernels/common.cl`).
+    pub(crate) fn build_option(self) -> String {
+        let code = match self {
+            Border::Constant(_) => 0,
+            Border::Edge => 1,
+            Border::Reflect => 2,
+            Border::Symmetric => 3,
+            Border::Wrap => 4,
+        };
+        format!("-DBORDER={code}")
+    }
+
+    /// The fill value (0 for the modes that copy from the array).
+    pub(crate) fn value(self) -> f64 {
+        match self {
+            Border::Constant(v) => v,
+            _ => 0.0,
+        }
+    }
+
+    /// Where coordinate `i` of an axis of extent `n` (≥ 1) reads from: `Some(index in 0..n)`, or `None` for a
+    /// constant. The host-side twin of the kernels' `border_index`, used by planners and unit tests.
+    #[cfg(test)]
+    pub(crate) fn index(self, i: i64, n: i64) -> Option<i64> {
+        if (0..n).contains(&i) {
+            return Some(i);
+        }
+        match self {
+            Border::Constant(_) => None,
+            Border::Edge => Some(i.clamp(0, n - 1)),
+            Border::Wrap => Some(i.rem_euclid(n)),
+            Border::Symmetric => {
+                let m = i.rem_euclid(2 * n);
+                Some(if m < n { m } else { 2 * n - 1 - m })
+            }
+            Border::Reflect if n == 1 => Some(0),
+            Border::Reflect => {
+                let m = i.rem_euclid(2 * n - 2);
+                Some(if m < n { m } else { 2 * n - 2 - m })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn extend(b: Border, n: i64, w: i64) -> Vec<i64> {
+        (-w..n + w).map(|i| b.index(i, n).map_or(-1, |k| k + 1)).collect()
+    }
+
+    #[test]
+    fn matches_numpy_pad_with_wide_borders() {
+        // np.pad([1, 2, 3], 7, mode) printed by numpy 2.4.
+        assert_eq!(extend(Border::Reflect, 3, 7), [2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2]);
+        assert_eq!(extend(Border::Symmetric, 3, 7), [1, 1, 2, 3, 3, 2, 1, 1, 2, 3, 3, 2, 1, 1, 2, 3, 3]);
+        assert_eq!(extend(Border::Wrap, 3, 7), [3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1]);
+        assert_eq!(extend(Border::Edge, 3, 2), [1, 1, 1, 2, 3, 3, 3]);
+        assert_eq!(extend(Border::Reflect, 1, 3), [1; 7]);
+        assert_eq!(extend(Border::Reflect, 2, 5), [2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1]);
+        assert_eq!(extend(Border::ZERO, 2, 1), [-1, 1, 2, -1]);
+    }
+}
