@@ -24,6 +24,9 @@ pub(crate) const REDUCE: &str = include_str!("../kernels/reduce.cl");
 /// Padding by numpy.pad's rules (Pad).
 pub(crate) const PAD: &str = include_str!("../kernels/pad.cl");
 
+/// Direct convolutions (Convolution, SeparableConvolution): `conv_direct` and the local-memory `conv_tiled`.
+pub(crate) const CONVOLUTION: &str = include_str!("../kernels/convolution.cl");
+
 /// Shepp-Logan phantom generation.
 pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
 

@@ -10,28 +10,6 @@ use num_complex::{Complex32, Complex64};
 
 const MODES: [Border; 5] = [Border::Constant(2.5), Border::Edge, Border::Reflect, Border::Symmetric, Border::Wrap];
 
-/// Where padded coordinate `i` (already shifted by `before`) reads from, found the way numpy builds the pad: by
-/// reflecting or wrapping step by step until the coordinate lands inside — an independent formulation of the
-/// periodic rule the kernels use.
-fn source(mode: Border, mut i: i64, n: i64) -> Option<i64> {
-    loop {
-        if (0..n).contains(&i) {
-            return Some(i);
-        }
-        i = match mode {
-            Border::Constant(_) => return None,
-            Border::Edge => i.clamp(0, n - 1),
-            Border::Wrap if i < 0 => i + n,
-            Border::Wrap => i - n,
-            Border::Reflect if n == 1 => 0,
-            Border::Reflect if i < 0 => -i,
-            Border::Reflect => 2 * (n - 1) - i,
-            Border::Symmetric if i < 0 => -i - 1,
-            Border::Symmetric => 2 * n - 1 - i,
-        };
-    }
-}
-
 fn pad_ref(x: &ArrayD<Complex64>, widths: &[(usize, usize)], mode: Border) -> ArrayD<Complex64> {
     let shape: Vec<usize> = x.shape().iter().zip(widths).map(|(&n, &(b, a))| n + b + a).collect();
     let fill = match mode {
@@ -41,7 +19,7 @@ fn pad_ref(x: &ArrayD<Complex64>, widths: &[(usize, usize)], mode: Border) -> Ar
     ArrayD::from_shape_fn(IxDyn(&shape), |idx| {
         let mut src = Vec::with_capacity(shape.len());
         for k in 0..shape.len() {
-            match source(mode, idx[k] as i64 - widths[k].0 as i64, x.shape()[k] as i64) {
+            match border_source(mode, idx[k] as i64 - widths[k].0 as i64, x.shape()[k] as i64) {
                 Some(i) => src.push(i as usize),
                 None => return fill,
             }

@@ -45,8 +45,9 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Values that can be passed by value to a kernel: integers, floats, complex numbers, and `[u64; 8]` for an
-/// OpenCL `ulong8` (how cliper passes up to eight extents or strides in one argument).
+/// Values that can be passed by value to a kernel: integers, floats, complex numbers, `[u64; 8]` for an
+/// OpenCL `ulong8` (how cliper passes up to eight extents or strides in one argument), and `[i32; 4]` /
+/// `[i32; 16]` for `int4` / `int16`.
 ///
 /// ```
 /// use cliper::KernelScalar;
@@ -78,12 +79,16 @@ impl<F: KernelScalar + Copy> KernelScalar for Complex<F> {
     }
 }
 
-impl sealed::Sealed for [u64; 8] {}
-impl KernelScalar for [u64; 8] {
-    fn to_arg_bytes(&self) -> Vec<u8> {
-        self.iter().flat_map(|v| v.to_ne_bytes()).collect()
-    }
+// OpenCL vectors of integers: ulong8 for extents and strides, int4/int16 for small signed geometry.
+macro_rules! vector {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl KernelScalar for $t {
+            fn to_arg_bytes(&self) -> Vec<u8> { self.iter().flat_map(|v| v.to_ne_bytes()).collect() }
+        }
+    )*};
 }
+vector!([u64; 8], [i32; 4], [i32; 16]);
 
 /// One kernel launch being set up: arguments in order, then sizes, then [`Launch::enqueue`].
 ///

@@ -6,7 +6,10 @@
 
 mod batch;
 mod border;
+mod conv_pass;
+mod convolution;
 mod dot;
+mod filter;
 mod matmul;
 mod matrix_power;
 mod norm;
@@ -14,17 +17,21 @@ mod pad;
 mod permute;
 mod phantom;
 mod reduction;
+mod separable_convolution;
 mod strided_copy;
 mod transpose;
 
 pub use border::Border;
+pub use convolution::{ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution};
 pub use dot::{Dot, DotKind};
+pub use filter::{Filter, FilterElement};
 pub use matmul::{GemmStrategy, GemmTiles, MatMul, MatOp};
 pub use matrix_power::MatrixPower;
 pub use norm::{NormN, NormOrder};
 pub use pad::Pad;
 pub use permute::Permute;
 pub use phantom::SheppLogan;
+pub use separable_convolution::SeparableConvolution;
 pub use strided_copy::{StridedCopy, TransposeTiles};
 pub use transpose::{ConjugateTranspose, Transpose};
 

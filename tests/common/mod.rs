@@ -2,7 +2,7 @@
 //! once), a small deterministic random generator, and float64 references built with ndarray.
 #![allow(dead_code)]
 
-use cliper::{ClApp, Element, XData};
+use cliper::{Border, ClApp, Element, XData};
 use ndarray::{ArrayD, IxDyn};
 use num_complex::Complex64;
 use std::sync::OnceLock;
@@ -91,4 +91,26 @@ macro_rules! for_each_element {
         $body::<num_complex::Complex32>();
         $body::<num_complex::Complex64>();
     };
+}
+
+/// Where coordinate `i` of an axis of extent `n` reads from under a border rule (`None`: the constant), found
+/// the way numpy builds a pad — reflecting or wrapping step by step until the coordinate lands inside — an
+/// independent formulation of the periodic rule the kernels use.
+pub fn border_source(mode: Border, mut i: i64, n: i64) -> Option<i64> {
+    loop {
+        if (0..n).contains(&i) {
+            return Some(i);
+        }
+        i = match mode {
+            Border::Constant(_) => return None,
+            Border::Edge => i.clamp(0, n - 1),
+            Border::Wrap if i < 0 => i + n,
+            Border::Wrap => i - n,
+            Border::Reflect if n == 1 => 0,
+            Border::Reflect if i < 0 => -i,
+            Border::Reflect => 2 * (n - 1) - i,
+            Border::Symmetric if i < 0 => -i - 1,
+            Border::Symmetric => 2 * n - 1 - i,
+        };
+    }
 }

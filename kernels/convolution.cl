@@ -1,0 +1,176 @@
+// Direct convolution kernels (Convolution, SeparableConvolution). Prepended by common.cl. Build options:
+//   T, R, IDX, BORDER   element type, index type, border rule (border_index in common.cl)
+//   K, K_COMPLEX        filter element type: T, or R for a real filter on complex data
+//   FILTER_SPACE        __constant when the filter fits the device's constant memory, else __global
+//   UNIT_X              1 when the input's and the output's last-axis strides are both 1
+//   WG                  conv_direct: work-items per group
+//   TX, TY, RY          conv_tiled: TX x TY work-items, each computing RY outputs down a column
+//
+// Both compute, for every entry of a batch over the leading axes, a correlation over the three trailing axes
+// (z, y, x; lower-rank filters have extent 1 on the missing axes):
+//     out[o] = sum_j w[j] * in[o * stride + j * dilation - start]      (per axis)
+// A convolution is the same sum with the filter flipped and another start; the host arranges both, and the
+// output modes (same / valid / full) are only different output extents and starts. Input coordinates outside
+// the array read through border_index, inside the kernel: no padded copy is ever made.
+//
+// geo (int16): input extents z y x | output extents z y x | filter extents z y x | strides z y x |
+//              dilations z y x | unused.   start (int4): z y x | unused.
+// st (ulong8): input strides z y x | output strides z y x | unused.
+#define NZ geo.s0
+#define NY geo.s1
+#define NX geo.s2
+#define OZ geo.s3
+#define OY geo.s4
+#define OX geo.s5
+#define FZ geo.s6
+#define FY geo.s7
+#define FX geo.s8
+#define SZ geo.s9
+#define SY geo.sa
+#define SX geo.sb
+#define DZ geo.sc
+#define DY geo.sd
+#define DX geo.se
+#define CZ start.s0
+#define CY start.s1
+#define CX start.s2
+#define IN_Z ((IDX)st.s0)
+#define IN_Y ((IDX)st.s1)
+#define OUT_Z ((IDX)st.s3)
+#define OUT_Y ((IDX)st.s4)
+#if UNIT_X
+#define IN_X ((IDX)1)
+#define OUT_X ((IDX)1)
+#else
+#define IN_X ((IDX)st.s2)
+#define OUT_X ((IDX)st.s5)
+#endif
+
+// Data times weight: complex x complex, or real x real / complex x real (OpenCL scales a float2 by a float).
+#if K_COMPLEX
+#define KMUL(v, w) MUL(v, w)
+#else
+#define KMUL(v, w) ((v) * (w))
+#endif
+
+// ---- conv_direct: one output per work-item, reads straight from global memory (the caches catch the reuse).
+// For CPUs, where local memory and barriers cost more than they save, and for filters too large to tile.
+// Groups cover WG consecutive outputs of one output row and are numbered row-fastest in a 1-D range.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void conv_direct(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
+                 FILTER_SPACE const K* restrict w, int16 geo, int4 start, ulong8 st, T value,
+                 uint nd, ulong8 b_shape, ulong8 b_src, ulong8 b_dst, IDX x_blocks, IDX groups)
+{
+    for (IDX g = (IDX)get_group_id(0); g < groups; g += (IDX)get_num_groups(0)) {
+        IDX rest = g / x_blocks;
+        const int ox = (int)(g - rest * x_blocks) * WG + (int)get_local_id(0);
+        const int oy = (int)(rest % (IDX)OY);
+        rest /= (IDX)OY;
+        const int oz = (int)(rest % (IDX)OZ);
+        rest /= (IDX)OZ;
+        if (ox >= OX) continue;
+        IDX bs = 0, bd = 0;
+        if (nd > 0) batch_offsets(rest, nd, b_shape, b_src, b_dst, &bs, &bd);
+        __global const T* in = src + src_off + bs;
+        const int x0 = ox * SX - CX, y0 = oy * SY - CY, z0 = oz * SZ - CZ;
+        T acc = ZERO;
+        if (x0 >= 0 && x0 + (FX - 1) * DX < NX && y0 >= 0 && y0 + (FY - 1) * DY < NY && z0 >= 0 &&
+            z0 + (FZ - 1) * DZ < NZ) {
+            // Interior: the whole window is inside, no border mapping.
+            for (int fz = 0; fz < FZ; ++fz) {
+                for (int fy = 0; fy < FY; ++fy) {
+                    __global const T* row = in + (IDX)(z0 + fz * DZ) * IN_Z + (IDX)(y0 + fy * DY) * IN_Y + (IDX)x0 * IN_X;
+                    FILTER_SPACE const K* wr = w + (fz * FY + fy) * FX;
+                    for (int fx = 0; fx < FX; ++fx) acc += KMUL(row[(IDX)(fx * DX) * IN_X], wr[fx]);
+                }
+            }
+        } else {
+            for (int fz = 0; fz < FZ; ++fz) {
+                const int iz = border_index(z0 + fz * DZ, NZ);
+                for (int fy = 0; fy < FY; ++fy) {
+                    const int iy = border_index(y0 + fy * DY, NY);
+                    const int outside = iz < 0 || iy < 0;
+                    __global const T* row = in + (IDX)max(iz, 0) * IN_Z + (IDX)max(iy, 0) * IN_Y;
+                    FILTER_SPACE const K* wr = w + (fz * FY + fy) * FX;
+                    for (int fx = 0; fx < FX; ++fx) {
+                        const int ix = border_index(x0 + fx * DX, NX);
+                        const T v = (outside || ix < 0) ? value : row[(IDX)ix * IN_X];
+                        acc += KMUL(v, wr[fx]);
+                    }
+                }
+            }
+        }
+        dst[dst_off + bd + (IDX)oz * OUT_Z + (IDX)oy * OUT_Y + (IDX)ox * OUT_X] = acc;
+    }
+}
+
+// ---- conv_tiled: a group computes a TX x (TY*RY) block of outputs of one z plane. For each filter plane it
+// stages the input block the outputs need (halo included, border rule applied once per element on the way in)
+// in local memory, then every work-item accumulates RY outputs, one per TY rows, so that neighbouring
+// work-items read neighbouring local words and write neighbouring global ones. `tile` is sized by the host:
+// LW x LH elements with LW = (TX-1)*SX + (FX-1)*DX + 1 and LH = (TY*RY-1)*SY + (FY-1)*DY + 1.
+#ifdef TX
+__kernel __attribute__((reqd_work_group_size(TX * TY, 1, 1)))
+void conv_tiled(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
+                FILTER_SPACE const K* restrict w, int16 geo, int4 start, ulong8 st, T value,
+                uint nd, ulong8 b_shape, ulong8 b_src, ulong8 b_dst, IDX tiles_x, IDX tiles_y, IDX groups,
+                __local T* tile)
+{
+    const int lid = (int)get_local_id(0), tx = lid % TX, ty = lid / TX;
+    const int LW = (TX - 1) * SX + (FX - 1) * DX + 1, LH = (TY * RY - 1) * SY + (FY - 1) * DY + 1;
+    for (IDX g = (IDX)get_group_id(0); g < groups; g += (IDX)get_num_groups(0)) {
+        IDX rest = g;
+        const int gx = (int)(rest % tiles_x);
+        rest /= tiles_x;
+        const int gy = (int)(rest % tiles_y);
+        rest /= tiles_y;
+        const int oz = (int)(rest % (IDX)OZ);
+        rest /= (IDX)OZ;
+        IDX bs = 0, bd = 0;
+        if (nd > 0) batch_offsets(rest, nd, b_shape, b_src, b_dst, &bs, &bd);
+        __global const T* in = src + src_off + bs;
+        const int ox0 = gx * TX, oy0 = gy * TY * RY;
+        const int x0 = ox0 * SX - CX, y0 = oy0 * SY - CY, z0 = oz * SZ - CZ;
+        const int inside = x0 >= 0 && x0 + LW <= NX && y0 >= 0 && y0 + LH <= NY;
+        T acc[RY];
+        #pragma unroll
+        for (int r = 0; r < RY; ++r) acc[r] = ZERO;
+        for (int fz = 0; fz < FZ; ++fz) {
+            const int iz = border_index(z0 + fz * DZ, NZ);
+            if (iz >= 0 && inside) {
+                __global const T* plane = in + (IDX)iz * IN_Z + (IDX)y0 * IN_Y + (IDX)x0 * IN_X;
+                for (int ly = ty; ly < LH; ly += TY)
+                    for (int lx = tx; lx < LW; lx += TX) tile[ly * LW + lx] = plane[(IDX)ly * IN_Y + (IDX)lx * IN_X];
+            } else {
+                __global const T* plane = in + (IDX)max(iz, 0) * IN_Z;
+                for (int ly = ty; ly < LH; ly += TY) {
+                    const int iy = border_index(y0 + ly, NY);
+                    for (int lx = tx; lx < LW; lx += TX) {
+                        const int ix = border_index(x0 + lx, NX);
+                        tile[ly * LW + lx] =
+                            (iz < 0 || iy < 0 || ix < 0) ? value : plane[(IDX)iy * IN_Y + (IDX)ix * IN_X];
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            FILTER_SPACE const K* wz = w + fz * FY * FX;
+            for (int fy = 0; fy < FY; ++fy) {
+                for (int fx = 0; fx < FX; ++fx) {
+                    const K wv = wz[fy * FX + fx];
+                    __local const T* t = tile + (ty * SY + fy * DY) * LW + tx * SX + fx * DX;
+                    #pragma unroll
+                    for (int r = 0; r < RY; ++r) acc[r] += KMUL(t[r * TY * SY * LW], wv);
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const int ox = ox0 + tx;
+        __global T* out = dst + dst_off + bd + (IDX)oz * OUT_Z + (IDX)ox * OUT_X;
+        #pragma unroll
+        for (int r = 0; r < RY; ++r) {
+            const int oy = oy0 + ty + r * TY;
+            if (ox < OX && oy < OY) out[(IDX)oy * OUT_Y] = acc[r];
+        }
+    }
+}
+#endif

@@ -1,0 +1,263 @@
+//! One launch of the direct convolution kernels (`kernels/convolution.cl`) between two fixed arrays: the unit
+//! that [`super::Convolution`] and [`super::SeparableConvolution`] plan with (one pass for a direct
+//! convolution, one per axis for a separable one).
+
+use super::Border;
+use super::batch::Batch3;
+use super::filter::Filter;
+use crate::app::{DeviceKind, IndexType, Kernel};
+use crate::data::{Element, XData};
+use crate::error::{Error, Result};
+use crate::kernels;
+use num_complex::Complex64;
+
+/// Work-items per group of `conv_direct` (consecutive outputs of one row).
+const DIRECT_WG: usize = 64;
+/// `conv_tiled`'s work-group: TX × TY work-items; each computes up to 4 outputs down a column.
+const TILE_X: usize = 32;
+const TILE_Y: usize = 8;
+/// Local memory one tiled group may use: below the H100's 48 KiB so that two groups fit per multiprocessor.
+const TILE_LOCAL_LIMIT: usize = 24 << 10;
+
+/// The geometry of one correlation over the three trailing axes (z, y, x): lower-rank problems have extent 1
+/// (filter, input and output) on the missing leading axes.
+#[derive(Clone, Debug)]
+pub(crate) struct Geometry {
+    /// Filter extents, strides, dilations and starts per axis: input coordinate = o·stride + j·dilation − start.
+    pub filter: [usize; 3],
+    pub stride: [usize; 3],
+    pub dilation: [usize; 3],
+    pub start: [i64; 3],
+}
+
+/// How a pass runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PassKernel {
+    /// `conv_direct`.
+    Direct,
+    /// `conv_tiled` with RY outputs per work-item.
+    Tiled { ry: usize },
+}
+
+pub(crate) struct ConvPass<T: Element, K: Element> {
+    input: XData<T>,
+    output: XData<T>,
+    weights: XData<K>,
+    geo: [i32; 16],
+    start: [i32; 4],
+    st: [u64; 8],
+    value: T,
+    batch: Batch3,
+    index: IndexType,
+    kernel: Option<Kernel>,
+    launch: LaunchShape,
+    work: (u64, u64),
+}
+
+#[derive(Clone, Copy)]
+enum LaunchShape {
+    Direct { x_blocks: u64, groups: u64, launch_groups: usize },
+    Tiled { tiles: [u64; 2], groups: u64, launch_groups: usize, local_bytes: usize, threads: usize, ry: usize },
+}
+
+/// `(extent, stride)` of the three trailing axes of `x` treated as `rank` spatial axes (1s before).
+fn spatial<T: Element>(x: &XData<T>, rank: usize) -> ([usize; 3], [usize; 3]) {
+    let (mut n, mut s) = ([1; 3], [0; 3]);
+    let lead = x.ndim() - rank;
+    for k in 0..rank {
+        n[3 - rank + k] = x.shape()[lead + k];
+        s[3 - rank + k] = x.strides()[lead + k];
+    }
+    (n, s)
+}
+
+impl<T: Element, K: Element> ConvPass<T, K> {
+    /// A pass from `input` to `output`, whose last `rank` axes are the spatial ones and whose leading axes (the
+    /// same extents in both) form the batch. `filter` has 3 axes (1s where the problem has fewer). `tiled` asks
+    /// for the local-memory kernel, which is used when the device's local memory holds its tile.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        op: &str,
+        input: &XData<T>,
+        output: &XData<T>,
+        rank: usize,
+        filter: &Filter<K>,
+        geometry: &Geometry,
+        border: Border,
+        value: Complex64,
+        tiled: bool,
+    ) -> Result<ConvPass<T, K>> {
+        let app = output.app();
+        let info = app.device();
+        let ((n, in_st), (o, out_st)) = (spatial(input, rank), spatial(output, rank));
+        let g = geometry;
+        // Every coordinate a kernel forms must fit in an int.
+        let reach = (0..3)
+            .map(|k| {
+                let far = o[k].saturating_sub(1) as i128 * g.stride[k] as i128
+                    + (g.filter[k] as i128 - 1) * g.dilation[k] as i128;
+                far.max(n[k] as i128) + g.start[k].unsigned_abs() as i128
+            })
+            .max()
+            .unwrap_or(0);
+        if reach >= i32::MAX as i128 {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{op}: coordinates reach {reach} along a spatial axis (input {:?}, output {:?}); the kernels \
+                     index spatial axes with 32-bit integers",
+                    input.shape(),
+                    output.shape()
+                ),
+            });
+        }
+        let lead = input.ndim() - rank;
+        let batch_shape = &input.shape()[..lead];
+        let batch =
+            Batch3::new(op, batch_shape, [&input.strides()[..lead], &output.strides()[..lead], &vec![0; lead]])?;
+        let weights = XData::from_slice(app, filter.shape(), filter.values())?;
+        let mut geo = [0i32; 16];
+        for k in 0..3 {
+            geo[k] = n[k] as i32;
+            geo[3 + k] = o[k] as i32;
+            geo[6 + k] = g.filter[k] as i32;
+            geo[9 + k] = g.stride[k] as i32;
+            geo[12 + k] = g.dilation[k] as i32;
+        }
+        let start = [g.start[0] as i32, g.start[1] as i32, g.start[2] as i32, 0];
+        let st = [in_st[0], in_st[1], in_st[2], out_st[0], out_st[1], out_st[2], 0, 0].map(|v| v as u64);
+        let rows = (batch.count() as usize) * o[0] * o[1];
+        let element = std::mem::size_of::<T>();
+        let local_for = |ry: usize| {
+            let lw = (TILE_X - 1) * g.stride[2] + (g.filter[2] - 1) * g.dilation[2] + 1;
+            let lh = (TILE_Y * ry - 1) * g.stride[1] + (g.filter[1] - 1) * g.dilation[1] + 1;
+            lw * lh * element
+        };
+        let limit = TILE_LOCAL_LIMIT.min(info.local_mem_bytes as usize);
+        let tiled_ry = if tiled && info.max_work_group_size >= TILE_X * TILE_Y {
+            [4, 2, 1].into_iter().find(|&ry| local_for(ry) <= limit)
+        } else {
+            None
+        };
+        let cpu = info.kind == DeviceKind::Cpu;
+        let launch = match tiled_ry {
+            Some(ry) => {
+                let tiles = [o[2].div_ceil(TILE_X) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
+                let groups = tiles[0] * tiles[1] * o[0] as u64 * batch.count();
+                let cap = if cpu { info.compute_units as u64 * 4 } else { 1 << 22 };
+                LaunchShape::Tiled {
+                    tiles,
+                    groups,
+                    launch_groups: groups.min(cap) as usize,
+                    local_bytes: local_for(ry),
+                    threads: TILE_X * TILE_Y,
+                    ry,
+                }
+            }
+            None => {
+                let x_blocks = o[2].div_ceil(DIRECT_WG) as u64;
+                let groups = x_blocks * rows as u64;
+                let cap = if cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
+                LaunchShape::Direct { x_blocks, groups, launch_groups: groups.min(cap) as usize }
+            }
+        };
+        let extent = [input.layout().span(), output.layout().span()]
+            .into_iter()
+            .flatten()
+            .map(|(_, hi)| hi as u64 + 1)
+            .chain([match launch {
+                LaunchShape::Direct { groups, .. } | LaunchShape::Tiled { groups, .. } => groups,
+            }])
+            .max()
+            .unwrap_or(0);
+        let index = IndexType::for_extent(extent);
+        let filter_bytes = std::mem::size_of_val(filter.values());
+        // 64 KiB is the least constant memory OpenCL guarantees.
+        let space = if filter_bytes <= 64 << 10 { "__constant" } else { "__global" };
+        let unit_x = u8::from(in_st[2] == 1 && out_st[2] == 1);
+        let mut options = format!(
+            "{} -DK={} -DK_COMPLEX={} -DIDX={} {} -DFILTER_SPACE={space} -DUNIT_X={unit_x} -DWG={DIRECT_WG}",
+            T::build_options(),
+            K::CL_TYPE,
+            u8::from(K::IS_COMPLEX),
+            index.cl_type(),
+            border.build_option()
+        );
+        if let Some(ry) = tiled_ry {
+            options += &format!(" -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry}");
+        }
+        let kernel = if output.is_empty() {
+            None
+        } else {
+            let program = app.build_program("convolution.cl", &kernels::with_common(kernels::CONVOLUTION), &options)?;
+            let name = if tiled_ry.is_some() { "conv_tiled" } else { "conv_direct" };
+            Some(program.kernel(name)?.owned_by(op))
+        };
+        let taps = filter.values().len() as u64;
+        let outputs = output.len() as u64;
+        let per_tap = match (T::IS_COMPLEX, K::IS_COMPLEX) {
+            (true, true) => 8,
+            (true, false) => 4,
+            _ => 2,
+        };
+        let work = ((input.len() + output.len()) as u64 * element as u64, outputs * taps * per_tap);
+        Ok(ConvPass {
+            input: input.clone(),
+            output: output.clone(),
+            weights,
+            geo,
+            start,
+            st,
+            value: T::from_c64(value),
+            batch,
+            index,
+            kernel,
+            launch,
+            work,
+        })
+    }
+
+    pub(crate) fn kernel_kind(&self) -> PassKernel {
+        match self.launch {
+            LaunchShape::Direct { .. } => PassKernel::Direct,
+            LaunchShape::Tiled { ry, .. } => PassKernel::Tiled { ry },
+        }
+    }
+
+    pub(crate) fn launch(&mut self) -> Result<()> {
+        let Some(kernel) = self.kernel.as_mut() else { return Ok(()) };
+        let (idx, b) = (self.index, self.batch);
+        let l = kernel
+            .launch()
+            .input(&self.input)
+            .index(idx, self.input.offset() as u64)
+            .output(&self.output)
+            .index(idx, self.output.offset() as u64)
+            .input(&self.weights)
+            .scalar(self.geo)
+            .scalar(self.start)
+            .scalar(self.st)
+            .scalar(self.value)
+            .scalar(b.axes)
+            .scalar(b.shape)
+            .scalar(b.strides[0])
+            .scalar(b.strides[1]);
+        match self.launch {
+            LaunchShape::Direct { x_blocks, groups, launch_groups } => l
+                .index(idx, x_blocks)
+                .index(idx, groups)
+                .global(&[launch_groups * DIRECT_WG])
+                .local(&[DIRECT_WG])
+                .work(self.work.0, self.work.1)
+                .enqueue(),
+            LaunchShape::Tiled { tiles, groups, launch_groups, local_bytes, threads, .. } => l
+                .index(idx, tiles[0])
+                .index(idx, tiles[1])
+                .index(idx, groups)
+                .local_memory(local_bytes)
+                .global(&[launch_groups * threads])
+                .local(&[threads])
+                .work(self.work.0, self.work.1)
+                .enqueue(),
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! [`Filter`]: a small host-side filter (convolution kernel) with its shape, the named filters researchers
+//! reach for, and the rank-1 test behind the separable fast path.
+
+use crate::data::Element;
+use crate::error::{Error, Result};
+use num_complex::{Complex, Complex64};
+
+/// Element types a filter may have for data of type `T`: `T` itself, or `T`'s real type for complex data (a
+/// real Gaussian on complex k-space images costs half the multiplies of a complex one).
+///
+/// ```
+/// fn accepts<T: cliper::Element, K: cliper::FilterElement<T>>() {}
+/// accepts::<f32, f32>();
+/// accepts::<num_complex::Complex32, f32>();
+/// accepts::<num_complex::Complex64, num_complex::Complex64>();
+/// ```
+pub trait FilterElement<T: Element>: Element {}
+impl<T: Element> FilterElement<T> for T {}
+impl FilterElement<Complex<f32>> for f32 {}
+impl FilterElement<Complex<f64>> for f64 {}
+
+/// A filter for [`crate::Convolution`]: an N-d array of weights (rank 1 to 3) on the host. Filters are small;
+/// `init` uploads them (flipped for a convolution, normalised when asked) so `launch` reads them on the device.
+///
+/// ```
+/// use cliper::Filter;
+/// let sobel = Filter::<f32>::sobel_x();
+/// assert_eq!(sobel.shape(), &[3, 3]);
+/// assert_eq!(sobel.values(), &[-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0]);
+/// let g = Filter::<f64>::gaussian(1.0, 2)?; // scipy's radius: ⌊4σ + 0.5⌋
+/// assert_eq!(g.shape(), &[9, 9]);
+/// assert!((g.values().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+/// let parts = g.separate().expect("a Gaussian is separable");
+/// assert_eq!((parts[0].shape(), parts[1].shape()), (&[9usize][..], &[9usize][..]));
+/// assert!(Filter::<f64>::laplacian().separate().is_none());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filter<K: Element> {
+    shape: Vec<usize>,
+    values: Vec<K>,
+}
+
+impl<K: Element> Filter<K> {
+    /// A filter of `shape` (rank 1 to 3, no zero extent) from row-major `values`.
+    pub fn new(shape: &[usize], values: Vec<K>) -> Result<Filter<K>> {
+        let op = "Filter";
+        if !(1..=3).contains(&shape.len()) {
+            return Err(Error::invalid(op, format!("a filter has 1 to 3 axes, got shape {shape:?}")));
+        }
+        if shape.contains(&0) {
+            return Err(Error::invalid(
+                op,
+                format!("a filter needs at least one weight per axis, got shape {shape:?}"),
+            ));
+        }
+        let n = shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+        if n != Some(values.len()) {
+            return Err(Error::invalid(
+                op,
+                format!("shape {shape:?} holds {} weights but {} were given", n.unwrap_or(usize::MAX), values.len()),
+            ));
+        }
+        Ok(Filter { shape: shape.to_vec(), values })
+    }
+
+    /// The filter's shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The weights, row-major.
+    pub fn values(&self) -> &[K] {
+        &self.values
+    }
+
+    /// The number of axes.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// `outer(a, b, …)`: the filter whose weight at `(i, j, …)` is `a[i]·b[j]·…` for 1-D filters `a`, `b`, ….
+    pub fn outer(parts: &[Filter<K>]) -> Result<Filter<K>> {
+        if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.ndim() != 1) {
+            return Err(Error::invalid("Filter::outer", "needs one to three 1-D filters"));
+        }
+        let mut values = vec![Complex64::new(1.0, 0.0)];
+        for p in parts {
+            values = values.iter().flat_map(|&a| p.values.iter().map(move |&b| a * b.to_c64())).collect();
+        }
+        let shape: Vec<usize> = parts.iter().map(|p| p.shape[0]).collect();
+        Filter::new(&shape, values.into_iter().map(K::from_c64).collect())
+    }
+
+    /// scipy.ndimage.gaussian_filter's kernel of standard deviation `sigma` on `rank` axes: radius ⌊4σ + 0.5⌋,
+    /// weights `exp(−x²/2σ²)` normalised to sum 1 per axis.
+    pub fn gaussian(sigma: f64, rank: usize) -> Result<Filter<K>> {
+        if !(sigma > 0.0 && sigma.is_finite()) {
+            return Err(Error::invalid("Filter::gaussian", format!("sigma must be positive and finite, got {sigma}")));
+        }
+        let radius = (4.0 * sigma + 0.5) as i64;
+        let w: Vec<f64> = (-radius..=radius).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
+        let sum: f64 = w.iter().sum();
+        Self::repeated_1d(w.iter().map(|v| v / sum).collect(), rank, "Filter::gaussian")
+    }
+
+    /// The mean over a box of `size` weights per axis on `rank` axes (scipy.ndimage.uniform_filter).
+    pub fn box_filter(size: usize, rank: usize) -> Result<Filter<K>> {
+        Self::repeated_1d(vec![1.0 / size as f64; size], rank, "Filter::box_filter")
+    }
+
+    fn repeated_1d(w: Vec<f64>, rank: usize, op: &str) -> Result<Filter<K>> {
+        if !(1..=3).contains(&rank) || w.is_empty() {
+            return Err(Error::invalid(op, format!("needs rank 1 to 3 and a size of at least 1, got rank {rank}")));
+        }
+        let line = Filter::new(&[w.len()], w.into_iter().map(|v| K::from_c64(v.into())).collect())?;
+        Filter::outer(&vec![line; rank])
+    }
+
+    /// The 3×3 Sobel derivative along the last axis (x), as correlation weights (scipy.ndimage.sobel, axis=-1).
+    pub fn sobel_x() -> Filter<K> {
+        Self::fixed(&[3, 3], &[-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0])
+    }
+
+    /// The 3×3 Sobel derivative along the first axis (y), as correlation weights (scipy.ndimage.sobel, axis=0).
+    pub fn sobel_y() -> Filter<K> {
+        Self::fixed(&[3, 3], &[-1.0, -2.0, -1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 1.0])
+    }
+
+    /// The 3×3 five-point Laplacian `[[0, 1, 0], [1, −4, 1], [0, 1, 0]]` (zero sum).
+    pub fn laplacian() -> Filter<K> {
+        Self::fixed(&[3, 3], &[0.0, 1.0, 0.0, 1.0, -4.0, 1.0, 0.0, 1.0, 0.0])
+    }
+
+    fn fixed(shape: &[usize], w: &[f64]) -> Filter<K> {
+        Filter { shape: shape.to_vec(), values: w.iter().map(|&v| K::from_c64(v.into())).collect() }
+    }
+
+    /// The sum of the weights.
+    pub fn sum(&self) -> Complex64 {
+        self.values.iter().map(|v| v.to_c64()).sum()
+    }
+
+    /// The filter divided by the sum of its weights, or an error when that sum is zero up to rounding
+    /// (|Σw| < 64·ε·Σ|w|, ε the unit roundoff of the weights' type): Sobel and Laplacian filters sum to zero and
+    /// cannot be normalised.
+    pub fn normalized(&self) -> Result<Filter<K>> {
+        let sum = self.sum();
+        let magnitude: f64 = self.values.iter().map(|v| v.to_c64().norm()).sum();
+        let eps = if K::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
+        // NaN weights fail the comparison too.
+        let distinguishable = sum.norm() >= 64.0 * eps * magnitude;
+        if !distinguishable || magnitude == 0.0 {
+            return Err(Error::invalid(
+                "Convolution",
+                format!(
+                    "cannot normalise a filter of shape {:?} by its sum {sum}: the weights sum to zero (Σ|w| = \
+                     {magnitude}); zero-sum filters such as Sobel or Laplacian are used unnormalised",
+                    self.shape
+                ),
+            ));
+        }
+        let values = self.values.iter().map(|&v| K::from_c64(v.to_c64() / sum)).collect();
+        Ok(Filter { shape: self.shape.clone(), values })
+    }
+
+    /// The filter reversed along every axis (what turns a correlation into a convolution).
+    pub fn flipped(&self) -> Filter<K> {
+        let mut values = self.values.clone();
+        // Reversing the row-major list reverses every axis at once.
+        values.reverse();
+        Filter { shape: self.shape.clone(), values }
+    }
+
+    /// One 1-D filter per axis whose outer product is this filter, when it has rank 1 up to rounding (every
+    /// weight within 32·ε·max|w| of the product, ε the unit roundoff of the weights' type); `None` for 1-D
+    /// filters, for filters of rank > 1 (a Laplacian), and for an all-zero filter.
+    ///
+    /// The factors come from the largest weight `w[p]`: along each axis, the line of weights through `p`,
+    /// divided by `w[p]` on all but the first axis.
+    pub fn separate(&self) -> Option<Vec<Filter<K>>> {
+        if self.ndim() < 2 {
+            return None;
+        }
+        let w: Vec<Complex64> = self.values.iter().map(|v| v.to_c64()).collect();
+        let (pivot, peak) = w
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i, v.norm()))
+            .fold((0, 0.0), |best, cur| if cur.1 > best.1 { cur } else { best });
+        if peak == 0.0 {
+            return None;
+        }
+        let strides: Vec<usize> = (0..self.ndim()).map(|k| self.shape[k + 1..].iter().product()).collect();
+        let at: Vec<usize> = strides.iter().zip(&self.shape).map(|(&s, &n)| pivot / s % n).collect();
+        let factors: Vec<Vec<Complex64>> = (0..self.ndim())
+            .map(|k| {
+                let base = pivot - at[k] * strides[k];
+                let scale = if k == 0 { Complex64::new(1.0, 0.0) } else { w[pivot] };
+                (0..self.shape[k]).map(|i| w[base + i * strides[k]] / scale).collect()
+            })
+            .collect();
+        let eps = if K::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
+        let fits = w.iter().enumerate().all(|(i, &v)| {
+            let product: Complex64 = (0..self.ndim()).map(|k| factors[k][i / strides[k] % self.shape[k]]).product();
+            (v - product).norm() <= 32.0 * eps * peak
+        });
+        fits.then(|| {
+            factors
+                .into_iter()
+                .map(|f| Filter { shape: vec![f.len()], values: f.into_iter().map(K::from_c64).collect() })
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_checked() {
+        assert!(Filter::<f32>::new(&[2, 2], vec![1.0; 3]).unwrap_err().to_string().contains("holds 4"));
+        assert!(Filter::<f32>::new(&[0, 2], vec![]).is_err());
+        assert!(Filter::<f32>::new(&[1, 1, 1, 1], vec![1.0]).is_err());
+    }
+
+    #[test]
+    fn separation_rebuilds_rank_one_filters_only() {
+        let g = Filter::<f32>::gaussian(1.5, 3).unwrap();
+        let parts = g.separate().unwrap();
+        let back = Filter::outer(&parts).unwrap();
+        for (a, b) in back.values().iter().zip(g.values()) {
+            assert!((a - b).abs() <= 1e-6 * g.values().iter().fold(0.0f32, |m, v| m.max(*v)));
+        }
+        assert!(Filter::<f32>::sobel_x().separate().is_some()); // [1 2 1]ᵀ ⊗ [-1 0 1]
+        assert!(Filter::<f32>::laplacian().separate().is_none());
+        assert!(Filter::<f32>::new(&[2, 2], vec![0.0; 4]).unwrap().separate().is_none());
+        assert!(Filter::<f32>::new(&[5], vec![1.0; 5]).unwrap().separate().is_none());
+    }
+
+    #[test]
+    fn zero_sum_filters_do_not_normalise() {
+        let e = Filter::<f64>::laplacian().normalized().unwrap_err().to_string();
+        assert!(e.contains("sum to zero") && e.contains("[3, 3]"), "{e}");
+        let b = Filter::<f64>::new(&[2], vec![1.0, 3.0]).unwrap().normalized().unwrap();
+        assert_eq!(b.values(), &[0.25, 0.75]);
+    }
+}

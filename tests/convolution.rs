@@ -1,0 +1,379 @@
+//! Convolution, SeparableConvolution and Filter against a float64 reference written from scipy.ndimage's
+//! definitions (`correlate`/`convolve` with their centring and `origin` rule, numpy's `valid`/`full`), for
+//! every border mode, the filters named in the issue, batches, complex data, stride and dilation.
+//!
+//! Tolerance, per output: 2·((t + 4)·Σ|w| + 32·t·max|w|)·ε·m, with t the number of taps, ε the unit roundoff of
+//! the element's real type and m the largest |input| (or |border constant|). A sum of t products accumulated in
+//! order is within (t + 2)·ε·Σ|wⱼ||xⱼ| of the exact value (+2 for a complex product); separable passes add the
+//! rank-1 factorisation's error, at most 32·ε·max|w| per weight (Filter::separate's acceptance test); the
+//! factor 2 covers complex magnitudes. A missing, doubled or misplaced tap errs by about |w|·|x|, orders of
+//! magnitude above this.
+
+mod common;
+use cliper::{
+    Border, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Element, Filter, Process,
+    SeparableConvolution, XData,
+};
+use common::*;
+use ndarray::{ArrayD, IxDyn};
+use num_complex::{Complex32, Complex64};
+
+const BORDERS: [Border; 5] = [Border::Constant(0.75), Border::Edge, Border::Reflect, Border::Symmetric, Border::Wrap];
+
+/// Everything the reference needs besides the data.
+#[derive(Clone, Debug)]
+struct Spec {
+    mode: ConvMode,
+    output: ConvOutput,
+    border: Border,
+    origin: Vec<isize>,
+    stride: Vec<usize>,
+    dilation: Vec<usize>,
+}
+
+impl Spec {
+    fn new(mode: ConvMode, output: ConvOutput, border: Border) -> Spec {
+        Spec { mode, output, border, origin: vec![], stride: vec![], dilation: vec![] }
+    }
+    fn params(&self) -> ConvParams {
+        ConvParams::new()
+            .mode(self.mode)
+            .output(self.output)
+            .border(self.border)
+            .origin(&self.origin)
+            .stride(&self.stride)
+            .dilation(&self.dilation)
+    }
+}
+
+fn axis_value<V: Copy>(v: &[V], k: usize, default: V) -> V {
+    match v.len() {
+        0 => default,
+        1 => v[0],
+        _ => v[k],
+    }
+}
+
+/// scipy.ndimage semantics in float64, straight from the definitions (per axis, with w the filter extent,
+/// d the dilation, W = (w−1)·d + 1 and o the origin):
+///   same, correlate:  out[i] = Σⱼ w[j]·x[i·s + j·d − (W/2 + o)]
+///   same, convolve:   out[i] = Σⱼ w[j]·x[i·s − j·d + W/2 + o]
+///   valid:            correlate x[i·s + j·d],  convolve x[i·s + (w−1−j)·d]
+///   full:             correlate x[i·s + j·d − (W−1)],  convolve x[i·s − j·d]
+/// (checked against scipy.ndimage.correlate1d/convolve1d and numpy.convolve/correlate on random cases while
+/// writing this test), with x outside its extent read through the border rule.
+fn conv_ref(x: &ArrayD<Complex64>, fshape: &[usize], w: &[Complex64], spec: &Spec) -> ArrayD<Complex64> {
+    let r = fshape.len();
+    let lead = x.ndim() - r;
+    let conv = spec.mode == ConvMode::Convolution;
+    let mut out_shape = x.shape()[..lead].to_vec();
+    let mut geo = Vec::new(); // (n, w, d, s, o, W)
+    for (k, &wk) in fshape.iter().enumerate() {
+        let n = x.shape()[lead + k];
+        let (d, s, o) =
+            (axis_value(&spec.dilation, k, 1), axis_value(&spec.stride, k, 1), axis_value(&spec.origin, k, 0));
+        let span = (wk - 1) * d + 1;
+        let count = match spec.output {
+            ConvOutput::Same => n,
+            ConvOutput::Valid => (n + 1).saturating_sub(span),
+            ConvOutput::Full => n + span - 1,
+        };
+        out_shape.push(count.div_ceil(s));
+        geo.push((n as i64, wk as i64, d as i64, s as i64, o as i64, span as i64));
+    }
+    let fill = Complex64::new(if let Border::Constant(v) = spec.border { v } else { 0.0 }, 0.0);
+    let taps: Vec<Vec<usize>> = (0..w.len())
+        .map(|t| (0..r).map(|k| t / fshape[k + 1..].iter().product::<usize>() % fshape[k]).collect())
+        .collect();
+    ArrayD::from_shape_fn(IxDyn(&out_shape), |idx| {
+        let mut acc = Complex64::default();
+        'tap: for (t, j) in taps.iter().enumerate() {
+            let mut src: Vec<usize> = (0..lead).map(|k| idx[k]).collect();
+            for k in 0..r {
+                let (n, wk, d, s, o, span) = geo[k];
+                let (i, j) = (idx[lead + k] as i64 * s, j[k] as i64);
+                let p = match (spec.output, conv) {
+                    (ConvOutput::Same, false) => i + j * d - (span / 2 + o),
+                    (ConvOutput::Same, true) => i - j * d + span / 2 + o,
+                    (ConvOutput::Valid, false) => i + j * d,
+                    (ConvOutput::Valid, true) => i + (wk - 1 - j) * d,
+                    (ConvOutput::Full, false) => i + j * d - (span - 1),
+                    (ConvOutput::Full, true) => i - j * d,
+                };
+                match border_source(spec.border, p, n) {
+                    Some(q) => src.push(q as usize),
+                    None => {
+                        acc += w[t] * fill;
+                        continue 'tap;
+                    }
+                }
+            }
+            acc += w[t] * x[IxDyn(&src)];
+        }
+        acc
+    })
+}
+
+fn tolerance<T: Element>(w: &[Complex64], xmax: f64) -> f64 {
+    let t = w.len() as f64;
+    let sum: f64 = w.iter().map(|v| v.norm()).sum();
+    let peak = w.iter().fold(0.0f64, |m, v| m.max(v.norm()));
+    2.0 * ((t + 4.0) * sum + 32.0 * t * peak) * eps::<T>() * xmax
+}
+
+fn assert_close(got: &ArrayD<Complex64>, want: &ArrayD<Complex64>, tol: f64, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shapes differ");
+    for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+        assert!((g - w).norm() <= tol, "{what}: element {i} (row-major) is {g}, expected {w} (tolerance {tol:e})");
+    }
+}
+
+/// Runs one convolution of random data of `shape` with `filter` and checks it; returns the planner's choice.
+fn check<T: Element, K: cliper::FilterElement<T>>(
+    rng: &mut Rng,
+    shape: &[usize],
+    filter: &Filter<K>,
+    spec: &Spec,
+    params: ConvParams,
+) -> ConvStrategy {
+    let (x, host) = random::<T>(rng, shape);
+    let out = poisoned::<T>(&params.output_shape(shape, filter.shape()).unwrap());
+    let mut conv = Convolution::new(&x, &out, filter, params.clone());
+    conv.init().unwrap_or_else(|e| panic!("init {shape:?} {:?} {spec:?}: {e}", filter.shape()));
+    conv.launch().unwrap();
+    let w: Vec<Complex64> = filter.values().iter().map(|v| v.to_c64()).collect();
+    let xmax = host.iter().fold(spec.border.value_abs(), |m, v| m.max(v.norm()));
+    let what = format!("{} {shape:?} filter {:?} {spec:?} {:?}", T::NAME, filter.shape(), conv.strategy());
+    assert_close(&fetch(&out), &conv_ref(&host, filter.shape(), &w, spec), tolerance::<T>(&w, xmax), &what);
+    conv.strategy().unwrap()
+}
+
+trait BorderAbs {
+    fn value_abs(&self) -> f64;
+}
+impl BorderAbs for Border {
+    fn value_abs(&self) -> f64 {
+        if let Border::Constant(v) = self { v.abs() } else { 0.0 }
+    }
+}
+
+fn random_filter<K: Element>(rng: &mut Rng, shape: &[usize]) -> Filter<K> {
+    Filter::new(shape, rng.vec(shape.iter().product())).unwrap()
+}
+
+#[test]
+fn named_filters_every_border_both_modes() {
+    let mut rng = Rng::new(51);
+    let gaussian = Filter::<f32>::gaussian(0.6, 2).unwrap(); // 5×5
+    let filters = [
+        Filter::<f32>::laplacian(),
+        Filter::sobel_x(),
+        Filter::sobel_y(),
+        gaussian,
+        random_filter(&mut rng, &[1, 7]),
+        random_filter(&mut rng, &[4, 4]),
+    ];
+    for border in BORDERS {
+        for (i, f) in filters.iter().enumerate() {
+            let mode = if i % 2 == 0 { ConvMode::Convolution } else { ConvMode::Correlation };
+            let spec = Spec::new(mode, ConvOutput::Same, border);
+            // Direct kernel, with separable passes allowed where the planner likes them.
+            check::<f32, f32>(&mut rng, &[37, 53], f, &spec, spec.params());
+            let other = Spec::new(
+                if mode == ConvMode::Convolution { ConvMode::Correlation } else { ConvMode::Convolution },
+                ConvOutput::Same,
+                border,
+            );
+            check::<f32, f32>(&mut rng, &[1, 29], f, &other, other.params().separable(false));
+        }
+    }
+}
+
+#[test]
+fn large_and_oversized_filters() {
+    let mut rng = Rng::new(52);
+    let f15 = random_filter::<f32>(&mut rng, &[15, 15]);
+    let big = random_filter::<f32>(&mut rng, &[13, 21]); // larger than the 9×11 image
+    for border in [Border::Reflect, Border::Constant(-0.5), Border::Wrap] {
+        let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
+        check::<f32, f32>(&mut rng, &[40, 33], &f15, &spec, spec.params());
+        check::<f32, f32>(&mut rng, &[9, 11], &big, &spec, spec.params());
+        let full = Spec::new(ConvMode::Correlation, ConvOutput::Full, border);
+        check::<f32, f32>(&mut rng, &[9, 11], &big, &full, full.params());
+    }
+    let valid = Spec::new(ConvMode::Convolution, ConvOutput::Valid, Border::ZERO);
+    let out = valid.params().output_shape(&[9, 11], big.shape()).unwrap();
+    assert_eq!(out, vec![0, 0]);
+    assert_eq!(check::<f32, f32>(&mut rng, &[9, 11], &big, &valid, valid.params()), ConvStrategy::Nothing);
+}
+
+#[test]
+fn one_and_three_dimensional_filters_with_batches() {
+    let mut rng = Rng::new(53);
+    let f3 = random_filter::<f32>(&mut rng, &[3, 3, 3]);
+    let f511 = random_filter::<f32>(&mut rng, &[5, 1, 1]);
+    let f1 = random_filter::<f32>(&mut rng, &[6]);
+    for border in [Border::Symmetric, Border::Edge, Border::Constant(0.75)] {
+        let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
+        check::<f32, f32>(&mut rng, &[9, 7, 12], &f3, &spec, spec.params());
+        check::<f32, f32>(&mut rng, &[2, 6, 5, 4], &f511, &spec, spec.params()); // batch of 2 volumes
+        check::<f32, f32>(&mut rng, &[3, 2, 129], &f1, &spec, spec.params()); // 6 signals
+        let sobel = Filter::<f32>::sobel_x();
+        check::<f32, f32>(&mut rng, &[3, 19, 23], &sobel, &spec, spec.params().separable(false)); // 3 slices
+    }
+}
+
+#[test]
+fn valid_full_stride_dilation_origin() {
+    let mut rng = Rng::new(54);
+    let f = random_filter::<f32>(&mut rng, &[4, 3]);
+    for output in [ConvOutput::Same, ConvOutput::Valid, ConvOutput::Full] {
+        for mode in [ConvMode::Convolution, ConvMode::Correlation] {
+            for (stride, dilation) in
+                [(vec![1], vec![1]), (vec![2, 3], vec![1]), (vec![1], vec![2, 3]), (vec![3], vec![2])]
+            {
+                let mut spec = Spec::new(mode, output, Border::Reflect);
+                spec.stride = stride;
+                spec.dilation = dilation;
+                check::<f32, f32>(&mut rng, &[23, 31], &f, &spec, spec.params());
+            }
+        }
+    }
+    for origin in [vec![-2, -1], vec![1, 1], vec![0, -1]] {
+        for mode in [ConvMode::Convolution, ConvMode::Correlation] {
+            let mut spec = Spec::new(mode, ConvOutput::Same, Border::Wrap);
+            spec.origin = origin.clone();
+            check::<f32, f32>(&mut rng, &[10, 7], &f, &spec, spec.params());
+        }
+    }
+}
+
+#[test]
+fn complex_data_with_real_and_complex_filters_and_doubles() {
+    let mut rng = Rng::new(55);
+    for border in [Border::Reflect, Border::Constant(0.75)] {
+        let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
+        let real = random_filter::<f32>(&mut rng, &[3, 5]);
+        check::<Complex32, f32>(&mut rng, &[2, 17, 9], &real, &spec, spec.params());
+        let complex = random_filter::<Complex32>(&mut rng, &[5, 2]);
+        check::<Complex32, Complex32>(&mut rng, &[17, 9], &complex, &spec, spec.params());
+        let double = random_filter::<f64>(&mut rng, &[7]);
+        check::<f64, f64>(&mut rng, &[4, 65], &double, &spec, spec.params());
+        let zz = random_filter::<Complex64>(&mut rng, &[2, 3, 2]);
+        check::<Complex64, Complex64>(&mut rng, &[5, 6, 7], &zz, &spec, spec.params());
+    }
+}
+
+#[test]
+fn tiled_kernel_agrees_with_the_reference() {
+    let mut rng = Rng::new(56);
+    let f5 = random_filter::<f32>(&mut rng, &[5, 5]);
+    let f3 = random_filter::<f32>(&mut rng, &[3, 3, 3]);
+    for border in [Border::Reflect, Border::Constant(0.75)] {
+        let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
+        let params = spec.params().algorithm(ConvAlgorithm::Tiled);
+        let got = check::<f32, f32>(&mut rng, &[70, 129], &f5, &spec, params.clone());
+        assert!(matches!(got, ConvStrategy::Tiled { .. }), "{got:?}");
+        check::<f32, f32>(&mut rng, &[2, 9, 40, 33], &f3, &spec, params.clone());
+        let mut strided = Spec::new(ConvMode::Correlation, ConvOutput::Full, border);
+        strided.stride = vec![2, 3];
+        strided.dilation = vec![2, 1];
+        check::<f32, f32>(&mut rng, &[45, 70], &f5, &strided, strided.params().algorithm(ConvAlgorithm::Tiled));
+    }
+}
+
+#[test]
+fn separable_detection_and_equivalence() {
+    let mut rng = Rng::new(57);
+    let gaussian = Filter::<f32>::gaussian(1.0, 2).unwrap(); // 9×9
+    let (x, _) = random::<f32>(&mut rng, &[61, 47]);
+    let run = |filter: &Filter<f32>, params: ConvParams| {
+        let out = XData::zeros(app(), &params.output_shape(x.shape(), filter.shape()).unwrap()).unwrap();
+        let mut c = Convolution::new(&x, &out, filter, params);
+        c.init().unwrap();
+        c.launch().unwrap();
+        (fetch(&out), c.strategy().unwrap())
+    };
+    for border in BORDERS {
+        let params = ConvParams::new().border(border).stride(&[1, 2]);
+        let (sep, how) = run(&gaussian, params.clone());
+        assert!(matches!(how, ConvStrategy::Separable { passes: 2, .. }), "a Gaussian runs separably: {how:?}");
+        let (direct, how) = run(&gaussian, params.clone().separable(false));
+        assert!(!matches!(how, ConvStrategy::Separable { .. }), "{how:?}");
+        let tol = tolerance::<f32>(&gaussian.values().iter().map(|v| v.to_c64()).collect::<Vec<_>>(), 1.0);
+        assert_close(&sep, &direct, 2.0 * tol, &format!("separable vs direct, {border:?}"));
+    }
+    let (_, how) = run(&Filter::laplacian(), ConvParams::new());
+    assert!(!matches!(how, ConvStrategy::Separable { .. }), "a Laplacian is not rank-1: {how:?}");
+    // 3-D Gaussian: three passes, checked against the reference.
+    let g3 = Filter::<f32>::gaussian(0.7, 3).unwrap();
+    let spec = Spec::new(ConvMode::Convolution, ConvOutput::Full, Border::Constant(0.75));
+    let how = check::<f32, f32>(&mut rng, &[6, 11, 10], &g3, &spec, spec.params().algorithm(ConvAlgorithm::Separable));
+    assert!(matches!(how, ConvStrategy::Separable { passes: 3, .. }), "{how:?}");
+}
+
+#[test]
+fn separable_convolution_from_factors() {
+    let mut rng = Rng::new(58);
+    let (a, b) = (random_filter::<f32>(&mut rng, &[4]), random_filter::<f32>(&mut rng, &[3]));
+    let outer = Filter::outer(&[a.clone(), b.clone()]).unwrap();
+    for border in [Border::Constant(0.75), Border::Symmetric] {
+        let mut spec = Spec::new(ConvMode::Correlation, ConvOutput::Full, border);
+        spec.dilation = vec![2, 1];
+        let (x, host) = random::<f32>(&mut rng, &[3, 14, 17]);
+        let y = SeparableConvolution::apply(&x, &[a.clone(), b.clone()], spec.params()).unwrap();
+        let w: Vec<Complex64> = outer.values().iter().map(|v| v.to_c64()).collect();
+        let xmax = host.iter().fold(0.75f64, |m, v| m.max(v.norm()));
+        assert_close(&fetch(&y), &conv_ref(&host, outer.shape(), &w, &spec), tolerance::<f32>(&w, xmax), "factors");
+    }
+}
+
+#[test]
+fn normalisation_only_when_asked() {
+    let mut rng = Rng::new(59);
+    let w = Filter::new(&[3], vec![1.0f32, 2.0, 1.0]).unwrap();
+    let (x, host) = random::<f32>(&mut rng, &[20]);
+    let plain = Convolution::apply(&x, &w, ConvParams::new()).unwrap();
+    let normed = Convolution::apply(&x, &w, ConvParams::new().normalize(true)).unwrap();
+    let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::ZERO);
+    let quarter: Vec<Complex64> = [0.25, 0.5, 0.25].iter().map(|&v| Complex64::new(v, 0.0)).collect();
+    let tol = tolerance::<f32>(&quarter, 1.0) * 4.0;
+    assert_close(&fetch(&normed), &conv_ref(&host, &[3], &quarter, &spec), tol, "normalised");
+    assert_close(&fetch(&plain), &fetch(&normed).mapv(|v| v * 4.0), tol * 4.0, "unnormalised is 4x");
+    let err = Convolution::apply(
+        &x.reshape(&[4, 5]).unwrap(),
+        &Filter::<f32>::laplacian(),
+        ConvParams::new().normalize(true),
+    );
+    let err = err.err().unwrap().to_string();
+    assert!(err.contains("sum to zero"), "{err}");
+}
+
+#[test]
+fn bad_input_gives_typed_errors() {
+    let x = XData::<f32>::zeros(app(), &[8, 8]).unwrap();
+    let f3 = Filter::<f32>::new(&[2, 2, 2], vec![1.0; 8]).unwrap();
+    let e = Convolution::apply(&x, &f3, ConvParams::new()).err().unwrap().to_string();
+    assert!(e.contains("[2, 2, 2]") && e.contains("[8, 8]"), "{e}");
+    let e = Filter::<f32>::new(&[3, 0], vec![]).unwrap_err().to_string();
+    assert!(e.contains("[3, 0]"), "{e}");
+    let f = Filter::<f32>::sobel_x();
+    let e = Convolution::apply(&x, &f, ConvParams::new().stride(&[1, 0])).err().unwrap().to_string();
+    assert!(e.contains("stride") && e.contains("axis 1"), "{e}");
+    let e = Convolution::apply(&x, &f, ConvParams::new().dilation(&[0])).err().unwrap().to_string();
+    assert!(e.contains("dilation"), "{e}");
+    let e = Convolution::apply(&x, &f, ConvParams::new().origin(&[2])).err().unwrap().to_string();
+    assert!(e.contains("origin 2") && e.contains("[-1, 1]"), "{e}");
+    let e = Convolution::apply(&x, &f, ConvParams::new().stride(&[1, 2, 3])).err().unwrap().to_string();
+    assert!(e.contains("3 values for a 2-axis filter"), "{e}");
+    let wrong = XData::<f32>::zeros(app(), &[8, 9]).unwrap();
+    let mut c = Convolution::new(&x, &wrong, &f, ConvParams::new());
+    let e = c.init().unwrap_err().to_string();
+    assert!(e.contains("[8, 8]") && e.contains("[8, 9]"), "{e}");
+    let mut inplace = Convolution::new(&x, &x, &f, ConvParams::new());
+    assert!(inplace.init().unwrap_err().to_string().contains("in place"));
+    let e = Convolution::apply(&x, &Filter::<f32>::laplacian(), ConvParams::new().algorithm(ConvAlgorithm::Separable));
+    assert!(e.err().unwrap().to_string().contains("rank-1"));
+    let mut uninit = Convolution::new(&x, &wrong, &f, ConvParams::new());
+    assert!(uninit.launch().is_err());
+}
