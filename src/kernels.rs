@@ -27,6 +27,9 @@ pub(crate) const PAD: &str = include_str!("../kernels/pad.cl");
 /// Direct convolutions (Convolution, SeparableConvolution): `conv_direct` and the local-memory `conv_tiled`.
 pub(crate) const CONVOLUTION: &str = include_str!("../kernels/convolution.cl");
 
+/// Multi-channel filter banks (FilterBank): the direct kernel and im2col.
+pub(crate) const FILTER_BANK: &str = include_str!("../kernels/filter_bank.cl");
+
 /// Shepp-Logan phantom generation.
 pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
 

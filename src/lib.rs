@@ -44,9 +44,9 @@ pub use data::{ComplexElement, Element, KData, RealElement, XData};
 pub use error::{Error, Result, cl_error_name};
 pub use process::{
     Border, ConjugateTranspose, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot,
-    DotKind, Filter, FilterElement, GemmStrategy, GemmTiles, KernelTiming, MatMul, MatOp, MatrixPower, NormN,
-    NormOrder, Pad, Permute, Pipeline, Process, Report, SeparableConvolution, SheppLogan, StridedCopy, Transpose,
-    TransposeTiles,
+    DotKind, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement,
+    GemmStrategy, GemmTiles, KernelTiming, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,
+    Process, Report, SeparableConvolution, SheppLogan, StridedCopy, Transpose, TransposeTiles,
 };
 
 // The guides' code blocks run as doctests, so the documentation cannot drift from the API.

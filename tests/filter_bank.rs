@@ -1,0 +1,196 @@
+//! FilterBank (both algorithms) against a float64 reference of cuDNN's convolution forward:
+//!   y[n, k, p, q] = Σ_c Σ_r Σ_s f[k, c, r', s'] · x[n, c, p·sh + r·dh − ph, q·sw + s·dw − pw]
+//! with (r', s') = (r, s) for a correlation and flipped for a convolution, outside pixels from the border rule.
+//!
+//! Tolerance per output: 2·(C·R·S + 4)·ε·Σ|f[k]|·max|x| — a sum of C·R·S products in some order (the im2col path
+//! sums in GEMM's blocked order), ε the unit roundoff, 2 for complex magnitudes. Seed 004's full-size case is
+//! checked at 3000 sampled outputs (corners included) to keep the float64 reference fast.
+
+mod common;
+use cliper::{
+    Border, ConvMode, Element, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, Process,
+};
+use common::*;
+use ndarray::ArrayD;
+use num_complex::{Complex32, Complex64};
+
+struct Case {
+    pad: [usize; 2],
+    stride: [usize; 2],
+    dilation: [usize; 2],
+    mode: ConvMode,
+    border: Border,
+}
+
+impl Case {
+    fn params(&self) -> FilterBankParams {
+        FilterBankParams::new()
+            .padding(self.pad)
+            .stride(self.stride)
+            .dilation(self.dilation)
+            .mode(self.mode)
+            .border(self.border)
+    }
+}
+
+fn reference(x: &ArrayD<Complex64>, f: &ArrayD<Complex64>, case: &Case, at: [usize; 4]) -> Complex64 {
+    let [n, k, p, q] = at;
+    let (c_n, h, w) = (x.shape()[1], x.shape()[2] as i64, x.shape()[3] as i64);
+    let (r_n, s_n) = (f.shape()[2], f.shape()[3]);
+    let fill = Complex64::new(if let Border::Constant(v) = case.border { v } else { 0.0 }, 0.0);
+    let mut acc = Complex64::default();
+    for c in 0..c_n {
+        for r in 0..r_n {
+            for s in 0..s_n {
+                let (rr, ss) = if case.mode == ConvMode::Convolution { (r_n - 1 - r, s_n - 1 - s) } else { (r, s) };
+                let ih = (p * case.stride[0] + r * case.dilation[0]) as i64 - case.pad[0] as i64;
+                let iw = (q * case.stride[1] + s * case.dilation[1]) as i64 - case.pad[1] as i64;
+                let v = match (border_source(case.border, ih, h), border_source(case.border, iw, w)) {
+                    (Some(i), Some(j)) => x[[n, c, i as usize, j as usize]],
+                    _ => fill,
+                };
+                acc += f[[k, c, rr, ss]] * v;
+            }
+        }
+    }
+    acc
+}
+
+fn check<T: Element>(
+    rng: &mut Rng,
+    x_shape: [usize; 4],
+    f_shape: [usize; 4],
+    case: &Case,
+    algorithm: FilterBankAlgorithm,
+) -> FilterBankStrategy {
+    let (x, xh) = random::<T>(rng, &x_shape);
+    let (f, fh) = random::<T>(rng, &f_shape);
+    let params = case.params().algorithm(algorithm);
+    let y_shape = params.output_shape(&x_shape, &f_shape).unwrap();
+    let y = poisoned::<T>(&y_shape);
+    let mut bank = FilterBank::new(&x, &f, &y, params);
+    bank.init().unwrap();
+    bank.launch().unwrap();
+    let got = fetch(&y);
+    let xmax = xh.iter().fold(case.border.value_abs(), |m, v| m.max(v.norm()));
+    let taps = (f_shape[1] * f_shape[2] * f_shape[3]) as f64;
+    let total = y_shape.iter().product::<usize>();
+    let positions: Vec<usize> = if total <= 20_000 {
+        (0..total).collect()
+    } else {
+        (0..3000).map(|i| if i < 2 { i * (total - 1) } else { rng.below(total) }).collect()
+    };
+    for i in positions {
+        let at = [
+            i / (y_shape[1] * y_shape[2] * y_shape[3]),
+            i / (y_shape[2] * y_shape[3]) % y_shape[1],
+            i / y_shape[3] % y_shape[2],
+            i % y_shape[3],
+        ];
+        let fsum: f64 = (0..f_shape[1] * f_shape[2] * f_shape[3])
+            .map(|j| fh.as_slice().unwrap()[at[1] * f_shape[1] * f_shape[2] * f_shape[3] + j].norm())
+            .sum();
+        let tol = 2.0 * (taps + 4.0) * eps::<T>() * fsum * xmax;
+        let want = reference(&xh, &fh, case, at);
+        let g = got[[at[0], at[1], at[2], at[3]]];
+        assert!(
+            (g - want).norm() <= tol,
+            "{} x {x_shape:?} f {f_shape:?} {algorithm:?} {:?}: y{at:?} = {g}, expected {want} (tol {tol:e})",
+            T::NAME,
+            bank.strategy()
+        );
+    }
+    bank.strategy().unwrap()
+}
+
+trait BorderAbs {
+    fn value_abs(&self) -> f64;
+}
+impl BorderAbs for Border {
+    fn value_abs(&self) -> f64 {
+        if let Border::Constant(v) = self { v.abs() } else { 0.0 }
+    }
+}
+
+const BOTH: [FilterBankAlgorithm; 2] = [FilterBankAlgorithm::Direct, FilterBankAlgorithm::Im2col];
+
+#[test]
+fn padding_stride_dilation_both_algorithms() {
+    let mut rng = Rng::new(61);
+    let cases = [
+        Case { pad: [0, 0], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO },
+        Case { pad: [1, 2], stride: [2, 1], dilation: [1, 1], mode: ConvMode::Convolution, border: Border::ZERO },
+        Case { pad: [3, 3], stride: [1, 3], dilation: [2, 2], mode: ConvMode::Correlation, border: Border::Reflect },
+        Case {
+            pad: [2, 1],
+            stride: [2, 2],
+            dilation: [1, 3],
+            mode: ConvMode::Convolution,
+            border: Border::Constant(0.5),
+        },
+    ];
+    for case in &cases {
+        for algorithm in BOTH {
+            let how = check::<f32>(&mut rng, [3, 5, 17, 23], [7, 5, 3, 4], case, algorithm);
+            let expected = match algorithm {
+                FilterBankAlgorithm::Im2col => FilterBankStrategy::Im2col { images: 3 },
+                _ => FilterBankStrategy::Direct,
+            };
+            assert_eq!(how, expected);
+        }
+    }
+}
+
+#[test]
+fn complex_and_double() {
+    let mut rng = Rng::new(62);
+    let case =
+        Case { pad: [1, 1], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::Edge };
+    for algorithm in BOTH {
+        check::<Complex32>(&mut rng, [2, 3, 9, 11], [5, 3, 3, 3], &case, algorithm);
+        check::<f64>(&mut rng, [1, 2, 12, 7], [9, 2, 2, 5], &case, algorithm);
+    }
+}
+
+#[test]
+fn seed_004_shapes() {
+    let mut rng = Rng::new(63);
+    let case =
+        Case { pad: [0, 0], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO };
+    for algorithm in BOTH {
+        check::<f32>(&mut rng, [10, 4, 128, 128], [10, 4, 16, 16], &case, algorithm);
+    }
+}
+
+#[test]
+fn im2col_in_chunks_when_memory_is_short() {
+    let mut rng = Rng::new(64);
+    let (x, _) = random::<f32>(&mut rng, &[5, 2, 10, 10]);
+    let (f, _) = random::<f32>(&mut rng, &[16, 2, 3, 3]);
+    let full = FilterBank::apply(&x, &f, FilterBankParams::new().algorithm(FilterBankAlgorithm::Direct)).unwrap();
+    // One image's unrolled matrix is 2·3·3 × 8·8 floats = 4608 bytes; a 10 000-byte budget fits two.
+    let params = FilterBankParams::new().algorithm(FilterBankAlgorithm::Im2col).memory_budget(10_000);
+    let y = cliper::XData::<f32>::zeros(app(), full.shape()).unwrap();
+    let mut bank = FilterBank::new(&x, &f, &y, params);
+    bank.init().unwrap();
+    bank.launch().unwrap();
+    assert_eq!(bank.strategy(), Some(FilterBankStrategy::Im2col { images: 2 }));
+    let (a, b) = (fetch(&full), fetch(&y));
+    for (u, v) in a.iter().zip(b.iter()) {
+        assert!((u - v).norm() <= 1e-4, "{u} vs {v}");
+    }
+}
+
+#[test]
+fn bad_shapes_are_named() {
+    let x = cliper::XData::<f32>::zeros(app(), &[2, 3, 8, 8]).unwrap();
+    let f = cliper::XData::<f32>::zeros(app(), &[4, 2, 3, 3]).unwrap();
+    let e = FilterBank::apply(&x, &f, FilterBankParams::new()).err().unwrap().to_string();
+    assert!(e.contains("3 channels") && e.contains("have 2"), "{e}");
+    let f3 = cliper::XData::<f32>::zeros(app(), &[4, 3, 3]).unwrap();
+    let e = FilterBank::apply(&x, &f3, FilterBankParams::new()).err().unwrap().to_string();
+    assert!(e.contains("[4, 3, 3]"), "{e}");
+    let f = cliper::XData::<f32>::zeros(app(), &[4, 3, 3, 3]).unwrap();
+    let e = FilterBank::apply(&x, &f, FilterBankParams::new().stride([0, 1])).err().unwrap().to_string();
+    assert!(e.contains("stride"), "{e}");
+}
