@@ -177,14 +177,15 @@ fn named_filters_every_border_both_modes() {
         for (i, f) in filters.iter().enumerate() {
             let mode = if i % 2 == 0 { ConvMode::Convolution } else { ConvMode::Correlation };
             let spec = Spec::new(mode, ConvOutput::Same, border);
-            // Direct kernel, with separable passes allowed where the planner likes them.
+            // The planner's choice (tiled, or separable passes where they pay), then the direct kernel.
             check::<f32, f32>(&mut rng, &[37, 53], f, &spec, spec.params());
             let other = Spec::new(
                 if mode == ConvMode::Convolution { ConvMode::Correlation } else { ConvMode::Convolution },
                 ConvOutput::Same,
                 border,
             );
-            check::<f32, f32>(&mut rng, &[1, 29], f, &other, other.params().separable(false));
+            let direct = other.params().algorithm(ConvAlgorithm::Direct);
+            assert_eq!(check::<f32, f32>(&mut rng, &[1, 29], f, &other, direct), ConvStrategy::Direct);
         }
     }
 }
@@ -216,6 +217,7 @@ fn one_and_three_dimensional_filters_with_batches() {
     for border in [Border::Symmetric, Border::Edge, Border::Constant(0.75)] {
         let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
         check::<f32, f32>(&mut rng, &[9, 7, 12], &f3, &spec, spec.params());
+        check::<f32, f32>(&mut rng, &[9, 7, 12], &f3, &spec, spec.params().algorithm(ConvAlgorithm::Direct));
         check::<f32, f32>(&mut rng, &[2, 6, 5, 4], &f511, &spec, spec.params()); // batch of 2 volumes
         check::<f32, f32>(&mut rng, &[3, 2, 129], &f1, &spec, spec.params()); // 6 signals
         let sobel = Filter::<f32>::sobel_x();
@@ -236,6 +238,7 @@ fn valid_full_stride_dilation_origin() {
                 spec.stride = stride;
                 spec.dilation = dilation;
                 check::<f32, f32>(&mut rng, &[23, 31], &f, &spec, spec.params());
+                check::<f32, f32>(&mut rng, &[23, 31], &f, &spec, spec.params().algorithm(ConvAlgorithm::Direct));
             }
         }
     }

@@ -445,9 +445,9 @@ pub(crate) fn separable_pays(info: &crate::DeviceInfo, filter: &[usize]) -> bool
 /// The planner (in `init`) picks one of:
 /// - separable passes, when the filter is rank-1 (a Gaussian, a box; checked to rounding) and the passes cost
 ///   less ([`ConvStrategy::Separable`]);
-/// - on GPUs, `conv_tiled`: output tiles per work-group with input tile and halo in local memory, border rule
-///   applied while loading;
-/// - `conv_direct` otherwise (CPUs, or tiles too large for local memory).
+/// - `conv_tiled`: output tiles per work-group with the input tile and halo in local memory, the border rule
+///   applied while loading (faster than `conv_direct` on GPUs and, measured, on PoCL too);
+/// - `conv_direct` when the tile does not fit the device's local memory (very large filters or strides).
 ///
 /// ```
 /// use cliper::{Border, ClApp, ConvMode, ConvParams, Convolution, Filter, XData};
@@ -514,7 +514,9 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
         let axes = check_arrays(op, &self.params, &self.input, &self.output, self.filter.shape())?;
         let filter = oriented(&self.filter, &self.params)?;
         let info = self.output.app().device();
-        let gpu = info.kind != DeviceKind::Cpu;
+        // The tiled kernel wins on both kinds of device: on PoCL (2 Xeon cores, 1024², f32) 15 ms against 41 for
+        // 3×3, 84 against 305 for 15×15, 30 against 57 for 3×3×3 on 64×128².
+        let tiled = true;
         let algorithm = self.params.chosen_algorithm();
         let factors =
             if self.params.allows_separable() && matches!(algorithm, ConvAlgorithm::Auto | ConvAlgorithm::Separable) {
@@ -536,14 +538,14 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
                 ));
             }
             (ConvAlgorithm::Separable, Some(f)) => {
-                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, gpu)?
+                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, tiled)?
             }
             (ConvAlgorithm::Auto, Some(f)) if separable_pays(info, self.filter.shape()) => {
-                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, gpu)?
+                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, tiled)?
             }
             (ConvAlgorithm::Direct, _) => ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, false)?,
             (ConvAlgorithm::Tiled, _) => ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, true)?,
-            (ConvAlgorithm::Auto, _) => ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, gpu)?,
+            (ConvAlgorithm::Auto, _) => ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, tiled)?,
         };
         self.plan = Some(plan);
         Ok(())

@@ -3,7 +3,6 @@
 use super::Process;
 use super::convolution::{ConvParams, ConvPlan, ConvStrategy, check_arrays, oriented};
 use super::filter::{Filter, FilterElement};
-use crate::app::DeviceKind;
 use crate::data::{Element, XData};
 use crate::error::{Error, Result};
 
@@ -85,8 +84,7 @@ impl<T: Element, K: FilterElement<T>> Process for SeparableConvolution<T, K> {
         let shape = filter_shape(&self.factors)?;
         let axes = check_arrays(op, &self.params, &self.input, &self.output, &shape)?;
         let factors = self.factors.iter().map(|f| oriented(f, &self.params)).collect::<Result<Vec<_>>>()?;
-        let gpu = self.output.app().device().kind != DeviceKind::Cpu;
-        self.plan = Some(ConvPlan::separable(op, &self.params, &self.input, &self.output, &factors, &axes, gpu)?);
+        self.plan = Some(ConvPlan::separable(op, &self.params, &self.input, &self.output, &factors, &axes, true)?);
         Ok(())
     }
 

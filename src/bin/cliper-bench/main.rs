@@ -7,8 +7,9 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use cliper::{
-    ClApp, Dot, DotKind, Element, GemmStrategy, GemmTiles, MatMul, MatrixPower, NormN, NormOrder, Permute, Pipeline,
-    Result, Transpose, TransposeTiles, XData,
+    Border, ClApp, ConvAlgorithm, ConvParams, Convolution, Dot, DotKind, Element, Filter, FilterBank,
+    FilterBankAlgorithm, FilterBankParams, GemmStrategy, GemmTiles, MatMul, MatrixPower, NormN, NormOrder, Pad,
+    Permute, Pipeline, Process, Result, Transpose, TransposeTiles, XData,
 };
 use num_complex::{Complex32, Complex64};
 use std::time::Instant;
@@ -156,6 +157,70 @@ enum Case {
         #[arg(long, default_value_t = 5)]
         batches: usize,
     },
+    /// numpy.pad / torch F.pad of an f32 image by the same width on every side.
+    Pad {
+        /// Input shape, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "8192,8192")]
+        shape: Vec<usize>,
+        /// Width added on each side of each axis.
+        #[arg(long, default_value_t = 8)]
+        width: usize,
+        /// numpy.pad mode: constant, edge, reflect, symmetric, wrap.
+        #[arg(long, default_value = "constant")]
+        border: String,
+        /// Launches per timed batch.
+        #[arg(long, default_value_t = 20)]
+        reps: usize,
+        /// Timed batches (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        batches: usize,
+    },
+    /// Same-size convolution of an f32 image or volume with a random filter (cuDNN conv2d/conv3d with padding
+    /// k/2, scipy/CuPy ndimage.convolve).
+    Conv {
+        /// Input shape, comma-separated (leading axes beyond the filter's rank are a batch).
+        #[arg(long, value_delimiter = ',', default_value = "8192,8192")]
+        shape: Vec<usize>,
+        /// Filter shape, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "3,3")]
+        filter: Vec<usize>,
+        /// A Gaussian of this sigma instead of a random filter (rank-1: separable passes).
+        #[arg(long)]
+        gaussian: Option<f64>,
+        /// scipy.ndimage mode: constant, nearest, reflect, mirror, wrap.
+        #[arg(long, default_value = "constant")]
+        border: String,
+        /// Algorithms to try: auto, direct, tiled, separable.
+        #[arg(long, value_delimiter = ',', default_value = "auto")]
+        algorithms: Vec<String>,
+        /// Launches per timed batch.
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
+        /// Timed batches (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        batches: usize,
+    },
+    /// Multi-channel filter bank (cuDNN convolution forward, torch F.conv2d): [N,C,H,W] x [K,C,R,S].
+    Filterbank {
+        /// Input [N, C, H, W].
+        #[arg(long, value_delimiter = ',', default_value = "10,4,128,128")]
+        input: Vec<usize>,
+        /// Filters [K, C, R, S].
+        #[arg(long, value_delimiter = ',', default_value = "10,4,16,16")]
+        filters: Vec<usize>,
+        /// Padding (rows, columns).
+        #[arg(long, value_delimiter = ',', default_value = "0,0")]
+        padding: Vec<usize>,
+        /// Algorithms to try: auto, direct, im2col.
+        #[arg(long, value_delimiter = ',', default_value = "auto,direct,im2col")]
+        algorithms: Vec<String>,
+        /// Launches per timed batch.
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
+        /// Timed batches (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        batches: usize,
+    },
 }
 
 /// Runs `$f::<T>(args…)` for the element type named by a `Dtype`.
@@ -216,6 +281,15 @@ fn run(cli: Cli) -> Result<()> {
         }
         Case::Dot { len, dtype, conjugate, reps, batches } => {
             for_dtype!(dtype, dot(&app, len, conjugate, Timing { reps, batches }))
+        }
+        Case::Pad { shape, width, border, reps, batches } => {
+            pad(&app, &shape, width, Border::numpy(&border)?, Timing { reps, batches })
+        }
+        Case::Conv { shape, filter, gaussian, border, algorithms, reps, batches } => {
+            conv(&app, &shape, &filter, gaussian, Border::scipy(&border)?, &algorithms, Timing { reps, batches })
+        }
+        Case::Filterbank { input, filters, padding, algorithms, reps, batches } => {
+            filter_bank(&app, &input, &filters, &padding, &algorithms, Timing { reps, batches })
         }
     }
 }
@@ -509,5 +583,110 @@ fn dot<T: Element>(app: &ClApp, len: usize, conjugate: bool, timing: Timing) -> 
         events,
         bytes / events / 1e6
     );
+    Ok(())
+}
+
+fn pad(app: &ClApp, shape: &[usize], width: usize, border: Border, timing: Timing) -> Result<()> {
+    let n: usize = shape.iter().product();
+    let x = XData::from_slice(app, shape, &random_data::<f32>(n))?;
+    let out_shape = Pad::<f32>::output_shape(shape, &[(width, width)])?;
+    let out = XData::<f32>::zeros(app, &out_shape)?;
+    let mut pipeline = Pipeline::new(app).then(Pad::new(&x, &out, &[(width, width)], border));
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let bytes = ((n + out.len()) * 4) as f64;
+    println!(
+        "cliper  pad {width} {border:<22?} {:<14} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s",
+        shape_text(shape),
+        wall,
+        bytes / wall / 1e6,
+        events,
+        bytes / events / 1e6
+    );
+    Ok(())
+}
+
+fn shape_text(shape: &[usize]) -> String {
+    shape.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("x")
+}
+
+fn conv(
+    app: &ClApp,
+    shape: &[usize],
+    filter_shape: &[usize],
+    gaussian: Option<f64>,
+    border: Border,
+    algorithms: &[String],
+    timing: Timing,
+) -> Result<()> {
+    let n: usize = shape.iter().product();
+    let x = XData::from_slice(app, shape, &random_data::<f32>(n))?;
+    let filter = match gaussian {
+        Some(sigma) => Filter::<f32>::gaussian(sigma, filter_shape.len())?,
+        None => Filter::new(filter_shape, random_data::<f32>(filter_shape.iter().product()))?,
+    };
+    let out = XData::<f32>::zeros(app, shape)?;
+    for name in algorithms {
+        let algorithm = match name.as_str() {
+            "auto" => ConvAlgorithm::Auto,
+            "direct" => ConvAlgorithm::Direct,
+            "tiled" => ConvAlgorithm::Tiled,
+            "separable" => ConvAlgorithm::Separable,
+            other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
+        };
+        let mut process = Convolution::new(&x, &out, &filter, ConvParams::new().border(border).algorithm(algorithm));
+        process.init()?;
+        let strategy = process.strategy();
+        let mut pipeline = Pipeline::new(app).then(process);
+        let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+        let bytes = 2.0 * (n * 4) as f64;
+        let flops = 2.0 * (n * filter.values().len()) as f64;
+        println!(
+            "cliper  conv {:<8} {border:<18?} {:<16} {:>9.4} ms {:>8.1} GB/s {:>8.1} GFLOP/s   events {:>9.4} ms   {name}: {strategy:?}",
+            shape_text(filter.shape()),
+            shape_text(shape),
+            wall,
+            bytes / wall / 1e6,
+            flops / wall / 1e6,
+            events
+        );
+    }
+    Ok(())
+}
+
+fn filter_bank(
+    app: &ClApp,
+    input: &[usize],
+    filters: &[usize],
+    padding: &[usize],
+    algorithms: &[String],
+    timing: Timing,
+) -> Result<()> {
+    let x = XData::from_slice(app, input, &random_data::<f32>(input.iter().product()))?;
+    let f = XData::from_slice(app, filters, &random_data::<f32>(filters.iter().product()))?;
+    let pad = [padding.first().copied().unwrap_or(0), padding.get(1).copied().unwrap_or(0)];
+    for name in algorithms {
+        let algorithm = match name.as_str() {
+            "auto" => FilterBankAlgorithm::Auto,
+            "direct" => FilterBankAlgorithm::Direct,
+            "im2col" => FilterBankAlgorithm::Im2col,
+            other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
+        };
+        let params = FilterBankParams::new().padding(pad).algorithm(algorithm);
+        let y = XData::<f32>::zeros(app, &params.output_shape(input, filters)?)?;
+        let mut process = FilterBank::new(&x, &f, &y, params);
+        process.init()?;
+        let strategy = process.strategy();
+        let mut pipeline = Pipeline::new(app).then(process);
+        let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+        let flops = 2.0 * (y.len() * filters[1..].iter().product::<usize>()) as f64;
+        println!(
+            "cliper  filterbank {} * {} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {name}: {strategy:?}",
+            shape_text(input),
+            shape_text(filters),
+            wall,
+            flops / wall / 1e6,
+            events
+        );
+    }
     Ok(())
 }
