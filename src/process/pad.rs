@@ -2,7 +2,7 @@
 
 use super::Border;
 use super::Process;
-use crate::app::{DeviceKind, IndexType, Kernel};
+use crate::app::{IndexType, Kernel};
 use crate::data::{Element, XData};
 use crate::error::{Error, Result};
 use crate::kernels;
@@ -187,8 +187,9 @@ impl<T: Element> Process for Pad<T> {
         let x_blocks = last.0.div_ceil(wg) as u64;
         let groups = row_count * x_blocks;
         let app = self.output.app();
-        // GPUs get a group per block (up to a large cap); CPUs a few per core, each looping over many blocks.
-        let cap = if info.kind == DeviceKind::Cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
+        // A group per block up to a large cap, on CPUs too: PoCL padded 2048² in 25 ms that way against 41 ms with
+        // a few looping groups per core.
+        let cap = 1 << 22;
         let extent = [self.input.layout().span(), self.output.layout().span()]
             .into_iter()
             .flatten()
