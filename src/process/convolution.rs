@@ -450,7 +450,7 @@ pub(crate) fn separable_pays(info: &crate::DeviceInfo, filter: &[usize]) -> bool
 /// - `conv_direct` when the tile does not fit the device's local memory (very large filters or strides).
 ///
 /// ```
-/// use cliper::{Border, ClApp, ConvMode, ConvParams, Convolution, Filter, XData};
+/// use cliper::{Border, ClApp, ConvMode, ConvParams, ConvStrategy, Convolution, Filter, XData};
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[5], &[0.0f32, 1.0, 2.0, 3.0, 4.0])?;
 /// let w = Filter::new(&[3], vec![1.0f32, 2.0, 3.0])?;
@@ -463,9 +463,11 @@ pub(crate) fn separable_pays(info: &crate::DeviceInfo, filter: &[usize]) -> bool
 /// // A batch of two 4×4 images, Gaussian-blurred (σ = 1) with edge borders; the planner runs it separably.
 /// let imgs = XData::<f32>::zeros(&app, &[2, 4, 4])?;
 /// let out = XData::zeros(&app, &[2, 4, 4])?;
-/// let mut blur = Convolution::new(&imgs, &out, &Filter::gaussian(1.0, 2)?, ConvParams::new().border(Border::Edge));
+/// let sigma1 = Filter::<f32>::gaussian(1.0, 2)?; // 9×9
+/// let mut blur = Convolution::new(&imgs, &out, &sigma1, ConvParams::new().border(Border::Edge));
 /// cliper::Process::init(&mut blur)?;
-/// println!("{:?}", blur.strategy());
+/// assert!(matches!(blur.strategy(), Some(ConvStrategy::Separable { passes: 2, .. })));
+/// cliper::Process::launch(&mut blur)?;
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct Convolution<T: Element, K: FilterElement<T> = T> {
