@@ -454,9 +454,9 @@ pub(crate) fn separable_pays(info: &crate::DeviceInfo, filter: &[usize]) -> bool
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[5], &[0.0f32, 1.0, 2.0, 3.0, 4.0])?;
 /// let w = Filter::new(&[3], vec![1.0f32, 2.0, 3.0])?;
-/// // scipy.ndimage.convolve(x, w, mode='mirror')  →  [2, 4, 10, 16, 20]
+/// // scipy.ndimage.convolve(x, w, mode='mirror')  →  [4, 4, 10, 16, 20]
 /// let y = Convolution::apply(&x, &w, ConvParams::new().border(Border::Reflect))?;
-/// assert_eq!(y.to_vec()?, vec![2.0, 4.0, 10.0, 16.0, 20.0]);
+/// assert_eq!(y.to_vec()?, vec![4.0, 4.0, 10.0, 16.0, 20.0]);
 /// // scipy.ndimage.correlate(x, w, mode='constant')  →  [3, 8, 14, 20, 11]
 /// let y = Convolution::apply(&x, &w, ConvParams::new().mode(ConvMode::Correlation))?;
 /// assert_eq!(y.to_vec()?, vec![3.0, 8.0, 14.0, 20.0, 11.0]);
