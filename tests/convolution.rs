@@ -142,19 +142,10 @@ fn check<T: Element, K: cliper::FilterElement<T>>(
     conv.init().unwrap_or_else(|e| panic!("init {shape:?} {:?} {spec:?}: {e}", filter.shape()));
     conv.launch().unwrap();
     let w: Vec<Complex64> = filter.values().iter().map(|v| v.to_c64()).collect();
-    let xmax = host.iter().fold(spec.border.value_abs(), |m, v| m.max(v.norm()));
+    let xmax = host.iter().fold(border_magnitude(spec.border), |m, v| m.max(v.norm()));
     let what = format!("{} {shape:?} filter {:?} {spec:?} {:?}", T::NAME, filter.shape(), conv.strategy());
     assert_close(&fetch(&out), &conv_ref(&host, filter.shape(), &w, spec), tolerance::<T>(&w, xmax), &what);
     conv.strategy().unwrap()
-}
-
-trait BorderAbs {
-    fn value_abs(&self) -> f64;
-}
-impl BorderAbs for Border {
-    fn value_abs(&self) -> f64 {
-        if let Border::Constant(v) = self { v.abs() } else { 0.0 }
-    }
 }
 
 fn random_filter<K: Element>(rng: &mut Rng, shape: &[usize]) -> Filter<K> {

@@ -72,7 +72,7 @@ fn check<T: Element>(
     bank.init().unwrap();
     bank.launch().unwrap();
     let got = fetch(&y);
-    let xmax = xh.iter().fold(case.border.value_abs(), |m, v| m.max(v.norm()));
+    let xmax = xh.iter().fold(border_magnitude(case.border), |m, v| m.max(v.norm()));
     let taps = (f_shape[1] * f_shape[2] * f_shape[3]) as f64;
     let total = y_shape.iter().product::<usize>();
     let positions: Vec<usize> = if total <= 20_000 {
@@ -101,15 +101,6 @@ fn check<T: Element>(
         );
     }
     bank.strategy().unwrap()
-}
-
-trait BorderAbs {
-    fn value_abs(&self) -> f64;
-}
-impl BorderAbs for Border {
-    fn value_abs(&self) -> f64 {
-        if let Border::Constant(v) = self { v.abs() } else { 0.0 }
-    }
 }
 
 const BOTH: [FilterBankAlgorithm; 2] = [FilterBankAlgorithm::Direct, FilterBankAlgorithm::Im2col];

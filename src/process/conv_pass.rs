@@ -5,6 +5,7 @@
 use super::Border;
 use super::batch::Batch3;
 use super::filter::Filter;
+use super::index_type_for;
 use crate::app::{DeviceKind, IndexType, Kernel};
 use crate::data::{Element, XData};
 use crate::error::{Error, Result};
@@ -162,16 +163,10 @@ impl<T: Element, K: Element> ConvPass<T, K> {
                 LaunchShape::Direct { x_blocks, groups, launch_groups: groups.min(cap) as usize }
             }
         };
-        let extent = [input.layout().span(), output.layout().span()]
-            .into_iter()
-            .flatten()
-            .map(|(_, hi)| hi as u64 + 1)
-            .chain([match launch {
-                LaunchShape::Direct { groups, .. } | LaunchShape::Tiled { groups, .. } => groups,
-            }])
-            .max()
-            .unwrap_or(0);
-        let index = IndexType::for_extent(extent);
+        let groups = match launch {
+            LaunchShape::Direct { groups, .. } | LaunchShape::Tiled { groups, .. } => groups,
+        };
+        let index = index_type_for(&[input.layout(), output.layout()], &[groups]);
         let filter_bytes = std::mem::size_of_val(filter.values());
         // 64 KiB is the least constant memory OpenCL guarantees.
         let space = if filter_bytes <= 64 << 10 { "__constant" } else { "__global" };

@@ -1,6 +1,7 @@
 //! [`FilterBank`]: multi-channel, multi-filter 2-D convolution (`[N, C, H, W]` ⊛ `[K, C, R, S]` →
 //! `[N, K, P, Q]`), as cuDNN's convolution forward, run directly or as im2col + [`super::MatMul`].
 
+use super::index_type_for;
 use super::{Border, ConvMode, MatMul, Process};
 use crate::app::{DeviceKind, IndexType, Kernel};
 use crate::data::{Element, XData};
@@ -301,14 +302,8 @@ impl<T: Element> Process for FilterBank<T> {
             FilterBankAlgorithm::Auto => im2col_possible && k >= if cpu { 8 } else { 16 } && crs >= 16,
         };
         let col_len = images * crs * pq;
-        let extent = [self.input.layout().span(), self.filters.layout().span(), self.output.layout().span()]
-            .into_iter()
-            .flatten()
-            .map(|(_, hi)| hi as u64 + 1)
-            .chain([col_len as u64 + 1, (n * k * pq) as u64])
-            .max()
-            .unwrap_or(0);
-        let index = IndexType::for_extent(extent);
+        let layouts = [self.input.layout(), self.filters.layout(), self.output.layout()];
+        let index = index_type_for(&layouts, &[col_len as u64 + 1, (n * k * pq) as u64]);
         let options = format!(
             "{} -DIDX={} {} -DWG={DIRECT_WG} -DKB={FILTERS_PER_ITEM}",
             T::build_options(),

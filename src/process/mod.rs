@@ -39,6 +39,13 @@ pub use transpose::{ConjugateTranspose, Transpose};
 
 pub(crate) use strided_copy::CopyPlan;
 
+/// The index type a kernel needs to address every element of arrays with these layouts and to count up to
+/// each of `counts` (work-groups, scratch lengths).
+pub(crate) fn index_type_for(layouts: &[&crate::data::Layout], counts: &[u64]) -> crate::IndexType {
+    let extent = layouts.iter().filter_map(|l| l.span()).map(|(_, hi)| hi as u64 + 1).chain(counts.iter().copied());
+    crate::IndexType::for_extent(extent.max().unwrap_or(0))
+}
+
 use crate::app::{ClApp, Recorder};
 use crate::error::{ClContext, Error, Result};
 use std::fmt;

@@ -2,6 +2,7 @@
 
 use super::Border;
 use super::Process;
+use super::index_type_for;
 use crate::app::{IndexType, Kernel};
 use crate::data::{Element, XData};
 use crate::error::{Error, Result};
@@ -190,14 +191,7 @@ impl<T: Element> Process for Pad<T> {
         // A group per block up to a large cap, on CPUs too: PoCL padded 2048² in 25 ms that way against 41 ms with
         // a few looping groups per core.
         let cap = 1 << 22;
-        let extent = [self.input.layout().span(), self.output.layout().span()]
-            .into_iter()
-            .flatten()
-            .map(|(_, hi)| hi as u64 + 1)
-            .chain([groups])
-            .max()
-            .unwrap_or(0);
-        let index = IndexType::for_extent(extent);
+        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[groups]);
         let kernel = if self.output.is_empty() {
             None
         } else {

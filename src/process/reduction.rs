@@ -12,6 +12,7 @@
 
 use super::CopyPlan;
 use super::batch::Batch3;
+use super::index_type_for;
 use crate::app::{DeviceKind, IndexType, Kernel, Launch};
 use crate::data::{Element, XData};
 use crate::error::{Error, Result};
@@ -173,14 +174,8 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
             // At least 8 elements per work-item before a reduction is split further.
             target_groups.div_ceil(outputs).min(len.div_ceil(wg * 8)).max(1)
         };
-        let extent = [xk.layout().span(), yk.layout().span(), out.layout().span()]
-            .into_iter()
-            .flatten()
-            .map(|(_, hi)| hi as u64 + 1)
-            .chain([(outputs * chunks * reduction.partial_width()) as u64])
-            .max()
-            .unwrap_or(0);
-        let index = IndexType::for_extent(extent);
+        let partials = (outputs * chunks * reduction.partial_width()) as u64;
+        let index = index_type_for(&[xk.layout(), yk.layout(), out.layout()], &[partials]);
         let options = format!("{} -DIDX={} -DWG={wg} {}", T::build_options(), index.cl_type(), reduction.options());
         let step = if outputs == 0 {
             Step::Nothing

@@ -114,3 +114,8 @@ pub fn border_source(mode: Border, mut i: i64, n: i64) -> Option<i64> {
         };
     }
 }
+
+/// |v| of a `Border::Constant(v)` (what a border contributes to an error bound), 0 for the other rules.
+pub fn border_magnitude(border: Border) -> f64 {
+    if let Border::Constant(v) = border { v.abs() } else { 0.0 }
+}
