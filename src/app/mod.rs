@@ -62,6 +62,17 @@ struct Inner {
     transfers: TransferCounters,
 }
 
+impl Drop for Inner {
+    /// Waits for the queue before anything is released. Without this a program that ends with work still queued
+    /// (a last `apply` never read back) exits while PoCL's driver threads are compiling or running it, and LLVM's
+    /// static destructors pull the code generator from under them: the README example segfaulted in 3 of 6 runs
+    /// on a cold PoCL cache (gdb: main thread in `~PassRegistry`, a driver thread in `addPassesToEmitFile`).
+    fn drop(&mut self) {
+        // Nothing to report to at this point; a failed finish leaves the same state as not waiting.
+        let _ = self.queue.finish();
+    }
+}
+
 /// A cache entry: locked while its program builds, so one build serves every thread that asks at once.
 pub(crate) type ProgramSlot = Arc<Mutex<Option<Arc<opencl3::program::Program>>>>;
 
