@@ -33,6 +33,7 @@
 mod app;
 mod data;
 mod error;
+mod io;
 pub mod kernels;
 mod process;
 
@@ -42,6 +43,7 @@ pub use app::{
 };
 pub use data::{ComplexElement, Element, KData, RealElement, XData};
 pub use error::{Error, Result, cl_error_name};
+pub use io::{Dtype, Endian, HostArray, RawFormat, read_npy, read_raw, write_npy, write_raw};
 pub use process::{
     Border, ConjugateTranspose, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot,
     DotKind, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement,

@@ -1,0 +1,223 @@
+//! File formats so far: NPY and RAW. Round trips of every element type are bit-exact; fixtures written by numpy
+//! (tests/fixtures/make_npy.py) read back with their known values (C and Fortran order, big-endian, complex);
+//! bad files give typed errors that name the path; saves are atomic.
+
+mod common;
+use cliper::{Dtype, Endian, Error, HostArray, RawFormat, XData, read_npy, read_raw, write_npy, write_raw};
+use common::*;
+use ndarray::{ArrayD, IxDyn};
+use num_complex::{Complex32, Complex64};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// A fresh empty directory for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cliper-files-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// One array of every type with values at the edges of its range (and NaN/∞ for floats).
+fn samples() -> Vec<HostArray> {
+    let shape = IxDyn(&[2, 3]);
+    let a = |v: Vec<f64>| ArrayD::from_shape_vec(shape.clone(), v).unwrap();
+    vec![
+        HostArray::U8(ArrayD::from_shape_vec(shape.clone(), vec![0, 1, 2, 127, 128, 255]).unwrap()),
+        HostArray::U16(ArrayD::from_shape_vec(shape.clone(), vec![0, 1, 256, 1000, 32768, 65535]).unwrap()),
+        HostArray::U32(
+            ArrayD::from_shape_vec(shape.clone(), vec![0, 1, 1 << 24, (1 << 24) + 1, 1 << 31, u32::MAX]).unwrap(),
+        ),
+        HostArray::U64(
+            ArrayD::from_shape_vec(shape.clone(), vec![0, 1, 1 << 53, (1 << 53) + 1, 1 << 63, u64::MAX]).unwrap(),
+        ),
+        HostArray::I8(ArrayD::from_shape_vec(shape.clone(), vec![-128, -1, 0, 1, 100, 127]).unwrap()),
+        HostArray::I16(ArrayD::from_shape_vec(shape.clone(), vec![i16::MIN, -300, 0, 1, 300, i16::MAX]).unwrap()),
+        HostArray::I32(ArrayD::from_shape_vec(shape.clone(), vec![i32::MIN, -70000, 0, 1, 70000, i32::MAX]).unwrap()),
+        HostArray::I64(ArrayD::from_shape_vec(shape.clone(), vec![i64::MIN, -1, 0, 1, 1 << 40, i64::MAX]).unwrap()),
+        HostArray::F32(a(vec![0.0, -0.0, 1.5e-40, -3.25, f64::INFINITY, f64::NAN]).mapv(|v| v as f32)),
+        HostArray::F64(a(vec![0.0, -0.0, 5e-324, -3.25, f64::NEG_INFINITY, 1e300])),
+        HostArray::C32(a(vec![0.0, 1.0, -2.5, 1e-30, 3.0, 7.0]).mapv(|v| Complex32::new(v as f32, -(v as f32) / 3.0))),
+        HostArray::C64(a(vec![0.0, 1.0, -2.5, 1e-300, 3.0, 7.0]).mapv(|v| Complex64::new(v, v / 3.0))),
+    ]
+}
+
+/// Bit patterns, so NaN and -0.0 compare exactly.
+fn bits(a: &HostArray) -> Vec<u64> {
+    match a {
+        HostArray::F32(x) => x.iter().map(|v| v.to_bits() as u64).collect(),
+        HostArray::F64(x) => x.iter().map(|v| v.to_bits()).collect(),
+        HostArray::C32(x) => x.iter().flat_map(|v| [v.re.to_bits() as u64, v.im.to_bits() as u64]).collect(),
+        HostArray::C64(x) => x.iter().flat_map(|v| [v.re.to_bits(), v.im.to_bits()]).collect(),
+        HostArray::U8(x) => x.iter().map(|&v| v as u64).collect(),
+        HostArray::U16(x) => x.iter().map(|&v| v as u64).collect(),
+        HostArray::U32(x) => x.iter().map(|&v| v as u64).collect(),
+        HostArray::U64(x) => x.iter().copied().collect(),
+        HostArray::I8(x) => x.iter().map(|&v| v as u64).collect(),
+        HostArray::I16(x) => x.iter().map(|&v| v as u64).collect(),
+        HostArray::I32(x) => x.iter().map(|&v| v as u64).collect(),
+        HostArray::I64(x) => x.iter().map(|&v| v as u64).collect(),
+    }
+}
+
+#[test]
+fn npy_and_raw_round_trip_every_type_bit_exact() {
+    let dir = scratch("round-trip");
+    for a in samples() {
+        let name = a.dtype().name();
+        let npy = dir.join(format!("{name}.npy"));
+        write_npy(&npy, &a).unwrap();
+        let back = read_npy(&npy).unwrap();
+        assert_eq!((back.dtype(), back.shape()), (a.dtype(), a.shape()), "{name} npy");
+        assert_eq!(bits(&back), bits(&a), "{name} npy");
+        for endian in [Endian::Little, Endian::Big] {
+            let raw = dir.join(format!("{name}-{endian:?}.raw"));
+            write_raw(&raw, &a, endian).unwrap();
+            assert_eq!(std::fs::metadata(&raw).unwrap().len() as usize, 6 * a.dtype().size());
+            let format = RawFormat { shape: vec![2, 3], dtype: a.dtype(), endian };
+            assert_eq!(bits(&read_raw(&raw, &format).unwrap()), bits(&a), "{name} raw {endian:?}");
+        }
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("cliper-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
+}
+
+#[test]
+fn xdata_save_and_load_every_element_type() {
+    let dir = scratch("xdata");
+    let mut rng = Rng::new(71);
+    macro_rules! trip {
+        ($t:ty) => {{
+            let (x, host) = random::<$t>(&mut rng, &[7, 129]);
+            let path = dir.join(format!("{}.npy", <$t as cliper::Element>::NAME));
+            x.save(&path).unwrap();
+            assert_same(&fetch(&XData::<$t>::load(app(), &path).unwrap()), &host, "npy");
+            let raw = dir.join(format!("{}.raw", <$t as cliper::Element>::NAME));
+            x.t().save_raw(&raw, Endian::Big).unwrap();
+            let dtype = Dtype::parse(<$t as cliper::Element>::NAME).unwrap();
+            let format = RawFormat { shape: vec![129, 7], dtype, endian: Endian::Big };
+            let want = host.clone().reversed_axes().as_standard_layout().to_owned();
+            assert_same(&fetch(&XData::<$t>::load_raw(app(), &raw, &format).unwrap()), &want, "raw of a view");
+        }};
+    }
+    trip!(f32);
+    trip!(f64);
+    trip!(Complex32);
+    trip!(Complex64);
+}
+
+#[test]
+fn numpy_fixtures_read_with_known_values() {
+    let f32s = XData::<f32>::load(app(), fixture("f32_c_order.npy")).unwrap();
+    assert_eq!((f32s.shape(), f32s.to_vec().unwrap()), (&[2usize, 3][..], vec![1.5, -2.0, 3.25, 4.0, 5.5, -6.75]));
+    // Fortran order: numpy's a[i, j] stays a[i, j].
+    let f64s = XData::<f64>::load(app(), fixture("f64_fortran_order.npy")).unwrap();
+    assert_eq!(f64s.to_vec().unwrap(), vec![0.0, 0.125, 0.25, 0.375, 0.5, 0.625]);
+    let c = XData::<Complex32>::load(app(), fixture("c64.npy")).unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![Complex32::new(1.0, 2.0), Complex32::new(-3.5, -0.25)]);
+    let i16s = read_npy(fixture("i16_big_endian.npy")).unwrap();
+    assert_eq!(i16s, HostArray::I16(ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![1, -2, 300, -32768]).unwrap()));
+    let as_float = XData::<f32>::load(app(), fixture("i16_big_endian.npy")).unwrap();
+    assert_eq!(as_float.to_vec().unwrap(), vec![1.0, -2.0, 300.0, -32768.0]);
+    let u8s = XData::<f64>::load(app(), fixture("u8.npy")).unwrap();
+    assert_eq!(u8s.to_vec().unwrap(), vec![0.0, 60.0, 120.0, 180.0, 240.0]);
+}
+
+fn format_error(e: Error, path: &Path, words: &[&str]) {
+    let text = e.to_string();
+    assert!(text.contains(&path.display().to_string()), "the error should name {}: {text}", path.display());
+    for w in words {
+        assert!(text.contains(w), "the error should say {w:?}: {text}");
+    }
+}
+
+#[test]
+fn bad_files_give_errors_that_name_the_path() {
+    let dir = scratch("bad");
+    let good = std::fs::read(fixture("f32_c_order.npy")).unwrap();
+    let truncated = dir.join("truncated.npy");
+    std::fs::write(&truncated, &good[..good.len() - 5]).unwrap();
+    format_error(XData::<f32>::load(app(), &truncated).unwrap_err(), &truncated, &["NPY"]);
+    let short_header = dir.join("short.npy");
+    std::fs::write(&short_header, &good[..40]).unwrap();
+    format_error(read_npy(&short_header).unwrap_err(), &short_header, &["truncated"]);
+    let garbage = dir.join("garbage.npy");
+    std::fs::write(&garbage, b"this is not numpy data at all").unwrap();
+    format_error(read_npy(&garbage).unwrap_err(), &garbage, &["magic"]);
+    let mut corrupted = good.clone();
+    corrupted[8] = 0xff; // header length far beyond the file
+    corrupted[9] = 0x7f;
+    let corrupt = dir.join("corrupt.npy");
+    std::fs::write(&corrupt, &corrupted).unwrap();
+    assert!(matches!(read_npy(&corrupt), Err(Error::Format { .. })));
+    format_error(read_npy(fixture("bool.npy")).unwrap_err(), &fixture("bool.npy"), &["b1", "not supported"]);
+    let missing = dir.join("missing.npy");
+    assert!(matches!(read_npy(&missing), Err(Error::Io { .. })));
+    let unknown = dir.join("image.xyz");
+    std::fs::write(&unknown, b"x").unwrap();
+    format_error(XData::<f32>::load(app(), &unknown).unwrap_err(), &unknown, &[".xyz"]);
+    let complex = fixture("c64.npy");
+    let e = XData::<f32>::load(app(), &complex).unwrap_err();
+    assert!(
+        matches!(e, Error::Type { .. }) && e.to_string().contains("c64.npy") && e.to_string().contains("complex"),
+        "{e}"
+    );
+    let raw = dir.join("short.raw");
+    std::fs::write(&raw, [0u8; 10]).unwrap();
+    let format = RawFormat { shape: vec![3], dtype: Dtype::F32, endian: Endian::Little };
+    format_error(read_raw(&raw, &format).unwrap_err(), &raw, &["10 bytes", "12"]);
+    let big = RawFormat { shape: vec![usize::MAX, 4], dtype: Dtype::F64, endian: Endian::Little };
+    format_error(read_raw(&raw, &big).unwrap_err(), &raw, &["overflows"]);
+}
+
+#[test]
+fn a_failed_save_leaves_nothing_and_keeps_the_old_file() {
+    let dir = scratch("atomic");
+    let x = XData::from_slice(app(), &[2], &[1.0f32, 2.0]).unwrap();
+    let nowhere = dir.join("no-such-dir").join("x.npy");
+    assert!(matches!(x.save(&nowhere), Err(Error::Io { .. })));
+    assert!(!nowhere.exists());
+    // A save that cannot finish (the directory turned read-only) must not touch the existing file.
+    let path = dir.join("kept.npy");
+    x.save(&path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let original = std::fs::metadata(&dir).unwrap().permissions();
+    let mut readonly = original.clone();
+    readonly.set_readonly(true);
+    std::fs::set_permissions(&dir, readonly).unwrap();
+    let y = XData::from_slice(app(), &[3], &[7.0f32, 8.0, 9.0]).unwrap();
+    let result = y.save(&path);
+    std::fs::set_permissions(&dir, original).unwrap();
+    // Root may write anyway; either way the file is whole: the old bytes or the new array.
+    match result {
+        Err(_) => assert_eq!(std::fs::read(&path).unwrap(), before),
+        Ok(()) => assert_eq!(XData::<f32>::load(app(), &path).unwrap().to_vec().unwrap(), vec![7.0, 8.0, 9.0]),
+    }
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into())
+        .collect();
+    assert_eq!(names, vec!["kept.npy".to_string()], "only the saved file remains");
+}
+
+#[test]
+fn lossy_conversions_are_refused() {
+    let big = HostArray::U32(ArrayD::from_shape_vec(IxDyn(&[2]), vec![1, (1 << 24) + 1]).unwrap());
+    let e = big.to_elements::<f32>("f.npy").unwrap_err().to_string();
+    assert!(e.contains("16777217") && e.contains("f32") && e.contains("u32"), "{e}");
+    assert_eq!(big.to_elements::<f64>("f.npy").unwrap().into_raw_vec_and_offset().0, vec![1.0, 16_777_217.0]);
+    let wide = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[2]), vec![0.5, 0.1]).unwrap());
+    assert!(wide.to_elements::<f32>("f.npy").unwrap_err().to_string().contains("0.1"));
+    let huge = HostArray::U64(ArrayD::from_shape_vec(IxDyn(&[1]), vec![(1 << 53) + 1]).unwrap());
+    assert!(huge.to_elements::<f64>("f.npy").is_err());
+    let nan = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[1]), vec![f64::NAN]).unwrap());
+    assert!(nan.to_elements::<f32>("f.npy").unwrap()[0].is_nan());
+}
