@@ -221,3 +221,38 @@ fn lossy_conversions_are_refused() {
     let nan = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[1]), vec![f64::NAN]).unwrap());
     assert!(nan.to_elements::<f32>("f.npy").unwrap()[0].is_nan());
 }
+
+#[test]
+fn bart_cfl_fixture_and_round_trip() {
+    // Written in BART's layout by tests/fixtures/make_cfl.py: 16 extents, column-major complex64.
+    let x = XData::<Complex32>::load(app(), fixture("bart_3x4x2.cfl")).unwrap();
+    assert_eq!(x.shape(), &[3, 4, 2], "trailing extents of 1 are dropped, as BART's readcfl does");
+    let host = x.to_ndarray().unwrap();
+    for ((i, j, k), v) in host.indexed_iter().map(|(ix, v)| ((ix[0], ix[1], ix[2]), v)) {
+        let want = Complex32::new((i + 10 * j + 100 * k) as f32, k as f32 - i as f32);
+        assert_eq!(*v, want, "x[{i}, {j}, {k}]");
+    }
+    let dir = scratch("cfl");
+    let base = dir.join("copy");
+    x.save(base.with_extension("cfl")).unwrap();
+    assert_eq!(std::fs::read(base.with_extension("cfl")).unwrap(), std::fs::read(fixture("bart_3x4x2.cfl")).unwrap());
+    let again = XData::<Complex64>::load(app(), base.with_extension("hdr")).unwrap();
+    assert_eq!(again.shape(), &[3, 4, 2]);
+    let mut rng = Rng::new(72);
+    let (y, yh) = random::<Complex32>(&mut rng, &[5, 1, 7]);
+    y.save(dir.join("y.cfl")).unwrap();
+    assert_same(&fetch(&XData::<Complex32>::load(app(), dir.join("y.hdr")).unwrap()), &yh, "cfl round trip");
+    let e = XData::<f32>::load(app(), fixture("bart_3x4x2.cfl")).unwrap_err().to_string();
+    assert!(e.contains("complex"), "{e}");
+    std::fs::write(dir.join("bad.hdr"), "# Dimensions\n3 x 2\n").unwrap();
+    std::fs::write(dir.join("bad.cfl"), [0u8; 48]).unwrap();
+    format_error(read_cfl_err(&dir.join("bad.cfl")), &dir.join("bad.hdr"), &["whole numbers"]);
+    std::fs::write(dir.join("bad.hdr"), "# Dimensions\n3 3\n").unwrap();
+    format_error(read_cfl_err(&dir.join("bad.cfl")), &dir.join("bad.cfl"), &["48 bytes", "72"]);
+    std::fs::remove_file(dir.join("bad.hdr")).unwrap();
+    assert!(matches!(cliper::read_cfl(dir.join("bad.cfl")), Err(Error::Io { .. })));
+}
+
+fn read_cfl_err(path: &Path) -> Error {
+    cliper::read_cfl(path).unwrap_err()
+}

@@ -1,6 +1,9 @@
 //! Loading and saving [`XData`] arrays by file extension.
 
-use super::{Endian, HostArray, RawFormat, extension, read_npy, read_raw, unsupported_extension, write_npy, write_raw};
+use super::{
+    Endian, HostArray, RawFormat, extension, read_cfl, read_npy, read_raw, unsupported_extension, write_cfl, write_npy,
+    write_raw,
+};
 use crate::app::ClApp;
 use crate::data::{Element, XData};
 use crate::error::Result;
@@ -23,7 +26,7 @@ fn host_of<T: Element>(a: ArrayD<T>) -> HostArray {
 }
 
 impl<T: Element> XData<T> {
-    /// Loads an array from a file, choosing the format by extension (`.npy` so far), converting its elements
+    /// Loads an array from a file, choosing the format by extension (`.npy`, `.cfl`/`.hdr`), converting its elements
     /// to `T` without loss (see [`HostArray::to_elements`]: integers and floats that `T` holds exactly; complex
     /// data only into complex arrays). Errors name the path and what is wrong.
     ///
@@ -43,17 +46,19 @@ impl<T: Element> XData<T> {
         let path = path.as_ref();
         let host = match extension(path)?.as_str() {
             "npy" => read_npy(path)?,
+            "cfl" | "hdr" => read_cfl(path)?,
             other => return Err(unsupported_extension(path, other)),
         };
         XData::from_ndarray(app, &host.to_elements::<T>(path)?)
     }
 
     /// Saves the array (as its view looks: shape and order of this view) to a file whose format follows the
-    /// extension (`.npy` so far), atomically: the data goes to a temporary file that is renamed over `path`.
+    /// extension (`.npy`, `.cfl`/`.hdr`: complex64, so complex arrays only), atomically: the data goes to a temporary file that is renamed over `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         match extension(path)?.as_str() {
             "npy" => write_npy(path, &host_of(self.to_ndarray()?)),
+            "cfl" | "hdr" => write_cfl(path, &host_of(self.to_ndarray()?)),
             other => Err(unsupported_extension(path, other)),
         }
     }

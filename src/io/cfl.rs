@@ -1,0 +1,102 @@
+//! CFL files (BART): `NAME.hdr`, a text header (`# Dimensions` then the extents, first fastest), and
+//! `NAME.cfl`, the complex64 elements in column-major order. Arrays keep BART's dimension order and indexing:
+//! element `x[i, j, …]` is BART's `(i, j, …)` (as `cfl.readcfl` gives in numpy), with trailing extents of 1
+//! dropped as `readcfl` drops them.
+
+use super::{HostArray, open, write_atomically};
+use crate::error::{Error, Result};
+use ndarray::{ArrayD, IxDyn, ShapeBuilder};
+use num_complex::Complex32;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The `.hdr` and `.cfl` paths of a CFL pair named by either file or by the base name.
+fn pair(path: &Path) -> (PathBuf, PathBuf) {
+    let base = match path.extension().and_then(|e| e.to_str()) {
+        Some("cfl" | "hdr") => path.with_extension(""),
+        _ => path.to_path_buf(),
+    };
+    let with = |ext: &str| {
+        let mut p = base.clone().into_os_string();
+        p.push(ext);
+        PathBuf::from(p)
+    };
+    (with(".hdr"), with(".cfl"))
+}
+
+/// Reads a CFL pair (pass `name.cfl`, `name.hdr` or `name`) as complex64 with BART's dimension order.
+///
+/// ```
+/// use cliper::{HostArray, read_cfl, write_cfl};
+/// use num_complex::Complex32 as C;
+/// let base = std::env::temp_dir().join(format!("cliper-doc-cfl-{}", std::process::id()));
+/// let a = ndarray::arr2(&[[C::new(1.0, 0.0), C::new(2.0, 0.0)], [C::new(3.0, 0.0), C::new(4.0, -1.0)]]);
+/// write_cfl(&base, &HostArray::C32(a.clone().into_dyn()))?;
+/// let text = std::fs::read_to_string(base.with_extension("hdr")).unwrap();
+/// assert!(text.starts_with("# Dimensions\n2 2"));
+/// assert_eq!(read_cfl(base.with_extension("cfl"))?, HostArray::C32(a.into_dyn()));
+/// # std::fs::remove_file(base.with_extension("hdr")).ok(); std::fs::remove_file(base.with_extension("cfl")).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn read_cfl(path: impl AsRef<Path>) -> Result<HostArray> {
+    let (hdr, cfl) = pair(path.as_ref());
+    let bad = |p: &Path, reason: String| Error::Format { path: p.to_path_buf(), reason };
+    let mut text = String::new();
+    open(&hdr)?.take(1 << 16).read_to_string(&mut text).map_err(|e| bad(&hdr, format!("not a text header: {e}")))?;
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut dims: Option<Vec<usize>> = None;
+    while let Some(line) = lines.next() {
+        if line.starts_with("# Dimensions") {
+            let values =
+                lines.next().ok_or_else(|| bad(&hdr, "`# Dimensions` is not followed by the extents".into()))?;
+            let parsed: std::result::Result<Vec<usize>, _> = values.split_whitespace().map(str::parse).collect();
+            dims = Some(parsed.map_err(|_| bad(&hdr, format!("extents {values:?} are not whole numbers")))?);
+            break;
+        }
+    }
+    let mut dims = dims.ok_or_else(|| bad(&hdr, "no `# Dimensions` line".into()))?;
+    if dims.is_empty() {
+        return Err(bad(&hdr, "the `# Dimensions` line lists no extents".into()));
+    }
+    while dims.len() > 1 && dims.last() == Some(&1) {
+        dims.pop();
+    }
+    let count = dims.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+    let bytes = count.and_then(|n| n.checked_mul(8)).ok_or_else(|| bad(&hdr, format!("extents {dims:?} overflow")))?;
+    let mut file = open(&cfl)?;
+    let size = file.metadata().map_err(|source| Error::Io { path: cfl.clone(), source })?.len();
+    if size != bytes as u64 {
+        return Err(bad(&cfl, format!("the file has {size} bytes but extents {dims:?} of complex64 need {bytes}")));
+    }
+    let mut data = vec![0u8; bytes];
+    file.read_exact(&mut data).map_err(|source| Error::Io { path: cfl.clone(), source })?;
+    let values: Vec<Complex32> = data
+        .chunks_exact(8)
+        .map(|c| {
+            let re = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            let im = f32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+            Complex32::new(re, im)
+        })
+        .collect();
+    let column_major = ArrayD::from_shape_vec(IxDyn(&dims).f(), values).map_err(|e| bad(&cfl, e.to_string()))?;
+    Ok(HostArray::C32(column_major.as_standard_layout().to_owned()))
+}
+
+/// Writes a CFL pair (`name.hdr` + `name.cfl`; pass either or the base name), each file atomically. Real data is
+/// written with zero imaginary parts; only complex64 and data exactly representable in it are accepted.
+pub fn write_cfl(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
+    let (hdr, cfl) = pair(path.as_ref());
+    let values = array.to_elements::<Complex32>(&cfl)?;
+    // Column-major: the transposed view iterated in row-major order.
+    let reversed = values.t();
+    write_atomically(&cfl, |out| {
+        for v in reversed.iter() {
+            out.write_all(&v.re.to_le_bytes()).map_err(|e| e.to_string())?;
+            out.write_all(&v.im.to_le_bytes()).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })?;
+    let dims: Vec<String> = array.shape().iter().map(|n| n.to_string()).collect();
+    let dims = if dims.is_empty() { "1".to_string() } else { dims.join(" ") };
+    write_atomically(&hdr, |out| write!(out, "# Dimensions\n{dims}\n").map_err(|e| e.to_string()))
+}
