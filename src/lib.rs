@@ -43,7 +43,10 @@ pub use app::{
 };
 pub use data::{ComplexElement, Element, KData, RealElement, XData};
 pub use error::{Error, Result, cl_error_name};
-pub use io::{Dtype, Endian, HostArray, RawFormat, read_cfl, read_npy, read_raw, write_cfl, write_npy, write_raw};
+pub use io::{
+    Dtype, Endian, HostArray, PngDepth, PngOptions, PngScale, RawFormat, read_cfl, read_npy, read_png, read_raw,
+    write_cfl, write_npy, write_png, write_raw,
+};
 pub use process::{
     Border, ConjugateTranspose, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot,
     DotKind, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement,

@@ -3,7 +3,10 @@
 //! bad files give typed errors that name the path; saves are atomic.
 
 mod common;
-use cliper::{Dtype, Endian, Error, HostArray, RawFormat, XData, read_npy, read_raw, write_npy, write_raw};
+use cliper::{
+    Dtype, Endian, Error, HostArray, PngDepth, PngOptions, PngScale, RawFormat, XData, read_npy, read_png, read_raw,
+    write_npy, write_png, write_raw,
+};
 use common::*;
 use ndarray::{ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};
@@ -255,4 +258,86 @@ fn bart_cfl_fixture_and_round_trip() {
 
 fn read_cfl_err(path: &Path) -> Error {
     cliper::read_cfl(path).unwrap_err()
+}
+
+#[test]
+fn png_fixtures_written_by_pillow() {
+    let grey8 = read_png(fixture("grey8_3x5.png")).unwrap();
+    let grey16 = read_png(fixture("grey16_3x5.png")).unwrap();
+    let rgb = read_png(fixture("rgb_3x5.png")).unwrap();
+    let rgba = read_png(fixture("rgba_3x5.png")).unwrap();
+    let palette = read_png(fixture("palette_3x5.png")).unwrap();
+    let bilevel = read_png(fixture("bilevel_3x5.png")).unwrap();
+    for r in 0..3 {
+        for c in 0..5 {
+            let (
+                HostArray::U8(g8),
+                HostArray::U16(g16),
+                HostArray::U8(c3),
+                HostArray::U8(c4),
+                HostArray::U8(p),
+                HostArray::U8(b),
+            ) = (&grey8, &grey16, &rgb, &rgba, &palette, &bilevel)
+            else {
+                panic!(
+                    "types: {:?}",
+                    [grey8.dtype(), grey16.dtype(), rgb.dtype(), rgba.dtype(), palette.dtype(), bilevel.dtype()]
+                );
+            };
+            assert_eq!(g8[[r, c]] as usize, r * 40 + c * 7);
+            assert_eq!(g16[[r, c]] as usize, r * 4000 + c * 700 + 3);
+            let want = [r * 50, c * 30, r + c];
+            for k in 0..3 {
+                assert_eq!(c3[[r, c, k]] as usize, want[k]);
+                assert_eq!(c4[[r, c, k]] as usize, want[k]);
+                assert_eq!(p[[r, c, k]] as usize, want[k], "palette expanded to RGB");
+            }
+            assert_eq!(c4[[r, c, 3]] as usize, c * 60);
+            assert_eq!(b[[r, c]], if (r + c) % 2 == 1 { 255 } else { 0 }, "1-bit grey expanded to 0/255");
+        }
+    }
+    assert_eq!(
+        (grey8.shape(), rgb.shape(), rgba.shape()),
+        (&[3usize, 5][..], &[3usize, 5, 3][..], &[3usize, 5, 4][..])
+    );
+    let x = XData::<f32>::load(app(), fixture("grey16_3x5.png")).unwrap();
+    assert_eq!(x.to_vec().unwrap()[14], 10803.0);
+}
+
+#[test]
+fn png_saving_is_explicit_and_round_trips() {
+    let dir = scratch("png");
+    let mut rng = Rng::new(73);
+    for shape in [vec![7, 129], vec![5, 3, 3], vec![2, 9, 4], vec![1, 1, 2]] {
+        let n: usize = shape.iter().product();
+        let values: Vec<u16> = (0..n).map(|_| (rng.next_u64() % 65536) as u16).collect();
+        let a = HostArray::U16(ArrayD::from_shape_vec(IxDyn(&shape), values).unwrap());
+        let path = dir.join("a.png");
+        write_png(&path, &a).unwrap();
+        assert_eq!(read_png(&path).unwrap(), a, "u16 {shape:?}");
+        let b = HostArray::U8(
+            ArrayD::from_shape_vec(IxDyn(&shape), (0..n).map(|i| (i * 37 % 256) as u8).collect()).unwrap(),
+        );
+        write_png(&path, &b).unwrap();
+        assert_eq!(read_png(&path).unwrap(), b, "u8 {shape:?}");
+    }
+    let x = XData::from_slice(app(), &[2, 3], &[0.0f32, 1.0, 2.4, 2.6, 65535.0, 70000.0]).unwrap();
+    let path = dir.join("x.png");
+    let e = x.save(&path).unwrap_err().to_string();
+    assert!(e.contains("70000") && e.contains("1 value(s)") && e.contains("x.png"), "{e}");
+    assert!(!path.exists(), "a refused save writes nothing");
+    x.save_png(&path, PngOptions { clip: true, ..PngOptions::default() }).unwrap();
+    assert_eq!(XData::<f32>::load(app(), &path).unwrap().to_vec().unwrap(), vec![0.0, 1.0, 2.0, 3.0, 65535.0, 65535.0]);
+    let complex = XData::<Complex32>::zeros(app(), &[2, 2]).unwrap();
+    assert!(complex.save(&path).unwrap_err().to_string().contains("real"));
+    let nan = XData::from_slice(app(), &[1, 2], &[1.0f32, f32::NAN]).unwrap();
+    let stretch = PngOptions { depth: PngDepth::Eight, scale: PngScale::MinMax, clip: false };
+    assert!(nan.save_png(&path, stretch).unwrap_err().to_string().contains("NaN"));
+    let cube = XData::<f32>::zeros(app(), &[2, 2, 5]).unwrap();
+    assert!(cube.save(dir.join("cube.png")).unwrap_err().to_string().contains("[2, 2, 5]"));
+    let bad = dir.join("bad.png");
+    let mut bytes = std::fs::read(fixture("rgb_3x5.png")).unwrap();
+    bytes.truncate(bytes.len() - 20);
+    std::fs::write(&bad, &bytes).unwrap();
+    format_error(read_png(&bad).unwrap_err(), &bad, &["PNG"]);
 }

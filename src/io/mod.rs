@@ -6,12 +6,15 @@
 
 mod cfl;
 mod npy;
+mod png;
 mod raw;
 mod xdata;
 
 pub use cfl::{read_cfl, write_cfl};
 pub use npy::{read_npy, write_npy};
+pub use png::{read_png, write_png};
 pub use raw::{Endian, RawFormat, read_raw, write_raw};
+pub use xdata::{PngDepth, PngOptions, PngScale};
 
 use crate::data::Element;
 use crate::error::{Error, Result};

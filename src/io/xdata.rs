@@ -1,13 +1,15 @@
 //! Loading and saving [`XData`] arrays by file extension.
 
 use super::{
-    Endian, HostArray, RawFormat, extension, read_cfl, read_npy, read_raw, unsupported_extension, write_cfl, write_npy,
-    write_raw,
+    Endian, HostArray, RawFormat, extension, read_cfl, read_npy, read_png, read_raw, unsupported_extension, write_cfl,
+    write_npy, write_png, write_raw,
 };
 use crate::app::ClApp;
 use crate::data::{Element, XData};
+use crate::error::Error;
 use crate::error::Result;
 use ndarray::ArrayD;
+use ndarray::IxDyn;
 use num_complex::Complex32;
 use std::path::Path;
 
@@ -26,7 +28,7 @@ fn host_of<T: Element>(a: ArrayD<T>) -> HostArray {
 }
 
 impl<T: Element> XData<T> {
-    /// Loads an array from a file, choosing the format by extension (`.npy`, `.cfl`/`.hdr`), converting its elements
+    /// Loads an array from a file, choosing the format by extension (`.npy`, `.cfl`/`.hdr`, `.png`), converting its elements
     /// to `T` without loss (see [`HostArray::to_elements`]: integers and floats that `T` holds exactly; complex
     /// data only into complex arrays). Errors name the path and what is wrong.
     ///
@@ -47,18 +49,21 @@ impl<T: Element> XData<T> {
         let host = match extension(path)?.as_str() {
             "npy" => read_npy(path)?,
             "cfl" | "hdr" => read_cfl(path)?,
+            "png" => read_png(path)?,
             other => return Err(unsupported_extension(path, other)),
         };
         XData::from_ndarray(app, &host.to_elements::<T>(path)?)
     }
 
     /// Saves the array (as its view looks: shape and order of this view) to a file whose format follows the
-    /// extension (`.npy`, `.cfl`/`.hdr`: complex64, so complex arrays only), atomically: the data goes to a temporary file that is renamed over `path`.
+    /// extension (`.npy`; `.cfl`/`.hdr`: complex64; `.png`: [`PngOptions::default`], see
+    /// [`XData::save_png`]), atomically: the data goes to a temporary file that is renamed over `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         match extension(path)?.as_str() {
             "npy" => write_npy(path, &host_of(self.to_ndarray()?)),
             "cfl" | "hdr" => write_cfl(path, &host_of(self.to_ndarray()?)),
+            "png" => self.save_png(path, PngOptions::default()),
             other => Err(unsupported_extension(path, other)),
         }
     }
@@ -87,5 +92,112 @@ impl<T: Element> XData<T> {
     /// Saves the elements row-major as `T` in `endian` byte order, without a header, atomically.
     pub fn save_raw(&self, path: impl AsRef<Path>, endian: Endian) -> Result<()> {
         write_raw(path, &host_of(self.to_ndarray()?), endian)
+    }
+}
+
+/// PNG sample depth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PngDepth {
+    /// 0–255.
+    Eight,
+    /// 0–65535.
+    #[default]
+    Sixteen,
+}
+
+/// How values become PNG samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PngScale {
+    /// Values are the samples (rounded to the nearest integer); out-of-range values are an error unless
+    /// `clip` is set.
+    #[default]
+    Raw,
+    /// The array's minimum maps to 0 and its maximum to the full range (all zero for a constant image).
+    MinMax,
+}
+
+/// How [`XData::save_png`] writes an image: explicit depth and scaling, nothing implied.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PngOptions {
+    /// 8 or 16 bits per sample (default 16).
+    pub depth: PngDepth,
+    /// Raw values (default) or min–max stretched.
+    pub scale: PngScale,
+    /// Clamp out-of-range raw values instead of refusing them.
+    pub clip: bool,
+}
+
+impl<T: Element> XData<T> {
+    /// Saves a real array of shape `[H, W]` or `[H, W, C]` (C = 1 to 4) as a PNG, atomically, with explicit
+    /// depth and scaling. Raw values that are not within the depth's range — or NaN — are an error naming the
+    /// first one and how many there are, unless `clip` is set (NaN is always an error).
+    ///
+    /// ```
+    /// use cliper::{ClApp, PngDepth, PngOptions, PngScale, XData};
+    /// let app = ClApp::new()?;
+    /// let path = std::env::temp_dir().join(format!("cliper-doc-save-{}.png", std::process::id()));
+    /// let x = XData::from_slice(&app, &[2, 2], &[0.0f32, 0.5, 1.0, 2.0])?;
+    /// let stretched = PngOptions { depth: PngDepth::Eight, scale: PngScale::MinMax, clip: false };
+    /// x.save_png(&path, stretched)?;
+    /// assert_eq!(XData::<f32>::load(&app, &path)?.to_vec()?, vec![0.0, 64.0, 128.0, 255.0]);
+    /// let raw8 = PngOptions { depth: PngDepth::Eight, ..PngOptions::default() };
+    /// let big = XData::from_slice(&app, &[1, 2], &[3.0f32, 300.0])?;
+    /// assert!(big.save_png(&path, raw8).unwrap_err().to_string().contains("300"));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn save_png(&self, path: impl AsRef<Path>, options: PngOptions) -> Result<()> {
+        let path = path.as_ref();
+        let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
+        if T::IS_COMPLEX {
+            return Err(bad(format!(
+                "PNG holds real samples; save |x| or the real part of this {} array instead",
+                T::NAME
+            )));
+        }
+        let values: Vec<f64> = self.to_vec()?.into_iter().map(|v| v.to_c64().re).collect();
+        if let Some(i) = values.iter().position(|v| v.is_nan()) {
+            return Err(bad(format!("element {i} is NaN, which no PNG sample can hold")));
+        }
+        let full = match options.depth {
+            PngDepth::Eight => 255.0,
+            PngDepth::Sixteen => 65535.0,
+        };
+        let samples: Vec<f64> = match options.scale {
+            PngScale::MinMax => {
+                let (lo, hi) =
+                    values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+                let span = hi - lo;
+                values.iter().map(|&v| if span > 0.0 { ((v - lo) / span * full).round() } else { 0.0 }).collect()
+            }
+            PngScale::Raw => {
+                let rounded: Vec<f64> = values.iter().map(|v| v.round()).collect();
+                let outside: Vec<usize> = (0..rounded.len()).filter(|&i| !(0.0..=full).contains(&rounded[i])).collect();
+                if let Some(&first) = outside.first()
+                    && !options.clip
+                {
+                    return Err(bad(format!(
+                        "{} value(s) fall outside 0..={full} for a {:?}-bit PNG, the first {} (element {first}); \
+                         use PngScale::MinMax or set clip",
+                        outside.len(),
+                        options.depth,
+                        values[first]
+                    )));
+                }
+                rounded.into_iter().map(|v| v.clamp(0.0, full)).collect()
+            }
+        };
+        let shape = IxDyn(self.shape());
+        let host = match options.depth {
+            PngDepth::Eight => HostArray::U8(
+                ArrayD::from_shape_vec(shape, samples.iter().map(|&v| v as u8).collect())
+                    .map_err(|e| bad(e.to_string()))?,
+            ),
+            PngDepth::Sixteen => HostArray::U16(
+                ArrayD::from_shape_vec(shape, samples.iter().map(|&v| v as u16).collect())
+                    .map_err(|e| bad(e.to_string()))?,
+            ),
+        };
+        write_png(path, &host)
     }
 }
