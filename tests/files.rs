@@ -5,7 +5,7 @@
 mod common;
 use cliper::{
     Dtype, Endian, Error, HostArray, PngDepth, PngOptions, PngScale, RawFormat, XData, read_npy, read_png, read_raw,
-    write_npy, write_png, write_raw,
+    read_tiff, write_npy, write_png, write_raw, write_tiff,
 };
 use common::*;
 use ndarray::{ArrayD, IxDyn};
@@ -340,4 +340,77 @@ fn png_saving_is_explicit_and_round_trips() {
     bytes.truncate(bytes.len() - 20);
     std::fs::write(&bad, &bytes).unwrap();
     format_error(read_png(&bad).unwrap_err(), &bad, &["PNG"]);
+}
+
+#[test]
+fn tiff_fixtures_written_by_tifffile_and_pillow() {
+    let value = |p: usize, r: usize, c: usize| (p * 1000 + r * 10 + c) as f64;
+    let u16s = read_tiff(fixture("u16_3pages_deflate.tif")).unwrap();
+    assert_eq!((u16s.dtype(), u16s.shape()), (Dtype::U16, &[3usize, 4, 5][..]));
+    let f32s = XData::<f32>::load(app(), fixture("f32_3pages.tif")).unwrap().to_ndarray().unwrap();
+    let as_f64 = XData::<f64>::load(app(), fixture("u16_3pages_deflate.tif")).unwrap().to_ndarray().unwrap();
+    let i16s = XData::<f32>::load(app(), fixture("i16_1page.tif")).unwrap().to_ndarray().unwrap();
+    let f64s = XData::<f64>::load(app(), fixture("f64_1page.tif")).unwrap().to_ndarray().unwrap();
+    let u32s = XData::<f64>::load(app(), fixture("u32_1page.tif")).unwrap().to_ndarray().unwrap();
+    let lzw = XData::<f32>::load(app(), fixture("u8_lzw.tif")).unwrap().to_ndarray().unwrap();
+    for p in 0..3 {
+        for r in 0..4 {
+            for c in 0..5 {
+                assert_eq!(as_f64[[p, r, c]], value(p, r, c), "u16 deflate page {p}");
+                assert_eq!(f32s[[p, r, c]] as f64, value(p, r, c) / 4.0, "f32 page {p}");
+            }
+        }
+    }
+    for r in 0..4 {
+        for c in 0..5 {
+            assert_eq!(i16s[[r, c]] as f64, -value(0, r, c));
+            assert_eq!(f64s[[r, c]], value(1, r, c) / 8.0);
+            assert_eq!(u32s[[r, c]], value(2, r, c) * 100000.0);
+            assert_eq!(lzw[[r, c]] as f64, value(2, r, c) % 256.0, "LZW");
+        }
+    }
+    let rgb = read_tiff(fixture("rgb8.tif")).unwrap();
+    let HostArray::U8(rgb) = rgb else { panic!("rgb8.tif is {:?}", rgb.dtype()) };
+    assert_eq!(rgb.shape(), &[4, 5, 3]);
+    assert_eq!((rgb[[3, 4, 0]], rgb[[3, 4, 1]], rgb[[3, 4, 2]]), (150, 120, 7));
+}
+
+#[test]
+fn tiff_round_trips_f32_f64_u16_u8_single_and_multi_page() {
+    let dir = scratch("tiff");
+    let mut rng = Rng::new(74);
+    let path = dir.join("t.tiff");
+    for shape in [vec![7, 129], vec![3, 5, 9], vec![1, 1, 1]] {
+        let n: usize = shape.iter().product();
+        let arrays = [
+            HostArray::F32(ArrayD::from_shape_vec(IxDyn(&shape), rng.vec::<f32>(n)).unwrap()),
+            HostArray::F64(ArrayD::from_shape_vec(IxDyn(&shape), rng.vec::<f64>(n)).unwrap()),
+            HostArray::U16(
+                ArrayD::from_shape_vec(IxDyn(&shape), (0..n).map(|i| (i * 7919 % 65536) as u16).collect()).unwrap(),
+            ),
+            HostArray::U8(
+                ArrayD::from_shape_vec(IxDyn(&shape), (0..n).map(|i| (i * 31 % 256) as u8).collect()).unwrap(),
+            ),
+        ];
+        for a in arrays {
+            write_tiff(&path, &a).unwrap();
+            let back = read_tiff(&path).unwrap();
+            let want_shape: Vec<usize> =
+                if shape[0] == 1 && shape.len() == 3 { shape[1..].to_vec() } else { shape.clone() };
+            assert_eq!(back.shape(), want_shape.as_slice(), "{:?} {shape:?}", a.dtype());
+            assert_eq!(bits(&back), bits(&a), "{:?} {shape:?}", a.dtype());
+        }
+    }
+    let (x, host) = random::<f32>(&mut rng, &[4, 33, 17]);
+    x.save(&path).unwrap();
+    assert_same(&fetch(&XData::<f32>::load(app(), &path).unwrap()), &host, "XData f32 stack");
+    let e = XData::<Complex32>::zeros(app(), &[2, 2]).unwrap().save(&path).unwrap_err().to_string();
+    assert!(e.contains("c32"), "{e}");
+    let e = write_tiff(&path, &HostArray::I32(ArrayD::zeros(IxDyn(&[2, 2])))).unwrap_err().to_string();
+    assert!(e.contains("i32"), "{e}");
+    let bad = dir.join("bad.tif");
+    let mut bytes = std::fs::read(fixture("f32_3pages.tif")).unwrap();
+    bytes.truncate(100);
+    std::fs::write(&bad, &bytes).unwrap();
+    format_error(read_tiff(&bad).unwrap_err(), &bad, &["TIFF"]);
 }

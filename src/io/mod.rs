@@ -1,19 +1,21 @@
 //! Reading and writing arrays in files: the element types files hold ([`Dtype`], [`HostArray`]), lossless
 //! conversion to a device element type, and saves that never leave a half-written file.
 //!
-//! Formats so far: NPY (numpy, through `ndarray-npy`), CFL (BART) and RAW (headerless, with an explicit shape,
-//! type and byte order). [`crate::XData::load`] / [`crate::XData::save`] choose by extension.
+//! Formats so far: NPY (numpy, through `ndarray-npy`), CFL (BART), PNG (`png`), TIFF (`tiff`) and RAW
+//! (headerless, with an explicit shape, type and byte order). [`crate::XData::load`] / [`crate::XData::save`] choose by extension.
 
 mod cfl;
 mod npy;
 mod png;
 mod raw;
+mod tiff;
 mod xdata;
 
 pub use cfl::{read_cfl, write_cfl};
 pub use npy::{read_npy, write_npy};
 pub use png::{read_png, write_png};
 pub use raw::{Endian, RawFormat, read_raw, write_raw};
+pub use tiff::{read_tiff, write_tiff};
 pub use xdata::{PngDepth, PngOptions, PngScale};
 
 use crate::data::Element;
@@ -264,7 +266,7 @@ impl Widen for Complex64 {
 pub(crate) fn extension(path: &Path) -> Result<String> {
     path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()).ok_or_else(|| Error::Format {
         path: path.to_path_buf(),
-        reason: "the file name has no extension to tell its format (.npy, .cfl/.hdr, or .raw through load_raw)".into(),
+        reason: "the file name has no extension to tell its format (.npy, .cfl/.hdr, .png, .tif/.tiff, or .raw through load_raw)".into(),
     })
 }
 
@@ -273,7 +275,7 @@ pub(crate) fn unsupported_extension(path: &Path, ext: &str) -> Error {
     Error::Format {
         path: path.to_path_buf(),
         reason: format!(
-            "unknown extension .{ext}; cliper reads and writes .npy, .cfl/.hdr (BART), and .raw through load_raw/save_raw"
+            "unknown extension .{ext}; cliper reads and writes .npy, .cfl/.hdr (BART), .png, .tif/.tiff, and .raw through load_raw/save_raw"
         ),
     }
 }

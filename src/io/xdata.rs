@@ -1,8 +1,8 @@
 //! Loading and saving [`XData`] arrays by file extension.
 
 use super::{
-    Endian, HostArray, RawFormat, extension, read_cfl, read_npy, read_png, read_raw, unsupported_extension, write_cfl,
-    write_npy, write_png, write_raw,
+    Endian, HostArray, RawFormat, extension, read_cfl, read_npy, read_png, read_raw, read_tiff, unsupported_extension,
+    write_cfl, write_npy, write_png, write_raw, write_tiff,
 };
 use crate::app::ClApp;
 use crate::data::{Element, XData};
@@ -28,7 +28,7 @@ fn host_of<T: Element>(a: ArrayD<T>) -> HostArray {
 }
 
 impl<T: Element> XData<T> {
-    /// Loads an array from a file, choosing the format by extension (`.npy`, `.cfl`/`.hdr`, `.png`), converting its elements
+    /// Loads an array from a file, choosing the format by extension (`.npy`, `.cfl`/`.hdr`, `.png`, `.tif`/`.tiff`), converting its elements
     /// to `T` without loss (see [`HostArray::to_elements`]: integers and floats that `T` holds exactly; complex
     /// data only into complex arrays). Errors name the path and what is wrong.
     ///
@@ -50,6 +50,7 @@ impl<T: Element> XData<T> {
             "npy" => read_npy(path)?,
             "cfl" | "hdr" => read_cfl(path)?,
             "png" => read_png(path)?,
+            "tif" | "tiff" => read_tiff(path)?,
             other => return Err(unsupported_extension(path, other)),
         };
         XData::from_ndarray(app, &host.to_elements::<T>(path)?)
@@ -57,13 +58,14 @@ impl<T: Element> XData<T> {
 
     /// Saves the array (as its view looks: shape and order of this view) to a file whose format follows the
     /// extension (`.npy`; `.cfl`/`.hdr`: complex64; `.png`: [`PngOptions::default`], see
-    /// [`XData::save_png`]), atomically: the data goes to a temporary file that is renamed over `path`.
+    /// [`XData::save_png`]; `.tif`/`.tiff`: f32 or f64 grey pages, `[H, W]` or `[pages, H, W]`), atomically: the data goes to a temporary file that is renamed over `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         match extension(path)?.as_str() {
             "npy" => write_npy(path, &host_of(self.to_ndarray()?)),
             "cfl" | "hdr" => write_cfl(path, &host_of(self.to_ndarray()?)),
             "png" => self.save_png(path, PngOptions::default()),
+            "tif" | "tiff" => write_tiff(path, &host_of(self.to_ndarray()?)),
             other => Err(unsupported_extension(path, other)),
         }
     }

@@ -1,0 +1,196 @@
+//! TIFF images through the `tiff` crate: grey, grey + alpha, RGB and RGBA of any integer or float sample type,
+//! uncompressed, LZW or Deflate, single or multi-page.
+
+use super::{HostArray, each_variant, open, write_atomically};
+use crate::error::{Error, Result};
+use ndarray::{ArrayD, IxDyn};
+use std::io::BufReader;
+use std::path::Path;
+use tiff::decoder::{Decoder, DecodingResult};
+use tiff::encoder::{TiffEncoder, colortype};
+
+/// Reads every page of a TIFF file in its own sample type: shape `[H, W]` (one grey page), `[pages, H, W]`, and
+/// a trailing channel axis for grey + alpha (2), RGB (3) or RGBA (4). All pages must share size and type.
+///
+/// ```
+/// use cliper::{HostArray, read_tiff, write_tiff};
+/// let path = std::env::temp_dir().join(format!("cliper-doc-{}.tif", std::process::id()));
+/// let stack = HostArray::F32(ndarray::Array3::from_shape_fn((3, 2, 4), |(p, r, c)| (p * 100 + r * 10 + c) as f32).into_dyn());
+/// write_tiff(&path, &stack)?; // three pages
+/// assert_eq!(read_tiff(&path)?, stack);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn read_tiff(path: impl AsRef<Path>) -> Result<HostArray> {
+    let path = path.as_ref();
+    let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
+    let tiff = |e: tiff::TiffError| bad(format!("not a readable TIFF: {e}"));
+    let mut decoder = Decoder::new(BufReader::new(open(path)?)).map_err(tiff)?;
+    let mut pages: Vec<HostArray> = Vec::new();
+    let mut first: Option<(u32, u32, tiff::ColorType)> = None;
+    loop {
+        let (w, h) = decoder.dimensions().map_err(tiff)?;
+        let color = decoder.colortype().map_err(tiff)?;
+        let channels = match color {
+            tiff::ColorType::Gray(_) => 1,
+            tiff::ColorType::GrayA(_) => 2,
+            tiff::ColorType::RGB(_) => 3,
+            tiff::ColorType::RGBA(_) => 4,
+            other => {
+                return Err(bad(format!("colour type {other:?} is not supported (grey, grey+alpha, RGB, RGBA are)")));
+            }
+        };
+        match first {
+            None => first = Some((w, h, color)),
+            Some(f) if f == (w, h, color) => {}
+            Some(f) => {
+                return Err(bad(format!(
+                    "page {} is {w}×{h} {color:?} but page 0 is {}×{} {:?}; a stack needs equal pages",
+                    pages.len(),
+                    f.0,
+                    f.1,
+                    f.2
+                )));
+            }
+        }
+        let mut shape = vec![h as usize, w as usize];
+        if channels > 1 {
+            shape.push(channels);
+        }
+        let dim = IxDyn(&shape);
+        let shaped = |e: ndarray::ShapeError| bad(format!("page {}: {e}", pages.len()));
+        let page = match decoder.read_image().map_err(tiff)? {
+            DecodingResult::U8(v) => HostArray::U8(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::U16(v) => HostArray::U16(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::U32(v) => HostArray::U32(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::U64(v) => HostArray::U64(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::I8(v) => HostArray::I8(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::I16(v) => HostArray::I16(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::I32(v) => HostArray::I32(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::I64(v) => HostArray::I64(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::F32(v) => HostArray::F32(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::F64(v) => HostArray::F64(ArrayD::from_shape_vec(dim, v).map_err(shaped)?),
+            DecodingResult::F16(_) => return Err(bad("16-bit float samples are not supported".into())),
+        };
+        pages.push(page);
+        if !decoder.more_images() {
+            break;
+        }
+        decoder.next_image().map_err(tiff)?;
+    }
+    if pages.len() == 1 {
+        return Ok(pages.remove(0));
+    }
+    stack(pages).ok_or_else(|| bad("pages of different sample types".into()))
+}
+
+/// Pages of one type and shape stacked along a new first axis.
+fn stack(pages: Vec<HostArray>) -> Option<HostArray> {
+    macro_rules! join {
+        ($variant:ident) => {{
+            let mut views = Vec::with_capacity(pages.len());
+            for p in &pages {
+                match p {
+                    HostArray::$variant(a) => views.push(a.view()),
+                    _ => return None,
+                }
+            }
+            ndarray::stack(ndarray::Axis(0), &views).ok().map(HostArray::$variant)
+        }};
+    }
+    match pages.first()? {
+        HostArray::U8(_) => join!(U8),
+        HostArray::U16(_) => join!(U16),
+        HostArray::U32(_) => join!(U32),
+        HostArray::U64(_) => join!(U64),
+        HostArray::I8(_) => join!(I8),
+        HostArray::I16(_) => join!(I16),
+        HostArray::I32(_) => join!(I32),
+        HostArray::I64(_) => join!(I64),
+        HostArray::F32(_) => join!(F32),
+        HostArray::F64(_) => join!(F64),
+        HostArray::C32(_) | HostArray::C64(_) => None,
+    }
+}
+
+/// Writes a grey image `[H, W]` or a stack `[pages, H, W]` of u8, u16, f32 or f64 samples as an uncompressed
+/// TIFF (one page per image), atomically; [`read_tiff`] and tifffile read it back bit-exact.
+pub fn write_tiff(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
+    let path = path.as_ref();
+    let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
+    let shape = array.shape().to_vec();
+    let (pages, h, w) = match shape[..] {
+        [h, w] => (1, h, w),
+        [p, h, w] => (p, h, w),
+        _ => return Err(bad(format!("a TIFF stack is [H, W] or [pages, H, W] of grey samples, not shape {shape:?}"))),
+    };
+    let (width, height) = match (u32::try_from(w), u32::try_from(h)) {
+        (Ok(width), Ok(height)) if width > 0 && height > 0 && pages > 0 => (width, height),
+        _ => return Err(bad(format!("a TIFF page needs 1 to 2³² − 1 rows and columns, not shape {shape:?}"))),
+    };
+    if !matches!(array, HostArray::U8(_) | HostArray::U16(_) | HostArray::F32(_) | HostArray::F64(_)) {
+        return Err(bad(format!("TIFF saving takes u8, u16, f32 or f64 samples, not {}", array.dtype().name())));
+    }
+    let page = h * w;
+    write_atomically(path, |out| {
+        let mut encoder = TiffEncoder::new(out).map_err(|e| e.to_string())?;
+        each_variant!(array, a => {
+            let data = a.as_standard_layout();
+            let flat = data.as_slice().ok_or("not contiguous")?;
+            for p in 0..pages {
+                let slice = &flat[p * page..(p + 1) * page];
+                write_page(&mut encoder, width, height, slice)?;
+            }
+            Ok(())
+        })
+    })
+}
+
+/// One page in the colour type matching the sample type.
+trait TiffPage: Sized {
+    fn write<W: std::io::Write + std::io::Seek>(
+        encoder: &mut TiffEncoder<W>,
+        width: u32,
+        height: u32,
+        data: &[Self],
+    ) -> std::result::Result<(), String>;
+}
+fn write_page<W: std::io::Write + std::io::Seek, S: TiffPage>(
+    encoder: &mut TiffEncoder<W>,
+    width: u32,
+    height: u32,
+    data: &[S],
+) -> std::result::Result<(), String> {
+    S::write(encoder, width, height, data)
+}
+macro_rules! tiff_page {
+    ($t:ty, $color:ty) => {
+        impl TiffPage for $t {
+            fn write<W: std::io::Write + std::io::Seek>(
+                encoder: &mut TiffEncoder<W>,
+                width: u32,
+                height: u32,
+                data: &[Self],
+            ) -> std::result::Result<(), String> {
+                encoder.write_image::<$color>(width, height, data).map_err(|e| e.to_string())
+            }
+        }
+    };
+    ($($t:ty),*) => {$(
+        impl TiffPage for $t {
+            fn write<W: std::io::Write + std::io::Seek>(
+                _: &mut TiffEncoder<W>,
+                _: u32,
+                _: u32,
+                _: &[Self],
+            ) -> std::result::Result<(), String> {
+                Err(format!("{} samples cannot be written to TIFF", stringify!($t)))
+            }
+        }
+    )*};
+}
+tiff_page!(u8, colortype::Gray8);
+tiff_page!(u16, colortype::Gray16);
+tiff_page!(f32, colortype::Gray32Float);
+tiff_page!(f64, colortype::Gray64Float);
+tiff_page!(u32, u64, i8, i16, i32, i64, num_complex::Complex32, num_complex::Complex64);
