@@ -414,3 +414,38 @@ fn tiff_round_trips_f32_f64_u16_u8_single_and_multi_page() {
     std::fs::write(&bad, &bytes).unwrap();
     format_error(read_tiff(&bad).unwrap_err(), &bad, &["TIFF"]);
 }
+
+#[test]
+fn mat_files_written_by_scipy_keep_matlab_shape_and_indexing() {
+    for file in ["example.mat", "example_compressed.mat"] {
+        let path = fixture(file);
+        let vars = cliper::read_mat(&path).unwrap();
+        let names: Vec<&str> = vars.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["A", "Z", "I", "V", "U8"], "{file}");
+        let get = |name: &str| cliper::read_mat_variable(&path, name).unwrap();
+        let HostArray::F64(a) = get("A") else { panic!("A") };
+        assert_eq!(a, ndarray::arr2(&[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).into_dyn(), "column-major A");
+        let HostArray::C32(z) = get("Z") else { panic!("Z") };
+        assert_eq!(z[[0, 1]], Complex32::new(3.0, -4.0));
+        assert_eq!(z[[1, 1]], Complex32::new(0.0, -6.0));
+        let HostArray::I16(i) = get("I") else { panic!("I") };
+        assert_eq!((i.shape(), i.iter().copied().collect::<Vec<_>>()), (&[3usize, 1][..], vec![-1, 0, 300]));
+        let HostArray::F64(v) = get("V") else { panic!("V") };
+        assert_eq!(v.shape(), &[2, 3, 2]);
+        for ((x, y, w), value) in v.indexed_iter().map(|(ix, val)| ((ix[0], ix[1], ix[2]), *val)) {
+            assert_eq!(value, (100 * (x + 1) + 10 * (y + 1) + w + 1) as f64, "V({}, {}, {})", x + 1, y + 1, w + 1);
+        }
+        let HostArray::U8(u) = get("U8") else { panic!("U8") };
+        assert_eq!((u.shape(), u.iter().copied().collect::<Vec<_>>()), (&[1usize, 3][..], vec![0, 128, 255]));
+        let e = cliper::read_mat_variable(&path, "missing").unwrap_err().to_string();
+        assert!(e.contains("missing") && e.contains("\"V\"") && e.contains(file), "{e}");
+    }
+    let dir = scratch("mat");
+    let mut bytes = std::fs::read(fixture("example_compressed.mat")).unwrap();
+    bytes.truncate(300);
+    let bad = dir.join("bad.mat");
+    std::fs::write(&bad, &bytes).unwrap();
+    format_error(cliper::read_mat(&bad).unwrap_err(), &bad, &["truncated"]);
+    std::fs::write(&bad, b"MATLAB 5.0 MAT-file, but only a header").unwrap();
+    format_error(cliper::read_mat(&bad).unwrap_err(), &bad, &["MAT"]);
+}

@@ -1,8 +1,8 @@
 //! Loading and saving [`XData`] arrays by file extension.
 
 use super::{
-    Endian, HostArray, RawFormat, extension, read_cfl, read_npy, read_png, read_raw, read_tiff, unsupported_extension,
-    write_cfl, write_npy, write_png, write_raw, write_tiff,
+    Endian, HostArray, RawFormat, extension, read_cfl, read_mat, read_mat_variable, read_npy, read_png, read_raw,
+    read_tiff, unsupported_extension, write_cfl, write_npy, write_png, write_raw, write_tiff,
 };
 use crate::app::ClApp;
 use crate::data::{Element, XData};
@@ -28,7 +28,8 @@ fn host_of<T: Element>(a: ArrayD<T>) -> HostArray {
 }
 
 impl<T: Element> XData<T> {
-    /// Loads an array from a file, choosing the format by extension (`.npy`, `.cfl`/`.hdr`, `.png`, `.tif`/`.tiff`), converting its elements
+    /// Loads an array from a file, choosing the format by extension (`.npy`, `.cfl`/`.hdr`, `.png`, `.tif`/`.tiff`, `.mat` with
+    /// one variable — see [`XData::load_mat`]), converting its elements
     /// to `T` without loss (see [`HostArray::to_elements`]: integers and floats that `T` holds exactly; complex
     /// data only into complex arrays). Errors name the path and what is wrong.
     ///
@@ -51,6 +52,20 @@ impl<T: Element> XData<T> {
             "cfl" | "hdr" => read_cfl(path)?,
             "png" => read_png(path)?,
             "tif" | "tiff" => read_tiff(path)?,
+            "mat" => {
+                let mut vars = read_mat(path)?;
+                if vars.len() != 1 {
+                    let names: Vec<&str> = vars.iter().map(|(n, _)| n.as_str()).collect();
+                    return Err(Error::Format {
+                        path: path.to_path_buf(),
+                        reason: format!(
+                            "the file holds {} numeric variables {names:?}; name one with XData::load_mat",
+                            names.len()
+                        ),
+                    });
+                }
+                vars.remove(0).1
+            }
             other => return Err(unsupported_extension(path, other)),
         };
         XData::from_ndarray(app, &host.to_elements::<T>(path)?)
@@ -68,6 +83,23 @@ impl<T: Element> XData<T> {
             "tif" | "tiff" => write_tiff(path, &host_of(self.to_ndarray()?)),
             other => Err(unsupported_extension(path, other)),
         }
+    }
+
+    /// Loads variable `name` of a MAT file with MATLAB's shape and indexing (`x[i][j]` is `A(i+1, j+1)`),
+    /// converted to `T` without loss.
+    ///
+    /// ```
+    /// use cliper::{ClApp, XData};
+    /// let app = ClApp::new()?;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/example.mat");
+    /// let z = XData::<num_complex::Complex32>::load_mat(&app, path, "Z")?;
+    /// assert_eq!(z.shape(), &[2, 2]);
+    /// assert!(XData::<f32>::load(&app, path).unwrap_err().to_string().contains("load_mat"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn load_mat(app: &ClApp, path: impl AsRef<Path>, name: &str) -> Result<XData<T>> {
+        let path = path.as_ref();
+        XData::from_ndarray(app, &read_mat_variable(path, name)?.to_elements::<T>(path)?)
     }
 
     /// Loads a headerless RAW file with the shape, type and byte order given in `format`, converted to `T`
