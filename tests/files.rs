@@ -5,7 +5,7 @@
 mod common;
 use cliper::{
     Dtype, Endian, Error, HostArray, PngDepth, PngOptions, PngScale, RawFormat, XData, read_npy, read_png, read_raw,
-    read_tiff, write_npy, write_png, write_raw, write_tiff,
+    read_tiff, write_mat, write_npy, write_png, write_raw, write_tiff,
 };
 use common::*;
 use ndarray::{ArrayD, IxDyn};
@@ -440,6 +440,8 @@ fn mat_files_written_by_scipy_keep_matlab_shape_and_indexing() {
         let e = cliper::read_mat_variable(&path, "missing").unwrap_err().to_string();
         assert!(e.contains("missing") && e.contains("\"V\"") && e.contains(file), "{e}");
     }
+    let HostArray::I32(n) = cliper::read_mat_variable(fixture("int32.mat"), "N").unwrap() else { panic!("N") };
+    assert_eq!(n, ndarray::arr2(&[[1, -2, 3], [4, 5, 70000]]).into_dyn());
     let dir = scratch("mat");
     let mut bytes = std::fs::read(fixture("example_compressed.mat")).unwrap();
     bytes.truncate(300);
@@ -448,4 +450,30 @@ fn mat_files_written_by_scipy_keep_matlab_shape_and_indexing() {
     format_error(cliper::read_mat(&bad).unwrap_err(), &bad, &["truncated"]);
     std::fs::write(&bad, b"MATLAB 5.0 MAT-file, but only a header").unwrap();
     format_error(cliper::read_mat(&bad).unwrap_err(), &bad, &["MAT"]);
+}
+
+#[test]
+fn mat_writing_round_trips_every_type_plain_and_compressed() {
+    let dir = scratch("mat-write");
+    let arrays = samples();
+    let names: Vec<String> = arrays.iter().map(|a| format!("v_{}", a.dtype().name())).collect();
+    let variables: Vec<(&str, &HostArray)> = names.iter().map(String::as_str).zip(arrays.iter()).collect();
+    for compress in [false, true] {
+        let path = dir.join(if compress { "all_compressed.mat" } else { "all.mat" });
+        write_mat(&path, &variables, compress).unwrap();
+        let back = cliper::read_mat(&path).unwrap();
+        assert_eq!(back.len(), arrays.len());
+        for ((name, got), (want_name, want)) in back.iter().zip(&variables) {
+            assert_eq!(name, want_name);
+            assert_eq!((got.dtype(), got.shape()), (want.dtype(), want.shape()), "{name}");
+            assert_eq!(bits(got), bits(want), "{name} compress={compress}");
+        }
+    }
+    let mut rng = Rng::new(75);
+    let (x, host) = random::<Complex64>(&mut rng, &[3, 4, 5]);
+    let path = dir.join("x.mat");
+    x.save(&path).unwrap();
+    assert_same(&fetch(&XData::<Complex64>::load(app(), &path).unwrap()), &host, "XData c64 through MAT");
+    let e = write_mat(&path, &[("1bad", &arrays[0])], false).unwrap_err().to_string();
+    assert!(e.contains("1bad"), "{e}");
 }

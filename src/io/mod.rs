@@ -1,8 +1,9 @@
 //! Reading and writing arrays in files: the element types files hold ([`Dtype`], [`HostArray`]), lossless
 //! conversion to a device element type, and saves that never leave a half-written file.
 //!
-//! Formats so far: NPY (numpy, through `ndarray-npy`), CFL (BART), PNG (`png`), TIFF (`tiff`), MAT (reading,
-//! `matfile`) and RAW (headerless, with an explicit shape, type and byte order). [`crate::XData::load`] / [`crate::XData::save`] choose by extension.
+//! Formats so far: NPY (numpy, through `ndarray-npy`), CFL (BART), PNG (`png`), TIFF (`tiff`), MAT level 5 (our
+//! own reader and writer) and RAW (headerless, with an explicit shape, type and byte order).
+//! [`crate::XData::load`] / [`crate::XData::save`] choose by extension.
 
 mod cfl;
 mod mat;
@@ -13,7 +14,7 @@ mod tiff;
 mod xdata;
 
 pub use cfl::{read_cfl, write_cfl};
-pub use mat::{read_mat, read_mat_variable};
+pub use mat::{read_mat, read_mat_variable, write_mat};
 pub use npy::{read_npy, write_npy};
 pub use png::{read_png, write_png};
 pub use raw::{Endian, RawFormat, read_raw, write_raw};
@@ -277,7 +278,7 @@ pub(crate) fn unsupported_extension(path: &Path, ext: &str) -> Error {
     Error::Format {
         path: path.to_path_buf(),
         reason: format!(
-            "unknown extension .{ext}; cliper reads .npy, .cfl/.hdr (BART), .png, .tif/.tiff, .mat, and .raw through load_raw (and writes all but .mat)"
+            "unknown extension .{ext}; cliper reads and writes .npy, .cfl/.hdr (BART), .png, .tif/.tiff, .mat, and .raw through load_raw/save_raw"
         ),
     }
 }

@@ -2,7 +2,7 @@
 
 use super::{
     Endian, HostArray, RawFormat, extension, read_cfl, read_mat, read_mat_variable, read_npy, read_png, read_raw,
-    read_tiff, unsupported_extension, write_cfl, write_npy, write_png, write_raw, write_tiff,
+    read_tiff, unsupported_extension, write_cfl, write_mat, write_npy, write_png, write_raw, write_tiff,
 };
 use crate::app::ClApp;
 use crate::data::{Element, XData};
@@ -73,7 +73,8 @@ impl<T: Element> XData<T> {
 
     /// Saves the array (as its view looks: shape and order of this view) to a file whose format follows the
     /// extension (`.npy`; `.cfl`/`.hdr`: complex64; `.png`: [`PngOptions::default`], see
-    /// [`XData::save_png`]; `.tif`/`.tiff`: f32 or f64 grey pages, `[H, W]` or `[pages, H, W]`), atomically: the data goes to a temporary file that is renamed over `path`.
+    /// [`XData::save_png`]; `.tif`/`.tiff`: f32 or f64 grey pages, `[H, W]` or `[pages, H, W]`;
+    /// `.mat`: one compressed variable named `x`, see [`crate::write_mat`] for several), atomically: the data goes to a temporary file that is renamed over `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         match extension(path)?.as_str() {
@@ -81,6 +82,8 @@ impl<T: Element> XData<T> {
             "cfl" | "hdr" => write_cfl(path, &host_of(self.to_ndarray()?)),
             "png" => self.save_png(path, PngOptions::default()),
             "tif" | "tiff" => write_tiff(path, &host_of(self.to_ndarray()?)),
+            // One variable, named `x`; write_mat saves several with names of your choice.
+            "mat" => write_mat(path, &[("x", &host_of(self.to_ndarray()?))], true),
             other => Err(unsupported_extension(path, other)),
         }
     }
