@@ -3,6 +3,7 @@
 //! element `x[i, j, …]` is BART's `(i, j, …)` (as `cfl.readcfl` gives in numpy), with trailing extents of 1
 //! dropped as `readcfl` drops them.
 
+use super::sample::{decode, encode};
 use super::{HostArray, open, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
@@ -70,14 +71,7 @@ pub fn read_cfl(path: impl AsRef<Path>) -> Result<HostArray> {
     }
     let mut data = vec![0u8; bytes];
     file.read_exact(&mut data).map_err(|source| Error::Io { path: cfl.clone(), source })?;
-    let values: Vec<Complex32> = data
-        .chunks_exact(8)
-        .map(|c| {
-            let re = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            let im = f32::from_le_bytes([c[4], c[5], c[6], c[7]]);
-            Complex32::new(re, im)
-        })
-        .collect();
+    let values: Vec<Complex32> = decode(&data, true);
     let column_major = ArrayD::from_shape_vec(IxDyn(&dims).f(), values).map_err(|e| bad(&cfl, e.to_string()))?;
     Ok(HostArray::C32(column_major.as_standard_layout().to_owned()))
 }
@@ -88,14 +82,8 @@ pub fn write_cfl(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
     let (hdr, cfl) = pair(path.as_ref());
     let values = array.to_elements::<Complex32>(&cfl)?;
     // Column-major: the transposed view iterated in row-major order.
-    let reversed = values.t();
-    write_atomically(&cfl, |out| {
-        for v in reversed.iter() {
-            out.write_all(&v.re.to_le_bytes()).map_err(|e| e.to_string())?;
-            out.write_all(&v.im.to_le_bytes()).map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    })?;
+    let bytes = encode(values.t().iter(), true);
+    write_atomically(&cfl, |out| out.write_all(&bytes).map_err(|e| e.to_string()))?;
     let dims: Vec<String> = array.shape().iter().map(|n| n.to_string()).collect();
     let dims = if dims.is_empty() { "1".to_string() } else { dims.join(" ") };
     write_atomically(&hdr, |out| write!(out, "# Dimensions\n{dims}\n").map_err(|e| e.to_string()))

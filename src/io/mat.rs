@@ -6,6 +6,7 @@
 //! Our own reader rather than the `matfile` crate: matfile 0.5 failed on every int32 variable (scipy-written ones
 //! too) and returned the variables before a truncated element without an error.
 
+use super::sample::{Sample, decode, encode};
 use super::{HostArray, open};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
@@ -97,11 +98,10 @@ struct Element<'a> {
 }
 
 fn word(bytes: &[u8], at: usize, little: bool) -> std::result::Result<u32, String> {
-    let b: [u8; 4] = bytes
+    let b = bytes
         .get(at..at + 4)
-        .and_then(|s| s.try_into().ok())
         .ok_or_else(|| format!("truncated: a 4-byte field at byte {at} runs past the end ({} bytes)", bytes.len()))?;
-    Ok(if little { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
+    Ok(u32::read(b, little))
 }
 
 /// The element at `pos`, in the normal or the small (4-byte data packed in the tag) format. Top-level
@@ -136,18 +136,11 @@ enum Stored {
 fn stored_values(el: &Element<'_>, little: bool) -> std::result::Result<Vec<Stored>, String> {
     macro_rules! read {
         ($t:ty, $wrap:expr) => {{
-            const N: usize = std::mem::size_of::<$t>();
-            if !el.data.len().is_multiple_of(N) {
-                return Err(format!("{} bytes do not hold whole {}-byte values", el.data.len(), N));
+            let n = <$t as Sample>::SIZE;
+            if !el.data.len().is_multiple_of(n) {
+                return Err(format!("{} bytes do not hold whole {}-byte values", el.data.len(), n));
             }
-            el.data
-                .chunks_exact(N)
-                .map(|c| {
-                    let mut b = [0u8; N];
-                    b.copy_from_slice(c);
-                    $wrap(if little { <$t>::from_le_bytes(b) } else { <$t>::from_be_bytes(b) })
-                })
-                .collect()
+            decode::<$t>(el.data, little).into_iter().map($wrap).collect()
         }};
     }
     Ok(match el.kind {
@@ -238,16 +231,14 @@ fn matrix_variable(data: &[u8], little: bool) -> std::result::Result<Option<(Str
 }
 
 /// MATLAB class and MAT data type codes of a sample type.
-trait MatSample: Copy {
+trait MatSample: Sample {
     const CLASS: u32;
     const DATA_TYPE: u32;
-    fn put(self, out: &mut Vec<u8>);
 }
 macro_rules! mat_sample {
     ($($t:ty => $class:expr, $data:expr);* $(;)?) => {$(impl MatSample for $t {
         const CLASS: u32 = $class;
         const DATA_TYPE: u32 = $data;
-        fn put(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_le_bytes()); }
     })*};
 }
 mat_sample! {
@@ -267,26 +258,19 @@ fn put_element(out: &mut Vec<u8>, data_type: u32, bytes: &[u8]) {
 fn matrix<S: MatSample>(name: &str, shape: &[usize], parts: &[Vec<S>]) -> std::result::Result<Vec<u8>, String> {
     let mut body = Vec::new();
     let complex_flag = if parts.len() == 2 { 0x0800 } else { 0 };
-    let flags: Vec<u8> = [S::CLASS | complex_flag, 0].iter().flat_map(|v: &u32| v.to_le_bytes()).collect();
-    put_element(&mut body, 6, &flags);
+    put_element(&mut body, 6, &encode(&[S::CLASS | complex_flag, 0u32], true));
     let mut dims: Vec<usize> = shape.to_vec();
     while dims.len() < 2 {
         dims.insert(0, 1);
     }
-    let dims: Vec<u8> = dims
+    let dims = dims
         .iter()
         .map(|&d| i32::try_from(d).map_err(|_| format!("extent {d} of {name:?} exceeds MAT's 32-bit dimensions")))
-        .collect::<std::result::Result<Vec<i32>, String>>()?
-        .iter()
-        .flat_map(|d| d.to_le_bytes())
-        .collect();
-    put_element(&mut body, 5, &dims);
+        .collect::<std::result::Result<Vec<i32>, String>>()?;
+    put_element(&mut body, 5, &encode(&dims, true));
     put_element(&mut body, 1, name.as_bytes());
     for part in parts {
-        let mut bytes = Vec::with_capacity(part.len() * std::mem::size_of::<S>());
-        for &v in part {
-            v.put(&mut bytes);
-        }
+        let bytes = encode(part, true);
         if bytes.len() > u32::MAX as usize {
             return Err(format!("{name:?} holds more than 4 GiB, beyond a level-5 MAT element"));
         }

@@ -10,6 +10,7 @@ mod mat;
 mod npy;
 mod png;
 mod raw;
+mod sample;
 mod tiff;
 mod xdata;
 
@@ -211,7 +212,7 @@ impl HostArray {
         }
         // Every value goes through complex float64, which holds every type exactly except 64-bit integers past
         // 2⁵³; those and narrowings to f32 are checked by converting back.
-        let wide: ArrayD<(Complex64, bool)> = each_variant!(self, a => a.mapv(widen));
+        let wide: ArrayD<(Complex64, bool)> = each_variant!(self, a => a.mapv(Widen::widen));
         let mut out = Vec::with_capacity(wide.len());
         for &(z, exact) in wide.iter() {
             let v = T::from_c64(z);
@@ -232,9 +233,6 @@ fn show(z: Complex64) -> String {
 /// A value as complex float64, and whether that is exact.
 trait Widen: Copy {
     fn widen(self) -> (Complex64, bool);
-}
-fn widen<V: Widen>(v: V) -> (Complex64, bool) {
-    v.widen()
 }
 macro_rules! widen_small {
     ($($t:ty),*) => {$(impl Widen for $t {

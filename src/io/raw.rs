@@ -1,9 +1,9 @@
 //! RAW files: the elements only, row-major, with the shape, type and byte order given by the caller.
 
+use super::sample::{decode, encode};
 use super::{Dtype, HostArray, each_variant, open, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
-use num_complex::{Complex32, Complex64};
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -61,83 +61,32 @@ pub fn read_raw(path: impl AsRef<Path>, format: &RawFormat) -> Result<HostArray>
     let mut data = vec![0u8; bytes];
     file.read_exact(&mut data).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     let shape = IxDyn(&format.shape);
-    let big = format.endian == Endian::Big;
-    macro_rules! decode {
-        ($variant:ident, $t:ty) => {{
-            let n = std::mem::size_of::<$t>();
-            let values: Vec<$t> = data
-                .chunks_exact(n)
-                .map(|c| {
-                    let mut b = [0u8; std::mem::size_of::<$t>()];
-                    b.copy_from_slice(c);
-                    if big { <$t>::from_be_bytes(b) } else { <$t>::from_le_bytes(b) }
-                })
-                .collect();
-            HostArray::$variant(ArrayD::from_shape_vec(shape, values).map_err(|e| bad(e.to_string()))?)
-        }};
-    }
-    macro_rules! decode_complex {
-        ($variant:ident, $c:ident, $t:ty) => {{
-            let n = std::mem::size_of::<$t>();
-            let parts: Vec<$t> = data
-                .chunks_exact(n)
-                .map(|c| {
-                    let mut b = [0u8; std::mem::size_of::<$t>()];
-                    b.copy_from_slice(c);
-                    if big { <$t>::from_be_bytes(b) } else { <$t>::from_le_bytes(b) }
-                })
-                .collect();
-            let values: Vec<$c> = parts.chunks_exact(2).map(|p| $c::new(p[0], p[1])).collect();
-            HostArray::$variant(ArrayD::from_shape_vec(shape, values).map_err(|e| bad(e.to_string()))?)
-        }};
-    }
+    let little = format.endian == Endian::Little;
     debug_assert_eq!(data.len(), count * format.dtype.size());
+    macro_rules! decoded {
+        ($variant:ident) => {
+            HostArray::$variant(ArrayD::from_shape_vec(shape, decode(&data, little)).map_err(|e| bad(e.to_string()))?)
+        };
+    }
     Ok(match format.dtype {
-        Dtype::U8 => decode!(U8, u8),
-        Dtype::U16 => decode!(U16, u16),
-        Dtype::U32 => decode!(U32, u32),
-        Dtype::U64 => decode!(U64, u64),
-        Dtype::I8 => decode!(I8, i8),
-        Dtype::I16 => decode!(I16, i16),
-        Dtype::I32 => decode!(I32, i32),
-        Dtype::I64 => decode!(I64, i64),
-        Dtype::F32 => decode!(F32, f32),
-        Dtype::F64 => decode!(F64, f64),
-        Dtype::C32 => decode_complex!(C32, Complex32, f32),
-        Dtype::C64 => decode_complex!(C64, Complex64, f64),
+        Dtype::U8 => decoded!(U8),
+        Dtype::U16 => decoded!(U16),
+        Dtype::U32 => decoded!(U32),
+        Dtype::U64 => decoded!(U64),
+        Dtype::I8 => decoded!(I8),
+        Dtype::I16 => decoded!(I16),
+        Dtype::I32 => decoded!(I32),
+        Dtype::I64 => decoded!(I64),
+        Dtype::F32 => decoded!(F32),
+        Dtype::F64 => decoded!(F64),
+        Dtype::C32 => decoded!(C32),
+        Dtype::C64 => decoded!(C64),
     })
 }
 
 /// Writes the elements of `array` row-major in `endian` byte order (complex: real then imaginary part),
 /// atomically. The shape and type are not stored: keep them (or use NPY).
 pub fn write_raw(path: impl AsRef<Path>, array: &HostArray, endian: Endian) -> Result<()> {
-    write_atomically(path.as_ref(), |out| {
-        each_variant!(array, a => {
-            for v in a.iter() {
-                let bytes = RawBytes::bytes(v, endian);
-                out.write_all(&bytes).map_err(|e| e.to_string())?;
-            }
-            Ok(())
-        })
-    })
-}
-
-/// The bytes of one element in a byte order.
-trait RawBytes {
-    fn bytes(&self, endian: Endian) -> Vec<u8>;
-}
-macro_rules! raw_bytes {
-    ($($t:ty),*) => {$(impl RawBytes for $t {
-        fn bytes(&self, endian: Endian) -> Vec<u8> {
-            match endian { Endian::Little => self.to_le_bytes().to_vec(), Endian::Big => self.to_be_bytes().to_vec() }
-        }
-    })*};
-}
-raw_bytes!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
-impl<F: RawBytes> RawBytes for num_complex::Complex<F> {
-    fn bytes(&self, endian: Endian) -> Vec<u8> {
-        let mut b = self.re.bytes(endian);
-        b.extend(self.im.bytes(endian));
-        b
-    }
+    let bytes = each_variant!(array, a => encode(a.iter(), endian == Endian::Little));
+    write_atomically(path.as_ref(), |out| out.write_all(&bytes).map_err(|e| e.to_string()))
 }

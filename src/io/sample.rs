@@ -1,0 +1,54 @@
+//! [`Sample`]: one number type's bytes in either byte order — the single place RAW, CFL and MAT files turn
+//! bytes into numbers and back.
+
+use num_complex::Complex;
+
+/// A number with a fixed-size byte form in little- or big-endian order (complex: real part, then imaginary).
+pub(crate) trait Sample: Copy {
+    /// Bytes per value.
+    const SIZE: usize;
+    /// The value in the first `SIZE` bytes of `bytes`.
+    fn read(bytes: &[u8], little: bool) -> Self;
+    /// Appends the value's bytes to `out`.
+    fn write(self, little: bool, out: &mut Vec<u8>);
+}
+
+macro_rules! sample {
+    ($($t:ty),*) => {$(impl Sample for $t {
+        const SIZE: usize = std::mem::size_of::<$t>();
+        fn read(bytes: &[u8], little: bool) -> Self {
+            let mut b = [0u8; std::mem::size_of::<$t>()];
+            b.copy_from_slice(&bytes[..Self::SIZE]);
+            if little { <$t>::from_le_bytes(b) } else { <$t>::from_be_bytes(b) }
+        }
+        fn write(self, little: bool, out: &mut Vec<u8>) {
+            out.extend_from_slice(&if little { self.to_le_bytes() } else { self.to_be_bytes() });
+        }
+    })*};
+}
+sample!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+
+impl<F: Sample> Sample for Complex<F> {
+    const SIZE: usize = 2 * F::SIZE;
+    fn read(bytes: &[u8], little: bool) -> Self {
+        Complex::new(F::read(bytes, little), F::read(&bytes[F::SIZE..], little))
+    }
+    fn write(self, little: bool, out: &mut Vec<u8>) {
+        self.re.write(little, out);
+        self.im.write(little, out);
+    }
+}
+
+/// The values in `bytes` (whose length the caller has checked is a multiple of `S::SIZE`).
+pub(crate) fn decode<S: Sample>(bytes: &[u8], little: bool) -> Vec<S> {
+    bytes.chunks_exact(S::SIZE).map(|c| S::read(c, little)).collect()
+}
+
+/// The bytes of `values`.
+pub(crate) fn encode<'a, S: Sample + 'a>(values: impl IntoIterator<Item = &'a S>, little: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    for v in values {
+        v.write(little, &mut out);
+    }
+    out
+}
