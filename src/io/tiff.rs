@@ -1,7 +1,7 @@
 //! TIFF images through the `tiff` crate: grey, grey + alpha, RGB and RGBA of any integer or float sample type,
 //! uncompressed, LZW or Deflate, single or multi-page.
 
-use super::{HostArray, each_variant, open, write_atomically};
+use super::{HostArray, open, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
 use std::io::BufReader;
@@ -128,69 +128,25 @@ pub fn write_tiff(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
         (Ok(width), Ok(height)) if width > 0 && height > 0 && pages > 0 => (width, height),
         _ => return Err(bad(format!("a TIFF page needs 1 to 2³² − 1 rows and columns, not shape {shape:?}"))),
     };
-    if !matches!(array, HostArray::U8(_) | HostArray::U16(_) | HostArray::F32(_) | HostArray::F64(_)) {
-        return Err(bad(format!("TIFF saving takes u8, u16, f32 or f64 samples, not {}", array.dtype().name())));
+    // One page per image, in the colour type of the sample type.
+    macro_rules! pages {
+        ($a:expr, $color:ty) => {{
+            let data = $a.as_standard_layout();
+            let flat = data.as_slice().unwrap_or_default();
+            write_atomically(path, |out| {
+                let mut encoder = TiffEncoder::new(out).map_err(|e| e.to_string())?;
+                for page in flat.chunks_exact(h * w) {
+                    encoder.write_image::<$color>(width, height, page).map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            })
+        }};
     }
-    let page = h * w;
-    write_atomically(path, |out| {
-        let mut encoder = TiffEncoder::new(out).map_err(|e| e.to_string())?;
-        each_variant!(array, a => {
-            let data = a.as_standard_layout();
-            let flat = data.as_slice().ok_or("not contiguous")?;
-            for p in 0..pages {
-                let slice = &flat[p * page..(p + 1) * page];
-                write_page(&mut encoder, width, height, slice)?;
-            }
-            Ok(())
-        })
-    })
+    match array {
+        HostArray::U8(a) => pages!(a, colortype::Gray8),
+        HostArray::U16(a) => pages!(a, colortype::Gray16),
+        HostArray::F32(a) => pages!(a, colortype::Gray32Float),
+        HostArray::F64(a) => pages!(a, colortype::Gray64Float),
+        other => Err(bad(format!("TIFF saving takes u8, u16, f32 or f64 samples, not {}", other.dtype().name()))),
+    }
 }
-
-/// One page in the colour type matching the sample type.
-trait TiffPage: Sized {
-    fn write<W: std::io::Write + std::io::Seek>(
-        encoder: &mut TiffEncoder<W>,
-        width: u32,
-        height: u32,
-        data: &[Self],
-    ) -> std::result::Result<(), String>;
-}
-fn write_page<W: std::io::Write + std::io::Seek, S: TiffPage>(
-    encoder: &mut TiffEncoder<W>,
-    width: u32,
-    height: u32,
-    data: &[S],
-) -> std::result::Result<(), String> {
-    S::write(encoder, width, height, data)
-}
-macro_rules! tiff_page {
-    ($t:ty, $color:ty) => {
-        impl TiffPage for $t {
-            fn write<W: std::io::Write + std::io::Seek>(
-                encoder: &mut TiffEncoder<W>,
-                width: u32,
-                height: u32,
-                data: &[Self],
-            ) -> std::result::Result<(), String> {
-                encoder.write_image::<$color>(width, height, data).map_err(|e| e.to_string())
-            }
-        }
-    };
-    ($($t:ty),*) => {$(
-        impl TiffPage for $t {
-            fn write<W: std::io::Write + std::io::Seek>(
-                _: &mut TiffEncoder<W>,
-                _: u32,
-                _: u32,
-                _: &[Self],
-            ) -> std::result::Result<(), String> {
-                Err(format!("{} samples cannot be written to TIFF", stringify!($t)))
-            }
-        }
-    )*};
-}
-tiff_page!(u8, colortype::Gray8);
-tiff_page!(u16, colortype::Gray16);
-tiff_page!(f32, colortype::Gray32Float);
-tiff_page!(f64, colortype::Gray64Float);
-tiff_page!(u32, u64, i8, i16, i32, i64, num_complex::Complex32, num_complex::Complex64);
