@@ -58,7 +58,7 @@ pub(crate) struct ConvPass<T: Element, K: Element> {
 #[derive(Clone, Copy)]
 enum LaunchShape {
     Direct { x_blocks: u64, groups: u64, launch_groups: usize },
-    Tiled { tiles: [u64; 2], groups: u64, launch_groups: usize, local_bytes: usize, threads: usize, ry: usize },
+    Tiled { tiles: [u64; 2], groups: u64, launch_groups: usize, local_bytes: usize, ry: usize },
 }
 
 /// `(extent, stride)` of the three trailing axes of `x` treated as `rank` spatial axes (1s before).
@@ -152,7 +152,6 @@ impl<T: Element, K: Element> ConvPass<T, K> {
                     groups,
                     launch_groups: groups.min(cap) as usize,
                     local_bytes: local_for(ry),
-                    threads: TILE_X * TILE_Y,
                     ry,
                 }
             }
@@ -246,13 +245,13 @@ impl<T: Element, K: Element> ConvPass<T, K> {
                 .local(&[DIRECT_WG])
                 .work(self.work.0, self.work.1)
                 .enqueue(),
-            LaunchShape::Tiled { tiles, groups, launch_groups, local_bytes, threads, .. } => l
+            LaunchShape::Tiled { tiles, groups, launch_groups, local_bytes, .. } => l
                 .index(idx, tiles[0])
                 .index(idx, tiles[1])
                 .index(idx, groups)
                 .local_memory(local_bytes)
-                .global(&[launch_groups * threads])
-                .local(&[threads])
+                .global(&[launch_groups * TILE_X * TILE_Y])
+                .local(&[TILE_X * TILE_Y])
                 .work(self.work.0, self.work.1)
                 .enqueue(),
         }

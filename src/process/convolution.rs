@@ -342,7 +342,7 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
         let mut shape3 = vec![1; 3 - filter.ndim()];
         shape3.extend_from_slice(filter.shape());
         let filter3 = Filter::new(&shape3, filter.values().to_vec())?;
-        let value = Complex64::new(params.border_value(), 0.0);
+        let value = Complex64::new(params.border.value(), 0.0);
         let pass =
             ConvPass::new(op, input, output, axes.len(), &filter3, &geometry(axes), params.border, value, tiled)?;
         let strategy = match pass.kernel_kind() {
@@ -371,7 +371,7 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
             return Ok(ConvPlan { passes: vec![], strategy: ConvStrategy::Nothing });
         }
         let lead = input.ndim() - r;
-        let mut value = Complex64::new(params.border_value(), 0.0);
+        let mut value = Complex64::new(params.border.value(), 0.0);
         let mut shape = input.shape().to_vec();
         let mut from = input.clone();
         let mut passes = Vec::with_capacity(r);
@@ -398,28 +398,6 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
 
     pub(crate) fn launch(&mut self) -> Result<()> {
         self.passes.iter_mut().try_for_each(|p| p.launch())
-    }
-}
-
-impl ConvParams {
-    pub(crate) fn border_value(&self) -> f64 {
-        self.border.value()
-    }
-
-    pub(crate) fn conv_mode(&self) -> ConvMode {
-        self.mode
-    }
-
-    pub(crate) fn normalizes(&self) -> bool {
-        self.normalize
-    }
-
-    pub(crate) fn chosen_algorithm(&self) -> ConvAlgorithm {
-        self.algorithm
-    }
-
-    pub(crate) fn allows_separable(&self) -> bool {
-        !self.no_separable
     }
 }
 
@@ -502,8 +480,8 @@ impl<T: Element, K: FilterElement<T>> Convolution<T, K> {
 
 /// The filter as the kernels apply it: normalised if asked, flipped for a convolution.
 pub(crate) fn oriented<K: Element>(filter: &Filter<K>, params: &ConvParams) -> Result<Filter<K>> {
-    let f = if params.normalizes() { filter.normalized()? } else { filter.clone() };
-    Ok(if params.conv_mode() == ConvMode::Convolution { f.flipped() } else { f })
+    let f = if params.normalize { filter.normalized()? } else { filter.clone() };
+    Ok(if params.mode == ConvMode::Convolution { f.flipped() } else { f })
 }
 
 impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
@@ -519,9 +497,9 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
         // The tiled kernel wins on both kinds of device: on PoCL (2 Xeon cores, 1024², f32) 15 ms against 41 for
         // 3×3, 84 against 305 for 15×15, 30 against 57 for 3×3×3 on 64×128².
         let tiled = true;
-        let algorithm = self.params.chosen_algorithm();
+        let algorithm = self.params.algorithm;
         let factors =
-            if self.params.allows_separable() && matches!(algorithm, ConvAlgorithm::Auto | ConvAlgorithm::Separable) {
+            if !self.params.no_separable && matches!(algorithm, ConvAlgorithm::Auto | ConvAlgorithm::Separable) {
                 filter.separate()
             } else {
                 None
@@ -535,7 +513,7 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
                         "ConvAlgorithm::Separable needs a rank-1 filter of 2 or 3 axes; the filter of shape {:?} is not \
                          one{}",
                         self.filter.shape(),
-                        if p.allows_separable() { "" } else { " (or separable passes were turned off)" }
+                        if !p.no_separable { "" } else { " (or separable passes were turned off)" }
                     ),
                 ));
             }
