@@ -70,13 +70,15 @@ fn header_dtype(path: &Path) -> Result<Dtype> {
     if len > 1 << 20 {
         return Err(format(format!("the NPY header claims {len} bytes; headers are a few hundred")));
     }
-    let mut header = vec![0u8; start + len];
-    let mut file = open(path)?;
-    let got = read_up_to(&mut file, &mut header).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    if got < header.len() {
-        return Err(format(format!("truncated: the header needs {} bytes, the file has {got}", header.len())));
+    // The rest of the header, from where the first read stopped.
+    let mut header = head[..got].to_vec();
+    header.resize((start + len).max(got), 0);
+    let more =
+        read_up_to(&mut file, &mut header[got..]).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    if got + more < start + len {
+        return Err(format(format!("truncated: the header needs {} bytes, the file has {}", start + len, got + more)));
     }
-    let text = String::from_utf8_lossy(&header[start..]);
+    let text = String::from_utf8_lossy(&header[start..start + len]);
     let descr = text
         .split_once("'descr'")
         .and_then(|(_, rest)| rest.split(['\'', '"']).nth(1))
