@@ -6,6 +6,7 @@
 //! [`crate::XData::load`] / [`crate::XData::save`] choose by extension.
 
 mod cfl;
+mod kdata;
 mod mat;
 mod npy;
 mod png;
@@ -15,11 +16,12 @@ mod tiff;
 mod xdata;
 
 pub use cfl::{read_cfl, write_cfl};
+pub use kdata::KSpaceMat;
 pub use mat::{read_mat, read_mat_variable, write_mat};
 pub use npy::{read_npy, write_npy};
 pub use png::{read_png, write_png};
 pub use raw::{Endian, RawFormat, read_raw, write_raw};
-pub use tiff::{read_tiff, write_tiff};
+pub use tiff::{TiffCompression, read_tiff, write_tiff, write_tiff_with};
 pub use xdata::{PngDepth, PngOptions, PngScale};
 
 use crate::data::Element;

@@ -7,7 +7,7 @@ use ndarray::{ArrayD, IxDyn};
 use std::io::BufReader;
 use std::path::Path;
 use tiff::decoder::{Decoder, DecodingResult};
-use tiff::encoder::{TiffEncoder, colortype};
+use tiff::encoder::{Compression, DeflateLevel, TiffEncoder, colortype};
 
 /// Reads every page of a TIFF file in its own sample type: shape `[H, W]` (one grey page), `[pages, H, W]`, and
 /// a trailing channel axis for grey + alpha (2), RGB (3) or RGBA (4). All pages must share size and type.
@@ -113,10 +113,45 @@ fn stack(pages: Vec<HostArray>) -> Option<HostArray> {
     }
 }
 
+/// How [`write_tiff_with`] compresses the pages. Every mode is lossless; tifffile, libtiff, ImageJ and
+/// [`read_tiff`] read all three.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TiffCompression {
+    /// Samples stored as they are: the fastest to write and read.
+    #[default]
+    None,
+    /// LZW.
+    Lzw,
+    /// Deflate (zlib) at its balanced level: the smallest files, e.g. a piecewise-constant phantom shrinks
+    /// 20 to 50 times.
+    Deflate,
+}
+
 /// Writes a grey image `[H, W]` or a stack `[pages, H, W]` of u8, u16, f32 or f64 samples as an uncompressed
 /// TIFF (one page per image), atomically; [`read_tiff`] and tifffile read it back bit-exact.
 pub fn write_tiff(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
+    write_tiff_with(path, array, TiffCompression::None)
+}
+
+/// [`write_tiff`] with a choice of compression.
+///
+/// ```
+/// use cliper::{HostArray, TiffCompression, read_tiff, write_tiff_with};
+/// let path = std::env::temp_dir().join(format!("cliper-doc-deflate-{}.tif", std::process::id()));
+/// let flat = HostArray::U16(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[4, 64, 64]), 1000u16));
+/// write_tiff_with(&path, &flat, TiffCompression::Deflate)?;
+/// assert!(std::fs::metadata(&path).unwrap().len() < 2000); // 32 KiB of samples
+/// assert_eq!(read_tiff(&path)?, flat);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn write_tiff_with(path: impl AsRef<Path>, array: &HostArray, compression: TiffCompression) -> Result<()> {
     let path = path.as_ref();
+    let compression = match compression {
+        TiffCompression::None => Compression::Uncompressed,
+        TiffCompression::Lzw => Compression::Lzw,
+        TiffCompression::Deflate => Compression::Deflate(DeflateLevel::Balanced),
+    };
     let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
     let shape = array.shape().to_vec();
     let (pages, h, w) = match shape[..] {
@@ -134,7 +169,7 @@ pub fn write_tiff(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
             let data = $a.as_standard_layout();
             let flat = data.as_slice().unwrap_or_default();
             write_atomically(path, |out| {
-                let mut encoder = TiffEncoder::new(out).map_err(|e| e.to_string())?;
+                let mut encoder = TiffEncoder::new(out).map_err(|e| e.to_string())?.with_compression(compression);
                 for page in flat.chunks_exact(h * w) {
                     encoder.write_image::<$color>(width, height, page).map_err(|e| e.to_string())?;
                 }

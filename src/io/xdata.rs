@@ -1,8 +1,9 @@
 //! Loading and saving [`XData`] arrays by file extension.
 
 use super::{
-    Endian, HostArray, RawFormat, extension, read_cfl, read_mat, read_mat_variable, read_npy, read_png, read_raw,
-    read_tiff, unsupported_extension, write_cfl, write_mat, write_npy, write_png, write_raw, write_tiff,
+    Endian, HostArray, RawFormat, TiffCompression, extension, read_cfl, read_mat, read_mat_variable, read_npy,
+    read_png, read_raw, read_tiff, unsupported_extension, write_cfl, write_mat, write_npy, write_png, write_raw,
+    write_tiff, write_tiff_with,
 };
 use crate::app::ClApp;
 use crate::data::{Element, XData};
@@ -14,7 +15,7 @@ use num_complex::Complex32;
 use std::path::Path;
 
 /// The host copy of a device array, in the file element type matching `T`.
-fn host_of<T: Element>(a: ArrayD<T>) -> HostArray {
+pub(super) fn host_of<T: Element>(a: ArrayD<T>) -> HostArray {
     // `to_c64` is exact for every element type, so narrowing back to T's own width changes nothing.
     match (T::IS_COMPLEX, T::IS_DOUBLE) {
         (false, false) => HostArray::F32(a.mapv(|v| v.to_c64().re as f32)),
@@ -124,6 +125,23 @@ impl<T: Element> XData<T> {
     pub fn load_raw(app: &ClApp, path: impl AsRef<Path>, format: &RawFormat) -> Result<XData<T>> {
         let path = path.as_ref();
         XData::from_ndarray(app, &read_raw(path, format)?.to_elements::<T>(path)?)
+    }
+
+    /// Saves a real array `[H, W]` or `[pages, H, W]` as f32 or f64 grey TIFF pages (as `T`), atomically, with
+    /// the compression asked for (`.tif` saves through [`XData::save`] are uncompressed).
+    ///
+    /// ```
+    /// use cliper::{ClApp, TiffCompression, XData};
+    /// let app = ClApp::new()?;
+    /// let path = std::env::temp_dir().join(format!("cliper-doc-save-tiff-{}.tif", std::process::id()));
+    /// let x = XData::from_slice(&app, &[2, 2, 3], &[0.5f32; 12])?;
+    /// x.save_tiff(&path, TiffCompression::Deflate)?;
+    /// assert_eq!(XData::<f32>::load(&app, &path)?.to_vec()?, vec![0.5; 12]);
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn save_tiff(&self, path: impl AsRef<Path>, compression: TiffCompression) -> Result<()> {
+        write_tiff_with(path, &host_of(self.to_ndarray()?), compression)
     }
 
     /// Saves the elements row-major as `T` in `endian` byte order, without a header, atomically.

@@ -1,0 +1,124 @@
+//! The committed files in `data/` hold what `data/README.md` says they hold (they are made by
+//! `cargo run --release --example make_sample_data`): each is checked against an independent float64
+//! definition, not against the generator's output.
+
+mod common;
+use cliper::{HostArray, KData, SheppLogan, XData, read_mat, read_png, read_tiff};
+use common::*;
+use ndarray::{Array2, ArrayD, Axis};
+use num_complex::{Complex32, Complex64};
+use rustfft::FftPlanner;
+use std::path::PathBuf;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data").join(name)
+}
+
+#[test]
+fn the_sample_files_fit_in_two_megabytes() {
+    let total: u64 = std::fs::read_dir(data("")).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    assert!(total <= 2 * 1024 * 1024, "data/ holds {total} bytes");
+}
+
+#[test]
+fn phantom_images_are_the_reference_phantom_exactly() {
+    let reference = SheppLogan::<f32>::reference(&[256, 256]).unwrap();
+    // 16-bit PNG: round(65535 · intensity), exactly.
+    let HostArray::U16(png) = read_png(data("phantom_256.png")).unwrap() else { panic!("the PNG is not 16-bit grey") };
+    assert_eq!(png.shape(), &[256, 256]);
+    for (&got, &want) in png.iter().zip(&reference) {
+        assert_eq!(got, (want * 65535.0).round() as u16);
+    }
+    // f32 TIFF: the reference rounded to f32, exactly.
+    let HostArray::F32(tif) = read_tiff(data("phantom_256.tif")).unwrap() else { panic!("the TIFF is not f32") };
+    assert_eq!(tif.shape(), &[256, 256]);
+    assert!(tif.iter().zip(&reference).all(|(&got, &want)| got == want as f32));
+    // 64 pages of 64²: the 3-D phantom.
+    let volume = SheppLogan::<f32>::reference(&[64, 64, 64]).unwrap();
+    let HostArray::F32(stack) = read_tiff(data("phantom_64x64x64.tif")).unwrap() else { panic!("not f32 pages") };
+    assert_eq!(stack.shape(), &[64, 64, 64]);
+    assert!(stack.iter().zip(&volume).all(|(&got, &want)| got == want as f32));
+}
+
+/// The centred inverse DFT of every trailing `[n, n]` slice, `fftshift(ifft2(ifftshift(k)))` with numpy's
+/// scaling (1/n² on the inverse), in float64.
+fn centred_ifft2(k: &ArrayD<Complex64>) -> ArrayD<Complex64> {
+    let n = k.shape()[k.ndim() - 1];
+    let ifft = FftPlanner::new().plan_fft_inverse(n);
+    let mut out = k.clone();
+    let mut slices = out.view_mut().into_shape_with_order((k.len() / (n * n), n, n)).unwrap();
+    for mut slice in slices.outer_iter_mut() {
+        let mut shifted = Array2::from_shape_fn((n, n), |(i, j)| slice[[(i + n / 2) % n, (j + n / 2) % n]]);
+        for axis in [Axis(0), Axis(1)] {
+            for mut lane in shifted.lanes_mut(axis) {
+                let mut line = lane.to_vec();
+                ifft.process(&mut line);
+                lane.iter_mut().zip(line).for_each(|(v, z)| *v = z / n as f64);
+            }
+        }
+        for i in 0..n {
+            for j in 0..n {
+                slice[[(i + n / 2) % n, (j + n / 2) % n]] = shifted[[i, j]];
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn kspace_is_the_phantom_seen_by_eight_normalised_coils() {
+    let from_mat = KData::<Complex32>::load(app(), data("kspace.mat")).unwrap();
+    let from_cfl = KData::<Complex32>::load(app(), data("kspace.cfl")).unwrap();
+    assert_eq!((from_mat.frame_shape(), from_mat.num_coils(), from_mat.spatial_shape()), (&[][..], 8, &[64, 64][..]));
+    // MAT and CFL hold the same numbers.
+    let kspace = fetch(from_mat.as_xdata());
+    assert_same(&fetch(from_cfl.as_xdata()), &kspace, "k-space: MAT vs CFL");
+    let maps = fetch(from_mat.sensitivity_maps().unwrap());
+    assert_same(&fetch(from_cfl.sensitivity_maps().unwrap()), &maps, "maps: MAT vs CFL");
+    let mask = from_mat.sampling_mask().unwrap().to_ndarray().unwrap();
+    assert_eq!(from_cfl.sampling_mask().unwrap().to_ndarray().unwrap(), mask);
+
+    // Σ_c |s_c|² = 1 everywhere: the maps are stored in f32 (relative rounding 2⁻²⁴ per part), so 1e-6 is
+    // ~16 roundings of slack while any unnormalised map is off by O(1).
+    let power = maps.map_axis(Axis(0), |s| s.iter().map(|z| z.norm_sqr()).sum::<f64>());
+    assert!(
+        power.iter().all(|p| (p - 1.0).abs() < 1e-6),
+        "Σ|s|² ranges over {:?}",
+        power.iter().fold((2.0f64, 0.0f64), |(a, b), &p| (a.min(p), b.max(p)))
+    );
+
+    // Each coil image is the phantom times its map, and the coil combination Σ conj(s_c)·image_c recovers
+    // the phantom. The k-space values are f32: their rounding (2⁻²⁴ relative) spread over 64² samples leaves
+    // errors ~1e-8 on intensities up to 1, so 1e-6 is a tight bound that any shift or sign slip breaks.
+    let images = centred_ifft2(&kspace);
+    let phantom = SheppLogan::<f32>::reference(&[64, 64]).unwrap();
+    let mut worst = 0.0f64;
+    for i in 0..64 {
+        for j in 0..64 {
+            let combined: Complex64 = (0..8).map(|c| maps[[c, i, j]].conj() * images[[c, i, j]]).sum();
+            worst = worst.max((combined - phantom[i * 64 + j]).norm());
+            for c in 0..8 {
+                worst = worst.max((images[[c, i, j]] - maps[[c, i, j]] * phantom[i * 64 + j]).norm());
+            }
+        }
+    }
+    assert!(worst < 1e-6, "largest error {worst:e}");
+
+    // The mask: every other phase-encoding column plus the 16 central ones, 0 or 1.
+    for ((_, j), &m) in mask.view().into_dimensionality::<ndarray::Ix2>().unwrap().indexed_iter() {
+        assert_eq!(m, if j % 2 == 0 || j.abs_diff(32) < 8 { 1.0 } else { 0.0 });
+    }
+}
+
+#[test]
+fn matrices_for_the_mat_pipeline_example() {
+    let variables = read_mat(data("matrices.mat")).unwrap();
+    let names: Vec<&str> = variables.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["A", "B"]);
+    let a = XData::<f64>::load_mat(app(), data("matrices.mat"), "A").unwrap();
+    let b = XData::<f64>::load_mat(app(), data("matrices.mat"), "B").unwrap();
+    assert_eq!((a.shape(), b.shape()), (&[64, 48][..], &[48, 64][..]));
+    for v in a.to_vec().unwrap().into_iter().chain(b.to_vec().unwrap()) {
+        assert!((-0.25..0.25).contains(&v), "{v}");
+    }
+}
