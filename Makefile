@@ -2,13 +2,27 @@
 # Both first make sure an OpenCL platform exists (scripts/install-opencl.sh installs PoCL when none does).
 CARGO ?= cargo
 
-.PHONY: demo test lint opencl bench
+.PHONY: demo test lint opencl bench examples
 
 demo: opencl
 	$(CARGO) run --release --bin cliper -- demo
 
 test: opencl lint
 	$(CARGO) test
+	$(MAKE) examples
+
+# Runs every example on small inputs (outputs under target/examples-out), so none of them rots.
+EXAMPLES_OUT = target/examples-out
+examples: opencl
+	mkdir -p $(EXAMPLES_OUT)
+	$(CARGO) run --example transpose
+	$(CARGO) run --example convolve_image -- data/phantom_256.png $(EXAMPLES_OUT)
+	$(CARGO) run --example mat_pipeline -- data/matrices.mat $(EXAMPLES_OUT)/mat_pipeline.mat
+	$(CARGO) run --example cascade -- 300
+	$(CARGO) run --example make_sample_data -- $(EXAMPLES_OUT)/data
+	@# The committed samples are exactly what the generator writes.
+	@for f in $(EXAMPLES_OUT)/data/*; do cmp "$$f" "data/$$(basename "$$f")" || exit 1; done
+	@echo "examples ran; data/ matches examples/make_sample_data byte for byte"
 
 # Style and lints are part of the tests: CI runs `make test`.
 lint:
