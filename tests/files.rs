@@ -450,6 +450,15 @@ fn mat_files_written_by_scipy_keep_matlab_shape_and_indexing() {
     format_error(cliper::read_mat(&bad).unwrap_err(), &bad, &["truncated"]);
     std::fs::write(&bad, b"MATLAB 5.0 MAT-file, but only a header").unwrap();
     format_error(cliper::read_mat(&bad).unwrap_err(), &bad, &["MAT"]);
+    // MATLAB -v7.3: the level-5 header with version 0x0200, then HDF5.
+    let mut v73 =
+        format!("{:<116}", "MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: Sun Nov 22 2026 HDF5 schema 1.00 .")
+            .into_bytes();
+    v73.extend_from_slice(&[0; 8]);
+    v73.extend_from_slice(&[0x00, 0x02, b'I', b'M']);
+    v73.extend_from_slice(b"\x89HDF\r\n\x1a\n");
+    std::fs::write(&bad, &v73).unwrap();
+    format_error(cliper::read_mat(&bad).unwrap_err(), &bad, &["v7.3", "-v7"]);
 }
 
 #[test]

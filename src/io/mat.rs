@@ -28,6 +28,15 @@ pub fn read_mat(path: impl AsRef<Path>) -> Result<Vec<(String, HostArray)>> {
         b"MI" => false,
         _ => return Err(bad("not a level-5 MAT file (no MI/IM endian mark in the header)".into())),
     };
+    // Level 5 says version 0x0100 here; MATLAB's -v7.3 files (HDF5 behind the same header) say 0x0200.
+    let version = if little { [bytes[125], bytes[124]] } else { [bytes[124], bytes[125]] };
+    if version == [2, 0] {
+        return Err(bad(
+            "a MATLAB v7.3 (HDF5) file, which cliper does not read; save it with `save -v7` in MATLAB or with \
+             scipy.io.savemat"
+                .into(),
+        ));
+    }
     let mut out = Vec::new();
     let mut pos = 128;
     while pos < bytes.len() {
