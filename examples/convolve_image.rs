@@ -5,7 +5,7 @@
 //! `data/phantom_256.png` into `out/`; any grey PNG or TIFF works; `CLIPER_DEVICE=cpu` forces PoCL).
 
 use cliper::{
-    Border, ClApp, ConvParams, Convolution, Error, Filter, NormN, NormOrder, Pipeline, PngDepth, PngOptions, PngScale,
+    Border, ClApp, ConvParams, Convolution, Error, Filter, NormN, NormOrder, Pipeline, PngDepth, PngOptions, Scale,
     XData,
 };
 use std::path::PathBuf;
@@ -46,7 +46,7 @@ fn main() -> cliper::Result<()> {
 
     let png = out_dir.join("edges.png");
     let tiff = out_dir.join("edges.tif");
-    magnitude.save_png(&png, PngOptions { depth: PngDepth::Sixteen, scale: PngScale::MinMax, clip: false })?;
+    magnitude.save_png(&png, PngOptions { depth: PngDepth::Sixteen, scale: Scale::MinMax, clip: false })?;
     magnitude.save(&tiff)?;
     let values = magnitude.to_vec()?;
     let max = values.iter().fold(0.0f32, |a, &b| a.max(b));

@@ -6,7 +6,7 @@
 //! the committed files against the same definitions.
 
 use cliper::{
-    ClApp, DeviceKind, HostArray, KData, PngDepth, PngOptions, PngScale, SheppLogan, TiffCompression, XData, write_mat,
+    ClApp, DeviceKind, HostArray, KData, PngDepth, PngOptions, Scale, SheppLogan, TiffCompression, XData, write_mat,
 };
 use ndarray::{Array2, Array3, ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};
@@ -33,7 +33,7 @@ fn main() -> cliper::Result<()> {
     let x = XData::from_slice(&app, &[IMAGE, IMAGE], &image_f32)?;
     // 16-bit PNG: round(65535 · intensity); the phantom's intensities lie in [0, 1].
     let scaled = XData::from_slice(&app, &[IMAGE, IMAGE], &image.iter().map(|v| v * 65535.0).collect::<Vec<_>>())?;
-    let png = PngOptions { depth: PngDepth::Sixteen, scale: PngScale::Raw, clip: false };
+    let png = PngOptions { depth: PngDepth::Sixteen, scale: Scale::Raw, clip: false };
     scaled.save_png(out.join("phantom_256.png"), png)?;
     x.save_tiff(out.join("phantom_256.tif"), TiffCompression::Deflate)?;
 

@@ -4,7 +4,7 @@
 
 mod common;
 use cliper::{
-    Dtype, Endian, Error, HostArray, PngDepth, PngOptions, PngScale, RawFormat, XData, read_npy, read_png, read_raw,
+    Dtype, Endian, Error, HostArray, PngDepth, PngOptions, RawFormat, Scale, XData, read_npy, read_png, read_raw,
     read_tiff, write_mat, write_npy, write_png, write_raw, write_tiff,
 };
 use common::*;
@@ -331,7 +331,7 @@ fn png_saving_is_explicit_and_round_trips() {
     let complex = XData::<Complex32>::zeros(app(), &[2, 2]).unwrap();
     assert!(complex.save(&path).unwrap_err().to_string().contains("real"));
     let nan = XData::from_slice(app(), &[1, 2], &[1.0f32, f32::NAN]).unwrap();
-    let stretch = PngOptions { depth: PngDepth::Eight, scale: PngScale::MinMax, clip: false };
+    let stretch = PngOptions { depth: PngDepth::Eight, scale: Scale::MinMax, clip: false };
     assert!(nan.save_png(&path, stretch).unwrap_err().to_string().contains("NaN"));
     let cube = XData::<f32>::zeros(app(), &[2, 2, 5]).unwrap();
     assert!(cube.save(dir.join("cube.png")).unwrap_err().to_string().contains("[2, 2, 5]"));
@@ -485,4 +485,38 @@ fn mat_writing_round_trips_every_type_plain_and_compressed() {
     assert_same(&fetch(&XData::<Complex64>::load(app(), &path).unwrap()), &host, "XData c64 through MAT");
     let e = write_mat(&path, &[("1bad", &arrays[0])], false).unwrap_err().to_string();
     assert!(e.contains("1bad"), "{e}");
+}
+
+#[test]
+fn cast_converts_explicitly_with_range_checks() {
+    use cliper::{Dtype, Scale};
+    let x = HostArray::F64(ndarray::arr1(&[-1.5, 0.0, 0.49, 2.5, 70000.0]).into_dyn());
+    // Raw: rounding to nearest (half away from zero), range errors unless clipped.
+    let clipped = x.cast(Dtype::U16, Scale::Raw, true).unwrap();
+    assert_eq!(clipped, HostArray::U16(ndarray::arr1(&[0u16, 0, 0, 3, 65535]).into_dyn()));
+    let msg = x.cast(Dtype::U16, Scale::Raw, false).unwrap_err().to_string();
+    assert!(msg.contains("2 value(s)") && msg.contains("-1.5") && msg.contains("element 0"), "{msg}");
+    assert_eq!(
+        x.cast(Dtype::I16, Scale::Raw, true).unwrap(),
+        HostArray::I16(ndarray::arr1(&[-2i16, 0, 0, 3, 32767]).into_dyn())
+    );
+    // MinMax onto each integer type's full range, and onto [0, 1] for floats.
+    let HostArray::I8(s) = x.cast(Dtype::I8, Scale::MinMax, false).unwrap() else { panic!("i8") };
+    assert_eq!((s[0], s[4]), (-128, 127));
+    let HostArray::F32(f) = x.cast(Dtype::F32, Scale::MinMax, false).unwrap() else { panic!("f32") };
+    assert_eq!((f[0], f[4]), (0.0, 1.0));
+    let HostArray::U8(c) =
+        HostArray::F32(ndarray::arr1(&[3.0f32; 4]).into_dyn()).cast(Dtype::U8, Scale::MinMax, false).unwrap()
+    else {
+        panic!("u8")
+    };
+    assert!(c.iter().all(|&v| v == 0), "a constant array maps to the lowest value");
+    // Real → complex gets zero imaginary parts; complex → real and NaN → integer are refused by name.
+    let HostArray::C32(z) = x.cast(Dtype::C32, Scale::Raw, false).unwrap() else { panic!("c32") };
+    assert_eq!(z[3], Complex32::new(2.5, 0.0));
+    let complex = HostArray::C64(ndarray::arr1(&[Complex64::new(1.0, 2.0)]).into_dyn());
+    assert!(complex.cast(Dtype::F64, Scale::Raw, false).unwrap_err().to_string().contains("complex"));
+    let nan = HostArray::F32(ndarray::arr1(&[1.0f32, f32::NAN]).into_dyn());
+    assert!(nan.cast(Dtype::U8, Scale::Raw, true).unwrap_err().to_string().contains("element 1 is NaN"));
+    assert!(nan.cast(Dtype::F64, Scale::Raw, false).is_ok(), "NaN stays NaN in a float type");
 }

@@ -6,6 +6,7 @@
 //! [`crate::XData::load`] / [`crate::XData::save`] choose by extension.
 
 mod cfl;
+mod file;
 mod kdata;
 mod mat;
 mod npy;
@@ -16,13 +17,14 @@ mod tiff;
 mod xdata;
 
 pub use cfl::{read_cfl, write_cfl};
+pub use file::{Scale, read_file, write_file};
 pub use kdata::KSpaceMat;
 pub use mat::{read_mat, read_mat_variable, write_mat};
 pub use npy::{read_npy, write_npy};
 pub use png::{read_png, write_png};
 pub use raw::{Endian, RawFormat, read_raw, write_raw};
 pub use tiff::{TiffCompression, read_tiff, write_tiff, write_tiff_with};
-pub use xdata::{PngDepth, PngOptions, PngScale};
+pub use xdata::{PngDepth, PngOptions};
 
 use crate::data::Element;
 use crate::error::{Error, Result};

@@ -1,16 +1,14 @@
 //! Loading and saving [`XData`] arrays by file extension.
 
 use super::{
-    Endian, HostArray, RawFormat, TiffCompression, extension, read_cfl, read_mat, read_mat_variable, read_npy,
-    read_png, read_raw, read_tiff, unsupported_extension, write_cfl, write_mat, write_npy, write_png, write_raw,
-    write_tiff, write_tiff_with,
+    Dtype, Endian, HostArray, RawFormat, Scale, TiffCompression, extension, read_file, read_mat_variable, read_raw,
+    write_file, write_png, write_raw, write_tiff_with,
 };
 use crate::app::ClApp;
 use crate::data::{Element, XData};
 use crate::error::Error;
 use crate::error::Result;
 use ndarray::ArrayD;
-use ndarray::IxDyn;
 use num_complex::Complex32;
 use std::path::Path;
 
@@ -48,27 +46,13 @@ impl<T: Element> XData<T> {
     /// ```
     pub fn load(app: &ClApp, path: impl AsRef<Path>) -> Result<XData<T>> {
         let path = path.as_ref();
-        let host = match extension(path)?.as_str() {
-            "npy" => read_npy(path)?,
-            "cfl" | "hdr" => read_cfl(path)?,
-            "png" => read_png(path)?,
-            "tif" | "tiff" => read_tiff(path)?,
-            "mat" => {
-                let mut vars = read_mat(path)?;
-                if vars.len() != 1 {
-                    let names: Vec<&str> = vars.iter().map(|(n, _)| n.as_str()).collect();
-                    return Err(Error::Format {
-                        path: path.to_path_buf(),
-                        reason: format!(
-                            "the file holds {} numeric variables {names:?}; name one with XData::load_mat",
-                            names.len()
-                        ),
-                    });
-                }
-                vars.remove(0).1
+        let host = read_file(path).map_err(|e| match e {
+            // XData::load_mat names the variable to load.
+            Error::Format { path, reason } if reason.contains("name the one to use") => {
+                Error::Format { path, reason: reason.replace("name the one to use", "name one with XData::load_mat") }
             }
-            other => return Err(unsupported_extension(path, other)),
-        };
+            other => other,
+        })?;
         XData::from_ndarray(app, &host.to_elements::<T>(path)?)
     }
 
@@ -78,15 +62,10 @@ impl<T: Element> XData<T> {
     /// `.mat`: one compressed variable named `x`, see [`crate::write_mat`] for several), atomically: the data goes to a temporary file that is renamed over `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        match extension(path)?.as_str() {
-            "npy" => write_npy(path, &host_of(self.to_ndarray()?)),
-            "cfl" | "hdr" => write_cfl(path, &host_of(self.to_ndarray()?)),
-            "png" => self.save_png(path, PngOptions::default()),
-            "tif" | "tiff" => write_tiff(path, &host_of(self.to_ndarray()?)),
-            // One variable, named `x`; write_mat saves several with names of your choice.
-            "mat" => write_mat(path, &[("x", &host_of(self.to_ndarray()?))], true),
-            other => Err(unsupported_extension(path, other)),
+        if extension(path)? == "png" {
+            return self.save_png(path, PngOptions::default());
         }
+        write_file(path, &host_of(self.to_ndarray()?))
     }
 
     /// Loads variable `name` of a MAT file with MATLAB's shape and indexing (`x[i][j]` is `A(i+1, j+1)`),
@@ -160,24 +139,13 @@ pub enum PngDepth {
     Sixteen,
 }
 
-/// How values become PNG samples.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PngScale {
-    /// Values are the samples (rounded to the nearest integer); out-of-range values are an error unless
-    /// `clip` is set.
-    #[default]
-    Raw,
-    /// The array's minimum maps to 0 and its maximum to the full range (all zero for a constant image).
-    MinMax,
-}
-
 /// How [`XData::save_png`] writes an image: explicit depth and scaling, nothing implied.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PngOptions {
     /// 8 or 16 bits per sample (default 16).
     pub depth: PngDepth,
     /// Raw values (default) or min–max stretched.
-    pub scale: PngScale,
+    pub scale: Scale,
     /// Clamp out-of-range raw values instead of refusing them.
     pub clip: bool,
 }
@@ -188,11 +156,11 @@ impl<T: Element> XData<T> {
     /// first one and how many there are, unless `clip` is set (NaN is always an error).
     ///
     /// ```
-    /// use cliper::{ClApp, PngDepth, PngOptions, PngScale, XData};
+    /// use cliper::{ClApp, PngDepth, PngOptions, Scale, XData};
     /// let app = ClApp::new()?;
     /// let path = std::env::temp_dir().join(format!("cliper-doc-save-{}.png", std::process::id()));
     /// let x = XData::from_slice(&app, &[2, 2], &[0.0f32, 0.5, 1.0, 2.0])?;
-    /// let stretched = PngOptions { depth: PngDepth::Eight, scale: PngScale::MinMax, clip: false };
+    /// let stretched = PngOptions { depth: PngDepth::Eight, scale: Scale::MinMax, clip: false };
     /// x.save_png(&path, stretched)?;
     /// assert_eq!(XData::<f32>::load(&app, &path)?.to_vec()?, vec![0.0, 64.0, 128.0, 255.0]);
     /// let raw8 = PngOptions { depth: PngDepth::Eight, ..PngOptions::default() };
@@ -210,49 +178,14 @@ impl<T: Element> XData<T> {
                 T::NAME
             )));
         }
-        let values: Vec<f64> = self.to_vec()?.into_iter().map(|v| v.to_c64().re).collect();
-        if let Some(i) = values.iter().position(|v| v.is_nan()) {
-            return Err(bad(format!("element {i} is NaN, which no PNG sample can hold")));
-        }
-        let full = match options.depth {
-            PngDepth::Eight => 255.0,
-            PngDepth::Sixteen => 65535.0,
+        let dtype = match options.depth {
+            PngDepth::Eight => Dtype::U8,
+            PngDepth::Sixteen => Dtype::U16,
         };
-        let samples: Vec<f64> = match options.scale {
-            PngScale::MinMax => {
-                let (lo, hi) =
-                    values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
-                let span = hi - lo;
-                values.iter().map(|&v| if span > 0.0 { ((v - lo) / span * full).round() } else { 0.0 }).collect()
-            }
-            PngScale::Raw => {
-                let rounded: Vec<f64> = values.iter().map(|v| v.round()).collect();
-                let outside: Vec<usize> = (0..rounded.len()).filter(|&i| !(0.0..=full).contains(&rounded[i])).collect();
-                if let Some(&first) = outside.first()
-                    && !options.clip
-                {
-                    return Err(bad(format!(
-                        "{} value(s) fall outside 0..={full} for a {:?}-bit PNG, the first {} (element {first}); \
-                         use PngScale::MinMax or set clip",
-                        outside.len(),
-                        options.depth,
-                        values[first]
-                    )));
-                }
-                rounded.into_iter().map(|v| v.clamp(0.0, full)).collect()
-            }
-        };
-        let shape = IxDyn(self.shape());
-        let host = match options.depth {
-            PngDepth::Eight => HostArray::U8(
-                ArrayD::from_shape_vec(shape, samples.iter().map(|&v| v as u8).collect())
-                    .map_err(|e| bad(e.to_string()))?,
-            ),
-            PngDepth::Sixteen => HostArray::U16(
-                ArrayD::from_shape_vec(shape, samples.iter().map(|&v| v as u16).collect())
-                    .map_err(|e| bad(e.to_string()))?,
-            ),
-        };
-        write_png(path, &host)
+        let samples = host_of(self.to_ndarray()?).cast(dtype, options.scale, options.clip).map_err(|e| match e {
+            Error::InvalidArgument { reason, .. } => bad(reason),
+            other => other,
+        })?;
+        write_png(path, &samples)
     }
 }

@@ -1,0 +1,195 @@
+//! Any file by extension ([`read_file`], [`write_file`]) and explicit element-type conversion
+//! ([`HostArray::cast`]) for saving in another type than the data's.
+
+use super::{
+    Dtype, HostArray, each_variant, extension, read_cfl, read_mat, read_npy, read_png, read_tiff,
+    unsupported_extension, write_cfl, write_mat, write_npy, write_png, write_tiff,
+};
+use crate::error::{Error, Result};
+use ndarray::ArrayD;
+use num_complex::{Complex32, Complex64};
+use std::path::Path;
+
+/// How values become another type's values in [`HostArray::cast`] (and PNG samples in
+/// [`crate::XData::save_png`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scale {
+    /// Values stay as they are (rounded to the nearest integer for integer types); values the type cannot
+    /// hold are an error unless clipping was asked for.
+    #[default]
+    Raw,
+    /// The array's minimum maps to the type's lowest value and its maximum to the highest (0 and 1 for
+    /// floats); a constant array maps to the lowest.
+    MinMax,
+}
+
+/// Reads the array in a file, choosing the format by extension: `.npy`, `.cfl`/`.hdr`, `.png`, `.tif`/`.tiff`,
+/// or `.mat` holding one numeric variable (see [`crate::read_mat_variable`] for one of several). The array keeps
+/// the file's element type.
+///
+/// ```
+/// use cliper::{Dtype, read_file};
+/// let png = read_file(concat!(env!("CARGO_MANIFEST_DIR"), "/data/phantom_256.png"))?;
+/// assert_eq!((png.dtype(), png.shape()), (Dtype::U16, &[256, 256][..]));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
+    let path = path.as_ref();
+    match extension(path)?.as_str() {
+        "npy" => read_npy(path),
+        "cfl" | "hdr" => read_cfl(path),
+        "png" => read_png(path),
+        "tif" | "tiff" => read_tiff(path),
+        "mat" => {
+            let mut vars = read_mat(path)?;
+            if vars.len() != 1 {
+                let names: Vec<&str> = vars.iter().map(|(n, _)| n.as_str()).collect();
+                return Err(Error::Format {
+                    path: path.to_path_buf(),
+                    reason: format!("the file holds {} numeric variables {names:?}; name the one to use", names.len()),
+                });
+            }
+            Ok(vars.remove(0).1)
+        }
+        other => Err(unsupported_extension(path, other)),
+    }
+}
+
+/// Writes an array in its own element type to a file whose format follows the extension, atomically: `.npy`
+/// (every type), `.cfl`/`.hdr` (complex64), `.png` (u8 or u16), `.tif`/`.tiff` (u8, u16, f32, f64 grey pages,
+/// uncompressed), `.mat` (every type, one compressed variable named `x`). A type the format cannot hold is an
+/// error that names both; [`HostArray::cast`] converts first.
+///
+/// ```
+/// use cliper::{Dtype, HostArray, Scale, read_file, write_file};
+/// let path = std::env::temp_dir().join(format!("cliper-doc-write-file-{}.png", std::process::id()));
+/// let x = HostArray::F64(ndarray::arr2(&[[0.0, 0.5], [1.0, 2.0]]).into_dyn());
+/// assert!(write_file(&path, &x).is_err()); // PNG holds u8/u16 samples
+/// write_file(&path, &x.cast(Dtype::U8, Scale::MinMax, false)?)?;
+/// assert_eq!(read_file(&path)?, HostArray::U8(ndarray::arr2(&[[0u8, 64], [128, 255]]).into_dyn()));
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn write_file(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
+    let path = path.as_ref();
+    match extension(path)?.as_str() {
+        "npy" => write_npy(path, array),
+        "cfl" | "hdr" => write_cfl(path, array),
+        "png" => write_png(path, array),
+        "tif" | "tiff" => write_tiff(path, array),
+        "mat" => write_mat(path, &[("x", array)], true),
+        other => Err(unsupported_extension(path, other)),
+    }
+}
+
+/// The range of values an integer type holds, or `None` for floats and complex.
+fn integer_range(dtype: Dtype) -> Option<(f64, f64)> {
+    Some(match dtype {
+        Dtype::U8 => (0.0, u8::MAX as f64),
+        Dtype::U16 => (0.0, u16::MAX as f64),
+        Dtype::U32 => (0.0, u32::MAX as f64),
+        Dtype::U64 => (0.0, u64::MAX as f64),
+        Dtype::I8 => (i8::MIN as f64, i8::MAX as f64),
+        Dtype::I16 => (i16::MIN as f64, i16::MAX as f64),
+        Dtype::I32 => (i32::MIN as f64, i32::MAX as f64),
+        Dtype::I64 => (i64::MIN as f64, i64::MAX as f64),
+        Dtype::F32 | Dtype::F64 | Dtype::C32 | Dtype::C64 => return None,
+    })
+}
+
+impl HostArray {
+    /// The values converted to `dtype`, explicitly (unlike loading, which refuses any change):
+    ///
+    /// - to an integer type: `Scale::Raw` rounds to the nearest integer; values outside the type's range are
+    ///   an error naming how many and the first (element index and value) unless `clip` clamps them;
+    ///   `Scale::MinMax` stretches the array's range onto the type's;
+    /// - to a float type: `Raw` rounds to the nearest value of the type (f64 → f32 loses digits when asked
+    ///   for), `MinMax` maps onto [0, 1];
+    /// - to a complex type: real values get a zero imaginary part; complex → real is refused (take the
+    ///   magnitude or real part first).
+    ///
+    /// NaN cannot become an integer (an error naming the element); `MinMax` ignores nothing, so NaN there is an
+    /// error too.
+    ///
+    /// ```
+    /// use cliper::{Dtype, HostArray, Scale};
+    /// let x = HostArray::F32(ndarray::arr1(&[-1.0f32, 0.4, 2.6, 300.0]).into_dyn());
+    /// assert_eq!(x.cast(Dtype::U8, Scale::Raw, true)?, HostArray::U8(ndarray::arr1(&[0u8, 0, 3, 255]).into_dyn()));
+    /// let err = x.cast(Dtype::U8, Scale::Raw, false).unwrap_err().to_string();
+    /// assert!(err.contains("2 value(s)") && err.contains("-1"), "{err}");
+    /// assert_eq!(x.cast(Dtype::I16, Scale::MinMax, false)?.shape(), &[4]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn cast(&self, dtype: Dtype, scale: Scale, clip: bool) -> Result<HostArray> {
+        let refuse = |reason: String| Error::InvalidArgument { op: format!("converting to {}", dtype.name()), reason };
+        let from_complex = matches!(self, HostArray::C32(_) | HostArray::C64(_));
+        let to_complex = matches!(dtype, Dtype::C32 | Dtype::C64);
+        if from_complex && !to_complex {
+            return Err(refuse(format!(
+                "{} data is complex; take its magnitude or real part before converting to a real type",
+                self.dtype().name()
+            )));
+        }
+        let values: ArrayD<Complex64> = each_variant!(self, a => a.mapv(|v| super::Widen::widen(v).0));
+        let shape = values.raw_dim();
+        if to_complex {
+            let out = match scale {
+                Scale::Raw => values,
+                Scale::MinMax => {
+                    return Err(refuse("min–max scaling is for real values; complex data converts raw".into()));
+                }
+            };
+            return Ok(match dtype {
+                Dtype::C32 => HostArray::C32(out.mapv(|z| Complex32::new(z.re as f32, z.im as f32))),
+                _ => HostArray::C64(out),
+            });
+        }
+        let real: Vec<f64> = values.iter().map(|z| z.re).collect();
+        let range = integer_range(dtype);
+        if let Some(i) = real.iter().position(|v| v.is_nan())
+            && (range.is_some() || scale == Scale::MinMax)
+        {
+            return Err(refuse(format!("element {i} is NaN, which has no place in {}", dtype.name())));
+        }
+        let (lo, hi) = range.unwrap_or((0.0, 1.0));
+        let scaled: Vec<f64> = match scale {
+            Scale::MinMax => {
+                let (min, max) =
+                    real.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+                let span = max - min;
+                real.iter().map(|&v| if span > 0.0 { lo + (v - min) / span * (hi - lo) } else { lo }).collect()
+            }
+            Scale::Raw => real,
+        };
+        let rounded: Vec<f64> =
+            if range.is_some() { scaled.iter().map(|v| v.round()).collect() } else { scaled.clone() };
+        if range.is_some() {
+            let outside: Vec<usize> = (0..rounded.len()).filter(|&i| !(lo..=hi).contains(&rounded[i])).collect();
+            if let Some(&first) = outside.first()
+                && !clip
+            {
+                return Err(refuse(format!(
+                    "{} value(s) fall outside {lo}..={hi}, the first {} (element {first}); scale min–max or clip",
+                    outside.len(),
+                    scaled[first]
+                )));
+            }
+        }
+        let clamped = rounded.into_iter().map(|v| if range.is_some() { v.clamp(lo, hi) } else { v });
+        let array = |values: Vec<f64>| ArrayD::from_shape_vec(shape.clone(), values).unwrap_or_default();
+        let values: Vec<f64> = clamped.collect();
+        // In range and whole: the `as` conversions below are exact (u64/i64 saturate at their ends).
+        Ok(match dtype {
+            Dtype::U8 => HostArray::U8(array(values).mapv(|v| v as u8)),
+            Dtype::U16 => HostArray::U16(array(values).mapv(|v| v as u16)),
+            Dtype::U32 => HostArray::U32(array(values).mapv(|v| v as u32)),
+            Dtype::U64 => HostArray::U64(array(values).mapv(|v| v as u64)),
+            Dtype::I8 => HostArray::I8(array(values).mapv(|v| v as i8)),
+            Dtype::I16 => HostArray::I16(array(values).mapv(|v| v as i16)),
+            Dtype::I32 => HostArray::I32(array(values).mapv(|v| v as i32)),
+            Dtype::I64 => HostArray::I64(array(values).mapv(|v| v as i64)),
+            Dtype::F32 => HostArray::F32(array(values).mapv(|v| v as f32)),
+            Dtype::F64 | Dtype::C32 | Dtype::C64 => HostArray::F64(array(values)),
+        })
+    }
+}
