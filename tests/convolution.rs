@@ -371,3 +371,28 @@ fn bad_input_gives_typed_errors() {
     let mut uninit = Convolution::new(&x, &wrong, &f, ConvParams::new());
     assert!(uninit.launch().is_err());
 }
+
+#[test]
+fn laplacian_of_gaussian_matches_scipy_gaussian_laplace() {
+    // tests/fixtures/make_log.py: scipy.ndimage.gaussian_laplace of an 11×11 delta, σ = 1.3 — its kernel.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/log_sigma1.3_2d.npy");
+    let cliper::HostArray::F64(scipy) = cliper::read_npy(path).unwrap() else { panic!("f64 fixture") };
+    let log = Filter::<f64>::named("log:1.3", 2).unwrap();
+    assert_eq!(log.shape(), &[11, 11]);
+    // Same formula, different summation order: agreement to a few ulps of the largest weight (0.11).
+    for (got, want) in log.values().iter().zip(scipy.iter()) {
+        assert!((got - want).abs() < 1e-15, "{got} vs scipy {want}");
+    }
+    // On the device, as a convolution of the delta (the kernel is symmetric): the same weights back.
+    let mut delta = vec![0.0f64; 121];
+    delta[60] = 1.0;
+    let x = XData::from_slice(app(), &[11, 11], &delta).unwrap();
+    let y = Convolution::apply(&x, &log, ConvParams::new().border(Border::Constant(0.0))).unwrap();
+    for (got, want) in y.to_vec().unwrap().iter().zip(scipy.iter()) {
+        assert!((got - want).abs() < 1e-15, "{got} vs scipy {want}");
+    }
+    for bad in ["log", "log:x", "box:2.5", "sobel-x:1", "median:3"] {
+        let msg = Filter::<f32>::named(bad, 2).unwrap_err().to_string();
+        assert!(msg.contains("gaussian:SIGMA"), "{bad}: {msg}");
+    }
+}

@@ -104,6 +104,95 @@ impl<K: Element> Filter<K> {
         Self::repeated_1d(w.iter().map(|v| v / sum).collect(), rank, "Filter::gaussian")
     }
 
+    /// scipy.ndimage.gaussian_laplace's operator as one kernel on `rank` axes: the sum over the axes of the
+    /// Gaussian's second derivative along that axis times the Gaussian along the others. Radius ⌊4σ + 0.5⌋ and
+    /// scipy's order-2 weights `(x²/σ⁴ − 1/σ²)·g(x)`, with `g` the Gaussian normalised to sum 1.
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// let log = Filter::<f64>::laplacian_of_gaussian(1.0, 2)?;
+    /// assert_eq!(log.shape(), &[9, 9]);
+    /// assert!(log.values()[4 * 9 + 4] < 0.0); // a negative centre, like scipy's
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn laplacian_of_gaussian(sigma: f64, rank: usize) -> Result<Filter<K>> {
+        let gaussian = Filter::<K>::gaussian(sigma, 1).map_err(|_| {
+            Error::invalid("Filter::laplacian_of_gaussian", format!("sigma must be positive and finite, got {sigma}"))
+        })?;
+        if !(1..=3).contains(&rank) {
+            return Err(Error::invalid("Filter::laplacian_of_gaussian", format!("needs rank 1 to 3, got {rank}")));
+        }
+        let radius = (gaussian.shape[0] / 2) as f64;
+        let s2 = sigma * sigma;
+        let second: Vec<K> = gaussian
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let x = i as f64 - radius;
+                K::from_c64(g.to_c64() * (x * x / (s2 * s2) - 1.0 / s2))
+            })
+            .collect();
+        let second = Filter::new(&[second.len()], second)?;
+        let mut total: Option<Filter<K>> = None;
+        for axis in 0..rank {
+            let parts: Vec<Filter<K>> =
+                (0..rank).map(|a| if a == axis { second.clone() } else { gaussian.clone() }).collect();
+            let term = Filter::outer(&parts)?;
+            total = Some(match total {
+                None => term,
+                Some(t) => {
+                    let values = t.values.iter().zip(&term.values).map(|(a, b)| K::from_c64(a.to_c64() + b.to_c64()));
+                    Filter { shape: t.shape, values: values.collect() }
+                }
+            });
+        }
+        total.ok_or_else(|| Error::invalid("Filter::laplacian_of_gaussian", "rank 0"))
+    }
+
+    /// A filter by name, as the `cliper` command line and pipeline files spell them: `gaussian:SIGMA`,
+    /// `box:SIZE`, `log:SIGMA` (Laplacian of Gaussian) on `rank` axes, and the 2-D `sobel-x`, `sobel-y`,
+    /// `laplacian`. An unknown name or a bad number is an error listing the names.
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// assert_eq!(Filter::<f32>::named("gaussian:1.5", 2)?.shape(), &[13, 13]);
+    /// assert_eq!(Filter::<f32>::named("box:3", 3)?.shape(), &[3, 3, 3]);
+    /// assert_eq!(Filter::<f32>::named("sobel-x", 2)?, Filter::sobel_x());
+    /// assert!(Filter::<f32>::named("blur:2", 2).unwrap_err().to_string().contains("gaussian:SIGMA"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn named(spec: &str, rank: usize) -> Result<Filter<K>> {
+        let known = "gaussian:SIGMA, box:SIZE, log:SIGMA, sobel-x, sobel-y, laplacian";
+        let bad = |why: String| Error::invalid("Filter::named", format!("{why}; known filters: {known}"));
+        let (name, arg) = match spec.split_once(':') {
+            Some((n, a)) => (n.trim().to_ascii_lowercase(), Some(a.trim())),
+            None => (spec.trim().to_ascii_lowercase(), None),
+        };
+        let number = |what: &str| -> Result<f64> {
+            let text = arg.ok_or_else(|| bad(format!("`{name}` needs a {what}, as in `{name}:2`")))?;
+            text.parse::<f64>().map_err(|_| bad(format!("`{text}` in `{spec}` is not a number")))
+        };
+        let fixed = |f: Filter<K>| {
+            if arg.is_some() { Err(bad(format!("`{name}` takes no parameter"))) } else { Ok(f) }
+        };
+        match name.as_str() {
+            "gaussian" => Filter::gaussian(number("sigma")?, rank),
+            "log" => Filter::laplacian_of_gaussian(number("sigma")?, rank),
+            "box" => {
+                let size = number("size")?;
+                if size < 1.0 || size.fract() != 0.0 {
+                    return Err(bad(format!("box size must be a whole number ≥ 1, got {size}")));
+                }
+                Filter::box_filter(size as usize, rank)
+            }
+            "sobel-x" | "sobel_x" => fixed(Filter::sobel_x()),
+            "sobel-y" | "sobel_y" => fixed(Filter::sobel_y()),
+            "laplacian" => fixed(Filter::laplacian()),
+            _ => Err(bad(format!("unknown filter `{spec}`"))),
+        }
+    }
+
     /// The mean over a box of `size` weights per axis on `rank` axes (scipy.ndimage.uniform_filter).
     pub fn box_filter(size: usize, rank: usize) -> Result<Filter<K>> {
         Self::repeated_1d(vec![1.0 / size as f64; size], rank, "Filter::box_filter")
