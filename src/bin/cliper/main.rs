@@ -1,87 +1,384 @@
-//! The `cliper` command line.
+//! The `cliper` command line: operations on files, pipeline files, batch runs over directories, profiling.
+//! docs/cli.md is the manual.
 
+mod chain;
+mod data;
 mod demo;
+mod inspect;
+mod ops;
+mod output;
 
-use clap::{Parser, Subcommand};
-use cliper::ClApp;
+use chain::{Chain, Context, Step};
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use data::{OutputOptions, Precision};
+use ops::{ConvModeArg, ConvOutputArg, NormP, Op, Widths};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// cliper: OpenCL image processing for medical and scientific data.
 ///
-/// The device is the best one found (GPU, then accelerator, then CPU) unless CLIPER_DEVICE selects another:
-/// `gpu`, `cpu`, an index pair `P:D` as `cliper devices` prints it, or part of the device's name.
+/// Files: .npy, .png, .tif/.tiff, .mat (name a variable as FILE.mat:VAR), .cfl/.hdr (BART). An input that is
+/// a directory or a glob ('scans/*.tif', quoted) runs once per file; the output is then a directory or a name
+/// with {stem}.
 #[derive(Parser)]
-#[command(name = "cliper", version, about, long_about = None)]
+#[command(name = "cliper", version, about, long_about = None, propagate_version = true)]
 struct Cli {
+    /// The OpenCL device: gpu, cpu, P:D as `cliper devices` lists it, or part of its name (default:
+    /// CLIPER_DEVICE, else the best device).
+    #[arg(long, global = true, value_name = "SPEC")]
+    device: Option<String>,
+    /// Print the per-kernel device-time table.
+    #[arg(long, global = true)]
+    profile: bool,
+    /// Print results as JSON on stdout.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// List every OpenCL platform and device; `*` marks the one cliper would use.
+    /// List OpenCL platforms and devices, and which one cliper uses and why.
+    #[command(after_help = "Example: cliper devices --json")]
     Devices,
-    /// Build a Shepp-Logan phantom volume on the device, reslice it through a chain of processes, read it back
-    /// once, check it against a CPU reference and print the profile.
+    /// Shape, type, min/max/mean and NaN count of a file (every variable of a MAT file; coils and frames of k-space).
+    #[command(after_help = "Examples:\n  cliper info data/phantom_256.png\n  cliper info data/kspace.mat")]
+    Info {
+        /// The file.
+        file: String,
+    },
+    /// Convert a file to another format (by extension) or element type.
+    #[command(
+        after_help = "Examples:\n  cliper convert data/phantom_256.tif phantom.npy\n  cliper convert data/phantom_256.tif phantom8.png --type u8 --scale minmax"
+    )]
+    Convert {
+        /// Input file (or directory/glob).
+        input: String,
+        /// Output file (or directory, or a name with {stem}).
+        output: String,
+        #[command(flatten)]
+        options: OutputOptions,
+    },
+    /// Transpose the last two axes (batched over the others).
+    #[command(after_help = "Example: cliper transpose data/phantom_256.tif out/t.tif --conj")]
+    Transpose {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// Conjugate as well (Hermitian transpose) for complex data.
+        #[arg(long)]
+        conj: bool,
+    },
+    /// Reorder the axes.
+    #[command(after_help = "Example: cliper permute data/phantom_64x64x64.tif out/sagittal.tif --axes 2,0,1")]
+    Permute {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// The new order of the axes, comma-separated.
+        #[arg(long, value_delimiter = ',', required = true)]
+        axes: Vec<usize>,
+    },
+    /// Matrix product op(A)·op(B) over the last two axes.
+    #[command(after_help = "Example: cliper matmul data/matrices.mat:A data/matrices.mat:B out/c.npy")]
+    Matmul {
+        /// Left operand.
+        a: String,
+        /// Right operand.
+        b: String,
+        /// Output file.
+        output: String,
+        /// Transpose A.
+        #[arg(long)]
+        ta: bool,
+        /// Transpose B.
+        #[arg(long)]
+        tb: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The N-th power of square matrices.
+    #[command(after_help = "Example: cliper power out/c.npy 8 out/c8.npy")]
+    Power {
+        /// Input file.
+        input: String,
+        /// The exponent.
+        n: u64,
+        /// Output file.
+        output: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The p-norm of a whole array, or along one axis.
+    #[command(
+        after_help = "Examples:\n  cliper norm data/phantom_256.png\n  cliper norm data/phantom_256.png -p inf\n  cliper norm data/kspace.mat:kspace --axis 0 -o out/coil_norms.npy"
+    )]
+    Norm {
+        /// Input file (or directory/glob).
+        input: String,
+        /// The order: a number ≥ 1 or inf.
+        #[arg(short, default_value = "2")]
+        p: NormP,
+        /// Norms along this axis (one per line) instead of one number.
+        #[arg(long)]
+        axis: Option<usize>,
+        /// Save the result to a file (else it is printed).
+        #[arg(short, long)]
+        output: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Dot product Σ aᵢ·bᵢ (Σ conj(aᵢ)·bᵢ with --conj), of everything or along one axis.
+    #[command(after_help = "Example: cliper dot data/phantom_256.tif data/phantom_256.tif")]
+    Dot {
+        /// First operand.
+        a: String,
+        /// Second operand.
+        b: String,
+        /// Conjugate the first operand.
+        #[arg(long)]
+        conj: bool,
+        /// Products along this axis instead.
+        #[arg(long)]
+        axis: Option<usize>,
+        /// Save the result to a file (else it is printed).
+        #[arg(short, long)]
+        output: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Pad an array (numpy.pad modes).
+    #[command(after_help = "Example: cliper pad data/phantom_256.png out/padded.tif --width 16 --mode reflect")]
+    Pad {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// N for every side of every axis, or BEFORE:AFTER per axis (4:4,2:6).
+        #[arg(long, required = true)]
+        width: Widths,
+        /// numpy.pad mode: constant, edge, reflect, symmetric, wrap.
+        #[arg(long, default_value = "constant")]
+        mode: String,
+        /// The constant for mode constant.
+        #[arg(long, default_value_t = 0.0)]
+        value: f64,
+    },
+    /// Convolve with a named filter or a filter file (scipy.ndimage semantics).
+    #[command(
+        after_help = "Examples:\n  cliper convolve data/phantom_256.png out/blur.tif --kernel gaussian:2\n  cliper convolve 'scans/*.png' out/ --kernel sobel-x --mode corr --border nearest --scale minmax\n\nNamed filters: gaussian:SIGMA, box:SIZE, log:SIGMA, sobel-x, sobel-y, laplacian."
+    )]
+    Convolve {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// A named filter or a filter file (.npy, .tif, FILE.mat:VAR …).
+        #[arg(long, short)]
+        kernel: String,
+        /// conv (scipy.ndimage.convolve) or corr (correlate).
+        #[arg(long, value_enum, default_value_t = ConvModeArg::Conv)]
+        mode: ConvModeArg,
+        /// scipy.ndimage border mode: reflect, mirror, nearest, wrap, constant.
+        #[arg(long, default_value = "reflect")]
+        border: String,
+        /// The constant for border constant.
+        #[arg(long, default_value_t = 0.0)]
+        value: f64,
+        /// Output extent: same, valid or full.
+        #[arg(long = "output", id = "extent", value_name = "EXTENT", value_enum, default_value_t = ConvOutputArg::Same)]
+        output_extent: ConvOutputArg,
+        /// Axes the named filter spans (default 2, 1 for 1-D data; 3 for volumes).
+        #[arg(long)]
+        rank: Option<usize>,
+    },
+    /// Run a pipeline file: steps with named arrays that stay on the device.
+    #[command(
+        after_help = "Examples:\n  cliper run pipelines/demo.toml --profile\n  cliper run pipelines/demo.toml --input image='scans/*.png' --output edges='out/{stem}_edges.png'"
+    )]
+    Run {
+        /// The pipeline file (TOML; see docs/cli.md).
+        pipeline: PathBuf,
+        /// Replace an input's file: NAME=PATH (a directory or glob makes a batch run).
+        #[arg(long = "input", value_name = "NAME=PATH")]
+        inputs: Vec<String>,
+        /// Replace an output's file: NAME=PATH.
+        #[arg(long = "output", value_name = "NAME=PATH")]
+        outputs: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The main job: the sample phantom through pad → Gaussian → Sobel → transpose → norm, results in out/.
+    #[command(after_help = "Example: cliper demo --profile")]
     Demo(demo::DemoArgs),
 }
 
+/// Input and output of a one-input operation.
+#[derive(Args)]
+struct UnaryIo {
+    /// Input file (or directory/glob for a batch run).
+    input: String,
+    /// Output file (or directory, or a name with {stem}).
+    output: String,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Options every operation shares.
+#[derive(Args)]
+struct Common {
+    /// auto: double when an input needs it (f64, complex128, 32/64-bit integers); single; double.
+    #[arg(long, value_enum, default_value_t = Precision::Auto)]
+    precision: Precision,
+    #[command(flatten)]
+    options: OutputOptions,
+}
+
+/// A one-step chain reading `inputs` and saving its result to `output` (or printing it).
+fn one_step(op: Op, inputs: &[&str], output: Option<&str>, common: Common) -> Chain {
+    let names: Vec<String> = if inputs.len() == 1 { vec!["in".into()] } else { vec!["a".into(), "b".into()] };
+    // The result is named after the operation: `norm = 5.2` when printed.
+    let result = op.name().to_string();
+    Chain {
+        precision: common.precision,
+        inputs: names.iter().cloned().zip(inputs.iter().map(|s| s.to_string())).collect(),
+        steps: vec![Step { op, inputs: names, output: result.clone() }],
+        outputs: output.map(|o| vec![(result, o.to_string(), None)]).unwrap_or_default(),
+        options: common.options,
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // --help and --version are not errors; bad arguments are user errors (exit 1).
+            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        }
+    };
+    let mut ctx = Context::new(cli.device.clone(), cli.profile, cli.json);
     let result = match cli.command {
-        Command::Devices => devices(),
-        Command::Demo(args) => demo::run(&args),
+        Command::Devices => inspect::devices(&ctx).map_err(CliError::from),
+        Command::Info { file } => inspect::info(&mut ctx, &file).map_err(CliError::from),
+        Command::Convert { input, output, options } => inspect::convert(&ctx, &input, &output, &options),
+        Command::Demo(args) => demo::run(&mut ctx, &args),
+        Command::Run { pipeline, inputs, outputs, common } => (|| -> Result<(), CliError> {
+            let mut chain = Chain::from_file(&pipeline)?;
+            for i in &inputs {
+                chain.set_input(i)?;
+            }
+            for o in &outputs {
+                chain.set_output(o)?;
+            }
+            if common.precision != Precision::Auto {
+                chain.precision = common.precision;
+            }
+            chain.options = common.options;
+            output::run_and_report(&mut ctx, &chain)
+        })(),
+        command => {
+            let chain = match command {
+                Command::Transpose { io, conj } => {
+                    one_step(Op::Transpose { conj }, &[&io.input], Some(&io.output), io.common)
+                }
+                Command::Permute { io, axes } => {
+                    one_step(Op::Permute { axes }, &[&io.input], Some(&io.output), io.common)
+                }
+                Command::Matmul { a, b, output, ta, tb, common } => {
+                    one_step(Op::Matmul { ta, tb }, &[&a, &b], Some(&output), common)
+                }
+                Command::Power { input, n, output, common } => {
+                    one_step(Op::Power { n }, &[&input], Some(&output), common)
+                }
+                Command::Norm { input, p, axis, output, common } => {
+                    one_step(Op::Norm { p, axis }, &[&input], output.as_deref(), common)
+                }
+                Command::Dot { a, b, conj, axis, output, common } => {
+                    one_step(Op::Dot { conj, axis }, &[&a, &b], output.as_deref(), common)
+                }
+                Command::Pad { io, width, mode, value } => {
+                    one_step(Op::Pad { width, mode, value }, &[&io.input], Some(&io.output), io.common)
+                }
+                Command::Convolve { io, kernel, mode, border, value, output_extent, rank } => one_step(
+                    Op::Convolve { kernel, mode, border, value, output: output_extent, rank },
+                    &[&io.input],
+                    Some(&io.output),
+                    io.common,
+                ),
+                _ => {
+                    let _ = Cli::command().print_help();
+                    return ExitCode::from(1);
+                }
+            };
+            output::run_and_report(&mut ctx, &chain)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                eprintln!("  caused by: {s}");
-                source = s.source();
+        Err(CliError::Lib(e)) => {
+            eprintln!("error: {}", one_line(&e));
+            if let Some(hint) = hint(&e) {
+                eprintln!("hint: {hint}");
             }
-            ExitCode::FAILURE
+            ExitCode::from(exit_code(&e))
+        }
+        Err(CliError::Batch { failed, total, code }) => {
+            eprintln!(
+                "error: {failed} of {total} files failed (named above); the other {} were processed",
+                total - failed
+            );
+            ExitCode::from(code)
         }
     }
 }
 
-fn devices() -> cliper::Result<()> {
-    let devices = ClApp::devices()?;
-    println!(
-        "  {:<5} {:<11} {:<36} {:<30} {:<18} {:>4} {:>5} {:>9} {:>7} {:>6} {:>4}",
-        "id", "kind", "device", "platform", "version", "CUs", "MHz", "memory", "local", "max WG", "fp64"
-    );
-    for d in &devices {
-        println!(
-            "{} {:<5} {:<11} {:<36} {:<30} {:<18} {:>4} {:>5} {:>9} {:>7} {:>6} {:>4}",
-            if d.preferred { "*" } else { " " },
-            d.id(),
-            d.kind.to_string(),
-            clip(&d.name, 36),
-            clip(&d.platform_name, 30),
-            clip(&d.version, 18),
-            d.compute_units,
-            d.clock_mhz,
-            format!("{:.1} GiB", d.global_mem_bytes as f64 / (1u64 << 30) as f64),
-            format!("{} KiB", d.local_mem_bytes / 1024),
-            d.max_work_group_size,
-            if d.fp64 { "yes" } else { "no" }
-        );
-    }
-    if !devices.iter().any(|d| d.preferred) {
-        // Only possible when CLIPER_DEVICE matches nothing; ClApp::new() gives the full error.
-        ClApp::new()?;
-    }
-    Ok(())
+/// How a command fails: one error, or some files of a batch.
+pub enum CliError {
+    Lib(cliper::Error),
+    Batch { failed: usize, total: usize, code: u8 },
 }
 
-fn clip(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        s.to_string()
-    } else {
-        let mut c: String = s.chars().take(width - 1).collect();
-        c.push('…');
-        c
+impl From<cliper::Error> for CliError {
+    fn from(e: cliper::Error) -> CliError {
+        CliError::Lib(e)
+    }
+}
+
+/// 1 for mistakes in what was asked (arguments, files, shapes, types), 2 for the device or runtime failing.
+pub fn exit_code(e: &cliper::Error) -> u8 {
+    use cliper::Error::*;
+    match e {
+        Cl { .. }
+        | Build { .. }
+        | NoDevice { .. }
+        | OutOfMemory { .. }
+        | ProducerFailed { .. }
+        | NotInitialized { .. } => 2,
+        _ => 1,
+    }
+}
+
+/// The error on one line (the library's messages may span lines: build logs).
+pub fn one_line(e: &cliper::Error) -> String {
+    let text = e.to_string();
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default().to_string();
+    match lines.count() {
+        0 => first,
+        n => format!("{first} (+{n} more lines; run with a single file to see them)"),
+    }
+}
+
+/// The error on one line, preceded by the file it concerns unless the message names it already.
+pub fn naming(file: &str, e: &cliper::Error) -> String {
+    let text = one_line(e);
+    if text.contains(file) { text } else { format!("{file}: {text}") }
+}
+
+/// A suggestion for the common mistakes.
+fn hint(e: &cliper::Error) -> Option<&'static str> {
+    use cliper::Error::*;
+    match e {
+        DeviceSelection { .. } => Some("`cliper devices` lists the devices and their ids"),
+        NoDevice { .. } => Some("install an OpenCL driver (`make demo` installs PoCL, the CPU implementation)"),
+        Io { .. } => Some("check the path; relative paths are from the current directory"),
+        Type { .. } => Some("--precision double loads integers and f64 data exactly; --type converts on output"),
+        _ => None,
     }
 }

@@ -1,0 +1,366 @@
+//! The operations the command line and pipeline files offer, each turned into a library process bound to its
+//! input and output arrays.
+
+use crate::data::{AnyData, FileSpec, Kind, dispatch};
+use cliper::{
+    Border, ConjugateTranspose, ConvMode, ConvOutput, ConvParams, Convolution, Dot, DotKind, Element, Error, Filter,
+    FilterElement, HostArray, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Process, Result, Transpose,
+    XData,
+};
+use serde::Deserialize;
+
+/// One operation and its parameters, as a pipeline step spells it (`op = "convolve"`, …) and as the
+/// subcommands build it from their flags.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Op {
+    /// Transpose the last two axes (conjugating with `conj`).
+    Transpose {
+        #[serde(default)]
+        conj: bool,
+    },
+    /// Reorder the axes.
+    Permute { axes: Vec<usize> },
+    /// `op(a)·op(b)` over the last two axes, batched over the rest.
+    Matmul {
+        #[serde(default)]
+        ta: bool,
+        #[serde(default)]
+        tb: bool,
+    },
+    /// The `n`-th power of square matrices.
+    Power { n: u64 },
+    /// The p-norm of everything, or along one axis.
+    Norm {
+        #[serde(default = "two")]
+        p: NormP,
+        #[serde(default)]
+        axis: Option<usize>,
+    },
+    /// The dot product of two arrays (conjugating the first with `conj`), of everything or along one axis.
+    Dot {
+        #[serde(default)]
+        conj: bool,
+        #[serde(default)]
+        axis: Option<usize>,
+    },
+    /// numpy.pad: widths and a numpy mode name.
+    Pad {
+        width: Widths,
+        #[serde(default = "constant")]
+        mode: String,
+        #[serde(default)]
+        value: f64,
+    },
+    /// scipy.ndimage-style convolution with a named filter or a filter file.
+    Convolve {
+        kernel: String,
+        #[serde(default)]
+        mode: ConvModeArg,
+        #[serde(default = "reflect")]
+        border: String,
+        #[serde(default)]
+        value: f64,
+        #[serde(default)]
+        output: ConvOutputArg,
+        #[serde(default)]
+        rank: Option<usize>,
+    },
+}
+
+fn two() -> NormP {
+    NormP(2.0)
+}
+fn constant() -> String {
+    "constant".into()
+}
+fn reflect() -> String {
+    "reflect".into()
+}
+
+/// A norm order: a number ≥ 1 or `inf`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NormP(pub f64);
+
+impl std::str::FromStr for NormP {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<NormP, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "inf" | "infinity" | "∞" => Ok(NormP(f64::INFINITY)),
+            t => t.parse::<f64>().map(NormP).map_err(|_| format!("`{text}` is not a norm order (a number ≥ 1 or inf)")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for NormP {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<NormP, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(p) => Ok(NormP(p)),
+            Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Pad widths: one number for every side of every axis, or `before:after` per axis (`8`, `4:4,2:6`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Widths(pub Vec<(usize, usize)>);
+
+impl std::str::FromStr for Widths {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<Widths, String> {
+        let bad = || format!("`{text}` is not a pad width: give N (all sides) or BEFORE:AFTER per axis, as in 4:4,2:6");
+        let mut widths = Vec::new();
+        for part in text.split(',') {
+            let pair = match part.split_once(':') {
+                Some((b, a)) => (b.trim().parse().map_err(|_| bad())?, a.trim().parse().map_err(|_| bad())?),
+                None => {
+                    let n = part.trim().parse().map_err(|_| bad())?;
+                    (n, n)
+                }
+            };
+            widths.push(pair);
+        }
+        Ok(Widths(widths))
+    }
+}
+
+impl<'de> Deserialize<'de> for Widths {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Widths, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            All(usize),
+            PerAxis(Vec<[usize; 2]>),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::All(n) => Ok(Widths(vec![(n, n)])),
+            Raw::PerAxis(v) => Ok(Widths(v.into_iter().map(|[b, a]| (b, a)).collect())),
+            Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// `conv` (scipy.ndimage.convolve, the default) or `corr` (correlate).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConvModeArg {
+    #[default]
+    Conv,
+    Corr,
+}
+
+/// `same` (default), `valid` or `full`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConvOutputArg {
+    #[default]
+    Same,
+    Valid,
+    Full,
+}
+
+impl Op {
+    /// The name used in messages and in the pipeline file.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Transpose { .. } => "transpose",
+            Op::Permute { .. } => "permute",
+            Op::Matmul { .. } => "matmul",
+            Op::Power { .. } => "power",
+            Op::Norm { .. } => "norm",
+            Op::Dot { .. } => "dot",
+            Op::Pad { .. } => "pad",
+            Op::Convolve { .. } => "convolve",
+        }
+    }
+
+    /// How many input arrays the operation takes.
+    pub fn arity(&self) -> usize {
+        match self {
+            Op::Matmul { .. } | Op::Dot { .. } => 2,
+            _ => 1,
+        }
+    }
+
+    /// The process computing this operation from `inputs` into a newly allocated output.
+    pub fn plan(&self, inputs: &[&AnyData]) -> Result<(Box<dyn Process>, AnyData)> {
+        if inputs.len() != self.arity() {
+            return Err(Error::invalid(self.name(), format!("takes {} input(s), got {}", self.arity(), inputs.len())));
+        }
+        match self {
+            Op::Matmul { .. } | Op::Dot { .. } => binary(self, inputs[0], inputs[1]),
+            _ => dispatch!(inputs[0], x => self.unary(x)),
+        }
+    }
+
+    fn unary<T: Kind>(&self, x: &XData<T>) -> Result<(Box<dyn Process>, AnyData)>
+    where
+        T::Real: Kind + FilterElement<T>,
+    {
+        let app = x.app();
+        match self {
+            Op::Transpose { conj } => {
+                let y = XData::<T>::zeros(app, &Transpose::<T>::output_shape(x.shape())?)?;
+                let p: Box<dyn Process> =
+                    if *conj { Box::new(ConjugateTranspose::new(x, &y)) } else { Box::new(Transpose::new(x, &y)) };
+                Ok((p, T::wrap(y)))
+            }
+            Op::Permute { axes } => {
+                if axes.len() != x.ndim() {
+                    return Err(Error::invalid(
+                        "permute",
+                        format!("{axes:?} must list each of the {} axes of {:?} once", x.ndim(), x.shape()),
+                    ));
+                }
+                let shape: Vec<usize> = axes.iter().map(|&a| x.shape().get(a).copied().unwrap_or(0)).collect();
+                let y = XData::<T>::zeros(app, &shape)?;
+                Ok((Box::new(Permute::new(x, &y, axes)), T::wrap(y)))
+            }
+            Op::Power { n } => {
+                let y = XData::<T>::zeros(app, x.shape())?;
+                Ok((Box::new(MatrixPower::new(x, &y, *n)), T::wrap(y)))
+            }
+            Op::Norm { p, axis } => {
+                let order = if p.0.is_infinite() { NormOrder::Inf } else { NormOrder::P(p.0) };
+                order.p()?;
+                let shape = without_axis("norm", x.shape(), *axis)?;
+                let y = XData::<T::Real>::zeros(app, &shape)?;
+                let norm = NormN::new(x, &y, order);
+                let norm = match axis {
+                    Some(a) => norm.along(*a),
+                    None => norm,
+                };
+                Ok((Box::new(norm), T::Real::wrap(y)))
+            }
+            Op::Pad { width, mode, value } => {
+                let border = match Border::numpy(mode)? {
+                    Border::Constant(_) => Border::Constant(*value),
+                    other => other,
+                };
+                let y = XData::<T>::zeros(app, &Pad::<T>::output_shape(x.shape(), &width.0)?)?;
+                Ok((Box::new(Pad::new(x, &y, &width.0, border)), T::wrap(y)))
+            }
+            Op::Convolve { kernel, mode, border, value, output, rank } => {
+                let border = match Border::scipy(border)? {
+                    Border::Constant(_) => Border::Constant(*value),
+                    other => other,
+                };
+                let params = ConvParams::new()
+                    .border(border)
+                    .mode(match mode {
+                        ConvModeArg::Conv => ConvMode::Convolution,
+                        ConvModeArg::Corr => ConvMode::Correlation,
+                    })
+                    .output(match output {
+                        ConvOutputArg::Same => ConvOutput::Same,
+                        ConvOutputArg::Valid => ConvOutput::Valid,
+                        ConvOutputArg::Full => ConvOutput::Full,
+                    });
+                let rank = rank.unwrap_or(x.ndim().clamp(1, 2));
+                match load_filter::<T>(kernel, rank)? {
+                    KernelWeights::Real(f) => {
+                        let y = XData::<T>::zeros(app, &params.output_shape(x.shape(), f.shape())?)?;
+                        Ok((Box::new(Convolution::new(x, &y, &f, params)), T::wrap(y)))
+                    }
+                    KernelWeights::Same(f) => {
+                        let y = XData::<T>::zeros(app, &params.output_shape(x.shape(), f.shape())?)?;
+                        Ok((Box::new(Convolution::new(x, &y, &f, params)), T::wrap(y)))
+                    }
+                }
+            }
+            Op::Matmul { .. } | Op::Dot { .. } => Err(Error::invalid(self.name(), "takes two inputs")),
+        }
+    }
+}
+
+/// A shape without `axis` (the whole shape's reduction `[]` when `axis` is `None`).
+fn without_axis(op: &str, shape: &[usize], axis: Option<usize>) -> Result<Vec<usize>> {
+    match axis {
+        None => Ok(Vec::new()),
+        Some(a) if a < shape.len() => Ok(shape.iter().enumerate().filter(|&(i, _)| i != a).map(|(_, &n)| n).collect()),
+        Some(a) => Err(Error::invalid(op, format!("axis {a} does not exist in shape {shape:?}"))),
+    }
+}
+
+/// Runs a two-input operation on arrays of one element type, or names the mismatch.
+fn binary(op: &Op, a: &AnyData, b: &AnyData) -> Result<(Box<dyn Process>, AnyData)> {
+    macro_rules! typed {
+        ($a:ident, $b:ident) => {
+            match op {
+                Op::Matmul { ta, tb } => matmul($a, $b, *ta, *tb),
+                Op::Dot { conj, axis } => dot($a, $b, *conj, *axis),
+                _ => Err(Error::invalid(op.name(), "takes one input")),
+            }
+        };
+    }
+    match (a, b) {
+        (AnyData::F32(a), AnyData::F32(b)) => typed!(a, b),
+        (AnyData::F64(a), AnyData::F64(b)) => typed!(a, b),
+        (AnyData::C32(a), AnyData::C32(b)) => typed!(a, b),
+        (AnyData::C64(a), AnyData::C64(b)) => typed!(a, b),
+        _ => Err(Error::Type {
+            op: op.name().into(),
+            expected: format!("both inputs of one element type (the first is {})", a.kind().name()),
+            got: b.kind().name().into(),
+        }),
+    }
+}
+
+fn matmul<T: Kind>(a: &XData<T>, b: &XData<T>, ta: bool, tb: bool) -> Result<(Box<dyn Process>, AnyData)> {
+    let op = |t: bool| if t { MatOp::Transpose } else { MatOp::None };
+    let c = XData::<T>::zeros(a.app(), &MatMul::<T>::output_shape(a.shape(), op(ta), b.shape(), op(tb))?)?;
+    Ok((Box::new(MatMul::new(a, b, &c).op_a(op(ta)).op_b(op(tb))), T::wrap(c)))
+}
+
+fn dot<T: Kind>(a: &XData<T>, b: &XData<T>, conj: bool, axis: Option<usize>) -> Result<(Box<dyn Process>, AnyData)> {
+    let out = XData::<T>::zeros(a.app(), &without_axis("dot", a.shape(), axis)?)?;
+    let d = Dot::new(a, b, &out).kind(if conj { DotKind::Conjugated } else { DotKind::Plain });
+    let d = match axis {
+        Some(k) => d.along(k),
+        None => d,
+    };
+    Ok((Box::new(d), T::wrap(out)))
+}
+
+/// Filter weights for data of type `T`: real weights (named filters, real files) or weights of `T` itself
+/// (complex filter files for complex data).
+enum KernelWeights<T: Element> {
+    Real(Filter<T::Real>),
+    Same(Filter<T>),
+}
+
+/// A named filter (`gaussian:2`, `sobel-x`, …) or a filter file (`kernel.npy`, `k.mat:W`).
+fn load_filter<T: Kind>(spec: &str, rank: usize) -> Result<KernelWeights<T>> {
+    let file = FileSpec::parse(spec);
+    if !file.path.exists() {
+        return Filter::named(spec, rank).map(KernelWeights::Real).map_err(|e| match e {
+            Error::InvalidArgument { op, reason } => Error::InvalidArgument {
+                op,
+                reason: format!("{reason}, or a filter file (no file {} exists)", file.path.display()),
+            },
+            other => other,
+        });
+    }
+    let host = file.read()?;
+    let shape = host.shape().to_vec();
+    if matches!(host, HostArray::C32(_) | HostArray::C64(_)) {
+        if !T::IS_COMPLEX {
+            return Err(Error::Type {
+                op: format!("filter {file}"),
+                expected: "real weights for real data".into(),
+                got: host.dtype().name().into(),
+            });
+        }
+        let values = host.to_elements::<T>(&file.path)?;
+        return Ok(KernelWeights::Same(Filter::new(&shape, values.iter().copied().collect())?));
+    }
+    let values = host.to_elements::<T::Real>(&file.path)?;
+    Ok(KernelWeights::Real(Filter::new(&shape, values.iter().copied().collect())?))
+}

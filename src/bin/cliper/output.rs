@@ -1,0 +1,94 @@
+//! What a run prints: the files written, small results, the profile table — as text or as JSON.
+
+use crate::CliError;
+use crate::chain::{Chain, Context, Outcome, run};
+use cliper::Report;
+use num_complex::Complex64;
+use serde_json::{Value, json};
+
+/// Runs `chain` and prints what it did; a batch in which some files failed ends in [`CliError::Batch`].
+pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> {
+    let mut outcome = run(ctx, chain)?;
+    let app = ctx.app()?;
+    let batch = outcome.records.len() > 1 || outcome.records.first().is_some_and(|r| r.input.is_some());
+    if !batch && let Some(e) = outcome.records.first_mut().and_then(|r| r.error.take()) {
+        return Err(CliError::Lib(e));
+    }
+    if ctx.json {
+        println!("{}", serde_json::to_string_pretty(&to_json(&app.device().name, &outcome)).unwrap_or_default());
+    } else {
+        for r in &outcome.records {
+            if r.error.is_some() {
+                continue;
+            }
+            let from = r.input.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default();
+            for (name, path, shape, kind) in &r.written {
+                println!("{from}wrote {name} {shape:?} {kind} to {}", path.display());
+            }
+            for (name, shape, values) in &r.values {
+                if values.is_empty() {
+                    println!(
+                        "{from}{name} {shape:?}: {} values (save them with -o FILE)",
+                        shape.iter().product::<usize>()
+                    );
+                } else if shape.is_empty() {
+                    println!("{from}{name} = {}", show(values[0]));
+                } else {
+                    let shown: Vec<String> = values.iter().map(|&v| show(v)).collect();
+                    println!("{from}{name} {shape:?} = [{}]", shown.join(", "));
+                }
+            }
+        }
+        if let Some(report) = &outcome.report {
+            println!("\ndevice: {}\n{report}", app.device().name);
+        }
+    }
+    let failed = outcome.failures().count();
+    if failed > 0 {
+        let code = outcome.failures().map(crate::exit_code).max().unwrap_or(1);
+        return Err(CliError::Batch { failed, total: outcome.records.len(), code });
+    }
+    Ok(())
+}
+
+/// A number as people read it: real when the imaginary part is zero.
+pub fn show(v: Complex64) -> String {
+    if v.im == 0.0 { format!("{}", v.re) } else { format!("{}{:+}i", v.re, v.im) }
+}
+
+fn number(v: Complex64) -> Value {
+    if v.im == 0.0 { json!(v.re) } else { json!([v.re, v.im]) }
+}
+
+/// The per-kernel profile as JSON records.
+pub fn report_json(report: &Report) -> Value {
+    json!({
+        "total_ms": report.total_ms(),
+        "kernels": report.launches.iter().map(|l| json!({
+            "process": l.process, "kernel": l.kernel, "global": l.global, "local": l.local,
+            "device_ms": l.device_ms, "gb_per_s": l.gb_per_s(), "gflop_per_s": l.gflop_per_s(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn to_json(device: &str, outcome: &Outcome) -> Value {
+    let runs: Vec<Value> = outcome
+        .records
+        .iter()
+        .map(|r| {
+            json!({
+                "input": r.input.as_ref().map(|p| p.display().to_string()),
+                "written": r.written.iter().map(|(name, path, shape, kind)| json!({
+                    "name": name, "path": path.display().to_string(), "shape": shape, "type": kind,
+                })).collect::<Vec<_>>(),
+                "values": r.values.iter().map(|(name, shape, values)| json!({
+                    "name": name, "shape": shape,
+                    "values": if shape.is_empty() { values.first().map(|&v| number(v)).unwrap_or(Value::Null) }
+                              else { Value::Array(values.iter().map(|&v| number(v)).collect()) },
+                })).collect::<Vec<_>>(),
+                "error": r.error.as_ref().map(crate::one_line),
+            })
+        })
+        .collect();
+    json!({ "device": device, "runs": runs, "profile": outcome.report.as_ref().map(report_json) })
+}
