@@ -408,7 +408,8 @@ fn run_once(
                 .iter()
                 .map(|n| arrays.get(n).ok_or_else(|| Error::invalid("pipeline", format!("`{n}` is not defined"))))
                 .collect::<Result<_>>()?;
-            let (process, output) = step.op.plan(&inputs).map_err(|e| in_step(e, i))?;
+            let many = chain.steps.len() > 1;
+            let (process, output) = step.op.plan(&inputs).map_err(|e| if many { in_step(e, i) } else { e })?;
             pipeline.push(process);
             arrays.insert(step.output.clone(), output);
         }

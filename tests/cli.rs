@@ -1,0 +1,347 @@
+//! The `cliper` command line end to end on PoCL (or CLIPER_DEVICE's device): every subcommand on the sample
+//! data and on random arrays with checked outputs, a pipeline file, a batch directory with a corrupt file, and
+//! bad arguments (one clear line, exit code 1, no panic).
+//!
+//! Results are compared with float64 host references at the tolerance of the element type the CLI computed
+//! in (f32: 1e-5 relative to the largest magnitude — a few hundred roundings of 6e-8 in sums of up to 129
+//! terms; f64: 1e-12), or bit for bit with the library where the CLI only passes the arguments on.
+
+mod common;
+use assert_cmd::Command;
+use cliper::{ConvParams, Convolution, Filter, HostArray, XData, read_file, read_npy, write_npy};
+use common::*;
+use ndarray::{ArrayD, Ix2, IxDyn};
+use num_complex::Complex32;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn cliper() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cliper"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cliper-cli-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs and returns stdout, asserting success.
+fn ok(args: &[&str]) -> String {
+    let out = cliper().args(args).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "cliper {args:?} failed:\n{stdout}\n{stderr}");
+    stdout.into_owned()
+}
+
+/// Runs, expects failure with `code`, returns stderr (which must be free of panics and backtraces).
+fn fails(args: &[&str], code: i32) -> String {
+    let out = cliper().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "cliper {args:?}: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "{stderr}");
+    stderr
+}
+
+fn f32s(path: &Path) -> ArrayD<f64> {
+    match read_file(path).unwrap() {
+        HostArray::F32(a) => a.mapv(f64::from),
+        HostArray::F64(a) => a,
+        other => panic!("{} holds {:?}", path.display(), other.dtype()),
+    }
+}
+
+fn random_npy(dir: &Path, name: &str, shape: &[usize], seed: u64) -> (PathBuf, ArrayD<f64>) {
+    let mut rng = Rng::new(seed);
+    let a = ArrayD::from_shape_fn(IxDyn(shape), |_| rng.uniform() as f32);
+    let path = dir.join(name);
+    write_npy(&path, &HostArray::F32(a.clone())).unwrap();
+    (path, a.mapv(f64::from))
+}
+
+fn close(got: &ArrayD<f64>, want: &ArrayD<f64>, rel: f64, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}");
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= rel * scale, "{what}: {g} vs {w}");
+    }
+}
+
+#[test]
+fn devices_and_help() {
+    let text = ok(&["devices"]);
+    assert!(text.contains('*') && text.contains("chosen by"), "{text}");
+    let json: Value = serde_json::from_str(&ok(&["devices", "--json"])).unwrap();
+    assert_eq!(json["devices"].as_array().unwrap().iter().filter(|d| d["default"] == true).count(), 1);
+    for sub in [
+        "devices",
+        "info",
+        "convert",
+        "transpose",
+        "permute",
+        "matmul",
+        "power",
+        "norm",
+        "dot",
+        "pad",
+        "convolve",
+        "run",
+        "demo",
+    ] {
+        let help = ok(&[sub, "--help"]);
+        assert!(help.contains("Example"), "{sub} --help has no example:\n{help}");
+    }
+}
+
+#[test]
+fn info_reports_statistics_variables_and_kspace() {
+    let text = ok(&["info", "data/phantom_256.png"]);
+    assert!(text.contains("[256,256] u16") && text.contains("max 65535") && text.contains("NaN 0"), "{text}");
+    let json: Value = serde_json::from_str(&ok(&["info", "data/kspace.mat", "--json"])).unwrap();
+    let names: Vec<&str> = json["variables"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["kspace", "spatial_dims", "sensitivity_maps", "mask"]);
+    assert_eq!(json["variables"][3]["mean"], 0.625);
+    assert_eq!(
+        (json["kspace"]["coils"].as_u64(), json["kspace"]["spatial"].clone()),
+        (Some(8), serde_json::json!([64, 64]))
+    );
+    let json: Value = serde_json::from_str(&ok(&["info", "data/matrices.mat:A", "--json"])).unwrap();
+    assert_eq!(json["variables"][0]["shape"], serde_json::json!([64, 48]));
+}
+
+#[test]
+fn convert_changes_format_and_type_explicitly() {
+    let dir = scratch("convert");
+    let npy = dir.join("p.npy");
+    ok(&["convert", "data/phantom_256.tif", npy.to_str().unwrap()]);
+    assert_eq!(read_npy(&npy).unwrap(), read_file("data/phantom_256.tif").unwrap(), "bit-exact");
+    let png = dir.join("p8.png");
+    ok(&["convert", "data/phantom_256.tif", png.to_str().unwrap(), "--type", "u8", "--scale", "minmax"]);
+    let HostArray::U8(p8) = read_file(&png).unwrap() else { panic!("u8") };
+    assert_eq!((p8.iter().min(), p8.iter().max()), (Some(&0), Some(&255)));
+    let err = fails(&["convert", "data/phantom_256.tif", dir.join("f.png").to_str().unwrap()], 1);
+    assert!(err.contains("--type") && err.contains("f.png"), "{err}");
+    assert!(!dir.join("f.png").exists());
+}
+
+#[test]
+fn linear_algebra_subcommands_match_references() {
+    let dir = scratch("linalg");
+    let (a, ha) = random_npy(&dir, "a.npy", &[7, 129], 1);
+    let (b, hb) = random_npy(&dir, "b.npy", &[129, 5], 2);
+    let out = |n: &str| dir.join(n).to_str().unwrap().to_string();
+
+    ok(&["transpose", a.to_str().unwrap(), &out("at.npy")]);
+    assert_eq!(f32s(&dir.join("at.npy")), ha.t().to_owned(), "transpose is exact");
+
+    ok(&["matmul", a.to_str().unwrap(), b.to_str().unwrap(), &out("c.npy")]);
+    let c = ha.view().into_dimensionality::<Ix2>().unwrap().dot(&hb.view().into_dimensionality::<Ix2>().unwrap());
+    close(&f32s(&dir.join("c.npy")), &c.clone().into_dyn(), 1e-5, "matmul");
+    ok(&["matmul", a.to_str().unwrap(), a.to_str().unwrap(), &out("aat.npy"), "--tb"]);
+    let h2 = ha.view().into_dimensionality::<Ix2>().unwrap();
+    close(&f32s(&dir.join("aat.npy")), &h2.dot(&h2.t()).into_dyn(), 1e-5, "matmul --tb");
+
+    // f64 matrices from the MAT sample compute in double: 1e-12.
+    ok(&["matmul", "data/matrices.mat:A", "data/matrices.mat:B", &out("ab.mat")]);
+    ok(&["power", &out("ab.mat"), "3", &out("ab3.npy")]);
+    let (HostArray::F64(ma), HostArray::F64(mb)) = (
+        cliper::read_mat_variable("data/matrices.mat", "A").unwrap(),
+        cliper::read_mat_variable("data/matrices.mat", "B").unwrap(),
+    ) else {
+        panic!("f64")
+    };
+    let m = ma.into_dimensionality::<Ix2>().unwrap().dot(&mb.into_dimensionality::<Ix2>().unwrap());
+    let m3 = m.dot(&m).dot(&m);
+    close(&f32s(&dir.join("ab3.npy")), &m3.into_dyn(), 1e-12, "power 3 in f64");
+
+    let text = ok(&["norm", a.to_str().unwrap()]);
+    let norm2: f64 = text.trim().strip_prefix("norm = ").unwrap().parse().unwrap();
+    let want = ha.iter().map(|v| v * v).sum::<f64>().sqrt();
+    assert!((norm2 - want).abs() < 1e-5 * want, "{norm2} vs {want}");
+    let json: Value = serde_json::from_str(&ok(&["norm", a.to_str().unwrap(), "-p", "inf", "--json"])).unwrap();
+    let inf = json["runs"][0]["values"][0]["values"].as_f64().unwrap();
+    // max |x| is exact in f32 (serde_json's default float parsing may be off by one f64 ulp).
+    assert_eq!(inf as f32, ha.iter().fold(0.0f64, |m, v| m.max(v.abs())) as f32);
+    ok(&["norm", a.to_str().unwrap(), "--axis", "1", "-p", "1.5", "-o", &out("rows.npy")]);
+    let rows = ndarray::Array1::from_iter(
+        ha.outer_iter().map(|r| r.iter().map(|v| v.abs().powf(1.5)).sum::<f64>().powf(1.0 / 1.5)),
+    );
+    close(&f32s(&dir.join("rows.npy")), &rows.into_dyn(), 1e-5, "row 1.5-norms");
+
+    let json: Value = serde_json::from_str(&ok(&["dot", a.to_str().unwrap(), a.to_str().unwrap(), "--json"])).unwrap();
+    let dot = json["runs"][0]["values"][0]["values"].as_f64().unwrap();
+    assert!((dot - want * want).abs() < 1e-5 * want * want, "{dot}");
+    // Complex data with --conj: ⟨k, k⟩ = ‖k‖², real.
+    let json: Value =
+        serde_json::from_str(&ok(&["dot", "data/kspace.mat:kspace", "data/kspace.mat:kspace", "--conj", "--json"]))
+            .unwrap();
+    let z = &json["runs"][0]["values"][0]["values"];
+    let (re, im) = (z[0].as_f64().unwrap(), z[1].as_f64().unwrap());
+    assert!(re > 0.0 && im.abs() < 1e-5 * re, "{z}");
+
+    let err = fails(&["matmul", a.to_str().unwrap(), a.to_str().unwrap(), &out("bad.npy")], 1);
+    assert!(err.contains("[7, 129]") && err.contains("MatMul") && !err.contains("step 1"), "{err}");
+}
+
+#[test]
+fn pad_and_convolve_pass_their_arguments_on() {
+    let dir = scratch("conv");
+    let (x, hx) = random_npy(&dir, "x.npy", &[31, 17], 3);
+    let out = |n: &str| dir.join(n).to_str().unwrap().to_string();
+    ok(&["pad", x.to_str().unwrap(), &out("p.npy"), "--width", "2:3,1:0", "--mode", "wrap"]);
+    let p = f32s(&dir.join("p.npy"));
+    assert_eq!(p.shape(), &[36, 18]);
+    for ((i, j), v) in p.view().into_dimensionality::<Ix2>().unwrap().indexed_iter() {
+        assert_eq!(*v, hx[[(i + 31 - 2) % 31, (j + 17 - 1) % 17]], "wrap at ({i}, {j})");
+    }
+
+    // The CLI's convolution is the library's, bit for bit, with the same parameters.
+    let x_dev = XData::<f32>::load(app(), &x).unwrap();
+    let cases: [(&[&str], Filter<f32>, ConvParams); 3] = [
+        (
+            &["--kernel", "gaussian:1.5"],
+            Filter::gaussian(1.5, 2).unwrap(),
+            ConvParams::new().border(cliper::Border::scipy("reflect").unwrap()),
+        ),
+        (
+            &["--kernel", "sobel-y", "--mode", "corr", "--border", "constant", "--value", "2", "--output", "full"],
+            Filter::sobel_y(),
+            ConvParams::new()
+                .mode(cliper::ConvMode::Correlation)
+                .border(cliper::Border::Constant(2.0))
+                .output(cliper::ConvOutput::Full),
+        ),
+        (
+            &["--kernel", "log:1", "--border", "wrap", "--output", "valid"],
+            Filter::laplacian_of_gaussian(1.0, 2).unwrap(),
+            ConvParams::new().border(cliper::Border::Wrap).output(cliper::ConvOutput::Valid),
+        ),
+    ];
+    for (i, (flags, filter, params)) in cases.iter().enumerate() {
+        let path = out(&format!("c{i}.npy"));
+        let mut args = vec!["convolve", x.to_str().unwrap(), path.as_str()];
+        args.extend_from_slice(flags);
+        ok(&args);
+        let want = Convolution::apply(&x_dev, filter, params.clone()).unwrap().to_ndarray().unwrap();
+        assert_eq!(f32s(Path::new(&path)), want.mapv(f64::from), "{flags:?}");
+    }
+    // A filter file: a complex filter on complex data.
+    let k = ArrayD::from_shape_fn(IxDyn(&[3, 2]), |ix| Complex32::new(ix[0] as f32, ix[1] as f32 - 0.5));
+    write_npy(dir.join("k.npy"), &HostArray::C32(k)).unwrap();
+    ok(&["convolve", "data/kspace.cfl", &out("kc.npy"), "--kernel", &out("k.npy")]);
+    assert_eq!(read_file(dir.join("kc.npy")).unwrap().shape(), &[64, 64, 1, 8]);
+    let err = fails(&["convolve", x.to_str().unwrap(), &out("y.npy"), "--kernel", &out("k.npy")], 1);
+    assert!(err.contains("real"), "complex filter on real data: {err}");
+    let err = fails(&["convolve", x.to_str().unwrap(), &out("y.npy"), "--kernel", "median:3"], 1);
+    assert!(err.contains("gaussian:SIGMA") && err.contains("median:3"), "{err}");
+}
+
+#[test]
+fn pipeline_file_runs_a_chain_and_reports() {
+    let dir = scratch("pipeline");
+    let (x, hx) = random_npy(&dir, "x.npy", &[9, 7], 4);
+    let file = dir.join("p.toml");
+    let toml = format!(
+        r#"
+[input]
+x = "{x}"
+
+[[step]]
+op = "transpose"
+in = "x"
+out = "xt"
+
+[[step]]
+op = "matmul"
+in = ["x", "xt"]
+out = "gram"
+
+[[step]]
+op = "norm"
+in = "gram"
+out = "size"
+p = "inf"
+
+[output]
+gram = {{ path = "{dir}/gram.tif" }}
+xt = "{dir}/xt.npy"
+"#,
+        x = x.display(),
+        dir = dir.display()
+    );
+    std::fs::write(&file, toml).unwrap();
+    let json: Value = serde_json::from_str(&ok(&["run", file.to_str().unwrap(), "--json", "--profile"])).unwrap();
+    let h = hx.view().into_dimensionality::<Ix2>().unwrap();
+    let gram = h.dot(&h.t()).into_dyn();
+    close(&f32s(&dir.join("gram.tif")), &gram, 1e-5, "gram through the chain");
+    assert_eq!(f32s(&dir.join("xt.npy")), hx.t().to_owned());
+    let size = json["runs"][0]["values"][0]["values"].as_f64().unwrap();
+    assert!((size - gram.iter().fold(0.0f64, |m, v| m.max(v.abs()))).abs() < 1e-5 * size);
+    assert!(json["profile"]["kernels"].as_array().unwrap().len() >= 3, "{}", json["profile"]);
+
+    // Mistakes in the file name the step and the problem.
+    let bad = dir.join("bad.toml");
+    for (text, needle) in [
+        ("[input]\nx = \"a.npy\"\n[[step]]\nop = \"norm\"\nin = \"y\"\nout = \"n\"\n", "reads `y`"),
+        ("[input]\nx = \"a.npy\"\n[[step]]\nop = \"blur\"\nin = \"x\"\nout = \"n\"\n", "step 1"),
+        ("[input]\nx = \"a.npy\"\n[[step]]\nop = \"norm\"\nin = \"x\"\nout = \"n\"\nq = 3\n", "q"),
+        ("[input]\nx = \"a.npy\"\n", "no [[step]]"),
+    ] {
+        std::fs::write(&bad, text).unwrap();
+        let err = fails(&["run", bad.to_str().unwrap()], 1);
+        assert!(err.contains(needle) && err.contains("bad.toml"), "{needle}: {err}");
+    }
+}
+
+#[test]
+fn batch_directory_goes_on_past_a_corrupt_file() {
+    let dir = scratch("batch");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    for i in 0..3 {
+        random_npy(&input, &format!("img{i}.npy"), &[20, 13], 10 + i);
+    }
+    random_npy(&input, "other_shape.npy", &[5, 8], 20);
+    std::fs::write(input.join("broken.npy"), b"\x93NUMPY garbage").unwrap();
+    let out = dir.join("out");
+    let err = fails(&["convolve", input.to_str().unwrap(), &format!("{}/", out.display()), "--kernel", "box:3"], 1);
+    assert!(err.contains("broken.npy") && err.contains("1 of 5"), "{err}");
+    for i in 0..3 {
+        let got = f32s(&out.join(format!("img{i}.npy")));
+        assert_eq!(got.shape(), &[20, 13]);
+    }
+    assert_eq!(f32s(&out.join("other_shape.npy")).shape(), &[5, 8], "a new shape rebuilds the chain");
+    assert!(!out.join("broken.npy").exists());
+    // A batch needs an output per file.
+    let err = fails(&["transpose", input.to_str().unwrap(), dir.join("one.npy").to_str().unwrap()], 1);
+    assert!(err.contains("{stem}"), "{err}");
+}
+
+#[test]
+fn bad_arguments_give_one_clear_line_and_exit_code_1() {
+    fails(&["frobnicate"], 1);
+    let err = fails(&["norm", "no/such/file.npy"], 1);
+    assert!(err.contains("no/such/file.npy"), "{err}");
+    let err = fails(&["norm", "data/README.md"], 1);
+    assert!(err.contains(".md"), "{err}");
+    let err = fails(&["norm", "data/phantom_256.png", "-p", "0.5"], 1);
+    assert!(err.contains("0.5"), "{err}");
+    let err = fails(&["info", "data/kspace.mat:nothing"], 1);
+    assert!(err.contains("nothing") && err.contains("kspace"), "{err}");
+    let err = fails(&["--device", "no-such-device-xyz", "norm", "data/phantom_256.png"], 1);
+    assert!(err.contains("no-such-device-xyz") && err.contains("cliper devices"), "{err}");
+    let err = fails(&["pad", "data/phantom_256.png", "/tmp/x.npy", "--width", "a:b"], 1);
+    assert!(err.contains("a:b"), "{err}");
+}
+
+#[test]
+fn demo_writes_its_results() {
+    let dir = scratch("demo");
+    let text = ok(&["demo", "--out", dir.to_str().unwrap()]);
+    for file in ["demo_smooth.tif", "demo_edges.png", "demo_column_energy.npy"] {
+        assert!(dir.join(file).exists() && text.contains(file), "{file}:\n{text}");
+    }
+    assert!(text.contains("edge_energy = ") && text.contains("device ms"), "{text}");
+}
