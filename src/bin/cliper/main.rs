@@ -354,14 +354,17 @@ pub fn exit_code(e: &cliper::Error) -> u8 {
     }
 }
 
-/// The error on one line (the library's messages may span lines: build logs).
+/// The error on one line (the library's messages may span lines: build logs), unless CLIPER_VERBOSE is set.
 pub fn one_line(e: &cliper::Error) -> String {
     let text = e.to_string();
+    if std::env::var_os("CLIPER_VERBOSE").is_some() {
+        return text;
+    }
     let mut lines = text.lines();
     let first = lines.next().unwrap_or_default().to_string();
     match lines.count() {
         0 => first,
-        n => format!("{first} (+{n} more lines; run with a single file to see them)"),
+        n => format!("{first} (+{n} lines of detail: set CLIPER_VERBOSE=1 to see them)"),
     }
 }
 
