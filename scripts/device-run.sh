@@ -18,6 +18,8 @@ export CLIPER_DEVICE=gpu
 if [ "${RUN_TESTS:-1}" = 1 ]; then
     echo "== tests on the GPU"
     for t in $bin/test-*; do
+        # test-cli starts the CLI from the build path of the machine that built it: the CLI runs below instead
+        [ "$(basename "$t")" = test-cli ] && continue
         # tests that start the CLI look for it at the build path of the machine that built them; the CLI is
         # exercised above and below instead
         "$t" --test-threads 4 --skip the_cli --skip the_demo --skip bad_cliper_device --skip no_opencl_platform 2>&1 | grep -E "test result|FAILED|panicked" | sed "s|^|$(basename "$t"): |"
@@ -26,8 +28,18 @@ fi
 
 if [ "${RUN_DEMO:-1}" = 1 ]; then
     echo "== demo"
-    $bin/cliper demo --size 512 --slices 256 > "$OUT/demo.txt" 2>&1; echo "demo exit $?"
-    sed -n 1,12p "$OUT/demo.txt"
+    $bin/cliper demo --out "$OUT/demo" > "$OUT/demo.txt" 2>&1; echo "demo exit $?"
+    sed -n 1,25p "$OUT/demo.txt"
+    echo "== CLI on the GPU"
+    {
+        $bin/cliper info data/kspace.mat
+        $bin/cliper matmul data/matrices.mat:A data/matrices.mat:B "$OUT/c.npy" && $bin/cliper power "$OUT/c.npy" 8 "$OUT/c8.npy"
+        $bin/cliper norm "$OUT/c8.npy" --json
+        $bin/cliper convolve data/phantom_256.png "$OUT/log.tif" --kernel log:1.5 --output full --profile
+        $bin/cliper dot data/kspace.mat:kspace data/kspace.mat:kspace --conj
+        mkdir -p "$OUT/batch" && $bin/cliper run pipelines/demo.toml --input image='data/*.tif' --output edges="$OUT/batch/{stem}.png" --output smooth="$OUT/batch/" --output column_energy="$OUT/batch/{stem}_ce.npy"; echo "batch exit $?"
+    } > "$OUT/cli.txt" 2>&1
+    cat "$OUT/cli.txt"
 fi
 
 # BENCH_CASES: a file of cliper-bench argument lines (# comments allowed); default: the transpose case.

@@ -344,4 +344,5 @@ fn demo_writes_its_results() {
         assert!(dir.join(file).exists() && text.contains(file), "{file}:\n{text}");
     }
     assert!(text.contains("edge_energy = ") && text.contains("device ms"), "{text}");
+    assert!(text.contains("host↔device copies during the chain: 0"), "{text}");
 }

@@ -48,13 +48,3 @@ fn the_cli_lists_devices() {
     }
     assert_eq!(text.lines().filter(|l| l.starts_with('*')).count(), 1, "{text}");
 }
-
-#[test]
-fn the_demo_runs_and_checks_itself() {
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_cliper")).args(["demo", "--size", "48", "--slices", "5"]).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("host↔device copies during the chain: 0"), "{text}");
-    assert!(text.contains("demo OK"), "{text}");
-}

@@ -216,6 +216,8 @@ pub struct RunRecord {
     pub input: Option<PathBuf>,
     pub written: Vec<(String, PathBuf, Vec<usize>, &'static str)>,
     pub values: Vec<(String, Vec<usize>, Vec<num_complex::Complex64>)>,
+    /// Host↔device copies while the chain ran (loading inputs and saving outputs not counted): 0 by design.
+    pub transfers: u64,
     pub error: Option<Error>,
 }
 
@@ -341,7 +343,8 @@ pub fn run(ctx: &mut Context, chain: &Chain) -> Result<Outcome> {
                 _ => FileSpec::parse(spec),
             })
             .collect();
-        let mut record = RunRecord { input: file.clone(), written: Vec::new(), values: Vec::new(), error: None };
+        let mut record =
+            RunRecord { input: file.clone(), written: Vec::new(), values: Vec::new(), transfers: 0, error: None };
         match run_once(
             &app,
             ctx.profile && report.is_none(),
@@ -417,12 +420,14 @@ fn run_once(
         *built = Some(Built { arrays, pipeline, signature });
     }
     let b = built.as_mut().ok_or_else(|| Error::invalid("pipeline", "no chain"))?;
+    let before = app.transfer_stats();
     let report = if profile {
         Some(b.pipeline.profile()?)
     } else {
         b.pipeline.run()?;
         None
     };
+    record.transfers = (app.transfer_stats() - before).total_calls();
     for (name, template, options) in &chain.outputs {
         let path = output_path(template, file, batch)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -63,7 +63,7 @@ pub fn devices(ctx: &Context) -> Result<()> {
         );
     }
     match chosen {
-        Some(id) => println!("\n* = the device cliper uses ({id}), chosen by {why}"),
+        Some(id) => println!("\nthe device cliper uses (marked *): {id}, chosen by {why}"),
         None => {
             ClApp::new()?; // CLIPER_DEVICE matches nothing: the library's error says what it lists
         }

@@ -40,7 +40,9 @@ pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> 
             }
         }
         if let Some(report) = &outcome.report {
+            let transfers = outcome.records.first().map_or(0, |r| r.transfers);
             println!("\ndevice: {}\n{report}", app.device().name);
+            println!("host↔device copies during the chain: {transfers}");
         }
     }
     let failed = outcome.failures().count();
@@ -86,6 +88,7 @@ fn to_json(device: &str, outcome: &Outcome) -> Value {
                     "values": if shape.is_empty() { values.first().map(|&v| number(v)).unwrap_or(Value::Null) }
                               else { Value::Array(values.iter().map(|&v| number(v)).collect()) },
                 })).collect::<Vec<_>>(),
+                "transfers_during_chain": r.transfers,
                 "error": r.error.as_ref().map(crate::one_line),
             })
         })
