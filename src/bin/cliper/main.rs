@@ -118,14 +118,8 @@ enum Command {
         /// The order: a number ≥ 1 or inf.
         #[arg(short, default_value = "2")]
         p: NormP,
-        /// Norms along this axis (one per line) instead of one number.
-        #[arg(long)]
-        axis: Option<usize>,
-        /// Save the result to a file (else it is printed).
-        #[arg(short, long)]
-        output: Option<String>,
         #[command(flatten)]
-        common: Common,
+        reduce: Reduction,
     },
     /// Dot product Σ aᵢ·bᵢ (Σ conj(aᵢ)·bᵢ with --conj), of everything or along one axis.
     #[command(after_help = "Example: cliper dot data/phantom_256.tif data/phantom_256.tif")]
@@ -137,14 +131,8 @@ enum Command {
         /// Conjugate the first operand.
         #[arg(long)]
         conj: bool,
-        /// Products along this axis instead.
-        #[arg(long)]
-        axis: Option<usize>,
-        /// Save the result to a file (else it is printed).
-        #[arg(short, long)]
-        output: Option<String>,
         #[command(flatten)]
-        common: Common,
+        reduce: Reduction,
     },
     /// Pad an array (numpy.pad modes).
     #[command(after_help = "Example: cliper pad data/phantom_256.png out/padded.tif --width 16 --mode reflect")]
@@ -219,6 +207,19 @@ struct UnaryIo {
     common: Common,
 }
 
+/// Where a reduction (norm, dot) goes: along an axis or over everything, to a file or printed.
+#[derive(Args)]
+struct Reduction {
+    /// Reduce along this axis (one result per line) instead of over everything.
+    #[arg(long)]
+    axis: Option<usize>,
+    /// Save the result to a file (else it is printed).
+    #[arg(short, long)]
+    output: Option<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// Options every operation shares.
 #[derive(Args)]
 struct Common {
@@ -286,11 +287,11 @@ fn main() -> ExitCode {
                 Command::Power { input, n, output, common } => {
                     one_step(Op::Power { n }, &[&input], Some(&output), common)
                 }
-                Command::Norm { input, p, axis, output, common } => {
-                    one_step(Op::Norm { p, axis }, &[&input], output.as_deref(), common)
+                Command::Norm { input, p, reduce: r } => {
+                    one_step(Op::Norm { p, axis: r.axis }, &[&input], r.output.as_deref(), r.common)
                 }
-                Command::Dot { a, b, conj, axis, output, common } => {
-                    one_step(Op::Dot { conj, axis }, &[&a, &b], output.as_deref(), common)
+                Command::Dot { a, b, conj, reduce: r } => {
+                    one_step(Op::Dot { conj, axis: r.axis }, &[&a, &b], r.output.as_deref(), r.common)
                 }
                 Command::Pad { io, width, mode, value } => {
                     one_step(Op::Pad { width, mode, value }, &[&io.input], Some(&io.output), io.common)
