@@ -433,14 +433,14 @@ fn run_once(
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
         }
-        let array = &b.arrays[name];
+        let array = defined(&b.arrays, name)?;
         array.save(&path, options.as_ref().unwrap_or(&chain.options))?;
         record.written.push((name.clone(), path, array.shape().to_vec(), array.kind().name()));
     }
     // Results nobody saved: small ones (norms, dot products, short vectors) are shown.
     let saved: Vec<&str> = chain.outputs.iter().map(|(n, _, _)| n.as_str()).collect();
     for step in &chain.steps {
-        let array = &b.arrays[&step.output];
+        let array = defined(&b.arrays, &step.output)?;
         let used_later = chain.steps.iter().any(|s| s.inputs.contains(&step.output));
         if !saved.contains(&step.output.as_str()) && !used_later {
             let count: usize = array.shape().iter().product();
@@ -449,6 +449,11 @@ fn run_once(
         }
     }
     Ok(report)
+}
+
+/// A named array of the chain (Chain::check makes sure every name used is defined).
+fn defined<'a>(arrays: &'a HashMap<String, AnyData>, name: &str) -> Result<&'a AnyData> {
+    arrays.get(name).ok_or_else(|| Error::invalid("pipeline", format!("`{name}` is not defined")))
 }
 
 /// Prefixes an error from a step with the step's number.
