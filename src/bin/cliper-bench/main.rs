@@ -5,7 +5,7 @@
 //! several batches of the wall-clock time of `reps` back-to-back launches followed by one `finish` (the method
 //! of `clblast_bench`), and `events` is the median device time from profiling events.
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use cliper::{
     Border, ClApp, ConvAlgorithm, ConvParams, Convolution, Dot, DotKind, Element, Filter, FilterBank,
     FilterBankAlgorithm, FilterBankParams, GemmStrategy, GemmTiles, MatMul, MatrixPower, NormN, NormOrder, Pad,
@@ -45,12 +45,8 @@ enum Case {
         /// Element type.
         #[arg(long, value_enum, default_value = "f32")]
         dtype: Dtype,
-        /// Launches per timed batch.
-        #[arg(long, default_value_t = 20)]
-        reps: usize,
-        /// Timed batches (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        batches: usize,
+        #[command(flatten)]
+        timing: Timing,
         /// Tile shapes to try, `TILExROWS` (default: the device's table entry).
         #[arg(long, value_delimiter = ',')]
         tiles: Vec<String>,
@@ -66,12 +62,8 @@ enum Case {
         /// The axis order, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "1,0,2")]
         axes: Vec<usize>,
-        /// Launches per timed batch.
-        #[arg(long, default_value_t = 20)]
-        reps: usize,
-        /// Timed batches (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        batches: usize,
+        #[command(flatten)]
+        timing: Timing,
     },
     /// C = A·B for row-major M × K and K × N matrices (CLBlast's xGEMM, cuBLAS through torch's `a @ b`).
     Matmul {
@@ -132,12 +124,8 @@ enum Case {
         /// Element type.
         #[arg(long, value_enum, default_value = "f32")]
         dtype: Dtype,
-        /// Launches per timed batch.
-        #[arg(long, default_value_t = 20)]
-        reps: usize,
-        /// Timed batches (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        batches: usize,
+        #[command(flatten)]
+        timing: Timing,
     },
     /// Σ xᵢ·yᵢ of two vectors (CLBlast's xDOT, torch.dot / torch.vdot).
     Dot {
@@ -150,12 +138,8 @@ enum Case {
         /// Conjugate x (dotc / vdot).
         #[arg(long)]
         conjugate: bool,
-        /// Launches per timed batch.
-        #[arg(long, default_value_t = 20)]
-        reps: usize,
-        /// Timed batches (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        batches: usize,
+        #[command(flatten)]
+        timing: Timing,
     },
     /// numpy.pad / torch F.pad of an f32 image by the same width on every side.
     Pad {
@@ -168,12 +152,8 @@ enum Case {
         /// numpy.pad mode: constant, edge, reflect, symmetric, wrap.
         #[arg(long, default_value = "constant")]
         border: String,
-        /// Launches per timed batch.
-        #[arg(long, default_value_t = 20)]
-        reps: usize,
-        /// Timed batches (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        batches: usize,
+        #[command(flatten)]
+        timing: Timing,
     },
     /// Same-size convolution of an f32 image or volume with a random filter (cuDNN conv2d/conv3d with padding
     /// k/2, scipy/CuPy ndimage.convolve).
@@ -249,17 +229,16 @@ fn run(cli: Cli) -> Result<()> {
     let app = ClApp::builder().use_env(true).profiling(true).build()?;
     println!("device: {} ({}, {})", app.device().name, app.device().platform_name, app.device().version);
     match cli.case {
-        Case::Permute { shape, axes, reps, batches } => permute(&app, &shape, &axes, Timing { reps, batches }),
-        Case::Transpose { rows, cols, batch, dtype, reps, batches, tiles, check } => {
+        Case::Permute { shape, axes, timing } => permute(&app, &shape, &axes, timing),
+        Case::Transpose { rows, cols, batch, dtype, timing, tiles, check } => {
             let cols = cols.unwrap_or(rows);
             let tiles: Vec<Option<TransposeTiles>> = if tiles.is_empty() {
                 vec![None]
             } else {
                 tiles.iter().map(|t| parse_tiles(t).map(Some)).collect::<Result<_>>()?
             };
-            let t = Timing { reps, batches };
             let shape = [batch, rows, cols];
-            for_dtype!(dtype, transpose(&app, shape, &tiles, t, check))
+            for_dtype!(dtype, transpose(&app, shape, &tiles, timing, check))
         }
         Case::Matmul { m, n, k, batch, dtype, kernels, reps, batches, check } => {
             let strategies = kernels.iter().map(|k| parse_gemm_kernel(k)).collect::<Result<Vec<_>>>()?;
@@ -269,7 +248,7 @@ fn run(cli: Cli) -> Result<()> {
         Case::Power { size, exponent, dtype, reps, batches } => {
             for_dtype!(dtype, power(&app, size, exponent, Timing { reps, batches }))
         }
-        Case::Norm { len, p, dtype, reps, batches } => {
+        Case::Norm { len, p, dtype, timing } => {
             let order = if p.eq_ignore_ascii_case("inf") {
                 NormOrder::Inf
             } else {
@@ -277,14 +256,12 @@ fn run(cli: Cli) -> Result<()> {
                     cliper::Error::invalid("cliper-bench", format!("--p {p}: expected a number or `inf`"))
                 })?)
             };
-            for_dtype!(dtype, norm(&app, len, order, Timing { reps, batches }))
+            for_dtype!(dtype, norm(&app, len, order, timing))
         }
-        Case::Dot { len, dtype, conjugate, reps, batches } => {
-            for_dtype!(dtype, dot(&app, len, conjugate, Timing { reps, batches }))
+        Case::Dot { len, dtype, conjugate, timing } => {
+            for_dtype!(dtype, dot(&app, len, conjugate, timing))
         }
-        Case::Pad { shape, width, border, reps, batches } => {
-            pad(&app, &shape, width, Border::numpy(&border)?, Timing { reps, batches })
-        }
+        Case::Pad { shape, width, border, timing } => pad(&app, &shape, width, Border::numpy(&border)?, timing),
         Case::Conv { shape, filter, gaussian, border, algorithms, reps, batches } => {
             conv(&app, &shape, &filter, gaussian, Border::scipy(&border)?, &algorithms, Timing { reps, batches })
         }
@@ -303,9 +280,15 @@ fn parse_tiles(text: &str) -> Result<TransposeTiles> {
     Ok(TransposeTiles { tile: t.trim().parse().map_err(|_| bad())?, rows: r.trim().parse().map_err(|_| bad())? })
 }
 
-#[derive(Clone, Copy)]
+/// How a case is timed: `--reps` and `--batches`, flattened into the cases that use these defaults (the
+/// heavier cases keep their own, smaller ones).
+#[derive(Args, Clone, Copy)]
 struct Timing {
+    /// Launches per timed batch.
+    #[arg(long, default_value_t = 20)]
     reps: usize,
+    /// Timed batches (the median is reported).
+    #[arg(long, default_value_t = 5)]
     batches: usize,
 }
 
