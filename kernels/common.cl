@@ -14,27 +14,6 @@
 #define CONJ(v) (v)
 #endif
 
-// The element offsets, in two arrays, of entry `b` of a row-major batch over `nd` (<= 8) axes whose extents and
-// strides travel in ulong8 arguments. Unrolled over the vector components: indexing a private array with a
-// loop variable would put it in off-chip "local" memory on NVIDIA GPUs (measured: a batched transpose ran 4x
-// slower that way). Axis nd-1 is the fastest, so the steps run from component 7 down to 0.
-#define BATCH_AXIS(k, c) \
-    if ((k) < nd) { \
-        const IDX extent = (IDX)shape.c; \
-        const IDX i = b % extent; \
-        b /= extent; \
-        oa += i * (IDX)stride_a.c; \
-        ob += i * (IDX)stride_b.c; \
-    }
-
-inline void batch_offsets(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 stride_b, IDX* off_a, IDX* off_b) {
-    IDX oa = 0, ob = 0;
-    BATCH_AXIS(7, s7) BATCH_AXIS(6, s6) BATCH_AXIS(5, s5) BATCH_AXIS(4, s4)
-    BATCH_AXIS(3, s3) BATCH_AXIS(2, s2) BATCH_AXIS(1, s1) BATCH_AXIS(0, s0)
-    *off_a = oa;
-    *off_b = ob;
-}
-
 // A T from a real value (imaginary part zero for complex T).
 #if IS_COMPLEX
 #define FROM_REAL(v) ((T)((R)(v), (R)0))
@@ -42,8 +21,11 @@ inline void batch_offsets(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 
 #define FROM_REAL(v) ((T)(v))
 #endif
 
-// batch_offsets for three arrays (for example the two operands and the result of a batched product or of a
-// reduction along an axis).
+// The element offsets, in three arrays, of entry `b` of a row-major batch over `nd` (<= 8) axes whose extents and
+// strides travel in ulong8 arguments (for example the two operands and the result of a batched product).
+// Unrolled over the vector components: indexing a private array with a loop variable would put it in off-chip
+// "local" memory on NVIDIA GPUs (measured: a batched transpose ran 4x slower that way). Axis nd-1 is the
+// fastest, so the steps run from component 7 down to 0.
 #define BATCH_AXIS3(k, c) \
     if ((k) < nd) { \
         const IDX extent = (IDX)shape.c; \
@@ -62,6 +44,12 @@ inline void batch_offsets3(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8
     *off_a = oa;
     *off_b = ob;
     *off_c = oc;
+}
+
+// batch_offsets3 for two arrays (the third accumulator is dead code once inlined).
+inline void batch_offsets(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 stride_b, IDX* off_a, IDX* off_b) {
+    IDX unused;
+    batch_offsets3(b, nd, shape, stride_a, stride_b, stride_b, off_a, off_b, &unused);
 }
 
 // Complex (or real) product and the zero of T.
