@@ -46,7 +46,11 @@ pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
                 let names: Vec<&str> = vars.iter().map(|(n, _)| n.as_str()).collect();
                 return Err(Error::Format {
                     path: path.to_path_buf(),
-                    reason: format!("the file holds {} numeric variables {names:?}; name the one to use", names.len()),
+                    reason: format!(
+                        "the file holds {} numeric variables {names:?}; name one (XData::load_mat, or FILE.mat:NAME \
+                         on the command line)",
+                        names.len()
+                    ),
                 });
             }
             Ok(vars.remove(0).1)

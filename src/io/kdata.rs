@@ -1,7 +1,6 @@
 //! Loading and saving [`KData`] (k-space with optional coil sensitivity maps and sampling mask) as MAT files
 //! (named variables) and as BART CFL pairs (`NAME`, `NAME_sens`, `NAME_mask`).
 
-use super::xdata::host_of;
 use super::{HostArray, extension, read_cfl, read_mat, unsupported_extension, write_cfl, write_mat};
 use crate::app::ClApp;
 use crate::data::{ComplexElement, KData, XData};
@@ -367,9 +366,9 @@ impl<T: ComplexElement> KData<T> {
                 m.permuted_axes(IxDyn(&order))
             });
         }
-        let kspace = host_of(kspace);
-        let maps = maps.map(host_of);
-        let mask = mask.map(host_of);
+        let kspace = HostArray::from_elements(kspace);
+        let maps = maps.map(HostArray::from_elements);
+        let mask = mask.map(HostArray::from_elements);
         let spatial_dims = HostArray::F64(ArrayD::from_elem(IxDyn(&[1, 1]), spatial as f64));
         let mut variables: Vec<(&str, &HostArray)> =
             vec![(names.kspace.as_str(), &kspace), (SPATIAL_DIMS_VARIABLE, &spatial_dims)];
@@ -418,10 +417,10 @@ impl<T: ComplexElement> KData<T> {
         let path = path.as_ref();
         let spatial = self.spatial_shape().len();
         let kspace = to_bart(self.as_xdata().to_ndarray()?, spatial, path)?;
-        write_cfl(path, &host_of(kspace))?;
+        write_cfl(path, &HostArray::from_elements(kspace))?;
         if let Some(maps) = self.sensitivity_maps() {
             let sens = companion(path, "_sens");
-            write_cfl(&sens, &host_of(to_bart(maps.to_ndarray()?, spatial, &sens)?))?;
+            write_cfl(&sens, &HostArray::from_elements(to_bart(maps.to_ndarray()?, spatial, &sens)?))?;
         }
         if let Some(mask) = self.sampling_mask() {
             let base = companion(path, "_mask");
@@ -429,7 +428,7 @@ impl<T: ComplexElement> KData<T> {
             let mask = mask.to_ndarray()?;
             let frames = mask.ndim() - spatial;
             let with_coil = mask.insert_axis(Axis(frames));
-            write_cfl(&base, &host_of(to_bart(with_coil, spatial, &base)?))?;
+            write_cfl(&base, &HostArray::from_elements(to_bart(with_coil, spatial, &base)?))?;
         }
         Ok(())
     }

@@ -167,6 +167,26 @@ macro_rules! each_variant {
 pub(crate) use each_variant;
 
 impl HostArray {
+    /// The host array holding device elements `a` in the matching file type (f32, f64, c32 or c64), exactly.
+    ///
+    /// ```
+    /// use cliper::HostArray;
+    /// let a = ndarray::arr1(&[1.5f32, -2.0]).into_dyn();
+    /// assert_eq!(HostArray::from_elements(a.clone()), HostArray::F32(a));
+    /// ```
+    pub fn from_elements<T: Element>(a: ArrayD<T>) -> HostArray {
+        // `to_c64` is exact for every element type, so narrowing back to T's own width changes nothing.
+        match (T::IS_COMPLEX, T::IS_DOUBLE) {
+            (false, false) => HostArray::F32(a.mapv(|v| v.to_c64().re as f32)),
+            (false, true) => HostArray::F64(a.mapv(|v| v.to_c64().re)),
+            (true, false) => HostArray::C32(a.mapv(|v| {
+                let z = v.to_c64();
+                Complex32::new(z.re as f32, z.im as f32)
+            })),
+            (true, true) => HostArray::C64(a.mapv(|v| v.to_c64())),
+        }
+    }
+
     /// The element type.
     pub fn dtype(&self) -> Dtype {
         match self {

@@ -8,23 +8,7 @@ use crate::app::ClApp;
 use crate::data::{Element, XData};
 use crate::error::Error;
 use crate::error::Result;
-use ndarray::ArrayD;
-use num_complex::Complex32;
 use std::path::Path;
-
-/// The host copy of a device array, in the file element type matching `T`.
-pub(super) fn host_of<T: Element>(a: ArrayD<T>) -> HostArray {
-    // `to_c64` is exact for every element type, so narrowing back to T's own width changes nothing.
-    match (T::IS_COMPLEX, T::IS_DOUBLE) {
-        (false, false) => HostArray::F32(a.mapv(|v| v.to_c64().re as f32)),
-        (false, true) => HostArray::F64(a.mapv(|v| v.to_c64().re)),
-        (true, false) => HostArray::C32(a.mapv(|v| {
-            let z = v.to_c64();
-            Complex32::new(z.re as f32, z.im as f32)
-        })),
-        (true, true) => HostArray::C64(a.mapv(|v| v.to_c64())),
-    }
-}
 
 impl<T: Element> XData<T> {
     /// Loads an array from a file, choosing the format by extension (`.npy`, `.cfl`/`.hdr`, `.png`, `.tif`/`.tiff`, `.mat` with
@@ -46,14 +30,7 @@ impl<T: Element> XData<T> {
     /// ```
     pub fn load(app: &ClApp, path: impl AsRef<Path>) -> Result<XData<T>> {
         let path = path.as_ref();
-        let host = read_file(path).map_err(|e| match e {
-            // XData::load_mat names the variable to load.
-            Error::Format { path, reason } if reason.contains("name the one to use") => {
-                Error::Format { path, reason: reason.replace("name the one to use", "name one with XData::load_mat") }
-            }
-            other => other,
-        })?;
-        XData::from_ndarray(app, &host.to_elements::<T>(path)?)
+        XData::from_ndarray(app, &read_file(path)?.to_elements::<T>(path)?)
     }
 
     /// Saves the array (as its view looks: shape and order of this view) to a file whose format follows the
@@ -65,7 +42,7 @@ impl<T: Element> XData<T> {
         if extension(path)? == "png" {
             return self.save_png(path, PngOptions::default());
         }
-        write_file(path, &host_of(self.to_ndarray()?))
+        write_file(path, &HostArray::from_elements(self.to_ndarray()?))
     }
 
     /// Loads variable `name` of a MAT file with MATLAB's shape and indexing (`x[i][j]` is `A(i+1, j+1)`),
@@ -120,12 +97,12 @@ impl<T: Element> XData<T> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn save_tiff(&self, path: impl AsRef<Path>, compression: TiffCompression) -> Result<()> {
-        write_tiff_with(path, &host_of(self.to_ndarray()?), compression)
+        write_tiff_with(path, &HostArray::from_elements(self.to_ndarray()?), compression)
     }
 
     /// Saves the elements row-major as `T` in `endian` byte order, without a header, atomically.
     pub fn save_raw(&self, path: impl AsRef<Path>, endian: Endian) -> Result<()> {
-        write_raw(path, &host_of(self.to_ndarray()?), endian)
+        write_raw(path, &HostArray::from_elements(self.to_ndarray()?), endian)
     }
 }
 
@@ -182,10 +159,12 @@ impl<T: Element> XData<T> {
             PngDepth::Eight => Dtype::U8,
             PngDepth::Sixteen => Dtype::U16,
         };
-        let samples = host_of(self.to_ndarray()?).cast(dtype, options.scale, options.clip).map_err(|e| match e {
-            Error::InvalidArgument { reason, .. } => bad(reason),
-            other => other,
-        })?;
+        let samples = HostArray::from_elements(self.to_ndarray()?).cast(dtype, options.scale, options.clip).map_err(
+            |e| match e {
+                Error::InvalidArgument { reason, .. } => bad(reason),
+                other => other,
+            },
+        )?;
         write_png(path, &samples)
     }
 }

@@ -115,12 +115,7 @@ impl AnyData {
 
     /// The elements on the host, in the file type of the array's type.
     pub fn to_host(&self) -> Result<HostArray> {
-        Ok(match self {
-            AnyData::F32(x) => HostArray::F32(x.to_ndarray()?),
-            AnyData::F64(x) => HostArray::F64(x.to_ndarray()?),
-            AnyData::C32(x) => HostArray::C32(x.to_ndarray()?),
-            AnyData::C64(x) => HostArray::C64(x.to_ndarray()?),
-        })
+        dispatch!(self, x => Ok(HostArray::from_elements(x.to_ndarray()?)))
     }
 
     /// The elements widened to complex f64 (for printing small results).
