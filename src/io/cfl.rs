@@ -11,18 +11,20 @@ use num_complex::Complex32;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-/// The `.hdr` and `.cfl` paths of a CFL pair named by either file or by the base name.
-fn pair(path: &Path) -> (PathBuf, PathBuf) {
+/// The base name of a CFL pair (`k.cfl`, `k.hdr` or `k` → `k`) with `suffix` appended (`.hdr`, `_sens`, …).
+pub(super) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let base = match path.extension().and_then(|e| e.to_str()) {
         Some("cfl" | "hdr") => path.with_extension(""),
         _ => path.to_path_buf(),
     };
-    let with = |ext: &str| {
-        let mut p = base.clone().into_os_string();
-        p.push(ext);
-        PathBuf::from(p)
-    };
-    (with(".hdr"), with(".cfl"))
+    let mut name = base.into_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The `.hdr` and `.cfl` paths of a CFL pair named by either file or by the base name.
+pub(super) fn pair(path: &Path) -> (PathBuf, PathBuf) {
+    (with_suffix(path, ".hdr"), with_suffix(path, ".cfl"))
 }
 
 /// Reads a CFL pair (pass `name.cfl`, `name.hdr` or `name`) as complex64 with BART's dimension order.

@@ -1,13 +1,14 @@
 //! Loading and saving [`KData`] (k-space with optional coil sensitivity maps and sampling mask) as MAT files
 //! (named variables) and as BART CFL pairs (`NAME`, `NAME_sens`, `NAME_mask`).
 
+use super::cfl::{pair, with_suffix};
 use super::{HostArray, extension, read_cfl, read_mat, unsupported_extension, write_cfl, write_mat};
 use crate::app::ClApp;
 use crate::data::{ComplexElement, KData, XData};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, Axis, IxDyn};
 use num_complex::Complex32;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Where k-space lives in a MAT file: variable names and axis order. [`KData::load`] and [`KData::save`] use
 /// [`KSpaceMat::default`]:
@@ -192,20 +193,10 @@ fn to_bart<E: Clone>(a: ArrayD<E>, spatial: usize, path: &Path) -> Result<ArrayD
     Ok(a)
 }
 
-/// The `NAME_suffix` CFL base next to `path` (`dir/k.cfl` → `dir/k_sens`).
-fn companion(path: &Path, suffix: &str) -> PathBuf {
-    let base = match path.extension().and_then(|e| e.to_str()) {
-        Some("cfl" | "hdr") => path.with_extension(""),
-        _ => path.to_path_buf(),
-    };
-    let mut name = base.into_os_string();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
 /// Whether a CFL pair exists for `base`.
 fn cfl_exists(base: &Path) -> bool {
-    companion(base, ".hdr").exists() || companion(base, ".cfl").exists()
+    let (hdr, cfl) = pair(base);
+    hdr.exists() || cfl.exists()
 }
 
 /// A complex CFL mask as real numbers (its imaginary parts must be zero).
@@ -391,14 +382,14 @@ impl<T: ComplexElement> KData<T> {
         let data = read_cfl(path)?.to_elements::<T>(path)?;
         let (kspace, spatial) = from_bart(data, path)?;
         let mut k = KData::new(XData::from_ndarray(app, &kspace)?, spatial)?;
-        let sens = companion(path, "_sens");
+        let sens = with_suffix(path, "_sens");
         if cfl_exists(&sens) {
             let maps = read_cfl(&sens)?.to_elements::<T>(&sens)?;
             let maps =
                 squeeze_bart(maps, &sens, "the sensitivity maps", |axis, _| axis < spatial || axis == BART_COIL_DIM)?;
             k = k.with_sensitivity_maps(XData::from_ndarray(app, &spatial_last(maps, spatial))?)?;
         }
-        let mask_base = companion(path, "_mask");
+        let mask_base = with_suffix(path, "_mask");
         if cfl_exists(&mask_base) {
             let mask = real_mask(read_cfl(&mask_base)?.to_elements::<Complex32>(&mask_base)?, &mask_base)?;
             let mask = squeeze_bart(mask.to_elements::<T::Real>(&mask_base)?, &mask_base, "the mask", |axis, n| {
@@ -419,11 +410,11 @@ impl<T: ComplexElement> KData<T> {
         let kspace = to_bart(self.as_xdata().to_ndarray()?, spatial, path)?;
         write_cfl(path, &HostArray::from_elements(kspace))?;
         if let Some(maps) = self.sensitivity_maps() {
-            let sens = companion(path, "_sens");
+            let sens = with_suffix(path, "_sens");
             write_cfl(&sens, &HostArray::from_elements(to_bart(maps.to_ndarray()?, spatial, &sens)?))?;
         }
         if let Some(mask) = self.sampling_mask() {
-            let base = companion(path, "_mask");
+            let base = with_suffix(path, "_mask");
             // A mask is [frames…, spatial…]: give it a coil axis of 1 and it is laid out like k-space.
             let mask = mask.to_ndarray()?;
             let frames = mask.ndim() - spatial;
