@@ -317,6 +317,18 @@ pub fn run(ctx: &mut Context, chain: &Chain) -> Result<Outcome> {
         None => vec![None],
     };
     let batch = batch_input.is_some();
+    let fixed: Vec<Option<(FileSpec, HostArray)>> = chain
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, (_, spec))| match &batch_input {
+            Some((b, _)) if *b == i => Ok(None),
+            _ => {
+                let spec = FileSpec::parse(spec);
+                spec.read().map(|host| Some((spec, host)))
+            }
+        })
+        .collect::<Result<_>>()?;
     let progress = if batch && std::io::stdout().is_terminal() {
         let bar = ProgressBar::new(runs.len() as u64);
         bar.set_style(
@@ -334,27 +346,32 @@ pub fn run(ctx: &mut Context, chain: &Chain) -> Result<Outcome> {
         if let Some(f) = &file {
             progress.set_message(f.display().to_string());
         }
-        let specs: Vec<FileSpec> = chain
-            .inputs
-            .iter()
-            .enumerate()
-            .map(|(i, (_, spec))| match (&batch_input, &file) {
-                (Some((b, _)), Some(f)) if *b == i => FileSpec::parse(spec).with_path(f.clone()),
-                _ => FileSpec::parse(spec),
-            })
-            .collect();
+        // The batch input is read per file; the others were read once, before the loop.
+        let batch_file = match (&batch_input, &file) {
+            (Some((b, _)), Some(f)) => {
+                let pattern = chain.inputs.get(*b).map_or("", |(_, p)| p.as_str());
+                let spec = FileSpec::parse(pattern).with_path(f.clone());
+                spec.read().map(|host| Some((*b, spec, host)))
+            }
+            _ => Ok(None),
+        };
         let mut record =
             RunRecord { input: file.clone(), written: Vec::new(), values: Vec::new(), transfers: 0, error: None };
-        match run_once(
-            &app,
-            ctx.profile && report.is_none(),
-            chain,
-            &specs,
-            file.as_deref(),
-            batch,
-            &mut built,
-            &mut record,
-        ) {
+        let result = batch_file.and_then(|batch_file| {
+            let inputs: Vec<(&FileSpec, &HostArray)> = fixed
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| match (&batch_file, f) {
+                    (Some((b, spec, host)), _) if *b == i => Some((spec, host)),
+                    (_, Some((spec, host))) => Some((spec, host)),
+                    _ => None,
+                })
+                .collect();
+            let changing = batch_file.as_ref().map(|(b, _, _)| *b);
+            let profile = ctx.profile && report.is_none();
+            run_once(&app, profile, chain, &inputs, changing, file.as_deref(), &mut built, &mut record)
+        });
+        match result {
             Ok(r) => report = report.or(r),
             Err(e) => {
                 if batch {
@@ -371,48 +388,48 @@ pub fn run(ctx: &mut Context, chain: &Chain) -> Result<Outcome> {
     Ok(Outcome { records, report })
 }
 
+/// One run of the chain on `inputs` (in the chain's input order). A chain built for inputs of the same types and
+/// shapes is reused: only the input at `changing` (the batch input) is uploaded again.
 #[allow(clippy::too_many_arguments)]
 fn run_once(
     app: &ClApp,
     profile: bool,
     chain: &Chain,
-    specs: &[FileSpec],
+    inputs: &[(&FileSpec, &HostArray)],
+    changing: Option<usize>,
     file: Option<&Path>,
-    batch: bool,
     built: &mut Option<Built>,
     record: &mut RunRecord,
 ) -> Result<Option<Report>> {
-    let hosts: Vec<HostArray> = specs.iter().map(FileSpec::read).collect::<Result<_>>()?;
-    let double = chain.precision.double(&hosts.iter().map(HostArray::dtype).collect::<Vec<_>>());
+    let batch = changing.is_some();
+    let double = chain.precision.double(&inputs.iter().map(|(_, h)| h.dtype()).collect::<Vec<_>>());
     let signature: Vec<(String, &'static str, Vec<usize>)> = chain
         .inputs
         .iter()
-        .zip(&hosts)
-        .map(|((name, _), h)| (name.clone(), kind_for(h, double).name(), h.shape().to_vec()))
+        .zip(inputs)
+        .map(|((name, _), (_, h))| (name.clone(), kind_for(h, double).name(), h.shape().to_vec()))
         .collect();
-    let reuse = built.as_ref().is_some_and(|b| b.signature == signature);
-    if reuse {
-        let b = built.as_ref().ok_or_else(|| Error::invalid("batch", "no chain"))?;
-        for (((name, _), host), spec) in chain.inputs.iter().zip(&hosts).zip(specs) {
-            if let Some(array) = b.arrays.get(name) {
-                array.overwrite(host, &spec.path)?;
-            }
+    let reused = match (built.as_ref(), changing) {
+        (Some(b), Some(i)) if b.signature == signature => {
+            let missing = || Error::invalid("batch", format!("input {i} is missing"));
+            let (spec, host) = inputs.get(i).ok_or_else(missing)?;
+            let (name, _) = chain.inputs.get(i).ok_or_else(missing)?;
+            defined(&b.arrays, name)?.overwrite(host, &spec.path)?;
+            true
         }
-    } else {
+        _ => false,
+    };
+    if !reused {
         *built = None;
         let mut arrays = HashMap::new();
-        for (((name, _), host), spec) in chain.inputs.iter().zip(&hosts).zip(specs) {
+        for ((name, _), (spec, host)) in chain.inputs.iter().zip(inputs) {
             arrays.insert(name.clone(), AnyData::upload(app, host, kind_for(host, double), &spec.path)?);
         }
         let mut pipeline = Pipeline::new(app);
         for (i, step) in chain.steps.iter().enumerate() {
-            let inputs: Vec<&AnyData> = step
-                .inputs
-                .iter()
-                .map(|n| arrays.get(n).ok_or_else(|| Error::invalid("pipeline", format!("`{n}` is not defined"))))
-                .collect::<Result<_>>()?;
+            let operands: Vec<&AnyData> = step.inputs.iter().map(|n| defined(&arrays, n)).collect::<Result<_>>()?;
             let many = chain.steps.len() > 1;
-            let (process, output) = step.op.plan(&inputs).map_err(|e| if many { in_step(e, i) } else { e })?;
+            let (process, output) = step.op.plan(&operands).map_err(|e| if many { in_step(e, i) } else { e })?;
             pipeline.push(process);
             arrays.insert(step.output.clone(), output);
         }

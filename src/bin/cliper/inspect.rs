@@ -83,17 +83,10 @@ fn clip(s: &str, width: usize) -> String {
 
 /// Statistics of one array: element count, min/max (of |z| for complex), mean, NaN count.
 fn stats(name: &str, a: &HostArray) -> Value {
-    let values: Vec<Complex64> = match a {
-        HostArray::C32(x) => x.iter().map(|z: &Complex32| Complex64::new(z.re.into(), z.im.into())).collect(),
-        HostArray::C64(x) => x.iter().copied().collect(),
-        other => match other.to_elements::<f64>("") {
-            Ok(x) => x.iter().map(|&v| Complex64::new(v, 0.0)).collect(),
-            // 64-bit integers beyond 2⁵³: convert with rounding for the statistics only.
-            Err(_) => match other.cast(Dtype::F64, Scale::Raw, false) {
-                Ok(HostArray::F64(x)) => x.iter().map(|&v| Complex64::new(v, 0.0)).collect(),
-                _ => Vec::new(),
-            },
-        },
+    // Every type as complex f64 (64-bit integers beyond 2⁵³ rounded: fine for statistics).
+    let values: Vec<Complex64> = match a.cast(Dtype::C64, Scale::Raw, false) {
+        Ok(HostArray::C64(x)) => x.into_iter().collect(),
+        _ => Vec::new(),
     };
     let complex = matches!(a, HostArray::C32(_) | HostArray::C64(_));
     let nan = values.iter().filter(|z| z.re.is_nan() || z.im.is_nan()).count();
