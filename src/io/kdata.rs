@@ -76,9 +76,10 @@ fn spatial_first<E: Clone>(a: ArrayD<E>, frames: usize) -> ArrayD<E> {
     a.permuted_axes(IxDyn(&order))
 }
 
-/// Moves the first `spatial` axes of a mask to the end: `[spatial…, frames…]` → `[frames…, spatial…]`.
-fn mask_spatial_last<E: Clone>(a: ArrayD<E>, spatial: usize) -> ArrayD<E> {
-    let order: Vec<usize> = (spatial..a.ndim()).chain(0..spatial).collect();
+/// Moves the first `k` axes to the end, keeping their order: a mask's `[spatial…, frames…]` → `[frames…,
+/// spatial…]` with `k` = spatial axes, and back with `k` = frame axes.
+fn rotate_axes<E: Clone>(a: ArrayD<E>, k: usize) -> ArrayD<E> {
+    let order: Vec<usize> = (k..a.ndim()).chain(0..k).collect();
     a.permuted_axes(IxDyn(&order))
 }
 
@@ -327,7 +328,7 @@ impl<T: ComplexElement> KData<T> {
                 Ok(fitted) => fitted,
                 Err(m) if names.spatial_first => {
                     let in_file: Vec<usize> = spatial_shape.iter().chain(&frames).copied().collect();
-                    fit_shape(m, &in_file).map(|m| mask_spatial_last(m, spatial)).unwrap_or_else(|m| m)
+                    fit_shape(m, &in_file).map(|m| rotate_axes(m, spatial)).unwrap_or_else(|m| m)
                 }
                 Err(m) => {
                     let per_frame: Vec<usize> = frames.iter().chain(&spatial_shape).copied().collect();
@@ -353,8 +354,7 @@ impl<T: ComplexElement> KData<T> {
             maps = maps.map(|m| spatial_first(m, 0));
             mask = mask.map(|m| {
                 let mask_frames = m.ndim() - spatial;
-                let order: Vec<usize> = (mask_frames..m.ndim()).chain(0..mask_frames).collect();
-                m.permuted_axes(IxDyn(&order))
+                rotate_axes(m, mask_frames)
             });
         }
         let kspace = HostArray::from_elements(kspace);
@@ -395,7 +395,7 @@ impl<T: ComplexElement> KData<T> {
             let mask = squeeze_bart(mask.to_elements::<T::Real>(&mask_base)?, &mask_base, "the mask", |axis, n| {
                 axis < spatial || (axis > BART_COIL_DIM && n > 1)
             })?;
-            k = k.with_sampling_mask(XData::from_ndarray(app, &mask_spatial_last(mask, spatial))?)?;
+            k = k.with_sampling_mask(XData::from_ndarray(app, &rotate_axes(mask, spatial))?)?;
         }
         Ok(k)
     }

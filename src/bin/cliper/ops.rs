@@ -265,19 +265,23 @@ impl Op {
                     });
                 let rank = rank.unwrap_or(x.ndim().clamp(1, 2));
                 match load_filter::<T>(kernel, rank)? {
-                    KernelWeights::Real(f) => {
-                        let y = XData::<T>::zeros(app, &params.output_shape(x.shape(), f.shape())?)?;
-                        Ok((Box::new(Convolution::new(x, &y, &f, params)), T::wrap(y)))
-                    }
-                    KernelWeights::Same(f) => {
-                        let y = XData::<T>::zeros(app, &params.output_shape(x.shape(), f.shape())?)?;
-                        Ok((Box::new(Convolution::new(x, &y, &f, params)), T::wrap(y)))
-                    }
+                    KernelWeights::Real(f) => convolve(x, &f, params),
+                    KernelWeights::Same(f) => convolve(x, &f, params),
                 }
             }
             Op::Matmul { .. } | Op::Dot { .. } => Err(Error::invalid(self.name(), "takes two inputs")),
         }
     }
+}
+
+/// A convolution of `x` by `f` into a new output of the shape `params` give.
+fn convolve<T: Kind, K: FilterElement<T>>(
+    x: &XData<T>,
+    f: &Filter<K>,
+    params: ConvParams,
+) -> Result<(Box<dyn Process>, AnyData)> {
+    let y = XData::<T>::zeros(x.app(), &params.output_shape(x.shape(), f.shape())?)?;
+    Ok((Box::new(Convolution::new(x, &y, f, params)), T::wrap(y)))
 }
 
 /// A shape without `axis` (the whole shape's reduction `[]` when `axis` is `None`).
