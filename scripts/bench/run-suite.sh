@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs the benchmark suite and the peers for this device in one go, then the report:
+#   scripts/bench/run-suite.sh PREFIX [gpu|cpu]
+# writes PREFIX.json (cliper-bench suite), PREFIX-suite.txt (its table), PREFIX-peers.txt (the peers' raw output,
+# same call), PREFIX.md (the report table) and PREFIX-plots/*.svg.
+#   gpu: full sizes; CLBlast on the NVIDIA platform, cuBLAS/cuDNN/CuPy through peer_torch.py and
+#        scripts/bench/peer_filterbank.py.
+#   cpu: `--quick` sizes; CLBlast on PoCL (platform "Portable"), numpy/scipy through scripts/bench/peer_numpy.py.
+# BENCH (default target/release/cliper-bench) and PEERBENCH (default .device-kit/peerbench, else
+# ../shared/peerbench) say where the programs are. Nothing else should run on the machine meanwhile.
+set -uo pipefail
+prefix=${1:?usage: run-suite.sh PREFIX [gpu|cpu]}
+mode=${2:-cpu}
+bench=${BENCH:-target/release/cliper-bench}
+peerbench=${PEERBENCH:-}
+if [ -z "$peerbench" ]; then
+    for d in .device-kit/peerbench ../shared/peerbench; do [ -d "$d" ] && peerbench=$d && break; done
+fi
+mkdir -p "$(dirname "$prefix")"
+peers="$prefix-peers.txt"
+: > "$peers"
+
+if [ "$mode" = gpu ]; then
+    "$bench" suite --json "$prefix.json" 2>&1 | tee "$prefix-suite.txt"
+    suite_rc=${PIPESTATUS[0]}
+    if [ -n "$peerbench" ] && [ -x "$peerbench/clblast_bench" ]; then
+        PLATFORM=NVIDIA "$peerbench/clblast_bench" 1 2>&1 | tee -a "$peers"
+    fi
+    [ -n "$peerbench" ] && timeout 400 python3 "$peerbench/peer_torch.py" 2>&1 | tee -a "$peers"
+    timeout 120 python3 scripts/bench/peer_filterbank.py 2>&1 | tee -a "$peers"
+else
+    "$bench" suite --quick --json "$prefix.json" 2>&1 | tee "$prefix-suite.txt"
+    suite_rc=${PIPESTATUS[0]}
+    if [ -n "$peerbench" ] && [ -x "$peerbench/clblast_bench" ]; then
+        PLATFORM=Portable "$peerbench/clblast_bench" 0 2>&1 | tee -a "$peers"
+    fi
+    python3 scripts/bench/peer_numpy.py 2>&1 | tee -a "$peers"
+fi
+"$bench" report "$prefix.json" --peers "$peers" --markdown "$prefix.md" --plots "$prefix-plots"
+exit "$suite_rc"

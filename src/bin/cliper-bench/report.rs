@@ -1,0 +1,419 @@
+//! `cliper-bench report`: reads a suite's JSON and the peers' output from the same call, matches peer lines to
+//! suite cases by operation and size, and writes a Markdown table (ratios, goals met or not) and SVG plots.
+//!
+//! Peer lines look like `peer op… size ms ms GFLOP/s GFLOP/s GB/s GB/s` (clblast_bench, peer_torch.py,
+//! peer_filterbank.py, scripts/bench/peer_numpy.py); anything else in the files is ignored.
+
+use crate::plot;
+use crate::suite::Record;
+use cliper::{Error, Result};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One timed peer operation, mapped to the suite's case family and size.
+#[derive(Clone, Debug)]
+pub(crate) struct PeerTime {
+    /// Who ran it: `cuBLAS`, `cuDNN`, `torch`, `CuPy`, `CuPy FFT`, `CLBlast`, `OpenCL copy`, `numpy`, `scipy`, ….
+    pub(crate) peer: String,
+    /// The suite's case family (`sgemm`, `conv15`, `norm2_f32`, …; see [`family`]).
+    pub(crate) family: String,
+    /// The size in the suite's notation.
+    pub(crate) size: String,
+    pub(crate) ms: f64,
+}
+
+/// The case id without its size suffix: `sgemm_4096` → `sgemm`, `conv3_batch64_512` → `conv3_batch64`,
+/// `copy_buffer` and `copy_kernel` → `copy`.
+pub(crate) fn family(case: &str) -> &str {
+    if case.starts_with("copy_") {
+        return "copy";
+    }
+    case.rsplit_once('_').map_or(case, |(head, _)| head)
+}
+
+/// Parses one peer line; `None` for headers, failures and operations the suite has no case for.
+fn parse_peer_line(line: &str) -> Option<PeerTime> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let at = tokens.iter().position(|&t| t == "ms")?;
+    if at < 3 {
+        return None;
+    }
+    let ms: f64 = tokens[at - 1].parse().ok()?;
+    let who = tokens[0];
+    if who == "cliper" || who.ends_with(':') || ms.is_nan() || ms <= 0.0 {
+        return None;
+    }
+    let op_tokens = &tokens[1..at - 2];
+    let op = op_tokens.join(" ").to_lowercase();
+    let raw_size = tokens[at - 2];
+    let (family, size) = match_case(&op, raw_size)?;
+    let gemm = ["sgemm", "cgemm", "dgemm", "matpow100"].contains(&family.as_str());
+    let conv = family.starts_with("conv") || family == "filterbank";
+    let peer = match who {
+        "torch" if gemm => "cuBLAS".to_string(),
+        "torch" if conv => "cuDNN".to_string(),
+        "cupy" | "scipy" if op.contains("fftconvolve") => format!("{} FFT", display_name(who)),
+        "opencl" => "OpenCL copy".to_string(),
+        other => display_name(other),
+    };
+    Some(PeerTime { peer, family, size, ms })
+}
+
+fn display_name(who: &str) -> String {
+    match who {
+        "cupy" => "CuPy".into(),
+        "clblast" => "CLBlast".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The suite family and size of a peer operation.
+fn match_case(op: &str, size: &str) -> Option<(String, String)> {
+    let square = |s: &str| s.trim_end_matches("^3").split('x').next().map(str::to_string);
+    let cube = |s: &str| match s.strip_suffix("^3") {
+        Some(n) => format!("{n}x{n}x{n}"),
+        None => s.to_string(),
+    };
+    let kernel_size =
+        |op: &str| op.split_whitespace().find_map(|t| t.split_once('x').and_then(|(k, _)| k.parse::<usize>().ok()));
+    let tf32 = op.contains("tf32") && !op.contains("no tf32");
+    if tf32 || op.contains("c64 norm") || op.starts_with("norm2 c64") || op.contains("sasum") {
+        return None;
+    }
+    let simple = [
+        ("sgemm", "sgemm"),
+        ("cgemm", "cgemm"),
+        ("dgemm", "dgemm"),
+        ("matrix_power 100", "matpow100"),
+        ("norm2 f32", "norm2_f32"),
+        ("snrm2", "norm2_f32"),
+        ("norm p=20 f32", "normp20_f32"),
+        ("dot f32", "dot_f32"),
+        ("sdot", "dot_f32"),
+        ("vdot c64", "dotc_c32"),
+        ("pad constant 8", "pad8_constant"),
+        ("pad reflect 8", "pad8_reflect"),
+    ];
+    if let Some((_, family)) = simple.iter().find(|(prefix, _)| op.starts_with(prefix)) {
+        let size = if family.ends_with("gemm") { square(size)? } else { size.to_string() };
+        return Some((family.to_string(), size));
+    }
+    if op.starts_with("transpose") || op.starts_with("somatcopy") {
+        return Some(("transpose".into(), size.to_string()));
+    }
+    if op == "copy" || op.starts_with("copybuffer") {
+        return Some(("copy".into(), size.to_string()));
+    }
+    if op.starts_with("conv2d bank") {
+        let input = op.split_whitespace().nth(2)?;
+        return Some(("filterbank".into(), format!("{input} * {size}")));
+    }
+    let convolution = ["conv2d", "conv3d", "ndimage.convolve", "signal.fftconvolve"];
+    if convolution.iter().any(|c| op.starts_with(c)) {
+        if op.contains("reflect") || op.contains("mirror") || op.contains("nearest") {
+            return None;
+        }
+        let k = kernel_size(op)?;
+        return Some(if op.contains("3x3x3") {
+            ("conv3d3".into(), cube(size))
+        } else if op.contains("batch") {
+            (format!("conv{k}_batch64"), size.to_string())
+        } else {
+            (format!("conv{k}"), size.to_string())
+        });
+    }
+    None
+}
+
+/// Every peer line found in the files.
+pub(crate) fn read_peers(paths: &[impl AsRef<Path>]) -> Result<Vec<PeerTime>> {
+    let mut peers = Vec::new();
+    for path in paths {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        peers.extend(text.lines().filter_map(parse_peer_line));
+    }
+    Ok(peers)
+}
+
+/// Reads the suite's records.
+pub(crate) fn read_records(path: &Path) -> Result<Vec<Record>> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::Format { path: path.to_path_buf(), reason: format!("not a cliper-bench suite JSON: {e}") })
+}
+
+/// A performance goal from the issues, judged on the back-to-back time (the peers' method).
+#[derive(Clone, Copy, Debug)]
+enum Goal {
+    /// At most this many ms.
+    MaxMs(f64),
+    /// At least this many TFLOP/s.
+    MinTflops(f64),
+    /// At most this many µs of host time per process beyond the device time.
+    MaxOverheadUs(f64),
+    /// At least `factor` times faster than the named peer at the same size.
+    Faster(&'static str, f64),
+}
+
+impl Goal {
+    fn text(self) -> String {
+        match self {
+            Goal::MaxMs(ms) => format!("≤ {ms} ms"),
+            Goal::MinTflops(t) => format!("≥ {t} TF/s"),
+            Goal::MaxOverheadUs(us) => format!("≤ {us} µs/process"),
+            Goal::Faster(peer, 1.0) => format!("not slower than {peer}"),
+            Goal::Faster(peer, f) => format!("≥ {f}× {peer}"),
+        }
+    }
+
+    /// Whether the record meets the goal (`None` when it cannot be judged, e.g. the peer was not measured).
+    fn met(self, r: &Record, peers: &[&PeerTime]) -> Option<bool> {
+        let tflops = |r: &Record| r.gflops.map(|g| g / 1e3 * r.median_ms / r.stream_ms);
+        match self {
+            Goal::MaxMs(ms) => Some(r.stream_ms <= ms),
+            Goal::MinTflops(t) => tflops(r).map(|v| v >= t),
+            Goal::MaxOverheadUs(us) => r.overhead_us_per_process.map(|o| o <= us),
+            Goal::Faster(peer, factor) => {
+                peers.iter().find(|p| p.peer == peer).map(|p| p.ms / r.stream_ms >= factor * 0.9999)
+            }
+        }
+    }
+}
+
+/// The goals the issues set for a case on this kind of device.
+fn goal(r: &Record) -> Option<Goal> {
+    let h100 = r.device.contains("H100") && !r.quick;
+    let cpu_quick = r.quick && !r.device.contains("NVIDIA");
+    if h100 {
+        let g = match r.case.as_str() {
+            "sgemm_4096" | "sgemm_8192" => Goal::MinTflops(47.0),
+            "sgemm_1024" => Goal::MinTflops(30.0),
+            "cgemm_4096" => Goal::MinTflops(49.0),
+            "matpow100_4096" => Goal::MaxMs(21.0),
+            "norm2_f32_2e28" => Goal::MaxMs(0.37),
+            "normp20_f32_2e28" => Goal::MaxMs(0.40),
+            "dot_f32_2e28" => Goal::MaxMs(0.74),
+            "transpose_16384" => Goal::MaxMs(0.78),
+            "pad8_constant_8192" | "pad8_reflect_8192" => Goal::MaxMs(0.20),
+            "conv3_8192" => Goal::MaxMs(0.20),
+            "conv5_8192" => Goal::MaxMs(0.25),
+            "conv7_8192" => Goal::MaxMs(0.35),
+            "conv15_8192" => Goal::MaxMs(1.0),
+            "conv31_8192" => Goal::MaxMs(3.0),
+            "conv63_8192" => Goal::MaxMs(4.0),
+            "conv3_batch64_512" => Goal::MaxMs(0.10),
+            "conv3d3_512" => Goal::MaxMs(0.45),
+            "chain10" => Goal::MaxOverheadUs(10.0),
+            _ => return None,
+        };
+        return Some(g);
+    }
+    if cpu_quick {
+        return match family(&r.case) {
+            "conv3" => Some(Goal::Faster("scipy", 2.0)),
+            "conv15" => Some(Goal::Faster("scipy", 4.0)),
+            "transpose" => Some(Goal::Faster("numpy", 5.0)),
+            "sgemm" | "cgemm" => Some(Goal::Faster("CLBlast", 1.0)),
+            _ => None,
+        };
+    }
+    None
+}
+
+/// Runs the `report` subcommand.
+pub(crate) fn run(
+    ours: &Path,
+    peer_files: &[std::path::PathBuf],
+    markdown: Option<&Path>,
+    plots: Option<&Path>,
+) -> Result<()> {
+    let records = read_records(ours)?;
+    let peers = read_peers(peer_files)?;
+    let text = markdown_report(&records, &peers, ours, peer_files);
+    match markdown {
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+            println!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    if let Some(dir) = plots {
+        for written in plot::write_all(dir, &records, &peers)? {
+            println!("wrote {}", written.display());
+        }
+    }
+    Ok(())
+}
+
+/// The peers measured at a record's size, best first.
+pub(crate) fn peers_for<'p>(r: &Record, peers: &'p [PeerTime]) -> Vec<&'p PeerTime> {
+    let mut found: Vec<&PeerTime> = peers.iter().filter(|p| p.family == family(&r.case) && p.size == r.size).collect();
+    found.sort_by(|a, b| a.ms.total_cmp(&b.ms));
+    // One entry per peer (a file given twice, or a peer measured twice: keep its best).
+    let mut seen = Vec::new();
+    found.retain(|p| {
+        let new = !seen.contains(&p.peer);
+        seen.push(p.peer.clone());
+        new
+    });
+    found
+}
+
+fn markdown_report(records: &[Record], peers: &[PeerTime], ours: &Path, peer_files: &[std::path::PathBuf]) -> String {
+    let mut md = String::new();
+    let Some(first) = records.first() else {
+        return "No records.\n".into();
+    };
+    let ceiling = records.iter().filter(|r| family(&r.case) == "copy").filter_map(|r| r.gbps).fold(0.0, f64::max);
+    let peak = records.iter().find_map(|r| (r.dtype == "f32").then_some(r.gflops? * 100.0 / r.pct_flops?));
+    let _ = writeln!(
+        md,
+        "### {} — {} (driver {}){}\n",
+        first.date,
+        first.device,
+        first.driver,
+        if first.quick { ", `--quick` sizes" } else { "" }
+    );
+    let files: Vec<String> = peer_files.iter().map(|p| format!("`{}`", p.display())).collect();
+    let _ = writeln!(
+        md,
+        "From `{}` and {} (same call). Copy ceiling {:.1} GB/s; peak FP32 {}. cliper columns: device time \
+         from profiling events (median, min–max), back-to-back time per launch (the peers' method; ratios and goals \
+         use it), host time of `init`. Ratio = best peer time / cliper time (> 1: cliper faster).\n",
+        ours.display(),
+        if files.is_empty() { "no peer files".to_string() } else { files.join(", ") },
+        ceiling,
+        peak.map_or("unknown".to_string(), |p| format!("{p:.0} GFLOP/s (estimate, or as given)"))
+    );
+    md.push_str(
+        "| case | size | type | device ms (min–max) | back-to-back ms | init ms | GFLOP/s | GB/s | % copy | % peak | peers (ms) | ratio | goal | met | check | algorithm |\n",
+    );
+    md.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let (mut met, mut judged) = (0, 0);
+    let mut unmet = Vec::new();
+    for r in records {
+        let found = peers_for(r, peers);
+        let best = found.first();
+        let opt = |v: Option<f64>, p: usize| v.map_or(String::new(), |v| format!("{v:.p$}"));
+        let goal = goal(r);
+        let verdict = goal.and_then(|g| g.met(r, &found));
+        if let Some(ok) = verdict {
+            judged += 1;
+            if ok {
+                met += 1;
+            } else {
+                unmet.push(r.case.clone());
+            }
+        }
+        let check = match (r.correct(), r.max_error) {
+            (Some(true), Some(e)) => format!("ok ({e:.1e})"),
+            (Some(false), Some(e)) => format!("**wrong** ({e:.1e})"),
+            _ => "—".into(),
+        };
+        let algorithm = match (r.overhead_us_per_process, r.enqueue_us_per_process) {
+            (Some(o), Some(e)) => {
+                format!("host time beyond device time {o:.2} µs/process, enqueue {e:.2} µs/process; {}", r.algorithm)
+            }
+            _ => r.algorithm.clone(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.4} ({:.4}–{:.4}) | {:.4} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.case,
+            r.size.replace('*', "⊛"),
+            r.dtype,
+            r.median_ms,
+            r.min_ms,
+            r.max_ms,
+            r.stream_ms,
+            r.init_ms,
+            opt(r.gflops, 0),
+            opt(r.gbps, 0),
+            opt(r.pct_bandwidth, 0),
+            opt(r.pct_flops, 0),
+            found.iter().map(|p| format!("{} {:.4}", p.peer, p.ms)).collect::<Vec<_>>().join(", "),
+            best.map_or(String::new(), |b| format!("{:.2}×", b.ms / r.stream_ms)),
+            goal.map_or(String::new(), Goal::text),
+            verdict.map_or(if goal.is_some() { "?" } else { "" }, |ok| if ok { "yes" } else { "**no**" }),
+            check,
+            algorithm.replace('|', "/")
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nGoals met: {met} of {judged}{}.",
+        if unmet.is_empty() { String::new() } else { format!(" (not met: {})", unmet.join(", ")) }
+    );
+    let mut unused: BTreeMap<String, usize> = BTreeMap::new();
+    for p in peers {
+        if !records.iter().any(|r| family(&r.case) == p.family && r.size == p.size) {
+            *unused.entry(format!("{} {} {}", p.peer, p.family, p.size)).or_default() += 1;
+        }
+    }
+    if !unused.is_empty() {
+        let list: Vec<&str> = unused.keys().map(String::as_str).collect();
+        let _ = writeln!(md, "\nPeer lines at sizes the suite did not run: {}.", list.join("; "));
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_lines_map_to_cases() {
+        let cases = [
+            (
+                "torch   sgemm f32 (no tf32)    4096^3                 2.6500 ms    51865.3 GFLOP/s      76.0 GB/s",
+                ("cuBLAS", "sgemm", "4096"),
+            ),
+            (
+                "clblast sgemm      1024x1024x1024     0.070 ms   30000.0 GFLOP/s     60.0 GB/s",
+                ("CLBlast", "sgemm", "1024"),
+            ),
+            ("torch   conv3d 3x3x3           512^3                  5.8500 ms", ("cuDNN", "conv3d3", "512x512x512")),
+            ("cupy    signal.fftconvolve 63x63 8192x8192            5.6300 ms", ("CuPy FFT", "conv63", "8192x8192")),
+            (
+                "torch   conv2d 3x3 batch64     64x512x512             0.1490 ms",
+                ("cuDNN", "conv3_batch64", "64x512x512"),
+            ),
+            (
+                "torch   conv2d bank 10x4x128x128 * 10x4x16x16     0.3980 ms     2.0 GFLOP/s",
+                ("cuDNN", "filterbank", "10x4x128x128 * 10x4x16x16"),
+            ),
+            (
+                "opencl     copybuffer 268435456      0.715 ms       0.0 GFLOP/s   3004.0 GB/s",
+                ("OpenCL copy", "copy", "268435456"),
+            ),
+            ("torch   vdot c64               134217728              0.7000 ms", ("torch", "dotc_c32", "134217728")),
+            ("clblast somatcopyT 16384x16384        0.770 ms", ("CLBlast", "transpose", "16384x16384")),
+        ];
+        for (line, (peer, family, size)) in cases {
+            let p = parse_peer_line(line).unwrap_or_else(|| panic!("no match for {line}"));
+            assert_eq!((p.peer.as_str(), p.family.as_str(), p.size.as_str()), (peer, family, size), "{line}");
+        }
+        for skipped in
+            ["device: NVIDIA H100", "torch   sgemm tf32  8192^3  1.0 ms", "cliper  transpose f32 16384x16384 0.7 ms"]
+        {
+            assert!(parse_peer_line(skipped).is_none(), "{skipped}");
+        }
+    }
+
+    #[test]
+    fn families_strip_the_size() {
+        for (case, want) in [
+            ("sgemm_4096", "sgemm"),
+            ("conv3_batch64_512", "conv3_batch64"),
+            ("conv3d3_512", "conv3d3"),
+            ("norm2_f32_2e28", "norm2_f32"),
+            ("copy_kernel", "copy"),
+            ("chain10", "chain10"),
+            ("filterbank_seed004", "filterbank"),
+        ] {
+            assert_eq!(family(case), want);
+        }
+    }
+}

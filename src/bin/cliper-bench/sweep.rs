@@ -1,0 +1,363 @@
+//! The single-case sweeps (`cliper-bench transpose | permute | matmul | …`): one process, chosen sizes and
+//! kernels, one printed line per variant in the format of the peers' lines, for tuning and for comparing kernels.
+
+use crate::measure::{Timing, random_data, shape_text, time_pipeline};
+use cliper::{
+    Border, ClApp, ConvAlgorithm, ConvParams, Convolution, Dot, DotKind, Element, Filter, FilterBank,
+    FilterBankAlgorithm, FilterBankParams, GemmStrategy, GemmTiles, MatMul, MatrixPower, NormN, NormOrder, Pad,
+    Permute, Pipeline, Process, Result, Transpose, TransposeTiles, XData,
+};
+use num_complex::Complex64;
+use std::time::Instant;
+
+pub(crate) fn parse_tiles(text: &str) -> Result<TransposeTiles> {
+    let bad = || cliper::Error::InvalidArgument {
+        op: "cliper-bench".into(),
+        reason: format!("tile shape `{text}` is not TILExROWS, like 32x8"),
+    };
+    let (t, r) = text.split_once('x').ok_or_else(bad)?;
+    Ok(TransposeTiles { tile: t.trim().parse().map_err(|_| bad())?, rows: r.trim().parse().map_err(|_| bad())? })
+}
+
+pub(crate) fn permute(app: &ClApp, shape: &[usize], axes: &[usize], timing: Timing) -> Result<()> {
+    let n: usize = shape.iter().product();
+    let input = XData::from_slice(app, shape, &random_data::<f32>(n))?;
+    let output = XData::<f32>::zeros(app, &Permute::<f32>::output_shape(shape, axes)?)?;
+    let permute = Permute::new(&input, &output, axes);
+    let mut pipeline = Pipeline::new(app).then(permute);
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let bytes = 2.0 * (n * 4) as f64;
+    println!(
+        "cliper  permute   f32  {:<22} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s",
+        format!("{shape:?}->{axes:?}").replace(' ', ""),
+        wall,
+        bytes / wall / 1e6,
+        events,
+        bytes / events / 1e6
+    );
+    Ok(())
+}
+
+pub(crate) fn transpose<T: Element>(
+    app: &ClApp,
+    [batch, rows, cols]: [usize; 3],
+    tiles: &[Option<TransposeTiles>],
+    timing: Timing,
+    check: bool,
+) -> Result<()> {
+    let started = Instant::now();
+    let progress = |what: &str| eprintln!("[{:7.2} s] {what}", started.elapsed().as_secs_f64());
+    progress(&format!("transpose {} {batch}x{rows}x{cols}: making data", T::NAME));
+    let host = random_data::<T>(batch * rows * cols);
+    progress("uploading");
+    let input = XData::from_slice(app, &[batch, rows, cols], &host)?;
+    progress("allocating and zeroing the output");
+    let output = XData::<T>::zeros(app, &[batch, cols, rows])?;
+    app.finish()?;
+    let bytes = 2.0 * (batch * rows * cols * std::mem::size_of::<T>()) as f64;
+    let size = if batch == 1 { format!("{rows}x{cols}") } else { format!("{batch}x{rows}x{cols}") };
+    for tile in tiles {
+        let process = match tile {
+            Some(t) => Transpose::new(&input, &output).with_tiles(*t),
+            None => Transpose::new(&input, &output),
+        };
+        let shown = tile.unwrap_or_else(|| TransposeTiles::for_device(app.device(), std::mem::size_of::<T>()));
+        let mut pipeline = Pipeline::new(app).then(process);
+        progress(&format!("timing tiles {}x{}", shown.tile, shown.rows));
+        let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+        println!(
+            "cliper  transpose {:<4} {:<16} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s   tiles {}x{}",
+            T::NAME,
+            size,
+            wall,
+            bytes / wall / 1e6,
+            events,
+            bytes / events / 1e6,
+            shown.tile,
+            shown.rows
+        );
+        if check {
+            progress("checking");
+            let got = output.to_vec()?;
+            let plane = rows * cols;
+            let wrong = (0..batch * plane)
+                .filter(|&n| {
+                    let (b, k) = (n / plane, n % plane);
+                    got[b * plane + (k % cols) * rows + k / cols] != host[n]
+                })
+                .count();
+            println!("check: {wrong} of {} elements wrong", batch * plane);
+            if wrong > 0 {
+                return Err(cliper::Error::InvalidArgument {
+                    op: "cliper-bench".into(),
+                    reason: "the transpose is wrong".into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `auto` → the planner (None), `direct`, or `MWGxNWGxKWG/MDIMCxNDIMC`.
+pub(crate) fn parse_gemm_kernel(text: &str) -> Result<Option<GemmStrategy>> {
+    let bad = || {
+        cliper::Error::invalid(
+            "cliper-bench",
+            format!("kernel `{text}` is not `auto`, `direct` or MWGxNWGxKWG/MDIMCxNDIMC (like 128x128x16/16x16)"),
+        )
+    };
+    match text {
+        "auto" => return Ok(None),
+        "direct" => return Ok(Some(GemmStrategy::Direct)),
+        _ => {}
+    }
+    let (blocked, text) = match text.strip_prefix("blocked:") {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (tile, threads) = text.split_once('/').ok_or_else(bad)?;
+    let numbers =
+        |s: &str| s.split('x').map(|v| v.trim().parse::<usize>().map_err(|_| bad())).collect::<Result<Vec<_>>>();
+    match (numbers(tile)?.as_slice(), numbers(threads)?.as_slice()) {
+        (&[mwg, nwg, kwg], &[mdimc, ndimc]) => {
+            let tiles = GemmTiles { mwg, nwg, kwg, mdimc, ndimc };
+            Ok(Some(if blocked { GemmStrategy::Blocked(tiles) } else { GemmStrategy::Tiled(tiles) }))
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// A GEMM strategy as `--kernels` spells it.
+pub(crate) fn gemm_strategy_text(strategy: GemmStrategy) -> String {
+    match strategy {
+        GemmStrategy::Direct => "direct".to_string(),
+        GemmStrategy::Tiled(t) => format!("{}x{}x{}/{}x{}", t.mwg, t.nwg, t.kwg, t.mdimc, t.ndimc),
+        GemmStrategy::Blocked(t) => format!("blocked:{}x{}x{}/{}x{}", t.mwg, t.nwg, t.kwg, t.mdimc, t.ndimc),
+    }
+}
+
+pub(crate) fn matmul<T: Element>(
+    app: &ClApp,
+    [m, n, k]: [usize; 3],
+    batch: usize,
+    strategies: &[Option<GemmStrategy>],
+    timing: Timing,
+    check: bool,
+) -> Result<()> {
+    let (a_shape, b_shape, c_shape) = ([batch, m, k], [batch, k, n], [batch, m, n]);
+    let ha = random_data::<T>(batch * m * k);
+    let hb: Vec<T> = random_data::<T>(batch * k * n + 7)[7..].to_vec();
+    let a = XData::from_slice(app, &a_shape, &ha)?;
+    let b = XData::from_slice(app, &b_shape, &hb)?;
+    let c = XData::<T>::zeros(app, &c_shape)?;
+    let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (batch * m * n * k) as f64;
+    let size = if batch == 1 { format!("{m}x{n}x{k}") } else { format!("{batch}x{m}x{n}x{k}") };
+    for &strategy in strategies {
+        let mut product = MatMul::new(&a, &b, &c);
+        if let Some(s) = strategy {
+            product = product.with_strategy(s);
+        }
+        let mut pipeline = Pipeline::new(app).then(product);
+        let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+        let chosen = strategy.unwrap_or_else(|| GemmStrategy::for_problem::<T>(app.device(), m, n, k, batch));
+        let shown = gemm_strategy_text(chosen);
+        println!(
+            "cliper  matmul    {:<4} {:<16} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms {:>8.1} GFLOP/s   kernel {}",
+            T::NAME,
+            size,
+            wall,
+            flops / wall / 1e6,
+            events,
+            flops / events / 1e6,
+            shown
+        );
+        if check {
+            let got = c.to_vec()?;
+            let mut worst = 0.0f64;
+            for s in 0..64 {
+                let (q, i, j) = ((s * 7) % batch, (s * 7919) % m, (s * 104_729) % n);
+                let (mut want, mut mag) = (Complex64::new(0.0, 0.0), 0.0);
+                for l in 0..k {
+                    let (x, y) = (ha[(q * m + i) * k + l].to_c64(), hb[(q * k + l) * n + j].to_c64());
+                    want += x * y;
+                    mag += x.norm() * y.norm();
+                }
+                worst = worst.max((got[(q * m + i) * n + j].to_c64() - want).norm() / mag);
+            }
+            let eps = if T::IS_DOUBLE { f64::EPSILON } else { f32::EPSILON as f64 };
+            println!("check: worst |Δ|/(|A||B|) over 64 samples {worst:.2e} (K·ε = {:.2e})", k as f64 * eps);
+            if worst > k as f64 * eps * 4.0 {
+                return Err(cliper::Error::invalid("cliper-bench", "the product is wrong"));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn power<T: Element>(app: &ClApp, size: usize, exponent: u64, timing: Timing) -> Result<()> {
+    // Entries in [-1, 1)/size keep the powers from overflowing.
+    let host: Vec<T> =
+        random_data::<T>(size * size).into_iter().map(|v| T::from_c64(v.to_c64() / size as f64)).collect();
+    let a = XData::from_slice(app, &[size, size], &host)?;
+    let out = XData::<T>::zeros(app, &[size, size])?;
+    let mut pipeline = Pipeline::new(app).then(MatrixPower::new(&a, &out, exponent));
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let products = (63 - exponent.leading_zeros() + exponent.count_ones()).saturating_sub(1) as f64;
+    let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (size as f64).powi(3) * products;
+    println!(
+        "cliper  power {exponent:<4} {:<4} {:<14} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {products} products",
+        T::NAME,
+        size,
+        wall,
+        flops / wall / 1e6,
+        events
+    );
+    Ok(())
+}
+
+pub(crate) fn norm<T: Element>(app: &ClApp, len: usize, order: NormOrder, timing: Timing) -> Result<()> {
+    let x = XData::from_slice(app, &[len], &random_data::<T>(len))?;
+    let out = XData::<T::Real>::zeros(app, &[])?;
+    let mut process = NormN::new(&x, &out, order);
+    cliper::Process::init(&mut process)?;
+    let strategy = process.strategy().unwrap_or_default();
+    let mut pipeline = Pipeline::new(app).then(process);
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let bytes = (len * std::mem::size_of::<T>()) as f64;
+    let p = match order {
+        NormOrder::Inf => "inf".to_string(),
+        NormOrder::P(p) => p.to_string(),
+    };
+    println!(
+        "cliper  norm p={p:<5} {:<4} {:<12} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s   {strategy}",
+        T::NAME,
+        len,
+        wall,
+        bytes / wall / 1e6,
+        events,
+        bytes / events / 1e6
+    );
+    Ok(())
+}
+
+pub(crate) fn dot<T: Element>(app: &ClApp, len: usize, conjugate: bool, timing: Timing) -> Result<()> {
+    let x = XData::from_slice(app, &[len], &random_data::<T>(len))?;
+    let y = XData::from_slice(app, &[len], &random_data::<T>(len + 3)[3..])?;
+    let out = XData::<T>::zeros(app, &[])?;
+    let kind = if conjugate { DotKind::Conjugated } else { DotKind::Plain };
+    let mut pipeline = Pipeline::new(app).then(Dot::new(&x, &y, &out).kind(kind));
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let bytes = 2.0 * (len * std::mem::size_of::<T>()) as f64;
+    println!(
+        "cliper  dot{:<6} {:<4} {:<14} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s",
+        if conjugate { "c" } else { "" },
+        T::NAME,
+        len,
+        wall,
+        bytes / wall / 1e6,
+        events,
+        bytes / events / 1e6
+    );
+    Ok(())
+}
+
+pub(crate) fn pad(app: &ClApp, shape: &[usize], width: usize, border: Border, timing: Timing) -> Result<()> {
+    let n: usize = shape.iter().product();
+    let x = XData::from_slice(app, shape, &random_data::<f32>(n))?;
+    let out_shape = Pad::<f32>::output_shape(shape, &[(width, width)])?;
+    let out = XData::<f32>::zeros(app, &out_shape)?;
+    let mut pipeline = Pipeline::new(app).then(Pad::new(&x, &out, &[(width, width)], border));
+    let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+    let bytes = ((n + out.len()) * 4) as f64;
+    println!(
+        "cliper  pad {width} {border:<22?} {:<14} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms {:>8.1} GB/s",
+        shape_text(shape),
+        wall,
+        bytes / wall / 1e6,
+        events,
+        bytes / events / 1e6
+    );
+    Ok(())
+}
+
+pub(crate) fn conv(
+    app: &ClApp,
+    shape: &[usize],
+    filter_shape: &[usize],
+    gaussian: Option<f64>,
+    border: Border,
+    algorithms: &[String],
+    timing: Timing,
+) -> Result<()> {
+    let n: usize = shape.iter().product();
+    let x = XData::from_slice(app, shape, &random_data::<f32>(n))?;
+    let filter = match gaussian {
+        Some(sigma) => Filter::<f32>::gaussian(sigma, filter_shape.len())?,
+        None => Filter::new(filter_shape, random_data::<f32>(filter_shape.iter().product()))?,
+    };
+    let out = XData::<f32>::zeros(app, shape)?;
+    for name in algorithms {
+        let algorithm = match name.as_str() {
+            "auto" => ConvAlgorithm::Auto,
+            "direct" => ConvAlgorithm::Direct,
+            "tiled" => ConvAlgorithm::Tiled,
+            "separable" => ConvAlgorithm::Separable,
+            other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
+        };
+        let mut process = Convolution::new(&x, &out, &filter, ConvParams::new().border(border).algorithm(algorithm));
+        process.init()?;
+        let strategy = process.strategy();
+        let mut pipeline = Pipeline::new(app).then(process);
+        let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+        let bytes = 2.0 * (n * 4) as f64;
+        let flops = 2.0 * (n * filter.values().len()) as f64;
+        println!(
+            "cliper  conv {:<8} {border:<18?} {:<16} {:>9.4} ms {:>8.1} GB/s {:>8.1} GFLOP/s   events {:>9.4} ms   {name}: {strategy:?}",
+            shape_text(filter.shape()),
+            shape_text(shape),
+            wall,
+            bytes / wall / 1e6,
+            flops / wall / 1e6,
+            events
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn filter_bank(
+    app: &ClApp,
+    input: &[usize],
+    filters: &[usize],
+    padding: &[usize],
+    algorithms: &[String],
+    timing: Timing,
+) -> Result<()> {
+    let x = XData::from_slice(app, input, &random_data::<f32>(input.iter().product()))?;
+    let f = XData::from_slice(app, filters, &random_data::<f32>(filters.iter().product()))?;
+    let pad = [padding.first().copied().unwrap_or(0), padding.get(1).copied().unwrap_or(0)];
+    for name in algorithms {
+        let algorithm = match name.as_str() {
+            "auto" => FilterBankAlgorithm::Auto,
+            "direct" => FilterBankAlgorithm::Direct,
+            "im2col" => FilterBankAlgorithm::Im2col,
+            other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
+        };
+        let params = FilterBankParams::new().padding(pad).algorithm(algorithm);
+        let y = XData::<f32>::zeros(app, &params.output_shape(input, filters)?)?;
+        let mut process = FilterBank::new(&x, &f, &y, params);
+        process.init()?;
+        let strategy = process.strategy();
+        let mut pipeline = Pipeline::new(app).then(process);
+        let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+        let flops = 2.0 * (y.len() * filters[1..].iter().product::<usize>()) as f64;
+        println!(
+            "cliper  filterbank {} * {} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {name}: {strategy:?}",
+            shape_text(input),
+            shape_text(filters),
+            wall,
+            flops / wall / 1e6,
+            events
+        );
+    }
+    Ok(())
+}
