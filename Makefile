@@ -32,6 +32,8 @@ lint:
 opencl:
 	./scripts/install-opencl.sh
 
-# Times the 16384² transpose on the default device (see docs/benchmarks.md for the peer comparison).
+# The benchmark suite on the default device with the peers for that kind of device and the report (tables and
+# plots), into out/bench/ (docs/benchmarks.md says how to read it). A GPU gets the full sizes, a CPU --quick.
 bench: opencl
-	$(CARGO) run --release --bin cliper-bench -- transpose --rows 16384 --check
+	$(CARGO) build --release --bin cliper-bench --bin cliper
+	./scripts/bench/run-suite.sh out/bench/$$(date +%F) auto

@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite and the peers for this device in one go, then the report:
-#   scripts/bench/run-suite.sh PREFIX [gpu|cpu]
+#   scripts/bench/run-suite.sh PREFIX [auto|gpu|cpu]
 # writes PREFIX.json (cliper-bench suite), PREFIX-suite.txt (its table), PREFIX-peers.txt (the peers' raw output,
 # same call), PREFIX.md (the report table) and PREFIX-plots/*.svg.
 #   gpu: full sizes; CLBlast on the NVIDIA platform, cuBLAS/cuDNN/CuPy through peer_torch.py and
 #        scripts/bench/peer_filterbank.py.
-#   cpu: `--quick` sizes; CLBlast on PoCL (platform "Portable"), numpy/scipy through scripts/bench/peer_numpy.py.
+#   cpu: `--quick` sizes; CLBlast on PoCL (platform "Portable") through scripts/bench/clblast_quick.c (built here
+#        when libclblast.so.1 and the OpenCL headers are installed), numpy/scipy through scripts/bench/peer_numpy.py.
+#   auto (the default): gpu when the device cliper picks (CLIPER_DEVICE honoured) is a GPU, else cpu.
 # BENCH (default target/release/cliper-bench) and PEERBENCH (default .device-kit/peerbench, else
 # ../shared/peerbench) say where the programs are. Nothing else should run on the machine meanwhile.
 set -uo pipefail
-prefix=${1:?usage: run-suite.sh PREFIX [gpu|cpu]}
-mode=${2:-cpu}
+prefix=${1:?usage: run-suite.sh PREFIX [auto|gpu|cpu]}
+mode=${2:-auto}
 bench=${BENCH:-target/release/cliper-bench}
+if [ "$mode" = auto ]; then
+    kind=$("$(dirname "$bench")/cliper" devices --json | python3 -c \
+        'import json, sys; print(next((d["kind"] for d in json.load(sys.stdin)["devices"] if d["default"]), "CPU"))')
+    mode=$([ "$kind" = GPU ] && echo gpu || echo cpu)
+    echo "device kind $kind: $mode mode"
+fi
 peerbench=${PEERBENCH:-}
 if [ -z "$peerbench" ]; then
     for d in .device-kit/peerbench ../shared/peerbench; do [ -d "$d" ] && peerbench=$d && break; done
@@ -31,8 +39,12 @@ if [ "$mode" = gpu ]; then
 else
     "$bench" suite --quick --json "$prefix.json" 2>&1 | tee "$prefix-suite.txt"
     suite_rc=${PIPESTATUS[0]}
-    if [ -n "$peerbench" ] && [ -x "$peerbench/clblast_bench" ]; then
-        PLATFORM=Portable "$peerbench/clblast_bench" 0 2>&1 | tee -a "$peers"
+    # The kit's clblast_bench times 4096³ products, which take CLBlast a quarter of an hour on two cores.
+    mkdir -p target
+    if cc -O2 scripts/bench/clblast_quick.c -o target/clblast_quick -l:libclblast.so.1 -l:libOpenCL.so.1 2>/dev/null; then
+        PLATFORM=Portable timeout 900 target/clblast_quick 2>&1 | tee -a "$peers"
+    else
+        echo "CLBlast comparison skipped: install libclblast1 and opencl-c-headers to include it" | tee -a "$peers"
     fi
     python3 scripts/bench/peer_numpy.py 2>&1 | tee -a "$peers"
 fi

@@ -67,7 +67,9 @@ pub(crate) fn write_all(dir: &Path, records: &[Record], peers: &[PeerTime]) -> R
             "TFLOP/s"
         };
         let path = dir.join("gemm.svg");
-        line_chart(&path, &format!("GEMM, {device}"), "matrix size n (n×n·n×n)", unit, &gemm, false)?;
+        let axes =
+            Axes { x: "matrix size n (n×n·n×n)", y: unit, log_y: false, legend: SeriesLabelPosition::LowerRight };
+        line_chart(&path, &format!("GEMM, {device}"), axes, &gemm)?;
         written.push(path);
     }
 
@@ -88,7 +90,13 @@ pub(crate) fn write_all(dir: &Path, records: &[Record], peers: &[PeerTime]) -> R
         let size = records.iter().find(|r| is_square_conv(&r.case)).map_or(String::new(), |r| r.size.clone());
         let path = dir.join("convolution.svg");
         let title = format!("Convolution of a {size} f32 image, {device}");
-        line_chart(&path, &title, "kernel side k (k×k)", "ms per image (log)", &conv, true)?;
+        let axes = Axes {
+            x: "kernel side k (k×k)",
+            y: "ms per image (log)",
+            log_y: true,
+            legend: SeriesLabelPosition::UpperLeft,
+        };
+        line_chart(&path, &title, axes, &conv)?;
         written.push(path);
     }
 
@@ -123,7 +131,16 @@ fn is_bandwidth_bound(case: &str) -> bool {
         || ["conv3", "conv5", "conv3_batch64", "conv3d3"].contains(&fam)
 }
 
-fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series], log_y: bool) -> Result<()> {
+/// A chart's axis titles, and where its legend goes.
+struct Axes<'a> {
+    x: &'a str,
+    y: &'a str,
+    log_y: bool,
+    legend: SeriesLabelPosition,
+}
+
+fn line_chart(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<()> {
+    let Axes { x: x_label, y: y_label, log_y, legend } = axes;
     let err = |e: &dyn std::fmt::Display| plot_error(path, e);
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
@@ -160,7 +177,7 @@ fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[
             }
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
+                .position(legend.clone())
                 .background_style(WHITE.mix(0.9))
                 .border_style(BLACK)
                 .draw()
@@ -211,14 +228,14 @@ fn bar_chart(path: &Path, title: &str, bars: &[Bar]) -> Result<()> {
         let y = rows - i as f64;
         chart.draw_series([Rectangle::new([(0.0, y - 0.1), (*pct, y - 0.45)], ours.filled())]).map_err(|e| err(&e))?;
         chart
-            .draw_series([Text::new(format!("cliper {pct:.0}%"), (pct + 0.5, y - 0.38), ("sans-serif", 12))])
+            .draw_series([Text::new(format!("cliper {pct:.0}%"), (pct + 0.5, y - 0.13), ("sans-serif", 12))])
             .map_err(|e| err(&e))?;
         if let Some((name, p)) = peer {
             chart
                 .draw_series([Rectangle::new([(0.0, y - 0.5), (*p, y - 0.85)], theirs.filled())])
                 .map_err(|e| err(&e))?;
             chart
-                .draw_series([Text::new(format!("{name} {p:.0}%"), (p + 0.5, y - 0.78), ("sans-serif", 12))])
+                .draw_series([Text::new(format!("{name} {p:.0}%"), (p + 0.5, y - 0.53), ("sans-serif", 12))])
                 .map_err(|e| err(&e))?;
         }
     }
