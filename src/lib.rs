@@ -50,9 +50,9 @@ pub use io::{
 };
 pub use process::{
     Border, ConjugateTranspose, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot,
-    DotKind, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement,
-    GemmStrategy, GemmTiles, KernelTiming, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,
-    Process, Report, SeparableConvolution, SheppLogan, StridedCopy, Transpose, TransposeTiles,
+    DotKind, Fft, FftDirection, FftNorm, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy,
+    FilterElement, GemmStrategy, GemmTiles, KernelTiming, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute,
+    Pipeline, Process, Report, SeparableConvolution, SheppLogan, StridedCopy, Transpose, TransposeTiles,
 };
 
 // The guides' code blocks run as doctests, so the documentation cannot drift from the API.

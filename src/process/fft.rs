@@ -1,0 +1,622 @@
+//! [`Fft`]: complex fast Fourier transforms over any set of axes, any lengths, with numpy's normalisations.
+//!
+//! Planning (in `init`), per transformed axis of length n: lengths whose prime factors are all 2, 3, 5 or 7
+//! run as Stockham autosort passes (`fft_passR` in `kernels/fft.cl`: radix 4 while 4 divides, one radix 2, then
+//! 3, 5 and 7), each pass reading the whole array and writing it to a scratch copy; other lengths use
+//! Bluestein's algorithm: a chirp product into a zero-padded length m ≥ 2n − 1 with only small factors, a
+//! length-m transform, a product with the transformed chirp (computed on the host in float64 in `init`), the
+//! inverse length-m transform and a last chirp product. Every table (roots of unity, chirps) is computed in
+//! float64 on the host and uploaded once; `launch` only enqueues.
+//!
+//! The axes are transformed one after another on a contiguous `[outer, n, inner]` view, so every pass reads and
+//! writes along `inner`-contiguous rows; strided inputs and outputs go through a strided copy first or last.
+
+use super::Process;
+use super::strided_copy::CopyPlan;
+use crate::app::{ClApp, IndexType, Kernel};
+use crate::data::{ComplexElement, Element, XData};
+use crate::error::{Error, Result};
+use crate::kernels;
+use num_complex::Complex64;
+use std::f64::consts::PI;
+use std::fmt::Write as _;
+
+/// The sign of the exponent: forward `exp(−2πi·jk/n)` (numpy `fft`), inverse `exp(+2πi·jk/n)` (`ifft`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FftDirection {
+    /// `X_k = Σ x_j · exp(−2πi·jk/n)`.
+    #[default]
+    Forward,
+    /// `x_j = Σ X_k · exp(+2πi·jk/n)`, scaled by the normalisation.
+    Inverse,
+}
+
+/// numpy's `norm` argument: which direction carries the 1/n.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FftNorm {
+    /// Forward unscaled, inverse × 1/n (numpy's default `"backward"`).
+    #[default]
+    Backward,
+    /// Both × 1/√n (`"ortho"`: the transform is unitary).
+    Ortho,
+    /// Forward × 1/n, inverse unscaled (`"forward"`).
+    Forward,
+}
+
+impl FftNorm {
+    /// The factor for one axis of length `n` in `direction`.
+    fn scale(self, n: usize, direction: FftDirection) -> f64 {
+        let n = n as f64;
+        match (self, direction) {
+            (FftNorm::Ortho, _) => 1.0 / n.sqrt(),
+            (FftNorm::Backward, FftDirection::Inverse) | (FftNorm::Forward, FftDirection::Forward) => 1.0 / n,
+            _ => 1.0,
+        }
+    }
+
+    /// `"backward"`, `"ortho"` or `"forward"`, as numpy spells them.
+    ///
+    /// ```
+    /// assert_eq!(cliper::FftNorm::numpy("ortho")?, cliper::FftNorm::Ortho);
+    /// assert!(cliper::FftNorm::numpy("unitary").is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn numpy(name: &str) -> Result<FftNorm> {
+        match name {
+            "backward" => Ok(FftNorm::Backward),
+            "ortho" => Ok(FftNorm::Ortho),
+            "forward" => Ok(FftNorm::Forward),
+            other => Err(Error::invalid("Fft", format!("norm `{other}`: expected backward, ortho or forward"))),
+        }
+    }
+}
+
+/// The radices the pass kernels implement, in the order the planner tries them.
+const RADICES: [usize; 5] = [4, 2, 3, 5, 7];
+
+/// The Stockham radices for `n` (empty for n = 1), or `None` when n has a prime factor above 7.
+fn factorize(mut n: usize) -> Option<Vec<usize>> {
+    let mut radices = Vec::new();
+    // Radix 4 where possible (the cheapest butterfly per element), one 8 or 2 for the rest of a power of two.
+    while n.is_multiple_of(4) {
+        radices.push(4);
+        n /= 4;
+    }
+    if n.is_multiple_of(2) {
+        radices.push(2);
+        n /= 2;
+    }
+    for p in [3, 5, 7] {
+        while n.is_multiple_of(p) {
+            radices.push(p);
+            n /= p;
+        }
+    }
+    (n == 1).then_some(radices)
+}
+
+/// The smallest length ≥ `n` with no prime factor above 7.
+fn smooth_length(n: usize) -> usize {
+    (n..).find(|&m| factorize(m).is_some()).unwrap_or(n)
+}
+
+/// A float64 DFT on the host for Bluestein's tables: recursive mixed radix over `factorize`'s radices.
+fn host_fft(x: &[Complex64], sign: f64) -> Vec<Complex64> {
+    let n = x.len();
+    if n <= 1 {
+        return x.to_vec();
+    }
+    let p = factorize(n).and_then(|f| f.into_iter().min()).unwrap_or(n);
+    let m = n / p;
+    // p interleaved sub-sequences, transformed, then combined with twiddles.
+    let subs: Vec<Vec<Complex64>> =
+        (0..p).map(|r| host_fft(&(0..m).map(|j| x[j * p + r]).collect::<Vec<_>>(), sign)).collect();
+    (0..n)
+        .map(|k| {
+            (0..p)
+                .map(|r| subs[r][k % m] * Complex64::from_polar(1.0, sign * 2.0 * PI * (r * k) as f64 / n as f64))
+                .sum()
+        })
+        .collect()
+}
+
+/// The cos/sin tables of the generic radices, as OpenCL C prepended to `kernels/fft.cl`.
+fn radix_tables() -> String {
+    let mut src = String::new();
+    for r in [3usize, 5, 7] {
+        let list = |f: fn(f64) -> f64| {
+            (0..r).map(|q| format!("(R){:.20e}", f(2.0 * PI * q as f64 / r as f64))).collect::<Vec<_>>().join(", ")
+        };
+        let _ = writeln!(src, "constant R fft_cos_{r}[{r}] = {{{}}};", list(f64::cos));
+        let _ = writeln!(src, "constant R fft_sin_{r}[{r}] = {{{}}};", list(f64::sin));
+    }
+    src
+}
+
+/// Uploads float64 complex values as `T`.
+fn upload<T: Element>(app: &ClApp, values: &[Complex64]) -> Result<XData<T>> {
+    let host: Vec<T> = values.iter().map(|&v| T::from_c64(v)).collect();
+    XData::from_slice(app, &[host.len()], &host)
+}
+
+/// `exp(sign·2πi·k/n)` for k < n, from an exact k/n.
+fn roots(n: usize, sign: f64) -> Vec<Complex64> {
+    (0..n).map(|k| Complex64::from_polar(1.0, sign * 2.0 * PI * k as f64 / n as f64)).collect()
+}
+
+/// Stockham passes for one length: (radix, ns) per pass and the roots table.
+struct Passes<T: Element> {
+    n: usize,
+    steps: Vec<(usize, usize)>,
+    roots: XData<T>,
+}
+
+impl<T: Element> Passes<T> {
+    fn new(app: &ClApp, n: usize, radices: &[usize]) -> Result<Passes<T>> {
+        let mut ns = 1;
+        let steps = radices
+            .iter()
+            .map(|&r| {
+                let step = (r, ns);
+                ns *= r;
+                step
+            })
+            .collect();
+        // The forward roots; the kernels conjugate them for inverse passes.
+        Ok(Passes { n, steps, roots: upload(app, &roots(n, -1.0))? })
+    }
+}
+
+/// How one axis is transformed.
+enum AxisKind<T: Element> {
+    /// Every prime factor is at most 7.
+    Stockham(Passes<T>),
+    /// Bluestein: chirp for this direction, the transformed conjugate chirp (already × 1/m), passes of length m.
+    Bluestein { chirp: XData<T>, kernel_hat: XData<T>, passes: Passes<T> },
+}
+
+struct AxisPlan<T: Element> {
+    outer: usize,
+    inner: usize,
+    scale: f64,
+    kind: AxisKind<T>,
+}
+
+/// One kernel launch of the plan, reading and writing buffers named by [`Slot`].
+enum Step {
+    Pass { radix: usize, ns: usize, n: usize, axis: usize, inverse: bool, scale: f64, src: Slot, dst: Slot },
+    Pre { axis: usize, src: Slot, dst: Slot },
+    Mul { axis: usize, dst: Slot },
+    Post { axis: usize, src: Slot, dst: Slot, scale: f64 },
+}
+
+/// Where a step reads or writes: the input, the output, or one of the scratch arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Input,
+    Output,
+    Scratch(usize),
+}
+
+struct Plan<T: Element> {
+    axes: Vec<AxisPlan<T>>,
+    steps: Vec<Step>,
+    /// Contiguous work arrays: two of the array's size, and two of the largest Bluestein size.
+    scratch: Vec<XData<T>>,
+    /// A strided input copied into scratch 0 first; the result copied from `result` into a strided output.
+    copy_in: Option<CopyPlan>,
+    copy_out: Option<(CopyPlan, usize)>,
+    kernels: Kernels,
+    index: IndexType,
+    group: usize,
+}
+
+struct Kernels {
+    passes: Vec<(usize, Kernel)>,
+    pre: Kernel,
+    mul: Kernel,
+    post: Kernel,
+}
+
+/// A complex FFT of `input` into `output` (same shape) over the chosen axes (default: all), forward or
+/// inverse, with numpy's normalisations. Any lengths: Stockham mixed-radix passes for lengths with prime
+/// factors up to 7, Bluestein's algorithm for the rest; f32 (c32) and f64 (c64).
+///
+/// ```
+/// use cliper::{ClApp, Fft, FftDirection, Process, XData};
+/// use num_complex::Complex32 as C;
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[4], &[C::new(1.0, 0.0), C::new(2.0, 0.0), C::new(0.0, 0.0), C::new(0.0, 0.0)])?;
+/// let y = XData::zeros(&app, &[4])?;
+/// let mut fft = Fft::new(&x, &y, FftDirection::Forward);
+/// fft.init()?;
+/// fft.launch()?;
+/// // numpy.fft.fft([1, 2, 0, 0]) = [3, 1-2j, -1, 1+2j]
+/// let want = [C::new(3.0, 0.0), C::new(1.0, -2.0), C::new(-1.0, 0.0), C::new(1.0, 2.0)];
+/// assert!(y.to_vec()?.iter().zip(want).all(|(a, b)| (a - b).norm() < 1e-6));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct Fft<T: ComplexElement> {
+    input: XData<T>,
+    output: XData<T>,
+    direction: FftDirection,
+    axes: Option<Vec<usize>>,
+    norm: FftNorm,
+    plan: Option<Plan<T>>,
+}
+
+impl<T: ComplexElement> Fft<T> {
+    /// A transform of every axis of `input` into `output`.
+    pub fn new(input: &XData<T>, output: &XData<T>, direction: FftDirection) -> Fft<T> {
+        Fft { input: input.clone(), output: output.clone(), direction, axes: None, norm: FftNorm::Backward, plan: None }
+    }
+
+    /// Transform only these axes (numpy's `axes`; each once, in any order). The others are a batch.
+    pub fn axes(mut self, axes: &[usize]) -> Fft<T> {
+        self.axes = Some(axes.to_vec());
+        self
+    }
+
+    /// The normalisation (default [`FftNorm::Backward`]).
+    pub fn norm(mut self, norm: FftNorm) -> Fft<T> {
+        self.norm = norm;
+        self
+    }
+
+    /// How each transformed axis is computed, after `init`: `"n=1024: radix 4×4×4×4×4"` or
+    /// `"n=97: Bluestein m=200 (radix 4×2×5×5)"`, one entry per axis.
+    pub fn strategy(&self) -> Option<Vec<String>> {
+        let plan = self.plan.as_ref()?;
+        let radices = |p: &Passes<T>| p.steps.iter().map(|s| s.0.to_string()).collect::<Vec<_>>().join("×");
+        Some(
+            plan.axes
+                .iter()
+                .map(|a| match &a.kind {
+                    AxisKind::Stockham(p) => format!("n={}: radix {}", p.n, radices(p)),
+                    AxisKind::Bluestein { chirp, passes, .. } => {
+                        format!("n={}: Bluestein m={} (radix {})", chirp.len(), passes.n, radices(passes))
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// Allocates an output, transforms `input` into it once and returns it.
+    ///
+    /// ```
+    /// use cliper::{ClApp, Fft, FftDirection, XData};
+    /// use num_complex::Complex64 as C;
+    /// let app = ClApp::new()?;
+    /// let x = XData::from_slice(&app, &[3], &[C::new(1.0, 0.0), C::new(1.0, 0.0), C::new(1.0, 0.0)])?;
+    /// let y = Fft::apply(&x, FftDirection::Forward)?.to_vec()?;
+    /// assert!((y[0] - C::new(3.0, 0.0)).norm() < 1e-12 && y[1].norm() < 1e-12 && y[2].norm() < 1e-12);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn apply(input: &XData<T>, direction: FftDirection) -> Result<XData<T>> {
+        let out = XData::uninit(input.app(), "Fft", input.shape())?;
+        let mut fft = Fft::new(input, &out, direction);
+        fft.init()?;
+        fft.launch()?;
+        Ok(out)
+    }
+
+    fn plan(&self) -> Result<Plan<T>> {
+        let op = "Fft";
+        let (input, output) = (&self.input, &self.output);
+        let app = input.app();
+        if !app.same_as(output.app()) {
+            return Err(Error::invalid(op, "the input and the output belong to different ClApps"));
+        }
+        let shape = input.shape().to_vec();
+        if output.shape() != shape.as_slice() {
+            return Err(Error::Shape {
+                op: op.into(),
+                expected: format!("an output of the input's shape {shape:?}"),
+                got: format!("{:?}", output.shape()),
+            });
+        }
+        let axes = match &self.axes {
+            Some(a) => a.clone(),
+            None => (0..shape.len()).collect(),
+        };
+        for (i, &a) in axes.iter().enumerate() {
+            if a >= shape.len() {
+                return Err(Error::invalid(op, format!("axis {a} is out of range for shape {shape:?}")));
+            }
+            if axes[..i].contains(&a) {
+                return Err(Error::invalid(op, format!("axis {a} is given twice in {axes:?}")));
+            }
+        }
+        let total: usize = shape.iter().product();
+        // Axes of length 1 change nothing (their scale is 1 in every normalisation).
+        let axes: Vec<usize> =
+            if total == 0 { Vec::new() } else { axes.into_iter().filter(|&a| shape[a] > 1).collect() };
+        let inverse = self.direction == FftDirection::Inverse;
+        let sign = if inverse { 1.0 } else { -1.0 };
+        let mut axis_plans = Vec::new();
+        let mut largest = 0usize;
+        for &a in &axes {
+            let n = shape[a];
+            let outer: usize = shape[..a].iter().product();
+            let inner: usize = shape[a + 1..].iter().product();
+            let scale = self.norm.scale(n, self.direction);
+            let kind = match factorize(n) {
+                Some(radices) => AxisKind::Stockham(Passes::new(app, n, &radices)?),
+                None => {
+                    let m = smooth_length(2 * n - 1);
+                    largest = largest.max(outer * m * inner);
+                    // w_k = exp(sign·πi·k²/n) with k² mod 2n taken exactly.
+                    let chirp: Vec<Complex64> = (0..n)
+                        .map(|k| {
+                            let k2 = ((k as u128 * k as u128) % (2 * n as u128)) as f64;
+                            Complex64::from_polar(1.0, sign * PI * k2 / n as f64)
+                        })
+                        .collect();
+                    let mut b = vec![Complex64::new(0.0, 0.0); m];
+                    for k in 0..n {
+                        b[k] = chirp[k].conj();
+                        if k > 0 {
+                            b[m - k] = chirp[k].conj();
+                        }
+                    }
+                    let hat: Vec<Complex64> = host_fft(&b, -1.0).into_iter().map(|v| v / m as f64).collect();
+                    let radices = factorize(m).unwrap_or_default();
+                    AxisKind::Bluestein {
+                        chirp: upload(app, &chirp)?,
+                        kernel_hat: upload(app, &hat)?,
+                        passes: Passes::new(app, m, &radices)?,
+                    }
+                }
+            };
+            axis_plans.push(AxisPlan { outer, inner, scale, kind });
+        }
+
+        // Buffers: start from the input when it is a plain contiguous array the passes can read, else from a
+        // copy in scratch 0; end in the output when it is contiguous and separate from the input, else in a
+        // scratch array copied out.
+        let plain = |x: &XData<T>| x.is_contiguous() && x.offset() == 0;
+        let mut scratch = vec![XData::uninit(app, op, &[total.max(1)])?, XData::uninit(app, op, &[total.max(1)])?];
+        if largest > 0 {
+            scratch.push(XData::uninit(app, op, &[largest])?);
+            scratch.push(XData::uninit(app, op, &[largest])?);
+        }
+        let copy_in = if plain(input) || axis_plans.is_empty() {
+            None
+        } else {
+            Some(CopyPlan::new(op, input, &scratch[0].reshape(&shape)?, false, None)?)
+        };
+        let direct_out = plain(output) && !output.overlaps(input);
+        let mut src = if copy_in.is_some() { Slot::Scratch(0) } else { Slot::Input };
+        let other = |s: Slot| if s == Slot::Scratch(0) { Slot::Scratch(1) } else { Slot::Scratch(0) };
+        let mut steps = Vec::new();
+        let last_axis = axis_plans.len().saturating_sub(1);
+        for (ai, plan) in axis_plans.iter().enumerate() {
+            let final_dst = |src: Slot| if ai == last_axis && direct_out { Slot::Output } else { other(src) };
+            match &plan.kind {
+                AxisKind::Stockham(p) => {
+                    for (pi, &(radix, ns)) in p.steps.iter().enumerate() {
+                        let last = pi + 1 == p.steps.len();
+                        let dst = if last { final_dst(src) } else { other(src) };
+                        let scale = if last { plan.scale } else { 1.0 };
+                        steps.push(Step::Pass { radix, ns, n: p.n, axis: ai, inverse, scale, src, dst });
+                        src = dst;
+                    }
+                }
+                AxisKind::Bluestein { passes, .. } => {
+                    let (a, b) = (Slot::Scratch(2), Slot::Scratch(3));
+                    steps.push(Step::Pre { axis: ai, src, dst: a });
+                    let mut cur = a;
+                    for inv in [false, true] {
+                        for &(radix, ns) in &passes.steps {
+                            let dst = if cur == a { b } else { a };
+                            steps.push(Step::Pass {
+                                radix,
+                                ns,
+                                n: passes.n,
+                                axis: ai,
+                                inverse: inv,
+                                scale: 1.0,
+                                src: cur,
+                                dst,
+                            });
+                            cur = dst;
+                        }
+                        if !inv {
+                            steps.push(Step::Mul { axis: ai, dst: cur });
+                        }
+                    }
+                    let dst = final_dst(src);
+                    steps.push(Step::Post { axis: ai, src: cur, dst, scale: plan.scale });
+                    src = dst;
+                }
+            }
+        }
+        // No axis to transform: the result is the input.
+        let copy_out = if src == Slot::Output {
+            None
+        } else {
+            let from = match src {
+                Slot::Scratch(k) => scratch[k].reshape(&shape)?,
+                _ => input.clone(),
+            };
+            Some((
+                CopyPlan::new(op, &from, output, false, None)?,
+                if let Slot::Scratch(k) = src { k } else { usize::MAX },
+            ))
+        };
+
+        let element_count = total.max(largest) as u64;
+        let index = IndexType::for_extent(element_count);
+        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+        let source = format!("{}\n{}", radix_tables(), kernels::FFT);
+        let program = app.build_program("fft.cl", &kernels::with_common(&source), &options)?;
+        let kernel = |name: &str| -> Result<Kernel> { Ok(program.kernel(name)?.owned_by(op)) };
+        let mut pass_kernels = Vec::new();
+        for r in RADICES {
+            if steps.iter().any(|s| matches!(s, Step::Pass { radix, .. } if *radix == r)) {
+                pass_kernels.push((r, kernel(&format!("fft_pass{r}"))?));
+            }
+        }
+        let kernels = Kernels {
+            passes: pass_kernels,
+            pre: kernel("bluestein_pre")?,
+            mul: kernel("bluestein_mul")?,
+            post: kernel("bluestein_post")?,
+        };
+        let group = 256.min(app.device().max_work_group_size.max(1));
+        Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, kernels, index, group })
+    }
+}
+
+impl<T: ComplexElement> Process for Fft<T> {
+    fn name(&self) -> &str {
+        "Fft"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.plan = Some(self.plan()?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "Fft".into() })?;
+        let (input, output) = (&self.input, &self.output);
+        if let Some(copy) = plan.copy_in.as_mut() {
+            let shape = input.shape().to_vec();
+            copy.launch("Fft", input, &plan.scratch[0].reshape(&shape)?)?;
+        }
+        let buffer = |slot: Slot| -> &XData<T> {
+            match slot {
+                Slot::Input => input,
+                Slot::Output => output,
+                Slot::Scratch(k) => &plan.scratch[k],
+            }
+        };
+        let (index, group) = (plan.index, plan.group);
+        let element = std::mem::size_of::<T>() as u64;
+        let global = |count: usize| count.div_ceil(group) * group;
+        for step in &plan.steps {
+            match *step {
+                Step::Pass { radix, ns, n, axis, inverse, scale, src, dst } => {
+                    let a = &plan.axes[axis];
+                    let roots = match &a.kind {
+                        AxisKind::Stockham(p) => &p.roots,
+                        AxisKind::Bluestein { passes, .. } => &passes.roots,
+                    };
+                    let count = a.outer * (n / radix) * a.inner;
+                    let Some((_, kernel)) = plan.kernels.passes.iter_mut().find(|(r, _)| *r == radix) else {
+                        return Err(Error::invalid("Fft", format!("no kernel for radix {radix}")));
+                    };
+                    let bytes = 2 * (a.outer * n * a.inner) as u64 * element;
+                    let flops = (a.outer * n * a.inner) as u64 * 5 * (radix.ilog2().max(1) as u64);
+                    kernel
+                        .launch()
+                        .input(buffer(src))
+                        .output(buffer(dst))
+                        .input(roots)
+                        .index(index, n as u64)
+                        .index(index, a.inner as u64)
+                        .index(index, ns as u64)
+                        .index(index, count as u64)
+                        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+                        .scalar(i32::from(inverse))
+                        .global(&[global(count)])
+                        .local(&[group])
+                        .work(bytes, flops)
+                        .enqueue()?;
+                }
+                Step::Pre { axis, src, dst } => {
+                    let a = &plan.axes[axis];
+                    let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
+                    let count = a.outer * passes.n * a.inner;
+                    plan.kernels
+                        .pre
+                        .launch()
+                        .input(buffer(src))
+                        .output(buffer(dst))
+                        .input(chirp)
+                        .index(index, chirp.len() as u64)
+                        .index(index, passes.n as u64)
+                        .index(index, a.inner as u64)
+                        .index(index, count as u64)
+                        .global(&[global(count)])
+                        .local(&[group])
+                        .work(2 * count as u64 * element, 6 * count as u64)
+                        .enqueue()?;
+                }
+                Step::Mul { axis, dst } => {
+                    let a = &plan.axes[axis];
+                    let AxisKind::Bluestein { kernel_hat, passes, .. } = &a.kind else { continue };
+                    let count = a.outer * passes.n * a.inner;
+                    plan.kernels
+                        .mul
+                        .launch()
+                        .in_out(buffer(dst))
+                        .input(kernel_hat)
+                        .index(index, passes.n as u64)
+                        .index(index, a.inner as u64)
+                        .index(index, count as u64)
+                        .global(&[global(count)])
+                        .local(&[group])
+                        .work(2 * count as u64 * element, 6 * count as u64)
+                        .enqueue()?;
+                }
+                Step::Post { axis, src, dst, scale } => {
+                    let a = &plan.axes[axis];
+                    let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
+                    let count = a.outer * chirp.len() * a.inner;
+                    plan.kernels
+                        .post
+                        .launch()
+                        .input(buffer(src))
+                        .output(buffer(dst))
+                        .input(chirp)
+                        .index(index, chirp.len() as u64)
+                        .index(index, passes.n as u64)
+                        .index(index, a.inner as u64)
+                        .index(index, count as u64)
+                        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+                        .global(&[global(count)])
+                        .local(&[group])
+                        .work(2 * count as u64 * element, 8 * count as u64)
+                        .enqueue()?;
+                }
+            }
+        }
+        if let Some((copy, k)) = plan.copy_out.as_mut() {
+            let from = if *k == usize::MAX { input.clone() } else { plan.scratch[*k].reshape(input.shape())? };
+            copy.launch("Fft", &from, output)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factorizations_cover_smooth_lengths_only() {
+        assert_eq!(factorize(1), Some(vec![]));
+        assert_eq!(factorize(1024), Some(vec![4, 4, 4, 4, 4]));
+        assert_eq!(factorize(2048), Some(vec![4, 4, 4, 4, 4, 2]));
+        assert_eq!(factorize(1000), Some(vec![4, 2, 5, 5, 5]));
+        assert_eq!(factorize(243), Some(vec![3, 3, 3, 3, 3]));
+        assert_eq!(factorize(97), None);
+        assert_eq!(smooth_length(2 * 97 - 1), 196);
+    }
+
+    #[test]
+    fn the_host_fft_matches_the_definition() {
+        for n in [1usize, 2, 3, 6, 12, 35, 64] {
+            let x: Vec<Complex64> = (0..n).map(|k| Complex64::new((k * k % 7) as f64, k as f64 * 0.5 - 1.0)).collect();
+            let got = host_fft(&x, -1.0);
+            for (k, g) in got.iter().enumerate() {
+                let want: Complex64 = (0..n)
+                    .map(|j| x[j] * Complex64::from_polar(1.0, -2.0 * PI * ((j * k) % n) as f64 / n as f64))
+                    .sum();
+                assert!((g - want).norm() < 1e-9 * n as f64, "n={n} k={k}: {g} vs {want}");
+            }
+        }
+    }
+}
