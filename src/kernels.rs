@@ -30,6 +30,9 @@ pub(crate) const CONVOLUTION: &str = include_str!("../kernels/convolution.cl");
 /// Multi-channel filter banks (FilterBank): the direct kernel and im2col.
 pub(crate) const FILTER_BANK: &str = include_str!("../kernels/filter_bank.cl");
 
+/// Element-wise processes, coil reductions and FftShift's roll.
+pub(crate) const ELEMENTWISE: &str = include_str!("../kernels/elementwise.cl");
+
 /// Fast Fourier transforms (Fft): Stockham passes and Bluestein's element-wise steps.
 pub(crate) const FFT: &str = include_str!("../kernels/fft.cl");
 

@@ -49,10 +49,12 @@ pub use io::{
     write_png, write_raw, write_tiff, write_tiff_with,
 };
 pub use process::{
-    Border, ConjugateTranspose, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot,
-    DotKind, Fft, FftDirection, FftNorm, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy,
+    ApplyMask, Border, CoilSum, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, ConjugateTranspose,
+    ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot, DotKind, Fft, FftDirection,
+    FftNorm, FftShift, Fill, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy,
     FilterElement, GemmStrategy, GemmTiles, KernelTiming, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute,
-    Pipeline, Process, Report, SeparableConvolution, SheppLogan, StridedCopy, Transpose, TransposeTiles,
+    Pipeline, Process, RSoS, RSoSRecon, Report, ScalarMultiply, SeparableConvolution, SheppLogan, SimpleMRIRecon,
+    StridedCopy, Transpose, TransposeTiles,
 };
 
 // The guides' code blocks run as doctests, so the documentation cannot drift from the API.

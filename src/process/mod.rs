@@ -4,37 +4,57 @@
 //! kernels, plans the algorithm and allocates scratch; `launch` only enqueues — no planning, no host
 //! synchronisation, no host↔device copy — so a chain of launches runs back to back on the device.
 
+mod apply_mask;
 mod batch;
 mod border;
+mod coil_reduce;
+mod coil_sum;
+mod complex_element_prod;
+mod complex_to_real;
 mod conv_pass;
 mod convolution;
 mod dot;
+mod elementwise;
 mod fft;
+mod fft_shift;
+mod fill;
 mod filter;
 mod filter_bank;
 mod matmul;
 mod matrix_power;
+mod mri_recon;
 mod norm;
 mod pad;
 mod permute;
 mod phantom;
 mod reduction;
+mod rsos;
+mod scalar_multiply;
 mod separable_convolution;
 mod strided_copy;
 mod transpose;
 
+pub use apply_mask::ApplyMask;
 pub use border::Border;
+pub use coil_sum::CoilSum;
+pub use complex_element_prod::ComplexElementProd;
+pub use complex_to_real::{Complex2Real, ComplexAbs, ComplexPart};
 pub use convolution::{ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution};
 pub use dot::{Dot, DotKind};
 pub use fft::{Fft, FftDirection, FftNorm};
+pub use fft_shift::FftShift;
+pub use fill::Fill;
 pub use filter::{Filter, FilterElement};
 pub use filter_bank::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy};
 pub use matmul::{GemmStrategy, GemmTiles, MatMul, MatOp};
 pub use matrix_power::MatrixPower;
+pub use mri_recon::{RSoSRecon, SimpleMRIRecon};
 pub use norm::{NormN, NormOrder};
 pub use pad::Pad;
 pub use permute::Permute;
 pub use phantom::SheppLogan;
+pub use rsos::RSoS;
+pub use scalar_multiply::ScalarMultiply;
 pub use separable_convolution::SeparableConvolution;
 pub use strided_copy::{StridedCopy, TransposeTiles};
 pub use transpose::{ConjugateTranspose, Transpose};

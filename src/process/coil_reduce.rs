@@ -1,0 +1,191 @@
+//! The planner behind [`super::CoilSum`] and [`super::RSoS`]: `coil_reduce` in `kernels/elementwise.cl` over
+//! `[frames, coils, positions]`, where the frame axes and the spatial axes of each array are merged into one
+//! axis each. Arrays whose axes do not merge (transposed or sliced views) are gathered into contiguous scratch
+//! in `init` and copied there at each launch (the output the other way).
+
+use super::CopyPlan;
+use super::index_type_for;
+use crate::app::{IndexType, Kernel};
+use crate::data::{Element, XData};
+use crate::error::{Error, Result};
+use crate::kernels;
+
+/// `Σ_c x`, `Σ_c x·conj(maps)` or `√Σ_c |x|²`, as `kernels/elementwise.cl` numbers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CoilMode {
+    Sum = 0,
+    ConjSum = 1,
+    Rsos = 2,
+}
+
+/// Axes with extents `shape` and `strides` as one axis (extent, stride), if every neighbour pair is gap-free.
+fn merged(shape: &[usize], strides: &[usize]) -> Option<(usize, usize)> {
+    let n = shape.iter().product();
+    let axes: Vec<(usize, usize)> =
+        shape.iter().zip(strides).filter(|(e, _)| **e != 1).map(|(e, s)| (*e, *s)).collect();
+    let Some(&(_, last)) = axes.last() else { return Some((n, 1)) };
+    axes.windows(2).all(|w| w[0].1 == w[1].0 * w[1].1).then_some((n, last))
+}
+
+/// An array as seen by the kernel: the array read or written directly, or contiguous scratch with a copy.
+struct Operand<T: Element> {
+    scratch: Option<(XData<T>, CopyPlan)>,
+}
+
+impl<T: Element> Operand<T> {
+    /// Scratch and a copy plan when `x` split at `split` does not merge into (before, after) axes.
+    fn new(op: &str, x: &XData<T>, splits: &[usize], to_scratch: bool) -> Result<Operand<T>> {
+        let (shape, strides) = (x.shape(), x.strides());
+        let mut bounds = vec![0];
+        bounds.extend_from_slice(splits);
+        bounds.push(shape.len());
+        let fine = bounds.windows(2).all(|w| merged(&shape[w[0]..w[1]], &strides[w[0]..w[1]]).is_some());
+        if fine {
+            return Ok(Operand { scratch: None });
+        }
+        let s = XData::uninit(x.app(), op, shape)?;
+        let plan =
+            if to_scratch { CopyPlan::new(op, x, &s, false, None)? } else { CopyPlan::new(op, &s, x, false, None)? };
+        Ok(Operand { scratch: Some((s, plan)) })
+    }
+
+    fn view<'a>(&'a self, x: &'a XData<T>) -> &'a XData<T> {
+        self.scratch.as_ref().map_or(x, |(s, _)| s)
+    }
+}
+
+pub(crate) struct CoilPlan<T: Element, O: Element> {
+    x: Operand<T>,
+    maps: Option<Operand<T>>,
+    out: Operand<O>,
+    kernel: Option<Kernel>,
+    index: IndexType,
+    frames: usize,
+    coils: usize,
+    positions: usize,
+    groups: usize,
+}
+
+const GROUP: usize = 256;
+
+impl<T: Element, O: Element> CoilPlan<T, O> {
+    /// Checks shapes (`out` = `x` without the coil axis; `maps` = `[coils, spatial…]`) and plans.
+    pub(crate) fn new(
+        op: &str,
+        mode: CoilMode,
+        x: &XData<T>,
+        coil_axis: usize,
+        maps: Option<&XData<T>>,
+        out: &XData<O>,
+    ) -> Result<CoilPlan<T, O>> {
+        let shape = x.shape();
+        if coil_axis >= shape.len() {
+            return Err(Error::invalid(op, format!("coil axis {coil_axis} is out of range for shape {shape:?}")));
+        }
+        let expected: Vec<usize> = shape.iter().enumerate().filter(|&(k, _)| k != coil_axis).map(|(_, &n)| n).collect();
+        if out.shape() != expected.as_slice() {
+            return Err(Error::Shape {
+                op: op.into(),
+                expected: format!("{expected:?} (the input {shape:?} without coil axis {coil_axis})"),
+                got: format!("{:?}", out.shape()),
+            });
+        }
+        if let Some(m) = maps
+            && m.shape() != &shape[coil_axis..]
+        {
+            return Err(Error::Shape {
+                op: op.into(),
+                expected: format!("sensitivity maps of shape {:?} ([coils, spatial…])", &shape[coil_axis..]),
+                got: format!("{:?}", m.shape()),
+            });
+        }
+        let frames: usize = shape[..coil_axis].iter().product();
+        let coils = shape[coil_axis];
+        let positions: usize = shape[coil_axis + 1..].iter().product();
+        let x_op = Operand::new(op, x, &[coil_axis, coil_axis + 1], true)?;
+        let maps_op = maps.map(|m| Operand::new(op, m, &[1], true)).transpose()?;
+        let out_op = Operand::new(op, out, &[coil_axis], false)?;
+        let count = (frames * positions) as u64;
+        let mut layouts = vec![x.layout(), out.layout()];
+        layouts.extend(maps.map(|m| m.layout()));
+        let index = index_type_for(&layouts, &[count]);
+        let kernel = if count == 0 {
+            None
+        } else {
+            let options = format!(
+                "{} -DIDX={} -DCOIL_MODE={} -DO={}",
+                T::build_options(),
+                index.cl_type(),
+                mode as u32,
+                O::CL_TYPE
+            );
+            let program =
+                x.app().build_program("elementwise.cl", &kernels::with_common(kernels::ELEMENTWISE), &options)?;
+            Some(program.kernel("coil_reduce")?.owned_by(op))
+        };
+        let groups = (count as usize).div_ceil(GROUP).clamp(1, 1 << 16);
+        Ok(CoilPlan { x: x_op, maps: maps_op, out: out_op, kernel, index, frames, coils, positions, groups })
+    }
+
+    pub(crate) fn launch(
+        &mut self,
+        op: &str,
+        x: &XData<T>,
+        coil_axis: usize,
+        maps: Option<&XData<T>>,
+        out: &XData<O>,
+    ) -> Result<()> {
+        let Some(kernel) = self.kernel.as_mut() else { return Ok(()) };
+        if let Some((s, copy)) = self.x.scratch.as_mut() {
+            copy.launch(op, x, s)?;
+        }
+        if let (Some(m), Some(Operand { scratch: Some((s, copy)) })) = (maps, self.maps.as_mut()) {
+            copy.launch(op, m, s)?;
+        }
+        let xv = self.x.view(x);
+        let ov = self.out.view(out);
+        let mv = match (maps, &self.maps) {
+            (Some(m), Some(operand)) => operand.view(m),
+            _ => xv,
+        };
+        let stride = |v: &XData<T>, from: usize, to: usize| {
+            merged(&v.shape()[from..to], &v.strides()[from..to]).map_or(0, |m| m.1) as u64
+        };
+        let nd = xv.ndim();
+        let (xf, xc, xp) = (stride(xv, 0, coil_axis), xv.strides()[coil_axis] as u64, stride(xv, coil_axis + 1, nd));
+        let (sc, sp) = if maps.is_some() { (mv.strides()[0] as u64, stride(mv, 1, mv.ndim())) } else { (0, 0) };
+        let of = merged(&ov.shape()[..coil_axis], &ov.strides()[..coil_axis]).map_or(0, |m| m.1) as u64;
+        let op_stride = merged(&ov.shape()[coil_axis..], &ov.strides()[coil_axis..]).map_or(0, |m| m.1) as u64;
+        let idx = self.index;
+        let element = std::mem::size_of::<T>() as u64;
+        let count = (self.frames * self.positions) as u64;
+        let bytes = count * self.coils as u64 * element * if maps.is_some() { 2 } else { 1 }
+            + count * std::mem::size_of::<O>() as u64;
+        kernel
+            .launch()
+            .input(xv)
+            .index(idx, xv.offset() as u64)
+            .index(idx, xf)
+            .index(idx, xc)
+            .index(idx, xp)
+            .input(mv)
+            .index(idx, mv.offset() as u64)
+            .index(idx, sc)
+            .index(idx, sp)
+            .output(ov)
+            .index(idx, ov.offset() as u64)
+            .index(idx, of)
+            .index(idx, op_stride)
+            .index(idx, self.frames as u64)
+            .index(idx, self.coils as u64)
+            .index(idx, self.positions as u64)
+            .global(&[self.groups * GROUP])
+            .local(&[GROUP])
+            .work(bytes, count * self.coils as u64 * 8)
+            .enqueue()?;
+        if let Some((s, copy)) = self.out.scratch.as_mut() {
+            copy.launch(op, s, out)?;
+        }
+        Ok(())
+    }
+}

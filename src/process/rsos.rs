@@ -1,0 +1,56 @@
+//! [`RSoS`]: the root sum of squares over the coil axis.
+
+use super::Process;
+use super::coil_reduce::{CoilMode, CoilPlan};
+use crate::data::{ComplexElement, KData, XData};
+use crate::error::{Error, Result};
+
+/// `out[f, p] = √(Σ_c |x[f, c, p]|²)`: the magnitude coil combination that needs no sensitivity maps. `x` is
+/// `[frames…, coils, spatial…]` (complex), `out` real, the same shape without the coil axis.
+///
+/// ```
+/// use cliper::{ClApp, Process, RSoS, XData};
+/// use num_complex::Complex32 as C;
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[2, 1], &[C::new(3.0, 0.0), C::new(0.0, 4.0)])?; // 2 coils, 1 pixel
+/// let out = XData::<f32>::zeros(&app, &[1])?;
+/// let mut p = RSoS::new(&x, 0, &out);
+/// p.init()?;
+/// p.launch()?;
+/// assert_eq!(out.to_vec()?, vec![5.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct RSoS<T: ComplexElement> {
+    x: XData<T>,
+    coil_axis: usize,
+    out: XData<T::Real>,
+    plan: Option<CoilPlan<T, T::Real>>,
+}
+
+impl<T: ComplexElement> RSoS<T> {
+    /// `out = √Σ |x|²` over axis `coil_axis`.
+    pub fn new(x: &XData<T>, coil_axis: usize, out: &XData<T::Real>) -> RSoS<T> {
+        RSoS { x: x.clone(), coil_axis, out: out.clone(), plan: None }
+    }
+
+    /// Over `k`'s coil axis.
+    pub fn of(k: &KData<T>, out: &XData<T::Real>) -> RSoS<T> {
+        RSoS::new(k.as_xdata(), k.as_xdata().ndim() - k.spatial_shape().len() - 1, out)
+    }
+}
+
+impl<T: ComplexElement> Process for RSoS<T> {
+    fn name(&self) -> &str {
+        "RSoS"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.plan = Some(CoilPlan::new("RSoS", CoilMode::Rsos, &self.x, self.coil_axis, None, &self.out)?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "RSoS".into() })?;
+        plan.launch("RSoS", &self.x, self.coil_axis, None, &self.out)
+    }
+}
