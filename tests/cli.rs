@@ -8,7 +8,7 @@
 
 mod common;
 use assert_cmd::Command;
-use cliper::{ConvParams, Convolution, Filter, HostArray, XData, read_file, read_npy, write_npy};
+use cliper::{ConvParams, Convolution, Element, Filter, HostArray, XData, read_file, read_npy, write_npy};
 use common::*;
 use ndarray::{ArrayD, Ix2, IxDyn};
 use num_complex::Complex32;
@@ -345,4 +345,46 @@ fn demo_writes_its_results() {
     }
     assert!(text.contains("edge_energy = ") && text.contains("device ms"), "{text}");
     assert!(text.contains("host↔device copies during the chain: 0"), "{text}");
+}
+
+#[test]
+fn recon_reconstructs_the_sample_phantom() {
+    let dir = scratch("recon");
+    let phantom = cliper::SheppLogan::<f32>::reference(&[64, 64]).unwrap();
+    // SENSE into NPY keeps the complex image; RSoS into TIFF a magnitude; both equal the phantom within 1e-5
+    // (float32 FFTs of length 64 and float32-stored maps).
+    let npy = dir.join("sense.npy");
+    let line = ok(&["recon", "data/kspace.mat", npy.to_str().unwrap()]);
+    assert!(line.contains("recon (sense): 8 coils"), "{line}");
+    let HostArray::C32(image) = read_file(&npy).unwrap() else { panic!("expected complex64 in {}", npy.display()) };
+    let worst = image.iter().zip(&phantom).map(|(g, p)| (g.to_c64() - p).norm()).fold(0.0, f64::max);
+    assert!(worst < 1e-5, "SENSE off by {worst:.2e}");
+    let tif = dir.join("rsos.tif");
+    ok(&["recon", "data/kspace.cfl", tif.to_str().unwrap(), "--method", "rsos"]);
+    let worst = f32s(&tif).iter().zip(&phantom).map(|(g, p)| (g - p.abs()).abs()).fold(0.0, f64::max);
+    assert!(worst < 1e-5, "RSoS off by {worst:.2e}");
+    // The masked (zero-filled) reconstruction differs from the full one; JSON reports it.
+    let masked = dir.join("masked.tif");
+    let json: Value =
+        serde_json::from_str(&ok(&["recon", "data/kspace.mat", masked.to_str().unwrap(), "--apply-mask", "--json"]))
+            .unwrap();
+    assert_eq!(
+        (json["recon"].as_str(), json["masked"].as_bool(), json["coils"].as_u64()),
+        (Some("sense"), Some(true), Some(8))
+    );
+    let diff = f32s(&masked).iter().zip(&phantom).map(|(g, p)| (g - p.abs()).abs()).fold(0.0, f64::max);
+    assert!(diff > 1e-3, "the mask changed nothing ({diff:.2e})");
+    // Bad inputs: one clear line, exit 1.
+    let e = fails(&["recon", "data/phantom_256.png", dir.join("x.tif").to_str().unwrap()], 1);
+    assert!(e.contains("data/phantom_256.png") && e.contains(".cfl"), "{e}");
+    // A CFL pair without its _sens companion: rsos by default, and --method sense names what is missing.
+    for ext in ["cfl", "hdr"] {
+        std::fs::copy(format!("data/kspace.{ext}"), dir.join(format!("bare.{ext}"))).unwrap();
+    }
+    let bare = dir.join("bare.cfl");
+    let line = ok(&["recon", bare.to_str().unwrap(), dir.join("b.png").to_str().unwrap(), "--scale", "minmax"]);
+    assert!(line.contains("recon (rsos)"), "{line}");
+    let e = fails(&["recon", bare.to_str().unwrap(), dir.join("b.npy").to_str().unwrap(), "--method", "sense"], 1);
+    assert!(e.contains("bare.cfl") && e.contains("no sensitivity maps") && e.contains("--method rsos"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

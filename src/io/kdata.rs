@@ -2,7 +2,7 @@
 //! (named variables) and as BART CFL pairs (`NAME`, `NAME_sens`, `NAME_mask`).
 
 use super::cfl::{pair, with_suffix};
-use super::{HostArray, extension, read_cfl, read_mat, unsupported_extension, write_cfl, write_mat};
+use super::{HostArray, extension, read_cfl, read_mat, write_cfl, write_mat};
 use crate::app::ClApp;
 use crate::data::{ComplexElement, KData, XData};
 use crate::error::{Error, Result};
@@ -230,7 +230,7 @@ impl<T: ComplexElement> KData<T> {
         match extension(path)?.as_str() {
             "mat" => KData::load_mat(app, path, &KSpaceMat::default()),
             "cfl" | "hdr" => KData::load_cfl(app, path),
-            other => Err(unsupported_extension(path, other)),
+            other => Err(kspace_extension(path, other)),
         }
     }
 
@@ -241,7 +241,7 @@ impl<T: ComplexElement> KData<T> {
         match extension(path)?.as_str() {
             "mat" => self.save_mat(path, &KSpaceMat::default()),
             "cfl" | "hdr" => self.save_cfl(path),
-            other => Err(unsupported_extension(path, other)),
+            other => Err(kspace_extension(path, other)),
         }
     }
 
@@ -422,5 +422,15 @@ impl<T: ComplexElement> KData<T> {
             write_cfl(&base, &HostArray::from_elements(to_bart(with_coil, spatial, &base)?))?;
         }
         Ok(())
+    }
+}
+
+/// The error for a k-space path whose extension holds no k-space (an image format, or an unknown one).
+fn kspace_extension(path: &Path, ext: &str) -> Error {
+    Error::Format {
+        path: path.to_path_buf(),
+        reason: format!(
+            "k-space files are .mat (variables kspace, sensitivity_maps, mask) or BART .cfl/.hdr, not .{ext}"
+        ),
     }
 }

@@ -99,6 +99,18 @@ impl Precision {
     }
 }
 
+/// Device arrays of the four kinds, wrapped.
+macro_rules! any_data_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<XData<$t>> for AnyData {
+            fn from(x: XData<$t>) -> AnyData {
+                AnyData::$v(x)
+            }
+        }
+    )*};
+}
+any_data_from!(f32 => F32, f64 => F64, Complex32 => C32, Complex64 => C64);
+
 impl AnyData {
     pub fn shape(&self) -> &[usize] {
         dispatch!(self, x => x.shape())

@@ -7,6 +7,7 @@ mod demo;
 mod inspect;
 mod ops;
 mod output;
+mod recon;
 
 use chain::{Chain, Context, Step};
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -191,6 +192,11 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Reconstruct an image from k-space: inverse FFT per coil, then SENSE coil combination or root sum of squares.
+    #[command(
+        after_help = "Examples:\n  cliper recon data/kspace.mat image.tif\n  cliper recon data/kspace.mat image.png --method rsos --scale minmax\n  cliper recon data/kspace.cfl aliased.npy --apply-mask --part complex"
+    )]
+    Recon(recon::ReconArgs),
     /// The main job: the sample phantom through pad → Gaussian → Sobel → transpose → norm, results in out/.
     #[command(after_help = "Example: cliper demo --profile")]
     Demo(demo::DemoArgs),
@@ -259,6 +265,7 @@ fn main() -> ExitCode {
         Command::Info { file } => inspect::info(&mut ctx, &file).map_err(CliError::from),
         Command::Convert { input, output, options } => inspect::convert(&ctx, &input, &output, &options),
         Command::Demo(args) => demo::run(&mut ctx, &args),
+        Command::Recon(args) => recon::run(&mut ctx, &args),
         Command::Run { pipeline, inputs, outputs, common } => (|| -> Result<(), CliError> {
             let mut chain = Chain::from_file(&pipeline)?;
             for i in &inputs {

@@ -1,0 +1,157 @@
+//! `cliper recon`: k-space (MAT or BART CFL, with sensitivity maps and mask when the file has them) to an image
+//! through SimpleMRIRecon (SENSE-style coil combination) or RSoSRecon.
+
+use crate::CliError;
+use crate::chain::Context;
+use crate::data::{AnyData, OutputOptions, Precision};
+use clap::{Args, ValueEnum};
+use cliper::{
+    ApplyMask, Complex2Real, ComplexElement, ComplexPart, Error, KData, Pipeline, RSoSRecon, Result, SimpleMRIRecon,
+    XData,
+};
+use num_complex::{Complex32, Complex64};
+use serde_json::json;
+use std::path::Path;
+
+/// How the coil images are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Method {
+    /// Σ image_c · conj(map_c) (needs sensitivity maps): a complex image.
+    Sense,
+    /// √Σ |image_c|²: a magnitude image, no maps needed.
+    Rsos,
+}
+
+/// Which part of the complex SENSE image is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Part {
+    Complex,
+    Abs,
+    Real,
+    Imag,
+    Arg,
+}
+
+#[derive(Args)]
+pub struct ReconArgs {
+    /// k-space file: MAT (`kspace`, `sensitivity_maps`, `mask`) or BART CFL (`NAME_sens`, `NAME_mask` beside it).
+    kdata: String,
+    /// The image file to write.
+    output: String,
+    /// sense (default when the file has sensitivity maps) or rsos.
+    #[arg(long, value_enum)]
+    method: Option<Method>,
+    /// k-space is in numpy's FFT order (zero frequency first) rather than centred.
+    #[arg(long)]
+    uncentered: bool,
+    /// Multiply by the file's sampling mask first (a zero-filled reconstruction of the undersampled data).
+    #[arg(long)]
+    apply_mask: bool,
+    /// What to write of the complex SENSE image (default: complex for NPY/MAT/CFL, abs for PNG/TIFF/RAW).
+    #[arg(long, value_enum)]
+    part: Option<Part>,
+    /// single (c32, default) or double (c64) arithmetic.
+    #[arg(long, value_enum, default_value_t = Precision::Auto)]
+    precision: Precision,
+    #[command(flatten)]
+    options: OutputOptions,
+}
+
+/// Runs `cliper recon`.
+pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
+    let app = ctx.app()?;
+    match args.precision {
+        Precision::Double => recon::<Complex64>(ctx, &app, args),
+        _ => recon::<Complex32>(ctx, &app, args),
+    }
+    .map_err(CliError::from)
+}
+
+fn recon<T: ComplexElement>(ctx: &Context, app: &cliper::ClApp, args: &ReconArgs) -> Result<()>
+where
+    AnyData: From<XData<T>> + From<XData<T::Real>>,
+{
+    let k = KData::<T>::load(app, &args.kdata)?;
+    let method = args.method.unwrap_or(if k.sensitivity_maps().is_some() { Method::Sense } else { Method::Rsos });
+    if method == Method::Sense && k.sensitivity_maps().is_none() {
+        return Err(Error::invalid(
+            "cliper recon",
+            format!("{} has no sensitivity maps; pass --method rsos, or add maps to the file", args.kdata),
+        ));
+    }
+    let mut pipeline = Pipeline::new(app);
+    let k = if args.apply_mask {
+        let mask = k.sampling_mask().ok_or_else(|| {
+            Error::invalid("cliper recon", format!("{} has no sampling mask for --apply-mask", args.kdata))
+        })?;
+        let masked = XData::zeros(app, k.as_xdata().shape())?;
+        pipeline.push(Box::new(ApplyMask::new(k.as_xdata(), mask, &masked)));
+        let mut m = KData::new(masked, k.spatial_shape().len())?;
+        if let Some(maps) = k.sensitivity_maps() {
+            m = m.with_sensitivity_maps(maps.clone())?;
+        }
+        m
+    } else {
+        k
+    };
+    let image_shape: Vec<usize> = k.frame_shape().iter().chain(k.spatial_shape()).copied().collect();
+    let path = Path::new(&args.output);
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let holds_complex = matches!(ext.as_str(), "npy" | "mat" | "cfl" | "hdr");
+    let result: AnyData = match method {
+        Method::Sense => {
+            let image = XData::<T>::zeros(app, &image_shape)?;
+            pipeline.push(Box::new(SimpleMRIRecon::new(&k, &image).centered(!args.uncentered)));
+            let part = args.part.unwrap_or(if holds_complex { Part::Complex } else { Part::Abs });
+            let real = |p: ComplexPart, pipeline: &mut Pipeline| -> Result<AnyData> {
+                let out = XData::<T::Real>::zeros(app, &image_shape)?;
+                pipeline.push(Box::new(Complex2Real::new(&image, &out, p)));
+                Ok(out.into())
+            };
+            match part {
+                Part::Complex => image.clone().into(),
+                Part::Abs => real(ComplexPart::Abs, &mut pipeline)?,
+                Part::Real => real(ComplexPart::Real, &mut pipeline)?,
+                Part::Imag => real(ComplexPart::Imag, &mut pipeline)?,
+                Part::Arg => real(ComplexPart::Arg, &mut pipeline)?,
+            }
+        }
+        Method::Rsos => {
+            let image = XData::<T::Real>::zeros(app, &image_shape)?;
+            pipeline.push(Box::new(RSoSRecon::new(&k, &image).centered(!args.uncentered)));
+            image.into()
+        }
+    };
+    let report =
+        if ctx.profile && app.profiling() { Some(pipeline.profile()?) } else { pipeline.run().map(|_| None)? };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+    }
+    result.save(path, &args.options)?;
+    let method_name = match method {
+        Method::Sense => "sense",
+        Method::Rsos => "rsos",
+    };
+    if ctx.json {
+        let device_ms = report.as_ref().map(|r| r.total_ms());
+        println!(
+            "{}",
+            json!({
+                "recon": method_name, "coils": k.num_coils(), "frames": k.frame_shape(), "spatial": k.spatial_shape(),
+                "masked": args.apply_mask, "output": args.output, "shape": result.shape(), "device_ms": device_ms,
+            })
+        );
+    } else {
+        println!(
+            "recon ({method_name}{}): {} coils, image {:?} → {}",
+            if args.apply_mask { ", masked" } else { "" },
+            k.num_coils(),
+            result.shape(),
+            args.output
+        );
+        if let Some(r) = report {
+            println!("{r}");
+        }
+    }
+    Ok(())
+}
