@@ -81,4 +81,12 @@ vol = rng.random((128, 128, 128), dtype=np.float32)
 w3 = rng.random((3, 3, 3), dtype=np.float32)
 out("scipy", "ndimage.convolve 3x3x3", "128^3", bench(lambda: ndi.convolve(vol, w3, mode="constant")),
     2 * 27 * vol.size, 8 * vol.size)
+# FFTs on the quick sizes of the suite's fft cases (numpy.fft: pocketfft, one core).
+for shape, d in [((1024, 1024), 2), ((16, 128, 128), 2), ((64, 64, 64), 3), ((1 << 18,), 1), ((250, 250), 2),
+                 ((509, 509), 2)]:
+    z = (rng.random(shape, dtype=np.float32) + 1j * rng.random(shape, dtype=np.float32)).astype(np.complex64)
+    axes = tuple(range(len(shape) - d, len(shape)))
+    points = int(np.prod(shape[len(shape) - d:]))
+    out("numpy", f"fftn c64 {d}-D", "x".join(map(str, shape)), bench(lambda: np.fft.fftn(z, axes=axes)),
+        5.0 * z.size * np.log2(points), 16 * z.size)
 sys.stdout.flush()

@@ -8,6 +8,8 @@
 #   cpu: `--quick` sizes; CLBlast on PoCL (platform "Portable") through scripts/bench/clblast_quick.c (built here
 #        when libclblast.so.1 and the OpenCL headers are installed), numpy/scipy through scripts/bench/peer_numpy.py.
 #   auto (the default): gpu when the device cliper picks (CLIPER_DEVICE honoured) is a GPU, else cpu.
+# SUITE_ARGS adds arguments to the suite (e.g. `--only fft,recon`); PEERS picks the GPU peers (default
+# "clblast torch filterbank fft").
 # BENCH (default target/release/cliper-bench) and PEERBENCH (default .device-kit/peerbench, else
 # ../shared/peerbench) say where the programs are. Nothing else should run on the machine meanwhile.
 set -uo pipefail
@@ -29,15 +31,25 @@ peers="$prefix-peers.txt"
 : > "$peers"
 
 if [ "$mode" = gpu ]; then
-    "$bench" suite --json "$prefix.json" 2>&1 | tee "$prefix-suite.txt"
+    # shellcheck disable=SC2086
+    "$bench" suite ${SUITE_ARGS:-} --json "$prefix.json" 2>&1 | tee "$prefix-suite.txt"
     suite_rc=${PIPESTATUS[0]}
-    if [ -n "$peerbench" ] && [ -x "$peerbench/clblast_bench" ]; then
+    wanted=" ${PEERS:-clblast torch filterbank fft} "
+    if [[ $wanted == *" clblast "* ]] && [ -n "$peerbench" ] && [ -x "$peerbench/clblast_bench" ]; then
         PLATFORM=NVIDIA "$peerbench/clblast_bench" 1 2>&1 | tee -a "$peers"
     fi
-    [ -n "$peerbench" ] && timeout 400 python3 "$peerbench/peer_torch.py" 2>&1 | tee -a "$peers"
-    timeout 120 python3 scripts/bench/peer_filterbank.py 2>&1 | tee -a "$peers"
+    if [[ $wanted == *" torch "* ]] && [ -n "$peerbench" ]; then
+        timeout 400 python3 "$peerbench/peer_torch.py" 2>&1 | tee -a "$peers"
+    fi
+    if [[ $wanted == *" filterbank "* ]]; then
+        timeout 120 python3 scripts/bench/peer_filterbank.py 2>&1 | tee -a "$peers"
+    fi
+    if [[ $wanted == *" fft "* ]] && [ -n "$peerbench" ]; then
+        timeout 200 python3 "$peerbench/peer_fft.py" 2>&1 | tee -a "$peers"
+    fi
 else
-    "$bench" suite --quick --json "$prefix.json" 2>&1 | tee "$prefix-suite.txt"
+    # shellcheck disable=SC2086
+    "$bench" suite --quick ${SUITE_ARGS:-} --json "$prefix.json" 2>&1 | tee "$prefix-suite.txt"
     suite_rc=${PIPESTATUS[0]}
     # The kit's clblast_bench times 4096³ products, which take CLBlast a quarter of an hour on two cores.
     mkdir -p target

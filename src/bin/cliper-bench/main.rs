@@ -9,6 +9,7 @@
 //!   the wall-clock time of `reps` back-to-back launches followed by one `finish` (the method of
 //!   `clblast_bench`), and `events` is the median device time from profiling events.
 
+mod fft_cases;
 mod measure;
 mod plot;
 mod report;

@@ -53,6 +53,7 @@ fn parse_peer_line(line: &str) -> Option<PeerTime> {
     let peer = match who {
         "torch" if gemm => "cuBLAS".to_string(),
         "torch" if conv => "cuDNN".to_string(),
+        "torch" if family.starts_with("fft") => "cuFFT".to_string(),
         "cupy" | "scipy" if op.contains("fftconvolve") => format!("{} FFT", display_name(who)),
         "opencl" => "OpenCL copy".to_string(),
         other => display_name(other),
@@ -99,6 +100,25 @@ fn match_case(op: &str, size: &str) -> Option<(String, String)> {
     if let Some((_, family)) = simple.iter().find(|(prefix, _)| op.starts_with(prefix)) {
         let size = if family.ends_with("gemm") { square(size)? } else { size.to_string() };
         return Some((family.to_string(), size));
+    }
+    // FFTs: `fftn c64 2-D` on 8192x8192 (fft2), on 64x512x512 (batched: fft2_batch64), `fft2 c64` (CuPy).
+    if let Some(rest) = op.strip_prefix("fftn c64 ").or(op.strip_prefix("fftn c32 ")) {
+        let d: usize = rest.strip_suffix("-d")?.parse().ok()?;
+        let dims: Vec<&str> = size.split('x').collect();
+        return Some(if dims.len() == d {
+            (format!("fft{d}"), size.to_string())
+        } else {
+            (format!("fft{d}_batch{}", dims[0]), size.to_string())
+        });
+    }
+    if op == "fft2 c64" {
+        return Some(("fft2".into(), size.to_string()));
+    }
+    if op == "simplemrirecon" {
+        return Some(("recon_sense".into(), size.to_string()));
+    }
+    if op == "rsos recon" {
+        return Some(("recon_rsos".into(), size.to_string()));
     }
     if op.starts_with("transpose") || op.starts_with("somatcopy") {
         return Some(("transpose".into(), size.to_string()));
@@ -156,6 +176,8 @@ enum Goal {
     MaxOverheadUs(f64),
     /// At least `factor` times faster than the named peer at the same size.
     Faster(&'static str, f64),
+    /// At most `factor` times the named peer's time at the same size.
+    Within(&'static str, f64),
 }
 
 impl Goal {
@@ -166,6 +188,7 @@ impl Goal {
             Goal::MaxOverheadUs(us) => format!("≤ {us} µs/process"),
             Goal::Faster(peer, 1.0) => format!("not slower than {peer}"),
             Goal::Faster(peer, f) => format!("≥ {f}× {peer}"),
+            Goal::Within(peer, f) => format!("≤ {f}× {peer}'s time"),
         }
     }
 
@@ -178,6 +201,9 @@ impl Goal {
             Goal::MaxOverheadUs(us) => r.overhead_us_per_process.map(|o| o <= us),
             Goal::Faster(peer, factor) => {
                 peers.iter().find(|p| p.peer == peer).map(|p| p.ms / r.stream_ms >= factor * 0.9999)
+            }
+            Goal::Within(peer, factor) => {
+                peers.iter().find(|p| p.peer == peer).map(|p| r.stream_ms <= factor * p.ms * 1.0001)
             }
         }
     }
@@ -207,6 +233,9 @@ fn goal(r: &Record) -> Option<Goal> {
             "conv3_batch64_512" => Goal::MaxMs(0.10),
             "conv3d3_512" => Goal::MaxMs(0.45),
             "chain10" => Goal::MaxOverheadUs(10.0),
+            "fft2_8192" | "fft2_batch64_512" | "fft3_256" | "fft1_2e24" => Goal::Within("cuFFT", 1.25),
+            "fft2_4093" => Goal::Within("cuFFT", 2.0),
+            c if c.starts_with("recon_") => Goal::Within("torch", 1.0),
             _ => return None,
         };
         return Some(g);
@@ -439,6 +468,18 @@ mod tests {
             ("torch   vdot c64               134217728              0.7000 ms", ("torch", "dotc_c32", "134217728")),
             ("clblast somatcopyT 16384x16384        0.770 ms", ("CLBlast", "transpose", "16384x16384")),
             ("clblast cdotc      2097152             31.0535 ms", ("CLBlast", "dotc_c32", "2097152")),
+            (
+                "torch   fftn c64 2-D               64x512x512           0.1970 ms",
+                ("cuFFT", "fft2_batch64", "64x512x512"),
+            ),
+            ("torch   fftn c64 3-D               256x256x256          0.3190 ms", ("cuFFT", "fft3", "256x256x256")),
+            ("torch   fftn c64 1-D               16777216             0.2810 ms", ("cuFFT", "fft1", "16777216")),
+            ("cupy    fft2 c64                   8192x8192            1.1000 ms", ("CuPy", "fft2", "8192x8192")),
+            (
+                "torch   SimpleMRIRecon             32x512x512           0.3010 ms",
+                ("torch", "recon_sense", "32x512x512"),
+            ),
+            ("torch   RSoS recon                 8x256x256            0.0900 ms", ("torch", "recon_rsos", "8x256x256")),
             ("clblast dgemm      1024x1024x1024     316.0777 ms", ("CLBlast", "dgemm", "1024")),
             ("scipy   ndimage.convolve 3x3x3 128^3                119.6180 ms", ("scipy", "conv3d3", "128x128x128")),
         ];

@@ -118,9 +118,9 @@ pub(crate) fn peak_gflops(info: &DeviceInfo) -> Option<(f64, f64, &'static str)>
     }
 }
 
-struct Ctx<'a> {
-    app: &'a ClApp,
-    quick: bool,
+pub(crate) struct Ctx<'a> {
+    pub(crate) app: &'a ClApp,
+    pub(crate) quick: bool,
     budget_ms: f64,
     ceiling_gbps: f64,
     peak: Option<(f64, f64)>,
@@ -128,28 +128,28 @@ struct Ctx<'a> {
 }
 
 /// What one case hands back before it becomes a [`Record`].
-struct Outcome {
-    measured: Measured,
-    init_ms: f64,
-    algorithm: String,
-    bytes: f64,
-    flops: f64,
-    double: bool,
-    check: Option<Check>,
+pub(crate) struct Outcome {
+    pub(crate) measured: Measured,
+    pub(crate) init_ms: f64,
+    pub(crate) algorithm: String,
+    pub(crate) bytes: f64,
+    pub(crate) flops: f64,
+    pub(crate) double: bool,
+    pub(crate) check: Option<Check>,
 }
 
 /// An output check: the largest error found, the tolerance, and what was compared.
-struct Check {
-    error: f64,
-    tolerance: f64,
-    what: String,
+pub(crate) struct Check {
+    pub(crate) error: f64,
+    pub(crate) tolerance: f64,
+    pub(crate) what: String,
 }
 
-type CaseFn = fn(&Ctx) -> Result<(String, String, Outcome)>;
+pub(crate) type CaseFn = fn(&Ctx) -> Result<(String, String, Outcome)>;
 
 /// The cases in run order: id, and the function that builds, times and checks it (returning size and dtype).
 fn cases() -> Vec<(&'static str, CaseFn)> {
-    vec![
+    let fixed: Vec<(&'static str, CaseFn)> = vec![
         ("sgemm_1024", |c| gemm::<f32>(c, if c.quick { 512 } else { 1024 })),
         ("sgemm_4096", |c| gemm::<f32>(c, if c.quick { 1024 } else { 4096 })),
         ("sgemm_8192", |c| gemm::<f32>(c, if c.quick { 2048 } else { 8192 })),
@@ -179,7 +179,8 @@ fn cases() -> Vec<(&'static str, CaseFn)> {
         }),
         ("filterbank_seed004", |c| filter_bank(c, &[10, 4, 128, 128], &[10, 4, 16, 16])),
         ("chain10", chain10),
-    ]
+    ];
+    fixed.into_iter().chain(crate::fft_cases::cases()).collect()
 }
 
 /// 2^log2 elements, 2^22 (or 2^21 for the complex case) with `--quick`.
@@ -364,7 +365,7 @@ pub(crate) fn write_json(path: &std::path::Path, records: &[Record]) -> Result<(
 }
 
 /// Initialises `process` (timed), names its algorithm, and measures it in a one-process pipeline.
-fn time_process<P: Process + 'static>(
+pub(crate) fn time_process<P: Process + 'static>(
     ctx: &Ctx,
     mut process: P,
     algorithm: impl FnOnce(&P) -> String,
@@ -381,7 +382,7 @@ fn time_process<P: Process + 'static>(
 }
 
 /// Deterministic sample positions in 0..n (all of them when n ≤ count).
-fn samples(n: usize, count: usize) -> Vec<usize> {
+pub(crate) fn samples(n: usize, count: usize) -> Vec<usize> {
     if n <= count {
         return (0..n).collect();
     }
