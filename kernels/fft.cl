@@ -110,3 +110,70 @@ kernel void bluestein_post(global const T* restrict src, global T* restrict dst,
     IDX k = t % n;
     dst[gid] = MUL(src[((t / n) * m + k) * inner + i], chirp[k]) * scale;
 }
+
+// ---- One work-group per `cols` lines: every pass of a length-n transform in local memory (n·cols·2 elements).
+// A line is one transform: for inner > 1, lines are adjacent columns of [outer, n, inner] (line l = (o, i),
+// elements at o·n·inner + i + j·inner), so `cols` adjacent columns load together, coalesced; for inner == 1
+// lines are consecutive rows. The passes are the same Stockham passes as fft_passR, ping-ponging between two
+// local buffers; the radices travel in a ulong8 (at most eight passes).
+
+inline IDX line_base(IDX l, IDX n, IDX inner) {
+    return inner > 1 ? (l / inner) * n * inner + l % inner : l * n;
+}
+
+#define LOCAL_BUTTERFLY(RAD) \
+    for (uint b = lid; b < cols * m; b += W) { \
+        uint c = b / m, j = b % m; \
+        local const T* row = in + c * n; \
+        uint jns = j % ns; \
+        IDX step = (IDX)jns * (n / (ns * RAD)); \
+        T v[RAD]; \
+        v[0] = row[j]; \
+        _Pragma("unroll") for (int r = 1; r < RAD; r++) v[r] = MUL(row[j + r * m], twiddle(roots, r * step, inverse)); \
+        dft##RAD(v, inverse); \
+        local T* o = out + c * n + (j / ns) * ns * RAD + jns; \
+        _Pragma("unroll") for (int r = 0; r < RAD; r++) o[r * ns] = v[r]; \
+    }
+
+kernel void fft_local(global const T* restrict src, global T* restrict dst, global const T* restrict roots, IDX n_,
+                      IDX inner, IDX lines, uint cols, uint npass, ulong8 radices, R scale, int inverse,
+                      local T* buf_a, local T* buf_b) {
+    const uint lid = get_local_id(0), W = get_local_size(0);
+    const uint n = (uint)n_;
+    const IDX l0 = (IDX)get_group_id(0) * cols;
+    const uint total = cols * n;
+    const IDX stride = inner > 1 ? inner : 1;
+    for (uint t = lid; t < total; t += W) {
+        uint c = inner > 1 ? t % cols : t / n;
+        uint j = inner > 1 ? t / cols : t % n;
+        IDX l = l0 + c;
+        buf_a[c * n + j] = l < lines ? src[line_base(l, n_, inner) + (IDX)j * stride] : ZERO;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    local T* in = buf_a;
+    local T* out = buf_b;
+    uint ns = 1;
+    for (uint p = 0; p < npass; p++) {
+        uint rad = (uint)(p == 0 ? radices.s0 : p == 1 ? radices.s1 : p == 2 ? radices.s2 : p == 3 ? radices.s3
+                        : p == 4 ? radices.s4 : p == 5 ? radices.s5 : p == 6 ? radices.s6 : radices.s7);
+        uint m = n / rad;
+        switch (rad) {
+            case 2: LOCAL_BUTTERFLY(2) break;
+            case 3: LOCAL_BUTTERFLY(3) break;
+            case 4: LOCAL_BUTTERFLY(4) break;
+            case 5: LOCAL_BUTTERFLY(5) break;
+            default: LOCAL_BUTTERFLY(7) break;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        local T* swap = in;
+        in = out;
+        out = swap;
+        ns *= rad;
+    }
+    for (uint t = lid; t < total; t += W) {
+        uint c = inner > 1 ? t % cols : t / n;
+        uint j = inner > 1 ? t / cols : t % n;
+        IDX l = l0 + c;
+        if (l < lines) dst[line_base(l, n_, inner) + (IDX)j * stride] = in[c * n + j] * scale;
+    }
+}

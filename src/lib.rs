@@ -50,11 +50,11 @@ pub use io::{
 };
 pub use process::{
     ApplyMask, Border, CoilSum, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, ConjugateTranspose,
-    ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot, DotKind, Fft, FftDirection,
-    FftNorm, FftShift, Fill, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy,
-    FilterElement, GemmStrategy, GemmTiles, KernelTiming, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute,
-    Pipeline, Process, RSoS, RSoSRecon, Report, ScalarMultiply, SeparableConvolution, SheppLogan, SimpleMRIRecon,
-    StridedCopy, Transpose, TransposeTiles,
+    ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot, DotKind, Fft, FftAlgorithm,
+    FftDirection, FftNorm, FftShift, Fill, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams,
+    FilterBankStrategy, FilterElement, GemmStrategy, GemmTiles, KernelTiming, MatMul, MatOp, MatrixPower, NormN,
+    NormOrder, Pad, Permute, Pipeline, Process, RSoS, RSoSRecon, Report, ScalarMultiply, SeparableConvolution,
+    SheppLogan, SimpleMRIRecon, StridedCopy, Transpose, TransposeTiles,
 };
 
 // The guides' code blocks run as doctests, so the documentation cannot drift from the API.

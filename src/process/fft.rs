@@ -144,11 +144,41 @@ fn roots(n: usize, sign: f64) -> Vec<Complex64> {
     (0..n).map(|k| Complex64::from_polar(1.0, sign * 2.0 * PI * k as f64 / n as f64)).collect()
 }
 
-/// Stockham passes for one length: (radix, ns) per pass and the roots table.
+/// Stockham passes for one length: (radix, ns) per pass, the roots table, and whether all passes run in one
+/// `fft_local` launch.
 struct Passes<T: Element> {
     n: usize,
     steps: Vec<(usize, usize)>,
     roots: XData<T>,
+    local: Option<LocalPlan>,
+}
+
+/// `fft_local`: `cols` lines per work-group of `group` work-items, `groups` groups.
+#[derive(Clone, Copy, Debug)]
+struct LocalPlan {
+    cols: usize,
+    groups: usize,
+    lines: usize,
+}
+
+/// Local memory one work-group may use for the two buffers of `fft_local`: what the device offers, at most
+/// 48 KiB (NVIDIA's limit; CPUs report megabytes of "local" memory that is only cache).
+fn local_budget(info: &crate::app::DeviceInfo) -> usize {
+    (info.local_mem_bytes as usize).min(48 * 1024)
+}
+
+/// How `fft_local` would transform `lines` lines of length n spaced by `inner` (None: it does not fit).
+fn local_plan(n: usize, passes: usize, inner: usize, lines: usize, element: usize, budget: usize) -> Option<LocalPlan> {
+    if passes == 0 || passes > 8 || lines == 0 {
+        return None;
+    }
+    // Adjacent columns load together when inner > 1 (16 at most: 128 bytes of c64); rows are grouped until a
+    // group holds about 1024 elements.
+    let mut cols = if inner > 1 { inner.min(16) } else { (1024 / n).clamp(1, lines.max(1)) };
+    while cols > 1 && 2 * cols * n * element > budget {
+        cols /= 2;
+    }
+    (2 * cols * n * element <= budget).then(|| LocalPlan { cols, groups: lines.div_ceil(cols), lines })
 }
 
 impl<T: Element> Passes<T> {
@@ -163,7 +193,7 @@ impl<T: Element> Passes<T> {
             })
             .collect();
         // The forward roots; the kernels conjugate them for inverse passes.
-        Ok(Passes { n, steps, roots: upload(app, &roots(n, -1.0))? })
+        Ok(Passes { n, steps, roots: upload(app, &roots(n, -1.0))?, local: None })
     }
 }
 
@@ -184,10 +214,39 @@ struct AxisPlan<T: Element> {
 
 /// One kernel launch of the plan, reading and writing buffers named by [`Slot`].
 enum Step {
-    Pass { radix: usize, ns: usize, n: usize, axis: usize, inverse: bool, scale: f64, src: Slot, dst: Slot },
-    Pre { axis: usize, src: Slot, dst: Slot },
-    Mul { axis: usize, dst: Slot },
-    Post { axis: usize, src: Slot, dst: Slot, scale: f64 },
+    Pass {
+        radix: usize,
+        ns: usize,
+        n: usize,
+        axis: usize,
+        inverse: bool,
+        scale: f64,
+        src: Slot,
+        dst: Slot,
+    },
+    /// Every pass of an axis (or of Bluestein's inner transform) in one `fft_local` launch.
+    Local {
+        axis: usize,
+        inverse: bool,
+        scale: f64,
+        src: Slot,
+        dst: Slot,
+    },
+    Pre {
+        axis: usize,
+        src: Slot,
+        dst: Slot,
+    },
+    Mul {
+        axis: usize,
+        dst: Slot,
+    },
+    Post {
+        axis: usize,
+        src: Slot,
+        dst: Slot,
+        scale: f64,
+    },
 }
 
 /// Where a step reads or writes: the input, the output, or one of the scratch arrays.
@@ -213,6 +272,7 @@ struct Plan<T: Element> {
 
 struct Kernels {
     passes: Vec<(usize, Kernel)>,
+    local: Kernel,
     pre: Kernel,
     mul: Kernel,
     post: Kernel,
@@ -242,13 +302,36 @@ pub struct Fft<T: ComplexElement> {
     direction: FftDirection,
     axes: Option<Vec<usize>>,
     norm: FftNorm,
+    algorithm: FftAlgorithm,
     plan: Option<Plan<T>>,
+}
+
+/// How [`Fft`] runs the Stockham passes of each axis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FftAlgorithm {
+    /// [`FftAlgorithm::LocalMemory`] on GPUs, [`FftAlgorithm::GlobalPasses`] on CPUs (PoCL's barriers made the
+    /// local-memory kernel slower there: 1024² took 47 ms against 36 ms with global passes on 2 cores).
+    #[default]
+    Auto,
+    /// All passes of an axis in one work-group's local memory (`fft_local`) when the length fits (c32 up to
+    /// 3072 in 48 KiB), else one global pass per radix.
+    LocalMemory,
+    /// One `fft_passR` launch per radix, each reading and writing the whole array (any length).
+    GlobalPasses,
 }
 
 impl<T: ComplexElement> Fft<T> {
     /// A transform of every axis of `input` into `output`.
     pub fn new(input: &XData<T>, output: &XData<T>, direction: FftDirection) -> Fft<T> {
-        Fft { input: input.clone(), output: output.clone(), direction, axes: None, norm: FftNorm::Backward, plan: None }
+        Fft {
+            input: input.clone(),
+            output: output.clone(),
+            direction,
+            axes: None,
+            norm: FftNorm::Backward,
+            algorithm: FftAlgorithm::Auto,
+            plan: None,
+        }
     }
 
     /// Transform only these axes (numpy's `axes`; each once, in any order). The others are a batch.
@@ -263,11 +346,23 @@ impl<T: ComplexElement> Fft<T> {
         self
     }
 
+    /// Override the planner (default [`FftAlgorithm::Auto`]).
+    pub fn algorithm(mut self, algorithm: FftAlgorithm) -> Fft<T> {
+        self.algorithm = algorithm;
+        self
+    }
+
     /// How each transformed axis is computed, after `init`: `"n=1024: radix 4×4×4×4×4"` or
     /// `"n=97: Bluestein m=200 (radix 4×2×5×5)"`, one entry per axis.
     pub fn strategy(&self) -> Option<Vec<String>> {
         let plan = self.plan.as_ref()?;
-        let radices = |p: &Passes<T>| p.steps.iter().map(|s| s.0.to_string()).collect::<Vec<_>>().join("×");
+        let radices = |p: &Passes<T>| {
+            let list = p.steps.iter().map(|s| s.0.to_string()).collect::<Vec<_>>().join("×");
+            match p.local {
+                Some(l) => format!("{list} in local memory, {} lines per group", l.cols),
+                None => list,
+            }
+        };
         Some(
             plan.axes
                 .iter()
@@ -340,8 +435,19 @@ impl<T: ComplexElement> Fft<T> {
             let outer: usize = shape[..a].iter().product();
             let inner: usize = shape[a + 1..].iter().product();
             let scale = self.norm.scale(n, self.direction);
+            let element = std::mem::size_of::<T>();
+            let local = match self.algorithm {
+                FftAlgorithm::Auto => app.device().kind != crate::app::DeviceKind::Cpu,
+                FftAlgorithm::LocalMemory => true,
+                FftAlgorithm::GlobalPasses => false,
+            };
+            let budget = if local { local_budget(app.device()) } else { 0 };
+            let with_local = |mut p: Passes<T>| {
+                p.local = local_plan(p.n, p.steps.len(), inner, outer * inner, element, budget);
+                p
+            };
             let kind = match factorize(n) {
-                Some(radices) => AxisKind::Stockham(Passes::new(app, n, &radices)?),
+                Some(radices) => AxisKind::Stockham(with_local(Passes::new(app, n, &radices)?)),
                 None => {
                     let m = smooth_length(2 * n - 1);
                     largest = largest.max(outer * m * inner);
@@ -364,7 +470,7 @@ impl<T: ComplexElement> Fft<T> {
                     AxisKind::Bluestein {
                         chirp: upload(app, &chirp)?,
                         kernel_hat: upload(app, &hat)?,
-                        passes: Passes::new(app, m, &radices)?,
+                        passes: with_local(Passes::new(app, m, &radices)?),
                     }
                 }
             };
@@ -393,6 +499,11 @@ impl<T: ComplexElement> Fft<T> {
         for (ai, plan) in axis_plans.iter().enumerate() {
             let final_dst = |src: Slot| if ai == last_axis && direct_out { Slot::Output } else { other(src) };
             match &plan.kind {
+                AxisKind::Stockham(p) if p.local.is_some() => {
+                    let dst = final_dst(src);
+                    steps.push(Step::Local { axis: ai, inverse, scale: plan.scale, src, dst });
+                    src = dst;
+                }
                 AxisKind::Stockham(p) => {
                     for (pi, &(radix, ns)) in p.steps.iter().enumerate() {
                         let last = pi + 1 == p.steps.len();
@@ -407,7 +518,12 @@ impl<T: ComplexElement> Fft<T> {
                     steps.push(Step::Pre { axis: ai, src, dst: a });
                     let mut cur = a;
                     for inv in [false, true] {
-                        for &(radix, ns) in &passes.steps {
+                        if passes.local.is_some() {
+                            let dst = if cur == a { b } else { a };
+                            steps.push(Step::Local { axis: ai, inverse: inv, scale: 1.0, src: cur, dst });
+                            cur = dst;
+                        }
+                        for &(radix, ns) in passes.steps.iter().filter(|_| passes.local.is_none()) {
                             let dst = if cur == a { b } else { a };
                             steps.push(Step::Pass {
                                 radix,
@@ -459,6 +575,7 @@ impl<T: ComplexElement> Fft<T> {
         }
         let kernels = Kernels {
             passes: pass_kernels,
+            local: kernel("fft_local")?,
             pre: kernel("bluestein_pre")?,
             mul: kernel("bluestein_mul")?,
             post: kernel("bluestein_post")?,
@@ -523,6 +640,41 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .global(&[global(count)])
                         .local(&[group])
                         .work(bytes, flops)
+                        .enqueue()?;
+                }
+                Step::Local { axis, inverse, scale, src, dst } => {
+                    let a = &plan.axes[axis];
+                    let passes = match &a.kind {
+                        AxisKind::Stockham(p) => p,
+                        AxisKind::Bluestein { passes, .. } => passes,
+                    };
+                    let Some(local) = passes.local else { continue };
+                    let mut radices = [0u64; 8];
+                    for (slot, &(r, _)) in radices.iter_mut().zip(&passes.steps) {
+                        *slot = r as u64;
+                    }
+                    let elements = (a.outer * passes.n * a.inner) as u64;
+                    let flops = 5 * elements * (passes.n as f64).log2().ceil() as u64;
+                    let buffer_bytes = local.cols * passes.n * element as usize;
+                    plan.kernels
+                        .local
+                        .launch()
+                        .input(buffer(src))
+                        .output(buffer(dst))
+                        .input(&passes.roots)
+                        .index(index, passes.n as u64)
+                        .index(index, a.inner as u64)
+                        .index(index, local.lines as u64)
+                        .scalar(local.cols as u32)
+                        .scalar(passes.steps.len() as u32)
+                        .scalar(radices)
+                        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+                        .scalar(i32::from(inverse))
+                        .local_memory(buffer_bytes)
+                        .local_memory(buffer_bytes)
+                        .global(&[local.groups * group])
+                        .local(&[group])
+                        .work(2 * elements * element, flops)
                         .enqueue()?;
                 }
                 Step::Pre { axis, src, dst } => {

@@ -41,7 +41,7 @@ pub use complex_element_prod::ComplexElementProd;
 pub use complex_to_real::{Complex2Real, ComplexAbs, ComplexPart};
 pub use convolution::{ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution};
 pub use dot::{Dot, DotKind};
-pub use fft::{Fft, FftDirection, FftNorm};
+pub use fft::{Fft, FftAlgorithm, FftDirection, FftNorm};
 pub use fft_shift::FftShift;
 pub use fill::Fill;
 pub use filter::{Filter, FilterElement};
