@@ -19,6 +19,7 @@
 #define OP_ARG 7       // arg x, in (−π, π]
 #define OP_SCALE 8     // x · scalar
 #define OP_FILL 9      // scalar
+#define OP_FROM_REAL 10  // (x, 0): T is the real input type, O its complex type
 
 #ifdef OP
 // out = OP(x, y) over a batch of up to eight (merged) axes; strides of 0 broadcast. x, y and out may be the same
@@ -48,6 +49,8 @@ kernel void elementwise(global const T* x, IDX x0, global const Y* y, IDX y0, gl
         out[o0 + oo] = atan2(a.y, a.x);
 #elif OP == OP_SCALE
         out[o0 + oo] = MUL(a, scalar);
+#elif OP == OP_FROM_REAL
+        out[o0 + oo] = (O)(a, (T)0);
 #endif
 #endif
     }

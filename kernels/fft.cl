@@ -177,3 +177,19 @@ kernel void fft_local(global const T* restrict src, global T* restrict dst, glob
         if (l < lines) dst[line_base(l, n_, inner) + (IDX)j * stride] = in[c * n + j] * scale;
     }
 }
+
+// irfft's Hermitian extension along one axis: dst[o, k, i] (k < n) from the half spectrum src[o, k', i] (k' < m):
+// X[k] for k ≤ n/2 and conj(X[n − k]) above, zero where the half spectrum is shorter than needed.
+kernel void hermitian_extend(global const T* restrict src, global T* restrict dst, IDX m, IDX n, IDX inner,
+                             IDX total) {
+    IDX gid = get_global_id(0);
+    if (gid >= total) return;
+    IDX i = gid % inner;
+    IDX t = gid / inner;
+    IDX k = t % n;
+    IDX o = t / n;
+    int mirrored = k > n / 2;
+    IDX from = mirrored ? n - k : k;
+    T v = from < m ? src[(o * m + from) * inner + i] : ZERO;
+    dst[gid] = mirrored ? CONJ(v) : v;
+}

@@ -219,3 +219,79 @@ fn bad_arguments_are_errors() {
     let empty = XData::<Complex64>::zeros(app(), &[0, 3]).unwrap();
     assert_eq!(Fft::apply(&empty, FftDirection::Forward).unwrap().shape(), &[0, 3]);
 }
+
+/// numpy.fft.rfftn: the complex transform of real data, last transformed axis cut to n/2 + 1.
+fn rfftn_reference(x: &ArrayD<Complex64>, axes: &[usize], norm: FftNorm) -> ArrayD<Complex64> {
+    let full = reference(x, axes, FftDirection::Forward, norm);
+    let last = axes[axes.len() - 1];
+    full.slice_axis(Axis(last), ndarray::Slice::from(..x.shape()[last] / 2 + 1)).to_owned()
+}
+
+#[test]
+fn real_transforms_match_numpy_rfftn_and_irfftn() {
+    use cliper::{InverseRealFft, RealFft};
+    let mut rng = Rng::new(31);
+    for (shape, axes) in [
+        (vec![16usize], None),
+        (vec![7], None),
+        (vec![97], None),
+        (vec![6, 10], None),
+        (vec![5, 9, 3], Some(vec![0, 1])),
+        (vec![4, 129], Some(vec![1])),
+    ] {
+        let all: Vec<usize> = (0..shape.len()).collect();
+        let ax = axes.clone().unwrap_or(all);
+        let last = ax[ax.len() - 1];
+        for norm in [FftNorm::Backward, FftNorm::Ortho] {
+            // Forward, c32 and c64.
+            let (x, hx) = random::<f32>(&mut rng, &shape);
+            let out_shape = RealFft::<Complex32>::output_shape(&shape, axes.as_deref()).unwrap();
+            assert_eq!(out_shape[last], shape[last] / 2 + 1);
+            let y = poisoned::<Complex32>(&out_shape);
+            let mut f = RealFft::new(&x, &y).norm(norm);
+            if let Some(a) = &axes {
+                f = f.axes(a);
+            }
+            f.init().unwrap();
+            f.launch().unwrap();
+            let want = rfftn_reference(&hx, &ax, norm);
+            let err = relative_rms(&fetch(&y), &want);
+            assert!(err <= 1e-6, "rfftn {shape:?} {axes:?} {norm:?}: {err:.2e}");
+            // Back: irfftn of that half spectrum with the original lengths gives x again (odd lengths too).
+            let (x64, hx64) = random::<f64>(&mut rng, &shape);
+            let half = XData::<Complex64>::zeros(app(), &out_shape).unwrap();
+            let mut f = RealFft::new(&x64, &half).norm(norm);
+            let xb = XData::<f64>::zeros(app(), &shape).unwrap();
+            let mut back = InverseRealFft::new(&half, &xb).norm(norm);
+            if let Some(a) = &axes {
+                f = f.axes(a);
+                back = back.axes(a);
+            }
+            f.init().unwrap();
+            f.launch().unwrap();
+            back.init().unwrap();
+            back.launch().unwrap();
+            let got = fetch(&xb);
+            let err = relative_rms(&got, &hx64);
+            assert!(err <= 1e-12, "irfftn(rfftn) {shape:?} {axes:?} {norm:?}: {err:.2e}");
+        }
+    }
+    // numpy ignores the imaginary parts of the zero and Nyquist terms: so does InverseRealFft.
+    let half = XData::from_slice(
+        app(),
+        &[3],
+        &[Complex64::new(10.0, 5.0), Complex64::new(-2.0, 2.0), Complex64::new(-2.0, -7.0)],
+    )
+    .unwrap();
+    let x = XData::<f64>::zeros(app(), &[4]).unwrap();
+    let mut f = InverseRealFft::new(&half, &x);
+    f.init().unwrap();
+    f.launch().unwrap();
+    let got = x.to_vec().unwrap();
+    assert!(got.iter().zip([1.0, 2.0, 3.0, 4.0]).all(|(a, b)| (a - b).abs() < 1e-12), "{got:?}");
+    // Wrong output shapes name both shapes.
+    let r = XData::<f32>::zeros(app(), &[8]).unwrap();
+    let c = XData::<Complex32>::zeros(app(), &[8]).unwrap();
+    let e = RealFft::new(&r, &c).init().unwrap_err().to_string();
+    assert!(e.contains("[5]") && e.contains("[8]"), "{e}");
+}

@@ -22,6 +22,7 @@ pub(crate) enum EwOp {
     Arg = 7,
     Scale = 8,
     Fill = 9,
+    FromReal = 10,
 }
 
 /// Work-items per group, and the most groups one launch uses (the kernel loops over the rest).

@@ -133,6 +133,14 @@ fn radix_tables() -> String {
     src
 }
 
+/// The FFT kernels for element type `T` and index type `index` (one program: the radix tables, the passes,
+/// `fft_local`, Bluestein's steps and `hermitian_extend`).
+pub(super) fn fft_program<T: Element>(app: &ClApp, index: IndexType) -> Result<crate::app::Program> {
+    let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+    let source = format!("{}\n{}", radix_tables(), kernels::FFT);
+    app.build_program("fft.cl", &kernels::with_common(&source), &options)
+}
+
 /// Uploads float64 complex values as `T`.
 fn upload<T: Element>(app: &ClApp, values: &[Complex64]) -> Result<XData<T>> {
     let host: Vec<T> = values.iter().map(|&v| T::from_c64(v)).collect();
@@ -563,9 +571,7 @@ impl<T: ComplexElement> Fft<T> {
 
         let element_count = total.max(largest) as u64;
         let index = IndexType::for_extent(element_count);
-        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
-        let source = format!("{}\n{}", radix_tables(), kernels::FFT);
-        let program = app.build_program("fft.cl", &kernels::with_common(&source), &options)?;
+        let program = fft_program::<T>(app, index)?;
         let kernel = |name: &str| -> Result<Kernel> { Ok(program.kernel(name)?.owned_by(op)) };
         let mut pass_kernels = Vec::new();
         for r in RADICES {
