@@ -39,7 +39,7 @@ fn transformed_axes(op: &str, axes: &Option<Vec<usize>>, shape: &[usize]) -> Res
 /// use num_complex::Complex32 as C;
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[4], &[1.0f32, 2.0, 3.0, 4.0])?;
-/// let y = XData::zeros(&app, &RealFft::<C>::output_shape(x.shape(), None)?)?; // [3]
+/// let y = XData::<C>::zeros(&app, &RealFft::<C>::output_shape(x.shape(), None)?)?; // [3]
 /// let mut f = RealFft::new(&x, &y);
 /// f.init()?;
 /// f.launch()?;
