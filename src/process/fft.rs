@@ -687,20 +687,8 @@ impl<T: ComplexElement> Process for Fft<T> {
                     let a = &plan.axes[axis];
                     let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
                     let count = a.outer * passes.n * a.inner;
-                    plan.kernels
-                        .pre
-                        .launch()
-                        .input(buffer(src))
-                        .output(buffer(dst))
-                        .input(chirp)
-                        .index(index, chirp.len() as u64)
-                        .index(index, passes.n as u64)
-                        .index(index, a.inner as u64)
-                        .index(index, count as u64)
-                        .global(&[global(count)])
-                        .local(&[group])
-                        .work(2 * count as u64 * element, 6 * count as u64)
-                        .enqueue()?;
+                    let launch = plan.kernels.pre.launch().input(buffer(src)).output(buffer(dst));
+                    chirp_product(launch, chirp, passes.n, a.inner, count, index, group, element).enqueue()?;
                 }
                 Step::Mul { axis, dst } => {
                     let a = &plan.axes[axis];
@@ -723,20 +711,9 @@ impl<T: ComplexElement> Process for Fft<T> {
                     let a = &plan.axes[axis];
                     let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
                     let count = a.outer * chirp.len() * a.inner;
-                    plan.kernels
-                        .post
-                        .launch()
-                        .input(buffer(src))
-                        .output(buffer(dst))
-                        .input(chirp)
-                        .index(index, chirp.len() as u64)
-                        .index(index, passes.n as u64)
-                        .index(index, a.inner as u64)
-                        .index(index, count as u64)
+                    let launch = plan.kernels.post.launch().input(buffer(src)).output(buffer(dst));
+                    chirp_product(launch, chirp, passes.n, a.inner, count, index, group, element)
                         .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
-                        .global(&[global(count)])
-                        .local(&[group])
-                        .work(2 * count as u64 * element, 8 * count as u64)
                         .enqueue()?;
                 }
             }
@@ -747,6 +724,30 @@ impl<T: ComplexElement> Process for Fft<T> {
         }
         Ok(())
     }
+}
+
+/// The arguments Bluestein's two chirp products share after their input and output: the chirp (length n), the
+/// padded length m, the inner extent and the element count. `bluestein_post` takes the scale after these.
+#[allow(clippy::too_many_arguments)]
+fn chirp_product<'k, T: Element>(
+    launch: crate::app::Launch<'k>,
+    chirp: &XData<T>,
+    m: usize,
+    inner: usize,
+    count: usize,
+    index: IndexType,
+    group: usize,
+    element: u64,
+) -> crate::app::Launch<'k> {
+    launch
+        .input(chirp)
+        .index(index, chirp.len() as u64)
+        .index(index, m as u64)
+        .index(index, inner as u64)
+        .index(index, count as u64)
+        .global(&[count.div_ceil(group) * group])
+        .local(&[group])
+        .work(2 * count as u64 * element, 8 * count as u64)
 }
 
 #[cfg(test)]
