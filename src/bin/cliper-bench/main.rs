@@ -229,7 +229,7 @@ enum Case {
         #[arg(long, default_value_t = 5)]
         batches: usize,
     },
-    /// Multi-channel filter bank (cuDNN convolution forward, torch F.conv2d): [N,C,H,W] x [K,C,R,S].
+    /// Multi-channel filter bank (cuDNN convolution forward, torch F.conv2d): `[N,C,H,W]` x `[K,C,R,S]`.
     Filterbank {
         /// Input [N, C, H, W].
         #[arg(long, value_delimiter = ',', default_value = "10,4,128,128")]
