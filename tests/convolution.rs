@@ -396,3 +396,59 @@ fn laplacian_of_gaussian_matches_scipy_gaussian_laplace() {
         assert!(msg.contains("gaussian:SIGMA"), "{bad}: {msg}");
     }
 }
+
+/// The FFT path (forced with ConvAlgorithm::Fft) against the same float64 reference as the direct kernels, for
+/// every border, both modes, the three output sizes and an origin; real and complex data, real and complex
+/// filters, 2-D and 3-D with batches. Its rounding is the FFT's, not a sum of products: the tolerance is
+/// 8 u·log₂M·‖E‖₂·‖w‖₂ (M points per transform, E the border-extended image, bounded through xmax).
+#[test]
+fn fft_path_agrees_with_the_reference() {
+    fn check_fft<T: Element, K: cliper::FilterElement<T>>(rng: &mut Rng, shape: &[usize], filter: &Filter<K>, spec: &Spec) {
+        let (x, host) = random::<T>(rng, shape);
+        let params = spec.params().algorithm(ConvAlgorithm::Fft);
+        let out = poisoned::<T>(&params.output_shape(shape, filter.shape()).unwrap());
+        let mut conv = Convolution::new(&x, &out, filter, params);
+        conv.init().unwrap_or_else(|e| panic!("init {shape:?} {:?} {spec:?}: {e}", filter.shape()));
+        conv.launch().unwrap();
+        let Some(ConvStrategy::Fft { points }) = conv.strategy() else { panic!("{:?}", conv.strategy()) };
+        let w: Vec<Complex64> = filter.values().iter().map(|v| v.to_c64()).collect();
+        let xmax = host.iter().fold(border_magnitude(spec.border), |m, v| m.max(v.norm()));
+        let w2 = w.iter().map(|v| v.norm_sqr()).sum::<f64>().sqrt();
+        let tol = 8.0 * eps::<T>() * (points as f64).log2().max(1.0) * xmax * (points as f64).sqrt() * w2;
+        let what = format!("{} {shape:?} filter {:?} {spec:?} FFT on {points} points", T::NAME, filter.shape());
+        assert_close(&fetch(&out), &conv_ref(&host, filter.shape(), &w, spec), tol, &what);
+    }
+    let mut rng = Rng::new(91);
+    let f = random_filter::<f32>(&mut rng, &[7, 9]);
+    for border in BORDERS {
+        for mode in [ConvMode::Convolution, ConvMode::Correlation] {
+            for output in [ConvOutput::Same, ConvOutput::Valid, ConvOutput::Full] {
+                check_fft::<f32, f32>(&mut rng, &[70, 129], &f, &Spec::new(mode, output, border));
+            }
+        }
+        let mut shifted = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
+        shifted.origin = vec![-3, 4];
+        check_fft::<f32, f32>(&mut rng, &[31, 40], &f, &shifted);
+    }
+    let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::Reflect);
+    let fc = random_filter::<Complex32>(&mut rng, &[5, 4]);
+    check_fft::<Complex32, Complex32>(&mut rng, &[3, 33, 20], &fc, &spec);
+    check_fft::<Complex32, f32>(&mut rng, &[21, 17], &f, &spec);
+    let f3 = random_filter::<f64>(&mut rng, &[3, 5, 3]);
+    check_fft::<f64, f64>(&mut rng, &[2, 9, 40, 33], &f3, &Spec::new(ConvMode::Correlation, ConvOutput::Full, Border::Wrap));
+    let f1 = random_filter::<Complex64>(&mut rng, &[129]);
+    check_fft::<Complex64, Complex64>(&mut rng, &[4, 257], &f1, &Spec::new(ConvMode::Convolution, ConvOutput::Valid, Border::Edge));
+    // Strides and dilations stay with the direct kernels: asking for the FFT is an error that says why.
+    let x = XData::<f32>::zeros(app(), &[20, 20]).unwrap();
+    let params = ConvParams::new().stride(&[2]).algorithm(ConvAlgorithm::Fft);
+    let out = XData::<f32>::zeros(app(), &params.output_shape(&[20, 20], &[7, 9]).unwrap()).unwrap();
+    let e = Convolution::new(&x, &out, &f, params).init().unwrap_err().to_string();
+    assert!(e.contains("stride"), "{e}");
+    // The planner takes the FFT path by itself for a large, non-separable filter.
+    let big = random_filter::<f32>(&mut rng, &[41, 41]);
+    let img = XData::<f32>::zeros(app(), &[64, 80]).unwrap();
+    let out = XData::<f32>::zeros(app(), &[64, 80]).unwrap();
+    let mut conv = Convolution::new(&img, &out, &big, ConvParams::new());
+    conv.init().unwrap();
+    assert!(matches!(conv.strategy(), Some(ConvStrategy::Fft { .. })), "{:?}", conv.strategy());
+}

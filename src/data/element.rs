@@ -33,6 +33,9 @@ pub trait Element:
 {
     /// The real type underneath: `f32` for `f32` and `Complex<f32>`, `f64` for the other two.
     type Real: RealElement;
+    /// The complex type of the same precision: `Complex<f32>` for `f32` and `Complex<f32>`, `Complex<f64>` for
+    /// the other two (where FFT-based processes compute).
+    type Complex: ComplexElement;
     /// The OpenCL C type name (`float`, `double`, `float2`, `double2`).
     const CL_TYPE: &'static str;
     /// The Rust-side name used in messages and file formats (`f32`, `f64`, `c32`, `c64`).
@@ -84,6 +87,7 @@ pub trait ComplexElement: Element {}
 
 impl Element for f32 {
     type Real = f32;
+    type Complex = Complex<f32>;
     const CL_TYPE: &'static str = "float";
     const NAME: &'static str = "f32";
     const IS_COMPLEX: bool = false;
@@ -101,6 +105,7 @@ impl Element for f32 {
 
 impl Element for f64 {
     type Real = f64;
+    type Complex = Complex<f64>;
     const CL_TYPE: &'static str = "double";
     const NAME: &'static str = "f64";
     const IS_COMPLEX: bool = false;
@@ -118,6 +123,7 @@ impl Element for f64 {
 
 impl Element for Complex<f32> {
     type Real = f32;
+    type Complex = Complex<f32>;
     const CL_TYPE: &'static str = "float2";
     const NAME: &'static str = "c32";
     const IS_COMPLEX: bool = true;
@@ -135,6 +141,7 @@ impl Element for Complex<f32> {
 
 impl Element for Complex<f64> {
     type Real = f64;
+    type Complex = Complex<f64>;
     const CL_TYPE: &'static str = "double2";
     const NAME: &'static str = "c64";
     const IS_COMPLEX: bool = true;

@@ -23,6 +23,8 @@ pub(crate) enum EwOp {
     Scale = 8,
     Fill = 9,
     FromReal = 10,
+    Widen = 11,
+    Narrow = 12,
 }
 
 /// Work-items per group, and the most groups one launch uses (the kernel loops over the rest).
@@ -81,12 +83,13 @@ impl EwPlan {
             None
         } else {
             let options = format!(
-                "{} -DIDX={} -DOP={} -DY={} -DO={}",
+                "{} -DIDX={} -DOP={} -DY={} -DO={} -DO_IS_COMPLEX={}",
                 T::build_options(),
                 index.cl_type(),
                 op as u32,
                 Y::CL_TYPE,
-                O::CL_TYPE
+                O::CL_TYPE,
+                u8::from(O::IS_COMPLEX)
             );
             let program = app.build_program("elementwise.cl", &kernels::with_common(kernels::ELEMENTWISE), &options)?;
             Some(program.kernel("elementwise")?.owned_by(name))

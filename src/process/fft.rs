@@ -96,7 +96,7 @@ fn factorize(mut n: usize) -> Option<Vec<usize>> {
 }
 
 /// The smallest length ≥ `n` with no prime factor above 7.
-fn smooth_length(n: usize) -> usize {
+pub(super) fn smooth_length(n: usize) -> usize {
     (n..).find(|&m| factorize(m).is_some()).unwrap_or(n)
 }
 

@@ -16,6 +16,7 @@ mod convolution;
 mod dot;
 mod elementwise;
 mod fft;
+mod fft_conv;
 mod fft_shift;
 mod fill;
 mod filter;
