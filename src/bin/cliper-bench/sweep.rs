@@ -302,6 +302,7 @@ pub(crate) fn conv(
             "direct" => ConvAlgorithm::Direct,
             "tiled" => ConvAlgorithm::Tiled,
             "separable" => ConvAlgorithm::Separable,
+            "fft" => ConvAlgorithm::Fft,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
         let mut process = Convolution::new(&x, &out, &filter, ConvParams::new().border(border).algorithm(algorithm));
