@@ -428,11 +428,14 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
     }
 }
 
-/// Whether the FFT path beats the direct kernels: from 1500 taps (H100, 8192²: the tiled kernel took 10.4 ms for
-/// 31×31 = 961 taps and 42.5 ms for 63×63, CuPy's FFT convolution 5.6 ms; PoCL, 1024²: 1.05 s direct for 63×63
-/// against 36 ms for scipy's FFT), with stride and dilation 1.
-pub(crate) fn fft_pays(filter: &[usize], axes: &[AxisPlan]) -> bool {
-    filter.iter().product::<usize>() >= 1500 && axes.iter().all(|a| a.stride == 1 && a.dilation == 1)
+/// Whether the FFT path beats the direct kernels (stride and dilation 1 only). Measured crossovers: on the H100
+/// at 8192², tiled 31×31 10.40 ms against FFT 10.75, 41×41 18.10 against 10.73 (63×63: 42.5 against 11.1); on
+/// PoCL (2 cores) at 1024², 21×21 126 ms against 169, 31×31 319 against 190. So from 1024 taps on GPUs and 600
+/// on CPUs.
+pub(crate) fn fft_pays(info: &crate::DeviceInfo, filter: &[usize], axes: &[AxisPlan]) -> bool {
+    let taps: usize = filter.iter().product();
+    let threshold = if info.kind == DeviceKind::Cpu { 600 } else { 1024 };
+    taps >= threshold && axes.iter().all(|a| a.stride == 1 && a.dilation == 1)
 }
 
 /// Whether separable passes beat one pass of the whole filter: they do `Σ wₖ` multiply-adds per output instead
@@ -459,7 +462,9 @@ pub(crate) fn separable_pays(info: &crate::DeviceInfo, filter: &[usize]) -> bool
 ///   less ([`ConvStrategy::Separable`]);
 /// - `conv_tiled`: output tiles per work-group with the input tile and halo in local memory, the border rule
 ///   applied while loading (faster than `conv_direct` on GPUs and, measured, on PoCL too);
-/// - `conv_direct` when the tile does not fit the device's local memory (very large filters or strides).
+/// - `conv_direct` when the tile does not fit the device's local memory (very large filters or strides);
+/// - the FFT ([`ConvStrategy::Fft`]) for large filters with stride and dilation 1: from 1024 taps on GPUs, 600 on
+///   CPUs (measured crossovers).
 ///
 /// ```
 /// use cliper::{Border, ClApp, ConvMode, ConvParams, ConvStrategy, Convolution, Filter, XData};
@@ -558,7 +563,7 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
                 ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, tiled)?
             }
             (ConvAlgorithm::Fft, _) => ConvPlan::fft(op, p, &self.input, &self.output, &filter, &axes)?,
-            (ConvAlgorithm::Auto, _) if fft_pays(self.filter.shape(), &axes) => {
+            (ConvAlgorithm::Auto, _) if fft_pays(info, self.filter.shape(), &axes) => {
                 ConvPlan::fft(op, p, &self.input, &self.output, &filter, &axes)?
             }
             (ConvAlgorithm::Direct, _) => ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, false)?,
