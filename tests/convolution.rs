@@ -403,7 +403,12 @@ fn laplacian_of_gaussian_matches_scipy_gaussian_laplace() {
 /// 8 u·log₂M·‖E‖₂·‖w‖₂ (M points per transform, E the border-extended image, bounded through xmax).
 #[test]
 fn fft_path_agrees_with_the_reference() {
-    fn check_fft<T: Element, K: cliper::FilterElement<T>>(rng: &mut Rng, shape: &[usize], filter: &Filter<K>, spec: &Spec) {
+    fn check_fft<T: Element, K: cliper::FilterElement<T>>(
+        rng: &mut Rng,
+        shape: &[usize],
+        filter: &Filter<K>,
+        spec: &Spec,
+    ) {
         let (x, host) = random::<T>(rng, shape);
         let params = spec.params().algorithm(ConvAlgorithm::Fft);
         let out = poisoned::<T>(&params.output_shape(shape, filter.shape()).unwrap());
@@ -435,9 +440,19 @@ fn fft_path_agrees_with_the_reference() {
     check_fft::<Complex32, Complex32>(&mut rng, &[3, 33, 20], &fc, &spec);
     check_fft::<Complex32, f32>(&mut rng, &[21, 17], &f, &spec);
     let f3 = random_filter::<f64>(&mut rng, &[3, 5, 3]);
-    check_fft::<f64, f64>(&mut rng, &[2, 9, 40, 33], &f3, &Spec::new(ConvMode::Correlation, ConvOutput::Full, Border::Wrap));
+    check_fft::<f64, f64>(
+        &mut rng,
+        &[2, 9, 40, 33],
+        &f3,
+        &Spec::new(ConvMode::Correlation, ConvOutput::Full, Border::Wrap),
+    );
     let f1 = random_filter::<Complex64>(&mut rng, &[129]);
-    check_fft::<Complex64, Complex64>(&mut rng, &[4, 257], &f1, &Spec::new(ConvMode::Convolution, ConvOutput::Valid, Border::Edge));
+    check_fft::<Complex64, Complex64>(
+        &mut rng,
+        &[4, 257],
+        &f1,
+        &Spec::new(ConvMode::Convolution, ConvOutput::Valid, Border::Edge),
+    );
     // Strides and dilations stay with the direct kernels: asking for the FFT is an error that says why.
     let x = XData::<f32>::zeros(app(), &[20, 20]).unwrap();
     let params = ConvParams::new().stride(&[2]).algorithm(ConvAlgorithm::Fft);
