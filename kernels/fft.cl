@@ -135,9 +135,13 @@ inline IDX line_base(IDX l, IDX n, IDX inner) {
         _Pragma("unroll") for (int r = 0; r < RAD; r++) o[r * ns] = v[r]; \
     }
 
+// With tw_n > 0 (the first step of a four-step transform of length tw_n = n·tw_n2 whose lines are the columns
+// j2 < tw_n2 of [n, tw_n2] blocks, tw_inner apart), each result k is also multiplied by ω_{tw_n}^{j2·k}, read
+// from tw_roots (length tw_n).
 kernel void fft_local(global const T* restrict src, global T* restrict dst, global const T* restrict roots, IDX n_,
                       IDX inner, IDX lines, uint cols, uint npass, ulong8 radices, R scale, int inverse,
-                      local T* buf_a, local T* buf_b) {
+                      local T* buf_a, local T* buf_b, global const T* restrict tw_roots, IDX tw_n, IDX tw_n2,
+                      IDX tw_inner) {
     const uint lid = get_local_id(0), W = get_local_size(0);
     const uint n = (uint)n_;
     const IDX l0 = (IDX)get_group_id(0) * cols;
@@ -174,7 +178,11 @@ kernel void fft_local(global const T* restrict src, global T* restrict dst, glob
         uint c = inner > 1 ? t % cols : t / n;
         uint j = inner > 1 ? t / cols : t % n;
         IDX l = l0 + c;
-        if (l < lines) dst[line_base(l, n_, inner) + (IDX)j * stride] = in[c * n + j] * scale;
+        if (l < lines) {
+            T v = in[c * n + j] * scale;
+            if (tw_n > 0) v = MUL(v, twiddle(tw_roots, ((l / tw_inner) % tw_n2) * (IDX)j % tw_n, inverse));
+            dst[line_base(l, n_, inner) + (IDX)j * stride] = v;
+        }
     }
 }
 

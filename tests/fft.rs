@@ -100,11 +100,18 @@ fn one_dimensional_lengths_match_numpy() {
 #[test]
 fn global_passes_and_local_memory_agree_with_numpy() {
     // Both ways to run the passes whatever the planner picks on this device, over the last axis (rows) and a
-    // middle axis (columns), smooth and Bluestein lengths (4096 c32 does not fit 48 KiB: global passes either way).
-    for (i, (shape, axes)) in
-        [(vec![5usize, 1000], vec![1usize]), (vec![97, 6, 3], vec![0, 1]), (vec![3, 4096], vec![1])]
-            .into_iter()
-            .enumerate()
+    // middle axis (columns), smooth and Bluestein lengths. Lengths too long for local memory (4096 and up in c32,
+    // 2048 and up in c64 within 48 KiB) take the four-step split when local memory is asked for.
+    for (i, (shape, axes)) in [
+        (vec![5usize, 1000], vec![1usize]),
+        (vec![97, 6, 3], vec![0, 1]),
+        (vec![3, 4096], vec![1]),
+        (vec![8192], vec![0]),
+        (vec![6144, 3], vec![0]),
+        (vec![2, 5, 4100], vec![2]),
+    ]
+    .into_iter()
+    .enumerate()
     {
         for algorithm in [FftAlgorithm::LocalMemory, FftAlgorithm::GlobalPasses] {
             check_with::<Complex32>(i as u64, &shape, Some(&axes), FftDirection::Forward, FftNorm::Backward, algorithm);
@@ -118,6 +125,16 @@ fn global_passes_and_local_memory_agree_with_numpy() {
             );
         }
     }
+}
+
+#[test]
+fn long_axes_split_into_four_steps() {
+    let x = XData::<Complex32>::zeros(app(), &[8192]).unwrap();
+    let y = XData::<Complex32>::zeros(app(), &[8192]).unwrap();
+    let mut fft = Fft::new(&x, &y, FftDirection::Forward).algorithm(FftAlgorithm::LocalMemory);
+    fft.init().unwrap();
+    let strategy = fft.strategy().unwrap().join("; ");
+    assert!(strategy.contains("four-step 64×128") || strategy.contains("four-step 128×64"), "{strategy}");
 }
 
 #[test]

@@ -95,6 +95,42 @@ fn factorize(mut n: usize) -> Option<Vec<usize>> {
     (n == 1).then_some(radices)
 }
 
+/// A contiguous scratch array viewed with `shape`.
+fn scratch_view<T: Element>(scratch: &[XData<T>], slot: Slot, shape: [usize; 4]) -> Result<XData<T>> {
+    match slot {
+        Slot::Scratch(k) => scratch[k].reshape(&shape),
+        other => Err(Error::invalid("Fft", format!("a four-step transpose cannot read or write {other:?}"))),
+    }
+}
+
+/// The split n = n1·n2 (n1 ≈ √n) whose two local-memory transforms both fit: the first over the columns of
+/// [n1, n2] blocks (lines n2·inner apart), the second along the rows.
+fn four_step_split(
+    n: usize,
+    inner: usize,
+    outer: usize,
+    element: usize,
+    budget: usize,
+) -> Option<(usize, usize, LocalPlan, LocalPlan)> {
+    let mut best: Option<(usize, usize, LocalPlan, LocalPlan)> = None;
+    for n1 in 2..n {
+        if n % n1 != 0 {
+            continue;
+        }
+        let n2 = n / n1;
+        let (Some(f1), Some(f2)) = (factorize(n1), factorize(n2)) else { continue };
+        let first = local_plan(n1, f1.len(), n2 * inner, outer * n2 * inner, element, budget);
+        let second = local_plan(n2, f2.len(), inner, outer * n1 * inner, element, budget);
+        if let (Some(l1), Some(l2)) = (first, second) {
+            let balance = |a: usize, b: usize| (a as f64 / b as f64).ln().abs();
+            if best.as_ref().is_none_or(|b| balance(n1, n2) < balance(b.0, b.1)) {
+                best = Some((n1, n2, l1, l2));
+            }
+        }
+    }
+    best
+}
+
 /// The smallest length ≥ `n` with no prime factor above 7.
 pub(super) fn smooth_length(n: usize) -> usize {
     (n..).find(|&m| factorize(m).is_some()).unwrap_or(n)
@@ -211,6 +247,21 @@ enum AxisKind<T: Element> {
     Stockham(Passes<T>),
     /// Bluestein: chirp for this direction, the transformed conjugate chirp (already × 1/m), passes of length m.
     Bluestein { chirp: XData<T>, kernel_hat: XData<T>, passes: Passes<T> },
+    /// n = n1·n2 too long for local memory: length-n1 transforms down the columns of [n1, n2] blocks (with the
+    /// twiddles ω_n^{j2·k1} on the way out), length-n2 transforms along the rows, then a [n1, n2] → [n2, n1]
+    /// transpose — three passes over the data instead of one per radix.
+    FourStep { first: Passes<T>, second: Passes<T>, roots: XData<T>, n1: usize, n2: usize },
+}
+
+/// Which transforms a [`Step::Local`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LocalPart {
+    /// The axis's own (Stockham, or Bluestein's length-m) transforms.
+    Main,
+    /// Four-step, first step: length n1 over the columns, twiddled.
+    First,
+    /// Four-step, second step: length n2 over the rows.
+    Second,
 }
 
 struct AxisPlan<T: Element> {
@@ -232,11 +283,19 @@ enum Step {
         src: Slot,
         dst: Slot,
     },
-    /// Every pass of an axis (or of Bluestein's inner transform) in one `fft_local` launch.
+    /// Every pass of an axis (or of Bluestein's inner transform, or of a four-step part) in one `fft_local`
+    /// launch.
     Local {
         axis: usize,
+        part: LocalPart,
         inverse: bool,
         scale: f64,
+        src: Slot,
+        dst: Slot,
+    },
+    /// A four-step transpose: `transposes[copy]`.
+    Transpose {
+        copy: usize,
         src: Slot,
         dst: Slot,
     },
@@ -273,6 +332,8 @@ struct Plan<T: Element> {
     /// A strided input copied into scratch 0 first; the result copied from `result` into a strided output.
     copy_in: Option<CopyPlan>,
     copy_out: Option<(CopyPlan, usize)>,
+    /// Four-step transposes: the copy plan and the [outer, n1, n2, inner] geometry.
+    transposes: Vec<(CopyPlan, [usize; 4])>,
     kernels: Kernels,
     index: IndexType,
     group: usize,
@@ -379,6 +440,12 @@ impl<T: ComplexElement> Fft<T> {
                     AxisKind::Bluestein { chirp, passes, .. } => {
                         format!("n={}: Bluestein m={} (radix {})", chirp.len(), passes.n, radices(passes))
                     }
+                    AxisKind::FourStep { first, second, n1, n2, .. } => format!(
+                        "n={}: four-step {n1}×{n2} ({}; {}) + transpose",
+                        n1 * n2,
+                        radices(first),
+                        radices(second)
+                    ),
                 })
                 .collect(),
         )
@@ -455,7 +522,18 @@ impl<T: ComplexElement> Fft<T> {
                 p
             };
             let kind = match factorize(n) {
-                Some(radices) => AxisKind::Stockham(with_local(Passes::new(app, n, &radices)?)),
+                Some(radices) => {
+                    let whole = with_local(Passes::new(app, n, &radices)?);
+                    match (whole.local, four_step_split(n, inner, outer, element, budget)) {
+                        (None, Some((n1, n2, l1, l2))) => {
+                            let mut first = Passes::new(app, n1, &factorize(n1).unwrap_or_default())?;
+                            let mut second = Passes::new(app, n2, &factorize(n2).unwrap_or_default())?;
+                            (first.local, second.local) = (Some(l1), Some(l2));
+                            AxisKind::FourStep { first, second, roots: whole.roots, n1, n2 }
+                        }
+                        _ => AxisKind::Stockham(whole),
+                    }
+                }
                 None => {
                     let m = smooth_length(2 * n - 1);
                     largest = largest.max(outer * m * inner);
@@ -503,13 +581,38 @@ impl<T: ComplexElement> Fft<T> {
         let mut src = if copy_in.is_some() { Slot::Scratch(0) } else { Slot::Input };
         let other = |s: Slot| if s == Slot::Scratch(0) { Slot::Scratch(1) } else { Slot::Scratch(0) };
         let mut steps = Vec::new();
+        let mut transposes = Vec::new();
         let last_axis = axis_plans.len().saturating_sub(1);
         for (ai, plan) in axis_plans.iter().enumerate() {
             let final_dst = |src: Slot| if ai == last_axis && direct_out { Slot::Output } else { other(src) };
             match &plan.kind {
                 AxisKind::Stockham(p) if p.local.is_some() => {
                     let dst = final_dst(src);
-                    steps.push(Step::Local { axis: ai, inverse, scale: plan.scale, src, dst });
+                    steps.push(Step::Local { axis: ai, part: LocalPart::Main, inverse, scale: plan.scale, src, dst });
+                    src = dst;
+                }
+                AxisKind::FourStep { n1, n2, .. } => {
+                    let a = other(src);
+                    let b = other(a);
+                    let dst = if ai == last_axis && direct_out { Slot::Output } else { a };
+                    steps.push(Step::Local { axis: ai, part: LocalPart::First, inverse, scale: 1.0, src, dst: a });
+                    steps.push(Step::Local {
+                        axis: ai,
+                        part: LocalPart::Second,
+                        inverse,
+                        scale: plan.scale,
+                        src: a,
+                        dst: b,
+                    });
+                    let geometry = [plan.outer, *n1, *n2, plan.inner];
+                    let from = scratch_view(&scratch, b, geometry)?;
+                    let to = match dst {
+                        Slot::Output => output.reshape(&[plan.outer, *n2, *n1, plan.inner])?,
+                        slot => scratch_view(&scratch, slot, [plan.outer, *n2, *n1, plan.inner])?,
+                    };
+                    transposes
+                        .push((CopyPlan::new(op, &from.permuted_axes(&[0, 2, 1, 3])?, &to, false, None)?, geometry));
+                    steps.push(Step::Transpose { copy: transposes.len() - 1, src: b, dst });
                     src = dst;
                 }
                 AxisKind::Stockham(p) => {
@@ -528,7 +631,8 @@ impl<T: ComplexElement> Fft<T> {
                     for inv in [false, true] {
                         if passes.local.is_some() {
                             let dst = if cur == a { b } else { a };
-                            steps.push(Step::Local { axis: ai, inverse: inv, scale: 1.0, src: cur, dst });
+                            let part = LocalPart::Main;
+                            steps.push(Step::Local { axis: ai, part, inverse: inv, scale: 1.0, src: cur, dst });
                             cur = dst;
                         }
                         for &(radix, ns) in passes.steps.iter().filter(|_| passes.local.is_none()) {
@@ -587,7 +691,7 @@ impl<T: ComplexElement> Fft<T> {
             post: kernel("bluestein_post")?,
         };
         let group = 256.min(app.device().max_work_group_size.max(1));
-        Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, kernels, index, group })
+        Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, transposes, kernels, index, group })
     }
 }
 
@@ -624,7 +728,9 @@ impl<T: ComplexElement> Process for Fft<T> {
                     let a = &plan.axes[axis];
                     let roots = match &a.kind {
                         AxisKind::Stockham(p) => &p.roots,
+                        // Four-step axes never take global passes; the whole length's roots stand in.
                         AxisKind::Bluestein { passes, .. } => &passes.roots,
+                        AxisKind::FourStep { roots, .. } => roots,
                     };
                     let count = a.outer * (n / radix) * a.inner;
                     let Some((_, kernel)) = plan.kernels.passes.iter_mut().find(|(r, _)| *r == radix) else {
@@ -648,20 +754,26 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .work(bytes, flops)
                         .enqueue()?;
                 }
-                Step::Local { axis, inverse, scale, src, dst } => {
+                Step::Local { axis, part, inverse, scale, src, dst } => {
                     let a = &plan.axes[axis];
-                    let passes = match &a.kind {
-                        AxisKind::Stockham(p) => p,
-                        AxisKind::Bluestein { passes, .. } => passes,
+                    // The transforms, the line spacing, and the twiddles of a four-step first part.
+                    let (passes, inner, twiddles) = match (&a.kind, part) {
+                        (AxisKind::Stockham(p), _) => (p, a.inner, None),
+                        (AxisKind::Bluestein { passes, .. }, _) => (passes, a.inner, None),
+                        (AxisKind::FourStep { first, roots, n2, .. }, LocalPart::First) => {
+                            (first, n2 * a.inner, Some((roots, first.n * n2, *n2)))
+                        }
+                        (AxisKind::FourStep { second, .. }, _) => (second, a.inner, None),
                     };
                     let Some(local) = passes.local else { continue };
                     let mut radices = [0u64; 8];
                     for (slot, &(r, _)) in radices.iter_mut().zip(&passes.steps) {
                         *slot = r as u64;
                     }
-                    let elements = (a.outer * passes.n * a.inner) as u64;
+                    let elements = (local.lines * passes.n) as u64;
                     let flops = 5 * elements * (passes.n as f64).log2().ceil() as u64;
                     let buffer_bytes = local.cols * passes.n * element as usize;
+                    let (tw_roots, tw_n, tw_n2) = twiddles.unwrap_or((&passes.roots, 0, 1));
                     plan.kernels
                         .local
                         .launch()
@@ -669,7 +781,7 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .output(buffer(dst))
                         .input(&passes.roots)
                         .index(index, passes.n as u64)
-                        .index(index, a.inner as u64)
+                        .index(index, inner as u64)
                         .index(index, local.lines as u64)
                         .scalar(local.cols as u32)
                         .scalar(passes.steps.len() as u32)
@@ -678,10 +790,20 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .scalar(i32::from(inverse))
                         .local_memory(buffer_bytes)
                         .local_memory(buffer_bytes)
+                        .input(tw_roots)
+                        .index(index, tw_n as u64)
+                        .index(index, tw_n2 as u64)
+                        .index(index, a.inner as u64)
                         .global(&[local.groups * group])
                         .local(&[group])
                         .work(2 * elements * element, flops)
                         .enqueue()?;
+                }
+                Step::Transpose { copy, src, dst } => {
+                    let (copy_plan, [outer, n1, n2, inner]) = &mut plan.transposes[copy];
+                    let from = buffer(src).reshape(&[*outer, *n1, *n2, *inner])?.permuted_axes(&[0, 2, 1, 3])?;
+                    let to = buffer(dst).reshape(&[*outer, *n2, *n1, *inner])?;
+                    copy_plan.launch("Fft", &from, &to)?;
                 }
                 Step::Pre { axis, src, dst } => {
                     let a = &plan.axes[axis];
