@@ -114,7 +114,7 @@ fn four_step_split(
 ) -> Option<(usize, usize, LocalPlan, LocalPlan)> {
     let mut best: Option<(usize, usize, LocalPlan, LocalPlan)> = None;
     for n1 in 2..n {
-        if n % n1 != 0 {
+        if !n.is_multiple_of(n1) {
             continue;
         }
         let n2 = n / n1;
