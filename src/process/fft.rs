@@ -206,9 +206,11 @@ struct LocalPlan {
 }
 
 /// Local memory one work-group may use for the two buffers of `fft_local`: what the device offers, at most
-/// 48 KiB (NVIDIA's limit; CPUs report megabytes of "local" memory that is only cache).
+/// 47 KiB (under NVIDIA's 48 KiB limit; CPUs report megabytes of "local" memory that is only cache).
 fn local_budget(info: &crate::app::DeviceInfo) -> usize {
-    (info.local_mem_bytes as usize).min(48 * 1024)
+    // Less 1 KiB: NVIDIA's driver refused a group asking for exactly 48 KiB (CL_OUT_OF_RESOURCES at enqueue; c64
+    // 96-point columns, 16 per group).
+    (info.local_mem_bytes as usize).min(48 * 1024).saturating_sub(1024)
 }
 
 /// How `fft_local` would transform `lines` lines of length n spaced by `inner` (None: it does not fit).
@@ -337,6 +339,8 @@ struct Plan<T: Element> {
     kernels: Kernels,
     index: IndexType,
     group: usize,
+    /// Work-items per `fft_local` group (the kernel's limit on this device, at most `group`).
+    local_group: usize,
 }
 
 struct Kernels {
@@ -383,7 +387,8 @@ pub enum FftAlgorithm {
     #[default]
     Auto,
     /// All passes of an axis in one work-group's local memory (`fft_local`) when the length fits (c32 up to
-    /// 3072 in 48 KiB), else one global pass per radix.
+    /// 2048·1.5 in 47 KiB), a four-step split into two such transforms and a transpose for longer smooth
+    /// lengths, else one global pass per radix.
     LocalMemory,
     /// One `fft_passR` launch per radix, each reading and writing the whole array (any length).
     GlobalPasses,
@@ -691,7 +696,11 @@ impl<T: ComplexElement> Fft<T> {
             post: kernel("bluestein_post")?,
         };
         let group = 256.min(app.device().max_work_group_size.max(1));
-        Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, transposes, kernels, index, group })
+        // fft_local's own limit can be lower than the device's (registers: the c64 build on the H100 refused 256
+        // work-items with CL_OUT_OF_RESOURCES); a power of two keeps the butterfly loops even.
+        let fitting = kernels.local.max_work_group_size()?.clamp(1, group);
+        let local_group = 1 << (usize::BITS - 1 - fitting.leading_zeros());
+        Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, transposes, kernels, index, group, local_group })
     }
 }
 
@@ -794,8 +803,8 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .index(index, tw_n as u64)
                         .index(index, tw_n2 as u64)
                         .index(index, a.inner as u64)
-                        .global(&[local.groups * group])
-                        .local(&[group])
+                        .global(&[local.groups * plan.local_group])
+                        .local(&[plan.local_group])
                         .work(2 * elements * element, flops)
                         .enqueue()?;
                 }

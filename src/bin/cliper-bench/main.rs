@@ -229,6 +229,23 @@ enum Case {
         #[arg(long, default_value_t = 5)]
         batches: usize,
     },
+    /// Complex FFT over chosen axes (torch.fft.fftn), each algorithm in turn.
+    Fft {
+        /// Shape, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "8192,8192")]
+        shape: Vec<usize>,
+        /// Axes to transform (default: all).
+        #[arg(long, value_delimiter = ',')]
+        axes: Vec<usize>,
+        /// c32 or c64.
+        #[arg(long, value_enum, default_value = "c32")]
+        dtype: Dtype,
+        /// Algorithms to try: auto, local, global.
+        #[arg(long, value_delimiter = ',', default_value = "auto,local,global")]
+        algorithms: Vec<String>,
+        #[command(flatten)]
+        timing: Timing,
+    },
     /// Multi-channel filter bank (cuDNN convolution forward, torch F.conv2d): `[N,C,H,W]` x `[K,C,R,S]`.
     Filterbank {
         /// Input [N, C, H, W].
@@ -327,6 +344,10 @@ fn run(cli: Cli) -> Result<()> {
         Case::Filterbank { input, filters, padding, algorithms, reps, batches } => {
             sweep::filter_bank(&app, &input, &filters, &padding, &algorithms, Timing { reps, batches })
         }
+        Case::Fft { shape, axes, dtype, algorithms, timing } => match dtype {
+            Dtype::C64 => sweep::fft::<Complex64>(&app, &shape, &axes, &algorithms, timing),
+            _ => sweep::fft::<Complex32>(&app, &shape, &axes, &algorithms, timing),
+        },
         Case::Suite { quick, json, only, peak_gflops, peak_gflops_f64, budget_ms, .. } => {
             let options = suite::SuiteOptions { quick, json, only, peak_gflops, peak_gflops_f64, budget_ms };
             let (records, failed) = suite::run(&app, &options)?;

@@ -362,3 +362,41 @@ pub(crate) fn filter_bank(
     }
     Ok(())
 }
+
+pub(crate) fn fft<T: cliper::ComplexElement>(
+    app: &ClApp,
+    shape: &[usize],
+    axes: &[usize],
+    algorithms: &[String],
+    timing: Timing,
+) -> Result<()> {
+    let n: usize = shape.iter().product();
+    let x = XData::from_slice(app, shape, &random_data::<T>(n))?;
+    let y = XData::<T>::zeros(app, shape)?;
+    for name in algorithms {
+        let algorithm = match name.as_str() {
+            "auto" => cliper::FftAlgorithm::Auto,
+            "local" => cliper::FftAlgorithm::LocalMemory,
+            "global" => cliper::FftAlgorithm::GlobalPasses,
+            other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
+        };
+        let mut process = cliper::Fft::new(&x, &y, cliper::FftDirection::Forward).algorithm(algorithm);
+        if !axes.is_empty() {
+            process = process.axes(axes);
+        }
+        process.init()?;
+        let strategy = process.strategy().unwrap_or_default().join("; ");
+        let mut pipeline = Pipeline::new(app).then(process);
+        let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+        let bytes = 2.0 * (n * std::mem::size_of::<T>()) as f64;
+        println!(
+            "cliper  fft {:<4} {:<16} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms   {name}: {strategy}",
+            T::NAME,
+            shape_text(shape),
+            wall,
+            bytes / wall / 1e6,
+            events
+        );
+    }
+    Ok(())
+}
