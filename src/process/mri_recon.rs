@@ -32,6 +32,18 @@ impl<T: ComplexElement> CoilImages<T> {
         }
         Ok(CoilImages { steps, images, coil_axis })
     }
+
+    /// Initialises the steps, then `combine` (which reads `images`).
+    fn init_with(&mut self, combine: &mut dyn Process) -> Result<()> {
+        self.steps.iter_mut().try_for_each(|s| s.init())?;
+        combine.init()
+    }
+
+    /// Launches the steps, then `combine`.
+    fn launch_with(&mut self, combine: &mut dyn Process) -> Result<()> {
+        self.steps.iter_mut().try_for_each(|s| s.launch())?;
+        combine.launch()
+    }
 }
 
 /// OpenCLIPER's SimpleMRIRecon: the inverse FFT of each coil's k-space over the spatial axes (numpy's `ifftn`,
@@ -93,10 +105,7 @@ impl<T: ComplexElement> Process for SimpleMRIRecon<T> {
         })?;
         let mut images = CoilImages::new(op, &self.k, self.centered)?;
         let mut combine = CoilSum::new(&images.images, images.coil_axis, &self.out).with_maps(maps);
-        for s in &mut images.steps {
-            s.init()?;
-        }
-        combine.init()?;
+        images.init_with(&mut combine)?;
         self.plan = Some((images, combine));
         Ok(())
     }
@@ -104,10 +113,7 @@ impl<T: ComplexElement> Process for SimpleMRIRecon<T> {
     fn launch(&mut self) -> Result<()> {
         let (images, combine) =
             self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "SimpleMRIRecon".into() })?;
-        for s in &mut images.steps {
-            s.launch()?;
-        }
-        combine.launch()
+        images.launch_with(combine)
     }
 }
 
@@ -158,19 +164,13 @@ impl<T: ComplexElement> Process for RSoSRecon<T> {
     fn init(&mut self) -> Result<()> {
         let mut images = CoilImages::new("RSoSRecon", &self.k, self.centered)?;
         let mut combine = RSoS::new(&images.images, images.coil_axis, &self.out);
-        for s in &mut images.steps {
-            s.init()?;
-        }
-        combine.init()?;
+        images.init_with(&mut combine)?;
         self.plan = Some((images, combine));
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
         let (images, combine) = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "RSoSRecon".into() })?;
-        for s in &mut images.steps {
-            s.launch()?;
-        }
-        combine.launch()
+        images.launch_with(combine)
     }
 }
