@@ -243,6 +243,9 @@ enum Case {
         /// Algorithms to try: auto, local, global.
         #[arg(long, value_delimiter = ',', default_value = "auto,local,global")]
         algorithms: Vec<String>,
+        /// Print every kernel's device time too.
+        #[arg(long)]
+        profile: bool,
         #[command(flatten)]
         timing: Timing,
     },
@@ -344,9 +347,9 @@ fn run(cli: Cli) -> Result<()> {
         Case::Filterbank { input, filters, padding, algorithms, reps, batches } => {
             sweep::filter_bank(&app, &input, &filters, &padding, &algorithms, Timing { reps, batches })
         }
-        Case::Fft { shape, axes, dtype, algorithms, timing } => match dtype {
-            Dtype::C64 => sweep::fft::<Complex64>(&app, &shape, &axes, &algorithms, timing),
-            _ => sweep::fft::<Complex32>(&app, &shape, &axes, &algorithms, timing),
+        Case::Fft { shape, axes, dtype, algorithms, profile, timing } => match dtype {
+            Dtype::C64 => sweep::fft::<Complex64>(&app, &shape, &axes, &algorithms, timing, profile),
+            _ => sweep::fft::<Complex32>(&app, &shape, &axes, &algorithms, timing, profile),
         },
         Case::Suite { quick, json, only, peak_gflops, peak_gflops_f64, budget_ms, .. } => {
             let options = suite::SuiteOptions { quick, json, only, peak_gflops, peak_gflops_f64, budget_ms };

@@ -369,6 +369,7 @@ pub(crate) fn fft<T: cliper::ComplexElement>(
     axes: &[usize],
     algorithms: &[String],
     timing: Timing,
+    profile: bool,
 ) -> Result<()> {
     let n: usize = shape.iter().product();
     let x = XData::from_slice(app, shape, &random_data::<T>(n))?;
@@ -388,6 +389,9 @@ pub(crate) fn fft<T: cliper::ComplexElement>(
         let strategy = process.strategy().unwrap_or_default().join("; ");
         let mut pipeline = Pipeline::new(app).then(process);
         let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
+        if profile {
+            println!("{}", pipeline.profile()?);
+        }
         let bytes = 2.0 * (n * std::mem::size_of::<T>()) as f64;
         println!(
             "cliper  fft {:<4} {:<16} {:>9.4} ms {:>8.1} GB/s   events {:>9.4} ms   {name}: {strategy}",
