@@ -298,8 +298,6 @@ enum Step {
     /// A four-step transpose: `transposes[copy]`.
     Transpose {
         copy: usize,
-        src: Slot,
-        dst: Slot,
     },
     Pre {
         axis: usize,
@@ -332,15 +330,32 @@ struct Plan<T: Element> {
     /// Contiguous work arrays: two of the array's size, and two of the largest Bluestein size.
     scratch: Vec<XData<T>>,
     /// A strided input copied into scratch 0 first; the result copied from `result` into a strided output.
-    copy_in: Option<CopyPlan>,
-    copy_out: Option<(CopyPlan, usize)>,
-    /// Four-step transposes: the copy plan and the [outer, n1, n2, inner] geometry.
-    transposes: Vec<(CopyPlan, [usize; 4])>,
+    copy_in: Option<ViewCopy<T>>,
+    copy_out: Option<ViewCopy<T>>,
+    /// Four-step transposes, [outer, n1, n2, inner] → [outer, n2, n1, inner].
+    transposes: Vec<ViewCopy<T>>,
     kernels: Kernels,
     index: IndexType,
     group: usize,
     /// Work-items per `fft_local` group (the kernel's limit on this device, at most `group`).
     local_group: usize,
+}
+
+/// A strided copy between two views fixed in `init`.
+struct ViewCopy<T: Element> {
+    plan: CopyPlan,
+    from: XData<T>,
+    to: XData<T>,
+}
+
+impl<T: Element> ViewCopy<T> {
+    fn new(from: XData<T>, to: XData<T>) -> Result<ViewCopy<T>> {
+        Ok(ViewCopy { plan: CopyPlan::new("Fft", &from, &to, false, None)?, from, to })
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        self.plan.launch("Fft", &self.from, &self.to)
+    }
 }
 
 struct Kernels {
@@ -580,7 +595,7 @@ impl<T: ComplexElement> Fft<T> {
         let copy_in = if plain(input) || axis_plans.is_empty() {
             None
         } else {
-            Some(CopyPlan::new(op, input, &scratch[0].reshape(&shape)?, false, None)?)
+            Some(ViewCopy::new(input.clone(), scratch[0].reshape(&shape)?)?)
         };
         let direct_out = plain(output) && !output.overlaps(input);
         let mut src = if copy_in.is_some() { Slot::Scratch(0) } else { Slot::Input };
@@ -615,9 +630,8 @@ impl<T: ComplexElement> Fft<T> {
                         Slot::Output => output.reshape(&[plan.outer, *n2, *n1, plan.inner])?,
                         slot => scratch_view(&scratch, slot, [plan.outer, *n2, *n1, plan.inner])?,
                     };
-                    transposes
-                        .push((CopyPlan::new(op, &from.permuted_axes(&[0, 2, 1, 3])?, &to, false, None)?, geometry));
-                    steps.push(Step::Transpose { copy: transposes.len() - 1, src: b, dst });
+                    transposes.push(ViewCopy::new(from.permuted_axes(&[0, 2, 1, 3])?, to)?);
+                    steps.push(Step::Transpose { copy: transposes.len() - 1 });
                     src = dst;
                 }
                 AxisKind::Stockham(p) => {
@@ -672,10 +686,7 @@ impl<T: ComplexElement> Fft<T> {
                 Slot::Scratch(k) => scratch[k].reshape(&shape)?,
                 _ => input.clone(),
             };
-            Some((
-                CopyPlan::new(op, &from, output, false, None)?,
-                if let Slot::Scratch(k) = src { k } else { usize::MAX },
-            ))
+            Some(ViewCopy::new(from, output.clone())?)
         };
 
         let element_count = total.max(largest) as u64;
@@ -718,8 +729,7 @@ impl<T: ComplexElement> Process for Fft<T> {
         let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "Fft".into() })?;
         let (input, output) = (&self.input, &self.output);
         if let Some(copy) = plan.copy_in.as_mut() {
-            let shape = input.shape().to_vec();
-            copy.launch("Fft", input, &plan.scratch[0].reshape(&shape)?)?;
+            copy.launch()?;
         }
         let buffer = |slot: Slot| -> &XData<T> {
             match slot {
@@ -808,12 +818,7 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .work(2 * elements * element, flops)
                         .enqueue()?;
                 }
-                Step::Transpose { copy, src, dst } => {
-                    let (copy_plan, [outer, n1, n2, inner]) = &mut plan.transposes[copy];
-                    let from = buffer(src).reshape(&[*outer, *n1, *n2, *inner])?.permuted_axes(&[0, 2, 1, 3])?;
-                    let to = buffer(dst).reshape(&[*outer, *n2, *n1, *inner])?;
-                    copy_plan.launch("Fft", &from, &to)?;
-                }
+                Step::Transpose { copy } => plan.transposes[copy].launch()?,
                 Step::Pre { axis, src, dst } => {
                     let a = &plan.axes[axis];
                     let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
@@ -849,9 +854,8 @@ impl<T: ComplexElement> Process for Fft<T> {
                 }
             }
         }
-        if let Some((copy, k)) = plan.copy_out.as_mut() {
-            let from = if *k == usize::MAX { input.clone() } else { plan.scratch[*k].reshape(input.shape())? };
-            copy.launch("Fft", &from, output)?;
+        if let Some(copy) = plan.copy_out.as_mut() {
+            copy.launch()?;
         }
         Ok(())
     }
