@@ -64,6 +64,9 @@ pub(crate) struct CoilPlan<T: Element, O: Element> {
     coils: usize,
     positions: usize,
     groups: usize,
+    /// The kernel's strides over the arrays it reads and writes (the originals or their scratch copies):
+    /// x along frames, coils, positions; maps along coils, positions; out along frames, positions.
+    strides: [u64; 7],
 }
 
 const GROUP: usize = 256;
@@ -124,17 +127,30 @@ impl<T: Element, O: Element> CoilPlan<T, O> {
             Some(program.kernel("coil_reduce")?.owned_by(op))
         };
         let groups = (count as usize).div_ceil(GROUP).clamp(1, 1 << 16);
-        Ok(CoilPlan { x: x_op, maps: maps_op, out: out_op, kernel, index, frames, coils, positions, groups })
+        let stride = |shape: &[usize], strides: &[usize]| merged(shape, strides).map_or(0, |m| m.1) as u64;
+        let (xv, ov) = (x_op.view(x), out_op.view(out));
+        let (xs, os) = (xv.strides(), ov.strides());
+        let nd = xv.ndim();
+        let (sc, sp) = match (maps, &maps_op) {
+            (Some(m), Some(operand)) => {
+                let mv = operand.view(m);
+                (mv.strides()[0] as u64, stride(&mv.shape()[1..], &mv.strides()[1..]))
+            }
+            _ => (0, 0),
+        };
+        let strides = [
+            stride(&xv.shape()[..coil_axis], &xs[..coil_axis]),
+            xs[coil_axis] as u64,
+            stride(&xv.shape()[coil_axis + 1..nd], &xs[coil_axis + 1..nd]),
+            sc,
+            sp,
+            stride(&ov.shape()[..coil_axis], &os[..coil_axis]),
+            stride(&ov.shape()[coil_axis..], &os[coil_axis..]),
+        ];
+        Ok(CoilPlan { x: x_op, maps: maps_op, out: out_op, kernel, index, frames, coils, positions, groups, strides })
     }
 
-    pub(crate) fn launch(
-        &mut self,
-        op: &str,
-        x: &XData<T>,
-        coil_axis: usize,
-        maps: Option<&XData<T>>,
-        out: &XData<O>,
-    ) -> Result<()> {
+    pub(crate) fn launch(&mut self, op: &str, x: &XData<T>, maps: Option<&XData<T>>, out: &XData<O>) -> Result<()> {
         let Some(kernel) = self.kernel.as_mut() else { return Ok(()) };
         if let Some((s, copy)) = self.x.scratch.as_mut() {
             copy.launch(op, x, s)?;
@@ -148,14 +164,7 @@ impl<T: Element, O: Element> CoilPlan<T, O> {
             (Some(m), Some(operand)) => operand.view(m),
             _ => xv,
         };
-        let stride = |v: &XData<T>, from: usize, to: usize| {
-            merged(&v.shape()[from..to], &v.strides()[from..to]).map_or(0, |m| m.1) as u64
-        };
-        let nd = xv.ndim();
-        let (xf, xc, xp) = (stride(xv, 0, coil_axis), xv.strides()[coil_axis] as u64, stride(xv, coil_axis + 1, nd));
-        let (sc, sp) = if maps.is_some() { (mv.strides()[0] as u64, stride(mv, 1, mv.ndim())) } else { (0, 0) };
-        let of = merged(&ov.shape()[..coil_axis], &ov.strides()[..coil_axis]).map_or(0, |m| m.1) as u64;
-        let op_stride = merged(&ov.shape()[coil_axis..], &ov.strides()[coil_axis..]).map_or(0, |m| m.1) as u64;
+        let [xf, xc, xp, sc, sp, of, op_stride] = self.strides;
         let idx = self.index;
         let element = std::mem::size_of::<T>() as u64;
         let count = (self.frames * self.positions) as u64;

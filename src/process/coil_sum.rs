@@ -63,6 +63,6 @@ impl<T: ComplexElement> Process for CoilSum<T> {
 
     fn launch(&mut self) -> Result<()> {
         let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "CoilSum".into() })?;
-        plan.launch("CoilSum", &self.x, self.coil_axis, self.maps.as_ref(), &self.out)
+        plan.launch("CoilSum", &self.x, self.maps.as_ref(), &self.out)
     }
 }

@@ -51,6 +51,6 @@ impl<T: ComplexElement> Process for RSoS<T> {
 
     fn launch(&mut self) -> Result<()> {
         let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "RSoS".into() })?;
-        plan.launch("RSoS", &self.x, self.coil_axis, None, &self.out)
+        plan.launch("RSoS", &self.x, None, &self.out)
     }
 }
