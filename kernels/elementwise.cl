@@ -19,9 +19,8 @@
 #define OP_ARG 7       // arg x, in (−π, π]
 #define OP_SCALE 8     // x · scalar
 #define OP_FILL 9      // scalar
-#define OP_FROM_REAL 10  // (x, 0): T is the real input type, O its complex type
-#define OP_WIDEN 11      // x as the complex type O (x itself when T is complex)
-#define OP_NARROW 12     // x (complex T) as O: itself, or its real part when O is real (O_IS_COMPLEX 0)
+#define OP_WIDEN 10     // x as the complex type O: (x, 0) for real T, x itself for complex T
+#define OP_NARROW 11    // x (complex T) as O: itself, or its real part when O is real (O_IS_COMPLEX 0)
 
 #ifdef OP
 // out = OP(x, y) over a batch of up to eight (merged) axes; strides of 0 broadcast. x, y and out may be the same
@@ -51,8 +50,6 @@ kernel void elementwise(global const T* x, IDX x0, global const Y* y, IDX y0, gl
         out[o0 + oo] = atan2(a.y, a.x);
 #elif OP == OP_SCALE
         out[o0 + oo] = MUL(a, scalar);
-#elif OP == OP_FROM_REAL
-        out[o0 + oo] = (O)(a, (T)0);
 #elif OP == OP_WIDEN
 #if IS_COMPLEX
         out[o0 + oo] = a;

@@ -22,9 +22,8 @@ pub(crate) enum EwOp {
     Arg = 7,
     Scale = 8,
     Fill = 9,
-    FromReal = 10,
-    Widen = 11,
-    Narrow = 12,
+    Widen = 10,
+    Narrow = 11,
 }
 
 /// Work-items per group, and the most groups one launch uses (the kernel loops over the rest).

@@ -111,7 +111,7 @@ impl<T: ComplexElement> Process for RealFft<T> {
         }
         let app = self.input.app();
         let wide = XData::<T>::uninit(app, op, &shape)?;
-        let widen = EwPlan::new::<T::Real, T::Real, T>(op, EwOp::FromReal, &self.input, None, &wide)?;
+        let widen = EwPlan::new::<T::Real, T::Real, T>(op, EwOp::Widen, &self.input, None, &wide)?;
         let spectrum = XData::<T>::uninit(app, op, &shape)?;
         let mut fft = Fft::new(&wide, &spectrum, FftDirection::Forward).axes(&axes).norm(self.norm);
         fft.init()?;
