@@ -335,6 +335,11 @@ pub(crate) struct ConvPlan<T: Element, K: Element> {
 }
 
 impl<T: Element, K: Element> ConvPlan<T, K> {
+    /// The plan for an empty output.
+    fn nothing() -> ConvPlan<T, K> {
+        ConvPlan { passes: vec![], fft: None, strategy: ConvStrategy::Nothing }
+    }
+
     /// One pass with the whole (already oriented and normalised) filter.
     pub(crate) fn direct(
         op: &str,
@@ -346,7 +351,7 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
         tiled: bool,
     ) -> Result<ConvPlan<T, K>> {
         if output.is_empty() {
-            return Ok(ConvPlan { passes: vec![], fft: None, strategy: ConvStrategy::Nothing });
+            return Ok(ConvPlan::nothing());
         }
         let mut shape3 = vec![1; 3 - filter.ndim()];
         shape3.extend_from_slice(filter.shape());
@@ -377,7 +382,7 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
     ) -> Result<ConvPlan<T, K>> {
         let r = axes.len();
         if output.is_empty() {
-            return Ok(ConvPlan { passes: vec![], fft: None, strategy: ConvStrategy::Nothing });
+            return Ok(ConvPlan::nothing());
         }
         let lead = input.ndim() - r;
         let mut value = Complex64::new(params.border.value(), 0.0);
@@ -411,7 +416,7 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
         axes: &[AxisPlan],
     ) -> Result<ConvPlan<T, K>> {
         if output.is_empty() {
-            return Ok(ConvPlan { passes: vec![], fft: None, strategy: ConvStrategy::Nothing });
+            return Ok(ConvPlan::nothing());
         }
         let plan = super::fft_conv::FftConv::new(op, input, output, filter, axes, params.border)?;
         let strategy = ConvStrategy::Fft { points: plan.points };
