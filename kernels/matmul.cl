@@ -61,10 +61,6 @@
 #define THREADS (MDIMC * NDIMC)
 #define WPTM (MWG / MDIMC)
 #define WPTN (NWG / NDIMC)
-// Loads that land in local memory along a stride (rather than along a row) get one column of padding, so the
-// work-items of one load step hit distinct banks.
-#define PAD_A A_K_FAST
-#define PAD_B (1 - B_N_FAST)
 
 // A work-item's WPTM × WPTN block of accumulators: cleared, updated with the outer product of a column of A'
 // and a row of B', and stored (within M × N) at rows ROW(i) and columns COL(j) of C.
@@ -72,10 +68,19 @@
     _Pragma("unroll") for (uint i = 0; i < WPTM; i++) { \
         _Pragma("unroll") for (uint j = 0; j < WPTN; j++) acc[i][j] = ZERO; \
     }
-#define OUTER_PRODUCT(acc, ar, br) \
-    _Pragma("unroll") for (uint i = 0; i < WPTM; i++) { \
-        _Pragma("unroll") for (uint j = 0; j < WPTN; j++) acc[i][j] += MUL(ar[i], br[j]); \
-    }
+// acc += a·b as multiply-adds the compiler fuses (OpenCL contracts a*b + c by default); the complex form is
+// four real multiply-adds rather than a product then a sum.
+#if IS_COMPLEX
+#define MAC(acc, a, b) \
+    do { \
+        acc.x += a.x * b.x; \
+        acc.x -= a.y * b.y; \
+        acc.y += a.x * b.y; \
+        acc.y += a.y * b.x; \
+    } while (0)
+#else
+#define MAC(acc, a, b) acc += a * b
+#endif
 #define STORE_BLOCK(cp, acc, ROW, COL) \
     _Pragma("unroll") for (uint i = 0; i < WPTM; i++) { \
         const IDX gm = ROW(i); \
@@ -85,9 +90,36 @@
         } \
     }
 
-// The tiled kernel: each work-group computes an MWG × NWG block of C, stepping through K in KWG-deep slices
-// staged in local memory; each work-item accumulates its WPTM × WPTN outputs in registers. Edge tiles (M, N or
-// K not multiples of the tile) are handled by guarded loads that fill zeros and guarded stores.
+// The local-memory kernel (GPUs). Build options beyond the tile sizes:
+//   VWM, VWN    a work-item's rows (columns) come in runs of VWM (VWN) neighbours, MDIMC·VWM (NDIMC·VWN) apart,
+//               read from local memory as one VTM (VTN) vector: with float4 a 128-bit load feeds four rows
+//   VTM, VTN    the vector types of VWM and VWN elements of T (float4, double2, float4 for two float2 …)
+// Each work-group computes an MWG × NWG block of C, stepping through K in KWG-deep slices. The slices live in
+// two local buffers: while the work-items multiply out one, the next is already on its way from global memory
+// into registers and is stored into the other buffer afterwards, so one barrier per slice suffices and the
+// global loads' latency hides behind the arithmetic. Edge tiles (M, N or K not multiples of the tile) are
+// handled by guarded loads that fill zeros and guarded stores.
+#ifndef VWM
+#define VWM 1
+#define VTM T
+#endif
+#ifndef VWN
+#define VWN 1
+#define VTN T
+#endif
+// Rows of the local A slice (KWG rows of MWG + padding) and of B. A slice filled across its rows (A read along
+// K, B along K) gets VW elements of padding: the stores of one load step then fall into distinct banks, and
+// the rows stay aligned for the vector reads.
+#define LDA (MWG + (A_K_FAST ? VWM : 0))
+#define LDB (NWG + (B_N_FAST ? 0 : VWN))
+#define A_LOADS (MWG * KWG / THREADS)
+#define B_LOADS (NWG * KWG / THREADS)
+typedef union { VTM v; T s[VWM]; } a_run;
+typedef union { VTN v; T s[VWN]; } b_run;
+// Row (column) of the work-group tile holding a work-item's i-th output row (j-th column).
+#define RUN_ROW(tm, i) (((i) / VWM) * (MDIMC * VWM) + (tm) * VWM + (i) % VWM)
+#define RUN_COL(tn, j) (((j) / VWN) * (NDIMC * VWN) + (tn) * VWN + (j) % VWN)
+
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
                 __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
@@ -95,8 +127,10 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
                 IDX M, IDX N, IDX K, uint conj_a, uint conj_b, T alpha, T beta, uint use_beta,
                 uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b, ulong8 batch_c)
 {
-    __local T a_tile[KWG][MWG + PAD_A];
-    __local T b_tile[KWG][NWG + PAD_B];
+    __local VTM a_slices[2 * KWG * LDA / VWM];
+    __local VTN b_slices[2 * KWG * LDB / VWN];
+    __local T* a_elems = (__local T*)a_slices;
+    __local T* b_elems = (__local T*)b_slices;
     const uint tn = get_local_id(0), tm = get_local_id(1);
     const uint tid = tm * NDIMC + tn;
     const IDX m0 = (IDX)get_group_id(1) * MWG, n0 = (IDX)get_group_id(0) * NWG;
@@ -105,49 +139,79 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
     __global const T* ap = a + a_off + oa;
     __global const T* bp = b + b_off + ob;
 
+    // Where load l of this work-item sits in the slice: (row along M or N, depth along K). The loaders walk
+    // the operand's contiguous axis fastest, so that neighbouring work-items read neighbouring addresses.
+#if A_K_FAST
+#define A_AT(l, mm, kk) const uint e_ = tid + (l) * THREADS, kk = e_ % KWG, mm = e_ / KWG
+#else
+#define A_AT(l, mm, kk) const uint e_ = tid + (l) * THREADS, mm = e_ % MWG, kk = e_ / MWG
+#endif
+#if B_N_FAST
+#define B_AT(l, nn, kk) const uint e_ = tid + (l) * THREADS, nn = e_ % NWG, kk = e_ / NWG
+#else
+#define B_AT(l, nn, kk) const uint e_ = tid + (l) * THREADS, kk = e_ % KWG, nn = e_ / KWG
+#endif
+    T next_a[A_LOADS], next_b[B_LOADS];
+#define FETCH_SLICE(k0) \
+    do { \
+        _Pragma("unroll") for (uint l = 0; l < A_LOADS; l++) { \
+            A_AT(l, mm, kk); \
+            const IDX gm = m0 + mm, gk = (k0) + kk; \
+            next_a[l] = (gm < M && gk < K) ? OP_A(ap[gm * SAM + gk * SAK]) : ZERO; \
+        } \
+        _Pragma("unroll") for (uint l = 0; l < B_LOADS; l++) { \
+            B_AT(l, nn, kk); \
+            const IDX gn = n0 + nn, gk = (k0) + kk; \
+            next_b[l] = (gn < N && gk < K) ? OP_B(bp[gk * SBK + gn * SBN]) : ZERO; \
+        } \
+    } while (0)
+#define STASH_SLICE(buf) \
+    do { \
+        _Pragma("unroll") for (uint l = 0; l < A_LOADS; l++) { \
+            A_AT(l, mm, kk); \
+            a_elems[((buf) * KWG + kk) * LDA + mm] = next_a[l]; \
+        } \
+        _Pragma("unroll") for (uint l = 0; l < B_LOADS; l++) { \
+            B_AT(l, nn, kk); \
+            b_elems[((buf) * KWG + kk) * LDB + nn] = next_b[l]; \
+        } \
+    } while (0)
+
     T acc[WPTM][WPTN];
     CLEAR_BLOCK(acc);
 
-    for (IDX k0 = 0; k0 < K; k0 += KWG) {
-        #pragma unroll
-        for (uint l = 0; l < MWG * KWG / THREADS; l++) {
-            const uint e = tid + l * THREADS;
-#if A_K_FAST
-            const uint kk = e % KWG, mm = e / KWG;
-#else
-            const uint mm = e % MWG, kk = e / MWG;
-#endif
-            const IDX gm = m0 + mm, gk = k0 + kk;
-            a_tile[kk][mm] = (gm < M && gk < K) ? OP_A(ap[gm * SAM + gk * SAK]) : ZERO;
-        }
-        #pragma unroll
-        for (uint l = 0; l < NWG * KWG / THREADS; l++) {
-            const uint e = tid + l * THREADS;
-#if B_N_FAST
-            const uint nn = e % NWG, kk = e / NWG;
-#else
-            const uint kk = e % KWG, nn = e / KWG;
-#endif
-            const IDX gn = n0 + nn, gk = k0 + kk;
-            b_tile[kk][nn] = (gn < N && gk < K) ? OP_B(bp[gk * SBK + gn * SBN]) : ZERO;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-
+    const IDX slices = (K + KWG - 1) / KWG;
+    FETCH_SLICE((IDX)0);
+    STASH_SLICE(0u);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (IDX s = 0; s < slices; s++) {
+        const uint buf = (uint)(s & 1);
+        if (s + 1 < slices) FETCH_SLICE((s + 1) * KWG);
+        __local const VTM* as = a_slices + buf * (KWG * LDA / VWM) + tm;
+        __local const VTN* bs = b_slices + buf * (KWG * LDB / VWN) + tn;
         #pragma unroll
         for (uint kk = 0; kk < KWG; kk++) {
-            T ar[WPTM], br[WPTN];
+            a_run ar[WPTM / VWM];
+            b_run br[WPTN / VWN];
             #pragma unroll
-            for (uint i = 0; i < WPTM; i++) ar[i] = a_tile[kk][tm + i * MDIMC];
+            for (uint g = 0; g < WPTM / VWM; g++) ar[g].v = as[kk * (LDA / VWM) + g * MDIMC];
             #pragma unroll
-            for (uint j = 0; j < WPTN; j++) br[j] = b_tile[kk][tn + j * NDIMC];
-            OUTER_PRODUCT(acc, ar, br);
+            for (uint g = 0; g < WPTN / VWN; g++) br[g].v = bs[kk * (LDB / VWN) + g * NDIMC];
+            #pragma unroll
+            for (uint i = 0; i < WPTM; i++) {
+                #pragma unroll
+                for (uint j = 0; j < WPTN; j++) MAC(acc[i][j], ar[i / VWM].s[i % VWM], br[j / VWN].s[j % VWN]);
+            }
         }
+        // The other buffer was last read in the previous step, which every work-item finished before the
+        // barrier that ended it.
+        if (s + 1 < slices) STASH_SLICE(buf ^ 1u);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
     __global T* cp = c + c_off + oc;
-#define TILED_ROW(i) (m0 + tm + (i) * MDIMC)
-#define TILED_COL(j) (n0 + tn + (j) * NDIMC)
+#define TILED_ROW(i) (m0 + RUN_ROW(tm, i))
+#define TILED_COL(j) (n0 + RUN_COL(tn, j))
     STORE_BLOCK(cp, acc, TILED_ROW, TILED_COL);
 }
 
@@ -178,7 +242,9 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
         T ar[WPTM], br[WPTN]; \
         _Pragma("unroll") for (uint i = 0; i < WPTM; i++) ar[i] = OP_A(ap[ROW(i) + k * SAK]); \
         _Pragma("unroll") for (uint j = 0; j < WPTN; j++) br[j] = OP_B(bp[k * SBK + COL(j)]); \
-        OUTER_PRODUCT(acc, ar, br); \
+        _Pragma("unroll") for (uint i = 0; i < WPTM; i++) { \
+            _Pragma("unroll") for (uint j = 0; j < WPTN; j++) MAC(acc[i][j], ar[i], br[j]); \
+        } \
     }
 #define INNER_ROW(i) ((m0 + (i)) * SAM)
 #define INNER_COL(j) ((n0 + (j)) * SBN)

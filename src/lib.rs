@@ -52,9 +52,10 @@ pub use process::{
     ApplyMask, Border, CoilSum, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, ConjugateTranspose,
     ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot, DotKind, Fft, FftAlgorithm,
     FftDirection, FftNorm, FftShift, Fill, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams,
-    FilterBankStrategy, FilterElement, GemmStrategy, GemmTiles, InverseRealFft, KernelTiming, MatMul, MatOp,
-    MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline, Process, RSoS, RSoSRecon, RealFft, Report, ScalarMultiply,
-    SeparableConvolution, SheppLogan, SimpleMRIRecon, StridedCopy, Transpose, TransposeTiles,
+    FilterBankStrategy, FilterElement, GEMM_TABLE_ENV, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles,
+    InverseRealFft, KernelTiming, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline, Process, RSoS,
+    RSoSRecon, RealFft, Report, ScalarMultiply, SeparableConvolution, SheppLogan, SimpleMRIRecon, StridedCopy,
+    Transpose, TransposeTiles,
 };
 
 // The guides' code blocks run as doctests, so the documentation cannot drift from the API.

@@ -188,6 +188,47 @@ fn the_kernel_the_planner_does_not_pick_here_is_right_too() {
     the_other_blocked_kernel::<num_complex::Complex64>();
 }
 
+/// The local-memory kernel with the tiles the GPUs of the built-in table run (vector reads of runs of rows and
+/// columns, two K slices in flight) and one uneven choice, on edges in M, N and K and on both loader layouts.
+fn tiled_with_vector_runs<T: Element>() {
+    let mut rng = Rng::new(17);
+    let (alpha, beta) = scalars::<T>();
+    let gpu_entries = cliper::GemmTable::built_in().gemm.iter().filter(|e| e.kind.as_deref() == Some("gpu"));
+    let mut tiles: Vec<GemmTiles> = gpu_entries
+        .filter(|e| e.element == T::NAME)
+        .filter_map(|e| match e.strategy().unwrap() {
+            GemmStrategy::Tiled(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    tiles.push("32x64x4/8x4/2x4".parse().unwrap());
+    for &[m, n, k] in &[[257, 1023, 65], [7, 129, 33]] {
+        let (_, ha) = random::<T>(&mut rng, &[m, k]);
+        let (_, hb) = random::<T>(&mut rng, &[k, n]);
+        let (c0, hc0) = random::<T>(&mut rng, &[m, n]);
+        let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
+        let c0 = c0.to_vec().unwrap();
+        for (op_a, op_b) in [(MatOp::None, MatOp::None), (MatOp::ConjTranspose, MatOp::Transpose)] {
+            let (a, b) = (stored_for_op::<T>(&ha, op_a), stored_for_op::<T>(&hb, op_b));
+            for &t in &tiles {
+                let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
+                let strategy = GemmStrategy::Tiled(t);
+                let mut mm =
+                    MatMul::new(&a, &b, &c).op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).with_strategy(strategy);
+                mm.init().unwrap();
+                mm.launch().unwrap();
+                let what = format!("{} ({m},{n},{k}) {op_a:?}·{op_b:?} tiles {t}", T::NAME);
+                assert_close::<T>(&fetch(&c), &want, &bound, k, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn vector_runs_and_double_buffered_slices_match_the_reference() {
+    for_each_element!(tiled_with_vector_runs);
+}
+
 fn batched_with_broadcast<T: Element>() {
     let mut rng = Rng::new(12);
     let (alpha, beta) = scalars::<T>();
@@ -233,7 +274,7 @@ fn views_are_read_through_strides<T: Element>() {
     let one = T::from_c64(Complex64::new(1.0, 0.0));
     let (want, bound) = matmul_ref(&ha, &hb, &zero, one.to_c64(), Complex64::new(0.0, 0.0));
     // Non-square tiles with more work-items along N than M, through the planner's kind of kernel.
-    let tiles = GemmTiles { mwg: 32, nwg: 64, kwg: 8, mdimc: 8, ndimc: 16 };
+    let tiles = GemmTiles::scalar(32, 64, 8, 8, 16);
     let odd = match main_strategy::<T>() {
         GemmStrategy::Tiled(_) => GemmStrategy::Tiled(tiles),
         _ => GemmStrategy::Blocked(tiles),
@@ -316,7 +357,10 @@ fn bad_shapes_and_tiles_are_named() {
     let vector = XData::<f32>::zeros(app(), &[33]).unwrap();
     assert!(MatMul::apply(&a, &vector).unwrap_err().to_string().contains("[33]"));
 
-    let odd = GemmTiles { mwg: 48, nwg: 64, kwg: 8, mdimc: 32, ndimc: 16 };
+    let odd = GemmTiles::scalar(48, 64, 8, 32, 16);
     let err = MatMul::new(&a, &b, &c).with_strategy(GemmStrategy::Tiled(odd)).init().unwrap_err().to_string();
     assert!(err.contains("mdimc must divide mwg"), "{err}");
+    let unaligned: GemmTiles = "64x64x8/16x16/8x1".parse().unwrap();
+    let err = MatMul::new(&a, &b, &c).with_strategy(GemmStrategy::Tiled(unaligned)).init().unwrap_err().to_string();
+    assert!(err.contains("64x64x8/16x16/8x1") && err.contains("mdimc·vwm must divide mwg"), "{err}");
 }

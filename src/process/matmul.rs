@@ -32,20 +32,25 @@ impl MatOp {
     }
 }
 
-/// Work-group tiling of the tiled GEMM kernel: a work-group computes an `mwg` × `nwg` block of C with
+/// Work-group tiling of the GEMM kernels: a work-group computes an `mwg` × `nwg` block of C with
 /// `mdimc` × `ndimc` work-items, stepping through K `kwg` at a time; each work-item owns
-/// (`mwg`/`mdimc`) × (`nwg`/`ndimc`) outputs in registers.
+/// (`mwg`/`mdimc`) × (`nwg`/`ndimc`) outputs in registers, in runs of `vwm` neighbouring rows and `vwn`
+/// neighbouring columns that the local-memory kernel reads as one vector (`float4` for `vwm = 4` in `f32`).
 ///
-/// [`GemmTiles::for_device`] picks from a per-device table; [`MatMul::with_strategy`] takes any other choice
-/// the device can run (for tuning).
+/// [`GemmTiles::for_device`] picks from the per-device table ([`crate::GemmTable`]); [`MatMul::with_strategy`]
+/// takes any other choice the device can run (for tuning). The text form `MWGxNWGxKWG/MDIMCxNDIMC/VWMxVWN`
+/// (the last part optional, default `1x1`) is what tables, the tuner and `cliper-bench` use.
 ///
 /// ```
 /// use cliper::GemmTiles;
 /// let app = cliper::ClApp::new()?;
 /// let t = GemmTiles::for_device::<f32>(app.device());
 /// assert!(t.validate::<f32>(app.device()).is_ok());
-/// let uneven = GemmTiles { mwg: 128, nwg: 128, kwg: 16, mdimc: 48, ndimc: 16 };
-/// assert!(uneven.validate::<f32>(app.device()).unwrap_err().to_string().contains("mdimc must divide mwg"));
+/// let tiles: GemmTiles = "128x128x16/16x16/4x4".parse()?;
+/// assert_eq!(tiles, GemmTiles { mwg: 128, nwg: 128, kwg: 16, mdimc: 16, ndimc: 16, vwm: 4, vwn: 4 });
+/// assert_eq!(tiles.to_string(), "128x128x16/16x16/4x4");
+/// let uneven: GemmTiles = "128x128x16/48x16".parse()?;
+/// assert!(uneven.validate::<f32>(app.device()).unwrap_err().to_string().contains("must divide"));
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,32 +65,35 @@ pub struct GemmTiles {
     pub mdimc: usize,
     /// Work-items along N.
     pub ndimc: usize,
+    /// Neighbouring rows per run (1, 2, 4 or 8; the vector width of the local reads of A).
+    pub vwm: usize,
+    /// Neighbouring columns per run (the vector width of the local reads of B).
+    pub vwn: usize,
 }
 
 impl GemmTiles {
-    /// The table entry for a device and element type, shrunk where the device's local memory or work-group
-    /// limit require.
+    /// Tiles with runs of one row and one column (no vector reads).
+    pub const fn scalar(mwg: usize, nwg: usize, kwg: usize, mdimc: usize, ndimc: usize) -> GemmTiles {
+        GemmTiles { mwg, nwg, kwg, mdimc, ndimc, vwm: 1, vwn: 1 }
+    }
+
+    /// The tiles for a device and element type: the first matching entry of the user's table
+    /// (`CLIPER_GEMM_TABLE`), else of the built-in table, else a safe default; shrunk where the device's local
+    /// memory or work-group limit require. See [`crate::GemmTable`].
     pub fn for_device<T: Element>(info: &DeviceInfo) -> GemmTiles {
-        let vendor = info.vendor.to_lowercase();
-        let bytes = std::mem::size_of::<T>();
-        let t = match info.kind {
-            // H100, 4096³ (docs/benchmarks.md): f32 128×128×16/16×16 34.4 TF/s (128×128×8 29.8, 128×64×16 25.3,
-            // 64×64×16 24.2, 128×128×16/8×16 31.8); c32 128×64×8 30.6 (64×64×16 28.5, 64×128×8 29.7, 128×128×8
-            // 28.1); f64 64×64×16 16.2 (128×64×8 16.3, 32×32×16 9.2); c64 2048³ 64×64×8 16.9 (32×32×16 16.3).
-            DeviceKind::Gpu if vendor.contains("nvidia") => match (bytes, T::IS_COMPLEX) {
-                (4, _) => GemmTiles { mwg: 128, nwg: 128, kwg: 16, mdimc: 16, ndimc: 16 },
-                (8, true) => GemmTiles { mwg: 128, nwg: 64, kwg: 8, mdimc: 16, ndimc: 16 },
-                (8, false) => GemmTiles { mwg: 64, nwg: 64, kwg: 16, mdimc: 16, ndimc: 16 },
-                _ => GemmTiles { mwg: 64, nwg: 64, kwg: 8, mdimc: 16, ndimc: 16 },
-            },
-            // PoCL on x86 runs GemmStrategy::Blocked with these (kwg unused): 4 rows × 16 neighbouring columns
-            // per work-item. 1024³ f32 on 2 Xeon cores: 12–16 GFLOP/s against 4–6 for the local-memory kernel
-            // (docs/benchmarks.md).
-            DeviceKind::Cpu => GemmTiles { mwg: 32, nwg: 64, kwg: 16, mdimc: 8, ndimc: 4 },
-            // Unknown devices: a conservative 64×64 tile with 4×4 outputs per work-item.
-            _ => GemmTiles { mwg: 64, nwg: 64, kwg: if bytes > 8 { 8 } else { 16 }, mdimc: 16, ndimc: 16 },
-        };
-        t.fit::<T>(info)
+        match GemmStrategy::for_device::<T>(info) {
+            GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => t,
+            GemmStrategy::Direct => Self::fallback::<T>(info).fit::<T>(info),
+        }
+    }
+
+    /// Tiles that suit most GPUs: 64×64 with 4×4 outputs per work-item (8 K deep for the 16-byte c64); on CPUs
+    /// the register blocks of [`GemmStrategy::Blocked`].
+    pub(crate) fn fallback<T: Element>(info: &DeviceInfo) -> GemmTiles {
+        match info.kind {
+            DeviceKind::Cpu => GemmTiles::scalar(32, 64, 16, 8, 4),
+            _ => GemmTiles::scalar(64, 64, if std::mem::size_of::<T>() > 8 { 8 } else { 16 }, 16, 16),
+        }
     }
 
     /// Shrinks the K depth until the tiles fit in local memory and the work-group until the device allows it.
@@ -100,8 +108,20 @@ impl GemmTiles {
         self
     }
 
+    /// Local memory of the tiled kernel: two K slices of A and B, each row padded by a vector.
     fn local_bytes(&self, element_bytes: usize) -> usize {
-        self.kwg * (self.mwg + 1 + self.nwg + 1) * element_bytes
+        2 * self.kwg * (self.mwg + self.vwm + self.nwg + self.vwn) * element_bytes
+    }
+
+    /// The OpenCL vector type holding `width` elements of T (`float4` for four `f32` or two `Complex<f32>`).
+    pub(crate) fn vector_type<T: Element>(width: usize) -> Option<String> {
+        let lanes = width * if T::IS_COMPLEX { 2 } else { 1 };
+        let real = <T::Real as Element>::CL_TYPE;
+        match lanes {
+            1 => Some(real.to_string()),
+            2 | 4 | 8 | 16 => Some(format!("{real}{lanes}")),
+            _ => None,
+        }
     }
 
     /// `Ok` when the kernel can be built with these tiles for `T` on this device; otherwise an error naming the
@@ -110,13 +130,22 @@ impl GemmTiles {
         self.check::<T>(info, true)
     }
 
-    /// The checks of `validate`; without local memory (`GemmStrategy::Blocked`) `kwg` does not matter.
+    /// The checks of `validate`; without local memory (`GemmStrategy::Blocked`) `kwg` and the runs do not
+    /// matter.
     fn check<T: Element>(&self, info: &DeviceInfo, local_tiles: bool) -> Result<()> {
         let threads = self.mdimc * self.ndimc;
-        let problem = if [self.mwg, self.nwg, self.kwg, self.mdimc, self.ndimc].contains(&0) {
+        let problem = if [self.mwg, self.nwg, self.kwg, self.mdimc, self.ndimc, self.vwm, self.vwn].contains(&0) {
             Some("every size must be at least 1".to_string())
         } else if !self.mwg.is_multiple_of(self.mdimc) || !self.nwg.is_multiple_of(self.ndimc) {
             Some("mdimc must divide mwg and ndimc must divide nwg".to_string())
+        } else if local_tiles
+            && (!self.mwg.is_multiple_of(self.mdimc * self.vwm) || !self.nwg.is_multiple_of(self.ndimc * self.vwn))
+        {
+            Some("mdimc·vwm must divide mwg and ndimc·vwn must divide nwg".to_string())
+        } else if local_tiles
+            && (Self::vector_type::<T>(self.vwm).is_none() || Self::vector_type::<T>(self.vwn).is_none())
+        {
+            Some(format!("runs of {}×{} {} are not an OpenCL vector type", self.vwm, self.vwn, T::NAME))
         } else if local_tiles
             && (!(self.mwg * self.kwg).is_multiple_of(threads) || !(self.nwg * self.kwg).is_multiple_of(threads))
         {
@@ -134,8 +163,49 @@ impl GemmTiles {
             None
         };
         match problem {
-            Some(reason) => Err(Error::invalid("GemmTiles", format!("{self:?}: {reason}"))),
+            Some(reason) => Err(Error::invalid("GemmTiles", format!("{self}: {reason}"))),
             None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for GemmTiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}x{}/{}x{}", self.mwg, self.nwg, self.kwg, self.mdimc, self.ndimc)?;
+        if (self.vwm, self.vwn) != (1, 1) {
+            write!(f, "/{}x{}", self.vwm, self.vwn)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for GemmTiles {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<GemmTiles> {
+        let bad = || {
+            Error::invalid(
+                "GemmTiles",
+                format!("`{text}` is not MWGxNWGxKWG/MDIMCxNDIMC[/VWMxVWN] (like 128x128x16/16x16/4x4)"),
+            )
+        };
+        let numbers =
+            |s: &str| s.split('x').map(|v| v.trim().parse::<usize>().map_err(|_| bad())).collect::<Result<Vec<_>>>();
+        let parts: Vec<&str> = text.trim().split('/').collect();
+        let runs = match parts.get(2) {
+            Some(runs) => numbers(runs)?,
+            None => vec![1, 1],
+        };
+        match (
+            parts.len(),
+            numbers(parts[0])?.as_slice(),
+            numbers(parts.get(1).ok_or_else(bad)?)?.as_slice(),
+            runs.as_slice(),
+        ) {
+            (2 | 3, &[mwg, nwg, kwg], &[mdimc, ndimc], &[vwm, vwn]) => {
+                Ok(GemmTiles { mwg, nwg, kwg, mdimc, ndimc, vwm, vwn })
+            }
+            _ => Err(bad()),
         }
     }
 }
@@ -153,37 +223,97 @@ pub enum GemmStrategy {
 }
 
 impl GemmStrategy {
+    /// The device's kernel for large products: its [`crate::GemmTable`] entry, tiles shrunk to fit the device
+    /// (or, when no entry applies or its tiles cannot be built, [`GemmStrategy::Blocked`] on CPUs and
+    /// [`GemmStrategy::Tiled`] elsewhere with safe tiles).
+    pub fn for_device<T: Element>(info: &DeviceInfo) -> GemmStrategy {
+        let fallback = || {
+            let tiles = GemmTiles::fallback::<T>(info).fit::<T>(info);
+            if info.kind == DeviceKind::Cpu { GemmStrategy::Blocked(tiles) } else { GemmStrategy::Tiled(tiles) }
+        };
+        match super::gemm_table::lookup::<T>(info).map(|(_, s)| s) {
+            Some(GemmStrategy::Tiled(t)) => {
+                let t = t.fit::<T>(info);
+                if t.validate::<T>(info).is_ok() { GemmStrategy::Tiled(t) } else { fallback() }
+            }
+            Some(GemmStrategy::Blocked(t)) => {
+                let t = t.fit::<T>(info);
+                if t.check::<T>(info, false).is_ok() { GemmStrategy::Blocked(t) } else { fallback() }
+            }
+            _ => fallback(),
+        }
+    }
+
     /// The planner's choice for an `m` × `n` × `k` product repeated `batch` times: [`GemmStrategy::Direct`] when
     /// an operand is thinner than a work-group's side or the product is small (up to 2²⁴ multiply-adds on GPUs,
-    /// 2¹⁸ on CPUs); otherwise the device table's tiles as [`GemmStrategy::Blocked`] on CPUs and
-    /// [`GemmStrategy::Tiled`] elsewhere (32×32 tiles when M or N is at most 64).
+    /// 2¹⁸ on CPUs); otherwise [`GemmStrategy::for_device`] (with 32×32 tiles when M or N is at most 64 and the
+    /// device uses local-memory tiles).
     ///
     /// ```
     /// use cliper::{GemmStrategy, Element};
     /// let app = cliper::ClApp::new()?;
     /// assert_eq!(GemmStrategy::for_problem::<f32>(app.device(), 4, 4, 4, 1), GemmStrategy::Direct);
     /// let big = GemmStrategy::for_problem::<f32>(app.device(), 1024, 1024, 1024, 1);
-    /// assert!(matches!(big, GemmStrategy::Tiled(_) | GemmStrategy::Blocked(_)));
+    /// assert_eq!(big, GemmStrategy::for_device::<f32>(app.device()));
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn for_problem<T: Element>(info: &DeviceInfo, m: usize, n: usize, k: usize, batch: usize) -> GemmStrategy {
-        let tiles = GemmTiles::for_device::<T>(info);
+        let main = Self::for_device::<T>(info);
         let cpu = info.kind == DeviceKind::Cpu;
+        let (mdimc, ndimc) = match main {
+            GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => (t.mdimc, t.ndimc),
+            GemmStrategy::Direct => (1, 1),
+        };
         // A thin operand leaves most of a tile idle, and a small product gives too few tiles to fill a GPU: on
         // the H100 the direct kernel beat 64² and 128² tiles up to 256³ (0.019 ms against 0.025 and 0.047).
-        let thin = m < tiles.mdimc || n < tiles.ndimc || k < 4;
+        let thin = m < mdimc || n < ndimc || k < 4;
         let macs = (m as u64) * (n as u64) * (k as u64) * (batch as u64);
         let small = macs <= if cpu { 1 << 18 } else { 1 << 24 };
         if thin || small {
             GemmStrategy::Direct
-        } else if cpu {
-            GemmStrategy::Blocked(tiles)
-        } else if m <= 64 || n <= 64 {
+        } else if matches!(main, GemmStrategy::Tiled(_)) && (m <= 64 || n <= 64) {
             // Batches of small matrices: big tiles would be mostly padding (4096 × 32³ on the H100: 32×32 tiles
             // 0.034 ms, 64×64 0.060, direct 0.078).
-            GemmStrategy::Tiled(GemmTiles { mwg: 32, nwg: 32, kwg: 16, mdimc: 16, ndimc: 16 }.fit::<T>(info))
+            GemmStrategy::Tiled(GemmTiles::scalar(32, 32, 16, 16, 16).fit::<T>(info))
         } else {
-            GemmStrategy::Tiled(tiles)
+            main
+        }
+    }
+}
+
+impl std::fmt::Display for GemmStrategy {
+    /// `direct`, the tiles (`128x128x16/16x16/4x4`) for [`GemmStrategy::Tiled`], `blocked:` and the tiles for
+    /// [`GemmStrategy::Blocked`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GemmStrategy::Direct => f.write_str("direct"),
+            GemmStrategy::Tiled(t) => write!(f, "{t}"),
+            GemmStrategy::Blocked(t) => write!(f, "blocked:{t}"),
+        }
+    }
+}
+
+impl std::str::FromStr for GemmStrategy {
+    type Err = Error;
+
+    /// The [`std::fmt::Display`] form back (`tiled:` before the tiles is accepted too).
+    ///
+    /// ```
+    /// use cliper::{GemmStrategy, GemmTiles};
+    /// assert_eq!("direct".parse::<GemmStrategy>()?, GemmStrategy::Direct);
+    /// let s: GemmStrategy = "blocked:32x64x16/8x4".parse()?;
+    /// assert_eq!(s, GemmStrategy::Blocked(GemmTiles::scalar(32, 64, 16, 8, 4)));
+    /// assert_eq!(s.to_string().parse::<GemmStrategy>()?, s);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    fn from_str(text: &str) -> Result<GemmStrategy> {
+        let text = text.trim();
+        if text == "direct" {
+            Ok(GemmStrategy::Direct)
+        } else if let Some(tiles) = text.strip_prefix("blocked:") {
+            Ok(GemmStrategy::Blocked(tiles.parse()?))
+        } else {
+            Ok(GemmStrategy::Tiled(text.strip_prefix("tiled:").unwrap_or(text).parse()?))
         }
     }
 }
@@ -404,6 +534,10 @@ impl<T: Element> MatMul<T> {
             .unwrap_or(0);
         let index = IndexType::for_extent(extent);
         let count = batch.count() as usize;
+        // A user's table that cannot be read is an error here rather than a silent fall back to the built-in one.
+        if let Some(Err(e)) = super::gemm_table::GemmTable::user() {
+            return Err(e);
+        }
         let strategy = match self.forced {
             Some(s) => s,
             None => GemmStrategy::for_problem::<T>(app.device(), m, n, k, count),
@@ -435,20 +569,29 @@ impl<T: Element> MatMul<T> {
             }
             GemmStrategy::Blocked(t) => {
                 t.check::<T>(app.device(), false)?;
-                // gemm_tiled is compiled too: give it a K depth it can build with if this one does not fit.
-                if t.validate::<T>(app.device()).is_ok() { t } else { GemmTiles { kwg: t.mdimc * t.ndimc, ..t } }
+                // gemm_tiled is compiled too: give it a K depth and runs it can build with if these do not fit.
+                if t.validate::<T>(app.device()).is_ok() {
+                    t
+                } else {
+                    GemmTiles { kwg: t.mdimc * t.ndimc, vwm: 1, vwn: 1, ..t }
+                }
             }
             GemmStrategy::Direct => GemmTiles::for_device::<T>(app.device()),
         };
+        let vector = |width: usize| GemmTiles::vector_type::<T>(width).unwrap_or_else(|| T::CL_TYPE.to_string());
         let options = format!(
-            "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={}{units}",
+            "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DVWM={} -DVWN={} -DVTM={} -DVTN={}{units}",
             T::build_options(),
             index.cl_type(),
             t.mwg,
             t.nwg,
             t.kwg,
             t.mdimc,
-            t.ndimc
+            t.ndimc,
+            t.vwm,
+            t.vwn,
+            vector(t.vwm),
+            vector(t.vwn),
         );
         let program = app.build_program("matmul.cl", &kernels::with_common(kernels::MATMUL), &options)?;
         let (kernel, global, local) = match strategy {

@@ -4,8 +4,8 @@
 use crate::measure::{Timing, random_data, shape_text, time_pipeline};
 use cliper::{
     Border, ClApp, ConvAlgorithm, ConvParams, Convolution, Dot, DotKind, Element, Filter, FilterBank,
-    FilterBankAlgorithm, FilterBankParams, GemmStrategy, GemmTiles, MatMul, MatrixPower, NormN, NormOrder, Pad,
-    Permute, Pipeline, Process, Result, Transpose, TransposeTiles, XData,
+    FilterBankAlgorithm, FilterBankParams, GemmStrategy, MatMul, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,
+    Process, Result, Transpose, TransposeTiles, XData,
 };
 use num_complex::Complex64;
 use std::time::Instant;
@@ -98,42 +98,14 @@ pub(crate) fn transpose<T: Element>(
     Ok(())
 }
 
-/// `auto` → the planner (None), `direct`, or `MWGxNWGxKWG/MDIMCxNDIMC`.
+/// `auto` → the planner (None), else [`GemmStrategy`]'s text (`direct`, `128x128x16/16x16/4x4`, `blocked:…`).
 pub(crate) fn parse_gemm_kernel(text: &str) -> Result<Option<GemmStrategy>> {
-    let bad = || {
-        cliper::Error::invalid(
-            "cliper-bench",
-            format!("kernel `{text}` is not `auto`, `direct` or MWGxNWGxKWG/MDIMCxNDIMC (like 128x128x16/16x16)"),
-        )
-    };
-    match text {
-        "auto" => return Ok(None),
-        "direct" => return Ok(Some(GemmStrategy::Direct)),
-        _ => {}
-    }
-    let (blocked, text) = match text.strip_prefix("blocked:") {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let (tile, threads) = text.split_once('/').ok_or_else(bad)?;
-    let numbers =
-        |s: &str| s.split('x').map(|v| v.trim().parse::<usize>().map_err(|_| bad())).collect::<Result<Vec<_>>>();
-    match (numbers(tile)?.as_slice(), numbers(threads)?.as_slice()) {
-        (&[mwg, nwg, kwg], &[mdimc, ndimc]) => {
-            let tiles = GemmTiles { mwg, nwg, kwg, mdimc, ndimc };
-            Ok(Some(if blocked { GemmStrategy::Blocked(tiles) } else { GemmStrategy::Tiled(tiles) }))
-        }
-        _ => Err(bad()),
-    }
+    if text == "auto" { Ok(None) } else { text.parse().map(Some) }
 }
 
 /// A GEMM strategy as `--kernels` spells it.
 pub(crate) fn gemm_strategy_text(strategy: GemmStrategy) -> String {
-    match strategy {
-        GemmStrategy::Direct => "direct".to_string(),
-        GemmStrategy::Tiled(t) => format!("{}x{}x{}/{}x{}", t.mwg, t.nwg, t.kwg, t.mdimc, t.ndimc),
-        GemmStrategy::Blocked(t) => format!("blocked:{}x{}x{}/{}x{}", t.mwg, t.nwg, t.kwg, t.mdimc, t.ndimc),
-    }
+    strategy.to_string()
 }
 
 pub(crate) fn matmul<T: Element>(
