@@ -94,6 +94,21 @@ impl Program {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The program as the driver compiled it for the device (`CL_PROGRAM_BINARIES`): PTX text on NVIDIA, which
+    /// shows the instruction mix a kernel got; other drivers return their own formats (or nothing).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let program = app.build_program("twice", "kernel void twice(global float* x) { x[0] *= 2.0f; }", "")?;
+    /// let _binary: Vec<u8> = program.binary()?;
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn binary(&self) -> Result<Vec<u8>> {
+        let binaries =
+            self.program.get_binaries().during(|| format!("reading the binary of program `{}`", self.name))?;
+        Ok(binaries.into_iter().next().unwrap_or_default())
+    }
 }
 
 /// A kernel object: a function of a built [`Program`] with its argument state. Launch it with
@@ -139,6 +154,14 @@ impl Kernel {
         self.kernel
             .get_work_group_size(self.app.cl_device().id())
             .during(|| format!("querying the work-group size of kernel `{}`", self.name))
+    }
+
+    /// Private memory per work-item the compiled kernel uses (`CL_KERNEL_PRIVATE_MEM_SIZE`): on GPUs, bytes
+    /// that did not fit in registers and went to off-chip memory.
+    pub fn private_mem_bytes(&self) -> Result<u64> {
+        self.kernel
+            .get_private_mem_size(self.app.cl_device().id())
+            .during(|| format!("querying the private memory of kernel `{}`", self.name))
     }
 
     /// Starts a launch: set arguments in order, sizes, then [`Launch::enqueue`].

@@ -2,7 +2,7 @@
 
 use super::Process;
 use super::batch::{Batch3, broadcast};
-use crate::app::{DeviceInfo, DeviceKind, IndexType, Kernel};
+use crate::app::{DeviceInfo, DeviceKind, IndexType, Kernel, Program};
 use crate::data::{Element, XData};
 use crate::error::{Error, Result};
 use crate::kernels;
@@ -371,6 +371,7 @@ pub struct MatMul<T: Element> {
 /// Everything `launch` needs, fixed by `init`.
 struct Plan<T: Element> {
     strategy: GemmStrategy,
+    program: Program,
     kernel: Kernel,
     index: IndexType,
     /// op(A) and op(B) as views of shapes `[batch…, M, K]` and `[batch…, K, N]` (before broadcasting).
@@ -433,6 +434,12 @@ impl<T: Element> MatMul<T> {
     /// The kernel `init` chose; `None` before `init`.
     pub fn strategy(&self) -> Option<GemmStrategy> {
         self.plan.as_ref().map(|p| p.strategy)
+    }
+
+    /// The program `init` built and the kernel it runs (for inspection: [`Program::binary`],
+    /// [`Kernel::private_mem_bytes`]); `None` before `init`.
+    pub fn compiled(&self) -> Option<(&Program, &Kernel)> {
+        self.plan.as_ref().map(|p| (&p.program, &p.kernel))
     }
 
     /// The shape of `op_a(a)·op_b(b)` for operand shapes `a` and `b`, or an error naming both shapes when
@@ -594,6 +601,7 @@ impl<T: Element> MatMul<T> {
             vector(t.vwn),
         );
         let program = app.build_program("matmul.cl", &kernels::with_common(kernels::MATMUL), &options)?;
+        let program_handle = program.clone();
         let (kernel, global, local) = match strategy {
             GemmStrategy::Tiled(t) => {
                 let kernel = program.kernel("gemm_tiled")?.owned_by("MatMul");
@@ -619,6 +627,7 @@ impl<T: Element> MatMul<T> {
         let flops_per_mac = if T::IS_COMPLEX { 8 } else { 2 };
         Ok(Plan {
             strategy,
+            program: program_handle,
             kernel,
             index,
             a,

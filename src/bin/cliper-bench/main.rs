@@ -15,6 +15,7 @@ mod plot;
 mod report;
 mod suite;
 mod sweep;
+mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use cliper::{Border, ClApp, NormOrder, Result, TransposeTiles};
@@ -143,6 +144,28 @@ enum Case {
         /// Compare 64 sampled outputs with float64 host dot products.
         #[arg(long)]
         check: bool,
+    },
+    /// Searches GEMM tiles for this device and writes a GEMM table (TOML) for `CLIPER_GEMM_TABLE` or the
+    /// built-in table (docs/gemm-tuning.md).
+    Tune {
+        /// Element types to tune (comma-separated).
+        #[arg(long, value_delimiter = ',', default_value = "f32,c32,f64,c64")]
+        types: Vec<String>,
+        /// Matrix size of the timed product (default 4096 on GPUs, 512 on CPUs).
+        #[arg(long)]
+        size: Option<usize>,
+        /// Seconds of search per type (the final re-timing and check come on top).
+        #[arg(long, default_value_t = 60.0)]
+        budget_s: f64,
+        /// Write the table here (default: print it).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Write each winner's program binary (PTX on NVIDIA) into this directory.
+        #[arg(long)]
+        binaries: Option<PathBuf>,
+        /// Seed of the candidates' random order.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// A^n of a size × size matrix (torch.linalg.matrix_power).
     Power {
@@ -324,6 +347,10 @@ fn run(cli: Cli) -> Result<()> {
             let mnk = [m, n.unwrap_or(m), k.unwrap_or(m)];
             for_dtype!(dtype, sweep::matmul(&app, mnk, batch, &strategies, Timing { reps, batches }, check))
         }
+        Case::Tune { types, size, budget_s, out, binaries, seed } => tune::run(
+            &app,
+            &tune::TuneArgs { types: &types, size, budget_s, out: out.as_deref(), ptx_dir: binaries.as_deref(), seed },
+        ),
         Case::Power { size, exponent, dtype, reps, batches } => {
             for_dtype!(dtype, sweep::power(&app, size, exponent, Timing { reps, batches }))
         }

@@ -1,0 +1,298 @@
+//! `cliper-bench tune`: searches GEMM tiles on the current device and writes a [`GemmTable`] for it.
+//!
+//! Per element type: every tile choice of the search space that the device can build (local-memory tiles on
+//! GPUs, register blocks on CPUs) is put in a seeded random order with the current table entry first, then
+//! timed on one `size`³ product until the type's time budget runs out; the five fastest are timed again with
+//! more launches, the winner's output is checked against float64 host arithmetic, and the winner becomes the
+//! type's entry. Each candidate's line shows its time, rate and the kernel's private memory (register spills).
+
+use std::path::Path;
+use std::time::Instant;
+
+use cliper::{
+    ClApp, DeviceKind, Element, Error, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, Process, Result,
+    XData,
+};
+use num_complex::{Complex32, Complex64};
+
+use crate::measure::{median, random_data, random_data_seeded};
+
+/// What `tune` was asked to do.
+pub(crate) struct TuneArgs<'a> {
+    pub(crate) types: &'a [String],
+    pub(crate) size: Option<usize>,
+    pub(crate) budget_s: f64,
+    pub(crate) out: Option<&'a Path>,
+    pub(crate) ptx_dir: Option<&'a Path>,
+    pub(crate) seed: u64,
+}
+
+/// One timed candidate.
+#[derive(Clone, Copy)]
+struct Timed {
+    strategy: GemmStrategy,
+    ms: f64,
+}
+
+pub(crate) fn run(app: &ClApp, args: &TuneArgs) -> Result<()> {
+    let info = app.device();
+    let size = args.size.unwrap_or(if info.kind == DeviceKind::Cpu { 512 } else { 4096 });
+    let mut entries = Vec::new();
+    for name in args.types {
+        let entry = match name.as_str() {
+            "f32" => tune_type::<f32>(app, size, args)?,
+            "f64" if !info.fp64 => {
+                println!("tune f64: skipped, the device has no cl_khr_fp64");
+                continue;
+            }
+            "f64" => tune_type::<f64>(app, size, args)?,
+            "c32" => tune_type::<Complex32>(app, size, args)?,
+            "c64" if !info.fp64 => continue,
+            "c64" => tune_type::<Complex64>(app, size, args)?,
+            other => {
+                return Err(Error::invalid("cliper-bench tune", format!("type `{other}` is not f32, f64, c32 or c64")));
+            }
+        };
+        entries.push(entry);
+    }
+    let table = GemmTable { gemm: entries };
+    let text = format!(
+        "# GEMM table for {} ({}, driver {}), written by `cliper-bench tune` on {} (size {size}).\n\
+         # Use it with CLIPER_GEMM_TABLE=<this file>, or copy the entries into src/process/gemm_tiles.toml.\n\n{}",
+        info.name,
+        info.platform_name,
+        info.driver_version,
+        today(),
+        toml::to_string(&table).map_err(|e| Error::invalid("cliper-bench tune", format!("writing TOML: {e}")))?
+    );
+    match args.out {
+        Some(path) => {
+            // Written beside the target and renamed, so an interrupted run leaves the old table intact.
+            let tmp = path.with_extension("toml.partial");
+            std::fs::write(&tmp, &text).map_err(|source| Error::Io { path: tmp.clone(), source })?;
+            std::fs::rename(&tmp, path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+            println!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+fn today() -> String {
+    // Days since 1970 to a civil date (Howard Hinnant's algorithm), to avoid a date crate for one line.
+    let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() / 86_400);
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year}-{month:02}-{day:02}")
+}
+
+/// The search space for `T` on this device, in a seeded random order after the current choice.
+fn candidates<T: Element>(app: &ClApp, seed: u64) -> Vec<GemmStrategy> {
+    let info = app.device();
+    let current = GemmStrategy::for_device::<T>(info);
+    // Registers one output takes (a complex double takes four 32-bit registers).
+    let words = std::mem::size_of::<T>() / 4;
+    let mut all = Vec::new();
+    if info.kind == DeviceKind::Cpu {
+        for mwg in [8, 16, 32, 64] {
+            for nwg in [16, 32, 64, 128] {
+                for mdimc in [1, 2, 4, 8, 16] {
+                    for ndimc in [1, 2, 4, 8, 16] {
+                        let t = GemmTiles::scalar(mwg, nwg, 16, mdimc, ndimc);
+                        let (wptm, wptn) = (mwg / mdimc.max(1), nwg / ndimc.max(1));
+                        let threads = mdimc * ndimc;
+                        if (4..=256).contains(&threads)
+                            && (1..=8).contains(&wptm)
+                            && (4..=32).contains(&wptn)
+                            && wptm * wptn * words <= 128
+                            && threads <= info.max_work_group_size
+                            && mwg % mdimc == 0
+                            && nwg % ndimc == 0
+                        {
+                            all.push(GemmStrategy::Blocked(t));
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        for mwg in [32, 64, 128, 256] {
+            for nwg in [32, 64, 128, 256] {
+                for kwg in [8, 16, 32] {
+                    for mdimc in [8, 16, 32] {
+                        for ndimc in [8, 16, 32] {
+                            for vwm in [1, 2, 4, 8] {
+                                for vwn in [1, 2, 4, 8] {
+                                    let t = GemmTiles { mwg, nwg, kwg, mdimc, ndimc, vwm, vwn };
+                                    let threads = mdimc * ndimc;
+                                    let outputs = (mwg / mdimc) * (nwg / ndimc);
+                                    if (64..=512).contains(&threads)
+                                        && (16..=128).contains(&(outputs * words))
+                                        && vwm <= mwg / mdimc
+                                        && vwn <= nwg / ndimc
+                                        && t.validate::<T>(info).is_ok()
+                                    {
+                                        all.push(GemmStrategy::Tiled(t));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Fisher–Yates with xorshift64.
+    let mut state = seed.max(1);
+    for i in (1..all.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        all.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    all.retain(|s| *s != current);
+    all.insert(0, current);
+    all
+}
+
+/// Median ms per product of `launches` back-to-back launches in three batches (after one warm-up).
+fn time_product<T: Element>(app: &ClApp, mm: &mut MatMul<T>, launches: usize) -> Result<f64> {
+    mm.launch()?;
+    app.finish()?;
+    let mut batches = Vec::with_capacity(3);
+    for _ in 0..3 {
+        let start = Instant::now();
+        for _ in 0..launches {
+            mm.launch()?;
+        }
+        app.finish()?;
+        batches.push(start.elapsed().as_secs_f64() * 1e3 / launches as f64);
+    }
+    Ok(median(&mut batches))
+}
+
+fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<GemmTableEntry> {
+    let info = app.device();
+    let (ha, hb) = (random_data::<T>(size * size), random_data_seeded::<T>(size * size, 0x9E37_79B9_7F4A_7C15));
+    let a = XData::from_slice(app, &[size, size], &ha)?;
+    let b = XData::from_slice(app, &[size, size], &hb)?;
+    let c = XData::<T>::zeros(app, &[size, size])?;
+    let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (size as f64).powi(3);
+    let rate = |ms: f64| flops / ms / 1e6;
+    let space = candidates::<T>(app, args.seed);
+    println!("tune {}: {} candidates at {size}³, budget {} s", T::NAME, space.len(), args.budget_s);
+    let start = Instant::now();
+    let mut timed: Vec<Timed> = Vec::new();
+    let mut failed = 0;
+    for (i, &strategy) in space.iter().enumerate() {
+        if i > 0 && start.elapsed().as_secs_f64() > args.budget_s {
+            break;
+        }
+        let mut mm = MatMul::new(&a, &b, &c).with_strategy(strategy);
+        let outcome = mm.init().and_then(|()| {
+            let first = time_product(app, &mut mm, 1)?;
+            // About 100 ms of launches per batch, at least 2.
+            let launches = ((100.0 / first) as usize).clamp(2, 50);
+            time_product(app, &mut mm, launches)
+        });
+        let private = mm.compiled().and_then(|(_, k)| k.private_mem_bytes().ok()).unwrap_or(0);
+        match outcome {
+            Ok(ms) => {
+                println!(
+                    "tune {} {:<28} {:9.4} ms {:9.1} GFLOP/s  private {private} B",
+                    T::NAME,
+                    strategy.to_string(),
+                    ms,
+                    rate(ms)
+                );
+                timed.push(Timed { strategy, ms });
+            }
+            Err(e) => {
+                failed += 1;
+                let first = e.to_string().lines().next().unwrap_or_default().to_string();
+                println!("tune {} {:<28} failed: {first}", T::NAME, strategy.to_string());
+            }
+        }
+    }
+    let tried = timed.len() + failed;
+    timed.sort_by(|x, y| x.ms.total_cmp(&y.ms));
+    // The front runners again, with more launches: one batch of short runs is noisy.
+    let mut finals = Vec::new();
+    for t in timed.iter().take(5) {
+        let mut mm = MatMul::new(&a, &b, &c).with_strategy(t.strategy);
+        mm.init()?;
+        let launches = ((400.0 / t.ms) as usize).clamp(3, 200);
+        let ms = time_product(app, &mut mm, launches)?;
+        println!("final {} {:<28} {:9.4} ms {:9.1} GFLOP/s", T::NAME, t.strategy.to_string(), ms, rate(ms));
+        finals.push(Timed { strategy: t.strategy, ms });
+    }
+    finals.sort_by(|x, y| x.ms.total_cmp(&y.ms));
+    let best = *finals
+        .first()
+        .ok_or_else(|| Error::invalid("cliper-bench tune", format!("no {} candidate ran on {}", T::NAME, info.name)))?;
+    let current = finals
+        .iter()
+        .chain(timed.iter())
+        .find(|t| t.strategy == space[0])
+        .map_or_else(|| "did not run".to_string(), |t| format!("{:.1} GFLOP/s", rate(t.ms)));
+
+    // Check the winner's output on sampled entries against float64.
+    let mut mm = MatMul::new(&a, &b, &c).with_strategy(best.strategy);
+    mm.init()?;
+    mm.launch()?;
+    let got = c.to_vec()?;
+    let mut worst = 0.0f64;
+    for s in 0..128 {
+        let (i, j) = ((s * 7919 + 3) % size, (s * 104_729 + 11) % size);
+        let (mut want, mut mag) = (Complex64::new(0.0, 0.0), 0.0);
+        for l in 0..size {
+            let (x, y) = (ha[i * size + l].to_c64(), hb[l * size + j].to_c64());
+            want += x * y;
+            mag += x.norm() * y.norm();
+        }
+        worst = worst.max((got[i * size + j].to_c64() - want).norm() / mag);
+    }
+    let eps = if T::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
+    let bound = (size + 2) as f64 * eps * if T::IS_COMPLEX { 4.0 } else { 1.0 };
+    println!("check {}: worst |Δ|/(|A||B|) over 128 samples {worst:.2e} (bound {bound:.2e})", T::NAME);
+    if worst > bound {
+        return Err(Error::invalid(
+            "cliper-bench tune",
+            format!("the winner {} computed a wrong product", best.strategy),
+        ));
+    }
+    if let (Some(dir), Some((program, _))) = (args.ptx_dir, mm.compiled()) {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+        let path = dir.join(format!("gemm-{}-{}.bin", T::NAME, best.strategy.to_string().replace(['/', ':'], "_")));
+        std::fs::write(&path, program.binary()?).map_err(|source| Error::Io { path: path.clone(), source })?;
+        println!("binary {}", path.display());
+    }
+    let note = format!(
+        "cliper-bench tune {}: {:.1} GFLOP/s at {size}³ ({tried} of {} candidates in {:.0} s; the entry before: {current})",
+        today(),
+        rate(best.ms),
+        space.len(),
+        start.elapsed().as_secs_f64()
+    );
+    println!("best {} {} {note}", T::NAME, best.strategy);
+    Ok(GemmTableEntry {
+        vendor: Some(info.vendor.clone()),
+        device: Some(info.name.clone()),
+        kind: match info.kind {
+            DeviceKind::Cpu => Some("cpu".into()),
+            DeviceKind::Gpu => Some("gpu".into()),
+            DeviceKind::Accelerator => Some("accelerator".into()),
+            DeviceKind::Other => None,
+        },
+        element: T::NAME.to_string(),
+        kernel: best.strategy.to_string(),
+        note: Some(note),
+    })
+}
