@@ -152,17 +152,30 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 #define B_AT(l, nn, kk) const uint e_ = tid + (l) * THREADS, kk = e_ % KWG, nn = e_ / KWG
 #endif
     T next_a[A_LOADS], next_b[B_LOADS];
-#define FETCH_SLICE(k0) \
+// The next slice into registers. Tiles wholly inside M × N × K (the uniform `inside` flag) load without
+// guards; the others fill zeros past the edges.
+#define FETCH_SLICE(k0, inside) \
     do { \
-        _Pragma("unroll") for (uint l = 0; l < A_LOADS; l++) { \
-            A_AT(l, mm, kk); \
-            const IDX gm = m0 + mm, gk = (k0) + kk; \
-            next_a[l] = (gm < M && gk < K) ? OP_A(ap[gm * SAM + gk * SAK]) : ZERO; \
-        } \
-        _Pragma("unroll") for (uint l = 0; l < B_LOADS; l++) { \
-            B_AT(l, nn, kk); \
-            const IDX gn = n0 + nn, gk = (k0) + kk; \
-            next_b[l] = (gn < N && gk < K) ? OP_B(bp[gk * SBK + gn * SBN]) : ZERO; \
+        if (inside) { \
+            _Pragma("unroll") for (uint l = 0; l < A_LOADS; l++) { \
+                A_AT(l, mm, kk); \
+                next_a[l] = OP_A(ap[(m0 + mm) * SAM + ((k0) + kk) * SAK]); \
+            } \
+            _Pragma("unroll") for (uint l = 0; l < B_LOADS; l++) { \
+                B_AT(l, nn, kk); \
+                next_b[l] = OP_B(bp[((k0) + kk) * SBK + (n0 + nn) * SBN]); \
+            } \
+        } else { \
+            _Pragma("unroll") for (uint l = 0; l < A_LOADS; l++) { \
+                A_AT(l, mm, kk); \
+                const IDX gm = m0 + mm, gk = (k0) + kk; \
+                next_a[l] = (gm < M && gk < K) ? OP_A(ap[gm * SAM + gk * SAK]) : ZERO; \
+            } \
+            _Pragma("unroll") for (uint l = 0; l < B_LOADS; l++) { \
+                B_AT(l, nn, kk); \
+                const IDX gn = n0 + nn, gk = (k0) + kk; \
+                next_b[l] = (gn < N && gk < K) ? OP_B(bp[gk * SBK + gn * SBN]) : ZERO; \
+            } \
         } \
     } while (0)
 #define STASH_SLICE(buf) \
@@ -181,12 +194,13 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
     CLEAR_BLOCK(acc);
 
     const IDX slices = (K + KWG - 1) / KWG;
-    FETCH_SLICE((IDX)0);
+    const bool inside_mn = m0 + MWG <= M && n0 + NWG <= N;
+    FETCH_SLICE((IDX)0, inside_mn && KWG <= K);
     STASH_SLICE(0u);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (IDX s = 0; s < slices; s++) {
         const uint buf = (uint)(s & 1);
-        if (s + 1 < slices) FETCH_SLICE((s + 1) * KWG);
+        if (s + 1 < slices) FETCH_SLICE((s + 1) * KWG, inside_mn && (s + 2) * KWG <= K);
         __local const VTM* as = a_slices + buf * (KWG * LDA / VWM) + tm;
         __local const VTN* bs = b_slices + buf * (KWG * LDB / VWN) + tn;
         #pragma unroll

@@ -38,8 +38,8 @@ pub mod kernels;
 mod process;
 
 pub use app::{
-    ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo, DeviceKind, IndexType, Kernel, KernelScalar, Launch, Program,
-    TransferStats,
+    BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo, DeviceKind, IndexType, Kernel, KernelScalar,
+    Launch, Program, TransferStats,
 };
 pub use data::{ComplexElement, Element, KData, RealElement, XData};
 pub use error::{Error, Result, cl_error_name};

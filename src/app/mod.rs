@@ -35,6 +35,15 @@ use std::sync::{Arc, Mutex};
 /// ```
 pub const DEVICE_ENV: &str = "CLIPER_DEVICE";
 
+/// The environment variable whose contents every program build gets after its own options (read once per
+/// process): driver options for experiments and tuning, such as NVIDIA's `-cl-nv-verbose` (register and spill
+/// counts in [`Program::build_log`]) or `-cl-nv-maxrregcount=128`.
+///
+/// ```
+/// assert_eq!(cliper::BUILD_OPTIONS_ENV, "CLIPER_BUILD_OPTIONS");
+/// ```
+pub const BUILD_OPTIONS_ENV: &str = "CLIPER_BUILD_OPTIONS";
+
 /// The device manager: a cheap-to-clone handle (an `Arc` inside) to one OpenCL device, its context, one
 /// in-order command queue and a cache of built programs. Every array and process belongs to one `ClApp`.
 ///

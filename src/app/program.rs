@@ -36,6 +36,9 @@ impl ClApp {
         if options.contains('\0') {
             return Err(Error::invalid("build_program", format!("options of `{name}` contain a NUL byte")));
         }
+        static EXTRA: std::sync::LazyLock<String> =
+            std::sync::LazyLock::new(|| std::env::var(super::BUILD_OPTIONS_ENV).unwrap_or_default().replace('\0', ""));
+        let options = &if EXTRA.trim().is_empty() { options.to_string() } else { format!("{options} {}", *EXTRA) };
         let slot = self.program_slot(source, options);
         let mut cached = slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(program) = cached.as_ref() {
@@ -108,6 +111,14 @@ impl Program {
         let binaries =
             self.program.get_binaries().during(|| format!("reading the binary of program `{}`", self.name))?;
         Ok(binaries.into_iter().next().unwrap_or_default())
+    }
+
+    /// The compiler's log of the build (often empty when it succeeded; NVIDIA's `-cl-nv-verbose` fills it with
+    /// each kernel's registers and spills).
+    pub fn build_log(&self) -> Result<String> {
+        self.program
+            .get_build_log(self.app.cl_device().id())
+            .during(|| format!("reading the build log of program `{}`", self.name))
     }
 }
 

@@ -19,12 +19,15 @@ pub const GEMM_TABLE_ENV: &str = "CLIPER_GEMM_TABLE";
 
 const BUILT_IN: &str = include_str!("gemm_tiles.toml");
 
+/// The product size of entries without one.
+const DEFAULT_SIZE: usize = 4096;
+
 /// A list of [`GemmTableEntry`]s as stored in TOML (`[[gemm]]` tables).
 ///
 /// An entry applies to a device when every matching field it gives matches (`vendor` and `device` are
 /// case-insensitive substrings of the device's vendor and name, `kind` is `gpu`, `cpu` or `accelerator`) and
 /// its `type` is the element type. Among the entries that apply, the one giving the most matching fields wins
-/// (then the longer `device` text, then the earlier entry).
+/// (then the `size` nearest the product's, then the longer `device` text, then the earlier entry).
 ///
 /// ```
 /// use cliper::{GemmStrategy, GemmTable};
@@ -75,6 +78,10 @@ pub struct GemmTableEntry {
     /// `f32`, `f64`, `c32` or `c64`.
     #[serde(rename = "type")]
     pub element: String,
+    /// The product size (cube root of M·N·K) the entry was tuned at. Among entries that are otherwise equal,
+    /// the one whose size is nearest the product's (by ratio) wins; an entry without a size counts as 4096.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<usize>,
     /// The kernel as [`GemmStrategy`]'s text: `MWGxNWGxKWG/MDIMCxNDIMC[/VWMxVWN]` for local-memory tiles,
     /// `blocked:` before it for register blocks without local memory.
     pub kernel: String,
@@ -157,12 +164,19 @@ impl GemmTable {
         TABLE.as_ref().map(|(_, table)| table.as_ref().map_err(Clone::clone))
     }
 
-    /// The entry of this table for `T` on `info`'s device, if any applies.
+    /// The entry of this table for `T` on `info`'s device for 4096³ products, if any applies.
     pub fn entry<T: Element>(&self, info: &DeviceInfo) -> Option<&GemmTableEntry> {
-        let mut best: Option<(&GemmTableEntry, (usize, usize))> = None;
+        self.entry_for_size::<T>(info, DEFAULT_SIZE)
+    }
+
+    /// The entry of this table for `T` on `info`'s device for products of about `size`³, if any applies.
+    pub fn entry_for_size<T: Element>(&self, info: &DeviceInfo, size: usize) -> Option<&GemmTableEntry> {
+        let mut best: Option<(&GemmTableEntry, (usize, i64, usize))> = None;
         for entry in self.gemm.iter().filter(|e| e.element == T::NAME) {
             let Some(score) = entry.specificity(info) else { continue };
-            let rank = (score, entry.device.as_ref().map_or(0, String::len));
+            // Nearness by ratio, in thousandths of a natural log (negated: larger is nearer).
+            let ratio = (entry.size.unwrap_or(DEFAULT_SIZE).max(1) as f64 / size.max(1) as f64).ln().abs();
+            let rank = (score, -(ratio * 1000.0) as i64, entry.device.as_ref().map_or(0, String::len));
             if best.is_none_or(|(_, r)| rank > r) {
                 best = Some((entry, rank));
             }
@@ -171,13 +185,14 @@ impl GemmTable {
     }
 }
 
-/// The entry [`crate::MatMul`] uses for `T` on `info`: the user's table first, then the built-in one.
-pub(crate) fn lookup<T: Element>(info: &DeviceInfo) -> Option<(&'static GemmTableEntry, GemmStrategy)> {
+/// The entry [`crate::MatMul`] uses for `T` on `info` for products of about `size`³: the user's table first,
+/// then the built-in one.
+pub(crate) fn lookup<T: Element>(info: &DeviceInfo, size: usize) -> Option<(&'static GemmTableEntry, GemmStrategy)> {
     let user = GemmTable::user().and_then(|t| t.ok());
     [user, Some(GemmTable::built_in())]
         .into_iter()
         .flatten()
-        .filter_map(|table| table.entry::<T>(info))
+        .filter_map(|table| table.entry_for_size::<T>(info, size))
         .find_map(|entry| entry.strategy().ok().map(|s| (entry, s)))
 }
 
@@ -190,6 +205,23 @@ mod tests {
         let table = GemmTable::parse(BUILT_IN, Path::new("gemm_tiles.toml")).unwrap();
         assert!(!table.gemm.is_empty());
         assert_eq!(&table, GemmTable::built_in());
+    }
+
+    #[test]
+    fn the_nearest_size_wins_among_equal_entries() {
+        let table = GemmTable::parse(
+            "[[gemm]]\ntype = \"f32\"\nkernel = \"64x64x8/8x8\"\nsize = 1024\n\n\
+             [[gemm]]\ntype = \"f32\"\nkernel = \"128x128x8/16x16/4x4\"\n",
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let app = crate::ClApp::new().unwrap();
+        let kernel = |size| table.entry_for_size::<f32>(app.device(), size).unwrap().kernel.clone();
+        assert_eq!(kernel(1000), "64x64x8/8x8");
+        assert_eq!(kernel(1500), "64x64x8/8x8");
+        assert_eq!(kernel(2500), "128x128x8/16x16/4x4");
+        assert_eq!(kernel(8192), "128x128x8/16x16/4x4");
+        assert!(table.entry_for_size::<f64>(app.device(), 1024).is_none());
     }
 
     #[test]

@@ -223,15 +223,20 @@ pub enum GemmStrategy {
 }
 
 impl GemmStrategy {
-    /// The device's kernel for large products: its [`crate::GemmTable`] entry, tiles shrunk to fit the device
+    /// The device's kernel for large (4096³) products: its [`crate::GemmTable`] entry, tiles shrunk to fit the device
     /// (or, when no entry applies or its tiles cannot be built, [`GemmStrategy::Blocked`] on CPUs and
     /// [`GemmStrategy::Tiled`] elsewhere with safe tiles).
     pub fn for_device<T: Element>(info: &DeviceInfo) -> GemmStrategy {
+        Self::for_size::<T>(info, 4096)
+    }
+
+    /// [`GemmStrategy::for_device`] for products of about `size`³ (the table entry tuned nearest that size).
+    pub fn for_size<T: Element>(info: &DeviceInfo, size: usize) -> GemmStrategy {
         let fallback = || {
             let tiles = GemmTiles::fallback::<T>(info).fit::<T>(info);
             if info.kind == DeviceKind::Cpu { GemmStrategy::Blocked(tiles) } else { GemmStrategy::Tiled(tiles) }
         };
-        match super::gemm_table::lookup::<T>(info).map(|(_, s)| s) {
+        match super::gemm_table::lookup::<T>(info, size).map(|(_, s)| s) {
             Some(GemmStrategy::Tiled(t)) => {
                 let t = t.fit::<T>(info);
                 if t.validate::<T>(info).is_ok() { GemmStrategy::Tiled(t) } else { fallback() }
@@ -246,19 +251,20 @@ impl GemmStrategy {
 
     /// The planner's choice for an `m` × `n` × `k` product repeated `batch` times: [`GemmStrategy::Direct`] when
     /// an operand is thinner than a work-group's side or the product is small (up to 2²⁴ multiply-adds on GPUs,
-    /// 2¹⁸ on CPUs); otherwise [`GemmStrategy::for_device`] (with 32×32 tiles when M or N is at most 64 and the
-    /// device uses local-memory tiles).
+    /// 2¹⁸ on CPUs); otherwise [`GemmStrategy::for_size`] at the cube root of M·N·K (with 32×32 tiles when M
+    /// or N is at most 64 and the device uses local-memory tiles).
     ///
     /// ```
     /// use cliper::{GemmStrategy, Element};
     /// let app = cliper::ClApp::new()?;
     /// assert_eq!(GemmStrategy::for_problem::<f32>(app.device(), 4, 4, 4, 1), GemmStrategy::Direct);
     /// let big = GemmStrategy::for_problem::<f32>(app.device(), 1024, 1024, 1024, 1);
-    /// assert_eq!(big, GemmStrategy::for_device::<f32>(app.device()));
+    /// assert_eq!(big, GemmStrategy::for_size::<f32>(app.device(), 1024));
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn for_problem<T: Element>(info: &DeviceInfo, m: usize, n: usize, k: usize, batch: usize) -> GemmStrategy {
-        let main = Self::for_device::<T>(info);
+        let size = ((m as f64) * (n as f64) * (k as f64)).cbrt().round() as usize;
+        let main = Self::for_size::<T>(info, size);
         let cpu = info.kind == DeviceKind::Cpu;
         let (mdimc, ndimc) = match main {
             GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => (t.mdimc, t.ndimc),

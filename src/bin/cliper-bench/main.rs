@@ -151,9 +151,10 @@ enum Case {
         /// Element types to tune (comma-separated).
         #[arg(long, value_delimiter = ',', default_value = "f32,c32,f64,c64")]
         types: Vec<String>,
-        /// Matrix size of the timed product (default 4096 on GPUs, 512 on CPUs).
-        #[arg(long)]
-        size: Option<usize>,
+        /// Matrix sizes of the timed products, one table entry per type and size (default 4096 on GPUs, 512 on
+        /// CPUs).
+        #[arg(long, value_delimiter = ',')]
+        sizes: Vec<usize>,
         /// Seconds of search per type (the final re-timing and check come on top).
         #[arg(long, default_value_t = 60.0)]
         budget_s: f64,
@@ -166,6 +167,10 @@ enum Case {
         /// Seed of the candidates' random order.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Kernels to time first, after the current entry (comma-separated; those not valid for a type are
+        /// skipped for it).
+        #[arg(long, value_delimiter = ',')]
+        first: Vec<String>,
     },
     /// A^n of a size × size matrix (torch.linalg.matrix_power).
     Power {
@@ -347,10 +352,22 @@ fn run(cli: Cli) -> Result<()> {
             let mnk = [m, n.unwrap_or(m), k.unwrap_or(m)];
             for_dtype!(dtype, sweep::matmul(&app, mnk, batch, &strategies, Timing { reps, batches }, check))
         }
-        Case::Tune { types, size, budget_s, out, binaries, seed } => tune::run(
-            &app,
-            &tune::TuneArgs { types: &types, size, budget_s, out: out.as_deref(), ptx_dir: binaries.as_deref(), seed },
-        ),
+        Case::Tune { types, sizes, budget_s, out, binaries, seed, first } => {
+            let first = first.iter().map(|k| k.parse()).collect::<Result<Vec<_>>>()?;
+            let ptx_dir = binaries.as_deref();
+            tune::run(
+                &app,
+                &tune::TuneArgs {
+                    types: &types,
+                    sizes: &sizes,
+                    budget_s,
+                    out: out.as_deref(),
+                    ptx_dir,
+                    seed,
+                    first: &first,
+                },
+            )
+        }
         Case::Power { size, exponent, dtype, reps, batches } => {
             for_dtype!(dtype, sweep::power(&app, size, exponent, Timing { reps, batches }))
         }

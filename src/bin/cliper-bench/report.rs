@@ -48,7 +48,7 @@ fn parse_peer_line(line: &str) -> Option<PeerTime> {
     let op = op_tokens.join(" ").to_lowercase();
     let raw_size = tokens[at - 2];
     let (family, size) = match_case(&op, raw_size)?;
-    let gemm = ["sgemm", "cgemm", "dgemm", "matpow100"].contains(&family.as_str());
+    let gemm = ["sgemm", "cgemm", "dgemm", "zgemm", "matpow100"].contains(&family.as_str());
     let conv = family.starts_with("conv") || family == "filterbank";
     let peer = match who {
         "torch" if gemm => "cuBLAS".to_string(),
@@ -86,6 +86,7 @@ fn match_case(op: &str, size: &str) -> Option<(String, String)> {
         ("sgemm", "sgemm"),
         ("cgemm", "cgemm"),
         ("dgemm", "dgemm"),
+        ("zgemm", "zgemm"),
         ("matrix_power 100", "matpow100"),
         ("norm2 f32", "norm2_f32"),
         ("snrm2", "norm2_f32"),

@@ -129,19 +129,22 @@ pub(crate) fn matmul<T: Element>(
         if let Some(s) = strategy {
             product = product.with_strategy(s);
         }
+        product.init()?;
+        let resources = crate::tune::kernel_resources(&product);
         let mut pipeline = Pipeline::new(app).then(product);
         let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
         let chosen = strategy.unwrap_or_else(|| GemmStrategy::for_problem::<T>(app.device(), m, n, k, batch));
         let shown = gemm_strategy_text(chosen);
         println!(
-            "cliper  matmul    {:<4} {:<16} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms {:>8.1} GFLOP/s   kernel {}",
+            "cliper  matmul    {:<4} {:<16} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms {:>8.1} GFLOP/s   kernel {} {}",
             T::NAME,
             size,
             wall,
             flops / wall / 1e6,
             events,
             flops / events / 1e6,
-            shown
+            shown,
+            resources
         );
         if check {
             let got = c.to_vec()?;

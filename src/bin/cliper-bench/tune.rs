@@ -20,11 +20,13 @@ use crate::measure::{median, random_data, random_data_seeded};
 /// What `tune` was asked to do.
 pub(crate) struct TuneArgs<'a> {
     pub(crate) types: &'a [String],
-    pub(crate) size: Option<usize>,
+    pub(crate) sizes: &'a [usize],
     pub(crate) budget_s: f64,
     pub(crate) out: Option<&'a Path>,
     pub(crate) ptx_dir: Option<&'a Path>,
     pub(crate) seed: u64,
+    /// Candidates to time first (after the current entry), such as the best of an earlier run.
+    pub(crate) first: &'a [GemmStrategy],
 }
 
 /// One timed candidate.
@@ -36,9 +38,10 @@ struct Timed {
 
 pub(crate) fn run(app: &ClApp, args: &TuneArgs) -> Result<()> {
     let info = app.device();
-    let size = args.size.unwrap_or(if info.kind == DeviceKind::Cpu { 512 } else { 4096 });
+    let default = [if info.kind == DeviceKind::Cpu { 512 } else { 4096 }];
+    let sizes = if args.sizes.is_empty() { &default[..] } else { args.sizes };
     let mut entries = Vec::new();
-    for name in args.types {
+    for (name, &size) in args.types.iter().flat_map(|t| sizes.iter().map(move |s| (t, s))) {
         let entry = match name.as_str() {
             "f32" => tune_type::<f32>(app, size, args)?,
             "f64" if !info.fp64 => {
@@ -57,7 +60,7 @@ pub(crate) fn run(app: &ClApp, args: &TuneArgs) -> Result<()> {
     }
     let table = GemmTable { gemm: entries };
     let text = format!(
-        "# GEMM table for {} ({}, driver {}), written by `cliper-bench tune` on {} (size {size}).\n\
+        "# GEMM table for {} ({}, driver {}), written by `cliper-bench tune` on {}.\n\
          # Use it with CLIPER_GEMM_TABLE=<this file>, or copy the entries into src/process/gemm_tiles.toml.\n\n{}",
         info.name,
         info.platform_name,
@@ -94,9 +97,9 @@ fn today() -> String {
 }
 
 /// The search space for `T` on this device, in a seeded random order after the current choice.
-fn candidates<T: Element>(app: &ClApp, seed: u64) -> Vec<GemmStrategy> {
+fn candidates<T: Element>(app: &ClApp, size: usize, seed: u64, picks: &[GemmStrategy]) -> Vec<GemmStrategy> {
     let info = app.device();
-    let current = GemmStrategy::for_device::<T>(info);
+    let current = GemmStrategy::for_size::<T>(info, size);
     // Registers one output takes (a complex double takes four 32-bit registers).
     let words = std::mem::size_of::<T>() / 4;
     let mut all = Vec::new();
@@ -123,20 +126,25 @@ fn candidates<T: Element>(app: &ClApp, seed: u64) -> Vec<GemmStrategy> {
             }
         }
     } else {
+        // Accumulators take `outputs · words` registers: 32 or 64 leave room for two 256-work-item groups per
+        // multiprocessor within 65 536 registers (measured on the H100: 128×128×16/16×16/4×4 needed 130
+        // registers and ran at 30 TF/s, the same tiles 8 deep 128 registers and 39.6); 128 only with at most
+        // 128 work-items. Vector reads of at most 16 bytes (one 128-bit load).
         for mwg in [32, 64, 128, 256] {
             for nwg in [32, 64, 128, 256] {
                 for kwg in [8, 16, 32] {
                     for mdimc in [8, 16, 32] {
                         for ndimc in [8, 16, 32] {
-                            for vwm in [1, 2, 4, 8] {
-                                for vwn in [1, 2, 4, 8] {
+                            for vwm in [1, 2, 4] {
+                                for vwn in [1, 2, 4] {
                                     let t = GemmTiles { mwg, nwg, kwg, mdimc, ndimc, vwm, vwn };
                                     let threads = mdimc * ndimc;
-                                    let outputs = (mwg / mdimc) * (nwg / ndimc);
-                                    if (64..=512).contains(&threads)
-                                        && (16..=128).contains(&(outputs * words))
-                                        && vwm <= mwg / mdimc
-                                        && vwn <= nwg / ndimc
+                                    let registers = (mwg / mdimc) * (nwg / ndimc) * words;
+                                    let bytes = std::mem::size_of::<T>();
+                                    if [64, 128, 256].contains(&threads)
+                                        && (registers == 32 || registers == 64 || (registers == 128 && threads <= 128))
+                                        && vwm * bytes <= 16
+                                        && vwn * bytes <= 16
                                         && t.validate::<T>(info).is_ok()
                                     {
                                         all.push(GemmStrategy::Tiled(t));
@@ -157,9 +165,34 @@ fn candidates<T: Element>(app: &ClApp, seed: u64) -> Vec<GemmStrategy> {
         state ^= state << 17;
         all.swap(i, (state % (i as u64 + 1)) as usize);
     }
-    all.retain(|s| *s != current);
-    all.insert(0, current);
-    all
+    // The current entry, then the caller's picks, then the rest.
+    let mut first = vec![current];
+    let valid = |s: &GemmStrategy| match s {
+        GemmStrategy::Tiled(t) => t.validate::<T>(info).is_ok(),
+        _ => true,
+    };
+    first.extend(picks.iter().copied().filter(|p| *p != current && valid(p)));
+    all.retain(|s| !first.contains(s));
+    first.extend(all);
+    first
+}
+
+/// What the driver's build log says about the kernel `mm` runs (NVIDIA with `-cl-nv-verbose` in
+/// `CLIPER_BUILD_OPTIONS`: "Used 128 registers, 16 bytes spill stores …"), or "" when it says nothing.
+pub(crate) fn kernel_resources<T: Element>(mm: &MatMul<T>) -> String {
+    let Some((program, kernel)) = mm.compiled() else { return String::new() };
+    let log = program.build_log().unwrap_or_default();
+    let mut lines = log.lines().skip_while(|l| !l.contains(&format!("'{}'", kernel.name())));
+    let mut found = Vec::new();
+    for line in lines.by_ref().skip(1) {
+        if line.contains("Compiling entry function") {
+            break;
+        }
+        if let Some((_, info)) = line.split_once("info    :") {
+            found.push(info.trim().to_string());
+        }
+    }
+    found.join("; ")
 }
 
 /// Median ms per product of `launches` back-to-back launches in three batches (after one warm-up).
@@ -186,7 +219,7 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
     let c = XData::<T>::zeros(app, &[size, size])?;
     let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (size as f64).powi(3);
     let rate = |ms: f64| flops / ms / 1e6;
-    let space = candidates::<T>(app, args.seed);
+    let space = candidates::<T>(app, size, args.seed, args.first);
     println!("tune {}: {} candidates at {size}³, budget {} s", T::NAME, space.len(), args.budget_s);
     let start = Instant::now();
     let mut timed: Vec<Timed> = Vec::new();
@@ -198,19 +231,20 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
         let mut mm = MatMul::new(&a, &b, &c).with_strategy(strategy);
         let outcome = mm.init().and_then(|()| {
             let first = time_product(app, &mut mm, 1)?;
-            // About 100 ms of launches per batch, at least 2.
-            let launches = ((100.0 / first) as usize).clamp(2, 50);
+            // About 40 ms of launches per batch, at least 2.
+            let launches = ((40.0 / first) as usize).clamp(2, 50);
             time_product(app, &mut mm, launches)
         });
         let private = mm.compiled().and_then(|(_, k)| k.private_mem_bytes().ok()).unwrap_or(0);
         match outcome {
             Ok(ms) => {
                 println!(
-                    "tune {} {:<28} {:9.4} ms {:9.1} GFLOP/s  private {private} B",
+                    "tune {} {:<28} {:9.4} ms {:9.1} GFLOP/s  private {private} B  {}",
                     T::NAME,
                     strategy.to_string(),
                     ms,
-                    rate(ms)
+                    rate(ms),
+                    kernel_resources(&mm)
                 );
                 timed.push(Timed { strategy, ms });
             }
@@ -292,6 +326,7 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
             DeviceKind::Other => None,
         },
         element: T::NAME.to_string(),
+        size: Some(size),
         kernel: best.strategy.to_string(),
         note: Some(note),
     })
