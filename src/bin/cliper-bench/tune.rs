@@ -16,6 +16,7 @@ use cliper::{
 use num_complex::{Complex32, Complex64};
 
 use crate::measure::{median, random_data, random_data_seeded};
+use crate::suite::today;
 
 /// What `tune` was asked to do.
 pub(crate) struct TuneArgs<'a> {
@@ -79,21 +80,6 @@ pub(crate) fn run(app: &ClApp, args: &TuneArgs) -> Result<()> {
         None => print!("{text}"),
     }
     Ok(())
-}
-
-fn today() -> String {
-    // Days since 1970 to a civil date (Howard Hinnant's algorithm), to avoid a date crate for one line.
-    let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() / 86_400);
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year}-{month:02}-{day:02}")
 }
 
 /// The search space for `T` on this device, in a seeded random order after the current choice.
