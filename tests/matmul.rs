@@ -77,6 +77,26 @@ fn matmul_ref(
     (ArrayD::from_shape_vec(shape.clone(), want).unwrap(), ArrayD::from_shape_vec(shape, bound).unwrap())
 }
 
+/// Random op(A) `[m, k]`, op(B) `[k, n]` and C₀ `[m, n]` with the reference `alpha·op(A)·op(B) + beta·C₀` and
+/// its error bound's magnitudes.
+struct Case<T> {
+    ha: ArrayD<Complex64>,
+    hb: ArrayD<Complex64>,
+    c0: Vec<T>,
+    want: ArrayD<Complex64>,
+    bound: ArrayD<f64>,
+}
+
+impl<T: Element> Case<T> {
+    fn random(rng: &mut Rng, [m, n, k]: [usize; 3], alpha: T, beta: T) -> Case<T> {
+        let (_, ha) = random::<T>(rng, &[m, k]);
+        let (_, hb) = random::<T>(rng, &[k, n]);
+        let (c0, hc0) = random::<T>(rng, &[m, n]);
+        let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
+        Case { ha, hb, c0: c0.to_vec().unwrap(), want, bound }
+    }
+}
+
 fn flat(x: &ArrayD<Complex64>) -> Vec<Complex64> {
     x.as_standard_layout().iter().copied().collect()
 }
@@ -118,11 +138,7 @@ fn all_ops_sizes_and_kernels<T: Element>() {
     for &[m, n, k] in SIZES {
         // One op(A), op(B), C₀ and reference per size; each op combination stores the operands so that
         // applying the op gives them back.
-        let (_, ha) = random::<T>(&mut rng, &[m, k]);
-        let (_, hb) = random::<T>(&mut rng, &[k, n]);
-        let (c0, hc0) = random::<T>(&mut rng, &[m, n]);
-        let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
-        let c0 = c0.to_vec().unwrap();
+        let Case { ha, hb, c0, want, bound } = Case::<T>::random(&mut rng, [m, n, k], alpha, beta);
         for op_a in OPS {
             let a = stored_for_op::<T>(&ha, op_a);
             for op_b in OPS {
@@ -164,11 +180,7 @@ fn the_other_blocked_kernel<T: Element>() {
     let mut rng = Rng::new(16);
     let (alpha, beta) = scalars::<T>();
     for &[m, n, k] in &SIZES[2..] {
-        let (_, ha) = random::<T>(&mut rng, &[m, k]);
-        let (_, hb) = random::<T>(&mut rng, &[k, n]);
-        let (c0, hc0) = random::<T>(&mut rng, &[m, n]);
-        let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
-        let c0 = c0.to_vec().unwrap();
+        let Case { ha, hb, c0, want, bound } = Case::<T>::random(&mut rng, [m, n, k], alpha, beta);
         for (op_a, op_b) in [(MatOp::None, MatOp::None), (MatOp::ConjTranspose, MatOp::Transpose)] {
             let (a, b) = (stored_for_op::<T>(&ha, op_a), stored_for_op::<T>(&hb, op_b));
             let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
@@ -203,11 +215,7 @@ fn tiled_with_vector_runs<T: Element>() {
         .collect();
     tiles.push("32x64x4/8x4/2x4".parse().unwrap());
     for &[m, n, k] in &[[257, 1023, 65], [7, 129, 33]] {
-        let (_, ha) = random::<T>(&mut rng, &[m, k]);
-        let (_, hb) = random::<T>(&mut rng, &[k, n]);
-        let (c0, hc0) = random::<T>(&mut rng, &[m, n]);
-        let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
-        let c0 = c0.to_vec().unwrap();
+        let Case { ha, hb, c0, want, bound } = Case::<T>::random(&mut rng, [m, n, k], alpha, beta);
         for (op_a, op_b) in [(MatOp::None, MatOp::None), (MatOp::ConjTranspose, MatOp::Transpose)] {
             let (a, b) = (stored_for_op::<T>(&ha, op_a), stored_for_op::<T>(&hb, op_b));
             for &t in &tiles {
