@@ -156,12 +156,11 @@ impl GemmTable {
     /// The user's table named by `CLIPER_GEMM_TABLE` (read once): `None` when the variable is unset or empty,
     /// an error naming the file when it cannot be read or parsed.
     pub fn user() -> Option<Result<&'static GemmTable>> {
-        static TABLE: LazyLock<Option<(PathBuf, Result<GemmTable>)>> = LazyLock::new(|| {
+        static TABLE: LazyLock<Option<Result<GemmTable>>> = LazyLock::new(|| {
             let path = PathBuf::from(std::env::var_os(GEMM_TABLE_ENV).filter(|p| !p.is_empty())?);
-            let table = GemmTable::load(&path);
-            Some((path, table))
+            Some(GemmTable::load(&path))
         });
-        TABLE.as_ref().map(|(_, table)| table.as_ref().map_err(Clone::clone))
+        TABLE.as_ref().map(|table| table.as_ref().map_err(Clone::clone))
     }
 
     /// The entry of this table for `T` on `info`'s device for 4096³ products, if any applies.

@@ -65,7 +65,8 @@ pub struct GemmTiles {
     pub mdimc: usize,
     /// Work-items along N.
     pub ndimc: usize,
-    /// Neighbouring rows per run (1, 2, 4 or 8; the vector width of the local reads of A).
+    /// Neighbouring rows per run (the vector width of the local reads of A: 1, 2, 4, … as long as the run of
+    /// elements is an OpenCL vector type).
     pub vwm: usize,
     /// Neighbouring columns per run (the vector width of the local reads of B).
     pub vwn: usize,
@@ -223,8 +224,8 @@ pub enum GemmStrategy {
 }
 
 impl GemmStrategy {
-    /// The device's kernel for large (4096³) products: its [`crate::GemmTable`] entry, tiles shrunk to fit the device
-    /// (or, when no entry applies or its tiles cannot be built, [`GemmStrategy::Blocked`] on CPUs and
+    /// The device's kernel for large (4096³) products: its [`crate::GemmTable`] entry, tiles shrunk to fit the
+    /// device (or, when no entry applies or its tiles cannot be built, [`GemmStrategy::Blocked`] on CPUs and
     /// [`GemmStrategy::Tiled`] elsewhere with safe tiles).
     pub fn for_device<T: Element>(info: &DeviceInfo) -> GemmStrategy {
         Self::for_size::<T>(info, 4096)
@@ -607,7 +608,6 @@ impl<T: Element> MatMul<T> {
             vector(t.vwn),
         );
         let program = app.build_program("matmul.cl", &kernels::with_common(kernels::MATMUL), &options)?;
-        let program_handle = program.clone();
         let (kernel, global, local) = match strategy {
             GemmStrategy::Tiled(t) => {
                 let kernel = program.kernel("gemm_tiled")?.owned_by("MatMul");
@@ -633,7 +633,7 @@ impl<T: Element> MatMul<T> {
         let flops_per_mac = if T::IS_COMPLEX { 8 } else { 2 };
         Ok(Plan {
             strategy,
-            program: program_handle,
+            program,
             kernel,
             index,
             a,

@@ -9,7 +9,6 @@
 //! (sampled for the big ones) and records the error beside the tolerance.
 
 use crate::measure::{Measured, measure, random_data, random_data_seeded, shape_text};
-use crate::sweep::gemm_strategy_text;
 use cliper::{
     Border, ClApp, ConvParams, Convolution, DeviceInfo, DeviceKind, Dot, DotKind, Element, Filter, FilterBank,
     FilterBankParams, GemmStrategy, IndexType, Kernel, MatMul, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,
@@ -475,7 +474,7 @@ fn gemm<T: Element>(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
     let b = XData::from_slice(ctx.app, &[n, n], &hb)?;
     let c = XData::<T>::zeros(ctx.app, &[n, n])?;
     let (measured, init_ms, algorithm) =
-        time_process(ctx, MatMul::new(&a, &b, &c), |p| p.strategy().map_or("?".to_string(), gemm_strategy_text))?;
+        time_process(ctx, MatMul::new(&a, &b, &c), |p| p.strategy().map_or("?".to_string(), |s| s.to_string()))?;
     let got = c.to_vec()?;
     let mut worst = 0.0f64;
     for s in samples(n * n, 256) {
@@ -515,7 +514,7 @@ fn matrix_power(ctx: &Ctx, n: usize, exponent: u64) -> Result<(String, String, O
     let products = (63 - exponent.leading_zeros() + exponent.count_ones()).saturating_sub(1) as f64;
     let gemm = GemmStrategy::for_problem::<f32>(ctx.app.device(), n, n, n, 1);
     let (measured, init_ms, _) = time_process(ctx, MatrixPower::new(&a, &out, exponent), |_| String::new())?;
-    let algorithm = format!("{products} products by squaring, {}", gemm_strategy_text(gemm));
+    let algorithm = format!("{products} products by squaring, {gemm}");
     let outcome = Outcome {
         measured,
         init_ms,

@@ -103,11 +103,6 @@ pub(crate) fn parse_gemm_kernel(text: &str) -> Result<Option<GemmStrategy>> {
     if text == "auto" { Ok(None) } else { text.parse().map(Some) }
 }
 
-/// A GEMM strategy as `--kernels` spells it.
-pub(crate) fn gemm_strategy_text(strategy: GemmStrategy) -> String {
-    strategy.to_string()
-}
-
 pub(crate) fn matmul<T: Element>(
     app: &ClApp,
     [m, n, k]: [usize; 3],
@@ -129,12 +124,13 @@ pub(crate) fn matmul<T: Element>(
         if let Some(s) = strategy {
             product = product.with_strategy(s);
         }
+        // Initialised here to read the plan before the pipeline takes the process (its own init finds the
+        // program in the cache).
         product.init()?;
         let resources = crate::tune::kernel_resources(&product);
+        let shown = product.strategy().map_or_else(String::new, |s| s.to_string());
         let mut pipeline = Pipeline::new(app).then(product);
         let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
-        let chosen = strategy.unwrap_or_else(|| GemmStrategy::for_problem::<T>(app.device(), m, n, k, batch));
-        let shown = gemm_strategy_text(chosen);
         println!(
             "cliper  matmul    {:<4} {:<16} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms {:>8.1} GFLOP/s   kernel {} {}",
             T::NAME,

@@ -95,7 +95,7 @@ fn candidates<T: Element>(app: &ClApp, size: usize, seed: u64, picks: &[GemmStra
                 for mdimc in [1, 2, 4, 8, 16] {
                     for ndimc in [1, 2, 4, 8, 16] {
                         let t = GemmTiles::scalar(mwg, nwg, 16, mdimc, ndimc);
-                        let (wptm, wptn) = (mwg / mdimc.max(1), nwg / ndimc.max(1));
+                        let (wptm, wptn) = (mwg / mdimc, nwg / ndimc);
                         let threads = mdimc * ndimc;
                         if (4..=256).contains(&threads)
                             && (1..=8).contains(&wptm)
