@@ -23,13 +23,17 @@ void pad(__global const T* restrict src, IDX src_off, __global T* restrict dst, 
 {
     for (IDX g = (IDX)get_group_id(0); g < groups; g += (IDX)get_num_groups(0)) {
         IDX r = g / x_blocks;
-        const int x = (int)(g - r * x_blocks) * WG + (int)get_local_id(0);
-        if (x >= out_last) continue;
+        const int x0 = (int)(g - r * x_blocks) * (WG * EPT) + (int)get_local_id(0);
+        if (x0 >= out_last) continue;
         IDX src_row = src_off, dst_row = dst_off;
         int outside = 0;
         PAD_AXIS(6, s6) PAD_AXIS(5, s5) PAD_AXIS(4, s4) PAD_AXIS(3, s3)
         PAD_AXIS(2, s2) PAD_AXIS(1, s1) PAD_AXIS(0, s0)
-        const int i = border_index(x - before_last, n_last);
-        dst[dst_row + (IDX)x * dst_step] = (outside || i < 0) ? value : src[src_row + (IDX)i * src_step];
+        #pragma unroll
+        for (int k = 0; k < EPT; ++k) {
+            const int x = x0 + k * WG;
+            const int i = border_index(x - before_last, n_last);
+            if (x < out_last) dst[dst_row + (IDX)x * dst_step] = (outside || i < 0) ? value : src[src_row + (IDX)i * src_step];
+        }
     }
 }

@@ -3,37 +3,40 @@
 // of reduction o is x[x_off + off_x(o) + j·sx] (and y likewise), where off_x(o) comes from up to 8 batch axes.
 // Build options:
 //   OP_NORM      1: ‖x‖_p; 0: Σ op(x)·y
-//   P_KIND       norms: 1 (p = 1), 2 (p = 2), 3 (other integer p, pown), 4 (other real p, pow), 5 (p = ∞)
+//   P_KIND       norms: 1 (p = 1), 2 (p = 2), 3 (other integer p), 4 (other real p, pow), 5 (p = ∞)
 //   CONJ_X       dot products: 1 conjugates x (dotc, numpy.vdot)
 //   WG           work-group size of the tree kernels (a power of two)
+//   VW, VT       reduce_groups: VW elements are read at once as one VT (16 bytes) when VW > 1; the host sets
+//                VW > 1 only for unit strides and starts of every reduction on a 16-byte boundary
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define R2 CAT(R, 2)
 
 #if OP_NORM
-// Norms accumulate (scale, sum) pairs: the value so far is scale·sum^(1/p), with scale the largest |x| seen, so
-// no power of an element overflows or underflows before it matters (LAPACK's xNRM2 idea, for any p). NaN
-// inputs poison the sum; ∞ becomes the scale and the sum stays finite.
+// Each work-item keeps m, the largest |x| it has seen, and s = Σ (|x|/m)^p: every term lies in [0, 1], so nothing
+// overflows or underflows before it matters (LAPACK's xNRM2 idea, for any p). Dividing by m is three multiplies:
+// by 2^-(e - e/2) and 2^-(e/2) (exact, each representable where 2^-e may not be) and by c = 2^e/m in (1, 2],
+// with e = ilogb(m) + 1. Only a new largest |x| (rare after the first few elements), NaN or ∞ takes the slow
+// branch. Partials travel as (m, s). NaN anywhere gives NaN; otherwise ∞ anywhere gives ∞. For p = ∞, m is the
+// largest |x| and s only flags NaN.
 #define ACC R2
 #define OUT R
 
-inline R magnitude(T v) {
-#if IS_COMPLEX
-    return hypot(v.x, v.y);
-#else
-    return fabs(v);
-#endif
-}
-
-// t^p for 0 <= t <= 1 (0 for p = ∞, where only the scale counts).
+// t^p for 0 <= t <= 1.
 inline R powp(R t, R p, int ip) {
 #if P_KIND == 1
     return t;
 #elif P_KIND == 2
     return t * t;
 #elif P_KIND == 3
-    return pown(t, ip);
+    // Square-and-multiply on the bits of p: log2(p) products, where pown may go through exp and log.
+    R r = (R)1;
+    for (int n = ip; n > 0; n >>= 1) {
+        if (n & 1) r *= t;
+        t *= t;
+    }
+    return r;
 #elif P_KIND == 4
     return pow(t, p);
 #else
@@ -41,45 +44,98 @@ inline R powp(R t, R p, int ip) {
 #endif
 }
 
-inline ACC acc_add(ACC acc, R ax, R p, int ip) {
-    if (ax > acc.x) {
-        acc.y = (R)1 + acc.y * powp(acc.x / ax, p, ip);
-        acc.x = ax;
-    } else if (ax == acc.x) {
-        if (ax > (R)0) acc.y += powp((R)1, p, ip);
-    } else if (ax > (R)0) {
-        acc.y += powp(ax / acc.x, p, ip);
-    } else if (isnan(ax)) {
-        acc.y = NAN;
+typedef struct {
+    R m, s;       // as in a partial
+    R ih, il, c;  // 1/m as three factors (0 before the first non-zero |x| and after an ∞)
+} Item;
+
+inline void item_init(Item* it) { it->m = it->s = it->ih = it->il = it->c = (R)0; }
+
+// The slow branch: |x| > m, or NaN.
+inline void item_rare(Item* it, R ax, R p, int ip) {
+    if (isnan(ax)) {
+        it->s = NAN;
+#if P_KIND == 5
+    } else {
+        it->m = ax;
     }
-    return acc;
+#else
+    } else if (isinf(ax)) {
+        it->m = ax;
+        it->s *= (R)0; // keeps a NaN
+        it->ih = it->il = it->c = (R)0;
+    } else {
+        it->s = it->s * powp(it->m / ax, p, ip) + (R)1;
+        it->m = ax;
+        const int e = ilogb(ax) + 1;
+        it->ih = ldexp((R)1, -(e - e / 2));
+        it->il = ldexp((R)1, -(e / 2));
+        it->c = ldexp((R)1, e / 2) / ax * ldexp((R)1, e - e / 2);
+    }
+#endif
 }
 
+inline void item_add_mag(Item* it, R ax, R p, int ip) {
+    if (ax <= it->m) {
+#if P_KIND != 5
+        it->s += powp(ax * it->ih * it->il * it->c, p, ip);
+#endif
+    } else {
+        item_rare(it, ax, p, ip);
+    }
+}
+
+inline void item_add(Item* it, T v, R p, int ip) {
+#if IS_COMPLEX && P_KIND == 2
+    // ‖z‖₂² = Σ re² + im²: the components count as two real elements, no hypot.
+    item_add_mag(it, fabs(v.x), p, ip);
+    item_add_mag(it, fabs(v.y), p, ip);
+#elif IS_COMPLEX
+    item_add_mag(it, hypot(v.x, v.y), p, ip);
+#else
+    item_add_mag(it, fabs(v), p, ip);
+#endif
+}
+
+inline ACC item_partial(Item* it) { return (ACC)(it->m, it->s); }
+
 inline ACC acc_merge(ACC a, ACC b, R p, int ip) {
+#if P_KIND == 5
+    return (ACC)(fmax(a.x, b.x), a.y + b.y);
+#else
     if (b.x > a.x) {
         const ACC t = a;
         a = b;
         b = t;
     }
-    // A zero or NaN sum times powp(0) keeps its zero or NaN.
-    a.y += (a.x == b.x) ? b.y : b.y * powp(b.x / a.x, p, ip);
+    if (isnan(b.y)) a.y = b.y;
+    else if (isinf(a.x)) a.y *= (R)0;
+    else if (b.x > (R)0) a.y += b.y * powp(b.x / a.x, p, ip);
     return a;
+#endif
 }
 
 inline OUT acc_final(ACC a, R p) {
+    if (isnan(a.y)) return (R)NAN;
 #if P_KIND == 5
-    return isnan(a.y) ? (R)NAN : a.x;
-#elif P_KIND == 1
+    return a.x;
+#else
+    if (a.x == (R)0 || isinf(a.x)) return a.x;
+#if P_KIND == 1
     return a.x * a.y;
 #elif P_KIND == 2
     return a.x * sqrt(a.y);
 #else
     return a.x * pow(a.y, (R)1 / p);
 #endif
+#endif
 }
 
+#define ITEM Item
+#define ITEM_INIT(it) item_init(&it)
+#define ITEM_ADD(it, xv, yv) item_add(&it, xv, p, ip)
+#define ITEM_PARTIAL(it) item_partial(&it)
 #define ACC_ZERO ((ACC)((R)0, (R)0))
-#define ACC_ADD(acc, xp, yp, j) acc = acc_add(acc, magnitude(xp[(j) * sx]), p, ip)
 #define ACC_MERGE(a, b) acc_merge(a, b, p, ip)
 #define ACC_FINAL(a) acc_final(a, p)
 
@@ -91,10 +147,23 @@ inline OUT acc_final(ACC a, R p) {
 #else
 #define OP_X(v) (v)
 #endif
+#define ITEM T
+#define ITEM_INIT(it) it = ZERO
+#define ITEM_ADD(it, xv, yv) it += MUL(OP_X(xv), yv)
+#define ITEM_PARTIAL(it) (it)
 #define ACC_ZERO ZERO
-#define ACC_ADD(acc, xp, yp, j) acc += MUL(OP_X(xp[(j) * sx]), yp[(j) * sy])
 #define ACC_MERGE(a, b) ((a) + (b))
 #define ACC_FINAL(a) (a)
+#endif
+
+#ifndef VW
+#define VW 1
+#endif
+#if VW > 1
+typedef union {
+    VT v;
+    T s[VW];
+} Run;
 #endif
 
 // Halving tree over the work-group's WG partials in local memory; the result lands in scratch[0].
@@ -106,8 +175,8 @@ inline OUT acc_final(ACC a, R p) {
     barrier(CLK_LOCAL_MEM_FENCE)
 
 // Pass 1: work-group (c, o) reduces the grid-stride slice c of reduction o (work-item i of slice c takes
-// elements j ≡ c·WG + i mod chunks·WG). With one chunk per reduction it writes the final value; otherwise a
-// partial that reduce_partials finishes.
+// elements — or VW-element runs — j ≡ c·WG + i mod chunks·WG). With one chunk per reduction it writes the
+// final value; otherwise a partial that reduce_partials finishes.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce_groups(__global const T* restrict x, IDX x_off, IDX sx, __global const T* restrict y, IDX y_off, IDX sy,
                    IDX len, uint nd, ulong8 shape, ulong8 batch_x, ulong8 batch_y, ulong8 batch_out,
@@ -116,13 +185,34 @@ void reduce_groups(__global const T* restrict x, IDX x_off, IDX sx, __global con
     __local ACC scratch[WG];
     const uint lid = get_local_id(0);
     const IDX o = get_global_id(1), c = get_group_id(0), chunks = get_num_groups(0);
+    const IDX me = c * WG + lid, items = chunks * WG;
     IDX ox = 0, oy = 0, oo = 0;
     if (nd > 0) batch_offsets3(o, nd, shape, batch_x, batch_y, batch_out, &ox, &oy, &oo);
     __global const T* xp = x + x_off + ox;
     __global const T* yp = y + y_off + oy;
-    ACC acc = ACC_ZERO;
-    for (IDX j = c * WG + lid; j < len; j += chunks * WG) ACC_ADD(acc, xp, yp, j);
-    scratch[lid] = acc;
+    ITEM it;
+    ITEM_INIT(it);
+    IDX j0 = 0;
+#if VW > 1
+    // Unit strides, aligned starts: whole runs as vectors, then the tail (< VW elements) element by element.
+    const IDX runs = len / VW;
+    __global const VT* xv = (__global const VT*)xp;
+    __global const VT* yv = (__global const VT*)yp;
+    for (IDX j = me; j < runs; j += items) {
+        Run a, b;
+        a.v = xv[j];
+#if OP_NORM
+        b.v = a.v;
+#else
+        b.v = yv[j];
+#endif
+        #pragma unroll
+        for (int k = 0; k < VW; ++k) ITEM_ADD(it, a.s[k], b.s[k]);
+    }
+    j0 = runs * VW;
+#endif
+    for (IDX j = j0 + me; j < len; j += items) ITEM_ADD(it, xp[j * sx], yp[j * sy]);
+    scratch[lid] = ITEM_PARTIAL(it);
     TREE(scratch, lid);
     if (lid == 0) {
         if (finalize) out[out_off + oo] = ACC_FINAL(scratch[0]);
@@ -161,7 +251,8 @@ __kernel void reduce_lanes(__global const T* restrict x, IDX x_off, IDX sx, __gl
     if (nd > 0) batch_offsets3(o, nd, shape, batch_x, batch_y, batch_out, &ox, &oy, &oo);
     __global const T* xp = x + x_off + ox;
     __global const T* yp = y + y_off + oy;
-    ACC acc = ACC_ZERO;
-    for (IDX j = 0; j < len; j++) ACC_ADD(acc, xp, yp, j);
-    out[out_off + oo] = ACC_FINAL(acc);
+    ITEM it;
+    ITEM_INIT(it);
+    for (IDX j = 0; j < len; j++) ITEM_ADD(it, xp[j * sx], yp[j * sy]);
+    out[out_off + oo] = ACC_FINAL(ITEM_PARTIAL(it));
 }

@@ -165,8 +165,10 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         let info = app.device();
         let wg = [256, info.max_work_group_size].into_iter().min().unwrap_or(1).max(1);
         let wg = 1usize << (usize::BITS - 1 - wg.leading_zeros());
-        // Enough work-groups to fill the device: GPUs hide memory latency with many, CPUs want a few per core.
-        let target_groups = info.compute_units as usize * if info.kind == DeviceKind::Cpu { 2 } else { 8 };
+        // Enough work-groups to fill the device: GPUs hide memory latency with many. PoCL runs a group's items
+        // one after another and spreads groups over its threads; there 128 per core beat 2 per core 4× for a
+        // dot product of 2^22 f32 (12.3 → 3.4 ms, 2 Xeon cores).
+        let target_groups = info.compute_units as usize * if info.kind == DeviceKind::Cpu { 128 } else { 8 };
         let lanes = outputs >= 256 && (stride[0] != 1 || len < 32);
         let chunks = if lanes || outputs == 0 {
             1
@@ -176,7 +178,15 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         };
         let partials = (outputs * chunks * reduction.partial_width()) as u64;
         let index = index_type_for(&[xk.layout(), yk.layout(), out.layout()], &[partials]);
-        let options = format!("{} -DIDX={} -DWG={wg} {}", T::build_options(), index.cl_type(), reduction.options());
+        let mut options = format!("{} -DIDX={} -DWG={wg} {}", T::build_options(), index.cl_type(), reduction.options());
+        let vw = if lanes { 1 } else { vector_width::<T>(&xk, &yk, stride, &batch) };
+        if vw > 1 {
+            options += &format!(
+                " -DVW={vw} -DVT={}{}",
+                T::Real::CL_TYPE,
+                vw * std::mem::size_of::<T>() / std::mem::size_of::<T::Real>()
+            );
+        }
         let step = if outputs == 0 {
             Step::Nothing
         } else {
@@ -306,6 +316,18 @@ fn operands<'k, T: Element>(
         .scalar(b.strides[0])
         .scalar(b.strides[1])
         .scalar(b.strides[2])
+}
+
+/// How many elements `reduce_groups` reads at once (16 bytes), or 1: wider reads need unit strides and every
+/// reduction's start in both operands on a 16-byte boundary (buffers themselves are aligned far more).
+fn vector_width<T: Element>(x: &XData<T>, y: &XData<T>, stride: [usize; 2], batch: &Batch3) -> usize {
+    let vw = 16 / std::mem::size_of::<T>();
+    let aligned = |v: usize| v % vw == 0;
+    let starts_aligned = aligned(x.offset())
+        && aligned(y.offset())
+        && (0..batch.axes as usize)
+            .all(|k| aligned(batch.strides[0][k] as usize) && aligned(batch.strides[1][k] as usize));
+    if vw > 1 && stride == [1, 1] && starts_aligned { vw } else { 1 }
 }
 
 /// The length and the (x, y) strides of one axis covering all elements of both arrays in the same order, when
