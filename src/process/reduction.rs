@@ -322,7 +322,7 @@ fn operands<'k, T: Element>(
 /// reduction's start in both operands on a 16-byte boundary (buffers themselves are aligned far more).
 fn vector_width<T: Element>(x: &XData<T>, y: &XData<T>, stride: [usize; 2], batch: &Batch3) -> usize {
     let vw = 16 / std::mem::size_of::<T>();
-    let aligned = |v: usize| v % vw == 0;
+    let aligned = |v: usize| v.is_multiple_of(vw);
     let starts_aligned = aligned(x.offset())
         && aligned(y.offset())
         && (0..batch.axes as usize)
