@@ -174,3 +174,147 @@ void conv_tiled(__global const T* restrict src, IDX src_off, __global T* restric
     }
 }
 #endif
+
+// ---- conv_blocked: the filter extents KX, KY, KZ are compiled in (stride and dilation 1). A group computes a
+// (TX·VX) x (TY·RY) block of outputs for a run of `rz` consecutive output planes; work-item (tx, ty) owns VX
+// neighbouring outputs in each of RY consecutive rows. The group stages one input plane at a time in local
+// memory (halo included, the border rule applied on the way in) and each plane is read from global memory once
+// for the whole run of planes. Work-items then stream the RY + KY - 1 input rows under their outputs through
+// registers: each row is read from local memory once, as whole vectors, and feeds every output row it
+// touches, so that local reads stay far below the multiply-adds. Output planes still open hold their
+// accumulators in a ring of KZ slots: slot k collects output plane p - k from input plane p, slot KZ - 1 is
+// complete after it and is stored, and the slots shift down.
+// Build options (besides those above): KX KY KZ, TX TY, VX (a multiple of VW), RY, VW and VT (VW elements as
+// one 16-byte vector type), ALIGNED_OUT (1: every output row starts on a VW boundary, so whole runs are stored
+// as vectors), UNROLL_ROWS (1: unroll the row stream fully, putting every weight index at compile time).
+#ifdef BLOCK_VX
+#define VX BLOCK_VX
+#define LW (TX * VX + KX - 1)
+#define LPV ((LW + VW - 1) / VW)
+#define LH (TY * RY + KY - 1)
+#define NWIN ((VX + KX - 1 + VW - 1) / VW)
+
+typedef union {
+    VT v;
+    T s[VW];
+} Run;
+
+__kernel __attribute__((reqd_work_group_size(TX * TY, 1, 1)))
+void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
+                  FILTER_SPACE const K* restrict w, int16 geo, int4 start, ulong8 st, T value,
+                  uint nd, ulong8 b_shape, ulong8 b_src, ulong8 b_dst, IDX tiles_x, IDX tiles_y, IDX z_blocks,
+                  IDX groups, int rz)
+{
+    __local VT tile_v[LH * LPV];
+    __local T* tile = (__local T*)tile_v;
+    const int lid = (int)get_local_id(0), tx = lid % TX, ty = lid / TX;
+    for (IDX g = (IDX)get_group_id(0); g < groups; g += (IDX)get_num_groups(0)) {
+        IDX rest = g;
+        const int gx = (int)(rest % tiles_x);
+        rest /= tiles_x;
+        const int gy = (int)(rest % tiles_y);
+        rest /= tiles_y;
+        const int oz0 = (int)(rest % z_blocks) * rz;
+        rest /= z_blocks;
+        IDX bs = 0, bd = 0;
+        if (nd > 0) batch_offsets(rest, nd, b_shape, b_src, b_dst, &bs, &bd);
+        __global const T* in = src + src_off + bs;
+        const int ox0 = gx * TX * VX, oy0 = gy * TY * RY;
+        const int x0 = ox0 - CX, y0 = oy0 - CY;
+        const int inside = x0 >= 0 && x0 + LW <= NX && y0 >= 0 && y0 + LH <= NY;
+        const int ox = ox0 + tx * VX, oy = oy0 + ty * RY;
+        __global T* out = dst + dst_off + bd + (IDX)oy * OUT_Y + (IDX)ox * OUT_X;
+        T acc[KZ][RY][VX];
+        #pragma unroll
+        for (int k = 0; k < KZ; ++k)
+            #pragma unroll
+            for (int r = 0; r < RY; ++r)
+                #pragma unroll
+                for (int v = 0; v < VX; ++v) acc[k][r][v] = ZERO;
+        const int planes = min(rz, OZ - oz0) + KZ - 1;
+        for (int p = 0; p < planes; ++p) {
+            const int iz = border_index(oz0 + p - CZ, NZ);
+            if (iz >= 0 && inside) {
+                __global const T* plane = in + (IDX)iz * IN_Z + (IDX)y0 * IN_Y + (IDX)x0 * IN_X;
+                for (int i = lid; i < LH * LW; i += TX * TY) {
+                    const int ly = i / LW, lx = i - ly * LW;
+                    tile[ly * LPV * VW + lx] = plane[(IDX)ly * IN_Y + (IDX)lx * IN_X];
+                }
+            } else {
+                __global const T* plane = in + (IDX)max(iz, 0) * IN_Z;
+                for (int i = lid; i < LH * LW; i += TX * TY) {
+                    const int ly = i / LW, lx = i - ly * LW;
+                    const int iy = border_index(y0 + ly, NY), ix = border_index(x0 + lx, NX);
+                    tile[ly * LPV * VW + lx] =
+                        (iz < 0 || iy < 0 || ix < 0) ? value : plane[(IDX)iy * IN_Y + (IDX)ix * IN_X];
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            __local const VT* rows = tile_v + ty * RY * LPV + tx * (VX / VW);
+#if UNROLL_ROWS
+            #pragma unroll
+#else
+            #pragma unroll 1
+#endif
+            for (int lr = 0; lr < RY + KY - 1; ++lr) {
+                Run win[NWIN];
+                #pragma unroll
+                for (int k = 0; k < NWIN; ++k) win[k].v = rows[lr * LPV + k];
+                #pragma unroll
+                for (int r = 0; r < RY; ++r) {
+                    const int fy = lr - r;
+                    if (fy >= 0 && fy < KY) {
+                        #pragma unroll
+                        for (int fz = 0; fz < KZ; ++fz) {
+                            FILTER_SPACE const K* wr = w + (fz * KY + fy) * KX;
+                            #pragma unroll
+                            for (int fx = 0; fx < KX; ++fx) {
+                                const K wv = wr[fx];
+                                #pragma unroll
+                                for (int v = 0; v < VX; ++v)
+                                    acc[fz][r][v] += KMUL(win[(v + fx) / VW].s[(v + fx) % VW], wv);
+                            }
+                        }
+                    }
+                }
+            }
+            // Input plane p completes output plane p - (KZ - 1).
+            const int q = p - (KZ - 1);
+            if (q >= 0) {
+                __global T* o = out + (IDX)(oz0 + q) * OUT_Z;
+                #pragma unroll
+                for (int r = 0; r < RY; ++r) {
+                    if (oy + r < OY) {
+#if ALIGNED_OUT
+                        if (ox + VX <= OX) {
+                            #pragma unroll
+                            for (int k = 0; k < VX / VW; ++k) {
+                                Run run;
+                                #pragma unroll
+                                for (int v = 0; v < VW; ++v) run.s[v] = acc[KZ - 1][r][k * VW + v];
+                                *(__global VT*)(o + (IDX)(r * OUT_Y + k * VW)) = run.v;
+                            }
+                            continue;
+                        }
+#endif
+                        #pragma unroll
+                        for (int v = 0; v < VX; ++v)
+                            if (ox + v < OX) o[(IDX)r * OUT_Y + (IDX)v * OUT_X] = acc[KZ - 1][r][v];
+                    }
+                }
+            }
+            #pragma unroll
+            for (int k = KZ - 1; k > 0; --k)
+                #pragma unroll
+                for (int r = 0; r < RY; ++r)
+                    #pragma unroll
+                    for (int v = 0; v < VX; ++v) acc[k][r][v] = acc[k - 1][r][v];
+            #pragma unroll
+            for (int r = 0; r < RY; ++r)
+                #pragma unroll
+                for (int v = 0; v < VX; ++v) acc[0][r][v] = ZERO;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+#endif

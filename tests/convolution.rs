@@ -276,6 +276,56 @@ fn tiled_kernel_agrees_with_the_reference() {
     }
 }
 
+/// `conv_blocked`: the filter compiled in, several outputs per work-item, planes streamed through a ring of
+/// accumulators. Image sizes are not multiples of its 128 × 64 (f32) output blocks; the 3-D volume has 41 planes,
+/// more than one run of output planes per group; even filters and origins move the window off-centre; every
+/// border rule; the largest compiled filter (32 × 32) and the first one past it (falls back to `Tiled`).
+#[test]
+fn blocked_kernel_agrees_with_the_reference() {
+    let mut rng = Rng::new(59);
+    let blocked = |s: &ConvStrategy| matches!(s, ConvStrategy::Blocked { .. });
+    let f3 = random_filter::<f32>(&mut rng, &[3, 3]);
+    let f46 = random_filter::<f32>(&mut rng, &[4, 6]);
+    let f333 = random_filter::<f32>(&mut rng, &[3, 3, 3]);
+    for border in BORDERS {
+        for output in [ConvOutput::Same, ConvOutput::Valid, ConvOutput::Full] {
+            let spec = Spec::new(ConvMode::Convolution, output, border);
+            let params = spec.params().algorithm(ConvAlgorithm::Blocked);
+            let got = check::<f32, f32>(&mut rng, &[70, 129], &f3, &spec, params.clone());
+            assert!(blocked(&got), "{got:?}");
+        }
+        let mut spec = Spec::new(ConvMode::Correlation, ConvOutput::Same, border);
+        spec.origin = vec![1, -2];
+        let got =
+            check::<f32, f32>(&mut rng, &[3, 67, 131], &f46, &spec, spec.params().algorithm(ConvAlgorithm::Blocked));
+        assert!(blocked(&got), "{got:?}");
+        let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
+        let got = check::<f32, f32>(
+            &mut rng,
+            &[2, 41, 40, 33],
+            &f333,
+            &spec,
+            spec.params().algorithm(ConvAlgorithm::Blocked),
+        );
+        assert!(blocked(&got), "{got:?}");
+    }
+    let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::Reflect);
+    let params = spec.params().algorithm(ConvAlgorithm::Blocked);
+    // Rows of 36 start on 16-byte boundaries: whole runs are stored as vectors.
+    assert!(blocked(&check::<f32, f32>(&mut rng, &[41, 20, 36], &f333, &spec, params.clone())));
+    let c5 = random_filter::<f32>(&mut rng, &[5, 5]);
+    assert!(blocked(&check::<Complex32, f32>(&mut rng, &[33, 65], &c5, &spec, params.clone())));
+    let z3 = random_filter::<Complex64>(&mut rng, &[3, 2, 3]);
+    assert!(blocked(&check::<Complex64, Complex64>(&mut rng, &[9, 7, 17], &z3, &spec, params.clone())));
+    let d7 = random_filter::<f64>(&mut rng, &[7, 1]);
+    assert!(blocked(&check::<f64, f64>(&mut rng, &[129, 7], &d7, &spec, params.clone())));
+    let f32x32 = random_filter::<f32>(&mut rng, &[32, 32]);
+    assert!(blocked(&check::<f32, f32>(&mut rng, &[47, 140], &f32x32, &spec, params.clone().separable(false))));
+    let f33 = random_filter::<f32>(&mut rng, &[33, 5]);
+    let got = check::<f32, f32>(&mut rng, &[40, 50], &f33, &spec, params.separable(false));
+    assert!(matches!(got, ConvStrategy::Tiled { .. }), "33 rows are past the compiled-in limit: {got:?}");
+}
+
 #[test]
 fn separable_detection_and_equivalence() {
     let mut rng = Rng::new(57);

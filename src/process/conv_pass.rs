@@ -38,7 +38,26 @@ pub(crate) enum PassKernel {
     Direct,
     /// `conv_tiled` with RY outputs per work-item.
     Tiled { ry: usize },
+    /// `conv_blocked` with VX × RY outputs per work-item.
+    Blocked { vx: usize, ry: usize },
 }
+
+/// The kernel a pass should use when it can: `Blocked` falls back to `Tiled` (stride or dilation other than
+/// 1, a filter too large to compile in, a tile too large for local memory), `Tiled` to `Direct`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PassPreference {
+    Direct,
+    Tiled,
+    Blocked,
+}
+
+/// `conv_blocked` compiles the filter extents in: up to this many taps along x and y (and 8 along z).
+const BLOCK_MAX_TAPS: usize = 32;
+/// Accumulators per work-item of `conv_blocked` (in real registers: complex counts twice), so that two
+/// 256-item groups fit a multiprocessor's registers.
+const BLOCK_MAX_ACC: usize = 64;
+/// Filters up to this many rows have the row stream unrolled (every weight index known at compile time).
+const BLOCK_UNROLL_ROWS: usize = 7;
 
 pub(crate) struct ConvPass<T: Element, K: Element> {
     input: XData<T>,
@@ -59,6 +78,44 @@ pub(crate) struct ConvPass<T: Element, K: Element> {
 enum LaunchShape {
     Direct { x_blocks: u64, groups: u64, launch_groups: usize },
     Tiled { tiles: [u64; 2], groups: u64, launch_groups: usize, local_bytes: usize, ry: usize },
+    Blocked { tiles: [u64; 3], rz: usize, groups: u64, launch_groups: usize, vx: usize, ry: usize },
+}
+
+/// The shape of a `conv_blocked` launch: outputs per work-item (VX along x, RY along y), output planes per
+/// group, and whether it fits (local memory, registers, compiled-in filter size).
+#[derive(Clone, Copy, Debug)]
+struct BlockShape {
+    vx: usize,
+    ry: usize,
+    rz: usize,
+    tiles: [u64; 3],
+}
+
+fn block_shape<T: Element>(info: &crate::DeviceInfo, g: &Geometry, o: [usize; 3], batch: u64) -> Option<BlockShape> {
+    let unit = g.stride == [1; 3] && g.dilation == [1; 3];
+    let [fz, fy, fx] = g.filter;
+    if !unit || fx > BLOCK_MAX_TAPS || fy > BLOCK_MAX_TAPS || fz > 8 || info.max_work_group_size < TILE_X * TILE_Y {
+        return None;
+    }
+    let element = std::mem::size_of::<T>();
+    let vw = 16 / element;
+    let vx = vw;
+    let reals = element / std::mem::size_of::<T::Real>();
+    // Local memory: at most 48 KiB, the most one OpenCL group may hold on NVIDIA.
+    let limit = (48 << 10).min(info.local_mem_bytes as usize);
+    let local = |ry: usize| (TILE_X * vx + fx - 1).div_ceil(vw) * vw * (TILE_Y * ry + fy - 1) * element;
+    let ry = [8, 4, 2, 1].into_iter().find(|&ry| local(ry) <= limit && fz * ry * vx * reals <= BLOCK_MAX_ACC)?;
+    let tiles_xy = [o[2].div_ceil(TILE_X * vx) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
+    // Output planes per group: long runs read each input plane once for FZ outputs, but enough groups must
+    // remain to fill the device (4 per compute unit).
+    let per_plane = tiles_xy[0] * tiles_xy[1] * batch;
+    let want = 4 * info.compute_units as u64;
+    let mut rz = if fz == 1 { 1 } else { o[0].min(32) };
+    while rz > 1 && per_plane * (o[0].div_ceil(rz) as u64) < want {
+        rz /= 2;
+    }
+    let rz = rz.max(1);
+    Some(BlockShape { vx, ry, rz, tiles: [tiles_xy[0], tiles_xy[1], o[0].div_ceil(rz) as u64] })
 }
 
 /// `(extent, stride)` of the three trailing axes of `x` treated as `rank` spatial axes (1s before).
@@ -86,7 +143,7 @@ impl<T: Element, K: Element> ConvPass<T, K> {
         geometry: &Geometry,
         border: Border,
         value: Complex64,
-        tiled: bool,
+        preference: PassPreference,
     ) -> Result<ConvPass<T, K>> {
         let app = output.app();
         let info = app.device();
@@ -136,14 +193,30 @@ impl<T: Element, K: Element> ConvPass<T, K> {
         // Prefer tiles that leave room for two groups per multiprocessor; large filters may take all the local
         // memory (H100, 63×63 on 8192²: 102 ms through conv_direct when held to 24 KiB).
         let limits = [TILE_LOCAL_LIMIT.min(info.local_mem_bytes as usize), info.local_mem_bytes as usize];
+        let blocked = match preference {
+            PassPreference::Blocked => block_shape::<T>(info, g, o, batch.count()),
+            _ => None,
+        };
+        let tiled = preference != PassPreference::Direct && blocked.is_none();
         let tiled_ry = if tiled && info.max_work_group_size >= TILE_X * TILE_Y {
             limits.into_iter().find_map(|limit| [4, 2, 1].into_iter().find(|&ry| local_for(ry) <= limit))
         } else {
             None
         };
         let cpu = info.kind == DeviceKind::Cpu;
-        let launch = match tiled_ry {
-            Some(ry) => {
+        let launch = match (blocked, tiled_ry) {
+            (Some(b), _) => {
+                let groups = b.tiles.iter().product::<u64>() * batch.count();
+                LaunchShape::Blocked {
+                    tiles: b.tiles,
+                    rz: b.rz,
+                    groups,
+                    launch_groups: groups.min(if cpu { info.compute_units as u64 * 4 } else { 1 << 22 }) as usize,
+                    vx: b.vx,
+                    ry: b.ry,
+                }
+            }
+            (None, Some(ry)) => {
                 let tiles = [o[2].div_ceil(TILE_X) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
                 let groups = tiles[0] * tiles[1] * o[0] as u64 * batch.count();
                 let cap = if cpu { info.compute_units as u64 * 4 } else { 1 << 22 };
@@ -155,7 +228,7 @@ impl<T: Element, K: Element> ConvPass<T, K> {
                     ry,
                 }
             }
-            None => {
+            (None, None) => {
                 let x_blocks = o[2].div_ceil(DIRECT_WG) as u64;
                 let groups = x_blocks * rows as u64;
                 let cap = if cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
@@ -163,7 +236,9 @@ impl<T: Element, K: Element> ConvPass<T, K> {
             }
         };
         let groups = match launch {
-            LaunchShape::Direct { groups, .. } | LaunchShape::Tiled { groups, .. } => groups,
+            LaunchShape::Direct { groups, .. }
+            | LaunchShape::Tiled { groups, .. }
+            | LaunchShape::Blocked { groups, .. } => groups,
         };
         let index = index_type_for(&[input.layout(), output.layout()], &[groups]);
         let filter_bytes = std::mem::size_of_val(filter.values());
@@ -181,11 +256,32 @@ impl<T: Element, K: Element> ConvPass<T, K> {
         if let Some(ry) = tiled_ry {
             options += &format!(" -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry}");
         }
+        if let Some(b) = blocked {
+            let vw = 16 / element;
+            let aligned = out_st[2] == 1
+                && [output.offset(), out_st[0], out_st[1]].iter().all(|v| v.is_multiple_of(vw))
+                && batch.strides[1][..batch.axes as usize].iter().all(|&v| (v as usize).is_multiple_of(vw));
+            let [fz, fy, fx] = g.filter;
+            options += &format!(
+                " -DTX={TILE_X} -DTY={TILE_Y} -DRY={} -DBLOCK_VX={} -DKX={fx} -DKY={fy} -DKZ={fz} -DVW={vw} -DVT={}{} \
+                 -DALIGNED_OUT={} -DUNROLL_ROWS={}",
+                b.ry,
+                b.vx,
+                T::Real::CL_TYPE,
+                16 / std::mem::size_of::<T::Real>(),
+                u8::from(aligned),
+                u8::from(fy <= BLOCK_UNROLL_ROWS)
+            );
+        }
         let kernel = if output.is_empty() {
             None
         } else {
             let program = app.build_program("convolution.cl", &kernels::with_common(kernels::CONVOLUTION), &options)?;
-            let name = if tiled_ry.is_some() { "conv_tiled" } else { "conv_direct" };
+            let name = match launch {
+                LaunchShape::Blocked { .. } => "conv_blocked",
+                LaunchShape::Tiled { .. } => "conv_tiled",
+                LaunchShape::Direct { .. } => "conv_direct",
+            };
             Some(program.kernel(name)?.owned_by(op))
         };
         let taps = filter.values().len() as u64;
@@ -216,6 +312,7 @@ impl<T: Element, K: Element> ConvPass<T, K> {
         match self.launch {
             LaunchShape::Direct { .. } => PassKernel::Direct,
             LaunchShape::Tiled { ry, .. } => PassKernel::Tiled { ry },
+            LaunchShape::Blocked { vx, ry, .. } => PassKernel::Blocked { vx, ry },
         }
     }
 
@@ -250,6 +347,16 @@ impl<T: Element, K: Element> ConvPass<T, K> {
                 .index(idx, tiles[1])
                 .index(idx, groups)
                 .local_memory(local_bytes)
+                .global(&[launch_groups * TILE_X * TILE_Y])
+                .local(&[TILE_X * TILE_Y])
+                .work(self.work.0, self.work.1)
+                .enqueue(),
+            LaunchShape::Blocked { tiles, rz, groups, launch_groups, .. } => l
+                .index(idx, tiles[0])
+                .index(idx, tiles[1])
+                .index(idx, tiles[2])
+                .index(idx, groups)
+                .scalar(rz as i32)
                 .global(&[launch_groups * TILE_X * TILE_Y])
                 .local(&[TILE_X * TILE_Y])
                 .work(self.work.0, self.work.1)

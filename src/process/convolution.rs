@@ -1,7 +1,7 @@
 //! [`Convolution`]: N-d image convolution and correlation with scipy.ndimage's semantics, border rules applied
 //! inside the kernels, stride and dilation, and a planner that picks the direct, tiled or separable algorithm.
 
-use super::conv_pass::{ConvPass, Geometry, PassKernel};
+use super::conv_pass::{ConvPass, Geometry, PassKernel, PassPreference};
 use super::filter::{Filter, FilterElement};
 use super::{Border, Process};
 use crate::app::DeviceKind;
@@ -47,6 +47,10 @@ pub enum ConvAlgorithm {
     /// Output tiles per work-group with the input tile and halo staged in local memory (`conv_tiled`); falls
     /// back to `Direct` when the tile does not fit the device's local memory.
     Tiled,
+    /// The filter's extents compiled in, several outputs per work-item in registers, input planes staged in
+    /// local memory once and rows streamed through registers (`conv_blocked`); stride and dilation 1 and up to
+    /// 32 × 32 × 8 taps, otherwise it falls back to `Tiled`.
+    Blocked,
     /// One 1-D pass per axis; an error when the filter is not rank-1.
     Separable,
     /// Through the FFT: border extension, forward transforms, product with the filter's transform, inverse
@@ -66,11 +70,18 @@ pub enum ConvStrategy {
         /// Outputs per work-item.
         rows: usize,
     },
+    /// `conv_blocked`, each work-item computing `cols` × `rows` outputs.
+    Blocked {
+        /// Neighbouring outputs per work-item along x.
+        cols: usize,
+        /// Rows of outputs per work-item.
+        rows: usize,
+    },
     /// One 1-D pass per axis of a rank-1 filter.
     Separable {
         /// Number of passes (the filter's rank).
         passes: usize,
-        /// Whether the passes use the tiled kernel.
+        /// Whether the passes stage tiles in local memory (`conv_tiled` or `conv_blocked`).
         tiled: bool,
     },
     /// Through the FFT, on padded grids of `points` points per image.
@@ -159,6 +170,16 @@ impl ConvParams {
     pub fn separable(mut self, allowed: bool) -> ConvParams {
         self.no_separable = !allowed;
         self
+    }
+
+    /// The kernel the direct passes ask for: the one named by [`ConvParams::algorithm`], `conv_blocked` (which
+    /// falls back to `conv_tiled`) otherwise.
+    pub(crate) fn pass_preference(&self) -> PassPreference {
+        match self.algorithm {
+            ConvAlgorithm::Direct => PassPreference::Direct,
+            ConvAlgorithm::Tiled => PassPreference::Tiled,
+            _ => PassPreference::Blocked,
+        }
     }
 
     /// Overrides the planner's algorithm choice.
@@ -348,7 +369,7 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
         output: &XData<T>,
         filter: &Filter<K>,
         axes: &[AxisPlan],
-        tiled: bool,
+        preference: PassPreference,
     ) -> Result<ConvPlan<T, K>> {
         if output.is_empty() {
             return Ok(ConvPlan::nothing());
@@ -358,10 +379,11 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
         let filter3 = Filter::new(&shape3, filter.values().to_vec())?;
         let value = Complex64::new(params.border.value(), 0.0);
         let pass =
-            ConvPass::new(op, input, output, axes.len(), &filter3, &geometry(axes), params.border, value, tiled)?;
+            ConvPass::new(op, input, output, axes.len(), &filter3, &geometry(axes), params.border, value, preference)?;
         let strategy = match pass.kernel_kind() {
             PassKernel::Direct => ConvStrategy::Direct,
             PassKernel::Tiled { ry } => ConvStrategy::Tiled { rows: ry },
+            PassKernel::Blocked { vx, ry } => ConvStrategy::Blocked { cols: vx, rows: ry },
         };
         Ok(ConvPlan { passes: vec![pass], fft: None, strategy })
     }
@@ -378,7 +400,7 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
         output: &XData<T>,
         factors: &[Filter<K>],
         axes: &[AxisPlan],
-        tiled: bool,
+        preference: PassPreference,
     ) -> Result<ConvPlan<T, K>> {
         let r = axes.len();
         if output.is_empty() {
@@ -398,7 +420,7 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
             let mut g = Geometry { filter: filter_shape, stride: [1; 3], dilation: [1; 3], start: [0; 3] };
             let slot = 3 - r + k;
             (g.stride[slot], g.dilation[slot], g.start[slot]) = (axes[k].stride, axes[k].dilation, axes[k].start);
-            passes.push(ConvPass::new(op, &from, &to, r, &filter3, &g, params.border, value, tiled)?);
+            passes.push(ConvPass::new(op, &from, &to, r, &filter3, &g, params.border, value, preference)?);
             value *= factors[k].sum();
             from = to;
         }
@@ -540,7 +562,7 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
         let info = self.output.app().device();
         // The tiled kernel wins on both kinds of device: on PoCL (2 Xeon cores, 1024², f32) 15 ms against 41 for
         // 3×3, 84 against 305 for 15×15, 30 against 57 for 3×3×3 on 64×128².
-        let tiled = true;
+        let auto = self.params.pass_preference();
         let algorithm = self.params.algorithm;
         let factors =
             if !self.params.no_separable && matches!(algorithm, ConvAlgorithm::Auto | ConvAlgorithm::Separable) {
@@ -549,6 +571,7 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
                 None
             };
         let p = &self.params;
+        let direct = |preference| ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, preference);
         let plan = match (algorithm, factors) {
             (ConvAlgorithm::Separable, None) => {
                 return Err(Error::invalid(
@@ -562,18 +585,19 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
                 ));
             }
             (ConvAlgorithm::Separable, Some(f)) => {
-                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, tiled)?
+                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, auto)?
             }
             (ConvAlgorithm::Auto, Some(f)) if separable_pays(info, self.filter.shape()) => {
-                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, tiled)?
+                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, auto)?
             }
             (ConvAlgorithm::Fft, _) => ConvPlan::fft(op, p, &self.input, &self.output, &filter, &axes)?,
             (ConvAlgorithm::Auto, _) if fft_pays(info, self.filter.shape(), &axes) => {
                 ConvPlan::fft(op, p, &self.input, &self.output, &filter, &axes)?
             }
-            (ConvAlgorithm::Direct, _) => ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, false)?,
-            (ConvAlgorithm::Tiled, _) => ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, true)?,
-            (ConvAlgorithm::Auto, _) => ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, tiled)?,
+            (ConvAlgorithm::Direct, _) => direct(PassPreference::Direct)?,
+            (ConvAlgorithm::Tiled, _) => direct(PassPreference::Tiled)?,
+            (ConvAlgorithm::Blocked, _) => direct(PassPreference::Blocked)?,
+            (ConvAlgorithm::Auto, _) => direct(auto)?,
         };
         self.plan = Some(plan);
         Ok(())

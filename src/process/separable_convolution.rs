@@ -84,7 +84,15 @@ impl<T: Element, K: FilterElement<T>> Process for SeparableConvolution<T, K> {
         let shape = filter_shape(&self.factors)?;
         let axes = check_arrays(op, &self.params, &self.input, &self.output, &shape)?;
         let factors = self.factors.iter().map(|f| oriented(f, &self.params)).collect::<Result<Vec<_>>>()?;
-        self.plan = Some(ConvPlan::separable(op, &self.params, &self.input, &self.output, &factors, &axes, true)?);
+        self.plan = Some(ConvPlan::separable(
+            op,
+            &self.params,
+            &self.input,
+            &self.output,
+            &factors,
+            &axes,
+            self.params.pass_preference(),
+        )?);
         Ok(())
     }
 
