@@ -234,14 +234,18 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
         const int planes = min(rz, OZ - oz0) + KZ - 1;
         for (int p = 0; p < planes; ++p) {
             const int iz = border_index(oz0 + p - CZ, NZ);
+            // Unrolled so that each work-item has several loads in flight before it stores any of them: one at
+            // a time left the H100 at 2.0 TB/s on 3×3.
             if (iz >= 0 && inside) {
                 __global const T* plane = in + (IDX)iz * IN_Z + (IDX)y0 * IN_Y + (IDX)x0 * IN_X;
+                #pragma unroll 8
                 for (int i = lid; i < LH * LW; i += TX * TY) {
                     const int ly = i / LW, lx = i - ly * LW;
                     tile[ly * LPV * VW + lx] = plane[(IDX)ly * IN_Y + (IDX)lx * IN_X];
                 }
             } else {
                 __global const T* plane = in + (IDX)max(iz, 0) * IN_Z;
+                #pragma unroll 4
                 for (int i = lid; i < LH * LW; i += TX * TY) {
                     const int ly = i / LW, lx = i - ly * LW;
                     const int iy = border_index(y0 + ly, NY), ix = border_index(x0 + lx, NX);

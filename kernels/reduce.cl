@@ -15,9 +15,9 @@
 
 #if OP_NORM
 // Each work-item keeps m, the largest |x| it has seen, and s = Σ (|x|/m)^p: every term lies in [0, 1], so nothing
-// overflows or underflows before it matters (LAPACK's xNRM2 idea, for any p). Dividing by m is three multiplies:
-// by 2^-(e - e/2) and 2^-(e/2) (exact, each representable where 2^-e may not be) and by c = 2^e/m in (1, 2],
-// with e = ilogb(m) + 1. Only a new largest |x| (rare after the first few elements), NaN or ∞ takes the slow
+// overflows or underflows before it matters (LAPACK's xNRM2 idea, for any p). Dividing by m is two multiplies:
+// by 2^-(e - e/2) (exact) and by 2^(e - e/2)/m, with e = ilogb(m) + 1: each is representable where 1/m may not
+// be (m subnormal or near the largest finite value). Only a new largest |x| (rare after the first few elements), NaN or ∞ takes the slow
 // branch. Partials travel as (m, s). NaN anywhere gives NaN; otherwise ∞ anywhere gives ∞. For p = ∞, m is the
 // largest |x| and s only flags NaN.
 #define ACC R2
@@ -30,9 +30,16 @@ inline R powp(R t, R p, int ip) {
 #elif P_KIND == 2
     return t * t;
 #elif P_KIND == 3
-    // Square-and-multiply on the bits of p: log2(p) products, where pown may go through exp and log.
+    // Square-and-multiply on the bits of p: log2(p) products, where pown may go through exp and log. IP, when
+    // the host compiles p in (small p), unrolls it into a handful of multiplies (p = 20: 5).
+#ifdef IP
+    const int bits = IP;
+#else
+    const int bits = ip;
+#endif
     R r = (R)1;
-    for (int n = ip; n > 0; n >>= 1) {
+    #pragma unroll
+    for (int n = bits; n > 0; n >>= 1) {
         if (n & 1) r *= t;
         t *= t;
     }
@@ -45,11 +52,11 @@ inline R powp(R t, R p, int ip) {
 }
 
 typedef struct {
-    R m, s;       // as in a partial
-    R ih, il, c;  // 1/m as three factors (0 before the first non-zero |x| and after an ∞)
+    R m, s;   // as in a partial
+    R ih, k;  // 1/m as two factors (0 before the first non-zero |x| and after an ∞)
 } Item;
 
-inline void item_init(Item* it) { it->m = it->s = it->ih = it->il = it->c = (R)0; }
+inline void item_init(Item* it) { it->m = it->s = it->ih = it->k = (R)0; }
 
 // The slow branch: |x| > m, or NaN.
 inline void item_rare(Item* it, R ax, R p, int ip) {
@@ -63,14 +70,13 @@ inline void item_rare(Item* it, R ax, R p, int ip) {
     } else if (isinf(ax)) {
         it->m = ax;
         it->s *= (R)0; // keeps a NaN
-        it->ih = it->il = it->c = (R)0;
+        it->ih = it->k = (R)0;
     } else {
         it->s = it->s * powp(it->m / ax, p, ip) + (R)1;
         it->m = ax;
         const int e = ilogb(ax) + 1;
         it->ih = ldexp((R)1, -(e - e / 2));
-        it->il = ldexp((R)1, -(e / 2));
-        it->c = ldexp((R)1, e / 2) / ax * ldexp((R)1, e - e / 2);
+        it->k = ldexp((R)1, e - e / 2) / ax; // 2^-(e/2)·c, within a factor 2 of 2^-(e/2)
     }
 #endif
 }
@@ -78,7 +84,7 @@ inline void item_rare(Item* it, R ax, R p, int ip) {
 inline void item_add_mag(Item* it, R ax, R p, int ip) {
     if (ax <= it->m) {
 #if P_KIND != 5
-        it->s += powp(ax * it->ih * it->il * it->c, p, ip);
+        it->s += powp(ax * it->ih * it->k, p, ip);
 #endif
     } else {
         item_rare(it, ax, p, ip);
@@ -198,7 +204,25 @@ void reduce_groups(__global const T* restrict x, IDX x_off, IDX sx, __global con
     const IDX runs = len / VW;
     __global const VT* xv = (__global const VT*)xp;
     __global const VT* yv = (__global const VT*)yp;
-    for (IDX j = me; j < runs; j += items) {
+    // Two runs per iteration, both loaded before either is used: more bytes in flight per work-item.
+    IDX j = me;
+    for (; j + items < runs; j += 2 * items) {
+        Run a0, a1, b0, b1;
+        a0.v = xv[j];
+        a1.v = xv[j + items];
+#if OP_NORM
+        b0.v = a0.v;
+        b1.v = a1.v;
+#else
+        b0.v = yv[j];
+        b1.v = yv[j + items];
+#endif
+        #pragma unroll
+        for (int k = 0; k < VW; ++k) ITEM_ADD(it, a0.s[k], b0.s[k]);
+        #pragma unroll
+        for (int k = 0; k < VW; ++k) ITEM_ADD(it, a1.s[k], b1.s[k]);
+    }
+    if (j < runs) {
         Run a, b;
         a.v = xv[j];
 #if OP_NORM

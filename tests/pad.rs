@@ -86,6 +86,11 @@ fn complex_and_double_data() {
         check::<Complex32>(&mut rng, &[5, 6], &[(2, 7), (6, 0)], mode, true);
         check::<f64>(&mut rng, &[4, 3, 2], &[(1, 0), (3, 9), (2, 2)], mode, false);
         check::<Complex64>(&mut rng, &[257], &[(300, 1)], mode, false);
+        // Output rows of 40 f32 / 10 c32 start on 16-byte boundaries: runs inside the source are stored as
+        // vectors, from a source offset by 5 (unaligned) or 4, and the runs across the borders element-wise.
+        check::<f32>(&mut rng, &[37, 31], &[(3, 4), (5, 4)], mode, false);
+        check::<f32>(&mut rng, &[6, 29], &[(1, 0), (4, 7)], mode, true);
+        check::<Complex32>(&mut rng, &[9, 7], &[(2, 2), (1, 2)], mode, false);
     }
 }
 

@@ -42,7 +42,9 @@ impl Reduction {
                 } else {
                     4
                 };
-                format!("-DOP_NORM=1 -DP_KIND={kind} -DCONJ_X=0")
+                // Small integer p is compiled in, so its powers unroll into a few multiplies.
+                let ip = if kind == 3 && p <= 64.0 { format!(" -DIP={p}") } else { String::new() };
+                format!("-DOP_NORM=1 -DP_KIND={kind} -DCONJ_X=0{ip}")
             }
             Reduction::Dot { conjugate_x } => format!("-DOP_NORM=0 -DP_KIND=0 -DCONJ_X={}", u8::from(conjugate_x)),
         }

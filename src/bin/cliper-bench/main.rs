@@ -247,7 +247,7 @@ enum Case {
         /// scipy.ndimage mode: constant, nearest, reflect, mirror, wrap.
         #[arg(long, default_value = "constant")]
         border: String,
-        /// Algorithms to try: auto, direct, tiled, separable, fft.
+        /// Algorithms to try: auto, direct, tiled, blocked, separable, fft.
         #[arg(long, value_delimiter = ',', default_value = "auto")]
         algorithms: Vec<String>,
         /// Launches per timed batch.

@@ -272,6 +272,7 @@ pub(crate) fn conv(
             "auto" => ConvAlgorithm::Auto,
             "direct" => ConvAlgorithm::Direct,
             "tiled" => ConvAlgorithm::Tiled,
+            "blocked" => ConvAlgorithm::Blocked,
             "separable" => ConvAlgorithm::Separable,
             "fft" => ConvAlgorithm::Fft,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
