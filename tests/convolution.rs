@@ -313,6 +313,8 @@ fn blocked_kernel_agrees_with_the_reference() {
     let params = spec.params().algorithm(ConvAlgorithm::Blocked);
     // Rows of 36 start on 16-byte boundaries: whole runs are stored as vectors.
     assert!(blocked(&check::<f32, f32>(&mut rng, &[41, 20, 36], &f333, &spec, params.clone())));
+    // Wide enough for tiles wholly inside, whose planes are fetched a plane ahead.
+    assert!(blocked(&check::<f32, f32>(&mut rng, &[20, 40, 300], &f333, &spec, params.clone())));
     let c5 = random_filter::<f32>(&mut rng, &[5, 5]);
     assert!(blocked(&check::<Complex32, f32>(&mut rng, &[33, 65], &c5, &spec, params.clone())));
     let z3 = random_filter::<Complex64>(&mut rng, &[3, 2, 3]);
