@@ -75,20 +75,28 @@ inline int border_index(int i, int n) {
     return -1;
 #elif BORDER == BORDER_EDGE
     return i < 0 ? 0 : n - 1;
-#elif BORDER == BORDER_WRAP
+#else
+    // Within one period of the array (every halo narrower than the array) the rules need no division: kernels
+    // that compute this for whole tiles at once (the compiler predicates both branches) stay cheap. Further out,
+    // the periodic rule with a remainder.
+#if BORDER == BORDER_WRAP
+    if (i >= -n && i < 2 * n) return i < 0 ? i + n : i - n;
     const int m = i % n;
     return m < 0 ? m + n : m;
 #elif BORDER == BORDER_SYMMETRIC
+    if (i >= -n && i < 2 * n) return i < 0 ? -1 - i : 2 * n - 1 - i;
     const int period = 2 * n;
     int m = i % period;
     if (m < 0) m += period;
     return m < n ? m : period - 1 - m;
 #else
     if (n == 1) return 0;
+    if (i > -n && i < 2 * n - 1) return i < 0 ? -i : 2 * n - 2 - i;
     const int period = 2 * n - 2;
     int m = i % period;
     if (m < 0) m += period;
     return m < n ? m : period - m;
+#endif
 #endif
 }
 #endif

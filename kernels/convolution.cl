@@ -199,15 +199,26 @@ typedef union {
     T s[VW];
 } Run;
 
-// Elements of a staged plane per work-item, and their loads from `plane` (the tile's first input element) into
-// the registers pre[].
+// Elements of a staged plane per work-item, and their loads into the registers pre[] from input plane `iz`
+// (border_index already applied; < 0 for a constant border's outside), border rule included.
 #define NPRE ((LH * LW + TX * TY - 1) / (TX * TY))
-#define PREFETCH(plane) \
+#define PREFETCH(iz) \
     do { \
-        __global const T* from_ = (plane); \
-        _Pragma("unroll") for (int k = 0; k < NPRE; ++k) { \
-            const int i = lid + k * TX * TY; \
-            if (i < LH * LW) pre[k] = from_[(IDX)(i / LW) * IN_Y + (IDX)(i % LW) * IN_X]; \
+        const int iz_ = (iz); \
+        if (iz_ >= 0 && inside) { \
+            __global const T* from_ = in + (IDX)iz_ * IN_Z + (IDX)y0 * IN_Y + (IDX)x0 * IN_X; \
+            _Pragma("unroll") for (int k = 0; k < NPRE; ++k) { \
+                const int i = lid + k * TX * TY; \
+                if (i < LH * LW) pre[k] = from_[(IDX)(i / LW) * IN_Y + (IDX)(i % LW) * IN_X]; \
+            } \
+        } else { \
+            __global const T* from_ = in + (IDX)max(iz_, 0) * IN_Z; \
+            _Pragma("unroll") for (int k = 0; k < NPRE; ++k) { \
+                const int i = lid + k * TX * TY; \
+                const int iy = border_index(y0 + i / LW, NY), ix = border_index(x0 + i % LW, NX); \
+                if (i < LH * LW) \
+                    pre[k] = (iz_ < 0 || iy < 0 || ix < 0) ? value : from_[(IDX)iy * IN_Y + (IDX)ix * IN_X]; \
+            } \
         } \
     } while (0)
 
@@ -245,31 +256,22 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
                 for (int v = 0; v < VX; ++v) acc[k][r][v] = ZERO;
         const int planes = min(rz, OZ - oz0) + KZ - 1;
 #if KZ > 1
-        // Planes wholly inside are fetched into registers one plane ahead, so that their loads are in flight
-        // while the plane before is computed (one plane at a time left 3×3×3 on the H100 at 1.5 TB/s).
+        // Planes are fetched into registers one plane ahead, so that their loads are in flight while the plane
+        // before is computed (one plane at a time left 3×3×3 on the H100 at 1.5 TB/s).
         T pre[NPRE];
-        int pre_ok = 0;
-        {
-            const int iz0 = border_index(oz0 - CZ, NZ);
-            if (iz0 >= 0 && inside) {
-                PREFETCH(in + (IDX)iz0 * IN_Z + (IDX)y0 * IN_Y + (IDX)x0 * IN_X);
-                pre_ok = 1;
-            }
-        }
+        PREFETCH(border_index(oz0 - CZ, NZ));
 #endif
         for (int p = 0; p < planes; ++p) {
+#if KZ > 1
+            #pragma unroll
+            for (int k = 0; k < NPRE; ++k) {
+                const int i = lid + k * TX * TY;
+                if (i < LH * LW) tile[(i / LW) * LPV * VW + i % LW] = pre[k];
+            }
+#else
             const int iz = border_index(oz0 + p - CZ, NZ);
             // Unrolled so that each work-item has several loads in flight before it stores any of them: one at
             // a time left the H100 at 2.0 TB/s on 3×3.
-#if KZ > 1
-            if (pre_ok) {
-                #pragma unroll
-                for (int k = 0; k < NPRE; ++k) {
-                    const int i = lid + k * TX * TY;
-                    if (i < LH * LW) tile[(i / LW) * LPV * VW + i % LW] = pre[k];
-                }
-            } else
-#endif
             if (iz >= 0 && inside) {
                 __global const T* plane = in + (IDX)iz * IN_Z + (IDX)y0 * IN_Y + (IDX)x0 * IN_X;
                 #pragma unroll 8
@@ -279,7 +281,7 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
                 }
             } else {
                 __global const T* plane = in + (IDX)max(iz, 0) * IN_Z;
-                #pragma unroll 4
+                #pragma unroll 8
                 for (int i = lid; i < LH * LW; i += TX * TY) {
                     const int ly = i / LW, lx = i - ly * LW;
                     const int iy = border_index(y0 + ly, NY), ix = border_index(x0 + lx, NX);
@@ -287,16 +289,10 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
                         (iz < 0 || iy < 0 || ix < 0) ? value : plane[(IDX)iy * IN_Y + (IDX)ix * IN_X];
                 }
             }
+#endif
             barrier(CLK_LOCAL_MEM_FENCE);
 #if KZ > 1
-            pre_ok = 0;
-            if (p + 1 < planes) {
-                const int iz1 = border_index(oz0 + p + 1 - CZ, NZ);
-                if (iz1 >= 0 && inside) {
-                    PREFETCH(in + (IDX)iz1 * IN_Z + (IDX)y0 * IN_Y + (IDX)x0 * IN_X);
-                    pre_ok = 1;
-                }
-            }
+            if (p + 1 < planes) PREFETCH(border_index(oz0 + p + 1 - CZ, NZ));
 #endif
             __local const VT* rows = tile_v + ty * RY * LPV + tx * (VX / VW);
 #if UNROLL_ROWS
