@@ -52,6 +52,18 @@ inline void batch_offsets(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 
     batch_offsets3(b, nd, shape, stride_a, stride_b, stride_b, off_a, off_b, &unused);
 }
 
+// Run: VW elements of T read or written as one 16-byte vector VT, for kernels whose host passes -DVW -DVT
+// (only where the addresses are 16-byte aligned). VW is 1 otherwise.
+#ifndef VW
+#define VW 1
+#endif
+#ifdef VT
+typedef union {
+    VT v;
+    T s[VW];
+} Run;
+#endif
+
 // Complex (or real) product and the zero of T.
 #if IS_COMPLEX
 #define MUL(a, b) ((T)((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))

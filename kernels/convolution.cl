@@ -194,11 +194,6 @@ void conv_tiled(__global const T* restrict src, IDX src_off, __global T* restric
 #define LH (TY * RY + KY - 1)
 #define NWIN ((VX + KX - 1 + VW - 1) / VW)
 
-typedef union {
-    VT v;
-    T s[VW];
-} Run;
-
 // Elements of a staged plane per work-item, and their loads into the registers pre[] from input plane `iz`
 // (border_index already applied; < 0 for a constant border's outside), border rule included.
 #define NPRE ((LH * LW + TX * TY - 1) / (TX * TY))

@@ -6,16 +6,6 @@
 // the fact that the whole row lies in the border — is worked out once per work-item from the row index over
 // the other (up to 7) axes; along the row only the last axis is mapped.
 
-#ifndef VW
-#define VW 1
-#endif
-#if VW > 1
-typedef union {
-    VT v;
-    T s[VW];
-} Run;
-#endif
-
 #define PAD_AXIS(k, c) \
     if ((k) < nd) { \
         const IDX extent = (IDX)out_shape.c; \

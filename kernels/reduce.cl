@@ -162,15 +162,6 @@ inline OUT acc_final(ACC a, R p) {
 #define ACC_FINAL(a) (a)
 #endif
 
-#ifndef VW
-#define VW 1
-#endif
-#if VW > 1
-typedef union {
-    VT v;
-    T s[VW];
-} Run;
-#endif
 
 // Halving tree over the work-group's WG partials in local memory; the result lands in scratch[0].
 #define TREE(scratch, lid) \
