@@ -69,7 +69,7 @@ impl<T: Element> Transpose<T> {
         Ok(output)
     }
 
-    /// Which copy kernel `init` chose: `"copy_tiled"` (tiled transpose), `"copy_rows"`, `"copy_buffer"` or
+    /// Which copy kernel `init` chose: `"copy_tiled"` (tiled transpose), `"copy_blocks"` (its CPU form), `"copy_rows"`, `"copy_buffer"` or
     /// `"none"` (empty array); `None` before `init`.
     pub fn strategy(&self) -> Option<&'static str> {
         self.plan.as_ref().map(|(p, _)| p.strategy())
