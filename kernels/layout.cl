@@ -23,6 +23,19 @@
 #define DST_SQ dst_sq
 #endif
 
+// Tile g of copy_tiled / copy_blocks: its indices along p and q (q fastest) and its batch entry's offsets.
+inline void locate_tile(IDX g, IDX tiles_p, IDX tiles_q, uint batch_nd, ulong8 batch_shape, ulong8 batch_src,
+                        ulong8 batch_dst, IDX* tp, IDX* tq, IDX* bs, IDX* bd) {
+    IDX rest = g;
+    *tq = rest % tiles_q;
+    rest /= tiles_q;
+    *tp = rest % tiles_p;
+    rest /= tiles_p;
+    *bs = 0;
+    *bd = 0;
+    if (batch_nd > 0) batch_offsets(rest, batch_nd, batch_shape, batch_src, batch_dst, bs, bd);
+}
+
 __kernel __attribute__((reqd_work_group_size(TILE * TILE_ROWS, 1, 1)))
 void copy_tiled(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
                 IDX np, IDX nq, IDX src_sp, IDX src_sq, IDX dst_sp, IDX dst_sq, IDX tiles_p, IDX tiles_q,
@@ -35,13 +48,8 @@ void copy_tiled(__global const T* restrict src, IDX src_off, __global T* restric
     // GPUs launch one group per tile; CPUs launch fewer groups (each costs a dispatch there) that loop. The loop
     // bound depends only on the group, so the barriers inside are reached by the whole group.
     for (IDX g = (IDX)get_group_id(0); g < tiles_total; g += (IDX)get_num_groups(0)) {
-        IDX rest = g;
-        const IDX tq = rest % tiles_q;
-        rest /= tiles_q;
-        const IDX tp = rest % tiles_p;
-        rest /= tiles_p;
-        IDX bs = 0, bd = 0;
-        if (batch_nd > 0) batch_offsets(rest, batch_nd, batch_shape, batch_src, batch_dst, &bs, &bd);
+        IDX tp, tq, bs, bd;
+        locate_tile(g, tiles_p, tiles_q, batch_nd, batch_shape, batch_src, batch_dst, &tp, &tq, &bs, &bd);
         __global const T* in = src + src_off + bs;
         __global T* out = dst + dst_off + bd;
         const IDX p0 = tp * TILE, q0 = tq * TILE;
@@ -80,13 +88,8 @@ __kernel void copy_blocks(__global const T* restrict src, IDX src_off, __global 
                           IDX tiles_total, uint batch_nd, ulong8 batch_shape, ulong8 batch_src, ulong8 batch_dst)
 {
     for (IDX g = (IDX)get_global_id(0); g < tiles_total; g += (IDX)get_global_size(0)) {
-        IDX rest = g;
-        const IDX tq = rest % tiles_q;
-        rest /= tiles_q;
-        const IDX tp = rest % tiles_p;
-        rest /= tiles_p;
-        IDX bs = 0, bd = 0;
-        if (batch_nd > 0) batch_offsets(rest, batch_nd, batch_shape, batch_src, batch_dst, &bs, &bd);
+        IDX tp, tq, bs, bd;
+        locate_tile(g, tiles_p, tiles_q, batch_nd, batch_shape, batch_src, batch_dst, &tp, &tq, &bs, &bd);
         __global const T* in = src + src_off + bs;
         __global T* out = dst + dst_off + bd;
         const IDX p0 = tp * BLOCK, q0 = tq * BLOCK;
