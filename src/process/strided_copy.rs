@@ -191,6 +191,8 @@ enum Step {
     /// `tiles`: tiles along p, along q, and in all (batch included).
     Tiled {
         kernel: Kernel,
+        /// `"copy_tiled"` or `"copy_blocks"`.
+        name: &'static str,
         p: Axis,
         q: Axis,
         tiles: [u64; 3],
@@ -297,13 +299,15 @@ impl CopyPlan {
         let options = if blocks { format!("{options} -DBLOCK={CPU_BLOCK}") } else { options };
         let program = app.build_program("layout.cl", &kernels::with_common(kernels::LAYOUT), &options)?;
         let step = if tiled {
-            let kernel = program.kernel(if blocks { "copy_blocks" } else { "copy_tiled" })?.owned_by(op);
+            let name = if blocks { "copy_blocks" } else { "copy_tiled" };
+            let kernel = program.kernel(name)?.owned_by(op);
             let (ap, aq) = (axes[p], axes[q]);
             let tiles_pq = [ap.n.div_ceil(tiles.tile) as u64, aq.n.div_ceil(tiles.tile) as u64];
             let total = batch.count() * tiles_pq[0] * tiles_pq[1];
             let groups = usize::try_from(total).unwrap_or(usize::MAX).min(group_limit(app.device()));
             Step::Tiled {
                 kernel,
+                name,
                 p: ap,
                 q: aq,
                 tiles: [tiles_pq[0], tiles_pq[1], total],
@@ -374,7 +378,7 @@ impl CopyPlan {
                 .local(local)
                 .work(self.bytes_moved, 0)
                 .enqueue(),
-            Step::Tiled { kernel, p, q, tiles, batch, groups, group_size } => kernel
+            Step::Tiled { kernel, p, q, tiles, batch, groups, group_size, .. } => kernel
                 .launch()
                 .input(src)
                 .index(idx, so)
@@ -406,8 +410,7 @@ impl CopyPlan {
             Step::Nothing => "none",
             Step::Buffer { .. } => "copy_buffer",
             Step::Rows { .. } => "copy_rows",
-            Step::Tiled { group_size: 1, .. } => "copy_blocks",
-            Step::Tiled { .. } => "copy_tiled",
+            Step::Tiled { name, .. } => name,
         }
     }
 }
