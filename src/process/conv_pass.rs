@@ -5,7 +5,7 @@
 use super::Border;
 use super::batch::Batch3;
 use super::filter::Filter;
-use super::index_type_for;
+use super::{index_type_for, run_options, run_width};
 use crate::app::{DeviceKind, IndexType, Kernel};
 use crate::data::{Element, XData};
 use crate::error::{Error, Result};
@@ -100,7 +100,7 @@ fn block_shape<T: Element>(info: &crate::DeviceInfo, g: &Geometry, o: [usize; 3]
         return None;
     }
     let element = std::mem::size_of::<T>();
-    let vw = 16 / element;
+    let vw = run_width::<T>();
     let vx = vw;
     let reals = element / std::mem::size_of::<T::Real>();
     // Local memory: at most 48 KiB, the most one OpenCL group may hold on NVIDIA.
@@ -211,6 +211,8 @@ impl<T: Element, K: Element> ConvPass<T, K> {
             None
         };
         let cpu = info.kind == DeviceKind::Cpu;
+        // Groups launched at once by the tile kernels (they loop over the rest): a few per core on CPUs.
+        let tile_cap = if cpu { info.compute_units as u64 * 4 } else { 1 << 22 };
         let launch = match (blocked, tiled_ry) {
             (Some(b), _) => {
                 let groups = b.tiles.iter().product::<u64>() * batch.count();
@@ -218,7 +220,7 @@ impl<T: Element, K: Element> ConvPass<T, K> {
                     tiles: b.tiles,
                     rz: b.rz,
                     groups,
-                    launch_groups: groups.min(if cpu { info.compute_units as u64 * 4 } else { 1 << 22 }) as usize,
+                    launch_groups: groups.min(tile_cap) as usize,
                     vx: b.vx,
                     ry: b.ry,
                 }
@@ -226,11 +228,10 @@ impl<T: Element, K: Element> ConvPass<T, K> {
             (None, Some(ry)) => {
                 let tiles = [o[2].div_ceil(TILE_X) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
                 let groups = tiles[0] * tiles[1] * o[0] as u64 * batch.count();
-                let cap = if cpu { info.compute_units as u64 * 4 } else { 1 << 22 };
                 LaunchShape::Tiled {
                     tiles,
                     groups,
-                    launch_groups: groups.min(cap) as usize,
+                    launch_groups: groups.min(tile_cap) as usize,
                     local_bytes: local_for(ry),
                     ry,
                 }
@@ -264,18 +265,17 @@ impl<T: Element, K: Element> ConvPass<T, K> {
             options += &format!(" -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry}");
         }
         if let Some(b) = blocked {
-            let vw = 16 / element;
+            let vw = run_width::<T>();
             let aligned = out_st[2] == 1
                 && [output.offset(), out_st[0], out_st[1]].iter().all(|v| v.is_multiple_of(vw))
                 && batch.strides[1][..batch.axes as usize].iter().all(|&v| (v as usize).is_multiple_of(vw));
             let [fz, fy, fx] = g.filter;
             options += &format!(
-                " -DTX={TILE_X} -DTY={TILE_Y} -DRY={} -DBLOCK_VX={} -DKX={fx} -DKY={fy} -DKZ={fz} -DVW={vw} -DVT={}{} \
-                 -DALIGNED_OUT={} -DUNROLL_ROWS={}",
+                " -DTX={TILE_X} -DTY={TILE_Y} -DRY={} -DBLOCK_VX={} -DKX={fx} -DKY={fy} -DKZ={fz}{} -DALIGNED_OUT={} \
+                 -DUNROLL_ROWS={}",
                 b.ry,
                 b.vx,
-                T::Real::CL_TYPE,
-                16 / std::mem::size_of::<T::Real>(),
+                run_options::<T>(),
                 u8::from(aligned),
                 u8::from(fy <= BLOCK_UNROLL_ROWS)
             );

@@ -73,6 +73,17 @@ pub(crate) fn index_type_for(layouts: &[&crate::data::Layout], counts: &[u64]) -
     crate::IndexType::for_extent(extent.max().unwrap_or(0))
 }
 
+/// Elements of `T` in one 16-byte run, the unit the kernels read or write as one vector (`Run` in common.cl).
+pub(crate) fn run_width<T: crate::Element>() -> usize {
+    16 / std::mem::size_of::<T>()
+}
+
+/// The build options that turn on 16-byte runs of `T` (`-DVW`, `-DVT`), with a leading space.
+pub(crate) fn run_options<T: crate::Element>() -> String {
+    let components = 16 / std::mem::size_of::<T::Real>();
+    format!(" -DVW={} -DVT={}{components}", run_width::<T>(), <T::Real as crate::Element>::CL_TYPE)
+}
+
 use crate::app::{ClApp, Recorder};
 use crate::error::{ClContext, Error, Result};
 use std::fmt;

@@ -2,7 +2,7 @@
 
 use super::Border;
 use super::Process;
-use super::index_type_for;
+use super::{index_type_for, run_options, run_width};
 use crate::app::{IndexType, Kernel};
 use crate::data::{Element, XData};
 use crate::error::{Error, Result};
@@ -189,7 +189,7 @@ impl<T: Element> Process for Pad<T> {
         let wg = WG.min(info.max_work_group_size.max(1));
         let wg = 1usize << (usize::BITS - 1 - wg.leading_zeros());
         // Runs of 16 bytes when every output row starts on such a boundary with unit stride.
-        let vw = 16 / std::mem::size_of::<T>();
+        let vw = run_width::<T>();
         let aligned = |v: usize| v.is_multiple_of(vw);
         let vw = if last.4 == 1
             && aligned(self.output.offset())
@@ -216,8 +216,7 @@ impl<T: Element> Process for Pad<T> {
                 self.border.build_option()
             );
             if vw > 1 {
-                let components = 16 / std::mem::size_of::<T::Real>();
-                options += &format!(" -DVW={vw} -DVT={}{components}", T::Real::CL_TYPE);
+                options += &run_options::<T>();
             }
             let program = app.build_program("pad.cl", &kernels::with_common(kernels::PAD), &options)?;
             Some(program.kernel("pad")?.owned_by(op))

@@ -12,7 +12,7 @@
 
 use super::CopyPlan;
 use super::batch::Batch3;
-use super::index_type_for;
+use super::{index_type_for, run_options, run_width};
 use crate::app::{DeviceKind, IndexType, Kernel, Launch};
 use crate::data::{Element, XData};
 use crate::error::{Error, Result};
@@ -183,11 +183,7 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         let mut options = format!("{} -DIDX={} -DWG={wg} {}", T::build_options(), index.cl_type(), reduction.options());
         let vw = if lanes { 1 } else { vector_width::<T>(&xk, &yk, stride, &batch) };
         if vw > 1 {
-            options += &format!(
-                " -DVW={vw} -DVT={}{}",
-                T::Real::CL_TYPE,
-                vw * std::mem::size_of::<T>() / std::mem::size_of::<T::Real>()
-            );
+            options += &run_options::<T>();
         }
         let step = if outputs == 0 {
             Step::Nothing
@@ -323,7 +319,7 @@ fn operands<'k, T: Element>(
 /// How many elements `reduce_groups` reads at once (16 bytes), or 1: wider reads need unit strides and every
 /// reduction's start in both operands on a 16-byte boundary (buffers themselves are aligned far more).
 fn vector_width<T: Element>(x: &XData<T>, y: &XData<T>, stride: [usize; 2], batch: &Batch3) -> usize {
-    let vw = 16 / std::mem::size_of::<T>();
+    let vw = run_width::<T>();
     let aligned = |v: usize| v.is_multiple_of(vw);
     let starts_aligned = aligned(x.offset())
         && aligned(y.offset())
