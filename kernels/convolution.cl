@@ -104,6 +104,22 @@ void conv_direct(__global const T* restrict src, IDX src_off, __global T* restri
     }
 }
 
+// Group g of the tile kernels (conv_tiled, conv_blocked): tile column gx (fastest), tile row gy, index gz along
+// the third axis (output planes, or runs of them), then the batch entry, whose offsets land in bs and bd.
+inline void locate_group(IDX g, IDX tiles_x, IDX tiles_y, IDX tiles_z, uint nd, ulong8 b_shape, ulong8 b_src,
+                         ulong8 b_dst, int* gx, int* gy, int* gz, IDX* bs, IDX* bd) {
+    IDX rest = g;
+    *gx = (int)(rest % tiles_x);
+    rest /= tiles_x;
+    *gy = (int)(rest % tiles_y);
+    rest /= tiles_y;
+    *gz = (int)(rest % tiles_z);
+    rest /= tiles_z;
+    *bs = 0;
+    *bd = 0;
+    if (nd > 0) batch_offsets(rest, nd, b_shape, b_src, b_dst, bs, bd);
+}
+
 // ---- conv_tiled: a group computes a TX x (TY*RY) block of outputs of one z plane. For each filter plane it
 // stages the input block the outputs need (halo included, border rule applied once per element on the way in)
 // in local memory, then every work-item accumulates RY outputs, one per TY rows, so that neighbouring
@@ -119,15 +135,9 @@ void conv_tiled(__global const T* restrict src, IDX src_off, __global T* restric
     const int lid = (int)get_local_id(0), tx = lid % TX, ty = lid / TX;
     const int LW = (TX - 1) * SX + (FX - 1) * DX + 1, LH = (TY * RY - 1) * SY + (FY - 1) * DY + 1;
     for (IDX g = (IDX)get_group_id(0); g < groups; g += (IDX)get_num_groups(0)) {
-        IDX rest = g;
-        const int gx = (int)(rest % tiles_x);
-        rest /= tiles_x;
-        const int gy = (int)(rest % tiles_y);
-        rest /= tiles_y;
-        const int oz = (int)(rest % (IDX)OZ);
-        rest /= (IDX)OZ;
-        IDX bs = 0, bd = 0;
-        if (nd > 0) batch_offsets(rest, nd, b_shape, b_src, b_dst, &bs, &bd);
+        int gx, gy, oz;
+        IDX bs, bd;
+        locate_group(g, tiles_x, tiles_y, (IDX)OZ, nd, b_shape, b_src, b_dst, &gx, &gy, &oz, &bs, &bd);
         __global const T* in = src + src_off + bs;
         const int ox0 = gx * TX, oy0 = gy * TY * RY;
         const int x0 = ox0 * SX - CX, y0 = oy0 * SY - CY, z0 = oz * SZ - CZ;
@@ -227,15 +237,10 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
     __local T* tile = (__local T*)tile_v;
     const int lid = (int)get_local_id(0), tx = lid % TX, ty = lid / TX;
     for (IDX g = (IDX)get_group_id(0); g < groups; g += (IDX)get_num_groups(0)) {
-        IDX rest = g;
-        const int gx = (int)(rest % tiles_x);
-        rest /= tiles_x;
-        const int gy = (int)(rest % tiles_y);
-        rest /= tiles_y;
-        const int oz0 = (int)(rest % z_blocks) * rz;
-        rest /= z_blocks;
-        IDX bs = 0, bd = 0;
-        if (nd > 0) batch_offsets(rest, nd, b_shape, b_src, b_dst, &bs, &bd);
+        int gx, gy, zb;
+        IDX bs, bd;
+        locate_group(g, tiles_x, tiles_y, z_blocks, nd, b_shape, b_src, b_dst, &gx, &gy, &zb, &bs, &bd);
+        const int oz0 = zb * rz;
         __global const T* in = src + src_off + bs;
         const int ox0 = gx * TX * VX, oy0 = gy * TY * RY;
         const int x0 = ox0 - CX, y0 = oy0 - CY;
