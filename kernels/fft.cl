@@ -1,7 +1,6 @@
 // Fast Fourier transforms (Fft): Stockham autosort passes of radix 2, 3, 4, 5 and 7 over one axis of a
 // contiguous [outer, n, inner] array, and the three element-wise steps of Bluestein's algorithm for other
-// lengths. T is float2 or double2. The host prepends the radix tables fft_cos_R / fft_sin_R
-// (cos and sin of 2πq/R, computed in float64) for the generic radices 3, 5 and 7.
+// lengths. T is float2 or double2. The host prepends fft_butterflies.cl (the length-R DFTs and their tables).
 //
 // Pass (Govindaraju et al., "High performance discrete Fourier transforms on graphics processors", 2008):
 // with m = n/R and ns the length of the sub-transforms already done, work-item j of a row reads
@@ -9,50 +8,6 @@
 // the results at (j/ns)·ns·R + (j mod ns) + r·ns. After the passes (ns = 1, R₁, R₁R₂, … n) the output is in
 // natural order. `inverse` conjugates every twiddle (the unscaled inverse transform); `scale` multiplies the
 // results (the normalisation, applied in an axis's last pass).
-
-inline T twiddle(global const T* roots, IDX k, int inverse) {
-    T w = roots[k];
-    return inverse ? CONJ(w) : w;
-}
-
-// -i·v forward, +i·v inverse: the quarter turn of radix 4.
-inline T quarter_turn(T v, int inverse) {
-    return inverse ? (T)(-v.y, v.x) : (T)(v.y, -v.x);
-}
-
-inline void dft2(T* v, int inverse) {
-    T a = v[0], b = v[1];
-    v[0] = a + b;
-    v[1] = a - b;
-}
-
-inline void dft4(T* v, int inverse) {
-    T a0 = v[0] + v[2], a1 = v[0] - v[2], a2 = v[1] + v[3], a3 = quarter_turn(v[1] - v[3], inverse);
-    v[0] = a0 + a2;
-    v[1] = a1 + a3;
-    v[2] = a0 - a2;
-    v[3] = a1 - a3;
-}
-
-// The generic length-R DFT from the tables: y_k = Σ_r v_r · exp(∓2πi·rk/R).
-#define DEFINE_DFT(RAD) \
-    inline void dft##RAD(T* v, int inverse) { \
-        T y[RAD]; \
-        _Pragma("unroll") for (int k = 0; k < RAD; k++) { \
-            T acc = v[0]; \
-            _Pragma("unroll") for (int r = 1; r < RAD; r++) { \
-                int q = (r * k) % RAD; \
-                T w = (T)(fft_cos_##RAD[q], inverse ? fft_sin_##RAD[q] : -fft_sin_##RAD[q]); \
-                acc += MUL(v[r], w); \
-            } \
-            y[k] = acc; \
-        } \
-        _Pragma("unroll") for (int k = 0; k < RAD; k++) v[k] = y[k]; \
-    }
-
-DEFINE_DFT(3)
-DEFINE_DFT(5)
-DEFINE_DFT(7)
 
 #define DEFINE_PASS(RAD) \
     kernel void fft_pass##RAD(global const T* restrict src, global T* restrict dst, global const T* restrict roots, \

@@ -36,6 +36,12 @@ pub(crate) const ELEMENTWISE: &str = include_str!("../kernels/elementwise.cl");
 /// Fast Fourier transforms (Fft): Stockham passes and Bluestein's element-wise steps.
 pub(crate) const FFT: &str = include_str!("../kernels/fft.cl");
 
+/// The length-R DFTs both FFT programs share.
+pub(crate) const FFT_BUTTERFLIES: &str = include_str!("../kernels/fft_butterflies.cl");
+
+/// The register FFT kernel `fft_lines` (every pass of a line in one launch); the host generates its constants.
+pub(crate) const FFT_LINES: &str = include_str!("../kernels/fft_lines.cl");
+
 /// Shepp-Logan phantom generation.
 pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
 

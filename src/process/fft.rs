@@ -12,6 +12,7 @@
 //! writes along `inner`-contiguous rows; strided inputs and outputs go through a strided copy first or last.
 
 use super::Process;
+use super::fft_lines::{LinesShape, LinesVariant};
 use super::strided_copy::CopyPlan;
 use crate::app::{ClApp, IndexType, Kernel};
 use crate::data::{ComplexElement, Element, XData};
@@ -103,24 +104,22 @@ fn scratch_view<T: Element>(scratch: &[XData<T>], slot: Slot, shape: [usize; 4])
     }
 }
 
-/// The split n = n1·n2 (n1 ≈ √n) whose two local-memory transforms both fit: the first over the columns of
-/// [n1, n2] blocks (lines n2·inner apart), the second along the rows.
+/// The split n = n1·n2 (n1 ≈ √n) whose two `fft_lines` transforms both fit: the first over the columns of
+/// [n1, n2] blocks (lines n2·inner apart), the second along the rows (columns too when inner > 1).
 fn four_step_split(
     n: usize,
     inner: usize,
     outer: usize,
-    element: usize,
-    budget: usize,
-) -> Option<(usize, usize, LocalPlan, LocalPlan)> {
-    let mut best: Option<(usize, usize, LocalPlan, LocalPlan)> = None;
+    fit: &LinesFit,
+) -> Option<(usize, usize, LinesShape, LinesShape)> {
+    let mut best: Option<(usize, usize, LinesShape, LinesShape)> = None;
     for n1 in 2..n {
         if !n.is_multiple_of(n1) {
             continue;
         }
         let n2 = n / n1;
-        let (Some(f1), Some(f2)) = (factorize(n1), factorize(n2)) else { continue };
-        let first = local_plan(n1, f1.len(), n2 * inner, outer * n2 * inner, element, budget);
-        let second = local_plan(n2, f2.len(), inner, outer * n1 * inner, element, budget);
+        let first = fit.shape(n1, true, outer * n2 * inner);
+        let second = fit.shape(n2, inner > 1, outer * n1 * inner);
         if let (Some(l1), Some(l2)) = (first, second) {
             let balance = |a: usize, b: usize| (a as f64 / b as f64).ln().abs();
             if best.as_ref().is_none_or(|b| balance(n1, n2) < balance(b.0, b.1)) {
@@ -129,6 +128,20 @@ fn four_step_split(
         }
     }
     best
+}
+
+/// What `fft_lines` may use on this device: local memory, work-items per group, the element size; `None`
+/// budget when the plan takes global passes only.
+struct LinesFit {
+    budget: Option<usize>,
+    max_group: usize,
+    element: usize,
+}
+
+impl LinesFit {
+    fn shape(&self, n: usize, columns: bool, lines: usize) -> Option<LinesShape> {
+        LinesShape::plan(n, columns, lines, self.element, self.budget?, self.max_group)
+    }
 }
 
 /// The smallest length ≥ `n` with no prime factor above 7.
@@ -156,10 +169,10 @@ fn host_fft(x: &[Complex64], sign: f64) -> Vec<Complex64> {
         .collect()
 }
 
-/// The cos/sin tables of the generic radices, as OpenCL C prepended to `kernels/fft.cl`.
-fn radix_tables() -> String {
+/// The cos/sin tables of radices 3, 5, 7, 8 and 16, as OpenCL C prepended to `kernels/fft_butterflies.cl`.
+pub(super) fn radix_tables() -> String {
     let mut src = String::new();
-    for r in [3usize, 5, 7] {
+    for r in [3usize, 5, 7, 8, 16] {
         let list = |f: fn(f64) -> f64| {
             (0..r).map(|q| format!("(R){:.20e}", f(2.0 * PI * q as f64 / r as f64))).collect::<Vec<_>>().join(", ")
         };
@@ -169,11 +182,11 @@ fn radix_tables() -> String {
     src
 }
 
-/// The FFT kernels for element type `T` and index type `index` (one program: the radix tables, the passes,
-/// `fft_local`, Bluestein's steps and `hermitian_extend`).
+/// The FFT kernels for element type `T` and index type `index` (one program: the radix tables, the butterflies,
+/// the global passes, Bluestein's steps and `hermitian_extend`).
 pub(super) fn fft_program<T: Element>(app: &ClApp, index: IndexType) -> Result<crate::app::Program> {
     let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
-    let source = format!("{}\n{}", radix_tables(), kernels::FFT);
+    let source = format!("{}\n{}\n{}", radix_tables(), kernels::FFT_BUTTERFLIES, kernels::FFT);
     app.build_program("fft.cl", &kernels::with_common(&source), &options)
 }
 
@@ -188,43 +201,20 @@ fn roots(n: usize, sign: f64) -> Vec<Complex64> {
     (0..n).map(|k| Complex64::from_polar(1.0, sign * 2.0 * PI * k as f64 / n as f64)).collect()
 }
 
-/// Stockham passes for one length: (radix, ns) per pass, the roots table, and whether all passes run in one
-/// `fft_local` launch.
+/// Stockham passes for one length: (radix, ns) per global pass, the roots table, and the `fft_lines` shape when
+/// all passes run in one launch instead.
 struct Passes<T: Element> {
     n: usize,
     steps: Vec<(usize, usize)>,
     roots: XData<T>,
-    local: Option<LocalPlan>,
+    local: Option<LinesShape>,
 }
 
-/// `fft_local`: `cols` lines per work-group of `group` work-items, `groups` groups.
-#[derive(Clone, Copy, Debug)]
-struct LocalPlan {
-    cols: usize,
-    groups: usize,
-    lines: usize,
-}
-
-/// Local memory one work-group may use for the two buffers of `fft_local`: what the device offers, at most
-/// 47 KiB (under NVIDIA's 48 KiB limit; CPUs report megabytes of "local" memory that is only cache).
+/// Local memory one work-group may use for `fft_lines`: what the device offers, at most 47 KiB (under NVIDIA's
+/// 48 KiB limit; CPUs report megabytes of "local" memory that is only cache).
 fn local_budget(info: &crate::app::DeviceInfo) -> usize {
-    // Less 1 KiB: NVIDIA's driver refused a group asking for exactly 48 KiB (CL_OUT_OF_RESOURCES at enqueue; c64
-    // 96-point columns, 16 per group).
+    // Less 1 KiB: NVIDIA's driver refused a group asking for exactly 48 KiB (CL_OUT_OF_RESOURCES at enqueue).
     (info.local_mem_bytes as usize).min(48 * 1024).saturating_sub(1024)
-}
-
-/// How `fft_local` would transform `lines` lines of length n spaced by `inner` (None: it does not fit).
-fn local_plan(n: usize, passes: usize, inner: usize, lines: usize, element: usize, budget: usize) -> Option<LocalPlan> {
-    if passes == 0 || passes > 8 || lines == 0 {
-        return None;
-    }
-    // Adjacent columns load together when inner > 1 (16 at most: 128 bytes of c64); rows are grouped until a
-    // group holds about 1024 elements.
-    let mut cols = if inner > 1 { inner.min(16) } else { (1024 / n).clamp(1, lines.max(1)) };
-    while cols > 1 && 2 * cols * n * element > budget {
-        cols /= 2;
-    }
-    (2 * cols * n * element <= budget).then(|| LocalPlan { cols, groups: lines.div_ceil(cols), lines })
 }
 
 impl<T: Element> Passes<T> {
@@ -247,8 +237,10 @@ impl<T: Element> Passes<T> {
 enum AxisKind<T: Element> {
     /// Every prime factor is at most 7.
     Stockham(Passes<T>),
-    /// Bluestein: chirp for this direction, the transformed conjugate chirp (already × 1/m), passes of length m.
-    Bluestein { chirp: XData<T>, kernel_hat: XData<T>, passes: Passes<T> },
+    /// Bluestein: chirp for this direction, the transformed conjugate chirp (already × 1/m), passes of length m
+    /// (all of it in one `fft_lines` launch when `passes.local` is set; on rows transposed from columns when
+    /// `transposed`).
+    Bluestein { chirp: XData<T>, kernel_hat: XData<T>, passes: Passes<T>, transposed: bool },
     /// n = n1·n2 too long for local memory: length-n1 transforms down the columns of [n1, n2] blocks (with the
     /// twiddles ω_n^{j2·k1} on the way out), length-n2 transforms along the rows, then a [n1, n2] → [n2, n1]
     /// transpose — three passes over the data instead of one per radix.
@@ -264,6 +256,8 @@ enum LocalPart {
     First,
     /// Four-step, second step: length n2 over the rows.
     Second,
+    /// Bluestein's chirp products, both length-m transforms and the product between them.
+    Bluestein,
 }
 
 struct AxisPlan<T: Element> {
@@ -285,8 +279,8 @@ enum Step {
         src: Slot,
         dst: Slot,
     },
-    /// Every pass of an axis (or of Bluestein's inner transform, or of a four-step part) in one `fft_local`
-    /// launch.
+    /// Every pass of an axis (or of Bluestein's inner transform, or of a four-step part) in one `fft_lines`
+    /// launch of `Plan::lines[kernel]`.
     Local {
         axis: usize,
         part: LocalPart,
@@ -294,6 +288,7 @@ enum Step {
         scale: f64,
         src: Slot,
         dst: Slot,
+        kernel: usize,
     },
     /// A four-step transpose: `transposes[copy]`.
     Transpose {
@@ -337,8 +332,8 @@ struct Plan<T: Element> {
     kernels: Kernels,
     index: IndexType,
     group: usize,
-    /// Work-items per `fft_local` group (the kernel's limit on this device, at most `group`).
-    local_group: usize,
+    /// The `fft_lines` kernels the `Step::Local`s name.
+    lines: Vec<Kernel>,
 }
 
 /// A strided copy between two views fixed in `init`.
@@ -360,7 +355,6 @@ impl<T: Element> ViewCopy<T> {
 
 struct Kernels {
     passes: Vec<(usize, Kernel)>,
-    local: Kernel,
     pre: Kernel,
     mul: Kernel,
     post: Kernel,
@@ -447,8 +441,14 @@ impl<T: ComplexElement> Fft<T> {
         let plan = self.plan.as_ref()?;
         let radices = |p: &Passes<T>| {
             let list = p.steps.iter().map(|s| s.0.to_string()).collect::<Vec<_>>().join("×");
-            match p.local {
-                Some(l) => format!("{list} in local memory, {} lines per group", l.cols),
+            match &p.local {
+                Some(l) => format!(
+                    "{} in registers, {} lines of {} work-items per group{}",
+                    l.radices.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("×"),
+                    l.cols,
+                    l.tpl,
+                    if l.split { ", real and imaginary parts exchanged in turn" } else { "" }
+                ),
                 None => list,
             }
         };
@@ -457,14 +457,19 @@ impl<T: ComplexElement> Fft<T> {
                 .iter()
                 .map(|a| match &a.kind {
                     AxisKind::Stockham(p) => format!("n={}: radix {}", p.n, radices(p)),
-                    AxisKind::Bluestein { chirp, passes, .. } => {
-                        format!("n={}: Bluestein m={} (radix {})", chirp.len(), passes.n, radices(passes))
-                    }
+                    AxisKind::Bluestein { chirp, passes, transposed, .. } => format!(
+                        "n={}: Bluestein m={} (radix {}{})",
+                        chirp.len(),
+                        passes.n,
+                        radices(passes),
+                        if *transposed { "; columns transposed to rows and back" } else { "" }
+                    ),
                     AxisKind::FourStep { first, second, n1, n2, .. } => format!(
-                        "n={}: four-step {n1}×{n2} ({}; {}) + transpose",
+                        "n={}: four-step {n1}×{n2} ({}; {}){}",
                         n1 * n2,
                         radices(first),
-                        radices(second)
+                        radices(second),
+                        if a.inner > 1 { "" } else { " + transpose" }
                     ),
                 })
                 .collect(),
@@ -491,6 +496,24 @@ impl<T: ComplexElement> Fft<T> {
     }
 
     fn plan(&self) -> Result<Plan<T>> {
+        // fft_lines groups of at most 256 work-items (the H100 allowed no more to 8192-point c32 lines, whose
+        // work-items hold 32 values each); a device that allows fewer to some kernel gets a plan within that.
+        let mut max_group = 256;
+        loop {
+            match self.plan_within(max_group)? {
+                Ok(plan) => return Ok(plan),
+                Err(limit) if limit >= 1 && limit < max_group => max_group = 1 << limit.ilog2(),
+                Err(limit) => {
+                    return Err(Error::Unsupported {
+                        what: format!("Fft: an fft_lines kernel allows only {limit} work-items per group here"),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The plan with `fft_lines` groups of at most `max_group` work-items, or the lower limit a kernel reported.
+    fn plan_within(&self, max_group: usize) -> Result<std::result::Result<Plan<T>, usize>> {
         let op = "Fft";
         let (input, output) = (&self.input, &self.output);
         let app = input.app();
@@ -536,16 +559,21 @@ impl<T: ComplexElement> Fft<T> {
                 FftAlgorithm::LocalMemory => true,
                 FftAlgorithm::GlobalPasses => false,
             };
-            let budget = if local { local_budget(app.device()) } else { 0 };
+            let fit = LinesFit {
+                budget: local.then(|| local_budget(app.device())),
+                max_group: app.device().max_work_group_size.clamp(1, max_group),
+                element,
+            };
             let with_local = |mut p: Passes<T>| {
-                p.local = local_plan(p.n, p.steps.len(), inner, outer * inner, element, budget);
+                p.local = fit.shape(p.n, inner > 1, outer * inner);
                 p
             };
             let kind = match factorize(n) {
                 Some(radices) => {
                     let whole = with_local(Passes::new(app, n, &radices)?);
-                    match (whole.local, four_step_split(n, inner, outer, element, budget)) {
-                        (None, Some((n1, n2, l1, l2))) => {
+                    let split = if whole.local.is_none() { four_step_split(n, inner, outer, &fit) } else { None };
+                    match split {
+                        Some((n1, n2, l1, l2)) => {
                             let mut first = Passes::new(app, n1, &factorize(n1).unwrap_or_default())?;
                             let mut second = Passes::new(app, n2, &factorize(n2).unwrap_or_default())?;
                             (first.local, second.local) = (Some(l1), Some(l2));
@@ -556,7 +584,6 @@ impl<T: ComplexElement> Fft<T> {
                 }
                 None => {
                     let m = smooth_length(2 * n - 1);
-                    largest = largest.max(outer * m * inner);
                     // w_k = exp(sign·πi·k²/n) with k² mod 2n taken exactly.
                     let chirp: Vec<Complex64> = (0..n)
                         .map(|k| {
@@ -573,10 +600,23 @@ impl<T: ComplexElement> Fft<T> {
                     }
                     let hat: Vec<Complex64> = host_fft(&b, -1.0).into_iter().map(|v| v / m as f64).collect();
                     let radices = factorize(m).unwrap_or_default();
+                    let mut passes = Passes::new(app, m, &radices)?;
+                    // The whole algorithm in one fft_lines launch where a line of m fits; columns that do not
+                    // fit go through a transpose to rows and back.
+                    let mut transposed = false;
+                    passes.local = fit.shape(m, inner > 1, outer * inner);
+                    if passes.local.is_none() && inner > 1 {
+                        passes.local = fit.shape(m, false, outer * inner);
+                        transposed = passes.local.is_some();
+                    }
+                    if passes.local.is_none() {
+                        largest = largest.max(outer * m * inner);
+                    }
                     AxisKind::Bluestein {
                         chirp: upload(app, &chirp)?,
                         kernel_hat: upload(app, &hat)?,
-                        passes: with_local(Passes::new(app, m, &radices)?),
+                        passes,
+                        transposed,
                     }
                 }
             };
@@ -608,22 +648,43 @@ impl<T: ComplexElement> Fft<T> {
             match &plan.kind {
                 AxisKind::Stockham(p) if p.local.is_some() => {
                     let dst = final_dst(src);
-                    steps.push(Step::Local { axis: ai, part: LocalPart::Main, inverse, scale: plan.scale, src, dst });
+                    let part = LocalPart::Main;
+                    steps.push(Step::Local { axis: ai, part, inverse, scale: plan.scale, src, dst, kernel: 0 });
+                    src = dst;
+                }
+                AxisKind::FourStep { .. } if plan.inner > 1 => {
+                    // Columns: the second part writes k1 + n1·k2 directly (whole rows of `inner` stay together,
+                    // so the scattered output rows are still coalesced), no transpose.
+                    let a = other(src);
+                    let dst = if ai == last_axis && direct_out { Slot::Output } else { other(a) };
+                    steps.push(Step::Local {
+                        axis: ai,
+                        part: LocalPart::First,
+                        inverse,
+                        scale: 1.0,
+                        src,
+                        dst: a,
+                        kernel: 0,
+                    });
+                    let part = LocalPart::Second;
+                    steps.push(Step::Local { axis: ai, part, inverse, scale: plan.scale, src: a, dst, kernel: 0 });
                     src = dst;
                 }
                 AxisKind::FourStep { n1, n2, .. } => {
                     let a = other(src);
                     let b = other(a);
                     let dst = if ai == last_axis && direct_out { Slot::Output } else { a };
-                    steps.push(Step::Local { axis: ai, part: LocalPart::First, inverse, scale: 1.0, src, dst: a });
                     steps.push(Step::Local {
                         axis: ai,
-                        part: LocalPart::Second,
+                        part: LocalPart::First,
                         inverse,
-                        scale: plan.scale,
-                        src: a,
-                        dst: b,
+                        scale: 1.0,
+                        src,
+                        dst: a,
+                        kernel: 0,
                     });
+                    let part = LocalPart::Second;
+                    steps.push(Step::Local { axis: ai, part, inverse, scale: plan.scale, src: a, dst: b, kernel: 0 });
                     let geometry = [plan.outer, *n1, *n2, plan.inner];
                     let from = scratch_view(&scratch, b, geometry)?;
                     let to = match dst {
@@ -643,18 +704,59 @@ impl<T: ComplexElement> Fft<T> {
                         src = dst;
                     }
                 }
+                AxisKind::Bluestein { passes, transposed, .. } if passes.local.is_some() => {
+                    let part = LocalPart::Bluestein;
+                    if *transposed {
+                        // [outer, n, inner] → [outer, inner, n], rows, and back.
+                        let n = shape[axes[ai]];
+                        let (a, b) = (other(src), other(other(src)));
+                        let dst = if ai == last_axis && direct_out { Slot::Output } else { a };
+                        let (o, i) = (plan.outer, plan.inner);
+                        let view = |slot: Slot, dims: [usize; 3]| -> Result<XData<T>> {
+                            match slot {
+                                Slot::Input => input.reshape(&dims),
+                                Slot::Output => output.reshape(&dims),
+                                Slot::Scratch(k) => scratch[k].reshape(&dims),
+                            }
+                        };
+                        let there =
+                            ViewCopy::new(view(src, [o, n, i])?.permuted_axes(&[0, 2, 1])?, view(a, [o, i, n])?)?;
+                        let back =
+                            ViewCopy::new(view(b, [o, i, n])?.permuted_axes(&[0, 2, 1])?, view(dst, [o, n, i])?)?;
+                        transposes.push(there);
+                        steps.push(Step::Transpose { copy: transposes.len() - 1 });
+                        steps.push(Step::Local {
+                            axis: ai,
+                            part,
+                            inverse: false,
+                            scale: plan.scale,
+                            src: a,
+                            dst: b,
+                            kernel: 0,
+                        });
+                        transposes.push(back);
+                        steps.push(Step::Transpose { copy: transposes.len() - 1 });
+                        src = dst;
+                    } else {
+                        let dst = final_dst(src);
+                        steps.push(Step::Local {
+                            axis: ai,
+                            part,
+                            inverse: false,
+                            scale: plan.scale,
+                            src,
+                            dst,
+                            kernel: 0,
+                        });
+                        src = dst;
+                    }
+                }
                 AxisKind::Bluestein { passes, .. } => {
                     let (a, b) = (Slot::Scratch(2), Slot::Scratch(3));
                     steps.push(Step::Pre { axis: ai, src, dst: a });
                     let mut cur = a;
                     for inv in [false, true] {
-                        if passes.local.is_some() {
-                            let dst = if cur == a { b } else { a };
-                            let part = LocalPart::Main;
-                            steps.push(Step::Local { axis: ai, part, inverse: inv, scale: 1.0, src: cur, dst });
-                            cur = dst;
-                        }
-                        for &(radix, ns) in passes.steps.iter().filter(|_| passes.local.is_none()) {
+                        for &(radix, ns) in &passes.steps {
                             let dst = if cur == a { b } else { a };
                             steps.push(Step::Pass {
                                 radix,
@@ -701,17 +803,39 @@ impl<T: ComplexElement> Fft<T> {
         }
         let kernels = Kernels {
             passes: pass_kernels,
-            local: kernel("fft_local")?,
             pre: kernel("bluestein_pre")?,
             mul: kernel("bluestein_mul")?,
             post: kernel("bluestein_post")?,
         };
         let group = 256.min(app.device().max_work_group_size.max(1));
-        // fft_local's own limit can be lower than the device's (registers: the c64 build on the H100 refused 256
-        // work-items with CL_OUT_OF_RESOURCES); a power of two keeps the butterfly loops even.
-        let fitting = kernels.local.max_work_group_size()?.clamp(1, group);
-        let local_group = 1 << (usize::BITS - 1 - fitting.leading_zeros());
-        Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, transposes, kernels, index, group, local_group })
+        // One fft_lines kernel per distinct (shape, direction, four-step twiddles); the program cache shares
+        // the builds between plans.
+        let mut lines: Vec<(LinesShape, LinesVariant, Kernel)> = Vec::new();
+        for step in steps.iter_mut() {
+            let Step::Local { axis, part, inverse, kernel: slot, .. } = step else { continue };
+            let (passes, _, _, _) = local_geometry(&axis_plans[*axis], *part)?;
+            let Some(shape) = passes.local.clone() else { continue };
+            let bluestein = match &axis_plans[*axis].kind {
+                AxisKind::Bluestein { chirp, .. } => Some(chirp.len()),
+                _ => None,
+            };
+            let variant = LinesVariant { inverse: *inverse, twiddle_out: *part == LocalPart::First, bluestein };
+            if let Some(k) = lines.iter().position(|(s, v, _)| *s == shape && *v == variant) {
+                *slot = k;
+                continue;
+            }
+            let built = shape.program::<T>(app, index, variant)?.kernel("fft_lines")?.owned_by(op);
+            // The registers of one work-item limit the group size; the planner stays well inside it, so a
+            // smaller limit means a device this planner does not know.
+            let limit = built.max_work_group_size()?;
+            if limit < shape.group_size() {
+                return Ok(Err(limit));
+            }
+            *slot = lines.len();
+            lines.push((shape, variant, built));
+        }
+        let lines = lines.into_iter().map(|(_, _, k)| k).collect();
+        Ok(Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, transposes, kernels, lines, index, group }))
     }
 }
 
@@ -773,48 +897,40 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .work(bytes, flops)
                         .enqueue()?;
                 }
-                Step::Local { axis, part, inverse, scale, src, dst } => {
+                Step::Local { axis, part, scale, src, dst, kernel, .. } => {
+                    let (passes, lines, input_lines, output_lines) = local_geometry(&plan.axes[axis], part)?;
+                    let Some(shape) = passes.local.as_ref() else { continue };
+                    // The four-step twiddles of a first part: ω_n^{j2·k1}, j2 = (l / inner) mod n2.
                     let a = &plan.axes[axis];
-                    // The transforms, the line spacing, and the twiddles of a four-step first part.
-                    let (passes, inner, twiddles) = match (&a.kind, part) {
-                        (AxisKind::Stockham(p), _) => (p, a.inner, None),
-                        (AxisKind::Bluestein { passes, .. }, _) => (passes, a.inner, None),
-                        (AxisKind::FourStep { first, roots, n2, .. }, LocalPart::First) => {
-                            (first, n2 * a.inner, Some((roots, first.n * n2, *n2)))
-                        }
-                        (AxisKind::FourStep { second, .. }, _) => (second, a.inner, None),
+                    let (tw_roots, tw_n, tw_n2) = match (&a.kind, part) {
+                        (AxisKind::FourStep { roots, n1, n2, .. }, LocalPart::First) => (roots, n1 * n2, *n2),
+                        _ => (&passes.roots, 0, 1),
                     };
-                    let Some(local) = passes.local else { continue };
-                    let mut radices = [0u64; 8];
-                    for (slot, &(r, _)) in radices.iter_mut().zip(&passes.steps) {
-                        *slot = r as u64;
-                    }
-                    let elements = (local.lines * passes.n) as u64;
+                    let (chirp, hat) = match &a.kind {
+                        AxisKind::Bluestein { chirp, kernel_hat, .. } => (chirp, kernel_hat),
+                        _ => (&passes.roots, &passes.roots),
+                    };
+                    let elements = (lines * passes.n) as u64;
                     let flops = 5 * elements * (passes.n as f64).log2().ceil() as u64;
-                    let buffer_bytes = local.cols * passes.n * element as usize;
-                    let (tw_roots, tw_n, tw_n2) = twiddles.unwrap_or((&passes.roots, 0, 1));
-                    plan.kernels
-                        .local
+                    let mut launch = plan.lines[kernel]
                         .launch()
                         .input(buffer(src))
                         .output(buffer(dst))
                         .input(&passes.roots)
-                        .index(index, passes.n as u64)
-                        .index(index, inner as u64)
-                        .index(index, local.lines as u64)
-                        .scalar(local.cols as u32)
-                        .scalar(passes.steps.len() as u32)
-                        .scalar(radices)
+                        .index(index, lines as u64);
+                    for value in input_lines.into_iter().chain(output_lines) {
+                        launch = launch.index(index, value as u64);
+                    }
+                    launch
                         .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
-                        .scalar(i32::from(inverse))
-                        .local_memory(buffer_bytes)
-                        .local_memory(buffer_bytes)
                         .input(tw_roots)
                         .index(index, tw_n as u64)
                         .index(index, tw_n2 as u64)
                         .index(index, a.inner as u64)
-                        .global(&[local.groups * plan.local_group])
-                        .local(&[plan.local_group])
+                        .input(chirp)
+                        .input(hat)
+                        .global(&[shape.groups(lines) * shape.group_size()])
+                        .local(&[shape.group_size()])
                         .work(2 * elements * element, flops)
                         .enqueue()?;
                 }
@@ -859,6 +975,32 @@ impl<T: ComplexElement> Process for Fft<T> {
         }
         Ok(())
     }
+}
+
+/// Where a `Step::Local` of `part` reads and writes: the transforms, the line count, and (q, p, s) for the input
+/// and the output (line l's element e at (l / q)·p + l mod q + e·s).
+#[allow(clippy::type_complexity)]
+fn local_geometry<T: Element>(a: &AxisPlan<T>, part: LocalPart) -> Result<(&Passes<T>, usize, [usize; 3], [usize; 3])> {
+    let (outer, inner) = (a.outer, a.inner);
+    let plain = |n: usize| [inner, n * inner, inner];
+    Ok(match (&a.kind, part) {
+        (AxisKind::Stockham(p), LocalPart::Main) => (p, outer * inner, plain(p.n), plain(p.n)),
+        (AxisKind::Bluestein { passes, chirp, transposed, .. }, LocalPart::Bluestein) => {
+            let n = chirp.len();
+            let lines = if *transposed { [1, n, 1] } else { plain(n) };
+            (passes, outer * inner, lines, lines)
+        }
+        (AxisKind::FourStep { first, n1, n2, .. }, LocalPart::First) => {
+            let columns = [n2 * inner, n1 * n2 * inner, n2 * inner];
+            (first, outer * n2 * inner, columns, columns)
+        }
+        (AxisKind::FourStep { second, n1, n2, .. }, LocalPart::Second) => {
+            // Columns (inner > 1) write X[k1 + n1·k2] in place of a transpose; rows leave it to the transpose.
+            let out = if inner > 1 { [n1 * inner, n1 * n2 * inner, n1 * inner] } else { plain(*n2) };
+            (second, outer * n1 * inner, plain(*n2), out)
+        }
+        _ => return Err(Error::invalid("Fft", format!("no {part:?} transforms on this axis"))),
+    })
 }
 
 /// The arguments Bluestein's two chirp products share after their input and output: the chirp (length n), the

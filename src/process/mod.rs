@@ -17,6 +17,7 @@ mod dot;
 mod elementwise;
 mod fft;
 mod fft_conv;
+mod fft_lines;
 mod fft_shift;
 mod fill;
 mod filter;
