@@ -140,7 +140,12 @@ struct LinesFit {
 
 impl LinesFit {
     fn shape(&self, n: usize, columns: bool, lines: usize) -> Option<LinesShape> {
-        LinesShape::plan(n, columns, lines, self.element, self.budget?, self.max_group)
+        LinesShape::plan(n, columns, false, lines, self.element, self.budget?, self.max_group)
+    }
+
+    /// The shape of Bluestein's fused launch over padded lines of length m.
+    fn bluestein(&self, m: usize, columns: bool, lines: usize) -> Option<LinesShape> {
+        LinesShape::plan(m, columns, true, lines, self.element, self.budget?, self.max_group)
     }
 }
 
@@ -496,9 +501,9 @@ impl<T: ComplexElement> Fft<T> {
     }
 
     fn plan(&self) -> Result<Plan<T>> {
-        // fft_lines groups of at most 256 work-items (the H100 allowed no more to 8192-point c32 lines, whose
-        // work-items hold 32 values each); a device that allows fewer to some kernel gets a plan within that.
-        let mut max_group = 256;
+        // fft_lines groups of at most `group_cap()` work-items; a device that allows fewer to some kernel gets a
+        // plan within that.
+        let mut max_group = super::fft_lines::group_cap();
         loop {
             match self.plan_within(max_group)? {
                 Ok(plan) => return Ok(plan),
@@ -604,9 +609,9 @@ impl<T: ComplexElement> Fft<T> {
                     // The whole algorithm in one fft_lines launch where a line of m fits; columns that do not
                     // fit go through a transpose to rows and back.
                     let mut transposed = false;
-                    passes.local = fit.shape(m, inner > 1, outer * inner);
+                    passes.local = fit.bluestein(m, inner > 1, outer * inner);
                     if passes.local.is_none() && inner > 1 {
-                        passes.local = fit.shape(m, false, outer * inner);
+                        passes.local = fit.bluestein(m, false, outer * inner);
                         transposed = passes.local.is_some();
                     }
                     if passes.local.is_none() {

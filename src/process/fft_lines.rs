@@ -46,6 +46,16 @@ fn gcd(a: usize, b: usize) -> usize {
 /// default 16; a tuning knob for benchmarks).
 pub const FFT_ELEMENTS_ENV: &str = "CLIPER_FFT_ELEMENTS";
 
+/// The environment variable that overrides the most work-items per `fft_lines` group (default 256; a tuning
+/// knob for benchmarks: more asks the compiler for fewer registers per work-item).
+pub const FFT_GROUP_ENV: &str = "CLIPER_FFT_GROUP";
+
+/// The most work-items per `fft_lines` group: [`FFT_GROUP_ENV`] or 256 (the H100 allowed no more to 8192-point
+/// c32 lines, whose work-items hold 32 values each).
+pub(super) fn group_cap() -> usize {
+    std::env::var(FFT_GROUP_ENV).ok().and_then(|v| v.parse::<usize>().ok()).filter(|&g| g > 0).unwrap_or(256)
+}
+
 /// One `fft_lines` configuration: a length, its radices, and how a work-group covers lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct LinesShape {
@@ -63,10 +73,12 @@ pub(super) struct LinesShape {
 
 impl LinesShape {
     /// How `lines` lines of length `n`, adjacent in memory when `columns`, would run in at most `budget` bytes of
-    /// local memory and `max_group` work-items per group; `None` when they do not fit.
+    /// local memory and `max_group` work-items per group (`bluestein`: both of its transforms in the launch);
+    /// `None` when they do not fit.
     pub fn plan(
         n: usize,
         columns: bool,
+        bluestein: bool,
         lines: usize,
         element: usize,
         budget: usize,
@@ -77,7 +89,13 @@ impl LinesShape {
             return None;
         }
         let largest = *radices.iter().max()?;
-        let elements = std::env::var(FFT_ELEMENTS_ENV).ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(16);
+        // Power-of-two rows whose exchange must be split (8192 c32 and up) ran 25% faster with 64 values per
+        // work-item and 128 per group than with 32 and 256 on the H100 (0.52 against 0.65 ms for 8192 rows of
+        // 8192). Bluestein's two transforms in one launch spilled at 64 (0.43 → 1.36 ms for 4093 rows), and so did
+        // mixed radices with guards (8400-point rows of the 63×63 convolution: 4.4 → 6.4 ms).
+        let long_rows = !columns && !bluestein && n.is_power_of_two() && n * element > budget;
+        let default = if long_rows { 64 } else { 16 };
+        let elements = std::env::var(FFT_ELEMENTS_ENV).ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(default);
         let min_elements = largest.max(elements.min(n));
         // Work-items per line: a divisor of n / lcm(radices) keeps every pass free of guards; take the largest
         // that leaves each work-item at least `min_elements` values, unless that leaves it more than twice as
@@ -92,13 +110,15 @@ impl LinesShape {
             words * if split { element / 2 } else { element } <= budget
         };
         let (cols, split) = if columns {
-            // 128 bytes of adjacent lines per load at best, 32 (one memory sector) at least.
+            // 128 bytes of adjacent lines per load at best, 32 (one memory sector) at least; long columns hold
+            // more values per work-item rather than fewer lines.
             let (best, least) = ((128 / element).max(1), (32 / element).max(1));
+            tpl = tpl.min((max_group.min(1024) / least).max(1));
             let mut cols = best;
             while cols > least && (cols * tpl > max_group.min(1024) || !fits(cols, true)) {
                 cols /= 2;
             }
-            if cols * tpl > max_group.min(1024) {
+            if cols * tpl > max_group.min(1024) || n.div_ceil(tpl) > 64 {
                 return None;
             }
             // Short columns (a four-step's first part: 2 work-items per line) take more lines, so a group still
@@ -107,6 +127,9 @@ impl LinesShape {
                 cols *= 2;
             }
             (cols, !fits(cols, false))
+        } else if n.div_ceil(tpl) > 64 {
+            // More than 64 values per work-item would spill registers.
+            return None;
         } else {
             let mut cols = (256 / tpl).clamp(1, lines.next_power_of_two());
             while cols > 1 && (cols * tpl > max_group || !fits(cols, true)) {
@@ -223,10 +246,12 @@ mod tests {
 
     #[test]
     fn long_c32_rows_split_and_columns_group_sixteen() {
-        let rows = LinesShape::plan(8192, false, 8192, 8, 47 * 1024, 1024).unwrap();
-        assert!(rows.split && rows.cols == 1 && rows.tpl == 512, "{rows:?}");
-        let cols = LinesShape::plan(512, true, 1 << 16, 8, 47 * 1024, 1024).unwrap();
+        let rows = LinesShape::plan(8192, false, false, 8192, 8, 47 * 1024, 256).unwrap();
+        assert!(rows.split && rows.cols == 1 && rows.tpl == 128, "{rows:?}");
+        let bluestein = LinesShape::plan(8192, false, true, 4093, 8, 47 * 1024, 256).unwrap();
+        assert!(bluestein.split && bluestein.tpl == 256, "{bluestein:?}");
+        let cols = LinesShape::plan(512, true, false, 1 << 16, 8, 47 * 1024, 1024).unwrap();
         assert!(cols.columns && cols.cols == 16 && cols.tpl == 32, "{cols:?}");
-        assert!(LinesShape::plan(8192, true, 8192, 8, 47 * 1024, 1024).is_none());
+        assert!(LinesShape::plan(8192, true, false, 8192, 8, 47 * 1024, 1024).is_none());
     }
 }
