@@ -10,6 +10,12 @@
 //!
 //! The axes are transformed one after another on a contiguous `[outer, n, inner]` view, so every pass reads and
 //! writes along `inner`-contiguous rows; strided inputs and outputs go through a strided copy first or last.
+//!
+//! On GPUs ([`FftAlgorithm::LocalMemory`]) an axis runs instead as one launch of `fft_lines`, a kernel generated
+//! per length (`fft_lines.rs`): every pass of a line with the data in registers, radix 16 first. Axes too long
+//! for one work-group split n = n1·n2 into two such launches (columns: the second writes the transposed positions
+//! itself; rows: a transpose follows), and Bluestein runs whole in one launch (chirps, both length-m transforms
+//! and the product between them), on columns through a transpose to rows and back when a column does not fit.
 
 use super::Process;
 use super::fft_lines::{LinesShape, LinesVariant};
@@ -400,9 +406,9 @@ pub enum FftAlgorithm {
     /// local-memory kernel slower there: 1024² took 47 ms against 36 ms with global passes on 2 cores).
     #[default]
     Auto,
-    /// All passes of an axis in one work-group's local memory (`fft_local`) when the length fits (c32 up to
-    /// 2048·1.5 in 47 KiB), a four-step split into two such transforms and a transpose for longer smooth
-    /// lengths, else one global pass per radix.
+    /// All passes of an axis in one `fft_lines` launch when a line fits a work-group (rows up to 8192 points in
+    /// c32 and 4096 in c64; columns while 32 bytes of adjacent columns fit), a four-step split into two such
+    /// launches for longer smooth lengths, Bluestein whole in one launch, else one global pass per radix.
     LocalMemory,
     /// One `fft_passR` launch per radix, each reading and writing the whole array (any length).
     GlobalPasses,
@@ -657,39 +663,31 @@ impl<T: ComplexElement> Fft<T> {
                     steps.push(Step::Local { axis: ai, part, inverse, scale: plan.scale, src, dst, kernel: 0 });
                     src = dst;
                 }
-                AxisKind::FourStep { .. } if plan.inner > 1 => {
-                    // Columns: the second part writes k1 + n1·k2 directly (whole rows of `inner` stay together,
-                    // so the scattered output rows are still coalesced), no transpose.
-                    let a = other(src);
-                    let dst = if ai == last_axis && direct_out { Slot::Output } else { other(a) };
-                    steps.push(Step::Local {
-                        axis: ai,
-                        part: LocalPart::First,
-                        inverse,
-                        scale: 1.0,
-                        src,
-                        dst: a,
-                        kernel: 0,
-                    });
-                    let part = LocalPart::Second;
-                    steps.push(Step::Local { axis: ai, part, inverse, scale: plan.scale, src: a, dst, kernel: 0 });
-                    src = dst;
-                }
                 AxisKind::FourStep { n1, n2, .. } => {
+                    // Columns (inner > 1): the second part writes k1 + n1·k2 itself (whole rows of `inner` stay
+                    // together, so the scattered rows are still coalesced). Rows: it writes [k1, k2] into b and a
+                    // transpose follows.
                     let a = other(src);
                     let b = other(a);
-                    let dst = if ai == last_axis && direct_out { Slot::Output } else { a };
+                    let columns = plan.inner > 1;
+                    let into = |slot: Slot| if ai == last_axis && direct_out { Slot::Output } else { slot };
+                    let (second, dst) = if columns { (into(b), into(b)) } else { (b, into(a)) };
+                    let (first_part, second_part) = (LocalPart::First, LocalPart::Second);
+                    let scale = plan.scale;
+                    steps.push(Step::Local { axis: ai, part: first_part, inverse, scale: 1.0, src, dst: a, kernel: 0 });
                     steps.push(Step::Local {
                         axis: ai,
-                        part: LocalPart::First,
+                        part: second_part,
                         inverse,
-                        scale: 1.0,
-                        src,
-                        dst: a,
+                        scale,
+                        src: a,
+                        dst: second,
                         kernel: 0,
                     });
-                    let part = LocalPart::Second;
-                    steps.push(Step::Local { axis: ai, part, inverse, scale: plan.scale, src: a, dst: b, kernel: 0 });
+                    src = dst;
+                    if columns {
+                        continue;
+                    }
                     let geometry = [plan.outer, *n1, *n2, plan.inner];
                     let from = scratch_view(&scratch, b, geometry)?;
                     let to = match dst {
@@ -698,7 +696,6 @@ impl<T: ComplexElement> Fft<T> {
                     };
                     transposes.push(ViewCopy::new(from.permuted_axes(&[0, 2, 1, 3])?, to)?);
                     steps.push(Step::Transpose { copy: transposes.len() - 1 });
-                    src = dst;
                 }
                 AxisKind::Stockham(p) => {
                     for (pi, &(radix, ns)) in p.steps.iter().enumerate() {
