@@ -102,11 +102,19 @@ fn factorize(mut n: usize) -> Option<Vec<usize>> {
     (n == 1).then_some(radices)
 }
 
-/// A contiguous scratch array viewed with `shape`.
-fn scratch_view<T: Element>(scratch: &[XData<T>], slot: Slot, shape: [usize; 4]) -> Result<XData<T>> {
+/// The array in `slot` viewed with `dims` (for the transposes; the planner only routes them through a plain
+/// input or output).
+fn slot_view<T: Element>(
+    input: &XData<T>,
+    output: &XData<T>,
+    scratch: &[XData<T>],
+    slot: Slot,
+    dims: &[usize],
+) -> Result<XData<T>> {
     match slot {
-        Slot::Scratch(k) => scratch[k].reshape(&shape),
-        other => Err(Error::invalid("Fft", format!("a four-step transpose cannot read or write {other:?}"))),
+        Slot::Input => input.reshape(dims),
+        Slot::Output => output.reshape(dims),
+        Slot::Scratch(k) => scratch[k].reshape(dims),
     }
 }
 
@@ -253,8 +261,8 @@ enum AxisKind<T: Element> {
     /// `transposed`).
     Bluestein { chirp: XData<T>, kernel_hat: XData<T>, passes: Passes<T>, transposed: bool },
     /// n = n1·n2 too long for local memory: length-n1 transforms down the columns of [n1, n2] blocks (with the
-    /// twiddles ω_n^{j2·k1} on the way out), length-n2 transforms along the rows, then a [n1, n2] → [n2, n1]
-    /// transpose — three passes over the data instead of one per radix.
+    /// twiddles ω_n^{j2·k1} on the way out), then length-n2 transforms along the rows, which write the
+    /// [n2, n1] order themselves on columns and leave it to a transpose on rows.
     FourStep { first: Passes<T>, second: Passes<T>, roots: XData<T>, n1: usize, n2: usize },
 }
 
@@ -290,8 +298,8 @@ enum Step {
         src: Slot,
         dst: Slot,
     },
-    /// Every pass of an axis (or of Bluestein's inner transform, or of a four-step part) in one `fft_lines`
-    /// launch of `Plan::lines[kernel]`.
+    /// Every pass of an axis (or all of Bluestein's algorithm, or a four-step part) in one `fft_lines` launch of
+    /// `Plan::lines[kernel]`.
     Local {
         axis: usize,
         part: LocalPart,
@@ -688,12 +696,8 @@ impl<T: ComplexElement> Fft<T> {
                     if columns {
                         continue;
                     }
-                    let geometry = [plan.outer, *n1, *n2, plan.inner];
-                    let from = scratch_view(&scratch, b, geometry)?;
-                    let to = match dst {
-                        Slot::Output => output.reshape(&[plan.outer, *n2, *n1, plan.inner])?,
-                        slot => scratch_view(&scratch, slot, [plan.outer, *n2, *n1, plan.inner])?,
-                    };
+                    let from = slot_view(input, output, &scratch, b, &[plan.outer, *n1, *n2, plan.inner])?;
+                    let to = slot_view(input, output, &scratch, dst, &[plan.outer, *n2, *n1, plan.inner])?;
                     transposes.push(ViewCopy::new(from.permuted_axes(&[0, 2, 1, 3])?, to)?);
                     steps.push(Step::Transpose { copy: transposes.len() - 1 });
                 }
@@ -707,51 +711,34 @@ impl<T: ComplexElement> Fft<T> {
                     }
                 }
                 AxisKind::Bluestein { passes, transposed, .. } if passes.local.is_some() => {
-                    let part = LocalPart::Bluestein;
+                    // Columns that do not fit a group: [outer, n, inner] → [outer, inner, n], rows, and back.
+                    let (o, n, i) = (plan.outer, shape[axes[ai]], plan.inner);
+                    let view = |slot: Slot, dims: [usize; 3]| slot_view(input, output, &scratch, slot, &dims);
+                    let dst = final_dst(src);
+                    let (from, to) = if *transposed { (other(src), other(other(src))) } else { (src, dst) };
                     if *transposed {
-                        // [outer, n, inner] → [outer, inner, n], rows, and back.
-                        let n = shape[axes[ai]];
-                        let (a, b) = (other(src), other(other(src)));
-                        let dst = if ai == last_axis && direct_out { Slot::Output } else { a };
-                        let (o, i) = (plan.outer, plan.inner);
-                        let view = |slot: Slot, dims: [usize; 3]| -> Result<XData<T>> {
-                            match slot {
-                                Slot::Input => input.reshape(&dims),
-                                Slot::Output => output.reshape(&dims),
-                                Slot::Scratch(k) => scratch[k].reshape(&dims),
-                            }
-                        };
                         let there =
-                            ViewCopy::new(view(src, [o, n, i])?.permuted_axes(&[0, 2, 1])?, view(a, [o, i, n])?)?;
-                        let back =
-                            ViewCopy::new(view(b, [o, i, n])?.permuted_axes(&[0, 2, 1])?, view(dst, [o, n, i])?)?;
+                            ViewCopy::new(view(src, [o, n, i])?.permuted_axes(&[0, 2, 1])?, view(from, [o, i, n])?)?;
                         transposes.push(there);
                         steps.push(Step::Transpose { copy: transposes.len() - 1 });
-                        steps.push(Step::Local {
-                            axis: ai,
-                            part,
-                            inverse: false,
-                            scale: plan.scale,
-                            src: a,
-                            dst: b,
-                            kernel: 0,
-                        });
+                    }
+                    let part = LocalPart::Bluestein;
+                    steps.push(Step::Local {
+                        axis: ai,
+                        part,
+                        inverse: false,
+                        scale: plan.scale,
+                        src: from,
+                        dst: to,
+                        kernel: 0,
+                    });
+                    if *transposed {
+                        let back =
+                            ViewCopy::new(view(to, [o, i, n])?.permuted_axes(&[0, 2, 1])?, view(dst, [o, n, i])?)?;
                         transposes.push(back);
                         steps.push(Step::Transpose { copy: transposes.len() - 1 });
-                        src = dst;
-                    } else {
-                        let dst = final_dst(src);
-                        steps.push(Step::Local {
-                            axis: ai,
-                            part,
-                            inverse: false,
-                            scale: plan.scale,
-                            src,
-                            dst,
-                            kernel: 0,
-                        });
-                        src = dst;
                     }
+                    src = dst;
                 }
                 AxisKind::Bluestein { passes, .. } => {
                     let (a, b) = (Slot::Scratch(2), Slot::Scratch(3));
