@@ -4,7 +4,7 @@
 //! dropped as `readcfl` drops them.
 
 use super::sample::{decode, encode};
-use super::{HostArray, open, write_atomically};
+use super::{HostArray, MEMORY, open, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use num_complex::Complex32;
@@ -43,38 +43,83 @@ pub(super) fn pair(path: &Path) -> (PathBuf, PathBuf) {
 /// ```
 pub fn read_cfl(path: impl AsRef<Path>) -> Result<HostArray> {
     let (hdr, cfl) = pair(path.as_ref());
-    let bad = |p: &Path, reason: String| Error::Format { path: p.to_path_buf(), reason };
     let mut text = String::new();
-    open(&hdr)?.take(1 << 16).read_to_string(&mut text).map_err(|e| bad(&hdr, format!("not a text header: {e}")))?;
+    open(&hdr)?
+        .take(1 << 16)
+        .read_to_string(&mut text)
+        .map_err(|e| Error::Format { path: hdr.clone(), reason: format!("not a text header: {e}") })?;
+    let dims = extents(&text, &hdr)?;
+    let bytes = data_bytes(&dims, &hdr)?;
+    let mut file = open(&cfl)?;
+    let size = file.metadata().map_err(|source| Error::Io { path: cfl.clone(), source })?.len();
+    check_size(size, bytes, &dims, &cfl)?;
+    let mut data = vec![0u8; bytes];
+    file.read_exact(&mut data).map_err(|source| Error::Io { path: cfl.clone(), source })?;
+    complex_array(&data, &dims, &cfl)
+}
+
+/// [`read_cfl`] on a header's text and the data file's bytes in memory; errors name the source as `<memory>`.
+///
+/// ```
+/// let one = [0u8, 0, 128, 63, 0, 0, 0, 0]; // 1 + 0i as complex64
+/// let a = cliper::decode_cfl("# Dimensions\n1 1 1 1 1\n", &one)?;
+/// assert_eq!(a.shape(), &[1]);
+/// assert!(cliper::decode_cfl("# Dimensions\n4294967296 4294967296\n", &one).is_err());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn decode_cfl(header: &str, data: &[u8]) -> Result<HostArray> {
+    let source = Path::new(MEMORY);
+    let dims = extents(header, source)?;
+    let bytes = data_bytes(&dims, source)?;
+    check_size(data.len() as u64, bytes, &dims, source)?;
+    complex_array(data, &dims, source)
+}
+
+/// The extents on the line after `# Dimensions`, with trailing extents of 1 dropped.
+fn extents(text: &str, hdr: &Path) -> Result<Vec<usize>> {
+    let bad = |reason: String| Error::Format { path: hdr.to_path_buf(), reason };
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let mut dims: Option<Vec<usize>> = None;
     while let Some(line) = lines.next() {
         if line.starts_with("# Dimensions") {
-            let values =
-                lines.next().ok_or_else(|| bad(&hdr, "`# Dimensions` is not followed by the extents".into()))?;
+            let values = lines.next().ok_or_else(|| bad("`# Dimensions` is not followed by the extents".into()))?;
             let parsed: std::result::Result<Vec<usize>, _> = values.split_whitespace().map(str::parse).collect();
-            dims = Some(parsed.map_err(|_| bad(&hdr, format!("extents {values:?} are not whole numbers")))?);
+            dims = Some(parsed.map_err(|_| bad(format!("extents {values:?} are not whole numbers")))?);
             break;
         }
     }
-    let mut dims = dims.ok_or_else(|| bad(&hdr, "no `# Dimensions` line".into()))?;
+    let mut dims = dims.ok_or_else(|| bad("no `# Dimensions` line".into()))?;
     if dims.is_empty() {
-        return Err(bad(&hdr, "the `# Dimensions` line lists no extents".into()));
+        return Err(bad("the `# Dimensions` line lists no extents".into()));
     }
     while dims.len() > 1 && dims.last() == Some(&1) {
         dims.pop();
     }
+    Ok(dims)
+}
+
+/// The bytes of complex64 data the extents need, or an error when that overflows.
+fn data_bytes(dims: &[usize], hdr: &Path) -> Result<usize> {
     let count = dims.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-    let bytes = count.and_then(|n| n.checked_mul(8)).ok_or_else(|| bad(&hdr, format!("extents {dims:?} overflow")))?;
-    let mut file = open(&cfl)?;
-    let size = file.metadata().map_err(|source| Error::Io { path: cfl.clone(), source })?.len();
+    count
+        .and_then(|n| n.checked_mul(8))
+        .ok_or_else(|| Error::Format { path: hdr.to_path_buf(), reason: format!("extents {dims:?} overflow") })
+}
+
+fn check_size(size: u64, bytes: usize, dims: &[usize], cfl: &Path) -> Result<()> {
     if size != bytes as u64 {
-        return Err(bad(&cfl, format!("the file has {size} bytes but extents {dims:?} of complex64 need {bytes}")));
+        return Err(Error::Format {
+            path: cfl.to_path_buf(),
+            reason: format!("the file has {size} bytes but extents {dims:?} of complex64 need {bytes}"),
+        });
     }
-    let mut data = vec![0u8; bytes];
-    file.read_exact(&mut data).map_err(|source| Error::Io { path: cfl.clone(), source })?;
-    let values: Vec<Complex32> = decode(&data, true);
-    let column_major = ArrayD::from_shape_vec(IxDyn(&dims).f(), values).map_err(|e| bad(&cfl, e.to_string()))?;
+    Ok(())
+}
+
+fn complex_array(data: &[u8], dims: &[usize], cfl: &Path) -> Result<HostArray> {
+    let values: Vec<Complex32> = decode(data, true);
+    let column_major = ArrayD::from_shape_vec(IxDyn(dims).f(), values)
+        .map_err(|e| Error::Format { path: cfl.to_path_buf(), reason: e.to_string() })?;
     Ok(HostArray::C32(column_major.as_standard_layout().to_owned()))
 }
 

@@ -7,7 +7,7 @@
 //! too) and returned the variables before a truncated element without an error.
 
 use super::sample::{Sample, decode, encode};
-use super::{HostArray, open};
+use super::{HostArray, MEMORY, open};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use num_complex::{Complex32, Complex64};
@@ -19,17 +19,34 @@ pub fn read_mat(path: impl AsRef<Path>) -> Result<Vec<(String, HostArray)>> {
     let path = path.as_ref();
     let mut bytes = Vec::new();
     open(path)?.read_to_end(&mut bytes).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    decode_variables(&bytes, path)
+}
+
+/// [`read_mat`] on the bytes of a MAT file in memory; errors name the source as `<memory>`.
+///
+/// ```
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/example.mat")).unwrap();
+/// let variables = cliper::decode_mat(&bytes)?;
+/// assert!(variables.iter().any(|(name, a)| name == "A" && a.shape() == [2, 3]));
+/// assert!(cliper::decode_mat(&bytes[..200]).unwrap_err().to_string().contains("truncated"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn decode_mat(bytes: &[u8]) -> Result<Vec<(String, HostArray)>> {
+    decode_variables(bytes, Path::new(MEMORY))
+}
+
+fn decode_variables(bytes: &[u8], path: &Path) -> Result<Vec<(String, HostArray)>> {
     let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
-    if bytes.len() < 128 {
+    let Some(&[.., v0, v1, m0, m1]) = bytes.get(..128) else {
         return Err(bad(format!("not a MAT file: {} bytes, shorter than the 128-byte header", bytes.len())));
-    }
-    let little = match &bytes[126..128] {
-        b"IM" => true,
-        b"MI" => false,
+    };
+    let little = match [m0, m1] {
+        [b'I', b'M'] => true,
+        [b'M', b'I'] => false,
         _ => return Err(bad("not a level-5 MAT file (no MI/IM endian mark in the header)".into())),
     };
     // Level 5 says version 0x0100 here; MATLAB's -v7.3 files (HDF5 behind the same header) say 0x0200.
-    let version = if little { [bytes[125], bytes[124]] } else { [bytes[124], bytes[125]] };
+    let version = if little { [v1, v0] } else { [v0, v1] };
     if version == [2, 0] {
         return Err(bad(
             "a MATLAB v7.3 (HDF5) file, which cliper does not read; save it with `save -v7` in MATLAB or with \
@@ -40,7 +57,7 @@ pub fn read_mat(path: impl AsRef<Path>) -> Result<Vec<(String, HostArray)>> {
     let mut out = Vec::new();
     let mut pos = 128;
     while pos < bytes.len() {
-        let el = element(&bytes, pos, little, true).map_err(|r| bad(format!("element at byte {pos}: {r}")))?;
+        let el = element(bytes, pos, little, true).map_err(|r| bad(format!("element at byte {pos}: {r}")))?;
         pos = el.next;
         let (kind, data) = if el.kind == MI_COMPRESSED {
             let mut inflated = Vec::new();

@@ -16,14 +16,14 @@ mod sample;
 mod tiff;
 mod xdata;
 
-pub use cfl::{read_cfl, write_cfl};
+pub use cfl::{decode_cfl, read_cfl, write_cfl};
 pub use file::{Scale, read_file, write_file};
 pub use kdata::KSpaceMat;
-pub use mat::{read_mat, read_mat_variable, write_mat};
-pub use npy::{read_npy, write_npy};
-pub use png::{read_png, write_png};
-pub use raw::{Endian, RawFormat, read_raw, write_raw};
-pub use tiff::{TiffCompression, read_tiff, write_tiff, write_tiff_with};
+pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat};
+pub use npy::{decode_npy, read_npy, write_npy};
+pub use png::{decode_png, read_png, write_png};
+pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};
+pub use tiff::{TiffCompression, decode_tiff, read_tiff, write_tiff, write_tiff_with};
 pub use xdata::{PngDepth, PngOptions};
 
 use crate::data::Element;
@@ -34,6 +34,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The name errors give a source that is bytes in memory (`decode_png` and the other `decode_*` functions).
+pub(crate) const MEMORY: &str = "<memory>";
 
 /// The element type of an array in a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

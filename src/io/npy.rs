@@ -1,7 +1,7 @@
 //! NPY files (numpy's `np.save`), through `ndarray-npy`: every integer type, f32, f64, complex64 and complex128,
 //! either byte order, C or Fortran order.
 
-use super::{Dtype, HostArray, each_variant, open, write_atomically};
+use super::{Dtype, HostArray, MEMORY, each_variant, open, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::ArrayD;
 use ndarray_npy::{ReadNpyExt, WriteNpyExt};
@@ -21,9 +21,48 @@ use std::path::Path;
 /// ```
 pub fn read_npy(path: impl AsRef<Path>) -> Result<HostArray> {
     let path = path.as_ref();
+    let file = open(path)?;
+    let len = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
+    decode(BufReader::new(file), len, path)
+}
+
+/// [`read_npy`] on the bytes of an NPY file in memory; errors name the source as `<memory>`.
+///
+/// ```
+/// // A version-1.0 header: magic string, version, length, a dictionary padded to 64 bytes, then the data.
+/// fn npy(shape: &str, data: &[u8]) -> Vec<u8> {
+///     let dict = format!("{{'descr': '<i2', 'fortran_order': False, 'shape': {shape}, }}");
+///     let mut bytes = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+///     bytes.extend(format!("{dict:117}\n").bytes());
+///     bytes.extend(data);
+///     bytes
+/// }
+/// let bytes = npy("(3,)", &[1, 0, 2, 0, 255, 255]);
+/// assert_eq!(cliper::decode_npy(&bytes)?, cliper::HostArray::I16(ndarray::arr1(&[1i16, 2, -1]).into_dyn()));
+/// // A header that claims more elements than the file holds is an error, not an allocation.
+/// let claim = npy("(1099511627776,)", &[1, 0]);
+/// assert!(cliper::decode_npy(&claim).unwrap_err().to_string().contains("[1099511627776]"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn decode_npy(bytes: &[u8]) -> Result<HostArray> {
+    decode(bytes, bytes.len() as u64, Path::new(MEMORY))
+}
+
+fn decode(mut input: impl Read, len: u64, path: &Path) -> Result<HostArray> {
     let format = |reason: String| Error::Format { path: path.to_path_buf(), reason };
-    let dtype = header_dtype(path)?;
-    let reader = BufReader::new(open(path)?);
+    let (header, dtype, shape) = read_header(&mut input, path)?;
+    // ndarray-npy sizes its buffer from the header's shape: check the claim against the file first.
+    let count = shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b as u64));
+    let needed = count.and_then(|n| n.checked_mul(dtype.size() as u64));
+    let available = len.saturating_sub(header.len() as u64);
+    if needed != Some(available) {
+        return Err(format(format!(
+            "the NPY header's shape {shape:?} of {} needs {} bytes of data, the file has {available}",
+            dtype.name(),
+            needed.map_or_else(|| "more than 2⁶⁴".to_string(), |n| n.to_string())
+        )));
+    }
+    let reader = std::io::Cursor::new(header).chain(input);
     macro_rules! read {
         ($variant:ident, $t:ty) => {
             ArrayD::<$t>::read_npy(reader)
@@ -53,38 +92,54 @@ pub fn write_npy(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
     write_atomically(path.as_ref(), |out| each_variant!(array, a => a.write_npy(out).map_err(|e| e.to_string())))
 }
 
-/// The element type named by the header's `descr`, read before the data so the right reader can be chosen.
-fn header_dtype(path: &Path) -> Result<Dtype> {
+/// The header's bytes (magic string to the end of the dictionary), the element type its `descr` names and its
+/// `shape`, read before the data so the right reader can be chosen and the shape checked against the file.
+fn read_header(input: &mut impl Read, path: &Path) -> Result<(Vec<u8>, Dtype, Vec<usize>)> {
     let format = |reason: String| Error::Format { path: path.to_path_buf(), reason };
-    let mut file = open(path)?;
+    let io = |source| Error::Io { path: path.to_path_buf(), source };
     let mut head = [0u8; 12];
-    let got = read_up_to(&mut file, &mut head).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    if got < 10 || &head[..6] != b"\x93NUMPY" {
-        return Err(format("not an NPY file (no \\x93NUMPY magic string at the start)".into()));
-    }
-    let (len, start) = match head[6] {
-        1 => (u16::from_le_bytes([head[8], head[9]]) as usize, 10),
-        2 | 3 if got == 12 => (u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize, 12),
-        v => return Err(format(format!("unsupported NPY format version {v}.{}", head[7]))),
+    let got = read_up_to(input, &mut head).map_err(io)?;
+    let (len, start) = match head {
+        [0x93, b'N', b'U', b'M', b'P', b'Y', ..] if got < 10 => {
+            return Err(format(format!("truncated: {got} bytes, shorter than an NPY header")));
+        }
+        [0x93, b'N', b'U', b'M', b'P', b'Y', 1, _, a, b, ..] => (usize::from(u16::from_le_bytes([a, b])), 10),
+        [0x93, b'N', b'U', b'M', b'P', b'Y', 2 | 3, _, a, b, c, d] if got == 12 => {
+            (u32::from_le_bytes([a, b, c, d]) as usize, 12)
+        }
+        [0x93, b'N', b'U', b'M', b'P', b'Y', major, minor, ..] => {
+            return Err(format(format!("unsupported NPY format version {major}.{minor}")));
+        }
+        _ => return Err(format("not an NPY file (no \\x93NUMPY magic string at the start)".into())),
     };
     if len > 1 << 20 {
         return Err(format(format!("the NPY header claims {len} bytes; headers are a few hundred")));
     }
     // The rest of the header, from where the first read stopped.
-    let mut header = head[..got].to_vec();
+    let mut header = head.get(..got).unwrap_or_default().to_vec();
     header.resize((start + len).max(got), 0);
-    let more =
-        read_up_to(&mut file, &mut header[got..]).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let more = read_up_to(input, header.get_mut(got..).unwrap_or_default()).map_err(io)?;
     if got + more < start + len {
         return Err(format(format!("truncated: the header needs {} bytes, the file has {}", start + len, got + more)));
     }
-    let text = String::from_utf8_lossy(&header[start..start + len]);
-    let descr = text
-        .split_once("'descr'")
-        .and_then(|(_, rest)| rest.split(['\'', '"']).nth(1))
-        .ok_or_else(|| format(format!("the header has no 'descr' entry: {}", text.trim())))?;
+    header.truncate(got + more);
+    let text = String::from_utf8_lossy(header.get(start..start + len).unwrap_or_default()).into_owned();
+    let quoted = |key: &str| text.split_once(key).and_then(|(_, rest)| rest.split(['\'', '"']).nth(1));
+    let descr = quoted("'descr'").ok_or_else(|| format(format!("the header has no 'descr' entry: {}", text.trim())))?;
+    let shape_text = text
+        .split_once("'shape'")
+        .and_then(|(_, rest)| rest.split_once('(')?.1.split_once(')'))
+        .map(|(inside, _)| inside)
+        .ok_or_else(|| format(format!("the header has no 'shape' tuple: {}", text.trim())))?;
+    let shape = shape_text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('L').parse::<usize>())
+        .collect::<std::result::Result<Vec<usize>, _>>()
+        .map_err(|_| format(format!("the header's shape ({shape_text}) is not a tuple of whole numbers")))?;
     let code = descr.trim_start_matches(['<', '>', '|', '=']);
-    Ok(match code {
+    let dtype = match code {
         "u1" => Dtype::U8,
         "u2" => Dtype::U16,
         "u4" => Dtype::U32,
@@ -102,14 +157,15 @@ fn header_dtype(path: &Path) -> Result<Dtype> {
                 "element type {descr:?} is not supported (integers, float32/64, complex64/128 are)"
             )));
         }
-    })
+    };
+    Ok((header, dtype, shape))
 }
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.
 fn read_up_to(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
-        match file.read(&mut buf[got..])? {
+        match file.read(buf.get_mut(got..).unwrap_or_default())? {
             0 => break,
             n => got += n,
         }

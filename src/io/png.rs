@@ -1,10 +1,10 @@
 //! PNG images through the `png` crate: 8- and 16-bit grey, grey + alpha, RGB and RGBA (palettes and low bit
 //! depths expanded to 8 bits), read losslessly as `u8`/`u16` of shape `[H, W]` (grey) or `[H, W, C]`.
 
-use super::{HostArray, open, write_atomically};
+use super::{HostArray, MEMORY, open, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
-use std::io::BufReader;
+use std::io::{BufRead, BufReader, Cursor, Seek};
 use std::path::Path;
 
 /// Reads a PNG image as `u8` or `u16` (the file's bit depth), shape `[H, W]` for grey and `[H, W, C]` with C = 2
@@ -21,29 +21,59 @@ use std::path::Path;
 /// ```
 pub fn read_png(path: impl AsRef<Path>) -> Result<HostArray> {
     let path = path.as_ref();
+    let file = open(path)?;
+    let len = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
+    decode(BufReader::new(file), len, path)
+}
+
+/// [`read_png`] on the bytes of a PNG file in memory; errors name the source as `<memory>`.
+///
+/// ```
+/// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/data/phantom_256.png")).unwrap();
+/// assert_eq!(cliper::decode_png(&bytes)?.shape(), &[256, 256]);
+/// assert!(cliper::decode_png(&bytes[..100]).unwrap_err().to_string().contains("<memory>"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn decode_png(bytes: &[u8]) -> Result<HostArray> {
+    decode(Cursor::new(bytes), bytes.len() as u64, Path::new(MEMORY))
+}
+
+/// The most bytes a PNG of `len` bytes can decode to, with `EXPAND`: deflate inflates at most 1032-fold, and
+/// expanding 1-bit palette samples to RGBA multiplies by 32. A header claiming more is refused before anything
+/// is allocated; no valid file reaches the bound.
+fn decoded_limit(len: u64) -> usize {
+    usize::try_from(len.saturating_mul(1032 * 32).saturating_add(1 << 20)).unwrap_or(usize::MAX)
+}
+
+fn decode(input: impl BufRead + Seek, len: u64, path: &Path) -> Result<HostArray> {
     let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
-    let mut decoder = png::Decoder::new(BufReader::new(open(path)?));
+    let mut decoder = png::Decoder::new_with_limits(input, png::Limits { bytes: decoded_limit(len) });
     decoder.set_transformations(png::Transformations::EXPAND);
     let mut reader = decoder.read_info().map_err(|e| bad(format!("not a readable PNG: {e}")))?;
     let size = reader.output_buffer_size().ok_or_else(|| bad("the image is too large to decode".into()))?;
+    if size > decoded_limit(len) {
+        return Err(bad(format!(
+            "the header claims {size} bytes of pixels, more than a {len}-byte PNG can hold (at most {})",
+            decoded_limit(len)
+        )));
+    }
     let mut buffer = vec![0u8; size];
     let frame = reader.next_frame(&mut buffer).map_err(|e| bad(format!("corrupt PNG data: {e}")))?;
     let channels = frame.color_type.samples();
     let (h, w) = (frame.height as usize, frame.width as usize);
     let shape: Vec<usize> = if channels == 1 { vec![h, w] } else { vec![h, w, channels] };
-    let data = &buffer[..frame.buffer_size()];
-    let rows: Vec<&[u8]> = data.chunks(frame.line_size).take(h).collect();
-    let shape_error = |e: ndarray::ShapeError| bad(e.to_string());
+    let data = buffer.get(..frame.buffer_size()).unwrap_or_default();
+    let row_bytes = |sample: usize| w * channels * sample;
+    let rows = |sample: usize| data.chunks(frame.line_size).take(h).filter_map(move |r| r.get(..row_bytes(sample)));
+    let shape_error = |e: ndarray::ShapeError| bad(format!("{e} (a {w}×{h} frame of {channels} channels)"));
     match frame.bit_depth {
         png::BitDepth::Sixteen => {
-            let values: Vec<u16> = rows
-                .iter()
-                .flat_map(|r| r[..w * channels * 2].chunks_exact(2).map(|b| u16::from_be_bytes([b[0], b[1]])))
-                .collect();
+            let values: Vec<u16> =
+                rows(2).flat_map(|r| r.as_chunks::<2>().0.iter().map(|&b| u16::from_be_bytes(b))).collect();
             Ok(HostArray::U16(ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(shape_error)?))
         }
         png::BitDepth::Eight => {
-            let values: Vec<u8> = rows.iter().flat_map(|r| r[..w * channels].iter().copied()).collect();
+            let values: Vec<u8> = rows(1).flatten().copied().collect();
             Ok(HostArray::U8(ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(shape_error)?))
         }
         depth => Err(bad(format!("bit depth {depth:?} was not expanded to 8 bits"))),

@@ -1,7 +1,7 @@
 //! RAW files: the elements only, row-major, with the shape, type and byte order given by the caller.
 
 use super::sample::{decode, encode};
-use super::{Dtype, HostArray, each_variant, open, write_atomically};
+use super::{Dtype, HostArray, MEMORY, each_variant, open, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
 use std::io::{Read, Write};
@@ -43,45 +43,83 @@ pub struct RawFormat {
 /// ```
 pub fn read_raw(path: impl AsRef<Path>, format: &RawFormat) -> Result<HostArray> {
     let path = path.as_ref();
-    let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
-    let count = format.shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-    let bytes = count.and_then(|n| n.checked_mul(format.dtype.size()));
-    let (Some(count), Some(bytes)) = (count, bytes) else {
-        return Err(bad(format!("shape {:?} overflows the address space", format.shape)));
-    };
+    let bytes = format.bytes(path)?;
     let mut file = open(path)?;
     let size = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
-    if size != bytes as u64 {
-        return Err(bad(format!(
-            "the file has {size} bytes but shape {:?} of {} needs {bytes}",
-            format.shape,
-            format.dtype.name()
-        )));
-    }
+    format.check_size(size, bytes, path)?;
     let mut data = vec![0u8; bytes];
     file.read_exact(&mut data).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    let shape = IxDyn(&format.shape);
-    let little = format.endian == Endian::Little;
-    debug_assert_eq!(data.len(), count * format.dtype.size());
-    macro_rules! decoded {
-        ($variant:ident) => {
-            HostArray::$variant(ArrayD::from_shape_vec(shape, decode(&data, little)).map_err(|e| bad(e.to_string()))?)
-        };
+    format.array(&data, path)
+}
+
+/// [`read_raw`] on bytes in memory; errors name the source as `<memory>`.
+///
+/// ```
+/// use cliper::{Dtype, Endian, RawFormat, decode_raw};
+/// let format = RawFormat { shape: vec![1, 2], dtype: Dtype::I16, endian: Endian::Little };
+/// assert_eq!(decode_raw(&[255, 255, 7, 0], &format)?.shape(), &[1, 2]);
+/// let huge = RawFormat { shape: vec![1 << 40], ..format };
+/// assert!(decode_raw(&[0; 4], &huge).unwrap_err().to_string().contains("needs 2199023255552"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn decode_raw(bytes: &[u8], format: &RawFormat) -> Result<HostArray> {
+    let source = Path::new(MEMORY);
+    let needed = format.bytes(source)?;
+    format.check_size(bytes.len() as u64, needed, source)?;
+    format.array(bytes, source)
+}
+
+impl RawFormat {
+    /// The bytes the shape and type need, or an error when that overflows.
+    fn bytes(&self, path: &Path) -> Result<usize> {
+        let count = self.shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+        count.and_then(|n| n.checked_mul(self.dtype.size())).ok_or_else(|| Error::Format {
+            path: path.to_path_buf(),
+            reason: format!("shape {:?} overflows the address space", self.shape),
+        })
     }
-    Ok(match format.dtype {
-        Dtype::U8 => decoded!(U8),
-        Dtype::U16 => decoded!(U16),
-        Dtype::U32 => decoded!(U32),
-        Dtype::U64 => decoded!(U64),
-        Dtype::I8 => decoded!(I8),
-        Dtype::I16 => decoded!(I16),
-        Dtype::I32 => decoded!(I32),
-        Dtype::I64 => decoded!(I64),
-        Dtype::F32 => decoded!(F32),
-        Dtype::F64 => decoded!(F64),
-        Dtype::C32 => decoded!(C32),
-        Dtype::C64 => decoded!(C64),
-    })
+
+    fn check_size(&self, size: u64, bytes: usize, path: &Path) -> Result<()> {
+        if size != bytes as u64 {
+            return Err(Error::Format {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "the file has {size} bytes but shape {:?} of {} needs {bytes}",
+                    self.shape,
+                    self.dtype.name()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The array the (size-checked) bytes hold.
+    fn array(&self, data: &[u8], path: &Path) -> Result<HostArray> {
+        let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
+        let shape = IxDyn(&self.shape);
+        let little = self.endian == Endian::Little;
+        macro_rules! decoded {
+            ($variant:ident) => {
+                HostArray::$variant(
+                    ArrayD::from_shape_vec(shape, decode(data, little)).map_err(|e| bad(e.to_string()))?,
+                )
+            };
+        }
+        Ok(match self.dtype {
+            Dtype::U8 => decoded!(U8),
+            Dtype::U16 => decoded!(U16),
+            Dtype::U32 => decoded!(U32),
+            Dtype::U64 => decoded!(U64),
+            Dtype::I8 => decoded!(I8),
+            Dtype::I16 => decoded!(I16),
+            Dtype::I32 => decoded!(I32),
+            Dtype::I64 => decoded!(I64),
+            Dtype::F32 => decoded!(F32),
+            Dtype::F64 => decoded!(F64),
+            Dtype::C32 => decoded!(C32),
+            Dtype::C64 => decoded!(C64),
+        })
+    }
 }
 
 /// Writes the elements of `array` row-major in `endian` byte order (complex: real then imaginary part),

@@ -1,12 +1,12 @@
 //! TIFF images through the `tiff` crate: grey, grey + alpha, RGB and RGBA of any integer or float sample type,
 //! uncompressed, LZW or Deflate, single or multi-page.
 
-use super::{HostArray, open, write_atomically};
+use super::{HostArray, MEMORY, open, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
-use std::io::BufReader;
+use std::io::{BufReader, Cursor, Read, Seek};
 use std::path::Path;
-use tiff::decoder::{Decoder, DecodingResult};
+use tiff::decoder::{Decoder, DecodingResult, Limits};
 use tiff::encoder::{Compression, DeflateLevel, TiffEncoder, colortype};
 
 /// Reads every page of a TIFF file in its own sample type: shape `[H, W]` (one grey page), `[pages, H, W]`, and
@@ -23,9 +23,42 @@ use tiff::encoder::{Compression, DeflateLevel, TiffEncoder, colortype};
 /// ```
 pub fn read_tiff(path: impl AsRef<Path>) -> Result<HostArray> {
     let path = path.as_ref();
+    let file = open(path)?;
+    let len = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
+    decode(BufReader::new(file), len, path)
+}
+
+/// [`read_tiff`] on the bytes of a TIFF file in memory; errors name the source as `<memory>`.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("cliper-doc-decode-{}.tif", std::process::id()));
+/// let a = cliper::HostArray::U8(ndarray::arr2(&[[1u8, 2], [3, 4]]).into_dyn());
+/// cliper::write_tiff(&path, &a)?;
+/// assert_eq!(cliper::decode_tiff(&std::fs::read(&path).unwrap())?, a);
+/// assert!(cliper::decode_tiff(b"II*\0garbage").is_err());
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn decode_tiff(bytes: &[u8]) -> Result<HostArray> {
+    decode(Cursor::new(bytes), bytes.len() as u64, Path::new(MEMORY))
+}
+
+/// The most sample bytes a TIFF of `len` bytes can decode to: LZW, the most compressing of the codecs the `tiff`
+/// crate reads, yields at most 4096 bytes per 12-bit code. Pages claiming more in all are refused before they
+/// are allocated (pages may share strips, so the bound is on the total); no valid file reaches it.
+fn decoded_limit(len: u64) -> usize {
+    usize::try_from(len.saturating_mul(4096).saturating_add(1 << 20)).unwrap_or(usize::MAX)
+}
+
+fn decode(input: impl Read + Seek, len: u64, path: &Path) -> Result<HostArray> {
     let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
     let tiff = |e: tiff::TiffError| bad(format!("not a readable TIFF: {e}"));
-    let mut decoder = Decoder::new(BufReader::new(open(path)?)).map_err(tiff)?;
+    let budget = decoded_limit(len);
+    let mut limits = Limits::default();
+    limits.decoding_buffer_size = budget;
+    limits.intermediate_buffer_size = budget;
+    let mut decoder = Decoder::new(input).map_err(tiff)?.with_limits(limits);
+    let mut decoded = 0usize;
     let mut pages: Vec<HostArray> = Vec::new();
     let mut first: Option<(u32, u32, tiff::ColorType)> = None;
     loop {
@@ -57,6 +90,22 @@ pub fn read_tiff(path: impl AsRef<Path>) -> Result<HostArray> {
         if channels > 1 {
             shape.push(channels);
         }
+        let sample = match color {
+            tiff::ColorType::Gray(b)
+            | tiff::ColorType::GrayA(b)
+            | tiff::ColorType::RGB(b)
+            | tiff::ColorType::RGBA(b) => usize::from(b).div_ceil(8),
+            _ => 1,
+        };
+        let page_bytes = shape.iter().try_fold(sample, |a, &b| a.checked_mul(b)).unwrap_or(usize::MAX);
+        decoded = decoded.saturating_add(page_bytes);
+        if decoded > budget {
+            return Err(bad(format!(
+                "page {} ({w}×{h}, {channels} channel(s)) brings the samples to {decoded} bytes, more than a \
+                 {len}-byte TIFF can hold (at most {budget})",
+                pages.len()
+            )));
+        }
         let dim = IxDyn(&shape);
         let shaped = |e: ndarray::ShapeError| bad(format!("page {}: {e}", pages.len()));
         let page = match decoder.read_image().map_err(tiff)? {
@@ -78,8 +127,10 @@ pub fn read_tiff(path: impl AsRef<Path>) -> Result<HostArray> {
         }
         decoder.next_image().map_err(tiff)?;
     }
-    if pages.len() == 1 {
-        return Ok(pages.remove(0));
+    if pages.len() == 1
+        && let Some(page) = pages.pop()
+    {
+        return Ok(page);
     }
     stack(pages).ok_or_else(|| bad("pages of different sample types".into()))
 }

@@ -1,8 +1,8 @@
 //! Chains of operations with named arrays that stay on the device: pipeline files (`cliper run`), the
 //! one-step chains behind each operation subcommand, and batch runs over directories and globs.
 
-use crate::data::{AnyData, FileSpec, OutputOptions, Precision, kind_for};
-use crate::ops::Op;
+use super::data::{AnyData, FileSpec, OutputOptions, Precision, kind_for};
+use super::ops::Op;
 use cliper::{ClApp, Error, HostArray, Pipeline, Report, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Deserialize;
@@ -40,7 +40,7 @@ enum OutputEntry {
         #[serde(rename = "type", default, deserialize_with = "dtype_name")]
         dtype: Option<cliper::Dtype>,
         #[serde(default)]
-        scale: Option<crate::data::ScaleArg>,
+        scale: Option<super::data::ScaleArg>,
         #[serde(default)]
         clip: bool,
     },
@@ -48,7 +48,7 @@ enum OutputEntry {
 
 fn dtype_name<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<cliper::Dtype>, D::Error> {
     let name = String::deserialize(d)?;
-    crate::data::parse_dtype(&name).map(Some).map_err(serde::de::Error::custom)
+    super::data::parse_dtype(&name).map(Some).map_err(serde::de::Error::custom)
 }
 
 /// The TOML layout of a pipeline file (see docs/cli.md).
@@ -376,7 +376,7 @@ pub fn run(ctx: &mut Context, chain: &Chain) -> Result<Outcome> {
             Err(e) => {
                 if batch {
                     let shown = file.as_deref().map(|f| f.display().to_string()).unwrap_or_default();
-                    progress.suspend(|| eprintln!("error: {}", crate::naming(&shown, &e)));
+                    progress.suspend(|| eprintln!("error: {}", naming(&shown, &e)));
                 }
                 record.error = Some(e);
             }
@@ -482,4 +482,24 @@ fn in_step(e: Error, i: usize) -> Error {
         Error::Shape { op, expected, got } => Error::Shape { op: format!("step {} ({op})", i + 1), expected, got },
         other => other,
     }
+}
+
+/// The error on one line (the library's messages may span lines: build logs), unless CLIPER_VERBOSE is set.
+pub fn one_line(e: &cliper::Error) -> String {
+    let text = e.to_string();
+    if std::env::var_os("CLIPER_VERBOSE").is_some() {
+        return text;
+    }
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default().to_string();
+    match lines.count() {
+        0 => first,
+        n => format!("{first} (+{n} lines of detail: set CLIPER_VERBOSE=1 to see them)"),
+    }
+}
+
+/// The error on one line, preceded by the file it concerns unless the message names it already.
+pub fn naming(file: &str, e: &cliper::Error) -> String {
+    let text = one_line(e);
+    if text.contains(file) { text } else { format!("{file}: {text}") }
 }

@@ -200,7 +200,7 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
         match result {
             Ok((out, host)) => report_convert(ctx, file, &out, &host),
             Err(e) => {
-                eprintln!("error: {}", crate::naming(&file.display().to_string(), &e));
+                eprintln!("error: {}", crate::chain::naming(&file.display().to_string(), &e));
                 failed += 1;
                 worst = worst.max(crate::exit_code(&e));
             }

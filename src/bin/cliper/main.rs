@@ -9,7 +9,7 @@ mod ops;
 mod output;
 mod recon;
 
-use chain::{Chain, Context, Step};
+use chain::{Chain, Context, Step, one_line};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use data::{OutputOptions, Precision};
 use ops::{ConvModeArg, ConvOutputArg, NormP, Op, Widths};
@@ -360,26 +360,6 @@ pub fn exit_code(e: &cliper::Error) -> u8 {
         | NotInitialized { .. } => 2,
         _ => 1,
     }
-}
-
-/// The error on one line (the library's messages may span lines: build logs), unless CLIPER_VERBOSE is set.
-pub fn one_line(e: &cliper::Error) -> String {
-    let text = e.to_string();
-    if std::env::var_os("CLIPER_VERBOSE").is_some() {
-        return text;
-    }
-    let mut lines = text.lines();
-    let first = lines.next().unwrap_or_default().to_string();
-    match lines.count() {
-        0 => first,
-        n => format!("{first} (+{n} lines of detail: set CLIPER_VERBOSE=1 to see them)"),
-    }
-}
-
-/// The error on one line, preceded by the file it concerns unless the message names it already.
-pub fn naming(file: &str, e: &cliper::Error) -> String {
-    let text = one_line(e);
-    if text.contains(file) { text } else { format!("{file}: {text}") }
 }
 
 /// A suggestion for the common mistakes.

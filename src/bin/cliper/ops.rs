@@ -1,7 +1,7 @@
 //! The operations the command line and pipeline files offer, each turned into a library process bound to its
 //! input and output arrays.
 
-use crate::data::{AnyData, FileSpec, Kind, dispatch};
+use super::data::{AnyData, FileSpec, Kind, dispatch};
 use cliper::{
     Border, ConjugateTranspose, ConvMode, ConvOutput, ConvParams, Convolution, Dot, DotKind, Element, Error, Filter,
     FilterElement, HostArray, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Process, Result, Transpose,

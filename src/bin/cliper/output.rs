@@ -89,7 +89,7 @@ fn to_json(device: &str, outcome: &Outcome) -> Value {
                               else { Value::Array(values.iter().map(|&v| number(v)).collect()) },
                 })).collect::<Vec<_>>(),
                 "transfers_during_chain": r.transfers,
-                "error": r.error.as_ref().map(crate::one_line),
+                "error": r.error.as_ref().map(crate::chain::one_line),
             })
         })
         .collect();

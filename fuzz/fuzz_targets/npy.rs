@@ -1,0 +1,10 @@
+//! libFuzzer target: `cargo +nightly fuzz run npy` (see docs/reliability.md); what it does is harness::npy.
+#![no_main]
+
+#[allow(dead_code)]
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    harness::npy(data);
+});

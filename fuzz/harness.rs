@@ -1,0 +1,82 @@
+//! What each fuzz target does with its input, shared by the targets (fuzz/fuzz_targets/*.rs, under libFuzzer)
+//! and by the replay of the committed corpora (tests/fuzz_replay.rs, in `make test`).
+//!
+//! A loader may return any error for any input; it must not panic, hang, or allocate more than the input can
+//! hold (libFuzzer's -rss_limit_mb and -malloc_limit_mb catch that).
+
+// The CLI's pipeline-file parser, compiled here from its own sources (it lives in the binary, not the library).
+#[allow(dead_code, unused_imports)]
+#[path = "../src/bin/cliper/chain.rs"]
+mod chain;
+#[allow(dead_code, unused_imports)]
+#[path = "../src/bin/cliper/data.rs"]
+mod data;
+#[allow(dead_code, unused_imports)]
+#[path = "../src/bin/cliper/ops.rs"]
+mod ops;
+
+use cliper::{Dtype, Endian, RawFormat};
+use std::path::Path;
+
+/// A target: the input's bytes in, whether they loaded out.
+pub type Target = fn(&[u8]) -> bool;
+
+/// The targets, by the name of their corpus directory.
+pub const TARGETS: [(&str, Target); 7] =
+    [("png", png), ("tiff", tiff), ("mat", mat), ("cfl", cfl), ("npy", npy), ("raw", raw), ("pipeline", pipeline)];
+
+pub fn png(data: &[u8]) -> bool {
+    cliper::decode_png(data).is_ok()
+}
+
+pub fn tiff(data: &[u8]) -> bool {
+    cliper::decode_tiff(data).is_ok()
+}
+
+pub fn mat(data: &[u8]) -> bool {
+    cliper::decode_mat(data).is_ok()
+}
+
+/// The header's text, a NUL byte, then the data file's bytes.
+pub fn cfl(data: &[u8]) -> bool {
+    let (header, bytes) = match data.iter().position(|&b| b == 0) {
+        Some(at) => (data.get(..at).unwrap_or_default(), data.get(at + 1..).unwrap_or_default()),
+        None => (data, &[][..]),
+    };
+    cliper::decode_cfl(&String::from_utf8_lossy(header), bytes).is_ok()
+}
+
+pub fn npy(data: &[u8]) -> bool {
+    cliper::decode_npy(data).is_ok()
+}
+
+/// The RAW loader's header is the caller's [`RawFormat`]: byte 0 picks the type (low 4 bits, modulo 12) and the
+/// byte order (bit 7), byte 1 the number of axes (0 to 7), then 8 little-endian bytes per extent (any u64, so
+/// shapes claiming 2⁴⁰ elements or overflowing come up), then the data.
+pub fn raw(data: &[u8]) -> bool {
+    let [kind, axes, rest @ ..] = data else { return false };
+    let dtype = Dtype::ALL.get(usize::from(kind & 0x0f) % Dtype::ALL.len()).copied().unwrap_or(Dtype::U8);
+    let endian = if kind & 0x80 != 0 { Endian::Big } else { Endian::Little };
+    let axes = usize::from(axes % 8);
+    let (extents, bytes) = rest.split_at(rest.len().min(axes * 8));
+    let shape: Vec<usize> = extents
+        .chunks(8)
+        .map(|c| {
+            let mut word = [0u8; 8];
+            word.iter_mut().zip(c).for_each(|(w, b)| *w = *b);
+            u64::from_le_bytes(word) as usize
+        })
+        .collect();
+    // A successful load used every byte: the size check before decoding is what keeps huge claims out.
+    match cliper::decode_raw(bytes, &RawFormat { shape, dtype, endian }) {
+        Ok(a) => {
+            assert_eq!(a.shape().iter().product::<usize>() * dtype.size(), bytes.len(), "{:?} {dtype:?}", a.shape());
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+pub fn pipeline(data: &[u8]) -> bool {
+    std::str::from_utf8(data).is_ok_and(|text| chain::Chain::from_toml(text, Path::new("fuzz.toml")).is_ok())
+}
