@@ -39,7 +39,7 @@ mod process;
 
 pub use app::{
     BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo, DeviceKind, IndexType, Kernel, KernelScalar,
-    Launch, Program, TransferStats,
+    Launch, MemoryStats, Program, TransferStats,
 };
 pub use data::{ComplexElement, Element, KData, RealElement, XData};
 pub use error::{Error, Result, cl_error_name};

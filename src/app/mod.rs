@@ -69,6 +69,7 @@ struct Inner {
     info: DeviceInfo,
     profiling: bool,
     transfers: TransferCounters,
+    memory: Arc<MemoryCounters>,
 }
 
 impl Drop for Inner {
@@ -134,6 +135,71 @@ impl std::ops::Sub for TransferStats {
             device_to_host_calls: self.device_to_host_calls - before.device_to_host_calls,
             device_to_host_bytes: self.device_to_host_bytes - before.device_to_host_bytes,
         }
+    }
+}
+
+/// Device buffers alive now and since the start, kept by every [`ClApp`]: each array (and each process's
+/// scratch) holds one buffer, released when its last view drops.
+#[derive(Default)]
+pub(crate) struct MemoryCounters {
+    live_buffers: AtomicU64,
+    live_bytes: AtomicU64,
+    peak_bytes: AtomicU64,
+    allocations: AtomicU64,
+}
+
+/// What device memory a [`ClApp`]'s arrays hold: a snapshot from [`ClApp::memory_stats`].
+///
+/// ```
+/// # let app = cliper::ClApp::new()?;
+/// let before = app.memory_stats();
+/// let x = cliper::XData::<f32>::zeros(&app, &[256, 256])?;
+/// let view = x.t(); // views share the buffer
+/// assert_eq!(app.memory_stats().live_bytes - before.live_bytes, 256 * 256 * 4);
+/// drop((x, view));
+/// assert_eq!(app.memory_stats().live_buffers, before.live_buffers);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Device buffers alive now.
+    pub live_buffers: u64,
+    /// Bytes they hold (as requested).
+    pub live_bytes: u64,
+    /// The most bytes alive at once so far.
+    pub peak_bytes: u64,
+    /// Buffers allocated so far.
+    pub allocations: u64,
+}
+
+/// Bytes counted in a [`ClApp`]'s [`MemoryStats`] until dropped.
+struct Reservation {
+    bytes: usize,
+    counters: Arc<MemoryCounters>,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.counters.live_buffers.fetch_sub(1, Ordering::Relaxed);
+        self.counters.live_bytes.fetch_sub(self.bytes as u64, Ordering::Relaxed);
+    }
+}
+
+/// A device buffer counted in its [`ClApp`]'s [`MemoryStats`] while it lives. Fields drop in order: the
+/// buffer is released before the count goes down.
+pub(crate) struct DeviceBuffer {
+    buffer: Buffer<u8>,
+    reservation: Reservation,
+}
+
+impl DeviceBuffer {
+    pub(crate) fn buffer(&self) -> &Buffer<u8> {
+        &self.buffer
+    }
+
+    /// Size in bytes as requested (the allocation itself is at least one byte).
+    pub(crate) fn bytes(&self) -> usize {
+        self.reservation.bytes
     }
 }
 
@@ -267,6 +333,7 @@ impl ClApp {
                 info,
                 profiling,
                 transfers: TransferCounters::default(),
+                memory: Arc::default(),
             }),
         })
     }
@@ -345,17 +412,51 @@ impl ClApp {
         &self.inner.device
     }
 
-    /// Allocates `bytes` bytes of device memory, refusing sizes over the device's single-allocation limit.
-    pub(crate) fn allocate(&self, bytes: usize, what: &str) -> Result<Buffer<u8>> {
-        let limit = self.inner.info.max_alloc_bytes;
+    /// Allocates `bytes` bytes of device memory. Refused with [`Error::OutOfMemory`], before the driver is asked,
+    /// are sizes over the device's single-allocation limit and sizes that would take the bytes this `ClApp` holds
+    /// past the device's global memory (drivers allocate lazily, so an over-commit would otherwise fail later, at
+    /// first use, far from its cause).
+    pub(crate) fn allocate(&self, bytes: usize, what: &str) -> Result<DeviceBuffer> {
+        let info = &self.inner.info;
+        let limit = info.max_alloc_bytes;
+        let out_of_memory = |limit: String| Error::OutOfMemory { what: what.to_string(), bytes: bytes as u64, limit };
         if bytes as u64 > limit {
-            return Err(Error::OutOfMemory {
-                what: what.to_string(),
-                bytes: bytes as u64,
-                limit: format!("`{}` allows at most {limit} bytes in one allocation", self.inner.info.name),
-            });
+            return Err(out_of_memory(format!("`{}` allows at most {limit} bytes in one allocation", info.name)));
         }
-        ffi::create_buffer(self.context(), bytes).during(|| format!("allocating {bytes} bytes for {what}"))
+        let counters = &self.inner.memory;
+        // Counted before the driver call, so that threads allocating at once cannot all pass the check.
+        let live = counters.live_bytes.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
+        counters.live_buffers.fetch_add(1, Ordering::Relaxed);
+        let reservation = Reservation { bytes, counters: counters.clone() };
+        if live > info.global_mem_bytes {
+            drop(reservation);
+            return Err(out_of_memory(format!(
+                "`{}` has {} bytes of global memory and this ClApp's arrays hold {} already",
+                info.name,
+                info.global_mem_bytes,
+                live - bytes as u64
+            )));
+        }
+        match ffi::create_buffer(self.context(), bytes) {
+            Ok(buffer) => {
+                counters.allocations.fetch_add(1, Ordering::Relaxed);
+                counters.peak_bytes.fetch_max(live, Ordering::Relaxed);
+                Ok(DeviceBuffer { buffer, reservation })
+            }
+            // The reservation drops with the error.
+            Err(e) => Err(e).during(|| format!("allocating {bytes} bytes for {what}")),
+        }
+    }
+
+    /// Device buffers alive now, their bytes, the peak, and the allocations so far.
+    pub fn memory_stats(&self) -> MemoryStats {
+        let m = &self.inner.memory;
+        MemoryStats {
+            live_buffers: m.live_buffers.load(Ordering::Relaxed),
+            live_bytes: m.live_bytes.load(Ordering::Relaxed),
+            peak_bytes: m.peak_bytes.load(Ordering::Relaxed),
+            allocations: m.allocations.load(Ordering::Relaxed),
+        }
     }
 
     /// Blocking host→device copy, counted in [`ClApp::transfer_stats`] as one transfer.
@@ -500,16 +601,17 @@ mod tests {
         let app = ClApp::new().unwrap();
         let n = 1001usize;
         let data: Vec<f64> = (0..n).map(|v| v as f64 + 0.5).collect();
-        let buffer = app.allocate(8 * (n + 3), "test").unwrap();
+        let allocation = app.allocate(8 * (n + 3), "test").unwrap();
+        let buffer = allocation.buffer();
         // Pieces of 5 elements (40 bytes) and a ragged last piece, at an offset of 3 elements.
-        app.upload_in_pieces(&buffer, 24, &data, 40).unwrap();
+        app.upload_in_pieces(buffer, 24, &data, 40).unwrap();
         let mut back = vec![0.0f64; n];
-        app.download_in_pieces(&buffer, 24, &mut back, 56).unwrap();
+        app.download_in_pieces(buffer, 24, &mut back, 56).unwrap();
         assert_eq!(back, data);
         let before = app.transfer_stats();
-        fill_zero_in_pieces(&app, &buffer, 8 * (n + 3) - 8, 48).unwrap();
+        fill_zero_in_pieces(&app, buffer, 8 * (n + 3) - 8, 48).unwrap();
         let mut after = vec![1.0f64; n + 3];
-        app.download_in_pieces(&buffer, 0, &mut after, 1 << 20).unwrap();
+        app.download_in_pieces(buffer, 0, &mut after, 1 << 20).unwrap();
         assert!(after[..n + 2].iter().all(|&v| v == 0.0));
         assert_eq!(after[n + 2], data[n - 1], "the fill must stop at its size");
         assert_eq!((app.transfer_stats() - before).device_to_host_calls, 1, "one logical transfer");

@@ -1,5 +1,6 @@
 //! A device buffer shared by all views of it, with what is known about the last command that wrote it.
 
+use crate::app::DeviceBuffer;
 use crate::error::{Error, Result};
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
@@ -7,8 +8,7 @@ use std::sync::{Arc, Mutex};
 
 /// One device allocation. Views (`XData` handles) share it through an `Arc`.
 pub(crate) struct Storage {
-    buffer: Buffer<u8>,
-    bytes: usize,
+    buffer: DeviceBuffer,
     state: Mutex<State>,
 }
 
@@ -21,17 +21,17 @@ struct State {
 }
 
 impl Storage {
-    pub(crate) fn new(buffer: Buffer<u8>, bytes: usize) -> Storage {
-        Storage { buffer, bytes, state: Mutex::new(State::default()) }
+    pub(crate) fn new(buffer: DeviceBuffer) -> Storage {
+        Storage { buffer, state: Mutex::new(State::default()) }
     }
 
     pub(crate) fn buffer(&self) -> &Buffer<u8> {
-        &self.buffer
+        self.buffer.buffer()
     }
 
     /// Size in bytes as requested (the allocation itself is at least one byte).
     pub(crate) fn bytes(&self) -> usize {
-        self.bytes
+        self.buffer.bytes()
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {

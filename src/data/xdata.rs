@@ -70,7 +70,7 @@ impl<T: Element> XData<T> {
         let buffer = app.allocate(bytes, &format!("a {shape:?} {} array", T::NAME))?;
         Ok(XData {
             app: app.clone(),
-            storage: Arc::new(Storage::new(buffer, bytes)),
+            storage: Arc::new(Storage::new(buffer)),
             layout: Layout::row_major(shape),
             _element: PhantomData,
         })
