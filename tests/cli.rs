@@ -319,6 +319,56 @@ fn batch_directory_goes_on_past_a_corrupt_file() {
     assert!(err.contains("{stem}"), "{err}");
 }
 
+/// SIGINT in the middle of a batch: the run stops with exit code 130, and every file in the output directory is
+/// a complete output — no temporary `.NAME.cliper-tmp-*` file is left and every output reads back whole.
+#[test]
+fn an_interrupted_batch_leaves_only_complete_outputs() {
+    let dir = scratch("interrupt");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let files = 60;
+    for i in 0..files {
+        random_npy(&input, &format!("img{i:02}.npy"), &[384, 257], 100 + i);
+    }
+    let out = dir.join("out");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cliper"))
+        .args(["convolve", input.to_str().unwrap(), &format!("{}/", out.display()), "--kernel", "gaussian:3"])
+        .args(["--type", "f64"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once a few outputs exist, at a moment when a save is in flight (its temporary file exists)
+    // if the polling sees one within a second, else between saves.
+    let start = std::time::Instant::now();
+    let names = || -> Vec<String> {
+        std::fs::read_dir(&out)
+            .map_or(Vec::new(), |d| d.map(|e| e.unwrap().file_name().to_string_lossy().into()).collect())
+    };
+    while names().iter().filter(|n| !n.contains("cliper-tmp")).count() < 3 {
+        assert!(start.elapsed().as_secs() < 120, "no outputs after two minutes");
+        assert!(child.try_wait().unwrap().is_none(), "the batch ended before it was interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let saving = std::time::Instant::now();
+    while saving.elapsed().as_secs() < 1 && !names().iter().any(|n| n.contains("cliper-tmp")) {}
+    let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted") && !stderr.contains("panicked"), "{stderr}");
+    let written: Vec<PathBuf> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(written.len() < files as usize, "all {files} outputs were written before the interrupt");
+    for path in &written {
+        let name = path.file_name().unwrap().to_string_lossy();
+        assert!(!name.contains("cliper-tmp"), "a partial output was left: {name}");
+        let HostArray::F64(a) = read_npy(path).unwrap() else { panic!("{name} is not f64") };
+        assert_eq!(a.shape(), &[384, 257], "{name}");
+        assert!(a.iter().all(|v| v.is_finite()), "{name}");
+    }
+    eprintln!("interrupted after {} of {files} outputs; {stderr}", written.len());
+}
+
 #[test]
 fn bad_arguments_give_one_clear_line_and_exit_code_1() {
     fails(&["frobnicate"], 1);

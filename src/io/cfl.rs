@@ -4,7 +4,7 @@
 //! dropped as `readcfl` drops them.
 
 use super::sample::{decode, encode};
-use super::{HostArray, MEMORY, open, write_atomically};
+use super::{HostArray, MEMORY, commit, open, prepare};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use num_complex::Complex32;
@@ -123,15 +123,19 @@ fn complex_array(data: &[u8], dims: &[usize], cfl: &Path) -> Result<HostArray> {
     Ok(HostArray::C32(column_major.as_standard_layout().to_owned()))
 }
 
-/// Writes a CFL pair (`name.hdr` + `name.cfl`; pass either or the base name), each file atomically. Real data is
-/// written with zero imaginary parts; only complex64 and data exactly representable in it are accepted.
+/// Writes a CFL pair (`name.hdr` + `name.cfl`; pass either or the base name), both files atomically and
+/// together. Real data is written with zero imaginary parts; only complex64 and data exactly representable in
+/// it are accepted.
 pub fn write_cfl(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
     let (hdr, cfl) = pair(path.as_ref());
     let values = array.to_elements::<Complex32>(&cfl)?;
     // Column-major: the transposed view iterated in row-major order.
     let bytes = encode(values.t().iter(), true);
-    write_atomically(&cfl, |out| out.write_all(&bytes).map_err(|e| e.to_string()))?;
     let dims: Vec<String> = array.shape().iter().map(|n| n.to_string()).collect();
     let dims = if dims.is_empty() { "1".to_string() } else { dims.join(" ") };
-    write_atomically(&hdr, |out| write!(out, "# Dimensions\n{dims}\n").map_err(|e| e.to_string()))
+    // Both files written in full before either is renamed, and renamed together: never a new .cfl beside an
+    // old .hdr.
+    let data = prepare(&cfl, |out| out.write_all(&bytes).map_err(|e| e.to_string()))?;
+    let header = prepare(&hdr, |out| write!(out, "# Dimensions\n{dims}\n").map_err(|e| e.to_string()))?;
+    commit(vec![data, header])
 }

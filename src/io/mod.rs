@@ -13,6 +13,7 @@ mod npy;
 mod png;
 mod raw;
 mod sample;
+mod save;
 mod tiff;
 mod xdata;
 
@@ -23,6 +24,8 @@ pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat};
 pub use npy::{decode_npy, read_npy, write_npy};
 pub use png::{decode_png, read_png, write_png};
 pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};
+pub use save::abandon_saves;
+pub(crate) use save::{commit, prepare, write_atomically};
 pub use tiff::{TiffCompression, decode_tiff, read_tiff, write_tiff, write_tiff_with};
 pub use xdata::{PngDepth, PngOptions};
 
@@ -31,9 +34,7 @@ use crate::error::{Error, Result};
 use ndarray::ArrayD;
 use num_complex::{Complex32, Complex64};
 use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 /// The name errors give a source that is bytes in memory (`decode_png` and the other `decode_*` functions).
 pub(crate) const MEMORY: &str = "<memory>";
@@ -311,36 +312,4 @@ pub(crate) fn unsupported_extension(path: &Path, ext: &str) -> Error {
 /// Opens `path` for reading, with an error naming it.
 pub(crate) fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
-}
-
-/// Writes a file through `write` into a temporary file beside `path`, flushed to disk, then renamed over
-/// `path`: a failed save leaves no partial file and the previous file untouched.
-pub(crate) fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> std::result::Result<(), String>,
-) -> Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| Error::Format { path: path.to_path_buf(), reason: "not a file name to save to".into() })?;
-    let tmp: PathBuf = path.with_file_name(format!(
-        ".{name}.cliper-tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let io = |source| Error::Io { path: path.to_path_buf(), source };
-    let result = (|| {
-        let file = File::create(&tmp).map_err(io)?;
-        let mut out = BufWriter::new(file);
-        write(&mut out).map_err(|reason| Error::Format { path: path.to_path_buf(), reason })?;
-        out.flush().map_err(io)?;
-        out.get_ref().sync_all().map_err(io)?;
-        drop(out);
-        std::fs::rename(&tmp, path).map_err(io)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

@@ -250,6 +250,20 @@ fn one_step(op: Op, inputs: &[&str], output: Option<&str>, common: Common) -> Ch
     }
 }
 
+/// On SIGINT (Ctrl-C) or SIGTERM: the temporary files of saves in flight are removed, nothing more is renamed
+/// into place, and the process exits with 130. Outputs written before are complete; no output is partial.
+fn interrupt_removes_partial_outputs() {
+    let installed = ctrlc::set_handler(|| {
+        let removed = cliper::abandon_saves();
+        eprintln!("interrupted: stopped; outputs already written are complete, {removed} partial output(s) removed");
+        std::process::exit(130);
+    });
+    if let Err(e) = installed {
+        // The run goes on; an interruption then leaves at most a hidden `.NAME.cliper-tmp-*` file.
+        eprintln!("warning: cannot handle Ctrl-C ({e}); an interrupted save may leave a temporary file");
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -259,6 +273,7 @@ fn main() -> ExitCode {
             return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
         }
     };
+    interrupt_removes_partial_outputs();
     let mut ctx = Context::new(cli.device.clone(), cli.profile, cli.json);
     let result = match cli.command {
         Command::Devices => inspect::devices(&ctx).map_err(CliError::from),
