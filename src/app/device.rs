@@ -240,22 +240,21 @@ impl DeviceFilter {
 
 /// Indices of `devices` in preference order: kind, then score (descending), then platform/device index.
 pub(crate) fn preference_order(devices: &[DeviceInfo]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..devices.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (da, db) = (&devices[a], &devices[b]);
+    let mut order: Vec<(usize, &DeviceInfo)> = devices.iter().enumerate().collect();
+    order.sort_by(|&(_, da), &(_, db)| {
         da.kind
             .cmp(&db.kind)
             .then(db.score().total_cmp(&da.score()))
             .then((da.platform_index, da.device_index).cmp(&(db.platform_index, db.device_index)))
     });
-    order
+    order.into_iter().map(|(i, _)| i).collect()
 }
 
 /// The best device passing `filter`, or a [`Error::DeviceSelection`] listing what exists.
 pub(crate) fn choose(devices: &[DeviceInfo], filter: &DeviceFilter) -> Result<usize> {
     preference_order(devices)
         .into_iter()
-        .find(|&i| filter.matches(&devices[i]))
+        .find(|&i| devices.get(i).is_some_and(|d| filter.matches(d)))
         .ok_or_else(|| Error::DeviceSelection { spec: filter.describe(), available: listing(devices) })
 }
 

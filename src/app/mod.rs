@@ -310,8 +310,10 @@ impl ClApp {
     pub fn devices() -> Result<Vec<DeviceInfo>> {
         let mut infos: Vec<DeviceInfo> = discover()?.into_iter().map(|(i, _)| i).collect();
         let filter = DeviceFilter { spec: env_selection(), ..DeviceFilter::default() };
-        if let Ok(i) = choose(&infos, &filter) {
-            infos[i].preferred = true;
+        if let Ok(i) = choose(&infos, &filter)
+            && let Some(info) = infos.get_mut(i)
+        {
+            info.preferred = true;
         }
         Ok(infos)
     }

@@ -60,14 +60,23 @@ impl<T: ComplexElement> KData<T> {
         self.data.ndim() - self.spatial_dims - 1
     }
 
+    /// The frame extents, the coil count and the spatial extents. `KData::new` checked that the coil axis
+    /// exists, so the fallback is never taken.
+    fn axes(&self) -> (&[usize], usize, &[usize]) {
+        match self.data.shape().split_at_checked(self.coil_axis()) {
+            Some((frames, [coils, spatial @ ..])) => (frames, *coils, spatial),
+            _ => (&[], 0, &[]),
+        }
+    }
+
     /// Number of coils.
     pub fn num_coils(&self) -> usize {
-        self.data.shape()[self.coil_axis()]
+        self.axes().1
     }
 
     /// Extents of the frame axes (empty for a single frame).
     pub fn frame_shape(&self) -> &[usize] {
-        &self.data.shape()[..self.coil_axis()]
+        self.axes().0
     }
 
     /// Number of frames (the product of the frame extents; 1 without frame axes).
@@ -77,7 +86,7 @@ impl<T: ComplexElement> KData<T> {
 
     /// Extents of the spatial axes.
     pub fn spatial_shape(&self) -> &[usize] {
-        &self.data.shape()[self.coil_axis() + 1..]
+        self.axes().2
     }
 
     /// Attaches coil sensitivity maps of shape `[coils, spatial…]`.

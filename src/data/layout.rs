@@ -22,12 +22,16 @@ pub(crate) fn element_count(op: &str, shape: &[usize]) -> Result<usize> {
 impl Layout {
     /// The row-major (C order) layout of `shape`.
     pub fn row_major(shape: &[usize]) -> Layout {
-        let mut strides = vec![0; shape.len()];
-        let mut step = 1usize;
-        for (k, &n) in shape.iter().enumerate().rev() {
-            strides[k] = step;
-            step = step.saturating_mul(n.max(1));
-        }
+        let mut strides: Vec<usize> = shape
+            .iter()
+            .rev()
+            .scan(1usize, |step, &n| {
+                let stride = *step;
+                *step = step.saturating_mul(n.max(1));
+                Some(stride)
+            })
+            .collect();
+        strides.reverse();
         Layout { shape: shape.to_vec(), strides, offset: 0 }
     }
 
@@ -59,14 +63,15 @@ impl Layout {
         Some((self.offset, self.offset + last))
     }
 
-    fn check_axis(&self, op: &str, axis: usize) -> Result<()> {
-        if axis >= self.shape.len() {
-            return Err(Error::invalid(
+    /// The extent and stride of `axis`, or an error naming the shape.
+    fn axis(&self, op: &str, axis: usize) -> Result<(usize, usize)> {
+        match (self.shape.get(axis), self.strides.get(axis)) {
+            (Some(&n), Some(&s)) => Ok((n, s)),
+            _ => Err(Error::invalid(
                 op,
                 format!("axis {axis} does not exist in an array of shape {:?} ({} axes)", self.shape, self.shape.len()),
-            ));
+            )),
         }
-        Ok(())
     }
 
     /// The last two axes swapped; arrays of fewer than two axes are returned unchanged (as numpy's `.T`).
@@ -83,17 +88,13 @@ impl Layout {
     /// Axis `k` of the result is axis `axes[k]` of `self`.
     pub fn permuted(&self, op: &str, axes: &[usize]) -> Result<Layout> {
         check_permutation(op, axes, self.shape.len())?;
-        Ok(Layout {
-            shape: axes.iter().map(|&a| self.shape[a]).collect(),
-            strides: axes.iter().map(|&a| self.strides[a]).collect(),
-            offset: self.offset,
-        })
+        let (shape, strides) = axes.iter().map(|&a| self.axis(op, a)).collect::<Result<Vec<_>>>()?.into_iter().unzip();
+        Ok(Layout { shape, strides, offset: self.offset })
     }
 
     /// Elements `start..end` of `axis`.
     pub fn sliced(&self, op: &str, axis: usize, start: usize, end: usize) -> Result<Layout> {
-        self.check_axis(op, axis)?;
-        let n = self.shape[axis];
+        let (n, stride) = self.axis(op, axis)?;
         if start > end || end > n {
             return Err(Error::invalid(
                 op,
@@ -101,24 +102,26 @@ impl Layout {
             ));
         }
         let mut l = self.clone();
-        l.shape[axis] = end - start;
+        if let Some(extent) = l.shape.get_mut(axis) {
+            *extent = end - start;
+        }
         if end > start {
-            l.offset += start * self.strides[axis];
+            l.offset += start * stride;
         }
         Ok(l)
     }
 
     /// The sub-array at `index` along `axis` (one axis fewer).
     pub fn indexed(&self, op: &str, axis: usize, index: usize) -> Result<Layout> {
-        self.check_axis(op, axis)?;
-        if index >= self.shape[axis] {
+        let (n, stride) = self.axis(op, axis)?;
+        if index >= n {
             return Err(Error::invalid(
                 op,
-                format!("index {index} is outside axis {axis} of extent {} (shape {:?})", self.shape[axis], self.shape),
+                format!("index {index} is outside axis {axis} of extent {n} (shape {:?})", self.shape),
             ));
         }
         let mut l = self.clone();
-        l.offset += index * self.strides[axis];
+        l.offset += index * stride;
         l.shape.remove(axis);
         l.strides.remove(axis);
         Ok(l)
@@ -153,7 +156,8 @@ impl Layout {
 /// `Ok` when `axes` holds each of `0..ndim` exactly once.
 pub(crate) fn check_permutation(op: &str, axes: &[usize], ndim: usize) -> Result<()> {
     let mut seen = vec![false; ndim];
-    let valid = axes.len() == ndim && axes.iter().all(|&a| a < ndim && !std::mem::replace(&mut seen[a], true));
+    let valid =
+        axes.len() == ndim && axes.iter().all(|&a| seen.get_mut(a).is_some_and(|s| !std::mem::replace(s, true)));
     if !valid {
         return Err(Error::invalid(op, format!("axes {axes:?} are not a permutation of 0..{ndim}")));
     }

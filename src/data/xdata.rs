@@ -381,10 +381,11 @@ impl<T: Element> XData<T> {
     /// ```
     pub fn crop(&self, widths: &[(usize, usize)]) -> Result<XData<T>> {
         let op = "XData::crop";
-        let pairs = match widths.len() {
-            n if n == self.ndim() => widths.to_vec(),
-            1 => vec![widths[0]; self.ndim()],
-            n => {
+        let pairs = match widths {
+            all if all.len() == self.ndim() => widths.to_vec(),
+            [one] => vec![*one; self.ndim()],
+            _ => {
+                let n = widths.len();
                 return Err(Error::invalid(
                     op,
                     format!(
@@ -395,8 +396,7 @@ impl<T: Element> XData<T> {
             }
         };
         let mut layout = self.layout.clone();
-        for (axis, &(before, after)) in pairs.iter().enumerate() {
-            let n = self.shape()[axis];
+        for (axis, (&(before, after), &n)) in pairs.iter().zip(self.shape()).enumerate() {
             if before.saturating_add(after) > n {
                 return Err(Error::invalid(
                     op,

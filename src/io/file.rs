@@ -167,15 +167,12 @@ impl HostArray {
         };
         let rounded: Vec<f64> =
             if range.is_some() { scaled.iter().map(|v| v.round()).collect() } else { scaled.clone() };
-        if range.is_some() {
-            let outside: Vec<usize> = (0..rounded.len()).filter(|&i| !(lo..=hi).contains(&rounded[i])).collect();
-            if let Some(&first) = outside.first()
-                && !clip
-            {
+        if range.is_some() && !clip {
+            let mut outside = rounded.iter().zip(&scaled).enumerate().filter(|(_, (r, _))| !(lo..=hi).contains(*r));
+            if let Some((first, (_, value))) = outside.next() {
                 return Err(refuse(format!(
-                    "{} value(s) fall outside {lo}..={hi}, the first {} (element {first}); scale min–max or clip",
-                    outside.len(),
-                    scaled[first]
+                    "{} value(s) fall outside {lo}..={hi}, the first {value} (element {first}); scale min–max or clip",
+                    1 + outside.count(),
                 )));
             }
         }

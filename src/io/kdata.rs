@@ -122,9 +122,10 @@ const BART_DIM_NAMES: [&str; BART_DIMS] = [
 /// The number of spatial axes of a BART array: `PHS2` counts when it is more than 1, `PHS1` when it or `PHS2`
 /// is, `READ` always.
 fn bart_spatial_dims(shape: &[usize]) -> usize {
-    if shape[2] > 1 {
+    let more_than_one = |axis: usize| shape.get(axis).is_some_and(|&n| n > 1);
+    if more_than_one(2) {
         3
-    } else if shape[1] > 1 {
+    } else if more_than_one(1) {
         2
     } else {
         1
@@ -140,8 +141,8 @@ fn squeeze_bart<E: Clone>(
     keep: impl Fn(usize, usize) -> bool,
 ) -> Result<ArrayD<E>> {
     let mut a = bart_dims(a, path)?;
-    for axis in (0..BART_DIMS).rev() {
-        let extent = a.shape()[axis];
+    for (axis, name) in BART_DIM_NAMES.iter().enumerate().rev() {
+        let Some(&extent) = a.shape().get(axis) else { continue };
         if keep(axis, extent) {
             continue;
         }
@@ -149,8 +150,7 @@ fn squeeze_bart<E: Clone>(
             return Err(Error::Format {
                 path: path.to_path_buf(),
                 reason: format!(
-                    "{what} has extent {extent} in BART dimension {axis} ({}), which must be 1 here (dimensions {:?})",
-                    BART_DIM_NAMES[axis],
+                    "{what} has extent {extent} in BART dimension {axis} ({name}), which must be 1 here (dimensions {:?})",
                     a.shape()
                 ),
             });

@@ -344,7 +344,7 @@ pub fn write_mat(path: impl AsRef<Path>, variables: &[(&str, &HostArray)], compr
             return Err(bad(format!("{name:?} is not a MATLAB variable name (a letter, then letters, digits, _)")));
         }
         let shape = array.shape().to_vec();
-        let shape = if shape.len() == 1 { vec![1, shape[0]] } else { shape };
+        let shape = if let [n] = shape[..] { vec![1, n] } else { shape };
         let m = match array {
             HostArray::U8(a) => matrix(name, &shape, &[column_major(a)]),
             HostArray::U16(a) => matrix(name, &shape, &[column_major(a)]),

@@ -17,8 +17,9 @@ macro_rules! sample {
     ($($t:ty),*) => {$(impl Sample for $t {
         const SIZE: usize = std::mem::size_of::<$t>();
         fn read(bytes: &[u8], little: bool) -> Self {
+            // Callers pass at least SIZE bytes (`decode` reads whole chunks).
             let mut b = [0u8; std::mem::size_of::<$t>()];
-            b.copy_from_slice(&bytes[..Self::SIZE]);
+            b.iter_mut().zip(bytes).for_each(|(d, s)| *d = *s);
             if little { <$t>::from_le_bytes(b) } else { <$t>::from_be_bytes(b) }
         }
         fn write(self, little: bool, out: &mut Vec<u8>) {
@@ -31,7 +32,7 @@ sample!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
 impl<F: Sample> Sample for Complex<F> {
     const SIZE: usize = 2 * F::SIZE;
     fn read(bytes: &[u8], little: bool) -> Self {
-        Complex::new(F::read(bytes, little), F::read(&bytes[F::SIZE..], little))
+        Complex::new(F::read(bytes, little), F::read(bytes.get(F::SIZE..).unwrap_or_default(), little))
     }
     fn write(self, little: bool, out: &mut Vec<u8>) {
         self.re.write(little, out);

@@ -191,12 +191,12 @@ impl Op {
 
     /// The process computing this operation from `inputs` into a newly allocated output.
     pub fn plan(&self, inputs: &[&AnyData]) -> Result<(Box<dyn Process>, AnyData)> {
-        if inputs.len() != self.arity() {
-            return Err(Error::invalid(self.name(), format!("takes {} input(s), got {}", self.arity(), inputs.len())));
-        }
-        match self {
-            Op::Matmul { .. } | Op::Dot { .. } => binary(self, inputs[0], inputs[1]),
-            _ => dispatch!(inputs[0], x => self.unary(x)),
+        let wrong = || Error::invalid(self.name(), format!("takes {} input(s), got {}", self.arity(), inputs.len()));
+        match (self, inputs) {
+            (Op::Matmul { .. } | Op::Dot { .. }, [a, b]) => binary(self, a, b),
+            (Op::Matmul { .. } | Op::Dot { .. }, _) => Err(wrong()),
+            (_, [x]) => dispatch!(x, x => self.unary(x)),
+            _ => Err(wrong()),
         }
     }
 

@@ -31,8 +31,8 @@ pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> 
                         "{from}{name} {shape:?}: {} values (save them with -o FILE)",
                         shape.iter().product::<usize>()
                     );
-                } else if shape.is_empty() {
-                    println!("{from}{name} = {}", show(values[0]));
+                } else if let ([], [value]) = (shape.as_slice(), values.as_slice()) {
+                    println!("{from}{name} = {}", show(*value));
                 } else {
                     let shown: Vec<String> = values.iter().map(|&v| show(v)).collect();
                     println!("{from}{name} {shape:?} = [{}]", shown.join(", "));
