@@ -11,6 +11,7 @@
 //! What no host API can check is a kernel's own indexing: cliper trusts its kernel sources (and those of
 //! processes users write) to stay within the buffers they are given, as every OpenCL and GPU framework does.
 #![allow(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use crate::data::Element;
 use opencl3::command_queue::CommandQueue;
@@ -27,7 +28,7 @@ type ClResult<T> = std::result::Result<T, ClError>;
 
 /// Allocates an uninitialised read-write device buffer of `bytes` bytes (at least 1).
 pub(crate) fn create_buffer(context: &Context, bytes: usize) -> ClResult<Buffer<u8>> {
-    // Sound: no host pointer is given, so OpenCL owns the memory; `Buffer` releases it on drop.
+    // SAFETY: no host pointer is given, so OpenCL owns the memory; `Buffer` releases it on drop.
     unsafe { Buffer::<u8>::create(context, CL_MEM_READ_WRITE, bytes.max(1), ptr::null_mut()) }
 }
 
@@ -38,7 +39,7 @@ pub(crate) fn write_buffer<T: Element>(
     offset_bytes: usize,
     data: &[T],
 ) -> ClResult<Event> {
-    // Sound: blocking write, so `data` outlives the transfer; OpenCL bounds-checks the region.
+    // SAFETY: blocking write, so `data` outlives the transfer; OpenCL bounds-checks the region.
     let event = unsafe {
         opencl3::command_queue::enqueue_write_buffer(
             queue.get(),
@@ -61,7 +62,7 @@ pub(crate) fn read_buffer<T: Element>(
     offset_bytes: usize,
     out: &mut [T],
 ) -> ClResult<Event> {
-    // Sound: blocking read into memory we hold mutably; any bit pattern is a valid `Element`.
+    // SAFETY: blocking read into memory we hold mutably; any bit pattern is a valid `Element`.
     let event = unsafe {
         opencl3::command_queue::enqueue_read_buffer(
             queue.get(),
@@ -88,7 +89,7 @@ pub(crate) fn fill_zero(
 ) -> ClResult<Event> {
     let zeros = [0u8; 16];
     debug_assert!(pattern_bytes <= zeros.len());
-    // Sound: the pattern is copied by the call (and is at most 16 bytes, all of them ours); OpenCL
+    // SAFETY: the pattern is copied by the call (and is at most 16 bytes, all of them ours); OpenCL
     // bounds-checks the region and the pattern size.
     let event = unsafe {
         opencl3::command_queue::enqueue_fill_buffer(
@@ -114,7 +115,7 @@ pub(crate) fn copy_buffer(
     dst_offset: usize,
     bytes: usize,
 ) -> ClResult<Event> {
-    // Sound: device-to-device; OpenCL checks both regions and rejects overlap (CL_MEM_COPY_OVERLAP).
+    // SAFETY: device-to-device; OpenCL checks both regions and rejects overlap (CL_MEM_COPY_OVERLAP).
     let event = unsafe {
         opencl3::command_queue::enqueue_copy_buffer(
             queue.get(),
@@ -132,7 +133,7 @@ pub(crate) fn copy_buffer(
 
 /// Sets kernel argument `index` to a by-value argument given as its bytes (a scalar or vector type).
 pub(crate) fn set_arg_bytes(kernel: &Kernel, index: u32, bytes: &[u8]) -> ClResult<()> {
-    // Sound: clSetKernelArg copies `bytes.len()` bytes before returning; a size that does not match the
+    // SAFETY: clSetKernelArg copies `bytes.len()` bytes before returning; a size that does not match the
     // parameter's type is rejected with CL_INVALID_ARG_SIZE.
     unsafe { opencl3::kernel::set_kernel_arg(kernel.get(), index, bytes.len(), bytes.as_ptr().cast::<c_void>()) }
         .map_err(ClError)
@@ -141,7 +142,7 @@ pub(crate) fn set_arg_bytes(kernel: &Kernel, index: u32, bytes: &[u8]) -> ClResu
 /// Sets kernel argument `index` to a device buffer.
 pub(crate) fn set_arg_buffer(kernel: &Kernel, index: u32, buffer: &Buffer<u8>) -> ClResult<()> {
     let mem: cl_mem = buffer.get();
-    // Sound: the argument value is the `cl_mem` handle itself, copied by the call; OpenCL retains nothing
+    // SAFETY: the argument value is the `cl_mem` handle itself, copied by the call; OpenCL retains nothing
     // beyond the launch, and cliper keeps the buffer alive while commands that use it are pending (the
     // array handles a process holds outlive its launches).
     unsafe {
@@ -157,7 +158,7 @@ pub(crate) fn set_arg_buffer(kernel: &Kernel, index: u32, buffer: &Buffer<u8>) -
 
 /// Sets kernel argument `index` to `bytes` bytes of work-group local memory.
 pub(crate) fn set_arg_local(kernel: &Kernel, index: u32, bytes: usize) -> ClResult<()> {
-    // Sound: a null value with a size asks OpenCL to allocate local memory; nothing on the host is touched.
+    // SAFETY: a null value with a size asks OpenCL to allocate local memory; nothing on the host is touched.
     unsafe { opencl3::kernel::set_kernel_arg(kernel.get(), index, bytes, ptr::null()) }.map_err(ClError)
 }
 
@@ -170,7 +171,7 @@ pub(crate) fn enqueue_kernel(
 ) -> ClResult<Event> {
     debug_assert!((1..=3).contains(&global.len()));
     debug_assert!(local.is_none_or(|l| l.len() == global.len()));
-    // Sound from the host's side: the size arrays are read during the call; unset arguments are reported
+    // SAFETY: from the host's side, the size arrays are read during the call; unset arguments are reported
     // as CL_INVALID_KERNEL_ARGS. See the module docs for what the kernel itself must respect.
     let event = unsafe {
         opencl3::command_queue::enqueue_nd_range_kernel(

@@ -1,5 +1,7 @@
 //! The `cliper` command line: operations on files, pipeline files, batch runs over directories, profiling.
 //! docs/cli.md is the manual.
+// No panics in what users run: every failure is a typed error on one line (tests may unwrap).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
 mod chain;
 mod data;
