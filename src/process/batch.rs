@@ -20,14 +20,21 @@ impl Batch3 {
     /// extent 1 are dropped and neighbours merged where every array is gap-free across them, so most batches
     /// become one axis.
     pub(crate) fn new(op: &str, shape: &[usize], strides: [&[usize]; 3]) -> Result<Batch3> {
+        if strides.iter().any(|s| s.len() < shape.len()) {
+            return Err(Error::invalid(
+                op,
+                format!("batch shape {shape:?} needs a stride per axis for each array, got strides {strides:?}"),
+            ));
+        }
+        let [s0, s1, s2] = strides;
         let mut axes: Vec<(usize, [usize; 3])> = Vec::with_capacity(shape.len());
-        for (k, &n) in shape.iter().enumerate() {
+        for (((&n, &a), &b), &c) in shape.iter().zip(s0).zip(s1).zip(s2) {
             if n == 1 {
                 continue;
             }
-            let s = [strides[0][k], strides[1][k], strides[2][k]];
+            let s = [a, b, c];
             match axes.last_mut() {
-                Some((m, prev)) if (0..3).all(|a| prev[a] == n * s[a]) => {
+                Some((m, prev)) if prev.iter().zip(&s).all(|(&p, &t)| p == n * t) => {
                     *m *= n;
                     *prev = s;
                 }
@@ -43,18 +50,18 @@ impl Batch3 {
             });
         }
         let mut b = Batch3 { axes: axes.len() as u32, ..Batch3::default() };
-        for (k, (n, s)) in axes.iter().enumerate() {
-            b.shape[k] = *n as u64;
-            for (array, &stride) in b.strides.iter_mut().zip(s) {
-                array[k] = stride as u64;
-            }
+        let [t0, t1, t2] = &mut b.strides;
+        let slots = b.shape.iter_mut().zip(t0.iter_mut()).zip(t1.iter_mut()).zip(t2.iter_mut());
+        for (&(n, [sa, sb, sc]), (((extent, ta), tb), tc)) in axes.iter().zip(slots) {
+            *extent = n as u64;
+            (*ta, *tb, *tc) = (sa as u64, sb as u64, sc as u64);
         }
         Ok(b)
     }
 
     /// Number of batch entries (1 with no axes).
     pub(crate) fn count(&self) -> u64 {
-        self.shape[..self.axes as usize].iter().product()
+        self.shape.iter().take(self.axes as usize).product()
     }
 }
 
@@ -66,23 +73,27 @@ pub(crate) fn broadcast(
     b: (&[usize], &[usize]),
 ) -> Option<(Vec<usize>, Vec<usize>, Vec<usize>)> {
     let n = a.0.len().max(b.0.len());
-    let (mut shape, mut sa, mut sb) = (vec![1; n], vec![0; n], vec![0; n]);
-    for k in 0..n {
-        let pick = |(s, st): (&[usize], &[usize])| {
-            let lead = n - s.len();
-            if k < lead { (1, 0) } else { (s[k - lead], st[k - lead]) }
-        };
-        let ((na, ta), (nb, tb)) = (pick(a), pick(b));
-        shape[k] = match (na, nb) {
+    let (mut shape, mut sa, mut sb) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    // From the last axis back; a side with fewer axes has extent 1 (stride 0) on the ones it lacks.
+    for ((na, ta), (nb, tb)) in from_right(a).zip(from_right(b)).take(n) {
+        shape.push(match (na, nb) {
             _ if na == nb => na,
             (1, _) => nb,
             (_, 1) => na,
             _ => return None,
-        };
-        sa[k] = if na == 1 { 0 } else { ta };
-        sb[k] = if nb == 1 { 0 } else { tb };
+        });
+        sa.push(if na == 1 { 0 } else { ta });
+        sb.push(if nb == 1 { 0 } else { tb });
+    }
+    for v in [&mut shape, &mut sa, &mut sb] {
+        v.reverse();
     }
     Some((shape, sa, sb))
+}
+
+/// `(extent, stride)` of each axis from the last one back, then `(1, 0)` for ever.
+fn from_right<'a>((shape, strides): (&'a [usize], &'a [usize])) -> impl Iterator<Item = (usize, usize)> + 'a {
+    shape.iter().zip(strides).rev().map(|(&n, &s)| (n, s)).chain(std::iter::repeat((1, 0)))
 }
 
 #[cfg(test)]

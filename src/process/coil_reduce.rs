@@ -24,7 +24,7 @@ fn merged(shape: &[usize], strides: &[usize]) -> Option<(usize, usize)> {
     let axes: Vec<(usize, usize)> =
         shape.iter().zip(strides).filter(|(e, _)| **e != 1).map(|(e, s)| (*e, *s)).collect();
     let Some(&(_, last)) = axes.last() else { return Some((n, 1)) };
-    axes.windows(2).all(|w| w[0].1 == w[1].0 * w[1].1).then_some((n, last))
+    axes.iter().zip(axes.iter().skip(1)).all(|(&(_, outer), &(e, s))| outer == e * s).then_some((n, last))
 }
 
 /// An array as seen by the kernel: the array read or written directly, or contiguous scratch with a copy.
@@ -33,13 +33,22 @@ struct Operand<T: Element> {
 }
 
 impl<T: Element> Operand<T> {
-    /// Scratch and a copy plan when `x` split at `split` does not merge into (before, after) axes.
+    /// Scratch and a copy plan when `x` cut before each axis of `splits` (increasing) does not merge into one
+    /// axis per piece.
     fn new(op: &str, x: &XData<T>, splits: &[usize], to_scratch: bool) -> Result<Operand<T>> {
         let (shape, strides) = (x.shape(), x.strides());
-        let mut bounds = vec![0];
-        bounds.extend_from_slice(splits);
-        bounds.push(shape.len());
-        let fine = bounds.windows(2).all(|w| merged(&shape[w[0]..w[1]], &strides[w[0]..w[1]]).is_some());
+        let mut fine = true;
+        let mut start = 0;
+        for &end in splits.iter().chain([&shape.len()]) {
+            let (Some(extents), Some(steps)) = (shape.get(start..end), strides.get(start..end)) else {
+                return Err(Error::invalid(
+                    op,
+                    format!("cannot cut the axes of shape {shape:?} (strides {strides:?}) before axes {splits:?}"),
+                ));
+            };
+            fine &= merged(extents, steps).is_some();
+            start = end;
+        }
         if fine {
             return Ok(Operand { scratch: None });
         }
@@ -82,9 +91,9 @@ impl<T: Element, O: Element> CoilPlan<T, O> {
         out: &XData<O>,
     ) -> Result<CoilPlan<T, O>> {
         let shape = x.shape();
-        if coil_axis >= shape.len() {
+        let Some((frame_shape, coils_on @ [coils, spatial @ ..])) = shape.split_at_checked(coil_axis) else {
             return Err(Error::invalid(op, format!("coil axis {coil_axis} is out of range for shape {shape:?}")));
-        }
+        };
         let expected: Vec<usize> = shape.iter().enumerate().filter(|&(k, _)| k != coil_axis).map(|(_, &n)| n).collect();
         if out.shape() != expected.as_slice() {
             return Err(Error::Shape {
@@ -94,17 +103,17 @@ impl<T: Element, O: Element> CoilPlan<T, O> {
             });
         }
         if let Some(m) = maps
-            && m.shape() != &shape[coil_axis..]
+            && m.shape() != coils_on
         {
             return Err(Error::Shape {
                 op: op.into(),
-                expected: format!("sensitivity maps of shape {:?} ([coils, spatial…])", &shape[coil_axis..]),
+                expected: format!("sensitivity maps of shape {coils_on:?} ([coils, spatial…])"),
                 got: format!("{:?}", m.shape()),
             });
         }
-        let frames: usize = shape[..coil_axis].iter().product();
-        let coils = shape[coil_axis];
-        let positions: usize = shape[coil_axis + 1..].iter().product();
+        let frames: usize = frame_shape.iter().product();
+        let coils = *coils;
+        let positions: usize = spatial.iter().product();
         let x_op = Operand::new(op, x, &[coil_axis, coil_axis + 1], true)?;
         let maps_op = maps.map(|m| Operand::new(op, m, &[1], true)).transpose()?;
         let out_op = Operand::new(op, out, &[coil_axis], false)?;
@@ -128,24 +137,34 @@ impl<T: Element, O: Element> CoilPlan<T, O> {
         };
         let groups = (count as usize).div_ceil(GROUP).clamp(1, 1 << 16);
         let stride = |shape: &[usize], strides: &[usize]| merged(shape, strides).map_or(0, |m| m.1) as u64;
+        // The arrays the kernel reads and writes have the shapes checked above (scratch copies too): x
+        // [frames…, coils, spatial…], maps [coils, spatial…], out [frames…, spatial…].
         let (xv, ov) = (x_op.view(x), out_op.view(out));
-        let (xs, os) = (xv.strides(), ov.strides());
-        let nd = xv.ndim();
+        let layout_error = |what: &str, a: &[usize]| {
+            Error::invalid(op, format!("{what} strides {a:?} do not fit the input shape {shape:?}"))
+        };
+        let Some((x_frames, [x_coil, x_spatial @ ..])) = xv.strides().split_at_checked(coil_axis) else {
+            return Err(layout_error("input", xv.strides()));
+        };
+        let Some((out_frames, out_spatial)) = ov.strides().split_at_checked(coil_axis) else {
+            return Err(layout_error("output", ov.strides()));
+        };
         let (sc, sp) = match (maps, &maps_op) {
             (Some(m), Some(operand)) => {
                 let mv = operand.view(m);
-                (mv.strides()[0] as u64, stride(&mv.shape()[1..], &mv.strides()[1..]))
+                let [m_coil, m_spatial @ ..] = mv.strides() else { return Err(layout_error("maps", mv.strides())) };
+                (*m_coil as u64, stride(spatial, m_spatial))
             }
             _ => (0, 0),
         };
         let strides = [
-            stride(&xv.shape()[..coil_axis], &xs[..coil_axis]),
-            xs[coil_axis] as u64,
-            stride(&xv.shape()[coil_axis + 1..nd], &xs[coil_axis + 1..nd]),
+            stride(frame_shape, x_frames),
+            *x_coil as u64,
+            stride(spatial, x_spatial),
             sc,
             sp,
-            stride(&ov.shape()[..coil_axis], &os[..coil_axis]),
-            stride(&ov.shape()[coil_axis..], &os[coil_axis..]),
+            stride(frame_shape, out_frames),
+            stride(spatial, out_spatial),
         ];
         Ok(CoilPlan { x: x_op, maps: maps_op, out: out_op, kernel, index, frames, coils, positions, groups, strides })
     }

@@ -91,36 +91,44 @@ impl<T: Element> Process for FftShift<T> {
                 what: format!("{op} in place: give an output that does not overlap the input"),
             });
         }
-        let kept: Vec<usize> = (0..shape.len()).filter(|&k| shape[k] > 1).collect();
+        // (extent, shift, input stride, output stride) of each axis longer than 1.
+        let kept: Vec<(usize, usize, usize, usize)> = shape
+            .iter()
+            .zip(x.strides())
+            .zip(out.strides())
+            .enumerate()
+            .filter(|&(_, ((&n, _), _))| n > 1)
+            .map(|(k, ((&n, &sx), &so))| {
+                let half = n / 2;
+                let shift = if !axes.contains(&k) {
+                    0
+                } else if self.inverse {
+                    n - half
+                } else {
+                    half
+                };
+                (n, shift, sx, so)
+            })
+            .collect();
         if kept.len() > MAX_AXES {
             return Err(Error::Unsupported {
                 what: format!("{op}: shape {shape:?} has {} axes longer than 1; at most {MAX_AXES}", kept.len()),
             });
         }
+        // One value per kept axis; the slots past `nd` hold extent 1, shift 0 and strides 0.
+        let column = |pick: fn(&(usize, usize, usize, usize)) -> usize, fill: u64| -> [u64; MAX_AXES] {
+            std::array::from_fn(|slot| kept.get(slot).map_or(fill, |a| pick(a) as u64))
+        };
         let mut plan = Plan {
             kernel: None,
             index: IndexType::U32,
             nd: kept.len() as u32,
-            shape: [1; MAX_AXES],
-            shift: [0; MAX_AXES],
-            sx: [0; MAX_AXES],
-            so: [0; MAX_AXES],
+            shape: column(|a| a.0, 1),
+            shift: column(|a| a.1, 0),
+            sx: column(|a| a.2, 0),
+            so: column(|a| a.3, 0),
             count: out.len() as u64,
         };
-        for (slot, &k) in kept.iter().enumerate() {
-            let n = shape[k];
-            plan.shape[slot] = n as u64;
-            let half = n / 2;
-            plan.shift[slot] = if !axes.contains(&k) {
-                0
-            } else if self.inverse {
-                (n - half) as u64
-            } else {
-                half as u64
-            };
-            plan.sx[slot] = x.strides()[k] as u64;
-            plan.so[slot] = out.strides()[k] as u64;
-        }
         plan.index = index_type_for(&[x.layout(), out.layout()], &[plan.count]);
         if plan.count > 0 {
             let options = format!("{} -DIDX={} -DROLL=1", T::build_options(), plan.index.cl_type());

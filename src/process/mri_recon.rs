@@ -16,8 +16,9 @@ impl<T: ComplexElement> CoilImages<T> {
     fn new(op: &str, k: &KData<T>, centered: bool) -> Result<CoilImages<T>> {
         let data = k.as_xdata();
         let app = data.app();
-        let spatial: Vec<usize> = (data.ndim() - k.spatial_shape().len()..data.ndim()).collect();
-        let coil_axis = spatial[0] - 1;
+        // [frames…, coils, spatial…]: the coil axis follows the frame axes.
+        let coil_axis = k.frame_shape().len();
+        let spatial: Vec<usize> = (coil_axis + 1..data.ndim()).collect();
         let images = XData::uninit(app, op, data.shape())?;
         let mut steps: Vec<Box<dyn Process>> = Vec::new();
         if centered {

@@ -101,7 +101,7 @@ impl<T: Element> NormN<T> {
                 format!("axis {axis} does not exist in an array of shape {:?} ({} axes)", x.shape(), x.ndim()),
             ));
         }
-        let shape = [&x.shape()[..axis], &x.shape()[axis + 1..]].concat();
+        let shape: Vec<usize> = x.shape().iter().enumerate().filter(|&(k, _)| k != axis).map(|(_, &n)| n).collect();
         let out = XData::uninit(x.app(), "NormN", &shape)?;
         let mut n = NormN::new(x, &out, order).along(axis);
         n.init()?;

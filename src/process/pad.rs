@@ -105,14 +105,15 @@ impl<T: Element> Pad<T> {
 
 /// One `(before, after)` pair per axis from a list with one pair per axis or one pair for all.
 fn expand_widths(shape: &[usize], widths: &[(usize, usize)]) -> Result<Vec<(usize, usize)>> {
-    match widths.len() {
-        n if n == shape.len() => Ok(widths.to_vec()),
-        1 => Ok(vec![widths[0]; shape.len()]),
-        n => Err(Error::invalid(
+    match widths {
+        _ if widths.len() == shape.len() => Ok(widths.to_vec()),
+        &[pair] => Ok(vec![pair; shape.len()]),
+        _ => Err(Error::invalid(
             "Pad",
             format!(
-                "{n} (before, after) width pairs for an array of shape {shape:?} ({} axes); give one per axis or one \
+                "{} (before, after) width pairs for an array of shape {shape:?} ({} axes); give one per axis or one \
                  for all",
+                widths.len(),
                 shape.len()
             ),
         )),
@@ -147,7 +148,7 @@ impl<T: Element> Process for Pad<T> {
             });
         }
         if !matches!(self.border, Border::Constant(_))
-            && let Some(k) = (0..shape.len()).find(|&k| shape[k] == 0 && widths[k] != (0, 0))
+            && let Some(k) = shape.iter().zip(&widths).position(|(&n, &w)| n == 0 && w != (0, 0))
         {
             return Err(Error::invalid(
                 op,
@@ -160,31 +161,32 @@ impl<T: Element> Process for Pad<T> {
         }
         // Axes of output extent 1 read element 0 on both sides and can go; the last remaining axis is walked
         // along rows, the others (at most 7) number the rows.
-        let mut axes: Vec<usize> = (0..shape.len()).filter(|&k| expected[k] != 1).collect();
-        if axes.is_empty() {
-            axes.push(usize::MAX);
-        }
+        // (extent out, extent in, before, src stride, dst stride) of each axis.
+        let per_axis = expected.iter().zip(shape).zip(&widths).zip(self.input.strides()).zip(self.output.strides());
+        let axes: Vec<(usize, usize, usize, usize, usize)> = per_axis
+            .map(|((((&o, &i), &(before, _)), &s), &d)| (o, i, before, s, d))
+            .filter(|&(o, ..)| o != 1)
+            .collect();
         if axes.len() > MAX_AXES {
             return Err(Error::Unsupported {
                 what: format!("{op}: shape {expected:?} has {} axes longer than 1; at most {MAX_AXES}", axes.len()),
             });
         }
-        // (extent out, extent in, before, src stride, dst stride); usize::MAX stands for a rank-0 array.
-        let axis = |k: usize| -> (usize, usize, usize, usize, usize) {
-            if k == usize::MAX {
-                (1, 1, 0, 1, 1)
-            } else {
-                (expected[k], shape[k], widths[k].0, self.input.strides()[k], self.output.strides()[k])
-            }
+        // With no axis longer than 1 (a rank-0 array among them) one row of one element remains.
+        let (last, row_axes) = axes.split_last().map(|(l, r)| (*l, r)).unwrap_or(((1, 1, 0, 1, 1), &[]));
+        // One value per row axis; the slots past `nd` hold 0.
+        let column = |pick: fn(&(usize, usize, usize, usize, usize)) -> usize| -> [u64; 8] {
+            std::array::from_fn(|slot| row_axes.get(slot).map_or(0, |a| pick(a) as u64))
         };
-        let (last, row_axes) = axes.split_last().map(|(l, r)| (axis(*l), r)).unwrap_or((axis(usize::MAX), &[]));
-        let mut rows = RowAxes { nd: row_axes.len() as u32, ..RowAxes::default() };
-        for (slot, &k) in row_axes.iter().enumerate() {
-            let (o, i, b, s, d) = axis(k);
-            (rows.out_shape[slot], rows.in_shape[slot], rows.before[slot]) = (o as u64, i as u64, b as u64);
-            (rows.src[slot], rows.dst[slot]) = (s as u64, d as u64);
-        }
-        let row_count: u64 = rows.out_shape[..rows.nd as usize].iter().product();
+        let rows = RowAxes {
+            nd: row_axes.len() as u32,
+            out_shape: column(|a| a.0),
+            in_shape: column(|a| a.1),
+            before: column(|a| a.2),
+            src: column(|a| a.3),
+            dst: column(|a| a.4),
+        };
+        let row_count: u64 = rows.out_shape.iter().take(rows.nd as usize).product();
         let info = self.output.app().device();
         let wg = WG.min(info.max_work_group_size.max(1));
         let wg = 1usize << (usize::BITS - 1 - wg.leading_zeros());
@@ -193,7 +195,7 @@ impl<T: Element> Process for Pad<T> {
         let aligned = |v: usize| v.is_multiple_of(vw);
         let vw = if last.4 == 1
             && aligned(self.output.offset())
-            && rows.dst[..rows.nd as usize].iter().all(|&d| aligned(d as usize))
+            && rows.dst.iter().take(rows.nd as usize).all(|&d| aligned(d as usize))
         {
             vw
         } else {

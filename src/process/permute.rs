@@ -38,7 +38,13 @@ impl<T: Element> Permute<T> {
     /// ```
     pub fn output_shape(shape: &[usize], axes: &[usize]) -> Result<Vec<usize>> {
         check_permutation("Permute", axes, shape.len())?;
-        Ok(axes.iter().map(|&a| shape[a]).collect())
+        axes.iter()
+            .map(|&a| {
+                shape.get(a).copied().ok_or_else(|| {
+                    Error::invalid("Permute", format!("axis {a} of {axes:?} does not exist in shape {shape:?}"))
+                })
+            })
+            .collect()
     }
 
     /// Which copy kernel `init` chose: `"copy_tiled"` (tiled transpose), `"copy_blocks"` (its CPU form), `"copy_rows"`, `"copy_buffer"` or

@@ -112,15 +112,23 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
                 format!("x has shape {:?} but y has shape {:?}; they must be equal", x.shape(), y.shape()),
             ));
         }
-        let expected: Vec<usize> = match axis {
+        let y_arr = y.cloned().unwrap_or_else(|| x.clone());
+        // The reduced axis: its index, extent, and the strides of x and y along it.
+        let along = match axis {
+            None => None,
+            Some(k) => match (x.shape().get(k), x.strides().get(k), y_arr.strides().get(k)) {
+                (Some(&n), Some(&sx), Some(&sy)) => Some((k, n, [sx, sy])),
+                _ => {
+                    return Err(Error::invalid(
+                        op,
+                        format!("axis {k} does not exist in an array of shape {:?} ({} axes)", x.shape(), x.ndim()),
+                    ));
+                }
+            },
+        };
+        let expected: Vec<usize> = match along {
             None => vec![],
-            Some(k) if k < x.ndim() => [&x.shape()[..k], &x.shape()[k + 1..]].concat(),
-            Some(k) => {
-                return Err(Error::invalid(
-                    op,
-                    format!("axis {k} does not exist in an array of shape {:?} ({} axes)", x.shape(), x.ndim()),
-                ));
-            }
+            Some((k, ..)) => without_axis(x.shape(), k),
         };
         if out.shape() != expected.as_slice() {
             return Err(Error::Shape {
@@ -135,9 +143,8 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         if out.overlaps(x) || y.is_some_and(|y| out.overlaps(y)) {
             return Err(Error::invalid(op, "the output overlaps an operand in one buffer"));
         }
-        let y_arr = y.cloned().unwrap_or_else(|| x.clone());
         let mut gathers = Vec::new();
-        let (xk, yk, len, stride, batch) = match axis {
+        let (xk, yk, len, stride, batch) = match along {
             None => {
                 let (mut xk, mut yk) = (x.clone(), y_arr);
                 let merged = match merge_all(&xk, &yk) {
@@ -156,11 +163,10 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
                 };
                 (xk, yk, merged.0, merged.1, Batch3::default())
             }
-            Some(k) => {
-                let drop = |v: &[usize]| [&v[..k], &v[k + 1..]].concat();
-                let batch = Batch3::new(op, &expected, [&drop(x.strides()), &drop(y_arr.strides()), out.strides()])?;
-                let stride = [x.strides()[k], y_arr.strides()[k]];
-                (x.clone(), y_arr, x.shape()[k], stride, batch)
+            Some((k, n, stride)) => {
+                let (sx, sy) = (without_axis(x.strides(), k), without_axis(y_arr.strides(), k));
+                let batch = Batch3::new(op, &expected, [&sx, &sy, out.strides()])?;
+                (x.clone(), y_arr, n, stride, batch)
             }
         };
         let outputs = out.len();
@@ -316,6 +322,11 @@ fn operands<'k, T: Element>(
         .scalar(b.strides[2])
 }
 
+/// `v` without its entry `k`.
+fn without_axis(v: &[usize], k: usize) -> Vec<usize> {
+    v.iter().enumerate().filter(|&(i, _)| i != k).map(|(_, &e)| e).collect()
+}
+
 /// How many elements `reduce_groups` reads at once (16 bytes), or 1: wider reads need unit strides and every
 /// reduction's start in both operands on a 16-byte boundary (buffers themselves are aligned far more).
 fn vector_width<T: Element>(x: &XData<T>, y: &XData<T>, stride: [usize; 2], batch: &Batch3) -> usize {
@@ -323,16 +334,25 @@ fn vector_width<T: Element>(x: &XData<T>, y: &XData<T>, stride: [usize; 2], batc
     let aligned = |v: usize| v.is_multiple_of(vw);
     let starts_aligned = aligned(x.offset())
         && aligned(y.offset())
-        && (0..batch.axes as usize)
-            .all(|k| aligned(batch.strides[0][k] as usize) && aligned(batch.strides[1][k] as usize));
+        && batch.strides[0]
+            .iter()
+            .zip(&batch.strides[1])
+            .take(batch.axes as usize)
+            .all(|(&sx, &sy)| aligned(sx as usize) && aligned(sy as usize));
     if vw > 1 && stride == [1, 1] && starts_aligned { vw } else { 1 }
 }
 
 /// The length and the (x, y) strides of one axis covering all elements of both arrays in the same order, when
 /// their layouts allow it (any order of the axes will do for a whole-array reduction).
 fn merge_all<T: Element>(x: &XData<T>, y: &XData<T>) -> Option<(usize, [usize; 2])> {
-    let mut axes: Vec<(usize, usize, usize)> =
-        (0..x.ndim()).filter(|&k| x.shape()[k] > 1).map(|k| (x.shape()[k], x.strides()[k], y.strides()[k])).collect();
+    let mut axes: Vec<(usize, usize, usize)> = x
+        .shape()
+        .iter()
+        .zip(x.strides())
+        .zip(y.strides())
+        .filter(|&((&n, _), _)| n > 1)
+        .map(|((&n, &sx), &sy)| (n, sx, sy))
+        .collect();
     axes.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
     let mut merged: Option<(usize, usize, usize)> = None;
     for (n, sx, sy) in axes {

@@ -129,17 +129,15 @@ struct Batch {
 
 impl Batch {
     fn new(axes: &[Axis]) -> Batch {
-        let mut b = Batch { axes: axes.len() as u32, ..Batch::default() };
-        for (k, a) in axes.iter().enumerate() {
-            b.shape[k] = a.n as u64;
-            b.src[k] = a.src as u64;
-            b.dst[k] = a.dst as u64;
-        }
-        b
+        // One value per axis; the slots past the last axis hold 0.
+        let column = |pick: fn(&Axis) -> usize| -> [u64; 8] {
+            std::array::from_fn(|k| axes.get(k).map_or(0, |a| pick(a) as u64))
+        };
+        Batch { axes: axes.len() as u32, shape: column(|a| a.n), src: column(|a| a.src), dst: column(|a| a.dst) }
     }
 
     fn count(&self) -> u64 {
-        self.shape[..self.axes as usize].iter().product()
+        self.shape.iter().take(self.axes as usize).product()
     }
 }
 
@@ -153,9 +151,13 @@ struct Axis {
 
 /// Axes of extent > 1, ordered by destination stride (slowest first) and merged where both sides allow.
 fn merged_axes(src: &Layout, dst: &Layout) -> Vec<Axis> {
-    let mut axes: Vec<Axis> = (0..src.shape.len())
-        .filter(|&k| src.shape[k] > 1)
-        .map(|k| Axis { n: src.shape[k], src: src.strides[k], dst: dst.strides[k] })
+    let mut axes: Vec<Axis> = src
+        .shape
+        .iter()
+        .zip(&src.strides)
+        .zip(&dst.strides)
+        .filter(|&((&n, _), _)| n > 1)
+        .map(|((&n, &s), &d)| Axis { n, src: s, dst: d })
         .collect();
     axes.sort_by(|a, b| b.dst.cmp(&a.dst).then(b.src.cmp(&a.src)));
     let mut merged: Vec<Axis> = Vec::with_capacity(axes.len());
@@ -251,9 +253,14 @@ impl CopyPlan {
         }
         let conjugate = conjugate && T::IS_COMPLEX;
         let axes = merged_axes(s, d);
+        // q: the destination's fastest axis (the last: axes are ordered by destination stride); p: the source's
+        // fastest, the last of those with the smallest source stride.
+        let Some((&aq, _)) = axes.split_last() else {
+            return Err(Error::invalid(op, format!("no axes to copy for shape {:?}", src.shape())));
+        };
         let q = axes.len() - 1;
-        let p = (0..axes.len()).rev().min_by_key(|&k| axes[k].src).unwrap_or(q);
-        if axes.len() == 1 && axes[0].src == 1 && axes[0].dst == 1 && !conjugate {
+        let (p, ap) = axes.iter().enumerate().rev().min_by_key(|(_, a)| a.src).map_or((q, aq), |(k, &a)| (k, a));
+        if matches!(axes.as_slice(), [Axis { src: 1, dst: 1, .. }]) && !conjugate {
             return Ok(CopyPlan {
                 step: Step::Buffer {
                     src_offset: s.offset * element,
@@ -281,7 +288,7 @@ impl CopyPlan {
             });
         }
         let batch = Batch::new(&batch_axes);
-        let unit = if tiled { axes[p].src == 1 && axes[q].dst == 1 } else { axes[q].src == 1 && axes[q].dst == 1 };
+        let unit = if tiled { ap.src == 1 && aq.dst == 1 } else { aq.src == 1 && aq.dst == 1 };
         let options = format!(
             "{} -DIDX={} -DCONJUGATE={} -DUNIT_STRIDE={} -DTILE={} -DTILE_ROWS={}",
             T::build_options(),
@@ -301,7 +308,6 @@ impl CopyPlan {
         let step = if tiled {
             let name = if blocks { "copy_blocks" } else { "copy_tiled" };
             let kernel = program.kernel(name)?.owned_by(op);
-            let (ap, aq) = (axes[p], axes[q]);
             let tiles_pq = [ap.n.div_ceil(tiles.tile) as u64, aq.n.div_ceil(tiles.tile) as u64];
             let total = batch.count() * tiles_pq[0] * tiles_pq[1];
             let groups = usize::try_from(total).unwrap_or(usize::MAX).min(group_limit(app.device()));
@@ -317,7 +323,7 @@ impl CopyPlan {
             }
         } else {
             let kernel = program.kernel("copy_rows")?.owned_by(op);
-            let inner = axes[q];
+            let inner = aq;
             let rows = batch.count();
             // 256 work-items, or the largest power of two the kernel allows below that.
             let limit = kernel.max_work_group_size()?.clamp(1, 256);
