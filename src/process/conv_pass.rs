@@ -125,15 +125,26 @@ fn block_shape<T: Element>(info: &crate::DeviceInfo, g: &Geometry, o: [usize; 3]
     Some(BlockShape { vx, ry, rz, tiles: [tiles_xy[0], tiles_xy[1], o[0].div_ceil(rz) as u64] })
 }
 
-/// `(extent, stride)` of the three trailing axes of `x` treated as `rank` spatial axes (1s before).
-fn spatial<T: Element>(x: &XData<T>, rank: usize) -> ([usize; 3], [usize; 3]) {
-    let (mut n, mut s) = ([1; 3], [0; 3]);
-    let lead = x.ndim() - rank;
-    for k in 0..rank {
-        n[3 - rank + k] = x.shape()[lead + k];
-        s[3 - rank + k] = x.strides()[lead + k];
+/// Three axes for a problem of up to three: `values` (one per axis, in order) in the trailing slots, `fill` in
+/// the leading ones.
+pub(crate) fn trailing3<V: Copy>(values: impl DoubleEndedIterator<Item = V>, fill: V) -> [V; 3] {
+    let mut axes = [fill; 3];
+    for (slot, v) in axes.iter_mut().rev().zip(values.rev()) {
+        *slot = v;
     }
-    (n, s)
+    axes
+}
+
+/// `(extent, stride)` of the three trailing axes of `x` treated as `rank` spatial axes (1s before).
+fn spatial<T: Element>(op: &str, x: &XData<T>, rank: usize) -> Result<([usize; 3], [usize; 3])> {
+    if rank > 3 || rank > x.ndim() {
+        return Err(Error::invalid(
+            op,
+            format!("{rank} spatial axes in an array of shape {:?}: at most 3, and at most its rank", x.shape()),
+        ));
+    }
+    let lead = x.ndim() - rank;
+    Ok((trailing3(x.shape().iter().skip(lead).copied(), 1), trailing3(x.strides().iter().skip(lead).copied(), 0)))
 }
 
 impl<T: Element, K: Element> ConvPass<T, K> {
@@ -154,14 +165,14 @@ impl<T: Element, K: Element> ConvPass<T, K> {
     ) -> Result<ConvPass<T, K>> {
         let app = output.app();
         let info = app.device();
-        let ((n, in_st), (o, out_st)) = (spatial(input, rank), spatial(output, rank));
+        let ((n, in_st), (o, out_st)) = (spatial(op, input, rank)?, spatial(op, output, rank)?);
         let g = geometry;
         // Every coordinate a kernel forms must fit in an int.
-        let reach = (0..3)
-            .map(|k| {
-                let far = o[k].saturating_sub(1) as i128 * g.stride[k] as i128
-                    + (g.filter[k] as i128 - 1) * g.dilation[k] as i128;
-                far.max(n[k] as i128) + g.start[k].unsigned_abs() as i128
+        let per_axis = o.iter().zip(&n).zip(g.filter.iter().zip(&g.stride)).zip(g.dilation.iter().zip(&g.start));
+        let reach = per_axis
+            .map(|(((&o, &n), (&filter, &stride)), (&dilation, &start))| {
+                let far = o.saturating_sub(1) as i128 * stride as i128 + (filter as i128 - 1) * dilation as i128;
+                far.max(n as i128) + start.unsigned_abs() as i128
             })
             .max()
             .unwrap_or(0);
@@ -176,17 +187,22 @@ impl<T: Element, K: Element> ConvPass<T, K> {
             });
         }
         let lead = input.ndim() - rank;
-        let batch_shape = &input.shape()[..lead];
-        let batch =
-            Batch3::new(op, batch_shape, [&input.strides()[..lead], &output.strides()[..lead], &vec![0; lead]])?;
+        let (Some(batch_shape), Some(in_batch), Some(out_batch)) =
+            (input.shape().get(..lead), input.strides().get(..lead), output.strides().get(..lead))
+        else {
+            return Err(Error::invalid(
+                op,
+                format!("the input {:?} and output {:?} do not share {lead} batch axes", input.shape(), output.shape()),
+            ));
+        };
+        let batch = Batch3::new(op, batch_shape, [in_batch, out_batch, &vec![0; lead]])?;
         let weights = XData::from_slice(app, filter.shape(), filter.values())?;
+        // Input extents, output extents, filter extents, strides and dilations, three each; the last is unused.
         let mut geo = [0i32; 16];
-        for k in 0..3 {
-            geo[k] = n[k] as i32;
-            geo[3 + k] = o[k] as i32;
-            geo[6 + k] = g.filter[k] as i32;
-            geo[9 + k] = g.stride[k] as i32;
-            geo[12 + k] = g.dilation[k] as i32;
+        for (slots, values) in geo.chunks_exact_mut(3).zip([n, o, g.filter, g.stride, g.dilation]) {
+            for (slot, v) in slots.iter_mut().zip(values) {
+                *slot = v as i32;
+            }
         }
         let start = [g.start[0] as i32, g.start[1] as i32, g.start[2] as i32, 0];
         let st = [in_st[0], in_st[1], in_st[2], out_st[0], out_st[1], out_st[2], 0, 0].map(|v| v as u64);
@@ -268,7 +284,7 @@ impl<T: Element, K: Element> ConvPass<T, K> {
             let vw = run_width::<T>();
             let aligned = out_st[2] == 1
                 && [output.offset(), out_st[0], out_st[1]].iter().all(|v| v.is_multiple_of(vw))
-                && batch.strides[1][..batch.axes as usize].iter().all(|&v| (v as usize).is_multiple_of(vw));
+                && batch.strides[1].iter().take(batch.axes as usize).all(|&v| (v as usize).is_multiple_of(vw));
             let [fz, fy, fx] = g.filter;
             options += &format!(
                 " -DTX={TILE_X} -DTY={TILE_Y} -DRY={} -DBLOCK_VX={} -DKX={fx} -DKY={fy} -DKZ={fz}{} -DALIGNED_OUT={} \

@@ -1,7 +1,7 @@
 //! [`Convolution`]: N-d image convolution and correlation with scipy.ndimage's semantics, border rules applied
 //! inside the kernels, stride and dilation, and a planner that picks the direct, tiled or separable algorithm.
 
-use super::conv_pass::{ConvPass, Geometry, PassKernel, PassPreference};
+use super::conv_pass::{ConvPass, Geometry, PassKernel, PassPreference, trailing3};
 use super::filter::{Filter, FilterElement};
 use super::{Border, Process};
 use crate::app::DeviceKind;
@@ -193,7 +193,7 @@ impl ConvParams {
     pub fn output_shape(&self, input: &[usize], filter: &[usize]) -> Result<Vec<usize>> {
         let axes = self.axes("Convolution", input, filter)?;
         let lead = input.len() - filter.len();
-        Ok(input[..lead].iter().copied().chain(axes.iter().map(|a| a.out)).collect())
+        Ok(input.iter().take(lead).copied().chain(axes.iter().map(|a| a.out)).collect())
     }
 
     /// Per-axis plan, validated: output extent and start.
@@ -230,9 +230,10 @@ impl ConvParams {
             ));
         }
         let lead = input.len() - r;
-        (0..r)
-            .map(|k| {
-                let (n, w, d, s, o) = (input[lead + k], filter[k], dilation[k], stride[k], origin[k]);
+        let per_axis = input.iter().skip(lead).zip(filter).zip(dilation.iter().zip(&stride)).zip(&origin);
+        per_axis
+            .enumerate()
+            .map(|(k, (((&n, &w), (&d, &s)), &o))| {
                 let span = (w - 1)
                     .checked_mul(d)
                     .and_then(|v| v.checked_add(1))
@@ -283,26 +284,33 @@ pub(crate) struct AxisPlan {
 }
 
 fn per_axis<V: Copy + std::fmt::Debug>(op: &str, what: &str, values: &[V], r: usize, default: V) -> Result<Vec<V>> {
-    match values.len() {
-        0 => Ok(vec![default; r]),
-        1 => Ok(vec![values[0]; r]),
-        n if n == r => Ok(values.to_vec()),
-        n => Err(Error::invalid(
+    match values {
+        [] => Ok(vec![default; r]),
+        &[v] => Ok(vec![v; r]),
+        _ if values.len() == r => Ok(values.to_vec()),
+        _ => Err(Error::invalid(
             op,
-            format!("{what} {values:?} has {n} values for a {r}-axis filter; give one per axis or one for all"),
+            format!(
+                "{what} {values:?} has {} values for a {r}-axis filter; give one per axis or one for all",
+                values.len()
+            ),
         )),
     }
 }
 
 /// The geometry of a full-rank pass over the last `r` of three axes.
 fn geometry(axes: &[AxisPlan]) -> Geometry {
-    let r = axes.len();
-    let mut g = Geometry { filter: [1; 3], stride: [1; 3], dilation: [1; 3], start: [0; 3] };
-    for (k, a) in axes.iter().enumerate() {
-        let slot = 3 - r + k;
-        (g.filter[slot], g.stride[slot], g.dilation[slot], g.start[slot]) = (a.filter, a.stride, a.dilation, a.start);
+    Geometry {
+        filter: trailing3(axes.iter().map(|a| a.filter), 1),
+        stride: trailing3(axes.iter().map(|a| a.stride), 1),
+        dilation: trailing3(axes.iter().map(|a| a.dilation), 1),
+        start: trailing3(axes.iter().map(|a| a.start), 0),
     }
-    g
+}
+
+/// Three axes of a rank-`r` problem with `value` on spatial axis `k` and `fill` on the others.
+fn only_axis<V: Copy>(r: usize, k: usize, value: V, fill: V) -> [V; 3] {
+    trailing3((0..r).map(|j| if j == k { value } else { fill }), fill)
 }
 
 /// The checks every convolution's `init` makes on its arrays; returns the per-axis plans.
@@ -334,7 +342,7 @@ pub(crate) fn check_arrays<T: Element>(
     let lead = input.ndim() - filter_shape.len();
     if !output.is_empty()
         && !matches!(params.border, Border::Constant(_))
-        && let Some(k) = (0..axes.len()).find(|&k| input.shape()[lead + k] == 0)
+        && let Some(k) = input.shape().iter().skip(lead).position(|&n| n == 0)
     {
         return Err(Error::invalid(
             op,
@@ -406,22 +414,34 @@ impl<T: Element, K: Element> ConvPlan<T, K> {
         if output.is_empty() {
             return Ok(ConvPlan::nothing());
         }
+        if factors.len() != r {
+            return Err(Error::invalid(op, format!("{} filter factors for {r} spatial axes", factors.len())));
+        }
         let lead = input.ndim() - r;
         let mut value = Complex64::new(params.border.value(), 0.0);
-        let mut shape = input.shape().to_vec();
         let mut from = input.clone();
         let mut passes = Vec::with_capacity(r);
-        for (i, k) in (0..r).rev().enumerate() {
-            shape[lead + k] = axes[k].out;
+        for (i, (k, (axis, factor))) in axes.iter().zip(factors).enumerate().rev().enumerate() {
+            // After the pass over axis k, axes k.. have their output extents.
+            let shape: Vec<usize> =
+                input.shape().iter().take(lead + k).copied().chain(axes.iter().skip(k).map(|a| a.out)).collect();
             let to = if i + 1 == r { output.clone() } else { XData::uninit(input.app(), op, &shape)? };
-            let mut filter_shape = [1; 3];
-            filter_shape[3 - r + k] = factors[k].shape()[0];
-            let filter3 = Filter::new(&filter_shape, factors[k].values().to_vec())?;
-            let mut g = Geometry { filter: filter_shape, stride: [1; 3], dilation: [1; 3], start: [0; 3] };
-            let slot = 3 - r + k;
-            (g.stride[slot], g.dilation[slot], g.start[slot]) = (axes[k].stride, axes[k].dilation, axes[k].start);
+            let &[taps] = factor.shape() else {
+                return Err(Error::invalid(
+                    op,
+                    format!("the factor of axis {k} has shape {:?}; it must be 1-D", factor.shape()),
+                ));
+            };
+            let filter_shape = only_axis(r, k, taps, 1);
+            let filter3 = Filter::new(&filter_shape, factor.values().to_vec())?;
+            let g = Geometry {
+                filter: filter_shape,
+                stride: only_axis(r, k, axis.stride, 1),
+                dilation: only_axis(r, k, axis.dilation, 1),
+                start: only_axis(r, k, axis.start, 0),
+            };
             passes.push(ConvPass::new(op, &from, &to, r, &filter3, &g, params.border, value, preference)?);
-            value *= factors[k].sum();
+            value *= factor.sum();
             from = to;
         }
         let tiled = passes.iter().any(|p| p.kernel_kind() != PassKernel::Direct);

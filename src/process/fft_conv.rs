@@ -45,33 +45,43 @@ impl<T: Element> FftConv<T> {
         let app = input.app();
         let r = axes.len();
         let lead = input.ndim() - r;
-        if let Some(k) = axes.iter().position(|a| a.stride != 1 || a.dilation != 1) {
+        if let Some((k, a)) = axes.iter().enumerate().find(|(_, a)| a.stride != 1 || a.dilation != 1) {
             return Err(Error::invalid(
                 op,
                 format!(
                     "the FFT path needs stride and dilation 1; spatial axis {k} has stride {} and dilation {}",
-                    axes[k].stride, axes[k].dilation
+                    a.stride, a.dilation
                 ),
             ));
         }
-        // The extended input: length c + w − 1 per spatial axis, `start` before the data.
-        let mut widths = vec![(0usize, 0usize); input.ndim()];
-        let mut extended = input.shape().to_vec();
-        let mut padded_shape = input.shape().to_vec();
-        for (k, a) in axes.iter().enumerate() {
-            let n = input.shape()[lead + k];
-            let length = a.out + a.filter - 1;
-            let placed = usize::try_from(a.start).ok().and_then(|b| length.checked_sub(n + b).map(|after| (b, after)));
-            let Some((before, after)) = placed else {
-                return Err(Error::invalid(
-                    op,
-                    format!("the FFT path cannot place spatial axis {k} (start {}, {n} → {length})", a.start),
-                ));
-            };
-            widths[lead + k] = (before, after);
-            extended[lead + k] = length;
-            padded_shape[lead + k] = smooth_length(length);
-        }
+        // The extended input: length c + w − 1 per spatial axis, `start` before the data; as (before, after,
+        // length) per spatial axis.
+        let placed = input
+            .shape()
+            .iter()
+            .skip(lead)
+            .zip(axes)
+            .enumerate()
+            .map(|(k, (&n, a))| {
+                let length = a.out + a.filter - 1;
+                let placed =
+                    usize::try_from(a.start).ok().and_then(|b| length.checked_sub(n + b).map(|after| (b, after)));
+                let Some((before, after)) = placed else {
+                    return Err(Error::invalid(
+                        op,
+                        format!("the FFT path cannot place spatial axis {k} (start {}, {n} → {length})", a.start),
+                    ));
+                };
+                Ok((before, after, length))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // The batch axes keep their extents; the transform grid is the smooth length above each extended one.
+        let batch = input.shape().iter().take(lead);
+        let widths: Vec<(usize, usize)> =
+            batch.clone().map(|_| (0, 0)).chain(placed.iter().map(|&(before, after, _)| (before, after))).collect();
+        let extended: Vec<usize> = batch.clone().copied().chain(placed.iter().map(|p| p.2)).collect();
+        let grid: Vec<usize> = placed.iter().map(|p| smooth_length(p.2)).collect();
+        let padded_shape: Vec<usize> = batch.copied().chain(grid.iter().copied()).collect();
         let padded = XData::<T>::uninit(app, op, &extended)?;
         let pad = Pad::new(input, &padded, &widths, border);
         // The transform's input: zeros beyond the extended block, written once here.
@@ -85,21 +95,25 @@ impl<T: Element> FftConv<T> {
         let spatial: Vec<usize> = (lead..input.ndim()).collect();
         let forward = Fft::new(&spectrum_in, &spectrum, FftDirection::Forward).axes(&spatial);
         // h[u] = f[(−u) mod M] on the padded grid, transformed once.
-        let grid: Vec<usize> = padded_shape[lead..].to_vec();
         let points: usize = grid.iter().product();
         let mut h = vec![T::Complex::default(); points];
         let fshape = filter.shape();
         for (t, &v) in filter.values().iter().enumerate() {
-            let (mut rest, mut at) = (t, 0usize);
-            let mut coords = vec![0usize; r];
-            for k in (0..r).rev() {
-                coords[k] = rest % fshape[k];
-                rest /= fshape[k];
+            // Tap t's coordinates, last axis first, each taken to (M − coord) mod M; row-major on the grid.
+            let (mut rest, mut at, mut scale) = (t, 0usize, 1usize);
+            for (&w, &m) in fshape.iter().zip(&grid).rev() {
+                let coord = rest % w;
+                rest /= w;
+                at += (m - coord) % m * scale;
+                scale *= m;
             }
-            for k in 0..r {
-                at = at * grid[k] + (grid[k] - coords[k]) % grid[k];
-            }
-            h[at] = <T::Complex as Element>::from_c64(v.to_c64());
+            let Some(slot) = h.get_mut(at) else {
+                return Err(Error::invalid(
+                    op,
+                    format!("tap {t} of the filter {fshape:?} falls outside the transform grid {grid:?}"),
+                ));
+            };
+            *slot = <T::Complex as Element>::from_c64(v.to_c64());
         }
         let h_grid = XData::from_slice(app, &grid, &h)?;
         let h_hat = XData::<T::Complex>::uninit(app, op, &grid)?;

@@ -81,14 +81,15 @@ impl<K: Element> Filter<K> {
 
     /// `outer(a, b, …)`: the filter whose weight at `(i, j, …)` is `a[i]·b[j]·…` for 1-D filters `a`, `b`, ….
     pub fn outer(parts: &[Filter<K>]) -> Result<Filter<K>> {
-        if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.ndim() != 1) {
+        let shape: Vec<usize> =
+            parts.iter().filter_map(|p| if let &[n] = p.shape.as_slice() { Some(n) } else { None }).collect();
+        if parts.is_empty() || parts.len() > 3 || shape.len() != parts.len() {
             return Err(Error::invalid("Filter::outer", "needs one to three 1-D filters"));
         }
         let mut values = vec![Complex64::new(1.0, 0.0)];
         for p in parts {
             values = values.iter().flat_map(|&a| p.values.iter().map(move |&b| a * b.to_c64())).collect();
         }
-        let shape: Vec<usize> = parts.iter().map(|p| p.shape[0]).collect();
         Filter::new(&shape, values.into_iter().map(K::from_c64).collect())
     }
 
@@ -122,7 +123,8 @@ impl<K: Element> Filter<K> {
         if !(1..=3).contains(&rank) {
             return Err(Error::invalid("Filter::laplacian_of_gaussian", format!("needs rank 1 to 3, got {rank}")));
         }
-        let radius = (gaussian.shape[0] / 2) as f64;
+        // A 1-D filter: its length is its only extent.
+        let radius = (gaussian.values.len() / 2) as f64;
         let s2 = sigma * sigma;
         let second: Vec<K> = gaussian
             .values
@@ -272,28 +274,34 @@ impl<K: Element> Filter<K> {
             return None;
         }
         let w: Vec<Complex64> = self.values.iter().map(|v| v.to_c64()).collect();
-        let (pivot, peak) = w
+        let (pivot, peak, top) = w
             .iter()
             .enumerate()
-            .map(|(i, v)| (i, v.norm()))
-            .fold((0, 0.0), |best, cur| if cur.1 > best.1 { cur } else { best });
+            .map(|(i, &v)| (i, v.norm(), v))
+            .fold((0, 0.0, Complex64::new(0.0, 0.0)), |best, cur| if cur.1 > best.1 { cur } else { best });
         if peak == 0.0 {
             return None;
         }
-        let strides: Vec<usize> = (0..self.ndim()).map(|k| self.shape[k + 1..].iter().product()).collect();
-        let at: Vec<usize> = strides.iter().zip(&self.shape).map(|(&s, &n)| pivot / s % n).collect();
-        let factors: Vec<Vec<Complex64>> = (0..self.ndim())
-            .map(|k| {
-                let base = pivot - at[k] * strides[k];
-                let scale = if k == 0 { Complex64::new(1.0, 0.0) } else { w[pivot] };
-                (0..self.shape[k]).map(|i| w[base + i * strides[k]] / scale).collect()
+        // Row-major strides: products of extents ≥ 1 (`Filter::new` refuses empty axes), so never 0.
+        let strides: Vec<usize> = (1..=self.ndim()).map(|k| self.shape.iter().skip(k).product()).collect();
+        let factors: Vec<Vec<Complex64>> = strides
+            .iter()
+            .zip(&self.shape)
+            .enumerate()
+            .map(|(k, (&s, &n))| {
+                let base = pivot - pivot / s % n * s;
+                let scale = if k == 0 { Complex64::new(1.0, 0.0) } else { top };
+                w.iter().skip(base).step_by(s).take(n).map(|&v| v / scale).collect()
             })
             .collect();
         let eps = if K::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
-        let fits = w.iter().enumerate().all(|(i, &v)| {
-            let product: Complex64 = (0..self.ndim()).map(|k| factors[k][i / strides[k] % self.shape[k]]).product();
-            (v - product).norm() <= 32.0 * eps * peak
-        });
+        // The outer product of the factors, row-major like `w`: each entry the product over the axes in order.
+        let mut products = vec![Complex64::new(1.0, 0.0)];
+        for f in &factors {
+            products = products.iter().flat_map(|&a| f.iter().map(move |&b| a * b)).collect();
+        }
+        let fits = w.len() == products.len()
+            && w.iter().zip(&products).all(|(&v, &product)| (v - product).norm() <= 32.0 * eps * peak);
         fits.then(|| {
             factors
                 .into_iter()

@@ -149,12 +149,13 @@ impl FilterBankParams {
                 format!("stride {:?} and dilation {:?} must be at least 1", self.stride, self.dilation),
             ));
         }
-        let extent = |size: usize, f: usize, a: usize| -> usize {
-            let span = (f - 1) * self.dilation[a] + 1;
-            let padded = size + 2 * self.padding[a];
-            if padded < span { 0 } else { (padded - span) / self.stride[a] + 1 }
+        let extent = |size: usize, f: usize, dilation: usize, padding: usize, stride: usize| -> usize {
+            let span = (f - 1) * dilation + 1;
+            let padded = size + 2 * padding;
+            if padded < span { 0 } else { (padded - span) / stride + 1 }
         };
-        Ok(vec![n, k, extent(h, r, 0), extent(w, s, 1)])
+        let ([dh, dw], [ph, pw], [sh, sw]) = (self.dilation, self.padding, self.stride);
+        Ok(vec![n, k, extent(h, r, dh, ph, sh), extent(w, s, dw, pw, sw)])
     }
 }
 
@@ -189,13 +190,27 @@ struct Plan<T: Element> {
     geo: [i32; 16],
     index: IndexType,
     value: T,
+    /// Multiply-adds of one launch: C·R·S per output.
+    macs: u64,
     step: Step<T>,
 }
 
 enum Step<T: Element> {
     Nothing,
-    Direct { kernel: Kernel, q_blocks: u64, k_blocks: u64, groups: u64, launch_groups: usize },
-    Im2col { kernel: Kernel, col: XData<T>, chunks: Vec<(usize, usize, MatMul<T>)> },
+    Direct {
+        kernel: Kernel,
+        q_blocks: u64,
+        k_blocks: u64,
+        groups: u64,
+        launch_groups: usize,
+    },
+    /// `col` holds `[images, C·R·S, P·Q]`: `per_image` = C·R·S·P·Q elements per image.
+    Im2col {
+        kernel: Kernel,
+        col: XData<T>,
+        per_image: usize,
+        chunks: Vec<(usize, usize, MatMul<T>)>,
+    },
 }
 
 impl<T: Element> FilterBank<T> {
@@ -256,7 +271,13 @@ impl<T: Element> Process for FilterBank<T> {
             return Err(Error::invalid(op, "the output overlaps the input or the filters in one buffer"));
         }
         let (x, f) = (self.input.shape(), self.filters.shape());
-        let (n, c, h, w, k, r, s, pq) = (x[0], x[1], x[2], x[3], f[0], f[2], f[3], expected[2] * expected[3]);
+        let (&[n, c, h, w], &[k, _, r, s], &[_, _, out_p, out_q]) = (x, f, expected.as_slice()) else {
+            return Err(Error::invalid(
+                op,
+                format!("needs an input [N, C, H, W] and filters [K, C, R, S]; got {x:?} and {f:?}"),
+            ));
+        };
+        let pq = out_p * out_q;
         if !self.output.is_empty() && !matches!(p.border, Border::Constant(_)) && (h == 0 || w == 0) {
             return Err(Error::invalid(op, format!("the images of {x:?} are empty; {:?} cannot pad them", p.border)));
         }
@@ -268,8 +289,8 @@ impl<T: Element> Process for FilterBank<T> {
             k,
             r,
             s,
-            expected[2],
-            expected[3],
+            out_p,
+            out_q,
             p.padding[0],
             p.padding[1],
             p.stride[0],
@@ -278,8 +299,8 @@ impl<T: Element> Process for FilterBank<T> {
             p.dilation[1],
             usize::from(p.mode == ConvMode::Convolution),
         ];
-        let reach = (expected[2].max(1) - 1) * p.stride[0] + (r - 1) * p.dilation[0] + h + 2 * p.padding[0];
-        let reach_w = (expected[3].max(1) - 1) * p.stride[1] + (s - 1) * p.dilation[1] + w + 2 * p.padding[1];
+        let reach = (out_p.max(1) - 1) * p.stride[0] + (r - 1) * p.dilation[0] + h + 2 * p.padding[0];
+        let reach_w = (out_q.max(1) - 1) * p.stride[1] + (s - 1) * p.dilation[1] + w + 2 * p.padding[1];
         if geo_values.iter().chain([&reach, &reach_w]).any(|&v| v >= i32::MAX as usize) {
             return Err(Error::Unsupported {
                 what: format!("{op}: an extent of input {x:?} / filters {f:?} exceeds the kernels' 32-bit range"),
@@ -328,18 +349,19 @@ impl<T: Element> Process for FilterBank<T> {
                     chunks.push((n0, count, product));
                 }
                 let kernel = program.kernel("bank_im2col")?.owned_by(op);
-                (FilterBankStrategy::Im2col { images }, Step::Im2col { kernel, col, chunks })
+                (FilterBankStrategy::Im2col { images }, Step::Im2col { kernel, col, per_image: crs * pq, chunks })
             } else {
-                let q_blocks = expected[3].div_ceil(DIRECT_WG) as u64;
+                let q_blocks = out_q.div_ceil(DIRECT_WG) as u64;
                 let k_blocks = k.div_ceil(FILTERS_PER_ITEM) as u64;
-                let groups = q_blocks * expected[2] as u64 * k_blocks * n as u64;
+                let groups = q_blocks * out_p as u64 * k_blocks * n as u64;
                 let cap = if cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
                 let kernel = program.kernel("bank_direct")?.owned_by(op);
                 let launch_groups = groups.min(cap) as usize;
                 (FilterBankStrategy::Direct, Step::Direct { kernel, q_blocks, k_blocks, groups, launch_groups })
             }
         };
-        self.plan = Some(Plan { strategy, geo, index, value, step });
+        let macs = self.output.len() as u64 * crs as u64;
+        self.plan = Some(Plan { strategy, geo, index, value, macs, step });
         Ok(())
     }
 
@@ -348,8 +370,7 @@ impl<T: Element> Process for FilterBank<T> {
         let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "FilterBank".into() })?;
         let (idx, geo, value) = (plan.index, plan.geo, plan.value);
         let element = std::mem::size_of::<T>() as u64;
-        let macs = self.output.len() as u64 * (self.filters.len() / self.filters.shape()[0].max(1)) as u64;
-        let flops = macs * if T::IS_COMPLEX { 8 } else { 2 };
+        let flops = plan.macs * if T::IS_COMPLEX { 8 } else { 2 };
         match &mut plan.step {
             Step::Nothing => Ok(()),
             Step::Direct { kernel, q_blocks, k_blocks, groups, launch_groups } => kernel
@@ -371,10 +392,9 @@ impl<T: Element> Process for FilterBank<T> {
                 .local(&[DIRECT_WG])
                 .work((self.input.len() + self.filters.len() + self.output.len()) as u64 * element, flops)
                 .enqueue(),
-            Step::Im2col { kernel, col, chunks } => {
-                let per_image = col.len() / col.shape()[0].max(1);
+            Step::Im2col { kernel, col, per_image, chunks } => {
                 for (n0, count, product) in chunks {
-                    let total = (*count * per_image) as u64;
+                    let total = (*count * *per_image) as u64;
                     let groups = total.div_ceil(256).min(1 << 20) as usize;
                     kernel
                         .launch()

@@ -64,14 +64,16 @@ impl<T: Element, K: FilterElement<T>> SeparableConvolution<T, K> {
 }
 
 fn filter_shape<K: Element>(factors: &[Filter<K>]) -> Result<Vec<usize>> {
-    if factors.is_empty() || factors.len() > 3 || factors.iter().any(|f| f.ndim() != 1) {
+    let lengths: Vec<usize> =
+        factors.iter().filter_map(|f| if let &[n] = f.shape() { Some(n) } else { None }).collect();
+    if factors.is_empty() || factors.len() > 3 || lengths.len() != factors.len() {
         let shapes: Vec<&[usize]> = factors.iter().map(|f| f.shape()).collect();
         return Err(Error::invalid(
             "SeparableConvolution",
             format!("needs one to three 1-D filters, one per axis; got filters of shapes {shapes:?}"),
         ));
     }
-    Ok(factors.iter().map(|f| f.shape()[0]).collect())
+    Ok(lengths)
 }
 
 impl<T: Element, K: FilterElement<T>> Process for SeparableConvolution<T, K> {
