@@ -114,8 +114,28 @@ fn slot_view<T: Element>(
     match slot {
         Slot::Input => input.reshape(dims),
         Slot::Output => output.reshape(dims),
-        Slot::Scratch(k) => scratch[k].reshape(dims),
+        Slot::Scratch(k) => scratch_at(scratch, k)?.reshape(dims),
     }
+}
+
+/// Scratch array `k` of a plan.
+fn scratch_at<T: Element>(scratch: &[XData<T>], k: usize) -> Result<&XData<T>> {
+    scratch
+        .get(k)
+        .ok_or_else(|| Error::invalid("Fft", format!("the plan names scratch array {k} of {}", scratch.len())))
+}
+
+/// The plan of transformed axis `axis` (as the steps number them).
+fn axis_at<T: Element>(axes: &[AxisPlan<T>], axis: usize) -> Result<&AxisPlan<T>> {
+    axes.get(axis).ok_or_else(|| Error::invalid("Fft", format!("a step names axis {axis} of {} planned", axes.len())))
+}
+
+/// `shape` around axis `a`: (product of the extents before it, its extent, product of those after it);
+/// `None` when the axis does not exist.
+fn around(shape: &[usize], a: usize) -> Option<(usize, usize, usize)> {
+    let (before, rest) = shape.split_at_checked(a)?;
+    let (&n, after) = rest.split_first()?;
+    Some((before.iter().product(), n, after.iter().product()))
 }
 
 /// The split n = n1·n2 (n1 ≈ √n) whose two `fft_lines` transforms both fit: the first over the columns of
@@ -175,17 +195,16 @@ fn host_fft(x: &[Complex64], sign: f64) -> Vec<Complex64> {
         return x.to_vec();
     }
     let p = factorize(n).and_then(|f| f.into_iter().min()).unwrap_or(n);
-    let m = n / p;
-    // p interleaved sub-sequences, transformed, then combined with twiddles.
-    let subs: Vec<Vec<Complex64>> =
-        (0..p).map(|r| host_fft(&(0..m).map(|j| x[j * p + r]).collect::<Vec<_>>(), sign)).collect();
-    (0..n)
-        .map(|k| {
-            (0..p)
-                .map(|r| subs[r][k % m] * Complex64::from_polar(1.0, sign * 2.0 * PI * (r * k) as f64 / n as f64))
-                .sum()
-        })
-        .collect()
+    // p interleaved sub-sequences (x[j·p + r] for j < m = n/p), transformed, then combined with twiddles:
+    // X[k] = Σ_r sub_r[k mod m] · exp(sign·2πi·rk/n), summed in order of r.
+    let subs = (0..p).map(|r| host_fft(&x.iter().skip(r).step_by(p).copied().collect::<Vec<_>>(), sign));
+    let mut out = vec![Complex64::new(0.0, 0.0); n];
+    for (r, sub) in subs.enumerate() {
+        for (k, (o, &s)) in out.iter_mut().zip(sub.iter().cycle()).enumerate() {
+            *o += s * Complex64::from_polar(1.0, sign * 2.0 * PI * (r * k) as f64 / n as f64);
+        }
+    }
+    out
 }
 
 /// The cos/sin tables of radices 3, 5, 7, 8 and 16, as OpenCL C prepended to `kernels/fft_butterflies.cl`.
@@ -551,26 +570,26 @@ impl<T: ComplexElement> Fft<T> {
             Some(a) => a.clone(),
             None => (0..shape.len()).collect(),
         };
+        // (outer, n, inner) of each axis: the array as [outer, n, inner].
+        let mut transformed = Vec::with_capacity(axes.len());
         for (i, &a) in axes.iter().enumerate() {
-            if a >= shape.len() {
+            let Some(line) = around(&shape, a) else {
                 return Err(Error::invalid(op, format!("axis {a} is out of range for shape {shape:?}")));
-            }
-            if axes[..i].contains(&a) {
+            };
+            if axes.iter().take(i).any(|&b| b == a) {
                 return Err(Error::invalid(op, format!("axis {a} is given twice in {axes:?}")));
             }
+            transformed.push(line);
         }
         let total: usize = shape.iter().product();
         // Axes of length 1 change nothing (their scale is 1 in every normalisation).
-        let axes: Vec<usize> =
-            if total == 0 { Vec::new() } else { axes.into_iter().filter(|&a| shape[a] > 1).collect() };
+        let transformed: Vec<(usize, usize, usize)> =
+            if total == 0 { Vec::new() } else { transformed.into_iter().filter(|&(_, n, _)| n > 1).collect() };
         let inverse = self.direction == FftDirection::Inverse;
         let sign = if inverse { 1.0 } else { -1.0 };
         let mut axis_plans = Vec::new();
         let mut largest = 0usize;
-        for &a in &axes {
-            let n = shape[a];
-            let outer: usize = shape[..a].iter().product();
-            let inner: usize = shape[a + 1..].iter().product();
+        for &(outer, n, inner) in &transformed {
             let scale = self.norm.scale(n, self.direction);
             let element = std::mem::size_of::<T>();
             let local = match self.algorithm {
@@ -610,12 +629,13 @@ impl<T: ComplexElement> Fft<T> {
                             Complex64::from_polar(1.0, sign * PI * k2 / n as f64)
                         })
                         .collect();
+                    // b[k] = b[m − k] = conj(w_k) for k < n (m ≥ 2n − 1 keeps the two ends apart), zeros between.
                     let mut b = vec![Complex64::new(0.0, 0.0); m];
-                    for k in 0..n {
-                        b[k] = chirp[k].conj();
-                        if k > 0 {
-                            b[m - k] = chirp[k].conj();
-                        }
+                    for (slot, w) in b.iter_mut().zip(&chirp) {
+                        *slot = w.conj();
+                    }
+                    for (slot, w) in b.iter_mut().rev().zip(chirp.iter().skip(1)) {
+                        *slot = w.conj();
                     }
                     let hat: Vec<Complex64> = host_fft(&b, -1.0).into_iter().map(|v| v / m as f64).collect();
                     let radices = factorize(m).unwrap_or_default();
@@ -646,7 +666,8 @@ impl<T: ComplexElement> Fft<T> {
         // copy in scratch 0; end in the output when it is contiguous and separate from the input, else in a
         // scratch array copied out.
         let plain = |x: &XData<T>| x.is_contiguous() && x.offset() == 0;
-        let mut scratch = vec![XData::uninit(app, op, &[total.max(1)])?, XData::uninit(app, op, &[total.max(1)])?];
+        let first = XData::uninit(app, op, &[total.max(1)])?;
+        let mut scratch = vec![first.clone(), XData::uninit(app, op, &[total.max(1)])?];
         if largest > 0 {
             scratch.push(XData::uninit(app, op, &[largest])?);
             scratch.push(XData::uninit(app, op, &[largest])?);
@@ -654,7 +675,7 @@ impl<T: ComplexElement> Fft<T> {
         let copy_in = if plain(input) || axis_plans.is_empty() {
             None
         } else {
-            Some(ViewCopy::new(input.clone(), scratch[0].reshape(&shape)?)?)
+            Some(ViewCopy::new(input.clone(), first.reshape(&shape)?)?)
         };
         let direct_out = plain(output) && !output.overlaps(input);
         let mut src = if copy_in.is_some() { Slot::Scratch(0) } else { Slot::Input };
@@ -710,9 +731,9 @@ impl<T: ComplexElement> Fft<T> {
                         src = dst;
                     }
                 }
-                AxisKind::Bluestein { passes, transposed, .. } if passes.local.is_some() => {
+                AxisKind::Bluestein { passes, transposed, chirp, .. } if passes.local.is_some() => {
                     // Columns that do not fit a group: [outer, n, inner] → [outer, inner, n], rows, and back.
-                    let (o, n, i) = (plan.outer, shape[axes[ai]], plan.inner);
+                    let (o, n, i) = (plan.outer, chirp.len(), plan.inner);
                     let view = |slot: Slot, dims: [usize; 3]| slot_view(input, output, &scratch, slot, &dims);
                     let dst = final_dst(src);
                     let (from, to) = if *transposed { (other(src), other(other(src))) } else { (src, dst) };
@@ -774,7 +795,7 @@ impl<T: ComplexElement> Fft<T> {
             None
         } else {
             let from = match src {
-                Slot::Scratch(k) => scratch[k].reshape(&shape)?,
+                Slot::Scratch(k) => scratch_at(&scratch, k)?.reshape(&shape)?,
                 _ => input.clone(),
             };
             Some(ViewCopy::new(from, output.clone())?)
@@ -802,9 +823,10 @@ impl<T: ComplexElement> Fft<T> {
         let mut lines: Vec<(LinesShape, LinesVariant, Kernel)> = Vec::new();
         for step in steps.iter_mut() {
             let Step::Local { axis, part, inverse, kernel: slot, .. } = step else { continue };
-            let (passes, _, _, _) = local_geometry(&axis_plans[*axis], *part)?;
+            let axis_plan = axis_at(&axis_plans, *axis)?;
+            let (passes, _, _, _) = local_geometry(axis_plan, *part)?;
             let Some(shape) = passes.local.clone() else { continue };
-            let bluestein = match &axis_plans[*axis].kind {
+            let bluestein = match &axis_plan.kind {
                 AxisKind::Bluestein { chirp, .. } => Some(chirp.len()),
                 _ => None,
             };
@@ -844,11 +866,11 @@ impl<T: ComplexElement> Process for Fft<T> {
         if let Some(copy) = plan.copy_in.as_mut() {
             copy.launch()?;
         }
-        let buffer = |slot: Slot| -> &XData<T> {
+        let buffer = |slot: Slot| -> Result<&XData<T>> {
             match slot {
-                Slot::Input => input,
-                Slot::Output => output,
-                Slot::Scratch(k) => &plan.scratch[k],
+                Slot::Input => Ok(input),
+                Slot::Output => Ok(output),
+                Slot::Scratch(k) => scratch_at(&plan.scratch, k),
             }
         };
         let (index, group) = (plan.index, plan.group);
@@ -857,7 +879,7 @@ impl<T: ComplexElement> Process for Fft<T> {
         for step in &plan.steps {
             match *step {
                 Step::Pass { radix, ns, n, axis, inverse, scale, src, dst } => {
-                    let a = &plan.axes[axis];
+                    let a = axis_at(&plan.axes, axis)?;
                     let roots = match &a.kind {
                         AxisKind::Stockham(p) => &p.roots,
                         // Four-step axes never take global passes; the whole length's roots stand in.
@@ -872,8 +894,8 @@ impl<T: ComplexElement> Process for Fft<T> {
                     let flops = (a.outer * n * a.inner) as u64 * 5 * (radix.ilog2().max(1) as u64);
                     kernel
                         .launch()
-                        .input(buffer(src))
-                        .output(buffer(dst))
+                        .input(buffer(src)?)
+                        .output(buffer(dst)?)
                         .input(roots)
                         .index(index, n as u64)
                         .index(index, a.inner as u64)
@@ -887,10 +909,10 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .enqueue()?;
                 }
                 Step::Local { axis, part, scale, src, dst, kernel, .. } => {
-                    let (passes, lines, input_lines, output_lines) = local_geometry(&plan.axes[axis], part)?;
+                    let a = axis_at(&plan.axes, axis)?;
+                    let (passes, lines, input_lines, output_lines) = local_geometry(a, part)?;
                     let Some(shape) = passes.local.as_ref() else { continue };
                     // The four-step twiddles of a first part: ω_n^{j2·k1}, j2 = (l / inner) mod n2.
-                    let a = &plan.axes[axis];
                     let (tw_roots, tw_n, tw_n2) = match (&a.kind, part) {
                         (AxisKind::FourStep { roots, n1, n2, .. }, LocalPart::First) => (roots, n1 * n2, *n2),
                         _ => (&passes.roots, 0, 1),
@@ -901,10 +923,16 @@ impl<T: ComplexElement> Process for Fft<T> {
                     };
                     let elements = (lines * passes.n) as u64;
                     let flops = 5 * elements * (passes.n as f64).log2().ceil() as u64;
-                    let mut launch = plan.lines[kernel]
+                    let Some(lines_kernel) = plan.lines.get_mut(kernel) else {
+                        return Err(Error::invalid(
+                            "Fft",
+                            format!("a step names fft_lines kernel {kernel} of {}", plan.lines.len()),
+                        ));
+                    };
+                    let mut launch = lines_kernel
                         .launch()
-                        .input(buffer(src))
-                        .output(buffer(dst))
+                        .input(buffer(src)?)
+                        .output(buffer(dst)?)
                         .input(&passes.roots)
                         .index(index, lines as u64);
                     for value in input_lines.into_iter().chain(output_lines) {
@@ -923,22 +951,29 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .work(2 * elements * element, flops)
                         .enqueue()?;
                 }
-                Step::Transpose { copy } => plan.transposes[copy].launch()?,
+                Step::Transpose { copy } => {
+                    let n = plan.transposes.len();
+                    let transpose = plan
+                        .transposes
+                        .get_mut(copy)
+                        .ok_or_else(|| Error::invalid("Fft", format!("a step names transpose {copy} of {n}")))?;
+                    transpose.launch()?;
+                }
                 Step::Pre { axis, src, dst } => {
-                    let a = &plan.axes[axis];
+                    let a = axis_at(&plan.axes, axis)?;
                     let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
                     let count = a.outer * passes.n * a.inner;
-                    let launch = plan.kernels.pre.launch().input(buffer(src)).output(buffer(dst));
+                    let launch = plan.kernels.pre.launch().input(buffer(src)?).output(buffer(dst)?);
                     chirp_product(launch, chirp, passes.n, a.inner, count, index, group, element).enqueue()?;
                 }
                 Step::Mul { axis, dst } => {
-                    let a = &plan.axes[axis];
+                    let a = axis_at(&plan.axes, axis)?;
                     let AxisKind::Bluestein { kernel_hat, passes, .. } = &a.kind else { continue };
                     let count = a.outer * passes.n * a.inner;
                     plan.kernels
                         .mul
                         .launch()
-                        .in_out(buffer(dst))
+                        .in_out(buffer(dst)?)
                         .input(kernel_hat)
                         .index(index, passes.n as u64)
                         .index(index, a.inner as u64)
@@ -949,10 +984,10 @@ impl<T: ComplexElement> Process for Fft<T> {
                         .enqueue()?;
                 }
                 Step::Post { axis, src, dst, scale } => {
-                    let a = &plan.axes[axis];
+                    let a = axis_at(&plan.axes, axis)?;
                     let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
                     let count = a.outer * chirp.len() * a.inner;
-                    let launch = plan.kernels.post.launch().input(buffer(src)).output(buffer(dst));
+                    let launch = plan.kernels.post.launch().input(buffer(src)?).output(buffer(dst)?);
                     chirp_product(launch, chirp, passes.n, a.inner, count, index, group, element)
                         .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
                         .enqueue()?;

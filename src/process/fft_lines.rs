@@ -5,7 +5,7 @@
 
 use crate::app::{ClApp, IndexType, Program};
 use crate::data::Element;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kernels;
 use std::fmt::Write as _;
 
@@ -152,7 +152,7 @@ impl LinesShape {
 
     /// `FFT_PASSES`: one load from global memory, the butterflies of every pass with an exchange between
     /// passes (for Bluestein twice, with the product by hat between), one store to global memory.
-    fn passes(&self, bluestein: bool) -> (String, usize) {
+    fn passes(&self, bluestein: bool) -> Result<(String, usize)> {
         let mut ns = 1;
         let mut steps = Vec::new();
         for &r in &self.radices {
@@ -163,7 +163,9 @@ impl LinesShape {
         }
         let vmax = steps.iter().map(|s| s.0 * s.3).max().unwrap_or(1);
         let mut text = String::from("#define FFT_PASSES \\\n");
-        let (r0, m0, _, k0, g0) = steps[0];
+        let Some(&(r0, m0, _, k0, g0)) = steps.first() else {
+            return Err(Error::invalid("fft_lines", format!("no radices for lines of length {}", self.n)));
+        };
         let _ = writeln!(text, "    PASS_LOAD_GLOBAL({r0}, {m0}, {k0}, {g0}) \\");
         for round in 0..=usize::from(bluestein) {
             for (i, &(r, m, ns, k, g)) in steps.iter().enumerate() {
@@ -179,13 +181,13 @@ impl LinesShape {
                 }
             }
         }
-        (text, vmax)
+        Ok((text, vmax))
     }
 
     /// The program for element type `T` and `variant`, built (or taken from the cache).
     pub fn program<T: Element>(&self, app: &ClApp, index: IndexType, variant: LinesVariant) -> Result<Program> {
         let LinesVariant { inverse, twiddle_out, bluestein } = variant;
-        let (passes, vmax) = self.passes(bluestein.is_some());
+        let (passes, vmax) = self.passes(bluestein.is_some())?;
         let element = std::mem::size_of::<T>();
         let mut defines = String::new();
         for (name, value) in [

@@ -199,7 +199,7 @@ impl std::str::FromStr for GemmTiles {
         };
         match (
             parts.len(),
-            numbers(parts[0])?.as_slice(),
+            numbers(parts.first().ok_or_else(bad)?)?.as_slice(),
             numbers(parts.get(1).ok_or_else(bad)?)?.as_slice(),
             runs.as_slice(),
         ) {
@@ -462,16 +462,14 @@ impl<T: Element> MatMul<T> {
     /// ```
     pub fn output_shape(a: &[usize], op_a: MatOp, b: &[usize], op_b: MatOp) -> Result<Vec<usize>> {
         let matrix = |shape: &[usize], op: MatOp, which: &str| -> Result<(Vec<usize>, usize, usize)> {
-            let n = shape.len();
-            if n < 2 {
+            let [batch @ .., r, c] = shape else {
                 return Err(Error::invalid(
                     "MatMul",
                     format!("operand {which} must have at least 2 axes (rows, columns), got shape {shape:?}"),
                 ));
-            }
-            let (r, c) = (shape[n - 2], shape[n - 1]);
-            let (r, c) = if op == MatOp::None { (r, c) } else { (c, r) };
-            Ok((shape[..n - 2].to_vec(), r, c))
+            };
+            let (r, c) = if op == MatOp::None { (*r, *c) } else { (*c, *r) };
+            Ok((batch.to_vec(), r, c))
         };
         let (batch_a, m, k) = matrix(a, op_a, "A")?;
         let (batch_b, k2, n) = matrix(b, op_b, "B")?;
@@ -534,12 +532,12 @@ impl<T: Element> MatMul<T> {
             }
         }
         let (a, b) = (self.op_a.view(&self.a), self.op_b.view(&self.b));
-        let (ra, rb, rc) = (a.ndim(), b.ndim(), self.c.ndim());
-        let (m, k, n) = (a.shape()[ra - 2], a.shape()[ra - 1], b.shape()[rb - 1]);
+        let MatrixAxes { batch: a_batch, dims: [m, k], strides: [sam, sak] } = matrix_axes(&a, "A")?;
+        let MatrixAxes { batch: b_batch, dims: [_, n], strides: [sbk, sbn] } = matrix_axes(&b, "B")?;
+        let MatrixAxes { batch: (_, c_batch_strides), strides: [_, scn], .. } = matrix_axes(&self.c, "C")?;
         let (batch_shape, stride_a, stride_b) =
-            broadcast((&a.shape()[..ra - 2], &a.strides()[..ra - 2]), (&b.shape()[..rb - 2], &b.strides()[..rb - 2]))
-                .ok_or_else(|| Error::invalid("MatMul", "batch shapes do not broadcast"))?;
-        let batch = Batch3::new("MatMul", &batch_shape, [&stride_a, &stride_b, &self.c.strides()[..rc - 2]])?;
+            broadcast(a_batch, b_batch).ok_or_else(|| Error::invalid("MatMul", "batch shapes do not broadcast"))?;
+        let batch = Batch3::new("MatMul", &batch_shape, [&stride_a, &stride_b, c_batch_strides])?;
         let extent = [a.layout(), b.layout(), self.c.layout()]
             .iter()
             .filter_map(|l| l.span())
@@ -556,8 +554,6 @@ impl<T: Element> MatMul<T> {
             Some(s) => s,
             None => GemmStrategy::for_problem::<T>(app.device(), m, n, k, count),
         };
-        let (sam, sak) = (a.strides()[ra - 2], a.strides()[ra - 1]);
-        let (sbk, sbn) = (b.strides()[rb - 2], b.strides()[rb - 1]);
         // An axis of extent 1 only ever has index 0, so its stride may as well be 1: declaring it so keeps the
         // number of distinct programs down (each costs a compile).
         let unit = |stride: usize, extent: usize| stride == 1 || extent <= 1;
@@ -569,7 +565,7 @@ impl<T: Element> MatMul<T> {
             u8::from(a_m),
             u8::from(b_n),
             u8::from(b_k),
-            u8::from(unit(self.c.strides()[rc - 1], n)),
+            u8::from(unit(scn, n)),
             // The tile loaders walk whichever axis is contiguous in memory.
             u8::from(a_k || !a_m),
             u8::from(b_n || !b_k),
@@ -648,6 +644,29 @@ impl<T: Element> MatMul<T> {
     }
 }
 
+/// A matrix operand's axes: the batch axes, then rows and columns.
+struct MatrixAxes<'a> {
+    /// Extents and strides of the batch axes.
+    batch: (&'a [usize], &'a [usize]),
+    /// Rows and columns.
+    dims: [usize; 2],
+    /// The strides of rows and columns.
+    strides: [usize; 2],
+}
+
+/// The axes of matrix operand `x`; an error naming `which` operand when it has fewer than 2 axes.
+fn matrix_axes<'a, T: Element>(x: &'a XData<T>, which: &str) -> Result<MatrixAxes<'a>> {
+    match (x.shape(), x.strides()) {
+        ([batch @ .., r, c], [batch_strides @ .., sr, sc]) => {
+            Ok(MatrixAxes { batch: (batch, batch_strides), dims: [*r, *c], strides: [*sr, *sc] })
+        }
+        (shape, _) => Err(Error::invalid(
+            "MatMul",
+            format!("operand {which} must have at least 2 axes (rows, columns), got shape {shape:?}"),
+        )),
+    }
+}
+
 impl<T: Element> Process for MatMul<T> {
     fn name(&self) -> &str {
         "MatMul"
@@ -662,7 +681,9 @@ impl<T: Element> Process for MatMul<T> {
         let p = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "MatMul".into() })?;
         let [m, n, k] = p.mnk;
         let (a, b, c) = (&p.a, &p.b, &self.c);
-        let (ra, rb, rc) = (a.ndim(), b.ndim(), c.ndim());
+        let [sam, sak] = matrix_axes(a, "A")?.strides;
+        let [sbk, sbn] = matrix_axes(b, "B")?.strides;
+        let [scm, scn] = matrix_axes(c, "C")?.strides;
         let idx = p.index;
         let use_beta = self.beta != T::default();
         let launch = p
@@ -670,18 +691,18 @@ impl<T: Element> Process for MatMul<T> {
             .launch()
             .input(a)
             .index(idx, a.offset() as u64)
-            .index(idx, a.strides()[ra - 2] as u64)
-            .index(idx, a.strides()[ra - 1] as u64)
+            .index(idx, sam as u64)
+            .index(idx, sak as u64)
             .input(b)
             .index(idx, b.offset() as u64)
-            .index(idx, b.strides()[rb - 2] as u64)
-            .index(idx, b.strides()[rb - 1] as u64);
+            .index(idx, sbk as u64)
+            .index(idx, sbn as u64);
         // With beta = 0 the old C is not read, so it need not be valid.
         let launch = if use_beta { launch.in_out(c) } else { launch.output(c) };
         launch
             .index(idx, c.offset() as u64)
-            .index(idx, c.strides()[rc - 2] as u64)
-            .index(idx, c.strides()[rc - 1] as u64)
+            .index(idx, scm as u64)
+            .index(idx, scn as u64)
             .index(idx, m as u64)
             .index(idx, n as u64)
             .index(idx, k as u64)

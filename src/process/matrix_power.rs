@@ -109,14 +109,16 @@ impl<T: Element> MatrixPower<T> {
     fn plan(&self) -> Result<Plan<T>> {
         let op = "MatrixPower";
         let shape = self.a.shape();
-        let nd = shape.len();
-        if nd < 2 || shape[nd - 1] != shape[nd - 2] {
-            let square = match nd {
-                0 | 1 => "[s, s] or [batch…, s, s]".to_string(),
-                _ => format!("{:?} (square matrices)", [&shape[..nd - 2], &[shape[nd - 2]; 2]].concat()),
-            };
-            return Err(Error::Shape { op: op.into(), expected: square, got: format!("{shape:?}") });
-        }
+        let (batch_shape, size) = match shape {
+            [batch @ .., rows, cols] if rows == cols => (batch, *cols),
+            _ => {
+                let square = match shape {
+                    [batch @ .., rows, _] => format!("{:?} (square matrices)", [batch, &[*rows; 2]].concat()),
+                    _ => "[s, s] or [batch…, s, s]".to_string(),
+                };
+                return Err(Error::Shape { op: op.into(), expected: square, got: format!("{shape:?}") });
+            }
+        };
         if self.out.shape() != shape {
             return Err(Error::shape(op, shape, self.out.shape()));
         }
@@ -134,10 +136,16 @@ impl<T: Element> MatrixPower<T> {
                 let index = IndexType::for_extent(extent);
                 let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
                 let program = app.build_program("matmul.cl", &kernels::with_common(kernels::MATMUL), &options)?;
-                let batch_strides = &out.strides()[..nd - 2];
-                let batch = Batch3::new(op, &shape[..nd - 2], [batch_strides, batch_strides, batch_strides])?;
+                let [batch_strides @ .., _, _] = out.strides() else {
+                    let strides = out.strides();
+                    return Err(Error::invalid(
+                        op,
+                        format!("output strides {strides:?} lack the matrix axes of {shape:?}"),
+                    ));
+                };
+                let batch = Batch3::new(op, batch_shape, [batch_strides, batch_strides, batch_strides])?;
                 let kernel = program.kernel("set_identity")?.owned_by(op);
-                Ok(Plan::Identity { kernel, index, size: shape[nd - 1], batch, count: batch.count() as usize })
+                Ok(Plan::Identity { kernel, index, size, batch, count: batch.count() as usize })
             }
             1 => Ok(Plan::Copy(CopyPlan::new(op, &self.a, &self.out, false, None)?)),
             n => {
@@ -146,14 +154,16 @@ impl<T: Element> MatrixPower<T> {
                     Ok(match slot {
                         Slot::Input => self.a.clone(),
                         Slot::Output => self.out.clone(),
-                        Slot::Scratch(k) => match &scratch[k] {
-                            Some(x) => x.clone(),
-                            None => {
-                                let x = XData::uninit(app, op, shape)?;
-                                scratch[k] = Some(x.clone());
-                                x
+                        Slot::Scratch(k) => {
+                            let count = scratch.len();
+                            let Some(cell) = scratch.get_mut(k) else {
+                                return Err(Error::invalid(op, format!("the schedule names scratch {k} of {count}")));
+                            };
+                            match cell {
+                                Some(x) => x.clone(),
+                                None => cell.insert(XData::uninit(app, op, shape)?).clone(),
                             }
-                        },
+                        }
                     })
                 };
                 let mut steps = Vec::new();
@@ -183,7 +193,13 @@ impl<T: Element> Process for MatrixPower<T> {
         match plan {
             Plan::Identity { kernel, index, size, batch, count } => {
                 let out = &self.out;
-                let nd = out.ndim();
+                let [.., row_stride, col_stride] = *out.strides() else {
+                    let (shape, strides) = (out.shape(), out.strides());
+                    return Err(Error::invalid(
+                        "MatrixPower",
+                        format!("the output of shape {shape:?} (strides {strides:?}) has no matrix axes"),
+                    ));
+                };
                 let (s, idx) = (*size, *index);
                 let local = s.next_power_of_two().clamp(1, 16);
                 kernel
@@ -191,8 +207,8 @@ impl<T: Element> Process for MatrixPower<T> {
                     .output(out)
                     .index(idx, out.offset() as u64)
                     .index(idx, s as u64)
-                    .index(idx, out.strides()[nd - 2] as u64)
-                    .index(idx, out.strides()[nd - 1] as u64)
+                    .index(idx, row_stride as u64)
+                    .index(idx, col_stride as u64)
                     .scalar(batch.axes)
                     .scalar(batch.shape)
                     .scalar(batch.strides[0])

@@ -14,21 +14,41 @@ use crate::app::{IndexType, Kernel};
 use crate::data::{ComplexElement, Element, XData};
 use crate::error::{Error, Result};
 
-/// The transformed axes (default all) checked against `shape`; the last one is the halved axis.
-fn transformed_axes(op: &str, axes: &Option<Vec<usize>>, shape: &[usize]) -> Result<Vec<usize>> {
-    let axes = axes.clone().unwrap_or_else(|| (0..shape.len()).collect());
-    if axes.is_empty() {
-        return Err(Error::invalid(op, "needs at least one axis to transform"));
+/// The transformed axes, checked against a shape.
+struct Transformed {
+    /// Every transformed axis, in order.
+    axes: Vec<usize>,
+    /// The last of them: the halved axis.
+    last: usize,
+    /// Its extent in the shape checked.
+    extent: usize,
+}
+
+impl Transformed {
+    /// The axes before the last.
+    fn others(&self) -> Vec<usize> {
+        // Each axis appears once, so this drops exactly the last.
+        self.axes.iter().copied().filter(|&a| a != self.last).collect()
     }
+}
+
+/// The transformed axes (default all) checked against `shape`; the last one is the halved axis.
+fn transformed_axes(op: &str, axes: &Option<Vec<usize>>, shape: &[usize]) -> Result<Transformed> {
+    let axes = axes.clone().unwrap_or_else(|| (0..shape.len()).collect());
+    let mut last = None;
     for (i, &a) in axes.iter().enumerate() {
-        if a >= shape.len() {
+        let Some(&extent) = shape.get(a) else {
             return Err(Error::invalid(op, format!("axis {a} is out of range for shape {shape:?}")));
-        }
-        if axes[..i].contains(&a) {
+        };
+        if axes.iter().take(i).any(|&b| b == a) {
             return Err(Error::invalid(op, format!("axis {a} is given twice in {axes:?}")));
         }
+        last = Some((a, extent));
     }
-    Ok(axes)
+    let Some((last, extent)) = last else {
+        return Err(Error::invalid(op, "needs at least one axis to transform"));
+    };
+    Ok(Transformed { axes, last, extent })
 }
 
 /// numpy's `rfftn(x, axes=axes, norm=norm)`: the FFT of real data, keeping the n/2 + 1 non-negative frequencies
@@ -84,11 +104,8 @@ impl<T: ComplexElement> RealFft<T> {
     /// The output shape for an input shape: the last transformed axis (the last axis when `axes` is `None`)
     /// becomes n/2 + 1.
     pub fn output_shape(shape: &[usize], axes: Option<&[usize]>) -> Result<Vec<usize>> {
-        let axes = transformed_axes("RealFft", &axes.map(<[usize]>::to_vec), shape)?;
-        let mut out = shape.to_vec();
-        let last = axes[axes.len() - 1];
-        out[last] = shape[last] / 2 + 1;
-        Ok(out)
+        let Transformed { last, extent, .. } = transformed_axes("RealFft", &axes.map(<[usize]>::to_vec), shape)?;
+        Ok(shape.iter().enumerate().map(|(k, &n)| if k == last { extent / 2 + 1 } else { n }).collect())
     }
 }
 
@@ -100,12 +117,12 @@ impl<T: ComplexElement> Process for RealFft<T> {
     fn init(&mut self) -> Result<()> {
         let op = "RealFft";
         let shape = self.input.shape().to_vec();
-        let axes = transformed_axes(op, &self.axes, &shape)?;
+        let Transformed { axes, last, extent } = transformed_axes(op, &self.axes, &shape)?;
         let expected = RealFft::<T>::output_shape(&shape, Some(&axes))?;
         if self.output.shape() != expected.as_slice() {
             return Err(Error::Shape {
                 op: op.into(),
-                expected: format!("{expected:?} (the input {shape:?} with axis {} halved)", axes[axes.len() - 1]),
+                expected: format!("{expected:?} (the input {shape:?} with axis {last} halved)"),
                 got: format!("{:?}", self.output.shape()),
             });
         }
@@ -115,8 +132,7 @@ impl<T: ComplexElement> Process for RealFft<T> {
         let spectrum = XData::<T>::uninit(app, op, &shape)?;
         let mut fft = Fft::new(&wide, &spectrum, FftDirection::Forward).axes(&axes).norm(self.norm);
         fft.init()?;
-        let last = axes[axes.len() - 1];
-        let mut keep = StridedCopy::new(&spectrum.slice_axis(last, ..expected[last])?, &self.output);
+        let mut keep = StridedCopy::new(&spectrum.slice_axis(last, ..extent / 2 + 1)?, &self.output);
         keep.init()?;
         self.plan = Some(RealPlan { widen, wide, fft, keep });
         Ok(())
@@ -196,21 +212,23 @@ impl<T: ComplexElement> Process for InverseRealFft<T> {
     fn init(&mut self) -> Result<()> {
         let op = "InverseRealFft";
         let shape = self.input.shape().to_vec();
-        let axes = transformed_axes(op, &self.axes, &shape)?;
-        let last = axes[axes.len() - 1];
+        let transformed = transformed_axes(op, &self.axes, &shape)?;
+        let (last, m) = (transformed.last, transformed.extent);
         let out_shape = self.output.shape().to_vec();
         let differs = |k: usize| k != last && out_shape.get(k) != shape.get(k);
-        if out_shape.len() != shape.len() || (0..shape.len()).any(differs) || out_shape[last] == 0 {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("the input's shape {shape:?} with any positive length on axis {last}"),
-                got: format!("{out_shape:?}"),
-            });
-        }
+        let n = match out_shape.get(last) {
+            Some(&n) if n > 0 && out_shape.len() == shape.len() && !(0..shape.len()).any(differs) => n,
+            _ => {
+                return Err(Error::Shape {
+                    op: op.into(),
+                    expected: format!("the input's shape {shape:?} with any positive length on axis {last}"),
+                    got: format!("{out_shape:?}"),
+                });
+            }
+        };
         let app = self.input.app();
-        let (m, n) = (shape[last], out_shape[last]);
         let half = XData::<T>::uninit(app, op, &shape)?;
-        let others: Vec<usize> = axes[..axes.len() - 1].to_vec();
+        let others = transformed.others();
         let mut first: Box<dyn Process> = if others.is_empty() {
             Box::new(StridedCopy::new(&self.input, &half))
         } else {
@@ -218,7 +236,7 @@ impl<T: ComplexElement> Process for InverseRealFft<T> {
         };
         first.init()?;
         let full = XData::<T>::uninit(app, op, &out_shape)?;
-        let inner: usize = out_shape[last + 1..].iter().product();
+        let inner: usize = out_shape.iter().skip(last + 1).product();
         let index = IndexType::for_extent((full.len().max(half.len())) as u64);
         let extend = fft_program::<T>(app, index)?.kernel("hermitian_extend")?.owned_by(op);
         let spatial = XData::<T>::uninit(app, op, &out_shape)?;
