@@ -4,7 +4,7 @@
 //! positions against a float64 DFT computed on the host from the definition.
 
 use crate::measure::random_data_seeded;
-use crate::suite::{CaseFn, Check, Ctx, Outcome, samples, time_process};
+use crate::suite::{CaseFn, Check, Ctx, Outcome, samples, time_process, trailing, value_at, values_in};
 use cliper::{Fft, FftDirection, KData, RSoSRecon, Result, SimpleMRIRecon, XData};
 use num_complex::{Complex32, Complex64};
 use std::f64::consts::PI;
@@ -32,22 +32,21 @@ fn fft_flops(batch: usize, points: usize) -> f64 {
 }
 
 /// `Σ_j x_j · exp(sign·2πi·Σ_a j_a k_a / n_a)` over the last `rank` axes of one batch entry, in float64.
-fn dft_at(x: &[Complex32], dims: &[usize], base: usize, k: &[usize], sign: f64) -> (Complex64, f64) {
+fn dft_at(x: &[Complex32], dims: &[usize], base: usize, k: &[usize], sign: f64) -> Result<(Complex64, f64)> {
     let points: usize = dims.iter().product();
     let (mut sum, mut energy) = (Complex64::new(0.0, 0.0), 0.0);
-    for flat in 0..points {
+    for (flat, v) in values_in(x, base..base + points)?.iter().enumerate() {
         let (mut rest, mut turns) = (flat, 0.0);
-        for a in (0..dims.len()).rev() {
-            let j = rest % dims[a];
-            rest /= dims[a];
-            turns += ((j * k[a]) % dims[a]) as f64 / dims[a] as f64;
+        for (&n, &ka) in dims.iter().zip(k).rev() {
+            let j = rest % n;
+            rest /= n;
+            turns += ((j * ka) % n) as f64 / n as f64;
         }
-        let v = x[base + flat];
         let v = Complex64::new(v.re as f64, v.im as f64);
         sum += v * Complex64::from_polar(1.0, sign * 2.0 * PI * turns);
         energy += v.norm_sqr();
     }
-    (sum, energy.sqrt())
+    Ok((sum, energy.sqrt()))
 }
 
 fn fft(ctx: &Ctx, shape: &[usize], rank: usize) -> Result<(String, String, Outcome)> {
@@ -55,12 +54,12 @@ fn fft(ctx: &Ctx, shape: &[usize], rank: usize) -> Result<(String, String, Outco
     let host = random_data_seeded::<Complex32>(n, 0xF0F0_1234_5678_9ABC);
     let x = XData::from_slice(ctx.app, shape, &host)?;
     let y = XData::<Complex32>::zeros(ctx.app, shape)?;
+    let dims = trailing(shape, rank)?;
     let axes: Vec<usize> = (shape.len() - rank..shape.len()).collect();
     let process = Fft::new(&x, &y, FftDirection::Forward).axes(&axes);
     let (measured, init_ms, algorithm) =
         time_process(ctx, process, |p| p.strategy().map_or("?".into(), |s| s.join("; ")))?;
     let got = y.to_vec()?;
-    let dims = &shape[shape.len() - rank..];
     let points: usize = dims.iter().product();
     // |X_k| is about √N·rms(x): the error is measured against ‖x‖₂ of the transformed entry.
     let mut worst = 0.0f64;
@@ -68,12 +67,12 @@ fn fft(ctx: &Ctx, shape: &[usize], rank: usize) -> Result<(String, String, Outco
         let (base, pos) = (s - s % points, s % points);
         let mut k = vec![0; rank];
         let mut rest = pos;
-        for a in (0..rank).rev() {
-            k[a] = rest % dims[a];
-            rest /= dims[a];
+        for (ka, &n) in k.iter_mut().zip(dims).rev() {
+            *ka = rest % n;
+            rest /= n;
         }
-        let (want, norm) = dft_at(&host, dims, base, &k, -1.0);
-        let g = got[s];
+        let (want, norm) = dft_at(&host, dims, base, &k, -1.0)?;
+        let g = value_at(&got, s)?;
         worst = worst.max((Complex64::new(g.re as f64, g.im as f64) - want).norm() / norm);
     }
     let check = Check {
@@ -115,16 +114,16 @@ fn recon(ctx: &Ctx, coils: usize, side: usize, sense: bool) -> Result<(String, S
     for p in samples(plane, 3) {
         let (mut sum, mut squares, mut scale) = (Complex64::new(0.0, 0.0), 0.0, 0.0);
         for c in 0..coils {
-            let (v, norm) = dft_at(&hk, &[side, side], c * plane, &[p / side, p % side], 1.0);
+            let (v, norm) = dft_at(&hk, &[side, side], c * plane, &[p / side, p % side], 1.0)?;
             let v = v / plane as f64;
-            let s = hs[c * plane + p];
+            let s = value_at(&hs, c * plane + p)?;
             let s = Complex64::new(s.re as f64, s.im as f64);
             sum += v * s.conj();
             squares += v.norm_sqr();
             scale += norm / plane as f64 * if sense { s.norm() } else { 1.0 };
         }
         let want = if sense { sum } else { Complex64::new(squares.sqrt(), 0.0) };
-        worst = worst.max((got[p] - want).norm() / scale);
+        worst = worst.max((value_at(&got, p)? - want).norm() / scale);
     }
     let check = Check {
         error: worst,

@@ -162,8 +162,7 @@ fn line_chart(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result
                 .x_label_formatter(&|x| format!("{x:.0}"))
                 .draw()
                 .map_err(|e| err(&e))?;
-            for (i, s) in series.iter().enumerate() {
-                let colour = COLOURS[i % COLOURS.len()];
+            for (s, &colour) in series.iter().zip(COLOURS.iter().cycle()) {
                 let mut points = s.points.clone();
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 chart

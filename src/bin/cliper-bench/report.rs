@@ -36,17 +36,15 @@ pub(crate) fn family(case: &str) -> &str {
 fn parse_peer_line(line: &str) -> Option<PeerTime> {
     let tokens: Vec<&str> = line.split_whitespace().collect();
     let at = tokens.iter().position(|&t| t == "ms")?;
-    if at < 3 {
+    // `WHO OP… SIZE TIME ms`: at least who, size and time before "ms".
+    let &[who, ref op_tokens @ .., raw_size, ms] = tokens.get(..at)? else {
         return None;
-    }
-    let ms: f64 = tokens[at - 1].parse().ok()?;
-    let who = tokens[0];
+    };
+    let ms: f64 = ms.parse().ok()?;
     if who == "cliper" || who.ends_with(':') || ms.is_nan() || ms <= 0.0 {
         return None;
     }
-    let op_tokens = &tokens[1..at - 2];
     let op = op_tokens.join(" ").to_lowercase();
-    let raw_size = tokens[at - 2];
     let (family, size) = match_case(&op, raw_size)?;
     let gemm = ["sgemm", "cgemm", "dgemm", "zgemm", "matpow100"].contains(&family.as_str());
     let conv = family.starts_with("conv") || family == "filterbank";
@@ -109,7 +107,7 @@ fn match_case(op: &str, size: &str) -> Option<(String, String)> {
         return Some(if dims.len() == d {
             (format!("fft{d}"), size.to_string())
         } else {
-            (format!("fft{d}_batch{}", dims[0]), size.to_string())
+            (format!("fft{d}_batch{}", dims.first()?), size.to_string())
         });
     }
     if op == "fft2 c64" {

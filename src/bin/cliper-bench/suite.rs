@@ -398,6 +398,30 @@ pub(crate) fn samples(n: usize, count: usize) -> Vec<usize> {
         .collect()
 }
 
+/// `values[i]` for a host check, or an error naming the index (a bug in the check, not in the device's result).
+pub(crate) fn value_at<T: Copy>(values: &[T], i: usize) -> Result<T> {
+    values.get(i).copied().ok_or_else(|| {
+        cliper::Error::invalid("cliper-bench", format!("host check: index {i} is outside {} values", values.len()))
+    })
+}
+
+/// `values[range]` for a host check, or an error naming the range.
+pub(crate) fn values_in<T>(values: &[T], range: std::ops::Range<usize>) -> Result<&[T]> {
+    let len = values.len();
+    values.get(range.clone()).ok_or_else(|| {
+        cliper::Error::invalid("cliper-bench", format!("host check: values {range:?} are outside {len} values"))
+    })
+}
+
+/// The last `rank` extents of `shape`, or an error when it has fewer axes.
+pub(crate) fn trailing(shape: &[usize], rank: usize) -> Result<&[usize]> {
+    shape
+        .len()
+        .checked_sub(rank)
+        .and_then(|lead| shape.get(lead..))
+        .ok_or_else(|| cliper::Error::invalid("cliper-bench", format!("shape {shape:?} has fewer than {rank} axes")))
+}
+
 fn eps<T: Element>() -> f64 {
     if T::IS_DOUBLE { f64::EPSILON } else { f32::EPSILON as f64 }
 }
@@ -480,12 +504,13 @@ fn gemm<T: Element>(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
     for s in samples(n * n, 256) {
         let (i, j) = (s / n, s % n);
         let (mut want, mut magnitude) = (Complex64::new(0.0, 0.0), 0.0);
-        for l in 0..n {
-            let (x, y) = (ha[i * n + l].to_c64(), hb[l * n + j].to_c64());
+        // Row i of A against column j of B (every n-th value from j; n ≥ 1 here, as there are samples).
+        for (x, y) in values_in(&ha, i * n..(i + 1) * n)?.iter().zip(hb.iter().skip(j).step_by(n)) {
+            let (x, y) = (x.to_c64(), y.to_c64());
             want += x * y;
             magnitude += x.norm() * y.norm();
         }
-        worst = worst.max((got[s].to_c64() - want).norm() / magnitude);
+        worst = worst.max((value_at(&got, s)?.to_c64() - want).norm() / magnitude);
     }
     let check = Check {
         error: worst,
@@ -533,7 +558,7 @@ fn norm<T: Element>(ctx: &Ctx, n: usize, order: NormOrder) -> Result<(String, St
     let out = XData::<T::Real>::zeros(ctx.app, &[])?;
     let (measured, init_ms, algorithm) =
         time_process(ctx, NormN::new(&x, &out, order), |p| p.strategy().unwrap_or_default())?;
-    let got = out.to_vec()?[0].to_c64().re;
+    let got = value_at(&out.to_vec()?, 0)?.to_c64().re;
     let p = match order {
         NormOrder::P(p) => p,
         _ => f64::INFINITY,
@@ -561,7 +586,7 @@ fn dot<T: Element>(ctx: &Ctx, n: usize, kind: DotKind) -> Result<(String, String
     let out = XData::<T>::zeros(ctx.app, &[])?;
     let (measured, init_ms, algorithm) =
         time_process(ctx, Dot::new(&x, &y, &out).kind(kind), |p| p.strategy().unwrap_or_default())?;
-    let got = out.to_vec()?[0].to_c64();
+    let got = value_at(&out.to_vec()?, 0)?.to_c64();
     let (mut want, mut magnitude) = (Complex64::new(0.0, 0.0), 0.0);
     for (a, b) in hx.iter().zip(&hy) {
         let a = if kind == DotKind::Conjugated { a.to_c64().conj() } else { a.to_c64() };
@@ -594,7 +619,12 @@ fn transpose(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
     let (measured, init_ms, algorithm) =
         time_process(ctx, Transpose::new(&x, &y), |p| p.strategy().unwrap_or("?").to_string())?;
     let got = y.to_vec()?;
-    let wrong = samples(n * n, 1 << 16).into_iter().filter(|&s| got[(s % n) * n + s / n] != host[s]).count();
+    let mut wrong = 0;
+    for s in samples(n * n, 1 << 16) {
+        if value_at(&got, (s % n) * n + s / n)? != value_at(&host, s)? {
+            wrong += 1;
+        }
+    }
     let check = Check {
         error: wrong as f64,
         tolerance: 0.0,
@@ -635,17 +665,17 @@ fn pad(ctx: &Ctx, n: usize, border: Border) -> Result<(String, String, Outcome)>
             _ => (0..=last).contains(&i).then_some(i as usize),
         }
     };
-    let wrong = samples(m * m, 1 << 16)
-        .into_iter()
-        .chain((0..m).map(|j| j * m)) // the whole left border column
-        .filter(|&s| {
-            let want = match (source(s / m), source(s % m)) {
-                (Some(i), Some(j)) => host[i * n + j],
-                _ => 0.0,
-            };
-            got[s] != want
-        })
-        .count();
+    let mut wrong = 0;
+    // The samples, then the whole left border column.
+    for s in samples(m * m, 1 << 16).into_iter().chain((0..m).map(|j| j * m)) {
+        let want = match (source(s / m), source(s % m)) {
+            (Some(i), Some(j)) => value_at(&host, i * n + j)?,
+            _ => 0.0,
+        };
+        if value_at(&got, s)? != want {
+            wrong += 1;
+        }
+    }
     let check = Check {
         error: wrong as f64,
         tolerance: 0.0,
@@ -680,7 +710,7 @@ fn conv(ctx: &Ctx, shape: &[usize], filter_shape: &[usize]) -> Result<(String, S
     let got = y.to_vec()?;
     // scipy.ndimage.convolve, odd sizes: out[i] = Σ_j w[j] · x[i + k/2 − j], zero outside.
     let rank = filter_shape.len();
-    let image_shape = &shape[shape.len() - rank..];
+    let image_shape = trailing(shape, rank)?;
     let image_len: usize = image_shape.iter().product();
     let mut worst = 0.0f64;
     for s in samples(n, 256) {
@@ -691,21 +721,21 @@ fn conv(ctx: &Ctx, shape: &[usize], filter_shape: &[usize]) -> Result<(String, S
             let tap = unravel(t, filter_shape);
             let mut offset = 0usize;
             let mut inside = true;
-            for a in 0..rank {
-                let i = index[a] as isize + (filter_shape[a] / 2) as isize - tap[a] as isize;
-                if i < 0 || i >= image_shape[a] as isize {
+            for (((&at, &f), &t), &extent) in index.iter().zip(filter_shape).zip(&tap).zip(image_shape) {
+                let i = at as isize + (f / 2) as isize - t as isize;
+                if i < 0 || i >= extent as isize {
                     inside = false;
                     break;
                 }
-                offset = offset * image_shape[a] + i as usize;
+                offset = offset * extent + i as usize;
             }
             if inside {
-                let v = host[base + offset] as f64;
+                let v = value_at(&host, base + offset)? as f64;
                 want += w as f64 * v;
                 magnitude += (w as f64 * v).abs();
             }
         }
-        worst = worst.max((got[s] as f64 - want).abs() / magnitude.max(f64::MIN_POSITIVE));
+        worst = worst.max((value_at(&got, s)? as f64 - want).abs() / magnitude.max(f64::MIN_POSITIVE));
     }
     let check = Check {
         error: worst,
@@ -727,8 +757,8 @@ fn conv(ctx: &Ctx, shape: &[usize], filter_shape: &[usize]) -> Result<(String, S
 /// Row-major multi-index of `flat` in `shape`.
 fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     let mut index = vec![0; shape.len()];
-    for (a, &extent) in shape.iter().enumerate().rev() {
-        index[a] = flat % extent;
+    for (i, &extent) in index.iter_mut().zip(shape).rev() {
+        *i = flat % extent;
         flat /= extent;
     }
     index
@@ -746,8 +776,12 @@ fn filter_bank(ctx: &Ctx, input: &[usize], filters: &[usize]) -> Result<(String,
         p.strategy().map_or("?".to_string(), |s| format!("{s:?}"))
     })?;
     let got = y.to_vec()?;
-    let (c, h, wd, r, s) = (input[1], input[2], input[3], filters[2], filters[3]);
-    let (k, p, q) = (out_shape[1], out_shape[2], out_shape[3]);
+    let (&[_, c, h, wd], &[_, _, r, s], &[_, k, p, q]) = (input, filters, out_shape.as_slice()) else {
+        return Err(cliper::Error::invalid(
+            "cliper-bench",
+            format!("filter bank case: input {input:?}, filters {filters:?} and output {out_shape:?} need 4 axes"),
+        ));
+    };
     let mut worst = 0.0f64;
     // cuDNN's cross-correlation: y[n,k,p,q] = Σ x[n,c,p+r,q+s] · w[k,c,r,s].
     for flat in samples(got.len(), 256) {
@@ -756,14 +790,14 @@ fn filter_bank(ctx: &Ctx, input: &[usize], filters: &[usize]) -> Result<(String,
         for ci in 0..c {
             for ri in 0..r {
                 for si in 0..s {
-                    let v = hx[((ni * c + ci) * h + pi + ri) * wd + qi + si] as f64
-                        * hw[((ki * c + ci) * r + ri) * s + si] as f64;
+                    let v = value_at(&hx, ((ni * c + ci) * h + pi + ri) * wd + qi + si)? as f64
+                        * value_at(&hw, ((ki * c + ci) * r + ri) * s + si)? as f64;
                     want += v;
                     magnitude += v.abs();
                 }
             }
         }
-        worst = worst.max((got[flat] as f64 - want).abs() / magnitude);
+        worst = worst.max((value_at(&got, flat)? as f64 - want).abs() / magnitude);
     }
     let taps = (c * r * s) as f64;
     let check = Check {
@@ -813,7 +847,7 @@ fn chain10(ctx: &Ctx) -> Result<(String, String, Outcome)> {
     // Check the end of the chain against the host: ‖rows‖² equals the squared Frobenius norm of `back`.
     let b: Vec<f64> = back.to_vec()?.into_iter().map(f64::from).collect();
     let want: f64 = b.iter().map(|v| v * v).sum();
-    let got = f64::from(energy.to_vec()?[0]);
+    let got = f64::from(value_at(&energy.to_vec()?, 0)?);
     let check = Check {
         error: (got - want).abs() / want,
         tolerance: 1e-5,

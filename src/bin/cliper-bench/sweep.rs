@@ -2,6 +2,7 @@
 //! kernels, one printed line per variant in the format of the peers' lines, for tuning and for comparing kernels.
 
 use crate::measure::{Timing, random_data, shape_text, time_pipeline};
+use crate::suite::value_at;
 use cliper::{
     Border, ClApp, ConvAlgorithm, ConvParams, Convolution, Dot, DotKind, Element, Filter, FilterBank,
     FilterBankAlgorithm, FilterBankParams, GemmStrategy, MatMul, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,
@@ -80,12 +81,13 @@ pub(crate) fn transpose<T: Element>(
             progress("checking");
             let got = output.to_vec()?;
             let plane = rows * cols;
-            let wrong = (0..batch * plane)
-                .filter(|&n| {
-                    let (b, k) = (n / plane, n % plane);
-                    got[b * plane + (k % cols) * rows + k / cols] != host[n]
-                })
-                .count();
+            let mut wrong = 0;
+            for (n, &want) in host.iter().enumerate().take(batch * plane) {
+                let (b, k) = (n / plane, n % plane);
+                if value_at(&got, b * plane + (k % cols) * rows + k / cols)? != want {
+                    wrong += 1;
+                }
+            }
             println!("check: {wrong} of {} elements wrong", batch * plane);
             if wrong > 0 {
                 return Err(cliper::Error::InvalidArgument {
@@ -113,7 +115,7 @@ pub(crate) fn matmul<T: Element>(
 ) -> Result<()> {
     let (a_shape, b_shape, c_shape) = ([batch, m, k], [batch, k, n], [batch, m, n]);
     let ha = random_data::<T>(batch * m * k);
-    let hb: Vec<T> = random_data::<T>(batch * k * n + 7)[7..].to_vec();
+    let hb: Vec<T> = random_data::<T>(batch * k * n + 7).into_iter().skip(7).collect();
     let a = XData::from_slice(app, &a_shape, &ha)?;
     let b = XData::from_slice(app, &b_shape, &hb)?;
     let c = XData::<T>::zeros(app, &c_shape)?;
@@ -149,11 +151,12 @@ pub(crate) fn matmul<T: Element>(
                 let (q, i, j) = ((s * 7) % batch, (s * 7919) % m, (s * 104_729) % n);
                 let (mut want, mut mag) = (Complex64::new(0.0, 0.0), 0.0);
                 for l in 0..k {
-                    let (x, y) = (ha[(q * m + i) * k + l].to_c64(), hb[(q * k + l) * n + j].to_c64());
+                    let (x, y) =
+                        (value_at(&ha, (q * m + i) * k + l)?.to_c64(), value_at(&hb, (q * k + l) * n + j)?.to_c64());
                     want += x * y;
                     mag += x.norm() * y.norm();
                 }
-                worst = worst.max((got[(q * m + i) * n + j].to_c64() - want).norm() / mag);
+                worst = worst.max((value_at(&got, (q * m + i) * n + j)?.to_c64() - want).norm() / mag);
             }
             let eps = if T::IS_DOUBLE { f64::EPSILON } else { f32::EPSILON as f64 };
             println!("check: worst |Δ|/(|A||B|) over 64 samples {worst:.2e} (K·ε = {:.2e})", k as f64 * eps);
@@ -213,7 +216,7 @@ pub(crate) fn norm<T: Element>(app: &ClApp, len: usize, order: NormOrder, timing
 
 pub(crate) fn dot<T: Element>(app: &ClApp, len: usize, conjugate: bool, timing: Timing) -> Result<()> {
     let x = XData::from_slice(app, &[len], &random_data::<T>(len))?;
-    let y = XData::from_slice(app, &[len], &random_data::<T>(len + 3)[3..])?;
+    let y = XData::from_slice(app, &[len], &random_data::<T>(len + 3).into_iter().skip(3).collect::<Vec<_>>())?;
     let out = XData::<T>::zeros(app, &[])?;
     let kind = if conjugate { DotKind::Conjugated } else { DotKind::Plain };
     let mut pipeline = Pipeline::new(app).then(Dot::new(&x, &y, &out).kind(kind));
@@ -322,7 +325,7 @@ pub(crate) fn filter_bank(
         let strategy = process.strategy();
         let mut pipeline = Pipeline::new(app).then(process);
         let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
-        let flops = 2.0 * (y.len() * filters[1..].iter().product::<usize>()) as f64;
+        let flops = 2.0 * (y.len() * filters.iter().skip(1).product::<usize>()) as f64;
         println!(
             "cliper  filterbank {} * {} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {name}: {strategy:?}",
             shape_text(input),

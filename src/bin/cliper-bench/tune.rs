@@ -16,7 +16,7 @@ use cliper::{
 use num_complex::{Complex32, Complex64};
 
 use crate::measure::{median, random_data, random_data_seeded};
-use crate::suite::today;
+use crate::suite::{today, value_at};
 
 /// What `tune` was asked to do.
 pub(crate) struct TuneArgs<'a> {
@@ -257,10 +257,9 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
     let best = *finals
         .first()
         .ok_or_else(|| Error::invalid("cliper-bench tune", format!("no {} candidate ran on {}", T::NAME, info.name)))?;
-    let current = finals
-        .iter()
-        .chain(timed.iter())
-        .find(|t| t.strategy == space[0])
+    let current = space
+        .first()
+        .and_then(|&first| finals.iter().chain(timed.iter()).find(|t| t.strategy == first))
         .map_or_else(|| "did not run".to_string(), |t| format!("{:.1} GFLOP/s", rate(t.ms)));
 
     // Check the winner's output on sampled entries against float64.
@@ -273,11 +272,11 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
         let (i, j) = ((s * 7919 + 3) % size, (s * 104_729 + 11) % size);
         let (mut want, mut mag) = (Complex64::new(0.0, 0.0), 0.0);
         for l in 0..size {
-            let (x, y) = (ha[i * size + l].to_c64(), hb[l * size + j].to_c64());
+            let (x, y) = (value_at(&ha, i * size + l)?.to_c64(), value_at(&hb, l * size + j)?.to_c64());
             want += x * y;
             mag += x.norm() * y.norm();
         }
-        worst = worst.max((got[i * size + j].to_c64() - want).norm() / mag);
+        worst = worst.max((value_at(&got, i * size + j)?.to_c64() - want).norm() / mag);
     }
     let eps = if T::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
     let bound = (size + 2) as f64 * eps * if T::IS_COMPLEX { 4.0 } else { 1.0 };
