@@ -6,7 +6,7 @@
 //! expected value is recomputed from its index, in float64, on all host cores.
 
 mod common;
-use cliper::{ClApp, ConvParams, Convolution, Filter, NormN, NormOrder, Pipeline, Transpose, XData};
+use cliper::{ClApp, ConvParams, Convolution, Filter, NormN, NormOrder, Pipeline, StridedCopy, Transpose, XData};
 
 const TWO_31: usize = 1 << 31;
 
@@ -54,6 +54,26 @@ fn gpu() -> ClApp {
         app.device().max_alloc_bytes
     );
     app
+}
+
+/// Zeroing 2³¹ + 3 f32 (NVIDIA's fill counts 4-byte patterns in 32 bits: see `fill_zero_in_pieces`), and a
+/// device-to-device copy of 8.6 GB (StridedCopy of contiguous arrays is one `clEnqueueCopyBuffer`).
+#[test]
+#[ignore = "needs a device with 20 GB of memory: run with --ignored on the H100"]
+fn zeros_and_copies_past_two_to_the_31_elements() {
+    let app = gpu();
+    let count = TWO_31 + 3;
+    let z = XData::<f32>::zeros(&app, &[count]).unwrap();
+    app.finish().unwrap();
+    let tail = z.slice_axis(0, count - 1000..count).unwrap().to_vec().unwrap();
+    assert!(tail.iter().all(|&v| v == 0.0), "the end of a zeroed array is not zero");
+    let host = generate(count);
+    let x = XData::from_slice(&app, &[count], &host).unwrap();
+    drop(host);
+    Pipeline::new(&app).then(StridedCopy::new(&x, &z)).run().unwrap();
+    let got = z.to_vec().unwrap();
+    let bad = count_failures(&got, |k, v| v == value(k));
+    assert_eq!(bad, 0, "{bad} copied elements are wrong");
 }
 
 /// A batch of 2 transposes of 32771² f32 (2,147,876,882 elements, 8.6 GB each way), checked element by element;

@@ -569,17 +569,28 @@ fn fill_zero_in_pieces(
     bytes: usize,
     piece_bytes: usize,
 ) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+    // NVIDIA's driver (580, on the H100) fills with a kernel that counts pattern-sized elements in 32 bits:
+    // filling a 46341² f32 array (2³¹ + 4633 four-byte patterns) faulted and lost the context (tests/huge.rs),
+    // while 21 GB in 16-byte patterns filled fine. So whole 16-byte patterns (reaching 32 GiB) fill the body
+    // and the ragged tail of a size that is not a multiple of 16 (4, 8 or 12 bytes of f32 data) is written
+    // from the host.
+    let tail = if piece_bytes.is_multiple_of(16) && bytes.is_multiple_of(4) { bytes % 16 } else { 0 };
+    let body = bytes - tail;
     let pattern =
-        [16, 8, 4, 2, 1].into_iter().find(|&p| bytes.is_multiple_of(p) && piece_bytes.is_multiple_of(p)).unwrap_or(1);
+        [16, 8, 4, 2, 1].into_iter().find(|&p| body.is_multiple_of(p) && piece_bytes.is_multiple_of(p)).unwrap_or(1);
     let mut start = 0;
-    loop {
-        let len = (bytes - start).min(piece_bytes);
-        let event = ffi::fill_zero(app.queue(), buffer, start, len, pattern)?;
+    let mut last = None;
+    while start < body {
+        let len = (body - start).min(piece_bytes);
+        last = Some(ffi::fill_zero(app.queue(), buffer, start, len, pattern)?);
         start += len;
-        if start >= bytes {
-            return Ok(event);
-        }
     }
+    if tail > 0 {
+        let zeros = [0f32; 4];
+        last = Some(ffi::write_buffer(app.queue(), buffer, body, zeros.get(..tail / 4).unwrap_or_default())?);
+    }
+    // Zero bytes, the one case with no command, is refused as OpenCL refuses a zero-size fill.
+    last.ok_or(opencl3::error_codes::ClError(opencl3::error_codes::CL_INVALID_VALUE))
 }
 
 /// Device-to-device copy of `bytes` bytes (the caller tracks the command).
