@@ -20,7 +20,8 @@ for t in "${targets[@]}"; do
     start=$(date +%s)
     cargo +nightly fuzz run -O "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- \
         -runs="$RUNS" -timeout="$TIMEOUT" -rss_limit_mb="$RSS_MB" -malloc_limit_mb="$RSS_MB" \
-        -max_len=65536 -print_final_stats=1 >"out/fuzz/$t.log" 2>&1
+        -max_len=65536 -print_final_stats=1 >"out/fuzz/$t.log" 2>&1 ||
+        echo "$t: FAILED: $(grep -m1 -E 'panicked at|ERROR:' "out/fuzz/$t.log") (input under fuzz/artifacts/$t)"
     echo "$t: $(grep -E '^#[0-9]+\s+DONE' "out/fuzz/$t.log" | tail -1) in $(( $(date +%s) - start )) s"
     cargo +nightly fuzz cmin -O "$t" "fuzz/corpus/$t" >"out/fuzz/$t.cmin.log" 2>&1
     echo "$t: corpus $(ls "fuzz/corpus/$t" | wc -l) files, $(du -sh "fuzz/corpus/$t" | cut -f1)"
