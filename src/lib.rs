@@ -29,6 +29,8 @@
 //! name, the compiler log.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
+// No panics in the library: every failure is a typed `Error` (tests, which may unwrap, are exempt).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
 mod app;
 mod data;

@@ -9,6 +9,9 @@
 //!   the wall-clock time of `reps` back-to-back launches followed by one `finish` (the method of
 //!   `clblast_bench`), and `events` is the median device time from profiling events.
 
+// No panics: a failed case is a typed error in the report (tests may unwrap).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+
 mod fft_cases;
 mod measure;
 mod plot;
