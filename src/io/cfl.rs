@@ -4,7 +4,7 @@
 //! dropped as `readcfl` drops them.
 
 use super::sample::{decode, encode};
-use super::{HostArray, MEMORY, commit, open, prepare};
+use super::{HostArray, MEMORY, commit, open, open_sized, prepare};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use num_complex::Complex32;
@@ -50,8 +50,7 @@ pub fn read_cfl(path: impl AsRef<Path>) -> Result<HostArray> {
         .map_err(|e| Error::Format { path: hdr.clone(), reason: format!("not a text header: {e}") })?;
     let dims = extents(&text, &hdr)?;
     let bytes = data_bytes(&dims, &hdr)?;
-    let mut file = open(&cfl)?;
-    let size = file.metadata().map_err(|source| Error::Io { path: cfl.clone(), source })?.len();
+    let (mut file, size) = open_sized(&cfl)?;
     check_size(size, bytes, &dims, &cfl)?;
     let mut data = vec![0u8; bytes];
     file.read_exact(&mut data).map_err(|source| Error::Io { path: cfl.clone(), source })?;

@@ -313,3 +313,10 @@ pub(crate) fn unsupported_extension(path: &Path, ext: &str) -> Error {
 pub(crate) fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
 }
+
+/// Opens `path` for reading and gives its size in bytes, which readers check headers' claims against.
+pub(crate) fn open_sized(path: &Path) -> Result<(File, u64)> {
+    let file = open(path)?;
+    let size = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
+    Ok((file, size))
+}

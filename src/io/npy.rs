@@ -1,7 +1,7 @@
 //! NPY files (numpy's `np.save`), through `ndarray-npy`: every integer type, f32, f64, complex64 and complex128,
 //! either byte order, C or Fortran order.
 
-use super::{Dtype, HostArray, MEMORY, each_variant, open, write_atomically};
+use super::{Dtype, HostArray, MEMORY, each_variant, open_sized, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::ArrayD;
 use ndarray_npy::{ReadNpyExt, WriteNpyExt};
@@ -21,8 +21,7 @@ use std::path::Path;
 /// ```
 pub fn read_npy(path: impl AsRef<Path>) -> Result<HostArray> {
     let path = path.as_ref();
-    let file = open(path)?;
-    let len = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
+    let (file, len) = open_sized(path)?;
     decode(BufReader::new(file), len, path)
 }
 

@@ -1,7 +1,7 @@
 //! PNG images through the `png` crate: 8- and 16-bit grey, grey + alpha, RGB and RGBA (palettes and low bit
 //! depths expanded to 8 bits), read losslessly as `u8`/`u16` of shape `[H, W]` (grey) or `[H, W, C]`.
 
-use super::{HostArray, MEMORY, open, write_atomically};
+use super::{HostArray, MEMORY, open_sized, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
 use std::io::{BufRead, BufReader, Cursor, Seek};
@@ -21,8 +21,7 @@ use std::path::Path;
 /// ```
 pub fn read_png(path: impl AsRef<Path>) -> Result<HostArray> {
     let path = path.as_ref();
-    let file = open(path)?;
-    let len = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
+    let (file, len) = open_sized(path)?;
     decode(BufReader::new(file), len, path)
 }
 

@@ -1,7 +1,7 @@
 //! RAW files: the elements only, row-major, with the shape, type and byte order given by the caller.
 
 use super::sample::{decode, encode};
-use super::{Dtype, HostArray, MEMORY, each_variant, open, write_atomically};
+use super::{Dtype, HostArray, MEMORY, each_variant, open_sized, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
 use std::io::{Read, Write};
@@ -44,8 +44,7 @@ pub struct RawFormat {
 pub fn read_raw(path: impl AsRef<Path>, format: &RawFormat) -> Result<HostArray> {
     let path = path.as_ref();
     let bytes = format.bytes(path)?;
-    let mut file = open(path)?;
-    let size = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
+    let (mut file, size) = open_sized(path)?;
     format.check_size(size, bytes, path)?;
     let mut data = vec![0u8; bytes];
     file.read_exact(&mut data).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;

@@ -1,7 +1,7 @@
 //! TIFF images through the `tiff` crate: grey, grey + alpha, RGB and RGBA of any integer or float sample type,
 //! uncompressed, LZW or Deflate, single or multi-page.
 
-use super::{HostArray, MEMORY, open, write_atomically};
+use super::{HostArray, MEMORY, open_sized, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
 use std::io::{BufReader, Cursor, Read, Seek};
@@ -23,8 +23,7 @@ use tiff::encoder::{Compression, DeflateLevel, TiffEncoder, colortype};
 /// ```
 pub fn read_tiff(path: impl AsRef<Path>) -> Result<HostArray> {
     let path = path.as_ref();
-    let file = open(path)?;
-    let len = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
+    let (file, len) = open_sized(path)?;
     decode(BufReader::new(file), len, path)
 }
 
