@@ -77,6 +77,16 @@ pub fn raw(data: &[u8]) -> bool {
     }
 }
 
+/// The pipeline file parsed, then what each step builds on the host from its text before touching a device:
+/// named filters (`gaussian:1e15` once asked for 64 PB) and borders.
 pub fn pipeline(data: &[u8]) -> bool {
-    std::str::from_utf8(data).is_ok_and(|text| chain::Chain::from_toml(text, Path::new("fuzz.toml")).is_ok())
+    let Ok(text) = std::str::from_utf8(data) else { return false };
+    let Ok(chain) = chain::Chain::from_toml(text, Path::new("fuzz.toml")) else { return false };
+    for step in &chain.steps {
+        if let ops::Op::Convolve { kernel, border, rank, .. } = &step.op {
+            let _ = cliper::Filter::<f32>::named(kernel, rank.unwrap_or(2));
+            let _ = cliper::Border::scipy(border);
+        }
+    }
+    true
 }

@@ -42,6 +42,33 @@ pub struct Filter<K: Element> {
 }
 
 impl<K: Element> Filter<K> {
+    /// The most weights a generated filter ([`Filter::gaussian`], [`Filter::box_filter`], [`Filter::outer`], …)
+    /// may have: 2²⁸ (2 GiB of f64), far past any filter a convolution runs (a σ = 100 Gaussian on 3 axes has
+    /// 801³ ≈ 5·10⁸ weights and is refused). Without it, `gaussian:1e15` asked for 64 PB and aborted the process.
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// assert!(Filter::<f32>::gaussian(1e15, 2).unwrap_err().to_string().contains("weights"));
+    /// assert!(Filter::<f32>::gaussian(100.0, 2).is_ok());
+    /// ```
+    pub const MAX_ELEMENTS: usize = 1 << 28;
+
+    /// `Ok` when `extent` weights per axis on `rank` axes stay within [`Filter::MAX_ELEMENTS`].
+    fn check_generated(op: &str, what: &str, extent: f64, rank: usize) -> Result<()> {
+        let total = extent.powi(i32::try_from(rank).unwrap_or(i32::MAX));
+        if total.is_nan() || total > Filter::<K>::MAX_ELEMENTS as f64 {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "{what} makes {extent:?} weights per axis, {total:e} on {rank} axes: more than the {} weights \
+                     a generated filter may have",
+                    Filter::<K>::MAX_ELEMENTS
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// A filter of `shape` (rank 1 to 3, no zero extent) from row-major `values`.
     pub fn new(shape: &[usize], values: Vec<K>) -> Result<Filter<K>> {
         let op = "Filter";
@@ -86,6 +113,8 @@ impl<K: Element> Filter<K> {
         if parts.is_empty() || parts.len() > 3 || shape.len() != parts.len() {
             return Err(Error::invalid("Filter::outer", "needs one to three 1-D filters"));
         }
+        let total = shape.iter().map(|&n| n as f64).product::<f64>();
+        Self::check_generated("Filter::outer", &format!("shape {shape:?}"), total, 1)?;
         let mut values = vec![Complex64::new(1.0, 0.0)];
         for p in parts {
             values = values.iter().flat_map(|&a| p.values.iter().map(move |&b| a * b.to_c64())).collect();
@@ -99,7 +128,9 @@ impl<K: Element> Filter<K> {
         if !(sigma > 0.0 && sigma.is_finite()) {
             return Err(Error::invalid("Filter::gaussian", format!("sigma must be positive and finite, got {sigma}")));
         }
-        let radius = (4.0 * sigma + 0.5) as i64;
+        let radius = (4.0 * sigma + 0.5).floor();
+        Self::check_generated("Filter::gaussian", &format!("sigma {sigma:?}"), 2.0 * radius + 1.0, rank.clamp(1, 3))?;
+        let radius = radius as i64;
         let w: Vec<f64> = (-radius..=radius).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
         let sum: f64 = w.iter().sum();
         Self::repeated_1d(w.iter().map(|v| v / sum).collect(), rank, "Filter::gaussian")
@@ -117,6 +148,15 @@ impl<K: Element> Filter<K> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn laplacian_of_gaussian(sigma: f64, rank: usize) -> Result<Filter<K>> {
+        if sigma.is_finite() {
+            let extent = 2.0 * (4.0 * sigma + 0.5).floor() + 1.0;
+            Self::check_generated(
+                "Filter::laplacian_of_gaussian",
+                &format!("sigma {sigma:?}"),
+                extent,
+                rank.clamp(1, 3),
+            )?;
+        }
         let gaussian = Filter::<K>::gaussian(sigma, 1).map_err(|_| {
             Error::invalid("Filter::laplacian_of_gaussian", format!("sigma must be positive and finite, got {sigma}"))
         })?;
@@ -197,6 +237,7 @@ impl<K: Element> Filter<K> {
 
     /// The mean over a box of `size` weights per axis on `rank` axes (scipy.ndimage.uniform_filter).
     pub fn box_filter(size: usize, rank: usize) -> Result<Filter<K>> {
+        Self::check_generated("Filter::box_filter", &format!("size {size}"), size as f64, rank.clamp(1, 3))?;
         Self::repeated_1d(vec![1.0 / size as f64; size], rank, "Filter::box_filter")
     }
 
