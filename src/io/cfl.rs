@@ -4,7 +4,7 @@
 //! dropped as `readcfl` drops them.
 
 use super::sample::{decode, encode};
-use super::{HostArray, MEMORY, commit, open, open_sized, prepare};
+use super::{HostArray, MEMORY, commit, data_bytes, open, open_sized, prepare};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use num_complex::Complex32;
@@ -49,9 +49,8 @@ pub fn read_cfl(path: impl AsRef<Path>) -> Result<HostArray> {
         .read_to_string(&mut text)
         .map_err(|e| Error::Format { path: hdr.clone(), reason: format!("not a text header: {e}") })?;
     let dims = extents(&text, &hdr)?;
-    let bytes = data_bytes(&dims, &hdr)?;
     let (mut file, size) = open_sized(&cfl)?;
-    check_size(size, bytes, &dims, &cfl)?;
+    let bytes = data_bytes(&dims, 8, size, &cfl, &format!("extents {dims:?} of complex64"))?;
     let mut data = vec![0u8; bytes];
     file.read_exact(&mut data).map_err(|source| Error::Io { path: cfl.clone(), source })?;
     complex_array(&data, &dims, &cfl)
@@ -69,8 +68,7 @@ pub fn read_cfl(path: impl AsRef<Path>) -> Result<HostArray> {
 pub fn decode_cfl(header: &str, data: &[u8]) -> Result<HostArray> {
     let source = Path::new(MEMORY);
     let dims = extents(header, source)?;
-    let bytes = data_bytes(&dims, source)?;
-    check_size(data.len() as u64, bytes, &dims, source)?;
+    data_bytes(&dims, 8, data.len() as u64, source, &format!("extents {dims:?} of complex64"))?;
     complex_array(data, &dims, source)
 }
 
@@ -95,24 +93,6 @@ fn extents(text: &str, hdr: &Path) -> Result<Vec<usize>> {
         dims.pop();
     }
     Ok(dims)
-}
-
-/// The bytes of complex64 data the extents need, or an error when that overflows.
-fn data_bytes(dims: &[usize], hdr: &Path) -> Result<usize> {
-    let count = dims.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-    count
-        .and_then(|n| n.checked_mul(8))
-        .ok_or_else(|| Error::Format { path: hdr.to_path_buf(), reason: format!("extents {dims:?} overflow") })
-}
-
-fn check_size(size: u64, bytes: usize, dims: &[usize], cfl: &Path) -> Result<()> {
-    if size != bytes as u64 {
-        return Err(Error::Format {
-            path: cfl.to_path_buf(),
-            reason: format!("the file has {size} bytes but extents {dims:?} of complex64 need {bytes}"),
-        });
-    }
-    Ok(())
 }
 
 fn complex_array(data: &[u8], dims: &[usize], cfl: &Path) -> Result<HostArray> {

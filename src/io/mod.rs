@@ -314,6 +314,20 @@ pub(crate) fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
 }
 
+/// The bytes of data `what` needs — `shape`'s elements of `element` bytes each — checked against the
+/// `available` bytes before anything is allocated: a header's claim that overflows or does not match the file
+/// is an error naming both sizes.
+pub(crate) fn data_bytes(shape: &[usize], element: usize, available: u64, path: &Path, what: &str) -> Result<usize> {
+    let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
+    match shape.iter().try_fold(element, |a, &b| a.checked_mul(b)) {
+        None => Err(bad(format!("{what} overflows the address space"))),
+        Some(needed) if needed as u64 != available => {
+            Err(bad(format!("{what} needs {needed} bytes of data but the file has {available} bytes")))
+        }
+        Some(needed) => Ok(needed),
+    }
+}
+
 /// Opens `path` for reading and gives its size in bytes, which readers check headers' claims against.
 pub(crate) fn open_sized(path: &Path) -> Result<(File, u64)> {
     let file = open(path)?;

@@ -1,7 +1,7 @@
 //! NPY files (numpy's `np.save`), through `ndarray-npy`: every integer type, f32, f64, complex64 and complex128,
 //! either byte order, C or Fortran order.
 
-use super::{Dtype, HostArray, MEMORY, each_variant, open_sized, write_atomically};
+use super::{Dtype, HostArray, MEMORY, data_bytes, each_variant, open_sized, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::ArrayD;
 use ndarray_npy::{ReadNpyExt, WriteNpyExt};
@@ -51,16 +51,8 @@ fn decode(mut input: impl Read, len: u64, path: &Path) -> Result<HostArray> {
     let format = |reason: String| Error::Format { path: path.to_path_buf(), reason };
     let (header, dtype, shape) = read_header(&mut input, path)?;
     // ndarray-npy sizes its buffer from the header's shape: check the claim against the file first.
-    let count = shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b as u64));
-    let needed = count.and_then(|n| n.checked_mul(dtype.size() as u64));
-    let available = len.saturating_sub(header.len() as u64);
-    if needed != Some(available) {
-        return Err(format(format!(
-            "the NPY header's shape {shape:?} of {} needs {} bytes of data, the file has {available}",
-            dtype.name(),
-            needed.map_or_else(|| "more than 2⁶⁴".to_string(), |n| n.to_string())
-        )));
-    }
+    let what = format!("the NPY header's shape {shape:?} of {}", dtype.name());
+    data_bytes(&shape, dtype.size(), len.saturating_sub(header.len() as u64), path, &what)?;
     let reader = std::io::Cursor::new(header).chain(input);
     macro_rules! read {
         ($variant:ident, $t:ty) => {

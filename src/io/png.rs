@@ -46,14 +46,15 @@ fn decoded_limit(len: u64) -> usize {
 
 fn decode(input: impl BufRead + Seek, len: u64, path: &Path) -> Result<HostArray> {
     let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
-    let mut decoder = png::Decoder::new_with_limits(input, png::Limits { bytes: decoded_limit(len) });
+    let limit = decoded_limit(len);
+    let mut decoder = png::Decoder::new_with_limits(input, png::Limits { bytes: limit });
     decoder.set_transformations(png::Transformations::EXPAND);
     let mut reader = decoder.read_info().map_err(|e| bad(format!("not a readable PNG: {e}")))?;
     let size = reader.output_buffer_size().ok_or_else(|| bad("the image is too large to decode".into()))?;
-    if size > decoded_limit(len) {
+    // The `png` limit covers what the decoder allocates; the pixel buffer is ours to bound.
+    if size > limit {
         return Err(bad(format!(
-            "the header claims {size} bytes of pixels, more than a {len}-byte PNG can hold (at most {})",
-            decoded_limit(len)
+            "the header claims {size} bytes of pixels, more than a {len}-byte PNG can hold (at most {limit})"
         )));
     }
     let mut buffer = vec![0u8; size];

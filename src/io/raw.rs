@@ -1,7 +1,7 @@
 //! RAW files: the elements only, row-major, with the shape, type and byte order given by the caller.
 
 use super::sample::{decode, encode};
-use super::{Dtype, HostArray, MEMORY, each_variant, open_sized, write_atomically};
+use super::{Dtype, HostArray, MEMORY, data_bytes, each_variant, open_sized, write_atomically};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
 use std::io::{Read, Write};
@@ -43,9 +43,8 @@ pub struct RawFormat {
 /// ```
 pub fn read_raw(path: impl AsRef<Path>, format: &RawFormat) -> Result<HostArray> {
     let path = path.as_ref();
-    let bytes = format.bytes(path)?;
     let (mut file, size) = open_sized(path)?;
-    format.check_size(size, bytes, path)?;
+    let bytes = format.data_bytes(size, path)?;
     let mut data = vec![0u8; bytes];
     file.read_exact(&mut data).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     format.array(&data, path)
@@ -63,33 +62,15 @@ pub fn read_raw(path: impl AsRef<Path>, format: &RawFormat) -> Result<HostArray>
 /// ```
 pub fn decode_raw(bytes: &[u8], format: &RawFormat) -> Result<HostArray> {
     let source = Path::new(MEMORY);
-    let needed = format.bytes(source)?;
-    format.check_size(bytes.len() as u64, needed, source)?;
+    format.data_bytes(bytes.len() as u64, source)?;
     format.array(bytes, source)
 }
 
 impl RawFormat {
-    /// The bytes the shape and type need, or an error when that overflows.
-    fn bytes(&self, path: &Path) -> Result<usize> {
-        let count = self.shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-        count.and_then(|n| n.checked_mul(self.dtype.size())).ok_or_else(|| Error::Format {
-            path: path.to_path_buf(),
-            reason: format!("shape {:?} overflows the address space", self.shape),
-        })
-    }
-
-    fn check_size(&self, size: u64, bytes: usize, path: &Path) -> Result<()> {
-        if size != bytes as u64 {
-            return Err(Error::Format {
-                path: path.to_path_buf(),
-                reason: format!(
-                    "the file has {size} bytes but shape {:?} of {} needs {bytes}",
-                    self.shape,
-                    self.dtype.name()
-                ),
-            });
-        }
-        Ok(())
+    /// The bytes the shape and type need, which must be the `size` the file has.
+    fn data_bytes(&self, size: u64, path: &Path) -> Result<usize> {
+        let what = format!("shape {:?} of {}", self.shape, self.dtype.name());
+        data_bytes(&self.shape, self.dtype.size(), size, path, &what)
     }
 
     /// The array the (size-checked) bytes hold.

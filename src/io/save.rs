@@ -47,10 +47,8 @@ fn abandoned(path: &Path) -> Error {
 pub fn abandon_saves() -> usize {
     let mut state = in_flight();
     state.abandoned = true;
-    let removed = state.temporaries.drain(..).filter(|tmp| std::fs::remove_file(tmp).is_ok()).count();
-    // Held until the caller exits if it exits right away; released otherwise, and later saves see `abandoned`.
-    drop(state);
-    removed
+    // Released on return; saves that start or reach their rename afterwards see `abandoned`.
+    state.temporaries.drain(..).filter(|tmp| std::fs::remove_file(tmp).is_ok()).count()
 }
 
 /// A file written in full under a temporary name, waiting to be renamed over its destination; dropped

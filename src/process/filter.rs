@@ -41,6 +41,11 @@ pub struct Filter<K: Element> {
     values: Vec<K>,
 }
 
+/// The weights per axis of a Gaussian of `sigma`: scipy's radius ⌊4σ + 0.5⌋ on each side of the centre.
+fn gaussian_extent(sigma: f64) -> f64 {
+    2.0 * (4.0 * sigma + 0.5).floor() + 1.0
+}
+
 impl<K: Element> Filter<K> {
     /// The most weights a generated filter ([`Filter::gaussian`], [`Filter::box_filter`], [`Filter::outer`], …)
     /// may have: 2²⁸ (2 GiB of f64), far past any filter a convolution runs (a σ = 100 Gaussian on 3 axes has
@@ -128,9 +133,9 @@ impl<K: Element> Filter<K> {
         if !(sigma > 0.0 && sigma.is_finite()) {
             return Err(Error::invalid("Filter::gaussian", format!("sigma must be positive and finite, got {sigma}")));
         }
-        let radius = (4.0 * sigma + 0.5).floor();
-        Self::check_generated("Filter::gaussian", &format!("sigma {sigma:?}"), 2.0 * radius + 1.0, rank.clamp(1, 3))?;
-        let radius = radius as i64;
+        let extent = gaussian_extent(sigma);
+        Self::check_generated("Filter::gaussian", &format!("sigma {sigma:?}"), extent, rank.clamp(1, 3))?;
+        let radius = ((extent - 1.0) / 2.0) as i64;
         let w: Vec<f64> = (-radius..=radius).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
         let sum: f64 = w.iter().sum();
         Self::repeated_1d(w.iter().map(|v| v / sum).collect(), rank, "Filter::gaussian")
@@ -149,7 +154,7 @@ impl<K: Element> Filter<K> {
     /// ```
     pub fn laplacian_of_gaussian(sigma: f64, rank: usize) -> Result<Filter<K>> {
         if sigma.is_finite() {
-            let extent = 2.0 * (4.0 * sigma + 0.5).floor() + 1.0;
+            let extent = gaussian_extent(sigma);
             Self::check_generated(
                 "Filter::laplacian_of_gaussian",
                 &format!("sigma {sigma:?}"),
