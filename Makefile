@@ -5,10 +5,12 @@ CARGO ?= cargo
 .PHONY: demo test lint opencl bench examples
 
 demo: opencl
-	$(CARGO) run --release --bin cliper -- demo
+	$(CARGO) run --release -p cliper-cli -- demo
 
+# Every package of the workspace (library, CLI, benchmark program, fuzz harness), with the library's `chain`
+# feature on so its doctests run too.
 test: opencl lint
-	$(CARGO) test
+	$(CARGO) test --workspace --all-features
 	$(MAKE) examples
 
 # Runs every example on small inputs (outputs under target/examples-out), so none of them rots.
@@ -27,7 +29,7 @@ examples: opencl
 # Style and lints are part of the tests: CI runs `make test`.
 lint:
 	@if $(CARGO) fmt --version >/dev/null 2>&1; then $(CARGO) fmt --all -- --check; else echo "rustfmt not installed: skipping the format check"; fi
-	@if $(CARGO) clippy --version >/dev/null 2>&1; then $(CARGO) clippy --all-targets -- -D warnings; else echo "clippy not installed: skipping lints"; fi
+	@if $(CARGO) clippy --version >/dev/null 2>&1; then $(CARGO) clippy --workspace --all-targets --all-features -- -D warnings; else echo "clippy not installed: skipping lints"; fi
 
 opencl:
 	./scripts/install-opencl.sh
@@ -35,5 +37,5 @@ opencl:
 # The benchmark suite on the default device with the peers for that kind of device and the report (tables and
 # plots), into out/bench/ (docs/benchmarks.md says how to read it). A GPU gets the full sizes, a CPU --quick.
 bench: opencl
-	$(CARGO) build --release --bin cliper-bench --bin cliper
+	$(CARGO) build --release -p cliper-bench -p cliper-cli
 	./scripts/bench/run-suite.sh out/bench/$$(date +%F) auto

@@ -33,6 +33,8 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
 mod app;
+#[cfg(feature = "chain")]
+pub mod chain;
 mod data;
 mod error;
 mod io;

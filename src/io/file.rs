@@ -23,6 +23,23 @@ pub enum Scale {
     MinMax,
 }
 
+impl std::str::FromStr for Scale {
+    type Err = Error;
+    /// `raw` or `minmax` (the pipeline-file and command-line names).
+    ///
+    /// ```
+    /// assert_eq!("minmax".parse::<cliper::Scale>()?, cliper::Scale::MinMax);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    fn from_str(name: &str) -> Result<Scale> {
+        match name {
+            "raw" => Ok(Scale::Raw),
+            "minmax" => Ok(Scale::MinMax),
+            other => Err(Error::invalid("scale", format!("`{other}` is not raw or minmax"))),
+        }
+    }
+}
+
 /// Reads the array in a file, choosing the format by extension: `.npy`, `.cfl`/`.hdr`, `.png`, `.tif`/`.tiff`,
 /// or `.mat` holding one numeric variable (see [`crate::read_mat_variable`] for one of several). The array keeps
 /// the file's element type.

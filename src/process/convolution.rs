@@ -36,6 +36,41 @@ pub enum ConvOutput {
     Full,
 }
 
+impl std::str::FromStr for ConvMode {
+    type Err = Error;
+    /// `conv` / `convolution` or `corr` / `correlation` (the pipeline-file and command-line names).
+    ///
+    /// ```
+    /// assert_eq!("corr".parse::<cliper::ConvMode>()?, cliper::ConvMode::Correlation);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    fn from_str(name: &str) -> Result<ConvMode> {
+        match name {
+            "conv" | "convolution" => Ok(ConvMode::Convolution),
+            "corr" | "correlation" => Ok(ConvMode::Correlation),
+            other => Err(Error::invalid("convolution mode", format!("`{other}` is not conv or corr"))),
+        }
+    }
+}
+
+impl std::str::FromStr for ConvOutput {
+    type Err = Error;
+    /// `same`, `valid` or `full`.
+    ///
+    /// ```
+    /// assert_eq!("valid".parse::<cliper::ConvOutput>()?, cliper::ConvOutput::Valid);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    fn from_str(name: &str) -> Result<ConvOutput> {
+        match name {
+            "same" => Ok(ConvOutput::Same),
+            "valid" => Ok(ConvOutput::Valid),
+            "full" => Ok(ConvOutput::Full),
+            other => Err(Error::invalid("convolution output", format!("`{other}` is not same, valid or full"))),
+        }
+    }
+}
+
 /// Which algorithm [`Convolution`] runs (the planner's choice, or an override for tests and tuning).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ConvAlgorithm {

@@ -1,20 +1,10 @@
-//! What each fuzz target does with its input, shared by the targets (fuzz/fuzz_targets/*.rs, under libFuzzer)
-//! and by the replay of the committed corpora (tests/fuzz_replay.rs, in `make test`).
+//! What each fuzz target does with its input, shared by the targets (fuzz/targets/fuzz_targets/*.rs, under
+//! libFuzzer) and by the replay of the committed corpora (tests/replay.rs, in `make test`).
 //!
 //! A loader may return any error for any input; it must not panic, hang, or allocate more than the input can
 //! hold (libFuzzer's -rss_limit_mb and -malloc_limit_mb catch that).
 
-// The CLI's pipeline-file parser, compiled here from its own sources (it lives in the binary, not the library).
-#[allow(dead_code, unused_imports)]
-#[path = "../src/bin/cliper/chain.rs"]
-mod chain;
-#[allow(dead_code, unused_imports)]
-#[path = "../src/bin/cliper/data.rs"]
-mod data;
-#[allow(dead_code, unused_imports)]
-#[path = "../src/bin/cliper/ops.rs"]
-mod ops;
-
+use cliper::chain::{Chain, Op};
 use cliper::{Dtype, Endian, RawFormat};
 use std::path::Path;
 
@@ -81,9 +71,9 @@ pub fn raw(data: &[u8]) -> bool {
 /// named filters (`gaussian:1e15` once asked for 64 PB) and borders.
 pub fn pipeline(data: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(data) else { return false };
-    let Ok(chain) = chain::Chain::from_toml(text, Path::new("fuzz.toml")) else { return false };
+    let Ok(chain) = Chain::from_toml(text, Path::new("fuzz.toml")) else { return false };
     for step in &chain.steps {
-        if let ops::Op::Convolve { kernel, border, rank, .. } = &step.op {
+        if let Op::Convolve { kernel, border, rank, .. } = &step.op {
             let _ = cliper::Filter::<f32>::named(kernel, rank.unwrap_or(2));
             let _ = cliper::Border::scipy(border);
         }

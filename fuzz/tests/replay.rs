@@ -1,11 +1,7 @@
 //! Replays the fuzz corpora (fuzz/seeds: hand-made and real files; fuzz/corpus: what `cargo fuzz` found and
-//! kept, minimised) through the same loader calls the fuzz targets make (fuzz/harness.rs). Every input must
-//! return (Ok or a typed error) without a panic, and quickly; every seed whose name does not start with
-//! `invalid_` must load. docs/reliability.md says how the corpora were grown.
-
-#[allow(dead_code)]
-#[path = "../fuzz/harness.rs"]
-mod harness;
+//! kept, minimised) through the same loader calls the fuzz targets make (the `cliper_fuzz` harness). Every
+//! input must return (Ok or a typed error) without a panic, and quickly; every seed whose name does not start
+//! with `invalid_` must load. docs/reliability.md says how the corpora were grown.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -26,9 +22,9 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn every_corpus_input_returns_without_a_panic_and_every_valid_seed_loads() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
     let mut replayed = 0;
-    for (target, run) in harness::TARGETS {
+    for (target, run) in cliper_fuzz::TARGETS {
         let seeds = files(&root.join("seeds").join(target));
         assert!(seeds.len() >= 3, "fuzz/seeds/{target} should hold its seed corpus");
         for path in seeds.iter().chain(&files(&root.join("corpus").join(target))) {

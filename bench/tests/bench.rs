@@ -11,7 +11,8 @@ use std::path::PathBuf;
 
 fn bench() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cliper-bench"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    // The repository's root, where docs/benchmarks/ and scripts/bench/ are.
+    c.current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
     c
 }
 

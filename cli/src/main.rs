@@ -3,18 +3,18 @@
 // No panics in what users run: every failure is a typed error on one line (tests may unwrap).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
+mod args;
 mod chain;
-mod data;
 mod demo;
 mod inspect;
-mod ops;
 mod output;
 mod recon;
 
-use chain::{Chain, Context, Step, one_line};
+use args::OutputArgs;
+use chain::{Context, one_line};
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use data::{OutputOptions, Precision};
-use ops::{ConvModeArg, ConvOutputArg, NormP, Op, Widths};
+use cliper::chain::{Chain, NormP, Op, Precision, Step, Widths};
+use cliper::{ConvMode, ConvOutput};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -61,7 +61,7 @@ enum Command {
         /// Output file (or directory, or a name with {stem}).
         output: String,
         #[command(flatten)]
-        options: OutputOptions,
+        options: OutputArgs,
     },
     /// Transpose the last two axes (batched over the others).
     #[command(after_help = "Example: cliper transpose data/phantom_256.tif out/t.tif --conj")]
@@ -163,8 +163,8 @@ enum Command {
         #[arg(long, short)]
         kernel: String,
         /// conv (scipy.ndimage.convolve) or corr (correlate).
-        #[arg(long, value_enum, default_value_t = ConvModeArg::Conv)]
-        mode: ConvModeArg,
+        #[arg(long, value_parser = args::conv_mode(), default_value = "conv")]
+        mode: ConvMode,
         /// scipy.ndimage border mode: reflect, mirror, nearest, wrap, constant.
         #[arg(long, default_value = "reflect")]
         border: String,
@@ -172,8 +172,8 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         value: f64,
         /// Output extent: same, valid or full.
-        #[arg(long = "output", id = "extent", value_name = "EXTENT", value_enum, default_value_t = ConvOutputArg::Same)]
-        output_extent: ConvOutputArg,
+        #[arg(long = "output", id = "extent", value_name = "EXTENT", value_parser = args::conv_output(), default_value = "same")]
+        output_extent: ConvOutput,
         /// Axes the named filter spans (default 2, 1 for 1-D data; 3 for volumes).
         #[arg(long)]
         rank: Option<usize>,
@@ -232,10 +232,10 @@ struct Reduction {
 #[derive(Args)]
 struct Common {
     /// auto: double when an input needs it (f64, complex128, 32/64-bit integers); single; double.
-    #[arg(long, value_enum, default_value_t = Precision::Auto)]
+    #[arg(long, value_parser = args::precision(), default_value = "auto")]
     precision: Precision,
     #[command(flatten)]
-    options: OutputOptions,
+    options: OutputArgs,
 }
 
 /// A one-step chain reading `inputs` and saving its result to `output` (or printing it).
@@ -248,7 +248,7 @@ fn one_step(op: Op, inputs: &[&str], output: Option<&str>, common: Common) -> Ch
         inputs: names.iter().cloned().zip(inputs.iter().map(|s| s.to_string())).collect(),
         steps: vec![Step { op, inputs: names, output: result.clone() }],
         outputs: output.map(|o| vec![(result, o.to_string(), None)]).unwrap_or_default(),
-        options: common.options,
+        options: common.options.options(),
     }
 }
 
@@ -280,7 +280,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Devices => inspect::devices(&ctx).map_err(CliError::from),
         Command::Info { file } => inspect::info(&mut ctx, &file).map_err(CliError::from),
-        Command::Convert { input, output, options } => inspect::convert(&ctx, &input, &output, &options),
+        Command::Convert { input, output, options } => inspect::convert(&ctx, &input, &output, &options.options()),
         Command::Demo(args) => demo::run(&mut ctx, &args),
         Command::Recon(args) => recon::run(&mut ctx, &args),
         Command::Run { pipeline, inputs, outputs, common } => (|| -> Result<(), CliError> {
@@ -294,7 +294,7 @@ fn main() -> ExitCode {
             if common.precision != Precision::Auto {
                 chain.precision = common.precision;
             }
-            chain.options = common.options;
+            chain.options = common.options.options();
             output::run_and_report(&mut ctx, &chain)
         })(),
         command => {

@@ -6,19 +6,28 @@
 //! in (f32: 1e-5 relative to the largest magnitude — a few hundred roundings of 6e-8 in sums of up to 129
 //! terms; f64: 1e-12), or bit for bit with the library where the CLI only passes the arguments on.
 
-mod common;
 use assert_cmd::Command;
-use cliper::{ConvParams, Convolution, Element, Filter, HostArray, XData, read_file, read_npy, write_npy};
-use common::*;
+use cliper::{ClApp, ConvParams, Convolution, Element, Filter, HostArray, XData, read_file, read_npy, write_npy};
 use ndarray::{ArrayD, Ix2, IxDyn};
 use num_complex::Complex32;
+use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// The repository's root: the sample data and pipelines are named from there, as the README runs them.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 fn cliper() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cliper"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c.current_dir(root());
     c
+}
+
+/// The device the binary also picks (the best one, or CLIPER_DEVICE's), for library calls to compare with.
+fn app() -> ClApp {
+    ClApp::builder().use_env(true).build().unwrap()
 }
 
 fn scratch(test: &str) -> PathBuf {
@@ -54,8 +63,8 @@ fn f32s(path: &Path) -> ArrayD<f64> {
 }
 
 fn random_npy(dir: &Path, name: &str, shape: &[usize], seed: u64) -> (PathBuf, ArrayD<f64>) {
-    let mut rng = Rng::new(seed);
-    let a = ArrayD::from_shape_fn(IxDyn(shape), |_| rng.uniform() as f32);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let a = ArrayD::from_shape_fn(IxDyn(shape), |_| rng.random_range(-1.0f32..1.0));
     let path = dir.join(name);
     write_npy(&path, &HostArray::F32(a.clone())).unwrap();
     (path, a.mapv(f64::from))
@@ -67,6 +76,18 @@ fn close(got: &ArrayD<f64>, want: &ArrayD<f64>, rel: f64, what: &str) {
     for (g, w) in got.iter().zip(want) {
         assert!((g - w).abs() <= rel * scale, "{what}: {g} vs {w}");
     }
+}
+
+#[test]
+fn the_cli_lists_devices() {
+    let out = cliper().arg("devices").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let devices = ClApp::devices().unwrap();
+    for d in &devices {
+        assert!(text.contains(&d.id()), "{text}");
+    }
+    assert_eq!(text.lines().filter(|l| l.starts_with('*')).count(), 1, "{text}");
 }
 
 #[test]
@@ -116,7 +137,7 @@ fn convert_changes_format_and_type_explicitly() {
     let dir = scratch("convert");
     let npy = dir.join("p.npy");
     ok(&["convert", "data/phantom_256.tif", npy.to_str().unwrap()]);
-    assert_eq!(read_npy(&npy).unwrap(), read_file("data/phantom_256.tif").unwrap(), "bit-exact");
+    assert_eq!(read_npy(&npy).unwrap(), read_file(root().join("data/phantom_256.tif")).unwrap(), "bit-exact");
     let png = dir.join("p8.png");
     ok(&["convert", "data/phantom_256.tif", png.to_str().unwrap(), "--type", "u8", "--scale", "minmax"]);
     let HostArray::U8(p8) = read_file(&png).unwrap() else { panic!("u8") };
@@ -147,8 +168,8 @@ fn linear_algebra_subcommands_match_references() {
     ok(&["matmul", "data/matrices.mat:A", "data/matrices.mat:B", &out("ab.mat")]);
     ok(&["power", &out("ab.mat"), "3", &out("ab3.npy")]);
     let (HostArray::F64(ma), HostArray::F64(mb)) = (
-        cliper::read_mat_variable("data/matrices.mat", "A").unwrap(),
-        cliper::read_mat_variable("data/matrices.mat", "B").unwrap(),
+        cliper::read_mat_variable(root().join("data/matrices.mat"), "A").unwrap(),
+        cliper::read_mat_variable(root().join("data/matrices.mat"), "B").unwrap(),
     ) else {
         panic!("f64")
     };
@@ -198,7 +219,7 @@ fn pad_and_convolve_pass_their_arguments_on() {
     }
 
     // The CLI's convolution is the library's, bit for bit, with the same parameters.
-    let x_dev = XData::<f32>::load(app(), &x).unwrap();
+    let x_dev = XData::<f32>::load(&app(), &x).unwrap();
     let cases: [(&[&str], Filter<f32>, ConvParams); 3] = [
         (
             &["--kernel", "gaussian:1.5"],
@@ -429,7 +450,7 @@ fn recon_reconstructs_the_sample_phantom() {
     assert!(e.contains("data/phantom_256.png") && e.contains(".cfl"), "{e}");
     // A CFL pair without its _sens companion: rsos by default, and --method sense names what is missing.
     for ext in ["cfl", "hdr"] {
-        std::fs::copy(format!("data/kspace.{ext}"), dir.join(format!("bare.{ext}"))).unwrap();
+        std::fs::copy(root().join(format!("data/kspace.{ext}")), dir.join(format!("bare.{ext}"))).unwrap();
     }
     let bare = dir.join("bare.cfl");
     let line = ok(&["recon", bare.to_str().unwrap(), dir.join("b.png").to_str().unwrap(), "--scale", "minmax"]);
@@ -437,4 +458,27 @@ fn recon_reconstructs_the_sample_phantom() {
     let e = fails(&["recon", bare.to_str().unwrap(), dir.join("b.npy").to_str().unwrap(), "--method", "sense"], 1);
     assert!(e.contains("bare.cfl") && e.contains("no sensitivity maps") && e.contains("--method rsos"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_cliper_device_environment_variable_fails_cleanly_in_the_cli() {
+    let out = cliper().arg("demo").env("CLIPER_DEVICE", "no-such-device-anywhere").output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("CLIPER_DEVICE=no-such-device-anywhere"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn no_opencl_platform_gives_the_install_hint() {
+    // The ICD loader (ocl-icd, as on Debian) reads its vendor list from OCL_ICD_VENDORS: an empty folder
+    // looks exactly like a machine without any OpenCL driver.
+    let empty = std::env::temp_dir().join(format!("cliper-no-vendors-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = cliper().arg("devices").env("OCL_ICD_VENDORS", &empty).output().unwrap();
+    let _ = std::fs::remove_dir(&empty);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("pocl-opencl-icd") && stderr.contains("ocl-icd-libopencl1"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

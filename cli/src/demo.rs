@@ -1,12 +1,13 @@
 //! `cliper demo`: the README's main job — the pipeline in `pipelines/demo.toml` on the sample phantom.
 
 use crate::CliError;
-use crate::chain::{Chain, Context};
+use crate::chain::Context;
 use clap::Args;
+use cliper::chain::Chain;
 use std::path::Path;
 
 /// The demo pipeline, built into the binary so `cliper demo` runs from anywhere the data is.
-const DEMO: &str = include_str!("../../../pipelines/demo.toml");
+const DEMO: &str = include_str!("../../pipelines/demo.toml");
 
 #[derive(Args)]
 pub struct DemoArgs {

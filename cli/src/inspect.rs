@@ -1,9 +1,9 @@
 //! `cliper devices`, `cliper info` and `cliper convert`: looking at devices and files, converting files.
 
 use crate::CliError;
-use crate::chain::{Context, batch_files, output_path};
-use crate::data::{FileSpec, OutputOptions};
+use crate::chain::{Context, batch_files};
 use crate::output::show;
+use cliper::chain::{FileSpec, OutputOptions, output_path};
 use cliper::{ClApp, Dtype, Error, HostArray, KData, Result, Scale, read_mat, write_file};
 use num_complex::{Complex32, Complex64};
 use serde_json::{Value, json};
@@ -169,9 +169,7 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
         let host = spec.read()?;
         let host = match (options.dtype, options.scale) {
             (None, None) if !options.clip => host,
-            (dtype, scale) => {
-                host.cast(dtype.unwrap_or(host.dtype()), scale.map(Scale::from).unwrap_or_default(), options.clip)?
-            }
+            (dtype, scale) => host.cast(dtype.unwrap_or(host.dtype()), scale.unwrap_or_default(), options.clip)?,
         };
         if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;

@@ -1,7 +1,7 @@
-//! Arrays of any element type for the command line: how file arguments become device arrays and back.
+//! Arrays whose element type is known only at run time (from a file): how file arguments become device arrays
+//! and back.
 
-use clap::{Args, ValueEnum};
-use cliper::{
+use crate::{
     ClApp, Dtype, Element, Error, HostArray, PngDepth, PngOptions, Result, Scale, XData, read_file, read_mat_variable,
     write_file,
 };
@@ -9,12 +9,25 @@ use num_complex::{Complex32, Complex64};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-/// A device array of one of the four element types.
+/// A device array of one of the four element types, for code that learns the type from a file.
+///
+/// ```
+/// use cliper::chain::{AnyData, ElementKind};
+/// let app = cliper::ClApp::new()?;
+/// let host = cliper::HostArray::F64(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[2, 3]), 0.5));
+/// let x = AnyData::upload(&app, &host, ElementKind::F32, std::path::Path::new("memory"))?;
+/// assert_eq!((x.shape(), x.kind()), (&[2, 3][..], ElementKind::F32));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone)]
 pub enum AnyData {
+    /// Real single precision.
     F32(XData<f32>),
+    /// Real double precision.
     F64(XData<f64>),
+    /// Complex single precision.
     C32(XData<Complex32>),
+    /// Complex double precision.
     C64(XData<Complex64>),
 }
 
@@ -31,8 +44,17 @@ macro_rules! dispatch {
 }
 pub(crate) use dispatch;
 
-/// The element types the CLI computes in, and how an array of one goes into [`AnyData`].
+/// The element types [`AnyData`] holds, and how an array of one goes into it.
+///
+/// ```
+/// use cliper::chain::{AnyData, Kind};
+/// let app = cliper::ClApp::new()?;
+/// let x = f64::wrap(cliper::XData::zeros(&app, &[4])?);
+/// assert!(matches!(x, AnyData::F64(_)));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 pub trait Kind: Element + 'static {
+    /// The array in the matching variant.
     fn wrap(x: XData<Self>) -> AnyData;
 }
 
@@ -46,15 +68,24 @@ macro_rules! kinds {
 kinds!(f32 => F32, f64 => F64, Complex32 => C32, Complex64 => C64);
 
 /// Which of the four element types.
+///
+/// ```
+/// assert_eq!(cliper::chain::ElementKind::C64.name(), "c64");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ElementKind {
+    /// `f32`.
     F32,
+    /// `f64`.
     F64,
+    /// `Complex32`.
     C32,
+    /// `Complex64`.
     C64,
 }
 
 impl ElementKind {
+    /// `f32`, `f64`, `c32` or `c64`.
     pub fn name(self) -> &'static str {
         match self {
             ElementKind::F32 => "f32",
@@ -73,8 +104,16 @@ impl ElementKind {
     }
 }
 
-/// The precision the device computes in.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Deserialize)]
+/// The precision the device computes in (`auto`, `single` or `double` in pipeline files and on the command line).
+///
+/// ```
+/// use cliper::{Dtype, chain::Precision};
+/// assert!(Precision::Auto.double(&[Dtype::U8, Dtype::I32]));
+/// assert!(!Precision::Auto.double(&[Dtype::U16]));
+/// assert_eq!("double".parse::<Precision>()?, Precision::Double);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
     /// Double when any input needs it to load exactly (f64, complex128, 32/64-bit integers), else single.
@@ -86,7 +125,22 @@ pub enum Precision {
     Double,
 }
 
+impl std::str::FromStr for Precision {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Precision> {
+        match text {
+            "auto" => Ok(Precision::Auto),
+            "single" => Ok(Precision::Single),
+            "double" => Ok(Precision::Double),
+            other => Err(Error::invalid("precision", format!("`{other}` is not auto, single or double"))),
+        }
+    }
+}
+
 impl Precision {
+    /// The names [`Precision::from_str`](std::str::FromStr) accepts.
+    pub const NAMES: [&str; 3] = ["auto", "single", "double"];
+
     /// Whether inputs of these file types compute in double precision.
     pub fn double(self, inputs: &[Dtype]) -> bool {
         match self {
@@ -112,10 +166,12 @@ macro_rules! any_data_from {
 any_data_from!(f32 => F32, f64 => F64, Complex32 => C32, Complex64 => C64);
 
 impl AnyData {
+    /// The array's shape.
     pub fn shape(&self) -> &[usize] {
         dispatch!(self, x => x.shape())
     }
 
+    /// The element type.
     pub fn kind(&self) -> ElementKind {
         match self {
             AnyData::F32(_) => ElementKind::F32,
@@ -156,7 +212,7 @@ impl AnyData {
 
     /// Saves to `path` by extension, converting as `options` says.
     pub fn save(&self, path: &Path, options: &OutputOptions) -> Result<()> {
-        let scale = options.scale.map(Scale::from).unwrap_or_default();
+        let scale = options.scale.unwrap_or_default();
         if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
             let depth = match options.dtype {
                 None | Some(Dtype::U16) => PngDepth::Sixteen,
@@ -196,51 +252,40 @@ fn with_hint(e: Error, hint: &str) -> Error {
     }
 }
 
-/// The `--scale` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ScaleArg {
-    /// Values as they are.
-    Raw,
-    /// Minimum → lowest value of the type, maximum → highest.
-    Minmax,
-}
-
-impl From<ScaleArg> for Scale {
-    fn from(s: ScaleArg) -> Scale {
-        match s {
-            ScaleArg::Raw => Scale::Raw,
-            ScaleArg::Minmax => Scale::MinMax,
-        }
-    }
-}
-
-/// How results are written.
-#[derive(Args, Clone, Debug, Default)]
+/// How results are written: the file's element type, scaling and clipping (`--type`, `--scale`, `--clip`).
+///
+/// ```
+/// let o = cliper::chain::OutputOptions::default();
+/// assert_eq!((o.dtype, o.scale, o.clip), (None, None, false)); // the data's own type, values as they are
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct OutputOptions {
-    /// Element type to write (u8, u16, i16, i32, f32, f64, c32, c64, …; default: the data's own).
-    #[arg(long = "type", value_name = "TYPE", value_parser = parse_dtype)]
+    /// Element type to write (default: the data's own).
     pub dtype: Option<Dtype>,
-    /// raw: values as they are (out-of-range values are an error); minmax: stretched onto the type's range.
-    #[arg(long, value_enum)]
-    pub scale: Option<ScaleArg>,
+    /// How values map onto the type (default [`Scale::Raw`]).
+    pub scale: Option<Scale>,
     /// Clamp out-of-range values instead of refusing them.
-    #[arg(long)]
     pub clip: bool,
 }
 
-pub fn parse_dtype(text: &str) -> std::result::Result<Dtype, String> {
-    Dtype::parse(text).map_err(|e| e.to_string())
-}
-
 /// A file argument: `PATH`, or `PATH.mat:VARIABLE` for one variable of a MAT file.
+///
+/// ```
+/// use cliper::chain::FileSpec;
+/// let spec = FileSpec::parse("data/matrices.mat:A");
+/// assert_eq!((spec.path.to_str(), spec.variable.as_deref()), (Some("data/matrices.mat"), Some("A")));
+/// assert_eq!(FileSpec::parse("C:/x.npy").variable, None);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileSpec {
+    /// The file.
     pub path: PathBuf,
+    /// The MAT variable, when one was named.
     pub variable: Option<String>,
 }
 
 impl FileSpec {
+    /// Splits `PATH.mat:VARIABLE`; anything else is a path.
     pub fn parse(text: &str) -> FileSpec {
         if let Some((path, variable)) = text.rsplit_once(':')
             && path.to_ascii_lowercase().ends_with(".mat")

@@ -2,9 +2,10 @@
 //! through SimpleMRIRecon (SENSE-style coil combination) or RSoSRecon.
 
 use crate::CliError;
+use crate::args::{self, OutputArgs};
 use crate::chain::Context;
-use crate::data::{AnyData, OutputOptions, Precision};
 use clap::{Args, ValueEnum};
+use cliper::chain::{AnyData, Precision};
 use cliper::{
     ApplyMask, Complex2Real, ComplexElement, ComplexPart, Error, KData, Pipeline, RSoSRecon, Result, SimpleMRIRecon,
     XData,
@@ -51,10 +52,10 @@ pub struct ReconArgs {
     #[arg(long, value_enum)]
     part: Option<Part>,
     /// single (c32, default) or double (c64) arithmetic.
-    #[arg(long, value_enum, default_value_t = Precision::Auto)]
+    #[arg(long, value_parser = args::precision(), default_value = "auto")]
     precision: Precision,
     #[command(flatten)]
-    options: OutputOptions,
+    options: OutputArgs,
 }
 
 /// Runs `cliper recon`.
@@ -127,7 +128,7 @@ where
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
     }
-    result.save(path, &args.options)?;
+    result.save(path, &args.options.options())?;
     let method_name = match method {
         Method::Sense => "sense",
         Method::Rsos => "rsos",

@@ -1,8 +1,9 @@
 //! What a run prints: the files written, small results, the profile table — as text or as JSON.
 
 use crate::CliError;
-use crate::chain::{Chain, Context, Outcome, run};
+use crate::chain::{Context, run};
 use cliper::Report;
+use cliper::chain::{Chain, Outcome};
 use num_complex::Complex64;
 use serde_json::{Value, json};
 

@@ -1,71 +1,106 @@
-//! The operations the command line and pipeline files offer, each turned into a library process bound to its
-//! input and output arrays.
+//! The operations pipeline files (and the `cliper` subcommands) offer, each turned into a library process bound
+//! to its input and output arrays.
 
-use super::data::{AnyData, FileSpec, Kind, dispatch};
-use cliper::{
+use super::any_data::{AnyData, FileSpec, Kind, dispatch};
+use crate::{
     Border, ConjugateTranspose, ConvMode, ConvOutput, ConvParams, Convolution, Dot, DotKind, Element, Error, Filter,
     FilterElement, HostArray, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Process, Result, Transpose,
     XData,
 };
 use serde::Deserialize;
+use std::str::FromStr;
 
 /// One operation and its parameters, as a pipeline step spells it (`op = "convolve"`, …) and as the
 /// subcommands build it from their flags.
+///
+/// ```
+/// use cliper::chain::Op;
+/// let op: Op = toml::from_str("op = \"convolve\"\nkernel = \"gaussian:2\"")?;
+/// assert_eq!((op.name(), op.arity()), ("convolve", 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Op {
     /// Transpose the last two axes (conjugating with `conj`).
     Transpose {
+        /// Conjugate as well (the Hermitian transpose).
         #[serde(default)]
         conj: bool,
     },
     /// Reorder the axes.
-    Permute { axes: Vec<usize> },
+    Permute {
+        /// Axis `k` of the result is axis `axes[k]` of the input.
+        axes: Vec<usize>,
+    },
     /// `op(a)·op(b)` over the last two axes, batched over the rest.
     Matmul {
+        /// Transpose `a`.
         #[serde(default)]
         ta: bool,
+        /// Transpose `b`.
         #[serde(default)]
         tb: bool,
     },
     /// The `n`-th power of square matrices.
-    Power { n: u64 },
+    Power {
+        /// The exponent.
+        n: u64,
+    },
     /// The p-norm of everything, or along one axis.
     Norm {
+        /// The order (default 2).
         #[serde(default = "two")]
         p: NormP,
+        /// Reduce along this axis only.
         #[serde(default)]
         axis: Option<usize>,
     },
     /// The dot product of two arrays (conjugating the first with `conj`), of everything or along one axis.
     Dot {
+        /// Conjugate the first operand.
         #[serde(default)]
         conj: bool,
+        /// Reduce along this axis only.
         #[serde(default)]
         axis: Option<usize>,
     },
     /// numpy.pad: widths and a numpy mode name.
     Pad {
+        /// Widths per axis.
         width: Widths,
+        /// numpy.pad's mode (default `constant`).
         #[serde(default = "constant")]
         mode: String,
+        /// The constant of mode `constant`.
         #[serde(default)]
         value: f64,
     },
     /// scipy.ndimage-style convolution with a named filter or a filter file.
     Convolve {
+        /// A named filter (`gaussian:2`, `sobel-x`, …) or a filter file.
         kernel: String,
-        #[serde(default)]
-        mode: ConvModeArg,
+        /// `conv` (default) or `corr`.
+        #[serde(default, deserialize_with = "by_name")]
+        mode: ConvMode,
+        /// scipy.ndimage's border mode (default `reflect`).
         #[serde(default = "reflect")]
         border: String,
+        /// The constant of border `constant`.
         #[serde(default)]
         value: f64,
-        #[serde(default)]
-        output: ConvOutputArg,
+        /// `same` (default), `valid` or `full`.
+        #[serde(default, deserialize_with = "by_name")]
+        output: ConvOutput,
+        /// Axes a named filter spans (default 2, 1 for 1-D data).
         #[serde(default)]
         rank: Option<usize>,
     },
+}
+
+/// A value given by its name (`conv`, `valid`, …), parsed by its `FromStr`.
+fn by_name<'de, D: serde::Deserializer<'de>, V: FromStr<Err = Error>>(d: D) -> std::result::Result<V, D::Error> {
+    String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
 }
 
 fn two() -> NormP {
@@ -79,6 +114,11 @@ fn reflect() -> String {
 }
 
 /// A norm order: a number ≥ 1 or `inf`.
+///
+/// ```
+/// assert_eq!("inf".parse::<cliper::chain::NormP>()?.0, f64::INFINITY);
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NormP(pub f64);
 
@@ -108,6 +148,11 @@ impl<'de> Deserialize<'de> for NormP {
 }
 
 /// Pad widths: one number for every side of every axis, or `before:after` per axis (`8`, `4:4,2:6`).
+///
+/// ```
+/// assert_eq!("4:4,2:6".parse::<cliper::chain::Widths>()?.0, vec![(4, 4), (2, 6)]);
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Widths(pub Vec<(usize, usize)>);
 
@@ -145,25 +190,6 @@ impl<'de> Deserialize<'de> for Widths {
             Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
         }
     }
-}
-
-/// `conv` (scipy.ndimage.convolve, the default) or `corr` (correlate).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ConvModeArg {
-    #[default]
-    Conv,
-    Corr,
-}
-
-/// `same` (default), `valid` or `full`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ConvOutputArg {
-    #[default]
-    Same,
-    Valid,
-    Full,
 }
 
 impl Op {
@@ -252,17 +278,7 @@ impl Op {
                     Border::Constant(_) => Border::Constant(*value),
                     other => other,
                 };
-                let params = ConvParams::new()
-                    .border(border)
-                    .mode(match mode {
-                        ConvModeArg::Conv => ConvMode::Convolution,
-                        ConvModeArg::Corr => ConvMode::Correlation,
-                    })
-                    .output(match output {
-                        ConvOutputArg::Same => ConvOutput::Same,
-                        ConvOutputArg::Valid => ConvOutput::Valid,
-                        ConvOutputArg::Full => ConvOutput::Full,
-                    });
+                let params = ConvParams::new().border(border).mode(*mode).output(*output);
                 let rank = rank.unwrap_or(x.ndim().clamp(1, 2));
                 match load_filter::<T>(kernel, rank)? {
                     KernelWeights::Real(f) => convolve(x, &f, params),

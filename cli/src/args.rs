@@ -1,0 +1,52 @@
+//! Command-line spellings of the library's option types: each parsed by its `FromStr`, with the accepted names
+//! listed in `--help`.
+
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use cliper::chain::{OutputOptions, Precision};
+use cliper::{ConvMode, ConvOutput, Dtype, Error, Scale};
+use std::str::FromStr;
+
+/// A value given by one of `names`, parsed by the library type's `FromStr`.
+pub fn named<T>(names: &'static [&'static str]) -> impl TypedValueParser<Value = T>
+where
+    T: FromStr<Err = Error> + Clone + Send + Sync + 'static,
+{
+    PossibleValuesParser::new(names).try_map(|name| name.parse::<T>())
+}
+
+pub fn precision() -> impl TypedValueParser<Value = Precision> {
+    named(&Precision::NAMES)
+}
+
+pub fn conv_mode() -> impl TypedValueParser<Value = ConvMode> {
+    named(&["conv", "corr"])
+}
+
+pub fn conv_output() -> impl TypedValueParser<Value = ConvOutput> {
+    named(&["same", "valid", "full"])
+}
+
+fn parse_dtype(text: &str) -> Result<Dtype, String> {
+    Dtype::parse(text).map_err(|e| e.to_string())
+}
+
+/// How results are written (`--type`, `--scale`, `--clip`).
+#[derive(Args, Clone, Debug, Default)]
+pub struct OutputArgs {
+    /// Element type to write (u8, u16, i16, i32, f32, f64, c32, c64, …; default: the data's own).
+    #[arg(long = "type", value_name = "TYPE", value_parser = parse_dtype)]
+    pub dtype: Option<Dtype>,
+    /// raw: values as they are (out-of-range values are an error); minmax: stretched onto the type's range.
+    #[arg(long, value_parser = named::<Scale>(&["raw", "minmax"]))]
+    pub scale: Option<Scale>,
+    /// Clamp out-of-range values instead of refusing them.
+    #[arg(long)]
+    pub clip: bool,
+}
+
+impl OutputArgs {
+    pub fn options(&self) -> OutputOptions {
+        OutputOptions { dtype: self.dtype, scale: self.scale, clip: self.clip }
+    }
+}

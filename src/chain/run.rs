@@ -1,0 +1,298 @@
+//! Running a [`Chain`]: its inputs uploaded, its steps built into one [`Pipeline`] on the device, its outputs
+//! saved; once, or once per file of a batch, reusing the built chain while the inputs keep their types and shapes.
+
+use super::any_data::{AnyData, FileSpec, kind_for};
+use super::pipeline_file::Chain;
+use crate::{ClApp, Error, HostArray, Pipeline, Report, Result};
+use num_complex::Complex64;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The input of a chain that takes each of several files in turn (a directory or glob on the command line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchInput {
+    /// Which of the chain's inputs.
+    pub input: usize,
+    /// The files, in the order they run.
+    pub files: Vec<PathBuf>,
+}
+
+/// What a batch run reports as it goes.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// This file is next.
+    Starting(&'a Path),
+    /// This file is done (its record holds the error when it failed).
+    Finished(&'a RunRecord),
+}
+
+/// What one file (or the single run) produced.
+#[derive(Debug)]
+pub struct RunRecord {
+    /// The batch file, or `None` for a single run.
+    pub input: Option<PathBuf>,
+    /// Saved arrays: name, file, shape, element type.
+    pub written: Vec<(String, PathBuf, Vec<usize>, &'static str)>,
+    /// Arrays nobody saved or used: name, shape, and the values when there are at most 64.
+    pub values: Vec<(String, Vec<usize>, Vec<Complex64>)>,
+    /// Host↔device copies while the chain ran (loading inputs and saving outputs not counted): 0 by design.
+    pub transfers: u64,
+    /// Why this file failed.
+    pub error: Option<Error>,
+}
+
+/// What a chain run produced: one record per input file, and the profile of the first run.
+#[derive(Debug)]
+pub struct Outcome {
+    /// One record per run, in order.
+    pub records: Vec<RunRecord>,
+    /// The first run's profile, when asked for.
+    pub report: Option<Report>,
+}
+
+impl Outcome {
+    /// The errors of the runs that failed.
+    pub fn failures(&self) -> impl Iterator<Item = &Error> {
+        self.records.iter().filter_map(|r| r.error.as_ref())
+    }
+}
+
+/// The file an output goes to: `{stem}` replaced by the input's file stem; a directory (existing, or written
+/// with a trailing `/`) gets the input's file name; in a batch, anything else is an error.
+///
+/// ```
+/// use cliper::chain::output_path;
+/// use std::path::Path;
+/// let p = output_path("out/{stem}_edges.png", Some(Path::new("scans/a.tif")), true)?;
+/// assert_eq!(p, Path::new("out/a_edges.png"));
+/// assert!(output_path("out/edges.png", Some(Path::new("scans/a.tif")), true).is_err());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn output_path(template: &str, input: Option<&Path>, batch: bool) -> Result<PathBuf> {
+    let stem = input.and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
+    if template.contains("{stem}") {
+        let stem = stem.ok_or_else(|| Error::invalid("output", "`{stem}` needs a file input"))?;
+        return Ok(PathBuf::from(template.replace("{stem}", &stem)));
+    }
+    let as_dir = template.ends_with('/') || Path::new(template).is_dir();
+    match (as_dir, input.and_then(|p| p.file_name())) {
+        (true, Some(name)) => Ok(Path::new(template).join(name)),
+        (true, None) => Err(Error::invalid("output", format!("`{template}` is a directory; name a file"))),
+        (false, _) if batch => Err(Error::invalid(
+            "output",
+            format!("with several input files, `{template}` must be a directory or contain {{stem}}"),
+        )),
+        (false, _) => Ok(PathBuf::from(template)),
+    }
+}
+
+/// The device arrays and processes of a built chain, kept for the next file of a batch.
+struct Built {
+    arrays: HashMap<String, AnyData>,
+    pipeline: Pipeline,
+    signature: Vec<(String, &'static str, Vec<usize>)>,
+}
+
+impl Chain {
+    /// The batch input, if any: `files_of` turns an input's spec into its files when the spec names several (a
+    /// directory or a glob) and gives `None` for a single file. At most one input may be a batch, and every
+    /// output must then name one file per input (a directory or a `{stem}` template): both are checked before
+    /// any file runs.
+    pub fn batch_input(&self, files_of: impl Fn(&str) -> Result<Option<Vec<PathBuf>>>) -> Result<Option<BatchInput>> {
+        let mut batch: Option<BatchInput> = None;
+        for (i, (name, spec)) in self.inputs.iter().enumerate() {
+            if let Some(files) = files_of(spec)? {
+                if batch.is_some() {
+                    return Err(Error::invalid(
+                        "batch",
+                        format!("only one input may be a directory or glob; `{name}` is a second"),
+                    ));
+                }
+                batch = Some(BatchInput { input: i, files });
+            }
+        }
+        if let Some(b) = &batch {
+            for (_, template, _) in &self.outputs {
+                output_path(template, b.files.first().map(PathBuf::as_path), true)?;
+            }
+        }
+        Ok(batch)
+    }
+
+    /// Runs the chain on `app`: once, or once per file of `batch`, reusing the initialised chain while the
+    /// inputs keep their shapes and types. A failing file is recorded and the rest still run; `progress` hears
+    /// of each file as it starts and ends. With `profile` (and a profiling `ClApp`) the first run is profiled.
+    pub fn run(
+        &self,
+        app: &ClApp,
+        batch: Option<&BatchInput>,
+        profile: bool,
+        mut progress: impl FnMut(Progress<'_>),
+    ) -> Result<Outcome> {
+        let runs: Vec<Option<PathBuf>> = match batch {
+            Some(b) => b.files.iter().cloned().map(Some).collect(),
+            None => vec![None],
+        };
+        // Every input but the batch one is read once, before the loop.
+        let fixed: Vec<Option<(FileSpec, HostArray)>> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, spec))| match batch {
+                Some(b) if b.input == i => Ok(None),
+                _ => {
+                    let spec = FileSpec::parse(spec);
+                    spec.read().map(|host| Some((spec, host)))
+                }
+            })
+            .collect::<Result<_>>()?;
+        let mut built: Option<Built> = None;
+        let mut records = Vec::with_capacity(runs.len());
+        let mut report = None;
+        for file in runs {
+            if let Some(f) = &file {
+                progress(Progress::Starting(f));
+            }
+            let batch_file = match (batch, &file) {
+                (Some(b), Some(f)) => {
+                    let pattern = self.inputs.get(b.input).map_or("", |(_, p)| p.as_str());
+                    let spec = FileSpec::parse(pattern).with_path(f.clone());
+                    spec.read().map(|host| Some((b.input, spec, host)))
+                }
+                _ => Ok(None),
+            };
+            let mut record =
+                RunRecord { input: file.clone(), written: Vec::new(), values: Vec::new(), transfers: 0, error: None };
+            let result = batch_file.and_then(|batch_file| {
+                let inputs: Vec<(&FileSpec, &HostArray)> = fixed
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, f)| match (&batch_file, f) {
+                        (Some((b, spec, host)), _) if *b == i => Some((spec, host)),
+                        (_, Some((spec, host))) => Some((spec, host)),
+                        _ => None,
+                    })
+                    .collect();
+                let changing = batch_file.as_ref().map(|(b, _, _)| *b);
+                let profile = profile && report.is_none();
+                self.run_once(app, profile, &inputs, changing, file.as_deref(), &mut built, &mut record)
+            });
+            match result {
+                Ok(r) => report = report.or(r),
+                Err(e) => record.error = Some(e),
+            }
+            if file.is_some() {
+                progress(Progress::Finished(&record));
+            }
+            records.push(record);
+        }
+        Ok(Outcome { records, report })
+    }
+
+    /// One run of the chain on `inputs` (in the chain's input order). A chain built for inputs of the same types
+    /// and shapes is reused: only the input at `changing` (the batch input) is uploaded again.
+    #[allow(clippy::too_many_arguments)]
+    fn run_once(
+        &self,
+        app: &ClApp,
+        profile: bool,
+        inputs: &[(&FileSpec, &HostArray)],
+        changing: Option<usize>,
+        file: Option<&Path>,
+        built: &mut Option<Built>,
+        record: &mut RunRecord,
+    ) -> Result<Option<Report>> {
+        let batch = changing.is_some();
+        let double = self.precision.double(&inputs.iter().map(|(_, h)| h.dtype()).collect::<Vec<_>>());
+        let signature: Vec<(String, &'static str, Vec<usize>)> = self
+            .inputs
+            .iter()
+            .zip(inputs)
+            .map(|((name, _), (_, h))| (name.clone(), kind_for(h, double).name(), h.shape().to_vec()))
+            .collect();
+        let reused = match (built.as_ref(), changing) {
+            (Some(b), Some(i)) if b.signature == signature => {
+                let missing = || Error::invalid("batch", format!("input {i} is missing"));
+                let (spec, host) = inputs.get(i).ok_or_else(missing)?;
+                let (name, _) = self.inputs.get(i).ok_or_else(missing)?;
+                defined(&b.arrays, name)?.overwrite(host, &spec.path)?;
+                true
+            }
+            _ => false,
+        };
+        if !reused {
+            *built = None;
+            *built = Some(self.build(app, inputs, double, signature)?);
+        }
+        let b = built.as_mut().ok_or_else(|| Error::invalid("pipeline", "no chain"))?;
+        let before = app.transfer_stats();
+        let report = if profile {
+            Some(b.pipeline.profile()?)
+        } else {
+            b.pipeline.run()?;
+            None
+        };
+        record.transfers = (app.transfer_stats() - before).total_calls();
+        for (name, template, options) in &self.outputs {
+            let path = output_path(template, file, batch)?;
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+            }
+            let array = defined(&b.arrays, name)?;
+            array.save(&path, options.as_ref().unwrap_or(&self.options))?;
+            record.written.push((name.clone(), path, array.shape().to_vec(), array.kind().name()));
+        }
+        // Results nobody saved: small ones (norms, dot products, short vectors) are shown.
+        let saved: Vec<&str> = self.outputs.iter().map(|(n, _, _)| n.as_str()).collect();
+        for step in &self.steps {
+            let array = defined(&b.arrays, &step.output)?;
+            let used_later = self.steps.iter().any(|s| s.inputs.contains(&step.output));
+            if !saved.contains(&step.output.as_str()) && !used_later {
+                let count: usize = array.shape().iter().product();
+                let values = if count <= 64 { array.values()? } else { Vec::new() };
+                record.values.push((step.output.clone(), array.shape().to_vec(), values));
+            }
+        }
+        Ok(report)
+    }
+
+    /// Uploads the inputs and builds every step's process into one initialised pipeline.
+    fn build(
+        &self,
+        app: &ClApp,
+        inputs: &[(&FileSpec, &HostArray)],
+        double: bool,
+        signature: Vec<(String, &'static str, Vec<usize>)>,
+    ) -> Result<Built> {
+        let mut arrays = HashMap::new();
+        for ((name, _), (spec, host)) in self.inputs.iter().zip(inputs) {
+            arrays.insert(name.clone(), AnyData::upload(app, host, kind_for(host, double), &spec.path)?);
+        }
+        let mut pipeline = Pipeline::new(app);
+        for (i, step) in self.steps.iter().enumerate() {
+            let operands: Vec<&AnyData> = step.inputs.iter().map(|n| defined(&arrays, n)).collect::<Result<_>>()?;
+            let many = self.steps.len() > 1;
+            let (process, output) = step.op.plan(&operands).map_err(|e| if many { in_step(e, i) } else { e })?;
+            pipeline.push(process);
+            arrays.insert(step.output.clone(), output);
+        }
+        pipeline.init()?;
+        Ok(Built { arrays, pipeline, signature })
+    }
+}
+
+/// A named array of the chain (Chain::check makes sure every name used is defined).
+fn defined<'a>(arrays: &'a HashMap<String, AnyData>, name: &str) -> Result<&'a AnyData> {
+    arrays.get(name).ok_or_else(|| Error::invalid("pipeline", format!("`{name}` is not defined")))
+}
+
+/// Prefixes an error from a step with the step's number.
+fn in_step(e: Error, i: usize) -> Error {
+    match e {
+        Error::InvalidArgument { op, reason } => {
+            Error::InvalidArgument { op: format!("step {} ({op})", i + 1), reason }
+        }
+        Error::Shape { op, expected, got } => Error::Shape { op: format!("step {} ({op})", i + 1), expected, got },
+        other => other,
+    }
+}
