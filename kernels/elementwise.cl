@@ -1,5 +1,5 @@
-// Element-wise processes (ComplexElementProd, ApplyMask, Complex2Real, ScalarMultiply, Fill), the coil
-// reductions (CoilSum, RSoS) and FftShift.
+// Element-wise processes (ComplexElementProd, ApplyMask, Complex2Real, ScalarMultiply, Fill): one kernel,
+// specialised per operation and element types by build options.
 //
 // Build options besides common.cl's: OP (below), Y the second operand's type and O the output's (default T).
 
@@ -64,67 +64,6 @@ kernel void elementwise(global const T* x, IDX x0, global const Y* y, IDX y0, gl
 #endif
 #endif
 #endif
-    }
-}
-#endif
-
-#define COIL_SUM 0       // Σ_c x
-#define COIL_CONJ_SUM 1  // Σ_c x · conj(s)
-#define COIL_RSOS 2      // √(Σ_c |x|²), real output
-
-#ifdef COIL_MODE
-// out[f, p] = Σ over coils c of x[f, c, p] (times conj(s[c, p])), or the root sum of squares, for frames f and
-// spatial positions p (each a merged axis with one stride). One work-item per output walks the coils, so
-// neighbouring work-items read neighbouring positions.
-kernel void coil_reduce(global const T* x, IDX x0, IDX xf, IDX xc, IDX xp, global const T* s, IDX s0, IDX sc,
-                        IDX sp, global O* out, IDX o0, IDX of, IDX op, IDX frames, IDX coils, IDX positions) {
-    IDX count = frames * positions;
-    for (IDX g = get_global_id(0); g < count; g += get_global_size(0)) {
-        IDX f = g / positions, p = g % positions;
-        global const T* xs = x + x0 + f * xf + p * xp;
-#if COIL_MODE == COIL_RSOS
-        R sum = 0;
-        for (IDX c = 0; c < coils; c++) {
-            T v = xs[c * xc];
-            sum += v.x * v.x + v.y * v.y;
-        }
-        out[o0 + f * of + p * op] = sqrt(sum);
-#else
-        T sum = ZERO;
-        for (IDX c = 0; c < coils; c++) {
-#if COIL_MODE == COIL_CONJ_SUM
-            sum += MUL(xs[c * xc], CONJ(s[s0 + c * sc + p * sp]));
-#else
-            sum += xs[c * xc];
-#endif
-        }
-        out[o0 + f * of + p * op] = sum;
-#endif
-    }
-}
-#endif
-
-#ifdef ROLL
-// numpy.roll over up to eight axes: out[i] = x[(i − shift) mod n] along each axis, unrolled over the ulong8
-// components like batch_offsets3.
-#define ROLL_AXIS(k, c) \
-    if ((k) < nd) { \
-        const IDX n = (IDX)shape.c; \
-        const IDX i = rest % n; \
-        rest /= n; \
-        IDX from = i + n - (IDX)shift.c; \
-        if (from >= n) from -= n; \
-        ox += from * (IDX)sx.c; \
-        oo += i * (IDX)so.c; \
-    }
-
-kernel void roll(global const T* restrict x, IDX x0, global T* restrict out, IDX o0, uint nd, ulong8 shape,
-                 ulong8 shift, ulong8 sx, ulong8 so, IDX count) {
-    for (IDX b = get_global_id(0); b < count; b += get_global_size(0)) {
-        IDX rest = b, ox = 0, oo = 0;
-        ROLL_AXIS(7, s7) ROLL_AXIS(6, s6) ROLL_AXIS(5, s5) ROLL_AXIS(4, s4)
-        ROLL_AXIS(3, s3) ROLL_AXIS(2, s2) ROLL_AXIS(1, s1) ROLL_AXIS(0, s0)
-        out[o0 + oo] = x[x0 + ox];
     }
 }
 #endif

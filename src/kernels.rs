@@ -11,29 +11,32 @@
 /// ```
 pub const COMMON: &str = include_str!("../kernels/common.cl");
 
-/// Strided copies: tiled transpose and row copies (Transpose, Permute, StridedCopy, `XData::contiguous`).
+// One file per operation family (src/process/<family>/), named after it; families with several programs add
+// a suffix (`filter_pad.cl`, `fft_lines.cl`).
+
+/// Strided copies: tiled transpose and row copies (the layout family: Transpose, Permute, StridedCopy,
+/// `XData::contiguous`).
 pub(crate) const LAYOUT: &str = include_str!("../kernels/layout.cl");
 
-/// Matrix products (MatMul, MatrixPower): tiled and direct GEMM kernels, identity matrices.
-pub(crate) const MATMUL: &str = include_str!("../kernels/matmul.cl");
+/// Matrix products (the linalg family: MatMul, MatrixPower): tiled, blocked and direct GEMM kernels, identity
+/// matrices.
+pub(crate) const LINALG: &str = include_str!("../kernels/linalg.cl");
 
-/// Reductions (NormN, Dot): tree reductions over work-groups, a partials pass, and one-work-item-per-output
-/// lanes.
+/// Reductions (the reduce family: NormN, Dot): tree reductions over work-groups, a partials pass, and
+/// one-work-item-per-output lanes.
 pub(crate) const REDUCE: &str = include_str!("../kernels/reduce.cl");
 
-/// Padding by numpy.pad's rules (Pad).
-pub(crate) const PAD: &str = include_str!("../kernels/pad.cl");
+/// Direct convolutions (the filter family: Convolution, SeparableConvolution): `conv_direct`, `conv_tiled` and
+/// `conv_blocked`.
+pub(crate) const FILTER: &str = include_str!("../kernels/filter.cl");
 
-/// Direct convolutions (Convolution, SeparableConvolution): `conv_direct` and the local-memory `conv_tiled`.
-pub(crate) const CONVOLUTION: &str = include_str!("../kernels/convolution.cl");
+/// Padding by numpy.pad's rules (Pad).
+pub(crate) const FILTER_PAD: &str = include_str!("../kernels/filter_pad.cl");
 
 /// Multi-channel filter banks (FilterBank): the direct kernel and im2col.
 pub(crate) const FILTER_BANK: &str = include_str!("../kernels/filter_bank.cl");
 
-/// Element-wise processes, coil reductions and FftShift's roll.
-pub(crate) const ELEMENTWISE: &str = include_str!("../kernels/elementwise.cl");
-
-/// Fast Fourier transforms (Fft): Stockham passes and Bluestein's element-wise steps.
+/// Fast Fourier transforms (the fft family: Fft): Stockham passes and Bluestein's element-wise steps.
 pub(crate) const FFT: &str = include_str!("../kernels/fft.cl");
 
 /// The length-R DFTs both FFT programs share.
@@ -42,7 +45,17 @@ pub(crate) const FFT_BUTTERFLIES: &str = include_str!("../kernels/fft_butterflie
 /// The register FFT kernel `fft_lines` (every pass of a line in one launch); the host generates its constants.
 pub(crate) const FFT_LINES: &str = include_str!("../kernels/fft_lines.cl");
 
-/// Shepp-Logan phantom generation.
+/// FftShift's roll.
+pub(crate) const FFT_SHIFT: &str = include_str!("../kernels/fft_shift.cl");
+
+/// Coil combination (the mri family: CoilSum, RSoS and the reconstructions).
+pub(crate) const MRI: &str = include_str!("../kernels/mri.cl");
+
+/// Element-wise operations (the elementwise family: ComplexElementProd, ApplyMask, Complex2Real,
+/// ScalarMultiply, Fill).
+pub(crate) const ELEMENTWISE: &str = include_str!("../kernels/elementwise.cl");
+
+/// Shepp-Logan phantom generation (the phantom family).
 pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
 
 /// [`COMMON`] followed by `family`, with a `#line` marker so compiler messages point into the right file.

@@ -36,16 +36,19 @@ mod app;
 #[cfg(feature = "chain")]
 pub mod chain;
 mod data;
+mod element;
 mod error;
 mod io;
+mod kernel_args;
 pub mod kernels;
-mod process;
+pub mod process;
 
 pub use app::{
-    BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo, DeviceKind, IndexType, Kernel, KernelScalar,
-    Launch, MemoryStats, Program, TransferStats,
+    BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo, DeviceKind, Kernel, MemoryStats, Program,
+    TransferStats,
 };
-pub use data::{ComplexElement, Element, KData, RealElement, XData};
+pub use data::{KData, Launch, XData};
+pub use element::{ComplexElement, Element, RealElement};
 pub use error::{Error, Result, cl_error_name};
 pub use io::{
     Dtype, Endian, HostArray, KSpaceMat, PngDepth, PngOptions, RawFormat, Scale, TiffCompression, abandon_saves,
@@ -53,15 +56,23 @@ pub use io::{
     read_mat_variable, read_npy, read_png, read_raw, read_tiff, write_cfl, write_file, write_mat, write_npy, write_png,
     write_raw, write_tiff, write_tiff_with,
 };
-pub use process::{
-    ApplyMask, Border, CoilSum, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, ConjugateTranspose,
-    ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Dot, DotKind, Fft, FftAlgorithm,
-    FftDirection, FftNorm, FftShift, Fill, Filter, FilterBank, FilterBankAlgorithm, FilterBankParams,
-    FilterBankStrategy, FilterElement, GEMM_TABLE_ENV, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles,
-    InverseRealFft, KernelTiming, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline, Process, RSoS,
-    RSoSRecon, RealFft, Report, ScalarMultiply, SeparableConvolution, SheppLogan, SimpleMRIRecon, StridedCopy,
-    Transpose, TransposeTiles,
+pub use kernel_args::{IndexType, KernelScalar};
+pub use process::elementwise::{
+    ApplyMask, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, Fill, ScalarMultiply,
 };
+pub use process::fft::{Fft, FftAlgorithm, FftDirection, FftNorm, FftShift, InverseRealFft, RealFft};
+pub use process::filter::{
+    Border, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Filter, FilterBank,
+    FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, Pad, SeparableConvolution,
+};
+pub use process::layout::{ConjugateTranspose, Permute, StridedCopy, Transpose, TransposeTiles};
+pub use process::linalg::{
+    GEMM_TABLE_ENV, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatOp, MatrixPower,
+};
+pub use process::mri::{CoilSum, RSoS, RSoSRecon, SimpleMRIRecon};
+pub use process::phantom::SheppLogan;
+pub use process::reduce::{Dot, DotKind, NormN, NormOrder};
+pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 
 // The guides' code blocks run as doctests, so the documentation cannot drift from the API.
 #[cfg(doctest)]

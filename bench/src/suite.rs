@@ -12,7 +12,7 @@ use crate::measure::{Measured, measure, random_data, random_data_seeded, shape_t
 use cliper::{
     Border, ClApp, ConvParams, Convolution, DeviceInfo, DeviceKind, Dot, DotKind, Element, Filter, FilterBank,
     FilterBankParams, GemmStrategy, IndexType, Kernel, MatMul, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,
-    Process, Result, SheppLogan, StridedCopy, Transpose, XData,
+    Prepared, Process, Result, SheppLogan, StridedCopy, Transpose, XData,
 };
 use num_complex::{Complex32, Complex64};
 use serde::{Deserialize, Serialize};
@@ -441,7 +441,7 @@ fn copy_buffer(ctx: &Ctx) -> Result<(String, String, Outcome)> {
 struct CopyKernel {
     x: XData<f32>,
     y: XData<f32>,
-    kernel: Option<Kernel>,
+    kernel: Prepared<Kernel>,
 }
 
 // One float4 per work-item: the simplest form, and the fastest of those tried on PoCL (a grid-stride loop over
@@ -457,15 +457,13 @@ impl Process for CopyKernel {
     }
     fn init(&mut self) -> Result<()> {
         let program = self.x.app().build_program("copy4", COPY_SOURCE, "")?;
-        self.kernel = Some(program.kernel("copy4")?.owned_by("CopyKernel"));
+        self.kernel.set(program.kernel("copy4")?.owned_by("CopyKernel"));
         Ok(())
     }
     fn launch(&mut self) -> Result<()> {
         let n4 = (self.x.len() / 4) as u64;
-        let Some(kernel) = self.kernel.as_mut() else {
-            return Err(cliper::Error::NotInitialized { op: "CopyKernel".into() });
-        };
-        kernel
+        self.kernel
+            .get("CopyKernel")?
             .launch()
             .input(&self.x)
             .output(&self.y)
@@ -475,13 +473,16 @@ impl Process for CopyKernel {
             .work(32 * n4, 0)
             .enqueue()
     }
+    fn is_initialized(&self) -> bool {
+        self.kernel.is_ready()
+    }
 }
 
 fn copy_kernel(ctx: &Ctx) -> Result<(String, String, Outcome)> {
     let n = vector_len(ctx, 28);
     let x = XData::from_slice(ctx.app, &[n], &random_data::<f32>(n))?;
     let y = XData::<f32>::zeros(ctx.app, &[n])?;
-    let process = CopyKernel { x: x.clone(), y: y.clone(), kernel: None };
+    let process = CopyKernel { x: x.clone(), y: y.clone(), kernel: Prepared::default() };
     let (measured, init_ms, _) = time_process(ctx, process, |_| String::new())?;
     let same = y.to_vec()? == x.to_vec()?;
     let check = Check { error: if same { 0.0 } else { 1.0 }, tolerance: 0.0, what: "every element equal".into() };

@@ -62,7 +62,7 @@ pub(crate) fn run(app: &ClApp, args: &TuneArgs) -> Result<()> {
     let table = GemmTable { gemm: entries };
     let text = format!(
         "# GEMM table for {} ({}, driver {}), written by `cliper-bench tune` on {}.\n\
-         # Use it with CLIPER_GEMM_TABLE=<this file>, or copy the entries into src/process/gemm_tiles.toml.\n\n{}",
+         # Use it with CLIPER_GEMM_TABLE=<this file>, or copy the entries into src/process/linalg/gemm_tiles.toml.\n\n{}",
         info.name,
         info.platform_name,
         info.driver_version,

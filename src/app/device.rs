@@ -12,7 +12,7 @@ use opencl3::device::{
 use opencl3::error_codes::{CL_PLATFORM_NOT_FOUND_KHR, DLOPEN_RUNTIME_LOAD_FAILED};
 use std::fmt;
 
-/// What kind of processor a device is. The order is the preference order of [`crate::ClApp::new`].
+/// What kind of processor a device is. The order is the preference order of [`super::ClApp::new`].
 ///
 /// ```
 /// use cliper::{ClApp, DeviceKind};
@@ -44,7 +44,7 @@ impl fmt::Display for DeviceKind {
     }
 }
 
-/// One OpenCL device as [`crate::ClApp::devices`] lists it.
+/// One OpenCL device as [`super::ClApp::devices`] lists it.
 ///
 /// ```
 /// let devices = cliper::ClApp::devices()?;
@@ -88,7 +88,7 @@ pub struct DeviceInfo {
     pub max_work_group_size: usize,
     /// Whether the device does double precision (`cl_khr_fp64`).
     pub fp64: bool,
-    /// Whether [`crate::ClApp::new`] would pick this device (honouring `CLIPER_DEVICE`).
+    /// Whether [`super::ClApp::new`] would pick this device (honouring `CLIPER_DEVICE`).
     pub preferred: bool,
 }
 

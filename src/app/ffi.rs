@@ -13,7 +13,7 @@
 #![allow(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-use crate::data::Element;
+use crate::element::Element;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::error_codes::ClError;

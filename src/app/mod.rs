@@ -1,18 +1,14 @@
 //! [`ClApp`], the device manager: discovery and selection, the OpenCL context and its one in-order queue,
-//! device facts, the program cache, transfer counters and kernel launches.
+//! device facts, the program cache, transfer counters, and kernels.
 
 mod device;
-mod ffi;
-mod launch;
+pub(crate) mod ffi;
 mod program;
 
 pub use device::{DeviceInfo, DeviceKind};
-pub use launch::{IndexType, KernelScalar, Launch};
 pub use program::{Kernel, Program};
 
-pub(crate) use launch::{Recorder, TrackedCommand};
-
-use crate::data::Element;
+use crate::element::Element;
 use crate::error::{ClContext, Error, Result};
 use device::{DeviceFilter, choose, discover};
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
@@ -246,7 +242,7 @@ impl ClAppBuilder {
         self.filter.min_version = Some((major, minor));
         self
     }
-    /// Turns on event profiling in the queue (needed for [`crate::Pipeline::profile`]).
+    /// Turns on event profiling in the queue (needed for `Pipeline::profile`).
     pub fn profiling(mut self, on: bool) -> Self {
         self.profiling = on;
         self

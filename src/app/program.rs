@@ -1,6 +1,6 @@
 //! Building OpenCL programs (once per source, options and device) and creating kernels from them.
 
-use super::{ClApp, Launch};
+use super::ClApp;
 use crate::error::{ClContext, Error, Result};
 use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_COMPILE_PROGRAM_FAILURE, CL_INVALID_BUILD_OPTIONS};
 use std::sync::Arc;
@@ -173,10 +173,5 @@ impl Kernel {
         self.kernel
             .get_private_mem_size(self.app.cl_device().id())
             .during(|| format!("querying the private memory of kernel `{}`", self.name))
-    }
-
-    /// Starts a launch: set arguments in order, sizes, then [`Launch::enqueue`].
-    pub fn launch(&mut self) -> Launch<'_> {
-        Launch::new(self)
     }
 }

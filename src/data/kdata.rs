@@ -1,8 +1,9 @@
 //! [`KData`], k-space (MRI raw) data: complex samples with frame and coil axes, plus optional coil
 //! sensitivity maps and a sampling mask.
 
-use super::{ComplexElement, XData};
+use super::xdata::XData;
 use crate::app::ClApp;
+use crate::element::ComplexElement;
 use crate::error::{Error, Result};
 
 /// K-space data: a complex array of shape `[frames…, coils, spatial…]` (zero or more frame axes, one coil

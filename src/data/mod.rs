@@ -1,15 +1,17 @@
-//! Arrays on the device: element types, [`XData`] (N-d real or complex arrays with strides) and [`KData`]
-//! (k-space data with coils, frames, sensitivity maps and a sampling mask).
+//! Arrays on the device: [`XData`] (N-d real or complex arrays with strides), [`KData`] (k-space data with
+//! coils, frames, sensitivity maps and a sampling mask), the storage they share, and kernel launches on them
+//! ([`Launch`]) with the bookkeeping that makes a failed producer visible to every reader.
 
-mod element;
+mod command;
 mod kdata;
+mod launch;
 mod layout;
 mod storage;
 mod xdata;
 
-pub use element::{ComplexElement, Element, RealElement};
 pub use kdata::KData;
+pub use launch::Launch;
 pub use xdata::XData;
 
+pub(crate) use command::{Recorder, TrackedCommand};
 pub(crate) use layout::{Layout, check_permutation};
-pub(crate) use storage::Storage;

@@ -1,11 +1,12 @@
 //! [`XData`], the N-d array on the device.
 
+use super::command::TrackedCommand;
 use super::layout::{Layout, element_count};
-use super::{Element, Storage};
-use crate::app::{ClApp, TrackedCommand};
+use super::storage::Storage;
+use crate::app::ClApp;
+use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::process::StridedCopy;
-use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
+use ndarray::{ArrayBase, Data, Dimension};
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -149,105 +150,22 @@ impl<T: Element> XData<T> {
         }
     }
 
-    /// The elements in row-major order of this view. Waits for pending writes; one device→host copy (a
-    /// non-contiguous view is first gathered on the device).
-    ///
-    /// ```
-    /// # let app = cliper::ClApp::new()?;
-    /// let x = cliper::XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
-    /// assert_eq!(x.t().to_vec()?, vec![1.0, 3.0, 2.0, 4.0]); // gathered on the device, one copy to the host
-    /// # Ok::<(), cliper::Error>(())
-    /// ```
-    pub fn to_vec(&self) -> Result<Vec<T>> {
+    /// The elements of this view, which must be contiguous, read in one device→host copy after the commands
+    /// that write it (`to_vec`, in `process/layout/views.rs`, gathers other views first).
+    pub(crate) fn read_contiguous(&self) -> Result<Vec<T>> {
         self.storage.check()?;
-        if self.is_empty() {
-            return Ok(Vec::new());
-        }
-        if !self.is_contiguous() {
-            return self.contiguous()?.to_vec();
-        }
         let mut out = vec![T::default(); self.len()];
         self.app.download(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), &mut out)?;
         self.storage.check_completed()?;
         Ok(out)
     }
 
-    /// The elements as an ndarray array of this view's shape.
-    ///
-    /// ```
-    /// # let app = cliper::ClApp::new()?;
-    /// let x = cliper::XData::from_slice(&app, &[2, 2], &[1.0f64, 2.0, 3.0, 4.0])?;
-    /// assert_eq!(x.to_ndarray()?, ndarray::array![[1.0, 2.0], [3.0, 4.0]].into_dyn());
-    /// # Ok::<(), cliper::Error>(())
-    /// ```
-    pub fn to_ndarray(&self) -> Result<ArrayD<T>> {
-        let data = self.to_vec()?;
-        ArrayD::from_shape_vec(IxDyn(self.shape()), data)
-            .map_err(|e| Error::invalid("XData::to_ndarray", e.to_string()))
-    }
-
-    /// Overwrites this view's elements with `data` (row-major order of the view). A strided view is filled
-    /// through a device-side scatter from one uploaded block.
-    ///
-    /// ```
-    /// # let app = cliper::ClApp::new()?;
-    /// let x = cliper::XData::<f32>::zeros(&app, &[2, 2])?;
-    /// x.t().write(&[1.0, 2.0, 3.0, 4.0])?; // writes through the transposed view
-    /// assert_eq!(x.to_vec()?, vec![1.0, 3.0, 2.0, 4.0]);
-    /// # Ok::<(), cliper::Error>(())
-    /// ```
-    pub fn write(&self, data: &[T]) -> Result<()> {
-        if data.len() != self.len() {
-            return Err(Error::Shape {
-                op: "XData::write".into(),
-                expected: format!("{} elements for shape {:?}", self.len(), self.shape()),
-                got: format!("{} elements", data.len()),
-            });
-        }
-        if data.is_empty() {
-            return Ok(());
-        }
-        if self.is_contiguous() {
-            let event = self.app.upload(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), data)?;
-            self.storage.record_write(Arc::new(event), "XData::write");
-            return Ok(());
-        }
-        let staging = XData::from_slice(&self.app, self.shape(), data)?;
-        self.copy_from(&staging)
-    }
-
-    /// Copies `src` (same shape, any strides) into this view, on the device.
-    ///
-    /// ```
-    /// # let app = cliper::ClApp::new()?;
-    /// let big = cliper::XData::<f32>::zeros(&app, &[4, 4])?;
-    /// let patch = cliper::XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
-    /// big.slice_axis(0, 1..3)?.slice_axis(1, 2..4)?.copy_from(&patch)?;
-    /// assert_eq!(big.index_axis(0, 2)?.to_vec()?, vec![0.0, 0.0, 3.0, 4.0]);
-    /// # Ok::<(), cliper::Error>(())
-    /// ```
-    pub fn copy_from(&self, src: &XData<T>) -> Result<()> {
-        StridedCopy::new(src, self).run()
-    }
-
-    /// A contiguous (row-major) array with this view's elements, gathered on the device without a host
-    /// round trip. An array that is already contiguous is returned as is (a shallow clone).
-    ///
-    /// ```
-    /// # let app = cliper::ClApp::new()?;
-    /// let x = cliper::XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
-    /// let xt = x.t().contiguous()?; // a new [3, 2] array, gathered on the device
-    /// assert!(xt.is_contiguous() && !xt.overlaps(&x));
-    /// assert_eq!(xt.reshape(&[6])?.to_vec()?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
-    /// # Ok::<(), cliper::Error>(())
-    /// ```
-    pub fn contiguous(&self) -> Result<XData<T>> {
-        if self.is_contiguous() {
-            return Ok(self.clone());
-        }
-        let out = XData::uninit(&self.app, "XData::contiguous", self.shape())?;
-        StridedCopy::new(self, &out).run()?;
-        Ok(out)
+    /// Overwrites this view, which must be contiguous, with `data` in one host→device copy (`write`, in
+    /// `process/layout/views.rs`, scatters into other views).
+    pub(crate) fn write_contiguous(&self, data: &[T]) -> Result<()> {
+        let event = self.app.upload(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), data)?;
+        self.storage.record_write(Arc::new(event), "XData::write");
+        Ok(())
     }
 
     /// The `ClApp` (device) this array lives on.
@@ -370,7 +288,7 @@ impl<T: Element> XData<T> {
     }
 
     /// A view without `(before, after)` elements at the two ends of each axis (one pair per axis, or one pair
-    /// for every axis): the inverse of [`crate::Pad`], at no cost.
+    /// for every axis): the inverse of `Pad`, at no cost.
     ///
     /// ```
     /// # let app = cliper::ClApp::new()?;

@@ -11,7 +11,7 @@ use num_complex::{Complex32, Complex64};
 use std::path::Path;
 
 /// How values become another type's values in [`HostArray::cast`] (and PNG samples in
-/// [`crate::XData::save_png`]).
+/// [`crate::data::XData::save_png`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scale {
     /// Values stay as they are (rounded to the nearest integer for integer types); values the type cannot

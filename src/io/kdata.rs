@@ -4,7 +4,8 @@
 use super::cfl::{pair, with_suffix};
 use super::{HostArray, extension, read_cfl, read_mat, write_cfl, write_mat};
 use crate::app::ClApp;
-use crate::data::{ComplexElement, KData, XData};
+use crate::data::{KData, XData};
+use crate::element::ComplexElement;
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, Axis, IxDyn};
 use num_complex::Complex32;

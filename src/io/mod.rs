@@ -3,7 +3,7 @@
 //!
 //! Formats so far: NPY (numpy, through `ndarray-npy`), CFL (BART), PNG (`png`), TIFF (`tiff`), MAT level 5 (our
 //! own reader and writer) and RAW (headerless, with an explicit shape, type and byte order).
-//! [`crate::XData::load`] / [`crate::XData::save`] choose by extension.
+//! [`crate::data::XData::load`] / [`crate::data::XData::save`] choose by extension.
 
 mod cfl;
 mod file;
@@ -29,7 +29,7 @@ pub(crate) use save::{commit, prepare, write_atomically};
 pub use tiff::{TiffCompression, decode_tiff, read_tiff, write_tiff, write_tiff_with};
 pub use xdata::{PngDepth, PngOptions};
 
-use crate::data::Element;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use ndarray::ArrayD;
 use num_complex::{Complex32, Complex64};

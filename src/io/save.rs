@@ -53,7 +53,7 @@ pub fn abandon_saves() -> usize {
 
 /// A file written in full under a temporary name, waiting to be renamed over its destination; dropped
 /// without [`commit`], it removes the temporary file.
-pub(crate) struct Prepared {
+pub(crate) struct PendingSave {
     tmp: PathBuf,
     path: PathBuf,
     committed: bool,
@@ -63,7 +63,7 @@ pub(crate) struct Prepared {
 pub(crate) fn prepare(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::result::Result<(), String>,
-) -> Result<Prepared> {
+) -> Result<PendingSave> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = path
         .file_name()
@@ -82,7 +82,7 @@ pub(crate) fn prepare(
         state.temporaries.push(tmp.clone());
     }
     // From here on, dropping `prepared` (on any error) removes the temporary file and its registration.
-    let prepared = Prepared { tmp, path: path.to_path_buf(), committed: false };
+    let prepared = PendingSave { tmp, path: path.to_path_buf(), committed: false };
     let io = |source| Error::Io { path: path.to_path_buf(), source };
     let file = File::create(&prepared.tmp).map_err(io)?;
     let mut out = BufWriter::new(file);
@@ -94,7 +94,7 @@ pub(crate) fn prepare(
 
 /// Renames every prepared file over its destination, under the lock [`abandon_saves`] takes: all of them
 /// or, when the run was abandoned first, none.
-pub(crate) fn commit(mut files: Vec<Prepared>) -> Result<()> {
+pub(crate) fn commit(mut files: Vec<PendingSave>) -> Result<()> {
     let result = {
         let mut state = in_flight();
         let mut result = Ok(());
@@ -117,7 +117,7 @@ pub(crate) fn commit(mut files: Vec<Prepared>) -> Result<()> {
     result
 }
 
-impl Drop for Prepared {
+impl Drop for PendingSave {
     fn drop(&mut self) {
         if !self.committed {
             let _ = std::fs::remove_file(&self.tmp);

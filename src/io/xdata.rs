@@ -5,7 +5,8 @@ use super::{
     write_file, write_png, write_raw, write_tiff_with,
 };
 use crate::app::ClApp;
-use crate::data::{Element, XData};
+use crate::data::XData;
+use crate::element::Element;
 use crate::error::Error;
 use crate::error::Result;
 use std::path::Path;

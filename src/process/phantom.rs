@@ -1,10 +1,12 @@
 //! [`SheppLogan`]: the modified Shepp-Logan head phantom, generated on the device.
 
-use super::Process;
-use crate::app::{IndexType, Kernel};
-use crate::data::{Element, XData};
+use crate::app::Kernel;
+use crate::data::XData;
+use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
 use crate::kernels;
+use crate::process::{Prepared, Process};
 
 /// The ten ellipses (intensity, semi-axes a, b, c, centre x0, y0, cos and sin of the rotation), as in
 /// `kernels/phantom.cl`; the kernel keeps them in `float`, so the reference rounds them the same way.
@@ -38,7 +40,7 @@ const ELLIPSES: [[f32; 8]; 10] = [
 /// ```
 pub struct SheppLogan<T: Element> {
     output: XData<T>,
-    plan: Option<Plan>,
+    plan: Prepared<Plan>,
 }
 
 /// What `init` works out once: the kernel, its index type, the kernel's integer arguments (offset, strides,
@@ -56,11 +58,11 @@ const LOCAL: [usize; 2] = [16, 16];
 impl<T: Element> SheppLogan<T> {
     /// A phantom generator writing into `output` (2 or 3 axes).
     pub fn new(output: &XData<T>) -> SheppLogan<T> {
-        SheppLogan { output: output.clone(), plan: None }
+        SheppLogan { output: output.clone(), plan: Prepared::default() }
     }
 
     /// Allocates an array of `shape` and fills it with the phantom.
-    pub fn image(app: &crate::ClApp, shape: &[usize]) -> Result<XData<T>> {
+    pub fn image(app: &crate::app::ClApp, shape: &[usize]) -> Result<XData<T>> {
         let output = XData::uninit(app, "SheppLogan", shape)?;
         let mut p = SheppLogan::new(&output);
         p.init()?;
@@ -129,17 +131,21 @@ impl<T: Element> Process for SheppLogan<T> {
             [width.div_ceil(LOCAL[0]) * LOCAL[0], rows.div_ceil(LOCAL[1]).min(65535) * LOCAL[1]]
         };
         let args = [self.output.offset(), s_k, s_i, s_j, depth, height, width].map(|v| v as u64);
-        self.plan = Some(Plan { kernel: program.kernel("shepp_logan")?.owned_by("SheppLogan"), index, args, global });
+        self.plan.set(Plan { kernel: program.kernel("shepp_logan")?.owned_by("SheppLogan"), index, args, global });
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        let plan = self.plan.as_mut().ok_or_else(|| Error::NotInitialized { op: "SheppLogan".into() })?;
+        let plan = self.plan.get("SheppLogan")?;
         let bytes = (self.output.len() * std::mem::size_of::<T>()) as u64;
         let mut launch = plan.kernel.launch().output(&self.output);
         for v in plan.args {
             launch = launch.index(plan.index, v);
         }
         launch.global(&plan.global).local(&LOCAL).work(bytes, 0).enqueue()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
     }
 }

@@ -1,0 +1,123 @@
+//! [`Complex2Real`] and [`ComplexAbs`]: real parts of complex arrays.
+
+use super::plan::{EwOp, EwPlan};
+use crate::data::XData;
+use crate::element::ComplexElement;
+use crate::error::Result;
+use crate::process::{Prepared, Process};
+
+/// Which real quantity [`Complex2Real`] takes from each complex element.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ComplexPart {
+    /// The real part (numpy `.real`).
+    Real,
+    /// The imaginary part (`.imag`).
+    Imag,
+    /// The magnitude `|z|` (`numpy.abs`, computed with `hypot`, so no overflow for large parts).
+    #[default]
+    Abs,
+    /// The phase in (−π, π] (`numpy.angle`).
+    Arg,
+}
+
+impl ComplexPart {
+    fn op(self) -> EwOp {
+        match self {
+            ComplexPart::Real => EwOp::Real,
+            ComplexPart::Imag => EwOp::Imag,
+            ComplexPart::Abs => EwOp::Abs,
+            ComplexPart::Arg => EwOp::Arg,
+        }
+    }
+}
+
+/// A real array from a complex one of the same shape: real or imaginary part, magnitude or phase.
+///
+/// ```
+/// use cliper::{ClApp, Complex2Real, ComplexPart, Process, XData};
+/// use num_complex::Complex32 as C;
+/// let app = ClApp::new()?;
+/// let z = XData::from_slice(&app, &[2], &[C::new(3.0, 4.0), C::new(0.0, -2.0)])?;
+/// let out = XData::<f32>::zeros(&app, &[2])?;
+/// for (part, want) in [(ComplexPart::Real, [3.0, 0.0]), (ComplexPart::Imag, [4.0, -2.0]), (ComplexPart::Abs, [5.0, 2.0])] {
+///     let mut p = Complex2Real::new(&z, &out, part);
+///     p.init()?;
+///     p.launch()?;
+///     assert_eq!(out.to_vec()?, want);
+/// }
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct Complex2Real<T: ComplexElement> {
+    x: XData<T>,
+    out: XData<T::Real>,
+    part: ComplexPart,
+    plan: Prepared<EwPlan>,
+}
+
+impl<T: ComplexElement> Complex2Real<T> {
+    /// `out = part(x)`.
+    pub fn new(x: &XData<T>, out: &XData<T::Real>, part: ComplexPart) -> Complex2Real<T> {
+        Complex2Real { x: x.clone(), out: out.clone(), part, plan: Prepared::default() }
+    }
+}
+
+impl<T: ComplexElement> Process for Complex2Real<T> {
+    fn name(&self) -> &str {
+        "Complex2Real"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.plan.set(EwPlan::new::<T, T, T::Real>(self.name(), self.part.op(), &self.x, None, &self.out)?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.get("Complex2Real")?;
+        plan.launch(&self.x, &self.x, &self.out, T::from_c64(Default::default()))
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}
+
+/// `out = |x|` (OpenCLIPER's ComplexAbs): [`Complex2Real`] with [`ComplexPart::Abs`].
+///
+/// ```
+/// use cliper::{ClApp, ComplexAbs, Process, XData};
+/// use num_complex::Complex64 as C;
+/// let app = ClApp::new()?;
+/// let z = XData::from_slice(&app, &[1], &[C::new(-5.0, 12.0)])?;
+/// let out = XData::<f64>::zeros(&app, &[1])?;
+/// let mut p = ComplexAbs::new(&z, &out);
+/// p.init()?;
+/// p.launch()?;
+/// assert_eq!(out.to_vec()?, vec![13.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct ComplexAbs<T: ComplexElement>(Complex2Real<T>);
+
+impl<T: ComplexElement> ComplexAbs<T> {
+    /// `out = |x|`.
+    pub fn new(x: &XData<T>, out: &XData<T::Real>) -> ComplexAbs<T> {
+        ComplexAbs(Complex2Real::new(x, out, ComplexPart::Abs))
+    }
+}
+
+impl<T: ComplexElement> Process for ComplexAbs<T> {
+    fn name(&self) -> &str {
+        "ComplexAbs"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.0.init()
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        self.0.launch()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.0.is_initialized()
+    }
+}

@@ -1,0 +1,18 @@
+//! Element-wise operations: [`ComplexElementProd`], [`ApplyMask`], [`Complex2Real`] / [`ComplexAbs`],
+//! [`ScalarMultiply`] and [`Fill`], all planned by the element-wise planner (`plan.rs`: one generated kernel per
+//! operation and element types over merged batch axes, numpy broadcasting of the second operand). Kernels:
+//! `kernels/elementwise.cl`.
+
+mod apply_mask;
+mod complex_product;
+mod complex_to_real;
+mod fill;
+mod plan;
+mod scalar_multiply;
+
+pub use apply_mask::ApplyMask;
+pub use complex_product::ComplexElementProd;
+pub use complex_to_real::{Complex2Real, ComplexAbs, ComplexPart};
+pub use fill::Fill;
+pub(crate) use plan::{EwOp, EwPlan};
+pub use scalar_multiply::ScalarMultiply;

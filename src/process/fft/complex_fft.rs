@@ -1,0 +1,1075 @@
+//! [`Fft`]: complex fast Fourier transforms over any set of axes, any lengths, with numpy's normalisations.
+//!
+//! Planning (in `init`), per transformed axis of length n: lengths whose prime factors are all 2, 3, 5 or 7
+//! run as Stockham autosort passes (`fft_passR` in `kernels/fft.cl`: radix 4 while 4 divides, one radix 2, then
+//! 3, 5 and 7), each pass reading the whole array and writing it to a scratch copy; other lengths use
+//! Bluestein's algorithm: a chirp product into a zero-padded length m ≥ 2n − 1 with only small factors, a
+//! length-m transform, a product with the transformed chirp (computed on the host in float64 in `init`), the
+//! inverse length-m transform and a last chirp product. Every table (roots of unity, chirps) is computed in
+//! float64 on the host and uploaded once; `launch` only enqueues.
+//!
+//! The axes are transformed one after another on a contiguous `[outer, n, inner]` view, so every pass reads and
+//! writes along `inner`-contiguous rows; strided inputs and outputs go through a strided copy first or last.
+//!
+//! On GPUs ([`FftAlgorithm::LocalMemory`]) an axis runs instead as one launch of `fft_lines`, a kernel generated
+//! per length (`fft_lines.rs`): every pass of a line with the data in registers, radix 16 first. Axes too long
+//! for one work-group split n = n1·n2 into two such launches (columns: the second writes the transposed positions
+//! itself; rows: a transpose follows), and Bluestein runs whole in one launch (chirps, both length-m transforms
+//! and the product between them), on columns through a transpose to rows and back when a column does not fit.
+
+use super::lines::{LinesShape, LinesVariant};
+use super::radix;
+use crate::app::{ClApp, Kernel};
+use crate::data::XData;
+use crate::element::{ComplexElement, Element};
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::layout::CopyPlan;
+use crate::process::{Prepared, Process};
+use num_complex::Complex64;
+use std::f64::consts::PI;
+
+/// The sign of the exponent: forward `exp(−2πi·jk/n)` (numpy `fft`), inverse `exp(+2πi·jk/n)` (`ifft`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FftDirection {
+    /// `X_k = Σ x_j · exp(−2πi·jk/n)`.
+    #[default]
+    Forward,
+    /// `x_j = Σ X_k · exp(+2πi·jk/n)`, scaled by the normalisation.
+    Inverse,
+}
+
+/// numpy's `norm` argument: which direction carries the 1/n.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FftNorm {
+    /// Forward unscaled, inverse × 1/n (numpy's default `"backward"`).
+    #[default]
+    Backward,
+    /// Both × 1/√n (`"ortho"`: the transform is unitary).
+    Ortho,
+    /// Forward × 1/n, inverse unscaled (`"forward"`).
+    Forward,
+}
+
+impl FftNorm {
+    /// The factor for one axis of length `n` in `direction`.
+    fn scale(self, n: usize, direction: FftDirection) -> f64 {
+        let n = n as f64;
+        match (self, direction) {
+            (FftNorm::Ortho, _) => 1.0 / n.sqrt(),
+            (FftNorm::Backward, FftDirection::Inverse) | (FftNorm::Forward, FftDirection::Forward) => 1.0 / n,
+            _ => 1.0,
+        }
+    }
+
+    /// `"backward"`, `"ortho"` or `"forward"`, as numpy spells them.
+    ///
+    /// ```
+    /// assert_eq!(cliper::FftNorm::numpy("ortho")?, cliper::FftNorm::Ortho);
+    /// assert!(cliper::FftNorm::numpy("unitary").is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn numpy(name: &str) -> Result<FftNorm> {
+        match name {
+            "backward" => Ok(FftNorm::Backward),
+            "ortho" => Ok(FftNorm::Ortho),
+            "forward" => Ok(FftNorm::Forward),
+            other => Err(Error::invalid("Fft", format!("norm `{other}`: expected backward, ortho or forward"))),
+        }
+    }
+}
+
+/// The radices the pass kernels implement, in the order the planner tries them.
+const RADICES: [usize; 5] = [4, 2, 3, 5, 7];
+
+/// The Stockham radices for `n` (empty for n = 1), or `None` when n has a prime factor above 7.
+fn factorize(mut n: usize) -> Option<Vec<usize>> {
+    let mut radices = Vec::new();
+    // Radix 4 where possible (the cheapest butterfly per element), one 8 or 2 for the rest of a power of two.
+    while n.is_multiple_of(4) {
+        radices.push(4);
+        n /= 4;
+    }
+    if n.is_multiple_of(2) {
+        radices.push(2);
+        n /= 2;
+    }
+    for p in [3, 5, 7] {
+        while n.is_multiple_of(p) {
+            radices.push(p);
+            n /= p;
+        }
+    }
+    (n == 1).then_some(radices)
+}
+
+/// The array in `slot` viewed with `dims` (for the transposes; the planner only routes them through a plain
+/// input or output).
+fn slot_view<T: Element>(
+    input: &XData<T>,
+    output: &XData<T>,
+    scratch: &[XData<T>],
+    slot: Slot,
+    dims: &[usize],
+) -> Result<XData<T>> {
+    match slot {
+        Slot::Input => input.reshape(dims),
+        Slot::Output => output.reshape(dims),
+        Slot::Scratch(k) => scratch_at(scratch, k)?.reshape(dims),
+    }
+}
+
+/// Scratch array `k` of a plan.
+fn scratch_at<T: Element>(scratch: &[XData<T>], k: usize) -> Result<&XData<T>> {
+    scratch
+        .get(k)
+        .ok_or_else(|| Error::invalid("Fft", format!("the plan names scratch array {k} of {}", scratch.len())))
+}
+
+/// The plan of transformed axis `axis` (as the steps number them).
+fn axis_at<T: Element>(axes: &[AxisPlan<T>], axis: usize) -> Result<&AxisPlan<T>> {
+    axes.get(axis).ok_or_else(|| Error::invalid("Fft", format!("a step names axis {axis} of {} planned", axes.len())))
+}
+
+/// `shape` around axis `a`: (product of the extents before it, its extent, product of those after it);
+/// `None` when the axis does not exist.
+fn around(shape: &[usize], a: usize) -> Option<(usize, usize, usize)> {
+    let (before, rest) = shape.split_at_checked(a)?;
+    let (&n, after) = rest.split_first()?;
+    Some((before.iter().product(), n, after.iter().product()))
+}
+
+/// The split n = n1·n2 (n1 ≈ √n) whose two `fft_lines` transforms both fit: the first over the columns of
+/// [n1, n2] blocks (lines n2·inner apart), the second along the rows (columns too when inner > 1).
+fn four_step_split(
+    n: usize,
+    inner: usize,
+    outer: usize,
+    fit: &LinesFit,
+) -> Option<(usize, usize, LinesShape, LinesShape)> {
+    let mut best: Option<(usize, usize, LinesShape, LinesShape)> = None;
+    for n1 in 2..n {
+        if !n.is_multiple_of(n1) {
+            continue;
+        }
+        let n2 = n / n1;
+        let first = fit.shape(n1, true, outer * n2 * inner);
+        let second = fit.shape(n2, inner > 1, outer * n1 * inner);
+        if let (Some(l1), Some(l2)) = (first, second) {
+            let balance = |a: usize, b: usize| (a as f64 / b as f64).ln().abs();
+            if best.as_ref().is_none_or(|b| balance(n1, n2) < balance(b.0, b.1)) {
+                best = Some((n1, n2, l1, l2));
+            }
+        }
+    }
+    best
+}
+
+/// What `fft_lines` may use on this device: local memory, work-items per group, the element size; `None`
+/// budget when the plan takes global passes only.
+struct LinesFit {
+    budget: Option<usize>,
+    max_group: usize,
+    element: usize,
+}
+
+impl LinesFit {
+    fn shape(&self, n: usize, columns: bool, lines: usize) -> Option<LinesShape> {
+        LinesShape::plan(n, columns, false, lines, self.element, self.budget?, self.max_group)
+    }
+
+    /// The shape of Bluestein's fused launch over padded lines of length m.
+    fn bluestein(&self, m: usize, columns: bool, lines: usize) -> Option<LinesShape> {
+        LinesShape::plan(m, columns, true, lines, self.element, self.budget?, self.max_group)
+    }
+}
+
+/// The smallest length ≥ `n` with no prime factor above 7.
+pub(crate) fn smooth_length(n: usize) -> usize {
+    (n..).find(|&m| factorize(m).is_some()).unwrap_or(n)
+}
+
+/// A float64 DFT on the host for Bluestein's tables: recursive mixed radix over `factorize`'s radices.
+fn host_fft(x: &[Complex64], sign: f64) -> Vec<Complex64> {
+    let n = x.len();
+    if n <= 1 {
+        return x.to_vec();
+    }
+    let p = factorize(n).and_then(|f| f.into_iter().min()).unwrap_or(n);
+    // p interleaved sub-sequences (x[j·p + r] for j < m = n/p), transformed, then combined with twiddles:
+    // X[k] = Σ_r sub_r[k mod m] · exp(sign·2πi·rk/n), summed in order of r.
+    let subs = (0..p).map(|r| host_fft(&x.iter().skip(r).step_by(p).copied().collect::<Vec<_>>(), sign));
+    let mut out = vec![Complex64::new(0.0, 0.0); n];
+    for (r, sub) in subs.enumerate() {
+        for (k, (o, &s)) in out.iter_mut().zip(sub.iter().cycle()).enumerate() {
+            *o += s * Complex64::from_polar(1.0, sign * 2.0 * PI * (r * k) as f64 / n as f64);
+        }
+    }
+    out
+}
+
+/// The FFT kernels for element type `T` and index type `index` (one program: the radix tables, the butterflies,
+/// the global passes, Bluestein's steps and `hermitian_extend`).
+pub(super) fn fft_program<T: Element>(app: &ClApp, index: IndexType) -> Result<crate::app::Program> {
+    let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+    let source = format!("{}\n{}\n{}", radix::tables(), kernels::FFT_BUTTERFLIES, kernels::FFT);
+    app.build_program("fft.cl", &kernels::with_common(&source), &options)
+}
+
+/// Uploads float64 complex values as `T`.
+fn upload<T: Element>(app: &ClApp, values: &[Complex64]) -> Result<XData<T>> {
+    let host: Vec<T> = values.iter().map(|&v| T::from_c64(v)).collect();
+    XData::from_slice(app, &[host.len()], &host)
+}
+
+/// `exp(sign·2πi·k/n)` for k < n, from an exact k/n.
+fn roots(n: usize, sign: f64) -> Vec<Complex64> {
+    (0..n).map(|k| Complex64::from_polar(1.0, sign * 2.0 * PI * k as f64 / n as f64)).collect()
+}
+
+/// Stockham passes for one length: (radix, ns) per global pass, the roots table, and the `fft_lines` shape when
+/// all passes run in one launch instead.
+struct Passes<T: Element> {
+    n: usize,
+    steps: Vec<(usize, usize)>,
+    roots: XData<T>,
+    local: Option<LinesShape>,
+}
+
+/// Local memory one work-group may use for `fft_lines`: what the device offers, at most 47 KiB (under NVIDIA's
+/// 48 KiB limit; CPUs report megabytes of "local" memory that is only cache).
+fn local_budget(info: &crate::app::DeviceInfo) -> usize {
+    // Less 1 KiB: NVIDIA's driver refused a group asking for exactly 48 KiB (CL_OUT_OF_RESOURCES at enqueue).
+    (info.local_mem_bytes as usize).min(48 * 1024).saturating_sub(1024)
+}
+
+impl<T: Element> Passes<T> {
+    fn new(app: &ClApp, n: usize, radices: &[usize]) -> Result<Passes<T>> {
+        let mut ns = 1;
+        let steps = radices
+            .iter()
+            .map(|&r| {
+                let step = (r, ns);
+                ns *= r;
+                step
+            })
+            .collect();
+        // The forward roots; the kernels conjugate them for inverse passes.
+        Ok(Passes { n, steps, roots: upload(app, &roots(n, -1.0))?, local: None })
+    }
+}
+
+/// How one axis is transformed.
+enum AxisKind<T: Element> {
+    /// Every prime factor is at most 7.
+    Stockham(Passes<T>),
+    /// Bluestein: chirp for this direction, the transformed conjugate chirp (already × 1/m), passes of length m
+    /// (all of it in one `fft_lines` launch when `passes.local` is set; on rows transposed from columns when
+    /// `transposed`).
+    Bluestein { chirp: XData<T>, kernel_hat: XData<T>, passes: Passes<T>, transposed: bool },
+    /// n = n1·n2 too long for local memory: length-n1 transforms down the columns of [n1, n2] blocks (with the
+    /// twiddles ω_n^{j2·k1} on the way out), then length-n2 transforms along the rows, which write the
+    /// [n2, n1] order themselves on columns and leave it to a transpose on rows.
+    FourStep { first: Passes<T>, second: Passes<T>, roots: XData<T>, n1: usize, n2: usize },
+}
+
+/// Which transforms a [`Step::Local`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LocalPart {
+    /// The axis's own (Stockham, or Bluestein's length-m) transforms.
+    Main,
+    /// Four-step, first step: length n1 over the columns, twiddled.
+    First,
+    /// Four-step, second step: length n2 over the rows.
+    Second,
+    /// Bluestein's chirp products, both length-m transforms and the product between them.
+    Bluestein,
+}
+
+struct AxisPlan<T: Element> {
+    outer: usize,
+    inner: usize,
+    scale: f64,
+    kind: AxisKind<T>,
+}
+
+/// One kernel launch of the plan, reading and writing buffers named by [`Slot`].
+enum Step {
+    Pass {
+        radix: usize,
+        ns: usize,
+        n: usize,
+        axis: usize,
+        inverse: bool,
+        scale: f64,
+        src: Slot,
+        dst: Slot,
+    },
+    /// Every pass of an axis (or all of Bluestein's algorithm, or a four-step part) in one `fft_lines` launch of
+    /// `Plan::lines[kernel]`.
+    Local {
+        axis: usize,
+        part: LocalPart,
+        inverse: bool,
+        scale: f64,
+        src: Slot,
+        dst: Slot,
+        kernel: usize,
+    },
+    /// A four-step transpose: `transposes[copy]`.
+    Transpose {
+        copy: usize,
+    },
+    Pre {
+        axis: usize,
+        src: Slot,
+        dst: Slot,
+    },
+    Mul {
+        axis: usize,
+        dst: Slot,
+    },
+    Post {
+        axis: usize,
+        src: Slot,
+        dst: Slot,
+        scale: f64,
+    },
+}
+
+/// Where a step reads or writes: the input, the output, or one of the scratch arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Input,
+    Output,
+    Scratch(usize),
+}
+
+struct Plan<T: Element> {
+    axes: Vec<AxisPlan<T>>,
+    steps: Vec<Step>,
+    /// Contiguous work arrays: two of the array's size, and two of the largest Bluestein size.
+    scratch: Vec<XData<T>>,
+    /// A strided input copied into scratch 0 first; the result copied from `result` into a strided output.
+    copy_in: Option<ViewCopy<T>>,
+    copy_out: Option<ViewCopy<T>>,
+    /// Four-step transposes, [outer, n1, n2, inner] → [outer, n2, n1, inner].
+    transposes: Vec<ViewCopy<T>>,
+    kernels: Kernels,
+    index: IndexType,
+    group: usize,
+    /// The `fft_lines` kernels the `Step::Local`s name.
+    lines: Vec<Kernel>,
+}
+
+/// A strided copy between two views fixed in `init`.
+struct ViewCopy<T: Element> {
+    plan: CopyPlan,
+    from: XData<T>,
+    to: XData<T>,
+}
+
+impl<T: Element> ViewCopy<T> {
+    fn new(from: XData<T>, to: XData<T>) -> Result<ViewCopy<T>> {
+        Ok(ViewCopy { plan: CopyPlan::new("Fft", &from, &to, false, None)?, from, to })
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        self.plan.launch("Fft", &self.from, &self.to)
+    }
+}
+
+struct Kernels {
+    passes: Vec<(usize, Kernel)>,
+    pre: Kernel,
+    mul: Kernel,
+    post: Kernel,
+}
+
+/// A complex FFT of `input` into `output` (same shape) over the chosen axes (default: all), forward or
+/// inverse, with numpy's normalisations. Any lengths: Stockham mixed-radix passes for lengths with prime
+/// factors up to 7, Bluestein's algorithm for the rest; f32 (c32) and f64 (c64).
+///
+/// ```
+/// use cliper::{ClApp, Fft, FftDirection, Process, XData};
+/// use num_complex::Complex32 as C;
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[4], &[C::new(1.0, 0.0), C::new(2.0, 0.0), C::new(0.0, 0.0), C::new(0.0, 0.0)])?;
+/// let y = XData::zeros(&app, &[4])?;
+/// let mut fft = Fft::new(&x, &y, FftDirection::Forward);
+/// fft.init()?;
+/// fft.launch()?;
+/// // numpy.fft.fft([1, 2, 0, 0]) = [3, 1-2j, -1, 1+2j]
+/// let want = [C::new(3.0, 0.0), C::new(1.0, -2.0), C::new(-1.0, 0.0), C::new(1.0, 2.0)];
+/// assert!(y.to_vec()?.iter().zip(want).all(|(a, b)| (a - b).norm() < 1e-6));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct Fft<T: ComplexElement> {
+    input: XData<T>,
+    output: XData<T>,
+    direction: FftDirection,
+    axes: Option<Vec<usize>>,
+    norm: FftNorm,
+    algorithm: FftAlgorithm,
+    plan: Prepared<Plan<T>>,
+}
+
+/// How [`Fft`] runs the Stockham passes of each axis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FftAlgorithm {
+    /// [`FftAlgorithm::LocalMemory`] on GPUs, [`FftAlgorithm::GlobalPasses`] on CPUs (PoCL's barriers made the
+    /// local-memory kernel slower there: 1024² took 47 ms against 36 ms with global passes on 2 cores).
+    #[default]
+    Auto,
+    /// All passes of an axis in one `fft_lines` launch when a line fits a work-group (rows up to 8192 points in
+    /// c32 and 4096 in c64; columns while 32 bytes of adjacent columns fit), a four-step split into two such
+    /// launches for longer smooth lengths, Bluestein whole in one launch, else one global pass per radix.
+    LocalMemory,
+    /// One `fft_passR` launch per radix, each reading and writing the whole array (any length).
+    GlobalPasses,
+}
+
+impl<T: ComplexElement> Fft<T> {
+    /// A transform of every axis of `input` into `output`.
+    pub fn new(input: &XData<T>, output: &XData<T>, direction: FftDirection) -> Fft<T> {
+        Fft {
+            input: input.clone(),
+            output: output.clone(),
+            direction,
+            axes: None,
+            norm: FftNorm::Backward,
+            algorithm: FftAlgorithm::Auto,
+            plan: Prepared::default(),
+        }
+    }
+
+    /// Transform only these axes (numpy's `axes`; each once, in any order). The others are a batch.
+    pub fn axes(mut self, axes: &[usize]) -> Fft<T> {
+        self.axes = Some(axes.to_vec());
+        self
+    }
+
+    /// The normalisation (default [`FftNorm::Backward`]).
+    pub fn norm(mut self, norm: FftNorm) -> Fft<T> {
+        self.norm = norm;
+        self
+    }
+
+    /// Override the planner (default [`FftAlgorithm::Auto`]).
+    pub fn algorithm(mut self, algorithm: FftAlgorithm) -> Fft<T> {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// How each transformed axis is computed, after `init`: `"n=1024: radix 4×4×4×4×4"` or
+    /// `"n=97: Bluestein m=200 (radix 4×2×5×5)"`, one entry per axis.
+    pub fn strategy(&self) -> Option<Vec<String>> {
+        let plan = self.plan.as_ref()?;
+        let radices = |p: &Passes<T>| {
+            let list = p.steps.iter().map(|s| s.0.to_string()).collect::<Vec<_>>().join("×");
+            match &p.local {
+                Some(l) => format!(
+                    "{} in registers, {} lines of {} work-items per group{}",
+                    l.radices.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("×"),
+                    l.cols,
+                    l.tpl,
+                    if l.split { ", real and imaginary parts exchanged in turn" } else { "" }
+                ),
+                None => list,
+            }
+        };
+        Some(
+            plan.axes
+                .iter()
+                .map(|a| match &a.kind {
+                    AxisKind::Stockham(p) => format!("n={}: radix {}", p.n, radices(p)),
+                    AxisKind::Bluestein { chirp, passes, transposed, .. } => format!(
+                        "n={}: Bluestein m={} (radix {}{})",
+                        chirp.len(),
+                        passes.n,
+                        radices(passes),
+                        if *transposed { "; columns transposed to rows and back" } else { "" }
+                    ),
+                    AxisKind::FourStep { first, second, n1, n2, .. } => format!(
+                        "n={}: four-step {n1}×{n2} ({}; {}){}",
+                        n1 * n2,
+                        radices(first),
+                        radices(second),
+                        if a.inner > 1 { "" } else { " + transpose" }
+                    ),
+                })
+                .collect(),
+        )
+    }
+
+    /// Allocates an output, transforms `input` into it once and returns it.
+    ///
+    /// ```
+    /// use cliper::{ClApp, Fft, FftDirection, XData};
+    /// use num_complex::Complex64 as C;
+    /// let app = ClApp::new()?;
+    /// let x = XData::from_slice(&app, &[3], &[C::new(1.0, 0.0), C::new(1.0, 0.0), C::new(1.0, 0.0)])?;
+    /// let y = Fft::apply(&x, FftDirection::Forward)?.to_vec()?;
+    /// assert!((y[0] - C::new(3.0, 0.0)).norm() < 1e-12 && y[1].norm() < 1e-12 && y[2].norm() < 1e-12);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn apply(input: &XData<T>, direction: FftDirection) -> Result<XData<T>> {
+        let out = XData::uninit(input.app(), "Fft", input.shape())?;
+        let mut fft = Fft::new(input, &out, direction);
+        fft.init()?;
+        fft.launch()?;
+        Ok(out)
+    }
+
+    fn plan(&self) -> Result<Plan<T>> {
+        // fft_lines groups of at most `group_cap()` work-items; a device that allows fewer to some kernel gets a
+        // plan within that.
+        let mut max_group = super::lines::group_cap();
+        loop {
+            match self.plan_within(max_group)? {
+                Ok(plan) => return Ok(plan),
+                Err(limit) if limit >= 1 && limit < max_group => max_group = 1 << limit.ilog2(),
+                Err(limit) => {
+                    return Err(Error::Unsupported {
+                        what: format!("Fft: an fft_lines kernel allows only {limit} work-items per group here"),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The plan with `fft_lines` groups of at most `max_group` work-items, or the lower limit a kernel reported.
+    fn plan_within(&self, max_group: usize) -> Result<std::result::Result<Plan<T>, usize>> {
+        let op = "Fft";
+        let (input, output) = (&self.input, &self.output);
+        let app = input.app();
+        if !app.same_as(output.app()) {
+            return Err(Error::invalid(op, "the input and the output belong to different ClApps"));
+        }
+        let shape = input.shape().to_vec();
+        if output.shape() != shape.as_slice() {
+            return Err(Error::Shape {
+                op: op.into(),
+                expected: format!("an output of the input's shape {shape:?}"),
+                got: format!("{:?}", output.shape()),
+            });
+        }
+        let axes = match &self.axes {
+            Some(a) => a.clone(),
+            None => (0..shape.len()).collect(),
+        };
+        // (outer, n, inner) of each axis: the array as [outer, n, inner].
+        let mut transformed = Vec::with_capacity(axes.len());
+        for (i, &a) in axes.iter().enumerate() {
+            let Some(line) = around(&shape, a) else {
+                return Err(Error::invalid(op, format!("axis {a} is out of range for shape {shape:?}")));
+            };
+            if axes.iter().take(i).any(|&b| b == a) {
+                return Err(Error::invalid(op, format!("axis {a} is given twice in {axes:?}")));
+            }
+            transformed.push(line);
+        }
+        let total: usize = shape.iter().product();
+        // Axes of length 1 change nothing (their scale is 1 in every normalisation).
+        let transformed: Vec<(usize, usize, usize)> =
+            if total == 0 { Vec::new() } else { transformed.into_iter().filter(|&(_, n, _)| n > 1).collect() };
+        let inverse = self.direction == FftDirection::Inverse;
+        let sign = if inverse { 1.0 } else { -1.0 };
+        let mut axis_plans = Vec::new();
+        let mut largest = 0usize;
+        for &(outer, n, inner) in &transformed {
+            let scale = self.norm.scale(n, self.direction);
+            let element = std::mem::size_of::<T>();
+            let local = match self.algorithm {
+                FftAlgorithm::Auto => app.device().kind != crate::app::DeviceKind::Cpu,
+                FftAlgorithm::LocalMemory => true,
+                FftAlgorithm::GlobalPasses => false,
+            };
+            let fit = LinesFit {
+                budget: local.then(|| local_budget(app.device())),
+                max_group: app.device().max_work_group_size.clamp(1, max_group),
+                element,
+            };
+            let with_local = |mut p: Passes<T>| {
+                p.local = fit.shape(p.n, inner > 1, outer * inner);
+                p
+            };
+            let kind = match factorize(n) {
+                Some(radices) => {
+                    let whole = with_local(Passes::new(app, n, &radices)?);
+                    let split = if whole.local.is_none() { four_step_split(n, inner, outer, &fit) } else { None };
+                    match split {
+                        Some((n1, n2, l1, l2)) => {
+                            let mut first = Passes::new(app, n1, &factorize(n1).unwrap_or_default())?;
+                            let mut second = Passes::new(app, n2, &factorize(n2).unwrap_or_default())?;
+                            (first.local, second.local) = (Some(l1), Some(l2));
+                            AxisKind::FourStep { first, second, roots: whole.roots, n1, n2 }
+                        }
+                        _ => AxisKind::Stockham(whole),
+                    }
+                }
+                None => {
+                    let m = smooth_length(2 * n - 1);
+                    // w_k = exp(sign·πi·k²/n) with k² mod 2n taken exactly.
+                    let chirp: Vec<Complex64> = (0..n)
+                        .map(|k| {
+                            let k2 = ((k as u128 * k as u128) % (2 * n as u128)) as f64;
+                            Complex64::from_polar(1.0, sign * PI * k2 / n as f64)
+                        })
+                        .collect();
+                    // b[k] = b[m − k] = conj(w_k) for k < n (m ≥ 2n − 1 keeps the two ends apart), zeros between.
+                    let mut b = vec![Complex64::new(0.0, 0.0); m];
+                    for (slot, w) in b.iter_mut().zip(&chirp) {
+                        *slot = w.conj();
+                    }
+                    for (slot, w) in b.iter_mut().rev().zip(chirp.iter().skip(1)) {
+                        *slot = w.conj();
+                    }
+                    let hat: Vec<Complex64> = host_fft(&b, -1.0).into_iter().map(|v| v / m as f64).collect();
+                    let radices = factorize(m).unwrap_or_default();
+                    let mut passes = Passes::new(app, m, &radices)?;
+                    // The whole algorithm in one fft_lines launch where a line of m fits; columns that do not
+                    // fit go through a transpose to rows and back.
+                    let mut transposed = false;
+                    passes.local = fit.bluestein(m, inner > 1, outer * inner);
+                    if passes.local.is_none() && inner > 1 {
+                        passes.local = fit.bluestein(m, false, outer * inner);
+                        transposed = passes.local.is_some();
+                    }
+                    if passes.local.is_none() {
+                        largest = largest.max(outer * m * inner);
+                    }
+                    AxisKind::Bluestein {
+                        chirp: upload(app, &chirp)?,
+                        kernel_hat: upload(app, &hat)?,
+                        passes,
+                        transposed,
+                    }
+                }
+            };
+            axis_plans.push(AxisPlan { outer, inner, scale, kind });
+        }
+
+        // Buffers: start from the input when it is a plain contiguous array the passes can read, else from a
+        // copy in scratch 0; end in the output when it is contiguous and separate from the input, else in a
+        // scratch array copied out.
+        let plain = |x: &XData<T>| x.is_contiguous() && x.offset() == 0;
+        let first = XData::uninit(app, op, &[total.max(1)])?;
+        let mut scratch = vec![first.clone(), XData::uninit(app, op, &[total.max(1)])?];
+        if largest > 0 {
+            scratch.push(XData::uninit(app, op, &[largest])?);
+            scratch.push(XData::uninit(app, op, &[largest])?);
+        }
+        let copy_in = if plain(input) || axis_plans.is_empty() {
+            None
+        } else {
+            Some(ViewCopy::new(input.clone(), first.reshape(&shape)?)?)
+        };
+        let direct_out = plain(output) && !output.overlaps(input);
+        let mut src = if copy_in.is_some() { Slot::Scratch(0) } else { Slot::Input };
+        let other = |s: Slot| if s == Slot::Scratch(0) { Slot::Scratch(1) } else { Slot::Scratch(0) };
+        let mut steps = Vec::new();
+        let mut transposes = Vec::new();
+        let last_axis = axis_plans.len().saturating_sub(1);
+        for (ai, plan) in axis_plans.iter().enumerate() {
+            let final_dst = |src: Slot| if ai == last_axis && direct_out { Slot::Output } else { other(src) };
+            match &plan.kind {
+                AxisKind::Stockham(p) if p.local.is_some() => {
+                    let dst = final_dst(src);
+                    let part = LocalPart::Main;
+                    steps.push(Step::Local { axis: ai, part, inverse, scale: plan.scale, src, dst, kernel: 0 });
+                    src = dst;
+                }
+                AxisKind::FourStep { n1, n2, .. } => {
+                    // Columns (inner > 1): the second part writes k1 + n1·k2 itself (whole rows of `inner` stay
+                    // together, so the scattered rows are still coalesced). Rows: it writes [k1, k2] into b and a
+                    // transpose follows.
+                    let a = other(src);
+                    let b = other(a);
+                    let columns = plan.inner > 1;
+                    let into = |slot: Slot| if ai == last_axis && direct_out { Slot::Output } else { slot };
+                    let (second, dst) = if columns { (into(b), into(b)) } else { (b, into(a)) };
+                    let (first_part, second_part) = (LocalPart::First, LocalPart::Second);
+                    let scale = plan.scale;
+                    steps.push(Step::Local { axis: ai, part: first_part, inverse, scale: 1.0, src, dst: a, kernel: 0 });
+                    steps.push(Step::Local {
+                        axis: ai,
+                        part: second_part,
+                        inverse,
+                        scale,
+                        src: a,
+                        dst: second,
+                        kernel: 0,
+                    });
+                    src = dst;
+                    if columns {
+                        continue;
+                    }
+                    let from = slot_view(input, output, &scratch, b, &[plan.outer, *n1, *n2, plan.inner])?;
+                    let to = slot_view(input, output, &scratch, dst, &[plan.outer, *n2, *n1, plan.inner])?;
+                    transposes.push(ViewCopy::new(from.permuted_axes(&[0, 2, 1, 3])?, to)?);
+                    steps.push(Step::Transpose { copy: transposes.len() - 1 });
+                }
+                AxisKind::Stockham(p) => {
+                    for (pi, &(radix, ns)) in p.steps.iter().enumerate() {
+                        let last = pi + 1 == p.steps.len();
+                        let dst = if last { final_dst(src) } else { other(src) };
+                        let scale = if last { plan.scale } else { 1.0 };
+                        steps.push(Step::Pass { radix, ns, n: p.n, axis: ai, inverse, scale, src, dst });
+                        src = dst;
+                    }
+                }
+                AxisKind::Bluestein { passes, transposed, chirp, .. } if passes.local.is_some() => {
+                    // Columns that do not fit a group: [outer, n, inner] → [outer, inner, n], rows, and back.
+                    let (o, n, i) = (plan.outer, chirp.len(), plan.inner);
+                    let view = |slot: Slot, dims: [usize; 3]| slot_view(input, output, &scratch, slot, &dims);
+                    let dst = final_dst(src);
+                    let (from, to) = if *transposed { (other(src), other(other(src))) } else { (src, dst) };
+                    if *transposed {
+                        let there =
+                            ViewCopy::new(view(src, [o, n, i])?.permuted_axes(&[0, 2, 1])?, view(from, [o, i, n])?)?;
+                        transposes.push(there);
+                        steps.push(Step::Transpose { copy: transposes.len() - 1 });
+                    }
+                    let part = LocalPart::Bluestein;
+                    steps.push(Step::Local {
+                        axis: ai,
+                        part,
+                        inverse: false,
+                        scale: plan.scale,
+                        src: from,
+                        dst: to,
+                        kernel: 0,
+                    });
+                    if *transposed {
+                        let back =
+                            ViewCopy::new(view(to, [o, i, n])?.permuted_axes(&[0, 2, 1])?, view(dst, [o, n, i])?)?;
+                        transposes.push(back);
+                        steps.push(Step::Transpose { copy: transposes.len() - 1 });
+                    }
+                    src = dst;
+                }
+                AxisKind::Bluestein { passes, .. } => {
+                    let (a, b) = (Slot::Scratch(2), Slot::Scratch(3));
+                    steps.push(Step::Pre { axis: ai, src, dst: a });
+                    let mut cur = a;
+                    for inv in [false, true] {
+                        for &(radix, ns) in &passes.steps {
+                            let dst = if cur == a { b } else { a };
+                            steps.push(Step::Pass {
+                                radix,
+                                ns,
+                                n: passes.n,
+                                axis: ai,
+                                inverse: inv,
+                                scale: 1.0,
+                                src: cur,
+                                dst,
+                            });
+                            cur = dst;
+                        }
+                        if !inv {
+                            steps.push(Step::Mul { axis: ai, dst: cur });
+                        }
+                    }
+                    let dst = final_dst(src);
+                    steps.push(Step::Post { axis: ai, src: cur, dst, scale: plan.scale });
+                    src = dst;
+                }
+            }
+        }
+        // No axis to transform: the result is the input.
+        let copy_out = if src == Slot::Output {
+            None
+        } else {
+            let from = match src {
+                Slot::Scratch(k) => scratch_at(&scratch, k)?.reshape(&shape)?,
+                _ => input.clone(),
+            };
+            Some(ViewCopy::new(from, output.clone())?)
+        };
+
+        let element_count = total.max(largest) as u64;
+        let index = IndexType::for_extent(element_count);
+        let program = fft_program::<T>(app, index)?;
+        let kernel = |name: &str| -> Result<Kernel> { Ok(program.kernel(name)?.owned_by(op)) };
+        let mut pass_kernels = Vec::new();
+        for r in RADICES {
+            if steps.iter().any(|s| matches!(s, Step::Pass { radix, .. } if *radix == r)) {
+                pass_kernels.push((r, kernel(&format!("fft_pass{r}"))?));
+            }
+        }
+        let kernels = Kernels {
+            passes: pass_kernels,
+            pre: kernel("bluestein_pre")?,
+            mul: kernel("bluestein_mul")?,
+            post: kernel("bluestein_post")?,
+        };
+        let group = 256.min(app.device().max_work_group_size.max(1));
+        // One fft_lines kernel per distinct (shape, direction, four-step twiddles); the program cache shares
+        // the builds between plans.
+        let mut lines: Vec<(LinesShape, LinesVariant, Kernel)> = Vec::new();
+        for step in steps.iter_mut() {
+            let Step::Local { axis, part, inverse, kernel: slot, .. } = step else { continue };
+            let axis_plan = axis_at(&axis_plans, *axis)?;
+            let (passes, _, _, _) = local_geometry(axis_plan, *part)?;
+            let Some(shape) = passes.local.clone() else { continue };
+            let bluestein = match &axis_plan.kind {
+                AxisKind::Bluestein { chirp, .. } => Some(chirp.len()),
+                _ => None,
+            };
+            let variant = LinesVariant { inverse: *inverse, twiddle_out: *part == LocalPart::First, bluestein };
+            if let Some(k) = lines.iter().position(|(s, v, _)| *s == shape && *v == variant) {
+                *slot = k;
+                continue;
+            }
+            let built = shape.program::<T>(app, index, variant)?.kernel("fft_lines")?.owned_by(op);
+            // The registers of one work-item limit the group size; the planner stays well inside it, so a
+            // smaller limit means a device this planner does not know.
+            let limit = built.max_work_group_size()?;
+            if limit < shape.group_size() {
+                return Ok(Err(limit));
+            }
+            *slot = lines.len();
+            lines.push((shape, variant, built));
+        }
+        let lines = lines.into_iter().map(|(_, _, k)| k).collect();
+        Ok(Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, transposes, kernels, lines, index, group }))
+    }
+}
+
+impl<T: ComplexElement> Process for Fft<T> {
+    fn name(&self) -> &str {
+        "Fft"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.plan.set(self.plan()?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.get("Fft")?;
+        let (input, output) = (&self.input, &self.output);
+        if let Some(copy) = plan.copy_in.as_mut() {
+            copy.launch()?;
+        }
+        let buffer = |slot: Slot| -> Result<&XData<T>> {
+            match slot {
+                Slot::Input => Ok(input),
+                Slot::Output => Ok(output),
+                Slot::Scratch(k) => scratch_at(&plan.scratch, k),
+            }
+        };
+        let (index, group) = (plan.index, plan.group);
+        let element = std::mem::size_of::<T>() as u64;
+        let global = |count: usize| count.div_ceil(group) * group;
+        for step in &plan.steps {
+            match *step {
+                Step::Pass { radix, ns, n, axis, inverse, scale, src, dst } => {
+                    let a = axis_at(&plan.axes, axis)?;
+                    let roots = match &a.kind {
+                        AxisKind::Stockham(p) => &p.roots,
+                        // Four-step axes never take global passes; the whole length's roots stand in.
+                        AxisKind::Bluestein { passes, .. } => &passes.roots,
+                        AxisKind::FourStep { roots, .. } => roots,
+                    };
+                    let count = a.outer * (n / radix) * a.inner;
+                    let Some((_, kernel)) = plan.kernels.passes.iter_mut().find(|(r, _)| *r == radix) else {
+                        return Err(Error::invalid("Fft", format!("no kernel for radix {radix}")));
+                    };
+                    let bytes = 2 * (a.outer * n * a.inner) as u64 * element;
+                    let flops = (a.outer * n * a.inner) as u64 * 5 * (radix.ilog2().max(1) as u64);
+                    kernel
+                        .launch()
+                        .input(buffer(src)?)
+                        .output(buffer(dst)?)
+                        .input(roots)
+                        .index(index, n as u64)
+                        .index(index, a.inner as u64)
+                        .index(index, ns as u64)
+                        .index(index, count as u64)
+                        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+                        .scalar(i32::from(inverse))
+                        .global(&[global(count)])
+                        .local(&[group])
+                        .work(bytes, flops)
+                        .enqueue()?;
+                }
+                Step::Local { axis, part, scale, src, dst, kernel, .. } => {
+                    let a = axis_at(&plan.axes, axis)?;
+                    let (passes, lines, input_lines, output_lines) = local_geometry(a, part)?;
+                    let Some(shape) = passes.local.as_ref() else { continue };
+                    // The four-step twiddles of a first part: ω_n^{j2·k1}, j2 = (l / inner) mod n2.
+                    let (tw_roots, tw_n, tw_n2) = match (&a.kind, part) {
+                        (AxisKind::FourStep { roots, n1, n2, .. }, LocalPart::First) => (roots, n1 * n2, *n2),
+                        _ => (&passes.roots, 0, 1),
+                    };
+                    let (chirp, hat) = match &a.kind {
+                        AxisKind::Bluestein { chirp, kernel_hat, .. } => (chirp, kernel_hat),
+                        _ => (&passes.roots, &passes.roots),
+                    };
+                    let elements = (lines * passes.n) as u64;
+                    let flops = 5 * elements * (passes.n as f64).log2().ceil() as u64;
+                    let Some(lines_kernel) = plan.lines.get_mut(kernel) else {
+                        return Err(Error::invalid(
+                            "Fft",
+                            format!("a step names fft_lines kernel {kernel} of {}", plan.lines.len()),
+                        ));
+                    };
+                    let mut launch = lines_kernel
+                        .launch()
+                        .input(buffer(src)?)
+                        .output(buffer(dst)?)
+                        .input(&passes.roots)
+                        .index(index, lines as u64);
+                    for value in input_lines.into_iter().chain(output_lines) {
+                        launch = launch.index(index, value as u64);
+                    }
+                    launch
+                        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+                        .input(tw_roots)
+                        .index(index, tw_n as u64)
+                        .index(index, tw_n2 as u64)
+                        .index(index, a.inner as u64)
+                        .input(chirp)
+                        .input(hat)
+                        .global(&[shape.groups(lines) * shape.group_size()])
+                        .local(&[shape.group_size()])
+                        .work(2 * elements * element, flops)
+                        .enqueue()?;
+                }
+                Step::Transpose { copy } => {
+                    let n = plan.transposes.len();
+                    let transpose = plan
+                        .transposes
+                        .get_mut(copy)
+                        .ok_or_else(|| Error::invalid("Fft", format!("a step names transpose {copy} of {n}")))?;
+                    transpose.launch()?;
+                }
+                Step::Pre { axis, src, dst } => {
+                    let a = axis_at(&plan.axes, axis)?;
+                    let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
+                    let count = a.outer * passes.n * a.inner;
+                    let launch = plan.kernels.pre.launch().input(buffer(src)?).output(buffer(dst)?);
+                    chirp_product(launch, chirp, passes.n, a.inner, count, index, group, element).enqueue()?;
+                }
+                Step::Mul { axis, dst } => {
+                    let a = axis_at(&plan.axes, axis)?;
+                    let AxisKind::Bluestein { kernel_hat, passes, .. } = &a.kind else { continue };
+                    let count = a.outer * passes.n * a.inner;
+                    plan.kernels
+                        .mul
+                        .launch()
+                        .in_out(buffer(dst)?)
+                        .input(kernel_hat)
+                        .index(index, passes.n as u64)
+                        .index(index, a.inner as u64)
+                        .index(index, count as u64)
+                        .global(&[global(count)])
+                        .local(&[group])
+                        .work(2 * count as u64 * element, 6 * count as u64)
+                        .enqueue()?;
+                }
+                Step::Post { axis, src, dst, scale } => {
+                    let a = axis_at(&plan.axes, axis)?;
+                    let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
+                    let count = a.outer * chirp.len() * a.inner;
+                    let launch = plan.kernels.post.launch().input(buffer(src)?).output(buffer(dst)?);
+                    chirp_product(launch, chirp, passes.n, a.inner, count, index, group, element)
+                        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+                        .enqueue()?;
+                }
+            }
+        }
+        if let Some(copy) = plan.copy_out.as_mut() {
+            copy.launch()?;
+        }
+        Ok(())
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}
+
+/// Where a `Step::Local` of `part` reads and writes: the transforms, the line count, and (q, p, s) for the input
+/// and the output (line l's element e at (l / q)·p + l mod q + e·s).
+#[allow(clippy::type_complexity)]
+fn local_geometry<T: Element>(a: &AxisPlan<T>, part: LocalPart) -> Result<(&Passes<T>, usize, [usize; 3], [usize; 3])> {
+    let (outer, inner) = (a.outer, a.inner);
+    let plain = |n: usize| [inner, n * inner, inner];
+    Ok(match (&a.kind, part) {
+        (AxisKind::Stockham(p), LocalPart::Main) => (p, outer * inner, plain(p.n), plain(p.n)),
+        (AxisKind::Bluestein { passes, chirp, transposed, .. }, LocalPart::Bluestein) => {
+            let n = chirp.len();
+            let lines = if *transposed { [1, n, 1] } else { plain(n) };
+            (passes, outer * inner, lines, lines)
+        }
+        (AxisKind::FourStep { first, n1, n2, .. }, LocalPart::First) => {
+            let columns = [n2 * inner, n1 * n2 * inner, n2 * inner];
+            (first, outer * n2 * inner, columns, columns)
+        }
+        (AxisKind::FourStep { second, n1, n2, .. }, LocalPart::Second) => {
+            // Columns (inner > 1) write X[k1 + n1·k2] in place of a transpose; rows leave it to the transpose.
+            let out = if inner > 1 { [n1 * inner, n1 * n2 * inner, n1 * inner] } else { plain(*n2) };
+            (second, outer * n1 * inner, plain(*n2), out)
+        }
+        _ => return Err(Error::invalid("Fft", format!("no {part:?} transforms on this axis"))),
+    })
+}
+
+/// The arguments Bluestein's two chirp products share after their input and output: the chirp (length n), the
+/// padded length m, the inner extent and the element count. `bluestein_post` takes the scale after these.
+#[allow(clippy::too_many_arguments)]
+fn chirp_product<'k, T: Element>(
+    launch: crate::data::Launch<'k>,
+    chirp: &XData<T>,
+    m: usize,
+    inner: usize,
+    count: usize,
+    index: IndexType,
+    group: usize,
+    element: u64,
+) -> crate::data::Launch<'k> {
+    launch
+        .input(chirp)
+        .index(index, chirp.len() as u64)
+        .index(index, m as u64)
+        .index(index, inner as u64)
+        .index(index, count as u64)
+        .global(&[count.div_ceil(group) * group])
+        .local(&[group])
+        .work(2 * count as u64 * element, 8 * count as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factorizations_cover_smooth_lengths_only() {
+        assert_eq!(factorize(1), Some(vec![]));
+        assert_eq!(factorize(1024), Some(vec![4, 4, 4, 4, 4]));
+        assert_eq!(factorize(2048), Some(vec![4, 4, 4, 4, 4, 2]));
+        assert_eq!(factorize(1000), Some(vec![4, 2, 5, 5, 5]));
+        assert_eq!(factorize(243), Some(vec![3, 3, 3, 3, 3]));
+        assert_eq!(factorize(97), None);
+        assert_eq!(smooth_length(2 * 97 - 1), 196);
+    }
+
+    #[test]
+    fn the_host_fft_matches_the_definition() {
+        for n in [1usize, 2, 3, 6, 12, 35, 64] {
+            let x: Vec<Complex64> = (0..n).map(|k| Complex64::new((k * k % 7) as f64, k as f64 * 0.5 - 1.0)).collect();
+            let got = host_fft(&x, -1.0);
+            for (k, g) in got.iter().enumerate() {
+                let want: Complex64 = (0..n)
+                    .map(|j| x[j] * Complex64::from_polar(1.0, -2.0 * PI * ((j * k) % n) as f64 / n as f64))
+                    .sum();
+                assert!((g - want).norm() < 1e-9 * n as f64, "n={n} k={k}: {g} vs {want}");
+            }
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! One launch of the direct convolution kernels (`kernels/filter.cl`) between two fixed arrays: the unit
+//! that [`super::Convolution`] and [`super::SeparableConvolution`] plan with (one pass for a direct
+//! convolution, one per axis for a separable one).
+
+use super::border::Border;
+use super::weights::Filter;
+use crate::app::{DeviceKind, Kernel};
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::planning::Batch3;
+use crate::process::planning::{index_type_for, run_options, run_width};
+use num_complex::Complex64;
+
+/// Work-items per group of `conv_direct` (consecutive outputs of one row).
+const DIRECT_WG: usize = 64;
+/// `conv_tiled`'s work-group: TX × TY work-items; each computes up to 4 outputs down a column.
+const TILE_X: usize = 32;
+const TILE_Y: usize = 8;
+/// Local memory one tiled group may use: below the H100's 48 KiB so that two groups fit per multiprocessor.
+const TILE_LOCAL_LIMIT: usize = 24 << 10;
+
+/// The geometry of one correlation over the three trailing axes (z, y, x): lower-rank problems have extent 1
+/// (filter, input and output) on the missing leading axes.
+#[derive(Clone, Debug)]
+pub(crate) struct Geometry {
+    /// Filter extents, strides, dilations and starts per axis: input coordinate = o·stride + j·dilation − start.
+    pub filter: [usize; 3],
+    pub stride: [usize; 3],
+    pub dilation: [usize; 3],
+    pub start: [i64; 3],
+}
+
+/// How a pass runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PassKernel {
+    /// `conv_direct`.
+    Direct,
+    /// `conv_tiled` with RY outputs per work-item.
+    Tiled { ry: usize },
+    /// `conv_blocked` with VX × RY outputs per work-item.
+    Blocked { vx: usize, ry: usize },
+}
+
+/// The kernel a pass should use when it can: `Blocked` falls back to `Tiled` (stride or dilation other than
+/// 1, a filter too large to compile in, a tile too large for local memory), `Tiled` to `Direct`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PassPreference {
+    Direct,
+    Tiled,
+    Blocked,
+}
+
+/// `conv_blocked` compiles the filter extents in: up to this many taps along x and y (and 8 along z).
+const BLOCK_MAX_TAPS: usize = 32;
+/// Accumulators per work-item of `conv_blocked` (in real registers: complex counts twice), so that two
+/// 256-item groups fit a multiprocessor's registers.
+const BLOCK_MAX_ACC: usize = 64;
+/// Filters up to this many rows have the row stream unrolled (every weight index known at compile time). H100,
+/// 8192² f32, rolled → unrolled: 9×9 0.53 → 0.43 ms, 11×11 0.68 → 0.65, but 15×15 1.07 → 1.49 (code size);
+/// 31×31 3.87 → 3.77 was not worth the compile time.
+const BLOCK_UNROLL_ROWS: usize = 11;
+
+pub(crate) struct ConvPass<T: Element, K: Element> {
+    input: XData<T>,
+    output: XData<T>,
+    weights: XData<K>,
+    geo: [i32; 16],
+    start: [i32; 4],
+    st: [u64; 8],
+    value: T,
+    batch: Batch3,
+    index: IndexType,
+    kernel: Option<Kernel>,
+    launch: LaunchShape,
+    work: (u64, u64),
+}
+
+#[derive(Clone, Copy)]
+enum LaunchShape {
+    Direct { x_blocks: u64, groups: u64, launch_groups: usize },
+    Tiled { tiles: [u64; 2], groups: u64, launch_groups: usize, local_bytes: usize, ry: usize },
+    Blocked { tiles: [u64; 3], rz: usize, groups: u64, launch_groups: usize, vx: usize, ry: usize },
+}
+
+/// The shape of a `conv_blocked` launch: outputs per work-item (VX along x, RY along y), output planes per
+/// group, and whether it fits (local memory, registers, compiled-in filter size).
+#[derive(Clone, Copy, Debug)]
+struct BlockShape {
+    vx: usize,
+    ry: usize,
+    rz: usize,
+    tiles: [u64; 3],
+}
+
+fn block_shape<T: Element>(
+    info: &crate::app::DeviceInfo,
+    g: &Geometry,
+    o: [usize; 3],
+    batch: u64,
+) -> Option<BlockShape> {
+    let unit = g.stride == [1; 3] && g.dilation == [1; 3];
+    let [fz, fy, fx] = g.filter;
+    if !unit || fx > BLOCK_MAX_TAPS || fy > BLOCK_MAX_TAPS || fz > 8 || info.max_work_group_size < TILE_X * TILE_Y {
+        return None;
+    }
+    let element = std::mem::size_of::<T>();
+    let vw = run_width::<T>();
+    let vx = vw;
+    let reals = element / std::mem::size_of::<T::Real>();
+    // Local memory: at most 48 KiB, the most one OpenCL group may hold on NVIDIA.
+    let limit = (48 << 10).min(info.local_mem_bytes as usize);
+    let local = |ry: usize| (TILE_X * vx + fx - 1).div_ceil(vw) * vw * (TILE_Y * ry + fy - 1) * element;
+    // Volumes take one row per work-item: their ring of accumulators and the plane fetched ahead need the
+    // registers (H100, 3×3×3 on 512³, 16–32 planes per group: 0.62 ms with 1 row, 0.75 with 2, 0.84 with 4).
+    let most_rows = if fz > 1 { 1 } else { 8 };
+    let ry = [8, 4, 2, 1]
+        .into_iter()
+        .find(|&ry| ry <= most_rows && local(ry) <= limit && fz * ry * vx * reals <= BLOCK_MAX_ACC)?;
+    let tiles_xy = [o[2].div_ceil(TILE_X * vx) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
+    // Output planes per group: long runs read each input plane once for FZ outputs, but enough groups must
+    // remain to fill the device (4 per compute unit).
+    let per_plane = tiles_xy[0] * tiles_xy[1] * batch;
+    let want = 4 * info.compute_units as u64;
+    let mut rz = if fz == 1 { 1 } else { o[0].min(32) };
+    while rz > 1 && per_plane * (o[0].div_ceil(rz) as u64) < want {
+        rz /= 2;
+    }
+    let rz = rz.max(1);
+    Some(BlockShape { vx, ry, rz, tiles: [tiles_xy[0], tiles_xy[1], o[0].div_ceil(rz) as u64] })
+}
+
+/// Three axes for a problem of up to three: `values` (one per axis, in order) in the trailing slots, `fill` in
+/// the leading ones.
+pub(crate) fn trailing3<V: Copy>(values: impl DoubleEndedIterator<Item = V>, fill: V) -> [V; 3] {
+    let mut axes = [fill; 3];
+    for (slot, v) in axes.iter_mut().rev().zip(values.rev()) {
+        *slot = v;
+    }
+    axes
+}
+
+/// `(extent, stride)` of the three trailing axes of `x` treated as `rank` spatial axes (1s before).
+fn spatial<T: Element>(op: &str, x: &XData<T>, rank: usize) -> Result<([usize; 3], [usize; 3])> {
+    if rank > 3 || rank > x.ndim() {
+        return Err(Error::invalid(
+            op,
+            format!("{rank} spatial axes in an array of shape {:?}: at most 3, and at most its rank", x.shape()),
+        ));
+    }
+    let lead = x.ndim() - rank;
+    Ok((trailing3(x.shape().iter().skip(lead).copied(), 1), trailing3(x.strides().iter().skip(lead).copied(), 0)))
+}
+
+impl<T: Element, K: Element> ConvPass<T, K> {
+    /// A pass from `input` to `output`, whose last `rank` axes are the spatial ones and whose leading axes (the
+    /// same extents in both) form the batch. `filter` has 3 axes (1s where the problem has fewer). `tiled` asks
+    /// for the local-memory kernel, which is used when the device's local memory holds its tile.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        op: &str,
+        input: &XData<T>,
+        output: &XData<T>,
+        rank: usize,
+        filter: &Filter<K>,
+        geometry: &Geometry,
+        border: Border,
+        value: Complex64,
+        preference: PassPreference,
+    ) -> Result<ConvPass<T, K>> {
+        let app = output.app();
+        let info = app.device();
+        let ((n, in_st), (o, out_st)) = (spatial(op, input, rank)?, spatial(op, output, rank)?);
+        let g = geometry;
+        // Every coordinate a kernel forms must fit in an int.
+        let per_axis = o.iter().zip(&n).zip(g.filter.iter().zip(&g.stride)).zip(g.dilation.iter().zip(&g.start));
+        let reach = per_axis
+            .map(|(((&o, &n), (&filter, &stride)), (&dilation, &start))| {
+                let far = o.saturating_sub(1) as i128 * stride as i128 + (filter as i128 - 1) * dilation as i128;
+                far.max(n as i128) + start.unsigned_abs() as i128
+            })
+            .max()
+            .unwrap_or(0);
+        if reach >= i32::MAX as i128 {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{op}: coordinates reach {reach} along a spatial axis (input {:?}, output {:?}); the kernels \
+                     index spatial axes with 32-bit integers",
+                    input.shape(),
+                    output.shape()
+                ),
+            });
+        }
+        let lead = input.ndim() - rank;
+        let (Some(batch_shape), Some(in_batch), Some(out_batch)) =
+            (input.shape().get(..lead), input.strides().get(..lead), output.strides().get(..lead))
+        else {
+            return Err(Error::invalid(
+                op,
+                format!("the input {:?} and output {:?} do not share {lead} batch axes", input.shape(), output.shape()),
+            ));
+        };
+        let batch = Batch3::new(op, batch_shape, [in_batch, out_batch, &vec![0; lead]])?;
+        let weights = XData::from_slice(app, filter.shape(), filter.values())?;
+        // Input extents, output extents, filter extents, strides and dilations, three each; the last is unused.
+        let mut geo = [0i32; 16];
+        for (slots, values) in geo.chunks_exact_mut(3).zip([n, o, g.filter, g.stride, g.dilation]) {
+            for (slot, v) in slots.iter_mut().zip(values) {
+                *slot = v as i32;
+            }
+        }
+        let start = [g.start[0] as i32, g.start[1] as i32, g.start[2] as i32, 0];
+        let st = [in_st[0], in_st[1], in_st[2], out_st[0], out_st[1], out_st[2], 0, 0].map(|v| v as u64);
+        let rows = (batch.count() as usize) * o[0] * o[1];
+        let element = std::mem::size_of::<T>();
+        let local_for = |ry: usize| {
+            let lw = (TILE_X - 1) * g.stride[2] + (g.filter[2] - 1) * g.dilation[2] + 1;
+            let lh = (TILE_Y * ry - 1) * g.stride[1] + (g.filter[1] - 1) * g.dilation[1] + 1;
+            lw * lh * element
+        };
+        // Prefer tiles that leave room for two groups per multiprocessor; large filters may take all the local
+        // memory (H100, 63×63 on 8192²: 102 ms through conv_direct when held to 24 KiB).
+        let limits = [TILE_LOCAL_LIMIT.min(info.local_mem_bytes as usize), info.local_mem_bytes as usize];
+        let blocked = match preference {
+            PassPreference::Blocked => block_shape::<T>(info, g, o, batch.count()),
+            _ => None,
+        };
+        let tiled = preference != PassPreference::Direct && blocked.is_none();
+        let tiled_ry = if tiled && info.max_work_group_size >= TILE_X * TILE_Y {
+            limits.into_iter().find_map(|limit| [4, 2, 1].into_iter().find(|&ry| local_for(ry) <= limit))
+        } else {
+            None
+        };
+        let cpu = info.kind == DeviceKind::Cpu;
+        // Groups launched at once by the tile kernels (they loop over the rest): a few per core on CPUs.
+        let tile_cap = if cpu { info.compute_units as u64 * 4 } else { 1 << 22 };
+        let launch = match (blocked, tiled_ry) {
+            (Some(b), _) => {
+                let groups = b.tiles.iter().product::<u64>() * batch.count();
+                LaunchShape::Blocked {
+                    tiles: b.tiles,
+                    rz: b.rz,
+                    groups,
+                    launch_groups: groups.min(tile_cap) as usize,
+                    vx: b.vx,
+                    ry: b.ry,
+                }
+            }
+            (None, Some(ry)) => {
+                let tiles = [o[2].div_ceil(TILE_X) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
+                let groups = tiles[0] * tiles[1] * o[0] as u64 * batch.count();
+                LaunchShape::Tiled {
+                    tiles,
+                    groups,
+                    launch_groups: groups.min(tile_cap) as usize,
+                    local_bytes: local_for(ry),
+                    ry,
+                }
+            }
+            (None, None) => {
+                let x_blocks = o[2].div_ceil(DIRECT_WG) as u64;
+                let groups = x_blocks * rows as u64;
+                let cap = if cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
+                LaunchShape::Direct { x_blocks, groups, launch_groups: groups.min(cap) as usize }
+            }
+        };
+        let groups = match launch {
+            LaunchShape::Direct { groups, .. }
+            | LaunchShape::Tiled { groups, .. }
+            | LaunchShape::Blocked { groups, .. } => groups,
+        };
+        let index = index_type_for(&[input.layout(), output.layout()], &[groups]);
+        let filter_bytes = std::mem::size_of_val(filter.values());
+        // 64 KiB is the least constant memory OpenCL guarantees.
+        let space = if filter_bytes <= 64 << 10 { "__constant" } else { "__global" };
+        let unit_x = u8::from(in_st[2] == 1 && out_st[2] == 1);
+        let mut options = format!(
+            "{} -DK={} -DK_COMPLEX={} -DIDX={} {} -DFILTER_SPACE={space} -DUNIT_X={unit_x} -DWG={DIRECT_WG}",
+            T::build_options(),
+            K::CL_TYPE,
+            u8::from(K::IS_COMPLEX),
+            index.cl_type(),
+            border.build_option()
+        );
+        if let Some(ry) = tiled_ry {
+            options += &format!(" -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry}");
+        }
+        if let Some(b) = blocked {
+            let vw = run_width::<T>();
+            let aligned = out_st[2] == 1
+                && [output.offset(), out_st[0], out_st[1]].iter().all(|v| v.is_multiple_of(vw))
+                && batch.strides[1].iter().take(batch.axes as usize).all(|&v| (v as usize).is_multiple_of(vw));
+            let [fz, fy, fx] = g.filter;
+            options += &format!(
+                " -DTX={TILE_X} -DTY={TILE_Y} -DRY={} -DBLOCK_VX={} -DKX={fx} -DKY={fy} -DKZ={fz}{} -DALIGNED_OUT={} \
+                 -DUNROLL_ROWS={}",
+                b.ry,
+                b.vx,
+                run_options::<T>(),
+                u8::from(aligned),
+                u8::from(fy <= BLOCK_UNROLL_ROWS)
+            );
+        }
+        let kernel = if output.is_empty() {
+            None
+        } else {
+            let program = app.build_program("filter.cl", &kernels::with_common(kernels::FILTER), &options)?;
+            let name = match launch {
+                LaunchShape::Blocked { .. } => "conv_blocked",
+                LaunchShape::Tiled { .. } => "conv_tiled",
+                LaunchShape::Direct { .. } => "conv_direct",
+            };
+            Some(program.kernel(name)?.owned_by(op))
+        };
+        let taps = filter.values().len() as u64;
+        let outputs = output.len() as u64;
+        let per_tap = match (T::IS_COMPLEX, K::IS_COMPLEX) {
+            (true, true) => 8,
+            (true, false) => 4,
+            _ => 2,
+        };
+        let work = ((input.len() + output.len()) as u64 * element as u64, outputs * taps * per_tap);
+        Ok(ConvPass {
+            input: input.clone(),
+            output: output.clone(),
+            weights,
+            geo,
+            start,
+            st,
+            value: T::from_c64(value),
+            batch,
+            index,
+            kernel,
+            launch,
+            work,
+        })
+    }
+
+    pub(crate) fn kernel_kind(&self) -> PassKernel {
+        match self.launch {
+            LaunchShape::Direct { .. } => PassKernel::Direct,
+            LaunchShape::Tiled { ry, .. } => PassKernel::Tiled { ry },
+            LaunchShape::Blocked { vx, ry, .. } => PassKernel::Blocked { vx, ry },
+        }
+    }
+
+    pub(crate) fn launch(&mut self) -> Result<()> {
+        let Some(kernel) = self.kernel.as_mut() else { return Ok(()) };
+        let (idx, b) = (self.index, self.batch);
+        let l = kernel
+            .launch()
+            .input(&self.input)
+            .index(idx, self.input.offset() as u64)
+            .output(&self.output)
+            .index(idx, self.output.offset() as u64)
+            .input(&self.weights)
+            .scalar(self.geo)
+            .scalar(self.start)
+            .scalar(self.st)
+            .scalar(self.value)
+            .scalar(b.axes)
+            .scalar(b.shape)
+            .scalar(b.strides[0])
+            .scalar(b.strides[1]);
+        match self.launch {
+            LaunchShape::Direct { x_blocks, groups, launch_groups } => l
+                .index(idx, x_blocks)
+                .index(idx, groups)
+                .global(&[launch_groups * DIRECT_WG])
+                .local(&[DIRECT_WG])
+                .work(self.work.0, self.work.1)
+                .enqueue(),
+            LaunchShape::Tiled { tiles, groups, launch_groups, local_bytes, .. } => l
+                .index(idx, tiles[0])
+                .index(idx, tiles[1])
+                .index(idx, groups)
+                .local_memory(local_bytes)
+                .global(&[launch_groups * TILE_X * TILE_Y])
+                .local(&[TILE_X * TILE_Y])
+                .work(self.work.0, self.work.1)
+                .enqueue(),
+            LaunchShape::Blocked { tiles, rz, groups, launch_groups, .. } => l
+                .index(idx, tiles[0])
+                .index(idx, tiles[1])
+                .index(idx, tiles[2])
+                .index(idx, groups)
+                .scalar(rz as i32)
+                .global(&[launch_groups * TILE_X * TILE_Y])
+                .local(&[TILE_X * TILE_Y])
+                .work(self.work.0, self.work.1)
+                .enqueue(),
+        }
+    }
+}

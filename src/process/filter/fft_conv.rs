@@ -1,0 +1,167 @@
+//! Convolution through the FFT, for [`super::Convolution`]'s planner: the input is extended by the border rule
+//! (a [`Pad`] of exactly the halo the output needs), zero-extended to a smooth length, transformed, multiplied
+//! by the transform of the (oriented) filter — computed once in `init` — and transformed back; the output is the
+//! leading block, narrowed to the element type. Same border rules, modes, origins and output sizes as the direct
+//! kernels (stride and dilation 1 only), in `T::Complex` arithmetic.
+//!
+//! With E the border-extended input (E[u] = X(u − start) on each axis) every output is
+//! `out[i] = Σ_t f[t] · E[i + t]`, a correlation of E with the oriented filter f. With h[u] = f[(−u) mod M] that is
+//! the circular convolution E ⊛ h, free of wrap-around for i < c as long as M ≥ c + w − 1 on every axis.
+
+use super::border::Border;
+use super::conv_params::AxisPlan;
+use super::pad::Pad;
+use super::weights::Filter;
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::process::Process;
+use crate::process::elementwise::ComplexElementProd;
+use crate::process::elementwise::{EwOp, EwPlan};
+use crate::process::fft::smooth_length;
+use crate::process::fft::{Fft, FftDirection};
+use num_complex::Complex64;
+
+pub(crate) struct FftConv<T: Element> {
+    pad: Pad<T>,
+    padded: XData<T>,
+    widen: EwPlan,
+    window: XData<T::Complex>,
+    forward: Fft<T::Complex>,
+    product: ComplexElementProd<T::Complex>,
+    inverse: Fft<T::Complex>,
+    narrow: EwPlan,
+    result: XData<T::Complex>,
+    output: XData<T>,
+    /// Points of one transform (the product of the padded lengths), for the strategy.
+    pub(crate) points: usize,
+}
+
+impl<T: Element> FftConv<T> {
+    /// Plans the FFT path for `input` → `output` with the oriented (flipped for a convolution, normalised)
+    /// `filter` over the trailing `axes.len()` axes.
+    pub(crate) fn new<K: Element>(
+        op: &str,
+        input: &XData<T>,
+        output: &XData<T>,
+        filter: &Filter<K>,
+        axes: &[AxisPlan],
+        border: Border,
+    ) -> Result<FftConv<T>> {
+        let app = input.app();
+        let r = axes.len();
+        let lead = input.ndim() - r;
+        if let Some((k, a)) = axes.iter().enumerate().find(|(_, a)| a.stride != 1 || a.dilation != 1) {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "the FFT path needs stride and dilation 1; spatial axis {k} has stride {} and dilation {}",
+                    a.stride, a.dilation
+                ),
+            ));
+        }
+        // The extended input: length c + w − 1 per spatial axis, `start` before the data; as (before, after,
+        // length) per spatial axis.
+        let placed = input
+            .shape()
+            .iter()
+            .skip(lead)
+            .zip(axes)
+            .enumerate()
+            .map(|(k, (&n, a))| {
+                let length = a.out + a.filter - 1;
+                let placed =
+                    usize::try_from(a.start).ok().and_then(|b| length.checked_sub(n + b).map(|after| (b, after)));
+                let Some((before, after)) = placed else {
+                    return Err(Error::invalid(
+                        op,
+                        format!("the FFT path cannot place spatial axis {k} (start {}, {n} → {length})", a.start),
+                    ));
+                };
+                Ok((before, after, length))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // The batch axes keep their extents; the transform grid is the smooth length above each extended one.
+        let batch = input.shape().iter().take(lead);
+        let widths: Vec<(usize, usize)> =
+            batch.clone().map(|_| (0, 0)).chain(placed.iter().map(|&(before, after, _)| (before, after))).collect();
+        let extended: Vec<usize> = batch.clone().copied().chain(placed.iter().map(|p| p.2)).collect();
+        let grid: Vec<usize> = placed.iter().map(|p| smooth_length(p.2)).collect();
+        let padded_shape: Vec<usize> = batch.copied().chain(grid.iter().copied()).collect();
+        let padded = XData::<T>::uninit(app, op, &extended)?;
+        let pad = Pad::new(input, &padded, &widths, border);
+        // The transform's input: zeros beyond the extended block, written once here.
+        let spectrum_in = XData::<T::Complex>::zeros(app, &padded_shape)?;
+        let mut window = spectrum_in.clone();
+        for (k, a) in axes.iter().enumerate() {
+            window = window.slice_axis(lead + k, ..a.out + a.filter - 1)?;
+        }
+        let widen = EwPlan::new::<T, T, T::Complex>(op, EwOp::Widen, &padded, None, &window)?;
+        let spectrum = XData::<T::Complex>::uninit(app, op, &padded_shape)?;
+        let spatial: Vec<usize> = (lead..input.ndim()).collect();
+        let forward = Fft::new(&spectrum_in, &spectrum, FftDirection::Forward).axes(&spatial);
+        // h[u] = f[(−u) mod M] on the padded grid, transformed once.
+        let points: usize = grid.iter().product();
+        let mut h = vec![T::Complex::default(); points];
+        let fshape = filter.shape();
+        for (t, &v) in filter.values().iter().enumerate() {
+            // Tap t's coordinates, last axis first, each taken to (M − coord) mod M; row-major on the grid.
+            let (mut rest, mut at, mut scale) = (t, 0usize, 1usize);
+            for (&w, &m) in fshape.iter().zip(&grid).rev() {
+                let coord = rest % w;
+                rest /= w;
+                at += (m - coord) % m * scale;
+                scale *= m;
+            }
+            let Some(slot) = h.get_mut(at) else {
+                return Err(Error::invalid(
+                    op,
+                    format!("tap {t} of the filter {fshape:?} falls outside the transform grid {grid:?}"),
+                ));
+            };
+            *slot = <T::Complex as Element>::from_c64(v.to_c64());
+        }
+        let h_grid = XData::from_slice(app, &grid, &h)?;
+        let h_hat = XData::<T::Complex>::uninit(app, op, &grid)?;
+        let mut transform = Fft::new(&h_grid, &h_hat, FftDirection::Forward);
+        transform.init()?;
+        transform.launch()?;
+        let product = ComplexElementProd::new(&spectrum, &h_hat, &spectrum);
+        let result = XData::<T::Complex>::uninit(app, op, &padded_shape)?;
+        let inverse = Fft::new(&spectrum, &result, FftDirection::Inverse).axes(&spatial);
+        let mut block = result.clone();
+        for (k, a) in axes.iter().enumerate() {
+            block = block.slice_axis(lead + k, ..a.out)?;
+        }
+        let narrow = EwPlan::new::<T::Complex, T::Complex, T>(op, EwOp::Narrow, &block, None, output)?;
+        let mut plan = FftConv {
+            pad,
+            padded,
+            widen,
+            window,
+            forward,
+            product,
+            inverse,
+            narrow,
+            result: block,
+            output: output.clone(),
+            points,
+        };
+        plan.pad.init()?;
+        plan.forward.init()?;
+        plan.product.init()?;
+        plan.inverse.init()?;
+        Ok(plan)
+    }
+
+    pub(crate) fn launch(&mut self) -> Result<()> {
+        let zero = T::from_c64(Complex64::new(0.0, 0.0));
+        self.pad.launch()?;
+        self.widen.launch(&self.padded, &self.padded, &self.window, zero)?;
+        self.forward.launch()?;
+        self.product.launch()?;
+        self.inverse.launch()?;
+        let czero = <T::Complex as Element>::from_c64(Complex64::new(0.0, 0.0));
+        self.narrow.launch(&self.result, &self.result, &self.output, czero)
+    }
+}

@@ -1,0 +1,434 @@
+//! [`FilterBank`]: multi-channel, multi-filter 2-D convolution (`[N, C, H, W]` ⊛ `[K, C, R, S]` →
+//! `[N, K, P, Q]`), as cuDNN's convolution forward, run directly or as im2col + [`super::MatMul`].
+
+use super::border::Border;
+use super::conv_params::ConvMode;
+use crate::app::{DeviceKind, Kernel};
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::linalg::MatMul;
+use crate::process::planning::index_type_for;
+use crate::process::{Prepared, Process};
+
+/// Work-items per group of `bank_direct` (consecutive output columns).
+const DIRECT_WG: usize = 64;
+/// Filters each `bank_direct` work-item computes (each input element read is used this many times).
+const FILTERS_PER_ITEM: usize = 4;
+
+/// Which algorithm [`FilterBank`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FilterBankAlgorithm {
+    /// The planner's choice from the sizes and the device.
+    #[default]
+    Auto,
+    /// `bank_direct`: each work-item accumulates several filters' outputs at one pixel.
+    Direct,
+    /// `bank_im2col` unrolls image patches into a `[C·R·S, P·Q]` matrix per image (in chunks of images that fit
+    /// the memory budget), then one batched [`MatMul`] multiplies the `[K, C·R·S]` filters by it. Needs
+    /// contiguous filters and output; falls back to `Direct` otherwise.
+    Im2col,
+}
+
+/// What [`FilterBank`]'s planner chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterBankStrategy {
+    /// Nothing to compute.
+    Nothing,
+    /// `bank_direct`.
+    Direct,
+    /// im2col + MatMul, `images` images per chunk.
+    Im2col {
+        /// Images unrolled per chunk.
+        images: usize,
+    },
+}
+
+/// The settings of a [`FilterBank`], cuDNN style: per-axis (height, width) padding, stride and dilation.
+///
+/// ```
+/// use cliper::FilterBankParams;
+/// let p = FilterBankParams::new().padding([1, 1]).stride([2, 2]);
+/// // P = ⌊(H + 2·pad − dil·(R − 1) − 1) / stride⌋ + 1
+/// assert_eq!(p.output_shape(&[8, 3, 64, 48], &[16, 3, 3, 3])?, vec![8, 16, 32, 24]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct FilterBankParams {
+    padding: [usize; 2],
+    stride: [usize; 2],
+    dilation: [usize; 2],
+    mode: ConvMode,
+    border: Border,
+    algorithm: FilterBankAlgorithm,
+    memory_budget: Option<usize>,
+}
+
+impl Default for FilterBankParams {
+    fn default() -> FilterBankParams {
+        FilterBankParams {
+            padding: [0, 0],
+            stride: [1, 1],
+            dilation: [1, 1],
+            mode: ConvMode::Correlation,
+            border: Border::ZERO,
+            algorithm: FilterBankAlgorithm::Auto,
+            memory_budget: None,
+        }
+    }
+}
+
+impl FilterBankParams {
+    /// Defaults: no padding, stride 1, dilation 1, [`ConvMode::Correlation`] (cuDNN's and PyTorch's `conv2d`),
+    /// zero padding values, planner's choice.
+    pub fn new() -> FilterBankParams {
+        FilterBankParams::default()
+    }
+
+    /// Rows and columns added on each side (read through the border rule).
+    pub fn padding(mut self, padding: [usize; 2]) -> FilterBankParams {
+        self.padding = padding;
+        self
+    }
+
+    /// Output stride (≥ 1) along height and width.
+    pub fn stride(mut self, stride: [usize; 2]) -> FilterBankParams {
+        self.stride = stride;
+        self
+    }
+
+    /// Filter dilation (≥ 1) along height and width.
+    pub fn dilation(mut self, dilation: [usize; 2]) -> FilterBankParams {
+        self.dilation = dilation;
+        self
+    }
+
+    /// Correlation (default) or convolution (filters flipped).
+    pub fn mode(mut self, mode: ConvMode) -> FilterBankParams {
+        self.mode = mode;
+        self
+    }
+
+    /// How the padding is filled (zeros by default; any [`Border`] rule).
+    pub fn border(mut self, border: Border) -> FilterBankParams {
+        self.border = border;
+        self
+    }
+
+    /// Overrides the planner's algorithm.
+    pub fn algorithm(mut self, algorithm: FilterBankAlgorithm) -> FilterBankParams {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// Most bytes the im2col matrix may take (default: a quarter of the device's largest allocation, at most
+    /// 1 GiB); images are unrolled in chunks that fit.
+    pub fn memory_budget(mut self, bytes: usize) -> FilterBankParams {
+        self.memory_budget = Some(bytes);
+        self
+    }
+
+    /// `[N, K, P, Q]` for an input `[N, C, H, W]` and filters `[K, C, R, S]`.
+    pub fn output_shape(&self, input: &[usize], filters: &[usize]) -> Result<Vec<usize>> {
+        let op = "FilterBank";
+        let (&[n, c, h, w], &[k, fc, r, s]) = (input, filters) else {
+            return Err(Error::invalid(
+                op,
+                format!("needs an input [N, C, H, W] and filters [K, C, R, S]; got {input:?} and {filters:?}"),
+            ));
+        };
+        if c != fc {
+            return Err(Error::invalid(
+                op,
+                format!("the input {input:?} has {c} channels but the filters {filters:?} have {fc}"),
+            ));
+        }
+        if r == 0 || s == 0 {
+            return Err(Error::invalid(op, format!("the filters {filters:?} are empty")));
+        }
+        if self.stride.contains(&0) || self.dilation.contains(&0) {
+            return Err(Error::invalid(
+                op,
+                format!("stride {:?} and dilation {:?} must be at least 1", self.stride, self.dilation),
+            ));
+        }
+        let extent = |size: usize, f: usize, dilation: usize, padding: usize, stride: usize| -> usize {
+            let span = (f - 1) * dilation + 1;
+            let padded = size + 2 * padding;
+            if padded < span { 0 } else { (padded - span) / stride + 1 }
+        };
+        let ([dh, dw], [ph, pw], [sh, sw]) = (self.dilation, self.padding, self.stride);
+        Ok(vec![n, k, extent(h, r, dh, ph, sh), extent(w, s, dw, pw, sw)])
+    }
+}
+
+/// A bank of `K` filters over `C` channels applied to a batch of `N` images: `y[n, k] = Σ_c x[n, c] ⋆ f[k, c]`
+/// with padding, stride and dilation — cuDNN's convolution forward, and seed 004's workload. Real or complex.
+///
+/// The planner picks `bank_direct` (few filters or channels: every input element is read once per block of
+/// filters) or im2col + [`MatMul`] (many filters and channels: the product runs at GEMM speed, at the cost of
+/// an unrolled copy up to R·S times the input), and reports its choice in [`FilterBank::strategy`].
+///
+/// ```
+/// use cliper::{ClApp, FilterBank, FilterBankParams, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[1, 1, 3, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])?;
+/// // Two 2×2 filters: a sum and a difference.
+/// let f = XData::from_slice(&app, &[2, 1, 2, 2], &[1.0f32, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, -1.0])?;
+/// let y = FilterBank::apply(&x, &f, FilterBankParams::new())?;
+/// assert_eq!(y.shape(), &[1, 2, 2, 2]);
+/// assert_eq!(y.to_vec()?, vec![12.0, 16.0, 24.0, 28.0, -4.0, -4.0, -4.0, -4.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct FilterBank<T: Element> {
+    input: XData<T>,
+    filters: XData<T>,
+    output: XData<T>,
+    params: FilterBankParams,
+    plan: Prepared<Plan<T>>,
+}
+
+struct Plan<T: Element> {
+    strategy: FilterBankStrategy,
+    geo: [i32; 16],
+    index: IndexType,
+    value: T,
+    /// Multiply-adds of one launch: C·R·S per output.
+    macs: u64,
+    step: Step<T>,
+}
+
+enum Step<T: Element> {
+    Nothing,
+    Direct {
+        kernel: Kernel,
+        q_blocks: u64,
+        k_blocks: u64,
+        groups: u64,
+        launch_groups: usize,
+    },
+    /// `col` holds `[images, C·R·S, P·Q]`: `per_image` = C·R·S·P·Q elements per image.
+    Im2col {
+        kernel: Kernel,
+        col: XData<T>,
+        per_image: usize,
+        chunks: Vec<(usize, usize, MatMul<T>)>,
+    },
+}
+
+impl<T: Element> FilterBank<T> {
+    /// A filter bank from `input` `[N, C, H, W]` and `filters` `[K, C, R, S]` into `output` `[N, K, P, Q]`.
+    pub fn new(input: &XData<T>, filters: &XData<T>, output: &XData<T>, params: FilterBankParams) -> FilterBank<T> {
+        FilterBank {
+            input: input.clone(),
+            filters: filters.clone(),
+            output: output.clone(),
+            params,
+            plan: Prepared::default(),
+        }
+    }
+
+    /// Allocates the output, runs the bank once and returns the output.
+    pub fn apply(input: &XData<T>, filters: &XData<T>, params: FilterBankParams) -> Result<XData<T>> {
+        let shape = params.output_shape(input.shape(), filters.shape())?;
+        let output = XData::uninit(input.app(), "FilterBank", &shape)?;
+        let mut bank = FilterBank::new(input, filters, &output, params);
+        bank.init()?;
+        bank.launch()?;
+        Ok(output)
+    }
+
+    /// The planner's choice; `None` before `init`.
+    pub fn strategy(&self) -> Option<FilterBankStrategy> {
+        self.plan.as_ref().map(|p| p.strategy)
+    }
+
+    fn strides(&self) -> ([u64; 8], [u64; 8]) {
+        let mut xs = [0u64; 8];
+        for (slot, &v) in xs.iter_mut().zip(self.input.strides().iter().chain(self.filters.strides())) {
+            *slot = v as u64;
+        }
+        let mut ys = [0u64; 8];
+        for (slot, &v) in ys.iter_mut().zip(self.output.strides()) {
+            *slot = v as u64;
+        }
+        (xs, ys)
+    }
+}
+
+impl<T: Element> Process for FilterBank<T> {
+    fn name(&self) -> &str {
+        "FilterBank"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        let op = "FilterBank";
+        let p = &self.params;
+        let expected = p.output_shape(self.input.shape(), self.filters.shape())?;
+        if self.output.shape() != expected.as_slice() {
+            return Err(Error::Shape {
+                op: op.into(),
+                expected: format!("{expected:?} (input {:?}, filters {:?})", self.input.shape(), self.filters.shape()),
+                got: format!("{:?}", self.output.shape()),
+            });
+        }
+        let app = self.output.app();
+        if !self.input.app().same_as(app) || !self.filters.app().same_as(app) {
+            return Err(Error::invalid(op, "the input, the filters and the output must belong to the same ClApp"));
+        }
+        if self.output.overlaps(&self.input) || self.output.overlaps(&self.filters) {
+            return Err(Error::invalid(op, "the output overlaps the input or the filters in one buffer"));
+        }
+        let (x, f) = (self.input.shape(), self.filters.shape());
+        let (&[n, c, h, w], &[k, _, r, s], &[_, _, out_p, out_q]) = (x, f, expected.as_slice()) else {
+            return Err(Error::invalid(
+                op,
+                format!("needs an input [N, C, H, W] and filters [K, C, R, S]; got {x:?} and {f:?}"),
+            ));
+        };
+        let pq = out_p * out_q;
+        if !self.output.is_empty() && !matches!(p.border, Border::Constant(_)) && (h == 0 || w == 0) {
+            return Err(Error::invalid(op, format!("the images of {x:?} are empty; {:?} cannot pad them", p.border)));
+        }
+        let geo_values = [
+            n,
+            c,
+            h,
+            w,
+            k,
+            r,
+            s,
+            out_p,
+            out_q,
+            p.padding[0],
+            p.padding[1],
+            p.stride[0],
+            p.stride[1],
+            p.dilation[0],
+            p.dilation[1],
+            usize::from(p.mode == ConvMode::Convolution),
+        ];
+        let reach = (out_p.max(1) - 1) * p.stride[0] + (r - 1) * p.dilation[0] + h + 2 * p.padding[0];
+        let reach_w = (out_q.max(1) - 1) * p.stride[1] + (s - 1) * p.dilation[1] + w + 2 * p.padding[1];
+        if geo_values.iter().chain([&reach, &reach_w]).any(|&v| v >= i32::MAX as usize) {
+            return Err(Error::Unsupported {
+                what: format!("{op}: an extent of input {x:?} / filters {f:?} exceeds the kernels' 32-bit range"),
+            });
+        }
+        let geo = geo_values.map(|v| v as i32);
+        let info = app.device();
+        let cpu = info.kind == DeviceKind::Cpu;
+        let element = std::mem::size_of::<T>();
+        let crs = c * r * s;
+        let per_image = crs * pq * element;
+        let budget = p.memory_budget.unwrap_or((info.max_alloc_bytes as usize / 4).min(1 << 30)).max(1);
+        let images = (budget / per_image.max(1)).clamp(1, n.max(1));
+        let im2col_possible = self.filters.is_contiguous() && self.output.is_contiguous() && per_image <= budget;
+        // Unrolling pays when the product is big enough in both filters and patch length for GEMM to run
+        // near its speed; below that the direct kernel reads less memory.
+        let im2col = match p.algorithm {
+            FilterBankAlgorithm::Direct => false,
+            FilterBankAlgorithm::Im2col => im2col_possible,
+            FilterBankAlgorithm::Auto => im2col_possible && k >= if cpu { 8 } else { 16 } && crs >= 16,
+        };
+        let col_len = images * crs * pq;
+        let layouts = [self.input.layout(), self.filters.layout(), self.output.layout()];
+        let index = index_type_for(&layouts, &[col_len as u64 + 1, (n * k * pq) as u64]);
+        let options = format!(
+            "{} -DIDX={} {} -DWG={DIRECT_WG} -DKB={FILTERS_PER_ITEM}",
+            T::build_options(),
+            index.cl_type(),
+            p.border.build_option()
+        );
+        let value = T::from_c64(p.border.value().into());
+        let (strategy, step) = if self.output.is_empty() {
+            (FilterBankStrategy::Nothing, Step::Nothing)
+        } else {
+            let program = app.build_program("filter_bank.cl", &kernels::with_common(kernels::FILTER_BANK), &options)?;
+            if im2col {
+                let col = XData::uninit(app, op, &[images, crs, pq])?;
+                let weights = self.filters.reshape(&[k, crs])?;
+                let out = self.output.reshape(&[n, k, pq])?;
+                let mut chunks = Vec::new();
+                for n0 in (0..n).step_by(images) {
+                    let count = images.min(n - n0);
+                    let b = col.slice_axis(0, 0..count)?;
+                    let mut product = MatMul::new(&weights, &b, &out.slice_axis(0, n0..n0 + count)?);
+                    product.init()?;
+                    chunks.push((n0, count, product));
+                }
+                let kernel = program.kernel("bank_im2col")?.owned_by(op);
+                (FilterBankStrategy::Im2col { images }, Step::Im2col { kernel, col, per_image: crs * pq, chunks })
+            } else {
+                let q_blocks = out_q.div_ceil(DIRECT_WG) as u64;
+                let k_blocks = k.div_ceil(FILTERS_PER_ITEM) as u64;
+                let groups = q_blocks * out_p as u64 * k_blocks * n as u64;
+                let cap = if cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
+                let kernel = program.kernel("bank_direct")?.owned_by(op);
+                let launch_groups = groups.min(cap) as usize;
+                (FilterBankStrategy::Direct, Step::Direct { kernel, q_blocks, k_blocks, groups, launch_groups })
+            }
+        };
+        let macs = self.output.len() as u64 * crs as u64;
+        self.plan.set(Plan { strategy, geo, index, value, macs, step });
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let (xs, ys) = self.strides();
+        let plan = self.plan.get("FilterBank")?;
+        let (idx, geo, value) = (plan.index, plan.geo, plan.value);
+        let element = std::mem::size_of::<T>() as u64;
+        let flops = plan.macs * if T::IS_COMPLEX { 8 } else { 2 };
+        match &mut plan.step {
+            Step::Nothing => Ok(()),
+            Step::Direct { kernel, q_blocks, k_blocks, groups, launch_groups } => kernel
+                .launch()
+                .input(&self.input)
+                .index(idx, self.input.offset() as u64)
+                .scalar(xs)
+                .input(&self.filters)
+                .index(idx, self.filters.offset() as u64)
+                .output(&self.output)
+                .index(idx, self.output.offset() as u64)
+                .scalar(ys)
+                .scalar(geo)
+                .scalar(value)
+                .index(idx, *q_blocks)
+                .index(idx, *k_blocks)
+                .index(idx, *groups)
+                .global(&[*launch_groups * DIRECT_WG])
+                .local(&[DIRECT_WG])
+                .work((self.input.len() + self.filters.len() + self.output.len()) as u64 * element, flops)
+                .enqueue(),
+            Step::Im2col { kernel, col, per_image, chunks } => {
+                for (n0, count, product) in chunks {
+                    let total = (*count * *per_image) as u64;
+                    let groups = total.div_ceil(256).min(1 << 20) as usize;
+                    kernel
+                        .launch()
+                        .input(&self.input)
+                        .index(idx, self.input.offset() as u64)
+                        .scalar(xs)
+                        .output(col)
+                        .scalar(geo)
+                        .scalar(value)
+                        .index(idx, *n0 as u64)
+                        .index(idx, total)
+                        .global(&[groups * 256])
+                        .local(&[256])
+                        .work(total * element * 2, 0)
+                        .enqueue()?;
+                    product.launch()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}

@@ -1,0 +1,23 @@
+//! Filtering with scipy.ndimage's and numpy's semantics: border rules ([`Border`]), filter weights ([`Filter`]:
+//! named filters, normalisation, the rank-1 split), [`Pad`], [`Convolution`] and [`SeparableConvolution`] (1–3-D,
+//! any border, stride, dilation; direct, tiled, separable or FFT algorithms chosen by the planner) and
+//! [`FilterBank`] (cuDNN-style multi-channel convolution, direct or im2col + `MatMul`). Kernels:
+//! `kernels/filter.cl` (convolution), `filter_pad.cl`, `filter_bank.cl`.
+
+mod border;
+mod conv_params;
+mod conv_pass;
+mod convolution;
+mod fft_conv;
+mod filter_bank;
+mod pad;
+mod separable;
+mod weights;
+
+pub use border::Border;
+pub use conv_params::{ConvAlgorithm, ConvMode, ConvOutput, ConvParams};
+pub use convolution::{ConvStrategy, Convolution};
+pub use filter_bank::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy};
+pub use pad::Pad;
+pub use separable::SeparableConvolution;
+pub use weights::{Filter, FilterElement};

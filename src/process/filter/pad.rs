@@ -1,0 +1,277 @@
+//! [`Pad`]: a larger copy of an array with its borders filled by a [`Border`] rule (`numpy.pad`).
+
+use super::border::Border;
+use crate::app::Kernel;
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::planning::{index_type_for, run_options, run_width};
+use crate::process::{Prepared, Process};
+
+/// Most axes a padded array may have.
+const MAX_AXES: usize = 8;
+/// Work-items per group (fewer where the device allows fewer): consecutive elements of one output row.
+const WG: usize = 256;
+/// Runs of output elements per work-item (`WG` runs apart along a row): the per-row index arithmetic is done
+/// once for them and their loads are in flight together.
+const EPT: usize = 4;
+
+/// Writes `input` extended by `(before, after)` elements along each axis into `output`, filling the new
+/// elements by a [`Border`] rule — `numpy.pad(input, widths, mode)` exactly, widths larger than the axis
+/// included. Any rank up to 8; either array may be a strided view. The inverse, a crop, is a view:
+/// [`XData::crop`].
+///
+/// ```
+/// use cliper::{Border, ClApp, Pad, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[4], &[1.0f32, 2.0, 3.0, 4.0])?;
+/// assert_eq!(Pad::apply(&x, &[(3, 2)], Border::Reflect)?.to_vec()?, [4.0, 3.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0, 2.0]);
+/// assert_eq!(Pad::apply(&x, &[(2, 2)], Border::Symmetric)?.to_vec()?, [2.0, 1.0, 1.0, 2.0, 3.0, 4.0, 4.0, 3.0]);
+/// assert_eq!(Pad::apply(&x, &[(1, 1)], Border::Constant(9.0))?.to_vec()?, [9.0, 1.0, 2.0, 3.0, 4.0, 9.0]);
+/// // 2-D: one (before, after) pair per axis, or one pair for every axis.
+/// let img = XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+/// let padded = Pad::apply(&img, &[(1, 1)], Border::Wrap)?;
+/// assert_eq!(padded.shape(), &[4, 4]);
+/// assert_eq!(padded.crop(&[(1, 1)])?.to_vec()?, img.to_vec()?);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct Pad<T: Element> {
+    input: XData<T>,
+    output: XData<T>,
+    widths: Vec<(usize, usize)>,
+    border: Border,
+    plan: Prepared<Plan>,
+}
+
+struct Plan {
+    kernel: Option<Kernel>,
+    index: IndexType,
+    rows: RowAxes,
+    last: [i32; 3],
+    steps: [u64; 2],
+    x_blocks: u64,
+    groups: u64,
+    launch_groups: usize,
+    wg: usize,
+}
+
+#[derive(Default)]
+struct RowAxes {
+    nd: u32,
+    out_shape: [u64; 8],
+    in_shape: [u64; 8],
+    before: [u64; 8],
+    src: [u64; 8],
+    dst: [u64; 8],
+}
+
+impl<T: Element> Pad<T> {
+    /// A pad of `input` into `output` by `widths`: one `(before, after)` pair per axis, or a single pair for
+    /// every axis.
+    pub fn new(input: &XData<T>, output: &XData<T>, widths: &[(usize, usize)], border: Border) -> Pad<T> {
+        Pad { input: input.clone(), output: output.clone(), widths: widths.to_vec(), border, plan: Prepared::default() }
+    }
+
+    /// The padded shape: `shape[k] + before[k] + after[k]`.
+    ///
+    /// ```
+    /// assert_eq!(cliper::Pad::<f32>::output_shape(&[5, 7], &[(1, 2), (0, 3)])?, vec![8, 10]);
+    /// assert_eq!(cliper::Pad::<f32>::output_shape(&[5, 7], &[(1, 1)])?, vec![7, 9]);
+    /// assert!(cliper::Pad::<f32>::output_shape(&[5, 7], &[(1, 1), (1, 1), (1, 1)]).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize], widths: &[(usize, usize)]) -> Result<Vec<usize>> {
+        let widths = expand_widths(shape, widths)?;
+        shape
+            .iter()
+            .zip(&widths)
+            .map(|(&n, &(b, a))| {
+                n.checked_add(b).and_then(|v| v.checked_add(a)).ok_or_else(|| {
+                    Error::invalid("Pad", format!("widths {widths:?} overflow the padded extent of shape {shape:?}"))
+                })
+            })
+            .collect()
+    }
+
+    /// Allocates the padded output, pads into it once and returns it.
+    pub fn apply(input: &XData<T>, widths: &[(usize, usize)], border: Border) -> Result<XData<T>> {
+        let output = XData::uninit(input.app(), "Pad", &Self::output_shape(input.shape(), widths)?)?;
+        let mut p = Pad::new(input, &output, widths, border);
+        p.init()?;
+        p.launch()?;
+        Ok(output)
+    }
+}
+
+/// One `(before, after)` pair per axis from a list with one pair per axis or one pair for all.
+fn expand_widths(shape: &[usize], widths: &[(usize, usize)]) -> Result<Vec<(usize, usize)>> {
+    match widths {
+        _ if widths.len() == shape.len() => Ok(widths.to_vec()),
+        &[pair] => Ok(vec![pair; shape.len()]),
+        _ => Err(Error::invalid(
+            "Pad",
+            format!(
+                "{} (before, after) width pairs for an array of shape {shape:?} ({} axes); give one per axis or one \
+                 for all",
+                widths.len(),
+                shape.len()
+            ),
+        )),
+    }
+}
+
+impl<T: Element> Process for Pad<T> {
+    fn name(&self) -> &str {
+        "Pad"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        let op = "Pad";
+        let (shape, widths) = (self.input.shape(), expand_widths(self.input.shape(), &self.widths)?);
+        let expected = Self::output_shape(shape, &widths)?;
+        if self.output.shape() != expected.as_slice() {
+            return Err(Error::Shape {
+                op: op.into(),
+                expected: format!("{expected:?} (input {shape:?} padded by {widths:?})"),
+                got: format!("{:?}", self.output.shape()),
+            });
+        }
+        if !self.input.app().same_as(self.output.app()) {
+            return Err(Error::invalid(op, "the input and the output must belong to the same ClApp (device)"));
+        }
+        if self.output.overlaps(&self.input) {
+            return Err(Error::invalid(op, "the output overlaps the input in one buffer"));
+        }
+        if expected.iter().any(|&n| n > i32::MAX as usize) {
+            return Err(Error::Unsupported {
+                what: format!("{op}: an axis of the padded shape {expected:?} exceeds 2³¹"),
+            });
+        }
+        if !matches!(self.border, Border::Constant(_))
+            && let Some(k) = shape.iter().zip(&widths).position(|(&n, &w)| n == 0 && w != (0, 0))
+        {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "axis {k} of the input (shape {shape:?}) is empty, so {:?} has nothing to extend it with; only \
+                     Border::Constant can pad an empty axis",
+                    self.border
+                ),
+            ));
+        }
+        // Axes of output extent 1 read element 0 on both sides and can go; the last remaining axis is walked
+        // along rows, the others (at most 7) number the rows.
+        // (extent out, extent in, before, src stride, dst stride) of each axis.
+        let per_axis = expected.iter().zip(shape).zip(&widths).zip(self.input.strides()).zip(self.output.strides());
+        let axes: Vec<(usize, usize, usize, usize, usize)> = per_axis
+            .map(|((((&o, &i), &(before, _)), &s), &d)| (o, i, before, s, d))
+            .filter(|&(o, ..)| o != 1)
+            .collect();
+        if axes.len() > MAX_AXES {
+            return Err(Error::Unsupported {
+                what: format!("{op}: shape {expected:?} has {} axes longer than 1; at most {MAX_AXES}", axes.len()),
+            });
+        }
+        // With no axis longer than 1 (a rank-0 array among them) one row of one element remains.
+        let (last, row_axes) = axes.split_last().map(|(l, r)| (*l, r)).unwrap_or(((1, 1, 0, 1, 1), &[]));
+        // One value per row axis; the slots past `nd` hold 0.
+        let column = |pick: fn(&(usize, usize, usize, usize, usize)) -> usize| -> [u64; 8] {
+            std::array::from_fn(|slot| row_axes.get(slot).map_or(0, |a| pick(a) as u64))
+        };
+        let rows = RowAxes {
+            nd: row_axes.len() as u32,
+            out_shape: column(|a| a.0),
+            in_shape: column(|a| a.1),
+            before: column(|a| a.2),
+            src: column(|a| a.3),
+            dst: column(|a| a.4),
+        };
+        let row_count: u64 = rows.out_shape.iter().take(rows.nd as usize).product();
+        let info = self.output.app().device();
+        let wg = WG.min(info.max_work_group_size.max(1));
+        let wg = 1usize << (usize::BITS - 1 - wg.leading_zeros());
+        // Runs of 16 bytes when every output row starts on such a boundary with unit stride.
+        let vw = run_width::<T>();
+        let aligned = |v: usize| v.is_multiple_of(vw);
+        let vw = if last.4 == 1
+            && aligned(self.output.offset())
+            && rows.dst.iter().take(rows.nd as usize).all(|&d| aligned(d as usize))
+        {
+            vw
+        } else {
+            1
+        };
+        let x_blocks = last.0.div_ceil(wg * EPT * vw) as u64;
+        let groups = row_count * x_blocks;
+        let app = self.output.app();
+        // A group per block up to a large cap, on CPUs too: PoCL padded 2048² in 25 ms that way against 41 ms with
+        // a few looping groups per core.
+        let cap = 1 << 22;
+        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[groups]);
+        let kernel = if self.output.is_empty() {
+            None
+        } else {
+            let mut options = format!(
+                "{} -DIDX={} {} -DWG={wg} -DEPT={EPT}",
+                T::build_options(),
+                index.cl_type(),
+                self.border.build_option()
+            );
+            if vw > 1 {
+                options += &run_options::<T>();
+            }
+            let program = app.build_program("filter_pad.cl", &kernels::with_common(kernels::FILTER_PAD), &options)?;
+            Some(program.kernel("pad")?.owned_by(op))
+        };
+        self.plan.set(Plan {
+            kernel,
+            index,
+            rows,
+            last: [last.1 as i32, last.0 as i32, last.2 as i32],
+            steps: [last.3 as u64, last.4 as u64],
+            x_blocks,
+            groups,
+            launch_groups: groups.min(cap) as usize,
+            wg,
+        });
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.get("Pad")?;
+        let Some(kernel) = plan.kernel.as_mut() else { return Ok(()) };
+        let (idx, r) = (plan.index, &plan.rows);
+        let element = std::mem::size_of::<T>() as u64;
+        let bytes = (self.input.len() + self.output.len()) as u64 * element;
+        kernel
+            .launch()
+            .input(&self.input)
+            .index(idx, self.input.offset() as u64)
+            .output(&self.output)
+            .index(idx, self.output.offset() as u64)
+            .scalar(r.nd)
+            .scalar(r.out_shape)
+            .scalar(r.in_shape)
+            .scalar(r.before)
+            .scalar(r.src)
+            .scalar(r.dst)
+            .scalar(plan.last[0])
+            .scalar(plan.last[1])
+            .scalar(plan.last[2])
+            .index(idx, plan.steps[0])
+            .index(idx, plan.steps[1])
+            .index(idx, plan.x_blocks)
+            .index(idx, plan.groups)
+            .scalar(T::from_c64(self.border.value().into()))
+            .global(&[plan.launch_groups * plan.wg])
+            .local(&[plan.wg])
+            .work(bytes, 0)
+            .enqueue()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}

@@ -1,0 +1,110 @@
+//! [`SeparableConvolution`]: a convolution given as one 1-D filter per axis, run as one pass per axis.
+
+use super::conv_params::ConvParams;
+use super::convolution::{ConvPlan, ConvStrategy, check_arrays, oriented};
+use super::weights::{Filter, FilterElement};
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::process::{Prepared, Process};
+
+/// The convolution with the outer product of 1-D filters, one per trailing axis (`factors[0]` along the first
+/// filtered axis), computed as one 1-D pass per axis: `Σ wₖ` multiply-adds per output instead of `Π wₖ`.
+/// Results equal [`super::Convolution`] with `Filter::outer(factors)` to rounding, for every mode, output size,
+/// border (constant borders included), stride and dilation. [`super::Convolution`] finds rank-1 filters by
+/// itself; use this when the factors are what you have.
+///
+/// ```
+/// use cliper::{Border, ClApp, ConvParams, Filter, SeparableConvolution, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let smooth = Filter::new(&[2], vec![0.5f32, 0.5])?;
+/// let diff = Filter::new(&[3], vec![1.0f32, 0.0, -1.0])?;
+/// let y = SeparableConvolution::apply(&x, &[smooth, diff], ConvParams::new().border(Border::Edge))?;
+/// assert_eq!(y.shape(), &[2, 3]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct SeparableConvolution<T: Element, K: FilterElement<T> = T> {
+    input: XData<T>,
+    output: XData<T>,
+    factors: Vec<Filter<K>>,
+    params: ConvParams,
+    plan: Prepared<ConvPlan<T, K>>,
+}
+
+impl<T: Element, K: FilterElement<T>> SeparableConvolution<T, K> {
+    /// A separable convolution of `input` into `output` with one 1-D filter per filtered axis.
+    pub fn new(
+        input: &XData<T>,
+        output: &XData<T>,
+        factors: &[Filter<K>],
+        params: ConvParams,
+    ) -> SeparableConvolution<T, K> {
+        SeparableConvolution {
+            input: input.clone(),
+            output: output.clone(),
+            factors: factors.to_vec(),
+            params,
+            plan: Prepared::default(),
+        }
+    }
+
+    /// Allocates the output, convolves into it once and returns it.
+    pub fn apply(input: &XData<T>, factors: &[Filter<K>], params: ConvParams) -> Result<XData<T>> {
+        let shape = params.output_shape(input.shape(), &filter_shape(factors)?)?;
+        let output = XData::uninit(input.app(), "SeparableConvolution", &shape)?;
+        let mut c = SeparableConvolution::new(input, &output, factors, params);
+        c.init()?;
+        c.launch()?;
+        Ok(output)
+    }
+
+    /// The plan `init` made (always [`ConvStrategy::Separable`] unless the output is empty); `None` before.
+    pub fn strategy(&self) -> Option<ConvStrategy> {
+        self.plan.as_ref().map(|p| p.strategy())
+    }
+}
+
+fn filter_shape<K: Element>(factors: &[Filter<K>]) -> Result<Vec<usize>> {
+    let lengths: Vec<usize> =
+        factors.iter().filter_map(|f| if let &[n] = f.shape() { Some(n) } else { None }).collect();
+    if factors.is_empty() || factors.len() > 3 || lengths.len() != factors.len() {
+        let shapes: Vec<&[usize]> = factors.iter().map(|f| f.shape()).collect();
+        return Err(Error::invalid(
+            "SeparableConvolution",
+            format!("needs one to three 1-D filters, one per axis; got filters of shapes {shapes:?}"),
+        ));
+    }
+    Ok(lengths)
+}
+
+impl<T: Element, K: FilterElement<T>> Process for SeparableConvolution<T, K> {
+    fn name(&self) -> &str {
+        "SeparableConvolution"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        let op = "SeparableConvolution";
+        let shape = filter_shape(&self.factors)?;
+        let axes = check_arrays(op, &self.params, &self.input, &self.output, &shape)?;
+        let factors = self.factors.iter().map(|f| oriented(f, &self.params)).collect::<Result<Vec<_>>>()?;
+        self.plan.set(ConvPlan::separable(
+            op,
+            &self.params,
+            &self.input,
+            &self.output,
+            &factors,
+            &axes,
+            self.params.pass_preference(),
+        )?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        self.plan.get("SeparableConvolution")?.launch()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}

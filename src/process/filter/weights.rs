@@ -1,0 +1,392 @@
+//! [`Filter`]: a small host-side filter (convolution kernel) with its shape, the named filters researchers
+//! reach for, and the rank-1 test behind the separable fast path.
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+use num_complex::{Complex, Complex64};
+
+/// Element types a filter may have for data of type `T`: `T` itself, or `T`'s real type for complex data (a
+/// real Gaussian on complex k-space images costs half the multiplies of a complex one).
+///
+/// ```
+/// fn accepts<T: cliper::Element, K: cliper::FilterElement<T>>() {}
+/// accepts::<f32, f32>();
+/// accepts::<num_complex::Complex32, f32>();
+/// accepts::<num_complex::Complex64, num_complex::Complex64>();
+/// ```
+pub trait FilterElement<T: Element>: Element {}
+impl<T: Element> FilterElement<T> for T {}
+impl FilterElement<Complex<f32>> for f32 {}
+impl FilterElement<Complex<f64>> for f64 {}
+
+/// A filter for [`super::Convolution`]: an N-d array of weights (rank 1 to 3) on the host. Filters are small;
+/// `init` uploads them (flipped for a convolution, normalised when asked) so `launch` reads them on the device.
+///
+/// ```
+/// use cliper::Filter;
+/// let sobel = Filter::<f32>::sobel_x();
+/// assert_eq!(sobel.shape(), &[3, 3]);
+/// assert_eq!(sobel.values(), &[-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0]);
+/// let g = Filter::<f64>::gaussian(1.0, 2)?; // scipy's radius: ⌊4σ + 0.5⌋
+/// assert_eq!(g.shape(), &[9, 9]);
+/// assert!((g.values().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+/// let parts = g.separate().expect("a Gaussian is separable");
+/// assert_eq!((parts[0].shape(), parts[1].shape()), (&[9usize][..], &[9usize][..]));
+/// assert!(Filter::<f64>::laplacian().separate().is_none());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filter<K: Element> {
+    shape: Vec<usize>,
+    values: Vec<K>,
+}
+
+/// The weights per axis of a Gaussian of `sigma`: scipy's radius ⌊4σ + 0.5⌋ on each side of the centre.
+fn gaussian_extent(sigma: f64) -> f64 {
+    2.0 * (4.0 * sigma + 0.5).floor() + 1.0
+}
+
+impl<K: Element> Filter<K> {
+    /// The most weights a generated filter ([`Filter::gaussian`], [`Filter::box_filter`], [`Filter::outer`], …)
+    /// may have: 2²⁸ (2 GiB of f64), far past any filter a convolution runs (a σ = 100 Gaussian on 3 axes has
+    /// 801³ ≈ 5·10⁸ weights and is refused). Without it, `gaussian:1e15` asked for 64 PB and aborted the process.
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// assert!(Filter::<f32>::gaussian(1e15, 2).unwrap_err().to_string().contains("weights"));
+    /// assert!(Filter::<f32>::gaussian(100.0, 2).is_ok());
+    /// ```
+    pub const MAX_ELEMENTS: usize = 1 << 28;
+
+    /// `Ok` when `extent` weights per axis on `rank` axes stay within [`Filter::MAX_ELEMENTS`].
+    fn check_generated(op: &str, what: &str, extent: f64, rank: usize) -> Result<()> {
+        let total = extent.powi(i32::try_from(rank).unwrap_or(i32::MAX));
+        if total.is_nan() || total > Filter::<K>::MAX_ELEMENTS as f64 {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "{what} makes {extent:?} weights per axis, {total:e} on {rank} axes: more than the {} weights \
+                     a generated filter may have",
+                    Filter::<K>::MAX_ELEMENTS
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A filter of `shape` (rank 1 to 3, no zero extent) from row-major `values`.
+    pub fn new(shape: &[usize], values: Vec<K>) -> Result<Filter<K>> {
+        let op = "Filter";
+        if !(1..=3).contains(&shape.len()) {
+            return Err(Error::invalid(op, format!("a filter has 1 to 3 axes, got shape {shape:?}")));
+        }
+        if shape.contains(&0) {
+            return Err(Error::invalid(
+                op,
+                format!("a filter needs at least one weight per axis, got shape {shape:?}"),
+            ));
+        }
+        let n = shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+        if n != Some(values.len()) {
+            return Err(Error::invalid(
+                op,
+                format!("shape {shape:?} holds {} weights but {} were given", n.unwrap_or(usize::MAX), values.len()),
+            ));
+        }
+        Ok(Filter { shape: shape.to_vec(), values })
+    }
+
+    /// The filter's shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The weights, row-major.
+    pub fn values(&self) -> &[K] {
+        &self.values
+    }
+
+    /// The number of axes.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// `outer(a, b, …)`: the filter whose weight at `(i, j, …)` is `a[i]·b[j]·…` for 1-D filters `a`, `b`, ….
+    pub fn outer(parts: &[Filter<K>]) -> Result<Filter<K>> {
+        let shape: Vec<usize> =
+            parts.iter().filter_map(|p| if let &[n] = p.shape.as_slice() { Some(n) } else { None }).collect();
+        if parts.is_empty() || parts.len() > 3 || shape.len() != parts.len() {
+            return Err(Error::invalid("Filter::outer", "needs one to three 1-D filters"));
+        }
+        let total = shape.iter().map(|&n| n as f64).product::<f64>();
+        Self::check_generated("Filter::outer", &format!("shape {shape:?}"), total, 1)?;
+        let mut values = vec![Complex64::new(1.0, 0.0)];
+        for p in parts {
+            values = values.iter().flat_map(|&a| p.values.iter().map(move |&b| a * b.to_c64())).collect();
+        }
+        Filter::new(&shape, values.into_iter().map(K::from_c64).collect())
+    }
+
+    /// scipy.ndimage.gaussian_filter's kernel of standard deviation `sigma` on `rank` axes: radius ⌊4σ + 0.5⌋,
+    /// weights `exp(−x²/2σ²)` normalised to sum 1 per axis.
+    pub fn gaussian(sigma: f64, rank: usize) -> Result<Filter<K>> {
+        if !(sigma > 0.0 && sigma.is_finite()) {
+            return Err(Error::invalid("Filter::gaussian", format!("sigma must be positive and finite, got {sigma}")));
+        }
+        let extent = gaussian_extent(sigma);
+        Self::check_generated("Filter::gaussian", &format!("sigma {sigma:?}"), extent, rank.clamp(1, 3))?;
+        let radius = ((extent - 1.0) / 2.0) as i64;
+        let w: Vec<f64> = (-radius..=radius).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
+        let sum: f64 = w.iter().sum();
+        Self::repeated_1d(w.iter().map(|v| v / sum).collect(), rank, "Filter::gaussian")
+    }
+
+    /// scipy.ndimage.gaussian_laplace's operator as one kernel on `rank` axes: the sum over the axes of the
+    /// Gaussian's second derivative along that axis times the Gaussian along the others. Radius ⌊4σ + 0.5⌋ and
+    /// scipy's order-2 weights `(x²/σ⁴ − 1/σ²)·g(x)`, with `g` the Gaussian normalised to sum 1.
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// let log = Filter::<f64>::laplacian_of_gaussian(1.0, 2)?;
+    /// assert_eq!(log.shape(), &[9, 9]);
+    /// assert!(log.values()[4 * 9 + 4] < 0.0); // a negative centre, like scipy's
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn laplacian_of_gaussian(sigma: f64, rank: usize) -> Result<Filter<K>> {
+        if sigma.is_finite() {
+            let extent = gaussian_extent(sigma);
+            Self::check_generated(
+                "Filter::laplacian_of_gaussian",
+                &format!("sigma {sigma:?}"),
+                extent,
+                rank.clamp(1, 3),
+            )?;
+        }
+        let gaussian = Filter::<K>::gaussian(sigma, 1).map_err(|_| {
+            Error::invalid("Filter::laplacian_of_gaussian", format!("sigma must be positive and finite, got {sigma}"))
+        })?;
+        if !(1..=3).contains(&rank) {
+            return Err(Error::invalid("Filter::laplacian_of_gaussian", format!("needs rank 1 to 3, got {rank}")));
+        }
+        // A 1-D filter: its length is its only extent.
+        let radius = (gaussian.values.len() / 2) as f64;
+        let s2 = sigma * sigma;
+        let second: Vec<K> = gaussian
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let x = i as f64 - radius;
+                K::from_c64(g.to_c64() * (x * x / (s2 * s2) - 1.0 / s2))
+            })
+            .collect();
+        let second = Filter::new(&[second.len()], second)?;
+        let mut total: Option<Filter<K>> = None;
+        for axis in 0..rank {
+            let parts: Vec<Filter<K>> =
+                (0..rank).map(|a| if a == axis { second.clone() } else { gaussian.clone() }).collect();
+            let term = Filter::outer(&parts)?;
+            total = Some(match total {
+                None => term,
+                Some(t) => {
+                    let values = t.values.iter().zip(&term.values).map(|(a, b)| K::from_c64(a.to_c64() + b.to_c64()));
+                    Filter { shape: t.shape, values: values.collect() }
+                }
+            });
+        }
+        total.ok_or_else(|| Error::invalid("Filter::laplacian_of_gaussian", "rank 0"))
+    }
+
+    /// A filter by name, as the `cliper` command line and pipeline files spell them: `gaussian:SIGMA`,
+    /// `box:SIZE`, `log:SIGMA` (Laplacian of Gaussian) on `rank` axes, and the 2-D `sobel-x`, `sobel-y`,
+    /// `laplacian`. An unknown name or a bad number is an error listing the names.
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// assert_eq!(Filter::<f32>::named("gaussian:1.5", 2)?.shape(), &[13, 13]);
+    /// assert_eq!(Filter::<f32>::named("box:3", 3)?.shape(), &[3, 3, 3]);
+    /// assert_eq!(Filter::<f32>::named("sobel-x", 2)?, Filter::sobel_x());
+    /// assert!(Filter::<f32>::named("blur:2", 2).unwrap_err().to_string().contains("gaussian:SIGMA"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn named(spec: &str, rank: usize) -> Result<Filter<K>> {
+        let known = "gaussian:SIGMA, box:SIZE, log:SIGMA, sobel-x, sobel-y, laplacian";
+        let bad = |why: String| Error::invalid("Filter::named", format!("{why}; known filters: {known}"));
+        let (name, arg) = match spec.split_once(':') {
+            Some((n, a)) => (n.trim().to_ascii_lowercase(), Some(a.trim())),
+            None => (spec.trim().to_ascii_lowercase(), None),
+        };
+        let number = |what: &str| -> Result<f64> {
+            let text = arg.ok_or_else(|| bad(format!("`{name}` needs a {what}, as in `{name}:2`")))?;
+            text.parse::<f64>().map_err(|_| bad(format!("`{text}` in `{spec}` is not a number")))
+        };
+        let fixed = |f: Filter<K>| {
+            if arg.is_some() { Err(bad(format!("`{name}` takes no parameter"))) } else { Ok(f) }
+        };
+        match name.as_str() {
+            "gaussian" => Filter::gaussian(number("sigma")?, rank),
+            "log" => Filter::laplacian_of_gaussian(number("sigma")?, rank),
+            "box" => {
+                let size = number("size")?;
+                if size < 1.0 || size.fract() != 0.0 {
+                    return Err(bad(format!("box size must be a whole number ≥ 1, got {size}")));
+                }
+                Filter::box_filter(size as usize, rank)
+            }
+            "sobel-x" | "sobel_x" => fixed(Filter::sobel_x()),
+            "sobel-y" | "sobel_y" => fixed(Filter::sobel_y()),
+            "laplacian" => fixed(Filter::laplacian()),
+            _ => Err(bad(format!("unknown filter `{spec}`"))),
+        }
+    }
+
+    /// The mean over a box of `size` weights per axis on `rank` axes (scipy.ndimage.uniform_filter).
+    pub fn box_filter(size: usize, rank: usize) -> Result<Filter<K>> {
+        Self::check_generated("Filter::box_filter", &format!("size {size}"), size as f64, rank.clamp(1, 3))?;
+        Self::repeated_1d(vec![1.0 / size as f64; size], rank, "Filter::box_filter")
+    }
+
+    fn repeated_1d(w: Vec<f64>, rank: usize, op: &str) -> Result<Filter<K>> {
+        if !(1..=3).contains(&rank) || w.is_empty() {
+            return Err(Error::invalid(op, format!("needs rank 1 to 3 and a size of at least 1, got rank {rank}")));
+        }
+        let line = Filter::new(&[w.len()], w.into_iter().map(|v| K::from_c64(v.into())).collect())?;
+        Filter::outer(&vec![line; rank])
+    }
+
+    /// The 3×3 Sobel derivative along the last axis (x), as correlation weights (scipy.ndimage.sobel, axis=-1).
+    pub fn sobel_x() -> Filter<K> {
+        Self::fixed(&[3, 3], &[-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0])
+    }
+
+    /// The 3×3 Sobel derivative along the first axis (y), as correlation weights (scipy.ndimage.sobel, axis=0).
+    pub fn sobel_y() -> Filter<K> {
+        Self::fixed(&[3, 3], &[-1.0, -2.0, -1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 1.0])
+    }
+
+    /// The 3×3 five-point Laplacian `[[0, 1, 0], [1, −4, 1], [0, 1, 0]]` (zero sum).
+    pub fn laplacian() -> Filter<K> {
+        Self::fixed(&[3, 3], &[0.0, 1.0, 0.0, 1.0, -4.0, 1.0, 0.0, 1.0, 0.0])
+    }
+
+    fn fixed(shape: &[usize], w: &[f64]) -> Filter<K> {
+        Filter { shape: shape.to_vec(), values: w.iter().map(|&v| K::from_c64(v.into())).collect() }
+    }
+
+    /// The sum of the weights.
+    pub fn sum(&self) -> Complex64 {
+        self.values.iter().map(|v| v.to_c64()).sum()
+    }
+
+    /// The filter divided by the sum of its weights, or an error when that sum is zero up to rounding
+    /// (|Σw| < 64·ε·Σ|w|, ε the unit roundoff of the weights' type): Sobel and Laplacian filters sum to zero and
+    /// cannot be normalised.
+    pub fn normalized(&self) -> Result<Filter<K>> {
+        let sum = self.sum();
+        let magnitude: f64 = self.values.iter().map(|v| v.to_c64().norm()).sum();
+        let eps = if K::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
+        // NaN weights fail the comparison too.
+        let distinguishable = sum.norm() >= 64.0 * eps * magnitude;
+        if !distinguishable || magnitude == 0.0 {
+            return Err(Error::invalid(
+                "Convolution",
+                format!(
+                    "cannot normalise a filter of shape {:?} by its sum {sum}: the weights sum to zero (Σ|w| = \
+                     {magnitude}); zero-sum filters such as Sobel or Laplacian are used unnormalised",
+                    self.shape
+                ),
+            ));
+        }
+        let values = self.values.iter().map(|&v| K::from_c64(v.to_c64() / sum)).collect();
+        Ok(Filter { shape: self.shape.clone(), values })
+    }
+
+    /// The filter reversed along every axis (what turns a correlation into a convolution).
+    pub fn flipped(&self) -> Filter<K> {
+        let mut values = self.values.clone();
+        // Reversing the row-major list reverses every axis at once.
+        values.reverse();
+        Filter { shape: self.shape.clone(), values }
+    }
+
+    /// One 1-D filter per axis whose outer product is this filter, when it has rank 1 up to rounding (every
+    /// weight within 32·ε·max|w| of the product, ε the unit roundoff of the weights' type); `None` for 1-D
+    /// filters, for filters of rank > 1 (a Laplacian), and for an all-zero filter.
+    ///
+    /// The factors come from the largest weight `w[p]`: along each axis, the line of weights through `p`,
+    /// divided by `w[p]` on all but the first axis.
+    pub fn separate(&self) -> Option<Vec<Filter<K>>> {
+        if self.ndim() < 2 {
+            return None;
+        }
+        let w: Vec<Complex64> = self.values.iter().map(|v| v.to_c64()).collect();
+        let (pivot, peak, top) = w
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (i, v.norm(), v))
+            .fold((0, 0.0, Complex64::new(0.0, 0.0)), |best, cur| if cur.1 > best.1 { cur } else { best });
+        if peak == 0.0 {
+            return None;
+        }
+        // Row-major strides: products of extents ≥ 1 (`Filter::new` refuses empty axes), so never 0.
+        let strides: Vec<usize> = (1..=self.ndim()).map(|k| self.shape.iter().skip(k).product()).collect();
+        let factors: Vec<Vec<Complex64>> = strides
+            .iter()
+            .zip(&self.shape)
+            .enumerate()
+            .map(|(k, (&s, &n))| {
+                let base = pivot - pivot / s % n * s;
+                let scale = if k == 0 { Complex64::new(1.0, 0.0) } else { top };
+                w.iter().skip(base).step_by(s).take(n).map(|&v| v / scale).collect()
+            })
+            .collect();
+        let eps = if K::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
+        // The outer product of the factors, row-major like `w`: each entry the product over the axes in order.
+        let mut products = vec![Complex64::new(1.0, 0.0)];
+        for f in &factors {
+            products = products.iter().flat_map(|&a| f.iter().map(move |&b| a * b)).collect();
+        }
+        let fits = w.len() == products.len()
+            && w.iter().zip(&products).all(|(&v, &product)| (v - product).norm() <= 32.0 * eps * peak);
+        fits.then(|| {
+            factors
+                .into_iter()
+                .map(|f| Filter { shape: vec![f.len()], values: f.into_iter().map(K::from_c64).collect() })
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_checked() {
+        assert!(Filter::<f32>::new(&[2, 2], vec![1.0; 3]).unwrap_err().to_string().contains("holds 4"));
+        assert!(Filter::<f32>::new(&[0, 2], vec![]).is_err());
+        assert!(Filter::<f32>::new(&[1, 1, 1, 1], vec![1.0]).is_err());
+    }
+
+    #[test]
+    fn separation_rebuilds_rank_one_filters_only() {
+        let g = Filter::<f32>::gaussian(1.5, 3).unwrap();
+        let parts = g.separate().unwrap();
+        let back = Filter::outer(&parts).unwrap();
+        for (a, b) in back.values().iter().zip(g.values()) {
+            assert!((a - b).abs() <= 1e-6 * g.values().iter().fold(0.0f32, |m, v| m.max(*v)));
+        }
+        assert!(Filter::<f32>::sobel_x().separate().is_some()); // [1 2 1]ᵀ ⊗ [-1 0 1]
+        assert!(Filter::<f32>::laplacian().separate().is_none());
+        assert!(Filter::<f32>::new(&[2, 2], vec![0.0; 4]).unwrap().separate().is_none());
+        assert!(Filter::<f32>::new(&[5], vec![1.0; 5]).unwrap().separate().is_none());
+    }
+
+    #[test]
+    fn zero_sum_filters_do_not_normalise() {
+        let e = Filter::<f64>::laplacian().normalized().unwrap_err().to_string();
+        assert!(e.contains("sum to zero") && e.contains("[3, 3]"), "{e}");
+        let b = Filter::<f64>::new(&[2], vec![1.0, 3.0]).unwrap().normalized().unwrap();
+        assert_eq!(b.values(), &[0.25, 0.75]);
+    }
+}

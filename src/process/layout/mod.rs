@@ -1,0 +1,16 @@
+//! Copies between views of one shape: [`Transpose`], [`ConjugateTranspose`], [`Permute`] and [`StridedCopy`],
+//! all planned by the copy planner (`copy_plan.rs`: a buffer copy, row copies or a tiled transpose, with tile
+//! shapes per device, [`TransposeTiles`]), which also gathers and scatters `XData` views (`views.rs`).
+//! Kernels: `kernels/layout.cl`.
+
+mod copy_plan;
+mod permute;
+mod strided_copy;
+mod transpose;
+mod views;
+
+pub(crate) use copy_plan::CopyPlan;
+pub use copy_plan::TransposeTiles;
+pub use permute::Permute;
+pub use strided_copy::StridedCopy;
+pub use transpose::{ConjugateTranspose, Transpose};

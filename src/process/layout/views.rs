@@ -1,0 +1,108 @@
+//! Reading, writing and copying `XData` views whatever their strides: `to_vec`, `to_ndarray`, `write`,
+//! `copy_from` and `contiguous`. They live with the copy planner because views that are not contiguous are
+//! gathered and scattered by its kernels; `data/xdata.rs` has the plain contiguous transfers they end in.
+
+use super::strided_copy::StridedCopy;
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::process::Process;
+use ndarray::{ArrayD, IxDyn};
+
+impl<T: Element> XData<T> {
+    /// The elements in row-major order of this view. Waits for pending writes; one device→host copy (a
+    /// non-contiguous view is first gathered on the device).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+    /// assert_eq!(x.t().to_vec()?, vec![1.0, 3.0, 2.0, 4.0]); // gathered on the device, one copy to the host
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.storage().check()?;
+        if self.is_empty() {
+            return Ok(Vec::new());
+        }
+        if !self.is_contiguous() {
+            return self.contiguous()?.read_contiguous();
+        }
+        self.read_contiguous()
+    }
+
+    /// The elements as an ndarray array of this view's shape.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[2, 2], &[1.0f64, 2.0, 3.0, 4.0])?;
+    /// assert_eq!(x.to_ndarray()?, ndarray::array![[1.0, 2.0], [3.0, 4.0]].into_dyn());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn to_ndarray(&self) -> Result<ArrayD<T>> {
+        let data = self.to_vec()?;
+        ArrayD::from_shape_vec(IxDyn(self.shape()), data)
+            .map_err(|e| Error::invalid("XData::to_ndarray", e.to_string()))
+    }
+
+    /// Overwrites this view's elements with `data` (row-major order of the view). A strided view is filled
+    /// through a device-side scatter from one uploaded block.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::<f32>::zeros(&app, &[2, 2])?;
+    /// x.t().write(&[1.0, 2.0, 3.0, 4.0])?; // writes through the transposed view
+    /// assert_eq!(x.to_vec()?, vec![1.0, 3.0, 2.0, 4.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn write(&self, data: &[T]) -> Result<()> {
+        if data.len() != self.len() {
+            return Err(Error::Shape {
+                op: "XData::write".into(),
+                expected: format!("{} elements for shape {:?}", self.len(), self.shape()),
+                got: format!("{} elements", data.len()),
+            });
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        if self.is_contiguous() {
+            return self.write_contiguous(data);
+        }
+        let staging = XData::from_slice(self.app(), self.shape(), data)?;
+        self.copy_from(&staging)
+    }
+
+    /// Copies `src` (same shape, any strides) into this view, on the device.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let big = cliper::XData::<f32>::zeros(&app, &[4, 4])?;
+    /// let patch = cliper::XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+    /// big.slice_axis(0, 1..3)?.slice_axis(1, 2..4)?.copy_from(&patch)?;
+    /// assert_eq!(big.index_axis(0, 2)?.to_vec()?, vec![0.0, 0.0, 3.0, 4.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn copy_from(&self, src: &XData<T>) -> Result<()> {
+        StridedCopy::new(src, self).run()
+    }
+
+    /// A contiguous (row-major) array with this view's elements, gathered on the device without a host
+    /// round trip. An array that is already contiguous is returned as is (a shallow clone).
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// let xt = x.t().contiguous()?; // a new [3, 2] array, gathered on the device
+    /// assert!(xt.is_contiguous() && !xt.overlaps(&x));
+    /// assert_eq!(xt.reshape(&[6])?.to_vec()?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn contiguous(&self) -> Result<XData<T>> {
+        if self.is_contiguous() {
+            return Ok(self.clone());
+        }
+        let out = XData::uninit(self.app(), "XData::contiguous", self.shape())?;
+        StridedCopy::new(self, &out).run()?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,438 @@
+//! [`MatMul`]: `C = alpha·op(A)·op(B) + beta·C` for batches of real or complex matrices.
+
+use super::gemm_strategy::{GemmStrategy, GemmTiles};
+use crate::app::{Kernel, Program};
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::planning::{Batch3, broadcast};
+use crate::process::{Prepared, Process};
+
+/// What [`MatMul`] does to an operand before multiplying (BLAS's `N`, `T`, `C`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MatOp {
+    /// The matrix as it is.
+    #[default]
+    None,
+    /// Its transpose (the last two axes swapped).
+    Transpose,
+    /// Its conjugate transpose (`Aᴴ`); the same as [`MatOp::Transpose`] for real types.
+    ConjTranspose,
+}
+
+impl MatOp {
+    fn view<T: Element>(self, x: &XData<T>) -> XData<T> {
+        match self {
+            MatOp::None => x.clone(),
+            MatOp::Transpose | MatOp::ConjTranspose => x.t(),
+        }
+    }
+
+    fn conjugates<T: Element>(self) -> bool {
+        self == MatOp::ConjTranspose && T::IS_COMPLEX
+    }
+}
+
+/// `C = alpha·op(A)·op(B) + beta·C`, for `f32`, `f64`, `Complex<f32>` and `Complex<f64>`; `op` is a
+/// [`MatOp`] per operand.
+///
+/// - Any M, N, K (K = 0 gives `beta·C`). Operands of shape `[batch…, rows, cols]` multiply matrix by matrix;
+///   batch axes broadcast as in numpy (a 2-D operand is used for every matrix of the other).
+/// - Operands are read through their strides: a transposed or sliced view (`a.t()`, `slice_axis`) costs no
+///   copy. C may be a strided view too but must not overlap A or B.
+/// - With `beta = 0` (the default) C is only written, so its old contents (even NaN) do not matter.
+///
+/// `init` picks the kernel ([`GemmStrategy::for_problem`]: local-memory tiles on GPUs, register blocks on
+/// CPUs, both with per-device tile sizes, or the direct kernel for small products) and builds it; `launch` only
+/// enqueues.
+///
+/// ```
+/// use cliper::{ClApp, MatMul, MatOp, Process, XData};
+/// let app = ClApp::new()?;
+/// let a = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let b = XData::from_slice(&app, &[2, 2], &[1.0f32, 0.0, 0.0, 2.0])?;
+/// let c = XData::from_slice(&app, &[3, 2], &[1.0f32; 6])?;
+/// // C = 2·Aᵀ·B + C
+/// let mut mm = MatMul::new(&a, &b, &c).op_a(MatOp::Transpose).alpha(2.0).beta(1.0);
+/// mm.init()?;
+/// mm.launch()?;
+/// assert_eq!(c.to_vec()?, vec![3.0, 17.0, 5.0, 21.0, 7.0, 25.0]);
+/// // Or allocate the output: a batch of three 2×3 matrices times one 3×2 matrix.
+/// let batch = XData::from_slice(&app, &[3, 2, 3], &vec![1.0f32; 18])?;
+/// assert_eq!(MatMul::apply(&batch, &a.t())?.shape(), &[3, 2, 2]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+///
+/// Operands of different element types are rejected when the program is compiled:
+/// ```compile_fail
+/// # let app = cliper::ClApp::new()?;
+/// let a = cliper::XData::<f32>::zeros(&app, &[2, 2])?;
+/// let b = cliper::XData::<f64>::zeros(&app, &[2, 2])?;
+/// let c = cliper::MatMul::apply(&a, &b)?;
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct MatMul<T: Element> {
+    a: XData<T>,
+    b: XData<T>,
+    c: XData<T>,
+    op_a: MatOp,
+    op_b: MatOp,
+    alpha: T,
+    beta: T,
+    forced: Option<GemmStrategy>,
+    plan: Prepared<Plan<T>>,
+}
+
+/// Everything `launch` needs, fixed by `init`.
+struct Plan<T: Element> {
+    strategy: GemmStrategy,
+    program: Program,
+    kernel: Kernel,
+    index: IndexType,
+    /// op(A) and op(B) as views of shapes `[batch…, M, K]` and `[batch…, K, N]` (before broadcasting).
+    a: XData<T>,
+    b: XData<T>,
+    mnk: [usize; 3],
+    batch: Batch3,
+    global: [usize; 3],
+    local: [usize; 3],
+    bytes: u64,
+    flops: u64,
+}
+
+impl<T: Element> MatMul<T> {
+    /// `c = a·b` (set the ops, `alpha` and `beta` with the builder methods before `init`).
+    pub fn new(a: &XData<T>, b: &XData<T>, c: &XData<T>) -> MatMul<T> {
+        MatMul {
+            a: a.clone(),
+            b: b.clone(),
+            c: c.clone(),
+            op_a: MatOp::None,
+            op_b: MatOp::None,
+            alpha: T::from_c64(1.0.into()),
+            beta: T::default(),
+            forced: None,
+            plan: Prepared::default(),
+        }
+    }
+
+    /// What to do to A before multiplying.
+    pub fn op_a(mut self, op: MatOp) -> MatMul<T> {
+        self.op_a = op;
+        self
+    }
+
+    /// What to do to B before multiplying.
+    pub fn op_b(mut self, op: MatOp) -> MatMul<T> {
+        self.op_b = op;
+        self
+    }
+
+    /// The factor on the product (default 1).
+    pub fn alpha(mut self, alpha: T) -> MatMul<T> {
+        self.alpha = alpha;
+        self
+    }
+
+    /// The factor on the old C (default 0: C is overwritten and never read).
+    pub fn beta(mut self, beta: T) -> MatMul<T> {
+        self.beta = beta;
+        self
+    }
+
+    /// Runs this kernel instead of the planner's choice (tiles are checked against the device in `init`).
+    pub fn with_strategy(mut self, strategy: GemmStrategy) -> MatMul<T> {
+        self.forced = Some(strategy);
+        self
+    }
+
+    /// The kernel `init` chose; `None` before `init`.
+    pub fn strategy(&self) -> Option<GemmStrategy> {
+        self.plan.as_ref().map(|p| p.strategy)
+    }
+
+    /// The program `init` built and the kernel it runs (for inspection: [`Program::binary`],
+    /// [`Kernel::private_mem_bytes`]); `None` before `init`.
+    pub fn compiled(&self) -> Option<(&Program, &Kernel)> {
+        self.plan.as_ref().map(|p| (&p.program, &p.kernel))
+    }
+
+    /// The shape of `op_a(a)·op_b(b)` for operand shapes `a` and `b`, or an error naming both shapes when
+    /// they do not fit together.
+    ///
+    /// ```
+    /// use cliper::{MatMul, MatOp};
+    /// assert_eq!(MatMul::<f32>::output_shape(&[5, 2, 3], MatOp::None, &[3, 4], MatOp::None)?, vec![5, 2, 4]);
+    /// assert_eq!(MatMul::<f32>::output_shape(&[3, 2], MatOp::Transpose, &[3, 4], MatOp::None)?, vec![2, 4]);
+    /// let err = MatMul::<f32>::output_shape(&[2, 3], MatOp::None, &[4, 5], MatOp::None).unwrap_err();
+    /// assert!(err.to_string().contains("[2, 3]") && err.to_string().contains("[4, 5]"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(a: &[usize], op_a: MatOp, b: &[usize], op_b: MatOp) -> Result<Vec<usize>> {
+        let matrix = |shape: &[usize], op: MatOp, which: &str| -> Result<(Vec<usize>, usize, usize)> {
+            let [batch @ .., r, c] = shape else {
+                return Err(Error::invalid(
+                    "MatMul",
+                    format!("operand {which} must have at least 2 axes (rows, columns), got shape {shape:?}"),
+                ));
+            };
+            let (r, c) = if op == MatOp::None { (*r, *c) } else { (*c, *r) };
+            Ok((batch.to_vec(), r, c))
+        };
+        let (batch_a, m, k) = matrix(a, op_a, "A")?;
+        let (batch_b, k2, n) = matrix(b, op_b, "B")?;
+        if k != k2 {
+            return Err(Error::invalid(
+                "MatMul",
+                format!(
+                    "inner dimensions differ: op(A) is {m}×{k} (A has shape {a:?}, op {op_a:?}) but op(B) is {k2}×{n} \
+                     (B has shape {b:?}, op {op_b:?})"
+                ),
+            ));
+        }
+        let zeros = |len: usize| vec![0; len];
+        let (mut shape, _, _) = broadcast((&batch_a, &zeros(batch_a.len())), (&batch_b, &zeros(batch_b.len())))
+            .ok_or_else(|| {
+                Error::invalid(
+                    "MatMul",
+                    format!("batch shapes {batch_a:?} (A has shape {a:?}) and {batch_b:?} (B has shape {b:?}) do not broadcast"),
+                )
+            })?;
+        shape.extend([m, n]);
+        Ok(shape)
+    }
+
+    /// Allocates C, computes `a·b` into it once and returns it.
+    pub fn apply(a: &XData<T>, b: &XData<T>) -> Result<XData<T>> {
+        let shape = Self::output_shape(a.shape(), MatOp::None, b.shape(), MatOp::None)?;
+        let c = XData::uninit(a.app(), "MatMul", &shape)?;
+        let mut mm = MatMul::new(a, b, &c);
+        mm.init()?;
+        mm.launch()?;
+        Ok(c)
+    }
+
+    fn plan(&self) -> Result<Plan<T>> {
+        let app = self.c.app();
+        if !self.a.app().same_as(app) || !self.b.app().same_as(app) {
+            return Err(Error::invalid("MatMul", "A, B and C must belong to the same ClApp (device)"));
+        }
+        let expected = Self::output_shape(self.a.shape(), self.op_a, self.b.shape(), self.op_b)?;
+        if self.c.shape() != expected.as_slice() {
+            return Err(Error::Shape {
+                op: "MatMul".into(),
+                expected: format!(
+                    "{expected:?} for op(A)·op(B) with A {:?} ({:?}) and B {:?} ({:?})",
+                    self.a.shape(),
+                    self.op_a,
+                    self.b.shape(),
+                    self.op_b
+                ),
+                got: format!("C of shape {:?}", self.c.shape()),
+            });
+        }
+        for (name, x) in [("A", &self.a), ("B", &self.b)] {
+            if self.c.overlaps(x) {
+                return Err(Error::invalid(
+                    "MatMul",
+                    format!("C overlaps {name} in one buffer; the product needs a separate output"),
+                ));
+            }
+        }
+        let (a, b) = (self.op_a.view(&self.a), self.op_b.view(&self.b));
+        let MatrixAxes { batch: a_batch, dims: [m, k], strides: [sam, sak] } = matrix_axes(&a, "A")?;
+        let MatrixAxes { batch: b_batch, dims: [_, n], strides: [sbk, sbn] } = matrix_axes(&b, "B")?;
+        let MatrixAxes { batch: (_, c_batch_strides), strides: [_, scn], .. } = matrix_axes(&self.c, "C")?;
+        let (batch_shape, stride_a, stride_b) =
+            broadcast(a_batch, b_batch).ok_or_else(|| Error::invalid("MatMul", "batch shapes do not broadcast"))?;
+        let batch = Batch3::new("MatMul", &batch_shape, [&stride_a, &stride_b, c_batch_strides])?;
+        let extent = [a.layout(), b.layout(), self.c.layout()]
+            .iter()
+            .filter_map(|l| l.span())
+            .map(|(_, hi)| hi as u64 + 1)
+            .max()
+            .unwrap_or(0);
+        let index = IndexType::for_extent(extent);
+        let count = batch.count() as usize;
+        // A user's table that cannot be read is an error here rather than a silent fall back to the built-in one.
+        if let Some(Err(e)) = super::gemm_table::GemmTable::user() {
+            return Err(e);
+        }
+        let strategy = match self.forced {
+            Some(s) => s,
+            None => GemmStrategy::for_problem::<T>(app.device(), m, n, k, count),
+        };
+        // An axis of extent 1 only ever has index 0, so its stride may as well be 1: declaring it so keeps the
+        // number of distinct programs down (each costs a compile).
+        let unit = |stride: usize, extent: usize| stride == 1 || extent <= 1;
+        let (a_k, a_m) = (unit(sak, k), unit(sam, m));
+        let (b_n, b_k) = (unit(sbn, n), unit(sbk, k));
+        let units = format!(
+            " -DA_K_UNIT={} -DA_M_UNIT={} -DB_N_UNIT={} -DB_K_UNIT={} -DC_N_UNIT={} -DA_K_FAST={} -DB_N_FAST={}",
+            u8::from(a_k),
+            u8::from(a_m),
+            u8::from(b_n),
+            u8::from(b_k),
+            u8::from(unit(scn, n)),
+            // The tile loaders walk whichever axis is contiguous in memory.
+            u8::from(a_k || !a_m),
+            u8::from(b_n || !b_k),
+        );
+        // All three kernels live in one program, built with tiles even for the direct kernel, so that switching
+        // between the strategies of one tile choice never costs another compile.
+        let t = match strategy {
+            GemmStrategy::Tiled(t) => {
+                t.validate::<T>(app.device())?;
+                t
+            }
+            GemmStrategy::Blocked(t) => {
+                t.check::<T>(app.device(), false)?;
+                // gemm_tiled is compiled too: give it a K depth and runs it can build with if these do not fit.
+                if t.validate::<T>(app.device()).is_ok() {
+                    t
+                } else {
+                    GemmTiles { kwg: t.mdimc * t.ndimc, vwm: 1, vwn: 1, ..t }
+                }
+            }
+            GemmStrategy::Direct => GemmTiles::for_device::<T>(app.device()),
+        };
+        let vector = |width: usize| GemmTiles::vector_type::<T>(width).unwrap_or_else(|| T::CL_TYPE.to_string());
+        let options = format!(
+            "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DVWM={} -DVWN={} -DVTM={} -DVTN={}{units}",
+            T::build_options(),
+            index.cl_type(),
+            t.mwg,
+            t.nwg,
+            t.kwg,
+            t.mdimc,
+            t.ndimc,
+            t.vwm,
+            t.vwn,
+            vector(t.vwm),
+            vector(t.vwn),
+        );
+        let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+        let (kernel, global, local) = match strategy {
+            GemmStrategy::Tiled(t) => {
+                let kernel = program.kernel("gemm_tiled")?.owned_by("MatMul");
+                let global = [n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count];
+                (kernel, global, [t.ndimc, t.mdimc, 1])
+            }
+            GemmStrategy::Blocked(t) => {
+                let kernel = program.kernel("gemm_blocked")?.owned_by("MatMul");
+                let global = [n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count];
+                (kernel, global, [t.ndimc, t.mdimc, 1])
+            }
+            GemmStrategy::Direct => {
+                let kernel = program.kernel("gemm_direct")?.owned_by("MatMul");
+                let limit = kernel.max_work_group_size()?.clamp(1, 256);
+                let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
+                let l1 = m.next_power_of_two().clamp(1, (limit / l0).max(1));
+                (kernel, [n.div_ceil(l0) * l0, m.div_ceil(l1) * l1, count], [l0, l1, 1])
+            }
+        };
+        let use_beta = self.beta != T::default();
+        let (mn, e) = ((m * n) as u64, std::mem::size_of::<T>() as u64);
+        let per_matrix = ((m * k + k * n) as u64 + mn * (1 + u64::from(use_beta))) * e;
+        let flops_per_mac = if T::IS_COMPLEX { 8 } else { 2 };
+        Ok(Plan {
+            strategy,
+            program,
+            kernel,
+            index,
+            a,
+            b,
+            mnk: [m, n, k],
+            batch,
+            global,
+            local,
+            bytes: per_matrix * count as u64,
+            flops: flops_per_mac * mn * k as u64 * count as u64,
+        })
+    }
+}
+
+/// A matrix operand's axes: the batch axes, then rows and columns.
+struct MatrixAxes<'a> {
+    /// Extents and strides of the batch axes.
+    batch: (&'a [usize], &'a [usize]),
+    /// Rows and columns.
+    dims: [usize; 2],
+    /// The strides of rows and columns.
+    strides: [usize; 2],
+}
+
+/// The axes of matrix operand `x`; an error naming `which` operand when it has fewer than 2 axes.
+fn matrix_axes<'a, T: Element>(x: &'a XData<T>, which: &str) -> Result<MatrixAxes<'a>> {
+    match (x.shape(), x.strides()) {
+        ([batch @ .., r, c], [batch_strides @ .., sr, sc]) => {
+            Ok(MatrixAxes { batch: (batch, batch_strides), dims: [*r, *c], strides: [*sr, *sc] })
+        }
+        (shape, _) => Err(Error::invalid(
+            "MatMul",
+            format!("operand {which} must have at least 2 axes (rows, columns), got shape {shape:?}"),
+        )),
+    }
+}
+
+impl<T: Element> Process for MatMul<T> {
+    fn name(&self) -> &str {
+        "MatMul"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.plan.set(self.plan()?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let p = self.plan.get("MatMul")?;
+        let [m, n, k] = p.mnk;
+        let (a, b, c) = (&p.a, &p.b, &self.c);
+        let [sam, sak] = matrix_axes(a, "A")?.strides;
+        let [sbk, sbn] = matrix_axes(b, "B")?.strides;
+        let [scm, scn] = matrix_axes(c, "C")?.strides;
+        let idx = p.index;
+        let use_beta = self.beta != T::default();
+        let launch = p
+            .kernel
+            .launch()
+            .input(a)
+            .index(idx, a.offset() as u64)
+            .index(idx, sam as u64)
+            .index(idx, sak as u64)
+            .input(b)
+            .index(idx, b.offset() as u64)
+            .index(idx, sbk as u64)
+            .index(idx, sbn as u64);
+        // With beta = 0 the old C is not read, so it need not be valid.
+        let launch = if use_beta { launch.in_out(c) } else { launch.output(c) };
+        launch
+            .index(idx, c.offset() as u64)
+            .index(idx, scm as u64)
+            .index(idx, scn as u64)
+            .index(idx, m as u64)
+            .index(idx, n as u64)
+            .index(idx, k as u64)
+            .scalar(u32::from(self.op_a.conjugates::<T>()))
+            .scalar(u32::from(self.op_b.conjugates::<T>()))
+            .scalar(self.alpha)
+            .scalar(self.beta)
+            .scalar(u32::from(use_beta))
+            .scalar(p.batch.axes)
+            .scalar(p.batch.shape)
+            .scalar(p.batch.strides[0])
+            .scalar(p.batch.strides[1])
+            .scalar(p.batch.strides[2])
+            .global(&p.global)
+            .local(&p.local)
+            .work(p.bytes, p.flops)
+            .enqueue()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}

@@ -1,0 +1,14 @@
+//! Linear algebra on batches of matrices: [`MatMul`] (`C = α·op(A)·op(B) + β·C`) with its kernels' tiles
+//! ([`GemmStrategy`], [`GemmTiles`]) and the per-device table they come from ([`GemmTable`], `gemm_tiles.toml`),
+//! and [`MatrixPower`] (binary exponentiation on `MatMul`). Kernels: `kernels/linalg.cl`.
+
+mod gemm_choice;
+mod gemm_strategy;
+mod gemm_table;
+mod matmul;
+mod matrix_power;
+
+pub use gemm_strategy::{GemmStrategy, GemmTiles};
+pub use gemm_table::{GEMM_TABLE_ENV, GemmTable, GemmTableEntry};
+pub use matmul::{MatMul, MatOp};
+pub use matrix_power::MatrixPower;

@@ -1,0 +1,268 @@
+//! How processes are called and chained: the [`Process`] trait, [`Pipeline`] (processes run in order on one
+//! device) and its profile ([`Report`], [`KernelTiming`]).
+
+use crate::app::ClApp;
+use crate::data::Recorder;
+use crate::error::{ClContext, Error, Result};
+use std::fmt;
+
+/// An operation on device arrays. See `docs/writing-a-process.md` for how to write one.
+///
+/// Every process is called the same way: `new(inputs…, output, params)` binds it to its arrays, `init` plans
+/// (once), `launch` enqueues (as often as needed), and [`Process::run`] does both as needed. None of them waits
+/// for the device: reading an output (`to_vec`) waits for the commands that wrote it, [`ClApp::finish`] for all.
+///
+/// ```
+/// use cliper::{ClApp, Process, Transpose, XData};
+/// let app = ClApp::new()?;
+/// let a = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let at = XData::zeros(&app, &[3, 2])?;
+/// let mut t = Transpose::new(&a, &at);
+/// assert!(!t.is_initialized());
+/// t.init()?;   // checks shapes, builds the kernel, plans
+/// t.launch()?; // enqueues; may be called again and again
+/// t.run()?;    // the same again: init only if needed, then launch
+/// assert_eq!(at.to_vec()?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub trait Process: Send {
+    /// A short name for profiles and messages (`Transpose`).
+    fn name(&self) -> &str;
+    /// Validates shapes and types, builds kernels, chooses the algorithm and allocates scratch.
+    fn init(&mut self) -> Result<()>;
+    /// Enqueues the work. Only valid after a successful `init`; never waits for the device.
+    fn launch(&mut self) -> Result<()>;
+    /// Whether `init` has succeeded (so `launch` may be called).
+    fn is_initialized(&self) -> bool;
+    /// `init` if it has not run yet, then `launch`. Does not wait for the device.
+    fn run(&mut self) -> Result<()> {
+        if !self.is_initialized() {
+            self.init()?;
+        }
+        self.launch()
+    }
+}
+
+/// A chain of processes run in order on one device, with optional profiling.
+///
+/// ```
+/// use cliper::{ClApp, Permute, Pipeline, Transpose, XData};
+/// let app = ClApp::builder().profiling(true).build()?;
+/// let x = XData::from_slice(&app, &[2, 3, 4], &(0..24).map(|v| v as f32).collect::<Vec<_>>())?;
+/// let (y, z) = (XData::zeros(&app, &[2, 4, 3])?, XData::zeros(&app, &[3, 2, 4])?);
+/// let mut pipeline = Pipeline::new(&app).then(Transpose::new(&x, &y)).then(Permute::new(&y, &z, &[2, 0, 1]));
+/// let report = pipeline.profile()?; // init, launch, wait, and time every kernel
+/// println!("{report}");
+/// assert_eq!(report.launches.len(), 2);
+/// assert_eq!(z.to_vec()?, XData::from_slice(&app, &[2, 3, 4], &x.to_vec()?)?.permuted_axes(&[1, 0, 2])?.to_vec()?);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct Pipeline {
+    app: ClApp,
+    stages: Vec<Box<dyn Process>>,
+    initialized: bool,
+}
+
+impl Pipeline {
+    /// An empty pipeline on `app`'s device.
+    pub fn new(app: &ClApp) -> Pipeline {
+        Pipeline { app: app.clone(), stages: Vec::new(), initialized: false }
+    }
+
+    /// Appends a process (builder style).
+    pub fn then(mut self, process: impl Process + 'static) -> Pipeline {
+        self.push(Box::new(process));
+        self
+    }
+
+    /// Appends a boxed process.
+    pub fn push(&mut self, process: Box<dyn Process>) -> &mut Pipeline {
+        self.stages.push(process);
+        self.initialized = false;
+        self
+    }
+
+    /// Number of processes.
+    pub fn len(&self) -> usize {
+        self.stages.len()
+    }
+
+    /// Whether the pipeline has no process.
+    pub fn is_empty(&self) -> bool {
+        self.stages.is_empty()
+    }
+
+    /// The processes' names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.stages.iter().map(|s| s.name()).collect()
+    }
+
+    /// Runs every process's `init` once (again after a `push`).
+    pub fn init(&mut self) -> Result<()> {
+        for stage in &mut self.stages {
+            stage.init()?;
+        }
+        self.initialized = true;
+        Ok(())
+    }
+
+    /// Whether `init` has run since the last process was added.
+    pub fn is_initialized(&self) -> bool {
+        self.initialized
+    }
+
+    /// Enqueues every process in order. Only valid after `init`; does not wait.
+    pub fn launch(&mut self) -> Result<()> {
+        if !self.initialized {
+            return Err(Error::NotInitialized { op: "Pipeline".into() });
+        }
+        for stage in &mut self.stages {
+            stage.launch()?;
+        }
+        Ok(())
+    }
+
+    /// `init` if needed, then `launch`, as [`Process::run`]. Does not wait: reading an output waits for it,
+    /// [`ClApp::finish`] waits for everything.
+    pub fn run(&mut self) -> Result<()> {
+        if !self.initialized {
+            self.init()?;
+        }
+        self.launch()
+    }
+
+    /// Runs the pipeline once and reports every command it enqueued with its device time. Needs a `ClApp`
+    /// built with `profiling(true)`.
+    ///
+    /// ```
+    /// # use cliper::{ClApp, Pipeline, Transpose, XData};
+    /// let app = ClApp::builder().profiling(true).build()?;
+    /// let (x, y) = (XData::<f32>::zeros(&app, &[300, 200])?, XData::<f32>::zeros(&app, &[200, 300])?);
+    /// let mut p = Pipeline::new(&app).then(Transpose::new(&x, &y));
+    /// assert_eq!((p.len(), p.names()), (1, vec!["Transpose"]));
+    /// let report = p.profile()?;
+    /// assert_eq!(report.launches[0].bytes, Some(2 * 300 * 200 * 4));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn profile(&mut self) -> Result<Report> {
+        if !self.app.profiling() {
+            return Err(Error::Unsupported {
+                what: "profiling is off for this ClApp; build it with ClApp::builder().profiling(true)".into(),
+            });
+        }
+        if !self.initialized {
+            self.init()?;
+        }
+        let recorder = Recorder::start();
+        let launched = self.launch();
+        let records = recorder.finish();
+        launched?;
+        self.app.finish()?;
+        let mut launches = Vec::with_capacity(records.len());
+        for r in records {
+            let start =
+                r.event.profiling_command_start().during(|| format!("reading the start time of `{}`", r.kernel))?;
+            let end = r.event.profiling_command_end().during(|| format!("reading the end time of `{}`", r.kernel))?;
+            launches.push(KernelTiming {
+                process: r.process,
+                kernel: r.kernel,
+                global: r.global,
+                local: r.local,
+                device_ms: end.saturating_sub(start) as f64 * 1e-6,
+                bytes: r.bytes,
+                flops: r.flops,
+            });
+        }
+        Ok(Report { launches })
+    }
+}
+
+/// The device time of one enqueued command.
+///
+/// ```
+/// let t = cliper::KernelTiming {
+///     process: "Transpose".into(), kernel: "copy_tiled".into(), global: vec![4096], local: Some(vec![512]),
+///     device_ms: 0.5, bytes: Some(1_000_000_000), flops: None,
+/// };
+/// assert_eq!(t.gb_per_s(), Some(2000.0));
+/// assert_eq!(t.gflop_per_s(), None);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelTiming {
+    /// The process that enqueued it.
+    pub process: String,
+    /// The kernel (or command, like `copy_buffer`).
+    pub kernel: String,
+    /// Global work size (bytes for buffer commands).
+    pub global: Vec<usize>,
+    /// Work-group size, when one was given.
+    pub local: Option<Vec<usize>>,
+    /// Device time from start to end, in milliseconds.
+    pub device_ms: f64,
+    /// Bytes the command moves, when the process states it.
+    pub bytes: Option<u64>,
+    /// Floating-point operations, when the process states them.
+    pub flops: Option<u64>,
+}
+
+impl KernelTiming {
+    /// Achieved bandwidth (bytes moved over device time), when the byte count is known.
+    pub fn gb_per_s(&self) -> Option<f64> {
+        self.bytes.filter(|_| self.device_ms > 0.0).map(|b| b as f64 / (self.device_ms * 1e6))
+    }
+
+    /// Achieved arithmetic rate, when the process states a nonzero flop count.
+    pub fn gflop_per_s(&self) -> Option<f64> {
+        self.flops.filter(|&f| f > 0 && self.device_ms > 0.0).map(|f| f as f64 / (self.device_ms * 1e6))
+    }
+}
+
+/// What [`Pipeline::profile`] measured; `Display` prints it as a table.
+///
+/// ```
+/// use cliper::{ClApp, Pipeline, SheppLogan, XData};
+/// let app = ClApp::builder().profiling(true).build()?;
+/// let image = XData::<f32>::zeros(&app, &[256, 256])?;
+/// let report = Pipeline::new(&app).then(SheppLogan::new(&image)).profile()?;
+/// assert_eq!(report.launches[0].kernel, "shepp_logan");
+/// println!("{report}\n{:.3} ms in all", report.total_ms());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// One entry per enqueued command, in order.
+    pub launches: Vec<KernelTiming>,
+}
+
+impl Report {
+    /// Sum of the device times, in milliseconds.
+    pub fn total_ms(&self) -> f64 {
+        self.launches.iter().map(|l| l.device_ms).sum()
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dims = |d: &[usize]| d.iter().map(usize::to_string).collect::<Vec<_>>().join("×");
+        writeln!(
+            f,
+            "{:<20} {:<14} {:>18} {:>10} {:>11} {:>9} {:>9}",
+            "process", "kernel", "global", "local", "device ms", "GB/s", "GFLOP/s"
+        )?;
+        for l in &self.launches {
+            let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+            writeln!(
+                f,
+                "{:<20} {:<14} {:>18} {:>10} {:>11.4} {:>9} {:>9}",
+                l.process,
+                l.kernel,
+                dims(&l.global),
+                l.local.as_deref().map_or("-".to_string(), dims),
+                l.device_ms,
+                opt(l.gb_per_s()),
+                opt(l.gflop_per_s())
+            )?;
+        }
+        write!(f, "{:<20} {:<14} {:>18} {:>10} {:>11.4}", "total", "", "", "", self.total_ms())
+    }
+}

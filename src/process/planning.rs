@@ -1,0 +1,192 @@
+//! What the families' planners share: the plan a process's `init` prepares ([`Prepared`]), batch axes shared by
+//! several arrays in the form the kernels take them (`batch_offsets3` in `kernels/common.cl`: an axis count and
+//! `ulong8` extents and strides), numpy broadcasting, the index type and 16-byte runs.
+
+use crate::data::Layout;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+
+/// What a process's `init` prepared (kernels, plan, scratch), or nothing before `init`.
+///
+/// `launch` takes it with [`Prepared::get`], which is the one place that reports
+/// [`Error::NotInitialized`]; [`Prepared::is_ready`] backs [`super::Process::is_initialized`].
+///
+/// ```
+/// use cliper::{Error, Prepared};
+/// let mut plan = Prepared::<u32>::default();
+/// assert!(matches!(plan.get("Demo"), Err(Error::NotInitialized { op }) if op == "Demo"));
+/// plan.set(7);
+/// assert_eq!((plan.is_ready(), *plan.get("Demo")?), (true, 7));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Prepared<P>(Option<P>);
+
+impl<P> Default for Prepared<P> {
+    fn default() -> Self {
+        Prepared(None)
+    }
+}
+
+impl<P> Prepared<P> {
+    /// Keeps what `init` prepared (replacing an earlier plan).
+    pub fn set(&mut self, plan: P) {
+        self.0 = Some(plan);
+    }
+
+    /// The plan, or [`Error::NotInitialized`] naming `op` when `init` has not run (or failed).
+    pub fn get(&mut self, op: &str) -> Result<&mut P> {
+        self.0.as_mut().ok_or_else(|| Error::NotInitialized { op: op.to_string() })
+    }
+
+    /// The plan, when there is one (for `strategy()`).
+    pub fn as_ref(&self) -> Option<&P> {
+        self.0.as_ref()
+    }
+
+    /// Whether `init` has prepared a plan.
+    pub fn is_ready(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+/// Most batch axes the kernels walk (after merging); one `ulong8` holds them.
+pub(crate) const MAX_AXES: usize = 8;
+
+/// Up to eight batch axes over three arrays: extents, and each array's stride along each axis (0 where an
+/// array is broadcast).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Batch3 {
+    pub axes: u32,
+    pub shape: [u64; MAX_AXES],
+    pub strides: [[u64; MAX_AXES]; 3],
+}
+
+impl Batch3 {
+    /// Batch axes of extents `shape` with the three arrays' `strides` (each as long as `shape`). Axes of
+    /// extent 1 are dropped and neighbours merged where every array is gap-free across them, so most batches
+    /// become one axis.
+    pub(crate) fn new(op: &str, shape: &[usize], strides: [&[usize]; 3]) -> Result<Batch3> {
+        if strides.iter().any(|s| s.len() < shape.len()) {
+            return Err(Error::invalid(
+                op,
+                format!("batch shape {shape:?} needs a stride per axis for each array, got strides {strides:?}"),
+            ));
+        }
+        let [s0, s1, s2] = strides;
+        let mut axes: Vec<(usize, [usize; 3])> = Vec::with_capacity(shape.len());
+        for (((&n, &a), &b), &c) in shape.iter().zip(s0).zip(s1).zip(s2) {
+            if n == 1 {
+                continue;
+            }
+            let s = [a, b, c];
+            match axes.last_mut() {
+                Some((m, prev)) if prev.iter().zip(&s).all(|(&p, &t)| p == n * t) => {
+                    *m *= n;
+                    *prev = s;
+                }
+                _ => axes.push((n, s)),
+            }
+        }
+        if axes.len() > MAX_AXES {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{op}: batch shape {shape:?} needs {} axes after merging; at most {MAX_AXES} are supported",
+                    axes.len()
+                ),
+            });
+        }
+        let mut b = Batch3 { axes: axes.len() as u32, ..Batch3::default() };
+        let [t0, t1, t2] = &mut b.strides;
+        let slots = b.shape.iter_mut().zip(t0.iter_mut()).zip(t1.iter_mut()).zip(t2.iter_mut());
+        for (&(n, [sa, sb, sc]), (((extent, ta), tb), tc)) in axes.iter().zip(slots) {
+            *extent = n as u64;
+            (*ta, *tb, *tc) = (sa as u64, sb as u64, sc as u64);
+        }
+        Ok(b)
+    }
+
+    /// Number of batch entries (1 with no axes).
+    pub(crate) fn count(&self) -> u64 {
+        self.shape.iter().take(self.axes as usize).product()
+    }
+}
+
+/// numpy broadcasting of two batch shapes (aligned at the right; each pair of extents equal, or one is 1).
+/// Returns the broadcast shape and each side's strides on it (0 along broadcast axes), or `None` when the shapes
+/// do not broadcast.
+pub(crate) fn broadcast(
+    a: (&[usize], &[usize]),
+    b: (&[usize], &[usize]),
+) -> Option<(Vec<usize>, Vec<usize>, Vec<usize>)> {
+    let n = a.0.len().max(b.0.len());
+    let (mut shape, mut sa, mut sb) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    // From the last axis back; a side with fewer axes has extent 1 (stride 0) on the ones it lacks.
+    for ((na, ta), (nb, tb)) in from_right(a).zip(from_right(b)).take(n) {
+        shape.push(match (na, nb) {
+            _ if na == nb => na,
+            (1, _) => nb,
+            (_, 1) => na,
+            _ => return None,
+        });
+        sa.push(if na == 1 { 0 } else { ta });
+        sb.push(if nb == 1 { 0 } else { tb });
+    }
+    for v in [&mut shape, &mut sa, &mut sb] {
+        v.reverse();
+    }
+    Some((shape, sa, sb))
+}
+
+/// `(extent, stride)` of each axis from the last one back, then `(1, 0)` for ever.
+fn from_right<'a>((shape, strides): (&'a [usize], &'a [usize])) -> impl Iterator<Item = (usize, usize)> + 'a {
+    shape.iter().zip(strides).rev().map(|(&n, &s)| (n, s)).chain(std::iter::repeat((1, 0)))
+}
+
+/// The index type a kernel needs to address every element of arrays with these layouts and to count up to
+/// each of `counts` (work-groups, scratch lengths).
+pub(crate) fn index_type_for(layouts: &[&Layout], counts: &[u64]) -> IndexType {
+    let extent = layouts.iter().filter_map(|l| l.span()).map(|(_, hi)| hi as u64 + 1).chain(counts.iter().copied());
+    IndexType::for_extent(extent.max().unwrap_or(0))
+}
+
+/// Elements of `T` in one 16-byte run, the unit the kernels read or write as one vector (`Run` in common.cl).
+pub(crate) fn run_width<T: Element>() -> usize {
+    16 / std::mem::size_of::<T>()
+}
+
+/// The build options that turn on 16-byte runs of `T` (`-DVW`, `-DVT`), with a leading space.
+pub(crate) fn run_options<T: Element>() -> String {
+    let components = 16 / std::mem::size_of::<T::Real>();
+    format!(" -DVW={} -DVT={}{components}", run_width::<T>(), <T::Real as Element>::CL_TYPE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_batches_merge_and_unit_axes_vanish() {
+        let b = Batch3::new("t", &[2, 1, 3], [&[60, 60, 20], &[0, 0, 0], &[6, 6, 2]]).unwrap();
+        assert_eq!(b.axes, 1);
+        assert_eq!((b.shape[0], b.strides[0][0], b.strides[1][0], b.strides[2][0]), (6, 20, 0, 2));
+        assert_eq!(b.count(), 6);
+        let none = Batch3::new("t", &[], [&[], &[], &[]]).unwrap();
+        assert_eq!((none.axes, none.count()), (0, 1));
+    }
+
+    #[test]
+    fn gaps_keep_axes_apart() {
+        let b = Batch3::new("t", &[2, 3], [&[100, 10], &[3, 1], &[3, 1]]).unwrap();
+        assert_eq!(b.axes, 2);
+    }
+
+    #[test]
+    fn numpy_broadcasting() {
+        let (shape, sa, sb) = broadcast((&[4, 1], &[1, 9]), (&[3], &[7])).unwrap();
+        assert_eq!((shape, sa, sb), (vec![4, 3], vec![1, 0], vec![0, 7]));
+        assert!(broadcast((&[2], &[1]), (&[3], &[1])).is_none());
+        assert_eq!(broadcast((&[], &[]), (&[5], &[2])).unwrap().0, vec![5]);
+    }
+}

@@ -1,0 +1,10 @@
+//! Reductions: [`NormN`] (p-norms) and [`Dot`] (dot products), of whole arrays or along one axis, both planned by
+//! the reduction planner (`reduce_plan.rs`: tree reductions over work-groups with a partials pass, or one
+//! work-item per output). Kernels: `kernels/reduce.cl`.
+
+mod dot;
+mod norm;
+mod reduce_plan;
+
+pub use dot::{Dot, DotKind};
+pub use norm::{NormN, NormOrder};
