@@ -3,8 +3,8 @@
 //! on non-centred k-space (`torch.fft.ifft2`, as the peer does it). Each output is checked at a few sampled
 //! positions against a float64 DFT computed on the host from the definition.
 
+use crate::case::{CaseFn, Check, Ctx, Outcome, samples, time_process, trailing, value_at, values_in};
 use crate::measure::random_data_seeded;
-use crate::suite::{CaseFn, Check, Ctx, Outcome, samples, time_process, trailing, value_at, values_in};
 use cliper::{Fft, FftDirection, KData, RSoSRecon, Result, SimpleMRIRecon, XData};
 use num_complex::{Complex32, Complex64};
 use std::f64::consts::PI;

@@ -12,8 +12,10 @@
 // No panics: a failed case is a typed error in the report (tests may unwrap).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
+mod case;
 mod fft_cases;
 mod measure;
+mod peers;
 mod plot;
 mod report;
 mod suite;

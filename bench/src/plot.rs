@@ -1,7 +1,7 @@
 //! The report's SVG plots (plotters): GEMM TFLOP/s against size, bandwidth-bound cases as a percentage of the
 //! copy ceiling, and convolution time against kernel size on log scales, each with the peers of the same call.
 
-use crate::report::{PeerTime, family, peers_for};
+use crate::peers::{PeerTime, family, peers_for};
 use crate::suite::Record;
 use cliper::{Error, Result};
 use plotters::prelude::*;

@@ -8,7 +8,8 @@
 //! FLOP/s set the percentages. After timing, each case checks its output against a float64 host computation
 //! (sampled for the big ones) and records the error beside the tolerance.
 
-use crate::measure::{Measured, measure, random_data, random_data_seeded, shape_text};
+use crate::case::{CaseFn, Check, Ctx, Outcome, samples, time_process, trailing, value_at, values_in};
+use crate::measure::{measure, random_data, random_data_seeded, shape_text};
 use cliper::{
     Border, ClApp, ConvParams, Convolution, DeviceInfo, DeviceKind, Dot, DotKind, Element, Filter, FilterBank,
     FilterBankParams, GemmStrategy, IndexType, Kernel, MatMul, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,
@@ -116,35 +117,6 @@ pub(crate) fn peak_gflops(info: &DeviceInfo) -> Option<(f64, f64, &'static str)>
         _ => None,
     }
 }
-
-pub(crate) struct Ctx<'a> {
-    pub(crate) app: &'a ClApp,
-    pub(crate) quick: bool,
-    budget_ms: f64,
-    ceiling_gbps: f64,
-    peak: Option<(f64, f64)>,
-    date: String,
-}
-
-/// What one case hands back before it becomes a [`Record`].
-pub(crate) struct Outcome {
-    pub(crate) measured: Measured,
-    pub(crate) init_ms: f64,
-    pub(crate) algorithm: String,
-    pub(crate) bytes: f64,
-    pub(crate) flops: f64,
-    pub(crate) double: bool,
-    pub(crate) check: Option<Check>,
-}
-
-/// An output check: the largest error found, the tolerance, and what was compared.
-pub(crate) struct Check {
-    pub(crate) error: f64,
-    pub(crate) tolerance: f64,
-    pub(crate) what: String,
-}
-
-pub(crate) type CaseFn = fn(&Ctx) -> Result<(String, String, Outcome)>;
 
 /// The cases in run order: id, and the function that builds, times and checks it (returning size and dtype).
 fn cases() -> Vec<(&'static str, CaseFn)> {
@@ -365,61 +337,6 @@ pub(crate) fn write_json(path: &std::path::Path, records: &[Record]) -> Result<(
     let tmp = path.with_extension("json.cliper-tmp");
     std::fs::write(&tmp, text + "\n").map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)
-}
-
-/// Initialises `process` (timed), names its algorithm, and measures it in a one-process pipeline.
-pub(crate) fn time_process<P: Process + 'static>(
-    ctx: &Ctx,
-    mut process: P,
-    algorithm: impl FnOnce(&P) -> String,
-) -> Result<(Measured, f64, String)> {
-    ctx.app.finish()?;
-    let start = Instant::now();
-    process.init()?;
-    ctx.app.finish()?;
-    let init_ms = start.elapsed().as_secs_f64() * 1e3;
-    let algorithm = algorithm(&process);
-    let mut pipeline = Pipeline::new(ctx.app).then(process);
-    pipeline.init()?;
-    Ok((measure(ctx.app, &mut pipeline, ctx.budget_ms)?, init_ms, algorithm))
-}
-
-/// Deterministic sample positions in 0..n (all of them when n ≤ count).
-pub(crate) fn samples(n: usize, count: usize) -> Vec<usize> {
-    if n <= count {
-        return (0..n).collect();
-    }
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    (0..count)
-        .map(|_| {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            ((state >> 33) as usize) % n
-        })
-        .collect()
-}
-
-/// `values[i]` for a host check, or an error naming the index (a bug in the check, not in the device's result).
-pub(crate) fn value_at<T: Copy>(values: &[T], i: usize) -> Result<T> {
-    values.get(i).copied().ok_or_else(|| {
-        cliper::Error::invalid("cliper-bench", format!("host check: index {i} is outside {} values", values.len()))
-    })
-}
-
-/// `values[range]` for a host check, or an error naming the range.
-pub(crate) fn values_in<T>(values: &[T], range: std::ops::Range<usize>) -> Result<&[T]> {
-    let len = values.len();
-    values.get(range.clone()).ok_or_else(|| {
-        cliper::Error::invalid("cliper-bench", format!("host check: values {range:?} are outside {len} values"))
-    })
-}
-
-/// The last `rank` extents of `shape`, or an error when it has fewer axes.
-pub(crate) fn trailing(shape: &[usize], rank: usize) -> Result<&[usize]> {
-    shape
-        .len()
-        .checked_sub(rank)
-        .and_then(|lead| shape.get(lead..))
-        .ok_or_else(|| cliper::Error::invalid("cliper-bench", format!("shape {shape:?} has fewer than {rank} axes")))
 }
 
 fn eps<T: Element>() -> f64 {

@@ -1,8 +1,8 @@
 //! The single-case sweeps (`cliper-bench transpose | permute | matmul | …`): one process, chosen sizes and
 //! kernels, one printed line per variant in the format of the peers' lines, for tuning and for comparing kernels.
 
+use crate::case::value_at;
 use crate::measure::{Timing, random_data, shape_text, time_pipeline};
-use crate::suite::value_at;
 use cliper::{
     Border, ClApp, ConvAlgorithm, ConvParams, Convolution, Dot, DotKind, Element, Filter, FilterBank,
     FilterBankAlgorithm, FilterBankParams, GemmStrategy, MatMul, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,

@@ -15,8 +15,9 @@ use cliper::{
 };
 use num_complex::{Complex32, Complex64};
 
+use crate::case::value_at;
 use crate::measure::{median, random_data, random_data_seeded};
-use crate::suite::{today, value_at};
+use crate::suite::today;
 
 /// What `tune` was asked to do.
 pub(crate) struct TuneArgs<'a> {

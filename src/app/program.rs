@@ -1,6 +1,6 @@
 //! Building OpenCL programs (once per source, options and device) and creating kernels from them.
 
-use super::ClApp;
+use super::cl_app::{BUILD_OPTIONS_ENV, ClApp};
 use crate::error::{ClContext, Error, Result};
 use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_COMPILE_PROGRAM_FAILURE, CL_INVALID_BUILD_OPTIONS};
 use std::sync::Arc;
@@ -37,7 +37,7 @@ impl ClApp {
             return Err(Error::invalid("build_program", format!("options of `{name}` contain a NUL byte")));
         }
         static EXTRA: std::sync::LazyLock<String> =
-            std::sync::LazyLock::new(|| std::env::var(super::BUILD_OPTIONS_ENV).unwrap_or_default().replace('\0', ""));
+            std::sync::LazyLock::new(|| std::env::var(BUILD_OPTIONS_ENV).unwrap_or_default().replace('\0', ""));
         let options = &if EXTRA.trim().is_empty() { options.to_string() } else { format!("{options} {}", *EXTRA) };
         let slot = self.program_slot(source, options);
         let mut cached = slot.lock().unwrap_or_else(|p| p.into_inner());
@@ -53,7 +53,7 @@ impl ClApp {
                 CL_BUILD_PROGRAM_FAILURE | CL_COMPILE_PROGRAM_FAILURE | CL_INVALID_BUILD_OPTIONS => Error::Build {
                     program: format!("{name} [{options}]"),
                     log: if log.trim().is_empty() {
-                        format!("(the compiler gave no log; the build returned {})", crate::cl_error_name(e.0))
+                        format!("(the compiler gave no log; the build returned {})", crate::error::cl_error_name(e.0))
                     } else {
                         log
                     },

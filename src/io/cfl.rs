@@ -3,8 +3,10 @@
 //! element `x[i, j, …]` is BART's `(i, j, …)` (as `cfl.readcfl` gives in numpy), with trailing extents of 1
 //! dropped as `readcfl` drops them.
 
+use super::host_array::HostArray;
 use super::sample::{decode, encode};
-use super::{HostArray, MEMORY, commit, data_bytes, open, open_sized, prepare};
+use super::save::{commit, prepare};
+use super::source::{MEMORY, data_bytes, open, open_sized};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use num_complex::Complex32;

@@ -1,10 +1,13 @@
 //! Any file by extension ([`read_file`], [`write_file`]) and explicit element-type conversion
 //! ([`HostArray::cast`]) for saving in another type than the data's.
 
-use super::{
-    Dtype, HostArray, each_variant, extension, read_cfl, read_mat, read_npy, read_png, read_tiff,
-    unsupported_extension, write_cfl, write_mat, write_npy, write_png, write_tiff,
-};
+use super::cfl::{read_cfl, write_cfl};
+use super::host_array::{Dtype, HostArray, each_variant};
+use super::mat::{read_mat, write_mat};
+use super::npy::{read_npy, write_npy};
+use super::png::{read_png, write_png};
+use super::source::{extension, unsupported_extension};
+use super::tiff::{read_tiff, write_tiff};
 use crate::error::{Error, Result};
 use ndarray::ArrayD;
 use num_complex::{Complex32, Complex64};
@@ -151,7 +154,7 @@ impl HostArray {
                 self.dtype().name()
             )));
         }
-        let values: ArrayD<Complex64> = each_variant!(self, a => a.mapv(|v| super::Widen::widen(v).0));
+        let values: ArrayD<Complex64> = each_variant!(self, a => a.mapv(|v| super::host_array::Widen::widen(v).0));
         let shape = values.raw_dim();
         if to_complex {
             let out = match scale {

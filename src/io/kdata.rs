@@ -2,7 +2,10 @@
 //! (named variables) and as BART CFL pairs (`NAME`, `NAME_sens`, `NAME_mask`).
 
 use super::cfl::{pair, with_suffix};
-use super::{HostArray, extension, read_cfl, read_mat, write_cfl, write_mat};
+use super::cfl::{read_cfl, write_cfl};
+use super::host_array::HostArray;
+use super::mat::{read_mat, write_mat};
+use super::source::extension;
 use crate::app::ClApp;
 use crate::data::{KData, XData};
 use crate::element::ComplexElement;

@@ -6,8 +6,9 @@
 //! Our own reader rather than the `matfile` crate: matfile 0.5 failed on every int32 variable (scipy-written ones
 //! too) and returned the variables before a truncated element without an error.
 
+use super::host_array::HostArray;
 use super::sample::{Sample, decode, encode};
-use super::{HostArray, MEMORY, open};
+use super::source::{MEMORY, open};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use num_complex::{Complex32, Complex64};
@@ -385,7 +386,7 @@ pub fn write_mat(path: impl AsRef<Path>, variables: &[(&str, &HostArray)], compr
     header.extend_from_slice(&[0; 8]);
     header.extend_from_slice(&0x0100u16.to_le_bytes());
     header.extend_from_slice(b"IM");
-    super::write_atomically(path, |out| {
+    super::save::write_atomically(path, |out| {
         use std::io::Write;
         out.write_all(&header).and_then(|_| out.write_all(&elements)).map_err(|e| e.to_string())
     })

@@ -1,7 +1,9 @@
 //! NPY files (numpy's `np.save`), through `ndarray-npy`: every integer type, f32, f64, complex64 and complex128,
 //! either byte order, C or Fortran order.
 
-use super::{Dtype, HostArray, MEMORY, data_bytes, each_variant, open_sized, write_atomically};
+use super::host_array::{Dtype, HostArray, each_variant};
+use super::save::write_atomically;
+use super::source::{MEMORY, data_bytes, open_sized};
 use crate::error::{Error, Result};
 use ndarray::ArrayD;
 use ndarray_npy::{ReadNpyExt, WriteNpyExt};

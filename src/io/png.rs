@@ -1,7 +1,9 @@
 //! PNG images through the `png` crate: 8- and 16-bit grey, grey + alpha, RGB and RGBA (palettes and low bit
 //! depths expanded to 8 bits), read losslessly as `u8`/`u16` of shape `[H, W]` (grey) or `[H, W, C]`.
 
-use super::{HostArray, MEMORY, open_sized, write_atomically};
+use super::host_array::HostArray;
+use super::save::write_atomically;
+use super::source::{MEMORY, open_sized};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
 use std::io::{BufRead, BufReader, Cursor, Seek};

@@ -1,7 +1,9 @@
 //! RAW files: the elements only, row-major, with the shape, type and byte order given by the caller.
 
+use super::host_array::{Dtype, HostArray, each_variant};
 use super::sample::{decode, encode};
-use super::{Dtype, HostArray, MEMORY, data_bytes, each_variant, open_sized, write_atomically};
+use super::save::write_atomically;
+use super::source::{MEMORY, data_bytes, open_sized};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
 use std::io::{Read, Write};

@@ -1,7 +1,9 @@
 //! TIFF images through the `tiff` crate: grey, grey + alpha, RGB and RGBA of any integer or float sample type,
 //! uncompressed, LZW or Deflate, single or multi-page.
 
-use super::{HostArray, MEMORY, open_sized, write_atomically};
+use super::host_array::HostArray;
+use super::save::write_atomically;
+use super::source::{MEMORY, open_sized};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn};
 use std::io::{BufReader, Cursor, Read, Seek};

@@ -1,9 +1,12 @@
 //! Loading and saving [`XData`] arrays by file extension.
 
-use super::{
-    Dtype, Endian, HostArray, RawFormat, Scale, TiffCompression, extension, read_file, read_mat_variable, read_raw,
-    write_file, write_png, write_raw, write_tiff_with,
-};
+use super::file::{Scale, read_file, write_file};
+use super::host_array::{Dtype, HostArray};
+use super::mat::read_mat_variable;
+use super::png::write_png;
+use super::raw::{Endian, RawFormat, read_raw, write_raw};
+use super::source::extension;
+use super::tiff::{TiffCompression, write_tiff_with};
 use crate::app::ClApp;
 use crate::data::XData;
 use crate::element::Element;

@@ -1,0 +1,260 @@
+//! What files hold on the host: the element types ([`Dtype`]) and arrays of them ([`HostArray`]), with lossless
+//! conversion to and from the device's element types.
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+use ndarray::ArrayD;
+use num_complex::{Complex32, Complex64};
+use std::path::Path;
+
+/// The element type of an array in a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    /// 8-bit unsigned.
+    U8,
+    /// 16-bit unsigned.
+    U16,
+    /// 32-bit unsigned.
+    U32,
+    /// 64-bit unsigned.
+    U64,
+    /// 8-bit signed.
+    I8,
+    /// 16-bit signed.
+    I16,
+    /// 32-bit signed.
+    I32,
+    /// 64-bit signed.
+    I64,
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+    /// Complex of two 32-bit floats.
+    C32,
+    /// Complex of two 64-bit floats.
+    C64,
+}
+
+impl Dtype {
+    /// Every type, in the order of this enum.
+    pub const ALL: [Dtype; 12] = [
+        Dtype::U8,
+        Dtype::U16,
+        Dtype::U32,
+        Dtype::U64,
+        Dtype::I8,
+        Dtype::I16,
+        Dtype::I32,
+        Dtype::I64,
+        Dtype::F32,
+        Dtype::F64,
+        Dtype::C32,
+        Dtype::C64,
+    ];
+
+    /// The short name (`u8`, `i16`, `f32`, `c64`, …), as the CLI and messages spell it.
+    ///
+    /// ```
+    /// use cliper::Dtype;
+    /// assert_eq!(Dtype::C32.name(), "c32");
+    /// assert_eq!(Dtype::parse("i16")?, Dtype::I16);
+    /// assert!(Dtype::parse("f16").unwrap_err().to_string().contains("f16"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::U8 => "u8",
+            Dtype::U16 => "u16",
+            Dtype::U32 => "u32",
+            Dtype::U64 => "u64",
+            Dtype::I8 => "i8",
+            Dtype::I16 => "i16",
+            Dtype::I32 => "i32",
+            Dtype::I64 => "i64",
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+            Dtype::C32 => "c32",
+            Dtype::C64 => "c64",
+        }
+    }
+
+    /// The type of a short name.
+    pub fn parse(name: &str) -> Result<Dtype> {
+        Dtype::ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| {
+            let names: Vec<&str> = Dtype::ALL.iter().map(|d| d.name()).collect();
+            Error::invalid("Dtype", format!("unknown element type {name:?}; expected one of {}", names.join(", ")))
+        })
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Dtype::U8 | Dtype::I8 => 1,
+            Dtype::U16 | Dtype::I16 => 2,
+            Dtype::U32 | Dtype::I32 | Dtype::F32 => 4,
+            Dtype::U64 | Dtype::I64 | Dtype::F64 | Dtype::C32 => 8,
+            Dtype::C64 => 16,
+        }
+    }
+}
+
+/// An array read from a file, in the element type the file holds.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub enum HostArray {
+    U8(ArrayD<u8>),
+    U16(ArrayD<u16>),
+    U32(ArrayD<u32>),
+    U64(ArrayD<u64>),
+    I8(ArrayD<i8>),
+    I16(ArrayD<i16>),
+    I32(ArrayD<i32>),
+    I64(ArrayD<i64>),
+    F32(ArrayD<f32>),
+    F64(ArrayD<f64>),
+    C32(ArrayD<Complex32>),
+    C64(ArrayD<Complex64>),
+}
+
+/// Runs `$body` with `$a` bound to the ndarray inside any variant.
+macro_rules! each_variant {
+    ($value:expr, $a:ident => $body:expr) => {
+        match $value {
+            HostArray::U8($a) => $body,
+            HostArray::U16($a) => $body,
+            HostArray::U32($a) => $body,
+            HostArray::U64($a) => $body,
+            HostArray::I8($a) => $body,
+            HostArray::I16($a) => $body,
+            HostArray::I32($a) => $body,
+            HostArray::I64($a) => $body,
+            HostArray::F32($a) => $body,
+            HostArray::F64($a) => $body,
+            HostArray::C32($a) => $body,
+            HostArray::C64($a) => $body,
+        }
+    };
+}
+pub(crate) use each_variant;
+
+impl HostArray {
+    /// The host array holding device elements `a` in the matching file type (f32, f64, c32 or c64), exactly.
+    ///
+    /// ```
+    /// use cliper::HostArray;
+    /// let a = ndarray::arr1(&[1.5f32, -2.0]).into_dyn();
+    /// assert_eq!(HostArray::from_elements(a.clone()), HostArray::F32(a));
+    /// ```
+    pub fn from_elements<T: Element>(a: ArrayD<T>) -> HostArray {
+        // `to_c64` is exact for every element type, so narrowing back to T's own width changes nothing.
+        match (T::IS_COMPLEX, T::IS_DOUBLE) {
+            (false, false) => HostArray::F32(a.mapv(|v| v.to_c64().re as f32)),
+            (false, true) => HostArray::F64(a.mapv(|v| v.to_c64().re)),
+            (true, false) => HostArray::C32(a.mapv(|v| {
+                let z = v.to_c64();
+                Complex32::new(z.re as f32, z.im as f32)
+            })),
+            (true, true) => HostArray::C64(a.mapv(|v| v.to_c64())),
+        }
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> Dtype {
+        match self {
+            HostArray::U8(_) => Dtype::U8,
+            HostArray::U16(_) => Dtype::U16,
+            HostArray::U32(_) => Dtype::U32,
+            HostArray::U64(_) => Dtype::U64,
+            HostArray::I8(_) => Dtype::I8,
+            HostArray::I16(_) => Dtype::I16,
+            HostArray::I32(_) => Dtype::I32,
+            HostArray::I64(_) => Dtype::I64,
+            HostArray::F32(_) => Dtype::F32,
+            HostArray::F64(_) => Dtype::F64,
+            HostArray::C32(_) => Dtype::C32,
+            HostArray::C64(_) => Dtype::C64,
+        }
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        each_variant!(self, a => a.shape())
+    }
+
+    /// The array in a device element type, converted without loss: every value must be exactly representable in
+    /// `T` (integers up to 2²⁴ in `f32`, f64 values that are exact f32 values, …), and complex data needs a
+    /// complex `T`. Otherwise an [`Error::Type`] names the file, both types and the first value that would
+    /// change. `path` is only used in messages.
+    ///
+    /// ```
+    /// use cliper::HostArray;
+    /// let a = HostArray::U16(ndarray::arr1(&[0u16, 65535]).into_dyn());
+    /// assert_eq!(a.to_elements::<f32>("x.npy")?.into_raw_vec_and_offset().0, vec![0.0, 65535.0]);
+    /// let big = HostArray::I32(ndarray::arr1(&[16_777_217]).into_dyn());
+    /// assert!(big.to_elements::<f32>("x.npy").unwrap_err().to_string().contains("16777217"));
+    /// assert!(big.to_elements::<f64>("x.npy").is_ok());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn to_elements<T: Element>(&self, path: impl AsRef<Path>) -> Result<ArrayD<T>> {
+        let path = path.as_ref();
+        let type_error = |detail: String| Error::Type {
+            op: format!("loading {}", path.display()),
+            expected: T::NAME.to_string(),
+            got: format!("{} ({detail})", self.dtype().name()),
+        };
+        if matches!(self, HostArray::C32(_) | HostArray::C64(_)) && !T::IS_COMPLEX {
+            return Err(type_error("complex data cannot load into a real array; load it as c32 or c64".into()));
+        }
+        // Every value goes through complex float64, which holds every type exactly except 64-bit integers past
+        // 2⁵³; those and narrowings to f32 are checked by converting back.
+        let wide: ArrayD<(Complex64, bool)> = each_variant!(self, a => a.mapv(Widen::widen));
+        let mut out = Vec::with_capacity(wide.len());
+        for &(z, exact) in wide.iter() {
+            let v = T::from_c64(z);
+            if !exact || (v.to_c64() != z && !(z.re.is_nan() || z.im.is_nan())) {
+                return Err(type_error(format!("value {} is not exactly representable as {}", show(z), T::NAME)));
+            }
+            out.push(v);
+        }
+        ArrayD::from_shape_vec(wide.raw_dim(), out)
+            .map_err(|e| Error::Format { path: path.to_path_buf(), reason: format!("shape {:?}: {e}", self.shape()) })
+    }
+}
+
+fn show(z: Complex64) -> String {
+    if z.im == 0.0 { format!("{}", z.re) } else { format!("{z}") }
+}
+
+/// A value as complex float64, and whether that is exact.
+pub(super) trait Widen: Copy {
+    fn widen(self) -> (Complex64, bool);
+}
+macro_rules! widen_small {
+    ($($t:ty),*) => {$(impl Widen for $t {
+        fn widen(self) -> (Complex64, bool) { (Complex64::new(f64::from(self), 0.0), true) }
+    })*};
+}
+widen_small!(u8, u16, u32, i8, i16, i32, f32, f64);
+impl Widen for u64 {
+    fn widen(self) -> (Complex64, bool) {
+        let f = self as f64;
+        (Complex64::new(f, 0.0), f < 18_446_744_073_709_551_616.0 && f as u64 == self)
+    }
+}
+impl Widen for i64 {
+    fn widen(self) -> (Complex64, bool) {
+        let f = self as f64;
+        (Complex64::new(f, 0.0), f < 9_223_372_036_854_775_808.0 && f as i64 == self)
+    }
+}
+impl Widen for Complex32 {
+    fn widen(self) -> (Complex64, bool) {
+        (Complex64::new(f64::from(self.re), f64::from(self.im)), true)
+    }
+}
+impl Widen for Complex64 {
+    fn widen(self) -> (Complex64, bool) {
+        (self, true)
+    }
+}
