@@ -65,7 +65,9 @@ pub use process::filter::{
     Border, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Filter, FilterBank,
     FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, Pad, SeparableConvolution,
 };
-pub use process::layout::{ConjugateTranspose, Permute, StridedCopy, Transpose, TransposeTiles};
+pub use process::layout::{
+    ConjugateTranspose, CopyParams, CopyStrategy, Permute, StridedCopy, Transpose, TransposeTiles,
+};
 pub use process::linalg::{
     GEMM_TABLE_ENV, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatOp, MatrixPower,
 };
@@ -73,6 +75,53 @@ pub use process::mri::{CoilSum, RSoS, RSoSRecon, SimpleMRIRecon};
 pub use process::phantom::SheppLogan;
 pub use process::reduce::{Dot, DotKind, NormN, NormOrder};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
+
+/// Everything a program using cliper usually needs, in one import: `use cliper::prelude::*;`.
+///
+/// It holds the device manager, the arrays, every process with its parameter, option and strategy types,
+/// [`Pipeline`], the element traits, [`Error`], the host array types and `Complex32` / `Complex64`. It leaves
+/// out `Result`, so it never shadows `std::result::Result`: write `cliper::Result<T>`.
+///
+/// ```
+/// use cliper::prelude::*;
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[2, 2], &[Complex32::new(1.0, 1.0); 4])?;
+/// let y = Fft::apply(&x, FftParams::forward())?;
+/// assert_eq!(y.to_vec()?[0], Complex32::new(4.0, 4.0));
+/// let fine: Result<u8, String> = Ok(1); // std's Result is untouched
+/// # let _ = fine;
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub mod prelude {
+    pub use crate::process::elementwise::*;
+    pub use crate::process::fft::*;
+    pub use crate::process::filter::*;
+    pub use crate::process::layout::*;
+    pub use crate::process::linalg::*;
+    pub use crate::process::mri::*;
+    pub use crate::process::phantom::*;
+    pub use crate::process::reduce::*;
+    pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};
+    pub use crate::{
+        ClApp, ComplexElement, DeviceInfo, DeviceKind, Dtype, Element, Error, HostArray, IndexType, KData, Kernel,
+        KernelScalar, Launch, Program, RealElement, XData,
+    };
+    pub use num_complex::{Complex32, Complex64};
+}
+
+/// The numerical crates cliper's API uses, re-exported so that users get the versions cliper was built with:
+/// `cliper::ndarray::ArrayD` for [`XData::from_ndarray`] / [`XData::to_ndarray`], `cliper::num_complex::Complex32`
+/// for complex elements.
+///
+/// ```
+/// use cliper::ndarray::array;
+/// let app = cliper::ClApp::new()?;
+/// let x = cliper::XData::from_ndarray(&app, &array![[1.0f32, 2.0], [3.0, 4.0]])?;
+/// assert_eq!(x.to_ndarray()?, array![[1.0, 2.0], [3.0, 4.0]].into_dyn());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub use ndarray;
+pub use num_complex;
 
 // The guides' code blocks run as doctests, so the documentation cannot drift from the API.
 #[cfg(doctest)]

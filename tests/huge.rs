@@ -6,7 +6,9 @@
 //! expected value is recomputed from its index, in float64, on all host cores.
 
 mod common;
-use cliper::{ClApp, ConvParams, Convolution, Filter, NormN, NormOrder, Pipeline, StridedCopy, Transpose, XData};
+use cliper::{
+    ClApp, ConvParams, Convolution, CopyParams, Filter, NormN, NormOrder, Pipeline, StridedCopy, Transpose, XData,
+};
 
 const TWO_31: usize = 1 << 31;
 
@@ -70,7 +72,7 @@ fn zeros_and_copies_past_two_to_the_31_elements() {
     let host = generate(count);
     let x = XData::from_slice(&app, &[count], &host).unwrap();
     drop(host);
-    Pipeline::new(&app).then(StridedCopy::new(&x, &z)).run().unwrap();
+    Pipeline::new(&app).then(StridedCopy::new(&x, &z, CopyParams::default())).run().unwrap();
     let got = z.to_vec().unwrap();
     let bad = count_failures(&got, |k, v| v == value(k));
     assert_eq!(bad, 0, "{bad} copied elements are wrong");

@@ -5,7 +5,10 @@
 //! kernel skipped shows up. Shapes are deliberately not multiples of any tile size.
 
 mod common;
-use cliper::{ConjugateTranspose, Element, Permute, Process, Transpose, XData};
+use cliper::{
+    ConjugateTranspose, CopyParams, CopyStrategy, Element, Permute, Process, StridedCopy, Transpose, TransposeTiles,
+    XData,
+};
 use common::*;
 
 const SHAPES: &[&[usize]] = &[&[1, 1], &[1, 517], &[517, 1], &[7, 129], &[257, 1023], &[3, 65, 33], &[2, 3, 31, 45]];
@@ -47,16 +50,21 @@ fn planner_uses_the_tiled_kernel_for_real_transposes() {
     t.init().unwrap();
     // CPUs move 16×16 blocks per work-item instead (faster on PoCL); explicit tiles still get copy_tiled.
     let cpu = app().device().kind == cliper::DeviceKind::Cpu;
-    assert_eq!(t.strategy(), Some(if cpu { "copy_blocks" } else { "copy_tiled" }));
-    let mut t = Transpose::new(&x, &out).with_tiles(cliper::TransposeTiles { tile: 16, rows: 4 });
+    match t.strategy() {
+        Some(CopyStrategy::Blocks { block: 16 }) => assert!(cpu),
+        Some(CopyStrategy::Tiled(_)) => assert!(!cpu),
+        other => panic!("{other:?}"),
+    }
+    let tiles = TransposeTiles { tile: 16, rows: 4 };
+    let mut t = StridedCopy::new(&x.t(), &out, CopyParams::default().tiles(tiles));
     t.init().unwrap();
-    assert_eq!(t.strategy(), Some("copy_tiled"));
+    assert_eq!(t.strategy(), Some(CopyStrategy::Tiled(tiles)));
     // Vectors need no tile: [1, n] -> [n, 1] is the same memory order.
     let (v, _) = random::<f32>(&mut rng, &[1, 517]);
     let vt = XData::<f32>::zeros(app(), &[517, 1]).unwrap();
     let mut t = Transpose::new(&v, &vt);
     t.init().unwrap();
-    assert_eq!(t.strategy(), Some("copy_buffer"));
+    assert_eq!(t.strategy(), Some(CopyStrategy::Buffer));
 }
 
 fn transpose_of_view_roundtrips<T: Element>() {

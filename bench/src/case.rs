@@ -2,7 +2,8 @@
 //! process in a one-process pipeline, sample positions and checked indexing for the host checks.
 
 use crate::measure::{Measured, measure};
-use cliper::{ClApp, Pipeline, Process, Result};
+use cliper::Result;
+use cliper::prelude::*;
 use std::time::Instant;
 
 /// What every case gets: the device, the sizes to use, and what the records need to know.

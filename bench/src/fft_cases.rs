@@ -5,7 +5,8 @@
 
 use crate::case::{CaseFn, Check, Ctx, Outcome, samples, time_process, trailing, value_at, values_in};
 use crate::measure::random_data_seeded;
-use cliper::{Fft, FftDirection, KData, RSoSRecon, Result, SimpleMRIRecon, XData};
+use cliper::Result;
+use cliper::prelude::*;
 use num_complex::{Complex32, Complex64};
 use std::f64::consts::PI;
 

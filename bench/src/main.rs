@@ -23,7 +23,8 @@ mod sweep;
 mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cliper::{Border, ClApp, NormOrder, Result, TransposeTiles};
+use cliper::Result;
+use cliper::prelude::*;
 use measure::Timing;
 use num_complex::{Complex32, Complex64};
 use std::path::PathBuf;

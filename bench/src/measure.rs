@@ -2,7 +2,8 @@
 //! measurement ([`measure`]), plus the pseudo-random data every case uses.
 
 use clap::Args;
-use cliper::{ClApp, Element, Pipeline, Result};
+use cliper::Result;
+use cliper::prelude::*;
 use num_complex::Complex64;
 use std::time::Instant;
 

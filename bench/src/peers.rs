@@ -2,7 +2,8 @@
 //! peer_filterbank.py, scripts/bench/peer_numpy.py) parsed and matched to the suite's case families and sizes.
 
 use crate::suite::Record;
-use cliper::{Error, Result};
+use cliper::Result;
+use cliper::prelude::*;
 use std::path::Path;
 
 /// One timed peer operation, mapped to the suite's case family and size.

@@ -3,7 +3,8 @@
 
 use crate::peers::{PeerTime, family, peers_for};
 use crate::suite::Record;
-use cliper::{Error, Result};
+use cliper::Result;
+use cliper::prelude::*;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 

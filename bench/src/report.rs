@@ -7,7 +7,8 @@
 use crate::peers::{PeerTime, family, peers_for, read_peers};
 use crate::plot;
 use crate::suite::Record;
-use cliper::{Error, Result};
+use cliper::Result;
+use cliper::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;

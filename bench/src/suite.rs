@@ -10,11 +10,8 @@
 
 use crate::case::{CaseFn, Check, Ctx, Outcome, samples, time_process, trailing, value_at, values_in};
 use crate::measure::{measure, random_data, random_data_seeded, shape_text};
-use cliper::{
-    Border, ClApp, ConvParams, Convolution, DeviceInfo, DeviceKind, Dot, DotKind, Element, Filter, FilterBank,
-    FilterBankParams, GemmStrategy, IndexType, Kernel, MatMul, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,
-    Prepared, Process, Result, SheppLogan, StridedCopy, Transpose, XData,
-};
+use cliper::Result;
+use cliper::prelude::*;
 use num_complex::{Complex32, Complex64};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -347,8 +344,9 @@ fn copy_buffer(ctx: &Ctx) -> Result<(String, String, Outcome)> {
     let n = vector_len(ctx, 28);
     let x = XData::from_slice(ctx.app, &[n], &random_data::<f32>(n))?;
     let y = XData::<f32>::zeros(ctx.app, &[n])?;
-    let (measured, init_ms, algorithm) =
-        time_process(ctx, StridedCopy::new(&x, &y), |p| p.strategy().unwrap_or("?").to_string())?;
+    let (measured, init_ms, algorithm) = time_process(ctx, StridedCopy::new(&x, &y, CopyParams::default()), |p| {
+        p.strategy().map_or("?".into(), |s| s.to_string())
+    })?;
     let outcome =
         Outcome { measured, init_ms, algorithm, bytes: 8.0 * n as f64, flops: 0.0, double: false, check: None };
     Ok((n.to_string(), "f32".into(), outcome))
@@ -535,7 +533,7 @@ fn transpose(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
     let x = XData::from_slice(ctx.app, &[n, n], &host)?;
     let y = XData::<f32>::zeros(ctx.app, &[n, n])?;
     let (measured, init_ms, algorithm) =
-        time_process(ctx, Transpose::new(&x, &y), |p| p.strategy().unwrap_or("?").to_string())?;
+        time_process(ctx, Transpose::new(&x, &y), |p| p.strategy().map_or("?".into(), |s| s.to_string()))?;
     let got = y.to_vec()?;
     let mut wrong = 0;
     for s in samples(n * n, 1 << 16) {

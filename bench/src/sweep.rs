@@ -3,11 +3,8 @@
 
 use crate::case::value_at;
 use crate::measure::{Timing, random_data, shape_text, time_pipeline};
-use cliper::{
-    Border, ClApp, ConvAlgorithm, ConvParams, Convolution, Dot, DotKind, Element, Filter, FilterBank,
-    FilterBankAlgorithm, FilterBankParams, GemmStrategy, MatMul, MatrixPower, NormN, NormOrder, Pad, Permute, Pipeline,
-    Process, Result, Transpose, TransposeTiles, XData,
-};
+use cliper::Result;
+use cliper::prelude::*;
 use num_complex::Complex64;
 use std::time::Instant;
 
@@ -58,10 +55,8 @@ pub(crate) fn transpose<T: Element>(
     let bytes = 2.0 * (batch * rows * cols * std::mem::size_of::<T>()) as f64;
     let size = if batch == 1 { format!("{rows}x{cols}") } else { format!("{batch}x{rows}x{cols}") };
     for tile in tiles {
-        let process = match tile {
-            Some(t) => Transpose::new(&input, &output).with_tiles(*t),
-            None => Transpose::new(&input, &output),
-        };
+        // The transpose's plan, with the tiles forced when given.
+        let process = StridedCopy::new(&input.t(), &output, CopyParams { tiles: *tile });
         let shown = tile.unwrap_or_else(|| TransposeTiles::for_device(app.device(), std::mem::size_of::<T>()));
         let mut pipeline = Pipeline::new(app).then(process);
         progress(&format!("timing tiles {}x{}", shown.tile, shown.rows));

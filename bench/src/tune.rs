@@ -9,10 +9,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use cliper::{
-    ClApp, DeviceKind, Element, Error, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, Process, Result,
-    XData,
-};
+use cliper::Result;
+use cliper::prelude::*;
 use num_complex::{Complex32, Complex64};
 
 use crate::case::value_at;

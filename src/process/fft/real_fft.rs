@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::process::elementwise::{Complex2Real, ComplexPart};
 use crate::process::elementwise::{EwOp, EwPlan};
-use crate::process::layout::StridedCopy;
+use crate::process::layout::{CopyParams, StridedCopy};
 use crate::process::{Prepared, Process};
 
 /// The transformed axes, checked against a shape.
@@ -142,7 +142,8 @@ impl<T: ComplexElement> Process for RealFft<T> {
         let spectrum = XData::<T>::uninit(app, op, &shape)?;
         let mut fft = Fft::new(&wide, &spectrum, FftDirection::Forward).axes(&axes).norm(self.norm);
         fft.init()?;
-        let mut keep = StridedCopy::new(&spectrum.slice_axis(last, ..extent / 2 + 1)?, &self.output);
+        let mut keep =
+            StridedCopy::new(&spectrum.slice_axis(last, ..extent / 2 + 1)?, &self.output, CopyParams::default());
         keep.init()?;
         self.plan.set(RealPlan { widen, wide, fft, keep });
         Ok(())
@@ -250,7 +251,7 @@ impl<T: ComplexElement> Process for InverseRealFft<T> {
         let half = XData::<T>::uninit(app, op, &shape)?;
         let others = transformed.others();
         let mut first: Box<dyn Process> = if others.is_empty() {
-            Box::new(StridedCopy::new(&self.input, &half))
+            Box::new(StridedCopy::new(&self.input, &half, CopyParams::default()))
         } else {
             Box::new(Fft::new(&self.input, &half, FftDirection::Inverse).axes(&others).norm(self.norm))
         };

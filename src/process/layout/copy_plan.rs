@@ -27,7 +27,7 @@ const MAX_BATCH_AXES: usize = 8;
 /// memory with `tile` × `rows` work-items, so each work-item moves `tile / rows` elements.
 ///
 /// [`TransposeTiles::for_device`] picks from a per-device table; a tuner can pass its own through
-/// [`super::Transpose::with_tiles`].
+/// [`super::CopyParams::tiles`].
 ///
 /// ```
 /// use cliper::TransposeTiles;
@@ -108,6 +108,51 @@ impl TransposeTiles {
             ));
         }
         Ok(())
+    }
+}
+
+/// How the copy planner moves one view into another, as `strategy()` of [`super::Transpose`],
+/// [`super::ConjugateTranspose`], [`super::Permute`] and [`super::StridedCopy`] reports it.
+///
+/// ```
+/// use cliper::{ClApp, CopyStrategy, Process, Transpose, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[300, 200])?;
+/// let y = XData::zeros(&app, &[200, 300])?;
+/// let mut t = Transpose::new(&x, &y);
+/// assert_eq!(t.strategy(), None); // before init
+/// t.init()?;
+/// let s = t.strategy().unwrap();
+/// assert!(matches!(s, CopyStrategy::Tiled(_) | CopyStrategy::Blocks { .. }));
+/// assert!(s.to_string().starts_with("copy_")); // the kernel, then its tiles: "copy_tiled 64×8"
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyStrategy {
+    /// Nothing to copy (an empty array).
+    Nothing,
+    /// One `clEnqueueCopyBuffer`: both views are contiguous in the same order.
+    Buffer,
+    /// `copy_rows`: row by row, where the fastest axis is the same on both sides.
+    Rows,
+    /// `copy_tiled`: a transpose through local-memory tiles of this shape.
+    Tiled(TransposeTiles),
+    /// `copy_blocks`: the CPU transpose, each work-item moving a `block` × `block` block through registers.
+    Blocks {
+        /// Side of the block.
+        block: usize,
+    },
+}
+
+impl std::fmt::Display for CopyStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CopyStrategy::Nothing => write!(f, "none"),
+            CopyStrategy::Buffer => write!(f, "copy_buffer"),
+            CopyStrategy::Rows => write!(f, "copy_rows"),
+            CopyStrategy::Tiled(t) => write!(f, "copy_tiled {}×{}", t.tile, t.rows),
+            CopyStrategy::Blocks { block } => write!(f, "copy_blocks {block}×{block}"),
+        }
     }
 }
 
@@ -195,8 +240,8 @@ enum Step {
     /// `tiles`: tiles along p, along q, and in all (batch included).
     Tiled {
         kernel: Kernel,
-        /// `"copy_tiled"` or `"copy_blocks"`.
-        name: &'static str,
+        /// [`CopyStrategy::Tiled`] (`copy_tiled`) or [`CopyStrategy::Blocks`] (`copy_blocks`).
+        chosen: CopyStrategy,
         p: Axis,
         q: Axis,
         tiles: [u64; 3],
@@ -308,14 +353,14 @@ impl CopyPlan {
         let options = if blocks { format!("{options} -DBLOCK={CPU_BLOCK}") } else { options };
         let program = app.build_program("layout.cl", &kernels::with_common(kernels::LAYOUT), &options)?;
         let step = if tiled {
-            let name = if blocks { "copy_blocks" } else { "copy_tiled" };
-            let kernel = program.kernel(name)?.owned_by(op);
+            let chosen = if blocks { CopyStrategy::Blocks { block: CPU_BLOCK } } else { CopyStrategy::Tiled(tiles) };
+            let kernel = program.kernel(if blocks { "copy_blocks" } else { "copy_tiled" })?.owned_by(op);
             let tiles_pq = [ap.n.div_ceil(tiles.tile) as u64, aq.n.div_ceil(tiles.tile) as u64];
             let total = batch.count() * tiles_pq[0] * tiles_pq[1];
             let groups = usize::try_from(total).unwrap_or(usize::MAX).min(group_limit(app.device()));
             Step::Tiled {
                 kernel,
-                name,
+                chosen,
                 p: ap,
                 q: aq,
                 tiles: [tiles_pq[0], tiles_pq[1], total],
@@ -412,13 +457,13 @@ impl CopyPlan {
         }
     }
 
-    /// Which kernel the plan uses: `"none"`, `"copy_buffer"`, `"copy_rows"`, `"copy_tiled"` or `"copy_blocks"`.
-    pub(crate) fn strategy(&self) -> &'static str {
+    /// What the plan does.
+    pub(crate) fn strategy(&self) -> CopyStrategy {
         match self.step {
-            Step::Nothing => "none",
-            Step::Buffer { .. } => "copy_buffer",
-            Step::Rows { .. } => "copy_rows",
-            Step::Tiled { name, .. } => name,
+            Step::Nothing => CopyStrategy::Nothing,
+            Step::Buffer { .. } => CopyStrategy::Buffer,
+            Step::Rows { .. } => CopyStrategy::Rows,
+            Step::Tiled { chosen, .. } => chosen,
         }
     }
 }

@@ -10,7 +10,7 @@ mod transpose;
 mod views;
 
 pub(crate) use copy_plan::CopyPlan;
-pub use copy_plan::TransposeTiles;
+pub use copy_plan::{CopyStrategy, TransposeTiles};
 pub use permute::Permute;
-pub use strided_copy::StridedCopy;
+pub use strided_copy::{CopyParams, StridedCopy};
 pub use transpose::{ConjugateTranspose, Transpose};

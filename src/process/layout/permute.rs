@@ -1,6 +1,6 @@
 //! [`Permute`]: reorders the axes of an N-d array into a new array.
 
-use super::copy_plan::CopyPlan;
+use super::copy_plan::{CopyPlan, CopyStrategy};
 use crate::data::{XData, check_permutation};
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -49,18 +49,15 @@ impl<T: Element> Permute<T> {
             .collect()
     }
 
-    /// Which copy kernel `init` chose: `"copy_tiled"` (tiled transpose), `"copy_blocks"` (its CPU form), `"copy_rows"`, `"copy_buffer"` or
-    /// `"none"` (empty array); `None` before `init`.
-    pub fn strategy(&self) -> Option<&'static str> {
+    /// The copy kernel `init` chose; `None` before `init`.
+    pub fn strategy(&self) -> Option<CopyStrategy> {
         self.plan.as_ref().map(|(p, _)| p.strategy())
     }
 
     /// Allocates the output, permutes into it once, and returns it.
     pub fn apply(input: &XData<T>, axes: &[usize]) -> Result<XData<T>> {
         let output = XData::uninit(input.app(), "Permute", &Self::output_shape(input.shape(), axes)?)?;
-        let mut p = Permute::new(input, &output, axes);
-        p.init()?;
-        p.launch()?;
+        Permute::new(input, &output, axes).run()?;
         Ok(output)
     }
 }

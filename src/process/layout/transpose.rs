@@ -1,6 +1,6 @@
 //! [`Transpose`] and [`ConjugateTranspose`]: swap the last two axes of an N-d array (a batch of matrices).
 
-use super::copy_plan::{CopyPlan, TransposeTiles};
+use super::copy_plan::{CopyPlan, CopyStrategy};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -9,42 +9,40 @@ use crate::process::{Prepared, Process};
 /// Writes the transpose of each matrix of `input` (shape `[batch…, rows, cols]`) into `output`
 /// (`[batch…, cols, rows]`). Any sizes; either array may be a strided view.
 ///
-/// The kernel moves `tile`×`tile` blocks through local memory (padded by one column against bank conflicts),
-/// so both the reads and the writes are coalesced; edge tiles are handled inside the kernel.
+/// The kernel moves tiles through local memory (padded by one column against bank conflicts), so both the
+/// reads and the writes are coalesced; edge tiles are handled inside the kernel. To force a tile shape, copy the
+/// transposed view with [`super::StridedCopy`] and [`super::CopyParams::tiles`]: it is the same plan.
 ///
 /// ```
-/// use cliper::{ClApp, Transpose, XData};
+/// use cliper::{ClApp, Process, Transpose, XData};
 /// let app = ClApp::new()?;
 /// let a = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
 /// let at = Transpose::apply(&a)?; // allocates the output, runs once
 /// assert_eq!(at.shape(), &[3, 2]);
 /// assert_eq!(at.to_vec()?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+/// // Or bound to arrays, planned once and launched as often as needed:
+/// let mut t = Transpose::new(&a, &at);
+/// t.run()?;
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct Transpose<T: Element> {
     input: XData<T>,
     output: XData<T>,
     conjugate: bool,
-    tiles: Option<TransposeTiles>,
     plan: Prepared<(CopyPlan, XData<T>)>,
 }
 
 impl<T: Element> Transpose<T> {
     /// A transpose of `input` into `output`.
     pub fn new(input: &XData<T>, output: &XData<T>) -> Transpose<T> {
-        Transpose {
-            input: input.clone(),
-            output: output.clone(),
-            conjugate: false,
-            tiles: None,
-            plan: Prepared::default(),
-        }
+        Transpose { input: input.clone(), output: output.clone(), conjugate: false, plan: Prepared::default() }
     }
 
-    /// Overrides the device's tile choice (for tuning; `init` rejects shapes the device cannot run).
-    pub fn with_tiles(mut self, tiles: TransposeTiles) -> Transpose<T> {
-        self.tiles = Some(tiles);
-        self
+    /// Allocates the output, transposes into it once, and returns it.
+    pub fn apply(input: &XData<T>) -> Result<XData<T>> {
+        let output = XData::uninit(input.app(), "Transpose", &Self::output_shape(input.shape())?)?;
+        Transpose::new(input, &output).run()?;
+        Ok(output)
     }
 
     /// The output shape for an input shape: the last two extents swapped.
@@ -55,37 +53,28 @@ impl<T: Element> Transpose<T> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn output_shape(shape: &[usize]) -> Result<Vec<usize>> {
-        Self::output_shape_for("Transpose", shape)
+        swapped("Transpose", shape)
     }
 
-    fn output_shape_for(op: &str, shape: &[usize]) -> Result<Vec<usize>> {
-        let n = shape.len();
-        if n < 2 {
-            return Err(Error::invalid(op, format!("needs an array of at least 2 axes, got shape {shape:?}")));
-        }
-        let mut out = shape.to_vec();
-        out.swap(n - 2, n - 1);
-        Ok(out)
-    }
-
-    /// Allocates the output, transposes into it once, and returns it.
-    pub fn apply(input: &XData<T>) -> Result<XData<T>> {
-        let output = XData::uninit(input.app(), "Transpose", &Self::output_shape(input.shape())?)?;
-        let mut t = Transpose::new(input, &output);
-        t.init()?;
-        t.launch()?;
-        Ok(output)
-    }
-
-    /// Which copy kernel `init` chose: `"copy_tiled"` (tiled transpose), `"copy_blocks"` (its CPU form), `"copy_rows"`, `"copy_buffer"` or
-    /// `"none"` (empty array); `None` before `init`.
-    pub fn strategy(&self) -> Option<&'static str> {
+    /// The copy kernel `init` chose; `None` before `init`.
+    pub fn strategy(&self) -> Option<CopyStrategy> {
         self.plan.as_ref().map(|(p, _)| p.strategy())
     }
 
     fn op(&self) -> &'static str {
         if self.conjugate { "ConjugateTranspose" } else { "Transpose" }
     }
+}
+
+/// `shape` with its last two extents swapped, or an error naming `op` for fewer than two axes.
+fn swapped(op: &str, shape: &[usize]) -> Result<Vec<usize>> {
+    let n = shape.len();
+    if n < 2 {
+        return Err(Error::invalid(op, format!("needs an array of at least 2 axes, got shape {shape:?}")));
+    }
+    let mut out = shape.to_vec();
+    out.swap(n - 2, n - 1);
+    Ok(out)
 }
 
 impl<T: Element> Process for Transpose<T> {
@@ -95,12 +84,12 @@ impl<T: Element> Process for Transpose<T> {
 
     fn init(&mut self) -> Result<()> {
         let op = self.op();
-        let expected = Self::output_shape_for(op, self.input.shape())?;
+        let expected = swapped(op, self.input.shape())?;
         if self.output.shape() != expected.as_slice() {
             return Err(Error::shape(op, &expected, self.output.shape()));
         }
         let view = self.input.t();
-        self.plan.set((CopyPlan::new(op, &view, &self.output, self.conjugate, self.tiles)?, view));
+        self.plan.set((CopyPlan::new(op, &view, &self.output, self.conjugate, None)?, view));
         Ok(())
     }
 
@@ -137,27 +126,26 @@ impl<T: Element> ConjugateTranspose<T> {
         ConjugateTranspose(t)
     }
 
-    /// Overrides the device's tile choice.
-    pub fn with_tiles(self, tiles: TransposeTiles) -> ConjugateTranspose<T> {
-        ConjugateTranspose(self.0.with_tiles(tiles))
-    }
-
-    /// Which copy kernel `init` chose (see [`Transpose::strategy`]).
-    pub fn strategy(&self) -> Option<&'static str> {
-        self.0.strategy()
-    }
-
     /// Allocates the output, conjugate-transposes into it once, and returns it.
     pub fn apply(input: &XData<T>) -> Result<XData<T>> {
-        let output = XData::uninit(
-            input.app(),
-            "ConjugateTranspose",
-            &Transpose::<T>::output_shape_for("ConjugateTranspose", input.shape())?,
-        )?;
-        let mut t = ConjugateTranspose::new(input, &output);
-        t.init()?;
-        t.launch()?;
+        let output = XData::uninit(input.app(), "ConjugateTranspose", &Self::output_shape(input.shape())?)?;
+        ConjugateTranspose::new(input, &output).run()?;
         Ok(output)
+    }
+
+    /// The output shape: the last two extents swapped (as [`Transpose::output_shape`]).
+    ///
+    /// ```
+    /// assert_eq!(cliper::ConjugateTranspose::<f32>::output_shape(&[2, 5])?, vec![5, 2]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize]) -> Result<Vec<usize>> {
+        swapped("ConjugateTranspose", shape)
+    }
+
+    /// The copy kernel `init` chose (see [`Transpose::strategy`]).
+    pub fn strategy(&self) -> Option<CopyStrategy> {
+        self.0.strategy()
     }
 }
 

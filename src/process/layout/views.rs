@@ -2,7 +2,7 @@
 //! `copy_from` and `contiguous`. They live with the copy planner because views that are not contiguous are
 //! gathered and scattered by its kernels; `data/xdata.rs` has the plain contiguous transfers they end in.
 
-use super::strided_copy::StridedCopy;
+use super::strided_copy::{CopyParams, StridedCopy};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -83,7 +83,7 @@ impl<T: Element> XData<T> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn copy_from(&self, src: &XData<T>) -> Result<()> {
-        StridedCopy::new(src, self).run()
+        StridedCopy::new(src, self, CopyParams::default()).run()
     }
 
     /// A contiguous (row-major) array with this view's elements, gathered on the device without a host
@@ -102,7 +102,7 @@ impl<T: Element> XData<T> {
             return Ok(self.clone());
         }
         let out = XData::uninit(self.app(), "XData::contiguous", self.shape())?;
-        StridedCopy::new(self, &out).run()?;
+        StridedCopy::new(self, &out, CopyParams::default()).run()?;
         Ok(out)
     }
 }
