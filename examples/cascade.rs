@@ -4,10 +4,7 @@
 //!
 //! Run with `cargo run --release --example cascade [-- SIZE]` (default 2048; `CLIPER_DEVICE=gpu` or `cpu`).
 
-use cliper::{
-    Border, ClApp, ConvOutput, ConvParams, Convolution, Filter, NormN, NormOrder, Pad, Pipeline, SheppLogan, Transpose,
-    XData,
-};
+use cliper::prelude::*;
 
 fn main() -> cliper::Result<()> {
     let n: usize = match std::env::args().nth(1) {

@@ -4,10 +4,7 @@
 //! Run with `cargo run --release --example convolve_image [-- INPUT [OUT_DIR]]` (default
 //! `data/phantom_256.png` into `out/`; any grey PNG or TIFF works; `CLIPER_DEVICE=cpu` forces PoCL).
 
-use cliper::{
-    Border, ClApp, ConvParams, Convolution, Error, Filter, NormN, NormOrder, Pipeline, PngDepth, PngOptions, Scale,
-    XData,
-};
+use cliper::prelude::*;
 use std::path::PathBuf;
 
 fn main() -> cliper::Result<()> {

@@ -5,9 +5,8 @@
 //! formulas, k-space with rustfft — so the files are the same on every machine; `tests/sample_data.rs` checks
 //! the committed files against the same definitions.
 
-use cliper::{
-    ClApp, DeviceKind, HostArray, KData, PngDepth, PngOptions, Scale, SheppLogan, TiffCompression, XData, write_mat,
-};
+use cliper::prelude::*;
+use cliper::write_mat;
 use ndarray::{Array2, Array3, ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};
 use rustfft::FftPlanner;

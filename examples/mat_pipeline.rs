@@ -4,7 +4,8 @@
 //! Run with `cargo run --release --example mat_pipeline [-- INPUT.mat [OUTPUT.mat]]` (default
 //! `data/matrices.mat`, variables `A` and `B`, into `out/mat_pipeline.mat`).
 
-use cliper::{ClApp, Error, HostArray, MatMul, MatrixPower, NormN, NormOrder, Pipeline, XData, write_mat};
+use cliper::prelude::*;
+use cliper::write_mat;
 use std::path::PathBuf;
 
 fn main() -> cliper::Result<()> {
@@ -30,7 +31,7 @@ fn main() -> cliper::Result<()> {
     let (norm_c, norm_p) = (XData::<f64>::zeros(&app, &[])?, XData::<f64>::zeros(&app, &[])?);
     let column_norms = XData::<f64>::zeros(&app, &[c.shape()[1]])?;
     let mut chain = Pipeline::new(&app)
-        .then(MatMul::new(&a, &b, &c))
+        .then(MatMul::new(&a, &b, &c, MatMulParams::default()))
         .then(MatrixPower::new(&c, &p, 8))
         .then(NormN::new(&c, &norm_c, NormOrder::P(2.0)))
         .then(NormN::new(&p, &norm_p, NormOrder::P(2.0)))

@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo run --release --example transpose` (`CLIPER_DEVICE=cpu` to force PoCL).
 
-use cliper::{ClApp, ConjugateTranspose, Pipeline, XData};
+use cliper::prelude::*;
 use num_complex::Complex32;
 
 fn main() -> cliper::Result<()> {

@@ -69,7 +69,8 @@ pub use process::layout::{
     ConjugateTranspose, CopyParams, CopyStrategy, Permute, StridedCopy, Transpose, TransposeTiles,
 };
 pub use process::linalg::{
-    GEMM_TABLE_ENV, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatOp, MatrixPower,
+    GEMM_TABLE_ENV, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatMulParams, MatOp, MatrixPower,
+    PowerStrategy,
 };
 pub use process::mri::{CoilSum, RSoS, RSoSRecon, SimpleMRIRecon};
 pub use process::phantom::SheppLogan;
@@ -79,7 +80,8 @@ pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 /// Everything a program using cliper usually needs, in one import: `use cliper::prelude::*;`.
 ///
 /// It holds the device manager, the arrays, every process with its parameter, option and strategy types,
-/// [`Pipeline`], the element traits, [`Error`], the host array types and `Complex32` / `Complex64`. It leaves
+/// [`Pipeline`], the element traits, [`Error`], the kernel-writing types, the host array and file option types
+/// and `Complex32` / `Complex64` (the reading and writing functions stay under `cliper::`). It leaves
 /// out `Result`, so it never shadows `std::result::Result`: write `cliper::Result<T>`.
 ///
 /// ```
@@ -103,8 +105,9 @@ pub mod prelude {
     pub use crate::process::reduce::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};
     pub use crate::{
-        ClApp, ComplexElement, DeviceInfo, DeviceKind, Dtype, Element, Error, HostArray, IndexType, KData, Kernel,
-        KernelScalar, Launch, Program, RealElement, XData,
+        ClApp, ComplexElement, DeviceInfo, DeviceKind, Dtype, Element, Endian, Error, HostArray, IndexType, KData,
+        KSpaceMat, Kernel, KernelScalar, Launch, PngDepth, PngOptions, Program, RawFormat, RealElement, Scale,
+        TiffCompression, XData,
     };
     pub use num_complex::{Complex32, Complex64};
 }

@@ -10,10 +10,7 @@
 //! magnitude above this.
 
 mod common;
-use cliper::{
-    Border, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Element, Filter, Process,
-    SeparableConvolution, XData,
-};
+use cliper::prelude::*;
 use common::*;
 use ndarray::{ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};

@@ -1,7 +1,7 @@
 //! Device discovery and selection on whatever the machine has (PoCL in CI).
 
 mod common;
-use cliper::{ClApp, DeviceKind};
+use cliper::prelude::*;
 
 #[test]
 fn devices_are_listed_and_exactly_one_is_preferred() {

@@ -1,7 +1,7 @@
 //! Bad input gives a typed error that names what was wrong, never a panic.
 
 mod common;
-use cliper::{ClApp, Error, Permute, Process, Transpose, XData};
+use cliper::prelude::*;
 use common::*;
 
 #[test]

@@ -7,7 +7,7 @@
 //! transform in float32 with float64 twiddles errs by about ε·√log₂n ≈ 2e-7 — and ≤ 1e-12 for c64.
 
 mod common;
-use cliper::{Element, Fft, FftAlgorithm, FftDirection, FftNorm, Process, XData};
+use cliper::prelude::*;
 use common::*;
 use ndarray::{ArrayD, Axis};
 use num_complex::{Complex32, Complex64};

@@ -3,10 +3,8 @@
 //! bad files give typed errors that name the path; saves are atomic.
 
 mod common;
-use cliper::{
-    Dtype, Endian, Error, HostArray, PngDepth, PngOptions, RawFormat, Scale, XData, read_npy, read_png, read_raw,
-    read_tiff, write_mat, write_npy, write_png, write_raw, write_tiff,
-};
+use cliper::prelude::*;
+use cliper::{read_npy, read_png, read_raw, read_tiff, write_mat, write_npy, write_png, write_raw, write_tiff};
 use common::*;
 use ndarray::{ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};

@@ -7,9 +7,7 @@
 //! checked at 3000 sampled outputs (corners included) to keep the float64 reference fast.
 
 mod common;
-use cliper::{
-    Border, ConvMode, Element, FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, Process,
-};
+use cliper::prelude::*;
 use common::*;
 use ndarray::ArrayD;
 use num_complex::{Complex32, Complex64};

@@ -6,9 +6,7 @@
 //! expected value is recomputed from its index, in float64, on all host cores.
 
 mod common;
-use cliper::{
-    ClApp, ConvParams, Convolution, CopyParams, Filter, NormN, NormOrder, Pipeline, StridedCopy, Transpose, XData,
-};
+use cliper::prelude::*;
 
 const TWO_31: usize = 1 << 31;
 

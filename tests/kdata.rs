@@ -1,7 +1,7 @@
 //! KData: axis bookkeeping, attached maps and masks, and zero-copy conversion.
 
 mod common;
-use cliper::{Error, HostArray, KData, KSpaceMat, XData};
+use cliper::prelude::*;
 use common::*;
 use num_complex::{Complex32, Complex64};
 

@@ -10,10 +10,7 @@
 //! by a few 1e-7, and the maps were stored in float32).
 
 mod common;
-use cliper::{
-    ApplyMask, CoilSum, Complex2Real, ComplexAbs, ComplexElement, ComplexElementProd, ComplexPart, FftShift, Fill,
-    KData, Process, RSoS, RSoSRecon, ScalarMultiply, SheppLogan, SimpleMRIRecon, XData,
-};
+use cliper::prelude::*;
 use common::*;
 use ndarray::{ArrayD, Axis, Dimension, IxDyn};
 use num_complex::{Complex32, Complex64};

@@ -7,7 +7,7 @@
 //! c = 4. A wrong index, a dropped K tail or a missed conjugation breaks it by orders of magnitude.
 
 mod common;
-use cliper::{Element, GemmStrategy, GemmTiles, MatMul, MatOp, Process, XData};
+use cliper::prelude::*;
 use common::*;
 use ndarray::{ArrayD, IxDyn};
 use num_complex::Complex64;
@@ -145,8 +145,12 @@ fn all_ops_sizes_and_kernels<T: Element>() {
                 let b = stored_for_op::<T>(&hb, op_b);
                 for strategy in [main_strategy::<T>(), GemmStrategy::Direct] {
                     let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
-                    let mut mm =
-                        MatMul::new(&a, &b, &c).op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).with_strategy(strategy);
+                    let mut mm = MatMul::new(
+                        &a,
+                        &b,
+                        &c,
+                        MatMulParams::default().op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).strategy(strategy),
+                    );
                     mm.init().unwrap();
                     mm.launch().unwrap();
                     let what = format!("{} ({m},{n},{k}) {op_a:?}·{op_b:?} {strategy:?}", T::NAME);
@@ -185,7 +189,12 @@ fn the_other_blocked_kernel<T: Element>() {
             let (a, b) = (stored_for_op::<T>(&ha, op_a), stored_for_op::<T>(&hb, op_b));
             let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
             let strategy = other_strategy::<T>();
-            let mut mm = MatMul::new(&a, &b, &c).op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).with_strategy(strategy);
+            let mut mm = MatMul::new(
+                &a,
+                &b,
+                &c,
+                MatMulParams::default().op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).strategy(strategy),
+            );
             mm.init().unwrap();
             mm.launch().unwrap();
             let what = format!("{} ({m},{n},{k}) {op_a:?}·{op_b:?} {strategy:?}", T::NAME);
@@ -221,8 +230,12 @@ fn tiled_with_vector_runs<T: Element>() {
             for &t in &tiles {
                 let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
                 let strategy = GemmStrategy::Tiled(t);
-                let mut mm =
-                    MatMul::new(&a, &b, &c).op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).with_strategy(strategy);
+                let mut mm = MatMul::new(
+                    &a,
+                    &b,
+                    &c,
+                    MatMulParams::default().op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).strategy(strategy),
+                );
                 mm.init().unwrap();
                 mm.launch().unwrap();
                 let what = format!("{} ({m},{n},{k}) {op_a:?}·{op_b:?} tiles {t}", T::NAME);
@@ -249,12 +262,12 @@ fn batched_with_broadcast<T: Element>() {
         (&[2, 1, 1], &[2, 1, 1]),
     ];
     for &(sa, sb) in cases {
-        let out_shape = MatMul::<T>::output_shape(sa, MatOp::None, sb, MatOp::None).unwrap();
+        let out_shape = MatMul::<T>::output_shape(sa, sb, &MatMulParams::default()).unwrap();
         let (a, ha) = random::<T>(&mut rng, sa);
         let (b, hb) = random::<T>(&mut rng, sb);
         let (c, hc0) = random::<T>(&mut rng, &out_shape);
         let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
-        let mut mm = MatMul::new(&a, &b, &c).alpha(alpha).beta(beta);
+        let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().alpha(alpha).beta(beta));
         mm.init().unwrap();
         mm.launch().unwrap();
         let what = format!("{} batched {sa:?}·{sb:?} via {:?}", T::NAME, mm.strategy());
@@ -288,7 +301,7 @@ fn views_are_read_through_strides<T: Element>() {
         _ => GemmStrategy::Blocked(tiles),
     };
     for strategy in [odd, GemmStrategy::Direct] {
-        let mut mm = MatMul::new(&a, &b, &c).with_strategy(strategy);
+        let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(strategy));
         mm.init().unwrap();
         mm.launch().unwrap();
         let what = format!("{} strided views {strategy:?}", T::NAME);
@@ -308,9 +321,9 @@ fn strided_views_need_no_copies() {
     let mut rng = Rng::new(14);
     let (a, _) = random::<f32>(&mut rng, &[65, 33]);
     let (b, _) = random::<f32>(&mut rng, &[65, 17]);
-    let via_view = MatMul::apply(&a.t(), &b).unwrap();
+    let via_view = MatMul::apply(&a.t(), &b, MatMulParams::default()).unwrap();
     let via_op = XData::<f32>::zeros(common::app(), &[33, 17]).unwrap();
-    let mut mm = MatMul::new(&a, &b, &via_op).op_a(MatOp::Transpose);
+    let mut mm = MatMul::new(&a, &b, &via_op, MatMulParams::default().op_a(MatOp::Transpose));
     mm.init().unwrap();
     mm.launch().unwrap();
     assert_eq!(via_view.to_vec().unwrap(), via_op.to_vec().unwrap());
@@ -323,7 +336,7 @@ fn beta_zero_never_reads_c() {
     let (b, _) = random::<f32>(&mut rng, &[33, 65]);
     let c = XData::from_slice(app(), &[129, 65], &vec![f32::NAN; 129 * 65]).unwrap();
     for strategy in [main_strategy::<f32>(), other_strategy::<f32>(), GemmStrategy::Direct] {
-        let mut mm = MatMul::new(&a, &b, &c).with_strategy(strategy);
+        let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(strategy));
         mm.init().unwrap();
         mm.launch().unwrap();
         assert!(c.to_vec().unwrap().iter().all(|v| v.is_finite()), "{strategy:?} let NaN through with beta = 0");
@@ -347,30 +360,37 @@ fn bad_shapes_and_tiles_are_named() {
     let a = XData::<f32>::zeros(app(), &[7, 33]).unwrap();
     let b = XData::<f32>::zeros(app(), &[32, 5]).unwrap();
     let c = XData::<f32>::zeros(app(), &[7, 5]).unwrap();
-    let err = MatMul::new(&a, &b, &c).init().unwrap_err().to_string();
+    let err = MatMul::new(&a, &b, &c, MatMulParams::default()).init().unwrap_err().to_string();
     assert!(err.contains("[7, 33]") && err.contains("[32, 5]") && err.contains("33") && err.contains("32"), "{err}");
 
     let b = XData::<f32>::zeros(app(), &[33, 5]).unwrap();
     let wrong_c = XData::<f32>::zeros(app(), &[5, 7]).unwrap();
-    let err = MatMul::new(&a, &b, &wrong_c).init().unwrap_err();
+    let err = MatMul::new(&a, &b, &wrong_c, MatMulParams::default()).init().unwrap_err();
     assert!(matches!(err, cliper::Error::Shape { .. }), "{err:?}");
     assert!(err.to_string().contains("[7, 5]") && err.to_string().contains("[5, 7]"), "{err}");
 
-    let err = MatMul::new(&a, &b, &a.slice_axis(1, 0..5).unwrap()).init().unwrap_err().to_string();
+    let err =
+        MatMul::new(&a, &b, &a.slice_axis(1, 0..5).unwrap(), MatMulParams::default()).init().unwrap_err().to_string();
     assert!(err.contains("overlaps A"), "{err}");
 
     let batch_a = XData::<f32>::zeros(app(), &[2, 7, 33]).unwrap();
     let batch_b = XData::<f32>::zeros(app(), &[3, 33, 5]).unwrap();
-    let err = MatMul::apply(&batch_a, &batch_b).unwrap_err().to_string();
+    let err = MatMul::apply(&batch_a, &batch_b, MatMulParams::default()).unwrap_err().to_string();
     assert!(err.contains("[2]") && err.contains("[3]") && err.contains("broadcast"), "{err}");
 
     let vector = XData::<f32>::zeros(app(), &[33]).unwrap();
-    assert!(MatMul::apply(&a, &vector).unwrap_err().to_string().contains("[33]"));
+    assert!(MatMul::apply(&a, &vector, MatMulParams::default()).unwrap_err().to_string().contains("[33]"));
 
     let odd = GemmTiles::scalar(48, 64, 8, 32, 16);
-    let err = MatMul::new(&a, &b, &c).with_strategy(GemmStrategy::Tiled(odd)).init().unwrap_err().to_string();
+    let err = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(GemmStrategy::Tiled(odd)))
+        .init()
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("mdimc must divide mwg"), "{err}");
     let unaligned: GemmTiles = "64x64x8/16x16/8x1".parse().unwrap();
-    let err = MatMul::new(&a, &b, &c).with_strategy(GemmStrategy::Tiled(unaligned)).init().unwrap_err().to_string();
+    let err = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(GemmStrategy::Tiled(unaligned)))
+        .init()
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("64x64x8/16x16/8x1") && err.contains("mdimc·vwm must divide mwg"), "{err}");
 }

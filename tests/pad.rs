@@ -3,7 +3,7 @@
 //! Padding moves data without arithmetic, so results must be exact.
 
 mod common;
-use cliper::{Border, Element, Pad, Process, XData};
+use cliper::prelude::*;
 use common::*;
 use ndarray::{ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};

@@ -2,7 +2,7 @@
 //! init/launch contract.
 
 mod common;
-use cliper::{ConjugateTranspose, Element, Error, Permute, Pipeline, Process, SheppLogan, Transpose, XData};
+use cliper::prelude::*;
 use common::*;
 use num_complex::Complex32;
 

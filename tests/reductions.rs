@@ -11,7 +11,7 @@
 //! breaks the bound at every length in f64, and up to length 1023 in f32.
 
 mod common;
-use cliper::{Dot, DotKind, Element, NormN, NormOrder, Process, XData};
+use cliper::prelude::*;
 use common::*;
 use num_complex::Complex64;
 

@@ -4,10 +4,7 @@
 //! docs/reliability.md records the figures these tests print.
 
 mod common;
-use cliper::{
-    Border, ClApp, ConvParams, Convolution, Dot, Error, Fft, FftDirection, Filter, KData, MatMul, NormN, NormOrder,
-    Pad, Pipeline, Process, ScalarMultiply, Transpose, XData,
-};
+use cliper::prelude::*;
 use common::*;
 use num_complex::{Complex32, Complex64};
 
@@ -59,11 +56,9 @@ fn run_pipeline(app: &ClApp, kind: usize, seed: u64, reps: usize) -> Vec<Vec<u64
             let b = upload!(Complex32, [129, 33]);
             let c = XData::<Complex32>::zeros(app, &[67, 33]).unwrap();
             let d = XData::<Complex32>::zeros(app, &[67, 33]).unwrap();
-            let mut chain = Pipeline::new(app).then(MatMul::new(&a, &b, &c)).then(ScalarMultiply::new(
-                &c,
-                &d,
-                Complex32::new(0.5, -2.0),
-            ));
+            let mut chain = Pipeline::new(app)
+                .then(MatMul::new(&a, &b, &c, MatMulParams::default()))
+                .then(ScalarMultiply::new(&c, &d, Complex32::new(0.5, -2.0)));
             for _ in 0..reps {
                 chain.run().unwrap();
                 results.push(bits_c(&d.to_vec().unwrap()));

@@ -3,7 +3,8 @@
 //! definition, not against the generator's output.
 
 mod common;
-use cliper::{HostArray, KData, SheppLogan, XData, read_mat, read_png, read_tiff};
+use cliper::prelude::*;
+use cliper::{read_mat, read_png, read_tiff};
 use common::*;
 use ndarray::{Array2, ArrayD, Axis};
 use num_complex::{Complex32, Complex64};

@@ -5,10 +5,7 @@
 //! kernel skipped shows up. Shapes are deliberately not multiples of any tile size.
 
 mod common;
-use cliper::{
-    ConjugateTranspose, CopyParams, CopyStrategy, Element, Permute, Process, StridedCopy, Transpose, TransposeTiles,
-    XData,
-};
+use cliper::prelude::*;
 use common::*;
 
 const SHAPES: &[&[usize]] = &[&[1, 1], &[1, 517], &[517, 1], &[7, 129], &[257, 1023], &[3, 65, 33], &[2, 3, 31, 45]];

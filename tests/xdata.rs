@@ -3,7 +3,7 @@
 //! Tolerance: exact equality — uploads, downloads, views and copies move bits without arithmetic.
 
 mod common;
-use cliper::{CopyParams, CopyStrategy, Element, StridedCopy, XData};
+use cliper::prelude::*;
 use common::*;
 use ndarray::{Axis, IxDyn, Slice};
 

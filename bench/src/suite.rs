@@ -413,8 +413,9 @@ fn gemm<T: Element>(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
     let a = XData::from_slice(ctx.app, &[n, n], &ha)?;
     let b = XData::from_slice(ctx.app, &[n, n], &hb)?;
     let c = XData::<T>::zeros(ctx.app, &[n, n])?;
-    let (measured, init_ms, algorithm) =
-        time_process(ctx, MatMul::new(&a, &b, &c), |p| p.strategy().map_or("?".to_string(), |s| s.to_string()))?;
+    let (measured, init_ms, algorithm) = time_process(ctx, MatMul::new(&a, &b, &c, MatMulParams::default()), |p| {
+        p.strategy().map_or("?".to_string(), |s| s.to_string())
+    })?;
     let got = c.to_vec()?;
     let mut worst = 0.0f64;
     for s in samples(n * n, 256) {
@@ -750,7 +751,7 @@ fn chain10(ctx: &Ctx) -> Result<(String, String, Outcome)> {
         .then(Convolution::new(&padded, &smoothed, &box5, ConvParams::new()))
         .then(Transpose::new(&smoothed, &turned))
         .then(Convolution::new(&turned, &blurred, &gauss, ConvParams::new().border(Border::Reflect)))
-        .then(MatMul::new(&blurred, &turned, &product))
+        .then(MatMul::new(&blurred, &turned, &product, MatMulParams::default()))
         .then(Permute::new(&product, &back, &[1, 0]))
         .then(NormN::new(&back, &rows, NormOrder::P(2.0)).along(1))
         .then(Dot::new(&rows, &rows, &energy))

@@ -117,10 +117,11 @@ pub(crate) fn matmul<T: Element>(
     let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (batch * m * n * k) as f64;
     let size = if batch == 1 { format!("{m}x{n}x{k}") } else { format!("{batch}x{m}x{n}x{k}") };
     for &strategy in strategies {
-        let mut product = MatMul::new(&a, &b, &c);
-        if let Some(s) = strategy {
-            product = product.with_strategy(s);
-        }
+        let params = match strategy {
+            Some(s) => MatMulParams::default().strategy(s),
+            None => MatMulParams::default(),
+        };
+        let mut product = MatMul::new(&a, &b, &c, params);
         // Initialised here to read the plan before the pipeline takes the process (its own init finds the
         // program in the cache).
         product.init()?;

@@ -213,7 +213,7 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
         if i > 0 && start.elapsed().as_secs_f64() > args.budget_s {
             break;
         }
-        let mut mm = MatMul::new(&a, &b, &c).with_strategy(strategy);
+        let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(strategy));
         let outcome = mm.init().and_then(|()| {
             let first = time_product(app, &mut mm, 1)?;
             // About 40 ms of launches per batch, at least 2.
@@ -245,7 +245,7 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
     // The front runners again, with more launches: one batch of short runs is noisy.
     let mut finals = Vec::new();
     for t in timed.iter().take(5) {
-        let mut mm = MatMul::new(&a, &b, &c).with_strategy(t.strategy);
+        let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(t.strategy));
         mm.init()?;
         let launches = ((400.0 / t.ms) as usize).clamp(3, 200);
         let ms = time_product(app, &mut mm, launches)?;
@@ -262,7 +262,7 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
         .map_or_else(|| "did not run".to_string(), |t| format!("{:.1} GFLOP/s", rate(t.ms)));
 
     // Check the winner's output on sampled entries against float64.
-    let mut mm = MatMul::new(&a, &b, &c).with_strategy(best.strategy);
+    let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(best.strategy));
     mm.init()?;
     mm.launch()?;
     let got = c.to_vec()?;

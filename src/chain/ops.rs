@@ -4,8 +4,8 @@
 use super::any_data::{AnyData, FileSpec, Kind, dispatch};
 use crate::{
     Border, ConjugateTranspose, ConvMode, ConvOutput, ConvParams, Convolution, Dot, DotKind, Element, Error, Filter,
-    FilterElement, HostArray, MatMul, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Process, Result, Transpose,
-    XData,
+    FilterElement, HostArray, MatMul, MatMulParams, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Process,
+    Result, Transpose, XData,
 };
 use serde::Deserialize;
 use std::str::FromStr;
@@ -335,8 +335,9 @@ fn binary(op: &Op, a: &AnyData, b: &AnyData) -> Result<(Box<dyn Process>, AnyDat
 
 fn matmul<T: Kind>(a: &XData<T>, b: &XData<T>, ta: bool, tb: bool) -> Result<(Box<dyn Process>, AnyData)> {
     let op = |t: bool| if t { MatOp::Transpose } else { MatOp::None };
-    let c = XData::<T>::zeros(a.app(), &MatMul::<T>::output_shape(a.shape(), op(ta), b.shape(), op(tb))?)?;
-    Ok((Box::new(MatMul::new(a, b, &c).op_a(op(ta)).op_b(op(tb))), T::wrap(c)))
+    let params = MatMulParams::default().op_a(op(ta)).op_b(op(tb));
+    let c = XData::<T>::zeros(a.app(), &MatMul::output_shape(a.shape(), b.shape(), &params)?)?;
+    Ok((Box::new(MatMul::new(a, b, &c, params)), T::wrap(c)))
 }
 
 fn dot<T: Kind>(a: &XData<T>, b: &XData<T>, conj: bool, axis: Option<usize>) -> Result<(Box<dyn Process>, AnyData)> {

@@ -9,7 +9,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::linalg::MatMul;
+use crate::process::linalg::{MatMul, MatMulParams};
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
 
@@ -355,7 +355,8 @@ impl<T: Element> Process for FilterBank<T> {
                 for n0 in (0..n).step_by(images) {
                     let count = images.min(n - n0);
                     let b = col.slice_axis(0, 0..count)?;
-                    let mut product = MatMul::new(&weights, &b, &out.slice_axis(0, n0..n0 + count)?);
+                    let mut product =
+                        MatMul::new(&weights, &b, &out.slice_axis(0, n0..n0 + count)?, MatMulParams::default());
                     product.init()?;
                     chunks.push((n0, count, product));
                 }

@@ -35,8 +35,74 @@ impl MatOp {
     }
 }
 
+/// The parameters of a [`MatMul`]: what to do to each operand, the factors, and (for tuning) the kernel.
+/// Default: `op(A) = A`, `op(B) = B`, `alpha = 1`, `beta = 0` (C is only written), the planner's kernel.
+///
+/// ```
+/// use cliper::{MatMulParams, MatOp};
+/// let p = MatMulParams::<f32>::default().op_a(MatOp::Transpose).alpha(2.0).beta(1.0);
+/// assert_eq!(p.ops(), (MatOp::Transpose, MatOp::None));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatMulParams<T: Element> {
+    op_a: MatOp,
+    op_b: MatOp,
+    alpha: T,
+    beta: T,
+    strategy: Option<GemmStrategy>,
+}
+
+impl<T: Element> Default for MatMulParams<T> {
+    fn default() -> Self {
+        MatMulParams {
+            op_a: MatOp::None,
+            op_b: MatOp::None,
+            alpha: T::from_c64(1.0.into()),
+            beta: T::default(),
+            strategy: None,
+        }
+    }
+}
+
+impl<T: Element> MatMulParams<T> {
+    /// What to do to A before multiplying.
+    pub fn op_a(mut self, op: MatOp) -> Self {
+        self.op_a = op;
+        self
+    }
+
+    /// What to do to B before multiplying.
+    pub fn op_b(mut self, op: MatOp) -> Self {
+        self.op_b = op;
+        self
+    }
+
+    /// The factor on the product (default 1).
+    pub fn alpha(mut self, alpha: T) -> Self {
+        self.alpha = alpha;
+        self
+    }
+
+    /// The factor on the old C (default 0: C is overwritten and never read).
+    pub fn beta(mut self, beta: T) -> Self {
+        self.beta = beta;
+        self
+    }
+
+    /// Runs this kernel instead of the planner's choice (tiles are checked against the device in `init`).
+    pub fn strategy(mut self, strategy: GemmStrategy) -> Self {
+        self.strategy = Some(strategy);
+        self
+    }
+
+    /// The operations on A and B.
+    pub fn ops(&self) -> (MatOp, MatOp) {
+        (self.op_a, self.op_b)
+    }
+}
+
 /// `C = alpha·op(A)·op(B) + beta·C`, for `f32`, `f64`, `Complex<f32>` and `Complex<f64>`; `op` is a
-/// [`MatOp`] per operand.
+/// [`MatOp`] per operand ([`MatMulParams`]).
 ///
 /// - Any M, N, K (K = 0 gives `beta·C`). Operands of shape `[batch…, rows, cols]` multiply matrix by matrix;
 ///   batch axes broadcast as in numpy (a 2-D operand is used for every matrix of the other).
@@ -49,19 +115,18 @@ impl MatOp {
 /// enqueues.
 ///
 /// ```
-/// use cliper::{ClApp, MatMul, MatOp, Process, XData};
+/// use cliper::{ClApp, MatMul, MatMulParams, MatOp, Process, XData};
 /// let app = ClApp::new()?;
 /// let a = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
 /// let b = XData::from_slice(&app, &[2, 2], &[1.0f32, 0.0, 0.0, 2.0])?;
 /// let c = XData::from_slice(&app, &[3, 2], &[1.0f32; 6])?;
 /// // C = 2·Aᵀ·B + C
-/// let mut mm = MatMul::new(&a, &b, &c).op_a(MatOp::Transpose).alpha(2.0).beta(1.0);
-/// mm.init()?;
-/// mm.launch()?;
+/// let params = MatMulParams::default().op_a(MatOp::Transpose).alpha(2.0).beta(1.0);
+/// MatMul::new(&a, &b, &c, params).run()?;
 /// assert_eq!(c.to_vec()?, vec![3.0, 17.0, 5.0, 21.0, 7.0, 25.0]);
 /// // Or allocate the output: a batch of three 2×3 matrices times one 3×2 matrix.
 /// let batch = XData::from_slice(&app, &[3, 2, 3], &vec![1.0f32; 18])?;
-/// assert_eq!(MatMul::apply(&batch, &a.t())?.shape(), &[3, 2, 2]);
+/// assert_eq!(MatMul::apply(&batch, &a.t(), MatMulParams::default())?.shape(), &[3, 2, 2]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 ///
@@ -70,18 +135,14 @@ impl MatOp {
 /// # let app = cliper::ClApp::new()?;
 /// let a = cliper::XData::<f32>::zeros(&app, &[2, 2])?;
 /// let b = cliper::XData::<f64>::zeros(&app, &[2, 2])?;
-/// let c = cliper::MatMul::apply(&a, &b)?;
+/// let c = cliper::MatMul::apply(&a, &b, cliper::MatMulParams::default())?;
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct MatMul<T: Element> {
     a: XData<T>,
     b: XData<T>,
     c: XData<T>,
-    op_a: MatOp,
-    op_b: MatOp,
-    alpha: T,
-    beta: T,
-    forced: Option<GemmStrategy>,
+    params: MatMulParams<T>,
     plan: Prepared<Plan<T>>,
 }
 
@@ -103,74 +164,38 @@ struct Plan<T: Element> {
 }
 
 impl<T: Element> MatMul<T> {
-    /// `c = a·b` (set the ops, `alpha` and `beta` with the builder methods before `init`).
-    pub fn new(a: &XData<T>, b: &XData<T>, c: &XData<T>) -> MatMul<T> {
-        MatMul {
-            a: a.clone(),
-            b: b.clone(),
-            c: c.clone(),
-            op_a: MatOp::None,
-            op_b: MatOp::None,
-            alpha: T::from_c64(1.0.into()),
-            beta: T::default(),
-            forced: None,
-            plan: Prepared::default(),
-        }
+    /// `c = alpha·op(a)·op(b) + beta·c` as `params` say.
+    pub fn new(a: &XData<T>, b: &XData<T>, c: &XData<T>, params: MatMulParams<T>) -> MatMul<T> {
+        MatMul { a: a.clone(), b: b.clone(), c: c.clone(), params, plan: Prepared::default() }
     }
 
-    /// What to do to A before multiplying.
-    pub fn op_a(mut self, op: MatOp) -> MatMul<T> {
-        self.op_a = op;
-        self
-    }
-
-    /// What to do to B before multiplying.
-    pub fn op_b(mut self, op: MatOp) -> MatMul<T> {
-        self.op_b = op;
-        self
-    }
-
-    /// The factor on the product (default 1).
-    pub fn alpha(mut self, alpha: T) -> MatMul<T> {
-        self.alpha = alpha;
-        self
-    }
-
-    /// The factor on the old C (default 0: C is overwritten and never read).
-    pub fn beta(mut self, beta: T) -> MatMul<T> {
-        self.beta = beta;
-        self
-    }
-
-    /// Runs this kernel instead of the planner's choice (tiles are checked against the device in `init`).
-    pub fn with_strategy(mut self, strategy: GemmStrategy) -> MatMul<T> {
-        self.forced = Some(strategy);
-        self
-    }
-
-    /// The kernel `init` chose; `None` before `init`.
-    pub fn strategy(&self) -> Option<GemmStrategy> {
-        self.plan.as_ref().map(|p| p.strategy)
-    }
-
-    /// The program `init` built and the kernel it runs (for inspection: [`Program::binary`],
-    /// [`Kernel::private_mem_bytes`]); `None` before `init`.
-    pub fn compiled(&self) -> Option<(&Program, &Kernel)> {
-        self.plan.as_ref().map(|p| (&p.program, &p.kernel))
+    /// Allocates C, computes `alpha·op(a)·op(b)` into it once and returns it (`beta` multiplies a C that starts
+    /// as zeros).
+    pub fn apply(a: &XData<T>, b: &XData<T>, params: MatMulParams<T>) -> Result<XData<T>> {
+        let shape = Self::output_shape(a.shape(), b.shape(), &params)?;
+        let c = if params.beta == T::default() {
+            XData::uninit(a.app(), "MatMul", &shape)?
+        } else {
+            XData::zeros(a.app(), &shape)?
+        };
+        MatMul::new(a, b, &c, params).run()?;
+        Ok(c)
     }
 
     /// The shape of `op_a(a)·op_b(b)` for operand shapes `a` and `b`, or an error naming both shapes when
     /// they do not fit together.
     ///
     /// ```
-    /// use cliper::{MatMul, MatOp};
-    /// assert_eq!(MatMul::<f32>::output_shape(&[5, 2, 3], MatOp::None, &[3, 4], MatOp::None)?, vec![5, 2, 4]);
-    /// assert_eq!(MatMul::<f32>::output_shape(&[3, 2], MatOp::Transpose, &[3, 4], MatOp::None)?, vec![2, 4]);
-    /// let err = MatMul::<f32>::output_shape(&[2, 3], MatOp::None, &[4, 5], MatOp::None).unwrap_err();
+    /// use cliper::{MatMul, MatMulParams, MatOp};
+    /// let plain = MatMulParams::<f32>::default();
+    /// assert_eq!(MatMul::output_shape(&[5, 2, 3], &[3, 4], &plain)?, vec![5, 2, 4]);
+    /// assert_eq!(MatMul::output_shape(&[3, 2], &[3, 4], &plain.op_a(MatOp::Transpose))?, vec![2, 4]);
+    /// let err = MatMul::output_shape(&[2, 3], &[4, 5], &plain).unwrap_err();
     /// assert!(err.to_string().contains("[2, 3]") && err.to_string().contains("[4, 5]"));
     /// # Ok::<(), cliper::Error>(())
     /// ```
-    pub fn output_shape(a: &[usize], op_a: MatOp, b: &[usize], op_b: MatOp) -> Result<Vec<usize>> {
+    pub fn output_shape(a: &[usize], b: &[usize], params: &MatMulParams<T>) -> Result<Vec<usize>> {
+        let (op_a, op_b) = params.ops();
         let matrix = |shape: &[usize], op: MatOp, which: &str| -> Result<(Vec<usize>, usize, usize)> {
             let [batch @ .., r, c] = shape else {
                 return Err(Error::invalid(
@@ -204,14 +229,15 @@ impl<T: Element> MatMul<T> {
         Ok(shape)
     }
 
-    /// Allocates C, computes `a·b` into it once and returns it.
-    pub fn apply(a: &XData<T>, b: &XData<T>) -> Result<XData<T>> {
-        let shape = Self::output_shape(a.shape(), MatOp::None, b.shape(), MatOp::None)?;
-        let c = XData::uninit(a.app(), "MatMul", &shape)?;
-        let mut mm = MatMul::new(a, b, &c);
-        mm.init()?;
-        mm.launch()?;
-        Ok(c)
+    /// The kernel `init` chose; `None` before `init`.
+    pub fn strategy(&self) -> Option<GemmStrategy> {
+        self.plan.as_ref().map(|p| p.strategy)
+    }
+
+    /// The program `init` built and the kernel it runs (for inspection: [`Program::binary`],
+    /// [`Kernel::private_mem_bytes`]); `None` before `init`.
+    pub fn compiled(&self) -> Option<(&Program, &Kernel)> {
+        self.plan.as_ref().map(|p| (&p.program, &p.kernel))
     }
 
     fn plan(&self) -> Result<Plan<T>> {
@@ -219,16 +245,17 @@ impl<T: Element> MatMul<T> {
         if !self.a.app().same_as(app) || !self.b.app().same_as(app) {
             return Err(Error::invalid("MatMul", "A, B and C must belong to the same ClApp (device)"));
         }
-        let expected = Self::output_shape(self.a.shape(), self.op_a, self.b.shape(), self.op_b)?;
+        let (op_a, op_b) = self.params.ops();
+        let expected = Self::output_shape(self.a.shape(), self.b.shape(), &self.params)?;
         if self.c.shape() != expected.as_slice() {
             return Err(Error::Shape {
                 op: "MatMul".into(),
                 expected: format!(
                     "{expected:?} for op(A)·op(B) with A {:?} ({:?}) and B {:?} ({:?})",
                     self.a.shape(),
-                    self.op_a,
+                    op_a,
                     self.b.shape(),
-                    self.op_b
+                    op_b
                 ),
                 got: format!("C of shape {:?}", self.c.shape()),
             });
@@ -241,7 +268,7 @@ impl<T: Element> MatMul<T> {
                 ));
             }
         }
-        let (a, b) = (self.op_a.view(&self.a), self.op_b.view(&self.b));
+        let (a, b) = (op_a.view(&self.a), op_b.view(&self.b));
         let MatrixAxes { batch: a_batch, dims: [m, k], strides: [sam, sak] } = matrix_axes(&a, "A")?;
         let MatrixAxes { batch: b_batch, dims: [_, n], strides: [sbk, sbn] } = matrix_axes(&b, "B")?;
         let MatrixAxes { batch: (_, c_batch_strides), strides: [_, scn], .. } = matrix_axes(&self.c, "C")?;
@@ -260,7 +287,7 @@ impl<T: Element> MatMul<T> {
         if let Some(Err(e)) = super::gemm_table::GemmTable::user() {
             return Err(e);
         }
-        let strategy = match self.forced {
+        let strategy = match self.params.strategy {
             Some(s) => s,
             None => GemmStrategy::for_problem::<T>(app.device(), m, n, k, count),
         };
@@ -333,7 +360,7 @@ impl<T: Element> MatMul<T> {
                 (kernel, [n.div_ceil(l0) * l0, m.div_ceil(l1) * l1, count], [l0, l1, 1])
             }
         };
-        let use_beta = self.beta != T::default();
+        let use_beta = self.params.beta != T::default();
         let (mn, e) = ((m * n) as u64, std::mem::size_of::<T>() as u64);
         let per_matrix = ((m * k + k * n) as u64 + mn * (1 + u64::from(use_beta))) * e;
         let flops_per_mac = if T::IS_COMPLEX { 8 } else { 2 };
@@ -395,7 +422,7 @@ impl<T: Element> Process for MatMul<T> {
         let [sbk, sbn] = matrix_axes(b, "B")?.strides;
         let [scm, scn] = matrix_axes(c, "C")?.strides;
         let idx = p.index;
-        let use_beta = self.beta != T::default();
+        let use_beta = self.params.beta != T::default();
         let launch = p
             .kernel
             .launch()
@@ -416,10 +443,10 @@ impl<T: Element> Process for MatMul<T> {
             .index(idx, m as u64)
             .index(idx, n as u64)
             .index(idx, k as u64)
-            .scalar(u32::from(self.op_a.conjugates::<T>()))
-            .scalar(u32::from(self.op_b.conjugates::<T>()))
-            .scalar(self.alpha)
-            .scalar(self.beta)
+            .scalar(u32::from(self.params.op_a.conjugates::<T>()))
+            .scalar(u32::from(self.params.op_b.conjugates::<T>()))
+            .scalar(self.params.alpha)
+            .scalar(self.params.beta)
             .scalar(u32::from(use_beta))
             .scalar(p.batch.axes)
             .scalar(p.batch.shape)

@@ -1,13 +1,14 @@
 //! [`MatrixPower`]: `A^n` by binary exponentiation.
 
-use super::matmul::MatMul;
+use super::gemm_strategy::GemmStrategy;
+use super::matmul::{MatMul, MatMulParams};
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::layout::CopyPlan;
+use crate::process::layout::{CopyPlan, CopyStrategy};
 use crate::process::planning::Batch3;
 use crate::process::{Prepared, Process};
 
@@ -20,14 +21,15 @@ use crate::process::{Prepared, Process};
 /// straight into the output, so there are no device-to-device copies.
 ///
 /// ```
-/// use cliper::{ClApp, MatrixPower, XData};
+/// use cliper::{ClApp, MatrixPower, PowerStrategy, Process, XData};
 /// let app = ClApp::new()?;
 /// let a = XData::from_slice(&app, &[2, 2], &[1.0f64, 1.0, 1.0, 0.0])?; // Fibonacci matrix
 /// let a10 = MatrixPower::apply(&a, 10)?;
 /// assert_eq!(a10.to_vec()?, vec![89.0, 55.0, 55.0, 34.0]);
 /// let mut p = MatrixPower::new(&a, &XData::zeros(&app, &[2, 2])?, 100);
-/// cliper::Process::init(&mut p)?;
-/// assert_eq!(p.products(), Some(8)); // 6 squarings + 2 products
+/// p.init()?;
+/// let Some(PowerStrategy::Products { products, .. }) = p.strategy() else { unreachable!() };
+/// assert_eq!(products, 8); // 6 squarings + 2 products
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct MatrixPower<T: Element> {
@@ -35,6 +37,33 @@ pub struct MatrixPower<T: Element> {
     out: XData<T>,
     n: u64,
     plan: Prepared<Plan<T>>,
+}
+
+/// How a [`MatrixPower`] computes `A^n`, as its `strategy()` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PowerStrategy {
+    /// `n = 0`: the identity, written by one kernel.
+    Identity,
+    /// `n = 1`: a copy of `A`.
+    Copy(CopyStrategy),
+    /// `n ≥ 2`: this many matrix products (⌊log2 n⌋ squarings and popcount(n) − 1 more), the first with this
+    /// kernel.
+    Products {
+        /// Products per launch.
+        products: usize,
+        /// The first product's kernel (all have the same shape).
+        gemm: GemmStrategy,
+    },
+}
+
+impl std::fmt::Display for PowerStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PowerStrategy::Identity => write!(f, "identity"),
+            PowerStrategy::Copy(c) => write!(f, "copy ({c})"),
+            PowerStrategy::Products { products, gemm } => write!(f, "{products} products ({gemm})"),
+        }
+    }
 }
 
 enum Plan<T: Element> {
@@ -95,34 +124,41 @@ impl<T: Element> MatrixPower<T> {
 
     /// Allocates the output, computes `a^n` into it once and returns it.
     pub fn apply(a: &XData<T>, n: u64) -> Result<XData<T>> {
-        let out = XData::uninit(a.app(), "MatrixPower", a.shape())?;
-        let mut p = MatrixPower::new(a, &out, n);
-        p.init()?;
-        p.launch()?;
+        let out = XData::uninit(a.app(), "MatrixPower", &Self::output_shape(a.shape(), n)?)?;
+        MatrixPower::new(a, &out, n).run()?;
         Ok(out)
     }
 
-    /// Matrix products each launch enqueues (⌊log2 n⌋ + popcount(n) − 1; 0 for n ≤ 1); `None` before `init`.
-    pub fn products(&self) -> Option<usize> {
+    /// The output shape: the input's, which must be a (batch of) square matrices.
+    ///
+    /// ```
+    /// use cliper::MatrixPower;
+    /// assert_eq!(MatrixPower::<f32>::output_shape(&[4, 3, 3], 5)?, vec![4, 3, 3]);
+    /// assert!(MatrixPower::<f32>::output_shape(&[3, 2], 5).unwrap_err().to_string().contains("square"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize], n: u64) -> Result<Vec<usize>> {
+        let _ = n; // every exponent keeps the shape
+        square("MatrixPower", shape)?;
+        Ok(shape.to_vec())
+    }
+
+    /// How `init` planned the power; `None` before `init`.
+    pub fn strategy(&self) -> Option<PowerStrategy> {
         self.plan.as_ref().map(|p| match p {
-            Plan::Products(steps) => steps.len(),
-            _ => 0,
+            Plan::Identity { .. } => PowerStrategy::Identity,
+            Plan::Copy(c) => PowerStrategy::Copy(c.strategy()),
+            Plan::Products(steps) => PowerStrategy::Products {
+                products: steps.len(),
+                gemm: steps.first().and_then(MatMul::strategy).unwrap_or(GemmStrategy::Direct),
+            },
         })
     }
 
     fn plan(&self) -> Result<Plan<T>> {
         let op = "MatrixPower";
         let shape = self.a.shape();
-        let (batch_shape, size) = match shape {
-            [batch @ .., rows, cols] if rows == cols => (batch, *cols),
-            _ => {
-                let square = match shape {
-                    [batch @ .., rows, _] => format!("{:?} (square matrices)", [batch, &[*rows; 2]].concat()),
-                    _ => "[s, s] or [batch…, s, s]".to_string(),
-                };
-                return Err(Error::Shape { op: op.into(), expected: square, got: format!("{shape:?}") });
-            }
-        };
+        let (batch_shape, size) = square(op, shape)?;
         if self.out.shape() != shape {
             return Err(Error::shape(op, shape, self.out.shape()));
         }
@@ -172,12 +208,26 @@ impl<T: Element> MatrixPower<T> {
                 };
                 let mut steps = Vec::new();
                 for (l, r, d) in schedule(n) {
-                    let mut product = MatMul::new(&array(l)?, &array(r)?, &array(d)?);
+                    let mut product = MatMul::new(&array(l)?, &array(r)?, &array(d)?, MatMulParams::default());
                     product.init()?;
                     steps.push(product);
                 }
                 Ok(Plan::Products(steps))
             }
+        }
+    }
+}
+
+/// The batch axes and the side of `[batch…, s, s]`, or an error naming the shape that is not square.
+fn square<'a>(op: &str, shape: &'a [usize]) -> Result<(&'a [usize], usize)> {
+    match shape {
+        [batch @ .., rows, cols] if rows == cols => Ok((batch, *cols)),
+        _ => {
+            let square = match shape {
+                [batch @ .., rows, _] => format!("{:?} (square matrices)", [batch, &[*rows; 2]].concat()),
+                _ => "[s, s] or [batch…, s, s]".to_string(),
+            };
+            Err(Error::Shape { op: op.into(), expected: square, got: format!("{shape:?}") })
         }
     }
 }

@@ -10,5 +10,5 @@ mod matrix_power;
 
 pub use gemm_strategy::{GemmStrategy, GemmTiles};
 pub use gemm_table::{GEMM_TABLE_ENV, GemmTable, GemmTableEntry};
-pub use matmul::{MatMul, MatOp};
-pub use matrix_power::MatrixPower;
+pub use matmul::{MatMul, MatMulParams, MatOp};
+pub use matrix_power::{MatrixPower, PowerStrategy};
