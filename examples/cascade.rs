@@ -31,7 +31,7 @@ fn main() -> cliper::Result<()> {
         .then(Pad::new(&image, &padded, &[(pad, pad)], Border::Reflect))
         .then(Convolution::new(&padded, &blurred, &filter, ConvParams::new().output(ConvOutput::Valid)))
         .then(Transpose::new(&blurred, &transposed))
-        .then(NormN::new(&transposed, &row_norms, NormOrder::P(2.0)).along(1));
+        .then(NormN::new(&transposed, &row_norms, NormParams::new(NormOrder::P(2.0)).along(1)));
     cascade.init()?; // programs built, plans made: nothing of this is repeated per launch
 
     let before = app.transfer_stats();

@@ -37,7 +37,7 @@ fn main() -> cliper::Result<()> {
         .then(Convolution::new(&image, &blurred, &Filter::<f32>::gaussian(2.0, 2)?, params.clone()))
         .then(Convolution::new(&blurred, &gradients.index_axis(0, 0)?, &Filter::<f32>::sobel_x(), params.clone()))
         .then(Convolution::new(&blurred, &gradients.index_axis(0, 1)?, &Filter::<f32>::sobel_y(), params))
-        .then(NormN::new(&gradients, &magnitude, NormOrder::P(2.0)).along(0));
+        .then(NormN::new(&gradients, &magnitude, NormParams::new(NormOrder::P(2.0)).along(0)));
     let report = chain.profile()?;
     println!("{report}");
 

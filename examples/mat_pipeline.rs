@@ -33,9 +33,9 @@ fn main() -> cliper::Result<()> {
     let mut chain = Pipeline::new(&app)
         .then(MatMul::new(&a, &b, &c, MatMulParams::default()))
         .then(MatrixPower::new(&c, &p, 8))
-        .then(NormN::new(&c, &norm_c, NormOrder::P(2.0)))
-        .then(NormN::new(&p, &norm_p, NormOrder::P(2.0)))
-        .then(NormN::new(&p, &column_norms, NormOrder::P(2.0)).along(0));
+        .then(NormN::new(&c, &norm_c, NormParams::new(NormOrder::P(2.0))))
+        .then(NormN::new(&p, &norm_p, NormParams::new(NormOrder::P(2.0))))
+        .then(NormN::new(&p, &column_norms, NormParams::new(NormOrder::P(2.0)).along(0)));
     println!("{}", chain.profile()?);
 
     println!("‖A·B‖_F = {:.6e}, ‖(A·B)⁸‖_F = {:.6e}", norm_c.to_vec()?[0], norm_p.to_vec()?[0]);

@@ -74,7 +74,7 @@ pub use process::linalg::{
 };
 pub use process::mri::{CoilSum, RSoS, RSoSRecon, SimpleMRIRecon};
 pub use process::phantom::SheppLogan;
-pub use process::reduce::{Dot, DotKind, NormN, NormOrder};
+pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 
 /// Everything a program using cliper usually needs, in one import: `use cliper::prelude::*;`.

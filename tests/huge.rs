@@ -92,7 +92,11 @@ fn transpose_and_norm_past_two_to_the_31_elements() {
     let y = XData::<f32>::zeros(&app, &shape).unwrap();
     let norm = XData::<f32>::zeros(&app, &[]).unwrap();
     let start = std::time::Instant::now();
-    Pipeline::new(&app).then(Transpose::new(&x, &y)).then(NormN::new(&x, &norm, NormOrder::P(2.0))).run().unwrap();
+    Pipeline::new(&app)
+        .then(Transpose::new(&x, &y))
+        .then(NormN::new(&x, &norm, NormParams::new(NormOrder::P(2.0))))
+        .run()
+        .unwrap();
     app.finish().unwrap();
     eprintln!("transpose + norm of {count} elements: {:?} (including the first build)", start.elapsed());
     let got = y.to_vec().unwrap();

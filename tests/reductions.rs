@@ -64,7 +64,7 @@ fn norms_of_random_vectors<T: Element>() {
         let v: Vec<Complex64> = host.iter().copied().collect();
         for &order in ORDERS {
             let out = XData::<T::Real>::zeros(app(), &[]).unwrap();
-            let mut norm = NormN::new(&x, &out, order);
+            let mut norm = NormN::new(&x, &out, NormParams::new(order));
             norm.init().unwrap();
             norm.launch().unwrap();
             let got = out.to_vec().unwrap()[0].to_c64().re;
@@ -81,7 +81,7 @@ fn norms_match_reference_for_all_types_orders_and_lengths() {
 
 fn norm_of<T: Element>(values: &[T], order: NormOrder) -> f64 {
     let x = XData::from_slice(app(), &[values.len()], values).unwrap();
-    NormN::apply(&x, order).unwrap().to_vec().unwrap()[0].to_c64().re
+    NormN::apply(&x, NormParams::new(order)).unwrap().to_vec().unwrap()[0].to_c64().re
 }
 
 #[test]
@@ -143,7 +143,7 @@ fn norms_along_axes<T: Element>() {
             for &order in &[NormOrder::P(1.0), NormOrder::P(2.5), NormOrder::Inf] {
                 let out_shape: Vec<usize> = [&shape[..axis], &shape[axis + 1..]].concat();
                 let out = XData::<T::Real>::zeros(app(), &out_shape).unwrap();
-                let mut norm = NormN::new(&x, &out, order).along(axis);
+                let mut norm = NormN::new(&x, &out, NormParams::new(order).along(axis));
                 norm.init().unwrap();
                 norm.launch().unwrap();
                 let want = along_ref(&host, axis, |line| Complex64::new(norm_ref(line, order), 0.0));
@@ -168,19 +168,19 @@ fn strided_views_are_gathered_or_read_in_place() {
     let (x, host) = random::<f64>(&mut rng, &[129, 257]);
     let all: Vec<Complex64> = host.iter().copied().collect();
     // The transpose covers the same elements in another order: one merged axis, no gather.
-    let mut t = NormN::new(&x.t(), &XData::zeros(app(), &[]).unwrap(), NormOrder::P(2.0));
+    let mut t = NormN::new(&x.t(), &XData::zeros(app(), &[]).unwrap(), NormParams::default());
     t.init().unwrap();
-    assert!(!t.strategy().unwrap().starts_with("gather"), "{:?}", t.strategy());
+    assert!(!t.strategy().unwrap().gathered, "{:?}", t.strategy());
     // A window with gaps between its rows is gathered into contiguous scratch first.
     let window = x.slice_axis(1, 5..200).unwrap();
     let out = XData::<f64>::zeros(app(), &[]).unwrap();
-    let mut w = NormN::new(&window, &out, NormOrder::P(3.0));
+    let mut w = NormN::new(&window, &out, NormParams::new(NormOrder::P(3.0)));
     w.init().unwrap();
     w.launch().unwrap();
-    assert!(w.strategy().unwrap().starts_with("gather+"), "{:?}", w.strategy());
+    assert!(w.strategy().unwrap().gathered, "{:?}", w.strategy());
     let want: Vec<Complex64> = host.slice(ndarray::s![.., 5..200]).iter().copied().collect();
     check_norm(out.to_vec().unwrap()[0], norm_ref(&want, NormOrder::P(3.0)), tolerance::<f64>(want.len()), "window");
-    let whole = NormN::apply(&x.t(), NormOrder::P(2.0)).unwrap().to_vec().unwrap()[0];
+    let whole = NormN::apply(&x.t(), NormParams::new(NormOrder::P(2.0))).unwrap().to_vec().unwrap()[0];
     check_norm(whole, norm_ref(&all, NormOrder::P(2.0)), tolerance::<f64>(all.len()), "transposed");
 }
 
@@ -205,7 +205,7 @@ fn dots_of_random_vectors<T: Element>() {
         let mut results = Vec::new();
         for kind in [DotKind::Plain, DotKind::Conjugated] {
             let conjugate = kind == DotKind::Conjugated && T::IS_COMPLEX;
-            let got = Dot::apply(&x, &y, kind).unwrap().to_vec().unwrap()[0].to_c64();
+            let got = Dot::apply(&x, &y, DotParams::new(kind)).unwrap().to_vec().unwrap()[0].to_c64();
             let (want, mag) = dot_ref(&vx, &vy, conjugate);
             let err = (got - want).norm();
             assert!(
@@ -240,7 +240,7 @@ fn dots_along_axes<T: Element>() {
         for axis in 0..shape.len() {
             let out_shape: Vec<usize> = [&shape[..axis], &shape[axis + 1..]].concat();
             let out = XData::<T>::zeros(app(), &out_shape).unwrap();
-            let mut dot = Dot::new(&x, &y, &out).kind(DotKind::Conjugated).along(axis);
+            let mut dot = Dot::new(&x, &y, &out, DotParams::new(DotKind::Conjugated).along(axis));
             dot.init().unwrap();
             dot.launch().unwrap();
             let got = fetch(&out);
@@ -265,20 +265,23 @@ fn dots_along_every_axis() {
 fn bad_input_is_named() {
     let x = XData::<f32>::zeros(app(), &[4, 5]).unwrap();
     for p in [0.5, -1.0, f64::NAN] {
-        let err = NormN::apply(&x, NormOrder::P(p)).unwrap_err();
+        let err = NormN::apply(&x, NormParams::new(NormOrder::P(p))).unwrap_err();
         assert!(matches!(err, cliper::Error::InvalidArgument { .. }), "{err:?}");
         assert!(err.to_string().contains(&format!("p = {p}")), "{err}");
     }
     let y = XData::<f32>::zeros(app(), &[5, 4]).unwrap();
-    let err = Dot::apply(&x, &y, DotKind::Plain).unwrap_err().to_string();
+    let err = Dot::apply(&x, &y, DotParams::new(DotKind::Plain)).unwrap_err().to_string();
     assert!(err.contains("[4, 5]") && err.contains("[5, 4]"), "{err}");
     let wrong = XData::<f32>::zeros(app(), &[5]).unwrap();
-    let err = NormN::new(&x, &wrong, NormOrder::P(2.0)).along(1).init().unwrap_err();
+    let err = NormN::new(&x, &wrong, NormParams::new(NormOrder::P(2.0)).along(1)).init().unwrap_err();
     assert!(matches!(err, cliper::Error::Shape { .. }) && err.to_string().contains("[4]"), "{err}");
-    let err = NormN::apply_along(&x, 2, NormOrder::Inf).unwrap_err().to_string();
+    let err = NormN::apply(&x, NormParams::new(NormOrder::Inf).along(2)).unwrap_err().to_string();
     assert!(err.contains("axis 2") && err.contains("[4, 5]"), "{err}");
-    let err = Dot::new(&x, &x, &XData::zeros(app(), &[4]).unwrap()).along(7).init().unwrap_err().to_string();
+    let err = Dot::new(&x, &x, &XData::zeros(app(), &[4]).unwrap(), DotParams::default().along(7))
+        .init()
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("axis 7"), "{err}");
-    let mut not_ready = NormN::new(&x, &XData::zeros(app(), &[]).unwrap(), NormOrder::Inf);
+    let mut not_ready = NormN::new(&x, &XData::zeros(app(), &[]).unwrap(), NormParams::new(NormOrder::Inf));
     assert!(matches!(not_ready.launch().unwrap_err(), cliper::Error::NotInitialized { .. }));
 }

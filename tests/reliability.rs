@@ -44,7 +44,7 @@ fn run_pipeline(app: &ClApp, kind: usize, seed: u64, reps: usize) -> Vec<Vec<u64
             let mut chain = Pipeline::new(app)
                 .then(Transpose::new(&x, &t))
                 .then(Convolution::new(&t, &c, &filter, ConvParams::new().border(Border::Reflect)))
-                .then(NormN::new(&c, &n, NormOrder::P(2.0)));
+                .then(NormN::new(&c, &n, NormParams::new(NormOrder::P(2.0))));
             for _ in 0..reps {
                 chain.run().unwrap();
                 results.push(bits(&[c.to_vec().unwrap(), n.to_vec().unwrap()].concat()));
@@ -88,7 +88,7 @@ fn run_pipeline(app: &ClApp, kind: usize, seed: u64, reps: usize) -> Vec<Vec<u64
             let d = XData::<f64>::zeros(app, &[]).unwrap();
             let mut chain = Pipeline::new(app)
                 .then(Pad::new(&x, &p, &[(1, 2), (5, 0)], Border::Reflect))
-                .then(Dot::new(&p, &p, &d));
+                .then(Dot::new(&p, &p, &d, DotParams::default()));
             for _ in 0..reps {
                 chain.run().unwrap();
                 let mut out = p.to_vec().unwrap();
@@ -172,7 +172,7 @@ fn ten_thousand_launches_return_device_and_host_memory_to_baseline() {
                 .then(Transpose::new(&x, &t))
                 .then(Convolution::new(&t, &c, &filter, ConvParams::new()))
                 .then(ScalarMultiply::new(&c, &s, 0.5))
-                .then(NormN::new(&s, &n, NormOrder::P(2.0)));
+                .then(NormN::new(&s, &n, NormParams::new(NormOrder::P(2.0))));
             for _ in 0..RUNS {
                 chain.run().unwrap();
                 launches += 4;

@@ -473,8 +473,9 @@ fn norm<T: Element>(ctx: &Ctx, n: usize, order: NormOrder) -> Result<(String, St
     let host = random_data::<T>(n);
     let x = XData::from_slice(ctx.app, &[n], &host)?;
     let out = XData::<T::Real>::zeros(ctx.app, &[])?;
-    let (measured, init_ms, algorithm) =
-        time_process(ctx, NormN::new(&x, &out, order), |p| p.strategy().unwrap_or_default())?;
+    let (measured, init_ms, algorithm) = time_process(ctx, NormN::new(&x, &out, NormParams::new(order)), |p| {
+        p.strategy().map(|s| s.to_string()).unwrap_or_default()
+    })?;
     let got = value_at(&out.to_vec()?, 0)?.to_c64().re;
     let p = match order {
         NormOrder::P(p) => p,
@@ -501,8 +502,9 @@ fn dot<T: Element>(ctx: &Ctx, n: usize, kind: DotKind) -> Result<(String, String
     let x = XData::from_slice(ctx.app, &[n], &hx)?;
     let y = XData::from_slice(ctx.app, &[n], &hy)?;
     let out = XData::<T>::zeros(ctx.app, &[])?;
-    let (measured, init_ms, algorithm) =
-        time_process(ctx, Dot::new(&x, &y, &out).kind(kind), |p| p.strategy().unwrap_or_default())?;
+    let (measured, init_ms, algorithm) = time_process(ctx, Dot::new(&x, &y, &out, DotParams::new(kind)), |p| {
+        p.strategy().map(|s| s.to_string()).unwrap_or_default()
+    })?;
     let got = value_at(&out.to_vec()?, 0)?.to_c64();
     let (mut want, mut magnitude) = (Complex64::new(0.0, 0.0), 0.0);
     for (a, b) in hx.iter().zip(&hy) {
@@ -753,9 +755,9 @@ fn chain10(ctx: &Ctx) -> Result<(String, String, Outcome)> {
         .then(Convolution::new(&turned, &blurred, &gauss, ConvParams::new().border(Border::Reflect)))
         .then(MatMul::new(&blurred, &turned, &product, MatMulParams::default()))
         .then(Permute::new(&product, &back, &[1, 0]))
-        .then(NormN::new(&back, &rows, NormOrder::P(2.0)).along(1))
-        .then(Dot::new(&rows, &rows, &energy))
-        .then(NormN::new(&blurred, &peak, NormOrder::Inf));
+        .then(NormN::new(&back, &rows, NormParams::new(NormOrder::P(2.0)).along(1)))
+        .then(Dot::new(&rows, &rows, &energy, DotParams::default()))
+        .then(NormN::new(&blurred, &peak, NormParams::new(NormOrder::Inf)));
     let start = Instant::now();
     pipeline.init()?;
     app.finish()?;

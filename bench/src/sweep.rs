@@ -188,9 +188,9 @@ pub(crate) fn power<T: Element>(app: &ClApp, size: usize, exponent: u64, timing:
 pub(crate) fn norm<T: Element>(app: &ClApp, len: usize, order: NormOrder, timing: Timing) -> Result<()> {
     let x = XData::from_slice(app, &[len], &random_data::<T>(len))?;
     let out = XData::<T::Real>::zeros(app, &[])?;
-    let mut process = NormN::new(&x, &out, order);
+    let mut process = NormN::new(&x, &out, NormParams::new(order));
     cliper::Process::init(&mut process)?;
-    let strategy = process.strategy().unwrap_or_default();
+    let strategy = process.strategy().map(|s| s.to_string()).unwrap_or_default();
     let mut pipeline = Pipeline::new(app).then(process);
     let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
     let bytes = (len * std::mem::size_of::<T>()) as f64;
@@ -215,7 +215,7 @@ pub(crate) fn dot<T: Element>(app: &ClApp, len: usize, conjugate: bool, timing: 
     let y = XData::from_slice(app, &[len], &random_data::<T>(len + 3).into_iter().skip(3).collect::<Vec<_>>())?;
     let out = XData::<T>::zeros(app, &[])?;
     let kind = if conjugate { DotKind::Conjugated } else { DotKind::Plain };
-    let mut pipeline = Pipeline::new(app).then(Dot::new(&x, &y, &out).kind(kind));
+    let mut pipeline = Pipeline::new(app).then(Dot::new(&x, &y, &out, DotParams::new(kind)));
     let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
     let bytes = 2.0 * (len * std::mem::size_of::<T>()) as f64;
     println!(

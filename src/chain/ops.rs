@@ -2,11 +2,8 @@
 //! to its input and output arrays.
 
 use super::any_data::{AnyData, FileSpec, Kind, dispatch};
-use crate::{
-    Border, ConjugateTranspose, ConvMode, ConvOutput, ConvParams, Convolution, Dot, DotKind, Element, Error, Filter,
-    FilterElement, HostArray, MatMul, MatMulParams, MatOp, MatrixPower, NormN, NormOrder, Pad, Permute, Process,
-    Result, Transpose, XData,
-};
+use crate::Result;
+use crate::prelude::*;
 use serde::Deserialize;
 use std::str::FromStr;
 
@@ -255,15 +252,12 @@ impl Op {
             }
             Op::Norm { p, axis } => {
                 let order = if p.0.is_infinite() { NormOrder::Inf } else { NormOrder::P(p.0) };
-                order.p()?;
-                let shape = without_axis("norm", x.shape(), *axis)?;
-                let y = XData::<T::Real>::zeros(app, &shape)?;
-                let norm = NormN::new(x, &y, order);
-                let norm = match axis {
-                    Some(a) => norm.along(*a),
-                    None => norm,
+                let params = match axis {
+                    Some(a) => NormParams::new(order).along(*a),
+                    None => NormParams::new(order),
                 };
-                Ok((Box::new(norm), T::Real::wrap(y)))
+                let y = XData::<T::Real>::zeros(app, &NormN::<T>::output_shape(x.shape(), &params)?)?;
+                Ok((Box::new(NormN::new(x, &y, params)), T::Real::wrap(y)))
             }
             Op::Pad { width, mode, value } => {
                 let border = match Border::numpy(mode)? {
@@ -300,15 +294,6 @@ fn convolve<T: Kind, K: FilterElement<T>>(
     Ok((Box::new(Convolution::new(x, &y, f, params)), T::wrap(y)))
 }
 
-/// A shape without `axis` (the whole shape's reduction `[]` when `axis` is `None`).
-fn without_axis(op: &str, shape: &[usize], axis: Option<usize>) -> Result<Vec<usize>> {
-    match axis {
-        None => Ok(Vec::new()),
-        Some(a) if a < shape.len() => Ok(shape.iter().enumerate().filter(|&(i, _)| i != a).map(|(_, &n)| n).collect()),
-        Some(a) => Err(Error::invalid(op, format!("axis {a} does not exist in shape {shape:?}"))),
-    }
-}
-
 /// Runs a two-input operation on arrays of one element type, or names the mismatch.
 fn binary(op: &Op, a: &AnyData, b: &AnyData) -> Result<(Box<dyn Process>, AnyData)> {
     macro_rules! typed {
@@ -341,13 +326,13 @@ fn matmul<T: Kind>(a: &XData<T>, b: &XData<T>, ta: bool, tb: bool) -> Result<(Bo
 }
 
 fn dot<T: Kind>(a: &XData<T>, b: &XData<T>, conj: bool, axis: Option<usize>) -> Result<(Box<dyn Process>, AnyData)> {
-    let out = XData::<T>::zeros(a.app(), &without_axis("dot", a.shape(), axis)?)?;
-    let d = Dot::new(a, b, &out).kind(if conj { DotKind::Conjugated } else { DotKind::Plain });
-    let d = match axis {
-        Some(k) => d.along(k),
-        None => d,
+    let kind = if conj { DotKind::Conjugated } else { DotKind::Plain };
+    let params = match axis {
+        Some(k) => DotParams::new(kind).along(k),
+        None => DotParams::new(kind),
     };
-    Ok((Box::new(d), T::wrap(out)))
+    let out = XData::<T>::zeros(a.app(), &Dot::<T>::output_shape(a.shape(), b.shape(), &params)?)?;
+    Ok((Box::new(Dot::new(a, b, &out, params)), T::wrap(out)))
 }
 
 /// Filter weights for data of type `T`: real weights (named filters, real files) or weights of `T` itself

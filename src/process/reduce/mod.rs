@@ -6,5 +6,6 @@ mod dot;
 mod norm;
 mod reduce_plan;
 
-pub use dot::{Dot, DotKind};
-pub use norm::{NormN, NormOrder};
+pub use dot::{Dot, DotKind, DotParams};
+pub use norm::{NormN, NormOrder, NormParams};
+pub use reduce_plan::{ReduceKernel, ReduceStrategy};

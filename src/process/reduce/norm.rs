@@ -1,6 +1,6 @@
 //! [`NormN`]: the p-norm of an array, or of each line along one axis.
 
-use super::reduce_plan::{ReducePlan, Reduction};
+use super::reduce_plan::{ReducePlan, ReduceStrategy, Reduction, reduced_shape};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -37,6 +37,50 @@ impl NormOrder {
     }
 }
 
+/// The parameters of a [`NormN`]: the order and, optionally, the axis to reduce along. Default: the 2-norm
+/// of the whole array.
+///
+/// ```
+/// use cliper::{NormOrder, NormParams};
+/// let rows = NormParams::new(NormOrder::P(1.0)).along(1);
+/// assert_eq!((rows.order(), rows.axis()), (NormOrder::P(1.0), Some(1)));
+/// assert_eq!(NormParams::default().order(), NormOrder::P(2.0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NormParams {
+    order: NormOrder,
+    axis: Option<usize>,
+}
+
+impl Default for NormParams {
+    fn default() -> Self {
+        NormParams::new(NormOrder::P(2.0))
+    }
+}
+
+impl NormParams {
+    /// The norm of this order over the whole array.
+    pub fn new(order: NormOrder) -> NormParams {
+        NormParams { order, axis: None }
+    }
+
+    /// One norm per line along `axis` instead: the output has the input's shape without that axis.
+    pub fn along(mut self, axis: usize) -> NormParams {
+        self.axis = Some(axis);
+        self
+    }
+
+    /// The order.
+    pub fn order(&self) -> NormOrder {
+        self.order
+    }
+
+    /// The axis reduced along, or `None` for the whole array.
+    pub fn axis(&self) -> Option<usize> {
+        self.axis
+    }
+}
+
 /// The p-norm of real or complex data (|z| of a complex element is `hypot(re, im)`), over the whole array
 /// (output shape `[]`) or along one axis (output: the input's shape without that axis — per row, per frame,
 /// per coil). The output holds the real type and stays on the device, so a chain can go on using it;
@@ -49,65 +93,52 @@ impl NormOrder {
 /// - NaN anywhere gives NaN; otherwise ∞ anywhere gives ∞.
 ///
 /// ```
-/// use cliper::{ClApp, NormN, NormOrder, XData};
+/// use cliper::{ClApp, NormN, NormOrder, NormParams, XData};
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[2, 2], &[3.0f32, 4.0, 1e30, 1e30])?;
-/// let all = NormN::apply(&x, NormOrder::P(2.0))?;      // shape []
+/// let all = NormN::apply(&x, NormParams::default())?;      // the 2-norm, shape []
 /// assert!((all.to_vec()?[0] / 1.4142135e30 - 1.0).abs() < 1e-6);
-/// let rows = NormN::apply_along(&x, 1, NormOrder::P(2.0))?; // one norm per row
+/// let rows = NormN::apply(&x, NormParams::default().along(1))?; // one norm per row
 /// assert_eq!(rows.to_vec()?[0], 5.0);
-/// assert_eq!(NormN::apply(&x, NormOrder::Inf)?.to_vec()?, vec![1e30]);
+/// assert_eq!(NormN::apply(&x, NormParams::new(NormOrder::Inf))?.to_vec()?, vec![1e30]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct NormN<T: Element> {
     x: XData<T>,
     out: XData<T::Real>,
-    order: NormOrder,
-    axis: Option<usize>,
+    params: NormParams,
     plan: Prepared<ReducePlan<T, T::Real>>,
 }
 
 impl<T: Element> NormN<T> {
-    /// The norm of all of `x` into `out` (shape `[]`).
-    pub fn new(x: &XData<T>, out: &XData<T::Real>, order: NormOrder) -> NormN<T> {
-        NormN { x: x.clone(), out: out.clone(), order, axis: None, plan: Prepared::default() }
+    /// The norm `params` describe of `x` into `out` (shape `[]`, or `x`'s shape without the axis).
+    pub fn new(x: &XData<T>, out: &XData<T::Real>, params: NormParams) -> NormN<T> {
+        NormN { x: x.clone(), out: out.clone(), params, plan: Prepared::default() }
     }
 
-    /// Norms along `axis` instead: `out` has `x`'s shape without that axis.
-    pub fn along(mut self, axis: usize) -> NormN<T> {
-        self.axis = Some(axis);
-        self
-    }
-
-    /// How `init` planned the reduction: `"groups"`, `"groups+partials"`, `"lanes"` or `"none"`, prefixed by
-    /// `"gather+"` when a strided input is first copied into contiguous scratch. `None` before `init`.
-    pub fn strategy(&self) -> Option<String> {
-        self.plan.as_ref().map(|p| p.strategy())
-    }
-
-    /// Allocates a `[]` output, computes the norm of all of `x` into it once and returns it.
-    pub fn apply(x: &XData<T>, order: NormOrder) -> Result<XData<T::Real>> {
-        let out = XData::uninit(x.app(), "NormN", &[])?;
-        let mut n = NormN::new(x, &out, order);
-        n.init()?;
-        n.launch()?;
+    /// Allocates the output, computes the norm(s) into it once and returns it.
+    pub fn apply(x: &XData<T>, params: NormParams) -> Result<XData<T::Real>> {
+        let out = XData::uninit(x.app(), "NormN", &Self::output_shape(x.shape(), &params)?)?;
+        NormN::new(x, &out, params).run()?;
         Ok(out)
     }
 
-    /// Allocates the output, computes the norms along `axis` into it once and returns it.
-    pub fn apply_along(x: &XData<T>, axis: usize, order: NormOrder) -> Result<XData<T::Real>> {
-        if axis >= x.ndim() {
-            return Err(Error::invalid(
-                "NormN",
-                format!("axis {axis} does not exist in an array of shape {:?} ({} axes)", x.shape(), x.ndim()),
-            ));
-        }
-        let shape: Vec<usize> = x.shape().iter().enumerate().filter(|&(k, _)| k != axis).map(|(_, &n)| n).collect();
-        let out = XData::uninit(x.app(), "NormN", &shape)?;
-        let mut n = NormN::new(x, &out, order).along(axis);
-        n.init()?;
-        n.launch()?;
-        Ok(out)
+    /// The output shape: `[]`, or `shape` without the axis reduced along.
+    ///
+    /// ```
+    /// use cliper::{NormN, NormParams};
+    /// assert_eq!(NormN::<f32>::output_shape(&[4, 5, 6], &NormParams::default().along(1))?, vec![4, 6]);
+    /// assert!(NormN::<f32>::output_shape(&[4, 5], &NormParams::default().along(2)).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize], params: &NormParams) -> Result<Vec<usize>> {
+        params.order.p()?;
+        reduced_shape("NormN", shape, params.axis)
+    }
+
+    /// How `init` planned the reduction; `None` before `init`.
+    pub fn strategy(&self) -> Option<ReduceStrategy> {
+        self.plan.as_ref().map(ReducePlan::strategy)
     }
 }
 
@@ -117,15 +148,14 @@ impl<T: Element> Process for NormN<T> {
     }
 
     fn init(&mut self) -> Result<()> {
-        let p = self.order.p()?;
-        let plan = ReducePlan::new("NormN", Reduction::Norm { p }, &self.x, None, self.axis, &self.out)?;
+        let p = self.params.order.p()?;
+        let plan = ReducePlan::new("NormN", Reduction::Norm { p }, &self.x, None, self.params.axis, &self.out)?;
         self.plan.set(plan);
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        let plan = self.plan.get("NormN")?;
-        plan.launch(&self.out)
+        self.plan.get("NormN")?.launch(&self.out)
     }
 
     fn is_initialized(&self) -> bool {

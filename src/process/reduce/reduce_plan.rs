@@ -62,6 +62,62 @@ impl Reduction {
     }
 }
 
+/// How a reduction runs, as `strategy()` of [`super::NormN`] and [`super::Dot`] reports it.
+///
+/// ```
+/// use cliper::{ClApp, NormN, NormParams, Process, ReduceKernel, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[64, 1000])?;
+/// let out = XData::zeros(&app, &[64])?;
+/// let mut rows = NormN::new(&x, &out, NormParams::default().along(1));
+/// rows.init()?;
+/// let s = rows.strategy().unwrap();
+/// assert!(!s.gathered && s.kernel != ReduceKernel::Nothing);
+/// println!("{s}"); // e.g. "groups (256 work-items)"
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceStrategy {
+    /// Whether strided operands are first copied into contiguous scratch (when their strides do not merge).
+    pub gathered: bool,
+    /// The kernels that reduce.
+    pub kernel: ReduceKernel,
+    /// Work-items per group.
+    pub work_group: usize,
+}
+
+/// The reduction kernels a [`ReduceStrategy`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceKernel {
+    /// Nothing to reduce (no outputs).
+    Nothing,
+    /// `reduce_groups` alone: each reduction by one work-group.
+    Groups,
+    /// `reduce_groups` in `chunks` work-groups per reduction, then `reduce_partials` merging their partials.
+    GroupsAndPartials {
+        /// Work-groups per reduction.
+        chunks: usize,
+    },
+    /// `reduce_lanes`: one work-item per reduction (many short or strided reductions).
+    Lanes,
+}
+
+impl std::fmt::Display for ReduceStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.gathered {
+            write!(f, "gather+")?;
+        }
+        match self.kernel {
+            ReduceKernel::Nothing => write!(f, "none"),
+            ReduceKernel::Groups => write!(f, "groups ({} work-items)", self.work_group),
+            ReduceKernel::GroupsAndPartials { chunks } => {
+                write!(f, "groups+partials ({chunks} groups per reduction of {} work-items)", self.work_group)
+            }
+            ReduceKernel::Lanes => write!(f, "lanes"),
+        }
+    }
+}
+
 /// A gather of a strided operand into contiguous scratch, run before the reduction.
 struct Gather<T: Element> {
     plan: CopyPlan,
@@ -213,16 +269,15 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         Ok(ReducePlan { op, reduction, gathers, x: xk, y: yk, len, stride, batch, outputs, index, wg, step })
     }
 
-    /// How the reduction runs: `"groups"` (one pass), `"groups+partials"` (two passes), `"lanes"` or `"none"`,
-    /// prefixed by `"gather+"` when the operands are first copied into contiguous scratch.
-    pub(crate) fn strategy(&self) -> String {
-        let step = match &self.step {
-            Step::Nothing => "none",
-            Step::Groups { finish: None, .. } => "groups",
-            Step::Groups { finish: Some(_), .. } => "groups+partials",
-            Step::Lanes { .. } => "lanes",
+    /// How the reduction runs.
+    pub(crate) fn strategy(&self) -> ReduceStrategy {
+        let kernel = match &self.step {
+            Step::Nothing => ReduceKernel::Nothing,
+            Step::Groups { finish: None, .. } => ReduceKernel::Groups,
+            Step::Groups { chunks, finish: Some(_), .. } => ReduceKernel::GroupsAndPartials { chunks: *chunks },
+            Step::Lanes { .. } => ReduceKernel::Lanes,
         };
-        if self.gathers.is_empty() { step.to_string() } else { format!("gather+{step}") }
+        ReduceStrategy { gathered: !self.gathers.is_empty(), kernel, work_group: self.wg }
     }
 
     /// Enqueues the gathers (if any) and the reduction kernels.
@@ -328,6 +383,19 @@ fn operands<'k, T: Element>(
 /// `v` without its entry `k`.
 fn without_axis(v: &[usize], k: usize) -> Vec<usize> {
     v.iter().enumerate().filter(|&(i, _)| i != k).map(|(_, &e)| e).collect()
+}
+
+/// The shape a reduction of `shape` gives: `[]` over everything, `shape` without `axis` along it (an error
+/// naming the shape when the axis does not exist).
+pub(super) fn reduced_shape(op: &str, shape: &[usize], axis: Option<usize>) -> Result<Vec<usize>> {
+    match axis {
+        None => Ok(Vec::new()),
+        Some(k) if k < shape.len() => Ok(without_axis(shape, k)),
+        Some(k) => Err(Error::invalid(
+            op,
+            format!("axis {k} does not exist in an array of shape {shape:?} ({} axes)", shape.len()),
+        )),
+    }
 }
 
 /// How many elements `reduce_groups` reads at once (16 bytes), or 1: wider reads need unit strides and every
