@@ -58,7 +58,8 @@ pub use io::{
 };
 pub use kernel_args::{IndexType, KernelScalar};
 pub use process::elementwise::{
-    ApplyMask, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, Fill, ScalarMultiply,
+    ApplyMask, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, ElementwiseStrategy, Fill, ProductKind,
+    ScalarMultiply,
 };
 pub use process::fft::{Fft, FftAlgorithm, FftDirection, FftNorm, FftShift, InverseRealFft, RealFft};
 pub use process::filter::{

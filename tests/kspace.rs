@@ -43,13 +43,18 @@ fn products<T: ComplexElement>(seed: u64) {
         if hy_b.shape() != hx.shape() {
             // The output must have x's shape: y may not grow it ([4, 1, 6] with [4, 5, 1] is an error).
             let out = poisoned::<T>(&xs);
-            let e = ComplexElementProd::new(&x, &y, &out).init().unwrap_err().to_string();
+            let e = ComplexElementProd::new(&x, &y, &out, ProductKind::Plain).init().unwrap_err().to_string();
             assert!(e.contains(&format!("{ys:?}")), "{e}");
             continue;
         }
         for conj in [false, true] {
             let out = poisoned::<T>(&xs);
-            run(ComplexElementProd::new(&x, &y, &out).conjugate(conj));
+            run(ComplexElementProd::new(
+                &x,
+                &y,
+                &out,
+                if conj { ProductKind::ConjugateSecond } else { ProductKind::Plain },
+            ));
             let want = ndarray::Zip::from(&hx).and(&hy_b).map_collect(|a, b| a * if conj { b.conj() } else { *b });
             let scale = ndarray::Zip::from(&hx).and(&hy_b).map_collect(|a, b| a.norm() * b.norm());
             close(&fetch(&out), &want, &scale, 4.0 * eps, &format!("{} {xs:?}·{ys:?} conj {conj}", T::NAME));
@@ -59,7 +64,7 @@ fn products<T: ComplexElement>(seed: u64) {
     let (x, hx) = random::<T>(&mut rng, &[9, 7]);
     let (y, hy) = random::<T>(&mut rng, &[7, 9]);
     let xt = x.t();
-    run(ComplexElementProd::new(&xt, &y, &xt));
+    run(ComplexElementProd::new(&xt, &y, &xt, ProductKind::Plain));
     let want = hx.t().to_owned() * &hy;
     let scale = ndarray::Zip::from(&hx.t()).and(&hy).map_collect(|a, b| a.norm() * b.norm());
     close(&fetch(&xt), &want, &scale, 4.0 * eps, "in place on a view");
@@ -289,9 +294,9 @@ fn shape_errors_name_both_shapes() {
     let e = CoilSum::new(&x, 2, &good).init().unwrap_err().to_string();
     assert!(e.contains("coil axis 2"), "{e}");
     let wrong = XData::<Complex32>::zeros(app(), &[4, 6]).unwrap();
-    let e = ComplexElementProd::new(&x, &x, &wrong).init().unwrap_err().to_string();
+    let e = ComplexElementProd::new(&x, &x, &wrong, ProductKind::Plain).init().unwrap_err().to_string();
     assert!(e.contains("[4, 5]") && e.contains("[4, 6]"), "{e}");
     let y = XData::<Complex32>::zeros(app(), &[3]).unwrap();
-    let e = ComplexElementProd::new(&x, &y, &x).init().unwrap_err().to_string();
+    let e = ComplexElementProd::new(&x, &y, &x, ProductKind::Plain).init().unwrap_err().to_string();
     assert!(e.contains("[3]") && e.contains("[4, 5]"), "{e}");
 }

@@ -1,6 +1,6 @@
 //! [`Complex2Real`] and [`ComplexAbs`]: real parts of complex arrays.
 
-use super::plan::{EwOp, EwPlan};
+use super::plan::{ElementwiseStrategy, EwOp, EwPlan};
 use crate::data::XData;
 use crate::element::ComplexElement;
 use crate::error::Result;
@@ -40,11 +40,10 @@ impl ComplexPart {
 /// let z = XData::from_slice(&app, &[2], &[C::new(3.0, 4.0), C::new(0.0, -2.0)])?;
 /// let out = XData::<f32>::zeros(&app, &[2])?;
 /// for (part, want) in [(ComplexPart::Real, [3.0, 0.0]), (ComplexPart::Imag, [4.0, -2.0]), (ComplexPart::Abs, [5.0, 2.0])] {
-///     let mut p = Complex2Real::new(&z, &out, part);
-///     p.init()?;
-///     p.launch()?;
+///     Complex2Real::new(&z, &out, part).run()?;
 ///     assert_eq!(out.to_vec()?, want);
 /// }
+/// assert_eq!(Complex2Real::apply(&z, ComplexPart::Arg)?.to_vec()?[1], -std::f32::consts::FRAC_PI_2);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct Complex2Real<T: ComplexElement> {
@@ -58,6 +57,28 @@ impl<T: ComplexElement> Complex2Real<T> {
     /// `out = part(x)`.
     pub fn new(x: &XData<T>, out: &XData<T::Real>, part: ComplexPart) -> Complex2Real<T> {
         Complex2Real { x: x.clone(), out: out.clone(), part, plan: Prepared::default() }
+    }
+
+    /// Allocates the output, takes `part` of `x` into it once and returns it.
+    pub fn apply(x: &XData<T>, part: ComplexPart) -> Result<XData<T::Real>> {
+        let out = XData::uninit(x.app(), "Complex2Real", &Self::output_shape(x.shape())?)?;
+        Complex2Real::new(x, &out, part).run()?;
+        Ok(out)
+    }
+
+    /// The output shape: the input's.
+    ///
+    /// ```
+    /// assert_eq!(cliper::Complex2Real::<num_complex::Complex32>::output_shape(&[3, 4])?, vec![3, 4]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize]) -> Result<Vec<usize>> {
+        Ok(shape.to_vec())
+    }
+
+    /// The kernel `init` planned; `None` before `init`.
+    pub fn strategy(&self) -> Option<ElementwiseStrategy> {
+        self.plan.as_ref().map(EwPlan::strategy)
     }
 }
 
@@ -89,10 +110,9 @@ impl<T: ComplexElement> Process for Complex2Real<T> {
 /// let app = ClApp::new()?;
 /// let z = XData::from_slice(&app, &[1], &[C::new(-5.0, 12.0)])?;
 /// let out = XData::<f64>::zeros(&app, &[1])?;
-/// let mut p = ComplexAbs::new(&z, &out);
-/// p.init()?;
-/// p.launch()?;
+/// ComplexAbs::new(&z, &out).run()?;
 /// assert_eq!(out.to_vec()?, vec![13.0]);
+/// assert_eq!(ComplexAbs::apply(&z)?.to_vec()?, vec![13.0]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct ComplexAbs<T: ComplexElement>(Complex2Real<T>);
@@ -101,6 +121,26 @@ impl<T: ComplexElement> ComplexAbs<T> {
     /// `out = |x|`.
     pub fn new(x: &XData<T>, out: &XData<T::Real>) -> ComplexAbs<T> {
         ComplexAbs(Complex2Real::new(x, out, ComplexPart::Abs))
+    }
+
+    /// Allocates the output, computes `|x|` into it once and returns it.
+    pub fn apply(x: &XData<T>) -> Result<XData<T::Real>> {
+        Complex2Real::apply(x, ComplexPart::Abs)
+    }
+
+    /// The output shape: the input's.
+    ///
+    /// ```
+    /// assert_eq!(cliper::ComplexAbs::<num_complex::Complex64>::output_shape(&[5])?, vec![5]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize]) -> Result<Vec<usize>> {
+        Ok(shape.to_vec())
+    }
+
+    /// The kernel `init` planned; `None` before `init`.
+    pub fn strategy(&self) -> Option<ElementwiseStrategy> {
+        self.0.strategy()
     }
 }
 

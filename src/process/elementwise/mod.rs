@@ -11,8 +11,9 @@ mod plan;
 mod scalar_multiply;
 
 pub use apply_mask::ApplyMask;
-pub use complex_product::ComplexElementProd;
+pub use complex_product::{ComplexElementProd, ProductKind};
 pub use complex_to_real::{Complex2Real, ComplexAbs, ComplexPart};
 pub use fill::Fill;
+pub use plan::ElementwiseStrategy;
 pub(crate) use plan::{EwOp, EwPlan};
 pub use scalar_multiply::ScalarMultiply;

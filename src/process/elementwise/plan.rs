@@ -32,6 +32,63 @@ pub(crate) enum EwOp {
 const GROUP: usize = 256;
 const MAX_GROUPS: usize = 1 << 16;
 
+/// How an element-wise process runs, as its `strategy()` reports it.
+///
+/// ```
+/// use cliper::{ClApp, ElementwiseStrategy, Process, ScalarMultiply, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[64, 100])?;
+/// let mut p = ScalarMultiply::new(&x.slice_axis(1, 0..50)?, &x.slice_axis(1, 50..100)?, 2.0);
+/// p.init()?;
+/// let Some(ElementwiseStrategy::Kernel { axes, .. }) = p.strategy() else { unreachable!() };
+/// assert_eq!(axes, 2); // the half-rows do not merge into one axis
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElementwiseStrategy {
+    /// Nothing to compute (an empty array).
+    Nothing,
+    /// The `elementwise` kernel over the output's shape as merged batch axes.
+    Kernel {
+        /// Axes after merging the ones every operand walks without gaps (1 for contiguous arrays).
+        axes: usize,
+        /// Work-groups launched (each loops over the rest).
+        groups: usize,
+        /// Work-items per group.
+        work_group: usize,
+        /// The index type.
+        index: IndexType,
+    },
+}
+
+impl std::fmt::Display for ElementwiseStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ElementwiseStrategy::Nothing => write!(f, "none"),
+            ElementwiseStrategy::Kernel { axes, groups, work_group, index } => {
+                write!(
+                    f,
+                    "elementwise over {axes} axes ({groups}×{work_group} work-items, {} indices)",
+                    index.cl_type()
+                )
+            }
+        }
+    }
+}
+
+/// `x`, when `y` broadcasts to it by numpy's rules; otherwise an error naming both shapes.
+pub(super) fn broadcast_to(op: &str, x: &[usize], y: &[usize]) -> Result<Vec<usize>> {
+    let zeros = |n: usize| vec![0; n];
+    match broadcast((x, &zeros(x.len())), (y, &zeros(y.len()))) {
+        Some((shape, _, _)) if shape == x => Ok(shape),
+        _ => Err(Error::Shape {
+            op: op.into(),
+            expected: format!("a second operand that broadcasts to {x:?}"),
+            got: format!("{y:?}"),
+        }),
+    }
+}
+
 pub(crate) struct EwPlan {
     kernel: Option<Kernel>,
     batch: Batch3,
@@ -103,6 +160,19 @@ impl EwPlan {
         let bytes = count * (reads + std::mem::size_of::<O>()) as u64;
         let groups = (count as usize).div_ceil(GROUP).clamp(1, MAX_GROUPS);
         Ok(EwPlan { kernel, batch, index, groups, bytes })
+    }
+
+    /// What the plan runs.
+    pub(crate) fn strategy(&self) -> ElementwiseStrategy {
+        match self.kernel {
+            None => ElementwiseStrategy::Nothing,
+            Some(_) => ElementwiseStrategy::Kernel {
+                axes: self.batch.axes as usize,
+                groups: self.groups,
+                work_group: GROUP,
+                index: self.index,
+            },
+        }
     }
 
     /// Enqueues the operation; `y` is ignored for unary operations (pass `x`), `scalar` by all but

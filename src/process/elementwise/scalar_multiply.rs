@@ -1,6 +1,6 @@
 //! [`ScalarMultiply`]: `out = a · x`.
 
-use super::plan::{EwOp, EwPlan};
+use super::plan::{ElementwiseStrategy, EwOp, EwPlan};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::Result;
@@ -12,10 +12,9 @@ use crate::process::{Prepared, Process};
 /// use cliper::{ClApp, Process, ScalarMultiply, XData};
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[3], &[1.0f32, -2.0, 0.5])?;
-/// let mut p = ScalarMultiply::new(&x, &x, 4.0);
-/// p.init()?;
-/// p.launch()?;
+/// ScalarMultiply::new(&x, &x, 4.0).run()?; // in place
 /// assert_eq!(x.to_vec()?, vec![4.0, -8.0, 2.0]);
+/// assert_eq!(ScalarMultiply::apply(&x, 0.5)?.to_vec()?, vec![2.0, -4.0, 1.0]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct ScalarMultiply<T: Element> {
@@ -29,6 +28,28 @@ impl<T: Element> ScalarMultiply<T> {
     /// `out = factor · x`.
     pub fn new(x: &XData<T>, out: &XData<T>, factor: T) -> ScalarMultiply<T> {
         ScalarMultiply { x: x.clone(), out: out.clone(), factor, plan: Prepared::default() }
+    }
+
+    /// Allocates the output, computes `factor · x` into it once and returns it.
+    pub fn apply(x: &XData<T>, factor: T) -> Result<XData<T>> {
+        let out = XData::uninit(x.app(), "ScalarMultiply", &Self::output_shape(x.shape())?)?;
+        ScalarMultiply::new(x, &out, factor).run()?;
+        Ok(out)
+    }
+
+    /// The output shape: the input's.
+    ///
+    /// ```
+    /// assert_eq!(cliper::ScalarMultiply::<f32>::output_shape(&[7])?, vec![7]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize]) -> Result<Vec<usize>> {
+        Ok(shape.to_vec())
+    }
+
+    /// The kernel `init` planned; `None` before `init`.
+    pub fn strategy(&self) -> Option<ElementwiseStrategy> {
+        self.plan.as_ref().map(EwPlan::strategy)
     }
 }
 

@@ -16,7 +16,7 @@ use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::process::Process;
-use crate::process::elementwise::ComplexElementProd;
+use crate::process::elementwise::{ComplexElementProd, ProductKind};
 use crate::process::elementwise::{EwOp, EwPlan};
 use crate::process::fft::smooth_length;
 use crate::process::fft::{Fft, FftDirection};
@@ -126,7 +126,7 @@ impl<T: Element> FftConv<T> {
         let mut transform = Fft::new(&h_grid, &h_hat, FftDirection::Forward);
         transform.init()?;
         transform.launch()?;
-        let product = ComplexElementProd::new(&spectrum, &h_hat, &spectrum);
+        let product = ComplexElementProd::new(&spectrum, &h_hat, &spectrum, ProductKind::Plain);
         let result = XData::<T::Complex>::uninit(app, op, &padded_shape)?;
         let inverse = Fft::new(&spectrum, &result, FftDirection::Inverse).axes(&spatial);
         let mut block = result.clone();
