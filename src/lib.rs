@@ -74,7 +74,7 @@ pub use process::linalg::{
     PowerStrategy,
 };
 pub use process::mri::{CoilSum, RSoS, RSoSRecon, SimpleMRIRecon};
-pub use process::phantom::SheppLogan;
+pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 

@@ -1,6 +1,6 @@
 //! [`SheppLogan`]: the modified Shepp-Logan head phantom, generated on the device.
 
-use crate::app::Kernel;
+use crate::app::{ClApp, Kernel};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -30,17 +30,39 @@ const ELLIPSES: [[f32; 8]; 10] = [
 /// part) and any strides.
 ///
 /// ```
-/// use cliper::{ClApp, SheppLogan};
+/// use cliper::{ClApp, Process, SheppLogan, XData};
 /// let app = ClApp::new()?;
-/// let image = SheppLogan::<f32>::image(&app, &[64, 64])?;
+/// let image = SheppLogan::<f32>::apply(&app, &[64, 64])?;
 /// let pixels = image.to_vec()?;
 /// assert!((pixels[32 * 64 + 32] - 0.2).abs() < 1e-6); // brain tissue at the centre (1 - 0.8)
 /// assert_eq!(pixels[0], 0.0);            // air in the corner
+/// let volume = XData::<f64>::zeros(&app, &[8, 32, 32])?;
+/// SheppLogan::new(&volume).run()?;         // into an existing array (any strides)
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct SheppLogan<T: Element> {
     output: XData<T>,
     plan: Prepared<Plan>,
+}
+
+/// How [`SheppLogan`] fills its output: one work-item per voxel of `global` (x fastest, then rows and slices
+/// folded together), in groups of `local`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PhantomStrategy {
+    /// Global size (zero for an empty output).
+    pub global: [usize; 2],
+    /// Work-group size.
+    pub local: [usize; 2],
+    /// The index type.
+    pub index: IndexType,
+}
+
+impl std::fmt::Display for PhantomStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [g0, g1] = self.global;
+        let [l0, l1] = self.local;
+        write!(f, "shepp_logan {g0}×{g1} work-items in {l0}×{l1} groups, {} indices", self.index.cl_type())
+    }
 }
 
 /// What `init` works out once: the kernel, its index type, the kernel's integer arguments (offset, strides,
@@ -61,13 +83,28 @@ impl<T: Element> SheppLogan<T> {
         SheppLogan { output: output.clone(), plan: Prepared::default() }
     }
 
-    /// Allocates an array of `shape` and fills it with the phantom.
-    pub fn image(app: &crate::app::ClApp, shape: &[usize]) -> Result<XData<T>> {
-        let output = XData::uninit(app, "SheppLogan", shape)?;
-        let mut p = SheppLogan::new(&output);
-        p.init()?;
-        p.launch()?;
+    /// Allocates an array of `shape` (2 or 3 axes) on `app`'s device, fills it with the phantom and returns it.
+    pub fn apply(app: &ClApp, shape: &[usize]) -> Result<XData<T>> {
+        let output = XData::uninit(app, "SheppLogan", &Self::output_shape(shape)?)?;
+        SheppLogan::new(&output).run()?;
         Ok(output)
+    }
+
+    /// The output shape: `shape` itself, which must have 2 or 3 axes.
+    ///
+    /// ```
+    /// assert_eq!(cliper::SheppLogan::<f32>::output_shape(&[8, 64, 64])?, vec![8, 64, 64]);
+    /// assert!(cliper::SheppLogan::<f32>::output_shape(&[64]).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize]) -> Result<Vec<usize>> {
+        grid("SheppLogan", shape)?;
+        Ok(shape.to_vec())
+    }
+
+    /// The launch `init` planned; `None` before `init`.
+    pub fn strategy(&self) -> Option<PhantomStrategy> {
+        self.plan.as_ref().map(|p| PhantomStrategy { global: p.global, local: LOCAL, index: p.index })
     }
 
     /// The phantom computed on the host in `f64` from the same (float-rounded) ellipse table, row-major:
