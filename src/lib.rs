@@ -61,7 +61,10 @@ pub use process::elementwise::{
     ApplyMask, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, ElementwiseStrategy, Fill, ProductKind,
     ScalarMultiply,
 };
-pub use process::fft::{Fft, FftAlgorithm, FftDirection, FftNorm, FftShift, InverseRealFft, RealFft};
+pub use process::fft::{
+    Fft, FftAlgorithm, FftAxisStrategy, FftDirection, FftNorm, FftParams, FftPasses, FftShift, FftShiftParams,
+    FftStrategy, InverseRealFft, RealFft, RealFftParams,
+};
 pub use process::filter::{
     Border, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Filter, FilterBank,
     FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, Pad, SeparableConvolution,

@@ -71,10 +71,8 @@ fn check_with<T: cliper::ComplexElement>(
     let mut rng = Rng::new(seed);
     let (x, host) = random::<T>(&mut rng, shape);
     let y = poisoned::<T>(shape);
-    let mut fft = Fft::new(&x, &y, direction).norm(norm).algorithm(algorithm);
-    if let Some(a) = axes {
-        fft = fft.axes(a);
-    }
+    let params = FftParams::new(direction).norm(norm).algorithm(algorithm);
+    let mut fft = Fft::new(&x, &y, if let Some(a) = axes { params.axes(a) } else { params });
     fft.init().unwrap();
     fft.launch().unwrap();
     let all: Vec<usize> = (0..shape.len()).collect();
@@ -138,9 +136,9 @@ fn long_axes_split_and_bluestein_runs_in_one_launch() {
     let strategy = |shape: &[usize], axes: &[usize]| {
         let x = XData::<Complex32>::zeros(app(), shape).unwrap();
         let y = XData::<Complex32>::zeros(app(), shape).unwrap();
-        let mut fft = Fft::new(&x, &y, FftDirection::Forward).axes(axes).algorithm(FftAlgorithm::LocalMemory);
+        let mut fft = Fft::new(&x, &y, FftParams::forward().axes(axes).algorithm(FftAlgorithm::LocalMemory));
         fft.init().unwrap();
-        fft.strategy().unwrap().join("; ")
+        fft.strategy().unwrap().to_string()
     };
     let rows = strategy(&[8192], &[0]);
     assert!(rows.contains("in registers") && !rows.contains("four-step"), "{rows}");
@@ -197,7 +195,7 @@ fn strided_views_in_and_out() {
     let xt = x.t();
     let big = poisoned::<Complex32>(&[24, 100]);
     let y = big.slice_axis(1, 2..99).unwrap();
-    let mut fft = Fft::new(&xt, &y, FftDirection::Forward);
+    let mut fft = Fft::new(&xt, &y, FftParams::forward());
     fft.init().unwrap();
     fft.launch().unwrap();
     let want = reference(&host.t().to_owned(), &[0, 1], FftDirection::Forward, FftNorm::Backward);
@@ -219,8 +217,8 @@ fn round_trips_are_the_identity() {
     let mut rng = Rng::new(5);
     for shape in [&[1000usize][..], &[61, 64], &[3, 97, 10]] {
         let (x, host) = random::<Complex64>(&mut rng, shape);
-        let spectrum = Fft::apply(&x, FftDirection::Forward).unwrap();
-        let back = Fft::apply(&spectrum, FftDirection::Inverse).unwrap();
+        let spectrum = Fft::apply(&x, FftParams::forward()).unwrap();
+        let back = Fft::apply(&spectrum, FftParams::inverse()).unwrap();
         let err = relative_rms(&fetch(&back), &host);
         assert!(err <= 1e-13, "{shape:?}: {err:.2e}");
     }
@@ -230,7 +228,7 @@ fn round_trips_are_the_identity() {
 fn in_place_and_repeated_launches() {
     let mut rng = Rng::new(9);
     let (x, host) = random::<Complex32>(&mut rng, &[8, 243]);
-    let mut fft = Fft::new(&x, &x, FftDirection::Forward).axes(&[1]);
+    let mut fft = Fft::new(&x, &x, FftParams::forward().axes(&[1]));
     fft.init().unwrap();
     fft.launch().unwrap();
     let once = reference(&host, &[1], FftDirection::Forward, FftNorm::Backward);
@@ -244,18 +242,18 @@ fn in_place_and_repeated_launches() {
 fn bad_arguments_are_errors() {
     let x = XData::<Complex32>::zeros(app(), &[4, 5]).unwrap();
     let wrong = XData::<Complex32>::zeros(app(), &[5, 4]).unwrap();
-    let e = Fft::new(&x, &wrong, FftDirection::Forward).init().unwrap_err().to_string();
+    let e = Fft::new(&x, &wrong, FftParams::forward()).init().unwrap_err().to_string();
     assert!(e.contains("[4, 5]") && e.contains("[5, 4]"), "{e}");
     let y = XData::<Complex32>::zeros(app(), &[4, 5]).unwrap();
-    let e = Fft::new(&x, &y, FftDirection::Forward).axes(&[2]).init().unwrap_err().to_string();
+    let e = Fft::new(&x, &y, FftParams::forward().axes(&[2])).init().unwrap_err().to_string();
     assert!(e.contains("axis 2") && e.contains("[4, 5]"), "{e}");
-    let e = Fft::new(&x, &y, FftDirection::Forward).axes(&[1, 1]).init().unwrap_err().to_string();
+    let e = Fft::new(&x, &y, FftParams::forward().axes(&[1, 1])).init().unwrap_err().to_string();
     assert!(e.contains("twice"), "{e}");
-    let mut f = Fft::new(&x, &y, FftDirection::Forward);
+    let mut f = Fft::new(&x, &y, FftParams::forward());
     assert!(f.launch().is_err(), "launch before init");
     // Empty arrays transform to empty arrays.
     let empty = XData::<Complex64>::zeros(app(), &[0, 3]).unwrap();
-    assert_eq!(Fft::apply(&empty, FftDirection::Forward).unwrap().shape(), &[0, 3]);
+    assert_eq!(Fft::apply(&empty, FftParams::forward()).unwrap().shape(), &[0, 3]);
 }
 
 /// numpy.fft.rfftn: the complex transform of real data, last transformed axis cut to n/2 + 1.
@@ -283,13 +281,14 @@ fn real_transforms_match_numpy_rfftn_and_irfftn() {
         for norm in [FftNorm::Backward, FftNorm::Ortho] {
             // Forward, c32 and c64.
             let (x, hx) = random::<f32>(&mut rng, &shape);
-            let out_shape = RealFft::<Complex32>::output_shape(&shape, axes.as_deref()).unwrap();
+            let params = match &axes {
+                Some(a) => RealFftParams::default().axes(a).norm(norm),
+                None => RealFftParams::default().norm(norm),
+            };
+            let out_shape = RealFft::<Complex32>::output_shape(&shape, &params).unwrap();
             assert_eq!(out_shape[last], shape[last] / 2 + 1);
             let y = poisoned::<Complex32>(&out_shape);
-            let mut f = RealFft::new(&x, &y).norm(norm);
-            if let Some(a) = &axes {
-                f = f.axes(a);
-            }
+            let mut f = RealFft::new(&x, &y, params.clone());
             f.init().unwrap();
             f.launch().unwrap();
             let want = rfftn_reference(&hx, &ax, norm);
@@ -298,13 +297,9 @@ fn real_transforms_match_numpy_rfftn_and_irfftn() {
             // Back: irfftn of that half spectrum with the original lengths gives x again (odd lengths too).
             let (x64, hx64) = random::<f64>(&mut rng, &shape);
             let half = XData::<Complex64>::zeros(app(), &out_shape).unwrap();
-            let mut f = RealFft::new(&x64, &half).norm(norm);
+            let mut f = RealFft::new(&x64, &half, params.clone());
             let xb = XData::<f64>::zeros(app(), &shape).unwrap();
-            let mut back = InverseRealFft::new(&half, &xb).norm(norm);
-            if let Some(a) = &axes {
-                f = f.axes(a);
-                back = back.axes(a);
-            }
+            let mut back = InverseRealFft::new(&half, &xb, params);
             f.init().unwrap();
             f.launch().unwrap();
             back.init().unwrap();
@@ -322,7 +317,7 @@ fn real_transforms_match_numpy_rfftn_and_irfftn() {
     )
     .unwrap();
     let x = XData::<f64>::zeros(app(), &[4]).unwrap();
-    let mut f = InverseRealFft::new(&half, &x);
+    let mut f = InverseRealFft::new(&half, &x, RealFftParams::default());
     f.init().unwrap();
     f.launch().unwrap();
     let got = x.to_vec().unwrap();
@@ -330,6 +325,6 @@ fn real_transforms_match_numpy_rfftn_and_irfftn() {
     // Wrong output shapes name both shapes.
     let r = XData::<f32>::zeros(app(), &[8]).unwrap();
     let c = XData::<Complex32>::zeros(app(), &[8]).unwrap();
-    let e = RealFft::new(&r, &c).init().unwrap_err().to_string();
+    let e = RealFft::new(&r, &c, RealFftParams::default()).init().unwrap_err().to_string();
     assert!(e.contains("[5]") && e.contains("[8]"), "{e}");
 }

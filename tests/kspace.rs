@@ -218,21 +218,22 @@ fn shifts_follow_numpy_for_odd_and_even_lengths() {
         let axes_ref = axes.clone().unwrap_or(all);
         for inverse in [false, true] {
             let out = poisoned::<Complex32>(&shape);
-            let mut p = if inverse { FftShift::inverse(&x, &out) } else { FftShift::new(&x, &out) };
-            if let Some(a) = &axes {
-                p = p.axes(a);
-            }
-            run(p);
+            let params = if inverse { FftShiftParams::inverse() } else { FftShiftParams::default() };
+            let params = match &axes {
+                Some(a) => params.axes(a),
+                None => params,
+            };
+            run(FftShift::new(&x, &out, params));
             assert_same(&fetch(&out), &shift_ref(&hx, &axes_ref, inverse), &format!("{shape:?} inverse {inverse}"));
         }
     }
     // Real data through a transposed view; shift then inverse shift is the identity for odd lengths too.
     let (x, hx) = random::<f64>(&mut rng, &[9, 4]);
     let (a, b) = (XData::<f64>::zeros(app(), &[4, 9]).unwrap(), XData::<f64>::zeros(app(), &[4, 9]).unwrap());
-    run(FftShift::new(&x.t(), &a));
-    run(FftShift::inverse(&a, &b));
+    run(FftShift::new(&x.t(), &a, FftShiftParams::default()));
+    run(FftShift::new(&a, &b, FftShiftParams::inverse()));
     assert_same(&fetch(&b), &hx.t().to_owned(), "round trip");
-    let e = FftShift::new(&a, &a).init().unwrap_err().to_string();
+    let e = FftShift::new(&a, &a, FftShiftParams::default()).init().unwrap_err().to_string();
     assert!(e.contains("in place"), "{e}");
 }
 

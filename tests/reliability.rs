@@ -69,10 +69,10 @@ fn run_pipeline(app: &ClApp, kind: usize, seed: u64, reps: usize) -> Vec<Vec<u64
             let x = upload!(Complex64, [7, 129]);
             let f = XData::<Complex64>::zeros(app, &[7, 129]).unwrap();
             let back = XData::<Complex64>::zeros(app, &[7, 129]).unwrap();
-            let mut chain = Pipeline::new(app).then(Fft::new(&x, &f, FftDirection::Forward)).then(Fft::new(
+            let mut chain = Pipeline::new(app).then(Fft::new(&x, &f, FftParams::forward())).then(Fft::new(
                 &f,
                 &back,
-                FftDirection::Inverse,
+                FftParams::inverse(),
             ));
             for _ in 0..reps {
                 chain.run().unwrap();

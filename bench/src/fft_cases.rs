@@ -57,9 +57,9 @@ fn fft(ctx: &Ctx, shape: &[usize], rank: usize) -> Result<(String, String, Outco
     let y = XData::<Complex32>::zeros(ctx.app, shape)?;
     let dims = trailing(shape, rank)?;
     let axes: Vec<usize> = (shape.len() - rank..shape.len()).collect();
-    let process = Fft::new(&x, &y, FftDirection::Forward).axes(&axes);
+    let process = Fft::new(&x, &y, FftParams::forward().axes(&axes));
     let (measured, init_ms, algorithm) =
-        time_process(ctx, process, |p| p.strategy().map_or("?".into(), |s| s.join("; ")))?;
+        time_process(ctx, process, |p| p.strategy().map_or("?".into(), |s| s.to_string()))?;
     let got = y.to_vec()?;
     let points: usize = dims.iter().product();
     // |X_k| is about √N·rms(x): the error is measured against ‖x‖₂ of the transformed entry.

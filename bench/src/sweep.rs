@@ -352,12 +352,11 @@ pub(crate) fn fft<T: cliper::ComplexElement>(
             "global" => cliper::FftAlgorithm::GlobalPasses,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
-        let mut process = cliper::Fft::new(&x, &y, cliper::FftDirection::Forward).algorithm(algorithm);
-        if !axes.is_empty() {
-            process = process.axes(axes);
-        }
+        let params = FftParams::forward().algorithm(algorithm);
+        let params = if axes.is_empty() { params } else { params.axes(axes) };
+        let mut process = cliper::Fft::new(&x, &y, params);
         process.init()?;
-        let strategy = process.strategy().unwrap_or_default().join("; ");
+        let strategy = process.strategy().map(|s| s.to_string()).unwrap_or_default();
         let mut pipeline = Pipeline::new(app).then(process);
         let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
         if profile {

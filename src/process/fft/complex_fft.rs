@@ -387,31 +387,196 @@ struct Kernels {
     post: Kernel,
 }
 
-/// A complex FFT of `input` into `output` (same shape) over the chosen axes (default: all), forward or
-/// inverse, with numpy's normalisations. Any lengths: Stockham mixed-radix passes for lengths with prime
-/// factors up to 7, Bluestein's algorithm for the rest; f32 (c32) and f64 (c64).
+/// The parameters of an [`Fft`]: direction, axes (default all), normalisation (default numpy's
+/// `"backward"`) and, for tuning, the algorithm. Default: forward over every axis.
 ///
 /// ```
-/// use cliper::{ClApp, Fft, FftDirection, Process, XData};
+/// use cliper::{FftAlgorithm, FftDirection, FftNorm, FftParams};
+/// let p = FftParams::inverse().axes(&[1, 2]).norm(FftNorm::Ortho);
+/// assert_eq!(p.direction(), FftDirection::Inverse);
+/// assert_eq!(FftParams::default(), FftParams::forward());
+/// let tuned = FftParams::forward().algorithm(FftAlgorithm::GlobalPasses);
+/// # let _ = tuned;
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FftParams {
+    direction: FftDirection,
+    axes: Option<Vec<usize>>,
+    norm: FftNorm,
+    algorithm: FftAlgorithm,
+}
+
+impl FftParams {
+    /// A transform in `direction` over every axis.
+    pub fn new(direction: FftDirection) -> FftParams {
+        FftParams { direction, ..FftParams::default() }
+    }
+
+    /// The forward transform (numpy `fftn`).
+    pub fn forward() -> FftParams {
+        FftParams::new(FftDirection::Forward)
+    }
+
+    /// The inverse transform (numpy `ifftn`).
+    pub fn inverse() -> FftParams {
+        FftParams::new(FftDirection::Inverse)
+    }
+
+    /// Transform only these axes (numpy's `axes`; each once, in any order). The others are a batch.
+    pub fn axes(mut self, axes: &[usize]) -> FftParams {
+        self.axes = Some(axes.to_vec());
+        self
+    }
+
+    /// The normalisation (default [`FftNorm::Backward`]).
+    pub fn norm(mut self, norm: FftNorm) -> FftParams {
+        self.norm = norm;
+        self
+    }
+
+    /// Override the planner (default [`FftAlgorithm::Auto`]).
+    pub fn algorithm(mut self, algorithm: FftAlgorithm) -> FftParams {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// The direction.
+    pub fn direction(&self) -> FftDirection {
+        self.direction
+    }
+}
+
+/// How an [`Fft`] computes each transformed axis, as its `strategy()` reports it; `Display` gives one entry
+/// per axis, `"; "`-separated (`n=1024: radix 16×8×8 in registers, …`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FftStrategy {
+    /// One entry per transformed axis, in the order they run.
+    pub axes: Vec<FftAxisStrategy>,
+}
+
+/// How one axis of an [`FftStrategy`] is transformed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FftAxisStrategy {
+    /// Stockham passes over the axis's length `n`.
+    Stockham {
+        /// The length.
+        n: usize,
+        /// The passes.
+        passes: FftPasses,
+    },
+    /// Bluestein's algorithm: the length-`n` transform as a convolution of length `m` (a smooth length).
+    Bluestein {
+        /// The length.
+        n: usize,
+        /// The convolution length.
+        m: usize,
+        /// The passes of each length-`m` transform.
+        passes: FftPasses,
+        /// Whether columns go through a transpose to rows and back.
+        transposed: bool,
+    },
+    /// A long axis split `n = n1·n2`: columns of `[n1, n2]`, twiddles, then rows.
+    FourStep {
+        /// The first factor.
+        n1: usize,
+        /// The second factor.
+        n2: usize,
+        /// The passes of the first launch.
+        first: FftPasses,
+        /// The passes of the second launch.
+        second: FftPasses,
+        /// Whether a transpose follows (rows; columns write their result in place).
+        transpose: bool,
+    },
+}
+
+/// The passes of one transform length.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FftPasses {
+    /// One global `fft_passR` launch per radix.
+    Global {
+        /// The radices, in order.
+        radices: Vec<usize>,
+    },
+    /// Every pass in one `fft_lines` launch, the data in registers.
+    Registers {
+        /// The radices, in order.
+        radices: Vec<usize>,
+        /// Lines per work-group.
+        lines_per_group: usize,
+        /// Work-items per line.
+        items_per_line: usize,
+        /// Whether real and imaginary parts are exchanged through local memory in turn.
+        split: bool,
+    },
+}
+
+fn radix_list(radices: &[usize]) -> String {
+    radices.iter().map(usize::to_string).collect::<Vec<_>>().join("×")
+}
+
+impl std::fmt::Display for FftPasses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FftPasses::Global { radices } => write!(f, "{}", radix_list(radices)),
+            FftPasses::Registers { radices, lines_per_group, items_per_line, split } => write!(
+                f,
+                "{} in registers, {lines_per_group} lines of {items_per_line} work-items per group{}",
+                radix_list(radices),
+                if *split { ", real and imaginary parts exchanged in turn" } else { "" }
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for FftAxisStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FftAxisStrategy::Stockham { n, passes } => write!(f, "n={n}: radix {passes}"),
+            FftAxisStrategy::Bluestein { n, m, passes, transposed } => write!(
+                f,
+                "n={n}: Bluestein m={m} (radix {passes}{})",
+                if *transposed { "; columns transposed to rows and back" } else { "" }
+            ),
+            FftAxisStrategy::FourStep { n1, n2, first, second, transpose } => write!(
+                f,
+                "n={}: four-step {n1}×{n2} ({first}; {second}){}",
+                n1 * n2,
+                if *transpose { " + transpose" } else { "" }
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for FftStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let axes: Vec<String> = self.axes.iter().map(ToString::to_string).collect();
+        write!(f, "{}", axes.join("; "))
+    }
+}
+
+/// A complex FFT of `input` into `output` (same shape) over the chosen axes (default: all), forward or
+/// inverse, with numpy's normalisations ([`FftParams`]). Any lengths: Stockham mixed-radix passes for lengths
+/// with prime factors up to 7, Bluestein's algorithm for the rest; f32 (c32) and f64 (c64).
+///
+/// ```
+/// use cliper::{ClApp, Fft, FftParams, Process, XData};
 /// use num_complex::Complex32 as C;
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[4], &[C::new(1.0, 0.0), C::new(2.0, 0.0), C::new(0.0, 0.0), C::new(0.0, 0.0)])?;
 /// let y = XData::zeros(&app, &[4])?;
-/// let mut fft = Fft::new(&x, &y, FftDirection::Forward);
-/// fft.init()?;
-/// fft.launch()?;
+/// Fft::new(&x, &y, FftParams::forward()).run()?;
 /// // numpy.fft.fft([1, 2, 0, 0]) = [3, 1-2j, -1, 1+2j]
 /// let want = [C::new(3.0, 0.0), C::new(1.0, -2.0), C::new(-1.0, 0.0), C::new(1.0, 2.0)];
 /// assert!(y.to_vec()?.iter().zip(want).all(|(a, b)| (a - b).norm() < 1e-6));
+/// let back = Fft::apply(&y, FftParams::inverse())?; // numpy.fft.ifft: × 1/n
+/// assert!((back.to_vec()?[1] - C::new(2.0, 0.0)).norm() < 1e-6);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct Fft<T: ComplexElement> {
     input: XData<T>,
     output: XData<T>,
-    direction: FftDirection,
-    axes: Option<Vec<usize>>,
-    norm: FftNorm,
-    algorithm: FftAlgorithm,
+    params: FftParams,
     plan: Prepared<Plan<T>>,
 }
 
@@ -431,95 +596,72 @@ pub enum FftAlgorithm {
 }
 
 impl<T: ComplexElement> Fft<T> {
-    /// A transform of every axis of `input` into `output`.
-    pub fn new(input: &XData<T>, output: &XData<T>, direction: FftDirection) -> Fft<T> {
-        Fft {
-            input: input.clone(),
-            output: output.clone(),
-            direction,
-            axes: None,
-            norm: FftNorm::Backward,
-            algorithm: FftAlgorithm::Auto,
-            plan: Prepared::default(),
-        }
-    }
-
-    /// Transform only these axes (numpy's `axes`; each once, in any order). The others are a batch.
-    pub fn axes(mut self, axes: &[usize]) -> Fft<T> {
-        self.axes = Some(axes.to_vec());
-        self
-    }
-
-    /// The normalisation (default [`FftNorm::Backward`]).
-    pub fn norm(mut self, norm: FftNorm) -> Fft<T> {
-        self.norm = norm;
-        self
-    }
-
-    /// Override the planner (default [`FftAlgorithm::Auto`]).
-    pub fn algorithm(mut self, algorithm: FftAlgorithm) -> Fft<T> {
-        self.algorithm = algorithm;
-        self
-    }
-
-    /// How each transformed axis is computed, after `init`: `"n=1024: radix 4×4×4×4×4"` or
-    /// `"n=97: Bluestein m=200 (radix 4×2×5×5)"`, one entry per axis.
-    pub fn strategy(&self) -> Option<Vec<String>> {
-        let plan = self.plan.as_ref()?;
-        let radices = |p: &Passes<T>| {
-            let list = p.steps.iter().map(|s| s.0.to_string()).collect::<Vec<_>>().join("×");
-            match &p.local {
-                Some(l) => format!(
-                    "{} in registers, {} lines of {} work-items per group{}",
-                    l.radices.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("×"),
-                    l.cols,
-                    l.tpl,
-                    if l.split { ", real and imaginary parts exchanged in turn" } else { "" }
-                ),
-                None => list,
-            }
-        };
-        Some(
-            plan.axes
-                .iter()
-                .map(|a| match &a.kind {
-                    AxisKind::Stockham(p) => format!("n={}: radix {}", p.n, radices(p)),
-                    AxisKind::Bluestein { chirp, passes, transposed, .. } => format!(
-                        "n={}: Bluestein m={} (radix {}{})",
-                        chirp.len(),
-                        passes.n,
-                        radices(passes),
-                        if *transposed { "; columns transposed to rows and back" } else { "" }
-                    ),
-                    AxisKind::FourStep { first, second, n1, n2, .. } => format!(
-                        "n={}: four-step {n1}×{n2} ({}; {}){}",
-                        n1 * n2,
-                        radices(first),
-                        radices(second),
-                        if a.inner > 1 { "" } else { " + transpose" }
-                    ),
-                })
-                .collect(),
-        )
+    /// The transform `params` describe of `input` into `output` (same shape).
+    pub fn new(input: &XData<T>, output: &XData<T>, params: FftParams) -> Fft<T> {
+        Fft { input: input.clone(), output: output.clone(), params, plan: Prepared::default() }
     }
 
     /// Allocates an output, transforms `input` into it once and returns it.
     ///
     /// ```
-    /// use cliper::{ClApp, Fft, FftDirection, XData};
+    /// use cliper::{ClApp, Fft, FftParams, XData};
     /// use num_complex::Complex64 as C;
     /// let app = ClApp::new()?;
     /// let x = XData::from_slice(&app, &[3], &[C::new(1.0, 0.0), C::new(1.0, 0.0), C::new(1.0, 0.0)])?;
-    /// let y = Fft::apply(&x, FftDirection::Forward)?.to_vec()?;
+    /// let y = Fft::apply(&x, FftParams::forward())?.to_vec()?;
     /// assert!((y[0] - C::new(3.0, 0.0)).norm() < 1e-12 && y[1].norm() < 1e-12 && y[2].norm() < 1e-12);
     /// # Ok::<(), cliper::Error>(())
     /// ```
-    pub fn apply(input: &XData<T>, direction: FftDirection) -> Result<XData<T>> {
-        let out = XData::uninit(input.app(), "Fft", input.shape())?;
-        let mut fft = Fft::new(input, &out, direction);
-        fft.init()?;
-        fft.launch()?;
+    pub fn apply(input: &XData<T>, params: FftParams) -> Result<XData<T>> {
+        let out = XData::uninit(input.app(), "Fft", &Self::output_shape(input.shape(), &params)?)?;
+        Fft::new(input, &out, params).run()?;
         Ok(out)
+    }
+
+    /// The output shape: the input's (an error when an axis is out of range or given twice).
+    ///
+    /// ```
+    /// use cliper::{Fft, FftParams};
+    /// use num_complex::Complex32;
+    /// assert_eq!(Fft::<Complex32>::output_shape(&[8, 16], &FftParams::forward().axes(&[1]))?, vec![8, 16]);
+    /// assert!(Fft::<Complex32>::output_shape(&[8, 16], &FftParams::forward().axes(&[1, 1])).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize], params: &FftParams) -> Result<Vec<usize>> {
+        transformed_axes(shape, params)?;
+        Ok(shape.to_vec())
+    }
+
+    /// How each transformed axis is computed; `None` before `init`.
+    pub fn strategy(&self) -> Option<FftStrategy> {
+        let plan = self.plan.as_ref()?;
+        let passes = |p: &Passes<T>| match &p.local {
+            Some(l) => FftPasses::Registers {
+                radices: l.radices.clone(),
+                lines_per_group: l.cols,
+                items_per_line: l.tpl,
+                split: l.split,
+            },
+            None => FftPasses::Global { radices: p.steps.iter().map(|s| s.0).collect() },
+        };
+        let axes = plan
+            .axes
+            .iter()
+            .map(|a| match &a.kind {
+                AxisKind::Stockham(p) => FftAxisStrategy::Stockham { n: p.n, passes: passes(p) },
+                AxisKind::Bluestein { chirp, passes: p, transposed, .. } => {
+                    FftAxisStrategy::Bluestein { n: chirp.len(), m: p.n, passes: passes(p), transposed: *transposed }
+                }
+                AxisKind::FourStep { first, second, n1, n2, .. } => FftAxisStrategy::FourStep {
+                    n1: *n1,
+                    n2: *n2,
+                    first: passes(first),
+                    second: passes(second),
+                    transpose: a.inner <= 1,
+                },
+            })
+            .collect();
+        Some(FftStrategy { axes })
     }
 
     fn plan(&self) -> Result<Plan<T>> {
@@ -555,33 +697,20 @@ impl<T: ComplexElement> Fft<T> {
                 got: format!("{:?}", output.shape()),
             });
         }
-        let axes = match &self.axes {
-            Some(a) => a.clone(),
-            None => (0..shape.len()).collect(),
-        };
         // (outer, n, inner) of each axis: the array as [outer, n, inner].
-        let mut transformed = Vec::with_capacity(axes.len());
-        for (i, &a) in axes.iter().enumerate() {
-            let Some(line) = around(&shape, a) else {
-                return Err(Error::invalid(op, format!("axis {a} is out of range for shape {shape:?}")));
-            };
-            if axes.iter().take(i).any(|&b| b == a) {
-                return Err(Error::invalid(op, format!("axis {a} is given twice in {axes:?}")));
-            }
-            transformed.push(line);
-        }
+        let transformed = transformed_axes(&shape, &self.params)?;
         let total: usize = shape.iter().product();
         // Axes of length 1 change nothing (their scale is 1 in every normalisation).
         let transformed: Vec<(usize, usize, usize)> =
             if total == 0 { Vec::new() } else { transformed.into_iter().filter(|&(_, n, _)| n > 1).collect() };
-        let inverse = self.direction == FftDirection::Inverse;
+        let inverse = self.params.direction == FftDirection::Inverse;
         let sign = if inverse { 1.0 } else { -1.0 };
         let mut axis_plans = Vec::new();
         let mut largest = 0usize;
         for &(outer, n, inner) in &transformed {
-            let scale = self.norm.scale(n, self.direction);
+            let scale = self.params.norm.scale(n, self.params.direction);
             let element = std::mem::size_of::<T>();
-            let local = match self.algorithm {
+            let local = match self.params.algorithm {
                 FftAlgorithm::Auto => app.device().kind != crate::app::DeviceKind::Cpu,
                 FftAlgorithm::LocalMemory => true,
                 FftAlgorithm::GlobalPasses => false,
@@ -837,6 +966,26 @@ impl<T: ComplexElement> Fft<T> {
         let lines = lines.into_iter().map(|(_, _, k)| k).collect();
         Ok(Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, transposes, kernels, lines, index, group }))
     }
+}
+
+/// The transformed axes of `shape` as (outer, n, inner) lines, in `params`' order (default every axis), or an
+/// error naming an axis out of range or given twice.
+fn transformed_axes(shape: &[usize], params: &FftParams) -> Result<Vec<(usize, usize, usize)>> {
+    let axes = match &params.axes {
+        Some(a) => a.clone(),
+        None => (0..shape.len()).collect(),
+    };
+    let mut transformed = Vec::with_capacity(axes.len());
+    for (i, &a) in axes.iter().enumerate() {
+        let Some(line) = around(shape, a) else {
+            return Err(Error::invalid("Fft", format!("axis {a} is out of range for shape {shape:?}")));
+        };
+        if axes.iter().take(i).any(|&b| b == a) {
+            return Err(Error::invalid("Fft", format!("axis {a} is given twice in {axes:?}")));
+        }
+        transformed.push(line);
+    }
+    Ok(transformed)
 }
 
 impl<T: ComplexElement> Process for Fft<T> {

@@ -9,6 +9,6 @@ mod real_fft;
 mod shift;
 
 pub(crate) use complex_fft::smooth_length;
-pub use complex_fft::{Fft, FftAlgorithm, FftDirection, FftNorm};
-pub use real_fft::{InverseRealFft, RealFft};
-pub use shift::FftShift;
+pub use complex_fft::{Fft, FftAlgorithm, FftAxisStrategy, FftDirection, FftNorm, FftParams, FftPasses, FftStrategy};
+pub use real_fft::{InverseRealFft, RealFft, RealFftParams};
+pub use shift::{FftShift, FftShiftParams};

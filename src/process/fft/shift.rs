@@ -6,34 +6,60 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
+use crate::process::elementwise::ElementwiseStrategy;
 use crate::process::planning::MAX_AXES;
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
 
-/// `numpy.fft.fftshift(x, axes)` (each axis rolled by ⌊n/2⌋) or, built with [`FftShift::inverse`], `ifftshift`
-/// (rolled back by ⌊n/2⌋) — the two differ for odd lengths. Any real or complex element type, strided views,
-/// up to eight axes longer than 1. The output must not overlap the input.
+/// The parameters of an [`FftShift`]: which way and over which axes. Default: `fftshift` over every axis.
 ///
 /// ```
-/// use cliper::{ClApp, FftShift, Process, XData};
+/// use cliper::FftShiftParams;
+/// let p = FftShiftParams::inverse().axes(&[1, 2]);
+/// assert!(p.is_inverse() && p != FftShiftParams::default());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FftShiftParams {
+    axes: Option<Vec<usize>>,
+    inverse: bool,
+}
+
+impl FftShiftParams {
+    /// `ifftshift` (each axis rolled back by ⌊n/2⌋) over every axis.
+    pub fn inverse() -> FftShiftParams {
+        FftShiftParams { axes: None, inverse: true }
+    }
+
+    /// Shift only these axes (the others are copied as they are).
+    pub fn axes(mut self, axes: &[usize]) -> FftShiftParams {
+        self.axes = Some(axes.to_vec());
+        self
+    }
+
+    /// Whether this is `ifftshift`.
+    pub fn is_inverse(&self) -> bool {
+        self.inverse
+    }
+}
+
+/// `numpy.fft.fftshift(x, axes)` (each axis rolled by ⌊n/2⌋) or, with [`FftShiftParams::inverse`],
+/// `ifftshift` (rolled back by ⌊n/2⌋) — the two differ for odd lengths. Any real or complex element type,
+/// strided views, up to eight axes longer than 1. The output must not overlap the input.
+///
+/// ```
+/// use cliper::{ClApp, FftShift, FftShiftParams, Process, XData};
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[5], &[0.0f32, 1.0, 2.0, -2.0, -1.0])?; // numpy.fft.fftfreq(5) · 5
-/// let y = XData::zeros(&app, &[5])?;
-/// let mut s = FftShift::new(&x, &y);
-/// s.init()?;
-/// s.launch()?;
+/// let y = FftShift::apply(&x, FftShiftParams::default())?;
 /// assert_eq!(y.to_vec()?, vec![-2.0, -1.0, 0.0, 1.0, 2.0]);
-/// let mut back = FftShift::inverse(&y, &x);
-/// back.init()?;
-/// back.launch()?;
+/// FftShift::new(&y, &x, FftShiftParams::inverse()).run()?;
 /// assert_eq!(x.to_vec()?, vec![0.0, 1.0, 2.0, -2.0, -1.0]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct FftShift<T: Element> {
     x: XData<T>,
     out: XData<T>,
-    axes: Option<Vec<usize>>,
-    inverse: bool,
+    params: FftShiftParams,
     plan: Prepared<Plan>,
 }
 
@@ -46,31 +72,61 @@ struct Plan {
     sx: [u64; MAX_AXES],
     so: [u64; MAX_AXES],
     count: u64,
+    groups: usize,
 }
 
 const GROUP: usize = 256;
 
 impl<T: Element> FftShift<T> {
-    /// `fftshift` over every axis.
-    pub fn new(x: &XData<T>, out: &XData<T>) -> FftShift<T> {
-        FftShift { x: x.clone(), out: out.clone(), axes: None, inverse: false, plan: Prepared::default() }
+    /// The shift `params` describe of `x` into `out` (same shape, not overlapping).
+    pub fn new(x: &XData<T>, out: &XData<T>, params: FftShiftParams) -> FftShift<T> {
+        FftShift { x: x.clone(), out: out.clone(), params, plan: Prepared::default() }
     }
 
-    /// `ifftshift` over every axis.
-    pub fn inverse(x: &XData<T>, out: &XData<T>) -> FftShift<T> {
-        FftShift { inverse: true, ..FftShift::new(x, out) }
+    /// Allocates the output, shifts `x` into it once and returns it.
+    pub fn apply(x: &XData<T>, params: FftShiftParams) -> Result<XData<T>> {
+        let op = if params.inverse { "IFftShift" } else { "FftShift" };
+        let out = XData::uninit(x.app(), op, &Self::output_shape(x.shape(), &params)?)?;
+        FftShift::new(x, &out, params).run()?;
+        Ok(out)
     }
 
-    /// Shift only these axes (the others are copied as they are).
-    pub fn axes(mut self, axes: &[usize]) -> FftShift<T> {
-        self.axes = Some(axes.to_vec());
-        self
+    /// The output shape: the input's (an error when an axis is out of range).
+    ///
+    /// ```
+    /// use cliper::{FftShift, FftShiftParams};
+    /// assert_eq!(FftShift::<f32>::output_shape(&[4, 6], &FftShiftParams::default().axes(&[1]))?, vec![4, 6]);
+    /// assert!(FftShift::<f32>::output_shape(&[4, 6], &FftShiftParams::default().axes(&[2])).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize], params: &FftShiftParams) -> Result<Vec<usize>> {
+        shifted_axes(if params.inverse { "IFftShift" } else { "FftShift" }, shape, params)?;
+        Ok(shape.to_vec())
     }
+
+    /// The roll `init` planned; `None` before `init`.
+    pub fn strategy(&self) -> Option<ElementwiseStrategy> {
+        self.plan.as_ref().map(|p| match p.kernel {
+            None => ElementwiseStrategy::Nothing,
+            Some(_) => {
+                ElementwiseStrategy::Kernel { axes: p.nd as usize, groups: p.groups, work_group: GROUP, index: p.index }
+            }
+        })
+    }
+}
+
+/// The axes `params` shift, checked against `shape`.
+fn shifted_axes(op: &str, shape: &[usize], params: &FftShiftParams) -> Result<Vec<usize>> {
+    let axes = params.axes.clone().unwrap_or_else(|| (0..shape.len()).collect());
+    if let Some(&bad) = axes.iter().find(|&&a| a >= shape.len()) {
+        return Err(Error::invalid(op, format!("axis {bad} is out of range for shape {shape:?}")));
+    }
+    Ok(axes)
 }
 
 impl<T: Element> Process for FftShift<T> {
     fn name(&self) -> &str {
-        if self.inverse { "IFftShift" } else { "FftShift" }
+        if self.params.inverse { "IFftShift" } else { "FftShift" }
     }
 
     fn init(&mut self) -> Result<()> {
@@ -84,10 +140,7 @@ impl<T: Element> Process for FftShift<T> {
                 got: format!("{:?}", out.shape()),
             });
         }
-        let axes = self.axes.clone().unwrap_or_else(|| (0..shape.len()).collect());
-        if let Some(&bad) = axes.iter().find(|&&a| a >= shape.len()) {
-            return Err(Error::invalid(&op, format!("axis {bad} is out of range for shape {shape:?}")));
-        }
+        let axes = shifted_axes(&op, shape, &self.params)?;
         if out.overlaps(x) && !out.is_empty() {
             return Err(Error::Unsupported {
                 what: format!("{op} in place: give an output that does not overlap the input"),
@@ -104,7 +157,7 @@ impl<T: Element> Process for FftShift<T> {
                 let half = n / 2;
                 let shift = if !axes.contains(&k) {
                     0
-                } else if self.inverse {
+                } else if self.params.inverse {
                     n - half
                 } else {
                     half
@@ -130,10 +183,11 @@ impl<T: Element> Process for FftShift<T> {
             sx: column(|a| a.2, 0),
             so: column(|a| a.3, 0),
             count: out.len() as u64,
+            groups: out.len().div_ceil(GROUP).clamp(1, 1 << 16),
         };
         plan.index = index_type_for(&[x.layout(), out.layout()], &[plan.count]);
         if plan.count > 0 {
-            let options = format!("{} -DIDX={} -DROLL=1", T::build_options(), plan.index.cl_type());
+            let options = format!("{} -DIDX={}", T::build_options(), plan.index.cl_type());
             let program = x.app().build_program("fft_shift.cl", &kernels::with_common(kernels::FFT_SHIFT), &options)?;
             plan.kernel = Some(program.kernel("roll")?.owned_by(&op));
         }
@@ -142,11 +196,10 @@ impl<T: Element> Process for FftShift<T> {
     }
 
     fn launch(&mut self) -> Result<()> {
-        let name = if self.inverse { "IFftShift" } else { "FftShift" };
+        let name = if self.params.inverse { "IFftShift" } else { "FftShift" };
         let plan = self.plan.get(name)?;
         let Some(kernel) = plan.kernel.as_mut() else { return Ok(()) };
-        let idx = plan.index;
-        let groups = (plan.count as usize).div_ceil(GROUP).clamp(1, 1 << 16);
+        let (idx, groups) = (plan.index, plan.groups);
         kernel
             .launch()
             .input(&self.x)

@@ -19,7 +19,7 @@ use crate::process::Process;
 use crate::process::elementwise::{ComplexElementProd, ProductKind};
 use crate::process::elementwise::{EwOp, EwPlan};
 use crate::process::fft::smooth_length;
-use crate::process::fft::{Fft, FftDirection};
+use crate::process::fft::{Fft, FftParams};
 use num_complex::Complex64;
 
 pub(crate) struct FftConv<T: Element> {
@@ -99,7 +99,7 @@ impl<T: Element> FftConv<T> {
         let widen = EwPlan::new::<T, T, T::Complex>(op, EwOp::Widen, &padded, None, &window)?;
         let spectrum = XData::<T::Complex>::uninit(app, op, &padded_shape)?;
         let spatial: Vec<usize> = (lead..input.ndim()).collect();
-        let forward = Fft::new(&spectrum_in, &spectrum, FftDirection::Forward).axes(&spatial);
+        let forward = Fft::new(&spectrum_in, &spectrum, FftParams::forward().axes(&spatial));
         // h[u] = f[(−u) mod M] on the padded grid, transformed once.
         let points: usize = grid.iter().product();
         let mut h = vec![T::Complex::default(); points];
@@ -123,12 +123,12 @@ impl<T: Element> FftConv<T> {
         }
         let h_grid = XData::from_slice(app, &grid, &h)?;
         let h_hat = XData::<T::Complex>::uninit(app, op, &grid)?;
-        let mut transform = Fft::new(&h_grid, &h_hat, FftDirection::Forward);
+        let mut transform = Fft::new(&h_grid, &h_hat, FftParams::forward());
         transform.init()?;
         transform.launch()?;
         let product = ComplexElementProd::new(&spectrum, &h_hat, &spectrum, ProductKind::Plain);
         let result = XData::<T::Complex>::uninit(app, op, &padded_shape)?;
-        let inverse = Fft::new(&spectrum, &result, FftDirection::Inverse).axes(&spatial);
+        let inverse = Fft::new(&spectrum, &result, FftParams::inverse().axes(&spatial));
         let mut block = result.clone();
         for (k, a) in axes.iter().enumerate() {
             block = block.slice_axis(lead + k, ..a.out)?;

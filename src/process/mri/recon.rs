@@ -5,7 +5,7 @@ use super::rsos::RSoS;
 use crate::data::{KData, XData};
 use crate::element::ComplexElement;
 use crate::error::{Error, Result};
-use crate::process::fft::{Fft, FftDirection, FftShift};
+use crate::process::fft::{Fft, FftParams, FftShift, FftShiftParams};
 use crate::process::{Prepared, Process};
 
 /// The inverse FFT of every coil over the spatial axes, with the shifts for k-space stored centred: the
@@ -29,11 +29,11 @@ impl<T: ComplexElement> CoilImages<T> {
             // ifftshift → ifft → fftshift, numpy's recipe for centred k-space.
             let shifted = XData::uninit(app, op, data.shape())?;
             let spectrum = XData::uninit(app, op, data.shape())?;
-            steps.push(Box::new(FftShift::inverse(data, &shifted).axes(&spatial)));
-            steps.push(Box::new(Fft::new(&shifted, &spectrum, FftDirection::Inverse).axes(&spatial)));
-            steps.push(Box::new(FftShift::new(&spectrum, &images).axes(&spatial)));
+            steps.push(Box::new(FftShift::new(data, &shifted, FftShiftParams::inverse().axes(&spatial))));
+            steps.push(Box::new(Fft::new(&shifted, &spectrum, FftParams::inverse().axes(&spatial))));
+            steps.push(Box::new(FftShift::new(&spectrum, &images, FftShiftParams::default().axes(&spatial))));
         } else {
-            steps.push(Box::new(Fft::new(data, &images, FftDirection::Inverse).axes(&spatial)));
+            steps.push(Box::new(Fft::new(data, &images, FftParams::inverse().axes(&spatial))));
         }
         Ok(CoilImages { steps, images, coil_axis })
     }
