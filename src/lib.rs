@@ -76,7 +76,9 @@ pub use process::linalg::{
     GEMM_TABLE_ENV, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatMulParams, MatOp, MatrixPower,
     PowerStrategy,
 };
-pub use process::mri::{CoilSum, RSoS, RSoSRecon, SimpleMRIRecon};
+pub use process::mri::{
+    CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy, SimpleMRIRecon,
+};
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};

@@ -153,10 +153,8 @@ fn coils<T: ComplexElement>(seed: u64) {
         let hm_b = hm.broadcast(IxDyn(&shape)).unwrap().to_owned();
         for with_maps in [false, true] {
             let out = poisoned::<T>(&out_shape);
-            let mut p = CoilSum::new(&x, coil_axis, &out);
-            if with_maps {
-                p = p.with_maps(&maps);
-            }
+            let params = if with_maps { CoilParams::new(coil_axis).maps(&maps) } else { CoilParams::new(coil_axis) };
+            let p = CoilSum::new(&x, &out, params);
             run(p);
             let terms = if with_maps {
                 ndarray::Zip::from(&hx).and(&hm_b).map_collect(|a, b| a * b.conj())
@@ -168,7 +166,7 @@ fn coils<T: ComplexElement>(seed: u64) {
             close(&fetch(&out), &want, &scale, 16.0 * eps, &format!("{} CoilSum {shape:?} maps {with_maps}", T::NAME));
         }
         let out = XData::<T::Real>::zeros(app(), &out_shape).unwrap();
-        run(RSoS::new(&x, coil_axis, &out));
+        run(RSoS::new(&x, &out, coil_axis));
         let want = hx.mapv(|v| v.norm_sqr()).sum_axis(Axis(coil_axis)).mapv(|s| Complex64::new(s.sqrt(), 0.0));
         close(&fetch(&out), &want, &want.mapv(|v| v.re), 16.0 * eps, &format!("RSoS {shape:?}"));
     }
@@ -177,7 +175,7 @@ fn coils<T: ComplexElement>(seed: u64) {
     let xv = x.permuted_axes(&[2, 0, 1]).unwrap(); // [3, 7, 5], coil axis 0 = original axis 2
     let out = XData::<T>::zeros(app(), &[5, 7]).unwrap();
     let outv = out.t(); // [7, 5] view of a [5, 7] array
-    run(CoilSum::new(&xv, 0, &outv));
+    run(CoilSum::new(&xv, &outv, CoilParams::new(0)));
     let want = hx.sum_axis(Axis(2));
     close(&fetch(&outv), &want, &hx.mapv(|v| v.norm()).sum_axis(Axis(2)), 16.0 * eps, "strided CoilSum");
 }
@@ -243,7 +241,7 @@ fn reconstructions_recover_the_sample_phantom() {
     for path in ["data/kspace.mat", "data/kspace.cfl"] {
         let k = KData::<Complex32>::load(app(), path).unwrap();
         let image = poisoned::<Complex32>(&[64, 64]);
-        run(SimpleMRIRecon::new(&k, &image));
+        run(SimpleMRIRecon::new(&k, &image, ReconParams::default()));
         let got = image.to_vec().unwrap();
         let worst = got
             .iter()
@@ -252,7 +250,7 @@ fn reconstructions_recover_the_sample_phantom() {
             .fold(0.0, f64::max);
         assert!(worst < 1e-5, "{path}: SENSE combination off the phantom by {worst:.2e}");
         let magnitude = XData::<f32>::zeros(app(), &[64, 64]).unwrap();
-        run(RSoSRecon::new(&k, &magnitude));
+        run(RSoSRecon::new(&k, &magnitude, ReconParams::default()));
         let worst = magnitude
             .to_vec()
             .unwrap()
@@ -269,7 +267,7 @@ fn reconstructions_recover_the_sample_phantom() {
     run(ApplyMask::new(k.as_xdata(), k.sampling_mask().unwrap(), &masked));
     let km = KData::new(masked, 2).unwrap().with_sensitivity_maps(k.sensitivity_maps().unwrap().clone()).unwrap();
     let image = XData::<Complex32>::zeros(app(), &[64, 64]).unwrap();
-    run(SimpleMRIRecon::new(&km, &image));
+    run(SimpleMRIRecon::new(&km, &image, ReconParams::default()));
     let got = image.to_vec().unwrap();
     let err: f64 =
         got.iter().zip(&phantom).map(|(g, p)| (Complex64::new(g.re as f64, g.im as f64) - p).norm_sqr()).sum();
@@ -278,7 +276,7 @@ fn reconstructions_recover_the_sample_phantom() {
     assert!(rel > 1e-3 && rel < 0.5, "masked reconstruction error {rel:.3e} should show aliasing, not garbage");
     // No maps: a clear error.
     let bare = KData::new(k.as_xdata().clone(), 2).unwrap();
-    let e = SimpleMRIRecon::new(&bare, &image).init().unwrap_err().to_string();
+    let e = SimpleMRIRecon::new(&bare, &image, ReconParams::default()).init().unwrap_err().to_string();
     assert!(e.contains("sensitivity maps") && e.contains("RSoSRecon"), "{e}");
 }
 
@@ -286,13 +284,13 @@ fn reconstructions_recover_the_sample_phantom() {
 fn shape_errors_name_both_shapes() {
     let x = XData::<Complex32>::zeros(app(), &[4, 5]).unwrap();
     let out = XData::<Complex32>::zeros(app(), &[4]).unwrap();
-    let e = CoilSum::new(&x, 0, &out).init().unwrap_err().to_string();
+    let e = CoilSum::new(&x, &out, CoilParams::new(0)).init().unwrap_err().to_string();
     assert!(e.contains("[4]") && e.contains("[5]") && e.contains("[4, 5]"), "{e}");
     let maps = XData::<Complex32>::zeros(app(), &[3, 5]).unwrap();
     let good = XData::<Complex32>::zeros(app(), &[5]).unwrap();
-    let e = CoilSum::new(&x, 0, &good).with_maps(&maps).init().unwrap_err().to_string();
+    let e = CoilSum::new(&x, &good, CoilParams::new(0).maps(&maps)).init().unwrap_err().to_string();
     assert!(e.contains("[4, 5]") && e.contains("[3, 5]"), "{e}");
-    let e = CoilSum::new(&x, 2, &good).init().unwrap_err().to_string();
+    let e = CoilSum::new(&x, &good, CoilParams::new(2)).init().unwrap_err().to_string();
     assert!(e.contains("coil axis 2"), "{e}");
     let wrong = XData::<Complex32>::zeros(app(), &[4, 6]).unwrap();
     let e = ComplexElementProd::new(&x, &x, &wrong, ProductKind::Plain).init().unwrap_err().to_string();

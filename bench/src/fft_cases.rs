@@ -103,11 +103,15 @@ fn recon(ctx: &Ctx, coils: usize, side: usize, sense: bool) -> Result<(String, S
         .with_sensitivity_maps(XData::from_slice(ctx.app, &[coils, side, side], &hs)?)?;
     let (measured, init_ms, got): (_, _, Vec<Complex64>) = if sense {
         let out = XData::<Complex32>::zeros(ctx.app, &[side, side])?;
-        let (m, i, _) = time_process(ctx, SimpleMRIRecon::new(&k, &out).centered(false), |_| String::new())?;
+        let (m, i, _) =
+            time_process(ctx, SimpleMRIRecon::new(&k, &out, ReconParams::default().centered(false)), |_| {
+                String::new()
+            })?;
         (m, i, out.to_vec()?.into_iter().map(|v| Complex64::new(v.re as f64, v.im as f64)).collect())
     } else {
         let out = XData::<f32>::zeros(ctx.app, &[side, side])?;
-        let (m, i, _) = time_process(ctx, RSoSRecon::new(&k, &out).centered(false), |_| String::new())?;
+        let (m, i, _) =
+            time_process(ctx, RSoSRecon::new(&k, &out, ReconParams::default().centered(false)), |_| String::new())?;
         (m, i, out.to_vec()?.into_iter().map(|v| Complex64::new(v as f64, 0.0)).collect())
     };
     // Pixel p: the inverse DFT of each coil (× 1/N), then Σ image·conj(map) or √Σ|image|².

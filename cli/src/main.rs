@@ -14,7 +14,7 @@ use args::OutputArgs;
 use chain::{Context, one_line};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use cliper::chain::{Chain, NormP, Op, Precision, Step, Widths};
-use cliper::{ConvMode, ConvOutput};
+use cliper::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

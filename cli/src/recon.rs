@@ -5,11 +5,9 @@ use crate::CliError;
 use crate::args::{self, OutputArgs};
 use crate::chain::Context;
 use clap::{Args, ValueEnum};
+use cliper::Result;
 use cliper::chain::{AnyData, Precision};
-use cliper::{
-    ApplyMask, Complex2Real, ComplexElement, ComplexPart, Error, KData, Pipeline, RSoSRecon, Result, SimpleMRIRecon,
-    XData,
-};
+use cliper::prelude::*;
 use num_complex::{Complex32, Complex64};
 use serde_json::json;
 use std::path::Path;
@@ -102,7 +100,7 @@ where
     let result: AnyData = match method {
         Method::Sense => {
             let image = XData::<T>::zeros(app, &image_shape)?;
-            pipeline.push(Box::new(SimpleMRIRecon::new(&k, &image).centered(!args.uncentered)));
+            pipeline.push(Box::new(SimpleMRIRecon::new(&k, &image, ReconParams::default().centered(!args.uncentered))));
             let part = args.part.unwrap_or(if holds_complex { Part::Complex } else { Part::Abs });
             let real = |p: ComplexPart, pipeline: &mut Pipeline| -> Result<AnyData> {
                 let out = XData::<T::Real>::zeros(app, &image_shape)?;
@@ -119,7 +117,7 @@ where
         }
         Method::Rsos => {
             let image = XData::<T::Real>::zeros(app, &image_shape)?;
-            pipeline.push(Box::new(RSoSRecon::new(&k, &image).centered(!args.uncentered)));
+            pipeline.push(Box::new(RSoSRecon::new(&k, &image, ReconParams::default().centered(!args.uncentered))));
             image.into()
         }
     };

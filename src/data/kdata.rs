@@ -57,10 +57,6 @@ impl<T: ComplexElement> KData<T> {
         KData::new(XData::zeros(app, &shape)?, spatial.len())
     }
 
-    fn coil_axis(&self) -> usize {
-        self.data.ndim() - self.spatial_dims - 1
-    }
-
     /// The frame extents, the coil count and the spatial extents. `KData::new` checked that the coil axis
     /// exists, so the fallback is never taken.
     fn axes(&self) -> (&[usize], usize, &[usize]) {
@@ -73,6 +69,18 @@ impl<T: ComplexElement> KData<T> {
     /// Number of coils.
     pub fn num_coils(&self) -> usize {
         self.axes().1
+    }
+
+    /// The coil axis of the data (it follows the frame axes).
+    ///
+    /// ```
+    /// let app = cliper::ClApp::new()?;
+    /// let k = cliper::KData::<num_complex::Complex32>::zeros(&app, &[5], 8, &[32, 32])?;
+    /// assert_eq!(k.coil_axis(), 1);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn coil_axis(&self) -> usize {
+        self.data.ndim() - self.spatial_dims - 1
     }
 
     /// Extents of the frame axes (empty for a single frame).

@@ -65,6 +65,33 @@ impl<T: Element> Operand<T> {
     }
 }
 
+/// How a coil combination runs, as `strategy()` of [`super::CoilSum`] and [`super::RSoS`] reports it: one
+/// work-item per output walks the coils of `[frames, coils, positions]` (each merged into one axis), arrays
+/// whose axes do not merge copied through contiguous scratch first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoilStrategy {
+    /// Frames (the frame axes' product).
+    pub frames: usize,
+    /// Coils.
+    pub coils: usize,
+    /// Spatial positions (the spatial axes' product).
+    pub positions: usize,
+    /// Arrays copied through contiguous scratch because their axes do not merge (0 to 3).
+    pub gathered: usize,
+    /// The index type.
+    pub index: IndexType,
+}
+
+impl std::fmt::Display for CoilStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "coil_reduce over {} frames × {} coils × {} positions", self.frames, self.coils, self.positions)?;
+        if self.gathered > 0 {
+            write!(f, ", {} array(s) through scratch", self.gathered)?;
+        }
+        Ok(())
+    }
+}
+
 pub(crate) struct CoilPlan<T: Element, O: Element> {
     x: Operand<T>,
     maps: Option<Operand<T>>,
@@ -168,6 +195,20 @@ impl<T: Element, O: Element> CoilPlan<T, O> {
             stride(spatial, out_spatial),
         ];
         Ok(CoilPlan { x: x_op, maps: maps_op, out: out_op, kernel, index, frames, coils, positions, groups, strides })
+    }
+
+    /// What the plan runs.
+    pub(crate) fn strategy(&self) -> CoilStrategy {
+        let scratch = |o: &Operand<T>| usize::from(o.scratch.is_some());
+        CoilStrategy {
+            frames: self.frames,
+            coils: self.coils,
+            positions: self.positions,
+            gathered: scratch(&self.x)
+                + self.maps.as_ref().map_or(0, scratch)
+                + usize::from(self.out.scratch.is_some()),
+            index: self.index,
+        }
     }
 
     pub(crate) fn launch(&mut self, op: &str, x: &XData<T>, maps: Option<&XData<T>>, out: &XData<O>) -> Result<()> {

@@ -7,6 +7,7 @@ mod coil_sum;
 mod recon;
 mod rsos;
 
-pub use coil_sum::CoilSum;
-pub use recon::{RSoSRecon, SimpleMRIRecon};
+pub use coil_plan::CoilStrategy;
+pub use coil_sum::{CoilParams, CoilSum};
+pub use recon::{RSoSRecon, ReconParams, ReconStrategy, SimpleMRIRecon};
 pub use rsos::RSoS;
