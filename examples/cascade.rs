@@ -28,8 +28,8 @@ fn main() -> cliper::Result<()> {
 
     let mut cascade = Pipeline::new(&app)
         .then(SheppLogan::new(&image))
-        .then(Pad::new(&image, &padded, &[(pad, pad)], Border::Reflect))
-        .then(Convolution::new(&padded, &blurred, &filter, ConvParams::new().output(ConvOutput::Valid)))
+        .then(Pad::new(&image, &padded, PadParams::new(&[(pad, pad)]).border(Border::Reflect)))
+        .then(Convolution::new(&padded, &filter, &blurred, ConvParams::default().output(ConvOutput::Valid)))
         .then(Transpose::new(&blurred, &transposed))
         .then(NormN::new(&transposed, &row_norms, NormParams::new(NormOrder::P(2.0)).along(1)));
     cascade.init()?; // programs built, plans made: nothing of this is repeated per launch

@@ -32,11 +32,11 @@ fn main() -> cliper::Result<()> {
     let gradients = XData::<f32>::zeros(&app, &[2, h, w])?;
     let magnitude = XData::<f32>::zeros(&app, &[h, w])?;
     // scipy.ndimage's default border ("reflect": the edge sample repeated in mirror order).
-    let params = ConvParams::new().border(Border::scipy("reflect")?);
+    let params = ConvParams::default().border(Border::scipy("reflect")?);
     let mut chain = Pipeline::new(&app)
-        .then(Convolution::new(&image, &blurred, &Filter::<f32>::gaussian(2.0, 2)?, params.clone()))
-        .then(Convolution::new(&blurred, &gradients.index_axis(0, 0)?, &Filter::<f32>::sobel_x(), params.clone()))
-        .then(Convolution::new(&blurred, &gradients.index_axis(0, 1)?, &Filter::<f32>::sobel_y(), params))
+        .then(Convolution::new(&image, &Filter::<f32>::gaussian(2.0, 2)?, &blurred, params.clone()))
+        .then(Convolution::new(&blurred, &Filter::<f32>::sobel_x(), &gradients.index_axis(0, 0)?, params.clone()))
+        .then(Convolution::new(&blurred, &Filter::<f32>::sobel_y(), &gradients.index_axis(0, 1)?, params))
         .then(NormN::new(&gradients, &magnitude, NormParams::new(NormOrder::P(2.0)).along(0)));
     let report = chain.profile()?;
     println!("{report}");

@@ -67,7 +67,8 @@ pub use process::fft::{
 };
 pub use process::filter::{
     Border, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Filter, FilterBank,
-    FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, Pad, SeparableConvolution,
+    FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, Pad, PadParams, PadStrategy,
+    SeparableConvolution,
 };
 pub use process::layout::{
     ConjugateTranspose, CopyParams, CopyStrategy, Permute, StridedCopy, Transpose, TransposeTiles,
@@ -140,3 +141,7 @@ struct ReadmeExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/writing-a-process.md")]
 struct WritingAProcessExamples;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/api.md")]
+struct ApiExamples;

@@ -33,7 +33,7 @@ impl Spec {
         Spec { mode, output, border, origin: vec![], stride: vec![], dilation: vec![] }
     }
     fn params(&self) -> ConvParams {
-        ConvParams::new()
+        ConvParams::default()
             .mode(self.mode)
             .output(self.output)
             .border(self.border)
@@ -134,8 +134,8 @@ fn check<T: Element, K: cliper::FilterElement<T>>(
     params: ConvParams,
 ) -> ConvStrategy {
     let (x, host) = random::<T>(rng, shape);
-    let out = poisoned::<T>(&params.output_shape(shape, filter.shape()).unwrap());
-    let mut conv = Convolution::new(&x, &out, filter, params.clone());
+    let out = poisoned::<T>(&Convolution::<T, K>::output_shape(shape, filter.shape(), &params).unwrap());
+    let mut conv = Convolution::new(&x, filter, &out, params.clone());
     conv.init().unwrap_or_else(|e| panic!("init {shape:?} {:?} {spec:?}: {e}", filter.shape()));
     conv.launch().unwrap();
     let w: Vec<Complex64> = filter.values().iter().map(|v| v.to_c64()).collect();
@@ -191,7 +191,7 @@ fn large_and_oversized_filters() {
         check::<f32, f32>(&mut rng, &[9, 11], &big, &full, full.params());
     }
     let valid = Spec::new(ConvMode::Convolution, ConvOutput::Valid, Border::ZERO);
-    let out = valid.params().output_shape(&[9, 11], big.shape()).unwrap();
+    let out = Convolution::<f32>::output_shape(&[9, 11], big.shape(), &valid.params()).unwrap();
     assert_eq!(out, vec![0, 0]);
     assert_eq!(check::<f32, f32>(&mut rng, &[9, 11], &big, &valid, valid.params()), ConvStrategy::Nothing);
 }
@@ -331,14 +331,15 @@ fn separable_detection_and_equivalence() {
     let gaussian = Filter::<f32>::gaussian(1.0, 2).unwrap(); // 9×9
     let (x, _) = random::<f32>(&mut rng, &[61, 47]);
     let run = |filter: &Filter<f32>, params: ConvParams| {
-        let out = XData::zeros(app(), &params.output_shape(x.shape(), filter.shape()).unwrap()).unwrap();
-        let mut c = Convolution::new(&x, &out, filter, params);
+        let out = XData::zeros(app(), &Convolution::<f32>::output_shape(x.shape(), filter.shape(), &params).unwrap())
+            .unwrap();
+        let mut c = Convolution::new(&x, filter, &out, params);
         c.init().unwrap();
         c.launch().unwrap();
         (fetch(&out), c.strategy().unwrap())
     };
     for border in BORDERS {
-        let params = ConvParams::new().border(border).stride(&[1, 2]);
+        let params = ConvParams::default().border(border).stride(&[1, 2]);
         let (sep, how) = run(&gaussian, params.clone());
         assert!(matches!(how, ConvStrategy::Separable { passes: 2, .. }), "a Gaussian runs separably: {how:?}");
         let (direct, how) = run(&gaussian, params.clone().separable(false));
@@ -346,7 +347,7 @@ fn separable_detection_and_equivalence() {
         let tol = tolerance::<f32>(&gaussian.values().iter().map(|v| v.to_c64()).collect::<Vec<_>>(), 1.0);
         assert_close(&sep, &direct, 2.0 * tol, &format!("separable vs direct, {border:?}"));
     }
-    let (_, how) = run(&Filter::laplacian(), ConvParams::new());
+    let (_, how) = run(&Filter::laplacian(), ConvParams::default());
     assert!(!matches!(how, ConvStrategy::Separable { .. }), "a Laplacian is not rank-1: {how:?}");
     // 3-D Gaussian: three passes, checked against the reference.
     let g3 = Filter::<f32>::gaussian(0.7, 3).unwrap();
@@ -376,8 +377,9 @@ fn normalisation_only_when_asked() {
     let mut rng = Rng::new(59);
     let w = Filter::new(&[3], vec![1.0f32, 2.0, 1.0]).unwrap();
     let (x, host) = random::<f32>(&mut rng, &[20]);
-    let plain = Convolution::apply(&x, &w, ConvParams::new()).unwrap();
-    let normed = Convolution::apply(&x, &w, ConvParams::new().normalize(true)).unwrap();
+    let zero = ConvParams::default().border(Border::ZERO);
+    let plain = Convolution::apply(&x, &w, zero.clone()).unwrap();
+    let normed = Convolution::apply(&x, &w, zero.normalize(true)).unwrap();
     let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::ZERO);
     let quarter: Vec<Complex64> = [0.25, 0.5, 0.25].iter().map(|&v| Complex64::new(v, 0.0)).collect();
     let tol = tolerance::<f32>(&quarter, 1.0) * 4.0;
@@ -386,7 +388,7 @@ fn normalisation_only_when_asked() {
     let err = Convolution::apply(
         &x.reshape(&[4, 5]).unwrap(),
         &Filter::<f32>::laplacian(),
-        ConvParams::new().normalize(true),
+        ConvParams::default().normalize(true),
     );
     let err = err.err().unwrap().to_string();
     assert!(err.contains("sum to zero"), "{err}");
@@ -396,28 +398,29 @@ fn normalisation_only_when_asked() {
 fn bad_input_gives_typed_errors() {
     let x = XData::<f32>::zeros(app(), &[8, 8]).unwrap();
     let f3 = Filter::<f32>::new(&[2, 2, 2], vec![1.0; 8]).unwrap();
-    let e = Convolution::apply(&x, &f3, ConvParams::new()).err().unwrap().to_string();
+    let e = Convolution::apply(&x, &f3, ConvParams::default()).err().unwrap().to_string();
     assert!(e.contains("[2, 2, 2]") && e.contains("[8, 8]"), "{e}");
     let e = Filter::<f32>::new(&[3, 0], vec![]).unwrap_err().to_string();
     assert!(e.contains("[3, 0]"), "{e}");
     let f = Filter::<f32>::sobel_x();
-    let e = Convolution::apply(&x, &f, ConvParams::new().stride(&[1, 0])).err().unwrap().to_string();
+    let e = Convolution::apply(&x, &f, ConvParams::default().stride(&[1, 0])).err().unwrap().to_string();
     assert!(e.contains("stride") && e.contains("axis 1"), "{e}");
-    let e = Convolution::apply(&x, &f, ConvParams::new().dilation(&[0])).err().unwrap().to_string();
+    let e = Convolution::apply(&x, &f, ConvParams::default().dilation(&[0])).err().unwrap().to_string();
     assert!(e.contains("dilation"), "{e}");
-    let e = Convolution::apply(&x, &f, ConvParams::new().origin(&[2])).err().unwrap().to_string();
+    let e = Convolution::apply(&x, &f, ConvParams::default().origin(&[2])).err().unwrap().to_string();
     assert!(e.contains("origin 2") && e.contains("[-1, 1]"), "{e}");
-    let e = Convolution::apply(&x, &f, ConvParams::new().stride(&[1, 2, 3])).err().unwrap().to_string();
+    let e = Convolution::apply(&x, &f, ConvParams::default().stride(&[1, 2, 3])).err().unwrap().to_string();
     assert!(e.contains("3 values for a 2-axis filter"), "{e}");
     let wrong = XData::<f32>::zeros(app(), &[8, 9]).unwrap();
-    let mut c = Convolution::new(&x, &wrong, &f, ConvParams::new());
+    let mut c = Convolution::new(&x, &f, &wrong, ConvParams::default());
     let e = c.init().unwrap_err().to_string();
     assert!(e.contains("[8, 8]") && e.contains("[8, 9]"), "{e}");
-    let mut inplace = Convolution::new(&x, &x, &f, ConvParams::new());
+    let mut inplace = Convolution::new(&x, &f, &x, ConvParams::default());
     assert!(inplace.init().unwrap_err().to_string().contains("in place"));
-    let e = Convolution::apply(&x, &Filter::<f32>::laplacian(), ConvParams::new().algorithm(ConvAlgorithm::Separable));
+    let e =
+        Convolution::apply(&x, &Filter::<f32>::laplacian(), ConvParams::default().algorithm(ConvAlgorithm::Separable));
     assert!(e.err().unwrap().to_string().contains("rank-1"));
-    let mut uninit = Convolution::new(&x, &wrong, &f, ConvParams::new());
+    let mut uninit = Convolution::new(&x, &f, &wrong, ConvParams::default());
     assert!(uninit.launch().is_err());
 }
 
@@ -436,7 +439,7 @@ fn laplacian_of_gaussian_matches_scipy_gaussian_laplace() {
     let mut delta = vec![0.0f64; 121];
     delta[60] = 1.0;
     let x = XData::from_slice(app(), &[11, 11], &delta).unwrap();
-    let y = Convolution::apply(&x, &log, ConvParams::new().border(Border::Constant(0.0))).unwrap();
+    let y = Convolution::apply(&x, &log, ConvParams::default().border(Border::Constant(0.0))).unwrap();
     for (got, want) in y.to_vec().unwrap().iter().zip(scipy.iter()) {
         assert!((got - want).abs() < 1e-15, "{got} vs scipy {want}");
     }
@@ -460,8 +463,8 @@ fn fft_path_agrees_with_the_reference() {
     ) {
         let (x, host) = random::<T>(rng, shape);
         let params = spec.params().algorithm(ConvAlgorithm::Fft);
-        let out = poisoned::<T>(&params.output_shape(shape, filter.shape()).unwrap());
-        let mut conv = Convolution::new(&x, &out, filter, params);
+        let out = poisoned::<T>(&Convolution::<T, K>::output_shape(shape, filter.shape(), &params).unwrap());
+        let mut conv = Convolution::new(&x, filter, &out, params);
         conv.init().unwrap_or_else(|e| panic!("init {shape:?} {:?} {spec:?}: {e}", filter.shape()));
         conv.launch().unwrap();
         let Some(ConvStrategy::Fft { points }) = conv.strategy() else { panic!("{:?}", conv.strategy()) };
@@ -504,15 +507,16 @@ fn fft_path_agrees_with_the_reference() {
     );
     // Strides and dilations stay with the direct kernels: asking for the FFT is an error that says why.
     let x = XData::<f32>::zeros(app(), &[20, 20]).unwrap();
-    let params = ConvParams::new().stride(&[2]).algorithm(ConvAlgorithm::Fft);
-    let out = XData::<f32>::zeros(app(), &params.output_shape(&[20, 20], &[7, 9]).unwrap()).unwrap();
-    let e = Convolution::new(&x, &out, &f, params).init().unwrap_err().to_string();
+    let params = ConvParams::default().stride(&[2]).algorithm(ConvAlgorithm::Fft);
+    let out =
+        XData::<f32>::zeros(app(), &Convolution::<f32>::output_shape(&[20, 20], &[7, 9], &params).unwrap()).unwrap();
+    let e = Convolution::new(&x, &f, &out, params).init().unwrap_err().to_string();
     assert!(e.contains("stride"), "{e}");
     // The planner takes the FFT path by itself for a large, non-separable filter.
     let big = random_filter::<f32>(&mut rng, &[41, 41]);
     let img = XData::<f32>::zeros(app(), &[64, 80]).unwrap();
     let out = XData::<f32>::zeros(app(), &[64, 80]).unwrap();
-    let mut conv = Convolution::new(&img, &out, &big, ConvParams::new());
+    let mut conv = Convolution::new(&img, &big, &out, ConvParams::default());
     conv.init().unwrap();
     assert!(matches!(conv.strategy(), Some(ConvStrategy::Fft { .. })), "{:?}", conv.strategy());
 }

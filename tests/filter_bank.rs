@@ -22,7 +22,7 @@ struct Case {
 
 impl Case {
     fn params(&self) -> FilterBankParams {
-        FilterBankParams::new()
+        FilterBankParams::default()
             .padding(self.pad)
             .stride(self.stride)
             .dilation(self.dilation)
@@ -64,7 +64,7 @@ fn check<T: Element>(
     let (x, xh) = random::<T>(rng, &x_shape);
     let (f, fh) = random::<T>(rng, &f_shape);
     let params = case.params().algorithm(algorithm);
-    let y_shape = params.output_shape(&x_shape, &f_shape).unwrap();
+    let y_shape = FilterBank::<T>::output_shape(&x_shape, &f_shape, &params).unwrap();
     let y = poisoned::<T>(&y_shape);
     let mut bank = FilterBank::new(&x, &f, &y, params);
     bank.init().unwrap();
@@ -156,9 +156,9 @@ fn im2col_in_chunks_when_memory_is_short() {
     let mut rng = Rng::new(64);
     let (x, _) = random::<f32>(&mut rng, &[5, 2, 10, 10]);
     let (f, _) = random::<f32>(&mut rng, &[16, 2, 3, 3]);
-    let full = FilterBank::apply(&x, &f, FilterBankParams::new().algorithm(FilterBankAlgorithm::Direct)).unwrap();
+    let full = FilterBank::apply(&x, &f, FilterBankParams::default().algorithm(FilterBankAlgorithm::Direct)).unwrap();
     // One image's unrolled matrix is 2·3·3 × 8·8 floats = 4608 bytes; a 10 000-byte budget fits two.
-    let params = FilterBankParams::new().algorithm(FilterBankAlgorithm::Im2col).memory_budget(10_000);
+    let params = FilterBankParams::default().algorithm(FilterBankAlgorithm::Im2col).memory_budget(10_000);
     let y = cliper::XData::<f32>::zeros(app(), full.shape()).unwrap();
     let mut bank = FilterBank::new(&x, &f, &y, params);
     bank.init().unwrap();
@@ -174,12 +174,12 @@ fn im2col_in_chunks_when_memory_is_short() {
 fn bad_shapes_are_named() {
     let x = cliper::XData::<f32>::zeros(app(), &[2, 3, 8, 8]).unwrap();
     let f = cliper::XData::<f32>::zeros(app(), &[4, 2, 3, 3]).unwrap();
-    let e = FilterBank::apply(&x, &f, FilterBankParams::new()).err().unwrap().to_string();
+    let e = FilterBank::apply(&x, &f, FilterBankParams::default()).err().unwrap().to_string();
     assert!(e.contains("3 channels") && e.contains("have 2"), "{e}");
     let f3 = cliper::XData::<f32>::zeros(app(), &[4, 3, 3]).unwrap();
-    let e = FilterBank::apply(&x, &f3, FilterBankParams::new()).err().unwrap().to_string();
+    let e = FilterBank::apply(&x, &f3, FilterBankParams::default()).err().unwrap().to_string();
     assert!(e.contains("[4, 3, 3]"), "{e}");
     let f = cliper::XData::<f32>::zeros(app(), &[4, 3, 3, 3]).unwrap();
-    let e = FilterBank::apply(&x, &f, FilterBankParams::new().stride([0, 1])).err().unwrap().to_string();
+    let e = FilterBank::apply(&x, &f, FilterBankParams::default().stride([0, 1])).err().unwrap().to_string();
     assert!(e.contains("stride"), "{e}");
 }

@@ -144,7 +144,10 @@ fn convolution_past_two_to_the_31_elements() {
     let weights = vec![0.25f32, -0.5, 0.125, 1.0, 0.5, -0.25, 0.0625, 0.75, -1.0];
     let filter = Filter::new(&[3, 3], weights.clone()).unwrap();
     let start = std::time::Instant::now();
-    Pipeline::new(&app).then(Convolution::new(&x, &y, &filter, ConvParams::new())).run().unwrap();
+    Pipeline::new(&app)
+        .then(Convolution::new(&x, &filter, &y, ConvParams::default().border(Border::ZERO)))
+        .run()
+        .unwrap();
     app.finish().unwrap();
     eprintln!("3×3 convolution of {count} elements: {:?} (including the first build)", start.elapsed());
     let got = y.to_vec().unwrap();

@@ -38,8 +38,8 @@ fn check<T: Element>(rng: &mut Rng, shape: &[usize], widths: &[(usize, usize)], 
     } else {
         (x, host)
     };
-    let out = poisoned::<T>(&Pad::<T>::output_shape(x.shape(), widths).unwrap());
-    let mut pad = Pad::new(&x, &out, widths, mode);
+    let out = poisoned::<T>(&Pad::<T>::output_shape(x.shape(), &PadParams::new(widths)).unwrap());
+    let mut pad = Pad::new(&x, &out, PadParams::new(widths).border(mode));
     pad.init().unwrap();
     pad.launch().unwrap();
     let what = format!("{} {:?} {:?} {mode:?} transposed={transposed}", T::NAME, x.shape(), widths);
@@ -98,7 +98,7 @@ fn complex_and_double_data() {
 fn image_sized_pad_and_crop_round_trip() {
     let mut rng = Rng::new(43);
     let (x, host) = random::<f32>(&mut rng, &[257, 1031]);
-    let padded = Pad::apply(&x, &[(8, 8)], Border::Reflect).unwrap();
+    let padded = Pad::apply(&x, PadParams::new(&[(8, 8)]).border(Border::Reflect)).unwrap();
     assert_same(&fetch(&padded), &pad_ref(&host, &[(8, 8), (8, 8)], Border::Reflect), "257x1031 reflect 8");
     assert_same(&fetch(&padded.crop(&[(8, 8)]).unwrap()), &host, "crop undoes the pad");
 }
@@ -106,11 +106,11 @@ fn image_sized_pad_and_crop_round_trip() {
 #[test]
 fn zero_dimensional_and_empty_arrays() {
     let x = XData::from_slice(app(), &[], &[3.0f32]).unwrap();
-    assert_eq!(Pad::apply(&x, &[], Border::Edge).unwrap().to_vec().unwrap(), vec![3.0]);
+    assert_eq!(Pad::apply(&x, PadParams::new(&[]).border(Border::Edge)).unwrap().to_vec().unwrap(), vec![3.0]);
     let empty = XData::<f32>::zeros(app(), &[0, 3]).unwrap();
-    let out = Pad::apply(&empty, &[(1, 1), (0, 0)], Border::Constant(7.0)).unwrap();
+    let out = Pad::apply(&empty, PadParams::new(&[(1, 1), (0, 0)]).border(Border::Constant(7.0))).unwrap();
     assert_eq!((out.shape(), out.to_vec().unwrap()), (&[2usize, 3][..], vec![7.0; 6]));
-    let err = Pad::apply(&empty, &[(1, 1), (0, 0)], Border::Reflect).err().unwrap().to_string();
+    let err = Pad::apply(&empty, PadParams::new(&[(1, 1), (0, 0)]).border(Border::Reflect)).err().unwrap().to_string();
     assert!(err.contains("axis 0") && err.contains("empty"), "{err}");
 }
 
@@ -118,11 +118,11 @@ fn zero_dimensional_and_empty_arrays() {
 fn bad_shapes_are_named() {
     let x = XData::<f32>::zeros(app(), &[4, 5]).unwrap();
     let wrong = XData::<f32>::zeros(app(), &[6, 6]).unwrap();
-    let mut p = Pad::new(&x, &wrong, &[(1, 1)], Border::Edge);
+    let mut p = Pad::new(&x, &wrong, PadParams::new(&[(1, 1)]).border(Border::Edge));
     let err = p.init().unwrap_err().to_string();
     assert!(err.contains("[6, 7]") && err.contains("[6, 6]") && err.contains("[4, 5]"), "{err}");
-    let err = Pad::apply(&x, &[(1, 1), (1, 1), (1, 1)], Border::Edge).err().unwrap().to_string();
+    let err = Pad::apply(&x, PadParams::new(&[(1, 1), (1, 1), (1, 1)]).border(Border::Edge)).err().unwrap().to_string();
     assert!(err.contains("3 (before, after)") && err.contains("[4, 5]"), "{err}");
-    let mut inplace = Pad::new(&x, &x, &[(0, 0)], Border::Edge);
+    let mut inplace = Pad::new(&x, &x, PadParams::new(&[(0, 0)]).border(Border::Edge));
     assert!(inplace.init().unwrap_err().to_string().contains("overlaps"));
 }

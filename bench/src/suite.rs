@@ -567,7 +567,8 @@ fn pad(ctx: &Ctx, n: usize, border: Border) -> Result<(String, String, Outcome)>
     let x = XData::from_slice(ctx.app, &[n, n], &host)?;
     let m = n + 2 * W;
     let y = XData::<f32>::zeros(ctx.app, &[m, m])?;
-    let (measured, init_ms, _) = time_process(ctx, Pad::new(&x, &y, &[(W, W)], border), |_| String::new())?;
+    let (measured, init_ms, _) =
+        time_process(ctx, Pad::new(&x, &y, PadParams::new(&[(W, W)]).border(border)), |_| String::new())?;
     let got = y.to_vec()?;
     // numpy's rules for a width below the side: constant 0 outside, reflect mirrors about the edge element.
     let source = |i: usize| -> Option<usize> {
@@ -623,7 +624,7 @@ fn conv(ctx: &Ctx, shape: &[usize], filter_shape: &[usize]) -> Result<(String, S
     let x = XData::from_slice(ctx.app, shape, &host)?;
     let y = XData::<f32>::zeros(ctx.app, shape)?;
     let filter = Filter::new(filter_shape, weights.clone())?;
-    let process = Convolution::new(&x, &y, &filter, ConvParams::new().border(Border::ZERO));
+    let process = Convolution::new(&x, &filter, &y, ConvParams::default().border(Border::ZERO));
     let (measured, init_ms, algorithm) =
         time_process(ctx, process, |p| p.strategy().map_or("?".to_string(), |s| format!("{s:?}")))?;
     let got = y.to_vec()?;
@@ -688,8 +689,8 @@ fn filter_bank(ctx: &Ctx, input: &[usize], filters: &[usize]) -> Result<(String,
     let hw = random_data_seeded::<f32>(filters.iter().product(), 0xF17E_4BA2_0000_0004);
     let x = XData::from_slice(ctx.app, input, &hx)?;
     let w = XData::from_slice(ctx.app, filters, &hw)?;
-    let params = FilterBankParams::new();
-    let out_shape = params.output_shape(input, filters)?;
+    let params = FilterBankParams::default();
+    let out_shape = FilterBank::<f32>::output_shape(input, filters, &params)?;
     let y = XData::<f32>::zeros(ctx.app, &out_shape)?;
     let (measured, init_ms, algorithm) = time_process(ctx, FilterBank::new(&x, &w, &y, params), |p| {
         p.strategy().map_or("?".to_string(), |s| format!("{s:?}"))
@@ -749,10 +750,10 @@ fn chain10(ctx: &Ctx) -> Result<(String, String, Outcome)> {
     let gauss = Filter::<f32>::gaussian(1.5, 2)?;
     let mut pipeline = Pipeline::new(app)
         .then(SheppLogan::new(&image))
-        .then(Pad::new(&image, &padded, &[(8, 8)], Border::Reflect))
-        .then(Convolution::new(&padded, &smoothed, &box5, ConvParams::new()))
+        .then(Pad::new(&image, &padded, PadParams::new(&[(8, 8)]).border(Border::Reflect)))
+        .then(Convolution::new(&padded, &box5, &smoothed, ConvParams::default().border(Border::ZERO)))
         .then(Transpose::new(&smoothed, &turned))
-        .then(Convolution::new(&turned, &blurred, &gauss, ConvParams::new().border(Border::Reflect)))
+        .then(Convolution::new(&turned, &gauss, &blurred, ConvParams::default().border(Border::Reflect)))
         .then(MatMul::new(&blurred, &turned, &product, MatMulParams::default()))
         .then(Permute::new(&product, &back, &[1, 0]))
         .then(NormN::new(&back, &rows, NormParams::new(NormOrder::P(2.0)).along(1)))

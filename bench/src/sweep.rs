@@ -234,9 +234,9 @@ pub(crate) fn dot<T: Element>(app: &ClApp, len: usize, conjugate: bool, timing: 
 pub(crate) fn pad(app: &ClApp, shape: &[usize], width: usize, border: Border, timing: Timing) -> Result<()> {
     let n: usize = shape.iter().product();
     let x = XData::from_slice(app, shape, &random_data::<f32>(n))?;
-    let out_shape = Pad::<f32>::output_shape(shape, &[(width, width)])?;
+    let out_shape = Pad::<f32>::output_shape(shape, &PadParams::new(&[(width, width)]))?;
     let out = XData::<f32>::zeros(app, &out_shape)?;
-    let mut pipeline = Pipeline::new(app).then(Pad::new(&x, &out, &[(width, width)], border));
+    let mut pipeline = Pipeline::new(app).then(Pad::new(&x, &out, PadParams::new(&[(width, width)]).border(border)));
     let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
     let bytes = ((n + out.len()) * 4) as f64;
     println!(
@@ -276,7 +276,8 @@ pub(crate) fn conv(
             "fft" => ConvAlgorithm::Fft,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
-        let mut process = Convolution::new(&x, &out, &filter, ConvParams::new().border(border).algorithm(algorithm));
+        let mut process =
+            Convolution::new(&x, &filter, &out, ConvParams::default().border(border).algorithm(algorithm));
         process.init()?;
         let strategy = process.strategy();
         let mut pipeline = Pipeline::new(app).then(process);
@@ -314,8 +315,8 @@ pub(crate) fn filter_bank(
             "im2col" => FilterBankAlgorithm::Im2col,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
-        let params = FilterBankParams::new().padding(pad).algorithm(algorithm);
-        let y = XData::<f32>::zeros(app, &params.output_shape(input, filters)?)?;
+        let params = FilterBankParams::default().padding(pad).algorithm(algorithm);
+        let y = XData::<f32>::zeros(app, &FilterBank::<f32>::output_shape(input, filters, &params)?)?;
         let mut process = FilterBank::new(&x, &f, &y, params);
         process.init()?;
         let strategy = process.strategy();

@@ -224,12 +224,12 @@ fn pad_and_convolve_pass_their_arguments_on() {
         (
             &["--kernel", "gaussian:1.5"],
             Filter::gaussian(1.5, 2).unwrap(),
-            ConvParams::new().border(cliper::Border::scipy("reflect").unwrap()),
+            ConvParams::default().border(cliper::Border::scipy("reflect").unwrap()),
         ),
         (
             &["--kernel", "sobel-y", "--mode", "corr", "--border", "constant", "--value", "2", "--output", "full"],
             Filter::sobel_y(),
-            ConvParams::new()
+            ConvParams::default()
                 .mode(cliper::ConvMode::Correlation)
                 .border(cliper::Border::Constant(2.0))
                 .output(cliper::ConvOutput::Full),
@@ -237,7 +237,7 @@ fn pad_and_convolve_pass_their_arguments_on() {
         (
             &["--kernel", "log:1", "--border", "wrap", "--output", "valid"],
             Filter::laplacian_of_gaussian(1.0, 2).unwrap(),
-            ConvParams::new().border(cliper::Border::Wrap).output(cliper::ConvOutput::Valid),
+            ConvParams::default().border(cliper::Border::Wrap).output(cliper::ConvOutput::Valid),
         ),
     ];
     for (i, (flags, filter, params)) in cases.iter().enumerate() {

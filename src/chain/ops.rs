@@ -264,15 +264,16 @@ impl Op {
                     Border::Constant(_) => Border::Constant(*value),
                     other => other,
                 };
-                let y = XData::<T>::zeros(app, &Pad::<T>::output_shape(x.shape(), &width.0)?)?;
-                Ok((Box::new(Pad::new(x, &y, &width.0, border)), T::wrap(y)))
+                let params = PadParams::new(&width.0).border(border);
+                let y = XData::<T>::zeros(app, &Pad::<T>::output_shape(x.shape(), &params)?)?;
+                Ok((Box::new(Pad::new(x, &y, params)), T::wrap(y)))
             }
             Op::Convolve { kernel, mode, border, value, output, rank } => {
                 let border = match Border::scipy(border)? {
                     Border::Constant(_) => Border::Constant(*value),
                     other => other,
                 };
-                let params = ConvParams::new().border(border).mode(*mode).output(*output);
+                let params = ConvParams::default().border(border).mode(*mode).output(*output);
                 let rank = rank.unwrap_or(x.ndim().clamp(1, 2));
                 match load_filter::<T>(kernel, rank)? {
                     KernelWeights::Real(f) => convolve(x, &f, params),
@@ -290,8 +291,8 @@ fn convolve<T: Kind, K: FilterElement<T>>(
     f: &Filter<K>,
     params: ConvParams,
 ) -> Result<(Box<dyn Process>, AnyData)> {
-    let y = XData::<T>::zeros(x.app(), &params.output_shape(x.shape(), f.shape())?)?;
-    Ok((Box::new(Convolution::new(x, &y, f, params)), T::wrap(y)))
+    let y = XData::<T>::zeros(x.app(), &Convolution::<T, K>::output_shape(x.shape(), f.shape(), &params)?)?;
+    Ok((Box::new(Convolution::new(x, f, &y, params)), T::wrap(y)))
 }
 
 /// Runs a two-input operation on arrays of one element type, or names the mismatch.

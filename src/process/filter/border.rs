@@ -16,7 +16,9 @@ use crate::error::{Error, Result};
 /// | `Wrap`            | `b c d │ a b c d │ a b c` | `wrap`     | `wrap` / `grid-wrap`     |
 ///
 /// Note the crossed names: scipy's `reflect` is numpy's `symmetric` (edge repeated), scipy's `mirror` is numpy's
-/// `reflect`. [`Border::numpy`] and [`Border::scipy`] parse either library's names. An axis of extent 1
+/// `reflect`. There is no default border: each process's parameters state theirs (numpy.pad's `constant` for
+/// [`super::PadParams`], scipy.ndimage's `reflect` = [`Border::Symmetric`] for [`super::ConvParams`], zeros for
+/// [`super::FilterBankParams`] as in cuDNN). [`Border::numpy`] and [`Border::scipy`] parse either library's names. An axis of extent 1
 /// extends as `Edge` under `Reflect`, as both libraries do.
 ///
 /// ```
@@ -39,13 +41,6 @@ pub enum Border {
     Symmetric,
     /// Periodic continuation.
     Wrap,
-}
-
-impl Default for Border {
-    /// Zero padding, `Constant(0.0)`.
-    fn default() -> Border {
-        Border::Constant(0.0)
-    }
 }
 
 impl Border {

@@ -93,16 +93,23 @@ pub enum ConvAlgorithm {
 /// The settings of a convolution: mode, output size, border rule, origin, stride, dilation, normalisation and
 /// algorithm. Per-axis settings take one value per filter axis, or one value for all axes.
 ///
+/// The defaults are scipy.ndimage's, whose semantics [`super::Convolution`] follows: a convolution
+/// ([`ConvMode::Convolution`], `scipy.ndimage.convolve`), the input's extent ([`ConvOutput::Same`]), the border
+/// scipy calls `reflect` ([`Border::Symmetric`]: `c b a │ a b c d │ d c b`), origin 0, stride 1, dilation 1,
+/// no normalisation, and the planner's algorithm (separable passes for rank-1 filters where they pay).
+///
 /// ```
-/// use cliper::{Border, ConvOutput, ConvParams};
-/// let p = ConvParams::new().border(Border::Reflect).stride(&[2]).output(ConvOutput::Same);
-/// assert_eq!(p.output_shape(&[4, 101, 80], &[5, 5])?, vec![4, 51, 40]); // axis 0 is a batch axis
-/// let full = ConvParams::new().output(ConvOutput::Full).dilation(&[1, 3]);
-/// assert_eq!(full.output_shape(&[100, 80], &[5, 5])?, vec![104, 92]);
-/// assert!(ConvParams::new().stride(&[0]).output_shape(&[9], &[3]).unwrap_err().to_string().contains("stride"));
+/// use cliper::{Border, ConvOutput, ConvParams, Convolution};
+/// assert_eq!(ConvParams::default(), ConvParams::default().border(Border::Symmetric)); // scipy's mode='reflect'
+/// let p = ConvParams::default().border(Border::Reflect).stride(&[2]).output(ConvOutput::Same);
+/// assert_eq!(Convolution::<f32>::output_shape(&[4, 101, 80], &[5, 5], &p)?, vec![4, 51, 40]); // axis 0: a batch
+/// let full = ConvParams::default().output(ConvOutput::Full).dilation(&[1, 3]);
+/// assert_eq!(Convolution::<f32>::output_shape(&[100, 80], &[5, 5], &full)?, vec![104, 92]);
+/// let zero_stride = ConvParams::default().stride(&[0]);
+/// assert!(Convolution::<f32>::output_shape(&[9], &[3], &zero_stride).unwrap_err().to_string().contains("stride"));
 /// # Ok::<(), cliper::Error>(())
 /// ```
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ConvParams {
     pub(super) mode: ConvMode,
     pub(super) output: ConvOutput,
@@ -115,13 +122,23 @@ pub struct ConvParams {
     pub(super) algorithm: ConvAlgorithm,
 }
 
-impl ConvParams {
-    /// Defaults: [`ConvMode::Convolution`], [`ConvOutput::Same`], zero border, origin 0, stride 1, dilation 1,
-    /// no normalisation, planner's choice of algorithm (separable passes for rank-1 filters where they pay).
-    pub fn new() -> ConvParams {
-        ConvParams::default()
+impl Default for ConvParams {
+    fn default() -> ConvParams {
+        ConvParams {
+            mode: ConvMode::Convolution,
+            output: ConvOutput::Same,
+            border: Border::Symmetric,
+            origin: Vec::new(),
+            stride: Vec::new(),
+            dilation: Vec::new(),
+            normalize: false,
+            no_separable: false,
+            algorithm: ConvAlgorithm::Auto,
+        }
     }
+}
 
+impl ConvParams {
     /// Convolution (flipped filter) or correlation.
     pub fn mode(mut self, mode: ConvMode) -> ConvParams {
         self.mode = mode;
@@ -189,7 +206,7 @@ impl ConvParams {
 
     /// The output shape for an input and a filter shape: the input's leading (batch) axes, then one extent per
     /// filter axis.
-    pub fn output_shape(&self, input: &[usize], filter: &[usize]) -> Result<Vec<usize>> {
+    pub(super) fn output_shape(&self, input: &[usize], filter: &[usize]) -> Result<Vec<usize>> {
         let axes = self.axes("Convolution", input, filter)?;
         let lead = input.len() - filter.len();
         Ok(input.iter().take(lead).copied().chain(axes.iter().map(|a| a.out)).collect())

@@ -45,6 +45,21 @@ pub enum ConvStrategy {
     },
 }
 
+impl std::fmt::Display for ConvStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConvStrategy::Nothing => write!(f, "none"),
+            ConvStrategy::Direct => write!(f, "conv_direct"),
+            ConvStrategy::Tiled { rows } => write!(f, "conv_tiled, {rows} outputs per work-item"),
+            ConvStrategy::Blocked { cols, rows } => write!(f, "conv_blocked, {cols}×{rows} outputs per work-item"),
+            ConvStrategy::Separable { passes, tiled } => {
+                write!(f, "separable, {passes} passes{}", if *tiled { " through local memory" } else { "" })
+            }
+            ConvStrategy::Fft { points } => write!(f, "FFT on {points}-point grids"),
+        }
+    }
+}
+
 /// The geometry of a full-rank pass over the last `r` of three axes.
 fn geometry(axes: &[AxisPlan]) -> Geometry {
     Geometry {
@@ -265,24 +280,26 @@ pub(crate) fn separable_pays(info: &crate::app::DeviceInfo, filter: &[usize]) ->
 ///   CPUs (measured crossovers).
 ///
 /// ```
-/// use cliper::{Border, ClApp, ConvMode, ConvParams, ConvStrategy, Convolution, Filter, XData};
+/// use cliper::{Border, ClApp, ConvMode, ConvParams, ConvStrategy, Convolution, Filter, Process, XData};
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[5], &[0.0f32, 1.0, 2.0, 3.0, 4.0])?;
 /// let w = Filter::new(&[3], vec![1.0f32, 2.0, 3.0])?;
+/// // scipy.ndimage.convolve(x, w), whose default mode is 'reflect'  →  [1, 4, 10, 16, 21]
+/// assert_eq!(Convolution::apply(&x, &w, ConvParams::default())?.to_vec()?, vec![1.0, 4.0, 10.0, 16.0, 21.0]);
 /// // scipy.ndimage.convolve(x, w, mode='mirror')  →  [4, 4, 10, 16, 20]
-/// let y = Convolution::apply(&x, &w, ConvParams::new().border(Border::Reflect))?;
+/// let y = Convolution::apply(&x, &w, ConvParams::default().border(Border::Reflect))?;
 /// assert_eq!(y.to_vec()?, vec![4.0, 4.0, 10.0, 16.0, 20.0]);
 /// // scipy.ndimage.correlate(x, w, mode='constant')  →  [3, 8, 14, 20, 11]
-/// let y = Convolution::apply(&x, &w, ConvParams::new().mode(ConvMode::Correlation))?;
-/// assert_eq!(y.to_vec()?, vec![3.0, 8.0, 14.0, 20.0, 11.0]);
+/// let corr = ConvParams::default().mode(ConvMode::Correlation).border(Border::ZERO);
+/// assert_eq!(Convolution::apply(&x, &w, corr)?.to_vec()?, vec![3.0, 8.0, 14.0, 20.0, 11.0]);
 /// // A batch of two 4×4 images, Gaussian-blurred (σ = 1) with edge borders; the planner runs it separably.
 /// let imgs = XData::<f32>::zeros(&app, &[2, 4, 4])?;
 /// let out = XData::zeros(&app, &[2, 4, 4])?;
 /// let sigma1 = Filter::<f32>::gaussian(1.0, 2)?; // 9×9
-/// let mut blur = Convolution::new(&imgs, &out, &sigma1, ConvParams::new().border(Border::Edge));
-/// cliper::Process::init(&mut blur)?;
+/// let mut blur = Convolution::new(&imgs, &sigma1, &out, ConvParams::default().border(Border::Edge));
+/// blur.init()?;
 /// assert!(matches!(blur.strategy(), Some(ConvStrategy::Separable { passes: 2, .. })));
-/// cliper::Process::launch(&mut blur)?;
+/// blur.launch()?;
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct Convolution<T: Element, K: FilterElement<T> = T> {
@@ -294,8 +311,8 @@ pub struct Convolution<T: Element, K: FilterElement<T> = T> {
 }
 
 impl<T: Element, K: FilterElement<T>> Convolution<T, K> {
-    /// A convolution of `input` into `output` (shape: [`ConvParams::output_shape`]).
-    pub fn new(input: &XData<T>, output: &XData<T>, filter: &Filter<K>, params: ConvParams) -> Convolution<T, K> {
+    /// A convolution of `input` by `filter` into `output` (shape: [`Convolution::output_shape`]).
+    pub fn new(input: &XData<T>, filter: &Filter<K>, output: &XData<T>, params: ConvParams) -> Convolution<T, K> {
         Convolution {
             input: input.clone(),
             output: output.clone(),
@@ -307,12 +324,23 @@ impl<T: Element, K: FilterElement<T>> Convolution<T, K> {
 
     /// Allocates the output, convolves into it once and returns it.
     pub fn apply(input: &XData<T>, filter: &Filter<K>, params: ConvParams) -> Result<XData<T>> {
-        let shape = params.output_shape(input.shape(), filter.shape())?;
+        let shape = Self::output_shape(input.shape(), filter.shape(), &params)?;
         let output = XData::uninit(input.app(), "Convolution", &shape)?;
-        let mut c = Convolution::new(input, &output, filter, params);
-        c.init()?;
-        c.launch()?;
+        Convolution::new(input, filter, &output, params).run()?;
         Ok(output)
+    }
+
+    /// The output shape for an input and a filter shape: the input's leading (batch) axes, then one extent per
+    /// filter axis ([`ConvOutput`], stride and dilation decide it).
+    ///
+    /// ```
+    /// use cliper::{ConvOutput, ConvParams, Convolution};
+    /// let valid = ConvParams::default().output(ConvOutput::Valid);
+    /// assert_eq!(Convolution::<f32>::output_shape(&[3, 64, 64], &[5, 5], &valid)?, vec![3, 60, 60]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(input: &[usize], filter: &[usize], params: &ConvParams) -> Result<Vec<usize>> {
+        params.output_shape(input, filter)
     }
 
     /// The planner's choice; `None` before `init`.

@@ -10,7 +10,7 @@
 
 use super::border::Border;
 use super::conv_params::AxisPlan;
-use super::pad::Pad;
+use super::pad::{Pad, PadParams};
 use super::weights::Filter;
 use crate::data::XData;
 use crate::element::Element;
@@ -89,7 +89,7 @@ impl<T: Element> FftConv<T> {
         let grid: Vec<usize> = placed.iter().map(|p| smooth_length(p.2)).collect();
         let padded_shape: Vec<usize> = batch.copied().chain(grid.iter().copied()).collect();
         let padded = XData::<T>::uninit(app, op, &extended)?;
-        let pad = Pad::new(input, &padded, &widths, border);
+        let pad = Pad::new(input, &padded, PadParams::new(&widths).border(border));
         // The transform's input: zeros beyond the extended block, written once here.
         let spectrum_in = XData::<T::Complex>::zeros(app, &padded_shape)?;
         let mut window = spectrum_in.clone();

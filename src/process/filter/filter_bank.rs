@@ -32,6 +32,16 @@ pub enum FilterBankAlgorithm {
     Im2col,
 }
 
+impl std::fmt::Display for FilterBankStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FilterBankStrategy::Nothing => write!(f, "none"),
+            FilterBankStrategy::Direct => write!(f, "bank_direct"),
+            FilterBankStrategy::Im2col { images } => write!(f, "im2col + MatMul, {images} images per chunk"),
+        }
+    }
+}
+
 /// What [`FilterBank`]'s planner chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilterBankStrategy {
@@ -48,11 +58,16 @@ pub enum FilterBankStrategy {
 
 /// The settings of a [`FilterBank`], cuDNN style: per-axis (height, width) padding, stride and dilation.
 ///
+/// The defaults are cuDNN's and PyTorch `conv2d`'s, the libraries this operation follows (not scipy.ndimage
+/// like [`super::Convolution`]): no padding, stride 1, dilation 1, a correlation ([`ConvMode::Correlation`]:
+/// filters not flipped), padding filled with zeros, and the planner's algorithm.
+///
 /// ```
-/// use cliper::FilterBankParams;
-/// let p = FilterBankParams::new().padding([1, 1]).stride([2, 2]);
+/// use cliper::{ConvMode, FilterBank, FilterBankParams};
+/// let p = FilterBankParams::default().padding([1, 1]).stride([2, 2]);
 /// // P = ⌊(H + 2·pad − dil·(R − 1) − 1) / stride⌋ + 1
-/// assert_eq!(p.output_shape(&[8, 3, 64, 48], &[16, 3, 3, 3])?, vec![8, 16, 32, 24]);
+/// assert_eq!(FilterBank::<f32>::output_shape(&[8, 3, 64, 48], &[16, 3, 3, 3], &p)?, vec![8, 16, 32, 24]);
+/// assert_eq!(FilterBankParams::default(), FilterBankParams::default().mode(ConvMode::Correlation));
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -81,12 +96,6 @@ impl Default for FilterBankParams {
 }
 
 impl FilterBankParams {
-    /// Defaults: no padding, stride 1, dilation 1, [`ConvMode::Correlation`] (cuDNN's and PyTorch's `conv2d`),
-    /// zero padding values, planner's choice.
-    pub fn new() -> FilterBankParams {
-        FilterBankParams::default()
-    }
-
     /// Rows and columns added on each side (read through the border rule).
     pub fn padding(mut self, padding: [usize; 2]) -> FilterBankParams {
         self.padding = padding;
@@ -131,7 +140,7 @@ impl FilterBankParams {
     }
 
     /// `[N, K, P, Q]` for an input `[N, C, H, W]` and filters `[K, C, R, S]`.
-    pub fn output_shape(&self, input: &[usize], filters: &[usize]) -> Result<Vec<usize>> {
+    fn output_shape(&self, input: &[usize], filters: &[usize]) -> Result<Vec<usize>> {
         let op = "FilterBank";
         let (&[n, c, h, w], &[k, fc, r, s]) = (input, filters) else {
             return Err(Error::invalid(
@@ -177,7 +186,7 @@ impl FilterBankParams {
 /// let x = XData::from_slice(&app, &[1, 1, 3, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])?;
 /// // Two 2×2 filters: a sum and a difference.
 /// let f = XData::from_slice(&app, &[2, 1, 2, 2], &[1.0f32, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, -1.0])?;
-/// let y = FilterBank::apply(&x, &f, FilterBankParams::new())?;
+/// let y = FilterBank::apply(&x, &f, FilterBankParams::default())?;
 /// assert_eq!(y.shape(), &[1, 2, 2, 2]);
 /// assert_eq!(y.to_vec()?, vec![12.0, 16.0, 24.0, 28.0, -4.0, -4.0, -4.0, -4.0]);
 /// # Ok::<(), cliper::Error>(())
@@ -232,12 +241,23 @@ impl<T: Element> FilterBank<T> {
 
     /// Allocates the output, runs the bank once and returns the output.
     pub fn apply(input: &XData<T>, filters: &XData<T>, params: FilterBankParams) -> Result<XData<T>> {
-        let shape = params.output_shape(input.shape(), filters.shape())?;
+        let shape = Self::output_shape(input.shape(), filters.shape(), &params)?;
         let output = XData::uninit(input.app(), "FilterBank", &shape)?;
-        let mut bank = FilterBank::new(input, filters, &output, params);
-        bank.init()?;
-        bank.launch()?;
+        FilterBank::new(input, filters, &output, params).run()?;
         Ok(output)
+    }
+
+    /// `[N, K, P, Q]` for an input `[N, C, H, W]` and filters `[K, C, R, S]`, with
+    /// `P = ⌊(H + 2·pad − dil·(R − 1) − 1) / stride⌋ + 1` (and Q likewise).
+    ///
+    /// ```
+    /// use cliper::{FilterBank, FilterBankParams};
+    /// let shape = FilterBank::<f32>::output_shape(&[2, 4, 32, 32], &[8, 4, 5, 5], &FilterBankParams::default())?;
+    /// assert_eq!(shape, vec![2, 8, 28, 28]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(input: &[usize], filters: &[usize], params: &FilterBankParams) -> Result<Vec<usize>> {
+        params.output_shape(input, filters)
     }
 
     /// The planner's choice; `None` before `init`.

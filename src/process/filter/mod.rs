@@ -18,6 +18,6 @@ pub use border::Border;
 pub use conv_params::{ConvAlgorithm, ConvMode, ConvOutput, ConvParams};
 pub use convolution::{ConvStrategy, Convolution};
 pub use filter_bank::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy};
-pub use pad::Pad;
+pub use pad::{Pad, PadParams, PadStrategy};
 pub use separable::SeparableConvolution;
 pub use weights::{Filter, FilterElement};

@@ -18,21 +18,70 @@ const WG: usize = 256;
 /// once for them and their loads are in flight together.
 const EPT: usize = 4;
 
+/// The parameters of a [`Pad`]: the widths, one `(before, after)` pair per axis or one pair for every axis,
+/// and the border rule, by default numpy.pad's `constant` with 0 ([`Border::ZERO`]).
+///
+/// ```
+/// use cliper::{Border, PadParams};
+/// let p = PadParams::new(&[(8, 8)]).border(Border::Symmetric); // numpy.pad(x, 8, mode='symmetric')
+/// assert_eq!(PadParams::new(&[(1, 2)]), PadParams::new(&[(1, 2)]).border(Border::ZERO));
+/// # let _ = p;
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct PadParams {
+    widths: Vec<(usize, usize)>,
+    border: Border,
+}
+
+impl PadParams {
+    /// Pads by `widths` with zeros.
+    pub fn new(widths: &[(usize, usize)]) -> PadParams {
+        PadParams { widths: widths.to_vec(), border: Border::ZERO }
+    }
+
+    /// How the new elements are filled.
+    pub fn border(mut self, border: Border) -> PadParams {
+        self.border = border;
+        self
+    }
+}
+
+/// How a [`Pad`] runs: `pad` over the output as rows along its last axis, one group per block of
+/// `work_group × 4` runs of `run` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PadStrategy {
+    /// Rows of the output (every axis but the last, merged).
+    pub rows: u64,
+    /// Work-groups of the launch (a group per block up to a cap; each loops over the rest).
+    pub groups: usize,
+    /// Work-items per group.
+    pub work_group: usize,
+    /// Elements per 16-byte run (1 when rows are not aligned).
+    pub run: usize,
+}
+
+impl std::fmt::Display for PadStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pad over {} rows, {}×{} work-items, runs of {}", self.rows, self.groups, self.work_group, self.run)
+    }
+}
+
 /// Writes `input` extended by `(before, after)` elements along each axis into `output`, filling the new
 /// elements by a [`Border`] rule — `numpy.pad(input, widths, mode)` exactly, widths larger than the axis
 /// included. Any rank up to 8; either array may be a strided view. The inverse, a crop, is a view:
 /// [`XData::crop`].
 ///
 /// ```
-/// use cliper::{Border, ClApp, Pad, XData};
+/// use cliper::{Border, ClApp, Pad, PadParams, XData};
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[4], &[1.0f32, 2.0, 3.0, 4.0])?;
-/// assert_eq!(Pad::apply(&x, &[(3, 2)], Border::Reflect)?.to_vec()?, [4.0, 3.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0, 2.0]);
-/// assert_eq!(Pad::apply(&x, &[(2, 2)], Border::Symmetric)?.to_vec()?, [2.0, 1.0, 1.0, 2.0, 3.0, 4.0, 4.0, 3.0]);
-/// assert_eq!(Pad::apply(&x, &[(1, 1)], Border::Constant(9.0))?.to_vec()?, [9.0, 1.0, 2.0, 3.0, 4.0, 9.0]);
+/// let pad = |w: (usize, usize), border| Pad::apply(&x, PadParams::new(&[w]).border(border));
+/// assert_eq!(pad((3, 2), Border::Reflect)?.to_vec()?, [4.0, 3.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0, 2.0]);
+/// assert_eq!(pad((2, 2), Border::Symmetric)?.to_vec()?, [2.0, 1.0, 1.0, 2.0, 3.0, 4.0, 4.0, 3.0]);
+/// assert_eq!(pad((1, 1), Border::Constant(9.0))?.to_vec()?, [9.0, 1.0, 2.0, 3.0, 4.0, 9.0]);
 /// // 2-D: one (before, after) pair per axis, or one pair for every axis.
 /// let img = XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
-/// let padded = Pad::apply(&img, &[(1, 1)], Border::Wrap)?;
+/// let padded = Pad::apply(&img, PadParams::new(&[(1, 1)]).border(Border::Wrap))?;
 /// assert_eq!(padded.shape(), &[4, 4]);
 /// assert_eq!(padded.crop(&[(1, 1)])?.to_vec()?, img.to_vec()?);
 /// # Ok::<(), cliper::Error>(())
@@ -40,8 +89,7 @@ const EPT: usize = 4;
 pub struct Pad<T: Element> {
     input: XData<T>,
     output: XData<T>,
-    widths: Vec<(usize, usize)>,
-    border: Border,
+    params: PadParams,
     plan: Prepared<Plan>,
 }
 
@@ -55,6 +103,7 @@ struct Plan {
     groups: u64,
     launch_groups: usize,
     wg: usize,
+    run: usize,
 }
 
 #[derive(Default)]
@@ -68,41 +117,53 @@ struct RowAxes {
 }
 
 impl<T: Element> Pad<T> {
-    /// A pad of `input` into `output` by `widths`: one `(before, after)` pair per axis, or a single pair for
-    /// every axis.
-    pub fn new(input: &XData<T>, output: &XData<T>, widths: &[(usize, usize)], border: Border) -> Pad<T> {
-        Pad { input: input.clone(), output: output.clone(), widths: widths.to_vec(), border, plan: Prepared::default() }
+    /// A pad of `input` into `output` as `params` say.
+    pub fn new(input: &XData<T>, output: &XData<T>, params: PadParams) -> Pad<T> {
+        Pad { input: input.clone(), output: output.clone(), params, plan: Prepared::default() }
+    }
+
+    /// Allocates the padded output, pads into it once and returns it.
+    pub fn apply(input: &XData<T>, params: PadParams) -> Result<XData<T>> {
+        let output = XData::uninit(input.app(), "Pad", &Self::output_shape(input.shape(), &params)?)?;
+        Pad::new(input, &output, params).run()?;
+        Ok(output)
     }
 
     /// The padded shape: `shape[k] + before[k] + after[k]`.
     ///
     /// ```
-    /// assert_eq!(cliper::Pad::<f32>::output_shape(&[5, 7], &[(1, 2), (0, 3)])?, vec![8, 10]);
-    /// assert_eq!(cliper::Pad::<f32>::output_shape(&[5, 7], &[(1, 1)])?, vec![7, 9]);
-    /// assert!(cliper::Pad::<f32>::output_shape(&[5, 7], &[(1, 1), (1, 1), (1, 1)]).is_err());
+    /// use cliper::{Pad, PadParams};
+    /// assert_eq!(Pad::<f32>::output_shape(&[5, 7], &PadParams::new(&[(1, 2), (0, 3)]))?, vec![8, 10]);
+    /// assert_eq!(Pad::<f32>::output_shape(&[5, 7], &PadParams::new(&[(1, 1)]))?, vec![7, 9]);
+    /// assert!(Pad::<f32>::output_shape(&[5, 7], &PadParams::new(&[(1, 1), (1, 1), (1, 1)])).is_err());
     /// # Ok::<(), cliper::Error>(())
     /// ```
-    pub fn output_shape(shape: &[usize], widths: &[(usize, usize)]) -> Result<Vec<usize>> {
-        let widths = expand_widths(shape, widths)?;
-        shape
-            .iter()
-            .zip(&widths)
-            .map(|(&n, &(b, a))| {
-                n.checked_add(b).and_then(|v| v.checked_add(a)).ok_or_else(|| {
-                    Error::invalid("Pad", format!("widths {widths:?} overflow the padded extent of shape {shape:?}"))
-                })
-            })
-            .collect()
+    pub fn output_shape(shape: &[usize], params: &PadParams) -> Result<Vec<usize>> {
+        padded_shape(shape, &expand_widths(shape, &params.widths)?)
     }
 
-    /// Allocates the padded output, pads into it once and returns it.
-    pub fn apply(input: &XData<T>, widths: &[(usize, usize)], border: Border) -> Result<XData<T>> {
-        let output = XData::uninit(input.app(), "Pad", &Self::output_shape(input.shape(), widths)?)?;
-        let mut p = Pad::new(input, &output, widths, border);
-        p.init()?;
-        p.launch()?;
-        Ok(output)
+    /// How `init` planned the pad; `None` before `init`.
+    pub fn strategy(&self) -> Option<PadStrategy> {
+        self.plan.as_ref().map(|p| PadStrategy {
+            rows: p.rows.out_shape.iter().take(p.rows.nd as usize).product(),
+            groups: p.launch_groups,
+            work_group: p.wg,
+            run: p.run,
+        })
     }
+}
+
+/// `shape` grown by one `(before, after)` pair per axis, or an error when an extent overflows.
+fn padded_shape(shape: &[usize], widths: &[(usize, usize)]) -> Result<Vec<usize>> {
+    shape
+        .iter()
+        .zip(widths)
+        .map(|(&n, &(b, a))| {
+            n.checked_add(b).and_then(|v| v.checked_add(a)).ok_or_else(|| {
+                Error::invalid("Pad", format!("widths {widths:?} overflow the padded extent of shape {shape:?}"))
+            })
+        })
+        .collect()
 }
 
 /// One `(before, after)` pair per axis from a list with one pair per axis or one pair for all.
@@ -129,8 +190,8 @@ impl<T: Element> Process for Pad<T> {
 
     fn init(&mut self) -> Result<()> {
         let op = "Pad";
-        let (shape, widths) = (self.input.shape(), expand_widths(self.input.shape(), &self.widths)?);
-        let expected = Self::output_shape(shape, &widths)?;
+        let (shape, widths) = (self.input.shape(), expand_widths(self.input.shape(), &self.params.widths)?);
+        let expected = padded_shape(shape, &widths)?;
         if self.output.shape() != expected.as_slice() {
             return Err(Error::Shape {
                 op: op.into(),
@@ -149,7 +210,8 @@ impl<T: Element> Process for Pad<T> {
                 what: format!("{op}: an axis of the padded shape {expected:?} exceeds 2³¹"),
             });
         }
-        if !matches!(self.border, Border::Constant(_))
+        let border = self.params.border;
+        if !matches!(border, Border::Constant(_))
             && let Some(k) = shape.iter().zip(&widths).position(|(&n, &w)| n == 0 && w != (0, 0))
         {
             return Err(Error::invalid(
@@ -157,7 +219,7 @@ impl<T: Element> Process for Pad<T> {
                 format!(
                     "axis {k} of the input (shape {shape:?}) is empty, so {:?} has nothing to extend it with; only \
                      Border::Constant can pad an empty axis",
-                    self.border
+                    border
                 ),
             ));
         }
@@ -217,7 +279,7 @@ impl<T: Element> Process for Pad<T> {
                 "{} -DIDX={} {} -DWG={wg} -DEPT={EPT}",
                 T::build_options(),
                 index.cl_type(),
-                self.border.build_option()
+                border.build_option()
             );
             if vw > 1 {
                 options += &run_options::<T>();
@@ -235,6 +297,7 @@ impl<T: Element> Process for Pad<T> {
             groups,
             launch_groups: groups.min(cap) as usize,
             wg,
+            run: vw,
         });
         Ok(())
     }
@@ -264,7 +327,7 @@ impl<T: Element> Process for Pad<T> {
             .index(idx, plan.steps[1])
             .index(idx, plan.x_blocks)
             .index(idx, plan.groups)
-            .scalar(T::from_c64(self.border.value().into()))
+            .scalar(T::from_c64(self.params.border.value().into()))
             .global(&[plan.launch_groups * plan.wg])
             .local(&[plan.wg])
             .work(bytes, 0)

@@ -20,7 +20,7 @@ use crate::process::{Prepared, Process};
 /// let x = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
 /// let smooth = Filter::new(&[2], vec![0.5f32, 0.5])?;
 /// let diff = Filter::new(&[3], vec![1.0f32, 0.0, -1.0])?;
-/// let y = SeparableConvolution::apply(&x, &[smooth, diff], ConvParams::new().border(Border::Edge))?;
+/// let y = SeparableConvolution::apply(&x, &[smooth, diff], ConvParams::default().border(Border::Edge))?;
 /// assert_eq!(y.shape(), &[2, 3]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
@@ -33,11 +33,11 @@ pub struct SeparableConvolution<T: Element, K: FilterElement<T> = T> {
 }
 
 impl<T: Element, K: FilterElement<T>> SeparableConvolution<T, K> {
-    /// A separable convolution of `input` into `output` with one 1-D filter per filtered axis.
+    /// A separable convolution of `input` by one 1-D filter per filtered axis into `output`.
     pub fn new(
         input: &XData<T>,
-        output: &XData<T>,
         factors: &[Filter<K>],
+        output: &XData<T>,
         params: ConvParams,
     ) -> SeparableConvolution<T, K> {
         SeparableConvolution {
@@ -51,12 +51,23 @@ impl<T: Element, K: FilterElement<T>> SeparableConvolution<T, K> {
 
     /// Allocates the output, convolves into it once and returns it.
     pub fn apply(input: &XData<T>, factors: &[Filter<K>], params: ConvParams) -> Result<XData<T>> {
-        let shape = params.output_shape(input.shape(), &filter_shape(factors)?)?;
+        let shape = Self::output_shape(input.shape(), &filter_shape(factors)?, &params)?;
         let output = XData::uninit(input.app(), "SeparableConvolution", &shape)?;
-        let mut c = SeparableConvolution::new(input, &output, factors, params);
-        c.init()?;
-        c.launch()?;
+        SeparableConvolution::new(input, factors, &output, params).run()?;
         Ok(output)
+    }
+
+    /// The output shape for an input shape and the factors' lengths (as [`super::Convolution::output_shape`]
+    /// with the outer product's shape).
+    ///
+    /// ```
+    /// use cliper::{ConvOutput, ConvParams, SeparableConvolution};
+    /// let full = ConvParams::default().output(ConvOutput::Full);
+    /// assert_eq!(SeparableConvolution::<f32>::output_shape(&[10, 20], &[3, 5], &full)?, vec![12, 24]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(input: &[usize], lengths: &[usize], params: &ConvParams) -> Result<Vec<usize>> {
+        params.output_shape(input, lengths)
     }
 
     /// The plan `init` made (always [`ConvStrategy::Separable`] unless the output is empty); `None` before.
