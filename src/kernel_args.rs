@@ -6,6 +6,12 @@ use num_complex::Complex;
 
 /// The integer type a kernel uses for indices, chosen per launch from the extent it must address: 32-bit
 /// arithmetic is markedly cheaper on GPUs, 64-bit is needed past 2³¹ elements.
+///
+/// ```
+/// use cliper::IndexType;
+/// assert_eq!(IndexType::for_extent(1 << 20).cl_type(), "uint");
+/// assert_eq!(IndexType::for_extent(1 << 31), IndexType::U64);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexType {
     /// `uint`.

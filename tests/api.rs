@@ -117,3 +117,43 @@ fn the_readme_names_every_process() {
         assert!(readme.contains(&format!("`{p}`")), "README.md does not name {p}");
     }
 }
+
+/// The doc comment (and attributes) right above line `i`.
+fn doc_above(lines: &[&str], i: usize) -> Vec<String> {
+    lines[..i]
+        .iter()
+        .rev()
+        .take_while(|l| l.trim_start().starts_with("///") || l.trim_start().starts_with("#["))
+        .map(|l| l.to_string())
+        .collect()
+}
+
+#[test]
+fn every_public_type_has_a_runnable_example() {
+    let lib = read("src/lib.rs");
+    let exports = root_exports(&lib);
+    let mut files = Vec::new();
+    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let public_module = file.components().any(|c| c.as_os_str() == "chain");
+        for (i, line) in lines.iter().enumerate() {
+            let Some(rest) = ["pub struct ", "pub enum ", "pub trait "].iter().find_map(|p| line.strip_prefix(p)) else {
+                continue;
+            };
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !exports.contains(&name) && !public_module {
+                continue;
+            }
+            checked += 1;
+            if !doc_above(&lines, i).iter().any(|l| l.contains("```")) {
+                missing.push(format!("{name} ({})", file.display()));
+            }
+        }
+    }
+    assert!(checked > 80, "only {checked} public types found");
+    assert!(missing.is_empty(), "public types without a runnable example: {missing:#?}");
+}

@@ -9,6 +9,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// One step: an operation, the arrays it reads and the name of the array it writes.
+///
+/// ```
+/// let chain = cliper::chain::Chain::from_file("pipelines/demo.toml".as_ref())?;
+/// let first = &chain.steps[0];
+/// assert_eq!((first.op.name(), first.inputs.as_slice(), first.output.as_str()), ("pad", &["image".to_string()][..], "padded"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Step {
     /// The operation and its parameters.

@@ -9,6 +9,17 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The input of a chain that takes each of several files in turn (a directory or glob on the command line).
+///
+/// ```
+/// use cliper::chain::{BatchInput, Chain};
+/// let chain = Chain::from_file("pipelines/demo.toml".as_ref())?;
+/// let files = vec!["data/phantom_256.png".into()];
+/// // Every output of the demo names a fixed file, so a batch needs directories or {stem} templates.
+/// assert!(chain.batch_input(|spec| Ok(Some(vec![spec.into()]))).is_err());
+/// let batch = BatchInput { input: 0, files };
+/// assert_eq!(batch.files.len(), 1);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BatchInput {
     /// Which of the chain's inputs.
@@ -18,6 +29,17 @@ pub struct BatchInput {
 }
 
 /// What a batch run reports as it goes.
+///
+/// ```
+/// use cliper::chain::{Chain, Progress};
+/// let chain = Chain::from_file("pipelines/demo.toml".as_ref())?;
+/// let mut heard = 0;
+/// Chain { outputs: Vec::new(), ..chain }.run(&cliper::ClApp::new()?, None, false, |p| {
+///     if let Progress::Finished(_) = p { heard += 1 }
+/// })?;
+/// assert_eq!(heard, 0); // a single run (no batch) reports no progress
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Debug)]
 pub enum Progress<'a> {
     /// This file is next.
@@ -27,6 +49,15 @@ pub enum Progress<'a> {
 }
 
 /// What one file (or the single run) produced.
+///
+/// ```
+/// use cliper::chain::Chain;
+/// let chain = Chain::from_file("pipelines/demo.toml".as_ref())?;
+/// let outcome = Chain { outputs: Vec::new(), ..chain }.run(&cliper::ClApp::new()?, None, false, |_| {})?;
+/// let record = &outcome.records[0];
+/// assert!(record.input.is_none() && record.written.is_empty() && record.error.is_none());
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct RunRecord {
     /// The batch file, or `None` for a single run.
@@ -42,6 +73,14 @@ pub struct RunRecord {
 }
 
 /// What a chain run produced: one record per input file, and the profile of the first run.
+///
+/// ```
+/// use cliper::chain::Chain;
+/// let chain = Chain::from_file("pipelines/demo.toml".as_ref())?;
+/// let outcome = Chain { outputs: Vec::new(), ..chain }.run(&cliper::ClApp::new()?, None, false, |_| {})?;
+/// assert_eq!((outcome.records.len(), outcome.failures().count()), (1, 0));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Outcome {
     /// One record per run, in order.

@@ -15,6 +15,15 @@ use std::path::Path;
 
 /// How values become another type's values in [`HostArray::cast`] (and PNG samples in
 /// [`crate::data::XData::save_png`]).
+///
+/// ```
+/// use cliper::{Dtype, HostArray, Scale};
+/// let x = HostArray::F32(ndarray::ArrayD::from_shape_vec(vec![3], vec![-1.0f32, 0.0, 1.0]).unwrap());
+/// let bytes = x.cast(Dtype::U8, Scale::MinMax, false)?; // −1 → 0, 1 → 255
+/// assert_eq!(bytes, HostArray::U8(ndarray::ArrayD::from_shape_vec(vec![3], vec![0u8, 128, 255]).unwrap()));
+/// assert!(x.cast(Dtype::U8, Scale::Raw, false).is_err()); // −1 does not fit a u8
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scale {
     /// Values stay as they are (rounded to the nearest integer for integer types); values the type cannot

@@ -8,6 +8,13 @@ use num_complex::{Complex32, Complex64};
 use std::path::Path;
 
 /// The element type of an array in a file.
+///
+/// ```
+/// use cliper::Dtype;
+/// assert_eq!(Dtype::parse("u16")?, Dtype::U16);
+/// assert_eq!((Dtype::C64.size(), Dtype::C64.name()), (16, "c64"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dtype {
     /// 8-bit unsigned.
@@ -100,6 +107,15 @@ impl Dtype {
 }
 
 /// An array read from a file, in the element type the file holds.
+///
+/// ```
+/// use cliper::{Dtype, HostArray};
+/// let a = cliper::read_file("data/phantom_256.png")?; // the file's own type: 16-bit grey
+/// assert_eq!((a.dtype(), a.shape()), (Dtype::U16, &[256, 256][..]));
+/// let exact = a.to_elements::<f32>("data/phantom_256.png")?; // u16 fits f32 exactly
+/// assert_eq!(exact.shape(), &[256, 256]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[allow(missing_docs)]
 pub enum HostArray {

@@ -31,6 +31,12 @@ use std::path::Path;
 ///
 /// The number of spatial axes comes from, in this order: the `spatial_dims` field, the `spatial_dims` variable,
 /// the sensitivity maps (their rank − 1), and otherwise 2 (1 for a 2-axis k-space).
+///
+/// ```
+/// use cliper::KSpaceMat;
+/// let names = KSpaceMat::default();
+/// assert_eq!((names.kspace.as_str(), names.sensitivity_maps.as_str()), ("kspace", "sensitivity_maps"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KSpaceMat {
     /// Name of the k-space variable.

@@ -10,6 +10,14 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 /// Byte order of a RAW file.
+///
+/// ```
+/// use cliper::{Dtype, Endian, RawFormat};
+/// let format = RawFormat { shape: vec![2], dtype: Dtype::U16, endian: Endian::Big };
+/// let a = cliper::decode_raw(&[0x01, 0x00, 0x00, 0x02], &format)?;
+/// assert_eq!(a.to_elements::<f64>("bytes")?.into_raw_vec_and_offset().0, vec![256.0, 2.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Endian {
     /// Least significant byte first (x86, ARM, most files).
@@ -20,6 +28,15 @@ pub enum Endian {
 }
 
 /// What a RAW file holds: row-major elements of `dtype` in `endian` byte order, `shape` given by the caller.
+///
+/// ```
+/// use cliper::{Dtype, Endian, RawFormat};
+/// let format = RawFormat { shape: vec![2, 2], dtype: Dtype::F32, endian: Endian::Little };
+/// let bytes: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+/// assert_eq!(cliper::decode_raw(&bytes, &format)?.shape(), &[2, 2]);
+/// assert!(cliper::decode_raw(&bytes[..12], &format).is_err()); // 12 bytes cannot hold 2×2 f32
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawFormat {
     /// The array's shape (row-major: the last axis varies fastest in the file).

@@ -167,6 +167,16 @@ fn stack(pages: Vec<HostArray>) -> Option<HostArray> {
 
 /// How [`write_tiff_with`] compresses the pages. Every mode is lossless; tifffile, libtiff, ImageJ and
 /// [`read_tiff`] read all three.
+///
+/// ```
+/// use cliper::{HostArray, TiffCompression};
+/// let a = HostArray::U16(ndarray::ArrayD::from_elem(vec![2, 16, 16], 7u16)); // two pages
+/// let path = std::env::temp_dir().join(format!("cliper-doc-{}.tif", std::process::id()));
+/// cliper::write_tiff_with(&path, &a, TiffCompression::Deflate)?;
+/// assert_eq!(cliper::read_tiff(&path)?, a); // lossless either way
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TiffCompression {
     /// Samples stored as they are: the fastest to write and read.

@@ -111,6 +111,13 @@ impl<T: Element> XData<T> {
 }
 
 /// PNG sample depth.
+///
+/// ```
+/// use cliper::{PngDepth, PngOptions, Scale};
+/// let eight = PngOptions { depth: PngDepth::Eight, scale: Scale::MinMax, clip: false };
+/// assert_eq!(PngOptions::default().depth, PngDepth::Sixteen);
+/// # let _ = eight;
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PngDepth {
     /// 0–255.
@@ -121,6 +128,18 @@ pub enum PngDepth {
 }
 
 /// How [`XData::save_png`] writes an image: explicit depth and scaling, nothing implied.
+///
+/// ```
+/// use cliper::{ClApp, PngOptions, Scale, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[2, 2], &[0.0f32, 0.25, 0.5, 1.0])?;
+/// let path = std::env::temp_dir().join(format!("cliper-doc-{}.png", std::process::id()));
+/// x.save_png(&path, PngOptions { scale: Scale::MinMax, ..PngOptions::default() })?; // 0 → 0, 1 → 65535
+/// let negative = XData::from_slice(&app, &[1], &[-1.0f32])?;
+/// assert!(negative.save_png(&path, PngOptions::default()).is_err()); // −1 is no 16-bit sample
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PngOptions {
     /// 8 or 16 bits per sample (default 16).

@@ -47,6 +47,15 @@ pub struct SheppLogan<T: Element> {
 
 /// How [`SheppLogan`] fills its output: one work-item per voxel of `global` (x fastest, then rows and slices
 /// folded together), in groups of `local`.
+///
+/// ```
+/// use cliper::{Process, SheppLogan, XData};
+/// let app = cliper::ClApp::new()?;
+/// let mut p = SheppLogan::new(&XData::<f32>::zeros(&app, &[100, 100])?);
+/// p.init()?;
+/// assert_eq!(p.strategy().unwrap().local, [16, 16]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PhantomStrategy {
     /// Global size (zero for an empty output).

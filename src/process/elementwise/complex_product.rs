@@ -7,6 +7,16 @@ use crate::error::Result;
 use crate::process::{Prepared, Process};
 
 /// Whether [`ComplexElementProd`] conjugates its second operand.
+///
+/// ```
+/// use cliper::{ComplexElementProd, ProductKind, XData};
+/// use num_complex::Complex32 as C;
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::from_slice(&app, &[1], &[C::new(0.0, 1.0)])?;
+/// assert_eq!(ComplexElementProd::apply(&x, &x, ProductKind::Plain)?.to_vec()?, vec![C::new(-1.0, 0.0)]);
+/// assert_eq!(ComplexElementProd::apply(&x, &x, ProductKind::ConjugateSecond)?.to_vec()?, vec![C::new(1.0, 0.0)]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ProductKind {
     /// `x ⊙ y`.

@@ -7,6 +7,16 @@ use crate::error::Result;
 use crate::process::{Prepared, Process};
 
 /// Which real quantity [`Complex2Real`] takes from each complex element.
+///
+/// ```
+/// use cliper::{Complex2Real, ComplexPart, XData};
+/// use num_complex::Complex64 as C;
+/// let app = cliper::ClApp::new()?;
+/// let z = XData::from_slice(&app, &[1], &[C::new(0.0, 2.0)])?;
+/// assert_eq!(Complex2Real::apply(&z, ComplexPart::Arg)?.to_vec()?, vec![std::f64::consts::FRAC_PI_2]);
+/// assert_eq!(Complex2Real::apply(&z, ComplexPart::default())?.to_vec()?, vec![2.0]); // Abs
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ComplexPart {
     /// The real part (numpy `.real`).

@@ -31,6 +31,12 @@ use num_complex::Complex64;
 use std::f64::consts::PI;
 
 /// The sign of the exponent: forward `exp(−2πi·jk/n)` (numpy `fft`), inverse `exp(+2πi·jk/n)` (`ifft`).
+///
+/// ```
+/// use cliper::{FftDirection, FftParams};
+/// assert_eq!(FftParams::inverse().direction(), FftDirection::Inverse);
+/// assert_eq!(FftDirection::default(), FftDirection::Forward);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FftDirection {
     /// `X_k = Σ x_j · exp(−2πi·jk/n)`.
@@ -41,6 +47,16 @@ pub enum FftDirection {
 }
 
 /// numpy's `norm` argument: which direction carries the 1/n.
+///
+/// ```
+/// use cliper::{Fft, FftNorm, FftParams, XData};
+/// use num_complex::Complex32 as C;
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::from_slice(&app, &[4], &[C::new(1.0, 0.0); 4])?;
+/// let y = Fft::apply(&x, FftParams::forward().norm(FftNorm::Ortho))?; // × 1/√4
+/// assert!((y.to_vec()?[0] - C::new(2.0, 0.0)).norm() < 1e-6);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FftNorm {
     /// Forward unscaled, inverse × 1/n (numpy's default `"backward"`).
@@ -448,6 +464,18 @@ impl FftParams {
 
 /// How an [`Fft`] computes each transformed axis, as its `strategy()` reports it; `Display` gives one entry
 /// per axis, `"; "`-separated (`n=1024: radix 16×8×8 in registers, …`).
+///
+/// ```
+/// use cliper::{Fft, FftParams, Process, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::<num_complex::Complex32>::zeros(&app, &[64, 48])?;
+/// let mut fft = Fft::new(&x, &XData::zeros(&app, &[64, 48])?, FftParams::forward());
+/// fft.init()?;
+/// let s = fft.strategy().unwrap();
+/// assert_eq!(s.axes.len(), 2);
+/// assert!(s.to_string().starts_with("n=64: radix")); // one entry per axis, "; "-separated
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FftStrategy {
     /// One entry per transformed axis, in the order they run.
@@ -455,6 +483,17 @@ pub struct FftStrategy {
 }
 
 /// How one axis of an [`FftStrategy`] is transformed.
+///
+/// ```
+/// use cliper::{Fft, FftAxisStrategy, FftParams, Process, XData};
+/// use num_complex::Complex64 as C;
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::<C>::zeros(&app, &[97])?; // a prime length
+/// let mut fft = Fft::new(&x, &XData::zeros(&app, &[97])?, FftParams::forward());
+/// fft.init()?;
+/// assert!(matches!(fft.strategy().unwrap().axes[0], FftAxisStrategy::Bluestein { n: 97, .. }));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FftAxisStrategy {
     /// Stockham passes over the axis's length `n`.
@@ -491,6 +530,18 @@ pub enum FftAxisStrategy {
 }
 
 /// The passes of one transform length.
+///
+/// ```
+/// use cliper::{FftAxisStrategy, FftPasses, Process};
+/// let app = cliper::ClApp::new()?;
+/// let x = cliper::XData::<num_complex::Complex32>::zeros(&app, &[3, 60])?;
+/// let mut fft = cliper::Fft::new(&x, &cliper::XData::zeros(&app, &[3, 60])?, cliper::FftParams::forward().axes(&[1]));
+/// fft.init()?;
+/// let FftAxisStrategy::Stockham { passes, .. } = &fft.strategy().unwrap().axes[0] else { unreachable!() };
+/// let radices = match passes { FftPasses::Global { radices } | FftPasses::Registers { radices, .. } => radices };
+/// assert_eq!(radices.iter().product::<usize>(), 60);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FftPasses {
     /// One global `fft_passR` launch per radix.
@@ -581,6 +632,17 @@ pub struct Fft<T: ComplexElement> {
 }
 
 /// How [`Fft`] runs the Stockham passes of each axis.
+///
+/// ```
+/// use cliper::{Fft, FftAlgorithm, FftParams, XData};
+/// use num_complex::Complex32 as C;
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::from_slice(&app, &[8], &[C::new(1.0, 0.0); 8])?;
+/// let global = Fft::apply(&x, FftParams::forward().algorithm(FftAlgorithm::GlobalPasses))?.to_vec()?;
+/// let local = Fft::apply(&x, FftParams::forward().algorithm(FftAlgorithm::LocalMemory))?.to_vec()?;
+/// assert!(global.iter().zip(&local).all(|(a, b)| (a - b).norm() < 1e-6)); // the same transform either way
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FftAlgorithm {
     /// [`FftAlgorithm::LocalMemory`] on GPUs, [`FftAlgorithm::GlobalPasses`] on CPUs (PoCL's barriers made the

@@ -7,6 +7,18 @@ use super::conv_pass::PassPreference;
 use crate::error::{Error, Result};
 
 /// Whether the filter is flipped.
+///
+/// ```
+/// use cliper::{ConvMode, ConvParams, Convolution, Filter, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::from_slice(&app, &[3], &[0.0f32, 1.0, 0.0])?;
+/// let w = Filter::new(&[3], vec![1.0f32, 2.0, 3.0])?;
+/// // An impulse convolved gives the filter; correlated, the filter reversed.
+/// assert_eq!(Convolution::apply(&x, &w, ConvParams::default())?.to_vec()?, vec![1.0, 2.0, 3.0]);
+/// let corr = ConvParams::default().mode(ConvMode::Correlation);
+/// assert_eq!(Convolution::apply(&x, &w, corr)?.to_vec()?, vec![3.0, 2.0, 1.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ConvMode {
     /// `out[i] = Σⱼ w[j]·in[i − j + c]`: the filter is flipped (scipy.ndimage.convolve, MATLAB `conv2`,
@@ -18,6 +30,13 @@ pub enum ConvMode {
 }
 
 /// Which outputs are computed.
+///
+/// ```
+/// use cliper::{ConvOutput, ConvParams, Convolution};
+/// let shape = |output| Convolution::<f32>::output_shape(&[10], &[3], &ConvParams::default().output(output));
+/// assert_eq!((shape(ConvOutput::Same)?, shape(ConvOutput::Valid)?, shape(ConvOutput::Full)?), (vec![10], vec![8], vec![12]));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ConvOutput {
     /// The input's extent (`⌈n / stride⌉`), the filter centred by scipy.ndimage's rule: its element `w//2 +
@@ -69,6 +88,17 @@ impl std::str::FromStr for ConvOutput {
 }
 
 /// Which algorithm [`Convolution`] runs (the planner's choice, or an override for tests and tuning).
+///
+/// ```
+/// use cliper::{ConvAlgorithm, ConvParams, ConvStrategy, Convolution, Filter, Process, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[40, 40])?;
+/// let mut c = Convolution::new(&x, &Filter::<f32>::sobel_x(), &XData::zeros(&app, &[40, 40])?,
+///     ConvParams::default().algorithm(ConvAlgorithm::Direct));
+/// c.init()?;
+/// assert_eq!(c.strategy(), Some(ConvStrategy::Direct));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ConvAlgorithm {
     /// Let the planner choose from the filter, the sizes and the device.

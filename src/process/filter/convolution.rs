@@ -13,6 +13,17 @@ use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 
 /// What the planner chose, as [`Convolution::strategy`] reports it.
+///
+/// ```
+/// use cliper::{ConvParams, ConvStrategy, Convolution, Filter, Process, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[64, 64])?;
+/// let mut blur = Convolution::new(&x, &Filter::<f32>::gaussian(2.0, 2)?, &XData::zeros(&app, &[64, 64])?, ConvParams::default());
+/// blur.init()?;
+/// assert!(matches!(blur.strategy(), Some(ConvStrategy::Separable { passes: 2, .. })));
+/// assert!(blur.strategy().unwrap().to_string().starts_with("separable"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConvStrategy {
     /// Nothing to compute (an empty output).

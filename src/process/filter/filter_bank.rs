@@ -19,6 +19,17 @@ const DIRECT_WG: usize = 64;
 const FILTERS_PER_ITEM: usize = 4;
 
 /// Which algorithm [`FilterBank`] runs.
+///
+/// ```
+/// use cliper::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, Process, XData};
+/// let app = cliper::ClApp::new()?;
+/// let (x, f) = (XData::<f32>::zeros(&app, &[1, 2, 8, 8])?, XData::<f32>::zeros(&app, &[4, 2, 3, 3])?);
+/// let params = FilterBankParams::default().algorithm(FilterBankAlgorithm::Direct);
+/// let mut bank = FilterBank::new(&x, &f, &XData::zeros(&app, &[1, 4, 6, 6])?, params);
+/// bank.init()?;
+/// assert_eq!(bank.strategy(), Some(FilterBankStrategy::Direct));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FilterBankAlgorithm {
     /// The planner's choice from the sizes and the device.
@@ -43,6 +54,17 @@ impl std::fmt::Display for FilterBankStrategy {
 }
 
 /// What [`FilterBank`]'s planner chose.
+///
+/// ```
+/// use cliper::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, Process, XData};
+/// let app = cliper::ClApp::new()?;
+/// let (x, f) = (XData::<f32>::zeros(&app, &[2, 8, 8, 8])?, XData::<f32>::zeros(&app, &[16, 8, 3, 3])?);
+/// let params = FilterBankParams::default().algorithm(FilterBankAlgorithm::Im2col);
+/// let mut bank = FilterBank::new(&x, &f, &XData::zeros(&app, &[2, 16, 6, 6])?, params);
+/// bank.init()?;
+/// assert!(matches!(bank.strategy(), Some(FilterBankStrategy::Im2col { images: 2 })));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilterBankStrategy {
     /// Nothing to compute.

@@ -48,6 +48,16 @@ impl PadParams {
 
 /// How a [`Pad`] runs: `pad` over the output as rows along its last axis, one group per block of
 /// `work_group × 4` runs of `run` elements.
+///
+/// ```
+/// use cliper::{Pad, PadParams, Process, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[30, 40])?;
+/// let mut pad = Pad::new(&x, &XData::zeros(&app, &[32, 42])?, PadParams::new(&[(1, 1)]));
+/// pad.init()?;
+/// assert_eq!(pad.strategy().unwrap().rows, 32);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PadStrategy {
     /// Rows of the output (every axis but the last, merged).

@@ -166,6 +166,17 @@ impl std::str::FromStr for GemmTiles {
 }
 
 /// Which kernel a [`MatMul`] runs.
+///
+/// ```
+/// use cliper::{GemmStrategy, MatMul, MatMulParams, Process, XData};
+/// let app = cliper::ClApp::new()?;
+/// let (a, b) = (XData::<f32>::zeros(&app, &[8, 8])?, XData::<f32>::zeros(&app, &[8, 8])?);
+/// let mut mm = MatMul::new(&a, &b, &XData::zeros(&app, &[8, 8])?, MatMulParams::default());
+/// mm.init()?;
+/// assert_eq!(mm.strategy(), Some(GemmStrategy::Direct)); // too small for tiles
+/// assert_eq!("direct".parse::<GemmStrategy>()?, GemmStrategy::Direct);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GemmStrategy {
     /// Local-memory tiles with register blocking: the fast path for all but small products.

@@ -63,6 +63,12 @@ pub struct GemmTable {
 }
 
 /// One row of a [`GemmTable`].
+///
+/// ```
+/// let table = cliper::GemmTable::built_in();
+/// let entry = &table.gemm[0];
+/// assert!(entry.strategy().is_ok());
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GemmTableEntry {

@@ -11,6 +11,15 @@ use crate::process::planning::{Batch3, broadcast};
 use crate::process::{Prepared, Process};
 
 /// What [`MatMul`] does to an operand before multiplying (BLAS's `N`, `T`, `C`).
+///
+/// ```
+/// use cliper::{MatMul, MatMulParams, MatOp, XData};
+/// let app = cliper::ClApp::new()?;
+/// let a = XData::from_slice(&app, &[2, 1], &[1.0f32, 2.0])?; // a column
+/// let gram = MatMul::apply(&a, &a, MatMulParams::default().op_a(MatOp::Transpose))?; // aᵀ·a
+/// assert_eq!(gram.to_vec()?, vec![5.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum MatOp {
     /// The matrix as it is.

@@ -40,6 +40,16 @@ pub struct MatrixPower<T: Element> {
 }
 
 /// How a [`MatrixPower`] computes `A^n`, as its `strategy()` reports it.
+///
+/// ```
+/// use cliper::{MatrixPower, PowerStrategy, Process, XData};
+/// let app = cliper::ClApp::new()?;
+/// let a = XData::<f64>::zeros(&app, &[3, 3])?;
+/// let mut p = MatrixPower::new(&a, &XData::zeros(&app, &[3, 3])?, 0);
+/// p.init()?;
+/// assert_eq!(p.strategy(), Some(PowerStrategy::Identity));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PowerStrategy {
     /// `n = 0`: the identity, written by one kernel.

@@ -68,6 +68,17 @@ impl<T: Element> Operand<T> {
 /// How a coil combination runs, as `strategy()` of [`super::CoilSum`] and [`super::RSoS`] reports it: one
 /// work-item per output walks the coils of `[frames, coils, positions]` (each merged into one axis), arrays
 /// whose axes do not merge copied through contiguous scratch first.
+///
+/// ```
+/// use cliper::{Process, RSoS, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::<num_complex::Complex32>::zeros(&app, &[8, 32, 32])?;
+/// let mut rsos = RSoS::new(&x, &XData::zeros(&app, &[32, 32])?, 0);
+/// rsos.init()?;
+/// let s = rsos.strategy().unwrap();
+/// assert_eq!((s.frames, s.coils, s.positions, s.gathered), (1, 8, 1024, 0));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CoilStrategy {
     /// Frames (the frame axes' product).

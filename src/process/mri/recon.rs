@@ -106,6 +106,17 @@ impl ReconParams {
 }
 
 /// How a reconstruction runs, as `strategy()` of [`SimpleMRIRecon`] and [`RSoSRecon`] reports it.
+///
+/// ```
+/// use cliper::{KData, Process, RSoSRecon, ReconParams, XData};
+/// let app = cliper::ClApp::new()?;
+/// let k = KData::<num_complex::Complex32>::zeros(&app, &[], 4, &[32, 32])?;
+/// let mut recon = RSoSRecon::new(&k, &XData::zeros(&app, &[32, 32])?, ReconParams::default());
+/// recon.init()?;
+/// let s = recon.strategy().unwrap();
+/// assert!(s.centered && s.combine.coils == 4);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReconStrategy {
     /// Whether the shifts for centred k-space surround the transform.

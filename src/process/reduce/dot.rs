@@ -7,6 +7,15 @@ use crate::error::{Error, Result};
 use crate::process::{Prepared, Process};
 
 /// Whether [`Dot`] conjugates its first operand.
+///
+/// ```
+/// use cliper::{Dot, DotKind, DotParams, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::from_slice(&app, &[2], &[1.0f64, 2.0])?;
+/// // Real data: conjugation changes nothing.
+/// assert_eq!(Dot::apply(&x, &x, DotParams::new(DotKind::Conjugated))?.to_vec()?, vec![5.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DotKind {
     /// `Σ xᵢ·yᵢ` (BLAS `dot` / `dotu`, numpy `dot` on vectors).

@@ -7,6 +7,15 @@ use crate::error::{Error, Result};
 use crate::process::{Prepared, Process};
 
 /// Which norm [`NormN`] computes.
+///
+/// ```
+/// use cliper::{NormN, NormOrder, NormParams, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::from_slice(&app, &[3], &[3.0f32, -4.0, 0.0])?;
+/// assert_eq!(NormN::apply(&x, NormParams::new(NormOrder::P(1.0)))?.to_vec()?, vec![7.0]);
+/// assert_eq!(NormN::apply(&x, NormParams::new(NormOrder::Inf))?.to_vec()?, vec![4.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum NormOrder {
     /// `‖x‖_p = (Σ |xᵢ|^p)^(1/p)` for a real `p ≥ 1` (integer or not); `P(f64::INFINITY)` is [`NormOrder::Inf`].

@@ -87,6 +87,16 @@ pub struct ReduceStrategy {
 }
 
 /// The reduction kernels a [`ReduceStrategy`] runs.
+///
+/// ```
+/// use cliper::{NormN, NormParams, Process, ReduceKernel, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[1000, 3])?; // many short reductions along axis 1
+/// let mut n = NormN::new(&x, &XData::zeros(&app, &[1000])?, NormParams::default().along(1));
+/// n.init()?;
+/// assert_eq!(n.strategy().unwrap().kernel, ReduceKernel::Lanes);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReduceKernel {
     /// Nothing to reduce (no outputs).
