@@ -141,7 +141,8 @@ fn every_public_type_has_a_runnable_example() {
         let lines: Vec<&str> = text.lines().collect();
         let public_module = file.components().any(|c| c.as_os_str() == "chain");
         for (i, line) in lines.iter().enumerate() {
-            let Some(rest) = ["pub struct ", "pub enum ", "pub trait "].iter().find_map(|p| line.strip_prefix(p)) else {
+            let Some(rest) = ["pub struct ", "pub enum ", "pub trait "].iter().find_map(|p| line.strip_prefix(p))
+            else {
                 continue;
             };
             let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
