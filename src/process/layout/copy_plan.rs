@@ -258,6 +258,78 @@ pub(crate) struct CopyPlan {
     bytes_moved: u64,
 }
 
+/// How a copy is routed once its axes are merged (the pure part of planning, unit-tested below).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Route {
+    /// One merged axis with unit strides on both sides and nothing to conjugate: a buffer copy.
+    Buffer,
+    /// The destination's fastest axis `inner` is also the source's: row copies, the other axes a batch.
+    Rows { inner: Axis, batch: Vec<Axis> },
+    /// The fastest axes differ: tiles of the plane of `p` (the source's fastest) and `q` (the destination's).
+    Tiled { p: Axis, q: Axis, batch: Vec<Axis> },
+}
+
+impl Route {
+    /// The route for `axes` as [`merged_axes`] orders them (by destination stride, fastest last).
+    fn of(axes: &[Axis], conjugate: bool) -> Option<Route> {
+        // q: the destination's fastest axis (the last); p: the source's fastest, the last of those with the
+        // smallest source stride.
+        let (&aq, _) = axes.split_last()?;
+        let q = axes.len() - 1;
+        let (p, ap) = axes.iter().enumerate().rev().min_by_key(|(_, a)| a.src).map_or((q, aq), |(k, &a)| (k, a));
+        if matches!(axes, [Axis { src: 1, dst: 1, .. }]) && !conjugate {
+            return Some(Route::Buffer);
+        }
+        let batch = |skip: &[usize]| -> Vec<Axis> {
+            axes.iter().enumerate().filter(|(k, _)| !skip.contains(k)).map(|(_, a)| *a).collect()
+        };
+        Some(if p == q {
+            Route::Rows { inner: aq, batch: batch(&[q]) }
+        } else {
+            Route::Tiled { p: ap, q: aq, batch: batch(&[p, q]) }
+        })
+    }
+
+    /// Whether the axes the kernel walks directly have unit strides (compiled in as `UNIT_STRIDE`).
+    fn unit_stride(&self) -> bool {
+        match self {
+            Route::Buffer => true,
+            Route::Rows { inner, .. } => inner.src == 1 && inner.dst == 1,
+            Route::Tiled { p, q, .. } => p.src == 1 && q.dst == 1,
+        }
+    }
+}
+
+/// Global and local sizes of `copy_rows` for rows of `n` elements, `rows` of them, in groups of at most `group`
+/// work-items and `limit` groups: each work-item moves about `ROW_ITEMS` elements of a row, with several rows per
+/// group, so the barriers and offset divisions of each pass are shared by enough data (rows of 512 floats went
+/// from 1 row × 256 work-items, 1845 GB/s on the H100, to 4 rows × 64).
+fn rows_launch(n: usize, rows: u64, group: usize, limit: usize) -> ([usize; 2], [usize; 2]) {
+    const ROW_ITEMS: usize = 8;
+    let l0 = n.div_ceil(ROW_ITEMS).next_power_of_two().min(group);
+    let l1 = (group / l0).max(1);
+    let chunks = n.div_ceil(l0 * ROW_ITEMS).min(1 << 20);
+    let row_groups = (rows as usize).div_ceil(l1).min(65535).min((limit / chunks).max(1));
+    ([chunks * l0, row_groups * l1], [l0, l1])
+}
+
+/// The checks every copy makes on its two views.
+fn check_views<T: Element>(op: &str, src: &XData<T>, dst: &XData<T>) -> Result<()> {
+    if !src.app().same_as(dst.app()) {
+        return Err(Error::invalid(op, "input and output belong to different ClApps (devices)"));
+    }
+    if src.shape() != dst.shape() {
+        return Err(Error::shape(op, src.shape(), dst.shape()));
+    }
+    if src.overlaps(dst) {
+        return Err(Error::invalid(
+            op,
+            "input and output overlap in one buffer; write into a separate array (the copy is not in place)",
+        ));
+    }
+    Ok(())
+}
+
 impl CopyPlan {
     /// Plans `dst[...] = op(src[...])` for two views of one shape, `op` being the complex conjugate when
     /// `conjugate` is set (and the identity for real types).
@@ -268,28 +340,12 @@ impl CopyPlan {
         conjugate: bool,
         tiles: Option<TransposeTiles>,
     ) -> Result<CopyPlan> {
+        check_views(op, src, dst)?;
         let app = dst.app();
-        if !src.app().same_as(app) {
-            return Err(Error::invalid(op, "input and output belong to different ClApps (devices)"));
-        }
-        if src.shape() != dst.shape() {
-            return Err(Error::shape(op, src.shape(), dst.shape()));
-        }
-        if src.overlaps(dst) {
-            return Err(Error::invalid(
-                op,
-                "input and output overlap in one buffer; write into a separate array (the copy is not in place)",
-            ));
-        }
         let element = std::mem::size_of::<T>();
-        let asked = tiles;
-        let tiles = match tiles {
-            Some(t) => {
-                t.validate(app.device(), element)?;
-                t
-            }
-            None => TransposeTiles::for_device(app.device(), element),
-        };
+        if let Some(t) = tiles {
+            t.validate(app.device(), element)?;
+        }
         let len = src.len();
         let bytes_moved = 2 * (len * element) as u64;
         let (s, d) = (src.layout(), dst.layout());
@@ -300,27 +356,16 @@ impl CopyPlan {
         }
         let conjugate = conjugate && T::IS_COMPLEX;
         let axes = merged_axes(s, d);
-        // q: the destination's fastest axis (the last: axes are ordered by destination stride); p: the source's
-        // fastest, the last of those with the smallest source stride.
-        let Some((&aq, _)) = axes.split_last() else {
-            return Err(Error::invalid(op, format!("no axes to copy for shape {:?}", src.shape())));
+        let route = Route::of(&axes, conjugate)
+            .ok_or_else(|| Error::invalid(op, format!("no axes to copy for shape {:?}", src.shape())))?;
+        let batch_axes = match &route {
+            Route::Buffer => {
+                let (src_offset, dst_offset) = (s.offset * element, d.offset * element);
+                let step = Step::Buffer { src_offset, dst_offset, bytes: len * element };
+                return Ok(CopyPlan { step, index, bytes_moved });
+            }
+            Route::Rows { batch, .. } | Route::Tiled { batch, .. } => batch,
         };
-        let q = axes.len() - 1;
-        let (p, ap) = axes.iter().enumerate().rev().min_by_key(|(_, a)| a.src).map_or((q, aq), |(k, &a)| (k, a));
-        if matches!(axes.as_slice(), [Axis { src: 1, dst: 1, .. }]) && !conjugate {
-            return Ok(CopyPlan {
-                step: Step::Buffer {
-                    src_offset: s.offset * element,
-                    dst_offset: d.offset * element,
-                    bytes: len * element,
-                },
-                index,
-                bytes_moved,
-            });
-        }
-        let tiled = p != q;
-        let batch_axes: Vec<Axis> =
-            axes.iter().enumerate().filter(|&(k, _)| k != q && (!tiled || k != p)).map(|(_, a)| *a).collect();
         if batch_axes.len() > MAX_BATCH_AXES {
             return Err(Error::Unsupported {
                 what: format!(
@@ -334,59 +379,61 @@ impl CopyPlan {
                 ),
             });
         }
-        let batch = Batch::new(&batch_axes);
-        let unit = if tiled { ap.src == 1 && aq.dst == 1 } else { aq.src == 1 && aq.dst == 1 };
-        let options = format!(
+        let step = Self::build::<T>(op, app, &route, Batch::new(batch_axes), index, conjugate, tiles)?;
+        Ok(CopyPlan { step, index, bytes_moved })
+    }
+
+    /// The kernel of a row or tiled route, built, with its launch sizes.
+    fn build<T: Element>(
+        op: &str,
+        app: &ClApp,
+        route: &Route,
+        batch: Batch,
+        index: IndexType,
+        conjugate: bool,
+        asked: Option<TransposeTiles>,
+    ) -> Result<Step> {
+        let info = app.device();
+        let tiles = asked.unwrap_or_else(|| TransposeTiles::for_device(info, std::mem::size_of::<T>()));
+        // CPUs move whole blocks per work-item (copy_blocks) unless tiles were asked for: PoCL, 2048² f32, 10.3 ms
+        // with 16×16 blocks and one work-item per group, against 14 ms for copy_tiled's best tiles (64×8) and
+        // 12.7 for 8×8 blocks.
+        let blocks = matches!(route, Route::Tiled { .. }) && asked.is_none() && info.kind == DeviceKind::Cpu;
+        let mut options = format!(
             "{} -DIDX={} -DCONJUGATE={} -DUNIT_STRIDE={} -DTILE={} -DTILE_ROWS={}",
             T::build_options(),
             index.cl_type(),
             u8::from(conjugate),
-            u8::from(unit),
+            u8::from(route.unit_stride()),
             tiles.tile,
             tiles.rows
         );
-        // CPUs move whole blocks per work-item (copy_blocks) unless tiles were asked for: PoCL, 2048² f32, 10.3 ms
-        // with 16×16 blocks and one work-item per group, against 14 ms for copy_tiled's best tiles (64×8) and
-        // 12.7 for 8×8 blocks.
-        let blocks = tiled && asked.is_none() && app.device().kind == DeviceKind::Cpu;
+        if blocks {
+            options += &format!(" -DBLOCK={CPU_BLOCK}");
+        }
         let tiles = if blocks { TransposeTiles { tile: CPU_BLOCK, rows: 1 } } else { tiles };
-        let options = if blocks { format!("{options} -DBLOCK={CPU_BLOCK}") } else { options };
         let program = app.build_program("layout.cl", &kernels::with_common(kernels::LAYOUT), &options)?;
-        let step = if tiled {
-            let chosen = if blocks { CopyStrategy::Blocks { block: CPU_BLOCK } } else { CopyStrategy::Tiled(tiles) };
-            let kernel = program.kernel(if blocks { "copy_blocks" } else { "copy_tiled" })?.owned_by(op);
-            let tiles_pq = [ap.n.div_ceil(tiles.tile) as u64, aq.n.div_ceil(tiles.tile) as u64];
-            let total = batch.count() * tiles_pq[0] * tiles_pq[1];
-            let groups = usize::try_from(total).unwrap_or(usize::MAX).min(group_limit(app.device()));
-            Step::Tiled {
-                kernel,
-                chosen,
-                p: ap,
-                q: aq,
-                tiles: [tiles_pq[0], tiles_pq[1], total],
-                batch,
-                groups,
-                group_size: if blocks { 1 } else { tiles.tile * tiles.rows },
+        Ok(match *route {
+            Route::Tiled { p, q, .. } => {
+                let chosen = if blocks { CopyStrategy::Blocks { block: CPU_BLOCK } } else { CopyStrategy::Tiled(tiles) };
+                let kernel = program.kernel(if blocks { "copy_blocks" } else { "copy_tiled" })?.owned_by(op);
+                let tiles_pq = [p.n.div_ceil(tiles.tile) as u64, q.n.div_ceil(tiles.tile) as u64];
+                let total = batch.count() * tiles_pq[0] * tiles_pq[1];
+                let groups = usize::try_from(total).unwrap_or(usize::MAX).min(group_limit(info));
+                let group_size = if blocks { 1 } else { tiles.tile * tiles.rows };
+                Step::Tiled { kernel, chosen, p, q, tiles: [tiles_pq[0], tiles_pq[1], total], batch, groups, group_size }
             }
-        } else {
-            let kernel = program.kernel("copy_rows")?.owned_by(op);
-            let inner = aq;
-            let rows = batch.count();
-            // 256 work-items, or the largest power of two the kernel allows below that.
-            let limit = kernel.max_work_group_size()?.clamp(1, 256);
-            let group = 1usize << (usize::BITS - 1 - limit.leading_zeros());
-            // Each work-item should move about ROW_ITEMS elements of a row, with several rows per group, so the
-            // barriers and offset divisions of each pass are shared by enough data: rows of 512 floats went from
-            // 1 row × 256 work-items (1845 GB/s on the H100) to 4 rows × 64.
-            const ROW_ITEMS: usize = 8;
-            let l0 = inner.n.div_ceil(ROW_ITEMS).next_power_of_two().min(group);
-            let l1 = (group / l0).max(1);
-            let chunks = inner.n.div_ceil(l0 * ROW_ITEMS).min(1 << 20);
-            let row_groups = (rows as usize).div_ceil(l1).min(65535).min((group_limit(app.device()) / chunks).max(1));
-            let (g0, g1) = (chunks * l0, row_groups * l1);
-            Step::Rows { kernel, inner, rows, batch, global: [g0, g1], local: [l0, l1] }
-        };
-        Ok(CopyPlan { step, index, bytes_moved })
+            Route::Rows { inner, .. } => {
+                let kernel = program.kernel("copy_rows")?.owned_by(op);
+                let rows = batch.count();
+                // 256 work-items, or the largest power of two the kernel allows below that.
+                let limit = kernel.max_work_group_size()?.clamp(1, 256);
+                let group = 1usize << (usize::BITS - 1 - limit.leading_zeros());
+                let (global, local) = rows_launch(inner.n, rows, group, group_limit(info));
+                Step::Rows { kernel, inner, rows, batch, global, local }
+            }
+            Route::Buffer => return Err(Error::invalid(op, "a buffer copy has no kernel to build")),
+        })
     }
 
     /// Enqueues the planned copy (the same two views the plan was made for).
@@ -501,5 +548,35 @@ mod tests {
         let src = layout(&[1, 6], &[1, 1]);
         let dst = layout(&[1, 6], &[6, 1]);
         assert_eq!(merged_axes(&src, &dst), vec![Axis { n: 6, src: 1, dst: 1 }]);
+    }
+
+    #[test]
+    fn routes_pick_buffer_rows_or_tiles() {
+        let contiguous = [Axis { n: 60, src: 1, dst: 1 }];
+        assert_eq!(Route::of(&contiguous, false), Some(Route::Buffer));
+        // Conjugation needs a kernel even for a plain copy.
+        assert_eq!(Route::of(&contiguous, true), Some(Route::Rows { inner: contiguous[0], batch: vec![] }));
+        // Half-rows of a wider array: the rows stay rows, the row axis becomes the batch.
+        let (rows, inner) = (Axis { n: 7, src: 100, dst: 50 }, Axis { n: 50, src: 1, dst: 1 });
+        assert_eq!(Route::of(&[rows, inner], false), Some(Route::Rows { inner, batch: vec![rows] }));
+        // A batched transpose: the plane of the two fastest axes is tiled.
+        let src = Layout::row_major(&[3, 7, 9]).swap_last_two();
+        let dst = Layout::row_major(&[3, 9, 7]);
+        let axes = merged_axes(&src, &dst);
+        let Some(Route::Tiled { p, q, batch }) = Route::of(&axes, false) else { panic!("{axes:?}") };
+        assert_eq!((p, q, batch), (axes[1], axes[2], vec![axes[0]])); // p: the source's fastest, q: the destination's
+        assert_eq!(Route::of(&[], false), None);
+    }
+
+    #[test]
+    fn row_launches_cover_every_row_and_element() {
+        for (n, rows) in [(1usize, 1u64), (7, 3), (512, 1000), (100_000, 2), (3, 1 << 20)] {
+            let ([g0, g1], [l0, l1]) = rows_launch(n, rows, 256, 1 << 20);
+            assert!(l0 * l1 <= 256 && g0.is_multiple_of(l0) && g1.is_multiple_of(l1), "{n} × {rows}");
+            // Each work-item covers about 8 elements per pass; the kernel loops over what the grid does not cover.
+            assert!(g0 >= l0 && g1 >= l1);
+        }
+        // Rows of 512 floats: 4 rows × 64 work-items per group.
+        assert_eq!(rows_launch(512, 4096, 256, 1 << 20).1, [64, 4]);
     }
 }
