@@ -1,7 +1,7 @@
 //! [`MatMul`]: `C = alpha·op(A)·op(B) + beta·C` for batches of real or complex matrices.
 
 use super::gemm_strategy::{GemmStrategy, GemmTiles};
-use crate::app::{Kernel, Program};
+use crate::app::{DeviceInfo, Kernel, Program};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -249,7 +249,8 @@ impl<T: Element> MatMul<T> {
         self.plan.as_ref().map(|p| (&p.program, &p.kernel))
     }
 
-    fn plan(&self) -> Result<Plan<T>> {
+    /// The checks on the three arrays: one device, C of the product's shape, not overlapping A or B.
+    fn check(&self) -> Result<()> {
         let app = self.c.app();
         if !self.a.app().same_as(app) || !self.b.app().same_as(app) {
             return Err(Error::invalid("MatMul", "A, B and C must belong to the same ClApp (device)"));
@@ -277,6 +278,13 @@ impl<T: Element> MatMul<T> {
                 ));
             }
         }
+        Ok(())
+    }
+
+    fn plan(&self) -> Result<Plan<T>> {
+        self.check()?;
+        let app = self.c.app();
+        let (op_a, op_b) = self.params.ops();
         let (a, b) = (op_a.view(&self.a), op_b.view(&self.b));
         let MatrixAxes { batch: a_batch, dims: [m, k], strides: [sam, sak] } = matrix_axes(&a, "A")?;
         let MatrixAxes { batch: b_batch, dims: [_, n], strides: [sbk, sbn] } = matrix_axes(&b, "B")?;
@@ -300,40 +308,8 @@ impl<T: Element> MatMul<T> {
             Some(s) => s,
             None => GemmStrategy::for_problem::<T>(app.device(), m, n, k, count),
         };
-        // An axis of extent 1 only ever has index 0, so its stride may as well be 1: declaring it so keeps the
-        // number of distinct programs down (each costs a compile).
-        let unit = |stride: usize, extent: usize| stride == 1 || extent <= 1;
-        let (a_k, a_m) = (unit(sak, k), unit(sam, m));
-        let (b_n, b_k) = (unit(sbn, n), unit(sbk, k));
-        let units = format!(
-            " -DA_K_UNIT={} -DA_M_UNIT={} -DB_N_UNIT={} -DB_K_UNIT={} -DC_N_UNIT={} -DA_K_FAST={} -DB_N_FAST={}",
-            u8::from(a_k),
-            u8::from(a_m),
-            u8::from(b_n),
-            u8::from(b_k),
-            u8::from(unit(scn, n)),
-            // The tile loaders walk whichever axis is contiguous in memory.
-            u8::from(a_k || !a_m),
-            u8::from(b_n || !b_k),
-        );
-        // All three kernels live in one program, built with tiles even for the direct kernel, so that switching
-        // between the strategies of one tile choice never costs another compile.
-        let t = match strategy {
-            GemmStrategy::Tiled(t) => {
-                t.validate::<T>(app.device())?;
-                t
-            }
-            GemmStrategy::Blocked(t) => {
-                t.check::<T>(app.device(), false)?;
-                // gemm_tiled is compiled too: give it a K depth and runs it can build with if these do not fit.
-                if t.validate::<T>(app.device()).is_ok() {
-                    t
-                } else {
-                    GemmTiles { kwg: t.mdimc * t.ndimc, vwm: 1, vwn: 1, ..t }
-                }
-            }
-            GemmStrategy::Direct => GemmTiles::for_device::<T>(app.device()),
-        };
+        let t = program_tiles::<T>(strategy, app.device())?;
+        let units = unit_strides([m, n, k], [sam, sak], [sbk, sbn], scn);
         let vector = |width: usize| GemmTiles::vector_type::<T>(width).unwrap_or_else(|| T::CL_TYPE.to_string());
         let options = format!(
             "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DVWM={} -DVWN={} -DVTM={} -DVTN={}{units}",
@@ -350,25 +326,15 @@ impl<T: Element> MatMul<T> {
             vector(t.vwn),
         );
         let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
-        let (kernel, global, local) = match strategy {
-            GemmStrategy::Tiled(t) => {
-                let kernel = program.kernel("gemm_tiled")?.owned_by("MatMul");
-                let global = [n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count];
-                (kernel, global, [t.ndimc, t.mdimc, 1])
-            }
-            GemmStrategy::Blocked(t) => {
-                let kernel = program.kernel("gemm_blocked")?.owned_by("MatMul");
-                let global = [n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count];
-                (kernel, global, [t.ndimc, t.mdimc, 1])
-            }
-            GemmStrategy::Direct => {
-                let kernel = program.kernel("gemm_direct")?.owned_by("MatMul");
-                let limit = kernel.max_work_group_size()?.clamp(1, 256);
-                let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
-                let l1 = m.next_power_of_two().clamp(1, (limit / l0).max(1));
-                (kernel, [n.div_ceil(l0) * l0, m.div_ceil(l1) * l1, count], [l0, l1, 1])
-            }
+        let name = match strategy {
+            GemmStrategy::Tiled(_) => "gemm_tiled",
+            GemmStrategy::Blocked(_) => "gemm_blocked",
+            GemmStrategy::Direct => "gemm_direct",
         };
+        let kernel = program.kernel(name)?.owned_by("MatMul");
+        // Only the direct kernel's groups depend on what the compiled kernel allows.
+        let limit = if strategy == GemmStrategy::Direct { kernel.max_work_group_size()? } else { usize::MAX };
+        let (global, local) = launch_sizes(strategy, [m, n], count, limit);
         let use_beta = self.params.beta != T::default();
         let (mn, e) = ((m * n) as u64, std::mem::size_of::<T>() as u64);
         let per_matrix = ((m * k + k * n) as u64 + mn * (1 + u64::from(use_beta))) * e;
@@ -387,6 +353,61 @@ impl<T: Element> MatMul<T> {
             bytes: per_matrix * count as u64,
             flops: flops_per_mac * mn * k as u64 * count as u64,
         })
+    }
+}
+
+/// The tiles the program is built with for `strategy`. All three kernels live in one program, built with tiles
+/// even for the direct kernel, so that switching between the strategies of one tile choice never costs another
+/// compile.
+fn program_tiles<T: Element>(strategy: GemmStrategy, info: &DeviceInfo) -> Result<GemmTiles> {
+    Ok(match strategy {
+        GemmStrategy::Tiled(t) => {
+            t.validate::<T>(info)?;
+            t
+        }
+        GemmStrategy::Blocked(t) => {
+            t.check::<T>(info, false)?;
+            // gemm_tiled is compiled too: give it a K depth and runs it can build with if these do not fit.
+            if t.validate::<T>(info).is_ok() { t } else { GemmTiles { kwg: t.mdimc * t.ndimc, vwm: 1, vwn: 1, ..t } }
+        }
+        GemmStrategy::Direct => GemmTiles::for_device::<T>(info),
+    })
+}
+
+/// The build options that declare unit strides (`-DA_K_UNIT=…`) for A' `[M, K]` with strides `(sam, sak)`, B'
+/// `[K, N]` with `(sbk, sbn)` and C's column stride `scn`. An axis of extent 1 only ever has index 0, so its
+/// stride may as well be 1: declaring it so keeps the number of distinct programs down (each costs a compile).
+fn unit_strides([m, n, k]: [usize; 3], [sam, sak]: [usize; 2], [sbk, sbn]: [usize; 2], scn: usize) -> String {
+    let unit = |stride: usize, extent: usize| stride == 1 || extent <= 1;
+    let (a_k, a_m) = (unit(sak, k), unit(sam, m));
+    let (b_n, b_k) = (unit(sbn, n), unit(sbk, k));
+    format!(
+        " -DA_K_UNIT={} -DA_M_UNIT={} -DB_N_UNIT={} -DB_K_UNIT={} -DC_N_UNIT={} -DA_K_FAST={} -DB_N_FAST={}",
+        u8::from(a_k),
+        u8::from(a_m),
+        u8::from(b_n),
+        u8::from(b_k),
+        u8::from(unit(scn, n)),
+        // The tile loaders walk whichever axis is contiguous in memory.
+        u8::from(a_k || !a_m),
+        u8::from(b_n || !b_k),
+    )
+}
+
+/// Global and local sizes for `count` products of `[m, n]` outputs: one work-group per tile for the tiled and
+/// blocked kernels; for the direct kernel, groups of up to 16 columns and 256 work-items (at most `limit`, the
+/// kernel's own limit).
+fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit: usize) -> ([usize; 3], [usize; 3]) {
+    match strategy {
+        GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => {
+            ([n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count], [t.ndimc, t.mdimc, 1])
+        }
+        GemmStrategy::Direct => {
+            let limit = limit.clamp(1, 256);
+            let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
+            let l1 = m.next_power_of_two().clamp(1, (limit / l0).max(1));
+            ([n.div_ceil(l0) * l0, m.div_ceil(l1) * l1, count], [l0, l1, 1])
+        }
     }
 }
 
@@ -470,5 +491,36 @@ impl<T: Element> Process for MatMul<T> {
 
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_strides_treat_axes_of_one_as_contiguous() {
+        // Row-major A [M, K] and B [K, N]: K and N fast.
+        let plain = unit_strides([64, 32, 16], [16, 1], [32, 1], 1);
+        assert!(plain.contains("-DA_K_UNIT=1 -DA_M_UNIT=0 -DB_N_UNIT=1 -DB_K_UNIT=0 -DC_N_UNIT=1"));
+        assert!(plain.ends_with("-DA_K_FAST=1 -DB_N_FAST=1"));
+        // Aᵀ as a view: M is the contiguous axis, and the loaders walk it.
+        let transposed = unit_strides([64, 32, 16], [1, 64], [32, 1], 1);
+        assert!(transposed.contains("-DA_K_UNIT=0 -DA_M_UNIT=1") && transposed.contains("-DA_K_FAST=0"));
+        // A single row: its row stride is never used, so it counts as 1 (one program less to compile).
+        assert!(unit_strides([1, 32, 16], [999, 1], [32, 1], 1).contains("-DA_M_UNIT=1"));
+    }
+
+    #[test]
+    fn launches_cover_every_output() {
+        let tiles = GemmTiles { mwg: 64, nwg: 128, kwg: 16, mdimc: 8, ndimc: 16, vwm: 1, vwn: 1 };
+        let (global, local) = launch_sizes(GemmStrategy::Tiled(tiles), [100, 300], 3, 1024);
+        assert_eq!((global, local), ([3 * 16, 2 * 8, 3], [16, 8, 1])); // ⌈300/128⌉ × ⌈100/64⌉ tiles, 3 products
+        let (global, local) = launch_sizes(GemmStrategy::Direct, [5, 40], 2, 1024);
+        assert_eq!(local, [16, 8, 1]);
+        assert!(global[0] >= 40 && global[1] >= 5 && global[2] == 2);
+        // A kernel that allows fewer work-items gets smaller groups.
+        let (_, local) = launch_sizes(GemmStrategy::Direct, [300, 300], 1, 64);
+        assert_eq!(local[0] * local[1], 64);
     }
 }
