@@ -158,6 +158,22 @@ pub(crate) struct ReducePlan<T: Element, O: Element> {
     step: Step<O>,
 }
 
+/// The reduced axis of a plan along an axis: its index, its extent, and the strides of x and y along it.
+type Along = Option<(usize, usize, [usize; 2])>;
+
+/// How the reductions are spread: `lanes` (one work-item per reduction, for many short or strided ones) or
+/// `chunks` work-groups of `wg` work-items per reduction, enough to fill about `target_groups` groups with at least
+/// 8 elements per work-item. Pure, so the choice is unit-tested.
+fn schedule(outputs: usize, len: usize, stride: usize, wg: usize, target_groups: usize) -> (bool, usize) {
+    let lanes = outputs >= 256 && (stride != 1 || len < 32);
+    let chunks = if lanes || outputs == 0 {
+        1
+    } else {
+        target_groups.div_ceil(outputs).min(len.div_ceil(wg * 8)).max(1)
+    };
+    (lanes, chunks)
+}
+
 impl<T: Element, O: Element> ReducePlan<T, O> {
     /// Plans `out = reduce(x[, y])` over all of x (`axis` None; `out` has shape `[]`) or along `axis` (`out` has
     /// x's shape without that axis).
@@ -169,49 +185,9 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         axis: Option<usize>,
         out: &XData<O>,
     ) -> Result<ReducePlan<T, O>> {
+        let along = check(op, x, y, axis, out)?;
         let app = out.app();
-        if !x.app().same_as(app) || y.is_some_and(|y| !y.app().same_as(app)) {
-            return Err(Error::invalid(op, "the operands and the output must belong to the same ClApp (device)"));
-        }
-        if let Some(y) = y
-            && y.shape() != x.shape()
-        {
-            return Err(Error::invalid(
-                op,
-                format!("x has shape {:?} but y has shape {:?}; they must be equal", x.shape(), y.shape()),
-            ));
-        }
         let y_arr = y.cloned().unwrap_or_else(|| x.clone());
-        // The reduced axis: its index, extent, and the strides of x and y along it.
-        let along = match axis {
-            None => None,
-            Some(k) => match (x.shape().get(k), x.strides().get(k), y_arr.strides().get(k)) {
-                (Some(&n), Some(&sx), Some(&sy)) => Some((k, n, [sx, sy])),
-                _ => {
-                    return Err(Error::invalid(
-                        op,
-                        format!("axis {k} does not exist in an array of shape {:?} ({} axes)", x.shape(), x.ndim()),
-                    ));
-                }
-            },
-        };
-        let expected: Vec<usize> = match along {
-            None => vec![],
-            Some((k, ..)) => without_axis(x.shape(), k),
-        };
-        if out.shape() != expected.as_slice() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: match axis {
-                    None => format!("{expected:?} (a single value for all of x, shape {:?})", x.shape()),
-                    Some(k) => format!("{expected:?} (x's shape {:?} without axis {k})", x.shape()),
-                },
-                got: format!("{:?}", out.shape()),
-            });
-        }
-        if out.overlaps(x) || y.is_some_and(|y| out.overlaps(y)) {
-            return Err(Error::invalid(op, "the output overlaps an operand in one buffer"));
-        }
         let mut gathers = Vec::new();
         let (xk, yk, len, stride, batch) = match along {
             None => {
@@ -234,7 +210,7 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
             }
             Some((k, n, stride)) => {
                 let (sx, sy) = (without_axis(x.strides(), k), without_axis(y_arr.strides(), k));
-                let batch = Batch3::new(op, &expected, [&sx, &sy, out.strides()])?;
+                let batch = Batch3::new(op, out.shape(), [&sx, &sy, out.strides()])?;
                 (x.clone(), y_arr, n, stride, batch)
             }
         };
@@ -246,13 +222,7 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         // one after another and spreads groups over its threads; there 128 per core beat 2 per core 4× for a
         // dot product of 2^22 f32 (12.3 → 3.4 ms, 2 Xeon cores).
         let target_groups = info.compute_units as usize * if info.kind == DeviceKind::Cpu { 128 } else { 8 };
-        let lanes = outputs >= 256 && (stride[0] != 1 || len < 32);
-        let chunks = if lanes || outputs == 0 {
-            1
-        } else {
-            // At least 8 elements per work-item before a reduction is split further.
-            target_groups.div_ceil(outputs).min(len.div_ceil(wg * 8)).max(1)
-        };
+        let (lanes, chunks) = schedule(outputs, len, stride[0], wg, target_groups);
         let partials = (outputs * chunks * reduction.partial_width()) as u64;
         let index = index_type_for(&[xk.layout(), yk.layout(), out.layout()], &[partials]);
         let mut options = format!("{} -DIDX={} -DWG={wg} {}", T::build_options(), index.cl_type(), reduction.options());
@@ -390,6 +360,59 @@ fn operands<'k, T: Element>(
         .scalar(b.strides[2])
 }
 
+/// The checks on the operands and the output: one device, one shape, an existing axis, the output's shape, no
+/// overlap. Returns the reduced axis, if any.
+fn check<T: Element, O: Element>(
+    op: &str,
+    x: &XData<T>,
+    y: Option<&XData<T>>,
+    axis: Option<usize>,
+    out: &XData<O>,
+) -> Result<Along> {
+    if !x.app().same_as(out.app()) || y.is_some_and(|y| !y.app().same_as(out.app())) {
+        return Err(Error::invalid(op, "the operands and the output must belong to the same ClApp (device)"));
+    }
+    if let Some(y) = y
+        && y.shape() != x.shape()
+    {
+        return Err(Error::invalid(
+            op,
+            format!("x has shape {:?} but y has shape {:?}; they must be equal", x.shape(), y.shape()),
+        ));
+    }
+    let y_strides = y.unwrap_or(x).strides();
+    let along = match axis {
+        None => None,
+        Some(k) => match (x.shape().get(k), x.strides().get(k), y_strides.get(k)) {
+            (Some(&n), Some(&sx), Some(&sy)) => Some((k, n, [sx, sy])),
+            _ => {
+                return Err(Error::invalid(
+                    op,
+                    format!("axis {k} does not exist in an array of shape {:?} ({} axes)", x.shape(), x.ndim()),
+                ));
+            }
+        },
+    };
+    let expected: Vec<usize> = match along {
+        None => vec![],
+        Some((k, ..)) => without_axis(x.shape(), k),
+    };
+    if out.shape() != expected.as_slice() {
+        return Err(Error::Shape {
+            op: op.into(),
+            expected: match axis {
+                None => format!("{expected:?} (a single value for all of x, shape {:?})", x.shape()),
+                Some(k) => format!("{expected:?} (x's shape {:?} without axis {k})", x.shape()),
+            },
+            got: format!("{:?}", out.shape()),
+        });
+    }
+    if out.overlaps(x) || y.is_some_and(|y| out.overlaps(y)) {
+        return Err(Error::invalid(op, "the output overlaps an operand in one buffer"));
+    }
+    Ok(along)
+}
+
 /// `v` without its entry `k`.
 fn without_axis(v: &[usize], k: usize) -> Vec<usize> {
     v.iter().enumerate().filter(|&(i, _)| i != k).map(|(_, &e)| e).collect()
@@ -445,4 +468,25 @@ fn merge_all<T: Element>(x: &XData<T>, y: &XData<T>) -> Option<(usize, [usize; 2
     }
     let (n, sx, sy) = merged.unwrap_or((x.len(), 1, 1));
     Some((n, [sx, sy]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_short_or_strided_reductions_take_lanes() {
+        assert_eq!(schedule(1000, 3, 1, 256, 1056), (true, 1)); // short rows
+        assert_eq!(schedule(1000, 5000, 7, 256, 1056), (true, 1)); // strided rows
+        assert!(!schedule(100, 3, 1, 256, 1056).0); // too few outputs to fill the device one per work-item
+    }
+
+    #[test]
+    fn long_reductions_split_into_chunks_with_a_partials_pass() {
+        // One reduction of 2^24 over a device worth 1056 groups: 1056 chunks of ≥ 8 elements per work-item.
+        assert_eq!(schedule(1, 1 << 24, 1, 256, 1056), (false, 1056));
+        // Short ones are never split below 8 elements per work-item.
+        assert_eq!(schedule(1, 4096, 1, 256, 1056), (false, 2));
+        assert_eq!(schedule(0, 100, 1, 256, 1056), (false, 1));
+    }
 }
