@@ -163,6 +163,95 @@ impl<T: Element> Pad<T> {
     }
 }
 
+impl<T: Element> Pad<T> {
+    /// The checks on the arrays once the padded shape `expected` is known.
+    fn check(&self, expected: &[usize], widths: &[(usize, usize)]) -> Result<()> {
+        let (op, shape) = ("Pad", self.input.shape());
+        if self.output.shape() != expected {
+            return Err(Error::Shape {
+                op: op.into(),
+                expected: format!("{expected:?} (input {shape:?} padded by {widths:?})"),
+                got: format!("{:?}", self.output.shape()),
+            });
+        }
+        if !self.input.app().same_as(self.output.app()) {
+            return Err(Error::invalid(op, "the input and the output must belong to the same ClApp (device)"));
+        }
+        if self.output.overlaps(&self.input) {
+            return Err(Error::invalid(op, "the output overlaps the input in one buffer"));
+        }
+        if expected.iter().any(|&n| n > i32::MAX as usize) {
+            return Err(Error::Unsupported {
+                what: format!("{op}: an axis of the padded shape {expected:?} exceeds 2³¹"),
+            });
+        }
+        let border = self.params.border;
+        if !matches!(border, Border::Constant(_))
+            && let Some(k) = shape.iter().zip(widths).position(|(&n, &w)| n == 0 && w != (0, 0))
+        {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "axis {k} of the input (shape {shape:?}) is empty, so {border:?} has nothing to extend it with; \
+                     only Border::Constant can pad an empty axis"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One axis of a pad: extents of the output and the input, the elements added before, and the strides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PadAxis {
+    out: usize,
+    input: usize,
+    before: usize,
+    src: usize,
+    dst: usize,
+}
+
+/// The axis the kernel walks along rows (the last one longer than 1) and the others as row axes (at most 7).
+/// Axes of output extent 1 read element 0 on both sides and are dropped; with none left (a rank-0 array among
+/// them) one row of one element remains. Pure, so it is unit-tested.
+fn row_axes(
+    out: &[usize],
+    input: &[usize],
+    widths: &[(usize, usize)],
+    src: &[usize],
+    dst: &[usize],
+) -> Result<(PadAxis, RowAxes)> {
+    let axes: Vec<PadAxis> = out
+        .iter()
+        .zip(input)
+        .zip(widths)
+        .zip(src)
+        .zip(dst)
+        .map(|((((&out, &input), &(before, _)), &src), &dst)| PadAxis { out, input, before, src, dst })
+        .filter(|a| a.out != 1)
+        .collect();
+    if axes.len() > MAX_AXES {
+        return Err(Error::Unsupported {
+            what: format!("Pad: shape {out:?} has {} axes longer than 1; at most {MAX_AXES}", axes.len()),
+        });
+    }
+    let one = PadAxis { out: 1, input: 1, before: 0, src: 1, dst: 1 };
+    let (last, row_axes) = axes.split_last().map_or((one, &[][..]), |(l, r)| (*l, r));
+    // One value per row axis; the slots past `nd` hold 0.
+    let column = |pick: fn(&PadAxis) -> usize| -> [u64; 8] {
+        std::array::from_fn(|slot| row_axes.get(slot).map_or(0, |a| pick(a) as u64))
+    };
+    let rows = RowAxes {
+        nd: row_axes.len() as u32,
+        out_shape: column(|a| a.out),
+        in_shape: column(|a| a.input),
+        before: column(|a| a.before),
+        src: column(|a| a.src),
+        dst: column(|a| a.dst),
+    };
+    Ok((last, rows))
+}
+
 /// `shape` grown by one `(before, after)` pair per axis, or an error when an extent overflows.
 fn padded_shape(shape: &[usize], widths: &[(usize, usize)]) -> Result<Vec<usize>> {
     shape
@@ -202,64 +291,8 @@ impl<T: Element> Process for Pad<T> {
         let op = "Pad";
         let (shape, widths) = (self.input.shape(), expand_widths(self.input.shape(), &self.params.widths)?);
         let expected = padded_shape(shape, &widths)?;
-        if self.output.shape() != expected.as_slice() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("{expected:?} (input {shape:?} padded by {widths:?})"),
-                got: format!("{:?}", self.output.shape()),
-            });
-        }
-        if !self.input.app().same_as(self.output.app()) {
-            return Err(Error::invalid(op, "the input and the output must belong to the same ClApp (device)"));
-        }
-        if self.output.overlaps(&self.input) {
-            return Err(Error::invalid(op, "the output overlaps the input in one buffer"));
-        }
-        if expected.iter().any(|&n| n > i32::MAX as usize) {
-            return Err(Error::Unsupported {
-                what: format!("{op}: an axis of the padded shape {expected:?} exceeds 2³¹"),
-            });
-        }
-        let border = self.params.border;
-        if !matches!(border, Border::Constant(_))
-            && let Some(k) = shape.iter().zip(&widths).position(|(&n, &w)| n == 0 && w != (0, 0))
-        {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "axis {k} of the input (shape {shape:?}) is empty, so {:?} has nothing to extend it with; only \
-                     Border::Constant can pad an empty axis",
-                    border
-                ),
-            ));
-        }
-        // Axes of output extent 1 read element 0 on both sides and can go; the last remaining axis is walked
-        // along rows, the others (at most 7) number the rows.
-        // (extent out, extent in, before, src stride, dst stride) of each axis.
-        let per_axis = expected.iter().zip(shape).zip(&widths).zip(self.input.strides()).zip(self.output.strides());
-        let axes: Vec<(usize, usize, usize, usize, usize)> = per_axis
-            .map(|((((&o, &i), &(before, _)), &s), &d)| (o, i, before, s, d))
-            .filter(|&(o, ..)| o != 1)
-            .collect();
-        if axes.len() > MAX_AXES {
-            return Err(Error::Unsupported {
-                what: format!("{op}: shape {expected:?} has {} axes longer than 1; at most {MAX_AXES}", axes.len()),
-            });
-        }
-        // With no axis longer than 1 (a rank-0 array among them) one row of one element remains.
-        let (last, row_axes) = axes.split_last().map(|(l, r)| (*l, r)).unwrap_or(((1, 1, 0, 1, 1), &[]));
-        // One value per row axis; the slots past `nd` hold 0.
-        let column = |pick: fn(&(usize, usize, usize, usize, usize)) -> usize| -> [u64; 8] {
-            std::array::from_fn(|slot| row_axes.get(slot).map_or(0, |a| pick(a) as u64))
-        };
-        let rows = RowAxes {
-            nd: row_axes.len() as u32,
-            out_shape: column(|a| a.0),
-            in_shape: column(|a| a.1),
-            before: column(|a| a.2),
-            src: column(|a| a.3),
-            dst: column(|a| a.4),
-        };
+        self.check(&expected, &widths)?;
+        let (last, rows) = row_axes(&expected, shape, &widths, self.input.strides(), self.output.strides())?;
         let row_count: u64 = rows.out_shape.iter().take(rows.nd as usize).product();
         let info = self.output.app().device();
         let wg = WG.min(info.max_work_group_size.max(1));
@@ -267,7 +300,7 @@ impl<T: Element> Process for Pad<T> {
         // Runs of 16 bytes when every output row starts on such a boundary with unit stride.
         let vw = run_width::<T>();
         let aligned = |v: usize| v.is_multiple_of(vw);
-        let vw = if last.4 == 1
+        let vw = if last.dst == 1
             && aligned(self.output.offset())
             && rows.dst.iter().take(rows.nd as usize).all(|&d| aligned(d as usize))
         {
@@ -275,7 +308,7 @@ impl<T: Element> Process for Pad<T> {
         } else {
             1
         };
-        let x_blocks = last.0.div_ceil(wg * EPT * vw) as u64;
+        let x_blocks = last.out.div_ceil(wg * EPT * vw) as u64;
         let groups = row_count * x_blocks;
         let app = self.output.app();
         // A group per block up to a large cap, on CPUs too: PoCL padded 2048² in 25 ms that way against 41 ms with
@@ -289,7 +322,7 @@ impl<T: Element> Process for Pad<T> {
                 "{} -DIDX={} {} -DWG={wg} -DEPT={EPT}",
                 T::build_options(),
                 index.cl_type(),
-                border.build_option()
+                self.params.border.build_option()
             );
             if vw > 1 {
                 options += &run_options::<T>();
@@ -301,8 +334,8 @@ impl<T: Element> Process for Pad<T> {
             kernel,
             index,
             rows,
-            last: [last.1 as i32, last.0 as i32, last.2 as i32],
-            steps: [last.3 as u64, last.4 as u64],
+            last: [last.input as i32, last.out as i32, last.before as i32],
+            steps: [last.src as u64, last.dst as u64],
             x_blocks,
             groups,
             launch_groups: groups.min(cap) as usize,
@@ -346,5 +379,24 @@ impl<T: Element> Process for Pad<T> {
 
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_run_along_the_last_axis_longer_than_one() {
+        // [5, 1, 7] padded to [7, 1, 9]: the middle axis goes, the last is walked, the first numbers the rows.
+        let (last, rows) = row_axes(&[7, 1, 9], &[5, 1, 7], &[(1, 1), (0, 0), (2, 0)], &[7, 7, 1], &[9, 9, 1]).unwrap();
+        assert_eq!(last, PadAxis { out: 9, input: 7, before: 2, src: 1, dst: 1 });
+        assert_eq!((rows.nd, rows.out_shape[0], rows.in_shape[0], rows.before[0]), (1, 7, 5, 1));
+        assert_eq!((rows.src[0], rows.dst[0], rows.out_shape[1]), (7, 9, 0));
+        // A scalar pads nothing: one row of one element.
+        let (last, rows) = row_axes(&[], &[], &[], &[], &[]).unwrap();
+        assert_eq!((last.out, rows.nd), (1, 0));
+        // Nine axes longer than 1 are more than the kernel takes.
+        assert!(row_axes(&[2; 9], &[2; 9], &[(0, 0); 9], &[1; 9], &[1; 9]).is_err());
     }
 }
