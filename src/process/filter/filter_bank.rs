@@ -287,29 +287,11 @@ impl<T: Element> FilterBank<T> {
         self.plan.as_ref().map(|p| p.strategy)
     }
 
-    fn strides(&self) -> ([u64; 8], [u64; 8]) {
-        let mut xs = [0u64; 8];
-        for (slot, &v) in xs.iter_mut().zip(self.input.strides().iter().chain(self.filters.strides())) {
-            *slot = v as u64;
-        }
-        let mut ys = [0u64; 8];
-        for (slot, &v) in ys.iter_mut().zip(self.output.strides()) {
-            *slot = v as u64;
-        }
-        (xs, ys)
-    }
-}
-
-impl<T: Element> Process for FilterBank<T> {
-    fn name(&self) -> &str {
-        "FilterBank"
-    }
-
-    fn init(&mut self) -> Result<()> {
-        let op = "FilterBank";
-        let p = &self.params;
-        let expected = p.output_shape(self.input.shape(), self.filters.shape())?;
-        if self.output.shape() != expected.as_slice() {
+    /// The checks on the arrays once the output shape `expected` is known; returns the geometry the kernels
+    /// take (N, C, H, W, K, R, S, P, Q, padding, stride, dilation, flip), each within 32 bits.
+    fn check(&self, expected: &[usize]) -> Result<[i32; 16]> {
+        let (op, p) = ("FilterBank", &self.params);
+        if self.output.shape() != expected {
             return Err(Error::Shape {
                 op: op.into(),
                 expected: format!("{expected:?} (input {:?}, filters {:?})", self.input.shape(), self.filters.shape()),
@@ -324,17 +306,16 @@ impl<T: Element> Process for FilterBank<T> {
             return Err(Error::invalid(op, "the output overlaps the input or the filters in one buffer"));
         }
         let (x, f) = (self.input.shape(), self.filters.shape());
-        let (&[n, c, h, w], &[k, _, r, s], &[_, _, out_p, out_q]) = (x, f, expected.as_slice()) else {
+        let (&[n, c, h, w], &[k, _, r, s], &[_, _, out_p, out_q]) = (x, f, expected) else {
             return Err(Error::invalid(
                 op,
                 format!("needs an input [N, C, H, W] and filters [K, C, R, S]; got {x:?} and {f:?}"),
             ));
         };
-        let pq = out_p * out_q;
         if !self.output.is_empty() && !matches!(p.border, Border::Constant(_)) && (h == 0 || w == 0) {
             return Err(Error::invalid(op, format!("the images of {x:?} are empty; {:?} cannot pad them", p.border)));
         }
-        let geo_values = [
+        let geo = [
             n,
             c,
             h,
@@ -354,30 +335,71 @@ impl<T: Element> Process for FilterBank<T> {
         ];
         let reach = (out_p.max(1) - 1) * p.stride[0] + (r - 1) * p.dilation[0] + h + 2 * p.padding[0];
         let reach_w = (out_q.max(1) - 1) * p.stride[1] + (s - 1) * p.dilation[1] + w + 2 * p.padding[1];
-        if geo_values.iter().chain([&reach, &reach_w]).any(|&v| v >= i32::MAX as usize) {
+        if geo.iter().chain([&reach, &reach_w]).any(|&v| v >= i32::MAX as usize) {
             return Err(Error::Unsupported {
                 what: format!("{op}: an extent of input {x:?} / filters {f:?} exceeds the kernels' 32-bit range"),
             });
         }
-        let geo = geo_values.map(|v| v as i32);
+        Ok(geo.map(|v| v as i32))
+    }
+
+    fn strides(&self) -> ([u64; 8], [u64; 8]) {
+        let mut xs = [0u64; 8];
+        for (slot, &v) in xs.iter_mut().zip(self.input.strides().iter().chain(self.filters.strides())) {
+            *slot = v as u64;
+        }
+        let mut ys = [0u64; 8];
+        for (slot, &v) in ys.iter_mut().zip(self.output.strides()) {
+            *slot = v as u64;
+        }
+        (xs, ys)
+    }
+}
+
+/// Whether to run im2col + MatMul, and how many images each chunk unrolls, for `n` images, `k` filters and
+/// patches of `crs` values taking `per_image` bytes unrolled, within `budget` bytes; im2col needs contiguous
+/// filters and output. Unrolling pays when the product is big enough in both filters and patch length for GEMM
+/// to run near its speed; below that the direct kernel reads less memory. Pure, so it is unit-tested.
+fn choose(
+    algorithm: FilterBankAlgorithm,
+    [n, k, crs]: [usize; 3],
+    per_image: usize,
+    budget: usize,
+    contiguous: bool,
+    cpu: bool,
+) -> (bool, usize) {
+    let images = (budget / per_image.max(1)).clamp(1, n.max(1));
+    let possible = contiguous && per_image <= budget;
+    let im2col = match algorithm {
+        FilterBankAlgorithm::Direct => false,
+        FilterBankAlgorithm::Im2col => possible,
+        FilterBankAlgorithm::Auto => possible && k >= if cpu { 8 } else { 16 } && crs >= 16,
+    };
+    (im2col, images)
+}
+
+impl<T: Element> Process for FilterBank<T> {
+    fn name(&self) -> &str {
+        "FilterBank"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        let op = "FilterBank";
+        let p = &self.params;
+        let expected = p.output_shape(self.input.shape(), self.filters.shape())?;
+        let geo = self.check(&expected)?;
+        let [n, c, _, _, k, r, s, out_p, out_q, ..] = geo.map(|v| v as usize);
+        let pq = out_p * out_q;
+        let app = self.output.app();
         let info = app.device();
-        let cpu = info.kind == DeviceKind::Cpu;
-        let element = std::mem::size_of::<T>();
         let crs = c * r * s;
-        let per_image = crs * pq * element;
+        let per_image = crs * pq * std::mem::size_of::<T>();
         let budget = p.memory_budget.unwrap_or((info.max_alloc_bytes as usize / 4).min(1 << 30)).max(1);
-        let images = (budget / per_image.max(1)).clamp(1, n.max(1));
-        let im2col_possible = self.filters.is_contiguous() && self.output.is_contiguous() && per_image <= budget;
-        // Unrolling pays when the product is big enough in both filters and patch length for GEMM to run
-        // near its speed; below that the direct kernel reads less memory.
-        let im2col = match p.algorithm {
-            FilterBankAlgorithm::Direct => false,
-            FilterBankAlgorithm::Im2col => im2col_possible,
-            FilterBankAlgorithm::Auto => im2col_possible && k >= if cpu { 8 } else { 16 } && crs >= 16,
-        };
-        let col_len = images * crs * pq;
+        let contiguous = self.filters.is_contiguous() && self.output.is_contiguous();
+        let cpu = info.kind == DeviceKind::Cpu;
+        let (im2col, images) = choose(p.algorithm, [n, k, crs], per_image, budget, contiguous, cpu);
         let layouts = [self.input.layout(), self.filters.layout(), self.output.layout()];
-        let index = index_type_for(&layouts, &[col_len as u64 + 1, (n * k * pq) as u64]);
+        let index = index_type_for(&layouts, &[(images * crs * pq) as u64 + 1, (n * k * pq) as u64]);
         let options = format!(
             "{} -DIDX={} {} -DWG={DIRECT_WG} -DKB={FILTERS_PER_ITEM}",
             T::build_options(),
@@ -473,5 +495,25 @@ impl<T: Element> Process for FilterBank<T> {
 
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn im2col_for_many_filters_and_long_patches_within_the_budget() {
+        let auto = FilterBankAlgorithm::Auto;
+        // 64 filters over 64 × 3 × 3 patches: im2col, as many images per chunk as the budget holds.
+        assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, true, false), (true, 4));
+        // Few filters, or short patches: the direct kernel.
+        assert!(!choose(auto, [10, 4, 576], 1000, 1 << 30, true, false).0);
+        assert!(!choose(auto, [10, 64, 9], 1000, 1 << 30, true, false).0);
+        // CPUs switch from 8 filters on.
+        assert!(choose(auto, [10, 8, 576], 1000, 1 << 30, true, true).0);
+        // A strided output, or one image larger than the budget, rules it out even when asked for.
+        assert!(!choose(FilterBankAlgorithm::Im2col, [10, 64, 576], 1000, 1 << 30, false, false).0);
+        assert!(!choose(FilterBankAlgorithm::Im2col, [10, 64, 576], 1000, 999, true, false).0);
     }
 }
