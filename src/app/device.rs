@@ -92,6 +92,35 @@ pub struct DeviceInfo {
     pub preferred: bool,
 }
 
+#[cfg(test)]
+impl DeviceInfo {
+    /// A device described by hand, for planners' unit tests: an H100-like GPU (132 units, 48 KiB local memory,
+    /// 1024 work-items) for `DeviceKind::Gpu`, a 2-core PoCL-like CPU (1 MiB "local" memory, 4096 work-items)
+    /// otherwise.
+    pub(crate) fn for_tests(kind: DeviceKind) -> DeviceInfo {
+        let gpu = kind == DeviceKind::Gpu;
+        DeviceInfo {
+            platform_index: 0,
+            device_index: 0,
+            platform_name: if gpu { "NVIDIA CUDA" } else { "Portable Computing Language" }.into(),
+            name: if gpu { "NVIDIA H100 80GB HBM3" } else { "cpu" }.into(),
+            vendor: if gpu { "NVIDIA Corporation" } else { "GenuineIntel" }.into(),
+            version: "OpenCL 3.0".into(),
+            opencl_version: (3, 0),
+            driver_version: "test".into(),
+            kind,
+            compute_units: if gpu { 132 } else { 2 },
+            clock_mhz: if gpu { 1980 } else { 2000 },
+            global_mem_bytes: 80 << 30,
+            local_mem_bytes: if gpu { 48 << 10 } else { 1 << 20 },
+            max_alloc_bytes: 20 << 30,
+            max_work_group_size: if gpu { 1024 } else { 4096 },
+            fp64: true,
+            preferred: true,
+        }
+    }
+}
+
 impl DeviceInfo {
     /// `"P:D"`, the index form `CLIPER_DEVICE` accepts.
     ///

@@ -4,7 +4,7 @@
 
 use super::border::Border;
 use super::weights::Filter;
-use crate::app::{DeviceKind, Kernel};
+use crate::app::{DeviceInfo, DeviceKind, Kernel};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -85,6 +85,111 @@ enum LaunchShape {
     Blocked { tiles: [u64; 3], rz: usize, groups: u64, launch_groups: usize, vx: usize, ry: usize },
 }
 
+impl LaunchShape {
+    /// The launch for outputs of spatial extents `o` (z, y, x) in `batch` images: `conv_blocked` when asked for
+    /// and it fits, else `conv_tiled` when asked for and its tile fits local memory, else `conv_direct`. Pure
+    /// given the device's facts, so the choice is unit-tested.
+    fn choose<T: Element>(
+        info: &DeviceInfo,
+        g: &Geometry,
+        o: [usize; 3],
+        batch: u64,
+        preference: PassPreference,
+    ) -> LaunchShape {
+        let element = std::mem::size_of::<T>();
+        // Prefer tiles that leave room for two groups per multiprocessor; large filters may take all the local
+        // memory (H100, 63×63 on 8192²: 102 ms through conv_direct when held to 24 KiB).
+        let limits = [TILE_LOCAL_LIMIT.min(info.local_mem_bytes as usize), info.local_mem_bytes as usize];
+        let blocked = match preference {
+            PassPreference::Blocked => block_shape::<T>(info, g, o, batch),
+            _ => None,
+        };
+        let tiled = preference != PassPreference::Direct && blocked.is_none();
+        let tiled_ry = if tiled && info.max_work_group_size >= TILE_X * TILE_Y {
+            limits.into_iter().find_map(|limit| [4, 2, 1].into_iter().find(|&ry| tile_bytes(g, ry, element) <= limit))
+        } else {
+            None
+        };
+        let cpu = info.kind == DeviceKind::Cpu;
+        // Groups launched at once by the tile kernels (they loop over the rest): a few per core on CPUs.
+        let tile_cap = if cpu { info.compute_units as u64 * 4 } else { 1 << 22 };
+        match (blocked, tiled_ry) {
+            (Some(b), _) => {
+                let groups = b.tiles.iter().product::<u64>() * batch;
+                let launch_groups = groups.min(tile_cap) as usize;
+                LaunchShape::Blocked { tiles: b.tiles, rz: b.rz, groups, launch_groups, vx: b.vx, ry: b.ry }
+            }
+            (None, Some(ry)) => {
+                let tiles = [o[2].div_ceil(TILE_X) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
+                let groups = tiles[0] * tiles[1] * o[0] as u64 * batch;
+                let (launch_groups, local_bytes) = (groups.min(tile_cap) as usize, tile_bytes(g, ry, element));
+                LaunchShape::Tiled { tiles, groups, launch_groups, local_bytes, ry }
+            }
+            (None, None) => {
+                let rows = batch as usize * o[0] * o[1];
+                let x_blocks = o[2].div_ceil(DIRECT_WG) as u64;
+                let groups = x_blocks * rows as u64;
+                let cap = if cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
+                LaunchShape::Direct { x_blocks, groups, launch_groups: groups.min(cap) as usize }
+            }
+        }
+    }
+
+    /// Work-groups in all (the kernels loop over what one launch does not cover).
+    fn groups(&self) -> u64 {
+        match *self {
+            LaunchShape::Direct { groups, .. }
+            | LaunchShape::Tiled { groups, .. }
+            | LaunchShape::Blocked { groups, .. } => groups,
+        }
+    }
+
+    fn kernel_name(&self) -> &'static str {
+        match self {
+            LaunchShape::Blocked { .. } => "conv_blocked",
+            LaunchShape::Tiled { .. } => "conv_tiled",
+            LaunchShape::Direct { .. } => "conv_direct",
+        }
+    }
+}
+
+/// Local memory of a `conv_tiled` group computing `ry` outputs per work-item: the input tile and its halo.
+fn tile_bytes(g: &Geometry, ry: usize, element: usize) -> usize {
+    let lw = (TILE_X - 1) * g.stride[2] + (g.filter[2] - 1) * g.dilation[2] + 1;
+    let lh = (TILE_Y * ry - 1) * g.stride[1] + (g.filter[1] - 1) * g.dilation[1] + 1;
+    lw * lh * element
+}
+
+/// An error when a coordinate the kernels form could pass an int (they index spatial axes in 32 bits).
+fn check_reach<T: Element>(
+    op: &str,
+    input: &XData<T>,
+    output: &XData<T>,
+    n: [usize; 3],
+    o: [usize; 3],
+    g: &Geometry,
+) -> Result<()> {
+    let per_axis = o.iter().zip(&n).zip(g.filter.iter().zip(&g.stride)).zip(g.dilation.iter().zip(&g.start));
+    let reach = per_axis
+        .map(|(((&o, &n), (&filter, &stride)), (&dilation, &start))| {
+            let far = o.saturating_sub(1) as i128 * stride as i128 + (filter as i128 - 1) * dilation as i128;
+            far.max(n as i128) + start.unsigned_abs() as i128
+        })
+        .max()
+        .unwrap_or(0);
+    if reach >= i32::MAX as i128 {
+        return Err(Error::Unsupported {
+            what: format!(
+                "{op}: coordinates reach {reach} along a spatial axis (input {:?}, output {:?}); the kernels index \
+                 spatial axes with 32-bit integers",
+                input.shape(),
+                output.shape()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The shape of a `conv_blocked` launch: outputs per work-item (VX along x, RY along y), output planes per
 /// group, and whether it fits (local memory, registers, compiled-in filter size).
 #[derive(Clone, Copy, Debug)]
@@ -95,12 +200,7 @@ struct BlockShape {
     tiles: [u64; 3],
 }
 
-fn block_shape<T: Element>(
-    info: &crate::app::DeviceInfo,
-    g: &Geometry,
-    o: [usize; 3],
-    batch: u64,
-) -> Option<BlockShape> {
+fn block_shape<T: Element>(info: &DeviceInfo, g: &Geometry, o: [usize; 3], batch: u64) -> Option<BlockShape> {
     let unit = g.stride == [1; 3] && g.dilation == [1; 3];
     let [fz, fy, fx] = g.filter;
     if !unit || fx > BLOCK_MAX_TAPS || fy > BLOCK_MAX_TAPS || fz > 8 || info.max_work_group_size < TILE_X * TILE_Y {
@@ -174,25 +274,7 @@ impl<T: Element, K: Element> ConvPass<T, K> {
         let info = app.device();
         let ((n, in_st), (o, out_st)) = (spatial(op, input, rank)?, spatial(op, output, rank)?);
         let g = geometry;
-        // Every coordinate a kernel forms must fit in an int.
-        let per_axis = o.iter().zip(&n).zip(g.filter.iter().zip(&g.stride)).zip(g.dilation.iter().zip(&g.start));
-        let reach = per_axis
-            .map(|(((&o, &n), (&filter, &stride)), (&dilation, &start))| {
-                let far = o.saturating_sub(1) as i128 * stride as i128 + (filter as i128 - 1) * dilation as i128;
-                far.max(n as i128) + start.unsigned_abs() as i128
-            })
-            .max()
-            .unwrap_or(0);
-        if reach >= i32::MAX as i128 {
-            return Err(Error::Unsupported {
-                what: format!(
-                    "{op}: coordinates reach {reach} along a spatial axis (input {:?}, output {:?}); the kernels \
-                     index spatial axes with 32-bit integers",
-                    input.shape(),
-                    output.shape()
-                ),
-            });
-        }
+        check_reach(op, input, output, n, o, g)?;
         let lead = input.ndim() - rank;
         let (Some(batch_shape), Some(in_batch), Some(out_batch)) =
             (input.shape().get(..lead), input.strides().get(..lead), output.strides().get(..lead))
@@ -213,65 +295,9 @@ impl<T: Element, K: Element> ConvPass<T, K> {
         }
         let start = [g.start[0] as i32, g.start[1] as i32, g.start[2] as i32, 0];
         let st = [in_st[0], in_st[1], in_st[2], out_st[0], out_st[1], out_st[2], 0, 0].map(|v| v as u64);
-        let rows = (batch.count() as usize) * o[0] * o[1];
         let element = std::mem::size_of::<T>();
-        let local_for = |ry: usize| {
-            let lw = (TILE_X - 1) * g.stride[2] + (g.filter[2] - 1) * g.dilation[2] + 1;
-            let lh = (TILE_Y * ry - 1) * g.stride[1] + (g.filter[1] - 1) * g.dilation[1] + 1;
-            lw * lh * element
-        };
-        // Prefer tiles that leave room for two groups per multiprocessor; large filters may take all the local
-        // memory (H100, 63×63 on 8192²: 102 ms through conv_direct when held to 24 KiB).
-        let limits = [TILE_LOCAL_LIMIT.min(info.local_mem_bytes as usize), info.local_mem_bytes as usize];
-        let blocked = match preference {
-            PassPreference::Blocked => block_shape::<T>(info, g, o, batch.count()),
-            _ => None,
-        };
-        let tiled = preference != PassPreference::Direct && blocked.is_none();
-        let tiled_ry = if tiled && info.max_work_group_size >= TILE_X * TILE_Y {
-            limits.into_iter().find_map(|limit| [4, 2, 1].into_iter().find(|&ry| local_for(ry) <= limit))
-        } else {
-            None
-        };
-        let cpu = info.kind == DeviceKind::Cpu;
-        // Groups launched at once by the tile kernels (they loop over the rest): a few per core on CPUs.
-        let tile_cap = if cpu { info.compute_units as u64 * 4 } else { 1 << 22 };
-        let launch = match (blocked, tiled_ry) {
-            (Some(b), _) => {
-                let groups = b.tiles.iter().product::<u64>() * batch.count();
-                LaunchShape::Blocked {
-                    tiles: b.tiles,
-                    rz: b.rz,
-                    groups,
-                    launch_groups: groups.min(tile_cap) as usize,
-                    vx: b.vx,
-                    ry: b.ry,
-                }
-            }
-            (None, Some(ry)) => {
-                let tiles = [o[2].div_ceil(TILE_X) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
-                let groups = tiles[0] * tiles[1] * o[0] as u64 * batch.count();
-                LaunchShape::Tiled {
-                    tiles,
-                    groups,
-                    launch_groups: groups.min(tile_cap) as usize,
-                    local_bytes: local_for(ry),
-                    ry,
-                }
-            }
-            (None, None) => {
-                let x_blocks = o[2].div_ceil(DIRECT_WG) as u64;
-                let groups = x_blocks * rows as u64;
-                let cap = if cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
-                LaunchShape::Direct { x_blocks, groups, launch_groups: groups.min(cap) as usize }
-            }
-        };
-        let groups = match launch {
-            LaunchShape::Direct { groups, .. }
-            | LaunchShape::Tiled { groups, .. }
-            | LaunchShape::Blocked { groups, .. } => groups,
-        };
-        let index = index_type_for(&[input.layout(), output.layout()], &[groups]);
+        let launch = LaunchShape::choose::<T>(info, g, o, batch.count(), preference);
+        let index = index_type_for(&[input.layout(), output.layout()], &[launch.groups()]);
         let filter_bytes = std::mem::size_of_val(filter.values());
         // 64 KiB is the least constant memory OpenCL guarantees.
         let space = if filter_bytes <= 64 << 10 { "__constant" } else { "__global" };
@@ -284,35 +310,29 @@ impl<T: Element, K: Element> ConvPass<T, K> {
             index.cl_type(),
             border.build_option()
         );
-        if let Some(ry) = tiled_ry {
-            options += &format!(" -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry}");
-        }
-        if let Some(b) = blocked {
-            let vw = run_width::<T>();
-            let aligned = out_st[2] == 1
-                && [output.offset(), out_st[0], out_st[1]].iter().all(|v| v.is_multiple_of(vw))
-                && batch.strides[1].iter().take(batch.axes as usize).all(|&v| (v as usize).is_multiple_of(vw));
-            let [fz, fy, fx] = g.filter;
-            options += &format!(
-                " -DTX={TILE_X} -DTY={TILE_Y} -DRY={} -DBLOCK_VX={} -DKX={fx} -DKY={fy} -DKZ={fz}{} -DALIGNED_OUT={} \
-                 -DUNROLL_ROWS={}",
-                b.ry,
-                b.vx,
-                run_options::<T>(),
-                u8::from(aligned),
-                u8::from(fy <= BLOCK_UNROLL_ROWS)
-            );
+        match launch {
+            LaunchShape::Tiled { ry, .. } => options += &format!(" -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry}"),
+            LaunchShape::Blocked { vx, ry, .. } => {
+                let vw = run_width::<T>();
+                let aligned = out_st[2] == 1
+                    && [output.offset(), out_st[0], out_st[1]].iter().all(|v| v.is_multiple_of(vw))
+                    && batch.strides[1].iter().take(batch.axes as usize).all(|&v| (v as usize).is_multiple_of(vw));
+                let [fz, fy, fx] = g.filter;
+                options += &format!(
+                    " -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry} -DBLOCK_VX={vx} -DKX={fx} -DKY={fy} -DKZ={fz}{} \
+                     -DALIGNED_OUT={} -DUNROLL_ROWS={}",
+                    run_options::<T>(),
+                    u8::from(aligned),
+                    u8::from(fy <= BLOCK_UNROLL_ROWS)
+                );
+            }
+            LaunchShape::Direct { .. } => {}
         }
         let kernel = if output.is_empty() {
             None
         } else {
             let program = app.build_program("filter.cl", &kernels::with_common(kernels::FILTER), &options)?;
-            let name = match launch {
-                LaunchShape::Blocked { .. } => "conv_blocked",
-                LaunchShape::Tiled { .. } => "conv_tiled",
-                LaunchShape::Direct { .. } => "conv_direct",
-            };
-            Some(program.kernel(name)?.owned_by(op))
+            Some(program.kernel(launch.kernel_name())?.owned_by(op))
         };
         let taps = filter.values().len() as u64;
         let outputs = output.len() as u64;
@@ -392,5 +412,50 @@ impl<T: Element, K: Element> ConvPass<T, K> {
                 .work(self.work.0, self.work.1)
                 .enqueue(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geometry(filter: [usize; 3], stride: usize) -> Geometry {
+        Geometry { filter, stride: [1, stride, stride], dilation: [1; 3], start: [0; 3] }
+    }
+
+    #[test]
+    fn small_filters_take_conv_blocked_and_strided_ones_the_tiles() {
+        let gpu = DeviceInfo::for_tests(DeviceKind::Gpu);
+        let shape =
+            LaunchShape::choose::<f32>(&gpu, &geometry([1, 3, 3], 1), [1, 8192, 8192], 1, PassPreference::Blocked);
+        let LaunchShape::Blocked { vx, ry, groups, .. } = shape else { panic!("3×3 should block") };
+        assert_eq!((vx, ry), (4, 8)); // 4 × 8 outputs per work-item for f32 images
+        assert_eq!(groups, (8192u64 / (32 * 4)) * (8192 / (8 * 8)));
+        // A stride leaves the blocked kernel: tiles, with their halo in local memory.
+        let strided =
+            LaunchShape::choose::<f32>(&gpu, &geometry([1, 3, 3], 2), [1, 512, 512], 1, PassPreference::Blocked);
+        assert!(matches!(strided, LaunchShape::Tiled { ry: 4, .. }));
+        // Filters too large for any tile of local memory run direct.
+        let huge = LaunchShape::choose::<f32>(&gpu, &geometry([1, 301, 301], 1), [1, 64, 64], 1, PassPreference::Tiled);
+        assert!(matches!(huge, LaunchShape::Direct { .. }), "{}", huge.kernel_name());
+    }
+
+    #[test]
+    fn tiles_fit_the_local_memory_they_claim() {
+        let gpu = DeviceInfo::for_tests(DeviceKind::Gpu);
+        for f in [3, 15, 31, 63] {
+            let g = geometry([1, f, f], 1);
+            if let LaunchShape::Tiled { local_bytes, ry, .. } =
+                LaunchShape::choose::<f32>(&gpu, &g, [1, 1000, 1000], 1, PassPreference::Tiled)
+            {
+                assert!(local_bytes <= 48 << 10 && local_bytes == tile_bytes(&g, ry, 4), "{f}×{f}");
+            }
+        }
+        // CPUs launch a few looping groups per core.
+        let cpu = DeviceInfo::for_tests(DeviceKind::Cpu);
+        let direct =
+            LaunchShape::choose::<f64>(&cpu, &geometry([1, 5, 5], 3), [1, 999, 999], 1, PassPreference::Direct);
+        let LaunchShape::Direct { launch_groups, .. } = direct else { panic!("asked for direct") };
+        assert_eq!(launch_groups, 2 * 16);
     }
 }

@@ -37,6 +37,52 @@ pub(crate) struct FftConv<T: Element> {
     pub(crate) points: usize,
 }
 
+/// Where each spatial axis of an input of these extents sits in its extended block: `(before, after, length)`,
+/// the block being `out + filter − 1` long with the data `start` elements in. Pure, so it is unit-tested.
+fn placement(op: &str, spatial: &[usize], axes: &[AxisPlan]) -> Result<Vec<(usize, usize, usize)>> {
+    spatial
+        .iter()
+        .zip(axes)
+        .enumerate()
+        .map(|(k, (&n, a))| {
+            let length = a.out + a.filter - 1;
+            let placed = usize::try_from(a.start).ok().and_then(|b| length.checked_sub(n + b).map(|after| (b, after)));
+            let Some((before, after)) = placed else {
+                return Err(Error::invalid(
+                    op,
+                    format!("the FFT path cannot place spatial axis {k} (start {}, {n} → {length})", a.start),
+                ));
+            };
+            Ok((before, after, length))
+        })
+        .collect()
+}
+
+/// The filter wrapped onto the transform grid, `h[u] = f[(−u) mod M]` (row-major on the grid), in float64: its
+/// transform multiplies the input's. Pure, so it is unit-tested.
+fn filter_on_grid<K: Element>(op: &str, filter: &Filter<K>, grid: &[usize]) -> Result<Vec<Complex64>> {
+    let mut h = vec![Complex64::new(0.0, 0.0); grid.iter().product()];
+    let fshape = filter.shape();
+    for (t, &v) in filter.values().iter().enumerate() {
+        // Tap t's coordinates, last axis first, each taken to (M − coord) mod M.
+        let (mut rest, mut at, mut scale) = (t, 0usize, 1usize);
+        for (&w, &m) in fshape.iter().zip(grid).rev() {
+            let coord = rest % w;
+            rest /= w;
+            at += (m - coord) % m * scale;
+            scale *= m;
+        }
+        let Some(slot) = h.get_mut(at) else {
+            return Err(Error::invalid(
+                op,
+                format!("tap {t} of the filter {fshape:?} falls outside the transform grid {grid:?}"),
+            ));
+        };
+        *slot = v.to_c64();
+    }
+    Ok(h)
+}
+
 impl<T: Element> FftConv<T> {
     /// Plans the FFT path for `input` → `output` with the oriented (flipped for a convolution, normalised)
     /// `filter` over the trailing `axes.len()` axes.
@@ -60,27 +106,7 @@ impl<T: Element> FftConv<T> {
                 ),
             ));
         }
-        // The extended input: length c + w − 1 per spatial axis, `start` before the data; as (before, after,
-        // length) per spatial axis.
-        let placed = input
-            .shape()
-            .iter()
-            .skip(lead)
-            .zip(axes)
-            .enumerate()
-            .map(|(k, (&n, a))| {
-                let length = a.out + a.filter - 1;
-                let placed =
-                    usize::try_from(a.start).ok().and_then(|b| length.checked_sub(n + b).map(|after| (b, after)));
-                let Some((before, after)) = placed else {
-                    return Err(Error::invalid(
-                        op,
-                        format!("the FFT path cannot place spatial axis {k} (start {}, {n} → {length})", a.start),
-                    ));
-                };
-                Ok((before, after, length))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let placed = placement(op, input.shape().get(lead..).unwrap_or_default(), axes)?;
         // The batch axes keep their extents; the transform grid is the smooth length above each extended one.
         let batch = input.shape().iter().take(lead);
         let widths: Vec<(usize, usize)> =
@@ -100,27 +126,9 @@ impl<T: Element> FftConv<T> {
         let spectrum = XData::<T::Complex>::uninit(app, op, &padded_shape)?;
         let spatial: Vec<usize> = (lead..input.ndim()).collect();
         let forward = Fft::new(&spectrum_in, &spectrum, FftParams::forward().axes(&spatial));
-        // h[u] = f[(−u) mod M] on the padded grid, transformed once.
         let points: usize = grid.iter().product();
-        let mut h = vec![T::Complex::default(); points];
-        let fshape = filter.shape();
-        for (t, &v) in filter.values().iter().enumerate() {
-            // Tap t's coordinates, last axis first, each taken to (M − coord) mod M; row-major on the grid.
-            let (mut rest, mut at, mut scale) = (t, 0usize, 1usize);
-            for (&w, &m) in fshape.iter().zip(&grid).rev() {
-                let coord = rest % w;
-                rest /= w;
-                at += (m - coord) % m * scale;
-                scale *= m;
-            }
-            let Some(slot) = h.get_mut(at) else {
-                return Err(Error::invalid(
-                    op,
-                    format!("tap {t} of the filter {fshape:?} falls outside the transform grid {grid:?}"),
-                ));
-            };
-            *slot = <T::Complex as Element>::from_c64(v.to_c64());
-        }
+        let h: Vec<T::Complex> =
+            filter_on_grid(op, filter, &grid)?.into_iter().map(<T::Complex as Element>::from_c64).collect();
         let h_grid = XData::from_slice(app, &grid, &h)?;
         let h_hat = XData::<T::Complex>::uninit(app, op, &grid)?;
         let mut transform = Fft::new(&h_grid, &h_hat, FftParams::forward());
@@ -163,5 +171,34 @@ impl<T: Element> FftConv<T> {
         self.inverse.launch()?;
         let czero = <T::Complex as Element>::from_c64(Complex64::new(0.0, 0.0));
         self.narrow.launch(&self.result, &self.result, &self.output, czero)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axis(filter: usize, start: i64, out: usize) -> AxisPlan {
+        AxisPlan { filter, stride: 1, dilation: 1, start, out }
+    }
+
+    #[test]
+    fn the_extended_block_holds_the_data_and_the_halo() {
+        // A 5-tap filter centred on each of 10 outputs: 2 before, 2 after, 14 in all.
+        assert_eq!(placement("t", &[10], &[axis(5, 2, 10)]).unwrap(), vec![(2, 2, 14)]);
+        // "full" output of 12 from 10 with a 3-tap filter: 2 before and after.
+        assert_eq!(placement("t", &[10, 4], &[axis(3, 2, 12), axis(1, 0, 4)]).unwrap(), vec![(2, 2, 14), (0, 0, 4)]);
+        // A negative start (valid output) cannot be placed by extension.
+        assert!(placement("t", &[10], &[axis(3, -1, 8)]).is_err());
+    }
+
+    #[test]
+    fn filters_wrap_onto_the_grid_reversed() {
+        let f = Filter::new(&[3], vec![1.0f64, 2.0, 3.0]).unwrap();
+        let h: Vec<f64> = filter_on_grid("t", &f, &[5]).unwrap().iter().map(|v| v.re).collect();
+        assert_eq!(h, vec![1.0, 0.0, 0.0, 3.0, 2.0]); // f[0] at 0, f[1] at −1, f[2] at −2
+        let f2 = Filter::new(&[2, 2], vec![1.0f64, 2.0, 3.0, 4.0]).unwrap();
+        let h2: Vec<f64> = filter_on_grid("t", &f2, &[3, 4]).unwrap().iter().map(|v| v.re).collect();
+        assert_eq!((h2[0], h2[3], h2[8], h2[11]), (1.0, 2.0, 3.0, 4.0));
     }
 }

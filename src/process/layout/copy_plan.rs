@@ -415,13 +415,23 @@ impl CopyPlan {
         let program = app.build_program("layout.cl", &kernels::with_common(kernels::LAYOUT), &options)?;
         Ok(match *route {
             Route::Tiled { p, q, .. } => {
-                let chosen = if blocks { CopyStrategy::Blocks { block: CPU_BLOCK } } else { CopyStrategy::Tiled(tiles) };
+                let chosen =
+                    if blocks { CopyStrategy::Blocks { block: CPU_BLOCK } } else { CopyStrategy::Tiled(tiles) };
                 let kernel = program.kernel(if blocks { "copy_blocks" } else { "copy_tiled" })?.owned_by(op);
                 let tiles_pq = [p.n.div_ceil(tiles.tile) as u64, q.n.div_ceil(tiles.tile) as u64];
                 let total = batch.count() * tiles_pq[0] * tiles_pq[1];
                 let groups = usize::try_from(total).unwrap_or(usize::MAX).min(group_limit(info));
                 let group_size = if blocks { 1 } else { tiles.tile * tiles.rows };
-                Step::Tiled { kernel, chosen, p, q, tiles: [tiles_pq[0], tiles_pq[1], total], batch, groups, group_size }
+                Step::Tiled {
+                    kernel,
+                    chosen,
+                    p,
+                    q,
+                    tiles: [tiles_pq[0], tiles_pq[1], total],
+                    batch,
+                    groups,
+                    group_size,
+                }
             }
             Route::Rows { inner, .. } => {
                 let kernel = program.kernel("copy_rows")?.owned_by(op);

@@ -166,11 +166,8 @@ type Along = Option<(usize, usize, [usize; 2])>;
 /// 8 elements per work-item. Pure, so the choice is unit-tested.
 fn schedule(outputs: usize, len: usize, stride: usize, wg: usize, target_groups: usize) -> (bool, usize) {
     let lanes = outputs >= 256 && (stride != 1 || len < 32);
-    let chunks = if lanes || outputs == 0 {
-        1
-    } else {
-        target_groups.div_ceil(outputs).min(len.div_ceil(wg * 8)).max(1)
-    };
+    let chunks =
+        if lanes || outputs == 0 { 1 } else { target_groups.div_ceil(outputs).min(len.div_ceil(wg * 8)).max(1) };
     (lanes, chunks)
 }
 
