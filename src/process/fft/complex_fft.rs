@@ -19,6 +19,7 @@
 
 use super::lines::{LinesShape, LinesVariant};
 use super::radix;
+use super::schedule::{AxisShape, LocalPart, ScheduledAxis, Slot, Step, schedule};
 use crate::app::{ClApp, Kernel};
 use crate::data::XData;
 use crate::element::{ComplexElement, Element};
@@ -290,19 +291,6 @@ enum AxisKind<T: Element> {
     FourStep { first: Passes<T>, second: Passes<T>, roots: XData<T>, n1: usize, n2: usize },
 }
 
-/// Which transforms a [`Step::Local`] runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum LocalPart {
-    /// The axis's own (Stockham, or Bluestein's length-m) transforms.
-    Main,
-    /// Four-step, first step: length n1 over the columns, twiddled.
-    First,
-    /// Four-step, second step: length n2 over the rows.
-    Second,
-    /// Bluestein's chirp products, both length-m transforms and the product between them.
-    Bluestein,
-}
-
 struct AxisPlan<T: Element> {
     outer: usize,
     inner: usize,
@@ -310,56 +298,22 @@ struct AxisPlan<T: Element> {
     kind: AxisKind<T>,
 }
 
-/// One kernel launch of the plan, reading and writing buffers named by [`Slot`].
-enum Step {
-    Pass {
-        radix: usize,
-        ns: usize,
-        n: usize,
-        axis: usize,
-        inverse: bool,
-        scale: f64,
-        src: Slot,
-        dst: Slot,
-    },
-    /// Every pass of an axis (or all of Bluestein's algorithm, or a four-step part) in one `fft_lines` launch of
-    /// `Plan::lines[kernel]`.
-    Local {
-        axis: usize,
-        part: LocalPart,
-        inverse: bool,
-        scale: f64,
-        src: Slot,
-        dst: Slot,
-        kernel: usize,
-    },
-    /// A four-step transpose: `transposes[copy]`.
-    Transpose {
-        copy: usize,
-    },
-    Pre {
-        axis: usize,
-        src: Slot,
-        dst: Slot,
-    },
-    Mul {
-        axis: usize,
-        dst: Slot,
-    },
-    Post {
-        axis: usize,
-        src: Slot,
-        dst: Slot,
-        scale: f64,
-    },
-}
-
-/// Where a step reads or writes: the input, the output, or one of the scratch arrays.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Slot {
-    Input,
-    Output,
-    Scratch(usize),
+impl<T: Element> AxisPlan<T> {
+    /// What the schedule needs to know of this axis.
+    fn scheduled(&self) -> ScheduledAxis {
+        let shape = match &self.kind {
+            AxisKind::Stockham(p) if p.local.is_some() => AxisShape::Local,
+            AxisKind::Stockham(p) => AxisShape::Passes { n: p.n, steps: p.steps.clone() },
+            &AxisKind::FourStep { n1, n2, .. } => AxisShape::FourStep { n1, n2 },
+            AxisKind::Bluestein { passes, chirp, transposed, .. } if passes.local.is_some() => {
+                AxisShape::BluesteinLocal { n: chirp.len(), transposed: *transposed }
+            }
+            AxisKind::Bluestein { passes, .. } => {
+                AxisShape::BluesteinPasses { m: passes.n, steps: passes.steps.clone() }
+            }
+        };
+        ScheduledAxis { outer: self.outer, inner: self.inner, scale: self.scale, shape }
+    }
 }
 
 struct Plan<T: Element> {
@@ -766,80 +720,12 @@ impl<T: ComplexElement> Fft<T> {
         let transformed: Vec<(usize, usize, usize)> =
             if total == 0 { Vec::new() } else { transformed.into_iter().filter(|&(_, n, _)| n > 1).collect() };
         let inverse = self.params.direction == FftDirection::Inverse;
-        let sign = if inverse { 1.0 } else { -1.0 };
         let mut axis_plans = Vec::new();
         let mut largest = 0usize;
         for &(outer, n, inner) in &transformed {
-            let scale = self.params.norm.scale(n, self.params.direction);
-            let element = std::mem::size_of::<T>();
-            let local = match self.params.algorithm {
-                FftAlgorithm::Auto => app.device().kind != crate::app::DeviceKind::Cpu,
-                FftAlgorithm::LocalMemory => true,
-                FftAlgorithm::GlobalPasses => false,
-            };
-            let fit = LinesFit {
-                budget: local.then(|| local_budget(app.device())),
-                max_group: app.device().max_work_group_size.clamp(1, max_group),
-                element,
-            };
-            let with_local = |mut p: Passes<T>| {
-                p.local = fit.shape(p.n, inner > 1, outer * inner);
-                p
-            };
-            let kind = match factorize(n) {
-                Some(radices) => {
-                    let whole = with_local(Passes::new(app, n, &radices)?);
-                    let split = if whole.local.is_none() { four_step_split(n, inner, outer, &fit) } else { None };
-                    match split {
-                        Some((n1, n2, l1, l2)) => {
-                            let mut first = Passes::new(app, n1, &factorize(n1).unwrap_or_default())?;
-                            let mut second = Passes::new(app, n2, &factorize(n2).unwrap_or_default())?;
-                            (first.local, second.local) = (Some(l1), Some(l2));
-                            AxisKind::FourStep { first, second, roots: whole.roots, n1, n2 }
-                        }
-                        _ => AxisKind::Stockham(whole),
-                    }
-                }
-                None => {
-                    let m = smooth_length(2 * n - 1);
-                    // w_k = exp(sign·πi·k²/n) with k² mod 2n taken exactly.
-                    let chirp: Vec<Complex64> = (0..n)
-                        .map(|k| {
-                            let k2 = ((k as u128 * k as u128) % (2 * n as u128)) as f64;
-                            Complex64::from_polar(1.0, sign * PI * k2 / n as f64)
-                        })
-                        .collect();
-                    // b[k] = b[m − k] = conj(w_k) for k < n (m ≥ 2n − 1 keeps the two ends apart), zeros between.
-                    let mut b = vec![Complex64::new(0.0, 0.0); m];
-                    for (slot, w) in b.iter_mut().zip(&chirp) {
-                        *slot = w.conj();
-                    }
-                    for (slot, w) in b.iter_mut().rev().zip(chirp.iter().skip(1)) {
-                        *slot = w.conj();
-                    }
-                    let hat: Vec<Complex64> = host_fft(&b, -1.0).into_iter().map(|v| v / m as f64).collect();
-                    let radices = factorize(m).unwrap_or_default();
-                    let mut passes = Passes::new(app, m, &radices)?;
-                    // The whole algorithm in one fft_lines launch where a line of m fits; columns that do not
-                    // fit go through a transpose to rows and back.
-                    let mut transposed = false;
-                    passes.local = fit.bluestein(m, inner > 1, outer * inner);
-                    if passes.local.is_none() && inner > 1 {
-                        passes.local = fit.bluestein(m, false, outer * inner);
-                        transposed = passes.local.is_some();
-                    }
-                    if passes.local.is_none() {
-                        largest = largest.max(outer * m * inner);
-                    }
-                    AxisKind::Bluestein {
-                        chirp: upload(app, &chirp)?,
-                        kernel_hat: upload(app, &hat)?,
-                        passes,
-                        transposed,
-                    }
-                }
-            };
-            axis_plans.push(AxisPlan { outer, inner, scale, kind });
+            let (axis, scratch) = self.plan_axis(app, [outer, n, inner], max_group)?;
+            largest = largest.max(scratch);
+            axis_plans.push(axis);
         }
 
         // Buffers: start from the input when it is a plain contiguous array the passes can read, else from a
@@ -858,123 +744,19 @@ impl<T: ComplexElement> Fft<T> {
             Some(ViewCopy::new(input.clone(), first.reshape(&shape)?)?)
         };
         let direct_out = plain(output) && !output.overlaps(input);
-        let mut src = if copy_in.is_some() { Slot::Scratch(0) } else { Slot::Input };
-        let other = |s: Slot| if s == Slot::Scratch(0) { Slot::Scratch(1) } else { Slot::Scratch(0) };
-        let mut steps = Vec::new();
-        let mut transposes = Vec::new();
-        let last_axis = axis_plans.len().saturating_sub(1);
-        for (ai, plan) in axis_plans.iter().enumerate() {
-            let final_dst = |src: Slot| if ai == last_axis && direct_out { Slot::Output } else { other(src) };
-            match &plan.kind {
-                AxisKind::Stockham(p) if p.local.is_some() => {
-                    let dst = final_dst(src);
-                    let part = LocalPart::Main;
-                    steps.push(Step::Local { axis: ai, part, inverse, scale: plan.scale, src, dst, kernel: 0 });
-                    src = dst;
-                }
-                AxisKind::FourStep { n1, n2, .. } => {
-                    // Columns (inner > 1): the second part writes k1 + n1·k2 itself (whole rows of `inner` stay
-                    // together, so the scattered rows are still coalesced). Rows: it writes [k1, k2] into b and a
-                    // transpose follows.
-                    let a = other(src);
-                    let b = other(a);
-                    let columns = plan.inner > 1;
-                    let into = |slot: Slot| if ai == last_axis && direct_out { Slot::Output } else { slot };
-                    let (second, dst) = if columns { (into(b), into(b)) } else { (b, into(a)) };
-                    let (first_part, second_part) = (LocalPart::First, LocalPart::Second);
-                    let scale = plan.scale;
-                    steps.push(Step::Local { axis: ai, part: first_part, inverse, scale: 1.0, src, dst: a, kernel: 0 });
-                    steps.push(Step::Local {
-                        axis: ai,
-                        part: second_part,
-                        inverse,
-                        scale,
-                        src: a,
-                        dst: second,
-                        kernel: 0,
-                    });
-                    src = dst;
-                    if columns {
-                        continue;
-                    }
-                    let from = slot_view(input, output, &scratch, b, &[plan.outer, *n1, *n2, plan.inner])?;
-                    let to = slot_view(input, output, &scratch, dst, &[plan.outer, *n2, *n1, plan.inner])?;
-                    transposes.push(ViewCopy::new(from.permuted_axes(&[0, 2, 1, 3])?, to)?);
-                    steps.push(Step::Transpose { copy: transposes.len() - 1 });
-                }
-                AxisKind::Stockham(p) => {
-                    for (pi, &(radix, ns)) in p.steps.iter().enumerate() {
-                        let last = pi + 1 == p.steps.len();
-                        let dst = if last { final_dst(src) } else { other(src) };
-                        let scale = if last { plan.scale } else { 1.0 };
-                        steps.push(Step::Pass { radix, ns, n: p.n, axis: ai, inverse, scale, src, dst });
-                        src = dst;
-                    }
-                }
-                AxisKind::Bluestein { passes, transposed, chirp, .. } if passes.local.is_some() => {
-                    // Columns that do not fit a group: [outer, n, inner] → [outer, inner, n], rows, and back.
-                    let (o, n, i) = (plan.outer, chirp.len(), plan.inner);
-                    let view = |slot: Slot, dims: [usize; 3]| slot_view(input, output, &scratch, slot, &dims);
-                    let dst = final_dst(src);
-                    let (from, to) = if *transposed { (other(src), other(other(src))) } else { (src, dst) };
-                    if *transposed {
-                        let there =
-                            ViewCopy::new(view(src, [o, n, i])?.permuted_axes(&[0, 2, 1])?, view(from, [o, i, n])?)?;
-                        transposes.push(there);
-                        steps.push(Step::Transpose { copy: transposes.len() - 1 });
-                    }
-                    let part = LocalPart::Bluestein;
-                    steps.push(Step::Local {
-                        axis: ai,
-                        part,
-                        inverse: false,
-                        scale: plan.scale,
-                        src: from,
-                        dst: to,
-                        kernel: 0,
-                    });
-                    if *transposed {
-                        let back =
-                            ViewCopy::new(view(to, [o, i, n])?.permuted_axes(&[0, 2, 1])?, view(dst, [o, n, i])?)?;
-                        transposes.push(back);
-                        steps.push(Step::Transpose { copy: transposes.len() - 1 });
-                    }
-                    src = dst;
-                }
-                AxisKind::Bluestein { passes, .. } => {
-                    let (a, b) = (Slot::Scratch(2), Slot::Scratch(3));
-                    steps.push(Step::Pre { axis: ai, src, dst: a });
-                    let mut cur = a;
-                    for inv in [false, true] {
-                        for &(radix, ns) in &passes.steps {
-                            let dst = if cur == a { b } else { a };
-                            steps.push(Step::Pass {
-                                radix,
-                                ns,
-                                n: passes.n,
-                                axis: ai,
-                                inverse: inv,
-                                scale: 1.0,
-                                src: cur,
-                                dst,
-                            });
-                            cur = dst;
-                        }
-                        if !inv {
-                            steps.push(Step::Mul { axis: ai, dst: cur });
-                        }
-                    }
-                    let dst = final_dst(src);
-                    steps.push(Step::Post { axis: ai, src: cur, dst, scale: plan.scale });
-                    src = dst;
-                }
-            }
-        }
+        let start = if copy_in.is_some() { Slot::Scratch(0) } else { Slot::Input };
+        let scheduled: Vec<ScheduledAxis> = axis_plans.iter().map(AxisPlan::scheduled).collect();
+        let (mut steps, specs, end) = schedule(&scheduled, start, direct_out, inverse);
+        let view = |slot: Slot, dims: &[usize]| slot_view(input, output, &scratch, slot, dims);
+        let transposes = specs
+            .iter()
+            .map(|t| ViewCopy::new(view(t.from, &t.from_dims)?.permuted_axes(&t.perm)?, view(t.to, &t.to_dims)?))
+            .collect::<Result<Vec<_>>>()?;
         // No axis to transform: the result is the input.
-        let copy_out = if src == Slot::Output {
+        let copy_out = if end == Slot::Output {
             None
         } else {
-            let from = match src {
+            let from = match end {
                 Slot::Scratch(k) => scratch_at(&scratch, k)?.reshape(&shape)?,
                 _ => input.clone(),
             };
@@ -998,36 +780,123 @@ impl<T: ComplexElement> Fft<T> {
             post: kernel("bluestein_post")?,
         };
         let group = 256.min(app.device().max_work_group_size.max(1));
-        // One fft_lines kernel per distinct (shape, direction, four-step twiddles); the program cache shares
-        // the builds between plans.
-        let mut lines: Vec<(LinesShape, LinesVariant, Kernel)> = Vec::new();
-        for step in steps.iter_mut() {
-            let Step::Local { axis, part, inverse, kernel: slot, .. } = step else { continue };
-            let axis_plan = axis_at(&axis_plans, *axis)?;
-            let (passes, _, _, _) = local_geometry(axis_plan, *part)?;
-            let Some(shape) = passes.local.clone() else { continue };
-            let bluestein = match &axis_plan.kind {
-                AxisKind::Bluestein { chirp, .. } => Some(chirp.len()),
-                _ => None,
-            };
-            let variant = LinesVariant { inverse: *inverse, twiddle_out: *part == LocalPart::First, bluestein };
-            if let Some(k) = lines.iter().position(|(s, v, _)| *s == shape && *v == variant) {
-                *slot = k;
-                continue;
-            }
-            let built = shape.program::<T>(app, index, variant)?.kernel("fft_lines")?.owned_by(op);
-            // The registers of one work-item limit the group size; the planner stays well inside it, so a
-            // smaller limit means a device this planner does not know.
-            let limit = built.max_work_group_size()?;
-            if limit < shape.group_size() {
-                return Ok(Err(limit));
-            }
-            *slot = lines.len();
-            lines.push((shape, variant, built));
-        }
-        let lines = lines.into_iter().map(|(_, _, k)| k).collect();
+        let lines = match build_lines::<T>(app, &axis_plans, &mut steps, index)? {
+            Ok(lines) => lines,
+            Err(limit) => return Ok(Err(limit)),
+        };
         Ok(Ok(Plan { axes: axis_plans, steps, scratch, copy_in, copy_out, transposes, kernels, lines, index, group }))
     }
+
+    /// The plan of one axis, `[outer, n, inner]`, and the size of the Bluestein work arrays it needs (0 when
+    /// it runs in one `fft_lines` launch or is not Bluestein).
+    fn plan_axis(&self, app: &ClApp, [outer, n, inner]: [usize; 3], max_group: usize) -> Result<(AxisPlan<T>, usize)> {
+        let scale = self.params.norm.scale(n, self.params.direction);
+        let local = match self.params.algorithm {
+            FftAlgorithm::Auto => app.device().kind != crate::app::DeviceKind::Cpu,
+            FftAlgorithm::LocalMemory => true,
+            FftAlgorithm::GlobalPasses => false,
+        };
+        let fit = LinesFit {
+            budget: local.then(|| local_budget(app.device())),
+            max_group: app.device().max_work_group_size.clamp(1, max_group),
+            element: std::mem::size_of::<T>(),
+        };
+        let mut largest = 0;
+        let kind = match factorize(n) {
+            Some(radices) => {
+                let mut whole = Passes::new(app, n, &radices)?;
+                whole.local = fit.shape(whole.n, inner > 1, outer * inner);
+                let split = if whole.local.is_none() { four_step_split(n, inner, outer, &fit) } else { None };
+                match split {
+                    Some((n1, n2, l1, l2)) => {
+                        let mut first = Passes::new(app, n1, &factorize(n1).unwrap_or_default())?;
+                        let mut second = Passes::new(app, n2, &factorize(n2).unwrap_or_default())?;
+                        (first.local, second.local) = (Some(l1), Some(l2));
+                        AxisKind::FourStep { first, second, roots: whole.roots, n1, n2 }
+                    }
+                    _ => AxisKind::Stockham(whole),
+                }
+            }
+            None => {
+                let inverse = self.params.direction == FftDirection::Inverse;
+                let (chirp, hat, m) = bluestein_tables(n, if inverse { 1.0 } else { -1.0 });
+                let radices = factorize(m).unwrap_or_default();
+                let mut passes = Passes::new(app, m, &radices)?;
+                // The whole algorithm in one fft_lines launch where a line of m fits; columns that do not fit go
+                // through a transpose to rows and back.
+                let mut transposed = false;
+                passes.local = fit.bluestein(m, inner > 1, outer * inner);
+                if passes.local.is_none() && inner > 1 {
+                    passes.local = fit.bluestein(m, false, outer * inner);
+                    transposed = passes.local.is_some();
+                }
+                if passes.local.is_none() {
+                    largest = outer * m * inner;
+                }
+                AxisKind::Bluestein { chirp: upload(app, &chirp)?, kernel_hat: upload(app, &hat)?, passes, transposed }
+            }
+        };
+        Ok((AxisPlan { outer, inner, scale, kind }, largest))
+    }
+}
+
+/// Bluestein's tables for length `n` in the direction of `sign`: the chirp `w_k = exp(sign·πi·k²/n)` (k² mod
+/// 2n taken exactly), the transform of the conjugate chirp zero-padded to `m` (already × 1/m), and `m`, the
+/// smooth length ≥ 2n − 1.
+fn bluestein_tables(n: usize, sign: f64) -> (Vec<Complex64>, Vec<Complex64>, usize) {
+    let m = smooth_length(2 * n - 1);
+    let chirp: Vec<Complex64> = (0..n)
+        .map(|k| {
+            let k2 = ((k as u128 * k as u128) % (2 * n as u128)) as f64;
+            Complex64::from_polar(1.0, sign * PI * k2 / n as f64)
+        })
+        .collect();
+    // b[k] = b[m − k] = conj(w_k) for k < n (m ≥ 2n − 1 keeps the two ends apart), zeros between.
+    let mut b = vec![Complex64::new(0.0, 0.0); m];
+    for (slot, w) in b.iter_mut().zip(&chirp) {
+        *slot = w.conj();
+    }
+    for (slot, w) in b.iter_mut().rev().zip(chirp.iter().skip(1)) {
+        *slot = w.conj();
+    }
+    let hat: Vec<Complex64> = host_fft(&b, -1.0).into_iter().map(|v| v / m as f64).collect();
+    (chirp, hat, m)
+}
+
+/// The `fft_lines` kernels the `Step::Local`s need, one per distinct (shape, direction, four-step twiddles) —
+/// the program cache shares the builds between plans — with each step's `kernel` set to its index; or the
+/// smaller work-group limit a built kernel reports (the registers of one work-item limit the group size; the
+/// planner stays well inside it, so a smaller limit means a device this planner does not know).
+fn build_lines<T: ComplexElement>(
+    app: &ClApp,
+    axis_plans: &[AxisPlan<T>],
+    steps: &mut [Step],
+    index: IndexType,
+) -> Result<std::result::Result<Vec<Kernel>, usize>> {
+    let mut lines: Vec<(LinesShape, LinesVariant, Kernel)> = Vec::new();
+    for step in steps.iter_mut() {
+        let Step::Local { axis, part, inverse, kernel: slot, .. } = step else { continue };
+        let axis_plan = axis_at(axis_plans, *axis)?;
+        let (passes, _, _, _) = local_geometry(axis_plan, *part)?;
+        let Some(shape) = passes.local.clone() else { continue };
+        let bluestein = match &axis_plan.kind {
+            AxisKind::Bluestein { chirp, .. } => Some(chirp.len()),
+            _ => None,
+        };
+        let variant = LinesVariant { inverse: *inverse, twiddle_out: *part == LocalPart::First, bluestein };
+        if let Some(k) = lines.iter().position(|(s, v, _)| *s == shape && *v == variant) {
+            *slot = k;
+            continue;
+        }
+        let built = shape.program::<T>(app, index, variant)?.kernel("fft_lines")?.owned_by("Fft");
+        let limit = built.max_work_group_size()?;
+        if limit < shape.group_size() {
+            return Ok(Err(limit));
+        }
+        *slot = lines.len();
+        lines.push((shape, variant, built));
+    }
+    Ok(Ok(lines.into_iter().map(|(_, _, k)| k).collect()))
 }
 
 /// The transformed axes of `shape` as (outer, n, inner) lines, in `params`' order (default every axis), or an
@@ -1061,140 +930,78 @@ impl<T: ComplexElement> Process for Fft<T> {
     }
 
     fn launch(&mut self) -> Result<()> {
-        let plan = self.plan.get("Fft")?;
-        let (input, output) = (&self.input, &self.output);
-        if let Some(copy) = plan.copy_in.as_mut() {
+        let Plan { axes, steps, scratch, copy_in, copy_out, transposes, kernels, lines, index, group } =
+            self.plan.get("Fft")?;
+        let buffers = Buffers { input: &self.input, output: &self.output, scratch };
+        let sizes = Sizes { index: *index, group: *group };
+        if let Some(copy) = copy_in.as_mut() {
             copy.launch()?;
         }
-        let buffer = |slot: Slot| -> Result<&XData<T>> {
-            match slot {
-                Slot::Input => Ok(input),
-                Slot::Output => Ok(output),
-                Slot::Scratch(k) => scratch_at(&plan.scratch, k),
-            }
-        };
-        let (index, group) = (plan.index, plan.group);
-        let element = std::mem::size_of::<T>() as u64;
-        let global = |count: usize| count.div_ceil(group) * group;
-        for step in &plan.steps {
+        for step in steps.iter() {
             match *step {
                 Step::Pass { radix, ns, n, axis, inverse, scale, src, dst } => {
-                    let a = axis_at(&plan.axes, axis)?;
-                    let roots = match &a.kind {
-                        AxisKind::Stockham(p) => &p.roots,
-                        // Four-step axes never take global passes; the whole length's roots stand in.
-                        AxisKind::Bluestein { passes, .. } => &passes.roots,
-                        AxisKind::FourStep { roots, .. } => roots,
-                    };
-                    let count = a.outer * (n / radix) * a.inner;
-                    let Some((_, kernel)) = plan.kernels.passes.iter_mut().find(|(r, _)| *r == radix) else {
+                    let a = axis_at(axes, axis)?;
+                    let Some((_, kernel)) = kernels.passes.iter_mut().find(|(r, _)| *r == radix) else {
                         return Err(Error::invalid("Fft", format!("no kernel for radix {radix}")));
                     };
-                    let bytes = 2 * (a.outer * n * a.inner) as u64 * element;
-                    let flops = (a.outer * n * a.inner) as u64 * 5 * (radix.ilog2().max(1) as u64);
-                    kernel
-                        .launch()
-                        .input(buffer(src)?)
-                        .output(buffer(dst)?)
-                        .input(roots)
-                        .index(index, n as u64)
-                        .index(index, a.inner as u64)
-                        .index(index, ns as u64)
-                        .index(index, count as u64)
-                        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
-                        .scalar(i32::from(inverse))
-                        .global(&[global(count)])
-                        .local(&[group])
-                        .work(bytes, flops)
-                        .enqueue()?;
+                    let launch = kernel.launch().input(buffers.at(src)?).output(buffers.at(dst)?);
+                    enqueue_pass(launch, a, [radix, ns, n], inverse, scale, sizes)?;
                 }
                 Step::Local { axis, part, scale, src, dst, kernel, .. } => {
-                    let a = axis_at(&plan.axes, axis)?;
-                    let (passes, lines, input_lines, output_lines) = local_geometry(a, part)?;
-                    let Some(shape) = passes.local.as_ref() else { continue };
-                    // The four-step twiddles of a first part: ω_n^{j2·k1}, j2 = (l / inner) mod n2.
-                    let (tw_roots, tw_n, tw_n2) = match (&a.kind, part) {
-                        (AxisKind::FourStep { roots, n1, n2, .. }, LocalPart::First) => (roots, n1 * n2, *n2),
-                        _ => (&passes.roots, 0, 1),
-                    };
-                    let (chirp, hat) = match &a.kind {
-                        AxisKind::Bluestein { chirp, kernel_hat, .. } => (chirp, kernel_hat),
-                        _ => (&passes.roots, &passes.roots),
-                    };
-                    let elements = (lines * passes.n) as u64;
-                    let flops = 5 * elements * (passes.n as f64).log2().ceil() as u64;
-                    let Some(lines_kernel) = plan.lines.get_mut(kernel) else {
+                    let count = lines.len();
+                    let Some(lines_kernel) = lines.get_mut(kernel) else {
                         return Err(Error::invalid(
                             "Fft",
-                            format!("a step names fft_lines kernel {kernel} of {}", plan.lines.len()),
+                            format!("a step names fft_lines kernel {kernel} of {count}"),
                         ));
                     };
-                    let mut launch = lines_kernel
-                        .launch()
-                        .input(buffer(src)?)
-                        .output(buffer(dst)?)
-                        .input(&passes.roots)
-                        .index(index, lines as u64);
-                    for value in input_lines.into_iter().chain(output_lines) {
-                        launch = launch.index(index, value as u64);
-                    }
-                    launch
-                        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
-                        .input(tw_roots)
-                        .index(index, tw_n as u64)
-                        .index(index, tw_n2 as u64)
-                        .index(index, a.inner as u64)
-                        .input(chirp)
-                        .input(hat)
-                        .global(&[shape.groups(lines) * shape.group_size()])
-                        .local(&[shape.group_size()])
-                        .work(2 * elements * element, flops)
-                        .enqueue()?;
+                    let launch = lines_kernel.launch().input(buffers.at(src)?).output(buffers.at(dst)?);
+                    enqueue_local(launch, axis_at(axes, axis)?, part, scale, sizes)?;
                 }
                 Step::Transpose { copy } => {
-                    let n = plan.transposes.len();
-                    let transpose = plan
-                        .transposes
+                    let n = transposes.len();
+                    let transpose = transposes
                         .get_mut(copy)
                         .ok_or_else(|| Error::invalid("Fft", format!("a step names transpose {copy} of {n}")))?;
                     transpose.launch()?;
                 }
                 Step::Pre { axis, src, dst } => {
-                    let a = axis_at(&plan.axes, axis)?;
+                    let a = axis_at(axes, axis)?;
                     let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
                     let count = a.outer * passes.n * a.inner;
-                    let launch = plan.kernels.pre.launch().input(buffer(src)?).output(buffer(dst)?);
-                    chirp_product(launch, chirp, passes.n, a.inner, count, index, group, element).enqueue()?;
+                    let launch = kernels.pre.launch().input(buffers.at(src)?).output(buffers.at(dst)?);
+                    chirp_product(launch, chirp, passes.n, a.inner, count, sizes).enqueue()?;
                 }
                 Step::Mul { axis, dst } => {
-                    let a = axis_at(&plan.axes, axis)?;
+                    let a = axis_at(axes, axis)?;
                     let AxisKind::Bluestein { kernel_hat, passes, .. } = &a.kind else { continue };
                     let count = a.outer * passes.n * a.inner;
-                    plan.kernels
+                    let element = std::mem::size_of::<T>() as u64;
+                    kernels
                         .mul
                         .launch()
-                        .in_out(buffer(dst)?)
+                        .in_out(buffers.at(dst)?)
                         .input(kernel_hat)
-                        .index(index, passes.n as u64)
-                        .index(index, a.inner as u64)
-                        .index(index, count as u64)
-                        .global(&[global(count)])
-                        .local(&[group])
+                        .index(sizes.index, passes.n as u64)
+                        .index(sizes.index, a.inner as u64)
+                        .index(sizes.index, count as u64)
+                        .global(&[sizes.global(count)])
+                        .local(&[sizes.group])
                         .work(2 * count as u64 * element, 6 * count as u64)
                         .enqueue()?;
                 }
                 Step::Post { axis, src, dst, scale } => {
-                    let a = axis_at(&plan.axes, axis)?;
+                    let a = axis_at(axes, axis)?;
                     let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { continue };
                     let count = a.outer * chirp.len() * a.inner;
-                    let launch = plan.kernels.post.launch().input(buffer(src)?).output(buffer(dst)?);
-                    chirp_product(launch, chirp, passes.n, a.inner, count, index, group, element)
+                    let launch = kernels.post.launch().input(buffers.at(src)?).output(buffers.at(dst)?);
+                    chirp_product(launch, chirp, passes.n, a.inner, count, sizes)
                         .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
                         .enqueue()?;
                 }
             }
         }
-        if let Some(copy) = plan.copy_out.as_mut() {
+        if let Some(copy) = copy_out.as_mut() {
             copy.launch()?;
         }
         Ok(())
@@ -1233,26 +1040,128 @@ fn local_geometry<T: Element>(a: &AxisPlan<T>, part: LocalPart) -> Result<(&Pass
 
 /// The arguments Bluestein's two chirp products share after their input and output: the chirp (length n), the
 /// padded length m, the inner extent and the element count. `bluestein_post` takes the scale after these.
-#[allow(clippy::too_many_arguments)]
 fn chirp_product<'k, T: Element>(
     launch: crate::data::Launch<'k>,
     chirp: &XData<T>,
     m: usize,
     inner: usize,
     count: usize,
-    index: IndexType,
-    group: usize,
-    element: u64,
+    sizes: Sizes,
 ) -> crate::data::Launch<'k> {
+    let element = std::mem::size_of::<T>() as u64;
     launch
         .input(chirp)
-        .index(index, chirp.len() as u64)
-        .index(index, m as u64)
-        .index(index, inner as u64)
-        .index(index, count as u64)
-        .global(&[count.div_ceil(group) * group])
-        .local(&[group])
+        .index(sizes.index, chirp.len() as u64)
+        .index(sizes.index, m as u64)
+        .index(sizes.index, inner as u64)
+        .index(sizes.index, count as u64)
+        .global(&[sizes.global(count)])
+        .local(&[sizes.group])
         .work(2 * count as u64 * element, 8 * count as u64)
+}
+
+/// The index type and the work-group size of the global-pass and Bluestein kernels.
+#[derive(Clone, Copy)]
+struct Sizes {
+    index: IndexType,
+    group: usize,
+}
+
+impl Sizes {
+    /// `count` work-items rounded up to whole groups.
+    fn global(&self, count: usize) -> usize {
+        count.div_ceil(self.group) * self.group
+    }
+}
+
+/// The arrays a step's [`Slot`]s name.
+struct Buffers<'a, T: Element> {
+    input: &'a XData<T>,
+    output: &'a XData<T>,
+    scratch: &'a [XData<T>],
+}
+
+impl<T: Element> Buffers<'_, T> {
+    fn at(&self, slot: Slot) -> Result<&XData<T>> {
+        match slot {
+            Slot::Input => Ok(self.input),
+            Slot::Output => Ok(self.output),
+            Slot::Scratch(k) => scratch_at(self.scratch, k),
+        }
+    }
+}
+
+/// Enqueues one global Stockham pass (`[radix, ns, n]`) of axis `a`, its input and output already set.
+fn enqueue_pass<T: Element>(
+    launch: crate::data::Launch<'_>,
+    a: &AxisPlan<T>,
+    [radix, ns, n]: [usize; 3],
+    inverse: bool,
+    scale: f64,
+    sizes: Sizes,
+) -> Result<()> {
+    let roots = match &a.kind {
+        AxisKind::Stockham(p) => &p.roots,
+        // Four-step axes never take global passes; the whole length's roots stand in.
+        AxisKind::Bluestein { passes, .. } => &passes.roots,
+        AxisKind::FourStep { roots, .. } => roots,
+    };
+    let count = a.outer * (n / radix) * a.inner;
+    let element = std::mem::size_of::<T>() as u64;
+    let bytes = 2 * (a.outer * n * a.inner) as u64 * element;
+    let flops = (a.outer * n * a.inner) as u64 * 5 * (radix.ilog2().max(1) as u64);
+    launch
+        .input(roots)
+        .index(sizes.index, n as u64)
+        .index(sizes.index, a.inner as u64)
+        .index(sizes.index, ns as u64)
+        .index(sizes.index, count as u64)
+        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+        .scalar(i32::from(inverse))
+        .global(&[sizes.global(count)])
+        .local(&[sizes.group])
+        .work(bytes, flops)
+        .enqueue()
+}
+
+/// Enqueues one `fft_lines` launch of `part` of axis `a`, its input and output already set.
+fn enqueue_local<T: Element>(
+    launch: crate::data::Launch<'_>,
+    a: &AxisPlan<T>,
+    part: LocalPart,
+    scale: f64,
+    sizes: Sizes,
+) -> Result<()> {
+    let (passes, lines, input_lines, output_lines) = local_geometry(a, part)?;
+    let Some(shape) = passes.local.as_ref() else { return Ok(()) };
+    // The four-step twiddles of a first part: ω_n^{j2·k1}, j2 = (l / inner) mod n2.
+    let (tw_roots, tw_n, tw_n2) = match (&a.kind, part) {
+        (AxisKind::FourStep { roots, n1, n2, .. }, LocalPart::First) => (roots, n1 * n2, *n2),
+        _ => (&passes.roots, 0, 1),
+    };
+    let (chirp, hat) = match &a.kind {
+        AxisKind::Bluestein { chirp, kernel_hat, .. } => (chirp, kernel_hat),
+        _ => (&passes.roots, &passes.roots),
+    };
+    let elements = (lines * passes.n) as u64;
+    let flops = 5 * elements * (passes.n as f64).log2().ceil() as u64;
+    let element = std::mem::size_of::<T>() as u64;
+    let mut launch = launch.input(&passes.roots).index(sizes.index, lines as u64);
+    for value in input_lines.into_iter().chain(output_lines) {
+        launch = launch.index(sizes.index, value as u64);
+    }
+    launch
+        .scalar(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+        .input(tw_roots)
+        .index(sizes.index, tw_n as u64)
+        .index(sizes.index, tw_n2 as u64)
+        .index(sizes.index, a.inner as u64)
+        .input(chirp)
+        .input(hat)
+        .global(&[shape.groups(lines) * shape.group_size()])
+        .local(&[shape.group_size()])
+        .work(2 * elements * element, flops)
+        .enqueue()
 }
 
 #[cfg(test)]

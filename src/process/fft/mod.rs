@@ -6,6 +6,7 @@ mod complex_fft;
 mod lines;
 mod radix;
 mod real_fft;
+mod schedule;
 mod shift;
 
 pub(crate) use complex_fft::smooth_length;
