@@ -136,10 +136,37 @@ pub(crate) fn run(
 type Row<'a> = (&'a Record, Vec<&'a PeerTime>, Option<Goal>, Option<bool>);
 
 fn markdown_report(records: &[Record], peers: &[PeerTime], ours: &Path, peer_files: &[std::path::PathBuf]) -> String {
-    let mut md = String::new();
     let Some(first) = records.first() else {
         return "No records.\n".into();
     };
+    let mut md = header(records, first, ours, peer_files);
+    let rows: Vec<Row> = records
+        .iter()
+        .map(|r| {
+            let found = peers_for(r, peers);
+            let goal = goal(r);
+            let verdict = goal.and_then(|g| g.met(r, &found));
+            (r, found, goal, verdict)
+        })
+        .collect();
+    summary_table(&mut md, &rows);
+    full_table(&mut md, &rows);
+    let mut unused: BTreeMap<String, usize> = BTreeMap::new();
+    for p in peers {
+        if !records.iter().any(|r| family(&r.case) == p.family && r.size == p.size) {
+            *unused.entry(format!("{} {} {}", p.peer, p.family, p.size)).or_default() += 1;
+        }
+    }
+    if !unused.is_empty() {
+        let list: Vec<&str> = unused.keys().map(String::as_str).collect();
+        let _ = writeln!(md, "\nPeer lines at sizes the suite did not run: {}.", list.join("; "));
+    }
+    md
+}
+
+/// The report's title and how to read it: date, device, where the numbers come from, the copy ceiling.
+fn header(records: &[Record], first: &Record, ours: &Path, peer_files: &[std::path::PathBuf]) -> String {
+    let mut md = String::new();
     let ceiling = records.iter().filter(|r| family(&r.case) == "copy").filter_map(|r| r.gbps).fold(0.0, f64::max);
     let peak = records.iter().find_map(|r| (r.dtype == "f32").then_some(r.gflops? * 100.0 / r.pct_flops?));
     let _ = writeln!(
@@ -161,25 +188,26 @@ fn markdown_report(records: &[Record], peers: &[PeerTime], ours: &Path, peer_fil
         ceiling,
         peak.map_or("unknown".to_string(), |p| format!("{p:.0} GFLOP/s (estimate, or as given)"))
     );
-    let rows: Vec<Row> = records
-        .iter()
-        .map(|r| {
-            let found = peers_for(r, peers);
-            let goal = goal(r);
-            let verdict = goal.and_then(|g| g.met(r, &found));
-            (r, found, goal, verdict)
-        })
-        .collect();
-    let peer_text = |found: &[&PeerTime]| found.iter().map(|p| format!("{} {:.4}", p.peer, p.ms)).collect::<Vec<_>>();
-    let ratio = |r: &Record, found: &[&PeerTime]| {
-        found.first().map_or(String::new(), |b| format!("{:.2}×", b.ms / r.stream_ms))
-    };
-    let verdict_text = |goal: Option<Goal>, verdict: Option<bool>| {
-        verdict.map_or(if goal.is_some() { "?" } else { "" }, |ok| if ok { "yes" } else { "**no**" })
-    };
+    md
+}
+
+fn peer_text(found: &[&PeerTime]) -> Vec<String> {
+    found.iter().map(|p| format!("{} {:.4}", p.peer, p.ms)).collect()
+}
+
+fn ratio(r: &Record, found: &[&PeerTime]) -> String {
+    found.first().map_or(String::new(), |b| format!("{:.2}×", b.ms / r.stream_ms))
+}
+
+fn verdict_text(goal: Option<Goal>, verdict: Option<bool>) -> &'static str {
+    verdict.map_or(if goal.is_some() { "?" } else { "" }, |ok| if ok { "yes" } else { "**no**" })
+}
+
+/// The short table: one line per case with its rate, peers, ratio and goal.
+fn summary_table(md: &mut String, rows: &[Row]) {
     md.push_str("| case | size | cliper ms (back-to-back) | rate | peers, same call (ms) | ratio | goal | met |\n");
     md.push_str("|---|---|---|---|---|---|---|---|\n");
-    for (r, found, goal, verdict) in &rows {
+    for (r, found, goal, verdict) in rows {
         // Arithmetic rate for the compute-bound cases, bandwidth for the rest, both from the back-to-back time.
         let scale = r.median_ms / r.stream_ms;
         // The resource nearer its limit: FLOP/s where the share of peak FLOP/s is larger than that of bandwidth.
@@ -208,6 +236,10 @@ fn markdown_report(records: &[Record], peers: &[PeerTime], ours: &Path, peer_fil
             verdict_text(*goal, *verdict)
         );
     }
+}
+
+/// The full table, then the count of goals met.
+fn full_table(md: &mut String, rows: &[Row]) {
     md.push_str("\nIn full:\n\n");
     md.push_str(
         "| case | size | type | device ms (min–max) | back-to-back ms | init ms | GFLOP/s | GB/s | % copy | % peak | peers (ms) | ratio | goal | met | check | algorithm |\n",
@@ -215,7 +247,7 @@ fn markdown_report(records: &[Record], peers: &[PeerTime], ours: &Path, peer_fil
     md.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let (mut met, mut judged) = (0, 0);
     let mut unmet = Vec::new();
-    for (r, found, goal, verdict) in &rows {
+    for (r, found, goal, verdict) in rows {
         let opt = |v: Option<f64>, p: usize| v.map_or(String::new(), |v| format!("{v:.p$}"));
         if let Some(ok) = *verdict {
             judged += 1;
@@ -264,15 +296,4 @@ fn markdown_report(records: &[Record], peers: &[PeerTime], ours: &Path, peer_fil
         "\nGoals met: {met} of {judged}{}.",
         if unmet.is_empty() { String::new() } else { format!(" (not met: {})", unmet.join(", ")) }
     );
-    let mut unused: BTreeMap<String, usize> = BTreeMap::new();
-    for p in peers {
-        if !records.iter().any(|r| family(&r.case) == p.family && r.size == p.size) {
-            *unused.entry(format!("{} {} {}", p.peer, p.family, p.size)).or_default() += 1;
-        }
-    }
-    if !unused.is_empty() {
-        let list: Vec<&str> = unused.keys().map(String::as_str).collect();
-        let _ = writeln!(md, "\nPeer lines at sizes the suite did not run: {}.", list.join("; "));
-    }
-    md
 }
