@@ -328,6 +328,29 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// Runs the suite, writes its records, and fails naming every wrong result and every case that failed.
+fn run_suite(app: &ClApp, options: suite::SuiteOptions) -> Result<()> {
+    let (records, failed) = suite::run(app, &options)?;
+    if let Some(path) = &options.json {
+        suite::write_json(path, &records)?;
+        println!("wrote {} records to {}", records.len(), path.display());
+    }
+    let mut problems: Vec<String> = records
+        .iter()
+        .filter(|r| r.correct() == Some(false))
+        .map(|r| {
+            format!(
+                "{}: wrong result (error {:.2e} > {:.2e})",
+                r.case,
+                r.max_error.unwrap_or(0.0),
+                r.tolerance.unwrap_or(0.0)
+            )
+        })
+        .collect();
+    problems.extend(failed.iter().map(|(id, e)| format!("{id}: {e}")));
+    if problems.is_empty() { Ok(()) } else { Err(cliper::Error::invalid("cliper-bench suite", problems.join("; "))) }
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.case {
         Case::Suite { list: true, .. } => {
@@ -402,30 +425,7 @@ fn run(cli: Cli) -> Result<()> {
             _ => sweep::fft::<Complex32>(&app, &shape, &axes, &algorithms, timing, profile),
         },
         Case::Suite { quick, json, only, peak_gflops, peak_gflops_f64, budget_ms, .. } => {
-            let options = suite::SuiteOptions { quick, json, only, peak_gflops, peak_gflops_f64, budget_ms };
-            let (records, failed) = suite::run(&app, &options)?;
-            if let Some(path) = &options.json {
-                suite::write_json(path, &records)?;
-                println!("wrote {} records to {}", records.len(), path.display());
-            }
-            let mut problems: Vec<String> = records
-                .iter()
-                .filter(|r| r.correct() == Some(false))
-                .map(|r| {
-                    format!(
-                        "{}: wrong result (error {:.2e} > {:.2e})",
-                        r.case,
-                        r.max_error.unwrap_or(0.0),
-                        r.tolerance.unwrap_or(0.0)
-                    )
-                })
-                .collect();
-            problems.extend(failed.iter().map(|(id, e)| format!("{id}: {e}")));
-            if problems.is_empty() {
-                Ok(())
-            } else {
-                Err(cliper::Error::invalid("cliper-bench suite", problems.join("; ")))
-            }
+            run_suite(&app, suite::SuiteOptions { quick, json, only, peak_gflops, peak_gflops_f64, budget_ms })
         }
         // Needs no device; answered above.
         Case::Report { .. } => Ok(()),

@@ -196,6 +196,38 @@ fn time_product<T: Element>(app: &ClApp, mm: &mut MatMul<T>, launches: usize) ->
     Ok(median(&mut batches))
 }
 
+/// Runs the winner once more and checks its output on 128 sampled entries against float64 (relative to
+/// |A|·|B|, within the bound of a size-long sum); returns the product, built, for its program.
+fn check_winner<T: Element>(
+    [a, b, c]: [&XData<T>; 3],
+    [ha, hb]: [&[T]; 2],
+    strategy: GemmStrategy,
+) -> Result<MatMul<T>> {
+    let size = c.shape().first().copied().unwrap_or(0);
+    let mut mm = MatMul::new(a, b, c, MatMulParams::default().strategy(strategy));
+    mm.init()?;
+    mm.launch()?;
+    let got = c.to_vec()?;
+    let mut worst = 0.0f64;
+    for s in 0..128 {
+        let (i, j) = ((s * 7919 + 3) % size, (s * 104_729 + 11) % size);
+        let (mut want, mut mag) = (Complex64::new(0.0, 0.0), 0.0);
+        for l in 0..size {
+            let (x, y) = (value_at(ha, i * size + l)?.to_c64(), value_at(hb, l * size + j)?.to_c64());
+            want += x * y;
+            mag += x.norm() * y.norm();
+        }
+        worst = worst.max((value_at(&got, i * size + j)?.to_c64() - want).norm() / mag);
+    }
+    let eps = if T::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
+    let bound = (size + 2) as f64 * eps * if T::IS_COMPLEX { 4.0 } else { 1.0 };
+    println!("check {}: worst |Δ|/(|A||B|) over 128 samples {worst:.2e} (bound {bound:.2e})", T::NAME);
+    if worst > bound {
+        return Err(Error::invalid("cliper-bench tune", format!("the winner {strategy} computed a wrong product")));
+    }
+    Ok(mm)
+}
+
 fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<GemmTableEntry> {
     let info = app.device();
     let (ha, hb) = (random_data::<T>(size * size), random_data_seeded::<T>(size * size, 0x9E37_79B9_7F4A_7C15));
@@ -261,31 +293,7 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
         .and_then(|&first| finals.iter().chain(timed.iter()).find(|t| t.strategy == first))
         .map_or_else(|| "did not run".to_string(), |t| format!("{:.1} GFLOP/s", rate(t.ms)));
 
-    // Check the winner's output on sampled entries against float64.
-    let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(best.strategy));
-    mm.init()?;
-    mm.launch()?;
-    let got = c.to_vec()?;
-    let mut worst = 0.0f64;
-    for s in 0..128 {
-        let (i, j) = ((s * 7919 + 3) % size, (s * 104_729 + 11) % size);
-        let (mut want, mut mag) = (Complex64::new(0.0, 0.0), 0.0);
-        for l in 0..size {
-            let (x, y) = (value_at(&ha, i * size + l)?.to_c64(), value_at(&hb, l * size + j)?.to_c64());
-            want += x * y;
-            mag += x.norm() * y.norm();
-        }
-        worst = worst.max((value_at(&got, i * size + j)?.to_c64() - want).norm() / mag);
-    }
-    let eps = if T::IS_DOUBLE { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
-    let bound = (size + 2) as f64 * eps * if T::IS_COMPLEX { 4.0 } else { 1.0 };
-    println!("check {}: worst |Δ|/(|A||B|) over 128 samples {worst:.2e} (bound {bound:.2e})", T::NAME);
-    if worst > bound {
-        return Err(Error::invalid(
-            "cliper-bench tune",
-            format!("the winner {} computed a wrong product", best.strategy),
-        ));
-    }
+    let mm = check_winner([&a, &b, &c], [&ha, &hb], best.strategy)?;
     if let (Some(dir), Some((program, _))) = (args.ptx_dir, mm.compiled()) {
         std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
         let path = dir.join(format!("gemm-{}-{}.bin", T::NAME, best.strategy.to_string().replace(['/', ':'], "_")));
