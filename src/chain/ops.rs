@@ -236,18 +236,11 @@ impl Op {
                 Ok((p, T::wrap(y)))
             }
             Op::Permute { axes } => {
-                if axes.len() != x.ndim() {
-                    return Err(Error::invalid(
-                        "permute",
-                        format!("{axes:?} must list each of the {} axes of {:?} once", x.ndim(), x.shape()),
-                    ));
-                }
-                let shape: Vec<usize> = axes.iter().map(|&a| x.shape().get(a).copied().unwrap_or(0)).collect();
-                let y = XData::<T>::zeros(app, &shape)?;
+                let y = XData::<T>::zeros(app, &Permute::<T>::output_shape(x.shape(), axes)?)?;
                 Ok((Box::new(Permute::new(x, &y, axes)), T::wrap(y)))
             }
             Op::Power { n } => {
-                let y = XData::<T>::zeros(app, x.shape())?;
+                let y = XData::<T>::zeros(app, &MatrixPower::<T>::output_shape(x.shape())?)?;
                 Ok((Box::new(MatrixPower::new(x, &y, *n)), T::wrap(y)))
             }
             Op::Norm { p, axis } => {

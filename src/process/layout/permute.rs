@@ -39,7 +39,10 @@ impl<T: Element> Permute<T> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn output_shape(shape: &[usize], axes: &[usize]) -> Result<Vec<usize>> {
-        check_permutation("Permute", axes, shape.len())?;
+        check_permutation("Permute", axes, shape.len()).map_err(|_| {
+            let n = shape.len();
+            Error::invalid("Permute", format!("axes {axes:?} must list each of the {n} axes of shape {shape:?} once"))
+        })?;
         axes.iter()
             .map(|&a| {
                 shape.get(a).copied().ok_or_else(|| {
