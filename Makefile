@@ -30,6 +30,8 @@ examples: opencl
 lint:
 	@if $(CARGO) fmt --version >/dev/null 2>&1; then $(CARGO) fmt --all -- --check; else echo "rustfmt not installed: skipping the format check"; fi
 	@if $(CARGO) clippy --version >/dev/null 2>&1; then $(CARGO) clippy --workspace --all-targets --all-features -- -D warnings; else echo "clippy not installed: skipping lints"; fi
+	@# Broken intra-doc links fail too: the API documentation is part of the work.
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace --all-features
 
 opencl:
 	./scripts/install-opencl.sh

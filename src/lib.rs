@@ -27,6 +27,45 @@
 //! Element types are `f32`, `f64`, `Complex<f32>` and `Complex<f64>` ([`Element`]); one kernel source serves
 //! all four. Errors are one enum ([`Error`]) that names what went wrong: both shapes, the OpenCL error code's
 //! name, the compiler log.
+//!
+//! ## Calling a process
+//!
+//! Every process is called the same way (docs/api.md has the table of all of them):
+//! - `Name::new(inputs…, output, params)` binds it to its arrays; [`Process::init`] plans once,
+//!   [`Process::launch`] enqueues, [`Process::run`] does both as needed. None of them waits for the device.
+//! - `Name::apply(inputs…, params)` allocates the output, runs once and returns it.
+//! - `Name::output_shape(input shapes…, &params)` is the shape the output must have.
+//! - `strategy()` is what the planner chose, as a typed value that prints (`None` before `init`).
+//!
+//! ```
+//! use cliper::prelude::*;
+//! let app = ClApp::new()?;
+//! let image = SheppLogan::<f32>::apply(&app, &[64, 80])?;
+//! let filter = Filter::<f32>::gaussian(1.5, 2)?;
+//! let smooth = Convolution::apply(&image, &filter, ConvParams::default())?; // border: scipy's reflect
+//! let params = NormParams::default().along(1);
+//! assert_eq!(NormN::<f32>::output_shape(smooth.shape(), &params)?, vec![64]);
+//! let row_norms = NormN::apply(&smooth, params)?;
+//! assert_eq!(row_norms.shape(), &[64]);
+//! # Ok::<(), cliper::Error>(())
+//! ```
+//!
+//! ## Defaults
+//!
+//! Each default is the one of the library the operation follows:
+//!
+//! | params | default | follows |
+//! |---|---|---|
+//! | [`ConvParams`] | convolution (the filter flipped), output of the input's extent, border [`Border::Symmetric`] (scipy's `reflect`), origin 0, stride 1, dilation 1, no normalisation | `scipy.ndimage.convolve` |
+//! | [`FilterBankParams`] | correlation (filters not flipped), no padding, stride 1, dilation 1 | cuDNN, PyTorch `conv2d` |
+//! | [`PadParams`] | border `Constant(0.0)` | `numpy.pad` |
+//! | [`MatMulParams`] | `op(A) = A`, `op(B) = B`, alpha 1, beta 0 | BLAS `gemm` |
+//! | [`NormParams`] | 2-norm of the whole array | `numpy.linalg.norm` (flattened) |
+//! | [`DotParams`] | no conjugation, whole arrays | `numpy.dot`; [`DotKind::Conjugated`] is `numpy.vdot` |
+//! | [`FftParams`] | forward, every axis, `Backward` normalisation (1/n on the inverse) | `numpy.fft.fftn` |
+//! | [`RealFftParams`] | every axis (the last halved), `Backward`, inverse length `2·(m − 1)` | `numpy.fft.rfftn` / `irfftn` |
+//! | [`FftShiftParams`] | `fftshift`, every axis | `numpy.fft.fftshift` |
+//! | [`ReconParams`] | k-space stored centred (zero frequency in the middle) | scanners, BART |
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 // No panics in the library: every failure is a typed `Error` (tests, which may unwrap, are exempt).

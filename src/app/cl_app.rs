@@ -27,7 +27,7 @@ pub const DEVICE_ENV: &str = "CLIPER_DEVICE";
 
 /// The environment variable whose contents every program build gets after its own options (read once per
 /// process): driver options for experiments and tuning, such as NVIDIA's `-cl-nv-verbose` (register and spill
-/// counts in [`Program::build_log`]) or `-cl-nv-maxrregcount=128`.
+/// counts in [`crate::Program::build_log`]) or `-cl-nv-maxrregcount=128`.
 ///
 /// ```
 /// assert_eq!(cliper::BUILD_OPTIONS_ENV, "CLIPER_BUILD_OPTIONS");

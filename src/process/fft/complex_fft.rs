@@ -12,7 +12,7 @@
 //! writes along `inner`-contiguous rows; strided inputs and outputs go through a strided copy first or last.
 //!
 //! On GPUs ([`FftAlgorithm::LocalMemory`]) an axis runs instead as one launch of `fft_lines`, a kernel generated
-//! per length (`fft_lines.rs`): every pass of a line with the data in registers, radix 16 first. Axes too long
+//! per length (`lines.rs`): every pass of a line with the data in registers, radix 16 first. Axes too long
 //! for one work-group split n = n1·n2 into two such launches (columns: the second writes the transposed positions
 //! itself; rows: a transpose follows), and Bluestein runs whole in one launch (chirps, both length-m transforms
 //! and the product between them), on columns through a transpose to rows and back when a column does not fit.

@@ -87,7 +87,7 @@ impl std::str::FromStr for ConvOutput {
     }
 }
 
-/// Which algorithm [`Convolution`] runs (the planner's choice, or an override for tests and tuning).
+/// Which algorithm [`super::Convolution`] runs (the planner's choice, or an override for tests and tuning).
 ///
 /// ```
 /// use cliper::{ConvAlgorithm, ConvParams, ConvStrategy, Convolution, Filter, Process, XData};

@@ -273,7 +273,7 @@ pub(crate) fn separable_pays(info: &crate::app::DeviceInfo, filter: &[usize]) ->
 ///
 /// Semantics are scipy.ndimage's: [`ConvMode::Convolution`] is `scipy.ndimage.convolve`,
 /// [`ConvMode::Correlation`] is `scipy.ndimage.correlate`, with their centring and `origin` rule (even filters
-/// included) for [`ConvOutput::Same`]; [`ConvOutput::Valid`] and [`ConvOutput::Full`] are numpy's; the
+/// included) for [`super::ConvOutput::Same`]; [`super::ConvOutput::Valid`] and [`super::ConvOutput::Full`] are numpy's; the
 /// [`Border`] rules map to scipy's modes as documented there. Filters may be any size (even, non-square, larger
 /// than the image); stride and dilation as in cuDNN. The filter may be `T`'s real type for complex data.
 ///
@@ -342,7 +342,7 @@ impl<T: Element, K: FilterElement<T>> Convolution<T, K> {
     }
 
     /// The output shape for an input and a filter shape: the input's leading (batch) axes, then one extent per
-    /// filter axis ([`ConvOutput`], stride and dilation decide it).
+    /// filter axis ([`super::ConvOutput`], stride and dilation decide it).
     ///
     /// ```
     /// use cliper::{ConvOutput, ConvParams, Convolution};

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// (`mwg`/`mdimc`) × (`nwg`/`ndimc`) outputs in registers, in runs of `vwm` neighbouring rows and `vwn`
 /// neighbouring columns that the local-memory kernel reads as one vector (`float4` for `vwm = 4` in `f32`).
 ///
-/// [`GemmTiles::for_device`] picks from the per-device table ([`super::GemmTable`]); [`MatMul::with_strategy`]
+/// [`GemmTiles::for_device`] picks from the per-device table ([`super::GemmTable`]); [`super::MatMulParams::strategy`]
 /// takes any other choice the device can run (for tuning). The text form `MWGxNWGxKWG/MDIMCxNDIMC/VWMxVWN`
 /// (the last part optional, default `1x1`) is what tables, the tuner and `cliper-bench` use.
 ///
@@ -165,7 +165,7 @@ impl std::str::FromStr for GemmTiles {
     }
 }
 
-/// Which kernel a [`MatMul`] runs.
+/// Which kernel a [`super::MatMul`] runs.
 ///
 /// ```
 /// use cliper::{GemmStrategy, MatMul, MatMulParams, Process, XData};
