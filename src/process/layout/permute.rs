@@ -41,7 +41,7 @@ impl<T: Element> Permute<T> {
     pub fn output_shape(shape: &[usize], axes: &[usize]) -> Result<Vec<usize>> {
         check_permutation("Permute", axes, shape.len()).map_err(|_| {
             let n = shape.len();
-            Error::invalid("Permute", format!("axes {axes:?} must list each of the {n} axes of shape {shape:?} once"))
+            Error::invalid("Permute", format!("axes {axes:?} are not a permutation of the {n} axes of shape {shape:?}"))
         })?;
         axes.iter()
             .map(|&a| {
