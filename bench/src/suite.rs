@@ -453,16 +453,22 @@ fn matrix_power(ctx: &Ctx, n: usize, exponent: u64) -> Result<(String, String, O
     let host: Vec<f32> = random_data::<f32>(n * n).into_iter().map(|v| v / n as f32).collect();
     let a = XData::from_slice(ctx.app, &[n, n], &host)?;
     let out = XData::<f32>::zeros(ctx.app, &[n, n])?;
-    let products = (63 - exponent.leading_zeros() + exponent.count_ones()).saturating_sub(1) as f64;
-    let gemm = GemmStrategy::for_problem::<f32>(ctx.app.device(), n, n, n, 1);
-    let (measured, init_ms, _) = time_process(ctx, MatrixPower::new(&a, &out, exponent), |_| String::new())?;
-    let algorithm = format!("{products} products by squaring, {gemm}");
+    // The schedule MatrixPower planned: its number of products (for the FLOP count) and their GEMM kernel.
+    let mut products = 0;
+    let (measured, init_ms, algorithm) =
+        time_process(ctx, MatrixPower::new(&a, &out, exponent), |p| match p.strategy() {
+            Some(PowerStrategy::Products { products: count, gemm }) => {
+                products = count;
+                format!("{count} products by squaring, {gemm}")
+            }
+            other => other.map_or("?".into(), |s| s.to_string()),
+        })?;
     let outcome = Outcome {
         measured,
         init_ms,
         algorithm,
         bytes: 0.0,
-        flops: 2.0 * (n as f64).powi(3) * products,
+        flops: 2.0 * (n as f64).powi(3) * products as f64,
         double: false,
         check: None,
     };

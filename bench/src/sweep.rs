@@ -170,9 +170,15 @@ pub(crate) fn power<T: Element>(app: &ClApp, size: usize, exponent: u64, timing:
         random_data::<T>(size * size).into_iter().map(|v| T::from_c64(v.to_c64() / size as f64)).collect();
     let a = XData::from_slice(app, &[size, size], &host)?;
     let out = XData::<T>::zeros(app, &[size, size])?;
-    let mut pipeline = Pipeline::new(app).then(MatrixPower::new(&a, &out, exponent));
+    let mut power = MatrixPower::new(&a, &out, exponent);
+    power.init()?;
+    // The number of products MatrixPower planned (0 for the identity and the copy), for the FLOP count.
+    let products = match power.strategy() {
+        Some(PowerStrategy::Products { products, .. }) => products as f64,
+        _ => 0.0,
+    };
+    let mut pipeline = Pipeline::new(app).then(power);
     let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
-    let products = (63 - exponent.leading_zeros() + exponent.count_ones()).saturating_sub(1) as f64;
     let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (size as f64).powi(3) * products;
     println!(
         "cliper  power {exponent:<4} {:<4} {:<14} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {products} products",

@@ -93,7 +93,8 @@ where
     } else {
         k
     };
-    let image_shape: Vec<usize> = k.frame_shape().iter().chain(k.spatial_shape()).copied().collect();
+    // Both reconstructions write [frames…, spatial…].
+    let image_shape = SimpleMRIRecon::output_shape(&k)?;
     let path = Path::new(&args.output);
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let holds_complex = matches!(ext.as_str(), "npy" | "mat" | "cfl" | "hdr");

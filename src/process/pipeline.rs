@@ -60,13 +60,12 @@ pub trait Process: Send {
 pub struct Pipeline {
     app: ClApp,
     stages: Vec<Box<dyn Process>>,
-    initialized: bool,
 }
 
 impl Pipeline {
     /// An empty pipeline on `app`'s device.
     pub fn new(app: &ClApp) -> Pipeline {
-        Pipeline { app: app.clone(), stages: Vec::new(), initialized: false }
+        Pipeline { app: app.clone(), stages: Vec::new() }
     }
 
     /// Appends a process (builder style).
@@ -78,7 +77,6 @@ impl Pipeline {
     /// Appends a boxed process.
     pub fn push(&mut self, process: Box<dyn Process>) -> &mut Pipeline {
         self.stages.push(process);
-        self.initialized = false;
         self
     }
 
@@ -97,23 +95,23 @@ impl Pipeline {
         self.stages.iter().map(|s| s.name()).collect()
     }
 
-    /// Runs every process's `init` once (again after a `push`).
+    /// Runs `init` of every process that has not been initialized yet (so a process initialized before it
+    /// was added, or one added after an earlier `init`, is planned exactly once).
     pub fn init(&mut self) -> Result<()> {
-        for stage in &mut self.stages {
+        for stage in self.stages.iter_mut().filter(|s| !s.is_initialized()) {
             stage.init()?;
         }
-        self.initialized = true;
         Ok(())
     }
 
-    /// Whether `init` has run since the last process was added.
+    /// Whether every process has been initialized.
     pub fn is_initialized(&self) -> bool {
-        self.initialized
+        self.stages.iter().all(|s| s.is_initialized())
     }
 
     /// Enqueues every process in order. Only valid after `init`; does not wait.
     pub fn launch(&mut self) -> Result<()> {
-        if !self.initialized {
+        if !self.is_initialized() {
             return Err(Error::NotInitialized { op: "Pipeline".into() });
         }
         for stage in &mut self.stages {
@@ -125,9 +123,7 @@ impl Pipeline {
     /// `init` if needed, then `launch`, as [`Process::run`]. Does not wait: reading an output waits for it,
     /// [`ClApp::finish`] waits for everything.
     pub fn run(&mut self) -> Result<()> {
-        if !self.initialized {
-            self.init()?;
-        }
+        self.init()?;
         self.launch()
     }
 
@@ -150,9 +146,7 @@ impl Pipeline {
                 what: "profiling is off for this ClApp; build it with ClApp::builder().profiling(true)".into(),
             });
         }
-        if !self.initialized {
-            self.init()?;
-        }
+        self.init()?;
         let recorder = Recorder::start();
         let launched = self.launch();
         let records = recorder.finish();
