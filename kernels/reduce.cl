@@ -68,9 +68,12 @@ inline void item_rare(Item* it, R ax, R p, int ip) {
     }
 #else
     } else if (isinf(ax)) {
-        it->m = ax;
-        it->s *= (R)0; // keeps a NaN
-        it->ih = it->k = (R)0;
+        // A second ∞ changes nothing (and must not reach the fast branch: ∞·0 would be NaN).
+        if (!isinf(it->m)) {
+            it->m = ax;
+            it->s *= (R)0; // keeps a NaN
+            it->ih = it->k = (R)0;
+        }
     } else {
         it->s = it->s * powp(it->m / ax, p, ip) + (R)1;
         it->m = ax;
@@ -82,7 +85,7 @@ inline void item_rare(Item* it, R ax, R p, int ip) {
 }
 
 inline void item_add_mag(Item* it, R ax, R p, int ip) {
-    if (ax <= it->m) {
+    if (ax <= it->m && !isinf(ax)) {
 #if P_KIND != 5
         it->s += powp(ax * it->ih * it->k, p, ip);
 #endif

@@ -124,6 +124,52 @@ fn nan_and_infinity_propagate() {
     }
 }
 
+/// Infinities a single work-item meets one after another (a 4-element vector is one vector load): ∞ then −∞
+/// gave NaN, where numpy gives ∞.
+#[test]
+fn infinities_next_to_each_other_give_infinity() {
+    for &order in ORDERS {
+        let real = [1.0f32, f32::INFINITY, -f32::INFINITY, 2.0];
+        assert_eq!(norm_of(&real, order), f64::INFINITY, "f32 {real:?} {order:?}");
+        let double = [f64::INFINITY, f64::INFINITY, 3.0];
+        assert_eq!(norm_of(&double, order), f64::INFINITY, "f64 {double:?} {order:?}");
+        let z = [num_complex::Complex32::new(f32::INFINITY, 1.0), num_complex::Complex32::new(-f32::INFINITY, 0.0)];
+        assert_eq!(norm_of(&z, order), f64::INFINITY, "c32 two ∞ {order:?}");
+    }
+}
+
+/// Norms and dot products of no elements are 0 (numpy: `linalg.norm(zeros((0, 3)))` and `dot` of empty
+/// vectors), whatever the other extents; outputs start poisoned so an unwritten one shows.
+fn empty_reductions<T: Element>() {
+    for shape in [&[0usize][..], &[0, 3], &[3, 0], &[2, 0, 5]] {
+        let x = XData::<T>::zeros(app(), shape).unwrap();
+        for &order in ORDERS {
+            let out = poisoned::<T::Real>(&[]);
+            NormN::new(&x, &out, NormParams::new(order)).run().unwrap();
+            assert_eq!(fetch(&out).iter().next().unwrap().norm(), 0.0, "norm {order:?} of {shape:?}");
+        }
+        for kind in [DotKind::Plain, DotKind::Conjugated] {
+            let out = poisoned::<T>(&[]);
+            Dot::new(&x, &x, &out, DotParams::new(kind)).run().unwrap();
+            assert_eq!(fetch(&out).iter().next().unwrap().norm(), 0.0, "dot {kind:?} of {shape:?}");
+        }
+        for axis in 0..shape.len() {
+            let reduced: Vec<usize> = shape.iter().enumerate().filter(|&(i, _)| i != axis).map(|(_, &n)| n).collect();
+            let out = poisoned::<T::Real>(&reduced);
+            NormN::new(&x, &out, NormParams::new(NormOrder::P(2.0)).along(axis)).run().unwrap();
+            assert!(fetch(&out).iter().all(|v| v.norm() == 0.0), "norm along {axis} of {shape:?}");
+        }
+    }
+}
+
+#[test]
+fn empty_arrays_reduce_to_zero() {
+    empty_reductions::<f32>();
+    empty_reductions::<f64>();
+    empty_reductions::<num_complex::Complex32>();
+    empty_reductions::<num_complex::Complex64>();
+}
+
 /// Reference values along `axis` of a `[..]` host array: `f` applied to each line.
 fn along_ref<F: Fn(&[Complex64]) -> Complex64>(
     host: &ndarray::ArrayD<Complex64>,

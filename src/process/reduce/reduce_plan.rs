@@ -446,6 +446,11 @@ fn vector_width<T: Element>(x: &XData<T>, y: &XData<T>, stride: [usize; 2], batc
 /// The length and the (x, y) strides of one axis covering all elements of both arrays in the same order, when
 /// their layouts allow it (any order of the axes will do for a whole-array reduction).
 fn merge_all<T: Element>(x: &XData<T>, y: &XData<T>) -> Option<(usize, [usize; 2])> {
+    // No elements: nothing to read, whatever the other extents (axes of extent ≤ 1 are skipped below, so
+    // [0, 3] would otherwise pass as 3 elements).
+    if x.is_empty() {
+        return Some((0, [1, 1]));
+    }
     let mut axes: Vec<(usize, usize, usize)> = x
         .shape()
         .iter()
