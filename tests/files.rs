@@ -285,18 +285,19 @@ fn png_fixtures_written_by_pillow() {
             assert_eq!(g8[[r, c]] as usize, r * 40 + c * 7);
             assert_eq!(g16[[r, c]] as usize, r * 4000 + c * 700 + 3);
             let want = [r * 50, c * 30, r + c];
+            // Colour is channel first: [C, H, W].
             for k in 0..3 {
-                assert_eq!(c3[[r, c, k]] as usize, want[k]);
-                assert_eq!(c4[[r, c, k]] as usize, want[k]);
-                assert_eq!(p[[r, c, k]] as usize, want[k], "palette expanded to RGB");
+                assert_eq!(c3[[k, r, c]] as usize, want[k]);
+                assert_eq!(c4[[k, r, c]] as usize, want[k]);
+                assert_eq!(p[[k, r, c]] as usize, want[k], "palette expanded to RGB");
             }
-            assert_eq!(c4[[r, c, 3]] as usize, c * 60);
+            assert_eq!(c4[[3, r, c]] as usize, c * 60);
             assert_eq!(b[[r, c]], if (r + c) % 2 == 1 { 255 } else { 0 }, "1-bit grey expanded to 0/255");
         }
     }
     assert_eq!(
         (grey8.shape(), rgb.shape(), rgba.shape()),
-        (&[3usize, 5][..], &[3usize, 5, 3][..], &[3usize, 5, 4][..])
+        (&[3usize, 5][..], &[3usize, 3, 5][..], &[4usize, 3, 5][..])
     );
     let x = XData::<f32>::load(app(), fixture("grey16_3x5.png")).unwrap();
     assert_eq!(x.to_vec().unwrap()[14], 10803.0);
@@ -306,7 +307,8 @@ fn png_fixtures_written_by_pillow() {
 fn png_saving_is_explicit_and_round_trips() {
     let dir = scratch("png");
     let mut rng = Rng::new(73);
-    for shape in [vec![7, 129], vec![5, 3, 3], vec![2, 9, 4], vec![1, 1, 2]] {
+    // Grey [H, W], and colour [C, H, W]: grey + alpha, RGB, RGBA, one channel.
+    for shape in [vec![7, 129], vec![2, 9, 4], vec![3, 5, 3], vec![4, 1, 2], vec![1, 1, 2]] {
         let n: usize = shape.iter().product();
         let values: Vec<u16> = (0..n).map(|_| (rng.next_u64() % 65536) as u16).collect();
         let a = HostArray::U16(ArrayD::from_shape_vec(IxDyn(&shape), values).unwrap());
@@ -321,18 +323,27 @@ fn png_saving_is_explicit_and_round_trips() {
     }
     let x = XData::from_slice(app(), &[2, 3], &[0.0f32, 1.0, 2.4, 2.6, 65535.0, 70000.0]).unwrap();
     let path = dir.join("x.png");
+    // Raw values are exact: fractions are refused (never rounded silently), then values out of range.
     let e = x.save(&path).unwrap_err().to_string();
+    assert!(e.contains("2.4") && e.contains("2 value(s) are not whole") && e.contains("x.png"), "{e}");
+    let whole = XData::from_slice(app(), &[1, 3], &[0.0f32, 1.0, 70000.0]).unwrap();
+    let e = whole.save(&path).unwrap_err().to_string();
     assert!(e.contains("70000") && e.contains("1 value(s)") && e.contains("x.png"), "{e}");
     assert!(!path.exists(), "a refused save writes nothing");
-    x.save_png(&path, PngOptions { clip: true, ..PngOptions::default() }).unwrap();
+    x.save_png(&path, PngOptions { scale: Scale::Round, clip: true, ..PngOptions::default() }).unwrap();
     assert_eq!(XData::<f32>::load(app(), &path).unwrap().to_vec().unwrap(), vec![0.0, 1.0, 2.0, 3.0, 65535.0, 65535.0]);
     let complex = XData::<Complex32>::zeros(app(), &[2, 2]).unwrap();
     assert!(complex.save(&path).unwrap_err().to_string().contains("real"));
     let nan = XData::from_slice(app(), &[1, 2], &[1.0f32, f32::NAN]).unwrap();
-    let stretch = PngOptions { depth: PngDepth::Eight, scale: Scale::MinMax, clip: false };
+    let stretch = PngOptions { depth: PngDepth::Eight, scale: Scale::MinMax, ..PngOptions::default() };
     assert!(nan.save_png(&path, stretch).unwrap_err().to_string().contains("NaN"));
+    // A stack is not a colour image unless the options say so.
     let cube = XData::<f32>::zeros(app(), &[2, 2, 5]).unwrap();
     assert!(cube.save(dir.join("cube.png")).unwrap_err().to_string().contains("[2, 2, 5]"));
+    cube.save_png(dir.join("cube.png"), PngOptions { colour: true, ..PngOptions::default() }).unwrap();
+    let five = XData::<f32>::zeros(app(), &[5, 2, 2]).unwrap();
+    let e = five.save_png(dir.join("five.png"), PngOptions { colour: true, ..PngOptions::default() }).unwrap_err();
+    assert!(e.to_string().contains("[5, 2, 2]"), "{e}");
     let bad = dir.join("bad.png");
     let mut bytes = std::fs::read(fixture("rgb_3x5.png")).unwrap();
     bytes.truncate(bytes.len() - 20);
@@ -489,13 +500,16 @@ fn mat_writing_round_trips_every_type_plain_and_compressed() {
 fn cast_converts_explicitly_with_range_checks() {
     use cliper::{Dtype, Scale};
     let x = HostArray::F64(ndarray::arr1(&[-1.5, 0.0, 0.49, 2.5, 70000.0]).into_dyn());
-    // Raw: rounding to nearest (half away from zero), range errors unless clipped.
-    let clipped = x.cast(Dtype::U16, Scale::Raw, true).unwrap();
+    // Raw: exact, so fractions are refused even when clipping; Round: to nearest (half away from zero), range
+    // errors unless clipped.
+    let msg = x.cast(Dtype::U16, Scale::Raw, true).unwrap_err().to_string();
+    assert!(msg.contains("3 value(s) are not whole") && msg.contains("-1.5") && msg.contains("element 0"), "{msg}");
+    let clipped = x.cast(Dtype::U16, Scale::Round, true).unwrap();
     assert_eq!(clipped, HostArray::U16(ndarray::arr1(&[0u16, 0, 0, 3, 65535]).into_dyn()));
-    let msg = x.cast(Dtype::U16, Scale::Raw, false).unwrap_err().to_string();
+    let msg = x.cast(Dtype::U16, Scale::Round, false).unwrap_err().to_string();
     assert!(msg.contains("2 value(s)") && msg.contains("-1.5") && msg.contains("element 0"), "{msg}");
     assert_eq!(
-        x.cast(Dtype::I16, Scale::Raw, true).unwrap(),
+        x.cast(Dtype::I16, Scale::Round, true).unwrap(),
         HostArray::I16(ndarray::arr1(&[-2i16, 0, 0, 3, 32767]).into_dyn())
     );
     // MinMax onto each integer type's full range, and onto [0, 1] for floats.

@@ -125,6 +125,7 @@ fn kdata_round_trips_through_mat_in_both_axis_orders() {
             mask: "pattern".into(),
             spatial_dims: None,
             spatial_first: true,
+            round: false,
         };
         k32.save_mat(&path, &names).unwrap();
         let raw = cliper::read_mat_variable(&path, "raw").unwrap();

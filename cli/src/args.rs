@@ -37,8 +37,10 @@ pub struct OutputArgs {
     /// Element type to write (u8, u16, i16, i32, f32, f64, c32, c64, …; default: the data's own).
     #[arg(long = "type", value_name = "TYPE", value_parser = parse_dtype)]
     pub dtype: Option<Dtype>,
-    /// raw: values as they are (out-of-range values are an error); minmax: stretched onto the type's range.
-    #[arg(long, value_parser = named::<Scale>(&["raw", "minmax"]))]
+    /// raw: values exactly as they are (fractions or out-of-range values for an integer type are an error);
+    /// round: rounded to the nearest integer first; minmax: the data's range stretched onto the type's (onto
+    /// [0, 1] for float types). Default: round when a result goes back to its input's integer type, else raw.
+    #[arg(long, value_parser = named::<Scale>(&Scale::NAMES))]
     pub scale: Option<Scale>,
     /// Clamp out-of-range values instead of refusing them.
     #[arg(long)]

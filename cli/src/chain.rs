@@ -1,7 +1,7 @@
 //! The command line's side of running chains (the chains themselves are `cliper::chain`): which device, which
 //! files a directory or glob names, a progress bar over a batch, and errors on one line.
 
-use cliper::chain::{Chain, Outcome, Progress};
+use cliper::chain::{Chain, Outcome, Progress, RunRecord};
 use cliper::{ClApp, Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -67,8 +67,8 @@ pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
 }
 
 /// Runs `chain` on the context's device: once, or once per file of its batch input with a progress bar on a
-/// terminal and each failing file named on stderr as it fails.
-pub fn run(ctx: &mut Context, chain: &Chain) -> Result<Outcome> {
+/// terminal, each failing file named on stderr as it fails and `finished` told of each file as it ends.
+pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> Result<Outcome> {
     let batch = chain.batch_input(batch_files)?;
     let app = ctx.app()?;
     let bar = match &batch {
@@ -88,6 +88,7 @@ pub fn run(ctx: &mut Context, chain: &Chain) -> Result<Outcome> {
             if let (Some(e), Some(file)) = (&record.error, &record.input) {
                 bar.suspend(|| eprintln!("error: {}", naming(&file.display().to_string(), e)));
             }
+            bar.suspend(|| finished(record));
             bar.inc(1);
         }
     });

@@ -29,8 +29,10 @@ pub fn run(ctx: &mut Context, args: &DemoArgs) -> Result<(), CliError> {
         .into());
     }
     chain.set_input(&format!("image={}", args.input))?;
+    // The file's outputs are relative to pipelines/: keep their names, in --out.
     for (_, path, _) in &mut chain.outputs {
-        *path = path.replacen("out/", &format!("{}/", args.out.trim_end_matches('/')), 1);
+        let name = Path::new(path.as_str()).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        *path = Path::new(&args.out).join(name).to_string_lossy().into_owned();
     }
     let app = ctx.app()?;
     let d = app.device();

@@ -3,9 +3,9 @@
 use crate::CliError;
 use crate::chain::{Context, batch_files};
 use crate::output::show;
-use cliper::chain::{FileSpec, OutputOptions, output_path};
+use cliper::chain::{FileSpec, Origin, OutputOptions, output_path, save_converted};
 use cliper::prelude::*;
-use cliper::{Result, read_mat, write_file};
+use cliper::{Result, read_mat, show_number};
 use num_complex::{Complex32, Complex64};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -82,38 +82,51 @@ fn clip(s: &str, width: usize) -> String {
     }
 }
 
-/// Statistics of one array: element count, min/max (of |z| for complex), mean, NaN count.
-fn stats(name: &str, a: &HostArray) -> Value {
+/// Statistics of one array: element count, min/max (of |z| for complex) and mean over the finite values, and
+/// how many are NaN, +∞ and −∞ (numpy's nanmin/nanmax would hide them; a plain mean would be NaN).
+fn stats(name: &str, a: &HostArray, colour: bool) -> Value {
     // Every type as complex f64 (64-bit integers beyond 2⁵³ rounded: fine for statistics).
     let values: Vec<Complex64> = match a.cast(Dtype::C64, Scale::Raw, false) {
         Ok(HostArray::C64(x)) => x.into_iter().collect(),
         _ => Vec::new(),
     };
-    let complex = matches!(a, HostArray::C32(_) | HostArray::C64(_));
+    let complex = a.dtype().is_complex();
+    let single = matches!(a.dtype(), Dtype::F32 | Dtype::C32);
     let nan = values.iter().filter(|z| z.re.is_nan() || z.im.is_nan()).count();
-    let finite: Vec<&Complex64> = values.iter().filter(|z| !(z.re.is_nan() || z.im.is_nan())).collect();
+    let infinite = |sign: f64| {
+        values.iter().filter(|z| !(z.re.is_nan() || z.im.is_nan()) && (z.re == sign * f64::INFINITY || z.im == sign * f64::INFINITY)).count()
+    };
+    let (pos_inf, neg_inf) = (infinite(1.0), infinite(-1.0));
+    let finite: Vec<&Complex64> = values.iter().filter(|z| z.re.is_finite() && z.im.is_finite()).collect();
     let magnitude = |z: &Complex64| if complex { z.norm() } else { z.re };
     let min = finite.iter().map(|z| magnitude(z)).fold(f64::INFINITY, f64::min);
     let max = finite.iter().map(|z| magnitude(z)).fold(f64::NEG_INFINITY, f64::max);
     let mean = finite.iter().fold(Complex64::new(0.0, 0.0), |s, z| s + **z) / finite.len().max(1) as f64;
     let number = |v: f64| if v.is_finite() { json!(v) } else { Value::Null };
+    let text = |v: f64| if v.is_finite() { show_number(v, single) } else { "–".into() };
     json!({
-        "name": name, "shape": a.shape(), "type": a.dtype().name(), "elements": values.len(),
-        "min": number(min), "max": number(max),
-        "mean": if complex { json!([mean.re, mean.im]) } else { number(mean.re) },
-        "mean_text": show(mean), "nan": nan, "complex": complex,
+        "name": name, "shape": a.shape(), "type": a.dtype().name(), "elements": values.len(), "colour": colour,
+        "finite": finite.len(), "min": number(min), "max": number(max),
+        "mean": if finite.is_empty() { Value::Null } else if complex { json!([mean.re, mean.im]) } else { number(mean.re) },
+        "min_text": text(min), "max_text": text(max),
+        "mean_text": if finite.is_empty() { "–".into() } else { show(mean, single) },
+        "nan": nan, "pos_inf": pos_inf, "neg_inf": neg_inf, "complex": complex,
     })
 }
 
 pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
     let spec = FileSpec::parse(text);
     let is_mat = spec.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"));
-    let variables: Vec<(String, HostArray)> = match (&spec.variable, is_mat) {
-        (None, true) => read_mat(&spec.path)?,
-        _ => vec![(spec.variable.clone().unwrap_or_default(), spec.read()?)],
+    let variables: Vec<(String, HostArray, bool)> = match (&spec.variable, is_mat) {
+        (None, true) => read_mat(&spec.path)?.into_iter().map(|(n, a)| (n, a, false)).collect(),
+        _ => {
+            let image = spec.read()?;
+            vec![(spec.variable.clone().unwrap_or_default(), image.array, image.colour)]
+        }
     };
-    let report: Vec<Value> = variables.iter().map(|(n, a)| stats(n, a)).collect();
-    let kspace = kspace_info(ctx, &spec.path, &variables);
+    let report: Vec<Value> = variables.iter().map(|(n, a, colour)| stats(n, a, *colour)).collect();
+    let arrays: Vec<(String, HostArray)> = variables.into_iter().map(|(n, a, _)| (n, a)).collect();
+    let kspace = kspace_info(ctx, &spec.path, &arrays);
     if ctx.json {
         let doc = json!({ "path": text, "variables": report, "kspace": kspace });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -123,14 +136,27 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
     for v in &report {
         let label = v["name"].as_str().filter(|n| !n.is_empty()).map(|n| format!("{n}: ")).unwrap_or_default();
         let (lo, hi) = if v["complex"] == json!(true) { ("min |z|", "max |z|") } else { ("min", "max") };
+        let colour = match v["shape"].as_array().map(|s| s.len()).zip(v["colour"].as_bool()) {
+            Some((n, true)) => {
+                let channels = v["shape"].get(n.saturating_sub(3)).and_then(Value::as_u64).unwrap_or(0);
+                format!(" colour ({})", ["", "grey", "grey+alpha", "RGB", "RGBA"].get(channels as usize).unwrap_or(&""))
+            }
+            _ => String::new(),
+        };
+        let mut non_finite = format!("NaN {}", v["nan"]);
+        for (key, label) in [("pos_inf", "+inf"), ("neg_inf", "-inf")] {
+            if v[key].as_u64().unwrap_or(0) > 0 {
+                non_finite += &format!("  {label} {}", v[key]);
+            }
+        }
         println!(
-            "  {label}shape {} {}  {lo} {}  {hi} {}  mean {}  NaN {}",
+            "  {label}shape {} {}{colour}  {lo} {}  {hi} {}  mean {}{}  {non_finite}",
             v["shape"],
             v["type"].as_str().unwrap_or(""),
-            v["min"],
-            v["max"],
+            v["min_text"].as_str().unwrap_or(""),
+            v["max_text"].as_str().unwrap_or(""),
             v["mean_text"].as_str().unwrap_or(""),
-            v["nan"]
+            if v["finite"] != v["elements"] { format!(" (of {} finite)", v["finite"]) } else { String::new() },
         );
     }
     if let Some(k) = kspace.as_object() {
@@ -164,40 +190,32 @@ fn kspace_info(ctx: &mut Context, path: &Path, variables: &[(String, HostArray)]
     }
 }
 
-/// Converts one file or a batch, on the host (no device needed).
+/// Converts one file or a batch, on the host (no device needed), by the rule every command saves with
+/// ([`save_converted`]).
 pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions) -> std::result::Result<(), CliError> {
-    let one = |spec: &FileSpec, out: &Path| -> Result<HostArray> {
-        let host = spec.read()?;
-        let host = match (options.dtype, options.scale) {
-            (None, None) if !options.clip => host,
-            (dtype, scale) => host.cast(dtype.unwrap_or(host.dtype()), scale.unwrap_or_default(), options.clip)?,
-        };
+    let one = |spec: &FileSpec, out: &Path| -> Result<(Vec<usize>, Dtype)> {
+        let image = spec.read()?;
+        let shape = image.array.shape().to_vec();
         if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
         }
-        write_file(out, &host).map_err(|e| match e {
-            Error::Format { path, reason } if reason.contains("u8 or u16") || reason.contains("PNG") => Error::Format {
-                path,
-                reason: format!("{reason} (pass --type u16 or u8, with --scale minmax for float data)"),
-            },
-            other => other,
-        })?;
-        Ok(host)
+        let origin = Origin { colour: image.colour, dtype: Some(image.array.dtype()) };
+        Ok((shape, save_converted(out, image.array, origin, options)?))
     };
     let spec = FileSpec::parse(input);
     let Some(files) = batch_files(input)? else {
         let out = output_path(output, Some(&spec.path), false)?;
-        let host = one(&spec, &out)?;
-        report_convert(ctx, &spec.path, &out, &host);
+        let written = one(&spec, &out)?;
+        report_convert(ctx, &spec.path, &out, &written);
         return Ok(());
     };
     let mut failed = 0;
     let mut worst = 0;
     for file in &files {
         let result = output_path(output, Some(file), true)
-            .and_then(|out| one(&spec.with_path(file.clone()), &out).map(|h| (out, h)));
+            .and_then(|out| one(&spec.with_path(file.clone()), &out).map(|w| (out, w)));
         match result {
-            Ok((out, host)) => report_convert(ctx, file, &out, &host),
+            Ok((out, written)) => report_convert(ctx, file, &out, &written),
             Err(e) => {
                 eprintln!("error: {}", crate::chain::naming(&file.display().to_string(), &e));
                 failed += 1;
@@ -211,11 +229,12 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
     Ok(())
 }
 
-fn report_convert(ctx: &Context, from: &Path, to: &Path, host: &HostArray) {
+/// One line per converted file, with the type the file now holds.
+fn report_convert(ctx: &Context, from: &Path, to: &Path, (shape, dtype): &(Vec<usize>, Dtype)) {
     if ctx.json {
-        let line = json!({ "input": from.display().to_string(), "output": to.display().to_string(), "shape": host.shape(), "type": host.dtype().name() });
+        let line = json!({ "input": from.display().to_string(), "output": to.display().to_string(), "shape": shape, "type": dtype.name() });
         println!("{line}");
     } else {
-        println!("{} → {} {:?} {}", from.display(), to.display(), host.shape(), host.dtype().name());
+        println!("{} → {} {:?} {}", from.display(), to.display(), shape, dtype.name());
     }
 }

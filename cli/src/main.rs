@@ -96,6 +96,12 @@ enum Command {
         /// Transpose B.
         #[arg(long)]
         tb: bool,
+        /// Conjugate-transpose A (Aᴴ; the transpose for real data).
+        #[arg(long, conflicts_with = "ta")]
+        ha: bool,
+        /// Conjugate-transpose B.
+        #[arg(long, conflicts_with = "tb")]
+        hb: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -148,13 +154,15 @@ enum Command {
         /// numpy.pad mode: constant, edge, reflect, symmetric, wrap.
         #[arg(long, default_value = "constant")]
         mode: String,
-        /// The constant for mode constant.
-        #[arg(long, default_value_t = 0.0)]
+        /// The constant for mode constant (negative values as they are: --value -1000).
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         value: f64,
     },
     /// Convolve with a named filter or a filter file (scipy.ndimage semantics).
     #[command(
-        after_help = "Examples:\n  cliper convolve data/phantom_256.png out/blur.tif --kernel gaussian:2\n  cliper convolve 'scans/*.png' out/ --kernel sobel-x --mode corr --border nearest --scale minmax\n\nNamed filters: gaussian:SIGMA, box:SIZE, log:SIGMA, sobel-x, sobel-y, laplacian."
+        after_help = "Examples:\n  cliper convolve data/phantom_256.png out/blur.tif --kernel gaussian:2\n  cliper convolve 'scans/*.png' out/ --kernel sobel-x --mode corr --border nearest --scale minmax\n\nNamed filters (scipy.ndimage's functions of the same name, over the last --rank axes): gaussian:SIGMA \
+(gaussian_filter), box:SIZE (uniform_filter), log:SIGMA (gaussian_laplace), laplacian (laplace), sobel-x|y|z \
+(sobel, axis -1|-2|-3), prewitt-x|y|z (prewitt)."
     )]
     Convolve {
         #[command(flatten)]
@@ -162,19 +170,21 @@ enum Command {
         /// A named filter or a filter file (.npy, .tif, FILE.mat:VAR …).
         #[arg(long, short)]
         kernel: String,
-        /// conv (scipy.ndimage.convolve) or corr (correlate).
-        #[arg(long, value_parser = args::conv_mode(), default_value = "conv")]
-        mode: ConvMode,
+        /// For filter files: conv (scipy.ndimage.convolve, the default) or corr (correlate). Named filters are
+        /// scipy.ndimage's functions of that name and take no mode.
+        #[arg(long, value_parser = args::conv_mode())]
+        mode: Option<ConvMode>,
         /// scipy.ndimage border mode: reflect, mirror, nearest, wrap, constant.
         #[arg(long, default_value = "reflect")]
         border: String,
-        /// The constant for border constant.
-        #[arg(long, default_value_t = 0.0)]
+        /// The constant for border constant (negative values as they are: --value -1000).
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         value: f64,
         /// Output extent: same, valid or full.
         #[arg(long = "output", id = "extent", value_name = "EXTENT", value_parser = args::conv_output(), default_value = "same")]
         output_extent: ConvOutput,
-        /// Axes the named filter spans (default 2, 1 for 1-D data; 3 for volumes).
+        /// Axes a named filter spans, the last ones of the data: 1 to 3 (default 2, or 1 for 1-D data; 3 filters
+        /// volumes in 3-D; colour images are filtered per channel and take at most 2).
         #[arg(long)]
         rank: Option<usize>,
     },
@@ -218,9 +228,9 @@ struct UnaryIo {
 /// Where a reduction (norm, dot) goes: along an axis or over everything, to a file or printed.
 #[derive(Args)]
 struct Reduction {
-    /// Reduce along this axis (one result per line) instead of over everything.
-    #[arg(long)]
-    axis: Option<usize>,
+    /// Reduce along this axis instead of over everything; negative counts from the last (numpy's -1).
+    #[arg(long, allow_negative_numbers = true)]
+    axis: Option<isize>,
     /// Save the result to a file (else it is printed).
     #[arg(short, long)]
     output: Option<String>,
@@ -305,8 +315,8 @@ fn main() -> ExitCode {
                 Command::Permute { io, axes } => {
                     one_step(Op::Permute { axes }, &[&io.input], Some(&io.output), io.common)
                 }
-                Command::Matmul { a, b, output, ta, tb, common } => {
-                    one_step(Op::Matmul { ta, tb }, &[&a, &b], Some(&output), common)
+                Command::Matmul { a, b, output, ta, tb, ha, hb, common } => {
+                    one_step(Op::Matmul { ta, tb, ha, hb }, &[&a, &b], Some(&output), common)
                 }
                 Command::Power { input, n, output, common } => {
                     one_step(Op::Power { n }, &[&input], Some(&output), common)

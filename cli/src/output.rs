@@ -2,14 +2,20 @@
 
 use crate::CliError;
 use crate::chain::{Context, run};
-use cliper::Report;
-use cliper::chain::{Chain, Outcome};
+use cliper::chain::{Chain, ElementKind, Outcome, RunRecord};
+use cliper::{Report, show_number};
 use num_complex::Complex64;
 use serde_json::{Value, json};
 
-/// Runs `chain` and prints what it did; a batch in which some files failed ends in [`CliError::Batch`].
+/// Runs `chain` and prints what it did — each file's lines as soon as it is done, so a piped or interrupted
+/// batch keeps its log; a batch in which some files failed ends in [`CliError::Batch`].
 pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> {
-    let mut outcome = run(ctx, chain)?;
+    let json = ctx.json;
+    let mut outcome = run(ctx, chain, |record| {
+        if !json {
+            print_record(record);
+        }
+    })?;
     let app = ctx.app()?;
     let batch = outcome.records.len() > 1 || outcome.records.first().is_some_and(|r| r.input.is_some());
     if !batch && let Some(e) = outcome.records.first_mut().and_then(|r| r.error.take()) {
@@ -18,27 +24,8 @@ pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> 
     if ctx.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&app.device().name, &outcome)).unwrap_or_default());
     } else {
-        for r in &outcome.records {
-            if r.error.is_some() {
-                continue;
-            }
-            let from = r.input.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default();
-            for (name, path, shape, kind) in &r.written {
-                println!("{from}wrote {name} {shape:?} {kind} to {}", path.display());
-            }
-            for (name, shape, values) in &r.values {
-                if values.is_empty() {
-                    println!(
-                        "{from}{name} {shape:?}: {} values (save them with -o FILE)",
-                        shape.iter().product::<usize>()
-                    );
-                } else if let ([], [value]) = (shape.as_slice(), values.as_slice()) {
-                    println!("{from}{name} = {}", show(*value));
-                } else {
-                    let shown: Vec<String> = values.iter().map(|&v| show(v)).collect();
-                    println!("{from}{name} {shape:?} = [{}]", shown.join(", "));
-                }
-            }
+        if !batch && let Some(r) = outcome.records.first() {
+            print_record(r);
         }
         if let Some(report) = &outcome.report {
             let transfers = outcome.records.first().map_or(0, |r| r.transfers);
@@ -54,9 +41,32 @@ pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> 
     Ok(())
 }
 
-/// A number as people read it: real when the imaginary part is zero.
-pub fn show(v: Complex64) -> String {
-    if v.im == 0.0 { format!("{}", v.re) } else { format!("{}{:+}i", v.re, v.im) }
+/// The lines of one run: the files written (with the type each file holds) and the small results.
+fn print_record(r: &RunRecord) {
+    if r.error.is_some() {
+        return;
+    }
+    let from = r.input.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default();
+    for (name, path, shape, kind) in &r.written {
+        println!("{from}wrote {name} {shape:?} {kind} to {}", path.display());
+    }
+    for (name, shape, values, kind) in &r.values {
+        let single = matches!(kind, ElementKind::F32 | ElementKind::C32);
+        if values.is_empty() {
+            println!("{from}{name} {shape:?}: {} values (save them with -o FILE)", shape.iter().product::<usize>());
+        } else if let ([], [value]) = (shape.as_slice(), values.as_slice()) {
+            println!("{from}{name} = {}", show(*value, single));
+        } else {
+            let shown: Vec<String> = values.iter().map(|&v| show(v, single)).collect();
+            println!("{from}{name} {shape:?} = [{}]", shown.join(", "));
+        }
+    }
+}
+
+/// A number as people read it: real when the imaginary part is zero; the digits of an f32 when `single`.
+pub fn show(v: Complex64, single: bool) -> String {
+    let part = |x: f64| show_number(x, single);
+    if v.im == 0.0 { part(v.re) } else { format!("{}{}{}i", part(v.re), if v.im < 0.0 { "-" } else { "+" }, part(v.im.abs())) }
 }
 
 fn number(v: Complex64) -> Value {
@@ -84,7 +94,7 @@ fn to_json(device: &str, outcome: &Outcome) -> Value {
                 "written": r.written.iter().map(|(name, path, shape, kind)| json!({
                     "name": name, "path": path.display().to_string(), "shape": shape, "type": kind,
                 })).collect::<Vec<_>>(),
-                "values": r.values.iter().map(|(name, shape, values)| json!({
+                "values": r.values.iter().map(|(name, shape, values, _)| json!({
                     "name": name, "shape": shape,
                     "values": if shape.is_empty() { values.first().map(|&v| number(v)).unwrap_or(Value::Null) }
                               else { Value::Array(values.iter().map(|&v| number(v)).collect()) },

@@ -5,8 +5,8 @@ use crate::CliError;
 use crate::args::{self, OutputArgs};
 use crate::chain::Context;
 use clap::{Args, ValueEnum};
-use cliper::Result;
-use cliper::chain::{AnyData, Precision};
+use cliper::{Result, read_mat};
+use cliper::chain::{AnyData, Origin, Precision};
 use cliper::prelude::*;
 use num_complex::{Complex32, Complex64};
 use serde_json::json;
@@ -49,7 +49,12 @@ pub struct ReconArgs {
     /// What to write of the complex SENSE image (default: complex for NPY/MAT/CFL, abs for PNG/TIFF/RAW).
     #[arg(long, value_enum)]
     part: Option<Part>,
-    /// single (c32, default) or double (c64) arithmetic.
+    /// The MAT file holds MATLAB's order, `[x, y, (z,) coil, frames…]`, rather than cliper's `[frames…, coil,
+    /// spatial…]` (CFL files are always BART's order).
+    #[arg(long)]
+    spatial_first: bool,
+    /// auto: double (c64 arithmetic) when the file holds complex128 or float64 data, else single; single: c32,
+    /// double-precision files rounded; double: c64.
     #[arg(long, value_parser = args::precision(), default_value = "auto")]
     precision: Precision,
     #[command(flatten)]
@@ -59,18 +64,52 @@ pub struct ReconArgs {
 /// Runs `cliper recon`.
 pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
     let app = ctx.app()?;
-    match args.precision {
-        Precision::Double => recon::<Complex64>(ctx, &app, args),
-        _ => recon::<Complex32>(ctx, &app, args),
+    let double = match args.precision {
+        Precision::Double => true,
+        Precision::Single => false,
+        Precision::Auto => file_types(&args.kdata)?.contains(&Dtype::C64),
+    };
+    if double { recon::<Complex64>(ctx, &app, args) } else { recon::<Complex32>(ctx, &app, args) }.map_err(CliError::from)
+}
+
+/// The element types of a k-space file's complex arrays, k-space and maps (a CFL pair holds complex64; a real
+/// mask or the spatial_dims scalar say nothing about the data's precision).
+fn file_types(path: &str) -> Result<Vec<Dtype>> {
+    let mat = Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"));
+    let types = if mat { read_mat(path)?.iter().map(|(_, a)| a.dtype()).collect() } else { vec![Dtype::C32] };
+    Ok(types.into_iter().filter(|d| d.is_complex()).collect())
+}
+
+/// Loads the k-space file: MAT files in the order `--spatial-first` says, rounded to `T` under `--precision
+/// single`; and warns when the coil axis looks like a spatial one (a MATLAB-ordered file read in cliper's order).
+fn load<T: ComplexElement>(app: &cliper::ClApp, args: &ReconArgs) -> Result<KData<T>> {
+    let path = Path::new(&args.kdata);
+    let mat = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"));
+    let k = if mat {
+        let names =
+            KSpaceMat { spatial_first: args.spatial_first, round: args.precision == Precision::Single, ..KSpaceMat::default() };
+        KData::<T>::load_mat(app, path, &names)?
+    } else if args.spatial_first {
+        return Err(Error::invalid("cliper recon", format!("--spatial-first is for MAT files; {} is in BART's order", args.kdata)));
+    } else {
+        KData::<T>::load(app, path)?
+    };
+    let (coils, spatial) = (k.num_coils(), k.spatial_shape());
+    if !args.spatial_first && coils > 64 && spatial.iter().any(|&n| n <= 64) {
+        eprintln!(
+            "warning: {} read as {coils} coils of {spatial:?} images; if the file is in MATLAB's order [x, y, coil], \
+             pass --spatial-first",
+            args.kdata
+        );
     }
-    .map_err(CliError::from)
+    Ok(k)
 }
 
 fn recon<T: ComplexElement>(ctx: &Context, app: &cliper::ClApp, args: &ReconArgs) -> Result<()>
 where
     AnyData: From<XData<T>> + From<XData<T::Real>>,
 {
-    let k = KData::<T>::load(app, &args.kdata)?;
+    let k = load::<T>(app, args)?;
     let method = args.method.unwrap_or(if k.sensitivity_maps().is_some() { Method::Sense } else { Method::Rsos });
     if method == Method::Sense && k.sensitivity_maps().is_none() {
         return Err(Error::invalid(
@@ -127,7 +166,7 @@ where
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
     }
-    result.save(path, &args.options.options())?;
+    result.save(path, Origin::default(), &args.options.options())?;
     let method_name = match method {
         Method::Sense => "sense",
         Method::Rsos => "rsos",

@@ -6,61 +6,14 @@
 //! in (f32: 1e-5 relative to the largest magnitude — a few hundred roundings of 6e-8 in sums of up to 129
 //! terms; f64: 1e-12), or bit for bit with the library where the CLI only passes the arguments on.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
 use cliper::{ClApp, ConvParams, Convolution, Element, Filter, HostArray, XData, read_file, read_npy, write_npy};
 use ndarray::{ArrayD, Ix2, IxDyn};
 use num_complex::Complex32;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// The repository's root: the sample data and pipelines are named from there, as the README runs them.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn cliper() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cliper"));
-    c.current_dir(root());
-    c
-}
-
-/// The device the binary also picks (the best one, or CLIPER_DEVICE's), for library calls to compare with.
-fn app() -> ClApp {
-    ClApp::builder().use_env(true).build().unwrap()
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cliper-cli-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs and returns stdout, asserting success.
-fn ok(args: &[&str]) -> String {
-    let out = cliper().args(args).output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "cliper {args:?} failed:\n{stdout}\n{stderr}");
-    stdout.into_owned()
-}
-
-/// Runs, expects failure with `code`, returns stderr (which must be free of panics and backtraces).
-fn fails(args: &[&str], code: i32) -> String {
-    let out = cliper().args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(code), "cliper {args:?}: {stderr}");
-    assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "{stderr}");
-    stderr
-}
-
-fn f32s(path: &Path) -> ArrayD<f64> {
-    match read_file(path).unwrap() {
-        HostArray::F32(a) => a.mapv(f64::from),
-        HostArray::F64(a) => a,
-        other => panic!("{} holds {:?}", path.display(), other.dtype()),
-    }
-}
 
 fn random_npy(dir: &Path, name: &str, shape: &[usize], seed: u64) -> (PathBuf, ArrayD<f64>) {
     let mut rng = StdRng::seed_from_u64(seed);
@@ -70,13 +23,6 @@ fn random_npy(dir: &Path, name: &str, shape: &[usize], seed: u64) -> (PathBuf, A
     (path, a.mapv(f64::from))
 }
 
-fn close(got: &ArrayD<f64>, want: &ArrayD<f64>, rel: f64, what: &str) {
-    assert_eq!(got.shape(), want.shape(), "{what}");
-    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
-    for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() <= rel * scale, "{what}: {g} vs {w}");
-    }
-}
 
 #[test]
 fn the_cli_lists_devices() {

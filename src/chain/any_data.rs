@@ -2,8 +2,8 @@
 //! and back.
 
 use crate::{
-    ClApp, Dtype, Element, Error, HostArray, PngDepth, PngOptions, Result, Scale, XData, read_file, read_mat_variable,
-    write_file,
+    ClApp, Dtype, Element, Error, HostArray, Image, Result, Scale, XData, read_image, read_mat_variable, write_image,
+    write_mat_variable,
 };
 use num_complex::{Complex32, Complex64};
 use serde::Deserialize;
@@ -210,47 +210,87 @@ impl AnyData {
         })
     }
 
-    /// Saves to `path` by extension, converting as `options` says.
-    pub fn save(&self, path: &Path, options: &OutputOptions) -> Result<()> {
-        let scale = options.scale.unwrap_or_default();
-        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
-            let depth = match options.dtype {
-                None | Some(Dtype::U16) => PngDepth::Sixteen,
-                Some(Dtype::U8) => PngDepth::Eight,
-                Some(other) => {
-                    return Err(Error::invalid(
-                        "saving a PNG",
-                        format!("PNG holds u8 or u16 samples, not {}", other.name()),
-                    ));
-                }
-            };
-            let png = PngOptions { depth, scale, clip: options.clip };
-            return dispatch!(self, x => x.save_png(path, png)).map_err(|e| with_hint(e, PNG_HINT));
-        }
-        if options.dtype.is_none() && options.scale.is_none() {
-            return dispatch!(self, x => x.save(path));
-        }
-        let host = self.to_host()?;
-        let dtype = options.dtype.unwrap_or(host.dtype());
-        write_file(path, &host.cast(dtype, scale, options.clip).map_err(|e| with_hint(e, CAST_HINT))?)
+    /// Saves to `path` by extension, converting as `options` say ([`save_converted`]), with what the array
+    /// inherits from its input file. Gives the element type the file holds.
+    pub fn save(&self, path: &Path, origin: Origin, options: &OutputOptions) -> Result<Dtype> {
+        save_converted(path, self.to_host()?, origin, options)
     }
 }
 
-const PNG_HINT: &str = "pass --scale minmax to stretch the values onto the PNG's range, or --clip";
-const CAST_HINT: &str = "pass --scale minmax or --clip";
-
-/// Adds a command-line hint to the library's wording about options.
-fn with_hint(e: Error, hint: &str) -> Error {
-    match e {
-        Error::Format { path, reason } if reason.contains("clip") || reason.contains("real samples") => {
-            Error::Format { path, reason: format!("{reason} ({hint})") }
-        }
-        Error::InvalidArgument { op, reason } if reason.contains("clip") => {
-            Error::InvalidArgument { op, reason: format!("{reason} ({hint})") }
-        }
-        other => other,
-    }
+/// What a result inherits from the file its data came from: whether it is a colour image (channels on axis −3)
+/// and the file's element type, when the result is still of that kind of data (not a norm or a dot product).
+///
+/// ```
+/// let origin = cliper::chain::Origin { colour: true, dtype: Some(cliper::Dtype::U8) }; // an RGB PNG, filtered
+/// assert_eq!(cliper::chain::Origin::default().dtype, None);
+/// # let _ = origin;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// Axis −3 holds colour channels.
+    pub colour: bool,
+    /// The input file's element type.
+    pub dtype: Option<Dtype>,
 }
+
+/// Writes `host` to `path` by extension, the one rule for every command:
+///
+/// - the file's element type is `--type` when given, else the data's own where the format holds it. PNG holds
+///   u8/u16 only: a result of a u8/u16 input goes back to that type (as scipy.ndimage keeps the input's
+///   dtype), anything else to u16;
+/// - values convert by [`HostArray::cast`] with the scale given; by default `round` when a result goes back to
+///   its input's integer type (a blurred 8-bit PNG saved as 8 bits) and `raw` — exact — otherwise, so a float
+///   result that is not whole (a reconstruction in [0, 1], a filtered float array) is refused, never rounded
+///   silently; values outside the type's range are refused unless clipped;
+/// - a grey stack cannot go to a PNG; a colour result goes as one colour image ([`write_image`]).
+///
+/// Errors name the path and say which option to choose. Gives the type written.
+///
+/// ```
+/// use cliper::chain::{Origin, OutputOptions, save_converted};
+/// use cliper::{Dtype, HostArray, Scale};
+/// let path = std::env::temp_dir().join(format!("cliper-doc-converted-{}.png", std::process::id()));
+/// let x = HostArray::F32(ndarray::arr2(&[[0.0f32, 0.25], [0.5, 1.0]]).into_dyn());
+/// let err = save_converted(&path, x.clone(), Origin::default(), &OutputOptions::default()).unwrap_err().to_string();
+/// assert!(err.contains("not whole") && err.contains("--scale"), "{err}");
+/// let stretched = OutputOptions { scale: Some(Scale::MinMax), ..OutputOptions::default() };
+/// assert_eq!(save_converted(&path, x.clone(), Origin::default(), &stretched)?, Dtype::U16);
+/// let from_u8 = Origin { colour: false, dtype: Some(Dtype::U8) }; // rounds back to 8 bits
+/// assert_eq!(save_converted(&path, x.clone(), from_u8, &OutputOptions::default())?, Dtype::U8);
+/// let npy = path.with_extension("npy"); // NPY holds f32: the values as they are
+/// assert_eq!(save_converted(&npy, x, from_u8, &OutputOptions::default())?, Dtype::F32);
+/// # std::fs::remove_file(&npy).ok();
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &OutputOptions) -> Result<Dtype> {
+    let png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    let png_type = |d: Dtype| matches!(d, Dtype::U8 | Dtype::U16);
+    let own = host.dtype();
+    let inherited = origin.dtype.filter(|&d| png && !png_type(own) && png_type(d));
+    let dtype = options.dtype.or(inherited).unwrap_or(if png && !png_type(own) { Dtype::U16 } else { own });
+    let back_to_integers = options.dtype.is_none() && inherited.is_some();
+    let scale = options.scale.unwrap_or(if back_to_integers { Scale::Round } else { Scale::Raw });
+    let array = if dtype == own && scale == Scale::Raw && !options.clip {
+        host
+    } else {
+        host.cast(dtype, scale, options.clip).map_err(|e| match e {
+            Error::InvalidArgument { op, reason } => Error::Format {
+                path: path.to_path_buf(),
+                reason: format!("{op} from {}: {reason} ({CAST_HINT})", own.name()),
+            },
+            other => other,
+        })?
+    };
+    // `out.mat:NAME` names the variable.
+    match FileSpec::parse(&path.to_string_lossy()) {
+        FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &array)?,
+        _ => write_image(path, &Image { array, colour: origin.colour })?,
+    }
+    Ok(dtype)
+}
+
+const CAST_HINT: &str = "choose with --scale round, --scale minmax, --clip or --type";
 
 /// How results are written: the file's element type, scaling and clipping (`--type`, `--scale`, `--clip`).
 ///
@@ -301,11 +341,11 @@ impl FileSpec {
         FileSpec { path, variable: self.variable.clone() }
     }
 
-    /// The file's array in its own type.
-    pub fn read(&self) -> Result<HostArray> {
+    /// The file's array in its own type, and whether it is a colour image.
+    pub fn read(&self) -> Result<Image> {
         match &self.variable {
-            Some(name) => read_mat_variable(&self.path, name),
-            None => read_file(&self.path),
+            Some(name) => Ok(Image { array: read_mat_variable(&self.path, name)?, colour: false }),
+            None => read_image(&self.path),
         }
     }
 }

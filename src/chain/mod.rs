@@ -18,7 +18,7 @@ mod ops;
 mod pipeline_file;
 mod run;
 
-pub use any_data::{AnyData, ElementKind, FileSpec, Kind, OutputOptions, Precision, kind_for};
+pub use any_data::{AnyData, ElementKind, FileSpec, Kind, Origin, OutputOptions, Precision, kind_for, save_converted};
 pub use ops::{NormP, Op, Widths};
 pub use pipeline_file::{Chain, Step};
 pub use run::{BatchInput, Outcome, Progress, RunRecord, output_path};

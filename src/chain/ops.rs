@@ -4,6 +4,7 @@
 use super::any_data::{AnyData, FileSpec, Kind, dispatch};
 use crate::Result;
 use crate::prelude::*;
+use num_complex::Complex64;
 use serde::Deserialize;
 use std::str::FromStr;
 
@@ -38,6 +39,12 @@ pub enum Op {
         /// Transpose `b`.
         #[serde(default)]
         tb: bool,
+        /// Conjugate-transpose `a` (`Aᴴ`; the transpose for real data).
+        #[serde(default)]
+        ha: bool,
+        /// Conjugate-transpose `b`.
+        #[serde(default)]
+        hb: bool,
     },
     /// The `n`-th power of square matrices.
     Power {
@@ -49,18 +56,18 @@ pub enum Op {
         /// The order (default 2).
         #[serde(default = "two")]
         p: NormP,
-        /// Reduce along this axis only.
+        /// Reduce along this axis only (negative counts from the last, as numpy's).
         #[serde(default)]
-        axis: Option<usize>,
+        axis: Option<isize>,
     },
     /// The dot product of two arrays (conjugating the first with `conj`), of everything or along one axis.
     Dot {
         /// Conjugate the first operand.
         #[serde(default)]
         conj: bool,
-        /// Reduce along this axis only.
+        /// Reduce along this axis only (negative counts from the last, as numpy's).
         #[serde(default)]
-        axis: Option<usize>,
+        axis: Option<isize>,
     },
     /// numpy.pad: widths and a numpy mode name.
     Pad {
@@ -77,9 +84,10 @@ pub enum Op {
     Convolve {
         /// A named filter (`gaussian:2`, `sobel-x`, …) or a filter file.
         kernel: String,
-        /// `conv` (default) or `corr`.
-        #[serde(default, deserialize_with = "by_name")]
-        mode: ConvMode,
+        /// For filter files: `conv` (default, scipy.ndimage.convolve) or `corr` (correlate). Named filters are
+        /// scipy.ndimage's functions of that name and take no mode.
+        #[serde(default, deserialize_with = "maybe_by_name")]
+        mode: Option<ConvMode>,
         /// scipy.ndimage's border mode (default `reflect`).
         #[serde(default = "reflect")]
         border: String,
@@ -93,6 +101,13 @@ pub enum Op {
         #[serde(default)]
         rank: Option<usize>,
     },
+}
+
+/// An optional value given by its name, parsed by its `FromStr`.
+fn maybe_by_name<'de, D: serde::Deserializer<'de>, V: FromStr<Err = Error>>(
+    d: D,
+) -> std::result::Result<Option<V>, D::Error> {
+    by_name(d).map(Some)
 }
 
 /// A value given by its name (`conv`, `valid`, …), parsed by its `FromStr`.
@@ -212,6 +227,64 @@ impl Op {
         }
     }
 
+    /// The operation as it applies to a colour image of `shape` (channels on axis −3, cliper's convention): a
+    /// pad of one width pads the two image axes only; a pad that would widen the channels, or a filter spanning
+    /// more than the two image axes, is refused naming the shape.
+    ///
+    /// ```
+    /// use cliper::chain::{Op, Widths};
+    /// let pad = Op::Pad { width: Widths(vec![(4, 4)]), mode: "edge".into(), value: 0.0 };
+    /// let Op::Pad { width, .. } = pad.for_colour(&[3, 64, 80])? else { unreachable!() };
+    /// assert_eq!(width.0, vec![(0, 0), (4, 4), (4, 4)]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn for_colour(&self, shape: &[usize]) -> Result<Op> {
+        let nd = shape.len();
+        let refuse = |what: &str| {
+            Error::invalid(
+                self.name(),
+                format!(
+                    "{what} of a colour image of shape {shape:?} (channels on axis {}); operations act per channel \
+                     on the two image axes",
+                    nd.saturating_sub(3)
+                ),
+            )
+        };
+        match self {
+            Op::Pad { width, mode, value } if width.0.len() == 1 => {
+                let spatial = width.0.first().copied().unwrap_or_default();
+                let mut widths = vec![(0, 0); nd.saturating_sub(2)];
+                widths.extend([spatial; 2]);
+                Ok(Op::Pad { width: Widths(widths), mode: mode.clone(), value: *value })
+            }
+            Op::Pad { width, .. } if nd >= 3 && width.0.get(nd - 3).is_some_and(|&w| w != (0, 0)) => {
+                Err(refuse("this pad would widen the colour channels"))
+            }
+            Op::Convolve { rank: Some(rank), .. } if *rank > 2 => {
+                Err(refuse(&format!("a rank-{rank} filter would mix the colour channels")))
+            }
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// Whether the result of this operation on a colour image of shape `input` is still a colour image (of
+    /// shape `output`): its channels stay on axis −3, with the same count. Reductions never are.
+    pub fn keeps_colour(&self, input: &[usize], output: &[usize]) -> bool {
+        let (ni, no) = (input.len(), output.len());
+        let same_channels = ni >= 3 && no >= 3 && input.get(ni - 3) == output.get(no - 3);
+        let planes_stay = match self {
+            Op::Norm { .. } | Op::Dot { .. } => false,
+            Op::Permute { axes } => {
+                let n = axes.len();
+                n >= 3
+                    && axes.get(n - 3) == Some(&(n - 3))
+                    && axes.iter().skip(n - 2).all(|&a| a + 2 >= n)
+            }
+            _ => true,
+        };
+        same_channels && planes_stay
+    }
+
     /// The process computing this operation from `inputs` into a newly allocated output.
     pub fn plan(&self, inputs: &[&AnyData]) -> Result<(Box<dyn Process>, AnyData)> {
         let wrong = || Error::invalid(self.name(), format!("takes {} input(s), got {}", self.arity(), inputs.len()));
@@ -246,7 +319,7 @@ impl Op {
             Op::Norm { p, axis } => {
                 let order = if p.0.is_infinite() { NormOrder::Inf } else { NormOrder::P(p.0) };
                 let params = match axis {
-                    Some(a) => NormParams::new(order).along(*a),
+                    Some(a) => NormParams::new(order).along(resolve_axis("norm", *a, x.shape())?),
                     None => NormParams::new(order),
                 };
                 let y = XData::<T::Real>::zeros(app, &NormN::<T>::output_shape(x.shape(), &params)?)?;
@@ -266,11 +339,20 @@ impl Op {
                     Border::Constant(_) => Border::Constant(*value),
                     other => other,
                 };
-                let params = ConvParams::default().border(border).mode(*mode).output(*output);
+                let params = ConvParams::default().border(border).output(*output);
                 let rank = rank.unwrap_or(x.ndim().clamp(1, 2));
-                match load_filter::<T>(kernel, rank)? {
-                    KernelWeights::Real(f) => convolve(x, &f, params),
-                    KernelWeights::Same(f) => convolve(x, &f, params),
+                match (load_filter::<T>(kernel, rank)?, mode) {
+                    // scipy.ndimage.sobel and its kin correlate with the weights as they lie.
+                    (KernelWeights::Named(_), Some(_)) => Err(Error::invalid(
+                        "convolve",
+                        format!(
+                            "`{kernel}` is scipy.ndimage's filter of that name and takes no mode; --mode conv|corr is \
+                             for filter files"
+                        ),
+                    )),
+                    (KernelWeights::Named(f), None) => convolve(x, &f, params.mode(ConvMode::Correlation)),
+                    (KernelWeights::Real(f), mode) => convolve(x, &f, params.mode(mode.unwrap_or_default())),
+                    (KernelWeights::Same(f), mode) => convolve(x, &f, params.mode(mode.unwrap_or_default())),
                 }
             }
             Op::Matmul { .. } | Op::Dot { .. } => Err(Error::invalid(self.name(), "takes two inputs")),
@@ -293,7 +375,7 @@ fn binary(op: &Op, a: &AnyData, b: &AnyData) -> Result<(Box<dyn Process>, AnyDat
     macro_rules! typed {
         ($a:ident, $b:ident) => {
             match op {
-                Op::Matmul { ta, tb } => matmul($a, $b, *ta, *tb),
+                Op::Matmul { ta, tb, ha, hb } => matmul($a, $b, [*ta, *tb], [*ha, *hb]),
                 Op::Dot { conj, axis } => dot($a, $b, *conj, *axis),
                 _ => Err(Error::invalid(op.name(), "takes one input")),
             }
@@ -312,17 +394,39 @@ fn binary(op: &Op, a: &AnyData, b: &AnyData) -> Result<(Box<dyn Process>, AnyDat
     }
 }
 
-fn matmul<T: Kind>(a: &XData<T>, b: &XData<T>, ta: bool, tb: bool) -> Result<(Box<dyn Process>, AnyData)> {
-    let op = |t: bool| if t { MatOp::Transpose } else { MatOp::None };
-    let params = MatMulParams::default().op_a(op(ta)).op_b(op(tb));
+fn matmul<T: Kind>(
+    a: &XData<T>,
+    b: &XData<T>,
+    transpose: [bool; 2],
+    conjugate: [bool; 2],
+) -> Result<(Box<dyn Process>, AnyData)> {
+    let op = |i: usize, name: &str| match (transpose[i], conjugate[i]) {
+        (true, true) => Err(Error::invalid("matmul", format!("t{name} and h{name} both given: pick one"))),
+        (true, false) => Ok(MatOp::Transpose),
+        (false, true) => Ok(MatOp::ConjTranspose),
+        (false, false) => Ok(MatOp::None),
+    };
+    let params = MatMulParams::default().op_a(op(0, "a")?).op_b(op(1, "b")?);
     let c = XData::<T>::zeros(a.app(), &MatMul::output_shape(a.shape(), b.shape(), &params)?)?;
     Ok((Box::new(MatMul::new(a, b, &c, params)), T::wrap(c)))
 }
 
-fn dot<T: Kind>(a: &XData<T>, b: &XData<T>, conj: bool, axis: Option<usize>) -> Result<(Box<dyn Process>, AnyData)> {
+/// Axis `axis` of an array of `shape`, counting from the last when negative (numpy's rule); an error naming the
+/// shape when there is no such axis.
+fn resolve_axis(op: &str, axis: isize, shape: &[usize]) -> Result<usize> {
+    let n = shape.len() as isize;
+    let k = if axis < 0 { axis + n } else { axis };
+    if (0..n).contains(&k) {
+        Ok(k as usize)
+    } else {
+        Err(Error::invalid(op, format!("axis {axis} does not exist in an array of shape {shape:?} ({n} axes)")))
+    }
+}
+
+fn dot<T: Kind>(a: &XData<T>, b: &XData<T>, conj: bool, axis: Option<isize>) -> Result<(Box<dyn Process>, AnyData)> {
     let kind = if conj { DotKind::Conjugated } else { DotKind::Plain };
     let params = match axis {
-        Some(k) => DotParams::new(kind).along(k),
+        Some(k) => DotParams::new(kind).along(resolve_axis("dot", k, a.shape())?),
         None => DotParams::new(kind),
     };
     let out = XData::<T>::zeros(a.app(), &Dot::<T>::output_shape(a.shape(), b.shape(), &params)?)?;
@@ -332,6 +436,8 @@ fn dot<T: Kind>(a: &XData<T>, b: &XData<T>, conj: bool, axis: Option<usize>) -> 
 /// Filter weights for data of type `T`: real weights (named filters, real files) or weights of `T` itself
 /// (complex filter files for complex data).
 enum KernelWeights<T: Element> {
+    /// A named filter's correlation weights.
+    Named(Filter<T::Real>),
     Real(Filter<T::Real>),
     Same(Filter<T>),
 }
@@ -340,7 +446,7 @@ enum KernelWeights<T: Element> {
 fn load_filter<T: Kind>(spec: &str, rank: usize) -> Result<KernelWeights<T>> {
     let file = FileSpec::parse(spec);
     if !file.path.exists() {
-        return Filter::named(spec, rank).map(KernelWeights::Real).map_err(|e| match e {
+        return Filter::named(spec, rank).map(KernelWeights::Named).map_err(|e| match e {
             Error::InvalidArgument { op, reason } => Error::InvalidArgument {
                 op,
                 reason: format!("{reason}, or a filter file (no file {} exists)", file.path.display()),
@@ -348,8 +454,10 @@ fn load_filter<T: Kind>(spec: &str, rank: usize) -> Result<KernelWeights<T>> {
             other => other,
         });
     }
-    let host = file.read()?;
+    let host = file.read()?.array;
     let shape = host.shape().to_vec();
+    // Weights are parameters, rounded to the precision the data computes in (a float64 file — numpy's default —
+    // filters f32 data as numpy's f32 arithmetic would); only their kind must fit: complex weights need complex data.
     if matches!(host, HostArray::C32(_) | HostArray::C64(_)) {
         if !T::IS_COMPLEX {
             return Err(Error::Type {
@@ -358,9 +466,9 @@ fn load_filter<T: Kind>(spec: &str, rank: usize) -> Result<KernelWeights<T>> {
                 got: host.dtype().name().into(),
             });
         }
-        let values = host.to_elements::<T>(&file.path)?;
-        return Ok(KernelWeights::Same(Filter::new(&shape, values.iter().copied().collect())?));
+        let values = host.to_elements::<Complex64>(&file.path)?;
+        return Ok(KernelWeights::Same(Filter::new(&shape, values.iter().map(|&v| T::from_c64(v)).collect())?));
     }
-    let values = host.to_elements::<T::Real>(&file.path)?;
-    Ok(KernelWeights::Real(Filter::new(&shape, values.iter().copied().collect())?))
+    let values = host.to_elements::<f64>(&file.path)?;
+    Ok(KernelWeights::Real(Filter::new(&shape, values.iter().map(|&v| T::Real::from_c64(v.into())).collect())?))
 }

@@ -1,7 +1,7 @@
 //! Pipeline files (`cliper run`, docs/cli.md): named inputs, steps that each run one [`Op`] on named arrays, and
 //! the arrays to save; parsed and checked here, run by `run.rs`.
 
-use super::any_data::{OutputOptions, Precision};
+use super::any_data::{FileSpec, OutputOptions, Precision};
 use super::ops::Op;
 use crate::{Dtype, Error, Result, Scale};
 use serde::Deserialize;
@@ -99,9 +99,41 @@ struct PipelineToml {
 
 impl Chain {
     /// Reads a pipeline file; every mistake is an error naming the file and the step.
+    ///
+    /// Relative paths in the file — inputs, outputs, filter files — are relative to the file's folder, so a
+    /// pipeline runs the same from any current directory (paths given on the command line with `--input` /
+    /// `--output` stay relative to the current directory).
     pub fn from_file(path: &Path) -> Result<Chain> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-        Chain::from_toml(&text, path)
+        let mut chain = Chain::from_toml(&text, path)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            chain.resolve_from(dir);
+        }
+        Ok(chain)
+    }
+
+    /// Makes the relative paths of the chain's files relative to `dir` instead.
+    fn resolve_from(&mut self, dir: &Path) {
+        let resolve = |spec: &mut String| {
+            if Path::new(spec.as_str()).is_relative() {
+                *spec = dir.join(spec.as_str()).to_string_lossy().into_owned();
+            }
+        };
+        self.inputs.iter_mut().for_each(|(_, spec)| resolve(spec));
+        self.outputs.iter_mut().for_each(|(_, spec, _)| resolve(spec));
+        for step in &mut self.steps {
+            // A filter file, not a named filter (`gaussian:1.5`, `sobel-x`): it ends in a file format's extension.
+            let file_like = |k: &str| {
+                let path = FileSpec::parse(k).path;
+                let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
+                ["npy", "mat", "png", "tif", "tiff", "cfl", "hdr"].contains(&ext.as_str())
+            };
+            if let Op::Convolve { kernel, .. } = &mut step.op
+                && file_like(kernel)
+            {
+                resolve(kernel);
+            }
+        }
     }
 
     /// Parses a pipeline file's text; `path` names it in errors.

@@ -1,11 +1,12 @@
 //! Running a [`Chain`]: its inputs uploaded, its steps built into one [`Pipeline`] on the device, its outputs
 //! saved; once, or once per file of a batch, reusing the built chain while the inputs keep their types and shapes.
 
-use super::any_data::{AnyData, FileSpec, kind_for};
+use super::any_data::{AnyData, ElementKind, FileSpec, Origin, OutputOptions, kind_for};
+use super::ops::Op;
 use super::pipeline_file::Chain;
-use crate::{ClApp, Error, HostArray, Pipeline, Report, Result};
+use crate::{ClApp, Error, Image, Pipeline, Report, Result};
 use num_complex::Complex64;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The input of a chain that takes each of several files in turn (a directory or glob on the command line).
@@ -64,8 +65,9 @@ pub struct RunRecord {
     pub input: Option<PathBuf>,
     /// Saved arrays: name, file, shape, element type.
     pub written: Vec<(String, PathBuf, Vec<usize>, &'static str)>,
-    /// Arrays nobody saved or used: name, shape, and the values when there are at most 64.
-    pub values: Vec<(String, Vec<usize>, Vec<Complex64>)>,
+    /// Arrays nobody saved or used: name, shape, the values when there are at most 64, and the element type
+    /// they were computed in.
+    pub values: Vec<(String, Vec<usize>, Vec<Complex64>, ElementKind)>,
     /// Host↔device copies while the chain ran (loading inputs and saving outputs not counted): 0 by design.
     pub transfers: u64,
     /// Why this file failed.
@@ -125,11 +127,57 @@ pub fn output_path(template: &str, input: Option<&Path>, batch: bool) -> Result<
     }
 }
 
+/// Checks, before any file runs, that every output of every file of a batch goes to a file of its own and
+/// overwrites none of the inputs: `{stem}` drops the extension, so `a.npy` and `a.png` would both write `a…`.
+fn distinct_outputs(outputs: &[(String, String, Option<OutputOptions>)], files: &[PathBuf]) -> Result<()> {
+    let inputs: HashSet<PathBuf> = files.iter().map(|f| comparable(f)).collect();
+    let mut seen: HashMap<PathBuf, (&Path, &str)> = HashMap::new();
+    for file in files {
+        for (name, template, _) in outputs {
+            let path = output_path(template, Some(file), true)?;
+            let key = comparable(&path);
+            if inputs.contains(&key) {
+                return Err(Error::invalid(
+                    "batch",
+                    format!("output `{name}` of {} would overwrite the input {}", file.display(), path.display()),
+                ));
+            }
+            if let Some((other, other_name)) = seen.insert(key, (file, name)) {
+                return Err(Error::invalid(
+                    "batch",
+                    format!(
+                        "outputs collide: `{other_name}` of {} and `{name}` of {} both go to {} ({{stem}} drops the \
+                         extension); nothing was run — write to a directory (keeps each file's name) or rename",
+                        other.display(),
+                        file.display(),
+                        path.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A path in a form two spellings of one file share: canonical where the file or its folder exists.
+fn comparable(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    match (path.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d }), path.file_name()) {
+        (Some(dir), Some(name)) => dir.canonicalize().map_or_else(|_| path.to_path_buf(), |d| d.join(name)),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// The device arrays and processes of a built chain, kept for the next file of a batch.
 struct Built {
     arrays: HashMap<String, AnyData>,
+    /// What each array inherits from its input file: colour (inputs read from colour files and results of
+    /// operations that keep the channels) and the file's element type (results that are still image data).
+    origins: HashMap<String, Origin>,
     pipeline: Pipeline,
-    signature: Vec<(String, &'static str, Vec<usize>)>,
+    signature: Vec<(String, &'static str, Vec<usize>, bool)>,
 }
 
 impl Chain {
@@ -151,9 +199,7 @@ impl Chain {
             }
         }
         if let Some(b) = &batch {
-            for (_, template, _) in &self.outputs {
-                output_path(template, b.files.first().map(PathBuf::as_path), true)?;
-            }
+            distinct_outputs(&self.outputs, &b.files)?;
         }
         Ok(batch)
     }
@@ -173,7 +219,7 @@ impl Chain {
             None => vec![None],
         };
         // Every input but the batch one is read once, before the loop.
-        let fixed: Vec<Option<(FileSpec, HostArray)>> = self
+        let fixed: Vec<Option<(FileSpec, Image)>> = self
             .inputs
             .iter()
             .enumerate()
@@ -203,7 +249,7 @@ impl Chain {
             let mut record =
                 RunRecord { input: file.clone(), written: Vec::new(), values: Vec::new(), transfers: 0, error: None };
             let result = batch_file.and_then(|batch_file| {
-                let inputs: Vec<(&FileSpec, &HostArray)> = fixed
+                let inputs: Vec<(&FileSpec, &Image)> = fixed
                     .iter()
                     .enumerate()
                     .filter_map(|(i, f)| match (&batch_file, f) {
@@ -235,26 +281,28 @@ impl Chain {
         &self,
         app: &ClApp,
         profile: bool,
-        inputs: &[(&FileSpec, &HostArray)],
+        inputs: &[(&FileSpec, &Image)],
         changing: Option<usize>,
         file: Option<&Path>,
         built: &mut Option<Built>,
         record: &mut RunRecord,
     ) -> Result<Option<Report>> {
         let batch = changing.is_some();
-        let double = self.precision.double(&inputs.iter().map(|(_, h)| h.dtype()).collect::<Vec<_>>());
-        let signature: Vec<(String, &'static str, Vec<usize>)> = self
+        let double = self.precision.double(&inputs.iter().map(|(_, h)| h.array.dtype()).collect::<Vec<_>>());
+        let signature: Vec<(String, &'static str, Vec<usize>, bool)> = self
             .inputs
             .iter()
             .zip(inputs)
-            .map(|((name, _), (_, h))| (name.clone(), kind_for(h, double).name(), h.shape().to_vec()))
+            .map(|((name, _), (_, h))| {
+                (name.clone(), kind_for(&h.array, double).name(), h.array.shape().to_vec(), h.colour)
+            })
             .collect();
         let reused = match (built.as_ref(), changing) {
             (Some(b), Some(i)) if b.signature == signature => {
                 let missing = || Error::invalid("batch", format!("input {i} is missing"));
                 let (spec, host) = inputs.get(i).ok_or_else(missing)?;
                 let (name, _) = self.inputs.get(i).ok_or_else(missing)?;
-                defined(&b.arrays, name)?.overwrite(host, &spec.path)?;
+                defined(&b.arrays, name)?.overwrite(&host.array, &spec.path)?;
                 true
             }
             _ => false,
@@ -278,8 +326,9 @@ impl Chain {
                 std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
             }
             let array = defined(&b.arrays, name)?;
-            array.save(&path, options.as_ref().unwrap_or(&self.options))?;
-            record.written.push((name.clone(), path, array.shape().to_vec(), array.kind().name()));
+            let origin = b.origins.get(name).copied().unwrap_or_default();
+            let dtype = array.save(&path, origin, options.as_ref().unwrap_or(&self.options))?;
+            record.written.push((name.clone(), path, array.shape().to_vec(), dtype.name()));
         }
         // Results nobody saved: small ones (norms, dot products, short vectors) are shown.
         let saved: Vec<&str> = self.outputs.iter().map(|(n, _, _)| n.as_str()).collect();
@@ -289,7 +338,7 @@ impl Chain {
             if !saved.contains(&step.output.as_str()) && !used_later {
                 let count: usize = array.shape().iter().product();
                 let values = if count <= 64 { array.values()? } else { Vec::new() };
-                record.values.push((step.output.clone(), array.shape().to_vec(), values));
+                record.values.push((step.output.clone(), array.shape().to_vec(), values, array.kind()));
             }
         }
         Ok(report)
@@ -299,24 +348,39 @@ impl Chain {
     fn build(
         &self,
         app: &ClApp,
-        inputs: &[(&FileSpec, &HostArray)],
+        inputs: &[(&FileSpec, &Image)],
         double: bool,
-        signature: Vec<(String, &'static str, Vec<usize>)>,
+        signature: Vec<(String, &'static str, Vec<usize>, bool)>,
     ) -> Result<Built> {
         let mut arrays = HashMap::new();
-        for ((name, _), (spec, host)) in self.inputs.iter().zip(inputs) {
+        let mut origins = HashMap::new();
+        for ((name, _), (spec, image)) in self.inputs.iter().zip(inputs) {
+            let host = &image.array;
             arrays.insert(name.clone(), AnyData::upload(app, host, kind_for(host, double), &spec.path)?);
+            origins.insert(name.clone(), Origin { colour: image.colour, dtype: Some(host.dtype()) });
         }
         let mut pipeline = Pipeline::new(app);
         for (i, step) in self.steps.iter().enumerate() {
             let operands: Vec<&AnyData> = step.inputs.iter().map(|n| defined(&arrays, n)).collect::<Result<_>>()?;
+            let shape = operands.first().map(|x| x.shape().to_vec()).unwrap_or_default();
+            let from: Vec<Origin> = step.inputs.iter().map(|n| origins.get(n).copied().unwrap_or_default()).collect();
+            let in_colour = from.iter().any(|o| o.colour);
             let many = self.steps.len() > 1;
-            let (process, output) = step.op.plan(&operands).map_err(|e| if many { in_step(e, i) } else { e })?;
+            let named = |e: Error| if many { in_step(e, i) } else { e };
+            let op = if in_colour { step.op.for_colour(&shape).map_err(named)? } else { step.op.clone() };
+            let (process, output) = op.plan(&operands).map_err(named)?;
+            let first = from.first().copied().unwrap_or_default();
+            let image_data = !matches!(op, Op::Norm { .. } | Op::Dot { .. });
+            let origin = Origin {
+                colour: in_colour && op.keeps_colour(&shape, output.shape()),
+                dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),
+            };
+            origins.insert(step.output.clone(), origin);
             pipeline.push(process);
             arrays.insert(step.output.clone(), output);
         }
         pipeline.init()?;
-        Ok(Built { arrays, pipeline, signature })
+        Ok(Built { arrays, origins, pipeline, signature })
     }
 }
 

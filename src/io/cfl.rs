@@ -109,7 +109,18 @@ fn complex_array(data: &[u8], dims: &[usize], cfl: &Path) -> Result<HostArray> {
 /// it are accepted.
 pub fn write_cfl(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
     let (hdr, cfl) = pair(path.as_ref());
-    let values = array.to_elements::<Complex32>(&cfl)?;
+    // BART's files hold complex64: other types go in only when every value is exact in it.
+    let values = array.to_elements::<Complex32>(&cfl).map_err(|e| match e {
+        Error::Type { got, .. } => Error::Format {
+            path: cfl.clone(),
+            reason: format!(
+                "a CFL holds complex64 (c32) values and this {} array does not fit exactly: {got}; convert it to c32 \
+                 first (on the command line: --type c32)",
+                array.dtype().name()
+            ),
+        },
+        other => other,
+    })?;
     // Column-major: the transposed view iterated in row-major order.
     let bytes = encode(values.t().iter(), true);
     let dims: Vec<String> = array.shape().iter().map(|n| n.to_string()).collect();

@@ -2,7 +2,7 @@
 //! ([`HostArray::cast`]) for saving in another type than the data's.
 
 use super::cfl::{read_cfl, write_cfl};
-use super::host_array::{Dtype, HostArray, each_variant};
+use super::host_array::{Dtype, HostArray, each_variant, show_number};
 use super::mat::{read_mat, write_mat};
 use super::npy::{read_npy, write_npy};
 use super::png::{read_png, write_png};
@@ -26,10 +26,13 @@ use std::path::Path;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scale {
-    /// Values stay as they are (rounded to the nearest integer for integer types); values the type cannot
-    /// hold are an error unless clipping was asked for.
+    /// Values stay exactly as they are: a value the type cannot hold — a fraction for an integer type, or one
+    /// outside its range — is an error naming how many and the first, unless clipping was asked for (which
+    /// clamps the range, never rounds). Floats saved to PNG or an integer type must therefore be whole numbers.
     #[default]
     Raw,
+    /// As `Raw`, but values are first rounded to the nearest integer (half away from zero) for integer types.
+    Round,
     /// The array's minimum maps to the type's lowest value and its maximum to the highest (0 and 1 for
     /// floats); a constant array maps to the lowest.
     MinMax,
@@ -37,19 +40,26 @@ pub enum Scale {
 
 impl std::str::FromStr for Scale {
     type Err = Error;
-    /// `raw` or `minmax` (the pipeline-file and command-line names).
+    /// `raw`, `round` or `minmax` (the pipeline-file and command-line names).
     ///
     /// ```
     /// assert_eq!("minmax".parse::<cliper::Scale>()?, cliper::Scale::MinMax);
+    /// assert!("linear".parse::<cliper::Scale>().is_err());
     /// # Ok::<(), cliper::Error>(())
     /// ```
     fn from_str(name: &str) -> Result<Scale> {
         match name {
             "raw" => Ok(Scale::Raw),
+            "round" => Ok(Scale::Round),
             "minmax" => Ok(Scale::MinMax),
-            other => Err(Error::invalid("scale", format!("`{other}` is not raw or minmax"))),
+            other => Err(Error::invalid("scale", format!("`{other}` is not raw, round or minmax"))),
         }
     }
+}
+
+impl Scale {
+    /// The names [`Scale::from_str`](std::str::FromStr) accepts.
+    pub const NAMES: [&str; 3] = ["raw", "round", "minmax"];
 }
 
 /// Reads the array in a file, choosing the format by extension: `.npy`, `.cfl`/`.hdr`, `.png`, `.tif`/`.tiff`,
@@ -86,6 +96,65 @@ pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
         }
         other => Err(unsupported_extension(path, other)),
     }
+}
+
+/// An array read from a file, and whether the file called it a colour image (its channel axis is the one before
+/// the last two: `[C, H, W]`, `[pages, C, H, W]`).
+///
+/// ```
+/// let image = cliper::read_image(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rgb_3x5.png"))?;
+/// assert!(image.colour);
+/// assert_eq!(image.array.shape(), &[3, 3, 5]); // red, green and blue planes of 3 rows × 5 columns
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Image {
+    /// The samples, in the file's own type.
+    pub array: HostArray,
+    /// Whether axis −3 holds colour channels (grey + alpha, RGB or RGBA).
+    pub colour: bool,
+}
+
+/// [`read_file`], also saying whether the file holds a colour image (a PNG or TIFF of grey + alpha, RGB or
+/// RGBA samples); other formats hold plain arrays.
+pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
+    let path = path.as_ref();
+    let array = read_file(path)?;
+    let colour = match extension(path)?.as_str() {
+        // A PNG holds one image: a third axis can only be its channels.
+        "png" => array.shape().len() == 3,
+        _ => false,
+    };
+    Ok(Image { array, colour })
+}
+
+/// Writes an image as [`write_file`] does, with its colour channels as colour: a colour `[C, H, W]` becomes one
+/// colour PNG; a grey stack `[N, H, W]` cannot go to a PNG (one image) and is refused with its shape, rather
+/// than being taken for channels.
+///
+/// ```
+/// use cliper::{HostArray, Image, write_image};
+/// let path = std::env::temp_dir().join(format!("cliper-doc-image-{}.png", std::process::id()));
+/// let stack = HostArray::U8(ndarray::Array3::zeros((3, 4, 5)).into_dyn());
+/// let err = write_image(&path, &Image { array: stack.clone(), colour: false }).unwrap_err().to_string();
+/// assert!(err.contains("[3, 4, 5]"), "{err}");
+/// write_image(&path, &Image { array: stack, colour: true })?; // an RGB image
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn write_image(path: impl AsRef<Path>, image: &Image) -> Result<()> {
+    let path = path.as_ref();
+    let shape = image.array.shape();
+    if extension(path)? == "png" && !image.colour && shape.len() != 2 {
+        return Err(Error::Format {
+            path: path.to_path_buf(),
+            reason: format!(
+                "a PNG holds one image; shape {shape:?} is not one grey [H, W] image (nor a colour image read from \
+                 a colour file): save it as TIFF or NPY, or reduce it first"
+            ),
+        });
+    }
+    write_file(path, &image.array)
 }
 
 /// Writes an array in its own element type to a file whose format follows the extension, atomically: `.npy`
@@ -133,22 +202,25 @@ fn integer_range(dtype: Dtype) -> Option<(f64, f64)> {
 impl HostArray {
     /// The values converted to `dtype`, explicitly (unlike loading, which refuses any change):
     ///
-    /// - to an integer type: `Scale::Raw` rounds to the nearest integer; values outside the type's range are
-    ///   an error naming how many and the first (element index and value) unless `clip` clamps them;
-    ///   `Scale::MinMax` stretches the array's range onto the type's;
-    /// - to a float type: `Raw` rounds to the nearest value of the type (f64 → f32 loses digits when asked
+    /// - to an integer type: `Scale::Raw` keeps values exactly — a fraction is an error naming how many and the
+    ///   first (element index and value), so float results never become integers silently; `Scale::Round`
+    ///   rounds to the nearest integer first; values outside the type's range are an error unless `clip`
+    ///   clamps them; `Scale::MinMax` stretches the array's range onto the type's;
+    /// - to a float type: `Raw`/`Round` give the nearest value of the type (f64 → f32 loses digits when asked
     ///   for), `MinMax` maps onto [0, 1];
     /// - to a complex type: real values get a zero imaginary part; complex → real is refused (take the
     ///   magnitude or real part first).
     ///
-    /// NaN cannot become an integer (an error naming the element); `MinMax` ignores nothing, so NaN there is an
-    /// error too.
+    /// NaN cannot become an integer (an error naming the element); `MinMax` ignores nothing, so NaN or ±∞ there
+    /// is an error too.
     ///
     /// ```
     /// use cliper::{Dtype, HostArray, Scale};
     /// let x = HostArray::F32(ndarray::arr1(&[-1.0f32, 0.4, 2.6, 300.0]).into_dyn());
-    /// assert_eq!(x.cast(Dtype::U8, Scale::Raw, true)?, HostArray::U8(ndarray::arr1(&[0u8, 0, 3, 255]).into_dyn()));
-    /// let err = x.cast(Dtype::U8, Scale::Raw, false).unwrap_err().to_string();
+    /// assert_eq!(x.cast(Dtype::U8, Scale::Round, true)?, HostArray::U8(ndarray::arr1(&[0u8, 0, 3, 255]).into_dyn()));
+    /// let err = x.cast(Dtype::U8, Scale::Raw, true).unwrap_err().to_string();
+    /// assert!(err.contains("2 value(s) are not whole") && err.contains("0.4"), "{err}");
+    /// let err = x.cast(Dtype::U8, Scale::Round, false).unwrap_err().to_string();
     /// assert!(err.contains("2 value(s)") && err.contains("-1"), "{err}");
     /// assert_eq!(x.cast(Dtype::I16, Scale::MinMax, false)?.shape(), &[4]);
     /// # Ok::<(), cliper::Error>(())
@@ -164,10 +236,11 @@ impl HostArray {
             )));
         }
         let values: ArrayD<Complex64> = each_variant!(self, a => a.mapv(|v| super::host_array::Widen::widen(v).0));
+        let single = matches!(self, HostArray::F32(_) | HostArray::C32(_));
         let shape = values.raw_dim();
         if to_complex {
             let out = match scale {
-                Scale::Raw => values,
+                Scale::Raw | Scale::Round => values,
                 Scale::MinMax => {
                     return Err(refuse("min–max scaling is for real values; complex data converts raw".into()));
                 }
@@ -184,6 +257,11 @@ impl HostArray {
         {
             return Err(refuse(format!("element {i} is NaN, which has no place in {}", dtype.name())));
         }
+        if scale == Scale::MinMax
+            && let Some((i, v)) = real.iter().enumerate().find(|(_, v)| v.is_infinite())
+        {
+            return Err(refuse(format!("element {i} is {v}; min–max scaling needs finite values")));
+        }
         let (lo, hi) = range.unwrap_or((0.0, 1.0));
         let scaled: Vec<f64> = match scale {
             Scale::MinMax => {
@@ -192,16 +270,27 @@ impl HostArray {
                 let span = max - min;
                 real.iter().map(|&v| if span > 0.0 { lo + (v - min) / span * (hi - lo) } else { lo }).collect()
             }
-            Scale::Raw => real,
+            Scale::Raw | Scale::Round => real,
         };
+        if scale == Scale::Raw && range.is_some() {
+            let mut fractions = scaled.iter().enumerate().filter(|(_, v)| v.is_finite() && v.fract() != 0.0);
+            if let Some((first, value)) = fractions.next() {
+                return Err(refuse(format!(
+                    "{} value(s) are not whole numbers, the first {} (element {first})",
+                    1 + fractions.count(),
+                    show_number(*value, single),
+                )));
+            }
+        }
         let rounded: Vec<f64> =
             if range.is_some() { scaled.iter().map(|v| v.round()).collect() } else { scaled.clone() };
         if range.is_some() && !clip {
             let mut outside = rounded.iter().zip(&scaled).enumerate().filter(|(_, (r, _))| !(lo..=hi).contains(*r));
             if let Some((first, (_, value))) = outside.next() {
                 return Err(refuse(format!(
-                    "{} value(s) fall outside {lo}..={hi}, the first {value} (element {first}); scale min–max or clip",
+                    "{} value(s) fall outside {lo}..={hi}, the first {} (element {first})",
                     1 + outside.count(),
+                    show_number(*value, single),
                 )));
             }
         }

@@ -104,6 +104,24 @@ impl Dtype {
             Dtype::C64 => 16,
         }
     }
+
+    /// Whether the type is complex (`c32`, `c64`).
+    ///
+    /// ```
+    /// assert!(cliper::Dtype::C32.is_complex() && !cliper::Dtype::F64.is_complex());
+    /// ```
+    pub fn is_complex(self) -> bool {
+        matches!(self, Dtype::C32 | Dtype::C64)
+    }
+
+    /// Whether the type is a real float (`f32`, `f64`).
+    ///
+    /// ```
+    /// assert!(cliper::Dtype::F32.is_float() && !cliper::Dtype::I16.is_float());
+    /// ```
+    pub fn is_float(self) -> bool {
+        matches!(self, Dtype::F32 | Dtype::F64)
+    }
 }
 
 /// An array read from a file, in the element type the file holds.
@@ -239,7 +257,27 @@ impl HostArray {
 }
 
 fn show(z: Complex64) -> String {
-    if z.im == 0.0 { format!("{}", z.re) } else { format!("{z}") }
+    if z.im == 0.0 { show_number(z.re, false) } else { format!("{}{:+}i", show_number(z.re, false), show_number(z.im, false)) }
+}
+
+/// A number as people read it in a message: the shortest digits that give it back (those of an f32 when
+/// `single`), in exponent form when it is tiny or huge — never 300 zeros.
+///
+/// ```
+/// use cliper::show_number;
+/// assert_eq!(show_number(0.1f32 as f64, true), "0.1");
+/// assert_eq!(show_number(6.7e-10, false), "6.7e-10");
+/// assert_eq!(show_number(1e300, false), "1e300");
+/// assert_eq!(show_number(-1000.0, false), "-1000");
+/// ```
+pub fn show_number(v: f64, single: bool) -> String {
+    let plain = v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs());
+    match (single, plain) {
+        (true, true) => format!("{}", v as f32),
+        (true, false) => format!("{:e}", v as f32),
+        (false, true) => format!("{v}"),
+        (false, false) => format!("{v:e}"),
+    }
 }
 
 /// A value as complex float64, and whether that is exact.

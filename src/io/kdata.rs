@@ -8,10 +8,10 @@ use super::mat::{read_mat, write_mat};
 use super::source::extension;
 use crate::app::ClApp;
 use crate::data::{KData, XData};
-use crate::element::ComplexElement;
+use crate::element::{ComplexElement, Element};
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, Axis, IxDyn};
-use num_complex::Complex32;
+use num_complex::{Complex32, Complex64};
 use std::path::Path;
 
 /// Where k-space lives in a MAT file: variable names and axis order. [`KData::load`] and [`KData::save`] use
@@ -49,6 +49,9 @@ pub struct KSpaceMat {
     pub spatial_dims: Option<usize>,
     /// The file's arrays put the spatial axes first (MATLAB habit) rather than last (cliper order).
     pub spatial_first: bool,
+    /// Round the values to the element type's precision (complex128 data into complex64 arrays) instead of
+    /// refusing values that would change.
+    pub round: bool,
 }
 
 impl Default for KSpaceMat {
@@ -59,7 +62,18 @@ impl Default for KSpaceMat {
             mask: "mask".into(),
             spatial_dims: None,
             spatial_first: false,
+            round: false,
         }
+    }
+}
+
+/// The values of `a` as `E`: exactly (an error naming the first value that would change), or rounded to `E`'s
+/// precision with `round`.
+fn elements<E: Element>(a: &HostArray, path: &Path, round: bool) -> Result<ArrayD<E>> {
+    if round && (E::IS_COMPLEX || !matches!(a, HostArray::C32(_) | HostArray::C64(_))) {
+        Ok(a.to_elements::<Complex64>(path)?.mapv(E::from_c64))
+    } else {
+        a.to_elements::<E>(path)
     }
 }
 
@@ -308,9 +322,9 @@ impl<T: ComplexElement> KData<T> {
                 }
             }
         };
-        let mut kspace = kspace.to_elements::<T>(path)?;
-        let mut maps = maps.map(|m| m.to_elements::<T>(path)).transpose()?;
-        let mask = mask.map(|m| m.to_elements::<T::Real>(path)).transpose()?;
+        let mut kspace = elements::<T>(&kspace, path, names.round)?;
+        let mut maps = maps.map(|m| elements::<T>(&m, path, names.round)).transpose()?;
+        let mask = mask.map(|m| elements::<T::Real>(&m, path, names.round)).transpose()?;
         if names.spatial_first {
             // MATLAB drops trailing extents of 1: a single coil's axis comes back here.
             while kspace.ndim() < spatial + 1 {

@@ -83,6 +83,33 @@ fn decode_variables(bytes: &[u8], path: &Path) -> Result<Vec<(String, HostArray)
     Ok(out)
 }
 
+/// Writes one variable into a MAT file (compressed): a new file holds only it; an existing MAT file keeps its
+/// other numeric variables and has this one added or replaced (so several results can go to one file, as
+/// `out.mat:A` and `out.mat:B` on the command line).
+///
+/// ```
+/// use cliper::{HostArray, read_mat, write_mat_variable};
+/// let path = std::env::temp_dir().join(format!("cliper-doc-var-{}.mat", std::process::id()));
+/// # std::fs::remove_file(&path).ok();
+/// let a = HostArray::F32(ndarray::arr2(&[[1.0f32, 2.0]]).into_dyn());
+/// write_mat_variable(&path, "A", &a)?;
+/// write_mat_variable(&path, "B", &a)?;
+/// let names: Vec<String> = read_mat(&path)?.into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["A", "B"]);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn write_mat_variable(path: impl AsRef<Path>, name: &str, array: &HostArray) -> Result<()> {
+    let path = path.as_ref();
+    let mut variables = if path.exists() { read_mat(path)? } else { Vec::new() };
+    match variables.iter_mut().find(|(n, _)| n == name) {
+        Some((_, a)) => *a = array.clone(),
+        None => variables.push((name.to_string(), array.clone())),
+    }
+    let named: Vec<(&str, &HostArray)> = variables.iter().map(|(n, a)| (n.as_str(), a)).collect();
+    write_mat(path, &named, true)
+}
+
 /// One variable of a MAT file by name; the error lists the variables the file has.
 ///
 /// The example's `example.mat` is written by tests/fixtures/make_mat.py with `scipy.io.savemat`.

@@ -20,10 +20,10 @@ mod tiff;
 mod xdata;
 
 pub use cfl::{decode_cfl, read_cfl, write_cfl};
-pub use file::{Scale, read_file, write_file};
-pub use host_array::{Dtype, HostArray};
+pub use file::{Image, Scale, read_file, read_image, write_file, write_image};
+pub use host_array::{Dtype, HostArray, show_number};
 pub use kdata::KSpaceMat;
-pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat};
+pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat, write_mat_variable};
 pub use npy::{decode_npy, read_npy, write_npy};
 pub use png::{decode_png, read_png, write_png};
 pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};

@@ -1,5 +1,8 @@
 //! PNG images through the `png` crate: 8- and 16-bit grey, grey + alpha, RGB and RGBA (palettes and low bit
-//! depths expanded to 8 bits), read losslessly as `u8`/`u16` of shape `[H, W]` (grey) or `[H, W, C]`.
+//! depths expanded to 8 bits), read losslessly as `u8`/`u16` of shape `[H, W]` (grey) or `[C, H, W]` (colour).
+//!
+//! Colour is a channel axis before the spatial axes (cliper's convention, docs/formats.md): every operation on
+//! the trailing axes — filters over the last two, transposes — then works per channel on the image plane.
 
 use super::host_array::HostArray;
 use super::save::write_atomically;
@@ -9,8 +12,8 @@ use ndarray::{ArrayD, IxDyn};
 use std::io::{BufRead, BufReader, Cursor, Seek};
 use std::path::Path;
 
-/// Reads a PNG image as `u8` or `u16` (the file's bit depth), shape `[H, W]` for grey and `[H, W, C]` with C = 2
-/// (grey + alpha), 3 (RGB) or 4 (RGBA).
+/// Reads a PNG image as `u8` or `u16` (the file's bit depth), shape `[H, W]` for grey and `[C, H, W]` with C = 2
+/// (grey + alpha), 3 (RGB) or 4 (RGBA): channel first, so `x[0]` is the red plane of an RGB image.
 ///
 /// ```
 /// use cliper::{HostArray, read_png, write_png};
@@ -63,7 +66,8 @@ fn decode(input: impl BufRead + Seek, len: u64, path: &Path) -> Result<HostArray
     let frame = reader.next_frame(&mut buffer).map_err(|e| bad(format!("corrupt PNG data: {e}")))?;
     let channels = frame.color_type.samples();
     let (h, w) = (frame.height as usize, frame.width as usize);
-    let shape: Vec<usize> = if channels == 1 { vec![h, w] } else { vec![h, w, channels] };
+    // The file interleaves channels ([H, W, C]); the array holds them as planes ([C, H, W]).
+    let interleaved: Vec<usize> = if channels == 1 { vec![h, w] } else { vec![h, w, channels] };
     let data = buffer.get(..frame.buffer_size()).unwrap_or_default();
     let row_bytes = |sample: usize| w * channels * sample;
     let rows = |sample: usize| data.chunks(frame.line_size).take(h).filter_map(move |r| r.get(..row_bytes(sample)));
@@ -72,37 +76,65 @@ fn decode(input: impl BufRead + Seek, len: u64, path: &Path) -> Result<HostArray
         png::BitDepth::Sixteen => {
             let values: Vec<u16> =
                 rows(2).flat_map(|r| r.as_chunks::<2>().0.iter().map(|&b| u16::from_be_bytes(b))).collect();
-            Ok(HostArray::U16(ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(shape_error)?))
+            let pixels = ArrayD::from_shape_vec(IxDyn(&interleaved), values).map_err(shape_error)?;
+            Ok(HostArray::U16(channels_first(pixels)))
         }
         png::BitDepth::Eight => {
             let values: Vec<u8> = rows(1).flatten().copied().collect();
-            Ok(HostArray::U8(ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(shape_error)?))
+            let pixels = ArrayD::from_shape_vec(IxDyn(&interleaved), values).map_err(shape_error)?;
+            Ok(HostArray::U8(channels_first(pixels)))
         }
         depth => Err(bad(format!("bit depth {depth:?} was not expanded to 8 bits"))),
     }
 }
 
-/// Writes a `u8` or `u16` array of shape `[H, W]` or `[H, W, C]` (C = 1 to 4: grey, grey + alpha, RGB, RGBA) as
-/// an 8- or 16-bit PNG, atomically.
+/// `[C, H, W]` planes as interleaved pixels (`[H, W, C]` in row-major order); grey `[H, W]` as it is.
+fn interleaved<A: Copy>(a: &ArrayD<A>) -> Vec<A> {
+    if a.ndim() == 3 { a.view().permuted_axes(IxDyn(&[1, 2, 0])).iter().copied().collect() } else { a.iter().copied().collect() }
+}
+
+/// `[H, W, C]` pixels as `[C, H, W]` planes (grey `[H, W]` as it is).
+fn channels_first<A: Clone>(pixels: ArrayD<A>) -> ArrayD<A> {
+    if pixels.ndim() == 3 { pixels.permuted_axes(IxDyn(&[2, 0, 1])).as_standard_layout().into_owned() } else { pixels }
+}
+
+/// Writes a `u8` or `u16` array of shape `[H, W]` (grey) or `[C, H, W]` (C = 1 to 4: grey, grey + alpha, RGB,
+/// RGBA; channel first, as [`read_png`] gives them) as an 8- or 16-bit PNG, atomically. A PNG holds one image,
+/// so a leading axis of 1 to 4 is its channels; anything else is refused with the shape.
+///
+/// ```
+/// use cliper::{HostArray, read_png, write_png};
+/// let path = std::env::temp_dir().join(format!("cliper-doc-rgb-{}.png", std::process::id()));
+/// // Red, green and blue planes of a 2×3 image.
+/// let rgb = HostArray::U8(ndarray::Array3::from_shape_fn((3, 2, 3), |(c, r, x)| (c * 100 + r * 10 + x) as u8).into_dyn());
+/// write_png(&path, &rgb)?;
+/// assert_eq!(read_png(&path)?, rgb);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
 pub fn write_png(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
     let path = path.as_ref();
     let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
     let shape = array.shape();
-    let (h, w, c) = match *shape {
-        [h, w] => (h, w, 1),
-        [h, w, c] if (1..=4).contains(&c) => (h, w, c),
-        _ => return Err(bad(format!("a PNG holds [H, W] or [H, W, C] with C = 1 to 4, not shape {shape:?}"))),
+    let (c, h, w) = match *shape {
+        [h, w] => (1, h, w),
+        [c, h, w] if (1..=4).contains(&c) => (c, h, w),
+        _ => {
+            return Err(bad(format!(
+                "a PNG holds one image, grey [H, W] or colour [C, H, W] with C = 1 to 4 channels, not shape {shape:?}"
+            )));
+        }
     };
     let (width, height) = match (u32::try_from(w), u32::try_from(h)) {
         (Ok(width), Ok(height)) if width > 0 && height > 0 => (width, height),
         _ => return Err(bad(format!("a PNG needs 1 to 2³² − 1 rows and columns, not shape {shape:?}"))),
     };
     let (depth, bytes): (png::BitDepth, Vec<u8>) = match array {
-        HostArray::U8(a) => (png::BitDepth::Eight, a.iter().copied().collect()),
-        HostArray::U16(a) => (png::BitDepth::Sixteen, a.iter().flat_map(|v| v.to_be_bytes()).collect()),
+        HostArray::U8(a) => (png::BitDepth::Eight, interleaved(a)),
+        HostArray::U16(a) => (png::BitDepth::Sixteen, interleaved(a).iter().flat_map(|v| v.to_be_bytes()).collect()),
         other => {
             return Err(bad(format!(
-                "PNG stores u8 or u16, not {} (XData::save_png converts with explicit scaling)",
+                "PNG stores u8 or u16 samples, not {} (convert them first, with an explicit scale)",
                 other.dtype().name()
             )));
         }

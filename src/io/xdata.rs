@@ -1,9 +1,8 @@
 //! Loading and saving [`XData`] arrays by file extension.
 
-use super::file::{Scale, read_file, write_file};
+use super::file::{Image, Scale, read_file, write_file, write_image};
 use super::host_array::{Dtype, HostArray};
 use super::mat::read_mat_variable;
-use super::png::write_png;
 use super::raw::{Endian, RawFormat, read_raw, write_raw};
 use super::source::extension;
 use super::tiff::{TiffCompression, write_tiff_with};
@@ -114,7 +113,7 @@ impl<T: Element> XData<T> {
 ///
 /// ```
 /// use cliper::{PngDepth, PngOptions, Scale};
-/// let eight = PngOptions { depth: PngDepth::Eight, scale: Scale::MinMax, clip: false };
+/// let eight = PngOptions { depth: PngDepth::Eight, scale: Scale::MinMax, ..PngOptions::default() };
 /// assert_eq!(PngOptions::default().depth, PngDepth::Sixteen);
 /// # let _ = eight;
 /// ```
@@ -148,19 +147,23 @@ pub struct PngOptions {
     pub scale: Scale,
     /// Clamp out-of-range raw values instead of refusing them.
     pub clip: bool,
+    /// The array is a colour image `[C, H, W]` (C = 1 to 4: grey, grey + alpha, RGB, RGBA, channel first as
+    /// [`crate::read_png`] gives them); otherwise it must be one grey `[H, W]` image.
+    pub colour: bool,
 }
 
 impl<T: Element> XData<T> {
-    /// Saves a real array of shape `[H, W]` or `[H, W, C]` (C = 1 to 4) as a PNG, atomically, with explicit
-    /// depth and scaling. Raw values that are not within the depth's range — or NaN — are an error naming the
-    /// first one and how many there are, unless `clip` is set (NaN is always an error).
+    /// Saves a real array as a PNG, atomically, with explicit depth and scaling: one grey image `[H, W]`, or with
+    /// `colour` a colour image `[C, H, W]`. Raw values must be whole numbers within the depth's range (use
+    /// [`Scale::Round`] to round, `clip` to clamp, [`Scale::MinMax`] to stretch); otherwise — and for NaN — the
+    /// error names the first offending value and how many there are.
     ///
     /// ```
     /// use cliper::{ClApp, PngDepth, PngOptions, Scale, XData};
     /// let app = ClApp::new()?;
     /// let path = std::env::temp_dir().join(format!("cliper-doc-save-{}.png", std::process::id()));
     /// let x = XData::from_slice(&app, &[2, 2], &[0.0f32, 0.5, 1.0, 2.0])?;
-    /// let stretched = PngOptions { depth: PngDepth::Eight, scale: Scale::MinMax, clip: false };
+    /// let stretched = PngOptions { depth: PngDepth::Eight, scale: Scale::MinMax, ..PngOptions::default() };
     /// x.save_png(&path, stretched)?;
     /// assert_eq!(XData::<f32>::load(&app, &path)?.to_vec()?, vec![0.0, 64.0, 128.0, 255.0]);
     /// let raw8 = PngOptions { depth: PngDepth::Eight, ..PngOptions::default() };
@@ -188,6 +191,6 @@ impl<T: Element> XData<T> {
                 other => other,
             },
         )?;
-        write_png(path, &samples)
+        write_image(path, &Image { array: samples, colour: options.colour })
     }
 }

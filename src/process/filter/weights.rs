@@ -197,35 +197,56 @@ impl<K: Element> Filter<K> {
         total.ok_or_else(|| Error::invalid("Filter::laplacian_of_gaussian", "rank 0"))
     }
 
-    /// A filter by name, as the `cliper` command line and pipeline files spell them: `gaussian:SIGMA`,
-    /// `box:SIZE`, `log:SIGMA` (Laplacian of Gaussian) on `rank` axes, and the 2-D `sobel-x`, `sobel-y`,
-    /// `laplacian`. An unknown name or a bad number is an error listing the names.
+    /// A filter by name, as the `cliper` command line and pipeline files spell them, on `rank` axes (1 to 3, the
+    /// last `rank` axes of the data): `gaussian:SIGMA`, `box:SIZE`, `log:SIGMA` (Laplacian of Gaussian),
+    /// `laplacian`, and the derivatives `sobel-x`, `sobel-y`, `sobel-z`, `prewitt-x`, `prewitt-y`, `prewitt-z`
+    /// (x the last axis, y the one before, z the one before that). Applied as correlations (the weights as they
+    /// lie), each equals scipy.ndimage's function of that name: `gaussian_filter`, `uniform_filter`,
+    /// `gaussian_laplace`, `laplace`, `sobel(axis=-1)`, … An unknown name, a derivative along an axis the rank
+    /// does not have, or a bad number is an error listing the names.
     ///
     /// ```
     /// use cliper::Filter;
     /// assert_eq!(Filter::<f32>::named("gaussian:1.5", 2)?.shape(), &[13, 13]);
     /// assert_eq!(Filter::<f32>::named("box:3", 3)?.shape(), &[3, 3, 3]);
     /// assert_eq!(Filter::<f32>::named("sobel-x", 2)?, Filter::sobel_x());
+    /// assert_eq!(Filter::<f32>::named("sobel-z", 3)?, Filter::sobel(0, 3)?);
+    /// assert!(Filter::<f32>::named("sobel-z", 2).unwrap_err().to_string().contains("rank 3"));
     /// assert!(Filter::<f32>::named("blur:2", 2).unwrap_err().to_string().contains("gaussian:SIGMA"));
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn named(spec: &str, rank: usize) -> Result<Filter<K>> {
-        let known = "gaussian:SIGMA, box:SIZE, log:SIGMA, sobel-x, sobel-y, laplacian";
-        let bad = |why: String| Error::invalid("Filter::named", format!("{why}; known filters: {known}"));
+        let known = "gaussian:SIGMA, box:SIZE, log:SIGMA, laplacian, sobel-x, sobel-y, sobel-z, prewitt-x, \
+                     prewitt-y, prewitt-z";
+        let bad = |why: String| Error::invalid("filter", format!("{why}; known filters: {known}"));
         let (name, arg) = match spec.split_once(':') {
-            Some((n, a)) => (n.trim().to_ascii_lowercase(), Some(a.trim())),
-            None => (spec.trim().to_ascii_lowercase(), None),
+            Some((n, a)) => (n.trim().to_ascii_lowercase().replace('_', "-"), Some(a.trim())),
+            None => (spec.trim().to_ascii_lowercase().replace('_', "-"), None),
         };
         let number = |what: &str| -> Result<f64> {
             let text = arg.ok_or_else(|| bad(format!("`{name}` needs a {what}, as in `{name}:2`")))?;
             text.parse::<f64>().map_err(|_| bad(format!("`{text}` in `{spec}` is not a number")))
         };
-        let fixed = |f: Filter<K>| {
-            if arg.is_some() { Err(bad(format!("`{name}` takes no parameter"))) } else { Ok(f) }
+        if arg.is_some() && !matches!(name.as_str(), "gaussian" | "log" | "box") {
+            return Err(bad(format!("`{name}` takes no parameter")));
+        }
+        // Derivative axes counted from the last: x = rank − 1, y = rank − 2, z = rank − 3.
+        let derivative_axis = |letter: &str| -> Result<usize> {
+            let back = match letter {
+                "x" => 1,
+                "y" => 2,
+                _ => 3,
+            };
+            rank.checked_sub(back).filter(|_| (1..=3).contains(&rank)).ok_or_else(|| {
+                Error::invalid(
+                    "filter",
+                    format!("`{name}` differentiates along axis {letter}, which needs rank {back} or more, not {rank}"),
+                )
+            })
         };
         match name.as_str() {
             "gaussian" => Filter::gaussian(number("sigma")?, rank),
-            "log" => Filter::laplacian_of_gaussian(number("sigma")?, rank),
+            "log" | "gaussian-laplace" => Filter::laplacian_of_gaussian(number("sigma")?, rank),
             "box" => {
                 let size = number("size")?;
                 if size < 1.0 || size.fract() != 0.0 {
@@ -233,11 +254,72 @@ impl<K: Element> Filter<K> {
                 }
                 Filter::box_filter(size as usize, rank)
             }
-            "sobel-x" | "sobel_x" => fixed(Filter::sobel_x()),
-            "sobel-y" | "sobel_y" => fixed(Filter::sobel_y()),
-            "laplacian" => fixed(Filter::laplacian()),
+            "laplacian" | "laplace" => Filter::laplace(rank),
+            "sobel-x" | "sobel-y" | "sobel-z" => Filter::sobel(derivative_axis(&name[6..])?, rank),
+            "prewitt-x" | "prewitt-y" | "prewitt-z" => Filter::prewitt(derivative_axis(&name[8..])?, rank),
             _ => Err(bad(format!("unknown filter `{spec}`"))),
         }
+    }
+
+    /// scipy.ndimage.sobel along `axis` of `rank` axes, as correlation weights: the central difference
+    /// `[−1, 0, 1]` along `axis` times the smoothing `[1, 2, 1]` along every other axis.
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// assert_eq!(Filter::<f64>::sobel(1, 2)?, Filter::sobel_x()); // axis −1 of a 2-D image
+    /// assert_eq!(Filter::<f64>::sobel(2, 3)?.shape(), &[3, 3, 3]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn sobel(axis: usize, rank: usize) -> Result<Filter<K>> {
+        Self::derivative(axis, rank, [1.0, 2.0, 1.0], "Filter::sobel")
+    }
+
+    /// scipy.ndimage.prewitt along `axis` of `rank` axes, as correlation weights: `[−1, 0, 1]` along `axis`
+    /// times `[1, 1, 1]` along every other axis.
+    ///
+    /// ```
+    /// let p = cliper::Filter::<f32>::prewitt(0, 2)?;
+    /// assert_eq!(p.values(), &[-1.0, -1.0, -1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn prewitt(axis: usize, rank: usize) -> Result<Filter<K>> {
+        Self::derivative(axis, rank, [1.0, 1.0, 1.0], "Filter::prewitt")
+    }
+
+    fn derivative(axis: usize, rank: usize, smooth: [f64; 3], op: &str) -> Result<Filter<K>> {
+        if !(1..=3).contains(&rank) || axis >= rank {
+            return Err(Error::invalid(op, format!("needs rank 1 to 3 and an axis below it, got axis {axis} of rank {rank}")));
+        }
+        let line = |w: [f64; 3]| Filter::new(&[3], w.iter().map(|&v| K::from_c64(v.into())).collect());
+        let parts = (0..rank).map(|a| line(if a == axis { [-1.0, 0.0, 1.0] } else { smooth })).collect::<Result<Vec<_>>>()?;
+        Filter::outer(&parts)
+    }
+
+    /// scipy.ndimage.laplace on `rank` axes: the sum over the axes of `[1, −2, 1]` along each — in 2-D the
+    /// five-point stencil, in 3-D the seven-point one (zero sum).
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// assert_eq!(Filter::<f32>::laplace(2)?, Filter::laplacian());
+    /// let l3 = Filter::<f64>::laplace(3)?;
+    /// assert_eq!((l3.shape(), l3.values()[13]), (&[3usize, 3, 3][..], -6.0));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn laplace(rank: usize) -> Result<Filter<K>> {
+        if !(1..=3).contains(&rank) {
+            return Err(Error::invalid("Filter::laplace", format!("needs rank 1 to 3, got {rank}")));
+        }
+        let shape = vec![3; rank];
+        let count = 3usize.pow(rank as u32);
+        let centre = count / 2;
+        let mut values = vec![0.0; count];
+        for axis in 0..rank {
+            let step = 3usize.pow((rank - 1 - axis) as u32);
+            values[centre - step] += 1.0;
+            values[centre + step] += 1.0;
+            values[centre] -= 2.0;
+        }
+        Ok(Self::fixed(&shape, &values))
     }
 
     /// The mean over a box of `size` weights per axis on `rank` axes (scipy.ndimage.uniform_filter).
