@@ -367,10 +367,67 @@ fn tiff_fixtures_written_by_tifffile_and_pillow() {
             assert_eq!(lzw[[r, c]] as f64, value(2, r, c) % 256.0, "LZW");
         }
     }
-    let rgb = read_tiff(fixture("rgb8.tif")).unwrap();
-    let HostArray::U8(rgb) = rgb else { panic!("rgb8.tif is {:?}", rgb.dtype()) };
-    assert_eq!(rgb.shape(), &[4, 5, 3]);
-    assert_eq!((rgb[[3, 4, 0]], rgb[[3, 4, 1]], rgb[[3, 4, 2]]), (150, 120, 7));
+}
+
+/// The colour convention: channels before the image plane, `[C, H, W]` and `[pages, C, H, W]`, whether the file
+/// stores the samples of a pixel together (chunky) or each channel as a plane of its own (planar).
+#[test]
+fn tiff_colour_reads_channels_first_from_planar_and_chunky_files() {
+    let planar = read_tiff(fixture("rgb16_planar.tif")).unwrap();
+    let HostArray::U16(rgb) = &planar else { panic!("rgb16_planar.tif is {:?}", planar.dtype()) };
+    assert_eq!(rgb.shape(), &[3, 4, 5]);
+    for ((k, r, c), &v) in rgb.indexed_iter().map(|(ix, v)| ((ix[0], ix[1], ix[2]), v)) {
+        assert_eq!(v as usize, k * 1000 + r * 10 + c, "planar [{k}, {r}, {c}]");
+    }
+    assert_eq!(read_tiff(fixture("rgb16_chunky.tif")).unwrap(), planar, "chunky and planar give the same array");
+    let rgb8 = read_tiff(fixture("rgb8.tif")).unwrap();
+    let HostArray::U8(rgb8) = rgb8 else { panic!("rgb8.tif is {:?}", rgb8.dtype()) };
+    assert_eq!(rgb8.shape(), &[3, 4, 5]);
+    assert_eq!((rgb8[[0, 3, 4]], rgb8[[1, 3, 4]], rgb8[[2, 3, 4]]), (150, 120, 7));
+    let value = |p: usize, k: usize, r: usize, c: usize| (p * 80 + k * 20 + r * 4 + c) as u8;
+    let pages = read_tiff(fixture("rgb8_3pages.tif")).unwrap();
+    let HostArray::U8(pages) = pages else { panic!("rgb8_3pages.tif is {:?}", pages.dtype()) };
+    assert_eq!(pages.shape(), &[3, 3, 4, 5]);
+    for ((p, k, r, c), &v) in pages.indexed_iter().map(|(ix, v)| ((ix[0], ix[1], ix[2], ix[3]), v)) {
+        assert_eq!(v, value(p, k, r, c), "page {p} channel {k}");
+    }
+    for (file, channels) in [("rgba8.tif", 4), ("grey_alpha8.tif", 2)] {
+        let a = read_tiff(fixture(file)).unwrap();
+        let HostArray::U8(a) = a else { panic!("{file} is {:?}", a.dtype()) };
+        assert_eq!(a.shape(), &[channels, 4, 5], "{file}");
+        for ((k, r, c), &v) in a.indexed_iter().map(|(ix, v)| ((ix[0], ix[1], ix[2]), v)) {
+            assert_eq!(v, value(0, k, r, c), "{file} [{k}, {r}, {c}]");
+        }
+    }
+    // Trailing-axes operations act per channel: an RGB image loads as three planes.
+    let x = XData::<f32>::load(app(), fixture("rgb16_planar.tif")).unwrap();
+    assert_eq!((x.shape(), x.to_vec().unwrap()[20]), (&[3usize, 4, 5][..], 1000.0));
+}
+
+/// Complex samples (SampleFormat 6) as tifffile writes complex64 and complex128, in either byte order, with or
+/// without compression.
+#[test]
+fn tiff_complex_fixtures_written_by_tifffile() {
+    let value = |p: usize, r: usize, c: usize| (p * 1000 + r * 10 + c) as f64;
+    for (file, pages) in [("c64_2pages.tif", 2), ("c64_big_endian_deflate.tif", 3)] {
+        let a = read_tiff(fixture(file)).unwrap();
+        let HostArray::C32(a) = a else { panic!("{file} is {:?}", a.dtype()) };
+        assert_eq!(a.shape(), &[pages, 4, 5], "{file}");
+        for ((p, r, c), &z) in a.indexed_iter().map(|(ix, v)| ((ix[0], ix[1], ix[2]), v)) {
+            let v = value(p, r, c) as f32;
+            assert_eq!(z, Complex32::new(v, -v / 2.0), "{file} [{p}, {r}, {c}]");
+        }
+    }
+    let a = read_tiff(fixture("c128_1page.tif")).unwrap();
+    let HostArray::C64(a) = a else { panic!("c128_1page.tif is {:?}", a.dtype()) };
+    assert_eq!(a.shape(), &[4, 5]);
+    for ((r, c), &z) in a.indexed_iter().map(|(ix, v)| ((ix[0], ix[1]), v)) {
+        assert_eq!(z, Complex64::new(value(1, r, c) / 8.0, -3.0 * value(1, r, c)), "c128 [{r}, {c}]");
+    }
+    let x = XData::<Complex64>::load(app(), fixture("c64_2pages.tif")).unwrap();
+    assert_eq!(x.to_vec().unwrap()[26], Complex64::new(1011.0, -505.5));
+    let e = XData::<f32>::load(app(), fixture("c128_1page.tif")).unwrap_err().to_string();
+    assert!(e.contains("complex") && e.contains("c128_1page.tif"), "{e}");
 }
 
 #[test]
