@@ -1,26 +1,35 @@
 //! TIFF images through the `tiff` crate: grey, grey + alpha, RGB and RGBA pages of every element type cliper has
-//! (u8–u64, i8–i64, f32, f64, complex64, complex128) read, single or multi-page, uncompressed, LZW or Deflate.
+//! (u8–u64, i8–i64, f32, f64, complex64, complex128), single or multi-page, uncompressed, LZW or Deflate.
 //!
 //! Colour is a channel axis before the image plane — `[C, H, W]`, `[pages, C, H, W]` — so that operations on
 //! the trailing axes act per channel. Files may store a pixel's samples together (chunky) or each channel as a
 //! plane of its own (planar, tifffile's default for a `(3, H, W)` array); both read to the same array.
 //!
 //! Where the crate (0.11) stops, and what is done instead:
+//! - it encodes no RGB of signed integers and no complex samples: `colour_type!` defines those colour types;
+//! - it counts a row as width × samples values of one Rust type, and a complex sample is two floats: complex
+//!   pages are begun twice as wide and their true width written over the tag (`Pages::page`);
 //! - it decodes no complex samples (SampleFormat 6; 128-bit samples it refuses outright): `read_complex`
 //!   hands the page's strips back to it described as a grey float page twice as wide;
 //! - `read_image` reads only the first plane of a planar page: pages are read with `read_image_to_buffer`.
 
-use super::host_array::HostArray;
+use super::host_array::{Dtype, HostArray};
 use super::save::write_atomically;
 use super::source::{MEMORY, open_sized};
 use crate::error::{Error, Result};
-use ndarray::{ArrayD, IxDyn, ShapeError};
+use ndarray::{ArrayD, ArrayViewD, IxDyn, ShapeError};
 use num_complex::{Complex32, Complex64};
-use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 use tiff::decoder::{ChunkType, Decoder, DecodingResult, Limits};
-use tiff::encoder::{Compression, DeflateLevel, TiffEncoder, colortype};
-use tiff::tags::{ByteOrder, PhotometricInterpretation, SampleFormat, Tag};
+use tiff::encoder::colortype::{
+    ColorType, Gray8, Gray16, Gray32, Gray32Float, Gray64, Gray64Float, GrayI8, GrayI16, GrayI32, GrayI64, RGB8, RGB16,
+    RGB32, RGB32Float, RGB64, RGB64Float,
+};
+use tiff::encoder::{Compression, DeflateLevel, TiffEncoder, TiffValue};
+use tiff::tags::{ByteOrder, ExtraSamples, PhotometricInterpretation, SampleFormat, Tag};
 
 /// TIFF's SampleFormat for complex floats (COMPLEXIEEEFP), which the `tiff` crate does not name.
 const COMPLEX: u16 = 6;
@@ -370,10 +379,10 @@ fn stack(pages: Vec<HostArray>) -> Option<HostArray> {
 /// [`read_tiff`] read all three.
 ///
 /// ```
-/// use cliper::{HostArray, TiffCompression};
+/// use cliper::{HostArray, TiffCompression, TiffOptions};
 /// let a = HostArray::U16(ndarray::ArrayD::from_elem(vec![2, 16, 16], 7u16)); // two pages
 /// let path = std::env::temp_dir().join(format!("cliper-doc-{}.tif", std::process::id()));
-/// cliper::write_tiff_with(&path, &a, TiffCompression::Deflate)?;
+/// cliper::write_tiff_with(&path, &a, TiffOptions { compression: TiffCompression::Deflate, ..TiffOptions::default() })?;
 /// assert_eq!(cliper::read_tiff(&path)?, a); // lossless either way
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), cliper::Error>(())
@@ -390,61 +399,227 @@ pub enum TiffCompression {
     Deflate,
 }
 
-/// Writes a grey image `[H, W]` or a stack `[pages, H, W]` of u8, u16, f32 or f64 samples as an uncompressed
-/// TIFF (one page per image), atomically; [`read_tiff`] and tifffile read it back bit-exact.
-pub fn write_tiff(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
-    write_tiff_with(path, array, TiffCompression::None)
-}
-
-/// [`write_tiff`] with a choice of compression.
+/// How [`write_tiff_with`] and [`crate::data::XData::save_tiff`] write an array: the compression, and whether
+/// the array is grey pages or colour. The default is uncompressed grey pages, as [`write_tiff`] writes.
+///
+/// Colour is explicit because a `[3, H, W]` array is as likely three grey pages as one RGB image: with
+/// `colour: true` the array is `[C, H, W]` or `[pages, C, H, W]`, C = 2 (grey + alpha), 3 (RGB) or 4 (RGBA), of
+/// a real type; [`read_tiff`] gives colour back in that shape.
 ///
 /// ```
-/// use cliper::{HostArray, TiffCompression, read_tiff, write_tiff_with};
+/// use cliper::{HostArray, TiffCompression, TiffOptions, read_tiff, write_tiff_with};
+/// let path = std::env::temp_dir().join(format!("cliper-doc-options-{}.tif", std::process::id()));
+/// let rgb = HostArray::I16(ndarray::Array3::from_shape_fn((3, 4, 5), |(k, r, c)| (k * 100 + r * 10 + c) as i16 - 200).into_dyn());
+/// let colour = TiffOptions { compression: TiffCompression::Lzw, colour: true };
+/// write_tiff_with(&path, &rgb, colour)?; // one RGB page of i16 samples
+/// assert_eq!(read_tiff(&path)?, rgb);
+/// let cube = HostArray::U8(ndarray::ArrayD::zeros(vec![5, 4, 3]));
+/// assert!(write_tiff_with(&path, &cube, colour).unwrap_err().to_string().contains("[5, 4, 3]"));
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TiffOptions {
+    /// None (default), LZW or Deflate.
+    pub compression: TiffCompression,
+    /// The array is colour, `[C, H, W]` or `[pages, C, H, W]`, rather than grey `[H, W]` or `[pages, H, W]`.
+    pub colour: bool,
+}
+
+/// Writes a grey image `[H, W]` or grey pages `[pages, H, W]` of any element type (u8–u64, i8–i64, f32, f64,
+/// c32 and c64 as tifffile's complex64 and complex128) as an uncompressed TIFF, atomically; [`read_tiff`] and
+/// tifffile read it back bit-exact. [`write_tiff_with`] writes colour and compresses.
+pub fn write_tiff(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
+    write_tiff_with(path, array, TiffOptions::default())
+}
+
+/// [`write_tiff`] with a choice of compression, and colour pages (see [`TiffOptions`]). Signed integers are
+/// written with SampleFormat 2, floats 3 and complex 6, as tifffile writes them; colour with an alpha channel
+/// marks it as unassociated alpha.
+///
+/// ```
+/// use cliper::{HostArray, TiffCompression, TiffOptions, read_tiff, write_tiff_with};
 /// let path = std::env::temp_dir().join(format!("cliper-doc-deflate-{}.tif", std::process::id()));
 /// let flat = HostArray::U16(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[4, 64, 64]), 1000u16));
-/// write_tiff_with(&path, &flat, TiffCompression::Deflate)?;
+/// write_tiff_with(&path, &flat, TiffOptions { compression: TiffCompression::Deflate, colour: false })?;
 /// assert!(std::fs::metadata(&path).unwrap().len() < 2000); // 32 KiB of samples
 /// assert_eq!(read_tiff(&path)?, flat);
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), cliper::Error>(())
 /// ```
-pub fn write_tiff_with(path: impl AsRef<Path>, array: &HostArray, compression: TiffCompression) -> Result<()> {
+pub fn write_tiff_with(path: impl AsRef<Path>, array: &HostArray, options: TiffOptions) -> Result<()> {
     let path = path.as_ref();
-    let compression = match compression {
+    let what = format!("shape {:?} of {}", array.shape(), array.dtype().name());
+    let layout = Layout::of(array.shape(), &what, array.dtype(), options.colour)
+        .map_err(|reason| Error::Format { path: path.to_path_buf(), reason })?;
+    let compression = match options.compression {
         TiffCompression::None => Compression::Uncompressed,
         TiffCompression::Lzw => Compression::Lzw,
         TiffCompression::Deflate => Compression::Deflate(DeflateLevel::Balanced),
     };
-    let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
-    let shape = array.shape().to_vec();
-    let (pages, h, w) = match shape[..] {
-        [h, w] => (1, h, w),
-        [p, h, w] => (p, h, w),
-        _ => return Err(bad(format!("a TIFF stack is [H, W] or [pages, H, W] of grey samples, not shape {shape:?}"))),
+    let colour = options.colour;
+    let write = |samples: &dyn Fn(&mut Pages<'_>) -> tiff::TiffResult<()>| {
+        write_atomically(path, |file| {
+            let failed = |e: tiff::TiffError| format!("writing {what} as TIFF: {e}");
+            let encoder = TiffEncoder::new(file).map_err(failed)?.with_compression(compression);
+            samples(&mut Pages { encoder, layout: &layout }).map_err(failed)
+        })
     };
-    let (width, height) = match (u32::try_from(w), u32::try_from(h)) {
-        (Ok(width), Ok(height)) if width > 0 && height > 0 && pages > 0 => (width, height),
-        _ => return Err(bad(format!("a TIFF page needs 1 to 2³² − 1 rows and columns, not shape {shape:?}"))),
-    };
-    // One page per image, in the colour type of the sample type.
-    macro_rules! pages {
-        ($a:expr, $color:ty) => {{
-            let data = $a.as_standard_layout();
-            let flat = data.as_slice().unwrap_or_default();
-            write_atomically(path, |out| {
-                let mut encoder = TiffEncoder::new(out).map_err(|e| e.to_string())?.with_compression(compression);
-                for page in flat.chunks_exact(h * w) {
-                    encoder.write_image::<$color>(width, height, page).map_err(|e| e.to_string())?;
-                }
-                Ok(())
-            })
-        }};
-    }
     match array {
-        HostArray::U8(a) => pages!(a, colortype::Gray8),
-        HostArray::U16(a) => pages!(a, colortype::Gray16),
-        HostArray::F32(a) => pages!(a, colortype::Gray32Float),
-        HostArray::F64(a) => pages!(a, colortype::Gray64Float),
-        other => Err(bad(format!("TIFF saving takes u8, u16, f32 or f64 samples, not {}", other.dtype().name()))),
+        HostArray::U8(a) => write(&|p| p.write::<Gray8, RGB8>(&interleaved(a, colour))),
+        HostArray::U16(a) => write(&|p| p.write::<Gray16, RGB16>(&interleaved(a, colour))),
+        HostArray::U32(a) => write(&|p| p.write::<Gray32, RGB32>(&interleaved(a, colour))),
+        HostArray::U64(a) => write(&|p| p.write::<Gray64, RGB64>(&interleaved(a, colour))),
+        HostArray::I8(a) => write(&|p| p.write::<GrayI8, RgbI8>(&interleaved(a, colour))),
+        HostArray::I16(a) => write(&|p| p.write::<GrayI16, RgbI16>(&interleaved(a, colour))),
+        HostArray::I32(a) => write(&|p| p.write::<GrayI32, RgbI32>(&interleaved(a, colour))),
+        HostArray::I64(a) => write(&|p| p.write::<GrayI64, RgbI64>(&interleaved(a, colour))),
+        HostArray::F32(a) => write(&|p| p.write::<Gray32Float, RGB32Float>(&interleaved(a, colour))),
+        HostArray::F64(a) => write(&|p| p.write::<Gray64Float, RGB64Float>(&interleaved(a, colour))),
+        // Complex is grey only (`Layout::of` refuses colour): each sample as its two floats.
+        HostArray::C32(a) => {
+            let floats: Vec<f32> = interleaved(a, false).iter().flat_map(|z| [z.re, z.im]).collect();
+            write(&|p| p.write::<GreyComplex64, GreyComplex64>(&floats))
+        }
+        HostArray::C64(a) => {
+            let floats: Vec<f64> = interleaved(a, false).iter().flat_map(|z| [z.re, z.im]).collect();
+            write(&|p| p.write::<GreyComplex128, GreyComplex128>(&floats))
+        }
     }
 }
+
+/// The pages an array is written as.
+struct Layout {
+    pages: usize,
+    channels: usize,
+    width: u32,
+    height: u32,
+}
+
+impl Layout {
+    /// The pages of an array of `shape` and `dtype` (`what` names both), grey or colour, or why it cannot be
+    /// written so.
+    fn of(shape: &[usize], what: &str, dtype: Dtype, colour: bool) -> std::result::Result<Layout, String> {
+        let complex = matches!(dtype, Dtype::C32 | Dtype::C64);
+        let (pages, channels, h, w) = match (colour, shape) {
+            (false, &[h, w]) => (1, 1, h, w),
+            (false, &[p, h, w]) => (p, 1, h, w),
+            (true, &[c, h, w]) => (1, c, h, w),
+            (true, &[p, c, h, w]) => (p, c, h, w),
+            (false, _) => {
+                return Err(format!(
+                    "grey TIFF pages are [H, W] or [pages, H, W] (colour, [C, H, W] or [pages, C, H, W], needs \
+                     TiffOptions {{ colour: true, .. }}), not {what}"
+                ));
+            }
+            (true, _) => return Err(format!("colour TIFF pages are [C, H, W] or [pages, C, H, W], not {what}")),
+        };
+        if colour && !(2..=4).contains(&channels) {
+            return Err(format!(
+                "colour TIFF pages have C = 2 (grey + alpha), 3 (RGB) or 4 (RGBA) channels, not {channels}: {what}"
+            ));
+        }
+        if colour && complex {
+            return Err(format!("colour TIFF pages hold real samples; {what} is complex"));
+        }
+        // A complex sample is stored as two floats, and the crate counts those against the page width.
+        let most = if complex { u32::MAX / 2 } else { u32::MAX };
+        match (u32::try_from(w), u32::try_from(h)) {
+            (Ok(width), Ok(height)) if (1..=most).contains(&width) && height > 0 && pages > 0 => {
+                Ok(Layout { pages, channels, width, height })
+            }
+            _ => Err(format!("a TIFF needs at least one page of 1 to {most} rows and columns, not {what}")),
+        }
+    }
+}
+
+/// The samples of `a` in file order: grey as they are, colour `[…, C, H, W]` interleaved as `[…, H, W, C]`
+/// (chunky, one pixel's samples together, which every TIFF reader reads). Borrowed when nothing moves.
+fn interleaved<T: Clone>(a: &ArrayD<T>, colour: bool) -> Cow<'_, [T]> {
+    let mut view: ArrayViewD<'_, T> = a.view();
+    if colour {
+        let n = a.ndim();
+        let mut axes: Vec<usize> = (0..n).collect();
+        // [.., C, H, W] → [.., H, W, C]; `Layout::of` made sure there are those three axes.
+        if let Some(last) = axes.get_mut(n.saturating_sub(3)..) {
+            last.rotate_left(1);
+        }
+        view = view.permuted_axes(axes);
+    }
+    match view.to_slice() {
+        Some(samples) => Cow::Borrowed(samples),
+        None => Cow::Owned(view.iter().cloned().collect()),
+    }
+}
+
+/// A TIFF being written, page by page, in the layout of the array.
+struct Pages<'a> {
+    encoder: TiffEncoder<&'a mut BufWriter<File>>,
+    layout: &'a Layout,
+}
+
+impl Pages<'_> {
+    /// Every page of `samples` as grey (`G`; an alpha sample for 2 channels) or RGB (`C`; alpha for 4).
+    fn write<G, C>(&mut self, samples: &[G::Inner]) -> tiff::TiffResult<()>
+    where
+        G: ColorType,
+        C: ColorType<Inner = G::Inner>,
+        [G::Inner]: TiffValue,
+    {
+        for page in samples.chunks_exact(samples.len() / self.layout.pages) {
+            if self.layout.channels >= 3 { self.page::<C>(page)? } else { self.page::<G>(page)? }
+        }
+        Ok(())
+    }
+
+    /// One page. The crate counts a row as width × samples values of `C::Inner`; a complex sample is two such
+    /// floats, so a complex page is begun twice as wide (rows, strips and compression then come out right) and
+    /// its true width written over the tag.
+    fn page<C: ColorType>(&mut self, samples: &[C::Inner]) -> tiff::TiffResult<()>
+    where
+        [C::Inner]: TiffValue,
+    {
+        let layout = self.layout;
+        let bits = C::BITS_PER_SAMPLE.first().map_or(0, |&b| u32::from(b));
+        let values_per_sample = (bits / (8 * size_of::<C::Inner>() as u32)).max(1);
+        let mut image = self.encoder.new_image::<C>(layout.width * values_per_sample, layout.height)?;
+        if values_per_sample != 1 {
+            image.encoder().write_tag(Tag::ImageWidth, layout.width)?;
+        }
+        if matches!(layout.channels, 2 | 4) {
+            image.extra_samples(&[ExtraSamples::UnassociatedAlpha])?;
+        }
+        image.write_data(samples)
+    }
+}
+
+/// Defines a colour type the `tiff` crate (0.11) does not have.
+macro_rules! colour_type {
+    ($(#[$doc:meta])* $name:ident: $inner:ty, $photometric:ident, $bits:expr, $format:expr) => {
+        $(#[$doc])*
+        struct $name;
+        impl ColorType for $name {
+            type Inner = $inner;
+            const TIFF_VALUE: PhotometricInterpretation = PhotometricInterpretation::$photometric;
+            const BITS_PER_SAMPLE: &'static [u16] = $bits;
+            const SAMPLE_FORMAT: &'static [SampleFormat] = $format;
+            /// Never called: cliper writes no predictor.
+            fn horizontal_predict(row: &[$inner], result: &mut Vec<$inner>) {
+                result.extend_from_slice(row);
+            }
+        }
+    };
+}
+// RGB of signed integers.
+colour_type!(RgbI8: i8, RGB, &[8; 3], &[SampleFormat::Int; 3]);
+colour_type!(RgbI16: i16, RGB, &[16; 3], &[SampleFormat::Int; 3]);
+colour_type!(RgbI32: i32, RGB, &[32; 3], &[SampleFormat::Int; 3]);
+colour_type!(RgbI64: i64, RGB, &[64; 3], &[SampleFormat::Int; 3]);
+colour_type!(
+    /// Grey complex64: one 64-bit sample per pixel, SampleFormat 6, held as two f32 (real, imaginary).
+    GreyComplex64: f32, BlackIsZero, &[64], &[SampleFormat::Unknown(COMPLEX)]
+);
+colour_type!(
+    /// Grey complex128: one 128-bit sample per pixel, SampleFormat 6, held as two f64 (real, imaginary).
+    GreyComplex128: f64, BlackIsZero, &[128], &[SampleFormat::Unknown(COMPLEX)]
+);
