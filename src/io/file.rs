@@ -90,8 +90,8 @@ pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
 
 /// Writes an array in its own element type to a file whose format follows the extension, atomically: `.npy`
 /// (every type), `.cfl`/`.hdr` (complex64), `.png` (u8 or u16), `.tif`/`.tiff` (grey pages of every type,
-/// uncompressed; [`crate::write_tiff_with`] writes colour), `.mat` (every type, one compressed variable named `x`). A type the format cannot hold is an
-/// error that names both; [`HostArray::cast`] converts first.
+/// uncompressed; [`crate::write_tiff_with`] writes colour), `.mat` (every type, one compressed variable named
+/// `x`). A type the format cannot hold is an error that names both; [`HostArray::cast`] converts first.
 ///
 /// ```
 /// use cliper::{Dtype, HostArray, Scale, read_file, write_file};

@@ -39,9 +39,10 @@ impl<T: Element> XData<T> {
 
     /// Saves the array (as its view looks: shape and order of this view) to a file whose format follows the
     /// extension (`.npy`; `.cfl`/`.hdr`: complex64; `.png`: [`PngOptions::default`], see
-    /// [`XData::save_png`]; `.tif`/`.tiff`: grey pages of `T`, `[H, W]` or `[pages, H, W]`, see
-    /// [`XData::save_tiff`] for colour;
-    /// `.mat`: one compressed variable named `x`, see [`crate::write_mat`] for several), atomically: the data goes to a temporary file that is renamed over `path`.
+    /// [`XData::save_png`]; `.tif`/`.tiff`: uncompressed grey pages of `T`, `[H, W]` or `[pages, H, W]`, see
+    /// [`XData::save_tiff`] for colour and compression; `.mat`: one compressed variable named `x`, see
+    /// [`crate::write_mat`] for several), atomically: the data goes to a temporary file that is renamed over
+    /// `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         if extension(path)? == "png" {
