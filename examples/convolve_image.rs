@@ -43,7 +43,8 @@ fn main() -> cliper::Result<()> {
 
     let png = out_dir.join("edges.png");
     let tiff = out_dir.join("edges.tif");
-    magnitude.save_png(&png, PngOptions { depth: PngDepth::Sixteen, scale: Scale::MinMax, clip: false, colour: false })?;
+    magnitude
+        .save_png(&png, PngOptions { depth: PngDepth::Sixteen, scale: Scale::MinMax, clip: false, colour: false })?;
     magnitude.save(&tiff)?;
     let values = magnitude.to_vec()?;
     let max = values.iter().fold(0.0f32, |a, &b| a.max(b));

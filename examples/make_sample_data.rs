@@ -34,12 +34,13 @@ fn main() -> cliper::Result<()> {
     let scaled = XData::from_slice(&app, &[IMAGE, IMAGE], &image.iter().map(|v| v * 65535.0).collect::<Vec<_>>())?;
     let png = PngOptions { depth: PngDepth::Sixteen, scale: Scale::Raw, clip: false, colour: false };
     scaled.save_png(out.join("phantom_256.png"), png)?;
-    x.save_tiff(out.join("phantom_256.tif"), TiffCompression::Deflate)?;
+    let deflate = TiffOptions { compression: TiffCompression::Deflate, colour: false };
+    x.save_tiff(out.join("phantom_256.tif"), deflate)?;
 
     let volume = SheppLogan::<f32>::reference(&[VOLUME, VOLUME, VOLUME])?;
     let volume: Vec<f32> = volume.iter().map(|&v| v as f32).collect();
     XData::from_slice(&app, &[VOLUME, VOLUME, VOLUME], &volume)?
-        .save_tiff(out.join("phantom_64x64x64.tif"), TiffCompression::Deflate)?;
+        .save_tiff(out.join("phantom_64x64x64.tif"), deflate)?;
 
     let (kspace, maps, mask) = simulate_kspace()?;
     let k = KData::new(XData::from_ndarray(&app, &kspace)?, 2)?

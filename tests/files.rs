@@ -4,7 +4,9 @@
 
 mod common;
 use cliper::prelude::*;
-use cliper::{read_npy, read_png, read_raw, read_tiff, write_mat, write_npy, write_png, write_raw, write_tiff};
+use cliper::{
+    read_npy, read_png, read_raw, read_tiff, write_mat, write_npy, write_png, write_raw, write_tiff, write_tiff_with,
+};
 use common::*;
 use ndarray::{ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};
@@ -378,50 +380,180 @@ fn tiff_fixtures_written_by_tifffile_and_pillow() {
             assert_eq!(lzw[[r, c]] as f64, value(2, r, c) % 256.0, "LZW");
         }
     }
-    let rgb = read_tiff(fixture("rgb8.tif")).unwrap();
-    let HostArray::U8(rgb) = rgb else { panic!("rgb8.tif is {:?}", rgb.dtype()) };
-    assert_eq!(rgb.shape(), &[4, 5, 3]);
-    assert_eq!((rgb[[3, 4, 0]], rgb[[3, 4, 1]], rgb[[3, 4, 2]]), (150, 120, 7));
+}
+
+/// The colour convention: channels before the image plane, `[C, H, W]` and `[pages, C, H, W]`, whether the file
+/// stores the samples of a pixel together (chunky) or each channel as a plane of its own (planar).
+#[test]
+fn tiff_colour_reads_channels_first_from_planar_and_chunky_files() {
+    let planar = read_tiff(fixture("rgb16_planar.tif")).unwrap();
+    let HostArray::U16(rgb) = &planar else { panic!("rgb16_planar.tif is {:?}", planar.dtype()) };
+    assert_eq!(rgb.shape(), &[3, 4, 5]);
+    for ((k, r, c), &v) in rgb.indexed_iter().map(|(ix, v)| ((ix[0], ix[1], ix[2]), v)) {
+        assert_eq!(v as usize, k * 1000 + r * 10 + c, "planar [{k}, {r}, {c}]");
+    }
+    assert_eq!(read_tiff(fixture("rgb16_chunky.tif")).unwrap(), planar, "chunky and planar give the same array");
+    let rgb8 = read_tiff(fixture("rgb8.tif")).unwrap();
+    let HostArray::U8(rgb8) = rgb8 else { panic!("rgb8.tif is {:?}", rgb8.dtype()) };
+    assert_eq!(rgb8.shape(), &[3, 4, 5]);
+    assert_eq!((rgb8[[0, 3, 4]], rgb8[[1, 3, 4]], rgb8[[2, 3, 4]]), (150, 120, 7));
+    let value = |p: usize, k: usize, r: usize, c: usize| (p * 80 + k * 20 + r * 4 + c) as u8;
+    let pages = read_tiff(fixture("rgb8_3pages.tif")).unwrap();
+    let HostArray::U8(pages) = pages else { panic!("rgb8_3pages.tif is {:?}", pages.dtype()) };
+    assert_eq!(pages.shape(), &[3, 3, 4, 5]);
+    for ((p, k, r, c), &v) in pages.indexed_iter().map(|(ix, v)| ((ix[0], ix[1], ix[2], ix[3]), v)) {
+        assert_eq!(v, value(p, k, r, c), "page {p} channel {k}");
+    }
+    for (file, channels) in [("rgba8.tif", 4), ("grey_alpha8.tif", 2)] {
+        let a = read_tiff(fixture(file)).unwrap();
+        let HostArray::U8(a) = a else { panic!("{file} is {:?}", a.dtype()) };
+        assert_eq!(a.shape(), &[channels, 4, 5], "{file}");
+        for ((k, r, c), &v) in a.indexed_iter().map(|(ix, v)| ((ix[0], ix[1], ix[2]), v)) {
+            assert_eq!(v, value(0, k, r, c), "{file} [{k}, {r}, {c}]");
+        }
+    }
+    // Trailing-axes operations act per channel: an RGB image loads as three planes.
+    let x = XData::<f32>::load(app(), fixture("rgb16_planar.tif")).unwrap();
+    assert_eq!((x.shape(), x.to_vec().unwrap()[20]), (&[3usize, 4, 5][..], 1000.0));
+}
+
+/// Complex samples (SampleFormat 6) as tifffile writes complex64 and complex128, in either byte order, with or
+/// without compression.
+#[test]
+fn tiff_complex_fixtures_written_by_tifffile() {
+    let value = |p: usize, r: usize, c: usize| (p * 1000 + r * 10 + c) as f64;
+    for (file, pages) in [("c64_2pages.tif", 2), ("c64_big_endian_deflate.tif", 3)] {
+        let a = read_tiff(fixture(file)).unwrap();
+        let HostArray::C32(a) = a else { panic!("{file} is {:?}", a.dtype()) };
+        assert_eq!(a.shape(), &[pages, 4, 5], "{file}");
+        for ((p, r, c), &z) in a.indexed_iter().map(|(ix, v)| ((ix[0], ix[1], ix[2]), v)) {
+            let v = value(p, r, c) as f32;
+            assert_eq!(z, Complex32::new(v, -v / 2.0), "{file} [{p}, {r}, {c}]");
+        }
+    }
+    let a = read_tiff(fixture("c128_1page.tif")).unwrap();
+    let HostArray::C64(a) = a else { panic!("c128_1page.tif is {:?}", a.dtype()) };
+    assert_eq!(a.shape(), &[4, 5]);
+    for ((r, c), &z) in a.indexed_iter().map(|(ix, v)| ((ix[0], ix[1]), v)) {
+        assert_eq!(z, Complex64::new(value(1, r, c) / 8.0, -3.0 * value(1, r, c)), "c128 [{r}, {c}]");
+    }
+    let x = XData::<Complex64>::load(app(), fixture("c64_2pages.tif")).unwrap();
+    assert_eq!(x.to_vec().unwrap()[26], Complex64::new(1011.0, -505.5));
+    let e = XData::<f32>::load(app(), fixture("c128_1page.tif")).unwrap_err().to_string();
+    assert!(e.contains("complex") && e.contains("c128_1page.tif"), "{e}");
+}
+
+/// An array of `dtype` that spans the type's whole range (integers), [0, 1] (floats) or has distinct real and
+/// imaginary parts (complex), no two neighbours alike.
+fn ramp(dtype: Dtype, shape: &[usize]) -> HostArray {
+    let n: usize = shape.iter().product();
+    let values = ArrayD::from_shape_vec(IxDyn(shape), (0..n).map(|i| ((i * 7919) % 1009) as f64).collect()).unwrap();
+    match dtype {
+        Dtype::C32 | Dtype::C64 => {
+            HostArray::C64(values.mapv(|v| Complex64::new(v - 500.0, v / 4.0))).cast(dtype, Scale::Raw, false).unwrap()
+        }
+        _ => HostArray::F64(values).cast(dtype, Scale::MinMax, false).unwrap(),
+    }
+}
+
+/// Every element type as grey pages and (real types) as grey + alpha, RGB and RGBA, one page and several, with
+/// each compression: what is written reads back bit-exact in its type and shape. Each file is left beside an
+/// `.npy` of the same array, so `python3 tests/fixtures/check_tiff.py DIR` can check that tifffile reads the
+/// same values and dtype.
+#[test]
+fn tiff_round_trips_every_type_grey_and_colour() {
+    let dir = scratch("tiff-types");
+    let compressions = [TiffCompression::None, TiffCompression::Lzw, TiffCompression::Deflate];
+    let trip = |name: String, a: &HostArray, options: TiffOptions, reads_as: &[usize]| {
+        let path = dir.join(format!("{name}.tif"));
+        write_tiff_with(&path, a, options).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let back = read_tiff(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!((back.dtype(), back.shape()), (a.dtype(), reads_as), "{name}");
+        assert_eq!(bits(&back), bits(a), "{name}");
+        write_npy(dir.join(format!("{name}.npy")), a).unwrap();
+    };
+    for a in samples() {
+        for compression in compressions {
+            let options = TiffOptions { compression, colour: false };
+            trip(format!("{}_edges_{compression:?}", a.dtype().name()), &a, options, a.shape());
+        }
+    }
+    for dtype in Dtype::ALL {
+        let name = dtype.name();
+        let grey = |compression| TiffOptions { compression, colour: false };
+        trip(format!("{name}_pages"), &ramp(dtype, &[3, 5, 9]), grey(TiffCompression::Deflate), &[3, 5, 9]);
+        trip(format!("{name}_one_page"), &ramp(dtype, &[1, 7, 4]), grey(TiffCompression::None), &[7, 4]);
+        if matches!(dtype, Dtype::C32 | Dtype::C64) {
+            continue;
+        }
+        let shapes: [&[usize]; 6] = [&[2, 5, 9], &[3, 5, 9], &[4, 5, 9], &[2, 3, 5, 9], &[3, 4, 2, 7], &[2, 2, 1, 1]];
+        for (i, shape) in shapes.into_iter().enumerate() {
+            let colour = TiffOptions { compression: compressions[i % 3], colour: true };
+            let label = shape.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("x");
+            trip(format!("{name}_colour_{label}"), &ramp(dtype, shape), colour, shape);
+        }
+        let colour = TiffOptions { colour: true, ..TiffOptions::default() };
+        trip(format!("{name}_colour_one_page"), &ramp(dtype, &[1, 3, 4, 6]), colour, &[3, 4, 6]);
+    }
 }
 
 #[test]
-fn tiff_round_trips_f32_f64_u16_u8_single_and_multi_page() {
-    let dir = scratch("tiff");
-    let mut rng = Rng::new(74);
+fn xdata_saves_tiff_grey_colour_and_complex() {
+    let dir = scratch("tiff-xdata");
     let path = dir.join("t.tiff");
-    for shape in [vec![7, 129], vec![3, 5, 9], vec![1, 1, 1]] {
-        let n: usize = shape.iter().product();
-        let arrays = [
-            HostArray::F32(ArrayD::from_shape_vec(IxDyn(&shape), rng.vec::<f32>(n)).unwrap()),
-            HostArray::F64(ArrayD::from_shape_vec(IxDyn(&shape), rng.vec::<f64>(n)).unwrap()),
-            HostArray::U16(
-                ArrayD::from_shape_vec(IxDyn(&shape), (0..n).map(|i| (i * 7919 % 65536) as u16).collect()).unwrap(),
-            ),
-            HostArray::U8(
-                ArrayD::from_shape_vec(IxDyn(&shape), (0..n).map(|i| (i * 31 % 256) as u8).collect()).unwrap(),
-            ),
-        ];
-        for a in arrays {
-            write_tiff(&path, &a).unwrap();
-            let back = read_tiff(&path).unwrap();
-            let want_shape: Vec<usize> =
-                if shape[0] == 1 && shape.len() == 3 { shape[1..].to_vec() } else { shape.clone() };
-            assert_eq!(back.shape(), want_shape.as_slice(), "{:?} {shape:?}", a.dtype());
-            assert_eq!(bits(&back), bits(&a), "{:?} {shape:?}", a.dtype());
-        }
-    }
+    let mut rng = Rng::new(74);
     let (x, host) = random::<f32>(&mut rng, &[4, 33, 17]);
     x.save(&path).unwrap();
     assert_same(&fetch(&XData::<f32>::load(app(), &path).unwrap()), &host, "XData f32 stack");
-    let e = XData::<Complex32>::zeros(app(), &[2, 2]).unwrap().save(&path).unwrap_err().to_string();
-    assert!(e.contains("c32"), "{e}");
-    let e = write_tiff(&path, &HostArray::I32(ArrayD::zeros(IxDyn(&[2, 2])))).unwrap_err().to_string();
-    assert!(e.contains("i32"), "{e}");
+    let (z, zh) = random::<Complex32>(&mut rng, &[2, 6, 5]);
+    z.save(&path).unwrap();
+    assert_eq!(read_tiff(&path).unwrap().dtype(), Dtype::C32, "complex64 pages");
+    assert_same(&fetch(&XData::<Complex32>::load(app(), &path).unwrap()), &zh, "XData c32 pages");
+    let (w, wh) = random::<Complex64>(&mut rng, &[9, 7]);
+    w.save_tiff(&path, TiffOptions { compression: TiffCompression::Lzw, ..TiffOptions::default() }).unwrap();
+    assert_same(&fetch(&XData::<Complex64>::load(app(), &path).unwrap()), &wh, "XData c64 LZW");
+    // Colour: [pages, C, H, W]; a view saves as it looks.
+    let (rgb, rh) = random::<f64>(&mut rng, &[2, 3, 6, 5]);
+    let colour = TiffOptions { compression: TiffCompression::Deflate, colour: true };
+    rgb.save_tiff(&path, colour).unwrap();
+    assert_same(&fetch(&XData::<f64>::load(app(), &path).unwrap()), &rh, "XData RGB pages");
+    rgb.t().save_tiff(&path, colour).unwrap();
+    let want = rh.clone().permuted_axes(IxDyn(&[0, 1, 3, 2])).as_standard_layout().to_owned();
+    assert_same(&fetch(&XData::<f64>::load(app(), &path).unwrap()), &want, "transposed RGB view");
+    let e = z.save_tiff(&path, colour).unwrap_err().to_string();
+    assert!(e.contains("complex") && e.contains("[2, 6, 5]") && e.contains("c32"), "{e}");
+}
+
+/// Refusals are one line naming the file, the shape and the element type.
+fn one_line(e: Error, path: &Path, words: &[&str]) {
+    assert!(!e.to_string().contains('\n'), "one line: {e}");
+    format_error(e, path, words);
+}
+
+#[test]
+fn tiff_refusals_name_the_path_the_shape_and_the_type() {
+    let dir = scratch("tiff-errors");
+    let path = dir.join("x.tif");
+    let colour = TiffOptions { colour: true, ..TiffOptions::default() };
+    let u8s = |shape: &[usize]| HostArray::U8(ArrayD::zeros(IxDyn(shape)));
+    one_line(write_tiff_with(&path, &u8s(&[5, 4, 3]), colour).unwrap_err(), &path, &["[5, 4, 3]", "u8", "C = 2"]);
+    one_line(write_tiff_with(&path, &u8s(&[4, 3]), colour).unwrap_err(), &path, &["[4, 3]", "u8", "[C, H, W]"]);
+    one_line(write_tiff_with(&path, &u8s(&[1, 2, 3, 4, 5]), colour).unwrap_err(), &path, &["[1, 2, 3, 4, 5]"]);
+    let stack = HostArray::I16(ArrayD::zeros(IxDyn(&[2, 3, 4, 5])));
+    one_line(write_tiff(&path, &stack).unwrap_err(), &path, &["[2, 3, 4, 5]", "i16", "colour: true"]);
+    let complex = HostArray::C32(ArrayD::zeros(IxDyn(&[3, 4, 5])));
+    one_line(write_tiff_with(&path, &complex, colour).unwrap_err(), &path, &["[3, 4, 5]", "c32", "complex"]);
+    one_line(write_tiff(&path, &u8s(&[0, 4, 5])).unwrap_err(), &path, &["[0, 4, 5]", "u8"]);
+    assert!(!path.exists(), "a refused save writes nothing");
+    let f16 = fixture("f16_1page.tif");
+    one_line(read_tiff(&f16).unwrap_err(), &f16, &["page 0", "[4, 5] grey 16-bit float"]);
+    let mixed = fixture("mixed_pages.tif");
+    one_line(read_tiff(&mixed).unwrap_err(), &mixed, &["page 1 is [4, 5] grey u16 but page 0 is [4, 5] grey u8"]);
     let bad = dir.join("bad.tif");
     let mut bytes = std::fs::read(fixture("f32_3pages.tif")).unwrap();
     bytes.truncate(100);
     std::fs::write(&bad, &bytes).unwrap();
-    format_error(read_tiff(&bad).unwrap_err(), &bad, &["TIFF"]);
+    one_line(read_tiff(&bad).unwrap_err(), &bad, &["TIFF"]);
 }
 
 #[test]

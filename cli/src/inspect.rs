@@ -94,7 +94,12 @@ fn stats(name: &str, a: &HostArray, colour: bool) -> Value {
     let single = matches!(a.dtype(), Dtype::F32 | Dtype::C32);
     let nan = values.iter().filter(|z| z.re.is_nan() || z.im.is_nan()).count();
     let infinite = |sign: f64| {
-        values.iter().filter(|z| !(z.re.is_nan() || z.im.is_nan()) && (z.re == sign * f64::INFINITY || z.im == sign * f64::INFINITY)).count()
+        values
+            .iter()
+            .filter(|z| {
+                !(z.re.is_nan() || z.im.is_nan()) && (z.re == sign * f64::INFINITY || z.im == sign * f64::INFINITY)
+            })
+            .count()
     };
     let (pos_inf, neg_inf) = (infinite(1.0), infinite(-1.0));
     let finite: Vec<&Complex64> = values.iter().filter(|z| z.re.is_finite() && z.im.is_finite()).collect();

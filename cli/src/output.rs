@@ -66,7 +66,11 @@ fn print_record(r: &RunRecord) {
 /// A number as people read it: real when the imaginary part is zero; the digits of an f32 when `single`.
 pub fn show(v: Complex64, single: bool) -> String {
     let part = |x: f64| show_number(x, single);
-    if v.im == 0.0 { part(v.re) } else { format!("{}{}{}i", part(v.re), if v.im < 0.0 { "-" } else { "+" }, part(v.im.abs())) }
+    if v.im == 0.0 {
+        part(v.re)
+    } else {
+        format!("{}{}{}i", part(v.re), if v.im < 0.0 { "-" } else { "+" }, part(v.im.abs()))
+    }
 }
 
 fn number(v: Complex64) -> Value {

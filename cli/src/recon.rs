@@ -5,9 +5,9 @@ use crate::CliError;
 use crate::args::{self, OutputArgs};
 use crate::chain::Context;
 use clap::{Args, ValueEnum};
-use cliper::{Result, read_mat};
 use cliper::chain::{AnyData, Origin, Precision};
 use cliper::prelude::*;
+use cliper::{Result, read_mat};
 use num_complex::{Complex32, Complex64};
 use serde_json::json;
 use std::path::Path;
@@ -69,7 +69,8 @@ pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliEr
         Precision::Single => false,
         Precision::Auto => file_types(&args.kdata)?.contains(&Dtype::C64),
     };
-    if double { recon::<Complex64>(ctx, &app, args) } else { recon::<Complex32>(ctx, &app, args) }.map_err(CliError::from)
+    if double { recon::<Complex64>(ctx, &app, args) } else { recon::<Complex32>(ctx, &app, args) }
+        .map_err(CliError::from)
 }
 
 /// The element types of a k-space file's complex arrays, k-space and maps (a CFL pair holds complex64; a real
@@ -86,11 +87,17 @@ fn load<T: ComplexElement>(app: &cliper::ClApp, args: &ReconArgs) -> Result<KDat
     let path = Path::new(&args.kdata);
     let mat = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"));
     let k = if mat {
-        let names =
-            KSpaceMat { spatial_first: args.spatial_first, round: args.precision == Precision::Single, ..KSpaceMat::default() };
+        let names = KSpaceMat {
+            spatial_first: args.spatial_first,
+            round: args.precision == Precision::Single,
+            ..KSpaceMat::default()
+        };
         KData::<T>::load_mat(app, path, &names)?
     } else if args.spatial_first {
-        return Err(Error::invalid("cliper recon", format!("--spatial-first is for MAT files; {} is in BART's order", args.kdata)));
+        return Err(Error::invalid(
+            "cliper recon",
+            format!("--spatial-first is for MAT files; {} is in BART's order", args.kdata),
+        ));
     } else {
         KData::<T>::load(app, path)?
     };

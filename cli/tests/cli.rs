@@ -7,8 +7,8 @@
 //! terms; f64: 1e-12), or bit for bit with the library where the CLI only passes the arguments on.
 
 mod common;
-use common::*;
 use cliper::{ClApp, ConvParams, Convolution, Element, Filter, HostArray, XData, read_file, read_npy, write_npy};
+use common::*;
 use ndarray::{ArrayD, Ix2, IxDyn};
 use num_complex::Complex32;
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -22,7 +22,6 @@ fn random_npy(dir: &Path, name: &str, shape: &[usize], seed: u64) -> (PathBuf, A
     write_npy(&path, &HostArray::F32(a.clone())).unwrap();
     (path, a.mapv(f64::from))
 }
-
 
 #[test]
 fn the_cli_lists_devices() {

@@ -276,9 +276,7 @@ impl Op {
             Op::Norm { .. } | Op::Dot { .. } => false,
             Op::Permute { axes } => {
                 let n = axes.len();
-                n >= 3
-                    && axes.get(n - 3) == Some(&(n - 3))
-                    && axes.iter().skip(n - 2).all(|&a| a + 2 >= n)
+                n >= 3 && axes.get(n - 3) == Some(&(n - 3)) && axes.iter().skip(n - 2).all(|&a| a + 2 >= n)
             }
             _ => true,
         };

@@ -7,7 +7,7 @@ use super::mat::{read_mat, write_mat};
 use super::npy::{read_npy, write_npy};
 use super::png::{read_png, write_png};
 use super::source::{extension, unsupported_extension};
-use super::tiff::{read_tiff, write_tiff};
+use super::tiff::{TiffOptions, read_tiff, read_tiff_image, write_tiff, write_tiff_with};
 use crate::error::{Error, Result};
 use ndarray::ArrayD;
 use num_complex::{Complex32, Complex64};
@@ -119,18 +119,20 @@ pub struct Image {
 /// RGBA samples); other formats hold plain arrays.
 pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
     let path = path.as_ref();
-    let array = read_file(path)?;
-    let colour = match extension(path)?.as_str() {
-        // A PNG holds one image: a third axis can only be its channels.
-        "png" => array.shape().len() == 3,
-        _ => false,
-    };
-    Ok(Image { array, colour })
+    match extension(path)?.as_str() {
+        "tif" | "tiff" => read_tiff_image(path).map(|(array, colour)| Image { array, colour }),
+        ext => {
+            let array = read_file(path)?;
+            // A PNG holds one image: a third axis can only be its channels.
+            let colour = ext == "png" && array.shape().len() == 3;
+            Ok(Image { array, colour })
+        }
+    }
 }
 
 /// Writes an image as [`write_file`] does, with its colour channels as colour: a colour `[C, H, W]` becomes one
-/// colour PNG; a grey stack `[N, H, W]` cannot go to a PNG (one image) and is refused with its shape, rather
-/// than being taken for channels.
+/// colour PNG or TIFF page (`[pages, C, H, W]` colour TIFF pages); a grey stack `[N, H, W]` goes to TIFF as grey
+/// pages and cannot go to a PNG (one image): it is refused with its shape, rather than taken for channels.
 ///
 /// ```
 /// use cliper::{HostArray, Image, write_image};
@@ -145,7 +147,11 @@ pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
 pub fn write_image(path: impl AsRef<Path>, image: &Image) -> Result<()> {
     let path = path.as_ref();
     let shape = image.array.shape();
-    if extension(path)? == "png" && !image.colour && shape.len() != 2 {
+    let ext = extension(path)?;
+    if ext == "tif" || ext == "tiff" {
+        return write_tiff_with(path, &image.array, TiffOptions { colour: image.colour, ..TiffOptions::default() });
+    }
+    if ext == "png" && !image.colour && shape.len() != 2 {
         return Err(Error::Format {
             path: path.to_path_buf(),
             reason: format!(
@@ -158,9 +164,9 @@ pub fn write_image(path: impl AsRef<Path>, image: &Image) -> Result<()> {
 }
 
 /// Writes an array in its own element type to a file whose format follows the extension, atomically: `.npy`
-/// (every type), `.cfl`/`.hdr` (complex64), `.png` (u8 or u16), `.tif`/`.tiff` (u8, u16, f32, f64 grey pages,
-/// uncompressed), `.mat` (every type, one compressed variable named `x`). A type the format cannot hold is an
-/// error that names both; [`HostArray::cast`] converts first.
+/// (every type), `.cfl`/`.hdr` (complex64), `.png` (u8 or u16), `.tif`/`.tiff` (grey pages of every type,
+/// uncompressed; [`crate::write_tiff_with`] writes colour), `.mat` (every type, one compressed variable named
+/// `x`). A type the format cannot hold is an error that names both; [`HostArray::cast`] converts first.
 ///
 /// ```
 /// use cliper::{Dtype, HostArray, Scale, read_file, write_file};

@@ -257,7 +257,11 @@ impl HostArray {
 }
 
 fn show(z: Complex64) -> String {
-    if z.im == 0.0 { show_number(z.re, false) } else { format!("{}{:+}i", show_number(z.re, false), show_number(z.im, false)) }
+    if z.im == 0.0 {
+        show_number(z.re, false)
+    } else {
+        format!("{}{:+}i", show_number(z.re, false), show_number(z.im, false))
+    }
 }
 
 /// A number as people read it in a message: the shortest digits that give it back (those of an f32 when

@@ -28,5 +28,5 @@ pub use npy::{decode_npy, read_npy, write_npy};
 pub use png::{decode_png, read_png, write_png};
 pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};
 pub use save::abandon_saves;
-pub use tiff::{TiffCompression, decode_tiff, read_tiff, write_tiff, write_tiff_with};
+pub use tiff::{TiffCompression, TiffOptions, decode_tiff, read_tiff, write_tiff, write_tiff_with};
 pub use xdata::{PngDepth, PngOptions};

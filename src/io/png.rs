@@ -90,7 +90,11 @@ fn decode(input: impl BufRead + Seek, len: u64, path: &Path) -> Result<HostArray
 
 /// `[C, H, W]` planes as interleaved pixels (`[H, W, C]` in row-major order); grey `[H, W]` as it is.
 fn interleaved<A: Copy>(a: &ArrayD<A>) -> Vec<A> {
-    if a.ndim() == 3 { a.view().permuted_axes(IxDyn(&[1, 2, 0])).iter().copied().collect() } else { a.iter().copied().collect() }
+    if a.ndim() == 3 {
+        a.view().permuted_axes(IxDyn(&[1, 2, 0])).iter().copied().collect()
+    } else {
+        a.iter().copied().collect()
+    }
 }
 
 /// `[H, W, C]` pixels as `[C, H, W]` planes (grey `[H, W]` as it is).

@@ -5,7 +5,7 @@ use super::host_array::{Dtype, HostArray};
 use super::mat::read_mat_variable;
 use super::raw::{Endian, RawFormat, read_raw, write_raw};
 use super::source::extension;
-use super::tiff::{TiffCompression, write_tiff_with};
+use super::tiff::{TiffOptions, write_tiff_with};
 use crate::app::ClApp;
 use crate::data::XData;
 use crate::element::Element;
@@ -38,8 +38,10 @@ impl<T: Element> XData<T> {
 
     /// Saves the array (as its view looks: shape and order of this view) to a file whose format follows the
     /// extension (`.npy`; `.cfl`/`.hdr`: complex64; `.png`: [`PngOptions::default`], see
-    /// [`XData::save_png`]; `.tif`/`.tiff`: f32 or f64 grey pages, `[H, W]` or `[pages, H, W]`;
-    /// `.mat`: one compressed variable named `x`, see [`crate::write_mat`] for several), atomically: the data goes to a temporary file that is renamed over `path`.
+    /// [`XData::save_png`]; `.tif`/`.tiff`: uncompressed grey pages of `T`, `[H, W]` or `[pages, H, W]`, see
+    /// [`XData::save_tiff`] for colour and compression; `.mat`: one compressed variable named `x`, see
+    /// [`crate::write_mat`] for several), atomically: the data goes to a temporary file that is renamed over
+    /// `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         if extension(path)? == "png" {
@@ -86,21 +88,26 @@ impl<T: Element> XData<T> {
         XData::from_ndarray(app, &read_raw(path, format)?.to_elements::<T>(path)?)
     }
 
-    /// Saves a real array `[H, W]` or `[pages, H, W]` as f32 or f64 grey TIFF pages (as `T`), atomically, with
-    /// the compression asked for (`.tif` saves through [`XData::save`] are uncompressed).
+    /// Saves the array as TIFF pages of `T` (f32, f64, complex64 or complex128), atomically, as `options` say:
+    /// grey `[H, W]` or `[pages, H, W]`, or with `colour` set `[C, H, W]` or `[pages, C, H, W]` (C = 2 grey +
+    /// alpha, 3 RGB, 4 RGBA; real `T`), uncompressed, LZW or Deflate. `.tif` saves through [`XData::save`] are
+    /// uncompressed grey pages.
     ///
     /// ```
-    /// use cliper::{ClApp, TiffCompression, XData};
+    /// use cliper::{ClApp, TiffCompression, TiffOptions, XData};
     /// let app = ClApp::new()?;
     /// let path = std::env::temp_dir().join(format!("cliper-doc-save-tiff-{}.tif", std::process::id()));
     /// let x = XData::from_slice(&app, &[2, 2, 3], &[0.5f32; 12])?;
-    /// x.save_tiff(&path, TiffCompression::Deflate)?;
-    /// assert_eq!(XData::<f32>::load(&app, &path)?.to_vec()?, vec![0.5; 12]);
+    /// x.save_tiff(&path, TiffOptions { compression: TiffCompression::Deflate, ..TiffOptions::default() })?;
+    /// assert_eq!(XData::<f32>::load(&app, &path)?.to_vec()?, vec![0.5; 12]); // two grey pages
+    /// let rgb = XData::from_slice(&app, &[3, 2, 2], &[0.25f32; 12])?;
+    /// rgb.save_tiff(&path, TiffOptions { colour: true, ..TiffOptions::default() })?; // one RGB page
+    /// assert_eq!(XData::<f32>::load(&app, &path)?.shape(), &[3, 2, 2]);
     /// # std::fs::remove_file(&path).ok();
     /// # Ok::<(), cliper::Error>(())
     /// ```
-    pub fn save_tiff(&self, path: impl AsRef<Path>, compression: TiffCompression) -> Result<()> {
-        write_tiff_with(path, &HostArray::from_elements(self.to_ndarray()?), compression)
+    pub fn save_tiff(&self, path: impl AsRef<Path>, options: TiffOptions) -> Result<()> {
+        write_tiff_with(path, &HostArray::from_elements(self.to_ndarray()?), options)
     }
 
     /// Saves the elements row-major as `T` in `endian` byte order, without a header, atomically.

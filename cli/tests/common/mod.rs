@@ -55,7 +55,6 @@ pub fn f32s(path: &Path) -> ArrayD<f64> {
     }
 }
 
-
 /// `got` equals `want` within `rel` of the largest magnitude of `want`.
 pub fn close(got: &ArrayD<f64>, want: &ArrayD<f64>, rel: f64, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}");

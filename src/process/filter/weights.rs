@@ -288,10 +288,14 @@ impl<K: Element> Filter<K> {
 
     fn derivative(axis: usize, rank: usize, smooth: [f64; 3], op: &str) -> Result<Filter<K>> {
         if !(1..=3).contains(&rank) || axis >= rank {
-            return Err(Error::invalid(op, format!("needs rank 1 to 3 and an axis below it, got axis {axis} of rank {rank}")));
+            return Err(Error::invalid(
+                op,
+                format!("needs rank 1 to 3 and an axis below it, got axis {axis} of rank {rank}"),
+            ));
         }
         let line = |w: [f64; 3]| Filter::new(&[3], w.iter().map(|&v| K::from_c64(v.into())).collect());
-        let parts = (0..rank).map(|a| line(if a == axis { [-1.0, 0.0, 1.0] } else { smooth })).collect::<Result<Vec<_>>>()?;
+        let parts =
+            (0..rank).map(|a| line(if a == axis { [-1.0, 0.0, 1.0] } else { smooth })).collect::<Result<Vec<_>>>()?;
         Filter::outer(&parts)
     }
 
