@@ -75,7 +75,7 @@ pub enum Error {
         /// Why no device is available, with the fix.
         reason: String,
     },
-    /// A device selection (`CLIPER_DEVICE` or a builder filter) matched no device.
+    /// A device selection (`CLIPER_DEVICE`, `--device` or a builder filter) matched no device.
     #[error("device selection `{spec}` matches no OpenCL device; available devices:\n{available}")]
     DeviceSelection {
         /// The selection that matched nothing.

@@ -310,7 +310,7 @@ fn png_saving_is_explicit_and_round_trips() {
     let dir = scratch("png");
     let mut rng = Rng::new(73);
     // Grey [H, W], and colour [C, H, W]: grey + alpha, RGB, RGBA, one channel.
-    for shape in [vec![7, 129], vec![2, 9, 4], vec![3, 5, 3], vec![4, 1, 2], vec![1, 1, 2]] {
+    for shape in [vec![7, 129], vec![2, 9, 4], vec![3, 5, 3], vec![4, 1, 2]] {
         let n: usize = shape.iter().product();
         let values: Vec<u16> = (0..n).map(|_| (rng.next_u64() % 65536) as u16).collect();
         let a = HostArray::U16(ArrayD::from_shape_vec(IxDyn(&shape), values).unwrap());

@@ -201,9 +201,7 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
     let one = |spec: &FileSpec, out: &Path| -> Result<(Vec<usize>, Dtype)> {
         let image = spec.read()?;
         let shape = image.array.shape().to_vec();
-        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
-        }
+        cliper::chain::create_parent(out)?;
         let origin = Origin { colour: image.colour, dtype: Some(image.array.dtype()) };
         Ok((shape, save_converted(out, image.array, origin, options)?))
     };

@@ -347,7 +347,15 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Lib(e)) => {
-            eprintln!("error: {}", one_line(&e));
+            let text = match &e {
+                // The devices that exist are the point of this message: on the one line.
+                cliper::Error::DeviceSelection { spec, available } => format!(
+                    "no OpenCL device matches `{spec}`; the devices are: {}",
+                    available.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+                ),
+                _ => one_line(&e),
+            };
+            eprintln!("error: {text}");
             if let Some(hint) = hint(&e) {
                 eprintln!("hint: {hint}");
             }
@@ -375,13 +383,15 @@ impl From<cliper::Error> for CliError {
     }
 }
 
-/// 1 for mistakes in what was asked (arguments, files, shapes, types), 2 for the device or runtime failing.
+/// 1 for mistakes in what was asked (arguments, files, shapes, types), 2 for the device or runtime failing (no
+/// device, or none matching --device / CLIPER_DEVICE).
 pub fn exit_code(e: &cliper::Error) -> u8 {
     use cliper::Error::*;
     match e {
         Cl { .. }
         | Build { .. }
         | NoDevice { .. }
+        | DeviceSelection { .. }
         | OutOfMemory { .. }
         | ProducerFailed { .. }
         | NotInitialized { .. } => 2,
@@ -395,8 +405,12 @@ fn hint(e: &cliper::Error) -> Option<&'static str> {
     match e {
         DeviceSelection { .. } => Some("`cliper devices` lists the devices and their ids"),
         NoDevice { .. } => Some("install an OpenCL driver (`make demo` installs PoCL, the CPU implementation)"),
-        Io { .. } => Some("check the path; relative paths are from the current directory"),
-        Type { .. } => Some("--precision double loads integers and f64 data exactly; --type converts on output"),
+        Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            Some("check the path; relative paths are from the current directory (in a pipeline file, from its folder)")
+        }
+        Type { got, .. } if got.contains("not exactly representable") => {
+            Some("--precision double loads 32-bit integers and f64 data exactly; --precision single rounds them")
+        }
         _ => None,
     }
 }

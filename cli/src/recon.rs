@@ -170,29 +170,34 @@ where
     };
     let report =
         if ctx.profile && app.profiling() { Some(pipeline.profile()?) } else { pipeline.run().map(|_| None)? };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
-    }
-    result.save(path, Origin::default(), &args.options.options())?;
+    cliper::chain::create_parent(path)?;
+    let written = result.save(path, Origin::default(), &args.options.options())?;
     let method_name = match method {
         Method::Sense => "sense",
         Method::Rsos => "rsos",
     };
     if ctx.json {
-        let device_ms = report.as_ref().map(|r| r.total_ms());
-        println!(
-            "{}",
-            json!({
-                "recon": method_name, "coils": k.num_coils(), "frames": k.frame_shape(), "spatial": k.spatial_shape(),
-                "masked": args.apply_mask, "output": args.output, "shape": result.shape(), "device_ms": device_ms,
-            })
-        );
+        // The layout every operation prints (docs/cli.md), with what the reconstruction read.
+        let doc = json!({
+            "device": app.device().name,
+            "runs": [{
+                "input": args.kdata, "error": null, "values": [], "transfers_during_chain": 0,
+                "written": [{ "name": "image", "path": args.output, "shape": result.shape(), "type": written.name() }],
+            }],
+            "recon": {
+                "method": method_name, "coils": k.num_coils(), "frames": k.frame_shape(), "spatial": k.spatial_shape(),
+                "masked": args.apply_mask,
+            },
+            "profile": report.as_ref().map(crate::output::report_json),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         println!(
-            "recon ({method_name}{}): {} coils, image {:?} → {}",
+            "recon ({method_name}{}): {} coils, wrote image {:?} {} to {}",
             if args.apply_mask { ", masked" } else { "" },
             k.num_coils(),
             result.shape(),
+            written.name(),
             args.output
         );
         if let Some(r) = report {

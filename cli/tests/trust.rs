@@ -348,3 +348,65 @@ fn pipeline_paths_are_relative_to_the_file() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(dir.join("here.npy").exists());
 }
+
+// Items 2 and 11: colour TIFFs (planar as tifffile writes (3, H, W) arrays, or chunky) stay one colour page;
+// CT's i16 and complex results can be written as TIFF.
+#[test]
+fn tiff_colour_and_types_round_trip_through_the_cli() {
+    let dir = scratch("tiff");
+    let planar = fixture("rgb16_planar.tif");
+    let chunky = fixture("rgb16_chunky.tif");
+    let (p, c) = (dir.join("p.npy"), dir.join("c.npy"));
+    ok(&["convert", s(&planar), s(&p)]);
+    ok(&["convert", s(&chunky), s(&c)]);
+    assert_eq!(read_file(&p).unwrap(), read_file(&c).unwrap(), "planar and chunky RGB give one [C, H, W] array");
+    let rgb = fixture("ndimage/rgb_20x30.png");
+    let tif = dir.join("rgb.tif");
+    ok(&["convert", s(&rgb), s(&tif)]);
+    let page = read_image(&tif).unwrap();
+    assert!(page.colour, "an RGB PNG converts to one RGB TIFF page, not 3 grey pages");
+    assert_eq!(page.array, read_image(&rgb).unwrap().array);
+    let ct = npy(&dir, "ct.npy", HostArray::I16(ArrayD::from_shape_fn(IxDyn(&[3, 4]), |i| i[0] as i16 * 700 - 1000)));
+    let ct_tif = dir.join("ct.tif");
+    assert!(ok(&["convert", &ct, s(&ct_tif)]).contains("i16"));
+    assert_eq!(read_file(&ct_tif).unwrap(), read_npy(&ct).unwrap());
+    let z = npy(
+        &dir,
+        "z.npy",
+        HostArray::C32(kspace(&[2, 3], 11).mapv(|v| num_complex::Complex32::new(v.re as f32, v.im as f32))),
+    );
+    let z_tif = dir.join("z.tif");
+    ok(&["transpose", &z, s(&z_tif)]);
+    assert_eq!(read_file(&z_tif).unwrap().shape(), &[3, 2]);
+}
+
+// Item 15: messages speak the command line's language and name what was wrong.
+#[test]
+fn messages_name_what_was_wrong_in_the_users_terms() {
+    let dir = scratch("messages");
+    let x = npy(&dir, "x.npy", floats(&[1.0; 6], &[2, 3]));
+    // No library names; the filter as the user spelled it.
+    let e = fails(&["convolve", &x, s(&dir.join("y.npy")), "--kernel", "gaussian:-1"], 1);
+    assert!(e.contains("gaussian:-1") && !e.contains("Filter::"), "{e}");
+    // --device is not CLIPER_DEVICE; no device matching is the device failing (exit 2, as docs/cli.md says).
+    let e = fails(&["--device", "no-such-device-anywhere", "norm", &x], 2);
+    assert!(e.contains("no-such-device-anywhere") && !e.contains("CLIPER_DEVICE") && e.lines().count() <= 2, "{e}");
+    // A parent that is a file, said so.
+    std::fs::write(dir.join("file"), b"").unwrap();
+    let e = fails(&["convert", &x, s(&dir.join("file/y.npy"))], 1);
+    assert!(e.contains("is a file, not a folder") && !e.contains("os error"), "{e}");
+    // TOML mistakes on one line with their place.
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[input]\nx = \"x.npy\n").unwrap();
+    let e = fails(&["run", s(&bad)], 1);
+    assert!(e.contains("line 2, column") && e.lines().count() == 1, "{e}");
+    // Numbers with their type's digits, never hundreds of zeros.
+    let tiny = npy(&dir, "tiny.npy", floats(&[-3e-30], &[1]));
+    assert_eq!(ok(&["norm", &tiny]), "norm = 3e-30\n");
+    assert_eq!(ok(&["norm", &x]), format!("norm = {}\n", 6f32.sqrt()));
+    // recon --json has the documented layout.
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["--json", "recon", "data/kspace.mat", s(&dir.join("r.npy"))])).unwrap();
+    assert_eq!(json["runs"][0]["written"][0]["path"], s(&dir.join("r.npy")));
+    assert!(json["device"].is_string() && json["recon"]["coils"].is_u64(), "{json}");
+}

@@ -259,6 +259,7 @@ impl ClAppBuilder {
             && let Some(spec) = env_selection()
         {
             filter.spec = Some(spec);
+            filter.spec_from_env = true;
         }
         let mut found = discover()?;
         let infos: Vec<DeviceInfo> = found.iter().map(|(i, _)| i.clone()).collect();
@@ -299,7 +300,7 @@ impl ClApp {
     /// ```
     pub fn devices() -> Result<Vec<DeviceInfo>> {
         let mut infos: Vec<DeviceInfo> = discover()?.into_iter().map(|(i, _)| i).collect();
-        let filter = DeviceFilter { spec: env_selection(), ..DeviceFilter::default() };
+        let filter = DeviceFilter { spec: env_selection(), spec_from_env: true, ..DeviceFilter::default() };
         if let Ok(i) = choose(&infos, &filter)
             && let Some(info) = infos.get_mut(i)
         {

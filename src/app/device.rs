@@ -232,6 +232,8 @@ pub(crate) struct DeviceFilter {
     pub name: Option<String>,
     pub min_version: Option<(u32, u32)>,
     pub spec: Option<String>,
+    /// The spec came from `CLIPER_DEVICE` (so messages name the variable), not from the program.
+    pub spec_from_env: bool,
 }
 
 impl DeviceFilter {
@@ -250,7 +252,7 @@ impl DeviceFilter {
     pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
         if let Some(s) = &self.spec {
-            parts.push(format!("CLIPER_DEVICE={s}"));
+            parts.push(if self.spec_from_env { format!("CLIPER_DEVICE={s}") } else { s.clone() });
         }
         if let Some(k) = self.kind {
             parts.push(format!("type={k}"));
@@ -450,10 +452,14 @@ mod tests {
     #[test]
     fn unmatched_filter_lists_devices() {
         let devices = vec![dev(0, 0, DeviceKind::Cpu, "pocl", 4, 3000)];
-        let filter = DeviceFilter { spec: Some("quantum".into()), ..Default::default() };
+        let filter = DeviceFilter { spec: Some("quantum".into()), spec_from_env: true, ..Default::default() };
         let err = choose(&devices, &filter).unwrap_err().to_string();
         assert!(err.contains("CLIPER_DEVICE=quantum"), "{err}");
         assert!(err.contains("0:0 CPU"), "{err}");
+        // A selection the program made (the command line's --device) does not blame the variable.
+        let filter = DeviceFilter { spec: Some("gpu".into()), ..Default::default() };
+        let err = choose(&devices, &filter).unwrap_err().to_string();
+        assert!(err.contains("`gpu`") && !err.contains("CLIPER_DEVICE"), "{err}");
     }
 
     #[test]

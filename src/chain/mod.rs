@@ -9,7 +9,7 @@
 //! let outcome = Chain { outputs: Vec::new(), ..chain }.run(&app, None, false, |_| {})?;
 //! let record = &outcome.records[0];
 //! assert_eq!(record.transfers, 0); // nothing crossed to the host between the steps
-//! assert!(record.values.iter().any(|(name, shape, _)| name == "edge_energy" && shape.is_empty()));
+//! assert!(record.values.iter().any(|(name, shape, _, _)| name == "edge_energy" && shape.is_empty()));
 //! # Ok::<(), cliper::Error>(())
 //! ```
 
@@ -21,4 +21,4 @@ mod run;
 pub use any_data::{AnyData, ElementKind, FileSpec, Kind, Origin, OutputOptions, Precision, kind_for, save_converted};
 pub use ops::{NormP, Op, Widths};
 pub use pipeline_file::{Chain, Step};
-pub use run::{BatchInput, Outcome, Progress, RunRecord, output_path};
+pub use run::{BatchInput, Outcome, Progress, RunRecord, create_parent, output_path};

@@ -139,7 +139,7 @@ impl Chain {
     /// Parses a pipeline file's text; `path` names it in errors.
     pub fn from_toml(text: &str, path: &Path) -> Result<Chain> {
         let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
-        let file: PipelineToml = toml::from_str(text).map_err(|e| bad(e.to_string().trim_end().replace('\n', " ")))?;
+        let file: PipelineToml = toml::from_str(text).map_err(|e| bad(toml_error(&e, text)))?;
         let mut steps = Vec::with_capacity(file.step.len());
         for (i, mut table) in file.step.into_iter().enumerate() {
             let n = i + 1;
@@ -245,4 +245,19 @@ fn split_assignment<'a>(text: &'a str, what: &str) -> Result<(&'a str, &'a str)>
 
 fn unknown(what: &str, name: &str, names: &[String]) -> Error {
     Error::invalid(what, format!("the pipeline has no {what} `{name}`; it has {names:?}"))
+}
+
+/// A TOML error on one line: where (line and column, from 1) and what, without the quoted source the parser's
+/// own message spreads over several lines.
+fn toml_error(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim_end().replace('\n', "; ");
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or_default();
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or_default().chars().count() + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
 }

@@ -1,10 +1,10 @@
 //! Running a [`Chain`]: its inputs uploaded, its steps built into one [`Pipeline`] on the device, its outputs
 //! saved; once, or once per file of a batch, reusing the built chain while the inputs keep their types and shapes.
 
-use super::any_data::{AnyData, ElementKind, FileSpec, Origin, OutputOptions, kind_for};
+use super::any_data::{AnyData, ElementKind, FileSpec, Origin, OutputOptions, Precision, kind_for};
 use super::ops::Op;
 use super::pipeline_file::Chain;
-use crate::{ClApp, Error, Image, Pipeline, Report, Result};
+use crate::{ClApp, Dtype, Error, HostArray, Image, Pipeline, Report, Result, Scale};
 use num_complex::Complex64;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -170,6 +170,30 @@ fn comparable(path: &Path) -> PathBuf {
     }
 }
 
+/// Creates the folder a file goes into (and its parents), with an error that says which part of the path is in
+/// the way when one is a file rather than a folder.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("cliper-doc-parent-{}", std::process::id()));
+/// cliper::chain::create_parent(&dir.join("a/b/out.npy"))?;
+/// assert!(dir.join("a/b").is_dir());
+/// std::fs::write(dir.join("f"), b"")?;
+/// let e = cliper::chain::create_parent(&dir.join("f/out.npy")).unwrap_err().to_string();
+/// assert!(e.contains("is a file, not a folder"), "{e}");
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn create_parent(path: &Path) -> Result<()> {
+    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else { return Ok(()) };
+    std::fs::create_dir_all(dir).map_err(|source| match dir.ancestors().find(|a| a.is_file()) {
+        Some(file) => Error::Format {
+            path: path.to_path_buf(),
+            reason: format!("cannot create its folder: {} is a file, not a folder", file.display()),
+        },
+        None => Error::Io { path: dir.to_path_buf(), source },
+    })
+}
+
 /// The device arrays and processes of a built chain, kept for the next file of a batch.
 struct Built {
     arrays: HashMap<String, AnyData>,
@@ -302,7 +326,8 @@ impl Chain {
                 let missing = || Error::invalid("batch", format!("input {i} is missing"));
                 let (spec, host) = inputs.get(i).ok_or_else(missing)?;
                 let (name, _) = self.inputs.get(i).ok_or_else(missing)?;
-                defined(&b.arrays, name)?.overwrite(&host.array, &spec.path)?;
+                let values = self.in_precision(&host.array)?;
+                defined(&b.arrays, name)?.overwrite(&values, &spec.path)?;
                 true
             }
             _ => false,
@@ -322,9 +347,7 @@ impl Chain {
         record.transfers = (app.transfer_stats() - before).total_calls();
         for (name, template, options) in &self.outputs {
             let path = output_path(template, file, batch)?;
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
-            }
+            create_parent(&path)?;
             let array = defined(&b.arrays, name)?;
             let origin = b.origins.get(name).copied().unwrap_or_default();
             let dtype = array.save(&path, origin, options.as_ref().unwrap_or(&self.options))?;
@@ -344,6 +367,17 @@ impl Chain {
         Ok(report)
     }
 
+    /// An input as the chain's precision takes it: rounded to f32/c32 under `single` (loading is otherwise
+    /// exact, and refuses values that would change).
+    fn in_precision<'a>(&self, host: &'a HostArray) -> Result<std::borrow::Cow<'a, HostArray>> {
+        use std::borrow::Cow;
+        if self.precision != Precision::Single || matches!(host.dtype(), Dtype::F32 | Dtype::C32) {
+            return Ok(Cow::Borrowed(host));
+        }
+        let single = if host.dtype().is_complex() { Dtype::C32 } else { Dtype::F32 };
+        Ok(Cow::Owned(host.cast(single, Scale::Raw, false)?))
+    }
+
     /// Uploads the inputs and builds every step's process into one initialised pipeline.
     fn build(
         &self,
@@ -355,7 +389,7 @@ impl Chain {
         let mut arrays = HashMap::new();
         let mut origins = HashMap::new();
         for ((name, _), (spec, image)) in self.inputs.iter().zip(inputs) {
-            let host = &image.array;
+            let host = &self.in_precision(&image.array)?;
             arrays.insert(name.clone(), AnyData::upload(app, host, kind_for(host, double), &spec.path)?);
             origins.insert(name.clone(), Origin { colour: image.colour, dtype: Some(host.dtype()) });
         }
@@ -368,7 +402,9 @@ impl Chain {
             let many = self.steps.len() > 1;
             let named = |e: Error| if many { in_step(e, i) } else { e };
             let op = if in_colour { step.op.for_colour(&shape).map_err(named)? } else { step.op.clone() };
-            let (process, output) = op.plan(&operands).map_err(named)?;
+            let (mut process, output) = op.plan(&operands).map_err(named)?;
+            // Initialised here rather than with the whole pipeline, so that a failure names its step.
+            process.init().map_err(named)?;
             let first = from.first().copied().unwrap_or_default();
             let image_data = !matches!(op, Op::Norm { .. } | Op::Dot { .. });
             let origin = Origin {
@@ -396,6 +432,7 @@ fn in_step(e: Error, i: usize) -> Error {
             Error::InvalidArgument { op: format!("step {} ({op})", i + 1), reason }
         }
         Error::Shape { op, expected, got } => Error::Shape { op: format!("step {} ({op})", i + 1), expected, got },
+        Error::Type { op, expected, got } => Error::Type { op: format!("step {} ({op})", i + 1), expected, got },
         other => other,
     }
 }

@@ -244,7 +244,12 @@ impl<K: Element> Filter<K> {
                 )
             })
         };
-        match name.as_str() {
+        // Errors speak of the filter by the name it was given, not of the function that makes it.
+        let as_named = |e: Error| match e {
+            Error::InvalidArgument { reason, .. } => Error::InvalidArgument { op: format!("filter {spec}"), reason },
+            other => other,
+        };
+        let filter = match name.as_str() {
             "gaussian" => Filter::gaussian(number("sigma")?, rank),
             "log" | "gaussian-laplace" => Filter::laplacian_of_gaussian(number("sigma")?, rank),
             "box" => {
@@ -258,7 +263,8 @@ impl<K: Element> Filter<K> {
             "sobel-x" | "sobel-y" | "sobel-z" => Filter::sobel(derivative_axis(&name[6..])?, rank),
             "prewitt-x" | "prewitt-y" | "prewitt-z" => Filter::prewitt(derivative_axis(&name[8..])?, rank),
             _ => Err(bad(format!("unknown filter `{spec}`"))),
-        }
+        };
+        filter.map_err(as_named)
     }
 
     /// scipy.ndimage.sobel along `axis` of `rank` axes, as correlation weights: the central difference
