@@ -197,7 +197,7 @@ fn matlab_ordered_and_double_kspace_reconstruct() {
     ok(&["recon", s(&matlab), s(&b), "--spatial-first"]);
     // auto precision computed in double: the two agree to f64 rounding, and the file holds f64.
     let (ra, rb) = (read_npy(&a).unwrap(), read_npy(&b).unwrap());
-    assert_eq!((ra.dtype(), ra.shape()), (Dtype::F64, &[70, 80][..]));
+    assert_eq!((ra.dtype(), ra.shape(), rb.dtype()), (Dtype::F64, &[70, 80][..], Dtype::F64));
     let b_transposed = real(&b).t().as_standard_layout().to_owned();
     close(&real(&a), &b_transposed, 1e-12, "spatial-first");
     // --precision single rounds the complex128 file instead of refusing it.

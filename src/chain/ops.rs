@@ -398,13 +398,15 @@ fn matmul<T: Kind>(
     transpose: [bool; 2],
     conjugate: [bool; 2],
 ) -> Result<(Box<dyn Process>, AnyData)> {
-    let op = |i: usize, name: &str| match (transpose[i], conjugate[i]) {
+    let op = |(t, h): (bool, bool), name: &str| match (t, h) {
         (true, true) => Err(Error::invalid("matmul", format!("t{name} and h{name} both given: pick one"))),
         (true, false) => Ok(MatOp::Transpose),
         (false, true) => Ok(MatOp::ConjTranspose),
         (false, false) => Ok(MatOp::None),
     };
-    let params = MatMulParams::default().op_a(op(0, "a")?).op_b(op(1, "b")?);
+    let [ta, tb] = transpose;
+    let [ha, hb] = conjugate;
+    let params = MatMulParams::default().op_a(op((ta, ha), "a")?).op_b(op((tb, hb), "b")?);
     let c = XData::<T>::zeros(a.app(), &MatMul::output_shape(a.shape(), b.shape(), &params)?)?;
     Ok((Box::new(MatMul::new(a, b, &c, params)), T::wrap(c)))
 }

@@ -319,17 +319,18 @@ impl<K: Element> Filter<K> {
         if !(1..=3).contains(&rank) {
             return Err(Error::invalid("Filter::laplace", format!("needs rank 1 to 3, got {rank}")));
         }
-        let shape = vec![3; rank];
+        // Weight at flat index i: −2·rank at the centre, 1 at the centre ± 3^k (a neighbour along one axis).
         let count = 3usize.pow(rank as u32);
         let centre = count / 2;
-        let mut values = vec![0.0; count];
-        for axis in 0..rank {
-            let step = 3usize.pow((rank - 1 - axis) as u32);
-            values[centre - step] += 1.0;
-            values[centre + step] += 1.0;
-            values[centre] -= 2.0;
-        }
-        Ok(Self::fixed(&shape, &values))
+        let neighbours: Vec<usize> = (0..rank as u32).map(|k| 3usize.pow(k)).collect();
+        let values: Vec<f64> = (0..count)
+            .map(|i| match i.abs_diff(centre) {
+                0 => -2.0 * rank as f64,
+                d if neighbours.contains(&d) => 1.0,
+                _ => 0.0,
+            })
+            .collect();
+        Ok(Self::fixed(&vec![3; rank], &values))
     }
 
     /// The mean over a box of `size` weights per axis on `rank` axes (scipy.ndimage.uniform_filter).
