@@ -22,35 +22,46 @@
 #endif
 
 // The element offsets, in three arrays, of entry `b` of a row-major batch over `nd` (<= 8) axes whose extents and
-// strides travel in ulong8 arguments (for example the two operands and the result of a batched product).
+// strides travel in ulong8 arguments (for example the two operands and the result of a batched product):
+// batch_offsets3(b, nd, shape, stride_a, stride_b, stride_c, &off_a, &off_b, &off_c) stores them (a statement).
 // Unrolled over the vector components: indexing a private array with a loop variable would put it in off-chip
 // "local" memory on NVIDIA GPUs (measured: a batched transpose ran 4x slower that way). Axis nd-1 is the
 // fastest, so the steps run from component 7 down to 0.
-#define BATCH_AXIS3(k, c) \
-    if ((k) < nd) { \
-        const IDX extent = (IDX)shape.c; \
-        const IDX i = b % extent; \
-        b /= extent; \
-        oa += i * (IDX)stride_a.c; \
-        ob += i * (IDX)stride_b.c; \
-        oc += i * (IDX)stride_c.c; \
+// A macro, not a function: passing a ulong8 to a function by value changes the calling convention on x86 CPUs
+// without AVX-512 (PoCL warns at every such call), and the macro expands to what an inlined function gave.
+#define BATCH_AXIS3(k, c, shape, sa, sb, sc) \
+    if ((k) < bo_nd_) { \
+        const IDX bo_extent_ = (IDX)(shape).c; \
+        const IDX bo_i_ = bo_rest_ % bo_extent_; \
+        bo_rest_ /= bo_extent_; \
+        bo_a_ += bo_i_ * (IDX)(sa).c; \
+        bo_b_ += bo_i_ * (IDX)(sb).c; \
+        bo_c_ += bo_i_ * (IDX)(sc).c; \
     }
 
-inline void batch_offsets3(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 stride_b, ulong8 stride_c,
-                           IDX* off_a, IDX* off_b, IDX* off_c) {
-    IDX oa = 0, ob = 0, oc = 0;
-    BATCH_AXIS3(7, s7) BATCH_AXIS3(6, s6) BATCH_AXIS3(5, s5) BATCH_AXIS3(4, s4)
-    BATCH_AXIS3(3, s3) BATCH_AXIS3(2, s2) BATCH_AXIS3(1, s1) BATCH_AXIS3(0, s0)
-    *off_a = oa;
-    *off_b = ob;
-    *off_c = oc;
-}
+#define batch_offsets3(b, nd, shape, stride_a, stride_b, stride_c, off_a, off_b, off_c) \
+    do { \
+        IDX bo_rest_ = (b), bo_a_ = 0, bo_b_ = 0, bo_c_ = 0; \
+        const uint bo_nd_ = (nd); \
+        BATCH_AXIS3(7, s7, shape, stride_a, stride_b, stride_c) \
+        BATCH_AXIS3(6, s6, shape, stride_a, stride_b, stride_c) \
+        BATCH_AXIS3(5, s5, shape, stride_a, stride_b, stride_c) \
+        BATCH_AXIS3(4, s4, shape, stride_a, stride_b, stride_c) \
+        BATCH_AXIS3(3, s3, shape, stride_a, stride_b, stride_c) \
+        BATCH_AXIS3(2, s2, shape, stride_a, stride_b, stride_c) \
+        BATCH_AXIS3(1, s1, shape, stride_a, stride_b, stride_c) \
+        BATCH_AXIS3(0, s0, shape, stride_a, stride_b, stride_c) \
+        *(off_a) = bo_a_; \
+        *(off_b) = bo_b_; \
+        *(off_c) = bo_c_; \
+    } while (0)
 
-// batch_offsets3 for two arrays (the third accumulator is dead code once inlined).
-inline void batch_offsets(IDX b, uint nd, ulong8 shape, ulong8 stride_a, ulong8 stride_b, IDX* off_a, IDX* off_b) {
-    IDX unused;
-    batch_offsets3(b, nd, shape, stride_a, stride_b, stride_b, off_a, off_b, &unused);
-}
+// batch_offsets3 for two arrays (the third accumulator is dead code).
+#define batch_offsets(b, nd, shape, stride_a, stride_b, off_a, off_b) \
+    do { \
+        IDX bo_unused_; \
+        batch_offsets3(b, nd, shape, stride_a, stride_b, stride_b, off_a, off_b, &bo_unused_); \
+    } while (0)
 
 // Run: VW elements of T read or written as one 16-byte vector VT, for kernels whose host passes -DVW -DVT
 // (only where the addresses are 16-byte aligned). VW is 1 otherwise.

@@ -105,20 +105,22 @@ void conv_direct(__global const T* restrict src, IDX src_off, __global T* restri
 }
 
 // Group g of the tile kernels (conv_tiled, conv_blocked): tile column gx (fastest), tile row gy, index gz along
-// the third axis (output planes, or runs of them), then the batch entry, whose offsets land in bs and bd.
-inline void locate_group(IDX g, IDX tiles_x, IDX tiles_y, IDX tiles_z, uint nd, ulong8 b_shape, ulong8 b_src,
-                         ulong8 b_dst, int* gx, int* gy, int* gz, IDX* bs, IDX* bd) {
-    IDX rest = g;
-    *gx = (int)(rest % tiles_x);
-    rest /= tiles_x;
-    *gy = (int)(rest % tiles_y);
-    rest /= tiles_y;
-    *gz = (int)(rest % tiles_z);
-    rest /= tiles_z;
-    *bs = 0;
-    *bd = 0;
-    if (nd > 0) batch_offsets(rest, nd, b_shape, b_src, b_dst, bs, bd);
-}
+// the third axis (tiles_z output planes, or runs of them), then the batch entry, whose offsets land in bs and bd.
+// A macro over the kernel's arguments, as batch_offsets is: a function taking the ulong8 arguments changes the
+// calling convention on x86 CPUs.
+#define LOCATE_GROUP(g, tiles_z, gx, gy, gz, bs, bd) \
+    do { \
+        IDX rest_ = (g); \
+        gx = (int)(rest_ % tiles_x); \
+        rest_ /= tiles_x; \
+        gy = (int)(rest_ % tiles_y); \
+        rest_ /= tiles_y; \
+        gz = (int)(rest_ % (tiles_z)); \
+        rest_ /= (tiles_z); \
+        bs = 0; \
+        bd = 0; \
+        if (nd > 0) batch_offsets(rest_, nd, b_shape, b_src, b_dst, &bs, &bd); \
+    } while (0)
 
 // ---- conv_tiled: a group computes a TX x (TY*RY) block of outputs of one z plane. For each filter plane it
 // stages the input block the outputs need (halo included, border rule applied once per element on the way in)
@@ -137,7 +139,7 @@ void conv_tiled(__global const T* restrict src, IDX src_off, __global T* restric
     for (IDX g = (IDX)get_group_id(0); g < groups; g += (IDX)get_num_groups(0)) {
         int gx, gy, oz;
         IDX bs, bd;
-        locate_group(g, tiles_x, tiles_y, (IDX)OZ, nd, b_shape, b_src, b_dst, &gx, &gy, &oz, &bs, &bd);
+        LOCATE_GROUP(g, (IDX)OZ, gx, gy, oz, bs, bd);
         __global const T* in = src + src_off + bs;
         const int ox0 = gx * TX, oy0 = gy * TY * RY;
         const int x0 = ox0 * SX - CX, y0 = oy0 * SY - CY, z0 = oz * SZ - CZ;
@@ -239,7 +241,7 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
     for (IDX g = (IDX)get_group_id(0); g < groups; g += (IDX)get_num_groups(0)) {
         int gx, gy, zb;
         IDX bs, bd;
-        locate_group(g, tiles_x, tiles_y, z_blocks, nd, b_shape, b_src, b_dst, &gx, &gy, &zb, &bs, &bd);
+        LOCATE_GROUP(g, z_blocks, gx, gy, zb, bs, bd);
         const int oz0 = zb * rz;
         __global const T* in = src + src_off + bs;
         const int ox0 = gx * TX * VX, oy0 = gy * TY * RY;

@@ -24,17 +24,19 @@
 #endif
 
 // Tile g of copy_tiled / copy_blocks: its indices along p and q (q fastest) and its batch entry's offsets.
-inline void locate_tile(IDX g, IDX tiles_p, IDX tiles_q, uint batch_nd, ulong8 batch_shape, ulong8 batch_src,
-                        ulong8 batch_dst, IDX* tp, IDX* tq, IDX* bs, IDX* bd) {
-    IDX rest = g;
-    *tq = rest % tiles_q;
-    rest /= tiles_q;
-    *tp = rest % tiles_p;
-    rest /= tiles_p;
-    *bs = 0;
-    *bd = 0;
-    if (batch_nd > 0) batch_offsets(rest, batch_nd, batch_shape, batch_src, batch_dst, bs, bd);
-}
+// A macro over the kernel's arguments, as batch_offsets is: a function taking the ulong8 arguments changes the
+// calling convention on x86 CPUs.
+#define LOCATE_TILE(g, tp, tq, bs, bd) \
+    do { \
+        IDX rest_ = (g); \
+        tq = rest_ % tiles_q; \
+        rest_ /= tiles_q; \
+        tp = rest_ % tiles_p; \
+        rest_ /= tiles_p; \
+        bs = 0; \
+        bd = 0; \
+        if (batch_nd > 0) batch_offsets(rest_, batch_nd, batch_shape, batch_src, batch_dst, &bs, &bd); \
+    } while (0)
 
 __kernel __attribute__((reqd_work_group_size(TILE * TILE_ROWS, 1, 1)))
 void copy_tiled(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
@@ -49,7 +51,7 @@ void copy_tiled(__global const T* restrict src, IDX src_off, __global T* restric
     // bound depends only on the group, so the barriers inside are reached by the whole group.
     for (IDX g = (IDX)get_group_id(0); g < tiles_total; g += (IDX)get_num_groups(0)) {
         IDX tp, tq, bs, bd;
-        locate_tile(g, tiles_p, tiles_q, batch_nd, batch_shape, batch_src, batch_dst, &tp, &tq, &bs, &bd);
+        LOCATE_TILE(g, tp, tq, bs, bd);
         __global const T* in = src + src_off + bs;
         __global T* out = dst + dst_off + bd;
         const IDX p0 = tp * TILE, q0 = tq * TILE;
@@ -89,7 +91,7 @@ __kernel void copy_blocks(__global const T* restrict src, IDX src_off, __global 
 {
     for (IDX g = (IDX)get_global_id(0); g < tiles_total; g += (IDX)get_global_size(0)) {
         IDX tp, tq, bs, bd;
-        locate_tile(g, tiles_p, tiles_q, batch_nd, batch_shape, batch_src, batch_dst, &tp, &tq, &bs, &bd);
+        LOCATE_TILE(g, tp, tq, bs, bd);
         __global const T* in = src + src_off + bs;
         __global T* out = dst + dst_off + bd;
         const IDX p0 = tp * BLOCK, q0 = tq * BLOCK;

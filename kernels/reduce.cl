@@ -38,7 +38,10 @@ inline R powp(R t, R p, int ip) {
     const int bits = ip;
 #endif
     R r = (R)1;
+#ifdef IP
+    // Only with IP: a loop whose trip count is not a compile-time constant cannot be unrolled fully (LLVM warns).
     #pragma unroll
+#endif
     for (int n = bits; n > 0; n >>= 1) {
         if (n & 1) r *= t;
         t *= t;
