@@ -410,3 +410,26 @@ fn messages_name_what_was_wrong_in_the_users_terms() {
     assert_eq!(json["runs"][0]["written"][0]["path"], s(&dir.join("r.npy")));
     assert!(json["device"].is_string() && json["recon"]["coils"].is_u64(), "{json}");
 }
+
+// Item 14: PoCL printed "N warnings generated." for each new kernel program (AVX ABI warnings about ulong8
+// arguments of helper functions; `#pragma unroll` on loops of unknown trip count), which also broke the
+// progress bar. With an empty program cache every program is compiled afresh: none may warn.
+#[test]
+fn kernel_programs_compile_without_warnings() {
+    let dir = scratch("warnings");
+    let cache = dir.join("pocl-cache");
+    let x = npy(&dir, "x.npy", floats(&(0..35).map(|v| v as f32).collect::<Vec<_>>(), &[5, 7]));
+    let runs: [Vec<String>; 5] = [
+        vec!["demo".into(), "--out".into(), dir.join("demo").to_string_lossy().into_owned()],
+        vec!["recon".into(), "data/kspace.mat".into(), dir.join("r.npy").to_string_lossy().into_owned()],
+        vec!["matmul".into(), x.clone(), x.clone(), dir.join("m.npy").to_string_lossy().into_owned(), "--tb".into()],
+        vec!["norm".into(), x.clone(), "-p".into(), "3".into(), "--axis".into(), "0".into()],
+        vec!["dot".into(), x.clone(), x.clone()],
+    ];
+    for args in runs {
+        let out = cliper().env("POCL_CACHE_DIR", &cache).env("POCL_KERNEL_CACHE", "0").args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(!stderr.contains("warning"), "{args:?} printed compiler warnings: {stderr}");
+    }
+}
