@@ -32,7 +32,7 @@ fn main() -> cliper::Result<()> {
     let x = XData::from_slice(&app, &[IMAGE, IMAGE], &image_f32)?;
     // 16-bit PNG: round(65535 · intensity); the phantom's intensities lie in [0, 1].
     let scaled = XData::from_slice(&app, &[IMAGE, IMAGE], &image.iter().map(|v| v * 65535.0).collect::<Vec<_>>())?;
-    let png = PngOptions { depth: PngDepth::Sixteen, scale: Scale::Raw, clip: false, colour: false };
+    let png = PngOptions { depth: PngDepth::Sixteen, scale: Scale::Round, clip: false, colour: false };
     scaled.save_png(out.join("phantom_256.png"), png)?;
     let deflate = TiffOptions { compression: TiffCompression::Deflate, colour: false };
     x.save_tiff(out.join("phantom_256.tif"), deflate)?;
