@@ -37,9 +37,9 @@ pub fn run(ctx: &mut Context, args: &DemoArgs) -> Result<(), CliError> {
     let app = ctx.app()?;
     let d = app.device();
     if !ctx.json {
-        println!("cliper demo on {} ({}, {}, {})", d.name, d.kind, d.platform_name, d.version);
-        println!("pipeline: pad 8 (symmetric) → Gaussian σ=2 (valid) → Sobel x → transpose → row norms, and the norm");
-        println!("input: {}\n", args.input);
+        say!("cliper demo on {} ({}, {}, {})", d.name, d.kind, d.platform_name, d.version);
+        say!("pipeline: pad 8 (symmetric) → Gaussian σ=2 (valid) → Sobel x → transpose → row norms, and the norm");
+        say!("input: {}\n", args.input);
     }
     ctx.profile = true;
     crate::output::run_and_report(ctx, &chain)

@@ -38,15 +38,26 @@ pub fn devices(ctx: &Context) -> Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json!({ "devices": list, "why": why })).unwrap_or_default());
+        say!("{}", serde_json::to_string_pretty(&json!({ "devices": list, "why": why })).unwrap_or_default());
         return Ok(());
     }
-    println!(
+    say!(
         "  {:<5} {:<11} {:<36} {:<30} {:<18} {:>4} {:>5} {:>9} {:>7} {:>6} {:>4} {:>10}",
-        "id", "kind", "device", "platform", "version", "CUs", "MHz", "memory", "local", "max WG", "fp64", "score"
+        "id",
+        "kind",
+        "device",
+        "platform",
+        "version",
+        "CUs",
+        "MHz",
+        "memory",
+        "local",
+        "max WG",
+        "fp64",
+        "score"
     );
     for d in &devices {
-        println!(
+        say!(
             "{} {:<5} {:<11} {:<36} {:<30} {:<18} {:>4} {:>5} {:>9} {:>7} {:>6} {:>4} {:>10.3e}",
             if chosen.as_deref() == Some(d.id().as_str()) { "*" } else { " " },
             d.id(),
@@ -64,7 +75,7 @@ pub fn devices(ctx: &Context) -> Result<()> {
         );
     }
     match chosen {
-        Some(id) => println!("\nthe device cliper uses (marked *): {id}, chosen by {why}"),
+        Some(id) => say!("\nthe device cliper uses (marked *): {id}, chosen by {why}"),
         None => {
             ClApp::new()?; // CLIPER_DEVICE matches nothing: the library's error says what it lists
         }
@@ -134,10 +145,10 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
     let kspace = kspace_info(ctx, &spec.path, &arrays);
     if ctx.json {
         let doc = json!({ "path": text, "variables": report, "kspace": kspace });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        say!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return Ok(());
     }
-    println!("{text}");
+    say!("{text}");
     for v in &report {
         let label = v["name"].as_str().filter(|n| !n.is_empty()).map(|n| format!("{n}: ")).unwrap_or_default();
         let (lo, hi) = if v["complex"] == json!(true) { ("min |z|", "max |z|") } else { ("min", "max") };
@@ -154,7 +165,7 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
                 non_finite += &format!("  {label} {}", v[key]);
             }
         }
-        println!(
+        say!(
             "  {label}shape {} {}{colour}  {lo} {}  {hi} {}  mean {}{}  {non_finite}",
             v["shape"],
             v["type"].as_str().unwrap_or(""),
@@ -165,9 +176,13 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
         );
     }
     if let Some(k) = kspace.as_object() {
-        println!(
+        say!(
             "  as k-space: frames {} coils {} spatial {}  sensitivity maps: {}  mask: {}",
-            k["frames"], k["coils"], k["spatial"], k["sensitivity_maps"], k["mask"]
+            k["frames"],
+            k["coils"],
+            k["spatial"],
+            k["sensitivity_maps"],
+            k["mask"]
         );
     }
     Ok(())
@@ -236,8 +251,8 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
 fn report_convert(ctx: &Context, from: &Path, to: &Path, (shape, dtype): &(Vec<usize>, Dtype)) {
     if ctx.json {
         let line = json!({ "input": from.display().to_string(), "output": to.display().to_string(), "shape": shape, "type": dtype.name() });
-        println!("{line}");
+        say!("{line}");
     } else {
-        println!("{} → {} {:?} {}", from.display(), to.display(), shape, dtype.name());
+        say!("{} → {} {:?} {}", from.display(), to.display(), shape, dtype.name());
     }
 }

@@ -3,6 +3,17 @@
 // No panics in what users run: every failure is a typed error on one line (tests may unwrap).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
+/// `println!` that ends the program quietly when stdout is closed (`cliper … | head`): the reader chose to
+/// stop, which is no error to panic over. Exit code 141, as a shell reports a process ended by SIGPIPE.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(141);
+        }
+    }};
+}
+
 mod args;
 mod chain;
 mod demo;

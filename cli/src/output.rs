@@ -22,15 +22,15 @@ pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> 
         return Err(CliError::Lib(e));
     }
     if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&app.device().name, &outcome)).unwrap_or_default());
+        say!("{}", serde_json::to_string_pretty(&to_json(&app.device().name, &outcome)).unwrap_or_default());
     } else {
         if !batch && let Some(r) = outcome.records.first() {
             print_record(r);
         }
         if let Some(report) = &outcome.report {
             let transfers = outcome.records.first().map_or(0, |r| r.transfers);
-            println!("\ndevice: {}\n{report}", app.device().name);
-            println!("host↔device copies during the chain: {transfers}");
+            say!("\ndevice: {}\n{report}", app.device().name);
+            say!("host↔device copies during the chain: {transfers}");
         }
     }
     let failed = outcome.failures().count();
@@ -48,17 +48,17 @@ fn print_record(r: &RunRecord) {
     }
     let from = r.input.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default();
     for (name, path, shape, kind) in &r.written {
-        println!("{from}wrote {name} {shape:?} {kind} to {}", path.display());
+        say!("{from}wrote {name} {shape:?} {kind} to {}", path.display());
     }
     for (name, shape, values, kind) in &r.values {
         let single = matches!(kind, ElementKind::F32 | ElementKind::C32);
         if values.is_empty() {
-            println!("{from}{name} {shape:?}: {} values (save them with -o FILE)", shape.iter().product::<usize>());
+            say!("{from}{name} {shape:?}: {} values (save them with -o FILE)", shape.iter().product::<usize>());
         } else if let ([], [value]) = (shape.as_slice(), values.as_slice()) {
-            println!("{from}{name} = {}", show(*value, single));
+            say!("{from}{name} = {}", show(*value, single));
         } else {
             let shown: Vec<String> = values.iter().map(|&v| show(v, single)).collect();
-            println!("{from}{name} {shape:?} = [{}]", shown.join(", "));
+            say!("{from}{name} {shape:?} = [{}]", shown.join(", "));
         }
     }
 }

@@ -190,9 +190,9 @@ where
             },
             "profile": report.as_ref().map(crate::output::report_json),
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        say!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
-        println!(
+        say!(
             "recon ({method_name}{}): {} coils, wrote image {:?} {} to {}",
             if args.apply_mask { ", masked" } else { "" },
             k.num_coils(),
@@ -201,7 +201,7 @@ where
             args.output
         );
         if let Some(r) = report {
-            println!("{r}");
+            say!("{r}");
         }
     }
     Ok(())

@@ -433,3 +433,20 @@ fn kernel_programs_compile_without_warnings() {
         assert!(!stderr.contains("warning"), "{args:?} printed compiler warnings: {stderr}");
     }
 }
+
+// Never a panic: `cliper … | head` closes stdout early; the run ends quietly (exit 141, as after SIGPIPE).
+#[test]
+fn a_closed_stdout_ends_the_run_without_a_panic() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cliper"))
+        .current_dir(root())
+        .args(["info", "data/kspace.mat"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader is gone before the first line
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+}
