@@ -92,8 +92,8 @@ pub use error::{Error, Result, cl_error_name};
 pub use io::{
     Dtype, Endian, HostArray, Image, KSpaceMat, PngDepth, PngOptions, RawFormat, Scale, TiffCompression, TiffOptions,
     abandon_saves, decode_cfl, decode_mat, decode_npy, decode_png, decode_raw, decode_tiff, read_cfl, read_file,
-    read_image, read_mat, read_mat_variable, read_npy, read_png, read_raw, read_tiff, show_number, write_cfl,
-    write_file, write_image, write_mat, write_mat_variable, write_npy, write_png, write_raw, write_tiff,
+    read_image, read_mat, read_mat_variable, read_npy, read_png, read_raw, read_tiff, show_number, show_value,
+    write_cfl, write_file, write_image, write_mat, write_mat_variable, write_npy, write_png, write_raw, write_tiff,
     write_tiff_with,
 };
 pub use kernel_args::{IndexType, KernelScalar};

@@ -2,10 +2,9 @@
 
 use crate::CliError;
 use crate::chain::{Context, batch_files};
-use crate::output::show;
 use cliper::chain::{FileSpec, Origin, OutputOptions, output_path, save_converted};
 use cliper::prelude::*;
-use cliper::{Result, read_mat, show_number};
+use cliper::{Result, read_mat, show_number, show_value};
 use num_complex::{Complex32, Complex64};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -125,7 +124,7 @@ fn stats(name: &str, a: &HostArray, colour: bool) -> Value {
         "finite": finite.len(), "min": number(min), "max": number(max),
         "mean": if finite.is_empty() { Value::Null } else if complex { json!([mean.re, mean.im]) } else { number(mean.re) },
         "min_text": text(min), "max_text": text(max),
-        "mean_text": if finite.is_empty() { "–".into() } else { show(mean, single) },
+        "mean_text": if finite.is_empty() { "–".into() } else { show_value(mean, single) },
         "nan": nan, "pos_inf": pos_inf, "neg_inf": neg_inf, "complex": complex,
     })
 }
@@ -141,23 +140,23 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
         }
     };
     let report: Vec<Value> = variables.iter().map(|(n, a, colour)| stats(n, a, *colour)).collect();
-    let arrays: Vec<(String, HostArray)> = variables.into_iter().map(|(n, a, _)| (n, a)).collect();
-    let kspace = kspace_info(ctx, &spec.path, &arrays);
+    let kspace = kspace_info(ctx, &spec.path, &variables);
     if ctx.json {
         let doc = json!({ "path": text, "variables": report, "kspace": kspace });
         say!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return Ok(());
     }
     say!("{text}");
-    for v in &report {
+    for (v, (_, a, colour)) in report.iter().zip(&variables) {
         let label = v["name"].as_str().filter(|n| !n.is_empty()).map(|n| format!("{n}: ")).unwrap_or_default();
         let (lo, hi) = if v["complex"] == json!(true) { ("min |z|", "max |z|") } else { ("min", "max") };
-        let colour = match v["shape"].as_array().map(|s| s.len()).zip(v["colour"].as_bool()) {
-            Some((n, true)) => {
-                let channels = v["shape"].get(n.saturating_sub(3)).and_then(Value::as_u64).unwrap_or(0);
-                format!(" colour ({})", ["", "grey", "grey+alpha", "RGB", "RGBA"].get(channels as usize).unwrap_or(&""))
-            }
-            _ => String::new(),
+        // Colour channels are on axis −3.
+        let channels = a.shape().len().checked_sub(3).and_then(|k| a.shape().get(k)).copied().unwrap_or(0);
+        let colour = match (colour, channels) {
+            (true, 2) => " colour (grey+alpha)",
+            (true, 3) => " colour (RGB)",
+            (true, 4) => " colour (RGBA)",
+            _ => "",
         };
         let mut non_finite = format!("NaN {}", v["nan"]);
         for (key, label) in [("pos_inf", "+inf"), ("neg_inf", "-inf")] {
@@ -190,11 +189,11 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
 
 /// For files that hold k-space (a CFL pair, or a MAT file with a `kspace` variable): its frames, coils and
 /// spatial shape as KData reads them.
-fn kspace_info(ctx: &mut Context, path: &Path, variables: &[(String, HostArray)]) -> Value {
+fn kspace_info(ctx: &mut Context, path: &Path, variables: &[(String, HostArray, bool)]) -> Value {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let holds_kspace = match ext.as_str() {
-        "cfl" | "hdr" => variables.iter().all(|(_, a)| matches!(a, HostArray::C32(_))),
-        "mat" => variables.iter().any(|(n, _)| n == "kspace"),
+        "cfl" | "hdr" => variables.iter().all(|(_, a, _)| matches!(a, HostArray::C32(_))),
+        "mat" => variables.iter().any(|(n, _, _)| n == "kspace"),
         _ => false,
     };
     if !holds_kspace {

@@ -3,7 +3,7 @@
 use crate::CliError;
 use crate::chain::{Context, run};
 use cliper::chain::{Chain, ElementKind, Outcome, RunRecord};
-use cliper::{Report, show_number};
+use cliper::{Report, show_value};
 use num_complex::Complex64;
 use serde_json::{Value, json};
 
@@ -55,21 +55,11 @@ fn print_record(r: &RunRecord) {
         if values.is_empty() {
             say!("{from}{name} {shape:?}: {} values (save them with -o FILE)", shape.iter().product::<usize>());
         } else if let ([], [value]) = (shape.as_slice(), values.as_slice()) {
-            say!("{from}{name} = {}", show(*value, single));
+            say!("{from}{name} = {}", show_value(*value, single));
         } else {
-            let shown: Vec<String> = values.iter().map(|&v| show(v, single)).collect();
+            let shown: Vec<String> = values.iter().map(|&v| show_value(v, single)).collect();
             say!("{from}{name} {shape:?} = [{}]", shown.join(", "));
         }
-    }
-}
-
-/// A number as people read it: real when the imaginary part is zero; the digits of an f32 when `single`.
-pub fn show(v: Complex64, single: bool) -> String {
-    let part = |x: f64| show_number(x, single);
-    if v.im == 0.0 {
-        part(v.re)
-    } else {
-        format!("{}{}{}i", part(v.re), if v.im < 0.0 { "-" } else { "+" }, part(v.im.abs()))
     }
 }
 

@@ -257,10 +257,25 @@ impl HostArray {
 }
 
 fn show(z: Complex64) -> String {
+    show_value(z, false)
+}
+
+/// A value as people read it: [`show_number`] of the real part, and `±` the imaginary part with an `i` when
+/// it is not zero.
+///
+/// ```
+/// use cliper::show_value;
+/// use num_complex::Complex64;
+/// assert_eq!(show_value(Complex64::new(1.5, 0.0), false), "1.5");
+/// assert_eq!(show_value(Complex64::new(1.0, 2.0), false), "1+2i");
+/// assert_eq!(show_value(Complex64::new(0.1f32 as f64, -1e-9), true), "0.1-1e-9i");
+/// ```
+pub fn show_value(z: Complex64, single: bool) -> String {
     if z.im == 0.0 {
-        show_number(z.re, false)
+        show_number(z.re, single)
     } else {
-        format!("{}{:+}i", show_number(z.re, false), show_number(z.im, false))
+        let sign = if z.im < 0.0 { '-' } else { '+' };
+        format!("{}{sign}{}i", show_number(z.re, single), show_number(z.im.abs(), single))
     }
 }
 

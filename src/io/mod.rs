@@ -21,7 +21,7 @@ mod xdata;
 
 pub use cfl::{decode_cfl, read_cfl, write_cfl};
 pub use file::{Image, Scale, read_file, read_image, write_file, write_image};
-pub use host_array::{Dtype, HostArray, show_number};
+pub use host_array::{Dtype, HostArray, show_number, show_value};
 pub use kdata::KSpaceMat;
 pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat, write_mat_variable};
 pub use npy::{decode_npy, read_npy, write_npy};
