@@ -64,42 +64,46 @@ pub struct ReconArgs {
 /// Runs `cliper recon`.
 pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
     let app = ctx.app()?;
+    let path = Path::new(&args.kdata);
+    // A MAT file is read once: its complex types choose the precision, then its variables are the k-space.
+    let mat =
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat")) { Some(read_mat(path)?) } else { None };
     let double = match args.precision {
         Precision::Double => true,
         Precision::Single => false,
-        Precision::Auto => file_types(&args.kdata)?.contains(&Dtype::C64),
+        // complex128 k-space or maps (scipy.io.savemat's default); a CFL pair holds complex64; a real mask or the
+        // spatial_dims scalar say nothing about the data's precision.
+        Precision::Auto => mat.iter().flatten().any(|(_, a)| a.dtype() == Dtype::C64),
     };
-    if double { recon::<Complex64>(ctx, &app, args) } else { recon::<Complex32>(ctx, &app, args) }
+    if double { recon::<Complex64>(ctx, &app, args, mat) } else { recon::<Complex32>(ctx, &app, args, mat) }
         .map_err(CliError::from)
 }
 
-/// The element types of a k-space file's complex arrays, k-space and maps (a CFL pair holds complex64; a real
-/// mask or the spatial_dims scalar say nothing about the data's precision).
-fn file_types(path: &str) -> Result<Vec<Dtype>> {
-    let mat = Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"));
-    let types = if mat { read_mat(path)?.iter().map(|(_, a)| a.dtype()).collect() } else { vec![Dtype::C32] };
-    Ok(types.into_iter().filter(|d| d.is_complex()).collect())
-}
-
-/// Loads the k-space file: MAT files in the order `--spatial-first` says, rounded to `T` under `--precision
-/// single`; and warns when the coil axis looks like a spatial one (a MATLAB-ordered file read in cliper's order).
-fn load<T: ComplexElement>(app: &cliper::ClApp, args: &ReconArgs) -> Result<KData<T>> {
+/// Builds the k-space: a MAT file's variables (read by `run`) in the order `--spatial-first` says, rounded to `T`
+/// under `--precision single`, or the CFL pair; and warns when the coil axis looks like a spatial one (a
+/// MATLAB-ordered file read in cliper's order).
+fn load<T: ComplexElement>(
+    app: &cliper::ClApp,
+    args: &ReconArgs,
+    mat: Option<Vec<(String, HostArray)>>,
+) -> Result<KData<T>> {
     let path = Path::new(&args.kdata);
-    let mat = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"));
-    let k = if mat {
-        let names = KSpaceMat {
-            spatial_first: args.spatial_first,
-            round: args.precision == Precision::Single,
-            ..KSpaceMat::default()
-        };
-        KData::<T>::load_mat(app, path, &names)?
-    } else if args.spatial_first {
-        return Err(Error::invalid(
-            "cliper recon",
-            format!("--spatial-first is for MAT files; {} is in BART's order", args.kdata),
-        ));
-    } else {
-        KData::<T>::load(app, path)?
+    let k = match mat {
+        Some(variables) => {
+            let names = KSpaceMat {
+                spatial_first: args.spatial_first,
+                round: args.precision == Precision::Single,
+                ..KSpaceMat::default()
+            };
+            KData::<T>::from_mat_variables(app, variables, path, &names)?
+        }
+        None if args.spatial_first => {
+            return Err(Error::invalid(
+                "cliper recon",
+                format!("--spatial-first is for MAT files; {} is in BART's order", args.kdata),
+            ));
+        }
+        None => KData::<T>::load(app, path)?,
     };
     let (coils, spatial) = (k.num_coils(), k.spatial_shape());
     if !args.spatial_first && coils > 64 && spatial.iter().any(|&n| n <= 64) {
@@ -112,11 +116,16 @@ fn load<T: ComplexElement>(app: &cliper::ClApp, args: &ReconArgs) -> Result<KDat
     Ok(k)
 }
 
-fn recon<T: ComplexElement>(ctx: &Context, app: &cliper::ClApp, args: &ReconArgs) -> Result<()>
+fn recon<T: ComplexElement>(
+    ctx: &Context,
+    app: &cliper::ClApp,
+    args: &ReconArgs,
+    mat: Option<Vec<(String, HostArray)>>,
+) -> Result<()>
 where
     AnyData: From<XData<T>> + From<XData<T::Real>>,
 {
-    let k = load::<T>(app, args)?;
+    let k = load::<T>(app, args, mat)?;
     let method = args.method.unwrap_or(if k.sensitivity_maps().is_some() { Method::Sense } else { Method::Rsos });
     if method == Method::Sense && k.sensitivity_maps().is_none() {
         return Err(Error::invalid(

@@ -291,7 +291,26 @@ impl<T: ComplexElement> KData<T> {
     /// ```
     pub fn load_mat(app: &ClApp, path: impl AsRef<Path>, names: &KSpaceMat) -> Result<KData<T>> {
         let path = path.as_ref();
-        let mut variables = read_mat(path)?;
+        KData::from_mat_variables(app, read_mat(path)?, path, names)
+    }
+
+    /// [`KData::load_mat`] on the variables of a MAT file already read (`read_mat`), for callers that looked at
+    /// them first (their types, say); `path` names the file in errors.
+    ///
+    /// ```
+    /// use cliper::{ClApp, KData, KSpaceMat, read_mat};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/kspace.mat");
+    /// let variables = read_mat(path)?;
+    /// let k = KData::<num_complex::Complex32>::from_mat_variables(&ClApp::new()?, variables, path.as_ref(), &KSpaceMat::default())?;
+    /// assert_eq!(k.num_coils(), 8);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn from_mat_variables(
+        app: &ClApp,
+        mut variables: Vec<(String, HostArray)>,
+        path: &Path,
+        names: &KSpaceMat,
+    ) -> Result<KData<T>> {
         let listed: Vec<String> = variables.iter().map(|(n, _)| n.clone()).collect();
         let mut take = |name: &str| variables.iter().position(|(n, _)| n == name).map(|i| variables.remove(i).1);
         let Some(kspace) = take(&names.kspace) else {
