@@ -19,6 +19,10 @@ impl<T: Element> FilterElement<T> for T {}
 impl FilterElement<Complex<f32>> for f32 {}
 impl FilterElement<Complex<f64>> for f64 {}
 
+/// The smoothing across the derivative's axis in scipy.ndimage.sobel and .prewitt.
+const SOBEL_SMOOTHING: [f64; 3] = [1.0, 2.0, 1.0];
+const PREWITT_SMOOTHING: [f64; 3] = [1.0, 1.0, 1.0];
+
 /// A filter for [`super::Convolution`]: an N-d array of weights (rank 1 to 3) on the host. Filters are small;
 /// `init` uploads them (flipped for a convolution, normalised when asked) so `launch` reads them on the device.
 ///
@@ -277,7 +281,7 @@ impl<K: Element> Filter<K> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn sobel(axis: usize, rank: usize) -> Result<Filter<K>> {
-        Self::derivative(axis, rank, [1.0, 2.0, 1.0], "Filter::sobel")
+        Self::derivative(axis, rank, SOBEL_SMOOTHING, "Filter::sobel")
     }
 
     /// scipy.ndimage.prewitt along `axis` of `rank` axes, as correlation weights: `[−1, 0, 1]` along `axis`
@@ -289,7 +293,7 @@ impl<K: Element> Filter<K> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn prewitt(axis: usize, rank: usize) -> Result<Filter<K>> {
-        Self::derivative(axis, rank, [1.0, 1.0, 1.0], "Filter::prewitt")
+        Self::derivative(axis, rank, PREWITT_SMOOTHING, "Filter::prewitt")
     }
 
     fn derivative(axis: usize, rank: usize, smooth: [f64; 3], op: &str) -> Result<Filter<K>> {
@@ -299,10 +303,21 @@ impl<K: Element> Filter<K> {
                 format!("needs rank 1 to 3 and an axis below it, got axis {axis} of rank {rank}"),
             ));
         }
-        let line = |w: [f64; 3]| Filter::new(&[3], w.iter().map(|&v| K::from_c64(v.into())).collect());
-        let parts =
-            (0..rank).map(|a| line(if a == axis { [-1.0, 0.0, 1.0] } else { smooth })).collect::<Result<Vec<_>>>()?;
-        Filter::outer(&parts)
+        Ok(Self::derivative_weights(axis, rank, smooth))
+    }
+
+    /// The weights of `derivative` for a valid axis and rank: at each index, the product over the axes
+    /// of `[−1, 0, 1]` (along `axis`) or `smooth` (along the others) at that index's coordinate.
+    fn derivative_weights(axis: usize, rank: usize, smooth: [f64; 3]) -> Filter<K> {
+        let weight = |i: usize| {
+            (0..rank).fold(1.0, |w, a| {
+                let coordinate = i / 3usize.pow((rank - 1 - a) as u32) % 3;
+                let line = if a == axis { [-1.0, 0.0, 1.0] } else { smooth };
+                w * line.get(coordinate).copied().unwrap_or(0.0)
+            })
+        };
+        let values: Vec<f64> = (0..3usize.pow(rank as u32)).map(weight).collect();
+        Self::fixed(&vec![3; rank], &values)
     }
 
     /// scipy.ndimage.laplace on `rank` axes: the sum over the axes of `[1, −2, 1]` along each — in 2-D the
@@ -319,7 +334,12 @@ impl<K: Element> Filter<K> {
         if !(1..=3).contains(&rank) {
             return Err(Error::invalid("Filter::laplace", format!("needs rank 1 to 3, got {rank}")));
         }
-        // Weight at flat index i: −2·rank at the centre, 1 at the centre ± 3^k (a neighbour along one axis).
+        Ok(Self::laplace_weights(rank))
+    }
+
+    /// The weights of `laplace` for rank 1 to 3: −2·rank at the centre, 1 at the centre ± 3^k (the
+    /// neighbours along each axis).
+    fn laplace_weights(rank: usize) -> Filter<K> {
         let count = 3usize.pow(rank as u32);
         let centre = count / 2;
         let neighbours: Vec<usize> = (0..rank as u32).map(|k| 3usize.pow(k)).collect();
@@ -330,7 +350,7 @@ impl<K: Element> Filter<K> {
                 _ => 0.0,
             })
             .collect();
-        Ok(Self::fixed(&vec![3; rank], &values))
+        Self::fixed(&vec![3; rank], &values)
     }
 
     /// The mean over a box of `size` weights per axis on `rank` axes (scipy.ndimage.uniform_filter).
@@ -349,17 +369,17 @@ impl<K: Element> Filter<K> {
 
     /// The 3×3 Sobel derivative along the last axis (x), as correlation weights (scipy.ndimage.sobel, axis=-1).
     pub fn sobel_x() -> Filter<K> {
-        Self::fixed(&[3, 3], &[-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0])
+        Self::derivative_weights(1, 2, SOBEL_SMOOTHING)
     }
 
     /// The 3×3 Sobel derivative along the first axis (y), as correlation weights (scipy.ndimage.sobel, axis=0).
     pub fn sobel_y() -> Filter<K> {
-        Self::fixed(&[3, 3], &[-1.0, -2.0, -1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 1.0])
+        Self::derivative_weights(0, 2, SOBEL_SMOOTHING)
     }
 
     /// The 3×3 five-point Laplacian `[[0, 1, 0], [1, −4, 1], [0, 1, 0]]` (zero sum).
     pub fn laplacian() -> Filter<K> {
-        Self::fixed(&[3, 3], &[0.0, 1.0, 0.0, 1.0, -4.0, 1.0, 0.0, 1.0, 0.0])
+        Self::laplace_weights(2)
     }
 
     fn fixed(shape: &[usize], w: &[f64]) -> Filter<K> {
