@@ -90,11 +90,12 @@ pub use data::{KData, Launch, XData};
 pub use element::{ComplexElement, Element, RealElement};
 pub use error::{Error, Result, cl_error_name};
 pub use io::{
-    Dtype, Endian, HostArray, Image, KSpaceMat, PngDepth, PngOptions, RawFormat, Scale, TiffCompression, TiffOptions,
-    abandon_saves, decode_cfl, decode_mat, decode_npy, decode_png, decode_raw, decode_tiff, read_cfl, read_file,
-    read_image, read_mat, read_mat_variable, read_npy, read_png, read_raw, read_tiff, show_number, show_value,
-    write_cfl, write_file, write_image, write_mat, write_mat_variable, write_npy, write_png, write_raw, write_tiff,
-    write_tiff_with,
+    Dicom, DicomInfo, Dtype, Endian, Geometry, HostArray, Image, KSpaceMat, PngDepth, PngOptions, RawFormat, Scale,
+    SpaceUnit, TiffCompression, TiffOptions, abandon_saves, decode_cfl, decode_dicom, decode_mat, decode_nifti,
+    decode_npy, decode_png, decode_raw, decode_tiff, read_cfl, read_dicom, read_dicom_series, read_file, read_image,
+    read_mat, read_mat_variable, read_nifti, read_npy, read_png, read_raw, read_tiff, show_number, show_value,
+    write_cfl, write_file, write_image, write_mat, write_mat_variable, write_nifti, write_npy, write_png, write_raw,
+    write_tiff, write_tiff_with,
 };
 pub use kernel_args::{IndexType, KernelScalar};
 pub use process::elementwise::{
@@ -152,8 +153,8 @@ pub mod prelude {
     pub use crate::process::reduce::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};
     pub use crate::{
-        ClApp, ComplexElement, DeviceInfo, DeviceKind, Dtype, Element, Endian, Error, HostArray, IndexType, KData,
-        KSpaceMat, Kernel, KernelScalar, Launch, PngDepth, PngOptions, Program, RawFormat, RealElement, Scale,
+        ClApp, ComplexElement, DeviceInfo, DeviceKind, Dtype, Element, Endian, Error, Geometry, HostArray, IndexType,
+        KData, KSpaceMat, Kernel, KernelScalar, Launch, PngDepth, PngOptions, Program, RawFormat, RealElement, Scale,
         TiffCompression, TiffOptions, XData,
     };
     pub use num_complex::{Complex32, Complex64};

@@ -216,7 +216,7 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
         let image = spec.read()?;
         let shape = image.array.shape().to_vec();
         cliper::chain::create_parent(out)?;
-        let origin = Origin { colour: image.colour, dtype: Some(image.array.dtype()) };
+        let origin = Origin { colour: image.colour, dtype: Some(image.array.dtype()), geometry: image.geometry };
         Ok((shape, save_converted(out, image.array, origin, options)?))
     };
     let spec = FileSpec::parse(input);

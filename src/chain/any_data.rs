@@ -2,8 +2,8 @@
 //! and back.
 
 use crate::{
-    ClApp, Dtype, Element, Error, HostArray, Image, Result, Scale, XData, read_image, read_mat_variable, write_image,
-    write_mat_variable,
+    ClApp, Dtype, Element, Error, Geometry, HostArray, Image, Result, Scale, XData, read_image, read_mat_variable,
+    write_image, write_mat_variable,
 };
 use num_complex::{Complex32, Complex64};
 use serde::Deserialize;
@@ -221,16 +221,18 @@ impl AnyData {
 /// and the file's element type, when the result is still of that kind of data (not a norm or a dot product).
 ///
 /// ```
-/// let origin = cliper::chain::Origin { colour: true, dtype: Some(cliper::Dtype::U8) }; // an RGB PNG, filtered
+/// let origin = cliper::chain::Origin { colour: true, dtype: Some(cliper::Dtype::U8), geometry: None }; // an RGB PNG, filtered
 /// assert_eq!(cliper::chain::Origin::default().dtype, None);
 /// # let _ = origin;
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Origin {
     /// Axis −3 holds colour channels.
     pub colour: bool,
     /// The input file's element type.
     pub dtype: Option<Dtype>,
+    /// Where the result's voxels lie, when the input file said and the operations kept track (docs/formats.md).
+    pub geometry: Option<Geometry>,
 }
 
 /// Writes `host` to `path` by extension, the one rule for every command:
@@ -255,7 +257,7 @@ pub struct Origin {
 /// assert!(err.contains("not whole") && err.contains("--scale"), "{err}");
 /// let stretched = OutputOptions { scale: Some(Scale::MinMax), ..OutputOptions::default() };
 /// assert_eq!(save_converted(&path, x.clone(), Origin::default(), &stretched)?, Dtype::U16);
-/// let from_u8 = Origin { colour: false, dtype: Some(Dtype::U8) }; // rounds back to 8 bits
+/// let from_u8 = Origin { dtype: Some(Dtype::U8), ..Origin::default() }; // rounds back to 8 bits
 /// assert_eq!(save_converted(&path, x.clone(), from_u8, &OutputOptions::default())?, Dtype::U8);
 /// let npy = path.with_extension("npy"); // NPY holds f32: the values as they are
 /// assert_eq!(save_converted(&npy, x, from_u8, &OutputOptions::default())?, Dtype::F32);
@@ -285,7 +287,7 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
     // `out.mat:NAME` names the variable.
     match FileSpec::parse(&path.to_string_lossy()) {
         FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &array)?,
-        _ => write_image(path, &Image { array, colour: origin.colour })?,
+        _ => write_image(path, &Image { array, colour: origin.colour, geometry: origin.geometry })?,
     }
     Ok(dtype)
 }
@@ -344,7 +346,7 @@ impl FileSpec {
     /// The file's array in its own type, and whether it is a colour image.
     pub fn read(&self) -> Result<Image> {
         match &self.variable {
-            Some(name) => Ok(Image { array: read_mat_variable(&self.path, name)?, colour: false }),
+            Some(name) => Ok(Image { array: read_mat_variable(&self.path, name)?, colour: false, geometry: None }),
             None => read_image(&self.path),
         }
     }

@@ -283,6 +283,79 @@ impl Op {
         same_channels && planes_stay
     }
 
+    /// Where the voxels of this operation's result lie, given the `geometry` of its (first) input of shape
+    /// `input` and the result's shape `output` (docs/formats.md, "Geometry"): operations that keep the voxel
+    /// grid keep it; `transpose` and `permute` reorder the spatial axes (a permutation that moves a spatial axis
+    /// onto a non-spatial one loses it); `pad` moves the origin back by the widths before; a `valid` or `full`
+    /// convolution moves it by the filter's centre; reductions, matrix products and powers have none.
+    ///
+    /// ```
+    /// use cliper::Geometry;
+    /// use cliper::chain::{Op, Widths};
+    /// let scan = Geometry::from_spacing([3.0, 0.5, 0.5]);
+    /// let pad = Op::Pad { width: Widths(vec![(0, 0), (4, 4), (2, 2)]), mode: "edge".into(), value: 0.0 };
+    /// let padded = pad.geometry(&scan, &[10, 64, 64], &[10, 72, 68], false).unwrap();
+    /// assert_eq!(padded.origin, [-1.0, -2.0, 0.0]); // 2 columns (x) and 4 rows (y) of 0.5 mm before
+    /// let t = Op::Transpose { conj: false }.geometry(&scan, &[10, 64, 32], &[10, 32, 64], false).unwrap();
+    /// assert_eq!(t.direction[2], [0.0, 1.0, 0.0]); // columns now run along y
+    /// assert!(Op::Power { n: 2 }.geometry(&scan, &[64, 64], &[64, 64], false).is_none());
+    /// ```
+    pub fn geometry(&self, geometry: &Geometry, input: &[usize], output: &[usize], colour: bool) -> Option<Geometry> {
+        let spatial = Geometry::spatial_axes(input.len(), colour);
+        // Geometry axis (slice 0, row 1, column 2) of each spatial array axis: a 2-D array's axes are rows and columns.
+        let first = 3 - spatial.len().min(3);
+        let shift = |offsets: &[f64]| {
+            let mut by = [0.0; 3];
+            for (g, &axis) in spatial.iter().enumerate() {
+                if let (Some(slot), Some(&o)) = (by.get_mut(first + g), offsets.get(axis)) {
+                    *slot = o;
+                }
+            }
+            geometry.shifted(by)
+        };
+        match self {
+            Op::Norm { .. } | Op::Dot { .. } | Op::Matmul { .. } | Op::Power { .. } => None,
+            Op::Transpose { .. } if input.len() >= 2 => Some(geometry.permuted([0, 2, 1])),
+            Op::Transpose { .. } => None,
+            Op::Permute { axes } => {
+                let mut order = [0, 1, 2];
+                for (g, &to) in spatial.iter().enumerate() {
+                    let from = axes.get(to)?;
+                    let k = spatial.iter().position(|s| s == from)?;
+                    *order.get_mut(first + g)? = first + k;
+                }
+                Some(geometry.permuted(order))
+            }
+            Op::Pad { width, .. } => {
+                let before: Vec<f64> = (0..input.len())
+                    .map(|a| {
+                        let w = if width.0.len() == 1 { width.0.first() } else { width.0.get(a) };
+                        -(w.map_or(0, |w| w.0) as f64)
+                    })
+                    .collect();
+                Some(shift(&before))
+            }
+            Op::Convolve { output: ConvOutput::Same, .. } => Some(*geometry),
+            Op::Convolve { output: kind, mode, kernel, .. } => {
+                // Correlation with a filter of w weights centres it on weight w/2 (scipy.ndimage's rule); a
+                // convolution is a correlation with the weights reversed, centred on (w − 1)/2. A valid output
+                // starts at the centre; a full one w − 1 before it.
+                let correlation = matches!(mode, Some(ConvMode::Correlation))
+                    || (mode.is_none() && !FileSpec::parse(kernel).path.exists());
+                let offsets: Vec<f64> = input
+                    .iter()
+                    .zip(output)
+                    .map(|(&n, &m)| {
+                        let w = if *kind == ConvOutput::Valid { n + 1 - m.min(n) } else { m + 1 - n.min(m) };
+                        let centre = if correlation { w / 2 } else { (w - 1) / 2 } as f64;
+                        if *kind == ConvOutput::Valid { centre } else { centre - (w - 1) as f64 }
+                    })
+                    .collect();
+                Some(shift(&offsets))
+            }
+        }
+    }
+
     /// The process computing this operation from `inputs` into a newly allocated output.
     pub fn plan(&self, inputs: &[&AnyData]) -> Result<(Box<dyn Process>, AnyData)> {
         let wrong = || Error::invalid(self.name(), format!("takes {} input(s), got {}", self.arity(), inputs.len()));

@@ -391,7 +391,10 @@ impl Chain {
         for ((name, _), (spec, image)) in self.inputs.iter().zip(inputs) {
             let host = &self.in_precision(&image.array)?;
             arrays.insert(name.clone(), AnyData::upload(app, host, kind_for(host, double), &spec.path)?);
-            origins.insert(name.clone(), Origin { colour: image.colour, dtype: Some(host.dtype()) });
+            origins.insert(
+                name.clone(),
+                Origin { colour: image.colour, dtype: Some(host.dtype()), geometry: image.geometry },
+            );
         }
         let mut pipeline = Pipeline::new(app);
         for (i, step) in self.steps.iter().enumerate() {
@@ -410,6 +413,7 @@ impl Chain {
             let origin = Origin {
                 colour: in_colour && op.keeps_colour(&shape, output.shape()),
                 dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),
+                geometry: first.geometry.and_then(|g| op.geometry(&g, &shape, output.shape(), in_colour)),
             };
             origins.insert(step.output.clone(), origin);
             pipeline.push(process);

@@ -2,8 +2,11 @@
 //! ([`HostArray::cast`]) for saving in another type than the data's.
 
 use super::cfl::{read_cfl, write_cfl};
+use super::dicom::read_dicom;
+use super::geometry::Geometry;
 use super::host_array::{Dtype, HostArray, each_variant, show_number};
 use super::mat::{read_mat, write_mat};
+use super::nifti::{read_nifti, write_nifti};
 use super::npy::{read_npy, write_npy};
 use super::png::{read_png, write_png};
 use super::source::{extension, unsupported_extension};
@@ -79,6 +82,8 @@ pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
         "cfl" | "hdr" => read_cfl(path),
         "png" => read_png(path),
         "tif" | "tiff" => read_tiff(path),
+        "nii" | "nii.gz" => read_nifti(path).map(|image| image.array),
+        "dcm" | "dicom-series" => read_dicom(path).map(|dicom| dicom.image.array),
         "mat" => {
             let mut vars = read_mat(path)?;
             if vars.len() != 1 {
@@ -113,6 +118,8 @@ pub struct Image {
     pub array: HostArray,
     /// Whether axis −3 holds colour channels (grey + alpha, RGB or RGBA).
     pub colour: bool,
+    /// Where the voxels lie in the world, for files that say (DICOM, NIfTI); `None` for plain arrays.
+    pub geometry: Option<Geometry>,
 }
 
 /// [`read_file`], also saying whether the file holds a colour image (a PNG or TIFF of grey + alpha, RGB or
@@ -120,12 +127,14 @@ pub struct Image {
 pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
     let path = path.as_ref();
     match extension(path)?.as_str() {
-        "tif" | "tiff" => read_tiff_image(path).map(|(array, colour)| Image { array, colour }),
+        "tif" | "tiff" => read_tiff_image(path).map(|(array, colour)| Image { array, colour, geometry: None }),
+        "nii" | "nii.gz" => read_nifti(path),
+        "dcm" | "dicom-series" => read_dicom(path).map(|dicom| dicom.image),
         ext => {
             let array = read_file(path)?;
             // A PNG holds one image: a third axis can only be its channels.
             let colour = ext == "png" && array.shape().len() == 3;
-            Ok(Image { array, colour })
+            Ok(Image { array, colour, geometry: None })
         }
     }
 }
@@ -138,9 +147,9 @@ pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
 /// use cliper::{HostArray, Image, write_image};
 /// let path = std::env::temp_dir().join(format!("cliper-doc-image-{}.png", std::process::id()));
 /// let stack = HostArray::U8(ndarray::Array3::zeros((3, 4, 5)).into_dyn());
-/// let err = write_image(&path, &Image { array: stack.clone(), colour: false }).unwrap_err().to_string();
+/// let err = write_image(&path, &Image { array: stack.clone(), colour: false, geometry: None }).unwrap_err().to_string();
 /// assert!(err.contains("[3, 4, 5]"), "{err}");
-/// write_image(&path, &Image { array: stack, colour: true })?; // an RGB image
+/// write_image(&path, &Image { array: stack, colour: true, geometry: None })?; // an RGB image
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), cliper::Error>(())
 /// ```
@@ -150,6 +159,9 @@ pub fn write_image(path: impl AsRef<Path>, image: &Image) -> Result<()> {
     let ext = extension(path)?;
     if ext == "tif" || ext == "tiff" {
         return write_tiff_with(path, &image.array, TiffOptions { colour: image.colour, ..TiffOptions::default() });
+    }
+    if ext == "nii" || ext == "nii.gz" {
+        return write_nifti(path, &image.array, image.colour, image.geometry.as_ref());
     }
     if ext == "png" && !image.colour && shape.len() != 2 {
         return Err(Error::Format {
@@ -186,6 +198,7 @@ pub fn write_file(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
         "png" => write_png(path, array),
         "tif" | "tiff" => write_tiff(path, array),
         "mat" => write_mat(path, &[("x", array)], true),
+        "nii" | "nii.gz" => write_nifti(path, array, false, None),
         other => Err(unsupported_extension(path, other)),
     }
 }

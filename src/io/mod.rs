@@ -6,10 +6,13 @@
 //! [`crate::data::XData::load`] / [`crate::data::XData::save`] choose by extension.
 
 mod cfl;
+mod dicom;
 mod file;
+mod geometry;
 mod host_array;
 mod kdata;
 mod mat;
+mod nifti;
 mod npy;
 mod png;
 mod raw;
@@ -20,10 +23,13 @@ mod tiff;
 mod xdata;
 
 pub use cfl::{decode_cfl, read_cfl, write_cfl};
+pub use dicom::{Dicom, DicomInfo, decode_dicom, read_dicom, read_dicom_series};
 pub use file::{Image, Scale, read_file, read_image, write_file, write_image};
+pub use geometry::{Geometry, SpaceUnit};
 pub use host_array::{Dtype, HostArray, show_number, show_value};
 pub use kdata::KSpaceMat;
 pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat, write_mat_variable};
+pub use nifti::{decode_nifti, read_nifti, write_nifti};
 pub use npy::{decode_npy, read_npy, write_npy};
 pub use png::{decode_png, read_png, write_png};
 pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};

@@ -8,21 +8,43 @@ use std::path::Path;
 /// The name errors give a source that is bytes in memory (`decode_png` and the other `decode_*` functions).
 pub(crate) const MEMORY: &str = "<memory>";
 
-/// The lower-case extension of `path`, or an error naming the path.
+/// The formats cliper reads and writes, for messages.
+const FORMATS: &str = ".npy, .cfl/.hdr (BART), .png, .tif/.tiff, .mat, .nii/.nii.gz (NIfTI), .dcm or a folder of \
+                       DICOM files, and .raw through load_raw/save_raw";
+
+/// The lower-case extension of `path` — `nii.gz` for gzipped NIfTI, `dcm` for a DICOM file without an
+/// extension (recognised by `DICM` at byte 128, as DICOM part 10 files begin) and `dicom-series` for a folder
+/// (a DICOM series) — or an error naming the path.
 pub(crate) fn extension(path: &Path) -> Result<String> {
-    path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()).ok_or_else(|| Error::Format {
-        path: path.to_path_buf(),
-        reason: "the file name has no extension to tell its format (.npy, .cfl/.hdr, .png, .tif/.tiff, .mat, or .raw through load_raw)".into(),
-    })
+    if path.is_dir() {
+        return Ok("dicom-series".into());
+    }
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
+    if name.ends_with(".nii.gz") {
+        return Ok("nii.gz".into());
+    }
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) => Ok(e.to_ascii_lowercase()),
+        None if has_dicom_preamble(path) => Ok("dcm".into()),
+        None => Err(Error::Format {
+            path: path.to_path_buf(),
+            reason: format!("the file name has no extension to tell its format ({FORMATS})"),
+        }),
+    }
+}
+
+/// Whether the file at `path` starts as a DICOM part 10 file does: a 128-byte preamble, then `DICM`.
+pub(crate) fn has_dicom_preamble(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 132];
+    File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head.get(128..) == Some(b"DICM".as_slice())
 }
 
 /// An error naming an unsupported extension.
 pub(crate) fn unsupported_extension(path: &Path, ext: &str) -> Error {
     Error::Format {
         path: path.to_path_buf(),
-        reason: format!(
-            "unknown extension .{ext}; cliper reads and writes .npy, .cfl/.hdr (BART), .png, .tif/.tiff, .mat, and .raw through load_raw/save_raw"
-        ),
+        reason: format!("unknown extension .{ext}; cliper reads and writes {FORMATS}"),
     }
 }
 

@@ -198,6 +198,6 @@ impl<T: Element> XData<T> {
                 other => other,
             },
         )?;
-        write_image(path, &Image { array: samples, colour: options.colour })
+        write_image(path, &Image { array: samples, colour: options.colour, geometry: None })
     }
 }
