@@ -16,6 +16,7 @@ mod nifti;
 mod npy;
 mod png;
 mod raw;
+mod rescale;
 mod sample;
 mod save;
 mod source;
