@@ -152,9 +152,11 @@ fn named_filters_equal_scipy_in_every_rank() {
     let dir = scratch("named");
     let volume = fixture("ndimage/volume.npy");
     let cases = ["sobel-x", "sobel-y", "prewitt-x", "prewitt-y", "laplacian", "log:1.3", "gaussian:1.5", "box:3"];
-    let ranks = cases.iter().flat_map(|c| [(*c, 2), (*c, 3)]).chain([("sobel-z", 3), ("prewitt-z", 3)]);
+    // One sigma per axis too: scipy's gaussian_filter / gaussian_laplace with a sequence of sigmas.
+    let per_axis = [("gaussian:0.7,1.9", 2), ("gaussian:1.2,0.7,1.9", 3), ("log:1,2.2", 2), ("log:0.8,1.3,1.1", 3)];
+    let ranks = cases.iter().flat_map(|c| [(*c, 2), (*c, 3)]).chain([("sobel-z", 3), ("prewitt-z", 3)]).chain(per_axis);
     for (kernel, rank) in ranks {
-        let file = kernel.replace(':', "_");
+        let file = kernel.replace([':', ','], "_");
         let out = dir.join(format!("{file}_{rank}d.npy"));
         let rank_text = rank.to_string();
         ok(&["convolve", s(&volume), s(&out), "--kernel", kernel, "--rank", &rank_text, "--precision", "double"]);
@@ -166,6 +168,11 @@ fn named_filters_equal_scipy_in_every_rank() {
     assert!(e.contains("takes no mode"), "{e}");
     let e = fails(&["convolve", s(&volume), s(&dir.join("z.npy")), "--kernel", "sobel-z"], 1);
     assert!(e.contains("rank 3") && !e.contains("Filter::"), "{e}");
+    // Three sigmas for a filter over two axes; millimetres for an array without voxel spacing.
+    let e = fails(&["convolve", s(&volume), s(&dir.join("s.npy")), "--kernel", "gaussian:1,2,3"], 1);
+    assert!(e.contains("3 sigmas") && e.contains("2 axes"), "{e}");
+    let e = fails(&["convolve", s(&volume), s(&dir.join("s.npy")), "--kernel", "gaussian:1.5mm"], 1);
+    assert!(e.contains("voxel spacing") && e.contains("DICOM and NIfTI"), "{e}");
 }
 
 /// A random complex array of `shape` (k-space), deterministic.

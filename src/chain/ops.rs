@@ -267,6 +267,82 @@ impl Op {
         }
     }
 
+    /// The operation with sigmas given in millimetres (`gaussian:1.5mm`, `log:1mm,1mm,3mm`) turned into sigmas in
+    /// voxels of each axis the filter spans — the millimetres divided by that axis's spacing in `geometry` — so
+    /// that a filter on anisotropic voxels smooths equally far in every direction. Other operations are
+    /// returned as they are; millimetres without a geometry are refused (plain arrays have no voxel size).
+    ///
+    /// ```
+    /// use cliper::Geometry;
+    /// use cliper::chain::Op;
+    /// let op: Op = toml::from_str("op = \"convolve\"\nkernel = \"gaussian:1.5mm\"\nrank = 3")?;
+    /// let scan = Geometry::from_spacing([3.0, 0.5, 0.75]);
+    /// let Op::Convolve { kernel, .. } = op.in_voxels(Some(&scan), &[20, 64, 64], false)? else { unreachable!() };
+    /// assert_eq!(kernel, "gaussian:0.5,3,2");
+    /// assert!(op.in_voxels(None, &[20, 64, 64], false).unwrap_err().to_string().contains("spacing"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn in_voxels(&self, geometry: Option<&Geometry>, shape: &[usize], colour: bool) -> Result<Op> {
+        let Op::Convolve { kernel, rank, .. } = self else { return Ok(self.clone()) };
+        let Some((name, args)) = kernel.split_once(':') else { return Ok(self.clone()) };
+        if !args.to_ascii_lowercase().contains("mm") || FileSpec::parse(kernel).path.exists() {
+            return Ok(self.clone());
+        }
+        let refuse = |why: String| Error::invalid(format!("filter {kernel}"), why);
+        let Some(geometry) = geometry else {
+            return Err(refuse(
+                "sigmas in millimetres need the input's voxel spacing, which only DICOM and NIfTI inputs carry; give \
+                 sigma in voxels (`gaussian:2`, or one per axis `gaussian:1,1,2`)"
+                    .into(),
+            ));
+        };
+        let rank = rank.unwrap_or(shape.len().clamp(1, 2));
+        let millimetres: Vec<f64> = args
+            .split(',')
+            .map(|t| {
+                let t = t.trim().to_ascii_lowercase();
+                t.strip_suffix("mm").unwrap_or(&t).trim().parse::<f64>().map_err(|_| {
+                    refuse(format!("`{t}` is not a length: give every sigma in millimetres (`1.5mm`) or none"))
+                })
+            })
+            .collect::<Result<_>>()?;
+        let millimetres = match millimetres.as_slice() {
+            [one] => vec![*one; rank],
+            many if many.len() == rank => many.to_vec(),
+            many => {
+                return Err(refuse(format!(
+                    "gives {} sigmas for a filter over {rank} axes: give one, or one per axis",
+                    many.len()
+                )));
+            }
+        };
+        // The filter spans the last `rank` axes (a colour image's two image axes); each is a spatial axis whose
+        // geometry axis (slice, row, column) gives its spacing.
+        let spatial = Geometry::spatial_axes(shape.len(), colour);
+        let first = 3 - spatial.len().min(3);
+        let filtered: Vec<usize> = spatial.iter().copied().skip(spatial.len().saturating_sub(rank)).collect();
+        if filtered.len() != rank {
+            return Err(refuse(format!(
+                "a filter over {rank} axes of an array of shape {shape:?} spans a non-spatial axis"
+            )));
+        }
+        let spacing = geometry.spacing_mm();
+        let sigmas: Vec<String> = filtered
+            .iter()
+            .zip(&millimetres)
+            .map(|(axis, mm)| {
+                let g = first + spatial.iter().position(|s| s == axis).unwrap_or(0);
+                let voxels = mm / spacing.get(g).copied().unwrap_or(1.0);
+                format!("{voxels}")
+            })
+            .collect();
+        let mut op = self.clone();
+        if let Op::Convolve { kernel, .. } = &mut op {
+            *kernel = format!("{name}:{}", sigmas.join(","));
+        }
+        Ok(op)
+    }
+
     /// Whether the result of this operation on a colour image of shape `input` is still a colour image (of
     /// shape `output`): its channels stay on axis −3, with the same count. Reductions never are.
     pub fn keeps_colour(&self, input: &[usize], output: &[usize]) -> bool {

@@ -405,6 +405,7 @@ impl Chain {
             let many = self.steps.len() > 1;
             let named = |e: Error| if many { in_step(e, i) } else { e };
             let op = if in_colour { step.op.for_colour(&shape).map_err(named)? } else { step.op.clone() };
+            let op = op.in_voxels(from.first().and_then(|o| o.geometry.as_ref()), &shape, in_colour).map_err(named)?;
             let (mut process, output) = op.plan(&operands).map_err(named)?;
             // Initialised here rather than with the whole pipeline, so that a failure names its step.
             process.init().map_err(named)?;

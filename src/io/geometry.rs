@@ -123,16 +123,14 @@ impl Geometry {
     /// nibabel's 4×4 affine (row-major): world = A · (i, j, k, 1) with `i` the column index (last array axis),
     /// `j` the row, `k` the slice.
     pub fn affine(&self) -> [[f64; 4]; 4] {
-        let mut a = [[0.0; 4]; 4];
-        for (row, r) in a.iter_mut().take(3).enumerate() {
-            // Column c of the affine is the step of index c: i ↔ geometry axis 2, j ↔ 1, k ↔ 0.
-            for (c, axis) in [2usize, 1, 0].into_iter().enumerate() {
-                r[c] = self.direction[axis][row] * self.spacing[axis];
-            }
-            r[3] = self.origin[row];
-        }
-        a[3][3] = 1.0;
-        a
+        // Column c of the affine is the step of index c: i ↔ the column axis (2), j ↔ rows (1), k ↔ slices (0).
+        let [d0, d1, d2] = self.direction;
+        let [s0, s1, s2] = self.spacing;
+        let row = |r: usize| {
+            let at = |d: [f64; 3]| d.get(r).copied().unwrap_or(0.0);
+            [at(d2) * s2, at(d1) * s1, at(d0) * s0, at(self.origin)]
+        };
+        [row(0), row(1), row(2), [0.0, 0.0, 0.0, 1.0]]
     }
 
     /// The geometry of nibabel's affine `a` (row-major; `a[3]` is ignored): spacings are the lengths of its first
@@ -146,9 +144,10 @@ impl Geometry {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn from_affine(a: &[[f64; 4]; 4]) -> Result<Geometry> {
-        let mut g = Geometry::default();
-        for (c, axis) in [2usize, 1, 0].into_iter().enumerate() {
-            let column = [a[0][c], a[1][c], a[2][c]];
+        let [r0, r1, r2, _] = *a;
+        let axis = |c: usize| -> Result<(f64, [f64; 3])> {
+            let at = |r: [f64; 4]| r.get(c).copied().unwrap_or(0.0);
+            let column = [at(r0), at(r1), at(r2)];
             let length = column.iter().map(|v| v * v).sum::<f64>().sqrt();
             if !(length > 0.0 && length.is_finite()) {
                 return Err(Error::invalid(
@@ -156,19 +155,23 @@ impl Geometry {
                     format!("column {c} of the affine {a:?} is {column:?}: a voxel axis needs a non-zero, finite step"),
                 ));
             }
-            g.spacing[axis] = length;
-            g.direction[axis] = column.map(|v| v / length);
-        }
-        g.origin = [a[0][3], a[1][3], a[2][3]];
-        Ok(g)
+            Ok((length, column.map(|v| v / length)))
+        };
+        let ((s2, d2), (s1, d1), (s0, d0)) = (axis(0)?, axis(1)?, axis(2)?);
+        Ok(Geometry {
+            spacing: [s0, s1, s2],
+            origin: [r0[3], r1[3], r2[3]],
+            direction: [d0, d1, d2],
+            ..Geometry::default()
+        })
     }
 
     /// The world position of the (possibly fractional) voxel index `index` (slice, row, column).
     pub fn position(&self, index: [f64; 3]) -> [f64; 3] {
         let mut p = self.origin;
-        for (axis, &n) in index.iter().enumerate() {
-            for (x, d) in p.iter_mut().zip(self.direction[axis]) {
-                *x += n * self.spacing[axis] * d;
+        for ((n, spacing), direction) in index.iter().zip(self.spacing).zip(self.direction) {
+            for (x, d) in p.iter_mut().zip(direction) {
+                *x += n * spacing * d;
             }
         }
         p
@@ -191,14 +194,9 @@ impl Geometry {
     /// assert_eq!(g.direction[1], [1.0, 0.0, 0.0]); // rows now run along x
     /// ```
     pub fn permuted(&self, order: [usize; 3]) -> Geometry {
-        let pick = |a: usize| order.get(a).copied().unwrap_or(a).min(2);
-        let mut g = *self;
-        for a in 0..3 {
-            let from = pick(a);
-            g.spacing[a] = self.spacing[from];
-            g.direction[a] = self.direction[from];
-        }
-        g
+        let spacing = order.map(|from| self.spacing.get(from).copied().unwrap_or(1.0));
+        let direction = order.map(|from| self.direction.get(from).copied().unwrap_or_default());
+        Geometry { spacing, direction, ..*self }
     }
 
     /// The spacing of the spatial axes in millimetres (slice, row, column).
@@ -215,10 +213,10 @@ impl Geometry {
     /// ```
     pub fn axis_codes(&self) -> String {
         let names = [('R', 'L'), ('A', 'P'), ('S', 'I')];
-        [2usize, 1, 0]
+        self.direction
             .iter()
-            .map(|&axis| {
-                let d = self.direction[axis];
+            .rev()
+            .map(|d| {
                 let (world, value) = d
                     .iter()
                     .enumerate()

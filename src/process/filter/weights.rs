@@ -62,15 +62,16 @@ impl<K: Element> Filter<K> {
     /// ```
     pub const MAX_ELEMENTS: usize = 1 << 28;
 
-    /// `Ok` when `extent` weights per axis on `rank` axes stay within [`Filter::MAX_ELEMENTS`].
-    fn check_generated(op: &str, what: &str, extent: f64, rank: usize) -> Result<()> {
-        let total = extent.powi(i32::try_from(rank).unwrap_or(i32::MAX));
+    /// `Ok` when a filter of `extents` weights per axis stays within [`Filter::MAX_ELEMENTS`] (checked before
+    /// anything is allocated).
+    fn check_generated(op: &str, what: &str, extents: &[f64]) -> Result<()> {
+        let total = extents.iter().product::<f64>();
         if total.is_nan() || total > Filter::<K>::MAX_ELEMENTS as f64 {
             return Err(Error::invalid(
                 op,
                 format!(
-                    "{what} makes {extent:?} weights per axis, {total:e} on {rank} axes: more than the {} weights \
-                     a generated filter may have",
+                    "{what} makes {extents:?} weights per axis, {total:e} in all: more than the {} weights a \
+                     generated filter may have",
                     Filter::<K>::MAX_ELEMENTS
                 ),
             ));
@@ -122,8 +123,8 @@ impl<K: Element> Filter<K> {
         if parts.is_empty() || parts.len() > 3 || shape.len() != parts.len() {
             return Err(Error::invalid("Filter::outer", "needs one to three 1-D filters"));
         }
-        let total = shape.iter().map(|&n| n as f64).product::<f64>();
-        Self::check_generated("Filter::outer", &format!("shape {shape:?}"), total, 1)?;
+        let extents: Vec<f64> = shape.iter().map(|&n| n as f64).collect();
+        Self::check_generated("Filter::outer", &format!("shape {shape:?}"), &extents)?;
         let mut values = vec![Complex64::new(1.0, 0.0)];
         for p in parts {
             values = values.iter().flat_map(|&a| p.values.iter().map(move |&b| a * b.to_c64())).collect();
@@ -134,15 +135,48 @@ impl<K: Element> Filter<K> {
     /// scipy.ndimage.gaussian_filter's kernel of standard deviation `sigma` on `rank` axes: radius ⌊4σ + 0.5⌋,
     /// weights `exp(−x²/2σ²)` normalised to sum 1 per axis.
     pub fn gaussian(sigma: f64, rank: usize) -> Result<Filter<K>> {
+        Filter::gaussian_axes(&vec![sigma; rank.clamp(1, 3)]).map_err(|e| match e {
+            Error::InvalidArgument { reason, .. } => Error::InvalidArgument { op: "Filter::gaussian".into(), reason },
+            other => other,
+        })
+    }
+
+    /// scipy.ndimage.gaussian_filter's kernel with one standard deviation per axis (`gaussian_filter(x, sigma=[…])`
+    /// over 1 to 3 axes): the outer product of the 1-D kernels, each of radius ⌊4σ + 0.5⌋ and sum 1. Anisotropic
+    /// voxels take this with σ in millimetres divided by each axis's spacing (`gaussian:1.5mm` on the command line).
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// let g = Filter::<f64>::gaussian_axes(&[0.5, 1.5])?; // coarse rows, fine columns
+    /// assert_eq!(g.shape(), &[5, 13]);
+    /// assert!((g.values().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn gaussian_axes(sigmas: &[f64]) -> Result<Filter<K>> {
+        let op = "Filter::gaussian_axes";
+        if !(1..=3).contains(&sigmas.len()) {
+            return Err(Error::invalid(op, format!("needs one to three sigmas, got {sigmas:?}")));
+        }
+        if let Some(bad) = sigmas.iter().find(|s| !(**s > 0.0 && s.is_finite())) {
+            return Err(Error::invalid(op, format!("sigma must be positive and finite, got {bad}")));
+        }
+        let extents: Vec<f64> = sigmas.iter().map(|&s| gaussian_extent(s)).collect();
+        Self::check_generated(op, &format!("sigmas {sigmas:?}"), &extents)?;
+        let lines: Vec<Filter<K>> = sigmas.iter().map(|&s| Self::gaussian_line(s, op)).collect::<Result<_>>()?;
+        Filter::outer(&lines)
+    }
+
+    /// The 1-D Gaussian of `sigma` (radius ⌊4σ + 0.5⌋, sum 1), the size checked before anything is allocated.
+    fn gaussian_line(sigma: f64, op: &str) -> Result<Filter<K>> {
         if !(sigma > 0.0 && sigma.is_finite()) {
-            return Err(Error::invalid("Filter::gaussian", format!("sigma must be positive and finite, got {sigma}")));
+            return Err(Error::invalid(op, format!("sigma must be positive and finite, got {sigma}")));
         }
         let extent = gaussian_extent(sigma);
-        Self::check_generated("Filter::gaussian", &format!("sigma {sigma:?}"), extent, rank.clamp(1, 3))?;
+        Self::check_generated(op, &format!("sigma {sigma:?}"), &[extent])?;
         let radius = ((extent - 1.0) / 2.0) as i64;
         let w: Vec<f64> = (-radius..=radius).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
         let sum: f64 = w.iter().sum();
-        Self::repeated_1d(w.iter().map(|v| v / sum).collect(), rank, "Filter::gaussian")
+        Filter::new(&[w.len()], w.iter().map(|v| K::from_c64((v / sum).into())).collect())
     }
 
     /// scipy.ndimage.gaussian_laplace's operator as one kernel on `rank` axes: the sum over the axes of the
@@ -157,38 +191,54 @@ impl<K: Element> Filter<K> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn laplacian_of_gaussian(sigma: f64, rank: usize) -> Result<Filter<K>> {
-        if sigma.is_finite() {
-            let extent = gaussian_extent(sigma);
-            Self::check_generated(
-                "Filter::laplacian_of_gaussian",
-                &format!("sigma {sigma:?}"),
-                extent,
-                rank.clamp(1, 3),
-            )?;
-        }
-        let gaussian = Filter::<K>::gaussian(sigma, 1).map_err(|_| {
-            Error::invalid("Filter::laplacian_of_gaussian", format!("sigma must be positive and finite, got {sigma}"))
-        })?;
         if !(1..=3).contains(&rank) {
             return Err(Error::invalid("Filter::laplacian_of_gaussian", format!("needs rank 1 to 3, got {rank}")));
         }
-        // A 1-D filter: its length is its only extent.
-        let radius = (gaussian.values.len() / 2) as f64;
-        let s2 = sigma * sigma;
-        let second: Vec<K> = gaussian
-            .values
-            .iter()
-            .enumerate()
-            .map(|(i, g)| {
-                let x = i as f64 - radius;
-                K::from_c64(g.to_c64() * (x * x / (s2 * s2) - 1.0 / s2))
-            })
-            .collect();
-        let second = Filter::new(&[second.len()], second)?;
+        Filter::laplacian_of_gaussian_axes(&vec![sigma; rank]).map_err(|e| match e {
+            Error::InvalidArgument { reason, .. } => {
+                Error::InvalidArgument { op: "Filter::laplacian_of_gaussian".into(), reason }
+            }
+            other => other,
+        })
+    }
+
+    /// scipy.ndimage.gaussian_laplace with one standard deviation per axis (1 to 3 axes): the sum over the axes
+    /// of the second derivative of that axis's Gaussian times the Gaussians of the others.
+    ///
+    /// ```
+    /// let log = cliper::Filter::<f64>::laplacian_of_gaussian_axes(&[1.0, 2.0])?;
+    /// assert_eq!(log.shape(), &[9, 17]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn laplacian_of_gaussian_axes(sigmas: &[f64]) -> Result<Filter<K>> {
+        let op = "Filter::laplacian_of_gaussian_axes";
+        let rank = sigmas.len();
+        if !(1..=3).contains(&rank) {
+            return Err(Error::invalid(op, format!("needs one to three sigmas, got {sigmas:?}")));
+        }
+        if let Some(bad) = sigmas.iter().find(|s| !(**s > 0.0 && s.is_finite())) {
+            return Err(Error::invalid(op, format!("sigma must be positive and finite, got {bad}")));
+        }
+        let extents: Vec<f64> = sigmas.iter().map(|&s| gaussian_extent(s)).collect();
+        Self::check_generated(op, &format!("sigmas {sigmas:?}"), &extents)?;
+        let gaussians: Vec<Filter<K>> = sigmas.iter().map(|&s| Self::gaussian_line(s, op)).collect::<Result<_>>()?;
         let mut total: Option<Filter<K>> = None;
-        for axis in 0..rank {
+        for (axis, (gaussian, &sigma)) in gaussians.iter().zip(sigmas).enumerate() {
+            // scipy's order-2 weights (x²/σ⁴ − 1/σ²)·g(x), g normalised to sum 1.
+            let radius = (gaussian.values.len() / 2) as f64;
+            let s2 = sigma * sigma;
+            let second: Vec<K> = gaussian
+                .values
+                .iter()
+                .enumerate()
+                .map(|(i, g)| {
+                    let x = i as f64 - radius;
+                    K::from_c64(g.to_c64() * (x * x / (s2 * s2) - 1.0 / s2))
+                })
+                .collect();
+            let second = Filter::new(&[second.len()], second)?;
             let parts: Vec<Filter<K>> =
-                (0..rank).map(|a| if a == axis { second.clone() } else { gaussian.clone() }).collect();
+                gaussians.iter().enumerate().map(|(a, g)| if a == axis { second.clone() } else { g.clone() }).collect();
             let term = Filter::outer(&parts)?;
             total = Some(match total {
                 None => term,
@@ -198,7 +248,7 @@ impl<K: Element> Filter<K> {
                 }
             });
         }
-        total.ok_or_else(|| Error::invalid("Filter::laplacian_of_gaussian", "rank 0"))
+        total.ok_or_else(|| Error::invalid(op, "no sigma"))
     }
 
     /// A filter by name, as the `cliper` command line and pipeline files spell them, on `rank` axes (1 to 3, the
@@ -231,6 +281,29 @@ impl<K: Element> Filter<K> {
             let text = arg.ok_or_else(|| bad(format!("`{name}` needs a {what}, as in `{name}:2`")))?;
             text.parse::<f64>().map_err(|_| bad(format!("`{text}` in `{spec}` is not a number")))
         };
+        // One sigma for every axis, or one per axis (`gaussian:1,1,2.5`), in voxels.
+        let sigmas = || -> Result<Vec<f64>> {
+            let text = arg.ok_or_else(|| bad(format!("`{name}` needs a sigma, as in `{name}:2` or `{name}:1,2`")))?;
+            if text.to_ascii_lowercase().contains("mm") {
+                return Err(Error::invalid(
+                    format!("filter {spec}"),
+                    "sigmas in millimetres need the input's voxel spacing, which only DICOM and NIfTI inputs carry; \
+                     give sigma in voxels (`gaussian:2`, or one per axis `gaussian:1,1,2`)",
+                ));
+            }
+            let values: Vec<f64> = text
+                .split(',')
+                .map(|t| t.trim().parse::<f64>().map_err(|_| bad(format!("`{t}` in `{spec}` is not a number"))))
+                .collect::<Result<_>>()?;
+            match values.as_slice() {
+                [one] => Ok(vec![*one; rank.clamp(1, 3)]),
+                many if many.len() == rank => Ok(many.to_vec()),
+                many => Err(Error::invalid(
+                    format!("filter {spec}"),
+                    format!("gives {} sigmas for a filter over {rank} axes: give one, or one per axis", many.len()),
+                )),
+            }
+        };
         if arg.is_some() && !matches!(name.as_str(), "gaussian" | "log" | "box") {
             return Err(bad(format!("`{name}` takes no parameter")));
         }
@@ -254,8 +327,11 @@ impl<K: Element> Filter<K> {
             other => other,
         };
         let filter = match name.as_str() {
-            "gaussian" => Filter::gaussian(number("sigma")?, rank),
-            "log" | "gaussian-laplace" => Filter::laplacian_of_gaussian(number("sigma")?, rank),
+            "gaussian" if (1..=3).contains(&rank) => Filter::gaussian_axes(&sigmas()?),
+            "log" | "gaussian-laplace" if (1..=3).contains(&rank) => Filter::laplacian_of_gaussian_axes(&sigmas()?),
+            "gaussian" | "log" | "gaussian-laplace" => {
+                Err(Error::invalid("filter", format!("`{name}` spans 1 to 3 axes, not {rank}")))
+            }
             "box" => {
                 let size = number("size")?;
                 if size < 1.0 || size.fract() != 0.0 {
@@ -355,7 +431,7 @@ impl<K: Element> Filter<K> {
 
     /// The mean over a box of `size` weights per axis on `rank` axes (scipy.ndimage.uniform_filter).
     pub fn box_filter(size: usize, rank: usize) -> Result<Filter<K>> {
-        Self::check_generated("Filter::box_filter", &format!("size {size}"), size as f64, rank.clamp(1, 3))?;
+        Self::check_generated("Filter::box_filter", &format!("size {size}"), &vec![size as f64; rank.clamp(1, 3)])?;
         Self::repeated_1d(vec![1.0 / size as f64; size], rank, "Filter::box_filter")
     }
 
