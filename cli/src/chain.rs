@@ -35,26 +35,40 @@ impl Context {
     }
 }
 
-/// Files a batch input names: a directory's files with a known extension, or a glob's matches, sorted; `None`
-/// for a single file.
+/// The entries of a folder, or an error naming it.
+fn entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    Ok(std::fs::read_dir(dir)
+        .map_err(|source| Error::Io { path: dir.to_path_buf(), source })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect())
+}
+
+/// Whether `dir` holds DICOM files: it is then one DICOM series, one input.
+fn is_series(dir: &Path) -> bool {
+    dir.is_dir() && entries(dir).is_ok_and(|e| e.iter().any(cliper::is_dicom_file))
+}
+
+/// Inputs a batch names: a directory's files with a known extension and its DICOM series folders, or a glob's
+/// matches, sorted; `None` for a single file or a folder that is itself a DICOM series.
 pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
     let path = Path::new(spec);
     let known = |p: &Path| {
-        p.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| ["npy", "cfl", "png", "tif", "tiff", "mat"].contains(&e.to_ascii_lowercase().as_str()))
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
+        ["npy", "cfl", "png", "tif", "tiff", "mat", "nii"].contains(&ext.as_str())
+            || name.ends_with(".nii.gz")
+            || cliper::is_dicom_file(p)
     };
     let mut files: Vec<PathBuf> = if path.is_dir() {
-        std::fs::read_dir(path)
-            .map_err(|source| Error::Io { path: path.to_path_buf(), source })?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file() && known(p))
-            .collect()
+        if is_series(path) {
+            return Ok(None);
+        }
+        entries(path)?.into_iter().filter(|p| (p.is_file() && known(p)) || is_series(p)).collect()
     } else if spec.contains(['*', '?', '[']) {
         glob::glob(spec)
             .map_err(|e| Error::invalid("batch input", format!("`{spec}` is not a valid glob: {e}")))?
             .filter_map(|p| p.ok())
-            .filter(|p| p.is_file())
+            .filter(|p| p.is_file() || is_series(p))
             .collect()
     } else {
         return Ok(None);

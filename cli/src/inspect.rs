@@ -132,17 +132,20 @@ fn stats(name: &str, a: &HostArray, colour: bool) -> Value {
 pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
     let spec = FileSpec::parse(text);
     let is_mat = spec.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"));
+    let mut geometry = None;
     let variables: Vec<(String, HostArray, bool)> = match (&spec.variable, is_mat) {
         (None, true) => read_mat(&spec.path)?.into_iter().map(|(n, a)| (n, a, false)).collect(),
         _ => {
             let image = spec.read()?;
+            geometry = image.geometry;
             vec![(spec.variable.clone().unwrap_or_default(), image.array, image.colour)]
         }
     };
     let report: Vec<Value> = variables.iter().map(|(n, a, colour)| stats(n, a, *colour)).collect();
     let kspace = kspace_info(ctx, &spec.path, &variables);
+    let geometry_json = geometry.as_ref().map_or(Value::Null, geometry_report);
     if ctx.json {
-        let doc = json!({ "path": text, "variables": report, "kspace": kspace });
+        let doc = json!({ "path": text, "variables": report, "kspace": kspace, "geometry": geometry_json });
         say!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return Ok(());
     }
@@ -174,6 +177,9 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
             if v["finite"] != v["elements"] { format!(" (of {} finite)", v["finite"]) } else { String::new() },
         );
     }
+    if let Some(g) = &geometry {
+        say!("{}", geometry_text(g));
+    }
     if let Some(k) = kspace.as_object() {
         say!(
             "  as k-space: frames {} coils {} spatial {}  sensitivity maps: {}  mask: {}",
@@ -185,6 +191,38 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A geometry as JSON: spacing, origin and directions in array order (slice, row, column), nibabel's affine,
+/// the axis codes of (i, j, k), the units and the time step.
+fn geometry_report(g: &Geometry) -> Value {
+    json!({
+        "spacing": g.spacing, "origin": g.origin, "direction": g.direction, "affine": g.affine(),
+        "axis_codes": g.axis_codes(), "units": g.units.name(), "time_step": g.time_step,
+    })
+}
+
+/// Two lines: spacing (slice × row × column), origin, orientation; and the affine's rows.
+fn geometry_text(g: &Geometry) -> String {
+    let n = |v: f64| {
+        let t = format!("{:.4}", v);
+        let t = t.trim_end_matches('0').trim_end_matches('.');
+        if t == "-0" { "0".to_string() } else { t.to_string() }
+    };
+    let triple = |v: [f64; 3]| format!("({}, {}, {})", n(v[0]), n(v[1]), n(v[2]));
+    let units = g.units.name();
+    let time = g.time_step.map(|t| format!("  time step {} s", n(t))).unwrap_or_default();
+    let rows: Vec<String> =
+        g.affine().iter().take(3).map(|r| format!("[{} {} {} {}]", n(r[0]), n(r[1]), n(r[2]), n(r[3]))).collect();
+    format!(
+        "  geometry: spacing {} × {} × {} {units} (slice × row × column)  first voxel at {} {units} (RAS)  axes {} (i j k){time}\n  affine {}",
+        n(g.spacing[0]),
+        n(g.spacing[1]),
+        n(g.spacing[2]),
+        triple(g.origin),
+        g.axis_codes(),
+        rows.join(" "),
+    )
 }
 
 /// For files that hold k-space (a CFL pair, or a MAT file with a `kspace` variable): its frames, coils and

@@ -106,11 +106,17 @@ impl Outcome {
 /// use std::path::Path;
 /// let p = output_path("out/{stem}_edges.png", Some(Path::new("scans/a.tif")), true)?;
 /// assert_eq!(p, Path::new("out/a_edges.png"));
+/// let p = output_path("out/{stem}_smooth.nii.gz", Some(Path::new("scans/brain.nii.gz")), true)?;
+/// assert_eq!(p, Path::new("out/brain_smooth.nii.gz"));
 /// assert!(output_path("out/edges.png", Some(Path::new("scans/a.tif")), true).is_err());
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub fn output_path(template: &str, input: Option<&Path>, batch: bool) -> Result<PathBuf> {
-    let stem = input.and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
+    // A series folder's stem is its whole name; `brain.nii.gz`'s is `brain`.
+    let stem = input.and_then(|p| if p.is_dir() { p.file_name() } else { p.file_stem() }).map(|s| {
+        let s = s.to_string_lossy();
+        s.strip_suffix(".nii").or_else(|| s.strip_suffix(".NII")).unwrap_or(&s).to_string()
+    });
     if template.contains("{stem}") {
         let stem = stem.ok_or_else(|| Error::invalid("output", "`{stem}` needs a file input"))?;
         return Ok(PathBuf::from(template.replace("{stem}", &stem)));

@@ -35,5 +35,6 @@ pub use npy::{decode_npy, read_npy, write_npy};
 pub use png::{decode_png, read_png, write_png};
 pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};
 pub use save::abandon_saves;
+pub use source::is_dicom_file;
 pub use tiff::{TiffCompression, TiffOptions, decode_tiff, read_tiff, write_tiff, write_tiff_with};
 pub use xdata::{PngDepth, PngOptions};

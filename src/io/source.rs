@@ -33,6 +33,25 @@ pub(crate) fn extension(path: &Path) -> Result<String> {
     }
 }
 
+/// Whether `path` is a DICOM file by its name or its first bytes: a `.dcm` extension, or no extension and `DICM`
+/// after the 128-byte preamble (part 10 files from scanners often have no extension). Folders of such files are
+/// DICOM series; `DICOMDIR` index files are not images and are left out.
+///
+/// ```
+/// let ct = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rgb_3x5.png");
+/// assert!(!cliper::is_dicom_file(ct));
+/// ```
+pub fn is_dicom_file(path: impl AsRef<Path>) -> bool {
+    let path = path.as_ref();
+    if !path.is_file() || path.file_name().is_some_and(|n| n.eq_ignore_ascii_case("DICOMDIR")) {
+        return false;
+    }
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) => e.eq_ignore_ascii_case("dcm"),
+        None => has_dicom_preamble(path),
+    }
+}
+
 /// Whether the file at `path` starts as a DICOM part 10 file does: a 128-byte preamble, then `DICM`.
 pub(crate) fn has_dicom_preamble(path: &Path) -> bool {
     use std::io::Read;
