@@ -6,8 +6,10 @@ use super::dicom::read_dicom;
 use super::geometry::Geometry;
 use super::host_array::{Dtype, HostArray, each_variant, show_number};
 use super::mat::{read_mat, write_mat};
+use super::metaimage::read_metaimage;
 use super::nifti::{read_nifti, write_nifti};
 use super::npy::{read_npy, write_npy};
+use super::nrrd::read_nrrd;
 use super::png::{read_png, write_png};
 use super::source::{extension, unsupported_extension};
 use super::tiff::{TiffOptions, read_tiff, read_tiff_image, write_tiff, write_tiff_with};
@@ -83,6 +85,8 @@ pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
         "png" => read_png(path),
         "tif" | "tiff" => read_tiff(path),
         "nii" | "nii.gz" => read_nifti(path).map(|image| image.array),
+        "nrrd" | "nhdr" => read_nrrd(path).map(|image| image.array),
+        "mha" | "mhd" => read_metaimage(path).map(|image| image.array),
         "dcm" | "dicom-series" => read_dicom(path).map(|dicom| dicom.image.array),
         "mat" => {
             let mut vars = read_mat(path)?;
@@ -129,6 +133,8 @@ pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
     match extension(path)?.as_str() {
         "tif" | "tiff" => read_tiff_image(path).map(|(array, colour)| Image { array, colour, geometry: None }),
         "nii" | "nii.gz" => read_nifti(path),
+        "nrrd" | "nhdr" => read_nrrd(path),
+        "mha" | "mhd" => read_metaimage(path),
         "dcm" | "dicom-series" => read_dicom(path).map(|dicom| dicom.image),
         ext => {
             let array = read_file(path)?;

@@ -204,6 +204,21 @@ impl Geometry {
         self.spacing.map(|s| s * self.units.millimetres())
     }
 
+    /// A length in millimetres as a number of voxels along each spatial axis (slice, row, column): the sigmas of a
+    /// Gaussian that smooths equally far in every direction on anisotropic voxels.
+    ///
+    /// ```
+    /// use cliper::{Filter, Geometry};
+    /// let ct = Geometry::from_spacing([2.5, 0.5, 0.5]);
+    /// assert_eq!(ct.in_voxels(1.5), [0.6, 3.0, 3.0]);
+    /// let smooth = Filter::<f32>::gaussian_axes(&ct.in_voxels(1.5))?; // 1.5 mm in every direction
+    /// assert_eq!(smooth.shape(), &[5, 25, 25]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn in_voxels(&self, millimetres: f64) -> [f64; 3] {
+        self.spacing_mm().map(|s| millimetres / s)
+    }
+
     /// The axis codes of the directions, as nibabel's `aff2axcodes` gives them for (i, j, k): for each of the
     /// column, row and slice axes the world axis it runs closest to and the end it runs towards (`R`/`L`, `A`/`P`,
     /// `S`/`I`).

@@ -173,6 +173,21 @@ macro_rules! each_variant {
 pub(crate) use each_variant;
 
 impl HostArray {
+    /// The array with its axes reordered — axis `k` of the result is axis `order[k]` — stored row-major again.
+    /// `order` must be a permutation of the axes (readers build it from the shape).
+    pub(crate) fn permuted(&self, order: &[usize]) -> HostArray {
+        macro_rules! each {
+            ($($v:ident),*) => {
+                match self {
+                    $(HostArray::$v(a) => HostArray::$v(
+                        a.view().permuted_axes(ndarray::IxDyn(order)).as_standard_layout().into_owned()
+                    ),)*
+                }
+            };
+        }
+        each!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64, C32, C64)
+    }
+
     /// The host array holding device elements `a` in the matching file type (f32, f64, c32 or c64), exactly.
     ///
     /// ```

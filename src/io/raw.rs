@@ -86,6 +86,13 @@ pub fn decode_raw(bytes: &[u8], format: &RawFormat) -> Result<HostArray> {
 }
 
 impl RawFormat {
+    /// The array `bytes` hold — exactly the bytes the shape and type need — with errors naming `path` (readers
+    /// of formats whose data is RAW after a header of their own).
+    pub(crate) fn decode_named(&self, bytes: &[u8], path: &Path) -> Result<HostArray> {
+        self.data_bytes(bytes.len() as u64, path)?;
+        self.array(bytes, path)
+    }
+
     /// The bytes the shape and type need, which must be the `size` the file has.
     fn data_bytes(&self, size: u64, path: &Path) -> Result<usize> {
         let what = format!("shape {:?} of {}", self.shape, self.dtype.name());

@@ -10,7 +10,7 @@ pub(crate) const MEMORY: &str = "<memory>";
 
 /// The formats cliper reads and writes, for messages.
 const FORMATS: &str = ".npy, .cfl/.hdr (BART), .png, .tif/.tiff, .mat, .nii/.nii.gz (NIfTI), .dcm or a folder of \
-                       DICOM files, and .raw through load_raw/save_raw";
+                       DICOM files, .nrrd/.nhdr and .mha/.mhd (reading), and .raw through load_raw/save_raw";
 
 /// The lower-case extension of `path` — `nii.gz` for gzipped NIfTI, `dcm` for a DICOM file without an
 /// extension (recognised by `DICM` at byte 128, as DICOM part 10 files begin) and `dicom-series` for a folder
