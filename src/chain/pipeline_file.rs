@@ -126,7 +126,8 @@ impl Chain {
             let file_like = |k: &str| {
                 let path = FileSpec::parse(k).path;
                 let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
-                ["npy", "mat", "png", "tif", "tiff", "cfl", "hdr"].contains(&ext.as_str())
+                ["npy", "mat", "png", "tif", "tiff", "cfl", "hdr", "nii", "gz", "nrrd", "nhdr", "mha", "mhd"]
+                    .contains(&ext.as_str())
             };
             if let Op::Convolve { kernel, .. } = &mut step.op
                 && file_like(kernel)
