@@ -6,7 +6,7 @@
 //! the committed files against the same definitions.
 
 use cliper::prelude::*;
-use cliper::write_mat;
+use cliper::{DicomSeriesOptions, Image, write_dicom_series, write_mat, write_nifti};
 use ndarray::{Array2, Array3, ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};
 use rustfft::FftPlanner;
@@ -52,11 +52,73 @@ fn main() -> cliper::Result<()> {
     let (a, b) = matrices();
     write_mat(out.join("matrices.mat"), &[("A", &HostArray::F64(a)), ("B", &HostArray::F64(b))], true)?;
 
+    // A CT-like series and an MR-like NIfTI volume of the 3-D phantom, with the geometry scanners write.
+    let (stored, geometry) = ct_phantom()?;
+    let ct = Image { array: HostArray::U16(stored), colour: false, geometry: Some(geometry) };
+    let options = DicomSeriesOptions {
+        modality: "CT".into(),
+        series_description: "cliper phantom, axial".into(),
+        patient_name: "Phantom^SheppLogan".into(),
+        patient_id: "cliper-phantom".into(),
+        rescale: (1.0, -1024.0),
+    };
+    write_dicom_series(out.join("ct_series"), &ct, &options)?;
+    let (mr, geometry) = mr_phantom()?;
+    write_nifti(out.join("mr_phantom.nii.gz"), &HostArray::F32(mr), false, Some(&geometry))?;
+
     for entry in std::fs::read_dir(&out).map_err(|source| cliper::Error::Io { path: out.clone(), source })? {
         let path = entry.map_err(|source| cliper::Error::Io { path: out.clone(), source })?.path();
-        println!("{:>9} B  {}", std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0), path.display());
+        let size = match std::fs::read_dir(&path) {
+            Ok(files) => files.filter_map(|f| f.ok()?.metadata().ok()).map(|m| m.len()).sum(),
+            Err(_) => std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+        };
+        println!("{size:>9} B  {}", path.display());
     }
     Ok(())
+}
+
+/// Slices, rows and columns of the CT series; its pixel and slice spacing in mm.
+const CT: [usize; 3] = [24, 64, 64];
+const CT_SPACING: [f64; 3] = [2.5, 0.8, 0.8];
+
+/// Hounsfield units of a phantom intensity: air (0) at −1000, brain (0.2) at 40, skull (1) at 1000, the
+/// features (0.1–0.4) between −80 and 280.
+pub fn hounsfield(intensity: f64) -> f64 {
+    if intensity <= 0.0 { -1000.0 } else { 40.0 + (intensity - 0.2) * 1200.0 }
+}
+
+/// The 3-D phantom as a CT scanner stores it: `HU + 1024` in u16 (RescaleIntercept −1024), axial slices
+/// from the feet up, rows running posterior and columns to the patient's left (DICOM's usual axial
+/// orientation), centred on the scanner's origin.
+fn ct_phantom() -> cliper::Result<(ArrayD<u16>, Geometry)> {
+    let volume = SheppLogan::<f32>::reference(&CT)?;
+    let stored: Vec<u16> = volume.iter().map(|&v| (hounsfield(v) + 1024.0).round() as u16).collect();
+    let stored =
+        ArrayD::from_shape_vec(IxDyn(&CT), stored).map_err(|e| cliper::Error::invalid("ct_phantom", e.to_string()))?;
+    let direction = [[0.0, 0.0, 1.0], [0.0, -1.0, 0.0], [-1.0, 0.0, 0.0]];
+    let mut geometry = Geometry { spacing: CT_SPACING, direction, ..Geometry::default() };
+    // The volume's centre at the origin.
+    let centre = geometry.position(CT.map(|n| (n as f64 - 1.0) / 2.0));
+    geometry.origin = centre.map(|c| -c);
+    Ok((stored, geometry))
+}
+
+/// Slices, rows and columns of the NIfTI volume, and its voxel size (mm): thick slices, as MR often has.
+const MR: [usize; 3] = [20, 64, 64];
+const MR_SPACING: [f64; 3] = [3.0, 1.0, 1.0];
+
+/// The 3-D phantom as an MR volume in float32, oriented as the CT series (as dcm2niix writes a series it does
+/// not reorder: columns to the patient's left, rows posterior, slices up), centred on the origin.
+fn mr_phantom() -> cliper::Result<(ArrayD<f32>, Geometry)> {
+    let volume = SheppLogan::<f32>::reference(&MR)?;
+    let volume: Vec<f32> = volume.iter().map(|&v| v as f32).collect();
+    let volume =
+        ArrayD::from_shape_vec(IxDyn(&MR), volume).map_err(|e| cliper::Error::invalid("mr_phantom", e.to_string()))?;
+    let direction = [[0.0, 0.0, 1.0], [0.0, -1.0, 0.0], [-1.0, 0.0, 0.0]];
+    let mut geometry = Geometry { spacing: MR_SPACING, direction, ..Geometry::default() };
+    let centre = geometry.position(MR.map(|n| (n as f64 - 1.0) / 2.0));
+    geometry.origin = centre.map(|c| -c);
+    Ok((volume, geometry))
 }
 
 /// Smooth synthetic coil sensitivities, `[coils, y, x]`: coil `c` sits at angle `2πc/C` on a circle of radius
