@@ -609,7 +609,8 @@ fn encode_nifti(array: &HostArray, colour: bool, geometry: Option<&Geometry>) ->
     let (code, bitpix) = kind.code();
     put(70, &code.to_le_bytes());
     put(72, &bitpix.to_le_bytes());
-    let mut pixdim = [1.0f64; 8];
+    // pixdim[4] stays 0 without a time step, so that reading back gives none.
+    let mut pixdim = [1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0];
     let mut units = 0u8;
     if let Some(g) = geometry {
         // Columns i, j, k: the directions of the column, row and slice axes.
