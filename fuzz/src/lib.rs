@@ -12,8 +12,16 @@ use std::path::Path;
 pub type Target = fn(&[u8]) -> bool;
 
 /// The targets, by the name of their corpus directory.
-pub const TARGETS: [(&str, Target); 7] =
-    [("png", png), ("tiff", tiff), ("mat", mat), ("cfl", cfl), ("npy", npy), ("raw", raw), ("pipeline", pipeline)];
+pub const TARGETS: [(&str, Target); 8] = [
+    ("png", png),
+    ("tiff", tiff),
+    ("mat", mat),
+    ("cfl", cfl),
+    ("npy", npy),
+    ("raw", raw),
+    ("pipeline", pipeline),
+    ("nifti", nifti),
+];
 
 pub fn png(data: &[u8]) -> bool {
     cliper::decode_png(data).is_ok()
@@ -79,4 +87,9 @@ pub fn pipeline(data: &[u8]) -> bool {
         }
     }
     true
+}
+
+/// NIfTI-1 or NIfTI-2 bytes, plain or gzipped, to `decode_nifti`.
+pub fn nifti(data: &[u8]) -> bool {
+    cliper::decode_nifti(data).is_ok()
 }
