@@ -18,7 +18,14 @@ fn data(name: &str) -> PathBuf {
 
 #[test]
 fn the_sample_files_fit_in_two_megabytes() {
-    let total: u64 = std::fs::read_dir(data("")).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    // Files and the files of folders (the DICOM series).
+    let size = |path: PathBuf| -> u64 {
+        match std::fs::read_dir(&path) {
+            Ok(files) => files.map(|f| f.unwrap().metadata().unwrap().len()).sum(),
+            Err(_) => std::fs::metadata(&path).unwrap().len(),
+        }
+    };
+    let total: u64 = std::fs::read_dir(data("")).unwrap().map(|e| size(e.unwrap().path())).sum();
     assert!(total <= 2 * 1024 * 1024, "data/ holds {total} bytes");
 }
 
@@ -98,6 +105,57 @@ fn phantom_images_are_the_published_phantom() {
         }
     }
     assert!(compared > 64 * 64 * 64 - 64, "only {compared} voxels away from ellipse edges");
+}
+
+/// The voxel centres' positions (RAS, mm) the README gives the CT series and the NIfTI volume: `spacing`
+/// (slice, row, column), columns to the patient's left, rows posterior, slices up, centred on the origin.
+fn expected_position(shape: [usize; 3], spacing: [f64; 3], index: [f64; 3]) -> [f64; 3] {
+    let offset = |a: usize| (index[a] - (shape[a] as f64 - 1.0) / 2.0) * spacing[a];
+    [-offset(2), -offset(1), offset(0)]
+}
+
+#[test]
+fn the_ct_series_is_the_phantom_in_hounsfield_units_where_the_readme_puts_it() {
+    let series = cliper::read_dicom(data("ct_series")).unwrap();
+    assert_eq!((series.info.modality.as_str(), series.info.files.len()), ("CT", 24));
+    // Stored HU + 1024 with RescaleIntercept −1024: whole Hounsfield units in i16.
+    let HostArray::I16(hu) = series.image.array else { panic!("HU should be i16, got {:?}", series.image.array.dtype()) };
+    let (volume, near_edge) = toft_phantom(24, 64, 64);
+    let hounsfield = |v: f64| if v <= 1e-9 { -1000.0 } else { 40.0 + (v - 0.2) * 1200.0 };
+    let mut compared = 0;
+    for ((&got, &want), &edge) in hu.iter().zip(&volume).zip(&near_edge) {
+        if !edge {
+            assert_eq!(f64::from(got), hounsfield(want).round(), "intensity {want}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 24 * 64 * 64 - 64, "only {compared} voxels away from ellipse edges");
+    let g = series.image.geometry.unwrap();
+    for index in [[0.0, 0.0, 0.0], [23.0, 63.0, 63.0], [5.0, 17.0, 40.0]] {
+        let (got, want) = (g.position(index), expected_position([24, 64, 64], [2.5, 0.8, 0.8], index));
+        assert!(got.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-9), "voxel {index:?} at {got:?}, not {want:?}");
+    }
+}
+
+#[test]
+fn the_nifti_volume_is_the_phantom_where_the_readme_puts_it() {
+    let image = cliper::read_nifti(data("mr_phantom.nii.gz")).unwrap();
+    let HostArray::F32(volume) = image.array else { panic!("not f32") };
+    assert_eq!(volume.shape(), &[20, 64, 64]);
+    let (want, near_edge) = toft_phantom(20, 64, 64);
+    let mut compared = 0;
+    for ((&got, &want), &edge) in volume.iter().zip(&want).zip(&near_edge) {
+        if !edge {
+            assert!((f64::from(got) - want).abs() < 1e-6, "{got} vs {want}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 20 * 64 * 64 - 64, "only {compared} voxels away from ellipse edges");
+    let g = image.geometry.unwrap();
+    for index in [[0.0, 0.0, 0.0], [19.0, 63.0, 63.0], [7.0, 30.0, 2.0]] {
+        let (got, want) = (g.position(index), expected_position([20, 64, 64], [3.0, 1.0, 1.0], index));
+        assert!(got.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6), "voxel {index:?} at {got:?}, not {want:?}");
+    }
 }
 
 /// The centred inverse DFT of every trailing `[n, n]` slice, `fftshift(ifft2(ifftshift(k)))` with numpy's

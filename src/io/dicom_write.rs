@@ -107,6 +107,7 @@ pub fn write_dicom_series(dir: impl AsRef<Path>, image: &Image, options: &DicomS
     let uid = |role: &str| seed.clone().then(role.as_bytes()).uid();
     let (study, series, frame) = (uid("study"), uid("series"), uid("frame of reference"));
     let bytes_per_slice = rows * columns * bits / 8;
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
     let mut pending = Vec::with_capacity(slices);
     for k in 0..slices {
         let position = lps(geometry.position([k as f64, 0.0, 0.0])).map(|v| v * mm);
@@ -168,7 +169,6 @@ pub fn write_dicom_series(dir: impl AsRef<Path>, image: &Image, options: &DicomS
         let path = dir.join(format!("IM{:04}.dcm", k + 1));
         pending.push(prepare(&path, |out| file.write_all(out).map_err(|e| e.to_string()))?);
     }
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
     commit(pending)
 }
 
@@ -238,7 +238,17 @@ mod tests {
 
     #[test]
     fn decimal_strings_fit_sixteen_characters() {
-        for v in [0.0, -0.0, 1.0, -1024.0, 0.7071067811865476, -0.7071067811865476, 123456.789012345, 1e-20, 3.5e20] {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -1024.0,
+            std::f64::consts::FRAC_1_SQRT_2,
+            -0.123_456_789_012_345_67,
+            123456.789012345,
+            1e-20,
+            3.5e20,
+        ] {
             let s = ds(v);
             assert!(s.len() <= 16, "{v}: {s}");
             let back: f64 = s.parse().unwrap();

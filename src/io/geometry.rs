@@ -94,8 +94,6 @@ fn spatial(rank: usize, colour: bool) -> Vec<usize> {
     axes
 }
 
-// Every index below is a loop over 0..3 into [_; 3] and [_; 4] arrays.
-#[allow(clippy::indexing_slicing)]
 impl Geometry {
     /// `spacing` (slice, row, column) at the origin, axes along z, y and x.
     pub fn from_spacing(spacing: [f64; 3]) -> Geometry {
