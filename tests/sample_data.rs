@@ -119,7 +119,9 @@ fn the_ct_series_is_the_phantom_in_hounsfield_units_where_the_readme_puts_it() {
     let series = cliper::read_dicom(data("ct_series")).unwrap();
     assert_eq!((series.info.modality.as_str(), series.info.files.len()), ("CT", 24));
     // Stored HU + 1024 with RescaleIntercept −1024: whole Hounsfield units in i16.
-    let HostArray::I16(hu) = series.image.array else { panic!("HU should be i16, got {:?}", series.image.array.dtype()) };
+    let HostArray::I16(hu) = series.image.array else {
+        panic!("HU should be i16, got {:?}", series.image.array.dtype())
+    };
     let (volume, near_edge) = toft_phantom(24, 64, 64);
     let hounsfield = |v: f64| if v <= 1e-9 { -1000.0 } else { 40.0 + (v - 0.2) * 1200.0 };
     let mut compared = 0;

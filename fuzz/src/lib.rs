@@ -12,7 +12,7 @@ use std::path::Path;
 pub type Target = fn(&[u8]) -> bool;
 
 /// The targets, by the name of their corpus directory.
-pub const TARGETS: [(&str, Target); 8] = [
+pub const TARGETS: [(&str, Target); 10] = [
     ("png", png),
     ("tiff", tiff),
     ("mat", mat),
@@ -21,6 +21,8 @@ pub const TARGETS: [(&str, Target); 8] = [
     ("raw", raw),
     ("pipeline", pipeline),
     ("nifti", nifti),
+    ("nrrd", nrrd),
+    ("metaimage", metaimage),
 ];
 
 pub fn png(data: &[u8]) -> bool {
@@ -92,4 +94,14 @@ pub fn pipeline(data: &[u8]) -> bool {
 /// NIfTI-1 or NIfTI-2 bytes, plain or gzipped, to `decode_nifti`.
 pub fn nifti(data: &[u8]) -> bool {
     cliper::decode_nifti(data).is_ok()
+}
+
+/// A NRRD file with attached data.
+pub fn nrrd(data: &[u8]) -> bool {
+    cliper::decode_nrrd(data).is_ok()
+}
+
+/// A MetaImage file with `ElementDataFile = LOCAL` data.
+pub fn metaimage(data: &[u8]) -> bool {
+    cliper::decode_metaimage(data).is_ok()
 }
