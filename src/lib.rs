@@ -156,7 +156,7 @@ pub mod prelude {
     pub use crate::{
         ClApp, ComplexElement, DeviceInfo, DeviceKind, Dtype, Element, Endian, Error, Geometry, HostArray, IndexType,
         KData, KSpaceMat, Kernel, KernelScalar, Launch, PngDepth, PngOptions, Program, RawFormat, RealElement, Scale,
-        TiffCompression, TiffOptions, XData,
+        SpaceUnit, TiffCompression, TiffOptions, XData,
     };
     pub use num_complex::{Complex32, Complex64};
 }

@@ -55,7 +55,7 @@ pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
     let known = |p: &Path| {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
-        ["npy", "cfl", "png", "tif", "tiff", "mat", "nii"].contains(&ext.as_str())
+        ["npy", "cfl", "png", "tif", "tiff", "mat", "nii", "nrrd", "nhdr", "mha", "mhd"].contains(&ext.as_str())
             || name.ends_with(".nii.gz")
             || cliper::is_dicom_file(p)
     };

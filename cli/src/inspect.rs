@@ -210,7 +210,10 @@ fn geometry_text(g: &Geometry) -> String {
         if t == "-0" { "0".to_string() } else { t.to_string() }
     };
     let triple = |v: [f64; 3]| format!("({}, {}, {})", n(v[0]), n(v[1]), n(v[2]));
-    let units = g.units.name();
+    let units = match g.units {
+        SpaceUnit::Unknown => "(units not given)",
+        other => other.name(),
+    };
     let time = g.time_step.map(|t| format!("  time step {} s", n(t))).unwrap_or_default();
     let rows: Vec<String> =
         g.affine().iter().take(3).map(|r| format!("[{} {} {} {}]", n(r[0]), n(r[1]), n(r[2]), n(r[3]))).collect();

@@ -1,0 +1,157 @@
+//! The medical formats as a user meets them on the command line: NIfTI, NRRD and MetaImage (and DICOM series,
+//! in `dicom_series_…`) read by every command, filtered in millimetres, and written with the geometry that
+//! makes the result overlay the scan — checked against nibabel, SimpleITK and scipy fixtures
+//! (tests/fixtures/make_medical.py, make_itk.py, make_dicom.py).
+
+mod common;
+use cliper::{Geometry, HostArray, read_image, read_npy};
+use common::*;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures").join(name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn geometry_of(path: &Path) -> Geometry {
+    read_image(path).unwrap().geometry.unwrap_or_else(|| panic!("{} has no geometry", path.display()))
+}
+
+/// `a` and `b` put voxel `index_a` of one and `index_b` of the other at the same place, within `tol` mm.
+fn same_place(a: &Geometry, index_a: [f64; 3], b: &Geometry, index_b: [f64; 3], tol: f64, what: &str) {
+    let (p, q) = (a.position(index_a), b.position(index_b));
+    assert!(p.iter().zip(q).all(|(x, y)| (x - y).abs() <= tol), "{what}: {p:?} vs {q:?}");
+}
+
+const CORNERS: [[f64; 3]; 3] = [[0.0, 0.0, 0.0], [4.0, 6.0, 8.0], [2.0, 3.0, 1.0]];
+
+#[test]
+fn a_nifti_volume_is_smoothed_in_millimetres_and_keeps_its_affine() {
+    let dir = scratch("mm");
+    let input = fixture("medical/aniso.nii.gz");
+    let out = dir.join("smooth.nii.gz");
+    ok(&["convolve", s(&input), s(&out), "--kernel", "gaussian:1.5mm", "--rank", "3", "--precision", "double"]);
+    // scipy's gaussian_filter with sigma = 1.5 mm / (0.7, 1.1, 2.5) mm: the same float64 sums.
+    close(&f32s(&out), &f32s(&fixture("medical/aniso_gaussian_1.5mm.npy")), 1e-12, "gaussian:1.5mm");
+    // The file says where its voxels are: the input's affine (nibabel's, through float32 header fields).
+    let affine: Vec<Vec<f64>> =
+        serde_json::from_str(&std::fs::read_to_string(fixture("medical/aniso_affine.json")).unwrap()).unwrap();
+    let written = geometry_of(&out).affine();
+    for (r, row) in affine.iter().take(3).enumerate() {
+        for (c, &want) in row.iter().enumerate() {
+            assert!((written[r][c] - want).abs() < 1e-5, "affine[{r}][{c}] {} vs nibabel {want}", written[r][c]);
+        }
+    }
+    // `info` shows it, in words and in JSON.
+    let text = ok(&["info", s(&out)]);
+    assert!(text.contains("spacing 2.5 × 1.1 × 0.7 mm (slice × row × column)"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&["--json", "info", s(&out)])).unwrap();
+    assert!((json["geometry"]["affine"][0][3].as_f64().unwrap() - affine[0][3]).abs() < 1e-5, "{json}");
+    // Sigmas in voxels per axis are the same filter (up to the file's float32 voxel sizes: 0.7 is stored as
+    // 0.69999999, which moves the sums by 1e-8).
+    let voxels = dir.join("voxels.nii.gz");
+    let sigmas = format!("gaussian:{},{},{}", 1.5 / 2.5, 1.5 / 1.1, 1.5 / 0.7);
+    ok(&["convolve", s(&input), s(&voxels), "--kernel", &sigmas, "--rank", "3", "--precision", "double"]);
+    close(&f32s(&voxels), &f32s(&out), 1e-6, "per-axis sigmas");
+}
+
+#[test]
+fn pad_transpose_and_valid_outputs_move_the_geometry_with_the_voxels() {
+    let dir = scratch("moves");
+    let input = fixture("medical/aniso.nii.gz");
+    let g = geometry_of(&input);
+    // Float32 header fields: positions come back within a few µm of tens of mm.
+    let tol = 1e-4;
+    let padded = dir.join("padded.nii.gz");
+    ok(&["pad", s(&input), s(&padded), "--width", "1:0,2:3,0:4", "--mode", "edge"]);
+    let p = geometry_of(&padded);
+    for [k, j, i] in CORNERS {
+        same_place(&p, [k + 1.0, j + 2.0, i], &g, [k, j, i], tol, "pad");
+    }
+    let transposed = dir.join("transposed.nii.gz");
+    ok(&["transpose", s(&input), s(&transposed)]);
+    let t = geometry_of(&transposed);
+    for [k, j, i] in CORNERS {
+        same_place(&t, [k, i, j], &g, [k, j, i], tol, "transpose");
+    }
+    let valid = dir.join("valid.nii.gz");
+    ok(&["convolve", s(&input), s(&valid), "--kernel", "box:3", "--rank", "3", "--output", "valid"]);
+    let v = geometry_of(&valid);
+    same_place(&v, [0.0; 3], &g, [1.0; 3], tol, "valid");
+    // The values moved with the geometry: padded voxel (k + 1, j + 2, i) is input voxel (k, j, i).
+    let (pv, gv) = (f32s(&padded), f32s(&input));
+    assert_eq!(pv[[1, 2, 0]], gv[[0, 0, 0]]);
+    assert_eq!(pv[[5, 8, 8]], gv[[4, 6, 8]]);
+}
+
+#[test]
+fn nrrd_and_metaimage_files_convert_to_nifti_with_their_geometry() {
+    let dir = scratch("itk");
+    for name in ["oblique_i16.nrrd", "oblique_i16_zlib.mha", "skewed_f64_big.nhdr"] {
+        let input = fixture(&format!("itk/{name}"));
+        let out = dir.join(format!("{name}.nii.gz"));
+        ok(&["convert", s(&input), s(&out)]);
+        let (a, b) = (read_image(&input).unwrap(), read_image(&out).unwrap());
+        assert_eq!(a.array, b.array, "{name}: values and type");
+        let (ga, gb) = (a.geometry.unwrap(), b.geometry.unwrap());
+        for index in CORNERS {
+            same_place(&gb, index, &ga, index, 1e-4, name);
+        }
+        let (stem, ext) = name.rsplit_once('.').unwrap();
+        assert_eq!(b.array, read_npy(fixture(&format!("itk/{stem}_{ext}.npy"))).unwrap(), "{name}: SimpleITK's values");
+    }
+}
+
+#[test]
+fn batches_and_pipelines_take_medical_files() {
+    let dir = scratch("batch");
+    let inputs = dir.join("in");
+    std::fs::create_dir_all(&inputs).unwrap();
+    std::fs::copy(fixture("medical/aniso.nii.gz"), inputs.join("aniso.nii.gz")).unwrap();
+    std::fs::copy(fixture("itk/oblique_i16.mha"), inputs.join("oblique.mha")).unwrap();
+    let template = dir.join("out/{stem}_smooth.nii.gz");
+    ok(&["convolve", s(&inputs), s(&template), "--kernel", "gaussian:1mm", "--rank", "3"]);
+    for (stem, source) in [("aniso", "aniso.nii.gz"), ("oblique", "oblique.mha")] {
+        let out = dir.join(format!("out/{stem}_smooth.nii.gz"));
+        let (g, want) = (geometry_of(&out), geometry_of(&inputs.join(source)));
+        same_place(&g, [1.0, 2.0, 3.0], &want, [1.0, 2.0, 3.0], 1e-4, stem);
+    }
+    // A pipeline file: a NIfTI input, a Gaussian in millimetres, a NIfTI output — as the subcommand.
+    let pipeline = dir.join("smooth.toml");
+    std::fs::write(
+        &pipeline,
+        format!(
+            "precision = \"double\"\n[input]\nscan = \"{}\"\n[[step]]\nop = \"convolve\"\nin = \"scan\"\nout = \"smooth\"\n\
+             kernel = \"gaussian:1.5mm\"\nrank = 3\n[output]\nsmooth = \"smooth.nii.gz\"\n",
+            s(&fixture("medical/aniso.nii.gz"))
+        ),
+    )
+    .unwrap();
+    ok(&["run", s(&pipeline)]);
+    close(&f32s(&dir.join("smooth.nii.gz")), &f32s(&fixture("medical/aniso_gaussian_1.5mm.npy")), 1e-12, "pipeline");
+}
+
+#[test]
+fn broken_medical_files_are_refused_naming_them_and_leave_no_output() {
+    let dir = scratch("broken");
+    let bytes = std::fs::read(fixture("medical/aniso.nii.gz")).unwrap();
+    let truncated = dir.join("truncated.nii.gz");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let out = dir.join("out.nii.gz");
+    let e = fails(&["convolve", s(&truncated), s(&out), "--kernel", "gaussian:1mm", "--rank", "3"], 1);
+    assert!(e.contains("truncated.nii.gz") && e.lines().count() <= 2, "{e}");
+    assert!(!out.exists());
+    // Millimetres on a filter spanning a non-spatial axis, and a mm sigma list of the wrong length.
+    let input = fixture("medical/aniso.nii.gz");
+    let e = fails(&["convolve", s(&input), s(&out), "--kernel", "gaussian:1mm,2mm", "--rank", "3"], 1);
+    assert!(e.contains("2 sigmas") && e.contains("3 axes"), "{e}");
+    // Geometry needs a file that holds it: NPY output keeps the values only, and says nothing false.
+    let npy = dir.join("values.npy");
+    ok(&["convert", s(&input), s(&npy)]);
+    assert!(read_image(&npy).unwrap().geometry.is_none());
+    assert!(matches!(read_image(&npy).unwrap().array, HostArray::F32(_)));
+    assert!(!out.exists());
+}
