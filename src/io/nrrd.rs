@@ -4,8 +4,7 @@
 use super::file::Image;
 use super::host_array::Dtype;
 use super::raw::RawFormat;
-use super::source::MEMORY;
-use super::volume_header::{Encoding, Frame, Volume, endian, extents, numbers};
+use super::volume_header::{Encoding, Frame, Volume, decode_volume, endian, extents, numbers, read_volume};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -22,31 +21,12 @@ use std::path::{Path, PathBuf};
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub fn read_nrrd(path: impl AsRef<Path>) -> Result<Image> {
-    let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    let (volume, detached) = parse(&bytes, path)?;
-    let (array, colour, geometry) = match detached {
-        Some(file) => {
-            let data = std::fs::read(&file).map_err(|source| Error::Io { path: file.clone(), source })?;
-            volume.decode(&data)?
-        }
-        None => volume.decode(&bytes)?,
-    };
-    Ok(Image { array, colour, geometry })
+    read_volume(path.as_ref(), parse)
 }
 
 /// Reads NRRD bytes in memory (attached data only); errors name the source `<memory>`.
 pub fn decode_nrrd(bytes: &[u8]) -> Result<Image> {
-    let source = Path::new(MEMORY);
-    let (volume, detached) = parse(bytes, source)?;
-    if let Some(file) = detached {
-        return Err(Error::Format {
-            path: source.to_path_buf(),
-            reason: format!("the header names a data file {}; bytes in memory hold attached data only", file.display()),
-        });
-    }
-    let (array, colour, geometry) = volume.decode(bytes)?;
-    Ok(Image { array, colour, geometry })
+    decode_volume(bytes, parse)
 }
 
 /// NRRD's type names.

@@ -2,9 +2,11 @@
 //! (`metaimage.rs`) — share: data that is RAW or gzipped after the header or in a file beside it, axes listed
 //! fastest first, and geometry as one direction vector per axis in LPS or RAS world coordinates.
 
+use super::file::Image;
 use super::geometry::Geometry;
 use super::host_array::HostArray;
 use super::raw::{Endian, RawFormat};
+use super::source::MEMORY;
 use crate::error::{Error, Result};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -145,6 +147,38 @@ impl Volume {
             reason: format!("the header's axes do not make a geometry: {e}"),
         })
     }
+}
+
+/// A header parser: the volume the header in `bytes` describes and, when the data is in a file of its own, that
+/// file. `path` names the header in errors.
+pub(crate) type Parse = fn(&[u8], &Path) -> Result<(Volume, Option<PathBuf>)>;
+
+/// Reads the file at `path` with `parse` and its data, attached or beside it.
+pub(crate) fn read_volume(path: &Path, parse: Parse) -> Result<Image> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let (volume, detached) = parse(&bytes, path)?;
+    let (array, colour, geometry) = match detached {
+        Some(file) => {
+            let data = std::fs::read(&file).map_err(|source| Error::Io { path: file.clone(), source })?;
+            volume.decode(&data)?
+        }
+        None => volume.decode(&bytes)?,
+    };
+    Ok(Image { array, colour, geometry })
+}
+
+/// Reads a header with attached data from `bytes` in memory; a header naming a data file of its own is an error.
+pub(crate) fn decode_volume(bytes: &[u8], parse: Parse) -> Result<Image> {
+    let source = Path::new(MEMORY);
+    let (volume, detached) = parse(bytes, source)?;
+    if let Some(file) = detached {
+        return Err(Error::Format {
+            path: source.to_path_buf(),
+            reason: format!("the header names a data file {}; bytes in memory hold attached data only", file.display()),
+        });
+    }
+    let (array, colour, geometry) = volume.decode(bytes)?;
+    Ok(Image { array, colour, geometry })
 }
 
 /// `text` as `count` numbers, or an error naming `what`.
