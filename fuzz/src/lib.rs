@@ -12,8 +12,16 @@ use std::path::Path;
 pub type Target = fn(&[u8]) -> bool;
 
 /// The targets, by the name of their corpus directory.
-pub const TARGETS: [(&str, Target); 7] =
-    [("png", png), ("tiff", tiff), ("mat", mat), ("cfl", cfl), ("npy", npy), ("raw", raw), ("pipeline", pipeline)];
+pub const TARGETS: [(&str, Target); 8] = [
+    ("png", png),
+    ("tiff", tiff),
+    ("mat", mat),
+    ("cfl", cfl),
+    ("npy", npy),
+    ("raw", raw),
+    ("pipeline", pipeline),
+    ("dicom", dicom),
+];
 
 pub fn png(data: &[u8]) -> bool {
     cliper::decode_png(data).is_ok()
@@ -79,4 +87,9 @@ pub fn pipeline(data: &[u8]) -> bool {
         }
     }
     true
+}
+
+/// The bytes of one DICOM part 10 file to `decode_dicom` (parse, decode every transfer syntax, geometry).
+pub fn dicom(data: &[u8]) -> bool {
+    cliper::decode_dicom(data).is_ok()
 }
