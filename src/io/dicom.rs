@@ -168,11 +168,101 @@ fn parse(bytes: &[u8], path: &Path) -> Result<File> {
     } else {
         return Err(format_error(path, "not a DICOM part 10 file: no `DICM` at byte 128 (nor at byte 0)"));
     };
+    check_lengths(body.get(4..).unwrap_or_default()).map_err(|reason| format_error(path, reason))?;
     let object =
         OpenFileOptions::new().read_preamble(dicom_object::file::ReadPreamble::Never).from_reader(body).map_err(
             |e| format_error(path, format!("cannot parse the DICOM file (truncated or malformed?): {}", chain(&e))),
         )?;
     Ok(File { path: path.to_path_buf(), object })
+}
+
+/// Walks the element headers of the meta group and the data set (into sequences, over encapsulated fragments)
+/// and refuses a defined length longer than the bytes left: dicom-parser allocates an element's claimed length
+/// before reading it, so a 100-byte file claiming a 4 GB element would take 4 GB (found by fuzzing). Deflated data
+/// sets are not walked; an explicit-VR UN of undefined length (implicit VR inside) ends the walk.
+fn check_lengths(bytes: &[u8]) -> std::result::Result<(), String> {
+    const UNDEFINED: u32 = 0xFFFF_FFFF;
+    let (mut pos, mut explicit, mut little, mut meta, mut fragments) = (0usize, true, true, true, false);
+    // The data set's encoding, from the meta group's transfer syntax (the meta group is explicit VR LE).
+    let (mut set_explicit, mut set_little) = (true, true);
+    let u16_at = |at: usize, little: bool| -> Option<u16> {
+        let b: [u8; 2] = bytes.get(at..at + 2)?.try_into().ok()?;
+        Some(if little { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) })
+    };
+    let u32_at = |at: usize, little: bool| -> Option<u32> {
+        let b: [u8; 4] = bytes.get(at..at + 4)?.try_into().ok()?;
+        Some(if little { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
+    };
+    while pos + 8 <= bytes.len() {
+        let Some(group) = u16_at(pos, little) else { break };
+        if meta && group != 0x0002 {
+            // The data set begins: its transfer syntax was read from (0002,0010).
+            (meta, explicit, little) = (false, set_explicit, set_little);
+            continue;
+        }
+        let (Some(element), Some(group)) = (u16_at(pos + 2, little), Some(group)) else { break };
+        let long_vr = |vr: &[u8]| {
+            matches!(
+                vr,
+                b"OB" | b"OD" | b"OF" | b"OL" | b"OV" | b"OW" | b"SQ" | b"SV" | b"UC" | b"UN" | b"UR" | b"UT" | b"UV"
+            )
+        };
+        let (header, length, sequence, unknown) = if group == 0xFFFE {
+            (8, u32_at(pos + 4, little), false, false)
+        } else if explicit {
+            let vr = bytes.get(pos + 4..pos + 6).unwrap_or_default();
+            if long_vr(vr) {
+                (12, u32_at(pos + 8, little), vr == b"SQ", vr == b"UN")
+            } else {
+                (8, u16_at(pos + 6, little).map(u32::from), false, false)
+            }
+        } else {
+            use dicom_core::dictionary::{DataDictionary, DataDictionaryEntry};
+            let vr = dicom_dictionary_std::StandardDataDictionary.by_tag(Tag(group, element)).map(|e| e.vr());
+            let sq = matches!(vr, Some(dicom_core::dictionary::VirtualVr::Exact(dicom_core::VR::SQ)));
+            (8, u32_at(pos + 4, little), sq, false)
+        };
+        let Some(length) = length else { break };
+        let remaining = bytes.len().saturating_sub(pos + header);
+        let too_long = length != UNDEFINED && length as usize > remaining;
+        if too_long {
+            return Err(format!(
+                "element ({group:04X},{element:04X}) at byte {} claims {length} bytes where {remaining} remain: the \
+                 file is truncated or corrupt",
+                pos + 132
+            ));
+        }
+        if meta && (group, element) == (0x0002, 0x0010) {
+            let uid = bytes.get(pos + header..pos + header + length as usize).unwrap_or_default();
+            let uid = String::from_utf8_lossy(uid);
+            match uid.trim_end_matches(['\0', ' ']) {
+                "1.2.840.10008.1.2" => set_explicit = false,
+                "1.2.840.10008.1.2.2" => set_little = false,
+                // Deflated: the data set is compressed; dicom-object inflates it.
+                "1.2.840.10008.1.2.1.99" | "1.2.840.10008.1.2.4.95" => {
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+        pos += header;
+        if group == 0xFFFE {
+            match element {
+                0xE000 if fragments && length != UNDEFINED => pos += length as usize,
+                0xE0DD => fragments = false,
+                _ => {} // an item of a sequence: its elements follow
+            }
+        } else if length == UNDEFINED {
+            if (group, element) == (0x7FE0, 0x0010) {
+                fragments = true;
+            } else if unknown {
+                return Ok(());
+            }
+        } else if !sequence {
+            pos += length as usize;
+        }
+    }
+    Ok(())
 }
 
 /// An error and its sources, in one line.
@@ -587,7 +677,7 @@ fn apply_rescale(values: HostArray, per_frame: &[(f64, f64)]) -> (HostArray, Vec
     if per_frame.iter().all(|&r| r == first) {
         return (rescale(values, first.0, first.1), vec![first]);
     }
-    let mut f: ArrayD<f64> = each_variant!(&values, a => a.mapv(|v| v.widen().0.re));
+    let mut f: ArrayD<f64> = each_variant!(&values, a => a.mapv(|v| Widen::widen(v).0.re));
     for (mut frame, &(slope, intercept)) in f.outer_iter_mut().zip(per_frame) {
         frame.mapv_inplace(|v| v * slope + intercept);
     }
