@@ -13,7 +13,7 @@ RUNS=${RUNS:-1000000}
 TIMEOUT=${TIMEOUT:-10}
 RSS_MB=${RSS_MB:-2048}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(png tiff mat cfl npy raw pipeline nifti nrrd metaimage)
+[ ${#targets[@]} -gt 0 ] || targets=(png tiff mat cfl npy raw pipeline nifti dicom nrrd metaimage)
 mkdir -p out/fuzz
 cargo +nightly fuzz build --fuzz-dir fuzz/targets -O
 for t in "${targets[@]}"; do

@@ -12,7 +12,7 @@ use std::path::Path;
 pub type Target = fn(&[u8]) -> bool;
 
 /// The targets, by the name of their corpus directory.
-pub const TARGETS: [(&str, Target); 10] = [
+pub const TARGETS: [(&str, Target); 11] = [
     ("png", png),
     ("tiff", tiff),
     ("mat", mat),
@@ -23,6 +23,7 @@ pub const TARGETS: [(&str, Target); 10] = [
     ("nifti", nifti),
     ("nrrd", nrrd),
     ("metaimage", metaimage),
+    ("dicom", dicom),
 ];
 
 pub fn png(data: &[u8]) -> bool {
@@ -104,4 +105,9 @@ pub fn nrrd(data: &[u8]) -> bool {
 /// A MetaImage file with `ElementDataFile = LOCAL` data.
 pub fn metaimage(data: &[u8]) -> bool {
     cliper::decode_metaimage(data).is_ok()
+}
+
+/// The bytes of one DICOM part 10 file to `decode_dicom` (parse, decode every transfer syntax, geometry).
+pub fn dicom(data: &[u8]) -> bool {
+    cliper::decode_dicom(data).is_ok()
 }

@@ -1,0 +1,229 @@
+//! DICOM reading (issue 24): pixels equal pydicom's `apply_modality_lut(ds.pixel_array, ds)` for every transfer
+//! syntax this build decodes, geometry equals the nibabel-convention affine computed in Python and the voxel
+//! positions of dcm2niix's NIfTI, series sort by position, and bad inputs give errors naming the file.
+//! Fixtures and references: tests/fixtures/make_dicom.py.
+
+use cliper::{Dicom, Dtype, HostArray, Scale, decode_dicom, read_dicom, read_dicom_series, read_image, read_npy};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dicom").join(name)
+}
+
+fn references() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture("references.json")).unwrap()).unwrap()
+}
+
+fn values(a: &HostArray) -> ndarray::ArrayD<f64> {
+    match a.cast(Dtype::F64, Scale::Raw, false).unwrap() {
+        HostArray::F64(x) => x,
+        other => panic!("cast gave {:?}", other.dtype()),
+    }
+}
+
+/// The array against NAME.npy (every 4th row and column, plus the exact sum and sum of squares, for big ones);
+/// `tolerance` 0 but for lossy files decoded by another decoder than pydicom's.
+fn check_pixels(stem: &str, dicom: &Dicom, reference: &Value, tolerance: f64) {
+    let ours = values(&dicom.image.array);
+    let shape: Vec<usize> =
+        reference["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+    assert_eq!(ours.shape(), &shape[..], "{stem}: shape");
+    let expected = values(&read_npy(fixture(&format!("{stem}.npy"))).unwrap());
+    let ours_sampled = if let Some(stride) = reference.get("stride").and_then(Value::as_u64) {
+        let s = stride as isize;
+        let rank = ours.ndim();
+        let sampled = ours.slice_each_axis(|ax| {
+            if ax.axis.index() + 2 >= rank { ndarray::Slice::new(0, None, s) } else { ndarray::Slice::from(..) }
+        });
+        let sum: f64 = ours.sum();
+        let squares: f64 = ours.iter().map(|v| v * v).sum();
+        let (rs, rq) = (reference["sum"].as_f64().unwrap(), reference["sum_squares"].as_f64().unwrap());
+        let n = ours.len() as f64;
+        assert!((sum - rs).abs() <= tolerance * n, "{stem}: sum {sum} vs {rs}");
+        assert!(
+            (squares - rq).abs() <= tolerance * n * 2.0 * 65536.0 || squares == rq,
+            "{stem}: Σx² {squares} vs {rq}"
+        );
+        sampled.to_owned()
+    } else {
+        ours
+    };
+    assert_eq!(ours_sampled.shape(), expected.shape(), "{stem}: reference shape");
+    let worst = ours_sampled.iter().zip(expected.iter()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(worst <= tolerance, "{stem}: largest difference {worst} (allowed {tolerance})");
+}
+
+fn affine_close(dicom: &Dicom, reference: &Value, tolerance: f64, what: &str) {
+    let ours = dicom.image.geometry.expect("geometry").affine();
+    let expected = &reference["affine"];
+    for r in 0..4 {
+        for c in 0..4 {
+            let e = expected[r][c].as_f64().unwrap();
+            assert!((ours[r][c] - e).abs() <= tolerance, "{what}: affine[{r}][{c}] {} vs {e}\n{ours:?}", ours[r][c]);
+        }
+    }
+}
+
+#[test]
+fn every_decoded_transfer_syntax_matches_pydicom() {
+    let refs = references();
+    let cases = [
+        ("CT_small", "Explicit VR Little Endian"),
+        ("MR_small", "Explicit VR Little Endian"),
+        ("MR_small_implicit", "Implicit VR Little Endian"),
+        ("MR_small_bigendian", "Explicit VR Big Endian"),
+        ("MR_small_RLE", "RLE Lossless"),
+        ("MR_small_jp2klossless", "JPEG 2000 Image Compression (Lossless Only)"),
+        ("JPEG2000", "JPEG 2000 Image Compression"),
+        ("SC_rgb_jpeg_dcmtk", "JPEG Baseline (Process 1)"),
+        ("SC_rgb_rle", "RLE Lossless"),
+        ("SC_rgb_rle_16bit", "RLE Lossless"),
+        ("SC_rgb_small_odd", "Explicit VR Little Endian"),
+        ("SC_rgb_small_odd_big_endian", "Explicit VR Big Endian"),
+        ("image_dfl", "Deflated Explicit VR Little Endian"),
+        ("rtdose", "Implicit VR Little Endian"),
+        ("ybr_full", "Explicit VR Little Endian"),
+        ("enhanced_mf", "Explicit VR Little Endian"),
+    ];
+    for (stem, syntax) in cases {
+        let name = format!("{stem}.dcm");
+        let reference = &refs[&name];
+        let dicom = read_dicom(fixture(&name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(dicom.info.transfer_syntax, syntax, "{name}");
+        let tolerance = if stem == "SC_rgb_jpeg_dcmtk" { LOSSY_JPEG_TOLERANCE } else { 0.0 };
+        check_pixels(stem, &dicom, reference, tolerance);
+        let colour = stem.starts_with("SC_rgb") || stem == "ybr_full";
+        assert_eq!(dicom.image.colour, colour, "{name}");
+        if reference.get("affine").is_some() {
+            affine_close(&dicom, reference, 1e-9, &name);
+        }
+        assert_eq!(dicom.info.files, vec![fixture(&name)]);
+    }
+}
+
+/// Lossy (baseline) JPEG: jpeg-decoder's IDCT and YCbCr → RGB conversion round differently from libjpeg's
+/// (pylibjpeg-libjpeg, pydicom's reference): samples differ by at most 1. Lossy JPEG 2000 (openjp2 against
+/// OpenJPEG) and every lossless syntax match exactly.
+const LOSSY_JPEG_TOLERANCE: f64 = 1.0;
+
+#[test]
+fn ct_is_hounsfield_units_in_i16() {
+    let ct = read_dicom(fixture("CT_small.dcm")).unwrap();
+    assert_eq!(ct.image.array.dtype(), Dtype::I16);
+    assert_eq!(ct.info.rescale, vec![(1.0, -1024.0)]);
+    assert_eq!(ct.info.modality, "CT");
+    // In memory, with and without the preamble.
+    let bytes = std::fs::read(fixture("CT_small.dcm")).unwrap();
+    assert_eq!(decode_dicom(&bytes).unwrap().image, ct.image);
+    assert_eq!(decode_dicom(&bytes[128..]).unwrap().image, ct.image);
+    // Through the general readers.
+    assert_eq!(read_image(fixture("CT_small.dcm")).unwrap(), ct.image);
+}
+
+#[test]
+fn enhanced_multi_frame_has_per_frame_rescale_and_positions() {
+    let mf = read_dicom(fixture("enhanced_mf.dcm")).unwrap();
+    assert_eq!(mf.image.array.dtype(), Dtype::F64); // the frames' rescales differ
+    assert_eq!(mf.info.rescale.len(), 4);
+    assert_eq!(mf.info.rescale[1], (2.0, -10.0));
+    let g = mf.image.geometry.unwrap();
+    assert_eq!(g.spacing, [3.0, 0.5, 0.25]);
+}
+
+#[test]
+fn series_is_sorted_by_position_with_dcm2niix_geometry() {
+    let refs = references();
+    let reference = &refs["series"];
+    let series = read_dicom(fixture("series")).unwrap();
+    check_pixels("series", &series, reference, 0.0);
+    assert_eq!(series.image.array.dtype(), Dtype::I16);
+    // Slice order is position order: not the file names' order, nor InstanceNumber's.
+    let order: Vec<String> =
+        reference["files"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().into()).collect();
+    let files: Vec<String> =
+        series.info.files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(files, order);
+    affine_close(&series, reference, 1e-9, "series");
+    // Every slice's first voxel is its file's ImagePositionPatient (LPS → RAS).
+    let g = series.image.geometry.unwrap();
+    for (k, p) in reference["positions_lps"].as_array().unwrap().iter().enumerate() {
+        let lps: Vec<f64> = p.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let ours = g.position([k as f64, 0.0, 0.0]);
+        let ras = [-lps[0], -lps[1], lps[2]];
+        for a in 0..3 {
+            assert!((ours[a] - ras[a]).abs() < 1e-6, "slice {k}: {ours:?} vs {ras:?}");
+        }
+    }
+    // dcm2niix's NIfTI of the same files: its corner voxels are ours (it orders rows and slices its own way, so
+    // the corners are compared as sets). Its sform is float32: 1e-5 mm.
+    let corners = &reference["dcm2niix_corners"]["corners_ras"];
+    if let Some(corners) = corners.as_array() {
+        let shape = series.image.array.shape().to_vec();
+        let ours: Vec<[f64; 3]> = [0.0, (shape[0] - 1) as f64]
+            .iter()
+            .flat_map(|&k| [0.0, (shape[1] - 1) as f64].map(move |j| (k, j)))
+            .flat_map(|(k, j)| [0.0, (shape[2] - 1) as f64].map(move |i| [k, j, i]))
+            .map(|index| g.position(index))
+            .collect();
+        for c in corners {
+            let c: Vec<f64> = c.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            let nearest = ours
+                .iter()
+                .map(|o| (0..3).map(|a| (o[a] - c[a]).abs()).fold(0.0, f64::max))
+                .fold(f64::INFINITY, f64::min);
+            assert!(nearest < 1e-5, "dcm2niix corner {c:?} is {nearest} mm from ours {ours:?}");
+        }
+    }
+    // The same files listed in any order.
+    let mut listed: Vec<PathBuf> = series.info.files.clone();
+    listed.reverse();
+    assert_eq!(read_dicom_series(&listed).unwrap(), series);
+}
+
+fn error_of(result: cliper::Result<Dicom>) -> String {
+    match result {
+        Ok(d) => panic!("read {:?} where an error was expected", d.image.array.shape()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_missing_slice_names_the_two_files_and_the_gap() {
+    let err = error_of(read_dicom(fixture("missing_slice")));
+    assert!(err.contains("a.dcm") && err.contains("b.dcm"), "{err}");
+    assert!(err.contains("5 mm apart") && err.contains("2.5 mm apart") && err.contains("missing"), "{err}");
+}
+
+#[test]
+fn two_series_in_one_folder_are_listed() {
+    let err = error_of(read_dicom(fixture("mixed")));
+    assert!(
+        err.contains("1.2.826.0.1.3680043.8.498.24.1.3") && err.contains("1.2.826.0.1.3680043.8.498.24.1.4"),
+        "{err}"
+    );
+    assert!(err.contains("\"first\"") && err.contains("\"second\"") && err.contains("3 files"), "{err}");
+    assert!(err.contains("pass one series"), "{err}");
+}
+
+#[test]
+fn duplicated_positions_name_both_files() {
+    let err = error_of(read_dicom(fixture("duplicate")));
+    assert!(err.contains("c.dcm") && err.contains("copy_of_c.dcm") && err.contains("same position"), "{err}");
+}
+
+#[test]
+fn truncated_and_unsupported_files_are_errors_naming_them() {
+    let err = error_of(read_dicom(fixture("truncated.dcm")));
+    assert!(err.contains("truncated.dcm"), "{err}");
+    let err = error_of(read_dicom(fixture("jpegxl.dcm")));
+    assert!(err.contains("jpegxl.dcm") && err.contains("JPEG XL") && err.contains("1.2.840.10008.1.2.4.110"), "{err}");
+    assert!(err.contains("is not decoded by this build"), "{err}");
+    let err = error_of(read_dicom(fixture("MR_small_jpeg_ls_lossless.dcm")));
+    assert!(err.contains("JPEG-LS") && err.contains("1.2.840.10008.1.2.4.80"), "{err}");
+    // jpeg-decoder reads 8-bit lossy JPEG only: 12-bit JPEG Extended is an error saying so.
+    let err = error_of(read_dicom(fixture("JPGExtended.dcm")));
+    assert!(err.contains("JPGExtended.dcm") && err.contains("JPEG Extended") && err.contains("12"), "{err}");
+    let err = error_of(decode_dicom(b"plainly not DICOM"));
+    assert!(err.contains("<memory>"), "{err}");
+}
