@@ -103,6 +103,7 @@ pub fn read_dicom(path: impl AsRef<Path>) -> Result<Dicom> {
 /// ```
 /// let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/dicom/series"));
 /// let mut files: Vec<_> = std::fs::read_dir(dir)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+/// files.retain(|f| cliper::is_dicom_file(f)); // the folder also holds a notes.txt
 /// files.sort();
 /// let series = cliper::read_dicom_series(&files)?;
 /// assert_eq!(series.image.array.shape(), &[6, 11, 9]);
