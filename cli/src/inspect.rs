@@ -4,7 +4,7 @@ use crate::CliError;
 use crate::chain::{Context, batch_files};
 use cliper::chain::{FileSpec, Origin, OutputOptions, output_path, save_converted};
 use cliper::prelude::*;
-use cliper::{Result, read_mat, show_number, show_value};
+use cliper::{DicomInfo, Result, read_mat, show_number, show_value};
 use num_complex::{Complex32, Complex64};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -133,10 +133,19 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
     let spec = FileSpec::parse(text);
     let is_mat = spec.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"));
     let mut geometry = None;
+    let is_dicom = spec.path.is_dir() || cliper::is_dicom_file(&spec.path);
+    let mut dicom = None;
     let variables: Vec<(String, HostArray, bool)> = match (&spec.variable, is_mat) {
         (None, true) => read_mat(&spec.path)?.into_iter().map(|(n, a)| (n, a, false)).collect(),
         _ => {
-            let image = spec.read()?;
+            // A DICOM input is read once, for its tags as well as its pixels.
+            let image = if is_dicom {
+                let read = cliper::read_dicom(&spec.path)?;
+                dicom = Some(read.info);
+                read.image
+            } else {
+                spec.read()?
+            };
             geometry = image.geometry;
             vec![(spec.variable.clone().unwrap_or_default(), image.array, image.colour)]
         }
@@ -144,8 +153,9 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
     let report: Vec<Value> = variables.iter().map(|(n, a, colour)| stats(n, a, *colour)).collect();
     let kspace = kspace_info(ctx, &spec.path, &variables);
     let geometry_json = geometry.as_ref().map_or(Value::Null, geometry_report);
+    let dicom_json = dicom.as_ref().map_or(Value::Null, dicom_report);
     if ctx.json {
-        let doc = json!({ "path": text, "variables": report, "kspace": kspace, "geometry": geometry_json });
+        let doc = json!({ "path": text, "variables": report, "kspace": kspace, "geometry": geometry_json, "dicom": dicom_json });
         say!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return Ok(());
     }
@@ -177,6 +187,9 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
             if v["finite"] != v["elements"] { format!(" (of {} finite)", v["finite"]) } else { String::new() },
         );
     }
+    if let Some(d) = &dicom {
+        say!("{}", dicom_text(d));
+    }
     if let Some(g) = &geometry {
         say!("{}", geometry_text(g));
     }
@@ -191,6 +204,40 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The DICOM tags a researcher checks, as JSON.
+fn dicom_report(d: &DicomInfo) -> Value {
+    json!({
+        "modality": d.modality, "series_uid": d.series_uid, "series_description": d.series_description,
+        "series_number": d.series_number, "image_type": d.image_type, "sop_class_uid": d.sop_class_uid,
+        "transfer_syntax": d.transfer_syntax, "transfer_syntax_uid": d.transfer_syntax_uid,
+        "photometric": d.photometric, "bits_stored": d.bits_stored, "rescale": d.rescale,
+        "files": d.files.len(),
+    })
+}
+
+/// One line: modality, series, files, how the pixels were stored, and the rescale applied.
+fn dicom_text(d: &DicomInfo) -> String {
+    let rescale = match d.rescale.as_slice() {
+        [(slope, intercept)] if *slope == 1.0 && *intercept == 0.0 => "no rescale".to_string(),
+        [(slope, intercept)] => format!("rescale {slope} · v + {intercept}").replace("+ -", "− "),
+        many => format!("rescale per frame or slice ({} pairs)", many.len()),
+    };
+    let description =
+        if d.series_description.is_empty() { String::new() } else { format!(" \"{}\"", d.series_description) };
+    format!(
+        "  DICOM: {} series {}{description} ({}), {} file(s), {}{} ({})  {} {} bits stored  {rescale}",
+        d.modality,
+        if d.series_number.is_empty() { "–" } else { &d.series_number },
+        d.series_uid,
+        d.files.len(),
+        if d.image_type.is_empty() { String::new() } else { format!("{}  ", d.image_type) },
+        d.transfer_syntax,
+        d.transfer_syntax_uid,
+        d.photometric,
+        d.bits_stored,
+    )
 }
 
 /// A geometry as JSON: spacing, origin and directions in array order (slice, row, column), nibabel's affine,

@@ -155,3 +155,61 @@ fn broken_medical_files_are_refused_naming_them_and_leave_no_output() {
     assert!(matches!(read_image(&npy).unwrap().array, HostArray::F32(_)));
     assert!(!out.exists());
 }
+
+#[test]
+fn dicom_series_folders_are_inputs_with_their_tags_and_geometry() {
+    let dir = scratch("series");
+    let series = fixture("dicom/series");
+    // `info` on a series: the tags a researcher checks, and the geometry.
+    let text = ok(&["info", s(&series)]);
+    assert!(text.contains("shape [6,11,9] i16") && text.contains("6 file(s)"), "{text}");
+    assert!(text.contains("DICOM: CT series") && text.contains("Explicit VR Little Endian"), "{text}");
+    assert!(text.contains("geometry: spacing 2.5 × "), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&["--json", "info", s(&series)])).unwrap();
+    assert_eq!(json["dicom"]["modality"], "CT");
+    assert_eq!(json["dicom"]["files"], 6);
+    // Series → NIfTI, as dcm2niix: the values pydicom gives and every slice where its ImagePositionPatient says.
+    let nifti = dir.join("series.nii.gz");
+    ok(&["convert", s(&series), s(&nifti)]);
+    let image = read_image(&nifti).unwrap();
+    let hu = f32s(&fixture("medical/series_hu.npy"));
+    assert_eq!(image.array.to_elements::<f64>(&nifti).unwrap(), hu, "HU after rescale, slices in position order");
+    let references: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("dicom/references.json")).unwrap()).unwrap();
+    let g = image.geometry.unwrap();
+    for (k, lps) in references["series"]["positions_lps"].as_array().unwrap().iter().enumerate() {
+        let lps: Vec<f64> = lps.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let ras = [-lps[0], -lps[1], lps[2]];
+        let p = g.position([k as f64, 0.0, 0.0]);
+        assert!(p.iter().zip(ras).all(|(a, b)| (a - b).abs() < 1e-5), "slice {k}: {p:?} vs pydicom {ras:?}");
+    }
+    // Smoothing in millimetres straight from the series equals scipy on pydicom's array.
+    let smooth = dir.join("smooth.nii.gz");
+    ok(&["convolve", s(&series), s(&smooth), "--kernel", "gaussian:1.5mm", "--rank", "3", "--precision", "double"]);
+    close(&f32s(&smooth), &f32s(&fixture("medical/series_gaussian_1.5mm.npy")), 1e-9, "series gaussian:1.5mm");
+}
+
+#[test]
+fn a_folder_of_series_folders_is_a_batch_and_bad_series_are_named() {
+    let dir = scratch("series-batch");
+    let batch = dir.join("study");
+    for (name, from) in [("synthetic", "tests/fixtures/dicom/series"), ("phantom", "data/ct_series")] {
+        let to = batch.join(name);
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(root().join(from)).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+        }
+    }
+    let template = dir.join("out/{stem}.nii.gz");
+    ok(&["convert", s(&batch), s(&template)]);
+    assert_eq!(read_image(dir.join("out/phantom.nii.gz")).unwrap().array.shape(), &[24, 64, 64]);
+    assert_eq!(read_image(dir.join("out/synthetic.nii.gz")).unwrap().array.shape(), &[6, 11, 9]);
+    // Two series in one folder: refused, listing both; a missing slice: the two files around the gap.
+    let out = dir.join("bad.nii.gz");
+    let e = fails(&["convert", s(&fixture("dicom/mixed")), s(&out)], 1);
+    assert!(e.contains("series") && e.matches("1.2.").count() >= 2, "{e}");
+    let e = fails(&["convert", s(&fixture("dicom/missing_slice")), s(&out)], 1);
+    assert!(e.contains("a.dcm") && e.contains("b.dcm") && e.contains("missing"), "{e}"); // named by position, not file order
+    assert!(!out.exists());
+}

@@ -895,13 +895,14 @@ fn series(files: Vec<File>, origin: &Path) -> Result<Dicom> {
             .map(|(uid, g)| {
                 let first = g.first().map(|f| name(&f.path)).unwrap_or_default();
                 let description = g.first().map(|f| text(&f.object, tags::SERIES_DESCRIPTION)).unwrap_or_default();
-                format!("  series {uid} \"{description}\": {} files, e.g. {first}", g.len())
+                format!("{uid} \"{description}\" ({} files, e.g. {first})", g.len())
             })
             .collect();
+        // One line, as every cliper error: the series and a file of each, so the user can sort them.
         return Err(err(format!(
-            "{} series are mixed here; pass one series' folder (or its files):\n{}",
+            "{} series are mixed here: {}; pass one series' folder (or its files)",
             groups.len(),
-            list.join("\n")
+            list.join("; ")
         )));
     }
     if files.len() == 1 {
