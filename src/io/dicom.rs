@@ -678,7 +678,7 @@ fn apply_rescale(values: HostArray, per_frame: &[(f64, f64)]) -> (HostArray, Vec
     if per_frame.iter().all(|&r| r == first) {
         return (rescale(values, first.0, first.1), vec![first]);
     }
-    let mut f: ArrayD<f64> = each_variant!(&values, a => a.mapv(|v| Widen::widen(v).0.re));
+    let mut f: ArrayD<f64> = each_variant!(&values, a => a.mapv(|v| Widen::as_complex64(v).0.re));
     for (mut frame, &(slope, intercept)) in f.outer_iter_mut().zip(per_frame) {
         frame.mapv_inplace(|v| v * slope + intercept);
     }

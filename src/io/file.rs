@@ -260,7 +260,8 @@ impl HostArray {
                 self.dtype().name()
             )));
         }
-        let values: ArrayD<Complex64> = each_variant!(self, a => a.mapv(|v| super::host_array::Widen::widen(v).0));
+        let values: ArrayD<Complex64> =
+            each_variant!(self, a => a.mapv(|v| super::host_array::Widen::as_complex64(v).0));
         let single = matches!(self, HostArray::F32(_) | HostArray::C32(_));
         let shape = values.raw_dim();
         if to_complex {

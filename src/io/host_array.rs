@@ -257,7 +257,7 @@ impl HostArray {
         }
         // Every value goes through complex float64, which holds every type exactly except 64-bit integers past
         // 2⁵³; those and narrowings to f32 are checked by converting back.
-        let wide: ArrayD<(Complex64, bool)> = each_variant!(self, a => a.mapv(Widen::widen));
+        let wide: ArrayD<(Complex64, bool)> = each_variant!(self, a => a.mapv(Widen::as_complex64));
         let mut out = Vec::with_capacity(wide.len());
         for &(z, exact) in wide.iter() {
             let v = T::from_c64(z);
@@ -316,33 +316,33 @@ pub fn show_number(v: f64, single: bool) -> String {
 
 /// A value as complex float64, and whether that is exact.
 pub(super) trait Widen: Copy {
-    fn widen(self) -> (Complex64, bool);
+    fn as_complex64(self) -> (Complex64, bool);
 }
 macro_rules! widen_small {
     ($($t:ty),*) => {$(impl Widen for $t {
-        fn widen(self) -> (Complex64, bool) { (Complex64::new(f64::from(self), 0.0), true) }
+        fn as_complex64(self) -> (Complex64, bool) { (Complex64::new(f64::from(self), 0.0), true) }
     })*};
 }
 widen_small!(u8, u16, u32, i8, i16, i32, f32, f64);
 impl Widen for u64 {
-    fn widen(self) -> (Complex64, bool) {
+    fn as_complex64(self) -> (Complex64, bool) {
         let f = self as f64;
         (Complex64::new(f, 0.0), f < 18_446_744_073_709_551_616.0 && f as u64 == self)
     }
 }
 impl Widen for i64 {
-    fn widen(self) -> (Complex64, bool) {
+    fn as_complex64(self) -> (Complex64, bool) {
         let f = self as f64;
         (Complex64::new(f, 0.0), f < 9_223_372_036_854_775_808.0 && f as i64 == self)
     }
 }
 impl Widen for Complex32 {
-    fn widen(self) -> (Complex64, bool) {
+    fn as_complex64(self) -> (Complex64, bool) {
         (Complex64::new(f64::from(self.re), f64::from(self.im)), true)
     }
 }
 impl Widen for Complex64 {
-    fn widen(self) -> (Complex64, bool) {
+    fn as_complex64(self) -> (Complex64, bool) {
         (self, true)
     }
 }

@@ -20,16 +20,17 @@ pub(crate) fn rescale(array: HostArray, slope: f64, intercept: f64) -> HostArray
     if array.dtype().is_float() || array.dtype().is_complex() || !whole(slope) || !whole(intercept) {
         return match array {
             HostArray::C32(_) | HostArray::C64(_) => {
-                let values: ArrayD<Complex64> = each_variant!(&array, a => a.mapv(|v| v.widen().0));
+                let values: ArrayD<Complex64> = each_variant!(&array, a => a.mapv(|v| v.as_complex64().0));
                 HostArray::C64(values.mapv(|z| z * slope + intercept))
             }
-            _ => HostArray::F64(each_variant!(&array, a => a.mapv(|v| v.widen().0.re * slope + intercept))),
+            _ => HostArray::F64(each_variant!(&array, a => a.mapv(|v| v.as_complex64().0.re * slope + intercept))),
         };
     }
     // Whole numbers throughout: exact in i128 (slope and intercept below 2⁵³; 64-bit samples past 2⁵³, which no
     // scanner writes, pass through f64 on the way).
     let (slope, intercept) = (slope as i128, intercept as i128);
-    let values: ArrayD<i128> = each_variant!(&array, a => a.mapv(|v| v.widen().0.re as i128 * slope + intercept));
+    let values: ArrayD<i128> =
+        each_variant!(&array, a => a.mapv(|v| v.as_complex64().0.re as i128 * slope + intercept));
     let (lo, hi) = values.iter().fold((0i128, 0i128), |(l, h), &v| (l.min(v), h.max(v)));
     let fits = |dtype: Dtype| match dtype {
         Dtype::U8 => lo >= 0 && hi <= u8::MAX as i128,
