@@ -76,6 +76,8 @@ fn every_decoded_transfer_syntax_matches_pydicom() {
         ("MR_small_RLE", "RLE Lossless"),
         ("MR_small_jp2klossless", "JPEG 2000 Image Compression (Lossless Only)"),
         ("JPEG2000", "JPEG 2000 Image Compression"),
+        ("CT_small_jpeg_lossless", "JPEG Lossless, Non-Hierarchical, First-Order Prediction"),
+        ("MR_small_jpeg_lossless", "JPEG Lossless, Non-Hierarchical, First-Order Prediction"),
         ("SC_rgb_jpeg_dcmtk", "JPEG Baseline (Process 1)"),
         ("SC_rgb_rle", "RLE Lossless"),
         ("SC_rgb_rle_16bit", "RLE Lossless"),
