@@ -21,9 +21,12 @@ examples: opencl
 	$(CARGO) run --example convolve_image -- data/phantom_256.png $(EXAMPLES_OUT)
 	$(CARGO) run --example mat_pipeline -- data/matrices.mat $(EXAMPLES_OUT)/mat_pipeline.mat
 	$(CARGO) run --example cascade -- 300
+	$(CARGO) run --example ct_series -- data/ct_series $(EXAMPLES_OUT)/ct_smooth.nii.gz
 	$(CARGO) run --example make_sample_data -- $(EXAMPLES_OUT)/data
 	@# The committed samples are exactly what the generator writes.
-	@for f in $(EXAMPLES_OUT)/data/*; do cmp "$$f" "data/$$(basename "$$f")" || exit 1; done
+	@for f in $(EXAMPLES_OUT)/data/*; do \
+		if [ -d "$$f" ]; then diff -r "$$f" "data/$$(basename "$$f")" || exit 1; \
+		else cmp "$$f" "data/$$(basename "$$f")" || exit 1; fi; done
 	@echo "examples ran; data/ matches examples/make_sample_data byte for byte"
 
 # Style and lints are part of the tests: CI runs `make test`.
