@@ -22,6 +22,14 @@ use std::path::{Path, PathBuf};
 
 /// What `cliper info` shows of a DICOM input beside its array and geometry: what a researcher needs to know
 /// which data this is and how it was read — no patient fields.
+///
+/// ```
+/// let ct = cliper::read_dicom(concat!(env!("CARGO_MANIFEST_DIR"), "/data/ct_series"))?;
+/// assert_eq!((ct.info.modality.as_str(), ct.info.files.len()), ("CT", 24));
+/// assert_eq!(ct.info.transfer_syntax, "Explicit VR Little Endian");
+/// assert_eq!(ct.info.rescale, vec![(1.0, -1024.0)]); // stored values + 1024 → Hounsfield units
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DicomInfo {
     /// Modality (CT, MR, …).
@@ -52,6 +60,14 @@ pub struct DicomInfo {
 }
 
 /// A DICOM image or series: the array (rescaled), its geometry, and what the files said about it.
+///
+/// ```
+/// let mr = cliper::read_dicom(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/dicom/MR_small.dcm"))?;
+/// assert_eq!(mr.image.array.shape(), &[64, 64]);
+/// assert_eq!(mr.image.geometry.unwrap().axis_codes(), "LPS");
+/// assert_eq!(mr.info.modality, "MR");
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dicom {
     /// The pixels as an image, with geometry.
@@ -169,7 +185,7 @@ fn parse(bytes: &[u8], path: &Path) -> Result<File> {
     } else {
         return Err(format_error(path, "not a DICOM part 10 file: no `DICM` at byte 128 (nor at byte 0)"));
     };
-    check_lengths(body.get(4..).unwrap_or_default()).map_err(|reason| format_error(path, reason))?;
+    check_lengths(body.get(4..).unwrap_or_default(), true).map_err(|reason| format_error(path, reason))?;
     let object =
         OpenFileOptions::new().read_preamble(dicom_object::file::ReadPreamble::Never).from_reader(body).map_err(
             |e| format_error(path, format!("cannot parse the DICOM file (truncated or malformed?): {}", chain(&e))),
@@ -179,11 +195,14 @@ fn parse(bytes: &[u8], path: &Path) -> Result<File> {
 
 /// Walks the element headers of the meta group and the data set (into sequences, over encapsulated fragments)
 /// and refuses a defined length longer than the bytes left: dicom-parser allocates an element's claimed length
-/// before reading it, so a 100-byte file claiming a 4 GB element would take 4 GB (found by fuzzing). Deflated data
-/// sets are not walked; an explicit-VR UN of undefined length (implicit VR inside) ends the walk.
-fn check_lengths(bytes: &[u8]) -> std::result::Result<(), String> {
+/// before reading it, so a 100-byte file claiming a 4 GB element would take 4 GB (found by fuzzing). A deflated
+/// data set is inflated (at most deflate's 1032-fold) and walked the same way; an explicit-VR UN of undefined
+/// length (implicit VR inside) ends the walk. `meta`: `bytes` start with the meta group (else with the data set,
+/// explicit VR little endian).
+fn check_lengths(bytes: &[u8], meta: bool) -> std::result::Result<(), String> {
     const UNDEFINED: u32 = 0xFFFF_FFFF;
-    let (mut pos, mut explicit, mut little, mut meta, mut fragments) = (0usize, true, true, true, false);
+    let (mut pos, mut explicit, mut little, mut meta, mut fragments) = (0usize, true, true, meta, false);
+    let mut deflated = false;
     // The data set's encoding, from the meta group's transfer syntax (the meta group is explicit VR LE).
     let (mut set_explicit, mut set_little) = (true, true);
     let u16_at = |at: usize, little: bool| -> Option<u16> {
@@ -197,6 +216,18 @@ fn check_lengths(bytes: &[u8]) -> std::result::Result<(), String> {
     while pos + 8 <= bytes.len() {
         let Some(group) = u16_at(pos, little) else { break };
         if meta && group != 0x0002 {
+            if deflated {
+                // The rest is a raw deflate stream of an explicit VR little endian data set.
+                use std::io::Read;
+                let rest = bytes.get(pos..).unwrap_or_default();
+                let limit = (rest.len() as u64).saturating_mul(1032).saturating_add(1 << 16);
+                let mut inflated = Vec::new();
+                flate2::read::DeflateDecoder::new(rest)
+                    .take(limit)
+                    .read_to_end(&mut inflated)
+                    .map_err(|e| format!("the deflated data set at byte {} does not inflate: {e}", pos + 132))?;
+                return check_lengths(&inflated, false);
+            }
             // The data set begins: its transfer syntax was read from (0002,0010).
             (meta, explicit, little) = (false, set_explicit, set_little);
             continue;
@@ -239,10 +270,8 @@ fn check_lengths(bytes: &[u8]) -> std::result::Result<(), String> {
             match uid.trim_end_matches(['\0', ' ']) {
                 "1.2.840.10008.1.2" => set_explicit = false,
                 "1.2.840.10008.1.2.2" => set_little = false,
-                // Deflated: the data set is compressed; dicom-object inflates it.
-                "1.2.840.10008.1.2.1.99" | "1.2.840.10008.1.2.4.95" => {
-                    return Ok(());
-                }
+                // Deflated: the data set is compressed; walked once inflated.
+                "1.2.840.10008.1.2.1.99" | "1.2.840.10008.1.2.4.95" => deflated = true,
                 _ => {}
             }
         }

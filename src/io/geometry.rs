@@ -9,6 +9,12 @@
 use crate::error::{Error, Result};
 
 /// The unit of the spatial coordinates (NIfTI's `xyzt_units`, space part).
+///
+/// ```
+/// use cliper::SpaceUnit;
+/// assert_eq!(SpaceUnit::Micrometre.millimetres(), 0.001);
+/// assert_eq!(SpaceUnit::default().name(), "mm");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SpaceUnit {
     /// The file did not say (NIfTI code 0); taken as millimetres for `gaussian:…mm`.
