@@ -95,12 +95,17 @@ fn ct_phantom() -> cliper::Result<(ArrayD<u16>, Geometry)> {
     let stored: Vec<u16> = volume.iter().map(|&v| (hounsfield(v) + 1024.0).round() as u16).collect();
     let stored =
         ArrayD::from_shape_vec(IxDyn(&CT), stored).map_err(|e| cliper::Error::invalid("ct_phantom", e.to_string()))?;
+    Ok((stored, axial(CT, CT_SPACING)))
+}
+
+/// DICOM's usual axial orientation — slices up (+z), rows running posterior, columns to the patient's left — for
+/// a volume of `shape` with `spacing` (slice, row, column), its centre at the scanner's origin.
+fn axial(shape: [usize; 3], spacing: [f64; 3]) -> Geometry {
     let direction = [[0.0, 0.0, 1.0], [0.0, -1.0, 0.0], [-1.0, 0.0, 0.0]];
-    let mut geometry = Geometry { spacing: CT_SPACING, direction, ..Geometry::default() };
-    // The volume's centre at the origin.
-    let centre = geometry.position(CT.map(|n| (n as f64 - 1.0) / 2.0));
+    let mut geometry = Geometry { spacing, direction, ..Geometry::default() };
+    let centre = geometry.position(shape.map(|n| (n as f64 - 1.0) / 2.0));
     geometry.origin = centre.map(|c| -c);
-    Ok((stored, geometry))
+    geometry
 }
 
 /// Slices, rows and columns of the NIfTI volume, and its voxel size (mm): thick slices, as MR often has.
@@ -114,11 +119,7 @@ fn mr_phantom() -> cliper::Result<(ArrayD<f32>, Geometry)> {
     let volume: Vec<f32> = volume.iter().map(|&v| v as f32).collect();
     let volume =
         ArrayD::from_shape_vec(IxDyn(&MR), volume).map_err(|e| cliper::Error::invalid("mr_phantom", e.to_string()))?;
-    let direction = [[0.0, 0.0, 1.0], [0.0, -1.0, 0.0], [-1.0, 0.0, 0.0]];
-    let mut geometry = Geometry { spacing: MR_SPACING, direction, ..Geometry::default() };
-    let centre = geometry.position(MR.map(|n| (n as f64 - 1.0) / 2.0));
-    geometry.origin = centre.map(|c| -c);
-    Ok((volume, geometry))
+    Ok((volume, axial(MR, MR_SPACING)))
 }
 
 /// Smooth synthetic coil sensitivities, `[coils, y, x]`: coil `c` sits at angle `2πc/C` on a circle of radius

@@ -49,7 +49,8 @@ fn is_series(dir: &Path) -> bool {
 }
 
 /// Inputs a batch names: a directory's files with a known extension and its DICOM series folders, or a glob's
-/// matches, sorted; `None` for a single file or a folder that is itself a DICOM series.
+/// matches, sorted; `None` for a single file, a folder that is itself a DICOM series, or a glob naming DICOM files
+/// only (`scan/IM*`: one series).
 pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
     let path = Path::new(spec);
     let known = |p: &Path| {
@@ -65,11 +66,17 @@ pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
         }
         entries(path)?.into_iter().filter(|p| (p.is_file() && known(p)) || is_series(p)).collect()
     } else if spec.contains(['*', '?', '[']) {
-        glob::glob(spec)
+        let matches: Vec<PathBuf> = glob::glob(spec)
             .map_err(|e| Error::invalid("batch input", format!("`{spec}` is not a valid glob: {e}")))?
             .filter_map(|p| p.ok())
             .filter(|p| p.is_file() || is_series(p))
-            .collect()
+            .collect();
+        // `scan/IM*` naming DICOM files only, wildcards in the file name only: one series, as its folder would be.
+        let in_name_only = !path.parent().is_some_and(|d| d.to_string_lossy().contains(['*', '?', '[']));
+        if in_name_only && !spec.contains('[') && !matches.is_empty() && matches.iter().all(cliper::is_dicom_file) {
+            return Ok(None);
+        }
+        matches
     } else {
         return Ok(None);
     };

@@ -133,7 +133,9 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
     let spec = FileSpec::parse(text);
     let is_mat = spec.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"));
     let mut geometry = None;
-    let is_dicom = spec.path.is_dir() || cliper::is_dicom_file(&spec.path);
+    let pattern =
+        !spec.path.exists() && spec.path.file_name().is_some_and(|n| n.to_string_lossy().contains(['*', '?']));
+    let is_dicom = spec.path.is_dir() || pattern || cliper::is_dicom_file(&spec.path);
     let mut dicom = None;
     let variables: Vec<(String, HostArray, bool)> = match (&spec.variable, is_mat) {
         (None, true) => read_mat(&spec.path)?.into_iter().map(|(n, a)| (n, a, false)).collect(),

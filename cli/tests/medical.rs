@@ -183,6 +183,12 @@ fn dicom_series_folders_are_inputs_with_their_tags_and_geometry() {
         let p = g.position([k as f64, 0.0, 0.0]);
         assert!(p.iter().zip(ras).all(|(a, b)| (a - b).abs() < 1e-5), "slice {k}: {p:?} vs pydicom {ras:?}");
     }
+    // A pattern naming the slices' files is the same series (the shell leaves a quoted pattern to cliper).
+    let from_glob = dir.join("glob.nii.gz");
+    let pattern = fixture("dicom/series").join("*.dcm");
+    ok(&["convert", s(&pattern), s(&from_glob)]);
+    assert_eq!(read_image(&from_glob).unwrap(), read_image(&nifti).unwrap());
+    assert!(ok(&["info", s(&pattern)]).contains("6 file(s)"));
     // Smoothing in millimetres straight from the series equals scipy on pydicom's array.
     let smooth = dir.join("smooth.nii.gz");
     ok(&["convolve", s(&series), s(&smooth), "--kernel", "gaussian:1.5mm", "--rank", "3", "--precision", "double"]);

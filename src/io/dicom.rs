@@ -9,6 +9,7 @@ use super::file::Image;
 use super::geometry::Geometry;
 use super::host_array::{HostArray, Widen, each_variant};
 use super::rescale::rescale;
+use super::source::matching_files;
 use crate::error::{Error, Result};
 use dicom_core::Tag;
 use dicom_core::value::{PrimitiveValue, Value};
@@ -76,7 +77,8 @@ pub struct Dicom {
     pub info: DicomInfo,
 }
 
-/// Reads a DICOM file, or a folder holding one series (every regular file that is DICOM — `DICM` at byte 128 —
+/// Reads a DICOM file, a folder holding one series, or the files a pattern names (`scan/IM*`, `scan/*.dcm`: `*`
+/// and `?` in the file name) as one series (every regular file that is DICOM — `DICM` at byte 128 —
 /// other than DICOMDIR; other files are ignored, as are DICOM objects without pixel data).
 ///
 /// A single-frame file gives `[rows, columns]`, a multi-frame one `[frames, rows, columns]`, a series
@@ -95,6 +97,13 @@ pub struct Dicom {
 /// ```
 pub fn read_dicom(path: impl AsRef<Path>) -> Result<Dicom> {
     let path = path.as_ref();
+    // `scan/IM*` or `scan/*.dcm`: the series is the files the pattern names.
+    if let Some(files) = matching_files(path)? {
+        if files.is_empty() {
+            return Err(Error::Format { path: path.to_path_buf(), reason: "the pattern names no file".into() });
+        }
+        return read_dicom_series(&files);
+    }
     if path.is_dir() {
         let files = series_files(path)?;
         if files.is_empty() {

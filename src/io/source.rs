@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The name errors give a source that is bytes in memory (`decode_png` and the other `decode_*` functions).
 pub(crate) const MEMORY: &str = "<memory>";
@@ -16,7 +16,10 @@ const FORMATS: &str = ".npy, .cfl/.hdr (BART), .png, .tif/.tiff, .mat, .nii/.nii
 /// extension (recognised by `DICM` at byte 128, as DICOM part 10 files begin) and `dicom-series` for a folder
 /// (a DICOM series) — or an error naming the path.
 pub(crate) fn extension(path: &Path) -> Result<String> {
-    if path.is_dir() {
+    if path.is_dir()
+        || (!path.exists() && path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(['*', '?'])))
+    {
+        // A folder, or a pattern naming files (`scan/IM*`): a DICOM series.
         return Ok("dicom-series".into());
     }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
@@ -50,6 +53,55 @@ pub fn is_dicom_file(path: impl AsRef<Path>) -> bool {
         Some(e) => e.eq_ignore_ascii_case("dcm"),
         None => has_dicom_preamble(path),
     }
+}
+
+/// The files of `pattern`'s folder whose names match its file name, sorted, when that name holds `*` or `?` (and
+/// no file of that very name exists); `None` for plain paths. Only the file name may hold wildcards.
+pub(crate) fn matching_files(pattern: &Path) -> Result<Option<Vec<PathBuf>>> {
+    let Some(name) = pattern.file_name().and_then(|n| n.to_str()) else { return Ok(None) };
+    if !name.contains(['*', '?']) || pattern.exists() {
+        return Ok(None);
+    }
+    let dir = match pattern.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let entries = std::fs::read_dir(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| wildcard(name, n)))
+        .collect();
+    files.sort();
+    Ok(Some(files))
+}
+
+/// Whether `text` matches `pattern`, where `*` is any run of characters and `?` any one character.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    // The classic backtracking match: remember the last `*` and how much of `text` it has taken.
+    let (mut i, mut j, mut star, mut taken) = (0, 0, None, 0);
+    while j < t.len() {
+        match p.get(i) {
+            Some('*') => {
+                star = Some(i);
+                taken = j;
+                i += 1;
+            }
+            Some(&c) if c == '?' || Some(&c) == t.get(j) => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                Some(s) => {
+                    i = s + 1;
+                    taken += 1;
+                    j = taken;
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(i..).is_some_and(|rest| rest.iter().all(|&c| c == '*'))
 }
 
 /// Whether the file at `path` starts as a DICOM part 10 file does: a 128-byte preamble, then `DICM`.
@@ -91,4 +143,25 @@ pub(crate) fn open_sized(path: &Path) -> Result<(File, u64)> {
     let file = open(path)?;
     let size = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
     Ok((file, size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wildcard;
+
+    #[test]
+    fn wildcards_match_as_shells_do() {
+        for (pattern, text, want) in [
+            ("IM*", "IM0001.dcm", true),
+            ("*.dcm", "IM0001.dcm", true),
+            ("*.dcm", "IM0001.dcm.bak", false),
+            ("IM00?1.dcm", "IM0021.dcm", true),
+            ("IM00?1.dcm", "IM001.dcm", false),
+            ("*a*b", "xxaybb", true),
+            ("*", "", true),
+            ("?", "", false),
+        ] {
+            assert_eq!(wildcard(pattern, text), want, "{pattern} ~ {text}");
+        }
+    }
 }
