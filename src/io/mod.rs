@@ -7,7 +7,6 @@
 
 mod cfl;
 mod dicom;
-mod dicom_write;
 mod file;
 mod geometry;
 mod host_array;
@@ -28,8 +27,9 @@ mod volume_header;
 mod xdata;
 
 pub use cfl::{decode_cfl, read_cfl, write_cfl};
-pub use dicom::{Dicom, DicomInfo, decode_dicom, read_dicom, read_dicom_series};
-pub use dicom_write::{DicomSeriesOptions, write_dicom_series};
+pub use dicom::{
+    Dicom, DicomInfo, DicomSeriesOptions, decode_dicom, read_dicom, read_dicom_series, write_dicom_series,
+};
 pub use file::{Image, Scale, read_file, read_image, write_file, write_image};
 pub use geometry::{Geometry, SpaceUnit};
 pub use host_array::{Dtype, HostArray, show_number, show_value};

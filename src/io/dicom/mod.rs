@@ -5,11 +5,15 @@
 //! the arrays equal pydicom's `apply_modality_lut(ds.pixel_array, ds)` and the positions dcm2niix's.
 //! docs/formats.md ("DICOM") states the rules.
 
-use super::file::Image;
-use super::geometry::Geometry;
-use super::host_array::{HostArray, Widen, each_variant};
-use super::rescale::rescale;
-use super::source::matching_files;
+use crate::io::file::Image;
+use crate::io::geometry::Geometry;
+use crate::io::host_array::{HostArray, Widen, each_variant};
+use crate::io::rescale::rescale;
+use crate::io::source::matching_files;
+
+mod rle;
+mod write;
+
 use crate::error::{Error, Result};
 use dicom_core::Tag;
 use dicom_core::value::{PrimitiveValue, Value};
@@ -20,6 +24,7 @@ use dicom_pixeldata::PixelDecoder;
 use dicom_transfer_syntax_registry::{TransferSyntaxIndex, TransferSyntaxRegistry};
 use ndarray::ArrayD;
 use std::path::{Path, PathBuf};
+pub use write::{DicomSeriesOptions, write_dicom_series};
 
 /// What `cliper info` shows of a DICOM input beside its array and geometry: what a researcher needs to know
 /// which data this is and how it was read — no patient fields.
@@ -471,7 +476,12 @@ fn decode(file: &File) -> Result<Decoded> {
                     format!("the header claims {needed} bytes of pixels from {encoded} bytes of {} data", ts.name()),
                 ));
             }
-            let decoded = object_decode(file, &ts_name)?;
+            let decoded = if uid == "1.2.840.10008.1.2.5" {
+                rle::decode(sequence.fragments(), rows * columns, frames, samples, size)
+                    .map_err(|reason| format_error(path, format!("RLE Lossless pixel data: {reason}")))?
+            } else {
+                object_decode(file, &ts_name)?
+            };
             // The decoders give RGB (JPEG's and JPEG 2000's colour transforms) except RLE, which keeps YBR.
             ybr = ybr && uid == "1.2.840.10008.1.2.5";
             if decoded.len() < needed {

@@ -1,10 +1,10 @@
 //! Writing a volume as a DICOM series — one file per slice, with the geometry a viewer needs to place it — for
-//! derived results and for the sample data. Reading is `dicom.rs`.
+//! derived results and for the sample data. Reading is `mod.rs`.
 
-use super::file::Image;
-use super::host_array::HostArray;
-use super::save::{commit, prepare};
 use crate::error::{Error, Result};
+use crate::io::file::Image;
+use crate::io::host_array::HostArray;
+use crate::io::save::{commit, prepare};
 use dicom_core::value::PrimitiveValue;
 use dicom_core::{DataElement, Tag, VR};
 use dicom_dictionary_std::tags;
