@@ -3,8 +3,8 @@
 
 use super::cfl::{read_cfl, write_cfl};
 use super::dicom::read_dicom;
-use super::geometry::Geometry;
 use super::host_array::{Dtype, HostArray, each_variant, show_number};
+use super::image::Image;
 use super::mat::{read_mat, write_mat};
 use super::metaimage::read_metaimage;
 use super::nifti::{read_nifti, write_nifti};
@@ -105,25 +105,6 @@ pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
         }
         other => Err(unsupported_extension(path, other)),
     }
-}
-
-/// An array read from a file, and whether the file called it a colour image (its channel axis is the one before
-/// the last two: `[C, H, W]`, `[pages, C, H, W]`).
-///
-/// ```
-/// let image = cliper::read_image(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rgb_3x5.png"))?;
-/// assert!(image.colour);
-/// assert_eq!(image.array.shape(), &[3, 3, 5]); // red, green and blue planes of 3 rows × 5 columns
-/// # Ok::<(), cliper::Error>(())
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-pub struct Image {
-    /// The samples, in the file's own type.
-    pub array: HostArray,
-    /// Whether axis −3 holds colour channels (grey + alpha, RGB or RGBA).
-    pub colour: bool,
-    /// Where the voxels lie in the world, for files that say (DICOM, NIfTI); `None` for plain arrays.
-    pub geometry: Option<Geometry>,
 }
 
 /// [`read_file`], also saying whether the file holds a colour image (a PNG or TIFF of grey + alpha, RGB or

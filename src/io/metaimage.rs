@@ -2,8 +2,8 @@
 //! own format: reading, with the geometry of `Offset`, `TransformMatrix` and `ElementSpacing` (ITK's LPS world,
 //! converted to RAS).
 
-use super::file::Image;
 use super::host_array::Dtype;
+use super::image::Image;
 use super::raw::RawFormat;
 use super::volume_header::{Encoding, Frame, Volume, decode_volume, endian, extents, numbers, read_volume};
 use crate::error::{Error, Result};

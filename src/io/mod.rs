@@ -10,6 +10,7 @@ mod dicom;
 mod file;
 mod geometry;
 mod host_array;
+mod image;
 mod kdata;
 mod mat;
 mod metaimage;
@@ -30,9 +31,10 @@ pub use cfl::{decode_cfl, read_cfl, write_cfl};
 pub use dicom::{
     Dicom, DicomInfo, DicomSeriesOptions, decode_dicom, read_dicom, read_dicom_series, write_dicom_series,
 };
-pub use file::{Image, Scale, read_file, read_image, write_file, write_image};
+pub use file::{Scale, read_file, read_image, write_file, write_image};
 pub use geometry::{Geometry, SpaceUnit};
 pub use host_array::{Dtype, HostArray, show_number, show_value};
+pub use image::Image;
 pub use kdata::KSpaceMat;
 pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat, write_mat_variable};
 pub use metaimage::{decode_metaimage, read_metaimage};

@@ -6,9 +6,9 @@
 //! lie are the row-major array `[…, T, Z, Y, X]` — cliper's array is nibabel's transposed, and the geometry's
 //! slice, row and column axes are NIfTI's k, j and i.
 
-use super::file::Image;
 use super::geometry::{Geometry, SpaceUnit};
 use super::host_array::{Dtype, HostArray, each_variant};
+use super::image::Image;
 use super::raw::{Endian, RawFormat, decode_raw};
 use super::rescale::rescale;
 use super::sample::encode;

@@ -1,8 +1,8 @@
 //! NRRD volumes (`.nrrd`, and `.nhdr` headers with their data file), as 3D Slicer, ITK and teem write them:
 //! reading, with the geometry of `space directions` / `space origin` (or `spacings`).
 
-use super::file::Image;
 use super::host_array::Dtype;
+use super::image::Image;
 use super::raw::RawFormat;
 use super::volume_header::{Encoding, Frame, Volume, decode_volume, endian, extents, numbers, read_volume};
 use crate::error::{Error, Result};

@@ -2,9 +2,9 @@
 //! (`metaimage.rs`) — share: data that is RAW or gzipped after the header or in a file beside it, axes listed
 //! fastest first, and geometry as one direction vector per axis in LPS or RAS world coordinates.
 
-use super::file::Image;
 use super::geometry::Geometry;
 use super::host_array::HostArray;
+use super::image::Image;
 use super::raw::{Endian, RawFormat};
 use super::source::MEMORY;
 use crate::error::{Error, Result};

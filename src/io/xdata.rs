@@ -1,7 +1,8 @@
 //! Loading and saving [`XData`] arrays by file extension.
 
-use super::file::{Image, Scale, read_file, write_file, write_image};
+use super::file::{Scale, read_file, write_file, write_image};
 use super::host_array::{Dtype, HostArray};
+use super::image::Image;
 use super::mat::read_mat_variable;
 use super::raw::{Endian, RawFormat, read_raw, write_raw};
 use super::source::extension;

@@ -5,9 +5,9 @@
 //! the arrays equal pydicom's `apply_modality_lut(ds.pixel_array, ds)` and the positions dcm2niix's.
 //! docs/formats.md ("DICOM") states the rules.
 
-use crate::io::file::Image;
 use crate::io::geometry::Geometry;
 use crate::io::host_array::{HostArray, Widen, each_variant};
+use crate::io::image::Image;
 use crate::io::rescale::rescale;
 use crate::io::source::matching_files;
 

@@ -2,8 +2,8 @@
 //! derived results and for the sample data. Reading is `mod.rs`.
 
 use crate::error::{Error, Result};
-use crate::io::file::Image;
 use crate::io::host_array::HostArray;
+use crate::io::image::Image;
 use crate::io::save::{commit, prepare};
 use dicom_core::value::PrimitiveValue;
 use dicom_core::{DataElement, Tag, VR};
