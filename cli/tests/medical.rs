@@ -148,6 +148,13 @@ fn broken_medical_files_are_refused_naming_them_and_leave_no_output() {
     let input = fixture("medical/aniso.nii.gz");
     let e = fails(&["convolve", s(&input), s(&out), "--kernel", "gaussian:1mm,2mm", "--rank", "3"], 1);
     assert!(e.contains("2 sigmas") && e.contains("3 axes"), "{e}");
+    // Formats cliper reads but the command line does not write say so, and what to write instead.
+    for ext in ["dcm", "nrrd", "mha"] {
+        let out = dir.join(format!("out.{ext}"));
+        let e = fails(&["convert", s(&input), s(&out)], 1);
+        assert!(e.contains(".nii.gz") && e.contains(&format!("out.{ext}")) && e.lines().count() == 1, "{e}");
+        assert!(!out.exists());
+    }
     // Geometry needs a file that holds it: NPY output keeps the values only, and says nothing false.
     let npy = dir.join("values.npy");
     ok(&["convert", s(&input), s(&npy)]);

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 pub(crate) const MEMORY: &str = "<memory>";
 
 /// The formats cliper reads and writes, for messages.
-const FORMATS: &str = ".npy, .cfl/.hdr (BART), .png, .tif/.tiff, .mat, .nii/.nii.gz (NIfTI), .dcm or a folder of \
-                       DICOM files, .nrrd/.nhdr and .mha/.mhd (reading), and .raw through load_raw/save_raw";
+const FORMATS: &str = ".npy, .cfl/.hdr (BART), .png, .tif/.tiff, .mat, .nii/.nii.gz (NIfTI), .raw through \
+                       load_raw/save_raw, and for reading .dcm or a folder of DICOM files, .nrrd/.nhdr and .mha/.mhd";
 
 /// The lower-case extension of `path` — `nii.gz` for gzipped NIfTI, `dcm` for a DICOM file without an
 /// extension (recognised by `DICM` at byte 128, as DICOM part 10 files begin) and `dicom-series` for a folder
@@ -113,10 +113,17 @@ pub(crate) fn has_dicom_preamble(path: &Path) -> bool {
 
 /// An error naming an unsupported extension.
 pub(crate) fn unsupported_extension(path: &Path, ext: &str) -> Error {
-    Error::Format {
-        path: path.to_path_buf(),
-        reason: format!("unknown extension .{ext}; cliper reads and writes {FORMATS}"),
-    }
+    let reason = match ext {
+        // Formats cliper reads but does not write from a file name.
+        "dcm" | "dicom-series" => "cliper reads DICOM; it writes a DICOM series only from the library \
+                                   (write_dicom_series): save the result as .nii.gz, which keeps its geometry"
+            .to_string(),
+        "nrrd" | "nhdr" | "mha" | "mhd" => {
+            format!("cliper reads .{ext} but does not write it: save as .nii.gz, which keeps the geometry")
+        }
+        _ => format!("unknown extension .{ext}; cliper reads and writes {FORMATS}"),
+    };
+    Error::Format { path: path.to_path_buf(), reason }
 }
 
 /// Opens `path` for reading, with an error naming it.
