@@ -247,10 +247,33 @@ fn check_lengths(bytes: &[u8], meta: bool) -> std::result::Result<(), String> {
             continue;
         }
         let (Some(element), Some(group)) = (u16_at(pos + 2, little), Some(group)) else { break };
+        // The VRs with a 2-byte length; every other VR — the long ones, and bytes that are no VR at all, which
+        // dicom-parser reads as UN — has 2 reserved bytes and a 4-byte length (found by fuzzing: an element with VR
+        // bytes BC BC was walked as short here and read as a 3.5 GB UN by the parser).
         let long_vr = |vr: &[u8]| {
-            matches!(
+            !matches!(
                 vr,
-                b"OB" | b"OD" | b"OF" | b"OL" | b"OV" | b"OW" | b"SQ" | b"SV" | b"UC" | b"UN" | b"UR" | b"UT" | b"UV"
+                b"AE"
+                    | b"AS"
+                    | b"AT"
+                    | b"CS"
+                    | b"DA"
+                    | b"DS"
+                    | b"DT"
+                    | b"FL"
+                    | b"FD"
+                    | b"IS"
+                    | b"LO"
+                    | b"LT"
+                    | b"PN"
+                    | b"SH"
+                    | b"SL"
+                    | b"SS"
+                    | b"ST"
+                    | b"TM"
+                    | b"UI"
+                    | b"UL"
+                    | b"US"
             )
         };
         let (header, length, sequence, unknown) = if group == 0xFFFE {
@@ -258,7 +281,12 @@ fn check_lengths(bytes: &[u8], meta: bool) -> std::result::Result<(), String> {
         } else if explicit {
             let vr = bytes.get(pos + 4..pos + 6).unwrap_or_default();
             if long_vr(vr) {
-                (12, u32_at(pos + 8, little), vr == b"SQ", vr == b"UN")
+                // An undefined length on UN (or on bytes that are no VR) holds implicit VR: the walk ends there.
+                let known = matches!(
+                    vr,
+                    b"OB" | b"OD" | b"OF" | b"OL" | b"OV" | b"OW" | b"SQ" | b"SV" | b"UC" | b"UR" | b"UT" | b"UV"
+                );
+                (12, u32_at(pos + 8, little), vr == b"SQ", !known)
             } else {
                 (8, u16_at(pos + 6, little).map(u32::from), false, false)
             }
