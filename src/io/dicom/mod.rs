@@ -11,6 +11,7 @@ use crate::io::image::Image;
 use crate::io::rescale::rescale;
 use crate::io::source::matching_files;
 
+mod j2k;
 mod rle;
 mod write;
 
@@ -508,6 +509,17 @@ fn decode(file: &File) -> Result<Decoded> {
                 rle::decode(sequence.fragments(), rows * columns, frames, samples, size)
                     .map_err(|reason| format_error(path, format!("RLE Lossless pixel data: {reason}")))?
             } else {
+                // JPEG 2000 (lossless only, lossy, and their multi-component forms).
+                if matches!(
+                    uid.as_str(),
+                    "1.2.840.10008.1.2.4.90"
+                        | "1.2.840.10008.1.2.4.91"
+                        | "1.2.840.10008.1.2.4.92"
+                        | "1.2.840.10008.1.2.4.93"
+                ) {
+                    j2k::check(sequence.fragments(), rows, columns, samples)
+                        .map_err(|reason| format_error(path, format!("{ts_name} pixel data: {reason}")))?;
+                }
                 object_decode(file, &ts_name)?
             };
             // The decoders give RGB (JPEG's and JPEG 2000's colour transforms) except RLE, which keeps YBR.
