@@ -309,6 +309,23 @@ fn check_lengths(bytes: &[u8], meta: bool) -> std::result::Result<(), String> {
             (8, u32_at(pos + 4, little), sq, false)
         };
         let Some(length) = length else { break };
+        // Binary VRs hold whole values: dicom-parser reads a length that is not a multiple of the value size
+        // differently from this walk (an SL of length 2 was read as empty, and the next bytes as a 4 GB element —
+        // found by fuzzing), so such a file is refused as corrupt.
+        let value_size = match bytes.get(pos + 4..pos + 6).filter(|_| explicit && group != 0xFFFE) {
+            Some(b"SS" | b"US") => 2,
+            Some(b"SL" | b"UL" | b"FL" | b"AT") => 4,
+            Some(b"FD" | b"SV" | b"UV") => 8,
+            _ => 1,
+        };
+        if length != UNDEFINED && length % value_size != 0 {
+            return Err(format!(
+                "element ({group:04X},{element:04X}) at byte {} has length {length}, not a multiple of its values' {} \
+                 bytes: the file is corrupt",
+                pos + 132,
+                value_size
+            ));
+        }
         let remaining = bytes.len().saturating_sub(pos + header);
         let too_long = length != UNDEFINED && length as usize > remaining;
         if too_long {
