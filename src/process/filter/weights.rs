@@ -153,7 +153,12 @@ impl<K: Element> Filter<K> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn gaussian_axes(sigmas: &[f64]) -> Result<Filter<K>> {
-        let op = "Filter::gaussian_axes";
+        Filter::outer(&Self::gaussian_lines(sigmas, "Filter::gaussian_axes")?)
+    }
+
+    /// The 1-D Gaussians of `sigmas` (one to three, positive and finite), their product's size checked before
+    /// anything is allocated; errors name `op`.
+    fn gaussian_lines(sigmas: &[f64], op: &str) -> Result<Vec<Filter<K>>> {
         if !(1..=3).contains(&sigmas.len()) {
             return Err(Error::invalid(op, format!("needs one to three sigmas, got {sigmas:?}")));
         }
@@ -162,17 +167,12 @@ impl<K: Element> Filter<K> {
         }
         let extents: Vec<f64> = sigmas.iter().map(|&s| gaussian_extent(s)).collect();
         Self::check_generated(op, &format!("sigmas {sigmas:?}"), &extents)?;
-        let lines: Vec<Filter<K>> = sigmas.iter().map(|&s| Self::gaussian_line(s, op)).collect::<Result<_>>()?;
-        Filter::outer(&lines)
+        sigmas.iter().map(|&s| Self::gaussian_line(s)).collect()
     }
 
-    /// The 1-D Gaussian of `sigma` (radius ⌊4σ + 0.5⌋, sum 1), the size checked before anything is allocated.
-    fn gaussian_line(sigma: f64, op: &str) -> Result<Filter<K>> {
-        if !(sigma > 0.0 && sigma.is_finite()) {
-            return Err(Error::invalid(op, format!("sigma must be positive and finite, got {sigma}")));
-        }
+    /// The 1-D Gaussian of `sigma` (radius ⌊4σ + 0.5⌋, sum 1); `gaussian_lines` checked sigma and the size.
+    fn gaussian_line(sigma: f64) -> Result<Filter<K>> {
         let extent = gaussian_extent(sigma);
-        Self::check_generated(op, &format!("sigma {sigma:?}"), &[extent])?;
         let radius = ((extent - 1.0) / 2.0) as i64;
         let w: Vec<f64> = (-radius..=radius).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
         let sum: f64 = w.iter().sum();
@@ -212,16 +212,7 @@ impl<K: Element> Filter<K> {
     /// ```
     pub fn laplacian_of_gaussian_axes(sigmas: &[f64]) -> Result<Filter<K>> {
         let op = "Filter::laplacian_of_gaussian_axes";
-        let rank = sigmas.len();
-        if !(1..=3).contains(&rank) {
-            return Err(Error::invalid(op, format!("needs one to three sigmas, got {sigmas:?}")));
-        }
-        if let Some(bad) = sigmas.iter().find(|s| !(**s > 0.0 && s.is_finite())) {
-            return Err(Error::invalid(op, format!("sigma must be positive and finite, got {bad}")));
-        }
-        let extents: Vec<f64> = sigmas.iter().map(|&s| gaussian_extent(s)).collect();
-        Self::check_generated(op, &format!("sigmas {sigmas:?}"), &extents)?;
-        let gaussians: Vec<Filter<K>> = sigmas.iter().map(|&s| Self::gaussian_line(s, op)).collect::<Result<_>>()?;
+        let gaussians = Self::gaussian_lines(sigmas, op)?;
         let mut total: Option<Filter<K>> = None;
         for (axis, (gaussian, &sigma)) in gaussians.iter().zip(sigmas).enumerate() {
             // scipy's order-2 weights (x²/σ⁴ − 1/σ²)·g(x), g normalised to sum 1.
