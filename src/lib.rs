@@ -101,7 +101,7 @@ pub use io::{
 pub use kernel_args::{IndexType, KernelScalar};
 pub use process::elementwise::{
     ApplyMask, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, ElementwiseStrategy, Fill, ProductKind,
-    ScalarMultiply,
+    ScalarMultiply, Elementwise, ExprStrategy, Expr, UnaryOp, BinaryOp,
 };
 pub use process::fft::{
     Fft, FftAlgorithm, FftAxisStrategy, FftDirection, FftNorm, FftParams, FftPasses, FftShift, FftShiftParams,

@@ -41,6 +41,20 @@ pub trait Process: Send {
         }
         self.launch()
     }
+
+    /// Offers the next stage of a [`Pipeline`] to this one, before either is initialized: a process that can
+    /// compute `next`'s result in its own kernel takes it over (and `next`'s launch then does nothing) and
+    /// answers true. [`crate::Elementwise`] does this for a following element-wise stage; the default declines.
+    fn fuse_next(&mut self, next: &mut dyn Process) -> bool {
+        let _ = next;
+        false
+    }
+
+    /// The process as `Any`, so that [`Process::fuse_next`] can recognise a stage it knows how to take over;
+    /// `None` (the default) for processes that are never fused.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// A chain of processes run in order on one device, with optional profiling.
@@ -96,8 +110,38 @@ impl Pipeline {
     }
 
     /// Runs `init` of every process that has not been initialized yet (so a process initialized before it
-    /// was added, or one added after an earlier `init`, is planned exactly once).
+    /// was added, or one added after an earlier `init`, is planned exactly once). Before that, back-to-back
+    /// stages that are not yet initialized are offered to each other ([`Process::fuse_next`]): a run of
+    /// [`crate::Elementwise`] stages becomes one kernel that writes every stage's output.
+    ///
+    /// ```
+    /// use cliper::{ClApp, Elementwise, ExprStrategy, Expr, Pipeline, XData};
+    /// let app = ClApp::builder().profiling(true).build()?;
+    /// let x = XData::from_slice(&app, &[4], &[-2.0f32, 0.5, 3.0, 9.0])?;
+    /// let (y, z) = (XData::<f32>::zeros(&app, &[4])?, XData::<f32>::zeros(&app, &[4])?);
+    /// let mut p = Pipeline::new(&app)
+    ///     .then(Elementwise::new(&[&x], &y, Expr::input(0).clip(0.0, 4.0)))
+    ///     .then(Elementwise::new(&[&y], &z, Expr::input(0).sqrt()));
+    /// let report = p.profile()?;
+    /// assert_eq!(report.launches.len(), 1); // one kernel wrote y and z
+    /// assert_eq!(y.to_vec()?, vec![0.0, 0.5, 3.0, 4.0]);
+    /// assert_eq!(z.to_vec()?, vec![0.0, 0.5f32.sqrt(), 3.0f32.sqrt(), 2.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn init(&mut self) -> Result<()> {
+        let mut first = 0;
+        while first < self.stages.len() {
+            let mut next = first + 1;
+            while next < self.stages.len() {
+                let (head, tail) = self.stages.split_at_mut(next);
+                let (Some(a), Some(b)) = (head.get_mut(first), tail.first_mut()) else { break };
+                if a.is_initialized() || b.is_initialized() || !a.fuse_next(b.as_mut()) {
+                    break;
+                }
+                next += 1;
+            }
+            first = next;
+        }
         for stage in self.stages.iter_mut().filter(|s| !s.is_initialized()) {
             stage.init()?;
         }

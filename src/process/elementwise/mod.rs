@@ -1,4 +1,6 @@
-//! Element-wise operations: [`ComplexElementProd`], [`ApplyMask`], [`Complex2Real`] / [`ComplexAbs`],
+//! Element-wise operations: [`Elementwise`] (numpy-style maths from an [`Expr`]: one generated kernel per
+//! expression, back-to-back stages of a Pipeline fused into one; `expr.rs`, `expr_kernel.rs`,
+//! `elementwise.rs`), and the fixed kernels [`ComplexElementProd`], [`ApplyMask`], [`Complex2Real`] / [`ComplexAbs`],
 //! [`ScalarMultiply`] and [`Fill`], all planned by the element-wise planner (`plan.rs`: one generated kernel per
 //! operation and element types over merged batch axes, numpy broadcasting of the second operand). Kernels:
 //! `kernels/elementwise.cl`.
@@ -6,6 +8,10 @@
 mod apply_mask;
 mod complex_product;
 mod complex_to_real;
+#[allow(clippy::module_inception)]
+mod elementwise;
+mod expr;
+mod expr_kernel;
 mod fill;
 mod plan;
 mod scalar_multiply;
@@ -13,6 +19,8 @@ mod scalar_multiply;
 pub use apply_mask::ApplyMask;
 pub use complex_product::{ComplexElementProd, ProductKind};
 pub use complex_to_real::{Complex2Real, ComplexAbs, ComplexPart};
+pub use elementwise::{Elementwise, ExprStrategy};
+pub use expr::{BinaryOp, Expr, UnaryOp};
 pub use fill::Fill;
 pub use plan::ElementwiseStrategy;
 pub(crate) use plan::{EwOp, EwPlan};

@@ -1,0 +1,342 @@
+//! The OpenCL source of one [`Expr`] kernel: the expressions of every output, typed (real or complex per node),
+//! common subexpressions computed once, constants as kernel arguments, and the index arithmetic of the
+//! operands' merged axes written out (strides of 0 and 1 as literals, others as arguments). The source depends
+//! on the expressions' shape and the operands' layout class only, so one program serves every size and every
+//! value of the constants.
+
+use super::expr::{BinaryOp, Expr, UnaryOp};
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// Whether a value in the kernel is real (`R`) or complex (`T`, only when the element type is complex).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ty {
+    Real,
+    Complex,
+}
+
+/// How an operand's offset changes along one merged axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Step {
+    /// Broadcast: the same element all along.
+    Zero,
+    /// The next element.
+    One,
+    /// A stride passed as an argument.
+    Var,
+}
+
+impl Step {
+    pub(super) fn of(stride: usize) -> Step {
+        match stride {
+            0 => Step::Zero,
+            1 => Step::One,
+            _ => Step::Var,
+        }
+    }
+}
+
+/// What the generator needs beyond the expressions.
+pub(super) struct KernelShape<'a> {
+    /// Complex element type (`T` is float2/double2).
+    pub complex: bool,
+    /// Each input's steps along the merged axes (outermost first).
+    pub inputs: &'a [Vec<Step>],
+    /// Each output's steps, and whether it is of the real type `R` (else `T`).
+    pub outputs: &'a [(Vec<Step>, bool)],
+}
+
+/// The generated kernel `expression` and the constants, in the order of its `c*` arguments.
+pub(super) struct Generated {
+    pub source: String,
+    pub constants: Vec<f64>,
+}
+
+/// Generates the kernel computing `exprs[k]` into output `k`; the name `op` is for errors.
+pub(super) fn generate(op: &str, exprs: &[&Expr], shape: &KernelShape) -> Result<Generated> {
+    let mut g = Gen {
+        op,
+        complex: shape.complex,
+        lines: String::new(),
+        constants: Vec::new(),
+        seen: HashMap::new(),
+        used: vec![false; shape.inputs.len()],
+    };
+    let mut roots = Vec::new();
+    for (k, e) in exprs.iter().enumerate() {
+        let (var, ty) = g.node(e)?;
+        let real_out = shape.outputs.get(k).is_some_and(|o| o.1);
+        let value = match (ty, real_out, shape.complex) {
+            (Ty::Complex, true, _) => {
+                return Err(Error::invalid(
+                    op,
+                    format!(
+                        "`{e}` is complex and the output is real: take abs, real, imag or angle of it, or give a \
+                         complex output"
+                    ),
+                ));
+            }
+            (Ty::Real, false, true) => format!("(T)({var}, (R)0)"),
+            _ => var,
+        };
+        roots.push(value);
+    }
+    let nd = shape.outputs.first().map_or(1, |o| o.0.len()).max(1);
+    let mut src = String::new();
+    if shape.complex {
+        src.push_str(COMPLEX_HELPERS);
+    }
+    // The signature: inputs, outputs, constants, the count and the extents of the inner merged axes.
+    let mut args = Vec::new();
+    let strides = |name: &str, steps: &[Step], args: &mut Vec<String>| {
+        for (a, s) in steps.iter().enumerate() {
+            if *s == Step::Var {
+                args.push(format!("IDX {name}_s{a}"));
+            }
+        }
+    };
+    for (k, steps) in shape.inputs.iter().enumerate() {
+        args.push(format!("global const T* in{k}"));
+        args.push(format!("IDX in{k}_off"));
+        strides(&format!("in{k}"), steps, &mut args);
+    }
+    for (k, (steps, real)) in shape.outputs.iter().enumerate() {
+        args.push(format!("global {}* out{k}", if *real { "R" } else { "T" }));
+        args.push(format!("IDX out{k}_off"));
+        strides(&format!("out{k}"), steps, &mut args);
+    }
+    for c in 0..g.constants.len() {
+        args.push(format!("R c{c}"));
+    }
+    args.push("IDX count".into());
+    for a in 1..nd {
+        args.push(format!("IDX n{a}"));
+    }
+    let _ = writeln!(src, "kernel void expression({}) {{", args.join(", "));
+    src.push_str("    for (IDX b = get_global_id(0); b < count; b += get_global_size(0)) {\n");
+    // The index along each merged axis, innermost last.
+    if nd > 1 {
+        src.push_str("        IDX rest = b;\n");
+        for a in (1..nd).rev() {
+            let _ = writeln!(src, "        const IDX i{a} = rest % n{a};\n        rest /= n{a};");
+        }
+        src.push_str("        const IDX i0 = rest;\n");
+    } else {
+        src.push_str("        const IDX i0 = b;\n");
+    }
+    let offset = |name: &str, steps: &[Step]| {
+        let terms: Vec<String> = steps
+            .iter()
+            .enumerate()
+            .filter_map(|(a, s)| match s {
+                Step::Zero => None,
+                Step::One => Some(format!("i{a}")),
+                Step::Var => Some(format!("i{a} * {name}_s{a}")),
+            })
+            .collect();
+        if terms.is_empty() { format!("{name}_off") } else { format!("{name}_off + {}", terms.join(" + ")) }
+    };
+    for (k, steps) in shape.inputs.iter().enumerate() {
+        if g.used.get(k).copied().unwrap_or(false) {
+            let _ = writeln!(src, "        const T x{k} = in{k}[{}];", offset(&format!("in{k}"), steps));
+        }
+    }
+    src.push_str(&g.lines);
+    for (k, ((steps, _), value)) in shape.outputs.iter().zip(&roots).enumerate() {
+        let _ = writeln!(src, "        out{k}[{}] = {value};", offset(&format!("out{k}"), steps));
+    }
+    src.push_str("    }\n}\n");
+    Ok(Generated { source: src, constants: g.constants })
+}
+
+/// Complex arithmetic the generated code calls (only in complex programs).
+const COMPLEX_HELPERS: &str = r"
+inline T c_mul(T a, T b) { return (T)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+// Smith's division: no overflow of |b|^2 for large b.
+inline T c_div(T a, T b) {
+    if (fabs(b.x) >= fabs(b.y)) {
+        const R r = b.y / b.x, d = b.x + b.y * r;
+        return (T)((a.x + a.y * r) / d, (a.y - a.x * r) / d);
+    }
+    const R r = b.x / b.y, d = b.x * r + b.y;
+    return (T)((a.x * r + a.y) / d, (a.y * r - a.x) / d);
+}
+inline T c_exp(T a) { const R m = exp(a.x); return (T)(m * cos(a.y), m * sin(a.y)); }
+inline T c_log(T a) { return (T)(log(hypot(a.x, a.y)), atan2(a.y, a.x)); }
+// The principal square root without cancellation: the larger part from sqrt((|x| + r) / 2), the other by division.
+inline T c_sqrt(T a) {
+    const R r = hypot(a.x, a.y);
+    if (r == (R)0) return (T)((R)0, a.y);
+    const R t = sqrt((fabs(a.x) + r) * (R)0.5);
+    return a.x >= (R)0 ? (T)(t, a.y / (t * (R)2)) : (T)(fabs(a.y) / (t * (R)2), copysign(t, a.y));
+}
+";
+
+struct Gen<'a> {
+    op: &'a str,
+    complex: bool,
+    lines: String,
+    constants: Vec<f64>,
+    /// Subexpressions already computed: their text → (variable, type).
+    seen: HashMap<String, (String, Ty)>,
+    /// Which inputs the expressions read.
+    used: Vec<bool>,
+}
+
+impl Gen<'_> {
+    fn real_only(&self, what: &str, e: &Expr) -> Error {
+        Error::invalid(self.op, format!("`{what}` is defined for real values only, and `{e}` is complex"))
+    }
+
+    fn temp(&mut self, ty: Ty, value: String) -> (String, Ty) {
+        let name = format!("t{}", self.seen.len());
+        let _ = writeln!(self.lines, "        const {} {name} = {value};", if ty == Ty::Real { "R" } else { "T" });
+        (name, ty)
+    }
+
+    /// The variable holding `e`'s value and its type.
+    fn node(&mut self, e: &Expr) -> Result<(String, Ty)> {
+        if let Expr::Constant(c) = e {
+            self.constants.push(*c);
+            return Ok((format!("c{}", self.constants.len() - 1), Ty::Real));
+        }
+        if let Expr::Input(k) = e {
+            let given = self.used.len();
+            let slot = self.used.get_mut(*k).ok_or_else(|| {
+                Error::invalid(self.op, format!("`{e}` reads input {k}, and there are {given} input(s)"))
+            })?;
+            *slot = true;
+            return Ok((format!("x{k}"), if self.complex { Ty::Complex } else { Ty::Real }));
+        }
+        let key = e.to_string();
+        if let Some(v) = self.seen.get(&key) {
+            return Ok(v.clone());
+        }
+        let out = match e {
+            Expr::Unary(f, a) => {
+                let (a_var, a_ty) = self.node(a)?;
+                self.unary(*f, &a_var, a_ty, a)?
+            }
+            Expr::Binary(f, a, b) => {
+                let (av, at) = self.node(a)?;
+                let (bv, bt) = self.node(b)?;
+                self.binary(*f, (&av, at), (&bv, bt), e)?
+            }
+            Expr::Where(c, a, b) => {
+                let (cv, ct) = self.node(c)?;
+                let (av, at) = self.node(a)?;
+                let (bv, bt) = self.node(b)?;
+                let cond = if ct == Ty::Complex { format!("({cv}.x != 0 || {cv}.y != 0)") } else { format!("{cv} != 0") };
+                if at == Ty::Real && bt == Ty::Real {
+                    self.temp(Ty::Real, format!("{cond} ? {av} : {bv}"))
+                } else {
+                    let (av, bv) = (promote(&av, at), promote(&bv, bt));
+                    self.temp(Ty::Complex, format!("{cond} ? {av} : {bv}"))
+                }
+            }
+            Expr::Constant(_) | Expr::Input(_) => return Err(Error::invalid(self.op, "unreachable leaf")),
+        };
+        self.seen.insert(key, out.clone());
+        Ok(out)
+    }
+
+    fn unary(&mut self, f: UnaryOp, a: &str, ty: Ty, e: &Expr) -> Result<(String, Ty)> {
+        use UnaryOp::*;
+        let c = ty == Ty::Complex;
+        let (ty, text) = match f {
+            Negative => (ty, format!("-{a}")),
+            Abs if c => (Ty::Real, format!("hypot({a}.x, {a}.y)")),
+            Abs => (Ty::Real, format!("fabs({a})")),
+            Sqrt if c => (ty, format!("c_sqrt({a})")),
+            Exp if c => (ty, format!("c_exp({a})")),
+            Log if c => (ty, format!("c_log({a})")),
+            Square if c => (ty, format!("c_mul({a}, {a})")),
+            Square => (ty, format!("{a} * {a}")),
+            Real if c => (Ty::Real, format!("{a}.x")),
+            Imag if c => (Ty::Real, format!("{a}.y")),
+            Conj if c => (ty, format!("(T)({a}.x, -{a}.y)")),
+            Angle if c => (Ty::Real, format!("atan2({a}.y, {a}.x)")),
+            Real | Conj => (ty, a.to_string()),
+            Imag => (ty, "(R)0".to_string()),
+            Angle => (ty, format!("atan2((R)0, {a})")),
+            _ if c => return Err(self.real_only(f.name(), e)),
+            Sign => (ty, format!("{a} > (R)0 ? (R)1 : ({a} < (R)0 ? (R)-1 : {a})")),
+            Sqrt | Exp | Log | Log10 | Sin | Cos | Tan | Floor | Ceil | Rint => (ty, format!("{}({a})", f.name())),
+        };
+        Ok(self.temp(ty, text))
+    }
+
+    fn binary(&mut self, f: BinaryOp, (a, at): (&str, Ty), (b, bt): (&str, Ty), e: &Expr) -> Result<(String, Ty)> {
+        use BinaryOp::*;
+        if at == Ty::Complex || bt == Ty::Complex {
+            let (ca, cb) = (promote(a, at), promote(b, bt));
+            let (ty, text) = match f {
+                Add => (Ty::Complex, format!("{ca} + {cb}")),
+                Subtract => (Ty::Complex, format!("{ca} - {cb}")),
+                // A real factor scales both parts: no complex product needed.
+                Multiply if at == Ty::Real || bt == Ty::Real => (Ty::Complex, format!("{a} * {b}")),
+                Multiply => (Ty::Complex, format!("c_mul({ca}, {cb})")),
+                Divide if bt == Ty::Real => (Ty::Complex, format!("{a} / {b}")),
+                Divide => (Ty::Complex, format!("c_div({ca}, {cb})")),
+                Equal => (Ty::Real, format!("({ca}.x == {cb}.x && {ca}.y == {cb}.y) ? (R)1 : (R)0")),
+                NotEqual => (Ty::Real, format!("({ca}.x != {cb}.x || {ca}.y != {cb}.y) ? (R)1 : (R)0")),
+                _ => return Err(self.real_only(f.name(), e)),
+            };
+            return Ok(self.temp(ty, text));
+        }
+        let cmp = |op: &str| format!("{a} {op} {b} ? (R)1 : (R)0");
+        let text = match f {
+            Add => format!("{a} + {b}"),
+            Subtract => format!("{a} - {b}"),
+            Multiply => format!("{a} * {b}"),
+            Divide => format!("{a} / {b}"),
+            Power => format!("pow({a}, {b})"),
+            // numpy's minimum and maximum propagate NaN (OpenCL's fmin/fmax drop it).
+            Minimum => format!("({a} < {b} || isnan({a})) ? {a} : {b}"),
+            Maximum => format!("({a} > {b} || isnan({a})) ? {a} : {b}"),
+            Hypot => format!("hypot({a}, {b})"),
+            Arctan2 => format!("atan2({a}, {b})"),
+            Greater => cmp(">"),
+            GreaterEqual => cmp(">="),
+            Less => cmp("<"),
+            LessEqual => cmp("<="),
+            Equal => cmp("=="),
+            NotEqual => cmp("!="),
+        };
+        Ok(self.temp(Ty::Real, text))
+    }
+}
+
+/// A value as complex: real values get a zero imaginary part.
+fn promote(v: &str, ty: Ty) -> String {
+    if ty == Ty::Real { format!("(T)({v}, (R)0)") } else { v.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_source_for_every_constant_and_shared_subexpressions() {
+        let shape = KernelShape { complex: false, inputs: &[vec![Step::One]], outputs: &[(vec![Step::One], true)] };
+        let e1 = Expr::parse("clip(x*x, 0, 1) + x*x", &["x"]).unwrap_or(Expr::Constant(0.0));
+        let e2 = Expr::parse("clip(x*x, 5, 7) + x*x", &["x"]).unwrap_or(Expr::Constant(0.0));
+        let (g1, g2) = (generate("t", &[&e1], &shape), generate("t", &[&e2], &shape));
+        let (Ok(g1), Ok(g2)) = (g1, g2) else { panic!("generation failed") };
+        assert_eq!(g1.source, g2.source);
+        assert_eq!(g2.constants, vec![5.0, 7.0]);
+        assert_eq!(g1.source.matches("x0 * x0").count(), 1, "{}", g1.source);
+    }
+
+    #[test]
+    fn complex_results_need_a_complex_output() {
+        let shape = KernelShape { complex: true, inputs: &[vec![Step::One]], outputs: &[(vec![Step::One], true)] };
+        let e = Expr::parse("x * 2", &["x"]).unwrap_or(Expr::Constant(0.0));
+        let err = generate("t", &[&e], &shape).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("is complex and the output is real"), "{err}");
+        let e = Expr::parse("maximum(x, 0)", &["x"]).unwrap_or(Expr::Constant(0.0));
+        let err = generate("t", &[&e], &shape).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("`maximum` is defined for real values only"), "{err}");
+    }
+}
