@@ -199,6 +199,68 @@ enum Command {
         #[arg(long)]
         rank: Option<usize>,
     },
+    /// Element-wise maths (numpy's functions): an expression over the inputs, named a, b, c, … (x is a too).
+    #[command(
+        visible_alias = "expr",
+        after_help = "Examples:\n  cliper expression gx.npy gy.npy out/magnitude.tif --expr 'hypot(a, b)'\n  cliper expression ct.nii.gz out/mask.nii.gz --expr 'where(x > 300, 1, 0)'\n\nOperators + - * / ** (or ^), comparisons > >= < <= == != (1 or 0), parentheses, pi; functions abs sqrt exp \
+log log10 sin cos tan floor ceil rint square sign real imag conj angle (one argument), minimum maximum power hypot \
+arctan2 (two), clip(x, low, high), where(condition, a, b), window(x, level, width), threshold(x, t)."
+    )]
+    Expression {
+        /// The input files, then the output file.
+        #[arg(required = true, num_args = 2.., value_name = "FILES")]
+        files: Vec<String>,
+        /// The expression (quote it for the shell).
+        #[arg(long, short)]
+        expr: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A CT/MR display window: LEVEL ± WIDTH/2 onto a display range (0:255 by default, saved as 8 bits).
+    #[command(
+        after_help = "Examples:\n  cliper window data/ct_series out/ct_soft_tissue.png --level 40 --width 400\n  cliper window ct.nii.gz out/lung.nii.gz --level -600 --width 1500 --range 0:1 --type f32\n\nValues below the window give the range's low end, above it the high end. Without --type the result is \
+written as u8 (rounded); give --type (and --range) for other outputs."
+    )]
+    Window {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// The window's centre (HU for CT).
+        #[arg(long, allow_negative_numbers = true)]
+        level: f64,
+        /// The window's width.
+        #[arg(long)]
+        width: f64,
+        /// LOW:HIGH, the values the window's bottom and top map to.
+        #[arg(long, default_value = "0:255", allow_hyphen_values = true)]
+        range: String,
+    },
+    /// VALUE threshold: ABOVE (1) where a value exceeds it, else BELOW (0).
+    #[command(after_help = "Example: cliper threshold data/ct_series out/bone.nii.gz --value 300")]
+    Threshold {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// The threshold.
+        #[arg(long, allow_negative_numbers = true)]
+        value: f64,
+        /// The result above the threshold.
+        #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+        above: f64,
+        /// The result at or below it.
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+        below: f64,
+    },
+    /// numpy.clip: values below MIN become MIN, above MAX become MAX.
+    #[command(after_help = "Example: cliper clip ct.nii.gz out/clipped.nii.gz --min -1000 --max 2000")]
+    Clip {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// The lower bound.
+        #[arg(long, allow_negative_numbers = true)]
+        min: f64,
+        /// The upper bound.
+        #[arg(long, allow_negative_numbers = true)]
+        max: f64,
+    },
     /// Run a pipeline file: steps with named arrays that stay on the device.
     #[command(
         after_help = "Examples:\n  cliper run pipelines/demo.toml --profile\n  cliper run pipelines/demo.toml --input image='scans/*.png' --output edges='out/{stem}_edges.png'"
@@ -271,6 +333,11 @@ fn one_step(op: Op, inputs: &[&str], output: Option<&str>, common: Common) -> Ch
         outputs: output.map(|o| vec![(result, o.to_string(), None)]).unwrap_or_default(),
         options: common.options.options(),
     }
+}
+
+/// The chain inputs `in0`, `in1`, … of an n-input one-step command.
+fn step_inputs(files: &[&str]) -> Vec<(String, String)> {
+    files.iter().enumerate().map(|(k, f)| (format!("in{k}"), f.to_string())).collect()
 }
 
 /// On SIGINT (Ctrl-C) or SIGTERM: the temporary files of saves in flight are removed, nothing more is renamed
@@ -347,6 +414,50 @@ fn main() -> ExitCode {
                     Some(&io.output),
                     io.common,
                 ),
+                Command::Expression { mut files, expr, common } => {
+                    let output = files.pop().unwrap_or_default();
+                    let inputs: Vec<&str> = files.iter().map(String::as_str).collect();
+                    match (Op::Expression { expr: expr.clone() }).expr() {
+                        Some(Ok(e)) if e.inputs().max(1) != inputs.len() => {
+                            eprintln!(
+                                "error: expression: `{expr}` reads {} input(s) (a, b, … in order), and {} file(s) \
+                                 were given before the output {output}",
+                                e.inputs().max(1),
+                                inputs.len()
+                            );
+                            return ExitCode::from(1);
+                        }
+                        _ => {}
+                    }
+                    let mut chain = one_step(Op::Expression { expr }, &inputs, Some(&output), common);
+                    if let Some(step) = chain.steps.first_mut() {
+                        step.inputs = (0..inputs.len()).map(|k| format!("in{k}")).collect();
+                    }
+                    chain.inputs = step_inputs(&inputs);
+                    chain
+                }
+                Command::Window { io, level, width, range } => {
+                    let Some((low, high)) = range
+                        .split_once(':')
+                        .and_then(|(l, h)| Some((l.trim().parse::<f64>().ok()?, h.trim().parse::<f64>().ok()?)))
+                    else {
+                        eprintln!("error: window: --range `{range}` is not LOW:HIGH (two numbers, as in 0:255)");
+                        return ExitCode::from(1);
+                    };
+                    let mut common = io.common;
+                    // A display image: 8 bits, rounded, unless the user asked for another type.
+                    if common.options.dtype.is_none() {
+                        common.options.dtype = Some(cliper::Dtype::U8);
+                        common.options.scale = common.options.scale.or(Some(cliper::Scale::Round));
+                    }
+                    one_step(Op::Window { level, width, low, high }, &[&io.input], Some(&io.output), common)
+                }
+                Command::Threshold { io, value, above, below } => {
+                    one_step(Op::Threshold { value, above, below }, &[&io.input], Some(&io.output), io.common)
+                }
+                Command::Clip { io, min, max } => {
+                    one_step(Op::Clip { min, max }, &[&io.input], Some(&io.output), io.common)
+                }
                 _ => {
                     let _ = Cli::command().print_help();
                     return ExitCode::from(1);

@@ -20,6 +20,45 @@ use std::str::FromStr;
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Op {
+    /// numpy-style element-wise maths: `expr` over the step's inputs, named `a`, `b`, `c`, … in order (`x` also
+    /// names the first): `"sqrt(a*a + b*b)"`, `"where(x > 0, log(x), 0)"` ([`Expr::parse`] lists the functions).
+    /// Back-to-back element-wise steps run as one kernel.
+    Expression {
+        /// The expression.
+        expr: String,
+    },
+    /// A display window (CT/MR window level and width): `level ± width/2` mapped linearly onto `[low, high]`,
+    /// values outside clipped.
+    Window {
+        /// The window's centre.
+        level: f64,
+        /// The window's width.
+        width: f64,
+        /// The value the window's bottom maps to (default 0).
+        #[serde(default)]
+        low: f64,
+        /// The value the window's top maps to (default 1).
+        #[serde(default = "one")]
+        high: f64,
+    },
+    /// `above` where a value exceeds `value`, else `below`.
+    Threshold {
+        /// The threshold.
+        value: f64,
+        /// The result above it (default 1).
+        #[serde(default = "one")]
+        above: f64,
+        /// The result at or below it (default 0).
+        #[serde(default)]
+        below: f64,
+    },
+    /// numpy.clip: values below `min` become `min`, values above `max` become `max`.
+    Clip {
+        /// The lower bound.
+        min: f64,
+        /// The upper bound.
+        max: f64,
+    },
     /// Transpose the last two axes (conjugating with `conj`).
     Transpose {
         /// Conjugate as well (the Hermitian transpose).
@@ -115,6 +154,9 @@ fn by_name<'de, D: serde::Deserializer<'de>, V: FromStr<Err = Error>>(d: D) -> s
     String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
 }
 
+fn one() -> f64 {
+    1.0
+}
 fn two() -> NormP {
     NormP(2.0)
 }
@@ -208,6 +250,10 @@ impl Op {
     /// The name used in messages and in the pipeline file.
     pub fn name(&self) -> &'static str {
         match self {
+            Op::Expression { .. } => "expression",
+            Op::Window { .. } => "window",
+            Op::Threshold { .. } => "threshold",
+            Op::Clip { .. } => "clip",
             Op::Transpose { .. } => "transpose",
             Op::Permute { .. } => "permute",
             Op::Matmul { .. } => "matmul",
@@ -222,6 +268,7 @@ impl Op {
     /// How many input arrays the operation takes.
     pub fn arity(&self) -> usize {
         match self {
+            Op::Expression { .. } => self.expr().and_then(|e| e.ok()).map_or(1, |e| e.inputs().max(1)),
             Op::Matmul { .. } | Op::Dot { .. } => 2,
             _ => 1,
         }
@@ -390,6 +437,7 @@ impl Op {
             geometry.shifted(by)
         };
         match self {
+            Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => Some(*geometry),
             Op::Norm { .. } | Op::Dot { .. } | Op::Matmul { .. } | Op::Power { .. } => None,
             Op::Transpose { .. } if input.len() >= 2 => Some(geometry.permuted([0, 2, 1])),
             Op::Transpose { .. } => None,
@@ -435,11 +483,42 @@ impl Op {
     /// The process computing this operation from `inputs` into a newly allocated output.
     pub fn plan(&self, inputs: &[&AnyData]) -> Result<(Box<dyn Process>, AnyData)> {
         let wrong = || Error::invalid(self.name(), format!("takes {} input(s), got {}", self.arity(), inputs.len()));
+        if let Some(expr) = self.expr() {
+            let expr = expr?;
+            if inputs.len() != expr.inputs().max(1) {
+                return Err(wrong());
+            }
+            return elementwise(self, inputs, expr);
+        }
         match (self, inputs) {
             (Op::Matmul { .. } | Op::Dot { .. }, [a, b]) => binary(self, a, b),
             (Op::Matmul { .. } | Op::Dot { .. }, _) => Err(wrong()),
             (_, [x]) => dispatch!(x, x => self.unary(x)),
             _ => Err(wrong()),
+        }
+    }
+
+    /// The expression of an element-wise operation (`None` for the others), or the error parsing it.
+    ///
+    /// ```
+    /// use cliper::chain::Op;
+    /// let op = Op::Window { level: 40.0, width: 400.0, low: 0.0, high: 255.0 };
+    /// assert_eq!(op.expr().unwrap()?.to_string(), "((minimum(maximum(((in0 - -160) / 400), 0), 1) * 255) + 0)");
+    /// let e = Op::Expression { expr: "hypot(a, b)".into() }.expr().unwrap()?;
+    /// assert_eq!(e.inputs(), 2);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn expr(&self) -> Option<Result<Expr>> {
+        let x = Expr::input(0);
+        match self {
+            Op::Expression { expr } => Some(Expr::parse(expr, &EXPRESSION_NAMES).map(|e| {
+                // `x` (the last name) is the first input too.
+                e.substitute(&|k| Expr::Input(if k + 1 == EXPRESSION_NAMES.len() { 0 } else { k }))
+            })),
+            Op::Window { level, width, low, high } => Some(Ok(x.window(*level, *width) * (high - low) + *low)),
+            Op::Threshold { value, above, below } => Some(Ok(x.threshold(*value, *above, *below))),
+            Op::Clip { min, max } => Some(Ok(x.clip(*min, *max))),
+            _ => None,
         }
     }
 
@@ -503,7 +582,58 @@ impl Op {
                 }
             }
             Op::Matmul { .. } | Op::Dot { .. } => Err(Error::invalid(self.name(), "takes two inputs")),
+            Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => {
+                elementwise(self, &[&T::wrap(x.clone())], self.expr().unwrap_or_else(|| Ok(Expr::input(0)))?)
+            }
         }
+    }
+}
+
+/// The names an `expression` op gives its inputs, in order; `x` is the first input too.
+const EXPRESSION_NAMES: [&str; 9] = ["a", "b", "c", "d", "e", "f", "g", "h", "x"];
+
+/// An element-wise operation over arrays of one element type; the result is real when the expression is (the
+/// modulus of complex data, a comparison).
+fn elementwise(op: &Op, inputs: &[&AnyData], expr: Expr) -> Result<(Box<dyn Process>, AnyData)> {
+    fn typed<T: Kind>(op: &Op, inputs: &[&AnyData], expr: Expr) -> Result<(Box<dyn Process>, AnyData)>
+    where
+        T::Real: Kind,
+    {
+        let mut arrays: Vec<&XData<T>> = Vec::with_capacity(inputs.len());
+        for (k, a) in inputs.iter().enumerate() {
+            let x = match a {
+                AnyData::F32(x) => (x as &dyn std::any::Any).downcast_ref::<XData<T>>(),
+                AnyData::F64(x) => (x as &dyn std::any::Any).downcast_ref::<XData<T>>(),
+                AnyData::C32(x) => (x as &dyn std::any::Any).downcast_ref::<XData<T>>(),
+                AnyData::C64(x) => (x as &dyn std::any::Any).downcast_ref::<XData<T>>(),
+            };
+            arrays.push(x.ok_or_else(|| Error::Type {
+                op: op.name().into(),
+                expected: format!("inputs of one element type (input 1 is {})", T::NAME),
+                got: format!("input {} of {}", k + 1, a.kind().name()),
+            })?);
+        }
+        let first = arrays.first().ok_or_else(|| Error::invalid(op.name(), "takes at least one input"))?;
+        let shapes: Vec<&[usize]> = arrays.iter().map(|x| x.shape()).collect();
+        let shape = Elementwise::<T>::output_shape(&shapes)?;
+        if T::IS_COMPLEX && !expr.complex_result(true) {
+            let y = XData::<T::Real>::zeros(first.app(), &shape)?;
+            let p = Elementwise::new(&arrays, &y, expr);
+            p.check()?;
+            Ok((Box::new(p), T::Real::wrap(y)))
+        } else {
+            let y = XData::<T>::zeros(first.app(), &shape)?;
+            let p = Elementwise::new(&arrays, &y, expr);
+            p.check()?;
+            Ok((Box::new(p), T::wrap(y)))
+        }
+    }
+    match inputs.first() {
+        Some(AnyData::F32(_)) => typed::<f32>(op, inputs, expr),
+        Some(AnyData::F64(_)) => typed::<f64>(op, inputs, expr),
+        Some(AnyData::C32(_)) => typed::<num_complex::Complex32>(op, inputs, expr),
+        Some(AnyData::C64(_)) => typed::<Complex64>(op, inputs, expr),
+        None => Err(Error::invalid(op.name(), "takes at least one input")),
     }
 }
 

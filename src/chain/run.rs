@@ -413,8 +413,11 @@ impl Chain {
             let op = if in_colour { step.op.for_colour(&shape).map_err(named)? } else { step.op.clone() };
             let op = op.in_voxels(from.first().and_then(|o| o.geometry.as_ref()), &shape, in_colour).map_err(named)?;
             let (mut process, output) = op.plan(&operands).map_err(named)?;
-            // Initialised here rather than with the whole pipeline, so that a failure names its step.
-            process.init().map_err(named)?;
+            // Initialised here rather than with the whole pipeline, so that a failure names its step — except
+            // element-wise steps, which `plan` has checked and which the pipeline's `init` may fuse with the next.
+            if op.expr().is_none() {
+                process.init().map_err(named)?;
+            }
             let first = from.first().copied().unwrap_or_default();
             let image_data = !matches!(op, Op::Norm { .. } | Op::Dot { .. });
             let origin = Origin {

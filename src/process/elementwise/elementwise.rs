@@ -343,7 +343,13 @@ struct Plan {
 }
 
 impl<T: Element, O: Element> Elementwise<T, O> {
-    fn plan(&self) -> Result<Plan> {
+    /// The checks `init` makes (shapes, types, the expression's typing), without building the kernel: the chain
+    /// uses it to name a failing step while leaving the stage uninitialized, so that the Pipeline can fuse it.
+    pub(crate) fn check(&self) -> Result<()> {
+        self.plan(false).map(|_| ())
+    }
+
+    fn plan(&self, build: bool) -> Result<Plan> {
         let name = "Elementwise";
         let primary = Target::<T>::of(&self.output).ok_or_else(|| Error::Type {
             op: name.into(),
@@ -452,7 +458,7 @@ impl<T: Element, O: Element> Elementwise<T, O> {
                         Target::Real(_) => std::mem::size_of::<T::Real>(),
                     })
                     .sum::<usize>()) as u64;
-        let kernel = if count == 0 {
+        let kernel = if count == 0 || !build {
             None
         } else {
             let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
@@ -492,7 +498,7 @@ impl<T: Element, O: Element> Process for Elementwise<T, O> {
 
     fn init(&mut self) -> Result<()> {
         if !self.absorbed {
-            let plan = self.plan()?;
+            let plan = self.plan(true)?;
             self.plan.set(plan);
         }
         Ok(())

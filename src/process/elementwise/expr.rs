@@ -283,6 +283,36 @@ impl Expr {
         }
     }
 
+    /// Whether the value is complex when the inputs are (`complex_inputs`) or are not: `abs`, `real`, `imag`,
+    /// `angle` and comparisons are real, arithmetic on a complex value is complex.
+    ///
+    /// ```
+    /// use cliper::Expr;
+    /// assert!(!Expr::parse("abs(z) + 1", &["z"])?.complex_result(true));
+    /// assert!(Expr::parse("z * abs(z)", &["z"])?.complex_result(true));
+    /// assert!(!Expr::parse("z * 2", &["z"])?.complex_result(false));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn complex_result(&self, complex_inputs: bool) -> bool {
+        match self {
+            Expr::Input(_) => complex_inputs,
+            Expr::Constant(_) => false,
+            Expr::Unary(f, a) => match f {
+                UnaryOp::Negative | UnaryOp::Sqrt | UnaryOp::Exp | UnaryOp::Log | UnaryOp::Square | UnaryOp::Conj => {
+                    a.complex_result(complex_inputs)
+                }
+                _ => false,
+            },
+            Expr::Binary(f, a, b) => match f {
+                BinaryOp::Add | BinaryOp::Subtract | BinaryOp::Multiply | BinaryOp::Divide => {
+                    a.complex_result(complex_inputs) || b.complex_result(complex_inputs)
+                }
+                _ => false,
+            },
+            Expr::Where(_, a, b) => a.complex_result(complex_inputs) || b.complex_result(complex_inputs),
+        }
+    }
+
     /// The expression with input `k` replaced by `by(k)`.
     pub(crate) fn substitute(&self, by: &dyn Fn(usize) -> Expr) -> Expr {
         match self {
