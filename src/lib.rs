@@ -110,7 +110,7 @@ pub use process::fft::{
 pub use process::filter::{
     Border, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Filter, FilterBank,
     FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, Pad, PadParams, PadStrategy,
-    SeparableConvolution,
+    SeparableConvolution, Derivative, GradientMagnitude, GradientParams, GradientStrategy,
 };
 pub use process::layout::{
     ConjugateTranspose, CopyParams, CopyStrategy, Permute, StridedCopy, Transpose, TransposeTiles,

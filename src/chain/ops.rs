@@ -344,6 +344,11 @@ impl Op {
             ));
         };
         let rank = rank.unwrap_or(shape.len().clamp(1, 2));
+        // `gaussian:1.5mm:0,1`: the orders after the sigmas stay as they are.
+        let (args, orders) = match args.split_once(':') {
+            Some((sigmas, orders)) => (sigmas, Some(orders)),
+            None => (args, None),
+        };
         let millimetres: Vec<f64> = args
             .split(',')
             .map(|t| {
@@ -385,7 +390,10 @@ impl Op {
             .collect();
         let mut op = self.clone();
         if let Op::Convolve { kernel, .. } = &mut op {
-            *kernel = format!("{name}:{}", sigmas.join(","));
+            *kernel = match orders {
+                Some(orders) => format!("{name}:{}:{orders}", sigmas.join(",")),
+                None => format!("{name}:{}", sigmas.join(",")),
+            };
         }
         Ok(op)
     }

@@ -1,7 +1,8 @@
 //! Filtering with scipy.ndimage's and numpy's semantics: border rules ([`Border`]), filter weights ([`Filter`]:
 //! named filters, normalisation, the rank-1 split), [`Pad`], [`Convolution`] and [`SeparableConvolution`] (1–3-D,
 //! any border, stride, dilation; direct, tiled, separable or FFT algorithms chosen by the planner) and
-//! [`FilterBank`] (cuDNN-style multi-channel convolution, direct or im2col + `MatMul`). Kernels:
+//! [`GradientMagnitude`] (gaussian_gradient_magnitude and the Sobel/Prewitt/Scharr magnitudes: derivative
+//! convolutions, then one element-wise kernel), [`FilterBank`] (cuDNN-style multi-channel convolution, direct or im2col + `MatMul`). Kernels:
 //! `kernels/filter.cl` (convolution), `filter_pad.cl`, `filter_bank.cl`.
 
 mod border;
@@ -10,6 +11,7 @@ mod conv_pass;
 mod convolution;
 mod fft_conv;
 mod filter_bank;
+mod gradient_magnitude;
 mod pad;
 mod separable;
 mod weights;
@@ -17,6 +19,7 @@ mod weights;
 pub use border::Border;
 pub use conv_params::{ConvAlgorithm, ConvMode, ConvOutput, ConvParams};
 pub use convolution::{ConvStrategy, Convolution};
+pub use gradient_magnitude::{Derivative, GradientMagnitude, GradientParams, GradientStrategy};
 pub use filter_bank::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy};
 pub use pad::{Pad, PadParams, PadStrategy};
 pub use separable::SeparableConvolution;

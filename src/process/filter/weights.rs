@@ -22,6 +22,8 @@ impl FilterElement<Complex<f64>> for f64 {}
 /// The smoothing across the derivative's axis in scipy.ndimage.sobel and .prewitt.
 const SOBEL_SMOOTHING: [f64; 3] = [1.0, 2.0, 1.0];
 const PREWITT_SMOOTHING: [f64; 3] = [1.0, 1.0, 1.0];
+/// Scharr's smoothing (rotationally more symmetric than Sobel's), unnormalised as scipy's Sobel is.
+const SCHARR_SMOOTHING: [f64; 3] = [3.0, 10.0, 3.0];
 
 /// A filter for [`super::Convolution`]: an N-d array of weights (rank 1 to 3) on the host. Filters are small;
 /// `init` uploads them (flipped for a convolution, normalised when asked) so `launch` reads them on the device.
@@ -170,6 +172,65 @@ impl<K: Element> Filter<K> {
         sigmas.iter().map(|&s| Self::gaussian_line(s)).collect()
     }
 
+    /// scipy.ndimage.gaussian_filter's kernel with derivative orders (`gaussian_filter(x, sigma, order=[…])`):
+    /// per axis, the `order`-th derivative of the Gaussian of that axis's sigma (radius ⌊4σ + 0.5⌋), as
+    /// correlation weights. Order 0 is the smoothing kernel of [`Filter::gaussian_axes`]; order 1 the first
+    /// derivative (positive weights ahead of the centre, as `sobel`'s), and so on — scipy's weights
+    /// `q(x)·g(x)`, with `g` the Gaussian normalised to sum 1 and `q` the polynomial of the derivative.
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// let d = Filter::<f64>::gaussian_derivative(&[1.0, 2.0], &[1, 0])?; // d/d(rows), smoothed along columns
+    /// assert_eq!(d.shape(), &[9, 17]);
+    /// assert!(d.values()[8 * 17 + 8] > 0.0 && d.values()[8] < 0.0); // ahead of the centre positive, behind negative
+    /// assert!(Filter::<f64>::gaussian_derivative(&[1.0], &[5]).unwrap_err().to_string().contains("0 to 4"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn gaussian_derivative(sigmas: &[f64], orders: &[usize]) -> Result<Filter<K>> {
+        let op = "Filter::gaussian_derivative";
+        if orders.len() != sigmas.len() {
+            return Err(Error::invalid(op, format!("gives {} orders for {} sigmas", orders.len(), sigmas.len())));
+        }
+        if let Some(bad) = orders.iter().find(|&&o| o > 4) {
+            return Err(Error::invalid(op, format!("derivative orders are 0 to 4, got {bad}")));
+        }
+        Self::gaussian_lines(sigmas, op)?;
+        let lines: Vec<Filter<K>> =
+            sigmas.iter().zip(orders).map(|(&s, &o)| Self::gaussian_derivative_line(s, o)).collect::<Result<_>>()?;
+        Filter::outer(&lines)
+    }
+
+    /// scipy's `_gaussian_kernel1d(sigma, order, radius)` reversed (gaussian_filter1d correlates with it
+    /// reversed): the Gaussian times the polynomial `q` with `q₀ = 1` and `qₙ₊₁ = qₙ' − x·qₙ/σ²`.
+    fn gaussian_derivative_line(sigma: f64, order: usize) -> Result<Filter<K>> {
+        let extent = gaussian_extent(sigma);
+        let radius = ((extent - 1.0) / 2.0) as i64;
+        let g: Vec<f64> = (-radius..=radius).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
+        let sum: f64 = g.iter().sum();
+        // q's coefficients, lowest power first.
+        let mut q = vec![1.0];
+        for _ in 0..order {
+            let mut next = vec![0.0; q.len() + 1];
+            for (k, &c) in q.iter().enumerate() {
+                if k > 0 {
+                    if let Some(slot) = next.get_mut(k - 1) {
+                        *slot += k as f64 * c;
+                    }
+                }
+                if let Some(slot) = next.get_mut(k + 1) {
+                    *slot -= c / (sigma * sigma);
+                }
+            }
+            q = next;
+        }
+        let mut w: Vec<f64> = (-radius..=radius)
+            .zip(&g)
+            .map(|(x, gx)| q.iter().rev().fold(0.0, |acc, c| acc * x as f64 + c) * gx / sum)
+            .collect();
+        w.reverse();
+        Filter::new(&[w.len()], w.iter().map(|&v| K::from_c64(v.into())).collect())
+    }
+
     /// The 1-D Gaussian of `sigma` (radius ⌊4σ + 0.5⌋, sum 1); `gaussian_lines` checked sigma and the size.
     fn gaussian_line(sigma: f64) -> Result<Filter<K>> {
         let extent = gaussian_extent(sigma);
@@ -261,12 +322,18 @@ impl<K: Element> Filter<K> {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn named(spec: &str, rank: usize) -> Result<Filter<K>> {
-        let known = "gaussian:SIGMA, box:SIZE, log:SIGMA, laplacian, sobel-x, sobel-y, sobel-z, prewitt-x, \
-                     prewitt-y, prewitt-z";
+        let known = "gaussian:SIGMA, gaussian:SIGMA:ORDER, box:SIZE, log:SIGMA, laplacian, sobel-x, sobel-y, \
+                     sobel-z, prewitt-x, prewitt-y, prewitt-z, scharr-x, scharr-y, scharr-z";
         let bad = |why: String| Error::invalid("filter", format!("{why}; known filters: {known}"));
         let (name, arg) = match spec.split_once(':') {
             Some((n, a)) => (n.trim().to_ascii_lowercase().replace('_', "-"), Some(a.trim())),
             None => (spec.trim().to_ascii_lowercase().replace('_', "-"), None),
+        };
+        // gaussian:SIGMA:ORDER — derivative orders, one for every axis or one per axis (gaussian_filter's order).
+        let (arg, orders) = match arg.and_then(|a| a.split_once(':')) {
+            Some((sigma, orders)) if name == "gaussian" => (Some(sigma.trim()), Some(orders.trim())),
+            Some(_) => return Err(bad(format!("`{spec}`: only gaussian takes a second parameter (the orders)"))),
+            None => (arg, None),
         };
         let number = |what: &str| -> Result<f64> {
             let text = arg.ok_or_else(|| bad(format!("`{name}` needs a {what}, as in `{name}:2`")))?;
@@ -318,7 +385,21 @@ impl<K: Element> Filter<K> {
             other => other,
         };
         let filter = match name.as_str() {
-            "gaussian" if (1..=3).contains(&rank) => Filter::gaussian_axes(&sigmas()?),
+            "gaussian" if (1..=3).contains(&rank) => match orders {
+                None => Filter::gaussian_axes(&sigmas()?),
+                Some(text) => {
+                    let sigmas = sigmas()?;
+                    let orders: Vec<usize> = text
+                        .split(',')
+                        .map(|t| t.trim().parse::<usize>().map_err(|_| bad(format!("`{t}` in `{spec}` is not an order"))))
+                        .collect::<Result<_>>()?;
+                    let orders = match orders.as_slice() {
+                        [one] => vec![*one; sigmas.len()],
+                        many => many.to_vec(),
+                    };
+                    Filter::gaussian_derivative(&sigmas, &orders)
+                }
+            },
             "log" | "gaussian-laplace" if (1..=3).contains(&rank) => Filter::laplacian_of_gaussian_axes(&sigmas()?),
             "gaussian" | "log" | "gaussian-laplace" => {
                 Err(Error::invalid("filter", format!("`{name}` spans 1 to 3 axes, not {rank}")))
@@ -333,6 +414,7 @@ impl<K: Element> Filter<K> {
             "laplacian" | "laplace" => Filter::laplace(rank),
             "sobel-x" | "sobel-y" | "sobel-z" => Filter::sobel(derivative_axis(&name[6..])?, rank),
             "prewitt-x" | "prewitt-y" | "prewitt-z" => Filter::prewitt(derivative_axis(&name[8..])?, rank),
+            "scharr-x" | "scharr-y" | "scharr-z" => Filter::scharr(derivative_axis(&name[7..])?, rank),
             _ => Err(bad(format!("unknown filter `{spec}`"))),
         };
         filter.map_err(as_named)
@@ -361,6 +443,19 @@ impl<K: Element> Filter<K> {
     /// ```
     pub fn prewitt(axis: usize, rank: usize) -> Result<Filter<K>> {
         Self::derivative(axis, rank, PREWITT_SMOOTHING, "Filter::prewitt")
+    }
+
+    /// Scharr's derivative along `axis` of `rank` axes in scipy.ndimage.sobel's convention (scipy has no
+    /// `scharr`; scikit-image's divides by 32 in 2-D): `[−1, 0, 1]` along `axis` times `[3, 10, 3]` along every
+    /// other axis, unnormalised.
+    ///
+    /// ```
+    /// let s = cliper::Filter::<f32>::scharr(1, 2)?;
+    /// assert_eq!(s.values(), &[-3.0, 0.0, 3.0, -10.0, 0.0, 10.0, -3.0, 0.0, 3.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn scharr(axis: usize, rank: usize) -> Result<Filter<K>> {
+        Self::derivative(axis, rank, SCHARR_SMOOTHING, "Filter::scharr")
     }
 
     fn derivative(axis: usize, rank: usize, smooth: [f64; 3], op: &str) -> Result<Filter<K>> {
