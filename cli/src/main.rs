@@ -261,6 +261,27 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         #[arg(long, allow_negative_numbers = true)]
         max: f64,
     },
+    /// The gradient magnitude (scipy.ndimage.gaussian_gradient_magnitude, or the Sobel/Prewitt/Scharr magnitude).
+    #[command(
+        visible_alias = "gaussian-gradient-magnitude",
+        after_help = "Examples:\n  cliper gradient-magnitude data/phantom_256.png out/edges.tif --derivative gaussian:2\n  cliper gradient-magnitude ct.nii.gz out/edges.nii.gz --rank 3"
+    )]
+    GradientMagnitude {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// sobel, prewitt, scharr or gaussian:SIGMA (voxels; one per axis as gaussian:1,1,2).
+        #[arg(long, default_value = "sobel")]
+        derivative: String,
+        /// scipy.ndimage border mode: reflect, mirror, nearest, wrap, constant.
+        #[arg(long, default_value = "reflect")]
+        border: String,
+        /// The constant for border constant.
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+        value: f64,
+        /// Axes the gradient spans, the last ones: 1 to 3 (default 2, or 1 for 1-D data).
+        #[arg(long)]
+        rank: Option<usize>,
+    },
     /// Run a pipeline file: steps with named arrays that stay on the device.
     #[command(
         after_help = "Examples:\n  cliper run pipelines/demo.toml --profile\n  cliper run pipelines/demo.toml --input image='scans/*.png' --output edges='out/{stem}_edges.png'"
@@ -455,6 +476,12 @@ fn main() -> ExitCode {
                 Command::Threshold { io, value, above, below } => {
                     one_step(Op::Threshold { value, above, below }, &[&io.input], Some(&io.output), io.common)
                 }
+                Command::GradientMagnitude { io, derivative, border, value, rank } => one_step(
+                    Op::GradientMagnitude { derivative, border, value, rank },
+                    &[&io.input],
+                    Some(&io.output),
+                    io.common,
+                ),
                 Command::Clip { io, min, max } => {
                     one_step(Op::Clip { min, max }, &[&io.input], Some(&io.output), io.common)
                 }

@@ -59,6 +59,22 @@ pub enum Op {
         /// The upper bound.
         max: f64,
     },
+    /// The gradient magnitude: scipy.ndimage.gaussian_gradient_magnitude (`derivative = "gaussian:SIGMA"`) or
+    /// generic_gradient_magnitude with `sobel` (the default), `prewitt` or `scharr`.
+    GradientMagnitude {
+        /// `sobel`, `prewitt`, `scharr` or `gaussian:SIGMA` (one sigma, or one per axis, in voxels).
+        #[serde(default = "sobel")]
+        derivative: String,
+        /// scipy.ndimage's border mode (default `reflect`).
+        #[serde(default = "reflect")]
+        border: String,
+        /// The constant of border `constant`.
+        #[serde(default)]
+        value: f64,
+        /// Axes the gradient spans, the last ones (default 2, 1 for 1-D data).
+        #[serde(default)]
+        rank: Option<usize>,
+    },
     /// Transpose the last two axes (conjugating with `conj`).
     Transpose {
         /// Conjugate as well (the Hermitian transpose).
@@ -154,6 +170,9 @@ fn by_name<'de, D: serde::Deserializer<'de>, V: FromStr<Err = Error>>(d: D) -> s
     String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
 }
 
+fn sobel() -> String {
+    "sobel".into()
+}
 fn one() -> f64 {
     1.0
 }
@@ -254,6 +273,7 @@ impl Op {
             Op::Window { .. } => "window",
             Op::Threshold { .. } => "threshold",
             Op::Clip { .. } => "clip",
+            Op::GradientMagnitude { .. } => "gradient-magnitude",
             Op::Transpose { .. } => "transpose",
             Op::Permute { .. } => "permute",
             Op::Matmul { .. } => "matmul",
@@ -307,7 +327,7 @@ impl Op {
             Op::Pad { width, .. } if nd >= 3 && width.0.get(nd - 3).is_some_and(|&w| w != (0, 0)) => {
                 Err(refuse("this pad would widen the colour channels"))
             }
-            Op::Convolve { rank: Some(rank), .. } if *rank > 2 => {
+            Op::Convolve { rank: Some(rank), .. } | Op::GradientMagnitude { rank: Some(rank), .. } if *rank > 2 => {
                 Err(refuse(&format!("a rank-{rank} filter would mix the colour channels")))
             }
             other => Ok(other.clone()),
@@ -446,6 +466,7 @@ impl Op {
         };
         match self {
             Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => Some(*geometry),
+            Op::GradientMagnitude { .. } => Some(*geometry),
             Op::Norm { .. } | Op::Dot { .. } | Op::Matmul { .. } | Op::Power { .. } => None,
             Op::Transpose { .. } if input.len() >= 2 => Some(geometry.permuted([0, 2, 1])),
             Op::Transpose { .. } => None,
@@ -499,6 +520,25 @@ impl Op {
             return elementwise(self, inputs, expr);
         }
         match (self, inputs) {
+            (Op::GradientMagnitude { derivative, border, value, rank }, [x]) => {
+                let border = match Border::scipy(border)? {
+                    Border::Constant(_) => Border::Constant(*value),
+                    other => other,
+                };
+                let params = GradientParams::default()
+                    .derivative(derivative.parse()?)
+                    .border(border)
+                    .rank(rank.unwrap_or(x.shape().len().clamp(1, 2)));
+                match x {
+                    AnyData::F32(x) => gradient_magnitude(x, params),
+                    AnyData::F64(x) => gradient_magnitude(x, params),
+                    other => Err(Error::Type {
+                        op: self.name().into(),
+                        expected: "real data (scipy's gradient magnitudes are of real images)".into(),
+                        got: other.kind().name().into(),
+                    }),
+                }
+            }
             (Op::Matmul { .. } | Op::Dot { .. }, [a, b]) => binary(self, a, b),
             (Op::Matmul { .. } | Op::Dot { .. }, _) => Err(wrong()),
             (_, [x]) => dispatch!(x, x => self.unary(x)),
@@ -590,11 +630,21 @@ impl Op {
                 }
             }
             Op::Matmul { .. } | Op::Dot { .. } => Err(Error::invalid(self.name(), "takes two inputs")),
+            Op::GradientMagnitude { .. } => Err(Error::invalid(self.name(), "takes real data")),
             Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => {
                 elementwise(self, &[&T::wrap(x.clone())], self.expr().unwrap_or_else(|| Ok(Expr::input(0)))?)
             }
         }
     }
+}
+
+/// The gradient magnitude of real data into a new output.
+fn gradient_magnitude<T: Kind + RealElement>(
+    x: &XData<T>,
+    params: GradientParams,
+) -> Result<(Box<dyn Process>, AnyData)> {
+    let y = XData::<T>::zeros(x.app(), &GradientMagnitude::<T>::output_shape(x.shape())?)?;
+    Ok((Box::new(GradientMagnitude::new(x, &y, params)), T::wrap(y)))
 }
 
 /// The names an `expression` op gives its inputs, in order; `x` is the first input too.
