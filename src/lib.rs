@@ -100,17 +100,17 @@ pub use io::{
 };
 pub use kernel_args::{IndexType, KernelScalar};
 pub use process::elementwise::{
-    ApplyMask, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, ElementwiseStrategy, Fill, ProductKind,
-    ScalarMultiply, Elementwise, ExprStrategy, Expr, UnaryOp, BinaryOp,
+    ApplyMask, BinaryOp, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, Elementwise, ElementwiseStrategy,
+    Expr, ExprStrategy, Fill, ProductKind, ScalarMultiply, UnaryOp,
 };
 pub use process::fft::{
     Fft, FftAlgorithm, FftAxisStrategy, FftDirection, FftNorm, FftParams, FftPasses, FftShift, FftShiftParams,
     FftStrategy, InverseRealFft, RealFft, RealFftParams,
 };
 pub use process::filter::{
-    Border, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Filter, FilterBank,
-    FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, Pad, PadParams, PadStrategy,
-    SeparableConvolution, Derivative, GradientMagnitude, GradientParams, GradientStrategy,
+    Border, ConvAlgorithm, ConvMode, ConvOutput, ConvParams, ConvStrategy, Convolution, Derivative, Filter, FilterBank,
+    FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, GradientMagnitude, GradientParams,
+    GradientStrategy, Pad, PadParams, PadStrategy, SeparableConvolution,
 };
 pub use process::layout::{
     ConjugateTranspose, CopyParams, CopyStrategy, Permute, StridedCopy, Transpose, TransposeTiles,

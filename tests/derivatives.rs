@@ -5,8 +5,8 @@
 mod common;
 
 use cliper::{
-    Border, ConvMode, ConvParams, Convolution, Derivative, Filter, GradientMagnitude, GradientParams, HostArray,
-    XData, read_npy,
+    Border, ConvMode, ConvParams, Convolution, Derivative, Filter, GradientMagnitude, GradientParams, HostArray, XData,
+    read_npy,
 };
 use common::app;
 use ndarray::ArrayD;
@@ -74,7 +74,8 @@ fn gradient_magnitudes_match_scipy() {
         let params = GradientParams::default().derivative(derivative).border(Border::scipy(mode).unwrap());
         let got = GradientMagnitude::apply(&XData::from_ndarray(app(), x).unwrap(), params.clone()).unwrap();
         assert_close(&got.to_vec().unwrap(), &want, 1e-12, &format!("{name} f64"));
-        let got = GradientMagnitude::apply(&XData::from_ndarray(app(), &x.mapv(|v| v as f32)).unwrap(), params).unwrap();
+        let got =
+            GradientMagnitude::apply(&XData::from_ndarray(app(), &x.mapv(|v| v as f32)).unwrap(), params).unwrap();
         let got: Vec<f64> = got.to_vec().unwrap().iter().map(|&v| v as f64).collect();
         assert_close(&got, &want, 2e-5, &format!("{name} f32"));
     }
@@ -89,8 +90,9 @@ fn derivative_refusals_name_the_problem() {
     let x = XData::<f32>::zeros(app(), &[5, 6]).unwrap();
     let e = GradientMagnitude::apply(&x, GradientParams::default().rank(3)).unwrap_err().to_string();
     assert!(e.contains("asked for 3 of shape [5, 6]"), "{e}");
-    let e = GradientMagnitude::apply(&x, GradientParams::default().derivative(Derivative::Gaussian(vec![1.0, 2.0, 3.0])))
-        .unwrap_err()
-        .to_string();
+    let e =
+        GradientMagnitude::apply(&x, GradientParams::default().derivative(Derivative::Gaussian(vec![1.0, 2.0, 3.0])))
+            .unwrap_err()
+            .to_string();
     assert!(e.contains("3 sigmas for a gradient over 2 axes"), "{e}");
 }

@@ -3,9 +3,7 @@
 
 mod common;
 
-use cliper::{
-    ClApp, Element, Elementwise, Expr, ExprStrategy, HostArray, Pipeline, Process, XData, read_npy,
-};
+use cliper::{ClApp, Element, Elementwise, Expr, ExprStrategy, HostArray, Pipeline, Process, XData, read_npy};
 use common::app;
 use num_complex::{Complex32, Complex64};
 
@@ -54,15 +52,21 @@ fn check_against_numpy<T: Element>(kind: &str, names: [&str; 2], tol: f64) {
         for (i, (g, want)) in got.iter().zip(&results[k * n..(k + 1) * n]).enumerate() {
             let g = g.to_c64();
             let same_nan = (g.re.is_nan() == want.re.is_nan()) && (g.im.is_nan() == want.im.is_nan());
-            let close = |a: f64, b: f64| {
-                (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * b.abs().max(1.0)
-            };
+            let close =
+                |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * b.abs().max(1.0);
             if !same_nan || !close(g.re, want.re) || !close(g.im, want.im) {
                 failures.push(format!("{text} [{i}]: got {g}, numpy {want}"));
             }
         }
     }
-    assert!(failures.is_empty(), "{} ({}): {} mismatches, first: {:?}", kind, T::NAME, failures.len(), &failures[..failures.len().min(8)]);
+    assert!(
+        failures.is_empty(),
+        "{} ({}): {} mismatches, first: {:?}",
+        kind,
+        T::NAME,
+        failures.len(),
+        &failures[..failures.len().min(8)]
+    );
 }
 
 // Tolerances: float64 builtins of OpenCL are within a few ulps (≤ 4 for exp/log/pow/trig in the spec's full
@@ -97,7 +101,8 @@ fn real_results_of_complex_data_and_broadcast_views() {
     let (z, zh) = common::random::<Complex32>(&mut rng, &[5, 7]);
     let (s, sh) = common::random::<Complex32>(&mut rng, &[7, 1]);
     let zt = z.t();
-    let out: XData<f32> = Elementwise::apply(&[&zt, &s], Expr::parse("abs(z * s) + angle(z)", &["z", "s"]).unwrap()).unwrap();
+    let out: XData<f32> =
+        Elementwise::apply(&[&zt, &s], Expr::parse("abs(z * s) + angle(z)", &["z", "s"]).unwrap()).unwrap();
     assert_eq!(out.shape(), &[7, 5]);
     let got = out.to_vec().unwrap();
     for i in 0..7 {
@@ -179,9 +184,11 @@ fn pipeline_does_not_fuse_a_stage_reading_another_view() {
     let x = XData::<f64>::from_slice(&app, &[3, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]).unwrap();
     let y = XData::<f64>::zeros(&app, &[3, 3]).unwrap();
     let z = XData::<f64>::zeros(&app, &[3, 3]).unwrap();
-    let mut p = Pipeline::new(&app)
-        .then(Elementwise::new(&[&x], &y, Expr::input(0) * 10.0))
-        .then(Elementwise::new(&[&y.t()], &z, Expr::input(0) + 1.0));
+    let mut p = Pipeline::new(&app).then(Elementwise::new(&[&x], &y, Expr::input(0) * 10.0)).then(Elementwise::new(
+        &[&y.t()],
+        &z,
+        Expr::input(0) + 1.0,
+    ));
     assert_eq!(p.profile().unwrap().launches.len(), 2);
     assert_eq!(z.to_vec().unwrap(), vec![11.0, 41.0, 71.0, 21.0, 51.0, 81.0, 31.0, 61.0, 91.0]);
 }

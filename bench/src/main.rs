@@ -15,6 +15,7 @@
 mod case;
 mod fft_cases;
 mod measure;
+mod ndimage_cases;
 mod peers;
 mod plot;
 mod report;

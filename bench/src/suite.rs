@@ -152,7 +152,7 @@ fn cases() -> Vec<(&'static str, CaseFn)> {
         ("filterbank_seed004", |c| filter_bank(c, &[10, 4, 128, 128], &[10, 4, 16, 16])),
         ("chain10", chain10),
     ];
-    fixed.into_iter().chain(crate::fft_cases::cases()).collect()
+    fixed.into_iter().chain(crate::fft_cases::cases()).chain(crate::ndimage_cases::cases()).collect()
 }
 
 /// 2^log2 elements, 2^22 (or 2^21 for the complex case) with `--quick`.

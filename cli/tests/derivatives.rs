@@ -25,7 +25,17 @@ fn gradient_magnitude_and_gaussian_orders_match_scipy() {
     ok(&["convolve", s(&x), s(&out), "--kernel", "gaussian:1.3,2.1:2,0", "--border", "nearest"]);
     close(&f32s(&out), &f32s(&fixture("gauss_o20_nearest")), 1e-12, "gaussian_filter(order=[2, 0])");
     let x3 = fixture("x3");
-    ok(&["gaussian-gradient-magnitude", s(&x3), s(&out), "--derivative", "gaussian:1.2", "--border", "nearest", "--rank", "3"]);
+    ok(&[
+        "gaussian-gradient-magnitude",
+        s(&x3),
+        s(&out),
+        "--derivative",
+        "gaussian:1.2",
+        "--border",
+        "nearest",
+        "--rank",
+        "3",
+    ]);
     close(&f32s(&out), &f32s(&fixture("ggm_1.2_nearest_3d")), 1e-12, "3-D gaussian_gradient_magnitude");
 }
 

@@ -215,12 +215,13 @@ impl<T: Element, O: Element> Elementwise<T, O> {
         let mut shape: Vec<usize> = Vec::new();
         for s in inputs {
             let zeros = |n: usize| vec![0; n];
-            shape = broadcast((&shape, &zeros(shape.len())), (s, &zeros(s.len())))
-                .map(|(b, _, _)| b)
-                .ok_or_else(|| Error::Shape {
-                    op: "Elementwise".into(),
-                    expected: "input shapes that broadcast together (numpy's rules)".into(),
-                    got: inputs.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" and "),
+            shape =
+                broadcast((&shape, &zeros(shape.len())), (s, &zeros(s.len()))).map(|(b, _, _)| b).ok_or_else(|| {
+                    Error::Shape {
+                        op: "Elementwise".into(),
+                        expected: "input shapes that broadcast together (numpy's rules)".into(),
+                        got: inputs.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" and "),
+                    }
                 })?;
         }
         Ok(shape)
@@ -241,8 +242,7 @@ impl<T: Element, O: Element> Elementwise<T, O> {
 
     /// Takes `next` into this stage's kernel when that is safe (see the module docs); `next` then does nothing.
     fn absorb<P: Element>(&mut self, next: &mut Elementwise<T, P>) -> bool {
-        if self.absorbed || next.absorbed || self.is_initialized() || next.is_initialized() || !next.fused.is_empty()
-        {
+        if self.absorbed || next.absorbed || self.is_initialized() || next.is_initialized() || !next.fused.is_empty() {
             return false;
         }
         let (Some(mine), Some(theirs)) = (Target::<T>::of(&self.output), Target::<T>::of(&next.output)) else {
@@ -345,6 +345,7 @@ struct Plan {
 impl<T: Element, O: Element> Elementwise<T, O> {
     /// The checks `init` makes (shapes, types, the expression's typing), without building the kernel: the chain
     /// uses it to name a failing step while leaving the stage uninitialized, so that the Pipeline can fuse it.
+    #[cfg(feature = "chain")]
     pub(crate) fn check(&self) -> Result<()> {
         self.plan(false).map(|_| ())
     }
@@ -424,8 +425,9 @@ impl<T: Element, O: Element> Elementwise<T, O> {
             axes.push((1, vec![0; strides.len()]));
         }
         let count: u64 = shape.iter().map(|&n| n as u64).product();
-        let steps: Vec<Vec<Step>> =
-            (0..strides.len()).map(|o| axes.iter().map(|(_, s)| Step::of(s.get(o).copied().unwrap_or(0))).collect()).collect();
+        let steps: Vec<Vec<Step>> = (0..strides.len())
+            .map(|o| axes.iter().map(|(_, s)| Step::of(s.get(o).copied().unwrap_or(0))).collect())
+            .collect();
         let n_in = self.inputs.len();
         let kernel_shape = KernelShape {
             complex: T::IS_COMPLEX,
@@ -441,9 +443,7 @@ impl<T: Element, O: Element> Elementwise<T, O> {
         let exprs: Vec<&Expr> = outputs.iter().map(|(_, e)| *e).collect();
         let generated = generate(name, &exprs, &kernel_shape)?;
         let var_strides = (0..strides.len())
-            .map(|o| {
-                axes.iter().filter_map(|(_, s)| s.get(o).copied().filter(|&v| v > 1)).map(|v| v as u64).collect()
-            })
+            .map(|o| axes.iter().filter_map(|(_, s)| s.get(o).copied().filter(|&v| v > 1)).map(|v| v as u64).collect())
             .collect();
         let mut layouts: Vec<&crate::data::Layout> = self.inputs.iter().map(|x| x.layout()).collect();
         layouts.extend(outputs.iter().map(|(t, _)| t.layout_span()));

@@ -8,6 +8,12 @@ use crate::error::{Error, Result};
 use std::fmt;
 
 /// A one-argument function of an [`Expr`], named as numpy's ufunc.
+///
+/// ```
+/// use cliper::{Expr, UnaryOp};
+/// assert_eq!(UnaryOp::Rint.name(), "rint");
+/// assert_eq!(Expr::input(0).unary(UnaryOp::Angle).to_string(), "angle(in0)");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnaryOp {
     /// `-x` (numpy.negative).
@@ -49,6 +55,12 @@ pub enum UnaryOp {
 }
 
 /// A two-argument function of [`Expr`]s, named as numpy's ufunc. Comparisons give 1 or 0.
+///
+/// ```
+/// use cliper::{BinaryOp, Expr};
+/// assert_eq!(Expr::input(0).binary(BinaryOp::Hypot, Expr::input(1)).to_string(), "hypot(in0, in1)");
+/// assert_eq!(BinaryOp::GreaterEqual.name(), ">=");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
     /// numpy.add.
@@ -650,7 +662,8 @@ impl Parser<'_> {
             "arctan2" | "atan2" => Some(BinaryOp::Arctan2),
             _ => None,
         };
-        let unary = UnaryOp::ALL.iter().copied().find(|op| op.name() == name || (name == "absolute" && *op == UnaryOp::Abs));
+        let unary =
+            UnaryOp::ALL.iter().copied().find(|op| op.name() == name || (name == "absolute" && *op == UnaryOp::Abs));
         let mut it = args.clone().into_iter();
         let mut next = || it.next().ok_or_else(|| wrong(args.len() + 1));
         match (name, unary, binary, args.len()) {

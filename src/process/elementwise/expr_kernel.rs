@@ -227,7 +227,8 @@ impl Gen<'_> {
                 let (cv, ct) = self.node(c)?;
                 let (av, at) = self.node(a)?;
                 let (bv, bt) = self.node(b)?;
-                let cond = if ct == Ty::Complex { format!("({cv}.x != 0 || {cv}.y != 0)") } else { format!("{cv} != 0") };
+                let cond =
+                    if ct == Ty::Complex { format!("({cv}.x != 0 || {cv}.y != 0)") } else { format!("{cv} != 0") };
                 if at == Ty::Real && bt == Ty::Real {
                     self.temp(Ty::Real, format!("{cond} ? {av} : {bv}"))
                 } else {

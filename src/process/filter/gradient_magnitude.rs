@@ -202,7 +202,10 @@ impl<T: RealElement> GradientMagnitude<T> {
                     many => {
                         return Err(Error::invalid(
                             "GradientMagnitude",
-                            format!("gives {} sigmas for a gradient over {rank} axes: give one, or one per axis", many.len()),
+                            format!(
+                                "gives {} sigmas for a gradient over {rank} axes: give one, or one per axis",
+                                many.len()
+                            ),
                         ));
                     }
                 };

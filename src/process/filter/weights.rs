@@ -391,7 +391,9 @@ impl<K: Element> Filter<K> {
                     let sigmas = sigmas()?;
                     let orders: Vec<usize> = text
                         .split(',')
-                        .map(|t| t.trim().parse::<usize>().map_err(|_| bad(format!("`{t}` in `{spec}` is not an order"))))
+                        .map(|t| {
+                            t.trim().parse::<usize>().map_err(|_| bad(format!("`{t}` in `{spec}` is not an order")))
+                        })
                         .collect::<Result<_>>()?;
                     let orders = match orders.as_slice() {
                         [one] => vec![*one; sigmas.len()],
