@@ -48,6 +48,7 @@ fn parse_peer_line(line: &str) -> Option<PeerTime> {
         "torch" if conv => "cuDNN".to_string(),
         "torch" if family.starts_with("fft") => "cuFFT".to_string(),
         "cupy" | "scipy" if op.contains("fftconvolve") => format!("{} FFT", display_name(who)),
+        "cupy" if op.contains("fused") => "CuPy fuse".to_string(),
         "opencl" => "OpenCL copy".to_string(),
         other => display_name(other),
     };
@@ -123,6 +124,29 @@ fn match_case(op: &str, size: &str) -> Option<(String, String)> {
     if op.starts_with("conv2d bank") {
         let input = op.split_whitespace().nth(2)?;
         return Some(("filterbank".into(), format!("{input} * {size}")));
+    }
+    // scripts/bench/peer_ndimage.py: the operations of issue 25.
+    if op.starts_with("elementwise chain") {
+        return Some(("ewchain".into(), size.to_string()));
+    }
+    if op == "hypot" {
+        return Some(("ewhypot".into(), size.to_string()));
+    }
+    if op == "gradient_magnitude sobel" {
+        return Some(("gradmag_sobel".into(), size.to_string()));
+    }
+    if let Some(window) = op.strip_prefix("median_filter ") {
+        return Some(if window.matches('x').count() == 2 {
+            (format!("median{window}"), cube(size))
+        } else {
+            (format!("median{}", kernel_size(op)?), size.to_string())
+        });
+    }
+    if op.starts_with("grey_erosion") {
+        return Some((format!("erosion{}", kernel_size(op)?), size.to_string()));
+    }
+    if op == "zoom x2 order 3" {
+        return Some(("zoom2o3".into(), cube(size)));
     }
     let convolution = ["conv2d", "conv3d", "ndimage.convolve", "signal.fftconvolve"];
     if convolution.iter().any(|c| op.starts_with(c)) {
@@ -212,6 +236,22 @@ mod tests {
             ("torch   RSoS recon                 8x256x256            0.0900 ms", ("torch", "recon_rsos", "8x256x256")),
             ("clblast dgemm      1024x1024x1024     316.0777 ms", ("CLBlast", "dgemm", "1024")),
             ("scipy   ndimage.convolve 3x3x3 128^3                119.6180 ms", ("scipy", "conv3d3", "128x128x128")),
+            ("cupy    median_filter 7x7            8192x8192         12.5000 ms", ("CuPy", "median7", "8192x8192")),
+            (
+                "cupy    median_filter 5x5x5          512^3            900.0000 ms",
+                ("CuPy", "median5x5x5", "512x512x512"),
+            ),
+            ("scipy   grey_erosion 15x15           2048x2048         80.0000 ms", ("scipy", "erosion15", "2048x2048")),
+            ("cupy    zoom x2 order 3              512^3             40.0000 ms", ("CuPy", "zoom2o3", "512x512x512")),
+            (
+                "cupy    elementwise chain fused      8192x8192          0.2000 ms",
+                ("CuPy fuse", "ewchain", "8192x8192"),
+            ),
+            ("cupy    hypot                        8192x8192          0.3000 ms", ("CuPy", "ewhypot", "8192x8192")),
+            (
+                "scipy   gradient_magnitude sobel     2048x2048         60.0000 ms",
+                ("scipy", "gradmag_sobel", "2048x2048"),
+            ),
         ];
         for (line, (peer, family, size)) in cases {
             let p = parse_peer_line(line).unwrap_or_else(|| panic!("no match for {line}"));
@@ -234,6 +274,8 @@ mod tests {
             ("copy_kernel", "copy"),
             ("chain10", "chain10"),
             ("filterbank_seed004", "filterbank"),
+            ("median5x5x5_512", "median5x5x5"),
+            ("gradmag_sobel_8192", "gradmag_sobel"),
         ] {
             assert_eq!(family(case), want);
         }

@@ -33,6 +33,8 @@ enum Goal {
     Faster(&'static str, f64),
     /// At most `factor` times the named peer's time at the same size.
     Within(&'static str, f64),
+    /// At least this percentage of the copy ceiling measured in the same run.
+    MinBandwidthPct(f64),
 }
 
 impl Goal {
@@ -44,6 +46,7 @@ impl Goal {
             Goal::Faster(peer, 1.0) => format!("not slower than {peer}"),
             Goal::Faster(peer, f) => format!("≥ {f}× {peer}"),
             Goal::Within(peer, f) => format!("≤ {f}× {peer}'s time"),
+            Goal::MinBandwidthPct(p) => format!("≥ {p} % of copy"),
         }
     }
 
@@ -52,6 +55,7 @@ impl Goal {
         let tflops = |r: &Record| r.gflops.map(|g| g / 1e3 * r.median_ms / r.stream_ms);
         match self {
             Goal::MaxMs(ms) => Some(r.stream_ms <= ms),
+            Goal::MinBandwidthPct(p) => r.pct_bandwidth.map(|v| v >= p),
             Goal::MinTflops(t) => tflops(r).map(|v| v >= t),
             Goal::MaxOverheadUs(us) => r.overhead_us_per_process.map(|o| o <= us),
             Goal::Faster(peer, factor) => {
@@ -91,6 +95,9 @@ fn goal(r: &Record) -> Option<Goal> {
             "fft2_8192" | "fft2_batch64_512" | "fft3_256" | "fft1_2e24" => Goal::Within("cuFFT", 1.25),
             "fft2_4093" => Goal::Within("cuFFT", 2.0),
             c if c.starts_with("recon_") => Goal::Within("torch", 1.0),
+            "ewchain_8192" | "ewhypot_8192" => Goal::MinBandwidthPct(90.0),
+            "median3_8192" | "median7_8192" | "median5x5x5_512" | "erosion15_8192" => Goal::Faster("CuPy", 3.0),
+            "zoom2o3_512" => Goal::Faster("CuPy", 2.0),
             _ => return None,
         };
         return Some(g);
@@ -99,6 +106,7 @@ fn goal(r: &Record) -> Option<Goal> {
         return match family(&r.case) {
             "conv3" => Some(Goal::Faster("scipy", 2.0)),
             "conv15" => Some(Goal::Faster("scipy", 4.0)),
+            "median5" => Some(Goal::Faster("scipy", 2.0)),
             "transpose" => Some(Goal::Faster("numpy", 5.0)),
             "sgemm" | "cgemm" => Some(Goal::Faster("CLBlast", 1.0)),
             _ => None,

@@ -9,7 +9,7 @@
 #        when libclblast.so.1 and the OpenCL headers are installed), numpy/scipy through scripts/bench/peer_numpy.py.
 #   auto (the default): gpu when the device cliper picks (CLIPER_DEVICE honoured) is a GPU, else cpu.
 # SUITE_ARGS adds arguments to the suite (e.g. `--only fft,recon`); PEERS picks the GPU peers (default
-# "clblast torch dgemm filterbank fft").
+# "clblast torch dgemm filterbank ndimage fft").
 # BENCH (default target/release/cliper-bench) and PEERBENCH (default .device-kit/peerbench, else
 # ../shared/peerbench) say where the programs are. Nothing else should run on the machine meanwhile.
 set -uo pipefail
@@ -34,7 +34,7 @@ if [ "$mode" = gpu ]; then
     # shellcheck disable=SC2086
     "$bench" suite ${SUITE_ARGS:-} --json "$prefix.json" 2>&1 | tee "$prefix-suite.txt"
     suite_rc=${PIPESTATUS[0]}
-    wanted=" ${PEERS:-clblast torch dgemm filterbank fft} "
+    wanted=" ${PEERS:-clblast torch dgemm filterbank ndimage fft} "
     if [[ $wanted == *" clblast "* ]] && [ -n "$peerbench" ] && [ -x "$peerbench/clblast_bench" ]; then
         PLATFORM=NVIDIA "$peerbench/clblast_bench" 1 2>&1 | tee -a "$peers"
     fi
@@ -46,6 +46,9 @@ if [ "$mode" = gpu ]; then
     fi
     if [[ $wanted == *" filterbank "* ]]; then
         timeout 120 python3 scripts/bench/peer_filterbank.py 2>&1 | tee -a "$peers"
+    fi
+    if [[ $wanted == *" ndimage "* ]]; then
+        timeout 600 python3 scripts/bench/peer_ndimage.py gpu 2>&1 | tee -a "$peers"
     fi
     if [[ $wanted == *" fft "* ]] && [ -n "$peerbench" ]; then
         timeout 200 python3 "$peerbench/peer_fft.py" 2>&1 | tee -a "$peers"
@@ -62,6 +65,7 @@ else
         echo "CLBlast comparison skipped: install libclblast1 and opencl-c-headers to include it" | tee -a "$peers"
     fi
     python3 scripts/bench/peer_numpy.py 2>&1 | tee -a "$peers"
+    python3 scripts/bench/peer_ndimage.py cpu 2>&1 | tee -a "$peers"
 fi
 "$bench" report "$prefix.json" --peers "$peers" --markdown "$prefix.md" --plots "$prefix-plots"
 exit "$suite_rc"
