@@ -212,10 +212,8 @@ impl<K: Element> Filter<K> {
         for _ in 0..order {
             let mut next = vec![0.0; q.len() + 1];
             for (k, &c) in q.iter().enumerate() {
-                if k > 0 {
-                    if let Some(slot) = next.get_mut(k - 1) {
-                        *slot += k as f64 * c;
-                    }
+                if let Some(slot) = k.checked_sub(1).and_then(|j| next.get_mut(j)) {
+                    *slot += k as f64 * c;
                 }
                 if let Some(slot) = next.get_mut(k + 1) {
                     *slot -= c / (sigma * sigma);
