@@ -83,7 +83,7 @@ pub(super) fn generate(op: &str, exprs: &[&Expr], shape: &KernelShape) -> Result
         roots.push(value);
     }
     let nd = shape.outputs.first().map_or(1, |o| o.0.len()).max(1);
-    let mut src = String::new();
+    let mut src = String::from(REAL_HELPERS);
     if shape.complex {
         src.push_str(COMPLEX_HELPERS);
     }
@@ -150,6 +150,22 @@ pub(super) fn generate(op: &str, exprs: &[&Expr], shape: &KernelShape) -> Result
     Ok(Generated { source: src, constants: g.constants })
 }
 
+/// Real functions the generated code calls.
+const REAL_HELPERS: &str = r"
+// hypot without its cost where nothing can overflow or underflow: sqrt(a² + b²) is within 1.5 ulp there (the
+// builtin is allowed 4 and is a slow library call on CPUs: 21 ns per element on PoCL against 2 for this); the
+// builtin takes the rest (a sum that is infinite, NaN or below the smallest normal number, except exact zeros).
+#if IS_DOUBLE
+#define SMALLEST_NORMAL DBL_MIN
+#else
+#define SMALLEST_NORMAL FLT_MIN
+#endif
+inline R fast_hypot(R a, R b) {
+    const R t = a * a + b * b;
+    return ((isfinite(t) && t >= SMALLEST_NORMAL) || (a == (R)0 && b == (R)0)) ? sqrt(t) : hypot(a, b);
+}
+";
+
 /// Complex arithmetic the generated code calls (only in complex programs).
 const COMPLEX_HELPERS: &str = r"
 inline T c_mul(T a, T b) { return (T)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
@@ -163,10 +179,10 @@ inline T c_div(T a, T b) {
     return (T)((a.x * r + a.y) / d, (a.y * r - a.x) / d);
 }
 inline T c_exp(T a) { const R m = exp(a.x); return (T)(m * cos(a.y), m * sin(a.y)); }
-inline T c_log(T a) { return (T)(log(hypot(a.x, a.y)), atan2(a.y, a.x)); }
+inline T c_log(T a) { return (T)(log(fast_hypot(a.x, a.y)), atan2(a.y, a.x)); }
 // The principal square root without cancellation: the larger part from sqrt((|x| + r) / 2), the other by division.
 inline T c_sqrt(T a) {
-    const R r = hypot(a.x, a.y);
+    const R r = fast_hypot(a.x, a.y);
     if (r == (R)0) return (T)((R)0, a.y);
     const R t = sqrt((fabs(a.x) + r) * (R)0.5);
     return a.x >= (R)0 ? (T)(t, a.y / (t * (R)2)) : (T)(fabs(a.y) / (t * (R)2), copysign(t, a.y));
@@ -247,7 +263,7 @@ impl Gen<'_> {
         let c = ty == Ty::Complex;
         let (ty, text) = match f {
             Negative => (ty, format!("-{a}")),
-            Abs if c => (Ty::Real, format!("hypot({a}.x, {a}.y)")),
+            Abs if c => (Ty::Real, format!("fast_hypot({a}.x, {a}.y)")),
             Abs => (Ty::Real, format!("fabs({a})")),
             Sqrt if c => (ty, format!("c_sqrt({a})")),
             Exp if c => (ty, format!("c_exp({a})")),
@@ -296,7 +312,7 @@ impl Gen<'_> {
             // numpy's minimum and maximum propagate NaN (OpenCL's fmin/fmax drop it).
             Minimum => format!("({a} < {b} || isnan({a})) ? {a} : {b}"),
             Maximum => format!("({a} > {b} || isnan({a})) ? {a} : {b}"),
-            Hypot => format!("hypot({a}, {b})"),
+            Hypot => format!("fast_hypot({a}, {b})"),
             Arctan2 => format!("atan2({a}, {b})"),
             Greater => cmp(">"),
             GreaterEqual => cmp(">="),
