@@ -40,6 +40,23 @@ fn gradient_magnitude_and_gaussian_orders_match_scipy() {
 }
 
 #[test]
+fn scipy_named_subcommands_match_scipy() {
+    let dir = scratch("named-filters");
+    let x = fixture("x2");
+    let out = dir.join("out.npy");
+    ok(&["gaussian-filter", s(&x), s(&out), "--sigma", "1.3,2.1", "--order", "0,1"]);
+    close(&f32s(&out), &f32s(&fixture("gauss_o01_reflect")), 1e-12, "gaussian_filter(order=[0, 1])");
+    ok(&["uniform-filter", s(&x), s(&out), "--size", "4"]);
+    close(&f32s(&out), &f32s(&fixture("uniform4_reflect")), 1e-12, "uniform_filter(size=4)");
+    ok(&["derivative", s(&x), s(&out), "--filter", "prewitt", "--axis", "-1", "--border", "nearest"]);
+    close(&f32s(&out), &f32s(&fixture("prewitt1_nearest")), 1e-12, "prewitt(axis=-1, mode=nearest)");
+    ok(&["derivative", s(&x), s(&out), "--filter", "scharr"]);
+    close(&f32s(&out), &f32s(&fixture("scharr1_reflect")), 1e-12, "Scharr along x");
+    let e = fails(&["derivative", s(&x), s(&out), "--axis", "2"], 1);
+    assert!(e.contains("--axis 2: give -1 (x), -2 (y) or -3 (z)"), "{e}");
+}
+
+#[test]
 fn gradient_magnitude_refuses_complex_data_and_unknown_derivatives() {
     let dir = scratch("derivatives-refusals");
     let out = dir.join("out.npy");
