@@ -58,6 +58,10 @@ pub(crate) const ELEMENTWISE: &str = include_str!("../kernels/elementwise.cl");
 /// Shepp-Logan phantom generation (the phantom family).
 pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
 
+/// Rank filters (`RankFilter`): box minimum/maximum passes, bisection for large windows, and what the generated
+/// selection-network kernel uses.
+pub(crate) const RANK: &str = include_str!("../kernels/rank.cl");
+
 /// [`COMMON`] followed by `family`, with a `#line` marker so compiler messages point into the right file.
 ///
 /// ```

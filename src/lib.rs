@@ -123,6 +123,9 @@ pub use process::mri::{
     CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy, SimpleMRIRecon,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
+pub use process::rank::{
+    Footprint, GreyMorphology, GreyOp, GreyParams, RankFilter, RankKind, RankParams, RankStrategy,
+};
 pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 
@@ -151,6 +154,7 @@ pub mod prelude {
     pub use crate::process::linalg::*;
     pub use crate::process::mri::*;
     pub use crate::process::phantom::*;
+    pub use crate::process::rank::*;
     pub use crate::process::reduce::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};
     pub use crate::{

@@ -283,7 +283,9 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         rank: Option<usize>,
     },
     /// scipy.ndimage.gaussian_filter (with derivative orders): `convolve --kernel gaussian:SIGMA[:ORDER]`.
-    #[command(after_help = "Examples:\n  cliper gaussian-filter data/phantom_256.png out/blur.tif --sigma 2\n  cliper gaussian-filter ct.nii.gz out/dz.nii.gz --sigma 1.5mm --order 1,0,0 --rank 3")]
+    #[command(
+        after_help = "Examples:\n  cliper gaussian-filter data/phantom_256.png out/blur.tif --sigma 2\n  cliper gaussian-filter ct.nii.gz out/dz.nii.gz --sigma 1.5mm --order 1,0,0 --rank 3"
+    )]
     GaussianFilter {
         #[command(flatten)]
         io: UnaryIo,

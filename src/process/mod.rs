@@ -19,6 +19,7 @@ pub mod mri;
 pub mod phantom;
 mod pipeline;
 mod planning;
+pub mod rank;
 pub mod reduce;
 
 pub use pipeline::{KernelTiming, Pipeline, Process, Report};

@@ -1,0 +1,14 @@
+//! Rank filters — scipy.ndimage's median_filter, minimum_filter, maximum_filter, percentile_filter and
+//! rank_filter as one process, [`RankFilter`] ([`RankParams`]: [`RankKind`], size or [`Footprint`], border,
+//! origin) — and grey morphology on them ([`GreyMorphology`]: grey_erosion, grey_dilation, grey_opening,
+//! grey_closing). `rank_filter.rs` chooses per window: separable box min/max passes, a selection network
+//! generated in `network.rs`, or bisection. Kernels: `kernels/rank.cl` (+ the generated network).
+
+mod grey;
+mod network;
+mod params;
+mod rank_filter;
+
+pub use grey::{GreyMorphology, GreyOp, GreyParams};
+pub use params::{Footprint, RankKind, RankParams};
+pub use rank_filter::{RankFilter, RankStrategy};

@@ -1,0 +1,300 @@
+//! What a rank filter computes and over which window: [`RankKind`], [`Footprint`], [`RankParams`], and the
+//! window they resolve to (offsets of every tap, and which rank of the sorted window is taken), by scipy.ndimage's
+//! rules for sizes, footprints, origins and percentiles.
+
+use crate::error::{Error, Result};
+use crate::process::filter::Border;
+
+/// Which value of the sorted window a rank filter keeps.
+///
+/// ```
+/// use cliper::RankKind;
+/// assert_eq!(RankKind::Median.rank_of(9)?, 4);
+/// assert_eq!(RankKind::Median.rank_of(4)?, 2); // scipy: the upper of the two middle values
+/// assert_eq!(RankKind::Percentile(90.0).rank_of(25)?, 22); // int(25 · 0.9)
+/// assert_eq!(RankKind::Rank(-1).rank_of(9)?, 8);
+/// assert!(RankKind::Rank(9).rank_of(9).is_err());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RankKind {
+    /// scipy.ndimage.median_filter: rank `n / 2` (the upper middle for even windows).
+    Median,
+    /// scipy.ndimage.minimum_filter (grey erosion).
+    Minimum,
+    /// scipy.ndimage.maximum_filter (grey dilation).
+    Maximum,
+    /// scipy.ndimage.percentile_filter: rank `int(n · p / 100)` (`n − 1` at 100; negative `p` counts from 100).
+    Percentile(f64),
+    /// scipy.ndimage.rank_filter: this rank, 0-based; negative counts from the largest (−1).
+    Rank(isize),
+}
+
+impl RankKind {
+    /// The 0-based rank taken from a window of `n` values, or the error scipy gives.
+    pub fn rank_of(self, n: usize) -> Result<usize> {
+        let out_of =
+            |r: isize| Error::invalid("RankFilter", format!("rank {r} is not within the footprint's {n} values"));
+        let r: isize = match self {
+            RankKind::Median => (n / 2) as isize,
+            RankKind::Minimum => 0,
+            RankKind::Maximum => n as isize - 1,
+            RankKind::Percentile(p) => {
+                let p = if p < 0.0 { p + 100.0 } else { p };
+                if !(0.0..=100.0).contains(&p) {
+                    return Err(Error::invalid("RankFilter", format!("percentile {p} is not within [-100, 100]")));
+                }
+                if p == 100.0 { n as isize - 1 } else { (n as f64 * p / 100.0) as isize }
+            }
+            RankKind::Rank(r) if r < 0 => r + n as isize,
+            RankKind::Rank(r) => r,
+        };
+        if r < 0 || r >= n as isize { Err(out_of(r)) } else { Ok(r as usize) }
+    }
+
+    /// scipy's name of the filter.
+    pub fn name(self) -> &'static str {
+        match self {
+            RankKind::Median => "median_filter",
+            RankKind::Minimum => "minimum_filter",
+            RankKind::Maximum => "maximum_filter",
+            RankKind::Percentile(_) => "percentile_filter",
+            RankKind::Rank(_) => "rank_filter",
+        }
+    }
+}
+
+/// A window's shape with the taps it includes (scipy's boolean `footprint`), 1 to 3 axes.
+///
+/// ```
+/// use cliper::Footprint;
+/// let cross = Footprint::new(&[3, 3], vec![false, true, false, true, true, true, false, true, false])?;
+/// assert_eq!(cross.count(), 5);
+/// assert!(Footprint::new(&[3, 3], vec![true; 8]).is_err());
+/// assert_eq!(Footprint::ball(&[5, 5], 2.0)?.count(), 13);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    shape: Vec<usize>,
+    mask: Vec<bool>,
+}
+
+impl Footprint {
+    /// A footprint of `shape` (row-major `mask`); at least one tap.
+    pub fn new(shape: &[usize], mask: Vec<bool>) -> Result<Footprint> {
+        let n: usize = shape.iter().product();
+        if !(1..=3).contains(&shape.len()) || mask.len() != n || shape.contains(&0) {
+            return Err(Error::Shape {
+                op: "Footprint".into(),
+                expected: "1 to 3 axes, none empty, and one flag per element".into(),
+                got: format!("shape {shape:?} with {} flags", mask.len()),
+            });
+        }
+        if !mask.iter().any(|&m| m) {
+            return Err(Error::invalid("Footprint", format!("the footprint of shape {shape:?} selects nothing")));
+        }
+        Ok(Footprint { shape: shape.to_vec(), mask })
+    }
+
+    /// The full box of `shape`.
+    pub fn full(shape: &[usize]) -> Result<Footprint> {
+        Footprint::new(shape, vec![true; shape.iter().product()])
+    }
+
+    /// The taps within `radius` of the centre (`shape / 2`) in a box of `shape`: a disc or ball structuring
+    /// element, as `skimage.morphology.disk(2)` is `ball(&[5, 5], 2.0)`.
+    pub fn ball(shape: &[usize], radius: f64) -> Result<Footprint> {
+        let n: usize = shape.iter().product();
+        let mask = (0..n)
+            .map(|i| {
+                let mut rest = i;
+                let mut d2 = 0.0;
+                for &s in shape.iter().rev() {
+                    let c = (rest % s) as f64 - (s / 2) as f64;
+                    rest /= s;
+                    d2 += c * c;
+                }
+                d2 <= radius * radius
+            })
+            .collect();
+        Footprint::new(shape, mask)
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The flags, row-major.
+    pub fn mask(&self) -> &[bool] {
+        &self.mask
+    }
+
+    /// How many taps are set.
+    pub fn count(&self) -> usize {
+        self.mask.iter().filter(|&&m| m).count()
+    }
+
+    /// Whether every tap is set (a box: minimum and maximum then run one axis at a time).
+    pub fn is_full(&self) -> bool {
+        self.mask.iter().all(|&m| m)
+    }
+
+    /// The footprint reversed along every axis (scipy's grey_dilation reflects it).
+    pub fn reflected(&self) -> Footprint {
+        Footprint { shape: self.shape.clone(), mask: self.mask.iter().rev().copied().collect() }
+    }
+}
+
+/// The settings of a [`super::RankFilter`]: which rank (default median), the window (`size`, one value for every
+/// axis or one per axis, default 3; or a `footprint`, which wins), scipy's border mode (default `reflect`,
+/// [`Border::Symmetric`]; `Border::Constant(cval)` for `constant`), the `origin` (one or per axis, default 0) and
+/// the axes spanned (the last `rank`; default the footprint's or the sizes' count, else every axis up to three).
+///
+/// ```
+/// use cliper::{Border, RankKind, RankParams};
+/// let p = RankParams::new(RankKind::Median).size(&[5]).border(Border::Edge).rank(2);
+/// assert_eq!((p.size.as_slice(), p.rank), (&[5usize][..], Some(2)));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankParams {
+    /// Which rank.
+    pub kind: RankKind,
+    /// The window's size: one for every axis, or one per axis.
+    pub size: Vec<usize>,
+    /// The window's taps (overrides `size`).
+    pub footprint: Option<Footprint>,
+    /// The border rule.
+    pub border: Border,
+    /// The window's shift (scipy's `origin`): one for every axis, or one per axis.
+    pub origin: Vec<isize>,
+    /// The axes spanned, the last ones.
+    pub rank: Option<usize>,
+}
+
+impl Default for RankParams {
+    fn default() -> RankParams {
+        RankParams::new(RankKind::Median)
+    }
+}
+
+impl RankParams {
+    /// A 3-wide window of `kind`, border `reflect`, origin 0.
+    pub fn new(kind: RankKind) -> RankParams {
+        RankParams { kind, size: vec![3], footprint: None, border: Border::Symmetric, origin: vec![0], rank: None }
+    }
+    /// Sets the window's size (one, or one per axis).
+    pub fn size(mut self, size: &[usize]) -> RankParams {
+        self.size = size.to_vec();
+        self
+    }
+    /// Sets the footprint.
+    pub fn footprint(mut self, footprint: Footprint) -> RankParams {
+        self.footprint = Some(footprint);
+        self
+    }
+    /// Sets the border rule.
+    pub fn border(mut self, border: Border) -> RankParams {
+        self.border = border;
+        self
+    }
+    /// Sets the origin (one, or one per axis).
+    pub fn origin(mut self, origin: &[isize]) -> RankParams {
+        self.origin = origin.to_vec();
+        self
+    }
+    /// Sets the axes spanned (the last `rank`).
+    pub fn rank(mut self, rank: usize) -> RankParams {
+        self.rank = Some(rank);
+        self
+    }
+
+    /// The window these settings give on an array of `ndim` axes.
+    pub(crate) fn window(&self, ndim: usize) -> Result<Window> {
+        let op = self.kind.name();
+        let rank = self.rank.unwrap_or_else(|| match &self.footprint {
+            Some(f) => f.shape.len(),
+            None if self.size.len() > 1 => self.size.len(),
+            None => ndim.min(3),
+        });
+        if !(1..=3).contains(&rank) || rank > ndim {
+            return Err(Error::invalid(op, format!("spans 1 to 3 of the input's {ndim} axes; asked for {rank}")));
+        }
+        let per_axis = |values: &[usize], what: &str| -> Result<Vec<usize>> {
+            match values {
+                [one] => Ok(vec![*one; rank]),
+                many if many.len() == rank => Ok(many.to_vec()),
+                many => Err(Error::invalid(op, format!("gives {} {what} for a window over {rank} axes", many.len()))),
+            }
+        };
+        let footprint = match &self.footprint {
+            Some(f) if f.shape.len() != rank => {
+                return Err(Error::Shape {
+                    op: op.into(),
+                    expected: format!("a footprint of {rank} axes (the axes filtered)"),
+                    got: format!("{:?}", f.shape),
+                });
+            }
+            Some(f) => f.clone(),
+            None => {
+                let size = per_axis(&self.size, "sizes")?;
+                if size.contains(&0) {
+                    return Err(Error::invalid(op, format!("window sizes must be at least 1, got {size:?}")));
+                }
+                Footprint::full(&size)?
+            }
+        };
+        let origin: Vec<isize> = match self.origin.as_slice() {
+            [one] => vec![*one; rank],
+            many if many.len() == rank => many.to_vec(),
+            many => {
+                return Err(Error::invalid(op, format!("gives {} origins for a window over {rank} axes", many.len())));
+            }
+        };
+        // scipy: the window's tap j along an axis of size s reads index i + j − (s/2 + origin); the origin must
+        // keep the centre inside the window.
+        let mut before = Vec::with_capacity(rank);
+        for (&s, &o) in footprint.shape.iter().zip(&origin) {
+            let centre = (s / 2) as isize + o;
+            if centre < 0 || centre >= s as isize {
+                return Err(Error::invalid(op, format!("origin {o} moves the centre out of a window of size {s}")));
+            }
+            before.push(centre);
+        }
+        let count = footprint.count();
+        let r = self.kind.rank_of(count)?;
+        let mut taps = Vec::with_capacity(count);
+        for (i, _) in footprint.mask.iter().enumerate().filter(|(_, m)| **m) {
+            let mut rest = i;
+            let mut offset = [0isize; 3];
+            for (k, (&s, &b)) in footprint.shape.iter().zip(&before).enumerate().rev() {
+                let slot = 3 - rank + k;
+                if let Some(o) = offset.get_mut(slot) {
+                    *o = (rest % s) as isize - b;
+                }
+                rest /= s;
+            }
+            taps.push(offset);
+        }
+        Ok(Window { rank, shape: footprint.shape.clone(), before, full: footprint.is_full(), taps, r })
+    }
+}
+
+/// A resolved window: the taps' offsets (z, y, x; unused leading axes 0), the rank taken, and for boxes the
+/// per-axis extent and offset of the first tap.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Window {
+    /// Axes spanned.
+    pub(crate) rank: usize,
+    /// The window's shape.
+    pub(crate) shape: Vec<usize>,
+    /// Per axis, how far the first tap lies before the element.
+    pub(crate) before: Vec<isize>,
+    /// Every tap of the box is set.
+    pub(crate) full: bool,
+    /// Every tap's offset.
+    pub(crate) taps: Vec<[isize; 3]>,
+    /// The 0-based rank taken.
+    pub(crate) r: usize,
+}

@@ -1,0 +1,364 @@
+//! [`RankFilter`]: scipy.ndimage's rank filters on 1–3 axes, batched over the leading axes.
+//!
+//! Three ways, chosen from the window: a box minimum or maximum runs one axis at a time (`rank_line`: `s` reads
+//! per element and axis instead of `s^d`, as scipy does for `size=`); a window of at most 128 taps (49 off GPUs) runs a
+//! selection network generated for its size and rank (`network.rs`: registers only, min/max instructions, one
+//! program per window and rank); larger windows (a 15×15 median, 129×129) bisect on the values' ordered bits
+//! (`rank_bisect`: 32 or 64 counting passes over the window, no storage, any size).
+
+use super::network;
+use super::params::{RankKind, RankParams, Window};
+use crate::app::Kernel;
+use crate::data::XData;
+use crate::element::RealElement;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::planning::index_type_for;
+use crate::process::{Prepared, Process};
+use num_complex::Complex64;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// Work-items per group, and the most groups one launch uses (the kernel loops over the rest).
+const GROUP: usize = 256;
+const MAX_GROUPS: usize = 1 << 16;
+/// The most taps a selection network takes (its values live in registers): 128 on GPUs (a 5×5×5 median); 49 (7×7)
+/// on other devices, whose compilers take long over large straight-line kernels — PoCL needed 131 s to build
+/// the 125-value network and 5.6 s for 49 values, against 0.3 s for the bisection kernel.
+fn network_max(app: &crate::app::ClApp) -> usize {
+    if app.device().kind == crate::app::DeviceKind::Gpu { 128 } else { 49 }
+}
+
+/// How a [`RankFilter`] runs, as its `strategy()` reports it.
+///
+/// ```
+/// use cliper::{ClApp, Process, RankFilter, RankKind, RankParams, RankStrategy, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[40, 50])?;
+/// let y = XData::<f32>::zeros(&app, &[40, 50])?;
+/// let mut p = RankFilter::new(&x, &y, RankParams::new(RankKind::Minimum).size(&[15]));
+/// p.init()?;
+/// assert_eq!(p.strategy(), Some(RankStrategy::Separable { passes: 2 }));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RankStrategy {
+    /// Nothing to compute (an empty array).
+    Nothing,
+    /// A box minimum or maximum, one axis per pass.
+    Separable {
+        /// Passes (axes with a window wider than 1).
+        passes: usize,
+    },
+    /// A selection network in registers.
+    Network {
+        /// Values per window.
+        taps: usize,
+        /// Min/max operations per element.
+        operations: usize,
+    },
+    /// Bisection on the values' ordered bits.
+    Bisection {
+        /// Values per window.
+        taps: usize,
+    },
+}
+
+impl std::fmt::Display for RankStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RankStrategy::Nothing => write!(f, "none"),
+            RankStrategy::Separable { passes } => write!(f, "box minimum/maximum, {passes} pass(es) along the axes"),
+            RankStrategy::Network { taps, operations } => {
+                write!(f, "selection network over {taps} values, {operations} min/max per element")
+            }
+            RankStrategy::Bisection { taps } => write!(f, "bisection over {taps} values per element"),
+        }
+    }
+}
+
+/// A rank filter: each output element is the chosen rank of the input values under the window placed on it
+/// (scipy.ndimage.median_filter, minimum_filter, maximum_filter, percentile_filter, rank_filter — same sizes,
+/// footprints, origins and border modes), over the last 1–3 axes and batched over the others. Real data (the
+/// values must be ordered); NaN is not ordered as scipy orders it (min/max skip it).
+///
+/// ```
+/// use cliper::{ClApp, RankFilter, RankKind, RankParams, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[1, 7], &[1.0f32, 9.0, 2.0, 2.0, 8.0, 3.0, 0.0])?;
+/// let m = RankFilter::apply(&x, RankParams::new(RankKind::Median).size(&[3]).rank(1))?;
+/// assert_eq!(m.to_vec()?, vec![1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 0.0]); // reflect: 1 1 9 … 3 0 0
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct RankFilter<T: RealElement> {
+    input: XData<T>,
+    output: XData<T>,
+    params: RankParams,
+    plan: Prepared<Plan<T>>,
+}
+
+/// One launch: a kernel from `source` into `target`, and for `rank_line` its axis, size and start.
+struct Pass<T: RealElement> {
+    kernel: Kernel,
+    source: XData<T>,
+    target: XData<T>,
+    line: Option<[i32; 3]>,
+}
+
+struct Plan<T: RealElement> {
+    passes: Vec<Pass<T>>,
+    /// The bisection's taps on the device.
+    taps: Option<XData<f32>>,
+    ntaps: i32,
+    r: i32,
+    /// Axes filtered.
+    rank: usize,
+    index: IndexType,
+    strategy: RankStrategy,
+}
+
+impl<T: RealElement> RankFilter<T> {
+    /// `output = rank filter of input`.
+    pub fn new(input: &XData<T>, output: &XData<T>, params: RankParams) -> RankFilter<T> {
+        RankFilter { input: input.clone(), output: output.clone(), params, plan: Prepared::default() }
+    }
+
+    /// Allocates the output, filters into it once and returns it.
+    pub fn apply(input: &XData<T>, params: RankParams) -> Result<XData<T>> {
+        let out = XData::uninit(input.app(), "RankFilter", &Self::output_shape(input.shape(), &params)?)?;
+        RankFilter::new(input, &out, params).run()?;
+        Ok(out)
+    }
+
+    /// The output shape: the input's (after checking the window against it).
+    ///
+    /// ```
+    /// use cliper::{RankFilter, RankKind, RankParams};
+    /// assert_eq!(RankFilter::<f32>::output_shape(&[8, 9], &RankParams::new(RankKind::Median))?, vec![8, 9]);
+    /// let e = RankFilter::<f32>::output_shape(&[8], &RankParams::new(RankKind::Median).size(&[3, 3]));
+    /// assert!(e.unwrap_err().to_string().contains("input's 1 axes"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(input: &[usize], params: &RankParams) -> Result<Vec<usize>> {
+        params.window(input.len())?;
+        Ok(input.to_vec())
+    }
+
+    /// What `init` planned; `None` before.
+    pub fn strategy(&self) -> Option<RankStrategy> {
+        self.plan.as_ref().map(|p| p.strategy)
+    }
+}
+
+/// The view `[batch, z, y, x]` of an array whose last `rank` axes are filtered: extents and strides, the leading
+/// axes merged into one (they must lie evenly in memory).
+fn view4(shape: &[usize], strides: &[usize], rank: usize) -> Option<([usize; 4], [usize; 4])> {
+    let nd = shape.len();
+    let mut extents = [1usize; 4];
+    let mut steps = [0usize; 4];
+    for k in 0..rank {
+        let axis = nd - rank + k;
+        let slot = 4 - rank + k;
+        *extents.get_mut(slot)? = *shape.get(axis)?;
+        *steps.get_mut(slot)? = *strides.get(axis)?;
+    }
+    // Leading axes: merged while each one's stride is the next one's stride times its extent.
+    let lead = nd - rank;
+    let mut merged: Option<(usize, usize)> = None;
+    for axis in (0..lead).rev() {
+        let (n, s) = (*shape.get(axis)?, *strides.get(axis)?);
+        merged = match merged {
+            None => Some((n, s)),
+            Some((m, t)) if n == 1 => Some((m, t)),
+            Some((1, _)) => Some((n, s)),
+            Some((m, t)) if s == t * m => Some((m * n, t)),
+            Some(_) => return None,
+        };
+    }
+    let (n, s) = merged.unwrap_or((1, 0));
+    extents[0] = n;
+    steps[0] = s;
+    Some((extents, steps))
+}
+
+impl<T: RealElement> Process for RankFilter<T> {
+    fn name(&self) -> &str {
+        "RankFilter"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        let op = self.params.kind.name();
+        let shape = self.input.shape().to_vec();
+        if self.output.shape() != shape.as_slice() {
+            return Err(Error::Shape {
+                op: op.into(),
+                expected: format!("an output of the input's shape {shape:?}"),
+                got: format!("{:?}", self.output.shape()),
+            });
+        }
+        if self.output.overlaps(&self.input) {
+            return Err(Error::invalid(op, "the output overlaps the input: a window reads neighbours already written"));
+        }
+        let window = self.params.window(shape.len())?;
+        let app = self.input.app().clone();
+        let count = shape.iter().product::<usize>() as u64;
+        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[count]);
+        let options = format!("{} -DIDX={} {}", T::build_options(), index.cl_type(), self.params.border.build_option());
+        let source = kernels::with_common(kernels::RANK);
+        let (passes, taps, strategy) = if count == 0 {
+            (Vec::new(), None, RankStrategy::Nothing)
+        } else if window.full && matches!(self.params.kind, RankKind::Minimum | RankKind::Maximum)
+            || window.full && (window.r == 0 || window.r + 1 == window.taps.len())
+        {
+            // A box minimum or maximum (a rank 0 or n − 1 of a box is one): one pass per axis.
+            let max = u8::from(window.r > 0);
+            let program = app.build_program("rank.cl", &source, &format!("{options} -DOP_MAX={max}"))?;
+            let lines: Vec<(usize, usize, isize)> = (0..window.rank)
+                .filter_map(|k| {
+                    let (s, b) = (*window.shape.get(k)?, *window.before.get(k)?);
+                    (s > 1).then_some((3 - window.rank + k, s, b))
+                })
+                .collect();
+            let lines = if lines.is_empty() { vec![(2, 1, 0)] } else { lines };
+            let mut passes = Vec::with_capacity(lines.len());
+            let mut source_array = self.input.clone();
+            for (k, &(axis, size, before)) in lines.iter().enumerate() {
+                let target = if k + 1 == lines.len() { self.output.clone() } else { XData::uninit(&app, op, &shape)? };
+                passes.push(Pass {
+                    kernel: program.kernel("rank_line")?.owned_by(op),
+                    source: source_array.clone(),
+                    target: target.clone(),
+                    line: Some([axis as i32, size as i32, before as i32]),
+                });
+                source_array = target;
+            }
+            let strategy = RankStrategy::Separable { passes: passes.len() };
+            (passes, None, strategy)
+        } else if window.taps.len() <= network_max(&app) {
+            let (text, operations) = network_kernel(&window);
+            let program = app.build_program("rank network", &format!("{source}\n{text}"), &options)?;
+            let pass = Pass {
+                kernel: program.kernel("rank_network")?.owned_by(op),
+                source: self.input.clone(),
+                target: self.output.clone(),
+                line: None,
+            };
+            (vec![pass], None, RankStrategy::Network { taps: window.taps.len(), operations })
+        } else {
+            let program = app.build_program("rank.cl", &source, &format!("{options} -DRANK_BISECT"))?;
+            // The taps as int4 (z, y, x, 0) for the kernel's `global const int4*`: arrays hold floats only, so
+            // the integers travel as the bit patterns of f32 values (copied, never computed with).
+            let bits: Vec<f32> = window
+                .taps
+                .iter()
+                .flat_map(|t| [t[0], t[1], t[2], 0].map(|v| f32::from_bits(v as i32 as u32)))
+                .collect();
+            let taps = XData::from_slice(&app, &[bits.len()], &bits)?;
+            let pass = Pass {
+                kernel: program.kernel("rank_bisect")?.owned_by(op),
+                source: self.input.clone(),
+                target: self.output.clone(),
+                line: None,
+            };
+            (vec![pass], Some(taps), RankStrategy::Bisection { taps: window.taps.len() })
+        };
+        for p in &passes {
+            for a in [&p.source, &p.target] {
+                view4(a.shape(), a.strides(), window.rank).ok_or_else(|| Error::Unsupported {
+                    what: format!(
+                        "{op} of a view of shape {:?} and strides {:?} whose leading axes do not merge into one; \
+                         make it contiguous first",
+                        a.shape(),
+                        a.strides()
+                    ),
+                })?;
+            }
+        }
+        self.plan.set(Plan {
+            passes,
+            taps,
+            ntaps: window.taps.len() as i32,
+            r: window.r as i32,
+            rank: window.rank,
+            index,
+            strategy,
+        });
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let cval = T::from_c64(Complex64::new(self.params.border.value(), 0.0));
+        let plan = self.plan.get("RankFilter")?;
+        let (idx, rank) = (plan.index, plan.rank);
+        let (ntaps, r) = (plan.ntaps, plan.r);
+        for pass in &mut plan.passes {
+            let (Some((e, sx)), Some((_, sy))) = (
+                view4(pass.source.shape(), pass.source.strides(), rank),
+                view4(pass.target.shape(), pass.target.strides(), rank),
+            ) else {
+                return Err(Error::invalid("RankFilter", "views changed since init"));
+            };
+            let count: u64 = e.iter().map(|&n| n as u64).product();
+            let groups = (count as usize).div_ceil(GROUP).clamp(1, MAX_GROUPS);
+            let mut l = pass.kernel.launch().input(&pass.source).index(idx, pass.source.offset() as u64);
+            for s in sx {
+                l = l.index(idx, s as u64);
+            }
+            l = l.output(&pass.target).index(idx, pass.target.offset() as u64);
+            for s in sy {
+                l = l.index(idx, s as u64);
+            }
+            l = l.index(idx, count).index(idx, e[1] as u64).index(idx, e[2] as u64).index(idx, e[3] as u64);
+            l = match (pass.line, &plan.taps) {
+                (Some([axis, size, before]), _) => l.scalar(axis).scalar(size).scalar(before).scalar(cval),
+                (None, Some(taps)) => l.input(taps).scalar(ntaps).scalar(r).scalar(cval),
+                (None, None) => l.scalar(cval),
+            };
+            l.global(&[groups * GROUP])
+                .local(&[GROUP])
+                .work(count * 2 * std::mem::size_of::<T>() as u64, 0)
+                .enqueue()?;
+        }
+        Ok(())
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}
+
+/// The `rank_network` kernel for `window`: the taps loaded through the border rule (each distinct coordinate
+/// computed once), the selection network, the chosen value stored. Returns the source and its min/max count.
+fn network_kernel(window: &Window) -> (String, usize) {
+    let steps = network::selection(window.taps.len(), window.r);
+    let operations = steps.iter().map(|s| if matches!(s, network::Step::Exchange(..)) { 2 } else { 1 }).sum();
+    let name = |axis: &str, d: isize| format!("{axis}{}{}", if d < 0 { "m" } else { "p" }, d.unsigned_abs());
+    let mut text = String::from("kernel void rank_network(RANK_ARGS, T cval) {\n");
+    text.push_str("  for (IDX b = get_global_id(0); b < count; b += get_global_size(0)) {\n    RANK_COORDINATES(b);\n");
+    for (k, (axis, c, n)) in [("z", "cz", "nz"), ("y", "cy", "ny"), ("x", "cx", "nx")].iter().enumerate() {
+        let distinct: BTreeSet<isize> = window.taps.iter().filter_map(|t| t.get(k).copied()).collect();
+        for d in distinct {
+            let _ = writeln!(text, "    const int {} = border_index({c} + ({d}), (int){n});", name(axis, d));
+        }
+    }
+    for (i, t) in window.taps.iter().enumerate() {
+        let _ = writeln!(text, "    T v{i} = LOAD({}, {}, {});", name("z", t[0]), name("y", t[1]), name("x", t[2]));
+    }
+    text.push_str(&network::emit(&steps));
+    let _ = writeln!(text, "    STORE(v{});\n  }}\n}}", window.r);
+    (text, operations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_merge_leading_axes() {
+        assert_eq!(view4(&[2, 3, 4, 5], &[60, 20, 5, 1], 2), Some(([6, 1, 4, 5], [20, 0, 5, 1])));
+        assert_eq!(view4(&[4, 5], &[5, 1], 2), Some(([1, 1, 4, 5], [0, 0, 5, 1])));
+        assert_eq!(view4(&[2, 3, 4, 5], &[1, 2, 6, 24], 2), None);
+        assert_eq!(view4(&[7, 4, 5], &[20, 5, 1], 3), Some(([1, 7, 4, 5], [0, 20, 5, 1])));
+    }
+}

@@ -1,0 +1,182 @@
+//! Rank filters and grey morphology against scipy.ndimage (tests/fixtures/make_rank.py, scipy 1.17). A rank
+//! filter picks one of its input values, so the results are exact: every element equal, in float32 (the inputs
+//! are float32-exact) and float64, with ties (integer-valued inputs), every border mode, odd and even windows,
+//! footprints and origins, 2-D and 3-D, batched, and each of the three algorithms (separable box, selection
+//! network, bisection).
+
+mod common;
+
+use cliper::{
+    Border, Footprint, GreyMorphology, GreyOp, GreyParams, HostArray, RankFilter, RankKind, RankParams, RankStrategy,
+    RealElement, XData, read_npy,
+};
+use common::app;
+use ndarray::ArrayD;
+
+fn fixture(name: &str) -> ArrayD<f64> {
+    match read_npy(format!("{}/tests/fixtures/rank/{name}.npy", env!("CARGO_MANIFEST_DIR"))).unwrap() {
+        HostArray::F64(a) => a,
+        other => panic!("{name}: {:?}", other.dtype()),
+    }
+}
+
+fn footprint(name: &str) -> Footprint {
+    let a = fixture(name);
+    Footprint::new(a.shape(), a.iter().map(|&v| v != 0.0).collect()).unwrap()
+}
+
+fn border(mode: &str, cval: f64) -> Border {
+    match Border::scipy(mode).unwrap() {
+        Border::Constant(_) => Border::Constant(cval),
+        b => b,
+    }
+}
+
+enum Case {
+    Filter(RankParams),
+    Grey(GreyParams),
+}
+
+fn cases() -> Vec<(&'static str, &'static str, Case, Option<&'static str>)> {
+    use Case::{Filter, Grey};
+    use RankKind::{Maximum, Median, Minimum, Percentile};
+    let r = RankParams::new;
+    vec![
+        ("median3_reflect", "x2", Filter(r(Median).size(&[3])), Some("network")),
+        ("median4_nearest_ties", "i2", Filter(r(Median).size(&[4]).border(border("nearest", 0.0))), None),
+        ("median7_mirror", "x2", Filter(r(Median).size(&[7]).border(border("mirror", 0.0))), Some("network")),
+        ("median3x5_wrap", "x2", Filter(r(Median).size(&[3, 5]).border(border("wrap", 0.0))), None),
+        ("min15_constant", "x2", Filter(r(Minimum).size(&[15]).border(border("constant", -0.5))), Some("separable")),
+        ("max4x6_reflect_ties", "i2", Filter(r(Maximum).size(&[4, 6])), Some("separable")),
+        ("pct90_size5", "x2", Filter(r(Percentile(90.0)).size(&[5])), None),
+        ("pct-20_size3_ties", "i2", Filter(r(Percentile(-20.0)).size(&[3]).border(border("nearest", 0.0))), None),
+        ("rank-2_size3_ties", "i2", Filter(r(RankKind::Rank(-2)).size(&[3])), None),
+        ("median_cross", "x2", Filter(r(Median).footprint(footprint_cross())), None),
+        (
+            "median_ball_origin",
+            "x2",
+            Filter(r(Median).footprint(footprint("ball")).origin(&[1, -1]).border(border("wrap", 0.0))),
+            None,
+        ),
+        ("median13_bisect", "x2", Filter(r(Median).size(&[13])), Some("bisection")),
+        (
+            "pct30_big_constant",
+            "x2",
+            Filter(r(Percentile(30.0)).footprint(footprint("big")).border(border("constant", 0.25))),
+            Some("bisection"),
+        ),
+        ("median555_3d", "x3", Filter(r(Median).size(&[5])), None), // a network on GPUs, bisection elsewhere
+        ("min333_constant_3d", "x3", Filter(r(Minimum).size(&[3]).border(border("constant", 0.0))), Some("separable")),
+        ("median_batched_3x3", "x3", Filter(r(Median).size(&[3]).rank(2)), None),
+        ("erosion5_ties", "i2", Grey(GreyParams::new(GreyOp::Erosion).size(&[5])), None),
+        ("dilation4", "x2", Grey(GreyParams::new(GreyOp::Dilation).size(&[4])), None),
+        (
+            "dilation_ell_nearest",
+            "x2",
+            Grey(GreyParams::new(GreyOp::Dilation).footprint(footprint("ell")).border(border("nearest", 0.0))),
+            None,
+        ),
+        ("opening3x4", "x2", Grey(GreyParams::new(GreyOp::Opening).size(&[3, 4])), None),
+        ("closing_cross_ties", "i2", Grey(GreyParams::new(GreyOp::Closing).footprint(footprint_cross())), None),
+        (
+            "closing_ell_origin",
+            "x2",
+            Grey(GreyParams::new(GreyOp::Closing).footprint(footprint("ell")).origin(&[1, 0])),
+            None,
+        ),
+    ]
+}
+
+fn footprint_cross() -> Footprint {
+    Footprint::new(&[3, 3], vec![false, true, false, true, true, true, false, true, false]).unwrap()
+}
+
+fn run<T: RealElement>(case: &Case, input: &ArrayD<f64>) -> (Vec<f64>, String) {
+    let x = XData::from_ndarray(app(), &input.mapv(|v| T::from_c64(v.into()))).unwrap();
+    let (y, strategy) = match case {
+        Case::Filter(p) => {
+            let y = XData::<T>::zeros(app(), input.shape()).unwrap();
+            let mut f = RankFilter::new(&x, &y, p.clone());
+            cliper::Process::run(&mut f).unwrap();
+            (y, f.strategy().map(|s| format!("{s:?}")).unwrap_or_default())
+        }
+        Case::Grey(p) => (GreyMorphology::apply(&x, p.clone()).unwrap(), String::new()),
+    };
+    (y.to_vec().unwrap().iter().map(|v| v.to_c64().re).collect(), strategy.to_lowercase())
+}
+
+fn check<T: RealElement>(only: Option<&[&str]>) {
+    for (name, input, case, algorithm) in cases() {
+        if only.is_some_and(|o| !o.contains(&name)) {
+            continue;
+        }
+        let want = fixture(name);
+        let (got, strategy) = run::<T>(&case, &fixture(input));
+        if let Some(a) = algorithm {
+            assert!(strategy.contains(a), "{name}: expected the {a} path, planned {strategy}");
+        }
+        let wrong: Vec<String> = got
+            .iter()
+            .zip(want.iter())
+            .enumerate()
+            .filter(|(_, (g, w))| g != w)
+            .take(5)
+            .map(|(i, (g, w))| format!("[{i}] {g} vs scipy {w}"))
+            .collect();
+        assert!(wrong.is_empty(), "{name} ({}): {wrong:?}", T::NAME);
+    }
+}
+
+#[test]
+fn rank_filters_equal_scipy_in_f32() {
+    check::<f32>(None);
+}
+
+/// float64: a few cases covering the three algorithms (each new window is a new program).
+#[test]
+fn rank_filters_equal_scipy_in_f64() {
+    check::<f64>(Some(&["median7_mirror", "min15_constant", "median13_bisect", "closing_ell_origin"]));
+}
+
+#[test]
+fn the_planner_takes_the_cheapest_path() {
+    let x = XData::<f32>::zeros(app(), &[20, 30]).unwrap();
+    let plan = |p: RankParams| {
+        let y = XData::<f32>::zeros(app(), &[20, 30]).unwrap();
+        let mut f = RankFilter::new(&x, &y, p);
+        cliper::Process::init(&mut f).unwrap();
+        f.strategy().unwrap()
+    };
+    // A rank-0 box (a percentile of 0) is a minimum filter.
+    assert_eq!(plan(RankParams::new(RankKind::Percentile(0.0)).size(&[9])), RankStrategy::Separable { passes: 2 });
+    assert!(matches!(
+        plan(RankParams::new(RankKind::Median).size(&[3])),
+        RankStrategy::Network { taps: 9, operations: 40 }
+    ));
+}
+
+#[test]
+fn refusals_name_the_problem() {
+    let x = XData::<f32>::zeros(app(), &[6, 7]).unwrap();
+    let e = RankFilter::apply(&x, RankParams::new(RankKind::Rank(9)).size(&[3])).unwrap_err().to_string();
+    assert!(e.contains("rank 9 is not within the footprint's 9 values"), "{e}");
+    let e = RankFilter::apply(&x, RankParams::new(RankKind::Median).size(&[3, 3, 3])).unwrap_err().to_string();
+    assert!(e.contains("input's 2 axes"), "{e}");
+    let e = RankFilter::apply(&x, RankParams::new(RankKind::Median).origin(&[2])).unwrap_err().to_string();
+    assert!(e.contains("origin 2 moves the centre out of a window of size 3"), "{e}");
+    let e = RankFilter::apply(&x, RankParams::new(RankKind::Median).footprint(footprint_cross()).rank(1))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a footprint of 1 axes") && e.contains("[3, 3]"), "{e}");
+    let e = RankFilter::new(&x, &x, RankParams::new(RankKind::Median)).run_once().unwrap_err().to_string();
+    assert!(e.contains("overlaps the input"), "{e}");
+}
+
+trait RunOnce {
+    fn run_once(self) -> cliper::Result<()>;
+}
+impl<P: cliper::Process> RunOnce for P {
+    fn run_once(mut self) -> cliper::Result<()> {
+        self.run()
+    }
+}
