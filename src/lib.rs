@@ -124,7 +124,7 @@ pub use process::mri::{
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
-    Footprint, GreyMorphology, GreyOp, GreyParams, RankFilter, RankKind, RankParams, RankStrategy,
+    Footprint, GreyMorphology, GreyOp, GreyParams, GreyStrategy, RankFilter, RankKind, RankParams, RankStrategy,
 };
 pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};

@@ -15,6 +15,15 @@ pub(crate) fn cases() -> Vec<(&'static str, CaseFn)> {
         // Two inputs, one output: the fused gradient magnitude hypot(gx, gy).
         ("ewhypot_8192", |c| ew_hypot(c, side(c))),
         ("gradmag_sobel_8192", |c| gradient_magnitude(c, side(c))),
+        ("median3_8192", |c| rank(c, &[side(c), side(c)], 3, RankKind::Median)),
+        ("median5_8192", |c| rank(c, &[side(c), side(c)], 5, RankKind::Median)),
+        ("median7_8192", |c| rank(c, &[side(c), side(c)], 7, RankKind::Median)),
+        ("median5x5x5_512", |c| {
+            let n = if c.quick { 128 } else { 512 };
+            rank(c, &[n, n, n], 5, RankKind::Median)
+        }),
+        // grey_erosion(size=15) is minimum_filter(size=15).
+        ("erosion15_8192", |c| rank(c, &[side(c), side(c)], 15, RankKind::Minimum)),
     ]
 }
 
@@ -75,6 +84,63 @@ fn ew_hypot(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
         check,
     };
     Ok((format!("{n}x{n}"), "f32".into(), outcome))
+}
+
+/// A rank filter of a `size`-wide box over every axis of `shape` (scipy's reflect), checked exactly at sampled
+/// elements against the same rank of the window computed on the host.
+fn rank(ctx: &Ctx, shape: &[usize], size: usize, kind: RankKind) -> Result<(String, String, Outcome)> {
+    let n: usize = shape.iter().product();
+    let host = random_data_seeded::<f32>(n, 0xE1E1_0005);
+    let x = XData::from_slice(ctx.app, shape, &host)?;
+    let y = XData::<f32>::zeros(ctx.app, shape)?;
+    let params = RankParams::new(kind).size(&[size]);
+    let (measured, init_ms, algorithm) =
+        time_process(ctx, RankFilter::new(&x, &y, params), |p| p.strategy().map_or("?".into(), |s| s.to_string()))?;
+    let got = y.to_vec()?;
+    let reflect = |i: isize, len: usize| -> usize {
+        let len = len as isize;
+        (if i < 0 {
+            -i - 1
+        } else if i >= len {
+            2 * len - i - 1
+        } else {
+            i
+        }) as usize
+    };
+    let mut wrong = 0usize;
+    let checked = samples(n, 512);
+    for &s in &checked {
+        let mut index = Vec::with_capacity(shape.len());
+        let mut rest = s;
+        for &d in shape.iter().rev() {
+            index.push(rest % d);
+            rest /= d;
+        }
+        index.reverse();
+        let taps = size.pow(shape.len() as u32);
+        let mut window = Vec::with_capacity(taps);
+        for t in 0..taps {
+            let (mut flat, mut rest_t) = (0usize, t);
+            let mut offsets = Vec::with_capacity(shape.len());
+            for _ in 0..shape.len() {
+                offsets.push(rest_t % size);
+                rest_t /= size;
+            }
+            offsets.reverse();
+            for ((&at, &o), &d) in index.iter().zip(&offsets).zip(shape) {
+                flat = flat * d + reflect(at as isize + o as isize - (size / 2) as isize, d);
+            }
+            window.push(value_at(&host, flat)?);
+        }
+        window.sort_by(f32::total_cmp);
+        let r = kind.rank_of(taps)?;
+        wrong += usize::from(window.get(r) != got.get(s));
+    }
+    let check =
+        Some(Check { error: wrong as f64, tolerance: 0.0, what: format!("elements differing of {}", checked.len()) });
+    let outcome = Outcome { measured, init_ms, algorithm, bytes: 8.0 * n as f64, flops: 0.0, double: false, check };
+    let size_text = shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+    Ok((size_text, "f32".into(), outcome))
 }
 
 /// scipy.ndimage.generic_gradient_magnitude(x, sobel), mode reflect.

@@ -19,6 +19,6 @@ mod pipeline_file;
 mod run;
 
 pub use any_data::{AnyData, ElementKind, FileSpec, Kind, Origin, OutputOptions, Precision, kind_for, save_converted};
-pub use ops::{NormP, Op, Widths};
+pub use ops::{NormP, Op, Sizes, Widths};
 pub use pipeline_file::{Chain, Step};
 pub use run::{BatchInput, Outcome, Progress, RunRecord, create_parent, output_path};

@@ -59,6 +59,54 @@ pub enum Op {
         /// The upper bound.
         max: f64,
     },
+    /// A rank filter: scipy.ndimage's median_filter (`filter = "median"`), minimum_filter (`minimum`),
+    /// maximum_filter (`maximum`), percentile_filter (`percentile:P`) or rank_filter (`rank:R`).
+    RankFilter {
+        /// `median`, `minimum`, `maximum`, `percentile:P` or `rank:R`.
+        filter: String,
+        /// The window's size: one for every axis or one per axis (`5`, `[3, 5]`, `"3,5"`; default 3).
+        #[serde(default = "three")]
+        size: Sizes,
+        /// A footprint file (non-zero = in the window; overrides `size`).
+        #[serde(default)]
+        footprint: Option<String>,
+        /// scipy.ndimage's border mode (default `reflect`).
+        #[serde(default = "reflect")]
+        border: String,
+        /// The constant of border `constant` (scipy's `cval`).
+        #[serde(default)]
+        value: f64,
+        /// The window's shift (scipy's `origin`): one for every axis or one per axis.
+        #[serde(default)]
+        origin: Option<Vec<isize>>,
+        /// Axes the window spans, the last ones (default 2, 1 for 1-D data).
+        #[serde(default)]
+        rank: Option<usize>,
+    },
+    /// Grey morphology with a flat structuring element: scipy.ndimage's grey_erosion (`operation = "erosion"`),
+    /// grey_dilation, grey_opening, grey_closing.
+    GreyMorphology {
+        /// `erosion`, `dilation`, `opening` or `closing`.
+        operation: String,
+        /// The window's size: one for every axis or one per axis (`5`, `[3, 5]`, `"3,5"`; default 3).
+        #[serde(default = "three")]
+        size: Sizes,
+        /// A footprint file (non-zero = in the window; overrides `size`).
+        #[serde(default)]
+        footprint: Option<String>,
+        /// scipy.ndimage's border mode (default `reflect`).
+        #[serde(default = "reflect")]
+        border: String,
+        /// The constant of border `constant` (scipy's `cval`).
+        #[serde(default)]
+        value: f64,
+        /// The window's shift (scipy's `origin`): one for every axis or one per axis.
+        #[serde(default)]
+        origin: Option<Vec<isize>>,
+        /// Axes the window spans, the last ones (default 2, 1 for 1-D data).
+        #[serde(default)]
+        rank: Option<usize>,
+    },
     /// The gradient magnitude: scipy.ndimage.gaussian_gradient_magnitude (`derivative = "gaussian:SIGMA"`) or
     /// generic_gradient_magnitude with `sobel` (the default), `prewitt` or `scharr`.
     GradientMagnitude {
@@ -170,6 +218,9 @@ fn by_name<'de, D: serde::Deserializer<'de>, V: FromStr<Err = Error>>(d: D) -> s
     String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
 }
 
+fn three() -> Sizes {
+    Sizes(vec![3])
+}
 fn sobel() -> String {
     "sobel".into()
 }
@@ -274,6 +325,8 @@ impl Op {
             Op::Threshold { .. } => "threshold",
             Op::Clip { .. } => "clip",
             Op::GradientMagnitude { .. } => "gradient-magnitude",
+            Op::RankFilter { .. } => "rank-filter",
+            Op::GreyMorphology { .. } => "grey-morphology",
             Op::Transpose { .. } => "transpose",
             Op::Permute { .. } => "permute",
             Op::Matmul { .. } => "matmul",
@@ -327,7 +380,12 @@ impl Op {
             Op::Pad { width, .. } if nd >= 3 && width.0.get(nd - 3).is_some_and(|&w| w != (0, 0)) => {
                 Err(refuse("this pad would widen the colour channels"))
             }
-            Op::Convolve { rank: Some(rank), .. } | Op::GradientMagnitude { rank: Some(rank), .. } if *rank > 2 => {
+            Op::Convolve { rank: Some(rank), .. }
+            | Op::GradientMagnitude { rank: Some(rank), .. }
+            | Op::RankFilter { rank: Some(rank), .. }
+            | Op::GreyMorphology { rank: Some(rank), .. }
+                if *rank > 2 =>
+            {
                 Err(refuse(&format!("a rank-{rank} filter would mix the colour channels")))
             }
             other => Ok(other.clone()),
@@ -466,7 +524,7 @@ impl Op {
         };
         match self {
             Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => Some(*geometry),
-            Op::GradientMagnitude { .. } => Some(*geometry),
+            Op::GradientMagnitude { .. } | Op::RankFilter { .. } | Op::GreyMorphology { .. } => Some(*geometry),
             Op::Norm { .. } | Op::Dot { .. } | Op::Matmul { .. } | Op::Power { .. } => None,
             Op::Transpose { .. } if input.len() >= 2 => Some(geometry.permuted([0, 2, 1])),
             Op::Transpose { .. } => None,
@@ -535,6 +593,28 @@ impl Op {
                     other => Err(Error::Type {
                         op: self.name().into(),
                         expected: "real data (scipy's gradient magnitudes are of real images)".into(),
+                        got: other.kind().name().into(),
+                    }),
+                }
+            }
+            (
+                Op::RankFilter { size, footprint, border, value, origin, rank, .. }
+                | Op::GreyMorphology { size, footprint, border, value, origin, rank, .. },
+                [x],
+            ) => {
+                let (kind, grey) = match self {
+                    Op::RankFilter { filter, .. } => (rank_kind(filter)?, None),
+                    Op::GreyMorphology { operation, .. } => (RankKind::Minimum, Some(grey_op(operation)?)),
+                    _ => (RankKind::Median, None),
+                };
+                let window = WindowFields { size, footprint, border, value: *value, origin, rank: *rank };
+                let params = rank_params(kind, window, x.shape().len())?;
+                match x {
+                    AnyData::F32(x) => rank_process(x, params, grey),
+                    AnyData::F64(x) => rank_process(x, params, grey),
+                    other => Err(Error::Type {
+                        op: self.name().into(),
+                        expected: "real data (a rank needs ordered values)".into(),
                         got: other.kind().name().into(),
                     }),
                 }
@@ -630,7 +710,9 @@ impl Op {
                 }
             }
             Op::Matmul { .. } | Op::Dot { .. } => Err(Error::invalid(self.name(), "takes two inputs")),
-            Op::GradientMagnitude { .. } => Err(Error::invalid(self.name(), "takes real data")),
+            Op::GradientMagnitude { .. } | Op::RankFilter { .. } | Op::GreyMorphology { .. } => {
+                Err(Error::invalid(self.name(), "takes real data"))
+            }
             Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => {
                 elementwise(self, &[&T::wrap(x.clone())], self.expr().unwrap_or_else(|| Ok(Expr::input(0)))?)
             }
@@ -808,4 +890,127 @@ fn load_filter<T: Kind>(spec: &str, rank: usize) -> Result<KernelWeights<T>> {
     }
     let values = host.to_elements::<f64>(&file.path)?;
     Ok(KernelWeights::Real(Filter::new(&shape, values.iter().map(|&v| T::Real::from_c64(v.into())).collect())?))
+}
+
+/// Window sizes: one for every axis, or one per axis (`5`, `[3, 5]`, `"3,5"`).
+///
+/// ```
+/// assert_eq!("3,5".parse::<cliper::chain::Sizes>()?.0, vec![3, 5]);
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sizes(pub Vec<usize>);
+
+impl std::str::FromStr for Sizes {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<Sizes, String> {
+        text.split(',')
+            .map(|t| t.trim().parse::<usize>().map_err(|_| format!("`{text}` is not a size: give N or N,N,…")))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map(Sizes)
+    }
+}
+
+impl<'de> Deserialize<'de> for Sizes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Sizes, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            One(usize),
+            Many(Vec<usize>),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::One(n) => Ok(Sizes(vec![n])),
+            Raw::Many(v) => Ok(Sizes(v)),
+            Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// The window fields of a `rank-filter` or `grey-morphology` step.
+struct WindowFields<'a> {
+    size: &'a Sizes,
+    footprint: &'a Option<String>,
+    border: &'a str,
+    value: f64,
+    origin: &'a Option<Vec<isize>>,
+    rank: Option<usize>,
+}
+
+/// The rank-filter settings of a `rank-filter` or `grey-morphology` step.
+fn rank_params(kind: RankKind, fields: WindowFields, ndim: usize) -> Result<RankParams> {
+    let WindowFields { size, footprint, border, value, origin, rank } = fields;
+    let border = match Border::scipy(border)? {
+        Border::Constant(_) => Border::Constant(value),
+        other => other,
+    };
+    let mut p = RankParams::new(kind).size(&size.0).border(border).rank(rank.unwrap_or(ndim.clamp(1, 2)));
+    if let Some(origin) = origin {
+        p = p.origin(origin);
+    }
+    if let Some(file) = footprint {
+        let spec = FileSpec::parse(file);
+        let host = spec.read()?.array;
+        let values = host.to_elements::<f64>(&spec.path)?;
+        p = p.footprint(Footprint::new(host.shape(), values.iter().map(|&v| v != 0.0).collect())?);
+        if rank.is_none() {
+            p.rank = Some(host.shape().len());
+        }
+    }
+    Ok(p)
+}
+
+/// `median`, `minimum`, `maximum`, `percentile:P` or `rank:R`.
+fn rank_kind(filter: &str) -> Result<RankKind> {
+    let bad = || {
+        Error::invalid(
+            "rank-filter",
+            format!("`{filter}` is not a rank filter: give median, minimum, maximum, percentile:P or rank:R"),
+        )
+    };
+    let t = filter.trim().to_ascii_lowercase();
+    Ok(match t.split_once(':') {
+        None if t == "median" => RankKind::Median,
+        None if t == "minimum" => RankKind::Minimum,
+        None if t == "maximum" => RankKind::Maximum,
+        Some(("percentile", p)) => RankKind::Percentile(p.trim().parse().map_err(|_| bad())?),
+        Some(("rank", r)) => RankKind::Rank(r.trim().parse().map_err(|_| bad())?),
+        _ => return Err(bad()),
+    })
+}
+
+/// `erosion`, `dilation`, `opening` or `closing`.
+fn grey_op(operation: &str) -> Result<GreyOp> {
+    match operation.trim().to_ascii_lowercase().as_str() {
+        "erosion" => Ok(GreyOp::Erosion),
+        "dilation" => Ok(GreyOp::Dilation),
+        "opening" => Ok(GreyOp::Opening),
+        "closing" => Ok(GreyOp::Closing),
+        _ => Err(Error::invalid(
+            "grey-morphology",
+            format!("`{operation}` is not an operation: give erosion, dilation, opening or closing"),
+        )),
+    }
+}
+
+/// A rank filter or grey morphology of real data into a new output.
+fn rank_process<T: Kind + RealElement>(
+    x: &XData<T>,
+    params: RankParams,
+    grey: Option<GreyOp>,
+) -> Result<(Box<dyn Process>, AnyData)> {
+    let y = XData::<T>::zeros(x.app(), x.shape())?;
+    let p: Box<dyn Process> = match grey {
+        Some(op) => {
+            let p = GreyParams { op, window: params };
+            GreyMorphology::<T>::output_shape(x.shape(), &p)?;
+            Box::new(GreyMorphology::new(x, &y, p))
+        }
+        None => {
+            RankFilter::<T>::output_shape(x.shape(), &params)?;
+            Box::new(RankFilter::new(x, &y, params))
+        }
+    };
+    Ok((p, T::wrap(y)))
 }

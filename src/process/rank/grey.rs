@@ -116,6 +116,30 @@ impl GreyParams {
     }
 }
 
+/// What a [`GreyMorphology`] runs: its rank filters in order (one, or two for opening and closing).
+///
+/// ```
+/// use cliper::{ClApp, GreyMorphology, GreyOp, GreyParams, Process, RankStrategy, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[9, 9])?;
+/// let mut p = GreyMorphology::new(&x, &XData::zeros(&app, &[9, 9])?, GreyParams::new(GreyOp::Opening).size(&[5]));
+/// p.init()?;
+/// assert_eq!(p.strategy().unwrap().filters, vec![RankStrategy::Separable { passes: 2 }; 2]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GreyStrategy {
+    /// Each filter's plan.
+    pub filters: Vec<RankStrategy>,
+}
+
+impl std::fmt::Display for GreyStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.filters.iter().map(|s| s.to_string()).collect();
+        write!(f, "{}", parts.join(", then "))
+    }
+}
+
 /// Grey erosion, dilation, opening or closing of real data with a flat structuring element (scipy.ndimage's
 /// functions with `size` or `footprint`; non-flat `structure` values are not offered).
 ///
@@ -163,8 +187,10 @@ impl<T: RealElement> GreyMorphology<T> {
     }
 
     /// The rank filters `init` planned (one, or two for opening and closing); `None` before.
-    pub fn strategy(&self) -> Option<Vec<RankStrategy>> {
-        self.plan.as_ref().map(|filters| filters.iter().filter_map(RankFilter::strategy).collect())
+    pub fn strategy(&self) -> Option<GreyStrategy> {
+        self.plan
+            .as_ref()
+            .map(|filters| GreyStrategy { filters: filters.iter().filter_map(RankFilter::strategy).collect() })
     }
 }
 

@@ -9,6 +9,6 @@ mod network;
 mod params;
 mod rank_filter;
 
-pub use grey::{GreyMorphology, GreyOp, GreyParams};
+pub use grey::{GreyMorphology, GreyOp, GreyParams, GreyStrategy};
 pub use params::{Footprint, RankKind, RankParams};
 pub use rank_filter::{RankFilter, RankStrategy};

@@ -7,7 +7,7 @@
 //! (`rank_bisect`: 32 or 64 counting passes over the window, no storage, any size).
 
 use super::network;
-use super::params::{RankKind, RankParams, Window};
+use super::params::{RankParams, Window};
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::RealElement;
@@ -208,9 +208,7 @@ impl<T: RealElement> Process for RankFilter<T> {
         let source = kernels::with_common(kernels::RANK);
         let (passes, taps, strategy) = if count == 0 {
             (Vec::new(), None, RankStrategy::Nothing)
-        } else if window.full && matches!(self.params.kind, RankKind::Minimum | RankKind::Maximum)
-            || window.full && (window.r == 0 || window.r + 1 == window.taps.len())
-        {
+        } else if window.full && (window.r == 0 || window.r + 1 == window.taps.len()) {
             // A box minimum or maximum (a rank 0 or n − 1 of a box is one): one pass per axis.
             let max = u8::from(window.r > 0);
             let program = app.build_program("rank.cl", &source, &format!("{options} -DOP_MAX={max}"))?;

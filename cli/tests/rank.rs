@@ -1,0 +1,71 @@
+//! Rank filters and grey morphology from the binary, against scipy.ndimage fixtures (tests/fixtures/make_rank.py):
+//! exact equality (a rank filter picks one of its input values; the inputs are float64 files kept as float64).
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/rank").join(format!("{name}.npy"))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn same(out: &Path, want: &str) {
+    let (got, want) = (f32s(out), f32s(&fixture(want)));
+    assert_eq!(got.shape(), want.shape(), "{}", want.len());
+    let wrong = got.iter().zip(want.iter()).filter(|(g, w)| g != w).count();
+    assert_eq!(wrong, 0, "{wrong} elements differ from scipy's");
+}
+
+#[test]
+fn rank_commands_equal_scipy() {
+    let dir = scratch("rank");
+    let out = dir.join("out.npy");
+    ok(&["median", s(&fixture("i2")), s(&out), "--size", "4", "--border", "nearest"]);
+    same(&out, "median4_nearest_ties");
+    // A volume with the default --rank 2: each slice alone, scipy's size (1, 3, 3).
+    ok(&["median", s(&fixture("x3")), s(&out)]);
+    same(&out, "median_batched_3x3");
+    ok(&["median", s(&fixture("x3")), s(&out), "--size", "5", "--rank", "3"]);
+    same(&out, "median555_3d");
+    ok(&["minimum", s(&fixture("x2")), s(&out), "--size", "15", "--border", "constant", "--value", "-0.5"]);
+    same(&out, "min15_constant");
+    ok(&["percentile", s(&fixture("x2")), s(&out), "--percentile", "90", "--size", "5"]);
+    same(&out, "pct90_size5");
+    ok(&["rank-filter", s(&fixture("i2")), s(&out), "--index", "-2"]);
+    same(&out, "rank-2_size3_ties");
+    ok(&[
+        "median",
+        s(&fixture("x2")),
+        s(&out),
+        "--footprint",
+        s(&fixture("ball")),
+        "--origin",
+        "1,-1",
+        "--border",
+        "wrap",
+    ]);
+    same(&out, "median_ball_origin");
+    ok(&["grey-dilation", s(&fixture("x2")), s(&out), "--footprint", s(&fixture("ell")), "--border", "nearest"]);
+    same(&out, "dilation_ell_nearest");
+    ok(&["grey-opening", s(&fixture("x2")), s(&out), "--size", "3,4"]);
+    same(&out, "opening3x4");
+    ok(&["grey-closing", s(&fixture("x2")), s(&out), "--footprint", s(&fixture("ell")), "--origin", "1,0"]);
+    same(&out, "closing_ell_origin");
+}
+
+#[test]
+fn rank_refusals_name_the_problem() {
+    let dir = scratch("rank-refusals");
+    let out = dir.join("out.npy");
+    let e = fails(&["median", s(&root().join("tests/fixtures/c64.npy")), s(&out)], 1);
+    assert!(e.contains("real data") && e.contains("got c32"), "{e}");
+    let e = fails(&["percentile", s(&fixture("x2")), s(&out), "--percentile", "120"], 1);
+    assert!(e.contains("percentile 120 is not within [-100, 100]"), "{e}");
+    let e = fails(&["median", s(&fixture("x2")), s(&out), "--size", "3,3,3"], 1);
+    assert!(e.contains("gives 3 sizes for a window over 2 axes"), "{e}");
+    assert!(!out.exists());
+}
