@@ -68,6 +68,7 @@ fn cases() -> Vec<(&'static str, &'static str, Case, Option<&'static str>)> {
         ("median555_3d", "x3", Filter(r(Median).size(&[5])), None), // a network on GPUs, bisection elsewhere
         ("min333_constant_3d", "x3", Filter(r(Minimum).size(&[3]).border(border("constant", 0.0))), Some("separable")),
         ("median_batched_3x3", "x3", Filter(r(Median).size(&[3]).rank(2)), None),
+        ("max5x4x6_wrap_3d", "x3", Filter(r(Maximum).size(&[5, 4, 6]).border(border("wrap", 0.0))), Some("separable")),
         ("erosion5_ties", "i2", Grey(GreyParams::new(GreyOp::Erosion).size(&[5])), None),
         ("dilation4", "x2", Grey(GreyParams::new(GreyOp::Dilation).size(&[4])), None),
         (

@@ -98,13 +98,26 @@ pub struct RankFilter<T: RealElement> {
     plan: Prepared<Plan<T>>,
 }
 
-/// One launch: a kernel from `source` into `target`, and for `rank_line` its axis, size and start.
+/// One launch: a kernel from `source` into `target`, and for the box passes their line.
 struct Pass<T: RealElement> {
     kernel: Kernel,
     source: XData<T>,
     target: XData<T>,
-    line: Option<[i32; 3]>,
+    line: Option<Line>,
 }
+
+/// A box pass along one axis (0: z, 1: y, 2: x): `size` values starting `before` elements before each output;
+/// `blocks` when it runs `rank_line_block` (blocks of `size` outputs per work-item along an axis of that many).
+#[derive(Clone, Copy)]
+struct Line {
+    axis: i32,
+    size: i32,
+    before: i32,
+    blocks: Option<u64>,
+}
+
+/// Box windows from this size run in blocks (van Herk/Gil-Werman); smaller ones read each value per output.
+const BLOCK_FROM: usize = 4;
 
 struct Plan<T: RealElement> {
     passes: Vec<Pass<T>>,
@@ -223,11 +236,21 @@ impl<T: RealElement> Process for RankFilter<T> {
             let mut source_array = self.input.clone();
             for (k, &(axis, size, before)) in lines.iter().enumerate() {
                 let target = if k + 1 == lines.len() { self.output.clone() } else { XData::uninit(&app, op, &shape)? };
+                let extent = view4(&shape, self.input.strides(), window.rank)
+                    .and_then(|(e, _)| e.get(axis + 1).copied())
+                    .unwrap_or(1);
+                let (kernel, blocks) = if size >= BLOCK_FROM {
+                    let block =
+                        app.build_program("rank.cl", &source, &format!("{options} -DOP_MAX={max} -DLINE_SIZE={size}"))?;
+                    (block.kernel("rank_line_block")?, Some(extent.div_ceil(size) as u64))
+                } else {
+                    (program.kernel("rank_line")?, None)
+                };
                 passes.push(Pass {
-                    kernel: program.kernel("rank_line")?.owned_by(op),
+                    kernel: kernel.owned_by(op),
                     source: source_array.clone(),
                     target: target.clone(),
-                    line: Some([axis as i32, size as i32, before as i32]),
+                    line: Some(Line { axis: axis as i32, size: size as i32, before: before as i32, blocks }),
                 });
                 source_array = target;
             }
@@ -298,7 +321,13 @@ impl<T: RealElement> Process for RankFilter<T> {
                 return Err(Error::invalid("RankFilter", "views changed since init"));
             };
             let count: u64 = e.iter().map(|&n| n as u64).product();
-            let groups = (count as usize).div_ceil(GROUP).clamp(1, MAX_GROUPS);
+            let items = match pass.line {
+                Some(Line { axis, blocks: Some(blocks), .. }) => {
+                    count / e.get(axis as usize + 1).map_or(1, |&n| n.max(1) as u64) * blocks
+                }
+                _ => count,
+            };
+            let groups = (items as usize).div_ceil(GROUP).clamp(1, MAX_GROUPS);
             let mut l = pass.kernel.launch().input(&pass.source).index(idx, pass.source.offset() as u64);
             for s in sx {
                 l = l.index(idx, s as u64);
@@ -309,7 +338,12 @@ impl<T: RealElement> Process for RankFilter<T> {
             }
             l = l.index(idx, count).index(idx, e[1] as u64).index(idx, e[2] as u64).index(idx, e[3] as u64);
             l = match (pass.line, &plan.taps) {
-                (Some([axis, size, before]), _) => l.scalar(axis).scalar(size).scalar(before).scalar(cval),
+                (Some(Line { axis, before, blocks: Some(blocks), .. }), _) => {
+                    l.scalar(axis).scalar(before).scalar(cval).index(idx, blocks)
+                }
+                (Some(Line { axis, size, before, blocks: None }), _) => {
+                    l.scalar(axis).scalar(size).scalar(before).scalar(cval)
+                }
                 (None, Some(taps)) => l.input(taps).scalar(ntaps).scalar(r).scalar(cval),
                 (None, None) => l.scalar(cval),
             };
