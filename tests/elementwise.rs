@@ -193,7 +193,22 @@ fn pipeline_fuses_back_to_back_stages_and_keeps_every_output() {
     }
     let mut check = Elementwise::new(&[&x], &fused[0], Expr::input(0));
     check.init().unwrap();
-    assert!(matches!(check.strategy(), Some(ExprStrategy::Kernel { outputs: 1, .. })));
+    // Contiguous and aligned: four elements per work-item (33·47 = 1551: three left for the scalar tail).
+    assert!(
+        matches!(check.strategy(), Some(ExprStrategy::Kernel { outputs: 1, lanes: 4, .. })),
+        "{:?}",
+        check.strategy()
+    );
+    let (head, tail) = (x.slice_axis(1, 1..47).unwrap(), fused[1].slice_axis(1, 1..47).unwrap());
+    let mut offset = Elementwise::new(&[&head], &tail, Expr::input(0) * 3.0);
+    offset.run().unwrap();
+    assert!(matches!(offset.strategy(), Some(ExprStrategy::Kernel { lanes: 1, .. })));
+    let (xs, ts) = (x.to_vec().unwrap(), fused[1].to_vec().unwrap());
+    for r in 0..33 {
+        for c in 1..47 {
+            assert_eq!(ts[r * 47 + c], xs[r * 47 + c] * 3.0);
+        }
+    }
 }
 
 /// A stage that reads its predecessor's output in another order (a transpose) must not be fused.
