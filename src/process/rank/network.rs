@@ -70,16 +70,17 @@ pub(super) fn selection(n: usize, r: usize) -> Vec<Step> {
     steps
 }
 
-/// The network as OpenCL statements on variables `v0 …` of type `R`.
-pub(super) fn emit(steps: &[Step]) -> String {
+/// The network as OpenCL statements on variables `{prefix}0 …` of type `R`.
+pub(super) fn emit(steps: &[Step], prefix: &str) -> String {
     let mut text = String::new();
     for s in steps {
         let line = match *s {
             Step::Exchange(a, b) => {
-                format!("{{ const R lo = fmin(v{a}, v{b}); v{b} = fmax(v{a}, v{b}); v{a} = lo; }}\n")
+                let (x, y) = (format!("{prefix}{a}"), format!("{prefix}{b}"));
+                format!("{{ const R lo = fmin({x}, {y}); {y} = fmax({x}, {y}); {x} = lo; }}\n")
             }
-            Step::Min(a, b) => format!("v{a} = fmin(v{a}, v{b});\n"),
-            Step::Max(a, b) => format!("v{b} = fmax(v{a}, v{b});\n"),
+            Step::Min(a, b) => format!("{prefix}{a} = fmin({prefix}{a}, {prefix}{b});\n"),
+            Step::Max(a, b) => format!("{prefix}{b} = fmax({prefix}{a}, {prefix}{b});\n"),
         };
         text.push_str("    ");
         text.push_str(&line);

@@ -104,6 +104,8 @@ struct Pass<T: RealElement> {
     source: XData<T>,
     target: XData<T>,
     line: Option<Line>,
+    /// Two outputs per work-item along x (the network kernel for small windows).
+    pair: bool,
 }
 
 /// A box pass along one axis (0: z, 1: y, 2: x): `size` values starting `before` elements before each output;
@@ -251,19 +253,22 @@ impl<T: RealElement> Process for RankFilter<T> {
                     source: source_array.clone(),
                     target: target.clone(),
                     line: Some(Line { axis: axis as i32, size: size as i32, before: before as i32, blocks }),
+                    pair: false,
                 });
                 source_array = target;
             }
             let strategy = RankStrategy::Separable { passes: passes.len() };
             (passes, None, strategy)
         } else if window.taps.len() <= network_max(&app) {
-            let (text, operations) = network_kernel(&window);
+            let pair = window.taps.len() <= PAIR_MAX;
+            let (text, operations) = network_kernel(&window, pair);
             let program = app.build_program("rank network", &format!("{source}\n{text}"), &options)?;
             let pass = Pass {
                 kernel: program.kernel("rank_network")?.owned_by(op),
                 source: self.input.clone(),
                 target: self.output.clone(),
                 line: None,
+                pair,
             };
             (vec![pass], None, RankStrategy::Network { taps: window.taps.len(), operations })
         } else {
@@ -281,6 +286,7 @@ impl<T: RealElement> Process for RankFilter<T> {
                 source: self.input.clone(),
                 target: self.output.clone(),
                 line: None,
+                pair: false,
             };
             (vec![pass], Some(taps), RankStrategy::Bisection { taps: window.taps.len() })
         };
@@ -325,6 +331,7 @@ impl<T: RealElement> Process for RankFilter<T> {
                 Some(Line { axis, blocks: Some(blocks), .. }) => {
                     count / e.get(axis as usize + 1).map_or(1, |&n| n.max(1) as u64) * blocks
                 }
+                _ if pass.pair => count / e[3].max(1) as u64 * e[3].div_ceil(2) as u64,
                 _ => count,
             };
             let groups = (items as usize).div_ceil(GROUP).clamp(1, MAX_GROUPS);
@@ -360,25 +367,74 @@ impl<T: RealElement> Process for RankFilter<T> {
     }
 }
 
+/// Windows up to this many taps run two neighbouring outputs (along x) per work-item: they share most of their
+/// loads (12 instead of 18 for two 3×3 windows) and the index arithmetic; larger networks are compute-bound and
+/// would double their registers.
+const PAIR_MAX: usize = 25;
+
 /// The `rank_network` kernel for `window`: the taps loaded through the border rule (each distinct coordinate
-/// computed once), the selection network, the chosen value stored. Returns the source and its min/max count.
-fn network_kernel(window: &Window) -> (String, usize) {
+/// computed once), the selection network, the chosen value stored — for one output per work-item, or for two
+/// neighbours along x (`pair`). Returns the source and the min/max count per output.
+fn network_kernel(window: &Window, pair: bool) -> (String, usize) {
     let steps = network::selection(window.taps.len(), window.r);
     let operations = steps.iter().map(|s| if matches!(s, network::Step::Exchange(..)) { 2 } else { 1 }).sum();
     let name = |axis: &str, d: isize| format!("{axis}{}{}", if d < 0 { "m" } else { "p" }, d.unsigned_abs());
     let mut text = String::from("kernel void rank_network(RANK_ARGS, T cval) {\n");
-    text.push_str("  for (IDX b = get_global_id(0); b < count; b += get_global_size(0)) {\n    RANK_COORDINATES(b);\n");
+    if pair {
+        // Work-item b: the outputs at x = 2·(b mod ⌈nx/2⌉) and the next one.
+        text.push_str(
+            "  const IDX nxp = (nx + 1) / 2;\n  const IDX pairs = count / nx * nxp;\n\
+             for (IDX b = get_global_id(0); b < pairs; b += get_global_size(0)) {\n\
+             IDX rc_t_ = b;\n    const int cx = 2 * (int)(rc_t_ % nxp);\n    rc_t_ /= nxp;\n\
+             const int cy = (int)(rc_t_ % ny);\n    rc_t_ /= ny;\n    const int cz = (int)(rc_t_ % nz);\n\
+             const IDX w = rc_t_ / nz;\n    const IDX base = x0 + w * xsw;\n",
+        );
+    } else {
+        text.push_str(
+            "  for (IDX b = get_global_id(0); b < count; b += get_global_size(0)) {\n    RANK_COORDINATES(b);\n",
+        );
+    }
+    let shifted = |t: &[isize; 3]| [t[0], t[1], t[2] + 1];
+    let mut all: Vec<[isize; 3]> = window.taps.clone();
+    if pair {
+        all.extend(window.taps.iter().map(shifted));
+    }
     for (k, (axis, c, n)) in [("z", "cz", "nz"), ("y", "cy", "ny"), ("x", "cx", "nx")].iter().enumerate() {
-        let distinct: BTreeSet<isize> = window.taps.iter().filter_map(|t| t.get(k).copied()).collect();
+        let distinct: BTreeSet<isize> = all.iter().filter_map(|t| t.get(k).copied()).collect();
         for d in distinct {
             let _ = writeln!(text, "    const int {} = border_index({c} + ({d}), (int){n});", name(axis, d));
         }
     }
-    for (i, t) in window.taps.iter().enumerate() {
-        let _ = writeln!(text, "    T v{i} = LOAD({}, {}, {});", name("z", t[0]), name("y", t[1]), name("x", t[2]));
+    // Each distinct tap loaded once, then copied into each network's variables.
+    let load = |t: &[isize; 3]| format!("u_{}_{}_{}", name("z", t[0]), name("y", t[1]), name("x", t[2]));
+    let distinct: BTreeSet<[isize; 3]> = all.iter().copied().collect();
+    for t in &distinct {
+        let _ = writeln!(
+            text,
+            "    const T {} = LOAD({}, {}, {});",
+            load(t),
+            name("z", t[0]),
+            name("y", t[1]),
+            name("x", t[2])
+        );
     }
-    text.push_str(&network::emit(&steps));
-    let _ = writeln!(text, "    STORE(v{});\n  }}\n}}", window.r);
+    for (i, t) in window.taps.iter().enumerate() {
+        let _ = writeln!(text, "    T v{i} = {};", load(t));
+        if pair {
+            let _ = writeln!(text, "    T s{i} = {};", load(&shifted(t)));
+        }
+    }
+    text.push_str(&network::emit(&steps, "v"));
+    let _ = writeln!(text, "    STORE(v{});", window.r);
+    if pair {
+        text.push_str(&network::emit(&steps, "s"));
+        let _ = writeln!(
+            text,
+            "    if (cx + 1 < (int)nx) y[y0 + w * ysw + (IDX)cz * ysz + (IDX)cy * ysy + (IDX)(cx + 1) * ysx] = s{};",
+            window.r
+        );
+    }
+    text.push_str("  }\n}\n");
     (text, operations)
 }
 
