@@ -67,6 +67,49 @@ kernel void rank_line(RANK_ARGS, int axis, int size, int before, T cval) {
 #endif
 
 
+#if defined(OP_MAX) && defined(ROW_TILE)
+// The box minimum (maximum) along x through local memory: a work-group of ROW_TILE work-items takes ROW_TILE
+// outputs of one row, reads the ROW_TILE + size - 1 values they cover once (coalesced), and each work-item then
+// takes its `size` values from local memory. Global size: (⌈nx / ROW_TILE⌉ · ROW_TILE, rows of all the other axes).
+kernel void rank_row_local(RANK_ARGS, int size, int before, T cval, local T *tile) {
+    const int lx = (int)get_local_id(0);
+    const int x_first = (int)get_group_id(0) * ROW_TILE;
+    const IDX row = get_global_id(1);
+    if (row * nx >= count) return;
+    IDX rc_t_ = row;
+    const int cy = (int)(rc_t_ % ny);
+    rc_t_ /= ny;
+    const int cz = (int)(rc_t_ % nz);
+    const IDX w = rc_t_ / nz;
+    const IDX line = x0 + w * xsw + (IDX)cz * xsz + (IDX)cy * xsy;
+    const int n = (int)nx;
+    for (int k = lx; k < ROW_TILE + size - 1; k += ROW_TILE) {
+        const int i = border_index(x_first + k - before, n);
+#if BORDER == BORDER_CONSTANT
+        tile[k] = i < 0 ? cval : x[line + (IDX)i * xsx];
+#else
+        tile[k] = x[line + (IDX)i * xsx];
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int cx = x_first + lx;
+    if (cx >= n) return;
+#if OP_MAX
+    T acc = -INFINITY;
+#else
+    T acc = INFINITY;
+#endif
+    for (int k = 0; k < size; ++k) {
+#if OP_MAX
+        acc = fmax(acc, tile[lx + k]);
+#else
+        acc = fmin(acc, tile[lx + k]);
+#endif
+    }
+    STORE(acc);
+}
+#endif
+
 #ifdef LINE_SIZE
 // The box minimum (maximum) along one axis for a block of LINE_SIZE consecutive outputs per work-item, by van
 // Herk and Gil-Werman's method: the 2·LINE_SIZE − 1 values the block's windows cover are read once, a suffix

@@ -108,15 +108,29 @@ struct Pass<T: RealElement> {
     pair: bool,
 }
 
-/// A box pass along one axis (0: z, 1: y, 2: x): `size` values starting `before` elements before each output;
-/// `blocks` when it runs `rank_line_block` (blocks of `size` outputs per work-item along an axis of that many).
+/// A box pass along one axis (0: z, 1: y, 2: x): `size` values starting `before` elements before each output,
+/// by the kernel `how` names.
 #[derive(Clone, Copy)]
 struct Line {
     axis: i32,
     size: i32,
     before: i32,
-    blocks: Option<u64>,
+    how: LineKernel,
 }
+
+/// Which kernel runs a box pass.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineKernel {
+    /// `rank_line`: every output reads its `size` values (small windows).
+    Direct,
+    /// `rank_line_block` over this many blocks of `size` outputs along the axis (y and z).
+    Blocks(u64),
+    /// `rank_row_local`: rows of x through local memory, ROW_TILE outputs per work-group.
+    RowTiles,
+}
+
+/// Outputs per work-group of `rank_row_local`.
+const ROW_TILE: usize = 256;
 
 /// Box windows from this size run in blocks (van Herk/Gil-Werman); smaller ones read each value per output.
 const BLOCK_FROM: usize = 4;
@@ -241,18 +255,27 @@ impl<T: RealElement> Process for RankFilter<T> {
                 let extent = view4(&shape, self.input.strides(), window.rank)
                     .and_then(|(e, _)| e.get(axis + 1).copied())
                     .unwrap_or(1);
-                let (kernel, blocks) = if size >= BLOCK_FROM {
+                // Along x, rows through local memory (coalesced reads, measured on the H100: …); along y and z,
+                // blocks of outputs per work-item, whose neighbours along x read neighbouring addresses.
+                let (kernel, how) = if axis == 2 && size >= 2 {
+                    let rows = app.build_program(
+                        "rank.cl",
+                        &source,
+                        &format!("{options} -DOP_MAX={max} -DROW_TILE={ROW_TILE}"),
+                    )?;
+                    (rows.kernel("rank_row_local")?, LineKernel::RowTiles)
+                } else if size >= BLOCK_FROM {
                     let block =
                         app.build_program("rank.cl", &source, &format!("{options} -DOP_MAX={max} -DLINE_SIZE={size}"))?;
-                    (block.kernel("rank_line_block")?, Some(extent.div_ceil(size) as u64))
+                    (block.kernel("rank_line_block")?, LineKernel::Blocks(extent.div_ceil(size) as u64))
                 } else {
-                    (program.kernel("rank_line")?, None)
+                    (program.kernel("rank_line")?, LineKernel::Direct)
                 };
                 passes.push(Pass {
                     kernel: kernel.owned_by(op),
                     source: source_array.clone(),
                     target: target.clone(),
-                    line: Some(Line { axis: axis as i32, size: size as i32, before: before as i32, blocks }),
+                    line: Some(Line { axis: axis as i32, size: size as i32, before: before as i32, how }),
                     pair: false,
                 });
                 source_array = target;
@@ -328,7 +351,7 @@ impl<T: RealElement> Process for RankFilter<T> {
             };
             let count: u64 = e.iter().map(|&n| n as u64).product();
             let items = match pass.line {
-                Some(Line { axis, blocks: Some(blocks), .. }) => {
+                Some(Line { axis, how: LineKernel::Blocks(blocks), .. }) => {
                     count / e.get(axis as usize + 1).map_or(1, |&n| n.max(1) as u64) * blocks
                 }
                 _ if pass.pair => count / e[3].max(1) as u64 * e[3].div_ceil(2) as u64,
@@ -344,13 +367,23 @@ impl<T: RealElement> Process for RankFilter<T> {
                 l = l.index(idx, s as u64);
             }
             l = l.index(idx, count).index(idx, e[1] as u64).index(idx, e[2] as u64).index(idx, e[3] as u64);
+            if let Some(Line { size, before, how: LineKernel::RowTiles, .. }) = pass.line {
+                let rows = count / (e[3].max(1) as u64);
+                l.scalar(size)
+                    .scalar(before)
+                    .scalar(cval)
+                    .local_memory((ROW_TILE + size as usize - 1) * std::mem::size_of::<T>())
+                    .global(&[e[3].div_ceil(ROW_TILE) * ROW_TILE, rows as usize])
+                    .local(&[ROW_TILE, 1])
+                    .work(count * 2 * std::mem::size_of::<T>() as u64, 0)
+                    .enqueue()?;
+                continue;
+            }
             l = match (pass.line, &plan.taps) {
-                (Some(Line { axis, before, blocks: Some(blocks), .. }), _) => {
+                (Some(Line { axis, before, how: LineKernel::Blocks(blocks), .. }), _) => {
                     l.scalar(axis).scalar(before).scalar(cval).index(idx, blocks)
                 }
-                (Some(Line { axis, size, before, blocks: None }), _) => {
-                    l.scalar(axis).scalar(size).scalar(before).scalar(cval)
-                }
+                (Some(Line { axis, size, before, .. }), _) => l.scalar(axis).scalar(size).scalar(before).scalar(cval),
                 (None, Some(taps)) => l.input(taps).scalar(ntaps).scalar(r).scalar(cval),
                 (None, None) => l.scalar(cval),
             };
