@@ -119,6 +119,7 @@ pub use process::linalg::{
     GEMM_TABLE_ENV, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatMulParams, MatOp, MatrixPower,
     PowerStrategy,
 };
+pub use process::morphology::{BinaryMorphology, BinaryParams, BinaryStrategy, MorphologyOp};
 pub use process::mri::{
     CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy, SimpleMRIRecon,
 };
@@ -152,6 +153,7 @@ pub mod prelude {
     pub use crate::process::filter::*;
     pub use crate::process::layout::*;
     pub use crate::process::linalg::*;
+    pub use crate::process::morphology::*;
     pub use crate::process::mri::*;
     pub use crate::process::phantom::*;
     pub use crate::process::rank::*;

@@ -107,6 +107,30 @@ pub enum Op {
         #[serde(default)]
         rank: Option<usize>,
     },
+    /// Binary morphology (non-zero = true; the result 0/1): scipy.ndimage's binary_erosion
+    /// (`operation = "erosion"`), binary_dilation, binary_opening, binary_closing.
+    BinaryMorphology {
+        /// `erosion`, `dilation`, `opening` or `closing`.
+        operation: String,
+        /// Repetitions of each step (default 1; 0 repeats until nothing changes).
+        #[serde(default = "one_step_count")]
+        iterations: usize,
+        /// A structure file (non-zero = in the structure; overrides `connectivity`).
+        #[serde(default)]
+        structure: Option<String>,
+        /// scipy's generate_binary_structure(rank, connectivity) (default 1, the cross).
+        #[serde(default = "one_step_count")]
+        connectivity: usize,
+        /// The value outside the array (0 or 1, default 0).
+        #[serde(default)]
+        border_value: u8,
+        /// The structure's shift (scipy's `origin`).
+        #[serde(default)]
+        origin: Option<Vec<isize>>,
+        /// Axes spanned, the last ones (default 2, 1 for 1-D data).
+        #[serde(default)]
+        rank: Option<usize>,
+    },
     /// The gradient magnitude: scipy.ndimage.gaussian_gradient_magnitude (`derivative = "gaussian:SIGMA"`) or
     /// generic_gradient_magnitude with `sobel` (the default), `prewitt` or `scharr`.
     GradientMagnitude {
@@ -221,6 +245,9 @@ fn by_name<'de, D: serde::Deserializer<'de>, V: FromStr<Err = Error>>(d: D) -> s
 fn three() -> Sizes {
     Sizes(vec![3])
 }
+fn one_step_count() -> usize {
+    1
+}
 fn sobel() -> String {
     "sobel".into()
 }
@@ -327,6 +354,7 @@ impl Op {
             Op::GradientMagnitude { .. } => "gradient-magnitude",
             Op::RankFilter { .. } => "rank-filter",
             Op::GreyMorphology { .. } => "grey-morphology",
+            Op::BinaryMorphology { .. } => "binary-morphology",
             Op::Transpose { .. } => "transpose",
             Op::Permute { .. } => "permute",
             Op::Matmul { .. } => "matmul",
@@ -384,6 +412,7 @@ impl Op {
             | Op::GradientMagnitude { rank: Some(rank), .. }
             | Op::RankFilter { rank: Some(rank), .. }
             | Op::GreyMorphology { rank: Some(rank), .. }
+            | Op::BinaryMorphology { rank: Some(rank), .. }
                 if *rank > 2 =>
             {
                 Err(refuse(&format!("a rank-{rank} filter would mix the colour channels")))
@@ -524,7 +553,10 @@ impl Op {
         };
         match self {
             Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => Some(*geometry),
-            Op::GradientMagnitude { .. } | Op::RankFilter { .. } | Op::GreyMorphology { .. } => Some(*geometry),
+            Op::GradientMagnitude { .. }
+            | Op::RankFilter { .. }
+            | Op::GreyMorphology { .. }
+            | Op::BinaryMorphology { .. } => Some(*geometry),
             Op::Norm { .. } | Op::Dot { .. } | Op::Matmul { .. } | Op::Power { .. } => None,
             Op::Transpose { .. } if input.len() >= 2 => Some(geometry.permuted([0, 2, 1])),
             Op::Transpose { .. } => None,
@@ -615,6 +647,53 @@ impl Op {
                     other => Err(Error::Type {
                         op: self.name().into(),
                         expected: "real data (a rank needs ordered values)".into(),
+                        got: other.kind().name().into(),
+                    }),
+                }
+            }
+            (
+                Op::BinaryMorphology { operation, iterations, structure, connectivity, border_value, origin, rank },
+                [x],
+            ) => {
+                let op = match operation.trim().to_ascii_lowercase().as_str() {
+                    "erosion" => MorphologyOp::Erosion,
+                    "dilation" => MorphologyOp::Dilation,
+                    "opening" => MorphologyOp::Opening,
+                    "closing" => MorphologyOp::Closing,
+                    _ => {
+                        return Err(Error::invalid(
+                            "binary-morphology",
+                            format!("`{operation}` is not an operation: give erosion, dilation, opening or closing"),
+                        ));
+                    }
+                };
+                if *border_value > 1 {
+                    return Err(Error::invalid(self.name(), format!("border_value is 0 or 1, not {border_value}")));
+                }
+                let mut params = BinaryParams::new(op)
+                    .iterations(*iterations)
+                    .connectivity(*connectivity)
+                    .border_value(*border_value == 1)
+                    .rank(rank.unwrap_or(x.shape().len().clamp(1, 2)));
+                if let Some(origin) = origin {
+                    params = params.origin(origin);
+                }
+                if let Some(file) = structure {
+                    let spec = FileSpec::parse(file);
+                    let host = spec.read()?.array;
+                    let values = host.to_elements::<f64>(&spec.path)?;
+                    params =
+                        params.structure(Footprint::new(host.shape(), values.iter().map(|&v| v != 0.0).collect())?);
+                    if rank.is_none() {
+                        params.rank = Some(host.shape().len());
+                    }
+                }
+                match x {
+                    AnyData::F32(x) => binary_morphology(x, params),
+                    AnyData::F64(x) => binary_morphology(x, params),
+                    other => Err(Error::Type {
+                        op: self.name().into(),
+                        expected: "real data (non-zero is true)".into(),
                         got: other.kind().name().into(),
                     }),
                 }
@@ -710,9 +789,10 @@ impl Op {
                 }
             }
             Op::Matmul { .. } | Op::Dot { .. } => Err(Error::invalid(self.name(), "takes two inputs")),
-            Op::GradientMagnitude { .. } | Op::RankFilter { .. } | Op::GreyMorphology { .. } => {
-                Err(Error::invalid(self.name(), "takes real data"))
-            }
+            Op::GradientMagnitude { .. }
+            | Op::RankFilter { .. }
+            | Op::GreyMorphology { .. }
+            | Op::BinaryMorphology { .. } => Err(Error::invalid(self.name(), "takes real data")),
             Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => {
                 elementwise(self, &[&T::wrap(x.clone())], self.expr().unwrap_or_else(|| Ok(Expr::input(0)))?)
             }
@@ -992,6 +1072,12 @@ fn grey_op(operation: &str) -> Result<GreyOp> {
             format!("`{operation}` is not an operation: give erosion, dilation, opening or closing"),
         )),
     }
+}
+
+/// Binary morphology of real data into a new 0/1 output.
+fn binary_morphology<T: Kind + RealElement>(x: &XData<T>, params: BinaryParams) -> Result<(Box<dyn Process>, AnyData)> {
+    let y = XData::<T>::zeros(x.app(), &BinaryMorphology::<T>::output_shape(x.shape(), &params)?)?;
+    Ok((Box::new(BinaryMorphology::new(x, &y, params)), T::wrap(y)))
 }
 
 /// A rank filter or grey morphology of real data into a new output.

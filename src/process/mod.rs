@@ -15,6 +15,7 @@ pub mod fft;
 pub mod filter;
 pub mod layout;
 pub mod linalg;
+pub mod morphology;
 pub mod mri;
 pub mod phantom;
 mod pipeline;
