@@ -62,6 +62,9 @@ pub(crate) const PHANTOM: &str = include_str!("../kernels/phantom.cl");
 /// selection-network kernel uses.
 pub(crate) const RANK: &str = include_str!("../kernels/rank.cl");
 
+/// Morphology (`DistanceTransform`): the exact Euclidean distance transform, one axis per pass.
+pub(crate) const MORPHOLOGY: &str = include_str!("../kernels/morphology.cl");
+
 /// [`COMMON`] followed by `family`, with a `#line` marker so compiler messages point into the right file.
 ///
 /// ```

@@ -119,7 +119,9 @@ pub use process::linalg::{
     GEMM_TABLE_ENV, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatMulParams, MatOp, MatrixPower,
     PowerStrategy,
 };
-pub use process::morphology::{BinaryMorphology, BinaryParams, BinaryStrategy, MorphologyOp};
+pub use process::morphology::{
+    BinaryMorphology, BinaryParams, BinaryStrategy, DistanceParams, DistanceStrategy, DistanceTransform, MorphologyOp,
+};
 pub use process::mri::{
     CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy, SimpleMRIRecon,
 };

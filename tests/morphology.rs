@@ -5,7 +5,10 @@
 
 mod common;
 
-use cliper::{BinaryMorphology, BinaryParams, Footprint, HostArray, MorphologyOp, RealElement, XData, read_npy};
+use cliper::{
+    BinaryMorphology, BinaryParams, DistanceParams, DistanceTransform, Footprint, HostArray, MorphologyOp, RealElement,
+    XData, read_npy,
+};
 use common::app;
 use ndarray::ArrayD;
 
@@ -60,9 +63,43 @@ fn binary_morphology_equals_scipy_in_f64() {
     check::<f64>();
 }
 
+/// distance_transform_edt: exact in scipy; here the squared distances are sums of squared integers times squared
+/// spacings, so float64 agrees within a few ulps (1e-12 relative) and float32 within 1e-6 (its rounding of the
+/// squared spacings and sums).
+fn check_distance<T: RealElement>(tol: f64) {
+    for (name, input, sampling) in [
+        ("edt_2d", "b2", vec![1.0]),
+        ("edt_2d_sampling", "b2", vec![2.5, 0.7]),
+        ("edt_3d_sampling", "b3", vec![3.0, 1.0, 0.5]),
+    ] {
+        let x = fixture(input);
+        let xd = XData::from_ndarray(app(), &x.mapv(|v| T::from_c64(v.into()))).unwrap();
+        let got =
+            DistanceTransform::apply(&xd, DistanceParams::default().sampling(&sampling)).unwrap().to_vec().unwrap();
+        let want = fixture(name);
+        for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+            let g = g.to_c64().re;
+            assert!((g - w).abs() <= tol * w.max(1.0), "{name} ({}) [{i}]: {g} vs scipy {w}", T::NAME);
+        }
+    }
+}
+
+#[test]
+fn distance_transform_matches_scipy() {
+    check_distance::<f64>(1e-12);
+    check_distance::<f32>(1e-6);
+    // No zero element: no distance (scipy measures to a point outside the array instead).
+    let ones = XData::from_slice(app(), &[2, 2], &[1.0f32; 4]).unwrap();
+    let d = DistanceTransform::apply(&ones, DistanceParams::default()).unwrap().to_vec().unwrap();
+    assert!(d.iter().all(|v| v.is_infinite()), "{d:?}");
+}
+
 #[test]
 fn refusals_name_the_problem() {
-    let x = XData::<f32>::zeros(app(), &[6, 7]).unwrap();
+    let x2 = XData::<f32>::zeros(app(), &[6, 7]).unwrap();
+    let e = DistanceTransform::apply(&x2, DistanceParams::default().sampling(&[1.0, 0.0])).unwrap_err().to_string();
+    assert!(e.contains("spacings must be positive and finite, got 0"), "{e}");
+    let x = x2;
     let e = BinaryMorphology::apply(&x, BinaryParams::new(MorphologyOp::Erosion).connectivity(3)).unwrap_err();
     assert!(e.to_string().contains("connectivity 3 is not within 1 to 2"), "{e}");
     let e =

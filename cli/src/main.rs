@@ -447,6 +447,22 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         #[command(flatten)]
         binary: BinaryArgs,
     },
+    /// scipy.ndimage.distance_transform_edt: each non-zero element's distance to the nearest zero element.
+    #[command(
+        visible_alias = "distance-transform-edt",
+        after_help = "Examples:\n  cliper distance mask.nii.gz out/distance_mm.nii.gz --rank 3      # in mm: the voxel size is the default sampling\n  cliper distance mask.png out/distance.tif --sampling 1"
+    )]
+    Distance {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// The spacing per axis: S or S,S,… — or voxel, the input's voxel size in mm (the default for DICOM,
+        /// NIfTI, NRRD and MetaImage inputs; 1 for others).
+        #[arg(long)]
+        sampling: Option<String>,
+        /// Axes spanned, the last ones: 1 to 3 (default 2, or 1 for 1-D data).
+        #[arg(long)]
+        rank: Option<usize>,
+    },
     /// Run a pipeline file: steps with named arrays that stay on the device.
     #[command(
         after_help = "Examples:\n  cliper run pipelines/demo.toml --profile\n  cliper run pipelines/demo.toml --input image='scans/*.png' --output edges='out/{stem}_edges.png'"
@@ -810,6 +826,9 @@ fn main() -> ExitCode {
                 }
                 Command::BinaryClosing { io, binary } => {
                     one_step(binary.op("closing"), &[&io.input], Some(&io.output), io.common)
+                }
+                Command::Distance { io, sampling, rank } => {
+                    one_step(Op::DistanceTransform { sampling, rank }, &[&io.input], Some(&io.output), io.common)
                 }
                 Command::Clip { io, min, max } => {
                     one_step(Op::Clip { min, max }, &[&io.input], Some(&io.output), io.common)

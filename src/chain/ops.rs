@@ -131,6 +131,16 @@ pub enum Op {
         #[serde(default)]
         rank: Option<usize>,
     },
+    /// scipy.ndimage.distance_transform_edt: each non-zero element's distance to the nearest zero element.
+    DistanceTransform {
+        /// The spacing per axis: numbers (`"1,1,2.5"`, one or one per axis), or `voxel` — the input's voxel size
+        /// in mm (DICOM, NIfTI, NRRD, MetaImage), which is also the default for such inputs (1 for others).
+        #[serde(default)]
+        sampling: Option<String>,
+        /// Axes spanned, the last ones (default 2, 1 for 1-D data).
+        #[serde(default)]
+        rank: Option<usize>,
+    },
     /// The gradient magnitude: scipy.ndimage.gaussian_gradient_magnitude (`derivative = "gaussian:SIGMA"`) or
     /// generic_gradient_magnitude with `sobel` (the default), `prewitt` or `scharr`.
     GradientMagnitude {
@@ -355,6 +365,7 @@ impl Op {
             Op::RankFilter { .. } => "rank-filter",
             Op::GreyMorphology { .. } => "grey-morphology",
             Op::BinaryMorphology { .. } => "binary-morphology",
+            Op::DistanceTransform { .. } => "distance-transform",
             Op::Transpose { .. } => "transpose",
             Op::Permute { .. } => "permute",
             Op::Matmul { .. } => "matmul",
@@ -413,6 +424,7 @@ impl Op {
             | Op::RankFilter { rank: Some(rank), .. }
             | Op::GreyMorphology { rank: Some(rank), .. }
             | Op::BinaryMorphology { rank: Some(rank), .. }
+            | Op::DistanceTransform { rank: Some(rank), .. }
                 if *rank > 2 =>
             {
                 Err(refuse(&format!("a rank-{rank} filter would mix the colour channels")))
@@ -437,6 +449,38 @@ impl Op {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn in_voxels(&self, geometry: Option<&Geometry>, shape: &[usize], colour: bool) -> Result<Op> {
+        if let Op::DistanceTransform { sampling, rank } = self {
+            // The voxel size is the spacing scipy's `sampling` means: the default for inputs that carry it.
+            let voxel = matches!(sampling.as_deref().map(str::trim), None | Some("voxel"));
+            return match (voxel, geometry) {
+                (true, Some(g)) => {
+                    let rank = rank.unwrap_or(shape.len().clamp(1, 2));
+                    let spatial = Geometry::spatial_axes(shape.len(), colour);
+                    let first = 3 - spatial.len().min(3);
+                    let spacing = g.spacing_mm();
+                    let filtered: Vec<usize> =
+                        spatial.iter().copied().skip(spatial.len().saturating_sub(rank)).collect();
+                    if filtered.len() != rank {
+                        return Err(Error::invalid(
+                            self.name(),
+                            format!(
+                                "a transform over {rank} axes of an array of shape {shape:?} spans a non-spatial axis"
+                            ),
+                        ));
+                    }
+                    let values: Vec<String> = filtered
+                        .iter()
+                        .map(|axis| {
+                            let k = first + spatial.iter().position(|s| s == axis).unwrap_or(0);
+                            format!("{}", spacing.get(k).copied().unwrap_or(1.0))
+                        })
+                        .collect();
+                    Ok(Op::DistanceTransform { sampling: Some(values.join(",")), rank: Some(rank) })
+                }
+                (true, None) if sampling.is_none() => Ok(self.clone()),
+                _ => Ok(self.clone()),
+            };
+        }
         let Op::Convolve { kernel, rank, .. } = self else { return Ok(self.clone()) };
         let Some((name, args)) = kernel.split_once(':') else { return Ok(self.clone()) };
         if !args.to_ascii_lowercase().contains("mm") || FileSpec::parse(kernel).path.exists() {
@@ -556,7 +600,8 @@ impl Op {
             Op::GradientMagnitude { .. }
             | Op::RankFilter { .. }
             | Op::GreyMorphology { .. }
-            | Op::BinaryMorphology { .. } => Some(*geometry),
+            | Op::BinaryMorphology { .. }
+            | Op::DistanceTransform { .. } => Some(*geometry),
             Op::Norm { .. } | Op::Dot { .. } | Op::Matmul { .. } | Op::Power { .. } => None,
             Op::Transpose { .. } if input.len() >= 2 => Some(geometry.permuted([0, 2, 1])),
             Op::Transpose { .. } => None,
@@ -698,6 +743,37 @@ impl Op {
                     }),
                 }
             }
+            (Op::DistanceTransform { sampling, rank }, [x]) => {
+                let rank = rank.unwrap_or(x.shape().len().clamp(1, 2));
+                let sampling: Vec<f64> = match sampling.as_deref().map(str::trim) {
+                    None => vec![1.0],
+                    Some("voxel") => {
+                        return Err(Error::invalid(
+                            self.name(),
+                            "sampling `voxel` needs the input's voxel spacing, which only DICOM, NIfTI, NRRD and \
+                             MetaImage inputs carry; give the spacing as numbers (1,1,2.5)",
+                        ));
+                    }
+                    Some(text) => text
+                        .split(',')
+                        .map(|t| {
+                            t.trim().parse::<f64>().map_err(|_| {
+                                Error::invalid("distance-transform", format!("`{t}` in `{text}` is not a spacing"))
+                            })
+                        })
+                        .collect::<Result<_>>()?,
+                };
+                let params = DistanceParams::default().sampling(&sampling).rank(rank);
+                match x {
+                    AnyData::F32(x) => distance_transform(x, params),
+                    AnyData::F64(x) => distance_transform(x, params),
+                    other => Err(Error::Type {
+                        op: self.name().into(),
+                        expected: "real data (non-zero is foreground)".into(),
+                        got: other.kind().name().into(),
+                    }),
+                }
+            }
             (Op::Matmul { .. } | Op::Dot { .. }, [a, b]) => binary(self, a, b),
             (Op::Matmul { .. } | Op::Dot { .. }, _) => Err(wrong()),
             (_, [x]) => dispatch!(x, x => self.unary(x)),
@@ -792,7 +868,8 @@ impl Op {
             Op::GradientMagnitude { .. }
             | Op::RankFilter { .. }
             | Op::GreyMorphology { .. }
-            | Op::BinaryMorphology { .. } => Err(Error::invalid(self.name(), "takes real data")),
+            | Op::BinaryMorphology { .. }
+            | Op::DistanceTransform { .. } => Err(Error::invalid(self.name(), "takes real data")),
             Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => {
                 elementwise(self, &[&T::wrap(x.clone())], self.expr().unwrap_or_else(|| Ok(Expr::input(0)))?)
             }
@@ -1072,6 +1149,15 @@ fn grey_op(operation: &str) -> Result<GreyOp> {
             format!("`{operation}` is not an operation: give erosion, dilation, opening or closing"),
         )),
     }
+}
+
+/// The distance transform of real data into a new output.
+fn distance_transform<T: Kind + RealElement>(
+    x: &XData<T>,
+    params: DistanceParams,
+) -> Result<(Box<dyn Process>, AnyData)> {
+    let y = XData::<T>::zeros(x.app(), &DistanceTransform::<T>::output_shape(x.shape(), &params)?)?;
+    Ok((Box::new(DistanceTransform::new(x, &y, params)), T::wrap(y)))
 }
 
 /// Binary morphology of real data into a new 0/1 output.

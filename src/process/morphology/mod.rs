@@ -1,8 +1,11 @@
 //! Binary morphology — scipy.ndimage's binary_erosion, binary_dilation, binary_opening and binary_closing with
 //! structuring elements, iterations and border values — as [`BinaryMorphology`]: the input made 0/1 by one
 //! element-wise kernel, then minimum (erosion) and maximum (dilation) filters of the rank family over the
-//! structure, with scipy's reflection and origin shift for dilation. No kernels of its own.
+//! structure, with scipy's reflection and origin shift for dilation — and [`DistanceTransform`]
+//! (distance_transform_edt, exact, with a spacing per axis). Kernels: `kernels/morphology.cl`.
 
 mod binary;
+mod distance;
 
 pub use binary::{BinaryMorphology, BinaryParams, BinaryStrategy, MorphologyOp};
+pub use distance::{DistanceParams, DistanceStrategy, DistanceTransform};

@@ -182,7 +182,7 @@ impl<T: RealElement> RankFilter<T> {
 
 /// The view `[batch, z, y, x]` of an array whose last `rank` axes are filtered: extents and strides, the leading
 /// axes merged into one (they must lie evenly in memory).
-fn view4(shape: &[usize], strides: &[usize], rank: usize) -> Option<([usize; 4], [usize; 4])> {
+pub(crate) fn view4(shape: &[usize], strides: &[usize], rank: usize) -> Option<([usize; 4], [usize; 4])> {
     let nd = shape.len();
     let mut extents = [1usize; 4];
     let mut steps = [0usize; 4];
