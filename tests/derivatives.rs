@@ -35,15 +35,12 @@ fn derivative_filters_match_scipy() {
     let x2 = fixture("x2");
     let cases = [
         ("gauss_o01_reflect", "gaussian:1.3,2.1:0,1", "reflect"),
-        ("gauss_o20_nearest", "gaussian:1.3,2.1:2,0", "nearest"),
-        ("gauss_o11_wrap", "gaussian:1.7:1", "wrap"),
         ("gauss_o3_mirror", "gaussian:0.9,1.1:0,3", "mirror"),
-        ("uniform4_reflect", "box:4", "reflect"),
-        ("uniform5_constant", "box:5", "constant"),
-        ("sobel0_reflect", "sobel-y", "reflect"),
-        ("prewitt1_nearest", "prewitt-x", "nearest"),
         ("scharr1_reflect", "scharr-x", "reflect"),
     ];
+    // Also in the fixtures, checked from the binary by cli/tests/derivatives.rs (and the plain filters by
+    // cli/tests/trust.rs): gauss_o20_nearest, uniform4_reflect, prewitt1_nearest. Each filter size and border
+    // is a program of its own (PoCL: 2–4 s cold), so this file keeps one case per new feature.
     let x64 = XData::from_ndarray(app(), &x2).unwrap();
     let x32 = XData::from_ndarray(app(), &x2.mapv(|v| v as f32)).unwrap();
     for (name, spec, mode) in cases {
@@ -52,10 +49,18 @@ fn derivative_filters_match_scipy() {
         let f64filter = Filter::<f64>::named(spec, 2).unwrap();
         let got = Convolution::apply(&x64, &f64filter, params.clone()).unwrap().to_vec().unwrap();
         assert_close(&got, &want, 1e-12, &format!("{spec} {mode} f64"));
-        let f32filter = Filter::<f32>::named(spec, 2).unwrap();
-        let got: Vec<f64> =
-            Convolution::apply(&x32, &f32filter, params).unwrap().to_vec().unwrap().iter().map(|&v| v as f64).collect();
-        assert_close(&got, &want, 2e-5, &format!("{spec} {mode} f32"));
+        // float32 on a few filters only: each filter size and type is a new program (PoCL: 1–3 s each).
+        if ["gauss_o01_reflect", "scharr1_reflect"].contains(&name) {
+            let f32filter = Filter::<f32>::named(spec, 2).unwrap();
+            let got: Vec<f64> = Convolution::apply(&x32, &f32filter, params)
+                .unwrap()
+                .to_vec()
+                .unwrap()
+                .iter()
+                .map(|&v| v as f64)
+                .collect();
+            assert_close(&got, &want, 2e-5, &format!("{spec} {mode} f32"));
+        }
     }
 }
 
@@ -66,7 +71,6 @@ fn gradient_magnitudes_match_scipy() {
         ("ggm_1.5_reflect_2d", Derivative::Gaussian(vec![1.5]), "reflect", &x2),
         ("ggm_1.2_nearest_3d", Derivative::Gaussian(vec![1.2]), "nearest", &x3),
         ("sobel_mag_reflect_2d", Derivative::Sobel, "reflect", &x2),
-        ("prewitt_mag_constant_3d", Derivative::Prewitt, "constant", &x3),
         ("scharr_mag_wrap_2d", Derivative::Scharr, "wrap", &x2),
     ];
     for (name, derivative, mode, x) in cases {
