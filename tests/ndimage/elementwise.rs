@@ -1,10 +1,8 @@
 //! Elementwise and Expr against numpy (tests/fixtures/make_elementwise.py wrote the results with numpy 2.4 in
 //! float64/complex128 from float32-exact inputs), and Pipeline fusion of element-wise stages.
 
-mod common;
-
+use crate::common::app;
 use cliper::{ClApp, Element, Elementwise, Expr, ExprStrategy, HostArray, Pipeline, Process, XData, read_npy};
-use common::app;
 use num_complex::{Complex32, Complex64};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/elementwise/");
@@ -96,10 +94,10 @@ fn complex_expressions_match_numpy_in_c64() {
 #[test]
 fn real_results_of_complex_data_and_broadcast_views() {
     let app = app();
-    let mut rng = common::Rng::new(7);
+    let mut rng = crate::common::Rng::new(7);
     // z: a transposed (non-contiguous) complex view [7, 5]; s: a column [7, 1] broadcast along the rows.
-    let (z, zh) = common::random::<Complex32>(&mut rng, &[5, 7]);
-    let (s, sh) = common::random::<Complex32>(&mut rng, &[7, 1]);
+    let (z, zh) = crate::common::random::<Complex32>(&mut rng, &[5, 7]);
+    let (s, sh) = crate::common::random::<Complex32>(&mut rng, &[7, 1]);
     let zt = z.t();
     let out: XData<f32> =
         Elementwise::apply(&[&zt, &s], Expr::parse("abs(z * s) + angle(z)", &["z", "s"]).unwrap()).unwrap();
@@ -165,7 +163,7 @@ fn refusals_name_what_is_wrong() {
 #[test]
 fn pipeline_fuses_back_to_back_stages_and_keeps_every_output() {
     let app = ClApp::builder().use_env(true).profiling(true).build().unwrap();
-    let mut rng = common::Rng::new(3);
+    let mut rng = crate::common::Rng::new(3);
     let n = [33, 47];
     let x = XData::<f32>::from_slice(&app, &n, &rng.vec::<f32>(33 * 47)).unwrap();
     let g = XData::<f32>::from_slice(&app, &[47], &rng.vec::<f32>(47)).unwrap();

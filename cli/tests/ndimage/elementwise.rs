@@ -1,9 +1,8 @@
 //! Element-wise maths on the command line: `expression`, `window`, `threshold`, `clip`, and element-wise steps
 //! of a pipeline file fused into one kernel. References are computed here in float64 from the same inputs.
 
-mod common;
+use crate::common::*;
 use cliper::{HostArray, read_file, read_image, write_npy};
-use common::*;
 use ndarray::ArrayD;
 use std::path::Path;
 

@@ -3,13 +3,11 @@
 //! structure (dilation reflects it), origins, iterations (including "until nothing changes"), border values 0
 //! and 1, 2-D and 3-D.
 
-mod common;
-
+use crate::common::app;
 use cliper::{
     BinaryMorphology, BinaryParams, DistanceParams, DistanceTransform, Footprint, HostArray, MorphologyOp, RealElement,
     XData, read_npy,
 };
-use common::app;
 use ndarray::ArrayD;
 
 fn fixture(name: &str) -> ArrayD<f64> {

@@ -4,13 +4,11 @@
 //! footprints and origins, 2-D and 3-D, batched, and each of the three algorithms (separable box, selection
 //! network, bisection).
 
-mod common;
-
+use crate::common::app;
 use cliper::{
     Border, Footprint, GreyMorphology, GreyOp, GreyParams, HostArray, RankFilter, RankKind, RankParams, RankStrategy,
     RealElement, XData, read_npy,
 };
-use common::app;
 use ndarray::ArrayD;
 
 fn fixture(name: &str) -> ArrayD<f64> {

@@ -1,7 +1,6 @@
 //! Derivative filters on the command line against scipy.ndimage fixtures (tests/fixtures/make_derivatives.py).
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -17,7 +16,7 @@ fn gradient_magnitude_and_gaussian_orders_match_scipy() {
     let dir = scratch("derivatives");
     let x = fixture("x2");
     let out = dir.join("ggm.npy");
-    // float64 data stays float64 (--precision auto): scipy's sums, 1e-12 of the scale (tests/derivatives.rs).
+    // float64 data stays float64 (--precision auto): scipy's sums, 1e-12 of the scale (tests/ndimage/derivatives.rs).
     ok(&["gradient-magnitude", s(&x), s(&out), "--derivative", "gaussian:1.5"]);
     close(&f32s(&out), &f32s(&fixture("ggm_1.5_reflect_2d")), 1e-12, "gaussian_gradient_magnitude");
     ok(&["gradient-magnitude", s(&x), s(&out), "--derivative", "scharr", "--border", "wrap"]);

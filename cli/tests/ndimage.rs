@@ -1,0 +1,13 @@
+//! The operations of issue 25 from the binary, against numpy and scipy.ndimage fixtures, in one test binary:
+//! element-wise maths, derivatives, rank filters and grey morphology, binary morphology and distances.
+
+mod common;
+
+#[path = "ndimage/derivatives.rs"]
+mod derivatives;
+#[path = "ndimage/elementwise.rs"]
+mod elementwise;
+#[path = "ndimage/morphology.rs"]
+mod morphology;
+#[path = "ndimage/rank.rs"]
+mod rank;

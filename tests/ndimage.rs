@@ -1,0 +1,14 @@
+//! The operations of issue 25 against numpy and scipy.ndimage fixtures, in one test binary (one link and one
+//! shared device instead of four): element-wise maths, derivatives, rank filters and grey morphology, binary
+//! morphology and the distance transform.
+
+mod common;
+
+#[path = "ndimage/derivatives.rs"]
+mod derivatives;
+#[path = "ndimage/elementwise.rs"]
+mod elementwise;
+#[path = "ndimage/morphology.rs"]
+mod morphology;
+#[path = "ndimage/rank.rs"]
+mod rank;
