@@ -724,14 +724,11 @@ impl Op {
                     params = params.origin(origin);
                 }
                 if let Some(file) = structure {
-                    let spec = FileSpec::parse(file);
-                    let host = spec.read()?.array;
-                    let values = host.to_elements::<f64>(&spec.path)?;
-                    params =
-                        params.structure(Footprint::new(host.shape(), values.iter().map(|&v| v != 0.0).collect())?);
+                    let structure = footprint_file(file)?;
                     if rank.is_none() {
-                        params.rank = Some(host.shape().len());
+                        params.rank = Some(structure.shape().len());
                     }
+                    params = params.structure(structure);
                 }
                 match x {
                     AnyData::F32(x) => binary_morphology(x, params),
@@ -1107,15 +1104,21 @@ fn rank_params(kind: RankKind, fields: WindowFields, ndim: usize) -> Result<Rank
         p = p.origin(origin);
     }
     if let Some(file) = footprint {
-        let spec = FileSpec::parse(file);
-        let host = spec.read()?.array;
-        let values = host.to_elements::<f64>(&spec.path)?;
-        p = p.footprint(Footprint::new(host.shape(), values.iter().map(|&v| v != 0.0).collect())?);
+        let footprint = footprint_file(file)?;
         if rank.is_none() {
-            p.rank = Some(host.shape().len());
+            p.rank = Some(footprint.shape().len());
         }
+        p = p.footprint(footprint);
     }
     Ok(p)
+}
+
+/// A footprint or structure file (`ball.npy`, `w.mat:S`): its non-zero elements are in.
+fn footprint_file(file: &str) -> Result<Footprint> {
+    let spec = FileSpec::parse(file);
+    let host = spec.read()?.array;
+    let values = host.to_elements::<f64>(&spec.path)?;
+    Footprint::new(host.shape(), values.iter().map(|&v| v != 0.0).collect())
 }
 
 /// `median`, `minimum`, `maximum`, `percentile:P` or `rank:R`.
