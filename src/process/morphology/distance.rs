@@ -11,7 +11,7 @@ use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::elementwise::{Elementwise, Expr};
 use crate::process::planning::index_type_for;
-use crate::process::rank::view4;
+use crate::process::rank::{PassView, pass_view};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 
@@ -126,6 +126,7 @@ struct Pass<T: RealElement> {
     axis: i32,
     first: i32,
     w: f64,
+    view: PassView,
 }
 
 struct Plan<T: RealElement> {
@@ -134,7 +135,6 @@ struct Plan<T: RealElement> {
     v: XData<T>,
     z: XData<T>,
     root: Elementwise<T, T>,
-    rank: usize,
     index: IndexType,
 }
 
@@ -204,21 +204,16 @@ impl<T: RealElement> Process for DistanceTransform<T> {
             let axis = (3 - rank + k) as i32;
             let n = shape.get(shape.len() - rank + k).copied().unwrap_or(1).max(1);
             z_len = z_len.max(count / n * (n + 1));
-            passes.push(Pass { source: source.clone(), target: target.clone(), axis, first: i32::from(k == 0), w: *w });
+            let view = pass_view(self.name(), &source, &target, rank)?;
+            passes.push(Pass {
+                source: source.clone(),
+                target: target.clone(),
+                axis,
+                first: i32::from(k == 0),
+                w: *w,
+                view,
+            });
             source = target;
-        }
-        for p in &passes {
-            for a in [&p.source, &p.target] {
-                view4(a.shape(), a.strides(), rank).ok_or_else(|| Error::Unsupported {
-                    what: format!(
-                        "{} of a view of shape {:?} and strides {:?} whose leading axes do not merge into one; \
-                         make it contiguous first",
-                        self.name(),
-                        a.shape(),
-                        a.strides()
-                    ),
-                })?;
-            }
         }
         let v = XData::<T>::uninit(&app, self.name(), &[count.max(1)])?;
         let z = XData::<T>::uninit(&app, self.name(), &[z_len])?;
@@ -228,7 +223,7 @@ impl<T: RealElement> Process for DistanceTransform<T> {
         let kernel = program.kernel("edt_line")?.owned_by(self.name());
         let mut root = Elementwise::new(&[&self.output], &self.output, Expr::input(0).sqrt());
         root.init()?;
-        self.plan.set(Plan { kernel, passes, v, z, root, rank, index });
+        self.plan.set(Plan { kernel, passes, v, z, root, index });
         Ok(())
     }
 
@@ -236,12 +231,7 @@ impl<T: RealElement> Process for DistanceTransform<T> {
         let plan = self.plan.get("DistanceTransform")?;
         let idx = plan.index;
         for pass in &plan.passes {
-            let (Some((e, sx)), Some((_, sy))) = (
-                view4(pass.source.shape(), pass.source.strides(), plan.rank),
-                view4(pass.target.shape(), pass.target.strides(), plan.rank),
-            ) else {
-                return Err(Error::invalid("DistanceTransform", "views changed since init"));
-            };
+            let PassView { extents: e, source: sx, target: sy } = pass.view;
             let n = e.get(pass.axis as usize + 1).copied().unwrap_or(1).max(1);
             let lines = e.iter().product::<usize>() / n;
             let groups = lines.div_ceil(GROUP).clamp(1, MAX_GROUPS);

@@ -11,5 +11,5 @@ mod rank_filter;
 
 pub use grey::{GreyMorphology, GreyOp, GreyParams, GreyStrategy};
 pub use params::{Footprint, RankKind, RankParams};
-pub(crate) use rank_filter::view4;
+pub(crate) use rank_filter::{PassView, pass_view};
 pub use rank_filter::{RankFilter, RankStrategy};

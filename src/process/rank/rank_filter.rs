@@ -106,6 +106,8 @@ struct Pass<T: RealElement> {
     line: Option<Line>,
     /// Two outputs per work-item along x (the network kernel for small windows).
     pair: bool,
+    /// Source and target as [batch, z, y, x] views (set by `init` once the passes are known).
+    view: PassView,
 }
 
 /// A box pass along one axis (0: z, 1: y, 2: x): `size` values starting `before` elements before each output,
@@ -141,8 +143,6 @@ struct Plan<T: RealElement> {
     taps: Option<XData<f32>>,
     ntaps: i32,
     r: i32,
-    /// Axes filtered.
-    rank: usize,
     index: IndexType,
     strategy: RankStrategy,
 }
@@ -180,9 +180,39 @@ impl<T: RealElement> RankFilter<T> {
     }
 }
 
+/// A pass's source and target as `[batch, z, y, x]` views: the extents and both arrays' strides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PassView {
+    pub(crate) extents: [usize; 4],
+    pub(crate) source: [usize; 4],
+    pub(crate) target: [usize; 4],
+}
+
+/// The views of a pass from `source` to `target` (same shape) over their last `rank` axes, or the error naming
+/// the array whose leading axes do not merge.
+pub(crate) fn pass_view<T: crate::element::Element>(
+    op: &str,
+    source: &XData<T>,
+    target: &XData<T>,
+    rank: usize,
+) -> Result<PassView> {
+    let one = |a: &XData<T>| {
+        view4(a.shape(), a.strides(), rank).ok_or_else(|| Error::Unsupported {
+            what: format!(
+                "{op} of a view of shape {:?} and strides {:?} whose leading axes do not merge into one; make it \
+                 contiguous first",
+                a.shape(),
+                a.strides()
+            ),
+        })
+    };
+    let ((extents, source), (_, target)) = (one(source)?, one(target)?);
+    Ok(PassView { extents, source, target })
+}
+
 /// The view `[batch, z, y, x]` of an array whose last `rank` axes are filtered: extents and strides, the leading
 /// axes merged into one (they must lie evenly in memory).
-pub(crate) fn view4(shape: &[usize], strides: &[usize], rank: usize) -> Option<([usize; 4], [usize; 4])> {
+fn view4(shape: &[usize], strides: &[usize], rank: usize) -> Option<([usize; 4], [usize; 4])> {
     let nd = shape.len();
     let mut extents = [1usize; 4];
     let mut steps = [0usize; 4];
@@ -235,7 +265,7 @@ impl<T: RealElement> Process for RankFilter<T> {
         let index = index_type_for(&[self.input.layout(), self.output.layout()], &[count]);
         let options = format!("{} -DIDX={} {}", T::build_options(), index.cl_type(), self.params.border.build_option());
         let source = kernels::with_common(kernels::RANK);
-        let (passes, taps, strategy) = if count == 0 {
+        let (mut passes, taps, strategy) = if count == 0 {
             (Vec::new(), None, RankStrategy::Nothing)
         } else if window.full && (window.r == 0 || window.r + 1 == window.taps.len()) {
             // A box minimum or maximum (a rank 0 or n − 1 of a box is one): one pass per axis.
@@ -278,6 +308,7 @@ impl<T: RealElement> Process for RankFilter<T> {
                     target: target.clone(),
                     line: Some(Line { axis: axis as i32, size: size as i32, before: before as i32, how }),
                     pair: false,
+                    view: PassView::default(),
                 });
                 source_array = target;
             }
@@ -293,6 +324,7 @@ impl<T: RealElement> Process for RankFilter<T> {
                 target: self.output.clone(),
                 line: None,
                 pair,
+                view: PassView::default(),
             };
             (vec![pass], None, RankStrategy::Network { taps: window.taps.len(), operations })
         } else {
@@ -311,45 +343,24 @@ impl<T: RealElement> Process for RankFilter<T> {
                 target: self.output.clone(),
                 line: None,
                 pair: false,
+                view: PassView::default(),
             };
             (vec![pass], Some(taps), RankStrategy::Bisection { taps: window.taps.len() })
         };
-        for p in &passes {
-            for a in [&p.source, &p.target] {
-                view4(a.shape(), a.strides(), window.rank).ok_or_else(|| Error::Unsupported {
-                    what: format!(
-                        "{op} of a view of shape {:?} and strides {:?} whose leading axes do not merge into one; \
-                         make it contiguous first",
-                        a.shape(),
-                        a.strides()
-                    ),
-                })?;
-            }
+        for p in &mut passes {
+            p.view = pass_view(op, &p.source, &p.target, window.rank)?;
         }
-        self.plan.set(Plan {
-            passes,
-            taps,
-            ntaps: window.taps.len() as i32,
-            r: window.r as i32,
-            rank: window.rank,
-            index,
-            strategy,
-        });
+        self.plan.set(Plan { passes, taps, ntaps: window.taps.len() as i32, r: window.r as i32, index, strategy });
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
         let cval = T::from_c64(Complex64::new(self.params.border.value(), 0.0));
         let plan = self.plan.get("RankFilter")?;
-        let (idx, rank) = (plan.index, plan.rank);
+        let idx = plan.index;
         let (ntaps, r) = (plan.ntaps, plan.r);
         for pass in &mut plan.passes {
-            let (Some((e, sx)), Some((_, sy))) = (
-                view4(pass.source.shape(), pass.source.strides(), rank),
-                view4(pass.target.shape(), pass.target.strides(), rank),
-            ) else {
-                return Err(Error::invalid("RankFilter", "views changed since init"));
-            };
+            let PassView { extents: e, source: sx, target: sy } = pass.view;
             let count: u64 = e.iter().map(|&n| n as u64).product();
             let items = match pass.line {
                 Some(Line { axis, how: LineKernel::Blocks(blocks), .. }) => {
