@@ -168,7 +168,7 @@ pub struct Elementwise<T: Element, O: Element = T> {
     fused: Vec<(Target<T>, Expr)>,
     /// A previous stage absorbed this one: launching does nothing.
     absorbed: bool,
-    plan: Prepared<Plan>,
+    plan: Prepared<Plan<T>>,
 }
 
 impl<T: Element, O: Element> Elementwise<T, O> {
@@ -331,8 +331,10 @@ impl<T: Element> Elementwise<T, T> {
 }
 
 /// What `init` prepared.
-struct Plan {
+struct Plan<T: Element> {
     kernel: Option<Kernel>,
+    /// The arrays written, in the kernel's order: this stage's output, then the fused stages'.
+    targets: Vec<Target<T>>,
     constants: Vec<f64>,
     /// Per operand (inputs, then outputs): the strides passed as arguments.
     var_strides: Vec<Vec<u64>>,
@@ -354,7 +356,7 @@ impl<T: Element, O: Element> Elementwise<T, O> {
         self.plan(false).map(|_| ())
     }
 
-    fn plan(&self, build: bool) -> Result<Plan> {
+    fn plan(&self, build: bool) -> Result<Plan<T>> {
         let name = "Elementwise";
         let primary = Target::<T>::of(&self.output).ok_or_else(|| Error::Type {
             op: name.into(),
@@ -500,6 +502,7 @@ impl<T: Element, O: Element> Elementwise<T, O> {
         };
         Ok(Plan {
             kernel,
+            targets: outputs.iter().map(|(t, _)| t.clone()).collect(),
             constants: generated.constants,
             var_strides,
             inner: axes.iter().skip(1).map(|(n, _)| *n as u64).collect(),
@@ -529,7 +532,6 @@ impl<T: Element, O: Element> Process for Elementwise<T, O> {
         if self.absorbed {
             return Ok(());
         }
-        let primary = Target::<T>::of(&self.output);
         let plan = self.plan.get("Elementwise")?;
         let Some(kernel) = plan.kernel.as_mut() else { return Ok(()) };
         let idx = plan.index;
@@ -541,7 +543,7 @@ impl<T: Element, O: Element> Process for Elementwise<T, O> {
                 l = l.index(idx, s);
             }
         }
-        for t in primary.iter().chain(self.fused.iter().map(|(t, _)| t)) {
+        for t in &plan.targets {
             l = match t {
                 Target::Same(o) => l.output(o).index(idx, o.offset() as u64),
                 Target::Real(o) => l.output(o).index(idx, o.offset() as u64),
