@@ -65,6 +65,9 @@ pub(crate) const RANK: &str = include_str!("../kernels/rank.cl");
 /// Morphology (`DistanceTransform`): the exact Euclidean distance transform, one axis per pass.
 pub(crate) const MORPHOLOGY: &str = include_str!("../kernels/morphology.cl");
 
+/// Resampling: the spline prefilter, separable zoom/shift passes and the general gather.
+pub(crate) const RESAMPLE: &str = include_str!("../kernels/resample.cl");
+
 /// [`COMMON`] followed by `family`, with a `#line` marker so compiler messages point into the right file.
 ///
 /// ```

@@ -130,6 +130,10 @@ pub use process::rank::{
     Footprint, GreyMorphology, GreyOp, GreyParams, GreyStrategy, RankFilter, RankKind, RankParams, RankStrategy,
 };
 pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
+pub use process::resample::{
+    InterpMode, Interpolation, MapCoordinates, Resample, ResampleParams, ResampleStrategy, SplineFilter, SplineParams,
+    SplineStrategy, Transform,
+};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 
 /// Everything a program using cliper usually needs, in one import: `use cliper::prelude::*;`.
@@ -160,6 +164,7 @@ pub mod prelude {
     pub use crate::process::phantom::*;
     pub use crate::process::rank::*;
     pub use crate::process::reduce::*;
+    pub use crate::process::resample::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};
     pub use crate::{
         ClApp, ComplexElement, DeviceInfo, DeviceKind, Dtype, Element, Endian, Error, Geometry, HostArray, IndexType,

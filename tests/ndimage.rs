@@ -1,6 +1,6 @@
 //! The operations of issue 25 against numpy and scipy.ndimage fixtures, in one test binary (one link and one
 //! shared device instead of four): element-wise maths, derivatives, rank filters and grey morphology, binary
-//! morphology and the distance transform.
+//! morphology and the distance transform, resampling.
 
 mod common;
 
@@ -12,3 +12,5 @@ mod elementwise;
 mod morphology;
 #[path = "ndimage/rank.rs"]
 mod rank;
+#[path = "ndimage/resample.rs"]
+mod resample;

@@ -8,7 +8,7 @@
 //! [`layout`] (copies between views: transpose, permute, strided copy), [`linalg`] (matrix products and
 //! powers), [`reduce`] (norms, dot products), [`filter`] (padding, convolution, filter banks), [`fft`] (Fourier
 //! transforms and shifts), [`mri`] (coil combination, reconstructions), [`elementwise`] (products, masks,
-//! complex parts, scaling, fills) and [`phantom`] (test images).
+//! complex parts, scaling, fills), [`resample`] (zoom, shift, rotate, affine maps, map_coordinates) and [`phantom`] (test images).
 
 pub mod elementwise;
 pub mod fft;
@@ -22,6 +22,7 @@ mod pipeline;
 mod planning;
 pub mod rank;
 pub mod reduce;
+pub mod resample;
 
 pub use pipeline::{KernelTiming, Pipeline, Process, Report};
 pub use planning::Prepared;

@@ -2,7 +2,7 @@
 //! several arrays in the form the kernels take them (`batch_offsets3` in `kernels/common.cl`: an axis count and
 //! `ulong8` extents and strides), numpy broadcasting, the index type and 16-byte runs.
 
-use crate::data::Layout;
+use crate::data::{Layout, XData};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -189,4 +189,63 @@ mod tests {
         assert!(broadcast((&[2], &[1]), (&[3], &[1])).is_none());
         assert_eq!(broadcast((&[], &[]), (&[5], &[2])).unwrap().0, vec![5]);
     }
+}
+
+/// A pass's source and target as `[batch, z, y, x]` views: the extents and both arrays' strides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PassView {
+    pub(crate) extents: [usize; 4],
+    pub(crate) source: [usize; 4],
+    pub(crate) target: [usize; 4],
+}
+
+/// The views of a pass from `source` to `target` (same shape) over their last `rank` axes, or the error naming
+/// the array whose leading axes do not merge.
+pub(crate) fn pass_view<T: Element>(op: &str, source: &XData<T>, target: &XData<T>, rank: usize) -> Result<PassView> {
+    let ((extents, source), (_, target)) = (array_view(op, source, rank)?, array_view(op, target, rank)?);
+    Ok(PassView { extents, source, target })
+}
+
+/// One array as a `[batch, z, y, x]` view over its last `rank` axes: extents and strides, or the error naming the
+/// array whose leading axes do not merge.
+pub(crate) fn array_view<T: Element>(op: &str, a: &XData<T>, rank: usize) -> Result<([usize; 4], [usize; 4])> {
+    view4(a.shape(), a.strides(), rank).ok_or_else(|| Error::Unsupported {
+        what: format!(
+            "{op} of a view of shape {:?} and strides {:?} whose leading axes do not merge into one; make it \
+             contiguous first",
+            a.shape(),
+            a.strides()
+        ),
+    })
+}
+
+/// The view `[batch, z, y, x]` of an array whose last `rank` axes are filtered: extents and strides, the leading
+/// axes merged into one (they must lie evenly in memory).
+pub(crate) fn view4(shape: &[usize], strides: &[usize], rank: usize) -> Option<([usize; 4], [usize; 4])> {
+    let nd = shape.len();
+    let mut extents = [1usize; 4];
+    let mut steps = [0usize; 4];
+    for k in 0..rank {
+        let axis = nd - rank + k;
+        let slot = 4 - rank + k;
+        *extents.get_mut(slot)? = *shape.get(axis)?;
+        *steps.get_mut(slot)? = *strides.get(axis)?;
+    }
+    // Leading axes: merged while each one's stride is the next one's stride times its extent.
+    let lead = nd - rank;
+    let mut merged: Option<(usize, usize)> = None;
+    for axis in (0..lead).rev() {
+        let (n, s) = (*shape.get(axis)?, *strides.get(axis)?);
+        merged = match merged {
+            None => Some((n, s)),
+            Some((m, t)) if n == 1 => Some((m, t)),
+            Some((1, _)) => Some((n, s)),
+            Some((m, t)) if s == t * m => Some((m * n, t)),
+            Some(_) => return None,
+        };
+    }
+    let (n, s) = merged.unwrap_or((1, 0));
+    extents[0] = n;
+    steps[0] = s;
+    Some((extents, steps))
 }

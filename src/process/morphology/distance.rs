@@ -10,8 +10,7 @@ use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::elementwise::{Elementwise, Expr};
-use crate::process::planning::index_type_for;
-use crate::process::rank::{PassView, pass_view};
+use crate::process::planning::{PassView, index_type_for, pass_view};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 

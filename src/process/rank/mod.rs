@@ -11,5 +11,4 @@ mod rank_filter;
 
 pub use grey::{GreyMorphology, GreyOp, GreyParams, GreyStrategy};
 pub use params::{Footprint, RankKind, RankParams};
-pub(crate) use rank_filter::{PassView, pass_view};
 pub use rank_filter::{RankFilter, RankStrategy};

@@ -14,7 +14,7 @@ use crate::element::RealElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::planning::index_type_for;
+use crate::process::planning::{PassView, index_type_for, pass_view, view4};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 use std::collections::BTreeSet;
@@ -178,67 +178,6 @@ impl<T: RealElement> RankFilter<T> {
     pub fn strategy(&self) -> Option<RankStrategy> {
         self.plan.as_ref().map(|p| p.strategy)
     }
-}
-
-/// A pass's source and target as `[batch, z, y, x]` views: the extents and both arrays' strides.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct PassView {
-    pub(crate) extents: [usize; 4],
-    pub(crate) source: [usize; 4],
-    pub(crate) target: [usize; 4],
-}
-
-/// The views of a pass from `source` to `target` (same shape) over their last `rank` axes, or the error naming
-/// the array whose leading axes do not merge.
-pub(crate) fn pass_view<T: crate::element::Element>(
-    op: &str,
-    source: &XData<T>,
-    target: &XData<T>,
-    rank: usize,
-) -> Result<PassView> {
-    let one = |a: &XData<T>| {
-        view4(a.shape(), a.strides(), rank).ok_or_else(|| Error::Unsupported {
-            what: format!(
-                "{op} of a view of shape {:?} and strides {:?} whose leading axes do not merge into one; make it \
-                 contiguous first",
-                a.shape(),
-                a.strides()
-            ),
-        })
-    };
-    let ((extents, source), (_, target)) = (one(source)?, one(target)?);
-    Ok(PassView { extents, source, target })
-}
-
-/// The view `[batch, z, y, x]` of an array whose last `rank` axes are filtered: extents and strides, the leading
-/// axes merged into one (they must lie evenly in memory).
-fn view4(shape: &[usize], strides: &[usize], rank: usize) -> Option<([usize; 4], [usize; 4])> {
-    let nd = shape.len();
-    let mut extents = [1usize; 4];
-    let mut steps = [0usize; 4];
-    for k in 0..rank {
-        let axis = nd - rank + k;
-        let slot = 4 - rank + k;
-        *extents.get_mut(slot)? = *shape.get(axis)?;
-        *steps.get_mut(slot)? = *strides.get(axis)?;
-    }
-    // Leading axes: merged while each one's stride is the next one's stride times its extent.
-    let lead = nd - rank;
-    let mut merged: Option<(usize, usize)> = None;
-    for axis in (0..lead).rev() {
-        let (n, s) = (*shape.get(axis)?, *strides.get(axis)?);
-        merged = match merged {
-            None => Some((n, s)),
-            Some((m, t)) if n == 1 => Some((m, t)),
-            Some((1, _)) => Some((n, s)),
-            Some((m, t)) if s == t * m => Some((m * n, t)),
-            Some(_) => return None,
-        };
-    }
-    let (n, s) = merged.unwrap_or((1, 0));
-    extents[0] = n;
-    steps[0] = s;
-    Some((extents, steps))
 }
 
 impl<T: RealElement> Process for RankFilter<T> {
