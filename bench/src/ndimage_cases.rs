@@ -1,7 +1,8 @@
 //! The suite's cases for the operations of issue 25 (element-wise maths, gradient magnitude; rank filters,
 //! morphology and resampling as they land), sized like `scripts/bench/peer_ndimage.py`'s CuPy and scipy runs:
 //! 8192² f32 images (2048² with `--quick`) and 512³ volumes (128³). Each output is checked at sampled positions
-//! against a float64 host computation.
+//! against a float64 host computation (for the resampling cases: scipy's cubic B-spline prefilter of the whole
+//! input in float64 on the host, then the spline at the sampled outputs' coordinates).
 
 use crate::case::{CaseFn, Check, Ctx, Outcome, samples, time_process, value_at};
 use crate::measure::random_data_seeded;
@@ -24,6 +25,10 @@ pub(crate) fn cases() -> Vec<(&'static str, CaseFn)> {
         }),
         // grey_erosion(size=15) is minimum_filter(size=15).
         ("erosion15_8192", |c| rank(c, &[side(c), side(c)], 15, RankKind::Minimum)),
+        // scipy.ndimage.zoom(vol, 2, order=3): the separable passes (512³ → 1024³; 128³ with --quick).
+        ("zoom2o3_512", |c| zoom2(c, if c.quick { 128 } else { 512 })),
+        // scipy.ndimage.rotate(im, 30, reshape=False, order=3): the gather, 16 taps per output.
+        ("rotate30o3_8192", |c| rotate30(c, side(c))),
     ]
 }
 
@@ -177,6 +182,168 @@ fn gradient_magnitude(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> 
         algorithm,
         bytes: 8.0 * (n * n) as f64,
         flops: 36.0 * (n * n) as f64,
+        double: false,
+        check,
+    };
+    Ok((format!("{n}x{n}"), "f32".into(), outcome))
+}
+
+/// The cubic B-spline coefficients of `data` (row-major `shape`), every axis, scipy's mirror boundary: the
+/// float64 reference of the resampling cases.
+fn host_spline3(data: &mut [f64], shape: &[usize]) {
+    let z = 3f64.sqrt() - 2.0;
+    let gain = (1.0 - z) * (1.0 - 1.0 / z);
+    for axis in 0..shape.len() {
+        let n = shape.get(axis).copied().unwrap_or(1);
+        let inner: usize = shape.iter().skip(axis + 1).product();
+        let outer: usize = shape.iter().take(axis).product();
+        if n < 2 {
+            continue;
+        }
+        let mut line = vec![0.0f64; n];
+        for o in 0..outer {
+            for i in 0..inner {
+                let at = |k: usize| o * n * inner + k * inner + i;
+                for (k, v) in line.iter_mut().enumerate() {
+                    *v = data.get(at(k)).copied().unwrap_or(0.0) * gain;
+                }
+                // scipy's _init_causal_mirror, the causal pass, _init_anticausal_mirror, the anticausal pass.
+                let zn1 = z.powi(n as i32 - 1);
+                let last = line.last().copied().unwrap_or(0.0);
+                let mut c0 = line.first().copied().unwrap_or(0.0) + zn1 * last;
+                let mut zi = z;
+                for k in 1..n - 1 {
+                    c0 +=
+                        zi * (line.get(k).copied().unwrap_or(0.0) + zn1 * line.get(n - 1 - k).copied().unwrap_or(0.0));
+                    zi *= z;
+                }
+                if let Some(first) = line.first_mut() {
+                    *first = c0 / (1.0 - zn1 * zn1);
+                }
+                for k in 1..n {
+                    let prev = line.get(k - 1).copied().unwrap_or(0.0);
+                    if let Some(v) = line.get_mut(k) {
+                        *v += z * prev;
+                    }
+                }
+                let before = line.get(n - 2).copied().unwrap_or(0.0);
+                if let Some(v) = line.last_mut() {
+                    *v = (z * before + *v) * z / (z * z - 1.0);
+                }
+                for k in (0..n - 1).rev() {
+                    let next = line.get(k + 1).copied().unwrap_or(0.0);
+                    if let Some(v) = line.get_mut(k) {
+                        *v = z * (next - *v);
+                    }
+                }
+                for (k, v) in line.iter().enumerate() {
+                    if let Some(d) = data.get_mut(at(k)) {
+                        *d = *v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The cubic spline of coefficients `c` (row-major `shape`) at `point` (inside the array), taps mirrored: what
+/// scipy's mode `constant` computes for a coordinate inside.
+fn host_cubic_at(c: &[f64], shape: &[usize], point: &[f64]) -> f64 {
+    let mut taps: Vec<[(usize, f64); 4]> = Vec::with_capacity(shape.len());
+    for (&x, &n) in point.iter().zip(shape) {
+        let f = x.floor();
+        let u = x - f;
+        let w = [
+            (1.0 - u).powi(3) / 6.0,
+            (3.0 * u * u * (u - 2.0) + 4.0) / 6.0,
+            (3.0 * (1.0 - u) * (1.0 - u) * (-1.0 - u) + 4.0) / 6.0,
+            u.powi(3) / 6.0,
+        ];
+        let m = |i: i64| -> usize {
+            let n = n as i64;
+            let s2 = 2 * n - 2;
+            let i = i.rem_euclid(s2.max(1));
+            (if i >= n { s2 - i } else { i }) as usize
+        };
+        let mut t = [(0usize, 0.0f64); 4];
+        for (k, slot) in t.iter_mut().enumerate() {
+            *slot = (m(f as i64 - 1 + k as i64), w.get(k).copied().unwrap_or(0.0));
+        }
+        taps.push(t);
+    }
+    let mut sum = 0.0;
+    let count = 4usize.pow(shape.len() as u32);
+    for t in 0..count {
+        let (mut flat, mut weight, mut rest) = (0usize, 1.0f64, t);
+        for (axis, &n) in shape.iter().enumerate() {
+            let k = rest % 4;
+            rest /= 4;
+            let (i, w) = taps.get(axis).and_then(|a| a.get(k)).copied().unwrap_or((0, 0.0));
+            flat = flat * n + i;
+            weight *= w;
+        }
+        sum += weight * c.get(flat).copied().unwrap_or(0.0);
+    }
+    sum
+}
+
+/// zoom(vol, 2, order=3) of an n³ f32 volume.
+fn zoom2(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
+    let count = n * n * n;
+    let host = random_data_seeded::<f32>(count, 0xE1E1_0006);
+    let x = XData::from_slice(ctx.app, &[n, n, n], &host)?;
+    let m = 2 * n;
+    let y = XData::<f32>::zeros(ctx.app, &[m, m, m])?;
+    let params = ResampleParams::zoom(&[2.0]);
+    let (measured, init_ms, algorithm) =
+        time_process(ctx, Resample::new(&x, &y, params), |p| p.strategy().map_or("?".into(), |s| s.to_string()))?;
+    let got = y.to_vec()?;
+    let mut coefficients: Vec<f64> = host.iter().map(|&v| v as f64).collect();
+    host_spline3(&mut coefficients, &[n, n, n]);
+    let scale = (n - 1) as f64 / (m - 1) as f64;
+    let mut worst = 0.0f64;
+    for s in samples(m * m * m, 512) {
+        let point = [(s / (m * m)) as f64 * scale, (s / m % m) as f64 * scale, (s % m) as f64 * scale];
+        let want = host_cubic_at(&coefficients, &[n, n, n], &point);
+        worst = worst.max((value_at(&got, s)? as f64 - want).abs());
+    }
+    let check = Some(Check { error: worst, tolerance: 1e-5, what: "absolute, data in [0, 1), f64 host".into() });
+    let outputs = (m * m * m) as f64;
+    // Bytes: the least traffic there is, the input read once and the output written once.
+    let bytes = 4.0 * (count as f64 + outputs);
+    let outcome = Outcome { measured, init_ms, algorithm, bytes, flops: 3.0 * 8.0 * outputs, double: false, check };
+    Ok((format!("{n}x{n}x{n}"), "f32".into(), outcome))
+}
+
+/// rotate(im, 30, reshape=False, order=3) of an n² f32 image (mode constant: cval 0 where the coordinate leaves
+/// the image).
+fn rotate30(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
+    let host = random_data_seeded::<f32>(n * n, 0xE1E1_0007);
+    let x = XData::from_slice(ctx.app, &[n, n], &host)?;
+    let y = XData::<f32>::zeros(ctx.app, &[n, n])?;
+    let params = ResampleParams::rotate(30.0).reshape(false);
+    let (measured, init_ms, algorithm) =
+        time_process(ctx, Resample::new(&x, &y, params), |p| p.strategy().map_or("?".into(), |s| s.to_string()))?;
+    let got = y.to_vec()?;
+    let mut coefficients: Vec<f64> = host.iter().map(|&v| v as f64).collect();
+    host_spline3(&mut coefficients, &[n, n]);
+    let (c, s) = (30f64.to_radians().cos(), 30f64.to_radians().sin());
+    let centre = (n as f64 - 1.0) / 2.0;
+    let mut worst = 0.0f64;
+    for k in samples(n * n, 2048) {
+        let (i, j) = ((k / n) as f64 - centre, (k % n) as f64 - centre);
+        let point = [c * i + s * j + centre, -s * i + c * j + centre];
+        let inside = point.iter().all(|&p| (0.0..=(n - 1) as f64).contains(&p));
+        let want = if inside { host_cubic_at(&coefficients, &[n, n], &point) } else { 0.0 };
+        worst = worst.max((value_at(&got, k)? as f64 - want).abs());
+    }
+    let check = Some(Check { error: worst, tolerance: 1e-5, what: "absolute, data in [0, 1), f64 host".into() });
+    let outcome = Outcome {
+        measured,
+        init_ms,
+        algorithm,
+        bytes: 8.0 * (n * n) as f64,
+        flops: 2.0 * 16.0 * (n * n) as f64,
         double: false,
         check,
     };
