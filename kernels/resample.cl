@@ -75,7 +75,7 @@
 #define INIT_WRAP 2
 
 // One pole's two recursions over the m samples c[0], c[s], … (m > 1).
-void spline_pole(global T *c, const IDX s, const IDX m, const R z, const int init) {
+inline void spline_pole(global T *c, const IDX s, const IDX m, const R z, const int init) {
     R zi = z;
     if (init == INIT_MIRROR) {
         const R zn1 = pown(z, (int)(m - 1));
@@ -170,7 +170,7 @@ kernel void spline_prefilter(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xs
 // ---------------------------------------------------------------------------------------------------------------
 // Where an integer spline tap outside [0, n) lands under `tap_mode` (scipy maps it through map_coordinate with
 // the spline boundary mode; grid-constant taps read cval and never come here).
-long map_tap(long i, const long n, const int tap_mode) {
+inline long map_tap(long i, const long n, const int tap_mode) {
     if (n <= 1) return 0;
     if (tap_mode == MODE_NEAREST) return i < 0 ? 0 : n - 1;
     if (tap_mode == MODE_REFLECT) {
@@ -248,7 +248,7 @@ kernel void resample_axis(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, 
 
 // scipy's map_coordinate for a coordinate outside [0, n − 1] (-1: outside, for MODE_CONSTANT; grid-constant and
 // nearest are not mapped).
-COORD map_coord(COORD c, const long n, const int mode) {
+inline COORD map_coord(COORD c, const long n, const int mode) {
     const COORD len = (COORD)n;
     if (c >= 0 && c <= len - 1) return c;
     if (mode == MODE_CONSTANT) return -1;
@@ -290,7 +290,7 @@ COORD map_coord(COORD c, const long n, const int mode) {
 
 // The taps (input indices, -1 for a cval tap) and weights of one axis for coordinate c; 0 when the whole output
 // is cval (a MODE_CONSTANT coordinate outside the input).
-int axis_taps(COORD c, const long n, const int mode, const int tap_mode, long *taps, R *w) {
+inline int axis_taps(COORD c, const long n, const int mode, const int tap_mode, long *taps, R *w) {
     c = map_coord(c, n, mode);
     if (!(c > -1) && mode != MODE_GRID_CONSTANT && mode != MODE_NEAREST) return 0;
 #if ORDER % 2 == 1

@@ -463,6 +463,108 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         #[arg(long)]
         rank: Option<usize>,
     },
+    /// scipy.ndimage.zoom: spline interpolation onto a grid --zoom times as fine per axis, or onto voxels of
+    /// --spacing mm (the output's voxel size follows).
+    #[command(
+        after_help = "Examples:\n  cliper zoom ct.nii.gz out/ct_1mm.nii.gz --spacing 1          # isotropic 1 mm voxels\n  cliper zoom data/phantom_256.png out/phantom_512.png --zoom 2 --order 1\n  cliper zoom vol.npy out/vol.npy --zoom 1,2,2 --mode nearest"
+    )]
+    Zoom {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// One factor, or one per axis (F or F,F,…); a colour image's channels stay as they are.
+        #[arg(long)]
+        zoom: Option<String>,
+        /// The voxel size wanted in mm, one or one per spatial axis (needs a DICOM, NIfTI, NRRD or MetaImage
+        /// input).
+        #[arg(long)]
+        spacing: Option<String>,
+        /// scipy's grid_mode: the outer edges of the first and last voxels coincide, not their centres.
+        #[arg(long)]
+        grid_mode: bool,
+        #[command(flatten)]
+        interp: InterpArgs,
+    },
+    /// scipy.ndimage.shift: move the content by --shift samples (one, or one per axis), interpolated.
+    #[command(
+        after_help = "Example: cliper shift data/phantom_256.png out/shifted.png --shift 10.5,-3.25 --mode nearest"
+    )]
+    Shift {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// One shift, or one per axis, in samples.
+        #[arg(long, allow_hyphen_values = true)]
+        shift: String,
+        #[command(flatten)]
+        interp: InterpArgs,
+    },
+    /// scipy.ndimage.rotate: by --angle degrees counter-clockwise about the centre, in the plane of --axes.
+    #[command(
+        after_help = "Examples:\n  cliper rotate data/phantom_256.png out/rotated.png --angle 30\n  cliper rotate vol.nii.gz out/tilted.nii.gz --angle 12 --axes 0,2 --no-reshape"
+    )]
+    Rotate {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// Degrees, counter-clockwise.
+        #[arg(long, allow_hyphen_values = true)]
+        angle: f64,
+        /// The plane's two axes, A,B (default scipy's 1,0; a colour image's image axes).
+        #[arg(long)]
+        axes: Option<String>,
+        /// Keep the input's shape (the corners are cut) instead of enlarging the output to hold it all.
+        #[arg(long)]
+        no_reshape: bool,
+        #[command(flatten)]
+        interp: InterpArgs,
+    },
+    /// scipy.ndimage.affine_transform: output o reads the input at matrix · o + offset.
+    #[command(
+        after_help = "Example: cliper affine-transform data/phantom_256.png out/sheared.png --matrix '1,0.2;0,1' --offset=-20,0\n\nRows separated by ';', values by ','; a last column is the offset, a last row 0,…,0,1 makes it homogeneous, one row is the diagonal. A colour image's matrix is for its two image axes."
+    )]
+    AffineTransform {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// The matrix: rows separated by ';', values by ','.
+        #[arg(long, allow_hyphen_values = true)]
+        matrix: String,
+        /// One offset, or one per axis.
+        #[arg(long, allow_hyphen_values = true)]
+        offset: Option<String>,
+        /// The output shape, N,N,… (default the input's).
+        #[arg(long)]
+        output_shape: Option<String>,
+        #[command(flatten)]
+        interp: InterpArgs,
+    },
+    /// scipy.ndimage.map_coordinates: INPUT interpolated at the points COORDINATES holds (shape [ndim, …]).
+    #[command(after_help = "Example: cliper map-coordinates image.npy points.npy out/values.npy --order 1")]
+    MapCoordinates {
+        /// The data.
+        input: String,
+        /// The coordinates: a real array of shape [ndim, *output_shape] (row k along the data's axis k).
+        coordinates: String,
+        /// The output file.
+        output: String,
+        #[command(flatten)]
+        interp: InterpArgs,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// scipy.ndimage.spline_filter (spline_filter1d with --axis): B-spline coefficients, for interpolation with
+    /// --no-prefilter later.
+    #[command(after_help = "Example: cliper spline-filter vol.npy out/coefficients.npy --order 3 --mode mirror")]
+    SplineFilter {
+        #[command(flatten)]
+        io: UnaryIo,
+        /// The spline order, 2 to 5 (0 and 1 copy).
+        #[arg(long, default_value_t = 3)]
+        order: usize,
+        /// scipy's mode.
+        #[arg(long, default_value = "mirror")]
+        mode: String,
+        /// One axis only (negative counts from the last).
+        #[arg(long, allow_negative_numbers = true)]
+        axis: Option<isize>,
+    },
     /// Run a pipeline file: steps with named arrays that stay on the device.
     #[command(
         after_help = "Examples:\n  cliper run pipelines/demo.toml --profile\n  cliper run pipelines/demo.toml --input image='scans/*.png' --output edges='out/{stem}_edges.png'"
@@ -511,6 +613,23 @@ struct Reduction {
     output: Option<String>,
     #[command(flatten)]
     common: Common,
+}
+
+/// The interpolation settings of the resampling commands (scipy's names and defaults).
+#[derive(Args)]
+struct InterpArgs {
+    /// The spline order: 0 (nearest sample), 1 (linear), 3 (cubic, the default) … 5.
+    #[arg(long, default_value_t = 3)]
+    order: usize,
+    /// scipy's mode: constant, grid-constant, nearest, reflect, mirror, wrap or grid-wrap.
+    #[arg(long, default_value = "constant")]
+    mode: String,
+    /// The value outside for the constant modes.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    cval: f64,
+    /// Take the input as B-spline coefficients already (scipy's prefilter=False).
+    #[arg(long)]
+    no_prefilter: bool,
 }
 
 /// The structure and repetitions of a binary morphology command.
@@ -830,6 +949,58 @@ fn main() -> ExitCode {
                 Command::Distance { io, sampling, rank } => {
                     one_step(Op::DistanceTransform { sampling, rank }, &[&io.input], Some(&io.output), io.common)
                 }
+                Command::Zoom { io, zoom, spacing, grid_mode, interp } => {
+                    let io = UnaryIo { common: clipped(io.common), ..io };
+                    let InterpArgs { order, mode, cval, no_prefilter } = interp;
+                    let op = Op::Zoom { zoom, spacing, grid_mode, order, mode, cval, prefilter: !no_prefilter };
+                    one_step(op, &[&io.input], Some(&io.output), io.common)
+                }
+                Command::Shift { io, shift, interp } => {
+                    let io = UnaryIo { common: clipped(io.common), ..io };
+                    let InterpArgs { order, mode, cval, no_prefilter } = interp;
+                    let op = Op::Shift { shift, order, mode, cval, prefilter: !no_prefilter };
+                    one_step(op, &[&io.input], Some(&io.output), io.common)
+                }
+                Command::Rotate { io, angle, axes, no_reshape, interp } => {
+                    let io = UnaryIo { common: clipped(io.common), ..io };
+                    let axes = match axes.as_deref().map(parse_list::<usize>).transpose() {
+                        Ok(a) => a,
+                        Err(bad) => {
+                            eprintln!("error: rotate: --axes `{bad}`: give the plane's two axes, as in 0,2");
+                            return ExitCode::from(1);
+                        }
+                    };
+                    let InterpArgs { order, mode, cval, no_prefilter } = interp;
+                    let op =
+                        Op::Rotate { angle, axes, reshape: !no_reshape, order, mode, cval, prefilter: !no_prefilter };
+                    one_step(op, &[&io.input], Some(&io.output), io.common)
+                }
+                Command::AffineTransform { io, matrix, offset, output_shape, interp } => {
+                    let io = UnaryIo { common: clipped(io.common), ..io };
+                    let output_shape = match output_shape.as_deref().map(parse_list::<usize>).transpose() {
+                        Ok(s) => s,
+                        Err(bad) => {
+                            eprintln!("error: affine-transform: --output-shape `{bad}` is not N,N,…");
+                            return ExitCode::from(1);
+                        }
+                    };
+                    let InterpArgs { order, mode, cval, no_prefilter } = interp;
+                    let prefilter = !no_prefilter;
+                    let op = Op::AffineTransform { matrix, offset, output_shape, order, mode, cval, prefilter };
+                    one_step(op, &[&io.input], Some(&io.output), io.common)
+                }
+                Command::MapCoordinates { input, coordinates, output, interp, common } => {
+                    let common = clipped(common);
+                    let InterpArgs { order, mode, cval, no_prefilter } = interp;
+                    let op = Op::MapCoordinates { order, mode, cval, prefilter: !no_prefilter };
+                    one_step(op, &[&input, &coordinates], Some(&output), common)
+                }
+                Command::SplineFilter { io, order, mode, axis } => one_step(
+                    Op::SplineFilter { order, mode, axis, rank: None },
+                    &[&io.input],
+                    Some(&io.output),
+                    io.common,
+                ),
                 Command::Clip { io, min, max } => {
                     one_step(Op::Clip { min, max }, &[&io.input], Some(&io.output), io.common)
                 }
@@ -910,4 +1081,20 @@ fn hint(e: &cliper::Error) -> Option<&'static str> {
         }
         _ => None,
     }
+}
+
+/// Values separated by commas, or the whole text back when one does not parse.
+fn parse_list<V: std::str::FromStr>(text: &str) -> Result<Vec<V>, String> {
+    text.split(',').map(|t| t.trim().parse::<V>().map_err(|_| text.to_string())).collect()
+}
+
+/// Interpolated values overshoot (a cubic spline rings at edges): written back to an integer input's type they are
+/// rounded and clamped to its range, as scipy.ndimage does — unless the user chose how with --type, --scale or
+/// --clip.
+fn clipped(mut common: Common) -> Common {
+    let o = &mut common.options;
+    if o.dtype.is_none() && o.scale.is_none() && !o.clip {
+        o.clip = true;
+    }
+    common
 }

@@ -1,5 +1,6 @@
 //! The operations of issue 25 from the binary, against numpy and scipy.ndimage fixtures, in one test binary:
-//! element-wise maths, derivatives, rank filters and grey morphology, binary morphology and distances.
+//! element-wise maths, derivatives, rank filters and grey morphology, binary morphology and distances,
+//! resampling.
 
 mod common;
 
@@ -11,3 +12,5 @@ mod elementwise;
 mod morphology;
 #[path = "ndimage/rank.rs"]
 mod rank;
+#[path = "ndimage/resample.rs"]
+mod resample;

@@ -157,6 +157,129 @@ pub enum Op {
         #[serde(default)]
         rank: Option<usize>,
     },
+    /// scipy.ndimage.zoom: spline interpolation onto a grid `zoom` times as fine per axis — or onto voxels of
+    /// `spacing` millimetres (`spacing = "1"`: isotropic 1 mm voxels; needs an input with a voxel size). The
+    /// output's voxel size follows.
+    Zoom {
+        /// One factor, or one per axis (`"2"`, `"1,2,2"`); a colour image's channels are left alone.
+        #[serde(default)]
+        zoom: Option<String>,
+        /// The voxel size wanted, in mm: one, or one per spatial axis (slice, row, column).
+        #[serde(default)]
+        spacing: Option<String>,
+        /// scipy's grid_mode: the outer edges of the first and last voxels coincide (default: their centres).
+        #[serde(default)]
+        grid_mode: bool,
+        /// The spline order, 0 to 5 (default 3, cubic).
+        #[serde(default = "three_order")]
+        order: usize,
+        /// scipy's interpolation mode (default `constant`).
+        #[serde(default = "constant")]
+        mode: String,
+        /// The value outside for modes `constant` and `grid-constant` (scipy's cval).
+        #[serde(default)]
+        cval: f64,
+        /// Compute the B-spline coefficients first (default true; false when the input holds them already).
+        #[serde(default = "yes")]
+        prefilter: bool,
+    },
+    /// scipy.ndimage.shift: output `o` reads the input at `o − shift` (one, or one per axis), interpolated.
+    Shift {
+        /// One shift, or one per axis, in samples.
+        shift: String,
+        /// The spline order, 0 to 5 (default 3, cubic).
+        #[serde(default = "three_order")]
+        order: usize,
+        /// scipy's interpolation mode (default `constant`).
+        #[serde(default = "constant")]
+        mode: String,
+        /// The value outside for modes `constant` and `grid-constant` (scipy's cval).
+        #[serde(default)]
+        cval: f64,
+        /// Compute the B-spline coefficients first (default true; false when the input holds them already).
+        #[serde(default = "yes")]
+        prefilter: bool,
+    },
+    /// scipy.ndimage.rotate: by `angle` degrees (counter-clockwise) in the plane of `axes` about the centre.
+    Rotate {
+        /// Degrees.
+        angle: f64,
+        /// The plane's two axes (default scipy's `[1, 0]`; a colour image's two image axes).
+        #[serde(default)]
+        axes: Option<Vec<usize>>,
+        /// Enlarge the output to hold the whole rotated input (default true).
+        #[serde(default = "yes")]
+        reshape: bool,
+        /// The spline order, 0 to 5 (default 3, cubic).
+        #[serde(default = "three_order")]
+        order: usize,
+        /// scipy's interpolation mode (default `constant`).
+        #[serde(default = "constant")]
+        mode: String,
+        /// The value outside for modes `constant` and `grid-constant` (scipy's cval).
+        #[serde(default)]
+        cval: f64,
+        /// Compute the B-spline coefficients first (default true; false when the input holds them already).
+        #[serde(default = "yes")]
+        prefilter: bool,
+    },
+    /// scipy.ndimage.affine_transform: output `o` reads the input at `matrix · o + offset`.
+    AffineTransform {
+        /// Rows separated by `;`, values by `,`: `"0.9,-0.3;0.4,1.2"` (ndim × ndim), with a last column for the
+        /// offset (ndim × (ndim + 1)), homogeneous ((ndim + 1)²), or one row: the diagonal. A colour image's
+        /// matrix is for its two image axes.
+        matrix: String,
+        /// One offset, or one per axis (default 0).
+        #[serde(default)]
+        offset: Option<String>,
+        /// The output shape (default the input's).
+        #[serde(default)]
+        output_shape: Option<Vec<usize>>,
+        /// The spline order, 0 to 5 (default 3, cubic).
+        #[serde(default = "three_order")]
+        order: usize,
+        /// scipy's interpolation mode (default `constant`).
+        #[serde(default = "constant")]
+        mode: String,
+        /// The value outside for modes `constant` and `grid-constant` (scipy's cval).
+        #[serde(default)]
+        cval: f64,
+        /// Compute the B-spline coefficients first (default true; false when the input holds them already).
+        #[serde(default = "yes")]
+        prefilter: bool,
+    },
+    /// scipy.ndimage.map_coordinates: the first input interpolated at the coordinates the second holds (shape
+    /// `[ndim, *output_shape]`, real).
+    MapCoordinates {
+        /// The spline order, 0 to 5 (default 3, cubic).
+        #[serde(default = "three_order")]
+        order: usize,
+        /// scipy's interpolation mode (default `constant`).
+        #[serde(default = "constant")]
+        mode: String,
+        /// The value outside for modes `constant` and `grid-constant` (scipy's cval).
+        #[serde(default)]
+        cval: f64,
+        /// Compute the B-spline coefficients first (default true; false when the input holds them already).
+        #[serde(default = "yes")]
+        prefilter: bool,
+    },
+    /// scipy.ndimage.spline_filter (or spline_filter1d along `axis`): the B-spline coefficients, for
+    /// interpolation with `prefilter = false` later.
+    SplineFilter {
+        /// The spline order, 2 to 5 (0 and 1 copy; default 3).
+        #[serde(default = "three_order")]
+        order: usize,
+        /// scipy's mode (default `mirror`).
+        #[serde(default = "mirror")]
+        mode: String,
+        /// One axis only (negative counts from the end).
+        #[serde(default)]
+        axis: Option<isize>,
+        /// Only the last `rank` axes (default every axis, up to three; a colour image's two image axes).
+        #[serde(default)]
+        rank: Option<usize>,
+    },
     /// Transpose the last two axes (conjugating with `conj`).
     Transpose {
         /// Conjugate as well (the Hermitian transpose).
@@ -273,6 +396,15 @@ fn constant() -> String {
 fn reflect() -> String {
     "reflect".into()
 }
+fn mirror() -> String {
+    "mirror".into()
+}
+fn three_order() -> usize {
+    3
+}
+fn yes() -> bool {
+    true
+}
 
 /// A norm order: a number ≥ 1 or `inf`.
 ///
@@ -366,6 +498,12 @@ impl Op {
             Op::GreyMorphology { .. } => "grey-morphology",
             Op::BinaryMorphology { .. } => "binary-morphology",
             Op::DistanceTransform { .. } => "distance-transform",
+            Op::Zoom { .. } => "zoom",
+            Op::Shift { .. } => "shift",
+            Op::Rotate { .. } => "rotate",
+            Op::AffineTransform { .. } => "affine-transform",
+            Op::MapCoordinates { .. } => "map-coordinates",
+            Op::SplineFilter { .. } => "spline-filter",
             Op::Transpose { .. } => "transpose",
             Op::Permute { .. } => "permute",
             Op::Matmul { .. } => "matmul",
@@ -381,7 +519,7 @@ impl Op {
     pub fn arity(&self) -> usize {
         match self {
             Op::Expression { .. } => self.expr().and_then(|e| e.ok()).map_or(1, |e| e.inputs().max(1)),
-            Op::Matmul { .. } | Op::Dot { .. } => 2,
+            Op::Matmul { .. } | Op::Dot { .. } | Op::MapCoordinates { .. } => 2,
             _ => 1,
         }
     }
@@ -429,6 +567,12 @@ impl Op {
             {
                 Err(refuse(&format!("a rank-{rank} filter would mix the colour channels")))
             }
+            Op::Zoom { .. }
+            | Op::Shift { .. }
+            | Op::Rotate { .. }
+            | Op::AffineTransform { .. }
+            | Op::SplineFilter { .. }
+            | Op::MapCoordinates { .. } => super::resample_ops::for_colour(self, shape),
             other => Ok(other.clone()),
         }
     }
@@ -449,6 +593,9 @@ impl Op {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn in_voxels(&self, geometry: Option<&Geometry>, shape: &[usize], colour: bool) -> Result<Op> {
+        if let Op::Zoom { spacing: Some(_), .. } = self {
+            return super::resample_ops::in_voxels(self, geometry, shape, colour);
+        }
         if let Op::DistanceTransform { sampling, rank } = self {
             // The voxel size is the spacing scipy's `sampling` means: the default for inputs that carry it.
             let voxel = matches!(sampling.as_deref().map(str::trim), None | Some("voxel"));
@@ -603,6 +750,12 @@ impl Op {
             | Op::BinaryMorphology { .. }
             | Op::DistanceTransform { .. } => Some(*geometry),
             Op::Norm { .. } | Op::Dot { .. } | Op::Matmul { .. } | Op::Power { .. } => None,
+            Op::Zoom { .. }
+            | Op::Shift { .. }
+            | Op::Rotate { .. }
+            | Op::AffineTransform { .. }
+            | Op::SplineFilter { .. }
+            | Op::MapCoordinates { .. } => super::resample_ops::geometry(self, geometry, input, output, colour),
             Op::Transpose { .. } if input.len() >= 2 => Some(geometry.permuted([0, 2, 1])),
             Op::Transpose { .. } => None,
             Op::Permute { axes } => {
@@ -771,6 +924,8 @@ impl Op {
                     }),
                 }
             }
+            (Op::MapCoordinates { .. }, [x, c]) => super::resample_ops::plan_map(self, x, c),
+            (Op::MapCoordinates { .. }, _) => Err(wrong()),
             (Op::Matmul { .. } | Op::Dot { .. }, [a, b]) => binary(self, a, b),
             (Op::Matmul { .. } | Op::Dot { .. }, _) => Err(wrong()),
             (_, [x]) => dispatch!(x, x => self.unary(x)),
@@ -808,6 +963,11 @@ impl Op {
     {
         let app = x.app();
         match self {
+            Op::Zoom { .. }
+            | Op::Shift { .. }
+            | Op::Rotate { .. }
+            | Op::AffineTransform { .. }
+            | Op::SplineFilter { .. } => super::resample_ops::plan_unary(self, x),
             Op::Transpose { conj } => {
                 let y = XData::<T>::zeros(app, &Transpose::<T>::output_shape(x.shape())?)?;
                 let p: Box<dyn Process> =
@@ -861,7 +1021,9 @@ impl Op {
                     (KernelWeights::Same(f), mode) => convolve(x, &f, params.mode(mode.unwrap_or_default())),
                 }
             }
-            Op::Matmul { .. } | Op::Dot { .. } => Err(Error::invalid(self.name(), "takes two inputs")),
+            Op::Matmul { .. } | Op::Dot { .. } | Op::MapCoordinates { .. } => {
+                Err(Error::invalid(self.name(), "takes two inputs"))
+            }
             Op::GradientMagnitude { .. }
             | Op::RankFilter { .. }
             | Op::GreyMorphology { .. }

@@ -17,8 +17,9 @@ const GROUP: usize = 64;
 const MAX_GROUPS: usize = 1 << 16;
 
 /// The settings of a [`SplineFilter`]: the spline order (2 to 5; 0 and 1 copy, as scipy), the boundary mode
-/// (scipy's default for spline_filter is `mirror`) and the axis (`None`: every axis, scipy's spline_filter;
-/// `Some(a)`: spline_filter1d along axis `a`).
+/// (scipy's default for spline_filter is `mirror`) and the axes: every axis (scipy's spline_filter, up to three),
+/// the last `rank` ones ([`SplineParams::rank`]: a colour image's two image axes), or one
+/// ([`SplineParams::axis`]: spline_filter1d).
 ///
 /// ```
 /// use cliper::{InterpMode, SplineParams};
@@ -34,11 +35,13 @@ pub struct SplineParams {
     pub mode: InterpMode,
     /// One axis (spline_filter1d), or every axis.
     pub axis: Option<usize>,
+    /// Only the last `rank` axes (when `axis` is not given).
+    pub rank: Option<usize>,
 }
 
 impl Default for SplineParams {
     fn default() -> SplineParams {
-        SplineParams { order: 3, mode: InterpMode::Mirror, axis: None }
+        SplineParams { order: 3, mode: InterpMode::Mirror, axis: None, rank: None }
     }
 }
 
@@ -55,6 +58,11 @@ impl SplineParams {
     /// Filters along one axis only.
     pub fn axis(mut self, axis: usize) -> SplineParams {
         self.axis = Some(axis);
+        self
+    }
+    /// Filters the last `rank` axes only.
+    pub fn rank(mut self, rank: usize) -> SplineParams {
+        self.rank = Some(rank);
         self
     }
 }
@@ -290,10 +298,20 @@ impl<T: Element> SplineFilter<T> {
                 ),
             }),
             Some(a) => Ok((ndim - a, vec![4 - (ndim - a)])),
-            None if ndim > 3 => Err(Error::Unsupported {
-                what: format!("spline_filter of {ndim} axes: filter at most three (use `axis` for one at a time)"),
-            }),
-            None => Ok((ndim, (4 - ndim..4).collect())),
+            None => {
+                let rank = params.rank.unwrap_or(ndim);
+                if rank > ndim {
+                    return Err(Error::invalid(op, format!("the last {rank} axes of an input of {ndim}")));
+                }
+                if rank > 3 {
+                    return Err(Error::Unsupported {
+                        what: format!(
+                            "spline_filter of {rank} axes: filter at most three (`rank`, or `axis` for one at a time)"
+                        ),
+                    });
+                }
+                Ok((rank, (4 - rank..4).collect()))
+            }
         }
     }
 
