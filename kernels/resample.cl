@@ -196,15 +196,58 @@ inline long map_tap(long i, const long n, const int tap_mode) {
     return i >= n ? s2 - i : i;
 }
 
+
+// The prefilter as a convolution (GPUs): the recursions' combined impulse response is symmetric and decays as
+// |z|^k, so `taps[0..=reach]` (computed on the host, cut where the tail is below a thousandth of the precision)
+// filter each output from its neighbours along `axis` — every output in parallel, where the recursion has one
+// work-item per line. The line is extended as the recursions' boundary assumes (`ext_mode`: mirror, reflect or
+// grid-wrap, over the padded length), so both give the same coefficients. Padding (`pad` samples each side: the
+// edge value, or cval) happens on the fly. 1-D range over the output (nw·nz·ny·nx elements).
+kernel void spline_fir(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX xsx, global T *y, IDX y0, IDX ysw,
+                       IDX ysz, IDX ysy, IDX ysx, IDX nw, IDX nz, IDX ny, IDX nx, int axis, IDX n, IDX pad,
+                       int pad_edge, T cval, int ext_mode, global const R *taps, int reach) {
+    const IDX g = get_global_id(0);
+    if (g >= nw * nz * ny * nx) return;
+    const IDX cx = g % nx;
+    const IDX r = g / nx;
+    const IDX cy = r % ny;
+    const IDX cz = (r / ny) % nz;
+    const IDX cw = r / ny / nz;
+    const IDX i = axis == 0 ? cz : (axis == 1 ? cy : cx);
+    const IDX xs = axis == 0 ? xsz : (axis == 1 ? xsy : xsx);
+    const IDX base = x0 + cw * xsw + (axis == 0 ? 0 : cz * xsz) + (axis == 1 ? 0 : cy * xsy) + (axis == 2 ? 0 : cx * xsx);
+    const long m = (long)(n + 2 * pad);
+    T acc = (T)0;
+    if (pad == 0 && (long)i >= reach && (long)i + reach < m) {
+        const global T *c = x + base + i * xs;
+        acc = taps[0] * c[0];
+        for (int k = 1; k <= reach; ++k) acc += taps[k] * (c[(long)k * (long)xs] + c[-(long)k * (long)xs]);
+    } else {
+        for (int k = -reach; k <= reach; ++k) {
+            const long p = map_tap((long)i + k, m, ext_mode);
+            T v;
+            if (p < (long)pad || p >= (long)(pad + n)) {
+                v = pad_edge ? x[base + (p < (long)pad ? 0 : n - 1) * xs] : cval;
+            } else {
+                v = x[base + (IDX)(p - (long)pad) * xs];
+            }
+            acc += taps[k < 0 ? -k : k] * v;
+        }
+    }
+    y[y0 + cw * ysw + cz * ysz + cy * ysy + cx * ysx] = acc;
+}
+
 // One separable pass along `axis`: output index k along the axis reads the row k of `table`:
 // [first tap, 1 if the output is cval, ORDER + 1 weights] (computed on the host in float64 exactly as scipy's
 // NI_ZoomShift does; the first tap is held as a real, exact below 2^24, which the host checks).
 kernel void resample_axis(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX xsx, global T *y, IDX y0,
                           IDX ysw, IDX ysz, IDX ysy, IDX ysx, IDX nw, IDX nz, IDX ny, IDX nx, int axis, IDX n_in,
                           global const R *table, T cval, int mode, int tap_mode) {
-    const IDX cx = get_global_id(0);
-    const IDX row = get_global_id(1);
-    if (cx >= nx || row >= nw * nz * ny) return;
+    // A 1-D range: NVIDIA's second dimension stops at 65535 groups.
+    const IDX g = get_global_id(0);
+    if (g >= nw * nz * ny * nx) return;
+    const IDX cx = g % nx;
+    const IDX row = g / nx;
     const IDX cy = row % ny;
     const IDX cz = (row / ny) % nz;
     const IDX cw = row / ny / nz;
@@ -213,7 +256,7 @@ kernel void resample_axis(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, 
     // The input element at the same place on the other axes, index 0 on the pass axis.
     const IDX base = x0 + cw * xsw + (axis == 0 ? 0 : cz * xsz) + (axis == 1 ? 0 : cy * xsy) + (axis == 2 ? 0 : cx * xsx);
     const global R *r = table + k * (ORDER + 3);
-    T acc;
+    T acc = (T)0;
     if (r[1] != (R)0) {
         acc = cval;
     } else {
@@ -373,9 +416,10 @@ kernel void resample_gather(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy
                             global const R *coords, IDX cstride, COORD m00, COORD m01, COORD m02, COORD m10,
                             COORD m11, COORD m12, COORD m20, COORD m21, COORD m22, COORD o0, COORD o1, COORD o2,
                             COORD pad, T cval, int mode, int tap_mode) {
-    const IDX cx = get_global_id(0);
-    const IDX row = get_global_id(1);
-    if (cx >= nx || row >= nw * nz * ny) return;
+    const IDX g = get_global_id(0);
+    if (g >= nw * nz * ny * nx) return;
+    const IDX cx = g % nx;
+    const IDX row = g / nx;
     const IDX cy = row % ny;
     const IDX cz = (row / ny) % nz;
     const IDX cw = row / ny / nz;

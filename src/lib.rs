@@ -131,8 +131,8 @@ pub use process::rank::{
 };
 pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
 pub use process::resample::{
-    InterpMode, Interpolation, MapCoordinates, Resample, ResampleParams, ResampleStrategy, SplineFilter, SplineParams,
-    SplineStrategy, Transform,
+    InterpMode, Interpolation, MapCoordinates, PrefilterMethod, Resample, ResampleParams, ResampleStrategy,
+    SplineFilter, SplineParams, SplineStrategy, Transform,
 };
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 

@@ -196,7 +196,8 @@ fn strategies_and_refusals_say_what_they_are() {
     // A zoom that leaves axis 0 alone interpolates two axes, shrinking ones first.
     let mut p = Resample::new(&x, &XData::zeros(app(), &[7, 4, 22]).unwrap(), ResampleParams::zoom(&[1.0, 0.5, 2.0]));
     cliper::Process::init(&mut p).unwrap();
-    assert_eq!(p.strategy(), Some(ResampleStrategy::Separable { prefilter_passes: 2, passes: vec![1, 2] }));
+    let Some(ResampleStrategy::Separable { prefilter, passes }) = p.strategy() else { panic!("{:?}", p.strategy()) };
+    assert_eq!((prefilter.passes(), passes), (2, vec![1, 2]));
     // Identity: a copy.
     let mut p = Resample::new(&x, &XData::zeros(app(), &[7, 9, 11]).unwrap(), ResampleParams::shift(&[0.0]));
     cliper::Process::init(&mut p).unwrap();

@@ -9,5 +9,5 @@ mod spline_filter;
 mod transform;
 
 pub use mode::InterpMode;
-pub use spline_filter::{SplineFilter, SplineParams, SplineStrategy};
+pub use spline_filter::{PrefilterMethod, SplineFilter, SplineParams, SplineStrategy};
 pub use transform::{Interpolation, MapCoordinates, Resample, ResampleParams, ResampleStrategy, Transform};

@@ -8,7 +8,7 @@
 //! and sums the `(order + 1)^axes` products, as scipy's NI_GeometricTransform.
 
 use super::mode::{InterpMode, axis_row, cos_sin_degrees};
-use super::spline_filter::Prefilter;
+use super::spline_filter::{Prefilter, PrefilterMethod};
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::Element;
@@ -20,8 +20,8 @@ use crate::process::planning::{array_view, index_type_for};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 
-/// Work-items along x per group of the interpolation kernels.
-const GROUP_X: usize = 64;
+/// Work-items per group of the interpolation kernels (a 1-D range over the output).
+const GROUP: usize = 256;
 
 /// The interpolation settings shared by [`Resample`] and [`MapCoordinates`], scipy's defaults: cubic splines
 /// (`order` 3), mode `constant`, `cval` 0, prefiltering on (`prefilter = false` takes the input as B-spline
@@ -456,7 +456,8 @@ fn general_or_separable(matrix: Vec<Vec<f64>>, offset: Vec<f64>, shape: &[usize]
 /// let x = XData::<f32>::zeros(&app, &[6, 7])?;
 /// let mut p = Resample::new(&x, &XData::zeros(&app, &[12, 7])?, ResampleParams::zoom(&[2.0, 1.0]));
 /// p.init()?;
-/// assert_eq!(p.strategy(), Some(ResampleStrategy::Separable { prefilter_passes: 1, passes: vec![0] }));
+/// let Some(ResampleStrategy::Separable { prefilter, passes }) = p.strategy() else { unreachable!() };
+/// assert_eq!((prefilter.passes(), passes), (1, vec![0]));
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -466,15 +467,15 @@ pub enum ResampleStrategy {
     /// Prefilter passes, then one interpolation pass per axis in the order listed (shrinking axes first, so the
     /// intermediate arrays stay small).
     Separable {
-        /// Recursive prefilter passes (one per interpolated axis with order > 1 and prefilter on).
-        prefilter_passes: usize,
+        /// The prefilter (one pass per interpolated axis with order > 1 and prefilter on).
+        prefilter: PrefilterMethod,
         /// The axes interpolated, in order.
         passes: Vec<usize>,
     },
     /// Prefilter passes, then one gather kernel: `(order + 1)^axes` taps per output element.
     Gather {
-        /// Recursive prefilter passes.
-        prefilter_passes: usize,
+        /// The prefilter.
+        prefilter: PrefilterMethod,
         /// The axes interpolated.
         axes: usize,
         /// Whether coordinates are computed in float64 on the device.
@@ -486,12 +487,12 @@ impl std::fmt::Display for ResampleStrategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ResampleStrategy::Copy => write!(f, "identity map: copy"),
-            ResampleStrategy::Separable { prefilter_passes, passes } => {
-                write!(f, "{prefilter_passes} prefilter pass(es), separable interpolation along axes {passes:?}")
+            ResampleStrategy::Separable { prefilter, passes } => {
+                write!(f, "prefilter: {prefilter}; separable interpolation along axes {passes:?}")
             }
-            ResampleStrategy::Gather { prefilter_passes, axes, double_coordinates } => write!(
+            ResampleStrategy::Gather { prefilter, axes, double_coordinates } => write!(
                 f,
-                "{prefilter_passes} prefilter pass(es), one gather over {axes} axes (coordinates in {})",
+                "prefilter: {prefilter}; one gather over {axes} axes (coordinates in {})",
                 if *double_coordinates { "float64" } else { "float32" }
             ),
         }
@@ -647,8 +648,8 @@ fn launch_gather<T: Element>(g: &mut Gather<T>, cval: T) -> Result<()> {
     l.scalar(cval)
         .scalar(g.mode.code())
         .scalar(g.mode.tap_mode().code())
-        .global(&[nx.div_ceil(GROUP_X) * GROUP_X, rows.max(1)])
-        .local(&[GROUP_X, 1])
+        .global(&[(rows * nx).div_ceil(GROUP) * GROUP])
+        .local(&[GROUP])
         .work(outputs * 2 * std::mem::size_of::<T>() as u64, 0)
         .enqueue()
 }
@@ -804,7 +805,7 @@ impl<T: Element> Process for Resample<T> {
                 )?;
                 let kernel = program.kernel("resample_axis")?.owned_by(op);
                 let strategy =
-                    ResampleStrategy::Separable { prefilter_passes: prefilter.passes(), passes: order_of_axes.clone() };
+                    ResampleStrategy::Separable { prefilter: prefilter.method(), passes: order_of_axes.clone() };
                 self.plan.set(Plan { prefilter, work: Work::Separable { kernel, passes }, index, cval, strategy });
             }
             Mapping::General { matrix, offset } => {
@@ -847,7 +848,7 @@ impl<T: Element> Process for Resample<T> {
                     plan_gather(op, &prefilter.coefficients, &self.output, target_view, rank, pass, m, None, &interp)?;
                 let index = gather.index;
                 let strategy = ResampleStrategy::Gather {
-                    prefilter_passes: prefilter.passes(),
+                    prefilter: prefilter.method(),
                     axes: slots.len(),
                     double_coordinates: gather.double,
                 };
@@ -891,8 +892,8 @@ impl<T: Element> Process for Resample<T> {
                         .scalar(cval)
                         .scalar(mode.code())
                         .scalar(mode.tap_mode().code())
-                        .global(&[nx.div_ceil(GROUP_X) * GROUP_X, rows.max(1)])
-                        .local(&[GROUP_X, 1])
+                        .global(&[(rows * nx).div_ceil(GROUP) * GROUP])
+                        .local(&[GROUP])
                         .work((outputs + reads) * std::mem::size_of::<T>() as u64, 0)
                         .enqueue()?;
                 }
@@ -1029,11 +1030,8 @@ impl<T: Element> Process for MapCoordinates<T> {
             &interp,
         )?;
         let index = gather.index;
-        let strategy = ResampleStrategy::Gather {
-            prefilter_passes: prefilter.passes(),
-            axes: rank,
-            double_coordinates: gather.double,
-        };
+        let strategy =
+            ResampleStrategy::Gather { prefilter: prefilter.method(), axes: rank, double_coordinates: gather.double };
         let cval = T::from_c64(interp.cval);
         self.plan.set(Plan { prefilter, work: Work::Gather(Box::new(gather)), index, cval, strategy });
         Ok(())
