@@ -1080,8 +1080,15 @@ mod tests {
                 continue;
             }
             let program = app.build_program("resample.cl", &source, &options).unwrap();
+            // NVIDIA's compiler (driver 580) notes for every kernel of every program, a one-line empty kernel
+            // included, that it "is a kernel, so overriding noinline attribute": not about our source.
             let log = program.build_log().unwrap();
-            assert!(!log.to_lowercase().contains("warning"), "{options}:\n{log}");
+            let ours: Vec<&str> = log
+                .lines()
+                .filter(|l| l.to_lowercase().contains("warning") && !l.contains("is a kernel, so overriding noinline"))
+                .collect();
+            assert!(ours.is_empty(), "{options}:\n{log}");
         }
     }
 }
+
