@@ -209,3 +209,23 @@ kernel void rank_bisect(RANK_ARGS, global const int4 *taps, int ntaps, int r, T 
     }
 }
 #endif
+
+#ifdef RANK_STRUCTURED
+// Grey morphology with a non-flat structuring element (scipy's _min_or_max_filter with `structure`): the minimum
+// of x − s (or, with OP_MAX, the maximum of x + s) over the footprint's `ntaps` offsets (dz, dy, dx) and values.
+kernel void rank_structured(RANK_ARGS, global const int4 *taps, global const T *values, int ntaps, T cval) {
+    for (IDX b = get_global_id(0); b < count; b += get_global_size(0)) {
+        RANK_COORDINATES(b);
+        T acc = OP_MAX ? -(T)INFINITY : (T)INFINITY;
+        for (int t = 0; t < ntaps; ++t) {
+            const int4 d = taps[t];
+            const T v = LOAD(border_index(cz + d.x, (int)nz), border_index(cy + d.y, (int)ny),
+                             border_index(cx + d.z, (int)nx));
+            const T s = OP_MAX ? v + values[t] : v - values[t];
+            // scipy's comparison: a NaN never replaces the running value.
+            acc = OP_MAX ? (s > acc ? s : acc) : (s < acc ? s : acc);
+        }
+        STORE(acc);
+    }
+}
+#endif

@@ -2,7 +2,8 @@
 //! filter picks one of its input values, so the results are exact: every element equal, in float32 (the inputs
 //! are float32-exact) and float64, with ties (integer-valued inputs), every border mode, odd and even windows,
 //! footprints and origins, 2-D and 3-D, batched, and each of the three algorithms (separable box, selection
-//! network, bisection).
+//! network, bisection). Grey morphology with non-flat structures and the compositions (gradient, laplace,
+//! top-hats) run on integer data with integer structures: their sums and differences are exact in both types.
 
 use crate::common::app;
 use cliper::{
@@ -83,7 +84,34 @@ fn cases() -> Vec<(&'static str, &'static str, Case, Option<&'static str>)> {
             Grey(GreyParams::new(GreyOp::Closing).footprint(footprint("ell")).origin(&[1, 0])),
             None,
         ),
+        // Non-flat structures (scipy's `structure`) and the compositions.
+        ("erosion_s3_ties", "i2", Grey(structured(GreyOp::Erosion, "s3")), None),
+        ("dilation_sa_constant", "i2", Grey(structured(GreyOp::Dilation, "sa").border(border("constant", -1.0))), None),
+        ("opening_s3", "i2", Grey(structured(GreyOp::Opening, "s3")), None),
+        ("closing_sa_origin", "i2", Grey(structured(GreyOp::Closing, "sa").origin(&[1, 0])), None),
+        (
+            "dilation_sa_ell_mirror",
+            "i2",
+            Grey(structured(GreyOp::Dilation, "sa").footprint(footprint("ell")).border(border("mirror", 0.0))),
+            None,
+        ),
+        ("erosion_sb_3d", "i3", Grey(structured(GreyOp::Erosion, "sb").border(border("wrap", 0.0))), None),
+        ("gradient5", "i2", Grey(GreyParams::new(GreyOp::Gradient).size(&[5])), None),
+        ("laplace_cross", "i2", Grey(GreyParams::new(GreyOp::Laplace).footprint(footprint_cross())), None),
+        ("white_tophat4", "i2", Grey(GreyParams::new(GreyOp::WhiteTophat).size(&[4])), None),
+        (
+            "black_tophat_s3_nearest",
+            "i2",
+            Grey(structured(GreyOp::BlackTophat, "s3").border(border("nearest", 0.0))),
+            None,
+        ),
     ]
+}
+
+/// `op` with the structure of fixture `name` (its values; the footprint its box).
+fn structured(op: GreyOp, name: &str) -> GreyParams {
+    let s = fixture(name);
+    GreyParams::new(op).structure(s.shape(), &s.iter().copied().collect::<Vec<_>>()).unwrap()
 }
 
 fn footprint_cross() -> Footprint {
@@ -134,7 +162,14 @@ fn rank_filters_equal_scipy_in_f32() {
 /// float64: a few cases covering the three algorithms (each new window is a new program).
 #[test]
 fn rank_filters_equal_scipy_in_f64() {
-    check::<f64>(Some(&["median7_mirror", "min15_constant", "median13_bisect", "closing_ell_origin"]));
+    check::<f64>(Some(&[
+        "median7_mirror",
+        "min15_constant",
+        "median13_bisect",
+        "closing_ell_origin",
+        "dilation_sa_ell_mirror",
+        "black_tophat_s3_nearest",
+    ]));
 }
 
 #[test]

@@ -1,12 +1,15 @@
-//! [`GreyMorphology`]: scipy.ndimage's grey_erosion, grey_dilation, grey_opening and grey_closing with flat
-//! structuring elements (a size or a footprint), as the minimum and maximum filters they are — dilation with
-//! scipy's reflected footprint and shifted origin, so that opening and closing are exactly scipy's.
+//! [`GreyMorphology`]: scipy.ndimage's grey_erosion, grey_dilation, grey_opening, grey_closing,
+//! morphological_gradient, morphological_laplace, white_tophat and black_tophat, with flat structuring elements
+//! (a size or a footprint) or non-flat ones (`structure` values), as the minimum and maximum filters they are —
+//! dilation with scipy's reflected footprint and structure and its shifted origin, so that every composition is
+//! exactly scipy's — and one element-wise kernel for the differences.
 
 use super::params::{Footprint, RankKind, RankParams};
 use super::rank_filter::{RankFilter, RankStrategy};
 use crate::data::XData;
 use crate::element::RealElement;
 use crate::error::{Error, Result};
+use crate::process::elementwise::{Elementwise, Expr};
 use crate::process::filter::Border;
 use crate::process::{Prepared, Process};
 
@@ -25,6 +28,14 @@ pub enum GreyOp {
     Opening,
     /// grey_closing: dilation, then erosion.
     Closing,
+    /// morphological_gradient: dilation − erosion.
+    Gradient,
+    /// morphological_laplace: dilation + erosion − 2·input.
+    Laplace,
+    /// white_tophat: input − opening.
+    WhiteTophat,
+    /// black_tophat: closing − input.
+    BlackTophat,
 }
 
 impl GreyOp {
@@ -35,12 +46,16 @@ impl GreyOp {
             GreyOp::Dilation => "grey_dilation",
             GreyOp::Opening => "grey_opening",
             GreyOp::Closing => "grey_closing",
+            GreyOp::Gradient => "morphological_gradient",
+            GreyOp::Laplace => "morphological_laplace",
+            GreyOp::WhiteTophat => "white_tophat",
+            GreyOp::BlackTophat => "black_tophat",
         }
     }
 }
 
-/// The settings of a [`GreyMorphology`]: the operation and its flat structuring element — the window of a
-/// [`RankParams`] (size, footprint, border, origin, axes; its kind is ignored).
+/// The settings of a [`GreyMorphology`]: the operation and its structuring element — the window of a
+/// [`RankParams`] (size, footprint, non-flat `structure` values, border, origin, axes; its kind is ignored).
 ///
 /// ```
 /// use cliper::{GreyOp, GreyParams};
@@ -85,6 +100,19 @@ impl GreyParams {
         self.window = self.window.rank(rank);
         self
     }
+    /// Sets a non-flat structuring element: values row-major over `shape` (scipy's `structure`; the footprint is
+    /// its box unless one is set).
+    ///
+    /// ```
+    /// use cliper::{GreyOp, GreyParams};
+    /// let p = GreyParams::new(GreyOp::Dilation).structure(&[3], &[0.0, 1.0, 0.0])?;
+    /// assert_eq!(p.window.structure, Some(vec![0.0, 1.0, 0.0]));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn structure(mut self, shape: &[usize], values: &[f64]) -> Result<GreyParams> {
+        self.window = self.window.structure(shape, values)?;
+        Ok(self)
+    }
 
     /// The minimum filter of the erosion.
     fn erosion(&self) -> RankParams {
@@ -105,9 +133,12 @@ impl GreyParams {
             })
             .collect();
         let footprint = self.window.footprint.as_ref().map(Footprint::reflected);
+        // The structure reflected with the footprint: its row-major values reversed.
+        let structure = self.window.structure.as_ref().map(|v| v.iter().rev().copied().collect());
         Ok(RankParams {
             kind: RankKind::Maximum,
             footprint,
+            structure,
             size: window.shape.clone(),
             origin,
             rank: Some(window.rank),
@@ -116,7 +147,8 @@ impl GreyParams {
     }
 }
 
-/// What a [`GreyMorphology`] runs: its rank filters in order (one, or two for opening and closing).
+/// What a [`GreyMorphology`] runs: its rank filters in order (one, or two), and the element-wise combination
+/// that follows (gradient, laplace, top-hats).
 ///
 /// ```
 /// use cliper::{ClApp, GreyMorphology, GreyOp, GreyParams, Process, RankStrategy, XData};
@@ -125,40 +157,57 @@ impl GreyParams {
 /// let mut p = GreyMorphology::new(&x, &XData::zeros(&app, &[9, 9])?, GreyParams::new(GreyOp::Opening).size(&[5]));
 /// p.init()?;
 /// assert_eq!(p.strategy().unwrap().filters, vec![RankStrategy::Separable { passes: 2 }; 2]);
+/// assert_eq!(p.strategy().unwrap().combination, None);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GreyStrategy {
     /// Each filter's plan.
     pub filters: Vec<RankStrategy>,
+    /// The element-wise step after them (`dilation − erosion`, …), if any.
+    pub combination: Option<&'static str>,
 }
 
 impl std::fmt::Display for GreyStrategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let parts: Vec<String> = self.filters.iter().map(|s| s.to_string()).collect();
+        let mut parts: Vec<String> = self.filters.iter().map(|s| s.to_string()).collect();
+        if let Some(c) = self.combination {
+            parts.push(c.to_string());
+        }
         write!(f, "{}", parts.join(", then "))
     }
 }
 
-/// Grey erosion, dilation, opening or closing of real data with a flat structuring element (scipy.ndimage's
-/// functions with `size` or `footprint`; non-flat `structure` values are not offered).
+/// Grey morphology of real data (scipy.ndimage's grey_erosion, grey_dilation, grey_opening, grey_closing,
+/// morphological_gradient, morphological_laplace, white_tophat, black_tophat) with a flat structuring element
+/// (`size` or `footprint`) or a non-flat one (`structure`): exact, as scipy computes it in the data's type.
 ///
 /// ```
 /// use cliper::{ClApp, GreyMorphology, GreyOp, GreyParams, XData};
 /// let app = ClApp::new()?;
-/// // A one-pixel spike is removed by an opening and kept by a closing.
+/// // A one-pixel spike is removed by an opening and kept by a closing; the white top-hat keeps only it.
 /// let x = XData::from_slice(&app, &[1, 7], &[0.0f32, 0.0, 0.0, 5.0, 0.0, 0.0, 0.0])?;
 /// let opened = GreyMorphology::apply(&x, GreyParams::new(GreyOp::Opening).size(&[3]).rank(1))?;
 /// assert_eq!(opened.to_vec()?, vec![0.0; 7]);
 /// let closed = GreyMorphology::apply(&x, GreyParams::new(GreyOp::Closing).size(&[3]).rank(1))?;
 /// assert_eq!(closed.to_vec()?, vec![0.0, 0.0, 0.0, 5.0, 0.0, 0.0, 0.0]);
+/// let hat = GreyMorphology::apply(&x, GreyParams::new(GreyOp::WhiteTophat).size(&[3]).rank(1))?;
+/// assert_eq!(hat.to_vec()?, vec![0.0, 0.0, 0.0, 5.0, 0.0, 0.0, 0.0]);
+/// // A non-flat structure adds its values: the dilation of the spike by [0, 1, 0] lifts the spike's own tap.
+/// let ridge = GreyParams::new(GreyOp::Dilation).structure(&[3], &[0.0, 1.0, 0.0])?.rank(1);
+/// assert_eq!(GreyMorphology::apply(&x, ridge)?.to_vec()?, vec![1.0, 1.0, 5.0, 6.0, 5.0, 1.0, 1.0]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct GreyMorphology<T: RealElement> {
     input: XData<T>,
     output: XData<T>,
     params: GreyParams,
-    plan: Prepared<Vec<RankFilter<T>>>,
+    plan: Prepared<Plan<T>>,
+}
+
+struct Plan<T: RealElement> {
+    filters: Vec<RankFilter<T>>,
+    combine: Option<Elementwise<T, T>>,
 }
 
 impl<T: RealElement> GreyMorphology<T> {
@@ -186,11 +235,25 @@ impl<T: RealElement> GreyMorphology<T> {
         Ok(input.to_vec())
     }
 
-    /// The rank filters `init` planned (one, or two for opening and closing); `None` before.
+    /// The rank filters `init` planned and the combination after them; `None` before.
     pub fn strategy(&self) -> Option<GreyStrategy> {
-        self.plan
-            .as_ref()
-            .map(|filters| GreyStrategy { filters: filters.iter().filter_map(RankFilter::strategy).collect() })
+        self.plan.as_ref().map(|p| GreyStrategy {
+            filters: p.filters.iter().filter_map(RankFilter::strategy).collect(),
+            combination: combination(self.params.op).map(|(text, _)| text),
+        })
+    }
+}
+
+/// The element-wise step after the filters, and its expression over (first result, second result, input).
+fn combination(op: GreyOp) -> Option<(&'static str, Expr)> {
+    let (a, b, x) = (Expr::input(0), Expr::input(1), Expr::input(2));
+    match op {
+        GreyOp::Gradient => Some(("dilation − erosion", a - b)),
+        // scipy: (dilation + erosion) − input − input.
+        GreyOp::Laplace => Some(("dilation + erosion − 2·input", a + b - x.clone() - x)),
+        GreyOp::WhiteTophat => Some(("input − opening", x - b)),
+        GreyOp::BlackTophat => Some(("closing − input", b - x)),
+        _ => None,
     }
 }
 
@@ -202,12 +265,6 @@ impl<T: RealElement> Process for GreyMorphology<T> {
     fn init(&mut self) -> Result<()> {
         let nd = self.input.ndim();
         let (erode, dilate) = (self.params.erosion(), self.params.dilation(nd)?);
-        let steps = match self.params.op {
-            GreyOp::Erosion => vec![erode],
-            GreyOp::Dilation => vec![dilate],
-            GreyOp::Opening => vec![erode, dilate],
-            GreyOp::Closing => vec![dilate, erode],
-        };
         if self.output.shape() != self.input.shape() {
             return Err(Error::Shape {
                 op: self.name().into(),
@@ -215,27 +272,57 @@ impl<T: RealElement> Process for GreyMorphology<T> {
                 got: format!("{:?}", self.output.shape()),
             });
         }
+        let app = self.input.app().clone();
+        let scratch = || XData::<T>::uninit(&app, self.params.op.name(), self.input.shape());
+        let x = self.input.clone();
+        let out = self.output.clone();
+        // (params, source, target) per filter: `None` as source is the previous filter's target.
+        let (steps, first, second): (Vec<(RankParams, Option<XData<T>>, XData<T>)>, _, _) = match self.params.op {
+            GreyOp::Erosion => (vec![(erode, Some(x.clone()), out.clone())], None, None),
+            GreyOp::Dilation => (vec![(dilate, Some(x.clone()), out.clone())], None, None),
+            GreyOp::Opening => (vec![(erode, Some(x.clone()), scratch()?), (dilate, None, out.clone())], None, None),
+            GreyOp::Closing => (vec![(dilate, Some(x.clone()), scratch()?), (erode, None, out.clone())], None, None),
+            GreyOp::Gradient | GreyOp::Laplace => {
+                let (a, b) = (scratch()?, scratch()?);
+                (vec![(dilate, Some(x.clone()), a.clone()), (erode, Some(x.clone()), b.clone())], Some(a), Some(b))
+            }
+            GreyOp::WhiteTophat => {
+                let (a, b) = (scratch()?, scratch()?);
+                (vec![(erode, Some(x.clone()), a.clone()), (dilate, None, b.clone())], Some(a), Some(b))
+            }
+            GreyOp::BlackTophat => {
+                let (a, b) = (scratch()?, scratch()?);
+                (vec![(dilate, Some(x.clone()), a.clone()), (erode, None, b.clone())], Some(a), Some(b))
+            }
+        };
         let mut filters = Vec::with_capacity(steps.len());
-        let mut source = self.input.clone();
-        let last = steps.len().saturating_sub(1);
-        for (k, params) in steps.into_iter().enumerate() {
-            let target = if k == last {
-                self.output.clone()
-            } else {
-                XData::uninit(self.input.app(), self.name(), self.input.shape())?
-            };
+        let mut previous = x.clone();
+        for (params, source, target) in steps {
+            let source = source.unwrap_or(previous);
             let mut f = RankFilter::new(&source, &target, params);
             f.init()?;
             filters.push(f);
-            source = target;
+            previous = target;
         }
-        self.plan.set(filters);
+        let combine = match (combination(self.params.op), first, second) {
+            (Some((_, expr)), Some(a), Some(b)) => {
+                let mut e = Elementwise::new(&[&a, &b, &x], &out, expr);
+                e.init()?;
+                Some(e)
+            }
+            _ => None,
+        };
+        self.plan.set(Plan { filters, combine });
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        for f in self.plan.get("GreyMorphology")?.iter_mut() {
+        let plan = self.plan.get("GreyMorphology")?;
+        for f in plan.filters.iter_mut() {
             f.launch()?;
+        }
+        if let Some(c) = plan.combine.as_mut() {
+            c.launch()?;
         }
         Ok(())
     }

@@ -171,6 +171,9 @@ pub struct RankParams {
     pub origin: Vec<isize>,
     /// The axes spanned, the last ones.
     pub rank: Option<usize>,
+    /// Non-flat structuring element values over the footprint's shape (row-major), for minimum and maximum
+    /// only: the minimum of `x − s` (scipy's grey erosion with `structure`) or the maximum of `x + s`.
+    pub structure: Option<Vec<f64>>,
 }
 
 impl Default for RankParams {
@@ -182,7 +185,15 @@ impl Default for RankParams {
 impl RankParams {
     /// A 3-wide window of `kind`, border `reflect`, origin 0.
     pub fn new(kind: RankKind) -> RankParams {
-        RankParams { kind, size: vec![3], footprint: None, border: Border::Symmetric, origin: vec![0], rank: None }
+        RankParams {
+            kind,
+            size: vec![3],
+            footprint: None,
+            border: Border::Symmetric,
+            origin: vec![0],
+            rank: None,
+            structure: None,
+        }
     }
     /// Sets the window's size (one, or one per axis).
     pub fn size(mut self, size: &[usize]) -> RankParams {
@@ -208,6 +219,32 @@ impl RankParams {
     pub fn rank(mut self, rank: usize) -> RankParams {
         self.rank = Some(rank);
         self
+    }
+    /// Sets non-flat structuring element values (row-major over `shape`; the footprint becomes `shape`'s box
+    /// unless one is set), for minimum and maximum filters.
+    ///
+    /// ```
+    /// use cliper::{RankKind, RankParams};
+    /// let p = RankParams::new(RankKind::Minimum).structure(&[1, 3], &[1.0, 0.0, 1.0]).unwrap();
+    /// assert_eq!(p.footprint.unwrap().shape(), &[1, 3]);
+    /// assert!(RankParams::new(RankKind::Minimum).structure(&[3], &[1.0]).is_err());
+    /// ```
+    pub fn structure(mut self, shape: &[usize], values: &[f64]) -> Result<RankParams> {
+        if shape.iter().product::<usize>() != values.len() {
+            return Err(Error::invalid(
+                self.kind.name(),
+                format!(
+                    "a structure of shape {shape:?} needs {} values, got {}",
+                    shape.iter().product::<usize>(),
+                    values.len()
+                ),
+            ));
+        }
+        if self.footprint.is_none() {
+            self.footprint = Some(Footprint::full(shape)?);
+        }
+        self.structure = Some(values.to_vec());
+        Ok(self)
     }
 
     /// The window these settings give on an array of `ndim` axes.
@@ -264,6 +301,20 @@ impl RankParams {
         }
         let count = footprint.count();
         let r = self.kind.rank_of(count)?;
+        let values: Vec<f64> = match &self.structure {
+            None => Vec::new(),
+            Some(_) if !matches!(self.kind, RankKind::Minimum | RankKind::Maximum) => {
+                return Err(Error::invalid(op, "a non-flat structure goes with minimum and maximum filters only"));
+            }
+            Some(v) if v.len() != footprint.mask.len() => {
+                return Err(Error::Shape {
+                    op: op.into(),
+                    expected: format!("structure values over the footprint's shape {:?}", footprint.shape),
+                    got: format!("{} values", v.len()),
+                });
+            }
+            Some(v) => v.iter().zip(&footprint.mask).filter(|(_, m)| **m).map(|(v, _)| *v).collect(),
+        };
         let mut taps = Vec::with_capacity(count);
         for (i, _) in footprint.mask.iter().enumerate().filter(|(_, m)| **m) {
             let mut rest = i;
@@ -277,7 +328,7 @@ impl RankParams {
             }
             taps.push(offset);
         }
-        Ok(Window { rank, shape: footprint.shape.clone(), before, full: footprint.is_full(), taps, r })
+        Ok(Window { rank, shape: footprint.shape.clone(), before, full: footprint.is_full(), taps, r, values })
     }
 }
 
@@ -297,4 +348,6 @@ pub(crate) struct Window {
     pub(crate) taps: Vec<[isize; 3]>,
     /// The 0-based rank taken.
     pub(crate) r: usize,
+    /// Per tap, the non-flat structure's value (empty when flat).
+    pub(crate) values: Vec<f64>,
 }

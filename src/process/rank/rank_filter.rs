@@ -7,7 +7,7 @@
 //! (`rank_bisect`: 32 or 64 counting passes over the window, no storage, any size).
 
 use super::network;
-use super::params::{RankParams, Window};
+use super::params::{RankKind, RankParams, Window};
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::RealElement;
@@ -63,6 +63,11 @@ pub enum RankStrategy {
         /// Values per window.
         taps: usize,
     },
+    /// A non-flat structuring element: one pass over the taps, each with its value.
+    Structured {
+        /// Values per window.
+        taps: usize,
+    },
 }
 
 impl std::fmt::Display for RankStrategy {
@@ -74,6 +79,7 @@ impl std::fmt::Display for RankStrategy {
                 write!(f, "selection network over {taps} values, {operations} min/max per element")
             }
             RankStrategy::Bisection { taps } => write!(f, "bisection over {taps} values per element"),
+            RankStrategy::Structured { taps } => write!(f, "non-flat minimum/maximum over {taps} values per element"),
         }
     }
 }
@@ -139,8 +145,10 @@ const BLOCK_FROM: usize = 4;
 
 struct Plan<T: RealElement> {
     passes: Vec<Pass<T>>,
-    /// The bisection's taps on the device.
+    /// The bisection's (or the structured pass's) taps on the device.
     taps: Option<XData<f32>>,
+    /// The structure's value per tap.
+    values: Option<XData<T>>,
     ntaps: i32,
     r: i32,
     index: IndexType,
@@ -204,8 +212,34 @@ impl<T: RealElement> Process for RankFilter<T> {
         let index = index_type_for(&[self.input.layout(), self.output.layout()], &[count]);
         let options = format!("{} -DIDX={} {}", T::build_options(), index.cl_type(), self.params.border.build_option());
         let source = kernels::with_common(kernels::RANK);
+        // The taps as int4 (z, y, x, 0) for the kernels' `global const int4*`: arrays hold floats only, so the
+        // integers travel as the bit patterns of f32 values (copied, never computed with).
+        let tap_bits = |window: &Window| -> Result<XData<f32>> {
+            let bits: Vec<f32> = window
+                .taps
+                .iter()
+                .flat_map(|t| [t[0], t[1], t[2], 0].map(|v| f32::from_bits(v as i32 as u32)))
+                .collect();
+            XData::from_slice(&app, &[bits.len()], &bits)
+        };
+        let mut values = None;
         let (mut passes, taps, strategy) = if count == 0 {
             (Vec::new(), None, RankStrategy::Nothing)
+        } else if !window.values.is_empty() {
+            let max = u8::from(self.params.kind == RankKind::Maximum);
+            let program =
+                app.build_program("rank.cl", &source, &format!("{options} -DRANK_STRUCTURED -DOP_MAX={max}"))?;
+            let v: Vec<T> = window.values.iter().map(|&v| T::from_c64(Complex64::new(v, 0.0))).collect();
+            values = Some(XData::from_slice(&app, &[v.len()], &v)?);
+            let pass = Pass {
+                kernel: program.kernel("rank_structured")?.owned_by(op),
+                source: self.input.clone(),
+                target: self.output.clone(),
+                line: None,
+                pair: false,
+                view: PassView::default(),
+            };
+            (vec![pass], Some(tap_bits(&window)?), RankStrategy::Structured { taps: window.taps.len() })
         } else if window.full && (window.r == 0 || window.r + 1 == window.taps.len()) {
             // A box minimum or maximum (a rank 0 or n − 1 of a box is one): one pass per axis.
             let max = u8::from(window.r > 0);
@@ -268,14 +302,7 @@ impl<T: RealElement> Process for RankFilter<T> {
             (vec![pass], None, RankStrategy::Network { taps: window.taps.len(), operations })
         } else {
             let program = app.build_program("rank.cl", &source, &format!("{options} -DRANK_BISECT"))?;
-            // The taps as int4 (z, y, x, 0) for the kernel's `global const int4*`: arrays hold floats only, so
-            // the integers travel as the bit patterns of f32 values (copied, never computed with).
-            let bits: Vec<f32> = window
-                .taps
-                .iter()
-                .flat_map(|t| [t[0], t[1], t[2], 0].map(|v| f32::from_bits(v as i32 as u32)))
-                .collect();
-            let taps = XData::from_slice(&app, &[bits.len()], &bits)?;
+            let taps = tap_bits(&window)?;
             let pass = Pass {
                 kernel: program.kernel("rank_bisect")?.owned_by(op),
                 source: self.input.clone(),
@@ -289,7 +316,15 @@ impl<T: RealElement> Process for RankFilter<T> {
         for p in &mut passes {
             p.view = pass_view(op, &p.source, &p.target, window.rank)?;
         }
-        self.plan.set(Plan { passes, taps, ntaps: window.taps.len() as i32, r: window.r as i32, index, strategy });
+        self.plan.set(Plan {
+            passes,
+            taps,
+            values,
+            ntaps: window.taps.len() as i32,
+            r: window.r as i32,
+            index,
+            strategy,
+        });
         Ok(())
     }
 
@@ -335,7 +370,10 @@ impl<T: RealElement> Process for RankFilter<T> {
                     l.scalar(axis).scalar(before).scalar(cval).index(idx, blocks)
                 }
                 (Some(Line { axis, size, before, .. }), _) => l.scalar(axis).scalar(size).scalar(before).scalar(cval),
-                (None, Some(taps)) => l.input(taps).scalar(ntaps).scalar(r).scalar(cval),
+                (None, Some(taps)) => match &plan.values {
+                    Some(values) => l.input(taps).input(values).scalar(ntaps).scalar(cval),
+                    None => l.input(taps).scalar(ntaps).scalar(r).scalar(cval),
+                },
                 (None, None) => l.scalar(cval),
             };
             l.global(&[groups * GROUP])
