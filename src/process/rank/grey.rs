@@ -205,6 +205,9 @@ pub struct GreyMorphology<T: RealElement> {
     plan: Prepared<Plan<T>>,
 }
 
+/// One filter of the plan: its params, its source (`None`: the previous filter's target) and its target.
+type Step<T> = (RankParams, Option<XData<T>>, XData<T>);
+
 struct Plan<T: RealElement> {
     filters: Vec<RankFilter<T>>,
     combine: Option<Elementwise<T, T>>,
@@ -277,7 +280,7 @@ impl<T: RealElement> Process for GreyMorphology<T> {
         let x = self.input.clone();
         let out = self.output.clone();
         // (params, source, target) per filter: `None` as source is the previous filter's target.
-        let (steps, first, second): (Vec<(RankParams, Option<XData<T>>, XData<T>)>, _, _) = match self.params.op {
+        let (steps, first, second): (Vec<Step<T>>, _, _) = match self.params.op {
             GreyOp::Erosion => (vec![(erode, Some(x.clone()), out.clone())], None, None),
             GreyOp::Dilation => (vec![(dilate, Some(x.clone()), out.clone())], None, None),
             GreyOp::Opening => (vec![(erode, Some(x.clone()), scratch()?), (dilate, None, out.clone())], None, None),
