@@ -387,7 +387,7 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         #[command(flatten)]
         io: UnaryIo,
         #[command(flatten)]
-        window: WindowArgs,
+        grey: GreyArgs,
     },
     /// scipy.ndimage.grey_dilation with a flat structuring element.
     #[command(after_help = "Example: cliper grey-dilation data/phantom_256.png out/dilated.png --size 15")]
@@ -395,7 +395,7 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         #[command(flatten)]
         io: UnaryIo,
         #[command(flatten)]
-        window: WindowArgs,
+        grey: GreyArgs,
     },
     /// scipy.ndimage.grey_opening (erosion, then dilation).
     #[command(after_help = "Example: cliper grey-opening data/phantom_256.png out/opened.png --size 5")]
@@ -403,7 +403,7 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         #[command(flatten)]
         io: UnaryIo,
         #[command(flatten)]
-        window: WindowArgs,
+        grey: GreyArgs,
     },
     /// scipy.ndimage.grey_closing (dilation, then erosion).
     #[command(after_help = "Example: cliper grey-closing data/phantom_256.png out/closed.png --size 5")]
@@ -411,7 +411,39 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         #[command(flatten)]
         io: UnaryIo,
         #[command(flatten)]
-        window: WindowArgs,
+        grey: GreyArgs,
+    },
+    /// scipy.ndimage.morphological_gradient: dilation − erosion.
+    #[command(after_help = "Example: cliper morphological-gradient data/phantom_256.png out/edges.png --size 3")]
+    MorphologicalGradient {
+        #[command(flatten)]
+        io: UnaryIo,
+        #[command(flatten)]
+        grey: GreyArgs,
+    },
+    /// scipy.ndimage.morphological_laplace: dilation + erosion − 2·input.
+    #[command(after_help = "Example: cliper morphological-laplace img.npy out/laplace.npy --size 3")]
+    MorphologicalLaplace {
+        #[command(flatten)]
+        io: UnaryIo,
+        #[command(flatten)]
+        grey: GreyArgs,
+    },
+    /// scipy.ndimage.white_tophat: input − opening (bright details smaller than the element).
+    #[command(after_help = "Example: cliper white-tophat cells.tif out/spots.tif --size 15")]
+    WhiteTophat {
+        #[command(flatten)]
+        io: UnaryIo,
+        #[command(flatten)]
+        grey: GreyArgs,
+    },
+    /// scipy.ndimage.black_tophat: closing − input (dark details smaller than the element).
+    #[command(after_help = "Example: cliper black-tophat vessels.nii.gz out/dark.nii.gz --size 5 --rank 3")]
+    BlackTophat {
+        #[command(flatten)]
+        io: UnaryIo,
+        #[command(flatten)]
+        grey: GreyArgs,
     },
     /// scipy.ndimage.binary_erosion (non-zero = true; the result 0/1).
     #[command(
@@ -632,6 +664,17 @@ struct InterpArgs {
     no_prefilter: bool,
 }
 
+/// The structuring element of a grey morphology command: the window (flat), or non-flat values.
+#[derive(Args)]
+struct GreyArgs {
+    #[command(flatten)]
+    window: WindowArgs,
+    /// A non-flat structuring element: a file of values (scipy's `structure`), added in dilation and subtracted
+    /// in erosion; its box is the footprint unless --footprint is given.
+    #[arg(long)]
+    structure: Option<String>,
+}
+
 /// The structure and repetitions of a binary morphology command.
 #[derive(Args)]
 struct BinaryArgs {
@@ -698,9 +741,9 @@ impl WindowArgs {
         let WindowArgs { size, footprint, border, value, origin, rank } = self;
         Op::RankFilter { filter, size, footprint, border, value, origin, rank }
     }
-    fn grey(self, operation: &str) -> Op {
+    fn grey(self, operation: &str, structure: Option<String>) -> Op {
         let WindowArgs { size, footprint, border, value, origin, rank } = self;
-        Op::GreyMorphology { operation: operation.into(), size, footprint, border, value, origin, rank }
+        Op::GreyMorphology { operation: operation.into(), structure, size, footprint, border, value, origin, rank }
     }
 }
 
@@ -922,18 +965,36 @@ fn main() -> ExitCode {
                 Command::RankFilter { io, index, window } => {
                     one_step(window.rank_filter(format!("rank:{index}")), &[&io.input], Some(&io.output), io.common)
                 }
-                Command::GreyErosion { io, window } => {
-                    one_step(window.grey("erosion"), &[&io.input], Some(&io.output), io.common)
+                Command::GreyErosion { io, grey } => {
+                    one_step(grey.window.grey("erosion", grey.structure), &[&io.input], Some(&io.output), io.common)
                 }
-                Command::GreyDilation { io, window } => {
-                    one_step(window.grey("dilation"), &[&io.input], Some(&io.output), io.common)
+                Command::GreyDilation { io, grey } => {
+                    one_step(grey.window.grey("dilation", grey.structure), &[&io.input], Some(&io.output), io.common)
                 }
-                Command::GreyOpening { io, window } => {
-                    one_step(window.grey("opening"), &[&io.input], Some(&io.output), io.common)
+                Command::GreyOpening { io, grey } => {
+                    one_step(grey.window.grey("opening", grey.structure), &[&io.input], Some(&io.output), io.common)
                 }
-                Command::GreyClosing { io, window } => {
-                    one_step(window.grey("closing"), &[&io.input], Some(&io.output), io.common)
+                Command::GreyClosing { io, grey } => {
+                    one_step(grey.window.grey("closing", grey.structure), &[&io.input], Some(&io.output), io.common)
                 }
+                Command::MorphologicalGradient { io, grey } => {
+                    one_step(grey.window.grey("gradient", grey.structure), &[&io.input], Some(&io.output), io.common)
+                }
+                Command::MorphologicalLaplace { io, grey } => {
+                    one_step(grey.window.grey("laplace", grey.structure), &[&io.input], Some(&io.output), io.common)
+                }
+                Command::WhiteTophat { io, grey } => one_step(
+                    grey.window.grey("white-tophat", grey.structure),
+                    &[&io.input],
+                    Some(&io.output),
+                    io.common,
+                ),
+                Command::BlackTophat { io, grey } => one_step(
+                    grey.window.grey("black-tophat", grey.structure),
+                    &[&io.input],
+                    Some(&io.output),
+                    io.common,
+                ),
                 Command::BinaryErosion { io, binary } => {
                     one_step(binary.op("erosion"), &[&io.input], Some(&io.output), io.common)
                 }

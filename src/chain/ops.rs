@@ -86,8 +86,13 @@ pub enum Op {
     /// Grey morphology with a flat structuring element: scipy.ndimage's grey_erosion (`operation = "erosion"`),
     /// grey_dilation, grey_opening, grey_closing.
     GreyMorphology {
-        /// `erosion`, `dilation`, `opening` or `closing`.
+        /// `erosion`, `dilation`, `opening`, `closing`, `gradient`, `laplace`, `white-tophat` or `black-tophat`
+        /// (scipy's names work too: `morphological_gradient`, `white_tophat`, …).
         operation: String,
+        /// A non-flat structuring element: a file of values (scipy's `structure`; the footprint is its box
+        /// unless `footprint` is given).
+        #[serde(default)]
+        structure: Option<String>,
         /// The window's size: one for every axis or one per axis (`5`, `[3, 5]`, `"3,5"`; default 3).
         #[serde(default = "three")]
         size: Sizes,
@@ -838,7 +843,16 @@ impl Op {
                     _ => (RankKind::Median, None),
                 };
                 let window = WindowFields { size, footprint, border, value: *value, origin, rank: *rank };
-                let params = rank_params(kind, window, x.shape().len())?;
+                let mut params = rank_params(kind, window, x.shape().len())?;
+                if let Op::GreyMorphology { structure: Some(file), .. } = self {
+                    let spec = FileSpec::parse(file);
+                    let host = spec.read()?.array;
+                    let values = host.to_elements::<f64>(&spec.path)?;
+                    if rank.is_none() && footprint.is_none() {
+                        params.rank = Some(host.shape().len());
+                    }
+                    params = params.structure(host.shape(), &values.iter().copied().collect::<Vec<_>>())?;
+                }
                 match x {
                     AnyData::F32(x) => rank_process(x, params, grey),
                     AnyData::F64(x) => rank_process(x, params, grey),
@@ -1309,9 +1323,16 @@ fn grey_op(operation: &str) -> Result<GreyOp> {
         "dilation" => Ok(GreyOp::Dilation),
         "opening" => Ok(GreyOp::Opening),
         "closing" => Ok(GreyOp::Closing),
+        "gradient" | "morphological-gradient" | "morphological_gradient" => Ok(GreyOp::Gradient),
+        "laplace" | "morphological-laplace" | "morphological_laplace" => Ok(GreyOp::Laplace),
+        "white-tophat" | "white_tophat" => Ok(GreyOp::WhiteTophat),
+        "black-tophat" | "black_tophat" => Ok(GreyOp::BlackTophat),
         _ => Err(Error::invalid(
             "grey-morphology",
-            format!("`{operation}` is not an operation: give erosion, dilation, opening or closing"),
+            format!(
+                "`{operation}` is not an operation: give erosion, dilation, opening, closing, gradient, laplace, \
+                 white-tophat or black-tophat"
+            ),
         )),
     }
 }

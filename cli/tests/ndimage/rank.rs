@@ -62,6 +62,30 @@ fn rank_commands_equal_scipy() {
     same(&out, "opening3x4");
     single(&["grey-closing", s(&fixture("x2")), s(&out), "--footprint", s(&fixture("ell")), "--origin", "1,0"]);
     same(&out, "closing_ell_origin");
+    // Non-flat structures and the compositions (integer data: exact in float32).
+    let i2 = fixture("i2");
+    let sa = fixture("sa");
+    single(&["grey-dilation", s(&i2), s(&out), "--structure", s(&sa), "--border", "constant", "--value", "-1"]);
+    same(&out, "dilation_sa_constant");
+    single(&["black-tophat", s(&i2), s(&out), "--structure", s(&fixture("s3")), "--border", "nearest"]);
+    same(&out, "black_tophat_s3_nearest");
+    single(&["white-tophat", s(&i2), s(&out), "--size", "4"]);
+    same(&out, "white_tophat4");
+    single(&["morphological-gradient", s(&i2), s(&out), "--size", "5"]);
+    same(&out, "gradient5");
+    // And as a pipeline step, by scipy's name.
+    let dir = scratch("grey-pipeline");
+    let pipeline = dir.join("p.toml");
+    let text = format!(
+        "[input]\nx = \"{}\"\n\n[[step]]\nop = \"grey-morphology\"\noperation = \"morphological_laplace\"\n\
+         footprint = \"{}\"\nin = \"x\"\nout = \"y\"\n\n[output]\ny = \"{}\"\n",
+        s(&i2),
+        s(&fixture("cross")),
+        s(&dir.join("laplace.npy"))
+    );
+    std::fs::write(&pipeline, text).unwrap();
+    single(&["run", s(&pipeline)]);
+    same(&dir.join("laplace.npy"), "laplace_cross");
 }
 
 #[test]
