@@ -61,3 +61,160 @@ kernel void edt_line(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX x
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Connected components (scipy.ndimage.label) and hole filling (binary_fill_holes) by union-find on the device
+// (Playne and Hawick's concurrent union-find): every set element starts as its own root, each is united with its
+// set neighbours under the structure by atomic_min on the parents — so every root ends as the smallest linear
+// index of its component, the component's first element in raster order — then paths are compressed. Labels are
+// numbered in the order of their roots (a count per chunk of elements, a scan per batch item, a walk per chunk),
+// which is scipy's numbering. `parent` holds uint indices (in a float array's bytes: arrays hold floats only).
+// Hole filling sets the background and shifts indices by one: index 0 is the outside, united with every
+// background element that has a structure neighbour outside the array; background not joined to it is a hole.
+//
+// The [w, z, y, x] views as in edt_line; `offsets` are the structure's (dz, dy, dx, 0) without the centre.
+
+#define NO_PARENT 0xFFFFFFFFu
+
+inline uint find_root(global uint *parent, uint a) {
+    uint p = parent[a];
+    while (p != a) {
+        a = p;
+        p = parent[a];
+    }
+    return a;
+}
+
+inline void unite(global uint *parent, uint a, uint b) {
+    for (;;) {
+        a = find_root(parent, a);
+        b = find_root(parent, b);
+        if (a == b) return;
+        if (a > b) {
+            const uint t = a;
+            a = b;
+            b = t;
+        }
+        // Hang the larger root under the smaller; if another work-item moved it meanwhile, retry from there.
+        const uint old = atomic_min((volatile global uint *)&parent[b], a);
+        if (old == b) return;
+        b = old;
+    }
+}
+
+// Whether element (cw, cz, cy, cx) takes part: non-zero for labelling, zero for hole filling.
+#define IS_SET(v) (holes ? (v) == (T)0 : (v) != (T)0)
+
+kernel void label_init(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX xsx, IDX nw, IDX nz, IDX ny,
+                       IDX nx, global uint *parent, int holes) {
+    const IDX g = get_global_id(0);
+    const IDX count = nw * nz * ny * nx;
+    if (g == 0 && holes) parent[0] = 0;
+    if (g >= count) return;
+    const IDX cx = g % nx, cy = (g / nx) % ny, cz = (g / nx / ny) % nz, cw = g / nx / ny / nz;
+    const T v = x[x0 + cw * xsw + cz * xsz + cy * xsy + cx * xsx];
+    const uint self = (uint)g + (uint)holes;
+    parent[self] = IS_SET(v) ? self : NO_PARENT;
+}
+
+kernel void label_merge(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX xsx, IDX nw, IDX nz, IDX ny,
+                        IDX nx, global uint *parent, int holes, global const int4 *offsets, int noffsets) {
+    const IDX g = get_global_id(0);
+    if (g >= nw * nz * ny * nx) return;
+    const uint self = (uint)g + (uint)holes;
+    if (parent[self] == NO_PARENT) return;
+    const long cx = (long)(g % nx), cy = (long)((g / nx) % ny), cz = (long)((g / nx / ny) % nz);
+    for (int k = 0; k < noffsets; ++k) {
+        const int4 d = offsets[k];
+        const long z = cz + d.x, y = cy + d.y, xx = cx + d.z;
+        if (z < 0 || y < 0 || xx < 0 || z >= (long)nz || y >= (long)ny || xx >= (long)nx) {
+            // A neighbour outside the array: for hole filling, this element reaches the outside.
+            if (holes) unite(parent, self, 0);
+            continue;
+        }
+        const long step = ((long)d.x * (long)ny + (long)d.y) * (long)nx + (long)d.z;
+        // Each pair once: the neighbour earlier in raster order unites (the structure is symmetric).
+        if (step > 0) continue;
+        const uint other = (uint)((long)g + step) + (uint)holes;
+        if (parent[other] != NO_PARENT) unite(parent, self, other);
+    }
+}
+
+kernel void label_compress(IDX count, global uint *parent, int holes) {
+    const IDX g = get_global_id(0);
+    if (g >= count) return;
+    const uint self = (uint)g + (uint)holes;
+    if (parent[self] != NO_PARENT) parent[self] = find_root(parent, self);
+}
+
+// The roots in each chunk of `chunk` elements of each batch item (item-major: counts[w * chunks + c]).
+kernel void label_count(IDX per_item, IDX nw, global const uint *parent, global uint *counts, IDX chunk, IDX chunks) {
+    const IDX c = get_global_id(0);
+    if (c >= nw * chunks) return;
+    const IDX w = c / chunks, first = w * per_item + (c % chunks) * chunk;
+    const IDX end = min(first + chunk, (w + 1) * per_item);
+    uint n = 0;
+    for (IDX i = first; i < end; ++i) n += parent[i] == (uint)i;
+    counts[c] = n;
+}
+
+// Per batch item (one work-group each): the chunks' counts turned into the labels before each chunk (an
+// exclusive scan), and the item's number of features into totals[w].
+kernel void label_scan(global uint *counts, IDX chunks, global uint *totals, local uint *sums) {
+    const IDX w = get_group_id(0);
+    const uint t = get_local_id(0), threads = get_local_size(0);
+    global uint *c = counts + w * chunks;
+    const IDX per = (chunks + threads - 1) / threads;
+    const IDX lo = min((IDX)t * per, chunks), hi = min(lo + per, chunks);
+    uint sum = 0;
+    for (IDX i = lo; i < hi; ++i) sum += c[i];
+    sums[t] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t == 0) {
+        uint run = 0;
+        for (uint k = 0; k < threads; ++k) {
+            const uint s = sums[k];
+            sums[k] = run;
+            run += s;
+        }
+        totals[w] = run;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint run = sums[t];
+    for (IDX i = lo; i < hi; ++i) {
+        const uint s = c[i];
+        c[i] = run;
+        run += s;
+    }
+}
+
+// Each root's label: 1 + the roots before it in its item.
+kernel void label_number(IDX per_item, IDX nw, global const uint *parent, global const uint *counts, IDX chunk,
+                         IDX chunks, global uint *number) {
+    const IDX c = get_global_id(0);
+    if (c >= nw * chunks) return;
+    const IDX w = c / chunks, first = w * per_item + (c % chunks) * chunk;
+    const IDX end = min(first + chunk, (w + 1) * per_item);
+    uint run = counts[c];
+    for (IDX i = first; i < end; ++i) {
+        if (parent[i] == (uint)i) number[i] = ++run;
+    }
+}
+
+// The output: each element's label (0 for background), or for hole filling 1 where the input is set or the
+// background is cut off from the outside.
+kernel void label_write(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX xsx, global T *y, IDX y0,
+                        IDX ysw, IDX ysz, IDX ysy, IDX ysx, IDX nw, IDX nz, IDX ny, IDX nx, global const uint *parent,
+                        global const uint *number, int holes) {
+    const IDX g = get_global_id(0);
+    if (g >= nw * nz * ny * nx) return;
+    const IDX cx = g % nx, cy = (g / nx) % ny, cz = (g / nx / ny) % nz, cw = g / nx / ny / nz;
+    const uint p = parent[(uint)g + (uint)holes];
+    T v;
+    if (holes) {
+        v = (p == NO_PARENT || p != 0) ? (T)1 : (T)0;
+    } else {
+        v = p == NO_PARENT ? (T)0 : (T)number[p];
+    }
+    y[y0 + cw * ysw + cz * ysz + cy * ysy + cx * ysx] = v;
+}

@@ -120,7 +120,8 @@ pub use process::linalg::{
     PowerStrategy,
 };
 pub use process::morphology::{
-    BinaryMorphology, BinaryParams, BinaryStrategy, DistanceParams, DistanceStrategy, DistanceTransform, MorphologyOp,
+    BinaryMorphology, BinaryParams, BinaryStrategy, DistanceParams, DistanceStrategy, DistanceTransform, FillHoles,
+    Label, LabelParams, LabelStrategy, MorphologyOp,
 };
 pub use process::mri::{
     CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy, SimpleMRIRecon,

@@ -1,6 +1,6 @@
 //! The operations of issue 25 against numpy and scipy.ndimage fixtures, in one test binary (one link and one
 //! shared device instead of four): element-wise maths, derivatives, rank filters and grey morphology, binary
-//! morphology and the distance transform, resampling.
+//! morphology, the distance transform, labelling and hole filling, resampling.
 
 mod common;
 
@@ -8,6 +8,8 @@ mod common;
 mod derivatives;
 #[path = "ndimage/elementwise.rs"]
 mod elementwise;
+#[path = "ndimage/label.rs"]
+mod label;
 #[path = "ndimage/morphology.rs"]
 mod morphology;
 #[path = "ndimage/rank.rs"]

@@ -114,25 +114,12 @@ impl BinaryParams {
         if let Some(s) = &self.structure {
             return Ok(s.clone());
         }
-        if !(1..=rank.max(1)).contains(&self.connectivity) {
-            return Err(Error::invalid(
+        Footprint::binary_structure(rank, self.connectivity).map_err(|_| {
+            Error::invalid(
                 self.op.name(),
                 format!("connectivity {} is not within 1 to {rank} (the axes filtered)", self.connectivity),
-            ));
-        }
-        let shape = vec![3; rank];
-        let mask = (0..3usize.pow(rank as u32))
-            .map(|i| {
-                let mut rest = i;
-                let mut steps = 0;
-                for _ in 0..rank {
-                    steps += usize::from(rest % 3 != 1);
-                    rest /= 3;
-                }
-                steps <= self.connectivity
-            })
-            .collect();
-        Footprint::new(&shape, mask)
+            )
+        })
     }
 
     /// The minimum (erosion) or maximum (dilation) filter of one step on an array of `ndim` axes; dilation

@@ -1,11 +1,14 @@
 //! Binary morphology — scipy.ndimage's binary_erosion, binary_dilation, binary_opening and binary_closing with
 //! structuring elements, iterations and border values — as [`BinaryMorphology`]: the input made 0/1 by one
 //! element-wise kernel, then minimum (erosion) and maximum (dilation) filters of the rank family over the
-//! structure, with scipy's reflection and origin shift for dilation — and [`DistanceTransform`]
-//! (distance_transform_edt, exact, with a spacing per axis). Kernels: `kernels/morphology.cl`.
+//! structure, with scipy's reflection and origin shift for dilation — [`DistanceTransform`]
+//! (distance_transform_edt, exact, with a spacing per axis), [`Label`] (label) and [`FillHoles`]
+//! (binary_fill_holes), both by a union-find on the device. Kernels: `kernels/morphology.cl`.
 
 mod binary;
 mod distance;
+mod label;
 
 pub use binary::{BinaryMorphology, BinaryParams, BinaryStrategy, MorphologyOp};
 pub use distance::{DistanceParams, DistanceStrategy, DistanceTransform};
+pub use label::{FillHoles, Label, LabelParams, LabelStrategy};

@@ -121,6 +121,38 @@ impl Footprint {
         Footprint::new(shape, mask)
     }
 
+    /// scipy's generate_binary_structure(rank, connectivity): the elements of a 3^rank box within
+    /// `connectivity` unit steps of the centre (1: the cross, rank: the full box).
+    ///
+    /// ```
+    /// use cliper::Footprint;
+    /// let cross = Footprint::binary_structure(2, 1)?;
+    /// assert_eq!(cross.mask(), &[false, true, false, true, true, true, false, true, false]);
+    /// assert_eq!(Footprint::binary_structure(3, 3)?.count(), 27);
+    /// assert!(Footprint::binary_structure(2, 3).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn binary_structure(rank: usize, connectivity: usize) -> Result<Footprint> {
+        if !(1..=rank.max(1)).contains(&connectivity) {
+            return Err(Error::invalid(
+                "generate_binary_structure",
+                format!("connectivity {connectivity} is not within 1 to {rank} (the axes filtered)"),
+            ));
+        }
+        let mask = (0..3usize.pow(rank as u32))
+            .map(|i| {
+                let mut rest = i;
+                let mut steps = 0;
+                for _ in 0..rank {
+                    steps += usize::from(rest % 3 != 1);
+                    rest /= 3;
+                }
+                steps <= connectivity
+            })
+            .collect();
+        Footprint::new(&vec![3; rank], mask)
+    }
+
     /// The shape.
     pub fn shape(&self) -> &[usize] {
         &self.shape

@@ -1,0 +1,466 @@
+//! [`Label`] (scipy.ndimage.label) and [`FillHoles`] (binary_fill_holes): connected components by a concurrent
+//! union-find on the device (`kernels/morphology.cl`, label_*), numbered in raster order of each component's first
+//! element as scipy numbers them; hole filling as the background components that do not reach outside the array.
+
+use crate::app::Kernel;
+use crate::data::{Launch, XData};
+use crate::element::RealElement;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::planning::{array_view, index_type_for};
+use crate::process::rank::Footprint;
+use crate::process::{Prepared, Process};
+
+/// Work-items per group; chunk of elements one work-item numbers; work-items of the per-item scan.
+const GROUP: usize = 256;
+const CHUNK: usize = 512;
+const SCAN_GROUP: usize = 256;
+
+/// The settings of a [`Label`] or [`FillHoles`]: the structure — scipy's generate_binary_structure(rank,
+/// `connectivity`) (default 1: the cross, faces only), or an explicit 3-wide, centro-symmetric [`Footprint`] —
+/// over the last `rank` axes (default every axis up to three; leading axes are a batch, each item on its own).
+///
+/// ```
+/// use cliper::LabelParams;
+/// let p = LabelParams::default().connectivity(2);
+/// assert_eq!((p.connectivity, p.rank), (2, None));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabelParams {
+    /// The structure (overrides `connectivity`).
+    pub structure: Option<Footprint>,
+    /// generate_binary_structure's connectivity when no structure is given: 1 to rank.
+    pub connectivity: usize,
+    /// The axes spanned, the last ones.
+    pub rank: Option<usize>,
+}
+
+impl Default for LabelParams {
+    fn default() -> LabelParams {
+        LabelParams { structure: None, connectivity: 1, rank: None }
+    }
+}
+
+impl LabelParams {
+    /// Sets the connectivity of the default structure.
+    pub fn connectivity(mut self, connectivity: usize) -> LabelParams {
+        self.connectivity = connectivity;
+        self
+    }
+    /// Sets the structure.
+    pub fn structure(mut self, structure: Footprint) -> LabelParams {
+        self.structure = Some(structure);
+        self
+    }
+    /// Sets the axes spanned.
+    pub fn rank(mut self, rank: usize) -> LabelParams {
+        self.rank = Some(rank);
+        self
+    }
+
+    /// The axes spanned and the structure's neighbour offsets (z, y, x, 0; the centre left out), checked as scipy
+    /// checks them.
+    fn resolve(&self, op: &str, ndim: usize) -> Result<(usize, Vec<[i32; 4]>)> {
+        let rank = self.rank.unwrap_or(match &self.structure {
+            Some(s) => s.shape().len(),
+            None => ndim.clamp(1, 3),
+        });
+        if !(1..=3).contains(&rank) || rank > ndim {
+            return Err(Error::invalid(op, format!("spans 1 to 3 of the input's {ndim} axes; asked for {rank}")));
+        }
+        let structure = match &self.structure {
+            Some(s) => s.clone(),
+            None => Footprint::binary_structure(rank, self.connectivity).map_err(|_| {
+                Error::invalid(
+                    op,
+                    format!("connectivity {} is not within 1 to {rank} (the axes spanned)", self.connectivity),
+                )
+            })?,
+        };
+        if structure.shape().len() != rank || structure.shape().iter().any(|&s| s != 3) {
+            return Err(Error::Shape {
+                op: op.into(),
+                expected: format!("a structure of 3 per axis over the {rank} axes spanned"),
+                got: format!("{:?}", structure.shape()),
+            });
+        }
+        let mask = structure.mask();
+        if mask.iter().zip(mask.iter().rev()).any(|(a, b)| a != b) {
+            return Err(Error::invalid(op, "the structure must be centro-symmetric (scipy's rule)"));
+        }
+        let mut offsets = Vec::new();
+        for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
+            let mut d = [0i32; 4];
+            let mut rest = i;
+            for k in (0..rank).rev() {
+                if let Some(slot) = d.get_mut(3 - rank + k) {
+                    *slot = (rest % 3) as i32 - 1;
+                }
+                rest /= 3;
+            }
+            if d != [0; 4] {
+                offsets.push(d);
+            }
+        }
+        Ok((rank, offsets))
+    }
+}
+
+/// What a [`Label`] or [`FillHoles`] runs.
+///
+/// ```
+/// use cliper::{ClApp, Label, LabelParams, Process, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[6, 7])?;
+/// let mut p = Label::new(&x, &XData::zeros(&app, &[6, 7])?, LabelParams::default());
+/// p.init()?;
+/// assert_eq!(p.strategy().unwrap().neighbours, 4);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LabelStrategy {
+    /// The structure's neighbours of an element.
+    pub neighbours: usize,
+    /// Batch items labelled independently.
+    pub items: usize,
+}
+
+impl std::fmt::Display for LabelStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "union-find over {} neighbours (atomic minimum of roots, one pass), {} item(s) numbered in raster order",
+            self.neighbours, self.items
+        )
+    }
+}
+
+/// The union-find shared by [`Label`] and [`FillHoles`].
+struct Plan<T: RealElement> {
+    kernels: [Kernel; 7],
+    parent: XData<f32>,
+    number: XData<f32>,
+    counts: XData<f32>,
+    totals: XData<f32>,
+    offsets: XData<f32>,
+    noffsets: i32,
+    view_x: ([usize; 4], [usize; 4]),
+    view_y: ([usize; 4], [usize; 4]),
+    index: IndexType,
+    holes: bool,
+    chunks: usize,
+    strategy: LabelStrategy,
+    input: XData<T>,
+    output: XData<T>,
+}
+
+impl<T: RealElement> Plan<T> {
+    fn new(op: &str, input: &XData<T>, output: &XData<T>, params: &LabelParams, holes: bool) -> Result<Plan<T>> {
+        let shape = input.shape().to_vec();
+        if output.shape() != shape.as_slice() {
+            return Err(Error::shape(op, &shape, output.shape()));
+        }
+        let (rank, offsets) = params.resolve(op, shape.len())?;
+        let count: usize = shape.iter().product();
+        if count as u64 + 2 >= u64::from(u32::MAX) {
+            return Err(Error::Unsupported {
+                what: format!("{op} of {count} elements (shape {shape:?}): at most 2^32 − 3 per call"),
+            });
+        }
+        let view_x = array_view(op, input, rank)?;
+        let view_y = array_view(op, output, rank)?;
+        let per_item: usize = view_x.0.iter().skip(1).product();
+        let items = view_x.0.first().copied().unwrap_or(1);
+        // Labels are numbers up to an item's element count: float32 holds them exactly up to 2^24.
+        if !holes && std::mem::size_of::<T>() == 4 && per_item > 1 << 24 {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{op} into float32 of items of {per_item} elements (shape {shape:?}): labels above 2^24 would \
+                     round; label float64 data"
+                ),
+            });
+        }
+        let app = input.app().clone();
+        // uint buffers travel in float arrays (4 bytes an element).
+        let words = |n: usize| XData::<f32>::uninit(&app, op, &[n.max(1)]);
+        let chunks = per_item.div_ceil(CHUNK).max(1);
+        let parent = words(count + 1)?;
+        let number = words(if holes { 1 } else { count })?;
+        let counts = words(items * chunks)?;
+        let totals = words(items)?;
+        let bits: Vec<f32> = offsets.iter().flat_map(|d| d.map(|v| f32::from_bits(v as u32))).collect();
+        let offsets_data =
+            XData::from_slice(&app, &[bits.len().max(4)], &if bits.is_empty() { vec![0.0; 4] } else { bits })?;
+        let index = index_type_for(&[input.layout(), output.layout()], &[count as u64 + 1]);
+        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+        let program = app.build_program("morphology.cl", &kernels::with_common(kernels::MORPHOLOGY), &options)?;
+        let k = |name: &str| program.kernel(name).map(|k| k.owned_by(op));
+        let kernels = [
+            k("label_init")?,
+            k("label_merge")?,
+            k("label_compress")?,
+            k("label_count")?,
+            k("label_scan")?,
+            k("label_number")?,
+            k("label_write")?,
+        ];
+        Ok(Plan {
+            kernels,
+            parent,
+            number,
+            counts,
+            totals,
+            offsets: offsets_data,
+            noffsets: offsets.len() as i32,
+            view_x,
+            view_y,
+            index,
+            holes,
+            chunks,
+            strategy: LabelStrategy { neighbours: offsets.len(), items },
+            input: input.clone(),
+            output: output.clone(),
+        })
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let idx = self.index;
+        let ((e, sx), (_, sy)) = (self.view_x, self.view_y);
+        let count: usize = e.iter().product();
+        if count == 0 {
+            return Ok(());
+        }
+        let per_item: usize = e.iter().skip(1).product();
+        let items = e.first().copied().unwrap_or(1);
+        let holes = i32::from(self.holes);
+        let global = [count.div_ceil(GROUP) * GROUP];
+        let [init, merge, compress, count_k, scan, number, write] = &mut self.kernels;
+        let l = indices(init.launch().input(&self.input), idx, self.input.offset(), &sx);
+        indices(l, idx, e[0], &e[1..]).output(&self.parent).scalar(holes).global(&global).local(&[GROUP]).enqueue()?;
+        let l = indices(merge.launch().input(&self.input), idx, self.input.offset(), &sx);
+        indices(l, idx, e[0], &e[1..])
+            .in_out(&self.parent)
+            .scalar(holes)
+            .input(&self.offsets)
+            .scalar(self.noffsets)
+            .global(&global)
+            .local(&[GROUP])
+            .enqueue()?;
+        compress
+            .launch()
+            .index(idx, count as u64)
+            .in_out(&self.parent)
+            .scalar(holes)
+            .global(&global)
+            .local(&[GROUP])
+            .enqueue()?;
+        if !self.holes {
+            let chunk_items = items * self.chunks;
+            let chunk_global = [chunk_items.div_ceil(GROUP) * GROUP];
+            count_k
+                .launch()
+                .index(idx, per_item as u64)
+                .index(idx, items as u64)
+                .input(&self.parent)
+                .output(&self.counts)
+                .index(idx, CHUNK as u64)
+                .index(idx, self.chunks as u64)
+                .global(&chunk_global)
+                .local(&[GROUP])
+                .enqueue()?;
+            scan.launch()
+                .in_out(&self.counts)
+                .index(idx, self.chunks as u64)
+                .output(&self.totals)
+                .local_memory(SCAN_GROUP * 4)
+                .global(&[items * SCAN_GROUP])
+                .local(&[SCAN_GROUP])
+                .enqueue()?;
+            number
+                .launch()
+                .index(idx, per_item as u64)
+                .index(idx, items as u64)
+                .input(&self.parent)
+                .input(&self.counts)
+                .index(idx, CHUNK as u64)
+                .index(idx, self.chunks as u64)
+                .output(&self.number)
+                .global(&chunk_global)
+                .local(&[GROUP])
+                .enqueue()?;
+        }
+        let l = indices(write.launch().input(&self.input), idx, self.input.offset(), &sx);
+        let l = indices(l.output(&self.output), idx, self.output.offset(), &sy);
+        indices(l, idx, e[0], &e[1..])
+            .input(&self.parent)
+            .input(&self.number)
+            .scalar(holes)
+            .global(&global)
+            .local(&[GROUP])
+            .work((count * 2 * std::mem::size_of::<T>()) as u64, 0)
+            .enqueue()
+    }
+}
+
+/// `first` and then `rest` as index arguments (an array's offset and strides, or the extents).
+fn indices<'a>(mut l: Launch<'a>, idx: IndexType, first: usize, rest: &[usize]) -> Launch<'a> {
+    l = l.index(idx, first as u64);
+    for &v in rest {
+        l = l.index(idx, v as u64);
+    }
+    l
+}
+
+/// Connected components of real data (scipy.ndimage.label): non-zero elements joined through the structure get
+/// one label, 1 to N per batch item, numbered as scipy numbers them (in raster order of each component's first
+/// element); zero stays 0. [`Label::features`] reads N back. float32 outputs hold labels exactly up to 2^24, so
+/// items larger than that are refused in float32.
+///
+/// ```
+/// use cliper::{ClApp, Label, LabelParams, Process, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[3, 4], &[1.0f32, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0])?;
+/// let y = XData::zeros(&app, &[3, 4])?;
+/// let mut label = Label::new(&x, &y, LabelParams::default());
+/// label.run()?;
+/// assert_eq!(y.to_vec()?, vec![1.0, 1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0, 3.0, 0.0, 2.0, 2.0]);
+/// assert_eq!(label.features()?, vec![3]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct Label<T: RealElement> {
+    input: XData<T>,
+    output: XData<T>,
+    params: LabelParams,
+    plan: Prepared<Plan<T>>,
+}
+
+impl<T: RealElement> Label<T> {
+    /// `output = label(input)`.
+    pub fn new(input: &XData<T>, output: &XData<T>, params: LabelParams) -> Label<T> {
+        Label { input: input.clone(), output: output.clone(), params, plan: Prepared::default() }
+    }
+
+    /// Allocates the output, runs once and returns it.
+    pub fn apply(input: &XData<T>, params: LabelParams) -> Result<XData<T>> {
+        let out = XData::uninit(input.app(), "Label", &Self::output_shape(input.shape(), &params)?)?;
+        Label::new(input, &out, params).run()?;
+        Ok(out)
+    }
+
+    /// The output shape: the input's (after checking the structure).
+    ///
+    /// ```
+    /// use cliper::{Footprint, Label, LabelParams};
+    /// assert_eq!(Label::<f32>::output_shape(&[4, 5], &LabelParams::default())?, vec![4, 5]);
+    /// let odd = Footprint::new(&[3, 3], vec![true, true, false, false, true, false, false, false, false])?;
+    /// assert!(Label::<f32>::output_shape(&[4, 5], &LabelParams::default().structure(odd)).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(input: &[usize], params: &LabelParams) -> Result<Vec<usize>> {
+        params.resolve("label", input.len())?;
+        Ok(input.to_vec())
+    }
+
+    /// What `init` planned; `None` before.
+    pub fn strategy(&self) -> Option<LabelStrategy> {
+        self.plan.as_ref().map(|p| p.strategy)
+    }
+
+    /// The number of features of each batch item found by the last launch (waits for it).
+    pub fn features(&self) -> Result<Vec<usize>> {
+        let plan = self.plan.as_ref().ok_or_else(|| Error::invalid("label", "features before a run"))?;
+        Ok(plan.totals.to_vec()?.iter().map(|v| v.to_bits() as usize).collect())
+    }
+}
+
+impl<T: RealElement> Process for Label<T> {
+    fn name(&self) -> &str {
+        "label"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.plan.set(Plan::new("label", &self.input, &self.output, &self.params, false)?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        self.plan.get("label")?.launch()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}
+
+/// scipy.ndimage.binary_fill_holes: 1 where the input is non-zero or where its zero elements cannot reach outside
+/// the array through zero elements under the structure; 0 elsewhere. The background is labelled by the same
+/// union-find as [`Label`], with the outside as one more element joined to every background element that has a
+/// structure neighbour beyond the edge — one pass, where scipy repeats a dilation until nothing changes.
+///
+/// ```
+/// use cliper::{ClApp, FillHoles, LabelParams, XData};
+/// let app = ClApp::new()?;
+/// // A ring with a hole in the middle; the notch at the right edge is open to the outside.
+/// let ring = [1.0f32, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0];
+/// let x = XData::from_slice(&app, &[3, 4], &ring)?;
+/// let y = FillHoles::apply(&x, LabelParams::default())?.to_vec()?;
+/// assert_eq!(y, vec![1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct FillHoles<T: RealElement> {
+    input: XData<T>,
+    output: XData<T>,
+    params: LabelParams,
+    plan: Prepared<Plan<T>>,
+}
+
+impl<T: RealElement> FillHoles<T> {
+    /// `output = binary_fill_holes(input)`.
+    pub fn new(input: &XData<T>, output: &XData<T>, params: LabelParams) -> FillHoles<T> {
+        FillHoles { input: input.clone(), output: output.clone(), params, plan: Prepared::default() }
+    }
+
+    /// Allocates the output, runs once and returns it.
+    pub fn apply(input: &XData<T>, params: LabelParams) -> Result<XData<T>> {
+        let out = XData::uninit(input.app(), "FillHoles", &Self::output_shape(input.shape(), &params)?)?;
+        FillHoles::new(input, &out, params).run()?;
+        Ok(out)
+    }
+
+    /// The output shape: the input's (after checking the structure).
+    ///
+    /// ```
+    /// use cliper::{FillHoles, LabelParams};
+    /// assert_eq!(FillHoles::<f64>::output_shape(&[4, 5, 6], &LabelParams::default())?, vec![4, 5, 6]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(input: &[usize], params: &LabelParams) -> Result<Vec<usize>> {
+        params.resolve("binary_fill_holes", input.len())?;
+        Ok(input.to_vec())
+    }
+
+    /// What `init` planned; `None` before.
+    pub fn strategy(&self) -> Option<LabelStrategy> {
+        self.plan.as_ref().map(|p| p.strategy)
+    }
+}
+
+impl<T: RealElement> Process for FillHoles<T> {
+    fn name(&self) -> &str {
+        "binary_fill_holes"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.plan.set(Plan::new("binary_fill_holes", &self.input, &self.output, &self.params, true)?);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        self.plan.get("binary_fill_holes")?.launch()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}
