@@ -479,6 +479,24 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         #[command(flatten)]
         binary: BinaryArgs,
     },
+    /// scipy.ndimage.label: connected components of the non-zero elements, numbered 1, 2, … (0: background).
+    #[command(
+        after_help = "Examples:\n  cliper label mask.png out/labels.tif\n  cliper label mask.nii.gz out/labels.nii.gz --rank 3 --connectivity 3\n\nLabels are numbered in raster order of each component's first element, as scipy's; the number of features is the largest label."
+    )]
+    Label {
+        #[command(flatten)]
+        io: UnaryIo,
+        #[command(flatten)]
+        connect: ConnectArgs,
+    },
+    /// scipy.ndimage.binary_fill_holes: fills the zero regions that do not reach the array's edge (the result 0/1).
+    #[command(after_help = "Example: cliper fill-holes mask.nii.gz out/filled.nii.gz --rank 3")]
+    FillHoles {
+        #[command(flatten)]
+        io: UnaryIo,
+        #[command(flatten)]
+        connect: ConnectArgs,
+    },
     /// scipy.ndimage.distance_transform_edt: each non-zero element's distance to the nearest zero element.
     #[command(
         visible_alias = "distance-transform-edt",
@@ -673,6 +691,20 @@ struct GreyArgs {
     /// in erosion; its box is the footprint unless --footprint is given.
     #[arg(long)]
     structure: Option<String>,
+}
+
+/// The structure of a labelling command.
+#[derive(Args)]
+struct ConnectArgs {
+    /// generate_binary_structure's connectivity: 1 (faces, the default) to the rank (every neighbour).
+    #[arg(long, default_value_t = 1)]
+    connectivity: usize,
+    /// A structure file (non-zero = connected; 3 per axis, centro-symmetric), instead of --connectivity.
+    #[arg(long)]
+    structure: Option<String>,
+    /// Axes spanned, the last ones: 1 to 3 (default 2, or 1 for 1-D data).
+    #[arg(long)]
+    rank: Option<usize>,
 }
 
 /// The structure and repetitions of a binary morphology command.
@@ -1006,6 +1038,12 @@ fn main() -> ExitCode {
                 }
                 Command::BinaryClosing { io, binary } => {
                     one_step(binary.op("closing"), &[&io.input], Some(&io.output), io.common)
+                }
+                Command::Label { io, connect: ConnectArgs { connectivity, structure, rank } } => {
+                    one_step(Op::Label { connectivity, structure, rank }, &[&io.input], Some(&io.output), io.common)
+                }
+                Command::FillHoles { io, connect: ConnectArgs { connectivity, structure, rank } } => {
+                    one_step(Op::FillHoles { connectivity, structure, rank }, &[&io.input], Some(&io.output), io.common)
                 }
                 Command::Distance { io, sampling, rank } => {
                     one_step(Op::DistanceTransform { sampling, rank }, &[&io.input], Some(&io.output), io.common)

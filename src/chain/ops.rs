@@ -136,6 +136,32 @@ pub enum Op {
         #[serde(default)]
         rank: Option<usize>,
     },
+    /// scipy.ndimage.label: connected components of the non-zero elements, numbered 1, 2, … in raster order of
+    /// each component's first element (0: background).
+    Label {
+        /// generate_binary_structure(rank, connectivity) (default 1: faces only).
+        #[serde(default = "one_step_count")]
+        connectivity: usize,
+        /// A structure file (3 per axis, centro-symmetric; overrides `connectivity`).
+        #[serde(default)]
+        structure: Option<String>,
+        /// Axes spanned, the last ones (default 2, 1 for 1-D data).
+        #[serde(default)]
+        rank: Option<usize>,
+    },
+    /// scipy.ndimage.binary_fill_holes: the non-zero elements and the zero ones that cannot reach the array's
+    /// edge through zero elements (the result 0/1).
+    FillHoles {
+        /// generate_binary_structure(rank, connectivity) (default 1).
+        #[serde(default = "one_step_count")]
+        connectivity: usize,
+        /// A structure file (3 per axis, centro-symmetric; overrides `connectivity`).
+        #[serde(default)]
+        structure: Option<String>,
+        /// Axes spanned, the last ones (default 2, 1 for 1-D data).
+        #[serde(default)]
+        rank: Option<usize>,
+    },
     /// scipy.ndimage.distance_transform_edt: each non-zero element's distance to the nearest zero element.
     DistanceTransform {
         /// The spacing per axis: numbers (`"1,1,2.5"`, one or one per axis), or `voxel` — the input's voxel size
@@ -503,6 +529,8 @@ impl Op {
             Op::GreyMorphology { .. } => "grey-morphology",
             Op::BinaryMorphology { .. } => "binary-morphology",
             Op::DistanceTransform { .. } => "distance-transform",
+            Op::Label { .. } => "label",
+            Op::FillHoles { .. } => "fill-holes",
             Op::Zoom { .. } => "zoom",
             Op::Shift { .. } => "shift",
             Op::Rotate { .. } => "rotate",
@@ -568,6 +596,8 @@ impl Op {
             | Op::GreyMorphology { rank: Some(rank), .. }
             | Op::BinaryMorphology { rank: Some(rank), .. }
             | Op::DistanceTransform { rank: Some(rank), .. }
+            | Op::Label { rank: Some(rank), .. }
+            | Op::FillHoles { rank: Some(rank), .. }
                 if *rank > 2 =>
             {
                 Err(refuse(&format!("a rank-{rank} filter would mix the colour channels")))
@@ -753,7 +783,9 @@ impl Op {
             | Op::RankFilter { .. }
             | Op::GreyMorphology { .. }
             | Op::BinaryMorphology { .. }
-            | Op::DistanceTransform { .. } => Some(*geometry),
+            | Op::DistanceTransform { .. }
+            | Op::Label { .. }
+            | Op::FillHoles { .. } => Some(*geometry),
             Op::Norm { .. } | Op::Dot { .. } | Op::Matmul { .. } | Op::Power { .. } => None,
             Op::Zoom { .. }
             | Op::Shift { .. }
@@ -907,6 +939,37 @@ impl Op {
                     }),
                 }
             }
+            (Op::Label { connectivity, structure, rank } | Op::FillHoles { connectivity, structure, rank }, [x]) => {
+                let nd = x.shape().len();
+                let rank = rank.or_else(|| structure.is_none().then_some(nd.clamp(1, 2)));
+                let mut params = LabelParams::default().connectivity(*connectivity);
+                if let Some(file) = structure {
+                    params = params.structure(footprint_file(file)?);
+                }
+                if let Some(r) = rank {
+                    params = params.rank(r);
+                }
+                let holes = matches!(self, Op::FillHoles { .. });
+                let per_item: usize = x.shape().iter().rev().take(rank.unwrap_or(nd).min(nd)).product();
+                match x {
+                    AnyData::F32(_) if !holes && per_item > 1 << 24 => Err(Error::invalid(
+                        self.name(),
+                        format!(
+                            "labels of items of {per_item} elements (shape {:?}) can exceed float32's exact \
+                             integers (2^24): run in double precision (--precision double; precision = \"double\" \
+                             in a pipeline)",
+                            x.shape()
+                        ),
+                    )),
+                    AnyData::F32(x) => label_process(x, params, holes),
+                    AnyData::F64(x) => label_process(x, params, holes),
+                    other => Err(Error::Type {
+                        op: self.name().into(),
+                        expected: "real data (non-zero is foreground)".into(),
+                        got: other.kind().name().into(),
+                    }),
+                }
+            }
             (Op::DistanceTransform { sampling, rank }, [x]) => {
                 let rank = rank.unwrap_or(x.shape().len().clamp(1, 2));
                 let sampling: Vec<f64> = match sampling.as_deref().map(str::trim) {
@@ -1042,7 +1105,9 @@ impl Op {
             | Op::RankFilter { .. }
             | Op::GreyMorphology { .. }
             | Op::BinaryMorphology { .. }
-            | Op::DistanceTransform { .. } => Err(Error::invalid(self.name(), "takes real data")),
+            | Op::DistanceTransform { .. }
+            | Op::Label { .. }
+            | Op::FillHoles { .. } => Err(Error::invalid(self.name(), "takes real data")),
             Op::Expression { .. } | Op::Window { .. } | Op::Threshold { .. } | Op::Clip { .. } => {
                 elementwise(self, &[&T::wrap(x.clone())], self.expr().unwrap_or_else(|| Ok(Expr::input(0)))?)
             }
@@ -1344,6 +1409,18 @@ fn distance_transform<T: Kind + RealElement>(
 ) -> Result<(Box<dyn Process>, AnyData)> {
     let y = XData::<T>::zeros(x.app(), &DistanceTransform::<T>::output_shape(x.shape(), &params)?)?;
     Ok((Box::new(DistanceTransform::new(x, &y, params)), T::wrap(y)))
+}
+
+/// Labels (or filled holes) of real data into a new output.
+fn label_process<T: Kind + RealElement>(
+    x: &XData<T>,
+    params: LabelParams,
+    holes: bool,
+) -> Result<(Box<dyn Process>, AnyData)> {
+    let y = XData::<T>::zeros(x.app(), &Label::<T>::output_shape(x.shape(), &params)?)?;
+    let p: Box<dyn Process> =
+        if holes { Box::new(FillHoles::new(x, &y, params)) } else { Box::new(Label::new(x, &y, params)) };
+    Ok((p, T::wrap(y)))
 }
 
 /// Binary morphology of real data into a new 0/1 output.
