@@ -29,6 +29,8 @@ pub(crate) fn cases() -> Vec<(&'static str, CaseFn)> {
         ("zoom2o3_512", |c| zoom2(c, if c.quick { 128 } else { 512 })),
         // scipy.ndimage.rotate(im, 30, reshape=False, order=3): the gather, 16 taps per output.
         ("rotate30o3_8192", |c| rotate30(c, side(c))),
+        // scipy.ndimage.label of a random mask (half set): 4-connected components, scipy's numbering.
+        ("label_8192", |c| label(c, side(c))),
     ]
 }
 
@@ -347,5 +349,69 @@ fn rotate30(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
         double: false,
         check,
     };
+    Ok((format!("{n}x{n}"), "f32".into(), outcome))
+}
+
+/// label(mask) of an n² random mask (each element set with probability ½), 4-connectivity; checked against a
+/// host union-find with scipy's numbering at every element.
+fn label(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
+    let host: Vec<f32> = random_data_seeded::<f32>(n * n, 0xE1E1_0008).iter().map(|&v| f32::from(v > 0.5)).collect();
+    let x = XData::from_slice(ctx.app, &[n, n], &host)?;
+    let y = XData::<f32>::zeros(ctx.app, &[n, n])?;
+    let (measured, init_ms, algorithm) = time_process(ctx, Label::new(&x, &y, LabelParams::default()), |p| {
+        p.strategy().map_or("?".into(), |s| s.to_string())
+    })?;
+    let got = y.to_vec()?;
+    // Host reference: union-find with the smaller index as root, then numbering in raster order.
+    let mut parent: Vec<usize> = (0..n * n).collect();
+    fn root(parent: &mut [usize], mut a: usize) -> usize {
+        while let Some(&p) = parent.get(a) {
+            if p == a {
+                break;
+            }
+            let grand = parent.get(p).copied().unwrap_or(p);
+            if let Some(slot) = parent.get_mut(a) {
+                *slot = grand;
+            }
+            a = p;
+        }
+        a
+    }
+    let set = |i: usize| host.get(i).is_some_and(|&v| v != 0.0);
+    for i in 0..n * n {
+        if !set(i) {
+            continue;
+        }
+        for j in [i.checked_sub(1).filter(|_| i % n != 0), i.checked_sub(n)].into_iter().flatten() {
+            if set(j) {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                let (lo, hi) = (a.min(b), a.max(b));
+                if let Some(slot) = parent.get_mut(hi) {
+                    *slot = lo;
+                }
+            }
+        }
+    }
+    let mut number = vec![0u32; n * n];
+    let mut next = 0u32;
+    let mut wrong = 0usize;
+    for i in 0..n * n {
+        let want = if set(i) {
+            let r = root(&mut parent, i);
+            if r == i {
+                next += 1;
+                if let Some(slot) = number.get_mut(i) {
+                    *slot = next;
+                }
+            }
+            number.get(r).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        wrong += usize::from(value_at(&got, i)? != want as f32);
+    }
+    let check = Some(Check { error: wrong as f64, tolerance: 0.0, what: format!("labels differing of {}", n * n) });
+    let outcome =
+        Outcome { measured, init_ms, algorithm, bytes: 8.0 * (n * n) as f64, flops: 0.0, double: false, check };
     Ok((format!("{n}x{n}"), "f32".into(), outcome))
 }

@@ -151,6 +151,9 @@ fn match_case(op: &str, size: &str) -> Option<(String, String)> {
     if op == "rotate 30 order 3" {
         return Some(("rotate30o3".into(), size.to_string()));
     }
+    if op == "label" {
+        return Some(("label".into(), size.to_string()));
+    }
     let convolution = ["conv2d", "conv3d", "ndimage.convolve", "signal.fftconvolve"];
     if convolution.iter().any(|c| op.starts_with(c)) {
         if op.contains("reflect") || op.contains("mirror") || op.contains("nearest") {
@@ -247,6 +250,7 @@ mod tests {
             ("scipy   grey_erosion 15x15           2048x2048         80.0000 ms", ("scipy", "erosion15", "2048x2048")),
             ("cupy    zoom x2 order 3              512^3             40.0000 ms", ("CuPy", "zoom2o3", "512x512x512")),
             ("cupy    rotate 30 order 3            8192x8192         20.0000 ms", ("CuPy", "rotate30o3", "8192x8192")),
+            ("cupy    label                        8192x8192         20.0000 ms", ("CuPy", "label", "8192x8192")),
             (
                 "cupy    elementwise chain fused      8192x8192          0.2000 ms",
                 ("CuPy fuse", "ewchain", "8192x8192"),

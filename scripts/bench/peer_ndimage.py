@@ -75,6 +75,8 @@ for k in (3, 5, 7):
     out(f"median_filter {k}x{k}", size, lambda: ndi.median_filter(im, size=k), 3 if k > 3 else 5)
 out("grey_erosion 15x15", size, lambda: ndi.grey_erosion(im, size=15), 3)
 out("rotate 30 order 3", size, lambda: ndi.rotate(im, 30, reshape=False, order=3), 3)
+mask = im > 0.5
+out("label", size, lambda: ndi.label(mask), 3)
 del im2
 vol = xp.asarray(rng.random((v, v, v), dtype=np.float32))
 out("median_filter 5x5x5", f"{v}^3", lambda: ndi.median_filter(vol, size=5), 2)
