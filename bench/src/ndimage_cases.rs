@@ -352,12 +352,14 @@ fn rotate30(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
     Ok((format!("{n}x{n}"), "f32".into(), outcome))
 }
 
-/// label(mask) of an n² random mask (each element set with probability ½), 4-connectivity; checked against a
-/// host union-find with scipy's numbering at every element.
+/// label(mask) of an n² random mask (each element set with probability ½), 4-connectivity, in float64 (an 8192²
+/// image can hold more labels than float32's exact integers); checked against a host union-find with scipy's
+/// numbering at every element.
 fn label(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
-    let host: Vec<f32> = random_data_seeded::<f32>(n * n, 0xE1E1_0008).iter().map(|&v| f32::from(v > 0.5)).collect();
+    let host: Vec<f64> =
+        random_data_seeded::<f32>(n * n, 0xE1E1_0008).iter().map(|&v| f64::from(u8::from(v > 0.5))).collect();
     let x = XData::from_slice(ctx.app, &[n, n], &host)?;
-    let y = XData::<f32>::zeros(ctx.app, &[n, n])?;
+    let y = XData::<f64>::zeros(ctx.app, &[n, n])?;
     let (measured, init_ms, algorithm) = time_process(ctx, Label::new(&x, &y, LabelParams::default()), |p| {
         p.strategy().map_or("?".into(), |s| s.to_string())
     })?;
@@ -408,10 +410,10 @@ fn label(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
         } else {
             0
         };
-        wrong += usize::from(value_at(&got, i)? != want as f32);
+        wrong += usize::from(value_at(&got, i)? != f64::from(want));
     }
     let check = Some(Check { error: wrong as f64, tolerance: 0.0, what: format!("labels differing of {}", n * n) });
     let outcome =
-        Outcome { measured, init_ms, algorithm, bytes: 8.0 * (n * n) as f64, flops: 0.0, double: false, check };
-    Ok((format!("{n}x{n}"), "f32".into(), outcome))
+        Outcome { measured, init_ms, algorithm, bytes: 16.0 * (n * n) as f64, flops: 0.0, double: true, check };
+    Ok((format!("{n}x{n}"), "f64".into(), outcome))
 }
