@@ -83,8 +83,8 @@ pub mod kernels;
 pub mod process;
 
 pub use app::{
-    BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo, DeviceKind, Kernel, MemoryStats, Program,
-    TransferStats,
+    BUILD_OPTIONS_ENV, CACHE_DIR_ENV, CACHE_ENV, CACHE_MAX_ENV, CacheInfo, ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo,
+    DeviceKind, Kernel, MemoryStats, Program, ProgramCache, TransferStats,
 };
 pub use data::{KData, Launch, XData};
 pub use element::{ComplexElement, Element, RealElement};

@@ -9,6 +9,39 @@ use num_complex::{Complex32, Complex64};
 use serde_json::{Value, json};
 use std::path::Path;
 
+/// `cliper cache info|clear`: the on-disk program cache the environment selects.
+pub fn cache(ctx: &Context, action: &str) -> Result<()> {
+    let app = ClApp::builder().use_env(true);
+    let app = match &ctx.device {
+        Some(spec) => app.select(spec),
+        None => app,
+    };
+    let Some(cache) = app.build()?.program_cache().cloned() else {
+        say!(
+            "the program cache is off for this device ({0}=off, PoCL without {0}=on — PoCL caches its kernels \
+             itself — or no home folder to keep it in)",
+            cliper::CACHE_ENV
+        );
+        return Ok(());
+    };
+    let info = if action == "clear" { cache.clear()? } else { cache.info()? };
+    if ctx.json {
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "dir": info.dir.display().to_string(), "entries": info.entries, "bytes": info.bytes,
+                "cleared": action == "clear",
+            }))
+            .unwrap_or_default()
+        );
+    } else if action == "clear" {
+        say!("removed {info}");
+    } else {
+        say!("{info}");
+    }
+    Ok(())
+}
+
 pub fn devices(ctx: &Context) -> Result<()> {
     let devices = ClApp::devices()?;
     // ClApp::devices marks the environment's choice; --device overrides it.

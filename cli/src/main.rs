@@ -56,6 +56,15 @@ enum Command {
     /// List OpenCL platforms and devices, and which one cliper uses and why.
     #[command(after_help = "Example: cliper devices --json")]
     Devices,
+    /// The on-disk cache of compiled programs: what it holds (`info`), or empty it (`clear`).
+    #[command(
+        after_help = "Examples:\n  cliper cache info\n  cliper cache clear\n\nCLIPER_CACHE=off turns the cache off, CLIPER_CACHE_DIR moves it, CLIPER_CACHE_MAX_MB caps it (default 1024)."
+    )]
+    Cache {
+        /// `info` or `clear`.
+        #[arg(value_parser = ["info", "clear"])]
+        action: String,
+    },
     /// Shape, type, min/max/mean and NaN count of a file (every variable of a MAT file; coils and frames of k-space).
     #[command(after_help = "Examples:\n  cliper info data/phantom_256.png\n  cliper info data/kspace.mat")]
     Info {
@@ -863,6 +872,7 @@ fn main() -> ExitCode {
     let mut ctx = Context::new(cli.device.clone(), cli.profile, cli.json);
     let result = match cli.command {
         Command::Devices => inspect::devices(&ctx).map_err(CliError::from),
+        Command::Cache { action } => inspect::cache(&ctx, &action).map_err(CliError::from),
         Command::Info { file } => inspect::info(&mut ctx, &file).map_err(CliError::from),
         Command::Convert { input, output, options } => inspect::convert(&ctx, &input, &output, &options.options()),
         Command::Demo(args) => demo::run(&mut ctx, &args),

@@ -3,6 +3,7 @@
 
 use super::device::{DeviceFilter, DeviceInfo, DeviceKind, choose, discover};
 use super::ffi;
+use super::program_cache::ProgramCache;
 use crate::element::Element;
 use crate::error::{ClContext, Error, Result};
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
@@ -54,6 +55,8 @@ pub struct ClApp {
 struct Inner {
     queue: CommandQueue,
     programs: Mutex<HashMap<(String, String), ProgramSlot>>,
+    /// The programs compiled by earlier processes (docs/architecture.md, "Programs").
+    disk: Option<ProgramCache>,
     context: Context,
     device: Device,
     info: DeviceInfo,
@@ -208,6 +211,8 @@ pub struct ClAppBuilder {
     filter: DeviceFilter,
     profiling: bool,
     use_env: bool,
+    /// `None`: the environment's cache ([`ProgramCache::from_env`]); `Some(None)`: none; `Some(Some(c))`: `c`.
+    cache: Option<Option<ProgramCache>>,
 }
 
 impl ClAppBuilder {
@@ -251,6 +256,19 @@ impl ClAppBuilder {
         self.use_env = on;
         self
     }
+    /// The on-disk program cache to use: `None` for none (every program compiled from source, as a test of
+    /// compiler warnings needs), `Some` for that one; by default the environment's for the device
+    /// ([`ProgramCache::for_device`]: off on PoCL, which caches compiled kernels itself).
+    ///
+    /// ```
+    /// let app = cliper::ClApp::builder().use_env(true).program_cache(None).build()?;
+    /// assert!(app.program_cache().is_none());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn program_cache(mut self, cache: Option<ProgramCache>) -> Self {
+        self.cache = Some(cache);
+        self
+    }
 
     /// Opens the chosen device: context, in-order queue, device facts.
     pub fn build(self) -> Result<ClApp> {
@@ -266,7 +284,8 @@ impl ClAppBuilder {
         let index = choose(&infos, &filter)?;
         let (mut info, device) = found.swap_remove(index);
         info.preferred = true;
-        ClApp::open(info, device, self.profiling)
+        let cache = self.cache.unwrap_or_else(|| ProgramCache::for_device(&info));
+        ClApp::open(info, device, self.profiling, cache)
     }
 }
 
@@ -309,7 +328,7 @@ impl ClApp {
         Ok(infos)
     }
 
-    fn open(info: DeviceInfo, device: Device, profiling: bool) -> Result<ClApp> {
+    fn open(info: DeviceInfo, device: Device, profiling: bool, disk: Option<ProgramCache>) -> Result<ClApp> {
         let context =
             Context::from_device(&device).during(|| format!("creating an OpenCL context on `{}`", info.name))?;
         let properties = if profiling { CL_QUEUE_PROFILING_ENABLE } else { 0 };
@@ -321,6 +340,7 @@ impl ClApp {
             inner: Arc::new(Inner {
                 queue,
                 programs: Mutex::new(HashMap::new()),
+                disk,
                 context,
                 device,
                 info,
@@ -334,6 +354,11 @@ impl ClApp {
     /// Facts about the device this `ClApp` runs on.
     pub fn device(&self) -> &DeviceInfo {
         &self.inner.info
+    }
+
+    /// The on-disk program cache this app reads and fills, if any.
+    pub fn program_cache(&self) -> Option<&ProgramCache> {
+        self.inner.disk.as_ref()
     }
 
     /// Whether the queue records profiling events.

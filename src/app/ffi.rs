@@ -187,3 +187,14 @@ pub(crate) fn enqueue_kernel(
     };
     Ok(Event::new(event))
 }
+
+/// Creates a program for `device` from a binary its driver produced before (the on-disk program cache). The driver
+/// checks the binary and answers `CL_INVALID_BINARY` for one it cannot use; the cache has verified its checksum.
+pub(crate) fn program_from_binary(
+    context: &Context,
+    device: opencl3::types::cl_device_id,
+    binary: &[u8],
+) -> ClResult<opencl3::program::Program> {
+    // SAFETY: `device` belongs to `context` (the app's one device); `binary` is alive for the call, which copies it.
+    unsafe { opencl3::program::Program::create_from_binary(context, &[device], &[binary]) }
+}

@@ -1,12 +1,15 @@
 //! [`ClApp`], the device manager: discovery and selection, the OpenCL context and its one in-order queue,
-//! device facts, the program cache, transfer counters, and kernels.
+//! device facts, the program caches (in memory per app, and on disk across processes), transfer counters, and
+//! kernels.
 
 mod cl_app;
 mod device;
 pub(crate) mod ffi;
 mod program;
+mod program_cache;
 
 pub use cl_app::{BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, MemoryStats, TransferStats};
 pub(crate) use cl_app::{DeviceBuffer, copy_buffer, fill_zero};
 pub use device::{DeviceInfo, DeviceKind};
 pub use program::{Kernel, Program};
+pub use program_cache::{CACHE_DIR_ENV, CACHE_ENV, CACHE_MAX_ENV, CacheInfo, ProgramCache};

@@ -1,12 +1,15 @@
 //! Building OpenCL programs (once per source, options and device) and creating kernels from them.
 
 use super::cl_app::{BUILD_OPTIONS_ENV, ClApp};
+use super::ffi;
+use super::program_cache::Key;
 use crate::error::{ClContext, Error, Result};
 use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_COMPILE_PROGRAM_FAILURE, CL_INVALID_BUILD_OPTIONS};
 use std::sync::Arc;
 
 /// A built OpenCL program. Built programs are cached per `ClApp` by (source, options), so asking again for the
-/// same program costs a map lookup, not a compile.
+/// same program costs a map lookup, not a compile; and on disk ([`crate::ProgramCache`]), so the next process
+/// loads the driver's binary instead of compiling.
 ///
 /// ```
 /// # let app = cliper::ClApp::new()?;
@@ -24,6 +27,7 @@ pub struct Program {
     program: Arc<opencl3::program::Program>,
     name: String,
     app: ClApp,
+    from_disk: bool,
 }
 
 impl ClApp {
@@ -42,12 +46,35 @@ impl ClApp {
         let slot = self.program_slot(source, options);
         let mut cached = slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(program) = cached.as_ref() {
-            return Ok(Program { program: program.clone(), name: name.to_string(), app: self.clone() });
+            return Ok(Program {
+                program: program.clone(),
+                name: name.to_string(),
+                app: self.clone(),
+                from_disk: false,
+            });
+        }
+        let device_id = self.cl_device().id();
+        let full_options = format!("-cl-std=CL1.2 {options}");
+        // The on-disk cache: a binary an earlier process compiled, if one is there and the driver takes it.
+        let key = self.program_cache().map(|_| Key::new(source, &full_options, self.device()));
+        if let (Some(disk), Some(key)) = (self.program_cache(), key.as_ref())
+            && let Some(binary) = disk.load(key)
+        {
+            let built = ffi::program_from_binary(self.context(), device_id, &binary)
+                .and_then(|mut p| p.build(&[device_id], &full_options).map(|()| p));
+            match built {
+                Ok(program) => {
+                    let program = Arc::new(program);
+                    *cached = Some(program.clone());
+                    return Ok(Program { program, name: name.to_string(), app: self.clone(), from_disk: true });
+                }
+                // Refused (another driver's binary that slipped through, or a damaged one): compile instead.
+                Err(_) => disk.remove(key),
+            }
         }
         let mut program = opencl3::program::Program::create_from_source(self.context(), source)
             .during(|| format!("creating program `{name}`"))?;
-        let device_id = self.cl_device().id();
-        if let Err(e) = program.build(&[device_id], &format!("-cl-std=CL1.2 {options}")) {
+        if let Err(e) = program.build(&[device_id], &full_options) {
             let log = program.get_build_log(device_id).unwrap_or_default();
             return Err(match e.0 {
                 CL_BUILD_PROGRAM_FAILURE | CL_COMPILE_PROGRAM_FAILURE | CL_INVALID_BUILD_OPTIONS => Error::Build {
@@ -61,9 +88,16 @@ impl ClApp {
                 code => Error::cl(code, format!("building program `{name}` [{options}]")),
             });
         }
+        if let (Some(disk), Some(key)) = (self.program_cache(), key.as_ref())
+            && let Ok(binaries) = program.get_binaries()
+            && let Some(binary) = binaries.first()
+        {
+            // A cache that cannot be written (read-only home, full disk) costs the next process a compile, no more.
+            let _ = disk.store(key, binary);
+        }
         let program = Arc::new(program);
         *cached = Some(program.clone());
-        Ok(Program { program, name: name.to_string(), app: self.clone() })
+        Ok(Program { program, name: name.to_string(), app: self.clone(), from_disk: false })
     }
 }
 
@@ -96,6 +130,12 @@ impl Program {
     /// The name given to [`ClApp::build_program`].
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether this build came from the on-disk cache (a binary an earlier process compiled) rather than the
+    /// compiler.
+    pub fn from_disk_cache(&self) -> bool {
+        self.from_disk
     }
 
     /// The program as the driver compiled it for the device (`CL_PROGRAM_BINARIES`): PTX text on NVIDIA, which
