@@ -16,7 +16,6 @@
 mod any_data;
 mod ops;
 mod pipeline_file;
-mod resample_ops;
 mod run;
 
 pub use any_data::{AnyData, ElementKind, FileSpec, Kind, Origin, OutputOptions, Precision, kind_for, save_converted};
