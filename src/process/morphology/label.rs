@@ -150,12 +150,15 @@ struct Plan<T: RealElement> {
     index: IndexType,
     holes: bool,
     chunks: usize,
-    strategy: LabelStrategy,
     input: XData<T>,
     output: XData<T>,
 }
 
 impl<T: RealElement> Plan<T> {
+    fn strategy(&self) -> LabelStrategy {
+        LabelStrategy { neighbours: self.noffsets as usize, items: self.view_x.0.first().copied().unwrap_or(1) }
+    }
+
     fn new(op: &str, input: &XData<T>, output: &XData<T>, params: &LabelParams, holes: bool) -> Result<Plan<T>> {
         let shape = input.shape().to_vec();
         if output.shape() != shape.as_slice() {
@@ -218,7 +221,6 @@ impl<T: RealElement> Plan<T> {
             index,
             holes,
             chunks,
-            strategy: LabelStrategy { neighbours: offsets.len(), items },
             input: input.clone(),
             output: output.clone(),
         })
@@ -364,7 +366,7 @@ impl<T: RealElement> Label<T> {
 
     /// What `init` planned; `None` before.
     pub fn strategy(&self) -> Option<LabelStrategy> {
-        self.plan.as_ref().map(|p| p.strategy)
+        self.plan.as_ref().map(Plan::strategy)
     }
 
     /// The number of features of each batch item found by the last launch (waits for it).
@@ -442,7 +444,7 @@ impl<T: RealElement> FillHoles<T> {
 
     /// What `init` planned; `None` before.
     pub fn strategy(&self) -> Option<LabelStrategy> {
-        self.plan.as_ref().map(|p| p.strategy)
+        self.plan.as_ref().map(Plan::strategy)
     }
 }
 

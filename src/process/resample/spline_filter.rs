@@ -180,7 +180,6 @@ pub(crate) struct Prefilter<T: Element> {
     init: i32,
     /// The FIR taps (0..=half) when the passes convolve.
     taps: Option<XData<T::Real>>,
-    method: PrefilterMethod,
     /// The B-spline coefficients (the input itself when nothing is filtered).
     pub(crate) coefficients: XData<T>,
 }
@@ -276,20 +275,15 @@ impl<T: Element> Prefilter<T> {
             layouts.push(t.layout());
         }
         let index = index_type_for(&layouts, &counts);
-        let method = PrefilterMethod {
-            recursive: passes.len() - convolving,
-            convolving,
-            taps: if convolving > 0 { 2 * reach + 1 } else { 0 },
-        };
         let (mut recursive, mut convolving_kernel) = (None, None);
         if !passes.is_empty() {
             // The same options as the separable passes' (transform.rs), so that both share one program.
             let options = format!("{} -DIDX={} -DORDER={order}", T::build_options(), index.cl_type());
             let program = app.build_program("resample.cl", &kernels::with_common(kernels::RESAMPLE), &options)?;
-            if method.recursive > 0 {
+            if convolving < passes.len() {
                 recursive = Some(program.kernel("spline_prefilter")?.owned_by(op));
             }
-            if method.convolving > 0 {
+            if convolving > 0 {
                 convolving_kernel = Some(program.kernel("spline_fir")?.owned_by(op));
             }
         }
@@ -302,14 +296,18 @@ impl<T: Element> Prefilter<T> {
             cval: T::from_c64(cval),
             init: mode.filter_init(),
             taps,
-            method,
             coefficients,
         })
     }
 
     /// What the passes do.
     pub(crate) fn method(&self) -> PrefilterMethod {
-        self.method
+        let convolving = self.passes.iter().filter(|p| p.fir).count();
+        PrefilterMethod {
+            recursive: self.passes.len() - convolving,
+            convolving,
+            taps: self.taps.as_ref().map_or(0, |t| 2 * t.len() - 1),
+        }
     }
 
     /// Passes planned.
