@@ -143,7 +143,7 @@ fn all_ops_sizes_and_kernels<T: Element>() {
             let a = stored_for_op::<T>(&ha, op_a);
             for op_b in OPS {
                 let b = stored_for_op::<T>(&hb, op_b);
-                for strategy in [main_strategy::<T>(), GemmStrategy::Direct] {
+                for strategy in [main_strategy::<T>(), GemmStrategy::Direct, GemmStrategy::Native] {
                     let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
                     let mut mm = MatMul::new(
                         &a,
@@ -300,7 +300,7 @@ fn views_are_read_through_strides<T: Element>() {
         GemmStrategy::Tiled(_) => GemmStrategy::Tiled(tiles),
         _ => GemmStrategy::Blocked(tiles),
     };
-    for strategy in [odd, GemmStrategy::Direct] {
+    for strategy in [odd, GemmStrategy::Direct, GemmStrategy::Native] {
         let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(strategy));
         mm.init().unwrap();
         mm.launch().unwrap();
@@ -335,12 +335,46 @@ fn beta_zero_never_reads_c() {
     let (a, _) = random::<f32>(&mut rng, &[129, 33]);
     let (b, _) = random::<f32>(&mut rng, &[33, 65]);
     let c = XData::from_slice(app(), &[129, 65], &vec![f32::NAN; 129 * 65]).unwrap();
-    for strategy in [main_strategy::<f32>(), other_strategy::<f32>(), GemmStrategy::Direct] {
+    for strategy in [main_strategy::<f32>(), other_strategy::<f32>(), GemmStrategy::Direct, GemmStrategy::Native] {
         let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(strategy));
         mm.init().unwrap();
         mm.launch().unwrap();
         assert!(c.to_vec().unwrap().iter().all(|v| v.is_finite()), "{strategy:?} let NaN through with beta = 0");
     }
+}
+
+/// The host's GEMM maps each buffer once: A and Aᵀ from one buffer; then C in the other half of A's buffer
+/// (one mapping, written) must get A·I and leave A as it was.
+fn native_shares_buffers<T: Element>() {
+    let mut rng = Rng::new(16);
+    let (big, hbig) = random::<T>(&mut rng, &[2, 37, 23]);
+    let (a, c) = (big.index_axis(0, 0).unwrap(), big.index_axis(0, 1).unwrap());
+    let ha = hbig.index_axis(ndarray::Axis(0), 0).to_owned().into_dyn();
+    let (want, bound) = matmul_ref(
+        &ha,
+        &transpose_ref(&ha, false),
+        &ArrayD::zeros(IxDyn(&[37, 37])),
+        Complex64::new(1.0, 0.0),
+        Complex64::new(0.0, 0.0),
+    );
+    let square = XData::<T>::zeros(app(), &[37, 37]).unwrap();
+    let mut mm = MatMul::new(&a, &a.t(), &square, MatMulParams::default().strategy(GemmStrategy::Native));
+    mm.init().unwrap();
+    mm.launch().unwrap();
+    assert_close::<T>(&fetch(&square), &want, &bound, 23, &format!("{} A·Aᵀ from one buffer", T::NAME));
+    let eye: Vec<T> =
+        (0..23 * 23).map(|i| T::from_c64(Complex64::new(f64::from(u8::from(i % 24 == 0)), 0.0))).collect();
+    let identity = XData::from_slice(app(), &[23, 23], &eye).unwrap();
+    let mut copy = MatMul::new(&a, &identity, &c, MatMulParams::default().strategy(GemmStrategy::Native));
+    copy.init().unwrap();
+    copy.launch().unwrap();
+    assert_eq!(fetch(&c), ha, "{}: A·I into the other half of A's buffer", T::NAME);
+    assert_eq!(fetch(&a), ha, "{}: A changed", T::NAME);
+}
+
+#[test]
+fn native_gemm_maps_shared_buffers_once() {
+    for_each_element!(native_shares_buffers);
 }
 
 #[test]

@@ -198,3 +198,176 @@ pub(crate) fn program_from_binary(
     // SAFETY: `device` belongs to `context` (the app's one device); `binary` is alive for the call, which copies it.
     unsafe { opencl3::program::Program::create_from_binary(context, &[device], &[binary]) }
 }
+
+/// One operand of a [`host_gemm`]: its buffer and the strides of its rows and columns, in elements.
+pub(crate) struct HostOperand<'a> {
+    pub buffer: &'a Buffer<u8>,
+    pub row_stride: usize,
+    pub col_stride: usize,
+}
+
+/// `C = alpha·op(A)·op(B) + beta·C` for matrices in device buffers, computed on the host (the `gemm` crate) in
+/// the buffers' mapped memory: on a CPU device such as PoCL's, device buffers are host memory and mapping them
+/// copies nothing.
+pub(crate) struct HostGemm<'a, T> {
+    /// M, N, K: A is M×K, B is K×N and C is M×N.
+    pub dims: [usize; 3],
+    pub a: HostOperand<'a>,
+    pub b: HostOperand<'a>,
+    pub c: HostOperand<'a>,
+    /// Per product of the batch, the element offsets of its A, B and C in their buffers.
+    pub offsets: &'a [[usize; 3]],
+    pub alpha: T,
+    pub beta: T,
+    /// Whether C is read (`beta` is not zero); when false C is only written, whatever it held.
+    pub read_c: bool,
+    pub conj_a: bool,
+    pub conj_b: bool,
+}
+
+/// A buffer mapped into host memory over elements `[lo, hi)` (one mapping per distinct buffer of a host command).
+struct Mapped {
+    mem: cl_mem,
+    lo: usize,
+    hi: usize,
+    write: bool,
+    ptr: *mut c_void,
+}
+
+/// Runs `job` on the host: maps each distinct buffer over the elements its operands reach (blocking, so every
+/// command enqueued before has finished, as an in-order queue promises), multiplies there, and unmaps. Returns
+/// the event of C's unmap, the command after which the device sees C's new values. `T` must be `f32`, `f64`,
+/// `Complex32` or `Complex64` (the element types cliper has); any other answers `CL_INVALID_VALUE`.
+pub(crate) fn host_gemm<T: Element + 'static>(queue: &CommandQueue, job: &HostGemm<'_, T>) -> ClResult<Event> {
+    use num_complex::{Complex32, Complex64};
+    use opencl3::error_codes::{CL_INVALID_VALUE, CL_MISALIGNED_SUB_BUFFER_OFFSET};
+    use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE};
+    use std::any::TypeId;
+    let supported = [TypeId::of::<f32>(), TypeId::of::<f64>(), TypeId::of::<Complex32>(), TypeId::of::<Complex64>()];
+    if !supported.contains(&TypeId::of::<T>()) {
+        return Err(ClError(CL_INVALID_VALUE));
+    }
+    let [m, n, k] = job.dims;
+    if m == 0 || n == 0 || job.offsets.is_empty() {
+        return Err(ClError(CL_INVALID_VALUE));
+    }
+    let size = std::mem::size_of::<T>();
+    // The elements each operand reaches, [lo, hi), over the whole batch: every pointer formed below stays inside.
+    let reach = |op: &HostOperand<'_>, rows: usize, cols: usize, which: usize| -> Option<(usize, usize)> {
+        let last = if rows == 0 || cols == 0 {
+            0
+        } else {
+            (rows - 1)
+                .checked_mul(op.row_stride)?
+                .checked_add((cols - 1).checked_mul(op.col_stride)?)?
+                .checked_add(1)?
+        };
+        let lo = job.offsets.iter().filter_map(|o| o.get(which)).min().copied()?;
+        let hi = job.offsets.iter().filter_map(|o| o.get(which)).max()?.checked_add(last)?;
+        Some((lo, hi.max(lo + 1)))
+    };
+    let operands = [(&job.a, m, k, false), (&job.b, k, n, false), (&job.c, m, n, true)];
+    let mut maps: Vec<Mapped> = Vec::with_capacity(3);
+    for (which, &(op, rows, cols, write)) in operands.iter().enumerate() {
+        let (lo, hi) = reach(op, rows, cols, which).ok_or(ClError(CL_INVALID_VALUE))?;
+        let mem = op.buffer.get();
+        match maps.iter_mut().find(|m| m.mem == mem) {
+            Some(map) => {
+                map.lo = map.lo.min(lo);
+                map.hi = map.hi.max(hi);
+                map.write |= write;
+            }
+            None => maps.push(Mapped { mem, lo, hi, write, ptr: ptr::null_mut() }),
+        }
+    }
+    let unmap_all = |maps: &[Mapped]| -> ClResult<Option<Event>> {
+        let mut c_event = None;
+        for map in maps.iter().filter(|m| !m.ptr.is_null()) {
+            // SAFETY: `ptr` is what mapping `mem` returned and is unmapped once; no reference into it outlives this.
+            let event = unsafe {
+                opencl3::command_queue::enqueue_unmap_mem_object(queue.get(), map.mem, map.ptr, 0, ptr::null())?
+            };
+            let event = Event::new(event);
+            if map.mem == job.c.buffer.get() {
+                c_event = Some(event);
+            }
+        }
+        Ok(c_event)
+    };
+    for i in 0..maps.len() {
+        let Some(map) = maps.get_mut(i) else { break };
+        let flags = if map.write { CL_MAP_READ | CL_MAP_WRITE } else { CL_MAP_READ };
+        let (offset, bytes) = (map.lo * size, (map.hi - map.lo) * size);
+        let mut pointer: cl_mem = ptr::null_mut();
+        // SAFETY: a blocking map of a region OpenCL checks against the buffer's size (CL_INVALID_VALUE when it is
+        // outside); the pointer is only used until the matching unmap below.
+        let mapped = unsafe {
+            opencl3::command_queue::enqueue_map_buffer(
+                queue.get(),
+                map.mem,
+                CL_BLOCKING,
+                flags,
+                offset,
+                bytes,
+                &mut pointer,
+                0,
+                ptr::null(),
+            )
+        };
+        match mapped {
+            Ok(event) => {
+                drop(Event::new(event));
+                map.ptr = pointer;
+            }
+            Err(code) => {
+                let _ = unmap_all(&maps);
+                return Err(ClError(code));
+            }
+        }
+        if !(map.ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
+            let _ = unmap_all(&maps);
+            return Err(ClError(CL_MISALIGNED_SUB_BUFFER_OFFSET));
+        }
+    }
+    // The host address of element `index` of the buffer `mem` (inside its mapped range, as `reach` ensured).
+    let address = |mem: cl_mem, index: usize| -> *mut T {
+        maps.iter().find(|m| m.mem == mem).map_or(ptr::null_mut(), |m| m.ptr.cast::<T>().wrapping_add(index - m.lo))
+    };
+    let stride = |s: usize| s as isize;
+    for &[oa, ob, oc] in job.offsets {
+        let (a, b, c) =
+            (address(job.a.buffer.get(), oa), address(job.b.buffer.get(), ob), address(job.c.buffer.get(), oc));
+        if a.is_null() || b.is_null() || c.is_null() {
+            continue;
+        }
+        // SAFETY: every element the product touches lies in a mapped range (`reach` bounds the batch's offsets
+        // and strides; the maps cover those ranges), aligned for `T`, which is one of the four types `gemm`
+        // accepts (checked above). C does not overlap A or B element-wise (MatMul refuses that), so the writes
+        // never alias the reads even where they share a buffer. The crate's `alpha` scales the old C and its
+        // `beta` the product: cliper's beta and alpha.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                c,
+                stride(job.c.col_stride),
+                stride(job.c.row_stride),
+                job.read_c,
+                a.cast_const(),
+                stride(job.a.col_stride),
+                stride(job.a.row_stride),
+                b.cast_const(),
+                stride(job.b.col_stride),
+                stride(job.b.row_stride),
+                job.beta,
+                job.alpha,
+                false,
+                job.conj_a,
+                job.conj_b,
+                gemm::Parallelism::Rayon(0),
+            );
+        }
+    }
+    unmap_all(&maps)?.ok_or(ClError(CL_INVALID_VALUE))
+}

@@ -13,5 +13,5 @@ pub use kdata::KData;
 pub use launch::Launch;
 pub use xdata::XData;
 
-pub(crate) use command::{Recorder, TrackedCommand};
+pub(crate) use command::{HostCommand, Recorder, TrackedCommand};
 pub(crate) use layout::{Layout, check_permutation};

@@ -198,15 +198,24 @@ impl Pipeline {
         self.app.finish()?;
         let mut launches = Vec::with_capacity(records.len());
         for r in records {
-            let start =
-                r.event.profiling_command_start().during(|| format!("reading the start time of `{}`", r.kernel))?;
-            let end = r.event.profiling_command_end().during(|| format!("reading the end time of `{}`", r.kernel))?;
+            let device_ms = match r.host_ms {
+                Some(ms) => ms,
+                None => {
+                    let start = r
+                        .event
+                        .profiling_command_start()
+                        .during(|| format!("reading the start time of `{}`", r.kernel))?;
+                    let end =
+                        r.event.profiling_command_end().during(|| format!("reading the end time of `{}`", r.kernel))?;
+                    end.saturating_sub(start) as f64 * 1e-6
+                }
+            };
             launches.push(KernelTiming {
                 process: r.process,
                 kernel: r.kernel,
                 global: r.global,
                 local: r.local,
-                device_ms: end.saturating_sub(start) as f64 * 1e-6,
+                device_ms,
                 bytes: r.bytes,
                 flops: r.flops,
             });

@@ -14,7 +14,7 @@ impl GemmTiles {
     pub fn for_device<T: Element>(info: &DeviceInfo) -> GemmTiles {
         match GemmStrategy::for_device::<T>(info) {
             GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => t,
-            GemmStrategy::Direct => Self::fallback::<T>(info).fit::<T>(info),
+            GemmStrategy::Direct | GemmStrategy::Native => Self::fallback::<T>(info).fit::<T>(info),
         }
     }
 
@@ -55,7 +55,26 @@ impl GemmStrategy {
         }
     }
 
-    /// The planner's choice for an `m` × `n` × `k` product repeated `batch` times: [`GemmStrategy::Direct`] when
+    /// What [`super::MatMul`] runs when not told: [`GemmStrategy::Native`] on CPU devices (the host's GEMM in the
+    /// buffers' memory, no kernel to compile or launch) for products with `k ≥ 1`, else
+    /// [`GemmStrategy::for_problem`].
+    ///
+    /// ```
+    /// use cliper::{DeviceKind, GemmStrategy};
+    /// let app = cliper::ClApp::new()?;
+    /// let planned = GemmStrategy::planned::<f64>(app.device(), 300, 200, 100, 1);
+    /// assert_eq!(planned == GemmStrategy::Native, app.device().kind == DeviceKind::Cpu);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn planned<T: Element>(info: &DeviceInfo, m: usize, n: usize, k: usize, batch: usize) -> GemmStrategy {
+        if info.kind == DeviceKind::Cpu && m > 0 && n > 0 && k > 0 && batch > 0 {
+            GemmStrategy::Native
+        } else {
+            Self::for_problem::<T>(info, m, n, k, batch)
+        }
+    }
+
+    /// The kernel for an `m` × `n` × `k` product repeated `batch` times: [`GemmStrategy::Direct`] when
     /// an operand is thinner than a work-group's side or the product is small (up to 2²⁴ multiply-adds on GPUs,
     /// 2¹⁸ on CPUs); otherwise [`GemmStrategy::for_size`] at the cube root of M·N·K (with 32×32 tiles when M
     /// or N is at most 64 and the device uses local-memory tiles).
@@ -74,7 +93,7 @@ impl GemmStrategy {
         let cpu = info.kind == DeviceKind::Cpu;
         let (mdimc, ndimc) = match main {
             GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => (t.mdimc, t.ndimc),
-            GemmStrategy::Direct => (1, 1),
+            GemmStrategy::Direct | GemmStrategy::Native => (1, 1),
         };
         // A thin operand leaves most of a tile idle, and a small product gives too few tiles to fill a GPU: on
         // the H100 the direct kernel beat 64² and 128² tiles up to 256³ (0.019 ms against 0.025 and 0.047).

@@ -165,16 +165,19 @@ impl std::str::FromStr for GemmTiles {
     }
 }
 
-/// Which kernel a [`super::MatMul`] runs.
+/// Which kernel a [`super::MatMul`] runs, or [`GemmStrategy::Native`]: the host's own GEMM on a CPU device.
 ///
 /// ```
-/// use cliper::{GemmStrategy, MatMul, MatMulParams, Process, XData};
+/// use cliper::{DeviceKind, GemmStrategy, MatMul, MatMulParams, Process, XData};
 /// let app = cliper::ClApp::new()?;
 /// let (a, b) = (XData::<f32>::zeros(&app, &[8, 8])?, XData::<f32>::zeros(&app, &[8, 8])?);
 /// let mut mm = MatMul::new(&a, &b, &XData::zeros(&app, &[8, 8])?, MatMulParams::default());
 /// mm.init()?;
-/// assert_eq!(mm.strategy(), Some(GemmStrategy::Direct)); // too small for tiles
+/// // A CPU device multiplies natively; a GPU runs the direct kernel (too small for tiles).
+/// let expected = if app.device().kind == DeviceKind::Cpu { GemmStrategy::Native } else { GemmStrategy::Direct };
+/// assert_eq!(mm.strategy(), Some(expected));
 /// assert_eq!("direct".parse::<GemmStrategy>()?, GemmStrategy::Direct);
+/// assert_eq!("native".parse::<GemmStrategy>()?, GemmStrategy::Native);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -186,14 +189,20 @@ pub enum GemmStrategy {
     /// The same register blocking as [`GemmStrategy::Tiled`] without local memory or barriers (the tiles'
     /// `kwg` is unused): CPUs, where caches stage the operands and barriers would spill the accumulators.
     Blocked(GemmTiles),
+    /// No kernel: the `gemm` crate on the host, in the mapped memory of the device's buffers. On a CPU device
+    /// (PoCL) buffers are host memory, so mapping copies nothing, and the crate's packed AVX kernels run at
+    /// OpenBLAS's speed where PoCL's code generation reaches a tenth of it. Any device can run it (mapping
+    /// then copies); the planner chooses it on CPU devices only.
+    Native,
 }
 
 impl std::fmt::Display for GemmStrategy {
-    /// `direct`, the tiles (`128x128x16/16x16/4x4`) for [`GemmStrategy::Tiled`], `blocked:` and the tiles for
+    /// `direct`, `native`, the tiles (`128x128x16/16x16/4x4`) for [`GemmStrategy::Tiled`], `blocked:` and the tiles for
     /// [`GemmStrategy::Blocked`].
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             GemmStrategy::Direct => f.write_str("direct"),
+            GemmStrategy::Native => f.write_str("native"),
             GemmStrategy::Tiled(t) => write!(f, "{t}"),
             GemmStrategy::Blocked(t) => write!(f, "blocked:{t}"),
         }
@@ -217,6 +226,8 @@ impl std::str::FromStr for GemmStrategy {
         let text = text.trim();
         if text == "direct" {
             Ok(GemmStrategy::Direct)
+        } else if text == "native" {
+            Ok(GemmStrategy::Native)
         } else if let Some(tiles) = text.strip_prefix("blocked:") {
             Ok(GemmStrategy::Blocked(tiles.parse()?))
         } else {

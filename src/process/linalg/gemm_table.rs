@@ -97,12 +97,16 @@ pub struct GemmTableEntry {
 }
 
 impl GemmTableEntry {
-    /// The kernel this entry names ([`GemmStrategy::Direct`] is not a table entry).
+    /// The kernel this entry names ([`GemmStrategy::Direct`] and [`GemmStrategy::Native`] are not table
+    /// entries).
     pub fn strategy(&self) -> Result<GemmStrategy> {
         match self.kernel.parse::<GemmStrategy>()? {
-            GemmStrategy::Direct => Err(Error::invalid(
+            GemmStrategy::Direct | GemmStrategy::Native => Err(Error::invalid(
                 "GemmTable",
-                format!("kernel `{}`: a table entry names tiles, not the direct kernel", self.kernel),
+                format!(
+                    "kernel `{}`: a table entry names tiles, not the direct kernel or the host's GEMM",
+                    self.kernel
+                ),
             )),
             s => Ok(s),
         }

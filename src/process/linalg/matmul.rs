@@ -1,7 +1,9 @@
 //! [`MatMul`]: `C = alpha·op(A)·op(B) + beta·C` for batches of real or complex matrices.
 
 use super::gemm_strategy::{GemmStrategy, GemmTiles};
+use crate::app::ffi::{self, HostGemm, HostOperand};
 use crate::app::{DeviceInfo, Kernel, Program};
+use crate::data::HostCommand;
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -158,8 +160,10 @@ pub struct MatMul<T: Element> {
 /// Everything `launch` needs, fixed by `init`.
 struct Plan<T: Element> {
     strategy: GemmStrategy,
-    program: Program,
-    kernel: Kernel,
+    /// The program and kernel of a device strategy; `None` for [`GemmStrategy::Native`].
+    compiled: Option<(Program, Kernel)>,
+    /// For [`GemmStrategy::Native`]: per product of the batch, the element offsets of its A, B and C.
+    host_offsets: Vec<[usize; 3]>,
     index: IndexType,
     /// op(A) and op(B) as views of shapes `[batch…, M, K]` and `[batch…, K, N]` (before broadcasting).
     a: XData<T>,
@@ -244,9 +248,9 @@ impl<T: Element> MatMul<T> {
     }
 
     /// The program `init` built and the kernel it runs (for inspection: [`Program::binary`],
-    /// [`Kernel::private_mem_bytes`]); `None` before `init`.
+    /// [`Kernel::private_mem_bytes`]); `None` before `init` and for [`GemmStrategy::Native`].
     pub fn compiled(&self) -> Option<(&Program, &Kernel)> {
-        self.plan.as_ref().map(|p| (&p.program, &p.kernel))
+        self.plan.as_ref().and_then(|p| p.compiled.as_ref()).map(|(program, kernel)| (program, kernel))
     }
 
     /// The checks on the three arrays: one device, C of the product's shape, not overlapping A or B.
@@ -306,8 +310,36 @@ impl<T: Element> MatMul<T> {
         }
         let strategy = match self.params.strategy {
             Some(s) => s,
-            None => GemmStrategy::for_problem::<T>(app.device(), m, n, k, count),
+            None => GemmStrategy::planned::<T>(app.device(), m, n, k, count),
         };
+        let use_beta = self.params.beta != T::default();
+        let (mn, e) = ((m * n) as u64, std::mem::size_of::<T>() as u64);
+        let per_matrix = ((m * k + k * n) as u64 + mn * (1 + u64::from(use_beta))) * e;
+        let flops_per_mac = if T::IS_COMPLEX { 8 } else { 2 };
+        let (bytes, flops) = (per_matrix * count as u64, flops_per_mac * mn * k as u64 * count as u64);
+        if strategy == GemmStrategy::Native {
+            if m == 0 || n == 0 || k == 0 || count == 0 {
+                return Err(Error::invalid(
+                    "MatMul",
+                    format!("the host's GEMM needs non-empty products; op(A)·op(B) is {m}×{k} · {k}×{n} ×{count}"),
+                ));
+            }
+            let host_offsets = batch_offsets(&batch, [a.offset(), b.offset(), self.c.offset()]);
+            return Ok(Plan {
+                strategy,
+                compiled: None,
+                host_offsets,
+                index,
+                a,
+                b,
+                mnk: [m, n, k],
+                batch,
+                global: [0; 3],
+                local: [0; 3],
+                bytes,
+                flops,
+            });
+        }
         let t = program_tiles::<T>(strategy, app.device())?;
         let units = unit_strides([m, n, k], [sam, sak], [sbk, sbn], scn);
         let vector = |width: usize| GemmTiles::vector_type::<T>(width).unwrap_or_else(|| T::CL_TYPE.to_string());
@@ -329,20 +361,16 @@ impl<T: Element> MatMul<T> {
         let name = match strategy {
             GemmStrategy::Tiled(_) => "gemm_tiled",
             GemmStrategy::Blocked(_) => "gemm_blocked",
-            GemmStrategy::Direct => "gemm_direct",
+            GemmStrategy::Direct | GemmStrategy::Native => "gemm_direct",
         };
         let kernel = program.kernel(name)?.owned_by("MatMul");
         // Only the direct kernel's groups depend on what the compiled kernel allows.
         let limit = if strategy == GemmStrategy::Direct { kernel.max_work_group_size()? } else { usize::MAX };
         let (global, local) = launch_sizes(strategy, [m, n], count, limit);
-        let use_beta = self.params.beta != T::default();
-        let (mn, e) = ((m * n) as u64, std::mem::size_of::<T>() as u64);
-        let per_matrix = ((m * k + k * n) as u64 + mn * (1 + u64::from(use_beta))) * e;
-        let flops_per_mac = if T::IS_COMPLEX { 8 } else { 2 };
         Ok(Plan {
             strategy,
-            program,
-            kernel,
+            compiled: Some((program, kernel)),
+            host_offsets: Vec::new(),
             index,
             a,
             b,
@@ -350,8 +378,8 @@ impl<T: Element> MatMul<T> {
             batch,
             global,
             local,
-            bytes: per_matrix * count as u64,
-            flops: flops_per_mac * mn * k as u64 * count as u64,
+            bytes,
+            flops,
         })
     }
 }
@@ -370,8 +398,36 @@ fn program_tiles<T: Element>(strategy: GemmStrategy, info: &DeviceInfo) -> Resul
             // gemm_tiled is compiled too: give it a K depth and runs it can build with if these do not fit.
             if t.validate::<T>(info).is_ok() { t } else { GemmTiles { kwg: t.mdimc * t.ndimc, vwm: 1, vwn: 1, ..t } }
         }
-        GemmStrategy::Direct => GemmTiles::for_device::<T>(info),
+        GemmStrategy::Direct | GemmStrategy::Native => GemmTiles::for_device::<T>(info),
     })
+}
+
+/// The element offsets of A, B and C (starting at `origin`) of every product of `batch`, in order.
+fn batch_offsets(batch: &Batch3, origin: [usize; 3]) -> Vec<[usize; 3]> {
+    let axes = batch.axes as usize;
+    let mut offsets = Vec::with_capacity(batch.count() as usize);
+    let mut index = [0u64; crate::process::planning::MAX_AXES];
+    loop {
+        let mut at = origin;
+        for (slot, strides) in at.iter_mut().zip(&batch.strides) {
+            *slot += index.iter().zip(strides).take(axes).map(|(&i, &s)| (i * s) as usize).sum::<usize>();
+        }
+        offsets.push(at);
+        // The next index, last axis fastest; done when every axis has wrapped.
+        let mut axis = axes;
+        loop {
+            if axis == 0 {
+                return offsets;
+            }
+            axis -= 1;
+            let (Some(i), Some(&extent)) = (index.get_mut(axis), batch.shape.get(axis)) else { return offsets };
+            *i += 1;
+            if *i < extent {
+                break;
+            }
+            *i = 0;
+        }
+    }
 }
 
 /// The build options that declare unit strides (`-DA_K_UNIT=…`) for A' `[M, K]` with strides `(sam, sak)`, B'
@@ -402,7 +458,7 @@ fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit:
         GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => {
             ([n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count], [t.ndimc, t.mdimc, 1])
         }
-        GemmStrategy::Direct => {
+        GemmStrategy::Direct | GemmStrategy::Native => {
             let limit = limit.clamp(1, 256);
             let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
             let l1 = m.next_power_of_two().clamp(1, (limit / l0).max(1));
@@ -453,8 +509,25 @@ impl<T: Element> Process for MatMul<T> {
         let [scm, scn] = matrix_axes(c, "C")?.strides;
         let idx = p.index;
         let use_beta = self.params.beta != T::default();
-        let launch = p
-            .kernel
+        let Some((_, kernel)) = p.compiled.as_mut() else {
+            let job = HostGemm {
+                dims: p.mnk,
+                a: HostOperand { buffer: a.storage().buffer(), row_stride: sam, col_stride: sak },
+                b: HostOperand { buffer: b.storage().buffer(), row_stride: sbk, col_stride: sbn },
+                c: HostOperand { buffer: c.storage().buffer(), row_stride: scm, col_stride: scn },
+                offsets: &p.host_offsets,
+                alpha: self.params.alpha,
+                beta: self.params.beta,
+                read_c: use_beta,
+                conj_a: self.params.op_a.conjugates::<T>(),
+                conj_b: self.params.op_b.conjugates::<T>(),
+            };
+            let reads = if use_beta { vec![a, b, c] } else { vec![a, b] };
+            return HostCommand::new("MatMul", "host_gemm", &reads, &[c])?
+                .work(p.bytes, p.flops)
+                .run(|queue| ffi::host_gemm(queue, &job));
+        };
+        let launch = kernel
             .launch()
             .input(a)
             .index(idx, a.offset() as u64)
