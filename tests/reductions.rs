@@ -26,6 +26,10 @@ const ORDERS: &[NormOrder] = &[
     NormOrder::Inf,
 ];
 
+/// `kernels_only` both ways: the planner's choice (on CPU devices the host's float64 loops), then the OpenCL
+/// kernels.
+const PATHS: [bool; 2] = [false, true];
+
 fn tolerance<T: Element>(n: usize) -> f64 {
     let limit = app().device().max_work_group_size.min(256);
     let wg = 1usize << (usize::BITS - 1 - limit.leading_zeros());
@@ -62,9 +66,9 @@ fn norms_of_random_vectors<T: Element>() {
     for &n in LENGTHS {
         let (x, host) = random::<T>(&mut rng, &[n]);
         let v: Vec<Complex64> = host.iter().copied().collect();
-        for &order in ORDERS {
+        for (&order, kernels) in ORDERS.iter().flat_map(|o| PATHS.map(|k| (o, k))) {
             let out = XData::<T::Real>::zeros(app(), &[]).unwrap();
-            let mut norm = NormN::new(&x, &out, NormParams::new(order));
+            let mut norm = NormN::new(&x, &out, NormParams::new(order).kernels_only(kernels));
             norm.init().unwrap();
             norm.launch().unwrap();
             let got = out.to_vec().unwrap()[0].to_c64().re;
@@ -79,9 +83,18 @@ fn norms_match_reference_for_all_types_orders_and_lengths() {
     for_each_element!(norms_of_random_vectors);
 }
 
+/// The kernels' norm, after checking that the planner's (on CPU devices the host's float64 loops) agrees: the
+/// same NaN, the same infinity, else within f32's tolerance (both are far closer to the float64 reference).
 fn norm_of<T: Element>(values: &[T], order: NormOrder) -> f64 {
     let x = XData::from_slice(app(), &[values.len()], values).unwrap();
-    NormN::apply(&x, NormParams::new(order)).unwrap().to_vec().unwrap()[0].to_c64().re
+    let [planned, kernels] = PATHS.map(|kernels| {
+        NormN::apply(&x, NormParams::new(order).kernels_only(kernels)).unwrap().to_vec().unwrap()[0].to_c64().re
+    });
+    let agree = (planned.is_nan() && kernels.is_nan())
+        || planned == kernels
+        || (kernels.is_finite() && ((planned - kernels) / kernels).abs() <= tolerance::<f32>(values.len()));
+    assert!(agree, "{order:?} of {} values: planned {planned:e}, kernels {kernels:e}", values.len());
+    kernels
 }
 
 #[test]
@@ -186,10 +199,11 @@ fn norms_along_axes<T: Element>() {
     for shape in [&[7usize, 129, 33][..], &[300, 517], &[3, 70001]] {
         let (x, host) = random::<T>(&mut rng, shape);
         for axis in 0..shape.len() {
-            for &order in &[NormOrder::P(1.0), NormOrder::P(2.5), NormOrder::Inf] {
+            let orders = [NormOrder::P(1.0), NormOrder::P(2.0), NormOrder::P(2.5), NormOrder::Inf];
+            for (order, kernels) in orders.into_iter().flat_map(|o| PATHS.map(|k| (o, k))) {
                 let out_shape: Vec<usize> = [&shape[..axis], &shape[axis + 1..]].concat();
                 let out = XData::<T::Real>::zeros(app(), &out_shape).unwrap();
-                let mut norm = NormN::new(&x, &out, NormParams::new(order).along(axis));
+                let mut norm = NormN::new(&x, &out, NormParams::new(order).along(axis).kernels_only(kernels));
                 norm.init().unwrap();
                 norm.launch().unwrap();
                 let want = along_ref(&host, axis, |line| Complex64::new(norm_ref(line, order), 0.0));
@@ -219,13 +233,16 @@ fn strided_views_are_gathered_or_read_in_place() {
     assert!(!t.strategy().unwrap().gathered, "{:?}", t.strategy());
     // A window with gaps between its rows is gathered into contiguous scratch first.
     let window = x.slice_axis(1, 5..200).unwrap();
-    let out = XData::<f64>::zeros(app(), &[]).unwrap();
-    let mut w = NormN::new(&window, &out, NormParams::new(NormOrder::P(3.0)));
-    w.init().unwrap();
-    w.launch().unwrap();
-    assert!(w.strategy().unwrap().gathered, "{:?}", w.strategy());
     let want: Vec<Complex64> = host.slice(ndarray::s![.., 5..200]).iter().copied().collect();
-    check_norm(out.to_vec().unwrap()[0], norm_ref(&want, NormOrder::P(3.0)), tolerance::<f64>(want.len()), "window");
+    for kernels in PATHS {
+        let out = XData::<f64>::zeros(app(), &[]).unwrap();
+        let mut w = NormN::new(&window, &out, NormParams::new(NormOrder::P(3.0)).kernels_only(kernels));
+        w.init().unwrap();
+        w.launch().unwrap();
+        assert!(w.strategy().unwrap().gathered, "{:?}", w.strategy());
+        let what = format!("window via {:?}", w.strategy());
+        check_norm(out.to_vec().unwrap()[0], norm_ref(&want, NormOrder::P(3.0)), tolerance::<f64>(want.len()), &what);
+    }
     let whole = NormN::apply(&x.t(), NormParams::new(NormOrder::P(2.0))).unwrap().to_vec().unwrap()[0];
     check_norm(whole, norm_ref(&all, NormOrder::P(2.0)), tolerance::<f64>(all.len()), "transposed");
 }
@@ -249,21 +266,22 @@ fn dots_of_random_vectors<T: Element>() {
         let c = if T::IS_COMPLEX { 4.0 } else { 1.0 };
         let tol = c * tolerance::<T>(n);
         let mut results = Vec::new();
-        for kind in [DotKind::Plain, DotKind::Conjugated] {
+        for (kind, kernels) in [DotKind::Plain, DotKind::Conjugated].into_iter().flat_map(|d| PATHS.map(|k| (d, k))) {
             let conjugate = kind == DotKind::Conjugated && T::IS_COMPLEX;
-            let got = Dot::apply(&x, &y, DotParams::new(kind)).unwrap().to_vec().unwrap()[0].to_c64();
+            let params = DotParams::new(kind).kernels_only(kernels);
+            let got = Dot::apply(&x, &y, params).unwrap().to_vec().unwrap()[0].to_c64();
             let (want, mag) = dot_ref(&vx, &vy, conjugate);
             let err = (got - want).norm();
             assert!(
                 err <= tol * mag,
-                "{} n={n} {kind:?}: got {got}, expected {want} (|Δ| {err:e} > {:e})",
+                "{} n={n} {kind:?} kernels only {kernels}: got {got}, expected {want} (|Δ| {err:e} > {:e})",
                 T::NAME,
                 tol * mag
             );
             results.push((got, err));
         }
         if T::IS_COMPLEX && n > 1 {
-            let ((plain, e1), (conj, e2)) = (results[0], results[1]);
+            let ((plain, e1), (conj, e2)) = (results[0], results[2]);
             assert!(
                 (plain - conj).norm() > 10.0 * (e1 + e2),
                 "{} n={n}: dotu {plain} and dotc {conj} should differ by far more than their errors",
@@ -283,10 +301,11 @@ fn dots_along_axes<T: Element>() {
     for shape in [&[7usize, 129, 33][..], &[300, 517]] {
         let (x, hx) = random::<T>(&mut rng, shape);
         let (y, hy) = random::<T>(&mut rng, shape);
-        for axis in 0..shape.len() {
+        for (axis, kernels) in (0..shape.len()).flat_map(|a| PATHS.map(|k| (a, k))) {
             let out_shape: Vec<usize> = [&shape[..axis], &shape[axis + 1..]].concat();
             let out = XData::<T>::zeros(app(), &out_shape).unwrap();
-            let mut dot = Dot::new(&x, &y, &out, DotParams::new(DotKind::Conjugated).along(axis));
+            let params = DotParams::new(DotKind::Conjugated).along(axis).kernels_only(kernels);
+            let mut dot = Dot::new(&x, &y, &out, params);
             dot.init().unwrap();
             dot.launch().unwrap();
             let got = fetch(&out);

@@ -371,3 +371,107 @@ pub(crate) fn host_gemm<T: Element + 'static>(queue: &CommandQueue, job: &HostGe
     }
     unmap_all(&maps)?.ok_or(ClError(CL_INVALID_VALUE))
 }
+
+/// A region of a device buffer, in elements: `[lo, hi)`.
+pub(crate) struct Region<'a> {
+    pub buffer: &'a Buffer<u8>,
+    pub lo: usize,
+    pub hi: usize,
+}
+
+/// Maps the `reads` regions (elements of `T`) for reading and the `write` region (elements of `O`) for reading
+/// and writing — blocking, so every command enqueued before has finished, as an in-order queue promises — and
+/// hands them to `f` as slices (element `lo` of a region is index 0 of its slice). Then unmaps them all and
+/// returns what `f` returned with the event of the written region's unmap, after which the device sees the
+/// values. `CL_INVALID_MEM_OBJECT` when the written buffer is also read (its slices would alias) and
+/// `CL_MISALIGNED_SUB_BUFFER_OFFSET` when a mapping is not aligned for its type.
+pub(crate) fn with_mapped<T: Element, O: Element, R>(
+    queue: &CommandQueue,
+    reads: &[Region<'_>],
+    write: &Region<'_>,
+    f: impl FnOnce(&[&[T]], &mut [O]) -> R,
+) -> ClResult<(R, Event)> {
+    use opencl3::error_codes::{CL_INVALID_MEM_OBJECT, CL_INVALID_VALUE, CL_MISALIGNED_SUB_BUFFER_OFFSET};
+    use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE};
+    if reads.iter().any(|r| r.buffer.get() == write.buffer.get()) {
+        return Err(ClError(CL_INVALID_MEM_OBJECT));
+    }
+    if reads.iter().chain([write]).any(|r| r.hi < r.lo) {
+        return Err(ClError(CL_INVALID_VALUE));
+    }
+    // Mapped pointers so far, each with its buffer, unmapped on every way out.
+    let mut mapped: Vec<(cl_mem, *mut c_void)> = Vec::with_capacity(reads.len() + 1);
+    let unmap = |mapped: &[(cl_mem, *mut c_void)]| -> ClResult<Option<Event>> {
+        let mut last = None;
+        for &(mem, pointer) in mapped {
+            // SAFETY: `pointer` is what mapping `mem` returned, unmapped once; the slices made from it are gone.
+            let event =
+                unsafe { opencl3::command_queue::enqueue_unmap_mem_object(queue.get(), mem, pointer, 0, ptr::null())? };
+            last = Some(Event::new(event));
+        }
+        Ok(last)
+    };
+    let map = |region: &Region<'_>, size: usize, align: usize, flags| -> ClResult<*mut c_void> {
+        let mut pointer: cl_mem = ptr::null_mut();
+        // A region of no elements still maps one byte (mapping nothing is an error), never read.
+        let bytes = ((region.hi - region.lo) * size).max(1);
+        // SAFETY: a blocking map of a region OpenCL checks against the buffer's size (CL_INVALID_VALUE when it is
+        // outside); the pointer is used only until the unmap.
+        let event = unsafe {
+            opencl3::command_queue::enqueue_map_buffer(
+                queue.get(),
+                region.buffer.get(),
+                CL_BLOCKING,
+                flags,
+                region.lo * size,
+                bytes,
+                &mut pointer,
+                0,
+                ptr::null(),
+            )?
+        };
+        drop(Event::new(event));
+        if (pointer as usize).is_multiple_of(align) {
+            Ok(pointer)
+        } else {
+            Err(ClError(CL_MISALIGNED_SUB_BUFFER_OFFSET))
+        }
+    };
+    let mut result = Ok(());
+    for region in reads.iter().map(|r| (r, std::mem::size_of::<T>(), std::mem::align_of::<T>(), CL_MAP_READ)).chain([(
+        write,
+        std::mem::size_of::<O>(),
+        std::mem::align_of::<O>(),
+        CL_MAP_READ | CL_MAP_WRITE,
+    )]) {
+        let (r, size, align, flags) = region;
+        match map(r, size, align, flags) {
+            Ok(pointer) => mapped.push((r.buffer.get(), pointer)),
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    if let Err(e) = result {
+        let _ = unmap(&mapped);
+        return Err(e);
+    }
+    let answer = {
+        let mut read_slices: Vec<&[T]> = Vec::with_capacity(reads.len());
+        for (region, &(_, pointer)) in reads.iter().zip(&mapped) {
+            // SAFETY: the mapping covers `hi - lo` elements of `T` from `pointer` (aligned, checked above), valid
+            // until the unmap below, after this slice is gone; the device runs nothing meanwhile (the map was
+            // blocking and nothing is enqueued before the unmap). Any bit pattern is a valid `Element`. Several
+            // read slices of one buffer may alias: they are all shared.
+            read_slices.push(unsafe { std::slice::from_raw_parts(pointer.cast::<T>(), region.hi - region.lo) });
+        }
+        let out_pointer = mapped.last().map_or(ptr::null_mut(), |&(_, p)| p);
+        // SAFETY: as above, for the written region, whose buffer no read slice comes from (checked first), so
+        // this is the only reference to that memory.
+        let out = unsafe { std::slice::from_raw_parts_mut(out_pointer.cast::<O>(), write.hi - write.lo) };
+        f(&read_slices, out)
+    };
+    let event = unmap(&mapped)?.ok_or(ClError(CL_INVALID_VALUE))?;
+    Ok((answer, event))
+}

@@ -139,23 +139,22 @@ pub(crate) struct HostCommand<'a> {
 impl<'a> HostCommand<'a> {
     /// A command of process `owner` named `command` (as profiles show it), reading `reads` and writing `writes`
     /// (all of one `ClApp`: the outputs').
-    pub(crate) fn new<T: Element>(
+    pub(crate) fn new<T: Element, O: Element>(
         owner: &'a str,
         command: &'a str,
         reads: &[&XData<T>],
-        writes: &[&XData<T>],
+        writes: &[&XData<O>],
     ) -> Result<HostCommand<'a>> {
         let app = writes.first().map(|x| x.app().clone()).ok_or_else(|| Error::invalid(owner, "no output"))?;
-        if reads.iter().chain(writes).any(|x| !x.app().same_as(&app)) {
+        if reads.iter().any(|x| !x.app().same_as(&app)) || writes.iter().any(|x| !x.app().same_as(&app)) {
             return Err(Error::invalid(owner, format!("the arrays of `{command}` belong to different ClApps")));
         }
-        let storages = |xs: &[&XData<T>]| xs.iter().map(|x| x.storage().clone()).collect();
         Ok(HostCommand {
             owner,
             command,
             app,
-            reads: storages(reads),
-            writes: storages(writes),
+            reads: reads.iter().map(|x| x.storage().clone()).collect(),
+            writes: writes.iter().map(|x| x.storage().clone()).collect(),
             bytes: None,
             flops: None,
         })

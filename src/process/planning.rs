@@ -111,6 +111,35 @@ impl Batch3 {
     pub(crate) fn count(&self) -> u64 {
         self.shape.iter().take(self.axes as usize).product()
     }
+
+    /// The element offsets in the three arrays of every batch entry, in order (last axis fastest), starting
+    /// from `origin`: what a host loop over the batch visits.
+    pub(crate) fn offsets(&self, origin: [usize; 3]) -> Vec<[usize; 3]> {
+        let axes = self.axes as usize;
+        let mut offsets = Vec::with_capacity(self.count() as usize);
+        let mut index = [0u64; MAX_AXES];
+        loop {
+            let mut at = origin;
+            for (slot, strides) in at.iter_mut().zip(&self.strides) {
+                *slot += index.iter().zip(strides).take(axes).map(|(&i, &s)| (i * s) as usize).sum::<usize>();
+            }
+            offsets.push(at);
+            // The next index; done when every axis has wrapped.
+            let mut axis = axes;
+            loop {
+                if axis == 0 {
+                    return offsets;
+                }
+                axis -= 1;
+                let (Some(i), Some(&extent)) = (index.get_mut(axis), self.shape.get(axis)) else { return offsets };
+                *i += 1;
+                if *i < extent {
+                    break;
+                }
+                *i = 0;
+            }
+        }
+    }
 }
 
 /// numpy broadcasting of two batch shapes (aligned at the right; each pair of extents equal, or one is 1).
@@ -180,6 +209,15 @@ mod tests {
     fn gaps_keep_axes_apart() {
         let b = Batch3::new("t", &[2, 3], [&[100, 10], &[3, 1], &[3, 1]]).unwrap();
         assert_eq!(b.axes, 2);
+    }
+
+    #[test]
+    fn offsets_visit_every_entry_last_axis_fastest() {
+        let b = Batch3::new("t", &[2, 3], [&[100, 10], &[0, 1], &[3, 1]]).unwrap();
+        let offsets = b.offsets([5, 0, 1]);
+        assert_eq!(offsets.len(), 6);
+        assert_eq!(offsets[..4], [[5, 0, 1], [15, 1, 2], [25, 2, 3], [105, 0, 4]]);
+        assert_eq!(Batch3::default().offsets([7, 8, 9]), vec![[7, 8, 9]]);
     }
 
     #[test]

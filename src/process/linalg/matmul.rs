@@ -324,7 +324,7 @@ impl<T: Element> MatMul<T> {
                     format!("the host's GEMM needs non-empty products; op(A)·op(B) is {m}×{k} · {k}×{n} ×{count}"),
                 ));
             }
-            let host_offsets = batch_offsets(&batch, [a.offset(), b.offset(), self.c.offset()]);
+            let host_offsets = batch.offsets([a.offset(), b.offset(), self.c.offset()]);
             return Ok(Plan {
                 strategy,
                 compiled: None,
@@ -400,34 +400,6 @@ fn program_tiles<T: Element>(strategy: GemmStrategy, info: &DeviceInfo) -> Resul
         }
         GemmStrategy::Direct | GemmStrategy::Native => GemmTiles::for_device::<T>(info),
     })
-}
-
-/// The element offsets of A, B and C (starting at `origin`) of every product of `batch`, in order.
-fn batch_offsets(batch: &Batch3, origin: [usize; 3]) -> Vec<[usize; 3]> {
-    let axes = batch.axes as usize;
-    let mut offsets = Vec::with_capacity(batch.count() as usize);
-    let mut index = [0u64; crate::process::planning::MAX_AXES];
-    loop {
-        let mut at = origin;
-        for (slot, strides) in at.iter_mut().zip(&batch.strides) {
-            *slot += index.iter().zip(strides).take(axes).map(|(&i, &s)| (i * s) as usize).sum::<usize>();
-        }
-        offsets.push(at);
-        // The next index, last axis fastest; done when every axis has wrapped.
-        let mut axis = axes;
-        loop {
-            if axis == 0 {
-                return offsets;
-            }
-            axis -= 1;
-            let (Some(i), Some(&extent)) = (index.get_mut(axis), batch.shape.get(axis)) else { return offsets };
-            *i += 1;
-            if *i < extent {
-                break;
-            }
-            *i = 0;
-        }
-    }
 }
 
 /// The build options that declare unit strides (`-DA_K_UNIT=…`) for A' `[M, K]` with strides `(sam, sak)`, B'

@@ -39,12 +39,13 @@ pub enum DotKind {
 pub struct DotParams {
     kind: DotKind,
     axis: Option<usize>,
+    kernels_only: bool,
 }
 
 impl DotParams {
     /// Products of this kind over the whole arrays.
     pub fn new(kind: DotKind) -> DotParams {
-        DotParams { kind, axis: None }
+        DotParams { kind, axis: None, kernels_only: false }
     }
 
     /// One product per line along `axis` instead: the output has the operands' shape without that axis.
@@ -61,6 +62,25 @@ impl DotParams {
     /// The axis reduced along, or `None` for the whole arrays.
     pub fn axis(&self) -> Option<usize> {
         self.axis
+    }
+
+    /// Keeps the OpenCL kernels on a CPU device, where the planner otherwise sums on the host
+    /// ([`crate::ReduceKernel::Host`]): for comparisons, and the kernels' own tests.
+    ///
+    /// ```
+    /// use cliper::{Dot, DotParams, Process, ReduceKernel, XData};
+    /// let app = cliper::ClApp::new()?;
+    /// let x = XData::from_slice(&app, &[3], &[1.0f32, 2.0, 3.0])?;
+    /// let out = XData::zeros(&app, &[])?;
+    /// let mut dot = Dot::new(&x, &x, &out, DotParams::default().kernels_only(true));
+    /// dot.run()?;
+    /// assert_ne!(dot.strategy().unwrap().kernel, ReduceKernel::Host);
+    /// assert_eq!(out.to_vec()?, vec![14.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn kernels_only(mut self, on: bool) -> DotParams {
+        self.kernels_only = on;
+        self
     }
 }
 
@@ -128,7 +148,15 @@ impl<T: Element> Process for Dot<T> {
 
     fn init(&mut self) -> Result<()> {
         let reduction = Reduction::Dot { conjugate_x: self.params.kind == DotKind::Conjugated && T::IS_COMPLEX };
-        self.plan.set(ReducePlan::new("Dot", reduction, &self.x, Some(&self.y), self.params.axis, &self.out)?);
+        self.plan.set(ReducePlan::new(
+            "Dot",
+            reduction,
+            &self.x,
+            Some(&self.y),
+            self.params.axis,
+            &self.out,
+            !self.params.kernels_only,
+        )?);
         Ok(())
     }
 

@@ -1,8 +1,9 @@
 //! Reductions: [`NormN`] (p-norms) and [`Dot`] (dot products), of whole arrays or along one axis, both planned by
 //! the reduction planner (`reduce_plan.rs`: tree reductions over work-groups with a partials pass, or one
-//! work-item per output). Kernels: `kernels/reduce.cl`.
+//! work-item per output; on CPU devices float64 loops on the host, `host_reduce.rs`). Kernels: `kernels/reduce.cl`.
 
 mod dot;
+mod host_reduce;
 mod norm;
 mod reduce_plan;
 

@@ -59,6 +59,7 @@ impl NormOrder {
 pub struct NormParams {
     order: NormOrder,
     axis: Option<usize>,
+    kernels_only: bool,
 }
 
 impl Default for NormParams {
@@ -70,7 +71,7 @@ impl Default for NormParams {
 impl NormParams {
     /// The norm of this order over the whole array.
     pub fn new(order: NormOrder) -> NormParams {
-        NormParams { order, axis: None }
+        NormParams { order, axis: None, kernels_only: false }
     }
 
     /// One norm per line along `axis` instead: the output has the input's shape without that axis.
@@ -87,6 +88,29 @@ impl NormParams {
     /// The axis reduced along, or `None` for the whole array.
     pub fn axis(&self) -> Option<usize> {
         self.axis
+    }
+
+    /// Keeps the OpenCL kernels on a CPU device, where the planner otherwise sums on the host
+    /// ([`crate::ReduceKernel::Host`]): for comparisons, and the kernels' own tests.
+    ///
+    /// ```
+    /// use cliper::{DeviceKind, NormN, NormParams, Process, ReduceKernel, XData};
+    /// let app = cliper::ClApp::new()?;
+    /// let x = XData::from_slice(&app, &[2], &[3.0f32, 4.0])?;
+    /// let (a, b) = (XData::zeros(&app, &[])?, XData::zeros(&app, &[])?);
+    /// let mut planned = NormN::new(&x, &a, NormParams::default());
+    /// let mut kernels = NormN::new(&x, &b, NormParams::default().kernels_only(true));
+    /// planned.run()?;
+    /// kernels.run()?;
+    /// let cpu = app.device().kind == DeviceKind::Cpu;
+    /// assert_eq!(planned.strategy().unwrap().kernel == ReduceKernel::Host, cpu);
+    /// assert_ne!(kernels.strategy().unwrap().kernel, ReduceKernel::Host);
+    /// assert_eq!((a.to_vec()?, b.to_vec()?), (vec![5.0], vec![5.0]));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn kernels_only(mut self, on: bool) -> NormParams {
+        self.kernels_only = on;
+        self
     }
 }
 
@@ -158,7 +182,15 @@ impl<T: Element> Process for NormN<T> {
 
     fn init(&mut self) -> Result<()> {
         let p = self.params.order.p()?;
-        let plan = ReducePlan::new("NormN", Reduction::Norm { p }, &self.x, None, self.params.axis, &self.out)?;
+        let plan = ReducePlan::new(
+            "NormN",
+            Reduction::Norm { p },
+            &self.x,
+            None,
+            self.params.axis,
+            &self.out,
+            !self.params.kernels_only,
+        )?;
         self.plan.set(plan);
         Ok(())
     }

@@ -10,9 +10,11 @@
 //!   work-item per reduction, for many short or strided reductions, where neighbouring work-items then read
 //!   neighbouring elements).
 
+use super::host_reduce;
+use crate::app::ffi::{self, Region};
 use crate::app::{DeviceKind, Kernel};
-use crate::data::Launch;
 use crate::data::XData;
+use crate::data::{HostCommand, Launch};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -20,6 +22,7 @@ use crate::kernels;
 use crate::process::layout::CopyPlan;
 use crate::process::planning::Batch3;
 use crate::process::planning::{index_type_for, run_options, run_width};
+use std::sync::Arc;
 
 /// What is reduced.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,6 +113,9 @@ pub enum ReduceKernel {
     },
     /// `reduce_lanes`: one work-item per reduction (many short or strided reductions).
     Lanes,
+    /// No kernel: loops on the host in float64 over the mapped buffers of a CPU device, where device memory is
+    /// host memory (PoCL's kernels reach a tenth of numpy's speed on these memory-bound sums).
+    Host,
 }
 
 impl std::fmt::Display for ReduceStrategy {
@@ -124,6 +130,7 @@ impl std::fmt::Display for ReduceStrategy {
                 write!(f, "groups+partials ({chunks} groups per reduction of {} work-items)", self.work_group)
             }
             ReduceKernel::Lanes => write!(f, "lanes"),
+            ReduceKernel::Host => write!(f, "host (float64 loops in the mapped buffers)"),
         }
     }
 }
@@ -137,8 +144,20 @@ struct Gather<T: Element> {
 
 enum Step<O: Element> {
     Nothing,
-    Groups { kernel: Kernel, chunks: usize, finish: Option<(Kernel, XData<O>)> },
-    Lanes { kernel: Kernel },
+    Groups {
+        kernel: Kernel,
+        chunks: usize,
+        finish: Option<(Kernel, XData<O>)>,
+    },
+    Lanes {
+        kernel: Kernel,
+    },
+    /// On the host: per reduction, its starts in x, y and the output relative to the mapped regions, which are
+    /// `[lo, hi)` of x, y and the output.
+    Host {
+        starts: Vec<[usize; 3]>,
+        regions: [(usize, usize); 3],
+    },
 }
 
 /// A planned reduction between fixed arrays: built in `init`, enqueued by `launch`.
@@ -181,6 +200,7 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         y: Option<&XData<T>>,
         axis: Option<usize>,
         out: &XData<O>,
+        host: bool,
     ) -> Result<ReducePlan<T, O>> {
         let along = check(op, x, y, axis, out)?;
         let app = out.app();
@@ -227,8 +247,15 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         if vw > 1 {
             options += &run_options::<T>();
         }
+        let on_host = host
+            && info.kind == DeviceKind::Cpu
+            && len > 0
+            && !Arc::ptr_eq(out.storage(), xk.storage())
+            && !Arc::ptr_eq(out.storage(), yk.storage());
         let step = if outputs == 0 {
             Step::Nothing
+        } else if on_host {
+            host_step(&batch, [xk.offset(), yk.offset(), out.offset()], len, stride)
         } else {
             let program = app.build_program("reduce.cl", &kernels::with_common(kernels::REDUCE), &options)?;
             if lanes {
@@ -253,6 +280,7 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
             Step::Groups { finish: None, .. } => ReduceKernel::Groups,
             Step::Groups { chunks, finish: Some(_), .. } => ReduceKernel::GroupsAndPartials { chunks: *chunks },
             Step::Lanes { .. } => ReduceKernel::Lanes,
+            Step::Host { .. } => ReduceKernel::Host,
         };
         ReduceStrategy { gathered: !self.gathers.is_empty(), kernel, work_group: self.wg }
     }
@@ -280,6 +308,22 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         let (len, stride) = (self.len as u64, self.stride);
         match &mut self.step {
             Step::Nothing => Ok(()),
+            Step::Host { starts, regions } => {
+                let [(xl, xh), (yl, yh), (ol, oh)] = *regions;
+                let reads = [
+                    Region { buffer: x.storage().buffer(), lo: xl, hi: xh },
+                    Region { buffer: y.storage().buffer(), lo: yl, hi: yh },
+                ];
+                let write = Region { buffer: out.storage().buffer(), lo: ol, hi: oh };
+                let (reduction, len, starts) = (self.reduction, self.len, &*starts);
+                HostCommand::new::<T, O>(self.op, "host_reduce", &[x, y], &[out])?.work(bytes, flops).run(|queue| {
+                    ffi::with_mapped::<T, O, ()>(queue, &reads, &write, |operands, out| {
+                        let (xs, ys) = (operands.first().copied().unwrap_or_default(), operands.get(1).copied());
+                        host_reduce::reduce(reduction, [xs, ys.unwrap_or_default()], len, stride, starts, out);
+                    })
+                    .map(|((), event)| event)
+                })
+            }
             Step::Lanes { kernel } => operands(kernel, x, y, idx, stride, len, b)
                 .index(idx, self.outputs as u64)
                 .output(out)
@@ -328,6 +372,30 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
             }
         }
     }
+}
+
+/// The host's plan: every reduction's starts relative to the smallest region of x, y and the output that holds
+/// them all.
+fn host_step<O: Element>(batch: &Batch3, origin: [usize; 3], len: usize, stride: [usize; 2]) -> Step<O> {
+    let absolute = batch.offsets(origin);
+    let reach = [(len - 1) * stride[0] + 1, (len - 1) * stride[1] + 1, 1];
+    let mut regions = [(usize::MAX, 0); 3];
+    for starts in &absolute {
+        for ((region, &start), &reach) in regions.iter_mut().zip(starts).zip(&reach) {
+            *region = (region.0.min(start), region.1.max(start + reach));
+        }
+    }
+    let starts = absolute
+        .iter()
+        .map(|s| {
+            let mut relative = *s;
+            for (r, region) in relative.iter_mut().zip(&regions) {
+                *r -= region.0;
+            }
+            relative
+        })
+        .collect();
+    Step::Host { starts, regions }
 }
 
 /// The leading arguments every reduction kernel but `reduce_partials` takes: the operands, the reduction's

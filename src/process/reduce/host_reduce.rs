@@ -1,0 +1,221 @@
+//! Norms and dot products on the host, for CPU devices ([`super::ReduceKernel::Host`]): PoCL's reduction kernels
+//! reach a tenth of numpy's speed on a 2^22 norm (9.8 ms against 0.33), while plain loops over the mapped
+//! buffers (host memory on a CPU device: nothing is copied) run at memory speed.
+//!
+//! Everything accumulates in float64 in eight independent lanes (so the compiler vectorises the loops) and,
+//! for one long reduction, in chunks spread over the threads; results are rounded once to the output type.
+//! Norms keep the kernels' semantics: NaN anywhere gives NaN, otherwise ∞ anywhere gives ∞, and no overflow or
+//! underflow on the way (a sum of squares that leaves float64's comfortable range is redone scaled by the
+//! largest |xᵢ|, as the kernels always do).
+
+use super::reduce_plan::Reduction;
+use crate::element::Element;
+use num_complex::Complex64;
+use rayon::prelude::*;
+
+/// Elements per parallel chunk of one long reduction (large enough that a chunk outweighs its scheduling).
+const CHUNK: usize = 1 << 16;
+
+/// One reduction's elements: `len` of them from index `start` of `data`, `stride` apart.
+#[derive(Clone, Copy)]
+struct Line<'a, T> {
+    data: &'a [T],
+    start: usize,
+    stride: usize,
+    len: usize,
+}
+
+impl<'a, T: Element> Line<'a, T> {
+    /// Elements `[a, b)` of the line (clipped to the data, which the plan's mapping always covers).
+    fn part(&self, a: usize, b: usize) -> impl Iterator<Item = T> + 'a {
+        let (start, stride) = (self.start + a * self.stride, self.stride.max(1));
+        self.data.get(start..).unwrap_or_default().iter().step_by(stride).take(b.saturating_sub(a)).copied()
+    }
+
+    /// Elements `[a, b)` as one slice when the stride is 1.
+    fn contiguous(&self, a: usize, b: usize) -> Option<&'a [T]> {
+        (self.stride == 1).then(|| self.data.get(self.start + a..self.start + b)).flatten()
+    }
+}
+
+/// Σ f(xᵢ) over elements `[a, b)` of `line`, in eight float64 lanes.
+fn sum_of<T: Element>(line: &Line<'_, T>, a: usize, b: usize, f: impl Fn(T) -> f64) -> f64 {
+    match line.contiguous(a, b) {
+        Some(xs) => {
+            let mut lanes = [0f64; 8];
+            let chunks = xs.chunks_exact(8);
+            let rest: f64 = chunks.remainder().iter().map(|&v| f(v)).sum();
+            for chunk in chunks {
+                for (lane, &v) in lanes.iter_mut().zip(chunk) {
+                    *lane += f(v);
+                }
+            }
+            lanes.iter().sum::<f64>() + rest
+        }
+        None => line.part(a, b).map(f).sum(),
+    }
+}
+
+/// The largest |xᵢ| over elements `[a, b)`, NaN when one is NaN.
+fn max_abs<T: Element>(line: &Line<'_, T>, a: usize, b: usize) -> f64 {
+    let (mut largest, mut nan) = (0f64, false);
+    for v in line.part(a, b) {
+        let m = v.to_c64().norm();
+        nan |= m.is_nan();
+        largest = largest.max(m);
+    }
+    if nan { f64::NAN } else { largest }
+}
+
+/// Σ g over a whole line, split into chunks over the threads when it is long.
+fn over_line<T: Element>(line: &Line<'_, T>, g: impl Fn(usize, usize) -> f64 + Sync) -> f64 {
+    if line.len <= CHUNK {
+        return g(0, line.len);
+    }
+    (0..line.len.div_ceil(CHUNK)).into_par_iter().map(|c| g(c * CHUNK, ((c + 1) * CHUNK).min(line.len))).sum()
+}
+
+/// The largest |xᵢ| of a whole line (NaN when one is NaN), over the threads when it is long.
+fn line_max<T: Element>(line: &Line<'_, T>) -> f64 {
+    if line.len <= CHUNK {
+        return max_abs(line, 0, line.len);
+    }
+    (0..line.len.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| max_abs(line, c * CHUNK, ((c + 1) * CHUNK).min(line.len)))
+        .reduce(|| 0.0, |a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) })
+}
+
+/// ‖x‖_p of one line.
+fn norm<T: Element>(line: &Line<'_, T>, p: f64) -> f64 {
+    let scaled = |p: f64| {
+        let m = line_max(line);
+        if m == 0.0 || !m.is_finite() {
+            return m;
+        }
+        let integer = p.fract() == 0.0 && p <= f64::from(i32::MAX);
+        let s = over_line(line, |a, b| {
+            sum_of(line, a, b, |v| {
+                let r = v.to_c64().norm() / m;
+                if integer { r.powi(p as i32) } else { r.powf(p) }
+            })
+        });
+        m * s.powf(1.0 / p)
+    };
+    if p.is_infinite() {
+        line_max(line)
+    } else if p == 1.0 {
+        // NaN anywhere makes the sum NaN; otherwise ∞ is the true value of an overflowing sum.
+        over_line(line, |a, b| sum_of(line, a, b, |v| v.to_c64().norm()))
+    } else if p == 2.0 {
+        let s = over_line(line, |a, b| sum_of(line, a, b, |v| v.to_c64().norm_sqr()));
+        // Squares of float32 values always fit float64; of float64 values they may overflow or underflow.
+        if s.is_finite() && s > 1e-280 { s.sqrt() } else { scaled(2.0) }
+    } else {
+        scaled(p)
+    }
+}
+
+/// Σ op(xᵢ)·yᵢ of one pair of lines, op the complex conjugate when `conjugate`.
+fn dot<T: Element>(x: &Line<'_, T>, y: &Line<'_, T>, conjugate: bool) -> Complex64 {
+    if !T::IS_COMPLEX {
+        let both = |a: usize, b: usize| {
+            let (xs, ys) = (x.part(a, b), y.part(a, b));
+            match (x.contiguous(a, b), y.contiguous(a, b)) {
+                (Some(xs), Some(ys)) => {
+                    let mut lanes = [0f64; 8];
+                    let (cx, cy) = (xs.chunks_exact(8), ys.chunks_exact(8));
+                    let rest: f64 =
+                        cx.remainder().iter().zip(cy.remainder()).map(|(u, v)| u.to_c64().re * v.to_c64().re).sum();
+                    for (u8s, v8s) in cx.zip(cy) {
+                        for ((lane, u), v) in lanes.iter_mut().zip(u8s).zip(v8s) {
+                            *lane += u.to_c64().re * v.to_c64().re;
+                        }
+                    }
+                    lanes.iter().sum::<f64>() + rest
+                }
+                _ => xs.zip(ys).map(|(u, v)| u.to_c64().re * v.to_c64().re).sum(),
+            }
+        };
+        return Complex64::new(over_line(x, both), 0.0);
+    }
+    let part = |a: usize, b: usize| -> Complex64 {
+        x.part(a, b)
+            .zip(y.part(a, b))
+            .map(|(u, v)| {
+                let u = u.to_c64();
+                (if conjugate { u.conj() } else { u }) * v.to_c64()
+            })
+            .sum()
+    };
+    if x.len <= CHUNK {
+        return part(0, x.len);
+    }
+    (0..x.len.div_ceil(CHUNK)).into_par_iter().map(|c| part(c * CHUNK, ((c + 1) * CHUNK).min(x.len))).sum()
+}
+
+/// Computes every reduction of a plan into `out`: entry k reads x from `starts[k][0]` and y from `starts[k][1]`
+/// (indices into `x` and `y`, `stride` apart, `len` each) and writes `out[starts[k][2]]`.
+pub(crate) fn reduce<T: Element, O: Element>(
+    reduction: Reduction,
+    [x, y]: [&[T]; 2],
+    len: usize,
+    stride: [usize; 2],
+    starts: &[[usize; 3]],
+    out: &mut [O],
+) {
+    let one = |&[sx, sy, _]: &[usize; 3]| -> O {
+        let line_x = Line { data: x, start: sx, stride: stride[0], len };
+        match reduction {
+            Reduction::Norm { p } => O::from_c64(Complex64::new(norm(&line_x, p), 0.0)),
+            Reduction::Dot { conjugate_x } => {
+                let line_y = Line { data: y, start: sy, stride: stride[1], len };
+                O::from_c64(dot(&line_x, &line_y, conjugate_x))
+            }
+        }
+    };
+    // Many reductions: one per task; a few: each spreads its own line over the threads.
+    let values: Vec<O> =
+        if starts.len() >= 16 { starts.par_iter().map(one).collect() } else { starts.iter().map(one).collect() };
+    for (&[.., at], value) in starts.iter().zip(values) {
+        if let Some(slot) = out.get_mut(at) {
+            *slot = value;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm_of(x: &[f64], p: f64) -> f64 {
+        let mut out = [0f64];
+        reduce(Reduction::Norm { p }, [x, x], x.len(), [1, 1], &[[0, 0, 0]], &mut out);
+        out[0]
+    }
+
+    #[test]
+    fn norms_survive_overflow_and_underflow_and_keep_nan_and_inf() {
+        assert_eq!(norm_of(&[3.0, 4.0], 2.0), 5.0);
+        assert!((norm_of(&[1e300, 1e300], 2.0) / (1e300 * 2f64.sqrt()) - 1.0).abs() < 1e-15);
+        assert!((norm_of(&[3e-300, 4e-300], 2.0) / 5e-300 - 1.0).abs() < 1e-15);
+        assert!((norm_of(&[1e200, 1e200], 20.0) / (1e200 * 2f64.powf(0.05)) - 1.0).abs() < 1e-15);
+        assert!(norm_of(&[1.0, f64::NAN, f64::INFINITY], 2.0).is_nan());
+        assert!(norm_of(&[1.0, f64::NAN], f64::INFINITY).is_nan());
+        assert_eq!(norm_of(&[1.0, f64::INFINITY], 3.0), f64::INFINITY);
+        assert_eq!(norm_of(&[0.0, 0.0], 2.0), 0.0);
+    }
+
+    #[test]
+    fn long_lines_split_over_threads_and_strided_lines_agree() {
+        let n = 3 * CHUNK + 17;
+        let x: Vec<f32> = (0..2 * n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0 - 0.5).collect();
+        let want: f64 = x.iter().step_by(2).map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt();
+        let mut out = [0f32];
+        reduce(Reduction::Norm { p: 2.0 }, [&x, &x], n, [2, 2], &[[0, 0, 0]], &mut out);
+        assert!((f64::from(out[0]) / want - 1.0).abs() < 1e-7);
+        let dot_want: f64 = x.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+        reduce(Reduction::Dot { conjugate_x: false }, [&x, &x], 2 * n, [1, 1], &[[0, 0, 0]], &mut out);
+        assert!((f64::from(out[0]) / dot_want - 1.0).abs() < 1e-7);
+    }
+}
