@@ -247,7 +247,12 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         if vw > 1 {
             options += &run_options::<T>();
         }
+        let host_computes = match reduction {
+            Reduction::Norm { p } => host_reduce::host_norm(p),
+            Reduction::Dot { .. } => true,
+        };
         let on_host = host
+            && host_computes
             && info.kind == DeviceKind::Cpu
             && len > 0
             && !Arc::ptr_eq(out.storage(), xk.storage())
