@@ -12,4 +12,5 @@ pub use cl_app::{BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, MemoryStats
 pub(crate) use cl_app::{DeviceBuffer, copy_buffer, fill_zero};
 pub use device::{DeviceInfo, DeviceKind};
 pub use program::{Kernel, Program};
+pub(crate) use program::BoundArg;
 pub use program_cache::{CACHE_DIR_ENV, CACHE_ENV, CACHE_MAX_ENV, CacheInfo, ProgramCache};
