@@ -31,6 +31,8 @@ pub(crate) fn cases() -> Vec<(&'static str, CaseFn)> {
         ("rotate30o3_8192", |c| rotate30(c, side(c))),
         // scipy.ndimage.label of a random mask (half set): 4-connected components, scipy's numbering.
         ("label_8192", |c| label(c, side(c))),
+        // Issue 26: 1,000 slices of 256² through pad → Gaussian → Sobel → per-slice norm.
+        ("slices1000_256", slices),
     ]
 }
 
@@ -416,4 +418,89 @@ fn label(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
     let outcome =
         Outcome { measured, init_ms, algorithm, bytes: 16.0 * (n * n) as f64, flops: 0.0, double: true, check };
     Ok((format!("{n}x{n}"), "f64".into(), outcome))
+}
+
+/// Issue 26's many-small-images case: `slices` slices of 256² (1,000; 100 with `--quick`) through pad 8
+/// (numpy's symmetric) → Gaussian σ = 2 → Sobel along x → one 2-norm per slice, as one batch on the device — the
+/// way a stack of CT or MR slices goes through a chain. Peer: the same four calls in CuPy / scipy
+/// (scripts/bench/peer_ndimage.py `slices`). Two slices are checked against a float64 host computation.
+pub(crate) fn slices(ctx: &Ctx) -> Result<(String, String, Outcome)> {
+    let (count, n, w) = (if ctx.quick { 100 } else { 1000 }, 256, 8);
+    let m = n + 2 * w;
+    let app = ctx.app;
+    let host = random_data_seeded::<f32>(count * n * n, 0x51_1CE5);
+    let x = XData::from_slice(app, &[count, n, n], &host)?;
+    let padded = XData::<f32>::zeros(app, &[count, m, m])?;
+    let smooth = XData::<f32>::zeros(app, &[count, m, m])?;
+    let edges = XData::<f32>::zeros(app, &[count, m, m])?;
+    let norms = XData::<f32>::zeros(app, &[count])?;
+    let gauss = Filter::<f32>::gaussian(2.0, 2)?;
+    let sobel = Filter::<f32>::sobel(1, 2)?;
+    let reflect = ConvParams::default().border(Border::Symmetric);
+    let mut pipeline = Pipeline::new(app)
+        .then(Pad::new(&x, &padded, PadParams::new(&[(0, 0), (w, w), (w, w)]).border(Border::Symmetric)))
+        .then(Convolution::new(&padded, &gauss, &smooth, reflect.clone()))
+        .then(Convolution::new(&smooth, &sobel, &edges, reflect))
+        .then(NormN::new(&edges.reshape(&[count, m * m])?, &norms, NormParams::default().along(1)));
+    let start = std::time::Instant::now();
+    pipeline.init()?;
+    app.finish()?;
+    let init_ms = start.elapsed().as_secs_f64() * 1e3;
+    let measured = crate::measure::measure(app, &mut pipeline, ctx.budget_ms)?;
+    let got = norms.to_vec()?;
+    let taps: Vec<f64> = Filter::<f64>::gaussian(2.0, 1)?.values().to_vec();
+    let mut worst = 0.0f64;
+    for slice in [0, count - 1] {
+        let image = host.get(slice * n * n..(slice + 1) * n * n).unwrap_or_default();
+        let want = slice_reference(image, n, w, &taps);
+        worst = worst.max((f64::from(value_at(&got, slice)?) - want).abs() / want);
+    }
+    let check = Some(Check {
+        error: worst,
+        tolerance: 1e-5,
+        what: "per-slice norm vs float64 host pad/Gaussian/Sobel (f32 rounding through 17+3 taps and a 74k sum)".into(),
+    });
+    let algorithm =
+        format!("{} processes, {} commands: {}", pipeline.len(), measured.commands, pipeline.names().join(" → "));
+    let bytes = 4.0 * (count * (n * n + 6 * m * m)) as f64;
+    let outcome = Outcome { measured, init_ms, algorithm, bytes, flops: 0.0, double: false, check };
+    Ok((format!("{count}x{n}x{n}"), "f32".into(), outcome))
+}
+
+/// The norm of Sobel-x(Gaussian(pad(image))) for one n×n slice, in float64 (scipy's `reflect` borders, which is
+/// numpy's `symmetric`; the Sobel's sign does not change the norm).
+fn slice_reference(image: &[f32], n: usize, w: usize, taps: &[f64]) -> f64 {
+    let m = n + 2 * w;
+    let mirror = |i: isize, len: usize| -> usize {
+        let len = len as isize;
+        let i = if i < 0 { -i - 1 } else { i };
+        (if i >= len { 2 * len - i - 1 } else { i }) as usize
+    };
+    let at = |v: &[f64], r: usize, c: usize| v.get(r * m + c).copied().unwrap_or(0.0);
+    let mut padded = vec![0f64; m * m];
+    for (i, p) in padded.iter_mut().enumerate() {
+        let (r, c) = (mirror(i as isize / m as isize - w as isize, n), mirror((i % m) as isize - w as isize, n));
+        *p = f64::from(image.get(r * n + c).copied().unwrap_or(0.0));
+    }
+    let correlate = |v: &[f64], weights: &[f64], along_rows: bool| -> Vec<f64> {
+        let radius = (weights.len() / 2) as isize;
+        (0..m * m)
+            .map(|i| {
+                let (r, c) = (i / m, i % m);
+                weights
+                    .iter()
+                    .enumerate()
+                    .map(|(k, wt)| {
+                        let d = k as isize - radius;
+                        let (rr, cc) =
+                            if along_rows { (mirror(r as isize + d, m), c) } else { (r, mirror(c as isize + d, m)) };
+                        wt * at(v, rr, cc)
+                    })
+                    .sum()
+            })
+            .collect()
+    };
+    let smooth = correlate(&correlate(&padded, taps, true), taps, false);
+    let edges = correlate(&correlate(&smooth, &[1.0, 2.0, 1.0], true), &[-1.0, 0.0, 1.0], false);
+    edges.iter().map(|v| v * v).sum::<f64>().sqrt()
 }

@@ -154,6 +154,9 @@ fn match_case(op: &str, size: &str) -> Option<(String, String)> {
     if op == "label" {
         return Some(("label".into(), size.to_string()));
     }
+    if op == "slices pad gaussian sobel norm" {
+        return Some(("slices1000".into(), size.to_string()));
+    }
     let convolution = ["conv2d", "conv3d", "ndimage.convolve", "signal.fftconvolve"];
     if convolution.iter().any(|c| op.starts_with(c)) {
         if op.contains("reflect") || op.contains("mirror") || op.contains("nearest") {

@@ -81,3 +81,19 @@ del im2
 vol = xp.asarray(rng.random((v, v, v), dtype=np.float32))
 out("median_filter 5x5x5", f"{v}^3", lambda: ndi.median_filter(vol, size=5), 2)
 out("zoom x2 order 3", f"{v}^3", lambda: ndi.zoom(vol, 2, order=3), 2)
+
+# Issue 26: a stack of 256² slices (1,000 on the GPU, 100 on the CPU) through pad 8 (symmetric) → Gaussian σ=2 →
+# Sobel x → one 2-norm per slice, each call over the whole stack (the slices' axis left alone).
+del vol
+slices = 1000 if gpu else 100
+stack = xp.asarray(rng.random((slices, 256, 256), dtype=np.float32))
+
+
+def slice_chain():
+    padded = xp.pad(stack, ((0, 0), (8, 8), (8, 8)), mode="symmetric")
+    smooth = ndi.gaussian_filter(padded, sigma=(0, 2, 2))
+    edges = ndi.sobel(smooth, axis=-1)
+    return xp.sqrt((edges * edges).sum(axis=(1, 2)))
+
+
+out("slices pad gaussian sobel norm", f"{slices}x256x256", slice_chain, 5, 0, 4 * slices * (256 * 256 + 6 * 272 * 272))

@@ -5,11 +5,11 @@ use super::command::TrackedCommand;
 use super::storage::Storage;
 use super::xdata::XData;
 use crate::app::{BoundArg, Kernel, ffi};
-use opencl3::memory::ClMem;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::{IndexType, KernelScalar};
 use opencl3::error_codes::ClError;
+use opencl3::memory::ClMem;
 use std::sync::Arc;
 
 impl Kernel {
