@@ -49,7 +49,9 @@ fn a_quick_suite_writes_checked_records_that_report_reads() {
     }
     assert_eq!((records[2]["size"].as_str(), records[2]["max_error"].as_f64()), (Some("2048x2048"), Some(0.0)));
     let chain = &records[3];
-    assert_eq!(chain["commands"].as_u64(), Some(13), "{chain}");
+    // 13 on GPUs; 12 on CPU devices, where the row norms are one host command instead of two kernels.
+    let commands = chain["commands"].as_u64().unwrap();
+    assert!(commands == 13 || commands == 12, "{chain}");
     assert!(chain["max_error"].as_f64().unwrap() <= chain["tolerance"].as_f64().unwrap(), "{chain}");
     assert!(chain["overhead_us_per_process"].is_number() && chain["enqueue_us_per_process"].is_number());
     assert!(records[0]["gbps"].as_f64().unwrap() > 0.0);

@@ -63,8 +63,10 @@ fn print_record(r: &RunRecord) {
     }
 }
 
-fn number(v: Complex64) -> Value {
-    if v.im == 0.0 { json!(v.re) } else { json!([v.re, v.im]) }
+/// A value as JSON: a number for real types, `[re, im]` for complex ones — always, so a reader's schema does not
+/// depend on whether an imaginary part happens to be zero.
+fn number(v: Complex64, kind: ElementKind) -> Value {
+    if matches!(kind, ElementKind::C32 | ElementKind::C64) { json!([v.re, v.im]) } else { json!(v.re) }
 }
 
 /// The per-kernel profile as JSON records.
@@ -88,10 +90,10 @@ fn to_json(device: &str, outcome: &Outcome) -> Value {
                 "written": r.written.iter().map(|(name, path, shape, kind)| json!({
                     "name": name, "path": path.display().to_string(), "shape": shape, "type": kind,
                 })).collect::<Vec<_>>(),
-                "values": r.values.iter().map(|(name, shape, values, _)| json!({
+                "values": r.values.iter().map(|(name, shape, values, kind)| json!({
                     "name": name, "shape": shape,
-                    "values": if shape.is_empty() { values.first().map(|&v| number(v)).unwrap_or(Value::Null) }
-                              else { Value::Array(values.iter().map(|&v| number(v)).collect()) },
+                    "values": if shape.is_empty() { values.first().map(|&v| number(v, *kind)).unwrap_or(Value::Null) }
+                              else { Value::Array(values.iter().map(|&v| number(v, *kind)).collect()) },
                 })).collect::<Vec<_>>(),
                 "transfers_during_chain": r.transfers,
                 "error": r.error.as_ref().map(crate::chain::one_line),

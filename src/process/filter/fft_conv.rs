@@ -58,29 +58,44 @@ fn placement(op: &str, spatial: &[usize], axes: &[AxisPlan]) -> Result<Vec<(usiz
         .collect()
 }
 
-/// The filter wrapped onto the transform grid, `h[u] = f[(−u) mod M]` (row-major on the grid), in float64: its
-/// transform multiplies the input's. Pure, so it is unit-tested.
-fn filter_on_grid<K: Element>(op: &str, filter: &Filter<K>, grid: &[usize]) -> Result<Vec<Complex64>> {
-    let mut h = vec![Complex64::new(0.0, 0.0); grid.iter().product()];
+/// The filter placed on the transform grid as a device array: tap `c` (per axis) at `(M − c) mod M`, zeros
+/// elsewhere. The grid is zero-filled on the device and each row of taps written as two runs (tap 0 at the row's
+/// start, taps 1… reversed at its end): a grid of 8400² built on the host in float64 took 0.95 s of `init`
+/// (1.1 GB of mostly zeros, converted and uploaded).
+fn filter_on_grid<T: Element, K: Element>(
+    op: &str,
+    app: &crate::app::ClApp,
+    filter: &Filter<K>,
+    grid: &[usize],
+) -> Result<XData<T>> {
     let fshape = filter.shape();
-    for (t, &v) in filter.values().iter().enumerate() {
-        // Tap t's coordinates, last axis first, each taken to (M − coord) mod M.
-        let (mut rest, mut at, mut scale) = (t, 0usize, 1usize);
-        for (&w, &m) in fshape.iter().zip(grid).rev() {
-            let coord = rest % w;
-            rest /= w;
-            at += (m - coord) % m * scale;
-            scale *= m;
-        }
-        let Some(slot) = h.get_mut(at) else {
-            return Err(Error::invalid(
-                op,
-                format!("tap {t} of the filter {fshape:?} falls outside the transform grid {grid:?}"),
-            ));
-        };
-        *slot = v.to_c64();
+    if let Some((k, (&w, &m))) = fshape.iter().zip(grid).enumerate().find(|(_, (w, m))| w > m) {
+        return Err(Error::invalid(
+            op,
+            format!("the filter {fshape:?} is wider than the transform grid {grid:?} along axis {k} ({w} > {m})"),
+        ));
     }
-    Ok(h)
+    let points: usize = grid.iter().product();
+    let h = XData::<T>::zeros(app, grid)?.reshape(&[points])?;
+    let (Some(&w), Some(&m)) = (fshape.last(), grid.last()) else { return h.reshape(grid) };
+    let values = filter.values();
+    for (row, taps) in values.chunks(w.max(1)).enumerate() {
+        // The row's start on the grid: each leading coordinate c taken to (M − c) mod M.
+        let (mut rest, mut at, mut scale) = (row, 0usize, m);
+        for (&fw, &gm) in fshape.iter().zip(grid).rev().skip(1) {
+            let coord = rest % fw;
+            rest /= fw;
+            at += (gm - coord) % gm * scale;
+            scale *= gm;
+        }
+        let convert = |v: &K| T::from_c64(v.to_c64());
+        h.slice_axis(0, at..at + 1)?.write(&taps.iter().take(1).map(convert).collect::<Vec<_>>())?;
+        if w > 1 {
+            let reversed: Vec<T> = taps.iter().skip(1).rev().map(convert).collect();
+            h.slice_axis(0, at + m - (w - 1)..at + m)?.write(&reversed)?;
+        }
+    }
+    h.reshape(grid)
 }
 
 impl<T: Element> FftConv<T> {
@@ -127,9 +142,7 @@ impl<T: Element> FftConv<T> {
         let spatial: Vec<usize> = (lead..input.ndim()).collect();
         let forward = Fft::new(&spectrum_in, &spectrum, FftParams::forward().axes(&spatial));
         let points: usize = grid.iter().product();
-        let h: Vec<T::Complex> =
-            filter_on_grid(op, filter, &grid)?.into_iter().map(<T::Complex as Element>::from_c64).collect();
-        let h_grid = XData::from_slice(app, &grid, &h)?;
+        let h_grid = filter_on_grid::<T::Complex, K>(op, app, filter, &grid)?;
         let h_hat = XData::<T::Complex>::uninit(app, op, &grid)?;
         let mut transform = Fft::new(&h_grid, &h_hat, FftParams::forward());
         transform.init()?;
@@ -194,11 +207,21 @@ mod tests {
 
     #[test]
     fn filters_wrap_onto_the_grid_reversed() {
+        let app = crate::app::ClApp::new().unwrap();
         let f = Filter::new(&[3], vec![1.0f64, 2.0, 3.0]).unwrap();
-        let h: Vec<f64> = filter_on_grid("t", &f, &[5]).unwrap().iter().map(|v| v.re).collect();
+        let h = filter_on_grid::<f64, f64>("t", &app, &f, &[5]).unwrap().to_vec().unwrap();
         assert_eq!(h, vec![1.0, 0.0, 0.0, 3.0, 2.0]); // f[0] at 0, f[1] at −1, f[2] at −2
         let f2 = Filter::new(&[2, 2], vec![1.0f64, 2.0, 3.0, 4.0]).unwrap();
-        let h2: Vec<f64> = filter_on_grid("t", &f2, &[3, 4]).unwrap().iter().map(|v| v.re).collect();
-        assert_eq!((h2[0], h2[3], h2[8], h2[11]), (1.0, 2.0, 3.0, 4.0));
+        let h2 = filter_on_grid::<f64, f64>("t", &app, &f2, &[3, 4]).unwrap().to_vec().unwrap();
+        // Row 0 → grid row 0: [1, 0, 0, 2]; row 1 → grid row 3 − 1 = 2: [3, 0, 0, 4].
+        assert_eq!(h2, vec![1.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 4.0]);
+        let f3 = Filter::new(&[2, 2, 3], (1..=12).map(f64::from).collect()).unwrap();
+        let h3 = filter_on_grid::<f64, f64>("t", &app, &f3, &[3, 3, 4]).unwrap().to_vec().unwrap();
+        for (t, &v) in f3.values().iter().enumerate() {
+            let (a, b, c) = (t / 6, t / 3 % 2, t % 3);
+            assert_eq!(h3[(3 - a) % 3 * 12 + (3 - b) % 3 * 4 + (4 - c) % 4], v, "tap {t}");
+        }
+        assert_eq!(h3.iter().filter(|&&v| v != 0.0).count(), 12);
+        assert!(filter_on_grid::<f64, f64>("t", &app, &f, &[2]).is_err());
     }
 }

@@ -95,7 +95,9 @@ pub struct ReduceStrategy {
 /// use cliper::{NormN, NormParams, Process, ReduceKernel, XData};
 /// let app = cliper::ClApp::new()?;
 /// let x = XData::<f32>::zeros(&app, &[1000, 3])?; // many short reductions along axis 1
-/// let mut n = NormN::new(&x, &XData::zeros(&app, &[1000])?, NormParams::default().along(1));
+/// // (kernels_only: a CPU device would otherwise sum on the host, ReduceKernel::Host)
+/// let params = NormParams::default().along(1).kernels_only(true);
+/// let mut n = NormN::new(&x, &XData::zeros(&app, &[1000])?, params);
 /// n.init()?;
 /// assert_eq!(n.strategy().unwrap().kernel, ReduceKernel::Lanes);
 /// # Ok::<(), cliper::Error>(())
