@@ -11,6 +11,5 @@ mod program_cache;
 pub use cl_app::{BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, MemoryStats, TransferStats};
 pub(crate) use cl_app::{DeviceBuffer, copy_buffer, fill_zero};
 pub use device::{DeviceInfo, DeviceKind};
-pub(crate) use program::BoundArg;
 pub use program::{Kernel, Program};
 pub use program_cache::{CACHE_DIR_ENV, CACHE_ENV, CACHE_MAX_ENV, CacheInfo, ProgramCache};

@@ -124,7 +124,7 @@ impl Program {
         }
         let kernel = opencl3::kernel::Kernel::create(&self.program, name)
             .during(|| format!("creating kernel `{name}` from program `{}`", self.name))?;
-        Ok(Kernel { kernel, name: name.to_string(), owner: name.to_string(), app: self.app.clone(), bound: Vec::new() })
+        Ok(Kernel { kernel, name: name.to_string(), owner: name.to_string(), app: self.app.clone() })
     }
 
     /// The name given to [`ClApp::build_program`].
@@ -180,32 +180,6 @@ pub struct Kernel {
     pub(crate) name: String,
     pub(crate) owner: String,
     pub(crate) app: ClApp,
-    /// The value each argument was last set to, so that a launch repeating it skips `clSetKernelArg` (a chain
-    /// of processes sets the same arguments every run; each call costs driver time).
-    pub(crate) bound: Vec<Option<BoundArg>>,
-}
-
-/// An argument value a kernel holds (see `Kernel::bound`).
-pub(crate) enum BoundArg {
-    /// A by-value argument's bytes.
-    Bytes(Vec<u8>),
-    /// A buffer, by its handle; `_keep` holds the buffer's owner, so the handle cannot be freed and reused by
-    /// another buffer while the kernel remembers it.
-    Buffer { handle: usize, _keep: Arc<dyn std::any::Any + Send + Sync> },
-    /// Local memory of this many bytes.
-    Local(usize),
-}
-
-impl BoundArg {
-    /// Whether setting `self` again would change nothing.
-    pub(crate) fn same_as(&self, other: &BoundArg) -> bool {
-        match (self, other) {
-            (BoundArg::Bytes(a), BoundArg::Bytes(b)) => a == b,
-            (BoundArg::Buffer { handle: a, .. }, BoundArg::Buffer { handle: b, .. }) => a == b,
-            (BoundArg::Local(a), BoundArg::Local(b)) => a == b,
-            _ => false,
-        }
-    }
 }
 
 impl Kernel {

@@ -4,12 +4,11 @@
 use super::command::TrackedCommand;
 use super::storage::Storage;
 use super::xdata::XData;
-use crate::app::{BoundArg, Kernel, ffi};
+use crate::app::{Kernel, ffi};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::{IndexType, KernelScalar};
 use opencl3::error_codes::ClError;
-use opencl3::memory::ClMem;
 use std::sync::Arc;
 
 impl Kernel {
@@ -65,33 +64,18 @@ impl<'k> Launch<'k> {
         }
     }
 
-    /// Sets the next argument to `value` with `f`, unless the kernel already holds that value there.
     fn set(
         mut self,
         what: &str,
-        value: BoundArg,
         f: impl FnOnce(&opencl3::kernel::Kernel, u32) -> std::result::Result<(), ClError>,
     ) -> Self {
         let index = self.next_arg;
         self.next_arg += 1;
-        if self.error.is_some() {
-            return self;
-        }
-        let bound = &mut self.kernel.bound;
-        if bound.len() <= index as usize {
-            bound.resize_with(index as usize + 1, || None);
-        }
-        let Some(slot) = bound.get_mut(index as usize) else { return self };
-        if slot.as_ref().is_some_and(|held| held.same_as(&value)) {
-            return self;
-        }
-        match f(&self.kernel.kernel, index) {
-            Ok(()) => *slot = Some(value),
-            Err(e) => {
-                *slot = None;
-                self.error =
-                    Some(Error::cl(e.0, format!("setting argument {index} ({what}) of kernel `{}`", self.kernel.name)));
-            }
+        if self.error.is_none()
+            && let Err(e) = f(&self.kernel.kernel, index)
+        {
+            self.error =
+                Some(Error::cl(e.0, format!("setting argument {index} ({what}) of kernel `{}`", self.kernel.name)));
         }
         self
     }
@@ -110,8 +94,7 @@ impl<'k> Launch<'k> {
         if write {
             self.writes.push(storage.clone());
         }
-        let value = BoundArg::Buffer { handle: storage.buffer().get() as usize, _keep: storage.clone() };
-        self.set("buffer", value, |k, i| ffi::set_arg_buffer(k, i, storage.buffer()))
+        self.set("buffer", |k, i| ffi::set_arg_buffer(k, i, storage.buffer()))
     }
 
     /// Next argument: the buffer of an array the kernel reads. Pass its offset and strides separately.
@@ -132,8 +115,7 @@ impl<'k> Launch<'k> {
     /// Next argument: a value (`u32`, `u64`, `f32`, `Complex<f64>`, `[u64; 8]` for a `ulong8`, …).
     pub fn scalar<S: KernelScalar>(self, value: S) -> Self {
         let bytes = value.to_arg_bytes();
-        let held = BoundArg::Bytes(bytes.clone());
-        self.set("scalar", held, |k, i| ffi::set_arg_bytes(k, i, &bytes))
+        self.set("scalar", |k, i| ffi::set_arg_bytes(k, i, &bytes))
     }
 
     /// Next argument: an index value in the kernel's index type (`uint` or `ulong`).
@@ -147,7 +129,7 @@ impl<'k> Launch<'k> {
 
     /// Next argument: `bytes` bytes of work-group local memory.
     pub fn local_memory(self, bytes: usize) -> Self {
-        self.set("local memory", BoundArg::Local(bytes), |k, i| ffi::set_arg_local(k, i, bytes))
+        self.set("local memory", |k, i| ffi::set_arg_local(k, i, bytes))
     }
 
     /// The global work size (1 to 3 dimensions). A zero anywhere makes the launch a no-op.
