@@ -114,6 +114,43 @@ pub(crate) fn measure(app: &ClApp, pipeline: &mut Pipeline, budget_ms: f64) -> R
     })
 }
 
+/// What a program that does not profile sees of a pipeline: the host time inside `launch`, of `launch` +
+/// `finish`, and per launch back to back (no device times: `app` need not profile).
+pub(crate) struct HostTimes {
+    pub(crate) launch: Stats,
+    pub(crate) enqueue: Stats,
+    pub(crate) stream_ms: f64,
+}
+
+/// [`measure`]'s host side alone, for an app without profiling: warm-up, then timed single runs and three
+/// batches of back-to-back runs.
+pub(crate) fn measure_host(app: &ClApp, pipeline: &mut Pipeline, budget_ms: f64) -> Result<HostTimes> {
+    let start = Instant::now();
+    pipeline.run()?;
+    app.finish()?;
+    let estimate = (start.elapsed().as_secs_f64() * 1e3).max(1e-3);
+    let runs = ((budget_ms / 2.0 / (estimate + 0.02)) as usize).clamp(3, 50);
+    let (mut launch, mut enqueue) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for _ in 0..runs {
+        let start = Instant::now();
+        pipeline.launch()?;
+        enqueue.push(start.elapsed().as_secs_f64() * 1e3);
+        app.finish()?;
+        launch.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let reps = ((budget_ms / 2.0 / 3.0 / estimate) as usize).clamp(3, 200);
+    let mut stream = Vec::with_capacity(3);
+    for _ in 0..3 {
+        let start = Instant::now();
+        for _ in 0..reps {
+            pipeline.launch()?;
+        }
+        app.finish()?;
+        stream.push(start.elapsed().as_secs_f64() * 1e3 / reps as f64);
+    }
+    Ok(HostTimes { launch: Stats::of(&mut launch), enqueue: Stats::of(&mut enqueue), stream_ms: median(&mut stream) })
+}
+
 pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
