@@ -97,13 +97,9 @@ __kernel void copy_blocks(__global const T* restrict src, IDX src_off, __global 
         const IDX p0 = tp * BLOCK, q0 = tq * BLOCK;
         T v[BLOCK][BLOCK];
         if (p0 + BLOCK <= np && q0 + BLOCK <= nq) {
-            #pragma unroll
             for (int i = 0; i < BLOCK; ++i)
-                #pragma unroll
                 for (int j = 0; j < BLOCK; ++j) v[i][j] = in[(p0 + j) * SRC_SP + (q0 + i) * src_sq];
-            #pragma unroll
             for (int j = 0; j < BLOCK; ++j)
-                #pragma unroll
                 for (int i = 0; i < BLOCK; ++i) out[(q0 + i) * DST_SQ + (p0 + j) * dst_sp] = OP(v[i][j]);
         } else {
             for (IDX q = q0; q < min(q0 + BLOCK, nq); ++q)
