@@ -38,12 +38,21 @@ fn check<T: Element>(rng: &mut Rng, shape: &[usize], widths: &[(usize, usize)], 
     } else {
         (x, host)
     };
-    let out = poisoned::<T>(&Pad::<T>::output_shape(x.shape(), &PadParams::new(widths)).unwrap());
-    let mut pad = Pad::new(&x, &out, PadParams::new(widths).border(mode));
-    pad.init().unwrap();
-    pad.launch().unwrap();
-    let what = format!("{} {:?} {:?} {mode:?} transposed={transposed}", T::NAME, x.shape(), widths);
-    assert_same(&fetch(&out), &pad_ref(&host, widths, mode), &what);
+    // The planner's choice (on CPU devices the host's rows), then the kernel.
+    for kernels_only in [false, true] {
+        let out = poisoned::<T>(&Pad::<T>::output_shape(x.shape(), &PadParams::new(widths)).unwrap());
+        let mut pad = Pad::new(&x, &out, PadParams::new(widths).border(mode).kernels_only(kernels_only));
+        pad.init().unwrap();
+        pad.launch().unwrap();
+        let what = format!(
+            "{} {:?} {:?} {mode:?} transposed={transposed} via {}",
+            T::NAME,
+            x.shape(),
+            widths,
+            pad.strategy().unwrap()
+        );
+        assert_same(&fetch(&out), &pad_ref(&host, widths, mode), &what);
+    }
 }
 
 /// A width from {0, 1, n−1, n, 3n} for an axis of extent n.

@@ -103,8 +103,7 @@ impl Border {
     }
 
     /// Where coordinate `i` of an axis of extent `n` (≥ 1) reads from: `Some(index in 0..n)`, or `None` for a
-    /// constant. The host-side twin of the kernels' `border_index`, used by planners and unit tests.
-    #[cfg(test)]
+    /// constant. The host-side twin of the kernels' `border_index`: the CPU devices' host pad, and unit tests.
     pub(crate) fn index(self, i: i64, n: i64) -> Option<i64> {
         if (0..n).contains(&i) {
             return Some(i);

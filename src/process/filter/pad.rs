@@ -1,14 +1,17 @@
 //! [`Pad`]: a larger copy of an array with its borders filled by a [`Border`] rule (`numpy.pad`).
 
 use super::border::Border;
-use crate::app::Kernel;
-use crate::data::XData;
+use super::host_pad::HostPad;
+use crate::app::ffi::{self, Region};
+use crate::app::{DeviceKind, Kernel};
+use crate::data::{HostCommand, XData};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::planning::{index_type_for, run_options, run_width};
 use crate::process::{Prepared, Process};
+use std::sync::Arc;
 
 /// Most axes a padded array may have.
 const MAX_AXES: usize = 8;
@@ -31,17 +34,40 @@ const EPT: usize = 4;
 pub struct PadParams {
     widths: Vec<(usize, usize)>,
     border: Border,
+    kernels_only: bool,
 }
 
 impl PadParams {
     /// Pads by `widths` with zeros.
     pub fn new(widths: &[(usize, usize)]) -> PadParams {
-        PadParams { widths: widths.to_vec(), border: Border::ZERO }
+        PadParams { widths: widths.to_vec(), border: Border::ZERO, kernels_only: false }
     }
 
     /// How the new elements are filled.
     pub fn border(mut self, border: Border) -> PadParams {
         self.border = border;
+        self
+    }
+
+    /// Keeps the OpenCL kernel on a CPU device, where the planner otherwise pads on the host
+    /// ([`PadStrategy::host`]): for comparisons, and the kernel's own tests.
+    ///
+    /// ```
+    /// use cliper::{DeviceKind, Pad, PadParams, Process, XData};
+    /// let app = cliper::ClApp::new()?;
+    /// let x = XData::from_slice(&app, &[3], &[1.0f32, 2.0, 3.0])?;
+    /// let (a, b) = (XData::zeros(&app, &[5])?, XData::zeros(&app, &[5])?);
+    /// let mut planned = Pad::new(&x, &a, PadParams::new(&[(1, 1)]));
+    /// let mut kernel = Pad::new(&x, &b, PadParams::new(&[(1, 1)]).kernels_only(true));
+    /// planned.run()?;
+    /// kernel.run()?;
+    /// assert_eq!(planned.strategy().unwrap().host, app.device().kind == DeviceKind::Cpu);
+    /// assert!(!kernel.strategy().unwrap().host);
+    /// assert_eq!(a.to_vec()?, b.to_vec()?);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn kernels_only(mut self, on: bool) -> PadParams {
+        self.kernels_only = on;
         self
     }
 }
@@ -68,10 +94,16 @@ pub struct PadStrategy {
     pub work_group: usize,
     /// Elements per 16-byte run (1 when rows are not aligned).
     pub run: usize,
+    /// On the host instead (CPU devices, contiguous outputs): the host's threads write the rows in the mapped
+    /// buffers; `groups`, `work_group` and `run` are 0 then.
+    pub host: bool,
 }
 
 impl std::fmt::Display for PadStrategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.host {
+            return write!(f, "host: {} rows over the host's threads", self.rows);
+        }
         write!(f, "pad over {} rows, {}×{} work-items, runs of {}", self.rows, self.groups, self.work_group, self.run)
     }
 }
@@ -105,6 +137,8 @@ pub struct Pad<T: Element> {
 
 struct Plan {
     kernel: Option<Kernel>,
+    /// On the host: the pad, and the mapped regions `[lo, hi)` of the input and the output.
+    host: Option<(HostPad, [(usize, usize); 2])>,
     index: IndexType,
     rows: RowAxes,
     last: [i32; 3],
@@ -159,11 +193,37 @@ impl<T: Element> Pad<T> {
             groups: p.launch_groups,
             work_group: p.wg,
             run: p.run,
+            host: p.host.is_some(),
         })
     }
 }
 
 impl<T: Element> Pad<T> {
+    /// The host pad, when it applies: a CPU device, not `kernels_only`, a contiguous non-empty output in a buffer
+    /// of its own, a non-empty input.
+    fn host_plan(&self, expected: &[usize], widths: &[(usize, usize)]) -> Option<(HostPad, [(usize, usize); 2])> {
+        let (input, output) = (&self.input, &self.output);
+        let applies = !self.params.kernels_only
+            && output.app().device().kind == DeviceKind::Cpu
+            && output.is_contiguous()
+            && !output.is_empty()
+            && !input.is_empty()
+            && !Arc::ptr_eq(input.storage(), output.storage());
+        if !applies {
+            return None;
+        }
+        let (lo, hi) = input.layout().span()?;
+        let host = HostPad {
+            in_base: input.offset() - lo,
+            in_shape: input.shape().to_vec(),
+            in_strides: input.strides().to_vec(),
+            out_shape: expected.to_vec(),
+            widths: widths.to_vec(),
+            border: self.params.border,
+        };
+        Some((host, [(lo, hi + 1), (output.offset(), output.offset() + output.len())]))
+    }
+
     /// The checks on the arrays once the padded shape `expected` is known.
     fn check(&self, expected: &[usize], widths: &[(usize, usize)]) -> Result<()> {
         let (op, shape) = ("Pad", self.input.shape());
@@ -295,6 +355,23 @@ impl<T: Element> Process for Pad<T> {
         let (last, rows) = row_axes(&expected, shape, &widths, self.input.strides(), self.output.strides())?;
         let row_count: u64 = rows.out_shape.iter().take(rows.nd as usize).product();
         let info = self.output.app().device();
+        if let Some(host) = self.host_plan(&expected, &widths) {
+            let rows = RowAxes { nd: 1, out_shape: [row_count, 0, 0, 0, 0, 0, 0, 0], ..RowAxes::default() };
+            self.plan.set(Plan {
+                kernel: None,
+                host: Some(host),
+                index: IndexType::U32,
+                rows,
+                last: [0; 3],
+                steps: [0; 2],
+                x_blocks: 0,
+                groups: 0,
+                launch_groups: 0,
+                wg: 0,
+                run: 0,
+            });
+            return Ok(());
+        }
         let wg = WG.min(info.max_work_group_size.max(1));
         let wg = 1usize << (usize::BITS - 1 - wg.leading_zeros());
         // Runs of 16 bytes when every output row starts on such a boundary with unit stride.
@@ -332,6 +409,7 @@ impl<T: Element> Process for Pad<T> {
         };
         self.plan.set(Plan {
             kernel,
+            host: None,
             index,
             rows,
             last: [last.input as i32, last.out as i32, last.before as i32],
@@ -347,6 +425,19 @@ impl<T: Element> Process for Pad<T> {
 
     fn launch(&mut self) -> Result<()> {
         let plan = self.plan.get("Pad")?;
+        let value = T::from_c64(self.params.border.value().into());
+        if let Some((host, [(il, ih), (ol, oh)])) = &plan.host {
+            let (input, output) = (&self.input, &self.output);
+            let reads = [Region { buffer: input.storage().buffer(), lo: *il, hi: *ih }];
+            let write = Region { buffer: output.storage().buffer(), lo: *ol, hi: *oh };
+            let bytes = (input.len() + output.len()) as u64 * std::mem::size_of::<T>() as u64;
+            return HostCommand::new::<T, T>("Pad", "host_pad", &[input], &[output])?.work(bytes, 0).run(|queue| {
+                ffi::with_mapped::<T, T, ()>(queue, &reads, &write, |ins, out| {
+                    host.run(value, ins.first().copied().unwrap_or_default(), out);
+                })
+                .map(|((), event)| event)
+            });
+        }
         let Some(kernel) = plan.kernel.as_mut() else { return Ok(()) };
         let (idx, r) = (plan.index, &plan.rows);
         let element = std::mem::size_of::<T>() as u64;
