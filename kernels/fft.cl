@@ -156,3 +156,21 @@ kernel void hermitian_extend(global const T* restrict src, global T* restrict ds
     T v = from < m ? src[(o * m + from) * inner + i] : ZERO;
     dst[gid] = mirrored ? CONJ(v) : v;
 }
+
+// ---- fft_roots: the forward roots exp(−2πi·k/n), k < n, in double precision and rounded once to T — what the
+// host's float64 table holds, without the host's time (2^24 roots took it 0.57 s of an FFT's init, the only part
+// the program cache does not remove). Only where the device has doubles; the host computes the table elsewhere.
+#ifdef cl_khr_fp64
+#if !IS_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+kernel void fft_roots(global T* restrict roots, IDX n) {
+    IDX k = get_global_id(0);
+    if (k >= n) return;
+    double x = -2.0 * (double)k / (double)n;
+    roots[k] = (T)((R)cospi(x), (R)sinpi(x));
+}
+#if !IS_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : disable
+#endif
+#endif
