@@ -3,6 +3,7 @@
 //! ([`Launch`]) with the bookkeeping that makes a failed producer visible to every reader.
 
 mod command;
+mod host_command;
 mod kdata;
 mod launch;
 mod layout;
@@ -13,5 +14,6 @@ pub use kdata::KData;
 pub use launch::Launch;
 pub use xdata::XData;
 
-pub(crate) use command::{HostCommand, Recorder, TrackedCommand};
+pub(crate) use command::{Recorder, TrackedCommand};
+pub(crate) use host_command::HostCommand;
 pub(crate) use layout::{Layout, check_permutation};

@@ -1,6 +1,7 @@
 //! [`Dot`]: dot products of two arrays, whole or along one axis.
 
-use super::reduce_plan::{ReducePlan, ReduceStrategy, Reduction, reduced_shape};
+use super::reduce_plan::{ReducePlan, ReduceStrategy, reduced_shape};
+use super::reduction::Reduction;
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};

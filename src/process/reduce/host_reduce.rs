@@ -8,7 +8,7 @@
 //! underflow on the way (a sum of squares that leaves float64's comfortable range is redone scaled by the
 //! largest |xᵢ|, as the kernels always do).
 
-use super::reduce_plan::Reduction;
+use super::reduction::Reduction;
 use crate::element::Element;
 use num_complex::Complex64;
 use rayon::prelude::*;

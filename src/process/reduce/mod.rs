@@ -6,6 +6,7 @@ mod dot;
 mod host_reduce;
 mod norm;
 mod reduce_plan;
+mod reduction;
 
 pub use dot::{Dot, DotKind, DotParams};
 pub use norm::{NormN, NormOrder, NormParams};

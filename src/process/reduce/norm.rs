@@ -1,6 +1,7 @@
 //! [`NormN`]: the p-norm of an array, or of each line along one axis.
 
-use super::reduce_plan::{ReducePlan, ReduceStrategy, Reduction, reduced_shape};
+use super::reduce_plan::{ReducePlan, ReduceStrategy, reduced_shape};
+use super::reduction::Reduction;
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
