@@ -85,30 +85,16 @@ pub(crate) fn measure(app: &ClApp, pipeline: &mut Pipeline, budget_ms: f64) -> R
     let estimate = first.total_ms().max(1e-3);
     // Each run is one profiled and one plain launch, each followed by a wait.
     let runs = ((budget_ms / 2.0 / (2.0 * estimate + 0.02)) as usize).clamp(3, 50);
-    let (mut device, mut launch, mut enqueue) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..runs {
-        device.push(pipeline.profile()?.total_ms());
-        let start = Instant::now();
-        pipeline.launch()?;
-        enqueue.push(start.elapsed().as_secs_f64() * 1e3);
-        app.finish()?;
-        launch.push(start.elapsed().as_secs_f64() * 1e3);
-    }
-    let reps = ((budget_ms / 2.0 / 3.0 / estimate) as usize).clamp(3, 200);
-    let mut stream = Vec::with_capacity(3);
-    for _ in 0..3 {
-        let start = Instant::now();
-        for _ in 0..reps {
-            pipeline.launch()?;
-        }
-        app.finish()?;
-        stream.push(start.elapsed().as_secs_f64() * 1e3 / reps as f64);
-    }
+    let mut device = Vec::with_capacity(runs);
+    let host = host_times(app, pipeline, runs, estimate, budget_ms, |p| {
+        device.push(p.profile()?.total_ms());
+        Ok(())
+    })?;
     Ok(Measured {
         device: Stats::of(&mut device),
-        launch: Stats::of(&mut launch),
-        enqueue: Stats::of(&mut enqueue),
-        stream_ms: median(&mut stream),
+        launch: host.launch,
+        enqueue: host.enqueue,
+        stream_ms: host.stream_ms,
         commands: first.launches.len(),
         runs,
     })
@@ -130,15 +116,29 @@ pub(crate) fn measure_host(app: &ClApp, pipeline: &mut Pipeline, budget_ms: f64)
     app.finish()?;
     let estimate = (start.elapsed().as_secs_f64() * 1e3).max(1e-3);
     let runs = ((budget_ms / 2.0 / (estimate + 0.02)) as usize).clamp(3, 50);
+    host_times(app, pipeline, runs, estimate, budget_ms, |_| Ok(()))
+}
+
+/// `runs` single launches (each after `before_each`, timed inside `launch` and to the end of `finish`), then
+/// three batches of back-to-back launches filling about a sixth of `budget_ms` each.
+fn host_times(
+    app: &ClApp,
+    pipeline: &mut Pipeline,
+    runs: usize,
+    estimate_ms: f64,
+    budget_ms: f64,
+    mut before_each: impl FnMut(&mut Pipeline) -> Result<()>,
+) -> Result<HostTimes> {
     let (mut launch, mut enqueue) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     for _ in 0..runs {
+        before_each(pipeline)?;
         let start = Instant::now();
         pipeline.launch()?;
         enqueue.push(start.elapsed().as_secs_f64() * 1e3);
         app.finish()?;
         launch.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    let reps = ((budget_ms / 2.0 / 3.0 / estimate) as usize).clamp(3, 200);
+    let reps = ((budget_ms / 2.0 / 3.0 / estimate_ms) as usize).clamp(3, 200);
     let mut stream = Vec::with_capacity(3);
     for _ in 0..3 {
         let start = Instant::now();
