@@ -199,6 +199,55 @@ pub(crate) fn program_from_binary(
     unsafe { opencl3::program::Program::create_from_binary(context, &[device], &[binary]) }
 }
 
+/// Maps `bytes` bytes (at least 1) of `mem` from `offset` into host memory with `flags`, blocking: on the app's
+/// in-order queue every command enqueued before has then finished. `CL_MISALIGNED_SUB_BUFFER_OFFSET` when the
+/// pointer is not aligned to `align` (the mapping is undone).
+fn map_blocking(
+    queue: &CommandQueue,
+    mem: cl_mem,
+    flags: opencl3::types::cl_map_flags,
+    offset: usize,
+    bytes: usize,
+    align: usize,
+) -> ClResult<*mut c_void> {
+    let mut pointer: cl_mem = ptr::null_mut();
+    // SAFETY: a blocking map of a region OpenCL checks against the buffer's size (CL_INVALID_VALUE when it is
+    // outside); the pointer is used only until the matching `unmap_all`.
+    let event = unsafe {
+        opencl3::command_queue::enqueue_map_buffer(
+            queue.get(),
+            mem,
+            CL_BLOCKING,
+            flags,
+            offset,
+            bytes.max(1),
+            &mut pointer,
+            0,
+            ptr::null(),
+        )?
+    };
+    drop(Event::new(event));
+    if (pointer as usize).is_multiple_of(align) {
+        Ok(pointer)
+    } else {
+        let _ = unmap_all(queue, &[(mem, pointer)]);
+        Err(ClError(opencl3::error_codes::CL_MISALIGNED_SUB_BUFFER_OFFSET))
+    }
+}
+
+/// Unmaps every `(buffer, pointer)` that `map_blocking` returned, in order; the unmaps' events, in order.
+fn unmap_all(queue: &CommandQueue, mapped: &[(cl_mem, *mut c_void)]) -> ClResult<Vec<Event>> {
+    let mut events = Vec::with_capacity(mapped.len());
+    for &(mem, pointer) in mapped {
+        // SAFETY: `pointer` is what mapping `mem` returned, unmapped once; no slice or pointer made from it is used
+        // after this.
+        let event =
+            unsafe { opencl3::command_queue::enqueue_unmap_mem_object(queue.get(), mem, pointer, 0, ptr::null())? };
+        events.push(Event::new(event));
+    }
+    Ok(events)
+}
+
 /// One operand of a [`host_gemm`]: its buffer and the strides of its rows and columns, in elements.
 pub(crate) struct HostOperand<'a> {
     pub buffer: &'a Buffer<u8>,
@@ -225,13 +274,12 @@ pub(crate) struct HostGemm<'a, T> {
     pub conj_b: bool,
 }
 
-/// A buffer mapped into host memory over elements `[lo, hi)` (one mapping per distinct buffer of a host command).
-struct Mapped {
+/// A buffer to map over elements `[lo, hi)` (one mapping per distinct buffer of a host GEMM).
+struct Span {
     mem: cl_mem,
     lo: usize,
     hi: usize,
     write: bool,
-    ptr: *mut c_void,
 }
 
 /// Runs `job` on the host: maps each distinct buffer over the elements its operands reach (blocking, so every
@@ -240,7 +288,7 @@ struct Mapped {
 /// `Complex32` or `Complex64` (the element types cliper has); any other answers `CL_INVALID_VALUE`.
 pub(crate) fn host_gemm<T: Element + 'static>(queue: &CommandQueue, job: &HostGemm<'_, T>) -> ClResult<Event> {
     use num_complex::{Complex32, Complex64};
-    use opencl3::error_codes::{CL_INVALID_VALUE, CL_MISALIGNED_SUB_BUFFER_OFFSET};
+    use opencl3::error_codes::CL_INVALID_VALUE;
     use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE};
     use std::any::TypeId;
     let supported = [TypeId::of::<f32>(), TypeId::of::<f64>(), TypeId::of::<Complex32>(), TypeId::of::<Complex64>()];
@@ -267,71 +315,38 @@ pub(crate) fn host_gemm<T: Element + 'static>(queue: &CommandQueue, job: &HostGe
         Some((lo, hi.max(lo + 1)))
     };
     let operands = [(&job.a, m, k, false), (&job.b, k, n, false), (&job.c, m, n, true)];
-    let mut maps: Vec<Mapped> = Vec::with_capacity(3);
+    let mut spans: Vec<Span> = Vec::with_capacity(3);
     for (which, &(op, rows, cols, write)) in operands.iter().enumerate() {
         let (lo, hi) = reach(op, rows, cols, which).ok_or(ClError(CL_INVALID_VALUE))?;
         let mem = op.buffer.get();
-        match maps.iter_mut().find(|m| m.mem == mem) {
-            Some(map) => {
-                map.lo = map.lo.min(lo);
-                map.hi = map.hi.max(hi);
-                map.write |= write;
+        match spans.iter_mut().find(|m| m.mem == mem) {
+            Some(span) => {
+                span.lo = span.lo.min(lo);
+                span.hi = span.hi.max(hi);
+                span.write |= write;
             }
-            None => maps.push(Mapped { mem, lo, hi, write, ptr: ptr::null_mut() }),
+            None => spans.push(Span { mem, lo, hi, write }),
         }
     }
-    let unmap_all = |maps: &[Mapped]| -> ClResult<Option<Event>> {
-        let mut c_event = None;
-        for map in maps.iter().filter(|m| !m.ptr.is_null()) {
-            // SAFETY: `ptr` is what mapping `mem` returned and is unmapped once; no reference into it outlives this.
-            let event = unsafe {
-                opencl3::command_queue::enqueue_unmap_mem_object(queue.get(), map.mem, map.ptr, 0, ptr::null())?
-            };
-            let event = Event::new(event);
-            if map.mem == job.c.buffer.get() {
-                c_event = Some(event);
+    let mut mapped: Vec<(cl_mem, *mut c_void)> = Vec::with_capacity(spans.len());
+    for span in &spans {
+        let flags = if span.write { CL_MAP_READ | CL_MAP_WRITE } else { CL_MAP_READ };
+        let (offset, bytes) = (span.lo * size, (span.hi - span.lo) * size);
+        match map_blocking(queue, span.mem, flags, offset, bytes, std::mem::align_of::<T>()) {
+            Ok(pointer) => mapped.push((span.mem, pointer)),
+            Err(e) => {
+                let _ = unmap_all(queue, &mapped);
+                return Err(e);
             }
-        }
-        Ok(c_event)
-    };
-    for i in 0..maps.len() {
-        let Some(map) = maps.get_mut(i) else { break };
-        let flags = if map.write { CL_MAP_READ | CL_MAP_WRITE } else { CL_MAP_READ };
-        let (offset, bytes) = (map.lo * size, (map.hi - map.lo) * size);
-        let mut pointer: cl_mem = ptr::null_mut();
-        // SAFETY: a blocking map of a region OpenCL checks against the buffer's size (CL_INVALID_VALUE when it is
-        // outside); the pointer is only used until the matching unmap below.
-        let mapped = unsafe {
-            opencl3::command_queue::enqueue_map_buffer(
-                queue.get(),
-                map.mem,
-                CL_BLOCKING,
-                flags,
-                offset,
-                bytes,
-                &mut pointer,
-                0,
-                ptr::null(),
-            )
-        };
-        match mapped {
-            Ok(event) => {
-                drop(Event::new(event));
-                map.ptr = pointer;
-            }
-            Err(code) => {
-                let _ = unmap_all(&maps);
-                return Err(ClError(code));
-            }
-        }
-        if !(map.ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
-            let _ = unmap_all(&maps);
-            return Err(ClError(CL_MISALIGNED_SUB_BUFFER_OFFSET));
         }
     }
     // The host address of element `index` of the buffer `mem` (inside its mapped range, as `reach` ensured).
     let address = |mem: cl_mem, index: usize| -> *mut T {
-        maps.iter().find(|m| m.mem == mem).map_or(ptr::null_mut(), |m| m.ptr.cast::<T>().wrapping_add(index - m.lo))
+        spans
+            .iter()
+            .zip(&mapped)
+            .find(|(span, _)| span.mem == mem)
+            .map_or(ptr::null_mut(), |(span, &(_, p))| p.cast::<T>().wrapping_add(index - span.lo))
     };
     let stride = |s: usize| s as isize;
     for &[oa, ob, oc] in job.offsets {
@@ -369,7 +384,10 @@ pub(crate) fn host_gemm<T: Element + 'static>(queue: &CommandQueue, job: &HostGe
             );
         }
     }
-    unmap_all(&maps)?.ok_or(ClError(CL_INVALID_VALUE))
+    let events = unmap_all(queue, &mapped)?;
+    // C's unmap: the command after which the device sees C's new values.
+    let c_at = spans.iter().position(|span| span.mem == job.c.buffer.get());
+    events.into_iter().nth(c_at.unwrap_or(usize::MAX)).ok_or(ClError(CL_INVALID_VALUE))
 }
 
 /// A region of a device buffer, in elements: `[lo, hi)`.
@@ -391,7 +409,7 @@ pub(crate) fn with_mapped<T: Element, O: Element, R>(
     write: &Region<'_>,
     f: impl FnOnce(&[&[T]], &mut [O]) -> R,
 ) -> ClResult<(R, Event)> {
-    use opencl3::error_codes::{CL_INVALID_MEM_OBJECT, CL_INVALID_VALUE, CL_MISALIGNED_SUB_BUFFER_OFFSET};
+    use opencl3::error_codes::{CL_INVALID_MEM_OBJECT, CL_INVALID_VALUE};
     use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE};
     if reads.iter().any(|r| r.buffer.get() == write.buffer.get()) {
         return Err(ClError(CL_INVALID_MEM_OBJECT));
@@ -401,61 +419,19 @@ pub(crate) fn with_mapped<T: Element, O: Element, R>(
     }
     // Mapped pointers so far, each with its buffer, unmapped on every way out.
     let mut mapped: Vec<(cl_mem, *mut c_void)> = Vec::with_capacity(reads.len() + 1);
-    let unmap = |mapped: &[(cl_mem, *mut c_void)]| -> ClResult<Option<Event>> {
-        let mut last = None;
-        for &(mem, pointer) in mapped {
-            // SAFETY: `pointer` is what mapping `mem` returned, unmapped once; the slices made from it are gone.
-            let event =
-                unsafe { opencl3::command_queue::enqueue_unmap_mem_object(queue.get(), mem, pointer, 0, ptr::null())? };
-            last = Some(Event::new(event));
-        }
-        Ok(last)
-    };
-    let map = |region: &Region<'_>, size: usize, align: usize, flags| -> ClResult<*mut c_void> {
-        let mut pointer: cl_mem = ptr::null_mut();
+    let regions = reads
+        .iter()
+        .map(|r| (r, std::mem::size_of::<T>(), std::mem::align_of::<T>(), CL_MAP_READ))
+        .chain([(write, std::mem::size_of::<O>(), std::mem::align_of::<O>(), CL_MAP_READ | CL_MAP_WRITE)]);
+    for (r, size, align, flags) in regions {
         // A region of no elements still maps one byte (mapping nothing is an error), never read.
-        let bytes = ((region.hi - region.lo) * size).max(1);
-        // SAFETY: a blocking map of a region OpenCL checks against the buffer's size (CL_INVALID_VALUE when it is
-        // outside); the pointer is used only until the unmap.
-        let event = unsafe {
-            opencl3::command_queue::enqueue_map_buffer(
-                queue.get(),
-                region.buffer.get(),
-                CL_BLOCKING,
-                flags,
-                region.lo * size,
-                bytes,
-                &mut pointer,
-                0,
-                ptr::null(),
-            )?
-        };
-        drop(Event::new(event));
-        if (pointer as usize).is_multiple_of(align) {
-            Ok(pointer)
-        } else {
-            Err(ClError(CL_MISALIGNED_SUB_BUFFER_OFFSET))
-        }
-    };
-    let mut result = Ok(());
-    for region in reads.iter().map(|r| (r, std::mem::size_of::<T>(), std::mem::align_of::<T>(), CL_MAP_READ)).chain([(
-        write,
-        std::mem::size_of::<O>(),
-        std::mem::align_of::<O>(),
-        CL_MAP_READ | CL_MAP_WRITE,
-    )]) {
-        let (r, size, align, flags) = region;
-        match map(r, size, align, flags) {
+        match map_blocking(queue, r.buffer.get(), flags, r.lo * size, (r.hi - r.lo) * size, align) {
             Ok(pointer) => mapped.push((r.buffer.get(), pointer)),
             Err(e) => {
-                result = Err(e);
-                break;
+                let _ = unmap_all(queue, &mapped);
+                return Err(e);
             }
         }
-    }
-    if let Err(e) = result {
-        let _ = unmap(&mapped);
-        return Err(e);
     }
     let answer = {
         let mut read_slices: Vec<&[T]> = Vec::with_capacity(reads.len());
@@ -472,6 +448,7 @@ pub(crate) fn with_mapped<T: Element, O: Element, R>(
         let out = unsafe { std::slice::from_raw_parts_mut(out_pointer.cast::<O>(), write.hi - write.lo) };
         f(&read_slices, out)
     };
-    let event = unmap(&mapped)?.ok_or(ClError(CL_INVALID_VALUE))?;
+    // The written region's unmap (the last): the command after which the device sees the values.
+    let event = unmap_all(queue, &mapped)?.pop().ok_or(ClError(CL_INVALID_VALUE))?;
     Ok((answer, event))
 }

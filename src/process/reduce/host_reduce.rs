@@ -73,23 +73,29 @@ fn max_abs<T: Element>(line: &Line<'_, T>, a: usize, b: usize) -> f64 {
     if nan { f64::NAN } else { largest }
 }
 
+/// `part` over the chunks of `[0, len)` combined by `combine` (`zero` its identity): one call when `len` fits one
+/// chunk, else the chunks over the threads.
+fn over_chunks<S: Send>(
+    len: usize,
+    part: impl Fn(usize, usize) -> S + Sync,
+    zero: impl Fn() -> S + Sync + Send,
+    combine: impl Fn(S, S) -> S + Sync + Send,
+) -> S {
+    if len <= CHUNK {
+        return part(0, len);
+    }
+    (0..len.div_ceil(CHUNK)).into_par_iter().map(|c| part(c * CHUNK, ((c + 1) * CHUNK).min(len))).reduce(zero, combine)
+}
+
 /// Σ g over a whole line, split into chunks over the threads when it is long.
 fn over_line<T: Element>(line: &Line<'_, T>, g: impl Fn(usize, usize) -> f64 + Sync) -> f64 {
-    if line.len <= CHUNK {
-        return g(0, line.len);
-    }
-    (0..line.len.div_ceil(CHUNK)).into_par_iter().map(|c| g(c * CHUNK, ((c + 1) * CHUNK).min(line.len))).sum()
+    over_chunks(line.len, g, || 0.0, |a, b| a + b)
 }
 
 /// The largest |xᵢ| of a whole line (NaN when one is NaN), over the threads when it is long.
 fn line_max<T: Element>(line: &Line<'_, T>) -> f64 {
-    if line.len <= CHUNK {
-        return max_abs(line, 0, line.len);
-    }
-    (0..line.len.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| max_abs(line, c * CHUNK, ((c + 1) * CHUNK).min(line.len)))
-        .reduce(|| 0.0, |a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) })
+    let nan_or_max = |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) };
+    over_chunks(line.len, |a, b| max_abs(line, a, b), || 0.0, nan_or_max)
 }
 
 /// Whether the host computes ‖x‖_p: p = 1, 2 and ∞, which take one pass at memory speed. Other orders need a
@@ -136,10 +142,7 @@ fn dot<T: Element>(x: &Line<'_, T>, y: &Line<'_, T>, conjugate: bool) -> Complex
         return Complex64::new(over_line(x, both), 0.0);
     }
     let part = |a: usize, b: usize| pulp::Arch::new().dispatch(|| complex_dot_in_lanes(x, y, a, b, conjugate));
-    if x.len <= CHUNK {
-        return part(0, x.len);
-    }
-    (0..x.len.div_ceil(CHUNK)).into_par_iter().map(|c| part(c * CHUNK, ((c + 1) * CHUNK).min(x.len))).sum()
+    over_chunks(x.len, part, || Complex64::new(0.0, 0.0), |a, b| a + b)
 }
 
 /// Σ xᵢ·yᵢ of real elements `[a, b)`, in eight float64 lanes.
