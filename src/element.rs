@@ -19,7 +19,8 @@ mod sealed {
 /// A type cliper arrays can hold on the device. Values of it can also be passed to kernels by value
 /// ([`KernelScalar`]), as `alpha` factors and the like.
 ///
-/// `Complex<f32>` and `Complex<f64>` are `repr(C)` pairs, the same layout as OpenCL's `float2`/`double2`.
+/// `Complex<f32>` and `Complex<f64>` are `repr(C)` pairs, the same layout as OpenCL's `float2`/`double2`. Sums
+/// and products are the types' own (the host paths of CPU devices compute with them).
 ///
 /// ```
 /// use cliper::Element;
@@ -29,7 +30,19 @@ mod sealed {
 /// assert!(Complex32::IS_COMPLEX && !Complex32::IS_DOUBLE);
 /// assert!(<f64 as Element>::build_options().contains("-DT=double"));
 /// ```
-pub trait Element: sealed::Sealed + KernelScalar + Copy + Default + PartialEq + Debug + Send + Sync + 'static {
+pub trait Element:
+    sealed::Sealed
+    + KernelScalar
+    + Copy
+    + Default
+    + PartialEq
+    + Debug
+    + Send
+    + Sync
+    + 'static
+    + std::ops::Add<Output = Self>
+    + std::ops::Mul<Output = Self>
+{
     /// The real type underneath: `f32` for `f32` and `Complex<f32>`, `f64` for the other two.
     type Real: RealElement;
     /// The complex type of the same precision: `Complex<f32>` for `f32` and `Complex<f32>`, `Complex<f64>` for

@@ -134,15 +134,26 @@ fn check<T: Element, K: cliper::FilterElement<T>>(
     params: ConvParams,
 ) -> ConvStrategy {
     let (x, host) = random::<T>(rng, shape);
-    let out = poisoned::<T>(&Convolution::<T, K>::output_shape(shape, filter.shape(), &params).unwrap());
-    let mut conv = Convolution::new(&x, filter, &out, params.clone());
-    conv.init().unwrap_or_else(|e| panic!("init {shape:?} {:?} {spec:?}: {e}", filter.shape()));
-    conv.launch().unwrap();
+    let out_shape = Convolution::<T, K>::output_shape(shape, filter.shape(), &params).unwrap();
     let w: Vec<Complex64> = filter.values().iter().map(|v| v.to_c64()).collect();
+    let want = conv_ref(&host, filter.shape(), &w, spec);
     let xmax = host.iter().fold(border_magnitude(spec.border), |m, v| m.max(v.norm()));
-    let what = format!("{} {shape:?} filter {:?} {spec:?} {:?}", T::NAME, filter.shape(), conv.strategy());
-    assert_close(&fetch(&out), &conv_ref(&host, filter.shape(), &w, spec), tolerance::<T>(&w, xmax), &what);
-    conv.strategy().unwrap()
+    let run = |params: ConvParams| {
+        let out = poisoned::<T>(&out_shape);
+        let mut conv = Convolution::new(&x, filter, &out, params);
+        conv.init().unwrap_or_else(|e| panic!("init {shape:?} {:?} {spec:?}: {e}", filter.shape()));
+        conv.launch().unwrap();
+        let what = format!("{} {shape:?} filter {:?} {spec:?} {:?}", T::NAME, filter.shape(), conv.strategy());
+        assert_close(&fetch(&out), &want, tolerance::<T>(&w, xmax), &what);
+        conv.strategy().unwrap()
+    };
+    let strategy = run(params.clone());
+    // Where a CPU device ran passes on the host, the kernels the planner chooses elsewhere must agree too.
+    if matches!(strategy, ConvStrategy::Host | ConvStrategy::Separable { host: 1.., .. }) {
+        let kernels = run(params.kernels_only(true));
+        assert!(!matches!(kernels, ConvStrategy::Host | ConvStrategy::Separable { host: 1.., .. }), "{kernels:?}");
+    }
+    strategy
 }
 
 fn random_filter<K: Element>(rng: &mut Rng, shape: &[usize]) -> Filter<K> {
@@ -227,6 +238,19 @@ fn valid_full_stride_dilation_origin() {
                 spec.dilation = dilation;
                 check::<f32, f32>(&mut rng, &[23, 31], &f, &spec, spec.params());
                 check::<f32, f32>(&mut rng, &[23, 31], &f, &spec, spec.params().algorithm(ConvAlgorithm::Direct));
+            }
+        }
+    }
+    // A rank-1 filter: separable passes (on the host's threads on CPU devices) with the same geometry.
+    let rank1 = Filter::outer(&[random_filter::<f32>(&mut rng, &[4]), random_filter(&mut rng, &[3])]).unwrap();
+    for output in [ConvOutput::Same, ConvOutput::Valid, ConvOutput::Full] {
+        for (stride, dilation) in [(vec![2, 3], vec![1]), (vec![1], vec![2, 3]), (vec![3], vec![2])] {
+            for border in [Border::Reflect, Border::Constant(-1.25)] {
+                let mut spec = Spec::new(ConvMode::Convolution, output, border);
+                spec.stride = stride.clone();
+                spec.dilation = dilation.clone();
+                let how = check::<f32, f32>(&mut rng, &[2, 23, 31], &rank1, &spec, spec.params());
+                assert!(matches!(how, ConvStrategy::Separable { .. } | ConvStrategy::Nothing), "{how:?}");
             }
         }
     }
@@ -519,4 +543,62 @@ fn fft_path_agrees_with_the_reference() {
     let mut conv = Convolution::new(&img, &big, &out, ConvParams::default());
     conv.init().unwrap();
     assert!(matches!(conv.strategy(), Some(ConvStrategy::Fft { .. })), "{:?}", conv.strategy());
+}
+
+#[test]
+fn separable_passes_on_views_and_into_views() {
+    // Strided and offset inputs (a transposed crop) and outputs that are not contiguous (every other column of
+    // a wider array): the host passes read any layout, and a pass whose output is not contiguous runs its
+    // kernel instead; each result against the reference, for real and complex data.
+    let mut rng = Rng::new(60);
+    let gaussian = Filter::<f32>::gaussian(1.2, 2).unwrap();
+    for border in [Border::Symmetric, Border::Constant(0.5), Border::Wrap] {
+        let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
+        let w: Vec<Complex64> = gaussian.values().iter().map(|v| v.to_c64()).collect();
+        let (big, host) = random::<f32>(&mut rng, &[3, 40, 29]);
+        let view = big.crop(&[(0, 0), (3, 4), (2, 5)]).unwrap().t(); // [3, 22, 33], strided
+        let host_view = host
+            .slice_each_axis(|a| match a.axis.index() {
+                1 => ndarray::Slice::from(3..36),
+                2 => ndarray::Slice::from(2..24),
+                _ => ndarray::Slice::from(..),
+            })
+            .permuted_axes(IxDyn(&[0, 2, 1]))
+            .to_owned();
+        let want = conv_ref(&host_view, gaussian.shape(), &w, &spec);
+        let tol = tolerance::<f32>(&w, 1.0f64.max(border_magnitude(border)));
+        let wide = poisoned::<f32>(&[3, 22, 66]);
+        let every_other = wide.reshape(&[3, 22, 33, 2]).unwrap().index_axis(3, 1).unwrap();
+        for (out, contiguous) in [(poisoned::<f32>(&[3, 22, 33]), true), (every_other, false)] {
+            let mut conv = Convolution::new(&view, &gaussian, &out, spec.params());
+            conv.init().unwrap();
+            conv.launch().unwrap();
+            let how = conv.strategy().unwrap();
+            if app().device().kind == DeviceKind::Cpu {
+                let host_passes = if contiguous { 2 } else { 1 };
+                assert!(matches!(how, ConvStrategy::Separable { host, .. } if host == host_passes), "{how:?}");
+            }
+            assert_close(&fetch(&out), &want, tol, &format!("{border:?} into a contiguous output: {contiguous}"));
+        }
+        // Complex data with the real filter, through a view as well.
+        let (cbig, chost) = random::<Complex32>(&mut rng, &[2, 17, 30]);
+        let cview = cbig.slice_axis(2, 3..27).unwrap();
+        let cwant = conv_ref(
+            &chost
+                .slice_each_axis(|a| {
+                    if a.axis.index() == 2 { ndarray::Slice::from(3..27) } else { ndarray::Slice::from(..) }
+                })
+                .to_owned(),
+            gaussian.shape(),
+            &w,
+            &spec,
+        );
+        let cout = Convolution::apply(&cview, &gaussian, spec.params()).unwrap();
+        assert_close(
+            &fetch(&cout),
+            &cwant,
+            tolerance::<Complex32>(&w, 1.5f64.max(border_magnitude(border))),
+            "complex view",
+        );
+    }
 }

@@ -150,6 +150,7 @@ pub struct ConvParams {
     pub(super) normalize: bool,
     pub(super) no_separable: bool,
     pub(super) algorithm: ConvAlgorithm,
+    kernels_only: bool,
 }
 
 impl Default for ConvParams {
@@ -164,6 +165,7 @@ impl Default for ConvParams {
             normalize: false,
             no_separable: false,
             algorithm: ConvAlgorithm::Auto,
+            kernels_only: false,
         }
     }
 }
@@ -218,12 +220,36 @@ impl ConvParams {
         self
     }
 
-    /// The kernel the direct passes ask for: the one named by [`ConvParams::algorithm`], `conv_blocked` (which
-    /// falls back to `conv_tiled`) otherwise.
+    /// Keeps the OpenCL kernels on a CPU device, where the planner otherwise runs filters along one axis (1-D
+    /// filters and separable passes) on the host's threads ([`super::ConvStrategy::Host`]): for comparisons,
+    /// and the kernels' own tests.
+    ///
+    /// ```
+    /// use cliper::{ClApp, ConvParams, ConvStrategy, Convolution, DeviceKind, Filter, Process, XData};
+    /// let app = ClApp::new()?;
+    /// let (x, y) = (XData::<f32>::zeros(&app, &[50, 60])?, XData::<f32>::zeros(&app, &[50, 60])?);
+    /// let smooth = Filter::new(&[1, 5], vec![0.2f32; 5])?; // along x only
+    /// let mut planned = Convolution::new(&x, &smooth, &y, ConvParams::default());
+    /// let mut kernels = Convolution::new(&x, &smooth, &y, ConvParams::default().kernels_only(true));
+    /// planned.init()?;
+    /// kernels.init()?;
+    /// assert_eq!(planned.strategy() == Some(ConvStrategy::Host), app.device().kind == DeviceKind::Cpu);
+    /// assert_ne!(kernels.strategy(), Some(ConvStrategy::Host));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn kernels_only(mut self, on: bool) -> ConvParams {
+        self.kernels_only = on;
+        self
+    }
+
+    /// What the passes ask for: the kernel named by [`ConvParams::algorithm`]; for the planner's choice and
+    /// separable passes the host on CPU devices (unless [`ConvParams::kernels_only`]), else `conv_blocked` (which
+    /// falls back to `conv_tiled`).
     pub(crate) fn pass_preference(&self) -> PassPreference {
         match self.algorithm {
             ConvAlgorithm::Direct => PassPreference::Direct,
             ConvAlgorithm::Tiled => PassPreference::Tiled,
+            ConvAlgorithm::Auto | ConvAlgorithm::Separable if !self.kernels_only => PassPreference::Host,
             _ => PassPreference::Blocked,
         }
     }

@@ -3,8 +3,8 @@
 //! any border, stride, dilation; direct, tiled, separable or FFT algorithms chosen by the planner) and
 //! [`GradientMagnitude`] (gaussian_gradient_magnitude and the Sobel/Prewitt/Scharr magnitudes: derivative
 //! convolutions, then one element-wise kernel), [`FilterBank`] (cuDNN-style multi-channel convolution, direct or im2col + `MatMul`). Kernels:
-//! `kernels/filter.cl` (convolution), `filter_pad.cl`, `filter_bank.cl`; on CPU devices `Pad` runs on the host
-//! (`host_pad.rs`).
+//! `kernels/filter.cl` (convolution), `filter_pad.cl`, `filter_bank.cl`; on CPU devices `Pad` and the passes of filters
+//! along one axis run on the host (`host_pad.rs`, `host_conv.rs`).
 
 mod border;
 mod conv_params;
@@ -13,6 +13,7 @@ mod convolution;
 mod fft_conv;
 mod filter_bank;
 mod gradient_magnitude;
+mod host_conv;
 mod host_pad;
 mod pad;
 mod separable;

@@ -14,10 +14,34 @@ use num_complex::{Complex, Complex64};
 /// accepts::<num_complex::Complex32, f32>();
 /// accepts::<num_complex::Complex64, num_complex::Complex64>();
 /// ```
-pub trait FilterElement<T: Element>: Element {}
-impl<T: Element> FilterElement<T> for T {}
-impl FilterElement<Complex<f32>> for f32 {}
-impl FilterElement<Complex<f64>> for f64 {}
+pub trait FilterElement<T: Element>: Element {
+    /// The weight times a value, as the kernels form it (a real weight scales both parts of a complex value).
+    ///
+    /// ```
+    /// use cliper::FilterElement;
+    /// use num_complex::Complex32;
+    /// assert_eq!(2.0f32.weigh(Complex32::new(1.0, -3.0)), Complex32::new(2.0, -6.0));
+    /// ```
+    fn weigh(self, x: T) -> T;
+}
+impl<T: Element> FilterElement<T> for T {
+    #[inline(always)]
+    fn weigh(self, x: T) -> T {
+        self * x
+    }
+}
+impl FilterElement<Complex<f32>> for f32 {
+    #[inline(always)]
+    fn weigh(self, x: Complex<f32>) -> Complex<f32> {
+        x * self
+    }
+}
+impl FilterElement<Complex<f64>> for f64 {
+    #[inline(always)]
+    fn weigh(self, x: Complex<f64>) -> Complex<f64> {
+        x * self
+    }
+}
 
 /// The smoothing across the derivative's axis in scipy.ndimage.sobel and .prewitt.
 const SOBEL_SMOOTHING: [f64; 3] = [1.0, 2.0, 1.0];
