@@ -41,7 +41,42 @@ impl<'a, T: Element> Line<'a, T> {
 /// Σ f(xᵢ) over elements `[a, b)` of `line`, in eight float64 lanes, compiled for the widest vector
 /// instructions the machine has (AVX2 and FMA through `pulp`'s run-time dispatch).
 fn sum_of<T: Element>(line: &Line<'_, T>, a: usize, b: usize, f: impl Fn(T) -> f64) -> f64 {
-    pulp::Arch::new().dispatch(|| sum_in_lanes(line, a, b, &f))
+    pulp::Arch::new().dispatch(Lanes { line, y: None, a, b, job: LaneJob::Sum(&f) }).re
+}
+
+/// What one dispatched loop computes.
+enum LaneJob<'f, F> {
+    Sum(&'f F),
+    Max,
+    RealDot,
+    ComplexDot { conjugate: bool },
+}
+
+/// A loop over elements `[a, b)` as `pulp` dispatches it: the loops are inlined into the function compiled for
+/// the machine's widest vector instructions (from a closure they would not be, and would stay at the
+/// baseline's SSE2: measured, 2²² f32 ‖x‖₂ in 0.64 ms against numpy's 0.29).
+struct Lanes<'l, 'd, 'f, T, F> {
+    line: &'l Line<'d, T>,
+    y: Option<&'l Line<'d, T>>,
+    a: usize,
+    b: usize,
+    job: LaneJob<'f, F>,
+}
+
+impl<T: Element, F: Fn(T) -> f64> pulp::WithSimd for Lanes<'_, '_, '_, T, F> {
+    type Output = Complex64;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Complex64 {
+        let Lanes { line: x, y, a, b, job } = self;
+        match (job, y) {
+            (LaneJob::Sum(f), _) => Complex64::new(sum_in_lanes(x, a, b, f), 0.0),
+            (LaneJob::Max, _) => Complex64::new(max_in_lanes(x, a, b), 0.0),
+            (LaneJob::RealDot, Some(y)) => Complex64::new(real_dot_in_lanes(x, y, a, b), 0.0),
+            (LaneJob::ComplexDot { conjugate }, Some(y)) => complex_dot_in_lanes(x, y, a, b, conjugate),
+            (_, None) => Complex64::new(f64::NAN, 0.0),
+        }
+    }
 }
 
 #[inline(always)]
@@ -62,15 +97,41 @@ fn sum_in_lanes<T: Element>(line: &Line<'_, T>, a: usize, b: usize, f: &impl Fn(
     }
 }
 
+/// |x|: `hypot` for complex values, a plain absolute value for real ones (`hypot(x, 0)` would cost a call per
+/// element: 2²² f32 ‖x‖₁ took 8.2 ms).
+#[inline(always)]
+fn magnitude<T: Element>(v: T) -> f64 {
+    let c = v.to_c64();
+    if T::IS_COMPLEX { c.norm() } else { c.re.abs() }
+}
+
 /// The largest |xᵢ| over elements `[a, b)`, NaN when one is NaN.
 fn max_abs<T: Element>(line: &Line<'_, T>, a: usize, b: usize) -> f64 {
-    let (mut largest, mut nan) = (0f64, false);
-    for v in line.part(a, b) {
-        let m = v.to_c64().norm();
-        nan |= m.is_nan();
-        largest = largest.max(m);
+    pulp::Arch::new().dispatch(Lanes::<T, fn(T) -> f64> { line, y: None, a, b, job: LaneJob::Max }).re
+}
+
+/// [`max_abs`] in eight lanes (a maximum and a NaN flag each), so the loop vectorises.
+#[inline(always)]
+fn max_in_lanes<T: Element>(line: &Line<'_, T>, a: usize, b: usize) -> f64 {
+    let (mut largest, mut nan) = ([0f64; 8], [false; 8]);
+    let mut visit = |slot: usize, v: T| {
+        let m = magnitude(v);
+        if let (Some(l), Some(n)) = (largest.get_mut(slot), nan.get_mut(slot)) {
+            *l = l.max(m);
+            *n |= m.is_nan();
+        }
+    };
+    match line.contiguous(a, b) {
+        Some(xs) => {
+            let chunks = xs.chunks_exact(8);
+            chunks.remainder().iter().for_each(|&v| visit(0, v));
+            for chunk in chunks {
+                chunk.iter().enumerate().for_each(|(slot, &v)| visit(slot, v));
+            }
+        }
+        None => line.part(a, b).for_each(|v| visit(0, v)),
     }
-    if nan { f64::NAN } else { largest }
+    if nan.contains(&true) { f64::NAN } else { largest.iter().fold(0.0, |m, &l| m.max(l)) }
 }
 
 /// `part` over the chunks of `[0, len)` combined by `combine` (`zero` its identity): one call when `len` fits one
@@ -115,7 +176,7 @@ fn norm<T: Element>(line: &Line<'_, T>, p: f64) -> f64 {
         let integer = p.fract() == 0.0 && p <= f64::from(i32::MAX);
         let s = over_line(line, |a, b| {
             sum_of(line, a, b, |v| {
-                let r = v.to_c64().norm() / m;
+                let r = magnitude(v) / m;
                 if integer { r.powi(p as i32) } else { r.powf(p) }
             })
         });
@@ -125,7 +186,7 @@ fn norm<T: Element>(line: &Line<'_, T>, p: f64) -> f64 {
         line_max(line)
     } else if p == 1.0 {
         // NaN anywhere makes the sum NaN; otherwise ∞ is the true value of an overflowing sum.
-        over_line(line, |a, b| sum_of(line, a, b, |v| v.to_c64().norm()))
+        over_line(line, |a, b| sum_of(line, a, b, |v| magnitude(v)))
     } else if p == 2.0 {
         let s = over_line(line, |a, b| sum_of(line, a, b, |v| v.to_c64().norm_sqr()));
         // Squares of float32 values always fit float64; of float64 values they may overflow or underflow.
@@ -138,10 +199,15 @@ fn norm<T: Element>(line: &Line<'_, T>, p: f64) -> f64 {
 /// Σ op(xᵢ)·yᵢ of one pair of lines, op the complex conjugate when `conjugate`.
 fn dot<T: Element>(x: &Line<'_, T>, y: &Line<'_, T>, conjugate: bool) -> Complex64 {
     if !T::IS_COMPLEX {
-        let both = |a: usize, b: usize| pulp::Arch::new().dispatch(|| real_dot_in_lanes(x, y, a, b));
+        let both = |a, b| {
+            pulp::Arch::new().dispatch(Lanes::<T, fn(T) -> f64> { line: x, y: Some(y), a, b, job: LaneJob::RealDot }).re
+        };
         return Complex64::new(over_line(x, both), 0.0);
     }
-    let part = |a: usize, b: usize| pulp::Arch::new().dispatch(|| complex_dot_in_lanes(x, y, a, b, conjugate));
+    let part = |a, b| {
+        let job = LaneJob::ComplexDot { conjugate };
+        pulp::Arch::new().dispatch(Lanes::<T, fn(T) -> f64> { line: x, y: Some(y), a, b, job })
+    };
     over_chunks(x.len, part, || Complex64::new(0.0, 0.0), |a, b| a + b)
 }
 
