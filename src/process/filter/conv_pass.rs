@@ -110,7 +110,7 @@ impl LaunchShape {
         // memory (H100, 63×63 on 8192²: 102 ms through conv_direct when held to 24 KiB).
         let limits = [TILE_LOCAL_LIMIT.min(info.local_mem_bytes as usize), info.local_mem_bytes as usize];
         let blocked = match preference {
-            PassPreference::Blocked => block_shape::<T>(info, g, o, batch),
+            PassPreference::Blocked | PassPreference::Host => block_shape::<T>(info, g, o, batch),
             _ => None,
         };
         let tiled = preference != PassPreference::Direct && blocked.is_none();
@@ -506,6 +506,9 @@ mod tests {
         let LaunchShape::Blocked { vx, ry, groups, .. } = shape else { panic!("3×3 should block") };
         assert_eq!((vx, ry), (4, 8)); // 4 × 8 outputs per work-item for f32 images
         assert_eq!(groups, (8192u64 / (32 * 4)) * (8192 / (8 * 8)));
+        // Passes that would rather run on the host take the same kernel where they cannot (2-D filters, GPUs).
+        let host = LaunchShape::choose::<f32>(&gpu, &geometry([1, 3, 3], 1), [1, 8192, 8192], 1, PassPreference::Host);
+        assert!(matches!(host, LaunchShape::Blocked { vx: 4, ry: 8, .. }), "{}", host.kernel_name());
         // A stride leaves the blocked kernel: tiles, with their halo in local memory.
         let strided =
             LaunchShape::choose::<f32>(&gpu, &geometry([1, 3, 3], 2), [1, 512, 512], 1, PassPreference::Blocked);
