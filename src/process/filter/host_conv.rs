@@ -10,7 +10,6 @@
 //! are shared out over the host's threads. Each output sums its taps in the kernels' order (z, then y, then x).
 
 use super::border::Border;
-use super::conv_pass::Geometry;
 use super::weights::FilterElement;
 use crate::element::Element;
 use rayon::prelude::*;
@@ -20,13 +19,17 @@ const TASK_WORK: usize = 1 << 18;
 
 /// A planned pass: the input's spatial extents and strides and where each batch entry starts in the mapped
 /// input, the output's spatial extents (it is contiguous, batch entries one after the other, mapped from its
-/// first element), the geometry, the (oriented) weights in z, y, x order, the border and its constant.
+/// first element), the geometry (as the kernels': input coordinate = o·stride + j·dilation − start, per axis
+/// z, y, x), the (oriented) weights in z, y, x order, the border and its constant.
 pub(crate) struct HostConv<T: Element, K: Element> {
     pub n: [usize; 3],
     pub in_strides: [usize; 3],
     pub batch_starts: Vec<usize>,
     pub o: [usize; 3],
-    pub geometry: Geometry,
+    pub filter: [usize; 3],
+    pub stride: [usize; 3],
+    pub dilation: [usize; 3],
+    pub start: [i64; 3],
     pub weights: Vec<K>,
     pub border: Border,
     pub value: T,
@@ -48,7 +51,7 @@ impl<T: Element, K: FilterElement<T>> HostConv<T, K> {
         if row == 0 {
             return;
         }
-        let taps: usize = self.geometry.filter.iter().product();
+        let taps: usize = self.filter.iter().product();
         let rows_per_task = (TASK_WORK / (row * taps)).max(1);
         if out.len() <= row * rows_per_task {
             pulp::Arch::new().dispatch(Rows { conv: self, input, first: 0, rows: out, scratch: &mut Vec::new() });
@@ -63,7 +66,7 @@ impl<T: Element, K: FilterElement<T>> HostConv<T, K> {
     #[inline(always)]
     fn rows(&self, input: &[T], first: usize, rows: &mut [T], scratch: &mut Vec<T>) {
         let [oz, oy, ox] = self.o;
-        let g = &self.geometry;
+        let g = self;
         let [fz, fy, fx] = g.filter;
         // The x reach of a row, in input coordinates: [lo, hi].
         let lo = -g.start[2];
@@ -123,7 +126,7 @@ impl<T: Element, K: FilterElement<T>> HostConv<T, K> {
     /// `out[x] += Σⱼ w[j]·reach[x·stride + j·dilation]`, one tap at a time over the whole row.
     #[inline(always)]
     fn add_taps(&self, taps: &[K], reach: &[T], out_row: &mut [T]) {
-        let (stride, dilation) = (self.geometry.stride[2], self.geometry.dilation[2]);
+        let (stride, dilation) = (self.stride[2], self.dilation[2]);
         for (j, &w) in taps.iter().enumerate() {
             let from = reach.get(j * dilation..).unwrap_or_default();
             if stride == 1 {
@@ -164,7 +167,7 @@ mod tests {
 
     /// The same pass computed coordinate by coordinate in float64.
     fn reference(p: &HostConv<f64, f64>, input: &[f64]) -> Vec<f64> {
-        let g = &p.geometry;
+        let g = p;
         let mut out = Vec::new();
         for &base in &p.batch_starts {
             for z in 0..p.o[0] {
@@ -202,30 +205,39 @@ mod tests {
         // Two batch entries of a 3×7×9 volume stored transposed in x and y (strides 1 and 3 swapped), filters that
         // leave the input on every side, strides and dilations; every border.
         let input: Vec<f64> = (0..2 * 3 * 7 * 9).map(|i| ((i * 37) % 101) as f64 - 50.0).collect();
-        let geometries = [
-            Geometry { filter: [1, 1, 5], stride: [1, 1, 1], dilation: [1, 1, 1], start: [0, 0, 2] },
-            Geometry { filter: [1, 4, 1], stride: [1, 1, 1], dilation: [1, 1, 1], start: [0, 2, 0] },
-            Geometry { filter: [2, 3, 3], stride: [1, 2, 3], dilation: [1, 2, 2], start: [1, 1, 3] },
-            Geometry { filter: [3, 2, 2], stride: [2, 1, 1], dilation: [2, 1, 1], start: [0, 0, 0] },
+        // (filter, stride, dilation, start) per axis z, y, x.
+        type Axes = [usize; 3];
+        let geometries: [(Axes, Axes, Axes, [i64; 3]); 4] = [
+            ([1, 1, 5], [1, 1, 1], [1, 1, 1], [0, 0, 2]),
+            ([1, 4, 1], [1, 1, 1], [1, 1, 1], [0, 2, 0]),
+            ([2, 3, 3], [1, 2, 3], [1, 2, 2], [1, 1, 3]),
+            ([3, 2, 2], [2, 1, 1], [2, 1, 1], [0, 0, 0]),
         ];
-        for g in geometries {
+        for (filter, stride, dilation, start) in geometries {
             for (in_strides, layout) in [([63, 9, 1], "contiguous"), ([63, 1, 7], "transposed")] {
                 for border in [Border::Constant(2.5), Border::Edge, Border::Reflect, Border::Symmetric, Border::Wrap] {
-                    let taps: usize = g.filter.iter().product();
+                    let taps: usize = filter.iter().product();
                     let p = HostConv::<f64, f64> {
                         n: [3, 7, 9],
                         in_strides,
                         batch_starts: vec![0, 189],
-                        o: [0, 1, 2].map(|k| [3usize, 7, 9][k].div_ceil(g.stride[k])),
+                        o: [0, 1, 2].map(|k| [3usize, 7, 9][k].div_ceil(stride[k])),
+                        filter,
+                        stride,
+                        dilation,
+                        start,
                         weights: (0..taps).map(|t| t as f64 * 0.25 - 1.0).collect(),
-                        geometry: g.clone(),
                         border,
                         value: 2.5,
                     };
                     let mut out = vec![f64::NAN; 2 * p.o.iter().product::<usize>()];
                     p.run(&input, &mut out);
                     // Integer-valued data and quarter weights: every sum is exact in float64.
-                    assert_eq!(out, reference(&p, &input), "{g:?} {layout} {border:?}");
+                    assert_eq!(
+                        out,
+                        reference(&p, &input),
+                        "{filter:?} {stride:?} {dilation:?} {start:?} {layout} {border:?}"
+                    );
                 }
             }
         }
