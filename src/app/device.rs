@@ -88,6 +88,9 @@ pub struct DeviceInfo {
     pub max_work_group_size: usize,
     /// Whether the device does double precision (`cl_khr_fp64`).
     pub fp64: bool,
+    /// The compute capability (major, minor) of an NVIDIA GPU (`cl_nv_device_attribute_query`; 9.0 for the
+    /// H100 and H200), `None` elsewhere: what decides whether its tensor cores can be reached through inline PTX.
+    pub compute_capability: Option<(u32, u32)>,
     /// Whether [`super::ClApp::new`] would pick this device (honouring `CLIPER_DEVICE`).
     pub preferred: bool,
 }
@@ -116,6 +119,7 @@ impl DeviceInfo {
             max_alloc_bytes: 20 << 30,
             max_work_group_size: if gpu { 1024 } else { 4096 },
             fp64: true,
+            compute_capability: if gpu { Some((9, 0)) } else { None },
             preferred: true,
         }
     }
@@ -374,6 +378,12 @@ fn describe(
         max_alloc_bytes: device.max_mem_alloc_size()?,
         max_work_group_size: device.max_work_group_size()?,
         fp64: device.double_fp_config().map(|c| c != 0).unwrap_or(false),
+        // Asked of NVIDIA's devices only: others may not know the query.
+        compute_capability: if kind == DeviceKind::Gpu && device.vendor()?.to_uppercase().contains("NVIDIA") {
+            device.compute_capability_major_nv().ok().zip(device.compute_capability_minor_nv().ok())
+        } else {
+            None
+        },
         preferred: false,
     })
 }
@@ -413,6 +423,7 @@ mod tests {
             max_alloc_bytes: 1 << 28,
             max_work_group_size: 256,
             fp64: true,
+            compute_capability: None,
             preferred: false,
         }
     }

@@ -14,7 +14,9 @@ impl GemmTiles {
     pub fn for_device<T: Element>(info: &DeviceInfo) -> GemmTiles {
         match GemmStrategy::for_device::<T>(info) {
             GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => t,
-            GemmStrategy::Direct | GemmStrategy::Native => Self::fallback::<T>(info).fit::<T>(info),
+            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => {
+                Self::fallback::<T>(info).fit::<T>(info)
+            }
         }
     }
 
@@ -68,9 +70,38 @@ impl GemmStrategy {
     /// ```
     pub fn planned<T: Element>(info: &DeviceInfo, m: usize, n: usize, k: usize, batch: usize) -> GemmStrategy {
         if info.kind == DeviceKind::Cpu && m > 0 && n > 0 && k > 0 && batch > 0 {
-            GemmStrategy::Native
+            return GemmStrategy::Native;
+        }
+        match Self::for_problem::<T>(info, m, n, k, batch) {
+            GemmStrategy::Tiled(_) if Self::tensor_cores::<T>(info).is_ok() => GemmStrategy::TensorCore,
+            other => other,
+        }
+    }
+
+    /// Whether [`GemmStrategy::TensorCore`] can run `T` on the device; the error says what is missing.
+    ///
+    /// ```
+    /// use cliper::GemmStrategy;
+    /// let app = cliper::ClApp::new()?;
+    /// let why = GemmStrategy::tensor_cores::<f32>(app.device()).unwrap_err().to_string();
+    /// assert!(why.contains("f64"), "{why}");
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn tensor_cores<T: Element>(info: &DeviceInfo) -> crate::error::Result<()> {
+        let missing = if !T::IS_DOUBLE || T::IS_COMPLEX {
+            Some(format!("real f64 data, not {}", T::NAME))
         } else {
-            Self::for_problem::<T>(info, m, n, k, batch)
+            match info.compute_capability {
+                Some((major, _)) if major >= 8 => None,
+                Some((major, minor)) => Some(format!("compute capability 8.0 or later, not {major}.{minor}")),
+                None => Some("an NVIDIA GPU (it has no compute capability)".to_string()),
+            }
+        };
+        match missing {
+            None => Ok(()),
+            Some(what) => Err(crate::error::Error::Unsupported {
+                what: format!("the FP64 tensor-core GEMM needs {what}; device: {}", info.name),
+            }),
         }
     }
 
@@ -93,7 +124,7 @@ impl GemmStrategy {
         let cpu = info.kind == DeviceKind::Cpu;
         let (mdimc, ndimc) = match main {
             GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => (t.mdimc, t.ndimc),
-            GemmStrategy::Direct | GemmStrategy::Native => (1, 1),
+            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => (1, 1),
         };
         // A thin operand leaves most of a tile idle, and a small product gives too few tiles to fill a GPU: on
         // the H100 the direct kernel beat 64² and 128² tiles up to 256³ (0.019 ms against 0.025 and 0.047).

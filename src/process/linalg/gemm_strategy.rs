@@ -194,15 +194,21 @@ pub enum GemmStrategy {
     /// OpenBLAS's speed where PoCL's code generation reaches a tenth of it. Any device can run it (mapping
     /// then copies); the planner chooses it on CPU devices only.
     Native,
+    /// Real `f64` products on the FP64 tensor cores of NVIDIA GPUs of compute capability 8.0 or later (A100,
+    /// H100, H200), through inline PTX (`mma.sync.m16n8k4.f64`): 128 × 128 blocks of C per 256 work-items, the
+    /// same IEEE FP64 fused multiply-adds as the other kernels. The planner takes it for `f64` products that
+    /// would otherwise run tiled on such a device; asking for it elsewhere is an error that says why.
+    TensorCore,
 }
 
 impl std::fmt::Display for GemmStrategy {
-    /// `direct`, `native`, the tiles (`128x128x16/16x16/4x4`) for [`GemmStrategy::Tiled`], `blocked:` and the tiles for
+    /// `direct`, `native`, `tensor-core`, the tiles (`128x128x16/16x16/4x4`) for [`GemmStrategy::Tiled`], `blocked:` and the tiles for
     /// [`GemmStrategy::Blocked`].
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             GemmStrategy::Direct => f.write_str("direct"),
             GemmStrategy::Native => f.write_str("native"),
+            GemmStrategy::TensorCore => f.write_str("tensor-core"),
             GemmStrategy::Tiled(t) => write!(f, "{t}"),
             GemmStrategy::Blocked(t) => write!(f, "blocked:{t}"),
         }
@@ -217,6 +223,7 @@ impl std::str::FromStr for GemmStrategy {
     /// ```
     /// use cliper::{GemmStrategy, GemmTiles};
     /// assert_eq!("direct".parse::<GemmStrategy>()?, GemmStrategy::Direct);
+    /// assert_eq!("tensor-core".parse::<GemmStrategy>()?, GemmStrategy::TensorCore);
     /// let s: GemmStrategy = "blocked:32x64x16/8x4".parse()?;
     /// assert_eq!(s, GemmStrategy::Blocked(GemmTiles::scalar(32, 64, 16, 8, 4)));
     /// assert_eq!(s.to_string().parse::<GemmStrategy>()?, s);
@@ -228,6 +235,8 @@ impl std::str::FromStr for GemmStrategy {
             Ok(GemmStrategy::Direct)
         } else if text == "native" {
             Ok(GemmStrategy::Native)
+        } else if text == "tensor-core" {
+            Ok(GemmStrategy::TensorCore)
         } else if let Some(tiles) = text.strip_prefix("blocked:") {
             Ok(GemmStrategy::Blocked(tiles.parse()?))
         } else {

@@ -101,7 +101,7 @@ impl GemmTableEntry {
     /// entries).
     pub fn strategy(&self) -> Result<GemmStrategy> {
         match self.kernel.parse::<GemmStrategy>()? {
-            GemmStrategy::Direct | GemmStrategy::Native => Err(Error::invalid(
+            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => Err(Error::invalid(
                 "GemmTable",
                 format!(
                     "kernel `{}`: a table entry names tiles, not the direct kernel or the host's GEMM",

@@ -340,8 +340,29 @@ impl<T: Element> MatMul<T> {
                 flops,
             });
         }
-        let t = program_tiles::<T>(strategy, app.device())?;
         let units = unit_strides([m, n, k], [sam, sak], [sbk, sbn], scn);
+        if strategy == GemmStrategy::TensorCore {
+            GemmStrategy::tensor_cores::<T>(app.device())?;
+            let options = format!("{} -DIDX={} -DDMMA=1{units}", T::build_options(), index.cl_type());
+            let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+            let kernel = program.kernel("gemm_dmma")?.owned_by("MatMul");
+            let (global, local) = launch_sizes(strategy, [m, n], count, usize::MAX);
+            return Ok(Plan {
+                strategy,
+                compiled: Some((program, kernel)),
+                host_offsets: Vec::new(),
+                index,
+                a,
+                b,
+                mnk: [m, n, k],
+                batch,
+                global,
+                local,
+                bytes,
+                flops,
+            });
+        }
+        let t = program_tiles::<T>(strategy, app.device())?;
         let vector = |width: usize| GemmTiles::vector_type::<T>(width).unwrap_or_else(|| T::CL_TYPE.to_string());
         let options = format!(
             "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DVWM={} -DVWN={} -DVTM={} -DVTN={}{units}",
@@ -361,7 +382,7 @@ impl<T: Element> MatMul<T> {
         let name = match strategy {
             GemmStrategy::Tiled(_) => "gemm_tiled",
             GemmStrategy::Blocked(_) => "gemm_blocked",
-            GemmStrategy::Direct | GemmStrategy::Native => "gemm_direct",
+            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => "gemm_direct",
         };
         let kernel = program.kernel(name)?.owned_by("MatMul");
         // Only the direct kernel's groups depend on what the compiled kernel allows.
@@ -398,7 +419,7 @@ fn program_tiles<T: Element>(strategy: GemmStrategy, info: &DeviceInfo) -> Resul
             // gemm_tiled is compiled too: give it a K depth and runs it can build with if these do not fit.
             if t.validate::<T>(info).is_ok() { t } else { GemmTiles { kwg: t.mdimc * t.ndimc, vwm: 1, vwn: 1, ..t } }
         }
-        GemmStrategy::Direct | GemmStrategy::Native => GemmTiles::for_device::<T>(info),
+        GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => GemmTiles::for_device::<T>(info),
     })
 }
 
@@ -430,6 +451,8 @@ fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit:
         GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => {
             ([n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count], [t.ndimc, t.mdimc, 1])
         }
+        // gemm_dmma: 256 work-items per 128 × 128 block.
+        GemmStrategy::TensorCore => ([n.div_ceil(128) * 256, m.div_ceil(128), count], [256, 1, 1]),
         GemmStrategy::Direct | GemmStrategy::Native => {
             let limit = limit.clamp(1, 256);
             let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
