@@ -333,29 +333,62 @@ void gemm_dmma(__global const double* restrict a, IDX a_off, IDX sam, IDX sak,
     __global const double* bp = b + b_off + ob;
 
     // Where load l of this work-item sits in the slice, walking the operand's contiguous axis fastest.
-#if A_K_FAST
+#if DM_VEC_A
+// Pairs of neighbours along K, read as one 16-byte load when the slice lies inside A (A' K-contiguous with
+// even row strides and offsets, which the host checks): loads 2p and 2p + 1 are the pair's two elements.
+#define DA_AT(l, mm, kk) \
+    const uint e_ = tid + ((l) >> 1) * DM_THREADS, kk = (e_ % (DM_BK / 2)) * 2 + ((l) & 1), mm = e_ / (DM_BK / 2)
+#elif A_K_FAST
 #define DA_AT(l, mm, kk) const uint e_ = tid + (l) * DM_THREADS, kk = e_ % DM_BK, mm = e_ / DM_BK
 #else
 #define DA_AT(l, mm, kk) const uint e_ = tid + (l) * DM_THREADS, mm = e_ % DM_BM, kk = e_ / DM_BM
 #endif
-#if B_N_FAST
+#if DM_VEC_B
+#define DB_AT(l, nn, kk) \
+    const uint e_ = tid + ((l) >> 1) * DM_THREADS, nn = (e_ % (DM_BN / 2)) * 2 + ((l) & 1), kk = e_ / (DM_BN / 2)
+#elif B_N_FAST
 #define DB_AT(l, nn, kk) const uint e_ = tid + (l) * DM_THREADS, nn = e_ % DM_BN, kk = e_ / DM_BN
 #else
 #define DB_AT(l, nn, kk) const uint e_ = tid + (l) * DM_THREADS, kk = e_ % DM_BK, nn = e_ / DM_BK
+#endif
+    // A slice inside the matrices: pairs as 16-byte loads where the layout allows, else element by element.
+#if DM_VEC_A
+#define DM_LOAD_A(k0, ra) \
+    _Pragma("unroll") for (uint l = 0; l < DM_LOADS; l += 2) { \
+        DA_AT(l, mm, kk); \
+        const double2 v_ = *(__global const double2*)(ap + (m0 + mm) * SAM + ((k0) + kk)); \
+        ra[l] = v_.x; \
+        ra[l + 1] = v_.y; \
+    }
+#else
+#define DM_LOAD_A(k0, ra) \
+    _Pragma("unroll") for (uint l = 0; l < DM_LOADS; l++) { \
+        DA_AT(l, mm, kk); \
+        ra[l] = ap[(m0 + mm) * SAM + ((k0) + kk) * SAK]; \
+    }
+#endif
+#if DM_VEC_B
+#define DM_LOAD_B(k0, rb) \
+    _Pragma("unroll") for (uint l = 0; l < DM_LOADS; l += 2) { \
+        DB_AT(l, nn, kk); \
+        const double2 v_ = *(__global const double2*)(bp + ((k0) + kk) * SBK + (n0 + nn)); \
+        rb[l] = v_.x; \
+        rb[l + 1] = v_.y; \
+    }
+#else
+#define DM_LOAD_B(k0, rb) \
+    _Pragma("unroll") for (uint l = 0; l < DM_LOADS; l++) { \
+        DB_AT(l, nn, kk); \
+        rb[l] = bp[((k0) + kk) * SBK + (n0 + nn) * SBN]; \
+    }
 #endif
     // Slice s of K into the registers ra, rb: unguarded inside the matrices, zeros past their edges.
 #define DM_FETCH(s, ra, rb) \
     do { \
         const IDX k0_ = (s) * DM_BK; \
         if (inside_mn && k0_ + DM_BK <= K) { \
-            _Pragma("unroll") for (uint l = 0; l < DM_LOADS; l++) { \
-                DA_AT(l, mm, kk); \
-                ra[l] = ap[(m0 + mm) * SAM + (k0_ + kk) * SAK]; \
-            } \
-            _Pragma("unroll") for (uint l = 0; l < DM_LOADS; l++) { \
-                DB_AT(l, nn, kk); \
-                rb[l] = bp[(k0_ + kk) * SBK + (n0 + nn) * SBN]; \
-            } \
+            DM_LOAD_A(k0_, ra); \
+            DM_LOAD_B(k0_, rb); \
         } else { \
             _Pragma("unroll") for (uint l = 0; l < DM_LOADS; l++) { \
                 DA_AT(l, mm, kk); \
