@@ -277,6 +277,19 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 }
 #endif
 
+#if DMMA || ZMMA
+// The local slot of row (column) mm of a tile: each lane's two rows g and g + 8 of a 16-row MMA tile (its
+// columns of two neighbouring 8-column tiles) side by side, so one 16-byte read fetches two fragments.
+#define DM_A_SLOT(mm) (((mm) & ~15u) | (((mm) & 7u) << 1) | (((mm) >> 3) & 1u))
+#define DM_B_SLOT(nn) (((nn) & ~15u) | (((nn) & 7u) << 1) | (((nn) >> 3) & 1u))
+// acc{0..3} += a{0,1} · b (one m16n8k4 tile). Fragments: lane = 4·g + t; a0 = A[g][t], a1 = A[g + 8][t],
+// b = B[t][g]; c0, c1 = C[g][2t], C[g][2t + 1]; c2, c3 the same in row g + 8.
+#define DMMA_TILE(c, a0, a1, b) \
+    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};" \
+        : "+d"((c)[0]), "+d"((c)[1]), "+d"((c)[2]), "+d"((c)[3]) : "d"(a0), "d"(a1), "d"(b))
+
+#endif
+
 #if DMMA
 // Real double-precision products on the FP64 tensor cores of NVIDIA GPUs from sm_80 (A100, H100), through
 // inline PTX: `mma.sync.aligned.m16n8k4.row.col.f64` is a warp-wide 16×8×4 multiply-add in IEEE FP64 (fused
@@ -303,14 +316,6 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 #ifndef DM_DEPTH
 #define DM_DEPTH 2
 #endif
-#define DM_A_SLOT(mm) (((mm) & ~15u) | (((mm) & 7u) << 1) | (((mm) >> 3) & 1u))
-#define DM_B_SLOT(nn) (((nn) & ~15u) | (((nn) & 7u) << 1) | (((nn) >> 3) & 1u))
-
-// acc{0..3} += a{0,1} · b (one m16n8k4 tile). Fragments: lane = 4·g + t; a0 = A[g][t], a1 = A[g + 8][t],
-// b = B[t][g]; c0, c1 = C[g][2t], C[g][2t + 1]; c2, c3 the same in row g + 8.
-#define DMMA_TILE(c, a0, a1, b) \
-    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};" \
-        : "+d"((c)[0]), "+d"((c)[1]), "+d"((c)[2]), "+d"((c)[3]) : "d"(a0), "d"(a1), "d"(b))
 
 __kernel __attribute__((reqd_work_group_size(DM_THREADS, 1, 1)))
 void gemm_dmma(__global const double* restrict a, IDX a_off, IDX sam, IDX sak,
@@ -483,6 +488,138 @@ void gemm_dmma(__global const double* restrict a, IDX a_off, IDX sam, IDX sak,
                     if (use_beta) v += beta * cp[gm * scm + gn * SCN];
                     cp[gm * scm + gn * SCN] = v;
                 }
+            }
+        }
+    }
+}
+#endif
+
+#if ZMMA
+// Complex double products on the FP64 tensor cores (the same device condition as gemm_dmma): op(A) and op(B)
+// are split into real and imaginary planes as they enter local memory (conjugation negates an imaginary part
+// there), and each 16×8 tile of C keeps a real and an imaginary accumulator, four real MMAs per step:
+// re += a_re·b_re − a_im·b_im, im += a_re·b_im + a_im·b_re. 256 work-items (8 warps, 2 × 4) per 64 × 128
+// block of C, each warp 32 × 32 (2 × 4 MMA tiles, 64 accumulators per work-item); K in 4-deep slices through
+// two local buffers (two planes each: 25.6 KiB in all), the next slice fetched into registers meanwhile.
+// Measured on the H200 (cuBLAS ZGEMM 4096³ 10.0 ms, 55 TF/s): 22.9 TF/s at 4096³ and 23.6 at 8192³, no faster
+// than gemm_tiled's 24.1 and 23.0 (1000³: 21.6 against 18.4); ordering the two MMAs into one accumulator 16
+// apart changed nothing. So the planner does not choose it; MatMulParams::strategy can.
+#define ZM_BM 64
+#define ZM_BN 128
+#define ZM_BK 4
+#define ZM_LDA 68
+#define ZM_LDB 132
+#define ZM_THREADS 256
+#define ZM_PLANE_A (ZM_BK * ZM_LDA)
+#define ZM_PLANE_B (ZM_BK * ZM_LDB)
+
+__kernel __attribute__((reqd_work_group_size(ZM_THREADS, 1, 1)))
+void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
+               __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
+               __global T* c, IDX c_off, IDX scm, IDX scn,
+               IDX M, IDX N, IDX K, uint conj_a, uint conj_b, T alpha, T beta, uint use_beta,
+               uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b, ulong8 batch_c)
+{
+    // [buffer][re, im][k][row or column], declared as double2 so that the 16-byte fragment reads are aligned.
+    __local double2 a_pairs[2 * 2 * ZM_PLANE_A / 2], b_pairs[2 * 2 * ZM_PLANE_B / 2];
+    __local double* a_tile = (__local double*)a_pairs;
+    __local double* b_tile = (__local double*)b_pairs;
+    const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;
+    const uint g = lane >> 2, t = lane & 3;
+    const uint wm = (warp >> 2) * 32, wn = (warp & 3) * 32;
+    const IDX m0 = (IDX)get_group_id(1) * ZM_BM, n0 = (IDX)get_group_id(0) * ZM_BN;
+    IDX oa = 0, ob = 0, oc = 0;
+    if (nd > 0) batch_offsets3((IDX)get_global_id(2), nd, shape, batch_a, batch_b, batch_c, &oa, &ob, &oc);
+    __global const T* ap = a + a_off + oa;
+    __global const T* bp = b + b_off + ob;
+
+    // One element of A and two of B per work-item and slice, walking the contiguous axis fastest.
+#if A_K_FAST
+    const uint a_k = tid % ZM_BK, a_m = tid / ZM_BK;
+#else
+    const uint a_m = tid % ZM_BM, a_k = tid / ZM_BM;
+#endif
+#if B_N_FAST
+#define ZB_AT(l, nn, kk) const uint e_ = tid + (l) * ZM_THREADS, nn = e_ % ZM_BN, kk = e_ / ZM_BN
+#else
+#define ZB_AT(l, nn, kk) const uint e_ = tid + (l) * ZM_THREADS, kk = e_ % ZM_BK, nn = e_ / ZM_BK
+#endif
+    T ra, rb[2];
+#define ZM_FETCH(s) \
+    do { \
+        const IDX k0_ = (s) * ZM_BK; \
+        const IDX gm = m0 + a_m, gk = k0_ + a_k; \
+        ra = (gm < M && gk < K) ? ap[gm * SAM + gk * SAK] : ZERO; \
+        if (conj_a) ra.y = -ra.y; \
+        _Pragma("unroll") for (uint l = 0; l < 2; l++) { \
+            ZB_AT(l, nn, kk); \
+            const IDX gn = n0 + nn, gkb = k0_ + kk; \
+            rb[l] = (gn < N && gkb < K) ? bp[gkb * SBK + gn * SBN] : ZERO; \
+            if (conj_b) rb[l].y = -rb[l].y; \
+        } \
+    } while (0)
+#define ZM_STASH(buf) \
+    do { \
+        __local double* at_ = a_tile + (buf) * 2 * ZM_PLANE_A + a_k * ZM_LDA + DM_A_SLOT(a_m); \
+        at_[0] = ra.x; \
+        at_[ZM_PLANE_A] = ra.y; \
+        _Pragma("unroll") for (uint l = 0; l < 2; l++) { \
+            ZB_AT(l, nn, kk); \
+            __local double* bt_ = b_tile + (buf) * 2 * ZM_PLANE_B + kk * ZM_LDB + DM_B_SLOT(nn); \
+            bt_[0] = rb[l].x; \
+            bt_[ZM_PLANE_B] = rb[l].y; \
+        } \
+    } while (0)
+
+    double acc_re[2][4][4], acc_im[2][4][4];
+    _Pragma("unroll") for (uint i = 0; i < 2; i++) {
+        _Pragma("unroll") for (uint j = 0; j < 4; j++) {
+            _Pragma("unroll") for (uint r = 0; r < 4; r++) {
+                acc_re[i][j][r] = 0.0;
+                acc_im[i][j][r] = 0.0;
+            }
+        }
+    }
+    const IDX slices = (K + ZM_BK - 1) / ZM_BK;
+    ZM_FETCH((IDX)0);
+    ZM_STASH(0u);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (IDX s = 0; s < slices; s++) {
+        const uint buf = (uint)(s & 1);
+        if (s + 1 < slices) ZM_FETCH(s + 1);
+        __local const double* as = a_tile + buf * 2 * ZM_PLANE_A + t * ZM_LDA + wm + 2 * g;
+        __local const double* bs = b_tile + buf * 2 * ZM_PLANE_B + t * ZM_LDB + wn + 2 * g;
+        double2 are[2], aim[2], bre[2], bim[2];
+        _Pragma("unroll") for (uint i = 0; i < 2; i++) {
+            are[i] = *(__local const double2*)(as + i * 16);
+            aim[i] = *(__local const double2*)(as + ZM_PLANE_A + i * 16);
+        }
+        _Pragma("unroll") for (uint j = 0; j < 2; j++) {
+            bre[j] = *(__local const double2*)(bs + j * 16);
+            bim[j] = *(__local const double2*)(bs + ZM_PLANE_B + j * 16);
+        }
+        _Pragma("unroll") for (uint i = 0; i < 2; i++) {
+            const double nx = -aim[i].x, ny = -aim[i].y;
+            _Pragma("unroll") for (uint j = 0; j < 4; j++) {
+                const double br = (j & 1) ? bre[j >> 1].y : bre[j >> 1].x;
+                const double bi = (j & 1) ? bim[j >> 1].y : bim[j >> 1].x;
+                DMMA_TILE(acc_re[i][j], are[i].x, are[i].y, br);
+                DMMA_TILE(acc_re[i][j], nx, ny, bi);
+                DMMA_TILE(acc_im[i][j], are[i].x, are[i].y, bi);
+                DMMA_TILE(acc_im[i][j], aim[i].x, aim[i].y, br);
+            }
+        }
+        if (s + 1 < slices) ZM_STASH(buf ^ 1u);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    __global T* cp = c + c_off + oc;
+    _Pragma("unroll") for (uint i = 0; i < 2; i++) {
+        _Pragma("unroll") for (uint j = 0; j < 4; j++) {
+            _Pragma("unroll") for (uint r = 0; r < 4; r++) {
+                const IDX gm = m0 + wm + i * 16 + g + (r >> 1) * 8;
+                const IDX gn = n0 + wn + j * 8 + 2 * t + (r & 1);
+                if (gm < M && gn < N) STORE(cp, gm * scm + gn * SCN, ((T)(acc_re[i][j][r], acc_im[i][j][r])));
             }
         }
     }

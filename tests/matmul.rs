@@ -429,14 +429,14 @@ fn bad_shapes_and_tiles_are_named() {
     assert!(err.contains("64x64x8/16x16/8x1") && err.contains("mdimc·vwm must divide mwg"), "{err}");
 }
 
-/// The FP64 tensor-core kernel where the device has the tensor cores (NVIDIA, compute capability ≥ 8.0): on
-/// edges in M, N and K (none a multiple of its 128 × 128 × 8 blocks), both loader layouts of A and B, beta,
-/// broadcast batches, and the planner's choice. Elsewhere asking for it is an error naming the device.
+/// The FP64 tensor-core kernels where the device has the tensor cores (NVIDIA, compute capability ≥ 8.0), for
+/// f64 and c64: on edges in M, N and K (none a multiple of their blocks), both loader layouts of A and B,
+/// conjugation, complex alpha and beta, broadcast batches, and the planner's choice. Elsewhere asking for them
+/// is an error naming the device.
 #[test]
 fn tensor_core_dgemm_where_the_device_has_it() {
     let info = app().device();
     let mut rng = Rng::new(19);
-    let (alpha, beta) = scalars::<f64>();
     if let Err(why) = GemmStrategy::tensor_cores::<f64>(info) {
         let (a, _) = random::<f64>(&mut rng, &[40, 30]);
         let (b, _) = random::<f64>(&mut rng, &[30, 20]);
@@ -448,30 +448,41 @@ fn tensor_core_dgemm_where_the_device_has_it() {
         return;
     }
     assert_eq!(GemmStrategy::planned::<f64>(info, 2048, 2048, 2048, 1), GemmStrategy::TensorCore);
+    // The complex kernel runs when asked for (it is no faster than the tiled one yet).
+    assert_ne!(GemmStrategy::planned::<num_complex::Complex64>(info, 2048, 2048, 2048, 1), GemmStrategy::TensorCore);
     assert_ne!(GemmStrategy::planned::<f32>(info, 2048, 2048, 2048, 1), GemmStrategy::TensorCore);
+    tensor_core_products::<f64>(&mut rng);
+    tensor_core_products::<num_complex::Complex64>(&mut rng);
+}
+
+fn tensor_core_products<T: Element>(rng: &mut Rng) {
+    let (alpha, beta) = scalars::<T>();
+    let ops = [
+        (MatOp::None, MatOp::None),
+        (MatOp::Transpose, MatOp::ConjTranspose),
+        (MatOp::ConjTranspose, MatOp::Transpose),
+    ];
     for &[m, n, k] in &[[257, 1023, 65], [130, 131, 1025], [1, 300, 9], [129, 1, 7], [385, 260, 3]] {
-        let Case { ha, hb, c0, want, bound } = Case::<f64>::random(&mut rng, [m, n, k], alpha, beta);
-        for (op_a, op_b) in
-            [(MatOp::None, MatOp::None), (MatOp::Transpose, MatOp::Transpose), (MatOp::None, MatOp::Transpose)]
-        {
-            let (a, b) = (stored_for_op::<f64>(&ha, op_a), stored_for_op::<f64>(&hb, op_b));
+        let Case { ha, hb, c0, want, bound } = Case::<T>::random(rng, [m, n, k], alpha, beta);
+        for (op_a, op_b) in ops {
+            let (a, b) = (stored_for_op::<T>(&ha, op_a), stored_for_op::<T>(&hb, op_b));
             let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
             let params = MatMulParams::default().op_a(op_a).op_b(op_b).alpha(alpha).beta(beta);
             let mut mm = MatMul::new(&a, &b, &c, params.strategy(GemmStrategy::TensorCore));
             mm.init().unwrap();
             mm.launch().unwrap();
-            let what = format!("f64 ({m},{n},{k}) {op_a:?}·{op_b:?} tensor cores");
-            assert_close::<f64>(&fetch(&c), &want, &bound, k, &what);
+            let what = format!("{} ({m},{n},{k}) {op_a:?}·{op_b:?} tensor cores", T::NAME);
+            assert_close::<T>(&fetch(&c), &want, &bound, k, &what);
         }
     }
     // A broadcast batch: [3, 1, 200, 70] · [4, 70, 150] → [3, 4, 200, 150].
-    let (a, ha) = random::<f64>(&mut rng, &[3, 1, 200, 70]);
-    let (b, hb) = random::<f64>(&mut rng, &[4, 70, 150]);
-    let (c, hc0) = random::<f64>(&mut rng, &[3, 4, 200, 150]);
+    let (a, ha) = random::<T>(rng, &[3, 1, 200, 70]);
+    let (b, hb) = random::<T>(rng, &[4, 70, 150]);
+    let (c, hc0) = random::<T>(rng, &[3, 4, 200, 150]);
     let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
     let params = MatMulParams::default().alpha(alpha).beta(beta).strategy(GemmStrategy::TensorCore);
     let mut mm = MatMul::new(&a, &b, &c, params);
     mm.init().unwrap();
     mm.launch().unwrap();
-    assert_close::<f64>(&fetch(&c), &want, &bound, 70, "f64 broadcast batch on tensor cores");
+    assert_close::<T>(&fetch(&c), &want, &bound, 70, &format!("{} broadcast batch on tensor cores", T::NAME));
 }

@@ -194,10 +194,12 @@ pub enum GemmStrategy {
     /// OpenBLAS's speed where PoCL's code generation reaches a tenth of it. Any device can run it (mapping
     /// then copies); the planner chooses it on CPU devices only.
     Native,
-    /// Real `f64` products on the FP64 tensor cores of NVIDIA GPUs of compute capability 8.0 or later (A100,
-    /// H100, H200), through inline PTX (`mma.sync.m16n8k4.f64`): 128 × 128 blocks of C per 256 work-items, the
-    /// same IEEE FP64 fused multiply-adds as the other kernels. The planner takes it for `f64` products that
-    /// would otherwise run tiled on such a device; asking for it elsewhere is an error that says why.
+    /// `f64` and `c64` products on the FP64 tensor cores of NVIDIA GPUs of compute capability 8.0 or later
+    /// (A100, H100, H200), through inline PTX (`mma.sync.m16n8k4.f64`; complex products as four real MMAs on
+    /// split real and imaginary planes): the same IEEE FP64 fused multiply-adds as the other kernels. The
+    /// planner takes it for `f64` products that would otherwise run tiled on such a device (the complex kernel
+    /// is no faster than the tiled one yet, so it runs when asked for); asking for it elsewhere is an error
+    /// that says why.
     TensorCore,
 }
 

@@ -351,16 +351,15 @@ impl<T: Element> MatMul<T> {
             };
             let vec_a = sak == 1 && even(sam) && even(a.offset()) && batch_even(0);
             let vec_b = sbn == 1 && even(sbk) && even(b.offset()) && batch_even(1);
-            let options = format!(
-                "{} -DIDX={} -DDMMA=1 -DDM_VEC_A={} -DDM_VEC_B={}{units}",
-                T::build_options(),
-                index.cl_type(),
-                u8::from(vec_a),
-                u8::from(vec_b)
-            );
+            let (options, name) = if T::IS_COMPLEX {
+                (format!("{} -DIDX={} -DZMMA=1{units}", T::build_options(), index.cl_type()), "gemm_zmma")
+            } else {
+                let vec = format!(" -DDM_VEC_A={} -DDM_VEC_B={}", u8::from(vec_a), u8::from(vec_b));
+                (format!("{} -DIDX={} -DDMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_dmma")
+            };
             let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
-            let kernel = program.kernel("gemm_dmma")?.owned_by("MatMul");
-            let (global, local) = launch_sizes(strategy, [m, n], count, usize::MAX);
+            let kernel = program.kernel(name)?.owned_by("MatMul");
+            let (global, local) = tensor_core_launch([m, n], count, T::IS_COMPLEX);
             return Ok(Plan {
                 strategy,
                 compiled: Some((program, kernel)),
@@ -465,8 +464,7 @@ fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit:
         GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => {
             ([n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count], [t.ndimc, t.mdimc, 1])
         }
-        // gemm_dmma: 256 work-items per 128 × 128 block.
-        GemmStrategy::TensorCore => ([n.div_ceil(128) * 256, m.div_ceil(128), count], [256, 1, 1]),
+        GemmStrategy::TensorCore => tensor_core_launch([m, n], count, false),
         GemmStrategy::Direct | GemmStrategy::Native => {
             let limit = limit.clamp(1, 256);
             let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
@@ -474,6 +472,13 @@ fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit:
             ([n.div_ceil(l0) * l0, m.div_ceil(l1) * l1, count], [l0, l1, 1])
         }
     }
+}
+
+/// The launch of the tensor-core kernels: 256 work-items per block of C, 128 × 128 for gemm_dmma (real) and
+/// 64 × 128 for gemm_zmma (complex).
+fn tensor_core_launch([m, n]: [usize; 2], count: usize, complex: bool) -> ([usize; 3], [usize; 3]) {
+    let rows = if complex { 64 } else { 128 };
+    ([n.div_ceil(128) * 256, m.div_ceil(rows), count], [256, 1, 1])
 }
 
 /// A matrix operand's axes: the batch axes, then rows and columns.
