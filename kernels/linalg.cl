@@ -284,6 +284,18 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 #define DM_B_SLOT(nn) (((nn) & ~15u) | (((nn) & 7u) << 1) | (((nn) >> 3) & 1u))
 // acc{0..3} += a{0,1} · b (one m16n8k4 tile). Fragments: lane = 4·g + t; a0 = A[g][t], a1 = A[g + 8][t],
 // b = B[t][g]; c0, c1 = C[g][2t], C[g][2t + 1]; c2, c3 the same in row g + 8.
+// A work-item's place in a tensor-core group of 2 × 4 warps: its lane's quad g and place t in it, its warp's
+// corner (wm, wn) of warp tiles WROWS × 32, the group's corner (m0, n0) of BM × BN, and the batch entry's
+// operands ap, bp (elements of E) and C's offset oc.
+#define MMA_PLACE(E, BM, BN, WROWS) \
+    const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5; \
+    const uint g = lane >> 2, t = lane & 3; \
+    const uint wm = (warp >> 2) * (WROWS), wn = (warp & 3) * 32; \
+    const IDX m0 = (IDX)get_group_id(1) * (BM), n0 = (IDX)get_group_id(0) * (BN); \
+    IDX oa = 0, ob = 0, oc = 0; \
+    if (nd > 0) batch_offsets3((IDX)get_global_id(2), nd, shape, batch_a, batch_b, batch_c, &oa, &ob, &oc); \
+    __global const E* ap = a + a_off + oa; \
+    __global const E* bp = b + b_off + ob
 #define DMMA_TILE(c, a0, a1, b) \
     asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};" \
         : "+d"((c)[0]), "+d"((c)[1]), "+d"((c)[2]), "+d"((c)[3]) : "d"(a0), "d"(a1), "d"(b))
@@ -328,14 +340,7 @@ void gemm_dmma(__global const double* restrict a, IDX a_off, IDX sam, IDX sak,
     __local double2 a_pairs[DM_BK * DM_LD], b_pairs[DM_BK * DM_LD];
     __local double* a_tile = (__local double*)a_pairs;
     __local double* b_tile = (__local double*)b_pairs;
-    const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;
-    const uint g = lane >> 2, t = lane & 3;
-    const uint wm = (warp >> 2) * 64, wn = (warp & 3) * 32;
-    const IDX m0 = (IDX)get_group_id(1) * DM_BM, n0 = (IDX)get_group_id(0) * DM_BN;
-    IDX oa = 0, ob = 0, oc = 0;
-    if (nd > 0) batch_offsets3((IDX)get_global_id(2), nd, shape, batch_a, batch_b, batch_c, &oa, &ob, &oc);
-    __global const double* ap = a + a_off + oa;
-    __global const double* bp = b + b_off + ob;
+    MMA_PLACE(double, DM_BM, DM_BN, 64);
 
     // Where load l of this work-item sits in the slice, walking the operand's contiguous axis fastest.
 #if DM_VEC_A
@@ -524,14 +529,7 @@ void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
     __local double2 a_pairs[2 * 2 * ZM_PLANE_A / 2], b_pairs[2 * 2 * ZM_PLANE_B / 2];
     __local double* a_tile = (__local double*)a_pairs;
     __local double* b_tile = (__local double*)b_pairs;
-    const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;
-    const uint g = lane >> 2, t = lane & 3;
-    const uint wm = (warp >> 2) * 32, wn = (warp & 3) * 32;
-    const IDX m0 = (IDX)get_group_id(1) * ZM_BM, n0 = (IDX)get_group_id(0) * ZM_BN;
-    IDX oa = 0, ob = 0, oc = 0;
-    if (nd > 0) batch_offsets3((IDX)get_global_id(2), nd, shape, batch_a, batch_b, batch_c, &oa, &ob, &oc);
-    __global const T* ap = a + a_off + oa;
-    __global const T* bp = b + b_off + ob;
+    MMA_PLACE(T, ZM_BM, ZM_BN, 32);
 
     // One element of A and two of B per work-item and slice, walking the contiguous axis fastest.
 #if A_K_FAST

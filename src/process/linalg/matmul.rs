@@ -341,7 +341,7 @@ impl<T: Element> MatMul<T> {
             });
         }
         let units = unit_strides([m, n, k], [sam, sak], [sbk, sbn], scn);
-        if strategy == GemmStrategy::TensorCore {
+        let (program, kernel, global, local) = if strategy == GemmStrategy::TensorCore {
             GemmStrategy::tensor_cores::<T>(app.device())?;
             // 16-byte loads of neighbour pairs along an operand's contiguous axis need every pair to start on an
             // even element: even row strides, offsets and batch strides.
@@ -360,47 +360,36 @@ impl<T: Element> MatMul<T> {
             let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
             let kernel = program.kernel(name)?.owned_by("MatMul");
             let (global, local) = tensor_core_launch([m, n], count, T::IS_COMPLEX);
-            return Ok(Plan {
-                strategy,
-                compiled: Some((program, kernel)),
-                host_offsets: Vec::new(),
-                index,
-                a,
-                b,
-                mnk: [m, n, k],
-                batch,
-                global,
-                local,
-                bytes,
-                flops,
-            });
-        }
-        let t = program_tiles::<T>(strategy, app.device())?;
-        let vector = |width: usize| GemmTiles::vector_type::<T>(width).unwrap_or_else(|| T::CL_TYPE.to_string());
-        let options = format!(
-            "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DVWM={} -DVWN={} -DVTM={} -DVTN={}{units}",
-            T::build_options(),
-            index.cl_type(),
-            t.mwg,
-            t.nwg,
-            t.kwg,
-            t.mdimc,
-            t.ndimc,
-            t.vwm,
-            t.vwn,
-            vector(t.vwm),
-            vector(t.vwn),
-        );
-        let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
-        let name = match strategy {
-            GemmStrategy::Tiled(_) => "gemm_tiled",
-            GemmStrategy::Blocked(_) => "gemm_blocked",
-            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => "gemm_direct",
+            (program, kernel, global, local)
+        } else {
+            let t = program_tiles::<T>(strategy, app.device())?;
+            let vector = |width: usize| GemmTiles::vector_type::<T>(width).unwrap_or_else(|| T::CL_TYPE.to_string());
+            let options = format!(
+                "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DVWM={} -DVWN={} -DVTM={} -DVTN={}{units}",
+                T::build_options(),
+                index.cl_type(),
+                t.mwg,
+                t.nwg,
+                t.kwg,
+                t.mdimc,
+                t.ndimc,
+                t.vwm,
+                t.vwn,
+                vector(t.vwm),
+                vector(t.vwn),
+            );
+            let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+            let name = match strategy {
+                GemmStrategy::Tiled(_) => "gemm_tiled",
+                GemmStrategy::Blocked(_) => "gemm_blocked",
+                GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => "gemm_direct",
+            };
+            let kernel = program.kernel(name)?.owned_by("MatMul");
+            // Only the direct kernel's groups depend on what the compiled kernel allows.
+            let limit = if strategy == GemmStrategy::Direct { kernel.max_work_group_size()? } else { usize::MAX };
+            let (global, local) = launch_sizes(strategy, [m, n], count, limit);
+            (program, kernel, global, local)
         };
-        let kernel = program.kernel(name)?.owned_by("MatMul");
-        // Only the direct kernel's groups depend on what the compiled kernel allows.
-        let limit = if strategy == GemmStrategy::Direct { kernel.max_work_group_size()? } else { usize::MAX };
-        let (global, local) = launch_sizes(strategy, [m, n], count, limit);
         Ok(Plan {
             strategy,
             compiled: Some((program, kernel)),
