@@ -76,6 +76,16 @@ pub trait Element:
 
     /// The complex conjugate (the identity for real types).
     fn conj(self) -> Self;
+
+    /// The values as their memory holds them, real and imaginary parts in turn (real types: unchanged).
+    ///
+    /// ```
+    /// use cliper::Element;
+    /// use num_complex::Complex32;
+    /// assert_eq!(Complex32::as_reals(&[Complex32::new(1.0, 2.0), Complex32::new(3.0, 4.0)]), &[1.0, 2.0, 3.0, 4.0]);
+    /// assert_eq!(f64::as_reals(&[5.0]), &[5.0]);
+    /// ```
+    fn as_reals(values: &[Self]) -> &[Self::Real];
 }
 
 /// The real element types, `f32` and `f64`.
@@ -113,6 +123,9 @@ impl Element for f32 {
     fn conj(self) -> Self {
         self
     }
+    fn as_reals(values: &[f32]) -> &[f32] {
+        values
+    }
 }
 
 impl Element for f64 {
@@ -130,6 +143,9 @@ impl Element for f64 {
     }
     fn conj(self) -> Self {
         self
+    }
+    fn as_reals(values: &[f64]) -> &[f64] {
+        values
     }
 }
 
@@ -149,6 +165,9 @@ impl Element for Complex<f32> {
     fn conj(self) -> Self {
         Complex::conj(&self)
     }
+    fn as_reals(values: &[Complex<f32>]) -> &[f32] {
+        bytemuck::cast_slice(values)
+    }
 }
 
 impl Element for Complex<f64> {
@@ -166,6 +185,9 @@ impl Element for Complex<f64> {
     }
     fn conj(self) -> Self {
         Complex::conj(&self)
+    }
+    fn as_reals(values: &[Complex<f64>]) -> &[f64] {
+        bytemuck::cast_slice(values)
     }
 }
 
