@@ -103,7 +103,7 @@ impl Border {
     }
 
     /// Where coordinate `i` of an axis of extent `n` (≥ 1) reads from: `Some(index in 0..n)`, or `None` for a
-    /// constant. The host-side twin of the kernels' `border_index`: the CPU devices' host pad, and unit tests.
+    /// constant. The host-side twin of the kernels' `border_index`: the CPU devices' host paths, and unit tests.
     pub(crate) fn index(self, i: i64, n: i64) -> Option<i64> {
         if (0..n).contains(&i) {
             return Some(i);
@@ -123,11 +123,70 @@ impl Border {
             }
         }
     }
+
+    /// Fills `dst` with a row of `n` elements (element i at `src[start + i·stride]`) read at coordinates `first,
+    /// first + 1, …` through this rule, `value` where a constant fills: the part inside the row in one copy when
+    /// it is contiguous, only the rest coordinate by coordinate. The host paths' row extension (pad, convolution).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn fill_row<T: Copy>(
+        self,
+        dst: &mut [T],
+        src: &[T],
+        start: usize,
+        stride: usize,
+        n: usize,
+        first: i64,
+        value: T,
+    ) {
+        let n = n as i64;
+        let at = |i: i64| self.index(i, n).and_then(|k| src.get(start + k as usize * stride)).copied().unwrap_or(value);
+        // Coordinates [a, b) lie inside the row: dst[a − first .. b − first] (empty, at an end of dst, when the
+        // whole of dst lies before or after the row).
+        let end = first + dst.len() as i64;
+        let a = first.max(0).min(n).clamp(first, end);
+        let b = end.min(n).max(a);
+        let Some((before, rest)) = dst.split_at_mut_checked((a - first) as usize) else { return };
+        let Some((inside, after)) = rest.split_at_mut_checked((b - a) as usize) else { return };
+        for (j, slot) in before.iter_mut().enumerate() {
+            *slot = at(first + j as i64);
+        }
+        match src.get(start + a as usize..start + b as usize) {
+            Some(row) if stride == 1 => inside.copy_from_slice(row),
+            _ => {
+                for (j, slot) in inside.iter_mut().enumerate() {
+                    *slot = src.get(start + (a as usize + j) * stride).copied().unwrap_or(value);
+                }
+            }
+        }
+        for (j, slot) in after.iter_mut().enumerate() {
+            *slot = at(b + j as i64);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_fill_through_the_rule_before_inside_and_after() {
+        // A row of 4 stored with stride 2 from element 1, and a contiguous one; windows wholly before it, across
+        // it, inside it and wholly after it, for every rule.
+        let src = [0.0, 10.0, 0.0, 11.0, 0.0, 12.0, 0.0, 13.0];
+        let contiguous = [10.0, 11.0, 12.0, 13.0];
+        for border in [Border::Constant(-1.0), Border::Edge, Border::Reflect, Border::Symmetric, Border::Wrap] {
+            for (first, len) in [(-9, 3), (-3, 10), (1, 2), (6, 4), (-2, 0)] {
+                let want: Vec<f64> =
+                    (first..first + len).map(|i| border.index(i, 4).map_or(-1.0, |k| 10.0 + k as f64)).collect();
+                let mut strided = vec![f64::NAN; len as usize];
+                border.fill_row(&mut strided, &src, 1, 2, 4, first, -1.0);
+                assert_eq!(strided, want, "{border:?} from {first}, strided");
+                let mut dense = vec![f64::NAN; len as usize];
+                border.fill_row(&mut dense, &contiguous, 0, 1, 4, first, -1.0);
+                assert_eq!(dense, want, "{border:?} from {first}, contiguous");
+            }
+        }
+    }
 
     fn extend(b: Border, n: i64, w: i64) -> Vec<i64> {
         (-w..n + w).map(|i| b.index(i, n).map_or(-1, |k| k + 1)).collect()

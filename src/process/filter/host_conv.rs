@@ -105,22 +105,12 @@ impl<T: Element, K: FilterElement<T>> HostConv<T, K> {
         }
     }
 
-    /// The input row from `start` over x coordinates `[lo, hi]`, through the border rule, into `scratch`: the
-    /// part inside the row copied, only the part outside through the rule.
+    /// The input row from `start` over x coordinates `[lo, hi]`, through the border rule, into `scratch`.
     #[inline(always)]
     fn extend(&self, input: &[T], start: usize, lo: i64, hi: i64, scratch: &mut Vec<T>) {
-        let (n, stride) = (self.n[2] as i64, self.in_strides[2]);
-        let at = |i: i64| {
-            self.border.index(i, n).and_then(|k| input.get(start + k as usize * stride)).copied().unwrap_or(self.value)
-        };
-        let (a, b) = (lo.clamp(0, n), (hi + 1).clamp(0, n).max(lo.clamp(0, n)));
         scratch.clear();
-        scratch.extend((lo..a.min(hi + 1)).map(at));
-        match input.get(start + a as usize..start + b as usize) {
-            Some(inside) if stride == 1 => scratch.extend_from_slice(inside),
-            _ => scratch.extend((a..b).map(|i| input.get(start + i as usize * stride).copied().unwrap_or(self.value))),
-        }
-        scratch.extend((b.max(lo)..=hi).map(at));
+        scratch.resize((hi - lo + 1) as usize, self.value);
+        self.border.fill_row(scratch, input, start, self.in_strides[2], self.n[2], lo, self.value);
     }
 
     /// `out[x] += Σⱼ w[j]·reach[x·stride + j·dilation]`, one tap at a time over the whole row.

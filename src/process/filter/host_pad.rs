@@ -33,7 +33,6 @@ impl HostPad {
             self.in_strides.last().copied().unwrap_or(1),
             self.widths.last().map_or(0, |w| w.0),
         );
-        let source = |i: usize| self.border.index(i as i64 - before_last as i64, in_last as i64).map(|k| k as usize);
         out.par_chunks_mut(row_len.max(1)).enumerate().for_each(|(r, row)| {
             // The source row: each leading coordinate through the border rule; None when a constant fills it.
             let mut rest = r;
@@ -54,22 +53,7 @@ impl HostPad {
                 row.fill(value);
                 return;
             };
-            // The input's part of the row in one copy when it is contiguous; the rest element by element.
-            let middle = before_last..(before_last + in_last).min(row.len());
-            let copied = stride_last == 1
-                && match (row.get_mut(middle.clone()), input.get(start..start + middle.len())) {
-                    (Some(dst), Some(src)) => {
-                        dst.copy_from_slice(src);
-                        true
-                    }
-                    _ => false,
-                };
-            for (j, slot) in row.iter_mut().enumerate() {
-                if copied && middle.contains(&j) {
-                    continue;
-                }
-                *slot = source(j).and_then(|i| input.get(start + i * stride_last)).copied().unwrap_or(value);
-            }
+            self.border.fill_row(row, input, start, stride_last, in_last, -(before_last as i64), value);
         });
     }
 }
