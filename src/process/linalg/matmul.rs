@@ -343,17 +343,17 @@ impl<T: Element> MatMul<T> {
         let units = unit_strides([m, n, k], [sam, sak], [sbk, sbn], scn);
         let (program, kernel, global, local) = if strategy == GemmStrategy::TensorCore {
             GemmStrategy::tensor_cores::<T>(app.device())?;
-            // 16-byte loads of neighbour pairs along an operand's contiguous axis need every pair to start on an
-            // even element: even row strides, offsets and batch strides.
-            let even = |v: usize| v.is_multiple_of(2);
-            let batch_even = |which: usize| {
-                batch.strides.get(which).is_some_and(|s| s.iter().take(batch.axes as usize).all(|&v| v % 2 == 0))
-            };
-            let vec_a = sak == 1 && even(sam) && even(a.offset()) && batch_even(0);
-            let vec_b = sbn == 1 && even(sbk) && even(b.offset()) && batch_even(1);
             let (options, name) = if T::IS_COMPLEX {
                 (format!("{} -DIDX={} -DZMMA=1{units}", T::build_options(), index.cl_type()), "gemm_zmma")
             } else {
+                // 16-byte loads of neighbour pairs along an operand's contiguous axis need every pair to start on
+                // an even element: even row strides, offsets and batch strides.
+                let even = |v: usize| v.is_multiple_of(2);
+                let batch_even = |which: usize| {
+                    batch.strides.get(which).is_some_and(|s| s.iter().take(batch.axes as usize).all(|&v| v % 2 == 0))
+                };
+                let vec_a = sak == 1 && even(sam) && even(a.offset()) && batch_even(0);
+                let vec_b = sbn == 1 && even(sbk) && even(b.offset()) && batch_even(1);
                 let vec = format!(" -DDM_VEC_A={} -DDM_VEC_B={}", u8::from(vec_a), u8::from(vec_b));
                 (format!("{} -DIDX={} -DDMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_dmma")
             };
