@@ -277,7 +277,7 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 }
 #endif
 
-#if DMMA || ZMMA
+#if DMMA || ZMMA || TMMA
 // The local slot of row (column) mm of a tile: each lane's two rows g and g + 8 of a 16-row MMA tile (its
 // columns of two neighbouring 8-column tiles) side by side, so one 16-byte read fetches two fragments.
 #define DM_A_SLOT(mm) (((mm) & ~15u) | (((mm) & 7u) << 1) | (((mm) >> 3) & 1u))
@@ -285,12 +285,12 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 // acc{0..3} += a{0,1} · b (one m16n8k4 tile). Fragments: lane = 4·g + t; a0 = A[g][t], a1 = A[g + 8][t],
 // b = B[t][g]; c0, c1 = C[g][2t], C[g][2t + 1]; c2, c3 the same in row g + 8.
 // A work-item's place in a tensor-core group of 2 × 4 warps: its lane's quad g and place t in it, its warp's
-// corner (wm, wn) of warp tiles WROWS × 32, the group's corner (m0, n0) of BM × BN, and the batch entry's
+// corner (wm, wn) of warp tiles WROWS × WCOLS, the group's corner (m0, n0) of BM × BN, and the batch entry's
 // operands ap, bp (elements of E) and C's offset oc.
-#define MMA_PLACE(E, BM, BN, WROWS) \
+#define MMA_PLACE(E, BM, BN, WROWS, WCOLS) \
     const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5; \
     const uint g = lane >> 2, t = lane & 3; \
-    const uint wm = (warp >> 2) * (WROWS), wn = (warp & 3) * 32; \
+    const uint wm = (warp >> 2) * (WROWS), wn = (warp & 3) * (WCOLS); \
     const IDX m0 = (IDX)get_group_id(1) * (BM), n0 = (IDX)get_group_id(0) * (BN); \
     IDX oa = 0, ob = 0, oc = 0; \
     if (nd > 0) batch_offsets3((IDX)get_global_id(2), nd, shape, batch_a, batch_b, batch_c, &oa, &ob, &oc); \
@@ -340,7 +340,7 @@ void gemm_dmma(__global const double* restrict a, IDX a_off, IDX sam, IDX sak,
     __local double2 a_pairs[DM_BK * DM_LD], b_pairs[DM_BK * DM_LD];
     __local double* a_tile = (__local double*)a_pairs;
     __local double* b_tile = (__local double*)b_pairs;
-    MMA_PLACE(double, DM_BM, DM_BN, 64);
+    MMA_PLACE(double, DM_BM, DM_BN, 64, 32);
 
     // Where load l of this work-item sits in the slice, walking the operand's contiguous axis fastest.
 #if DM_VEC_A
@@ -529,7 +529,7 @@ void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
     __local double2 a_pairs[2 * 2 * ZM_PLANE_A / 2], b_pairs[2 * 2 * ZM_PLANE_B / 2];
     __local double* a_tile = (__local double*)a_pairs;
     __local double* b_tile = (__local double*)b_pairs;
-    MMA_PLACE(T, ZM_BM, ZM_BN, 32);
+    MMA_PLACE(T, ZM_BM, ZM_BN, 32, 32);
 
     // One element of A and two of B per work-item and slice, walking the contiguous axis fastest.
 #if A_K_FAST
@@ -618,6 +618,326 @@ void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
                 const IDX gm = m0 + wm + i * 16 + g + (r >> 1) * 8;
                 const IDX gn = n0 + wn + j * 8 + 2 * t + (r & 1);
                 if (gm < M && gn < N) STORE(cp, gm * scm + gn * SCN, ((T)(acc_re[i][j][r], acc_im[i][j][r])));
+            }
+        }
+    }
+}
+#endif
+
+#if TMMA
+// Real single-precision products on the TF32 tensor cores of NVIDIA GPUs from sm_80, through inline PTX
+// (`mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: a warp-wide 16×8×8 product of TF32 operands with
+// exact products and FP32 accumulation; the MMA reads the top 19 bits of each 32-bit operand, sign, exponent
+// and 10 mantissa bits, and its accumulation truncates). Built only where MatMulParams::precision allows it
+// and the device has the tensor cores; every other device keeps the FP32 kernels.
+// - TM_SPLIT 0 (GemmPrecision::Tf32): operands rounded to TF32 to nearest (ties away) as they enter local
+//   memory, one MMA per tile accumulating in place: at most 2⁻¹⁰ + 2⁻²² relative error per product term, and
+//   the truncating accumulation biases sums of like-signed terms low (A¹⁰⁰ of a positive 4096² matrix: 2.8·10⁻³
+//   from float64, where FP32 is 3.8·10⁻⁶; adding each MMA's result in FP32 instead gave 1.5·10⁻⁴ at 16 % less
+//   speed, so Tf32 keeps the fast form).
+// - TM_SPLIT 1 (GemmPrecision::Fp32Split, "3xTF32"): each operand x = hi + lo, hi = x rounded to TF32 by an
+//   integer add, lo = x − hi exact in FP32 and scaled by 2¹⁰ (exact, at most |x|), split as the fragments are
+//   read. Per tile: lo·hi and hi·lo accumulate in place in acc_rest (2¹⁰ larger than their share), and hi·hi
+//   starts from zero and is added to acc in FP32 (round to nearest), so neither the truncation nor the dropped
+//   lo·lo bias the sum: at most 3·2⁻²⁰ per product term, A¹⁰⁰ 4.3·10⁻⁶ from float64 (FP32: 3.8·10⁻⁶). Where
+//   the head sum is not finite it is the result (an infinite head's lo is 0, but its cross products with the
+//   other operand's rests are ±∞ of either sign). Measured
+//   slower or more biased: truncated heads (rests of x's sign, so lo·lo biases every term: A¹⁰⁰ 3.4·10⁻⁵), hi·hi
+//   accumulated in place (2.7·10⁻³), the split at the stash into two local planes, cvt.rna for the heads.
+// A finite x within 2⁻¹² of f32's largest value rounds to ∞, as in every TF32 path.
+// Measured on the H100 (cuBLAS in the same call: FP32 51.2–51.6 TF/s, TF32 411–433 through Hopper's wgmma,
+// which NVIDIA's OpenCL does not reach): Tf32 88 / 100 / 104 TF/s at 2048³ / 4096³ / 8192³; Fp32Split 40.5 /
+// 42.3 / 43.5, no faster than gemm_tiled's FFMA (40.0 / 41.6 / 42.6), so the planner does not take it. The split
+// is bound by its per-element instructions and by occupancy (255 registers: 8 warps per SM).
+//
+// A 256-work-item group (8 warps, 2 along M × 4 along N) computes a 128 × TM_BN block of C (TM_BN 128 or 256);
+// each warp a 64 × (TM_BN / 4) block as 4 × TM_NT MMA tiles. K advances in 16-deep slices through two local
+// buffers (48 KiB at TM_BN 256: the device's limit); the slice after next is fetched into registers (four
+// neighbours along an operand's contiguous axis per load, one 16-byte load where the host found them aligned)
+// while the current one is multiplied, as in gemm_dmma.
+//
+// Local layout: each lane reads a whole fragment with one 16-byte load.
+// - A fragment of lane (g, t) for rows i·16.. and k-step q: a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4],
+//   a3 = A[g + 8][t + 4]. Local row (q, t) of a slice holds, for every m, both k = 8q + t and 8q + t + 4,
+//   ordered so that those four values sit at words 4g.. of the 32 words of tile i (TM_A_COL).
+// - B fragment of lane (g, t) for columns j·8..: b0 = B[t][g], b1 = B[t + 4][g]. Row (q, t) holds two
+//   neighbouring column tiles' fragments at 4g..: b0, b1 of tile 2p, then of tile 2p + 1 (TM_B_COL).
+// - C: c0, c1 = C[g][2t], C[g][2t + 1]; c2, c3 the same in row g + 8 (as the FP64 shape).
+// The rows are not padded (that would pass 48 KiB); instead word w of row (q, t) is stored at w ^ 8t
+// (TM_SWIZZLE), so the eight lanes of a quarter-warp, t = 0..3 and g = 0, 1, read distinct banks.
+#define TM_BM 128
+#ifndef TM_BN
+#define TM_BN 128
+#endif
+#define TM_BK 16
+#define TM_THREADS 256
+#define TM_NT (TM_BN / 32)
+#define TM_ROWS (TM_BK / 2)
+#define TM_LDA (2 * TM_BM)
+#define TM_LDB (2 * TM_BN)
+#define TM_A_LOADS (TM_BM * TM_BK / TM_THREADS / 4)
+#define TM_B_LOADS (TM_BN * TM_BK / TM_THREADS / 4)
+#define TM_ROW(k) ((((k) >> 3) << 2) | ((k) & 3u))
+#define TM_SWIZZLE(col, k) ((col) ^ (((k) & 3u) << 3))
+#define TM_A_COL(m, k) ((((m) & ~15u) << 1) | (((m) & 7u) << 2) | ((((k) >> 2) & 1u) << 1) | (((m) >> 3) & 1u))
+#define TM_B_COL(n, k) ((((n) & ~15u) << 1) | (((n) & 7u) << 2) | ((((n) >> 3) & 1u) << 1) | (((k) >> 2) & 1u))
+
+#if TM_SPLIT
+// x's TF32 head, rounded to nearest by an integer add on the magnitude's bits, so that the rest has either sign
+// (truncated heads leave rests of x's sign, and the dropped lo·lo then biases every product toward zero). A NaN
+// may lose its payload here, but its rest is NaN, so the products are NaN; ±∞ stays ±∞.
+inline uint tf32_head(float x)
+{
+    return (as_uint(x) + 0x1000u) & 0xffffe000u;
+}
+
+// The rest x − hi after head hi, exact in FP32, times 2¹⁰ (exact too, and at most |x|: the products of rests
+// stay as far from FP32's smallest normals as those of heads); 0 where hi is infinite.
+inline uint tf32_rest(float x, uint hi)
+{
+    const float h = as_float(hi);
+    return as_uint(isinf(h) ? 0.0f : (x - h) * 1024.0f);
+}
+#else
+// x rounded to TF32 to nearest, ties away from zero, by an integer add on the magnitude's bits (which carries
+// into the exponent where it must; a finite x next to FLT_MAX becomes ∞); NaN kept as it is.
+inline float tf32_nearest(float x)
+{
+    return isnan(x) ? x : as_float((as_uint(x) + 0x1000u) & 0xffffe000u);
+}
+#endif
+
+// c{0..3} += a{0..3} · (b0, b1) on one 16×8×8 tile.
+// c{0..3} += a · (b0, b1) with the sum rounded to nearest by FP32 adds: the MMA's own accumulation truncates
+// (its error is biased toward zero, which products of positive matrices compound: A¹⁰⁰ of a positive 4096²
+// matrix came out 2.7·10⁻³ low on the H100), so the main products of the split start from zero each time.
+#define TMMA_ADD(c, a, b0, b1) \
+    do { \
+        float d0_, d1_, d2_, d3_; \
+        asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};" \
+            : "=f"(d0_), "=f"(d1_), "=f"(d2_), "=f"(d3_) \
+            : "r"((a).x), "r"((a).y), "r"((a).z), "r"((a).w), "r"(b0), "r"(b1), "f"(0.0f)); \
+        (c)[0] += d0_; \
+        (c)[1] += d1_; \
+        (c)[2] += d2_; \
+        (c)[3] += d3_; \
+    } while (0)
+#define TMMA_TILE(c, a, b0, b1) \
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};" \
+        : "+f"((c)[0]), "+f"((c)[1]), "+f"((c)[2]), "+f"((c)[3]) \
+        : "r"((a).x), "r"((a).y), "r"((a).z), "r"((a).w), "r"(b0), "r"(b1))
+
+__kernel __attribute__((reqd_work_group_size(TM_THREADS, 1, 1)))
+void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
+               __global const float* restrict b, IDX b_off, IDX sbk, IDX sbn,
+               __global float* c, IDX c_off, IDX scm, IDX scn,
+               IDX M, IDX N, IDX K, uint conj_a, uint conj_b, float alpha, float beta, uint use_beta,
+               uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b, ulong8 batch_c)
+{
+    // Declared as float4 so that the 16-byte fragment reads are aligned.
+    __local float4 a_quads[2 * TM_ROWS * TM_LDA / 4], b_quads[2 * TM_ROWS * TM_LDB / 4];
+    __local float* a_tile = (__local float*)a_quads;
+    __local float* b_tile = (__local float*)b_quads;
+    MMA_PLACE(float, TM_BM, TM_BN, 64, TM_BN / 4);
+
+    // Element (mm, kk) of load l, neighbour q (0..3) along the operand's contiguous axis.
+#if A_K_FAST
+#define TA_AT(l, q, mm, kk) \
+    const uint e_ = tid + (l) * TM_THREADS, kk = (e_ % (TM_BK / 4)) * 4 + (q), mm = e_ / (TM_BK / 4)
+#else
+#define TA_AT(l, q, mm, kk) \
+    const uint e_ = tid + (l) * TM_THREADS, mm = (e_ % (TM_BM / 4)) * 4 + (q), kk = e_ / (TM_BM / 4)
+#endif
+#if B_N_FAST
+#define TB_AT(l, q, nn, kk) \
+    const uint e_ = tid + (l) * TM_THREADS, nn = (e_ % (TM_BN / 4)) * 4 + (q), kk = e_ / (TM_BN / 4)
+#else
+#define TB_AT(l, q, nn, kk) \
+    const uint e_ = tid + (l) * TM_THREADS, kk = (e_ % (TM_BK / 4)) * 4 + (q), nn = e_ / (TM_BK / 4)
+#endif
+    // Four neighbours from inside the matrices: one 16-byte load where the host found them aligned.
+#if TM_VEC_A
+#define TM_LOAD_A(k0, ra, l) \
+    do { \
+        TA_AT(l, 0, mm, kk); \
+        const float4 v_ = *(__global const float4*)(ap + (m0 + mm) * SAM + ((k0) + kk) * SAK); \
+        ra[4 * (l)] = v_.x; ra[4 * (l) + 1] = v_.y; ra[4 * (l) + 2] = v_.z; ra[4 * (l) + 3] = v_.w; \
+    } while (0)
+#else
+#define TM_LOAD_A(k0, ra, l) \
+    _Pragma("unroll") for (uint q = 0; q < 4; q++) { \
+        TA_AT(l, q, mm, kk); \
+        ra[4 * (l) + q] = ap[(m0 + mm) * SAM + ((k0) + kk) * SAK]; \
+    }
+#endif
+#if TM_VEC_B
+#define TM_LOAD_B(k0, rb, l) \
+    do { \
+        TB_AT(l, 0, nn, kk); \
+        const float4 v_ = *(__global const float4*)(bp + ((k0) + kk) * SBK + (n0 + nn) * SBN); \
+        rb[4 * (l)] = v_.x; rb[4 * (l) + 1] = v_.y; rb[4 * (l) + 2] = v_.z; rb[4 * (l) + 3] = v_.w; \
+    } while (0)
+#else
+#define TM_LOAD_B(k0, rb, l) \
+    _Pragma("unroll") for (uint q = 0; q < 4; q++) { \
+        TB_AT(l, q, nn, kk); \
+        rb[4 * (l) + q] = bp[((k0) + kk) * SBK + (n0 + nn) * SBN]; \
+    }
+#endif
+    // Slice s of K into the registers ra, rb: unguarded inside the matrices, zeros past their edges.
+#define TM_FETCH(s, ra, rb) \
+    do { \
+        const IDX k0_ = (s) * TM_BK; \
+        if (inside_mn && k0_ + TM_BK <= K) { \
+            _Pragma("unroll") for (uint l = 0; l < TM_A_LOADS; l++) TM_LOAD_A(k0_, ra, l); \
+            _Pragma("unroll") for (uint l = 0; l < TM_B_LOADS; l++) TM_LOAD_B(k0_, rb, l); \
+        } else { \
+            _Pragma("unroll") for (uint l = 0; l < TM_A_LOADS; l++) { \
+                _Pragma("unroll") for (uint q = 0; q < 4; q++) { \
+                    TA_AT(l, q, mm, kk); \
+                    const IDX gm = m0 + mm, gk = k0_ + kk; \
+                    ra[4 * l + q] = (gm < M && gk < K) ? ap[gm * SAM + gk * SAK] : 0.0f; \
+                } \
+            } \
+            _Pragma("unroll") for (uint l = 0; l < TM_B_LOADS; l++) { \
+                _Pragma("unroll") for (uint q = 0; q < 4; q++) { \
+                    TB_AT(l, q, nn, kk); \
+                    const IDX gn = n0 + nn, gk = k0_ + kk; \
+                    rb[4 * l + q] = (gn < N && gk < K) ? bp[gk * SBK + gn * SBN] : 0.0f; \
+                } \
+            } \
+        } \
+    } while (0)
+    // Into local buffer buf: as they are for the split, rounded to TF32 otherwise.
+#if TM_SPLIT
+#define TM_PUT(v) (v)
+#else
+#define TM_PUT(v) tf32_nearest(v)
+#endif
+#define TM_STASH(buf, ra, rb) \
+    do { \
+        _Pragma("unroll") for (uint l = 0; l < TM_A_LOADS; l++) { \
+            _Pragma("unroll") for (uint q = 0; q < 4; q++) { \
+                TA_AT(l, q, mm, kk); \
+                a_tile[((buf) * TM_ROWS + TM_ROW(kk)) * TM_LDA + TM_SWIZZLE(TM_A_COL(mm, kk), kk)] = TM_PUT(ra[4 * l + q]); \
+            } \
+        } \
+        _Pragma("unroll") for (uint l = 0; l < TM_B_LOADS; l++) { \
+            _Pragma("unroll") for (uint q = 0; q < 4; q++) { \
+                TB_AT(l, q, nn, kk); \
+                b_tile[((buf) * TM_ROWS + TM_ROW(kk)) * TM_LDB + TM_SWIZZLE(TM_B_COL(nn, kk), kk)] = TM_PUT(rb[4 * l + q]); \
+            } \
+        } \
+    } while (0)
+    // The MMAs of an 8-deep step whose lane's fragments start at as, bs (tile i at 32·i, tile pair p at 32·p).
+#define TM_FRAGMENT(p, i) as_uint4(*(__local const float4*)((p) + (i) * 32))
+#if TM_SPLIT
+#define TM_SPLIT4(v, hi, lo) \
+    do { \
+        const float4 v_ = as_float4(v); \
+        hi = (uint4)(tf32_head(v_.x), tf32_head(v_.y), tf32_head(v_.z), tf32_head(v_.w)); \
+        lo = (uint4)(tf32_rest(v_.x, hi.x), tf32_rest(v_.y, hi.y), tf32_rest(v_.z, hi.z), tf32_rest(v_.w, hi.w)); \
+    } while (0)
+// One pass of MMA over every tile: sums[i][j] with A fragments af[i] and the pairs of B fragments bf[j / 2].
+#define TM_PASS(MMA, sums, af, bf) \
+    _Pragma("unroll") for (uint p = 0; p < TM_NT / 2; p++) { \
+        _Pragma("unroll") for (uint i = 0; i < 4; i++) { \
+            MMA(sums[i][2 * p], af[i], bf[p].x, bf[p].y); \
+            MMA(sums[i][2 * p + 1], af[i], bf[p].z, bf[p].w); \
+        } \
+    }
+#define TM_STEP(as, bs) \
+    do { \
+        uint4 ah[4], al[4], bh[TM_NT / 2], bl[TM_NT / 2]; \
+        _Pragma("unroll") for (uint i = 0; i < 4; i++) TM_SPLIT4(TM_FRAGMENT(as, i), ah[i], al[i]); \
+        _Pragma("unroll") for (uint p = 0; p < TM_NT / 2; p++) TM_SPLIT4(TM_FRAGMENT(bs, p), bh[p], bl[p]); \
+        TM_PASS(TMMA_TILE, acc_rest, al, bh); \
+        TM_PASS(TMMA_TILE, acc_rest, ah, bl); \
+        TM_PASS(TMMA_ADD, acc, ah, bh); \
+    } while (0)
+#else
+#define TM_STEP(as, bs) \
+    do { \
+        uint4 ah[4]; \
+        _Pragma("unroll") for (uint i = 0; i < 4; i++) ah[i] = TM_FRAGMENT(as, i); \
+        _Pragma("unroll") for (uint p = 0; p < TM_NT / 2; p++) { \
+            const uint4 bh = TM_FRAGMENT(bs, p); \
+            _Pragma("unroll") for (uint i = 0; i < 4; i++) { \
+                TMMA_TILE(acc[i][2 * p], ah[i], bh.x, bh.y); \
+                TMMA_TILE(acc[i][2 * p + 1], ah[i], bh.z, bh.w); \
+            } \
+        } \
+    } while (0)
+#endif
+    // Word 4g of a tile in row (q, t), swizzled: the bits the swizzle flips are below a tile's 32 words, so
+    // tile i's fragment is 32·i further.
+    const uint lane_word = TM_SWIZZLE(4 * g, t);
+#define TM_MULTIPLY(buf) \
+    do { \
+        _Pragma("unroll") for (uint q8 = 0; q8 < TM_BK / 8; q8++) { \
+            __local const float* as_ = a_tile + ((buf) * TM_ROWS + q8 * 4 + t) * TM_LDA + 2 * wm + lane_word; \
+            __local const float* bs_ = b_tile + ((buf) * TM_ROWS + q8 * 4 + t) * TM_LDB + 2 * wn + lane_word; \
+            TM_STEP(as_, bs_); \
+        } \
+    } while (0)
+
+    // Whole groups past C (none in the host's launch) leave before any barrier.
+    if (m0 >= M || n0 >= N) return;
+    // acc sums the products of heads; with the split, acc_rest those with a rest, 2¹⁰ larger (see tf32_rest).
+    float acc[4][TM_NT][4];
+#if TM_SPLIT
+    float acc_rest[4][TM_NT][4];
+#endif
+    _Pragma("unroll") for (uint i = 0; i < 4; i++) {
+        _Pragma("unroll") for (uint j = 0; j < TM_NT; j++) {
+            _Pragma("unroll") for (uint r = 0; r < 4; r++) {
+                acc[i][j][r] = 0.0f;
+#if TM_SPLIT
+                acc_rest[i][j][r] = 0.0f;
+#endif
+            }
+        }
+    }
+    const IDX slices = (K + TM_BK - 1) / TM_BK;
+    const bool inside_mn = m0 + TM_BM <= M && n0 + TM_BN <= N;
+    float a0r[4 * TM_A_LOADS], b0r[4 * TM_B_LOADS];
+    TM_FETCH((IDX)0, a0r, b0r);
+    TM_STASH(0u, a0r, b0r);
+    // Two register sets, so the loop runs two slices per turn: slice s in buffer 0 and slice s + 1 in set 1 at
+    // its start; a buffer is refilled only after the barrier that ends the last reads of it.
+    float a1r[4 * TM_A_LOADS], b1r[4 * TM_B_LOADS];
+    if (slices > 1) TM_FETCH((IDX)1, a1r, b1r);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (IDX s = 0; s < slices; s += 2) {
+        if (s + 2 < slices) TM_FETCH(s + 2, a0r, b0r);
+        TM_MULTIPLY(0u);
+        if (s + 1 < slices) TM_STASH(1u, a1r, b1r);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (s + 1 >= slices) break;
+        if (s + 3 < slices) TM_FETCH(s + 3, a1r, b1r);
+        TM_MULTIPLY(1u);
+        if (s + 2 < slices) TM_STASH(0u, a0r, b0r);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    __global float* cp = c + c_off + oc;
+    _Pragma("unroll") for (uint i = 0; i < 4; i++) {
+        _Pragma("unroll") for (uint j = 0; j < TM_NT; j++) {
+            _Pragma("unroll") for (uint r = 0; r < 4; r++) {
+                const IDX gm = m0 + wm + i * 16 + g + (r >> 1) * 8;
+                const IDX gn = n0 + wn + j * 8 + 2 * t + (r & 1);
+                if (gm < M && gn < N) {
+#if TM_SPLIT
+                    // An infinite operand's head makes the head sum ±∞ (or NaN), which is then the result: its
+                    // cross products with the other operand's rests, of either sign, would add ∞ − ∞.
+                    const float head = acc[i][j][r], rest = acc_rest[i][j][r] * (1.0f / 1024.0f);
+                    float v = alpha * (isfinite(head) ? head + rest : head);
+#else
+                    float v = alpha * acc[i][j][r];
+#endif
+                    if (use_beta) v += beta * cp[gm * scm + gn * SCN];
+                    cp[gm * scm + gn * SCN] = v;
+                }
             }
         }
     }

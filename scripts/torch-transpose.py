@@ -1,18 +1,15 @@
 """Times PyTorch's transpose-and-copy (a.t().contiguous()) on the GPU, the way peer_torch.py does, for the
 sizes cliper-bench uses. Prints: peer op size ms GB/s."""
+import os, sys
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
+from cuda_timing import time_ms  # noqa: E402
+
+
 def bench(fn, reps=20, warm=3):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(reps):
-        fn()
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / reps
+    return time_ms(fn, reps, warm)
+
 
 for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64"), (torch.complex64, "c32")):
     a = torch.rand(16384, 16384, device="cuda").to(dtype)

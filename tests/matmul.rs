@@ -115,9 +115,13 @@ fn assert_close<T: Element>(
     k: usize,
     what: &str,
 ) {
-    assert_eq!(got.shape(), want.shape(), "{what}: shapes differ");
     let c = if T::IS_COMPLEX { 4.0 } else { 1.0 };
-    let scale = c * (k + 2) as f64 * eps::<T>();
+    assert_within(got, want, bound, c * (k + 2) as f64 * eps::<T>(), what);
+}
+
+/// |Δ| ≤ scale · bound element by element.
+fn assert_within(got: &ArrayD<Complex64>, want: &ArrayD<Complex64>, bound: &ArrayD<f64>, scale: f64, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shapes differ");
     for (i, ((g, w), b)) in got.iter().zip(want.iter()).zip(bound.iter()).enumerate() {
         let err = (g - w).norm();
         assert!(
@@ -437,20 +441,26 @@ fn bad_shapes_and_tiles_are_named() {
 fn tensor_core_dgemm_where_the_device_has_it() {
     let info = app().device();
     let mut rng = Rng::new(19);
-    if let Err(why) = GemmStrategy::tensor_cores::<f64>(info) {
+    if let Err(why) = GemmStrategy::tensor_cores::<f64>(info, GemmPrecision::Full) {
         let (a, _) = random::<f64>(&mut rng, &[40, 30]);
         let (b, _) = random::<f64>(&mut rng, &[30, 20]);
         let c = XData::<f64>::zeros(app(), &[40, 20]).unwrap();
         let mut mm = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(GemmStrategy::TensorCore));
         let err = mm.init().unwrap_err().to_string();
         assert!(err.contains("tensor-core") && err.contains(&info.name) && err == why.to_string(), "{err}");
-        assert_ne!(GemmStrategy::planned::<f64>(info, 2048, 2048, 2048, 1), GemmStrategy::TensorCore);
+        assert_ne!(
+            GemmStrategy::planned::<f64>(info, 2048, 2048, 2048, 1, GemmPrecision::Full),
+            GemmStrategy::TensorCore
+        );
         return;
     }
-    assert_eq!(GemmStrategy::planned::<f64>(info, 2048, 2048, 2048, 1), GemmStrategy::TensorCore);
+    assert_eq!(GemmStrategy::planned::<f64>(info, 2048, 2048, 2048, 1, GemmPrecision::Full), GemmStrategy::TensorCore);
     // The complex kernel runs when asked for (it is no faster than the tiled one yet).
-    assert_ne!(GemmStrategy::planned::<num_complex::Complex64>(info, 2048, 2048, 2048, 1), GemmStrategy::TensorCore);
-    assert_ne!(GemmStrategy::planned::<f32>(info, 2048, 2048, 2048, 1), GemmStrategy::TensorCore);
+    assert_ne!(
+        GemmStrategy::planned::<num_complex::Complex64>(info, 2048, 2048, 2048, 1, GemmPrecision::Full),
+        GemmStrategy::TensorCore
+    );
+    assert_ne!(GemmStrategy::planned::<f32>(info, 2048, 2048, 2048, 1, GemmPrecision::Full), GemmStrategy::TensorCore);
     tensor_core_products::<f64>(&mut rng);
     tensor_core_products::<num_complex::Complex64>(&mut rng);
 }
@@ -485,4 +495,134 @@ fn tensor_core_products<T: Element>(rng: &mut Rng) {
     mm.init().unwrap();
     mm.launch().unwrap();
     assert_close::<T>(&fetch(&c), &want, &bound, 70, &format!("{} broadcast batch on tensor cores", T::NAME));
+}
+
+/// f32 products at [`GemmPrecision::Fp32Split`] and [`GemmPrecision::Tf32`]. Where the device has TF32 tensor
+/// cores the planner takes them for large products, and both loader layouts, the 16-byte and the element-wise
+/// loads, both block widths, edges in M, N and K, alpha/beta and broadcast batches meet their bounds: the FP32
+/// bound of this file plus, per product term, 3·2⁻²⁰ for Fp32Split and 2⁻¹⁰ + 2⁻²² for Tf32 (each operand
+/// rounded to 11 significant bits); ±∞ and NaN operands give what FP32 gives. Elsewhere the precision is only a
+/// permission: the FP32 kernels run and meet the FP32 bound, and asking for the tensor cores is an error that
+/// names the device.
+#[test]
+fn tf32_tensor_cores_where_the_device_has_them() {
+    let info = app().device();
+    let mut rng = Rng::new(23);
+    let (a, _) = random::<f32>(&mut rng, &[40, 30]);
+    let (b, _) = random::<f32>(&mut rng, &[30, 20]);
+    let c = XData::<f32>::zeros(app(), &[40, 20]).unwrap();
+    // Plain FP32 never runs on tensor cores, and asking for them says which precisions can.
+    let full = MatMulParams::default().strategy(GemmStrategy::TensorCore);
+    let err = MatMul::new(&a, &b, &c, full).init().unwrap_err().to_string();
+    assert!(err.contains("TF32 tensor-core") && err.contains("Fp32Split") && err.contains(&info.name), "{err}");
+    assert_ne!(GemmStrategy::planned::<f32>(info, 2048, 2048, 2048, 1, GemmPrecision::Full), GemmStrategy::TensorCore);
+    let capable = GemmStrategy::tensor_cores::<f32>(info, GemmPrecision::Fp32Split);
+    for precision in [GemmPrecision::Fp32Split, GemmPrecision::Tf32] {
+        // The planner takes the tensor cores at Tf32 only: the split is no faster than the FP32 kernel.
+        let planned = GemmStrategy::planned::<f32>(info, 2048, 2048, 2048, 1, precision);
+        let expected = capable.is_ok() && precision == GemmPrecision::Tf32;
+        assert_eq!(planned == GemmStrategy::TensorCore, expected, "{precision}: planned {planned}");
+        if let Err(why) = &capable {
+            let params = MatMulParams::default().precision(precision).strategy(GemmStrategy::TensorCore);
+            let err = MatMul::new(&a, &b, &c, params).init().unwrap_err().to_string();
+            assert_eq!(err, why.to_string());
+            assert!(err.contains("compute capability") || err.contains("NVIDIA"), "{err}");
+        }
+        // Per product term on tensor cores: Tf32 rounds both operands to 11 significant bits; Fp32Split's
+        // truncated rest and dropped lo·lo leave at most 3·2⁻²⁰ (see gemm_tmma).
+        let extra = match (precision, capable.is_ok()) {
+            (_, false) => 0.0,
+            (GemmPrecision::Tf32, true) => 2f64.powi(-10) + 2f64.powi(-22),
+            (_, true) => 3.0 * 2f64.powi(-20),
+        };
+        tf32_products(&mut rng, precision, capable.is_ok(), extra);
+    }
+    // c32 has no tensor-core kernel: the error names the type.
+    let why = GemmStrategy::tensor_cores::<num_complex::Complex32>(info, GemmPrecision::Tf32).unwrap_err().to_string();
+    assert!(why.contains("c32"), "{why}");
+}
+
+fn tf32_products(rng: &mut Rng, precision: GemmPrecision, tensor: bool, extra: f64) {
+    let (alpha, beta) = scalars::<f32>();
+    let ops = [(MatOp::None, MatOp::None), (MatOp::Transpose, MatOp::Transpose), (MatOp::None, MatOp::Transpose)];
+    // K = 68 and N = 260 make aligned rows (the 16-byte loads); the others are element-wise.
+    for &[m, n, k] in &[[257, 1023, 65], [130, 260, 68], [131, 133, 1025], [1, 300, 9], [129, 1, 7], [385, 260, 3]] {
+        let Case { ha, hb, c0, want, bound } = Case::<f32>::random(rng, [m, n, k], alpha, beta);
+        for (op_a, op_b) in ops {
+            let (a, b) = (stored_for_op::<f32>(&ha, op_a), stored_for_op::<f32>(&hb, op_b));
+            let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
+            let params = MatMulParams::default().op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).precision(precision);
+            let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
+            let mut mm = MatMul::new(&a, &b, &c, params);
+            mm.init().unwrap();
+            mm.launch().unwrap();
+            let what = format!("f32 ({m},{n},{k}) {op_a:?}·{op_b:?} at {precision} ({:?})", mm.strategy());
+            assert_within(&fetch(&c), &want, &bound, (k + 2) as f64 * eps::<f32>() + extra, &what);
+        }
+    }
+    // Wide blocks (128 × 256, chosen when they fill the device), element-wise and 16-byte loads.
+    for &[m, n, k] in &[[1300, 2600, 37], [1030, 3100, 72]] {
+        let Case { ha, hb, c0, want, bound } = Case::<f32>::random(rng, [m, n, k], alpha, beta);
+        let (a, b) = (stored_for_op::<f32>(&ha, MatOp::None), stored_for_op::<f32>(&hb, MatOp::None));
+        let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
+        let params = MatMulParams::default().alpha(alpha).beta(beta).precision(precision);
+        let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
+        MatMul::new(&a, &b, &c, params).run().unwrap();
+        let what = format!("f32 ({m},{n},{k}) at {precision} in wide blocks");
+        assert_within(&fetch(&c), &want, &bound, (k + 2) as f64 * eps::<f32>() + extra, &what);
+    }
+    // Tiny operands (2⁻⁶⁰ each, product terms near 2⁻¹²⁰): the split's rest products, 2⁻¹⁰ below the heads',
+    // would be FP32 subnormals; they keep their accuracy (the rests are scaled by 2¹⁰ and summed apart).
+    let tiny = 2f64.powi(-60);
+    let Case { ha, hb, .. } = Case::<f32>::random(rng, [257, 300, 70], 1.0, 0.0);
+    let (ha, hb) = (ha.mapv(|v| v * tiny), hb.mapv(|v| v * tiny));
+    let zero = ArrayD::from_elem(IxDyn(&[257, 300]), Complex64::new(0.0, 0.0));
+    let (want, bound) = matmul_ref(&ha, &hb, &zero, Complex64::new(1.0, 0.0), Complex64::new(0.0, 0.0));
+    let (a, b) = (stored_for_op::<f32>(&ha, MatOp::None), stored_for_op::<f32>(&hb, MatOp::None));
+    let params = MatMulParams::default().precision(precision);
+    let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
+    let c = MatMul::apply(&a, &b, params).unwrap();
+    let what = format!("f32 operands of 2⁻⁶⁰ at {precision}");
+    assert_within(&fetch(&c), &want, &bound, 72.0 * eps::<f32>() + extra, &what);
+    // ±∞ and NaN in A, B positive: those rows of C are +∞ and NaN, as in FP32.
+    let (m, n, k) = (140, 270, 40);
+    let mut ha: Vec<f32> = rng.vec(m * k);
+    let hb: Vec<f32> = rng.vec::<f32>(k * n).into_iter().map(|v| v.abs() + 0.5).collect();
+    ha[5 * k + 3] = f32::INFINITY;
+    ha[7 * k + 2] = f32::NAN;
+    ha[9 * k + 39] = f32::NEG_INFINITY;
+    let a = XData::from_slice(app(), &[m, k], &ha).unwrap();
+    let b = XData::from_slice(app(), &[k, n], &hb).unwrap();
+    let params = MatMulParams::default().precision(precision);
+    let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
+    let c = MatMul::apply(&a, &b, params).unwrap().to_vec().unwrap();
+    for j in 0..n {
+        assert_eq!(c[5 * n + j], f32::INFINITY, "{precision}: C[5][{j}]");
+        assert!(c[7 * n + j].is_nan(), "{precision}: C[7][{j}] = {}", c[7 * n + j]);
+        assert_eq!(c[9 * n + j], f32::NEG_INFINITY, "{precision}: C[9][{j}]");
+        assert!(c[6 * n + j].is_finite(), "{precision}: C[6][{j}] = {}", c[6 * n + j]);
+    }
+    // And in B, A positive, B's other entries of either sign: column 11 of C is +∞.
+    let ha: Vec<f32> = rng.vec::<f32>(m * k).into_iter().map(|v| v.abs() + 0.5).collect();
+    let mut hb: Vec<f32> = rng.vec(k * n);
+    hb[20 * n + 11] = f32::INFINITY;
+    let a = XData::from_slice(app(), &[m, k], &ha).unwrap();
+    let b = XData::from_slice(app(), &[k, n], &hb).unwrap();
+    let c = MatMul::apply(&a, &b, params).unwrap().to_vec().unwrap();
+    for i in 0..m {
+        assert_eq!(c[i * n + 11], f32::INFINITY, "{precision}: C[{i}][11]");
+        assert!(c[i * n + 12].is_finite(), "{precision}: C[{i}][12] = {}", c[i * n + 12]);
+    }
+    // A broadcast batch with aligned rows: [3, 1, 200, 72] · [4, 72, 152] → [3, 4, 200, 152].
+    let (a, ha) = random::<f32>(rng, &[3, 1, 200, 72]);
+    let (b, hb) = random::<f32>(rng, &[4, 72, 152]);
+    let (c, hc0) = random::<f32>(rng, &[3, 4, 200, 152]);
+    let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
+    let params = MatMulParams::default().alpha(alpha).beta(beta).precision(precision);
+    let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
+    let mut mm = MatMul::new(&a, &b, &c, params);
+    mm.init().unwrap();
+    mm.launch().unwrap();
+    let what = format!("f32 broadcast batch at {precision}");
+    assert_within(&fetch(&c), &want, &bound, 74.0 * eps::<f32>() + extra, &what);
 }

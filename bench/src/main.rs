@@ -151,6 +151,9 @@ enum Case {
         /// Compare 64 sampled outputs with float64 host dot products.
         #[arg(long)]
         check: bool,
+        /// Precision of f32 products: full, fp32-split or tf32 (the last two may use TF32 tensor cores).
+        #[arg(long, default_value = "full")]
+        precision: GemmPrecision,
     },
     /// Searches GEMM tiles for this device and writes a GEMM table (TOML) for `CLIPER_GEMM_TABLE` or the
     /// built-in table (docs/gemm-tuning.md).
@@ -190,6 +193,13 @@ enum Case {
         /// Element type.
         #[arg(long, value_enum, default_value = "f32")]
         dtype: Dtype,
+        /// Precision of f32 products: full, fp32-split or tf32.
+        #[arg(long, default_value = "full")]
+        precision: GemmPrecision,
+        /// Entries are uniform in [0, scale/size) (1: as torch.rand(…)/size in the peer, A^100 near 2⁻¹⁰⁰;
+        /// 2: the Perron root near 1, A^100 of order 1/size).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
         /// Launches per timed batch.
         #[arg(long, default_value_t = 3)]
         reps: usize,
@@ -377,10 +387,11 @@ fn run(cli: Cli) -> Result<()> {
             let shape = [batch, rows, cols];
             for_dtype!(dtype, sweep::transpose(&app, shape, &tiles, timing, check))
         }
-        Case::Matmul { m, n, k, batch, dtype, kernels, reps, batches, check } => {
+        Case::Matmul { m, n, k, batch, dtype, kernels, reps, batches, check, precision } => {
             let strategies = kernels.iter().map(|k| parse_gemm_kernel(k)).collect::<Result<Vec<_>>>()?;
             let mnk = [m, n.unwrap_or(m), k.unwrap_or(m)];
-            for_dtype!(dtype, sweep::matmul(&app, mnk, batch, &strategies, Timing { reps, batches }, check))
+            let timing = Timing { reps, batches };
+            for_dtype!(dtype, sweep::matmul(&app, mnk, batch, &strategies, precision, timing, check))
         }
         Case::Tune { types, sizes, budget_s, out, binaries, seed, first } => {
             let first = first.iter().map(|k| k.parse()).collect::<Result<Vec<_>>>()?;
@@ -398,8 +409,8 @@ fn run(cli: Cli) -> Result<()> {
                 },
             )
         }
-        Case::Power { size, exponent, dtype, reps, batches } => {
-            for_dtype!(dtype, sweep::power(&app, size, exponent, Timing { reps, batches }))
+        Case::Power { size, exponent, dtype, precision, scale, reps, batches } => {
+            for_dtype!(dtype, sweep::power(&app, size, exponent, precision, scale, Timing { reps, batches }))
         }
         Case::Norm { len, p, dtype, timing } => {
             let order = if p.eq_ignore_ascii_case("inf") {

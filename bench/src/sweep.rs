@@ -105,6 +105,7 @@ pub(crate) fn matmul<T: Element>(
     [m, n, k]: [usize; 3],
     batch: usize,
     strategies: &[Option<GemmStrategy>],
+    precision: GemmPrecision,
     timing: Timing,
     check: bool,
 ) -> Result<()> {
@@ -120,7 +121,8 @@ pub(crate) fn matmul<T: Element>(
         let params = match strategy {
             Some(s) => MatMulParams::default().strategy(s),
             None => MatMulParams::default(),
-        };
+        }
+        .precision(precision);
         let mut product = MatMul::new(&a, &b, &c, params);
         // Initialised here to read the plan before the pipeline takes the process (its own init finds the
         // program in the cache).
@@ -130,7 +132,7 @@ pub(crate) fn matmul<T: Element>(
         let mut pipeline = Pipeline::new(app).then(product);
         let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
         println!(
-            "cliper  matmul    {:<4} {:<16} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms {:>8.1} GFLOP/s   kernel {} {}",
+            "cliper  matmul    {:<4} {:<16} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms {:>8.1} GFLOP/s   kernel {} {}{}",
             T::NAME,
             size,
             wall,
@@ -138,7 +140,8 @@ pub(crate) fn matmul<T: Element>(
             events,
             flops / events / 1e6,
             shown,
-            resources
+            resources,
+            if precision == GemmPrecision::Full { String::new() } else { format!(" precision {precision}") }
         );
         if check {
             let got = c.to_vec()?;
@@ -155,8 +158,10 @@ pub(crate) fn matmul<T: Element>(
                 worst = worst.max((value_at(&got, (q * m + i) * n + j)?.to_c64() - want).norm() / mag);
             }
             let eps = if T::IS_DOUBLE { f64::EPSILON } else { f32::EPSILON as f64 };
+            // TF32 rounds each operand to 11 significant bits: up to 2⁻¹⁰ per product on top of the sum's error.
+            let rounding = if precision == GemmPrecision::Tf32 && !T::IS_DOUBLE { 2f64.powi(-10) } else { 0.0 };
             println!("check: worst |Δ|/(|A||B|) over 64 samples {worst:.2e} (K·ε = {:.2e})", k as f64 * eps);
-            if worst > k as f64 * eps * 4.0 {
+            if worst > k as f64 * eps * 4.0 + rounding {
                 return Err(cliper::Error::invalid("cliper-bench", "the product is wrong"));
             }
         }
@@ -164,13 +169,26 @@ pub(crate) fn matmul<T: Element>(
     Ok(())
 }
 
-pub(crate) fn power<T: Element>(app: &ClApp, size: usize, exponent: u64, timing: Timing) -> Result<()> {
-    // Entries in [-1, 1)/size keep the powers from overflowing.
-    let host: Vec<T> =
-        random_data::<T>(size * size).into_iter().map(|v| T::from_c64(v.to_c64() / size as f64)).collect();
+pub(crate) fn power<T: Element>(
+    app: &ClApp,
+    size: usize,
+    exponent: u64,
+    precision: GemmPrecision,
+    scale: f64,
+    timing: Timing,
+) -> Result<()> {
+    // Entries in [0, scale)/size, as torch.rand(…)/size in the peer: the Perron root near 1/2 keeps A^100 near
+    // 2⁻¹⁰⁰, inside f32's range, so the result can be compared (entries in [-1, 1) would underflow to 0).
+    let host: Vec<T> = random_data::<T>(size * size)
+        .into_iter()
+        .map(|v| {
+            let v = v.to_c64();
+            T::from_c64(Complex64::new(v.re + 1.0, v.im + 1.0) * (scale / (2.0 * size as f64)))
+        })
+        .collect();
     let a = XData::from_slice(app, &[size, size], &host)?;
     let out = XData::<T>::zeros(app, &[size, size])?;
-    let mut power = MatrixPower::new(&a, &out, exponent);
+    let mut power = MatrixPower::new(&a, &out, exponent).precision(precision);
     power.init()?;
     // The number of products MatrixPower planned (0 for the identity and the copy), for the FLOP count.
     let products = match power.strategy() {
@@ -181,13 +199,35 @@ pub(crate) fn power<T: Element>(app: &ClApp, size: usize, exponent: u64, timing:
     let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
     let flops = if T::IS_COMPLEX { 8.0 } else { 2.0 } * (size as f64).powi(3) * products;
     println!(
-        "cliper  power {exponent:<4} {:<4} {:<14} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {products} products",
+        "cliper  power {exponent:<4} {:<4} {:<14} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {products} products \
+         precision {precision} scale {scale}",
         T::NAME,
         size,
         wall,
         flops / wall / 1e6,
         events
     );
+    if !T::IS_DOUBLE {
+        // Against A^n in float64 on the device (the same entries, FP64 products): this precision and plain FP32.
+        let wide: Vec<Complex64> = host.iter().map(|v| v.to_c64()).collect();
+        let reference: Vec<Complex64> = if T::IS_COMPLEX {
+            let a64 = XData::from_slice(app, &[size, size], &wide)?;
+            MatrixPower::apply(&a64, exponent)?.to_vec()?
+        } else {
+            let re: Vec<f64> = wide.iter().map(|v| v.re).collect();
+            let a64 = XData::from_slice(app, &[size, size], &re)?;
+            MatrixPower::apply(&a64, exponent)?.to_vec()?.into_iter().map(|v| Complex64::new(v, 0.0)).collect()
+        };
+        let scale = reference.iter().map(|v| v.norm()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+        let error =
+            |got: &[T]| got.iter().zip(&reference).map(|(g, r)| (g.to_c64() - r).norm()).fold(0.0, f64::max) / scale;
+        let full = MatrixPower::apply(&a, exponent)?.to_vec()?;
+        println!(
+            "check: max |A^n − A^n(f64)| / max |A^n(f64)|: {precision} {:.2e}, full FP32 {:.2e}",
+            error(&out.to_vec()?),
+            error(&full)
+        );
+    }
     Ok(())
 }
 

@@ -1,19 +1,9 @@
 """cuDNN (through torch.nn.functional.conv2d, TF32 off) on the FilterBank cases of scripts/bench/convolution.txt."""
 import torch, torch.nn.functional as F
+from cuda_timing import time_ms
 torch.backends.cudnn.allow_tf32 = False
 torch.backends.cudnn.benchmark = True
 
-def time_ms(fn, reps=10, warm=3):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / reps
 
 for (x_shape, f_shape, pad) in [((10, 4, 128, 128), (10, 4, 16, 16), 0), ((64, 64, 56, 56), (64, 64, 3, 3), 1)]:
     x = torch.rand(x_shape, device="cuda")

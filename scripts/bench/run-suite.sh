@@ -9,7 +9,7 @@
 #        when libclblast.so.1 and the OpenCL headers are installed), numpy/scipy through scripts/bench/peer_numpy.py.
 #   auto (the default): gpu when the device cliper picks (CLIPER_DEVICE honoured) is a GPU, else cpu.
 # SUITE_ARGS adds arguments to the suite (e.g. `--only fft,recon`); PEERS picks the GPU peers (default
-# "clblast torch dgemm filterbank ndimage fft").
+# "clblast torch gemm filterbank ndimage fft").
 # BENCH (default target/release/cliper-bench) and PEERBENCH (default .device-kit/peerbench, else
 # ../shared/peerbench) say where the programs are. Nothing else should run on the machine meanwhile.
 set -uo pipefail
@@ -34,15 +34,15 @@ if [ "$mode" = gpu ]; then
     # shellcheck disable=SC2086
     "$bench" suite ${SUITE_ARGS:-} --json "$prefix.json" 2>&1 | tee "$prefix-suite.txt"
     suite_rc=${PIPESTATUS[0]}
-    wanted=" ${PEERS:-clblast torch dgemm filterbank ndimage fft} "
+    wanted=" ${PEERS:-clblast torch gemm filterbank ndimage fft} "
     if [[ $wanted == *" clblast "* ]] && [ -n "$peerbench" ] && [ -x "$peerbench/clblast_bench" ]; then
         PLATFORM=NVIDIA "$peerbench/clblast_bench" 1 2>&1 | tee -a "$peers"
     fi
     if [[ $wanted == *" torch "* ]] && [ -n "$peerbench" ]; then
         timeout 400 python3 "$peerbench/peer_torch.py" 2>&1 | tee -a "$peers"
     fi
-    if [[ $wanted == *" dgemm "* ]]; then
-        timeout 120 python3 scripts/bench/peer_dgemm.py 2>&1 | tee -a "$peers"
+    if [[ $wanted == *" gemm "* ]]; then
+        timeout 200 python3 scripts/bench/peer_gemm.py 2>&1 | tee -a "$peers"
     fi
     if [[ $wanted == *" filterbank "* ]]; then
         timeout 120 python3 scripts/bench/peer_filterbank.py 2>&1 | tee -a "$peers"

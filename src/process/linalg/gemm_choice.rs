@@ -2,6 +2,7 @@
 //! tuned nearest the problem's size, checked against the device, with safe fallbacks and the direct kernel for
 //! thin or small products.
 
+use super::gemm_precision::GemmPrecision;
 use super::gemm_strategy::{GemmStrategy, GemmTiles};
 use super::gemm_table::lookup;
 use crate::app::{DeviceInfo, DeviceKind};
@@ -59,41 +60,62 @@ impl GemmStrategy {
 
     /// What [`super::MatMul`] runs when not told: [`GemmStrategy::Native`] on CPU devices (the host's GEMM in the
     /// buffers' memory, no kernel to compile or launch) for products with `k ≥ 1`, else
-    /// [`GemmStrategy::for_problem`].
+    /// [`GemmStrategy::for_problem`], with [`GemmStrategy::TensorCore`] in place of the tiled kernel where the
+    /// device has tensor cores for `T` at `precision` ([`GemmStrategy::tensor_cores`]) and they are faster:
+    /// `f64` products, and `f32` ones at [`GemmPrecision::Tf32`].
     ///
     /// ```
-    /// use cliper::{DeviceKind, GemmStrategy};
+    /// use cliper::{DeviceKind, GemmPrecision, GemmStrategy};
     /// let app = cliper::ClApp::new()?;
-    /// let planned = GemmStrategy::planned::<f64>(app.device(), 300, 200, 100, 1);
+    /// let planned = GemmStrategy::planned::<f64>(app.device(), 300, 200, 100, 1, GemmPrecision::Full);
     /// assert_eq!(planned == GemmStrategy::Native, app.device().kind == DeviceKind::Cpu);
     /// # Ok::<(), cliper::Error>(())
     /// ```
-    pub fn planned<T: Element>(info: &DeviceInfo, m: usize, n: usize, k: usize, batch: usize) -> GemmStrategy {
+    pub fn planned<T: Element>(
+        info: &DeviceInfo,
+        m: usize,
+        n: usize,
+        k: usize,
+        batch: usize,
+        precision: GemmPrecision,
+    ) -> GemmStrategy {
         if info.kind == DeviceKind::Cpu && m > 0 && n > 0 && k > 0 && batch > 0 {
             return GemmStrategy::Native;
         }
-        // Real products only: the complex tensor-core kernel measured no faster than gemm_tiled at 4096³ and
-        // 8192³ on the H200 (22.9 and 23.6 TF/s against 24.1 and 23.0).
+        // Not for complex products: the complex tensor-core kernel measured no faster than gemm_tiled at 4096³
+        // and 8192³ on the H200 (22.9 and 23.6 TF/s against 24.1 and 23.0).
+        // Not for complex products: the complex tensor-core kernel measured no faster than gemm_tiled at 4096³
+        // and 8192³ on the H200 (22.9 and 23.6 TF/s against 24.1 and 23.0). Nor for Fp32Split: its three TF32
+        // products with rounded sums measured no faster than the FP32 kernel on the H100 (4096³ 42.3 TF/s
+        // against 41.6), so the FP32 kernel, as accurate, runs; `strategy(TensorCore)` runs the split.
+        let tensor = T::IS_DOUBLE || precision == GemmPrecision::Tf32;
         match Self::for_problem::<T>(info, m, n, k, batch) {
-            GemmStrategy::Tiled(_) if !T::IS_COMPLEX && Self::tensor_cores::<T>(info).is_ok() => {
+            GemmStrategy::Tiled(_) if tensor && !T::IS_COMPLEX && Self::tensor_cores::<T>(info, precision).is_ok() => {
                 GemmStrategy::TensorCore
             }
             other => other,
         }
     }
 
-    /// Whether [`GemmStrategy::TensorCore`] can run `T` on the device; the error says what is missing.
+    /// Whether [`GemmStrategy::TensorCore`] can run `T` at `precision` on the device: `f64` and `c64` on FP64
+    /// tensor cores, `f32` on TF32 tensor cores when `precision` allows it ([`GemmPrecision::allows_tf32`]),
+    /// both on NVIDIA GPUs of compute capability 8.0 or later. The error says what is missing.
     ///
     /// ```
-    /// use cliper::GemmStrategy;
+    /// use cliper::{GemmPrecision, GemmStrategy};
     /// let app = cliper::ClApp::new()?;
-    /// let why = GemmStrategy::tensor_cores::<f32>(app.device()).unwrap_err().to_string();
-    /// assert!(why.contains("f64"), "{why}");
+    /// let why = GemmStrategy::tensor_cores::<f32>(app.device(), GemmPrecision::Full).unwrap_err().to_string();
+    /// assert!(why.contains("Fp32Split"), "{why}");
     /// # Ok::<(), cliper::Error>(())
     /// ```
-    pub fn tensor_cores<T: Element>(info: &DeviceInfo) -> crate::error::Result<()> {
-        let missing = if !T::IS_DOUBLE {
-            Some(format!("f64 or c64 data, not {}", T::NAME))
+    pub fn tensor_cores<T: Element>(info: &DeviceInfo, precision: GemmPrecision) -> crate::error::Result<()> {
+        let kind = if T::IS_DOUBLE { "FP64" } else { "TF32" };
+        let missing = if !T::IS_DOUBLE && T::IS_COMPLEX {
+            Some(format!("f32 or f64 data (c32 has no tensor-core kernel), not {}", T::NAME))
+        } else if !T::IS_DOUBLE && !precision.allows_tf32() {
+            Some(format!(
+                "f32 products at GemmPrecision::Fp32Split or Tf32 (this one asks for {precision}, which is plain FP32)"
+            ))
         } else {
             match info.compute_capability {
                 Some((major, _)) if major >= 8 => None,
@@ -104,7 +126,7 @@ impl GemmStrategy {
         match missing {
             None => Ok(()),
             Some(what) => Err(crate::error::Error::Unsupported {
-                what: format!("the FP64 tensor-core GEMM needs {what}; device: {}", info.name),
+                what: format!("the {kind} tensor-core GEMM needs {what}; device: {}", info.name),
             }),
         }
     }
@@ -145,4 +167,12 @@ impl GemmStrategy {
             main
         }
     }
+}
+
+/// Whether the TF32 kernel (gemm_tmma at [`GemmPrecision::Tf32`]) takes 128 × 256 blocks of C for `batch`
+/// products of `m` × `n`: when they still make about a wave on a large GPU (100 blocks). Wider blocks read less
+/// per MMA (H100: 2048³ 87 TF/s against 68 in 128 × 128 blocks) but leave SMs idle when few (1024³: 19 against
+/// 30).
+pub(super) fn wide_tf32_blocks(m: usize, n: usize, batch: usize) -> bool {
+    m.div_ceil(128) * n.div_ceil(256) * batch >= 100
 }

@@ -1,5 +1,6 @@
 //! [`MatMul`]: `C = alpha·op(A)·op(B) + beta·C` for batches of real or complex matrices.
 
+use super::gemm_precision::GemmPrecision;
 use super::gemm_strategy::{GemmStrategy, GemmTiles};
 use crate::app::ffi::{self, HostGemm, HostOperand};
 use crate::app::{DeviceInfo, Kernel, Program};
@@ -61,6 +62,7 @@ pub struct MatMulParams<T: Element> {
     alpha: T,
     beta: T,
     strategy: Option<GemmStrategy>,
+    precision: GemmPrecision,
 }
 
 impl<T: Element> Default for MatMulParams<T> {
@@ -71,6 +73,7 @@ impl<T: Element> Default for MatMulParams<T> {
             alpha: T::from_c64(1.0.into()),
             beta: T::default(),
             strategy: None,
+            precision: GemmPrecision::Full,
         }
     }
 }
@@ -104,6 +107,35 @@ impl<T: Element> MatMulParams<T> {
     pub fn strategy(mut self, strategy: GemmStrategy) -> Self {
         self.strategy = Some(strategy);
         self
+    }
+
+    /// How exactly an `f32` product must be formed ([`GemmPrecision`]; default [`GemmPrecision::Full`]):
+    /// [`GemmPrecision::Tf32`] lets the planner use TF32 tensor cores where the device has them;
+    /// [`GemmPrecision::Fp32Split`] runs on them when [`MatMulParams::strategy`] asks for
+    /// [`GemmStrategy::TensorCore`]. Other element types ignore it.
+    ///
+    /// ```
+    /// use cliper::{GemmPrecision, GemmStrategy, MatMul, MatMulParams, Process, XData};
+    /// let app = cliper::ClApp::new()?;
+    /// let a = XData::<f32>::zeros(&app, &[300, 300])?;
+    /// let c = XData::<f32>::zeros(&app, &[300, 300])?;
+    /// let params = MatMulParams::default().precision(GemmPrecision::Tf32);
+    /// assert_eq!(params.precision_of(), GemmPrecision::Tf32);
+    /// let mut product = MatMul::new(&a, &a, &c, params);
+    /// product.init()?;
+    /// // Tensor cores only where the device has them (NVIDIA, compute capability ≥ 8.0).
+    /// let tensor = GemmStrategy::tensor_cores::<f32>(app.device(), GemmPrecision::Tf32).is_ok();
+    /// assert_eq!(product.strategy() == Some(GemmStrategy::TensorCore), tensor);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn precision(mut self, precision: GemmPrecision) -> Self {
+        self.precision = precision;
+        self
+    }
+
+    /// The precision set by [`MatMulParams::precision`].
+    pub fn precision_of(&self) -> GemmPrecision {
+        self.precision
     }
 
     /// The operations on A and B.
@@ -310,7 +342,7 @@ impl<T: Element> MatMul<T> {
         }
         let strategy = match self.params.strategy {
             Some(s) => s,
-            None => GemmStrategy::planned::<T>(app.device(), m, n, k, count),
+            None => GemmStrategy::planned::<T>(app.device(), m, n, k, count, self.params.precision),
         };
         let use_beta = self.params.beta != T::default();
         let (mn, e) = ((m * n) as u64, std::mem::size_of::<T>() as u64);
@@ -342,24 +374,38 @@ impl<T: Element> MatMul<T> {
         }
         let units = unit_strides([m, n, k], [sam, sak], [sbk, sbn], scn);
         let (program, kernel, global, local) = if strategy == GemmStrategy::TensorCore {
-            GemmStrategy::tensor_cores::<T>(app.device())?;
+            GemmStrategy::tensor_cores::<T>(app.device(), self.params.precision)?;
+            // 16-byte loads of neighbours along an operand's contiguous axis need every group to start on a
+            // multiple of `group` elements: row strides, offsets and batch strides.
+            let aligned = |v: usize, group: usize| v.is_multiple_of(group);
+            let batch_aligned = |which: usize, group: usize| {
+                batch
+                    .strides
+                    .get(which)
+                    .is_some_and(|s| s.iter().take(batch.axes as usize).all(|&v| aligned(v as usize, group)))
+            };
+            let vectors = |group: usize| {
+                let vec_a = sak == 1 && aligned(sam, group) && aligned(a.offset(), group) && batch_aligned(0, group);
+                let vec_b = sbn == 1 && aligned(sbk, group) && aligned(b.offset(), group) && batch_aligned(1, group);
+                (u8::from(vec_a), u8::from(vec_b))
+            };
             let (options, name) = if T::IS_COMPLEX {
                 (format!("{} -DIDX={} -DZMMA=1{units}", T::build_options(), index.cl_type()), "gemm_zmma")
-            } else {
-                // 16-byte loads of neighbour pairs along an operand's contiguous axis need every pair to start on
-                // an even element: even row strides, offsets and batch strides.
-                let even = |v: usize| v.is_multiple_of(2);
-                let batch_even = |which: usize| {
-                    batch.strides.get(which).is_some_and(|s| s.iter().take(batch.axes as usize).all(|&v| v % 2 == 0))
-                };
-                let vec_a = sak == 1 && even(sam) && even(a.offset()) && batch_even(0);
-                let vec_b = sbn == 1 && even(sbk) && even(b.offset()) && batch_even(1);
-                let vec = format!(" -DDM_VEC_A={} -DDM_VEC_B={}", u8::from(vec_a), u8::from(vec_b));
+            } else if T::IS_DOUBLE {
+                let (vec_a, vec_b) = vectors(2);
+                let vec = format!(" -DDM_VEC_A={vec_a} -DDM_VEC_B={vec_b}");
                 (format!("{} -DIDX={} -DDMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_dmma")
+            } else {
+                let (vec_a, vec_b) = vectors(4);
+                let split = u8::from(self.params.precision == GemmPrecision::Fp32Split);
+                let [_, cols] = tensor_core_block::<T>(self.params.precision, [m, n], count);
+                let vec = format!(" -DTM_SPLIT={split} -DTM_BN={cols} -DTM_VEC_A={vec_a} -DTM_VEC_B={vec_b}");
+                (format!("{} -DIDX={} -DTMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_tmma")
             };
             let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
             let kernel = program.kernel(name)?.owned_by("MatMul");
-            let (global, local) = tensor_core_launch([m, n], count, T::IS_COMPLEX);
+            let block = tensor_core_block::<T>(self.params.precision, [m, n], count);
+            let (global, local) = tensor_core_launch([m, n], count, block);
             (program, kernel, global, local)
         } else {
             let t = program_tiles::<T>(strategy, app.device())?;
@@ -453,7 +499,7 @@ fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit:
         GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => {
             ([n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count], [t.ndimc, t.mdimc, 1])
         }
-        GemmStrategy::TensorCore => tensor_core_launch([m, n], count, false),
+        GemmStrategy::TensorCore => tensor_core_launch([m, n], count, [128, 128]),
         GemmStrategy::Direct | GemmStrategy::Native => {
             let limit = limit.clamp(1, 256);
             let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
@@ -463,11 +509,23 @@ fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit:
     }
 }
 
-/// The launch of the tensor-core kernels: 256 work-items per block of C, 128 × 128 for gemm_dmma (real) and
-/// 64 × 128 for gemm_zmma (complex).
-fn tensor_core_launch([m, n]: [usize; 2], count: usize, complex: bool) -> ([usize; 3], [usize; 3]) {
-    let rows = if complex { 64 } else { 128 };
-    ([n.div_ceil(128) * 256, m.div_ceil(rows), count], [256, 1, 1])
+/// The block of C `[rows, columns]` a tensor-core work-group computes: 128 × 128 for gemm_dmma (f64), 64 × 128
+/// for gemm_zmma (c64); for gemm_tmma (f32) 128 × 256 at [`GemmPrecision::Tf32`] when such blocks fill the
+/// device, else 128 × 128 (always for the split, whose second set of accumulators leaves no registers for
+/// wider blocks).
+fn tensor_core_block<T: Element>(precision: GemmPrecision, [m, n]: [usize; 2], count: usize) -> [usize; 2] {
+    if T::IS_COMPLEX {
+        [64, 128]
+    } else if !T::IS_DOUBLE && precision == GemmPrecision::Tf32 && super::gemm_choice::wide_tf32_blocks(m, n, count) {
+        [128, 256]
+    } else {
+        [128, 128]
+    }
+}
+
+/// The launch of the tensor-core kernels: 256 work-items per `block` of C.
+fn tensor_core_launch([m, n]: [usize; 2], count: usize, [rows, cols]: [usize; 2]) -> ([usize; 3], [usize; 3]) {
+    ([n.div_ceil(cols) * 256, m.div_ceil(rows), count], [256, 1, 1])
 }
 
 /// A matrix operand's axes: the batch axes, then rows and columns.
