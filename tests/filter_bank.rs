@@ -61,9 +61,23 @@ fn check<T: Element>(
     case: &Case,
     algorithm: FilterBankAlgorithm,
 ) -> FilterBankStrategy {
+    check_at::<T>(rng, x_shape, f_shape, case, algorithm, GemmPrecision::Full, 0.0).0
+}
+
+/// [`check`] at a GEMM precision whose products may err by `extra` (relative, per product term) beyond FP32's
+/// bound; also returns the output.
+fn check_at<T: Element>(
+    rng: &mut Rng,
+    x_shape: [usize; 4],
+    f_shape: [usize; 4],
+    case: &Case,
+    algorithm: FilterBankAlgorithm,
+    precision: GemmPrecision,
+    extra: f64,
+) -> (FilterBankStrategy, ArrayD<Complex64>) {
     let (x, xh) = random::<T>(rng, &x_shape);
     let (f, fh) = random::<T>(rng, &f_shape);
-    let params = case.params().algorithm(algorithm);
+    let params = case.params().algorithm(algorithm).precision(precision);
     let y_shape = FilterBank::<T>::output_shape(&x_shape, &f_shape, &params).unwrap();
     let y = poisoned::<T>(&y_shape);
     let mut bank = FilterBank::new(&x, &f, &y, params);
@@ -88,7 +102,7 @@ fn check<T: Element>(
         let fsum: f64 = (0..f_shape[1] * f_shape[2] * f_shape[3])
             .map(|j| fh.as_slice().unwrap()[at[1] * f_shape[1] * f_shape[2] * f_shape[3] + j].norm())
             .sum();
-        let tol = 2.0 * (taps + 4.0) * eps::<T>() * fsum * xmax;
+        let tol = 2.0 * ((taps + 4.0) * eps::<T>() + extra) * fsum * xmax;
         let want = reference(&xh, &fh, case, at);
         let g = got[[at[0], at[1], at[2], at[3]]];
         assert!(
@@ -98,7 +112,7 @@ fn check<T: Element>(
             bank.strategy()
         );
     }
-    bank.strategy().unwrap()
+    (bank.strategy().unwrap(), got)
 }
 
 const BOTH: [FilterBankAlgorithm; 2] = [FilterBankAlgorithm::Direct, FilterBankAlgorithm::Im2col];
@@ -182,4 +196,24 @@ fn bad_shapes_are_named() {
     let f = cliper::XData::<f32>::zeros(app(), &[4, 3, 3, 3]).unwrap();
     let e = FilterBank::apply(&x, &f, FilterBankParams::default().stride([0, 1])).err().unwrap().to_string();
     assert!(e.contains("stride"), "{e}");
+}
+
+/// im2col at [`GemmPrecision::Tf32`]: where the device has TF32 tensor cores the product runs there (the result
+/// differs from FP32's) within FP32's bound plus 2⁻¹⁰ + 2⁻²² per term (both operands rounded to TF32); elsewhere
+/// the FP32 product runs, with FP32's bound. 64 filters over 32 channels, 3 × 3, padding 1: large enough for the
+/// tiled GEMM.
+#[test]
+fn tf32_precision_reaches_the_im2col_product() {
+    let case =
+        Case { pad: [1, 1], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO };
+    let tensor = GemmStrategy::tensor_cores::<f32>(app().device(), GemmPrecision::Tf32).is_ok();
+    let extra = if tensor { 2f64.powi(-10) + 2f64.powi(-22) } else { 0.0 };
+    let shapes = ([4, 32, 40, 41], [64, 32, 3, 3]);
+    let im2col = FilterBankAlgorithm::Im2col;
+    let (strategy, tf32) =
+        check_at::<f32>(&mut Rng::new(65), shapes.0, shapes.1, &case, im2col, GemmPrecision::Tf32, extra);
+    assert!(matches!(strategy, FilterBankStrategy::Im2col { .. }), "{strategy}");
+    let (_, full) = check_at::<f32>(&mut Rng::new(65), shapes.0, shapes.1, &case, im2col, GemmPrecision::Full, 0.0);
+    let differs = tf32.iter().zip(full.iter()).any(|(a, b)| a != b);
+    assert_eq!(differs, tensor, "TF32 and FP32 results differ only on TF32 tensor cores");
 }

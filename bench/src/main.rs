@@ -308,6 +308,9 @@ enum Case {
         /// Algorithms to try: auto, direct, im2col.
         #[arg(long, value_delimiter = ',', default_value = "auto,direct,im2col")]
         algorithms: Vec<String>,
+        /// Precision of the im2col product: full, fp32-split or tf32.
+        #[arg(long, default_value = "full")]
+        precision: GemmPrecision,
         /// Launches per timed batch.
         #[arg(long, default_value_t = 10)]
         reps: usize,
@@ -429,8 +432,8 @@ fn run(cli: Cli) -> Result<()> {
         Case::Conv { shape, filter, gaussian, border, algorithms, reps, batches } => {
             sweep::conv(&app, &shape, &filter, gaussian, Border::scipy(&border)?, &algorithms, Timing { reps, batches })
         }
-        Case::Filterbank { input, filters, padding, algorithms, reps, batches } => {
-            sweep::filter_bank(&app, &input, &filters, &padding, &algorithms, Timing { reps, batches })
+        Case::Filterbank { input, filters, padding, algorithms, precision, reps, batches } => {
+            sweep::filter_bank(&app, [&input, &filters, &padding], &algorithms, precision, Timing { reps, batches })
         }
         Case::Fft { shape, axes, dtype, algorithms, profile, timing } => match dtype {
             Dtype::C64 => sweep::fft::<Complex64>(&app, &shape, &axes, &algorithms, timing, profile),

@@ -345,10 +345,9 @@ pub(crate) fn conv(
 
 pub(crate) fn filter_bank(
     app: &ClApp,
-    input: &[usize],
-    filters: &[usize],
-    padding: &[usize],
+    [input, filters, padding]: [&[usize]; 3],
     algorithms: &[String],
+    precision: GemmPrecision,
     timing: Timing,
 ) -> Result<()> {
     let x = XData::from_slice(app, input, &random_data::<f32>(input.iter().product()))?;
@@ -361,7 +360,7 @@ pub(crate) fn filter_bank(
             "im2col" => FilterBankAlgorithm::Im2col,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
-        let params = FilterBankParams::default().padding(pad).algorithm(algorithm);
+        let params = FilterBankParams::default().padding(pad).algorithm(algorithm).precision(precision);
         let y = XData::<f32>::zeros(app, &FilterBank::<f32>::output_shape(input, filters, &params)?)?;
         let mut process = FilterBank::new(&x, &f, &y, params);
         process.init()?;
@@ -370,12 +369,13 @@ pub(crate) fn filter_bank(
         let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
         let flops = 2.0 * (y.len() * filters.iter().skip(1).product::<usize>()) as f64;
         println!(
-            "cliper  filterbank {} * {} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {name}: {strategy:?}",
+            "cliper  filterbank {} * {} {:>9.4} ms {:>8.1} GFLOP/s   events {:>9.4} ms   {name}: {strategy:?}{}",
             shape_text(input),
             shape_text(filters),
             wall,
             flops / wall / 1e6,
-            events
+            events,
+            if precision == GemmPrecision::Full { String::new() } else { format!(" precision {precision}") }
         );
     }
     Ok(())

@@ -9,7 +9,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::linalg::{MatMul, MatMulParams};
+use crate::process::linalg::{GemmPrecision, MatMul, MatMulParams};
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
 
@@ -101,6 +101,7 @@ pub struct FilterBankParams {
     border: Border,
     algorithm: FilterBankAlgorithm,
     memory_budget: Option<usize>,
+    precision: GemmPrecision,
 }
 
 impl Default for FilterBankParams {
@@ -113,6 +114,7 @@ impl Default for FilterBankParams {
             border: Border::ZERO,
             algorithm: FilterBankAlgorithm::Auto,
             memory_budget: None,
+            precision: GemmPrecision::Full,
         }
     }
 }
@@ -158,6 +160,24 @@ impl FilterBankParams {
     /// 1 GiB); images are unrolled in chunks that fit.
     pub fn memory_budget(mut self, bytes: usize) -> FilterBankParams {
         self.memory_budget = Some(bytes);
+        self
+    }
+
+    /// How exactly the products of `f32` banks must be formed when they run as im2col + [`MatMul`]
+    /// ([`MatMulParams::precision`]; default [`GemmPrecision::Full`]): [`GemmPrecision::Tf32`] lets that product
+    /// run on TF32 tensor cores where the device has them. The direct kernel always computes in FP32.
+    ///
+    /// ```
+    /// use cliper::{FilterBank, FilterBankParams, GemmPrecision, XData};
+    /// let app = cliper::ClApp::new()?;
+    /// let x = XData::from_slice(&app, &[1, 1, 2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+    /// let f = XData::from_slice(&app, &[1, 1, 1, 1], &[0.5f32])?;
+    /// let params = FilterBankParams::default().precision(GemmPrecision::Tf32);
+    /// assert_eq!(FilterBank::apply(&x, &f, params)?.to_vec()?, vec![0.5, 1.0, 1.5, 2.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn precision(mut self, precision: GemmPrecision) -> FilterBankParams {
+        self.precision = precision;
         self
     }
 
@@ -419,8 +439,8 @@ impl<T: Element> Process for FilterBank<T> {
                 for n0 in (0..n).step_by(images) {
                     let count = images.min(n - n0);
                     let b = col.slice_axis(0, 0..count)?;
-                    let mut product =
-                        MatMul::new(&weights, &b, &out.slice_axis(0, n0..n0 + count)?, MatMulParams::default());
+                    let params = MatMulParams::default().precision(p.precision);
+                    let mut product = MatMul::new(&weights, &b, &out.slice_axis(0, n0..n0 + count)?, params);
                     product.init()?;
                     chunks.push((n0, count, product));
                 }
