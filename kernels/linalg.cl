@@ -646,7 +646,7 @@ void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 //   accumulated in place (2.7·10⁻³), the split at the stash into two local planes, cvt.rna for the heads.
 // A finite x within 2⁻¹² of f32's largest value rounds to ∞, as in every TF32 path.
 // Measured on the H100 (cuBLAS in the same call: FP32 51.2–51.6 TF/s, TF32 411–433 through Hopper's wgmma,
-// which NVIDIA's OpenCL does not reach): Tf32 88 / 100 / 104 TF/s at 2048³ / 4096³ / 8192³; Fp32Split 40.5 /
+// which NVIDIA's OpenCL refuses as inline PTX; see docs/gemm-tuning.md for the PTX patch that builds it): Tf32 88 / 100 / 104 TF/s at 2048³ / 4096³ / 8192³; Fp32Split 40.5 /
 // 42.3 / 43.5, no faster than gemm_tiled's FFMA (40.0 / 41.6 / 42.6), so the planner does not take it. The split
 // is bound by its per-element instructions and by occupancy (255 registers: 8 warps per SM).
 //
