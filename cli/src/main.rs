@@ -122,6 +122,10 @@ enum Command {
         /// Conjugate-transpose B.
         #[arg(long, conflicts_with = "tb")]
         hb: bool,
+        /// How exactly f32 products are formed: full, fp32-split or tf32 (TF32 tensor cores where the device
+        /// has them).
+        #[arg(long, default_value = "full")]
+        gemm_precision: GemmPrecision,
         #[command(flatten)]
         common: Common,
     },
@@ -134,6 +138,10 @@ enum Command {
         n: u64,
         /// Output file.
         output: String,
+        /// How exactly f32 products are formed: full, fp32-split or tf32 (TF32 tensor cores where the device
+        /// has them).
+        #[arg(long, default_value = "full")]
+        gemm_precision: GemmPrecision,
         #[command(flatten)]
         common: Common,
     },
@@ -899,11 +907,11 @@ fn main() -> ExitCode {
                 Command::Permute { io, axes } => {
                     one_step(Op::Permute { axes }, &[&io.input], Some(&io.output), io.common)
                 }
-                Command::Matmul { a, b, output, ta, tb, ha, hb, common } => {
-                    one_step(Op::Matmul { ta, tb, ha, hb }, &[&a, &b], Some(&output), common)
+                Command::Matmul { a, b, output, ta, tb, ha, hb, gemm_precision, common } => {
+                    one_step(Op::Matmul { ta, tb, ha, hb, gemm_precision }, &[&a, &b], Some(&output), common)
                 }
-                Command::Power { input, n, output, common } => {
-                    one_step(Op::Power { n }, &[&input], Some(&output), common)
+                Command::Power { input, n, output, gemm_precision, common } => {
+                    one_step(Op::Power { n, gemm_precision }, &[&input], Some(&output), common)
                 }
                 Command::Norm { input, p, reduce: r } => {
                     one_step(Op::Norm { p, axis: r.axis }, &[&input], r.output.as_deref(), r.common)

@@ -105,6 +105,15 @@ fn linear_algebra_subcommands_match_references() {
     ok(&["matmul", a.to_str().unwrap(), b.to_str().unwrap(), &out("c.npy")]);
     let c = ha.view().into_dimensionality::<Ix2>().unwrap().dot(&hb.view().into_dimensionality::<Ix2>().unwrap());
     close(&f32s(&dir.join("c.npy")), &c.clone().into_dyn(), 1e-5, "matmul");
+    // --gemm-precision tf32: TF32 tensor cores where the device has them (2⁻¹⁰ relative per term: 129 terms of
+    // magnitude ≤ 1 stay within 1e-2 of the largest output), FP32 elsewhere; an unknown precision is refused
+    // naming it, with no output written.
+    ok(&["matmul", a.to_str().unwrap(), b.to_str().unwrap(), &out("c_tf32.npy"), "--gemm-precision", "tf32"]);
+    close(&f32s(&dir.join("c_tf32.npy")), &c.clone().into_dyn(), 1e-2, "matmul --gemm-precision tf32");
+    let err =
+        fails(&["matmul", a.to_str().unwrap(), b.to_str().unwrap(), &out("c_half.npy"), "--gemm-precision", "half"], 1);
+    assert!(err.contains("half") && err.contains("fp32-split"), "{err}");
+    assert!(!dir.join("c_half.npy").exists(), "a refused matmul wrote its output");
     ok(&["matmul", a.to_str().unwrap(), a.to_str().unwrap(), &out("aat.npy"), "--tb"]);
     let h2 = ha.view().into_dimensionality::<Ix2>().unwrap();
     close(&f32s(&dir.join("aat.npy")), &h2.dot(&h2.t()).into_dyn(), 1e-5, "matmul --tb");
@@ -112,6 +121,9 @@ fn linear_algebra_subcommands_match_references() {
     // f64 matrices from the MAT sample compute in double: 1e-12.
     ok(&["matmul", "data/matrices.mat:A", "data/matrices.mat:B", &out("ab.mat")]);
     ok(&["power", &out("ab.mat"), "3", &out("ab3.npy")]);
+    // f64 data ignores the f32 precision: the same result.
+    ok(&["power", &out("ab.mat"), "3", &out("ab3_tf32.npy"), "--gemm-precision", "tf32"]);
+    assert_eq!(f32s(&dir.join("ab3_tf32.npy")), f32s(&dir.join("ab3.npy")), "power --gemm-precision on f64");
     let (HostArray::F64(ma), HostArray::F64(mb)) = (
         cliper::read_mat_variable(root().join("data/matrices.mat"), "A").unwrap(),
         cliper::read_mat_variable(root().join("data/matrices.mat"), "B").unwrap(),

@@ -336,11 +336,19 @@ pub enum Op {
         /// Conjugate-transpose `b`.
         #[serde(default)]
         hb: bool,
+        /// How exactly `f32` products are formed: `full` (default), `fp32-split` or `tf32` (TF32 tensor cores
+        /// where the device has them; see [`crate::GemmPrecision`]). Not the pipeline's `precision`, which picks
+        /// single or double data.
+        #[serde(default)]
+        gemm_precision: GemmPrecision,
     },
     /// The `n`-th power of square matrices.
     Power {
         /// The exponent.
         n: u64,
+        /// The precision of its `f32` products, as for `matmul`.
+        #[serde(default)]
+        gemm_precision: GemmPrecision,
     },
     /// The p-norm of everything, or along one axis.
     Norm {
@@ -762,7 +770,7 @@ impl Op {
     /// assert_eq!(padded.origin, [-1.0, -2.0, 0.0]); // 2 columns (x) and 4 rows (y) of 0.5 mm before
     /// let t = Op::Transpose { conj: false }.geometry(&scan, &[10, 64, 32], &[10, 32, 64], false).unwrap();
     /// assert_eq!(t.direction[2], [0.0, 1.0, 0.0]); // columns now run along y
-    /// assert!(Op::Power { n: 2 }.geometry(&scan, &[64, 64], &[64, 64], false).is_none());
+    /// assert!(Op::Power { n: 2, gemm_precision: Default::default() }.geometry(&scan, &[64, 64], &[64, 64], false).is_none());
     /// ```
     pub fn geometry(&self, geometry: &Geometry, input: &[usize], output: &[usize], colour: bool) -> Option<Geometry> {
         let spatial = Geometry::spatial_axes(input.len(), colour);
@@ -1055,9 +1063,9 @@ impl Op {
                 let y = XData::<T>::zeros(app, &Permute::<T>::output_shape(x.shape(), axes)?)?;
                 Ok((Box::new(Permute::new(x, &y, axes)), T::wrap(y)))
             }
-            Op::Power { n } => {
+            Op::Power { n, gemm_precision } => {
                 let y = XData::<T>::zeros(app, &MatrixPower::<T>::output_shape(x.shape())?)?;
-                Ok((Box::new(MatrixPower::new(x, &y, *n)), T::wrap(y)))
+                Ok((Box::new(MatrixPower::new(x, &y, *n).precision(*gemm_precision)), T::wrap(y)))
             }
             Op::Norm { p, axis } => {
                 let order = if p.0.is_infinite() { NormOrder::Inf } else { NormOrder::P(p.0) };
@@ -1187,7 +1195,9 @@ fn binary(op: &Op, a: &AnyData, b: &AnyData) -> Result<(Box<dyn Process>, AnyDat
     macro_rules! typed {
         ($a:ident, $b:ident) => {
             match op {
-                Op::Matmul { ta, tb, ha, hb } => matmul($a, $b, [*ta, *tb], [*ha, *hb]),
+                Op::Matmul { ta, tb, ha, hb, gemm_precision } => {
+                    matmul($a, $b, [*ta, *tb], [*ha, *hb], *gemm_precision)
+                }
                 Op::Dot { conj, axis } => dot($a, $b, *conj, *axis),
                 _ => Err(Error::invalid(op.name(), "takes one input")),
             }
@@ -1211,6 +1221,7 @@ fn matmul<T: Kind>(
     b: &XData<T>,
     transpose: [bool; 2],
     conjugate: [bool; 2],
+    precision: GemmPrecision,
 ) -> Result<(Box<dyn Process>, AnyData)> {
     let op = |(t, h): (bool, bool), name: &str| match (t, h) {
         (true, true) => Err(Error::invalid("matmul", format!("t{name} and h{name} both given: pick one"))),
@@ -1220,7 +1231,7 @@ fn matmul<T: Kind>(
     };
     let [ta, tb] = transpose;
     let [ha, hb] = conjugate;
-    let params = MatMulParams::default().op_a(op((ta, ha), "a")?).op_b(op((tb, hb), "b")?);
+    let params = MatMulParams::default().op_a(op((ta, ha), "a")?).op_b(op((tb, hb), "b")?).precision(precision);
     let c = XData::<T>::zeros(a.app(), &MatMul::output_shape(a.shape(), b.shape(), &params)?)?;
     Ok((Box::new(MatMul::new(a, b, &c, params)), T::wrap(c)))
 }

@@ -262,3 +262,32 @@ fn toml_error(e: &toml::de::Error, text: &str) -> String {
         None => message,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GemmPrecision;
+
+    /// A matmul step's `gemm_precision` reaches the op; an unknown one is refused naming it and the choices.
+    #[test]
+    fn matmul_steps_take_a_gemm_precision() {
+        let text = r#"
+            input = { a = "a.npy", b = "b.npy" }
+            [[step]]
+            op = "matmul"
+            in = ["a", "b"]
+            gemm_precision = "tf32"
+            out = "c"
+            [output]
+            c = "c.npy"
+        "#;
+        let chain = Chain::from_toml(text, Path::new("p.toml")).unwrap();
+        let Some(Op::Matmul { gemm_precision, .. }) = chain.steps.first().map(|s| &s.op) else {
+            panic!("{:?}", chain.steps)
+        };
+        assert_eq!(*gemm_precision, GemmPrecision::Tf32);
+        let err = Chain::from_toml(&text.replace("\"tf32\"", "\"half\""), Path::new("p.toml")).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("half") && message.contains("fp32-split") && message.contains("p.toml"), "{message}");
+    }
+}

@@ -36,7 +36,8 @@ use crate::error::{Error, Result};
 /// assert_eq!(GemmPrecision::Fp32Split.to_string(), "fp32-split");
 /// # Ok::<(), cliper::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum GemmPrecision {
     /// Plain FP32 arithmetic (the default).
     #[default]
