@@ -120,6 +120,28 @@ typedef union { VTN v; T s[VWN]; } b_run;
 #define RUN_ROW(tm, i) (((i) / VWM) * (MDIMC * VWM) + (tm) * VWM + (i) % VWM)
 #define RUN_COL(tn, j) (((j) / VWN) * (NDIMC * VWN) + (tn) * VWN + (j) % VWN)
 
+#if B_CONV
+// B as the patches of a filter bank's input, gathered where gemm_tiled loads them (an implicit GEMM: no
+// unrolled matrix in memory). Row k of B is (channel c, filter row r, column s) and column n is output pixel
+// (p, q); B[k][n] = x[c][p·SH + r'·DH − PH][q·SW + s'·DW − PW] with (r', s') flipped for a convolution, and
+// CONV_VALUE outside the image (a constant border). Geometry and the input's strides (CONV_XC, CONV_XH,
+// CONV_XW; the image stride is the batch stride of B) are build options, so the divisions are by constants.
+inline T conv_patch(__global const T* x, IDX k, IDX n)
+{
+    const uint c = (uint)(k / (CONV_R * CONV_S)), rs = (uint)(k % (CONV_R * CONV_S));
+    const uint r = rs / CONV_S, s = rs % CONV_S;
+    const uint p = (uint)(n / CONV_Q), q = (uint)(n % CONV_Q);
+    const int rr = CONV_FLIP ? CONV_R - 1 - (int)r : (int)r, ss = CONV_FLIP ? CONV_S - 1 - (int)s : (int)s;
+    const int ih = (int)p * CONV_SH + rr * CONV_DH - CONV_PH, iw = (int)q * CONV_SW + ss * CONV_DW - CONV_PW;
+    return (ih >= 0 && ih < CONV_H && iw >= 0 && iw < CONV_W)
+               ? x[(IDX)c * CONV_XC + (IDX)ih * CONV_XH + (IDX)iw * CONV_XW]
+               : FROM_REAL(CONV_VALUE);
+}
+#define B_READ(k, n) conv_patch(bp, (k), (n))
+#else
+#define B_READ(k, n) bp[(k) * SBK + (n) * SBN]
+#endif
+
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
                 __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
@@ -163,7 +185,7 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
             } \
             _Pragma("unroll") for (uint l = 0; l < B_LOADS; l++) { \
                 B_AT(l, nn, kk); \
-                next_b[l] = OP_B(bp[((k0) + kk) * SBK + (n0 + nn) * SBN]); \
+                next_b[l] = OP_B(B_READ((k0) + kk, n0 + nn)); \
             } \
         } else { \
             _Pragma("unroll") for (uint l = 0; l < A_LOADS; l++) { \
@@ -174,7 +196,7 @@ void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
             _Pragma("unroll") for (uint l = 0; l < B_LOADS; l++) { \
                 B_AT(l, nn, kk); \
                 const IDX gn = n0 + nn, gk = (k0) + kk; \
-                next_b[l] = (gn < N && gk < K) ? OP_B(bp[gk * SBK + gn * SBN]) : ZERO; \
+                next_b[l] = (gn < N && gk < K) ? OP_B(B_READ(gk, gn)) : ZERO; \
             } \
         } \
     } while (0)

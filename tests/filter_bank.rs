@@ -115,10 +115,11 @@ fn check_at<T: Element>(
     (bank.strategy().unwrap(), got)
 }
 
-const BOTH: [FilterBankAlgorithm; 2] = [FilterBankAlgorithm::Direct, FilterBankAlgorithm::Im2col];
+const ALL: [FilterBankAlgorithm; 3] =
+    [FilterBankAlgorithm::Direct, FilterBankAlgorithm::Im2col, FilterBankAlgorithm::ImplicitGemm];
 
 #[test]
-fn padding_stride_dilation_both_algorithms() {
+fn padding_stride_dilation_every_algorithm() {
     let mut rng = Rng::new(61);
     let cases = [
         Case { pad: [0, 0], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO },
@@ -133,13 +134,16 @@ fn padding_stride_dilation_both_algorithms() {
         },
     ];
     for case in &cases {
-        for algorithm in BOTH {
+        for algorithm in ALL {
             let how = check::<f32>(&mut rng, [3, 5, 17, 23], [7, 5, 3, 4], case, algorithm);
+            // The implicit GEMM reads constant borders only; the others fall back to the direct kernel.
+            let constant = matches!(case.border, Border::Constant(_));
             let expected = match algorithm {
-                FilterBankAlgorithm::Im2col => FilterBankStrategy::Im2col { images: 3 },
-                _ => FilterBankStrategy::Direct,
+                FilterBankAlgorithm::Im2col => matches!(how, FilterBankStrategy::Im2col { images: 3 }),
+                FilterBankAlgorithm::ImplicitGemm if constant => matches!(how, FilterBankStrategy::ImplicitGemm { .. }),
+                _ => how == FilterBankStrategy::Direct,
             };
-            assert_eq!(how, expected);
+            assert!(expected, "{algorithm:?} with {:?}: {how}", case.border);
         }
     }
 }
@@ -147,11 +151,12 @@ fn padding_stride_dilation_both_algorithms() {
 #[test]
 fn complex_and_double() {
     let mut rng = Rng::new(62);
-    let case =
-        Case { pad: [1, 1], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::Edge };
-    for algorithm in BOTH {
-        check::<Complex32>(&mut rng, [2, 3, 9, 11], [5, 3, 3, 3], &case, algorithm);
-        check::<f64>(&mut rng, [1, 2, 12, 7], [9, 2, 2, 5], &case, algorithm);
+    for border in [Border::Edge, Border::Constant(-0.25)] {
+        let case = Case { pad: [1, 1], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border };
+        for algorithm in ALL {
+            check::<Complex32>(&mut rng, [2, 3, 9, 11], [5, 3, 3, 3], &case, algorithm);
+            check::<f64>(&mut rng, [1, 2, 12, 7], [9, 2, 2, 5], &case, algorithm);
+        }
     }
 }
 
@@ -160,7 +165,7 @@ fn seed_004_shapes() {
     let mut rng = Rng::new(63);
     let case =
         Case { pad: [0, 0], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO };
-    for algorithm in BOTH {
+    for algorithm in ALL {
         check::<f32>(&mut rng, [10, 4, 128, 128], [10, 4, 16, 16], &case, algorithm);
     }
 }
@@ -216,4 +221,25 @@ fn tf32_precision_reaches_the_im2col_product() {
     let (_, full) = check_at::<f32>(&mut Rng::new(65), shapes.0, shapes.1, &case, im2col, GemmPrecision::Full, 0.0);
     let differs = tf32.iter().zip(full.iter()).any(|(a, b)| a != b);
     assert_eq!(differs, tensor, "TF32 and FP32 results differ only on TF32 tensor cores");
+}
+
+/// The implicit GEMM reads the input through its strides and offset (a column window of a wider array here) and
+/// matches the direct kernel, which is checked against float64 above.
+#[test]
+fn implicit_gemm_reads_strided_inputs() {
+    let mut rng = Rng::new(66);
+    let (wide, _) = random::<f32>(&mut rng, &[3, 5, 17, 30]);
+    let x = wide.slice_axis(3, 4..27).unwrap();
+    let (f, _) = random::<f32>(&mut rng, &[20, 5, 3, 3]);
+    let base = FilterBankParams::default().padding([1, 1]).border(Border::Constant(0.5));
+    let direct = FilterBank::apply(&x, &f, base.clone().algorithm(FilterBankAlgorithm::Direct)).unwrap();
+    let y = cliper::XData::<f32>::zeros(app(), direct.shape()).unwrap();
+    let mut bank = FilterBank::new(&x, &f, &y, base.algorithm(FilterBankAlgorithm::ImplicitGemm));
+    bank.init().unwrap();
+    bank.launch().unwrap();
+    assert!(matches!(bank.strategy(), Some(FilterBankStrategy::ImplicitGemm { .. })), "{:?}", bank.strategy());
+    // Two summation orders of 45 products of magnitude ≤ 1: within 64·2⁻²⁴·45.
+    for (u, v) in fetch(&direct).iter().zip(fetch(&y).iter()) {
+        assert!((u - v).norm() <= 2e-4, "{u} vs {v}");
+    }
 }

@@ -305,8 +305,8 @@ enum Case {
         /// Padding (rows, columns).
         #[arg(long, value_delimiter = ',', default_value = "0,0")]
         padding: Vec<usize>,
-        /// Algorithms to try: auto, direct, im2col.
-        #[arg(long, value_delimiter = ',', default_value = "auto,direct,im2col")]
+        /// Algorithms to try: auto, direct, im2col, implicit.
+        #[arg(long, value_delimiter = ',', default_value = "auto,direct,im2col,implicit")]
         algorithms: Vec<String>,
         /// Precision of the im2col product: full, fp32-split or tf32.
         #[arg(long, default_value = "full")]

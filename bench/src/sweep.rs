@@ -358,6 +358,7 @@ pub(crate) fn filter_bank(
             "auto" => FilterBankAlgorithm::Auto,
             "direct" => FilterBankAlgorithm::Direct,
             "im2col" => FilterBankAlgorithm::Im2col,
+            "implicit" => FilterBankAlgorithm::ImplicitGemm,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
         let params = FilterBankParams::default().padding(pad).algorithm(algorithm).precision(precision);

@@ -9,7 +9,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::linalg::{GemmPrecision, MatMul, MatMulParams};
+use crate::process::linalg::{ConvGemm, ConvGeometry, GemmPrecision, GemmTiles, MatMul, MatMulParams};
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
 
@@ -41,6 +41,10 @@ pub enum FilterBankAlgorithm {
     /// the memory budget), then one batched [`MatMul`] multiplies the `[K, C·R·S]` filters by it. Needs
     /// contiguous filters and output; falls back to `Direct` otherwise.
     Im2col,
+    /// An implicit GEMM: the tiled GEMM kernel gathers the patches itself (`-DB_CONV`), the images as a batch,
+    /// with no unrolled matrix in memory. Needs contiguous filters and output and a constant border (cuDNN's
+    /// zero padding); falls back to `Direct` otherwise.
+    ImplicitGemm,
 }
 
 impl std::fmt::Display for FilterBankStrategy {
@@ -49,6 +53,7 @@ impl std::fmt::Display for FilterBankStrategy {
             FilterBankStrategy::Nothing => write!(f, "none"),
             FilterBankStrategy::Direct => write!(f, "bank_direct"),
             FilterBankStrategy::Im2col { images } => write!(f, "im2col + MatMul, {images} images per chunk"),
+            FilterBankStrategy::ImplicitGemm { tiles } => write!(f, "implicit GEMM ({tiles})"),
         }
     }
 }
@@ -75,6 +80,11 @@ pub enum FilterBankStrategy {
     Im2col {
         /// Images unrolled per chunk.
         images: usize,
+    },
+    /// gemm_tiled gathering the patches, with these tiles.
+    ImplicitGemm {
+        /// The GEMM kernel's tiles (M along the filters, N along the output pixels).
+        tiles: GemmTiles,
     },
 }
 
@@ -260,6 +270,8 @@ enum Step<T: Element> {
         groups: u64,
         launch_groups: usize,
     },
+    /// The tiled GEMM gathering the patches (boxed: its launch state is large beside the other steps).
+    Implicit(Box<ConvGemm>),
     /// `col` holds `[images, C·R·S, P·Q]`: `per_image` = C·R·S·P·Q elements per image.
     Im2col {
         kernel: Kernel,
@@ -376,26 +388,52 @@ impl<T: Element> FilterBank<T> {
     }
 }
 
-/// Whether to run im2col + MatMul, and how many images each chunk unrolls, for `n` images, `k` filters and
-/// patches of `crs` values taking `per_image` bytes unrolled, within `budget` bytes; im2col needs contiguous
-/// filters and output. Unrolling pays when the product is big enough in both filters and patch length for GEMM
-/// to run near its speed; below that the direct kernel reads less memory. Pure, so it is unit-tested.
+/// What the layout and the device allow: contiguous filters and output (im2col and the implicit GEMM write C
+/// whole), a constant border (the implicit GEMM's only rule), a CPU device, and TF32 products allowed.
+#[derive(Clone, Copy, Debug)]
+struct Fit {
+    contiguous: bool,
+    constant_border: bool,
+    cpu: bool,
+    tf32: bool,
+}
+
+/// The planner's algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Choice {
+    Direct,
+    Im2col { images: usize },
+    Implicit,
+}
+
+/// The algorithm for `n` images, `k` filters and patches of `crs` values taking `per_image` bytes unrolled,
+/// within `budget` bytes. A GEMM pays when the product is big enough in both filters and patch length to run
+/// near its speed; below that the direct kernel reads less memory. On GPUs the implicit GEMM (no unrolled
+/// matrix) unless TF32 is allowed, where im2col's product runs on the tensor cores; on CPUs im2col, whose
+/// product is the host's GEMM. Pure, so it is unit-tested.
 fn choose(
     algorithm: FilterBankAlgorithm,
     [n, k, crs]: [usize; 3],
     per_image: usize,
     budget: usize,
-    contiguous: bool,
-    cpu: bool,
-) -> (bool, usize) {
+    fit: Fit,
+) -> Choice {
     let images = (budget / per_image.max(1)).clamp(1, n.max(1));
-    let possible = contiguous && per_image <= budget;
-    let im2col = match algorithm {
-        FilterBankAlgorithm::Direct => false,
-        FilterBankAlgorithm::Im2col => possible,
-        FilterBankAlgorithm::Auto => possible && k >= if cpu { 8 } else { 16 } && crs >= 16,
-    };
-    (im2col, images)
+    let im2col = fit.contiguous && per_image <= budget;
+    let implicit = fit.contiguous && fit.constant_border;
+    let big = k >= if fit.cpu { 8 } else { 16 } && crs >= 16;
+    // The implicit GEMM reads no more than the direct kernel: it already wins at 10 filters (H200, seed 004's
+    // 10×4×128² ⊛ 10×4×16²: 0.72 ms against 0.93).
+    let gemm_worth_it = k >= 8 && crs >= 16;
+    match algorithm {
+        FilterBankAlgorithm::Direct => Choice::Direct,
+        FilterBankAlgorithm::Im2col if im2col => Choice::Im2col { images },
+        FilterBankAlgorithm::ImplicitGemm if implicit => Choice::Implicit,
+        FilterBankAlgorithm::Auto if gemm_worth_it && implicit && !fit.cpu && !fit.tf32 => Choice::Implicit,
+        FilterBankAlgorithm::Auto if big && im2col => Choice::Im2col { images },
+        FilterBankAlgorithm::Auto if big && implicit => Choice::Implicit,
+        _ => Choice::Direct,
+    }
 }
 
 impl<T: Element> Process for FilterBank<T> {
@@ -415,9 +453,15 @@ impl<T: Element> Process for FilterBank<T> {
         let crs = c * r * s;
         let per_image = crs * pq * std::mem::size_of::<T>();
         let budget = p.memory_budget.unwrap_or((info.max_alloc_bytes as usize / 4).min(1 << 30)).max(1);
-        let contiguous = self.filters.is_contiguous() && self.output.is_contiguous();
-        let cpu = info.kind == DeviceKind::Cpu;
-        let (im2col, images) = choose(p.algorithm, [n, k, crs], per_image, budget, contiguous, cpu);
+        let fit = Fit {
+            contiguous: self.filters.is_contiguous() && self.output.is_contiguous(),
+            constant_border: matches!(p.border, Border::Constant(v) if v.is_finite()),
+            cpu: info.kind == DeviceKind::Cpu,
+            tf32: p.precision == GemmPrecision::Tf32,
+        };
+        let cpu = fit.cpu;
+        let choice = choose(p.algorithm, [n, k, crs], per_image, budget, fit);
+        let images = if let Choice::Im2col { images } = choice { images } else { 1 };
         let layouts = [self.input.layout(), self.filters.layout(), self.output.layout()];
         let index = index_type_for(&layouts, &[(images * crs * pq) as u64 + 1, (n * k * pq) as u64]);
         let options = format!(
@@ -431,7 +475,23 @@ impl<T: Element> Process for FilterBank<T> {
             (FilterBankStrategy::Nothing, Step::Nothing)
         } else {
             let program = app.build_program("filter_bank.cl", &kernels::with_common(kernels::FILTER_BANK), &options)?;
-            if im2col {
+            if choice == Choice::Implicit {
+                let geometry = ConvGeometry {
+                    input: [n, c, geo[2] as usize, geo[3] as usize],
+                    filters: [k, c, r, s],
+                    output: [out_p, out_q],
+                    stride: p.stride,
+                    dilation: p.dilation,
+                    padding: p.padding,
+                    flip: p.mode == ConvMode::Convolution,
+                    value: p.border.value(),
+                };
+                let [xn, xc, xh, xw] = self.input.strides() else {
+                    return Err(Error::invalid(op, format!("input strides {:?} are not 4-D", self.input.strides())));
+                };
+                let gemm = ConvGemm::new::<T>(app, op, &geometry, [*xn, *xc, *xh, *xw], index)?;
+                (FilterBankStrategy::ImplicitGemm { tiles: gemm.tiles() }, Step::Implicit(Box::new(gemm)))
+            } else if let Choice::Im2col { images } = choice {
                 let col = XData::uninit(app, op, &[images, crs, pq])?;
                 let weights = self.filters.reshape(&[k, crs])?;
                 let out = self.output.reshape(&[n, k, pq])?;
@@ -488,6 +548,7 @@ impl<T: Element> Process for FilterBank<T> {
                 .local(&[DIRECT_WG])
                 .work((self.input.len() + self.filters.len() + self.output.len()) as u64 * element, flops)
                 .enqueue(),
+            Step::Implicit(gemm) => gemm.launch(&self.input, &self.filters, &self.output),
             Step::Im2col { kernel, col, per_image, chunks } => {
                 for (n0, count, product) in chunks {
                     let total = (*count * *per_image) as u64;
@@ -523,17 +584,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn im2col_for_many_filters_and_long_patches_within_the_budget() {
+    fn gemm_algorithms_for_many_filters_and_long_patches() {
         let auto = FilterBankAlgorithm::Auto;
-        // 64 filters over 64 × 3 × 3 patches: im2col, as many images per chunk as the budget holds.
-        assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, true, false), (true, 4));
+        let gpu = Fit { contiguous: true, constant_border: true, cpu: false, tf32: false };
+        let cpu = Fit { cpu: true, ..gpu };
+        // 64 filters over 64 × 3 × 3 patches: the implicit GEMM on GPUs; im2col with TF32 allowed (its product
+        // runs on tensor cores), or on CPUs, as many images per chunk as the budget holds.
+        assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, gpu), Choice::Implicit);
+        assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, Fit { tf32: true, ..gpu }), Choice::Im2col { images: 4 });
+        assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, cpu), Choice::Im2col { images: 4 });
+        // A border the implicit GEMM cannot read (reflect, …): im2col.
+        assert_eq!(
+            choose(auto, [10, 64, 576], 1000, 4500, Fit { constant_border: false, ..gpu }),
+            Choice::Im2col { images: 4 }
+        );
+        // Seed 004's 10 filters of 4 × 16 × 16: the implicit GEMM on GPUs, the direct kernel on CPUs.
+        assert_eq!(choose(auto, [10, 10, 1024], 1000, 1 << 30, gpu), Choice::Implicit);
+        assert_eq!(choose(auto, [10, 7, 1024], 1000, 1 << 30, cpu), Choice::Direct);
         // Few filters, or short patches: the direct kernel.
-        assert!(!choose(auto, [10, 4, 576], 1000, 1 << 30, true, false).0);
-        assert!(!choose(auto, [10, 64, 9], 1000, 1 << 30, true, false).0);
+        assert_eq!(choose(auto, [10, 4, 576], 1000, 1 << 30, gpu), Choice::Direct);
+        assert_eq!(choose(auto, [10, 64, 9], 1000, 1 << 30, gpu), Choice::Direct);
         // CPUs switch from 8 filters on.
-        assert!(choose(auto, [10, 8, 576], 1000, 1 << 30, true, true).0);
-        // A strided output, or one image larger than the budget, rules it out even when asked for.
-        assert!(!choose(FilterBankAlgorithm::Im2col, [10, 64, 576], 1000, 1 << 30, false, false).0);
-        assert!(!choose(FilterBankAlgorithm::Im2col, [10, 64, 576], 1000, 999, true, false).0);
+        assert_eq!(choose(auto, [10, 8, 576], 1000, 1 << 30, cpu), Choice::Im2col { images: 10 });
+        // A strided output rules the GEMMs out even when asked for; one image larger than the budget im2col.
+        let strided = Fit { contiguous: false, ..gpu };
+        assert_eq!(choose(FilterBankAlgorithm::Im2col, [10, 64, 576], 1000, 1 << 30, strided), Choice::Direct);
+        assert_eq!(choose(FilterBankAlgorithm::ImplicitGemm, [10, 64, 576], 1000, 1 << 30, strided), Choice::Direct);
+        assert_eq!(choose(FilterBankAlgorithm::Im2col, [10, 64, 576], 1000, 999, gpu), Choice::Direct);
+        assert_eq!(choose(FilterBankAlgorithm::ImplicitGemm, [10, 64, 576], 1000, 999, gpu), Choice::Implicit);
     }
 }

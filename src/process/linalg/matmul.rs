@@ -409,21 +409,7 @@ impl<T: Element> MatMul<T> {
             (program, kernel, global, local)
         } else {
             let t = program_tiles::<T>(strategy, app.device())?;
-            let vector = |width: usize| GemmTiles::vector_type::<T>(width).unwrap_or_else(|| T::CL_TYPE.to_string());
-            let options = format!(
-                "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DVWM={} -DVWN={} -DVTM={} -DVTN={}{units}",
-                T::build_options(),
-                index.cl_type(),
-                t.mwg,
-                t.nwg,
-                t.kwg,
-                t.mdimc,
-                t.ndimc,
-                t.vwm,
-                t.vwn,
-                vector(t.vwm),
-                vector(t.vwn),
-            );
+            let options = tiled_options::<T>(index, t, &units);
             let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
             let name = match strategy {
                 GemmStrategy::Tiled(_) => "gemm_tiled",
@@ -453,6 +439,26 @@ impl<T: Element> MatMul<T> {
     }
 }
 
+/// The build options of the program holding gemm_tiled, gemm_blocked and gemm_direct for tiles `t`, index type
+/// `index` and the unit-stride options `units` ([`unit_strides`]).
+pub(super) fn tiled_options<T: Element>(index: IndexType, t: GemmTiles, units: &str) -> String {
+    let vector = |width: usize| GemmTiles::vector_type::<T>(width).unwrap_or_else(|| T::CL_TYPE.to_string());
+    format!(
+        "{} -DIDX={} -DMWG={} -DNWG={} -DKWG={} -DMDIMC={} -DNDIMC={} -DVWM={} -DVWN={} -DVTM={} -DVTN={}{units}",
+        T::build_options(),
+        index.cl_type(),
+        t.mwg,
+        t.nwg,
+        t.kwg,
+        t.mdimc,
+        t.ndimc,
+        t.vwm,
+        t.vwn,
+        vector(t.vwm),
+        vector(t.vwn),
+    )
+}
+
 /// The tiles the program is built with for `strategy`. All three kernels live in one program, built with tiles
 /// even for the direct kernel, so that switching between the strategies of one tile choice never costs another
 /// compile.
@@ -474,7 +480,12 @@ fn program_tiles<T: Element>(strategy: GemmStrategy, info: &DeviceInfo) -> Resul
 /// The build options that declare unit strides (`-DA_K_UNIT=…`) for A' `[M, K]` with strides `(sam, sak)`, B'
 /// `[K, N]` with `(sbk, sbn)` and C's column stride `scn`. An axis of extent 1 only ever has index 0, so its
 /// stride may as well be 1: declaring it so keeps the number of distinct programs down (each costs a compile).
-fn unit_strides([m, n, k]: [usize; 3], [sam, sak]: [usize; 2], [sbk, sbn]: [usize; 2], scn: usize) -> String {
+pub(super) fn unit_strides(
+    [m, n, k]: [usize; 3],
+    [sam, sak]: [usize; 2],
+    [sbk, sbn]: [usize; 2],
+    scn: usize,
+) -> String {
     let unit = |stride: usize, extent: usize| stride == 1 || extent <= 1;
     let (a_k, a_m) = (unit(sak, k), unit(sam, m));
     let (b_n, b_k) = (unit(sbn, n), unit(sbk, k));

@@ -2,6 +2,7 @@
 //! ([`GemmStrategy`], [`GemmTiles`], [`GemmPrecision`] for TF32 tensor cores) and the per-device table they come from ([`GemmTable`], `gemm_tiles.toml`),
 //! and [`MatrixPower`] (binary exponentiation on `MatMul`). Kernels: `kernels/linalg.cl`.
 
+mod conv_gemm;
 mod gemm_choice;
 mod gemm_precision;
 mod gemm_strategy;
@@ -9,6 +10,7 @@ mod gemm_table;
 mod matmul;
 mod matrix_power;
 
+pub(crate) use conv_gemm::{ConvGemm, ConvGeometry};
 pub use gemm_precision::GemmPrecision;
 pub use gemm_strategy::{GemmStrategy, GemmTiles};
 pub use gemm_table::{GEMM_TABLE_ENV, GemmTable, GemmTableEntry};

@@ -1,0 +1,138 @@
+//! [`ConvGemm`]: a filter bank as an implicit GEMM — gemm_tiled with its B loader gathering the input's patches
+//! (`-DB_CONV=1`), so that no im2col matrix is written or read. Used by [`crate::FilterBank`].
+
+use super::gemm_strategy::GemmTiles;
+use super::matmul::{tiled_options, unit_strides};
+use crate::app::{ClApp, Kernel, Program};
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::Result;
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::planning::Batch3;
+
+/// The geometry of `output[n, k, p, q] = Σ filters[k, c, r, s] · input[n, c, p·sh + r'·dh − ph, q·sw + s'·dw − pw]`
+/// with a constant outside the image.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ConvGeometry {
+    /// Images, channels, height, width of the input.
+    pub input: [usize; 4],
+    /// Filters, channels, rows, columns.
+    pub filters: [usize; 4],
+    /// Output rows and columns.
+    pub output: [usize; 2],
+    pub stride: [usize; 2],
+    pub dilation: [usize; 2],
+    pub padding: [usize; 2],
+    /// A convolution (filters flipped) rather than a correlation.
+    pub flip: bool,
+    /// The value outside the image.
+    pub value: f64,
+}
+
+/// The compiled implicit GEMM for one geometry and input layout: per image, C `[K, P·Q]` (the output image) =
+/// filters `[K, C·R·S]` · patches `[C·R·S, P·Q]`, the images as a batch.
+pub(crate) struct ConvGemm {
+    _program: Program,
+    kernel: Kernel,
+    index: IndexType,
+    batch: Batch3,
+    mnk: [usize; 3],
+    global: [usize; 3],
+    local: [usize; 3],
+    tiles: GemmTiles,
+}
+
+impl ConvGemm {
+    /// Builds the kernel for `geo` reading an input with element strides `x_strides` (`[n, c, h, w]`) into a
+    /// contiguous output from contiguous filters; `index` must cover all three arrays.
+    pub(crate) fn new<T: Element>(
+        app: &ClApp,
+        op: &str,
+        geo: &ConvGeometry,
+        x_strides: [usize; 4],
+        index: IndexType,
+    ) -> Result<ConvGemm> {
+        let [n, c, h, w] = geo.input;
+        let [k, _, r, s] = geo.filters;
+        let [p, q] = geo.output;
+        let (m, cols, depth) = (k, p * q, c * r * s);
+        let info = app.device();
+        // Filters are few (M = K, often 64) and patches many: 64-row tiles unless K fills 128.
+        let wide = GemmTiles::for_device::<T>(info);
+        let candidates = [wide, GemmTiles::scalar(64, 128, 16, 16, 16), GemmTiles::scalar(64, 64, 16, 16, 16)];
+        let tiles = candidates
+            .into_iter()
+            .filter(|t| t.mwg <= 64 || m >= t.mwg)
+            .find(|t| t.validate::<T>(info).is_ok())
+            .unwrap_or_else(|| GemmTiles::fallback::<T>(info).fit::<T>(info));
+        let units = unit_strides([m, cols, depth], [depth, 1], [cols, 1], 1);
+        let [_, xc, xh, xw] = x_strides;
+        let geometry = format!(
+            " -DB_CONV=1 -DCONV_R={r} -DCONV_S={s} -DCONV_Q={q} -DCONV_H={h} -DCONV_W={w} -DCONV_SH={} -DCONV_SW={} \
+             -DCONV_DH={} -DCONV_DW={} -DCONV_PH={} -DCONV_PW={} -DCONV_FLIP={} -DCONV_XC=((IDX){xc}) \
+             -DCONV_XH=((IDX){xh}) -DCONV_XW=((IDX){xw}) -DCONV_VALUE={:?}",
+            geo.stride[0],
+            geo.stride[1],
+            geo.dilation[0],
+            geo.dilation[1],
+            geo.padding[0],
+            geo.padding[1],
+            u8::from(geo.flip),
+            geo.value,
+        );
+        let options = tiled_options::<T>(index, tiles, &units) + &geometry;
+        let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+        let kernel = program.kernel("gemm_tiled")?.owned_by(op);
+        let batch = Batch3::new(op, &[n], [&[0], &[x_strides[0]], &[k * p * q]])?;
+        let global = [cols.div_ceil(tiles.nwg) * tiles.ndimc, m.div_ceil(tiles.mwg) * tiles.mdimc, n];
+        let local = [tiles.ndimc, tiles.mdimc, 1];
+        Ok(ConvGemm { _program: program, kernel, index, batch, mnk: [m, cols, depth], global, local, tiles })
+    }
+
+    /// The tiles the kernel runs.
+    pub(crate) fn tiles(&self) -> GemmTiles {
+        self.tiles
+    }
+
+    /// Enqueues `output = filters ⊛ input` (all images).
+    pub(crate) fn launch<T: Element>(&mut self, input: &XData<T>, filters: &XData<T>, output: &XData<T>) -> Result<()> {
+        let idx = self.index;
+        let [m, n, k] = self.mnk;
+        let count = self.batch.count();
+        let element = std::mem::size_of::<T>() as u64;
+        let bytes = (input.len() + filters.len() + output.len()) as u64 * element;
+        let flops = if T::IS_COMPLEX { 8 } else { 2 } * (m * n * k) as u64 * count;
+        self.kernel
+            .launch()
+            .input(filters)
+            .index(idx, filters.offset() as u64)
+            .index(idx, k as u64)
+            .index(idx, 1)
+            .input(input)
+            .index(idx, input.offset() as u64)
+            .index(idx, n as u64)
+            .index(idx, 1)
+            .output(output)
+            .index(idx, output.offset() as u64)
+            .index(idx, n as u64)
+            .index(idx, 1)
+            .index(idx, m as u64)
+            .index(idx, n as u64)
+            .index(idx, k as u64)
+            .scalar(0u32)
+            .scalar(0u32)
+            .scalar(T::from_c64(1.0.into()))
+            .scalar(T::default())
+            .scalar(0u32)
+            .scalar(self.batch.axes)
+            .scalar(self.batch.shape)
+            .scalar(self.batch.strides[0])
+            .scalar(self.batch.strides[1])
+            .scalar(self.batch.strides[2])
+            .global(&self.global)
+            .local(&self.local)
+            .work(bytes, flops)
+            .enqueue()
+    }
+}
