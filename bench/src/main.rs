@@ -311,6 +311,9 @@ enum Case {
         /// Precision of the im2col product: full, fp32-split or tf32.
         #[arg(long, default_value = "full")]
         precision: GemmPrecision,
+        /// Tiles to try for the implicit GEMM (`MWGxNWGxKWG/MDIMCxNDIMC/VWMxVWN`), each as its own line.
+        #[arg(long, value_delimiter = ',')]
+        tiles: Vec<String>,
         /// Launches per timed batch.
         #[arg(long, default_value_t = 10)]
         reps: usize,
@@ -432,8 +435,10 @@ fn run(cli: Cli) -> Result<()> {
         Case::Conv { shape, filter, gaussian, border, algorithms, reps, batches } => {
             sweep::conv(&app, &shape, &filter, gaussian, Border::scipy(&border)?, &algorithms, Timing { reps, batches })
         }
-        Case::Filterbank { input, filters, padding, algorithms, precision, reps, batches } => {
-            sweep::filter_bank(&app, [&input, &filters, &padding], &algorithms, precision, Timing { reps, batches })
+        Case::Filterbank { input, filters, padding, algorithms, precision, tiles, reps, batches } => {
+            let tiles = tiles.iter().map(|t| t.parse()).collect::<Result<Vec<GemmTiles>>>()?;
+            let timing = Timing { reps, batches };
+            sweep::filter_bank(&app, [&input, &filters, &padding], &algorithms, precision, &tiles, timing)
         }
         Case::Fft { shape, axes, dtype, algorithms, profile, timing } => match dtype {
             Dtype::C64 => sweep::fft::<Complex64>(&app, &shape, &axes, &algorithms, timing, profile),

@@ -348,12 +348,16 @@ pub(crate) fn filter_bank(
     [input, filters, padding]: [&[usize]; 3],
     algorithms: &[String],
     precision: GemmPrecision,
+    tiles: &[GemmTiles],
     timing: Timing,
 ) -> Result<()> {
     let x = XData::from_slice(app, input, &random_data::<f32>(input.iter().product()))?;
     let f = XData::from_slice(app, filters, &random_data::<f32>(filters.iter().product()))?;
     let pad = [padding.first().copied().unwrap_or(0), padding.get(1).copied().unwrap_or(0)];
-    for name in algorithms {
+    // The algorithms, then the implicit GEMM once per tile choice.
+    let runs = algorithms.iter().map(|a| (a.clone(), None));
+    let runs = runs.chain(tiles.iter().map(|t| ("implicit".to_string(), Some(*t))));
+    for (name, tiles) in runs {
         let algorithm = match name.as_str() {
             "auto" => FilterBankAlgorithm::Auto,
             "direct" => FilterBankAlgorithm::Direct,
@@ -362,6 +366,10 @@ pub(crate) fn filter_bank(
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
         let params = FilterBankParams::default().padding(pad).algorithm(algorithm).precision(precision);
+        let params = match tiles {
+            Some(t) => params.gemm_tiles(t),
+            None => params,
+        };
         let y = XData::<f32>::zeros(app, &FilterBank::<f32>::output_shape(input, filters, &params)?)?;
         let mut process = FilterBank::new(&x, &f, &y, params);
         process.init()?;

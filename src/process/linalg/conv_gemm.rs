@@ -45,27 +45,39 @@ pub(crate) struct ConvGemm {
 
 impl ConvGemm {
     /// Builds the kernel for `geo` reading an input with element strides `x_strides` (`[n, c, h, w]`) into a
-    /// contiguous output from contiguous filters; `index` must cover all three arrays.
+    /// contiguous output from contiguous filters; `index` must cover all three arrays. `tiles` replaces the
+    /// planner's (and must fit the device).
     pub(crate) fn new<T: Element>(
         app: &ClApp,
         op: &str,
         geo: &ConvGeometry,
         x_strides: [usize; 4],
         index: IndexType,
+        tiles: Option<GemmTiles>,
     ) -> Result<ConvGemm> {
         let [n, c, h, w] = geo.input;
         let [k, _, r, s] = geo.filters;
         let [p, q] = geo.output;
         let (m, cols, depth) = (k, p * q, c * r * s);
         let info = app.device();
-        // Filters are few (M = K, often 64) and patches many: 64-row tiles unless K fills 128.
+        // Filters are few (M = K, often 64) and patches many: 64-row tiles unless K fills 128. Measured on the
+        // H100 (docs/benchmarks/h100-issue27-2026-11-26-filterbank-tiles.txt): 64 × 128 with 4 × 4 runs gave
+        // 0.58 / 0.51 ms on seed 004 / 64×64×56² (the scalar 64 × 128 tiles 0.71 / 0.64; the best per case
+        // 0.55 / 0.48); 256 filters run the device's 4096³ entry (1.09 ms, as the best tried).
         let wide = GemmTiles::for_device::<T>(info);
-        let candidates = [wide, GemmTiles::scalar(64, 128, 16, 16, 16), GemmTiles::scalar(64, 64, 16, 16, 16)];
-        let tiles = candidates
-            .into_iter()
-            .filter(|t| t.mwg <= 64 || m >= t.mwg)
-            .find(|t| t.validate::<T>(info).is_ok())
-            .unwrap_or_else(|| GemmTiles::fallback::<T>(info).fit::<T>(info));
+        let narrow = GemmTiles { mwg: 64, nwg: 128, kwg: 16, mdimc: 8, ndimc: 16, vwm: 4, vwn: 4 };
+        let candidates = [wide, narrow, GemmTiles::scalar(64, 128, 16, 16, 16), GemmTiles::scalar(64, 64, 16, 16, 16)];
+        let tiles = match tiles {
+            Some(t) => {
+                t.validate::<T>(info)?;
+                t
+            }
+            None => candidates
+                .into_iter()
+                .filter(|t| t.mwg <= 64 || m >= t.mwg)
+                .find(|t| t.validate::<T>(info).is_ok())
+                .unwrap_or_else(|| GemmTiles::fallback::<T>(info).fit::<T>(info)),
+        };
         let units = unit_strides([m, cols, depth], [depth, 1], [cols, 1], 1);
         let [_, xc, xh, xw] = x_strides;
         let geometry = format!(
