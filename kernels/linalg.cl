@@ -48,6 +48,28 @@
 #define OP_B(v) (v)
 #endif
 
+#if B_CONV
+// B as the patches of a filter bank's input, gathered where gemm_tiled and gemm_tmma load them (an implicit GEMM: no
+// unrolled matrix in memory). Row k of B is (channel c, filter row r, column s) and column n is output pixel
+// (p, q); B[k][n] = x[c][p·SH + r'·DH − PH][q·SW + s'·DW − PW] with (r', s') flipped for a convolution, and
+// CONV_VALUE outside the image (a constant border). Geometry and the input's strides (CONV_XC, CONV_XH,
+// CONV_XW; the image stride is the batch stride of B) are build options, so the divisions are by constants.
+inline T conv_patch(__global const T* x, IDX k, IDX n)
+{
+    const uint c = (uint)(k / (CONV_R * CONV_S)), rs = (uint)(k % (CONV_R * CONV_S));
+    const uint r = rs / CONV_S, s = rs % CONV_S;
+    const uint p = (uint)(n / CONV_Q), q = (uint)(n % CONV_Q);
+    const int rr = CONV_FLIP ? CONV_R - 1 - (int)r : (int)r, ss = CONV_FLIP ? CONV_S - 1 - (int)s : (int)s;
+    const int ih = (int)p * CONV_SH + rr * CONV_DH - CONV_PH, iw = (int)q * CONV_SW + ss * CONV_DW - CONV_PW;
+    return (ih >= 0 && ih < CONV_H && iw >= 0 && iw < CONV_W)
+               ? x[(IDX)c * CONV_XC + (IDX)ih * CONV_XH + (IDX)iw * CONV_XW]
+               : FROM_REAL(CONV_VALUE);
+}
+#define B_READ(k, n) conv_patch(bp, (k), (n))
+#else
+#define B_READ(k, n) bp[(k) * SBK + (n) * SBN]
+#endif
+
 // C = alpha·acc (+ beta·C when use_beta): with beta = 0 the old C is never read, so NaNs in an uninitialised
 // output do not leak into the result (BLAS semantics).
 #define STORE(c, idx, acc) \
@@ -120,27 +142,6 @@ typedef union { VTN v; T s[VWN]; } b_run;
 #define RUN_ROW(tm, i) (((i) / VWM) * (MDIMC * VWM) + (tm) * VWM + (i) % VWM)
 #define RUN_COL(tn, j) (((j) / VWN) * (NDIMC * VWN) + (tn) * VWN + (j) % VWN)
 
-#if B_CONV
-// B as the patches of a filter bank's input, gathered where gemm_tiled loads them (an implicit GEMM: no
-// unrolled matrix in memory). Row k of B is (channel c, filter row r, column s) and column n is output pixel
-// (p, q); B[k][n] = x[c][p·SH + r'·DH − PH][q·SW + s'·DW − PW] with (r', s') flipped for a convolution, and
-// CONV_VALUE outside the image (a constant border). Geometry and the input's strides (CONV_XC, CONV_XH,
-// CONV_XW; the image stride is the batch stride of B) are build options, so the divisions are by constants.
-inline T conv_patch(__global const T* x, IDX k, IDX n)
-{
-    const uint c = (uint)(k / (CONV_R * CONV_S)), rs = (uint)(k % (CONV_R * CONV_S));
-    const uint r = rs / CONV_S, s = rs % CONV_S;
-    const uint p = (uint)(n / CONV_Q), q = (uint)(n % CONV_Q);
-    const int rr = CONV_FLIP ? CONV_R - 1 - (int)r : (int)r, ss = CONV_FLIP ? CONV_S - 1 - (int)s : (int)s;
-    const int ih = (int)p * CONV_SH + rr * CONV_DH - CONV_PH, iw = (int)q * CONV_SW + ss * CONV_DW - CONV_PW;
-    return (ih >= 0 && ih < CONV_H && iw >= 0 && iw < CONV_W)
-               ? x[(IDX)c * CONV_XC + (IDX)ih * CONV_XH + (IDX)iw * CONV_XW]
-               : FROM_REAL(CONV_VALUE);
-}
-#define B_READ(k, n) conv_patch(bp, (k), (n))
-#else
-#define B_READ(k, n) bp[(k) * SBK + (n) * SBN]
-#endif
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_tiled(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
@@ -803,7 +804,7 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
 #define TM_LOAD_B(k0, rb, l) \
     _Pragma("unroll") for (uint q = 0; q < 4; q++) { \
         TB_AT(l, q, nn, kk); \
-        rb[4 * (l) + q] = bp[((k0) + kk) * SBK + (n0 + nn) * SBN]; \
+        rb[4 * (l) + q] = B_READ((k0) + kk, n0 + nn); \
     }
 #endif
     // Slice s of K into the registers ra, rb: unguarded inside the matrices, zeros past their edges.
@@ -825,7 +826,7 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
                 _Pragma("unroll") for (uint q = 0; q < 4; q++) { \
                     TB_AT(l, q, nn, kk); \
                     const IDX gn = n0 + nn, gk = k0_ + kk; \
-                    rb[4 * l + q] = (gn < N && gk < K) ? bp[gk * SBK + gn * SBN] : 0.0f; \
+                    rb[4 * l + q] = (gn < N && gk < K) ? B_READ(gk, gn) : 0.0f; \
                 } \
             } \
         } \

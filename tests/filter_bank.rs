@@ -203,24 +203,34 @@ fn bad_shapes_are_named() {
     assert!(e.contains("stride"), "{e}");
 }
 
-/// im2col at [`GemmPrecision::Tf32`]: where the device has TF32 tensor cores the product runs there (the result
-/// differs from FP32's) within FP32's bound plus 2⁻¹⁰ + 2⁻²² per term (both operands rounded to TF32); elsewhere
-/// the FP32 product runs, with FP32's bound. 64 filters over 32 channels, 3 × 3, padding 1: large enough for the
-/// tiled GEMM.
+/// Both GEMM algorithms at [`GemmPrecision::Tf32`]: where the device has TF32 tensor cores the product runs
+/// there (the result differs from FP32's; the implicit GEMM reports gemm_tmma) within FP32's bound plus
+/// 2⁻¹⁰ + 2⁻²² per term (both operands rounded to TF32); elsewhere the FP32 product runs, with FP32's bound.
+/// 130 filters over 32 channels, 3 × 3, padding 1: large enough for the tiled GEMM, and for the implicit GEMM's
+/// tensor-core kernel (from 128 filters).
 #[test]
-fn tf32_precision_reaches_the_im2col_product() {
+fn tf32_precision_reaches_the_gemm() {
     let case =
         Case { pad: [1, 1], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO };
     let tensor = GemmStrategy::tensor_cores::<f32>(app().device(), GemmPrecision::Tf32).is_ok();
     let extra = if tensor { 2f64.powi(-10) + 2f64.powi(-22) } else { 0.0 };
-    let shapes = ([4, 32, 40, 41], [64, 32, 3, 3]);
-    let im2col = FilterBankAlgorithm::Im2col;
-    let (strategy, tf32) =
-        check_at::<f32>(&mut Rng::new(65), shapes.0, shapes.1, &case, im2col, GemmPrecision::Tf32, extra);
-    assert!(matches!(strategy, FilterBankStrategy::Im2col { .. }), "{strategy}");
-    let (_, full) = check_at::<f32>(&mut Rng::new(65), shapes.0, shapes.1, &case, im2col, GemmPrecision::Full, 0.0);
-    let differs = tf32.iter().zip(full.iter()).any(|(a, b)| a != b);
-    assert_eq!(differs, tensor, "TF32 and FP32 results differ only on TF32 tensor cores");
+    let shapes = ([3, 32, 30, 41], [130, 32, 3, 3]);
+    for algorithm in [FilterBankAlgorithm::Im2col, FilterBankAlgorithm::ImplicitGemm] {
+        let (strategy, tf32) =
+            check_at::<f32>(&mut Rng::new(65), shapes.0, shapes.1, &case, algorithm, GemmPrecision::Tf32, extra);
+        match strategy {
+            FilterBankStrategy::Im2col { .. } => assert_eq!(algorithm, FilterBankAlgorithm::Im2col),
+            FilterBankStrategy::ImplicitGemm { gemm } => {
+                assert_eq!(algorithm, FilterBankAlgorithm::ImplicitGemm);
+                assert_eq!(gemm == GemmStrategy::TensorCore, tensor, "{gemm}");
+            }
+            other => panic!("{algorithm:?} ran {other}"),
+        }
+        let (_, full) =
+            check_at::<f32>(&mut Rng::new(65), shapes.0, shapes.1, &case, algorithm, GemmPrecision::Full, 0.0);
+        let differs = tf32.iter().zip(full.iter()).any(|(a, b)| a != b);
+        assert_eq!(differs, tensor, "{algorithm:?}: TF32 and FP32 results differ only on TF32 tensor cores");
+    }
 }
 
 /// The implicit GEMM reads the input through its strides and offset (a column window of a wider array here) and

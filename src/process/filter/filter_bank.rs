@@ -9,7 +9,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::linalg::{ConvGemm, ConvGeometry, GemmPrecision, GemmTiles, MatMul, MatMulParams};
+use crate::process::linalg::{ConvGemm, ConvGeometry, GemmPrecision, GemmStrategy, GemmTiles, MatMul, MatMulParams};
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
 
@@ -53,7 +53,7 @@ impl std::fmt::Display for FilterBankStrategy {
             FilterBankStrategy::Nothing => write!(f, "none"),
             FilterBankStrategy::Direct => write!(f, "bank_direct"),
             FilterBankStrategy::Im2col { images } => write!(f, "im2col + MatMul, {images} images per chunk"),
-            FilterBankStrategy::ImplicitGemm { tiles } => write!(f, "implicit GEMM ({tiles})"),
+            FilterBankStrategy::ImplicitGemm { gemm } => write!(f, "implicit GEMM ({gemm})"),
         }
     }
 }
@@ -81,10 +81,12 @@ pub enum FilterBankStrategy {
         /// Images unrolled per chunk.
         images: usize,
     },
-    /// gemm_tiled gathering the patches, with these tiles.
+    /// A GEMM kernel gathering the patches: gemm_tiled with its tiles (M along the filters, N along the output
+    /// pixels), or, at [`GemmPrecision::Tf32`] with 128 filters or more on TF32 tensor cores, gemm_tmma
+    /// ([`GemmStrategy::TensorCore`]).
     ImplicitGemm {
-        /// The GEMM kernel's tiles (M along the filters, N along the output pixels).
-        tiles: GemmTiles,
+        /// The kernel.
+        gemm: GemmStrategy,
     },
 }
 
@@ -175,9 +177,10 @@ impl FilterBankParams {
         self
     }
 
-    /// How exactly the products of `f32` banks must be formed when they run as im2col + [`MatMul`]
-    /// ([`MatMulParams::precision`]; default [`GemmPrecision::Full`]): [`GemmPrecision::Tf32`] lets that product
-    /// run on TF32 tensor cores where the device has them. The direct kernel always computes in FP32.
+    /// How exactly the products of `f32` banks must be formed when they run as a GEMM (im2col + [`MatMul`], whose
+    /// [`MatMulParams::precision`] it sets, or the implicit GEMM; default [`GemmPrecision::Full`]):
+    /// [`GemmPrecision::Tf32`] lets them run on TF32 tensor cores where the device has them. The direct kernel
+    /// always computes in FP32.
     ///
     /// ```
     /// use cliper::{FilterBank, FilterBankParams, GemmPrecision, XData};
@@ -197,14 +200,15 @@ impl FilterBankParams {
     /// an error naming what does not fit). M runs along the filters, N along the output pixels.
     ///
     /// ```
-    /// use cliper::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, GemmTiles, Process, XData};
+    /// use cliper::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, GemmStrategy, GemmTiles};
+    /// use cliper::{Process, XData};
     /// let app = cliper::ClApp::new()?;
     /// let (x, f) = (XData::<f32>::zeros(&app, &[2, 8, 9, 9])?, XData::<f32>::zeros(&app, &[16, 8, 3, 3])?);
     /// let tiles = GemmTiles::scalar(32, 32, 16, 16, 16);
     /// let params = FilterBankParams::default().algorithm(FilterBankAlgorithm::ImplicitGemm).gemm_tiles(tiles);
     /// let mut bank = FilterBank::new(&x, &f, &XData::zeros(&app, &[2, 16, 7, 7])?, params);
     /// bank.init()?;
-    /// assert_eq!(bank.strategy(), Some(FilterBankStrategy::ImplicitGemm { tiles }));
+    /// assert_eq!(bank.strategy(), Some(FilterBankStrategy::ImplicitGemm { gemm: GemmStrategy::Tiled(tiles) }));
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn gemm_tiles(mut self, tiles: GemmTiles) -> FilterBankParams {
@@ -410,13 +414,12 @@ impl<T: Element> FilterBank<T> {
 }
 
 /// What the layout and the device allow: contiguous filters and output (im2col and the implicit GEMM write C
-/// whole), a constant border (the implicit GEMM's only rule), a CPU device, and TF32 products allowed.
+/// whole), a constant border (the implicit GEMM's only rule), and a CPU device.
 #[derive(Clone, Copy, Debug)]
 struct Fit {
     contiguous: bool,
     constant_border: bool,
     cpu: bool,
-    tf32: bool,
 }
 
 /// The planner's algorithm.
@@ -430,8 +433,8 @@ enum Choice {
 /// The algorithm for `n` images, `k` filters and patches of `crs` values taking `per_image` bytes unrolled,
 /// within `budget` bytes. A GEMM pays when the product is big enough in both filters and patch length to run
 /// near its speed; below that the direct kernel reads less memory. On GPUs the implicit GEMM (no unrolled
-/// matrix) unless TF32 is allowed and the filters are many (≥ 128), where im2col's product runs on the tensor
-/// cores; on CPUs im2col, whose product is the host's GEMM. Pure, so it is unit-tested.
+/// matrix; on TF32 tensor cores at [`GemmPrecision::Tf32`]); on CPUs im2col, whose product is the host's GEMM.
+/// Pure, so it is unit-tested.
 fn choose(
     algorithm: FilterBankAlgorithm,
     [n, k, crs]: [usize; 3],
@@ -450,11 +453,7 @@ fn choose(
         FilterBankAlgorithm::Direct => Choice::Direct,
         FilterBankAlgorithm::Im2col if im2col => Choice::Im2col { images },
         FilterBankAlgorithm::ImplicitGemm if implicit => Choice::Implicit,
-        // With TF32 allowed, im2col's product on the tensor cores beats the FP32 implicit GEMM only for many
-        // filters (H100: 256 filters 0.88 ms against 1.10; 64 filters 1.28 against 0.52).
-        FilterBankAlgorithm::Auto if gemm_worth_it && implicit && !fit.cpu && !(fit.tf32 && k >= 128) => {
-            Choice::Implicit
-        }
+        FilterBankAlgorithm::Auto if gemm_worth_it && implicit && !fit.cpu => Choice::Implicit,
         FilterBankAlgorithm::Auto if big && im2col => Choice::Im2col { images },
         FilterBankAlgorithm::Auto if big && implicit => Choice::Implicit,
         _ => Choice::Direct,
@@ -482,7 +481,6 @@ impl<T: Element> Process for FilterBank<T> {
             contiguous: self.filters.is_contiguous() && self.output.is_contiguous(),
             constant_border: matches!(p.border, Border::Constant(v) if v.is_finite()),
             cpu: info.kind == DeviceKind::Cpu,
-            tf32: p.precision == GemmPrecision::Tf32,
         };
         let cpu = fit.cpu;
         let choice = choose(p.algorithm, [n, k, crs], per_image, budget, fit);
@@ -514,8 +512,9 @@ impl<T: Element> Process for FilterBank<T> {
                 let [xn, xc, xh, xw] = self.input.strides() else {
                     return Err(Error::invalid(op, format!("input strides {:?} are not 4-D", self.input.strides())));
                 };
-                let gemm = ConvGemm::new::<T>(app, op, &geometry, [*xn, *xc, *xh, *xw], index, p.gemm_tiles)?;
-                (FilterBankStrategy::ImplicitGemm { tiles: gemm.tiles() }, Step::Implicit(Box::new(gemm)))
+                let strides = [*xn, *xc, *xh, *xw];
+                let gemm = ConvGemm::new::<T>(app, op, &geometry, strides, index, p.gemm_tiles, p.precision)?;
+                (FilterBankStrategy::ImplicitGemm { gemm: gemm.strategy() }, Step::Implicit(Box::new(gemm)))
             } else if let Choice::Im2col { images } = choice {
                 let col = XData::uninit(app, op, &[images, crs, pq])?;
                 let weights = self.filters.reshape(&[k, crs])?;
@@ -611,13 +610,11 @@ mod tests {
     #[test]
     fn gemm_algorithms_for_many_filters_and_long_patches() {
         let auto = FilterBankAlgorithm::Auto;
-        let gpu = Fit { contiguous: true, constant_border: true, cpu: false, tf32: false };
+        let gpu = Fit { contiguous: true, constant_border: true, cpu: false };
         let cpu = Fit { cpu: true, ..gpu };
-        // 64 filters over 64 × 3 × 3 patches: the implicit GEMM on GPUs; im2col with TF32 allowed (its product
-        // runs on tensor cores), or on CPUs, as many images per chunk as the budget holds.
+        // 64 filters over 64 × 3 × 3 patches: the implicit GEMM on GPUs; im2col on CPUs, as many images per
+        // chunk as the budget holds.
         assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, gpu), Choice::Implicit);
-        assert_eq!(choose(auto, [10, 256, 2304], 1000, 4500, Fit { tf32: true, ..gpu }), Choice::Im2col { images: 4 });
-        assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, Fit { tf32: true, ..gpu }), Choice::Implicit);
         assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, cpu), Choice::Im2col { images: 4 });
         // A border the implicit GEMM cannot read (reflect, …): im2col.
         assert_eq!(

@@ -535,7 +535,11 @@ fn tensor_core_block<T: Element>(precision: GemmPrecision, [m, n]: [usize; 2], c
 }
 
 /// The launch of the tensor-core kernels: 256 work-items per `block` of C.
-fn tensor_core_launch([m, n]: [usize; 2], count: usize, [rows, cols]: [usize; 2]) -> ([usize; 3], [usize; 3]) {
+pub(super) fn tensor_core_launch(
+    [m, n]: [usize; 2],
+    count: usize,
+    [rows, cols]: [usize; 2],
+) -> ([usize; 3], [usize; 3]) {
     ([n.div_ceil(cols) * 256, m.div_ceil(rows), count], [256, 1, 1])
 }
 
