@@ -688,7 +688,11 @@ void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 // - C: c0, c1 = C[g][2t], C[g][2t + 1]; c2, c3 the same in row g + 8 (as the FP64 shape).
 // The rows are not padded (that would pass 48 KiB); instead word w of row (q, t) is stored at w ^ 8t
 // (TM_SWIZZLE), so the eight lanes of a quarter-warp, t = 0..3 and g = 0, 1, read distinct banks.
-#define TM_BM 128
+// TM_MT 16-row MMA tiles per warp along M: 4 (128-row blocks) or 2 (64-row blocks, for few rows of C).
+#ifndef TM_MT
+#define TM_MT 4
+#endif
+#define TM_BM (32 * TM_MT)
 #ifndef TM_BN
 #define TM_BN 128
 #endif
@@ -761,7 +765,7 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
     __local float4 a_quads[2 * TM_ROWS * TM_LDA / 4], b_quads[2 * TM_ROWS * TM_LDB / 4];
     __local float* a_tile = (__local float*)a_quads;
     __local float* b_tile = (__local float*)b_quads;
-    MMA_PLACE(float, TM_BM, TM_BN, 64, TM_BN / 4);
+    MMA_PLACE(float, TM_BM, TM_BN, 16 * TM_MT, TM_BN / 4);
 
     // Element (mm, kk) of load l, neighbour q (0..3) along the operand's contiguous axis.
 #if A_K_FAST
@@ -864,15 +868,15 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
 // One pass of MMA over every tile: sums[i][j] with A fragments af[i] and the pairs of B fragments bf[j / 2].
 #define TM_PASS(MMA, sums, af, bf) \
     _Pragma("unroll") for (uint p = 0; p < TM_NT / 2; p++) { \
-        _Pragma("unroll") for (uint i = 0; i < 4; i++) { \
+        _Pragma("unroll") for (uint i = 0; i < TM_MT; i++) { \
             MMA(sums[i][2 * p], af[i], bf[p].x, bf[p].y); \
             MMA(sums[i][2 * p + 1], af[i], bf[p].z, bf[p].w); \
         } \
     }
 #define TM_STEP(as, bs) \
     do { \
-        uint4 ah[4], al[4], bh[TM_NT / 2], bl[TM_NT / 2]; \
-        _Pragma("unroll") for (uint i = 0; i < 4; i++) TM_SPLIT4(TM_FRAGMENT(as, i), ah[i], al[i]); \
+        uint4 ah[TM_MT], al[TM_MT], bh[TM_NT / 2], bl[TM_NT / 2]; \
+        _Pragma("unroll") for (uint i = 0; i < TM_MT; i++) TM_SPLIT4(TM_FRAGMENT(as, i), ah[i], al[i]); \
         _Pragma("unroll") for (uint p = 0; p < TM_NT / 2; p++) TM_SPLIT4(TM_FRAGMENT(bs, p), bh[p], bl[p]); \
         TM_PASS(TMMA_TILE, acc_rest, al, bh); \
         TM_PASS(TMMA_TILE, acc_rest, ah, bl); \
@@ -881,11 +885,11 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
 #else
 #define TM_STEP(as, bs) \
     do { \
-        uint4 ah[4]; \
-        _Pragma("unroll") for (uint i = 0; i < 4; i++) ah[i] = TM_FRAGMENT(as, i); \
+        uint4 ah[TM_MT]; \
+        _Pragma("unroll") for (uint i = 0; i < TM_MT; i++) ah[i] = TM_FRAGMENT(as, i); \
         _Pragma("unroll") for (uint p = 0; p < TM_NT / 2; p++) { \
             const uint4 bh = TM_FRAGMENT(bs, p); \
-            _Pragma("unroll") for (uint i = 0; i < 4; i++) { \
+            _Pragma("unroll") for (uint i = 0; i < TM_MT; i++) { \
                 TMMA_TILE(acc[i][2 * p], ah[i], bh.x, bh.y); \
                 TMMA_TILE(acc[i][2 * p + 1], ah[i], bh.z, bh.w); \
             } \
@@ -907,11 +911,11 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
     // Whole groups past C (none in the host's launch) leave before any barrier.
     if (m0 >= M || n0 >= N) return;
     // acc sums the products of heads; with the split, acc_rest those with a rest, 2¹⁰ larger (see tf32_rest).
-    float acc[4][TM_NT][4];
+    float acc[TM_MT][TM_NT][4];
 #if TM_SPLIT
-    float acc_rest[4][TM_NT][4];
+    float acc_rest[TM_MT][TM_NT][4];
 #endif
-    _Pragma("unroll") for (uint i = 0; i < 4; i++) {
+    _Pragma("unroll") for (uint i = 0; i < TM_MT; i++) {
         _Pragma("unroll") for (uint j = 0; j < TM_NT; j++) {
             _Pragma("unroll") for (uint r = 0; r < 4; r++) {
                 acc[i][j][r] = 0.0f;
@@ -944,7 +948,7 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
     }
 
     __global float* cp = c + c_off + oc;
-    _Pragma("unroll") for (uint i = 0; i < 4; i++) {
+    _Pragma("unroll") for (uint i = 0; i < TM_MT; i++) {
         _Pragma("unroll") for (uint j = 0; j < TM_NT; j++) {
             _Pragma("unroll") for (uint r = 0; r < 4; r++) {
                 const IDX gm = m0 + wm + i * 16 + g + (r >> 1) * 8;

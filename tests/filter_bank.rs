@@ -206,16 +206,20 @@ fn bad_shapes_are_named() {
 /// Both GEMM algorithms at [`GemmPrecision::Tf32`]: where the device has TF32 tensor cores the product runs
 /// there (the result differs from FP32's; the implicit GEMM reports gemm_tmma) within FP32's bound plus
 /// 2⁻¹⁰ + 2⁻²² per term (both operands rounded to TF32); elsewhere the FP32 product runs, with FP32's bound.
-/// 130 filters over 32 channels, 3 × 3, padding 1: large enough for the tiled GEMM, and for the implicit GEMM's
-/// tensor-core kernel (from 128 filters).
+/// 130 and 70 filters over 32 channels, 3 × 3, padding 1: large enough for the tiled GEMM, and for the implicit
+/// GEMM's tensor-core kernel in its 128-row and 64-row blocks (from 64 filters).
 #[test]
 fn tf32_precision_reaches_the_gemm() {
     let case =
         Case { pad: [1, 1], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO };
     let tensor = GemmStrategy::tensor_cores::<f32>(app().device(), GemmPrecision::Tf32).is_ok();
     let extra = if tensor { 2f64.powi(-10) + 2f64.powi(-22) } else { 0.0 };
-    let shapes = ([3, 32, 30, 41], [130, 32, 3, 3]);
-    for algorithm in [FilterBankAlgorithm::Im2col, FilterBankAlgorithm::ImplicitGemm] {
+    let cases = [
+        (FilterBankAlgorithm::Im2col, ([3, 32, 30, 41], [130, 32, 3, 3])),
+        (FilterBankAlgorithm::ImplicitGemm, ([3, 32, 30, 41], [130, 32, 3, 3])),
+        (FilterBankAlgorithm::ImplicitGemm, ([2, 32, 33, 27], [70, 32, 3, 3])),
+    ];
+    for (algorithm, shapes) in cases {
         let (strategy, tf32) =
             check_at::<f32>(&mut Rng::new(65), shapes.0, shapes.1, &case, algorithm, GemmPrecision::Tf32, extra);
         match strategy {

@@ -82,7 +82,7 @@ pub enum FilterBankStrategy {
         images: usize,
     },
     /// A GEMM kernel gathering the patches: gemm_tiled with its tiles (M along the filters, N along the output
-    /// pixels), or, at [`GemmPrecision::Tf32`] with 128 filters or more on TF32 tensor cores, gemm_tmma
+    /// pixels), or, at [`GemmPrecision::Tf32`] with 64 filters or more on TF32 tensor cores, gemm_tmma
     /// ([`GemmStrategy::TensorCore`]).
     ImplicitGemm {
         /// The kernel.

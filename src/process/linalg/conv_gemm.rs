@@ -48,7 +48,7 @@ pub(crate) struct ConvGemm {
 impl ConvGemm {
     /// Builds the kernel for `geo` reading an input with element strides `x_strides` (`[n, c, h, w]`) into a
     /// contiguous output from contiguous filters; `index` must cover all three arrays. `tiles` replaces the
-    /// planner's (and must fit the device). At [`GemmPrecision::Tf32`], `f32` banks of 128 filters or more on a
+    /// planner's (and must fit the device). At [`GemmPrecision::Tf32`], `f32` banks of 64 filters or more on a
     /// device with TF32 tensor cores run gemm_tmma's loaders gathering the patches instead (unless `tiles` asks
     /// for gemm_tiled).
     pub(crate) fn new<T: Element>(
@@ -100,10 +100,12 @@ impl ConvGemm {
             geo.value,
         );
         let batch = Batch3::new(op, &[n], [&[0], &[x_strides[0]], &[k * p * q]])?;
-        // The tensor-core kernel's 128-row blocks pay from 128 filters (H100, Tf32: 256 filters 0.64 ms against
-        // the FP32 implicit GEMM's 1.09; 64 filters 0.63 against 0.51, 10 filters 0.60 against 0.59).
+        // The tensor-core kernel, in 128-row blocks from 128 filters and 64-row ones (TM_MT 2) below, against the
+        // FP32 implicit GEMM on the H100 at Tf32: 256 filters 0.65 ms against 1.09, 96 filters 0.46 against 0.55,
+        // 64 filters 0.43 against 0.51 (in 128-row blocks: 0.63); 10 filters in 128-row blocks 0.60 against 0.59,
+        // so it starts at the 64 filters measured.
         let tensor = !asked
-            && m >= 128
+            && m >= 64
             && precision == GemmPrecision::Tf32
             && !T::IS_DOUBLE
             && GemmStrategy::tensor_cores::<T>(info, precision).is_ok();
@@ -111,12 +113,14 @@ impl ConvGemm {
             // The filters' rows start 16-byte aligned when C·R·S is a multiple of 4 (the buffer is aligned).
             let vec_a = u8::from(depth.is_multiple_of(4));
             let bn = if wide_tf32_blocks(m, cols, n) { 256 } else { 128 };
+            let tiles_m = if m >= 128 { 4 } else { 2 };
             let options = format!(
-                "{} -DIDX={} -DTMMA=1 -DTM_SPLIT=0 -DTM_BN={bn} -DTM_VEC_A={vec_a} -DTM_VEC_B=0{units}",
+                "{} -DIDX={} -DTMMA=1 -DTM_SPLIT=0 -DTM_MT={tiles_m} -DTM_BN={bn} -DTM_VEC_A={vec_a} -DTM_VEC_B=0{units}",
                 T::build_options(),
                 index.cl_type()
             );
-            (options, "gemm_tmma", GemmStrategy::TensorCore, tensor_core_launch([m, cols], n, [128, bn]))
+            let launch = tensor_core_launch([m, cols], n, [32 * tiles_m, bn]);
+            (options, "gemm_tmma", GemmStrategy::TensorCore, launch)
         } else {
             let global = [cols.div_ceil(tiles.nwg) * tiles.ndimc, m.div_ceil(tiles.mwg) * tiles.mdimc, n];
             let options = tiled_options::<T>(index, tiles, &units);
