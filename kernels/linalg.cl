@@ -673,8 +673,9 @@ void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 // 42.3 / 43.5, no faster than gemm_tiled's FFMA (40.0 / 41.6 / 42.6), so the planner does not take it. The split
 // is bound by its per-element instructions and by occupancy (255 registers: 8 warps per SM).
 //
-// A 256-work-item group (8 warps, 2 along M × 4 along N) computes a 128 × TM_BN block of C (TM_BN 128 or 256);
-// each warp a 64 × (TM_BN / 4) block as 4 × TM_NT MMA tiles. K advances in 16-deep slices through two local
+// A 256-work-item group (8 warps, 2 along M × 4 along N) computes a TM_BM × TM_BN block of C (TM_BM 128, or 64
+// with TM_MT 2 for few rows such as a filter bank's 64 filters; TM_BN 128 or 256); each warp a (16·TM_MT) ×
+// (TM_BN / 4) block as TM_MT × TM_NT MMA tiles. With B_CONV the B loader gathers a filter bank's patches. K advances in 16-deep slices through two local
 // buffers (48 KiB at TM_BN 256: the device's limit); the slice after next is fetched into registers (four
 // neighbours along an operand's contiguous axis per load, one 16-byte load where the host found them aligned)
 // while the current one is multiplied, as in gemm_dmma.
