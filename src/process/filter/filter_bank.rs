@@ -494,51 +494,53 @@ impl<T: Element> Process for FilterBank<T> {
             p.border.build_option()
         );
         let value = T::from_c64(p.border.value().into());
+        // filter_bank.cl's kernels only for the direct and im2col paths: the implicit GEMM builds linalg.cl alone.
+        let bank_kernel = |name: &str| -> Result<Kernel> {
+            let program = app.build_program("filter_bank.cl", &kernels::with_common(kernels::FILTER_BANK), &options)?;
+            Ok(program.kernel(name)?.owned_by(op))
+        };
         let (strategy, step) = if self.output.is_empty() {
             (FilterBankStrategy::Nothing, Step::Nothing)
-        } else {
-            let program = app.build_program("filter_bank.cl", &kernels::with_common(kernels::FILTER_BANK), &options)?;
-            if choice == Choice::Implicit {
-                let geometry = ConvGeometry {
-                    input: [n, c, geo[2] as usize, geo[3] as usize],
-                    filters: [k, c, r, s],
-                    output: [out_p, out_q],
-                    stride: p.stride,
-                    dilation: p.dilation,
-                    padding: p.padding,
-                    flip: p.mode == ConvMode::Convolution,
-                    value: p.border.value(),
-                };
-                let [xn, xc, xh, xw] = self.input.strides() else {
-                    return Err(Error::invalid(op, format!("input strides {:?} are not 4-D", self.input.strides())));
-                };
-                let strides = [*xn, *xc, *xh, *xw];
-                let gemm = ConvGemm::new::<T>(app, op, &geometry, strides, index, p.gemm_tiles, p.precision)?;
-                (FilterBankStrategy::ImplicitGemm { gemm: gemm.strategy() }, Step::Implicit(Box::new(gemm)))
-            } else if let Choice::Im2col { images } = choice {
-                let col = XData::uninit(app, op, &[images, crs, pq])?;
-                let weights = self.filters.reshape(&[k, crs])?;
-                let out = self.output.reshape(&[n, k, pq])?;
-                let mut chunks = Vec::new();
-                for n0 in (0..n).step_by(images) {
-                    let count = images.min(n - n0);
-                    let b = col.slice_axis(0, 0..count)?;
-                    let params = MatMulParams::default().precision(p.precision);
-                    let mut product = MatMul::new(&weights, &b, &out.slice_axis(0, n0..n0 + count)?, params);
-                    product.init()?;
-                    chunks.push((n0, count, product));
-                }
-                let kernel = program.kernel("bank_im2col")?.owned_by(op);
-                (FilterBankStrategy::Im2col { images }, Step::Im2col { kernel, col, per_image: crs * pq, chunks })
-            } else {
-                let q_blocks = out_q.div_ceil(DIRECT_WG) as u64;
-                let k_blocks = k.div_ceil(FILTERS_PER_ITEM) as u64;
-                let groups = q_blocks * out_p as u64 * k_blocks * n as u64;
-                let cap = if cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
-                let kernel = program.kernel("bank_direct")?.owned_by(op);
-                let launch_groups = groups.min(cap) as usize;
-                (FilterBankStrategy::Direct, Step::Direct { kernel, q_blocks, k_blocks, groups, launch_groups })
+        } else if choice == Choice::Implicit {
+            let geometry = ConvGeometry {
+                input: [n, c, geo[2] as usize, geo[3] as usize],
+                filters: [k, c, r, s],
+                output: [out_p, out_q],
+                stride: p.stride,
+                dilation: p.dilation,
+                padding: p.padding,
+                flip: p.mode == ConvMode::Convolution,
+                value: p.border.value(),
+            };
+            let [xn, xc, xh, xw] = self.input.strides() else {
+                return Err(Error::invalid(op, format!("input strides {:?} are not 4-D", self.input.strides())));
+            };
+            let strides = [*xn, *xc, *xh, *xw];
+            let gemm = ConvGemm::new::<T>(app, op, &geometry, strides, index, p.gemm_tiles, p.precision)?;
+            (FilterBankStrategy::ImplicitGemm { gemm: gemm.strategy() }, Step::Implicit(Box::new(gemm)))
+        } else if let Choice::Im2col { images } = choice {
+            let col = XData::uninit(app, op, &[images, crs, pq])?;
+            let weights = self.filters.reshape(&[k, crs])?;
+            let out = self.output.reshape(&[n, k, pq])?;
+            let mut chunks = Vec::new();
+            for n0 in (0..n).step_by(images) {
+                let count = images.min(n - n0);
+                let b = col.slice_axis(0, 0..count)?;
+                let params = MatMulParams::default().precision(p.precision);
+                let mut product = MatMul::new(&weights, &b, &out.slice_axis(0, n0..n0 + count)?, params);
+                product.init()?;
+                chunks.push((n0, count, product));
             }
+            let kernel = bank_kernel("bank_im2col")?;
+            (FilterBankStrategy::Im2col { images }, Step::Im2col { kernel, col, per_image: crs * pq, chunks })
+        } else {
+            let q_blocks = out_q.div_ceil(DIRECT_WG) as u64;
+            let k_blocks = k.div_ceil(FILTERS_PER_ITEM) as u64;
+            let groups = q_blocks * out_p as u64 * k_blocks * n as u64;
+            let cap = if cpu { info.compute_units as u64 * 16 } else { 1 << 22 };
+            let kernel = bank_kernel("bank_direct")?;
+            let launch_groups = groups.min(cap) as usize;
+            (FilterBankStrategy::Direct, Step::Direct { kernel, q_blocks, k_blocks, groups, launch_groups })
         };
         let macs = self.output.len() as u64 * crs as u64;
         self.plan.set(Plan { strategy, geo, index, value, macs, step });
