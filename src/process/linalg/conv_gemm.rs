@@ -4,7 +4,7 @@
 use super::gemm_choice::wide_tf32_blocks;
 use super::gemm_precision::GemmPrecision;
 use super::gemm_strategy::{GemmStrategy, GemmTiles};
-use super::matmul::{tensor_core_launch, tiled_options, unit_strides};
+use super::matmul::{GemmArgs, enqueue_gemm, tensor_core_launch, tiled_options, unit_strides};
 use crate::app::{ClApp, Kernel, Program};
 use crate::data::XData;
 use crate::element::Element;
@@ -139,42 +139,24 @@ impl ConvGemm {
 
     /// Enqueues `output = filters ⊛ input` (all images).
     pub(crate) fn launch<T: Element>(&mut self, input: &XData<T>, filters: &XData<T>, output: &XData<T>) -> Result<()> {
-        let idx = self.index;
         let [m, n, k] = self.mnk;
         let count = self.batch.count();
         let element = std::mem::size_of::<T>() as u64;
         let bytes = (input.len() + filters.len() + output.len()) as u64 * element;
         let flops = if T::IS_COMPLEX { 8 } else { 2 } * (m * n * k) as u64 * count;
-        self.kernel
-            .launch()
-            .input(filters)
-            .index(idx, filters.offset() as u64)
-            .index(idx, k as u64)
-            .index(idx, 1)
-            .input(input)
-            .index(idx, input.offset() as u64)
-            .index(idx, n as u64)
-            .index(idx, 1)
-            .output(output)
-            .index(idx, output.offset() as u64)
-            .index(idx, n as u64)
-            .index(idx, 1)
-            .index(idx, m as u64)
-            .index(idx, n as u64)
-            .index(idx, k as u64)
-            .scalar(0u32)
-            .scalar(0u32)
-            .scalar(T::from_c64(1.0.into()))
-            .scalar(T::default())
-            .scalar(0u32)
-            .scalar(self.batch.axes)
-            .scalar(self.batch.shape)
-            .scalar(self.batch.strides[0])
-            .scalar(self.batch.strides[1])
-            .scalar(self.batch.strides[2])
-            .global(&self.global)
-            .local(&self.local)
-            .work(bytes, flops)
-            .enqueue()
+        let args = GemmArgs {
+            a: (filters, [k, 1]),
+            b: (input, [n, 1]),
+            c: (output, [n, 1]),
+            mnk: self.mnk,
+            conj: [false, false],
+            alpha: T::from_c64(1.0.into()),
+            beta: T::default(),
+            batch: &self.batch,
+            index: self.index,
+            sizes: [self.global, self.local],
+            work: [bytes, flops],
+        };
+        enqueue_gemm(&mut self.kernel, &args)
     }
 }

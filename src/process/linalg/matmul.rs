@@ -543,6 +543,68 @@ pub(super) fn tensor_core_launch(
     ([n.div_ceil(cols) * 256, m.div_ceil(rows), count], [256, 1, 1])
 }
 
+/// One launch of a GEMM kernel of linalg.cl: every one of them (gemm_tiled, gemm_blocked, gemm_direct and the
+/// tensor-core kernels) takes this argument list, so MatMul and the implicit GEMM of FilterBank
+/// (`conv_gemm.rs`) enqueue through [`enqueue_gemm`].
+pub(super) struct GemmArgs<'a, T: Element> {
+    /// A', B' and C with their (row, column) strides.
+    pub a: (&'a XData<T>, [usize; 2]),
+    pub b: (&'a XData<T>, [usize; 2]),
+    pub c: (&'a XData<T>, [usize; 2]),
+    pub mnk: [usize; 3],
+    /// Conjugate A', B'.
+    pub conj: [bool; 2],
+    pub alpha: T,
+    /// C's factor; 0 means C is only written (never read).
+    pub beta: T,
+    pub batch: &'a Batch3,
+    pub index: IndexType,
+    /// Global and local sizes.
+    pub sizes: [[usize; 3]; 2],
+    /// Bytes and FLOPs, for the profile.
+    pub work: [u64; 2],
+}
+
+/// Enqueues `kernel` with `args`.
+pub(super) fn enqueue_gemm<T: Element>(kernel: &mut Kernel, args: &GemmArgs<T>) -> Result<()> {
+    let (idx, [m, n, k]) = (args.index, args.mnk);
+    let ((a, [sam, sak]), (b, [sbk, sbn]), (c, [scm, scn])) = (args.a, args.b, args.c);
+    let use_beta = args.beta != T::default();
+    let launch = kernel
+        .launch()
+        .input(a)
+        .index(idx, a.offset() as u64)
+        .index(idx, sam as u64)
+        .index(idx, sak as u64)
+        .input(b)
+        .index(idx, b.offset() as u64)
+        .index(idx, sbk as u64)
+        .index(idx, sbn as u64);
+    // With beta = 0 the old C is not read, so it need not be valid.
+    let launch = if use_beta { launch.in_out(c) } else { launch.output(c) };
+    launch
+        .index(idx, c.offset() as u64)
+        .index(idx, scm as u64)
+        .index(idx, scn as u64)
+        .index(idx, m as u64)
+        .index(idx, n as u64)
+        .index(idx, k as u64)
+        .scalar(u32::from(args.conj[0]))
+        .scalar(u32::from(args.conj[1]))
+        .scalar(args.alpha)
+        .scalar(args.beta)
+        .scalar(u32::from(use_beta))
+        .scalar(args.batch.axes)
+        .scalar(args.batch.shape)
+        .scalar(args.batch.strides[0])
+        .scalar(args.batch.strides[1])
+        .scalar(args.batch.strides[2])
+        .global(&args.sizes[0])
+        .local(&args.sizes[1])
+        .work(args.work[0], args.work[1])
+        .enqueue()
+}
+
 /// A matrix operand's axes: the batch axes, then rows and columns.
 struct MatrixAxes<'a> {
     /// Extents and strides of the batch axes.
@@ -578,12 +640,10 @@ impl<T: Element> Process for MatMul<T> {
 
     fn launch(&mut self) -> Result<()> {
         let p = self.plan.get("MatMul")?;
-        let [m, n, k] = p.mnk;
         let (a, b, c) = (&p.a, &p.b, &self.c);
         let [sam, sak] = matrix_axes(a, "A")?.strides;
         let [sbk, sbn] = matrix_axes(b, "B")?.strides;
         let [scm, scn] = matrix_axes(c, "C")?.strides;
-        let idx = p.index;
         let use_beta = self.params.beta != T::default();
         let Some((_, kernel)) = p.compiled.as_mut() else {
             let job = HostGemm {
@@ -603,39 +663,20 @@ impl<T: Element> Process for MatMul<T> {
                 .work(p.bytes, p.flops)
                 .run(|queue| ffi::host_gemm(queue, &job));
         };
-        let launch = kernel
-            .launch()
-            .input(a)
-            .index(idx, a.offset() as u64)
-            .index(idx, sam as u64)
-            .index(idx, sak as u64)
-            .input(b)
-            .index(idx, b.offset() as u64)
-            .index(idx, sbk as u64)
-            .index(idx, sbn as u64);
-        // With beta = 0 the old C is not read, so it need not be valid.
-        let launch = if use_beta { launch.in_out(c) } else { launch.output(c) };
-        launch
-            .index(idx, c.offset() as u64)
-            .index(idx, scm as u64)
-            .index(idx, scn as u64)
-            .index(idx, m as u64)
-            .index(idx, n as u64)
-            .index(idx, k as u64)
-            .scalar(u32::from(self.params.op_a.conjugates::<T>()))
-            .scalar(u32::from(self.params.op_b.conjugates::<T>()))
-            .scalar(self.params.alpha)
-            .scalar(self.params.beta)
-            .scalar(u32::from(use_beta))
-            .scalar(p.batch.axes)
-            .scalar(p.batch.shape)
-            .scalar(p.batch.strides[0])
-            .scalar(p.batch.strides[1])
-            .scalar(p.batch.strides[2])
-            .global(&p.global)
-            .local(&p.local)
-            .work(p.bytes, p.flops)
-            .enqueue()
+        let args = GemmArgs {
+            a: (a, [sam, sak]),
+            b: (b, [sbk, sbn]),
+            c: (c, [scm, scn]),
+            mnk: p.mnk,
+            conj: [self.params.op_a.conjugates::<T>(), self.params.op_b.conjugates::<T>()],
+            alpha: self.params.alpha,
+            beta: self.params.beta,
+            batch: &p.batch,
+            index: p.index,
+            sizes: [p.global, p.local],
+            work: [p.bytes, p.flops],
+        };
+        enqueue_gemm(kernel, &args)
     }
 
     fn is_initialized(&self) -> bool {
