@@ -322,6 +322,29 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 #define DMMA_TILE(c, a0, a1, b) \
     asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};" \
         : "+d"((c)[0]), "+d"((c)[1]), "+d"((c)[2]), "+d"((c)[3]) : "d"(a0), "d"(a1), "d"(b))
+// The slice loop of gemm_dmma and gemm_tmma. FETCH(s, ra, rb) loads slice s of K into registers, STASH(buf, ra, rb)
+// stores them in local buffer buf, MULTIPLY(buf) runs the MMAs of that buffer; the kernel declares the two
+// register sets a0r/b0r and a1r/b1r and `slices`. The loop runs two slices per turn, so that the slice after
+// next is in flight while one is multiplied: slice s in buffer 0 and slice s + 1 in set 1 at its start; a
+// buffer is refilled only after the barrier that ends the last reads of it.
+#define MMA_SLICE_LOOP(FETCH, STASH, MULTIPLY) \
+    do { \
+        FETCH((IDX)0, a0r, b0r); \
+        STASH(0u, a0r, b0r); \
+        if (slices > 1) FETCH((IDX)1, a1r, b1r); \
+        barrier(CLK_LOCAL_MEM_FENCE); \
+        for (IDX s = 0; s < slices; s += 2) { \
+            if (s + 2 < slices) FETCH(s + 2, a0r, b0r); \
+            MULTIPLY(0u); \
+            if (s + 1 < slices) STASH(1u, a1r, b1r); \
+            barrier(CLK_LOCAL_MEM_FENCE); \
+            if (s + 1 >= slices) break; \
+            if (s + 3 < slices) FETCH(s + 3, a1r, b1r); \
+            MULTIPLY(1u); \
+            if (s + 2 < slices) STASH(0u, a0r, b0r); \
+            barrier(CLK_LOCAL_MEM_FENCE); \
+        } \
+    } while (0)
 
 #endif
 
@@ -336,8 +359,8 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 // slices through two local buffers (A' as [k][m], B' as [k][n], rows of 132 doubles). Each lane's two A rows
 // (g and g + 8 of a 16-row tile) and its columns of two neighbouring 8-column B tiles sit side by side, so one
 // 16-byte read fetches two fragments, and the reads of a quarter-warp (4 k-rows × 2 pairs) fall in distinct
-// banks. The slice after next is fetched into registers while the current one is multiplied (DM_DEPTH 2, two
-// register sets; DM_DEPTH 1 fetches only the next slice), one barrier per slice.
+// banks. The slice after next is fetched into registers while the current one is multiplied (two register sets,
+// MMA_SLICE_LOOP), one barrier per slice.
 // Measured on the H200 at 4096³ (cuBLAS 61–62 TF/s in the same calls): 42.7 TF/s fetching one slice ahead;
 // without any global loads the loop reaches 56 TF/s, so the loads' latency was not hidden. cp.async (8-byte
 // copies, no registers on the way) measured 33 TF/s, deeper slices with one buffer (16 deep) 41.6, and the
@@ -348,9 +371,6 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 #define DM_LD 132
 #define DM_THREADS 256
 #define DM_LOADS (DM_BM * DM_BK / DM_THREADS)
-#ifndef DM_DEPTH
-#define DM_DEPTH 2
-#endif
 
 __kernel __attribute__((reqd_work_group_size(DM_THREADS, 1, 1)))
 void gemm_dmma(__global const double* restrict a, IDX a_off, IDX sam, IDX sak,
@@ -472,38 +492,8 @@ void gemm_dmma(__global const double* restrict a, IDX a_off, IDX sam, IDX sak,
     }
     const IDX slices = (K + DM_BK - 1) / DM_BK;
     const bool inside_mn = m0 + DM_BM <= M && n0 + DM_BN <= N;
-    double a0r[DM_LOADS], b0r[DM_LOADS];
-    DM_FETCH((IDX)0, a0r, b0r);
-    DM_STASH(0u, a0r, b0r);
-#if DM_DEPTH == 2
-    // Two register sets, so the loop runs two slices per turn: slice s in buffer 0 and slice s + 1 in set 1 at
-    // its start; a buffer is refilled only after the barrier that ends the last reads of it.
-    double a1r[DM_LOADS], b1r[DM_LOADS];
-    if (slices > 1) DM_FETCH((IDX)1, a1r, b1r);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (IDX s = 0; s < slices; s += 2) {
-        if (s + 2 < slices) DM_FETCH(s + 2, a0r, b0r);
-        DM_MULTIPLY(0u);
-        if (s + 1 < slices) DM_STASH(1u, a1r, b1r);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (s + 1 >= slices) break;
-        if (s + 3 < slices) DM_FETCH(s + 3, a1r, b1r);
-        DM_MULTIPLY(1u);
-        if (s + 2 < slices) DM_STASH(0u, a0r, b0r);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-#else
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (IDX s = 0; s < slices; s++) {
-        const uint buf = (uint)(s & 1);
-        if (s + 1 < slices) DM_FETCH(s + 1, a0r, b0r);
-        DM_MULTIPLY(buf);
-        // The other buffer was last read in the previous step, which every work-item finished before the
-        // barrier that ended it.
-        if (s + 1 < slices) DM_STASH(buf ^ 1u, a0r, b0r);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-#endif
+    double a0r[DM_LOADS], b0r[DM_LOADS], a1r[DM_LOADS], b1r[DM_LOADS];
+    MMA_SLICE_LOOP(DM_FETCH, DM_STASH, DM_MULTIPLY);
 
     __global double* cp = c + c_off + oc;
     _Pragma("unroll") for (uint i = 0; i < 4; i++) {
@@ -928,25 +918,8 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
     }
     const IDX slices = (K + TM_BK - 1) / TM_BK;
     const bool inside_mn = m0 + TM_BM <= M && n0 + TM_BN <= N;
-    float a0r[4 * TM_A_LOADS], b0r[4 * TM_B_LOADS];
-    TM_FETCH((IDX)0, a0r, b0r);
-    TM_STASH(0u, a0r, b0r);
-    // Two register sets, so the loop runs two slices per turn: slice s in buffer 0 and slice s + 1 in set 1 at
-    // its start; a buffer is refilled only after the barrier that ends the last reads of it.
-    float a1r[4 * TM_A_LOADS], b1r[4 * TM_B_LOADS];
-    if (slices > 1) TM_FETCH((IDX)1, a1r, b1r);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (IDX s = 0; s < slices; s += 2) {
-        if (s + 2 < slices) TM_FETCH(s + 2, a0r, b0r);
-        TM_MULTIPLY(0u);
-        if (s + 1 < slices) TM_STASH(1u, a1r, b1r);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (s + 1 >= slices) break;
-        if (s + 3 < slices) TM_FETCH(s + 3, a1r, b1r);
-        TM_MULTIPLY(1u);
-        if (s + 2 < slices) TM_STASH(0u, a0r, b0r);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    float a0r[4 * TM_A_LOADS], b0r[4 * TM_B_LOADS], a1r[4 * TM_A_LOADS], b1r[4 * TM_B_LOADS];
+    MMA_SLICE_LOOP(TM_FETCH, TM_STASH, TM_MULTIPLY);
 
     __global float* cp = c + c_off + oc;
     _Pragma("unroll") for (uint i = 0; i < TM_MT; i++) {
