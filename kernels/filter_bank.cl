@@ -95,3 +95,114 @@ __kernel void bank_im2col(__global const T* restrict x, IDX x_off, ulong8 xs, __
                                         (IDX)iw * (IDX)xs.s3];
     }
 }
+
+// ---- Winograd F(2×2, 3×3) (Lavin & Gray): 3 × 3 filters, stride 1, dilation 1. Each 2 × 2 block of outputs
+// ("tile") comes from a 4 × 4 input patch d and a filter g as Y = Aᵀ[(G g Gᵀ) ∘ (Bᵀ d B)]A with
+//   Bᵀ = |1  0 -1  0|   G = | 1    0    0 |   Aᵀ = |1  1  1  0|
+//        |0  1  1  0|       |1/2  1/2  1/2|        |0  1 -1 -1|
+//        |0 -1  1  0|       |1/2 -1/2  1/2|
+//        |0  1  0 -1|       | 0    0    1 |
+// and the channel sum moves inside: M[ξ] = Σ_c U[ξ, k, c] · V[ξ, c, t] for each of the 16 points ξ = 4a + b — 16
+// batched GEMMs of K × C by C × tiles (FilterBank runs them with MatMul). 16 products per tile instead of 36.
+// Tiles t of a chunk of images n0.. run along q, then p, then the image: t = (n − n0)·TP·TQ + tp·TQ + tq, with
+// TP = ⌈P/2⌉, TQ = ⌈Q/2⌉; the last row / column of tiles computes an output past P or Q that is not written.
+// The transforms only add, subtract and halve, so complex T works as it is.
+
+// bank_wino_filter: U[ξ, k, c] (contiguous [16, K, C]) = (G g Gᵀ)[ξ] of filter (k, c), flipped for a
+// convolution. One (k, c) per work-item, grid-stride.
+__kernel void bank_wino_filter(__global const T* restrict f, IDX f_off, ulong8 xs, __global T* restrict u, int16 geo)
+{
+    const IDX kc = (IDX)BK * (IDX)BC;
+    for (IDX i = (IDX)get_global_id(0); i < kc; i += (IDX)get_global_size(0)) {
+        const IDX k = i / (IDX)BC, c = i % (IDX)BC;
+        __global const T* fk = f + f_off + k * (IDX)xs.s4 + c * (IDX)xs.s5;
+        T g[3][3];
+        for (int r = 0; r < 3; ++r)
+            for (int s = 0; s < 3; ++s)
+                g[r][s] = fk[(IDX)(FLIP ? 2 - r : r) * (IDX)xs.s6 + (IDX)(FLIP ? 2 - s : s) * (IDX)xs.s7];
+        const R one_half = (R)0.5;
+        T gg[4][3]; // G·g
+        for (int s = 0; s < 3; ++s) {
+            gg[0][s] = g[0][s];
+            gg[1][s] = one_half * (g[0][s] + g[1][s] + g[2][s]);
+            gg[2][s] = one_half * (g[0][s] - g[1][s] + g[2][s]);
+            gg[3][s] = g[2][s];
+        }
+        for (int a = 0; a < 4; ++a) {
+            const T row[4] = {gg[a][0], one_half * (gg[a][0] + gg[a][1] + gg[a][2]),
+                              one_half * (gg[a][0] - gg[a][1] + gg[a][2]), gg[a][2]};
+            for (int b = 0; b < 4; ++b) u[((IDX)(4 * a + b) * (IDX)BK + k) * (IDX)BC + c] = row[b];
+        }
+    }
+}
+
+// bank_wino_input: V[ξ, c, t] (rows of length ldv) = (Bᵀ d B)[ξ] of the 4 × 4 patch of channel c at tile t, read
+// through the border rule. One (c, t) per work-item, t fastest (coalesced writes to each of the 16 planes).
+__kernel void bank_wino_input(__global const T* restrict x, IDX x_off, ulong8 xs, __global T* restrict v, IDX ldv,
+                              int16 geo, T value, IDX n0, int tiles_p, int tiles_q, IDX tiles)
+{
+    const IDX total = (IDX)BC * tiles;
+    for (IDX i = (IDX)get_global_id(0); i < total; i += (IDX)get_global_size(0)) {
+        const IDX c = i / tiles, t = i % tiles;
+        const int tq = (int)(t % (IDX)tiles_q);
+        const int tp = (int)(t / (IDX)tiles_q % (IDX)tiles_p);
+        const IDX n = n0 + t / ((IDX)tiles_p * (IDX)tiles_q);
+        __global const T* chan = x + x_off + n * (IDX)xs.s0 + c * (IDX)xs.s1;
+        T d[4][4];
+        for (int r = 0; r < 4; ++r) {
+            const int ih = border_index(2 * tp + r - PH, BH);
+            for (int s = 0; s < 4; ++s) {
+                const int iw = border_index(2 * tq + s - PW, BW);
+                d[r][s] = (ih < 0 || iw < 0) ? value : chan[(IDX)ih * (IDX)xs.s2 + (IDX)iw * (IDX)xs.s3];
+            }
+        }
+        T bd[4][4]; // Bᵀ·d
+        for (int s = 0; s < 4; ++s) {
+            bd[0][s] = d[0][s] - d[2][s];
+            bd[1][s] = d[1][s] + d[2][s];
+            bd[2][s] = d[2][s] - d[1][s];
+            bd[3][s] = d[1][s] - d[3][s];
+        }
+        __global T* out = v + c * ldv + t;
+        const IDX plane = (IDX)BC * ldv;
+        for (int a = 0; a < 4; ++a) {
+            out[(IDX)(4 * a) * plane] = bd[a][0] - bd[a][2];
+            out[(IDX)(4 * a + 1) * plane] = bd[a][1] + bd[a][2];
+            out[(IDX)(4 * a + 2) * plane] = bd[a][2] - bd[a][1];
+            out[(IDX)(4 * a + 3) * plane] = bd[a][1] - bd[a][3];
+        }
+    }
+}
+
+// bank_wino_output: the 2 × 2 outputs Aᵀ M[·, k, t] A of filter k at tile t (M rows of length ldm), written through
+// the output strides where they fall inside P × Q. One (k, t) per work-item, t fastest.
+__kernel void bank_wino_output(__global const T* restrict m, IDX ldm, __global T* restrict y, IDX y_off, ulong8 ys,
+                               int16 geo, IDX n0, int tiles_p, int tiles_q, IDX tiles)
+{
+    const IDX total = (IDX)BK * tiles;
+    for (IDX i = (IDX)get_global_id(0); i < total; i += (IDX)get_global_size(0)) {
+        const IDX k = i / tiles, t = i % tiles;
+        const int tq = (int)(t % (IDX)tiles_q);
+        const int tp = (int)(t / (IDX)tiles_q % (IDX)tiles_p);
+        const IDX n = n0 + t / ((IDX)tiles_p * (IDX)tiles_q);
+        const IDX plane = (IDX)BK * ldm;
+        __global const T* in = m + k * ldm + t;
+        T am[2][4]; // Aᵀ·M
+        for (int b = 0; b < 4; ++b) {
+            const T m0 = in[(IDX)b * plane], m1 = in[(IDX)(4 + b) * plane];
+            const T m2 = in[(IDX)(8 + b) * plane], m3 = in[(IDX)(12 + b) * plane];
+            am[0][b] = m0 + m1 + m2;
+            am[1][b] = m1 - m2 - m3;
+        }
+        __global T* out = y + y_off + n * (IDX)ys.s0 + k * (IDX)ys.s1;
+        for (int r = 0; r < 2; ++r) {
+            const int p = 2 * tp + r;
+            if (p >= BP) break;
+            const T row[2] = {am[r][0] + am[r][1] + am[r][2], am[r][1] - am[r][2] - am[r][3]};
+            for (int s = 0; s < 2; ++s) {
+                const int q = 2 * tq + s;
+                if (q < BQ) out[(IDX)p * (IDX)ys.s2 + (IDX)q * (IDX)ys.s3] = row[s];
+            }
+        }
+    }
+}

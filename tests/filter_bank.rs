@@ -3,8 +3,11 @@
 //! with (r', s') = (r, s) for a correlation and flipped for a convolution, outside pixels from the border rule.
 //!
 //! Tolerance per output: 2·(C·R·S + 4)·ε·Σ|f[k]|·max|x| — a sum of C·R·S products in some order (the im2col path
-//! sums in GEMM's blocked order), ε the unit roundoff, 2 for complex magnitudes. Seed 004's full-size case is
-//! checked at 3000 sampled outputs (corners included) to keep the float64 reference fast.
+//! sums in GEMM's blocked order), ε the unit roundoff, 2 for complex magnitudes. Winograd F(2×2, 3×3) sums in the
+//! transformed domain, whose magnitudes are up to 16 times the direct ones' (FilterBank's documentation derives
+//! it): 2·16·(C + 12)·ε·Σ|f[k]|·max|x|, C + 12 roundings deep (C in the product, 12 in the three transforms).
+//! Seed 004's full-size case is checked at 3000 sampled outputs (corners included) to keep the float64
+//! reference fast.
 
 mod common;
 use cliper::prelude::*;
@@ -102,7 +105,11 @@ fn check_at<T: Element>(
         let fsum: f64 = (0..f_shape[1] * f_shape[2] * f_shape[3])
             .map(|j| fh.as_slice().unwrap()[at[1] * f_shape[1] * f_shape[2] * f_shape[3] + j].norm())
             .sum();
-        let tol = 2.0 * ((taps + 4.0) * eps::<T>() + extra) * fsum * xmax;
+        let depth = match bank.strategy() {
+            Some(FilterBankStrategy::Winograd { .. }) => 16.0 * (f_shape[1] as f64 + 12.0),
+            _ => taps + 4.0,
+        };
+        let tol = 2.0 * (depth * eps::<T>() + extra) * fsum * xmax;
         let want = reference(&xh, &fh, case, at);
         let g = got[[at[0], at[1], at[2], at[3]]];
         assert!(
@@ -115,8 +122,12 @@ fn check_at<T: Element>(
     (bank.strategy().unwrap(), got)
 }
 
-const ALL: [FilterBankAlgorithm; 3] =
-    [FilterBankAlgorithm::Direct, FilterBankAlgorithm::Im2col, FilterBankAlgorithm::ImplicitGemm];
+const ALL: [FilterBankAlgorithm; 4] = [
+    FilterBankAlgorithm::Direct,
+    FilterBankAlgorithm::Im2col,
+    FilterBankAlgorithm::ImplicitGemm,
+    FilterBankAlgorithm::Winograd,
+];
 
 #[test]
 fn padding_stride_dilation_every_algorithm() {
@@ -136,7 +147,8 @@ fn padding_stride_dilation_every_algorithm() {
     for case in &cases {
         for algorithm in ALL {
             let how = check::<f32>(&mut rng, [3, 5, 17, 23], [7, 5, 3, 4], case, algorithm);
-            // The implicit GEMM reads constant borders only; the others fall back to the direct kernel.
+            // The implicit GEMM reads constant borders only, Winograd 3 × 3 filters only; the others fall back to
+            // the direct kernel.
             let constant = matches!(case.border, Border::Constant(_));
             let expected = match algorithm {
                 FilterBankAlgorithm::Im2col => matches!(how, FilterBankStrategy::Im2col { images: 3 }),
@@ -146,6 +158,68 @@ fn padding_stride_dilation_every_algorithm() {
             assert!(expected, "{algorithm:?} with {:?}: {how}", case.border);
         }
     }
+}
+
+/// Winograd F(2×2, 3×3) on every border rule, padding (none, symmetric, uneven), mode and type, with output sizes
+/// odd and even (the last row and column of 2 × 2 tiles half outside), against float64 with its own bound.
+#[test]
+fn winograd_three_by_three() {
+    let mut rng = Rng::new(67);
+    let cases = [
+        ([0, 0], ConvMode::Correlation, Border::ZERO),
+        ([1, 1], ConvMode::Convolution, Border::ZERO),
+        ([1, 2], ConvMode::Correlation, Border::Reflect),
+        ([2, 0], ConvMode::Convolution, Border::Edge),
+        ([3, 3], ConvMode::Correlation, Border::Constant(0.5)),
+        ([1, 1], ConvMode::Correlation, Border::Wrap),
+    ];
+    for (pad, mode, border) in cases {
+        let case = Case { pad, stride: [1, 1], dilation: [1, 1], mode, border };
+        let winograd = FilterBankAlgorithm::Winograd;
+        let is_winograd = |how: FilterBankStrategy| matches!(how, FilterBankStrategy::Winograd { images: 3, .. });
+        let how = check::<f32>(&mut rng, [3, 5, 17, 23], [7, 5, 3, 3], &case, winograd);
+        assert!(is_winograd(how), "{how}");
+        assert!(is_winograd(check::<f64>(&mut rng, [3, 2, 12, 9], [4, 2, 3, 3], &case, winograd)));
+        assert!(is_winograd(check::<Complex32>(&mut rng, [3, 3, 8, 13], [5, 3, 3, 3], &case, winograd)));
+    }
+    // Many channels: the bound's C term; 40 channels into 33 filters, output 31 × 26.
+    let case =
+        Case { pad: [1, 0], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO };
+    check::<f32>(&mut rng, [2, 40, 31, 28], [33, 40, 3, 3], &case, FilterBankAlgorithm::Winograd);
+    // Stride, dilation or other filter sizes: the direct kernel.
+    for (stride, dilation, r) in [([2, 1], [1, 1], 3), ([1, 1], [1, 2], 3), ([1, 1], [1, 1], 5)] {
+        let case = Case { pad: [1, 1], stride, dilation, mode: ConvMode::Correlation, border: Border::ZERO };
+        let how = check::<f32>(&mut rng, [2, 3, 15, 14], [4, 3, r, 3], &case, FilterBankAlgorithm::Winograd);
+        assert_eq!(how, FilterBankStrategy::Direct);
+    }
+}
+
+/// Winograd's transformed arrays in chunks of images within a small memory budget, and through strided views
+/// (a column window of the input, a transposed filter bank, an output window of a wider array).
+#[test]
+fn winograd_chunks_and_strided_views() {
+    let mut rng = Rng::new(68);
+    let (wide, _) = random::<f32>(&mut rng, &[5, 3, 12, 30]);
+    let x = wide.slice_axis(3, 5..24).unwrap();
+    let (ft, _) = random::<f32>(&mut rng, &[6, 3, 3, 3]);
+    let f = ft.permuted_axes(&[0, 1, 3, 2]).unwrap();
+    let base = FilterBankParams::default().padding([1, 1]).border(Border::Reflect);
+    let direct = FilterBank::apply(&x, &f, base.clone().algorithm(FilterBankAlgorithm::Direct)).unwrap();
+    let wide_out = cliper::XData::<f32>::zeros(app(), &[5, 6, 12, 25]).unwrap();
+    let y = wide_out.slice_axis(3, 3..22).unwrap();
+    // One image transforms into 16·(3 + 6)·6·10 floats = 34 560 bytes; 80 000 bytes fit two.
+    let params = base.algorithm(FilterBankAlgorithm::Winograd).memory_budget(80_000);
+    let mut bank = FilterBank::new(&x, &f, &y, params);
+    bank.init().unwrap();
+    bank.launch().unwrap();
+    assert!(matches!(bank.strategy(), Some(FilterBankStrategy::Winograd { images: 2, .. })), "{:?}", bank.strategy());
+    // Two algorithms' errors on 27 products of magnitude ≤ 1: within 2·16·(3 + 12)·2⁻²⁴·27 ≈ 8e-4.
+    for (u, v) in fetch(&direct).iter().zip(fetch(&y).iter()) {
+        assert!((u - v).norm() <= 8e-4, "{u} vs {v}");
+    }
+    // The window's neighbours stay as they were.
+    let outside = fetch(&wide_out.slice_axis(3, 22..25).unwrap());
+    assert!(outside.iter().all(|v| v.norm() == 0.0));
 }
 
 #[test]

@@ -305,15 +305,18 @@ enum Case {
         /// Padding (rows, columns).
         #[arg(long, value_delimiter = ',', default_value = "0,0")]
         padding: Vec<usize>,
-        /// Algorithms to try: auto, direct, im2col, implicit.
+        /// Algorithms to try: auto, direct, im2col, implicit, winograd.
         #[arg(long, value_delimiter = ',', default_value = "auto,direct,im2col,implicit")]
         algorithms: Vec<String>,
         /// Precision of the im2col product: full, fp32-split or tf32.
         #[arg(long, default_value = "full")]
         precision: GemmPrecision,
-        /// Tiles to try for the implicit GEMM (`MWGxNWGxKWG/MDIMCxNDIMC/VWMxVWN`), each as its own line.
+        /// Tiles to try for the implicit GEMM and Winograd's products (`MWGxNWGxKWG/MDIMCxNDIMC/VWMxVWN`), each as its own line.
         #[arg(long, value_delimiter = ',')]
         tiles: Vec<String>,
+        /// Print every kernel's device time too.
+        #[arg(long)]
+        profile: bool,
         /// Launches per timed batch.
         #[arg(long, default_value_t = 10)]
         reps: usize,
@@ -435,10 +438,10 @@ fn run(cli: Cli) -> Result<()> {
         Case::Conv { shape, filter, gaussian, border, algorithms, reps, batches } => {
             sweep::conv(&app, &shape, &filter, gaussian, Border::scipy(&border)?, &algorithms, Timing { reps, batches })
         }
-        Case::Filterbank { input, filters, padding, algorithms, precision, tiles, reps, batches } => {
+        Case::Filterbank { input, filters, padding, algorithms, precision, tiles, profile, reps, batches } => {
             let tiles = tiles.iter().map(|t| t.parse()).collect::<Result<Vec<GemmTiles>>>()?;
             let timing = Timing { reps, batches };
-            sweep::filter_bank(&app, [&input, &filters, &padding], &algorithms, precision, &tiles, timing)
+            sweep::filter_bank(&app, [&input, &filters, &padding], &algorithms, precision, &tiles, timing, profile)
         }
         Case::Fft { shape, axes, dtype, algorithms, profile, timing } => match dtype {
             Dtype::C64 => sweep::fft::<Complex64>(&app, &shape, &axes, &algorithms, timing, profile),

@@ -350,19 +350,24 @@ pub(crate) fn filter_bank(
     precision: GemmPrecision,
     tiles: &[GemmTiles],
     timing: Timing,
+    profile: bool,
 ) -> Result<()> {
     let x = XData::from_slice(app, input, &random_data::<f32>(input.iter().product()))?;
     let f = XData::from_slice(app, filters, &random_data::<f32>(filters.iter().product()))?;
     let pad = [padding.first().copied().unwrap_or(0), padding.get(1).copied().unwrap_or(0)];
-    // The algorithms, then the implicit GEMM once per tile choice.
-    let runs = algorithms.iter().map(|a| (a.clone(), None));
-    let runs = runs.chain(tiles.iter().map(|t| ("implicit".to_string(), Some(*t))));
+    // The algorithms, the GEMM ones (implicit, winograd) once per tile choice when tiles are given.
+    let runs = algorithms.iter().flat_map(|a| {
+        let gemm = matches!(a.as_str(), "implicit" | "winograd") && !tiles.is_empty();
+        let choices: Vec<Option<GemmTiles>> = if gemm { tiles.iter().copied().map(Some).collect() } else { vec![None] };
+        choices.into_iter().map(move |t| (a.clone(), t))
+    });
     for (name, tiles) in runs {
         let algorithm = match name.as_str() {
             "auto" => FilterBankAlgorithm::Auto,
             "direct" => FilterBankAlgorithm::Direct,
             "im2col" => FilterBankAlgorithm::Im2col,
             "implicit" => FilterBankAlgorithm::ImplicitGemm,
+            "winograd" => FilterBankAlgorithm::Winograd,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
         let params = FilterBankParams::default().padding(pad).algorithm(algorithm).precision(precision);
@@ -386,6 +391,9 @@ pub(crate) fn filter_bank(
             events,
             if precision == GemmPrecision::Full { String::new() } else { format!(" precision {precision}") }
         );
+        if profile {
+            println!("{}", pipeline.profile()?);
+        }
     }
     Ok(())
 }

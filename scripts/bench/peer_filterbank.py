@@ -7,7 +7,8 @@ torch.backends.cudnn.benchmark = True
 
 
 CASES = [((10, 4, 128, 128), (10, 4, 16, 16), 0), ((64, 64, 56, 56), (64, 64, 3, 3), 1),
-         ((32, 256, 28, 28), (256, 256, 3, 3), 1)]
+         ((32, 256, 28, 28), (256, 256, 3, 3), 1), ((8, 16, 128, 128), (16, 16, 3, 3), 1),
+         ((16, 128, 56, 56), (128, 128, 3, 3), 1)]
 for tf32 in (False, True):
     # TF32 on (cuDNN's default in PyTorch) as a second set of lines that the suite's parser does not take for
     # the FP32 cases: "conv2d tf32 bank …".

@@ -1,6 +1,7 @@
 //! [`FilterBank`]: multi-channel, multi-filter 2-D convolution (`[N, C, H, W]` ⊛ `[K, C, R, S]` →
 //! `[N, K, P, Q]`), as cuDNN's convolution forward, run directly or as im2col + [`super::MatMul`].
 
+use super::bank_winograd::Winograd;
 use super::border::Border;
 use super::conv_params::ConvMode;
 use crate::app::{DeviceKind, Kernel};
@@ -45,6 +46,12 @@ pub enum FilterBankAlgorithm {
     /// with no unrolled matrix in memory. Needs contiguous filters and output and a constant border (cuDNN's
     /// zero padding); falls back to `Direct` otherwise.
     ImplicitGemm,
+    /// Winograd F(2×2, 3×3): 3 × 3 filters at stride 1 and dilation 1 only (any border, any layout). Filters and
+    /// 4 × 4 input patches are transformed, 16 batched [`MatMul`]s of `[K, C]` by `[C, tiles]` replace 36 products
+    /// per 2 × 2 outputs by 16, and the 2 × 2 outputs are transformed back. The transformed input and products take
+    /// 16·(C + K)·⌈P/2⌉·⌈Q/2⌉ elements per image (images in chunks within the memory budget, as im2col). Its error
+    /// bound is looser than a direct sum's (see [`FilterBank`]). Falls back to `Direct` for other filters.
+    Winograd,
 }
 
 impl std::fmt::Display for FilterBankStrategy {
@@ -54,6 +61,9 @@ impl std::fmt::Display for FilterBankStrategy {
             FilterBankStrategy::Direct => write!(f, "bank_direct"),
             FilterBankStrategy::Im2col { images } => write!(f, "im2col + MatMul, {images} images per chunk"),
             FilterBankStrategy::ImplicitGemm { gemm } => write!(f, "implicit GEMM ({gemm})"),
+            FilterBankStrategy::Winograd { images, gemm } => {
+                write!(f, "Winograd F(2×2, 3×3) + MatMul ({gemm}), {images} images per chunk")
+            }
         }
     }
 }
@@ -86,6 +96,13 @@ pub enum FilterBankStrategy {
     /// ([`GemmStrategy::TensorCore`]).
     ImplicitGemm {
         /// The kernel.
+        gemm: GemmStrategy,
+    },
+    /// Winograd F(2×2, 3×3): transforms and 16 batched products, `images` images per chunk.
+    Winograd {
+        /// Images transformed per chunk.
+        images: usize,
+        /// The batched product's kernel.
         gemm: GemmStrategy,
     },
 }
@@ -196,8 +213,9 @@ impl FilterBankParams {
         self
     }
 
-    /// The tiles of the implicit GEMM instead of the planner's (for tuning; checked against the device in `init`,
-    /// an error naming what does not fit). M runs along the filters, N along the output pixels.
+    /// The tiles of the implicit GEMM and of Winograd's products instead of the planner's (for tuning; checked
+    /// against the device in `init`, an error naming what does not fit). M runs along the filters, N along the
+    /// output pixels (Winograd's tiles of 2 × 2 outputs).
     ///
     /// ```
     /// use cliper::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, GemmStrategy, GemmTiles};
@@ -254,8 +272,30 @@ impl FilterBankParams {
 /// with padding, stride and dilation — cuDNN's convolution forward, and seed 004's workload. Real or complex.
 ///
 /// The planner picks `bank_direct` (few filters or channels: every input element is read once per block of
-/// filters) or im2col + [`MatMul`] (many filters and channels: the product runs at GEMM speed, at the cost of
-/// an unrolled copy up to R·S times the input), and reports its choice in [`FilterBank::strategy`].
+/// filters), a GEMM — im2col + [`MatMul`] on CPUs, an implicit GEMM on GPUs — for many filters and channels, or
+/// Winograd F(2×2, 3×3) for 3 × 3 filters at stride 1 ([`FilterBankAlgorithm`]), and reports its choice in
+/// [`FilterBank::strategy`].
+///
+/// Accuracy: the direct and GEMM paths sum C·R·S products, within (C·R·S + 4)·ε·Σ|f[k]|·max|x| of the exact
+/// result (ε the unit roundoff). Winograd sums C products of transformed values, whose magnitudes reach 16 times
+/// the direct ones': per axis, Σ_a |Aᵀ[i, a]|·|G[a, r]|·Σ_u |Bᵀ[a, u]| ≤ 2·(1 + 1/2 + 1/2) = 4 for every output
+/// i and tap r. With C + 12 roundings (the product's C, the transforms' 12) its bound is
+/// 16·(C + 12)·ε·Σ|f[k]|·max|x| — for 64 channels about twice the direct bound (`tests/filter_bank.rs`
+/// checks both against float64).
+///
+/// ```
+/// use cliper::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, Process, XData};
+/// let app = cliper::ClApp::new()?;
+/// let x = XData::from_slice(&app, &[1, 1, 4, 4], &(0..16).map(|v| v as f32).collect::<Vec<_>>())?;
+/// let f = XData::from_slice(&app, &[1, 1, 3, 3], &[1.0f32; 9])?; // a 3 × 3 box sum
+/// let params = FilterBankParams::default().algorithm(FilterBankAlgorithm::Winograd);
+/// let y = XData::zeros(&app, &[1, 1, 2, 2])?;
+/// let mut bank = FilterBank::new(&x, &f, &y, params);
+/// bank.run()?;
+/// assert!(matches!(bank.strategy(), Some(FilterBankStrategy::Winograd { images: 1, .. })));
+/// assert_eq!(y.to_vec()?, vec![45.0, 54.0, 81.0, 90.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 ///
 /// ```
 /// use cliper::{ClApp, FilterBank, FilterBankParams, XData};
@@ -304,6 +344,7 @@ enum Step<T: Element> {
         per_image: usize,
         chunks: Vec<(usize, usize, MatMul<T>)>,
     },
+    Winograd(Box<Winograd<T>>),
 }
 
 impl<T: Element> FilterBank<T> {
@@ -414,12 +455,22 @@ impl<T: Element> FilterBank<T> {
 }
 
 /// What the layout and the device allow: contiguous filters and output (im2col and the implicit GEMM write C
-/// whole), a constant border (the implicit GEMM's only rule), and a CPU device.
+/// whole), a constant border (the implicit GEMM's only rule), 3 × 3 filters at stride 1 and dilation 1
+/// (Winograd's only case), a CPU device, and products allowed on TF32 tensor cores.
 #[derive(Clone, Copy, Debug)]
 struct Fit {
     contiguous: bool,
     constant_border: bool,
+    winograd: bool,
     cpu: bool,
+    tf32: bool,
+}
+
+/// Bytes one image takes in the unrolled (im2col) and the Winograd-transformed forms.
+#[derive(Clone, Copy, Debug)]
+struct PerImage {
+    im2col: usize,
+    winograd: usize,
 }
 
 /// The planner's algorithm.
@@ -428,31 +479,47 @@ enum Choice {
     Direct,
     Im2col { images: usize },
     Implicit,
+    Winograd { images: usize },
 }
 
-/// The algorithm for `n` images, `k` filters and patches of `crs` values taking `per_image` bytes unrolled,
-/// within `budget` bytes. A GEMM pays when the product is big enough in both filters and patch length to run
-/// near its speed; below that the direct kernel reads less memory. On GPUs the implicit GEMM (no unrolled
-/// matrix; on TF32 tensor cores at [`GemmPrecision::Tf32`]); on CPUs im2col, whose product is the host's GEMM.
-/// Pure, so it is unit-tested.
+/// The algorithm for `n` images of `c` channels, `k` filters and patches of `crs` values taking `per_image` bytes
+/// unrolled or transformed, within `budget` bytes. A GEMM pays when the product is big enough in both filters and
+/// patch length to run near its speed; below that the direct kernel reads less memory. Winograd F(2×2, 3×3)
+/// where it applies and both channels and filters are enough; otherwise on GPUs the implicit GEMM (no unrolled
+/// matrix), on CPUs im2col, whose product is the host's GEMM. Pure, so it is unit-tested.
 fn choose(
     algorithm: FilterBankAlgorithm,
-    [n, k, crs]: [usize; 3],
-    per_image: usize,
+    [n, c, k, crs]: [usize; 4],
+    per_image: PerImage,
     budget: usize,
     fit: Fit,
 ) -> Choice {
-    let images = (budget / per_image.max(1)).clamp(1, n.max(1));
-    let im2col = fit.contiguous && per_image <= budget;
+    let images_within = |bytes: usize| (budget / bytes.max(1)).clamp(1, n.max(1));
+    let images = images_within(per_image.im2col);
+    let im2col = fit.contiguous && per_image.im2col <= budget;
     let implicit = fit.contiguous && fit.constant_border;
+    let winograd = fit.winograd && per_image.winograd <= budget;
     let big = k >= if fit.cpu { 8 } else { 16 } && crs >= 16;
     // The implicit GEMM reads no more than the direct kernel: it already wins at 10 filters (H200, seed 004's
     // 10×4×128² ⊛ 10×4×16²: 0.72 ms against 0.93).
     let gemm_worth_it = k >= 8 && crs >= 16;
+    // Winograd's transforms cost memory traffic that its 2.25× fewer products must pay for. PoCL: ahead of the
+    // direct kernel from 4 channels and 4 filters (8×8×64² ⊛ 8×8×3²: 1.9 ms against 4.8; 16 filters over 3
+    // channels: 12.1 against 9.7). H100: ahead of the implicit GEMM from 32 channels and filters (8×32×128²:
+    // 0.18 ms against 0.20; 16×128×56²: 0.32 against 0.56), level at 16; on TF32 tensor cores the implicit GEMM
+    // keeps up to 64 (0.44 ms against 0.55 at 64×64×56²) and Winograd wins from 128 (0.29 against 0.32).
+    let winograd_worth_it = match (fit.cpu, fit.tf32) {
+        (true, _) => c >= 4 && k >= 4,
+        (false, false) => c >= 32 && k >= 32,
+        (false, true) => c >= 128 && k >= 128,
+    };
+    let winograd_images = Choice::Winograd { images: images_within(per_image.winograd) };
     match algorithm {
         FilterBankAlgorithm::Direct => Choice::Direct,
         FilterBankAlgorithm::Im2col if im2col => Choice::Im2col { images },
         FilterBankAlgorithm::ImplicitGemm if implicit => Choice::Implicit,
+        FilterBankAlgorithm::Winograd if winograd => winograd_images,
+        FilterBankAlgorithm::Auto if winograd && winograd_worth_it => winograd_images,
         FilterBankAlgorithm::Auto if gemm_worth_it && implicit && !fit.cpu => Choice::Implicit,
         FilterBankAlgorithm::Auto if big && im2col => Choice::Im2col { images },
         FilterBankAlgorithm::Auto if big && implicit => Choice::Implicit,
@@ -476,17 +543,27 @@ impl<T: Element> Process for FilterBank<T> {
         let info = app.device();
         let crs = c * r * s;
         let per_image = crs * pq * std::mem::size_of::<T>();
+        let tiles = [out_p.div_ceil(2), out_q.div_ceil(2)];
+        let per_image_winograd = 16 * (c + k) * tiles[0] * tiles[1] * std::mem::size_of::<T>();
         let budget = p.memory_budget.unwrap_or((info.max_alloc_bytes as usize / 4).min(1 << 30)).max(1);
         let fit = Fit {
             contiguous: self.filters.is_contiguous() && self.output.is_contiguous(),
             constant_border: matches!(p.border, Border::Constant(v) if v.is_finite()),
+            winograd: [r, s] == [3, 3] && p.stride == [1, 1] && p.dilation == [1, 1],
             cpu: info.kind == DeviceKind::Cpu,
+            tf32: !T::IS_COMPLEX && !T::IS_DOUBLE && GemmStrategy::tensor_cores::<f32>(info, p.precision).is_ok(),
         };
         let cpu = fit.cpu;
-        let choice = choose(p.algorithm, [n, k, crs], per_image, budget, fit);
-        let images = if let Choice::Im2col { images } = choice { images } else { 1 };
+        let sizes = PerImage { im2col: per_image, winograd: per_image_winograd };
+        let choice = choose(p.algorithm, [n, c, k, crs], sizes, budget, fit);
+        // Elements of the largest scratch array the kernels index.
+        let scratch = match choice {
+            Choice::Im2col { images } => images * crs * pq,
+            Choice::Winograd { images } => 16 * (c.max(k) * images * tiles[0] * tiles[1]).max(k * c),
+            _ => 0,
+        };
         let layouts = [self.input.layout(), self.filters.layout(), self.output.layout()];
-        let index = index_type_for(&layouts, &[(images * crs * pq) as u64 + 1, (n * k * pq) as u64]);
+        let index = index_type_for(&layouts, &[scratch as u64 + 1, (n * k * pq) as u64]);
         let options = format!(
             "{} -DIDX={} {} -DWG={DIRECT_WG} -DKB={FILTERS_PER_ITEM}",
             T::build_options(),
@@ -518,6 +595,21 @@ impl<T: Element> Process for FilterBank<T> {
             let strides = [*xn, *xc, *xh, *xw];
             let gemm = ConvGemm::new::<T>(app, op, &geometry, strides, index, p.gemm_tiles, p.precision)?;
             (FilterBankStrategy::ImplicitGemm { gemm: gemm.strategy() }, Step::Implicit(Box::new(gemm)))
+        } else if let Choice::Winograd { images } = choice {
+            // The products' M is the filters, often 64 to 256, and N the tiles, many: on GPUs the implicit GEMM's
+            // narrow tiles beat the planner's square-size pick (H100, 64×64×56² ⊛ 64×64×3²: 0.50 ms against 0.73
+            // with 32 × 32 tiles; 32×256×28² ⊛ 256×256×3²: 0.46 against 0.51).
+            let narrow = GemmTiles { mwg: 64, nwg: 128, kwg: 16, mdimc: 8, ndimc: 16, vwm: 4, vwn: 4 };
+            let gemm_tiles = p
+                .gemm_tiles
+                .or_else(|| (!cpu && !fit.tf32 && k >= 64 && narrow.validate::<T>(info).is_ok()).then_some(narrow));
+            let product = match gemm_tiles {
+                Some(t) => MatMulParams::default().strategy(GemmStrategy::Tiled(t)),
+                None => MatMulParams::default().precision(p.precision),
+            };
+            let winograd = Winograd::new(app, op, [n, c, k], tiles, images, product, bank_kernel)?;
+            let gemm = winograd.gemm();
+            (FilterBankStrategy::Winograd { images, gemm }, Step::Winograd(Box::new(winograd)))
         } else if let Choice::Im2col { images } = choice {
             let col = XData::uninit(app, op, &[images, crs, pq])?;
             let weights = self.filters.reshape(&[k, crs])?;
@@ -575,6 +667,9 @@ impl<T: Element> Process for FilterBank<T> {
                 .work((self.input.len() + self.filters.len() + self.output.len()) as u64 * element, flops)
                 .enqueue(),
             Step::Implicit(gemm) => gemm.launch(&self.input, &self.filters, &self.output),
+            Step::Winograd(winograd) => {
+                winograd.launch(&self.input, idx, xs, &self.filters, &self.output, ys, geo, value)
+            }
             Step::Im2col { kernel, col, per_image, chunks } => {
                 for (n0, count, product) in chunks {
                     let total = (*count * *per_image) as u64;
@@ -612,30 +707,55 @@ mod tests {
     #[test]
     fn gemm_algorithms_for_many_filters_and_long_patches() {
         let auto = FilterBankAlgorithm::Auto;
-        let gpu = Fit { contiguous: true, constant_border: true, cpu: false };
+        let gpu = Fit { contiguous: true, constant_border: true, winograd: false, cpu: false, tf32: false };
         let cpu = Fit { cpu: true, ..gpu };
+        let bytes = |im2col: usize| PerImage { im2col, winograd: 1 << 40 };
         // 64 filters over 64 × 3 × 3 patches: the implicit GEMM on GPUs; im2col on CPUs, as many images per
         // chunk as the budget holds.
-        assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, gpu), Choice::Implicit);
-        assert_eq!(choose(auto, [10, 64, 576], 1000, 4500, cpu), Choice::Im2col { images: 4 });
+        assert_eq!(choose(auto, [10, 64, 64, 576], bytes(1000), 4500, gpu), Choice::Implicit);
+        assert_eq!(choose(auto, [10, 64, 64, 576], bytes(1000), 4500, cpu), Choice::Im2col { images: 4 });
         // A border the implicit GEMM cannot read (reflect, …): im2col.
-        assert_eq!(
-            choose(auto, [10, 64, 576], 1000, 4500, Fit { constant_border: false, ..gpu }),
-            Choice::Im2col { images: 4 }
-        );
+        let reflect = Fit { constant_border: false, ..gpu };
+        assert_eq!(choose(auto, [10, 64, 64, 576], bytes(1000), 4500, reflect), Choice::Im2col { images: 4 });
         // Seed 004's 10 filters of 4 × 16 × 16: the implicit GEMM on GPUs, the direct kernel on CPUs.
-        assert_eq!(choose(auto, [10, 10, 1024], 1000, 1 << 30, gpu), Choice::Implicit);
-        assert_eq!(choose(auto, [10, 7, 1024], 1000, 1 << 30, cpu), Choice::Direct);
+        assert_eq!(choose(auto, [10, 4, 10, 1024], bytes(1000), 1 << 30, gpu), Choice::Implicit);
+        assert_eq!(choose(auto, [10, 4, 7, 1024], bytes(1000), 1 << 30, cpu), Choice::Direct);
         // Few filters, or short patches: the direct kernel.
-        assert_eq!(choose(auto, [10, 4, 576], 1000, 1 << 30, gpu), Choice::Direct);
-        assert_eq!(choose(auto, [10, 64, 9], 1000, 1 << 30, gpu), Choice::Direct);
+        assert_eq!(choose(auto, [10, 64, 4, 576], bytes(1000), 1 << 30, gpu), Choice::Direct);
+        assert_eq!(choose(auto, [10, 1, 64, 9], bytes(1000), 1 << 30, gpu), Choice::Direct);
         // CPUs switch from 8 filters on.
-        assert_eq!(choose(auto, [10, 8, 576], 1000, 1 << 30, cpu), Choice::Im2col { images: 10 });
+        assert_eq!(choose(auto, [10, 64, 8, 576], bytes(1000), 1 << 30, cpu), Choice::Im2col { images: 10 });
         // A strided output rules the GEMMs out even when asked for; one image larger than the budget im2col.
         let strided = Fit { contiguous: false, ..gpu };
-        assert_eq!(choose(FilterBankAlgorithm::Im2col, [10, 64, 576], 1000, 1 << 30, strided), Choice::Direct);
-        assert_eq!(choose(FilterBankAlgorithm::ImplicitGemm, [10, 64, 576], 1000, 1 << 30, strided), Choice::Direct);
-        assert_eq!(choose(FilterBankAlgorithm::Im2col, [10, 64, 576], 1000, 999, gpu), Choice::Direct);
-        assert_eq!(choose(FilterBankAlgorithm::ImplicitGemm, [10, 64, 576], 1000, 999, gpu), Choice::Implicit);
+        let im2col = FilterBankAlgorithm::Im2col;
+        let implicit = FilterBankAlgorithm::ImplicitGemm;
+        assert_eq!(choose(im2col, [10, 64, 64, 576], bytes(1000), 1 << 30, strided), Choice::Direct);
+        assert_eq!(choose(implicit, [10, 64, 64, 576], bytes(1000), 1 << 30, strided), Choice::Direct);
+        assert_eq!(choose(im2col, [10, 64, 64, 576], bytes(1000), 999, gpu), Choice::Direct);
+        assert_eq!(choose(implicit, [10, 64, 64, 576], bytes(1000), 999, gpu), Choice::Implicit);
+    }
+
+    #[test]
+    fn winograd_for_three_by_three_with_enough_channels_and_filters() {
+        let auto = FilterBankAlgorithm::Auto;
+        let gpu = Fit { contiguous: true, constant_border: true, winograd: true, cpu: false, tf32: false };
+        let (cpu, tf32) = (Fit { cpu: true, ..gpu }, Fit { tf32: true, ..gpu });
+        let bytes = PerImage { im2col: 1000, winograd: 2000 };
+        let winograd = |images| Choice::Winograd { images };
+        // GPUs from 32 channels and filters (from 128 with TF32 tensor cores), CPUs from 4.
+        assert_eq!(choose(auto, [8, 32, 32, 288], bytes, 1 << 30, gpu), winograd(8));
+        assert_eq!(choose(auto, [8, 16, 64, 144], bytes, 1 << 30, gpu), Choice::Implicit);
+        assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 1 << 30, tf32), Choice::Implicit);
+        assert_eq!(choose(auto, [8, 128, 128, 1152], bytes, 1 << 30, tf32), winograd(8));
+        assert_eq!(choose(auto, [8, 4, 4, 36], bytes, 1 << 30, cpu), winograd(8));
+        assert_eq!(choose(auto, [8, 3, 16, 27], bytes, 1 << 30, cpu), Choice::Im2col { images: 8 });
+        // Any border and layout; in chunks within the budget; not when one image's transforms exceed it.
+        let any = Fit { contiguous: false, constant_border: false, ..gpu };
+        assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 5000, any), winograd(2));
+        assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 1999, any), Choice::Direct);
+        assert_eq!(choose(FilterBankAlgorithm::Winograd, [8, 1, 1, 9], bytes, 1 << 30, any), winograd(8));
+        // Filters other than 3 × 3 at stride 1: never.
+        let other = Fit { winograd: false, ..gpu };
+        assert_eq!(choose(FilterBankAlgorithm::Winograd, [8, 64, 64, 576], bytes, 1 << 30, other), Choice::Direct);
     }
 }

@@ -1,0 +1,144 @@
+//! Winograd F(2×2, 3×3) for [`super::FilterBank`]: filter_bank.cl's `bank_wino_*` transforms around 16 batched
+//! [`MatMul`]s (the algorithm and its error bound are in filter_bank.cl and on `FilterBank`).
+
+use crate::app::{ClApp, Kernel};
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::Result;
+use crate::kernel_args::IndexType;
+use crate::process::Process;
+use crate::process::linalg::{GemmStrategy, MatMul, MatMulParams};
+
+/// Winograd F(2×2, 3×3)'s launch state (filter_bank.cl's `bank_wino_*` kernels around batched [`MatMul`]s).
+pub(super) struct Winograd<T: Element> {
+    filter: Kernel,
+    input: Kernel,
+    output: Kernel,
+    /// Transformed filters `[16, K, C]`.
+    u: XData<T>,
+    /// Transformed patches `[16, C, images·TP·TQ]` and products `[16, K, images·TP·TQ]` of one chunk.
+    v: XData<T>,
+    m: XData<T>,
+    /// Tiles of 2 × 2 outputs per image: ⌈P/2⌉ × ⌈Q/2⌉.
+    tiles: [usize; 2],
+    /// Filters and channels.
+    kc: [usize; 2],
+    /// The row length of `v` and `m`: tiles of a whole chunk.
+    ld: usize,
+    /// (first image, images, product) per chunk.
+    chunks: Vec<(usize, usize, MatMul<T>)>,
+}
+
+impl<T: Element> Winograd<T> {
+    /// Builds the transforms and the chunks' batched products for `[n, c, k]` images, channels and filters.
+    pub(super) fn new(
+        app: &ClApp,
+        op: &str,
+        [n, c, k]: [usize; 3],
+        tiles: [usize; 2],
+        images: usize,
+        params: MatMulParams<T>,
+        kernel: impl Fn(&str) -> Result<Kernel>,
+    ) -> Result<Winograd<T>> {
+        let per_image = tiles[0] * tiles[1];
+        let u = XData::uninit(app, op, &[16, k, c])?;
+        let v = XData::uninit(app, op, &[16, c, images * per_image])?;
+        let m = XData::uninit(app, op, &[16, k, images * per_image])?;
+        let mut chunks = Vec::new();
+        for n0 in (0..n).step_by(images.max(1)) {
+            let count = images.min(n - n0);
+            let columns = 0..count * per_image;
+            let mut product = MatMul::new(&u, &v.slice_axis(2, columns.clone())?, &m.slice_axis(2, columns)?, params);
+            product.init()?;
+            chunks.push((n0, count, product));
+        }
+        Ok(Winograd {
+            filter: kernel("bank_wino_filter")?,
+            input: kernel("bank_wino_input")?,
+            output: kernel("bank_wino_output")?,
+            u,
+            v,
+            m,
+            tiles,
+            kc: [k, c],
+            ld: images * per_image,
+            chunks,
+        })
+    }
+
+    /// The batched product's kernel (every chunk's is planned alike).
+    pub(super) fn gemm(&self) -> GemmStrategy {
+        self.chunks.first().and_then(|(_, _, product)| product.strategy()).unwrap_or(GemmStrategy::Direct)
+    }
+
+    /// Transforms the filters, then per chunk the patches, the 16 products and the outputs.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn launch(
+        &mut self,
+        x: &XData<T>,
+        idx: IndexType,
+        xs: [u64; 8],
+        f: &XData<T>,
+        y: &XData<T>,
+        ys: [u64; 8],
+        geo: [i32; 16],
+        value: T,
+    ) -> Result<()> {
+        const WG: usize = 256;
+        let groups = |items: usize| items.div_ceil(WG).clamp(1, 1 << 16) * WG;
+        let element = std::mem::size_of::<T>() as u64;
+        let [tiles_p, tiles_q] = self.tiles;
+        let [k, c] = self.kc;
+        // G·g·Gᵀ: 9 reads, 16 writes and about 28 additions per filter.
+        self.filter
+            .launch()
+            .input(f)
+            .index(idx, f.offset() as u64)
+            .scalar(xs)
+            .output(&self.u)
+            .scalar(geo)
+            .global(&[groups(k * c)])
+            .local(&[WG])
+            .work((k * c * 25) as u64 * element, 0)
+            .enqueue()?;
+        let ld = self.ld as u64;
+        for (n0, count, product) in &mut self.chunks {
+            let tiles = (*count * tiles_p * tiles_q) as u64;
+            self.input
+                .launch()
+                .input(x)
+                .index(idx, x.offset() as u64)
+                .scalar(xs)
+                .output(&self.v)
+                .index(idx, ld)
+                .scalar(geo)
+                .scalar(value)
+                .index(idx, *n0 as u64)
+                .scalar(tiles_p as i32)
+                .scalar(tiles_q as i32)
+                .index(idx, tiles)
+                .global(&[groups(c * tiles as usize)])
+                .local(&[WG])
+                .work(c as u64 * tiles * 20 * element, 0)
+                .enqueue()?;
+            product.launch()?;
+            self.output
+                .launch()
+                .input(&self.m)
+                .index(idx, ld)
+                .output(y)
+                .index(idx, y.offset() as u64)
+                .scalar(ys)
+                .scalar(geo)
+                .index(idx, *n0 as u64)
+                .scalar(tiles_p as i32)
+                .scalar(tiles_q as i32)
+                .index(idx, tiles)
+                .global(&[groups(k * tiles as usize)])
+                .local(&[WG])
+                .work(k as u64 * tiles * 20 * element, 0)
+                .enqueue()?;
+        }
+        Ok(())
+    }
+}
