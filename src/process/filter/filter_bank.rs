@@ -276,11 +276,11 @@ impl FilterBankParams {
 /// Winograd F(2×2, 3×3) for 3 × 3 filters at stride 1 ([`FilterBankAlgorithm`]), and reports its choice in
 /// [`FilterBank::strategy`].
 ///
-/// Accuracy: the direct and GEMM paths sum C·R·S products, within (C·R·S + 4)·ε·Σ|f[k]|·max|x| of the exact
+/// Accuracy: the direct and GEMM paths sum C·R·S products, within `(C·R·S + 4)·ε·Σ|f[k]|·max|x|` of the exact
 /// result (ε the unit roundoff). Winograd sums C products of transformed values, whose magnitudes reach 16 times
 /// the direct ones': per axis, Σ_a |Aᵀ[i, a]|·|G[a, r]|·Σ_u |Bᵀ[a, u]| ≤ 2·(1 + 1/2 + 1/2) = 4 for every output
 /// i and tap r. With C + 12 roundings (the product's C, the transforms' 12) its bound is
-/// 16·(C + 12)·ε·Σ|f[k]|·max|x| — for 64 channels about twice the direct bound (`tests/filter_bank.rs`
+/// `16·(C + 12)·ε·Σ|f[k]|·max|x|` — for 64 channels about twice the direct bound (`tests/filter_bank.rs`
 /// checks both against float64).
 ///
 /// ```
