@@ -1,7 +1,7 @@
 //! The command line's side of running chains (the chains themselves are `cliper::chain`): which device, which
 //! files a directory or glob names, a progress bar over a batch, and errors on one line.
 
-use cliper::chain::{Chain, Outcome, Progress, RunRecord};
+use cliper::chain::{Chain, FileSpec, Outcome, Progress, RunRecord, TileInput, TileProgress};
 use cliper::{ClApp, Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -92,6 +92,12 @@ pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
 pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> Result<Outcome> {
     let batch = chain.batch_input(batch_files)?;
     let app = ctx.app()?;
+    if batch.is_none()
+        && !ctx.profile
+        && let Some(input) = too_large(chain, &app)?
+    {
+        return run_tiled(chain, &app, input, finished);
+    }
     let bar = match &batch {
         Some(b) if std::io::stdout().is_terminal() => {
             let bar = ProgressBar::new(b.files.len() as u64);
@@ -103,9 +109,17 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
         }
         _ => ProgressBar::hidden(),
     };
+    // A single run that ran out of device memory runs again in tiles (compressed files say nothing of their
+    // size before they are read: the first attempt is the measure).
+    let single = batch.is_none() && chain.inputs.len() == 1 && !ctx.profile;
+    let retry = std::cell::Cell::new(false);
     let outcome = chain.run(&app, batch.as_ref(), ctx.profile, |event| match event {
         Progress::Starting(file) => bar.set_message(file.display().to_string()),
         Progress::Finished(record) => {
+            if single && matches!(record.error, Some(cliper::Error::OutOfMemory { .. })) {
+                retry.set(true);
+                return;
+            }
             if let (Some(e), Some(file)) = (&record.error, &record.input) {
                 bar.suspend(|| eprintln!("error: {}", naming(&file.display().to_string(), e)));
             }
@@ -114,7 +128,72 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
         }
     });
     bar.finish_and_clear();
-    outcome
+    let out_of_memory =
+        |o: &Outcome| o.records.iter().any(|r| matches!(r.error, Some(cliper::Error::OutOfMemory { .. })));
+    match outcome {
+        Ok(o) if single && (retry.get() || out_of_memory(&o)) => {
+            let [(_, spec)] = chain.inputs.as_slice() else { return Ok(o) };
+            run_tiled(chain, &app, TileInput::open(&FileSpec::parse(spec))?, finished)
+        }
+        other => other,
+    }
+}
+
+/// The single input of `chain`, opened, when the chain on it would not fit the device memory free under the
+/// limit (`CLIPER_MEMORY_LIMIT`); `None` when it fits or the chain has several inputs. NPY files are sized from
+/// their header; other files are read only when they are large enough to possibly not fit.
+fn too_large(chain: &Chain, app: &ClApp) -> Result<Option<TileInput>> {
+    let [(_, spec)] = chain.inputs.as_slice() else { return Ok(None) };
+    let spec = FileSpec::parse(spec);
+    let npy = spec.variable.is_none() && spec.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let free = app.memory_limit().saturating_sub(app.memory_stats().live_bytes);
+    // A file's data takes at least a byte per element and at least two device arrays of 4 bytes per element
+    // are made from it: below an eighth of the free memory it fits whatever its format.
+    let size = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
+    if !npy && size < free / 8 {
+        return Ok(None);
+    }
+    let input = TileInput::open(&spec)?;
+    let dtype = match &input {
+        TileInput::File(f) => f.dtype(),
+        TileInput::Image(i) => i.array.dtype(),
+    };
+    Ok(chain.needs_tiles(app, input.shape(), dtype).then_some(input))
+}
+
+/// Runs `chain` in tiles (`Chain::run_tiled`), saying so on stderr, with a progress bar over the tiles on a
+/// terminal; the outcome has the one record an untiled run would have.
+fn run_tiled(chain: &Chain, app: &ClApp, input: TileInput, finished: impl Fn(&RunRecord)) -> Result<Outcome> {
+    let shape = input.shape().to_vec();
+    let bar = if std::io::stderr().is_terminal() { ProgressBar::new(0) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template("tiles {bar:40} {pos}/{len} {elapsed_precise}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let outcome = chain.run_tiled(app, Some(input), |event| match event {
+        TileProgress::Planned(plan) => {
+            bar.set_length(plan.tiles() as u64);
+            bar.suspend(|| {
+                eprintln!(
+                    "the input {shape:?} does not fit the {} bytes of device memory free on {}: running in {} \
+                     tiles of {} along axis {} ({} of context on each side)",
+                    plan.budget,
+                    app.device().name,
+                    plan.tiles(),
+                    plan.rows,
+                    plan.axis,
+                    plan.halo
+                )
+            });
+        }
+        TileProgress::Tile(_) => bar.inc(1),
+        TileProgress::Shrunk(rows) => bar.suspend(|| eprintln!("a tile did not fit: tiles of {rows} from here on")),
+    });
+    bar.finish_and_clear();
+    let outcome = outcome?;
+    let record = RunRecord { input: None, written: outcome.written, values: Vec::new(), transfers: 0, error: None };
+    finished(&record);
+    Ok(Outcome { records: vec![record], report: None })
 }
 
 /// The error on one line (the library's messages may span lines: build logs), unless CLIPER_VERBOSE is set.

@@ -35,6 +35,46 @@ pub const DEVICE_ENV: &str = "CLIPER_DEVICE";
 /// ```
 pub const BUILD_OPTIONS_ENV: &str = "CLIPER_BUILD_OPTIONS";
 
+/// The environment variable that lowers the device memory a [`ClApp`] may hold (bytes, or with a `K`, `M`, `G`
+/// or `T` suffix, powers of 1024): allocations past it fail with [`Error::OutOfMemory`] naming the limit, and
+/// chains larger than it run in tiles (`cliper::chain`, docs/tiling.md). [`ClAppBuilder::memory_limit`] overrides it.
+///
+/// ```
+/// // CLIPER_MEMORY_LIMIT=512M cliper run big.toml
+/// assert_eq!(cliper::MEMORY_LIMIT_ENV, "CLIPER_MEMORY_LIMIT");
+/// assert_eq!(cliper::parse_bytes("16M")?, 16 << 20);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub const MEMORY_LIMIT_ENV: &str = "CLIPER_MEMORY_LIMIT";
+
+/// A byte count as people write it: `1048576`, `512K`, `16M`, `1.5G`, `2GiB`, `1T` (powers of 1024).
+///
+/// ```
+/// assert_eq!(cliper::parse_bytes("1.5G")?, 3 << 29);
+/// assert_eq!(cliper::parse_bytes("2GiB")?, 2 << 30);
+/// assert!(cliper::parse_bytes("lots").unwrap_err().to_string().contains("lots"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn parse_bytes(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let bad =
+        || Error::invalid("memory size", format!("`{text}` is not a size: give bytes, or a number with K, M, G or T"));
+    let upper = t.to_ascii_uppercase();
+    let digits = upper.trim_end_matches("IB").trim_end_matches('B');
+    let (number, scale) = match digits.chars().last() {
+        Some('K') => (&digits[..digits.len() - 1], 1u64 << 10),
+        Some('M') => (&digits[..digits.len() - 1], 1 << 20),
+        Some('G') => (&digits[..digits.len() - 1], 1 << 30),
+        Some('T') => (&digits[..digits.len() - 1], 1 << 40),
+        _ => (digits, 1),
+    };
+    let value: f64 = number.trim().parse().map_err(|_| bad())?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(bad());
+    }
+    Ok((value * scale as f64).round() as u64)
+}
+
 /// The device manager: a cheap-to-clone handle (an `Arc` inside) to one OpenCL device, its context, one
 /// in-order command queue and a cache of built programs. Every array and process belongs to one `ClApp`.
 ///
@@ -63,6 +103,8 @@ struct Inner {
     profiling: bool,
     transfers: TransferCounters,
     memory: Arc<MemoryCounters>,
+    /// The most bytes the arrays may hold at once: the global memory, or less ([`ClAppBuilder::memory_limit`]).
+    memory_limit: u64,
 }
 
 impl Drop for Inner {
@@ -213,6 +255,7 @@ pub struct ClAppBuilder {
     use_env: bool,
     /// `None`: the environment's cache ([`ProgramCache::from_env`]); `Some(None)`: none; `Some(Some(c))`: `c`.
     cache: Option<Option<ProgramCache>>,
+    memory_limit: Option<u64>,
 }
 
 impl ClAppBuilder {
@@ -270,6 +313,22 @@ impl ClAppBuilder {
         self
     }
 
+    /// At most this many bytes of device memory held at once by this `ClApp`'s arrays (default: the device's
+    /// global memory, or [`MEMORY_LIMIT_ENV`] when set). Allocations past it fail with [`Error::OutOfMemory`];
+    /// tiled chains size their tiles to it.
+    ///
+    /// ```
+    /// let app = cliper::ClApp::builder().memory_limit(1 << 20).build()?;
+    /// assert_eq!(app.memory_limit(), 1 << 20);
+    /// let e = cliper::XData::<f32>::zeros(&app, &[1024, 1024]).unwrap_err();
+    /// assert!(matches!(e, cliper::Error::OutOfMemory { .. }), "{e}");
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
     /// Opens the chosen device: context, in-order queue, device facts.
     pub fn build(self) -> Result<ClApp> {
         let mut filter = self.filter;
@@ -285,7 +344,20 @@ impl ClAppBuilder {
         let (mut info, device) = found.swap_remove(index);
         info.preferred = true;
         let cache = self.cache.unwrap_or_else(|| ProgramCache::for_device(&info));
-        ClApp::open(info, device, self.profiling, cache)
+        let limit = match self.memory_limit {
+            Some(bytes) => Some(bytes),
+            None => match std::env::var(MEMORY_LIMIT_ENV) {
+                Ok(text) if !text.trim().is_empty() => {
+                    Some(parse_bytes(&text).map_err(|e| Error::invalid(MEMORY_LIMIT_ENV, format!("{e}")))?)
+                }
+                _ => None,
+            },
+        };
+        let mut app = ClApp::open(info, device, self.profiling, cache)?;
+        if let (Some(bytes), Some(inner)) = (limit, Arc::get_mut(&mut app.inner)) {
+            inner.memory_limit = bytes.min(inner.info.global_mem_bytes);
+        }
+        Ok(app)
     }
 }
 
@@ -336,6 +408,7 @@ impl ClApp {
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, properties)
             .during(|| format!("creating a command queue on `{}`", info.name))?;
+        let memory_limit = info.global_mem_bytes;
         Ok(ClApp {
             inner: Arc::new(Inner {
                 queue,
@@ -347,6 +420,7 @@ impl ClApp {
                 profiling,
                 transfers: TransferCounters::default(),
                 memory: Arc::default(),
+                memory_limit,
             }),
         })
     }
@@ -446,12 +520,17 @@ impl ClApp {
         let live = counters.live_bytes.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
         counters.live_buffers.fetch_add(1, Ordering::Relaxed);
         let reservation = Reservation { bytes, counters: counters.clone() };
-        if live > info.global_mem_bytes {
+        let budget = self.inner.memory_limit;
+        if live > budget {
             drop(reservation);
+            let what = if budget < info.global_mem_bytes {
+                format!("a memory limit of {budget} bytes ({MEMORY_LIMIT_ENV} or ClAppBuilder::memory_limit)")
+            } else {
+                format!("{budget} bytes of global memory")
+            };
             return Err(out_of_memory(format!(
-                "`{}` has {} bytes of global memory and this ClApp's arrays hold {} already",
+                "`{}` has {what} and this ClApp's arrays hold {} already",
                 info.name,
-                info.global_mem_bytes,
                 live - bytes as u64
             )));
         }
@@ -464,6 +543,18 @@ impl ClApp {
             // The reservation drops with the error.
             Err(e) => Err(e).during(|| format!("allocating {bytes} bytes for {what}")),
         }
+    }
+
+    /// The most bytes of device memory this `ClApp`'s arrays may hold at once: the device's global memory unless
+    /// [`ClAppBuilder::memory_limit`] or [`MEMORY_LIMIT_ENV`] lowered it.
+    ///
+    /// ```
+    /// let app = cliper::ClApp::new()?;
+    /// assert!(app.memory_limit() <= app.device().global_mem_bytes);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn memory_limit(&self) -> u64 {
+        self.inner.memory_limit
     }
 
     /// Device buffers alive now, their bytes, the peak, and the allocations so far.

@@ -16,9 +16,13 @@
 mod any_data;
 mod ops;
 mod pipeline_file;
+mod reach;
 mod run;
+mod tiled;
 
 pub use any_data::{AnyData, ElementKind, FileSpec, Kind, Origin, OutputOptions, Precision, kind_for, save_converted};
 pub use ops::{NormP, Op, Sizes, Widths};
 pub use pipeline_file::{Chain, Step};
+pub use reach::Reach;
 pub use run::{BatchInput, Outcome, Progress, RunRecord, create_parent, output_path};
+pub use tiled::{TileInput, TilePlan, TileProgress, TileTiming, TiledOutcome};

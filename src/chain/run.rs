@@ -200,13 +200,13 @@ pub fn create_parent(path: &Path) -> Result<()> {
     })
 }
 
-/// The device arrays and processes of a built chain, kept for the next file of a batch.
-struct Built {
-    arrays: HashMap<String, AnyData>,
+/// The device arrays and processes of a built chain, kept for the next file of a batch (or tile).
+pub(super) struct Built {
+    pub(super) arrays: HashMap<String, AnyData>,
     /// What each array inherits from its input file: colour (inputs read from colour files and results of
     /// operations that keep the channels) and the file's element type (results that are still image data).
-    origins: HashMap<String, Origin>,
-    pipeline: Pipeline,
+    pub(super) origins: HashMap<String, Origin>,
+    pub(super) pipeline: Pipeline,
     signature: Vec<(String, &'static str, Vec<usize>, bool)>,
 }
 
@@ -375,7 +375,7 @@ impl Chain {
 
     /// An input as the chain's precision takes it: rounded to f32/c32 under `single` (loading is otherwise
     /// exact, and refuses values that would change).
-    fn in_precision<'a>(&self, host: &'a HostArray) -> Result<std::borrow::Cow<'a, HostArray>> {
+    pub(super) fn in_precision<'a>(&self, host: &'a HostArray) -> Result<std::borrow::Cow<'a, HostArray>> {
         use std::borrow::Cow;
         if self.precision != Precision::Single || matches!(host.dtype(), Dtype::F32 | Dtype::C32) {
             return Ok(Cow::Borrowed(host));
@@ -385,7 +385,7 @@ impl Chain {
     }
 
     /// Uploads the inputs and builds every step's process into one initialised pipeline.
-    fn build(
+    pub(super) fn build(
         &self,
         app: &ClApp,
         inputs: &[(&FileSpec, &Image)],
@@ -435,7 +435,7 @@ impl Chain {
 }
 
 /// A named array of the chain (Chain::check makes sure every name used is defined).
-fn defined<'a>(arrays: &'a HashMap<String, AnyData>, name: &str) -> Result<&'a AnyData> {
+pub(super) fn defined<'a>(arrays: &'a HashMap<String, AnyData>, name: &str) -> Result<&'a AnyData> {
     arrays.get(name).ok_or_else(|| Error::invalid("pipeline", format!("`{name}` is not defined")))
 }
 

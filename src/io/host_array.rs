@@ -188,6 +188,92 @@ impl HostArray {
         each!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64, C32, C64)
     }
 
+    /// A copy of indices `rows` along `axis` (every index of the other axes); `None` when `axis` or `rows` is
+    /// outside the shape.
+    ///
+    /// ```
+    /// use cliper::HostArray;
+    /// let a = HostArray::U8(ndarray::arr2(&[[1u8, 2], [3, 4], [5, 6]]).into_dyn());
+    /// assert_eq!(a.slab(0, 1..3), Some(HostArray::U8(ndarray::arr2(&[[3u8, 4], [5, 6]]).into_dyn())));
+    /// assert_eq!(a.slab(1, 1..2).map(|s| s.shape().to_vec()), Some(vec![3, 1]));
+    /// assert_eq!(a.slab(0, 2..4), None);
+    /// ```
+    pub fn slab(&self, axis: usize, rows: std::ops::Range<usize>) -> Option<HostArray> {
+        let extent = *self.shape().get(axis)?;
+        if rows.start > rows.end || rows.end > extent {
+            return None;
+        }
+        let slice = ndarray::Slice::from(rows);
+        macro_rules! each {
+            ($($v:ident),*) => {
+                match self {
+                    $(HostArray::$v(a) => HostArray::$v(a.slice_axis(ndarray::Axis(axis), slice).to_owned()),)*
+                }
+            };
+        }
+        Some(each!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64, C32, C64))
+    }
+
+    /// Writes `slab` (same type; the shape of `self` but along `axis`) at index `start` of `axis`; `false`, and
+    /// nothing written, when it does not fit.
+    ///
+    /// ```
+    /// use cliper::HostArray;
+    /// let mut a = HostArray::F32(ndarray::ArrayD::zeros(ndarray::IxDyn(&[3, 2])));
+    /// assert!(a.set_slab(0, 1, &HostArray::F32(ndarray::arr2(&[[1.0f32, 2.0]]).into_dyn())));
+    /// assert_eq!(a, HostArray::F32(ndarray::arr2(&[[0.0f32, 0.0], [1.0, 2.0], [0.0, 0.0]]).into_dyn()));
+    /// assert!(!a.set_slab(0, 3, &HostArray::F32(ndarray::arr2(&[[1.0f32, 2.0]]).into_dyn())));
+    /// ```
+    pub fn set_slab(&mut self, axis: usize, start: usize, slab: &HostArray) -> bool {
+        let rows = slab.shape().get(axis).copied().unwrap_or(0);
+        let fits = self.shape().len() == slab.shape().len()
+            && self.shape().iter().zip(slab.shape()).enumerate().all(
+                |(k, (&n, &m))| {
+                    if k == axis { start + m <= n } else { n == m }
+                },
+            );
+        if !fits {
+            return false;
+        }
+        let slice = ndarray::Slice::from(start..start + rows);
+        macro_rules! each {
+            ($($v:ident),*) => {
+                match (self, slab) {
+                    $((HostArray::$v(a), HostArray::$v(b)) => {
+                        a.slice_axis_mut(ndarray::Axis(axis), slice).assign(b);
+                        true
+                    })*
+                    _ => false,
+                }
+            };
+        }
+        each!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64, C32, C64)
+    }
+
+    /// An array of zeros of `dtype` and `shape`.
+    ///
+    /// ```
+    /// let a = cliper::HostArray::zeros(cliper::Dtype::U16, &[2, 3]);
+    /// assert_eq!((a.dtype(), a.shape()), (cliper::Dtype::U16, &[2usize, 3][..]));
+    /// ```
+    pub fn zeros(dtype: Dtype, shape: &[usize]) -> HostArray {
+        let shape = ndarray::IxDyn(shape);
+        match dtype {
+            Dtype::U8 => HostArray::U8(ArrayD::zeros(shape)),
+            Dtype::U16 => HostArray::U16(ArrayD::zeros(shape)),
+            Dtype::U32 => HostArray::U32(ArrayD::zeros(shape)),
+            Dtype::U64 => HostArray::U64(ArrayD::zeros(shape)),
+            Dtype::I8 => HostArray::I8(ArrayD::zeros(shape)),
+            Dtype::I16 => HostArray::I16(ArrayD::zeros(shape)),
+            Dtype::I32 => HostArray::I32(ArrayD::zeros(shape)),
+            Dtype::I64 => HostArray::I64(ArrayD::zeros(shape)),
+            Dtype::F32 => HostArray::F32(ArrayD::zeros(shape)),
+            Dtype::F64 => HostArray::F64(ArrayD::zeros(shape)),
+            Dtype::C32 => HostArray::C32(ArrayD::zeros(shape)),
+            Dtype::C64 => HostArray::C64(ArrayD::zeros(shape)),
+        }
+    }
+
     /// The host array holding device elements `a` in the matching file type (f32, f64, c32 or c64), exactly.
     ///
     /// ```

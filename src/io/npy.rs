@@ -2,6 +2,7 @@
 //! either byte order, C or Fortran order.
 
 use super::host_array::{Dtype, HostArray, each_variant};
+use super::raw::Endian;
 use super::save::write_atomically;
 use super::source::{MEMORY, data_bytes, open_sized};
 use crate::error::{Error, Result};
@@ -83,6 +84,55 @@ fn decode(mut input: impl Read, len: u64, path: &Path) -> Result<HostArray> {
 /// file renamed over `path`).
 pub fn write_npy(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
     write_atomically(path.as_ref(), |out| each_variant!(array, a => a.write_npy(out).map_err(|e| e.to_string())))
+}
+
+/// Where an NPY file's elements lie: their type, shape and byte order, the byte they start at, and whether they
+/// are in Fortran (column-major) order — for readers that take the data piece by piece.
+pub(crate) fn layout(path: &Path) -> Result<(Dtype, Vec<usize>, Endian, u64, bool)> {
+    let mut file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let (header, dtype, shape) = read_header(&mut file, path)?;
+    let text = String::from_utf8_lossy(&header);
+    let fortran = text
+        .split_once("'fortran_order'")
+        .is_some_and(|(_, rest)| rest.trim_start_matches([':', ' ']).starts_with("True"));
+    let big = text
+        .split_once("'descr'")
+        .and_then(|(_, rest)| rest.split(['\'', '"']).nth(1))
+        .is_some_and(|d| d.starts_with('>'));
+    let endian = if big { Endian::Big } else { Endian::Little };
+    Ok((dtype, shape, endian, header.len() as u64, fortran))
+}
+
+/// The header of a C-order, little-endian NPY file of `dtype` and `shape` (format 1.0, padded to 64 bytes as
+/// numpy writes it).
+pub(crate) fn header(dtype: Dtype, shape: &[usize]) -> Vec<u8> {
+    let descr = match dtype {
+        Dtype::U8 => "|u1",
+        Dtype::U16 => "<u2",
+        Dtype::U32 => "<u4",
+        Dtype::U64 => "<u8",
+        Dtype::I8 => "|i1",
+        Dtype::I16 => "<i2",
+        Dtype::I32 => "<i4",
+        Dtype::I64 => "<i8",
+        Dtype::F32 => "<f4",
+        Dtype::F64 => "<f8",
+        Dtype::C32 => "<c8",
+        Dtype::C64 => "<c16",
+    };
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    let tuple = if dims.len() == 1 { format!("({},)", dims.join("")) } else { format!("({})", dims.join(", ")) };
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple}, }}");
+    // Magic (6) + version (2) + length (2) + dictionary + spaces + newline, a multiple of 64 bytes.
+    let total = (10 + dict.len() + 1).div_ceil(64) * 64;
+    while 10 + dict.len() + 1 < total {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = vec![0x93, b'N', b'U', b'M', b'P', b'Y', 1, 0];
+    out.extend((dict.len() as u16).to_le_bytes());
+    out.extend(dict.as_bytes());
+    out
 }
 
 /// The header's bytes (magic string to the end of the dictionary), the element type its `descr` names and its

@@ -64,6 +64,18 @@ pub(crate) fn prepare(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::result::Result<(), String>,
 ) -> Result<PendingSave> {
+    let (prepared, file) = prepare_open(path)?;
+    let io = |source| Error::Io { path: path.to_path_buf(), source };
+    let mut out = BufWriter::new(file);
+    write(&mut out).map_err(|reason| Error::Format { path: path.to_path_buf(), reason })?;
+    out.flush().map_err(io)?;
+    out.get_ref().sync_all().map_err(io)?;
+    Ok(prepared)
+}
+
+/// A registered, empty temporary file beside `path`, open for writing (files written piece by piece: the
+/// caller flushes and syncs it before [`commit`]).
+pub(crate) fn prepare_open(path: &Path) -> Result<(PendingSave, File)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = path
         .file_name()
@@ -83,13 +95,8 @@ pub(crate) fn prepare(
     }
     // From here on, dropping `prepared` (on any error) removes the temporary file and its registration.
     let prepared = PendingSave { tmp, path: path.to_path_buf(), committed: false };
-    let io = |source| Error::Io { path: path.to_path_buf(), source };
-    let file = File::create(&prepared.tmp).map_err(io)?;
-    let mut out = BufWriter::new(file);
-    write(&mut out).map_err(|reason| Error::Format { path: path.to_path_buf(), reason })?;
-    out.flush().map_err(io)?;
-    out.get_ref().sync_all().map_err(io)?;
-    Ok(prepared)
+    let file = File::create(&prepared.tmp).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    Ok((prepared, file))
 }
 
 /// Renames every prepared file over its destination, under the lock [`abandon_saves`] takes: all of them

@@ -1,0 +1,89 @@
+//! The CLI on inputs that do not fit the device memory (`CLIPER_MEMORY_LIMIT` lowers it): it says it runs in
+//! tiles and the files it writes equal an untiled run's bit for bit; what cannot run in tiles fails in one line
+//! naming the step, leaving no output.
+
+mod common;
+use cliper::{HostArray, read_image, read_npy, write_npy};
+use common::*;
+use std::path::Path;
+
+/// Runs `cliper args` with `CLIPER_MEMORY_LIMIT=limit` (or none); gives (exit code, stderr).
+fn limited(args: &[&str], limit: Option<&str>) -> (Option<i32>, String) {
+    let mut command = cliper();
+    command.args(args);
+    match limit {
+        Some(l) => command.env("CLIPER_MEMORY_LIMIT", l),
+        None => command.env_remove("CLIPER_MEMORY_LIMIT"),
+    };
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code(), stderr)
+}
+
+fn noise(shape: &[usize]) -> HostArray {
+    let n: usize = shape.iter().product();
+    let values: Vec<f32> = (0..n).map(|i| ((i as u64).wrapping_mul(2_654_435_761) % 1009) as f32 / 1009.0).collect();
+    HostArray::F32(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), values).unwrap())
+}
+
+fn str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn commands_tile_under_a_memory_limit_and_match_untiled_runs() {
+    let dir = scratch("tiles");
+    let input = dir.join("in.npy");
+    write_npy(&input, &noise(&[600, 300])).unwrap();
+    // 600 × 300 floats are 720 KB: a 400 KB limit leaves no room for the whole chain.
+    for (command, extra) in [
+        ("gaussian-filter", &["--sigma", "2.5"][..]),
+        ("median", &["--size", "5"][..]),
+        ("gradient-magnitude", &["--derivative", "sobel"][..]),
+        ("pad", &["--width", "7", "--mode", "symmetric"][..]),
+    ] {
+        let (whole, tiled) = (dir.join(format!("{command}-whole.npy")), dir.join(format!("{command}-tiled.npy")));
+        let run = |out: &Path, limit| {
+            let mut args = vec![command, str(&input), str(out)];
+            args.extend(extra);
+            limited(&args, limit)
+        };
+        let (code, stderr) = run(&whole, None);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(!stderr.contains("tiles"), "{stderr}");
+        let (code, stderr) = run(&tiled, Some("400K"));
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(stderr.contains("running in") && stderr.contains("tiles of"), "{command}: {stderr}");
+        assert!(read_npy(&whole).unwrap() == read_npy(&tiled).unwrap(), "{command}: tiled and whole differ");
+    }
+    // A PNG in, a TIFF out (gathered on the host, saved once): u8 back to u8 as untiled.
+    let png = root().join("data/phantom_256.png");
+    let (whole, tiled) = (dir.join("whole.tif"), dir.join("tiled.tif"));
+    for (out, limit) in [(&whole, None), (&tiled, Some("150K"))] {
+        let (code, stderr) = limited(&["gaussian-filter", str(&png), str(out), "--sigma", "1"], limit);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(stderr.contains("tiles of"), limit.is_some(), "{stderr}");
+    }
+    assert!(read_image(&whole).unwrap().array == read_image(&tiled).unwrap().array);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn what_needs_the_whole_image_is_refused_in_one_line_without_output() {
+    let dir = scratch("tiles-refused");
+    let input = dir.join("in.npy");
+    write_npy(&input, &noise(&[400, 200])).unwrap();
+    let out = dir.join("labels.npy");
+    let (code, stderr) = limited(&["label", str(&input), str(&out)], Some("200K"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("`label`") && stderr.contains("whole image") && stderr.contains("[400, 200]"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!out.exists());
+    // A limit that is not a size is named.
+    let (code, stderr) = limited(&["gaussian-filter", str(&input), str(&out), "--sigma", "1"], Some("lots"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("CLIPER_MEMORY_LIMIT") && stderr.contains("lots"), "{stderr}");
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,542 @@
+//! Chains on images larger than the device's memory budget: the input is cut along one axis into slabs ("tiles"),
+//! each read with the context (halo) its steps need, run through the whole chain on the device, and the part of
+//! every output that the tile computes exactly is written out. Results equal the untiled run's bit for bit: every
+//! step is local ([`Op::reach`]), the halo is the sum of the steps' reaches, and at the image's edges a tile holds
+//! the real edge, so border rules see what they would see untiled.
+
+use super::any_data::{FileSpec, Origin, OutputOptions, kind_for, save_converted};
+use super::pipeline_file::Chain;
+use super::run::{Built, defined, output_path};
+use super::{Op, Widths};
+use crate::io::Image;
+use crate::{ClApp, Dtype, Error, HostArray, Result, Scale, SlabFile, SlabWriter};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How a chain is cut: along `axis`, tiles of `rows` output indices (the last may be shorter) read with `halo`
+/// indices of context on each side, so that one tile's arrays fit `budget` bytes of device memory.
+///
+/// ```
+/// let plan = cliper::chain::TilePlan { axis: 0, extent: 1000, rows: 300, halo: 6, budget: 1 << 24 };
+/// assert_eq!(plan.tiles(), 4);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TilePlan {
+    /// The axis the input is cut along (the first, or the rows of a colour image).
+    pub axis: usize,
+    /// The input's extent along it.
+    pub extent: usize,
+    /// Output indices per tile.
+    pub rows: usize,
+    /// Context read on each side of a tile: the sum of the steps' reaches.
+    pub halo: usize,
+    /// Device bytes a tile's arrays may take.
+    pub budget: u64,
+}
+
+impl TilePlan {
+    /// Tiles the plan takes.
+    pub fn tiles(&self) -> usize {
+        self.extent.div_ceil(self.rows.max(1))
+    }
+}
+
+/// Where one tile's time went, in seconds: reading the input slab (file and conversion), the copy to the device,
+/// the chain on the device, the copies back, and writing the outputs.
+///
+/// ```
+/// let t = cliper::chain::TileTiming { rows: 0..100, compute_s: 0.5, ..Default::default() };
+/// assert_eq!(t.read_s + t.upload_s + t.compute_s + t.download_s + t.write_s, 0.5);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TileTiming {
+    /// Output indices this tile produced along the cut axis.
+    pub rows: Range<usize>,
+    /// Reading the slab with its halo from the source.
+    pub read_s: f64,
+    /// The copy to the device (and, the first time or after a change of shape, building the chain).
+    pub upload_s: f64,
+    /// The chain on the device.
+    pub compute_s: f64,
+    /// The outputs' copies to the host.
+    pub download_s: f64,
+    /// Writing (or gathering) the outputs' rows.
+    pub write_s: f64,
+}
+
+/// What a tiled run reports as it goes.
+///
+/// ```
+/// use cliper::chain::{TilePlan, TileProgress};
+/// let plan = TilePlan { axis: 0, extent: 10, rows: 4, halo: 1, budget: 1 << 20 };
+/// let say = |p: TileProgress| match p {
+///     TileProgress::Planned(plan) => format!("{} tiles", plan.tiles()),
+///     TileProgress::Tile(t) => format!("rows {:?}", t.rows),
+///     TileProgress::Shrunk(rows) => format!("now {rows} rows"),
+/// };
+/// assert_eq!(say(TileProgress::Planned(&plan)), "3 tiles");
+/// ```
+#[derive(Debug)]
+pub enum TileProgress<'a> {
+    /// The plan, before the first tile.
+    Planned(&'a TilePlan),
+    /// A tile is done.
+    Tile(&'a TileTiming),
+    /// A tile did not fit the device: it runs again in tiles of this many rows.
+    Shrunk(usize),
+}
+
+/// What a tiled run did: the plan, each tile's timing, and the files written (name, file, shape, element type).
+///
+/// ```
+/// use cliper::chain::{TilePlan, TiledOutcome};
+/// let plan = TilePlan { axis: 0, extent: 10, rows: 10, halo: 0, budget: 1 << 20 };
+/// let outcome = TiledOutcome { plan, tiles: Vec::new(), written: Vec::new() };
+/// let seconds: f64 = outcome.tiles.iter().map(|t| t.compute_s).sum();
+/// assert_eq!(seconds, 0.0);
+/// ```
+#[derive(Debug)]
+pub struct TiledOutcome {
+    /// The plan (its `rows` after any shrinking).
+    pub plan: TilePlan,
+    /// One entry per tile, in order.
+    pub tiles: Vec<TileTiming>,
+    /// The outputs saved: name, file, shape, element type.
+    pub written: Vec<(String, PathBuf, Vec<usize>, &'static str)>,
+}
+
+/// The input of a tiled run: a RAW or NPY file read slab by slab, or an image in host memory.
+///
+/// ```
+/// use cliper::chain::{FileSpec, TileInput};
+/// // A PNG is read whole into host memory (only its tiles go to the device); NPY and RAW files slab by slab.
+/// let input = TileInput::open(&FileSpec::parse("data/phantom_256.png"))?;
+/// assert!(matches!(input, TileInput::Image(_)) && input.shape() == [256, 256]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Debug)]
+pub enum TileInput {
+    /// A file read a slab at a time ([`SlabFile`]).
+    File(SlabFile),
+    /// An image already in host memory (any format the readers read; only its tiles go to the device).
+    Image(Image),
+}
+
+impl TileInput {
+    /// The input a chain's file spec names: NPY files slab by slab, other formats read whole into host memory.
+    pub fn open(spec: &FileSpec) -> Result<TileInput> {
+        let npy = spec.variable.is_none() && spec.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+        if npy { SlabFile::open(&spec.path).map(TileInput::File) } else { spec.read().map(TileInput::Image) }
+    }
+
+    /// The whole input's shape.
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            TileInput::File(f) => f.shape(),
+            TileInput::Image(i) => i.array.shape(),
+        }
+    }
+
+    fn dtype(&self) -> Dtype {
+        match self {
+            TileInput::File(f) => f.dtype(),
+            TileInput::Image(i) => i.array.dtype(),
+        }
+    }
+
+    fn colour(&self) -> bool {
+        matches!(self, TileInput::Image(Image { colour: true, .. }))
+    }
+
+    fn image(&self, axis: usize, rows: Range<usize>) -> Result<Image> {
+        match self {
+            TileInput::File(f) => Ok(Image { array: f.read(axis, rows)?, colour: false, geometry: None }),
+            TileInput::Image(i) => {
+                let array = i.array.slab(axis, rows.clone()).ok_or_else(|| {
+                    Error::invalid("tiles", format!("rows {rows:?} of axis {axis} are outside {:?}", i.array.shape()))
+                })?;
+                Ok(Image { array, colour: i.colour, geometry: i.geometry })
+            }
+        }
+    }
+}
+
+/// Where one output goes: streamed slab by slab into an NPY file (values as they are or rounded, the file's
+/// type known up front), or gathered in host memory and saved whole (every other format, min–max scaling).
+enum Sink {
+    /// The writer is made at the first tile, when the computing type is known.
+    Stream {
+        path: PathBuf,
+        writer: Option<(SlabWriter, Vec<usize>, Dtype)>,
+        dtype: Option<Dtype>,
+        scale: Scale,
+        clip: bool,
+    },
+    Gather {
+        array: Option<HostArray>,
+    },
+}
+
+/// An output array's frame along the cut axis: elements its pad steps added before and after the input's.
+#[derive(Clone, Copy, Debug, Default)]
+struct Frame {
+    before: usize,
+    after: usize,
+}
+
+impl Chain {
+    /// The memory a chain on `input` would take on `app`'s device in one go, and whether that exceeds what is
+    /// free under [`ClApp::memory_limit`] — in which case [`Chain::run_tiled`] is the way to run it.
+    ///
+    /// The estimate: every array of the chain alive at once, at the precision it computes in, and half as much
+    /// again for the processes' own scratch.
+    pub fn needs_tiles(&self, app: &ClApp, shape: &[usize], dtype: Dtype) -> bool {
+        let per_element = self.device_bytes(dtype);
+        let elements: usize = shape.iter().product();
+        (elements as f64 * per_element) as u64 > free_bytes(app)
+    }
+
+    /// Device bytes per input element: every array of the chain plus half again for scratch.
+    fn device_bytes(&self, dtype: Dtype) -> f64 {
+        let double = self.precision.double(&[dtype]);
+        let size = if double { 8.0 } else { 4.0 } * if dtype.is_complex() { 2.0 } else { 1.0 };
+        size * (self.inputs.len() + self.steps.len()) as f64 * 1.5
+    }
+
+    /// Runs a chain of local steps on one input larger than the device's memory budget, tile by tile (see the
+    /// module's documentation), writing the chain's outputs. `input` is the chain's own input when `None` (NPY
+    /// files are read slab by slab; other formats whole into host memory). NPY outputs (values as they are or
+    /// rounded) are written slab by slab; other outputs are gathered in host memory and saved once at the end.
+    ///
+    /// Refused with an error naming why: more than one input, a step that needs the whole image
+    /// ([`Op::reach`]), a budget too small for one tile's halo.
+    ///
+    /// ```
+    /// use cliper::chain::{Chain, TileProgress};
+    /// let dir = std::env::temp_dir().join(format!("cliper-doc-tiled-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let image = ndarray::Array::from_shape_fn((300, 40), |(i, j)| ((i * 7 + j * 3) % 11) as f32).into_dyn();
+    /// cliper::write_npy(dir.join("in.npy"), &cliper::HostArray::F32(image))?;
+    /// let text = format!(
+    ///     "input = {{ x = '{0}/in.npy' }}\n[[step]]\nop = 'convolve'\nkernel = 'gaussian:2'\nin = 'x'\nout = 'y'\n\
+    ///      [output]\ny = '{0}/out.npy'\n",
+    ///     dir.display()
+    /// );
+    /// let chain = Chain::from_toml(&text, "blur.toml".as_ref())?;
+    /// // 40 KiB of device memory: tiles of about 50 rows (each read with 17 more on both sides).
+    /// let app = cliper::ClApp::builder().memory_limit(40 << 10).build()?;
+    /// let mut tiles = 0;
+    /// let outcome = chain.run_tiled(&app, None, |p| if let TileProgress::Tile(_) = p { tiles += 1 })?;
+    /// assert!(tiles > 1 && outcome.plan.halo >= 17);
+    /// assert_eq!(outcome.written[0].2, vec![300, 40]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn run_tiled(
+        &self,
+        app: &ClApp,
+        input: Option<TileInput>,
+        mut progress: impl FnMut(TileProgress<'_>),
+    ) -> Result<TiledOutcome> {
+        let [(input_name, input_spec)] = self.inputs.as_slice() else {
+            return Err(Error::invalid(
+                "tiles",
+                format!("a chain runs in tiles from one input; this one has {}", self.inputs.len()),
+            ));
+        };
+        let spec = FileSpec::parse(input_spec);
+        let source = match input {
+            Some(i) => i,
+            None => TileInput::open(&spec)?,
+        };
+        let shape = source.shape().to_vec();
+        let colour = source.colour();
+        let geometry = match &source {
+            TileInput::Image(i) => i.geometry,
+            TileInput::File(_) => None,
+        };
+        // The rows of a colour image (channels on axis −3); otherwise the first axis.
+        let axis = if colour && shape.len() == 3 { 1 } else { 0 };
+        let extent = shape.get(axis).copied().unwrap_or(1);
+        let (halo, frames) = self.reaches(input_name, &shape, axis, colour, geometry.as_ref())?;
+        let double = self.precision.double(&[source.dtype()]);
+        let mut built: Option<(usize, bool, bool, Built)> = None;
+        // What one row costs on the device, measured: the chain built on a probe tile from the top (its arrays and
+        // the processes' scratch, all allocated when it is built), with a tenth more for safety.
+        let budget = free_bytes(app);
+        let probe = extent.min(2 * halo + 1);
+        let before = app.memory_stats().live_bytes;
+        let image = source.image(axis, 0..probe)?;
+        let per_row = match self.tile_chain(app, &spec, &image, (probe, true, probe == extent), double, &mut built) {
+            Ok(_) => (app.memory_stats().live_bytes.saturating_sub(before) as f64 / probe as f64) * 1.1,
+            // Not even the smallest tile fits: the estimate (every array and half again) for the message.
+            Err(Error::OutOfMemory { .. }) => {
+                self.device_bytes(source.dtype()) * (shape.iter().product::<usize>() / extent.max(1)) as f64
+            }
+            Err(e) => return Err(e),
+        };
+        let fit = if built.is_some() { (budget as f64 / per_row.max(1.0)) as usize } else { 0 };
+        if fit < 2 * halo + 1 {
+            return Err(Error::OutOfMemory {
+                what: format!("one tile of {} along axis {axis} of {shape:?}", 2 * halo + 1),
+                bytes: ((2 * halo + 1) as f64 * per_row).min(u64::MAX as f64) as u64,
+                limit: format!(
+                    "{budget} bytes of device memory are free under the limit of {}: a tile needs {halo} rows of \
+                     context on each side for this chain",
+                    app.memory_limit()
+                ),
+            });
+        }
+        let mut plan = TilePlan { axis, extent, rows: (fit - 2 * halo).min(extent).max(1), halo, budget };
+        progress(TileProgress::Planned(&plan));
+        let mut sinks = self.sinks()?;
+        let mut origins: HashMap<String, Origin> = HashMap::new();
+        let mut timings = Vec::new();
+        let mut start = 0;
+        while start < extent {
+            let end = extent.min(start + plan.rows);
+            let (lo, hi) = (start.saturating_sub(halo), extent.min(end + halo));
+            let mut timing = TileTiming { rows: start..end, ..TileTiming::default() };
+            let clock = Instant::now();
+            let image = source.image(axis, lo..hi)?;
+            timing.read_s = clock.elapsed().as_secs_f64();
+            let clock = Instant::now();
+            let key = (hi - lo, lo == 0, hi == extent);
+            let ran = self.tile_chain(app, &spec, &image, key, double, &mut built).and_then(|b| {
+                timing.upload_s = clock.elapsed().as_secs_f64();
+                let clock = Instant::now();
+                b.pipeline.run()?;
+                app.finish()?;
+                timing.compute_s = clock.elapsed().as_secs_f64();
+                Ok(())
+            });
+            match ran {
+                Err(Error::OutOfMemory { .. }) if plan.rows > 1 => {
+                    // The estimate was short (a process's scratch): smaller tiles from here on.
+                    built = None;
+                    plan.rows /= 2;
+                    progress(TileProgress::Shrunk(plan.rows));
+                    continue;
+                }
+                other => other?,
+            }
+            let Some((_, _, _, b)) = built.as_ref() else {
+                return Err(Error::invalid("tiles", "no chain was built"));
+            };
+            for (name, _, _) in &self.outputs {
+                let clock = Instant::now();
+                let host = defined(&b.arrays, name)?.to_host()?;
+                timing.download_s += clock.elapsed().as_secs_f64();
+                let clock = Instant::now();
+                let frame = frames.get(name).copied().unwrap_or_default();
+                let total = extent + frame.before + frame.after;
+                // This tile's local index 0 along the axis is this output's global index `first`.
+                let applied = if lo == 0 { frame.before } else { 0 };
+                let first = lo + frame.before - applied;
+                let from = if start == 0 { 0 } else { start + frame.before };
+                let to = if end == extent { total } else { end + frame.before };
+                let rows = host.slab(axis, from - first..to - first).ok_or_else(|| {
+                    Error::invalid(
+                        "tiles",
+                        format!("output `{name}` of shape {:?} misses rows {from}..{to}", host.shape()),
+                    )
+                })?;
+                if let Some(sink) = sinks.get_mut(name) {
+                    sink.put(axis, from, rows, total)?;
+                }
+                origins.entry(name.clone()).or_insert_with(|| b.origins.get(name).copied().unwrap_or_default());
+                timing.write_s += clock.elapsed().as_secs_f64();
+            }
+            progress(TileProgress::Tile(&timing));
+            timings.push(timing);
+            start = end;
+        }
+        drop(built);
+        let mut written = Vec::new();
+        for (name, template, options) in &self.outputs {
+            let path = output_path(template, None, false)?;
+            let sink = sinks.remove(name).ok_or_else(|| Error::invalid("tiles", format!("no output `{name}`")))?;
+            let origin = origins.get(name).copied().unwrap_or_default();
+            let options = options.as_ref().unwrap_or(&self.options);
+            let (shape, dtype) = sink.finish(&path, origin, options)?;
+            written.push((name.clone(), path, shape, dtype.name()));
+        }
+        Ok(TiledOutcome { plan, tiles: timings, written })
+    }
+
+    /// The summed halo along `axis` and each array's frame, or why a step cannot run in tiles.
+    fn reaches(
+        &self,
+        input: &str,
+        shape: &[usize],
+        axis: usize,
+        colour: bool,
+        geometry: Option<&crate::Geometry>,
+    ) -> Result<(usize, HashMap<String, Frame>)> {
+        let mut frames = HashMap::from([(input.to_string(), Frame::default())]);
+        let mut halo = 0;
+        for (i, step) in self.steps.iter().enumerate() {
+            let op = if colour { step.op.for_colour(shape)? } else { step.op.clone() };
+            let op = op.in_voxels(geometry, shape, colour)?;
+            let reach = op.reach(shape, axis).map_err(|e| match e {
+                Error::InvalidArgument { op, reason } => {
+                    Error::InvalidArgument { op: format!("step {} ({op})", i + 1), reason }
+                }
+                other => other,
+            })?;
+            let from = step.inputs.first().and_then(|n| frames.get(n)).copied().unwrap_or_default();
+            frames.insert(
+                step.output.clone(),
+                Frame { before: from.before + reach.pad.0, after: from.after + reach.pad.1 },
+            );
+            // A pad step mirrors or repeats up to its width of rows at the image's edge: a tile holds them.
+            halo += reach.halo + if reach.pad != (0, 0) { reach.pad.0.max(reach.pad.1) } else { 0 };
+        }
+        Ok((halo, frames))
+    }
+
+    /// One sink per output: NPY files taking their rows as they come, when their values convert row by row.
+    fn sinks(&self) -> Result<HashMap<String, Sink>> {
+        let mut sinks = HashMap::new();
+        for (name, template, options) in &self.outputs {
+            let path = output_path(template, None, false)?;
+            super::run::create_parent(&path)?;
+            let options = options.as_ref().unwrap_or(&self.options);
+            let npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+            let scale = options.scale.unwrap_or(Scale::Raw);
+            let sink = if npy && scale != Scale::MinMax {
+                Sink::Stream { path, writer: None, dtype: options.dtype, scale, clip: options.clip }
+            } else {
+                Sink::Gather { array: None }
+            };
+            sinks.insert(name.clone(), sink);
+        }
+        Ok(sinks)
+    }
+
+    /// The chain built for a tile of `image` (rows `key.0`; at the input's first / last rows per `key.1` /
+    /// `key.2`, where pad steps add their rows), reusing the last one when the key is the same.
+    fn tile_chain<'b>(
+        &self,
+        app: &ClApp,
+        spec: &FileSpec,
+        image: &Image,
+        key: (usize, bool, bool),
+        double: bool,
+        built: &'b mut Option<(usize, bool, bool, Built)>,
+    ) -> Result<&'b mut Built> {
+        let same = built.as_ref().is_some_and(|(r, a, b, _)| (*r, *a, *b) == key);
+        if same {
+            if let (Some((_, _, _, b)), Some((name, _))) = (built.as_mut(), self.inputs.first()) {
+                let values = self.in_precision(&image.array)?;
+                defined(&b.arrays, name)?.overwrite(&values, &spec.path)?;
+            }
+        } else {
+            *built = None;
+            let shape = image.array.shape().to_vec();
+            let axis = if image.colour && shape.len() == 3 { 1 } else { 0 };
+            let steps = self
+                .steps
+                .iter()
+                .map(|s| -> Result<super::Step> {
+                    let op = match (&s.op, image.colour) {
+                        (Op::Pad { .. }, true) => s.op.for_colour(&shape)?,
+                        _ => s.op.clone(),
+                    };
+                    let op = match op {
+                        Op::Pad { width, mode, value } => {
+                            let mut pairs = match width.0.as_slice() {
+                                [one] => vec![*one; shape.len()],
+                                many => many.to_vec(),
+                            };
+                            if let Some(pair) = pairs.get_mut(axis) {
+                                *pair = (if key.1 { pair.0 } else { 0 }, if key.2 { pair.1 } else { 0 });
+                            }
+                            Op::Pad { width: Widths(pairs), mode, value }
+                        }
+                        other => other,
+                    };
+                    Ok(super::Step { op, ..s.clone() })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let chain = Chain { steps, ..self.clone() };
+            let host = self.in_precision(&image.array)?;
+            let signature = vec![(
+                self.inputs.first().map(|(n, _)| n.clone()).unwrap_or_default(),
+                kind_for(&host, double).name(),
+                shape,
+                image.colour,
+            )];
+            let b = chain.build(app, &[(spec, image)], double, signature)?;
+            *built = Some((key.0, key.1, key.2, b));
+        }
+        built.as_mut().map(|(_, _, _, b)| b).ok_or_else(|| Error::invalid("tiles", "no chain was built"))
+    }
+}
+
+impl Sink {
+    /// Takes `rows` of an output whose extent along `axis` is `total`, at index `at`.
+    fn put(&mut self, axis: usize, at: usize, rows: HostArray, total: usize) -> Result<()> {
+        let mut full = rows.shape().to_vec();
+        if let Some(n) = full.get_mut(axis) {
+            *n = total;
+        }
+        match self {
+            Sink::Stream { path, writer, dtype, scale, clip } => {
+                let own = rows.dtype();
+                let target = dtype.unwrap_or(own);
+                let rows = if target == own && *scale == Scale::Raw && !*clip {
+                    rows
+                } else {
+                    rows.cast(target, *scale, *clip)?
+                };
+                if writer.is_none() {
+                    *writer = Some((SlabWriter::npy(&*path, target, &full)?, full, target));
+                }
+                match writer {
+                    Some((w, _, _)) => w.write(axis, at, &rows),
+                    None => Err(Error::invalid("tiles", format!("no writer for {}", path.display()))),
+                }
+            }
+            Sink::Gather { array } => {
+                let whole = array.get_or_insert_with(|| HostArray::zeros(rows.dtype(), &full));
+                if whole.set_slab(axis, at, &rows) {
+                    Ok(())
+                } else {
+                    Err(Error::invalid(
+                        "tiles",
+                        format!("rows of shape {:?} do not fit an output of shape {:?} at {at}", rows.shape(), full),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Completes the file: renames a streamed one into place, saves a gathered one. Gives its shape and type.
+    fn finish(self, path: &Path, origin: Origin, options: &OutputOptions) -> Result<(Vec<usize>, Dtype)> {
+        match self {
+            Sink::Stream { writer: Some((writer, shape, dtype)), .. } => {
+                writer.finish()?;
+                Ok((shape, dtype))
+            }
+            Sink::Stream { writer: None, .. } => {
+                Err(Error::invalid("tiles", format!("nothing was computed for {}", path.display())))
+            }
+            Sink::Gather { array: Some(array) } => {
+                let shape = array.shape().to_vec();
+                let dtype = save_converted(path, array, origin, options)?;
+                Ok((shape, dtype))
+            }
+            Sink::Gather { array: None } => {
+                Err(Error::invalid("tiles", format!("nothing was computed for {}", path.display())))
+            }
+        }
+    }
+}
+
+/// Device bytes free under the app's memory limit now.
+fn free_bytes(app: &ClApp) -> u64 {
+    app.memory_limit().saturating_sub(app.memory_stats().live_bytes)
+}
