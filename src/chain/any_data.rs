@@ -205,6 +205,10 @@ impl AnyData {
     /// that keeps a chain's arrays and processes for the next file.
     pub fn overwrite(&self, host: &HostArray, path: &Path) -> Result<()> {
         dispatch!(self, x => {
+            // The file's own type on the device: straight from the host array, no converted copy.
+            if let Some(values) = host.as_elements().and_then(|a| a.as_slice()) {
+                return x.write(values);
+            }
             let values = host.to_elements(path)?;
             x.write(values.as_standard_layout().as_slice().unwrap_or_default())
         })

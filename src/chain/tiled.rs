@@ -293,66 +293,120 @@ impl Chain {
         progress(TileProgress::Planned(&plan));
         let mut sinks = self.sinks()?;
         let mut origins: HashMap<String, Origin> = HashMap::new();
-        let mut timings = Vec::new();
-        let mut start = 0;
-        while start < extent {
-            let end = extent.min(start + plan.rows);
-            let (lo, hi) = (start.saturating_sub(halo), extent.min(end + halo));
-            let mut timing = TileTiming { rows: start..end, ..TileTiming::default() };
-            let clock = Instant::now();
-            let image = source.image(axis, lo..hi)?;
-            timing.read_s = clock.elapsed().as_secs_f64();
-            let clock = Instant::now();
-            let key = (hi - lo, lo == 0, hi == extent);
-            let ran = self.tile_chain(app, &spec, &image, key, double, &mut built).and_then(|b| {
-                timing.upload_s = clock.elapsed().as_secs_f64();
+        let mut timings: Vec<TileTiming> = Vec::new();
+        // Three stages overlap: while the device runs tile k, a thread reads tile k + 1 and another writes tile
+        // k − 1's outputs. A tile's timing is reported once its writing is done.
+        std::thread::scope(|scope| -> Result<()> {
+            type Read = Result<(Image, f64)>;
+            let source = &source;
+            let read = move |rows: Range<usize>| -> Read {
                 let clock = Instant::now();
-                b.pipeline.run()?;
-                app.finish()?;
-                timing.compute_s = clock.elapsed().as_secs_f64();
-                Ok(())
-            });
-            match ran {
-                Err(Error::OutOfMemory { .. }) if plan.rows > 1 => {
-                    // The estimate was short (a process's scratch): smaller tiles from here on.
-                    built = None;
-                    plan.rows /= 2;
-                    progress(TileProgress::Shrunk(plan.rows));
-                    continue;
-                }
-                other => other?,
-            }
-            let Some((_, _, _, b)) = built.as_ref() else {
-                return Err(Error::invalid("tiles", "no chain was built"));
+                source.image(axis, rows).map(|image| (image, clock.elapsed().as_secs_f64()))
             };
-            for (name, _, _) in &self.outputs {
-                let clock = Instant::now();
-                let host = defined(&b.arrays, name)?.to_host()?;
-                timing.download_s += clock.elapsed().as_secs_f64();
-                let clock = Instant::now();
-                let frame = frames.get(name).copied().unwrap_or_default();
-                let total = extent + frame.before + frame.after;
-                // This tile's local index 0 along the axis is this output's global index `first`.
-                let applied = if lo == 0 { frame.before } else { 0 };
-                let first = lo + frame.before - applied;
-                let from = if start == 0 { 0 } else { start + frame.before };
-                let to = if end == extent { total } else { end + frame.before };
-                let rows = host.slab(axis, from - first..to - first).ok_or_else(|| {
-                    Error::invalid(
-                        "tiles",
-                        format!("output `{name}` of shape {:?} misses rows {from}..{to}", host.shape()),
-                    )
-                })?;
-                if let Some(sink) = sinks.get_mut(name) {
-                    sink.put(axis, from, rows, total)?;
+            let mut prefetch: Option<(Range<usize>, std::thread::ScopedJoinHandle<'_, Read>)> = None;
+            let mut pending: Option<TileTiming> = None;
+            let mut writing = None;
+            let mut spare = Some(std::mem::take(&mut sinks));
+            type Writing<'s> = Option<std::thread::ScopedJoinHandle<'s, (HashMap<String, Sink>, Result<f64>)>>;
+            let finish_writing = |writing: &mut Writing<'_>,
+                                  pending: &mut Option<TileTiming>,
+                                  spare: &mut Option<HashMap<String, Sink>>,
+                                  progress: &mut dyn FnMut(TileProgress<'_>),
+                                  timings: &mut Vec<TileTiming>|
+             -> Result<()> {
+                if let Some(handle) = writing.take() {
+                    let (back, result) =
+                        handle.join().map_err(|_| Error::invalid("tiles", "the thread writing the outputs failed"))?;
+                    *spare = Some(back);
+                    if let Some(mut timing) = pending.take() {
+                        timing.write_s = result?;
+                        progress(TileProgress::Tile(&timing));
+                        timings.push(timing);
+                    }
                 }
-                origins.entry(name.clone()).or_insert_with(|| b.origins.get(name).copied().unwrap_or_default());
-                timing.write_s += clock.elapsed().as_secs_f64();
+                Ok(())
+            };
+            let mut start = 0;
+            while start < extent {
+                let end = extent.min(start + plan.rows);
+                let (lo, hi) = (start.saturating_sub(halo), extent.min(end + halo));
+                let mut timing = TileTiming { rows: start..end, ..TileTiming::default() };
+                let (image, read_s) = match prefetch.take() {
+                    Some((rows, handle)) if rows == (lo..hi) => {
+                        handle.join().map_err(|_| Error::invalid("tiles", "the thread reading the input failed"))??
+                    }
+                    _ => read(lo..hi)?,
+                };
+                timing.read_s = read_s;
+                if end < extent {
+                    let next_end = extent.min(end + plan.rows);
+                    let rows = end.saturating_sub(halo)..extent.min(next_end + halo);
+                    prefetch = Some((rows.clone(), scope.spawn(move || read(rows))));
+                }
+                let clock = Instant::now();
+                let key = (hi - lo, lo == 0, hi == extent);
+                let ran = self.tile_chain(app, &spec, &image, key, double, &mut built).and_then(|b| {
+                    app.finish()?;
+                    timing.upload_s = clock.elapsed().as_secs_f64();
+                    let clock = Instant::now();
+                    b.pipeline.run()?;
+                    app.finish()?;
+                    timing.compute_s = clock.elapsed().as_secs_f64();
+                    Ok(())
+                });
+                drop(image);
+                match ran {
+                    Err(Error::OutOfMemory { .. }) if plan.rows > 1 => {
+                        // The estimate was short (a process's scratch): smaller tiles from here on.
+                        built = None;
+                        plan.rows /= 2;
+                        progress(TileProgress::Shrunk(plan.rows));
+                        continue;
+                    }
+                    other => other?,
+                }
+                let Some((_, _, _, b)) = built.as_ref() else {
+                    return Err(Error::invalid("tiles", "no chain was built"));
+                };
+                let clock = Instant::now();
+                let mut parts = Vec::with_capacity(self.outputs.len());
+                for (name, _, _) in &self.outputs {
+                    let host = defined(&b.arrays, name)?.to_host()?;
+                    let frame = frames.get(name).copied().unwrap_or_default();
+                    let total = extent + frame.before + frame.after;
+                    // This tile's local index 0 along the axis is this output's global index `first`.
+                    let applied = if lo == 0 { frame.before } else { 0 };
+                    let first = lo + frame.before - applied;
+                    let from = if start == 0 { 0 } else { start + frame.before };
+                    let to = if end == extent { total } else { end + frame.before };
+                    if from < first || to - first > host.shape().get(axis).copied().unwrap_or(0) {
+                        return Err(Error::invalid(
+                            "tiles",
+                            format!("output `{name}` of shape {:?} misses rows {from}..{to}", host.shape()),
+                        ));
+                    }
+                    parts.push((name.clone(), host, from - first..to - first, from, total));
+                    origins.entry(name.clone()).or_insert_with(|| b.origins.get(name).copied().unwrap_or_default());
+                }
+                timing.download_s = clock.elapsed().as_secs_f64();
+                finish_writing(&mut writing, &mut pending, &mut spare, &mut progress, &mut timings)?;
+                let mut sinks = spare.take().unwrap_or_default();
+                writing = Some(scope.spawn(move || {
+                    let clock = Instant::now();
+                    let result =
+                        parts.into_iter().try_for_each(|(name, host, local, from, total)| match sinks.get_mut(&name) {
+                            Some(sink) => sink.put(axis, from, &host, local, total),
+                            None => Ok(()),
+                        });
+                    (sinks, result.map(|()| clock.elapsed().as_secs_f64()))
+                }));
+                pending = Some(timing);
+                start = end;
             }
-            progress(TileProgress::Tile(&timing));
-            timings.push(timing);
-            start = end;
-        }
+            finish_writing(&mut writing, &mut pending, &mut spare, &mut progress, &mut timings)?;
+            sinks = spare.take().unwrap_or_default();
+            Ok(())
+        })?;
         drop(built);
         let mut written = Vec::new();
         for (name, template, options) in &self.outputs {
@@ -477,30 +531,36 @@ impl Chain {
 }
 
 impl Sink {
-    /// Takes `rows` of an output whose extent along `axis` is `total`, at index `at`.
-    fn put(&mut self, axis: usize, at: usize, rows: HostArray, total: usize) -> Result<()> {
-        let mut full = rows.shape().to_vec();
+    /// Takes indices `local` along `axis` of a tile's output `tile`, an output whose extent there is `total`,
+    /// at index `at`.
+    fn put(&mut self, axis: usize, at: usize, tile: &HostArray, local: Range<usize>, total: usize) -> Result<()> {
+        let mut full = tile.shape().to_vec();
         if let Some(n) = full.get_mut(axis) {
             *n = total;
         }
+        let slab = || {
+            tile.slab(axis, local.clone()).ok_or_else(|| {
+                Error::invalid("tiles", format!("rows {local:?} are outside a tile of shape {:?}", tile.shape()))
+            })
+        };
         match self {
             Sink::Stream { path, writer, dtype, scale, clip } => {
-                let own = rows.dtype();
+                let own = tile.dtype();
                 let target = dtype.unwrap_or(own);
-                let rows = if target == own && *scale == Scale::Raw && !*clip {
-                    rows
-                } else {
-                    rows.cast(target, *scale, *clip)?
-                };
                 if writer.is_none() {
                     *writer = Some((SlabWriter::npy(&*path, target, &full)?, full, target));
                 }
-                match writer {
-                    Some((w, _, _)) => w.write(axis, at, &rows),
-                    None => Err(Error::invalid("tiles", format!("no writer for {}", path.display()))),
+                let Some((w, _, _)) = writer else {
+                    return Err(Error::invalid("tiles", format!("no writer for {}", path.display())));
+                };
+                if target == own && *scale == Scale::Raw && !*clip {
+                    if axis == 0 { w.write_rows(at, tile, local) } else { w.write(axis, at, &slab()?) }
+                } else {
+                    w.write(axis, at, &slab()?.cast(target, *scale, *clip)?)
                 }
             }
             Sink::Gather { array } => {
+                let rows = slab()?;
                 let whole = array.get_or_insert_with(|| HostArray::zeros(rows.dtype(), &full));
                 if whole.set_slab(axis, at, &rows) {
                     Ok(())

@@ -282,6 +282,22 @@ impl HostArray {
     /// assert_eq!(HostArray::from_elements(a.clone()), HostArray::F32(a));
     /// ```
     pub fn from_elements<T: Element>(a: ArrayD<T>) -> HostArray {
+        // The four element types are the four file types: the array moves in without a copy.
+        let mut slot = Some(a);
+        let any = &mut slot as &mut dyn std::any::Any;
+        if let Some(a) = any.downcast_mut::<Option<ArrayD<f32>>>().and_then(Option::take) {
+            return HostArray::F32(a);
+        }
+        if let Some(a) = any.downcast_mut::<Option<ArrayD<f64>>>().and_then(Option::take) {
+            return HostArray::F64(a);
+        }
+        if let Some(a) = any.downcast_mut::<Option<ArrayD<Complex32>>>().and_then(Option::take) {
+            return HostArray::C32(a);
+        }
+        if let Some(a) = any.downcast_mut::<Option<ArrayD<num_complex::Complex64>>>().and_then(Option::take) {
+            return HostArray::C64(a);
+        }
+        let Some(a) = slot else { return HostArray::F32(ArrayD::zeros(ndarray::IxDyn(&[0]))) };
         // `to_c64` is exact for every element type, so narrowing back to T's own width changes nothing.
         match (T::IS_COMPLEX, T::IS_DOUBLE) {
             (false, false) => HostArray::F32(a.mapv(|v| v.to_c64().re as f32)),
@@ -292,6 +308,18 @@ impl HostArray {
             })),
             (true, true) => HostArray::C64(a.mapv(|v| v.to_c64())),
         }
+    }
+
+    /// The array itself when it holds exactly `T` (f32 as f32, …), for copies to the device without conversion.
+    pub(crate) fn as_elements<T: Element>(&self) -> Option<&ArrayD<T>> {
+        let inner: &dyn std::any::Any = match self {
+            HostArray::F32(a) => a,
+            HostArray::F64(a) => a,
+            HostArray::C32(a) => a,
+            HostArray::C64(a) => a,
+            _ => return None,
+        };
+        inner.downcast_ref::<ArrayD<T>>()
     }
 
     /// The element type.

@@ -10,6 +10,7 @@ use super::sample::encode;
 use super::save::{PendingSave, commit, prepare_open};
 use super::source::data_bytes;
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -82,18 +83,68 @@ impl SlabFile {
     }
 
     /// The elements with index `rows` along `axis` (all of every other axis), as an array of the file's type.
+    ///
+    /// Elements in this machine's byte order are read straight into the array (no decoding pass), in pieces of
+    /// up to 64 MiB on all cores: a slab of a file in the page cache comes at memory speed.
     pub fn read(&self, axis: usize, rows: Range<usize>) -> Result<HostArray> {
         let shape = &self.format.shape;
         let (outer, inner, slab) = slab_geometry(shape, axis, &rows, &self.path)?;
         let size = self.format.dtype.size();
         let piece = rows.len() * inner * size;
-        let mut bytes = vec![0u8; outer * piece];
         let extent = shape.get(axis).copied().unwrap_or(1);
-        for (o, chunk) in bytes.chunks_mut(piece.max(1)).enumerate().take(outer) {
-            let at = self.offset + ((o * extent + rows.start) * inner * size) as u64;
-            self.file.read_exact_at(chunk, at).map_err(|source| Error::Io { path: self.path.clone(), source })?;
+        let native = (self.format.endian == Endian::Little) == cfg!(target_endian = "little");
+        // Where the bytes of output byte `b` lie in the file.
+        let at = |b: usize| {
+            self.offset + (((b / piece.max(1)) * extent + rows.start) * inner * size + b % piece.max(1)) as u64
+        };
+        let fill = |bytes: &mut [u8]| -> Result<()> {
+            // Chunks that never straddle two pieces, so each is one positioned read.
+            let chunk = (64 << 20) / piece.max(1) * piece.max(1);
+            let chunk = if chunk == 0 { piece.clamp(1, 64 << 20) } else { chunk };
+            bytes.par_chunks_mut(chunk).enumerate().try_for_each(|(k, part)| {
+                let mut done = 0;
+                while done < part.len() {
+                    let b = k * chunk + done;
+                    let run = (piece - b % piece).min(part.len() - done);
+                    let target = part.get_mut(done..done + run).unwrap_or_default();
+                    self.file
+                        .read_exact_at(target, at(b))
+                        .map_err(|source| Error::Io { path: self.path.clone(), source })?;
+                    done += run;
+                }
+                Ok(())
+            })
+        };
+        if !native {
+            let mut bytes = vec![0u8; outer * piece];
+            fill(&mut bytes)?;
+            return RawFormat { shape: slab, ..self.format.clone() }.decode_named(&bytes, &self.path);
         }
-        RawFormat { shape: slab, ..self.format.clone() }.decode_named(&bytes, &self.path)
+        let count = outer * rows.len() * inner;
+        macro_rules! typed {
+            ($variant:ident, $t:ty) => {{
+                let mut values = vec![<$t>::default(); count];
+                fill(bytemuck::cast_slice_mut(&mut values))?;
+                HostArray::$variant(
+                    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&slab), values)
+                        .map_err(|e| Error::Format { path: self.path.clone(), reason: e.to_string() })?,
+                )
+            }};
+        }
+        Ok(match self.format.dtype {
+            Dtype::U8 => typed!(U8, u8),
+            Dtype::U16 => typed!(U16, u16),
+            Dtype::U32 => typed!(U32, u32),
+            Dtype::U64 => typed!(U64, u64),
+            Dtype::I8 => typed!(I8, i8),
+            Dtype::I16 => typed!(I16, i16),
+            Dtype::I32 => typed!(I32, i32),
+            Dtype::I64 => typed!(I64, i64),
+            Dtype::F32 => typed!(F32, f32),
+            Dtype::F64 => typed!(F64, f64),
+            Dtype::C32 => typed!(C32, num_complex::Complex32),
+            Dtype::C64 => typed!(C64, num_complex::Complex64),
+        })
     }
 }
 
@@ -182,15 +233,79 @@ impl SlabWriter {
             });
         }
         let little = self.format.endian == Endian::Little;
-        let bytes = each_variant!(slab, a => encode(a.iter(), little));
+        let native = little == cfg!(target_endian = "little");
+        // This machine's byte order and a contiguous array: its memory is the file's bytes.
+        let direct: Option<&[u8]> = if native {
+            each_variant!(slab, a => a.as_slice().map(bytemuck::cast_slice::<_, u8>))
+        } else {
+            None
+        };
+        let encoded;
+        let bytes = match direct {
+            Some(b) => b,
+            None => {
+                encoded = each_variant!(slab, a => encode(a.iter(), little));
+                encoded.as_slice()
+            }
+        };
         let size = self.format.dtype.size();
         let piece = rows.len() * inner * size;
         let extent = shape.get(axis).copied().unwrap_or(1);
-        for (o, chunk) in bytes.chunks(piece.max(1)).enumerate().take(outer) {
+        bytes.par_chunks(piece.max(1)).enumerate().take(outer).try_for_each(|(o, chunk)| {
             let at = self.offset + ((o * extent + rows.start) * inner * size) as u64;
-            self.file.write_all_at(chunk, at).map_err(|source| Error::Io { path: self.path.clone(), source })?;
+            // Pieces of up to 64 MiB, written by all cores.
+            chunk.par_chunks(64 << 20).enumerate().try_for_each(|(k, part)| {
+                self.file
+                    .write_all_at(part, at + (k * (64 << 20)) as u64)
+                    .map_err(|source| Error::Io { path: self.path.clone(), source })
+            })
+        })
+    }
+
+    /// Writes indices `local` along the first axis of `tile` (the file's type; the file's shape but along that
+    /// axis) at index `start`: without a copy when the tile is contiguous and in this machine's byte order.
+    ///
+    /// ```
+    /// use cliper::{Dtype, HostArray, SlabWriter, read_npy};
+    /// let path = std::env::temp_dir().join(format!("cliper-doc-rows-{}.npy", std::process::id()));
+    /// let tile = HostArray::U8(ndarray::arr2(&[[9u8, 9], [1, 2], [3, 4], [9, 9]]).into_dyn());
+    /// let mut out = SlabWriter::npy(&path, Dtype::U8, &[2, 2])?;
+    /// out.write_rows(0, &tile, 1..3)?; // the tile's rows 1 and 2 become the file's rows 0 and 1
+    /// out.finish()?;
+    /// assert_eq!(read_npy(&path)?, HostArray::U8(ndarray::arr2(&[[1u8, 2], [3, 4]]).into_dyn()));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn write_rows(&mut self, start: usize, tile: &HostArray, local: Range<usize>) -> Result<()> {
+        let native = (self.format.endian == Endian::Little) == cfg!(target_endian = "little");
+        let inner: usize = tile.shape().iter().skip(1).product();
+        let fits = tile.dtype() == self.format.dtype
+            && tile.shape().get(1..) == self.format.shape.get(1..)
+            && local.end <= tile.shape().first().copied().unwrap_or(0)
+            && start + local.len() <= self.format.shape.first().copied().unwrap_or(0);
+        let whole: Option<&[u8]> = if native && fits {
+            each_variant!(tile, a => a.as_slice().map(bytemuck::cast_slice::<_, u8>))
+        } else {
+            None
+        };
+        let size = self.format.dtype.size();
+        match whole.and_then(|b| b.get(local.start * inner * size..local.end * inner * size)) {
+            Some(bytes) => {
+                let at = self.offset + (start * inner * size) as u64;
+                bytes.par_chunks(64 << 20).enumerate().try_for_each(|(k, part)| {
+                    self.file
+                        .write_all_at(part, at + (k * (64 << 20)) as u64)
+                        .map_err(|source| Error::Io { path: self.path.clone(), source })
+                })
+            }
+            None => {
+                let rows = tile.slab(0, local.clone()).ok_or_else(|| Error::Format {
+                    path: self.path.clone(),
+                    reason: format!("rows {local:?} are outside a tile of shape {:?}", tile.shape()),
+                })?;
+                self.write(0, start, &rows)
+            }
         }
-        Ok(())
     }
 
     /// Flushes the file to disk and renames it over the destination.
