@@ -21,6 +21,7 @@ mod plot;
 mod report;
 mod suite;
 mod sweep;
+mod tiles;
 mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -294,6 +295,22 @@ enum Case {
         #[command(flatten)]
         timing: Timing,
     },
+    /// A Gaussian → Sobel magnitude → threshold chain on an NPY image larger than a device memory budget, in
+    /// tiles, against copying the same bytes to the device and back once (docs/tiling.md).
+    Tiles {
+        /// Rows and columns of the f32 image (made once in --dir).
+        #[arg(long, value_delimiter = ',', default_value = "16384,16384")]
+        shape: Vec<usize>,
+        /// Device memory budget (`8G`, `512M`, bytes); the whole device's memory is the second run's.
+        #[arg(long)]
+        budget: Option<String>,
+        /// Where the input and output files go.
+        #[arg(long, default_value = "target/tiles-bench")]
+        dir: std::path::PathBuf,
+        /// The Gaussian's sigma.
+        #[arg(long, default_value_t = 2.0)]
+        sigma: f64,
+    },
     /// Multi-channel filter bank (cuDNN convolution forward, torch F.conv2d): `[N,C,H,W]` x `[K,C,R,S]`.
     Filterbank {
         /// Input [N, C, H, W].
@@ -437,6 +454,13 @@ fn run(cli: Cli) -> Result<()> {
         Case::Pad { shape, width, border, timing } => sweep::pad(&app, &shape, width, Border::numpy(&border)?, timing),
         Case::Conv { shape, filter, gaussian, border, algorithms, reps, batches } => {
             sweep::conv(&app, &shape, &filter, gaussian, Border::scipy(&border)?, &algorithms, Timing { reps, batches })
+        }
+        Case::Tiles { shape, budget, dir, sigma } => {
+            let [rows, cols] = shape[..] else {
+                return Err(cliper::Error::invalid("cliper-bench", format!("--shape {shape:?}: give rows,cols")));
+            };
+            let budget = budget.as_deref().map(cliper::parse_bytes).transpose()?;
+            tiles::run([rows, cols], budget, &dir, sigma)
         }
         Case::Filterbank { input, filters, padding, algorithms, precision, tiles, profile, reps, batches } => {
             let tiles = tiles.iter().map(|t| t.parse()).collect::<Result<Vec<GemmTiles>>>()?;

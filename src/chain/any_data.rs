@@ -193,11 +193,32 @@ impl AnyData {
 
     /// Uploads `host` as `kind`, without loss (or an error naming the file and the first value that would change).
     pub fn upload(app: &ClApp, host: &HostArray, kind: ElementKind, path: &Path) -> Result<AnyData> {
+        // The file's own type goes up as it is; others are converted (and checked) first.
+        fn up<T: Element>(app: &ClApp, host: &HostArray, path: &Path) -> Result<XData<T>> {
+            match host.as_elements::<T>() {
+                Some(a) => XData::from_ndarray(app, a),
+                None => XData::from_ndarray(app, &host.to_elements::<T>(path)?),
+            }
+        }
         Ok(match kind {
-            ElementKind::F32 => AnyData::F32(XData::from_ndarray(app, &host.to_elements::<f32>(path)?)?),
-            ElementKind::F64 => AnyData::F64(XData::from_ndarray(app, &host.to_elements::<f64>(path)?)?),
-            ElementKind::C32 => AnyData::C32(XData::from_ndarray(app, &host.to_elements::<Complex32>(path)?)?),
-            ElementKind::C64 => AnyData::C64(XData::from_ndarray(app, &host.to_elements::<Complex64>(path)?)?),
+            ElementKind::F32 => AnyData::F32(up(app, host, path)?),
+            ElementKind::F64 => AnyData::F64(up(app, host, path)?),
+            ElementKind::C32 => AnyData::C32(up(app, host, path)?),
+            ElementKind::C64 => AnyData::C64(up(app, host, path)?),
+        })
+    }
+
+    /// [`AnyData::to_host`] into `spare` when it is an array of this kind and shape (a tile loop's buffer from
+    /// the last round: no allocation, no first-touch page faults), else into a new one.
+    pub fn to_host_reusing(&self, spare: Option<HostArray>) -> Result<HostArray> {
+        dispatch!(self, x => {
+            if let Some(mut h) = spare.filter(|h| h.shape() == x.shape())
+                && let Some(buffer) = h.as_elements_mut().and_then(|a| a.as_slice_mut())
+            {
+                x.read_into(buffer)?;
+                return Ok(h);
+            }
+            self.to_host()
         })
     }
 

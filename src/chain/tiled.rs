@@ -93,7 +93,7 @@ pub enum TileProgress<'a> {
 /// ```
 /// use cliper::chain::{TilePlan, TiledOutcome};
 /// let plan = TilePlan { axis: 0, extent: 10, rows: 10, halo: 0, budget: 1 << 20 };
-/// let outcome = TiledOutcome { plan, tiles: Vec::new(), written: Vec::new() };
+/// let outcome = TiledOutcome { plan, tiles: Vec::new(), written: Vec::new(), save_s: 0.0 };
 /// let seconds: f64 = outcome.tiles.iter().map(|t| t.compute_s).sum();
 /// assert_eq!(seconds, 0.0);
 /// ```
@@ -105,6 +105,9 @@ pub struct TiledOutcome {
     pub tiles: Vec<TileTiming>,
     /// The outputs saved: name, file, shape, element type.
     pub written: Vec<(String, PathBuf, Vec<usize>, &'static str)>,
+    /// Seconds spent completing the outputs after the last tile: flushing streamed files to disk, saving
+    /// gathered ones.
+    pub save_s: f64,
 }
 
 /// The input of a tiled run: a RAW or NPY file read slab by slab, or an image in host memory.
@@ -306,18 +309,23 @@ impl Chain {
             let mut prefetch: Option<(Range<usize>, std::thread::ScopedJoinHandle<'_, Read>)> = None;
             let mut pending: Option<TileTiming> = None;
             let mut writing = None;
+            // The outputs' host arrays of the last tile, read into again (no allocation, no page faults).
+            let mut buffers: HashMap<String, HostArray> = HashMap::new();
             let mut spare = Some(std::mem::take(&mut sinks));
-            type Writing<'s> = Option<std::thread::ScopedJoinHandle<'s, (HashMap<String, Sink>, Result<f64>)>>;
+            type Written = (HashMap<String, Sink>, Result<f64>, Vec<(String, HostArray)>);
+            type Writing<'s> = Option<std::thread::ScopedJoinHandle<'s, Written>>;
             let finish_writing = |writing: &mut Writing<'_>,
                                   pending: &mut Option<TileTiming>,
                                   spare: &mut Option<HashMap<String, Sink>>,
+                                  buffers: &mut HashMap<String, HostArray>,
                                   progress: &mut dyn FnMut(TileProgress<'_>),
                                   timings: &mut Vec<TileTiming>|
              -> Result<()> {
                 if let Some(handle) = writing.take() {
-                    let (back, result) =
+                    let (back, result, arrays) =
                         handle.join().map_err(|_| Error::invalid("tiles", "the thread writing the outputs failed"))?;
                     *spare = Some(back);
+                    buffers.extend(arrays);
                     if let Some(mut timing) = pending.take() {
                         timing.write_s = result?;
                         progress(TileProgress::Tile(&timing));
@@ -371,7 +379,7 @@ impl Chain {
                 let clock = Instant::now();
                 let mut parts = Vec::with_capacity(self.outputs.len());
                 for (name, _, _) in &self.outputs {
-                    let host = defined(&b.arrays, name)?.to_host()?;
+                    let host = defined(&b.arrays, name)?.to_host_reusing(buffers.remove(name))?;
                     let frame = frames.get(name).copied().unwrap_or_default();
                     let total = extent + frame.before + frame.after;
                     // This tile's local index 0 along the axis is this output's global index `first`.
@@ -389,25 +397,31 @@ impl Chain {
                     origins.entry(name.clone()).or_insert_with(|| b.origins.get(name).copied().unwrap_or_default());
                 }
                 timing.download_s = clock.elapsed().as_secs_f64();
-                finish_writing(&mut writing, &mut pending, &mut spare, &mut progress, &mut timings)?;
+                finish_writing(&mut writing, &mut pending, &mut spare, &mut buffers, &mut progress, &mut timings)?;
                 let mut sinks = spare.take().unwrap_or_default();
                 writing = Some(scope.spawn(move || {
                     let clock = Instant::now();
-                    let result =
-                        parts.into_iter().try_for_each(|(name, host, local, from, total)| match sinks.get_mut(&name) {
-                            Some(sink) => sink.put(axis, from, &host, local, total),
-                            None => Ok(()),
-                        });
-                    (sinks, result.map(|()| clock.elapsed().as_secs_f64()))
+                    let mut arrays = Vec::with_capacity(parts.len());
+                    let mut result = Ok(());
+                    for (name, host, local, from, total) in parts {
+                        if result.is_ok()
+                            && let Some(sink) = sinks.get_mut(&name)
+                        {
+                            result = sink.put(axis, from, &host, local, total);
+                        }
+                        arrays.push((name, host));
+                    }
+                    (sinks, result.map(|()| clock.elapsed().as_secs_f64()), arrays)
                 }));
                 pending = Some(timing);
                 start = end;
             }
-            finish_writing(&mut writing, &mut pending, &mut spare, &mut progress, &mut timings)?;
+            finish_writing(&mut writing, &mut pending, &mut spare, &mut buffers, &mut progress, &mut timings)?;
             sinks = spare.take().unwrap_or_default();
             Ok(())
         })?;
         drop(built);
+        let clock = Instant::now();
         let mut written = Vec::new();
         for (name, template, options) in &self.outputs {
             let path = output_path(template, None, false)?;
@@ -417,7 +431,7 @@ impl Chain {
             let (shape, dtype) = sink.finish(&path, origin, options)?;
             written.push((name.clone(), path, shape, dtype.name()));
         }
-        Ok(TiledOutcome { plan, tiles: timings, written })
+        Ok(TiledOutcome { plan, tiles: timings, written, save_s: clock.elapsed().as_secs_f64() })
     }
 
     /// The summed halo along `axis` and each array's frame, or why a step cannot run in tiles.

@@ -322,6 +322,18 @@ impl HostArray {
         inner.downcast_ref::<ArrayD<T>>()
     }
 
+    /// [`HostArray::as_elements`], to write into.
+    pub(crate) fn as_elements_mut<T: Element>(&mut self) -> Option<&mut ArrayD<T>> {
+        let inner: &mut dyn std::any::Any = match self {
+            HostArray::F32(a) => a,
+            HostArray::F64(a) => a,
+            HostArray::C32(a) => a,
+            HostArray::C64(a) => a,
+            _ => return None,
+        };
+        inner.downcast_mut::<ArrayD<T>>()
+    }
+
     /// The element type.
     pub fn dtype(&self) -> Dtype {
         match self {

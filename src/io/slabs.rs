@@ -235,11 +235,8 @@ impl SlabWriter {
         let little = self.format.endian == Endian::Little;
         let native = little == cfg!(target_endian = "little");
         // This machine's byte order and a contiguous array: its memory is the file's bytes.
-        let direct: Option<&[u8]> = if native {
-            each_variant!(slab, a => a.as_slice().map(bytemuck::cast_slice::<_, u8>))
-        } else {
-            None
-        };
+        let direct: Option<&[u8]> =
+            if native { each_variant!(slab, a => a.as_slice().map(bytemuck::cast_slice::<_, u8>)) } else { None };
         let encoded;
         let bytes = match direct {
             Some(b) => b,

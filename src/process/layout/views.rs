@@ -30,6 +30,35 @@ impl<T: Element> XData<T> {
         self.read_contiguous()
     }
 
+    /// Reads this view's elements (row-major order of the view) into `out`, which must hold exactly that many:
+    /// the copy to the host without a new allocation, for loops that read arrays of one size again and again.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+    /// let mut out = vec![0.0f32; 4];
+    /// x.t().read_into(&mut out)?;
+    /// assert_eq!(out, vec![1.0, 3.0, 2.0, 4.0]);
+    /// assert!(x.read_into(&mut [0.0f32; 3]).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn read_into(&self, out: &mut [T]) -> Result<()> {
+        if out.len() != self.len() {
+            return Err(Error::Shape {
+                op: "XData::read_into".into(),
+                expected: format!("{} elements for shape {:?}", self.len(), self.shape()),
+                got: format!("{} elements", out.len()),
+            });
+        }
+        if out.is_empty() {
+            return Ok(());
+        }
+        if !self.is_contiguous() {
+            return self.contiguous()?.read_contiguous_into(out);
+        }
+        self.read_contiguous_into(out)
+    }
+
     /// The elements as an ndarray array of this view's shape.
     ///
     /// ```

@@ -1,0 +1,141 @@
+//! `cliper-bench tiles`: a chain on an image larger than a device memory budget, run in tiles from an NPY file
+//! to an NPY file, against the time to copy the same bytes to the device and back once (issue 28's target:
+//! ≤ 1.2×), and the same chain with the whole device memory as the budget.
+
+use cliper::chain::{Chain, TileProgress, TileTiming};
+use cliper::{ClApp, Dtype, Result, SlabWriter, XData};
+use std::path::Path;
+use std::time::Instant;
+
+/// Writes a `rows × cols` f32 NPY of smooth structure plus noise, `slab` rows at a time, on all cores.
+fn make_input(path: &Path, rows: usize, cols: usize) -> Result<()> {
+    let mut out = SlabWriter::npy(path, Dtype::F32, &[rows, cols])?;
+    let slab = (256 << 20) / (4 * cols).max(1);
+    for r0 in (0..rows).step_by(slab.max(1)) {
+        let n = slab.min(rows - r0);
+        let mut values = vec![0f32; n * cols];
+        let threads = std::thread::available_parallelism().map_or(4, |t| t.get());
+        std::thread::scope(|scope| {
+            for (t, part) in values.chunks_mut((n * cols).div_ceil(threads).max(1)).enumerate() {
+                let base = t * (n * cols).div_ceil(threads).max(1);
+                scope.spawn(move || {
+                    for (k, v) in part.iter_mut().enumerate() {
+                        let (i, j) = ((r0 + (base + k) / cols) as u64, ((base + k) % cols) as u64);
+                        let hash = (i.wrapping_mul(2_654_435_761) ^ j.wrapping_mul(40_503)) % 1009;
+                        *v = ((i % 512) as f32 / 512.0) + ((j % 700) as f32 / 700.0) + hash as f32 / 4036.0;
+                    }
+                });
+            }
+        });
+        let array = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[n, cols]), values)
+            .map_err(|e| cliper::Error::invalid("cliper-bench", e.to_string()))?;
+        out.write_rows(r0, &cliper::HostArray::F32(array), 0..n)?;
+    }
+    out.finish()
+}
+
+/// Host→device and device→host copies of `bytes` bytes through one `chunk`-element device array, from and to
+/// pageable host memory as the tiles' copies are: (upload s, download s).
+fn copy_once(app: &ClApp, bytes: usize, chunk: usize) -> Result<(f64, f64)> {
+    let host = vec![1.0f32; chunk];
+    let device = XData::<f32>::zeros(app, &[chunk])?;
+    let pieces = bytes.div_ceil(4 * chunk);
+    device.write(&host)?;
+    app.finish()?;
+    let clock = Instant::now();
+    for _ in 0..pieces {
+        device.write(&host)?;
+    }
+    app.finish()?;
+    let up = clock.elapsed().as_secs_f64();
+    // Into one host buffer used again and again, as the tiles' downloads are.
+    let mut back = vec![0f32; chunk];
+    device.read_into(&mut back)?;
+    let clock = Instant::now();
+    for _ in 0..pieces {
+        device.read_into(&mut back)?;
+    }
+    std::hint::black_box(&back);
+    Ok((up, clock.elapsed().as_secs_f64()))
+}
+
+pub(crate) fn run(shape: [usize; 2], budget: Option<u64>, dir: &Path, sigma: f64) -> Result<()> {
+    let [rows, cols] = shape;
+    std::fs::create_dir_all(dir).map_err(|source| cliper::Error::Io { path: dir.to_path_buf(), source })?;
+    let (input, output) = (dir.join("tiles-in.npy"), dir.join("tiles-out.npy"));
+    let bytes = rows * cols * 4;
+    let clock = Instant::now();
+    if std::fs::metadata(&input).map(|m| m.len() as usize).ok() != Some(bytes + 128) {
+        make_input(&input, rows, cols)?;
+    }
+    println!(
+        "input {rows}×{cols} f32, {:.2} GiB, ready in {:.1} s",
+        bytes as f64 / (1u64 << 30) as f64,
+        clock.elapsed().as_secs_f64()
+    );
+    let plain = ClApp::builder().use_env(true).build()?;
+    let chunk = (1 << 28).min(rows * cols);
+    let (up, down) = copy_once(&plain, bytes, chunk)?;
+    println!(
+        "copy once: upload {up:.3} s ({:.1} GB/s), download {down:.3} s ({:.1} GB/s), both {:.3} s",
+        bytes as f64 / up / 1e9,
+        bytes as f64 / down / 1e9,
+        up + down
+    );
+    drop(plain);
+    let text = format!(
+        "input = {{ x = '{}' }}\n\
+         [[step]]\nop = 'convolve'\nkernel = 'gaussian:{sigma}'\nin = 'x'\nout = 'g'\n\
+         [[step]]\nop = 'gradient-magnitude'\nderivative = 'sobel'\nin = 'g'\nout = 'e'\n\
+         [[step]]\nop = 'threshold'\nvalue = 0.05\nin = 'e'\nout = 'm'\n\
+         [output]\nm = '{}'\n",
+        input.display(),
+        output.display()
+    );
+    let chain = Chain::from_toml(&text, Path::new("tiles.toml"))?;
+    for budget in [budget, None] {
+        let builder = ClApp::builder().use_env(true);
+        let app = match budget {
+            Some(b) => builder.memory_limit(b).build()?,
+            None => builder.build()?,
+        };
+        let clock = Instant::now();
+        let mut tiles: Vec<TileTiming> = Vec::new();
+        let outcome = chain.run_tiled(&app, None, |p| match p {
+            TileProgress::Planned(plan) => println!(
+                "budget {} bytes: {} tiles of {} rows, {} rows of context",
+                plan.budget,
+                plan.tiles(),
+                plan.rows,
+                plan.halo
+            ),
+            TileProgress::Tile(t) => tiles.push(t.clone()),
+            TileProgress::Shrunk(r) => println!("shrunk to {r} rows"),
+        })?;
+        let total = clock.elapsed().as_secs_f64();
+        let sum = |f: fn(&TileTiming) -> f64| tiles.iter().map(f).sum::<f64>();
+        println!(
+            "tiled run: {total:.3} s end to end = {:.2}× the copy once ({:.3} s before the output's flush to \
+             disk: {:.2}×); {:.1} GB/s in+out; sums over {} tiles: read {:.3} s, upload {:.3}, compute {:.3}, \
+             download {:.3}, write {:.3}",
+            total / (up + down),
+            total - outcome.save_s,
+            (total - outcome.save_s) / (up + down),
+            2.0 * bytes as f64 / total / 1e9,
+            outcome.tiles.len(),
+            sum(|t| t.read_s),
+            sum(|t| t.upload_s),
+            sum(|t| t.compute_s),
+            sum(|t| t.download_s),
+            sum(|t| t.write_s)
+        );
+        for t in tiles.iter().take(4).chain(tiles.iter().skip(4).rev().take(1)) {
+            println!(
+                "  tile {:?}: read {:.3} upload {:.3} compute {:.3} download {:.3} write {:.3}",
+                t.rows, t.read_s, t.upload_s, t.compute_s, t.download_s, t.write_s
+            );
+        }
+    }
+    std::fs::remove_file(&output).ok();
+    Ok(())
+}
