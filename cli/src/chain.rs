@@ -96,7 +96,7 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
         && !ctx.profile
         && let Some(input) = too_large(chain, &app)?
     {
-        return run_tiled(chain, &app, input, finished);
+        return run_tiled(chain, &app, input);
     }
     let bar = match &batch {
         Some(b) if std::io::stdout().is_terminal() => {
@@ -133,7 +133,7 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
     match outcome {
         Ok(o) if single && (retry.get() || out_of_memory(&o)) => {
             let [(_, spec)] = chain.inputs.as_slice() else { return Ok(o) };
-            run_tiled(chain, &app, TileInput::open(&FileSpec::parse(spec))?, finished)
+            run_tiled(chain, &app, TileInput::open(&FileSpec::parse(spec))?)
         }
         other => other,
     }
@@ -162,8 +162,8 @@ fn too_large(chain: &Chain, app: &ClApp) -> Result<Option<TileInput>> {
 }
 
 /// Runs `chain` in tiles (`Chain::run_tiled`), saying so on stderr, with a progress bar over the tiles on a
-/// terminal; the outcome has the one record an untiled run would have.
-fn run_tiled(chain: &Chain, app: &ClApp, input: TileInput, finished: impl Fn(&RunRecord)) -> Result<Outcome> {
+/// terminal; the outcome has the one record an untiled run would have (printed by the caller).
+fn run_tiled(chain: &Chain, app: &ClApp, input: TileInput) -> Result<Outcome> {
     let shape = input.shape().to_vec();
     let bar = if std::io::stderr().is_terminal() { ProgressBar::new(0) } else { ProgressBar::hidden() };
     bar.set_style(
@@ -191,8 +191,8 @@ fn run_tiled(chain: &Chain, app: &ClApp, input: TileInput, finished: impl Fn(&Ru
     });
     bar.finish_and_clear();
     let outcome = outcome?;
+    // A single run's record: the caller prints it, as it does an untiled run's.
     let record = RunRecord { input: None, written: outcome.written, values: Vec::new(), transfers: 0, error: None };
-    finished(&record);
     Ok(Outcome { records: vec![record], report: None })
 }
 

@@ -18,6 +18,9 @@ fn limited(args: &[&str], limit: Option<&str>) -> (Option<i32>, String) {
     let out = command.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!stderr.contains("panicked"), "{stderr}");
+    // A run that wrote its output says so once, tiled or not.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.code() != Some(0) || stdout.matches("wrote").count() == 1, "{stdout}");
     (out.status.code(), stderr)
 }
 
