@@ -145,7 +145,9 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
 fn too_large(chain: &Chain, app: &ClApp) -> Result<Option<TileInput>> {
     let [(_, spec)] = chain.inputs.as_slice() else { return Ok(None) };
     let spec = FileSpec::parse(spec);
-    let npy = spec.variable.is_none() && spec.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    // NPY and plain NIfTI files are sized from their header; other formats only by reading them.
+    let name = spec.path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
+    let npy = spec.variable.is_none() && (name.ends_with(".npy") || name.ends_with(".nii"));
     let free = app.memory_limit().saturating_sub(app.memory_stats().live_bytes);
     // A file's data takes at least a byte per element and at least two device arrays of 4 bytes per element
     // are made from it: below an eighth of the free memory it fits whatever its format.

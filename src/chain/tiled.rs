@@ -128,10 +128,20 @@ pub enum TileInput {
 }
 
 impl TileInput {
-    /// The input a chain's file spec names: NPY files slab by slab, other formats read whole into host memory.
+    /// The input a chain's file spec names: NPY and uncompressed grey NIfTI files slab by slab, other formats
+    /// read whole into host memory.
     pub fn open(spec: &FileSpec) -> Result<TileInput> {
-        let npy = spec.variable.is_none() && spec.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
-        if npy { SlabFile::open(&spec.path).map(TileInput::File) } else { spec.read().map(TileInput::Image) }
+        let name = spec.path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
+        if spec.variable.is_none() && name.ends_with(".npy") {
+            return SlabFile::open(&spec.path).map(TileInput::File);
+        }
+        if spec.variable.is_none()
+            && name.ends_with(".nii")
+            && let Some(file) = SlabFile::open_nifti(&spec.path)?
+        {
+            return Ok(TileInput::File(file));
+        }
+        spec.read().map(TileInput::Image)
     }
 
     /// The whole input's shape.
@@ -155,7 +165,9 @@ impl TileInput {
 
     fn image(&self, axis: usize, rows: Range<usize>) -> Result<Image> {
         match self {
-            TileInput::File(f) => Ok(Image { array: f.read(axis, rows)?, colour: false, geometry: None }),
+            TileInput::File(f) => {
+                Ok(Image { array: f.read(axis, rows)?, colour: false, geometry: f.geometry().copied() })
+            }
             TileInput::Image(i) => {
                 let array = i.array.slab(axis, rows.clone()).ok_or_else(|| {
                     Error::invalid("tiles", format!("rows {rows:?} of axis {axis} are outside {:?}", i.array.shape()))
@@ -258,7 +270,7 @@ impl Chain {
         let colour = source.colour();
         let geometry = match &source {
             TileInput::Image(i) => i.geometry,
-            TileInput::File(_) => None,
+            TileInput::File(f) => f.geometry().copied(),
         };
         // The rows of a colour image (channels on axis −3); otherwise the first axis.
         let axis = if colour && shape.len() == 3 { 1 } else { 0 };

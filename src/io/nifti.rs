@@ -570,6 +570,54 @@ fn decode_plain(bytes: &[u8], path: &Path) -> Result<Image> {
     Ok(Image { array, colour, geometry: h.geometry() })
 }
 
+/// Where an uncompressed, single-file, non-colour NIfTI's voxels lie, for reading it a slab at a time: the raw
+/// layout (cliper's axis order, nibabel's reversed), the byte they start at, the scaling (`scl_slope`,
+/// `scl_inter`; `None` when there is none) and the geometry. `None` for files that must be read whole (gzipped,
+/// colour).
+pub(crate) fn slab_layout(path: &Path) -> Result<Option<SlabLayout>> {
+    let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
+    let mut file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let mut head = vec![0u8; 544];
+    let mut got = 0;
+    while got < head.len() {
+        match std::io::Read::read(&mut file, head.get_mut(got..).unwrap_or_default()) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(source) => return Err(Error::Io { path: path.to_path_buf(), source }),
+        }
+    }
+    head.truncate(got);
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Ok(None);
+    }
+    let h = parse_header(&head).map_err(bad)?;
+    let Kind::Plain(dtype) = h.kind else { return Ok(None) };
+    let shape: Vec<usize> = h.dims.iter().rev().copied().collect();
+    let endian = if h.little { Endian::Little } else { Endian::Big };
+    let scale = if h.slope != 0.0 && h.slope.is_finite() {
+        if !h.inter.is_finite() {
+            return Err(bad(format!("scl_slope is {} but scl_inter is {}", h.slope, h.inter)));
+        }
+        Some((h.slope, h.inter))
+    } else {
+        None
+    };
+    Ok(Some(SlabLayout {
+        format: RawFormat { shape, dtype, endian },
+        offset: h.vox_offset,
+        scale,
+        geometry: h.geometry(),
+    }))
+}
+
+/// What [`slab_layout`] finds: the voxels' raw layout, where they start, the scaling and the geometry.
+pub(crate) struct SlabLayout {
+    pub(crate) format: RawFormat,
+    pub(crate) offset: u64,
+    pub(crate) scale: Option<(f64, f64)>,
+    pub(crate) geometry: Option<Geometry>,
+}
+
 /// The bytes of a NIfTI-1 file holding `array` (see [`write_nifti`]), or why it cannot be written.
 fn encode_nifti(array: &HostArray, colour: bool, geometry: Option<&Geometry>) -> std::result::Result<Vec<u8>, String> {
     let shape = array.shape().to_vec();

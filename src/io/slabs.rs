@@ -3,9 +3,11 @@
 //! (the process holds one slab, not the file: memory maps would count every page touched as resident), and
 //! written the same way into a temporary file that replaces the destination only when complete.
 
+use super::geometry::Geometry;
 use super::host_array::{Dtype, HostArray, each_variant};
 use super::npy;
 use super::raw::{Endian, RawFormat};
+use super::rescale::rescale;
 use super::sample::encode;
 use super::save::{PendingSave, commit, prepare_open};
 use super::source::data_bytes;
@@ -38,6 +40,9 @@ pub struct SlabFile {
     format: RawFormat,
     /// Where the elements start.
     offset: u64,
+    /// A NIfTI's `scl_slope` and `scl_inter`, applied to each slab as the whole-file reader applies them.
+    scale: Option<(f64, f64)>,
+    geometry: Option<Geometry>,
 }
 
 impl SlabFile {
@@ -59,12 +64,41 @@ impl SlabFile {
         SlabFile::open_at(path.as_ref(), format.clone(), 0)
     }
 
+    /// Opens an uncompressed NIfTI (`.nii`, grey values) to be read in slabs, with its geometry and scaling;
+    /// `None` for a gzipped or colour NIfTI, which is read whole ([`crate::read_nifti`]).
+    ///
+    /// ```
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/nifti/nifti2_f32.nii");
+    /// let file = cliper::SlabFile::open_nifti(path)?.expect("plain NIfTI");
+    /// let whole = cliper::read_nifti(path)?;
+    /// assert_eq!(file.shape(), whole.array.shape());
+    /// assert_eq!(file.read(0, 1..3)?, whole.array.slab(0, 1..3).unwrap());
+    /// assert_eq!(file.geometry(), whole.geometry.as_ref());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn open_nifti(path: impl AsRef<Path>) -> Result<Option<SlabFile>> {
+        let path = path.as_ref();
+        let Some(super::nifti::SlabLayout { format, offset, scale, geometry }) = super::nifti::slab_layout(path)?
+        else {
+            return Ok(None);
+        };
+        let mut file = SlabFile::open_at(path, format, offset)?;
+        file.scale = scale;
+        file.geometry = geometry;
+        Ok(Some(file))
+    }
+
+    /// Where the voxels lie (NIfTI files); `None` for NPY and RAW.
+    pub fn geometry(&self) -> Option<&Geometry> {
+        self.geometry.as_ref()
+    }
+
     fn open_at(path: &Path, format: RawFormat, offset: u64) -> Result<SlabFile> {
         let file = File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
         let size = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
         let what = format!("shape {:?} of {}", format.shape, format.dtype.name());
         data_bytes(&format.shape, format.dtype.size(), size.saturating_sub(offset), path, &what)?;
-        Ok(SlabFile { path: path.to_path_buf(), file, format, offset })
+        Ok(SlabFile { path: path.to_path_buf(), file, format, offset, scale: None, geometry: None })
     }
 
     /// The whole array's shape.
@@ -87,6 +121,15 @@ impl SlabFile {
     /// Elements in this machine's byte order are read straight into the array (no decoding pass), in pieces of
     /// up to 64 MiB on all cores: a slab of a file in the page cache comes at memory speed.
     pub fn read(&self, axis: usize, rows: Range<usize>) -> Result<HostArray> {
+        let array = self.read_stored(axis, rows)?;
+        Ok(match self.scale {
+            Some((slope, inter)) => rescale(array, slope, inter),
+            None => array,
+        })
+    }
+
+    /// The slab as the file stores it (before a NIfTI's scaling).
+    fn read_stored(&self, axis: usize, rows: Range<usize>) -> Result<HostArray> {
         let shape = &self.format.shape;
         let (outer, inner, slab) = slab_geometry(shape, axis, &rows, &self.path)?;
         let size = self.format.dtype.size();
