@@ -254,3 +254,41 @@ fn nifti_slabs_and_a_tiled_volume_in_millimetres() {
     assert!(a.array == b.array && a.geometry == b.geometry && a.geometry.is_some());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Grey TIFFs are read in slabs — rows of one page in strips (plain, LZW, Deflate), pages of a stack — equal to
+/// the whole reader's slices; colour TIFFs are left to it; a chain on a TIFF runs in tiles equal to untiled.
+#[test]
+fn tiff_slabs_and_a_tiled_tiff() {
+    let dir = folder("tiff");
+    let page = image(&[301, 57], 7);
+    let page16 = HostArray::U16(page.to_elements::<f32>("x").unwrap().mapv(|v| (v * 1000.0) as u16));
+    let stack = image(&[9, 40, 31], 8);
+    for (name, array, compression) in [
+        ("plain.tif", &page, cliper::TiffCompression::None),
+        ("lzw.tif", &page16, cliper::TiffCompression::Lzw),
+        ("deflate.tif", &page, cliper::TiffCompression::Deflate),
+        ("stack.tif", &stack, cliper::TiffCompression::Deflate),
+    ] {
+        let path = dir.join(name);
+        cliper::write_tiff_with(&path, array, cliper::TiffOptions { compression, colour: false }).unwrap();
+        let file = SlabFile::open_tiff(&path).unwrap().unwrap_or_else(|| panic!("{name} is a grey TIFF"));
+        assert_eq!(file.shape(), array.shape(), "{name}");
+        let n = array.shape()[0];
+        for rows in [0..1, 3..n / 2, n / 2..n, 0..n] {
+            assert!(file.read(0, rows.clone()).unwrap() == array.slab(0, rows.clone()).unwrap(), "{name} {rows:?}");
+        }
+        assert!(file.read(1, 0..1).unwrap_err().to_string().contains("first axis"));
+    }
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for name in ["rgb8.tif", "rgb8_3pages.tif", "rgb16_planar.tif"] {
+        assert!(SlabFile::open_tiff(fixtures.join(name)).unwrap().is_none(), "{name}");
+    }
+    let input = dir.join("lzw.tif");
+    let steps = "[[step]]\nop = 'rank-filter'\nfilter = 'median'\nsize = 3\nin = 'x'\nout = 'm'";
+    let (whole, tiled) = (dir.join("whole.tif"), dir.join("tiled.tif"));
+    let tiles =
+        whole_and_tiled(&chain(&input, steps, &[("m", &whole)]), &chain(&input, steps, &[("m", &tiled)]), 40 << 10);
+    assert!(tiles >= 3, "{tiles} tiles");
+    assert!(cliper::read_image(&whole).unwrap().array == cliper::read_image(&tiled).unwrap().array);
+    std::fs::remove_dir_all(&dir).ok();
+}

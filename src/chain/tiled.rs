@@ -128,8 +128,8 @@ pub enum TileInput {
 }
 
 impl TileInput {
-    /// The input a chain's file spec names: NPY and uncompressed grey NIfTI files slab by slab, other formats
-    /// read whole into host memory.
+    /// The input a chain's file spec names: NPY, uncompressed grey NIfTI and grey TIFF files (strips of a page,
+    /// pages of a stack) slab by slab, other formats read whole into host memory.
     pub fn open(spec: &FileSpec) -> Result<TileInput> {
         let name = spec.path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
         if spec.variable.is_none() && name.ends_with(".npy") {
@@ -138,6 +138,12 @@ impl TileInput {
         if spec.variable.is_none()
             && name.ends_with(".nii")
             && let Some(file) = SlabFile::open_nifti(&spec.path)?
+        {
+            return Ok(TileInput::File(file));
+        }
+        if spec.variable.is_none()
+            && (name.ends_with(".tif") || name.ends_with(".tiff"))
+            && let Some(file) = SlabFile::open_tiff(&spec.path)?
         {
             return Ok(TileInput::File(file));
         }

@@ -11,6 +11,7 @@ use super::rescale::rescale;
 use super::sample::encode;
 use super::save::{PendingSave, commit, prepare_open};
 use super::source::data_bytes;
+use super::tiff::TiffSlabs;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use std::fs::File;
@@ -43,6 +44,8 @@ pub struct SlabFile {
     /// A NIfTI's `scl_slope` and `scl_inter`, applied to each slab as the whole-file reader applies them.
     scale: Option<(f64, f64)>,
     geometry: Option<Geometry>,
+    /// A TIFF's pages or strips, decoded per slab (its samples may be compressed).
+    tiff: Option<TiffSlabs>,
 }
 
 impl SlabFile {
@@ -88,6 +91,37 @@ impl SlabFile {
         Ok(Some(file))
     }
 
+    /// Opens a grey TIFF to be read in slabs along its first axis: the rows of a single page stored in strips
+    /// (compressed or not), or the pages of a multi-page stack (BigTIFF too); `None` for what is read whole
+    /// ([`crate::read_tiff`]: colour, complex, tiled pages, fewer than 8 bits per sample).
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("cliper-doc-tiff-slab-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let path = dir.join("stack.tif");
+    /// let a = ndarray::Array::from_shape_fn((4, 6, 5), |(k, i, j)| (k * 100 + i * 10 + j) as u16).into_dyn();
+    /// cliper::write_tiff(&path, &cliper::HostArray::U16(a.clone()))?; // four pages
+    /// let file = cliper::SlabFile::open_tiff(&path)?.expect("a grey stack");
+    /// assert_eq!(file.read(0, 1..3)?, cliper::HostArray::U16(a.slice(ndarray::s![1..3, .., ..]).to_owned().into_dyn()));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_tiff(path: impl AsRef<Path>) -> Result<Option<SlabFile>> {
+        let path = path.as_ref();
+        let Some(tiff) = TiffSlabs::open(path)? else { return Ok(None) };
+        let file = File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        let format = RawFormat { shape: tiff.shape.clone(), dtype: tiff.dtype, endian: Endian::Little };
+        Ok(Some(SlabFile {
+            path: path.to_path_buf(),
+            file,
+            format,
+            offset: 0,
+            scale: None,
+            geometry: None,
+            tiff: Some(tiff),
+        }))
+    }
+
     /// Where the voxels lie (NIfTI files); `None` for NPY and RAW.
     pub fn geometry(&self) -> Option<&Geometry> {
         self.geometry.as_ref()
@@ -98,7 +132,7 @@ impl SlabFile {
         let size = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
         let what = format!("shape {:?} of {}", format.shape, format.dtype.name());
         data_bytes(&format.shape, format.dtype.size(), size.saturating_sub(offset), path, &what)?;
-        Ok(SlabFile { path: path.to_path_buf(), file, format, offset, scale: None, geometry: None })
+        Ok(SlabFile { path: path.to_path_buf(), file, format, offset, scale: None, geometry: None, tiff: None })
     }
 
     /// The whole array's shape.
@@ -121,6 +155,15 @@ impl SlabFile {
     /// Elements in this machine's byte order are read straight into the array (no decoding pass), in pieces of
     /// up to 64 MiB on all cores: a slab of a file in the page cache comes at memory speed.
     pub fn read(&self, axis: usize, rows: Range<usize>) -> Result<HostArray> {
+        if let Some(tiff) = &self.tiff {
+            return match axis {
+                0 => tiff.read(rows),
+                _ => Err(Error::Format {
+                    path: self.path.clone(),
+                    reason: format!("a TIFF is read in slabs of its first axis, not axis {axis}"),
+                }),
+            };
+        }
         let array = self.read_stored(axis, rows)?;
         Ok(match self.scale {
             Some((slope, inter)) => rescale(array, slope, inter),

@@ -630,3 +630,141 @@ colour_type!(
     /// Grey complex128: one 128-bit sample per pixel, SampleFormat 6, held as two f64 (real, imaginary).
     GreyComplex128: f64, BlackIsZero, &[128], &[SampleFormat::Unknown(COMPLEX)]
 );
+
+/// A grey TIFF read a slab of rows (one page) or a slab of pages (a multi-page volume) at a time: pages with
+/// one real sample per pixel, a single page in strips or a stack of equal pages. `None` from [`TiffSlabs::open`]
+/// for what must be read whole (colour, complex, tiled pages, fewer than 8 bits).
+#[derive(Clone, Debug)]
+pub(crate) struct TiffSlabs {
+    path: std::path::PathBuf,
+    page: Page,
+    pages: usize,
+    /// Rows per strip of a single page.
+    rows_per_strip: usize,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) dtype: Dtype,
+}
+
+impl TiffSlabs {
+    fn decoder(path: &Path) -> Result<Decoder<BufReader<File>>> {
+        let (file, len) = open_sized(path)?;
+        let budget = decoded_limit(len);
+        let mut limits = Limits::default();
+        limits.decoding_buffer_size = budget;
+        limits.intermediate_buffer_size = budget;
+        Decoder::new(BufReader::new(file))
+            .map(|d| d.with_limits(limits))
+            .map_err(|e| Error::Format { path: path.to_path_buf(), reason: unreadable(e) })
+    }
+
+    pub(crate) fn open(path: &Path) -> Result<Option<TiffSlabs>> {
+        let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
+        let mut decoder = TiffSlabs::decoder(path)?;
+        let page = Page::of(&mut decoder).map_err(bad)?;
+        let dtype = match (page.format, page.bits) {
+            (1, 8) => Dtype::U8,
+            (1, 16) => Dtype::U16,
+            (1, 32) => Dtype::U32,
+            (1, 64) => Dtype::U64,
+            (2, 8) => Dtype::I8,
+            (2, 16) => Dtype::I16,
+            (2, 32) => Dtype::I32,
+            (2, 64) => Dtype::I64,
+            (3, 32) => Dtype::F32,
+            (3, 64) => Dtype::F64,
+            _ => return Ok(None),
+        };
+        // Empty pages are the whole reader's to refuse (and the crate divides by the strip count).
+        if page.channels != 1 || page.width == 0 || page.height == 0 {
+            return Ok(None);
+        }
+        let strips = decoder.get_chunk_type() == ChunkType::Strip;
+        let rows_per_strip = decoder
+            .find_tag_unsigned::<u32>(Tag::RowsPerStrip)
+            .map_err(|e| bad(unreadable(e)))?
+            .map_or(page.height as usize, |r| r as usize);
+        let mut pages = 1;
+        while decoder.more_images() {
+            decoder.next_image().map_err(|e| bad(unreadable(e)))?;
+            let next = Page::of(&mut decoder).map_err(|e| bad(format!("page {pages}: {e}")))?;
+            if next != page {
+                return Err(bad(format!("page {pages} is {next} but page 0 is {page}; a stack needs equal pages")));
+            }
+            pages += 1;
+        }
+        if pages == 1 && (!strips || rows_per_strip == 0) {
+            return Ok(None);
+        }
+        let (h, w) = (page.height as usize, page.width as usize);
+        let shape = if pages > 1 { vec![pages, h, w] } else { vec![h, w] };
+        Ok(Some(TiffSlabs { path: path.to_path_buf(), page, pages, rows_per_strip, shape, dtype }))
+    }
+
+    /// Indices `rows` of the first axis: pages of a stack, rows of a single page.
+    pub(crate) fn read(&self, rows: std::ops::Range<usize>) -> Result<HostArray> {
+        let bad = |reason: String| Error::Format { path: self.path.clone(), reason };
+        let first = self.shape.first().copied().unwrap_or(0);
+        if rows.start > rows.end || rows.end > first {
+            return Err(bad(format!("slab {rows:?} is outside the shape {:?}", self.shape)));
+        }
+        let mut slab_shape = self.shape.clone();
+        if let Some(n) = slab_shape.first_mut() {
+            *n = rows.len();
+        }
+        let mut out = HostArray::zeros(self.dtype, &slab_shape);
+        let mut decoder = TiffSlabs::decoder(&self.path)?;
+        let (h, w) = (self.page.height as usize, self.page.width as usize);
+        if self.pages > 1 {
+            for (k, index) in rows.clone().enumerate() {
+                decoder.seek_to_image(index).map_err(|e| bad(unreadable(e)))?;
+                let page = read_real(&mut decoder, &self.page).map_err(|e| bad(format!("page {index}: {e}")))?;
+                let page = insert_axis(page);
+                if !out.set_slab(0, k, &page) {
+                    return Err(bad(format!("page {index} is not {h} × {w}")));
+                }
+            }
+            return Ok(out);
+        }
+        let rps = self.rows_per_strip;
+        for strip in rows.start / rps..rows.end.div_ceil(rps) {
+            let top = strip * rps;
+            let height = rps.min(h - top);
+            let samples =
+                decoder.read_chunk(strip as u32).map_err(|e| bad(format!("strip {strip}: {}", unreadable(e))))?;
+            let part = Page { height: height as u32, ..self.page };
+            let shaped = |e: ShapeError| bad(format!("strip {strip}: {e}"));
+            let array = match samples {
+                DecodingResult::U8(v) => HostArray::U8(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::U16(v) => HostArray::U16(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::U32(v) => HostArray::U32(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::U64(v) => HostArray::U64(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::I8(v) => HostArray::I8(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::I16(v) => HostArray::I16(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::I32(v) => HostArray::I32(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::I64(v) => HostArray::I64(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::F32(v) => HostArray::F32(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::F64(v) => HostArray::F64(arrange(v, &part, false).map_err(shaped)?),
+                DecodingResult::F16(_) => return Err(bad("16-bit float samples are not supported".into())),
+            };
+            // The strip's rows that fall in the slab.
+            let (from, to) = (rows.start.max(top), rows.end.min(top + height));
+            let piece = array.slab(0, from - top..to - top).ok_or_else(|| bad(format!("strip {strip} is short")))?;
+            if !out.set_slab(0, from - rows.start, &piece) {
+                return Err(bad(format!("strip {strip} does not fit rows {rows:?}")));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A page `[H, W]` as a slab `[1, H, W]` of a stack.
+fn insert_axis(page: HostArray) -> HostArray {
+    macro_rules! each {
+        ($($v:ident),*) => {
+            match page {
+                $(HostArray::$v(a) => HostArray::$v(a.insert_axis(ndarray::Axis(0))),)*
+            }
+        };
+    }
+    each!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64, C32, C64)
+}
