@@ -255,7 +255,8 @@ fn nifti_slabs_and_a_tiled_volume_in_millimetres() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Grey TIFFs are read in slabs — rows of one page in strips (plain, LZW, Deflate), pages of a stack — equal to
+/// Grey TIFFs are read in slabs — rows of one page in strips (plain, LZW, Deflate), pages of a stack, BigTIFFs
+/// from tifffile — equal to
 /// the whole reader's slices; colour TIFFs are left to it; a chain on a TIFF runs in tiles equal to untiled.
 #[test]
 fn tiff_slabs_and_a_tiled_tiff() {
@@ -280,6 +281,15 @@ fn tiff_slabs_and_a_tiled_tiff() {
         assert!(file.read(1, 0..1).unwrap_err().to_string().contains("first axis"));
     }
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    // BigTIFFs written by tifffile (tests/fixtures/make_tiff.py): value p*10000 + r*100 + c.
+    let strips = SlabFile::open_tiff(fixtures.join("bigtiff_strips.tif")).unwrap().unwrap();
+    let rows = strips.read(0, 5..23).unwrap().to_elements::<f64>("bigtiff_strips.tif").unwrap();
+    assert_eq!(rows.shape(), &[18, 30]);
+    assert!(rows.indexed_iter().all(|(i, &v)| v == ((i[0] + 5) * 100 + i[1]) as f64));
+    let stack = SlabFile::open_tiff(fixtures.join("bigtiff_stack.tif")).unwrap().unwrap();
+    let pages = stack.read(0, 2..5).unwrap().to_elements::<f64>("bigtiff_stack.tif").unwrap();
+    assert_eq!(pages.shape(), &[3, 12, 9]);
+    assert!(pages.indexed_iter().all(|(i, &v)| v == ((i[0] + 2) * 10000 + i[1] * 100 + i[2]) as f64));
     for name in ["rgb8.tif", "rgb8_3pages.tif", "rgb16_planar.tif"] {
         assert!(SlabFile::open_tiff(fixtures.join(name)).unwrap().is_none(), "{name}");
     }
