@@ -11,6 +11,24 @@ use std::path::Path;
 /// A target: the input's bytes in, whether they loaded out.
 pub type Target = fn(&[u8]) -> bool;
 
+/// The same bytes as a file read by the slab reader `open` (what tiled chains read): opened, then read in two
+/// slabs of its first axis. Any error is fine; a panic is not.
+fn in_slabs(data: &[u8], extension: &str, open: impl Fn(&Path) -> cliper::Result<Option<cliper::SlabFile>>) {
+    let path = std::env::temp_dir().join(format!(
+        "cliper-fuzz-slab-{}-{:?}.{extension}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    if std::fs::write(&path, data).is_ok()
+        && let Ok(Some(file)) = open(&path)
+    {
+        let n = file.shape().first().copied().unwrap_or(0);
+        let _ = file.read(0, 0..n / 2);
+        let _ = file.read(0, n / 2..n);
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
 /// The targets, by the name of their corpus directory.
 pub const TARGETS: [(&str, Target); 11] = [
     ("png", png),
@@ -31,6 +49,7 @@ pub fn png(data: &[u8]) -> bool {
 }
 
 pub fn tiff(data: &[u8]) -> bool {
+    in_slabs(data, "tif", |p| cliper::SlabFile::open_tiff(p));
     cliper::decode_tiff(data).is_ok()
 }
 
@@ -94,6 +113,7 @@ pub fn pipeline(data: &[u8]) -> bool {
 
 /// NIfTI-1 or NIfTI-2 bytes, plain or gzipped, to `decode_nifti`.
 pub fn nifti(data: &[u8]) -> bool {
+    in_slabs(data, "nii", |p| cliper::SlabFile::open_nifti(p));
     cliper::decode_nifti(data).is_ok()
 }
 

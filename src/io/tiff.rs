@@ -695,6 +695,16 @@ impl TiffSlabs {
         if pages == 1 && (!strips || rows_per_strip == 0) {
             return Ok(None);
         }
+        // What the headers claim must fit what the file can hold decoded, as for the whole reader.
+        let len = std::fs::metadata(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
+        let budget = decoded_limit(len);
+        let claimed = page.bytes().saturating_mul(pages);
+        if claimed > budget {
+            return Err(bad(format!(
+                "{pages} page(s) of {page} claim {claimed} bytes of samples, more than a {len}-byte TIFF can hold \
+                 (at most {budget})"
+            )));
+        }
         let (h, w) = (page.height as usize, page.width as usize);
         let shape = if pages > 1 { vec![pages, h, w] } else { vec![h, w] };
         Ok(Some(TiffSlabs { path: path.to_path_buf(), page, pages, rows_per_strip, shape, dtype }))
