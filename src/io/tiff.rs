@@ -28,7 +28,7 @@ use tiff::encoder::colortype::{
     ColorType, Gray8, Gray16, Gray32, Gray32Float, Gray64, Gray64Float, GrayI8, GrayI16, GrayI32, GrayI64, RGB8, RGB16,
     RGB32, RGB32Float, RGB64, RGB64Float,
 };
-use tiff::encoder::{Compression, DeflateLevel, TiffEncoder, TiffValue};
+use tiff::encoder::{Compression, DeflateLevel, TiffEncoder, TiffKind, TiffKindBig, TiffKindStandard, TiffValue};
 use tiff::tags::{ByteOrder, ExtraSamples, PhotometricInterpretation, SampleFormat, Tag};
 
 /// TIFF's SampleFormat for complex floats (COMPLEXIEEEFP), which the `tiff` crate does not name.
@@ -455,7 +455,12 @@ pub fn write_tiff(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub fn write_tiff_with(path: impl AsRef<Path>, array: &HostArray, options: TiffOptions) -> Result<()> {
-    let path = path.as_ref();
+    // Classic TIFF offsets are 32-bit: a file that may pass 4 GiB (16 MiB spare for tags) is a BigTIFF.
+    write_tiff_from(path.as_ref(), array, options, (1u64 << 32) - (16 << 20))
+}
+
+/// [`write_tiff_with`], as a BigTIFF when the samples take more than `big_from` bytes.
+fn write_tiff_from(path: &Path, array: &HostArray, options: TiffOptions, big_from: u64) -> Result<()> {
     let what = format!("shape {:?} of {}", array.shape(), array.dtype().name());
     let layout = Layout::of(array.shape(), &what, array.dtype(), options.colour)
         .map_err(|reason| Error::Format { path: path.to_path_buf(), reason })?;
@@ -465,10 +470,16 @@ pub fn write_tiff_with(path: impl AsRef<Path>, array: &HostArray, options: TiffO
         TiffCompression::Deflate => Compression::Deflate(DeflateLevel::Balanced),
     };
     let colour = options.colour;
+    let bytes = array.shape().iter().product::<usize>() as u64 * array.dtype().size() as u64;
+    let big = bytes > big_from;
     let write = |samples: &dyn Fn(&mut Pages<'_>) -> tiff::TiffResult<()>| {
         write_atomically(path, |file| {
             let failed = |e: tiff::TiffError| format!("writing {what} as TIFF: {e}");
-            let encoder = TiffEncoder::new(file).map_err(failed)?.with_compression(compression);
+            let encoder = if big {
+                Encoder::Big(TiffEncoder::new_big(file).map_err(failed)?.with_compression(compression))
+            } else {
+                Encoder::Classic(TiffEncoder::new(file).map_err(failed)?.with_compression(compression))
+            };
             samples(&mut Pages { encoder, layout: &layout }).map_err(failed)
         })
     };
@@ -561,8 +572,14 @@ fn interleaved<T: Clone>(a: &ArrayD<T>, colour: bool) -> Cow<'_, [T]> {
 
 /// A TIFF being written, page by page, in the layout of the array.
 struct Pages<'a> {
-    encoder: TiffEncoder<&'a mut BufWriter<File>>,
+    encoder: Encoder<'a>,
     layout: &'a Layout,
+}
+
+/// Classic TIFF (32-bit offsets), or BigTIFF for files that may pass 4 GiB.
+enum Encoder<'a> {
+    Classic(TiffEncoder<&'a mut BufWriter<File>, TiffKindStandard>),
+    Big(TiffEncoder<&'a mut BufWriter<File>, TiffKindBig>),
 }
 
 impl Pages<'_> {
@@ -586,18 +603,32 @@ impl Pages<'_> {
     where
         [C::Inner]: TiffValue,
     {
-        let layout = self.layout;
-        let bits = C::BITS_PER_SAMPLE.first().map_or(0, |&b| u32::from(b));
-        let values_per_sample = (bits / (8 * size_of::<C::Inner>() as u32)).max(1);
-        let mut image = self.encoder.new_image::<C>(layout.width * values_per_sample, layout.height)?;
-        if values_per_sample != 1 {
-            image.encoder().write_tag(Tag::ImageWidth, layout.width)?;
+        match &mut self.encoder {
+            Encoder::Classic(encoder) => page_into::<C, _, _>(encoder, self.layout, samples),
+            Encoder::Big(encoder) => page_into::<C, _, _>(encoder, self.layout, samples),
         }
-        if matches!(layout.channels, 2 | 4) {
-            image.extra_samples(&[ExtraSamples::UnassociatedAlpha])?;
-        }
-        image.write_data(samples)
     }
+}
+
+/// [`Pages::page`] with either kind of encoder.
+fn page_into<C: ColorType, W: std::io::Write + Seek, K: TiffKind>(
+    encoder: &mut TiffEncoder<W, K>,
+    layout: &Layout,
+    samples: &[C::Inner],
+) -> tiff::TiffResult<()>
+where
+    [C::Inner]: TiffValue,
+{
+    let bits = C::BITS_PER_SAMPLE.first().map_or(0, |&b| u32::from(b));
+    let values_per_sample = (bits / (8 * size_of::<C::Inner>() as u32)).max(1);
+    let mut image = encoder.new_image::<C>(layout.width * values_per_sample, layout.height)?;
+    if values_per_sample != 1 {
+        image.encoder().write_tag(Tag::ImageWidth, layout.width)?;
+    }
+    if matches!(layout.channels, 2 | 4) {
+        image.extra_samples(&[ExtraSamples::UnassociatedAlpha])?;
+    }
+    image.write_data(samples)
 }
 
 /// Defines a colour type the `tiff` crate (0.11) does not have.
@@ -777,4 +808,28 @@ fn insert_axis(page: HostArray) -> HostArray {
         };
     }
     each!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64, C32, C64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The BigTIFF path (taken past 4 GiB) on a small stack: the file says BigTIFF (version 43), and both readers
+    /// give the samples back.
+    #[test]
+    fn big_tiffs_are_written_past_the_classic_limit() -> Result<()> {
+        let dir = std::env::temp_dir().join(format!("cliper-bigtiff-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+        let path = dir.join("big.tif");
+        let a = HostArray::U16(ArrayD::from_shape_fn(IxDyn(&[3, 7, 5]), |i| (i[0] * 100 + i[1] * 10 + i[2]) as u16));
+        let options = TiffOptions { compression: TiffCompression::Deflate, colour: false };
+        write_tiff_from(&path, &a, options, 0)?;
+        let head = std::fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        assert_eq!(head.get(..4), Some(&[b'I', b'I', 43, 0][..]));
+        assert_eq!(read_tiff(&path)?, a);
+        let slabs = TiffSlabs::open(&path)?.map(|t| t.read(1..3));
+        assert_eq!(slabs.transpose()?, a.slab(0, 1..3));
+        std::fs::remove_dir_all(&dir).ok();
+        Ok(())
+    }
 }
