@@ -194,7 +194,8 @@ fn run_tiled(chain: &Chain, app: &ClApp, input: TileInput) -> Result<Outcome> {
     bar.finish_and_clear();
     let outcome = outcome?;
     // A single run's record: the caller prints it, as it does an untiled run's.
-    let record = RunRecord { input: None, written: outcome.written, values: Vec::new(), transfers: 0, error: None };
+    let values = outcome.values.into_iter().map(|(name, value, kind)| (name, Vec::new(), vec![value], kind)).collect();
+    let record = RunRecord { input: None, written: outcome.written, values, transfers: 0, error: None };
     Ok(Outcome { records: vec![record], report: None })
 }
 

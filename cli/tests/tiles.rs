@@ -72,6 +72,36 @@ fn commands_tile_under_a_memory_limit_and_match_untiled_runs() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `cliper norm` on an input larger than the limit: the per-tile partials combine into the value an untiled run
+/// prints, to f32 rounding of a sum over 180 000 elements.
+#[test]
+fn norms_combine_over_tiles() {
+    let dir = scratch("tiles-norm");
+    let input = dir.join("in.npy");
+    write_npy(&input, &noise(&[600, 300])).unwrap();
+    let value = |args: &[&str], limit| {
+        let mut command = cliper();
+        command.args(args).arg("--json");
+        match limit {
+            Some(l) => command.env("CLIPER_MEMORY_LIMIT", l),
+            None => command.env_remove("CLIPER_MEMORY_LIMIT"),
+        };
+        let out = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert_eq!(stderr.contains("tiles of"), limit.is_some(), "{stderr}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        json["runs"][0]["values"][0]["values"].as_f64().unwrap()
+    };
+    for args in
+        [&["norm", str(&input)][..], &["norm", str(&input), "-p", "inf"][..], &["norm", str(&input), "-p", "1"][..]]
+    {
+        let (whole, tiled) = (value(args, None), value(args, Some("200K")));
+        assert!((whole - tiled).abs() <= 1e-5 * whole.abs(), "{args:?}: whole {whole}, tiled {tiled}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn what_needs_the_whole_image_is_refused_in_one_line_without_output() {
     let dir = scratch("tiles-refused");

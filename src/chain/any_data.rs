@@ -186,6 +186,16 @@ impl AnyData {
         dispatch!(self, x => Ok(HostArray::from_elements(x.to_ndarray()?)))
     }
 
+    /// A view of indices `rows` along `axis` (no copy), of the same kind.
+    pub fn slab(&self, axis: usize, rows: std::ops::Range<usize>) -> Result<AnyData> {
+        Ok(match self {
+            AnyData::F32(x) => AnyData::F32(x.slice_axis(axis, rows)?),
+            AnyData::F64(x) => AnyData::F64(x.slice_axis(axis, rows)?),
+            AnyData::C32(x) => AnyData::C32(x.slice_axis(axis, rows)?),
+            AnyData::C64(x) => AnyData::C64(x.slice_axis(axis, rows)?),
+        })
+    }
+
     /// The elements widened to complex f64 (for printing small results).
     pub fn values(&self) -> Result<Vec<Complex64>> {
         dispatch!(self, x => Ok(x.to_vec()?.into_iter().map(|v| v.to_c64()).collect()))

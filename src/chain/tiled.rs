@@ -4,12 +4,13 @@
 //! step is local ([`Op::reach`]), the halo is the sum of the steps' reaches, and at the image's edges a tile holds
 //! the real edge, so border rules see what they would see untiled.
 
-use super::any_data::{FileSpec, Origin, OutputOptions, kind_for, save_converted};
+use super::any_data::{AnyData, ElementKind, FileSpec, Origin, OutputOptions, kind_for, save_converted};
 use super::pipeline_file::Chain;
 use super::run::{Built, defined, output_path};
 use super::{Op, Widths};
 use crate::io::Image;
 use crate::{ClApp, Dtype, Error, HostArray, Result, Scale, SlabFile, SlabWriter};
+use num_complex::Complex64;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -93,7 +94,7 @@ pub enum TileProgress<'a> {
 /// ```
 /// use cliper::chain::{TilePlan, TiledOutcome};
 /// let plan = TilePlan { axis: 0, extent: 10, rows: 10, halo: 0, budget: 1 << 20 };
-/// let outcome = TiledOutcome { plan, tiles: Vec::new(), written: Vec::new(), save_s: 0.0 };
+/// let outcome = TiledOutcome { plan, tiles: Vec::new(), written: Vec::new(), values: Vec::new(), save_s: 0.0 };
 /// let seconds: f64 = outcome.tiles.iter().map(|t| t.compute_s).sum();
 /// assert_eq!(seconds, 0.0);
 /// ```
@@ -105,6 +106,9 @@ pub struct TiledOutcome {
     pub tiles: Vec<TileTiming>,
     /// The outputs saved: name, file, shape, element type.
     pub written: Vec<(String, PathBuf, Vec<usize>, &'static str)>,
+    /// The reductions that end the chain (norm, dot over everything): name, value, and the element kind it was
+    /// computed in.
+    pub values: Vec<(String, Complex64, ElementKind)>,
     /// Seconds spent completing the outputs after the last tile: flushing streamed files to disk, saving
     /// gathered ones.
     pub save_s: f64,
@@ -259,6 +263,31 @@ impl Chain {
         &self,
         app: &ClApp,
         input: Option<TileInput>,
+        progress: impl FnMut(TileProgress<'_>),
+    ) -> Result<TiledOutcome> {
+        // Reductions to a number that end the chain (norm, dot over everything) run per tile on the rows it
+        // computes exactly, and their partials combine as the device reduction's do; the rest runs in tiles.
+        let final_reduction = |step: &super::Step| {
+            matches!(step.op, Op::Norm { axis: None, .. } | Op::Dot { axis: None, .. })
+                && !self.steps.iter().any(|s| s.inputs.contains(&step.output))
+        };
+        let (reductions, spatial): (Vec<super::Step>, Vec<super::Step>) =
+            self.steps.iter().cloned().partition(|s| final_reduction(s));
+        if let Some((name, _, _)) = self.outputs.iter().find(|(n, _, _)| reductions.iter().any(|r| &r.output == n)) {
+            return Err(Error::invalid(
+                "tiles",
+                format!("`{name}` is a number a tiled run reports rather than saves; leave it out of the outputs"),
+            ));
+        }
+        Chain { steps: spatial, ..self.clone() }.tiles_with(app, input, &reductions, progress)
+    }
+
+    /// [`Chain::run_tiled`] on a chain of local steps, with `reductions` of its arrays to combine over the tiles.
+    fn tiles_with(
+        &self,
+        app: &ClApp,
+        input: Option<TileInput>,
+        reductions: &[super::Step],
         mut progress: impl FnMut(TileProgress<'_>),
     ) -> Result<TiledOutcome> {
         let [(input_name, input_spec)] = self.inputs.as_slice() else {
@@ -315,6 +344,7 @@ impl Chain {
         let mut sinks = self.sinks()?;
         let mut origins: HashMap<String, Origin> = HashMap::new();
         let mut timings: Vec<TileTiming> = Vec::new();
+        let mut partials: Vec<Partial> = reductions.iter().map(|_| Partial::default()).collect();
         // Three stages overlap: while the device runs tile k, a thread reads tile k + 1 and another writes tile
         // k − 1's outputs. A tile's timing is reported once its writing is done.
         std::thread::scope(|scope| -> Result<()> {
@@ -394,24 +424,43 @@ impl Chain {
                 let Some((_, _, _, b)) = built.as_ref() else {
                     return Err(Error::invalid("tiles", "no chain was built"));
                 };
-                let clock = Instant::now();
-                let mut parts = Vec::with_capacity(self.outputs.len());
-                for (name, _, _) in &self.outputs {
-                    let host = defined(&b.arrays, name)?.to_host_reusing(buffers.remove(name))?;
+                // Where an array's rows that this tile computes exactly lie: (local rows, global first row, extent).
+                let interior = |name: &str, local_extent: usize| -> Result<(Range<usize>, usize, usize)> {
                     let frame = frames.get(name).copied().unwrap_or_default();
                     let total = extent + frame.before + frame.after;
-                    // This tile's local index 0 along the axis is this output's global index `first`.
+                    // This tile's local index 0 along the axis is this array's global index `first`.
                     let applied = if lo == 0 { frame.before } else { 0 };
                     let first = lo + frame.before - applied;
                     let from = if start == 0 { 0 } else { start + frame.before };
                     let to = if end == extent { total } else { end + frame.before };
-                    if from < first || to - first > host.shape().get(axis).copied().unwrap_or(0) {
+                    if from < first || to - first > local_extent {
                         return Err(Error::invalid(
                             "tiles",
-                            format!("output `{name}` of shape {:?} misses rows {from}..{to}", host.shape()),
+                            format!("`{name}` has {local_extent} rows in this tile and misses rows {from}..{to}"),
                         ));
                     }
-                    parts.push((name.clone(), host, from - first..to - first, from, total));
+                    Ok((from - first..to - first, from, total))
+                };
+                for (step, partial) in reductions.iter().zip(partials.iter_mut()) {
+                    let mut rows = Vec::with_capacity(step.inputs.len());
+                    for name in &step.inputs {
+                        let array = defined(&b.arrays, name)?;
+                        let (local, _, _) = interior(name, array.shape().get(axis).copied().unwrap_or(0))?;
+                        rows.push(array.slab(axis, local)?);
+                    }
+                    let operands: Vec<&AnyData> = rows.iter().collect();
+                    let (mut process, out) = step.op.plan(&operands)?;
+                    process.init()?;
+                    process.launch()?;
+                    let value = out.values()?.first().copied().unwrap_or_default();
+                    partial.add(&step.op, value, out.kind());
+                }
+                let clock = Instant::now();
+                let mut parts = Vec::with_capacity(self.outputs.len());
+                for (name, _, _) in &self.outputs {
+                    let host = defined(&b.arrays, name)?.to_host_reusing(buffers.remove(name))?;
+                    let (local, from, total) = interior(name, host.shape().get(axis).copied().unwrap_or(0))?;
+                    parts.push((name.clone(), host, local, from, total));
                     origins.entry(name.clone()).or_insert_with(|| b.origins.get(name).copied().unwrap_or_default());
                 }
                 timing.download_s = clock.elapsed().as_secs_f64();
@@ -449,7 +498,11 @@ impl Chain {
             let (shape, dtype) = sink.finish(&path, origin, options)?;
             written.push((name.clone(), path, shape, dtype.name()));
         }
-        Ok(TiledOutcome { plan, tiles: timings, written, save_s: clock.elapsed().as_secs_f64() })
+        let mut values = Vec::with_capacity(reductions.len());
+        for (step, partial) in reductions.iter().zip(partials) {
+            values.push((step.output.clone(), partial.result(&step.op)?, partial.kind));
+        }
+        Ok(TiledOutcome { plan, tiles: timings, written, values, save_s: clock.elapsed().as_secs_f64() })
     }
 
     /// The summed halo along `axis` and each array's frame, or why a step cannot run in tiles.
@@ -631,4 +684,38 @@ impl Sink {
 /// Device bytes free under the app's memory limit now.
 fn free_bytes(app: &ClApp) -> u64 {
     app.memory_limit().saturating_sub(app.memory_stats().live_bytes)
+}
+
+/// A reduction's partials over the tiles, combined as the device reduction combines its work-groups': sums of
+/// p-th powers for p-norms, maxima for the ∞-norm, sums for dot products.
+#[derive(Clone, Copy, Debug)]
+struct Partial {
+    acc: Complex64,
+    kind: ElementKind,
+}
+
+impl Default for Partial {
+    fn default() -> Partial {
+        Partial { acc: Complex64::default(), kind: ElementKind::F32 }
+    }
+}
+
+impl Partial {
+    fn add(&mut self, op: &Op, value: Complex64, kind: ElementKind) {
+        self.kind = kind;
+        match op {
+            Op::Norm { p, .. } if p.0.is_infinite() => self.acc.re = self.acc.re.max(value.re),
+            Op::Norm { p, .. } => self.acc.re += value.re.powf(p.0),
+            _ => self.acc += value,
+        }
+    }
+
+    fn result(&self, op: &Op) -> Result<Complex64> {
+        match op {
+            Op::Norm { p, .. } if p.0.is_infinite() => Ok(self.acc),
+            Op::Norm { p, .. } if p.0 > 0.0 => Ok(Complex64::new(self.acc.re.powf(1.0 / p.0), 0.0)),
+            Op::Norm { p, .. } => Err(Error::invalid("tiles", format!("a {}-norm cannot combine over tiles", p.0))),
+            _ => Ok(self.acc),
+        }
+    }
 }
