@@ -84,7 +84,8 @@ pub mod process;
 
 pub use app::{
     BUILD_OPTIONS_ENV, CACHE_DIR_ENV, CACHE_ENV, CACHE_MAX_ENV, CacheInfo, ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo,
-    DeviceKind, Kernel, MEMORY_LIMIT_ENV, MemoryStats, Program, ProgramCache, TransferStats, parse_bytes,
+    DeviceKind, DevicePool, DeviceShare, Kernel, MEMORY_LIMIT_ENV, MemoryStats, PoolResult, Program, ProgramCache,
+    TransferStats, parse_bytes,
 };
 pub use data::{KData, Launch, XData};
 pub use element::{ComplexElement, Element, RealElement};

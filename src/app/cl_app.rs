@@ -329,6 +329,40 @@ impl ClAppBuilder {
         self
     }
 
+    /// Opens every device that passes the filters (best first), each its own `ClApp` with these options: the
+    /// devices of a pool ([`crate::DevicePool`]). `CLIPER_DEVICE` (with [`ClAppBuilder::use_env`]) and
+    /// [`ClAppBuilder::select`] take sets here: `all`, `gpu:*`, or a list such as `0:0,0:1`.
+    ///
+    /// ```
+    /// let apps = cliper::ClApp::builder().select("all").build_all()?;
+    /// assert_eq!(apps.len(), cliper::ClApp::devices()?.len());
+    /// assert_eq!(apps[0].device().id(), cliper::ClApp::builder().select("all").build()?.device().id());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn build_all(self) -> Result<Vec<ClApp>> {
+        let mut filter = self.filter.clone();
+        if self.use_env
+            && let Some(spec) = env_selection()
+        {
+            filter.spec = Some(spec);
+            filter.spec_from_env = true;
+        }
+        let infos: Vec<DeviceInfo> = discover()?.into_iter().map(|(i, _)| i).collect();
+        let chosen = super::device::choose_all(&infos, &filter)?;
+        chosen
+            .into_iter()
+            .filter_map(|i| infos.get(i))
+            .map(|info| {
+                let single = ClAppBuilder {
+                    filter: DeviceFilter { spec: Some(info.id()), ..DeviceFilter::default() },
+                    use_env: false,
+                    ..self.clone()
+                };
+                single.build()
+            })
+            .collect()
+    }
+
     /// Opens the chosen device: context, in-order queue, device facts.
     pub fn build(self) -> Result<ClApp> {
         let mut filter = self.filter;
@@ -362,6 +396,22 @@ impl ClAppBuilder {
 }
 
 impl ClApp {
+    /// Every device (or the set `CLIPER_DEVICE` names: `all`, `gpu:*`, `0:0,0:1`), best first, each opened as
+    /// its own `ClApp`.
+    ///
+    /// ```
+    /// let apps = cliper::ClApp::all()?;
+    /// assert!(!apps.is_empty());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn all() -> Result<Vec<ClApp>> {
+        let mut builder = ClApp::builder().use_env(true);
+        if env_selection().is_none() {
+            builder = builder.select("all");
+        }
+        builder.build_all()
+    }
+
     /// The best device (GPU, then accelerator, then CPU; highest score; lowest index), unless the environment
     /// variable `CLIPER_DEVICE` narrows the choice (see [`DEVICE_ENV`]). Profiling is off.
     ///

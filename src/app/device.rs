@@ -193,6 +193,8 @@ impl DeviceInfo {
 /// A device filter: by kind, index, or a name substring. This is what `CLIPER_DEVICE` holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum DeviceSpec {
+    /// `all` or `*`: every device.
+    All,
     Kind(DeviceKind),
     Index(usize, usize),
     Name(String),
@@ -202,7 +204,10 @@ impl DeviceSpec {
     /// Parses `gpu`, `cpu`, `accelerator`, `P:D`, or anything else as a case-insensitive name substring.
     pub(crate) fn parse(spec: &str) -> DeviceSpec {
         let s = spec.trim();
-        match s.to_lowercase().as_str() {
+        // `gpu:*` is every GPU: as a set, the same as `gpu`.
+        let lower = s.to_lowercase();
+        match lower.strip_suffix(":*").unwrap_or(&lower) {
+            "all" | "*" => return DeviceSpec::All,
             "gpu" => return DeviceSpec::Kind(DeviceKind::Gpu),
             "cpu" => return DeviceSpec::Kind(DeviceKind::Cpu),
             "accelerator" | "acc" => return DeviceSpec::Kind(DeviceKind::Accelerator),
@@ -216,8 +221,14 @@ impl DeviceSpec {
         DeviceSpec::Name(s.to_lowercase())
     }
 
+    /// The specs of a set: `all`, `gpu:*`, or a comma-separated list (`0:0,0:1`, `gpu,cpu`).
+    pub(crate) fn parse_set(spec: &str) -> Vec<DeviceSpec> {
+        spec.split(',').filter(|p| !p.trim().is_empty()).map(DeviceSpec::parse).collect()
+    }
+
     pub(crate) fn matches(&self, d: &DeviceInfo) -> bool {
         match self {
+            DeviceSpec::All => true,
             DeviceSpec::Kind(k) => d.kind == *k,
             DeviceSpec::Index(p, i) => d.platform_index == *p && d.device_index == *i,
             DeviceSpec::Name(n) => {
@@ -250,7 +261,7 @@ impl DeviceFilter {
             && contains(&d.vendor, &self.vendor)
             && contains(&d.name, &self.name)
             && self.min_version.is_none_or(|v| d.opencl_version >= v)
-            && self.spec.as_deref().is_none_or(|s| DeviceSpec::parse(s).matches(d))
+            && self.spec.as_deref().is_none_or(|s| DeviceSpec::parse_set(s).iter().any(|spec| spec.matches(d)))
     }
 
     pub(crate) fn describe(&self) -> String {
@@ -283,6 +294,16 @@ pub(crate) fn preference_order(devices: &[DeviceInfo]) -> Vec<usize> {
             .then((da.platform_index, da.device_index).cmp(&(db.platform_index, db.device_index)))
     });
     order.into_iter().map(|(i, _)| i).collect()
+}
+
+/// Every device passing `filter`, best first, or a [`Error::DeviceSelection`] listing what exists.
+pub(crate) fn choose_all(devices: &[DeviceInfo], filter: &DeviceFilter) -> Result<Vec<usize>> {
+    let chosen: Vec<usize> =
+        preference_order(devices).into_iter().filter(|&i| devices.get(i).is_some_and(|d| filter.matches(d))).collect();
+    if chosen.is_empty() {
+        return Err(Error::DeviceSelection { spec: filter.describe(), available: listing(devices) });
+    }
+    Ok(chosen)
 }
 
 /// The best device passing `filter`, or a [`Error::DeviceSelection`] listing what exists.

@@ -1,10 +1,11 @@
 //! [`ClApp`], the device manager: discovery and selection, the OpenCL context and its one in-order queue,
-//! device facts, the program caches (in memory per app, and on disk across processes), transfer counters, and
-//! kernels.
+//! device facts, the program caches (in memory per app, and on disk across processes), transfer counters,
+//! kernels, and [`DevicePool`]: several devices working through one list of inputs.
 
 mod cl_app;
 mod device;
 pub(crate) mod ffi;
+mod pool;
 mod program;
 mod program_cache;
 
@@ -13,5 +14,6 @@ pub use cl_app::{
 };
 pub(crate) use cl_app::{DeviceBuffer, copy_buffer, fill_zero};
 pub use device::{DeviceInfo, DeviceKind};
+pub use pool::{DevicePool, DeviceShare, PoolResult};
 pub use program::{Kernel, Program};
 pub use program_cache::{CACHE_DIR_ENV, CACHE_ENV, CACHE_MAX_ENV, CacheInfo, ProgramCache};

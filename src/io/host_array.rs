@@ -311,6 +311,7 @@ impl HostArray {
     }
 
     /// The array itself when it holds exactly `T` (f32 as f32, …), for copies to the device without conversion.
+    #[cfg(feature = "chain")]
     pub(crate) fn as_elements<T: Element>(&self) -> Option<&ArrayD<T>> {
         let inner: &dyn std::any::Any = match self {
             HostArray::F32(a) => a,
@@ -323,6 +324,7 @@ impl HostArray {
     }
 
     /// [`HostArray::as_elements`], to write into.
+    #[cfg(feature = "chain")]
     pub(crate) fn as_elements_mut<T: Element>(&mut self) -> Option<&mut ArrayD<T>> {
         let inner: &mut dyn std::any::Any = match self {
             HostArray::F32(a) => a,
