@@ -1,7 +1,8 @@
 //! The command line's side of running chains (the chains themselves are `cliper::chain`): which device, which
 //! files a directory or glob names, a progress bar over a batch, and errors on one line.
 
-use cliper::chain::{Chain, FileSpec, Outcome, Progress, RunRecord, TileInput, TileProgress};
+use cliper::DevicePool;
+use cliper::chain::{BatchInput, Chain, FileSpec, Outcome, Progress, RunRecord, TileInput, TileProgress};
 use cliper::{ClApp, Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -10,6 +11,8 @@ use std::path::{Path, PathBuf};
 /// Where the device comes from and what to print.
 pub struct Context {
     pub device: Option<String>,
+    /// `--devices`: a batch spread over this set of devices (`all`, `gpu:*`, `0:0,0:1`).
+    pub devices: Option<String>,
     pub profile: bool,
     pub json: bool,
     app: Option<ClApp>,
@@ -17,7 +20,7 @@ pub struct Context {
 
 impl Context {
     pub fn new(device: Option<String>, profile: bool, json: bool) -> Context {
-        Context { device, profile, json, app: None }
+        Context { device, devices: None, profile, json, app: None }
     }
 
     /// The device, opened on first use (`--device`, else `CLIPER_DEVICE`, else the best one).
@@ -91,6 +94,9 @@ pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
 /// terminal, each failing file named on stderr as it fails and `finished` told of each file as it ends.
 pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> Result<Outcome> {
     let batch = chain.batch_input(batch_files)?;
+    if let (Some(spec), Some(batch)) = (ctx.devices.clone(), &batch) {
+        return run_on_devices(ctx, chain, batch, &spec, finished);
+    }
     let app = ctx.app()?;
     if batch.is_none()
         && !ctx.profile
@@ -197,6 +203,64 @@ fn run_tiled(chain: &Chain, app: &ClApp, input: TileInput) -> Result<Outcome> {
     let values = outcome.values.into_iter().map(|(name, value, kind)| (name, Vec::new(), vec![value], kind)).collect();
     let record = RunRecord { input: None, written: outcome.written, values, transfers: 0, error: None };
     Ok(Outcome { records: vec![record], report: None })
+}
+
+/// A batch spread over the devices of `spec` (`--devices`): one worker per device, each with its own built chain,
+/// taking the next file as soon as it is free; each file's lines as it finishes; a line per device at the end
+/// (files, seconds, share of the files) on stderr.
+fn run_on_devices(
+    ctx: &Context,
+    chain: &Chain,
+    batch: &BatchInput,
+    spec: &str,
+    finished: impl Fn(&RunRecord),
+) -> Result<Outcome> {
+    let apps = ClApp::builder().profiling(ctx.profile).select(spec).build_all()?;
+    let pool = DevicePool::new(apps)?;
+    let bar = if std::io::stdout().is_terminal() {
+        ProgressBar::new(batch.files.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    let results = pool.map_as_done(
+        &batch.files,
+        |_| chain.runner(Some(batch.input)),
+        |runner, app, file| Ok(runner.run_file(app, Some(file), false).0),
+        |done| {
+            if let Ok(record) = &done.result {
+                if let (Some(e), Some(file)) = (&record.error, &record.input) {
+                    bar.suspend(|| eprintln!("error: {} (on {})", naming(&file.display().to_string(), e), done.device));
+                }
+                bar.suspend(|| finished(record));
+            }
+            bar.inc(1);
+        },
+    );
+    bar.finish_and_clear();
+    let total = batch.files.len().max(1);
+    for share in pool.shares(&results) {
+        eprintln!(
+            "device {}: {} file(s), {:.2} s, {:.0}% of the files",
+            share.device,
+            share.inputs,
+            share.seconds,
+            100.0 * share.inputs as f64 / total as f64
+        );
+    }
+    let records = results
+        .into_iter()
+        .map(|r| match r.result {
+            Ok(record) => record,
+            Err(e) => RunRecord {
+                input: batch.files.get(r.input).cloned(),
+                written: Vec::new(),
+                values: Vec::new(),
+                transfers: 0,
+                error: Some(e),
+            },
+        })
+        .collect();
+    Ok(Outcome { records, report: None })
 }
 
 /// The error on one line (the library's messages may span lines: build logs), unless CLIPER_VERBOSE is set.

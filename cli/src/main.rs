@@ -41,6 +41,10 @@ struct Cli {
     /// CLIPER_DEVICE, else the best device).
     #[arg(long, global = true, value_name = "SPEC")]
     device: Option<String>,
+    /// Spread a batch (a directory or glob input) over several devices: all, gpu:*, or a list of P:D ids
+    /// (0:0,0:1); one worker per device takes the next file when free (docs/scaling.md).
+    #[arg(long, global = true, value_name = "SET")]
+    devices: Option<String>,
     /// Print the per-kernel device-time table.
     #[arg(long, global = true)]
     profile: bool,
@@ -878,6 +882,7 @@ fn main() -> ExitCode {
     };
     interrupt_removes_partial_outputs();
     let mut ctx = Context::new(cli.device.clone(), cli.profile, cli.json);
+    ctx.devices = cli.devices.clone();
     let result = match cli.command {
         Command::Devices => inspect::devices(&ctx).map_err(CliError::from),
         Command::Cache { action } => inspect::cache(&ctx, &action).map_err(CliError::from),

@@ -24,5 +24,5 @@ pub use any_data::{AnyData, ElementKind, FileSpec, Kind, Origin, OutputOptions, 
 pub use ops::{NormP, Op, Sizes, Widths};
 pub use pipeline_file::{Chain, Step};
 pub use reach::Reach;
-pub use run::{BatchInput, Outcome, Progress, RunRecord, create_parent, output_path};
+pub use run::{BatchInput, ChainRunner, Outcome, Progress, RunRecord, create_parent, output_path};
 pub use tiled::{TileInput, TilePlan, TileProgress, TileTiming, TiledOutcome};

@@ -208,6 +208,14 @@ pub(super) struct Built {
     pub(super) origins: HashMap<String, Origin>,
     pub(super) pipeline: Pipeline,
     signature: Vec<(String, &'static str, Vec<usize>, bool)>,
+    /// The device it was built on.
+    app: ClApp,
+}
+
+impl Built {
+    fn pipeline_app_is(&self, app: &ClApp) -> bool {
+        self.app.same_as(app)
+    }
 }
 
 impl Chain {
@@ -248,60 +256,51 @@ impl Chain {
             Some(b) => b.files.iter().cloned().map(Some).collect(),
             None => vec![None],
         };
-        // Every input but the batch one is read once, before the loop.
-        let fixed: Vec<Option<(FileSpec, Image)>> = self
-            .inputs
-            .iter()
-            .enumerate()
-            .map(|(i, (_, spec))| match batch {
-                Some(b) if b.input == i => Ok(None),
-                _ => {
-                    let spec = FileSpec::parse(spec);
-                    spec.read().map(|host| Some((spec, host)))
-                }
-            })
-            .collect::<Result<_>>()?;
-        let mut built: Option<Built> = None;
+        let mut runner = self.runner(batch.map(|b| b.input))?;
         let mut records = Vec::with_capacity(runs.len());
         let mut report = None;
         for file in runs {
             if let Some(f) = &file {
                 progress(Progress::Starting(f));
             }
-            let batch_file = match (batch, &file) {
-                (Some(b), Some(f)) => {
-                    let pattern = self.inputs.get(b.input).map_or("", |(_, p)| p.as_str());
-                    let spec = FileSpec::parse(pattern).with_path(f.clone());
-                    spec.read().map(|host| Some((b.input, spec, host)))
-                }
-                _ => Ok(None),
-            };
-            let mut record =
-                RunRecord { input: file.clone(), written: Vec::new(), values: Vec::new(), transfers: 0, error: None };
-            let result = batch_file.and_then(|batch_file| {
-                let inputs: Vec<(&FileSpec, &Image)> = fixed
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, f)| match (&batch_file, f) {
-                        (Some((b, spec, host)), _) if *b == i => Some((spec, host)),
-                        (_, Some((spec, host))) => Some((spec, host)),
-                        _ => None,
-                    })
-                    .collect();
-                let changing = batch_file.as_ref().map(|(b, _, _)| *b);
-                let profile = profile && report.is_none();
-                self.run_once(app, profile, &inputs, changing, file.as_deref(), &mut built, &mut record)
-            });
-            match result {
-                Ok(r) => report = report.or(r),
-                Err(e) => record.error = Some(e),
-            }
+            let (record, r) = runner.run_file(app, file.as_deref(), profile && report.is_none());
+            report = report.or(r);
             if file.is_some() {
                 progress(Progress::Finished(&record));
             }
             records.push(record);
         }
         Ok(Outcome { records, report })
+    }
+
+    /// The chain ready to run file after file (of the input at `batch_input`, or once when `None`) on a device of
+    /// the caller's choosing: the other inputs read once, the built chain kept while the files keep their types
+    /// and shapes. What [`Chain::run`] does for a batch, and what each device of a pool does with its share.
+    ///
+    /// ```
+    /// use cliper::chain::Chain;
+    /// let chain = Chain::from_file("pipelines/demo.toml".as_ref())?;
+    /// let chain = Chain { outputs: Vec::new(), ..chain };
+    /// let mut runner = chain.runner(None)?;
+    /// let (record, _) = runner.run_file(&cliper::ClApp::new()?, None, false);
+    /// assert!(record.error.is_none());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn runner(&self, batch_input: Option<usize>) -> Result<ChainRunner<'_>> {
+        // Every input but the batch one is read once, before the loop.
+        let fixed: Vec<Option<(FileSpec, Image)>> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, spec))| match batch_input {
+                Some(b) if b == i => Ok(None),
+                _ => {
+                    let spec = FileSpec::parse(spec);
+                    spec.read().map(|host| Some((spec, host)))
+                }
+            })
+            .collect::<Result<_>>()?;
+        Ok(ChainRunner { chain: self, batch_input, fixed, built: None })
     }
 
     /// One run of the chain on `inputs` (in the chain's input order). A chain built for inputs of the same types
@@ -430,7 +429,63 @@ impl Chain {
             arrays.insert(step.output.clone(), output);
         }
         pipeline.init()?;
-        Ok(Built { arrays, origins, pipeline, signature })
+        Ok(Built { arrays, origins, pipeline, signature, app: app.clone() })
+    }
+}
+
+/// A chain running file after file on one device ([`Chain::runner`]).
+pub struct ChainRunner<'c> {
+    chain: &'c Chain,
+    batch_input: Option<usize>,
+    fixed: Vec<Option<(FileSpec, Image)>>,
+    built: Option<Built>,
+}
+
+impl ChainRunner<'_> {
+    /// Runs the chain on `app` with `file` as the batch input (`None`: the chain's own inputs), reusing the built
+    /// chain when `app` and the input's type and shape are the last run's. The record holds the error of a file
+    /// that failed; the profile comes back when asked for.
+    pub fn run_file(&mut self, app: &ClApp, file: Option<&Path>, profile: bool) -> (RunRecord, Option<Report>) {
+        let chain = self.chain;
+        if self.built.as_ref().is_some_and(|b| !b.pipeline_app_is(app)) {
+            self.built = None;
+        }
+        let batch_file = match (self.batch_input, file) {
+            (Some(b), Some(f)) => {
+                let pattern = chain.inputs.get(b).map_or("", |(_, p)| p.as_str());
+                let spec = FileSpec::parse(pattern).with_path(f.to_path_buf());
+                spec.read().map(|host| Some((b, spec, host)))
+            }
+            _ => Ok(None),
+        };
+        let mut record = RunRecord {
+            input: file.map(Path::to_path_buf),
+            written: Vec::new(),
+            values: Vec::new(),
+            transfers: 0,
+            error: None,
+        };
+        let result = batch_file.and_then(|batch_file| {
+            let inputs: Vec<(&FileSpec, &Image)> = self
+                .fixed
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| match (&batch_file, f) {
+                    (Some((b, spec, host)), _) if *b == i => Some((spec, host)),
+                    (_, Some((spec, host))) => Some((spec, host)),
+                    _ => None,
+                })
+                .collect();
+            let changing = batch_file.as_ref().map(|(b, _, _)| *b);
+            chain.run_once(app, profile, &inputs, changing, file, &mut self.built, &mut record)
+        });
+        match result {
+            Ok(report) => (record, report),
+            Err(e) => {
+                record.error = Some(e);
+                (record, None)
+            }
+        }
     }
 }
 
