@@ -2,7 +2,7 @@
 //! files a directory or glob names, a progress bar over a batch, and errors on one line.
 
 use cliper::DevicePool;
-use cliper::chain::{BatchInput, Chain, FileSpec, Outcome, Progress, RunRecord, TileInput, TileProgress};
+use cliper::chain::{BatchInput, Chain, FileSpec, Outcome, Progress, RunRecord, Shard, TileInput, TileProgress};
 use cliper::{ClApp, Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -13,6 +13,12 @@ pub struct Context {
     pub device: Option<String>,
     /// `--devices`: a batch spread over this set of devices (`all`, `gpu:*`, `0:0,0:1`).
     pub devices: Option<String>,
+    /// `--shard I/N`: this job's share of a batch (else a Slurm or Kubernetes job array's, if any).
+    pub shard: Option<String>,
+    /// `--skip-existing`: batch files whose outputs all exist are not run again.
+    pub skip_existing: bool,
+    /// `--manifest FILE`: one JSON line per batch file appended as it ends.
+    pub manifest: Option<PathBuf>,
     pub profile: bool,
     pub json: bool,
     app: Option<ClApp>,
@@ -20,7 +26,7 @@ pub struct Context {
 
 impl Context {
     pub fn new(device: Option<String>, profile: bool, json: bool) -> Context {
-        Context { device, devices: None, profile, json, app: None }
+        Context { device, devices: None, shard: None, skip_existing: false, manifest: None, profile, json, app: None }
     }
 
     /// The device, opened on first use (`--device`, else `CLIPER_DEVICE`, else the best one).
@@ -94,10 +100,46 @@ pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
 /// terminal, each failing file named on stderr as it fails and `finished` told of each file as it ends.
 pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> Result<Outcome> {
     let batch = chain.batch_input(batch_files)?;
+    let shard = match &ctx.shard {
+        Some(text) if batch.is_none() => {
+            return Err(Error::invalid("--shard", format!("`{text}` cuts a batch; give a directory or glob input")));
+        }
+        Some(text) => Some(text.parse::<Shard>()?),
+        None => Shard::from_env()?,
+    };
+    let manifest = Manifest::open(ctx.manifest.as_deref())?;
+    let batch = match batch {
+        Some(b) => {
+            let b = match shard {
+                Some(s) => BatchInput { input: b.input, files: s.select(b.files) },
+                None => b,
+            };
+            let b = if ctx.skip_existing {
+                let (todo, skipped) = chain.missing(b)?;
+                if !skipped.is_empty() {
+                    eprintln!("skipping {} file(s) whose outputs exist (--skip-existing)", skipped.len());
+                }
+                skipped.iter().try_for_each(|f| manifest.skipped(f))?;
+                todo
+            } else {
+                b
+            };
+            Some(b)
+        }
+        None => None,
+    };
+    let finished = |record: &RunRecord, device: &str, seconds: f64| {
+        if let Err(e) = manifest.record(record, device, seconds) {
+            eprintln!("error: {}", one_line(&e));
+        }
+        finished(record);
+    };
     if let (Some(spec), Some(batch)) = (ctx.devices.clone(), &batch) {
         return run_on_devices(ctx, chain, batch, &spec, finished);
     }
     let app = ctx.app()?;
+    let device = format!("{} {}", app.device().id(), app.device().name);
+    let started = std::cell::Cell::new(std::time::Instant::now());
     if batch.is_none()
         && !ctx.profile
         && let Some(input) = too_large(chain, &app)?
@@ -120,7 +162,10 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
     let single = batch.is_none() && chain.inputs.len() == 1 && !ctx.profile;
     let retry = std::cell::Cell::new(false);
     let outcome = chain.run(&app, batch.as_ref(), ctx.profile, |event| match event {
-        Progress::Starting(file) => bar.set_message(file.display().to_string()),
+        Progress::Starting(file) => {
+            started.set(std::time::Instant::now());
+            bar.set_message(file.display().to_string())
+        }
         Progress::Finished(record) => {
             if single && matches!(record.error, Some(cliper::Error::OutOfMemory { .. })) {
                 retry.set(true);
@@ -129,7 +174,7 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
             if let (Some(e), Some(file)) = (&record.error, &record.input) {
                 bar.suspend(|| eprintln!("error: {}", naming(&file.display().to_string(), e)));
             }
-            bar.suspend(|| finished(record));
+            bar.suspend(|| finished(record, &device, started.get().elapsed().as_secs_f64()));
             bar.inc(1);
         }
     });
@@ -213,7 +258,7 @@ fn run_on_devices(
     chain: &Chain,
     batch: &BatchInput,
     spec: &str,
-    finished: impl Fn(&RunRecord),
+    finished: impl Fn(&RunRecord, &str, f64),
 ) -> Result<Outcome> {
     let apps = ClApp::builder().profiling(ctx.profile).select(spec).build_all()?;
     let pool = DevicePool::new(apps)?;
@@ -231,7 +276,7 @@ fn run_on_devices(
                 if let (Some(e), Some(file)) = (&record.error, &record.input) {
                     bar.suspend(|| eprintln!("error: {} (on {})", naming(&file.display().to_string(), e), done.device));
                 }
-                bar.suspend(|| finished(record));
+                bar.suspend(|| finished(record, &done.device, done.seconds));
             }
             bar.inc(1);
         },
@@ -281,4 +326,54 @@ pub fn one_line(e: &cliper::Error) -> String {
 pub fn naming(file: &str, e: &cliper::Error) -> String {
     let text = one_line(e);
     if text.contains(file) { text } else { format!("{file}: {text}") }
+}
+
+/// `--manifest FILE`: one JSON line per batch file, appended as each ends — input, status (`ok`, `failed`,
+/// `skipped`), outputs, device, seconds, error — so a re-submitted job's log says what each run did.
+struct Manifest {
+    file: Option<std::sync::Mutex<std::fs::File>>,
+    path: PathBuf,
+}
+
+impl Manifest {
+    fn open(path: Option<&Path>) -> Result<Manifest> {
+        let Some(path) = path else { return Ok(Manifest { file: None, path: PathBuf::new() }) };
+        cliper::chain::create_parent(path)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        Ok(Manifest { file: Some(std::sync::Mutex::new(file)), path: path.to_path_buf() })
+    }
+
+    fn line(&self, value: serde_json::Value) -> Result<()> {
+        use std::io::Write;
+        let Some(file) = &self.file else { return Ok(()) };
+        let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
+        writeln!(file, "{value}").map_err(|source| Error::Io { path: self.path.clone(), source })
+    }
+
+    fn record(&self, record: &RunRecord, device: &str, seconds: f64) -> Result<()> {
+        let outputs: Vec<String> = record.written.iter().map(|(_, p, _, _)| p.display().to_string()).collect();
+        self.line(serde_json::json!({
+            "input": record.input.as_ref().map(|p| p.display().to_string()),
+            "status": if record.error.is_some() { "failed" } else { "ok" },
+            "outputs": outputs,
+            "device": device,
+            "seconds": seconds,
+            "error": record.error.as_ref().map(one_line),
+        }))
+    }
+
+    fn skipped(&self, input: &Path) -> Result<()> {
+        self.line(serde_json::json!({
+            "input": input.display().to_string(),
+            "status": "skipped",
+            "outputs": [],
+            "device": null,
+            "seconds": 0.0,
+            "error": null,
+        }))
+    }
 }

@@ -45,6 +45,17 @@ struct Cli {
     /// (0:0,0:1); one worker per device takes the next file when free (docs/scaling.md).
     #[arg(long, global = true, value_name = "SET")]
     devices: Option<String>,
+    /// Run only this job's share of a batch, I/N: every N-th file of the sorted list from the I-th (default:
+    /// a Slurm job array's SLURM_ARRAY_TASK_ID/COUNT, or a Kubernetes indexed job's JOB_COMPLETION_INDEX with
+    /// CLIPER_SHARDS).
+    #[arg(long, global = true, value_name = "I/N")]
+    shard: Option<String>,
+    /// Skip batch files whose outputs all exist (saves are atomic: an output that exists is complete).
+    #[arg(long, global = true)]
+    skip_existing: bool,
+    /// Append one JSON line per batch file to FILE: input, status, outputs, device, seconds, error.
+    #[arg(long, global = true, value_name = "FILE")]
+    manifest: Option<std::path::PathBuf>,
     /// Print the per-kernel device-time table.
     #[arg(long, global = true)]
     profile: bool,
@@ -883,6 +894,9 @@ fn main() -> ExitCode {
     interrupt_removes_partial_outputs();
     let mut ctx = Context::new(cli.device.clone(), cli.profile, cli.json);
     ctx.devices = cli.devices.clone();
+    ctx.shard = cli.shard.clone();
+    ctx.skip_existing = cli.skip_existing;
+    ctx.manifest = cli.manifest.clone();
     let result = match cli.command {
         Command::Devices => inspect::devices(&ctx).map_err(CliError::from),
         Command::Cache { action } => inspect::cache(&ctx, &action).map_err(CliError::from),

@@ -18,6 +18,7 @@ mod ops;
 mod pipeline_file;
 mod reach;
 mod run;
+mod shard;
 mod tiled;
 
 pub use any_data::{AnyData, ElementKind, FileSpec, Kind, Origin, OutputOptions, Precision, kind_for, save_converted};
@@ -25,4 +26,5 @@ pub use ops::{NormP, Op, Sizes, Widths};
 pub use pipeline_file::{Chain, Step};
 pub use reach::Reach;
 pub use run::{BatchInput, ChainRunner, Outcome, Progress, RunRecord, create_parent, output_path};
+pub use shard::Shard;
 pub use tiled::{TileInput, TilePlan, TileProgress, TileTiming, TiledOutcome};
