@@ -434,6 +434,19 @@ impl Chain {
 }
 
 /// A chain running file after file on one device ([`Chain::runner`]).
+///
+/// ```
+/// use cliper::chain::Chain;
+/// let text = "input = { x = 'data/phantom_256.png' }\n[[step]]\nop = 'clip'\nmin = 0\nmax = 100\nin = 'x'\nout = 'y'";
+/// let chain = Chain::from_toml(text, "clip.toml".as_ref())?;
+/// let app = cliper::ClApp::new()?;
+/// let mut runner = chain.runner(Some(0))?; // input 0 changes from run to run
+/// for file in ["data/phantom_256.png", "data/phantom_256.tif"] {
+///     let (record, _) = runner.run_file(&app, Some(file.as_ref()), false);
+///     assert!(record.error.is_none(), "{file}: {:?}", record.error);
+/// }
+/// # Ok::<(), cliper::Error>(())
+/// ```
 pub struct ChainRunner<'c> {
     chain: &'c Chain,
     batch_input: Option<usize>,
