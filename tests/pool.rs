@@ -14,7 +14,8 @@ type Worker = (XData<f32>, XData<f32>, Convolution<f32, f32>);
 
 /// 40 images through a Gaussian on every device of the pool, one pipeline built per device: results equal to one
 /// device's (the same kernels on the same kind of device), input 17 fails on purpose (wrong shape) and is the
-/// only failure, named with its device; with two devices both take work.
+/// only failure, named with its device; with two devices both take work. A stack cut along its slices over
+/// the devices and gathered equals one device's.
 #[test]
 fn a_pool_of_two_devices_matches_one_and_reports_the_one_failure() {
     if std::env::var_os(CHILD).is_none() {
@@ -80,6 +81,19 @@ fn a_pool_of_two_devices_matches_one_and_reports_the_one_failure() {
         assert!(shares.iter().all(|s| s.inputs > 0), "every device takes work: {shares:?}");
     }
     println!("{shares:?}");
+    // A stack cut along its slices over the devices and gathered: a per-slice 3 × 3 filter (shape [1, 3, 3]) gives
+    // what one device gives, bit for bit; odd piece sizes leave a short last piece.
+    let stack = ndarray::Array::from_shape_vec((13, 20, 30), rng.vec::<f32>(13 * 20 * 30)).unwrap().into_dyn();
+    let slice_filter = Filter::new(&[1, 3, 3], vec![0.1f32, 0.2, 0.1, 0.2, -1.2, 0.2, 0.1, 0.2, 0.1]).unwrap();
+    let per_slice = |_: &mut (), app: &ClApp, piece: ndarray::ArrayViewD<'_, f32>| {
+        let x = XData::from_ndarray(app, &piece)?;
+        Convolution::apply(&x, &slice_filter, ConvParams::default())?.to_ndarray()
+    };
+    let spread = pool.map_axis(&stack, 0, 3, |_| Ok(()), per_slice).unwrap();
+    let alone = DevicePool::new(vec![apps[0].clone()]).unwrap().map_axis(&stack, 0, 13, |_| Ok(()), per_slice).unwrap();
+    assert!(spread == alone, "the stack spread over the devices differs from one device's");
+    let e = pool.map_axis(&stack, 3, 2, |_| Ok(()), per_slice).unwrap_err().to_string();
+    assert!(e.contains("no axis 3"), "{e}");
     // A setup that fails everywhere: every input says why, naming a device.
     let failing: Vec<PoolResult<()>> = pool.map(
         &inputs[..3],

@@ -174,6 +174,57 @@ impl DevicePool {
             .collect()
     }
 
+    /// A batched array cut along `axis` into pieces of at most `piece` indices, each piece run by `work` on a
+    /// device of the pool (with that device's `setup` state) and the results gathered along the same axis, in
+    /// order: the same array one device would give, when `work` treats the indices of `axis` independently
+    /// (slices, coils, frames). The first failing piece's error is returned, naming the piece and its device.
+    ///
+    /// ```
+    /// use cliper::{DevicePool, XData};
+    /// let pool = DevicePool::new(cliper::ClApp::all()?)?;
+    /// let stack = ndarray::Array::from_shape_fn((7, 3, 4), |(k, i, j)| (k * 12 + i * 4 + j) as f32).into_dyn();
+    /// // Each piece goes to a device and comes back doubled.
+    /// let doubled = pool.map_axis(&stack, 0, 2, |_| Ok(()), |_, app, piece| {
+    ///     let x = XData::from_ndarray(app, &piece)?;
+    ///     Ok(x.to_ndarray()?.mapv(|v| 2.0 * v))
+    /// })?;
+    /// assert_eq!(doubled, stack.mapv(|v| 2.0 * v));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn map_axis<T, S>(
+        &self,
+        array: &ndarray::ArrayD<T>,
+        axis: usize,
+        piece: usize,
+        setup: impl Fn(&ClApp) -> Result<S> + Sync,
+        work: impl Fn(&mut S, &ClApp, ndarray::ArrayViewD<'_, T>) -> Result<ndarray::ArrayD<T>> + Sync,
+    ) -> Result<ndarray::ArrayD<T>>
+    where
+        T: Clone + Send + Sync,
+    {
+        let extent = array.shape().get(axis).copied().ok_or_else(|| {
+            Error::invalid("DevicePool::map_axis", format!("an array of shape {:?} has no axis {axis}", array.shape()))
+        })?;
+        let ranges: Vec<std::ops::Range<usize>> =
+            (0..extent).step_by(piece.max(1)).map(|a| a..extent.min(a + piece.max(1))).collect();
+        let results = self.map(&ranges, setup, |state, app, range| {
+            work(state, app, array.slice_axis(ndarray::Axis(axis), ndarray::Slice::from(range.clone())))
+        });
+        let mut pieces = Vec::with_capacity(results.len());
+        for (done, range) in results.into_iter().zip(&ranges) {
+            let piece = done.result.map_err(|e| {
+                Error::invalid(
+                    "DevicePool::map_axis",
+                    format!("piece {range:?} of axis {axis} on {}: {e}", done.device),
+                )
+            })?;
+            pieces.push(piece);
+        }
+        let views: Vec<ndarray::ArrayViewD<'_, T>> = pieces.iter().map(|p| p.view()).collect();
+        ndarray::concatenate(ndarray::Axis(axis), &views)
+            .map_err(|e| Error::invalid("DevicePool::map_axis", format!("the pieces do not fit together: {e}")))
+    }
+
     /// Per device: how many of `results` it ran and the seconds it spent, in the pool's device order.
     pub fn shares<O>(&self, results: &[PoolResult<O>]) -> Vec<DeviceShare> {
         self.apps
