@@ -196,22 +196,21 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
 fn too_large(chain: &Chain, app: &ClApp) -> Result<Option<TileInput>> {
     let [(_, spec)] = chain.inputs.as_slice() else { return Ok(None) };
     let spec = FileSpec::parse(spec);
-    // NPY and plain NIfTI files are sized from their header; other formats only by reading them.
-    let name = spec.path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
-    let npy = spec.variable.is_none() && (name.ends_with(".npy") || name.ends_with(".nii"));
-    let free = app.memory_limit().saturating_sub(app.memory_stats().live_bytes);
-    // A file's data takes at least a byte per element and at least two device arrays of 4 bytes per element
-    // are made from it: below an eighth of the free memory it fits whatever its format.
-    let size = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
-    if !npy && size < free / 8 {
-        return Ok(None);
-    }
-    let input = TileInput::open(&spec)?;
-    let dtype = match &input {
-        TileInput::File(f) => f.dtype(),
-        TileInput::Image(i) => i.array.dtype(),
+    // Files read in slabs are sized from their header; other formats only by reading them.
+    let input = match TileInput::open_slabs(&spec)? {
+        Some(input) => input,
+        None => {
+            let free = app.memory_limit().saturating_sub(app.memory_stats().live_bytes);
+            // A file's data takes at least a byte per element and at least two device arrays of 4 bytes per
+            // element are made from it: below an eighth of the free memory it fits whatever its format.
+            let size = std::fs::metadata(&spec.path).map(|m| m.len()).unwrap_or(0);
+            if size < free / 8 {
+                return Ok(None);
+            }
+            TileInput::Image(spec.read()?)
+        }
     };
-    Ok(chain.needs_tiles(app, input.shape(), dtype).then_some(input))
+    Ok(chain.needs_tiles(app, input.shape(), input.dtype()).then_some(input))
 }
 
 /// Runs `chain` in tiles (`Chain::run_tiled`), saying so on stderr, with a progress bar over the tiles on a

@@ -135,23 +135,29 @@ impl TileInput {
     /// The input a chain's file spec names: NPY, uncompressed grey NIfTI and grey TIFF files (strips of a page,
     /// pages of a stack) slab by slab, other formats read whole into host memory.
     pub fn open(spec: &FileSpec) -> Result<TileInput> {
+        match TileInput::open_slabs(spec)? {
+            Some(input) => Ok(input),
+            None => spec.read().map(TileInput::Image),
+        }
+    }
+
+    /// The input as a file read slab by slab — NPY, uncompressed grey NIfTI, grey TIFF — opened from its header
+    /// alone; `None` for inputs that must be read whole.
+    pub fn open_slabs(spec: &FileSpec) -> Result<Option<TileInput>> {
+        if spec.variable.is_some() {
+            return Ok(None);
+        }
         let name = spec.path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
-        if spec.variable.is_none() && name.ends_with(".npy") {
-            return SlabFile::open(&spec.path).map(TileInput::File);
-        }
-        if spec.variable.is_none()
-            && name.ends_with(".nii")
-            && let Some(file) = SlabFile::open_nifti(&spec.path)?
-        {
-            return Ok(TileInput::File(file));
-        }
-        if spec.variable.is_none()
-            && (name.ends_with(".tif") || name.ends_with(".tiff"))
-            && let Some(file) = SlabFile::open_tiff(&spec.path)?
-        {
-            return Ok(TileInput::File(file));
-        }
-        spec.read().map(TileInput::Image)
+        let file = if name.ends_with(".npy") {
+            Some(SlabFile::open(&spec.path)?)
+        } else if name.ends_with(".nii") {
+            SlabFile::open_nifti(&spec.path)?
+        } else if name.ends_with(".tif") || name.ends_with(".tiff") {
+            SlabFile::open_tiff(&spec.path)?
+        } else {
+            None
+        };
+        Ok(file.map(TileInput::File))
     }
 
     /// The whole input's shape.
@@ -162,7 +168,8 @@ impl TileInput {
         }
     }
 
-    fn dtype(&self) -> Dtype {
+    /// The element type the input holds.
+    pub fn dtype(&self) -> Dtype {
         match self {
             TileInput::File(f) => f.dtype(),
             TileInput::Image(i) => i.array.dtype(),

@@ -150,15 +150,8 @@ impl<T: Element> XData<T> {
         }
     }
 
-    /// The elements of this view, which must be contiguous, read in one device→host copy after the commands
-    /// that write it (`to_vec`, in `process/layout/views.rs`, gathers other views first).
-    pub(crate) fn read_contiguous(&self) -> Result<Vec<T>> {
-        let mut out = vec![T::default(); self.len()];
-        self.read_contiguous_into(&mut out)?;
-        Ok(out)
-    }
-
-    /// Reads this view, which must be contiguous, into `out` (of its length) in one device→host copy.
+    /// Reads this view, which must be contiguous, into `out` (of its length) in one device→host copy after the
+    /// commands that write it (`to_vec` and `read_into`, in `process/layout/views.rs`, gather other views first).
     pub(crate) fn read_contiguous_into(&self, out: &mut [T]) -> Result<()> {
         self.storage.check()?;
         self.app.download(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), out)?;

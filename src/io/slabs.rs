@@ -318,16 +318,11 @@ impl SlabWriter {
                 ),
             });
         }
-        let little = self.format.endian == Endian::Little;
-        let native = little == cfg!(target_endian = "little");
-        // This machine's byte order and a contiguous array: its memory is the file's bytes.
-        let direct: Option<&[u8]> =
-            if native { each_variant!(slab, a => a.as_slice().map(bytemuck::cast_slice::<_, u8>)) } else { None };
         let encoded;
-        let bytes = match direct {
+        let bytes = match self.native_bytes(slab) {
             Some(b) => b,
             None => {
-                encoded = each_variant!(slab, a => encode(a.iter(), little));
+                encoded = each_variant!(slab, a => encode(a.iter(), self.format.endian == Endian::Little));
                 encoded.as_slice()
             }
         };
@@ -335,13 +330,22 @@ impl SlabWriter {
         let piece = rows.len() * inner * size;
         let extent = shape.get(axis).copied().unwrap_or(1);
         bytes.par_chunks(piece.max(1)).enumerate().take(outer).try_for_each(|(o, chunk)| {
-            let at = self.offset + ((o * extent + rows.start) * inner * size) as u64;
-            // Pieces of up to 64 MiB, written by all cores.
-            chunk.par_chunks(64 << 20).enumerate().try_for_each(|(k, part)| {
-                self.file
-                    .write_all_at(part, at + (k * (64 << 20)) as u64)
-                    .map_err(|source| Error::Io { path: self.path.clone(), source })
-            })
+            self.write_at(self.offset + ((o * extent + rows.start) * inner * size) as u64, chunk)
+        })
+    }
+
+    /// The array's memory as the file's bytes: a contiguous array when the file is in this machine's byte order.
+    fn native_bytes<'a>(&self, array: &'a HostArray) -> Option<&'a [u8]> {
+        let native = (self.format.endian == Endian::Little) == cfg!(target_endian = "little");
+        if native { each_variant!(array, a => a.as_slice().map(bytemuck::cast_slice::<_, u8>)) } else { None }
+    }
+
+    /// Writes `bytes` at byte `at`, in pieces of up to 64 MiB on all cores.
+    fn write_at(&self, at: u64, bytes: &[u8]) -> Result<()> {
+        bytes.par_chunks(64 << 20).enumerate().try_for_each(|(k, part)| {
+            self.file
+                .write_all_at(part, at + (k * (64 << 20)) as u64)
+                .map_err(|source| Error::Io { path: self.path.clone(), source })
         })
     }
 
@@ -360,27 +364,15 @@ impl SlabWriter {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn write_rows(&mut self, start: usize, tile: &HostArray, local: Range<usize>) -> Result<()> {
-        let native = (self.format.endian == Endian::Little) == cfg!(target_endian = "little");
         let inner: usize = tile.shape().iter().skip(1).product();
         let fits = tile.dtype() == self.format.dtype
             && tile.shape().get(1..) == self.format.shape.get(1..)
             && local.end <= tile.shape().first().copied().unwrap_or(0)
             && start + local.len() <= self.format.shape.first().copied().unwrap_or(0);
-        let whole: Option<&[u8]> = if native && fits {
-            each_variant!(tile, a => a.as_slice().map(bytemuck::cast_slice::<_, u8>))
-        } else {
-            None
-        };
+        let whole = if fits { self.native_bytes(tile) } else { None };
         let size = self.format.dtype.size();
         match whole.and_then(|b| b.get(local.start * inner * size..local.end * inner * size)) {
-            Some(bytes) => {
-                let at = self.offset + (start * inner * size) as u64;
-                bytes.par_chunks(64 << 20).enumerate().try_for_each(|(k, part)| {
-                    self.file
-                        .write_all_at(part, at + (k * (64 << 20)) as u64)
-                        .map_err(|source| Error::Io { path: self.path.clone(), source })
-                })
-            }
+            Some(bytes) => self.write_at(self.offset + (start * inner * size) as u64, bytes),
             None => {
                 let rows = tile.slab(0, local.clone()).ok_or_else(|| Error::Format {
                     path: self.path.clone(),

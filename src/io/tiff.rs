@@ -212,7 +212,12 @@ fn read_real<R: Read + Seek>(decoder: &mut Decoder<R>, page: &Page) -> std::resu
     if result.as_buffer(0).byte_len() < layout.complete_len {
         return Err(format!("only the first of {} planes could be decoded", layout.planes));
     }
-    let planar = layout.planes > 1;
+    samples(result, page, layout.planes > 1)
+}
+
+/// Decoded integer or float samples of `page` (a whole page, or a strip of it: `page.height` its rows) as an array
+/// in cliper's order.
+fn samples(result: DecodingResult, page: &Page, planar: bool) -> std::result::Result<HostArray, String> {
     let shaped = |e: ShapeError| e.to_string();
     Ok(match result {
         DecodingResult::U8(v) => HostArray::U8(arrange(v, page, planar).map_err(shaped)?),
@@ -748,45 +753,29 @@ impl TiffSlabs {
         if rows.start > rows.end || rows.end > first {
             return Err(bad(format!("slab {rows:?} is outside the shape {:?}", self.shape)));
         }
+        let mut decoder = TiffSlabs::decoder(&self.path)?;
+        if self.pages > 1 {
+            let mut pages = Vec::with_capacity(rows.len());
+            for index in rows.clone() {
+                decoder.seek_to_image(index).map_err(|e| bad(unreadable(e)))?;
+                pages.push(read_real(&mut decoder, &self.page).map_err(|e| bad(format!("page {index}: {e}")))?);
+            }
+            return stack(pages).ok_or_else(|| bad(format!("pages {rows:?} do not stack")));
+        }
         let mut slab_shape = self.shape.clone();
         if let Some(n) = slab_shape.first_mut() {
             *n = rows.len();
         }
         let mut out = HostArray::zeros(self.dtype, &slab_shape);
-        let mut decoder = TiffSlabs::decoder(&self.path)?;
-        let (h, w) = (self.page.height as usize, self.page.width as usize);
-        if self.pages > 1 {
-            for (k, index) in rows.clone().enumerate() {
-                decoder.seek_to_image(index).map_err(|e| bad(unreadable(e)))?;
-                let page = read_real(&mut decoder, &self.page).map_err(|e| bad(format!("page {index}: {e}")))?;
-                let page = insert_axis(page);
-                if !out.set_slab(0, k, &page) {
-                    return Err(bad(format!("page {index} is not {h} × {w}")));
-                }
-            }
-            return Ok(out);
-        }
+        let h = self.page.height as usize;
         let rps = self.rows_per_strip;
         for strip in rows.start / rps..rows.end.div_ceil(rps) {
             let top = strip * rps;
             let height = rps.min(h - top);
-            let samples =
+            let decoded =
                 decoder.read_chunk(strip as u32).map_err(|e| bad(format!("strip {strip}: {}", unreadable(e))))?;
             let part = Page { height: height as u32, ..self.page };
-            let shaped = |e: ShapeError| bad(format!("strip {strip}: {e}"));
-            let array = match samples {
-                DecodingResult::U8(v) => HostArray::U8(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::U16(v) => HostArray::U16(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::U32(v) => HostArray::U32(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::U64(v) => HostArray::U64(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::I8(v) => HostArray::I8(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::I16(v) => HostArray::I16(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::I32(v) => HostArray::I32(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::I64(v) => HostArray::I64(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::F32(v) => HostArray::F32(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::F64(v) => HostArray::F64(arrange(v, &part, false).map_err(shaped)?),
-                DecodingResult::F16(_) => return Err(bad("16-bit float samples are not supported".into())),
-            };
+            let array = samples(decoded, &part, false).map_err(|e| bad(format!("strip {strip}: {e}")))?;
             // The strip's rows that fall in the slab.
             let (from, to) = (rows.start.max(top), rows.end.min(top + height));
             let piece = array.slab(0, from - top..to - top).ok_or_else(|| bad(format!("strip {strip} is short")))?;
@@ -796,18 +785,6 @@ impl TiffSlabs {
         }
         Ok(out)
     }
-}
-
-/// A page `[H, W]` as a slab `[1, H, W]` of a stack.
-fn insert_axis(page: HostArray) -> HostArray {
-    macro_rules! each {
-        ($($v:ident),*) => {
-            match page {
-                $(HostArray::$v(a) => HostArray::$v(a.insert_axis(ndarray::Axis(0))),)*
-            }
-        };
-    }
-    each!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64, C32, C64)
 }
 
 #[cfg(test)]

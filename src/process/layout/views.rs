@@ -21,13 +21,9 @@ impl<T: Element> XData<T> {
     /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.storage().check()?;
-        if self.is_empty() {
-            return Ok(Vec::new());
-        }
-        if !self.is_contiguous() {
-            return self.contiguous()?.read_contiguous();
-        }
-        self.read_contiguous()
+        let mut out = vec![T::default(); self.len()];
+        self.read_into(&mut out)?;
+        Ok(out)
     }
 
     /// Reads this view's elements (row-major order of the view) into `out`, which must hold exactly that many:
