@@ -2,14 +2,14 @@
 # Both first make sure an OpenCL platform exists (scripts/install-opencl.sh installs PoCL when none does).
 CARGO ?= cargo
 
-.PHONY: demo test lint opencl bench examples
+.PHONY: demo test lint opencl mpi bench examples
 
 demo: opencl
 	$(CARGO) run --release -p cliper-cli -- demo
 
-# Every package of the workspace (library, CLI, benchmark program, fuzz harness), with the library's `chain`
-# feature on so its doctests run too.
-test: opencl lint
+# Every package of the workspace (library, CLI, benchmark program, fuzz harness) with every feature: the library's
+# `chain` (its doctests run too) and `mpi` (the mpirun test; Open MPI comes from scripts/install-mpi.sh).
+test: opencl mpi lint
 	$(CARGO) test --workspace --all-features
 	$(MAKE) examples
 
@@ -30,7 +30,7 @@ examples: opencl
 	@echo "examples ran; data/ matches examples/make_sample_data byte for byte"
 
 # Style and lints are part of the tests: CI runs `make test`.
-lint:
+lint: mpi
 	@if $(CARGO) fmt --version >/dev/null 2>&1; then $(CARGO) fmt --all -- --check; else echo "rustfmt not installed: skipping the format check"; fi
 	@if $(CARGO) clippy --version >/dev/null 2>&1; then $(CARGO) clippy --workspace --all-targets --all-features -- -D warnings; else echo "clippy not installed: skipping lints"; fi
 	@# Broken intra-doc links fail too: the API documentation is part of the work.
@@ -38,6 +38,10 @@ lint:
 
 opencl:
 	./scripts/install-opencl.sh
+
+# What the `mpi` feature builds against (an MPI with mpicc and mpirun, libclang); the default build needs none.
+mpi:
+	./scripts/install-mpi.sh
 
 # The benchmark suite on the default device with the peers for that kind of device and the report (tables and
 # plots), into out/bench/ (docs/benchmarks.md says how to read it). A GPU gets the full sizes, a CPU --quick.

@@ -85,8 +85,10 @@ pub mod process;
 pub use app::{
     BUILD_OPTIONS_ENV, CACHE_DIR_ENV, CACHE_ENV, CACHE_MAX_ENV, CacheInfo, ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo,
     DeviceKind, DevicePool, DeviceShare, Kernel, MEMORY_LIMIT_ENV, MemoryStats, PoolResult, Program, ProgramCache,
-    TransferStats, parse_bytes,
+    RankReport, TransferStats, mpi_launcher_ranks, parse_bytes,
 };
+#[cfg(feature = "mpi")]
+pub use app::{MpiJob, MpiOutcome};
 pub use data::{KData, Launch, XData};
 pub use element::{ComplexElement, Element, RealElement};
 pub use error::{Error, Result, cl_error_name};

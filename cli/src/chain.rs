@@ -96,9 +96,10 @@ pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
     Ok(Some(files))
 }
 
-/// Runs `chain` on the context's device: once, or once per file of its batch input with a progress bar on a
-/// terminal, each failing file named on stderr as it fails and `finished` told of each file as it ends.
-pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> Result<Outcome> {
+/// The batch `chain` names (`None` for a single run): its files sorted, this job's shard of them (`--shard`, or a
+/// Slurm or Kubernetes job array's), less those whose outputs exist under `--skip-existing` (each written to the
+/// manifest as skipped, and said on stderr when `say`).
+pub fn prepare_batch(ctx: &Context, chain: &Chain, manifest: &Manifest, say: bool) -> Result<Option<BatchInput>> {
     let batch = chain.batch_input(batch_files)?;
     let shard = match &ctx.shard {
         Some(text) if batch.is_none() => {
@@ -107,27 +108,27 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
         Some(text) => Some(text.parse::<Shard>()?),
         None => Shard::from_env()?,
     };
-    let manifest = Manifest::open(ctx.manifest.as_deref())?;
-    let batch = match batch {
-        Some(b) => {
-            let b = match shard {
-                Some(s) => BatchInput { input: b.input, files: s.select(b.files) },
-                None => b,
-            };
-            let b = if ctx.skip_existing {
-                let (todo, skipped) = chain.missing(b)?;
-                if !skipped.is_empty() {
-                    eprintln!("skipping {} file(s) whose outputs exist (--skip-existing)", skipped.len());
-                }
-                skipped.iter().try_for_each(|f| manifest.skipped(f))?;
-                todo
-            } else {
-                b
-            };
-            Some(b)
-        }
-        None => None,
+    let Some(b) = batch else { return Ok(None) };
+    let b = match shard {
+        Some(s) => BatchInput { input: b.input, files: s.select(b.files) },
+        None => b,
     };
+    if !ctx.skip_existing {
+        return Ok(Some(b));
+    }
+    let (todo, skipped) = chain.missing(b)?;
+    if say && !skipped.is_empty() {
+        eprintln!("skipping {} file(s) whose outputs exist (--skip-existing)", skipped.len());
+    }
+    skipped.iter().try_for_each(|f| manifest.skipped(f))?;
+    Ok(Some(todo))
+}
+
+/// Runs `chain` on the context's device: once, or once per file of its batch input with a progress bar on a
+/// terminal, each failing file named on stderr as it fails and `finished` told of each file as it ends.
+pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> Result<Outcome> {
+    let manifest = Manifest::open(ctx.manifest.as_deref())?;
+    let batch = prepare_batch(ctx, chain, &manifest, true)?;
     let finished = |record: &RunRecord, device: &str, seconds: f64| {
         if let Err(e) = manifest.record(record, device, seconds) {
             eprintln!("error: {}", one_line(&e));
@@ -329,13 +330,13 @@ pub fn naming(file: &str, e: &cliper::Error) -> String {
 
 /// `--manifest FILE`: one JSON line per batch file, appended as each ends — input, status (`ok`, `failed`,
 /// `skipped`), outputs, device, seconds, error — so a re-submitted job's log says what each run did.
-struct Manifest {
+pub struct Manifest {
     file: Option<std::sync::Mutex<std::fs::File>>,
     path: PathBuf,
 }
 
 impl Manifest {
-    fn open(path: Option<&Path>) -> Result<Manifest> {
+    pub fn open(path: Option<&Path>) -> Result<Manifest> {
         let Some(path) = path else { return Ok(Manifest { file: None, path: PathBuf::new() }) };
         cliper::chain::create_parent(path)?;
         let file = std::fs::OpenOptions::new()
@@ -346,7 +347,7 @@ impl Manifest {
         Ok(Manifest { file: Some(std::sync::Mutex::new(file)), path: path.to_path_buf() })
     }
 
-    fn line(&self, value: serde_json::Value) -> Result<()> {
+    pub fn line(&self, value: serde_json::Value) -> Result<()> {
         use std::io::Write;
         let Some(file) = &self.file else { return Ok(()) };
         let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
@@ -354,15 +355,20 @@ impl Manifest {
     }
 
     fn record(&self, record: &RunRecord, device: &str, seconds: f64) -> Result<()> {
+        self.line(Manifest::entry(record, device, seconds))
+    }
+
+    /// A finished file's line: input, status, outputs, device, seconds, error.
+    pub fn entry(record: &RunRecord, device: &str, seconds: f64) -> serde_json::Value {
         let outputs: Vec<String> = record.written.iter().map(|(_, p, _, _)| p.display().to_string()).collect();
-        self.line(serde_json::json!({
+        serde_json::json!({
             "input": record.input.as_ref().map(|p| p.display().to_string()),
             "status": if record.error.is_some() { "failed" } else { "ok" },
             "outputs": outputs,
             "device": device,
             "seconds": seconds,
             "error": record.error.as_ref().map(one_line),
-        }))
+        })
     }
 
     fn skipped(&self, input: &Path) -> Result<()> {

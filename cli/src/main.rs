@@ -19,6 +19,7 @@ mod chain;
 mod demo;
 mod inspect;
 mod output;
+mod ranks;
 mod recon;
 
 use args::OutputArgs;
@@ -1165,6 +1166,7 @@ fn main() -> ExitCode {
             }
             ExitCode::from(exit_code(&e))
         }
+        Err(CliError::Quiet(code)) => ExitCode::from(code),
         Err(CliError::Batch { failed, total, code }) => {
             eprintln!(
                 "error: {failed} of {total} files failed (named above); the other {} were processed",
@@ -1178,7 +1180,13 @@ fn main() -> ExitCode {
 /// How a command fails: one error, or some files of a batch.
 pub enum CliError {
     Lib(cliper::Error),
-    Batch { failed: usize, total: usize, code: u8 },
+    Batch {
+        failed: usize,
+        total: usize,
+        code: u8,
+    },
+    /// Exit with this code, printing nothing (another process has said why: MPI's rank 0).
+    Quiet(u8),
 }
 
 impl From<cliper::Error> for CliError {

@@ -10,6 +10,15 @@ use serde_json::{Value, json};
 /// Runs `chain` and prints what it did — each file's lines as soon as it is done, so a piped or interrupted
 /// batch keeps its log; a batch in which some files failed ends in [`CliError::Batch`].
 pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> {
+    // One of several ranks of an MPI job (mpirun): the job shares the batch out.
+    if let Some(ranks) = cliper::mpi_launcher_ranks().filter(|&n| n > 1) {
+        return crate::ranks::run_and_report(ctx, chain, ranks);
+    }
+    run_here(ctx, chain)
+}
+
+/// [`run_and_report`] in this process alone.
+pub fn run_here(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> {
     let json = ctx.json;
     let mut outcome = run(ctx, chain, |record| {
         if !json {
@@ -41,26 +50,39 @@ pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> 
     Ok(())
 }
 
-/// The lines of one run: the files written (with the type each file holds) and the small results.
+/// Prints the lines of one run ([`record_lines`]).
 fn print_record(r: &RunRecord) {
+    for line in record_lines(r) {
+        say!("{line}");
+    }
+}
+
+/// The lines of one run: the files written (with the type each file holds) and the small results; none for a
+/// failed run (its error is printed on stderr).
+pub fn record_lines(r: &RunRecord) -> Vec<String> {
+    let mut lines = Vec::new();
     if r.error.is_some() {
-        return;
+        return lines;
     }
     let from = r.input.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default();
     for (name, path, shape, kind) in &r.written {
-        say!("{from}wrote {name} {shape:?} {kind} to {}", path.display());
+        lines.push(format!("{from}wrote {name} {shape:?} {kind} to {}", path.display()));
     }
     for (name, shape, values, kind) in &r.values {
         let single = matches!(kind, ElementKind::F32 | ElementKind::C32);
         if values.is_empty() {
-            say!("{from}{name} {shape:?}: {} values (save them with -o FILE)", shape.iter().product::<usize>());
+            lines.push(format!(
+                "{from}{name} {shape:?}: {} values (save them with -o FILE)",
+                shape.iter().product::<usize>()
+            ));
         } else if let ([], [value]) = (shape.as_slice(), values.as_slice()) {
-            say!("{from}{name} = {}", show_value(*value, single));
+            lines.push(format!("{from}{name} = {}", show_value(*value, single)));
         } else {
             let shown: Vec<String> = values.iter().map(|&v| show_value(v, single)).collect();
-            say!("{from}{name} {shape:?} = [{}]", shown.join(", "));
+            lines.push(format!("{from}{name} {shape:?} = [{}]", shown.join(", ")));
         }
     }
+    lines
 }
 
 /// A value as JSON: a number for real types, `[re, im]` for complex ones — always, so a reader's schema does not
@@ -80,25 +102,24 @@ pub fn report_json(report: &Report) -> Value {
     })
 }
 
+/// One run as JSON: its input, the files written, the small results, the copies during the chain, the error.
+pub fn run_json(r: &RunRecord) -> Value {
+    json!({
+        "input": r.input.as_ref().map(|p| p.display().to_string()),
+        "written": r.written.iter().map(|(name, path, shape, kind)| json!({
+            "name": name, "path": path.display().to_string(), "shape": shape, "type": kind,
+        })).collect::<Vec<_>>(),
+        "values": r.values.iter().map(|(name, shape, values, kind)| json!({
+            "name": name, "shape": shape,
+            "values": if shape.is_empty() { values.first().map(|&v| number(v, *kind)).unwrap_or(Value::Null) }
+                      else { Value::Array(values.iter().map(|&v| number(v, *kind)).collect()) },
+        })).collect::<Vec<_>>(),
+        "transfers_during_chain": r.transfers,
+        "error": r.error.as_ref().map(crate::chain::one_line),
+    })
+}
+
 fn to_json(device: &str, outcome: &Outcome) -> Value {
-    let runs: Vec<Value> = outcome
-        .records
-        .iter()
-        .map(|r| {
-            json!({
-                "input": r.input.as_ref().map(|p| p.display().to_string()),
-                "written": r.written.iter().map(|(name, path, shape, kind)| json!({
-                    "name": name, "path": path.display().to_string(), "shape": shape, "type": kind,
-                })).collect::<Vec<_>>(),
-                "values": r.values.iter().map(|(name, shape, values, kind)| json!({
-                    "name": name, "shape": shape,
-                    "values": if shape.is_empty() { values.first().map(|&v| number(v, *kind)).unwrap_or(Value::Null) }
-                              else { Value::Array(values.iter().map(|&v| number(v, *kind)).collect()) },
-                })).collect::<Vec<_>>(),
-                "transfers_during_chain": r.transfers,
-                "error": r.error.as_ref().map(crate::chain::one_line),
-            })
-        })
-        .collect();
+    let runs: Vec<Value> = outcome.records.iter().map(run_json).collect();
     json!({ "device": device, "runs": runs, "profile": outcome.report.as_ref().map(report_json) })
 }

@@ -5,6 +5,7 @@
 mod cl_app;
 mod device;
 pub(crate) mod ffi;
+mod mpi_job;
 mod pool;
 mod program;
 mod program_cache;
@@ -14,6 +15,9 @@ pub use cl_app::{
 };
 pub(crate) use cl_app::{DeviceBuffer, copy_buffer, fill_zero};
 pub use device::{DeviceInfo, DeviceKind};
+#[cfg(feature = "mpi")]
+pub use mpi_job::{MpiJob, MpiOutcome};
+pub use mpi_job::{RankReport, mpi_launcher_ranks};
 pub use pool::{DevicePool, DeviceShare, PoolResult};
 pub use program::{Kernel, Program};
 pub use program_cache::{CACHE_DIR_ENV, CACHE_ENV, CACHE_MAX_ENV, CacheInfo, ProgramCache};

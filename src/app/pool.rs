@@ -8,6 +8,115 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+/// Where a pool's workers get their next input: a counter over a list here, or rank 0 of an MPI job.
+pub(crate) trait Handout: Sync {
+    /// Inputs not handed out yet, as last known (what weighing the devices goes by).
+    fn remaining(&self) -> usize;
+    /// The next input's index, or `None` when every input has been handed out.
+    fn next(&self) -> Option<usize>;
+}
+
+/// A list's inputs handed out in order, each once, from a shared counter.
+pub(crate) struct Counter {
+    next: AtomicUsize,
+    len: usize,
+}
+
+impl Counter {
+    pub(crate) fn new(len: usize) -> Counter {
+        Counter { next: AtomicUsize::new(0), len }
+    }
+}
+
+impl Handout for Counter {
+    fn remaining(&self) -> usize {
+        self.len.saturating_sub(self.next.load(Ordering::Relaxed))
+    }
+
+    fn next(&self) -> Option<usize> {
+        let input = self.next.fetch_add(1, Ordering::Relaxed);
+        (input < self.len).then_some(input)
+    }
+}
+
+/// The result of an input no device of the pool could start on.
+pub(crate) fn not_started<O>(input: usize, failed: &[(String, Error)]) -> PoolResult<O> {
+    let (device, why) = failed
+        .first()
+        .map(|(d, e)| (d.clone(), e.to_string()))
+        .unwrap_or_else(|| ("no device".into(), "no worker ran".into()));
+    let result = Err(Error::invalid("DevicePool", format!("no device could start: {device}: {why}")));
+    PoolResult { input, device, seconds: 0.0, result }
+}
+
+/// What the pool knows of each device's speed, so that a slow device does not take one of the last inputs when
+/// the faster ones would finish it sooner (a CPU beside a GPU must not hold the batch's end).
+struct Weights {
+    devices: Mutex<Vec<Pace>>,
+}
+
+/// One device's pace: inputs done, seconds spent on them, when its current input started, whether it still works.
+#[derive(Clone, Copy)]
+struct Pace {
+    done: usize,
+    seconds: f64,
+    started: Option<Instant>,
+    active: bool,
+}
+
+impl Weights {
+    fn new(devices: usize) -> Weights {
+        let pace = Pace { done: 0, seconds: 0.0, started: None, active: true };
+        Weights { devices: Mutex::new(vec![pace; devices]) }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Vec<Pace>) -> R) -> R {
+        f(&mut self.devices.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn start(&self, worker: usize) {
+        self.with(|d| d.get_mut(worker).map(|p| p.started = Some(Instant::now())));
+    }
+
+    fn finish(&self, worker: usize, seconds: f64) {
+        self.with(|d| {
+            d.get_mut(worker).map(|p| {
+                p.done += 1;
+                p.seconds += seconds;
+                p.started = None;
+            })
+        });
+    }
+
+    fn leave(&self, worker: usize) {
+        self.with(|d| d.get_mut(worker).map(|p| p.active = false));
+    }
+
+    /// Whether `worker` should take one of the `remaining` inputs. It should unless it is slower than another
+    /// working device and the others, at their measured paces, would finish all the remaining inputs (after
+    /// what they are running now) before this device finished one: taking it would then only delay the end.
+    /// A device not yet measured always takes (nothing is known of it), and so does the fastest.
+    fn should_take(&self, worker: usize, remaining: usize) -> bool {
+        self.with(|devices| {
+            let Some(mine) = devices.get(worker).filter(|p| p.done > 0).map(|p| p.seconds / p.done as f64) else {
+                return true;
+            };
+            let now = Instant::now();
+            let (mut rate, mut backlog, mut faster) = (0.0, 0.0, false);
+            for (_, p) in devices.iter().enumerate().filter(|(i, p)| *i != worker && p.active && p.done > 0) {
+                let each = p.seconds / p.done as f64;
+                faster |= each < mine;
+                rate += 1.0 / each.max(1e-9);
+                // The part of its current input it has still to do.
+                if let Some(t) = p.started {
+                    backlog += (1.0 - now.duration_since(t).as_secs_f64() / each.max(1e-9)).max(0.0);
+                }
+            }
+            !faster || rate == 0.0 || mine < (remaining as f64 + backlog) / rate
+        })
+    }
+}
+
 /// What one input gave: its index in the input list, the device that ran it (`P:D` and name), the seconds it
 /// took there, and the result — an error does not stop the other inputs.
 ///
@@ -91,7 +200,9 @@ impl DevicePool {
 
     /// Runs `work` on every input, one worker thread per device. A worker first makes its state with
     /// `setup(app)` (a pipeline built for its device, buffers), then takes inputs one at a time from the shared
-    /// list until none is left. A failing `setup` leaves that device idle and the others take its share (if
+    /// list until none is left. Devices are weighed by their measured seconds per input: near the end, a device
+    /// slower than another stops taking inputs once the faster ones would finish all that remain before it
+    /// finished one (so a CPU beside a GPU never holds the batch's last input). A failing `setup` leaves that device idle and the others take its share (if
     /// every device fails, every input reports that error). Results come back in input order.
     pub fn map<I, S, O>(
         &self,
@@ -112,66 +223,89 @@ impl DevicePool {
         inputs: &[I],
         setup: impl Fn(&ClApp) -> Result<S> + Sync,
         work: impl Fn(&mut S, &ClApp, &I) -> Result<O> + Sync,
-        mut done: impl FnMut(&PoolResult<O>),
+        done: impl FnMut(&PoolResult<O>),
     ) -> Vec<PoolResult<O>>
     where
         I: Sync,
         O: Send,
     {
-        let next = AtomicUsize::new(0);
-        let failed_setups: Mutex<Vec<(String, Error)>> = Mutex::new(Vec::new());
+        let counter = Counter::new(inputs.len());
+        let (ran, failed) = self.work_through(inputs, &counter, &setup, &work, done, || {});
+        // Inputs no worker took: every device's setup failed.
         let mut slots: Vec<Option<PoolResult<O>>> = (0..inputs.len()).map(|_| None).collect();
+        for result in ran {
+            let input = result.input;
+            if let Some(slot) = slots.get_mut(input) {
+                *slot = Some(result);
+            }
+        }
+        slots.into_iter().enumerate().map(|(input, slot)| slot.unwrap_or_else(|| not_started(input, &failed))).collect()
+    }
+
+    /// The pool's workers taking inputs from `handout` until it has none left (or each device's weighing says the
+    /// others will finish the rest sooner), `done` told of each result on the calling thread and `serve` called
+    /// there at least every millisecond while they work (MPI's rank 0 answers the other ranks from it). Gives the
+    /// results in the order they finished, and each device whose setup failed with why.
+    pub(crate) fn work_through<I, S, O>(
+        &self,
+        inputs: &[I],
+        handout: &dyn Handout,
+        setup: &(impl Fn(&ClApp) -> Result<S> + Sync),
+        work: &(impl Fn(&mut S, &ClApp, &I) -> Result<O> + Sync),
+        mut done: impl FnMut(&PoolResult<O>),
+        mut serve: impl FnMut(),
+    ) -> (Vec<PoolResult<O>>, Vec<(String, Error)>)
+    where
+        I: Sync,
+        O: Send,
+    {
+        let failed_setups: Mutex<Vec<(String, Error)>> = Mutex::new(Vec::new());
+        let weights = Weights::new(self.apps.len());
+        let mut ran = Vec::new();
         std::thread::scope(|scope| {
             let (sender, receiver) = std::sync::mpsc::channel::<PoolResult<O>>();
-            for app in &self.apps {
+            for (worker, app) in self.apps.iter().enumerate() {
                 let sender = sender.clone();
-                let (next, setup, work, failed_setups) = (&next, &setup, &work, &failed_setups);
+                let (weights, failed_setups) = (&weights, &failed_setups);
                 scope.spawn(move || {
                     let device = format!("{} {}", app.device().id(), app.device().name);
                     let mut state = match setup(app) {
                         Ok(s) => s,
                         Err(e) => {
+                            weights.leave(worker);
                             failed_setups.lock().unwrap_or_else(|p| p.into_inner()).push((device, e));
                             return;
                         }
                     };
-                    loop {
-                        let input = next.fetch_add(1, Ordering::Relaxed);
+                    while weights.should_take(worker, handout.remaining()) {
+                        let Some(input) = handout.next() else { break };
                         let Some(item) = inputs.get(input) else { break };
+                        weights.start(worker);
                         let clock = Instant::now();
                         let result = work(&mut state, app, item);
                         let seconds = clock.elapsed().as_secs_f64();
+                        weights.finish(worker, seconds);
                         if sender.send(PoolResult { input, device: device.clone(), seconds, result }).is_err() {
                             break;
                         }
                     }
+                    weights.leave(worker);
                 });
             }
             drop(sender);
-            for result in receiver {
-                done(&result);
-                let input = result.input;
-                if let Some(slot) = slots.get_mut(input) {
-                    *slot = Some(result);
+            loop {
+                match receiver.recv_timeout(std::time::Duration::from_millis(1)) {
+                    Ok(result) => {
+                        done(&result);
+                        ran.push(result);
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                 }
+                serve();
             }
         });
-        // Inputs no worker took: every device's setup failed.
-        let failed = failed_setups.into_inner().unwrap_or_else(|p| p.into_inner());
-        slots
-            .into_iter()
-            .enumerate()
-            .map(|(input, slot)| {
-                slot.unwrap_or_else(|| {
-                    let (device, why) = failed
-                        .first()
-                        .map(|(d, e)| (d.clone(), e.to_string()))
-                        .unwrap_or_else(|| ("no device".into(), "no worker ran".into()));
-                    let result = Err(Error::invalid("DevicePool", format!("no device could start: {device}: {why}")));
-                    PoolResult { input, device, seconds: 0.0, result }
-                })
-            })
-            .collect()
+        (ran, failed_setups.into_inner().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// A batched array cut along `axis` into pieces of at most `piece` indices, each piece run by `work` on a
@@ -235,5 +369,43 @@ impl DevicePool {
                 DeviceShare { inputs: mine.len(), seconds: mine.iter().map(|r| r.seconds).sum(), device }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Paces: `(inputs done, seconds each, running now)`.
+    fn weights(paces: &[(usize, f64, bool)]) -> Weights {
+        let w = Weights::new(paces.len());
+        w.with(|d| {
+            for (p, &(done, each, running)) in d.iter_mut().zip(paces) {
+                *p = Pace { done, seconds: done as f64 * each, started: running.then(Instant::now), active: true };
+            }
+        });
+        w
+    }
+
+    #[test]
+    fn a_slow_device_leaves_the_last_inputs_to_a_fast_one() {
+        // A GPU at 10 ms an input beside a CPU at 1 s: with 50 left, the GPU needs 0.5 s (+ its current one):
+        // the CPU, at 1 s, must not take one; with 200 left it should.
+        let w = weights(&[(10, 0.01, true), (1, 1.0, false)]);
+        assert!(!w.should_take(1, 50));
+        assert!(w.should_take(1, 200));
+        // The fast device always takes, and so does one not measured yet.
+        assert!(w.should_take(0, 1));
+        assert!(weights(&[(10, 0.01, true), (0, 0.0, false)]).should_take(1, 1));
+        // Equal devices always take: neither is faster.
+        assert!(weights(&[(5, 0.1, true), (5, 0.1, false)]).should_take(1, 1));
+        // A faster device that has left (its setup failed, or it declined) does not count.
+        let w = weights(&[(10, 0.01, false), (1, 1.0, false)]);
+        w.leave(0);
+        assert!(w.should_take(1, 1));
+        // Three devices: two at 0.1 s share 3 remaining in about 0.15 s (+ their current ones, just started:
+        // 0.1 s): a device at 0.2 s finishing one in 0.2 s takes, at 0.3 s it does not.
+        assert!(weights(&[(4, 0.1, true), (4, 0.1, true), (2, 0.2, false)]).should_take(2, 3));
+        assert!(!weights(&[(4, 0.1, true), (4, 0.1, true), (2, 0.3, false)]).should_take(2, 3));
     }
 }

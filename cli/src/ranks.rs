@@ -1,0 +1,152 @@
+//! `mpirun -n R cliper …`: a batch shared out over the ranks of an MPI job (the `mpi` feature, docs/scaling.md).
+//! Rank 0 hands the files out one at a time and gathers what each rank did: it alone prints the files' lines, the
+//! errors and the per-device summary, and writes the manifest. Every rank exits non-zero if any file failed.
+
+use crate::CliError;
+use crate::chain::{Context, Manifest};
+use cliper::chain::Chain;
+
+/// Without the `mpi` feature a process launched as one of several ranks would run the whole batch as each of the
+/// others does: refused, saying how to build it.
+#[cfg(not(feature = "mpi"))]
+pub fn run_and_report(_ctx: &mut Context, _chain: &Chain, ranks: usize) -> Result<(), CliError> {
+    Err(CliError::Lib(cliper::Error::invalid(
+        "mpirun",
+        format!(
+            "this process is one of {ranks} ranks of an MPI job, but cliper was built without the `mpi` feature: \
+             every rank would run the whole batch; build it with `cargo build --release -p cliper-cli --features \
+             mpi` (docs/scaling.md), or run one process"
+        ),
+    )))
+}
+
+#[cfg(feature = "mpi")]
+pub use with_mpi::run_and_report;
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use super::*;
+    use crate::chain::{naming, prepare_batch};
+    use crate::output::{record_lines, run_json};
+    use cliper::chain::RunRecord;
+    use cliper::{ClApp, DevicePool, MpiJob, RankReport};
+    use serde_json::{Value, json};
+    use std::collections::BTreeMap;
+    use std::hash::{Hash, Hasher};
+
+    /// Runs `chain` as rank `job.rank()` of the job: a batch is shared out; a single run is rank 0's alone.
+    pub fn run_and_report(ctx: &mut Context, chain: &Chain, _ranks: usize) -> Result<(), CliError> {
+        let job = MpiJob::init()?;
+        let rank = job.rank();
+        // Only rank 0 writes the manifest and says what it skipped.
+        let manifest = Manifest::open(if rank == 0 { ctx.manifest.as_deref() } else { None })?;
+        let batch = prepare_batch(ctx, chain, &manifest, rank == 0);
+        // Every rank must have the same list: an index names the same file everywhere. A rank that could not
+        // list it takes part in the check with a fingerprint that differs, so that all stop together.
+        let fingerprint = match &batch {
+            Ok(Some(b)) => {
+                let mut hasher = std::hash::DefaultHasher::new();
+                b.files.hash(&mut hasher);
+                hasher.finish()
+            }
+            Ok(None) => 0,
+            Err(_) => u64::MAX - rank as u64,
+        };
+        let agreed = job.agree("batch files", fingerprint);
+        let batch = batch?;
+        agreed?;
+        let Some(batch) = batch else {
+            // A single input: rank 0 runs it as one process would.
+            return if rank == 0 { crate::output::run_here(ctx, chain) } else { Ok(()) };
+        };
+        let apps = match &ctx.devices {
+            Some(spec) => ClApp::builder().profiling(ctx.profile).select(spec).build_all()?,
+            None => vec![ctx.app()?],
+        };
+        let pool = DevicePool::new(apps)?;
+        let (json_mode, total) = (ctx.json, batch.files.len());
+        let mut runs: Vec<Value> = Vec::new();
+        let mut worst = 0u8;
+        let outcome = job.map(
+            &pool,
+            &batch.files,
+            |_| chain.runner(Some(batch.input)),
+            |runner, app, file| Ok(runner.run_file(app, Some(file), false).0),
+            |done| {
+                let record = match &done.result {
+                    Ok(record) => record,
+                    Err(e) => &RunRecord {
+                        input: batch.files.get(done.input).cloned(),
+                        written: Vec::new(),
+                        values: Vec::new(),
+                        transfers: 0,
+                        error: Some(e.clone()),
+                    },
+                };
+                let file = record.input.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+                let report = json!({
+                    "run": run_json(record),
+                    "manifest": Manifest::entry(record, &done.device, done.seconds),
+                    "lines": record_lines(record),
+                    "error": record.error.as_ref().map(|e| naming(&file, e)),
+                    "code": record.error.as_ref().map(crate::exit_code),
+                });
+                (record.error.is_none(), report.to_string())
+            },
+            |r: &RankReport| {
+                let report: Value = serde_json::from_str(&r.text).unwrap_or(Value::Null);
+                let field = |name: &str| report.get(name).cloned().unwrap_or(Value::Null);
+                if !json_mode {
+                    for line in field("lines").as_array().into_iter().flatten() {
+                        say!("{}", line.as_str().unwrap_or_default());
+                    }
+                }
+                if let Some(error) = field("error").as_str() {
+                    eprintln!("error: {error} (rank {}, {})", r.rank, r.device);
+                    worst = worst.max(field("code").as_u64().unwrap_or(1).min(255) as u8);
+                }
+                // The rank that ran it, beside the device.
+                let with_rank = |mut v: Value, device: bool| {
+                    if let Some(object) = v.as_object_mut() {
+                        object.insert("rank".into(), json!(r.rank));
+                        if device {
+                            object.insert("device".into(), json!(r.device));
+                        }
+                    }
+                    v
+                };
+                if let Err(e) = manifest.line(with_rank(field("manifest"), false)) {
+                    eprintln!("error: {}", crate::chain::one_line(&e));
+                }
+                let run = with_rank(field("run"), true);
+                runs.push(run);
+            },
+        )?;
+        if rank == 0 {
+            let mut shares: BTreeMap<(usize, &str), (usize, f64)> = BTreeMap::new();
+            for r in &outcome.reports {
+                let share = shares.entry((r.rank, r.device.as_str())).or_default();
+                share.0 += 1;
+                share.1 += r.seconds;
+            }
+            for ((rank, device), (files, seconds)) in &shares {
+                eprintln!(
+                    "rank {rank} device {device}: {files} file(s), {seconds:.2} s, {:.0}% of the files",
+                    100.0 * *files as f64 / total.max(1) as f64
+                );
+            }
+            if json_mode {
+                say!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({ "ranks": job.ranks(), "runs": runs })).unwrap_or_default()
+                );
+            }
+        }
+        match outcome.failed {
+            0 => Ok(()),
+            failed if rank == 0 => Err(CliError::Batch { failed, total, code: worst.max(1) }),
+            // Rank 0 has said which files failed.
+            _ => Err(CliError::Quiet(1)),
+        }
+    }
+}
