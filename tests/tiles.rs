@@ -333,3 +333,65 @@ fn reductions_combine_over_tiles() {
     assert!(e.to_string().contains("`n2`"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+const POOL_CHILD: &str = "CLIPER_TILES_POOL_CHILD";
+
+/// Tiles spread over two devices (`Chain::run_tiled_on`; this machine's PoCL gives two with
+/// `POCL_DEVICES="pthread pthread"`, so the test runs itself again as a child with it): a volume through pad →
+/// Gaussian → grey opening, with a NPY output streamed, a TIFF gathered and two reductions, equals the untiled
+/// run bit for bit; the reductions equal one device's tiled run exactly (the same tiles, partials combined in tile
+/// order) and the untiled values to f32 rounding; both devices ran tiles.
+#[test]
+fn tiles_spread_over_two_devices() {
+    if std::env::var_os(POOL_CHILD).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["tiles_spread_over_two_devices", "--exact", "--nocapture"])
+            .env("POCL_DEVICES", "pthread pthread")
+            .env_remove("CLIPER_DEVICE")
+            .env(POOL_CHILD, "1")
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+        return;
+    }
+    let dir = folder("pool");
+    let input = dir.join("vol.npy");
+    write_npy(&input, &image(&[143, 37, 29], 12)).unwrap();
+    let steps = "[[step]]\nop = 'pad'\nwidth = '2:3,1:1,0:2'\nmode = 'reflect'\nin = 'x'\nout = 'p'\n\
+         [[step]]\nop = 'convolve'\nkernel = 'gaussian:1.2'\nrank = 3\nin = 'p'\nout = 'g'\n\
+         [[step]]\nop = 'grey-morphology'\noperation = 'opening'\nsize = 3\nrank = 3\nin = 'g'\nout = 'o'\n\
+         [[step]]\nop = 'norm'\nin = 'o'\nout = 'n2'\n\
+         [[step]]\nop = 'norm'\np = 'inf'\nin = 'g'\nout = 'ninf'";
+    let outs = |tag: &str| [dir.join(format!("{tag}-o.npy")), dir.join(format!("{tag}-g.tif"))];
+    let with = |[o, g]: &[PathBuf; 2]| chain(&input, steps, &[("o", o), ("g", g)]);
+    let whole = with(&outs("whole")).run(common::app(), None, false, |_| {}).unwrap();
+    let want: std::collections::HashMap<String, f64> =
+        whole.records[0].values.iter().map(|(n, _, v, _)| (n.clone(), v[0].re)).collect();
+    let limit = 3 << 20;
+    let one = with(&outs("one")).run_tiled(&limited(limit), None, |_| {}).unwrap();
+    let apps = ClApp::builder().select("all").memory_limit(limit).build_all().unwrap();
+    if apps.iter().all(|a| a.device().platform_name.contains("Portable")) {
+        assert_eq!(apps.len(), 2, "POCL_DEVICES=\"pthread pthread\" gives two devices");
+    }
+    let pool = cliper::DevicePool::new(apps.clone()).unwrap();
+    let spread = with(&outs("pool")).run_tiled_on(&pool, None, |_| {}).unwrap();
+    assert!(spread.tiles.len() >= 4, "{} tiles", spread.tiles.len());
+    // Every row once, in order.
+    assert!(spread.tiles.windows(2).all(|t| t[0].rows.end == t[1].rows.start), "{:?}", spread.tiles);
+    assert_eq!((spread.tiles[0].rows.start, spread.tiles.last().unwrap().rows.end), (0, 143));
+    let devices: std::collections::BTreeSet<&str> = spread.tiles.iter().map(|t| t.device.as_str()).collect();
+    assert_eq!(devices.len(), apps.len(), "every device should run tiles: {:?}", spread.tiles);
+    let [wo, wg] = outs("whole");
+    let [po, pg] = outs("pool");
+    assert!(read_npy(&wo).unwrap() == read_npy(&po).unwrap(), "the streamed NPY differs from the whole run's");
+    assert!(cliper::read_image(&wg).unwrap().array == cliper::read_image(&pg).unwrap().array, "the TIFF differs");
+    for ((name, value, _), (_, single, _)) in spread.values.iter().zip(&one.values) {
+        if one.tiles.len() == spread.tiles.len() {
+            assert_eq!(value, single, "{name}: the same tiles on two devices give another value than on one");
+        }
+        let w = want[name];
+        assert!((value.re - w).abs() <= 1e-5 * w.abs(), "{name}: tiled over two devices {value}, whole {w}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -145,7 +145,7 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
         && !ctx.profile
         && let Some(input) = too_large(chain, &app)?
     {
-        return run_tiled(chain, &app, input);
+        return run_tiled(ctx, chain, &app, input);
     }
     let bar = match &batch {
         Some(b) if std::io::stdout().is_terminal() => {
@@ -185,7 +185,7 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
     match outcome {
         Ok(o) if single && (retry.get() || out_of_memory(&o)) => {
             let [(_, spec)] = chain.inputs.as_slice() else { return Ok(o) };
-            run_tiled(chain, &app, TileInput::open(&FileSpec::parse(spec))?)
+            run_tiled(ctx, chain, &app, TileInput::open(&FileSpec::parse(spec))?)
         }
         other => other,
     }
@@ -214,16 +214,22 @@ fn too_large(chain: &Chain, app: &ClApp) -> Result<Option<TileInput>> {
     Ok(chain.needs_tiles(app, input.shape(), input.dtype()).then_some(input))
 }
 
-/// Runs `chain` in tiles (`Chain::run_tiled`), saying so on stderr, with a progress bar over the tiles on a
-/// terminal; the outcome has the one record an untiled run would have (printed by the caller).
-fn run_tiled(chain: &Chain, app: &ClApp, input: TileInput) -> Result<Outcome> {
+/// Runs `chain` in tiles (`Chain::run_tiled`, or over the devices of `--devices`), saying so on stderr, with a
+/// progress bar over the tiles on a terminal; the outcome has the one record an untiled run would have (printed by
+/// the caller).
+fn run_tiled(ctx: &Context, chain: &Chain, app: &ClApp, input: TileInput) -> Result<Outcome> {
+    let pool = match &ctx.devices {
+        Some(spec) => DevicePool::new(ClApp::builder().profiling(ctx.profile).select(spec).build_all()?)?,
+        None => DevicePool::new(vec![app.clone()])?,
+    };
+    let names: Vec<String> = pool.apps().iter().map(|a| a.device().name.clone()).collect();
     let shape = input.shape().to_vec();
     let bar = if std::io::stderr().is_terminal() { ProgressBar::new(0) } else { ProgressBar::hidden() };
     bar.set_style(
         ProgressStyle::with_template("tiles {bar:40} {pos}/{len} {elapsed_precise}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let outcome = chain.run_tiled(app, Some(input), |event| match event {
+    let outcome = chain.run_tiled_on(&pool, Some(input), |event| match event {
         TileProgress::Planned(plan) => {
             bar.set_length(plan.tiles() as u64);
             bar.suspend(|| {
@@ -231,7 +237,7 @@ fn run_tiled(chain: &Chain, app: &ClApp, input: TileInput) -> Result<Outcome> {
                     "the input {shape:?} does not fit the {} bytes of device memory free on {}: running in {} \
                      tiles of {} along axis {} ({} of context on each side)",
                     plan.budget,
-                    app.device().name,
+                    names.join(" and "),
                     plan.tiles(),
                     plan.rows,
                     plan.axis,

@@ -3,7 +3,7 @@
 //! errors and the per-device summary, and writes the manifest. Every rank exits non-zero if any file failed.
 
 use crate::CliError;
-use crate::chain::{Context, Manifest};
+use crate::chain::Context;
 use cliper::chain::Chain;
 
 /// Without the `mpi` feature a process launched as one of several ranks would run the whole batch as each of the
@@ -26,7 +26,7 @@ pub use with_mpi::run_and_report;
 #[cfg(feature = "mpi")]
 mod with_mpi {
     use super::*;
-    use crate::chain::{naming, prepare_batch};
+    use crate::chain::{Manifest, naming, prepare_batch};
     use crate::output::{record_lines, run_json};
     use cliper::chain::RunRecord;
     use cliper::{ClApp, DevicePool, MpiJob, RankReport};

@@ -53,3 +53,35 @@ fn a_batch_over_two_devices_writes_what_one_device_writes() {
     assert!(!dir.join("two/scan17.npy").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A single file too large for the device memory limit runs in tiles over both devices with `--devices all`:
+/// the message names both, and the file equals the one an untiled run writes.
+#[test]
+fn a_file_too_large_runs_in_tiles_over_two_devices() {
+    let dir = scratch("devices-tiles");
+    let input = dir.join("big.npy");
+    let (h, w) = (611, 173);
+    let values: Vec<f32> = (0..h * w).map(|k| ((k * 31 + 7) % 211) as f32 / 211.0).collect();
+    write_npy(&input, &HostArray::F32(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[h, w]), values).unwrap()))
+        .unwrap();
+    let run = |out: &str, limit: Option<&str>| {
+        let mut command = cliper();
+        let output = dir.join(out);
+        command.args(["gaussian-filter", input.to_str().unwrap(), output.to_str().unwrap(), "--sigma", "2"]);
+        command.env("POCL_DEVICES", "pthread pthread").env_remove("CLIPER_DEVICE").args(["--devices", "all"]);
+        if let Some(l) = limit {
+            command.env("CLIPER_MEMORY_LIMIT", l);
+        }
+        let out = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    run("whole.npy", None);
+    let said = run("tiled.npy", Some("300K"));
+    let line = said.lines().find(|l| l.contains("running in")).unwrap_or_else(|| panic!("no tiles: {said}"));
+    assert!(line.contains(" and "), "both devices should be named: {line}");
+    let (a, b) = (std::fs::read(dir.join("whole.npy")).unwrap(), std::fs::read(dir.join("tiled.npy")).unwrap());
+    assert!(a == b, "the file tiled over two devices differs from the untiled one");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,13 +1,10 @@
 //! [`MpiJob`] (the `mpi` cargo feature): a list of inputs spread over the ranks of an MPI job, each rank working
-//! through its share with a [`DevicePool`] over its host's devices. Rank 0 hands the inputs out one at a time as
+//! through its share with a [`DevicePool`](crate::DevicePool) over its host's devices. Rank 0 hands the inputs out one at a time as
 //! ranks ask for them (a faster rank takes more) and gathers one report per input; nothing but input indices and
 //! reports travel, so every rank must see the same input list (a shared file system: [`MpiJob::agree`] checks).
 //!
 //! Only the thread that joined the job talks MPI (`MPI_THREAD_FUNNELED`): the pool's workers ask it for inputs
 //! through a channel, and it answers between their results (docs/scaling.md).
-
-use super::pool::{DevicePool, Handout, PoolResult, not_started};
-use crate::error::{Error, Result};
 
 /// Environment variables through which MPI launchers tell a process how many ranks its job has: Open MPI,
 /// MPICH and Intel MPI (Hydra, PMI), PMIx, MVAPICH.
@@ -54,7 +51,9 @@ pub use with_mpi::{MpiJob, MpiOutcome};
 
 #[cfg(feature = "mpi")]
 mod with_mpi {
+    use super::super::pool::{Counter, DevicePool, Handout, PoolResult, not_started};
     use super::*;
+    use crate::error::{Error, Result};
     use mpi::collective::SystemOperation;
     use mpi::topology::SimpleCommunicator;
     use mpi::traits::*;
@@ -186,7 +185,7 @@ mod with_mpi {
             let rank = self.rank();
             let mut reports: Vec<RankReport> = Vec::new();
             let local = if rank == 0 {
-                let counter = super::super::pool::Counter::new(inputs.len());
+                let counter = Counter::new(inputs.len());
                 // Both the local results and the other ranks' messages add reports, on this thread.
                 let gathered = std::cell::RefCell::new((Vec::<RankReport>::new(), on_report));
                 let add = |r: RankReport| {

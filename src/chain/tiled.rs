@@ -14,6 +14,8 @@ use num_complex::Complex64;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// How a chain is cut: along `axis`, tiles of `rows` output indices (the last may be shorter) read with `halo`
@@ -55,6 +57,8 @@ impl TilePlan {
 pub struct TileTiming {
     /// Output indices this tile produced along the cut axis.
     pub rows: Range<usize>,
+    /// The device that ran it (`P:D` and name).
+    pub device: String,
     /// Reading the slab with its halo from the source.
     pub read_s: f64,
     /// The copy to the device (and, the first time or after a change of shape, building the chain).
@@ -272,6 +276,50 @@ impl Chain {
         input: Option<TileInput>,
         progress: impl FnMut(TileProgress<'_>),
     ) -> Result<TiledOutcome> {
+        self.tiled(std::slice::from_ref(app), input, progress)
+    }
+
+    /// [`Chain::run_tiled`] with the tiles spread over the devices of `pool`: one worker per device takes the
+    /// next tile when free (each with its own chain built for its device, reading the next tile while it runs
+    /// one and writing the last one's outputs); tiles are sized for the device with the least memory free. The
+    /// files written are those one device writes, bit for bit when the devices compute alike (the same kind of
+    /// device); reductions combine their per-tile partials in tile order whichever device ran each.
+    ///
+    /// ```
+    /// use cliper::chain::{Chain, TileProgress};
+    /// let dir = std::env::temp_dir().join(format!("cliper-doc-tiled-pool-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let image = ndarray::Array::from_shape_fn((300, 40), |(i, j)| ((i * 7 + j * 3) % 11) as f32).into_dyn();
+    /// cliper::write_npy(dir.join("in.npy"), &cliper::HostArray::F32(image))?;
+    /// let text = format!(
+    ///     "input = {{ x = '{0}/in.npy' }}\n[[step]]\nop = 'convolve'\nkernel = 'gaussian:2'\nin = 'x'\nout = 'y'\n\
+    ///      [output]\ny = '{0}/out.npy'\n",
+    ///     dir.display()
+    /// );
+    /// let chain = Chain::from_toml(&text, "blur.toml".as_ref())?;
+    /// let apps = cliper::ClApp::builder().memory_limit(40 << 10).build_all()?;
+    /// let pool = cliper::DevicePool::new(apps)?;
+    /// let outcome = chain.run_tiled_on(&pool, None, |_| {})?;
+    /// assert!(outcome.tiles.len() > 1 && outcome.tiles.windows(2).all(|t| t[0].rows.end == t[1].rows.start));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn run_tiled_on(
+        &self,
+        pool: &crate::DevicePool,
+        input: Option<TileInput>,
+        progress: impl FnMut(TileProgress<'_>),
+    ) -> Result<TiledOutcome> {
+        self.tiled(pool.apps(), input, progress)
+    }
+
+    /// [`Chain::run_tiled_on`] these devices.
+    fn tiled(
+        &self,
+        apps: &[ClApp],
+        input: Option<TileInput>,
+        progress: impl FnMut(TileProgress<'_>),
+    ) -> Result<TiledOutcome> {
         // Reductions to a number that end the chain (norm, dot over everything) run per tile on the rows it
         // computes exactly, and their partials combine as the device reduction's do; the rest runs in tiles.
         let final_reduction = |step: &super::Step| {
@@ -286,13 +334,14 @@ impl Chain {
                 format!("`{name}` is a number a tiled run reports rather than saves; leave it out of the outputs"),
             ));
         }
-        Chain { steps: spatial, ..self.clone() }.tiles_with(app, input, &reductions, progress)
+        Chain { steps: spatial, ..self.clone() }.tiles_with(apps, input, &reductions, progress)
     }
 
-    /// [`Chain::run_tiled`] on a chain of local steps, with `reductions` of its arrays to combine over the tiles.
+    /// [`Chain::run_tiled_on`] on a chain of local steps, with `reductions` of its arrays to combine over the
+    /// tiles.
     fn tiles_with(
         &self,
-        app: &ClApp,
+        apps: &[ClApp],
         input: Option<TileInput>,
         reductions: &[super::Step],
         mut progress: impl FnMut(TileProgress<'_>),
@@ -302,6 +351,9 @@ impl Chain {
                 "tiles",
                 format!("a chain runs in tiles from one input; this one has {}", self.inputs.len()),
             ));
+        };
+        let Some(first_app) = apps.first() else {
+            return Err(Error::invalid("tiles", "no device to run the tiles on"));
         };
         let spec = FileSpec::parse(input_spec);
         let source = match input {
@@ -321,19 +373,22 @@ impl Chain {
         let double = self.precision.double(&[source.dtype()]);
         let mut built: Option<(usize, bool, bool, Built)> = None;
         // What one row costs on the device, measured: the chain built on a probe tile from the top (its arrays and
-        // the processes' scratch, all allocated when it is built), with a tenth more for safety.
-        let budget = free_bytes(app);
+        // the processes' scratch, all allocated when it is built), with a tenth more for safety. Tiles are sized
+        // for the device with the least memory free.
+        let budget = apps.iter().map(free_bytes).min().unwrap_or(0);
         let probe = extent.min(2 * halo + 1);
-        let before = app.memory_stats().live_bytes;
+        let before = first_app.memory_stats().live_bytes;
         let image = source.image(axis, 0..probe)?;
-        let per_row = match self.tile_chain(app, &spec, &image, (probe, true, probe == extent), double, &mut built) {
-            Ok(_) => (app.memory_stats().live_bytes.saturating_sub(before) as f64 / probe as f64) * 1.1,
+        let probed = self.tile_chain(first_app, &spec, &image, (probe, true, probe == extent), double, &mut built);
+        let per_row = match probed {
+            Ok(_) => (first_app.memory_stats().live_bytes.saturating_sub(before) as f64 / probe as f64) * 1.1,
             // Not even the smallest tile fits: the estimate (every array and half again) for the message.
             Err(Error::OutOfMemory { .. }) => {
                 self.device_bytes(source.dtype()) * (shape.iter().product::<usize>() / extent.max(1)) as f64
             }
             Err(e) => return Err(e),
         };
+        drop(image);
         let fit = if built.is_some() { (budget as f64 / per_row.max(1.0)) as usize } else { 0 };
         if fit < 2 * halo + 1 {
             return Err(Error::OutOfMemory {
@@ -342,159 +397,74 @@ impl Chain {
                 limit: format!(
                     "{budget} bytes of device memory are free under the limit of {}: a tile needs {halo} rows of \
                      context on each side for this chain",
-                    app.memory_limit()
+                    first_app.memory_limit()
                 ),
             });
         }
         let mut plan = TilePlan { axis, extent, rows: (fit - 2 * halo).min(extent).max(1), halo, budget };
         progress(TileProgress::Planned(&plan));
-        let mut sinks = self.sinks()?;
-        let mut origins: HashMap<String, Origin> = HashMap::new();
+        let tiles: std::collections::VecDeque<Range<usize>> =
+            (0..extent).step_by(plan.rows).map(|start| start..extent.min(start + plan.rows)).collect();
+        let shared = Shared {
+            chain: self,
+            spec: &spec,
+            source: &source,
+            axis,
+            extent,
+            halo,
+            double,
+            frames: &frames,
+            reductions,
+            queue: Mutex::new(tiles),
+            sinks: Mutex::new(self.sinks()?),
+            origins: Mutex::new(HashMap::new()),
+            partials: Mutex::new(Vec::new()),
+            failed: AtomicBool::new(false),
+        };
         let mut timings: Vec<TileTiming> = Vec::new();
-        let mut partials: Vec<Partial> = reductions.iter().map(|_| Partial::default()).collect();
-        // Three stages overlap: while the device runs tile k, a thread reads tile k + 1 and another writes tile
-        // k − 1's outputs. A tile's timing is reported once its writing is done.
-        std::thread::scope(|scope| -> Result<()> {
-            type Read = Result<(Image, f64)>;
-            let source = &source;
-            let read = move |rows: Range<usize>| -> Read {
-                let clock = Instant::now();
-                source.image(axis, rows).map(|image| (image, clock.elapsed().as_secs_f64()))
-            };
-            let mut prefetch: Option<(Range<usize>, std::thread::ScopedJoinHandle<'_, Read>)> = None;
-            let mut pending: Option<TileTiming> = None;
-            let mut writing = None;
-            // The outputs' host arrays of the last tile, read into again (no allocation, no page faults).
-            let mut buffers: HashMap<String, HostArray> = HashMap::new();
-            let mut spare = Some(std::mem::take(&mut sinks));
-            type Written = (HashMap<String, Sink>, Result<f64>, Vec<(String, HostArray)>);
-            type Writing<'s> = Option<std::thread::ScopedJoinHandle<'s, Written>>;
-            let finish_writing = |writing: &mut Writing<'_>,
-                                  pending: &mut Option<TileTiming>,
-                                  spare: &mut Option<HashMap<String, Sink>>,
-                                  buffers: &mut HashMap<String, HostArray>,
-                                  progress: &mut dyn FnMut(TileProgress<'_>),
-                                  timings: &mut Vec<TileTiming>|
-             -> Result<()> {
-                if let Some(handle) = writing.take() {
-                    let (back, result, arrays) =
-                        handle.join().map_err(|_| Error::invalid("tiles", "the thread writing the outputs failed"))?;
-                    *spare = Some(back);
-                    buffers.extend(arrays);
-                    if let Some(mut timing) = pending.take() {
-                        timing.write_s = result?;
+        let mut first_error = None;
+        std::thread::scope(|scope| {
+            let (events, received) = std::sync::mpsc::channel::<Event>();
+            let mut workers = Vec::with_capacity(apps.len());
+            // The first device reuses the chain the probe built.
+            let mut probe_chain = built.take();
+            for app in apps {
+                let (events, shared, built) = (events.clone(), &shared, probe_chain.take());
+                workers.push(scope.spawn(move || {
+                    let result = shared.work(app, built, &events);
+                    if result.is_err() {
+                        shared.failed.store(true, Ordering::Relaxed);
+                    }
+                    result
+                }));
+            }
+            drop(events);
+            for event in received {
+                match event {
+                    Event::Tile(timing) => {
                         progress(TileProgress::Tile(&timing));
                         timings.push(timing);
                     }
-                }
-                Ok(())
-            };
-            let mut start = 0;
-            while start < extent {
-                let end = extent.min(start + plan.rows);
-                let (lo, hi) = (start.saturating_sub(halo), extent.min(end + halo));
-                let mut timing = TileTiming { rows: start..end, ..TileTiming::default() };
-                let (image, read_s) = match prefetch.take() {
-                    Some((rows, handle)) if rows == (lo..hi) => {
-                        handle.join().map_err(|_| Error::invalid("tiles", "the thread reading the input failed"))??
+                    Event::Shrunk(rows) => {
+                        plan.rows = plan.rows.min(rows);
+                        progress(TileProgress::Shrunk(rows));
                     }
-                    _ => read(lo..hi)?,
-                };
-                timing.read_s = read_s;
-                if end < extent {
-                    let next_end = extent.min(end + plan.rows);
-                    let rows = end.saturating_sub(halo)..extent.min(next_end + halo);
-                    prefetch = Some((rows.clone(), scope.spawn(move || read(rows))));
                 }
-                let clock = Instant::now();
-                let key = (hi - lo, lo == 0, hi == extent);
-                let ran = self.tile_chain(app, &spec, &image, key, double, &mut built).and_then(|b| {
-                    app.finish()?;
-                    timing.upload_s = clock.elapsed().as_secs_f64();
-                    let clock = Instant::now();
-                    b.pipeline.run()?;
-                    app.finish()?;
-                    timing.compute_s = clock.elapsed().as_secs_f64();
-                    Ok(())
-                });
-                drop(image);
-                match ran {
-                    Err(Error::OutOfMemory { .. }) if plan.rows > 1 => {
-                        // The estimate was short (a process's scratch): smaller tiles from here on.
-                        built = None;
-                        plan.rows /= 2;
-                        progress(TileProgress::Shrunk(plan.rows));
-                        continue;
-                    }
-                    other => other?,
-                }
-                let Some((_, _, _, b)) = built.as_ref() else {
-                    return Err(Error::invalid("tiles", "no chain was built"));
-                };
-                // Where an array's rows that this tile computes exactly lie: (local rows, global first row, extent).
-                let interior = |name: &str, local_extent: usize| -> Result<(Range<usize>, usize, usize)> {
-                    let frame = frames.get(name).copied().unwrap_or_default();
-                    let total = extent + frame.before + frame.after;
-                    // This tile's local index 0 along the axis is this array's global index `first`.
-                    let applied = if lo == 0 { frame.before } else { 0 };
-                    let first = lo + frame.before - applied;
-                    let from = if start == 0 { 0 } else { start + frame.before };
-                    let to = if end == extent { total } else { end + frame.before };
-                    if from < first || to - first > local_extent {
-                        return Err(Error::invalid(
-                            "tiles",
-                            format!("`{name}` has {local_extent} rows in this tile and misses rows {from}..{to}"),
-                        ));
-                    }
-                    Ok((from - first..to - first, from, total))
-                };
-                for (step, partial) in reductions.iter().zip(partials.iter_mut()) {
-                    let mut rows = Vec::with_capacity(step.inputs.len());
-                    for name in &step.inputs {
-                        let array = defined(&b.arrays, name)?;
-                        let (local, _, _) = interior(name, array.shape().get(axis).copied().unwrap_or(0))?;
-                        rows.push(array.slab(axis, local)?);
-                    }
-                    let operands: Vec<&AnyData> = rows.iter().collect();
-                    let (mut process, out) = step.op.plan(&operands)?;
-                    process.init()?;
-                    process.launch()?;
-                    let value = out.values()?.first().copied().unwrap_or_default();
-                    partial.add(&step.op, value, out.kind());
-                }
-                let clock = Instant::now();
-                let mut parts = Vec::with_capacity(self.outputs.len());
-                for (name, _, _) in &self.outputs {
-                    let host = defined(&b.arrays, name)?.to_host_reusing(buffers.remove(name))?;
-                    let (local, from, total) = interior(name, host.shape().get(axis).copied().unwrap_or(0))?;
-                    parts.push((name.clone(), host, local, from, total));
-                    origins.entry(name.clone()).or_insert_with(|| b.origins.get(name).copied().unwrap_or_default());
-                }
-                timing.download_s = clock.elapsed().as_secs_f64();
-                finish_writing(&mut writing, &mut pending, &mut spare, &mut buffers, &mut progress, &mut timings)?;
-                let mut sinks = spare.take().unwrap_or_default();
-                writing = Some(scope.spawn(move || {
-                    let clock = Instant::now();
-                    let mut arrays = Vec::with_capacity(parts.len());
-                    let mut result = Ok(());
-                    for (name, host, local, from, total) in parts {
-                        if result.is_ok()
-                            && let Some(sink) = sinks.get_mut(&name)
-                        {
-                            result = sink.put(axis, from, &host, local, total);
-                        }
-                        arrays.push((name, host));
-                    }
-                    (sinks, result.map(|()| clock.elapsed().as_secs_f64()), arrays)
-                }));
-                pending = Some(timing);
-                start = end;
             }
-            finish_writing(&mut writing, &mut pending, &mut spare, &mut buffers, &mut progress, &mut timings)?;
-            sinks = spare.take().unwrap_or_default();
-            Ok(())
-        })?;
-        drop(built);
+            for worker in workers {
+                let result = worker.join().unwrap_or_else(|_| Err(Error::invalid("tiles", "a tile worker failed")));
+                if let Err(e) = result {
+                    first_error.get_or_insert(e);
+                }
+            }
+        });
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        timings.sort_by_key(|t| t.rows.start);
+        let Shared { sinks, origins, partials, .. } = shared;
+        let mut sinks = sinks.into_inner().unwrap_or_else(|p| p.into_inner());
+        let origins = origins.into_inner().unwrap_or_else(|p| p.into_inner());
         let clock = Instant::now();
         let mut written = Vec::new();
         for (name, template, options) in &self.outputs {
@@ -505,8 +475,17 @@ impl Chain {
             let (shape, dtype) = sink.finish(&path, origin, options)?;
             written.push((name.clone(), path, shape, dtype.name()));
         }
+        // Per-tile partials combine in tile order, whichever device ran each tile.
+        let mut per_tile = partials.into_inner().unwrap_or_else(|p| p.into_inner());
+        per_tile.sort_by_key(|(start, _)| *start);
         let mut values = Vec::with_capacity(reductions.len());
-        for (step, partial) in reductions.iter().zip(partials) {
+        for (k, step) in reductions.iter().enumerate() {
+            let mut partial = Partial::default();
+            for (_, tile) in &per_tile {
+                if let Some(&(value, kind)) = tile.get(k) {
+                    partial.add(&step.op, value, kind);
+                }
+            }
             values.push((step.output.clone(), partial.result(&step.op)?, partial.kind));
         }
         Ok(TiledOutcome { plan, tiles: timings, written, values, save_s: clock.elapsed().as_secs_f64() })
@@ -619,6 +598,207 @@ impl Chain {
             *built = Some((key.0, key.1, key.2, b));
         }
         built.as_mut().map(|(_, _, _, b)| b).ok_or_else(|| Error::invalid("tiles", "no chain was built"))
+    }
+}
+
+/// What a tile worker reports to the thread that started the run.
+enum Event {
+    /// A tile is done (its outputs written).
+    Tile(TileTiming),
+    /// A tile did not fit its device: it was split into tiles of this many rows (and fewer).
+    Shrunk(usize),
+}
+
+/// A tile's outputs on their way to the files: name, host array, local rows, global first row, global extent.
+type Parts = Vec<(String, HostArray, Range<usize>, usize, usize)>;
+
+/// One tile's reductions: its first row, then one value and the kind it was computed in per reduction.
+type TilePartials = (usize, Vec<(Complex64, ElementKind)>);
+
+/// What the tile workers share: the run's constants, the tiles not yet taken, the outputs and the reductions'
+/// per-tile partials (tile start, one value and kind per reduction).
+struct Shared<'a> {
+    chain: &'a Chain,
+    spec: &'a FileSpec,
+    source: &'a TileInput,
+    axis: usize,
+    extent: usize,
+    halo: usize,
+    double: bool,
+    frames: &'a HashMap<String, Frame>,
+    reductions: &'a [super::Step],
+    queue: Mutex<std::collections::VecDeque<Range<usize>>>,
+    sinks: Mutex<HashMap<String, Sink>>,
+    origins: Mutex<HashMap<String, Origin>>,
+    partials: Mutex<Vec<TilePartials>>,
+    failed: AtomicBool,
+}
+
+impl Shared<'_> {
+    /// The next tile to run, unless a worker has failed.
+    fn claim(&self) -> Option<Range<usize>> {
+        if self.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front()
+    }
+
+    /// Rows `rows` with the halo on each side, within the input.
+    fn with_halo(&self, rows: &Range<usize>) -> Range<usize> {
+        rows.start.saturating_sub(self.halo)..self.extent.min(rows.end + self.halo)
+    }
+
+    /// Where an array's rows that the tile of output rows `start..end`, read from `lo`, computes exactly lie:
+    /// (local rows, global first row, global extent).
+    fn interior(
+        &self,
+        name: &str,
+        local_extent: usize,
+        lo: usize,
+        rows: &Range<usize>,
+    ) -> Result<(Range<usize>, usize, usize)> {
+        let frame = self.frames.get(name).copied().unwrap_or_default();
+        let total = self.extent + frame.before + frame.after;
+        // This tile's local index 0 along the axis is this array's global index `first`.
+        let applied = if lo == 0 { frame.before } else { 0 };
+        let first = lo + frame.before - applied;
+        let from = if rows.start == 0 { 0 } else { rows.start + frame.before };
+        let to = if rows.end == self.extent { total } else { rows.end + frame.before };
+        if from < first || to - first > local_extent {
+            return Err(Error::invalid(
+                "tiles",
+                format!("`{name}` has {local_extent} rows in this tile and misses rows {from}..{to}"),
+            ));
+        }
+        Ok((from - first..to - first, from, total))
+    }
+
+    /// One device's worker: takes tiles until none is left, three stages overlapping — while the device runs
+    /// tile k, a thread reads the next tile it took and another writes tile k − 1's outputs. `built` is a chain
+    /// already built on this device (the probe's), if any.
+    fn work(
+        &self,
+        app: &ClApp,
+        mut built: Option<(usize, bool, bool, Built)>,
+        events: &std::sync::mpsc::Sender<Event>,
+    ) -> Result<()> {
+        let device = format!("{} {}", app.device().id(), app.device().name);
+        let (axis, extent) = (self.axis, self.extent);
+        // The outputs' host arrays of the last tile, read into again (no allocation, no page faults).
+        let mut buffers: HashMap<String, HostArray> = HashMap::new();
+        std::thread::scope(|scope| -> Result<()> {
+            type Read = Result<(Image, f64)>;
+            let read = move |rows: Range<usize>| -> Read {
+                let clock = Instant::now();
+                self.source.image(axis, rows).map(|image| (image, clock.elapsed().as_secs_f64()))
+            };
+            let start_reading = |rows: Range<usize>| {
+                let with_halo = self.with_halo(&rows);
+                (rows, scope.spawn(move || read(with_halo)))
+            };
+            type Written = (Result<f64>, Vec<(String, HostArray)>);
+            let mut writing: Option<(TileTiming, std::thread::ScopedJoinHandle<'_, Written>)> = None;
+            let finish_writing = |writing: &mut Option<(TileTiming, std::thread::ScopedJoinHandle<'_, Written>)>,
+                                  buffers: &mut HashMap<String, HostArray>|
+             -> Result<()> {
+                if let Some((mut timing, handle)) = writing.take() {
+                    let (result, arrays) =
+                        handle.join().map_err(|_| Error::invalid("tiles", "the thread writing the outputs failed"))?;
+                    buffers.extend(arrays);
+                    timing.write_s = result?;
+                    // The run's thread has stopped listening only when it is failing already.
+                    let _ = events.send(Event::Tile(timing));
+                }
+                Ok(())
+            };
+            let mut current = self.claim().map(start_reading);
+            while let Some((rows, reading)) = current.take() {
+                let (image, read_s) =
+                    reading.join().map_err(|_| Error::invalid("tiles", "the thread reading the input failed"))??;
+                current = self.claim().map(start_reading);
+                let Range { start: lo, end: hi } = self.with_halo(&rows);
+                let mut timing =
+                    TileTiming { rows: rows.clone(), device: device.clone(), read_s, ..TileTiming::default() };
+                let clock = Instant::now();
+                let key = (hi - lo, lo == 0, hi == extent);
+                let ran = self.chain.tile_chain(app, self.spec, &image, key, self.double, &mut built).and_then(|b| {
+                    app.finish()?;
+                    timing.upload_s = clock.elapsed().as_secs_f64();
+                    let clock = Instant::now();
+                    b.pipeline.run()?;
+                    app.finish()?;
+                    timing.compute_s = clock.elapsed().as_secs_f64();
+                    Ok(())
+                });
+                drop(image);
+                match ran {
+                    Err(Error::OutOfMemory { .. }) if rows.len() > 1 => {
+                        // The estimate was short (a process's scratch): this tile runs again as two halves.
+                        built = None;
+                        let middle = rows.start + rows.len() / 2;
+                        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                        queue.push_front(middle..rows.end);
+                        queue.push_front(rows.start..middle);
+                        let _ = events.send(Event::Shrunk(middle - rows.start));
+                        continue;
+                    }
+                    other => other?,
+                }
+                let Some((_, _, _, b)) = built.as_ref() else {
+                    return Err(Error::invalid("tiles", "no chain was built"));
+                };
+                let mut values = Vec::with_capacity(self.reductions.len());
+                for step in self.reductions {
+                    let mut parts = Vec::with_capacity(step.inputs.len());
+                    for name in &step.inputs {
+                        let array = defined(&b.arrays, name)?;
+                        let local_extent = array.shape().get(axis).copied().unwrap_or(0);
+                        let (local, _, _) = self.interior(name, local_extent, lo, &rows)?;
+                        parts.push(array.slab(axis, local)?);
+                    }
+                    let operands: Vec<&AnyData> = parts.iter().collect();
+                    let (mut process, out) = step.op.plan(&operands)?;
+                    process.init()?;
+                    process.launch()?;
+                    values.push((out.values()?.first().copied().unwrap_or_default(), out.kind()));
+                }
+                self.partials.lock().unwrap_or_else(|p| p.into_inner()).push((rows.start, values));
+                let clock = Instant::now();
+                let mut parts: Parts = Vec::with_capacity(self.chain.outputs.len());
+                for (name, _, _) in &self.chain.outputs {
+                    let host = defined(&b.arrays, name)?.to_host_reusing(buffers.remove(name))?;
+                    let (local, from, total) =
+                        self.interior(name, host.shape().get(axis).copied().unwrap_or(0), lo, &rows)?;
+                    parts.push((name.clone(), host, local, from, total));
+                    self.origins
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .entry(name.clone())
+                        .or_insert_with(|| b.origins.get(name).copied().unwrap_or_default());
+                }
+                timing.download_s = clock.elapsed().as_secs_f64();
+                finish_writing(&mut writing, &mut buffers)?;
+                let sinks = &self.sinks;
+                writing = Some((
+                    timing,
+                    scope.spawn(move || {
+                        let clock = Instant::now();
+                        let mut arrays = Vec::with_capacity(parts.len());
+                        let mut result = Ok(());
+                        for (name, host, local, from, total) in parts {
+                            if result.is_ok()
+                                && let Some(sink) = sinks.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&name)
+                            {
+                                result = sink.put(axis, from, &host, local, total);
+                            }
+                            arrays.push((name, host));
+                        }
+                        (result.map(|()| clock.elapsed().as_secs_f64()), arrays)
+                    }),
+                ));
+            }
+            finish_writing(&mut writing, &mut buffers)
+        })
     }
 }
 

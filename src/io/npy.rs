@@ -103,8 +103,8 @@ pub(crate) fn layout(path: &Path) -> Result<(Dtype, Vec<usize>, Endian, u64, boo
     Ok((dtype, shape, endian, header.len() as u64, fortran))
 }
 
-/// The header of a C-order, little-endian NPY file of `dtype` and `shape` (format 1.0, padded to 64 bytes as
-/// numpy writes it).
+/// The header of a C-order, little-endian NPY file of `dtype` and `shape` (format 1.0, padded to 64 bytes), the
+/// same bytes [`write_npy`] writes, so that a file written slab by slab equals one written whole.
 pub(crate) fn header(dtype: Dtype, shape: &[usize]) -> Vec<u8> {
     let descr = match dtype {
         Dtype::U8 => "|u1",
@@ -122,12 +122,11 @@ pub(crate) fn header(dtype: Dtype, shape: &[usize]) -> Vec<u8> {
     };
     let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
     let tuple = if dims.len() == 1 { format!("({},)", dims.join("")) } else { format!("({})", dims.join(", ")) };
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple}, }}");
-    // Magic (6) + version (2) + length (2) + dictionary + spaces + newline, a multiple of 64 bytes.
-    let total = (10 + dict.len() + 1).div_ceil(64) * 64;
-    while 10 + dict.len() + 1 < total {
-        dict.push(' ');
-    }
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple}}}");
+    // Magic (6) + version (2) + length (2) + dictionary + spaces + newline, a multiple of 64 bytes, with at least
+    // one space (as ndarray-npy, which write_npy uses, pads).
+    let unpadded = 10 + dict.len() + 1;
+    dict.extend(std::iter::repeat_n(' ', 64 - unpadded % 64));
     dict.push('\n');
     let mut out = vec![0x93, b'N', b'U', b'M', b'P', b'Y', 1, 0];
     out.extend((dict.len() as u16).to_le_bytes());
@@ -214,4 +213,26 @@ fn read_up_to(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
         }
     }
     Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file written slab by slab must equal one written whole, header included.
+    #[test]
+    fn the_slab_header_is_the_one_write_npy_writes() {
+        let dir = std::env::temp_dir().join(format!("cliper-npy-header-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for dtype in Dtype::ALL {
+            for shape in [&[][..], &[7][..], &[3, 5][..], &[2, 1, 1234567][..]] {
+                let path = dir.join("h.npy");
+                write_npy(&path, &HostArray::zeros(dtype, shape)).unwrap();
+                let whole = std::fs::read(&path).unwrap();
+                let ours = header(dtype, shape);
+                assert_eq!(&whole[..ours.len()], &ours[..], "{dtype:?} {shape:?}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
