@@ -19,6 +19,7 @@ mod ndimage_cases;
 mod peers;
 mod plot;
 mod report;
+mod scaling;
 mod suite;
 mod sweep;
 mod tiles;
@@ -311,6 +312,34 @@ enum Case {
         #[arg(long, default_value_t = 2.0)]
         sigma: f64,
     },
+    /// The first device of a set against all of them (docs/scaling.md): slices through pad → Gaussian → Sobel,
+    /// SENSE reconstructions, a 4-D array cut along its batch axis, and optionally a tiled image.
+    Scaling {
+        /// The device set (all, gpu:*, a list of P:D).
+        #[arg(long, default_value = "gpu:*")]
+        devices: String,
+        /// Slices in the batch and their size (square).
+        #[arg(long, default_value_t = 512)]
+        slices: usize,
+        #[arg(long, default_value_t = 2048)]
+        size: usize,
+        /// Reconstructions in the batch, their coils and size (square).
+        #[arg(long, default_value_t = 64)]
+        recons: usize,
+        #[arg(long, default_value_t = 8)]
+        coils: usize,
+        #[arg(long, default_value_t = 512)]
+        recon_size: usize,
+        /// A tiled run on an f32 NPY image of this many rows,cols (made once in --dir) ...
+        #[arg(long, value_delimiter = ',')]
+        tiles_shape: Vec<usize>,
+        /// ... under this device memory budget per device (`8G`).
+        #[arg(long, default_value = "8G")]
+        tiles_budget: String,
+        /// Where the tiled run's files go.
+        #[arg(long, default_value = "target/scaling-bench")]
+        dir: std::path::PathBuf,
+    },
     /// Multi-channel filter bank (cuDNN convolution forward, torch F.conv2d): `[N,C,H,W]` x `[K,C,R,S]`.
     Filterbank {
         /// Input [N, C, H, W].
@@ -454,6 +483,14 @@ fn run(cli: Cli) -> Result<()> {
         Case::Pad { shape, width, border, timing } => sweep::pad(&app, &shape, width, Border::numpy(&border)?, timing),
         Case::Conv { shape, filter, gaussian, border, algorithms, reps, batches } => {
             sweep::conv(&app, &shape, &filter, gaussian, Border::scipy(&border)?, &algorithms, Timing { reps, batches })
+        }
+        Case::Scaling { devices, slices, size, recons, coils, recon_size, tiles_shape, tiles_budget, dir } => {
+            let tiles = match tiles_shape[..] {
+                [] => None,
+                [rows, cols] => Some(([rows, cols], cliper::parse_bytes(&tiles_budget)?)),
+                _ => return Err(cliper::Error::invalid("cliper-bench", "--tiles-shape: give rows,cols")),
+            };
+            scaling::run(&scaling::Scaling { devices, slices, size, recons, coils, recon_size, tiles, dir })
         }
         Case::Tiles { shape, budget, dir, sigma } => {
             let [rows, cols] = shape[..] else {
