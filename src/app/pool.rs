@@ -55,18 +55,27 @@ struct Weights {
     devices: Mutex<Vec<Pace>>,
 }
 
-/// One device's pace: inputs done, seconds spent on them, when its current input started, whether it still works.
+/// One device's pace: inputs done, seconds spent on them (and on the first alone: it includes building the
+/// device's pipeline, compiling its programs), when its current input started, whether it still works.
 #[derive(Clone, Copy)]
 struct Pace {
     done: usize,
     seconds: f64,
+    first: f64,
     started: Option<Instant>,
     active: bool,
 }
 
+impl Pace {
+    /// Seconds per input, the first left out once there are others (its setup costs are not the pace).
+    fn each(&self) -> f64 {
+        if self.done > 1 { (self.seconds - self.first) / (self.done - 1) as f64 } else { self.seconds }
+    }
+}
+
 impl Weights {
     fn new(devices: usize) -> Weights {
-        let pace = Pace { done: 0, seconds: 0.0, started: None, active: true };
+        let pace = Pace { done: 0, seconds: 0.0, first: 0.0, started: None, active: true };
         Weights { devices: Mutex::new(vec![pace; devices]) }
     }
 
@@ -81,6 +90,9 @@ impl Weights {
     fn finish(&self, worker: usize, seconds: f64) {
         self.with(|d| {
             d.get_mut(worker).map(|p| {
+                if p.done == 0 {
+                    p.first = seconds;
+                }
                 p.done += 1;
                 p.seconds += seconds;
                 p.started = None;
@@ -95,16 +107,17 @@ impl Weights {
     /// Whether `worker` should take one of the `remaining` inputs. It should unless it is slower than another
     /// working device and the others, at their measured paces, would finish all the remaining inputs (after
     /// what they are running now) before this device finished one: taking it would then only delay the end.
-    /// A device not yet measured always takes (nothing is known of it), and so does the fastest.
+    /// A device measured on fewer than two inputs always takes (its first input's time includes its setup), and
+    /// so does the fastest.
     fn should_take(&self, worker: usize, remaining: usize) -> bool {
         self.with(|devices| {
-            let Some(mine) = devices.get(worker).filter(|p| p.done > 0).map(|p| p.seconds / p.done as f64) else {
+            let Some(mine) = devices.get(worker).filter(|p| p.done > 1).map(Pace::each) else {
                 return true;
             };
             let now = Instant::now();
             let (mut rate, mut backlog, mut faster) = (0.0, 0.0, false);
             for (_, p) in devices.iter().enumerate().filter(|(i, p)| *i != worker && p.active && p.done > 0) {
-                let each = p.seconds / p.done as f64;
+                let each = p.each();
                 faster |= each < mine;
                 rate += 1.0 / each.max(1e-9);
                 // The part of its current input it has still to do.
@@ -381,7 +394,8 @@ mod tests {
         let w = Weights::new(paces.len());
         w.with(|d| {
             for (p, &(done, each, running)) in d.iter_mut().zip(paces) {
-                *p = Pace { done, seconds: done as f64 * each, started: running.then(Instant::now), active: true };
+                let seconds = done as f64 * each;
+                *p = Pace { done, seconds, first: each, started: running.then(Instant::now), active: true };
             }
         });
         w
@@ -391,16 +405,21 @@ mod tests {
     fn a_slow_device_leaves_the_last_inputs_to_a_fast_one() {
         // A GPU at 10 ms an input beside a CPU at 1 s: with 50 left, the GPU needs 0.5 s (+ its current one):
         // the CPU, at 1 s, must not take one; with 200 left it should.
-        let w = weights(&[(10, 0.01, true), (1, 1.0, false)]);
+        let w = weights(&[(10, 0.01, true), (2, 1.0, false)]);
         assert!(!w.should_take(1, 50));
         assert!(w.should_take(1, 200));
-        // The fast device always takes, and so does one not measured yet.
+        // The fast device always takes, and so does one measured on fewer than two inputs.
         assert!(w.should_take(0, 1));
         assert!(weights(&[(10, 0.01, true), (0, 0.0, false)]).should_take(1, 1));
+        assert!(weights(&[(10, 0.01, true), (1, 1.0, false)]).should_take(1, 1));
+        // The first input (setup included) is not the pace: 2 s then 0.1 s a piece is a device at 0.1 s.
+        let w = weights(&[(10, 0.1, true), (3, 0.0, false)]);
+        w.with(|d| d.get_mut(1).map(|p| (p.first, p.seconds) = (2.0, 2.2)));
+        assert!(w.should_take(1, 1));
         // Equal devices always take: neither is faster.
         assert!(weights(&[(5, 0.1, true), (5, 0.1, false)]).should_take(1, 1));
         // A faster device that has left (its setup failed, or it declined) does not count.
-        let w = weights(&[(10, 0.01, false), (1, 1.0, false)]);
+        let w = weights(&[(10, 0.01, false), (2, 1.0, false)]);
         w.leave(0);
         assert!(w.should_take(1, 1));
         // Three devices: two at 0.1 s share 3 remaining in about 0.15 s (+ their current ones, just started:
