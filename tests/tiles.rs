@@ -206,7 +206,7 @@ fn slab_files_read_and_write_any_axis() {
     let e = file.read(1, 3..6).unwrap_err().to_string();
     assert!(e.contains("3..6") && e.contains("a.npy"), "{e}");
     let out = dir.join("b.npy");
-    let mut w = cliper::SlabWriter::npy(&out, Dtype::F32, &[7, 5, 6]).unwrap();
+    let w = cliper::SlabWriter::npy(&out, Dtype::F32, &[7, 5, 6]).unwrap();
     for axis_rows in [0..3, 3..7] {
         w.write(0, axis_rows.start, &whole.slab(0, axis_rows).unwrap()).unwrap();
     }

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 /// Writes a `rows × cols` f32 NPY of smooth structure plus noise, `slab` rows at a time, on all cores.
 pub(crate) fn make_input(path: &Path, rows: usize, cols: usize) -> Result<()> {
-    let mut out = SlabWriter::npy(path, Dtype::F32, &[rows, cols])?;
+    let out = SlabWriter::npy(path, Dtype::F32, &[rows, cols])?;
     let slab = (256 << 20) / (4 * cols).max(1);
     for r0 in (0..rows).step_by(slab.max(1)) {
         let n = slab.min(rows - r0);

@@ -14,8 +14,8 @@ use num_complex::Complex64;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// How a chain is cut: along `axis`, tiles of `rows` output indices (the last may be shorter) read with `halo`
@@ -201,18 +201,27 @@ impl TileInput {
 
 /// Where one output goes: streamed slab by slab into an NPY file (values as they are or rounded, the file's
 /// type known up front), or gathered in host memory and saved whole (every other format, min–max scaling).
+/// Tiles from several devices put their rows at once: a streamed file is written at positions (its lock is held
+/// only to make the writer), a gathered array is copied into under its lock.
 enum Sink {
     /// The writer is made at the first tile, when the computing type is known.
     Stream {
         path: PathBuf,
-        writer: Option<(SlabWriter, Vec<usize>, Dtype)>,
+        writer: Mutex<Option<Arc<StreamFile>>>,
         dtype: Option<Dtype>,
         scale: Scale,
         clip: bool,
     },
     Gather {
-        array: Option<HostArray>,
+        array: Mutex<Option<HostArray>>,
     },
+}
+
+/// A streamed output: its writer, full shape and element type.
+struct StreamFile {
+    writer: SlabWriter,
+    shape: Vec<usize>,
+    dtype: Dtype,
 }
 
 /// An output array's frame along the cut axis: elements its pad steps added before and after the input's.
@@ -416,7 +425,7 @@ impl Chain {
             frames: &frames,
             reductions,
             queue: Mutex::new(tiles),
-            sinks: Mutex::new(self.sinks()?),
+            sinks: self.sinks()?,
             origins: Mutex::new(HashMap::new()),
             partials: Mutex::new(Vec::new()),
             failed: AtomicBool::new(false),
@@ -463,7 +472,7 @@ impl Chain {
         }
         timings.sort_by_key(|t| t.rows.start);
         let Shared { sinks, origins, partials, .. } = shared;
-        let mut sinks = sinks.into_inner().unwrap_or_else(|p| p.into_inner());
+        let mut sinks = sinks;
         let origins = origins.into_inner().unwrap_or_else(|p| p.into_inner());
         let clock = Instant::now();
         let mut written = Vec::new();
@@ -532,9 +541,9 @@ impl Chain {
             let npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
             let scale = options.scale.unwrap_or(Scale::Raw);
             let sink = if npy && scale != Scale::MinMax {
-                Sink::Stream { path, writer: None, dtype: options.dtype, scale, clip: options.clip }
+                Sink::Stream { path, writer: Mutex::new(None), dtype: options.dtype, scale, clip: options.clip }
             } else {
-                Sink::Gather { array: None }
+                Sink::Gather { array: Mutex::new(None) }
             };
             sinks.insert(name.clone(), sink);
         }
@@ -628,7 +637,7 @@ struct Shared<'a> {
     frames: &'a HashMap<String, Frame>,
     reductions: &'a [super::Step],
     queue: Mutex<std::collections::VecDeque<Range<usize>>>,
-    sinks: Mutex<HashMap<String, Sink>>,
+    sinks: HashMap<String, Sink>,
     origins: Mutex<HashMap<String, Origin>>,
     partials: Mutex<Vec<TilePartials>>,
     failed: AtomicBool,
@@ -787,7 +796,7 @@ impl Shared<'_> {
                         let mut result = Ok(());
                         for (name, host, local, from, total) in parts {
                             if result.is_ok()
-                                && let Some(sink) = sinks.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&name)
+                                && let Some(sink) = sinks.get(&name)
                             {
                                 result = sink.put(axis, from, &host, local, total);
                             }
@@ -805,7 +814,7 @@ impl Shared<'_> {
 impl Sink {
     /// Takes indices `local` along `axis` of a tile's output `tile`, an output whose extent there is `total`,
     /// at index `at`.
-    fn put(&mut self, axis: usize, at: usize, tile: &HostArray, local: Range<usize>, total: usize) -> Result<()> {
+    fn put(&self, axis: usize, at: usize, tile: &HostArray, local: Range<usize>, total: usize) -> Result<()> {
         let mut full = tile.shape().to_vec();
         if let Some(n) = full.get_mut(axis) {
             *n = total;
@@ -819,20 +828,24 @@ impl Sink {
             Sink::Stream { path, writer, dtype, scale, clip } => {
                 let own = tile.dtype();
                 let target = dtype.unwrap_or(own);
-                if writer.is_none() {
-                    *writer = Some((SlabWriter::npy(&*path, target, &full)?, full, target));
-                }
-                let Some((w, _, _)) = writer else {
-                    return Err(Error::invalid("tiles", format!("no writer for {}", path.display())));
+                let file = {
+                    let mut made = writer.lock().unwrap_or_else(|p| p.into_inner());
+                    if made.is_none() {
+                        let writer = SlabWriter::npy(path, target, &full)?;
+                        *made = Some(Arc::new(StreamFile { writer, shape: full.clone(), dtype: target }));
+                    }
+                    made.clone().ok_or_else(|| Error::invalid("tiles", format!("no writer for {}", path.display())))?
                 };
-                if target == own && *scale == Scale::Raw && !*clip {
+                let w = &file.writer;
+                if file.dtype == own && *scale == Scale::Raw && !*clip {
                     if axis == 0 { w.write_rows(at, tile, local) } else { w.write(axis, at, &slab()?) }
                 } else {
-                    w.write(axis, at, &slab()?.cast(target, *scale, *clip)?)
+                    w.write(axis, at, &slab()?.cast(file.dtype, *scale, *clip)?)
                 }
             }
             Sink::Gather { array } => {
                 let rows = slab()?;
+                let mut array = array.lock().unwrap_or_else(|p| p.into_inner());
                 let whole = array.get_or_insert_with(|| HostArray::zeros(rows.dtype(), &full));
                 if whole.set_slab(axis, at, &rows) {
                     Ok(())
@@ -848,21 +861,21 @@ impl Sink {
 
     /// Completes the file: renames a streamed one into place, saves a gathered one. Gives its shape and type.
     fn finish(self, path: &Path, origin: Origin, options: &OutputOptions) -> Result<(Vec<usize>, Dtype)> {
+        let nothing = || Error::invalid("tiles", format!("nothing was computed for {}", path.display()));
         match self {
-            Sink::Stream { writer: Some((writer, shape, dtype)), .. } => {
-                writer.finish()?;
-                Ok((shape, dtype))
+            Sink::Stream { writer, .. } => {
+                let file = writer.into_inner().unwrap_or_else(|p| p.into_inner()).ok_or_else(nothing)?;
+                // Every tile worker has ended: this is the last reference.
+                let file = Arc::try_unwrap(file)
+                    .map_err(|_| Error::invalid("tiles", format!("{} is still being written", path.display())))?;
+                file.writer.finish()?;
+                Ok((file.shape, file.dtype))
             }
-            Sink::Stream { writer: None, .. } => {
-                Err(Error::invalid("tiles", format!("nothing was computed for {}", path.display())))
-            }
-            Sink::Gather { array: Some(array) } => {
+            Sink::Gather { array } => {
+                let array = array.into_inner().unwrap_or_else(|p| p.into_inner()).ok_or_else(nothing)?;
                 let shape = array.shape().to_vec();
                 let dtype = save_converted(path, array, origin, options)?;
                 Ok((shape, dtype))
-            }
-            Sink::Gather { array: None } => {
-                Err(Error::invalid("tiles", format!("nothing was computed for {}", path.display())))
             }
         }
     }

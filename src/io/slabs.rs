@@ -257,12 +257,13 @@ fn slab_geometry(shape: &[usize], axis: usize, rows: &Range<usize>, path: &Path)
 }
 
 /// An NPY or RAW file written a slab at a time into a temporary file beside its destination, renamed over it by
-/// [`SlabWriter::finish`]; dropped unfinished (an error, an interrupted run) it leaves nothing behind.
+/// [`SlabWriter::finish`]; dropped unfinished (an error, an interrupted run) it leaves nothing behind. Slabs are
+/// written at their positions in any order, from several threads at once if need be (`write` takes `&self`).
 ///
 /// ```
 /// use cliper::{Dtype, HostArray, SlabWriter, read_npy};
 /// let path = std::env::temp_dir().join(format!("cliper-doc-slabw-{}.npy", std::process::id()));
-/// let mut out = SlabWriter::npy(&path, Dtype::U16, &[4, 2])?;
+/// let out = SlabWriter::npy(&path, Dtype::U16, &[4, 2])?;
 /// out.write(0, 2, &HostArray::U16(ndarray::arr2(&[[5u16, 6], [7, 8]]).into_dyn()))?;
 /// out.write(0, 0, &HostArray::U16(ndarray::arr2(&[[1u16, 2], [3, 4]]).into_dyn()))?;
 /// assert!(!path.exists()); // not until finished
@@ -303,7 +304,7 @@ impl SlabWriter {
     }
 
     /// Writes `slab` (the file's element type; the whole of every axis but `axis`) at index `start` of `axis`.
-    pub fn write(&mut self, axis: usize, start: usize, slab: &HostArray) -> Result<()> {
+    pub fn write(&self, axis: usize, start: usize, slab: &HostArray) -> Result<()> {
         let shape = &self.format.shape;
         let rows = start..start + slab.shape().get(axis).copied().unwrap_or(0);
         let (outer, inner, expected) = slab_geometry(shape, axis, &rows, &self.path)?;
@@ -363,7 +364,7 @@ impl SlabWriter {
     /// # std::fs::remove_file(&path).ok();
     /// # Ok::<(), cliper::Error>(())
     /// ```
-    pub fn write_rows(&mut self, start: usize, tile: &HostArray, local: Range<usize>) -> Result<()> {
+    pub fn write_rows(&self, start: usize, tile: &HostArray, local: Range<usize>) -> Result<()> {
         let inner: usize = tile.shape().iter().skip(1).product();
         let fits = tile.dtype() == self.format.dtype
             && tile.shape().get(1..) == self.format.shape.get(1..)
