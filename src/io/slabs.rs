@@ -357,7 +357,7 @@ impl SlabWriter {
     /// use cliper::{Dtype, HostArray, SlabWriter, read_npy};
     /// let path = std::env::temp_dir().join(format!("cliper-doc-rows-{}.npy", std::process::id()));
     /// let tile = HostArray::U8(ndarray::arr2(&[[9u8, 9], [1, 2], [3, 4], [9, 9]]).into_dyn());
-    /// let mut out = SlabWriter::npy(&path, Dtype::U8, &[2, 2])?;
+    /// let out = SlabWriter::npy(&path, Dtype::U8, &[2, 2])?;
     /// out.write_rows(0, &tile, 1..3)?; // the tile's rows 1 and 2 become the file's rows 0 and 1
     /// out.finish()?;
     /// assert_eq!(read_npy(&path)?, HostArray::U8(ndarray::arr2(&[[1u8, 2], [3, 4]]).into_dyn()));
