@@ -12,19 +12,9 @@ if have_mpi && have_libclang; then
     exit 0
 fi
 
-echo "install-mpi: installing Open MPI (openmpi-bin, libopenmpi-dev) and libclang-dev for the mpi feature" >&2
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-mpi: apt-get not found. Install an MPI (Open MPI or MPICH, with mpicc) and libclang by hand," >&2
-    echo "  or build without the mpi feature." >&2
-    exit 1
-fi
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then
-    sudo_cmd=(sudo)
-fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends openmpi-bin libopenmpi-dev libclang-dev
+echo "install-mpi: the mpi feature needs an MPI with mpicc and mpirun (Open MPI or MPICH) and libclang" >&2
+. "$(dirname "$0")/apt-install.sh"
+apt_install install-mpi openmpi-bin libopenmpi-dev libclang-dev
 
 if ! (have_mpi && have_libclang); then
     echo "install-mpi: packages installed, but mpicc, mpirun or libclang is still missing" >&2

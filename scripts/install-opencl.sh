@@ -14,19 +14,9 @@ if have_loader && have_vendor; then
     exit 0
 fi
 
-echo "install-opencl: no OpenCL platform found; installing ocl-icd-libopencl1 and pocl-opencl-icd" >&2
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-opencl: apt-get not found. Install an OpenCL ICD loader and a driver by hand:" >&2
-    echo "  the GPU vendor's OpenCL driver, or PoCL (https://portablecl.org) for the CPU." >&2
-    exit 1
-fi
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then
-    sudo_cmd=(sudo)
-fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends ocl-icd-libopencl1 pocl-opencl-icd
+echo "install-opencl: no OpenCL platform found (an ICD loader and a driver: the GPU vendor's, or PoCL for the CPU)" >&2
+. "$(dirname "$0")/apt-install.sh"
+apt_install install-opencl ocl-icd-libopencl1 pocl-opencl-icd
 
 if ! (have_loader && have_vendor); then
     echo "install-opencl: packages installed, but still no OpenCL platform is visible" >&2

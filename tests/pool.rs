@@ -5,9 +5,6 @@
 mod common;
 use cliper::prelude::*;
 use cliper::{DevicePool, Filter, PoolResult};
-use std::process::Command;
-
-const CHILD: &str = "CLIPER_POOL_TEST_CHILD";
 
 /// A worker's state: its device's input and output arrays and the convolution between them.
 type Worker = (XData<f32>, XData<f32>, Convolution<f32, f32>);
@@ -18,17 +15,7 @@ type Worker = (XData<f32>, XData<f32>, Convolution<f32, f32>);
 /// the devices and gathered equals one device's.
 #[test]
 fn a_pool_of_two_devices_matches_one_and_reports_the_one_failure() {
-    if std::env::var_os(CHILD).is_none() {
-        let exe = std::env::current_exe().unwrap();
-        let out = Command::new(exe)
-            .args(["a_pool_of_two_devices_matches_one_and_reports_the_one_failure", "--exact", "--nocapture"])
-            .env("POCL_DEVICES", "pthread pthread")
-            .env_remove("CLIPER_DEVICE")
-            .env(CHILD, "1")
-            .output()
-            .unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+    if common::ran_with_two_devices("a_pool_of_two_devices_matches_one_and_reports_the_one_failure") {
         return;
     }
     let apps = ClApp::builder().select("all").build_all().unwrap();

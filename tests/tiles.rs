@@ -334,8 +334,6 @@ fn reductions_combine_over_tiles() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-const POOL_CHILD: &str = "CLIPER_TILES_POOL_CHILD";
-
 /// Tiles spread over two devices (`Chain::run_tiled_on`; this machine's PoCL gives two with
 /// `POCL_DEVICES="pthread pthread"`, so the test runs itself again as a child with it): a volume through pad →
 /// Gaussian → grey opening, with a NPY output streamed, a TIFF gathered and two reductions, equals the untiled
@@ -343,16 +341,7 @@ const POOL_CHILD: &str = "CLIPER_TILES_POOL_CHILD";
 /// order) and the untiled values to f32 rounding; both devices ran tiles.
 #[test]
 fn tiles_spread_over_two_devices() {
-    if std::env::var_os(POOL_CHILD).is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["tiles_spread_over_two_devices", "--exact", "--nocapture"])
-            .env("POCL_DEVICES", "pthread pthread")
-            .env_remove("CLIPER_DEVICE")
-            .env(POOL_CHILD, "1")
-            .output()
-            .unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+    if common::ran_with_two_devices("tiles_spread_over_two_devices") {
         return;
     }
     let dir = folder("pool");

@@ -231,15 +231,7 @@ fn tiles(apps: &[ClApp], shape: [usize; 2], budget: u64, dir: &Path) -> Result<(
         crate::tiles::make_input(&input, rows, cols)?;
     }
     let output = dir.join("scaling-tiles-out.npy");
-    let text = format!(
-        "input = {{ x = '{}' }}\n\
-         [[step]]\nop = 'convolve'\nkernel = 'gaussian:2'\nin = 'x'\nout = 'g'\n\
-         [[step]]\nop = 'gradient-magnitude'\nderivative = 'sobel'\nin = 'g'\nout = 'e'\n\
-         [[step]]\nop = 'threshold'\nvalue = 0.05\nin = 'e'\nout = 'm'\n\
-         [output]\nm = '{}'\n",
-        input.display(),
-        output.display()
-    );
+    let text = crate::tiles::edge_chain(&input, &output, 2.0);
     let chain = Chain::from_toml(&text, Path::new("scaling.toml"))?;
     let limited: Vec<ClApp> = apps
         .iter()

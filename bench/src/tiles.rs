@@ -59,6 +59,19 @@ fn copy_once(app: &ClApp, bytes: usize, chunk: usize) -> Result<(f64, f64)> {
     Ok((up, clock.elapsed().as_secs_f64()))
 }
 
+/// The benchmarks' tiled chain as a pipeline file: Gaussian σ → Sobel magnitude → threshold 0.05, NPY to NPY.
+pub(crate) fn edge_chain(input: &Path, output: &Path, sigma: f64) -> String {
+    format!(
+        "input = {{ x = '{}' }}\n\
+         [[step]]\nop = 'convolve'\nkernel = 'gaussian:{sigma}'\nin = 'x'\nout = 'g'\n\
+         [[step]]\nop = 'gradient-magnitude'\nderivative = 'sobel'\nin = 'g'\nout = 'e'\n\
+         [[step]]\nop = 'threshold'\nvalue = 0.05\nin = 'e'\nout = 'm'\n\
+         [output]\nm = '{}'\n",
+        input.display(),
+        output.display()
+    )
+}
+
 pub(crate) fn run(shape: [usize; 2], budget: Option<u64>, dir: &Path, sigma: f64) -> Result<()> {
     let [rows, cols] = shape;
     std::fs::create_dir_all(dir).map_err(|source| cliper::Error::Io { path: dir.to_path_buf(), source })?;
@@ -83,15 +96,7 @@ pub(crate) fn run(shape: [usize; 2], budget: Option<u64>, dir: &Path, sigma: f64
         up + down
     );
     drop(plain);
-    let text = format!(
-        "input = {{ x = '{}' }}\n\
-         [[step]]\nop = 'convolve'\nkernel = 'gaussian:{sigma}'\nin = 'x'\nout = 'g'\n\
-         [[step]]\nop = 'gradient-magnitude'\nderivative = 'sobel'\nin = 'g'\nout = 'e'\n\
-         [[step]]\nop = 'threshold'\nvalue = 0.05\nin = 'e'\nout = 'm'\n\
-         [output]\nm = '{}'\n",
-        input.display(),
-        output.display()
-    );
+    let text = edge_chain(&input, &output, sigma);
     let chain = Chain::from_toml(&text, Path::new("tiles.toml"))?;
     for budget in [budget, None] {
         let builder = ClApp::builder().use_env(true);

@@ -42,5 +42,5 @@ pub fn run(ctx: &mut Context, args: &DemoArgs) -> Result<(), CliError> {
         say!("input: {}\n", args.input);
     }
     ctx.profile = true;
-    crate::output::run_and_report(ctx, &chain)
+    crate::ranks::run_and_report(ctx, &chain)
 }

@@ -917,7 +917,7 @@ fn main() -> ExitCode {
                 chain.precision = common.precision;
             }
             chain.options = common.options.options();
-            output::run_and_report(&mut ctx, &chain)
+            ranks::run_and_report(&mut ctx, &chain)
         })(),
         command => {
             let chain = match command {
@@ -1146,7 +1146,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            output::run_and_report(&mut ctx, &chain)
+            ranks::run_and_report(&mut ctx, &chain)
         }
     };
     match result {

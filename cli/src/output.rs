@@ -9,16 +9,8 @@ use serde_json::{Value, json};
 
 /// Runs `chain` and prints what it did — each file's lines as soon as it is done, so a piped or interrupted
 /// batch keeps its log; a batch in which some files failed ends in [`CliError::Batch`].
+/// This process alone: `crate::ranks::run_and_report` calls it unless MPI shares the run out.
 pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> {
-    // One of several ranks of an MPI job (mpirun): the job shares the batch out.
-    if let Some(ranks) = cliper::mpi_launcher_ranks().filter(|&n| n > 1) {
-        return crate::ranks::run_and_report(ctx, chain, ranks);
-    }
-    run_here(ctx, chain)
-}
-
-/// [`run_and_report`] in this process alone.
-pub fn run_here(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> {
     let json = ctx.json;
     let mut outcome = run(ctx, chain, |record| {
         if !json {

@@ -1,15 +1,25 @@
-//! `mpirun -n R cliper …`: a batch shared out over the ranks of an MPI job (the `mpi` feature, docs/scaling.md).
-//! Rank 0 hands the files out one at a time and gathers what each rank did: it alone prints the files' lines, the
-//! errors and the per-device summary, and writes the manifest. Every rank exits non-zero if any file failed.
+//! Where a run happens: in this process, or — `mpirun -n R cliper …` — shared out over the ranks of an MPI job
+//! (the `mpi` feature, docs/scaling.md). Rank 0 hands the files out one at a time and gathers what each rank
+//! did: it alone prints the files' lines, the errors and the per-device summary, and writes the manifest. Every
+//! rank exits non-zero if any file failed.
 
 use crate::CliError;
 use crate::chain::Context;
 use cliper::chain::Chain;
 
+/// Runs `chain` and prints what it did: in this process ([`crate::output::run_and_report`]), or over the ranks
+/// of the MPI job an MPI launcher started this process in.
+pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> {
+    match cliper::mpi_launcher_ranks().filter(|&n| n > 1) {
+        Some(ranks) => shared(ctx, chain, ranks),
+        None => crate::output::run_and_report(ctx, chain),
+    }
+}
+
 /// Without the `mpi` feature a process launched as one of several ranks would run the whole batch as each of the
 /// others does: refused, saying how to build it.
 #[cfg(not(feature = "mpi"))]
-pub fn run_and_report(_ctx: &mut Context, _chain: &Chain, ranks: usize) -> Result<(), CliError> {
+fn shared(_ctx: &mut Context, _chain: &Chain, ranks: usize) -> Result<(), CliError> {
     Err(CliError::Lib(cliper::Error::invalid(
         "mpirun",
         format!(
@@ -21,7 +31,7 @@ pub fn run_and_report(_ctx: &mut Context, _chain: &Chain, ranks: usize) -> Resul
 }
 
 #[cfg(feature = "mpi")]
-pub use with_mpi::run_and_report;
+use with_mpi::shared;
 
 #[cfg(feature = "mpi")]
 mod with_mpi {
@@ -35,7 +45,7 @@ mod with_mpi {
     use std::hash::{Hash, Hasher};
 
     /// Runs `chain` as rank `job.rank()` of the job: a batch is shared out; a single run is rank 0's alone.
-    pub fn run_and_report(ctx: &mut Context, chain: &Chain, _ranks: usize) -> Result<(), CliError> {
+    pub fn shared(ctx: &mut Context, chain: &Chain, _ranks: usize) -> Result<(), CliError> {
         let job = MpiJob::init()?;
         let rank = job.rank();
         // Only rank 0 writes the manifest and says what it skipped.
@@ -57,7 +67,7 @@ mod with_mpi {
         agreed?;
         let Some(batch) = batch else {
             // A single input: rank 0 runs it as one process would.
-            return if rank == 0 { crate::output::run_here(ctx, chain) } else { Ok(()) };
+            return if rank == 0 { crate::output::run_and_report(ctx, chain) } else { Ok(()) };
         };
         let apps = match &ctx.devices {
             Some(spec) => ClApp::builder().profiling(ctx.profile).select(spec).build_all()?,

@@ -119,3 +119,26 @@ pub fn border_source(mode: Border, mut i: i64, n: i64) -> Option<i64> {
 pub fn border_magnitude(border: Border) -> f64 {
     if let Border::Constant(v) = border { v.abs() } else { 0.0 }
 }
+
+/// The variable that marks a test's child run (see [`ran_with_two_devices`]).
+const TWO_DEVICES_CHILD: &str = "CLIPER_TEST_TWO_DEVICES_CHILD";
+
+/// For tests that need two OpenCL devices: this machine's PoCL offers two when `POCL_DEVICES="pthread pthread"`
+/// is set before OpenCL starts, so the test (named `test`) runs itself again as a child process with it (and
+/// without CLIPER_DEVICE), asserting the child passed. Returns `true` in the parent, which should return;
+/// `false` in the child, which runs the test's body (elsewhere the child sees whatever devices the host has).
+pub fn ran_with_two_devices(test: &str) -> bool {
+    if std::env::var_os(TWO_DEVICES_CHILD).is_some() {
+        return false;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture"])
+        .env("POCL_DEVICES", "pthread pthread")
+        .env_remove("CLIPER_DEVICE")
+        .env(TWO_DEVICES_CHILD, "1")
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("1 passed"), "{text}");
+    true
+}
