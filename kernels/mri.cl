@@ -39,3 +39,80 @@ kernel void coil_reduce(global const T* x, IDX x0, IDX xf, IDX xc, IDX xp, globa
 #endif
     }
 }
+
+// ---- The SENSE operator (SenseOperator, CgSense): A x = M · F_c(S · x) for an image x over up to three spatial
+// axes (extents N0, N1, N2, row-major, unused ones 1; P positions), maps S [coils, P] and a real sampling mask M
+// [P]; F_c is the centred unitary DFT over the spatial axes, numpy's fftshift(fftn(ifftshift(·), norm="ortho")).
+// F_c is computed as a plain FFT between two modulations: with c_d = N_d / 2 (integer division),
+// F_c y [k] = g · w(k) · F(w · y)[k], where w(n) = exp(2πi Σ_d c_d n_d / N_d) and g = exp(−2πi Σ_d c_d² / N_d).
+// Phases are taken in turns reduced modulo 1 with integer arithmetic (exact ±1 for even extents).
+
+#if IS_COMPLEX
+#ifndef SENSE_MODE
+#define SENSE_MODE 0
+#endif
+#define SENSE_FORWARD 0  // after the forward FFT: out = in · w · g · mask
+#define SENSE_ADJOINT 1  // before the inverse FFT: out = in · conj(w · g) · mask
+#define SENSE_NORMAL 2   // between the two FFTs of AᴴA (the modulations cancel): out = in · mask²
+
+// The turns of w at position p (sign −1: conj(w)), with g's turns added when `with_g`.
+inline R sense_turns(IDX p, uint n0, uint n1, uint n2, int with_g) {
+    const ulong i2 = p % n2, i1 = (p / n2) % n1, i0 = p / ((ulong)n1 * n2);
+    const ulong c0 = n0 / 2, c1 = n1 / 2, c2 = n2 / 2;
+    R t = (R)((c0 * i0) % n0) / (R)n0 + (R)((c1 * i1) % n1) / (R)n1 + (R)((c2 * i2) % n2) / (R)n2;
+    if (with_g) t -= (R)((c0 * c0) % n0) / (R)n0 + (R)((c1 * c1) % n1) / (R)n1 + (R)((c2 * c2) % n2) / (R)n2;
+    return t - floor(t);
+}
+
+// exp(2πi · turns) as T.
+inline T sense_phase(R turns) {
+    return (T)(cospi((R)2 * turns), sinpi((R)2 * turns));
+}
+
+// out[c, p] = s[c, p] · w(p) · x[p]: one work-item per position, over the coils.
+kernel void sense_expand(global const T* x, global const T* s, global T* out, IDX coils, IDX positions, uint n0,
+                         uint n1, uint n2) {
+    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
+        const T xw = MUL(x[p], sense_phase(sense_turns(p, n0, n1, n2, 0)));
+        for (IDX c = 0; c < coils; c++) out[c * positions + p] = MUL(s[c * positions + p], xw);
+    }
+}
+
+// The mask step of the operator, SENSE_MODE one of the three above (a build option).
+kernel void sense_weight(global const T* in, global const R* mask, global T* out, IDX coils, IDX positions, uint n0,
+                         uint n1, uint n2) {
+    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
+        const R m = mask[p];
+#if SENSE_MODE == SENSE_NORMAL
+        const T f = (T)(m * m, (R)0);
+#elif SENSE_MODE == SENSE_FORWARD
+        const T f = m * sense_phase(sense_turns(p, n0, n1, n2, 1));
+#else
+        const T f = m * CONJ(sense_phase(sense_turns(p, n0, n1, n2, 1)));
+#endif
+        for (IDX c = 0; c < coils; c++) out[c * positions + p] = MUL(in[c * positions + p], f);
+    }
+}
+
+// out[p] = conj(w(p)) · Σ_c conj(s[c, p]) · in[c, p].
+kernel void sense_combine(global const T* in, global const T* s, global T* out, IDX coils, IDX positions, uint n0,
+                          uint n1, uint n2) {
+    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
+        T sum = ZERO;
+        for (IDX c = 0; c < coils; c++) sum += MUL(in[c * positions + p], CONJ(s[c * positions + p]));
+        out[p] = MUL(sum, CONJ(sense_phase(sense_turns(p, n0, n1, n2, 0))));
+    }
+}
+
+// The sampling pattern of k-space k [coils, P]: 1 where any coil's sample is not zero (as BART's pics infers it).
+kernel void sense_pattern(global const T* k, global R* mask, IDX coils, IDX positions) {
+    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
+        R any = 0;
+        for (IDX c = 0; c < coils; c++) {
+            const T v = k[c * positions + p];
+            if (v.x != 0 || v.y != 0) any = 1;
+        }
+        mask[p] = any;
+    }
+}
+#endif  // IS_COMPLEX

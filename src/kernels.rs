@@ -51,6 +51,9 @@ pub(crate) const FFT_SHIFT: &str = include_str!("../kernels/fft_shift.cl");
 /// Coil combination (the mri family: CoilSum, RSoS and the reconstructions).
 pub(crate) const MRI: &str = include_str!("../kernels/mri.cl");
 
+/// Iterative solvers' vector steps and device scalars (the solve family: ConjugateGradient).
+pub(crate) const SOLVE: &str = include_str!("../kernels/solve.cl");
+
 /// Element-wise operations (the elementwise family: ComplexElementProd, ApplyMask, Complex2Real,
 /// ScalarMultiply, Fill).
 pub(crate) const ELEMENTWISE: &str = include_str!("../kernels/elementwise.cl");

@@ -127,7 +127,8 @@ pub use process::morphology::{
     Label, LabelParams, LabelStrategy, MorphologyOp,
 };
 pub use process::mri::{
-    CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy, SimpleMRIRecon,
+    CgSense, CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator,
+    SimpleMRIRecon,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
@@ -138,6 +139,7 @@ pub use process::resample::{
     InterpMode, Interpolation, MapCoordinates, PrefilterMethod, Resample, ResampleParams, ResampleStrategy,
     SplineFilter, SplineParams, SplineStrategy, Transform,
 };
+pub use process::solve::{CgParams, ConjugateGradient, LinearOperator};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 
 /// Everything a program using cliper usually needs, in one import: `use cliper::prelude::*;`.

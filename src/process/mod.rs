@@ -23,6 +23,7 @@ mod planning;
 pub mod rank;
 pub mod reduce;
 pub mod resample;
+pub mod solve;
 
 pub use pipeline::{KernelTiming, Pipeline, Process, Report};
 pub use planning::Prepared;

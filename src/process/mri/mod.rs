@@ -1,11 +1,17 @@
 //! MRI: coil combination ([`CoilSum`], with or without sensitivity maps; [`RSoS`]) planned by the coil planner
-//! (`coil_plan.rs`), and the reconstructions of k-space data built from the FFT and coil steps
-//! ([`SimpleMRIRecon`], [`RSoSRecon`]). Kernels: `kernels/mri.cl`.
+//! (`coil_plan.rs`), the reconstructions of k-space data built from the FFT and coil steps
+//! ([`SimpleMRIRecon`], [`RSoSRecon`]), the Cartesian SENSE operator ([`SenseOperator`]) and iterative
+//! reconstruction with it ([`CgSense`]). Kernels: `kernels/mri.cl`.
 
+mod cg_sense;
 mod coil_plan;
 mod coil_sum;
 mod recon;
 mod rsos;
+mod sense;
+
+pub use cg_sense::CgSense;
+pub use sense::SenseOperator;
 
 pub use coil_plan::CoilStrategy;
 pub use coil_sum::{CoilParams, CoilSum};

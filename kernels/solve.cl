@@ -1,0 +1,121 @@
+// Iterative solvers' vector steps (the solve family: ConjugateGradient). Every array is contiguous and has n
+// elements of T (real or complex); the solver's scalars live on the device in `scal` (R values, below) so that an
+// iteration never waits for the host. Reductions leave one partial per work-group in `partials`; a one-group
+// kernel sums them in a fixed order (so results do not depend on timing).
+//
+// Build options besides common.cl's: GROUP, the work-group size (a power of two).
+
+#define RR 0     // the residual's squared norm |r|²
+#define ALPHA 1  // the step along p
+#define BETA 2   // the weight of the old direction
+#define RR0 3    // |r₀|², for the relative residual
+
+#if IS_COMPLEX
+#define RE_DOT(a, b) ((a).x * (b).x + (a).y * (b).y)
+#else
+#define RE_DOT(a, b) ((a) * (b))
+#endif
+
+// This work-group's sum of `value` over its work-items, stored at partials[group] (work-item 0 writes); `sums` is
+// GROUP values of local memory, declared by the kernel (OpenCL allows local arrays only at a kernel's top).
+inline void group_sum_to(R value, global R* partials, local R* sums) {
+    const uint l = get_local_id(0);
+    sums[l] = value;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = GROUP / 2; s > 0; s /= 2) {
+        if (l < s) sums[l] += sums[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) partials[get_group_id(0)] = sums[0];
+}
+
+// The sum of `count` partials by one work-group, in a fixed order; every work-item gets it.
+inline R sum_partials(global const R* partials, uint count, local R* sums) {
+    const uint l = get_local_id(0);
+    R acc = 0;
+    for (uint g = l; g < count; g += GROUP) acc += partials[g];
+    sums[l] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = GROUP / 2; s > 0; s /= 2) {
+        if (l < s) sums[l] += sums[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return sums[0];
+}
+
+// Start: x = 0, r = p = b, partials of |b|².
+kernel void cg_start(global const T* b, global T* x, global T* r, global T* p, global R* partials, IDX n) {
+    local R sums[GROUP];
+    R acc = 0;
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) {
+        T v = b[i];
+        x[i] = ZERO;
+        r[i] = v;
+        p[i] = v;
+        acc += RE_DOT(v, v);
+    }
+    group_sum_to(acc, partials, sums);
+}
+
+// After cg_start: |r₀|² into RR and RR0, and history[0] = |r₀|².
+kernel void cg_start_scalars(global const R* partials, uint count, global R* scal, global R* history) {
+    local R sums[GROUP];
+    R rr = sum_partials(partials, count, sums);
+    if (get_local_id(0) == 0) {
+        scal[RR] = rr;
+        scal[RR0] = rr;
+        history[0] = rr;
+    }
+}
+
+// q = (the operator's output) + lambda · p, and partials of Re⟨p, q⟩.
+kernel void cg_regularise(global const T* p, global T* q, R lambda, global R* partials, IDX n) {
+    local R sums[GROUP];
+    R acc = 0;
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) {
+        T pv = p[i];
+        T qv = q[i] + lambda * pv;
+        q[i] = qv;
+        acc += RE_DOT(pv, qv);
+    }
+    group_sum_to(acc, partials, sums);
+}
+
+// alpha = |r|² / Re⟨p, q⟩ (0 once the residual is exactly 0, so that a solved system stays solved).
+kernel void cg_alpha(global const R* partials, uint count, global R* scal) {
+    local R sums[GROUP];
+    R pq = sum_partials(partials, count, sums);
+    if (get_local_id(0) == 0) scal[ALPHA] = (pq > 0) ? scal[RR] / pq : 0;
+}
+
+// x += alpha p, r -= alpha q, partials of the new |r|².
+kernel void cg_step(global T* x, global T* r, global const T* p, global const T* q, global const R* scal,
+                    global R* partials, IDX n) {
+    const R alpha = scal[ALPHA];
+    local R sums[GROUP];
+    R acc = 0;
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) {
+        x[i] += alpha * p[i];
+        T rv = r[i] - alpha * q[i];
+        r[i] = rv;
+        acc += RE_DOT(rv, rv);
+    }
+    group_sum_to(acc, partials, sums);
+}
+
+// beta = |r_new|² / |r|²; |r|² = |r_new|², recorded as history[iteration].
+kernel void cg_beta(global const R* partials, uint count, global R* scal, global R* history, uint iteration) {
+    local R sums[GROUP];
+    R rr = sum_partials(partials, count, sums);
+    if (get_local_id(0) == 0) {
+        scal[BETA] = (scal[RR] > 0) ? rr / scal[RR] : 0;
+        scal[RR] = rr;
+        history[iteration] = rr;
+    }
+}
+
+// p = r + beta p.
+kernel void cg_direction(global const T* r, global T* p, global const R* scal, IDX n) {
+    const R beta = scal[BETA];
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = r[i] + beta * p[i];
+}

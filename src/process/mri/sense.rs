@@ -1,0 +1,248 @@
+//! [`SenseOperator`]: the Cartesian SENSE operator `A = M · F_c · S` and its adjoint on the device, the building
+//! block of iterative reconstructions ([`super::CgSense`]) and of a researcher's own.
+
+use crate::app::Kernel;
+use crate::data::XData;
+use crate::element::{ComplexElement, Element};
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::Process;
+use crate::process::fft::{Fft, FftNorm, FftParams};
+use crate::process::solve::LinearOperator;
+
+/// How the mask step weights k-space, as `kernels/mri.cl` numbers the modes.
+#[derive(Clone, Copy)]
+enum Weight {
+    Forward = 0,
+    Adjoint = 1,
+    Normal = 2,
+}
+
+/// The Cartesian SENSE operator of one frame: `A x = M · F_c(S · x)` for an image `x` (1 to 3 spatial axes), with
+/// sensitivity maps `S` (`[coils, spatial…]`), a real sampling mask `M` (`[spatial…]`, weights; all ones when
+/// none is given) and `F_c` the centred unitary DFT over the spatial axes — numpy's
+/// `fftshift(fftn(ifftshift(y), norm="ortho"))`, BART's `fftuc` for even sizes. [`SenseOperator::adjoint`] is
+/// `Aᴴ k = Sᴴ F_cᴴ(M · k)` (the coil images combined with the conjugate maps), and as a [`LinearOperator`] it
+/// applies the normal operator `AᴴA` (the mask enters squared), which is what [`crate::ConjugateGradient`] and
+/// [`super::CgSense`] solve with.
+///
+/// The centring is two modulations around a plain FFT (no shift passes): `forward` is three passes over the coil
+/// images and one batched FFT; `AᴴA` five passes and two FFTs. Arrays must be contiguous.
+///
+/// ```
+/// use cliper::{SenseOperator, XData};
+/// use num_complex::Complex32 as C;
+/// let app = cliper::ClApp::new()?;
+/// // One coil of sensitivity 1 and no mask: A is the centred unitary DFT; a centred delta has a flat spectrum.
+/// let maps = XData::from_slice(&app, &[1, 4, 4], &[C::new(1.0, 0.0); 16])?;
+/// let mut a = SenseOperator::new(&maps, None)?;
+/// let mut x = vec![C::new(0.0, 0.0); 16];
+/// x[2 * 4 + 2] = C::new(4.0, 0.0);
+/// let k = XData::zeros(&app, &[1, 4, 4])?;
+/// a.forward(&XData::from_slice(&app, &[4, 4], &x)?, &k)?;
+/// assert!(k.to_vec()?.iter().all(|v| (v - C::new(1.0, 0.0)).norm() < 1e-6));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct SenseOperator<T: ComplexElement> {
+    maps: XData<T>,
+    mask: XData<T::Real>,
+    coils: usize,
+    spatial: Vec<usize>,
+    a: XData<T>,
+    b: XData<T>,
+    forward_fft: Fft<T>,
+    inverse_fft: Fft<T>,
+    /// expand, weight (forward, adjoint, normal), combine, pattern.
+    kernels: [Kernel; 6],
+    index: IndexType,
+    extents: [u32; 3],
+}
+
+const GROUP: usize = 256;
+
+impl<T: ComplexElement> SenseOperator<T> {
+    /// The operator of maps `[coils, spatial…]` (1 to 3 spatial axes) and a mask `[spatial…]` (or none: every
+    /// sample taken). Allocates two coil-image buffers and plans the FFTs.
+    pub fn new(maps: &XData<T>, mask: Option<&XData<T::Real>>) -> Result<SenseOperator<T>> {
+        let op = "SenseOperator";
+        let Some((&coils, spatial)) = maps.shape().split_first().filter(|(_, s)| (1..=3).contains(&s.len())) else {
+            return Err(Error::invalid(
+                op,
+                format!("maps must be [coils, spatial…] with 1 to 3 spatial axes; got shape {:?}", maps.shape()),
+            ));
+        };
+        if !maps.is_contiguous() {
+            return Err(Error::invalid(op, "the maps must be contiguous (XData::contiguous makes a copy)"));
+        }
+        let app = maps.app();
+        let mask = match mask {
+            Some(m) if m.shape() != spatial => {
+                return Err(Error::Shape {
+                    op: op.into(),
+                    expected: format!("a mask of the maps' spatial shape {spatial:?}"),
+                    got: format!("{:?}", m.shape()),
+                });
+            }
+            Some(m) if !m.is_contiguous() => return Err(Error::invalid(op, "the mask must be contiguous")),
+            Some(m) => m.clone(),
+            None => {
+                let ones = vec![T::Real::from_c64(num_complex::Complex::new(1.0, 0.0)); spatial.iter().product()];
+                XData::from_slice(app, spatial, &ones)?
+            }
+        };
+        let mut extents = [1u32; 3];
+        for (slot, &n) in extents.iter_mut().skip(3 - spatial.len()).zip(spatial) {
+            *slot = u32::try_from(n).map_err(|_| Error::invalid(op, format!("an axis of {n} is too long")))?;
+        }
+        let a = XData::uninit(app, op, maps.shape())?;
+        let b = XData::uninit(app, op, maps.shape())?;
+        let axes: Vec<usize> = (1..=spatial.len()).collect();
+        let mut forward_fft = Fft::new(&a, &b, FftParams::forward().axes(&axes).norm(FftNorm::Ortho));
+        let mut inverse_fft = Fft::new(&a, &b, FftParams::inverse().axes(&axes).norm(FftNorm::Ortho));
+        forward_fft.init()?;
+        inverse_fft.init()?;
+        let index = IndexType::for_extent(maps.len() as u64);
+        let build = |mode: Weight| {
+            let options = format!("{} -DIDX={} -DSENSE_MODE={}", T::build_options(), index.cl_type(), mode as u32);
+            app.build_program("mri.cl", &kernels::with_common(kernels::MRI), &options)
+        };
+        let (forward, adjoint, normal) = (build(Weight::Forward)?, build(Weight::Adjoint)?, build(Weight::Normal)?);
+        let kernel = |program: &crate::app::Program, name: &str| program.kernel(name).map(|k| k.owned_by(op));
+        let kernels = [
+            kernel(&forward, "sense_expand")?,
+            kernel(&forward, "sense_weight")?,
+            kernel(&adjoint, "sense_weight")?,
+            kernel(&normal, "sense_weight")?,
+            kernel(&forward, "sense_combine")?,
+            kernel(&forward, "sense_pattern")?,
+        ];
+        Ok(SenseOperator {
+            maps: maps.clone(),
+            mask,
+            coils,
+            spatial: spatial.to_vec(),
+            a,
+            b,
+            forward_fft,
+            inverse_fft,
+            kernels,
+            index,
+            extents,
+        })
+    }
+
+    /// The image shape (the maps' spatial axes).
+    pub fn image_shape(&self) -> &[usize] {
+        &self.spatial
+    }
+
+    /// The k-space shape `[coils, spatial…]`.
+    pub fn kspace_shape(&self) -> &[usize] {
+        self.maps.shape()
+    }
+
+    /// The mask in use (`[spatial…]`, real).
+    pub fn mask(&self) -> &XData<T::Real> {
+        &self.mask
+    }
+
+    fn positions(&self) -> usize {
+        self.spatial.iter().product()
+    }
+
+    fn check(what: &str, x: &XData<T>, shape: &[usize]) -> Result<()> {
+        if x.shape() != shape || !x.is_contiguous() {
+            return Err(Error::Shape {
+                op: format!("SenseOperator::{what}"),
+                expected: format!("a contiguous array of shape {shape:?}"),
+                got: format!("{:?}{}", x.shape(), if x.is_contiguous() { "" } else { " (not contiguous)" }),
+            });
+        }
+        Ok(())
+    }
+
+    /// One of the per-position kernels over `[coils, P]`: `inputs`, then `output`, then the sizes.
+    fn pass(&mut self, which: usize, inputs: (&XData<T>, Option<&XData<T>>), output: &XData<T>) -> Result<()> {
+        let (idx, coils, positions) = (self.index, self.coils as u64, self.positions() as u64);
+        let [n0, n1, n2] = self.extents;
+        let groups = (positions as usize).div_ceil(GROUP).clamp(1, 1 << 16);
+        let element = std::mem::size_of::<T>() as u64;
+        let Some(kernel) = self.kernels.get_mut(which) else {
+            return Err(Error::invalid("SenseOperator", format!("no kernel {which}")));
+        };
+        let launch = kernel.launch().input(inputs.0);
+        let launch = match (which, inputs.1) {
+            (1..=3, _) => launch.input(&self.mask),
+            (_, Some(second)) => launch.input(second),
+            (_, None) => launch.input(&self.maps),
+        };
+        launch
+            .output(output)
+            .index(idx, coils)
+            .index(idx, positions)
+            .scalar(n0)
+            .scalar(n1)
+            .scalar(n2)
+            .global(&[groups * GROUP])
+            .local(&[GROUP])
+            .work(3 * coils * positions * element, 8 * coils * positions)
+            .enqueue()
+    }
+
+    /// Enqueues `k = A x`: x `[spatial…]` to k-space `[coils, spatial…]`.
+    pub fn forward(&mut self, x: &XData<T>, k: &XData<T>) -> Result<()> {
+        Self::check("forward", x, &self.spatial)?;
+        Self::check("forward", k, self.maps.shape())?;
+        let (a, b) = (self.a.clone(), self.b.clone());
+        self.pass(0, (x, None), &a)?;
+        self.forward_fft.launch()?;
+        self.pass(1, (&b, None), k)
+    }
+
+    /// Enqueues `x = Aᴴ k`: k-space `[coils, spatial…]` to an image `[spatial…]`.
+    pub fn adjoint(&mut self, k: &XData<T>, x: &XData<T>) -> Result<()> {
+        Self::check("adjoint", k, self.maps.shape())?;
+        Self::check("adjoint", x, &self.spatial)?;
+        let (a, b) = (self.a.clone(), self.b.clone());
+        self.pass(2, (k, None), &a)?;
+        self.inverse_fft.launch()?;
+        self.pass(4, (&b, None), x)
+    }
+
+    /// Enqueues `out = AᴴA x`.
+    pub fn normal(&mut self, x: &XData<T>, out: &XData<T>) -> Result<()> {
+        Self::check("normal", x, &self.spatial)?;
+        Self::check("normal", out, &self.spatial)?;
+        let (a, b) = (self.a.clone(), self.b.clone());
+        self.pass(0, (x, None), &a)?;
+        self.forward_fft.launch()?;
+        self.pass(3, (&b, None), &a)?;
+        self.inverse_fft.launch()?;
+        self.pass(4, (&b, None), out)
+    }
+
+    /// Enqueues `mask = 1 where any coil of k (`[coils, spatial…]`) is not 0, else 0` — the sampling pattern of
+    /// zero-filled k-space, as BART's `pics` infers it — into the operator's own mask.
+    pub fn mask_from(&mut self, k: &XData<T>) -> Result<()> {
+        Self::check("mask_from", k, self.maps.shape())?;
+        let (idx, coils, positions) = (self.index, self.coils as u64, self.positions() as u64);
+        let groups = (positions as usize).div_ceil(GROUP).clamp(1, 1 << 16);
+        let [.., pattern] = &mut self.kernels;
+        pattern
+            .launch()
+            .input(k)
+            .output(&self.mask)
+            .index(idx, coils)
+            .index(idx, positions)
+            .global(&[groups * GROUP])
+            .local(&[GROUP])
+            .enqueue()
+    }
+}
+
+impl<T: ComplexElement> LinearOperator<T> for SenseOperator<T> {
+    fn apply(&mut self, x: &XData<T>, out: &XData<T>) -> Result<()> {
+        self.normal(x, out)
+    }
+}

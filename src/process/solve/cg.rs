@@ -1,0 +1,243 @@
+//! [`ConjugateGradient`]: `(M + λI) x = b` for a Hermitian positive semi-definite operator `M` on the device, every
+//! iteration enqueued without waiting for the host: the step sizes are computed by one-work-group kernels into
+//! device scalars that the next kernels read.
+
+use crate::app::{ClApp, Kernel};
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use num_complex::Complex;
+
+/// A linear map on device arrays, as the solvers use it: `apply(x, out)` enqueues `out = M x` (it must not wait
+/// for the device, and `out` is never `x`). For [`ConjugateGradient`], `M` must be Hermitian positive
+/// semi-definite, as a normal operator `AᴴA` is.
+///
+/// ```
+/// use cliper::{ConjugateGradient, CgParams, LinearOperator, ScalarMultiply, Process, XData};
+/// /// M = 2·I.
+/// struct Twice;
+/// impl LinearOperator<f32> for Twice {
+///     fn apply(&mut self, x: &XData<f32>, out: &XData<f32>) -> cliper::Result<()> {
+///         ScalarMultiply::new(x, out, 2.0).run()
+///     }
+/// }
+/// let app = cliper::ClApp::new()?;
+/// let b = XData::from_slice(&app, &[3], &[2.0f32, 4.0, 6.0])?;
+/// let x = XData::zeros(&app, &[3])?;
+/// let mut cg = ConjugateGradient::<f32>::new(&app, &[3], CgParams::new(5))?;
+/// cg.solve(&mut Twice, &b, &x)?;
+/// assert_eq!(x.to_vec()?, vec![1.0, 2.0, 3.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub trait LinearOperator<T: Element> {
+    /// Enqueues `out = M x`.
+    fn apply(&mut self, x: &XData<T>, out: &XData<T>) -> Result<()>;
+}
+
+/// The settings of a [`ConjugateGradient`]: the iterations (exactly that many are enqueued) and the Tikhonov
+/// weight λ added to the operator (`(M + λI) x = b`, default 0).
+///
+/// ```
+/// let p = cliper::CgParams::new(30).lambda(0.01);
+/// assert_eq!((p.iterations, p.lambda), (30, 0.01));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CgParams {
+    /// Iterations to run.
+    pub iterations: usize,
+    /// λ in `(M + λI) x = b`.
+    pub lambda: f64,
+}
+
+impl CgParams {
+    /// `iterations` iterations, λ = 0.
+    pub fn new(iterations: usize) -> CgParams {
+        CgParams { iterations, lambda: 0.0 }
+    }
+
+    /// The Tikhonov weight λ.
+    pub fn lambda(mut self, lambda: f64) -> CgParams {
+        self.lambda = lambda;
+        self
+    }
+}
+
+/// Work-group size of the vector kernels and of the one-group scalar kernels.
+const GROUP: usize = 256;
+
+/// Conjugate gradients on `(M + λI) x = b` from `x₀ = 0`, the textbook iteration (Hestenes–Stiefel):
+/// `q = (M + λI) p`, `α = |r|² / Re⟨p, q⟩`, `x += α p`, `r −= α q`, `β = |r_new|² / |r|²`, `p = r + β p`. Its
+/// vectors (`r`, `p`, `q`) are allocated once, for one shape; `solve` can run again on new right-hand sides.
+/// `residuals` reads the relative residual norms `|r_k| / |r₀|` after a solve (one host read for all of them).
+///
+/// The exact arithmetic of an iteration is fixed (partial sums per work-group added in a fixed order), so a
+/// solve gives the same bits on every run on a device. A worked example is at [`LinearOperator`].
+pub struct ConjugateGradient<T: Element> {
+    app: ClApp,
+    n: usize,
+    params: CgParams,
+    r: XData<T>,
+    p: XData<T>,
+    q: XData<T>,
+    partials: XData<T::Real>,
+    scalars: XData<T::Real>,
+    history: XData<T::Real>,
+    kernels: [Kernel; 7],
+    index: IndexType,
+    groups: usize,
+}
+
+impl<T: Element> ConjugateGradient<T> {
+    /// A solver for arrays of `shape` on `app`: allocates its vectors and builds its kernels.
+    pub fn new(app: &ClApp, shape: &[usize], params: CgParams) -> Result<ConjugateGradient<T>> {
+        let n: usize = shape.iter().product();
+        if n == 0 {
+            return Err(Error::invalid("ConjugateGradient", format!("shape {shape:?} has no elements")));
+        }
+        if !(params.lambda.is_finite() && params.lambda >= 0.0) {
+            return Err(Error::invalid("ConjugateGradient", format!("λ = {} must be finite and ≥ 0", params.lambda)));
+        }
+        let index = IndexType::for_extent(n as u64);
+        let options = format!("{} -DIDX={} -DGROUP={GROUP}", T::build_options(), index.cl_type());
+        let program = app.build_program("solve.cl", &kernels::with_common(kernels::SOLVE), &options)?;
+        let kernel = |name: &str| program.kernel(name).map(|k| k.owned_by("ConjugateGradient"));
+        let kernels = [
+            kernel("cg_start")?,
+            kernel("cg_start_scalars")?,
+            kernel("cg_regularise")?,
+            kernel("cg_alpha")?,
+            kernel("cg_step")?,
+            kernel("cg_beta")?,
+            kernel("cg_direction")?,
+        ];
+        let groups = n.div_ceil(GROUP).clamp(1, 1024);
+        Ok(ConjugateGradient {
+            app: app.clone(),
+            n,
+            params,
+            r: XData::uninit(app, "ConjugateGradient", shape)?,
+            p: XData::uninit(app, "ConjugateGradient", shape)?,
+            q: XData::uninit(app, "ConjugateGradient", shape)?,
+            partials: XData::zeros(app, &[groups])?,
+            scalars: XData::zeros(app, &[4])?,
+            history: XData::zeros(app, &[params.iterations + 1])?,
+            kernels,
+            index,
+            groups,
+        })
+    }
+
+    /// The settings.
+    pub fn params(&self) -> CgParams {
+        self.params
+    }
+
+    /// Enqueues the solve of `(M + λI) x = b` with `M = op`: `x` is overwritten (started at 0). `b` and `x` must
+    /// be contiguous arrays of the solver's size on its `ClApp`.
+    pub fn solve(&mut self, op: &mut dyn LinearOperator<T>, b: &XData<T>, x: &XData<T>) -> Result<()> {
+        for (name, a) in [("b", b), ("x", x)] {
+            if a.len() != self.n || !a.is_contiguous() {
+                return Err(Error::Shape {
+                    op: "ConjugateGradient".into(),
+                    expected: format!("a contiguous {name} of {} elements (shape {:?})", self.n, self.r.shape()),
+                    got: format!("shape {:?}{}", a.shape(), if a.is_contiguous() { "" } else { ", not contiguous" }),
+                });
+            }
+        }
+        let (idx, n, groups) = (self.index, self.n as u64, self.groups);
+        let lambda = T::Real::from_c64(Complex::new(self.params.lambda, 0.0));
+        let element = std::mem::size_of::<T>() as u64;
+        let [start, start_scalars, regularise, alpha, step, beta, direction] = &mut self.kernels;
+        let vector = [groups * GROUP];
+        let one = [GROUP];
+        start
+            .launch()
+            .input(b)
+            .output(x)
+            .output(&self.r)
+            .output(&self.p)
+            .output(&self.partials)
+            .index(idx, n)
+            .global(&vector)
+            .local(&one)
+            .work(4 * n * element, 2 * n)
+            .enqueue()?;
+        start_scalars
+            .launch()
+            .input(&self.partials)
+            .scalar(groups as u32)
+            .in_out(&self.scalars)
+            .output(&self.history)
+            .global(&one)
+            .local(&one)
+            .enqueue()?;
+        for iteration in 1..=self.params.iterations {
+            op.apply(&self.p, &self.q)?;
+            regularise
+                .launch()
+                .input(&self.p)
+                .in_out(&self.q)
+                .scalar(lambda)
+                .output(&self.partials)
+                .index(idx, n)
+                .global(&vector)
+                .local(&one)
+                .work(3 * n * element, 4 * n)
+                .enqueue()?;
+            alpha
+                .launch()
+                .input(&self.partials)
+                .scalar(groups as u32)
+                .in_out(&self.scalars)
+                .global(&one)
+                .local(&one)
+                .enqueue()?;
+            step.launch()
+                .in_out(x)
+                .in_out(&self.r)
+                .input(&self.p)
+                .input(&self.q)
+                .input(&self.scalars)
+                .output(&self.partials)
+                .index(idx, n)
+                .global(&vector)
+                .local(&one)
+                .work(6 * n * element, 6 * n)
+                .enqueue()?;
+            beta.launch()
+                .input(&self.partials)
+                .scalar(groups as u32)
+                .in_out(&self.scalars)
+                .in_out(&self.history)
+                .scalar(iteration as u32)
+                .global(&one)
+                .local(&one)
+                .enqueue()?;
+            direction
+                .launch()
+                .input(&self.r)
+                .in_out(&self.p)
+                .input(&self.scalars)
+                .index(idx, n)
+                .global(&vector)
+                .local(&one)
+                .work(3 * n * element, 2 * n)
+                .enqueue()?;
+        }
+        Ok(())
+    }
+
+    /// After a solve: `|r_k| / |r₀|` for k = 0 … iterations (1 first; 0 throughout if b was 0). Waits for it.
+    pub fn residuals(&self) -> Result<Vec<f64>> {
+        let history: Vec<f64> = self.history.to_vec()?.into_iter().map(|v| v.to_c64().re).collect();
+        let first = history.first().copied().unwrap_or(0.0);
+        Ok(history.iter().map(|&rr| if first > 0.0 { (rr / first).max(0.0).sqrt() } else { 0.0 }).collect())
+    }
+
+    /// The `ClApp` it runs on.
+    pub fn app(&self) -> &ClApp {
+        &self.app
+    }
+}
