@@ -40,9 +40,10 @@ kernel void coil_reduce(global const T* x, IDX x0, IDX xf, IDX xc, IDX xp, globa
     }
 }
 
-// ---- The SENSE operator (SenseOperator, CgSense): A x = M · F_c(S · x) for an image x over up to three spatial
-// axes (extents N0, N1, N2, row-major, unused ones 1; P positions), maps S [coils, P] and a real sampling mask M
-// [P]; F_c is the centred unitary DFT over the spatial axes, numpy's fftshift(fftn(ifftshift(·), norm="ortho")).
+// ---- The SENSE operator (SenseOperator, CgSense): A x = √W · F_c(S · x) for an image x over up to three spatial
+// axes (extents N0, N1, N2, row-major, unused ones 1; P positions), maps S [coils, P] and a real sampling pattern
+// W [P] (BART's: weights enter the normal operator AᴴA once); F_c is the centred unitary DFT over the spatial axes,
+// numpy's fftshift(fftn(ifftshift(·), norm="ortho")).
 // F_c is computed as a plain FFT between two modulations: with c_d = N_d / 2 (integer division),
 // F_c y [k] = g · w(k) · F(w · y)[k], where w(n) = exp(2πi Σ_d c_d n_d / N_d) and g = exp(−2πi Σ_d c_d² / N_d).
 // Phases are taken in turns reduced modulo 1 with integer arithmetic (exact ±1 for even extents).
@@ -51,9 +52,9 @@ kernel void coil_reduce(global const T* x, IDX x0, IDX xf, IDX xc, IDX xp, globa
 #ifndef SENSE_MODE
 #define SENSE_MODE 0
 #endif
-#define SENSE_FORWARD 0  // after the forward FFT: out = in · w · g · mask
-#define SENSE_ADJOINT 1  // before the inverse FFT: out = in · conj(w · g) · mask
-#define SENSE_NORMAL 2   // between the two FFTs of AᴴA (the modulations cancel): out = in · mask²
+#define SENSE_FORWARD 0  // after the forward FFT: out = in · w · g · √W
+#define SENSE_ADJOINT 1  // before the inverse FFT: out = in · conj(w · g) · √W
+#define SENSE_NORMAL 2   // between the two FFTs of AᴴA (the modulations cancel): out = in · W
 
 // The turns of w at position p (sign −1: conj(w)), with g's turns added when `with_g`.
 inline R sense_turns(IDX p, uint n0, uint n1, uint n2, int with_g) {
@@ -82,13 +83,12 @@ kernel void sense_expand(global const T* x, global const T* s, global T* out, ID
 kernel void sense_weight(global const T* in, global const R* mask, global T* out, IDX coils, IDX positions, uint n0,
                          uint n1, uint n2) {
     for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
-        const R m = mask[p];
 #if SENSE_MODE == SENSE_NORMAL
-        const T f = (T)(m * m, (R)0);
+        const T f = (T)(mask[p], (R)0);
 #elif SENSE_MODE == SENSE_FORWARD
-        const T f = m * sense_phase(sense_turns(p, n0, n1, n2, 1));
+        const T f = sqrt(mask[p]) * sense_phase(sense_turns(p, n0, n1, n2, 1));
 #else
-        const T f = m * CONJ(sense_phase(sense_turns(p, n0, n1, n2, 1)));
+        const T f = sqrt(mask[p]) * CONJ(sense_phase(sense_turns(p, n0, n1, n2, 1)));
 #endif
         for (IDX c = 0; c < coils; c++) out[c * positions + p] = MUL(in[c * positions + p], f);
     }

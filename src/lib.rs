@@ -127,8 +127,8 @@ pub use process::morphology::{
     Label, LabelParams, LabelStrategy, MorphologyOp,
 };
 pub use process::mri::{
-    CgSense, CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator,
-    SimpleMRIRecon,
+    CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy,
+    SenseOperator, SimpleMRIRecon,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
@@ -171,6 +171,7 @@ pub mod prelude {
     pub use crate::process::rank::*;
     pub use crate::process::reduce::*;
     pub use crate::process::resample::*;
+    pub use crate::process::solve::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};
     pub use crate::{
         ClApp, ComplexElement, DeviceInfo, DeviceKind, Dtype, Element, Endian, Error, Geometry, HostArray, IndexType,

@@ -42,7 +42,8 @@ fn centred_dft(x: &[Complex64], shape: &[usize], inverse: bool) -> Vec<Complex64
     data
 }
 
-/// The problem: maps [coils, spatial], mask [spatial] (weights in [0, 1], some zero), an image and k-space.
+/// The problem: maps [coils, spatial], a sampling pattern [spatial] (weights W in [0, 1], some zero; A = √W F S
+/// as BART's pics weighs k-space).
 struct Problem {
     shape: Vec<usize>,
     coils: usize,
@@ -67,7 +68,7 @@ impl Problem {
         let mut k = Vec::with_capacity(self.coils * p);
         for c in 0..self.coils {
             let coil: Vec<Complex64> = (0..p).map(|i| self.maps[c * p + i] * x[i]).collect();
-            k.extend(centred_dft(&coil, &self.shape, false).iter().zip(&self.mask).map(|(v, m)| v * m));
+            k.extend(centred_dft(&coil, &self.shape, false).iter().zip(&self.mask).map(|(v, m)| v * m.sqrt()));
         }
         k
     }
@@ -76,7 +77,7 @@ impl Problem {
         let p = self.positions();
         let mut x = vec![Complex64::default(); p];
         for c in 0..self.coils {
-            let weighted: Vec<Complex64> = (0..p).map(|i| k[c * p + i] * self.mask[i]).collect();
+            let weighted: Vec<Complex64> = (0..p).map(|i| k[c * p + i] * self.mask[i].sqrt()).collect();
             for (i, v) in centred_dft(&weighted, &self.shape, true).iter().enumerate() {
                 x[i] += self.maps[c * p + i].conj() * v;
             }

@@ -19,6 +19,9 @@ pub enum Method {
     Sense,
     /// √Σ |image_c|²: a magnitude image, no maps needed.
     Rsos,
+    /// Iterative SENSE for undersampled k-space: conjugate gradients on (AᴴA + λI) x = Aᴴy (needs maps; the
+    /// mask is the file's, else the samples that are not zero), as `bart pics -l2 -r λ -i N -w 1`.
+    CgSense,
 }
 
 /// Which part of the complex SENSE image is written.
@@ -46,6 +49,16 @@ pub struct ReconArgs {
     /// Multiply by the file's sampling mask first (a zero-filled reconstruction of the undersampled data).
     #[arg(long)]
     apply_mask: bool,
+    /// Sensitivity maps from their own file: BART CFL (`bart ecalib` output) or an array file holding [coils,
+    /// spatial…].
+    #[arg(long, value_name = "FILE")]
+    maps: Option<String>,
+    /// cg-sense: the Tikhonov weight λ.
+    #[arg(long, default_value_t = 0.0)]
+    lambda: f64,
+    /// cg-sense: the conjugate-gradient iterations.
+    #[arg(long, default_value_t = 30)]
+    iters: usize,
     /// What to write of the complex SENSE image (default: complex for NPY/MAT/CFL, abs for PNG/TIFF/RAW).
     #[arg(long, value_enum)]
     part: Option<Part>,
@@ -126,11 +139,25 @@ where
     AnyData: From<XData<T>> + From<XData<T::Real>>,
 {
     let k = load::<T>(app, args, mat)?;
+    let k = match &args.maps {
+        Some(maps) => k.with_maps_file(maps)?,
+        None => k,
+    };
     let method = args.method.unwrap_or(if k.sensitivity_maps().is_some() { Method::Sense } else { Method::Rsos });
-    if method == Method::Sense && k.sensitivity_maps().is_none() {
+    if method != Method::Rsos && k.sensitivity_maps().is_none() {
         return Err(Error::invalid(
             "cliper recon",
-            format!("{} has no sensitivity maps; pass --method rsos, or add maps to the file", args.kdata),
+            format!(
+                "{} has no sensitivity maps; pass --maps FILE or --method rsos, or add maps to the file",
+                args.kdata
+            ),
+        ));
+    }
+    if method == Method::CgSense && (args.apply_mask || args.uncentered) {
+        return Err(Error::invalid(
+            "cliper recon",
+            "cg-sense uses the file's mask (or the samples that are not zero) and centred k-space; leave out \
+             --apply-mask and --uncentered",
         ));
     }
     let mut pipeline = Pipeline::new(app);
@@ -153,10 +180,22 @@ where
     let path = Path::new(&args.output);
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let holds_complex = matches!(ext.as_str(), "npy" | "mat" | "cfl" | "hdr");
+    let mut residual = None;
     let result: AnyData = match method {
-        Method::Sense => {
+        Method::Sense | Method::CgSense => {
             let image = XData::<T>::zeros(app, &image_shape)?;
-            pipeline.push(Box::new(SimpleMRIRecon::new(&k, &image, ReconParams::default().centered(!args.uncentered))));
+            if method == Method::CgSense {
+                // Runs first (the conversions below read its image); the queue keeps the order.
+                let mut cg = CgSense::new(&k, &image, CgParams::new(args.iters).lambda(args.lambda));
+                cg.run()?;
+                residual = cg.residuals()?.last().copied();
+            } else {
+                pipeline.push(Box::new(SimpleMRIRecon::new(
+                    &k,
+                    &image,
+                    ReconParams::default().centered(!args.uncentered),
+                )));
+            }
             let part = args.part.unwrap_or(if holds_complex { Part::Complex } else { Part::Abs });
             let real = |p: ComplexPart, pipeline: &mut Pipeline| -> Result<AnyData> {
                 let out = XData::<T::Real>::zeros(app, &image_shape)?;
@@ -184,6 +223,7 @@ where
     let method_name = match method {
         Method::Sense => "sense",
         Method::Rsos => "rsos",
+        Method::CgSense => "cg-sense",
     };
     if ctx.json {
         // The layout every operation prints (docs/cli.md), with what the reconstruction read.
@@ -196,6 +236,9 @@ where
             "recon": {
                 "method": method_name, "coils": k.num_coils(), "frames": k.frame_shape(), "spatial": k.spatial_shape(),
                 "masked": args.apply_mask,
+                "iterations": (method == Method::CgSense).then_some(args.iters),
+                "lambda": (method == Method::CgSense).then_some(args.lambda),
+                "relative_residual": residual,
             },
             "profile": report.as_ref().map(crate::output::report_json),
         });
@@ -209,6 +252,9 @@ where
             written.name(),
             args.output
         );
+        if let Some(r) = residual {
+            say!("cg-sense: λ {}, {} iterations, relative residual |r|/|r₀| {r:.3e}", args.lambda, args.iters);
+        }
         if let Some(r) = report {
             say!("{r}");
         }

@@ -226,3 +226,60 @@ fn a_folder_of_series_folders_is_a_batch_and_bad_series_are_named() {
     assert!(e.contains("a.dcm") && e.contains("b.dcm") && e.contains("missing"), "{e}"); // named by position, not file order
     assert!(!out.exists());
 }
+
+/// `cliper recon --method cg-sense` on BART's own fixtures (tests/fixtures/bart, written by bart 0.8.00 with
+/// tests/fixtures/bart/make.sh): the image equals `bart pics -l2 -r 0.01 -i 30 -w 1` within 1e-3 NRMSE; maps from
+/// their own file (`--maps`) give the same; without maps the refusal says how to give them.
+#[test]
+fn recon_cg_sense_matches_bart_pics() {
+    let dir = scratch("cg-sense");
+    let nrmse = |file: &std::path::Path| {
+        let read = |p: &std::path::Path| {
+            cliper::read_cfl(p)
+                .unwrap()
+                .to_elements::<num_complex::Complex64>(p)
+                .unwrap()
+                .iter()
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        let (ours, bart) = (read(file), read(&root().join("tests/fixtures/bart/pics_l2.cfl")));
+        assert_eq!(ours.len(), bart.len());
+        let diff: f64 = ours.iter().zip(&bart).map(|(a, b)| (a - b).norm_sqr()).sum();
+        (diff / bart.iter().map(|v| v.norm_sqr()).sum::<f64>()).sqrt()
+    };
+    let out = dir.join("cg.cfl");
+    let said = ok(&[
+        "recon",
+        "tests/fixtures/bart/phantom8.cfl",
+        out.to_str().unwrap(),
+        "--method",
+        "cg-sense",
+        "--lambda",
+        "0.01",
+        "--iters",
+        "30",
+    ]);
+    assert!(said.contains("relative residual"), "{said}");
+    let e = nrmse(&out);
+    assert!(e < 1e-3, "cg-sense against bart pics: {e:e}");
+    // The same k-space without the maps beside it, the maps given by --maps.
+    for suffix in ["", "_mask"] {
+        for ext in ["cfl", "hdr"] {
+            std::fs::copy(
+                root().join(format!("tests/fixtures/bart/phantom8{suffix}.{ext}")),
+                dir.join(format!("k{suffix}.{ext}")),
+            )
+            .unwrap();
+        }
+    }
+    let out2 = dir.join("cg2.cfl");
+    let k = dir.join("k.cfl");
+    let args = ["recon", k.to_str().unwrap(), out2.to_str().unwrap(), "--method", "cg-sense", "--lambda", "0.01"];
+    let refused = fails(&args, 1);
+    assert!(refused.contains("no sensitivity maps") && refused.contains("--maps"), "{refused}");
+    assert_eq!(refused.lines().count(), 1, "{refused}");
+    ok(&[&args[..], &["--iters", "30", "--maps", "tests/fixtures/bart/phantom8_sens.cfl"]].concat());
+    assert!(nrmse(&out2) < 1e-3);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -443,6 +443,47 @@ impl<T: ComplexElement> KData<T> {
         Ok(k)
     }
 
+    /// The k-space with sensitivity maps read from their own file: a BART CFL pair (`bart ecalib` writes
+    /// `[READ, PHS1, PHS2, COIL, MAPS]`; one set of maps) or any array file holding `[coils, spatial…]`
+    /// (NPY, MAT's only variable, …). The maps must have this k-space's coils and spatial shape.
+    ///
+    /// ```
+    /// use cliper::{KData, XData};
+    /// use num_complex::Complex32;
+    /// let app = cliper::ClApp::new()?;
+    /// let dir = std::env::temp_dir().join(format!("cliper-doc-maps-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let maps = ndarray::Array::from_elem((2, 4, 3), Complex32::new(0.5, 0.0)).into_dyn();
+    /// cliper::write_npy(dir.join("maps.npy"), &cliper::HostArray::C32(maps))?;
+    /// let k = KData::new(XData::<Complex32>::zeros(&app, &[2, 4, 3])?, 2)?.with_maps_file(dir.join("maps.npy"))?;
+    /// assert_eq!(k.sensitivity_maps().unwrap().shape(), &[2, 4, 3]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_maps_file(self, path: impl AsRef<Path>) -> Result<KData<T>> {
+        let path = path.as_ref();
+        let app = self.as_xdata().app().clone();
+        let spatial = self.spatial_shape().len();
+        let is_cfl = matches!(extension(path).unwrap_or_default().as_str(), "cfl" | "hdr") || cfl_exists(path);
+        let maps = if is_cfl {
+            let maps = read_cfl(path)?.to_elements::<T>(path)?;
+            let maps =
+                squeeze_bart(maps, path, "the sensitivity maps", |axis, _| axis < spatial || axis == BART_COIL_DIM)?;
+            spatial_last(maps, spatial)
+        } else {
+            super::file::read_file(path)?.to_elements::<T>(path)?
+        };
+        let expected: Vec<usize> = [self.num_coils()].iter().chain(self.spatial_shape()).copied().collect();
+        if maps.shape() != expected.as_slice() {
+            return Err(Error::Shape {
+                op: format!("sensitivity maps {}", path.display()),
+                expected: format!("{expected:?} (the k-space's [coils, spatial…])"),
+                got: format!("{:?}", maps.shape()),
+            });
+        }
+        self.with_sensitivity_maps(XData::from_ndarray(&app, &maps)?)
+    }
+
     /// Saves as BART CFL pairs: `NAME.hdr`/`NAME.cfl` (k-space in BART's dimensions: spatial axes at
     /// `READ…PHS2`, coils at `COIL`, frame axes from `TIME` on), `NAME_sens` for the maps and `NAME_mask` for
     /// the mask when attached; every file atomically. CFL holds complex64: `c64` k-space must be exactly

@@ -5,8 +5,55 @@ use super::sense::SenseOperator;
 use crate::data::{KData, XData};
 use crate::element::ComplexElement;
 use crate::error::{Error, Result};
+use crate::process::fft::FftStrategy;
 use crate::process::solve::{CgParams, ConjugateGradient};
 use crate::process::{Prepared, Process};
+
+/// How a [`CgSense`] runs, as `strategy()` reports it: the problem's size, the solver's settings, where the
+/// sampling pattern comes from, and the FFT over the coil images.
+///
+/// ```
+/// use cliper::{CgParams, CgSense, KData, Process, XData};
+/// use num_complex::Complex32;
+/// let app = cliper::ClApp::new()?;
+/// let maps = XData::<Complex32>::zeros(&app, &[4, 32, 24])?;
+/// let k = KData::new(XData::zeros(&app, &[4, 32, 24])?, 2)?.with_sensitivity_maps(maps)?;
+/// let mut recon = CgSense::new(&k, &XData::zeros(&app, &[32, 24])?, CgParams::new(20).lambda(0.5));
+/// recon.init()?;
+/// let s = recon.strategy().unwrap();
+/// assert_eq!((s.coils, s.positions, s.iterations, s.mask_inferred), (4, 768, 20, true));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CgSenseStrategy {
+    /// Coils.
+    pub coils: usize,
+    /// Image positions (the spatial axes' product).
+    pub positions: usize,
+    /// CG iterations.
+    pub iterations: usize,
+    /// λ.
+    pub lambda: f64,
+    /// Whether the pattern is inferred from the k-space at each launch (no mask attached).
+    pub mask_inferred: bool,
+    /// The batched FFT over the coil images (the inverse one is planned alike).
+    pub fft: FftStrategy,
+}
+
+impl std::fmt::Display for CgSenseStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} CG iterations (λ {}) on AᴴA over {} coils × {} positions, pattern {}; FFT: {}",
+            self.iterations,
+            self.lambda,
+            self.coils,
+            self.positions,
+            if self.mask_inferred { "inferred from the samples" } else { "given" },
+            self.fft
+        )
+    }
+}
 
 /// CG-SENSE: the image `x` that minimises `|A x − y|² + λ|x|²` for k-space `y` (a [`KData`] with sensitivity
 /// maps), by [`ConjugateGradient`] from `x₀ = 0` on `(AᴴA + λI) x = Aᴴ y`, where `A` is the [`SenseOperator`] of
@@ -56,6 +103,37 @@ impl<T: ComplexElement> CgSense<T> {
     /// Reconstructs `k` (one frame, `[coils, spatial…]`, with maps) into `out` (`[spatial…]`, contiguous).
     pub fn new(k: &KData<T>, out: &XData<T>, params: CgParams) -> CgSense<T> {
         CgSense { k: k.clone(), out: out.clone(), params, plan: Prepared::default() }
+    }
+
+    /// Allocates the image, reconstructs `k` into it once and returns it.
+    pub fn apply(k: &KData<T>, params: CgParams) -> Result<XData<T>> {
+        let out = XData::uninit(k.as_xdata().app(), "CgSense", &Self::output_shape(k)?)?;
+        CgSense::new(k, &out, params).run()?;
+        Ok(out)
+    }
+
+    /// The image shape of `k`: its spatial axes (one frame).
+    pub fn output_shape(k: &KData<T>) -> Result<Vec<usize>> {
+        if k.num_frames() != 1 {
+            return Err(Error::invalid(
+                "CgSense",
+                format!("k-space of shape {:?} has {} frames; CgSense takes one", k.as_xdata().shape(), k.num_frames()),
+            ));
+        }
+        Ok(k.spatial_shape().to_vec())
+    }
+
+    /// How it runs, once initialised.
+    pub fn strategy(&self) -> Option<CgSenseStrategy> {
+        let plan = self.plan.as_ref()?;
+        Some(CgSenseStrategy {
+            coils: plan.sense.kspace_shape().first().copied().unwrap_or(1),
+            positions: plan.sense.image_shape().iter().product(),
+            iterations: self.params.iterations,
+            lambda: self.params.lambda,
+            mask_inferred: plan.infer_mask,
+            fft: plan.sense.fft_strategy()?,
+        })
     }
 
     /// After a run: the relative residual norms `|r_k| / |r₀|`, k = 0 … iterations (waits for the device).

@@ -10,7 +10,7 @@ mod recon;
 mod rsos;
 mod sense;
 
-pub use cg_sense::CgSense;
+pub use cg_sense::{CgSense, CgSenseStrategy};
 pub use sense::SenseOperator;
 
 pub use coil_plan::CoilStrategy;

@@ -19,13 +19,13 @@ enum Weight {
     Normal = 2,
 }
 
-/// The Cartesian SENSE operator of one frame: `A x = M · F_c(S · x)` for an image `x` (1 to 3 spatial axes), with
-/// sensitivity maps `S` (`[coils, spatial…]`), a real sampling mask `M` (`[spatial…]`, weights; all ones when
-/// none is given) and `F_c` the centred unitary DFT over the spatial axes — numpy's
-/// `fftshift(fftn(ifftshift(y), norm="ortho"))`, BART's `fftuc` for even sizes. [`SenseOperator::adjoint`] is
-/// `Aᴴ k = Sᴴ F_cᴴ(M · k)` (the coil images combined with the conjugate maps), and as a [`LinearOperator`] it
-/// applies the normal operator `AᴴA` (the mask enters squared), which is what [`crate::ConjugateGradient`] and
-/// [`super::CgSense`] solve with.
+/// The Cartesian SENSE operator of one frame: `A x = √W · F_c(S · x)` for an image `x` (1 to 3 spatial axes),
+/// with sensitivity maps `S` (`[coils, spatial…]`), a real sampling pattern `W` (`[spatial…]`, weights ≥ 0; all
+/// ones when none is given) and `F_c` the centred unitary DFT over the spatial axes — numpy's
+/// `fftshift(fftn(ifftshift(y), norm="ortho"))`, BART's `fftuc`. [`SenseOperator::adjoint`] is
+/// `Aᴴ k = Sᴴ F_cᴴ(√W · k)` (the coil images combined with the conjugate maps), and as a [`LinearOperator`] it
+/// applies the normal operator `AᴴA = Sᴴ F_cᴴ W F_c S`, which is what [`crate::ConjugateGradient`] and
+/// [`super::CgSense`] solve with. The pattern enters `AᴴA` once, as in BART's `pics`; for a 0/1 mask `√W = W`.
 ///
 /// The centring is two modulations around a plain FFT (no shift passes): `forward` is three passes over the coil
 /// images and one batched FFT; `AᴴA` five passes and two FFTs. Arrays must be contiguous.
@@ -142,7 +142,12 @@ impl<T: ComplexElement> SenseOperator<T> {
         self.maps.shape()
     }
 
-    /// The mask in use (`[spatial…]`, real).
+    /// The forward FFT's plan over the coil images.
+    pub fn fft_strategy(&self) -> Option<crate::process::fft::FftStrategy> {
+        self.forward_fft.strategy()
+    }
+
+    /// The sampling pattern in use (`[spatial…]`, real weights).
     pub fn mask(&self) -> &XData<T::Real> {
         &self.mask
     }

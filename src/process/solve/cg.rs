@@ -73,7 +73,27 @@ const GROUP: usize = 256;
 /// `residuals` reads the relative residual norms `|r_k| / |r₀|` after a solve (one host read for all of them).
 ///
 /// The exact arithmetic of an iteration is fixed (partial sums per work-group added in a fixed order), so a
-/// solve gives the same bits on every run on a device. A worked example is at [`LinearOperator`].
+/// solve gives the same bits on every run on a device.
+///
+/// ```
+/// use cliper::{CgParams, ConjugateGradient, Elementwise, Expr, LinearOperator, Process, XData};
+/// /// M = diag(1, 2, 4): CG needs as many iterations as M has distinct eigenvalues.
+/// struct Diagonal(XData<f64>);
+/// impl LinearOperator<f64> for Diagonal {
+///     fn apply(&mut self, x: &XData<f64>, out: &XData<f64>) -> cliper::Result<()> {
+///         Elementwise::new(&[x, &self.0], out, Expr::parse("a * b", &["a", "b"])?).run()
+///     }
+/// }
+/// let app = cliper::ClApp::new()?;
+/// let mut m = Diagonal(XData::from_slice(&app, &[3], &[1.0, 2.0, 4.0])?);
+/// let mut cg = ConjugateGradient::new(&app, &[3], CgParams::new(3).lambda(1.0))?; // (M + I) x = b
+/// let x = XData::zeros(&app, &[3])?;
+/// cg.solve(&mut m, &XData::from_slice(&app, &[3], &[2.0, 3.0, 5.0])?, &x)?;
+/// let got = x.to_vec()?;
+/// assert!(got.iter().all(|v| (v - 1.0).abs() < 1e-12), "{got:?}");
+/// assert!(cg.residuals()?[3] < 1e-12);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 pub struct ConjugateGradient<T: Element> {
     app: ClApp,
     n: usize,
