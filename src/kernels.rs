@@ -51,6 +51,10 @@ pub(crate) const FFT_SHIFT: &str = include_str!("../kernels/fft_shift.cl");
 /// Coil combination (the mri family: CoilSum, RSoS and the reconstructions).
 pub(crate) const MRI: &str = include_str!("../kernels/mri.cl");
 
+/// Daubechies-2 wavelet analysis and synthesis along one axis, the soft threshold, circular shifts (the wavelet
+/// family: Wavelet).
+pub(crate) const WAVELET: &str = include_str!("../kernels/wavelet.cl");
+
 /// Iterative solvers' vector steps and device scalars (the solve family: ConjugateGradient).
 pub(crate) const SOLVE: &str = include_str!("../kernels/solve.cl");
 

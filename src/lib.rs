@@ -140,6 +140,7 @@ pub use process::resample::{
     SplineFilter, SplineParams, SplineStrategy, Transform,
 };
 pub use process::solve::{CgParams, ConjugateGradient, LinearOperator};
+pub use process::wavelet::{ShapedWaveletParams, Wavelet, WaveletParams, WaveletStrategy};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 
 /// Everything a program using cliper usually needs, in one import: `use cliper::prelude::*;`.
@@ -172,6 +173,7 @@ pub mod prelude {
     pub use crate::process::reduce::*;
     pub use crate::process::resample::*;
     pub use crate::process::solve::*;
+    pub use crate::process::wavelet::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};
     pub use crate::{
         ClApp, ComplexElement, DeviceInfo, DeviceKind, Dtype, Element, Endian, Error, Geometry, HostArray, IndexType,
