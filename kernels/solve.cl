@@ -119,3 +119,17 @@ kernel void cg_direction(global const T* r, global T* p, global const R* scal, I
     const R beta = scal[BETA];
     for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = r[i] + beta * p[i];
 }
+
+// FISTA's momentum: x = z + c · (z − z_prev), then z_prev = z.
+kernel void fista_momentum(global const T* z, global T* z_prev, global T* x, R c, IDX n) {
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const T zv = z[i];
+        x[i] = zv + c * (zv - z_prev[i]);
+        z_prev[i] = zv;
+    }
+}
+
+// The gradient step of ½|A x − y|²: x = x + τ (b − AᴴA x), with b = Aᴴ y and nx = AᴴA x.
+kernel void fista_gradient(global T* x, global const T* b, global const T* nx, R tau, IDX n) {
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) x[i] += tau * (b[i] - nx[i]);
+}

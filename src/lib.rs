@@ -127,8 +127,8 @@ pub use process::morphology::{
     Label, LabelParams, LabelStrategy, MorphologyOp,
 };
 pub use process::mri::{
-    CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, RSoS, RSoSRecon, ReconParams, ReconStrategy,
-    SenseOperator, SimpleMRIRecon,
+    CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, L1WaveletParams, L1WaveletSense, L1WaveletStrategy,
+    RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator, SimpleMRIRecon,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
@@ -139,8 +139,10 @@ pub use process::resample::{
     InterpMode, Interpolation, MapCoordinates, PrefilterMethod, Resample, ResampleParams, ResampleStrategy,
     SplineFilter, SplineParams, SplineStrategy, Transform,
 };
-pub use process::solve::{CgParams, ConjugateGradient, LinearOperator};
-pub use process::wavelet::{ShapedWaveletParams, Wavelet, WaveletParams, WaveletStrategy};
+pub use process::solve::{CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal};
+pub use process::wavelet::{
+    BartShifts, ShapedWaveletParams, Wavelet, WaveletParams, WaveletStrategy, WaveletThreshold,
+};
 pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 
 /// Everything a program using cliper usually needs, in one import: `use cliper::prelude::*;`.

@@ -22,6 +22,9 @@ pub enum Method {
     /// Iterative SENSE for undersampled k-space: conjugate gradients on (AᴴA + λI) x = Aᴴy (needs maps; the
     /// mask is the file's, else the samples that are not zero), as `bart pics -l2 -r λ -i N -w 1`.
     CgSense,
+    /// Compressed sensing: FISTA on ½|Ax − y|² + λ|Wx|₁ with Daubechies-2 wavelets W, as `bart pics -l1 -r λ -i N
+    /// -w 1` (cycle spinning as BART's unless --no-cycle-spinning, which is `pics -n`).
+    L1Wavelet,
 }
 
 /// Which part of the complex SENSE image is written.
@@ -56,9 +59,12 @@ pub struct ReconArgs {
     /// cg-sense: the Tikhonov weight λ.
     #[arg(long, default_value_t = 0.0)]
     lambda: f64,
-    /// cg-sense: the conjugate-gradient iterations.
+    /// cg-sense, l1-wavelet: the iterations.
     #[arg(long, default_value_t = 30)]
     iters: usize,
+    /// l1-wavelet: no random shifts around the wavelet transform (BART's `pics -n`).
+    #[arg(long)]
+    no_cycle_spinning: bool,
     /// What to write of the complex SENSE image (default: complex for NPY/MAT/CFL, abs for PNG/TIFF/RAW).
     #[arg(long, value_enum)]
     part: Option<Part>,
@@ -153,11 +159,12 @@ where
             ),
         ));
     }
-    if method == Method::CgSense && (args.apply_mask || args.uncentered) {
+    let iterative = matches!(method, Method::CgSense | Method::L1Wavelet);
+    if iterative && (args.apply_mask || args.uncentered) {
         return Err(Error::invalid(
             "cliper recon",
-            "cg-sense uses the file's mask (or the samples that are not zero) and centred k-space; leave out \
-             --apply-mask and --uncentered",
+            "cg-sense and l1-wavelet use the file's mask (or the samples that are not zero) and centred k-space; \
+             leave out --apply-mask and --uncentered",
         ));
     }
     let mut pipeline = Pipeline::new(app);
@@ -182,13 +189,16 @@ where
     let holds_complex = matches!(ext.as_str(), "npy" | "mat" | "cfl" | "hdr");
     let mut residual = None;
     let result: AnyData = match method {
-        Method::Sense | Method::CgSense => {
+        Method::Sense | Method::CgSense | Method::L1Wavelet => {
             let image = XData::<T>::zeros(app, &image_shape)?;
+            // The iterative ones run first (the conversions below read their image); the queue keeps the order.
             if method == Method::CgSense {
-                // Runs first (the conversions below read its image); the queue keeps the order.
                 let mut cg = CgSense::new(&k, &image, CgParams::new(args.iters).lambda(args.lambda));
                 cg.run()?;
                 residual = cg.residuals()?.last().copied();
+            } else if method == Method::L1Wavelet {
+                let params = L1WaveletParams::new(args.lambda, args.iters).cycle_spinning(!args.no_cycle_spinning);
+                L1WaveletSense::new(&k, &image, params).run()?;
             } else {
                 pipeline.push(Box::new(SimpleMRIRecon::new(
                     &k,
@@ -224,6 +234,7 @@ where
         Method::Sense => "sense",
         Method::Rsos => "rsos",
         Method::CgSense => "cg-sense",
+        Method::L1Wavelet => "l1-wavelet",
     };
     if ctx.json {
         // The layout every operation prints (docs/cli.md), with what the reconstruction read.
@@ -236,8 +247,8 @@ where
             "recon": {
                 "method": method_name, "coils": k.num_coils(), "frames": k.frame_shape(), "spatial": k.spatial_shape(),
                 "masked": args.apply_mask,
-                "iterations": (method == Method::CgSense).then_some(args.iters),
-                "lambda": (method == Method::CgSense).then_some(args.lambda),
+                "iterations": iterative.then_some(args.iters),
+                "lambda": iterative.then_some(args.lambda),
                 "relative_residual": residual,
             },
             "profile": report.as_ref().map(crate::output::report_json),
@@ -252,6 +263,9 @@ where
             written.name(),
             args.output
         );
+        if method == Method::L1Wavelet {
+            say!("l1-wavelet: λ {}, {} FISTA iterations", args.lambda, args.iters);
+        }
         if let Some(r) = residual {
             say!("cg-sense: λ {}, {} iterations, relative residual |r|/|r₀| {r:.3e}", args.lambda, args.iters);
         }

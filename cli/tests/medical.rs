@@ -283,3 +283,41 @@ fn recon_cg_sense_matches_bart_pics() {
     assert!(nrmse(&out2) < 1e-3);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `cliper recon --method l1-wavelet` against `bart pics -l1 -r 5 -i 30 -w 1` (and `-n` with
+/// `--no-cycle-spinning`) on BART's fixtures: within 1e-3 NRMSE.
+#[test]
+fn recon_l1_wavelet_matches_bart_pics() {
+    let dir = scratch("l1-wavelet");
+    for (flag, fixture) in [(None, "pics_l1"), (Some("--no-cycle-spinning"), "pics_l1_n")] {
+        let out = dir.join(format!("{fixture}.cfl"));
+        let mut args = vec![
+            "recon",
+            "tests/fixtures/bart/phantom8.cfl",
+            out.to_str().unwrap(),
+            "--method",
+            "l1-wavelet",
+            "--lambda",
+            "5",
+            "--iters",
+            "30",
+        ];
+        args.extend(flag);
+        let said = ok(&args);
+        assert!(said.contains("30 FISTA iterations"), "{said}");
+        let read = |p: &std::path::Path| {
+            cliper::read_cfl(p)
+                .unwrap()
+                .to_elements::<num_complex::Complex64>(p)
+                .unwrap()
+                .iter()
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        let (ours, bart) = (read(&out), read(&root().join(format!("tests/fixtures/bart/{fixture}.cfl"))));
+        let diff: f64 = ours.iter().zip(&bart).map(|(a, b)| (a - b).norm_sqr()).sum();
+        let e = (diff / bart.iter().map(|v| v.norm_sqr()).sum::<f64>()).sqrt();
+        assert!(e < 1e-3, "{fixture}: {e:e}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

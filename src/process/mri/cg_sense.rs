@@ -152,30 +152,7 @@ impl<T: ComplexElement> Process for CgSense<T> {
 
     fn init(&mut self) -> Result<()> {
         let op = "CgSense";
-        let maps = self.k.sensitivity_maps().ok_or_else(|| {
-            Error::invalid(op, "the k-space has no sensitivity maps (attach them with KData::with_sensitivity_maps)")
-        })?;
-        if self.k.num_frames() != 1 {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "k-space of shape {:?} has {} frames; CgSense takes one",
-                    self.k.as_xdata().shape(),
-                    self.k.num_frames()
-                ),
-            ));
-        }
-        let maps = if maps.is_contiguous() { maps.clone() } else { maps.contiguous()? };
-        let mask = self.k.sampling_mask().map(|m| if m.is_contiguous() { Ok(m.clone()) } else { m.contiguous() });
-        let infer_mask = mask.is_none();
-        let sense = SenseOperator::new(&maps, mask.transpose()?.as_ref())?;
-        if self.out.shape() != sense.image_shape() || !self.out.is_contiguous() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("a contiguous image of the maps' spatial shape {:?}", sense.image_shape()),
-                got: format!("{:?}", self.out.shape()),
-            });
-        }
+        let (sense, infer_mask) = sense_for(op, &self.k, &self.out)?;
         let app = self.out.app();
         let cg = ConjugateGradient::new(app, sense.image_shape(), self.params)?;
         let rhs = XData::uninit(app, op, sense.image_shape())?;
@@ -202,4 +179,29 @@ impl<T: ComplexElement> Process for CgSense<T> {
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
     }
+}
+
+/// The SENSE operator of `k` (one frame, with maps; its mask, or none to infer) for an image `out` of the maps'
+/// spatial shape, and whether the mask is inferred: what every iterative reconstruction starts from.
+pub(crate) fn sense_for<T: ComplexElement>(op: &str, k: &KData<T>, out: &XData<T>) -> Result<(SenseOperator<T>, bool)> {
+    let maps = k.sensitivity_maps().ok_or_else(|| {
+        Error::invalid(op, "the k-space has no sensitivity maps (attach them with KData::with_sensitivity_maps)")
+    })?;
+    CgSense::output_shape(k)?;
+    let maps = contiguous(maps)?;
+    let mask = k.sampling_mask().map(contiguous).transpose()?;
+    let sense = SenseOperator::new(&maps, mask.as_ref())?;
+    if out.shape() != sense.image_shape() || !out.is_contiguous() {
+        return Err(Error::Shape {
+            op: op.into(),
+            expected: format!("a contiguous image of the maps' spatial shape {:?}", sense.image_shape()),
+            got: format!("{:?}", out.shape()),
+        });
+    }
+    Ok((sense, mask.is_none()))
+}
+
+/// `x` itself when contiguous, else a contiguous copy.
+pub(crate) fn contiguous<E: crate::element::Element>(x: &XData<E>) -> Result<XData<E>> {
+    if x.is_contiguous() { Ok(x.clone()) } else { x.contiguous() }
 }

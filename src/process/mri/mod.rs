@@ -6,11 +6,13 @@
 mod cg_sense;
 mod coil_plan;
 mod coil_sum;
+mod l1_wavelet;
 mod recon;
 mod rsos;
 mod sense;
 
 pub use cg_sense::{CgSense, CgSenseStrategy};
+pub use l1_wavelet::{L1WaveletParams, L1WaveletSense, L1WaveletStrategy};
 pub use sense::SenseOperator;
 
 pub use coil_plan::CoilStrategy;

@@ -1,7 +1,10 @@
-//! Iterative solvers for linear operators that live on the device ([`ConjugateGradient`]), reusable with any
-//! operator a researcher writes ([`LinearOperator`]): MRI's SENSE operator (`CgSense`) is one. Kernels:
+//! Iterative solvers for linear operators that live on the device ([`ConjugateGradient`] for `(M + λI)x = b`,
+//! [`Fista`] for `½|Ax − y|² + g(x)` with a [`Proximal`] map), reusable with any operator a researcher writes
+//! ([`LinearOperator`]): MRI's SENSE operator (`CgSense`, `L1WaveletSense`) is one. Kernels:
 //! `kernels/solve.cl`.
 
 mod cg;
+mod fista;
 
 pub use cg::{CgParams, ConjugateGradient, LinearOperator};
+pub use fista::{Fista, FistaParams, Proximal};

@@ -3,6 +3,8 @@
 //! layout is documented on [`WaveletParams`]. Kernels: `kernels/wavelet.cl`.
 
 mod plan;
+mod threshold;
 mod transform;
 
+pub use threshold::{BartShifts, WaveletThreshold};
 pub use transform::{ShapedWaveletParams, Wavelet, WaveletParams, WaveletStrategy};

@@ -50,120 +50,151 @@ pub(crate) fn split_length(n: usize) -> usize {
     (n + 3) / 2
 }
 
+/// The extent of axis `d` of `shape` (1 past its end).
+fn extent(shape: &[usize], d: usize) -> usize {
+    shape.get(d).copied().unwrap_or(1)
+}
+
+/// `shape` with axis `d` split once.
+fn split(shape: &[usize], d: usize) -> Vec<usize> {
+    shape.iter().enumerate().map(|(k, &n)| if k == d { split_length(n) } else { n }).collect()
+}
+
+fn size(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// The axes each level splits, finest first: `levels` splits of every axis of extent > 1 when given, otherwise
+/// BART's rule — an axis keeps being split while its low band is at least min(n, `min_size`).
+pub(crate) fn schedule(shape: &[usize], levels: Option<usize>, min_size: usize) -> Result<Vec<Vec<usize>>> {
+    if shape.is_empty() || shape.len() > 3 || shape.contains(&0) {
+        return Err(Error::invalid("Wavelet", format!("the image must have 1 to 3 axes, none empty; got {shape:?}")));
+    }
+    let mut levels_axes: Vec<Vec<usize>> = Vec::new();
+    let mut low = shape.to_vec();
+    loop {
+        let level = levels_axes.len();
+        let axes: Vec<usize> = shape
+            .iter()
+            .zip(&low)
+            .enumerate()
+            .filter(|&(_, (&n, &l))| {
+                n > 1
+                    && match levels {
+                        Some(count) => level < count && l >= 2,
+                        None => l >= n.min(min_size),
+                    }
+            })
+            .map(|(d, _)| d)
+            .collect();
+        if axes.is_empty() {
+            return Ok(levels_axes);
+        }
+        for &d in &axes {
+            low = split(&low, d);
+        }
+        levels_axes.push(axes);
+        if levels_axes.len() > 64 {
+            return Err(Error::invalid("Wavelet", format!("{shape:?} would split forever")));
+        }
+    }
+}
+
+/// The coefficient count of an image of `shape` under the schedule.
+pub(crate) fn coefficient_count(shape: &[usize], levels: Option<usize>, min_size: usize) -> Result<usize> {
+    let mut low = shape.to_vec();
+    let mut total = 0usize;
+    for axes in schedule(shape, levels, min_size)? {
+        let mut next = low.clone();
+        for &d in &axes {
+            next = split(&next, d);
+        }
+        // 2^axes bands of the split shape, all but the low one stored at this level.
+        total += ((1usize << axes.len()) - 1) * size(&next);
+        low = next;
+    }
+    Ok(total + size(&low))
+}
+
 impl<T: Element> WaveletPlan<T> {
     /// Plans the transform of `shape` (1 to 3 axes): `levels` splits of every axis of extent > 1 when given,
     /// otherwise BART's rule — an axis keeps being split while its low band is at least min(n, `min_size`).
     pub(crate) fn new(app: &ClApp, shape: &[usize], levels: Option<usize>, min_size: usize) -> Result<WaveletPlan<T>> {
         let op = "Wavelet";
-        if shape.is_empty() || shape.len() > 3 || shape.contains(&0) {
-            return Err(Error::invalid(op, format!("the image must have 1 to 3 axes, none empty; got {shape:?}")));
-        }
-        // The split axes of each level.
-        let mut levels_axes: Vec<Vec<usize>> = Vec::new();
-        let mut low = shape.to_vec();
-        loop {
-            let level = levels_axes.len();
-            let axes: Vec<usize> = (0..shape.len())
-                .filter(|&d| {
-                    let n = shape[d];
-                    n > 1
-                        && match levels {
-                            Some(l) => level < l && low[d] >= 2,
-                            None => low[d] >= n.min(min_size),
-                        }
-                })
-                .collect();
-            if axes.is_empty() {
-                break;
-            }
-            for &d in &axes {
-                low[d] = split_length(low[d]);
-            }
-            levels_axes.push(axes);
-            if levels_axes.len() > 64 {
-                return Err(Error::invalid(op, format!("{shape:?} would split forever")));
-            }
-        }
-        // Band sizes per level, finest first, to lay out the coefficient vector: the final all-low band first,
-        // then the levels from the coarsest, each level's detail bands in order of their index.
+        let levels_axes = schedule(shape, levels, min_size)?;
+        // Band shapes per level, finest first; the coefficient vector holds the final all-low band first, then
+        // the levels from the coarsest, each level's detail bands in order of their index.
         let mut shapes_per_level: Vec<Vec<Vec<usize>>> = Vec::new();
         let mut current = shape.to_vec();
         for axes in &levels_axes {
             let mut bands = vec![current.clone()];
             for &d in axes {
-                bands = bands
-                    .into_iter()
-                    .flat_map(|b| {
-                        let mut s = b.clone();
-                        s[d] = split_length(b[d]);
-                        [s.clone(), s]
-                    })
-                    .collect();
+                bands = bands.into_iter().flat_map(|b| [split(&b, d), split(&b, d)]).collect();
             }
-            current = bands[0].clone();
+            current = bands.first().cloned().unwrap_or_default();
             shapes_per_level.push(bands);
         }
-        let size = |s: &[usize]| s.iter().product::<usize>();
-        let mut offsets: Vec<Vec<usize>> = shapes_per_level.iter().map(|b| vec![0; b.len()]).collect();
+        let mut offsets: Vec<Vec<usize>> = Vec::with_capacity(shapes_per_level.len());
         let mut at = size(&current);
+        let mut per_level_offsets: Vec<(usize, Vec<usize>)> = Vec::new();
         for (level, bands) in shapes_per_level.iter().enumerate().rev() {
-            for (b, s) in bands.iter().enumerate().skip(1) {
-                offsets[level][b] = at;
+            let mut these = vec![0; bands.len()];
+            for (slot, s) in these.iter_mut().zip(bands).skip(1) {
+                *slot = at;
                 at += size(s);
             }
+            per_level_offsets.push((level, these));
         }
+        per_level_offsets.sort_by_key(|(level, _)| *level);
+        offsets.extend(per_level_offsets.into_iter().map(|(_, o)| o));
         let coefficients = at;
         // The steps, and scratch for intermediate bands (the results of a level's earlier axes) and the low
         // band each level passes on.
         let mut steps = Vec::new();
         let mut scratch = 0usize;
         let mut source_band: (Place, Vec<usize>) = (Place::Image, shape.to_vec());
-        for (level, axes) in levels_axes.iter().enumerate() {
+        for ((level, axes), level_offsets) in levels_axes.iter().enumerate().zip(&offsets) {
             let last_level = level + 1 == levels_axes.len();
             let mut bands: Vec<(Place, Vec<usize>)> = vec![source_band.clone()];
             for (k, &d) in axes.iter().enumerate() {
                 let last_axis = k + 1 == axes.len();
                 let mut next = Vec::with_capacity(bands.len() * 2);
                 for (b, (place, s)) in bands.iter().enumerate() {
-                    let mut out_shape = s.clone();
-                    out_shape[d] = split_length(s[d]);
-                    let (lo_index, hi_index) = (2 * b, 2 * b + 1);
-                    let mut place_of = |index: usize| {
-                        if last_axis && index > 0 {
-                            Place::Coefficients(offsets[level][index])
-                        } else if last_axis && last_level {
-                            Place::Coefficients(0)
-                        } else {
+                    let out_shape = split(s, d);
+                    let mut place_of = |index: usize| match level_offsets.get(index) {
+                        Some(&offset) if last_axis && index > 0 => Place::Coefficients(offset),
+                        _ if last_axis && last_level && index == 0 => Place::Coefficients(0),
+                        _ => {
                             let p = Place::Scratch(scratch);
                             scratch += size(&out_shape);
                             p
                         }
                     };
-                    let (low, high) = (place_of(lo_index), place_of(hi_index));
+                    let (low, high) = (place_of(2 * b), place_of(2 * b + 1));
                     steps.push(Step {
                         source: *place,
                         low,
                         high,
-                        outer: s[..d].iter().product(),
-                        n: s[d],
-                        inner: s[d + 1..].iter().product(),
-                        m: out_shape[d],
+                        outer: s.iter().take(d).product(),
+                        n: extent(s, d),
+                        inner: s.iter().skip(d + 1).product(),
+                        m: extent(&out_shape, d),
                     });
                     next.push((low, out_shape.clone()));
                     next.push((high, out_shape));
                 }
                 bands = next;
             }
-            source_band = bands[0].clone();
-        }
-        if levels_axes.is_empty() {
-            // Nothing to split (every axis of extent 1): the coefficients are the image.
-            steps.clear();
+            if let Some(first) = bands.first() {
+                source_band = first.clone();
+            }
         }
         let mut splits_per_axis = vec![0; shape.len()];
         for axes in &levels_axes {
             for &d in axes {
-                splits_per_axis[d] += 1;
+                if let Some(count) = splits_per_axis.get_mut(d) {
+                    *count += 1;
+                }
             }
         }
         let index = IndexType::for_extent((coefficients.max(size(shape)) + scratch) as u64);

@@ -156,7 +156,7 @@ impl<T: Element> Wavelet<T> {
 
     /// The coefficient vector's shape for an image of `shape`: `[count]`.
     pub fn output_shape(shape: &[usize], params: &WaveletParams) -> Result<Vec<usize>> {
-        Ok(vec![coefficient_count(shape, params.levels)?])
+        Ok(vec![super::plan::coefficient_count(shape, params.levels, MIN_SIZE)?])
     }
 
     /// Allocates the output and transforms once: analysis of an image (`WaveletParams`), or synthesis of a
@@ -188,37 +188,6 @@ impl<T: Element> Wavelet<T> {
             coefficients: plan.coefficients,
         })
     }
-}
-
-/// The coefficient count of an image of `shape` (planning only the sizes).
-fn coefficient_count(shape: &[usize], levels: Option<usize>) -> Result<usize> {
-    if shape.is_empty() || shape.len() > 3 || shape.contains(&0) {
-        return Err(Error::invalid("Wavelet", format!("the image must have 1 to 3 axes, none empty; got {shape:?}")));
-    }
-    let mut low = shape.to_vec();
-    let mut total = 0usize;
-    for level in 0.. {
-        let axes: Vec<usize> = (0..shape.len())
-            .filter(|&d| {
-                shape[d] > 1
-                    && match levels {
-                        Some(l) => level < l && low[d] >= 2,
-                        None => low[d] >= shape[d].min(MIN_SIZE),
-                    }
-            })
-            .collect();
-        if axes.is_empty() {
-            break;
-        }
-        let mut split = low.clone();
-        for &d in &axes {
-            split[d] = super::plan::split_length(low[d]);
-        }
-        // 2^axes bands of the split shape, all but the low one stored at this level.
-        total += ((1usize << axes.len()) - 1) * split.iter().product::<usize>();
-        low = split;
-    }
-    Ok(total + low.iter().product::<usize>())
 }
 
 /// BART's minimum band size: an axis is split while its low band is at least min(n, 16).
