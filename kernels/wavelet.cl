@@ -40,7 +40,7 @@ kernel void wavelet_analysis(global const T* in, IDX in0, global T* lo, IDX lo0,
 
 // out [outer, n, inner] from lo, hi [outer, m, inner]: the synthesis that inverts the analysis exactly,
 // out[i] = Σ_{k ≡ i (mod 2)} g0[k] · lo[(i − k)/2 + 1] + g1[k] · hi[(i − k)/2 + 1] over coefficients that exist.
-kernel void wavelet_synthesis(global const T* lo, IDX lo0, global const T* hi, IDX hi0, global T* out, IDX out0,
+kernel void wavelet_synthesis(global T* out, IDX out0, global const T* lo, IDX lo0, global const T* hi, IDX hi0,
                               IDX outer, IDX n, IDX inner, IDX m) {
     const IDX count = outer * n * inner;
     for (IDX g = get_global_id(0); g < count; g += get_global_size(0)) {

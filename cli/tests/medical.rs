@@ -233,21 +233,7 @@ fn a_folder_of_series_folders_is_a_batch_and_bad_series_are_named() {
 #[test]
 fn recon_cg_sense_matches_bart_pics() {
     let dir = scratch("cg-sense");
-    let nrmse = |file: &std::path::Path| {
-        let read = |p: &std::path::Path| {
-            cliper::read_cfl(p)
-                .unwrap()
-                .to_elements::<num_complex::Complex64>(p)
-                .unwrap()
-                .iter()
-                .copied()
-                .collect::<Vec<_>>()
-        };
-        let (ours, bart) = (read(file), read(&root().join("tests/fixtures/bart/pics_l2.cfl")));
-        assert_eq!(ours.len(), bart.len());
-        let diff: f64 = ours.iter().zip(&bart).map(|(a, b)| (a - b).norm_sqr()).sum();
-        (diff / bart.iter().map(|v| v.norm_sqr()).sum::<f64>()).sqrt()
-    };
+    let nrmse = |file: &std::path::Path| bart_nrmse(file, "pics_l2");
     let out = dir.join("cg.cfl");
     let said = ok(&[
         "recon",
@@ -305,19 +291,25 @@ fn recon_l1_wavelet_matches_bart_pics() {
         args.extend(flag);
         let said = ok(&args);
         assert!(said.contains("30 FISTA iterations"), "{said}");
-        let read = |p: &std::path::Path| {
-            cliper::read_cfl(p)
-                .unwrap()
-                .to_elements::<num_complex::Complex64>(p)
-                .unwrap()
-                .iter()
-                .copied()
-                .collect::<Vec<_>>()
-        };
-        let (ours, bart) = (read(&out), read(&root().join(format!("tests/fixtures/bart/{fixture}.cfl"))));
-        let diff: f64 = ours.iter().zip(&bart).map(|(a, b)| (a - b).norm_sqr()).sum();
-        let e = (diff / bart.iter().map(|v| v.norm_sqr()).sum::<f64>()).sqrt();
+        let e = bart_nrmse(&out, fixture);
         assert!(e < 1e-3, "{fixture}: {e:e}");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// |ours − bart| / |bart| between an image file and the BART fixture `tests/fixtures/bart/FIXTURE.cfl`.
+fn bart_nrmse(file: &std::path::Path, fixture: &str) -> f64 {
+    let read = |p: &std::path::Path| {
+        cliper::read_cfl(p)
+            .unwrap()
+            .to_elements::<num_complex::Complex64>(p)
+            .unwrap()
+            .iter()
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    let (ours, bart) = (read(file), read(&root().join(format!("tests/fixtures/bart/{fixture}.cfl"))));
+    assert_eq!(ours.len(), bart.len());
+    let diff: f64 = ours.iter().zip(&bart).map(|(a, b)| (a - b).norm_sqr()).sum();
+    (diff / bart.iter().map(|v| v.norm_sqr()).sum::<f64>()).sqrt()
 }

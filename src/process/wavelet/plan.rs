@@ -223,60 +223,37 @@ impl<T: Element> WaveletPlan<T> {
 
     /// Enqueues the analysis of `image` (contiguous) into `coefficients` (contiguous, `self.coefficients`).
     pub(crate) fn analyse(&mut self, image: &XData<T>, coefficients: &XData<T>) -> Result<()> {
-        if self.steps.is_empty() {
-            return coefficients.copy_from(image);
-        }
-        let idx = self.index;
-        let steps = self.steps.clone();
-        for s in steps {
-            let (src, src0) = self.buffer(s.source, image, coefficients);
-            let (lo, lo0) = self.buffer(s.low, image, coefficients);
-            let (hi, hi0) = self.buffer(s.high, image, coefficients);
-            let (src, lo, hi) = (src.clone(), lo.clone(), hi.clone());
-            let count = s.outer * s.m * s.inner;
-            let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
-            self.analysis
-                .launch()
-                .input(&src)
-                .index(idx, src0)
-                .output(&lo)
-                .index(idx, lo0)
-                .output(&hi)
-                .index(idx, hi0)
-                .index(idx, s.outer as u64)
-                .index(idx, s.n as u64)
-                .index(idx, s.inner as u64)
-                .index(idx, s.m as u64)
-                .global(&[groups * GROUP])
-                .local(&[GROUP])
-                .work((count * 3 * std::mem::size_of::<T>()) as u64, 16 * count as u64)
-                .enqueue()?;
-        }
-        Ok(())
+        self.run(image, coefficients, false)
     }
 
     /// Enqueues the synthesis of `coefficients` into `image`, the steps in reverse.
     pub(crate) fn synthesise(&mut self, coefficients: &XData<T>, image: &XData<T>) -> Result<()> {
+        self.run(image, coefficients, true)
+    }
+
+    /// The steps forward (analysis: each band split into its low and high halves) or backward (synthesis: the
+    /// halves merged into the band); both kernels take the band, then the halves, then the geometry.
+    fn run(&mut self, image: &XData<T>, coefficients: &XData<T>, synthesis: bool) -> Result<()> {
         if self.steps.is_empty() {
-            return image.copy_from(coefficients);
+            return if synthesis { image.copy_from(coefficients) } else { coefficients.copy_from(image) };
         }
         let idx = self.index;
         let steps = self.steps.clone();
-        for s in steps.iter().rev() {
-            let (out, out0) = self.buffer(s.source, image, coefficients);
+        let order: Box<dyn Iterator<Item = &Step>> =
+            if synthesis { Box::new(steps.iter().rev()) } else { Box::new(steps.iter()) };
+        for s in order {
+            let (band, band0) = self.buffer(s.source, image, coefficients);
             let (lo, lo0) = self.buffer(s.low, image, coefficients);
             let (hi, hi0) = self.buffer(s.high, image, coefficients);
-            let (out, lo, hi) = (out.clone(), lo.clone(), hi.clone());
-            let count = s.outer * s.n * s.inner;
+            let (band, lo, hi) = (band.clone(), lo.clone(), hi.clone());
+            let count = s.outer * if synthesis { s.n } else { s.m } * s.inner;
             let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
-            self.synthesis
-                .launch()
-                .input(&lo)
-                .index(idx, lo0)
-                .input(&hi)
-                .index(idx, hi0)
-                .output(&out)
-                .index(idx, out0)
+            let kernel = if synthesis { &mut self.synthesis } else { &mut self.analysis };
+            let launch = kernel.launch();
+            let launch = if synthesis { launch.output(&band) } else { launch.input(&band) }.index(idx, band0);
+            let launch = if synthesis { launch.input(&lo) } else { launch.output(&lo) }.index(idx, lo0);
+            let launch = if synthesis { launch.input(&hi) } else { launch.output(&hi) }.index(idx, hi0);
+            launch
                 .index(idx, s.outer as u64)
                 .index(idx, s.n as u64)
                 .index(idx, s.inner as u64)
