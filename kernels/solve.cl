@@ -9,6 +9,9 @@
 #define ALPHA 1  // the step along p
 #define BETA 2   // the weight of the old direction
 #define RR0 3    // |r₀|², for the relative residual
+#define BB 4     // |b|², for the stopping test
+#define DONE 5   // 1 once |r|² ≤ tol² |b|² (later iterations change nothing)
+#define COUNT 6  // iterations run (the one that met the tolerance included)
 
 #if IS_COMPLEX
 #define RE_DOT(a, b) ((a).x * (b).x + (a).y * (b).y)
@@ -57,13 +60,39 @@ kernel void cg_start(global const T* b, global T* x, global T* r, global T* p, g
     group_sum_to(acc, partials, sums);
 }
 
-// After cg_start: |r₀|² into RR and RR0, and history[0] = |r₀|².
-kernel void cg_start_scalars(global const R* partials, uint count, global R* scal, global R* history) {
+// A warm start from x: r = p = b − q (q = (M + λI) x, computed before), partials of |r|² and, after them, of |b|².
+kernel void cg_start_warm(global const T* b, global const T* q, global T* r, global T* p, global R* partials,
+                          IDX n) {
+    local R sums[GROUP];
+    R acc = 0, bb = 0;
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const T bv = b[i];
+        const T v = bv - q[i];
+        r[i] = v;
+        p[i] = v;
+        acc += RE_DOT(v, v);
+        bb += RE_DOT(bv, bv);
+    }
+    group_sum_to(acc, partials, sums);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    group_sum_to(bb, partials + get_num_groups(0), sums);
+}
+
+// After cg_start (b_at = 0: r₀ = b) or cg_start_warm (b_at = count: |b|²'s partials follow |r₀|²'s): |r₀|² into
+// RR and RR0, |b|² into BB, history[0] = |r₀|²; done at once when the tolerance is already met (a zero right-hand
+// side).
+kernel void cg_start_scalars(global const R* partials, uint count, uint b_at, global R* scal, global R* history,
+                             R tol2) {
     local R sums[GROUP];
     R rr = sum_partials(partials, count, sums);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    R bb = sum_partials(partials + b_at, count, sums);
     if (get_local_id(0) == 0) {
         scal[RR] = rr;
         scal[RR0] = rr;
+        scal[BB] = bb;
+        scal[DONE] = (rr <= tol2 * bb) ? 1 : 0;
+        scal[COUNT] = 0;
         history[0] = rr;
     }
 }
@@ -81,11 +110,11 @@ kernel void cg_regularise(global const T* p, global T* q, R lambda, global R* pa
     group_sum_to(acc, partials, sums);
 }
 
-// alpha = |r|² / Re⟨p, q⟩ (0 once the residual is exactly 0, so that a solved system stays solved).
+// alpha = |r|² / Re⟨p, q⟩ (0 once done or once Re⟨p, q⟩ is 0, so that a solved system stays solved).
 kernel void cg_alpha(global const R* partials, uint count, global R* scal) {
     local R sums[GROUP];
     R pq = sum_partials(partials, count, sums);
-    if (get_local_id(0) == 0) scal[ALPHA] = (pq > 0) ? scal[RR] / pq : 0;
+    if (get_local_id(0) == 0) scal[ALPHA] = (pq > 0 && scal[DONE] == 0) ? scal[RR] / pq : 0;
 }
 
 // x += alpha p, r -= alpha q, partials of the new |r|².
@@ -103,14 +132,19 @@ kernel void cg_step(global T* x, global T* r, global const T* p, global const T*
     group_sum_to(acc, partials, sums);
 }
 
-// beta = |r_new|² / |r|²; |r|² = |r_new|², recorded as history[iteration].
-kernel void cg_beta(global const R* partials, uint count, global R* scal, global R* history, uint iteration) {
+// beta = |r_new|² / |r|²; |r|² = |r_new|², recorded as history[iteration]; the iteration counted, and done once
+// |r|² ≤ tol² |b|². Once done nothing changes.
+kernel void cg_beta(global const R* partials, uint count, global R* scal, global R* history, uint iteration, R tol2) {
     local R sums[GROUP];
     R rr = sum_partials(partials, count, sums);
     if (get_local_id(0) == 0) {
-        scal[BETA] = (scal[RR] > 0) ? rr / scal[RR] : 0;
-        scal[RR] = rr;
-        history[iteration] = rr;
+        if (scal[DONE] == 0) {
+            scal[BETA] = (scal[RR] > 0) ? rr / scal[RR] : 0;
+            scal[RR] = rr;
+            scal[COUNT] += 1;
+            if (rr <= tol2 * scal[BB]) scal[DONE] = 1;
+        }
+        history[iteration] = scal[RR];
     }
 }
 

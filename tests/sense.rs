@@ -152,12 +152,31 @@ fn the_sense_operator_matches_float64() {
 /// Conjugate gradients as ConjugateGradient runs them, in float64 on the reference operator: the iterates after
 /// `iterations` steps.
 fn cg_reference(problem: &Problem, b: &[Complex64], lambda: f64, iterations: usize) -> Vec<Complex64> {
+    cg_reference_from(problem, b, lambda, iterations, &vec![Complex64::default(); b.len()], 0.0).0
+}
+
+/// The same from `x0`, stopping once |r|² ≤ tol²|b|² (BART's CG): the iterate and the iterations that ran.
+fn cg_reference_from(
+    problem: &Problem,
+    b: &[Complex64],
+    lambda: f64,
+    iterations: usize,
+    x0: &[Complex64],
+    tol: f64,
+) -> (Vec<Complex64>, usize) {
     let dot = |a: &[Complex64], b: &[Complex64]| a.iter().zip(b).map(|(x, y)| (x.conj() * y).re).sum::<f64>();
-    let mut x = vec![Complex64::default(); b.len()];
-    let mut r = b.to_vec();
-    let mut p = b.to_vec();
+    let mut x = x0.to_vec();
+    let mx: Vec<Complex64> =
+        problem.adjoint(&problem.forward(&x)).iter().zip(&x).map(|(v, xv)| v + lambda * xv).collect();
+    let mut r: Vec<Complex64> = b.iter().zip(&mx).map(|(a, m)| a - m).collect();
+    let mut p = r.clone();
     let mut rr = dot(&r, &r);
+    let bb = dot(b, b);
+    let mut ran = 0;
     for _ in 0..iterations {
+        if rr <= tol * tol * bb && ran > 0 {
+            break;
+        }
         let q: Vec<Complex64> =
             problem.adjoint(&problem.forward(&p)).iter().zip(&p).map(|(v, pv)| v + lambda * pv).collect();
         let alpha = rr / dot(&p, &q);
@@ -168,11 +187,15 @@ fn cg_reference(problem: &Problem, b: &[Complex64], lambda: f64, iterations: usi
         let rr_new = dot(&r, &r);
         let beta = rr_new / rr;
         rr = rr_new;
+        ran += 1;
+        if rr <= tol * tol * bb {
+            break;
+        }
         for i in 0..p.len() {
             p[i] = r[i] + beta * p[i];
         }
     }
-    x
+    (x, ran)
 }
 
 fn cg_matches<T: cliper::ComplexElement>(tolerance: f64) {
@@ -198,6 +221,29 @@ fn cg_matches<T: cliper::ComplexElement>(tolerance: f64) {
             // (AᴴA + 0.1 I) has condition ≤ 11 here: 25 iterations reach far below 1e-3.
             assert!(residuals[iterations] < 1e-3, "{} residuals {residuals:?}", T::NAME);
         }
+    }
+}
+
+/// A warm start and a tolerance (ADMM's inner solves): the same iterate and the same number of iterations as
+/// the float64 reference.
+#[test]
+fn warm_started_cg_stops_at_the_tolerance() {
+    let mut rng = Rng::new(8);
+    let shape = [10, 13];
+    let problem = Problem::new(&mut rng, 2, &shape);
+    let p = problem.positions();
+    let b: Vec<Complex64> = (0..p).map(|_| Complex64::new(rng.uniform(), rng.uniform())).collect();
+    let x0: Vec<Complex64> = (0..p).map(|_| Complex64::new(rng.uniform(), rng.uniform())).collect();
+    let mut a = problem.operator::<Complex<f64>>();
+    for (tol, max) in [(1e-3, 30), (1e-3, 4), (0.0, 6)] {
+        let params = CgParams::new(max).lambda(0.5).tolerance(tol);
+        let mut cg = ConjugateGradient::<Complex<f64>>::new(common::app(), &shape, params).unwrap();
+        let x = problem.upload::<Complex<f64>>(&x0, &shape);
+        cg.solve_from(&mut a, &problem.upload::<Complex<f64>>(&b, &shape), &x).unwrap();
+        let (want, ran) = cg_reference_from(&problem, &b, 0.5, max, &x0, tol);
+        assert_eq!(cg.iterations_run().unwrap(), ran, "tol {tol}, at most {max}");
+        let e = relative(&fetch(&x), &want);
+        assert!(e < 1e-10, "tol {tol}, at most {max}: {e:e}");
     }
 }
 

@@ -36,30 +36,39 @@ pub trait LinearOperator<T: Element> {
     fn apply(&mut self, x: &XData<T>, out: &XData<T>) -> Result<()>;
 }
 
-/// The settings of a [`ConjugateGradient`]: the iterations (exactly that many are enqueued) and the Tikhonov
-/// weight λ added to the operator (`(M + λI) x = b`, default 0).
+/// The settings of a [`ConjugateGradient`]: the iterations (at most that many are enqueued), the Tikhonov weight
+/// λ added to the operator (`(M + λI) x = b`, default 0) and a relative tolerance: the iterations stop changing
+/// anything once `|r| ≤ tol·|b|` (default 0: every iteration runs, as BART's `pics -l2`).
 ///
 /// ```
-/// let p = cliper::CgParams::new(30).lambda(0.01);
-/// assert_eq!((p.iterations, p.lambda), (30, 0.01));
+/// let p = cliper::CgParams::new(30).lambda(0.01).tolerance(1e-3);
+/// assert_eq!((p.iterations, p.lambda, p.tolerance), (30, 0.01, 1e-3));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CgParams {
-    /// Iterations to run.
+    /// Iterations to run (at most).
     pub iterations: usize,
     /// λ in `(M + λI) x = b`.
     pub lambda: f64,
+    /// Stop once `|r| ≤ tolerance · |b|`.
+    pub tolerance: f64,
 }
 
 impl CgParams {
-    /// `iterations` iterations, λ = 0.
+    /// `iterations` iterations, λ = 0, no tolerance.
     pub fn new(iterations: usize) -> CgParams {
-        CgParams { iterations, lambda: 0.0 }
+        CgParams { iterations, lambda: 0.0, tolerance: 0.0 }
     }
 
     /// The Tikhonov weight λ.
     pub fn lambda(mut self, lambda: f64) -> CgParams {
         self.lambda = lambda;
+        self
+    }
+
+    /// The relative tolerance.
+    pub fn tolerance(mut self, tolerance: f64) -> CgParams {
+        self.tolerance = tolerance;
         self
     }
 }
@@ -104,7 +113,7 @@ pub struct ConjugateGradient<T: Element> {
     partials: XData<T::Real>,
     scalars: XData<T::Real>,
     history: XData<T::Real>,
-    kernels: [Kernel; 7],
+    kernels: [Kernel; 8],
     index: IndexType,
     groups: usize,
 }
@@ -119,6 +128,9 @@ impl<T: Element> ConjugateGradient<T> {
         if !(params.lambda.is_finite() && params.lambda >= 0.0) {
             return Err(Error::invalid("ConjugateGradient", format!("λ = {} must be finite and ≥ 0", params.lambda)));
         }
+        if !(params.tolerance.is_finite() && params.tolerance >= 0.0) {
+            return Err(Error::invalid("ConjugateGradient", format!("tolerance {} must be ≥ 0", params.tolerance)));
+        }
         let index = IndexType::for_extent(n as u64);
         let options = format!("{} -DIDX={} -DGROUP={GROUP}", T::build_options(), index.cl_type());
         let program = app.build_program("solve.cl", &kernels::with_common(kernels::SOLVE), &options)?;
@@ -131,6 +143,7 @@ impl<T: Element> ConjugateGradient<T> {
             kernel("cg_step")?,
             kernel("cg_beta")?,
             kernel("cg_direction")?,
+            kernel("cg_start_warm")?,
         ];
         let groups = n.div_ceil(GROUP).clamp(1, 1024);
         Ok(ConjugateGradient {
@@ -140,8 +153,8 @@ impl<T: Element> ConjugateGradient<T> {
             r: XData::uninit(app, "ConjugateGradient", shape)?,
             p: XData::uninit(app, "ConjugateGradient", shape)?,
             q: XData::uninit(app, "ConjugateGradient", shape)?,
-            partials: XData::zeros(app, &[groups])?,
-            scalars: XData::zeros(app, &[4])?,
+            partials: XData::zeros(app, &[2 * groups])?,
+            scalars: XData::zeros(app, &[8])?,
             history: XData::zeros(app, &[params.iterations + 1])?,
             kernels,
             index,
@@ -157,6 +170,16 @@ impl<T: Element> ConjugateGradient<T> {
     /// Enqueues the solve of `(M + λI) x = b` with `M = op`: `x` is overwritten (started at 0). `b` and `x` must
     /// be contiguous arrays of the solver's size on its `ClApp`.
     pub fn solve(&mut self, op: &mut dyn LinearOperator<T>, b: &XData<T>, x: &XData<T>) -> Result<()> {
+        self.run(op, b, x, false)
+    }
+
+    /// [`ConjugateGradient::solve`] from the `x` given (a warm start: `r₀ = b − (M + λI) x`), as ADMM's inner
+    /// solves run.
+    pub fn solve_from(&mut self, op: &mut dyn LinearOperator<T>, b: &XData<T>, x: &XData<T>) -> Result<()> {
+        self.run(op, b, x, true)
+    }
+
+    fn run(&mut self, op: &mut dyn LinearOperator<T>, b: &XData<T>, x: &XData<T>, warm: bool) -> Result<()> {
         for (name, a) in [("b", b), ("x", x)] {
             if a.len() != self.n || !a.is_contiguous() {
                 return Err(Error::Shape {
@@ -169,27 +192,61 @@ impl<T: Element> ConjugateGradient<T> {
         let (idx, n, groups) = (self.index, self.n as u64, self.groups);
         let lambda = T::Real::from_c64(Complex::new(self.params.lambda, 0.0));
         let element = std::mem::size_of::<T>() as u64;
-        let [start, start_scalars, regularise, alpha, step, beta, direction] = &mut self.kernels;
+        let tol2 = T::Real::from_c64(Complex::new(self.params.tolerance * self.params.tolerance, 0.0));
         let vector = [groups * GROUP];
         let one = [GROUP];
-        start
-            .launch()
-            .input(b)
-            .output(x)
-            .output(&self.r)
-            .output(&self.p)
-            .output(&self.partials)
-            .index(idx, n)
-            .global(&vector)
-            .local(&one)
-            .work(4 * n * element, 2 * n)
-            .enqueue()?;
+        if warm {
+            // q = (M + λI) x, then r = p = b − q.
+            op.apply(x, &self.q)?;
+            let [_, _, regularise, .., warm_start] = &mut self.kernels;
+            regularise
+                .launch()
+                .input(x)
+                .in_out(&self.q)
+                .scalar(lambda)
+                .output(&self.partials)
+                .index(idx, n)
+                .global(&vector)
+                .local(&one)
+                .enqueue()?;
+            warm_start
+                .launch()
+                .input(b)
+                .input(&self.q)
+                .output(&self.r)
+                .output(&self.p)
+                .output(&self.partials)
+                .index(idx, n)
+                .global(&vector)
+                .local(&one)
+                .work(4 * n * element, 4 * n)
+                .enqueue()?;
+        } else {
+            let [start, ..] = &mut self.kernels;
+            start
+                .launch()
+                .input(b)
+                .output(x)
+                .output(&self.r)
+                .output(&self.p)
+                .output(&self.partials)
+                .index(idx, n)
+                .global(&vector)
+                .local(&one)
+                .work(4 * n * element, 2 * n)
+                .enqueue()?;
+        }
+        // The partials of |b|²: after those of |r₀|² for a warm start; the same ones for a cold start (r₀ = b).
+        let b_at = if warm { groups as u32 } else { 0 };
+        let [_, start_scalars, regularise, alpha, step, beta, direction, _] = &mut self.kernels;
         start_scalars
             .launch()
             .input(&self.partials)
             .scalar(groups as u32)
+            .scalar(b_at)
             .in_out(&self.scalars)
             .output(&self.history)
+            .scalar(tol2)
             .global(&one)
             .local(&one)
             .enqueue()?;
@@ -232,6 +289,7 @@ impl<T: Element> ConjugateGradient<T> {
                 .in_out(&self.scalars)
                 .in_out(&self.history)
                 .scalar(iteration as u32)
+                .scalar(tol2)
                 .global(&one)
                 .local(&one)
                 .enqueue()?;
@@ -254,6 +312,12 @@ impl<T: Element> ConjugateGradient<T> {
         let history: Vec<f64> = self.history.to_vec()?.into_iter().map(|v| v.to_c64().re).collect();
         let first = history.first().copied().unwrap_or(0.0);
         Ok(history.iter().map(|&rr| if first > 0.0 { (rr / first).max(0.0).sqrt() } else { 0.0 }).collect())
+    }
+
+    /// After a solve: the iterations that ran (all of them, or up to the one that met the tolerance). Waits.
+    pub fn iterations_run(&self) -> Result<usize> {
+        let scalars = self.scalars.to_vec()?;
+        Ok(scalars.get(6).map_or(0, |v| v.to_c64().re.round() as usize))
     }
 
     /// The `ClApp` it runs on.
