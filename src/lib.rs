@@ -128,7 +128,7 @@ pub use process::morphology::{
 };
 pub use process::mri::{
     CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, L1WaveletParams, L1WaveletSense, L1WaveletStrategy,
-    RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator, SimpleMRIRecon,
+    RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator, SimpleMRIRecon, TvSense, TvStrategy,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
@@ -139,7 +139,7 @@ pub use process::resample::{
     InterpMode, Interpolation, MapCoordinates, PrefilterMethod, Resample, ResampleParams, ResampleStrategy,
     SplineFilter, SplineParams, SplineStrategy, Transform,
 };
-pub use process::solve::{CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal};
+pub use process::solve::{CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal, TvAdmm, TvParams};
 pub use process::wavelet::{
     BartShifts, ShapedWaveletParams, Wavelet, WaveletParams, WaveletStrategy, WaveletThreshold,
 };

@@ -25,6 +25,9 @@ pub enum Method {
     /// Compressed sensing: FISTA on ½|Ax − y|² + λ|Wx|₁ with Daubechies-2 wavelets W, as `bart pics -l1 -r λ -i N
     /// -w 1` (cycle spinning as BART's unless --no-cycle-spinning, which is `pics -n`).
     L1Wavelet,
+    /// Compressed sensing: ADMM on ½|Ax − y|² + λ·TV(x) (isotropic), as `bart pics -R T:7:0:λ -i N -w 1` (N counts
+    /// inner CG iterations, as BART's -i does for ADMM).
+    Tv,
 }
 
 /// Which part of the complex SENSE image is written.
@@ -59,7 +62,7 @@ pub struct ReconArgs {
     /// cg-sense: the Tikhonov weight λ.
     #[arg(long, default_value_t = 0.0)]
     lambda: f64,
-    /// cg-sense, l1-wavelet: the iterations.
+    /// cg-sense, l1-wavelet: the iterations; tv: the inner CG iterations in all (BART's -i).
     #[arg(long, default_value_t = 30)]
     iters: usize,
     /// l1-wavelet: no random shifts around the wavelet transform (BART's `pics -n`).
@@ -159,7 +162,7 @@ where
             ),
         ));
     }
-    let iterative = matches!(method, Method::CgSense | Method::L1Wavelet);
+    let iterative = matches!(method, Method::CgSense | Method::L1Wavelet | Method::Tv);
     if iterative && (args.apply_mask || args.uncentered) {
         return Err(Error::invalid(
             "cliper recon",
@@ -189,13 +192,15 @@ where
     let holds_complex = matches!(ext.as_str(), "npy" | "mat" | "cfl" | "hdr");
     let mut residual = None;
     let result: AnyData = match method {
-        Method::Sense | Method::CgSense | Method::L1Wavelet => {
+        Method::Sense | Method::CgSense | Method::L1Wavelet | Method::Tv => {
             let image = XData::<T>::zeros(app, &image_shape)?;
             // The iterative ones run first (the conversions below read their image); the queue keeps the order.
             if method == Method::CgSense {
                 let mut cg = CgSense::new(&k, &image, CgParams::new(args.iters).lambda(args.lambda));
                 cg.run()?;
                 residual = cg.residuals()?.last().copied();
+            } else if method == Method::Tv {
+                TvSense::new(&k, &image, TvParams::new(args.lambda, args.iters)).run()?;
             } else if method == Method::L1Wavelet {
                 let params = L1WaveletParams::new(args.lambda, args.iters).cycle_spinning(!args.no_cycle_spinning);
                 L1WaveletSense::new(&k, &image, params).run()?;
@@ -235,6 +240,7 @@ where
         Method::Rsos => "rsos",
         Method::CgSense => "cg-sense",
         Method::L1Wavelet => "l1-wavelet",
+        Method::Tv => "tv",
     };
     if ctx.json {
         // The layout every operation prints (docs/cli.md), with what the reconstruction read.
@@ -265,6 +271,9 @@ where
         );
         if method == Method::L1Wavelet {
             say!("l1-wavelet: λ {}, {} FISTA iterations", args.lambda, args.iters);
+        }
+        if method == Method::Tv {
+            say!("tv: λ {}, ADMM until {} CG iterations", args.lambda, args.iters);
         }
         if let Some(r) = residual {
             say!("cg-sense: λ {}, {} iterations, relative residual |r|/|r₀| {r:.3e}", args.lambda, args.iters);

@@ -313,3 +313,25 @@ fn bart_nrmse(file: &std::path::Path, fixture: &str) -> f64 {
     let diff: f64 = ours.iter().zip(&bart).map(|(a, b)| (a - b).norm_sqr()).sum();
     (diff / bart.iter().map(|v| v.norm_sqr()).sum::<f64>()).sqrt()
 }
+
+/// `cliper recon --method tv` against `bart pics -R T:7:0:10 -i 50 -w 1`: within 1e-3 NRMSE.
+#[test]
+fn recon_tv_matches_bart_pics() {
+    let dir = scratch("tv");
+    let out = dir.join("tv.cfl");
+    let said = ok(&[
+        "recon",
+        "tests/fixtures/bart/phantom8.cfl",
+        out.to_str().unwrap(),
+        "--method",
+        "tv",
+        "--lambda",
+        "10",
+        "--iters",
+        "50",
+    ]);
+    assert!(said.contains("ADMM until 50 CG iterations"), "{said}");
+    let e = bart_nrmse(&out, "pics_tv");
+    assert!(e < 1e-3, "{e:e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,7 +1,7 @@
 //! MRI: coil combination ([`CoilSum`], with or without sensitivity maps; [`RSoS`]) planned by the coil planner
 //! (`coil_plan.rs`), the reconstructions of k-space data built from the FFT and coil steps
 //! ([`SimpleMRIRecon`], [`RSoSRecon`]), the Cartesian SENSE operator ([`SenseOperator`]) and iterative
-//! reconstruction with it ([`CgSense`]). Kernels: `kernels/mri.cl`.
+//! reconstruction with it ([`CgSense`]; compressed sensing: [`L1WaveletSense`], [`TvSense`]). Kernels: `kernels/mri.cl`.
 
 mod cg_sense;
 mod coil_plan;
@@ -10,10 +10,12 @@ mod l1_wavelet;
 mod recon;
 mod rsos;
 mod sense;
+mod tv_sense;
 
 pub use cg_sense::{CgSense, CgSenseStrategy};
 pub use l1_wavelet::{L1WaveletParams, L1WaveletSense, L1WaveletStrategy};
 pub use sense::SenseOperator;
+pub use tv_sense::{TvSense, TvStrategy};
 
 pub use coil_plan::CoilStrategy;
 pub use coil_sum::{CoilParams, CoilSum};

@@ -3,8 +3,10 @@
 //! ([`LinearOperator`]): MRI's SENSE operator (`CgSense`, `L1WaveletSense`) is one. Kernels:
 //! `kernels/solve.cl`.
 
+mod admm;
 mod cg;
 mod fista;
 
+pub use admm::{TvAdmm, TvParams};
 pub use cg::{CgParams, ConjugateGradient, LinearOperator};
 pub use fista::{Fista, FistaParams, Proximal};
