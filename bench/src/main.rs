@@ -15,6 +15,7 @@
 mod case;
 mod fft_cases;
 mod measure;
+mod mri;
 mod ndimage_cases;
 mod peers;
 mod plot;
@@ -296,6 +297,26 @@ enum Case {
         #[command(flatten)]
         timing: Timing,
     },
+    /// An iterative MRI reconstruction timed after a warm-up (CG-SENSE, ℓ1-wavelet, TV), to set beside `bart pics`.
+    Recon {
+        /// k-space, BART CFL (maps beside it as NAME_sens, or --maps).
+        kspace: PathBuf,
+        /// Sensitivity maps file.
+        #[arg(long)]
+        maps: Option<PathBuf>,
+        /// cg, l1 or tv.
+        #[arg(long, default_value = "cg")]
+        method: String,
+        #[arg(long, default_value_t = 0.01)]
+        lambda: f64,
+        #[arg(long, default_value_t = 30)]
+        iters: usize,
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Save the image (BART CFL).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// A Gaussian → Sobel magnitude → threshold chain on an NPY image larger than a device memory budget, in
     /// tiles, against copying the same bytes to the device and back once (docs/tiling.md).
     Tiles {
@@ -491,6 +512,9 @@ fn run(cli: Cli) -> Result<()> {
                 _ => return Err(cliper::Error::invalid("cliper-bench", "--tiles-shape: give rows,cols")),
             };
             scaling::run(&scaling::Scaling { devices, slices, size, recons, coils, recon_size, tiles, dir })
+        }
+        Case::Recon { kspace, maps, method, lambda, iters, reps, out } => {
+            mri::run(&app, &kspace, maps.as_deref(), &method, lambda, iters, reps, out.as_deref())
         }
         Case::Tiles { shape, budget, dir, sigma } => {
             let [rows, cols] = shape[..] else {
