@@ -22,6 +22,7 @@ examples: opencl
 	$(CARGO) run --example mat_pipeline -- data/matrices.mat $(EXAMPLES_OUT)/mat_pipeline.mat
 	$(CARGO) run --example cascade -- 300
 	$(CARGO) run --example ct_series -- data/ct_series $(EXAMPLES_OUT)/ct_smooth.nii.gz
+	$(CARGO) run --example undersampled_recon -- tests/fixtures/bart/phantom8.cfl $(EXAMPLES_OUT)/recon
 	$(CARGO) run --example make_sample_data -- $(EXAMPLES_OUT)/data
 	@# The committed samples are exactly what the generator writes.
 	@for f in $(EXAMPLES_OUT)/data/*; do \

@@ -30,7 +30,7 @@ for n in 256 320; do
     $BART fmac k8_$n m_$n u8_$n
     start=$(date +%s.%N)
     $BART ecalib -m1 u8_$n s8_$n >/dev/null
-    echo "bart ecalib -m1, 8 coils × $n²: $(echo "$(date +%s.%N) - $start" | bc) s"
+    echo "bart ecalib -m1, 8 coils × $n²: $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }') s"
 done
 # 32 coils × 320²: four phased copies of the 8-coil data and maps.
 python3 - <<'PY'
