@@ -5,8 +5,8 @@
 
 mod common;
 use cliper::{
-    CgParams, CgSense, KData, L1WaveletParams, L1WaveletSense, Process, SenseOperator, TvParams, TvSense, XData,
-    read_cfl,
+    CgParams, CgSense, EspiritMaps, EspiritParams, KData, L1WaveletParams, L1WaveletSense, Process, SenseOperator,
+    TvParams, TvSense, XData, read_cfl,
 };
 use num_complex::{Complex32, Complex64};
 
@@ -114,4 +114,33 @@ fn tv_matches_bart_pics_tv() {
     eprintln!("tv against bart {e:e}; to the fully sampled image {err:.4}, zero-filled {zf_err:.4}");
     assert!(e < 1e-3, "NRMSE {e:e} against bart pics -R T");
     assert!(err < zf_err);
+}
+
+/// ESPIRiT maps from the undersampled phantom against `bart ecalib -m1` (phantom8_sens): within 1e-3 after one
+/// global sign (the principal component's sign is arbitrary in LAPACK too); the calibration region and kernel
+/// count BART reports; and CG-SENSE with our maps equals bart pics -l2 with BART's maps, up to the same sign.
+#[test]
+fn espirit_maps_match_bart_ecalib() {
+    let app = common::app();
+    let k = KData::<Complex32>::load(app, format!("{DIR}/phantom8.cfl")).unwrap();
+    // ESPIRiT sees what a scan delivers: the undersampled k-space, zero where the mask is 0.
+    let mask = k.sampling_mask().unwrap().to_vec().unwrap();
+    let undersampled: Vec<Complex32> =
+        k.as_xdata().to_vec().unwrap().iter().enumerate().map(|(i, v)| v * mask[i % (96 * 96)]).collect();
+    let u = KData::new(XData::from_slice(app, &[8, 96, 96], &undersampled).unwrap(), 2).unwrap();
+    let maps = XData::zeros(app, &[8, 96, 96]).unwrap();
+    let mut espirit = EspiritMaps::new(&u, &maps, EspiritParams::default());
+    espirit.run().unwrap();
+    let s = espirit.strategy().unwrap();
+    let ours = fetch(&maps);
+    let bart = fetch(k.sensitivity_maps().unwrap());
+    let sign = if ours.iter().zip(&bart).map(|(a, b)| (a * b.conj()).re).sum::<f64>() < 0.0 { -1.0 } else { 1.0 };
+    let aligned: Vec<Complex64> = ours.iter().map(|v| v * sign).collect();
+    let e = nrmse(&aligned, &bart);
+    eprintln!("espirit: {s}; maps against bart ecalib {e:e} (sign {sign})");
+    assert!(e < 1e-3, "maps: NRMSE {e:e}");
+    let image = CgSense::apply(&u.with_sensitivity_maps(maps).unwrap(), CgParams::new(30).lambda(0.01)).unwrap();
+    let image: Vec<Complex64> = fetch(&image).iter().map(|v| v * sign).collect();
+    let e = nrmse(&image, &bart_image("pics_l2"));
+    assert!(e < 1e-3, "CG-SENSE with our maps: NRMSE {e:e}");
 }

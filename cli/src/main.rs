@@ -669,6 +669,11 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         after_help = "Examples:\n  cliper recon data/kspace.mat image.tif\n  cliper recon data/kspace.mat image.png --method rsos --scale minmax\n  cliper recon data/kspace.cfl aliased.npy --apply-mask --part complex"
     )]
     Recon(recon::ReconArgs),
+    /// Coil sensitivity maps from k-space's fully sampled centre by ESPIRiT, as `bart ecalib -m1`.
+    #[command(
+        after_help = "Example: cliper ecalib kspace.cfl maps.cfl   (then: cliper recon kspace.cfl out.cfl --method cg-sense --maps maps.cfl)"
+    )]
+    Ecalib(recon::EcalibArgs),
     /// The main job: the sample phantom through pad → Gaussian → Sobel → transpose → norm, results in out/.
     #[command(after_help = "Example: cliper demo --profile")]
     Demo(demo::DemoArgs),
@@ -905,6 +910,7 @@ fn main() -> ExitCode {
         Command::Convert { input, output, options } => inspect::convert(&ctx, &input, &output, &options.options()),
         Command::Demo(args) => demo::run(&mut ctx, &args),
         Command::Recon(args) => recon::run(&mut ctx, &args),
+        Command::Ecalib(args) => recon::ecalib(&mut ctx, &args),
         Command::Run { pipeline, inputs, outputs, common } => (|| -> Result<(), CliError> {
             let mut chain = Chain::from_file(&pipeline)?;
             for i in &inputs {

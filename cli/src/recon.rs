@@ -55,9 +55,9 @@ pub struct ReconArgs {
     /// Multiply by the file's sampling mask first (a zero-filled reconstruction of the undersampled data).
     #[arg(long)]
     apply_mask: bool,
-    /// Sensitivity maps from their own file: BART CFL (`bart ecalib` output) or an array file holding [coils,
-    /// spatial…].
-    #[arg(long, value_name = "FILE")]
+    /// Sensitivity maps from their own file (BART CFL as `bart ecalib` writes, or an array file holding [coils,
+    /// spatial…]), or `espirit` to estimate them from the k-space's centre first.
+    #[arg(long, value_name = "FILE|espirit")]
     maps: Option<String>,
     /// cg-sense: the Tikhonov weight λ.
     #[arg(long, default_value_t = 0.0)]
@@ -148,7 +148,11 @@ where
     AnyData: From<XData<T>> + From<XData<T::Real>>,
 {
     let k = load::<T>(app, args, mat)?;
-    let k = match &args.maps {
+    let k = match args.maps.as_deref() {
+        Some("espirit") => {
+            let maps = EspiritMaps::apply(&undersampled(&k)?, EspiritParams::default())?;
+            k.with_sensitivity_maps(maps)?
+        }
         Some(maps) => k.with_maps_file(maps)?,
         None => k,
     };
@@ -282,5 +286,45 @@ where
             say!("{r}");
         }
     }
+    Ok(())
+}
+
+/// The k-space a scan delivered: the samples outside its attached mask set to 0 (the k-space itself when no mask is
+/// attached). ESPIRiT finds the fully sampled centre from the samples that are not zero.
+fn undersampled<T: ComplexElement>(k: &KData<T>) -> Result<KData<T>> {
+    let Some(mask) = k.sampling_mask() else { return Ok(k.clone()) };
+    let masked = ApplyMask::apply(k.as_xdata(), mask)?;
+    KData::new(masked, k.spatial_shape().len())
+}
+
+#[derive(Args)]
+pub struct EcalibArgs {
+    /// k-space file: BART CFL (the mask `NAME_mask` beside it is applied first) or MAT (`kspace`, `mask`).
+    kdata: String,
+    /// The maps file: `.cfl` in BART's layout (as `bart ecalib` writes), or an array file holding [coils, x, y].
+    output: String,
+    /// Maps are 0 where the eigenvalue is below this (`bart ecalib -c`).
+    #[arg(long, default_value_t = 0.8)]
+    crop: f64,
+}
+
+/// Runs `cliper ecalib`.
+pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), CliError> {
+    let app = ctx.app()?;
+    let k = undersampled(&KData::<Complex32>::load(&app, &args.kdata)?)?;
+    let maps = XData::<Complex32>::zeros(&app, &EspiritMaps::output_shape(&k)?)?;
+    let mut espirit = EspiritMaps::new(&k, &maps, EspiritParams::default().crop(args.crop));
+    espirit.run()?;
+    let path = Path::new(&args.output);
+    cliper::chain::create_parent(path)?;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    if matches!(ext.as_str(), "cfl" | "hdr") {
+        // Maps [coils, x, y] laid out as k-space is: BART's (x, y, 1, coils).
+        KData::new(maps.clone(), 2)?.save_cfl(path)?;
+    } else {
+        maps.save(path)?;
+    }
+    let s = espirit.strategy().map(|s| s.to_string()).unwrap_or_default();
+    say!("ecalib: {s}; wrote maps {:?} to {}", maps.shape(), args.output);
     Ok(())
 }

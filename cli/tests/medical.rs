@@ -335,3 +335,33 @@ fn recon_tv_matches_bart_pics() {
     assert!(e < 1e-3, "{e:e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `cliper ecalib` writes ESPIRiT maps equal to `bart ecalib -m1`'s (tests/fixtures/bart/phantom8_sens, from the
+/// same undersampled data: the file's mask is applied first) within 1e-3, in BART's layout; `recon --maps espirit`
+/// then gives bart pics -l2's image.
+#[test]
+fn ecalib_matches_bart_and_feeds_recon() {
+    let dir = scratch("ecalib");
+    let maps = dir.join("maps.cfl");
+    let said = ok(&["ecalib", "tests/fixtures/bart/phantom8.cfl", maps.to_str().unwrap()]);
+    assert!(said.contains("47 of 288 kernels"), "{said}");
+    let e = bart_nrmse(&maps, "phantom8_sens");
+    assert!(e < 1e-3, "maps: {e:e}");
+    let out = dir.join("image.cfl");
+    ok(&[
+        "recon",
+        "tests/fixtures/bart/phantom8.cfl",
+        out.to_str().unwrap(),
+        "--method",
+        "cg-sense",
+        "--maps",
+        "espirit",
+        "--lambda",
+        "0.01",
+        "--iters",
+        "30",
+    ]);
+    let e = bart_nrmse(&out, "pics_l2");
+    assert!(e < 1e-3, "image: {e:e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -6,6 +6,7 @@
 mod cg_sense;
 mod coil_plan;
 mod coil_sum;
+mod espirit;
 mod l1_wavelet;
 mod recon;
 mod rsos;
@@ -13,6 +14,7 @@ mod sense;
 mod tv_sense;
 
 pub use cg_sense::{CgSense, CgSenseStrategy};
+pub use espirit::{EspiritMaps, EspiritParams, EspiritStrategy};
 pub use l1_wavelet::{L1WaveletParams, L1WaveletSense, L1WaveletStrategy};
 pub use sense::SenseOperator;
 pub use tv_sense::{TvSense, TvStrategy};
