@@ -325,26 +325,32 @@ fn espirit(
     // padding, ifftmod, unnormalised inverse DFT, ifftmod.
     let w = resize(&w, [g, g], coils * coils, 1, ny);
     let w = resize(&w, [g, ny], coils * coils, 0, nx);
-    // 5. Per pixel: 30 power iterations from the first coil, crop by the eigenvalue.
+    // 5. Per pixel: 30 power iterations from the first coil, crop by the eigenvalue (pixels in parallel).
+    use rayon::prelude::*;
+    let per_pixel: Vec<Vec<Complex64>> = (0..nx * ny)
+        .into_par_iter()
+        .map(|r| {
+            let block = w.get(r * coils * coils..(r + 1) * coils * coils).unwrap_or_default();
+            let mut x = vec![Complex64::default(); coils];
+            put(&mut x, 0, Complex64::new(1.0, 0.0));
+            let mut next = vec![Complex64::default(); coils];
+            let mut value = 0.0;
+            for _ in 0..p.iterations {
+                for (row, slot) in block.chunks(coils).zip(next.iter_mut()) {
+                    *slot = row.iter().zip(&x).map(|(a, b)| a * b).sum();
+                }
+                value = next.iter().map(|v| v.norm_sqr()).sum::<f64>().sqrt();
+                for (slot, n) in x.iter_mut().zip(&next) {
+                    *slot = if value > 0.0 { n / value } else { Complex64::default() };
+                }
+            }
+            if value >= p.crop { x } else { vec![Complex64::default(); coils] }
+        })
+        .collect();
     let mut maps = vec![Complex64::default(); coils * nx * ny];
-    let mut x = vec![Complex64::default(); coils];
-    let mut next = vec![Complex64::default(); coils];
-    for r in 0..nx * ny {
-        x.iter_mut().enumerate().for_each(|(c, v)| *v = Complex64::new(if c == 0 { 1.0 } else { 0.0 }, 0.0));
-        let mut value = 0.0;
-        for _ in 0..p.iterations {
-            for (c, slot) in next.iter_mut().enumerate() {
-                *slot = x.iter().enumerate().map(|(d, xd)| at(&w, (r * coils + c) * coils + d) * xd).sum();
-            }
-            value = next.iter().map(|v| v.norm_sqr()).sum::<f64>().sqrt();
-            for (slot, n) in x.iter_mut().zip(&next) {
-                *slot = if value > 0.0 { n / value } else { Complex64::default() };
-            }
-        }
-        if value >= p.crop {
-            for (c, &v) in x.iter().enumerate() {
-                put(&mut maps, c * nx * ny + r, v);
-            }
+    for (r, x) in per_pixel.iter().enumerate() {
+        for (c, &v) in x.iter().enumerate() {
+            put(&mut maps, c * nx * ny + r, v);
         }
     }
     // 6. The phase reference: the principal eigenvector z of conj(DᴴD) for the calibration data D, its last
@@ -383,41 +389,44 @@ fn espirit(
 }
 
 /// Sinc interpolation of `count` matrices' entries laid out `[position (row-major over shape), entry]` from
-/// `shape[axis]` to `n_out` samples along `axis` (0 or 1 of a 2-D shape).
+/// `shape[axis]` to `n_out` samples along `axis` (0 or 1 of a 2-D shape): BART's fftmod, DFT, fftmod, centred zero
+/// padding, ifftmod, unnormalised inverse DFT, ifftmod — one linear map of each line, computed once as an
+/// `n_out × n_in` matrix.
 fn resize(data: &[Complex64], shape: [usize; 2], count: usize, axis: usize, n_out: usize) -> Vec<Complex64> {
     let [s0, s1] = shape;
     let (n_in, other, out_shape) = if axis == 0 { (s0, s1, [n_out, s1]) } else { (s1, s0, [s0, n_out]) };
     let pad = n_out / 2 - n_in / 2;
+    let turn = |k: usize, n: usize| Complex64::from_polar(1.0, 2.0 * PI * (k % n) as f64 / n as f64);
+    // map[i · n_in + j]: input sample j's weight in output sample i.
+    let mut map = vec![Complex64::default(); n_out * n_in];
+    for i in 0..n_out {
+        for j in 0..n_in {
+            let sum: Complex64 = (0..n_in)
+                .map(|u| {
+                    let m = u + pad;
+                    modulation(m, n_out, true)
+                        * turn(m * i, n_out)
+                        * modulation(u, n_in, false)
+                        * turn(u * j, n_in).conj()
+                })
+                .sum();
+            put(&mut map, i * n_in + j, modulation(i, n_out, true) * sum * modulation(j, n_in, false));
+        }
+    }
     let mut out = vec![Complex64::default(); out_shape[0] * out_shape[1] * count];
     let index = |[_, width]: [usize; 2], along: usize, across: usize| {
         if axis == 0 { along * width + across } else { across * width + along }
     };
-    let mut spectrum = vec![Complex64::default(); n_in];
+    let mut line = vec![Complex64::default(); n_in];
     for across in 0..other {
         for e in 0..count {
-            // fftmod, forward DFT, fftmod.
-            for (u, slot) in spectrum.iter_mut().enumerate() {
-                let sum: Complex64 = (0..n_in)
-                    .map(|j| {
-                        at(data, index(shape, j, across) * count + e)
-                            * modulation(j, n_in, false)
-                            * Complex64::from_polar(1.0, -2.0 * PI * ((u * j) % n_in) as f64 / n_in as f64)
-                    })
-                    .sum();
-                *slot = sum * modulation(u, n_in, false);
+            for (j, slot) in line.iter_mut().enumerate() {
+                *slot = at(data, index(shape, j, across) * count + e);
             }
-            // centred zero padding, ifftmod, unnormalised inverse DFT, ifftmod.
             for i in 0..n_out {
-                let sum: Complex64 = spectrum
-                    .iter()
-                    .enumerate()
-                    .map(|(u, s)| {
-                        let m = u + pad;
-                        s * modulation(m, n_out, true)
-                            * Complex64::from_polar(1.0, 2.0 * PI * ((m * i) % n_out) as f64 / n_out as f64)
-                    })
-                    .sum();
-                put(&mut out, index(out_shape, i, across) * count + e, sum * modulation(i, n_out, true));
+                let row = map.get(i * n_in..(i + 1) * n_in).unwrap_or_default();
+                let value: Complex64 = row.iter().zip(&line).map(|(m, v)| m * v).sum();
+                put(&mut out, index(out_shape, i, across) * count + e, value);
             }
         }
     }
