@@ -51,6 +51,7 @@ pub use with_mpi::{MpiJob, MpiOutcome};
 
 #[cfg(feature = "mpi")]
 mod with_mpi {
+    use super::super::cl_app::ClApp;
     use super::super::pool::{Counter, DevicePool, Handout, PoolResult, not_started};
     use super::*;
     use crate::error::{Error, Result};
@@ -173,8 +174,8 @@ mod with_mpi {
             &self,
             pool: &DevicePool,
             inputs: &[I],
-            setup: impl Fn(&crate::ClApp) -> Result<S> + Sync,
-            work: impl Fn(&mut S, &crate::ClApp, &I) -> Result<O> + Sync,
+            setup: impl Fn(&ClApp) -> Result<S> + Sync,
+            work: impl Fn(&mut S, &ClApp, &I) -> Result<O> + Sync,
             report: impl Fn(&PoolResult<O>) -> (bool, String),
             on_report: impl FnMut(&RankReport),
         ) -> Result<MpiOutcome<O>>

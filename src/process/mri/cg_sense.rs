@@ -161,11 +161,7 @@ impl<T: ComplexElement> Process for CgSense<T> {
     }
 
     fn launch(&mut self) -> Result<()> {
-        let k = if self.k.as_xdata().is_contiguous() {
-            self.k.as_xdata().clone()
-        } else {
-            self.k.as_xdata().contiguous()?
-        };
+        let k = self.k.as_xdata().contiguous()?;
         let out = self.out.clone();
         let plan = self.plan.get("CgSense")?;
         if plan.infer_mask {
@@ -188,8 +184,8 @@ pub(crate) fn sense_for<T: ComplexElement>(op: &str, k: &KData<T>, out: &XData<T
         Error::invalid(op, "the k-space has no sensitivity maps (attach them with KData::with_sensitivity_maps)")
     })?;
     CgSense::output_shape(k)?;
-    let maps = contiguous(maps)?;
-    let mask = k.sampling_mask().map(contiguous).transpose()?;
+    let maps = maps.contiguous()?;
+    let mask = k.sampling_mask().map(XData::contiguous).transpose()?;
     let sense = SenseOperator::new(&maps, mask.as_ref())?;
     if out.shape() != sense.image_shape() || !out.is_contiguous() {
         return Err(Error::Shape {
@@ -199,9 +195,4 @@ pub(crate) fn sense_for<T: ComplexElement>(op: &str, k: &KData<T>, out: &XData<T
         });
     }
     Ok((sense, mask.is_none()))
-}
-
-/// `x` itself when contiguous, else a contiguous copy.
-pub(crate) fn contiguous<E: crate::element::Element>(x: &XData<E>) -> Result<XData<E>> {
-    if x.is_contiguous() { Ok(x.clone()) } else { x.contiguous() }
 }

@@ -174,7 +174,7 @@ impl<T: ComplexElement> Process for L1WaveletSense<T> {
     }
 
     fn launch(&mut self) -> Result<()> {
-        let k = super::cg_sense::contiguous(self.k.as_xdata())?;
+        let k = self.k.as_xdata().contiguous()?;
         let out = self.out.clone();
         let plan = self.plan.get("L1WaveletSense")?;
         if plan.infer_mask {

@@ -121,7 +121,7 @@ impl<T: ComplexElement> Process for TvSense<T> {
 
     /// Enqueues the reconstruction; each ADMM iteration waits for the device once (for its CG count).
     fn launch(&mut self) -> Result<()> {
-        let k = super::cg_sense::contiguous(self.k.as_xdata())?;
+        let k = self.k.as_xdata().contiguous()?;
         let out = self.out.clone();
         let plan = self.plan.get("TvSense")?;
         if plan.infer_mask {
