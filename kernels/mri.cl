@@ -49,9 +49,6 @@ kernel void coil_reduce(global const T* x, IDX x0, IDX xf, IDX xc, IDX xp, globa
 // Phases are taken in turns reduced modulo 1 with integer arithmetic (exact ±1 for even extents).
 
 #if IS_COMPLEX
-#ifndef SENSE_MODE
-#define SENSE_MODE 0
-#endif
 #define SENSE_FORWARD 0  // after the forward FFT: out = in · w · g · √W
 #define SENSE_ADJOINT 1  // before the inverse FFT: out = in · conj(w · g) · √W
 #define SENSE_NORMAL 2   // between the two FFTs of AᴴA (the modulations cancel): out = in · W
@@ -79,17 +76,17 @@ kernel void sense_expand(global const T* x, global const T* s, global T* out, ID
     }
 }
 
-// The mask step of the operator, SENSE_MODE one of the three above (a build option).
+// The mask step of the operator, `mode` one of the three above (uniform over the launch, so no divergence).
 kernel void sense_weight(global const T* in, global const R* mask, global T* out, IDX coils, IDX positions, uint n0,
-                         uint n1, uint n2) {
+                         uint n1, uint n2, uint mode) {
     for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
-#if SENSE_MODE == SENSE_NORMAL
-        const T f = (T)(mask[p], (R)0);
-#elif SENSE_MODE == SENSE_FORWARD
-        const T f = sqrt(mask[p]) * sense_phase(sense_turns(p, n0, n1, n2, 1));
-#else
-        const T f = sqrt(mask[p]) * CONJ(sense_phase(sense_turns(p, n0, n1, n2, 1)));
-#endif
+        T f;
+        if (mode == SENSE_NORMAL) {
+            f = (T)(mask[p], (R)0);
+        } else {
+            const T w = sense_phase(sense_turns(p, n0, n1, n2, 1));
+            f = sqrt(mask[p]) * (mode == SENSE_FORWARD ? w : CONJ(w));
+        }
         for (IDX c = 0; c < coils; c++) out[c * positions + p] = MUL(in[c * positions + p], f);
     }
 }

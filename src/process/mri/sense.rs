@@ -19,6 +19,17 @@ enum Weight {
     Normal = 2,
 }
 
+/// The per-position passes of the operator.
+#[derive(Clone, Copy)]
+enum Pass {
+    /// Maps times the modulated image, per coil.
+    Expand,
+    /// The sampling pattern's weight (with the modulation, for the forward and adjoint steps).
+    Weight(Weight),
+    /// The conjugate maps' sum over the coils, demodulated.
+    Combine,
+}
+
 /// The Cartesian SENSE operator of one frame: `A x = √W · F_c(S · x)` for an image `x` (1 to 3 spatial axes),
 /// with sensitivity maps `S` (`[coils, spatial…]`), a real sampling pattern `W` (`[spatial…]`, weights ≥ 0; all
 /// ones when none is given) and `F_c` the centred unitary DFT over the spatial axes — numpy's
@@ -53,8 +64,8 @@ pub struct SenseOperator<T: ComplexElement> {
     b: XData<T>,
     forward_fft: Fft<T>,
     inverse_fft: Fft<T>,
-    /// expand, weight (forward, adjoint, normal), combine, pattern.
-    kernels: [Kernel; 6],
+    /// expand, weight, combine, pattern.
+    kernels: [Kernel; 4],
     index: IndexType,
     extents: [u32; 3],
 }
@@ -103,20 +114,11 @@ impl<T: ComplexElement> SenseOperator<T> {
         forward_fft.init()?;
         inverse_fft.init()?;
         let index = IndexType::for_extent(maps.len() as u64);
-        let build = |mode: Weight| {
-            let options = format!("{} -DIDX={} -DSENSE_MODE={}", T::build_options(), index.cl_type(), mode as u32);
-            app.build_program("mri.cl", &kernels::with_common(kernels::MRI), &options)
-        };
-        let (forward, adjoint, normal) = (build(Weight::Forward)?, build(Weight::Adjoint)?, build(Weight::Normal)?);
-        let kernel = |program: &crate::app::Program, name: &str| program.kernel(name).map(|k| k.owned_by(op));
-        let kernels = [
-            kernel(&forward, "sense_expand")?,
-            kernel(&forward, "sense_weight")?,
-            kernel(&adjoint, "sense_weight")?,
-            kernel(&normal, "sense_weight")?,
-            kernel(&forward, "sense_combine")?,
-            kernel(&forward, "sense_pattern")?,
-        ];
+        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+        let program = app.build_program("mri.cl", &kernels::with_common(kernels::MRI), &options)?;
+        let kernel = |name: &str| program.kernel(name).map(|k| k.owned_by(op));
+        let kernels =
+            [kernel("sense_expand")?, kernel("sense_weight")?, kernel("sense_combine")?, kernel("sense_pattern")?];
         Ok(SenseOperator {
             maps: maps.clone(),
             mask,
@@ -167,28 +169,25 @@ impl<T: ComplexElement> SenseOperator<T> {
         Ok(())
     }
 
-    /// One of the per-position kernels over `[coils, P]`: `inputs`, then `output`, then the sizes.
-    fn pass(&mut self, which: usize, inputs: (&XData<T>, Option<&XData<T>>), output: &XData<T>) -> Result<()> {
+    /// One of the per-position kernels over `[coils, P]`: `input` and the maps or the mask, then `output`, then
+    /// the sizes (and the weight step's mode).
+    fn pass(&mut self, which: Pass, input: &XData<T>, output: &XData<T>) -> Result<()> {
         let (idx, coils, positions) = (self.index, self.coils as u64, self.positions() as u64);
         let [n0, n1, n2] = self.extents;
         let groups = (positions as usize).div_ceil(GROUP).clamp(1, 1 << 16);
         let element = std::mem::size_of::<T>() as u64;
-        let Some(kernel) = self.kernels.get_mut(which) else {
-            return Err(Error::invalid("SenseOperator", format!("no kernel {which}")));
+        let [expand, weight, combine, _] = &mut self.kernels;
+        let launch = match which {
+            Pass::Expand => expand.launch().input(input).input(&self.maps),
+            Pass::Weight(_) => weight.launch().input(input).input(&self.mask),
+            Pass::Combine => combine.launch().input(input).input(&self.maps),
         };
-        let launch = kernel.launch().input(inputs.0);
-        let launch = match (which, inputs.1) {
-            (1..=3, _) => launch.input(&self.mask),
-            (_, Some(second)) => launch.input(second),
-            (_, None) => launch.input(&self.maps),
+        let launch = launch.output(output).index(idx, coils).index(idx, positions).scalar(n0).scalar(n1).scalar(n2);
+        let launch = match which {
+            Pass::Weight(mode) => launch.scalar(mode as u32),
+            _ => launch,
         };
         launch
-            .output(output)
-            .index(idx, coils)
-            .index(idx, positions)
-            .scalar(n0)
-            .scalar(n1)
-            .scalar(n2)
             .global(&[groups * GROUP])
             .local(&[GROUP])
             .work(3 * coils * positions * element, 8 * coils * positions)
@@ -200,9 +199,9 @@ impl<T: ComplexElement> SenseOperator<T> {
         Self::check("forward", x, &self.spatial)?;
         Self::check("forward", k, self.maps.shape())?;
         let (a, b) = (self.a.clone(), self.b.clone());
-        self.pass(0, (x, None), &a)?;
+        self.pass(Pass::Expand, x, &a)?;
         self.forward_fft.launch()?;
-        self.pass(1, (&b, None), k)
+        self.pass(Pass::Weight(Weight::Forward), &b, k)
     }
 
     /// Enqueues `x = Aᴴ k`: k-space `[coils, spatial…]` to an image `[spatial…]`.
@@ -210,9 +209,9 @@ impl<T: ComplexElement> SenseOperator<T> {
         Self::check("adjoint", k, self.maps.shape())?;
         Self::check("adjoint", x, &self.spatial)?;
         let (a, b) = (self.a.clone(), self.b.clone());
-        self.pass(2, (k, None), &a)?;
+        self.pass(Pass::Weight(Weight::Adjoint), k, &a)?;
         self.inverse_fft.launch()?;
-        self.pass(4, (&b, None), x)
+        self.pass(Pass::Combine, &b, x)
     }
 
     /// Enqueues `out = AᴴA x`.
@@ -220,11 +219,11 @@ impl<T: ComplexElement> SenseOperator<T> {
         Self::check("normal", x, &self.spatial)?;
         Self::check("normal", out, &self.spatial)?;
         let (a, b) = (self.a.clone(), self.b.clone());
-        self.pass(0, (x, None), &a)?;
+        self.pass(Pass::Expand, x, &a)?;
         self.forward_fft.launch()?;
-        self.pass(3, (&b, None), &a)?;
+        self.pass(Pass::Weight(Weight::Normal), &b, &a)?;
         self.inverse_fft.launch()?;
-        self.pass(4, (&b, None), out)
+        self.pass(Pass::Combine, &b, out)
     }
 
     /// Enqueues `mask = 1 where any coil of k (`[coils, spatial…]`) is not 0, else 0` — the sampling pattern of
@@ -233,7 +232,7 @@ impl<T: ComplexElement> SenseOperator<T> {
         Self::check("mask_from", k, self.maps.shape())?;
         let (idx, coils, positions) = (self.index, self.coils as u64, self.positions() as u64);
         let groups = (positions as usize).div_ceil(GROUP).clamp(1, 1 << 16);
-        let [.., pattern] = &mut self.kernels;
+        let [_, _, _, pattern] = &mut self.kernels;
         pattern
             .launch()
             .input(k)
