@@ -154,6 +154,14 @@ kernel void cg_direction(global const T* r, global T* p, global const R* scal, I
     for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = r[i] + beta * p[i];
 }
 
+// FISTA's start: x = z_prev = 0.
+kernel void fista_start(global T* x, global T* z_prev, IDX n) {
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) {
+        x[i] = ZERO;
+        z_prev[i] = ZERO;
+    }
+}
+
 // FISTA's momentum: x = z + c · (z − z_prev), then z_prev = z.
 kernel void fista_momentum(global const T* z, global T* z_prev, global T* x, R c, IDX n) {
     for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) {
@@ -179,6 +187,17 @@ inline IDX tv_neighbour(IDX i0, IDX i1, IDX i2, IDX n0, IDX n1, IDX n2, int d, i
     if (d == 1) i1 = (i1 + n1 + step) % n1;
     if (d == 2) i2 = (i2 + n2 + step) % n2;
     return (i0 * n1 + i1) * n2 + i2;
+}
+
+// ADMM's start: x = 0 and the gradient's z = u = 0 (three components per position).
+kernel void tv_start(global T* x, global T* z, global T* u, IDX count) {
+    for (IDX g = get_global_id(0); g < count; g += get_global_size(0)) {
+        x[g] = ZERO;
+        for (int d = 0; d < 3; d++) {
+            z[d * count + g] = ZERO;
+            u[d * count + g] = ZERO;
+        }
+    }
 }
 
 // out = b + rho · Gᴴ(z − u).

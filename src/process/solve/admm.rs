@@ -4,12 +4,11 @@
 
 use super::cg::{CgParams, ConjugateGradient, LinearOperator};
 use crate::app::{ClApp, Kernel};
-use crate::data::XData;
+use crate::data::{Launch, XData};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::Process;
 use num_complex::Complex;
 
 /// The settings of a [`TvAdmm`]: λ, the budget of inner CG iterations (BART's `-i N` counts those, not ADMM
@@ -88,8 +87,8 @@ pub struct TvAdmm<T: Element> {
     u: XData<T>,
     rhs: XData<T>,
     cg: ConjugateGradient<T>,
-    /// tv_rhs, tv_gram_add, tv_update.
-    kernels: [Kernel; 3],
+    /// tv_start, tv_rhs, tv_gram_add, tv_update.
+    kernels: [Kernel; 4],
     index: IndexType,
 }
 
@@ -105,21 +104,17 @@ struct WithTv<'a, T: Element> {
 impl<T: Element> LinearOperator<T> for WithTv<'_, T> {
     fn apply(&mut self, x: &XData<T>, out: &XData<T>) -> Result<()> {
         self.normal.apply(x, out)?;
-        let count: usize = self.extents.iter().product();
-        let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
-        let [n0, n1, n2] = self.extents.map(|n| n as u64);
-        self.gram
-            .launch()
-            .input(x)
-            .in_out(out)
-            .scalar(self.rho)
-            .index(self.index, n0)
-            .index(self.index, n1)
-            .index(self.index, n2)
-            .global(&[groups * GROUP])
-            .local(&[GROUP])
-            .enqueue()
+        let count = self.extents.iter().product();
+        over_image(self.gram.launch().input(x).in_out(out).scalar(self.rho), self.index, &self.extents, count)
     }
+}
+
+/// Ends a launch over the image's `count` positions: the extents as index arguments (none for a kernel that only
+/// takes the count, already given), then the sizes, and enqueues it.
+fn over_image(launch: Launch<'_>, index: IndexType, extents: &[usize], count: usize) -> Result<()> {
+    let launch = extents.iter().fold(launch, |l, &n| l.index(index, n as u64));
+    let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
+    launch.global(&[groups * GROUP]).local(&[GROUP]).enqueue()
 }
 
 impl<T: Element> TvAdmm<T> {
@@ -153,7 +148,7 @@ impl<T: Element> TvAdmm<T> {
             u: XData::zeros(app, &[3 * count])?,
             rhs: XData::zeros(app, shape)?,
             cg: ConjugateGradient::new(app, shape, inner)?,
-            kernels: [kernel("tv_rhs")?, kernel("tv_gram_add")?, kernel("tv_update")?],
+            kernels: [kernel("tv_start")?, kernel("tv_rhs")?, kernel("tv_gram_add")?, kernel("tv_update")?],
             index,
         })
     }
@@ -172,46 +167,23 @@ impl<T: Element> TvAdmm<T> {
             }
         }
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));
-        let (idx, groups) = (self.index, count.div_ceil(GROUP).clamp(1, 1 << 16));
-        let [n0, n1, n2] = self.extents.map(|n| n as u64);
-        for a in [x, &self.z, &self.u] {
-            crate::process::elementwise::Fill::new(a, T::default()).run()?;
-        }
+        let idx = self.index;
+        let [start, ..] = &mut self.kernels;
+        over_image(start.launch().output(x).output(&self.z).output(&self.u).index(idx, count as u64), idx, &[], count)?;
         let (mut total, mut iterations) = (0usize, 0usize);
         // ADMM stops on the CG budget; a right-hand side that stays 0 takes no CG iterations, so the ADMM
         // iterations are bounded too.
         while iterations <= self.params.iterations {
-            let [rhs_kernel, gram, update] = &mut self.kernels;
-            rhs_kernel
-                .launch()
-                .input(b)
-                .input(&self.z)
-                .input(&self.u)
-                .output(&self.rhs)
-                .scalar(real(self.params.rho))
-                .index(idx, n0)
-                .index(idx, n1)
-                .index(idx, n2)
-                .global(&[groups * GROUP])
-                .local(&[GROUP])
-                .enqueue()?;
+            let [_, rhs_kernel, gram, update] = &mut self.kernels;
+            let launch = rhs_kernel.launch().input(b).input(&self.z).input(&self.u).output(&self.rhs);
+            over_image(launch.scalar(real(self.params.rho)), idx, &self.extents, count)?;
             let mut op =
                 WithTv { normal: &mut *normal, gram, rho: real(self.params.rho), extents: self.extents, index: idx };
             self.cg.solve_from(&mut op, &self.rhs, x)?;
             total += self.cg.iterations_run()?;
-            update
-                .launch()
-                .input(x)
-                .in_out(&self.z)
-                .in_out(&self.u)
-                .scalar(real(self.params.relaxation))
-                .scalar(real(self.params.lambda / self.params.rho))
-                .index(idx, n0)
-                .index(idx, n1)
-                .index(idx, n2)
-                .global(&[groups * GROUP])
-                .local(&[GROUP])
-                .enqueue()?;
+            let launch = update.launch().input(x).in_out(&self.z).in_out(&self.u);
+            let launch = launch.scalar(real(self.params.relaxation)).scalar(real(self.params.lambda / self.params.rho));
+            over_image(launch, idx, &self.extents, count)?;
             iterations += 1;
             if total > self.params.iterations {
                 break;

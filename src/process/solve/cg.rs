@@ -190,25 +190,14 @@ impl<T: Element> ConjugateGradient<T> {
             }
         }
         let (idx, n, groups) = (self.index, self.n as u64, self.groups);
-        let lambda = T::Real::from_c64(Complex::new(self.params.lambda, 0.0));
         let element = std::mem::size_of::<T>() as u64;
         let tol2 = T::Real::from_c64(Complex::new(self.params.tolerance * self.params.tolerance, 0.0));
         let vector = [groups * GROUP];
         let one = [GROUP];
         if warm {
             // q = (M + λI) x, then r = p = b − q.
-            op.apply(x, &self.q)?;
-            let [_, _, regularise, .., warm_start] = &mut self.kernels;
-            regularise
-                .launch()
-                .input(x)
-                .in_out(&self.q)
-                .scalar(lambda)
-                .output(&self.partials)
-                .index(idx, n)
-                .global(&vector)
-                .local(&one)
-                .enqueue()?;
+            self.apply_regularised(op, x)?;
+            let [.., warm_start] = &mut self.kernels;
             warm_start
                 .launch()
                 .input(b)
@@ -238,7 +227,7 @@ impl<T: Element> ConjugateGradient<T> {
         }
         // The partials of |b|²: after those of |r₀|² for a warm start; the same ones for a cold start (r₀ = b).
         let b_at = if warm { groups as u32 } else { 0 };
-        let [_, start_scalars, regularise, alpha, step, beta, direction, _] = &mut self.kernels;
+        let [_, start_scalars, ..] = &mut self.kernels;
         start_scalars
             .launch()
             .input(&self.partials)
@@ -251,18 +240,9 @@ impl<T: Element> ConjugateGradient<T> {
             .local(&one)
             .enqueue()?;
         for iteration in 1..=self.params.iterations {
-            op.apply(&self.p, &self.q)?;
-            regularise
-                .launch()
-                .input(&self.p)
-                .in_out(&self.q)
-                .scalar(lambda)
-                .output(&self.partials)
-                .index(idx, n)
-                .global(&vector)
-                .local(&one)
-                .work(3 * n * element, 4 * n)
-                .enqueue()?;
+            let p = self.p.clone();
+            self.apply_regularised(op, &p)?;
+            let [_, _, _, alpha, step, beta, direction, _] = &mut self.kernels;
             alpha
                 .launch()
                 .input(&self.partials)
@@ -312,6 +292,26 @@ impl<T: Element> ConjugateGradient<T> {
         let history: Vec<f64> = self.history.to_vec()?.into_iter().map(|v| v.to_c64().re).collect();
         let first = history.first().copied().unwrap_or(0.0);
         Ok(history.iter().map(|&rr| if first > 0.0 { (rr / first).max(0.0).sqrt() } else { 0.0 }).collect())
+    }
+
+    /// Enqueues `q = (M + λI) v` and the partials of Re⟨v, q⟩.
+    fn apply_regularised(&mut self, op: &mut dyn LinearOperator<T>, v: &XData<T>) -> Result<()> {
+        op.apply(v, &self.q)?;
+        let (idx, n) = (self.index, self.n as u64);
+        let lambda = T::Real::from_c64(Complex::new(self.params.lambda, 0.0));
+        let element = std::mem::size_of::<T>() as u64;
+        let [_, _, regularise, ..] = &mut self.kernels;
+        regularise
+            .launch()
+            .input(v)
+            .in_out(&self.q)
+            .scalar(lambda)
+            .output(&self.partials)
+            .index(idx, n)
+            .global(&[self.groups * GROUP])
+            .local(&[GROUP])
+            .work(3 * n * element, 4 * n)
+            .enqueue()
     }
 
     /// After a solve: the iterations that ran (all of them, or up to the one that met the tolerance). Waits.

@@ -9,7 +9,6 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::Process;
 use num_complex::Complex;
 
 /// A proximal map on device arrays: `apply(x, out, iteration)` enqueues `out = prox_{τg}(x)` (iteration counts
@@ -93,7 +92,8 @@ pub struct Fista<T: Element> {
     z: XData<T>,
     z_prev: XData<T>,
     nx: XData<T>,
-    kernels: [Kernel; 2],
+    /// fista_start, fista_momentum, fista_gradient.
+    kernels: [Kernel; 3],
     index: IndexType,
 }
 
@@ -114,7 +114,7 @@ impl<T: Element> Fista<T> {
             z: XData::zeros(app, shape)?,
             z_prev: XData::zeros(app, shape)?,
             nx: XData::zeros(app, shape)?,
-            kernels: [kernel("fista_momentum")?, kernel("fista_gradient")?],
+            kernels: [kernel("fista_start")?, kernel("fista_momentum")?, kernel("fista_gradient")?],
             index,
         })
     }
@@ -140,13 +140,20 @@ impl<T: Element> Fista<T> {
         let (idx, n) = (self.index, self.n as u64);
         let groups = self.n.div_ceil(GROUP).clamp(1, 1024);
         let element = std::mem::size_of::<T>() as u64;
-        crate::process::elementwise::Fill::new(x, T::default()).run()?;
-        crate::process::elementwise::Fill::new(&self.z_prev, T::default()).run()?;
+        let [start, ..] = &mut self.kernels;
+        start
+            .launch()
+            .output(x)
+            .output(&self.z_prev)
+            .index(idx, n)
+            .global(&[groups * GROUP])
+            .local(&[GROUP])
+            .enqueue()?;
         let mut t = 1.0f64;
         for iteration in 0..self.params.iterations {
             prox.apply(x, &self.z, iteration)?;
             let t_next = (1.0 + (1.0 + 4.0 * t * t).sqrt()) / 2.0;
-            let [momentum, _] = &mut self.kernels;
+            let [_, momentum, _] = &mut self.kernels;
             momentum
                 .launch()
                 .input(&self.z)
@@ -160,7 +167,7 @@ impl<T: Element> Fista<T> {
                 .enqueue()?;
             t = t_next;
             normal.apply(x, &self.nx)?;
-            let [_, gradient] = &mut self.kernels;
+            let [_, _, gradient] = &mut self.kernels;
             gradient
                 .launch()
                 .in_out(x)
