@@ -1,25 +1,16 @@
 """cuFFT (through PyTorch) at MRI sizes, the peer of `cliper-bench fft` in issue 30's table: batched 2-D complex64
 transforms over coils and one 3-D volume. Prints: peer op shape ms (median of 3 runs of 20)."""
 import statistics
+
 import torch
+from cuda_timing import time_ms
 
 dev = "cuda"
 
 
-def bench(fn, reps=20, warm=3):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(3):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(reps):
-            fn()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) / reps)
-    return statistics.median(times)
+def bench(fn):
+    # The median of three cuda_timing means of 20 calls.
+    return statistics.median(time_ms(fn, reps=20) for _ in range(3))
 
 
 print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__, "cuFFT", torch.backends.cuda.cufft_plan_cache.max_size)

@@ -186,6 +186,13 @@ fn squeeze_bart<E: Clone>(
 
 /// A BART k-space array `[READ, PHS1, PHS2, COIL, …]` in cliper order `[frames…, coils, spatial…]`: unused
 /// spatial dimensions and every other dimension of extent 1 dropped, the rest become frames in BART's order.
+/// Sensitivity maps from a BART CFL pair (`[READ, PHS1, PHS2, COIL, MAPS…]`, one set) as `[coils, spatial…]`.
+fn bart_maps<T: ComplexElement>(path: &Path, spatial: usize) -> Result<ArrayD<T>> {
+    let maps = read_cfl(path)?.to_elements::<T>(path)?;
+    let maps = squeeze_bart(maps, path, "the sensitivity maps", |axis, _| axis < spatial || axis == BART_COIL_DIM)?;
+    Ok(spatial_last(maps, spatial))
+}
+
 fn from_bart<E: Clone>(a: ArrayD<E>, path: &Path) -> Result<(ArrayD<E>, usize)> {
     let a = bart_dims(a, path)?;
     let spatial = bart_spatial_dims(a.shape());
@@ -427,10 +434,7 @@ impl<T: ComplexElement> KData<T> {
         let mut k = KData::new(XData::from_ndarray(app, &kspace)?, spatial)?;
         let sens = with_suffix(path, "_sens");
         if cfl_exists(&sens) {
-            let maps = read_cfl(&sens)?.to_elements::<T>(&sens)?;
-            let maps =
-                squeeze_bart(maps, &sens, "the sensitivity maps", |axis, _| axis < spatial || axis == BART_COIL_DIM)?;
-            k = k.with_sensitivity_maps(XData::from_ndarray(app, &spatial_last(maps, spatial))?)?;
+            k = k.with_sensitivity_maps(XData::from_ndarray(app, &bart_maps::<T>(&sens, spatial)?)?)?;
         }
         let mask_base = with_suffix(path, "_mask");
         if cfl_exists(&mask_base) {
@@ -466,10 +470,7 @@ impl<T: ComplexElement> KData<T> {
         let spatial = self.spatial_shape().len();
         let is_cfl = matches!(extension(path).unwrap_or_default().as_str(), "cfl" | "hdr") || cfl_exists(path);
         let maps = if is_cfl {
-            let maps = read_cfl(path)?.to_elements::<T>(path)?;
-            let maps =
-                squeeze_bart(maps, path, "the sensitivity maps", |axis, _| axis < spatial || axis == BART_COIL_DIM)?;
-            spatial_last(maps, spatial)
+            bart_maps::<T>(path, spatial)?
         } else {
             super::file::read_file(path)?.to_elements::<T>(path)?
         };

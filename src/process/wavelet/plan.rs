@@ -1,7 +1,7 @@
 //! The schedule of a multilevel wavelet transform: which axes each level splits, where every band lives (the
 //! coefficient vector or scratch), and the one-axis analysis or synthesis launches that connect them.
 
-use crate::app::{ClApp, Kernel};
+use crate::app::{ClApp, Kernel, Program};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -40,7 +40,9 @@ pub(crate) struct WaveletPlan<T: Element> {
     scratch: Option<XData<T>>,
     analysis: Kernel,
     synthesis: Kernel,
-    index: IndexType,
+    /// The program the kernels come from (the wavelet threshold takes its own kernels from it too).
+    pub(crate) program: Program,
+    pub(crate) index: IndexType,
 }
 
 const GROUP: usize = 256;
@@ -208,6 +210,7 @@ impl<T: Element> WaveletPlan<T> {
             scratch: if scratch > 0 { Some(XData::uninit(app, op, &[scratch])?) } else { None },
             analysis: program.kernel("wavelet_analysis")?.owned_by(op),
             synthesis: program.kernel("wavelet_synthesis")?.owned_by(op),
+            program,
             index,
         })
     }

@@ -9,7 +9,6 @@ use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
-use crate::kernels;
 use crate::process::solve::Proximal;
 use num_complex::Complex;
 
@@ -112,9 +111,11 @@ impl<T: Element> WaveletThreshold<T> {
         for (slot, &n) in padded.iter_mut().skip(3 - shape.len()).zip(shape) {
             *slot = n;
         }
-        let index = IndexType::for_extent(plan.coefficients.max(shape.iter().product()) as u64);
-        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
-        let program = app.build_program("wavelet.cl", &kernels::with_common(kernels::WAVELET), &options)?;
+        // The plan's program has these kernels too, compiled for an index type that covers the image and the
+        // coefficients.
+        let kernel = |name: &str| plan.program.kernel(name).map(|k| k.owned_by("WaveletThreshold"));
+        let kernels = [kernel("circular_shift")?, kernel("soft_threshold")?];
+        let index = plan.index;
         Ok(WaveletThreshold {
             coefficients: XData::uninit(app, "WaveletThreshold", &[plan.coefficients])?,
             rolled: XData::uninit(app, "WaveletThreshold", shape)?,
@@ -122,10 +123,7 @@ impl<T: Element> WaveletThreshold<T> {
             shape: padded,
             threshold,
             spin: spin.then(BartShifts::new),
-            kernels: [
-                program.kernel("circular_shift")?.owned_by("WaveletThreshold"),
-                program.kernel("soft_threshold")?.owned_by("WaveletThreshold"),
-            ],
+            kernels,
             index,
         })
     }
