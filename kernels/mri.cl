@@ -113,3 +113,150 @@ kernel void sense_pattern(global const T* k, global R* mask, IDX coils, IDX posi
     }
 }
 #endif  // IS_COMPLEX
+
+// ---- Coil maps as per-pixel principal eigenvectors (EspiritMaps, WalshMaps). Built with EIGEN_COILS (C, the
+// coil count: each work-item keeps one row of its pixel's C × C Hermitian matrix in registers, so C must be a
+// compile-time constant) and EIGEN_PIXELS (P): a work-group is P pixels × C coils, local id = c · P + p, so the
+// P work-items of one coil row touch neighbouring pixels (coalesced reads and writes along y).
+// Maps and images are [C, NX, NY] (y fastest); the pixel of group g and lane p is x = g / ⌈NY/P⌉,
+// y = (g % ⌈NY/P⌉) · P + p. Lanes past NY compute on clamped data and write nothing.
+#if defined(EIGEN_COILS) && IS_COMPLEX
+#define NC EIGEN_COILS
+#define NP EIGEN_PIXELS
+
+// One pixel's power iterations, in the work-item of coil c and lane p: `row` is row c of the pixel's matrix, *xc
+// the start vector's entry c (the eigenvector's on return). Each iteration is x ← M x, λ = ‖x‖, x ← x / λ (x = 0
+// when λ = 0), as BART's ecalib and ismrmrd's Walsh method iterate; returns the last λ, equal in all C work-items
+// of the pixel (each sums the same local values in the same order). `cur` and `next` are C × P local vectors.
+// Every work-item of the group must call it (barriers).
+inline R pixel_power(const T* row, T* xc, local T* cur, local T* next, uint c, uint p, uint iterations) {
+    R lambda = 0;
+    for (uint it = 0; it < iterations; it++) {
+        cur[c * NP + p] = *xc;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        T y = ZERO;
+#pragma unroll
+        for (uint d = 0; d < NC; d++) y += MUL(row[d], cur[d * NP + p]);
+        next[c * NP + p] = y;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        R sum = 0;
+        for (uint d = 0; d < NC; d++) sum += dot(next[d * NP + p], next[d * NP + p]);
+        lambda = sqrt(sum);
+        *xc = lambda > 0 ? y / lambda : ZERO;
+    }
+    return lambda;
+}
+
+// Σ over the pixel's C work-items of v (through `scratch`, C × P local values), in every one of them.
+inline T pixel_sum(T v, local T* scratch, uint c, uint p) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scratch[c * NP + p] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T sum = ZERO;
+    for (uint d = 0; d < NC; d++) sum += scratch[d * NP + p];
+    return sum;
+}
+
+// ESPIRiT, step 1: the kept kernels' image-space values on the g × g grid, a[(r · C + c) · n + k] =
+// Σ_q phase[r · Q + q] · conj(v[(q + Q · c) · n + k]) for grid point r, coil c, kernel k, kernel offsets q (Q of
+// them; phase holds ifftmod and the inverse DFT's phases, from the host).
+kernel void espirit_grid_kernels(global const T* v, global const T* phase, global T* a, uint grid, uint q_count,
+                                 uint kernels) {
+    const uint count = grid * NC * kernels;
+    for (uint i = get_global_id(0); i < count; i += get_global_size(0)) {
+        const uint k = i % kernels, c = (i / kernels) % NC, r = i / (kernels * NC);
+        T sum = ZERO;
+        for (uint q = 0; q < q_count; q++) sum += MUL(phase[r * q_count + q], CONJ(v[(q + q_count * c) * kernels + k]));
+        a[i] = sum;
+    }
+}
+
+// ESPIRiT, step 2: the grid's matrices w[(r · C + c) · C + d] = scale · Σ_k a[r, c, k] · conj(a[r, d, k]).
+kernel void espirit_grid_matrices(global const T* a, global T* w, uint grid, uint kernels, R scale) {
+    const uint count = grid * NC * NC;
+    for (uint i = get_global_id(0); i < count; i += get_global_size(0)) {
+        const uint d = i % NC, c = (i / NC) % NC, r = i / (NC * NC);
+        global const T* ac = a + (r * NC + c) * kernels;
+        global const T* ad = a + (r * NC + d) * kernels;
+        T sum = ZERO;
+        for (uint k = 0; k < kernels; k++) sum += MUL(ac[k], CONJ(ad[k]));
+        w[i] = scale * sum;
+    }
+}
+
+// ESPIRiT, step 3: the sinc interpolation along y of every entry, from the g × g grid to g × NY:
+// wy[((i · C + c) · C + d) · NY + y] = Σ_j ry[y · g + j] · w[((i · g + j) · C + c) · C + d].
+kernel void espirit_interpolate_y(global const T* w, global const T* ry, global T* wy, uint g, uint ny) {
+    const uint count = g * NC * NC * ny;
+    for (uint i = get_global_id(0); i < count; i += get_global_size(0)) {
+        const uint y = i % ny, e = (i / ny) % (NC * NC), gx = i / (ny * NC * NC);
+        T sum = ZERO;
+        for (uint j = 0; j < g; j++) sum += MUL(ry[y * g + j], w[(gx * g + j) * NC * NC + e]);
+        wy[i] = sum;
+    }
+}
+
+// ESPIRiT, step 4, per pixel: row c of the pixel's matrix interpolated along x (Σ_i rx[x · g + i] · wy[i, c, ·, y]),
+// `iterations` power iterations from e₀, 0 where λ < crop, then the phase turned so that Σ_c conj(z_c) · s_c is
+// real and positive (z: the calibration data's principal component). Writes maps [C, NX, NY].
+kernel void espirit_eigen(global const T* wy, global const T* rx, global const T* z, global T* maps, uint nx,
+                          uint ny, uint g, uint iterations, R crop) {
+    local T cur[NC * NP], next[NC * NP];
+    const uint c = get_local_id(0) / NP, p = get_local_id(0) % NP;
+    const uint blocks = (ny + NP - 1) / NP, x = get_group_id(0) / blocks;
+    const uint y = (get_group_id(0) % blocks) * NP + p, yc = min(y, ny - 1);
+    T row[NC];
+#pragma unroll
+    for (uint d = 0; d < NC; d++) row[d] = ZERO;
+    for (uint i = 0; i < g; i++) {
+        const T f = rx[x * g + i];
+        global const T* src = wy + ((size_t)(i * NC + c) * NC) * ny + yc;
+#pragma unroll
+        for (uint d = 0; d < NC; d++) row[d] += MUL(f, src[(size_t)d * ny]);
+    }
+    T s = c == 0 ? FROM_REAL(1) : ZERO;
+    const R lambda = pixel_power(row, &s, cur, next, c, p, iterations);
+    if (!(lambda >= crop)) s = ZERO;
+    const T t = pixel_sum(MUL(CONJ(z[c]), s), cur, c, p);
+    const R m = length(t);
+    if (m > 0) s = MUL(s, CONJ(t) / m);
+    if (y < ny) maps[((size_t)c * nx + x) * ny + y] = s;
+}
+
+// Walsh's method as ismrmrd-python-tools' calculate_csm_walsh: per pixel, the coil images' covariance
+// R[c, d] = mean over a box × box window of img_c · conj(img_d) (scipy's uniform_filter, 'reflect' border: BORDER
+// must be BORDER_SYMMETRIC), then `iterations` power iterations from the normalised column sums
+// v_d = Σ_c R[c, d] = conj(Σ_c R[d, c]). Writes the eigenvector (no crop, no phase reference) as maps [C, NX, NY].
+kernel void walsh_eigen(global const T* img, global T* maps, uint nx, uint ny, uint box, uint iterations) {
+    local T cur[NC * NP], next[NC * NP];
+    const uint c = get_local_id(0) / NP, p = get_local_id(0) % NP;
+    const uint blocks = (ny + NP - 1) / NP, x = get_group_id(0) / blocks;
+    const uint y = (get_group_id(0) % blocks) * NP + p, yc = min(y, ny - 1);
+    const size_t plane = (size_t)nx * ny;
+    T row[NC];
+#pragma unroll
+    for (uint d = 0; d < NC; d++) row[d] = ZERO;
+    const int lo = -(int)(box / 2);
+    for (int u = lo; u < lo + (int)box; u++) {
+        const int xu = border_index((int)x + u, (int)nx);
+        for (int v = lo; v < lo + (int)box; v++) {
+            const size_t at = (size_t)xu * ny + border_index((int)yc + v, (int)ny);
+            const T ic = img[c * plane + at];
+#pragma unroll
+            for (uint d = 0; d < NC; d++) row[d] += MUL(ic, CONJ(img[d * plane + at]));
+        }
+    }
+    const R mean = (R)1 / (R)(box * box);
+    T start = ZERO;
+#pragma unroll
+    for (uint d = 0; d < NC; d++) {
+        row[d] *= mean;
+        start += row[d];
+    }
+    start = CONJ(start);
+    const R norm = sqrt(pixel_sum(FROM_REAL(dot(start, start)), cur, c, p).x);
+    T s = norm > 0 ? start / norm : ZERO;
+    pixel_power(row, &s, cur, next, c, p, iterations);
+    if (y < ny) maps[(size_t)c * plane + (size_t)x * ny + y] = s;
+}
+#endif  // EIGEN_COILS && IS_COMPLEX

@@ -129,7 +129,7 @@ pub use process::morphology::{
 pub use process::mri::{
     CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams, EspiritStrategy,
     L1WaveletParams, L1WaveletSense, L1WaveletStrategy, RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator,
-    SimpleMRIRecon, TvSense, TvStrategy,
+    SimpleMRIRecon, TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{

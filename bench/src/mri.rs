@@ -1,9 +1,13 @@
 //! `cliper-bench recon`: an iterative MRI reconstruction (CG-SENSE, ℓ1-wavelet, TV) timed on the device after a
 //! warm-up, for comparison with `bart pics` on the same files (scripts/bench/mri-vs-bart.sh); the image can be
-//! saved to check it against BART's.
+//! saved to check it against BART's. `--method espirit` (or `walsh`) times the coil maps alone, to set beside
+//! `bart ecalib -m1`.
 
 use cliper::prelude::*;
-use cliper::{CgParams, CgSense, L1WaveletParams, L1WaveletSense, Result, TvParams, TvSense, write_cfl};
+use cliper::{
+    CgParams, CgSense, EspiritMaps, EspiritParams, L1WaveletParams, L1WaveletSense, Result, TvParams, TvSense,
+    WalshMaps, WalshParams, write_cfl,
+};
 use std::path::Path;
 use std::time::Instant;
 
@@ -20,6 +24,9 @@ pub(crate) fn run(
     reps: usize,
     out: Option<&Path>,
 ) -> Result<()> {
+    if method == "espirit" || method == "walsh" {
+        return maps_run(app, kspace, method, reps, out);
+    }
     let load = Instant::now();
     let k = KData::<Complex32>::load(app, kspace)?;
     let k = match maps {
@@ -61,6 +68,49 @@ pub(crate) fn run(
     );
     if let Some(path) = out {
         write_cfl(path, &HostArray::C32(image.to_ndarray()?))?;
+    }
+    Ok(())
+}
+
+/// Coil maps of `kspace` by ESPIRiT or Walsh's method: one warm-up run (compilation, tables), then `reps` timed
+/// launches (each reads the calibration band back, so the time includes the host's part and the transfers).
+fn maps_run(app: &ClApp, kspace: &Path, method: &str, reps: usize, out: Option<&Path>) -> Result<()> {
+    let k = KData::<Complex32>::load(app, kspace)?;
+    let maps = XData::<Complex32>::zeros(app, &EspiritMaps::output_shape(&k)?)?;
+    let mut espirit = EspiritMaps::new(&k, &maps, EspiritParams::default());
+    let mut walsh = WalshMaps::from_kspace(&k, &maps, WalshParams::default());
+    let process: &mut dyn Process = if method == "walsh" { &mut walsh } else { &mut espirit };
+    let first = Instant::now();
+    process.run()?;
+    app.finish()?;
+    let first_s = first.elapsed().as_secs_f64();
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let clock = Instant::now();
+        process.launch()?;
+        app.finish()?;
+        times.push(clock.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+    let strategy = if method == "walsh" {
+        walsh.strategy().map(|s| s.to_string())
+    } else {
+        espirit.strategy().map(|s| s.to_string())
+    };
+    println!(
+        "maps {method} {} coils × {:?} on {}: {:.2} ms (median of {}; min {:.2} ms); first run with setup {:.1} ms; {}",
+        k.num_coils(),
+        k.spatial_shape(),
+        app.device().name,
+        median * 1e3,
+        times.len(),
+        times.first().copied().unwrap_or(0.0) * 1e3,
+        first_s * 1e3,
+        strategy.unwrap_or_default()
+    );
+    if let Some(path) = out {
+        write_cfl(path, &HostArray::C32(maps.to_ndarray()?))?;
     }
     Ok(())
 }

@@ -1,13 +1,17 @@
 //! [`EspiritMaps`]: coil sensitivity maps from the k-space's fully sampled centre by ESPIRiT, step for step as
-//! BART's `ecalib -m1` computes them (docs/bart-semantics.md §8). For now the computation runs on the host in
-//! float64 (the k-space is read back once) and the maps are written to the device.
+//! BART's `ecalib -m1` computes them (docs/bart-semantics.md §8). The host does what is small and sequential in
+//! float64 (the calibration block, read back as a band of y; the Casorati matrix's Gram and its eigenvectors with
+//! faer; the phase reference); the device does the per-pixel work (the kernels' image-space matrices, their sinc
+//! interpolation to the image and 30 power iterations per pixel).
 
+use super::coil_maps::{Calibration, PixelProgram, at, pixel_geometry, put};
+use crate::app::Kernel;
 use crate::data::{KData, XData};
-use crate::element::ComplexElement;
+use crate::element::{ComplexElement, Element};
 use crate::error::{Error, Result};
 use crate::process::{Prepared, Process};
-use nalgebra::{DMatrix, SymmetricEigen};
-use num_complex::Complex64;
+use faer::{Mat, Side};
+use num_complex::{Complex, Complex64};
 use std::f64::consts::PI;
 
 /// The settings of [`EspiritMaps`], BART's defaults: calibration region at most 24 per axis (`-r`), kernel 6
@@ -45,14 +49,16 @@ impl EspiritParams {
     }
 }
 
-/// How an [`EspiritMaps`] ran, as `strategy()` reports it after a launch: the calibration region found and the
-/// kernels kept.
+/// How an [`EspiritMaps`] ran, as `strategy()` reports it after a launch: the calibration region found, the
+/// kernels kept, the size of the eigenproblem solved on the host and the host's time.
 ///
 /// ```
-/// let s = cliper::EspiritStrategy { calibration: [24, 24], kernels: 47, candidates: 288 };
+/// let s = cliper::EspiritStrategy {
+///     calibration: [24, 24], kernels: 47, candidates: 288, gram: 288, pixels_per_group: 32, host_ms: 9.5,
+/// };
 /// assert!(s.to_string().contains("47 of 288"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EspiritStrategy {
     /// The fully sampled calibration region's extent.
     pub calibration: [usize; 2],
@@ -60,14 +66,22 @@ pub struct EspiritStrategy {
     pub kernels: usize,
     /// Kernels considered (kernel² × coils).
     pub candidates: usize,
+    /// The order of the Hermitian eigenproblem solved on the host: the smaller of the Casorati matrix's two
+    /// Grams (columns: kernel² × coils; rows: kernel positions in the calibration block).
+    pub gram: usize,
+    /// Pixels per work-group of the per-pixel kernel (each pixel has a work-item per coil).
+    pub pixels_per_group: usize,
+    /// Milliseconds spent on the host (read-back of the calibration band included).
+    pub host_ms: f64,
 }
 
 impl std::fmt::Display for EspiritStrategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "ESPIRiT (on the host): calibration {:?}, {} of {} kernels",
-            self.calibration, self.kernels, self.candidates
+            "ESPIRiT: calibration {:?}, {} of {} kernels (host: {}² Gram eigenproblem, {:.1} ms); per-pixel \
+             power iterations on the device, {} pixels per work-group",
+            self.calibration, self.kernels, self.candidates, self.gram, self.host_ms, self.pixels_per_group
         )
     }
 }
@@ -81,6 +95,9 @@ impl std::fmt::Display for EspiritStrategy {
 /// - the phase referenced to the calibration data's principal component.
 ///
 /// Maps match BART's up to one global sign (the principal component's sign is arbitrary, LAPACK's included).
+/// The eigenproblem is solved on the host in float64 with the smaller of the Casorati matrix's Grams (288² for 8
+/// coils, 361² for a 24² block with more coils: BART solves the 36·C-wide one); everything per pixel runs on the
+/// device, compiled for the coil count.
 ///
 /// ```
 /// use cliper::{EspiritMaps, KData, Process, XData};
@@ -95,13 +112,32 @@ pub struct EspiritMaps<T: ComplexElement> {
     k: KData<T>,
     maps: XData<T>,
     params: EspiritParams,
-    plan: Prepared<Option<EspiritStrategy>>,
+    plan: Prepared<Plan<T>>,
+    last: Option<EspiritStrategy>,
 }
+
+/// What `init` prepares: the kernels and the tables that depend only on the shapes.
+struct Plan<T: ComplexElement> {
+    /// espirit_grid_kernels, espirit_grid_matrices, espirit_interpolate_y, espirit_eigen.
+    kernels: [Kernel; 4],
+    pixels: usize,
+    /// The inverse DFT's phases from kernel offsets to the grid: `[grid², kernel²]`.
+    phase: XData<T>,
+    /// The sinc interpolation maps `[nx, grid]` and `[ny, grid]`.
+    rx: XData<T>,
+    ry: XData<T>,
+    /// The grid's matrices `[grid², coils, coils]` and their interpolation along y `[grid, coils, coils, ny]`.
+    grid: XData<T>,
+    wy: XData<T>,
+}
+
+/// Work-items per group of the small grid-stride kernels.
+const GROUP: usize = 64;
 
 impl<T: ComplexElement> EspiritMaps<T> {
     /// Maps of `k` into `maps`.
     pub fn new(k: &KData<T>, maps: &XData<T>, params: EspiritParams) -> EspiritMaps<T> {
-        EspiritMaps { k: k.clone(), maps: maps.clone(), params, plan: Prepared::default() }
+        EspiritMaps { k: k.clone(), maps: maps.clone(), params, plan: Prepared::default(), last: None }
     }
 
     /// Allocates the maps, computes them once and returns them.
@@ -125,9 +161,9 @@ impl<T: ComplexElement> EspiritMaps<T> {
         Ok([k.num_coils()].iter().chain(k.spatial_shape()).copied().collect())
     }
 
-    /// The calibration region and kernels of the last launch.
+    /// The calibration region, kernels and host time of the last launch.
     pub fn strategy(&self) -> Option<EspiritStrategy> {
-        self.plan.as_ref().cloned().flatten()
+        self.last.clone()
     }
 }
 
@@ -137,55 +173,148 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
     }
 
     fn init(&mut self) -> Result<()> {
+        let op = "EspiritMaps";
         let shape = Self::output_shape(&self.k)?;
-        if self.maps.shape() != shape.as_slice() {
+        if self.maps.shape() != shape.as_slice() || !self.maps.is_contiguous() {
             return Err(Error::Shape {
-                op: "EspiritMaps".into(),
-                expected: format!("maps of shape {shape:?}"),
+                op: op.into(),
+                expected: format!("contiguous maps of shape {shape:?}"),
                 got: format!("{:?}", self.maps.shape()),
             });
         }
         let p = self.params;
         if p.kernel == 0 || p.calibration < p.kernel || p.threshold.is_nan() || p.threshold <= 0.0 || p.iterations == 0
         {
-            return Err(Error::invalid("EspiritMaps", format!("settings {p:?}: need calibration ≥ kernel ≥ 1")));
+            return Err(Error::invalid(op, format!("settings {p:?}: need calibration ≥ kernel ≥ 1")));
         }
-        self.plan.set(None);
+        let [coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
+        let app = self.maps.app();
+        let program = PixelProgram::new::<T>(op, app, coils)?;
+        let kernels = [
+            program.kernel(op, "espirit_grid_kernels")?,
+            program.kernel(op, "espirit_grid_matrices")?,
+            program.kernel(op, "espirit_interpolate_y")?,
+            program.kernel(op, "espirit_eigen")?,
+        ];
+        let (kk, g) = (p.kernel, 2 * p.kernel);
+        let upload = |shape: &[usize], values: Vec<Complex64>| {
+            let values: Vec<T> = values.into_iter().map(T::from_c64).collect();
+            XData::from_slice(app, shape, &values)
+        };
+        self.plan.set(Plan {
+            kernels,
+            pixels: program.pixels,
+            phase: upload(&[g * g, kk * kk], grid_phases(kk))?,
+            rx: upload(&[nx, g], sinc_map(g, nx))?,
+            ry: upload(&[ny, g], sinc_map(g, ny))?,
+            grid: XData::uninit(app, op, &[g * g, coils, coils])?,
+            wy: XData::uninit(app, op, &[g, coils, coils, ny])?,
+        });
+        self.last = None;
         Ok(())
     }
 
-    /// Reads the k-space back (waits for the device), computes the maps on the host, writes them.
+    /// Reads the calibration band back (waits for the device), finds the kernels and the phase reference on the
+    /// host, then enqueues the per-pixel work.
     fn launch(&mut self) -> Result<()> {
+        let op = "EspiritMaps";
+        let clock = std::time::Instant::now();
+        let p = self.params;
         let shape = self.maps.shape().to_vec();
-        let [coils, nx, ny] = shape[..] else { return Err(Error::invalid("EspiritMaps", "not 2-D")) };
-        let k: Vec<Complex64> = self.k.as_xdata().to_vec()?.into_iter().map(|v| v.to_c64()).collect();
-        let (maps, strategy) = espirit(&k, coils, nx, ny, &self.params)?;
-        let values: Vec<T> = maps.into_iter().map(T::from_c64).collect();
-        self.maps.write(&values)?;
-        self.plan.set(Some(strategy));
-        Ok(())
+        let [coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
+        let calibration = Calibration::find(op, &self.k, p.calibration)?;
+        let [cx, cy] = calibration.extent;
+        let kk = p.kernel;
+        if cx < kk || cy < kk {
+            return Err(Error::invalid(
+                op,
+                format!("the fully sampled centre is {cx} × {cy}, smaller than the {kk} × {kk} kernel"),
+            ));
+        }
+        let basis = kernel_basis(&calibration, kk, p.threshold)?;
+        let z = phase_reference(&calibration)?;
+        let host_ms = clock.elapsed().as_secs_f64() * 1e3;
+        let app = self.maps.app().clone();
+        let plan = self.plan.get(op)?;
+        self.last = Some(EspiritStrategy {
+            calibration: calibration.extent,
+            kernels: basis.kept,
+            candidates: kk * kk * coils,
+            gram: basis.gram,
+            pixels_per_group: plan.pixels,
+            host_ms,
+        });
+        if basis.kept == 0 {
+            // No energy in the calibration block: no kernels, every eigenvalue 0, every map 0 (as BART).
+            return self.maps.write(&vec![T::default(); self.maps.len()]);
+        }
+        let to_t = |v: Vec<Complex64>| v.into_iter().map(T::from_c64).collect::<Vec<T>>();
+        let v = XData::from_slice(&app, &[kk * kk * coils, basis.kept], &to_t(basis.vectors))?;
+        let z = XData::from_slice(&app, &[coils], &to_t(z))?;
+        let g = 2 * kk;
+        let a = XData::<T>::uninit(&app, op, &[g * g, coils, basis.kept])?;
+        let as_u32 = |n: usize| u32::try_from(n).map_err(|_| Error::invalid(op, format!("{n} is too large")));
+        let (grid2, q, kept) = (as_u32(g * g)?, as_u32(kk * kk)?, as_u32(basis.kept)?);
+        let stride_launch = |count: usize| (count.div_ceil(GROUP).clamp(1, 1 << 14) * GROUP, GROUP);
+        let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));
+        let [grid_kernels, grid_matrices, interpolate_y, eigen] = &mut plan.kernels;
+        let (global, local) = stride_launch(g * g * coils * basis.kept);
+        grid_kernels
+            .launch()
+            .input(&v)
+            .input(&plan.phase)
+            .output(&a)
+            .scalar(grid2)
+            .scalar(q)
+            .scalar(kept)
+            .global(&[global])
+            .local(&[local])
+            .enqueue()?;
+        let (global, local) = stride_launch(g * g * coils * coils);
+        let scale = real(1.0 / (kk * kk * g * g) as f64);
+        grid_matrices
+            .launch()
+            .input(&a)
+            .output(&plan.grid)
+            .scalar(grid2)
+            .scalar(kept)
+            .scalar(scale)
+            .global(&[global])
+            .local(&[local])
+            .enqueue()?;
+        let (global, local) = stride_launch(g * coils * coils * ny);
+        interpolate_y
+            .launch()
+            .input(&plan.grid)
+            .input(&plan.ry)
+            .output(&plan.wy)
+            .scalar(as_u32(g)?)
+            .scalar(as_u32(ny)?)
+            .global(&[global])
+            .local(&[local])
+            .enqueue()?;
+        let (global, group) = pixel_geometry(plan.pixels, coils, nx, ny);
+        let flops = 8 * (nx * ny * coils * coils * (g + p.iterations)) as u64;
+        eigen
+            .launch()
+            .input(&plan.wy)
+            .input(&plan.rx)
+            .input(&z)
+            .output(&self.maps)
+            .scalar(as_u32(nx)?)
+            .scalar(as_u32(ny)?)
+            .scalar(as_u32(g)?)
+            .scalar(as_u32(p.iterations)?)
+            .scalar(real(p.crop))
+            .global(&[global])
+            .local(&[group])
+            .work((g * coils * coils * ny + 2 * coils * nx * ny) as u64 * std::mem::size_of::<T>() as u64, flops)
+            .enqueue()
     }
 
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
     }
-}
-
-/// `v[i]`, or the default past the end (every index here is within the loops' own extents).
-fn at<E: Copy + Default>(v: &[E], i: usize) -> E {
-    v.get(i).copied().unwrap_or_default()
-}
-
-/// `v[i] = value` (ignored past the end).
-fn put<E>(v: &mut [E], i: usize, value: E) {
-    if let Some(slot) = v.get_mut(i) {
-        *slot = value;
-    }
-}
-
-/// Entry (r, c) of a matrix, 0 outside.
-fn entry(m: &DMatrix<Complex64>, r: usize, c: usize) -> Complex64 {
-    m.get((r, c)).copied().unwrap_or_default()
 }
 
 /// BART's `fftmod` phase of index `j` on an axis of `n`: exp(2πi (j − c/2) c / n), c = n/2 (conjugate: `ifftmod`).
@@ -195,209 +324,35 @@ fn modulation(j: usize, n: usize, inverse: bool) -> Complex64 {
     Complex64::from_polar(1.0, if inverse { -2.0 } else { 2.0 } * PI * turns)
 }
 
-/// The maps `[coils, nx, ny]` of k-space `k` (the same layout) and what was found.
-fn espirit(
-    k: &[Complex64],
-    coils: usize,
-    nx: usize,
-    ny: usize,
-    p: &EspiritParams,
-) -> Result<(Vec<Complex64>, EspiritStrategy)> {
-    let sample = |c: usize, x: usize, y: usize| at(k, (c * nx + x) * ny + y);
-    let sampled = |x: usize, y: usize| (0..coils).any(|c| sample(c, x, y) != Complex64::default());
-    // 1. The calibration block: within the centre band of y (at most `calibration` wide, all of x), grow a
-    // centred block one axis at a time while it stays fully sampled, then slide it along x to the most energy.
-    let band = (ny - ny.min(p.calibration)) / 2;
-    let dims = [nx, ny.min(p.calibration)];
-    let (mut cal, mut pos, mut stop) = ([1usize, 1], [(nx - 1) / 2, (ny.min(p.calibration) - 1) / 2], [false, false]);
-    let full = |cal: &[usize; 2], pos: &[usize; 2]| {
-        let ([c0, c1], [p0, p1]) = (*cal, *pos);
-        (p0..p0 + c0).all(|x| (p1..p1 + c1).all(|y| sampled(x, band + y)))
-    };
-    while !stop.iter().all(|&s| s) {
-        for i in 0..2 {
-            let (ci, di) = (at(&cal, i), at(&dims, i));
-            if ci == di || ci >= p.calibration {
-                put(&mut stop, i, true);
-            }
-            if at(&stop, i) {
-                continue;
-            }
-            put(&mut cal, i, ci + 1);
-            put(&mut pos, i, (di - ci - 1) / 2);
-            if !full(&cal, &pos) {
-                put(&mut cal, i, ci);
-                put(&mut pos, i, (di - ci) / 2);
-                put(&mut stop, i, true);
-            }
-        }
-    }
-    let [cx, cy] = cal;
-    let py = at(&pos, 1);
-    let energy = |x0: usize| -> f64 {
-        (0..coils)
-            .map(|c| {
-                (x0..x0 + cx).map(|x| (0..cy).map(|y| sample(c, x, band + py + y).norm_sqr()).sum::<f64>()).sum::<f64>()
-            })
-            .sum()
-    };
-    let (mut best, mut most) = (0usize, 0.0f64);
-    for x0 in 0..=nx - cx {
-        let e = energy(x0);
-        if e > most {
-            (best, most) = (x0, e);
-        }
-    }
-    let calib = |c: usize, x: usize, y: usize| sample(c, best + x, band + py + y);
-    let kk = p.kernel;
-    if cx < kk || cy < kk {
-        return Err(Error::invalid(
-            "EspiritMaps",
-            format!("the fully sampled centre is {cx} × {cy}, smaller than the {kk} × {kk} kernel"),
-        ));
-    }
-    // 2. The Casorati matrix: a row per kernel position (x fastest), a column per (kx, ky, coil) (kx fastest).
-    let columns = kk * kk * coils;
-    let rows = (cx - kk + 1) * (cy - kk + 1);
-    let mut a = DMatrix::<Complex64>::zeros(rows, columns);
-    for sy in 0..=cy - kk {
-        for sx in 0..=cx - kk {
-            let row = sx + (cx - kk + 1) * sy;
-            for c in 0..coils {
-                for ky in 0..kk {
-                    for kx in 0..kk {
-                        if let Some(slot) = a.get_mut((row, kx + kk * ky + kk * kk * c)) {
-                            *slot = calib(c, sx + kx, sy + ky);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let gram = a.adjoint() * &a;
-    let eigen = SymmetricEigen::new(gram);
-    let mut order: Vec<usize> = (0..columns).collect();
-    let value = |i: usize| eigen.eigenvalues.get(i).copied().unwrap_or(0.0);
-    order.sort_by(|&i, &j| value(j).total_cmp(&value(i)));
-    let sigma = |i: usize| value(i).max(0.0).sqrt();
-    let largest = order.first().map_or(0.0, |&i| sigma(i));
-    let kept: Vec<usize> = order.iter().copied().take_while(|&i| sigma(i) / largest > p.threshold.sqrt()).collect();
-    // 3. Each kernel (the conjugate of a right singular vector) zero-padded centred on a grid of twice the
-    // kernel, ifftmod, unnormalised inverse DFT: a_k(r) per coil; W(r) = Σ_k a_k a_kᴴ / (kernel² · grid²).
-    let g = 2 * kk;
-    let offset = g / 2 - kk / 2;
-    let mut w = vec![Complex64::default(); g * g * coils * coils];
-    let mut image = vec![Complex64::default(); g * g * coils];
-    for &e in &kept {
-        image.iter_mut().for_each(|v| *v = Complex64::default());
-        for c in 0..coils {
-            for x in 0..g {
-                for y in 0..g {
-                    let mut sum = Complex64::default();
-                    for ky in 0..kk {
-                        for kx in 0..kk {
-                            let (u, v) = (kx + offset, ky + offset);
-                            let value = entry(&eigen.eigenvectors, kx + kk * ky + kk * kk * c, e).conj()
-                                * modulation(u, g, true)
-                                * modulation(v, g, true);
-                            sum +=
-                                value * Complex64::from_polar(1.0, 2.0 * PI * ((u * x + v * y) % g) as f64 / g as f64);
-                        }
-                    }
-                    put(&mut image, (x * g + y) * coils + c, sum);
-                }
-            }
-        }
-        for r in 0..g * g {
-            for c in 0..coils {
-                for d in 0..coils {
-                    let add = at(&image, r * coils + c) * at(&image, r * coils + d).conj();
-                    if let Some(slot) = w.get_mut((r * coils + c) * coils + d) {
-                        *slot += add;
-                    }
-                }
-            }
-        }
-    }
-    let scale = (kk * kk * g * g) as f64;
-    w.iter_mut().for_each(|v| *v /= scale);
-    // 4. Sinc interpolation of every entry to the image, y first, then x: fftmod, DFT, fftmod, centred zero
-    // padding, ifftmod, unnormalised inverse DFT, ifftmod.
-    let w = resize(&w, [g, g], coils * coils, 1, ny);
-    let w = resize(&w, [g, ny], coils * coils, 0, nx);
-    // 5. Per pixel: 30 power iterations from the first coil, crop by the eigenvalue (pixels in parallel).
-    use rayon::prelude::*;
-    let per_pixel: Vec<Vec<Complex64>> = (0..nx * ny)
-        .into_par_iter()
-        .map(|r| {
-            let block = w.get(r * coils * coils..(r + 1) * coils * coils).unwrap_or_default();
-            let mut x = vec![Complex64::default(); coils];
-            put(&mut x, 0, Complex64::new(1.0, 0.0));
-            let mut next = vec![Complex64::default(); coils];
-            let mut value = 0.0;
-            for _ in 0..p.iterations {
-                for (row, slot) in block.chunks(coils).zip(next.iter_mut()) {
-                    *slot = row.iter().zip(&x).map(|(a, b)| a * b).sum();
-                }
-                value = next.iter().map(|v| v.norm_sqr()).sum::<f64>().sqrt();
-                for (slot, n) in x.iter_mut().zip(&next) {
-                    *slot = if value > 0.0 { n / value } else { Complex64::default() };
-                }
-            }
-            if value >= p.crop { x } else { vec![Complex64::default(); coils] }
-        })
-        .collect();
-    let mut maps = vec![Complex64::default(); coils * nx * ny];
-    for (r, x) in per_pixel.iter().enumerate() {
-        for (c, &v) in x.iter().enumerate() {
-            put(&mut maps, c * nx * ny + r, v);
-        }
-    }
-    // 6. The phase reference: the principal eigenvector z of conj(DᴴD) for the calibration data D, its last
-    // entry real and positive (LAPACK's cheev makes it real with an arbitrary sign); each pixel's maps rotated so
-    // that zᴴ s is real and positive.
-    let mut d = DMatrix::<Complex64>::zeros(cx * cy, coils);
-    for c in 0..coils {
-        for y in 0..cy {
-            for xx in 0..cx {
-                if let Some(slot) = d.get_mut((xx + cx * y, c)) {
-                    *slot = calib(c, xx, y);
-                }
-            }
-        }
-    }
-    let f = (d.adjoint() * &d).map(|v| v.conj());
-    let fe = SymmetricEigen::new(f);
-    let fvalue = |i: usize| fe.eigenvalues.get(i).copied().unwrap_or(f64::NEG_INFINITY);
-    let top = (0..coils).max_by(|&i, &j| fvalue(i).total_cmp(&fvalue(j))).unwrap_or(0);
-    let mut z: Vec<Complex64> = (0..coils).map(|c| entry(&fe.eigenvectors, c, top)).collect();
-    if let Some(last) = z.last().copied().filter(|v| v.norm() > 0.0) {
-        let unit = last.conj() / last.norm();
-        z.iter_mut().for_each(|v| *v *= unit);
-    }
-    for r in 0..nx * ny {
-        let t: Complex64 = z.iter().enumerate().map(|(c, zc)| zc.conj() * at(&maps, c * nx * ny + r)).sum();
-        if t.norm() > 0.0 {
-            let rotate = (t / t.norm()).conj();
-            for c in 0..coils {
-                let v = at(&maps, c * nx * ny + r);
-                put(&mut maps, c * nx * ny + r, v * rotate);
-            }
-        }
-    }
-    Ok((maps, EspiritStrategy { calibration: [cx, cy], kernels: kept.len(), candidates: columns }))
+/// exp(2πi k / n), the product reduced modulo n first (exact turns for large indices).
+fn turn(k: usize, n: usize) -> Complex64 {
+    Complex64::from_polar(1.0, 2.0 * PI * (k % n) as f64 / n as f64)
 }
 
-/// Sinc interpolation of `count` matrices' entries laid out `[position (row-major over shape), entry]` from
-/// `shape[axis]` to `n_out` samples along `axis` (0 or 1 of a 2-D shape): BART's fftmod, DFT, fftmod, centred zero
-/// padding, ifftmod, unnormalised inverse DFT, ifftmod — one linear map of each line, computed once as an
-/// `n_out × n_in` matrix.
-fn resize(data: &[Complex64], shape: [usize; 2], count: usize, axis: usize, n_out: usize) -> Vec<Complex64> {
-    let [s0, s1] = shape;
-    let (n_in, other, out_shape) = if axis == 0 { (s0, s1, [n_out, s1]) } else { (s1, s0, [s0, n_out]) };
+/// The phases taking a kernel (zero-padded centred on a grid of twice its size, ifftmod, unnormalised inverse
+/// DFT) to the grid: `[grid point x · g + y, kernel offset kx + k · ky]`.
+fn grid_phases(kk: usize) -> Vec<Complex64> {
+    let g = 2 * kk;
+    let offset = g / 2 - kk / 2;
+    let mut phases = vec![Complex64::default(); g * g * kk * kk];
+    for x in 0..g {
+        for y in 0..g {
+            for ky in 0..kk {
+                for kx in 0..kk {
+                    let (u, v) = (kx + offset, ky + offset);
+                    let value = modulation(u, g, true) * modulation(v, g, true) * turn(u * x + v * y, g);
+                    put(&mut phases, (x * g + y) * kk * kk + kx + kk * ky, value);
+                }
+            }
+        }
+    }
+    phases
+}
+
+/// BART's sinc interpolation of a line from `n_in` to `n_out` samples (fftmod, DFT, fftmod, centred zero
+/// padding, ifftmod, unnormalised inverse DFT, ifftmod) as one linear map: `[n_out, n_in]`.
+fn sinc_map(n_in: usize, n_out: usize) -> Vec<Complex64> {
     let pad = n_out / 2 - n_in / 2;
-    let turn = |k: usize, n: usize| Complex64::from_polar(1.0, 2.0 * PI * (k % n) as f64 / n as f64);
-    // map[i · n_in + j]: input sample j's weight in output sample i.
     let mut map = vec![Complex64::default(); n_out * n_in];
     for i in 0..n_out {
         for j in 0..n_in {
@@ -413,22 +368,80 @@ fn resize(data: &[Complex64], shape: [usize; 2], count: usize, axis: usize, n_ou
             put(&mut map, i * n_in + j, modulation(i, n_out, true) * sum * modulation(j, n_in, false));
         }
     }
-    let mut out = vec![Complex64::default(); out_shape[0] * out_shape[1] * count];
-    let index = |[_, width]: [usize; 2], along: usize, across: usize| {
-        if axis == 0 { along * width + across } else { across * width + along }
+    map
+}
+
+/// The kept kernels: a basis of the Casorati matrix's leading right singular subspace.
+struct KernelBasis {
+    /// `[kernel² · coils, kept]`, row-major; column k is v_k (the kernel is its conjugate).
+    vectors: Vec<Complex64>,
+    kept: usize,
+    /// The order of the eigenproblem solved.
+    gram: usize,
+}
+
+/// Entry (r, c) of a faer matrix, 0 outside.
+fn entry(m: faer::MatRef<'_, Complex64>, r: usize, c: usize) -> Complex64 {
+    if r < m.nrows() && c < m.ncols() { *m.get(r, c) } else { Complex64::default() }
+}
+
+/// The Casorati matrix A of the block (a row per kernel position, x fastest; a column per (kx, ky, coil), kx
+/// fastest), its singular values from the smaller Gram (AᴴA or AAᴴ, float64 eigenproblem), and the right
+/// singular vectors v_k with σ_k / σ_0 > √threshold (from AAᴴ: v_k = Aᴴ u_k / σ_k). Only the subspace matters.
+fn kernel_basis(cal: &Calibration, kk: usize, threshold: f64) -> Result<KernelBasis> {
+    let op = "EspiritMaps";
+    let [cx, cy] = cal.extent;
+    let (sx_count, columns) = (cx - kk + 1, kk * kk * cal.coils);
+    let rows = sx_count * (cy - kk + 1);
+    let a = Mat::<Complex64>::from_fn(rows, columns, |row, column| {
+        let (sx, sy) = (row % sx_count, row / sx_count);
+        let (kx, ky, c) = (column % kk, (column / kk) % kk, column / (kk * kk));
+        cal.at(c, sx + kx, sy + ky)
+    });
+    let by_columns = columns <= rows;
+    let gram = if by_columns { a.adjoint() * &a } else { &a * a.adjoint() };
+    let eigen = gram
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|e| Error::invalid(op, format!("the Casorati Gram's eigendecomposition failed: {e:?}")))?;
+    let values = eigen.S().column_vector();
+    let order = values.nrows();
+    // faer sorts the eigenvalues in ascending order: the largest is last.
+    let sigma = |i: usize| if i < order { values.get(i).re.max(0.0).sqrt() } else { 0.0 };
+    let largest = if order > 0 { sigma(order - 1) } else { 0.0 };
+    let kept: Vec<usize> =
+        (0..order).rev().take_while(|&i| largest > 0.0 && sigma(i) / largest > threshold.sqrt()).collect();
+    let u = eigen.U();
+    let basis = if by_columns {
+        Mat::<Complex64>::from_fn(columns, kept.len(), |r, j| entry(u, r, at(&kept, j)))
+    } else {
+        let scaled =
+            Mat::<Complex64>::from_fn(rows, kept.len(), |r, j| entry(u, r, at(&kept, j)) / sigma(at(&kept, j)));
+        a.adjoint() * &scaled
     };
-    let mut line = vec![Complex64::default(); n_in];
-    for across in 0..other {
-        for e in 0..count {
-            for (j, slot) in line.iter_mut().enumerate() {
-                *slot = at(data, index(shape, j, across) * count + e);
-            }
-            for i in 0..n_out {
-                let row = map.get(i * n_in..(i + 1) * n_in).unwrap_or_default();
-                let value: Complex64 = row.iter().zip(&line).map(|(m, v)| m * v).sum();
-                put(&mut out, index(out_shape, i, across) * count + e, value);
-            }
+    let mut vectors = vec![Complex64::default(); columns * kept.len()];
+    for r in 0..columns {
+        for j in 0..kept.len() {
+            put(&mut vectors, r * kept.len() + j, entry(basis.as_ref(), r, j));
         }
     }
-    out
+    Ok(KernelBasis { vectors, kept: kept.len(), gram: order })
+}
+
+/// BART's phase reference (`scc` + `fixphase2`): the principal eigenvector z of conj(DᴴD) for the calibration data
+/// D (`[positions, coils]`), its last entry made real and positive (LAPACK's cheev makes it real with an arbitrary
+/// sign).
+fn phase_reference(cal: &Calibration) -> Result<Vec<Complex64>> {
+    let [cx, cy] = cal.extent;
+    let d = Mat::<Complex64>::from_fn(cx * cy, cal.coils, |r, c| cal.at(c, r % cx, r / cx));
+    let f = (d.adjoint() * &d).conjugate().to_owned();
+    let eigen = f.self_adjoint_eigen(Side::Lower).map_err(|e| {
+        Error::invalid("EspiritMaps", format!("the phase reference's eigendecomposition failed: {e:?}"))
+    })?;
+    let top = cal.coils.saturating_sub(1);
+    let mut z: Vec<Complex64> = (0..cal.coils).map(|c| entry(eigen.U(), c, top)).collect();
+    if let Some(last) = z.last().copied().filter(|v| v.norm() > 0.0) {
+        let unit = last.conj() / last.norm();
+        z.iter_mut().for_each(|v| *v *= unit);
+    }
+    Ok(z)
 }

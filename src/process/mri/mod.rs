@@ -1,9 +1,11 @@
 //! MRI: coil combination ([`CoilSum`], with or without sensitivity maps; [`RSoS`]) planned by the coil planner
 //! (`coil_plan.rs`), the reconstructions of k-space data built from the FFT and coil steps
 //! ([`SimpleMRIRecon`], [`RSoSRecon`]), the Cartesian SENSE operator ([`SenseOperator`]) and iterative
-//! reconstruction with it ([`CgSense`]; compressed sensing: [`L1WaveletSense`], [`TvSense`]). Kernels: `kernels/mri.cl`.
+//! reconstruction with it ([`CgSense`]; compressed sensing: [`L1WaveletSense`], [`TvSense`]), and coil maps
+//! estimated from the data ([`EspiritMaps`], [`WalshMaps`]; what they share: `coil_maps.rs`). Kernels: `kernels/mri.cl`.
 
 mod cg_sense;
+mod coil_maps;
 mod coil_plan;
 mod coil_sum;
 mod espirit;
@@ -12,12 +14,14 @@ mod recon;
 mod rsos;
 mod sense;
 mod tv_sense;
+mod walsh;
 
 pub use cg_sense::{CgSense, CgSenseStrategy};
 pub use espirit::{EspiritMaps, EspiritParams, EspiritStrategy};
 pub use l1_wavelet::{L1WaveletParams, L1WaveletSense, L1WaveletStrategy};
 pub use sense::SenseOperator;
 pub use tv_sense::{TvSense, TvStrategy};
+pub use walsh::{WalshMaps, WalshParams, WalshStrategy};
 
 pub use coil_plan::CoilStrategy;
 pub use coil_sum::{CoilParams, CoilSum};

@@ -10,17 +10,18 @@ use crate::process::fft::{Fft, FftParams, FftShift, FftShiftParams, FftStrategy}
 use crate::process::{Prepared, Process};
 
 /// The inverse FFT of every coil over the spatial axes, with the shifts for k-space stored centred: the
-/// processes and scratch arrays both reconstructions share. Leaves coil images `[frames…, coils, spatial…]`.
-struct CoilImages<T: ComplexElement> {
+/// processes and scratch arrays both reconstructions (and [`super::WalshMaps`]) share. Leaves coil images
+/// `[frames…, coils, spatial…]`.
+pub(super) struct CoilImages<T: ComplexElement> {
     /// `ifftshift` → `ifft` → `fftshift` for centred k-space, the transform alone otherwise.
     shifts: Option<(FftShift<T>, FftShift<T>)>,
     fft: Fft<T>,
-    images: XData<T>,
+    pub(super) images: XData<T>,
     coil_axis: usize,
 }
 
 impl<T: ComplexElement> CoilImages<T> {
-    fn new(op: &str, k: &KData<T>, centered: bool) -> Result<CoilImages<T>> {
+    pub(super) fn new(op: &str, k: &KData<T>, centered: bool) -> Result<CoilImages<T>> {
         let data = k.as_xdata();
         let app = data.app();
         let coil_axis = k.coil_axis();
@@ -45,26 +46,36 @@ impl<T: ComplexElement> CoilImages<T> {
         })
     }
 
-    /// Initialises the steps, then `combine` (which reads `images`).
-    fn init_with(&mut self, combine: &mut dyn Process) -> Result<()> {
+    /// Initialises the steps.
+    pub(super) fn init(&mut self) -> Result<()> {
         if let Some((before, after)) = &mut self.shifts {
             before.init()?;
             after.init()?;
         }
-        self.fft.init()?;
+        self.fft.init()
+    }
+
+    /// Launches the steps.
+    pub(super) fn launch(&mut self) -> Result<()> {
+        match &mut self.shifts {
+            Some((before, after)) => {
+                before.launch()?;
+                self.fft.launch()?;
+                after.launch()
+            }
+            None => self.fft.launch(),
+        }
+    }
+
+    /// Initialises the steps, then `combine` (which reads `images`).
+    fn init_with(&mut self, combine: &mut dyn Process) -> Result<()> {
+        self.init()?;
         combine.init()
     }
 
     /// Launches the steps, then `combine`.
     fn launch_with(&mut self, combine: &mut dyn Process) -> Result<()> {
-        match &mut self.shifts {
-            Some((before, after)) => {
-                before.launch()?;
-                self.fft.launch()?;
-                after.launch()?;
-            }
-            None => self.fft.launch()?,
-        }
+        self.launch()?;
         combine.launch()
     }
 

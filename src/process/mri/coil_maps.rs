@@ -1,0 +1,148 @@
+//! What the coil-map estimators ([`super::EspiritMaps`], [`super::WalshMaps`]) share: finding the fully sampled
+//! calibration block of centred k-space as BART does (only a band of y around the centre is read back), and the
+//! per-pixel eigenvector program of `kernels/mri.cl` (one work-item per pixel and coil, a row of the pixel's
+//! matrix in registers; compiled for the coil count).
+
+use crate::app::{ClApp, Kernel, Program};
+use crate::data::KData;
+use crate::element::ComplexElement;
+use crate::error::{Error, Result};
+use crate::kernels;
+use num_complex::Complex64;
+
+/// `v[i]`, or the default past the end (every index here is within the loops' own extents).
+pub(super) fn at<E: Copy + Default>(v: &[E], i: usize) -> E {
+    v.get(i).copied().unwrap_or_default()
+}
+
+/// `v[i] = value` (ignored past the end).
+pub(super) fn put<E>(v: &mut [E], i: usize, value: E) {
+    if let Some(slot) = v.get_mut(i) {
+        *slot = value;
+    }
+}
+
+/// The fully sampled calibration block of one 2-D frame of centred k-space, found as BART's `ecalib`/`caldir`
+/// find it (docs/bart-semantics.md §4 and §8): within the centre band of y (at most `limit` wide, all of x), a
+/// centred block grown one axis at a time while every sample in it is non-zero in some coil, up to `limit` per
+/// axis, then slid along x to where it holds the most energy.
+pub(super) struct Calibration {
+    /// Coils.
+    pub coils: usize,
+    /// The block's extent along x and y.
+    pub extent: [usize; 2],
+    /// Its first sample along x and y in the k-space.
+    pub start: [usize; 2],
+    /// Its samples `[coil, x, y]` (y fastest), in float64.
+    pub data: Vec<Complex64>,
+}
+
+impl Calibration {
+    /// Finds the block of `k` (`[coils, x, y]`), reading back only the centre band of y.
+    pub fn find<T: ComplexElement>(op: &str, k: &KData<T>, limit: usize) -> Result<Calibration> {
+        let x = k.as_xdata();
+        let shape = x.shape().to_vec();
+        let [coils, nx, ny] = shape[..] else {
+            return Err(Error::invalid(op, format!("k-space of shape {shape:?}: need one 2-D frame [coils, x, y]")));
+        };
+        let width = ny.min(limit);
+        let band = (ny - width) / 2;
+        let values = x.slice_axis(2, band..band + width)?.to_vec()?;
+        let sample = |c: usize, x: usize, y: usize| at(&values, (c * nx + x) * width + y).to_c64();
+        let sampled = |x: usize, y: usize| (0..coils).any(|c| sample(c, x, y) != Complex64::default());
+        let dims = [nx, width];
+        let (mut cal, mut pos, mut stop) = ([1usize, 1], [(nx - 1) / 2, (width - 1) / 2], [false, false]);
+        let full = |cal: &[usize; 2], pos: &[usize; 2]| {
+            let ([c0, c1], [p0, p1]) = (*cal, *pos);
+            (p0..p0 + c0).all(|x| (p1..p1 + c1).all(|y| sampled(x, y)))
+        };
+        while !stop.iter().all(|&s| s) {
+            for i in 0..2 {
+                let (ci, di) = (at(&cal, i), at(&dims, i));
+                if ci == di || ci >= limit {
+                    put(&mut stop, i, true);
+                }
+                if at(&stop, i) {
+                    continue;
+                }
+                put(&mut cal, i, ci + 1);
+                put(&mut pos, i, (di - ci - 1) / 2);
+                if !full(&cal, &pos) {
+                    put(&mut cal, i, ci);
+                    put(&mut pos, i, (di - ci) / 2);
+                    put(&mut stop, i, true);
+                }
+            }
+        }
+        let [cx, cy] = cal;
+        let py = at(&pos, 1);
+        let energy = |x0: usize| -> f64 {
+            (0..coils)
+                .map(|c| {
+                    (x0..x0 + cx).map(|x| (0..cy).map(|y| sample(c, x, py + y).norm_sqr()).sum::<f64>()).sum::<f64>()
+                })
+                .sum()
+        };
+        let (mut best, mut most) = (0usize, 0.0f64);
+        for x0 in 0..=nx - cx {
+            let e = energy(x0);
+            if e > most {
+                (best, most) = (x0, e);
+            }
+        }
+        let mut data = vec![Complex64::default(); coils * cx * cy];
+        for c in 0..coils {
+            for xx in 0..cx {
+                for y in 0..cy {
+                    put(&mut data, (c * cx + xx) * cy + y, sample(c, best + xx, py + y));
+                }
+            }
+        }
+        Ok(Calibration { coils, extent: [cx, cy], start: [best, band + py], data })
+    }
+
+    /// Sample (coil, x, y) of the block.
+    pub fn at(&self, c: usize, x: usize, y: usize) -> Complex64 {
+        let [cx, cy] = self.extent;
+        at(&self.data, (c * cx + x) * cy + y)
+    }
+}
+
+/// The per-pixel eigenvector kernels of `kernels/mri.cl` for `coils` coils, and the work-group's pixel count:
+/// P pixels × C coils per group, P = 256 / C (at least 1), within the device's work-group limit.
+pub(super) struct PixelProgram {
+    pub program: Program,
+    pub pixels: usize,
+}
+
+impl PixelProgram {
+    /// Builds (or finds in the cache) the program for `coils` coils of element type `T`.
+    pub fn new<T: ComplexElement>(op: &str, app: &ClApp, coils: usize) -> Result<PixelProgram> {
+        let pixels = (256 / coils.max(1)).max(1);
+        let limit = app.device().max_work_group_size;
+        if coils * pixels > limit {
+            return Err(Error::invalid(
+                op,
+                format!("{coils} coils need work-groups of {coils} work-items; {} allows {limit}", app.device().name),
+            ));
+        }
+        let options = format!(
+            "{} -DIDX=uint -DEIGEN_COILS={coils} -DEIGEN_PIXELS={pixels} -DBORDER=BORDER_SYMMETRIC",
+            T::build_options()
+        );
+        let program = app.build_program("mri.cl", &kernels::with_common(kernels::MRI), &options)?;
+        Ok(PixelProgram { program, pixels })
+    }
+
+    /// One of its kernels, owned by `op`.
+    pub fn kernel(&self, op: &str, name: &str) -> Result<Kernel> {
+        self.program.kernel(name).map(|k| k.owned_by(op))
+    }
+}
+
+/// The launch geometry of a per-pixel kernel over an `nx × ny` image with `coils` coils and `pixels` pixels per
+/// group: (global, local).
+pub(super) fn pixel_geometry(pixels: usize, coils: usize, nx: usize, ny: usize) -> (usize, usize) {
+    let group = coils * pixels;
+    (nx * ny.div_ceil(pixels) * group, group)
+}
