@@ -56,8 +56,9 @@ pub struct ReconArgs {
     #[arg(long)]
     apply_mask: bool,
     /// Sensitivity maps from their own file (BART CFL as `bart ecalib` writes, or an array file holding [coils,
-    /// spatial…]), or `espirit` to estimate them from the k-space's centre first.
-    #[arg(long, value_name = "FILE|espirit")]
+    /// spatial…]), or `espirit` (as `bart ecalib -m1`) or `walsh` (Walsh's method on the images of the fully
+    /// sampled centre) to estimate them from the k-space first.
+    #[arg(long, value_name = "FILE|espirit|walsh")]
     maps: Option<String>,
     /// cg-sense: the Tikhonov weight λ.
     #[arg(long, default_value_t = 0.0)]
@@ -151,6 +152,12 @@ where
     let k = match args.maps.as_deref() {
         Some("espirit") => {
             let maps = EspiritMaps::apply(&undersampled(&k)?, EspiritParams::default())?;
+            k.with_sensitivity_maps(maps)?
+        }
+        Some("walsh") => {
+            let u = undersampled(&k)?;
+            let maps = XData::<T>::zeros(app, &EspiritMaps::output_shape(&u)?)?;
+            WalshMaps::from_kspace(&u, &maps, WalshParams::default()).run()?;
             k.with_sensitivity_maps(maps)?
         }
         Some(maps) => k.with_maps_file(maps)?,
@@ -303,9 +310,23 @@ pub struct EcalibArgs {
     kdata: String,
     /// The maps file: `.cfl` in BART's layout (as `bart ecalib` writes), or an array file holding [coils, x, y].
     output: String,
-    /// Maps are 0 where the eigenvalue is below this (`bart ecalib -c`).
+    /// espirit (`bart ecalib -m1`) or walsh (Walsh's method on the images of the fully sampled centre, as
+    /// ismrmrd-python-tools' calculate_csm_walsh).
+    #[arg(long, value_enum, default_value = "espirit")]
+    method: MapsMethod,
+    /// espirit: maps are 0 where the eigenvalue is below this (`bart ecalib -c`).
     #[arg(long, default_value_t = 0.8)]
     crop: f64,
+    /// walsh: the side of the box the coil covariance is averaged over.
+    #[arg(long, default_value_t = 5)]
+    smoothing: usize,
+}
+
+/// How `cliper ecalib` estimates the maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MapsMethod {
+    Espirit,
+    Walsh,
 }
 
 /// Runs `cliper ecalib`.
@@ -313,8 +334,18 @@ pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), C
     let app = ctx.app()?;
     let k = undersampled(&KData::<Complex32>::load(&app, &args.kdata)?)?;
     let maps = XData::<Complex32>::zeros(&app, &EspiritMaps::output_shape(&k)?)?;
-    let mut espirit = EspiritMaps::new(&k, &maps, EspiritParams::default().crop(args.crop));
-    espirit.run()?;
+    let report = match args.method {
+        MapsMethod::Espirit => {
+            let mut espirit = EspiritMaps::new(&k, &maps, EspiritParams::default().crop(args.crop));
+            espirit.run()?;
+            espirit.strategy().map(|s| s.to_string())
+        }
+        MapsMethod::Walsh => {
+            let mut walsh = WalshMaps::from_kspace(&k, &maps, WalshParams::default().smoothing(args.smoothing));
+            walsh.run()?;
+            walsh.strategy().map(|s| s.to_string())
+        }
+    };
     let path = Path::new(&args.output);
     cliper::chain::create_parent(path)?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
@@ -324,7 +355,7 @@ pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), C
     } else {
         maps.save(path)?;
     }
-    let s = espirit.strategy().map(|s| s.to_string()).unwrap_or_default();
+    let s = report.unwrap_or_default();
     say!("ecalib: {s}; wrote maps {:?} to {}", maps.shape(), args.output);
     Ok(())
 }
