@@ -1,7 +1,7 @@
 //! [`EspiritMaps`]: coil sensitivity maps from the k-space's fully sampled centre by ESPIRiT, step for step as
-//! BART's `ecalib -m1` computes them (docs/bart-semantics.md §8). The host does what is small and sequential in
-//! float64 (the calibration block, read back as a band of y; the Casorati matrix's Gram and its eigenvectors with
-//! faer; the phase reference); the device does the per-pixel work (the kernels' image-space matrices, their sinc
+//! BART's `ecalib -m1` computes them (docs/bart-semantics.md §8). The host does what is small and sequential (the
+//! calibration block, read back as a band of y; the Casorati matrix's Gram and its eigenvectors with faer, in the
+//! data's precision; the phase reference, in float64); the device does the per-pixel work (the kernels' image-space matrices, their sinc
 //! interpolation to the image and 30 power iterations per pixel).
 
 use super::coil_maps::{Calibration, PixelProgram, at, pixel_geometry, put};
@@ -95,9 +95,10 @@ impl std::fmt::Display for EspiritStrategy {
 /// - the phase referenced to the calibration data's principal component.
 ///
 /// Maps match BART's up to one global sign (the principal component's sign is arbitrary, LAPACK's included).
-/// The eigenproblem is solved on the host in float64 with the smaller of the Casorati matrix's Grams (288² for 8
-/// coils, 361² for a 24² block with more coils: BART solves the 36·C-wide one); everything per pixel runs on the
-/// device, compiled for the coil count.
+/// The eigenproblem is solved on the host (faer), in the data's precision (float32 like BART's `cheev` for
+/// float32 data), with the smaller of the Casorati matrix's Grams (288² for 8 coils, 361² for a 24² block with more
+/// coils, where BART solves the 36·C-wide one); everything per pixel runs on the device, compiled for the coil
+/// count.
 ///
 /// ```
 /// use cliper::{EspiritMaps, KData, Process, XData};
@@ -231,7 +232,11 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
                 format!("the fully sampled centre is {cx} × {cy}, smaller than the {kk} × {kk} kernel"),
             ));
         }
-        let basis = kernel_basis(&calibration, kk, p.threshold)?;
+        let basis = if T::IS_DOUBLE {
+            kernel_basis::<Complex64>(&calibration, kk, p.threshold)?
+        } else {
+            kernel_basis::<Complex<f32>>(&calibration, kk, p.threshold)?
+        };
         let z = phase_reference(&calibration)?;
         let host_ms = clock.elapsed().as_secs_f64() * 1e3;
         let app = self.maps.app().clone();
@@ -380,23 +385,49 @@ struct KernelBasis {
     gram: usize,
 }
 
-/// Entry (r, c) of a faer matrix, 0 outside.
-fn entry(m: faer::MatRef<'_, Complex64>, r: usize, c: usize) -> Complex64 {
-    if r < m.nrows() && c < m.ncols() { *m.get(r, c) } else { Complex64::default() }
+/// The scalar of the host's eigenproblems: float32 for float32 data (BART's `cheev` is float32 too, and it
+/// halves the host's time: the 288² problem of 8 coils took 8 ms instead of 16 ms on this machine's 2 cores),
+/// float64 for float64 data.
+trait HostScalar: faer::traits::ComplexField + Copy {
+    fn from_c64(v: Complex64) -> Self;
+    fn to_c64(self) -> Complex64;
+}
+
+impl HostScalar for Complex<f32> {
+    fn from_c64(v: Complex64) -> Self {
+        Complex::new(v.re as f32, v.im as f32)
+    }
+    fn to_c64(self) -> Complex64 {
+        Complex64::new(self.re.into(), self.im.into())
+    }
+}
+
+impl HostScalar for Complex64 {
+    fn from_c64(v: Complex64) -> Self {
+        v
+    }
+    fn to_c64(self) -> Complex64 {
+        self
+    }
+}
+
+/// Entry (r, c) of a faer matrix in float64, 0 outside.
+fn entry<E: HostScalar>(m: faer::MatRef<'_, E>, r: usize, c: usize) -> Complex64 {
+    if r < m.nrows() && c < m.ncols() { m.get(r, c).to_c64() } else { Complex64::default() }
 }
 
 /// The Casorati matrix A of the block (a row per kernel position, x fastest; a column per (kx, ky, coil), kx
-/// fastest), its singular values from the smaller Gram (AᴴA or AAᴴ, float64 eigenproblem), and the right
-/// singular vectors v_k with σ_k / σ_0 > √threshold (from AAᴴ: v_k = Aᴴ u_k / σ_k). Only the subspace matters.
-fn kernel_basis(cal: &Calibration, kk: usize, threshold: f64) -> Result<KernelBasis> {
+/// fastest), its singular values from the smaller Gram (AᴴA or AAᴴ), and the right singular vectors v_k with
+/// σ_k / σ_0 > √threshold (from AAᴴ: v_k = Aᴴ u_k / σ_k). Only the subspace matters.
+fn kernel_basis<E: HostScalar>(cal: &Calibration, kk: usize, threshold: f64) -> Result<KernelBasis> {
     let op = "EspiritMaps";
     let [cx, cy] = cal.extent;
     let (sx_count, columns) = (cx - kk + 1, kk * kk * cal.coils);
     let rows = sx_count * (cy - kk + 1);
-    let a = Mat::<Complex64>::from_fn(rows, columns, |row, column| {
+    let a = Mat::<E>::from_fn(rows, columns, |row, column| {
         let (sx, sy) = (row % sx_count, row / sx_count);
         let (kx, ky, c) = (column % kk, (column / kk) % kk, column / (kk * kk));
-        cal.at(c, sx + kx, sy + ky)
+        E::from_c64(cal.at(c, sx + kx, sy + ky))
     });
     let by_columns = columns <= rows;
     let gram = if by_columns { a.adjoint() * &a } else { &a * a.adjoint() };
@@ -406,22 +437,28 @@ fn kernel_basis(cal: &Calibration, kk: usize, threshold: f64) -> Result<KernelBa
     let values = eigen.S().column_vector();
     let order = values.nrows();
     // faer sorts the eigenvalues in ascending order: the largest is last.
-    let sigma = |i: usize| if i < order { values.get(i).re.max(0.0).sqrt() } else { 0.0 };
+    let sigma = |i: usize| if i < order { values.get(i).to_c64().re.max(0.0).sqrt() } else { 0.0 };
     let largest = if order > 0 { sigma(order - 1) } else { 0.0 };
     let kept: Vec<usize> =
         (0..order).rev().take_while(|&i| largest > 0.0 && sigma(i) / largest > threshold.sqrt()).collect();
     let u = eigen.U();
-    let basis = if by_columns {
-        Mat::<Complex64>::from_fn(columns, kept.len(), |r, j| entry(u, r, at(&kept, j)))
-    } else {
-        let scaled =
-            Mat::<Complex64>::from_fn(rows, kept.len(), |r, j| entry(u, r, at(&kept, j)) / sigma(at(&kept, j)));
-        a.adjoint() * &scaled
-    };
     let mut vectors = vec![Complex64::default(); columns * kept.len()];
-    for r in 0..columns {
-        for j in 0..kept.len() {
-            put(&mut vectors, r * kept.len() + j, entry(basis.as_ref(), r, j));
+    if by_columns {
+        for r in 0..columns {
+            for (j, &i) in kept.iter().enumerate() {
+                put(&mut vectors, r * kept.len() + j, entry(u, r, i));
+            }
+        }
+    } else {
+        let scaled = Mat::<E>::from_fn(rows, kept.len(), |r, j| {
+            let i = at(&kept, j);
+            E::from_c64(entry(u, r, i) / sigma(i))
+        });
+        let basis = a.adjoint() * &scaled;
+        for r in 0..columns {
+            for j in 0..kept.len() {
+                put(&mut vectors, r * kept.len() + j, entry(basis.as_ref(), r, j));
+            }
         }
     }
     Ok(KernelBasis { vectors, kept: kept.len(), gram: order })
