@@ -41,18 +41,7 @@ pub(crate) fn run(
         "tv" => Box::new(TvSense::new(&k, &image, TvParams::new(lambda, iterations))),
         other => return Err(Error::invalid("cliper-bench recon", format!("method {other}: give cg, l1 or tv"))),
     };
-    let first = Instant::now();
-    process.run()?;
-    app.finish()?;
-    let first_s = first.elapsed().as_secs_f64();
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        let clock = Instant::now();
-        process.launch()?;
-        app.finish()?;
-        times.push(clock.elapsed().as_secs_f64());
-    }
-    times.sort_by(f64::total_cmp);
+    let (first_s, times) = timed(app, &mut *process, reps)?;
     let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
     println!(
         "recon {method} {} coils × {:?}, λ {lambda}, {iterations} iterations on {}: {:.2} ms (median of {}), {:.3} ms per \
@@ -80,18 +69,7 @@ fn maps_run(app: &ClApp, kspace: &Path, method: &str, reps: usize, out: Option<&
     let mut espirit = EspiritMaps::new(&k, &maps, EspiritParams::default());
     let mut walsh = WalshMaps::from_kspace(&k, &maps, WalshParams::default());
     let process: &mut dyn Process = if method == "walsh" { &mut walsh } else { &mut espirit };
-    let first = Instant::now();
-    process.run()?;
-    app.finish()?;
-    let first_s = first.elapsed().as_secs_f64();
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        let clock = Instant::now();
-        process.launch()?;
-        app.finish()?;
-        times.push(clock.elapsed().as_secs_f64());
-    }
-    times.sort_by(f64::total_cmp);
+    let (first_s, times) = timed(app, &mut *process, reps)?;
     let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
     let strategy = if method == "walsh" {
         walsh.strategy().map(|s| s.to_string())
@@ -113,4 +91,21 @@ fn maps_run(app: &ClApp, kspace: &Path, method: &str, reps: usize, out: Option<&
         write_cfl(path, &HostArray::C32(maps.to_ndarray()?))?;
     }
     Ok(())
+}
+
+/// One run of `process` with its set-up (seconds), then `reps` timed launches, each waited for (sorted seconds).
+fn timed(app: &ClApp, process: &mut dyn Process, reps: usize) -> Result<(f64, Vec<f64>)> {
+    let first = Instant::now();
+    process.run()?;
+    app.finish()?;
+    let first_s = first.elapsed().as_secs_f64();
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let clock = Instant::now();
+        process.launch()?;
+        app.finish()?;
+        times.push(clock.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((first_s, times))
 }

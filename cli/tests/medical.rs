@@ -297,17 +297,14 @@ fn recon_l1_wavelet_matches_bart_pics() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A BART CFL file's values, in the file's dims in row-major order.
+fn read_cfl_values(p: &std::path::Path) -> Vec<num_complex::Complex64> {
+    cliper::read_cfl(p).unwrap().to_elements::<num_complex::Complex64>(p).unwrap().iter().copied().collect()
+}
+
 /// |ours − bart| / |bart| between an image file and the BART fixture `tests/fixtures/bart/FIXTURE.cfl`.
 fn bart_nrmse(file: &std::path::Path, fixture: &str) -> f64 {
-    let read = |p: &std::path::Path| {
-        cliper::read_cfl(p)
-            .unwrap()
-            .to_elements::<num_complex::Complex64>(p)
-            .unwrap()
-            .iter()
-            .copied()
-            .collect::<Vec<_>>()
-    };
+    let read = read_cfl_values;
     let (ours, bart) = (read(file), read(&root().join(format!("tests/fixtures/bart/{fixture}.cfl"))));
     assert_eq!(ours.len(), bart.len());
     let diff: f64 = ours.iter().zip(&bart).map(|(a, b)| (a - b).norm_sqr()).sum();
@@ -375,15 +372,7 @@ fn walsh_maps_from_the_cli_feed_recon() {
     let maps = dir.join("walsh.cfl");
     let said = ok(&["ecalib", "tests/fixtures/bart/phantom8.cfl", maps.to_str().unwrap(), "--method", "walsh"]);
     assert!(said.contains("Walsh: images of the [24, 24] calibration block"), "{said}");
-    let read = |p: &std::path::Path| {
-        cliper::read_cfl(p)
-            .unwrap()
-            .to_elements::<num_complex::Complex64>(p)
-            .unwrap()
-            .iter()
-            .copied()
-            .collect::<Vec<_>>()
-    };
+    let read = read_cfl_values;
     let (ours, bart) = (read(&maps), read(&root().join("tests/fixtures/bart/phantom8_sens.cfl")));
     // read_cfl gives BART's dims (x, y, 1, coil) in row-major order: the coil is the fastest index.
     let mut overlaps: Vec<f64> = (0..96 * 96)

@@ -12,6 +12,8 @@ BENCH=$(realpath "${2:-target/release/cliper-bench}")
 CLIPER=$(realpath "${3:-target/release/cliper}")
 W=${4:-/tmp/ecalib-vs-bart}
 mkdir -p "$W"
+# The CFL helpers (cfl.py) are beside this script.
+export PYTHONPATH=$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}
 cd "$W"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 echo "bart $($BART version), OMP_NUM_THREADS=$OMP_NUM_THREADS, $(nproc) cores"
@@ -20,12 +22,7 @@ $BART phantom -k -s 8 -x 256 k8_256
 $BART phantom -s 8 -x 320 i8_320
 python3 - <<'PY'
 import numpy as np
-def rd(n):
-    dims = [int(x) for x in open(n + ".hdr").read().split("\n")[1].split()]
-    return np.fromfile(n + ".cfl", dtype=np.complex64).reshape(dims, order="F"), dims
-def wr(n, a, dims):
-    open(n + ".hdr", "w").write("# Dimensions\n" + " ".join(map(str, dims)) + "\n")
-    a.astype(np.complex64).ravel(order="F").tofile(n + ".cfl")
+from cfl import rd, wr
 img, dims = rd("i8_320")
 n = dims[0]
 img = img.reshape(n, n, 1, 8, order="F")
@@ -60,9 +57,9 @@ for case in 8_256 32_320; do
     done
     python3 - s$case ours_$case cli_$case <<'PY'
 import sys, numpy as np
+from cfl import rd as read
 def rd(n):
-    dims = [int(x) for x in open(n + ".hdr").read().split("\n")[1].split()]
-    return np.fromfile(n + ".cfl", dtype=np.complex64).reshape(dims, order="F").squeeze()
+    return read(n)[0].squeeze()
 bart = rd(sys.argv[1])
 for name in sys.argv[2:]:
     a = rd(name)

@@ -10,15 +10,17 @@ BART=$(realpath "${1:-$(command -v bart)}")
 BENCH=$(realpath "${2:-target/release/cliper-bench}")
 W=${3:-/tmp/mri-vs-bart}
 mkdir -p "$W"
+# The CFL helpers (cfl.py) are beside this script.
+export PYTHONPATH=$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}
 cd "$W"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 echo "bart $($BART version), OMP_NUM_THREADS=$OMP_NUM_THREADS, $(nproc) cores"
 nrmse() {
     python3 - "$1" "$2" <<'PY'
 import sys, numpy as np
+from cfl import rd as read
 def rd(n):
-    dims = [int(x) for x in open(n + ".hdr").read().split("\n")[1].split()]
-    return np.fromfile(n + ".cfl", dtype=np.complex64).reshape(dims, order="F").squeeze()
+    return read(n)[0].squeeze()
 a, b = rd(sys.argv[1]), rd(sys.argv[2])
 print(f"NRMSE {np.linalg.norm(a - b) / np.linalg.norm(a):.2e}")
 PY
@@ -35,12 +37,7 @@ done
 # 32 coils × 320²: four phased copies of the 8-coil data and maps.
 python3 - <<'PY'
 import numpy as np
-def rd(n):
-    dims = [int(x) for x in open(n + ".hdr").read().split("\n")[1].split()]
-    return np.fromfile(n + ".cfl", dtype=np.complex64).reshape(dims, order="F"), dims
-def wr(n, a, dims):
-    open(n + ".hdr", "w").write("# Dimensions\n" + " ".join(map(str, dims)) + "\n")
-    a.astype(np.complex64).ravel(order="F").tofile(n + ".cfl")
+from cfl import rd, wr
 for name in ("u8_320", "s8_320"):
     a, dims = rd(name)
     copies = [a * np.exp(1j * np.pi * j / 4) / 2 for j in range(4)]
