@@ -345,22 +345,16 @@ fn ecalib_matches_bart_and_feeds_recon() {
     let e = bart_nrmse(&maps, "phantom8_sens");
     assert!(e < 1e-3, "maps: {e:e}");
     let out = dir.join("image.cfl");
-    ok(&[
-        "recon",
-        "tests/fixtures/bart/phantom8.cfl",
-        out.to_str().unwrap(),
-        "--method",
-        "cg-sense",
-        "--maps",
-        "espirit",
-        "--lambda",
-        "0.01",
-        "--iters",
-        "30",
-    ]);
+    cg_sense_with_maps(&out, "espirit");
     let e = bart_nrmse(&out, "pics_l2");
     assert!(e < 1e-3, "image: {e:e}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `cliper recon` of the phantom by CG-SENSE (λ 0.01, 30 iterations, as pics_l2) with maps `maps` into `out`.
+fn cg_sense_with_maps(out: &std::path::Path, maps: &str) {
+    let args = ["--method", "cg-sense", "--maps", maps, "--lambda", "0.01", "--iters", "30"];
+    ok(&[&["recon", "tests/fixtures/bart/phantom8.cfl", out.to_str().unwrap()][..], &args].concat());
 }
 
 /// `cliper ecalib --method walsh` writes unit-vector maps that agree with `bart ecalib -m1`'s up to a per-pixel
@@ -382,19 +376,7 @@ fn walsh_maps_from_the_cli_feed_recon() {
     overlaps.sort_by(f64::total_cmp);
     assert!(overlaps[overlaps.len() / 2] > 0.99, "median overlap {}", overlaps[overlaps.len() / 2]);
     let out = dir.join("image.cfl");
-    ok(&[
-        "recon",
-        "tests/fixtures/bart/phantom8.cfl",
-        out.to_str().unwrap(),
-        "--method",
-        "cg-sense",
-        "--maps",
-        "walsh",
-        "--lambda",
-        "0.01",
-        "--iters",
-        "30",
-    ]);
+    cg_sense_with_maps(&out, "walsh");
     // Against the fully sampled SENSE image (BART's maps), magnitudes, each image scaled to fit it best (the
     // reconstructions' scales differ): closer than the zero-filled image, as the issue asks of every method.
     let (truth, zero_filled) = (dir.join("truth.cfl"), dir.join("zf.cfl"));
