@@ -156,7 +156,7 @@ where
         }
         Some("walsh") => {
             let u = undersampled(&k)?;
-            let maps = XData::<T>::zeros(app, &EspiritMaps::output_shape(&u)?)?;
+            let maps = XData::<T>::zeros(app, &WalshMaps::<T>::output_shape(u.as_xdata().shape())?)?;
             WalshMaps::from_kspace(&u, &maps, WalshParams::default()).run()?;
             k.with_sensitivity_maps(maps)?
         }
@@ -333,7 +333,11 @@ pub enum MapsMethod {
 pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), CliError> {
     let app = ctx.app()?;
     let k = undersampled(&KData::<Complex32>::load(&app, &args.kdata)?)?;
-    let maps = XData::<Complex32>::zeros(&app, &EspiritMaps::output_shape(&k)?)?;
+    let shape = match args.method {
+        MapsMethod::Espirit => EspiritMaps::output_shape(&k)?,
+        MapsMethod::Walsh => WalshMaps::<Complex32>::output_shape(k.as_xdata().shape())?,
+    };
+    let maps = XData::<Complex32>::zeros(&app, &shape)?;
     let report = match args.method {
         MapsMethod::Espirit => {
             let mut espirit = EspiritMaps::new(&k, &maps, EspiritParams::default().crop(args.crop));

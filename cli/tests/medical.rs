@@ -398,3 +398,34 @@ fn walsh_maps_from_the_cli_feed_recon() {
     assert!(e < zf, "cg-sense with walsh maps {e:.3}, zero-filled {zf:.3}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `cliper ecalib` refuses, in one line naming what was wrong and writing nothing, k-space it cannot estimate maps
+/// of: a 3-D volume (both methods name the shape) and a fully sampled centre smaller than ESPIRiT's kernel.
+#[test]
+fn ecalib_refusals_name_the_shape_and_leave_no_output() {
+    let dir = scratch("ecalib-refusals");
+    let volume = dir.join("volume.cfl");
+    // write_cfl takes BART's dims: (x, y, z, coils) = (8, 8, 4, 2), one 3-D frame; cliper reads [2, 8, 8, 4].
+    let values = ndarray::ArrayD::from_elem(ndarray::IxDyn(&[8, 8, 4, 2]), num_complex::Complex32::new(1.0, 0.0));
+    cliper::write_cfl(&volume, &cliper::HostArray::C32(values)).unwrap();
+    for method in ["espirit", "walsh"] {
+        let out = dir.join(format!("{method}.cfl"));
+        let e = fails(&["ecalib", s(&volume), s(&out), "--method", method], 1);
+        assert!(e.contains("[2, 8, 8, 4]") && e.contains("2-D") && e.lines().count() == 1, "{method}: {e}");
+        assert!(!out.exists() && !dir.join(format!("{method}.hdr")).exists(), "{method}");
+    }
+    // 2 coils of 32² (BART's dims (32, 32, 1, 2)), only a 4 × 4 centre measured.
+    let mut small = ndarray::ArrayD::from_elem(ndarray::IxDyn(&[32, 32, 1, 2]), num_complex::Complex32::new(0.0, 0.0));
+    small.indexed_iter_mut().for_each(|(i, v)| {
+        if (14..18).contains(&i[0]) && (14..18).contains(&i[1]) {
+            *v = num_complex::Complex32::new(1.0, 0.5);
+        }
+    });
+    let centre = dir.join("centre.cfl");
+    cliper::write_cfl(&centre, &cliper::HostArray::C32(small)).unwrap();
+    let out = dir.join("maps.cfl");
+    let e = fails(&["ecalib", s(&centre), s(&out)], 1);
+    assert!(e.contains("4 × 4") && e.contains("6 × 6") && e.lines().count() == 1, "{e}");
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
