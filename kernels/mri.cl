@@ -157,6 +157,38 @@ inline T pixel_sum(T v, local T* scratch, uint c, uint p) {
     return sum;
 }
 
+// ESPIRiT's Casorati Gram on the device (GPUs; the host computes it on CPUs), from the calibration band at
+// `band + base`, [C, NX, W] (y fastest): the block's sample (c, x, y) is band[base + (c · NX + x0 + x) · W + y0 + y]. The Casorati matrix
+// A has a row per kernel position (sx, sy), sx fastest, and a column per (kx, ky, c), kx fastest. With
+// `by_columns`, gram = AᴴA (K × K, K = kk² · C); else gram = AAᴴ (L × L over the positions). Row-major.
+kernel void espirit_gram(global const T* band_buffer, ulong base, global T* gram, uint nx, uint w, uint x0, uint y0,
+                         uint cx, uint cy, uint kk, uint by_columns) {
+    global const T* band = band_buffer + base;
+    const uint sxn = cx - kk + 1, positions = sxn * (cy - kk + 1), q_count = kk * kk;
+    const uint n = by_columns ? q_count * NC : positions;
+    for (uint id = get_global_id(0); id < n * n; id += get_global_size(0)) {
+        const uint i = id / n, j = id % n;
+        T sum = ZERO;
+        if (by_columns) {
+            const uint ci = i / q_count, qxi = i % kk, qyi = (i % q_count) / kk;
+            const uint cj = j / q_count, qxj = j % kk, qyj = (j % q_count) / kk;
+            global const T* a = band + (ci * nx + x0 + qxi) * w + y0 + qyi;
+            global const T* b = band + (cj * nx + x0 + qxj) * w + y0 + qyj;
+            for (uint sy = 0; sy + kk <= cy; sy++)
+                for (uint sx = 0; sx < sxn; sx++) sum += MUL(CONJ(a[sx * w + sy]), b[sx * w + sy]);
+        } else {
+            const uint sxi = i % sxn, syi = i / sxn, sxj = j % sxn, syj = j / sxn;
+            for (uint c = 0; c < NC; c++)
+                for (uint qy = 0; qy < kk; qy++)
+                    for (uint qx = 0; qx < kk; qx++) {
+                        const uint at = (c * nx + x0 + qx) * w + y0 + qy;
+                        sum += MUL(band[at + sxi * w + syi], CONJ(band[at + sxj * w + syj]));
+                    }
+        }
+        gram[id] = sum;
+    }
+}
+
 // ESPIRiT, step 1: the kept kernels' image-space values on the g × g grid, a[(r · C + c) · n + k] =
 // Σ_q phase[r · Q + q] · conj(v[(q + Q · c) · n + k]) for grid point r, coil c, kernel k, kernel offsets q (Q of
 // them; phase holds ifftmod and the inverse DFT's phases, from the host).

@@ -4,7 +4,7 @@
 //! matrix in registers; compiled for the coil count).
 
 use crate::app::{ClApp, Kernel, Program};
-use crate::data::KData;
+use crate::data::{KData, XData};
 use crate::element::ComplexElement;
 use crate::error::{Error, Result};
 use crate::kernels;
@@ -40,6 +40,16 @@ pub(super) struct Calibration {
 impl Calibration {
     /// Finds the block of `k` (`[coils, x, y]`), reading back only the centre band of y.
     pub fn find<T: ComplexElement>(op: &str, k: &KData<T>, limit: usize) -> Result<Calibration> {
+        Ok(Calibration::find_with_band(op, k, limit)?.0)
+    }
+
+    /// [`Calibration::find`], with the band on the device (`[coils, x, width]`, contiguous) and the block's first
+    /// sample in it (x, y).
+    pub fn find_with_band<T: ComplexElement>(
+        op: &str,
+        k: &KData<T>,
+        limit: usize,
+    ) -> Result<(Calibration, XData<T>, [usize; 2])> {
         let x = k.as_xdata();
         let shape = x.shape().to_vec();
         let [coils, nx, ny] = shape[..] else {
@@ -47,7 +57,8 @@ impl Calibration {
         };
         let width = ny.min(limit);
         let band = (ny - width) / 2;
-        let values = x.slice_axis(2, band..band + width)?.to_vec()?;
+        let on_device = x.slice_axis(2, band..band + width)?.contiguous()?;
+        let values = on_device.to_vec()?;
         let sample = |c: usize, x: usize, y: usize| at(&values, (c * nx + x) * width + y).to_c64();
         let sampled = |x: usize, y: usize| (0..coils).any(|c| sample(c, x, y) != Complex64::default());
         let dims = [nx, width];
@@ -98,7 +109,7 @@ impl Calibration {
                 }
             }
         }
-        Ok(Calibration { coils, extent: [cx, cy], start: [best, band + py], data })
+        Ok((Calibration { coils, extent: [cx, cy], start: [best, band + py], data }, on_device, [best, py]))
     }
 
     /// Sample (coil, x, y) of the block.

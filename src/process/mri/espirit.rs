@@ -5,7 +5,7 @@
 //! interpolation to the image and 30 power iterations per pixel).
 
 use super::coil_maps::{Calibration, PixelProgram, at, pixel_geometry, put};
-use crate::app::Kernel;
+use crate::app::{DeviceKind, Kernel};
 use crate::data::{KData, XData};
 use crate::element::{ComplexElement, Element};
 use crate::error::{Error, Result};
@@ -20,6 +20,7 @@ use std::f64::consts::PI;
 /// ```
 /// let p = cliper::EspiritParams::default().crop(0.9);
 /// assert_eq!((p.calibration, p.kernel, p.threshold, p.crop, p.iterations), (24, 6, 0.001, 0.9, 30));
+/// assert_eq!(p.gram_on_device(true).gram_on_device, Some(true));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EspiritParams {
@@ -33,11 +34,14 @@ pub struct EspiritParams {
     pub crop: f64,
     /// Power iterations per pixel.
     pub iterations: usize,
+    /// Where the Casorati matrix's Gram is computed: on the device (`Some(true)`), on the host (`Some(false)`),
+    /// or on the device when it is a GPU (`None`, the default; a CPU device does no better than the host's BLAS).
+    pub gram_on_device: Option<bool>,
 }
 
 impl Default for EspiritParams {
     fn default() -> EspiritParams {
-        EspiritParams { calibration: 24, kernel: 6, threshold: 0.001, crop: 0.8, iterations: 30 }
+        EspiritParams { calibration: 24, kernel: 6, threshold: 0.001, crop: 0.8, iterations: 30, gram_on_device: None }
     }
 }
 
@@ -45,6 +49,12 @@ impl EspiritParams {
     /// The eigenvalue crop.
     pub fn crop(mut self, crop: f64) -> EspiritParams {
         self.crop = crop;
+        self
+    }
+
+    /// Where the Casorati Gram is computed (`true`: on the device).
+    pub fn gram_on_device(mut self, on_device: bool) -> EspiritParams {
+        self.gram_on_device = Some(on_device);
         self
     }
 }
@@ -55,6 +65,7 @@ impl EspiritParams {
 /// ```
 /// let s = cliper::EspiritStrategy {
 ///     calibration: [24, 24], kernels: 47, candidates: 288, gram: 288, pixels_per_group: 32, host_ms: 9.5,
+///     gram_on_device: true,
 /// };
 /// assert!(s.to_string().contains("47 of 288"));
 /// ```
@@ -73,15 +84,23 @@ pub struct EspiritStrategy {
     pub pixels_per_group: usize,
     /// Milliseconds spent on the host (read-back of the calibration band included).
     pub host_ms: f64,
+    /// Whether the Gram was computed on the device.
+    pub gram_on_device: bool,
 }
 
 impl std::fmt::Display for EspiritStrategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "ESPIRiT: calibration {:?}, {} of {} kernels (host: {}² Gram eigenproblem, {:.1} ms); per-pixel \
-             power iterations on the device, {} pixels per work-group",
-            self.calibration, self.kernels, self.candidates, self.gram, self.host_ms, self.pixels_per_group
+            "ESPIRiT: calibration {:?}, {} of {} kernels ({}² Gram on the {}, its eigenproblem on the host; host \
+             {:.1} ms); per-pixel power iterations on the device, {} pixels per work-group",
+            self.calibration,
+            self.kernels,
+            self.candidates,
+            self.gram,
+            if self.gram_on_device { "device" } else { "host" },
+            self.host_ms,
+            self.pixels_per_group
         )
     }
 }
@@ -119,8 +138,10 @@ pub struct EspiritMaps<T: ComplexElement> {
 
 /// What `init` prepares: the kernels and the tables that depend only on the shapes.
 struct Plan<T: ComplexElement> {
-    /// espirit_grid_kernels, espirit_grid_matrices, espirit_interpolate_y, espirit_eigen.
-    kernels: [Kernel; 4],
+    /// espirit_grid_kernels, espirit_grid_matrices, espirit_interpolate_y, espirit_eigen, espirit_gram.
+    kernels: [Kernel; 5],
+    /// The Casorati Gram is computed on the device (GPUs), else on the host.
+    device_gram: bool,
     pixels: usize,
     /// The inverse DFT's phases from kernel offsets to the grid: `[grid², kernel²]`.
     phase: XData<T>,
@@ -196,6 +217,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             program.kernel(op, "espirit_grid_matrices")?,
             program.kernel(op, "espirit_interpolate_y")?,
             program.kernel(op, "espirit_eigen")?,
+            program.kernel(op, "espirit_gram")?,
         ];
         let (kk, g) = (p.kernel, 2 * p.kernel);
         let upload = |shape: &[usize], values: Vec<Complex64>| {
@@ -204,6 +226,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         };
         self.plan.set(Plan {
             kernels,
+            device_gram: p.gram_on_device.unwrap_or(app.device().kind == DeviceKind::Gpu),
             pixels: program.pixels,
             phase: upload(&[g * g, kk * kk], grid_phases(kk))?,
             rx: upload(&[nx, g], sinc_map(g, nx))?,
@@ -223,7 +246,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         let p = self.params;
         let shape = self.maps.shape().to_vec();
         let [coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
-        let calibration = Calibration::find(op, &self.k, p.calibration)?;
+        let (calibration, band, [bx, by]) = Calibration::find_with_band(op, &self.k, p.calibration)?;
         let [cx, cy] = calibration.extent;
         let kk = p.kernel;
         if cx < kk || cy < kk {
@@ -232,10 +255,15 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
                 format!("the fully sampled centre is {cx} × {cy}, smaller than the {kk} × {kk} kernel"),
             ));
         }
+        let gram = match self.plan.get(op)? {
+            plan if plan.device_gram => Some(device_gram(plan, &band, [bx, by], &calibration, kk)?),
+            _ => None,
+        };
+        let gram = gram.as_deref();
         let basis = if T::IS_DOUBLE {
-            kernel_basis::<Complex64>(&calibration, kk, p.threshold)?
+            kernel_basis::<Complex64>(&calibration, kk, p.threshold, gram)?
         } else {
-            kernel_basis::<Complex<f32>>(&calibration, kk, p.threshold)?
+            kernel_basis::<Complex<f32>>(&calibration, kk, p.threshold, gram)?
         };
         let z = phase_reference(&calibration)?;
         let host_ms = clock.elapsed().as_secs_f64() * 1e3;
@@ -248,6 +276,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             gram: basis.gram,
             pixels_per_group: plan.pixels,
             host_ms,
+            gram_on_device: plan.device_gram,
         });
         if basis.kept == 0 {
             // No energy in the calibration block: no kernels, every eigenvalue 0, every map 0 (as BART).
@@ -262,7 +291,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         let (grid2, q, kept) = (as_u32(g * g)?, as_u32(kk * kk)?, as_u32(basis.kept)?);
         let stride_launch = |count: usize| (count.div_ceil(GROUP).clamp(1, 1 << 14) * GROUP, GROUP);
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));
-        let [grid_kernels, grid_matrices, interpolate_y, eigen] = &mut plan.kernels;
+        let [grid_kernels, grid_matrices, interpolate_y, eigen, _] = &mut plan.kernels;
         let (global, local) = stride_launch(g * g * coils * basis.kept);
         grid_kernels
             .launch()
@@ -376,6 +405,44 @@ fn sinc_map(n_in: usize, n_out: usize) -> Vec<Complex64> {
     map
 }
 
+/// Enqueues the Casorati Gram of the block on the device, from the calibration band (the block starts at `start`
+/// in it), and reads it back: AᴴA when the kernel offsets × coils are no more than the kernel positions, else AAᴴ
+/// (as [`kernel_basis`] chooses). Row-major, in float64.
+fn device_gram<T: ComplexElement>(
+    plan: &mut Plan<T>,
+    band: &XData<T>,
+    start: [usize; 2],
+    cal: &Calibration,
+    kk: usize,
+) -> Result<Vec<Complex64>> {
+    let op = "EspiritMaps";
+    let [cx, cy] = cal.extent;
+    let (columns, rows) = (kk * kk * cal.coils, (cx - kk + 1) * (cy - kk + 1));
+    let by_columns = columns <= rows;
+    let n = if by_columns { columns } else { rows };
+    let gram = XData::<T>::uninit(band.app(), op, &[n, n])?;
+    let [_, nx, width] = band.shape()[..] else { return Err(Error::invalid(op, "the band is not [coils, x, y]")) };
+    let as_u32 = |v: usize| u32::try_from(v).map_err(|_| Error::invalid(op, format!("{v} is too large")));
+    let [.., kernel] = &mut plan.kernels;
+    kernel
+        .launch()
+        .input(band)
+        .scalar(band.offset() as u64)
+        .output(&gram)
+        .scalar(as_u32(nx)?)
+        .scalar(as_u32(width)?)
+        .scalar(as_u32(start[0])?)
+        .scalar(as_u32(start[1])?)
+        .scalar(as_u32(cx)?)
+        .scalar(as_u32(cy)?)
+        .scalar(as_u32(kk)?)
+        .scalar(u32::from(by_columns))
+        .global(&[(n * n).div_ceil(GROUP).clamp(1, 1 << 14) * GROUP])
+        .local(&[GROUP])
+        .enqueue()?;
+    Ok(gram.to_vec()?.into_iter().map(|v| v.to_c64()).collect())
+}
+
 /// The kept kernels: a basis of the Casorati matrix's leading right singular subspace.
 struct KernelBasis {
     /// `[kernel² · coils, kept]`, row-major; column k is v_k (the kernel is its conjugate).
@@ -419,18 +486,38 @@ fn entry<E: HostScalar>(m: faer::MatRef<'_, E>, r: usize, c: usize) -> Complex64
 /// The Casorati matrix A of the block (a row per kernel position, x fastest; a column per (kx, ky, coil), kx
 /// fastest), its singular values from the smaller Gram (AᴴA or AAᴴ), and the right singular vectors v_k with
 /// σ_k / σ_0 > √threshold (from AAᴴ: v_k = Aᴴ u_k / σ_k). Only the subspace matters.
-fn kernel_basis<E: HostScalar>(cal: &Calibration, kk: usize, threshold: f64) -> Result<KernelBasis> {
+fn kernel_basis<E: HostScalar>(
+    cal: &Calibration,
+    kk: usize,
+    threshold: f64,
+    device_gram: Option<&[Complex64]>,
+) -> Result<KernelBasis> {
     let op = "EspiritMaps";
     let [cx, cy] = cal.extent;
     let (sx_count, columns) = (cx - kk + 1, kk * kk * cal.coils);
     let rows = sx_count * (cy - kk + 1);
-    let a = Mat::<E>::from_fn(rows, columns, |row, column| {
-        let (sx, sy) = (row % sx_count, row / sx_count);
-        let (kx, ky, c) = (column % kk, (column / kk) % kk, column / (kk * kk));
-        E::from_c64(cal.at(c, sx + kx, sy + ky))
-    });
+    let casorati = || {
+        Mat::<E>::from_fn(rows, columns, |row, column| {
+            let (sx, sy) = (row % sx_count, row / sx_count);
+            let (kx, ky, c) = (column % kk, (column / kk) % kk, column / (kk * kk));
+            E::from_c64(cal.at(c, sx + kx, sy + ky))
+        })
+    };
     let by_columns = columns <= rows;
-    let gram = if by_columns { a.adjoint() * &a } else { &a * a.adjoint() };
+    let gram = match device_gram {
+        Some(g) => {
+            let n = if by_columns { columns } else { rows };
+            Mat::<E>::from_fn(n, n, |i, j| E::from_c64(at(g, i * n + j)))
+        }
+        None if by_columns => {
+            let a = casorati();
+            a.adjoint() * &a
+        }
+        None => {
+            let a = casorati();
+            &a * a.adjoint()
+        }
+    };
     let eigen = gram
         .self_adjoint_eigen(Side::Lower)
         .map_err(|e| Error::invalid(op, format!("the Casorati Gram's eigendecomposition failed: {e:?}")))?;
@@ -454,7 +541,7 @@ fn kernel_basis<E: HostScalar>(cal: &Calibration, kk: usize, threshold: f64) -> 
             let i = at(&kept, j);
             E::from_c64(entry(u, r, i) / sigma(i))
         });
-        let basis = a.adjoint() * &scaled;
+        let basis = casorati().adjoint() * &scaled;
         for r in 0..columns {
             for j in 0..kept.len() {
                 put(&mut vectors, r * kept.len() + j, entry(basis.as_ref(), r, j));
