@@ -1,8 +1,8 @@
 //! [`EspiritMaps`]: coil sensitivity maps from the k-space's fully sampled centre by ESPIRiT, step for step as
 //! BART's `ecalib -m1` computes them (docs/bart-semantics.md §8). The host does what is small and sequential (the
-//! calibration block, read back as a band of y; the Casorati matrix's Gram and its eigenvectors with faer, in the
-//! data's precision; the phase reference, in float64); the device does the per-pixel work (the kernels' image-space matrices, their sinc
-//! interpolation to the image and 30 power iterations per pixel).
+//! calibration block, read back as a band of y; the Casorati Gram's eigenvectors with faer, in the data's
+//! precision; the phase reference, in float64); the device computes the Gram on GPUs and does the per-pixel work
+//! (the kernels' image-space matrices, their sinc interpolation to the image and 30 power iterations per pixel).
 
 use super::coil_maps::{Calibration, PixelProgram, at, pixel_geometry, put};
 use crate::app::{DeviceKind, Kernel};
@@ -116,8 +116,8 @@ impl std::fmt::Display for EspiritStrategy {
 /// Maps match BART's up to one global sign (the principal component's sign is arbitrary, LAPACK's included).
 /// The eigenproblem is solved on the host (faer), in the data's precision (float32 like BART's `cheev` for
 /// float32 data), with the smaller of the Casorati matrix's Grams (288² for 8 coils, 361² for a 24² block with more
-/// coils, where BART solves the 36·C-wide one); everything per pixel runs on the device, compiled for the coil
-/// count.
+/// coils, where BART solves the 36·C-wide one). The Gram is computed on the device when it is a GPU
+/// ([`EspiritParams::gram_on_device`]); everything per pixel runs on the device, compiled for the coil count.
 ///
 /// ```
 /// use cliper::{EspiritMaps, KData, Process, XData};
