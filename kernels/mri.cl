@@ -255,6 +255,45 @@ kernel void espirit_eigen(global const T* wy, global const T* rx, global const T
     if (y < ny) maps[((size_t)c * nx + x) * ny + y] = s;
 }
 
+// espirit_eigen for CPU devices: one work-item per pixel (global size NX · NY, y fastest) keeps the pixel's whole
+// C × C matrix in private memory and needs no barriers, which a CPU runs as straight loops over the work-items
+// (the barrier-per-iteration layout above made PoCL keep each work-item's row in memory between regions).
+kernel void espirit_eigen_serial(global const T* wy, global const T* rx, global const T* z, global T* maps, uint nx,
+                                 uint ny, uint g, uint iterations, R crop) {
+    const size_t pixels = (size_t)nx * ny;
+    for (size_t id = get_global_id(0); id < pixels; id += get_global_size(0)) {
+        const uint x = (uint)(id / ny), y = (uint)(id % ny);
+        T m[NC * NC];
+        for (uint e = 0; e < NC * NC; e++) m[e] = ZERO;
+        for (uint i = 0; i < g; i++) {
+            const T f = rx[x * g + i];
+            global const T* src = wy + (size_t)i * NC * NC * ny + y;
+            for (uint e = 0; e < NC * NC; e++) m[e] += MUL(f, src[(size_t)e * ny]);
+        }
+        T s[NC], next[NC];
+        for (uint c = 0; c < NC; c++) s[c] = c == 0 ? FROM_REAL(1) : ZERO;
+        R lambda = 0;
+        for (uint it = 0; it < iterations; it++) {
+            R sum = 0;
+            for (uint c = 0; c < NC; c++) {
+                T v = ZERO;
+                for (uint d = 0; d < NC; d++) v += MUL(m[c * NC + d], s[d]);
+                next[c] = v;
+                sum += dot(v, v);
+            }
+            lambda = sqrt(sum);
+            for (uint c = 0; c < NC; c++) s[c] = lambda > 0 ? next[c] / lambda : ZERO;
+        }
+        T t = ZERO;
+        for (uint c = 0; c < NC; c++) {
+            if (!(lambda >= crop)) s[c] = ZERO;
+            t += MUL(CONJ(z[c]), s[c]);
+        }
+        const R mag = length(t);
+        for (uint c = 0; c < NC; c++) maps[(size_t)c * pixels + id] = mag > 0 ? MUL(s[c], CONJ(t) / mag) : s[c];
+    }
+}
+
 // Walsh's method as ismrmrd-python-tools' calculate_csm_walsh: per pixel, the coil images' covariance
 // R[c, d] = mean over a box × box window of img_c · conj(img_d) (scipy's uniform_filter, 'reflect' border: BORDER
 // must be BORDER_SYMMETRIC), then `iterations` power iterations from the normalised column sums

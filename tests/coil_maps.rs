@@ -28,17 +28,18 @@ fn aligned(ours: &[Complex64], want: &[Complex64]) -> Vec<Complex64> {
     ours.iter().map(|v| v * sign).collect()
 }
 
-fn espirit_against_bart<T: cliper::ComplexElement>(gram_on_device: bool) -> f64 {
+fn espirit_against_bart<T: cliper::ComplexElement>(gram_on_device: bool, per_pixel: bool) -> f64 {
     let app = common::app();
     let k32 = KData::<Complex32>::load(app, "tests/fixtures/bart/espirit5.cfl").unwrap();
     let bart: Vec<Complex64> = fetch(k32.sensitivity_maps().unwrap()).iter().copied().collect();
     let values: Vec<T> = k32.as_xdata().to_vec().unwrap().iter().map(|v| T::from_c64(v.to_c64())).collect();
     let k = KData::new(XData::from_slice(app, &[5, 70, 53], &values).unwrap(), 2).unwrap();
     let maps = XData::<T>::zeros(app, &[5, 70, 53]).unwrap();
-    let mut espirit = EspiritMaps::new(&k, &maps, EspiritParams::default().gram_on_device(gram_on_device));
+    let params = EspiritParams::default().gram_on_device(gram_on_device).work_item_per_pixel(per_pixel);
+    let mut espirit = EspiritMaps::new(&k, &maps, params);
     espirit.run().unwrap();
     let s = espirit.strategy().unwrap();
-    assert_eq!((s.candidates, s.gram_on_device), (180, gram_on_device));
+    assert_eq!((s.candidates, s.gram_on_device, s.work_item_per_pixel), (180, gram_on_device, per_pixel));
     assert!(s.calibration[0] >= 14 && s.calibration[1] >= 14, "{s}");
     // A second launch gives the same maps (the tables and scratch are reused).
     let first = fetch(&maps);
@@ -50,15 +51,17 @@ fn espirit_against_bart<T: cliper::ComplexElement>(gram_on_device: bool) -> f64 
     e
 }
 
-/// Both places for the Casorati Gram (the device's kernel is what GPUs use; PoCL runs it here too). A 14 × 14 block
-/// has 81 kernel positions against 180 kernel columns, so this is the AAᴴ path (tests/bart.rs has the AᴴA one).
+/// Both places for the Casorati Gram and both layouts of the per-pixel kernel (GPUs take the device's Gram and a
+/// work-item per pixel and coil; CPUs the host's and a work-item per pixel; PoCL runs all four here). A 14 × 14
+/// block has 81 kernel positions against 180 kernel columns, so this is the AAᴴ path (tests/bart.rs has AᴴA).
 #[test]
 fn espirit_matches_bart_ecalib_on_odd_shapes() {
-    for on_device in [false, true] {
-        let e = espirit_against_bart::<Complex32>(on_device);
-        assert!(e < 1e-3, "complex64 maps, Gram on the device {on_device}: NRMSE {e:e}");
-        let e = espirit_against_bart::<Complex64>(on_device);
-        assert!(e < 1e-3, "complex128 maps, Gram on the device {on_device}: NRMSE {e:e}");
+    for (on_device, per_pixel) in [(false, true), (true, false), (false, false), (true, true)] {
+        let what = format!("Gram on the device {on_device}, a work-item per pixel {per_pixel}");
+        let e = espirit_against_bart::<Complex32>(on_device, per_pixel);
+        assert!(e < 1e-3, "complex64 maps, {what}: NRMSE {e:e}");
+        let e = espirit_against_bart::<Complex64>(on_device, per_pixel);
+        assert!(e < 1e-3, "complex128 maps, {what}: NRMSE {e:e}");
     }
 }
 

@@ -21,6 +21,7 @@ use std::f64::consts::PI;
 /// let p = cliper::EspiritParams::default().crop(0.9);
 /// assert_eq!((p.calibration, p.kernel, p.threshold, p.crop, p.iterations), (24, 6, 0.001, 0.9, 30));
 /// assert_eq!(p.gram_on_device(true).gram_on_device, Some(true));
+/// assert_eq!(p.work_item_per_pixel(true).work_item_per_pixel, Some(true));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EspiritParams {
@@ -37,11 +38,23 @@ pub struct EspiritParams {
     /// Where the Casorati matrix's Gram is computed: on the device (`Some(true)`), on the host (`Some(false)`),
     /// or on the device when it is a GPU (`None`, the default; a CPU device does no better than the host's BLAS).
     pub gram_on_device: Option<bool>,
+    /// The per-pixel kernel's layout: one work-item per pixel holding the whole matrix (`Some(true)`, what CPUs
+    /// run fastest), or one per pixel and coil holding a row (`Some(false)`, for GPUs); `None` picks by device
+    /// kind.
+    pub work_item_per_pixel: Option<bool>,
 }
 
 impl Default for EspiritParams {
     fn default() -> EspiritParams {
-        EspiritParams { calibration: 24, kernel: 6, threshold: 0.001, crop: 0.8, iterations: 30, gram_on_device: None }
+        EspiritParams {
+            calibration: 24,
+            kernel: 6,
+            threshold: 0.001,
+            crop: 0.8,
+            iterations: 30,
+            gram_on_device: None,
+            work_item_per_pixel: None,
+        }
     }
 }
 
@@ -57,6 +70,12 @@ impl EspiritParams {
         self.gram_on_device = Some(on_device);
         self
     }
+
+    /// The per-pixel kernel's layout (`true`: a work-item per pixel).
+    pub fn work_item_per_pixel(mut self, per_pixel: bool) -> EspiritParams {
+        self.work_item_per_pixel = Some(per_pixel);
+        self
+    }
 }
 
 /// How an [`EspiritMaps`] ran, as `strategy()` reports it after a launch: the calibration region found, the
@@ -65,7 +84,7 @@ impl EspiritParams {
 /// ```
 /// let s = cliper::EspiritStrategy {
 ///     calibration: [24, 24], kernels: 47, candidates: 288, gram: 288, pixels_per_group: 32, host_ms: 9.5,
-///     gram_on_device: true,
+///     gram_on_device: true, work_item_per_pixel: false,
 /// };
 /// assert!(s.to_string().contains("47 of 288"));
 /// ```
@@ -80,8 +99,10 @@ pub struct EspiritStrategy {
     /// The order of the Hermitian eigenproblem solved on the host: the smaller of the Casorati matrix's two
     /// Grams (columns: kernel² × coils; rows: kernel positions in the calibration block).
     pub gram: usize,
-    /// Pixels per work-group of the per-pixel kernel (each pixel has a work-item per coil).
+    /// Pixels per work-group of the per-pixel kernel.
     pub pixels_per_group: usize,
+    /// The per-pixel kernel ran a work-item per pixel (else one per pixel and coil).
+    pub work_item_per_pixel: bool,
     /// Milliseconds spent on the host (read-back of the calibration band included).
     pub host_ms: f64,
     /// Whether the Gram was computed on the device.
@@ -93,14 +114,16 @@ impl std::fmt::Display for EspiritStrategy {
         write!(
             f,
             "ESPIRiT: calibration {:?}, {} of {} kernels ({}² Gram on the {}, its eigenproblem on the host; host \
-             {:.1} ms); per-pixel power iterations on the device, {} pixels per work-group",
+             {:.1} ms); per-pixel power iterations on the device, {} pixels per work-group, a work-item per \
+             pixel{}",
             self.calibration,
             self.kernels,
             self.candidates,
             self.gram,
             if self.gram_on_device { "device" } else { "host" },
             self.host_ms,
-            self.pixels_per_group
+            self.pixels_per_group,
+            if self.work_item_per_pixel { "" } else { " and coil" }
         )
     }
 }
@@ -138,8 +161,11 @@ pub struct EspiritMaps<T: ComplexElement> {
 
 /// What `init` prepares: the kernels and the tables that depend only on the shapes.
 struct Plan<T: ComplexElement> {
-    /// espirit_grid_kernels, espirit_grid_matrices, espirit_interpolate_y, espirit_eigen, espirit_gram.
+    /// espirit_grid_kernels, espirit_grid_matrices, espirit_interpolate_y, espirit_eigen (or its serial form: a
+    /// work-item per pixel), espirit_gram.
     kernels: [Kernel; 5],
+    /// The per-pixel step runs a work-item per pixel (CPUs) rather than per pixel and coil.
+    serial: bool,
     /// The Casorati Gram is computed on the device (GPUs), else on the host.
     device_gram: bool,
     pixels: usize,
@@ -212,11 +238,12 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         let [coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
         let app = self.maps.app();
         let program = PixelProgram::new::<T>(op, app, coils)?;
+        let serial = p.work_item_per_pixel.unwrap_or(app.device().kind == DeviceKind::Cpu);
         let kernels = [
             program.kernel(op, "espirit_grid_kernels")?,
             program.kernel(op, "espirit_grid_matrices")?,
             program.kernel(op, "espirit_interpolate_y")?,
-            program.kernel(op, "espirit_eigen")?,
+            program.kernel(op, if serial { "espirit_eigen_serial" } else { "espirit_eigen" })?,
             program.kernel(op, "espirit_gram")?,
         ];
         let (kk, g) = (p.kernel, 2 * p.kernel);
@@ -227,6 +254,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         self.plan.set(Plan {
             kernels,
             device_gram: p.gram_on_device.unwrap_or(app.device().kind == DeviceKind::Gpu),
+            serial,
             pixels: program.pixels,
             phase: upload(&[g * g, kk * kk], grid_phases(kk))?,
             rx: upload(&[nx, g], sinc_map(g, nx))?,
@@ -274,7 +302,8 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             kernels: basis.kept,
             candidates: kk * kk * coils,
             gram: basis.gram,
-            pixels_per_group: plan.pixels,
+            pixels_per_group: if plan.serial { GROUP } else { plan.pixels },
+            work_item_per_pixel: plan.serial,
             host_ms,
             gram_on_device: plan.device_gram,
         });
@@ -327,7 +356,11 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             .global(&[global])
             .local(&[local])
             .enqueue()?;
-        let (global, group) = pixel_geometry(plan.pixels, coils, nx, ny);
+        let (global, group) = if plan.serial {
+            ((nx * ny).div_ceil(GROUP).clamp(1, 1 << 16) * GROUP, GROUP)
+        } else {
+            pixel_geometry(plan.pixels, coils, nx, ny)
+        };
         let flops = 8 * (nx * ny * coils * coils * (g + p.iterations)) as u64;
         eigen
             .launch()
