@@ -330,4 +330,51 @@ kernel void walsh_eigen(global const T* img, global T* maps, uint nx, uint ny, u
     pixel_power(row, &s, cur, next, c, p, iterations);
     if (y < ny) maps[(size_t)c * plane + (size_t)x * ny + y] = s;
 }
+// walsh_eigen for CPU devices: one work-item per pixel (global size NX · NY, y fastest), the whole covariance in
+// private memory and no barriers (as espirit_eigen_serial).
+kernel void walsh_eigen_serial(global const T* img, global T* maps, uint nx, uint ny, uint box, uint iterations) {
+    const size_t plane = (size_t)nx * ny;
+    for (size_t id = get_global_id(0); id < plane; id += get_global_size(0)) {
+        const int x = (int)(id / ny), y = (int)(id % ny);
+        T m[NC * NC];
+        for (uint e = 0; e < NC * NC; e++) m[e] = ZERO;
+        const int lo = -(int)(box / 2);
+        for (int u = lo; u < lo + (int)box; u++) {
+            const int xu = border_index(x + u, (int)nx);
+            for (int v = lo; v < lo + (int)box; v++) {
+                const size_t at = (size_t)xu * ny + border_index(y + v, (int)ny);
+                for (uint c = 0; c < NC; c++) {
+                    const T ic = img[c * plane + at];
+                    for (uint d = 0; d < NC; d++) m[c * NC + d] += MUL(ic, CONJ(img[d * plane + at]));
+                }
+            }
+        }
+        const R mean = (R)1 / (R)(box * box);
+        T s[NC], next[NC];
+        R sum = 0;
+        for (uint c = 0; c < NC; c++) {
+            T row = ZERO;
+            for (uint d = 0; d < NC; d++) {
+                m[c * NC + d] *= mean;
+                row += m[c * NC + d];
+            }
+            s[c] = CONJ(row);
+            sum += dot(row, row);
+        }
+        const R norm = sqrt(sum);
+        for (uint c = 0; c < NC; c++) s[c] = norm > 0 ? s[c] / norm : ZERO;
+        for (uint it = 0; it < iterations; it++) {
+            R total = 0;
+            for (uint c = 0; c < NC; c++) {
+                T v = ZERO;
+                for (uint d = 0; d < NC; d++) v += MUL(m[c * NC + d], s[d]);
+                next[c] = v;
+                total += dot(v, v);
+            }
+            const R lambda = sqrt(total);
+            for (uint c = 0; c < NC; c++) s[c] = lambda > 0 ? next[c] / lambda : ZERO;
+        }
+        for (uint c = 0; c < NC; c++) maps[c * plane + id] = s[c];
+    }
+}
 #endif  // EIGEN_COILS && IS_COMPLEX

@@ -4,7 +4,7 @@
 
 use super::coil_maps::{Calibration, PixelProgram, pixel_geometry};
 use super::recon::CoilImages;
-use crate::app::Kernel;
+use crate::app::{DeviceKind, Kernel};
 use crate::data::{KData, XData};
 use crate::element::ComplexElement;
 use crate::error::{Error, Result};
@@ -16,6 +16,7 @@ use crate::process::{Prepared, Process};
 /// ```
 /// let p = cliper::WalshParams::default().smoothing(7);
 /// assert_eq!((p.smoothing, p.iterations, p.calibration), (7, 3, 24));
+/// assert_eq!(p.work_item_per_pixel(true).work_item_per_pixel, Some(true));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WalshParams {
@@ -25,11 +26,15 @@ pub struct WalshParams {
     pub iterations: usize,
     /// From k-space: the calibration block's largest extent per axis.
     pub calibration: usize,
+    /// The per-pixel kernel's layout: one work-item per pixel holding the whole covariance (`Some(true)`, what
+    /// CPUs run fastest), or one per pixel and coil holding a row (`Some(false)`, for GPUs); `None` picks by
+    /// device kind.
+    pub work_item_per_pixel: Option<bool>,
 }
 
 impl Default for WalshParams {
     fn default() -> WalshParams {
-        WalshParams { smoothing: 5, iterations: 3, calibration: 24 }
+        WalshParams { smoothing: 5, iterations: 3, calibration: 24, work_item_per_pixel: None }
     }
 }
 
@@ -45,20 +50,28 @@ impl WalshParams {
         self.iterations = iterations;
         self
     }
+
+    /// The per-pixel kernel's layout (`true`: a work-item per pixel).
+    pub fn work_item_per_pixel(mut self, per_pixel: bool) -> WalshParams {
+        self.work_item_per_pixel = Some(per_pixel);
+        self
+    }
 }
 
 /// How a [`WalshMaps`] ran, as `strategy()` reports it after a launch.
 ///
 /// ```
-/// let s = cliper::WalshStrategy { calibration: Some([24, 24]), pixels_per_group: 32 };
+/// let s = cliper::WalshStrategy { calibration: Some([24, 24]), pixels_per_group: 32, work_item_per_pixel: false };
 /// assert!(s.to_string().contains("[24, 24]"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WalshStrategy {
     /// From k-space: the calibration block the images were made of.
     pub calibration: Option<[usize; 2]>,
-    /// Pixels per work-group of the per-pixel kernel (each pixel has a work-item per coil).
+    /// Pixels per work-group of the per-pixel kernel.
     pub pixels_per_group: usize,
+    /// The per-pixel kernel ran a work-item per pixel (else one per pixel and coil).
+    pub work_item_per_pixel: bool,
 }
 
 impl std::fmt::Display for WalshStrategy {
@@ -67,7 +80,12 @@ impl std::fmt::Display for WalshStrategy {
             Some(c) => write!(f, "Walsh: images of the {c:?} calibration block, ")?,
             None => write!(f, "Walsh: ")?,
         }
-        write!(f, "per-pixel power iterations on the device, {} pixels per work-group", self.pixels_per_group)
+        write!(
+            f,
+            "per-pixel power iterations on the device, {} pixels per work-group, a work-item per pixel{}",
+            self.pixels_per_group,
+            if self.work_item_per_pixel { "" } else { " and coil" }
+        )
     }
 }
 
@@ -109,9 +127,14 @@ pub struct WalshMaps<T: ComplexElement> {
     plan: Prepared<Plan<T>>,
 }
 
+/// Pixels per work-group of the serial layout (a work-item per pixel).
+const SERIAL_GROUP: usize = 64;
+
 struct Plan<T: ComplexElement> {
     eigen: Kernel,
     pixels: usize,
+    /// A work-item per pixel (CPUs) rather than per pixel and coil.
+    serial: bool,
     /// From k-space: the calibration block's k-space (zero elsewhere) and the steps to its images.
     images: Option<(XData<T>, CoilImages<T>)>,
     calibration: Option<[usize; 2]>,
@@ -149,7 +172,11 @@ impl<T: ComplexElement> WalshMaps<T> {
     /// The images' source and the launch geometry, after `init`.
     pub fn strategy(&self) -> Option<WalshStrategy> {
         let plan = self.plan.as_ref()?;
-        Some(WalshStrategy { calibration: plan.calibration, pixels_per_group: plan.pixels })
+        Some(WalshStrategy {
+            calibration: plan.calibration,
+            pixels_per_group: if plan.serial { SERIAL_GROUP } else { plan.pixels },
+            work_item_per_pixel: plan.serial,
+        })
     }
 
     fn input_shape(&self) -> &[usize] {
@@ -195,12 +222,9 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
                 Some((k.as_xdata().clone(), steps))
             }
         };
-        self.plan.set(Plan {
-            eigen: program.kernel(op, "walsh_eigen")?,
-            pixels: program.pixels,
-            images,
-            calibration: None,
-        });
+        let serial = p.work_item_per_pixel.unwrap_or(app.device().kind == DeviceKind::Cpu);
+        let eigen = program.kernel(op, if serial { "walsh_eigen_serial" } else { "walsh_eigen" })?;
+        self.plan.set(Plan { eigen, pixels: program.pixels, serial, images, calibration: None });
         Ok(())
     }
 
@@ -227,7 +251,11 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
             (Source::KSpace(_), None) => return Err(Error::NotInitialized { op: op.into() }),
         };
         let as_u32 = |n: usize| u32::try_from(n).map_err(|_| Error::invalid(op, format!("{n} is too large")));
-        let (global, group) = pixel_geometry(plan.pixels, coils, nx, ny);
+        let (global, group) = if plan.serial {
+            ((nx * ny).div_ceil(SERIAL_GROUP).clamp(1, 1 << 16) * SERIAL_GROUP, SERIAL_GROUP)
+        } else {
+            pixel_geometry(plan.pixels, coils, nx, ny)
+        };
         plan.eigen
             .launch()
             .input(&images)
