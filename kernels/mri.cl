@@ -255,6 +255,25 @@ kernel void espirit_eigen(global const T* wy, global const T* rx, global const T
     if (y < ny) maps[((size_t)c * nx + x) * ny + y] = s;
 }
 
+// pixel_power in one work-item: `iterations` power iterations x ← M x / ‖M x‖ on the private C × C matrix `m`
+// (row-major) from the vector `s` (overwritten; x = 0 when λ = 0); returns the last λ.
+inline R serial_power(const T* m, T* s, uint iterations) {
+    T next[NC];
+    R lambda = 0;
+    for (uint it = 0; it < iterations; it++) {
+        R sum = 0;
+        for (uint c = 0; c < NC; c++) {
+            T v = ZERO;
+            for (uint d = 0; d < NC; d++) v += MUL(m[c * NC + d], s[d]);
+            next[c] = v;
+            sum += dot(v, v);
+        }
+        lambda = sqrt(sum);
+        for (uint c = 0; c < NC; c++) s[c] = lambda > 0 ? next[c] / lambda : ZERO;
+    }
+    return lambda;
+}
+
 // espirit_eigen for CPU devices: one work-item per pixel (global size NX · NY, y fastest) keeps the pixel's whole
 // C × C matrix in private memory and needs no barriers, which a CPU runs as straight loops over the work-items
 // (the barrier-per-iteration layout above made PoCL keep each work-item's row in memory between regions).
@@ -270,20 +289,9 @@ kernel void espirit_eigen_serial(global const T* wy, global const T* rx, global 
             global const T* src = wy + (size_t)i * NC * NC * ny + y;
             for (uint e = 0; e < NC * NC; e++) m[e] += MUL(f, src[(size_t)e * ny]);
         }
-        T s[NC], next[NC];
+        T s[NC];
         for (uint c = 0; c < NC; c++) s[c] = c == 0 ? FROM_REAL(1) : ZERO;
-        R lambda = 0;
-        for (uint it = 0; it < iterations; it++) {
-            R sum = 0;
-            for (uint c = 0; c < NC; c++) {
-                T v = ZERO;
-                for (uint d = 0; d < NC; d++) v += MUL(m[c * NC + d], s[d]);
-                next[c] = v;
-                sum += dot(v, v);
-            }
-            lambda = sqrt(sum);
-            for (uint c = 0; c < NC; c++) s[c] = lambda > 0 ? next[c] / lambda : ZERO;
-        }
+        const R lambda = serial_power(m, s, iterations);
         T t = ZERO;
         for (uint c = 0; c < NC; c++) {
             if (!(lambda >= crop)) s[c] = ZERO;
@@ -350,7 +358,7 @@ kernel void walsh_eigen_serial(global const T* img, global T* maps, uint nx, uin
             }
         }
         const R mean = (R)1 / (R)(box * box);
-        T s[NC], next[NC];
+        T s[NC];
         R sum = 0;
         for (uint c = 0; c < NC; c++) {
             T row = ZERO;
@@ -363,17 +371,7 @@ kernel void walsh_eigen_serial(global const T* img, global T* maps, uint nx, uin
         }
         const R norm = sqrt(sum);
         for (uint c = 0; c < NC; c++) s[c] = norm > 0 ? s[c] / norm : ZERO;
-        for (uint it = 0; it < iterations; it++) {
-            R total = 0;
-            for (uint c = 0; c < NC; c++) {
-                T v = ZERO;
-                for (uint d = 0; d < NC; d++) v += MUL(m[c * NC + d], s[d]);
-                next[c] = v;
-                total += dot(v, v);
-            }
-            const R lambda = sqrt(total);
-            for (uint c = 0; c < NC; c++) s[c] = lambda > 0 ? next[c] / lambda : ZERO;
-        }
+        serial_power(m, s, iterations);
         for (uint c = 0; c < NC; c++) maps[c * plane + id] = s[c];
     }
 }

@@ -3,7 +3,7 @@
 //! per-pixel eigenvector program of `kernels/mri.cl` (one work-item per pixel and coil, a row of the pixel's
 //! matrix in registers; compiled for the coil count).
 
-use crate::app::{ClApp, Kernel, Program};
+use crate::app::{ClApp, DeviceKind, Kernel, Program};
 use crate::data::{KData, XData};
 use crate::element::ComplexElement;
 use crate::error::{Error, Result};
@@ -119,19 +119,55 @@ impl Calibration {
     }
 }
 
-/// The per-pixel eigenvector kernels of `kernels/mri.cl` for `coils` coils, and the work-group's pixel count:
-/// P pixels × C coils per group, P = 256 / C (at least 1), within the device's work-group limit.
-pub(super) struct PixelProgram {
-    pub program: Program,
+/// How a per-pixel eigenvector kernel of `kernels/mri.cl` covers the image: a work-item per pixel holding the
+/// pixel's whole matrix (`serial`, what CPUs run fastest: no barriers), or P pixels × C coils per work-group with a
+/// row per work-item (GPUs), P = 256 / C (at least 1).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PixelLayout {
+    pub serial: bool,
+    /// P, the row layout's pixels per group.
     pub pixels: usize,
 }
 
+/// Work-items (pixels) per group of the serial layout.
+const SERIAL_GROUP: usize = 64;
+
+impl PixelLayout {
+    /// Pixels per work-group.
+    pub fn pixels_per_group(&self) -> usize {
+        if self.serial { SERIAL_GROUP } else { self.pixels }
+    }
+
+    /// The launch geometry over an `nx × ny` image with `coils` coils: (global, local).
+    pub fn geometry(&self, coils: usize, nx: usize, ny: usize) -> (usize, usize) {
+        if self.serial {
+            ((nx * ny).div_ceil(SERIAL_GROUP).clamp(1, 1 << 16) * SERIAL_GROUP, SERIAL_GROUP)
+        } else {
+            let group = coils * self.pixels;
+            (nx * ny.div_ceil(self.pixels) * group, group)
+        }
+    }
+}
+
+/// The per-pixel eigenvector kernels of `kernels/mri.cl` for `coils` coils, and their layout.
+pub(super) struct PixelProgram {
+    pub program: Program,
+    pub layout: PixelLayout,
+}
+
 impl PixelProgram {
-    /// Builds (or finds in the cache) the program for `coils` coils of element type `T`.
-    pub fn new<T: ComplexElement>(op: &str, app: &ClApp, coils: usize) -> Result<PixelProgram> {
+    /// Builds (or finds in the cache) the program for `coils` coils of element type `T`; the layout is
+    /// `work_item_per_pixel`'s, or by device kind (serial on CPUs).
+    pub fn new<T: ComplexElement>(
+        op: &str,
+        app: &ClApp,
+        coils: usize,
+        work_item_per_pixel: Option<bool>,
+    ) -> Result<PixelProgram> {
+        let serial = work_item_per_pixel.unwrap_or(app.device().kind == DeviceKind::Cpu);
         let pixels = (256 / coils.max(1)).max(1);
         let limit = app.device().max_work_group_size;
-        if coils * pixels > limit {
+        if !serial && coils * pixels > limit {
             return Err(Error::invalid(
                 op,
                 format!("{coils} coils need work-groups of {coils} work-items; {} allows {limit}", app.device().name),
@@ -142,18 +178,16 @@ impl PixelProgram {
             T::build_options()
         );
         let program = app.build_program("mri.cl", &kernels::with_common(kernels::MRI), &options)?;
-        Ok(PixelProgram { program, pixels })
+        Ok(PixelProgram { program, layout: PixelLayout { serial, pixels } })
     }
 
     /// One of its kernels, owned by `op`.
     pub fn kernel(&self, op: &str, name: &str) -> Result<Kernel> {
         self.program.kernel(name).map(|k| k.owned_by(op))
     }
-}
 
-/// The launch geometry of a per-pixel kernel over an `nx × ny` image with `coils` coils and `pixels` pixels per
-/// group: (global, local).
-pub(super) fn pixel_geometry(pixels: usize, coils: usize, nx: usize, ny: usize) -> (usize, usize) {
-    let group = coils * pixels;
-    (nx * ny.div_ceil(pixels) * group, group)
+    /// The per-pixel kernel `name` in this layout (`name_serial` when serial), owned by `op`.
+    pub fn eigen_kernel(&self, op: &str, name: &str) -> Result<Kernel> {
+        if self.layout.serial { self.kernel(op, &format!("{name}_serial")) } else { self.kernel(op, name) }
+    }
 }

@@ -4,7 +4,7 @@
 //! precision; the phase reference, in float64); the device computes the Gram on GPUs and does the per-pixel work
 //! (the kernels' image-space matrices, their sinc interpolation to the image and 30 power iterations per pixel).
 
-use super::coil_maps::{Calibration, PixelProgram, at, pixel_geometry, put};
+use super::coil_maps::{Calibration, PixelLayout, PixelProgram, at, put};
 use crate::app::{DeviceKind, Kernel};
 use crate::data::{KData, XData};
 use crate::element::{ComplexElement, Element};
@@ -164,11 +164,9 @@ struct Plan<T: ComplexElement> {
     /// espirit_grid_kernels, espirit_grid_matrices, espirit_interpolate_y, espirit_eigen (or its serial form: a
     /// work-item per pixel), espirit_gram.
     kernels: [Kernel; 5],
-    /// The per-pixel step runs a work-item per pixel (CPUs) rather than per pixel and coil.
-    serial: bool,
     /// The Casorati Gram is computed on the device (GPUs), else on the host.
     device_gram: bool,
-    pixels: usize,
+    layout: PixelLayout,
     /// The inverse DFT's phases from kernel offsets to the grid: `[grid², kernel²]`.
     phase: XData<T>,
     /// The sinc interpolation maps `[nx, grid]` and `[ny, grid]`.
@@ -181,6 +179,19 @@ struct Plan<T: ComplexElement> {
 
 /// Work-items per group of the small grid-stride kernels.
 const GROUP: usize = 64;
+
+/// The global size of a grid-stride kernel over `count` items: whole groups, at most 2¹⁴ of them.
+fn grid_stride(count: usize) -> usize {
+    count.div_ceil(GROUP).clamp(1, 1 << 14) * GROUP
+}
+
+/// The Casorati matrix's rows (kernel positions in the block) and columns (kernel offsets × coils), and whether
+/// its Gram is taken as AᴴA (columns ≤ rows) rather than AAᴴ: the smaller eigenproblem.
+fn casorati_shape(cal: &Calibration, kk: usize) -> (usize, usize, bool) {
+    let [cx, cy] = cal.extent;
+    let (rows, columns) = ((cx - kk + 1) * (cy - kk + 1), kk * kk * cal.coils);
+    (rows, columns, columns <= rows)
+}
 
 impl<T: ComplexElement> EspiritMaps<T> {
     /// Maps of `k` into `maps`.
@@ -237,13 +248,12 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         }
         let [coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
         let app = self.maps.app();
-        let program = PixelProgram::new::<T>(op, app, coils)?;
-        let serial = p.work_item_per_pixel.unwrap_or(app.device().kind == DeviceKind::Cpu);
+        let program = PixelProgram::new::<T>(op, app, coils, p.work_item_per_pixel)?;
         let kernels = [
             program.kernel(op, "espirit_grid_kernels")?,
             program.kernel(op, "espirit_grid_matrices")?,
             program.kernel(op, "espirit_interpolate_y")?,
-            program.kernel(op, if serial { "espirit_eigen_serial" } else { "espirit_eigen" })?,
+            program.eigen_kernel(op, "espirit_eigen")?,
             program.kernel(op, "espirit_gram")?,
         ];
         let (kk, g) = (p.kernel, 2 * p.kernel);
@@ -254,8 +264,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         self.plan.set(Plan {
             kernels,
             device_gram: p.gram_on_device.unwrap_or(app.device().kind == DeviceKind::Gpu),
-            serial,
-            pixels: program.pixels,
+            layout: program.layout,
             phase: upload(&[g * g, kk * kk], grid_phases(kk))?,
             rx: upload(&[nx, g], sinc_map(g, nx))?,
             ry: upload(&[ny, g], sinc_map(g, ny))?,
@@ -302,8 +311,8 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             kernels: basis.kept,
             candidates: kk * kk * coils,
             gram: basis.gram,
-            pixels_per_group: if plan.serial { GROUP } else { plan.pixels },
-            work_item_per_pixel: plan.serial,
+            pixels_per_group: plan.layout.pixels_per_group(),
+            work_item_per_pixel: plan.layout.serial,
             host_ms,
             gram_on_device: plan.device_gram,
         });
@@ -318,7 +327,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         let a = XData::<T>::uninit(&app, op, &[g * g, coils, basis.kept])?;
         let as_u32 = |n: usize| u32::try_from(n).map_err(|_| Error::invalid(op, format!("{n} is too large")));
         let (grid2, q, kept) = (as_u32(g * g)?, as_u32(kk * kk)?, as_u32(basis.kept)?);
-        let stride_launch = |count: usize| (count.div_ceil(GROUP).clamp(1, 1 << 14) * GROUP, GROUP);
+        let stride_launch = |count: usize| (grid_stride(count), GROUP);
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));
         let [grid_kernels, grid_matrices, interpolate_y, eigen, _] = &mut plan.kernels;
         let (global, local) = stride_launch(g * g * coils * basis.kept);
@@ -356,11 +365,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             .global(&[global])
             .local(&[local])
             .enqueue()?;
-        let (global, group) = if plan.serial {
-            ((nx * ny).div_ceil(GROUP).clamp(1, 1 << 16) * GROUP, GROUP)
-        } else {
-            pixel_geometry(plan.pixels, coils, nx, ny)
-        };
+        let (global, group) = plan.layout.geometry(coils, nx, ny);
         let flops = 8 * (nx * ny * coils * coils * (g + p.iterations)) as u64;
         eigen
             .launch()
@@ -450,8 +455,7 @@ fn device_gram<T: ComplexElement>(
 ) -> Result<Vec<Complex64>> {
     let op = "EspiritMaps";
     let [cx, cy] = cal.extent;
-    let (columns, rows) = (kk * kk * cal.coils, (cx - kk + 1) * (cy - kk + 1));
-    let by_columns = columns <= rows;
+    let (rows, columns, by_columns) = casorati_shape(cal, kk);
     let n = if by_columns { columns } else { rows };
     let gram = XData::<T>::uninit(band.app(), op, &[n, n])?;
     let [_, nx, width] = band.shape()[..] else { return Err(Error::invalid(op, "the band is not [coils, x, y]")) };
@@ -470,7 +474,7 @@ fn device_gram<T: ComplexElement>(
         .scalar(as_u32(cy)?)
         .scalar(as_u32(kk)?)
         .scalar(u32::from(by_columns))
-        .global(&[(n * n).div_ceil(GROUP).clamp(1, 1 << 14) * GROUP])
+        .global(&[grid_stride(n * n)])
         .local(&[GROUP])
         .enqueue()?;
     Ok(gram.to_vec()?.into_iter().map(|v| v.to_c64()).collect())
@@ -526,30 +530,25 @@ fn kernel_basis<E: HostScalar>(
     device_gram: Option<&[Complex64]>,
 ) -> Result<KernelBasis> {
     let op = "EspiritMaps";
-    let [cx, cy] = cal.extent;
-    let (sx_count, columns) = (cx - kk + 1, kk * kk * cal.coils);
-    let rows = sx_count * (cy - kk + 1);
-    let casorati = || {
+    let (rows, columns, by_columns) = casorati_shape(cal, kk);
+    let sx_count = cal.extent[0] - kk + 1;
+    // A itself, where it is needed: for the host's Gram, and for v = Aᴴu/σ from AAᴴ.
+    let a = if device_gram.is_none() || !by_columns {
         Mat::<E>::from_fn(rows, columns, |row, column| {
             let (sx, sy) = (row % sx_count, row / sx_count);
             let (kx, ky, c) = (column % kk, (column / kk) % kk, column / (kk * kk));
             E::from_c64(cal.at(c, sx + kx, sy + ky))
         })
+    } else {
+        Mat::<E>::zeros(0, 0)
     };
-    let by_columns = columns <= rows;
     let gram = match device_gram {
         Some(g) => {
             let n = if by_columns { columns } else { rows };
             Mat::<E>::from_fn(n, n, |i, j| E::from_c64(at(g, i * n + j)))
         }
-        None if by_columns => {
-            let a = casorati();
-            a.adjoint() * &a
-        }
-        None => {
-            let a = casorati();
-            &a * a.adjoint()
-        }
+        None if by_columns => a.adjoint() * &a,
+        None => &a * a.adjoint(),
     };
     let eigen = gram
         .self_adjoint_eigen(Side::Lower)
@@ -574,7 +573,7 @@ fn kernel_basis<E: HostScalar>(
             let i = at(&kept, j);
             E::from_c64(entry(u, r, i) / sigma(i))
         });
-        let basis = casorati().adjoint() * &scaled;
+        let basis = a.adjoint() * &scaled;
         for r in 0..columns {
             for j in 0..kept.len() {
                 put(&mut vectors, r * kept.len() + j, entry(basis.as_ref(), r, j));

@@ -2,12 +2,13 @@
 //! covariance), as ismrmrd-python-tools' `calculate_csm_walsh` computes them, from coil images or from the
 //! low-resolution images of k-space's calibration block.
 
-use super::coil_maps::{Calibration, PixelProgram, pixel_geometry};
+use super::coil_maps::{Calibration, PixelLayout, PixelProgram};
 use super::recon::CoilImages;
-use crate::app::{DeviceKind, Kernel};
+use crate::app::Kernel;
 use crate::data::{KData, XData};
 use crate::element::ComplexElement;
 use crate::error::{Error, Result};
+use crate::process::elementwise::Fill;
 use crate::process::{Prepared, Process};
 
 /// The settings of [`WalshMaps`]: ismrmrd-python-tools' defaults (a 5 × 5 smoothing box, 3 power iterations), and
@@ -127,17 +128,19 @@ pub struct WalshMaps<T: ComplexElement> {
     plan: Prepared<Plan<T>>,
 }
 
-/// Pixels per work-group of the serial layout (a work-item per pixel).
-const SERIAL_GROUP: usize = 64;
-
 struct Plan<T: ComplexElement> {
     eigen: Kernel,
-    pixels: usize,
-    /// A work-item per pixel (CPUs) rather than per pixel and coil.
-    serial: bool,
-    /// From k-space: the calibration block's k-space (zero elsewhere) and the steps to its images.
-    images: Option<(XData<T>, CoilImages<T>)>,
+    layout: PixelLayout,
+    images: Option<BlockImages<T>>,
     calibration: Option<[usize; 2]>,
+}
+
+/// From k-space: the calibration block's k-space (zero elsewhere, cleared on the device before each block is
+/// copied in) and the steps to its images.
+struct BlockImages<T: ComplexElement> {
+    block: XData<T>,
+    clear: Fill<T>,
+    steps: CoilImages<T>,
 }
 
 impl<T: ComplexElement> WalshMaps<T> {
@@ -174,8 +177,8 @@ impl<T: ComplexElement> WalshMaps<T> {
         let plan = self.plan.as_ref()?;
         Some(WalshStrategy {
             calibration: plan.calibration,
-            pixels_per_group: if plan.serial { SERIAL_GROUP } else { plan.pixels },
-            work_item_per_pixel: plan.serial,
+            pixels_per_group: plan.layout.pixels_per_group(),
+            work_item_per_pixel: plan.layout.serial,
         })
     }
 
@@ -212,19 +215,21 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
             return Err(Error::invalid(op, format!("settings {p:?}: the smoothing box and iterations must be ≥ 1")));
         }
         let app = self.maps.app();
-        let program = PixelProgram::new::<T>(op, app, shape.first().copied().unwrap_or(1))?;
+        let program = PixelProgram::new::<T>(op, app, shape.first().copied().unwrap_or(1), p.work_item_per_pixel)?;
         let images = match &self.source {
             Source::Images(_) => None,
             Source::KSpace(_) => {
                 let k = KData::new(XData::zeros(app, &shape)?, 2)?;
                 let mut steps = CoilImages::new(op, &k, true)?;
                 steps.init()?;
-                Some((k.as_xdata().clone(), steps))
+                let block = k.as_xdata().clone();
+                let mut clear = Fill::new(&block, T::default());
+                clear.init()?;
+                Some(BlockImages { block, clear, steps })
             }
         };
-        let serial = p.work_item_per_pixel.unwrap_or(app.device().kind == DeviceKind::Cpu);
-        let eigen = program.kernel(op, if serial { "walsh_eigen_serial" } else { "walsh_eigen" })?;
-        self.plan.set(Plan { eigen, pixels: program.pixels, serial, images, calibration: None });
+        let eigen = program.eigen_kernel(op, "walsh_eigen")?;
+        self.plan.set(Plan { eigen, layout: program.layout, images, calibration: None });
         Ok(())
     }
 
@@ -238,12 +243,12 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
         let plan = self.plan.get(op)?;
         let images = match (&self.source, &mut plan.images) {
             (Source::Images(x), _) => x.clone(),
-            (Source::KSpace(k), Some((block_k, steps))) => {
+            (Source::KSpace(k), Some(BlockImages { block, clear, steps })) => {
                 let cal = Calibration::find(op, k, p.calibration)?;
                 let ([cx, cy], [x0, y0]) = (cal.extent, cal.start);
-                block_k.write(&vec![T::default(); block_k.len()])?;
+                clear.launch()?;
                 let window = |x: &XData<T>| x.slice_axis(1, x0..x0 + cx)?.slice_axis(2, y0..y0 + cy);
-                window(block_k)?.copy_from(&window(k.as_xdata())?)?;
+                window(block)?.copy_from(&window(k.as_xdata())?)?;
                 steps.launch()?;
                 plan.calibration = Some(cal.extent);
                 steps.images.clone()
@@ -251,11 +256,7 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
             (Source::KSpace(_), None) => return Err(Error::NotInitialized { op: op.into() }),
         };
         let as_u32 = |n: usize| u32::try_from(n).map_err(|_| Error::invalid(op, format!("{n} is too large")));
-        let (global, group) = if plan.serial {
-            ((nx * ny).div_ceil(SERIAL_GROUP).clamp(1, 1 << 16) * SERIAL_GROUP, SERIAL_GROUP)
-        } else {
-            pixel_geometry(plan.pixels, coils, nx, ny)
-        };
+        let (global, group) = plan.layout.geometry(coils, nx, ny);
         plan.eigen
             .launch()
             .input(&images)
