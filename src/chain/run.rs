@@ -208,6 +208,10 @@ pub(super) struct Built {
     pub(super) origins: HashMap<String, Origin>,
     pub(super) pipeline: Pipeline,
     signature: Vec<(String, &'static str, Vec<usize>, bool)>,
+    /// Each step's operation as it was planned: after the colour rule and with millimetres in voxels of the
+    /// input it was built for. A file whose steps resolve to other operations (another voxel size) needs another
+    /// chain.
+    resolved: Vec<Op>,
     /// The device it was built on.
     app: ClApp,
 }
@@ -326,13 +330,20 @@ impl Chain {
                 (name.clone(), kind_for(&h.array, double).name(), h.array.shape().to_vec(), h.colour)
             })
             .collect();
-        let reused = match (built.as_ref(), changing) {
-            (Some(b), Some(i)) if b.signature == signature => {
+        // The built chain serves this file when it was built for the same kinds and shapes and this file's steps
+        // resolve to the same operations; what the outputs inherit (geometry, file type, colour) is this file's.
+        let reusable = match (built.as_ref(), changing) {
+            (Some(b), Some(_)) if b.signature == signature => self.origins_if_same_plan(inputs, b)?,
+            _ => None,
+        };
+        let reused = match (built.as_mut(), changing, reusable) {
+            (Some(b), Some(i), Some(origins)) => {
                 let missing = || Error::invalid("batch", format!("input {i} is missing"));
                 let (spec, host) = inputs.get(i).ok_or_else(missing)?;
                 let (name, _) = self.inputs.get(i).ok_or_else(missing)?;
                 let values = self.in_precision(&host.array)?;
                 defined(&b.arrays, name)?.overwrite(&values, &spec.path)?;
+                b.origins = origins;
                 true
             }
             _ => false,
@@ -372,15 +383,25 @@ impl Chain {
         Ok(report)
     }
 
+    /// The type of an input of `dtype` as the chain's precision takes it ([`Chain::in_precision`]).
+    fn dtype_in_precision(&self, dtype: Dtype) -> Dtype {
+        match (self.precision, dtype) {
+            (Precision::Single, Dtype::F32 | Dtype::C32) => dtype,
+            (Precision::Single, d) if d.is_complex() => Dtype::C32,
+            (Precision::Single, _) => Dtype::F32,
+            _ => dtype,
+        }
+    }
+
     /// An input as the chain's precision takes it: rounded to f32/c32 under `single` (loading is otherwise
     /// exact, and refuses values that would change).
     pub(super) fn in_precision<'a>(&self, host: &'a HostArray) -> Result<std::borrow::Cow<'a, HostArray>> {
         use std::borrow::Cow;
-        if self.precision != Precision::Single || matches!(host.dtype(), Dtype::F32 | Dtype::C32) {
+        let dtype = self.dtype_in_precision(host.dtype());
+        if dtype == host.dtype() {
             return Ok(Cow::Borrowed(host));
         }
-        let single = if host.dtype().is_complex() { Dtype::C32 } else { Dtype::F32 };
-        Ok(Cow::Owned(host.cast(single, Scale::Raw, false)?))
+        Ok(Cow::Owned(host.cast(dtype, Scale::Raw, false)?))
     }
 
     /// Uploads the inputs and builds every step's process into one initialised pipeline.
@@ -392,44 +413,97 @@ impl Chain {
         signature: Vec<(String, &'static str, Vec<usize>, bool)>,
     ) -> Result<Built> {
         let mut arrays = HashMap::new();
-        let mut origins = HashMap::new();
         for ((name, _), (spec, image)) in self.inputs.iter().zip(inputs) {
             let host = &self.in_precision(&image.array)?;
             arrays.insert(name.clone(), AnyData::upload(app, host, kind_for(host, double), &spec.path)?);
-            origins.insert(
-                name.clone(),
-                Origin { colour: image.colour, dtype: Some(host.dtype()), geometry: image.geometry },
-            );
         }
+        let mut origins = self.input_origins(inputs);
         let mut pipeline = Pipeline::new(app);
+        let mut resolved = Vec::with_capacity(self.steps.len());
         for (i, step) in self.steps.iter().enumerate() {
             let operands: Vec<&AnyData> = step.inputs.iter().map(|n| defined(&arrays, n)).collect::<Result<_>>()?;
             let shape = operands.first().map(|x| x.shape().to_vec()).unwrap_or_default();
-            let from: Vec<Origin> = step.inputs.iter().map(|n| origins.get(n).copied().unwrap_or_default()).collect();
-            let in_colour = from.iter().any(|o| o.colour);
-            let many = self.steps.len() > 1;
-            let named = |e: Error| if many { in_step(e, i) } else { e };
-            let op = if in_colour { step.op.for_colour(&shape).map_err(named)? } else { step.op.clone() };
-            let op = op.in_voxels(from.first().and_then(|o| o.geometry.as_ref()), &shape, in_colour).map_err(named)?;
-            let (mut process, output) = op.plan(&operands).map_err(named)?;
+            let (op, from) = self.resolve_step(i, &origins, &shape)?;
+            let (mut process, output) = op.plan(&operands).map_err(|e| self.in_step(e, i))?;
             // Initialised here rather than with the whole pipeline, so that a failure names its step — except
             // element-wise steps, which `plan` has checked and which the pipeline's `init` may fuse with the next.
             if op.expr().is_none() {
-                process.init().map_err(named)?;
+                process.init().map_err(|e| self.in_step(e, i))?;
             }
-            let first = from.first().copied().unwrap_or_default();
-            let image_data = !matches!(op, Op::Norm { .. } | Op::Dot { .. });
-            let origin = Origin {
-                colour: in_colour && op.keeps_colour(&shape, output.shape()),
-                dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),
-                geometry: first.geometry.and_then(|g| op.geometry(&g, &shape, output.shape(), in_colour)),
-            };
-            origins.insert(step.output.clone(), origin);
+            origins.insert(step.output.clone(), result_origin(&op, &from, &shape, output.shape()));
             pipeline.push(process);
             arrays.insert(step.output.clone(), output);
+            resolved.push(op);
         }
         pipeline.init()?;
-        Ok(Built { arrays, origins, pipeline, signature, app: app.clone() })
+        Ok(Built { arrays, origins, pipeline, signature, resolved, app: app.clone() })
+    }
+
+    /// What each input inherits from its file: colour, element type (as the chain's precision takes it) and
+    /// geometry.
+    fn input_origins(&self, inputs: &[(&FileSpec, &Image)]) -> HashMap<String, Origin> {
+        self.inputs
+            .iter()
+            .zip(inputs)
+            .map(|((name, _), (_, image))| {
+                let dtype = Some(self.dtype_in_precision(image.array.dtype()));
+                (name.clone(), Origin { colour: image.colour, dtype, geometry: image.geometry })
+            })
+            .collect()
+    }
+
+    /// Step `i` as it applies to its inputs (the first of `shape`) with their `origins`: the colour rule applied
+    /// and millimetres turned into voxels; with the origins it read.
+    fn resolve_step(&self, i: usize, origins: &HashMap<String, Origin>, shape: &[usize]) -> Result<(Op, Vec<Origin>)> {
+        let step = self.steps.get(i).ok_or_else(|| Error::invalid("pipeline", format!("no step {}", i + 1)))?;
+        let from: Vec<Origin> = step.inputs.iter().map(|n| origins.get(n).copied().unwrap_or_default()).collect();
+        let in_colour = from.iter().any(|o| o.colour);
+        let op = if in_colour { step.op.for_colour(shape).map_err(|e| self.in_step(e, i))? } else { step.op.clone() };
+        let geometry = from.first().and_then(|o| o.geometry.as_ref());
+        let op = op.in_voxels(geometry, shape, in_colour).map_err(|e| self.in_step(e, i))?;
+        Ok((op, from))
+    }
+
+    /// What the outputs inherit from this batch file's `inputs` when `built`'s steps are what these inputs resolve
+    /// them to (the same operations, millimetres included); `None` when the chain must be built again.
+    fn origins_if_same_plan(
+        &self,
+        inputs: &[(&FileSpec, &Image)],
+        built: &Built,
+    ) -> Result<Option<HashMap<String, Origin>>> {
+        let shape_of = |name: &str| defined(&built.arrays, name).map(|x| x.shape().to_vec());
+        let mut origins = self.input_origins(inputs);
+        for (i, step) in self.steps.iter().enumerate() {
+            let shape = match step.inputs.first() {
+                Some(name) => shape_of(name)?,
+                None => Vec::new(),
+            };
+            let (op, from) = self.resolve_step(i, &origins, &shape)?;
+            if built.resolved.get(i) != Some(&op) {
+                return Ok(None);
+            }
+            origins.insert(step.output.clone(), result_origin(&op, &from, &shape, &shape_of(&step.output)?));
+        }
+        Ok(Some(origins))
+    }
+
+    /// An error from step `i`, prefixed with the step's number when the chain has several.
+    fn in_step(&self, e: Error, i: usize) -> Error {
+        if self.steps.len() > 1 { in_step(e, i) } else { e }
+    }
+}
+
+/// What the result of `op` (of shape `output`, from inputs of `shape` with origins `from`) inherits: colour when
+/// the operation keeps the channels, the file type when the result is still image data of that one type, and
+/// the geometry the operation leaves.
+fn result_origin(op: &Op, from: &[Origin], shape: &[usize], output: &[usize]) -> Origin {
+    let in_colour = from.iter().any(|o| o.colour);
+    let first = from.first().copied().unwrap_or_default();
+    let image_data = !matches!(op, Op::Norm { .. } | Op::Dot { .. });
+    Origin {
+        colour: in_colour && op.keeps_colour(shape, output),
+        dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),
+        geometry: first.geometry.and_then(|g| op.geometry(&g, shape, output, in_colour)),
     }
 }
 
