@@ -2,7 +2,9 @@
 //! files a directory or glob names, a progress bar over a batch, and errors on one line.
 
 use cliper::DevicePool;
-use cliper::chain::{BatchInput, Chain, FileSpec, Outcome, Progress, RunRecord, Shard, TileInput, TileProgress};
+use cliper::chain::{
+    BatchInput, Chain, FileSpec, Outcome, Progress, RunFiles, RunRecord, Shard, TileInput, TileProgress,
+};
 use cliper::{ClApp, Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -19,6 +21,8 @@ pub struct Context {
     pub skip_existing: bool,
     /// `--manifest FILE`: one JSON line per batch file appended as it ends.
     pub manifest: Option<PathBuf>,
+    /// The pipeline file of `cliper run`: read, so never an output.
+    pub pipeline: Option<PathBuf>,
     pub profile: bool,
     pub json: bool,
     app: Option<ClApp>,
@@ -26,7 +30,17 @@ pub struct Context {
 
 impl Context {
     pub fn new(device: Option<String>, profile: bool, json: bool) -> Context {
-        Context { device, devices: None, shard: None, skip_existing: false, manifest: None, profile, json, app: None }
+        Context {
+            device,
+            devices: None,
+            shard: None,
+            skip_existing: false,
+            manifest: None,
+            pipeline: None,
+            profile,
+            json,
+            app: None,
+        }
     }
 
     /// The device, opened on first use (`--device`, else `CLIPER_DEVICE`, else the best one).
@@ -96,11 +110,25 @@ pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
     Ok(Some(files))
 }
 
-/// The batch `chain` names (`None` for a single run): its files sorted, this job's shard of them (`--shard`, or a
-/// Slurm or Kubernetes job array's), less those whose outputs exist under `--skip-existing` (each written to the
-/// manifest as skipped, and said on stderr when `say`).
-pub fn prepare_batch(ctx: &Context, chain: &Chain, manifest: &Manifest, say: bool) -> Result<Option<BatchInput>> {
+/// Every file `chain` reads and writes (each file of its batch, its filter and structure files, the pipeline file,
+/// the manifest): checked before anything runs, so that no output overwrites an input or another output.
+pub fn run_files(ctx: &Context, chain: &Chain, batch: Option<&BatchInput>) -> Result<RunFiles> {
+    let mut files = chain.run_files(batch)?;
+    if let Some(pipeline) = &ctx.pipeline {
+        files = files.read("the pipeline file", pipeline);
+    }
+    if let Some(manifest) = &ctx.manifest {
+        files = files.write("the manifest", manifest);
+    }
+    Ok(files)
+}
+
+/// The batch `chain` names (`None` for a single run), with every file of the run checked distinct ([`run_files`])
+/// before anything is opened for writing: its files sorted, this job's shard of them (`--shard`, or a Slurm or
+/// Kubernetes job array's), less those whose outputs exist under `--skip-existing` (given apart).
+pub fn select_batch(ctx: &Context, chain: &Chain) -> Result<(Option<BatchInput>, Vec<PathBuf>)> {
     let batch = chain.batch_input(batch_files)?;
+    run_files(ctx, chain, batch.as_ref())?.check()?;
     let shard = match &ctx.shard {
         Some(text) if batch.is_none() => {
             return Err(Error::invalid("--shard", format!("`{text}` cuts a batch; give a directory or glob input")));
@@ -108,34 +136,56 @@ pub fn prepare_batch(ctx: &Context, chain: &Chain, manifest: &Manifest, say: boo
         Some(text) => Some(text.parse::<Shard>()?),
         None => Shard::from_env()?,
     };
-    let Some(b) = batch else { return Ok(None) };
+    let Some(b) = batch else { return Ok((None, Vec::new())) };
     let b = match shard {
         Some(s) => BatchInput { input: b.input, files: s.select(b.files) },
         None => b,
     };
     if !ctx.skip_existing {
-        return Ok(Some(b));
+        return Ok((Some(b), Vec::new()));
     }
     let (todo, skipped) = chain.missing(b)?;
-    if say && !skipped.is_empty() {
+    Ok((Some(todo), skipped))
+}
+
+/// The batch ([`select_batch`]) and the manifest, opened once the files are checked, with the files skipped under
+/// `--skip-existing` written to it and said on stderr. Only the `lead` process (rank 0 of an MPI job, or the only
+/// one) writes the manifest and speaks.
+pub fn prepare_batch(ctx: &Context, chain: &Chain, lead: bool) -> Result<(Option<BatchInput>, Manifest)> {
+    let (batch, skipped) = select_batch(ctx, chain)?;
+    let manifest = Manifest::open(if lead { ctx.manifest.as_deref() } else { None })?;
+    if lead && !skipped.is_empty() {
         eprintln!("skipping {} file(s) whose outputs exist (--skip-existing)", skipped.len());
     }
     skipped.iter().try_for_each(|f| manifest.skipped(f))?;
-    Ok(Some(todo))
+    Ok((batch, manifest))
 }
 
 /// Runs `chain` on the context's device: once, or once per file of its batch input with a progress bar on a
 /// terminal, each failing file named on stderr as it fails and `finished` told of each file as it ends.
 pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> Result<Outcome> {
-    let manifest = Manifest::open(ctx.manifest.as_deref())?;
-    let batch = prepare_batch(ctx, chain, &manifest, true)?;
+    let (batch, manifest) = prepare_batch(ctx, chain, true)?;
     let finished = |record: &RunRecord, device: &str, seconds: f64| {
         if let Err(e) = manifest.record(record, device, seconds) {
             eprintln!("error: {}", one_line(&e));
         }
         finished(record);
     };
-    if let (Some(spec), Some(batch)) = (ctx.devices.clone(), &batch) {
+    let outcome = run_batch(ctx, chain, batch.as_ref(), finished);
+    // A manifest that could not be written fails the run: a job's log must not silently miss files.
+    manifest.finish()?;
+    outcome
+}
+
+/// Runs `chain` once or over `batch`: on the devices of `--devices`, in tiles when a single input does not fit the
+/// device, or file after file on the context's device.
+fn run_batch(
+    ctx: &mut Context,
+    chain: &Chain,
+    batch: Option<&BatchInput>,
+    finished: impl Fn(&RunRecord, &str, f64),
+) -> Result<Outcome> {
+    if let (Some(spec), Some(batch)) = (ctx.devices.clone(), batch) {
         return run_on_devices(ctx, chain, batch, &spec, finished);
     }
     let app = ctx.app()?;
@@ -147,7 +197,7 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
     {
         return run_tiled(ctx, chain, &app, input);
     }
-    let bar = match &batch {
+    let bar = match batch {
         Some(b) if std::io::stdout().is_terminal() => {
             let bar = ProgressBar::new(b.files.len() as u64);
             bar.set_style(
@@ -162,7 +212,7 @@ pub fn run(ctx: &mut Context, chain: &Chain, finished: impl Fn(&RunRecord)) -> R
     // size before they are read: the first attempt is the measure).
     let single = batch.is_none() && chain.inputs.len() == 1 && !ctx.profile;
     let retry = std::cell::Cell::new(false);
-    let outcome = chain.run(&app, batch.as_ref(), ctx.profile, |event| match event {
+    let outcome = chain.run(&app, batch, ctx.profile, |event| match event {
         Progress::Starting(file) => {
             started.set(std::time::Instant::now());
             bar.set_message(file.display().to_string())
@@ -336,28 +386,59 @@ pub fn naming(file: &str, e: &cliper::Error) -> String {
 
 /// `--manifest FILE`: one JSON line per batch file, appended as each ends — input, status (`ok`, `failed`,
 /// `skipped`), outputs, device, seconds, error — so a re-submitted job's log says what each run did.
+///
+/// Shards of one job on several hosts may share the file (docs/scaling.md): each line is written whole, in one
+/// write, under an exclusive lock on the file, at its end as found once the lock is held, and flushed to the file
+/// system before the lock is released — so lines never interleave, also on network file systems (NFS), where
+/// appends are not atomic but locks are honoured across hosts. A line that cannot be written fails the run.
 pub struct Manifest {
     file: Option<std::sync::Mutex<std::fs::File>>,
     path: PathBuf,
+    /// The first line that could not be written.
+    failed: std::sync::Mutex<Option<Error>>,
 }
 
 impl Manifest {
     pub fn open(path: Option<&Path>) -> Result<Manifest> {
-        let Some(path) = path else { return Ok(Manifest { file: None, path: PathBuf::new() }) };
+        let failed = std::sync::Mutex::new(None);
+        let Some(path) = path else { return Ok(Manifest { file: None, path: PathBuf::new(), failed }) };
         cliper::chain::create_parent(path)?;
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-        Ok(Manifest { file: Some(std::sync::Mutex::new(file)), path: path.to_path_buf() })
+        Ok(Manifest { file: Some(std::sync::Mutex::new(file)), path: path.to_path_buf(), failed })
     }
 
+    /// Appends one line, whole (see the type's documentation); an error is also kept for [`Manifest::finish`].
     pub fn line(&self, value: serde_json::Value) -> Result<()> {
-        use std::io::Write;
+        use std::io::{Seek, Write};
         let Some(file) = &self.file else { return Ok(()) };
-        let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
-        writeln!(file, "{value}").map_err(|source| Error::Io { path: self.path.clone(), source })
+        let file = file.lock().unwrap_or_else(|p| p.into_inner());
+        let text = format!("{value}\n");
+        let write = |mut f: &std::fs::File| -> std::io::Result<()> {
+            f.lock()?;
+            let written = f
+                .seek(std::io::SeekFrom::End(0))
+                .and_then(|_| f.write_all(text.as_bytes()))
+                .and_then(|_| f.sync_data());
+            let unlocked = f.unlock();
+            written.and(unlocked)
+        };
+        write(&file).map_err(|source| {
+            let e = Error::Io { path: self.path.clone(), source };
+            self.failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.clone());
+            e
+        })
+    }
+
+    /// The first error of a line that could not be written, if any: the run then fails.
+    pub fn finish(&self) -> Result<()> {
+        match self.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     fn record(&self, record: &RunRecord, device: &str, seconds: f64) -> Result<()> {

@@ -2,12 +2,12 @@
 
 use crate::CliError;
 use crate::chain::{Context, batch_files};
-use cliper::chain::{FileSpec, Origin, OutputOptions, output_path, save_converted};
+use cliper::chain::{FileSpec, Origin, OutputOptions, RunFiles, output_path, save_converted};
 use cliper::prelude::*;
 use cliper::{DicomInfo, Result, read_mat, show_number, show_value};
 use num_complex::{Complex32, Complex64};
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `cliper cache info|clear`: the on-disk program cache the environment selects.
 pub fn cache(ctx: &Context, action: &str) -> Result<()> {
@@ -343,7 +343,9 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
         Ok((shape, save_converted(out, image.array, origin, options)?))
     };
     let spec = FileSpec::parse(input);
-    let Some(files) = batch_files(input)? else {
+    let batch = batch_files(input)?;
+    convert_files(input, output, batch.as_deref())?.check()?;
+    let Some(files) = batch else {
         let out = output_path(output, Some(&spec.path), false)?;
         let written = one(&spec, &out)?;
         report_convert(ctx, &spec.path, &out, &written);
@@ -367,6 +369,23 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
         return Err(CliError::Batch { failed, total: files.len(), code: worst });
     }
     Ok(())
+}
+
+/// The files `convert` reads and writes: each input and its output (a batch's outputs that cannot be named are
+/// refused per file later).
+fn convert_files(input: &str, output: &str, batch: Option<&[PathBuf]>) -> Result<RunFiles> {
+    let Some(files) = batch else {
+        let out = output_path(output, Some(&FileSpec::parse(input).path), false)?;
+        return Ok(RunFiles::default().read("the input", Path::new(input)).write("the output", &out));
+    };
+    let mut run = RunFiles::default();
+    for file in files {
+        run = run.read(&format!("input {}", file.display()), file);
+        if let Ok(out) = output_path(output, Some(file), true) {
+            run = run.write(&format!("the output of {}", file.display()), &out);
+        }
+    }
+    Ok(run)
 }
 
 /// One line per converted file, with the type the file now holds.

@@ -227,8 +227,8 @@ enum Command {
         /// Output extent: same, valid or full.
         #[arg(long = "output", id = "extent", value_name = "EXTENT", value_parser = args::conv_output(), default_value = "same")]
         output_extent: ConvOutput,
-        /// Axes a named filter spans, the last ones of the data: 1 to 3 (default 2, or 1 for 1-D data; 3 filters
-        /// volumes in 3-D; colour images are filtered per channel and take at most 2).
+        /// Axes a named filter spans, the last ones of the data: 1 to 3 (default every axis, as scipy: a
+        /// colour image's two per channel, a 4-D NIfTI's three; 2 filters a volume slice by slice).
         #[arg(long)]
         rank: Option<usize>,
     },
@@ -311,7 +311,7 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         /// The constant for border constant.
         #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         value: f64,
-        /// Axes the gradient spans, the last ones: 1 to 3 (default 2, or 1 for 1-D data).
+        /// Axes the gradient spans, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
         #[arg(long)]
         rank: Option<usize>,
     },
@@ -350,7 +350,7 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         /// sobel, prewitt or scharr.
         #[arg(long, default_value = "sobel")]
         filter: String,
-        /// The axis differentiated: -1 (x, the last), -2 (y) or -3 (z, with --rank 3).
+        /// The axis differentiated: -1 (x, the last), -2 (y) or -3 (z, of a volume).
         #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
         axis: isize,
         #[command(flatten)]
@@ -542,7 +542,7 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         /// NIfTI, NRRD and MetaImage inputs; 1 for others).
         #[arg(long)]
         sampling: Option<String>,
-        /// Axes spanned, the last ones: 1 to 3 (default 2, or 1 for 1-D data).
+        /// Axes spanned, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
         #[arg(long)]
         rank: Option<usize>,
     },
@@ -650,7 +650,7 @@ written as u8 (rounded); give --type (and --range) for other outputs."
     },
     /// Run a pipeline file: steps with named arrays that stay on the device.
     #[command(
-        after_help = "Examples:\n  cliper run pipelines/demo.toml --profile\n  cliper run pipelines/demo.toml --input image='scans/*.png' --output edges='out/{stem}_edges.png'"
+        after_help = "Examples:\n  cliper run pipelines/demo.toml --profile\n  cliper run pipelines/demo.toml --input image='scans/*.png' --output edges='out/{stem}_edges.png'\n  cliper run pipe.toml --input ct=scans/ --dry-run\n\nA pipeline file is a program: it reads and writes the files it names, as a Makefile does; --dry-run lists them."
     )]
     Run {
         /// The pipeline file (TOML; see docs/cli.md).
@@ -661,6 +661,10 @@ written as u8 (rounded); give --type (and --range) for other outputs."
         /// Replace an output's file: NAME=PATH.
         #[arg(long = "output", value_name = "NAME=PATH")]
         outputs: Vec<String>,
+        /// List every file the run would read and write (after --shard and --skip-existing), check them, and
+        /// run nothing.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -740,7 +744,7 @@ struct ConnectArgs {
     /// A structure file (non-zero = connected; 3 per axis, centro-symmetric), instead of --connectivity.
     #[arg(long)]
     structure: Option<String>,
-    /// Axes spanned, the last ones: 1 to 3 (default 2, or 1 for 1-D data).
+    /// Axes spanned, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
     #[arg(long)]
     rank: Option<usize>,
 }
@@ -763,7 +767,7 @@ struct BinaryArgs {
     /// The structure's shift (scipy's origin): one, or one per axis (-1,0).
     #[arg(long, allow_hyphen_values = true, value_delimiter = ',')]
     origin: Option<Vec<isize>>,
-    /// Axes spanned, the last ones: 1 to 3 (default 2, or 1 for 1-D data).
+    /// Axes spanned, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
     #[arg(long)]
     rank: Option<usize>,
 }
@@ -801,7 +805,7 @@ struct WindowArgs {
     /// The window's shift (scipy's origin): one, or one per axis (-1,0).
     #[arg(long, allow_hyphen_values = true, value_delimiter = ',')]
     origin: Option<Vec<isize>>,
-    /// Axes the window spans, the last ones: 1 to 3 (default 2, or 1 for 1-D data; 3 filters volumes in 3-D).
+    /// Axes the window spans, the last ones: 1 to 3 (default every axis, as scipy; 2 filters slice by slice).
     #[arg(long)]
     rank: Option<usize>,
 }
@@ -826,7 +830,7 @@ struct NamedFilterArgs {
     /// The constant for border constant.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     value: f64,
-    /// Axes the filter spans, the last ones: 1 to 3 (default 2, or 1 for 1-D data).
+    /// Axes the filter spans, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
     #[arg(long)]
     rank: Option<usize>,
 }
@@ -911,8 +915,9 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&mut ctx, &args),
         Command::Recon(args) => recon::run(&mut ctx, &args),
         Command::Ecalib(args) => recon::ecalib(&mut ctx, &args),
-        Command::Run { pipeline, inputs, outputs, common } => (|| -> Result<(), CliError> {
+        Command::Run { pipeline, inputs, outputs, dry_run, common } => (|| -> Result<(), CliError> {
             let mut chain = Chain::from_file(&pipeline)?;
+            ctx.pipeline = Some(pipeline.clone());
             for i in &inputs {
                 chain.set_input(i)?;
             }
@@ -923,6 +928,9 @@ fn main() -> ExitCode {
                 chain.precision = common.precision;
             }
             chain.options = common.options.options();
+            if dry_run {
+                return output::dry_run(&ctx, &chain);
+            }
             ranks::run_and_report(&mut ctx, &chain)
         })(),
         command => {

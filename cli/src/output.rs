@@ -1,7 +1,7 @@
 //! What a run prints: the files written, small results, the profile table — as text or as JSON.
 
 use crate::CliError;
-use crate::chain::{Context, run};
+use crate::chain::{Context, run, run_files, select_batch};
 use cliper::chain::{Chain, ElementKind, Outcome, RunRecord};
 use cliper::{Report, show_value};
 use num_complex::Complex64;
@@ -43,6 +43,32 @@ pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> 
 }
 
 /// Prints the lines of one run ([`record_lines`]).
+/// `cliper run --dry-run`: every file the run would read and write — this job's share of a batch, less what
+/// `--skip-existing` skips — checked as a run checks them; nothing is opened for writing.
+pub fn dry_run(ctx: &Context, chain: &Chain) -> Result<(), CliError> {
+    let (batch, skipped) = select_batch(ctx, chain)?;
+    let files = run_files(ctx, chain, batch.as_ref())?;
+    let skipped: Vec<String> = skipped.iter().map(|p| p.display().to_string()).collect();
+    if ctx.json {
+        let list = |files: &[(String, String)]| -> Vec<Value> {
+            files.iter().map(|(role, path)| json!({ "role": role, "path": path })).collect()
+        };
+        let value = json!({ "reads": list(&files.reads), "writes": list(&files.writes), "skipped": skipped });
+        say!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        return Ok(());
+    }
+    for (role, path) in &files.reads {
+        say!("read   {path}   ({role})");
+    }
+    for (role, path) in &files.writes {
+        say!("write  {path}   ({role})");
+    }
+    for path in &skipped {
+        say!("skip   {path}   (its outputs exist: --skip-existing)");
+    }
+    Ok(())
+}
+
 fn print_record(r: &RunRecord) {
     for line in record_lines(r) {
         say!("{line}");

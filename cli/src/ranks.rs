@@ -49,21 +49,20 @@ mod with_mpi {
         let job = MpiJob::init()?;
         let rank = job.rank();
         // Only rank 0 writes the manifest and says what it skipped.
-        let manifest = Manifest::open(if rank == 0 { ctx.manifest.as_deref() } else { None })?;
-        let batch = prepare_batch(ctx, chain, &manifest, rank == 0);
+        let prepared = prepare_batch(ctx, chain, rank == 0);
         // Every rank must have the same list: an index names the same file everywhere. A rank that could not
         // list it takes part in the check with a fingerprint that differs, so that all stop together.
-        let fingerprint = match &batch {
-            Ok(Some(b)) => {
+        let fingerprint = match &prepared {
+            Ok((Some(b), _)) => {
                 let mut hasher = std::hash::DefaultHasher::new();
                 b.files.hash(&mut hasher);
                 hasher.finish()
             }
-            Ok(None) => 0,
+            Ok((None, _)) => 0,
             Err(_) => u64::MAX - rank as u64,
         };
         let agreed = job.agree("batch files", fingerprint);
-        let batch = batch?;
+        let (batch, manifest) = prepared?;
         agreed?;
         let Some(batch) = batch else {
             // A single input: rank 0 runs it as one process would.
@@ -152,6 +151,8 @@ mod with_mpi {
                 );
             }
         }
+        // A manifest that could not be written fails the job.
+        manifest.finish()?;
         match outcome.failed {
             0 => Ok(()),
             failed if rank == 0 => Err(CliError::Batch { failed, total, code: worst.max(1) }),

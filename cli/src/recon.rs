@@ -5,12 +5,12 @@ use crate::CliError;
 use crate::args::{self, OutputArgs};
 use crate::chain::Context;
 use clap::{Args, ValueEnum};
-use cliper::chain::{AnyData, Origin, Precision};
+use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::prelude::*;
 use cliper::{Result, read_mat};
 use num_complex::{Complex32, Complex64};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How the coil images are combined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -86,6 +86,11 @@ pub struct ReconArgs {
 
 /// Runs `cliper recon`.
 pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
+    let mut files = kspace_files(&args.kdata).write("the image", Path::new(&args.output));
+    if let Some(maps) = args.maps.as_deref().filter(|m| !["espirit", "walsh"].contains(m)) {
+        files = files.read("the maps", Path::new(maps));
+    }
+    files.check()?;
     let app = ctx.app()?;
     let path = Path::new(&args.kdata);
     // A MAT file is read once: its complex types choose the precision, then its variables are the k-space.
@@ -331,6 +336,7 @@ pub enum MapsMethod {
 
 /// Runs `cliper ecalib`.
 pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), CliError> {
+    kspace_files(&args.kdata).write("the maps", Path::new(&args.output)).check()?;
     let app = ctx.app()?;
     let k = undersampled(&KData::<Complex32>::load(&app, &args.kdata)?)?;
     let shape = match args.method {
@@ -362,4 +368,17 @@ pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), C
     let s = report.unwrap_or_default();
     say!("ecalib: {s}; wrote maps {:?} to {}", maps.shape(), args.output);
     Ok(())
+}
+
+/// The files a k-space input is read from: the file, and for a BART CFL the maps and mask beside it
+/// (`NAME_sens`, `NAME_mask`).
+fn kspace_files(kdata: &str) -> RunFiles {
+    let path = Path::new(kdata);
+    let files = RunFiles::default().read("the k-space", path);
+    if !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("cfl") || e.eq_ignore_ascii_case("hdr")) {
+        return files;
+    }
+    let stem = path.with_extension("");
+    let beside = |suffix: &str| PathBuf::from(format!("{}{suffix}.cfl", stem.display()));
+    files.read("the k-space's maps", &beside("_sens")).read("the k-space's mask", &beside("_mask"))
 }

@@ -119,3 +119,182 @@ fn a_batch_of_images_keeps_each_files_type() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+// Item 8: an output that is an input of the same run — a batch file, the `--kernel` file, a pipeline's fixed
+// input, the manifest, the same file under another name (`..`, a symbolic link, a hard link) — or two outputs
+// naming one file are refused before anything runs, and every file is left as it was.
+
+/// A 6 × 7 f32 array whose values depend on `seed`, written to `path`.
+fn array_file(path: &Path, seed: usize) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    cliper::write_npy(path, &HostArray::F32(volume(&[6, 7], seed))).unwrap();
+}
+
+/// Runs and expects a one-line refusal that contains every one of `words`; the files under `dir` are unchanged.
+fn refused(args: &[&str], dir: &Path, words: &[&str]) {
+    let before = snapshot(dir);
+    let said = fails(args, 1);
+    assert_eq!(said.trim().lines().count(), 1, "{args:?}: {said}");
+    for word in words {
+        assert!(said.contains(word), "{args:?} should name {word}: {said}");
+    }
+    assert_eq!(snapshot(dir), before, "{args:?} changed files");
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() {
+                todo.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                files.push((path, bytes));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_and_nothing_is_touched() {
+    let dir = scratch("overwrite");
+    let (input, out) = (dir.join("in"), dir.join("out"));
+    array_file(&input.join("a.npy"), 1);
+    array_file(&input.join("b.npy"), 2);
+    array_file(&out.join("a.npy"), 3); // a filter file that a batch output would replace
+    let (a, kernel) = (input.join("a.npy"), out.join("a.npy"));
+    // The batch output out/a.npy is the --kernel file.
+    refused(
+        &["convolve", s(&input), &format!("{}/", out.display()), "--kernel", s(&kernel)],
+        &dir,
+        &["kernel", "a.npy"],
+    );
+    // The same file under other names: `..`, a symbolic link, a hard link.
+    let dotted = dir.join("in/../in/a.npy");
+    refused(&["gaussian-filter", s(&a), s(&dotted), "--sigma", "1"], &dir, &["would overwrite", "a.npy"]);
+    std::os::unix::fs::symlink(&a, dir.join("link.npy")).unwrap();
+    refused(&["gaussian-filter", s(&a), s(&dir.join("link.npy")), "--sigma", "1"], &dir, &["would overwrite"]);
+    std::fs::hard_link(&a, dir.join("hard.npy")).unwrap();
+    refused(&["gaussian-filter", s(&dir.join("hard.npy")), s(&a), "--sigma", "1"], &dir, &["would overwrite"]);
+    refused(&["convert", s(&a), s(&dir.join("hard.npy"))], &dir, &["would overwrite"]);
+    // The manifest is an input image.
+    let manifest = ["--manifest", s(&a)];
+    refused(&[&["median", s(&input), &format!("{}/", out.display())][..], &manifest].concat(), &dir, &["manifest"]);
+    // A pipeline's fixed input is one of the batch's outputs; two outputs of one run name one file.
+    let pipeline = dir.join("p.toml");
+    let weights = out.join("b.npy");
+    array_file(&weights, 4);
+    std::fs::write(
+        &pipeline,
+        format!(
+            "[input]\nx = \"{}\"\nw = \"{}\"\n\n[[step]]\nop = \"expression\"\nexpr = \"a * b\"\nin = [\"x\", \"w\"]\nout \
+             = \"y\"\n\n[[step]]\nop = \"expression\"\nexpr = \"a + 1\"\nin = \"y\"\nout = \"z\"\n\n[output]\ny = \"{}/\"\n",
+            input.display(),
+            weights.display(),
+            out.display()
+        ),
+    )
+    .unwrap();
+    refused(&["run", s(&pipeline)], &dir, &["input w", "b.npy"]);
+    let single = ["--input", &format!("x={}", a.display())];
+    let twice = ["--output", &format!("y={}", dir.join("same.npy").display()), "--output"];
+    let z = format!("z={}", dir.join("./same.npy").display());
+    let args = [&["run", s(&pipeline)][..], &single, &twice, &[&z]].concat();
+    refused(&args, &dir, &["collide", "same.npy"]);
+    assert!(!dir.join("same.npy").exists());
+    // The pipeline file itself.
+    let onto_pipeline = format!("y={}", dir.join("p.toml").display());
+    let args = [&["run", s(&pipeline)][..], &single, &["--output", &onto_pipeline]].concat();
+    let said = fails(&args, 1);
+    assert!(said.contains("pipeline file") || said.contains("toml"), "{said}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+// Item 9: `cliper run --dry-run` lists every file a run would read and write, and writes nothing.
+#[test]
+fn a_dry_run_lists_what_a_run_reads_and_writes_and_writes_nothing() {
+    let dir = scratch("dry-run");
+    let input = dir.join("in");
+    array_file(&input.join("a.npy"), 1);
+    array_file(&input.join("b.npy"), 2);
+    let pipeline = dir.join("p.toml");
+    std::fs::write(
+        &pipeline,
+        format!(
+            "[input]\nx = \"{}\"\n\n[[step]]\nop = \"rank-filter\"\nfilter = \"median\"\nin = \"x\"\nout = \"y\"\n\n\
+             [output]\ny = \"{}/{{stem}}_median.npy\"\n",
+            input.display(),
+            dir.join("out").display()
+        ),
+    )
+    .unwrap();
+    let manifest = dir.join("log/manifest.jsonl");
+    let said = ok(&["run", s(&pipeline), "--dry-run", "--manifest", s(&manifest)]);
+    for (verb, file) in [
+        ("read", input.join("a.npy")),
+        ("read", input.join("b.npy")),
+        ("read", pipeline.clone()),
+        ("write", dir.join("out/a_median.npy")),
+        ("write", dir.join("out/b_median.npy")),
+        ("write", manifest.clone()),
+    ] {
+        assert!(said.lines().any(|l| l.starts_with(verb) && l.contains(s(&file))), "{verb} {}: {said}", file.display());
+    }
+    assert!(!dir.join("out").exists() && !dir.join("log").exists(), "a dry run wrote: {said}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+// Item 10: a manifest that cannot be written fails the run; shards sharing one manifest write whole lines.
+#[test]
+fn an_unwritable_manifest_fails_the_run() {
+    let dir = scratch("manifest-full");
+    let input = dir.join("in");
+    array_file(&input.join("a.npy"), 1);
+    let said = fails(&["median", s(&input), &format!("{}/", dir.join("out").display()), "--manifest", "/dev/full"], 1);
+    assert!(said.contains("/dev/full"), "{said}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn shards_sharing_a_manifest_write_whole_lines() {
+    let dir = scratch("manifest-shards");
+    let input = dir.join("in");
+    let files = 160;
+    for i in 0..files {
+        array_file(&input.join(format!("scan{i:03}.npy")), i);
+    }
+    let manifest = dir.join("manifest.jsonl");
+    let shards = 4;
+    let running: Vec<_> = (0..shards)
+        .map(|i| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_cliper"))
+                .current_dir(root())
+                .args(["threshold", s(&input), &format!("{}/", dir.join("out").display()), "--value", "50"])
+                .args(["--shard", &format!("{i}/{shards}"), "--manifest", s(&manifest)])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut shard in running {
+        assert!(shard.wait().unwrap().success());
+    }
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let mut inputs: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+            assert_eq!(value["status"], "ok", "{line}");
+            value["input"].as_str().unwrap().to_string()
+        })
+        .collect();
+    inputs.sort();
+    inputs.dedup();
+    assert_eq!(inputs.len(), files, "one whole line per file");
+    assert_eq!(text.lines().count(), files);
+    std::fs::remove_dir_all(&dir).ok();
+}

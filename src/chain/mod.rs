@@ -15,6 +15,7 @@
 
 mod any_data;
 mod ops;
+mod paths;
 mod pipeline_file;
 mod reach;
 mod run;
@@ -22,7 +23,8 @@ mod shard;
 mod tiled;
 
 pub use any_data::{AnyData, ElementKind, FileSpec, Kind, Origin, OutputOptions, Precision, kind_for, save_converted};
-pub use ops::{NormP, Op, Sizes, Widths};
+pub use ops::{NormP, Op, Sizes, Widths, default_rank};
+pub use paths::RunFiles;
 pub use pipeline_file::{Chain, Step};
 pub use reach::Reach;
 pub use run::{BatchInput, ChainRunner, Outcome, Progress, RunRecord, create_parent, output_path};

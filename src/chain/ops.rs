@@ -79,7 +79,7 @@ pub enum Op {
         /// The window's shift (scipy's `origin`): one for every axis or one per axis.
         #[serde(default)]
         origin: Option<Vec<isize>>,
-        /// Axes the window spans, the last ones (default 2, 1 for 1-D data).
+        /// Axes the window spans, the last ones (default every axis: `default_rank`).
         #[serde(default)]
         rank: Option<usize>,
     },
@@ -108,7 +108,7 @@ pub enum Op {
         /// The window's shift (scipy's `origin`): one for every axis or one per axis.
         #[serde(default)]
         origin: Option<Vec<isize>>,
-        /// Axes the window spans, the last ones (default 2, 1 for 1-D data).
+        /// Axes the window spans, the last ones (default every axis: `default_rank`).
         #[serde(default)]
         rank: Option<usize>,
     },
@@ -132,7 +132,7 @@ pub enum Op {
         /// The structure's shift (scipy's `origin`).
         #[serde(default)]
         origin: Option<Vec<isize>>,
-        /// Axes spanned, the last ones (default 2, 1 for 1-D data).
+        /// Axes spanned, the last ones (default every axis: `default_rank`).
         #[serde(default)]
         rank: Option<usize>,
     },
@@ -145,7 +145,7 @@ pub enum Op {
         /// A structure file (3 per axis, centro-symmetric; overrides `connectivity`).
         #[serde(default)]
         structure: Option<String>,
-        /// Axes spanned, the last ones (default 2, 1 for 1-D data).
+        /// Axes spanned, the last ones (default every axis: `default_rank`).
         #[serde(default)]
         rank: Option<usize>,
     },
@@ -158,7 +158,7 @@ pub enum Op {
         /// A structure file (3 per axis, centro-symmetric; overrides `connectivity`).
         #[serde(default)]
         structure: Option<String>,
-        /// Axes spanned, the last ones (default 2, 1 for 1-D data).
+        /// Axes spanned, the last ones (default every axis: `default_rank`).
         #[serde(default)]
         rank: Option<usize>,
     },
@@ -168,7 +168,7 @@ pub enum Op {
         /// in mm (DICOM, NIfTI, NRRD, MetaImage), which is also the default for such inputs (1 for others).
         #[serde(default)]
         sampling: Option<String>,
-        /// Axes spanned, the last ones (default 2, 1 for 1-D data).
+        /// Axes spanned, the last ones (default every axis: `default_rank`).
         #[serde(default)]
         rank: Option<usize>,
     },
@@ -184,7 +184,7 @@ pub enum Op {
         /// The constant of border `constant`.
         #[serde(default)]
         value: f64,
-        /// Axes the gradient spans, the last ones (default 2, 1 for 1-D data).
+        /// Axes the gradient spans, the last ones (default every axis: `default_rank`).
         #[serde(default)]
         rank: Option<usize>,
     },
@@ -396,7 +396,7 @@ pub enum Op {
         /// `same` (default), `valid` or `full`.
         #[serde(default, deserialize_with = "by_name")]
         output: ConvOutput,
-        /// Axes a named filter spans (default 2, 1 for 1-D data).
+        /// Axes a named filter spans (default every axis: `default_rank`).
         #[serde(default)]
         rank: Option<usize>,
     },
@@ -565,6 +565,56 @@ impl Op {
         }
     }
 
+    /// The operation as it applies to an input of `shape` (its first input's): the colour rule
+    /// ([`Op::for_colour`]) when `colour`, the axes it spans when the step does not say ([`Op::with_default_rank`]),
+    /// and millimetres in voxels of `geometry` ([`Op::in_voxels`]). What a chain plans, file by file and tile by
+    /// tile.
+    ///
+    /// ```
+    /// use cliper::Geometry;
+    /// use cliper::chain::Op;
+    /// let op: Op = toml::from_str("op = \"convolve\"\nkernel = \"gaussian:1.5mm\"")?;
+    /// let scan = Geometry::from_spacing([3.0, 0.5, 0.75]);
+    /// let Op::Convolve { kernel, rank, .. } = op.resolved(&[20, 64, 64], false, Some(&scan))? else { unreachable!() };
+    /// assert_eq!((kernel.as_str(), rank), ("gaussian:0.5,3,2", Some(3))); // every axis, as scipy
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resolved(&self, shape: &[usize], colour: bool, geometry: Option<&Geometry>) -> Result<Op> {
+        let op = if colour { self.for_colour(shape)? } else { self.clone() };
+        op.with_default_rank(shape, colour, geometry.is_some())?.in_voxels(geometry, shape, colour)
+    }
+
+    /// The operation with its `rank` — how many trailing axes it spans — filled in where the step leaves it out
+    /// and no footprint, structure or filter file sets it: scipy.ndimage's default, every axis, as
+    /// [`default_rank`] counts them for an input of `shape` (a colour image's two image axes; the three spatial
+    /// axes of a volume with a `geometry` and more axes).
+    ///
+    /// ```
+    /// use cliper::chain::Op;
+    /// let label: Op = toml::from_str("op = \"label\"")?;
+    /// let Op::Label { rank, .. } = label.with_default_rank(&[40, 64, 64], false, false)? else { unreachable!() };
+    /// assert_eq!(rank, Some(3));
+    /// let Op::Label { rank, .. } = label.with_default_rank(&[3, 64, 64], true, false)? else { unreachable!() };
+    /// assert_eq!(rank, Some(2)); // per channel
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_default_rank(&self, shape: &[usize], colour: bool, geometry: bool) -> Result<Op> {
+        let mut op = self.clone();
+        let unset = match &mut op {
+            Op::Convolve { kernel, rank, .. } if !FileSpec::parse(kernel).path.exists() => Some(rank),
+            Op::GradientMagnitude { rank, .. } | Op::DistanceTransform { rank, .. } => Some(rank),
+            Op::RankFilter { footprint: None, rank, .. } => Some(rank),
+            Op::GreyMorphology { footprint: None, structure: None, rank, .. } => Some(rank),
+            Op::BinaryMorphology { structure: None, rank, .. } => Some(rank),
+            Op::Label { structure: None, rank, .. } | Op::FillHoles { structure: None, rank, .. } => Some(rank),
+            _ => None,
+        };
+        if let Some(rank @ None) = unset {
+            *rank = Some(default_rank(self.name(), shape, colour, geometry)?);
+        }
+        Ok(op)
+    }
+
     /// The operation as it applies to a colour image of `shape` (channels on axis −3, cliper's convention): a
     /// pad of one width pads the two image axes only; a pad that would widen the channels, or a filter spanning
     /// more than the two image axes, is refused naming the shape.
@@ -644,7 +694,7 @@ impl Op {
             let voxel = matches!(sampling.as_deref().map(str::trim), None | Some("voxel"));
             return match (voxel, geometry) {
                 (true, Some(g)) => {
-                    let rank = rank.unwrap_or(shape.len().clamp(1, 2));
+                    let rank = spanned(self.name(), *rank, shape)?;
                     let spatial = Geometry::spatial_axes(shape.len(), colour);
                     let first = 3 - spatial.len().min(3);
                     let spacing = g.spacing_mm();
@@ -684,7 +734,7 @@ impl Op {
                     .into(),
             ));
         };
-        let rank = rank.unwrap_or(shape.len().clamp(1, 2));
+        let rank = spanned(self.name(), *rank, shape)?;
         // `gaussian:1.5mm:0,1`: the orders after the sigmas stay as they are.
         let (args, orders) = match args.split_once(':') {
             Some((sigmas, orders)) => (sigmas, Some(orders)),
@@ -858,10 +908,11 @@ impl Op {
                     Border::Constant(_) => Border::Constant(*value),
                     other => other,
                 };
-                let params = GradientParams::default()
-                    .derivative(derivative.parse()?)
-                    .border(border)
-                    .rank(rank.unwrap_or(x.shape().len().clamp(1, 2)));
+                let params = GradientParams::default().derivative(derivative.parse()?).border(border).rank(spanned(
+                    self.name(),
+                    *rank,
+                    x.shape(),
+                )?);
                 match x {
                     AnyData::F32(x) => gradient_magnitude(x, params),
                     AnyData::F64(x) => gradient_magnitude(x, params),
@@ -883,7 +934,7 @@ impl Op {
                     _ => (RankKind::Median, None),
                 };
                 let window = WindowFields { size, footprint, border, value: *value, origin, rank: *rank };
-                let mut params = rank_params(kind, window, x.shape().len())?;
+                let mut params = rank_params(kind, window, x.shape())?;
                 if let Op::GreyMorphology { structure: Some(file), .. } = self {
                     let spec = FileSpec::parse(file);
                     let host = spec.read()?.array;
@@ -926,7 +977,7 @@ impl Op {
                     .iterations(*iterations)
                     .connectivity(*connectivity)
                     .border_value(*border_value == 1)
-                    .rank(rank.unwrap_or(x.shape().len().clamp(1, 2)));
+                    .rank(spanned(self.name(), *rank, x.shape())?);
                 if let Some(origin) = origin {
                     params = params.origin(origin);
                 }
@@ -949,7 +1000,10 @@ impl Op {
             }
             (Op::Label { connectivity, structure, rank } | Op::FillHoles { connectivity, structure, rank }, [x]) => {
                 let nd = x.shape().len();
-                let rank = rank.or_else(|| structure.is_none().then_some(nd.clamp(1, 2)));
+                let rank = match (rank, structure) {
+                    (None, None) => Some(default_rank(self.name(), x.shape(), false, false)?),
+                    (rank, _) => *rank,
+                };
                 let mut params = LabelParams::default().connectivity(*connectivity);
                 if let Some(file) = structure {
                     params = params.structure(footprint_file(file)?);
@@ -979,7 +1033,7 @@ impl Op {
                 }
             }
             (Op::DistanceTransform { sampling, rank }, [x]) => {
-                let rank = rank.unwrap_or(x.shape().len().clamp(1, 2));
+                let rank = spanned(self.name(), *rank, x.shape())?;
                 let sampling: Vec<f64> = match sampling.as_deref().map(str::trim) {
                     None => vec![1.0],
                     Some("voxel") => {
@@ -1091,8 +1145,7 @@ impl Op {
                     other => other,
                 };
                 let params = ConvParams::default().border(border).output(*output);
-                let rank = rank.unwrap_or(x.ndim().clamp(1, 2));
-                match (load_filter::<T>(kernel, rank)?, mode) {
+                match (load_filter::<T>(kernel, *rank, x.shape())?, mode) {
                     // scipy.ndimage.sobel and its kin correlate with the weights as they lie.
                     (KernelWeights::Named(_), Some(_)) => Err(Error::invalid(
                         "convolve",
@@ -1121,6 +1174,41 @@ impl Op {
             }
         }
     }
+}
+
+/// How many trailing axes an operation on an input of `shape` spans when not told: scipy.ndimage's default,
+/// every axis, up to the three the kernels handle — of a colour image (channels on axis −3) the two image axes;
+/// of a volume with a geometry (NIfTI, DICOM: `geometry`) and more than three axes, the three spatial ones, the
+/// axes before them (time, echoes) being a batch. A plain array of more than three axes is refused, naming its
+/// shape: which axes are spatial is the user's to say (`rank`).
+///
+/// ```
+/// use cliper::chain::default_rank;
+/// assert_eq!(default_rank("label", &[160, 256, 256], false, false)?, 3);
+/// assert_eq!(default_rank("label", &[3, 256, 256], true, false)?, 2);
+/// assert_eq!(default_rank("label", &[10, 160, 256, 256], false, true)?, 3); // a 4-D NIfTI: volumes in time
+/// assert!(default_rank("label", &[2, 10, 16, 16], false, false).unwrap_err().to_string().contains("rank"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn default_rank(op: &str, shape: &[usize], colour: bool, geometry: bool) -> Result<usize> {
+    match shape.len() {
+        _ if colour => Ok(2),
+        nd @ 0..=3 => Ok(nd.max(1)),
+        _ if geometry => Ok(3),
+        nd => Err(Error::invalid(
+            op,
+            format!(
+                "an array of shape {shape:?} has {nd} axes and filters span at most three: give the rank (--rank 1, 2 \
+                 or 3; the last axes are filtered, the ones before are a batch)"
+            ),
+        )),
+    }
+}
+
+/// `rank` when the step gives it, else [`default_rank`] for a plain array of `shape` (a chain has resolved colour
+/// images and volumes with a geometry before planning: [`Op::resolved`]).
+pub(super) fn spanned(op: &str, rank: Option<usize>, shape: &[usize]) -> Result<usize> {
+    rank.map_or_else(|| default_rank(op, shape, false, false), Ok)
 }
 
 /// The gradient magnitude of real data into a new output.
@@ -1268,10 +1356,10 @@ enum KernelWeights<T: Element> {
 }
 
 /// A named filter (`gaussian:2`, `sobel-x`, …) or a filter file (`kernel.npy`, `k.mat:W`).
-fn load_filter<T: Kind>(spec: &str, rank: usize) -> Result<KernelWeights<T>> {
+fn load_filter<T: Kind>(spec: &str, rank: Option<usize>, shape: &[usize]) -> Result<KernelWeights<T>> {
     let file = FileSpec::parse(spec);
     if !file.path.exists() {
-        return Filter::named(spec, rank).map(KernelWeights::Named).map_err(|e| match e {
+        return Filter::named(spec, spanned("convolve", rank, shape)?).map(KernelWeights::Named).map_err(|e| match e {
             Error::InvalidArgument { op, reason } => Error::InvalidArgument {
                 op,
                 reason: format!("{reason}, or a filter file (no file {} exists)", file.path.display()),
@@ -1345,13 +1433,13 @@ struct WindowFields<'a> {
 }
 
 /// The rank-filter settings of a `rank-filter` or `grey-morphology` step.
-fn rank_params(kind: RankKind, fields: WindowFields, ndim: usize) -> Result<RankParams> {
+fn rank_params(kind: RankKind, fields: WindowFields, shape: &[usize]) -> Result<RankParams> {
     let WindowFields { size, footprint, border, value, origin, rank } = fields;
     let border = match Border::scipy(border)? {
         Border::Constant(_) => Border::Constant(value),
         other => other,
     };
-    let mut p = RankParams::new(kind).size(&size.0).border(border).rank(rank.unwrap_or(ndim.clamp(1, 2)));
+    let mut p = RankParams::new(kind).size(&size.0).border(border).rank(spanned("rank-filter", rank, shape)?);
     if let Some(origin) = origin {
         p = p.origin(origin);
     }

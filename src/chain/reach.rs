@@ -2,7 +2,7 @@
 //! and what a `pad` step adds there — or why the operation cannot run in tiles at all (`tiled.rs` runs them).
 
 use super::any_data::FileSpec;
-use super::ops::Op;
+use super::ops::{Op, spanned};
 use crate::error::{Error, Result};
 use crate::{Border, ConvOutput, Derivative, Filter};
 
@@ -85,7 +85,7 @@ impl Op {
                     return Err(whole("with an output other than `same` changes the image's size"));
                 }
                 no_wrap(border)?;
-                let rank = rank.unwrap_or(shape.len().clamp(1, 2));
+                let rank = spanned(name, *rank, shape)?;
                 let file = FileSpec::parse(kernel);
                 let extent = if file.path.exists() {
                     file_shape(kernel)?.into_iter().max().unwrap_or(1)
@@ -99,7 +99,7 @@ impl Op {
                 let extent = match derivative.parse::<Derivative>()? {
                     Derivative::Gaussian(sigmas) => {
                         let text: Vec<String> = sigmas.iter().map(f64::to_string).collect();
-                        let rank = rank.unwrap_or(shape.len().clamp(1, 2)).max(sigmas.len());
+                        let rank = spanned(name, *rank, shape)?.max(sigmas.len());
                         let spec = format!("gaussian:{}", text.join(","));
                         Filter::<f64>::named(&spec, rank)?.shape().iter().copied().max().unwrap_or(1)
                     }

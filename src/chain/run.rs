@@ -1,12 +1,12 @@
 //! Running a [`Chain`]: its inputs uploaded, its steps built into one [`Pipeline`] on the device, its outputs
 //! saved; once, or once per file of a batch, reusing the built chain while the inputs keep their types and shapes.
 
-use super::any_data::{AnyData, ElementKind, FileSpec, Origin, OutputOptions, Precision, kind_for};
+use super::any_data::{AnyData, ElementKind, FileSpec, Origin, Precision, kind_for};
 use super::ops::Op;
 use super::pipeline_file::Chain;
 use crate::{ClApp, Dtype, Error, HostArray, Image, Pipeline, Report, Result, Scale};
 use num_complex::Complex64;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The input of a chain that takes each of several files in turn (a directory or glob on the command line).
@@ -133,49 +133,6 @@ pub fn output_path(template: &str, input: Option<&Path>, batch: bool) -> Result<
     }
 }
 
-/// Checks, before any file runs, that every output of every file of a batch goes to a file of its own and
-/// overwrites none of the inputs: `{stem}` drops the extension, so `a.npy` and `a.png` would both write `a…`.
-fn distinct_outputs(outputs: &[(String, String, Option<OutputOptions>)], files: &[PathBuf]) -> Result<()> {
-    let inputs: HashSet<PathBuf> = files.iter().map(|f| comparable(f)).collect();
-    let mut seen: HashMap<PathBuf, (&Path, &str)> = HashMap::new();
-    for file in files {
-        for (name, template, _) in outputs {
-            let path = output_path(template, Some(file), true)?;
-            let key = comparable(&path);
-            if inputs.contains(&key) {
-                return Err(Error::invalid(
-                    "batch",
-                    format!("output `{name}` of {} would overwrite the input {}", file.display(), path.display()),
-                ));
-            }
-            if let Some((other, other_name)) = seen.insert(key, (file, name)) {
-                return Err(Error::invalid(
-                    "batch",
-                    format!(
-                        "outputs collide: `{other_name}` of {} and `{name}` of {} both go to {} ({{stem}} drops the \
-                         extension); nothing was run — write to a directory (keeps each file's name) or rename",
-                        other.display(),
-                        file.display(),
-                        path.display()
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A path in a form two spellings of one file share: canonical where the file or its folder exists.
-fn comparable(path: &Path) -> PathBuf {
-    if let Ok(p) = path.canonicalize() {
-        return p;
-    }
-    match (path.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d }), path.file_name()) {
-        (Some(dir), Some(name)) => dir.canonicalize().map_or_else(|_| path.to_path_buf(), |d| d.join(name)),
-        _ => path.to_path_buf(),
-    }
-}
-
 /// Creates the folder a file goes into (and its parents), with an error that says which part of the path is in
 /// the way when one is a file rather than a folder.
 ///
@@ -241,7 +198,7 @@ impl Chain {
             }
         }
         if let Some(b) = &batch {
-            distinct_outputs(&self.outputs, &b.files)?;
+            self.run_files(Some(b))?.check()?;
         }
         Ok(batch)
     }
@@ -458,9 +415,8 @@ impl Chain {
         let step = self.steps.get(i).ok_or_else(|| Error::invalid("pipeline", format!("no step {}", i + 1)))?;
         let from: Vec<Origin> = step.inputs.iter().map(|n| origins.get(n).copied().unwrap_or_default()).collect();
         let in_colour = from.iter().any(|o| o.colour);
-        let op = if in_colour { step.op.for_colour(shape).map_err(|e| self.in_step(e, i))? } else { step.op.clone() };
         let geometry = from.first().and_then(|o| o.geometry.as_ref());
-        let op = op.in_voxels(geometry, shape, in_colour).map_err(|e| self.in_step(e, i))?;
+        let op = step.op.resolved(shape, in_colour, geometry).map_err(|e| self.in_step(e, i))?;
         Ok((op, from))
     }
 

@@ -512,8 +512,7 @@ impl Chain {
         let mut frames = HashMap::from([(input.to_string(), Frame::default())]);
         let mut halo = 0;
         for (i, step) in self.steps.iter().enumerate() {
-            let op = if colour { step.op.for_colour(shape)? } else { step.op.clone() };
-            let op = op.in_voxels(geometry, shape, colour)?;
+            let op = step.op.resolved(shape, colour, geometry)?;
             let reach = op.reach(shape, axis).map_err(|e| match e {
                 Error::InvalidArgument { op, reason } => {
                     Error::InvalidArgument { op: format!("step {} ({op})", i + 1), reason }
