@@ -66,9 +66,23 @@ fn entries(dir: &Path) -> Result<Vec<PathBuf>> {
         .collect())
 }
 
-/// Whether `dir` holds DICOM files: it is then one DICOM series, one input.
+/// Whether `dir` is one DICOM series, one input: it holds DICOM files and no other image or array file (hidden
+/// files, DICOMDIR and files of other kinds — notes, spreadsheets — aside). A folder of images with one stray `.dcm`
+/// among them is a batch, the `.dcm` one of its files.
 fn is_series(dir: &Path) -> bool {
-    dir.is_dir() && entries(dir).is_ok_and(|e| e.iter().any(cliper::is_dicom_file))
+    let Ok(files) = entries(dir) else { return false };
+    let visible = |p: &&PathBuf| !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+    dir.is_dir()
+        && files.iter().filter(visible).any(cliper::is_dicom_file)
+        && !files.iter().filter(visible).any(|p| p.is_file() && is_array_file(p) && !cliper::is_dicom_file(p))
+}
+
+/// Whether `path` names a file of a format cliper reads by extension (not DICOM, whose files need no extension).
+fn is_array_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
+    ["npy", "cfl", "png", "tif", "tiff", "mat", "nii", "nrrd", "nhdr", "mha", "mhd"].contains(&ext.as_str())
+        || name.ends_with(".nii.gz")
 }
 
 /// Inputs a batch names: a directory's files with a known extension and its DICOM series folders, or a glob's
@@ -76,13 +90,7 @@ fn is_series(dir: &Path) -> bool {
 /// only (`scan/IM*`: one series).
 pub fn batch_files(spec: &str) -> Result<Option<Vec<PathBuf>>> {
     let path = Path::new(spec);
-    let known = |p: &Path| {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
-        ["npy", "cfl", "png", "tif", "tiff", "mat", "nii", "nrrd", "nhdr", "mha", "mhd"].contains(&ext.as_str())
-            || name.ends_with(".nii.gz")
-            || cliper::is_dicom_file(p)
-    };
+    let known = |p: &Path| is_array_file(p) || cliper::is_dicom_file(p);
     let mut files: Vec<PathBuf> = if path.is_dir() {
         if is_series(path) {
             return Ok(None);

@@ -86,7 +86,8 @@ pub struct ReconArgs {
 
 /// Runs `cliper recon`.
 pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
-    let mut files = kspace_files(&args.kdata).write("the image", Path::new(&args.output));
+    let output = bart_named(&args.output);
+    let mut files = kspace_files(&args.kdata).write("the image", Path::new(&output));
     if let Some(maps) = args.maps.as_deref().filter(|m| !["espirit", "walsh"].contains(m)) {
         files = files.read("the maps", Path::new(maps));
     }
@@ -153,6 +154,7 @@ fn recon<T: ComplexElement>(
 where
     AnyData: From<XData<T>> + From<XData<T::Real>>,
 {
+    let output = bart_named(&args.output);
     let k = load::<T>(app, args, mat)?;
     let k = match args.maps.as_deref() {
         Some("espirit") => {
@@ -203,7 +205,7 @@ where
     };
     // Both reconstructions write [frames…, spatial…].
     let image_shape = SimpleMRIRecon::output_shape(&k)?;
-    let path = Path::new(&args.output);
+    let path = Path::new(&output);
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let holds_complex = matches!(ext.as_str(), "npy" | "mat" | "cfl" | "hdr");
     let mut residual = None;
@@ -264,7 +266,7 @@ where
             "device": app.device().name,
             "runs": [{
                 "input": args.kdata, "error": null, "values": [], "transfers_during_chain": 0,
-                "written": [{ "name": "image", "path": args.output, "shape": result.shape(), "type": written.name() }],
+                "written": [{ "name": "image", "path": output, "shape": result.shape(), "type": written.name() }],
             }],
             "recon": {
                 "method": method_name, "coils": k.num_coils(), "frames": k.frame_shape(), "spatial": k.spatial_shape(),
@@ -283,7 +285,7 @@ where
             k.num_coils(),
             result.shape(),
             written.name(),
-            args.output
+            output
         );
         if method == Method::L1Wavelet {
             say!("l1-wavelet: λ {}, {} FISTA iterations", args.lambda, args.iters);
@@ -336,7 +338,8 @@ pub enum MapsMethod {
 
 /// Runs `cliper ecalib`.
 pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), CliError> {
-    kspace_files(&args.kdata).write("the maps", Path::new(&args.output)).check()?;
+    let output = bart_named(&args.output);
+    kspace_files(&args.kdata).write("the maps", Path::new(&output)).check()?;
     let app = ctx.app()?;
     let k = undersampled(&KData::<Complex32>::load(&app, &args.kdata)?)?;
     let shape = match args.method {
@@ -356,7 +359,7 @@ pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), C
             walsh.strategy().map(|s| s.to_string())
         }
     };
-    let path = Path::new(&args.output);
+    let path = Path::new(&output);
     cliper::chain::create_parent(path)?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     if matches!(ext.as_str(), "cfl" | "hdr") {
@@ -366,7 +369,7 @@ pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), C
         maps.save(path)?;
     }
     let s = report.unwrap_or_default();
-    say!("ecalib: {s}; wrote maps {:?} to {}", maps.shape(), args.output);
+    say!("ecalib: {s}; wrote maps {:?} to {}", maps.shape(), output);
     Ok(())
 }
 
@@ -381,4 +384,13 @@ fn kspace_files(kdata: &str) -> RunFiles {
     let stem = path.with_extension("");
     let beside = |suffix: &str| PathBuf::from(format!("{}{suffix}.cfl", stem.display()));
     files.read("the k-space's maps", &beside("_sens")).read("the k-space's mask", &beside("_mask"))
+}
+
+/// An output named as BART names its files, without an extension (`maps`), is a CFL pair (`maps.cfl`,
+/// `maps.hdr`); inputs so named are found by the readers.
+fn bart_named(name: &str) -> String {
+    match Path::new(name).extension() {
+        None if !name.ends_with('/') => format!("{name}.cfl"),
+        _ => name.to_string(),
+    }
 }

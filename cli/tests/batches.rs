@@ -298,3 +298,39 @@ fn shards_sharing_a_manifest_write_whole_lines() {
     assert_eq!(text.lines().count(), files);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+// Item 12: one stray `.dcm` among other images made the whole folder one DICOM series (0 of 62 processed). A
+// folder is one series only when its image files are all DICOM (hidden files, DICOMDIR and notes aside).
+#[test]
+fn a_folder_is_a_dicom_series_only_when_its_images_are_all_dicom() {
+    let dir = scratch("stray-dcm");
+    let series = root().join("data/ct_series");
+    let mixed = dir.join("mixed");
+    std::fs::create_dir_all(&mixed).unwrap();
+    for (i, name) in ["a.png", "b.png", "c.png"].iter().enumerate() {
+        let image =
+            Image { array: HostArray::U8(volume(&[9, 11], i).mapv(|v| v as u8)), colour: false, geometry: None };
+        write_image(mixed.join(name), &image).unwrap();
+    }
+    std::fs::copy(series.join("IM0001.dcm"), mixed.join("stray.dcm")).unwrap();
+    let out = dir.join("out");
+    let said = ok(&["convert", s(&mixed), &format!("{}/{{stem}}.npy", out.display())]);
+    for stem in ["a", "b", "c", "stray"] {
+        assert!(out.join(format!("{stem}.npy")).is_file(), "{stem}: {said}");
+    }
+    // A series folder with notes, a hidden file and a DICOMDIR beside its slices is still one series.
+    let slices = dir.join("slices");
+    std::fs::create_dir_all(&slices).unwrap();
+    for entry in std::fs::read_dir(&series).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, slices.join(path.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(slices.join("README.txt"), "acquired 2026-11-27").unwrap();
+    std::fs::write(slices.join(".DS_Store"), [0u8; 16]).unwrap();
+    std::fs::write(slices.join("DICOMDIR"), [0u8; 16]).unwrap();
+    let volume_file = dir.join("volume.nii");
+    let said = ok(&["convert", s(&slices), s(&volume_file)]);
+    let whole = ok(&["convert", s(&series), s(&dir.join("whole.nii"))]);
+    assert_eq!(std::fs::read(&volume_file).unwrap(), std::fs::read(dir.join("whole.nii")).unwrap(), "{said} {whole}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -111,3 +111,22 @@ fn a_colour_image_is_still_filtered_per_channel() {
     close(&f32s(&out), &f32s(&ndimage("rgb_20x30_gaussian2.npy")), 1e-5, "colour");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+// Item 13: a sigma of 0 leaves its axis alone, as scipy's (it was refused).
+#[test]
+fn a_zero_sigma_leaves_its_axis_alone() {
+    let dir = scratch("defaults-sigma0");
+    let volume = ndimage("volume.npy");
+    let out = dir.join("out.npy");
+    for (args, want) in [
+        (&["gaussian-filter", "--sigma", "0,1.2,1.9"][..], "gaussian_0_1.2_1.9_3d.npy"),
+        (&["gaussian-filter", "--sigma", "1,0,2", "--order", "1,1,0"][..], "gaussian_1_0_2_order_1_1_0_3d.npy"),
+        (&["convolve", "--kernel", "log:0,1.3,1.1"][..], "log_0_1.3_1.1_3d.npy"),
+    ] {
+        let mut all = vec![args[0], s(&volume), s(&out), "--precision", "double"];
+        all.extend(&args[1..]);
+        ok(&all);
+        close(&f32s(&out), &f32s(&ndimage(want)), 1e-12, &format!("{args:?}"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

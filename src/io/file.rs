@@ -11,7 +11,7 @@ use super::nifti::{read_nifti, write_nifti};
 use super::npy::{read_npy, write_npy};
 use super::nrrd::read_nrrd;
 use super::png::{read_png, write_png};
-use super::source::{extension, unsupported_extension};
+use super::source::{extension, extension_to_read, unsupported_extension};
 use super::tiff::{TiffOptions, read_tiff, read_tiff_image, write_tiff, write_tiff_with};
 use crate::error::{Error, Result};
 use ndarray::ArrayD;
@@ -79,7 +79,7 @@ impl Scale {
 /// ```
 pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
     let path = path.as_ref();
-    match extension(path)?.as_str() {
+    match extension_to_read(path)?.as_str() {
         "npy" => read_npy(path),
         "cfl" | "hdr" => read_cfl(path),
         "png" => read_png(path),
@@ -111,7 +111,7 @@ pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
 /// RGBA samples); other formats hold plain arrays.
 pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
     let path = path.as_ref();
-    match extension(path)?.as_str() {
+    match extension_to_read(path)?.as_str() {
         "tif" | "tiff" => read_tiff_image(path).map(|(array, colour)| Image { array, colour, geometry: None }),
         "nii" | "nii.gz" => read_nifti(path),
         "nrrd" | "nhdr" => read_nrrd(path),

@@ -5,7 +5,7 @@ use super::cfl::{pair, with_suffix};
 use super::cfl::{read_cfl, write_cfl};
 use super::host_array::HostArray;
 use super::mat::{read_mat, write_mat};
-use super::source::extension;
+use super::source::{extension, extension_to_read};
 use crate::app::ClApp;
 use crate::data::{KData, XData};
 use crate::element::{ComplexElement, Element};
@@ -258,7 +258,7 @@ impl<T: ComplexElement> KData<T> {
     /// ```
     pub fn load(app: &ClApp, path: impl AsRef<Path>) -> Result<KData<T>> {
         let path = path.as_ref();
-        match extension(path)?.as_str() {
+        match extension_to_read(path)?.as_str() {
             "mat" => KData::load_mat(app, path, &KSpaceMat::default()),
             "cfl" | "hdr" => KData::load_cfl(app, path),
             other => Err(kspace_extension(path, other)),

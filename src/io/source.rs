@@ -36,6 +36,22 @@ pub(crate) fn extension(path: &Path) -> Result<String> {
     }
 }
 
+/// [`extension`] for a file to be read: a path that does not exist is said to be missing, and a BART base name
+/// (`us` beside `us.cfl` and `us.hdr`, as BART's tools name their files) is a CFL pair.
+pub(crate) fn extension_to_read(path: &Path) -> Result<String> {
+    let pattern = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(['*', '?']));
+    if path.exists() || pattern {
+        return extension(path);
+    }
+    if path.extension().is_none() && super::cfl::with_suffix(path, ".cfl").is_file() {
+        return Ok("cfl".into());
+    }
+    Err(Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::NotFound, "does not exist"),
+    })
+}
+
 /// Whether `path` is a DICOM file by its name or its first bytes: a `.dcm` extension, or no extension and `DICM`
 /// after the 128-byte preamble (part 10 files from scanners often have no extension). Folders of such files are
 /// DICOM series; `DICOMDIR` index files are not images and are left out.

@@ -71,6 +71,12 @@ pub struct Filter<K: Element> {
     values: Vec<K>,
 }
 
+/// Whether scipy's Gaussian filters leave an axis of this sigma alone (`gaussian_filter` skips sigmas ≤ 1e-15,
+/// derivative orders on them included).
+fn skipped(sigma: f64) -> bool {
+    sigma <= 1e-15
+}
+
 /// The weights per axis of a Gaussian of `sigma`: scipy's radius ⌊4σ + 0.5⌋ on each side of the centre.
 fn gaussian_extent(sigma: f64) -> f64 {
     2.0 * (4.0 * sigma + 0.5).floor() + 1.0
@@ -188,8 +194,8 @@ impl<K: Element> Filter<K> {
         if !(1..=3).contains(&sigmas.len()) {
             return Err(Error::invalid(op, format!("needs one to three sigmas, got {sigmas:?}")));
         }
-        if let Some(bad) = sigmas.iter().find(|s| !(**s > 0.0 && s.is_finite())) {
-            return Err(Error::invalid(op, format!("sigma must be positive and finite, got {bad}")));
+        if let Some(bad) = sigmas.iter().find(|s| !(**s >= 0.0 && s.is_finite())) {
+            return Err(Error::invalid(op, format!("sigma must be zero or positive and finite, got {bad}")));
         }
         let extents: Vec<f64> = sigmas.iter().map(|&s| gaussian_extent(s)).collect();
         Self::check_generated(op, &format!("sigmas {sigmas:?}"), &extents)?;
@@ -227,6 +233,9 @@ impl<K: Element> Filter<K> {
     /// scipy's `_gaussian_kernel1d(sigma, order, radius)` reversed (gaussian_filter1d correlates with it
     /// reversed): the Gaussian times the polynomial `q` with `q₀ = 1` and `qₙ₊₁ = qₙ' − x·qₙ/σ²`.
     fn gaussian_derivative_line(sigma: f64, order: usize) -> Result<Filter<K>> {
+        if skipped(sigma) {
+            return Self::identity_line();
+        }
         let extent = gaussian_extent(sigma);
         let radius = ((extent - 1.0) / 2.0) as i64;
         let g: Vec<f64> = (-radius..=radius).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
@@ -255,11 +264,19 @@ impl<K: Element> Filter<K> {
 
     /// The 1-D Gaussian of `sigma` (radius ⌊4σ + 0.5⌋, sum 1); `gaussian_lines` checked sigma and the size.
     fn gaussian_line(sigma: f64) -> Result<Filter<K>> {
+        if skipped(sigma) {
+            return Self::identity_line();
+        }
         let extent = gaussian_extent(sigma);
         let radius = ((extent - 1.0) / 2.0) as i64;
         let w: Vec<f64> = (-radius..=radius).map(|x| (-0.5 * (x as f64 / sigma).powi(2)).exp()).collect();
         let sum: f64 = w.iter().sum();
         Filter::new(&[w.len()], w.iter().map(|v| K::from_c64((v / sum).into())).collect())
+    }
+
+    /// The one-tap line `[1]`: an axis scipy's Gaussian filters leave alone.
+    fn identity_line() -> Result<Filter<K>> {
+        Filter::new(&[1], vec![K::from_c64(1.0.into())])
     }
 
     /// scipy.ndimage.gaussian_laplace's operator as one kernel on `rank` axes: the sum over the axes of the
@@ -298,16 +315,18 @@ impl<K: Element> Filter<K> {
         let gaussians = Self::gaussian_lines(sigmas, op)?;
         let mut total: Option<Filter<K>> = None;
         for (axis, (gaussian, &sigma)) in gaussians.iter().zip(sigmas).enumerate() {
-            // scipy's order-2 weights (x²/σ⁴ − 1/σ²)·g(x), g normalised to sum 1.
+            // An axis of sigma 0 is skipped by scipy's gaussian_filter, its order 2 with it: its term is the
+            // Gaussian of the other axes. Elsewhere scipy's order-2 weights (x²/σ⁴ − 1/σ²)·g(x), g of sum 1.
+            let s2 = if skipped(sigma) { 1.0 } else { sigma * sigma };
+            let curvature = if skipped(sigma) { 0.0 } else { 1.0 };
             let radius = (gaussian.values.len() / 2) as f64;
-            let s2 = sigma * sigma;
             let second: Vec<K> = gaussian
                 .values
                 .iter()
                 .enumerate()
                 .map(|(i, g)| {
                     let x = i as f64 - radius;
-                    K::from_c64(g.to_c64() * (x * x / (s2 * s2) - 1.0 / s2))
+                    K::from_c64(g.to_c64() * (curvature * (x * x / (s2 * s2) - 1.0 / s2) + 1.0 - curvature))
                 })
                 .collect();
             let second = Filter::new(&[second.len()], second)?;
