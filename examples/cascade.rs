@@ -28,7 +28,7 @@ fn main() -> cliper::Result<()> {
 
     let mut cascade = Pipeline::new(&app)
         .then(SheppLogan::new(&image))
-        .then(Pad::new(&image, &padded, PadParams::new(&[(pad, pad)]).border(Border::Reflect)))
+        .then(Pad::new(&image, &padded, PadParams::new(&[(pad, pad)]).border(Border::Mirror)))
         .then(Convolution::new(&padded, &filter, &blurred, ConvParams::default().output(ConvOutput::Valid)))
         .then(Transpose::new(&blurred, &transposed))
         .then(NormN::new(&transposed, &row_norms, NormParams::new(NormOrder::P(2.0)).along(1)));

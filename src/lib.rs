@@ -56,7 +56,7 @@
 //!
 //! | params | default | follows |
 //! |---|---|---|
-//! | [`ConvParams`] | convolution (the filter flipped), output of the input's extent, border [`Border::Symmetric`] (scipy's `reflect`), origin 0, stride 1, dilation 1, no normalisation | `scipy.ndimage.convolve` |
+//! | [`ConvParams`] | convolution (the filter flipped), output of the input's extent, border [`Border::Reflect`] (scipy's `reflect`), origin 0, stride 1, dilation 1, no normalisation | `scipy.ndimage.convolve` |
 //! | [`FilterBankParams`] | correlation (filters not flipped), no padding, stride 1, dilation 1 | cuDNN, PyTorch `conv2d` |
 //! | [`PadParams`] | border `Constant(0.0)` | `numpy.pad` |
 //! | [`MatMulParams`] | `op(A) = A`, `op(B) = B`, alpha 1, beta 0 | BLAS `gemm` |

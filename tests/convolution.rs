@@ -15,7 +15,7 @@ use common::*;
 use ndarray::{ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};
 
-const BORDERS: [Border; 5] = [Border::Constant(0.75), Border::Edge, Border::Reflect, Border::Symmetric, Border::Wrap];
+const BORDERS: [Border; 5] = [Border::Constant(0.75), Border::Nearest, Border::Mirror, Border::Reflect, Border::Wrap];
 
 /// Everything the reference needs besides the data.
 #[derive(Clone, Debug)]
@@ -194,7 +194,7 @@ fn large_and_oversized_filters() {
     let mut rng = Rng::new(52);
     let f15 = random_filter::<f32>(&mut rng, &[15, 15]);
     let big = random_filter::<f32>(&mut rng, &[13, 21]); // larger than the 9×11 image
-    for border in [Border::Reflect, Border::Constant(-0.5), Border::Wrap] {
+    for border in [Border::Mirror, Border::Constant(-0.5), Border::Wrap] {
         let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
         check::<f32, f32>(&mut rng, &[40, 33], &f15, &spec, spec.params());
         check::<f32, f32>(&mut rng, &[9, 11], &big, &spec, spec.params());
@@ -213,7 +213,7 @@ fn one_and_three_dimensional_filters_with_batches() {
     let f3 = random_filter::<f32>(&mut rng, &[3, 3, 3]);
     let f511 = random_filter::<f32>(&mut rng, &[5, 1, 1]);
     let f1 = random_filter::<f32>(&mut rng, &[6]);
-    for border in [Border::Symmetric, Border::Edge, Border::Constant(0.75)] {
+    for border in [Border::Reflect, Border::Nearest, Border::Constant(0.75)] {
         let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
         check::<f32, f32>(&mut rng, &[9, 7, 12], &f3, &spec, spec.params());
         check::<f32, f32>(&mut rng, &[9, 7, 12], &f3, &spec, spec.params().algorithm(ConvAlgorithm::Direct));
@@ -233,7 +233,7 @@ fn valid_full_stride_dilation_origin() {
             for (stride, dilation) in
                 [(vec![1], vec![1]), (vec![2, 3], vec![1]), (vec![1], vec![2, 3]), (vec![3], vec![2])]
             {
-                let mut spec = Spec::new(mode, output, Border::Reflect);
+                let mut spec = Spec::new(mode, output, Border::Mirror);
                 spec.stride = stride;
                 spec.dilation = dilation;
                 check::<f32, f32>(&mut rng, &[23, 31], &f, &spec, spec.params());
@@ -245,7 +245,7 @@ fn valid_full_stride_dilation_origin() {
     let rank1 = Filter::outer(&[random_filter::<f32>(&mut rng, &[4]), random_filter(&mut rng, &[3])]).unwrap();
     for output in [ConvOutput::Same, ConvOutput::Valid, ConvOutput::Full] {
         for (stride, dilation) in [(vec![2, 3], vec![1]), (vec![1], vec![2, 3]), (vec![3], vec![2])] {
-            for border in [Border::Reflect, Border::Constant(-1.25)] {
+            for border in [Border::Mirror, Border::Constant(-1.25)] {
                 let mut spec = Spec::new(ConvMode::Convolution, output, border);
                 spec.stride = stride.clone();
                 spec.dilation = dilation.clone();
@@ -268,7 +268,7 @@ fn valid_full_stride_dilation_origin() {
 #[test]
 fn complex_data_with_real_and_complex_filters_and_doubles() {
     let mut rng = Rng::new(55);
-    for border in [Border::Reflect, Border::Constant(0.75)] {
+    for border in [Border::Mirror, Border::Constant(0.75)] {
         let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
         let real = random_filter::<f32>(&mut rng, &[3, 5]);
         check::<Complex32, f32>(&mut rng, &[2, 17, 9], &real, &spec, spec.params());
@@ -286,7 +286,7 @@ fn tiled_kernel_agrees_with_the_reference() {
     let mut rng = Rng::new(56);
     let f5 = random_filter::<f32>(&mut rng, &[5, 5]);
     let f3 = random_filter::<f32>(&mut rng, &[3, 3, 3]);
-    for border in [Border::Reflect, Border::Constant(0.75)] {
+    for border in [Border::Mirror, Border::Constant(0.75)] {
         let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
         let params = spec.params().algorithm(ConvAlgorithm::Tiled);
         let got = check::<f32, f32>(&mut rng, &[70, 129], &f5, &spec, params.clone());
@@ -332,7 +332,7 @@ fn blocked_kernel_agrees_with_the_reference() {
         );
         assert!(blocked(&got), "{got:?}");
     }
-    let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::Reflect);
+    let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::Mirror);
     let params = spec.params().algorithm(ConvAlgorithm::Blocked);
     // Rows of 36 start on 16-byte boundaries: whole runs are stored as vectors.
     assert!(blocked(&check::<f32, f32>(&mut rng, &[41, 20, 36], &f333, &spec, params.clone())));
@@ -387,7 +387,7 @@ fn separable_convolution_from_factors() {
     let mut rng = Rng::new(58);
     let (a, b) = (random_filter::<f32>(&mut rng, &[4]), random_filter::<f32>(&mut rng, &[3]));
     let outer = Filter::outer(&[a.clone(), b.clone()]).unwrap();
-    for border in [Border::Constant(0.75), Border::Symmetric] {
+    for border in [Border::Constant(0.75), Border::Reflect] {
         let mut spec = Spec::new(ConvMode::Correlation, ConvOutput::Full, border);
         spec.dilation = vec![2, 1];
         let (x, host) = random::<f32>(&mut rng, &[3, 14, 17]);
@@ -513,7 +513,7 @@ fn fft_path_agrees_with_the_reference() {
         shifted.origin = vec![-3, 4];
         check_fft::<f32, f32>(&mut rng, &[31, 40], &f, &shifted);
     }
-    let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::Reflect);
+    let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::Mirror);
     let fc = random_filter::<Complex32>(&mut rng, &[5, 4]);
     check_fft::<Complex32, Complex32>(&mut rng, &[3, 33, 20], &fc, &spec);
     check_fft::<Complex32, f32>(&mut rng, &[21, 17], &f, &spec);
@@ -529,7 +529,7 @@ fn fft_path_agrees_with_the_reference() {
         &mut rng,
         &[4, 257],
         &f1,
-        &Spec::new(ConvMode::Convolution, ConvOutput::Valid, Border::Edge),
+        &Spec::new(ConvMode::Convolution, ConvOutput::Valid, Border::Nearest),
     );
     // Strides and dilations stay with the direct kernels: asking for the FFT is an error that says why.
     let x = XData::<f32>::zeros(app(), &[20, 20]).unwrap();
@@ -554,7 +554,7 @@ fn separable_passes_on_views_and_into_views() {
     // kernel instead; each result against the reference, for real and complex data.
     let mut rng = Rng::new(60);
     let gaussian = Filter::<f32>::gaussian(1.2, 2).unwrap();
-    for border in [Border::Symmetric, Border::Constant(0.5), Border::Wrap] {
+    for border in [Border::Reflect, Border::Constant(0.5), Border::Wrap] {
         let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
         let w: Vec<Complex64> = gaussian.values().iter().map(|v| v.to_c64()).collect();
         let (big, host) = random::<f32>(&mut rng, &[3, 40, 29]);
@@ -602,5 +602,30 @@ fn separable_passes_on_views_and_into_views() {
             tolerance::<Complex32>(&w, 1.5f64.max(border_magnitude(border))),
             "complex view",
         );
+    }
+}
+
+/// Issue 44, item 14: each border is the scipy.ndimage mode of its name (`Border::Reflect` was numpy's reflect,
+/// scipy's `mirror`). The values are scipy 1.17's `correlate1d([1..7], [1, 10, 100, 1000, 10000], mode, cval=-1)`:
+/// each digit of a result is one tap's input, so a wrong border shows as a wrong digit. Exact in f64 (sums of
+/// integers below 2^53).
+#[test]
+fn each_border_is_the_scipy_mode_of_its_name() {
+    let app = app();
+    let x = XData::from_slice(app, &[7], &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]).unwrap();
+    let w = Filter::new(&[5], vec![1.0f64, 10.0, 100.0, 1000.0, 10000.0]).unwrap();
+    for (name, border, scipy) in [
+        ("reflect", Border::Reflect, [32112.0, 43211.0, 54321.0, 65432.0, 76543.0, 77654.0, 67765.0]),
+        ("mirror", Border::Mirror, [32123.0, 43212.0, 54321.0, 65432.0, 76543.0, 67654.0, 56765.0]),
+        ("nearest", Border::Nearest, [32111.0, 43211.0, 54321.0, 65432.0, 76543.0, 77654.0, 77765.0]),
+        ("wrap", Border::Wrap, [32176.0, 43217.0, 54321.0, 65432.0, 76543.0, 17654.0, 21765.0]),
+        ("constant", Border::Constant(-1.0), [32089.0, 43209.0, 54321.0, 65432.0, 76543.0, -2346.0, -10235.0]),
+    ] {
+        // The scipy name parses to the variant of that name (constant's value is the caller's cval).
+        let parsed = Border::scipy(name).unwrap();
+        assert!(parsed == border || matches!((parsed, border), (Border::Constant(_), Border::Constant(_))), "{name}");
+        let params = ConvParams::default().mode(ConvMode::Correlation).border(border);
+        let y = Convolution::apply(&x, &w, params).unwrap();
+        assert_eq!(y.to_vec().unwrap(), scipy, "{name}");
     }
 }

@@ -136,7 +136,7 @@ fn padding_stride_dilation_every_algorithm() {
     let cases = [
         Case { pad: [0, 0], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO },
         Case { pad: [1, 2], stride: [2, 1], dilation: [1, 1], mode: ConvMode::Convolution, border: Border::ZERO },
-        Case { pad: [3, 3], stride: [1, 3], dilation: [2, 2], mode: ConvMode::Correlation, border: Border::Reflect },
+        Case { pad: [3, 3], stride: [1, 3], dilation: [2, 2], mode: ConvMode::Correlation, border: Border::Mirror },
         Case {
             pad: [2, 1],
             stride: [2, 2],
@@ -169,8 +169,8 @@ fn winograd_three_by_three() {
     let cases = [
         ([0, 0], ConvMode::Correlation, Border::ZERO),
         ([1, 1], ConvMode::Convolution, Border::ZERO),
-        ([1, 2], ConvMode::Correlation, Border::Reflect),
-        ([2, 0], ConvMode::Convolution, Border::Edge),
+        ([1, 2], ConvMode::Correlation, Border::Mirror),
+        ([2, 0], ConvMode::Convolution, Border::Nearest),
         ([3, 3], ConvMode::Correlation, Border::Constant(0.5)),
         ([1, 1], ConvMode::Correlation, Border::Wrap),
     ];
@@ -204,7 +204,7 @@ fn winograd_chunks_and_strided_views() {
     let x = wide.slice_axis(3, 5..24).unwrap();
     let (ft, _) = random::<f32>(&mut rng, &[6, 3, 3, 3]);
     let f = ft.permuted_axes(&[0, 1, 3, 2]).unwrap();
-    let base = FilterBankParams::default().padding([1, 1]).border(Border::Reflect);
+    let base = FilterBankParams::default().padding([1, 1]).border(Border::Mirror);
     let direct = FilterBank::apply(&x, &f, base.clone().algorithm(FilterBankAlgorithm::Direct)).unwrap();
     let wide_out = cliper::XData::<f32>::zeros(app(), &[5, 6, 12, 25]).unwrap();
     let y = wide_out.slice_axis(3, 3..22).unwrap();
@@ -226,7 +226,7 @@ fn winograd_chunks_and_strided_views() {
 #[test]
 fn complex_and_double() {
     let mut rng = Rng::new(62);
-    for border in [Border::Edge, Border::Constant(-0.25)] {
+    for border in [Border::Nearest, Border::Constant(-0.25)] {
         let case = Case { pad: [1, 1], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border };
         for algorithm in ALL {
             check::<Complex32>(&mut rng, [2, 3, 9, 11], [5, 3, 3, 3], &case, algorithm);

@@ -8,7 +8,7 @@ use common::*;
 use ndarray::{ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};
 
-const MODES: [Border; 5] = [Border::Constant(2.5), Border::Edge, Border::Reflect, Border::Symmetric, Border::Wrap];
+const MODES: [Border; 5] = [Border::Constant(2.5), Border::Nearest, Border::Mirror, Border::Reflect, Border::Wrap];
 
 fn pad_ref(x: &ArrayD<Complex64>, widths: &[(usize, usize)], mode: Border) -> ArrayD<Complex64> {
     let shape: Vec<usize> = x.shape().iter().zip(widths).map(|(&n, &(b, a))| n + b + a).collect();
@@ -107,19 +107,19 @@ fn complex_and_double_data() {
 fn image_sized_pad_and_crop_round_trip() {
     let mut rng = Rng::new(43);
     let (x, host) = random::<f32>(&mut rng, &[257, 1031]);
-    let padded = Pad::apply(&x, PadParams::new(&[(8, 8)]).border(Border::Reflect)).unwrap();
-    assert_same(&fetch(&padded), &pad_ref(&host, &[(8, 8), (8, 8)], Border::Reflect), "257x1031 reflect 8");
+    let padded = Pad::apply(&x, PadParams::new(&[(8, 8)]).border(Border::Mirror)).unwrap();
+    assert_same(&fetch(&padded), &pad_ref(&host, &[(8, 8), (8, 8)], Border::Mirror), "257x1031 reflect 8");
     assert_same(&fetch(&padded.crop(&[(8, 8)]).unwrap()), &host, "crop undoes the pad");
 }
 
 #[test]
 fn zero_dimensional_and_empty_arrays() {
     let x = XData::from_slice(app(), &[], &[3.0f32]).unwrap();
-    assert_eq!(Pad::apply(&x, PadParams::new(&[]).border(Border::Edge)).unwrap().to_vec().unwrap(), vec![3.0]);
+    assert_eq!(Pad::apply(&x, PadParams::new(&[]).border(Border::Nearest)).unwrap().to_vec().unwrap(), vec![3.0]);
     let empty = XData::<f32>::zeros(app(), &[0, 3]).unwrap();
     let out = Pad::apply(&empty, PadParams::new(&[(1, 1), (0, 0)]).border(Border::Constant(7.0))).unwrap();
     assert_eq!((out.shape(), out.to_vec().unwrap()), (&[2usize, 3][..], vec![7.0; 6]));
-    let err = Pad::apply(&empty, PadParams::new(&[(1, 1), (0, 0)]).border(Border::Reflect)).err().unwrap().to_string();
+    let err = Pad::apply(&empty, PadParams::new(&[(1, 1), (0, 0)]).border(Border::Mirror)).err().unwrap().to_string();
     assert!(err.contains("axis 0") && err.contains("empty"), "{err}");
 }
 
@@ -127,11 +127,12 @@ fn zero_dimensional_and_empty_arrays() {
 fn bad_shapes_are_named() {
     let x = XData::<f32>::zeros(app(), &[4, 5]).unwrap();
     let wrong = XData::<f32>::zeros(app(), &[6, 6]).unwrap();
-    let mut p = Pad::new(&x, &wrong, PadParams::new(&[(1, 1)]).border(Border::Edge));
+    let mut p = Pad::new(&x, &wrong, PadParams::new(&[(1, 1)]).border(Border::Nearest));
     let err = p.init().unwrap_err().to_string();
     assert!(err.contains("[6, 7]") && err.contains("[6, 6]") && err.contains("[4, 5]"), "{err}");
-    let err = Pad::apply(&x, PadParams::new(&[(1, 1), (1, 1), (1, 1)]).border(Border::Edge)).err().unwrap().to_string();
+    let err =
+        Pad::apply(&x, PadParams::new(&[(1, 1), (1, 1), (1, 1)]).border(Border::Nearest)).err().unwrap().to_string();
     assert!(err.contains("3 (before, after)") && err.contains("[4, 5]"), "{err}");
-    let mut inplace = Pad::new(&x, &x, PadParams::new(&[(0, 0)]).border(Border::Edge));
+    let mut inplace = Pad::new(&x, &x, PadParams::new(&[(0, 0)]).border(Border::Nearest));
     assert!(inplace.init().unwrap_err().to_string().contains("overlaps"));
 }

@@ -43,7 +43,7 @@ fn run_pipeline(app: &ClApp, kind: usize, seed: u64, reps: usize) -> Vec<Vec<u64
             let filter = Filter::<f32>::gaussian(1.3, 2).unwrap();
             let mut chain = Pipeline::new(app)
                 .then(Transpose::new(&x, &t))
-                .then(Convolution::new(&t, &filter, &c, ConvParams::default().border(Border::Reflect)))
+                .then(Convolution::new(&t, &filter, &c, ConvParams::default().border(Border::Mirror)))
                 .then(NormN::new(&c, &n, NormParams::new(NormOrder::P(2.0))));
             for _ in 0..reps {
                 chain.run().unwrap();
@@ -87,7 +87,7 @@ fn run_pipeline(app: &ClApp, kind: usize, seed: u64, reps: usize) -> Vec<Vec<u64
             let p = XData::<f64>::zeros(app, &[132, 12]).unwrap();
             let d = XData::<f64>::zeros(app, &[]).unwrap();
             let mut chain = Pipeline::new(app)
-                .then(Pad::new(&x, &p, PadParams::new(&[(1, 2), (5, 0)]).border(Border::Reflect)))
+                .then(Pad::new(&x, &p, PadParams::new(&[(1, 2), (5, 0)]).border(Border::Mirror)))
                 .then(Dot::new(&p, &p, &d, DotParams::default()));
             for _ in 0..reps {
                 chain.run().unwrap();

@@ -436,9 +436,9 @@ pub(crate) fn slices(ctx: &Ctx) -> Result<(String, String, Outcome)> {
     let norms = XData::<f32>::zeros(app, &[count])?;
     let gauss = Filter::<f32>::gaussian(2.0, 2)?;
     let sobel = Filter::<f32>::sobel(1, 2)?;
-    let reflect = ConvParams::default().border(Border::Symmetric);
+    let reflect = ConvParams::default().border(Border::Reflect);
     let mut pipeline = Pipeline::new(app)
-        .then(Pad::new(&x, &padded, PadParams::new(&[(0, 0), (w, w), (w, w)]).border(Border::Symmetric)))
+        .then(Pad::new(&x, &padded, PadParams::new(&[(0, 0), (w, w), (w, w)]).border(Border::Reflect)))
         .then(Convolution::new(&padded, &gauss, &smooth, reflect.clone()))
         .then(Convolution::new(&smooth, &sobel, &edges, reflect))
         .then(NormN::new(&edges.reshape(&[count, m * m])?, &norms, NormParams::default().along(1)));

@@ -119,7 +119,7 @@ fn slices(one: &DevicePool, all: &DevicePool, count: usize, size: usize) -> Resu
         let p = XData::zeros(app, &[padded, padded])?;
         let g = XData::zeros(app, &[padded, padded])?;
         let e = XData::zeros(app, &[padded, padded])?;
-        let mut pad = Pad::new(&x, &p, PadParams::new(&[(8, 8)]).border(Border::Symmetric));
+        let mut pad = Pad::new(&x, &p, PadParams::new(&[(8, 8)]).border(Border::Reflect));
         let mut blur = Convolution::new(&p, &Filter::<f32>::gaussian(2.0, 2)?, &g, ConvParams::default());
         let mut sobel = GradientMagnitude::new(&g, &e, GradientParams::default());
         pad.init()?;

@@ -135,7 +135,7 @@ fn cases() -> Vec<(&'static str, CaseFn)> {
         ("dotc_c32_2e27", |c| dot::<Complex32>(c, vector_len(c, 27), DotKind::Conjugated)),
         ("transpose_16384", |c| transpose(c, if c.quick { 2048 } else { 16384 })),
         ("pad8_constant_8192", |c| pad(c, image_side(c), Border::ZERO)),
-        ("pad8_reflect_8192", |c| pad(c, image_side(c), Border::Reflect)),
+        ("pad8_reflect_8192", |c| pad(c, image_side(c), Border::Mirror)),
         ("conv3_8192", |c| conv(c, &image(c), &[3, 3])),
         ("conv5_8192", |c| conv(c, &image(c), &[5, 5])),
         ("conv7_8192", |c| conv(c, &image(c), &[7, 7])),
@@ -581,7 +581,7 @@ fn pad(ctx: &Ctx, n: usize, border: Border) -> Result<(String, String, Outcome)>
         let i = i as isize - W as isize;
         let last = n as isize - 1;
         match border {
-            Border::Reflect => Some(if i < 0 {
+            Border::Mirror => Some(if i < 0 {
                 -i
             } else if i > last {
                 2 * last - i
@@ -756,10 +756,10 @@ fn chain10_pipeline(app: &ClApp) -> Result<(Pipeline, XData<f32>, XData<f32>)> {
     let gauss = Filter::<f32>::gaussian(1.5, 2)?;
     let pipeline = Pipeline::new(app)
         .then(SheppLogan::new(&image))
-        .then(Pad::new(&image, &padded, PadParams::new(&[(8, 8)]).border(Border::Reflect)))
+        .then(Pad::new(&image, &padded, PadParams::new(&[(8, 8)]).border(Border::Mirror)))
         .then(Convolution::new(&padded, &box5, &smoothed, ConvParams::default().border(Border::ZERO)))
         .then(Transpose::new(&smoothed, &turned))
-        .then(Convolution::new(&turned, &gauss, &blurred, ConvParams::default().border(Border::Reflect)))
+        .then(Convolution::new(&turned, &gauss, &blurred, ConvParams::default().border(Border::Mirror)))
         .then(MatMul::new(&blurred, &turned, &product, MatMulParams::default()))
         .then(Permute::new(&product, &back, &[1, 0]))
         .then(NormN::new(&back, &rows, NormParams::new(NormOrder::P(2.0)).along(1)))

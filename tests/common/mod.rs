@@ -103,14 +103,14 @@ pub fn border_source(mode: Border, mut i: i64, n: i64) -> Option<i64> {
         }
         i = match mode {
             Border::Constant(_) => return None,
-            Border::Edge => i.clamp(0, n - 1),
+            Border::Nearest => i.clamp(0, n - 1),
             Border::Wrap if i < 0 => i + n,
             Border::Wrap => i - n,
-            Border::Reflect if n == 1 => 0,
-            Border::Reflect if i < 0 => -i,
-            Border::Reflect => 2 * (n - 1) - i,
-            Border::Symmetric if i < 0 => -i - 1,
-            Border::Symmetric => 2 * n - 1 - i,
+            Border::Mirror if n == 1 => 0,
+            Border::Mirror if i < 0 => -i,
+            Border::Mirror => 2 * (n - 1) - i,
+            Border::Reflect if i < 0 => -i - 1,
+            Border::Reflect => 2 * n - 1 - i,
         };
     }
 }

@@ -4,28 +4,30 @@ use crate::error::{Error, Result};
 
 /// How an array is extended past its edges (by [`super::Pad`], and on the fly inside the convolution kernels).
 ///
-/// Each mode follows `numpy.pad`, including widths larger than the axis (the rule then repeats periodically,
-/// as numpy's does). For an array `a b c d`:
+/// The variants are scipy.ndimage's mode names — the one vocabulary of the filters, the interpolations
+/// ([`crate::InterpMode`]), the command line and pipeline files; `pad` alone speaks numpy.pad's, which
+/// [`Border::numpy`] parses. Each mode extends as `numpy.pad` does, including widths larger than the axis (the rule
+/// then repeats periodically). For an array `a b c d`:
 ///
-/// | `Border`          | extension            | numpy.pad mode | scipy.ndimage mode        |
-/// |-------------------|----------------------|----------------|---------------------------|
-/// | `Constant(v)`     | `v v v │ a b c d │ v v v` | `constant` | `constant` (`cval = v`)  |
-/// | `Edge`            | `a a a │ a b c d │ d d d` | `edge`     | `nearest`                |
-/// | `Reflect`         | `d c b │ a b c d │ c b a` | `reflect`  | `mirror`                 |
-/// | `Symmetric`       | `c b a │ a b c d │ d c b` | `symmetric`| `reflect`                |
-/// | `Wrap`            | `b c d │ a b c d │ a b c` | `wrap`     | `wrap` / `grid-wrap`     |
+/// | `Border`          | extension            | scipy.ndimage mode        | numpy.pad mode |
+/// |-------------------|----------------------|---------------------------|----------------|
+/// | `Constant(v)`     | `v v v │ a b c d │ v v v` | `constant` (`cval = v`) | `constant` |
+/// | `Nearest`         | `a a a │ a b c d │ d d d` | `nearest`               | `edge`     |
+/// | `Reflect`         | `c b a │ a b c d │ d c b` | `reflect`               | `symmetric`|
+/// | `Mirror`          | `d c b │ a b c d │ c b a` | `mirror`                | `reflect`  |
+/// | `Wrap`            | `b c d │ a b c d │ a b c` | `wrap` / `grid-wrap`    | `wrap`     |
 ///
-/// Note the crossed names: scipy's `reflect` is numpy's `symmetric` (edge repeated), scipy's `mirror` is numpy's
-/// `reflect`. There is no default border: each process's parameters state theirs (numpy.pad's `constant` for
-/// [`super::PadParams`], scipy.ndimage's `reflect` = [`Border::Symmetric`] for [`super::ConvParams`], zeros for
+/// Note numpy's crossed names: numpy's `symmetric` is scipy's `reflect` (edge repeated), numpy's `reflect` is
+/// scipy's `mirror`. There is no default border: each process's parameters state theirs (numpy.pad's `constant` for
+/// [`super::PadParams`], scipy.ndimage's `reflect` = [`Border::Reflect`] for [`super::ConvParams`], zeros for
 /// [`super::FilterBankParams`] as in cuDNN). [`Border::numpy`] and [`Border::scipy`] parse either library's names. An axis of extent 1
-/// extends as `Edge` under `Reflect`, as both libraries do.
+/// extends as `Nearest` under `Mirror`, as both libraries do.
 ///
 /// ```
 /// use cliper::Border;
-/// assert_eq!(Border::scipy("reflect")?, Border::Symmetric);
-/// assert_eq!(Border::numpy("reflect")?, Border::Reflect);
-/// assert_eq!(Border::scipy("nearest")?, Border::Edge);
+/// assert_eq!(Border::scipy("reflect")?, Border::Reflect);
+/// assert_eq!(Border::numpy("reflect")?, Border::Mirror);
+/// assert_eq!(Border::scipy("nearest")?, Border::Nearest);
 /// assert!(Border::numpy("mirror").unwrap_err().to_string().contains("mirror"));
 /// # Ok::<(), cliper::Error>(())
 /// ```
@@ -33,12 +35,12 @@ use crate::error::{Error, Result};
 pub enum Border {
     /// A constant value (for complex data: real part `v`, imaginary part 0).
     Constant(f64),
-    /// The edge value repeated.
-    Edge,
-    /// Mirrored about the edge element, which is not repeated (numpy `reflect`, scipy `mirror`).
+    /// The edge value repeated (scipy `nearest`, numpy `edge`).
+    Nearest,
+    /// Mirrored about the edge, which is repeated (scipy `reflect`, numpy `symmetric`).
     Reflect,
-    /// Mirrored about the edge, which is repeated (numpy `symmetric`, scipy `reflect`).
-    Symmetric,
+    /// Mirrored about the edge element, which is not repeated (scipy `mirror`, numpy `reflect`).
+    Mirror,
     /// Periodic continuation.
     Wrap,
 }
@@ -51,9 +53,9 @@ impl Border {
     pub fn numpy(name: &str) -> Result<Border> {
         Ok(match name {
             "constant" => Border::ZERO,
-            "edge" => Border::Edge,
-            "reflect" => Border::Reflect,
-            "symmetric" => Border::Symmetric,
+            "edge" => Border::Nearest,
+            "reflect" => Border::Mirror,
+            "symmetric" => Border::Reflect,
             "wrap" => Border::Wrap,
             _ => {
                 return Err(Error::invalid(
@@ -69,9 +71,9 @@ impl Border {
     pub fn scipy(name: &str) -> Result<Border> {
         Ok(match name {
             "constant" | "grid-constant" => Border::ZERO,
-            "nearest" => Border::Edge,
-            "reflect" | "grid-mirror" => Border::Symmetric,
-            "mirror" => Border::Reflect,
+            "nearest" => Border::Nearest,
+            "reflect" | "grid-mirror" => Border::Reflect,
+            "mirror" => Border::Mirror,
             "wrap" | "grid-wrap" => Border::Wrap,
             _ => {
                 return Err(Error::invalid(
@@ -86,9 +88,9 @@ impl Border {
     pub(crate) fn build_option(self) -> String {
         let code = match self {
             Border::Constant(_) => 0,
-            Border::Edge => 1,
-            Border::Reflect => 2,
-            Border::Symmetric => 3,
+            Border::Nearest => 1,
+            Border::Mirror => 2,
+            Border::Reflect => 3,
             Border::Wrap => 4,
         };
         format!("-DBORDER={code}")
@@ -110,14 +112,14 @@ impl Border {
         }
         match self {
             Border::Constant(_) => None,
-            Border::Edge => Some(i.clamp(0, n - 1)),
+            Border::Nearest => Some(i.clamp(0, n - 1)),
             Border::Wrap => Some(i.rem_euclid(n)),
-            Border::Symmetric => {
+            Border::Reflect => {
                 let m = i.rem_euclid(2 * n);
                 Some(if m < n { m } else { 2 * n - 1 - m })
             }
-            Border::Reflect if n == 1 => Some(0),
-            Border::Reflect => {
+            Border::Mirror if n == 1 => Some(0),
+            Border::Mirror => {
                 let m = i.rem_euclid(2 * n - 2);
                 Some(if m < n { m } else { 2 * n - 2 - m })
             }
@@ -174,7 +176,7 @@ mod tests {
         // it, inside it and wholly after it, for every rule.
         let src = [0.0, 10.0, 0.0, 11.0, 0.0, 12.0, 0.0, 13.0];
         let contiguous = [10.0, 11.0, 12.0, 13.0];
-        for border in [Border::Constant(-1.0), Border::Edge, Border::Reflect, Border::Symmetric, Border::Wrap] {
+        for border in [Border::Constant(-1.0), Border::Nearest, Border::Mirror, Border::Reflect, Border::Wrap] {
             for (first, len) in [(-9, 3), (-3, 10), (1, 2), (6, 4), (-2, 0)] {
                 let want: Vec<f64> =
                     (first..first + len).map(|i| border.index(i, 4).map_or(-1.0, |k| 10.0 + k as f64)).collect();
@@ -195,12 +197,12 @@ mod tests {
     #[test]
     fn matches_numpy_pad_with_wide_borders() {
         // np.pad([1, 2, 3], 7, mode) printed by numpy 2.4.
-        assert_eq!(extend(Border::Reflect, 3, 7), [2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2]);
-        assert_eq!(extend(Border::Symmetric, 3, 7), [1, 1, 2, 3, 3, 2, 1, 1, 2, 3, 3, 2, 1, 1, 2, 3, 3]);
+        assert_eq!(extend(Border::Mirror, 3, 7), [2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2]);
+        assert_eq!(extend(Border::Reflect, 3, 7), [1, 1, 2, 3, 3, 2, 1, 1, 2, 3, 3, 2, 1, 1, 2, 3, 3]);
         assert_eq!(extend(Border::Wrap, 3, 7), [3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1]);
-        assert_eq!(extend(Border::Edge, 3, 2), [1, 1, 1, 2, 3, 3, 3]);
-        assert_eq!(extend(Border::Reflect, 1, 3), [1; 7]);
-        assert_eq!(extend(Border::Reflect, 2, 5), [2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1]);
+        assert_eq!(extend(Border::Nearest, 3, 2), [1, 1, 1, 2, 3, 3, 3]);
+        assert_eq!(extend(Border::Mirror, 1, 3), [1; 7]);
+        assert_eq!(extend(Border::Mirror, 2, 5), [2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1]);
         assert_eq!(extend(Border::ZERO, 2, 1), [-1, 1, 2, -1]);
     }
 }

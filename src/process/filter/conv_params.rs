@@ -125,13 +125,13 @@ pub enum ConvAlgorithm {
 ///
 /// The defaults are scipy.ndimage's, whose semantics [`super::Convolution`] follows: a convolution
 /// ([`ConvMode::Convolution`], `scipy.ndimage.convolve`), the input's extent ([`ConvOutput::Same`]), the border
-/// scipy calls `reflect` ([`Border::Symmetric`]: `c b a │ a b c d │ d c b`), origin 0, stride 1, dilation 1,
+/// scipy calls `reflect` ([`Border::Reflect`]: `c b a │ a b c d │ d c b`), origin 0, stride 1, dilation 1,
 /// no normalisation, and the planner's algorithm (separable passes for rank-1 filters where they pay).
 ///
 /// ```
 /// use cliper::{Border, ConvOutput, ConvParams, Convolution};
-/// assert_eq!(ConvParams::default(), ConvParams::default().border(Border::Symmetric)); // scipy's mode='reflect'
-/// let p = ConvParams::default().border(Border::Reflect).stride(&[2]).output(ConvOutput::Same);
+/// assert_eq!(ConvParams::default(), ConvParams::default().border(Border::Reflect)); // scipy's mode='reflect'
+/// let p = ConvParams::default().border(Border::Mirror).stride(&[2]).output(ConvOutput::Same);
 /// assert_eq!(Convolution::<f32>::output_shape(&[4, 101, 80], &[5, 5], &p)?, vec![4, 51, 40]); // axis 0: a batch
 /// let full = ConvParams::default().output(ConvOutput::Full).dilation(&[1, 3]);
 /// assert_eq!(Convolution::<f32>::output_shape(&[100, 80], &[5, 5], &full)?, vec![104, 92]);
@@ -158,7 +158,7 @@ impl Default for ConvParams {
         ConvParams {
             mode: ConvMode::Convolution,
             output: ConvOutput::Same,
-            border: Border::Symmetric,
+            border: Border::Reflect,
             origin: Vec::new(),
             stride: Vec::new(),
             dilation: Vec::new(),

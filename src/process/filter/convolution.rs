@@ -315,7 +315,7 @@ pub(crate) fn separable_pays(info: &crate::app::DeviceInfo, filter: &[usize]) ->
 /// // scipy.ndimage.convolve(x, w), whose default mode is 'reflect'  →  [1, 4, 10, 16, 21]
 /// assert_eq!(Convolution::apply(&x, &w, ConvParams::default())?.to_vec()?, vec![1.0, 4.0, 10.0, 16.0, 21.0]);
 /// // scipy.ndimage.convolve(x, w, mode='mirror')  →  [4, 4, 10, 16, 20]
-/// let y = Convolution::apply(&x, &w, ConvParams::default().border(Border::Reflect))?;
+/// let y = Convolution::apply(&x, &w, ConvParams::default().border(Border::Mirror))?;
 /// assert_eq!(y.to_vec()?, vec![4.0, 4.0, 10.0, 16.0, 20.0]);
 /// // scipy.ndimage.correlate(x, w, mode='constant')  →  [3, 8, 14, 20, 11]
 /// let corr = ConvParams::default().mode(ConvMode::Correlation).border(Border::ZERO);
@@ -324,7 +324,7 @@ pub(crate) fn separable_pays(info: &crate::app::DeviceInfo, filter: &[usize]) ->
 /// let imgs = XData::<f32>::zeros(&app, &[2, 4, 4])?;
 /// let out = XData::zeros(&app, &[2, 4, 4])?;
 /// let sigma1 = Filter::<f32>::gaussian(1.0, 2)?; // 9×9
-/// let mut blur = Convolution::new(&imgs, &sigma1, &out, ConvParams::default().border(Border::Edge));
+/// let mut blur = Convolution::new(&imgs, &sigma1, &out, ConvParams::default().border(Border::Nearest));
 /// blur.init()?;
 /// assert!(matches!(blur.strategy(), Some(ConvStrategy::Separable { passes: 2, .. })));
 /// blur.launch()?;

@@ -62,11 +62,11 @@ impl std::str::FromStr for Derivative {
 }
 
 /// The settings of a [`GradientMagnitude`]: the derivative (default Sobel), scipy's border mode (default
-/// `reflect`, which is [`Border::Symmetric`]) and the axes it spans (the last `rank`, default all up to three).
+/// `reflect`, which is [`Border::Reflect`]) and the axes it spans (the last `rank`, default all up to three).
 ///
 /// ```
 /// use cliper::{Border, Derivative, GradientParams};
-/// let p = GradientParams::default().derivative(Derivative::Gaussian(vec![2.0])).border(Border::Edge).rank(2);
+/// let p = GradientParams::default().derivative(Derivative::Gaussian(vec![2.0])).border(Border::Nearest).rank(2);
 /// assert_eq!(p.rank, Some(2));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -81,7 +81,7 @@ pub struct GradientParams {
 
 impl Default for GradientParams {
     fn default() -> GradientParams {
-        GradientParams { derivative: Derivative::Sobel, border: Border::Symmetric, rank: None }
+        GradientParams { derivative: Derivative::Sobel, border: Border::Reflect, rank: None }
     }
 }
 

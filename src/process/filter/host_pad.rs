@@ -72,7 +72,7 @@ mod tests {
             in_strides: vec![3, 1],
             out_shape: vec![3, 6],
             widths: vec![(1, 0), (2, 1)],
-            border: Border::Symmetric,
+            border: Border::Reflect,
         };
         let mut out = [0.0; 18];
         p.run(0.0, &input, &mut out);

@@ -26,7 +26,7 @@ const EPT: usize = 4;
 ///
 /// ```
 /// use cliper::{Border, PadParams};
-/// let p = PadParams::new(&[(8, 8)]).border(Border::Symmetric); // numpy.pad(x, 8, mode='symmetric')
+/// let p = PadParams::new(&[(8, 8)]).border(Border::Reflect); // numpy.pad(x, 8, mode='symmetric')
 /// assert_eq!(PadParams::new(&[(1, 2)]), PadParams::new(&[(1, 2)]).border(Border::ZERO));
 /// # let _ = p;
 /// ```
@@ -118,8 +118,8 @@ impl std::fmt::Display for PadStrategy {
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[4], &[1.0f32, 2.0, 3.0, 4.0])?;
 /// let pad = |w: (usize, usize), border| Pad::apply(&x, PadParams::new(&[w]).border(border));
-/// assert_eq!(pad((3, 2), Border::Reflect)?.to_vec()?, [4.0, 3.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0, 2.0]);
-/// assert_eq!(pad((2, 2), Border::Symmetric)?.to_vec()?, [2.0, 1.0, 1.0, 2.0, 3.0, 4.0, 4.0, 3.0]);
+/// assert_eq!(pad((3, 2), Border::Mirror)?.to_vec()?, [4.0, 3.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0, 2.0]);
+/// assert_eq!(pad((2, 2), Border::Reflect)?.to_vec()?, [2.0, 1.0, 1.0, 2.0, 3.0, 4.0, 4.0, 3.0]);
 /// assert_eq!(pad((1, 1), Border::Constant(9.0))?.to_vec()?, [9.0, 1.0, 2.0, 3.0, 4.0, 9.0]);
 /// // 2-D: one (before, after) pair per axis, or one pair for every axis.
 /// let img = XData::from_slice(&app, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;

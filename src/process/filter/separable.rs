@@ -20,7 +20,7 @@ use crate::process::{Prepared, Process};
 /// let x = XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
 /// let smooth = Filter::new(&[2], vec![0.5f32, 0.5])?;
 /// let diff = Filter::new(&[3], vec![1.0f32, 0.0, -1.0])?;
-/// let y = SeparableConvolution::apply(&x, &[smooth, diff], ConvParams::default().border(Border::Edge))?;
+/// let y = SeparableConvolution::apply(&x, &[smooth, diff], ConvParams::default().border(Border::Nearest))?;
 /// assert_eq!(y.shape(), &[2, 3]);
 /// # Ok::<(), cliper::Error>(())
 /// ```

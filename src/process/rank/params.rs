@@ -181,12 +181,12 @@ impl Footprint {
 
 /// The settings of a [`super::RankFilter`]: which rank (default median), the window (`size`, one value for every
 /// axis or one per axis, default 3; or a `footprint`, which wins), scipy's border mode (default `reflect`,
-/// [`Border::Symmetric`]; `Border::Constant(cval)` for `constant`), the `origin` (one or per axis, default 0) and
+/// [`Border::Reflect`]; `Border::Constant(cval)` for `constant`), the `origin` (one or per axis, default 0) and
 /// the axes spanned (the last `rank`; default the footprint's or the sizes' count, else every axis up to three).
 ///
 /// ```
 /// use cliper::{Border, RankKind, RankParams};
-/// let p = RankParams::new(RankKind::Median).size(&[5]).border(Border::Edge).rank(2);
+/// let p = RankParams::new(RankKind::Median).size(&[5]).border(Border::Nearest).rank(2);
 /// assert_eq!((p.size.as_slice(), p.rank), (&[5usize][..], Some(2)));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -221,7 +221,7 @@ impl RankParams {
             kind,
             size: vec![3],
             footprint: None,
-            border: Border::Symmetric,
+            border: Border::Reflect,
             origin: vec![0],
             rank: None,
             structure: None,
