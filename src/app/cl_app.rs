@@ -6,7 +6,6 @@ use super::ffi;
 use super::program_cache::ProgramCache;
 use crate::element::Element;
 use crate::error::{ClContext, Error, Result};
-use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
 use opencl3::device::Device;
 use opencl3::event::Event;
@@ -93,7 +92,8 @@ pub struct ClApp {
 
 // Fields drop in declaration order: the queue and programs go before the context that owns them.
 struct Inner {
-    queue: CommandQueue,
+    /// In order; its lock keeps host commands' mapped buffers to themselves (`ffi::Queue`).
+    queue: ffi::Queue,
     programs: Mutex<HashMap<(String, String), ProgramSlot>>,
     /// The programs compiled by earlier processes (docs/architecture.md, "Programs").
     disk: Option<ProgramCache>,
@@ -453,10 +453,7 @@ impl ClApp {
     fn open(info: DeviceInfo, device: Device, profiling: bool, disk: Option<ProgramCache>) -> Result<ClApp> {
         let context =
             Context::from_device(&device).during(|| format!("creating an OpenCL context on `{}`", info.name))?;
-        let properties = if profiling { CL_QUEUE_PROFILING_ENABLE } else { 0 };
-        // clCreateCommandQueue is deprecated from OpenCL 2.0 but present everywhere, 1.2 devices included.
-        #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&context, properties)
+        let queue = ffi::Queue::create(&context, profiling)
             .during(|| format!("creating a command queue on `{}`", info.name))?;
         let memory_limit = info.global_mem_bytes;
         Ok(ClApp {
@@ -542,7 +539,7 @@ impl ClApp {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    pub(crate) fn queue(&self) -> &CommandQueue {
+    pub(crate) fn queue(&self) -> &ffi::Queue {
         &self.inner.queue
     }
 

@@ -6,7 +6,9 @@
 //!   `CL_INVALID_VALUE` rather than touching memory outside it;
 //! - `Element` types are plain `repr(C)` floats without padding, for which every bit pattern is valid, so viewing
 //!   them as bytes (and writing bytes into them) is sound;
-//! - kernel arguments are copied by `clSetKernelArg` before it returns.
+//! - kernel arguments are copied by `clSetKernelArg` before it returns;
+//! - host memory a host command maps is touched by no command until it is unmapped: the queue is in order (created
+//!   here) and enqueued only through this module, under [`Queue`]'s lock, which a host command holds alone.
 //!
 //! What no host API can check is a kernel's own indexing: cliper trusts its kernel sources (and those of
 //! processes users write) to stay within the buffers they are given, as every OpenCL and GPU framework does.
@@ -21,10 +23,90 @@ use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE, ClMem};
 use opencl3::types::{CL_BLOCKING, cl_mem};
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 type ClResult<T> = std::result::Result<T, ClError>;
+
+/// The app's one in-order command queue, with the lock that keeps host commands' mapped memory to themselves.
+///
+/// A host command ([`host_gemm`], [`with_mapped`]) maps device buffers and reads and writes them from the host, as
+/// Rust slices, until it unmaps them. Nothing may be enqueued in between: on the in-order queue a command
+/// enqueued then runs as soon as the blocking map has finished, alongside the host — another thread's kernel or
+/// transfer could write memory the host holds as a slice, or read an output the host has half written (a data
+/// race, and a wrong image). So every function of this module that enqueues takes the lock: ordinary commands
+/// share it (threads enqueue as freely as before, the queue orders their commands), a host command holds it
+/// alone from its first map to its last unmap.
+///
+/// The lock is not reentrant, and a thread that holds it asks for it again only by a mistake that would otherwise
+/// deadlock (a host command whose closure enqueues): that is refused with `CL_INVALID_OPERATION`. The closures
+/// run on rayon's pool while the lock is held; no code of cliper's enqueues from rayon's threads, which could
+/// otherwise all wait here for a host command that waits for them.
+pub(crate) struct Queue {
+    queue: CommandQueue,
+    enqueue: RwLock<()>,
+}
+
+thread_local! {
+    /// Whether this thread holds a queue's lock now (see [`Queue`]).
+    static HOLDS_A_QUEUE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The queue, usable while its lock is held (shared for one command, alone for a host command).
+struct Held<'a, G> {
+    queue: &'a CommandQueue,
+    _guard: G,
+}
+
+impl<G> Drop for Held<'_, G> {
+    fn drop(&mut self) {
+        HOLDS_A_QUEUE.set(false);
+    }
+}
+
+impl Queue {
+    /// Creates the app's queue on the context's device: in order (`host_gemm` and `with_mapped` rely on it), with
+    /// event profiling when `profiling` is on.
+    pub(crate) fn create(context: &Context, profiling: bool) -> ClResult<Queue> {
+        use opencl3::command_queue::CL_QUEUE_PROFILING_ENABLE;
+        let properties = if profiling { CL_QUEUE_PROFILING_ENABLE } else { 0 };
+        // clCreateCommandQueue is deprecated from OpenCL 2.0 but present everywhere, 1.2 devices included.
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(context, properties)?;
+        Ok(Queue { queue, enqueue: RwLock::new(()) })
+    }
+
+    /// Waits until every command enqueued so far has finished (no lock: it enqueues nothing).
+    pub(crate) fn finish(&self) -> ClResult<()> {
+        self.queue.finish()
+    }
+
+    /// The lock for one ordinary command, taken with others'.
+    fn shared(&self) -> ClResult<Held<'_, RwLockReadGuard<'_, ()>>> {
+        refuse_nested_lock()?;
+        // Poisoned only by a host command that panicked; its mappings were undone on the way out (`Mappings`).
+        let guard = self.enqueue.read().unwrap_or_else(PoisonError::into_inner);
+        HOLDS_A_QUEUE.set(true);
+        Ok(Held { queue: &self.queue, _guard: guard })
+    }
+
+    /// The lock for a host command, taken alone: every command enqueued before has been submitted, and none is
+    /// enqueued until it is dropped.
+    fn exclusive(&self) -> ClResult<Held<'_, RwLockWriteGuard<'_, ()>>> {
+        refuse_nested_lock()?;
+        let guard = self.enqueue.write().unwrap_or_else(PoisonError::into_inner);
+        HOLDS_A_QUEUE.set(true);
+        Ok(Held { queue: &self.queue, _guard: guard })
+    }
+}
+
+/// `CL_INVALID_OPERATION` when this thread already holds a queue's lock: it could only wait for itself, or for a
+/// thread that waits for it.
+fn refuse_nested_lock() -> ClResult<()> {
+    if HOLDS_A_QUEUE.get() { Err(ClError(opencl3::error_codes::CL_INVALID_OPERATION)) } else { Ok(()) }
+}
 
 /// Allocates an uninitialised read-write device buffer of `bytes` bytes (at least 1).
 pub(crate) fn create_buffer(context: &Context, bytes: usize) -> ClResult<Buffer<u8>> {
@@ -34,15 +116,16 @@ pub(crate) fn create_buffer(context: &Context, bytes: usize) -> ClResult<Buffer<
 
 /// Copies `data` from the host into `buffer` at `offset_bytes`, waiting until the copy is done.
 pub(crate) fn write_buffer<T: Element>(
-    queue: &CommandQueue,
+    queue: &Queue,
     buffer: &Buffer<u8>,
     offset_bytes: usize,
     data: &[T],
 ) -> ClResult<Event> {
+    let queue = queue.shared()?;
     // SAFETY: blocking write, so `data` outlives the transfer; OpenCL bounds-checks the region.
     let event = unsafe {
         opencl3::command_queue::enqueue_write_buffer(
-            queue.get(),
+            queue.queue.get(),
             buffer.get(),
             CL_BLOCKING,
             offset_bytes,
@@ -57,15 +140,16 @@ pub(crate) fn write_buffer<T: Element>(
 
 /// Copies `out.len()` elements from `buffer` at `offset_bytes` into `out`, waiting until the copy is done.
 pub(crate) fn read_buffer<T: Element>(
-    queue: &CommandQueue,
+    queue: &Queue,
     buffer: &Buffer<u8>,
     offset_bytes: usize,
     out: &mut [T],
 ) -> ClResult<Event> {
+    let queue = queue.shared()?;
     // SAFETY: blocking read into memory we hold mutably; any bit pattern is a valid `Element`.
     let event = unsafe {
         opencl3::command_queue::enqueue_read_buffer(
-            queue.get(),
+            queue.queue.get(),
             buffer.get(),
             CL_BLOCKING,
             offset_bytes,
@@ -81,19 +165,20 @@ pub(crate) fn read_buffer<T: Element>(
 /// Sets `bytes` bytes of `buffer` from `offset_bytes` to zero, on the device, writing a zero pattern of
 /// `pattern_bytes` bytes (1, 2, 4, 8 or 16, dividing both the offset and the size).
 pub(crate) fn fill_zero(
-    queue: &CommandQueue,
+    queue: &Queue,
     buffer: &Buffer<u8>,
     offset_bytes: usize,
     bytes: usize,
     pattern_bytes: usize,
 ) -> ClResult<Event> {
+    let queue = queue.shared()?;
     let zeros = [0u8; 16];
     debug_assert!(pattern_bytes <= zeros.len());
     // SAFETY: the pattern is copied by the call (and is at most 16 bytes, all of them ours); OpenCL
     // bounds-checks the region and the pattern size.
     let event = unsafe {
         opencl3::command_queue::enqueue_fill_buffer(
-            queue.get(),
+            queue.queue.get(),
             buffer.get(),
             zeros.as_ptr().cast::<c_void>(),
             pattern_bytes.min(zeros.len()),
@@ -108,17 +193,18 @@ pub(crate) fn fill_zero(
 
 /// Copies `bytes` bytes between two device buffers (which may be the same buffer, regions not overlapping).
 pub(crate) fn copy_buffer(
-    queue: &CommandQueue,
+    queue: &Queue,
     src: &Buffer<u8>,
     dst: &Buffer<u8>,
     src_offset: usize,
     dst_offset: usize,
     bytes: usize,
 ) -> ClResult<Event> {
+    let queue = queue.shared()?;
     // SAFETY: device-to-device; OpenCL checks both regions and rejects overlap (CL_MEM_COPY_OVERLAP).
     let event = unsafe {
         opencl3::command_queue::enqueue_copy_buffer(
-            queue.get(),
+            queue.queue.get(),
             src.get(),
             dst.get(),
             src_offset,
@@ -164,18 +250,19 @@ pub(crate) fn set_arg_local(kernel: &Kernel, index: u32, bytes: usize) -> ClResu
 
 /// Enqueues `kernel` over `global` work items (1 to 3 dimensions) with an optional work-group size.
 pub(crate) fn enqueue_kernel(
-    queue: &CommandQueue,
+    queue: &Queue,
     kernel: &Kernel,
     global: &[usize],
     local: Option<&[usize]>,
 ) -> ClResult<Event> {
+    let queue = queue.shared()?;
     debug_assert!((1..=3).contains(&global.len()));
     debug_assert!(local.is_none_or(|l| l.len() == global.len()));
     // SAFETY: from the host's side, the size arrays are read during the call; unset arguments are reported
     // as CL_INVALID_KERNEL_ARGS. See the module docs for what the kernel itself must respect.
     let event = unsafe {
         opencl3::command_queue::enqueue_nd_range_kernel(
-            queue.get(),
+            queue.queue.get(),
             kernel.get(),
             global.len() as u32,
             ptr::null(),
@@ -199,53 +286,96 @@ pub(crate) fn program_from_binary(
     unsafe { opencl3::program::Program::create_from_binary(context, &[device], &[binary]) }
 }
 
-/// Maps `bytes` bytes (at least 1) of `mem` from `offset` into host memory with `flags`, blocking: on the app's
-/// in-order queue every command enqueued before has then finished. `CL_MISALIGNED_SUB_BUFFER_OFFSET` when the
-/// pointer is not aligned to `align` (the mapping is undone).
-fn map_blocking(
-    queue: &CommandQueue,
-    mem: cl_mem,
-    flags: opencl3::types::cl_map_flags,
-    offset: usize,
-    bytes: usize,
-    align: usize,
-) -> ClResult<*mut c_void> {
-    let mut pointer: cl_mem = ptr::null_mut();
-    // SAFETY: a blocking map of a region OpenCL checks against the buffer's size (CL_INVALID_VALUE when it is
-    // outside); the pointer is used only until the matching `unmap_all`.
-    let event = unsafe {
-        opencl3::command_queue::enqueue_map_buffer(
-            queue.get(),
-            mem,
-            CL_BLOCKING,
-            flags,
-            offset,
-            bytes.max(1),
-            &mut pointer,
-            0,
-            ptr::null(),
-        )?
-    };
-    drop(Event::new(event));
-    if (pointer as usize).is_multiple_of(align) {
-        Ok(pointer)
-    } else {
-        let _ = unmap_all(queue, &[(mem, pointer)]);
-        Err(ClError(opencl3::error_codes::CL_MISALIGNED_SUB_BUFFER_OFFSET))
+/// The buffers a host command has mapped, while it holds its queue alone. Unmapped by [`Mappings::unmap`], or
+/// when dropped: a command that ends early, by an error or a panic, leaves no mapping behind.
+struct Mappings<'q> {
+    queue: &'q CommandQueue,
+    mapped: Vec<(cl_mem, *mut c_void)>,
+}
+
+impl<'q> Mappings<'q> {
+    /// No mappings yet, on the queue `held` holds alone (only then may buffers be mapped).
+    fn new(held: &'q Held<'_, RwLockWriteGuard<'_, ()>>) -> Mappings<'q> {
+        Mappings { queue: held.queue, mapped: Vec::new() }
+    }
+
+    /// Maps `bytes` bytes (at least 1) of `mem` from `offset` into host memory with `flags`, blocking: on the
+    /// in-order queue every command enqueued before has then finished. `CL_MISALIGNED_SUB_BUFFER_OFFSET` when
+    /// the pointer is not aligned to `align` (the mapping is undone with the others).
+    fn map(
+        &mut self,
+        mem: cl_mem,
+        flags: opencl3::types::cl_map_flags,
+        offset: usize,
+        bytes: usize,
+        align: usize,
+    ) -> ClResult<*mut c_void> {
+        let mut pointer: cl_mem = ptr::null_mut();
+        // SAFETY: a blocking map of a region OpenCL checks against the buffer's size (CL_INVALID_VALUE when it is
+        // outside); the pointer is kept here and unmapped once, by `unmap` or on drop.
+        let event = unsafe {
+            opencl3::command_queue::enqueue_map_buffer(
+                self.queue.get(),
+                mem,
+                CL_BLOCKING,
+                flags,
+                offset,
+                bytes.max(1),
+                &mut pointer,
+                0,
+                ptr::null(),
+            )?
+        };
+        drop(Event::new(event));
+        self.mapped.push((mem, pointer));
+        if (pointer as usize).is_multiple_of(align) {
+            Ok(pointer)
+        } else {
+            Err(ClError(opencl3::error_codes::CL_MISALIGNED_SUB_BUFFER_OFFSET))
+        }
+    }
+
+    /// Unmaps every buffer, in the order mapped; the unmaps' events, in that order. Every unmap is tried; the
+    /// first failure is returned.
+    fn unmap(mut self) -> ClResult<Vec<Event>> {
+        let mapped = std::mem::take(&mut self.mapped);
+        let mut events = Vec::with_capacity(mapped.len());
+        let mut failure = None;
+        for (mem, pointer) in mapped {
+            match unmap_one(self.queue, mem, pointer) {
+                Ok(event) => events.push(event),
+                Err(e) => failure = failure.or(Some(e)),
+            }
+        }
+        failure.map_or(Ok(events), Err)
     }
 }
 
-/// Unmaps every `(buffer, pointer)` that `map_blocking` returned, in order; the unmaps' events, in order.
-fn unmap_all(queue: &CommandQueue, mapped: &[(cl_mem, *mut c_void)]) -> ClResult<Vec<Event>> {
-    let mut events = Vec::with_capacity(mapped.len());
-    for &(mem, pointer) in mapped {
-        // SAFETY: `pointer` is what mapping `mem` returned, unmapped once; no slice or pointer made from it is used
-        // after this.
-        let event =
-            unsafe { opencl3::command_queue::enqueue_unmap_mem_object(queue.get(), mem, pointer, 0, ptr::null())? };
-        events.push(Event::new(event));
+impl Drop for Mappings<'_> {
+    fn drop(&mut self) {
+        for (mem, pointer) in std::mem::take(&mut self.mapped) {
+            // Nothing to report to on this way out; a failed unmap leaves the buffer as it was.
+            let _ = unmap_one(self.queue, mem, pointer);
+        }
     }
-    Ok(events)
+}
+
+/// Unmaps `pointer`, which mapping `mem` returned (through `Mappings`, which calls this once per mapping).
+fn unmap_one(queue: &CommandQueue, mem: cl_mem, pointer: *mut c_void) -> ClResult<Event> {
+    // SAFETY: `pointer` is what mapping `mem` returned, unmapped once (`Mappings` forgets it here); the slices
+    // and pointers made from it are gone: they borrow from inside the host command, which unmaps last.
+    let event = unsafe { opencl3::command_queue::enqueue_unmap_mem_object(queue.get(), mem, pointer, 0, ptr::null())? };
+    Ok(Event::new(event))
+}
+
+/// `[lo, hi)` elements of `size` bytes as a byte offset and length, or `CL_INVALID_VALUE` when `hi < lo` or the
+/// bytes overflow (a wrapped length would map less than the slices made over it).
+fn byte_range(lo: usize, hi: usize, size: usize) -> ClResult<(usize, usize)> {
+    use opencl3::error_codes::CL_INVALID_VALUE;
+    let count = hi.checked_sub(lo).ok_or(ClError(CL_INVALID_VALUE))?;
+    let offset = lo.checked_mul(size).ok_or(ClError(CL_INVALID_VALUE))?;
+    let bytes = count.checked_mul(size).ok_or(ClError(CL_INVALID_VALUE))?;
+    Ok((offset, bytes))
 }
 
 /// One operand of a [`host_gemm`]: its buffer and the strides of its rows and columns, in elements.
@@ -282,11 +412,89 @@ struct Span {
     write: bool,
 }
 
+/// The elements `[lo, hi)` an operand of `rows × cols` reaches over the whole batch (`which` picks its offset
+/// in each `[A, B, C]` of `offsets`); `None` on overflow or an empty batch. Every pointer `host_gemm` forms for
+/// the operand lies inside.
+fn operand_reach(
+    op: &HostOperand<'_>,
+    rows: usize,
+    cols: usize,
+    offsets: &[[usize; 3]],
+    which: usize,
+) -> Option<(usize, usize)> {
+    let last = if rows == 0 || cols == 0 {
+        0
+    } else {
+        (rows - 1).checked_mul(op.row_stride)?.checked_add((cols - 1).checked_mul(op.col_stride)?)?.checked_add(1)?
+    };
+    let lo = offsets.iter().filter_map(|o| o.get(which)).min().copied()?;
+    let hi = offsets.iter().filter_map(|o| o.get(which)).max()?.checked_add(last)?;
+    Some((lo, hi.max(lo.checked_add(1)?)))
+}
+
+/// Whether a `rows × cols` matrix with these strides puts every element at its own address — so the threads
+/// `gemm` splits C among never write one element together. Sufficient, and what every view of a dense array
+/// satisfies: the larger stride steps over the whole extent of the smaller.
+fn elements_distinct(rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> bool {
+    let mut axes: Vec<(usize, usize)> =
+        [(rows, row_stride), (cols, col_stride)].into_iter().filter(|&(extent, _)| extent > 1).collect();
+    axes.sort_by_key(|&(_, stride)| stride);
+    match axes[..] {
+        [] => true,
+        [(_, stride)] => stride > 0,
+        [(inner_extent, inner), (_, outer)] => inner > 0 && inner_extent.checked_mul(inner).is_some_and(|s| outer >= s),
+        _ => false,
+    }
+}
+
+/// A stride as `gemm` takes it: 0 along an axis of extent 1 (never stepped), and one that fits `isize`.
+fn gemm_stride(extent: usize, stride: usize) -> ClResult<isize> {
+    let used = if extent > 1 { stride } else { 0 };
+    isize::try_from(used).map_err(|_| ClError(opencl3::error_codes::CL_INVALID_VALUE))
+}
+
+/// The buffers `job` maps, each over the elements its operands reach, after the checks the products' soundness
+/// rests on: every operand's reach is computable, C's elements are distinct, and C shares no element range with
+/// A or B in one buffer (`CL_MEM_COPY_OVERLAP`: the product would read what it writes).
+fn gemm_spans<T>(job: &HostGemm<'_, T>) -> ClResult<Vec<Span>> {
+    use opencl3::error_codes::{CL_INVALID_VALUE, CL_MEM_COPY_OVERLAP};
+    let [m, n, k] = job.dims;
+    if m == 0 || n == 0 || job.offsets.is_empty() || !elements_distinct(m, n, job.c.row_stride, job.c.col_stride) {
+        return Err(ClError(CL_INVALID_VALUE));
+    }
+    let operands = [(&job.a, m, k, false), (&job.b, k, n, false), (&job.c, m, n, true)];
+    let mut reaches = [(0, 0); 3];
+    for ((which, &(op, rows, cols, _)), reach) in operands.iter().enumerate().zip(&mut reaches) {
+        *reach = operand_reach(op, rows, cols, job.offsets, which).ok_or(ClError(CL_INVALID_VALUE))?;
+    }
+    let [a_reach, b_reach, (c_lo, c_hi)] = reaches;
+    for (op, (lo, hi)) in [(&job.a, a_reach), (&job.b, b_reach)] {
+        if op.buffer.get() == job.c.buffer.get() && lo < c_hi && c_lo < hi {
+            return Err(ClError(CL_MEM_COPY_OVERLAP));
+        }
+    }
+    let mut spans: Vec<Span> = Vec::with_capacity(3);
+    for (&(op, _, _, write), &(lo, hi)) in operands.iter().zip(&reaches) {
+        let mem = op.buffer.get();
+        match spans.iter_mut().find(|s| s.mem == mem) {
+            Some(span) => {
+                span.lo = span.lo.min(lo);
+                span.hi = span.hi.max(hi);
+                span.write |= write;
+            }
+            None => spans.push(Span { mem, lo, hi, write }),
+        }
+    }
+    Ok(spans)
+}
+
 /// Runs `job` on the host: maps each distinct buffer over the elements its operands reach (blocking, so every
-/// command enqueued before has finished, as an in-order queue promises), multiplies there, and unmaps. Returns
-/// the event of C's unmap, the command after which the device sees C's new values. `T` must be `f32`, `f64`,
-/// `Complex32` or `Complex64` (the element types cliper has); any other answers `CL_INVALID_VALUE`.
-pub(crate) fn host_gemm<T: Element + 'static>(queue: &CommandQueue, job: &HostGemm<'_, T>) -> ClResult<Event> {
+/// command enqueued before has finished, as an in-order queue promises), multiplies there, and unmaps, holding
+/// the queue alone throughout (no other thread's command runs on these buffers meanwhile). Returns the event of
+/// C's unmap, the command after which the device sees C's new values. `T` must be `f32`, `f64`, `Complex32` or
+/// `Complex64` (the element types cliper has); any other answers `CL_INVALID_VALUE`, as do an empty product and
+/// a C whose elements are not distinct; `CL_MEM_COPY_OVERLAP` when C overlaps A or B.
+pub(crate) fn host_gemm<T: Element + 'static>(queue: &Queue, job: &HostGemm<'_, T>) -> ClResult<Event> {
     use num_complex::{Complex32, Complex64};
     use opencl3::error_codes::CL_INVALID_VALUE;
     use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE};
@@ -296,85 +504,54 @@ pub(crate) fn host_gemm<T: Element + 'static>(queue: &CommandQueue, job: &HostGe
         return Err(ClError(CL_INVALID_VALUE));
     }
     let [m, n, k] = job.dims;
-    if m == 0 || n == 0 || job.offsets.is_empty() {
-        return Err(ClError(CL_INVALID_VALUE));
-    }
+    let spans = gemm_spans(job)?;
+    let [a_rs, a_cs] = [gemm_stride(m, job.a.row_stride)?, gemm_stride(k, job.a.col_stride)?];
+    let [b_rs, b_cs] = [gemm_stride(k, job.b.row_stride)?, gemm_stride(n, job.b.col_stride)?];
+    let [c_rs, c_cs] = [gemm_stride(m, job.c.row_stride)?, gemm_stride(n, job.c.col_stride)?];
     let size = std::mem::size_of::<T>();
-    // The elements each operand reaches, [lo, hi), over the whole batch: every pointer formed below stays inside.
-    let reach = |op: &HostOperand<'_>, rows: usize, cols: usize, which: usize| -> Option<(usize, usize)> {
-        let last = if rows == 0 || cols == 0 {
-            0
-        } else {
-            (rows - 1)
-                .checked_mul(op.row_stride)?
-                .checked_add((cols - 1).checked_mul(op.col_stride)?)?
-                .checked_add(1)?
-        };
-        let lo = job.offsets.iter().filter_map(|o| o.get(which)).min().copied()?;
-        let hi = job.offsets.iter().filter_map(|o| o.get(which)).max()?.checked_add(last)?;
-        Some((lo, hi.max(lo + 1)))
-    };
-    let operands = [(&job.a, m, k, false), (&job.b, k, n, false), (&job.c, m, n, true)];
-    let mut spans: Vec<Span> = Vec::with_capacity(3);
-    for (which, &(op, rows, cols, write)) in operands.iter().enumerate() {
-        let (lo, hi) = reach(op, rows, cols, which).ok_or(ClError(CL_INVALID_VALUE))?;
-        let mem = op.buffer.get();
-        match spans.iter_mut().find(|m| m.mem == mem) {
-            Some(span) => {
-                span.lo = span.lo.min(lo);
-                span.hi = span.hi.max(hi);
-                span.write |= write;
-            }
-            None => spans.push(Span { mem, lo, hi, write }),
-        }
-    }
-    let mut mapped: Vec<(cl_mem, *mut c_void)> = Vec::with_capacity(spans.len());
+    let held = queue.exclusive()?;
+    let mut mappings = Mappings::new(&held);
+    // Per span, the host address of its element `lo`.
+    let mut bases: Vec<*mut T> = Vec::with_capacity(spans.len());
     for span in &spans {
         let flags = if span.write { CL_MAP_READ | CL_MAP_WRITE } else { CL_MAP_READ };
-        let (offset, bytes) = (span.lo * size, (span.hi - span.lo) * size);
-        match map_blocking(queue, span.mem, flags, offset, bytes, std::mem::align_of::<T>()) {
-            Ok(pointer) => mapped.push((span.mem, pointer)),
-            Err(e) => {
-                let _ = unmap_all(queue, &mapped);
-                return Err(e);
-            }
-        }
+        let (offset, bytes) = byte_range(span.lo, span.hi, size)?;
+        bases.push(mappings.map(span.mem, flags, offset, bytes, std::mem::align_of::<T>())?.cast::<T>());
     }
-    // The host address of element `index` of the buffer `mem` (inside its mapped range, as `reach` ensured).
-    let address = |mem: cl_mem, index: usize| -> *mut T {
+    // The host address of element `index` of the buffer `mem`, inside its mapped span (as `gemm_spans` ensured).
+    let address = |mem: cl_mem, index: usize| -> ClResult<*mut T> {
         spans
             .iter()
-            .zip(&mapped)
-            .find(|(span, _)| span.mem == mem)
-            .map_or(ptr::null_mut(), |(span, &(_, p))| p.cast::<T>().wrapping_add(index - span.lo))
+            .zip(&bases)
+            .find(|(span, _)| span.mem == mem && (span.lo..span.hi).contains(&index))
+            .map(|(span, &base)| base.wrapping_add(index - span.lo))
+            .ok_or(ClError(CL_INVALID_VALUE))
     };
-    let stride = |s: usize| s as isize;
     for &[oa, ob, oc] in job.offsets {
         let (a, b, c) =
-            (address(job.a.buffer.get(), oa), address(job.b.buffer.get(), ob), address(job.c.buffer.get(), oc));
-        if a.is_null() || b.is_null() || c.is_null() {
-            continue;
-        }
-        // SAFETY: every element the product touches lies in a mapped range (`reach` bounds the batch's offsets
-        // and strides; the maps cover those ranges), aligned for `T`, which is one of the four types `gemm`
-        // accepts (checked above). C does not overlap A or B element-wise (MatMul refuses that), so the writes
-        // never alias the reads even where they share a buffer. The crate's `alpha` scales the old C and its
-        // `beta` the product: cliper's beta and alpha.
+            (address(job.a.buffer.get(), oa)?, address(job.b.buffer.get(), ob)?, address(job.c.buffer.get(), oc)?);
+        // SAFETY: every element the product touches lies in a mapped span (`operand_reach` bounds the batch's
+        // offsets and strides; the maps cover those spans), aligned for `T`, which is one of the four types `gemm`
+        // accepts (checked above). No other command runs meanwhile (this thread holds the queue alone, and the
+        // blocking maps waited for the commands before). C does not overlap A or B (`gemm_spans`), so the writes
+        // never alias the reads even where they share a buffer, and C's elements are distinct, so `gemm`'s
+        // threads never write one together. The crate's `alpha` scales the old C and its `beta` the product:
+        // cliper's beta and alpha.
         unsafe {
             gemm::gemm(
                 m,
                 n,
                 k,
                 c,
-                stride(job.c.col_stride),
-                stride(job.c.row_stride),
+                c_cs,
+                c_rs,
                 job.read_c,
                 a.cast_const(),
-                stride(job.a.col_stride),
-                stride(job.a.row_stride),
+                a_cs,
+                a_rs,
                 b.cast_const(),
-                stride(job.b.col_stride),
-                stride(job.b.row_stride),
+                b_cs,
+                b_rs,
                 job.beta,
                 job.alpha,
                 false,
@@ -384,7 +561,7 @@ pub(crate) fn host_gemm<T: Element + 'static>(queue: &CommandQueue, job: &HostGe
             );
         }
     }
-    let events = unmap_all(queue, &mapped)?;
+    let events = mappings.unmap()?;
     // C's unmap: the command after which the device sees C's new values.
     let c_at = spans.iter().position(|span| span.mem == job.c.buffer.get());
     events.into_iter().nth(c_at.unwrap_or(usize::MAX)).ok_or(ClError(CL_INVALID_VALUE))
@@ -399,12 +576,15 @@ pub(crate) struct Region<'a> {
 
 /// Maps the `reads` regions (elements of `T`) for reading and the `write` region (elements of `O`) for reading
 /// and writing — blocking, so every command enqueued before has finished, as an in-order queue promises — and
-/// hands them to `f` as slices (element `lo` of a region is index 0 of its slice). Then unmaps them all and
-/// returns what `f` returned with the event of the written region's unmap, after which the device sees the
-/// values. `CL_INVALID_MEM_OBJECT` when the written buffer is also read (its slices would alias) and
-/// `CL_MISALIGNED_SUB_BUFFER_OFFSET` when a mapping is not aligned for its type.
+/// hands them to `f` as slices (element `lo` of a region is index 0 of its slice), holding the queue alone until
+/// they are unmapped, so that no other thread's command runs on them meanwhile. Then unmaps them all and returns
+/// what `f` returned with the event of the written region's unmap, after which the device sees the values.
+/// `CL_INVALID_MEM_OBJECT` when the written buffer is also read (its slices would alias),
+/// `CL_MISALIGNED_SUB_BUFFER_OFFSET` when a mapping is not aligned for its type and `CL_INVALID_VALUE` for a region
+/// with `hi < lo` or too many bytes to count. A command `f` tries to enqueue is refused with
+/// `CL_INVALID_OPERATION` (it would wait for the lock this call holds).
 pub(crate) fn with_mapped<T: Element, O: Element, R>(
-    queue: &CommandQueue,
+    queue: &Queue,
     reads: &[Region<'_>],
     write: &Region<'_>,
     f: impl FnOnce(&[&[T]], &mut [O]) -> R,
@@ -414,41 +594,137 @@ pub(crate) fn with_mapped<T: Element, O: Element, R>(
     if reads.iter().any(|r| r.buffer.get() == write.buffer.get()) {
         return Err(ClError(CL_INVALID_MEM_OBJECT));
     }
-    if reads.iter().chain([write]).any(|r| r.hi < r.lo) {
-        return Err(ClError(CL_INVALID_VALUE));
+    let read_bytes: Vec<(usize, usize)> =
+        reads.iter().map(|r| byte_range(r.lo, r.hi, std::mem::size_of::<T>())).collect::<ClResult<_>>()?;
+    let (write_offset, write_bytes) = byte_range(write.lo, write.hi, std::mem::size_of::<O>())?;
+    let held = queue.exclusive()?;
+    let mut mappings = Mappings::new(&held);
+    // A region of no elements still maps one byte (mapping nothing is an error), never read.
+    let mut read_pointers = Vec::with_capacity(reads.len());
+    for (region, &(offset, bytes)) in reads.iter().zip(&read_bytes) {
+        let pointer = mappings.map(region.buffer.get(), CL_MAP_READ, offset, bytes, std::mem::align_of::<T>())?;
+        read_pointers.push(pointer);
     }
-    // Mapped pointers so far, each with its buffer, unmapped on every way out.
-    let mut mapped: Vec<(cl_mem, *mut c_void)> = Vec::with_capacity(reads.len() + 1);
-    let regions = reads
-        .iter()
-        .map(|r| (r, std::mem::size_of::<T>(), std::mem::align_of::<T>(), CL_MAP_READ))
-        .chain([(write, std::mem::size_of::<O>(), std::mem::align_of::<O>(), CL_MAP_READ | CL_MAP_WRITE)]);
-    for (r, size, align, flags) in regions {
-        // A region of no elements still maps one byte (mapping nothing is an error), never read.
-        match map_blocking(queue, r.buffer.get(), flags, r.lo * size, (r.hi - r.lo) * size, align) {
-            Ok(pointer) => mapped.push((r.buffer.get(), pointer)),
-            Err(e) => {
-                let _ = unmap_all(queue, &mapped);
-                return Err(e);
-            }
-        }
-    }
+    let flags = CL_MAP_READ | CL_MAP_WRITE;
+    let out_pointer = mappings.map(write.buffer.get(), flags, write_offset, write_bytes, std::mem::align_of::<O>())?;
     let answer = {
         let mut read_slices: Vec<&[T]> = Vec::with_capacity(reads.len());
-        for (region, &(_, pointer)) in reads.iter().zip(&mapped) {
-            // SAFETY: the mapping covers `hi - lo` elements of `T` from `pointer` (aligned, checked above), valid
-            // until the unmap below, after this slice is gone; the device runs nothing meanwhile (the map was
-            // blocking and nothing is enqueued before the unmap). Any bit pattern is a valid `Element`. Several
-            // read slices of one buffer may alias: they are all shared.
+        for (region, &pointer) in reads.iter().zip(&read_pointers) {
+            // SAFETY: the mapping covers `hi - lo` elements of `T` from `pointer` (aligned, checked by `map`; the
+            // byte count did not overflow, checked by `byte_range`), valid until the unmap below, after this slice
+            // is gone. No command runs on the buffer meanwhile: the blocking map waited for those enqueued before,
+            // and this thread holds the queue alone (`Queue::exclusive`) until the unmap, so none is enqueued
+            // after. Any bit pattern is a valid `Element`. Several read slices of one buffer may alias: they are
+            // all shared.
             read_slices.push(unsafe { std::slice::from_raw_parts(pointer.cast::<T>(), region.hi - region.lo) });
         }
-        let out_pointer = mapped.last().map_or(ptr::null_mut(), |&(_, p)| p);
         // SAFETY: as above, for the written region, whose buffer no read slice comes from (checked first), so
         // this is the only reference to that memory.
         let out = unsafe { std::slice::from_raw_parts_mut(out_pointer.cast::<O>(), write.hi - write.lo) };
         f(&read_slices, out)
     };
     // The written region's unmap (the last): the command after which the device sees the values.
-    let event = unmap_all(queue, &mapped)?.pop().ok_or(ClError(CL_INVALID_VALUE))?;
+    let event = mappings.unmap()?.pop().ok_or(ClError(CL_INVALID_VALUE))?;
     Ok((answer, event))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opencl3::error_codes::{CL_INVALID_OPERATION, CL_INVALID_VALUE, CL_MEM_COPY_OVERLAP};
+
+    /// The first device's context and an in-order queue on it (found the crate's way: PoCL's discovery is not
+    /// safe to run from parallel tests).
+    fn setup() -> (Queue, Context) {
+        let (_, device) = super::super::device::discover().unwrap().remove(0);
+        let context = Context::from_device(&device).unwrap();
+        (Queue::create(&context, false).unwrap(), context)
+    }
+
+    fn operand(buffer: &Buffer<u8>, row_stride: usize, col_stride: usize) -> HostOperand<'_> {
+        HostOperand { buffer, row_stride, col_stride }
+    }
+
+    /// A 2×2 f32 product of A, B and C at `offsets` with these C strides.
+    fn gemm_job<'a>(ab: [&'a Buffer<u8>; 2], c: HostOperand<'a>, offsets: &'a [[usize; 3]]) -> HostGemm<'a, f32> {
+        HostGemm {
+            dims: [2, 2, 2],
+            a: operand(ab[0], 2, 1),
+            b: operand(ab[1], 2, 1),
+            c,
+            offsets,
+            alpha: 1.0,
+            beta: 0.0,
+            read_c: false,
+            conj_a: false,
+            conj_b: false,
+        }
+    }
+
+    #[test]
+    fn host_gemm_refuses_a_c_that_overlaps_a_and_runs_one_beside_it() {
+        let (queue, context) = setup();
+        let shared = create_buffer(&context, 4 * 8).unwrap();
+        let identity = create_buffer(&context, 4 * 4).unwrap();
+        write_buffer(&queue, &shared, 0, &[1.0f32, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
+        write_buffer(&queue, &identity, 0, &[1.0f32, 0.0, 0.0, 1.0]).unwrap();
+        // A is elements 0..4 of `shared`; C from element 2 would write A's last row while reading it.
+        let overlapping = gemm_job([&shared, &identity], operand(&shared, 2, 1), &[[0, 0, 2]]);
+        assert_eq!(host_gemm(&queue, &overlapping).map(drop).map_err(|e| e.0), Err(CL_MEM_COPY_OVERLAP));
+        // From element 4 it is beside A in the same buffer: allowed, and A·I = A.
+        let beside = gemm_job([&shared, &identity], operand(&shared, 2, 1), &[[0, 0, 4]]);
+        host_gemm(&queue, &beside).unwrap();
+        let mut back = [0.0f32; 8];
+        read_buffer(&queue, &shared, 0, &mut back).unwrap();
+        assert_eq!(back, [1.0, 2.0, 3.0, 4.0, 1.0, 2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn host_gemm_refuses_a_c_whose_rows_share_elements() {
+        let (queue, context) = setup();
+        let [a, b, c] = [(); 3].map(|()| create_buffer(&context, 4 * 4).unwrap());
+        // Row stride 0: both rows of C are one row in memory, which gemm's threads would write at once.
+        let job = gemm_job([&a, &b], operand(&c, 0, 1), &[[0, 0, 0]]);
+        assert_eq!(host_gemm(&queue, &job).map(drop).map_err(|e| e.0), Err(CL_INVALID_VALUE));
+    }
+
+    #[test]
+    fn with_mapped_refuses_a_region_whose_bytes_overflow() {
+        let (queue, context) = setup();
+        let [read, written] = [(); 2].map(|()| create_buffer(&context, 16).unwrap());
+        // usize::MAX / 2 elements of 4 bytes: the byte count wraps, and would map 16 bytes under a huge slice.
+        let huge = Region { buffer: &read, lo: 0, hi: usize::MAX / 2 };
+        let out = Region { buffer: &written, lo: 0, hi: 4 };
+        let answer = with_mapped::<f32, f32, usize>(&queue, &[huge], &out, |ins, _| ins[0].len());
+        assert_eq!(answer.map(|(len, _)| len).map_err(|e| e.0), Err(CL_INVALID_VALUE));
+    }
+
+    #[test]
+    fn a_command_enqueued_while_buffers_are_mapped_is_refused_not_run() {
+        let (queue, context) = setup();
+        let [mapped, other] = [(); 2].map(|()| create_buffer(&context, 16).unwrap());
+        let out = Region { buffer: &mapped, lo: 0, hi: 4 };
+        let (inside, _) =
+            with_mapped::<f32, f32, _>(&queue, &[], &out, |_, _| write_buffer(&queue, &other, 0, &[1.0f32]).map(drop))
+                .unwrap();
+        assert_eq!(inside.map_err(|e| e.0), Err(CL_INVALID_OPERATION));
+        // Once unmapped, the queue takes commands again.
+        write_buffer(&queue, &other, 0, &[1.0f32]).unwrap();
+    }
+
+    #[test]
+    fn a_host_command_that_panics_leaves_the_queue_usable() {
+        let (queue, context) = setup();
+        let buffer = create_buffer(&context, 16).unwrap();
+        let out = Region { buffer: &buffer, lo: 0, hi: 4 };
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_mapped::<f32, f32, ()>(&queue, &[], &out, |_, _| panic!("a host command that fails"))
+        }));
+        assert!(unwound.is_err());
+        // The mapping was undone and the lock released: the buffer takes a write and reads it back.
+        write_buffer(&queue, &buffer, 0, &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let mut back = [0.0f32; 4];
+        read_buffer(&queue, &buffer, 0, &mut back).unwrap();
+        assert_eq!(back, [1.0, 2.0, 3.0, 4.0]);
+    }
 }

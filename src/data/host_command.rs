@@ -4,9 +4,9 @@ use super::command::TrackedCommand;
 use super::storage::Storage;
 use super::xdata::XData;
 use crate::app::ClApp;
+use crate::app::ffi::Queue;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use opencl3::command_queue::CommandQueue;
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use std::sync::Arc;
@@ -57,8 +57,10 @@ impl<'a> HostCommand<'a> {
     }
 
     /// Runs `run` on the app's queue (it returns the event after which the outputs hold their values) unless an
-    /// input is invalid; its failure marks the outputs invalid and is returned.
-    pub(crate) fn run(self, run: impl FnOnce(&CommandQueue) -> std::result::Result<Event, ClError>) -> Result<()> {
+    /// input is invalid; its failure marks the outputs invalid and is returned. `run` maps the buffers through
+    /// `ffi::host_gemm` or `ffi::with_mapped`, which hold the queue alone meanwhile: no other thread's command runs
+    /// on them until they are unmapped.
+    pub(crate) fn run(self, run: impl FnOnce(&Queue) -> std::result::Result<Event, ClError>) -> Result<()> {
         let command = TrackedCommand {
             app: &self.app,
             owner: self.owner,
