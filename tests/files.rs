@@ -664,3 +664,27 @@ fn cast_converts_explicitly_with_range_checks() {
     assert!(nan.cast(Dtype::U8, Scale::Raw, true).unwrap_err().to_string().contains("element 1 is NaN"));
     assert!(nan.cast(Dtype::F64, Scale::Raw, false).is_ok(), "NaN stays NaN in a float type");
 }
+
+/// Files whose compressed data has one bit flipped (tests/fixtures/make_integrity.py, from files Pillow, scipy
+/// and tifffile wrote): the deflate data still inflates to the right size, only a checksum tells. Each is refused
+/// in one line that names the file and the check that failed. The PNG with its chunk CRC rewritten to match used
+/// to load with wrong pixels (the `png` crate skips the zlib Adler-32 unless asked).
+#[test]
+fn a_bit_flipped_in_compressed_data_is_refused_by_its_checksum() {
+    let integrity = fixture("integrity");
+    let cases: [(&str, fn(&Path) -> cliper::Result<()>, &[&str]); 4] = [
+        ("grey16_adler.png", |p| read_png(p).map(drop), &["zlib Adler-32 mismatch", "IDAT"]),
+        ("grey16_idat_crc.png", |p| read_png(p).map(drop), &["CRC", "IDAT"]),
+        ("compressed_bitflip.mat", |p| cliper::read_mat(p).map(drop), &["zlib Adler-32 mismatch"]),
+        ("u16_deflate_bitflip.tif", |p| read_tiff(p).map(drop), &["zlib Adler-32 mismatch", "strip 0"]),
+    ];
+    for (name, read, words) in cases {
+        let path = integrity.join(name);
+        let e = read(&path).expect_err(name);
+        assert!(!e.to_string().contains('\n'), "one line: {e}");
+        format_error(e, &path, words);
+    }
+    // The PNG they were made from loads exactly: r*4000 + c*700 + 3 on 6 rows and 9 columns.
+    let HostArray::U16(grey) = read_png(integrity.join("grey16.png")).unwrap() else { panic!("not u16") };
+    assert_eq!(grey, ArrayD::from_shape_fn(IxDyn(&[6, 9]), |i| (i[0] * 4000 + i[1] * 700 + 3) as u16));
+}

@@ -66,3 +66,22 @@ fn broken_headers_and_data_are_named_errors() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// SimpleITK's gzip NRRD and zlib MetaImage with one bit flipped in their deflate data
+/// (tests/fixtures/make_integrity.py): the data still inflates to the size the header claims, only the
+/// checksum in the stream's trailer tells. The refusal says which check failed, in one line naming the file.
+#[test]
+fn a_bit_flipped_in_compressed_data_is_refused_by_its_checksum() {
+    let integrity = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/integrity");
+    for (name, check) in [
+        ("oblique_i16_gzip_bitflip.nrrd", "gzip CRC mismatch"),
+        ("oblique_i16_zlib_bitflip.mha", "zlib Adler-32 mismatch"),
+    ] {
+        let message = read_image(integrity.join(name)).expect_err(name).to_string();
+        assert!(!message.contains('\n'), "one line: {message}");
+        assert!(message.contains(name) && message.contains(check), "{name}: {message}");
+    }
+    // The files they were made from load.
+    assert!(read_image(fixture("oblique_i16_gzip.nrrd")).is_ok());
+    assert!(read_image(fixture("oblique_i16_zlib.mha")).is_ok());
+}

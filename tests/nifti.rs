@@ -426,3 +426,20 @@ fn nifti2_claims_and_gzip_bombs_are_refused_before_allocating() {
     let e = decode_nifti(&good[..good.len() / 2]).unwrap_err().to_string();
     assert!(e.contains("<memory>"), "{e}");
 }
+
+/// A `.nii.gz` written by nibabel with one bit flipped in its deflate data (tests/fixtures/make_integrity.py): the
+/// stream still inflates to the right number of bytes, only gzip's CRC-32 tells it is corrupt. It used to load
+/// with wrong voxels.
+#[test]
+fn a_bit_flipped_in_a_gzip_nifti_is_refused_by_its_crc() {
+    let corrupt = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/integrity/f32_bitflip.nii.gz");
+    let message = read_nifti(&corrupt).expect_err("a corrupt gzip stream must be refused").to_string();
+    assert!(!message.contains('\n'), "one line: {message}");
+    assert!(message.contains("f32_bitflip.nii.gz") && message.contains("gzip CRC mismatch"), "{message}");
+    // The same bytes in memory, and through the generic reader.
+    let bytes = std::fs::read(&corrupt).unwrap();
+    assert!(decode_nifti(&bytes).unwrap_err().to_string().contains("gzip CRC mismatch"));
+    assert!(read_image(&corrupt).unwrap_err().to_string().contains("gzip CRC mismatch"));
+    // The file it was made from loads (its values are checked against nibabel's above).
+    assert!(read_nifti(fixtures().join("f32.nii.gz")).is_ok());
+}

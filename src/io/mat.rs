@@ -7,6 +7,7 @@
 //! too) and returned the variables before a truncated element without an error.
 
 use super::host_array::HostArray;
+use super::inflate::{Wrapper, inflate_checked};
 use super::sample::{Sample, decode, encode};
 use super::source::{MEMORY, open};
 use crate::error::{Error, Result};
@@ -61,9 +62,8 @@ fn decode_variables(bytes: &[u8], path: &Path) -> Result<Vec<(String, HostArray)
         let el = element(bytes, pos, little, true).map_err(|r| bad(format!("element at byte {pos}: {r}")))?;
         pos = el.next;
         let (kind, data) = if el.kind == MI_COMPRESSED {
-            let mut inflated = Vec::new();
-            flate2::read::ZlibDecoder::new(el.data)
-                .read_to_end(&mut inflated)
+            // Inflated to the stream's end, its Adler-32 checked: a corrupt variable is refused, not loaded.
+            let (inflated, _) = inflate_checked(el.data, Wrapper::Zlib, u64::MAX)
                 .map_err(|e| bad(format!("compressed element at byte {}: {e}", el.start)))?;
             let inner = element(&inflated, 0, little, false)
                 .map_err(|r| bad(format!("inside the compressed element at byte {}: {r}", el.start)))?;

@@ -11,6 +11,7 @@ mod file;
 mod geometry;
 mod host_array;
 mod image;
+mod inflate;
 mod kdata;
 mod mat;
 mod metaimage;

@@ -9,15 +9,15 @@
 use super::geometry::{Geometry, SpaceUnit};
 use super::host_array::{Dtype, HostArray, each_variant};
 use super::image::Image;
+use super::inflate::{Inflater, Wrapper};
 use super::raw::{Endian, RawFormat, decode_raw};
 use super::rescale::rescale;
 use super::sample::encode;
 use super::save::write_atomically;
 use super::source::MEMORY;
 use crate::error::{Error, Result};
-use flate2::read::MultiGzDecoder;
 use ndarray::{ArrayD, IxDyn};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 
 /// Sizes of the two headers (sizeof_hdr), and where their data may start at the earliest: after the header and
@@ -482,12 +482,12 @@ fn matrix_quaternion(mut r: [[f64; 3]; 3]) -> ([f64; 3], f64) {
 }
 
 /// The file's bytes, inflated when gzipped — at most what the header claims (vox_offset and data), and only
-/// when that claim fits what a deflate stream of this size can hold.
+/// when that claim fits what a deflate stream of this size can hold. The stream is read to its end all the same,
+/// so that its CRC is checked: a corrupt `.nii.gz` is refused, not loaded with wrong voxels.
 fn inflate(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
-    let unreadable = |e: std::io::Error| format!("not a readable gzip stream: {e}");
-    let mut gz = MultiGzDecoder::new(bytes);
+    let mut gz = Inflater::new(bytes, Wrapper::Gzip)?;
     let mut data = Vec::new();
-    (&mut gz).take(NIFTI2_HEADER as u64).read_to_end(&mut data).map_err(unreadable)?;
+    gz.read_up_to(NIFTI2_HEADER as u64, &mut data)?;
     let header = parse_header(&data)?;
     let needed = header.data_bytes()?.saturating_add(header.vox_offset);
     let limit = (bytes.len() as u64).saturating_mul(DEFLATE_RATIO);
@@ -503,7 +503,8 @@ fn inflate(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
     }
     let rest = needed.saturating_sub(data.len() as u64);
     data.reserve(usize::try_from(rest).unwrap_or(0));
-    gz.take(rest).read_to_end(&mut data).map_err(unreadable)?;
+    gz.read_up_to(rest, &mut data)?;
+    gz.finish()?;
     Ok(data)
 }
 

@@ -52,7 +52,14 @@ fn decoded_limit(len: u64) -> usize {
 fn decode(input: impl BufRead + Seek, len: u64, path: &Path) -> Result<HostArray> {
     let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
     let limit = decoded_limit(len);
-    let mut decoder = png::Decoder::new_with_limits(input, png::Limits { bytes: limit });
+    // Every checksum is verified, as Pillow does: the zlib stream's Adler-32 (the crate skips it by default) and
+    // every chunk's CRC, ancillary ones included (a corrupt tRNS would change the decoded alpha).
+    let mut options = png::DecodeOptions::default();
+    options.set_ignore_adler32(false);
+    options.set_ignore_crc(false);
+    options.set_skip_ancillary_crc_failures(false);
+    let mut decoder = png::Decoder::new_with_options(input, options);
+    decoder.set_limits(png::Limits { bytes: limit });
     decoder.set_transformations(png::Transformations::EXPAND);
     let mut reader = decoder.read_info().map_err(|e| bad(format!("not a readable PNG: {e}")))?;
     let size = reader.output_buffer_size().ok_or_else(|| bad("the image is too large to decode".into()))?;
@@ -63,7 +70,9 @@ fn decode(input: impl BufRead + Seek, len: u64, path: &Path) -> Result<HostArray
         )));
     }
     let mut buffer = vec![0u8; size];
-    let frame = reader.next_frame(&mut buffer).map_err(|e| bad(format!("corrupt PNG data: {e}")))?;
+    let frame = reader.next_frame(&mut buffer).map_err(|e| bad(corrupt(&e)))?;
+    // The rest of the file up to IEND: the image data's last checksums may lie past its last pixel.
+    reader.finish().map_err(|e| bad(corrupt(&e)))?;
     let channels = frame.color_type.samples();
     let (h, w) = (frame.height as usize, frame.width as usize);
     // The file interleaves channels ([H, W, C]); the array holds them as planes ([C, H, W]).
@@ -85,6 +94,16 @@ fn decode(input: impl BufRead + Seek, len: u64, path: &Path) -> Result<HostArray
             Ok(HostArray::U8(channels_first(pixels)))
         }
         depth => Err(bad(format!("bit depth {depth:?} was not expanded to 8 bits"))),
+    }
+}
+
+/// A decoding error in words: the crate reports a failed Adler-32 as `WrongChecksum` of the deflate stream.
+fn corrupt(e: &png::DecodingError) -> String {
+    let text = e.to_string();
+    if text.contains("WrongChecksum") {
+        format!("zlib Adler-32 mismatch in the image data (IDAT): the pixels do not match their checksum ({text})")
+    } else {
+        format!("corrupt PNG data: {text}")
     }
 }
 

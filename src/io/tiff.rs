@@ -14,6 +14,7 @@
 //! - `read_image` reads only the first plane of a planar page: pages are read with `read_image_to_buffer`.
 
 use super::host_array::{Dtype, HostArray};
+use super::inflate::{Wrapper, inflate_checked};
 use super::save::write_atomically;
 use super::source::{MEMORY, open_sized};
 use crate::error::{Error, Result};
@@ -78,6 +79,42 @@ fn decoded_limit(len: u64) -> usize {
 
 fn unreadable(e: tiff::TiffError) -> String {
     format!("not a readable TIFF: {e}")
+}
+
+/// TIFF's two codes for zlib-wrapped deflate (8, and 32946 of older writers).
+const DEFLATE_CODES: [u16; 2] = [8, 32946];
+
+/// Checks the zlib streams of the decoder's page — every chunk (strip or tile) in `chunks`, or all of them —
+/// inflated to their ends: the crate stops reading a chunk at its last needed byte, and only the Adler-32 after it
+/// tells a flipped bit from the data. Pages that are not deflated have no checksum and pass.
+fn check_deflate_chunks<R: Read + Seek>(
+    decoder: &mut Decoder<R>,
+    chunks: Option<std::ops::Range<usize>>,
+) -> std::result::Result<(), String> {
+    let compression = decoder.find_tag_unsigned::<u16>(Tag::Compression).map_err(unreadable)?.unwrap_or(1);
+    if !DEFLATE_CODES.contains(&compression) {
+        return Ok(());
+    }
+    let (kind, offsets, counts) = match decoder.get_chunk_type() {
+        ChunkType::Strip => ("strip", Tag::StripOffsets, Tag::StripByteCounts),
+        ChunkType::Tile => ("tile", Tag::TileOffsets, Tag::TileByteCounts),
+    };
+    let offsets = decoder.get_tag_u64_vec(offsets).map_err(unreadable)?;
+    let counts = decoder.get_tag_u64_vec(counts).map_err(unreadable)?;
+    let chunks = chunks.unwrap_or(0..offsets.len());
+    let reader = decoder.inner();
+    let file_len = reader.seek(SeekFrom::End(0)).map_err(|e| e.to_string())?;
+    let mut stream = Vec::new();
+    for (index, (&at, &count)) in offsets.iter().zip(&counts).enumerate().skip(chunks.start).take(chunks.len()) {
+        if at.saturating_add(count) > file_len {
+            return Err(format!("{kind} {index} claims bytes {at}..{} of a {file_len}-byte file", at + count));
+        }
+        stream.resize(count as usize, 0);
+        let read = reader.seek(SeekFrom::Start(at)).and_then(|_| reader.read_exact(&mut stream));
+        read.map_err(|e| format!("{kind} {index} of {count} bytes at {at}: {e}"))?;
+        inflate_checked(&stream, Wrapper::Zlib, 0).map_err(|e| format!("{kind} {index}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// What a page holds, as its tags say: size, channels and sample type.
@@ -184,6 +221,7 @@ fn pages(input: impl Read + Seek, len: u64) -> std::result::Result<(HostArray, b
                  hold (at most {budget})"
             ));
         }
+        check_deflate_chunks(&mut decoder, None).map_err(|e| format!("page {index} ({page}): {e}"))?;
         let array = match page.format {
             COMPLEX => read_complex(&mut decoder, &page, len, &limits),
             _ => read_real(&mut decoder, &page),
@@ -758,6 +796,7 @@ impl TiffSlabs {
             let mut pages = Vec::with_capacity(rows.len());
             for index in rows.clone() {
                 decoder.seek_to_image(index).map_err(|e| bad(unreadable(e)))?;
+                check_deflate_chunks(&mut decoder, None).map_err(|e| bad(format!("page {index}: {e}")))?;
                 pages.push(read_real(&mut decoder, &self.page).map_err(|e| bad(format!("page {index}: {e}")))?);
             }
             return stack(pages).ok_or_else(|| bad(format!("pages {rows:?} do not stack")));
@@ -769,7 +808,9 @@ impl TiffSlabs {
         let mut out = HostArray::zeros(self.dtype, &slab_shape);
         let h = self.page.height as usize;
         let rps = self.rows_per_strip;
-        for strip in rows.start / rps..rows.end.div_ceil(rps) {
+        let strips = rows.start / rps..rows.end.div_ceil(rps);
+        check_deflate_chunks(&mut decoder, Some(strips.clone())).map_err(bad)?;
+        for strip in strips {
             let top = strip * rps;
             let height = rps.min(h - top);
             let decoded =

@@ -5,10 +5,10 @@
 use super::geometry::Geometry;
 use super::host_array::HostArray;
 use super::image::Image;
+use super::inflate::{Wrapper, inflate_checked};
 use super::raw::{Endian, RawFormat};
 use super::source::MEMORY;
 use crate::error::{Error, Result};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// How the samples are stored.
@@ -96,20 +96,15 @@ impl Volume {
                     available.saturating_mul(DEFLATE_RATIO),
                     format!("more than the {available} compressed bytes after byte {start} can hold"),
                 )?;
-                let mut out = Vec::new();
-                let limit = needed.saturating_add(1);
-                if rest.starts_with(&[0x1f, 0x8b]) {
-                    flate2::read::MultiGzDecoder::new(rest).take(limit).read_to_end(&mut out)
-                } else {
-                    flate2::read::ZlibDecoder::new(rest).take(limit).read_to_end(&mut out)
-                }
-                .map_err(|e| bad(format!("the compressed data from byte {start}: {e}")))?;
-                if out.len() as u64 != needed {
+                // The whole stream is inflated (its trailer's checksum checked), keeping the bytes the header
+                // claims; a stream holding more or fewer is refused.
+                let (out, total) = inflate_checked(rest, Wrapper::gzip_or_zlib(rest), needed)
+                    .map_err(|e| bad(format!("the compressed data from byte {start}: {e}")))?;
+                if total != needed {
                     return Err(bad(format!(
-                        "the header's sizes {:?} of {} need {needed} bytes of data, the compressed data holds {}",
+                        "the header's sizes {:?} of {} need {needed} bytes of data, the compressed data holds {total}",
                         self.sizes,
                         format.dtype.name(),
-                        if out.len() as u64 > needed { "more".to_string() } else { out.len().to_string() },
                     )));
                 }
                 inflated = out;

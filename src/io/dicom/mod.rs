@@ -8,6 +8,7 @@
 use crate::io::geometry::Geometry;
 use crate::io::host_array::{HostArray, Widen, each_variant};
 use crate::io::image::Image;
+use crate::io::inflate::{Wrapper, inflate_checked};
 use crate::io::rescale::rescale;
 use crate::io::source::matching_files;
 
@@ -232,14 +233,11 @@ fn check_lengths(bytes: &[u8], meta: bool) -> std::result::Result<(), String> {
         let Some(group) = u16_at(pos, little) else { break };
         if meta && group != 0x0002 {
             if deflated {
-                // The rest is a raw deflate stream of an explicit VR little endian data set.
-                use std::io::Read;
+                // The rest is a raw deflate stream of an explicit VR little endian data set. It has no checksum;
+                // inflating it to its end at least refuses a stream cut before its final block.
                 let rest = bytes.get(pos..).unwrap_or_default();
                 let limit = (rest.len() as u64).saturating_mul(1032).saturating_add(1 << 16);
-                let mut inflated = Vec::new();
-                flate2::read::DeflateDecoder::new(rest)
-                    .take(limit)
-                    .read_to_end(&mut inflated)
+                let (inflated, _) = inflate_checked(rest, Wrapper::Deflate, limit)
                     .map_err(|e| format!("the deflated data set at byte {} does not inflate: {e}", pos + 132))?;
                 return check_lengths(&inflated, false);
             }
