@@ -127,9 +127,9 @@ pub use process::morphology::{
     Label, LabelParams, LabelStrategy, MorphologyOp,
 };
 pub use process::mri::{
-    CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams, EspiritStrategy,
-    L1WaveletParams, L1WaveletSense, L1WaveletStrategy, RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator,
-    SimpleMRIRecon, TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
+    BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,
+    EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, RSoS, RSoSRecon, ReconParams, ReconStrategy,
+    SenseOperator, SimpleMRIRecon, TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{

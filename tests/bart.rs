@@ -5,8 +5,8 @@
 
 mod common;
 use cliper::{
-    CgParams, CgSense, EspiritMaps, EspiritParams, KData, L1WaveletParams, L1WaveletSense, Process, SenseOperator,
-    TvParams, TvSense, XData, read_cfl,
+    BartScaling, CgParams, CgSense, EspiritMaps, EspiritParams, KData, L1WaveletParams, L1WaveletSense, Process,
+    SenseOperator, TvParams, TvSense, XData, read_cfl,
 };
 use num_complex::{Complex32, Complex64};
 
@@ -145,4 +145,85 @@ fn espirit_maps_match_bart_ecalib() {
     let image: Vec<Complex64> = fetch(&image).iter().map(|v| v * sign).collect();
     let e = nrmse(&image, &bart_image("pics_l2"));
     assert!(e < 1e-3, "CG-SENSE with our maps: NRMSE {e:e}");
+}
+
+/// The numbers `bart pics -d5` printed of its scaling estimate (tests/fixtures/bart/NAME_scaling.txt): the
+/// calibration block's size and position, max, p90 and median, and whether it chose the max (`!`).
+fn bart_printed_scaling(name: &str) -> (Vec<usize>, Vec<usize>, [f64; 3], bool) {
+    let text = std::fs::read_to_string(format!("{DIR}/{name}_scaling.txt")).unwrap();
+    let between = |from: &str, to: &str| {
+        let rest = &text[text.find(from).unwrap() + from.len()..];
+        rest[..rest.find(to).unwrap()].to_string()
+    };
+    let sizes = |s: String| s.split('x').map(|v| v.trim().parse().unwrap()).collect::<Vec<usize>>();
+    let number = |from: &str, to: &str| between(from, to).trim().parse::<f64>().unwrap();
+    (
+        sizes(between("size: ", ",")),
+        sizes(between("pos: ", ")")),
+        [number("(max = ", "/"), number("p90 = ", "/"), number("median = ", ")")],
+        between("Scaling: ", "(").trim_end().ends_with('!'),
+    )
+}
+
+/// BART's default data scaling (no -w) estimated from the delivered samples equals what `bart pics -d5` printed:
+/// the calibration block's size and position, max, p90 and median within 1e-5 relative (BART sorts float32
+/// magnitudes from a float32 FFT; ours are float64: they differ in the 7th digit), and the same choice. On the
+/// phantom (96 × 96, mask beside it): the 24 × 24 block at (36, 36), the max chosen; on espirit5 (70 × 53, odd and
+/// 2 mod 4 sizes, where BART's fftmod phase is no sign flip; a 14 × 14 block): the p90 chosen.
+#[test]
+fn bart_scaling_matches_pics_estimate() {
+    let app = common::app();
+    for (name, want_size) in [("phantom8", [24, 24, 1]), ("espirit5", [14, 14, 1])] {
+        let k = KData::<Complex32>::load(app, format!("{DIR}/{name}.cfl")).unwrap();
+        let s = BartScaling::estimate(&k).unwrap();
+        let (size, position, [max, p90, median], chose_max) =
+            bart_printed_scaling(if name == "phantom8" { "pics" } else { name });
+        assert_eq!(size, want_size, "{name}");
+        assert_eq!(s.calibration_shape, size[..2], "{name}");
+        assert_eq!(s.calibration_position, position[..2], "{name}");
+        for (what, ours, bart) in [("max", s.max, max), ("p90", s.p90, p90), ("median", s.median, median)] {
+            assert!((ours - bart).abs() <= 1e-5 * bart, "{name} {what}: ours {ours}, bart {bart}");
+        }
+        assert_eq!(s.chose_max(), chose_max, "{name}: {s:?}");
+        assert_eq!(s.scale, if chose_max { s.max } else { s.p90 }, "{name}");
+    }
+}
+
+/// A reconstruction of a k-space, for tests that run several.
+type Reconstruction = dyn Fn(&KData<Complex32>) -> XData<Complex32>;
+
+/// The three reconstructions with BART's default scaling (k-space divided by the estimate, λ on the scaled data,
+/// the image not scaled back) against `bart pics -l2 -r 0.01 -i 30`, `-l1 -r 0.005 -i 30` and `-R T:7:0:0.01 -i
+/// 50` without -w: within the 1e-3 NRMSE of the -w 1 tests above. The same λ on the unscaled data is far off
+/// (the fixtures tell the two apart).
+#[test]
+fn reconstructions_with_bart_default_scaling_match_pics() {
+    let (k, _, _) = phantom();
+    let scaling = BartScaling::estimate(&k).unwrap();
+    let scaled = BartScaling::divide(&k, scaling.scale).unwrap();
+    let cases: [(&str, &Reconstruction); 3] = [
+        ("pics_l2_scaled", &|k| CgSense::apply(k, CgParams::new(30).lambda(0.01)).unwrap()),
+        ("pics_l1_scaled", &|k| L1WaveletSense::apply(k, L1WaveletParams::new(0.005, 30)).unwrap()),
+        ("pics_tv_scaled", &|k| TvSense::apply(k, TvParams::new(0.01, 50)).unwrap()),
+    ];
+    for (fixture, recon) in cases {
+        let bart = bart_image(fixture);
+        let e = nrmse(&fetch(&recon(&scaled)), &bart);
+        let unscaled = nrmse(&fetch(&recon(&k)), &bart);
+        eprintln!("{fixture}: scaled by {} {e:e}; unscaled {unscaled:e}", scaling.scale);
+        assert!(e < 1e-3, "{fixture}: NRMSE {e:e}");
+        assert!(unscaled > 0.5, "{fixture}: the unscaled image is as close ({unscaled:e})");
+    }
+}
+
+/// `pics -S` multiplies the image by the scaling afterwards: pics_l1_rescaled is pics_l1_scaled times the
+/// estimate, within float32 rounding (1e-6 NRMSE: one multiplication per value on both sides).
+#[test]
+fn bart_rescaled_image_is_the_scaled_one_times_the_estimate() {
+    let app = common::app();
+    let k = KData::<Complex32>::load(app, format!("{DIR}/phantom8.cfl")).unwrap();
+    let s = BartScaling::estimate(&k).unwrap().scale;
+    let scaled: Vec<Complex64> = bart_image("pics_l1_scaled").iter().map(|v| v * s).collect();
+    let e = nrmse(&scaled, &bart_image("pics_l1_rescaled"));
+    assert!(e < 1e-6, "{e:e}");
 }

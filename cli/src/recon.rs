@@ -7,7 +7,7 @@ use crate::chain::Context;
 use clap::{Args, ValueEnum};
 use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::prelude::*;
-use cliper::{Result, read_mat};
+use cliper::{BartScaling, Result, ScalarMultiply, read_mat};
 use num_complex::{Complex32, Complex64};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -20,13 +20,14 @@ pub enum Method {
     /// √Σ |image_c|²: a magnitude image, no maps needed.
     Rsos,
     /// Iterative SENSE for undersampled k-space: conjugate gradients on (AᴴA + λI) x = Aᴴy (needs maps; the
-    /// mask is the file's, else the samples that are not zero), as `bart pics -l2 -r λ -i N -w 1`.
+    /// mask is the file's, else the samples that are not zero), as `bart pics -l2 -r λ -i N` (λ 0 without
+    /// --lambda: plain CG-SENSE, as pics without -r).
     CgSense,
-    /// Compressed sensing: FISTA on ½|Ax − y|² + λ|Wx|₁ with Daubechies-2 wavelets W, as `bart pics -l1 -r λ -i N
-    /// -w 1` (cycle spinning as BART's unless --no-cycle-spinning, which is `pics -n`).
+    /// Compressed sensing: FISTA on ½|Ax − y|² + λ|Wx|₁ with Daubechies-2 wavelets W, as `bart pics -l1 -r λ -i N`
+    /// (cycle spinning as BART's unless --no-cycle-spinning, which is `pics -n`); needs --lambda.
     L1Wavelet,
-    /// Compressed sensing: ADMM on ½|Ax − y|² + λ·TV(x) (isotropic), as `bart pics -R T:7:0:λ -i N -w 1` (N counts
-    /// inner CG iterations, as BART's -i does for ADMM).
+    /// Compressed sensing: ADMM on ½|Ax − y|² + λ·TV(x) (isotropic), as `bart pics -R T:7:0:λ -i N` (N counts
+    /// inner CG iterations, as BART's -i does for ADMM); needs --lambda.
     Tv,
 }
 
@@ -60,9 +61,18 @@ pub struct ReconArgs {
     /// sampled centre) to estimate them from the k-space first.
     #[arg(long, value_name = "FILE|espirit|walsh")]
     maps: Option<String>,
-    /// cg-sense: the Tikhonov weight λ.
-    #[arg(long, default_value_t = 0.0)]
-    lambda: f64,
+    /// The weight λ of the penalty, on the scaled data (BART's -r): cg-sense's Tikhonov weight (0 without it),
+    /// l1-wavelet's and tv's (required).
+    #[arg(long)]
+    lambda: Option<f64>,
+    /// cg-sense, l1-wavelet, tv: divide the k-space by S first (BART's `pics -w S`; 1 leaves the data as read).
+    /// Without it, S is estimated from the fully sampled centre as `bart pics` does by default.
+    #[arg(long, value_name = "S")]
+    scaling: Option<f64>,
+    /// cg-sense, l1-wavelet, tv: multiply the image by the scaling afterwards (BART's `pics -S`), back to the
+    /// data's intensities.
+    #[arg(long)]
+    rescale: bool,
     /// cg-sense, l1-wavelet: the iterations; tv: the inner CG iterations in all (BART's -i).
     #[arg(long, default_value_t = 30)]
     iters: usize,
@@ -184,8 +194,19 @@ where
     if iterative && (args.apply_mask || args.uncentered) {
         return Err(Error::invalid(
             "cliper recon",
-            "cg-sense and l1-wavelet use the file's mask (or the samples that are not zero) and centred k-space; \
+            "cg-sense, l1-wavelet and tv use the file's mask (or the samples that are not zero) and centred k-space; \
              leave out --apply-mask and --uncentered",
+        ));
+    }
+    let lambda = penalty_weight(method, args.lambda)?;
+    let (k, scaling) = if iterative { scaled(&k, args.scaling)? } else { (k, None) };
+    if !iterative && (args.scaling.is_some() || args.rescale || args.lambda.is_some()) {
+        return Err(Error::invalid(
+            "cliper recon",
+            format!(
+                "--lambda, --scaling and --rescale are for cg-sense, l1-wavelet and tv, not --method {}",
+                method_name(method)
+            ),
         ));
     }
     let mut pipeline = Pipeline::new(app);
@@ -214,13 +235,13 @@ where
             let image = XData::<T>::zeros(app, &image_shape)?;
             // The iterative ones run first (the conversions below read their image); the queue keeps the order.
             if method == Method::CgSense {
-                let mut cg = CgSense::new(&k, &image, CgParams::new(args.iters).lambda(args.lambda));
+                let mut cg = CgSense::new(&k, &image, CgParams::new(args.iters).lambda(lambda));
                 cg.run()?;
                 residual = cg.residuals()?.last().copied();
             } else if method == Method::Tv {
-                TvSense::new(&k, &image, TvParams::new(args.lambda, args.iters)).run()?;
+                TvSense::new(&k, &image, TvParams::new(lambda, args.iters)).run()?;
             } else if method == Method::L1Wavelet {
-                let params = L1WaveletParams::new(args.lambda, args.iters).cycle_spinning(!args.no_cycle_spinning);
+                let params = L1WaveletParams::new(lambda, args.iters).cycle_spinning(!args.no_cycle_spinning);
                 L1WaveletSense::new(&k, &image, params).run()?;
             } else {
                 pipeline.push(Box::new(SimpleMRIRecon::new(
@@ -228,6 +249,10 @@ where
                     &image,
                     ReconParams::default().centered(!args.uncentered),
                 )));
+            }
+            if let Some(s) = scaling.as_ref().filter(|_| args.rescale) {
+                // BART's -S: back to the data's intensities, before any part is taken.
+                pipeline.push(Box::new(ScalarMultiply::new(&image, &image, T::from_c64(Complex64::new(s.scale, 0.0)))));
             }
             let part = args.part.unwrap_or(if holds_complex { Part::Complex } else { Part::Abs });
             let real = |p: ComplexPart, pipeline: &mut Pipeline| -> Result<AnyData> {
@@ -253,13 +278,7 @@ where
         if ctx.profile && app.profiling() { Some(pipeline.profile()?) } else { pipeline.run().map(|_| None)? };
     cliper::chain::create_parent(path)?;
     let written = result.save(path, Origin::default(), &args.options.options())?;
-    let method_name = match method {
-        Method::Sense => "sense",
-        Method::Rsos => "rsos",
-        Method::CgSense => "cg-sense",
-        Method::L1Wavelet => "l1-wavelet",
-        Method::Tv => "tv",
-    };
+    let method_name = method_name(method);
     if ctx.json {
         // The layout every operation prints (docs/cli.md), with what the reconstruction read.
         let doc = json!({
@@ -272,7 +291,10 @@ where
                 "method": method_name, "coils": k.num_coils(), "frames": k.frame_shape(), "spatial": k.spatial_shape(),
                 "masked": args.apply_mask,
                 "iterations": iterative.then_some(args.iters),
-                "lambda": iterative.then_some(args.lambda),
+                "lambda": iterative.then_some(lambda),
+                "scaling": scaling.as_ref().map(|s| s.scale),
+                "scaling_estimated": scaling.as_ref().map(|s| s.estimated.is_some()),
+                "rescaled": args.rescale,
                 "relative_residual": residual,
             },
             "profile": report.as_ref().map(crate::output::report_json),
@@ -287,20 +309,95 @@ where
             written.name(),
             output
         );
+        if let Some(s) = &scaling {
+            say!("{s}");
+        }
         if method == Method::L1Wavelet {
-            say!("l1-wavelet: λ {}, {} FISTA iterations", args.lambda, args.iters);
+            say!("l1-wavelet: λ {lambda}, {} FISTA iterations", args.iters);
         }
         if method == Method::Tv {
-            say!("tv: λ {}, ADMM until {} CG iterations", args.lambda, args.iters);
+            say!("tv: λ {lambda}, ADMM until {} CG iterations", args.iters);
         }
         if let Some(r) = residual {
-            say!("cg-sense: λ {}, {} iterations, relative residual |r|/|r₀| {r:.3e}", args.lambda, args.iters);
+            say!("cg-sense: λ {lambda}, {} iterations, relative residual |r|/|r₀| {r:.3e}", args.iters);
         }
         if let Some(r) = report {
             say!("{r}");
         }
     }
     Ok(())
+}
+
+/// The method's name on the command line.
+fn method_name(method: Method) -> &'static str {
+    match method {
+        Method::Sense => "sense",
+        Method::Rsos => "rsos",
+        Method::CgSense => "cg-sense",
+        Method::L1Wavelet => "l1-wavelet",
+        Method::Tv => "tv",
+    }
+}
+
+/// λ for `method`: as given; cg-sense without one is plain CG-SENSE (λ 0, as `bart pics` without -r), while
+/// l1-wavelet and tv without one would silently run unregularised, so they ask for it.
+fn penalty_weight(method: Method, lambda: Option<f64>) -> Result<f64> {
+    match (method, lambda) {
+        (Method::L1Wavelet | Method::Tv, None) => Err(Error::invalid(
+            "cliper recon",
+            format!(
+                "--method {} needs --lambda, the penalty's weight on the scaled data (as bart pics -r; e.g. 0.005)",
+                method_name(method)
+            ),
+        )),
+        (_, Some(l)) if !(l.is_finite() && l >= 0.0) => {
+            Err(Error::invalid("cliper recon", format!("--lambda {l}: the weight must be 0 or more")))
+        }
+        (_, lambda) => Ok(lambda.unwrap_or(0.0)),
+    }
+}
+
+/// The data scaling of an iterative reconstruction and `k` divided by it: `--scaling S` as given (BART's -w S;
+/// 1 leaves `k` as it is), else BART's estimate ([`BartScaling`]).
+fn scaled<T: ComplexElement>(k: &KData<T>, given: Option<f64>) -> Result<(KData<T>, Option<Scaling>)> {
+    let scaling = match given {
+        Some(s) if !(s.is_finite() && s > 0.0) => {
+            return Err(Error::invalid("cliper recon", format!("--scaling {s}: the scaling must be positive")));
+        }
+        Some(scale) => Scaling { scale, estimated: None },
+        None => {
+            let estimate = BartScaling::estimate(k)?;
+            Scaling { scale: estimate.scale, estimated: Some(estimate) }
+        }
+    };
+    let k = if scaling.scale == 1.0 { k.clone() } else { BartScaling::divide(k, scaling.scale)? };
+    Ok((k, Some(scaling)))
+}
+
+/// The scaling a reconstruction divided the k-space by, and BART's estimate when it was estimated.
+struct Scaling {
+    scale: f64,
+    estimated: Option<BartScaling>,
+}
+
+impl std::fmt::Display for Scaling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.estimated {
+            Some(e) => write!(
+                f,
+                "scaling: k-space divided by {:.6}, estimated as bart pics does (calibration block {:?} at {:?}; \
+                 max {:.6}, p90 {:.6}, median {:.6}: the {} chosen)",
+                self.scale,
+                e.calibration_shape,
+                e.calibration_position,
+                e.max,
+                e.p90,
+                e.median,
+                if e.chose_max() { "max" } else { "p90" }
+            ),
+            None => write!(f, "scaling: k-space divided by {} (--scaling)", self.scale),
+        }
+    }
 }
 
 /// The k-space a scan delivered: the samples outside its attached mask set to 0 (the k-space itself when no mask is

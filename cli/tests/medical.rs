@@ -227,8 +227,8 @@ fn a_folder_of_series_folders_is_a_batch_and_bad_series_are_named() {
     assert!(!out.exists());
 }
 
-/// `cliper recon --method cg-sense` on BART's own fixtures (tests/fixtures/bart, written by bart 0.8.00 with
-/// tests/fixtures/bart/make.sh): the image equals `bart pics -l2 -r 0.01 -i 30 -w 1` within 1e-3 NRMSE; maps from
+/// `cliper recon --method cg-sense --scaling 1` on BART's own fixtures (tests/fixtures/bart, written by bart 0.8.00
+/// with tests/fixtures/bart/make.sh): the image equals `bart pics -l2 -r 0.01 -i 30 -w 1` within 1e-3 NRMSE; maps from
 /// their own file (`--maps`) give the same; without maps the refusal says how to give them.
 #[test]
 fn recon_cg_sense_matches_bart_pics() {
@@ -245,6 +245,8 @@ fn recon_cg_sense_matches_bart_pics() {
         "0.01",
         "--iters",
         "30",
+        "--scaling",
+        "1",
     ]);
     assert!(said.contains("relative residual"), "{said}");
     let e = nrmse(&out);
@@ -265,12 +267,12 @@ fn recon_cg_sense_matches_bart_pics() {
     let refused = fails(&args, 1);
     assert!(refused.contains("no sensitivity maps") && refused.contains("--maps"), "{refused}");
     assert_eq!(refused.lines().count(), 1, "{refused}");
-    ok(&[&args[..], &["--iters", "30", "--maps", "tests/fixtures/bart/phantom8_sens.cfl"]].concat());
+    ok(&[&args[..], &["--iters", "30", "--scaling", "1", "--maps", "tests/fixtures/bart/phantom8_sens.cfl"]].concat());
     assert!(nrmse(&out2) < 1e-3);
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// `cliper recon --method l1-wavelet` against `bart pics -l1 -r 5 -i 30 -w 1` (and `-n` with
+/// `cliper recon --method l1-wavelet --scaling 1` against `bart pics -l1 -r 5 -i 30 -w 1` (and `-n` with
 /// `--no-cycle-spinning`) on BART's fixtures: within 1e-3 NRMSE.
 #[test]
 fn recon_l1_wavelet_matches_bart_pics() {
@@ -287,6 +289,8 @@ fn recon_l1_wavelet_matches_bart_pics() {
             "5",
             "--iters",
             "30",
+            "--scaling",
+            "1",
         ];
         args.extend(flag);
         let said = ok(&args);
@@ -311,7 +315,7 @@ fn bart_nrmse(file: &std::path::Path, fixture: &str) -> f64 {
     (diff / bart.iter().map(|v| v.norm_sqr()).sum::<f64>()).sqrt()
 }
 
-/// `cliper recon --method tv` against `bart pics -R T:7:0:10 -i 50 -w 1`: within 1e-3 NRMSE.
+/// `cliper recon --method tv --scaling 1` against `bart pics -R T:7:0:10 -i 50 -w 1`: within 1e-3 NRMSE.
 #[test]
 fn recon_tv_matches_bart_pics() {
     let dir = scratch("tv");
@@ -326,10 +330,65 @@ fn recon_tv_matches_bart_pics() {
         "10",
         "--iters",
         "50",
+        "--scaling",
+        "1",
     ]);
     assert!(said.contains("ADMM until 50 CG iterations"), "{said}");
     let e = bart_nrmse(&out, "pics_tv");
     assert!(e < 1e-3, "{e:e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `cliper recon` without --scaling scales the data as `bart pics` without -w does: the three iterative methods
+/// match pics_l2_scaled, pics_l1_scaled and pics_tv_scaled (BART's estimate, 1419.36 here, as it printed it) within
+/// the 1e-3 NRMSE of the -w 1 tests; `--scaling` with that value gives the same image, and `--rescale` BART's -S.
+#[test]
+fn recon_scales_the_data_as_bart_pics_does_by_default() {
+    let dir = scratch("bart-scaling");
+    let runs = [
+        ("cg-sense", "0.01", "30", "pics_l2_scaled"),
+        ("l1-wavelet", "0.005", "30", "pics_l1_scaled"),
+        ("tv", "0.01", "50", "pics_tv_scaled"),
+    ];
+    for (method, lambda, iters, fixture) in runs {
+        let out = dir.join(format!("{fixture}.cfl"));
+        let args = ["--method", method, "--lambda", lambda, "--iters", iters];
+        let said = ok(&[&["recon", "tests/fixtures/bart/phantom8.cfl", s(&out)][..], &args].concat());
+        let e = bart_nrmse(&out, fixture);
+        eprintln!("{method}: {e:e} against {fixture}");
+        assert!(e < 1e-3, "{method} with the default scaling against {fixture}: {e:e}\n{said}");
+        assert!(said.contains("divided by 1419.35") && said.contains("[24, 24] at [36, 36]"), "{said}");
+    }
+    let printed = std::fs::read_to_string(root().join("tests/fixtures/bart/pics_scaling.txt")).unwrap();
+    assert!(printed.contains("Inverse scaling of the data: 1419.35"), "{printed}");
+    // The estimate given by hand (BART's -w 1419.358765) is the same reconstruction.
+    let given = dir.join("given.cfl");
+    let l1 = ["--method", "l1-wavelet", "--lambda", "0.005", "--iters", "30"];
+    ok(&[&["recon", "tests/fixtures/bart/phantom8.cfl", s(&given), "--scaling", "1419.358765"][..], &l1].concat());
+    assert!(bart_nrmse(&given, "pics_l1_scaled") < 1e-3);
+    let rescaled = dir.join("rescaled.cfl");
+    ok(&[&["recon", "tests/fixtures/bart/phantom8.cfl", s(&rescaled), "--rescale"][..], &l1].concat());
+    let e = bart_nrmse(&rescaled, "pics_l1_rescaled");
+    assert!(e < 1e-3, "--rescale against pics -S: {e:e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// l1-wavelet and tv without --lambda would run unregularised (λ 0); they are refused in one line naming the flag,
+/// as are a scaling that is not positive and --scaling on a direct method; nothing is written.
+#[test]
+fn recon_refuses_a_missing_lambda_and_a_bad_scaling() {
+    let dir = scratch("recon-refusals");
+    let out = dir.join("image.cfl");
+    let k = "tests/fixtures/bart/phantom8.cfl";
+    for method in ["l1-wavelet", "tv"] {
+        let e = fails(&["recon", k, s(&out), "--method", method], 1);
+        assert!(e.contains("needs --lambda") && e.contains(method) && e.lines().count() == 1, "{method}: {e}");
+    }
+    let e = fails(&["recon", k, s(&out), "--method", "cg-sense", "--scaling", "0"], 1);
+    assert!(e.contains("--scaling 0") && e.lines().count() == 1, "{e}");
+    let e = fails(&["recon", k, s(&out), "--method", "sense", "--scaling", "2"], 1);
+    assert!(e.contains("--scaling") && e.contains("sense") && e.lines().count() == 1, "{e}");
+    assert!(!out.exists() && !dir.join("image.hdr").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -351,9 +410,10 @@ fn ecalib_matches_bart_and_feeds_recon() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// `cliper recon` of the phantom by CG-SENSE (λ 0.01, 30 iterations, as pics_l2) with maps `maps` into `out`.
+/// `cliper recon` of the phantom by CG-SENSE (λ 0.01, 30 iterations, no scaling, as pics_l2) with maps `maps` into
+/// `out`.
 fn cg_sense_with_maps(out: &std::path::Path, maps: &str) {
-    let args = ["--method", "cg-sense", "--maps", maps, "--lambda", "0.01", "--iters", "30"];
+    let args = ["--method", "cg-sense", "--maps", maps, "--lambda", "0.01", "--iters", "30", "--scaling", "1"];
     ok(&[&["recon", "tests/fixtures/bart/phantom8.cfl", out.to_str().unwrap()][..], &args].concat());
 }
 

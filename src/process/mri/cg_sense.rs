@@ -62,7 +62,8 @@ impl std::fmt::Display for CgSenseStrategy {
 /// centred (`A` uses the centred unitary FFT, as BART does); the image has the maps' spatial shape.
 ///
 /// With BART: `bart pics -l2 -r λ -i N -w 1 kspace maps out` solves the same equations (`-w 1`: BART otherwise
-/// divides k-space by its own scaling estimate first). Iterations are enqueued without host round trips;
+/// divides k-space by its own scaling estimate first; [`super::BartScaling`] computes it and divides `k` by it,
+/// which makes this `pics` without `-w`). Iterations are enqueued without host round trips;
 /// [`CgSense::residuals`] gives `|r_k| / |r₀|` after a run.
 ///
 /// ```

@@ -82,7 +82,7 @@ impl std::fmt::Display for L1WaveletStrategy {
 /// [`SenseOperator`] `A`, the k-space's mask or the samples that are not zero), `W` the Daubechies-2 transform
 /// with BART's levels, by [`Fista`] in BART's order of steps with the prox [`WaveletThreshold`] (threshold λτ,
 /// cycle spinning drawn as BART draws it). With BART: `bart pics -l1 -r λ -i N -w 1 kspace maps out` (`-w 1`: no
-/// data scaling; add `-n` and [`L1WaveletParams::cycle_spinning`]`(false)` to compare without spinning).
+/// data scaling, or `k` divided by [`super::BartScaling`]'s estimate first for `pics` without `-w`; add `-n` and [`L1WaveletParams::cycle_spinning`]`(false)` to compare without spinning).
 ///
 /// ```
 /// use cliper::{KData, L1WaveletParams, L1WaveletSense, Process, XData};

@@ -1,9 +1,10 @@
 //! MRI: coil combination ([`CoilSum`], with or without sensitivity maps; [`RSoS`]) planned by the coil planner
 //! (`coil_plan.rs`), the reconstructions of k-space data built from the FFT and coil steps
 //! ([`SimpleMRIRecon`], [`RSoSRecon`]), the Cartesian SENSE operator ([`SenseOperator`]) and iterative
-//! reconstruction with it ([`CgSense`]; compressed sensing: [`L1WaveletSense`], [`TvSense`]), and coil maps
+//! reconstruction with it ([`CgSense`]; BART's default data scaling, [`BartScaling`]; compressed sensing: [`L1WaveletSense`], [`TvSense`]), and coil maps
 //! estimated from the data ([`EspiritMaps`], [`WalshMaps`]; what they share: `coil_maps.rs`). Kernels: `kernels/mri.cl`.
 
+mod bart_scaling;
 mod cg_sense;
 mod coil_maps;
 mod coil_plan;
@@ -16,6 +17,7 @@ mod sense;
 mod tv_sense;
 mod walsh;
 
+pub use bart_scaling::BartScaling;
 pub use cg_sense::{CgSense, CgSenseStrategy};
 pub use espirit::{EspiritMaps, EspiritParams, EspiritStrategy};
 pub use l1_wavelet::{L1WaveletParams, L1WaveletSense, L1WaveletStrategy};

@@ -42,7 +42,8 @@ impl std::fmt::Display for TvStrategy {
 /// TV-SENSE: approximately `argmin ½|A x − y|² + λ Σ_r |(G x)(r)|₂` for k-space `y` with maps (the
 /// [`SenseOperator`] `A`, its mask or the samples that are not zero), `G` the periodic backward difference along
 /// the image's axes, by [`TvAdmm`] with BART's defaults. With BART: `bart pics -R T:7:0:λ -i N -w 1 kspace maps
-/// out` (for a 2-D image; `N` counts inner CG iterations, as BART's `-i` does for ADMM).
+/// out` (for a 2-D image; `N` counts inner CG iterations, as BART's `-i` does for ADMM); without `-w`, divide `k`
+/// by [`super::BartScaling`]'s estimate first.
 ///
 /// ```
 /// use cliper::{KData, Process, TvParams, TvSense, XData};
