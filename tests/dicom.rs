@@ -229,3 +229,22 @@ fn truncated_and_unsupported_files_are_errors_naming_them() {
     let err = error_of(decode_dicom(b"plainly not DICOM"));
     assert!(err.contains("<memory>"), "{err}");
 }
+
+/// Image Pixel module values pydicom refuses (tests/fixtures/make_dicom_checks.py: MR_small.dcm with one value
+/// made invalid) used to load anyway — BitsStored clamped, PixelRepresentation 5 read as unsigned, "BOGUS" as
+/// grey. Each is refused in one line naming the file, the tag and the value.
+#[test]
+fn image_pixel_values_pydicom_refuses_are_refused_naming_the_tag() {
+    let cases = [
+        ("bits_stored_20.dcm", "(0028,0101) BitsStored 20 exceeds (0028,0100) BitsAllocated 16"),
+        ("bits_stored_0.dcm", "(0028,0101) BitsStored 0 is not a positive number of bits"),
+        ("pixel_representation_5.dcm", "(0028,0103) PixelRepresentation 5 is neither 0 (unsigned) nor 1 (signed)"),
+        ("photometric_bogus.dcm", "(0028,0004) PhotometricInterpretation \"BOGUS\" is not one DICOM defines"),
+    ];
+    for (name, words) in cases {
+        let path = fixture("refused").join(name);
+        let err = error_of(read_dicom(&path));
+        assert!(!err.contains('\n'), "one line: {err}");
+        assert!(err.contains(&path.display().to_string()) && err.contains(words), "{name}: {err}");
+    }
+}

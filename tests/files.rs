@@ -672,7 +672,8 @@ fn cast_converts_explicitly_with_range_checks() {
 #[test]
 fn a_bit_flipped_in_compressed_data_is_refused_by_its_checksum() {
     let integrity = fixture("integrity");
-    let cases: [(&str, fn(&Path) -> cliper::Result<()>, &[&str]); 4] = [
+    type Reader = fn(&Path) -> cliper::Result<()>;
+    let cases: [(&str, Reader, &[&str]); 4] = [
         ("grey16_adler.png", |p| read_png(p).map(drop), &["zlib Adler-32 mismatch", "IDAT"]),
         ("grey16_idat_crc.png", |p| read_png(p).map(drop), &["CRC", "IDAT"]),
         ("compressed_bitflip.mat", |p| cliper::read_mat(p).map(drop), &["zlib Adler-32 mismatch"]),

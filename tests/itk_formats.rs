@@ -85,3 +85,53 @@ fn a_bit_flipped_in_compressed_data_is_refused_by_its_checksum() {
     assert!(read_image(fixture("oblique_i16_gzip.nrrd")).is_ok());
     assert!(read_image(fixture("oblique_i16_zlib.mha")).is_ok());
 }
+
+/// A header is data: a `.nhdr` or `.mhd` naming `../secret.raw`, an absolute path, or a link in its folder that
+/// leads outside must not make cliper read that file (issue 44: a downloaded scan copied `/etc/passwd` into an
+/// output). Refused in one line naming the header, the data file and the way to allow it; read when allowed.
+#[test]
+fn a_data_file_outside_the_headers_folder_is_refused_unless_allowed() {
+    let dir = std::env::temp_dir().join(format!("cliper-itk-outside-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let scan = dir.join("scan");
+    std::fs::create_dir_all(&scan).unwrap();
+    let secret = dir.join("secret.raw");
+    let values: Vec<u8> = (0u8..12).map(|v| v * 20).collect();
+    std::fs::write(&secret, &values).unwrap();
+    std::os::unix::fs::symlink(&secret, scan.join("link.raw")).unwrap();
+    let nrrd =
+        |data: &str| format!("NRRD0004\ntype: uint8\ndimension: 2\nsizes: 4 3\nencoding: raw\ndata file: {data}\n\n");
+    let mhd = |data: &str| {
+        format!("ObjectType = Image\nNDims = 2\nDimSize = 4 3\nElementType = MET_UCHAR\nElementDataFile = {data}\n")
+    };
+    let headers = [
+        ("up.nhdr", nrrd("../secret.raw")),
+        ("absolute.nhdr", nrrd(&secret.display().to_string())),
+        ("link.nhdr", nrrd("link.raw")),
+        ("up.mhd", mhd("../secret.raw")),
+        ("absolute.mhd", mhd(&secret.display().to_string())),
+    ];
+    for (name, text) in &headers {
+        std::fs::write(scan.join(name), text).unwrap();
+    }
+    for (name, _) in &headers {
+        let message = read_image(scan.join(name)).expect_err(name).to_string();
+        assert!(!message.contains('\n'), "one line: {message}");
+        for words in [*name, "outside the header's folder", "secret.raw", "--allow-data-outside"] {
+            assert!(message.contains(words), "{name}: should say {words:?}: {message}");
+        }
+    }
+    // Allowed, every header reads the secret's values ([3, 4]: the listed sizes reversed).
+    cliper::allow_data_outside(true);
+    let read: Vec<_> = headers.iter().map(|(name, _)| read_image(scan.join(name))).collect();
+    cliper::allow_data_outside(false);
+    for ((name, _), image) in headers.iter().zip(read) {
+        let image = image.unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(image.array.shape(), &[3, 4], "{name}");
+        assert_eq!(
+            image.array,
+            cliper::HostArray::U8(ndarray::Array2::from_shape_vec((3, 4), values.clone()).unwrap().into_dyn())
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -63,6 +63,10 @@ struct Cli {
     /// Print results as JSON on stdout.
     #[arg(long, global = true)]
     json: bool,
+    /// Let NRRD/MetaImage headers (.nhdr, .mhd) name data files outside their own folder (`../x.raw`, absolute
+    /// paths, links leading elsewhere); refused by default (docs/formats.md).
+    #[arg(long, global = true)]
+    allow_data_outside: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -902,6 +906,7 @@ fn main() -> ExitCode {
         }
     };
     interrupt_removes_partial_outputs();
+    cliper::allow_data_outside(cli.allow_data_outside);
     let mut ctx = Context::new(cli.device.clone(), cli.profile, cli.json);
     ctx.devices = cli.devices.clone();
     ctx.shard = cli.shard.clone();

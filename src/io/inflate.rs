@@ -67,11 +67,11 @@ impl<'a> Inflater<'a> {
         let mut left = count;
         while left > 0 {
             let want = usize::try_from(left).map_or(chunk.len(), |l| l.min(chunk.len()));
-            let n = self.read(&mut chunk[..want])?;
+            let n = self.read(chunk.get_mut(..want).unwrap_or_default())?;
             if n == 0 {
                 break;
             }
-            out.extend_from_slice(&chunk[..n]);
+            out.extend_from_slice(chunk.get(..n).unwrap_or_default());
             left -= n as u64;
         }
         Ok(())
@@ -92,7 +92,9 @@ impl<'a> Inflater<'a> {
         let result = match &mut self.decoder {
             Decoder::Gzip(d) => d.read(buf),
             Decoder::Deflate(d) => d.read(buf),
-            Decoder::Zlib { deflate, adler, .. } => deflate.read(buf).inspect(|&n| adler.write_slice(&buf[..n])),
+            Decoder::Zlib { deflate, adler, .. } => {
+                deflate.read(buf).inspect(|&n| adler.write_slice(buf.get(..n).unwrap_or_default()))
+            }
         };
         let n = result.map_err(|e| self.describe(&e))?;
         self.total += n as u64;

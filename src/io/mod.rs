@@ -49,4 +49,5 @@ pub use save::abandon_saves;
 pub use slabs::{SlabFile, SlabWriter};
 pub use source::is_dicom_file;
 pub use tiff::{TiffCompression, TiffOptions, decode_tiff, read_tiff, write_tiff, write_tiff_with};
+pub use volume_header::allow_data_outside;
 pub use xdata::{PngDepth, PngOptions};

@@ -10,6 +10,7 @@ use super::raw::{Endian, RawFormat};
 use super::source::MEMORY;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How the samples are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,12 +149,54 @@ impl Volume {
 /// file. `path` names the header in errors.
 pub(crate) type Parse = fn(&[u8], &Path) -> Result<(Volume, Option<PathBuf>)>;
 
+/// Whether a header's data file may lie outside the header's folder; off unless [`allow_data_outside`] turns it
+/// on for the process.
+static DATA_OUTSIDE_ALLOWED: AtomicBool = AtomicBool::new(false);
+
+/// Lets NRRD (`.nhdr`) and MetaImage (`.mhd`) headers name data files outside their own folder — `../x.raw`,
+/// an absolute path, a symbolic link leading elsewhere — for the rest of the process (the CLI's
+/// `--allow-data-outside`). Off by default: a header is data, and a downloaded one must not make cliper read,
+/// say, `/etc/passwd` into an output.
+///
+/// ```
+/// cliper::allow_data_outside(true); // this process trusts its headers
+/// # cliper::allow_data_outside(false);
+/// ```
+pub fn allow_data_outside(allow: bool) {
+    DATA_OUTSIDE_ALLOWED.store(allow, Ordering::Relaxed);
+}
+
+/// The data file a header at `header` names, checked to lie in the header's own folder once both are canonical
+/// (symbolic links and `..` resolved), unless [`allow_data_outside`] said otherwise.
+fn confined_data_file(header: &Path, named: &Path) -> Result<PathBuf> {
+    if DATA_OUTSIDE_ALLOWED.load(Ordering::Relaxed) {
+        return Ok(named.to_path_buf());
+    }
+    let canonical = |p: &Path| std::fs::canonicalize(p).map_err(|source| Error::Io { path: p.to_path_buf(), source });
+    let folder = header.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let (folder, data) = (canonical(folder)?, canonical(named)?);
+    if data.parent() != Some(folder.as_path()) {
+        return Err(Error::Format {
+            path: header.to_path_buf(),
+            reason: format!(
+                "the header's data file {} is {}, outside the header's folder {}; a data file must lie beside its \
+                 header (--allow-data-outside, or cliper::allow_data_outside, reads it anyway)",
+                named.display(),
+                data.display(),
+                folder.display()
+            ),
+        });
+    }
+    Ok(data)
+}
+
 /// Reads the file at `path` with `parse` and its data, attached or beside it.
 pub(crate) fn read_volume(path: &Path, parse: Parse) -> Result<Image> {
     let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     let (volume, detached) = parse(&bytes, path)?;
     let (array, colour, geometry) = match detached {
         Some(file) => {
+            let file = confined_data_file(path, &file)?;
             let data = std::fs::read(&file).map_err(|source| Error::Io { path: file.clone(), source })?;
             volume.decode(&data)?
         }

@@ -462,8 +462,12 @@ fn decode(file: &File) -> Result<Decoded> {
     if rows == 0 || columns == 0 || frames == 0 {
         return Err(format_error(path, format!("{rows} rows × {columns} columns × {frames} frames holds no pixels")));
     }
+    check_pixel_description(object, float.is_some(), allocated, &photometric).map_err(|r| format_error(path, r))?;
     if samples != 1 && samples != 3 {
-        return Err(format_error(path, format!("SamplesPerPixel {samples}: cliper reads 1 (grey) or 3 (colour)")));
+        return Err(format_error(
+            path,
+            format!("(0028,0002) SamplesPerPixel {samples}: cliper reads 1 (grey) or 3 (colour)"),
+        ));
     }
     let stored = match float {
         Some(f) => f,
@@ -477,7 +481,9 @@ fn decode(file: &File) -> Result<Decoded> {
             8 | 16 | 32 => {
                 Stored::Int { bytes: allocated as usize / 8, signed, bits: stored_bits.clamp(1, allocated) as u32 }
             }
-            other => return Err(format_error(path, format!("BitsAllocated {other}: cliper reads 8, 16 or 32"))),
+            other => {
+                return Err(format_error(path, format!("(0028,0100) BitsAllocated {other}: cliper reads 8, 16 or 32")));
+            }
         },
     };
     let size = match stored {
@@ -580,6 +586,57 @@ fn decode(file: &File) -> Result<Decoded> {
         photometric,
         stored_bits,
     )
+}
+
+/// PS3.3 C.7.6.3.1.2's photometric interpretations (retired ones included, as pydicom knows them).
+const PHOTOMETRIC_INTERPRETATIONS: [&str; 14] = [
+    "MONOCHROME1",
+    "MONOCHROME2",
+    "PALETTE COLOR",
+    "RGB",
+    "YBR_FULL",
+    "YBR_FULL_422",
+    "YBR_PARTIAL_422",
+    "YBR_PARTIAL_420",
+    "YBR_ICT",
+    "YBR_RCT",
+    "HSV",
+    "ARGB",
+    "CMYK",
+    "XYB",
+];
+
+/// Refuses the Image Pixel module values that pydicom refuses and that would otherwise be read some way or other
+/// (a BitsStored of 20 in 16-bit samples was clamped, PixelRepresentation 5 read as unsigned, "BOGUS" as grey),
+/// naming the tag. `float`: the samples are Float/Double Float Pixel Data, which have no BitsStored or sign.
+fn check_pixel_description(
+    object: &InMemDicomObject,
+    float: bool,
+    allocated: u64,
+    photometric: &str,
+) -> std::result::Result<(), String> {
+    if !photometric.is_empty() && !PHOTOMETRIC_INTERPRETATIONS.contains(&photometric) {
+        return Err(format!(
+            "(0028,0004) PhotometricInterpretation {photometric:?} is not one DICOM defines ({})",
+            PHOTOMETRIC_INTERPRETATIONS.join(", ")
+        ));
+    }
+    if float {
+        return Ok(());
+    }
+    if let Some(sign) = number(object, tags::PIXEL_REPRESENTATION)
+        && sign != 0.0
+        && sign != 1.0
+    {
+        return Err(format!("(0028,0103) PixelRepresentation {sign} is neither 0 (unsigned) nor 1 (signed)"));
+    }
+    match number(object, tags::BITS_STORED) {
+        Some(bits) if bits > allocated as f64 => {
+            Err(format!("(0028,0101) BitsStored {bits} exceeds (0028,0100) BitsAllocated {allocated}"))
+        }
+        Some(bits) if bits < 1.0 => Err(format!("(0028,0101) BitsStored {bits} is not a positive number of bits")),
+        _ => Ok(()),
+    }
 }
 
 /// Calls dicom-pixeldata's decoder for an encapsulated transfer syntax, and gives its native bytes.
