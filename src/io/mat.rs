@@ -61,10 +61,8 @@ fn decode_variables(bytes: &[u8], path: &Path) -> Result<Vec<(String, HostArray)
         let el = element(bytes, pos, little, true).map_err(|r| bad(format!("element at byte {pos}: {r}")))?;
         pos = el.next;
         let (kind, data) = if el.kind == MI_COMPRESSED {
-            let mut inflated = Vec::new();
-            flate2::read::ZlibDecoder::new(el.data)
-                .read_to_end(&mut inflated)
-                .map_err(|e| bad(format!("compressed element at byte {}: {e}", el.start)))?;
+            let what = format!("compressed element at byte {}", el.start);
+            let inflated = crate::io::read_within_budget(flate2::read::ZlibDecoder::new(el.data), path, &what)?;
             let inner = element(&inflated, 0, little, false)
                 .map_err(|r| bad(format!("inside the compressed element at byte {}: {r}", el.start)))?;
             (inner.kind, inner.data.to_vec())
