@@ -93,6 +93,21 @@ pub enum Error {
         /// The device limit that was exceeded.
         limit: String,
     },
+    /// Data a file holds (or claims to hold) does not fit the host memory budget (`CLIPER_HOST_MEMORY_LIMIT`, or
+    /// the memory available): refused before anything is allocated.
+    #[error("{}: {what} needs {bytes} bytes of host memory; the host budget is {budget} bytes ({source_of_budget})", path.display())]
+    HostMemory {
+        /// The file.
+        path: PathBuf,
+        /// What would have been allocated.
+        what: String,
+        /// Bytes it needs.
+        bytes: u64,
+        /// Bytes the budget allows.
+        budget: u64,
+        /// Where the budget comes from (the environment variable, /proc/meminfo, the cgroup).
+        source_of_budget: String,
+    },
     /// An array was read (or used as input) after the process that writes it failed.
     #[error("array is invalid because its producer `{producer}` failed: {cause}")]
     ProducerFailed {
@@ -147,6 +162,13 @@ impl Clone for Error {
             Error::OutOfMemory { what, bytes, limit } => {
                 Error::OutOfMemory { what: what.clone(), bytes: *bytes, limit: limit.clone() }
             }
+            Error::HostMemory { path, what, bytes, budget, source_of_budget } => Error::HostMemory {
+                path: path.clone(),
+                what: what.clone(),
+                bytes: *bytes,
+                budget: *budget,
+                source_of_budget: source_of_budget.clone(),
+            },
             Error::ProducerFailed { producer, cause } => {
                 Error::ProducerFailed { producer: producer.clone(), cause: cause.clone() }
             }

@@ -4,7 +4,7 @@ use crate::CliError;
 use crate::chain::{Context, batch_files};
 use cliper::chain::{FileSpec, Origin, OutputOptions, RunFiles, output_path, save_converted};
 use cliper::prelude::*;
-use cliper::{DicomInfo, Result, read_mat, show_number, show_value};
+use cliper::{DicomInfo, Result, SlabFile, read_mat, show_number, show_value};
 use num_complex::{Complex32, Complex64};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -125,41 +125,160 @@ fn clip(s: &str, width: usize) -> String {
     }
 }
 
-/// Statistics of one array: element count, min/max (of |z| for complex) and mean over the finite values, and
-/// how many are NaN, +∞ and −∞ (numpy's nanmin/nanmax would hide them; a plain mean would be NaN).
+/// A value of any file type as complex f64 (64-bit integers beyond 2⁵³ rounded: fine for statistics).
+trait Widened: Copy {
+    fn widened(self) -> Complex64;
+}
+macro_rules! widened_real {
+    ($($t:ty),*) => {$(impl Widened for $t {
+        fn widened(self) -> Complex64 { Complex64::new(self as f64, 0.0) }
+    })*};
+}
+widened_real!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+impl Widened for Complex32 {
+    fn widened(self) -> Complex64 {
+        Complex64::new(f64::from(self.re), f64::from(self.im))
+    }
+}
+impl Widened for Complex64 {
+    fn widened(self) -> Complex64 {
+        self
+    }
+}
+
+/// Statistics of one array gathered a slab at a time (in the file's order, so the sums are those of one pass over
+/// the whole array): element count, min/max (of |z| for complex) and mean over the finite values, and how many
+/// are NaN, +∞ and −∞ (numpy's nanmin/nanmax would hide them; a plain mean would be NaN).
+struct Stats {
+    complex: bool,
+    elements: usize,
+    finite: usize,
+    nan: usize,
+    pos_inf: usize,
+    neg_inf: usize,
+    min: f64,
+    max: f64,
+    sum: Complex64,
+}
+
+impl Stats {
+    fn new(complex: bool) -> Stats {
+        Stats {
+            complex,
+            elements: 0,
+            finite: 0,
+            nan: 0,
+            pos_inf: 0,
+            neg_inf: 0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            sum: Complex64::new(0.0, 0.0),
+        }
+    }
+
+    /// Takes in the elements of `a`, in its logical (row-major) order.
+    fn add(&mut self, a: &HostArray) {
+        match a {
+            HostArray::U8(x) => self.add_values(x.iter().copied()),
+            HostArray::U16(x) => self.add_values(x.iter().copied()),
+            HostArray::U32(x) => self.add_values(x.iter().copied()),
+            HostArray::U64(x) => self.add_values(x.iter().copied()),
+            HostArray::I8(x) => self.add_values(x.iter().copied()),
+            HostArray::I16(x) => self.add_values(x.iter().copied()),
+            HostArray::I32(x) => self.add_values(x.iter().copied()),
+            HostArray::I64(x) => self.add_values(x.iter().copied()),
+            HostArray::F32(x) => self.add_values(x.iter().copied()),
+            HostArray::F64(x) => self.add_values(x.iter().copied()),
+            HostArray::C32(x) => self.add_values(x.iter().copied()),
+            HostArray::C64(x) => self.add_values(x.iter().copied()),
+        }
+    }
+
+    fn add_values<V: Widened>(&mut self, values: impl Iterator<Item = V>) {
+        for v in values {
+            let z = v.widened();
+            self.elements += 1;
+            if z.re.is_nan() || z.im.is_nan() {
+                self.nan += 1;
+            } else if z.re.is_finite() && z.im.is_finite() {
+                let magnitude = if self.complex { z.norm() } else { z.re };
+                self.min = self.min.min(magnitude);
+                self.max = self.max.max(magnitude);
+                self.sum += z;
+                self.finite += 1;
+            } else {
+                self.pos_inf += usize::from(z.re == f64::INFINITY || z.im == f64::INFINITY);
+                self.neg_inf += usize::from(z.re == f64::NEG_INFINITY || z.im == f64::NEG_INFINITY);
+            }
+        }
+    }
+
+    /// The statistics as the JSON `info` prints, with the array's name, shape, type and colour.
+    fn report(&self, name: &str, shape: &[usize], dtype: Dtype, colour: bool) -> Value {
+        let single = matches!(dtype, Dtype::F32 | Dtype::C32);
+        let mean = self.sum / self.finite.max(1) as f64;
+        let (min, max) = (self.min, self.max);
+        let number = |v: f64| if v.is_finite() { json!(v) } else { Value::Null };
+        let text = |v: f64| if v.is_finite() { show_number(v, single) } else { "–".into() };
+        let none = self.finite == 0;
+        json!({
+            "name": name, "shape": shape, "type": dtype.name(), "elements": self.elements, "colour": colour,
+            "finite": self.finite, "min": number(min), "max": number(max),
+            "mean": if none { Value::Null } else if self.complex { json!([mean.re, mean.im]) } else { number(mean.re) },
+            "min_text": text(min), "max_text": text(max),
+            "mean_text": if none { "–".into() } else { show_value(mean, single) },
+            "nan": self.nan, "pos_inf": self.pos_inf, "neg_inf": self.neg_inf, "complex": self.complex,
+        })
+    }
+}
+
+/// The statistics of an array in memory.
 fn stats(name: &str, a: &HostArray, colour: bool) -> Value {
-    // Every type as complex f64 (64-bit integers beyond 2⁵³ rounded: fine for statistics).
-    let values: Vec<Complex64> = match a.cast(Dtype::C64, Scale::Raw, false) {
-        Ok(HostArray::C64(x)) => x.into_iter().collect(),
-        _ => Vec::new(),
+    let mut stats = Stats::new(a.dtype().is_complex());
+    stats.add(a);
+    stats.report(name, a.shape(), a.dtype(), colour)
+}
+
+/// Bytes of a file read per slab when `info` streams it: large enough for full-speed reads, small beside any
+/// image worth streaming.
+const INFO_SLAB_BYTES: usize = 16 << 20;
+
+/// The statistics of a file read in slabs of its first axis (NPY, uncompressed NIfTI, grey TIFF): a slab in host
+/// memory at a time, never the whole array.
+fn streamed_stats(file: &SlabFile) -> Result<Value> {
+    let shape = file.shape().to_vec();
+    let extent = shape.first().copied().unwrap_or(1);
+    let row_bytes = shape.iter().skip(1).product::<usize>() * file.dtype().size();
+    let rows = (INFO_SLAB_BYTES / row_bytes.max(1)).max(1);
+    // A NIfTI's scaling may widen the type: the report gives the type of what was read, as a whole read would.
+    let first = file.read(0, 0..extent.min(rows))?;
+    let dtype = first.dtype();
+    let mut stats = Stats::new(dtype.is_complex());
+    stats.add(&first);
+    drop(first);
+    for start in (rows..extent).step_by(rows) {
+        stats.add(&file.read(0, start..extent.min(start + rows))?);
+    }
+    Ok(stats.report("", &shape, dtype, false))
+}
+
+/// The file of `spec` opened to be read in slabs when its format allows (NPY, uncompressed grey NIfTI, grey
+/// TIFF) and has axes to cut; `None` for what is read whole.
+fn slab_file(spec: &FileSpec) -> Result<Option<SlabFile>> {
+    if spec.variable.is_some() {
+        return Ok(None);
+    }
+    let name = spec.path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
+    let file = if name.ends_with(".npy") {
+        Some(SlabFile::open(&spec.path)?)
+    } else if name.ends_with(".nii") {
+        SlabFile::open_nifti(&spec.path)?
+    } else if name.ends_with(".tif") || name.ends_with(".tiff") {
+        SlabFile::open_tiff(&spec.path)?
+    } else {
+        None
     };
-    let complex = a.dtype().is_complex();
-    let single = matches!(a.dtype(), Dtype::F32 | Dtype::C32);
-    let nan = values.iter().filter(|z| z.re.is_nan() || z.im.is_nan()).count();
-    let infinite = |sign: f64| {
-        values
-            .iter()
-            .filter(|z| {
-                !(z.re.is_nan() || z.im.is_nan()) && (z.re == sign * f64::INFINITY || z.im == sign * f64::INFINITY)
-            })
-            .count()
-    };
-    let (pos_inf, neg_inf) = (infinite(1.0), infinite(-1.0));
-    let finite: Vec<&Complex64> = values.iter().filter(|z| z.re.is_finite() && z.im.is_finite()).collect();
-    let magnitude = |z: &Complex64| if complex { z.norm() } else { z.re };
-    let min = finite.iter().map(|z| magnitude(z)).fold(f64::INFINITY, f64::min);
-    let max = finite.iter().map(|z| magnitude(z)).fold(f64::NEG_INFINITY, f64::max);
-    let mean = finite.iter().fold(Complex64::new(0.0, 0.0), |s, z| s + **z) / finite.len().max(1) as f64;
-    let number = |v: f64| if v.is_finite() { json!(v) } else { Value::Null };
-    let text = |v: f64| if v.is_finite() { show_number(v, single) } else { "–".into() };
-    json!({
-        "name": name, "shape": a.shape(), "type": a.dtype().name(), "elements": values.len(), "colour": colour,
-        "finite": finite.len(), "min": number(min), "max": number(max),
-        "mean": if finite.is_empty() { Value::Null } else if complex { json!([mean.re, mean.im]) } else { number(mean.re) },
-        "min_text": text(min), "max_text": text(max),
-        "mean_text": if finite.is_empty() { "–".into() } else { show_value(mean, single) },
-        "nan": nan, "pos_inf": pos_inf, "neg_inf": neg_inf, "complex": complex,
-    })
+    Ok(file.filter(|f| !f.shape().is_empty()))
 }
 
 pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
@@ -170,8 +289,10 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
         !spec.path.exists() && spec.path.file_name().is_some_and(|n| n.to_string_lossy().contains(['*', '?']));
     let is_dicom = spec.path.is_dir() || pattern || cliper::is_dicom_file(&spec.path);
     let mut dicom = None;
-    let variables: Vec<(String, HostArray, bool)> = match (&spec.variable, is_mat) {
-        (None, true) => read_mat(&spec.path)?.into_iter().map(|(n, a)| (n, a, false)).collect(),
+    let streamed = if is_mat || is_dicom { None } else { slab_file(&spec)? };
+    let variables: Vec<(String, HostArray, bool)> = match (&spec.variable, is_mat, &streamed) {
+        (_, _, Some(_)) => Vec::new(),
+        (None, true, _) => read_mat(&spec.path)?.into_iter().map(|(n, a)| (n, a, false)).collect(),
         _ => {
             // A DICOM input is read once, for its tags as well as its pixels.
             let image = if is_dicom {
@@ -185,7 +306,13 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
             vec![(spec.variable.clone().unwrap_or_default(), image.array, image.colour)]
         }
     };
-    let report: Vec<Value> = variables.iter().map(|(n, a, colour)| stats(n, a, *colour)).collect();
+    let report: Vec<Value> = match &streamed {
+        Some(file) => {
+            geometry = file.geometry().copied();
+            vec![streamed_stats(file)?]
+        }
+        None => variables.iter().map(|(n, a, colour)| stats(n, a, *colour)).collect(),
+    };
     let kspace = kspace_info(ctx, &spec.path, &variables);
     let geometry_json = geometry.as_ref().map_or(Value::Null, geometry_report);
     let dicom_json = dicom.as_ref().map_or(Value::Null, dicom_report);
@@ -195,11 +322,13 @@ pub fn info(ctx: &mut Context, text: &str) -> Result<()> {
         return Ok(());
     }
     say!("{text}");
-    for (v, (_, a, colour)) in report.iter().zip(&variables) {
+    for v in &report {
         let label = v["name"].as_str().filter(|n| !n.is_empty()).map(|n| format!("{n}: ")).unwrap_or_default();
         let (lo, hi) = if v["complex"] == json!(true) { ("min |z|", "max |z|") } else { ("min", "max") };
+        let shape: Vec<usize> = serde_json::from_value(v["shape"].clone()).unwrap_or_default();
+        let colour = v["colour"] == json!(true);
         // Colour channels are on axis −3.
-        let channels = a.shape().len().checked_sub(3).and_then(|k| a.shape().get(k)).copied().unwrap_or(0);
+        let channels = shape.len().checked_sub(3).and_then(|k| shape.get(k)).copied().unwrap_or(0);
         let colour = match (colour, channels) {
             (true, 2) => " colour (grey+alpha)",
             (true, 3) => " colour (RGB)",

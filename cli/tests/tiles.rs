@@ -120,3 +120,57 @@ fn what_needs_the_whole_image_is_refused_in_one_line_without_output() {
     assert!(!out.exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Fortran-order NPY files (numpy's `np.asfortranarray`, tests/fixtures/make_npy.py) run through the commands
+/// that read their input in slabs — whole and in tiles — and give exactly what the same array in C order gives
+/// (the same values reach the device in the same order: the comparison is exact).
+#[test]
+fn fortran_order_npy_runs_as_its_c_order_twin() {
+    let dir = scratch("fortran");
+    let fixture = |name: &str| root().join("tests/fixtures").join(name);
+    for name in ["fortran_i16_5x7.npy", "fortran_f32_64x12x10.npy", "fortran_f32_64x12x10_big_endian.npy"] {
+        let fortran = fixture(name);
+        let c_order = dir.join(format!("c-{name}"));
+        write_npy(&c_order, &read_npy(&fortran).unwrap()).unwrap();
+        for (command, extra) in [
+            ("gaussian-filter", &["--sigma", "1"][..]),
+            ("transpose", &[][..]),
+            ("threshold", &["--value", "3"][..]),
+            ("label", &[][..]),
+            ("median", &["--size", "3"][..]),
+        ] {
+            let transposable = command != "transpose" || name.contains("5x7");
+            if !transposable {
+                continue;
+            }
+            let run = |input: &Path, out: &Path, limit| {
+                let mut args = vec![command, str(input), str(out)];
+                args.extend(extra);
+                limited(&args, limit)
+            };
+            let from_c = dir.join(format!("{command}-c-{name}"));
+            let (code, stderr) = run(&c_order, &from_c, None);
+            assert_eq!(code, Some(0), "{command} {name} (C order): {stderr}");
+            let from_fortran = dir.join(format!("{command}-f-{name}"));
+            let (code, stderr) = run(&fortran, &from_fortran, None);
+            assert_eq!(code, Some(0), "{command} {name}: {stderr}");
+            assert!(read_npy(&from_c).unwrap() == read_npy(&from_fortran).unwrap(), "{command} {name}: differs");
+            // Tiled: local steps only, under a limit the volume does not fit.
+            if name.contains("64x12x10") && matches!(command, "gaussian-filter" | "median" | "threshold") {
+                let tiled = dir.join(format!("{command}-tiled-{name}"));
+                let (code, stderr) = run(&fortran, &tiled, Some("64K"));
+                assert_eq!(code, Some(0), "{command} {name} tiled: {stderr}");
+                assert!(stderr.contains("tiles of"), "{command} {name}: {stderr}");
+                assert!(read_npy(&from_c).unwrap() == read_npy(&tiled).unwrap(), "{command} {name} tiled differs");
+            }
+        }
+        // A norm is a number on stdout.
+        let norm = |input: &Path| {
+            let out = cliper().args(["norm", str(input)]).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        assert_eq!(norm(&fortran), norm(&c_order), "norm {name}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

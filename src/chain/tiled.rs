@@ -236,11 +236,17 @@ impl Chain {
     /// free under [`ClApp::memory_limit`] — in which case [`Chain::run_tiled`] is the way to run it.
     ///
     /// The estimate: every array of the chain alive at once, at the precision it computes in, and half as much
-    /// again for the processes' own scratch.
+    /// again for the processes' own scratch. A run whose host buffers — the input in its own type, its copy in
+    /// the computing type and each output's copy back — would not fit the host budget
+    /// ([`crate::HostBudget`]) runs in tiles too.
     pub fn needs_tiles(&self, app: &ClApp, shape: &[usize], dtype: Dtype) -> bool {
         let per_element = self.device_bytes(dtype);
         let elements: usize = shape.iter().product();
-        (elements as f64 * per_element) as u64 > free_bytes(app)
+        let double = self.precision.double(&[dtype]);
+        let element = if double { 8.0 } else { 4.0 } * if dtype.is_complex() { 2.0 } else { 1.0 };
+        let host = elements as f64 * (dtype.size() as f64 + element * (1 + self.outputs.len()) as f64);
+        let host_budget = crate::HostBudget::current().map_or(u64::MAX, |b| b.bytes);
+        (elements as f64 * per_element) as u64 > free_bytes(app) || host as u64 > host_budget
     }
 
     /// Device bytes per input element: every array of the chain plus half again for scratch.
@@ -248,6 +254,39 @@ impl Chain {
         let double = self.precision.double(&[dtype]);
         let size = if double { 8.0 } else { 4.0 } * if dtype.is_complex() { 2.0 } else { 1.0 };
         size * (self.inputs.len() + self.steps.len()) as f64 * 1.5
+    }
+
+    /// Host bytes per row along `axis` of a tiled run on one device: the slab read (the file's type) and its copy
+    /// in the computing type, for the tile running and the next one being read, and each output's copy back and
+    /// the rows converted for writing.
+    fn host_bytes_per_row(&self, shape: &[usize], axis: usize, dtype: Dtype, double: bool) -> f64 {
+        let row = shape.iter().product::<usize>() / shape.get(axis).copied().unwrap_or(1).max(1);
+        let element = if double { 8.0 } else { 4.0 } * if dtype.is_complex() { 2.0 } else { 1.0 };
+        row as f64 * (2.0 * (dtype.size() as f64 + element) + self.outputs.len() as f64 * 2.0 * element)
+    }
+
+    /// Outputs gathered in host memory (every format but NPY, min–max scaling) must fit the host budget whole
+    /// (in the computing type; pad steps' rows aside): refused up front, naming the output, rather than after the
+    /// tiles ran.
+    fn check_gathered_outputs(
+        &self,
+        shape: &[usize],
+        double: bool,
+        complex: bool,
+        host: &crate::HostBudget,
+    ) -> Result<()> {
+        let element = if double { 8 } else { 4 } * if complex { 2 } else { 1 };
+        let bytes = (shape.iter().product::<usize>() as u64).saturating_mul(element);
+        for (name, template, options) in &self.outputs {
+            let path = output_path(template, None, false)?;
+            if !streams(&path, options.as_ref().unwrap_or(&self.options)) {
+                let what = format!(
+                    "output `{name}`, {shape:?} gathered in host memory to be saved whole (only NPY outputs are written tile by tile)"
+                );
+                host.check(&path, &what, bytes)?;
+            }
+        }
+        Ok(())
     }
 
     /// Runs a chain of local steps on one input larger than the device's memory budget, tile by tile (see the
@@ -389,28 +428,52 @@ impl Chain {
         let before = first_app.memory_stats().live_bytes;
         let image = source.image(axis, 0..probe)?;
         let probed = self.tile_chain(first_app, &spec, &image, (probe, true, probe == extent), double, &mut built);
-        let per_row = match probed {
+        drop(image);
+        let device_per_row = match probed {
             Ok(_) => (first_app.memory_stats().live_bytes.saturating_sub(before) as f64 / probe as f64) * 1.1,
-            // Not even the smallest tile fits: the estimate (every array and half again) for the message.
-            Err(Error::OutOfMemory { .. }) => {
-                self.device_bytes(source.dtype()) * (shape.iter().product::<usize>() / extent.max(1)) as f64
+            // Not even the smallest tile that holds the context fits: the allocation that failed says by how much.
+            Err(Error::OutOfMemory { what, bytes, limit }) => {
+                return Err(Error::OutOfMemory {
+                    what: format!(
+                        "the smallest tile of {shape:?} along axis {axis} ({probe} of {extent}: {halo} of context on \
+                         each side and 1 computed), built to measure a row's cost, did not fit: {what}"
+                    ),
+                    bytes,
+                    limit,
+                });
             }
             Err(e) => return Err(e),
         };
-        drop(image);
-        let fit = if built.is_some() { (budget as f64 / per_row.max(1.0)) as usize } else { 0 };
-        if fit < 2 * halo + 1 {
+        let host = crate::HostBudget::current()?;
+        let host_per_row = self.host_bytes_per_row(&shape, axis, source.dtype(), double) * apps.len() as f64;
+        self.check_gathered_outputs(&shape, double, source.dtype().is_complex(), &host)?;
+        let sizes = TileSizes { extent, halo };
+        let device_fit = (budget as f64 / device_per_row.max(1.0)) as usize;
+        let host_fit = (host.bytes as f64 / host_per_row.max(1.0)) as usize;
+        let smallest = sizes.smallest();
+        if device_fit < smallest {
             return Err(Error::OutOfMemory {
-                what: format!("one tile of {} along axis {axis} of {shape:?}", 2 * halo + 1),
-                bytes: ((2 * halo + 1) as f64 * per_row).min(u64::MAX as f64) as u64,
+                what: sizes.describe(&shape, axis),
+                bytes: (smallest as f64 * device_per_row).ceil().min(u64::MAX as f64) as u64,
                 limit: format!(
-                    "{budget} bytes of device memory are free under the limit of {}: a tile needs {halo} rows of \
-                     context on each side for this chain",
-                    first_app.memory_limit()
+                    "{budget} bytes of device memory are free under the limit of {} (a row takes {} bytes, measured \
+                     on a tile of {probe} rows)",
+                    first_app.memory_limit(),
+                    device_per_row.ceil()
                 ),
             });
         }
-        let mut plan = TilePlan { axis, extent, rows: (fit - 2 * halo).min(extent).max(1), halo, budget };
+        if host_fit < smallest {
+            return Err(Error::HostMemory {
+                path: spec.path.clone(),
+                what: format!("{} (its buffers on the host)", sizes.describe(&shape, axis)),
+                bytes: (smallest as f64 * host_per_row).ceil().min(u64::MAX as f64) as u64,
+                budget: host.bytes,
+                source_of_budget: host.source,
+            });
+        }
+        let fit = device_fit.min(host_fit);
+        let mut plan = TilePlan { axis, extent, rows: sizes.rows(fit), halo, budget };
         progress(TileProgress::Planned(&plan));
         let tiles: std::collections::VecDeque<Range<usize>> =
             (0..extent).step_by(plan.rows).map(|start| start..extent.min(start + plan.rows)).collect();
@@ -537,9 +600,8 @@ impl Chain {
             let path = output_path(template, None, false)?;
             super::run::create_parent(&path)?;
             let options = options.as_ref().unwrap_or(&self.options);
-            let npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
             let scale = options.scale.unwrap_or(Scale::Raw);
-            let sink = if npy && scale != Scale::MinMax {
+            let sink = if streams(&path, options) {
                 Sink::Stream { path, writer: Mutex::new(None), dtype: options.dtype, scale, clip: options.clip }
             } else {
                 Sink::Gather { array: Mutex::new(None) }
@@ -881,6 +943,52 @@ impl Sink {
 }
 
 /// Device bytes free under the app's memory limit now.
+/// Whether an output is written slab by slab (an NPY file whose values convert row by row) rather than gathered in
+/// host memory and saved once.
+fn streams(path: &Path, options: &OutputOptions) -> bool {
+    let npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    npy && options.scale.unwrap_or(Scale::Raw) != Scale::MinMax
+}
+
+/// The rule for tile heights: a tile computes at least twice as many rows as its context on each side, so that
+/// the context it reads again (its neighbours' rows) is at most half of what it reads — never many tiles of a
+/// few rows under a wide halo.
+#[derive(Clone, Copy, Debug)]
+struct TileSizes {
+    extent: usize,
+    halo: usize,
+}
+
+impl TileSizes {
+    /// Rows a tile computes at least: twice the halo, and one when there is none.
+    fn least_computed(self) -> usize {
+        (2 * self.halo).max(1)
+    }
+
+    /// Rows the smallest tile reads (the whole extent when it is shorter).
+    fn smallest(self) -> usize {
+        (self.least_computed() + 2 * self.halo).min(self.extent)
+    }
+
+    /// Rows each tile computes when `fit` rows (context included) fit in memory: as many as fit, spread evenly
+    /// over the tiles that takes, so the last tile is not a sliver.
+    fn rows(self, fit: usize) -> usize {
+        let most = fit.saturating_sub(2 * self.halo).max(self.least_computed()).min(self.extent).max(1);
+        self.extent.div_ceil(self.extent.div_ceil(most).max(1)).max(1)
+    }
+
+    /// The smallest tile, for messages.
+    fn describe(self, shape: &[usize], axis: usize) -> String {
+        format!(
+            "the smallest tile, {} rows along axis {axis} of {shape:?} ({} of context on each side and at least {} \
+             computed, so that re-read context stays at most half of what a tile reads),",
+            self.smallest(),
+            self.halo,
+            self.least_computed()
+        )
+    }
+}
+
 fn free_bytes(app: &ClApp) -> u64 {
     app.memory_limit().saturating_sub(app.memory_stats().live_bytes)
 }

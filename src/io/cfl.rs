@@ -53,6 +53,7 @@ pub fn read_cfl(path: impl AsRef<Path>) -> Result<HostArray> {
     let dims = extents(&text, &hdr)?;
     let (mut file, size) = open_sized(&cfl)?;
     let bytes = data_bytes(&dims, 8, size, &cfl, &format!("extents {dims:?} of complex64"))?;
+    crate::io::check_host_memory(&cfl, "the CFL data and its array", (bytes as u64).saturating_mul(2))?;
     let mut data = vec![0u8; bytes];
     file.read_exact(&mut data).map_err(|source| Error::Io { path: cfl.clone(), source })?;
     complex_array(&data, &dims, &cfl)

@@ -383,19 +383,40 @@ impl HostArray {
         if matches!(self, HostArray::C32(_) | HostArray::C64(_)) && !T::IS_COMPLEX {
             return Err(type_error("complex data cannot load into a real array; load it as c32 or c64".into()));
         }
-        // Every value goes through complex float64, which holds every type exactly except 64-bit integers past
-        // 2⁵³; those and narrowings to f32 are checked by converting back.
-        let wide: ArrayD<(Complex64, bool)> = each_variant!(self, a => a.mapv(Widen::as_complex64));
-        let mut out = Vec::with_capacity(wide.len());
-        for &(z, exact) in wide.iter() {
-            let v = T::from_c64(z);
-            if !exact || (v.to_c64() != z && !(z.re.is_nan() || z.im.is_nan())) {
-                return Err(type_error(format!("value {} is not exactly representable as {}", show(z), T::NAME)));
+        // The converted copy is the only allocation: it and the array it comes from are held together.
+        let elements = self.shape().iter().product::<usize>();
+        let converted = (elements as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        let what = format!("converting the {} data of shape {:?} to {}", self.dtype().name(), self.shape(), T::NAME);
+        super::host_budget::check_host_memory(path, &what, converted.saturating_add(self.bytes()))?;
+        // Every value goes through complex float64, one at a time, which holds every type exactly except 64-bit
+        // integers past 2⁵³; those and narrowings to f32 are checked by converting back.
+        let mut out = Vec::with_capacity(elements);
+        let mut first_change = None;
+        each_variant!(self, a => {
+            for &value in a.iter() {
+                let (z, exact) = Widen::as_complex64(value);
+                let v = T::from_c64(z);
+                if !exact || (v.to_c64() != z && !(z.re.is_nan() || z.im.is_nan())) {
+                    first_change = Some(z);
+                    break;
+                }
+                out.push(v);
             }
-            out.push(v);
+        });
+        if let Some(z) = first_change {
+            return Err(type_error(format!("value {} is not exactly representable as {}", show(z), T::NAME)));
         }
-        ArrayD::from_shape_vec(wide.raw_dim(), out)
+        ArrayD::from_shape_vec(ndarray::IxDyn(self.shape()), out)
             .map_err(|e| Error::Format { path: path.to_path_buf(), reason: format!("shape {:?}: {e}", self.shape()) })
+    }
+
+    /// Bytes the elements take.
+    ///
+    /// ```
+    /// assert_eq!(cliper::HostArray::zeros(cliper::Dtype::I16, &[3, 5]).bytes(), 30);
+    /// ```
+    pub fn bytes(&self) -> u64 {
+        (self.shape().iter().product::<usize>() as u64).saturating_mul(self.dtype().size() as u64)
     }
 }
 

@@ -62,9 +62,13 @@ fn decode_variables(bytes: &[u8], path: &Path) -> Result<Vec<(String, HostArray)
         let el = element(bytes, pos, little, true).map_err(|r| bad(format!("element at byte {pos}: {r}")))?;
         pos = el.next;
         let (kind, data) = if el.kind == MI_COMPRESSED {
-            // Inflated to the stream's end, its Adler-32 checked: a corrupt variable is refused, not loaded.
-            let (inflated, _) = inflate_checked(el.data, Wrapper::Zlib, u64::MAX)
-                .map_err(|e| bad(format!("compressed element at byte {}: {e}", el.start)))?;
+            // Inflated to the stream's end, its Adler-32 checked (a corrupt variable is refused, not loaded), and kept
+            // only within the host budget (a small file may inflate to gigabytes).
+            let what = format!("compressed element at byte {}", el.start);
+            let budget = crate::io::HostBudget::current()?;
+            let (inflated, total) = inflate_checked(el.data, Wrapper::Zlib, budget.bytes.saturating_add(1))
+                .map_err(|e| bad(format!("{what}: {e}")))?;
+            budget.check(path, &what, total)?;
             let inner = element(&inflated, 0, little, false)
                 .map_err(|r| bad(format!("inside the compressed element at byte {}: {r}", el.start)))?;
             (inner.kind, inner.data.to_vec())

@@ -10,6 +10,7 @@ mod dicom;
 mod file;
 mod geometry;
 mod host_array;
+mod host_budget;
 mod image;
 mod inflate;
 mod kdata;
@@ -36,6 +37,8 @@ pub use dicom::{
 pub use file::{Scale, read_file, read_image, write_file, write_image};
 pub use geometry::{Geometry, SpaceUnit};
 pub use host_array::{Dtype, HostArray, show_number, show_value};
+pub use host_budget::{HOST_MEMORY_LIMIT_ENV, HostBudget};
+pub(crate) use host_budget::{check_host_memory, check_host_memory_text, read_within_budget};
 pub use image::Image;
 pub use kdata::KSpaceMat;
 pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat, write_mat_variable};

@@ -45,6 +45,11 @@ const DEFLATE_RATIO: u64 = 1032;
 /// ```
 pub fn read_nifti(path: impl AsRef<Path>) -> Result<Image> {
     let path = path.as_ref();
+    crate::io::check_host_memory(
+        path,
+        "the NIfTI file and its array",
+        std::fs::metadata(path).map_or(0, |m| m.len()).saturating_mul(2),
+    )?;
     let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     decode(&bytes, path)
 }
@@ -502,6 +507,7 @@ fn inflate(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
         ));
     }
     let rest = needed.saturating_sub(data.len() as u64);
+    crate::io::check_host_memory_text("the inflated NIfTI and its array", needed.saturating_mul(2))?;
     data.reserve(usize::try_from(rest).unwrap_or(0));
     gz.read_up_to(rest, &mut data)?;
     gz.finish()?;

@@ -2,6 +2,7 @@
 //! either byte order, C or Fortran order.
 
 use super::host_array::{Dtype, HostArray, each_variant};
+use super::host_budget::check_host_memory;
 use super::raw::Endian;
 use super::save::write_atomically;
 use super::source::{MEMORY, data_bytes, open_sized};
@@ -55,7 +56,8 @@ fn decode(mut input: impl Read, len: u64, path: &Path) -> Result<HostArray> {
     let (header, dtype, shape) = read_header(&mut input, path)?;
     // ndarray-npy sizes its buffer from the header's shape: check the claim against the file first.
     let what = format!("the NPY header's shape {shape:?} of {}", dtype.name());
-    data_bytes(&shape, dtype.size(), len.saturating_sub(header.len() as u64), path, &what)?;
+    let bytes = data_bytes(&shape, dtype.size(), len.saturating_sub(header.len() as u64), path, &what)?;
+    check_host_memory(path, &format!("reading {what} whole"), bytes as u64)?;
     let reader = std::io::Cursor::new(header).chain(input);
     macro_rules! read {
         ($variant:ident, $t:ty) => {

@@ -69,6 +69,7 @@ fn decode(input: impl BufRead + Seek, len: u64, path: &Path) -> Result<HostArray
             "the header claims {size} bytes of pixels, more than a {len}-byte PNG can hold (at most {limit})"
         )));
     }
+    crate::io::check_host_memory(path, "the PNG's pixels and their array", (size as u64).saturating_mul(2))?;
     let mut buffer = vec![0u8; size];
     let frame = reader.next_frame(&mut buffer).map_err(|e| bad(corrupt(&e)))?;
     // The rest of the file up to IEND: the image data's last checksums may lie past its last pixel.

@@ -1,6 +1,7 @@
 //! RAW files: the elements only, row-major, with the shape, type and byte order given by the caller.
 
 use super::host_array::{Dtype, HostArray, each_variant};
+use super::host_budget::check_host_memory;
 use super::sample::{decode, encode};
 use super::save::write_atomically;
 use super::source::{MEMORY, data_bytes, open_sized};
@@ -64,6 +65,9 @@ pub fn read_raw(path: impl AsRef<Path>, format: &RawFormat) -> Result<HostArray>
     let path = path.as_ref();
     let (mut file, size) = open_sized(path)?;
     let bytes = format.data_bytes(size, path)?;
+    // The file's bytes and the array decoded from them are held together.
+    let what = format!("reading the RAW data of shape {:?} of {} whole", format.shape, format.dtype.name());
+    check_host_memory(path, &what, (bytes as u64).saturating_mul(2))?;
     let mut data = vec![0u8; bytes];
     file.read_exact(&mut data).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     format.array(&data, path)

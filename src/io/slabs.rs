@@ -5,6 +5,7 @@
 
 use super::geometry::Geometry;
 use super::host_array::{Dtype, HostArray, each_variant};
+use super::host_budget::check_host_memory;
 use super::npy;
 use super::raw::{Endian, RawFormat};
 use super::rescale::rescale;
@@ -46,20 +47,37 @@ pub struct SlabFile {
     geometry: Option<Geometry>,
     /// A TIFF's pages or strips, decoded per slab (its samples may be compressed).
     tiff: Option<TiffSlabs>,
+    /// The array's shape; for a Fortran-order NPY, `format.shape` is the file's own (row-major) layout, this
+    /// shape reversed.
+    shape: Vec<usize>,
+    /// Whether the elements are in Fortran (column-major) order: axis `k` of the array is axis `n − 1 − k` of
+    /// the file's layout.
+    fortran: bool,
 }
 
 impl SlabFile {
-    /// Opens an NPY file (C order; any element type NPY files hold here) to be read in slabs.
+    /// Opens an NPY file (C or Fortran order; any element type NPY files hold here) to be read in slabs. A
+    /// Fortran-order file is the row-major file of the reversed shape: a slab of axis `k` is read as a slab of
+    /// that file's axis `n − 1 − k` and its axes reversed (slabs of the first axis are then many short pieces
+    /// of the file: fine for tiles, slower than the same slab of a C-order file).
+    ///
+    /// ```
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fortran_i16_5x7.npy");
+    /// let file = cliper::SlabFile::open(path)?;
+    /// let whole = cliper::read_npy(path)?;
+    /// assert_eq!(file.shape(), &[5, 7]);
+    /// assert_eq!(file.read(0, 1..3)?, whole.slab(0, 1..3).unwrap());
+    /// assert_eq!(file.read(1, 2..7)?, whole.slab(1, 2..7).unwrap());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<SlabFile> {
         let path = path.as_ref();
         let (dtype, shape, endian, offset, fortran) = npy::layout(path)?;
-        if fortran {
-            return Err(Error::Format {
-                path: path.to_path_buf(),
-                reason: "Fortran-order NPY files cannot be read in slabs; save it in C order (numpy's default)".into(),
-            });
-        }
-        SlabFile::open_at(path, RawFormat { shape, dtype, endian }, offset)
+        let stored: Vec<usize> = if fortran { shape.iter().rev().copied().collect() } else { shape.clone() };
+        let mut file = SlabFile::open_at(path, RawFormat { shape: stored, dtype, endian }, offset)?;
+        file.shape = shape;
+        file.fortran = fortran;
+        Ok(file)
     }
 
     /// Opens a RAW file of `format` (its size must match) to be read in slabs.
@@ -114,11 +132,13 @@ impl SlabFile {
         Ok(Some(SlabFile {
             path: path.to_path_buf(),
             file,
+            shape: format.shape.clone(),
             format,
             offset: 0,
             scale: None,
             geometry: None,
             tiff: Some(tiff),
+            fortran: false,
         }))
     }
 
@@ -132,12 +152,22 @@ impl SlabFile {
         let size = file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?.len();
         let what = format!("shape {:?} of {}", format.shape, format.dtype.name());
         data_bytes(&format.shape, format.dtype.size(), size.saturating_sub(offset), path, &what)?;
-        Ok(SlabFile { path: path.to_path_buf(), file, format, offset, scale: None, geometry: None, tiff: None })
+        Ok(SlabFile {
+            path: path.to_path_buf(),
+            file,
+            shape: format.shape.clone(),
+            format,
+            offset,
+            scale: None,
+            geometry: None,
+            tiff: None,
+            fortran: false,
+        })
     }
 
     /// The whole array's shape.
     pub fn shape(&self) -> &[usize] {
-        &self.format.shape
+        &self.shape
     }
 
     /// The element type in the file.
@@ -164,7 +194,30 @@ impl SlabFile {
                 }),
             };
         }
-        let array = self.read_stored(axis, rows)?;
+        // The slab, and a second copy where it is decoded, reordered or rescaled.
+        let slab_bytes = slab_geometry(&self.shape, axis, &rows, &self.path)
+            .map(|(outer, inner, _)| (outer * rows.len() * inner * self.format.dtype.size()) as u64)?;
+        let native = (self.format.endian == Endian::Little) == cfg!(target_endian = "little");
+        let copies = if self.fortran || self.scale.is_some() || !native { 2 } else { 1 };
+        let what = format!(
+            "a slab of {} indices of axis {axis} of {:?} ({})",
+            rows.len(),
+            self.shape,
+            self.format.dtype.name()
+        );
+        check_host_memory(&self.path, &what, slab_bytes.saturating_mul(copies))?;
+        let array = if self.fortran {
+            // The array's axis is the stored layout's axis counted from the end; the slab comes back with its axes
+            // reversed, row-major again.
+            let stored_axis = self.shape.len().checked_sub(axis + 1).ok_or_else(|| Error::Format {
+                path: self.path.clone(),
+                reason: format!("has shape {:?}, which has no axis {axis}", self.shape),
+            })?;
+            let reversed: Vec<usize> = (0..self.shape.len()).rev().collect();
+            self.read_stored(stored_axis, rows)?.permuted(&reversed)
+        } else {
+            self.read_stored(axis, rows)?
+        };
         Ok(match self.scale {
             Some((slope, inter)) => rescale(array, slope, inter),
             None => array,

@@ -86,6 +86,7 @@ impl Volume {
                 Ok(())
             }
         };
+        crate::io::check_host_memory(&self.data_file, "the data and its array", needed.saturating_mul(2))?;
         let inflated;
         let data = match self.encoding {
             Encoding::Raw => {
