@@ -398,7 +398,12 @@ impl Chain {
             arrays.insert(name.clone(), AnyData::upload(app, host, kind_for(host, double), &spec.path)?);
             origins.insert(
                 name.clone(),
-                Origin { colour: image.colour, dtype: Some(host.dtype()), geometry: image.geometry },
+                Origin {
+                    colour: image.colour,
+                    dtype: Some(host.dtype()),
+                    geometry: image.geometry,
+                    scaling: image.scaling,
+                },
             );
         }
         let mut pipeline = Pipeline::new(app);
@@ -423,6 +428,7 @@ impl Chain {
                 colour: in_colour && op.keeps_colour(&shape, output.shape()),
                 dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),
                 geometry: first.geometry.and_then(|g| op.geometry(&g, &shape, output.shape(), in_colour)),
+                scaling: first.scaling.filter(|_| image_data && from.iter().all(|o| o.scaling == first.scaling)),
             };
             origins.insert(step.output.clone(), origin);
             pipeline.push(process);

@@ -45,6 +45,7 @@ pub use npy::{decode_npy, read_npy, write_npy};
 pub use nrrd::{decode_nrrd, read_nrrd};
 pub use png::{decode_png, read_png, write_png};
 pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};
+pub use rescale::Scaling;
 pub(crate) use save::sweep_once;
 pub use save::{abandon_saves, remove_stale_temporaries};
 pub use slabs::{SlabFile, SlabWriter};
