@@ -54,7 +54,7 @@ fn main() -> cliper::Result<()> {
 
     // A CT-like series and an MR-like NIfTI volume of the 3-D phantom, with the geometry scanners write.
     let (stored, geometry) = ct_phantom()?;
-    let ct = Image { array: HostArray::U16(stored), colour: false, geometry: Some(geometry) };
+    let ct = Image { array: HostArray::U16(stored), colour: false, geometry: Some(geometry), scaling: None };
     let options = DicomSeriesOptions {
         modality: "CT".into(),
         series_description: "cliper phantom, axial".into(),

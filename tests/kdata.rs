@@ -150,7 +150,10 @@ fn kdata_round_trips_through_bart_cfl_with_maps_and_mask() {
         assert_same_kdata(&KData::<Complex32>::load(app(), base.with_extension("hdr")).unwrap(), &k, "CFL");
     }
     // BART's dimensions: [READ, PHS1, PHS2, COIL, …, TIME (10), TIME2 (11)].
-    let hdr = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    // The first two lines are BART's; cliper's `# Cliper-Data` section (the data's size and CRC-32) follows.
+    let hdr = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).unwrap().lines().take(2).collect::<Vec<_>>().join("\n") + "\n"
+    };
     assert_eq!(hdr("k0.hdr"), "# Dimensions\n17 9 1 8\n");
     assert_eq!(hdr("k1.hdr"), "# Dimensions\n7 5 1 4 1 1 1 1 1 1 3\n");
     assert_eq!(hdr("k1_mask.hdr"), "# Dimensions\n7 5 1 1 1 1 1 1 1 1 3\n");
@@ -190,4 +193,46 @@ fn kdata_files_with_problems_give_errors_naming_them() {
 
     let msg = k.save(dir.join("k.npy")).unwrap_err().to_string();
     assert!(msg.contains(".npy"), "{msg}");
+}
+
+/// Two arrays of 24 complex64 elements each, shaped 4 × 6 and 6 × 4: pairs of one carry bytes the other's
+/// header also accepts by size.
+fn same_size_pairs(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, HostArray, HostArray) {
+    let values = |k: f32| (0..24).map(|i| Complex32::new(i as f32 + k, -(i as f32))).collect::<Vec<_>>();
+    let a = HostArray::C32(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[4, 6]), values(0.0)).unwrap());
+    let b = HostArray::C32(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[6, 4]), values(100.0)).unwrap());
+    let (old, new) = (dir.join("scan"), dir.join("next"));
+    cliper::write_cfl(&old, &a).unwrap();
+    cliper::write_cfl(&new, &b).unwrap();
+    (old, new, a, b)
+}
+
+#[test]
+fn a_torn_cfl_pair_is_refused_naming_both_files() {
+    let dir = scratch("torn");
+    // A kill between the two renames of a save over `scan`: one file is the new save's, the other the old one's.
+    for (replaced, kept) in [("cfl", "hdr"), ("hdr", "cfl")] {
+        let (old, new, a, _) = same_size_pairs(&dir);
+        assert_eq!(cliper::read_cfl(&old).unwrap(), a, "a whole pair reads back");
+        std::fs::copy(new.with_extension(replaced), old.with_extension(replaced)).unwrap();
+        let err = cliper::read_cfl(&old).map(|x| x.shape().to_vec()).unwrap_err().to_string();
+        assert!(
+            err.contains("scan.cfl") && err.contains("scan.hdr") && err.contains("torn") && !err.contains('\n'),
+            "new .{replaced} beside the old .{kept}: {err}"
+        );
+        // In memory too.
+        let header = std::fs::read_to_string(old.with_extension("hdr")).unwrap();
+        let data = std::fs::read(old.with_extension("cfl")).unwrap();
+        assert!(cliper::decode_cfl(&header, &data).is_err(), "decode_cfl of new .{replaced}, old .{kept}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn pairs_without_the_integrity_line_load_as_bart_wrote_them() {
+    // BART writes `# Dimensions`, `# Command`, `# Files` and `# Creator` sections; no data checksum.
+    let base = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bart/phantom8");
+    let header = std::fs::read_to_string(format!("{base}.hdr")).unwrap();
+    assert!(!header.contains("Cliper-Data"), "{header}");
+    assert_eq!(cliper::read_cfl(base).unwrap().shape(), &[96, 96, 1, 8]);
 }

@@ -194,6 +194,7 @@ fn oblique() -> Geometry {
         direction: [[0.0, 0.0, -1.0], [-s, c, 0.0], [c, s, 0.0]], // slices run inferior: left-handed, qfac −1
         units: SpaceUnit::Millimetre,
         time_step: None,
+        nifti_codes: None,
     }
 }
 
@@ -241,6 +242,7 @@ fn every_type_round_trips_with_its_geometry_and_nibabel_reads_it() {
                 })),
                 colour: false,
                 geometry: Some(time),
+                scaling: None,
             },
         ),
         (
@@ -249,6 +251,7 @@ fn every_type_round_trips_with_its_geometry_and_nibabel_reads_it() {
                 array: HostArray::F32(ArrayD::from_shape_fn(IxDyn(&[5, 7]), |i| (i[0] * 7 + i[1]) as f32 / 4.0)),
                 colour: false,
                 geometry: Some(oblique()),
+                scaling: None,
             },
         ),
         (
@@ -257,6 +260,7 @@ fn every_type_round_trips_with_its_geometry_and_nibabel_reads_it() {
                 array: HostArray::U16(ArrayD::from_shape_fn(IxDyn(&[9]), |i| i[0] as u16)),
                 colour: false,
                 geometry: Some(oblique()),
+                scaling: None,
             },
         ),
         (
@@ -267,6 +271,7 @@ fn every_type_round_trips_with_its_geometry_and_nibabel_reads_it() {
                 })),
                 colour: false,
                 geometry: Some(oblique()),
+                scaling: None,
             },
         ),
         (
@@ -277,6 +282,7 @@ fn every_type_round_trips_with_its_geometry_and_nibabel_reads_it() {
                 })),
                 colour: true,
                 geometry: Some(oblique()),
+                scaling: None,
             },
         ),
         (
@@ -285,6 +291,7 @@ fn every_type_round_trips_with_its_geometry_and_nibabel_reads_it() {
                 array: HostArray::U8(ArrayD::from_shape_fn(IxDyn(&[4, 5, 7]), |i| (i[0] * 60 + i[1] * 7 + i[2]) as u8)),
                 colour: true,
                 geometry: Some(oblique()),
+                scaling: None,
             },
         ),
     ];

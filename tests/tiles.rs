@@ -116,7 +116,7 @@ fn colour_image_cut_along_rows() {
     let mut rng = common::Rng::new(5);
     let pixels: Vec<u8> = (0..3 * 120 * 90).map(|_| rng.below(256) as u8).collect();
     let array = HostArray::U8(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[3, 120, 90]), pixels).unwrap());
-    cliper::write_image(&input, &cliper::Image { array, colour: true, geometry: None }).unwrap();
+    cliper::write_image(&input, &cliper::Image { array, colour: true, geometry: None, scaling: None }).unwrap();
     let steps = "[[step]]\nop = 'convolve'\nkernel = 'gaussian:1'\nin = 'x'\nout = 'g'";
     let (whole, tiled) = (dir.join("whole.npy"), dir.join("tiled.npy"));
     let source = TileInput::open(&cliper::chain::FileSpec::parse(&input.to_string_lossy())).unwrap();

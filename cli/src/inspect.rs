@@ -468,7 +468,12 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
         let image = spec.read()?;
         let shape = image.array.shape().to_vec();
         cliper::chain::create_parent(out)?;
-        let origin = Origin { colour: image.colour, dtype: Some(image.array.dtype()), geometry: image.geometry };
+        let origin = Origin {
+            colour: image.colour,
+            dtype: Some(image.array.dtype()),
+            geometry: image.geometry,
+            scaling: image.scaling,
+        };
         Ok((shape, save_converted(out, image.array, origin, options)?))
     };
     let spec = FileSpec::parse(input);

@@ -489,3 +489,91 @@ fn ecalib_refusals_name_the_shape_and_leave_no_output() {
     assert!(!out.exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The NIfTI-1 header fields a writer chooses, read straight from the bytes of an uncompressed `.nii`.
+#[derive(Debug, PartialEq)]
+struct NiftiFields {
+    datatype: i16,
+    bitpix: i16,
+    slope: f32,
+    inter: f32,
+    qform_code: i16,
+    sform_code: i16,
+}
+
+fn nifti_fields(path: &Path) -> (NiftiFields, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap();
+    let i16_at = |at: usize| i16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    let f32_at = |at: usize| f32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let fields = NiftiFields {
+        datatype: i16_at(70),
+        bitpix: i16_at(72),
+        slope: f32_at(112),
+        inter: f32_at(116),
+        qform_code: i16_at(252),
+        sform_code: i16_at(254),
+    };
+    let data = bytes[f32_at(108) as usize..].to_vec();
+    (fields, data)
+}
+
+#[test]
+fn convert_and_transpose_keep_scaled_integers_and_the_transform_codes() {
+    let dir = scratch("scaled");
+    // nibabel's int16 with scl_slope 0.5, scl_inter −3 (sform code 2, qform code 0), make_nifti.py.
+    let input = fixture("nifti/i16_scaled.nii");
+    let (fields, stored) = nifti_fields(&input);
+    assert_eq!((fields.datatype, fields.slope, fields.inter), (4, 0.5, -3.0));
+    let out = dir.join("same.nii");
+    ok(&["convert", s(&input), s(&out)]);
+    let (written, data) = nifti_fields(&out);
+    let want = NiftiFields { datatype: 4, bitpix: 16, slope: 0.5, inter: -3.0, qform_code: 0, sform_code: 2 };
+    assert_eq!(written, want, "int16 and the scaling as dcm2niix keeps them, not float64");
+    assert_eq!(data, stored, "the very integers the file stored");
+    assert_eq!(read_image(&out).unwrap(), read_image(&input).unwrap(), "the same scaled values and affine");
+    // Reoriented (the last two axes swapped): the same integers, moved.
+    let swapped = dir.join("swapped.nii");
+    ok(&["transpose", s(&input), s(&swapped)]);
+    let (written, _) = nifti_fields(&swapped);
+    assert_eq!(written, want);
+    let (image, t) = (read_image(&input).unwrap(), read_image(&swapped).unwrap());
+    let (HostArray::F64(a), HostArray::F64(b)) = (&image.array, &t.array) else { panic!("{:?}", t.array.dtype()) };
+    assert_eq!(b, &a.view().permuted_axes(vec![0, 2, 1]), "transposed values, exactly");
+    // Values that are no longer stored integers under the scaling are written as they are.
+    let halved = dir.join("halved.nii");
+    ok(&["expression", s(&input), s(&halved), "--expr", "a / 3"]);
+    assert_eq!(nifti_fields(&halved).0.datatype, 64, "float64: a / 3 is not k · 0.5 − 3");
+    // --type decides when given.
+    let typed = dir.join("typed.nii");
+    ok(&["convert", s(&input), s(&typed), "--type", "f32"]);
+    assert_eq!((nifti_fields(&typed).0.datatype, nifti_fields(&typed).0.slope), (16, 1.0));
+    // qform code 1 and sform code 2 (nibabel's), kept.
+    let codes = dir.join("codes.nii");
+    ok(&["convert", s(&fixture("nifti/sform_not_qform.nii")), s(&codes)]);
+    let (written, _) = nifti_fields(&codes);
+    assert_eq!((written.qform_code, written.sform_code), (1, 2));
+    assert_eq!(geometry_of(&codes).affine(), geometry_of(&fixture("nifti/sform_not_qform.nii")).affine());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_reduction_over_time_keeps_the_volumes_geometry() {
+    let dir = scratch("reduce-time");
+    // nibabel's 4-D float32 (7, 5, 3, 4)… here (4, 3, 2, 5): cliper's [5, 2, 3, 4], time on axis 0.
+    let input = fixture("nifti/4d_msec.nii");
+    let scan = geometry_of(&input);
+    let summed = dir.join("sum.nii");
+    ok(&["norm", s(&input), "-p", "1", "--axis", "0", "-o", s(&summed)]);
+    let image = read_image(&summed).unwrap();
+    assert_eq!(image.array.shape(), &[2, 3, 4]);
+    let g = image.geometry.expect("the 3-D affine is carried");
+    assert_eq!(g.affine(), scan.affine(), "the volume's voxels lie where the series' did");
+    assert_eq!(g.time_step, None, "no time axis is left");
+    assert_eq!(nifti_fields(&summed).0.sform_code, 2, "and its sform code");
+    // A reduction along a spatial axis leaves no volume to place.
+    let rows = dir.join("rows.nii");
+    ok(&["norm", s(&input), "--axis", "-1", "-o", s(&rows)]);
+    let (fields, _) = nifti_fields(&rows);
+    assert_eq!((fields.qform_code, fields.sform_code), (0, 0));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -2,8 +2,8 @@
 //! and back.
 
 use crate::{
-    ClApp, Dtype, Element, Error, Geometry, HostArray, Image, Result, Scale, XData, read_image, read_mat_variable,
-    write_image, write_mat_variable,
+    ClApp, Dtype, Element, Error, Geometry, HostArray, Image, Result, Scale, Scaling, XData, read_image,
+    read_mat_variable, write_image, write_mat_variable,
 };
 use num_complex::{Complex32, Complex64};
 use serde::Deserialize;
@@ -253,10 +253,11 @@ impl AnyData {
 }
 
 /// What a result inherits from the file its data came from: whether it is a colour image (channels on axis −3)
-/// and the file's element type, when the result is still of that kind of data (not a norm or a dot product).
+/// and the file's element type and scaling, when the result is still of that kind of data (not a norm or a dot
+/// product), and its geometry.
 ///
 /// ```
-/// let origin = cliper::chain::Origin { colour: true, dtype: Some(cliper::Dtype::U8), geometry: None }; // an RGB PNG, filtered
+/// let origin = cliper::chain::Origin { colour: true, dtype: Some(cliper::Dtype::U8), ..Default::default() }; // an RGB PNG, filtered
 /// assert_eq!(cliper::chain::Origin::default().dtype, None);
 /// # let _ = origin;
 /// ```
@@ -268,6 +269,9 @@ pub struct Origin {
     pub dtype: Option<Dtype>,
     /// Where the result's voxels lie, when the input file said and the operations kept track (docs/formats.md).
     pub geometry: Option<Geometry>,
+    /// The input file's rescale of its stored integers: a NIfTI output stores the integers again with it while
+    /// the values are still theirs ([`Scaling::unscale`]; convert, transpose, pad), else holds the values.
+    pub scaling: Option<Scaling>,
 }
 
 /// Writes `host` to `path` by extension, the one rule for every command:
@@ -279,7 +283,9 @@ pub struct Origin {
 ///   its input's integer type (a blurred 8-bit PNG saved as 8 bits) and `raw` — exact — otherwise, so a float
 ///   result that is not whole (a reconstruction in [0, 1], a filtered float array) is refused, never rounded
 ///   silently; values outside the type's range are refused unless clipped;
-/// - a grey stack cannot go to a PNG; a colour result goes as one colour image ([`write_image`]).
+/// - a grey stack cannot go to a PNG; a colour result goes as one colour image ([`write_image`]);
+/// - without `--type`, `--scale` or `--clip`, a NIfTI output of values that are still the input's stored integers
+///   under its scaling ([`Origin::scaling`]) stores those integers and that scaling, as the input did.
 ///
 /// Errors name the path and say which option to choose. Gives the type written.
 ///
@@ -308,6 +314,8 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
     let dtype = options.dtype.or(inherited).unwrap_or(if png && !png_type(own) { Dtype::U16 } else { own });
     let back_to_integers = options.dtype.is_none() && inherited.is_some();
     let scale = options.scale.unwrap_or(if back_to_integers { Scale::Round } else { Scale::Raw });
+    // The values as they are, in their own type: only then may the file store them as the input's integers.
+    let scaling = origin.scaling.filter(|_| options.dtype.is_none() && scale == Scale::Raw && !options.clip);
     let array = if dtype == own && scale == Scale::Raw && !options.clip {
         host
     } else {
@@ -322,7 +330,7 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
     // `out.mat:NAME` names the variable.
     match FileSpec::parse(&path.to_string_lossy()) {
         FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &array)?,
-        _ => write_image(path, &Image { array, colour: origin.colour, geometry: origin.geometry })?,
+        _ => write_image(path, &Image { array, colour: origin.colour, geometry: origin.geometry, scaling })?,
     }
     Ok(dtype)
 }
@@ -381,7 +389,9 @@ impl FileSpec {
     /// The file's array in its own type, and whether it is a colour image.
     pub fn read(&self) -> Result<Image> {
         match &self.variable {
-            Some(name) => Ok(Image { array: read_mat_variable(&self.path, name)?, colour: false, geometry: None }),
+            Some(name) => {
+                Ok(Image { array: read_mat_variable(&self.path, name)?, colour: false, geometry: None, scaling: None })
+            }
             None => read_image(&self.path),
         }
     }

@@ -809,7 +809,9 @@ impl Op {
     /// `input` and the result's shape `output` (docs/formats.md, "Geometry"): operations that keep the voxel
     /// grid keep it; `transpose` and `permute` reorder the spatial axes (a permutation that moves a spatial axis
     /// onto a non-spatial one loses it); `pad` moves the origin back by the widths before; a `valid` or `full`
-    /// convolution moves it by the filter's centre; reductions, matrix products and powers have none.
+    /// convolution moves it by the filter's centre; a norm or dot product along an axis that is not spatial (the
+    /// time axis of a 4-D series, which takes the time step with it) keeps it; other reductions, matrix products
+    /// and powers have none.
     ///
     /// ```
     /// use cliper::Geometry;
@@ -821,6 +823,11 @@ impl Op {
     /// let t = Op::Transpose { conj: false }.geometry(&scan, &[10, 64, 32], &[10, 32, 64], false).unwrap();
     /// assert_eq!(t.direction[2], [0.0, 1.0, 0.0]); // columns now run along y
     /// assert!(Op::Power { n: 2, gemm_precision: Default::default() }.geometry(&scan, &[64, 64], &[64, 64], false).is_none());
+    /// let series = Geometry { time_step: Some(2.0), ..scan };
+    /// let mean = Op::Norm { p: "1".parse()?, axis: Some(0) }.geometry(&series, &[20, 10, 64, 64], &[10, 64, 64], false);
+    /// assert_eq!(mean, Some(scan)); // summed over time: the volume's geometry, no time step
+    /// assert!(Op::Norm { p: "1".parse()?, axis: Some(-1) }.geometry(&series, &[20, 10, 64, 64], &[20, 10, 64], false).is_none());
+    /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn geometry(&self, geometry: &Geometry, input: &[usize], output: &[usize], colour: bool) -> Option<Geometry> {
         let spatial = Geometry::spatial_axes(input.len(), colour);
@@ -844,6 +851,17 @@ impl Op {
             | Op::DistanceTransform { .. }
             | Op::Label { .. }
             | Op::FillHoles { .. } => Some(*geometry),
+            Op::Norm { axis: Some(axis), .. } | Op::Dot { axis: Some(axis), .. } => {
+                // Along an axis that is not spatial (time, a batch) the volumes stay where they were; along a
+                // spatial one no volume is left to place.
+                let rank = isize::try_from(input.len()).ok()?;
+                let axis = usize::try_from(if *axis < 0 { axis + rank } else { *axis }).ok()?;
+                if axis >= input.len() || spatial.contains(&axis) {
+                    return None;
+                }
+                let time_axis = spatial.first().and_then(|s| s.checked_sub(1)).filter(|_| spatial.len() == 3);
+                Some(Geometry { time_step: geometry.time_step.filter(|_| Some(axis) != time_axis), ..*geometry })
+            }
             Op::Norm { .. } | Op::Dot { .. } | Op::Matmul { .. } | Op::Power { .. } => None,
             Op::Zoom { .. }
             | Op::Shift { .. }

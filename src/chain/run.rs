@@ -404,7 +404,7 @@ impl Chain {
             .zip(inputs)
             .map(|((name, _), (_, image))| {
                 let dtype = Some(self.dtype_in_precision(image.array.dtype()));
-                (name.clone(), Origin { colour: image.colour, dtype, geometry: image.geometry })
+                (name.clone(), Origin { colour: image.colour, dtype, geometry: image.geometry, scaling: image.scaling })
             })
             .collect()
     }
@@ -460,6 +460,7 @@ fn result_origin(op: &Op, from: &[Origin], shape: &[usize], output: &[usize]) ->
         colour: in_colour && op.keeps_colour(shape, output),
         dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),
         geometry: first.geometry.and_then(|g| op.geometry(&g, shape, output, in_colour)),
+        scaling: first.scaling.filter(|_| image_data && from.iter().all(|o| o.scaling == first.scaling)),
     }
 }
 

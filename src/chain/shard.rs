@@ -5,7 +5,8 @@
 use super::pipeline_file::Chain;
 use super::run::{BatchInput, output_path};
 use crate::error::{Error, Result};
-use std::path::PathBuf;
+use crate::io::{is_whole_pair, sweep_once};
+use std::path::{Path, PathBuf};
 
 /// Job `index` of `count` (0 ≤ index < count): it takes the inputs at positions index, index + count, … of the
 /// sorted input list, so the shards of one list are disjoint and together are the whole list.
@@ -96,7 +97,10 @@ impl Shard {
 
 impl Chain {
     /// The files of `batch` that still need running: those for which some output of the chain does not exist
-    /// yet (saves are atomic, so an output that exists is complete); the others come back as skipped.
+    /// yet (saves are atomic, so an output that exists is complete — except a CFL pair, two files renamed one
+    /// after the other, which counts only when whole: both files there and the data its header was written
+    /// with); the others come back as skipped. The output folders' temporary files that killed runs left
+    /// behind are removed on the way ([`crate::remove_stale_temporaries`]), though nothing may be written there.
     ///
     /// ```
     /// use cliper::chain::{BatchInput, Chain};
@@ -118,10 +122,18 @@ impl Chain {
         for file in batch.files {
             let mut done = !self.outputs.is_empty();
             for (_, template, _) in &self.outputs {
-                done &= output_path(template, Some(&file), true)?.exists();
+                let output = output_path(template, Some(&file), true)?;
+                sweep_once(output.parent().unwrap_or(Path::new("")));
+                done &= is_complete(&output);
             }
             if done { skipped.push(file) } else { todo.push(file) }
         }
         Ok((BatchInput { input: batch.input, files: todo }, skipped))
     }
+}
+
+/// Whether an output file is there in full: a CFL pair whole, any other file present (saved atomically).
+fn is_complete(output: &Path) -> bool {
+    let cfl = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("cfl") || e.eq_ignore_ascii_case("hdr"));
+    if cfl { is_whole_pair(output) } else { output.exists() }
 }

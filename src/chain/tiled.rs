@@ -187,13 +187,13 @@ impl TileInput {
     fn image(&self, axis: usize, rows: Range<usize>) -> Result<Image> {
         match self {
             TileInput::File(f) => {
-                Ok(Image { array: f.read(axis, rows)?, colour: false, geometry: f.geometry().copied() })
+                Ok(Image { array: f.read(axis, rows)?, colour: false, geometry: f.geometry().copied(), scaling: None })
             }
             TileInput::Image(i) => {
                 let array = i.array.slab(axis, rows.clone()).ok_or_else(|| {
                     Error::invalid("tiles", format!("rows {rows:?} of axis {axis} are outside {:?}", i.array.shape()))
                 })?;
-                Ok(Image { array, colour: i.colour, geometry: i.geometry })
+                Ok(Image { array, colour: i.colour, geometry: i.geometry, scaling: i.scaling })
             }
         }
     }

@@ -7,7 +7,7 @@ use super::host_array::{Dtype, HostArray, each_variant, show_number};
 use super::image::Image;
 use super::mat::{read_mat, write_mat};
 use super::metaimage::read_metaimage;
-use super::nifti::{read_nifti, write_nifti};
+use super::nifti::{read_nifti, write_nifti, write_nifti_image};
 use super::npy::{read_npy, write_npy};
 use super::nrrd::read_nrrd;
 use super::png::{read_png, write_png};
@@ -112,7 +112,9 @@ pub fn read_file(path: impl AsRef<Path>) -> Result<HostArray> {
 pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
     let path = path.as_ref();
     match extension_to_read(path)?.as_str() {
-        "tif" | "tiff" => read_tiff_image(path).map(|(array, colour)| Image { array, colour, geometry: None }),
+        "tif" | "tiff" => {
+            read_tiff_image(path).map(|(array, colour)| Image { array, colour, geometry: None, scaling: None })
+        }
         "nii" | "nii.gz" => read_nifti(path),
         "nrrd" | "nhdr" => read_nrrd(path),
         "mha" | "mhd" => read_metaimage(path),
@@ -121,7 +123,7 @@ pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
             let array = read_file(path)?;
             // A PNG holds one image: a third axis can only be its channels.
             let colour = ext == "png" && array.shape().len() == 3;
-            Ok(Image { array, colour, geometry: None })
+            Ok(Image { array, colour, geometry: None, scaling: None })
         }
     }
 }
@@ -134,9 +136,9 @@ pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
 /// use cliper::{HostArray, Image, write_image};
 /// let path = std::env::temp_dir().join(format!("cliper-doc-image-{}.png", std::process::id()));
 /// let stack = HostArray::U8(ndarray::Array3::zeros((3, 4, 5)).into_dyn());
-/// let err = write_image(&path, &Image { array: stack.clone(), colour: false, geometry: None }).unwrap_err().to_string();
+/// let err = write_image(&path, &Image { array: stack.clone(), colour: false, geometry: None, scaling: None }).unwrap_err().to_string();
 /// assert!(err.contains("[3, 4, 5]"), "{err}");
-/// write_image(&path, &Image { array: stack, colour: true, geometry: None })?; // an RGB image
+/// write_image(&path, &Image { array: stack, colour: true, geometry: None, scaling: None })?; // an RGB image
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), cliper::Error>(())
 /// ```
@@ -148,7 +150,7 @@ pub fn write_image(path: impl AsRef<Path>, image: &Image) -> Result<()> {
         return write_tiff_with(path, &image.array, TiffOptions { colour: image.colour, ..TiffOptions::default() });
     }
     if ext == "nii" || ext == "nii.gz" {
-        return write_nifti(path, &image.array, image.colour, image.geometry.as_ref());
+        return write_nifti_image(path, image);
     }
     if ext == "png" && !image.colour && shape.len() != 2 {
         return Err(Error::Format {

@@ -83,6 +83,10 @@ pub struct Geometry {
     pub units: SpaceUnit,
     /// Time between volumes along the axis before the spatial ones (NIfTI's `pixdim[4]`, seconds), when known.
     pub time_step: Option<f64>,
+    /// NIfTI's qform_code and sform_code — which space the affine maps into (1 scanner, 2 aligned, 3 Talairach,
+    /// 4 MNI, 5 template) — when a NIfTI file gave others than 1 and 1: a NIfTI written with this geometry
+    /// takes them back. `None` writes 1 and 1 (scanner), as dcm2niix does.
+    pub nifti_codes: Option<[i16; 2]>,
 }
 
 impl Default for Geometry {
@@ -109,6 +113,7 @@ impl Geometry {
             direction: [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]],
             units: SpaceUnit::Millimetre,
             time_step: None,
+            nifti_codes: None,
         }
     }
 

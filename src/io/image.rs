@@ -4,6 +4,7 @@
 
 use super::geometry::Geometry;
 use super::host_array::HostArray;
+use super::rescale::Scaling;
 
 /// An array read from a file, whether the file called it a colour image (its channel axis is the one before
 /// the last two: `[C, H, W]`, `[pages, C, H, W]`), and where its voxels lie.
@@ -22,4 +23,8 @@ pub struct Image {
     pub colour: bool,
     /// Where the voxels lie in the world, for files that say (DICOM, NIfTI); `None` for plain arrays.
     pub geometry: Option<Geometry>,
+    /// The rescale the file applied to its stored integers (NIfTI's scl_slope/scl_inter, DICOM's
+    /// RescaleSlope/Intercept), when it had one; a NIfTI written from the image stores the integers again while
+    /// the values are still theirs ([`Scaling::unscale`]). `None` for files without one.
+    pub scaling: Option<Scaling>,
 }

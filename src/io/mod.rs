@@ -30,6 +30,7 @@ mod tiff;
 mod volume_header;
 mod xdata;
 
+pub(crate) use cfl::is_whole_pair;
 pub use cfl::{decode_cfl, read_cfl, write_cfl};
 pub use dicom::{
     Dicom, DicomInfo, DicomSeriesOptions, decode_dicom, read_dicom, read_dicom_series, write_dicom_series,
@@ -48,7 +49,9 @@ pub use npy::{decode_npy, read_npy, write_npy};
 pub use nrrd::{decode_nrrd, read_nrrd};
 pub use png::{decode_png, read_png, write_png};
 pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};
-pub use save::abandon_saves;
+pub use rescale::Scaling;
+pub(crate) use save::sweep_once;
+pub use save::{abandon_saves, remove_stale_temporaries};
 pub use slabs::{SlabFile, SlabWriter};
 pub use source::is_dicom_file;
 pub use tiff::{TiffCompression, TiffOptions, decode_tiff, read_tiff, write_tiff, write_tiff_with};

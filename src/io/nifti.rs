@@ -11,7 +11,7 @@ use super::host_array::{Dtype, HostArray, each_variant};
 use super::image::Image;
 use super::inflate::{Inflater, Wrapper};
 use super::raw::{Endian, RawFormat, decode_raw};
-use super::rescale::rescale;
+use super::rescale::{Scaling, rescale};
 use super::sample::encode;
 use super::save::write_atomically;
 use super::source::MEMORY;
@@ -71,7 +71,8 @@ pub fn decode_nifti(bytes: &[u8]) -> Result<Image> {
 /// Writes `array` as NIfTI-1 (`n+1`, little-endian, data at byte 352; gzipped when the name ends in `.nii.gz`),
 /// atomically. The array `[…, Z, Y, X]` becomes nibabel's `(X, Y, Z, …)`; every [`Dtype`] keeps its type; a
 /// `colour` u8 array `[…, C, Y, X]` with C = 3 or 4 is written as RGB24 or RGBA32. `geometry` becomes both the
-/// sform and the qform (codes 1, scanner, as dcm2niix writes them), pixdim from its spacing and time step and
+/// sform and the qform (with its `nifti_codes`, else codes 1, scanner, as dcm2niix writes them), pixdim from its
+/// spacing and time step and
 /// xyzt_units from its unit (seconds for time); without one, both codes are 0 and pixdim 1 — nibabel then reads
 /// its centred base affine, as for `Nifti1Image(data, None)`. More than 7 axes, or an extent past 32767, is
 /// refused.
@@ -89,9 +90,35 @@ pub fn decode_nifti(bytes: &[u8]) -> Result<Image> {
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub fn write_nifti(path: impl AsRef<Path>, array: &HostArray, colour: bool, geometry: Option<&Geometry>) -> Result<()> {
-    let path = path.as_ref();
-    let bytes =
-        encode_nifti(array, colour, geometry).map_err(|reason| Error::Format { path: path.to_path_buf(), reason })?;
+    write_encoded(path.as_ref(), array, colour, geometry, None)
+}
+
+/// [`write_nifti`] of an image, storing the integers behind its values with its scaling when they are still
+/// its stored integers ([`Scaling::unscale`]) and NIfTI's float32 scl_slope/scl_inter hold that scaling exactly;
+/// otherwise the values as they are.
+pub(crate) fn write_nifti_image(path: &Path, image: &Image) -> Result<()> {
+    let exact_in_f32 = |v: f64| f64::from(v as f32) == v;
+    let stored = image
+        .scaling
+        .filter(|s| !image.colour && exact_in_f32(s.slope) && exact_in_f32(s.intercept))
+        .and_then(|s| Some((s.unscale(&image.array)?, s)));
+    match stored {
+        Some((integers, scaling)) => write_encoded(path, &integers, false, image.geometry.as_ref(), Some(&scaling)),
+        None => write_encoded(path, &image.array, image.colour, image.geometry.as_ref(), None),
+    }
+}
+
+/// Writes the NIfTI file of `array` (stored samples when `scaling` is given: its slope and intercept go into
+/// scl_slope/scl_inter).
+fn write_encoded(
+    path: &Path,
+    array: &HostArray,
+    colour: bool,
+    geometry: Option<&Geometry>,
+    scaling: Option<&Scaling>,
+) -> Result<()> {
+    let bytes = encode_nifti(array, colour, geometry, scaling)
+        .map_err(|reason| Error::Format { path: path.to_path_buf(), reason })?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
     write_atomically(path, |out| {
         if name.ends_with(".gz") {
@@ -424,6 +451,10 @@ impl Header {
             Some(s) if self.dims.len() >= 4 && step.is_finite() && step > 0.0 => Some(step * s),
             _ => None,
         };
+        // Codes 1/1 are what a geometry without codes writes; 0/0 (nibabel's base affine, centred on this
+        // file's grid) would not follow the voxels through a pad or a crop, so such a geometry writes 1/1 too.
+        let codes = [self.qform_code, self.sform_code].map(|c| i16::try_from(c).unwrap_or(0));
+        g.nifti_codes = (codes != [1, 1] && codes != [0, 0]).then_some(codes);
         Some(g)
     }
 }
@@ -547,6 +578,7 @@ fn decode_plain(bytes: &[u8], path: &Path) -> Result<Image> {
         Error::Format { reason, .. } => bad(reason),
         other => other,
     };
+    let mut scaling = None;
     let (array, colour) = match h.kind {
         Kind::Plain(dtype) => {
             let array = decode_raw(data, &RawFormat { shape, dtype, endian }).map_err(rewrap)?;
@@ -555,6 +587,7 @@ fn decode_plain(bytes: &[u8], path: &Path) -> Result<Image> {
                 if !inter.is_finite() {
                     return Err(bad(format!("scl_slope is {slope} but scl_inter is {inter}")));
                 }
+                scaling = Scaling::applied(dtype, &[(slope, inter)]);
                 rescale(array, slope, inter)
             } else {
                 array
@@ -574,7 +607,7 @@ fn decode_plain(bytes: &[u8], path: &Path) -> Result<Image> {
             (HostArray::U8(interleaved.permuted_axes(order).as_standard_layout().into_owned()), true)
         }
     };
-    Ok(Image { array, colour, geometry: h.geometry() })
+    Ok(Image { array, colour, geometry: h.geometry(), scaling })
 }
 
 /// Where an uncompressed, single-file, non-colour NIfTI's voxels lie, for reading it a slab at a time: the raw
@@ -625,8 +658,14 @@ pub(crate) struct SlabLayout {
     pub(crate) geometry: Option<Geometry>,
 }
 
-/// The bytes of a NIfTI-1 file holding `array` (see [`write_nifti`]), or why it cannot be written.
-fn encode_nifti(array: &HostArray, colour: bool, geometry: Option<&Geometry>) -> std::result::Result<Vec<u8>, String> {
+/// The bytes of a NIfTI-1 file holding `array` (see [`write_nifti`]) with `scaling`'s slope and intercept (else
+/// 1 and 0), or why it cannot be written.
+fn encode_nifti(
+    array: &HostArray,
+    colour: bool,
+    geometry: Option<&Geometry>,
+    scaling: Option<&Scaling>,
+) -> std::result::Result<Vec<u8>, String> {
     let shape = array.shape().to_vec();
     let rank = shape.len();
     let (kind, spatial) = if colour {
@@ -685,8 +724,9 @@ fn encode_nifti(array: &HostArray, colour: bool, geometry: Option<&Geometry>) ->
             pixdim[4] = step;
             units |= 8;
         }
-        put(252, &1i16.to_le_bytes());
-        put(254, &1i16.to_le_bytes());
+        let [qform_code, sform_code] = g.nifti_codes.unwrap_or([1, 1]);
+        put(252, &qform_code.to_le_bytes());
+        put(254, &sform_code.to_le_bytes());
         for (k, q) in quatern.iter().enumerate() {
             put(256 + 4 * k, &(*q as f32).to_le_bytes());
         }
@@ -703,7 +743,9 @@ fn encode_nifti(array: &HostArray, colour: bool, geometry: Option<&Geometry>) ->
         put(76 + 4 * k, &(*p as f32).to_le_bytes());
     }
     put(108, &((NIFTI1_HEADER + 4) as f32).to_le_bytes());
-    put(112, &1.0f32.to_le_bytes());
+    let (slope, intercept) = scaling.map_or((1.0, 0.0), |s| (s.slope, s.intercept));
+    put(112, &(slope as f32).to_le_bytes());
+    put(116, &(intercept as f32).to_le_bytes());
     put(123, &[units]);
     put(148, b"cliper");
     put(344, b"n+1\0");

@@ -5,6 +5,89 @@ use super::host_array::{Dtype, HostArray, Widen, each_variant};
 use ndarray::ArrayD;
 use num_complex::Complex64;
 
+/// The linear rescale a file stored beside its integer samples, and their type: the values are
+/// `stored · slope + intercept` (NIfTI's scl_slope/scl_inter, DICOM's RescaleSlope/RescaleIntercept). An
+/// [`Image`](crate::Image) read from such a file carries it, so that a result whose values are still stored
+/// integers under it (a converted, transposed or padded scan) is written as those integers and that scaling, as
+/// dcm2niix keeps int16 with scl_slope/scl_inter, rather than as the float64 values.
+///
+/// ```
+/// use cliper::{Dtype, HostArray, Scaling};
+/// let scaling = Scaling { stored: Dtype::I16, slope: 0.5, intercept: -3.0 };
+/// let values = HostArray::F64(ndarray::arr1(&[-3.0, -2.5, 497.0]).into_dyn());
+/// let stored = HostArray::I16(ndarray::arr1(&[0i16, 1, 1000]).into_dyn());
+/// assert_eq!(scaling.unscale(&values), Some(stored));
+/// let smoothed = HostArray::F64(ndarray::arr1(&[-2.75]).into_dyn()); // between two stored values
+/// assert_eq!(scaling.unscale(&smoothed), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scaling {
+    /// The type of the samples as stored.
+    pub stored: Dtype,
+    /// The factor.
+    pub slope: f64,
+    /// The offset.
+    pub intercept: f64,
+}
+
+impl Scaling {
+    /// The scaling of samples of type `stored` rescaled by `per_frame` (the (slope, intercept) pairs a reader
+    /// applied): `Some` for one pair shared by every frame, other than slope 1 and intercept 0, of integers.
+    pub(crate) fn applied(stored: Dtype, per_frame: &[(f64, f64)]) -> Option<Scaling> {
+        match per_frame {
+            [(slope, intercept)] if (*slope, *intercept) != (1.0, 0.0) && exact_integer_range(stored).is_some() => {
+                Some(Scaling { stored, slope: *slope, intercept: *intercept })
+            }
+            _ => None,
+        }
+    }
+
+    /// The stored samples behind `values`: `Some` when every value is exactly `k · slope + intercept` (computed in
+    /// f64, as reading computes it) for an integer `k` that the stored type holds — then writing `k` with this
+    /// scaling gives every reader the same values back — else `None`. Complex values, and a stored type that is
+    /// not an integer type, give `None`.
+    pub fn unscale(&self, values: &HostArray) -> Option<HostArray> {
+        let (lo, hi) = exact_integer_range(self.stored)?;
+        if values.dtype().is_complex() || self.slope == 0.0 || !self.slope.is_finite() || !self.intercept.is_finite() {
+            return None;
+        }
+        let stored_integer = |v: f64| -> Option<f64> {
+            let k = ((v - self.intercept) / self.slope).round();
+            (k >= lo && k <= hi && k * self.slope + self.intercept == v).then_some(k)
+        };
+        let integers: ArrayD<f64> = each_variant!(values, a => {
+            let mut out = Vec::with_capacity(a.len());
+            for v in a.iter() {
+                out.push(stored_integer(v.as_complex64().0.re)?);
+            }
+            ArrayD::from_shape_vec(a.raw_dim(), out).ok()?
+        });
+        // Every value is a whole number within the stored type's range: the casts are exact.
+        Some(match self.stored {
+            Dtype::U8 => HostArray::U8(integers.mapv(|k| k as u8)),
+            Dtype::I8 => HostArray::I8(integers.mapv(|k| k as i8)),
+            Dtype::U16 => HostArray::U16(integers.mapv(|k| k as u16)),
+            Dtype::I16 => HostArray::I16(integers.mapv(|k| k as i16)),
+            Dtype::U32 => HostArray::U32(integers.mapv(|k| k as u32)),
+            Dtype::I32 => HostArray::I32(integers.mapv(|k| k as i32)),
+            _ => return None,
+        })
+    }
+}
+
+/// The least and greatest value of an integer type of at most 32 bits (whose every value f64 holds exactly).
+fn exact_integer_range(dtype: Dtype) -> Option<(f64, f64)> {
+    Some(match dtype {
+        Dtype::U8 => (0.0, f64::from(u8::MAX)),
+        Dtype::I8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
+        Dtype::U16 => (0.0, f64::from(u16::MAX)),
+        Dtype::I16 => (f64::from(i16::MIN), f64::from(i16::MAX)),
+        Dtype::U32 => (0.0, f64::from(u32::MAX)),
+        Dtype::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        _ => return None,
+    })
+}
+
 /// `value · slope + intercept`, in the type that holds the result exactly:
 ///
 /// - slope 1 and intercept 0: the array as it is;

@@ -203,7 +203,7 @@ pub(crate) fn read_volume(path: &Path, parse: Parse) -> Result<Image> {
         }
         None => volume.decode(&bytes)?,
     };
-    Ok(Image { array, colour, geometry })
+    Ok(Image { array, colour, geometry, scaling: None })
 }
 
 /// Reads a header with attached data from `bytes` in memory; a header naming a data file of its own is an error.
@@ -217,7 +217,7 @@ pub(crate) fn decode_volume(bytes: &[u8], parse: Parse) -> Result<Image> {
         });
     }
     let (array, colour, geometry) = volume.decode(bytes)?;
-    Ok(Image { array, colour, geometry })
+    Ok(Image { array, colour, geometry, scaling: None })
 }
 
 /// `text` as `count` numbers, or an error naming `what`.

@@ -199,6 +199,6 @@ impl<T: Element> XData<T> {
                 other => other,
             },
         )?;
-        write_image(path, &Image { array: samples, colour: options.colour, geometry: None })
+        write_image(path, &Image { array: samples, colour: options.colour, geometry: None, scaling: None })
     }
 }

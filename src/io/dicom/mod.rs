@@ -9,7 +9,7 @@ use crate::io::geometry::Geometry;
 use crate::io::host_array::{HostArray, Widen, each_variant};
 use crate::io::image::Image;
 use crate::io::inflate::{Wrapper, inflate_checked};
-use crate::io::rescale::rescale;
+use crate::io::rescale::{Scaling, rescale};
 use crate::io::source::matching_files;
 
 mod j2k;
@@ -986,11 +986,13 @@ fn single(file: File) -> Result<Dicom> {
         }
         _ => None,
     };
+    let stored = decoded.values.dtype();
     let (values, rescale) = apply_rescale(decoded.values, &decoded.rescale);
     let array = if frames == 1 { drop_frame_axis(values) } else { values };
+    let scaling = Scaling::applied(stored, &rescale);
     let mut info = decoded.info;
     info.rescale = rescale;
-    Ok(Dicom { image: Image { array, colour: decoded.colour, geometry }, info })
+    Ok(Dicom { image: Image { array, colour: decoded.colour, geometry, scaling }, info })
 }
 
 fn evenly_spaced(positions: &[V3], normal: V3) -> bool {
@@ -1179,9 +1181,11 @@ fn series(files: Vec<File>, origin: &Path) -> Result<Dicom> {
     info.files = slices.iter().map(|s| s.0.path.clone()).collect();
     let views: Vec<HostArray> = decoded.into_iter().map(|d| d.values).collect();
     let stacked = stack(views, origin)?;
+    let stored = stacked.dtype();
     let (array, rescale) = apply_rescale(stacked, &per_slice);
+    let scaling = Scaling::applied(stored, &rescale);
     info.rescale = rescale;
-    Ok(Dicom { image: Image { array, colour, geometry: Some(geometry) }, info })
+    Ok(Dicom { image: Image { array, colour, geometry: Some(geometry), scaling }, info })
 }
 
 /// A length in mm, rounded to the micrometre for messages.

@@ -55,7 +55,7 @@ impl Default for DicomSeriesOptions {
 /// use cliper::{DicomSeriesOptions, Geometry, HostArray, Image, read_dicom, write_dicom_series};
 /// let dir = std::env::temp_dir().join(format!("cliper-doc-series-{}", std::process::id()));
 /// let stored = HostArray::U16(ndarray::Array3::from_shape_fn((3, 4, 5), |(k, j, i)| (100 * k + 10 * j + i) as u16).into_dyn());
-/// let image = Image { array: stored, colour: false, geometry: Some(Geometry::from_spacing([2.5, 0.7, 0.7])) };
+/// let image = Image { array: stored, colour: false, geometry: Some(Geometry::from_spacing([2.5, 0.7, 0.7])), scaling: None };
 /// let ct = DicomSeriesOptions { modality: "CT".into(), rescale: (1.0, -1024.0), ..Default::default() };
 /// write_dicom_series(&dir, &image, &ct)?;
 /// let back = read_dicom(&dir)?;
