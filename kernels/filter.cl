@@ -3,6 +3,7 @@
 //   K, K_COMPLEX        filter element type: T, or R for a real filter on complex data
 //   FILTER_SPACE        __constant when the filter fits the device's constant memory, else __global
 //   UNIT_X              1 when the input's and the output's last-axis strides are both 1
+//   SKIP_ZERO_TAPS      1: taps of weight 0 take no part in the sum (Filter::skipping_zero_taps)
 //   WG                  conv_direct: work-items per group
 //   TX, TY, RY          conv_tiled: TX x TY work-items, each computing RY outputs down a column
 //
@@ -48,9 +49,18 @@
 
 // Data times weight: complex x complex, or real x real / complex x real (OpenCL scales a float2 by a float).
 #if K_COMPLEX
-#define KMUL(v, w) MUL(v, w)
+#define KMUL_TAP(v, w) MUL(v, w)
+#define K_IS_ZERO(w) ((w).x == 0 && (w).y == 0)
 #else
-#define KMUL(v, w) ((v) * (w))
+#define KMUL_TAP(v, w) ((v) * (w))
+#define K_IS_ZERO(w) ((w) == 0)
+#endif
+// SKIP_ZERO_TAPS (Filter::skipping_zero_taps, set only for filters with a zero weight): a tap of weight 0 adds 0
+// whatever the value under it, so 0 · inf and 0 · NaN make no NaN (scipy.ndimage.laplace's rule).
+#if SKIP_ZERO_TAPS
+#define KMUL(v, w) (K_IS_ZERO(w) ? (T)(0) : KMUL_TAP(v, w))
+#else
+#define KMUL(v, w) KMUL_TAP(v, w)
 #endif
 
 // ---- conv_direct: one output per work-item, reads straight from global memory (the caches catch the reuse).

@@ -164,6 +164,73 @@ kernel void rank_line_block(RANK_ARGS, int axis, int before, T cval, IDX nblocks
 }
 #endif
 
+#if defined(OP_MAX) && defined(SCIPY_RING)
+// scipy's box minimum (maximum) along one axis where a line holds a NaN: minimum_filter1d runs Richard Harter's
+// ascending-minima deque (ni_filters.c, NI_MinOrMaxFilter1D) over the border-extended line, and a NaN, which no
+// comparison moves, stays in the deque until it dies or is swept out: some windows come out NaN, some take a
+// value the deque kept past a NaN. This reruns that deque, ring of SCIPY_RING = size entries, on every line with
+// a NaN under its windows and overwrites the line's outputs; the other lines return after one scan (their box
+// passes already gave scipy's values). One work-item per line of `axis`.
+kernel void rank_line_nan(RANK_ARGS, int axis, int before, T cval) {
+    const int n = (int)(axis == 0 ? nz : (axis == 1 ? ny : nx));
+    const IDX ez = axis == 0 ? 1 : nz, ey = axis == 1 ? 1 : ny, ex = axis == 2 ? 1 : nx;
+    const IDX lines = count / (IDX)n;
+    const IDX stride = axis == 0 ? xsz : (axis == 1 ? xsy : xsx);
+    const IDX out_stride = axis == 0 ? ysz : (axis == 1 ? ysy : ysx);
+    for (IDX b = get_global_id(0); b < lines; b += get_global_size(0)) {
+        IDX t = b;
+        const IDX bx = t % ex;
+        t /= ex;
+        const IDX by = t % ey;
+        t /= ey;
+        const IDX bz = t % ez;
+        const IDX w = t / ez;
+        const IDX rest = x0 + w * xsw + bz * xsz + by * xsy + bx * xsx;
+        const IDX out = y0 + w * ysw + bz * ysz + by * ysy + bx * ysx;
+        const int extended = n + SCIPY_RING - 1;
+        // The extended line's element j is the input at j − before, through the border rule.
+#if BORDER == BORDER_CONSTANT
+#define RING_VALUE(j) (border_index((j) - before, n) < 0 ? cval : x[rest + (IDX)border_index((j) - before, n) * stride])
+#else
+#define RING_VALUE(j) (x[rest + (IDX)border_index((j) - before, n) * stride])
+#endif
+        bool has_nan = false;
+        for (int j = 0; j < extended && !has_nan; ++j) has_nan = isnan(RING_VALUE(j));
+        if (!has_nan) continue;
+        T value[SCIPY_RING];
+        int death[SCIPY_RING];
+        int front = 0, last = 0;
+        value[0] = RING_VALUE(0);
+        death[0] = SCIPY_RING;
+        for (int ll = 1; ll < extended; ++ll) {
+            const T v = RING_VALUE(ll);
+            if (death[front] == ll) front = (front + 1) % SCIPY_RING;
+#if OP_MAX
+            const bool takes_front = v >= value[front];
+#else
+            const bool takes_front = v <= value[front];
+#endif
+            if (takes_front) {
+                value[front] = v;
+                death[front] = ll + SCIPY_RING;
+                last = front;
+            } else {
+#if OP_MAX
+                while (value[last] <= v) last = (last + SCIPY_RING - 1) % SCIPY_RING;
+#else
+                while (value[last] >= v) last = (last + SCIPY_RING - 1) % SCIPY_RING;
+#endif
+                last = (last + 1) % SCIPY_RING;
+                value[last] = v;
+                death[last] = ll + SCIPY_RING;
+            }
+            if (ll >= SCIPY_RING - 1) y[out + (IDX)(ll - SCIPY_RING + 1) * out_stride] = value[front];
+        }
+#undef RING_VALUE
+    }
+}
+#endif
+
 #ifdef RANK_BISECT
 // Keys that order like the values: the sign bit flipped for positive values, every bit for negative ones.
 #if IS_DOUBLE
@@ -212,18 +279,24 @@ kernel void rank_bisect(RANK_ARGS, global const int4 *taps, int ntaps, int r, T 
 
 #ifdef RANK_STRUCTURED
 // Grey morphology with a non-flat structuring element (scipy's _min_or_max_filter with `structure`): the minimum
-// of x − s (or, with OP_MAX, the maximum of x + s) over the footprint's `ntaps` offsets (dz, dy, dx) and values.
+// of x − s (or, with OP_MAX, the maximum of x + s) over the footprint's `ntaps` offsets (dz, dy, dx) and values;
+// with RANK_FLAT, the minimum (maximum) of x itself over a footprint that is not a full box (`values` unread).
+// scipy's order and comparisons (NI_MinOrMaxFilter): the running value starts as the first tap's, in the
+// footprint's row-major order, and a later tap replaces it only when strictly smaller (larger). A NaN never
+// replaces it, and a NaN under the first tap stays: NaN out exactly where scipy has NaN.
+#ifndef RANK_FLAT
+#define RANK_FLAT 0
+#endif
 kernel void rank_structured(RANK_ARGS, global const int4 *taps, global const T *values, int ntaps, T cval) {
     for (IDX b = get_global_id(0); b < count; b += get_global_size(0)) {
         RANK_COORDINATES(b);
-        T acc = OP_MAX ? -(T)INFINITY : (T)INFINITY;
+        T acc = 0;
         for (int t = 0; t < ntaps; ++t) {
             const int4 d = taps[t];
             const T v = LOAD(border_index(cz + d.x, (int)nz), border_index(cy + d.y, (int)ny),
                              border_index(cx + d.z, (int)nx));
-            const T s = OP_MAX ? v + values[t] : v - values[t];
-            // scipy's comparison: a NaN never replaces the running value.
-            acc = OP_MAX ? (s > acc ? s : acc) : (s < acc ? s : acc);
+            const T s = RANK_FLAT ? v : (OP_MAX ? v + values[t] : v - values[t]);
+            acc = t == 0 ? s : (OP_MAX ? (s > acc ? s : acc) : (s < acc ? s : acc));
         }
         STORE(acc);
     }

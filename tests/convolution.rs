@@ -629,3 +629,39 @@ fn each_border_is_the_scipy_mode_of_its_name() {
         assert_eq!(y.to_vec().unwrap(), scipy, "{name}");
     }
 }
+
+/// scipy.ndimage.laplace spreads NaN and ±inf as the sum over the axes of `[1, −2, 1]` along each: a tap whose
+/// weight is 0 in the five-point stencil (the diagonals) takes no part, so an infinity does not turn its diagonal
+/// neighbours into NaN (0 · inf). tests/fixtures/make_nonfinite.py: three 8 × 9 images of small integers with NaN,
+/// ±inf and both at interior, edge and corner places; scipy's float32 and float64 results are equal, and ours
+/// must equal them element for element (NaN where NaN, the same infinity; integers: exact in both types).
+#[test]
+fn laplacian_spreads_nan_and_infinities_as_scipy_laplace() {
+    let read = |name: &str| match cliper::read_npy(format!(
+        "{}/tests/fixtures/nonfinite/{name}.npy",
+        env!("CARGO_MANIFEST_DIR")
+    )) {
+        Ok(cliper::HostArray::F64(a)) => a,
+        other => panic!("{name}: {other:?}"),
+    };
+    let (inputs, want) = (read("inputs"), read("laplace"));
+    for double in [false, true] {
+        let mut wrong = vec![];
+        for (k, image) in inputs.outer_iter().enumerate() {
+            let got: Vec<f64> = if double {
+                let x = XData::from_ndarray(app(), &image.to_owned().into_dyn()).unwrap();
+                Convolution::apply(&x, &Filter::<f64>::laplacian(), ConvParams::default()).unwrap().to_vec().unwrap()
+            } else {
+                let x = XData::from_ndarray(app(), &image.mapv(|v| v as f32).into_dyn()).unwrap();
+                let y = Convolution::apply(&x, &Filter::<f32>::laplacian(), ConvParams::default()).unwrap();
+                y.to_vec().unwrap().iter().map(|&v| v as f64).collect()
+            };
+            for (i, (g, w)) in got.iter().zip(want.outer_iter().nth(k).unwrap().iter()).enumerate() {
+                if !(g == w || (g.is_nan() && w.is_nan())) {
+                    wrong.push(format!("image {k} [{}, {}]: {g} vs scipy {w}", i / 9, i % 9));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "double {double}: {} differ: {wrong:?}", wrong.len());
+    }
+}

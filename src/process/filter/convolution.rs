@@ -167,7 +167,7 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         }
         let mut shape3 = vec![1; 3 - filter.ndim()];
         shape3.extend_from_slice(filter.shape());
-        let filter3 = Filter::new(&shape3, filter.values().to_vec())?;
+        let filter3 = Filter::new(&shape3, filter.values().to_vec())?.skipping_zero_taps(filter.skips_zero_taps());
         let value = Complex64::new(params.border.value(), 0.0);
         let pass =
             ConvPass::new(op, input, output, axes.len(), &filter3, &geometry(axes), params.border, value, preference)?;
@@ -217,7 +217,8 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
                 ));
             };
             let filter_shape = only_axis(r, k, taps, 1);
-            let filter3 = Filter::new(&filter_shape, factor.values().to_vec())?;
+            let filter3 =
+                Filter::new(&filter_shape, factor.values().to_vec())?.skipping_zero_taps(factor.skips_zero_taps());
             let g = Geometry {
                 filter: filter_shape,
                 stride: only_axis(r, k, axis.stride, 1),

@@ -69,6 +69,8 @@ const SCHARR_SMOOTHING: [f64; 3] = [3.0, 10.0, 3.0];
 pub struct Filter<K: Element> {
     shape: Vec<usize>,
     values: Vec<K>,
+    /// Whether a tap of weight 0 is left out of the sum rather than multiplied (0 · inf and 0 · NaN are NaN).
+    zero_taps_skipped: bool,
 }
 
 /// Whether scipy's Gaussian filters leave an axis of this sigma alone (`gaussian_filter` skips sigmas ≤ 1e-15,
@@ -130,7 +132,7 @@ impl<K: Element> Filter<K> {
                 format!("shape {shape:?} holds {} weights but {} were given", n.unwrap_or(usize::MAX), values.len()),
             ));
         }
-        Ok(Filter { shape: shape.to_vec(), values })
+        Ok(Filter { shape: shape.to_vec(), values, zero_taps_skipped: false })
     }
 
     /// The filter's shape.
@@ -337,7 +339,7 @@ impl<K: Element> Filter<K> {
                 None => term,
                 Some(t) => {
                     let values = t.values.iter().zip(&term.values).map(|(a, b)| K::from_c64(a.to_c64() + b.to_c64()));
-                    Filter { shape: t.shape, values: values.collect() }
+                    Filter { shape: t.shape, values: values.collect(), zero_taps_skipped: false }
                 }
             });
         }
@@ -543,7 +545,8 @@ impl<K: Element> Filter<K> {
     }
 
     /// The weights of `laplace` for rank 1 to 3: −2·rank at the centre, 1 at the centre ± 3^k (the
-    /// neighbours along each axis).
+    /// neighbours along each axis). The zero taps are skipped: scipy sums a `[1, −2, 1]` pass per axis, so a value
+    /// off the axes through the centre (a diagonal) takes no part, and an infinity there makes no NaN.
     fn laplace_weights(rank: usize) -> Filter<K> {
         let count = 3usize.pow(rank as u32);
         let centre = count / 2;
@@ -555,7 +558,35 @@ impl<K: Element> Filter<K> {
                 _ => 0.0,
             })
             .collect();
-        Self::fixed(&vec![3; rank], &values)
+        Self::fixed(&vec![3; rank], &values).skipping_zero_taps(true)
+    }
+
+    /// Leaves the taps of weight 0 out of the sum (on) or multiplies them as every other (off, the default):
+    /// they differ only where a value under a zero tap is NaN or infinite (0 · inf is NaN). On is
+    /// scipy.ndimage.laplace's rule (and `correlate`'s, which drops weights of magnitude ≤ 2⁻⁵²: give such weights
+    /// as 0); off is `correlate1d`'s, which Sobel, Prewitt and the Gaussian derivatives run on. FFT convolution
+    /// cannot skip taps: it spreads a NaN or an infinity over the whole image either way.
+    ///
+    /// ```
+    /// use cliper::Filter;
+    /// assert!(Filter::<f32>::laplacian().skips_zero_taps() && !Filter::<f32>::sobel_x().skips_zero_taps());
+    /// let cross = Filter::<f32>::new(&[3, 3], vec![0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0])?;
+    /// assert!(cross.skipping_zero_taps(true).skips_zero_taps());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn skipping_zero_taps(mut self, on: bool) -> Filter<K> {
+        self.zero_taps_skipped = on;
+        self
+    }
+
+    /// Whether taps of weight 0 are left out of the sum ([`Filter::skipping_zero_taps`]).
+    pub fn skips_zero_taps(&self) -> bool {
+        self.zero_taps_skipped
+    }
+
+    /// Whether the sum leaves some tap out: zero taps skipped and at least one weight 0.
+    pub(crate) fn leaves_taps_out(&self) -> bool {
+        self.zero_taps_skipped && self.values.iter().any(|v| v.to_c64() == Complex64::new(0.0, 0.0))
     }
 
     /// The mean over a box of `size` weights per axis on `rank` axes (scipy.ndimage.uniform_filter).
@@ -588,7 +619,11 @@ impl<K: Element> Filter<K> {
     }
 
     fn fixed(shape: &[usize], w: &[f64]) -> Filter<K> {
-        Filter { shape: shape.to_vec(), values: w.iter().map(|&v| K::from_c64(v.into())).collect() }
+        Filter {
+            shape: shape.to_vec(),
+            values: w.iter().map(|&v| K::from_c64(v.into())).collect(),
+            zero_taps_skipped: false,
+        }
     }
 
     /// The sum of the weights.
@@ -616,7 +651,7 @@ impl<K: Element> Filter<K> {
             ));
         }
         let values = self.values.iter().map(|&v| K::from_c64(v.to_c64() / sum)).collect();
-        Ok(Filter { shape: self.shape.clone(), values })
+        Ok(Filter { shape: self.shape.clone(), values, zero_taps_skipped: self.zero_taps_skipped })
     }
 
     /// The filter reversed along every axis (what turns a correlation into a convolution).
@@ -624,7 +659,7 @@ impl<K: Element> Filter<K> {
         let mut values = self.values.clone();
         // Reversing the row-major list reverses every axis at once.
         values.reverse();
-        Filter { shape: self.shape.clone(), values }
+        Filter { shape: self.shape.clone(), values, zero_taps_skipped: self.zero_taps_skipped }
     }
 
     /// One 1-D filter per axis whose outer product is this filter, when it has rank 1 up to rounding (every
@@ -669,7 +704,11 @@ impl<K: Element> Filter<K> {
         fits.then(|| {
             factors
                 .into_iter()
-                .map(|f| Filter { shape: vec![f.len()], values: f.into_iter().map(K::from_c64).collect() })
+                .map(|f| Filter {
+                    shape: vec![f.len()],
+                    values: f.into_iter().map(K::from_c64).collect(),
+                    zero_taps_skipped: self.zero_taps_skipped,
+                })
                 .collect()
         })
     }

@@ -63,7 +63,8 @@ pub enum RankStrategy {
         /// Values per window.
         taps: usize,
     },
-    /// A non-flat structuring element: one pass over the taps, each with its value.
+    /// The minimum or maximum of a non-flat structuring element (each tap with its value) or of a footprint that
+    /// is not a box: one pass over the taps in scipy's order.
     Structured {
         /// Values per window.
         taps: usize,
@@ -79,7 +80,9 @@ impl std::fmt::Display for RankStrategy {
                 write!(f, "selection network over {taps} values, {operations} min/max per element")
             }
             RankStrategy::Bisection { taps } => write!(f, "bisection over {taps} values per element"),
-            RankStrategy::Structured { taps } => write!(f, "non-flat minimum/maximum over {taps} values per element"),
+            RankStrategy::Structured { taps } => {
+                write!(f, "minimum/maximum in scipy's tap order over {taps} values per element")
+            }
         }
     }
 }
@@ -135,6 +138,8 @@ enum LineKernel {
     Blocks(u64),
     /// `rank_row_local`: rows of x through local memory, ROW_TILE outputs per work-group.
     RowTiles,
+    /// `rank_line_nan` after one of the others: scipy's deque rerun on the lines that hold a NaN.
+    NanLines,
 }
 
 /// Outputs per work-group of `rank_row_local`.
@@ -225,11 +230,22 @@ impl<T: RealElement> Process for RankFilter<T> {
         let mut values = None;
         let (mut passes, taps, strategy) = if count == 0 {
             (Vec::new(), None, RankStrategy::Nothing)
-        } else if !window.values.is_empty() {
-            let max = u8::from(self.params.kind == RankKind::Maximum);
-            let program =
-                app.build_program("rank.cl", &source, &format!("{options} -DRANK_STRUCTURED -DOP_MAX={max}"))?;
-            let v: Vec<T> = window.values.iter().map(|&v| T::from_c64(Complex64::new(v, 0.0))).collect();
+        } else if !window.values.is_empty() || (!window.full && (window.r == 0 || window.r + 1 == window.taps.len())) {
+            // A structure, or the minimum or maximum of a footprint that is not a box: one loop over the taps in
+            // scipy's order, which is what decides where a NaN comes out (rank.cl, rank_structured).
+            let max = u8::from(window.r > 0 || self.params.kind == RankKind::Maximum);
+            let flat = u8::from(window.values.is_empty());
+            let program = app.build_program(
+                "rank.cl",
+                &source,
+                &format!("{options} -DRANK_STRUCTURED -DOP_MAX={max} -DRANK_FLAT={flat}"),
+            )?;
+            // A flat footprint's kernel does not read its values; the argument still needs a buffer.
+            let v: Vec<T> = if window.values.is_empty() {
+                vec![T::from_c64(Complex64::new(0.0, 0.0))]
+            } else {
+                window.values.iter().map(|&v| T::from_c64(Complex64::new(v, 0.0))).collect()
+            };
             values = Some(XData::from_slice(&app, &[v.len()], &v)?);
             let pass = Pass {
                 kernel: program.kernel("rank_structured")?.owned_by(op),
@@ -283,9 +299,22 @@ impl<T: RealElement> Process for RankFilter<T> {
                     pair: false,
                     view: PassView::default(),
                 });
+                // Where a NaN is under a line's windows, scipy's result depends on its sequential deque: rerun it
+                // there (the kernel returns after one scan of the lines without a NaN).
+                let ring =
+                    app.build_program("rank.cl", &source, &format!("{options} -DOP_MAX={max} -DSCIPY_RING={size}"))?;
+                let how = LineKernel::NanLines;
+                passes.push(Pass {
+                    kernel: ring.kernel("rank_line_nan")?.owned_by(op),
+                    source: source_array.clone(),
+                    target: target.clone(),
+                    line: Some(Line { axis: axis as i32, size: size as i32, before: before as i32, how }),
+                    pair: false,
+                    view: PassView::default(),
+                });
                 source_array = target;
             }
-            let strategy = RankStrategy::Separable { passes: passes.len() };
+            let strategy = RankStrategy::Separable { passes: lines.len() };
             (passes, None, strategy)
         } else if window.taps.len() <= network_max(&app) {
             let pair = window.taps.len() <= PAIR_MAX;
@@ -340,6 +369,9 @@ impl<T: RealElement> Process for RankFilter<T> {
                 Some(Line { axis, how: LineKernel::Blocks(blocks), .. }) => {
                     count / e.get(axis as usize + 1).map_or(1, |&n| n.max(1) as u64) * blocks
                 }
+                Some(Line { axis, how: LineKernel::NanLines, .. }) => {
+                    count / e.get(axis as usize + 1).map_or(1, |&n| n.max(1) as u64)
+                }
                 _ if pass.pair => count / e[3].max(1) as u64 * e[3].div_ceil(2) as u64,
                 _ => count,
             };
@@ -368,6 +400,9 @@ impl<T: RealElement> Process for RankFilter<T> {
             l = match (pass.line, &plan.taps) {
                 (Some(Line { axis, before, how: LineKernel::Blocks(blocks), .. }), _) => {
                     l.scalar(axis).scalar(before).scalar(cval).index(idx, blocks)
+                }
+                (Some(Line { axis, before, how: LineKernel::NanLines, .. }), _) => {
+                    l.scalar(axis).scalar(before).scalar(cval)
                 }
                 (Some(Line { axis, size, before, .. }), _) => l.scalar(axis).scalar(size).scalar(before).scalar(cval),
                 (None, Some(taps)) => match &plan.values {
