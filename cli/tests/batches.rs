@@ -79,7 +79,7 @@ fn a_batch_of_volumes_keeps_each_files_geometry_and_voxel_size() {
         ..Geometry::from_spacing([1.0, 1.5, 0.5])
     };
     let image =
-        |seed, geometry| Image { array: HostArray::F32(volume(&shape, seed)), colour: false, geometry: Some(geometry) };
+        |seed, geometry| Image { array: HostArray::F32(volume(&shape, seed)), colour: false, geometry: Some(geometry), scaling: None };
     let (first, second) = (image(1, ras), image(2, lps));
     // The same two files in both orders of the listing.
     let ab = folder(&dir, "ab", &[("a.nii", &first), ("b.nii", &second)]);
@@ -101,7 +101,7 @@ fn a_batch_of_volumes_keeps_each_files_geometry_and_voxel_size() {
 fn a_batch_of_images_keeps_each_files_type() {
     let dir = scratch("batch-types");
     let shape = [20, 30];
-    let grey = |array| Image { array, colour: false, geometry: None };
+    let grey = |array| Image { array, colour: false, geometry: None, scaling: None };
     let u8s = grey(HostArray::U8(volume(&shape, 3).mapv(|v| (v * 2.5) as u8)));
     let u16s = grey(HostArray::U16(volume(&shape, 4).mapv(|v| (v * 600.0) as u16)));
     let ab = folder(&dir, "ab", &[("a.png", &u8s), ("b.png", &u16s)]);
@@ -309,7 +309,7 @@ fn a_folder_is_a_dicom_series_only_when_its_images_are_all_dicom() {
     std::fs::create_dir_all(&mixed).unwrap();
     for (i, name) in ["a.png", "b.png", "c.png"].iter().enumerate() {
         let image =
-            Image { array: HostArray::U8(volume(&[9, 11], i).mapv(|v| v as u8)), colour: false, geometry: None };
+            Image { array: HostArray::U8(volume(&[9, 11], i).mapv(|v| v as u8)), colour: false, geometry: None, scaling: None };
         write_image(mixed.join(name), &image).unwrap();
     }
     std::fs::copy(series.join("IM0001.dcm"), mixed.join("stray.dcm")).unwrap();
