@@ -473,7 +473,8 @@ fn convert_and_transpose_keep_scaled_integers_and_the_transform_codes() {
     let (fields, stored) = nifti_fields(&input);
     assert_eq!((fields.datatype, fields.slope, fields.inter), (4, 0.5, -3.0));
     let out = dir.join("same.nii");
-    ok(&["convert", s(&input), s(&out)]);
+    let said = ok(&["convert", s(&input), s(&out)]);
+    assert!(said.trim_end().ends_with("i16"), "the line names the type the file holds: {said}");
     let (written, data) = nifti_fields(&out);
     let want = NiftiFields { datatype: 4, bitpix: 16, slope: 0.5, inter: -3.0, qform_code: 0, sform_code: 2 };
     assert_eq!(written, want, "int16 and the scaling as dcm2niix keeps them, not float64");
