@@ -450,3 +450,45 @@ fn a_bit_flipped_in_a_gzip_nifti_is_refused_by_its_crc() {
     // The file it was made from loads (its values are checked against nibabel's above).
     assert!(read_nifti(fixtures().join("f32.nii.gz")).is_ok());
 }
+
+#[test]
+fn scaled_images_store_their_integers_only_when_every_value_comes_back_exactly() {
+    let dir = scratch("scaled-write");
+    let datatype = |path: &Path| {
+        let bytes = std::fs::read(path).unwrap();
+        i16::from_le_bytes([bytes[70], bytes[71]])
+    };
+    // nibabel's int16 with scl_slope 0.5, scl_inter −3: the reader says so.
+    let scan = read_image(fixtures().join("i16_scaled.nii")).unwrap();
+    let scaling = scan.scaling.expect("the scaling read");
+    assert_eq!((scaling.stored, scaling.slope, scaling.intercept), (Dtype::I16, 0.5, -3.0));
+    let same = dir.join("same.nii");
+    write_image(&same, &scan).unwrap();
+    assert_eq!(datatype(&same), 4, "int16 again");
+    assert_eq!(read_image(&same).unwrap(), scan);
+    // A value between two stored ones (k · 0.5 − 3 + 0.25): the values as they are, float64.
+    let mut moved = scan.clone();
+    if let HostArray::F64(a) = &mut moved.array {
+        a[[0, 0, 0]] += 0.25;
+    }
+    let float = dir.join("moved.nii");
+    write_image(&float, &moved).unwrap();
+    assert_eq!(datatype(&float), 64);
+    assert_eq!(read_image(&float).unwrap().array, moved.array);
+    // A DICOM-style slope float32 cannot hold (0.1): scl_slope would change the values, so float64 too.
+    let tenths = Image {
+        array: HostArray::F64(ArrayD::from_shape_fn(IxDyn(&[2, 3]), |i| (i[0] * 3 + i[1]) as f64 * 0.1)),
+        colour: false,
+        geometry: None,
+        scaling: Some(cliper::Scaling { stored: Dtype::I16, slope: 0.1, intercept: 0.0 }),
+    };
+    let path = dir.join("tenths.nii");
+    write_image(&path, &tenths).unwrap();
+    assert_eq!(datatype(&path), 64);
+    assert_eq!(read_image(&path).unwrap().array, tenths.array);
+    // The codes: nibabel's qform 1 / sform 2 are read and written back; 1 / 1 and 0 / 0 carry none.
+    let codes = |name: &str| read_image(fixtures().join(name)).unwrap().geometry.unwrap().nifti_codes;
+    assert_eq!(codes("sform_not_qform.nii"), Some([1, 2]));
+    assert_eq!(codes("no_transform.nii"), None);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -78,8 +78,12 @@ fn a_batch_of_volumes_keeps_each_files_geometry_and_voxel_size() {
         direction: [[0.0, 0.0, 1.0], [0.0, -1.0, 0.0], [-1.0, 0.0, 0.0]],
         ..Geometry::from_spacing([1.0, 1.5, 0.5])
     };
-    let image =
-        |seed, geometry| Image { array: HostArray::F32(volume(&shape, seed)), colour: false, geometry: Some(geometry), scaling: None };
+    let image = |seed, geometry| Image {
+        array: HostArray::F32(volume(&shape, seed)),
+        colour: false,
+        geometry: Some(geometry),
+        scaling: None,
+    };
     let (first, second) = (image(1, ras), image(2, lps));
     // The same two files in both orders of the listing.
     let ab = folder(&dir, "ab", &[("a.nii", &first), ("b.nii", &second)]);
@@ -308,8 +312,12 @@ fn a_folder_is_a_dicom_series_only_when_its_images_are_all_dicom() {
     let mixed = dir.join("mixed");
     std::fs::create_dir_all(&mixed).unwrap();
     for (i, name) in ["a.png", "b.png", "c.png"].iter().enumerate() {
-        let image =
-            Image { array: HostArray::U8(volume(&[9, 11], i).mapv(|v| v as u8)), colour: false, geometry: None, scaling: None };
+        let image = Image {
+            array: HostArray::U8(volume(&[9, 11], i).mapv(|v| v as u8)),
+            colour: false,
+            geometry: None,
+            scaling: None,
+        };
         write_image(mixed.join(name), &image).unwrap();
     }
     std::fs::copy(series.join("IM0001.dcm"), mixed.join("stray.dcm")).unwrap();

@@ -53,7 +53,11 @@ fn millimetres_on_a_nifti_volume_smooth_every_axis() {
     let volume = f32s(&ndimage("volume.npy"));
     let scan = dir.join("scan.nii.gz");
     let geometry = Geometry::from_spacing([1.25, 1.5 / 0.7, 1.5 / 1.9]);
-    write_image(&scan, &Image { array: HostArray::F64(volume), colour: false, geometry: Some(geometry), scaling: None }).unwrap();
+    write_image(
+        &scan,
+        &Image { array: HostArray::F64(volume), colour: false, geometry: Some(geometry), scaling: None },
+    )
+    .unwrap();
     let out = dir.join("smooth.nii.gz");
     ok(&["gaussian-filter", s(&scan), s(&out), "--sigma", "1.5mm", "--precision", "double"]);
     // NIfTI stores the voxel size in float32, so the sigmas in voxels are off by up to 6e-8 relative: 1e-6.
@@ -84,7 +88,12 @@ fn a_4d_nifti_is_filtered_volume_by_volume_and_a_4d_array_is_refused() {
     let volume = f32s(&ndimage("volume.npy"));
     let series = ndarray::stack(Axis(0), &[volume.view(), (volume.clone() * 2.0).view()]).unwrap();
     let nifti = dir.join("series.nii");
-    let image = Image { array: HostArray::F64(series.clone()), colour: false, geometry: Some(Geometry::default()), scaling: None };
+    let image = Image {
+        array: HostArray::F64(series.clone()),
+        colour: false,
+        geometry: Some(Geometry::default()),
+        scaling: None,
+    };
     write_image(&nifti, &image).unwrap();
     let out = dir.join("out.nii");
     ok(&["gaussian-filter", s(&nifti), s(&out), "--sigma", "1.5", "--precision", "double"]);

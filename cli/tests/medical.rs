@@ -517,6 +517,14 @@ fn nifti_fields(path: &Path) -> (NiftiFields, Vec<u8>) {
     (fields, data)
 }
 
+/// With `CLIPER_KEEP_SCALED=DIR`, a copy of `file` as DIR/NAME.nii for `make_scaled.py --check DIR` (nibabel).
+fn keep_for_nibabel(file: &Path, name: &str) {
+    if let Some(dir) = std::env::var_os("CLIPER_KEEP_SCALED") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(file, Path::new(&dir).join(format!("{name}.nii"))).unwrap();
+    }
+}
+
 #[test]
 fn convert_and_transpose_keep_scaled_integers_and_the_transform_codes() {
     let dir = scratch("scaled");
@@ -525,12 +533,14 @@ fn convert_and_transpose_keep_scaled_integers_and_the_transform_codes() {
     let (fields, stored) = nifti_fields(&input);
     assert_eq!((fields.datatype, fields.slope, fields.inter), (4, 0.5, -3.0));
     let out = dir.join("same.nii");
-    ok(&["convert", s(&input), s(&out)]);
+    let said = ok(&["convert", s(&input), s(&out)]);
+    assert!(said.trim_end().ends_with("i16"), "the line names the type the file holds: {said}");
     let (written, data) = nifti_fields(&out);
     let want = NiftiFields { datatype: 4, bitpix: 16, slope: 0.5, inter: -3.0, qform_code: 0, sform_code: 2 };
     assert_eq!(written, want, "int16 and the scaling as dcm2niix keeps them, not float64");
     assert_eq!(data, stored, "the very integers the file stored");
     assert_eq!(read_image(&out).unwrap(), read_image(&input).unwrap(), "the same scaled values and affine");
+    keep_for_nibabel(&out, "nifti_i16_scaled");
     // Reoriented (the last two axes swapped): the same integers, moved.
     let swapped = dir.join("swapped.nii");
     ok(&["transpose", s(&input), s(&swapped)]);
@@ -539,6 +549,7 @@ fn convert_and_transpose_keep_scaled_integers_and_the_transform_codes() {
     let (image, t) = (read_image(&input).unwrap(), read_image(&swapped).unwrap());
     let (HostArray::F64(a), HostArray::F64(b)) = (&image.array, &t.array) else { panic!("{:?}", t.array.dtype()) };
     assert_eq!(b, &a.view().permuted_axes(vec![0, 2, 1]), "transposed values, exactly");
+    keep_for_nibabel(&swapped, "nifti_transposed");
     // Values that are no longer stored integers under the scaling are written as they are.
     let halved = dir.join("halved.nii");
     ok(&["expression", s(&input), s(&halved), "--expr", "a / 3"]);
@@ -575,5 +586,25 @@ fn a_reduction_over_time_keeps_the_volumes_geometry() {
     ok(&["norm", s(&input), "--axis", "-1", "-o", s(&rows)]);
     let (fields, _) = nifti_fields(&rows);
     assert_eq!((fields.qform_code, fields.sform_code), (0, 0));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn convert_keeps_the_stored_integers_of_a_scaled_dicom() {
+    let dir = scratch("scaled-dicom");
+    // pydicom's CT slice: int16 with RescaleSlope 0.25, RescaleIntercept −100 (make_scaled.py).
+    let input = fixture("scaled/ct_quarter.dcm");
+    let out = dir.join("ct.nii");
+    ok(&["convert", s(&input), s(&out)]);
+    let (written, data) = nifti_fields(&out);
+    assert_eq!((written.datatype, written.bitpix, written.slope, written.inter), (4, 16, 0.25, -100.0));
+    assert_eq!((written.qform_code, written.sform_code), (1, 1), "scanner coordinates, as dcm2niix writes");
+    // The stored samples are the file's last 6 × 7 × 2 bytes (native little-endian Pixel Data).
+    let dicom = std::fs::read(&input).unwrap();
+    assert_eq!(data, dicom[dicom.len() - 84..], "the very integers the DICOM stored");
+    let (nifti, scan) = (read_image(&out).unwrap(), read_image(&input).unwrap());
+    assert_eq!(nifti.array.shape(), &[6, 7]);
+    assert_eq!(nifti.array, scan.array, "the same float64 values");
+    keep_for_nibabel(&out, "dicom_ct_quarter");
     std::fs::remove_dir_all(&dir).ok();
 }

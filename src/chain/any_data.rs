@@ -1,9 +1,10 @@
 //! Arrays whose element type is known only at run time (from a file): how file arguments become device arrays
 //! and back.
 
+use crate::io::write_image_holding;
 use crate::{
     ClApp, Dtype, Element, Error, Geometry, HostArray, Image, Result, Scale, Scaling, XData, read_image,
-    read_mat_variable, write_image, write_mat_variable,
+    read_mat_variable, write_mat_variable,
 };
 use num_complex::{Complex32, Complex64};
 use serde::Deserialize;
@@ -283,11 +284,12 @@ pub struct Origin {
 ///   its input's integer type (a blurred 8-bit PNG saved as 8 bits) and `raw` — exact — otherwise, so a float
 ///   result that is not whole (a reconstruction in [0, 1], a filtered float array) is refused, never rounded
 ///   silently; values outside the type's range are refused unless clipped;
-/// - a grey stack cannot go to a PNG; a colour result goes as one colour image ([`write_image`]);
+/// - a grey stack cannot go to a PNG; a colour result goes as one colour image ([`write_image`](crate::write_image));
 /// - without `--type`, `--scale` or `--clip`, a NIfTI output of values that are still the input's stored integers
 ///   under its scaling ([`Origin::scaling`]) stores those integers and that scaling, as the input did.
 ///
-/// Errors name the path and say which option to choose. Gives the type written.
+/// Errors name the path and say which option to choose. Gives the type the file holds (a NIfTI's stored type
+/// when it stores the integers behind the values).
 ///
 /// ```
 /// use cliper::chain::{Origin, OutputOptions, save_converted};
@@ -329,10 +331,9 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
     };
     // `out.mat:NAME` names the variable.
     match FileSpec::parse(&path.to_string_lossy()) {
-        FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &array)?,
-        _ => write_image(path, &Image { array, colour: origin.colour, geometry: origin.geometry, scaling })?,
+        FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &array).map(|()| dtype),
+        _ => write_image_holding(path, &Image { array, colour: origin.colour, geometry: origin.geometry, scaling }),
     }
-    Ok(dtype)
 }
 
 const CAST_HINT: &str = "choose with --scale round, --scale minmax, --clip or --type";

@@ -815,7 +815,7 @@ impl Op {
     ///
     /// ```
     /// use cliper::Geometry;
-    /// use cliper::chain::{Op, Widths};
+    /// use cliper::chain::{NormP, Op, Widths};
     /// let scan = Geometry::from_spacing([3.0, 0.5, 0.5]);
     /// let pad = Op::Pad { width: Widths(vec![(0, 0), (4, 4), (2, 2)]), mode: "edge".into(), value: 0.0 };
     /// let padded = pad.geometry(&scan, &[10, 64, 64], &[10, 72, 68], false).unwrap();
@@ -824,9 +824,9 @@ impl Op {
     /// assert_eq!(t.direction[2], [0.0, 1.0, 0.0]); // columns now run along y
     /// assert!(Op::Power { n: 2, gemm_precision: Default::default() }.geometry(&scan, &[64, 64], &[64, 64], false).is_none());
     /// let series = Geometry { time_step: Some(2.0), ..scan };
-    /// let mean = Op::Norm { p: "1".parse()?, axis: Some(0) }.geometry(&series, &[20, 10, 64, 64], &[10, 64, 64], false);
+    /// let mean = Op::Norm { p: NormP(1.0), axis: Some(0) }.geometry(&series, &[20, 10, 64, 64], &[10, 64, 64], false);
     /// assert_eq!(mean, Some(scan)); // summed over time: the volume's geometry, no time step
-    /// assert!(Op::Norm { p: "1".parse()?, axis: Some(-1) }.geometry(&series, &[20, 10, 64, 64], &[20, 10, 64], false).is_none());
+    /// assert!(Op::Norm { p: NormP(1.0), axis: Some(-1) }.geometry(&series, &[20, 10, 64, 64], &[20, 10, 64], false).is_none());
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn geometry(&self, geometry: &Geometry, input: &[usize], output: &[usize], colour: bool) -> Option<Geometry> {

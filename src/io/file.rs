@@ -128,6 +128,16 @@ pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
     }
 }
 
+/// [`write_image`], giving the element type the file holds: the array's, or for a NIfTI that stores the integers
+/// behind the values under [`Image::scaling`], the stored type.
+pub(crate) fn write_image_holding(path: &Path, image: &Image) -> Result<Dtype> {
+    let ext = extension(path)?;
+    if ext == "nii" || ext == "nii.gz" {
+        return write_nifti_image(path, image);
+    }
+    write_image(path, image).map(|()| image.array.dtype())
+}
+
 /// Writes an image as [`write_file`] does, with its colour channels as colour: a colour `[C, H, W]` becomes one
 /// colour PNG or TIFF page (`[pages, C, H, W]` colour TIFF pages); a grey stack `[N, H, W]` goes to TIFF as grey
 /// pages and cannot go to a PNG (one image): it is refused with its shape, rather than taken for channels.
@@ -150,7 +160,7 @@ pub fn write_image(path: impl AsRef<Path>, image: &Image) -> Result<()> {
         return write_tiff_with(path, &image.array, TiffOptions { colour: image.colour, ..TiffOptions::default() });
     }
     if ext == "nii" || ext == "nii.gz" {
-        return write_nifti_image(path, image);
+        return write_nifti_image(path, image).map(drop);
     }
     if ext == "png" && !image.colour && shape.len() != 2 {
         return Err(Error::Format {

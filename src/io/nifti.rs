@@ -95,16 +95,22 @@ pub fn write_nifti(path: impl AsRef<Path>, array: &HostArray, colour: bool, geom
 
 /// [`write_nifti`] of an image, storing the integers behind its values with its scaling when they are still
 /// its stored integers ([`Scaling::unscale`]) and NIfTI's float32 scl_slope/scl_inter hold that scaling exactly;
-/// otherwise the values as they are.
-pub(crate) fn write_nifti_image(path: &Path, image: &Image) -> Result<()> {
+/// otherwise the values as they are. Gives the element type written.
+pub(crate) fn write_nifti_image(path: &Path, image: &Image) -> Result<Dtype> {
     let exact_in_f32 = |v: f64| f64::from(v as f32) == v;
     let stored = image
         .scaling
         .filter(|s| !image.colour && exact_in_f32(s.slope) && exact_in_f32(s.intercept))
         .and_then(|s| Some((s.unscale(&image.array)?, s)));
     match stored {
-        Some((integers, scaling)) => write_encoded(path, &integers, false, image.geometry.as_ref(), Some(&scaling)),
-        None => write_encoded(path, &image.array, image.colour, image.geometry.as_ref(), None),
+        Some((integers, scaling)) => {
+            write_encoded(path, &integers, false, image.geometry.as_ref(), Some(&scaling))?;
+            Ok(scaling.stored)
+        }
+        None => {
+            write_encoded(path, &image.array, image.colour, image.geometry.as_ref(), None)?;
+            Ok(image.array.dtype())
+        }
     }
 }
 
