@@ -243,6 +243,8 @@ fn nonfinite_cases() -> Vec<(&'static str, Case, &'static [usize])> {
         ("closing_cross", Grey(grey(GreyOp::Closing).footprint(footprint_cross())), all),
         ("gradient3", Grey(grey(GreyOp::Gradient).size(&[3])), all),
         ("white_tophat3", Grey(grey(GreyOp::WhiteTophat).size(&[3])), all),
+        ("black_tophat_s3", Grey(structured(GreyOp::BlackTophat, "s3")), all),
+        ("morphological_laplace_cross", Grey(grey(GreyOp::Laplace).footprint(footprint_cross())), all),
         ("minimum3", Filter(RankParams::new(RankKind::Minimum).size(&[3])), all),
         ("maximum3", Filter(RankParams::new(RankKind::Maximum).size(&[3])), all),
         ("median3", Filter(RankParams::new(RankKind::Median).size(&[3])), &[1]),
