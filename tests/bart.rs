@@ -169,18 +169,20 @@ fn bart_printed_scaling(name: &str) -> (Vec<usize>, Vec<usize>, [f64; 3], bool) 
 /// the calibration block's size and position, max, p90 and median within 1e-5 relative (BART sorts float32
 /// magnitudes from a float32 FFT; ours are float64: they differ in the 7th digit), and the same choice. On the
 /// phantom (96 × 96, mask beside it): the 24 × 24 block at (36, 36), the max chosen; on espirit5 (70 × 53, odd and
-/// 2 mod 4 sizes, where BART's fftmod phase is no sign flip; a 14 × 14 block): the p90 chosen.
+/// 2 mod 4 sizes, where BART's fftmod phase is no sign flip; a 14 × 14 block): the p90 chosen; on vol3 (3-D,
+/// 34 × 14 × 12): a 32 × 6 × 6 block moved along the readout to position 1.
 #[test]
 fn bart_scaling_matches_pics_estimate() {
     let app = common::app();
-    for (name, want_size) in [("phantom8", [24, 24, 1]), ("espirit5", [14, 14, 1])] {
+    for (name, want_size) in [("phantom8", [24, 24, 1]), ("espirit5", [14, 14, 1]), ("vol3", [32, 6, 6])] {
         let k = KData::<Complex32>::load(app, format!("{DIR}/{name}.cfl")).unwrap();
         let s = BartScaling::estimate(&k).unwrap();
         let (size, position, [max, p90, median], chose_max) =
             bart_printed_scaling(if name == "phantom8" { "pics" } else { name });
         assert_eq!(size, want_size, "{name}");
-        assert_eq!(s.calibration_shape, size[..2], "{name}");
-        assert_eq!(s.calibration_position, position[..2], "{name}");
+        let axes = k.spatial_shape().len();
+        assert_eq!(s.calibration_shape, size[..axes], "{name}");
+        assert_eq!(s.calibration_position, position[..axes], "{name}");
         for (what, ours, bart) in [("max", s.max, max), ("p90", s.p90, p90), ("median", s.median, median)] {
             assert!((ours - bart).abs() <= 1e-5 * bart, "{name} {what}: ours {ours}, bart {bart}");
         }

@@ -243,6 +243,8 @@ fn nonfinite_cases() -> Vec<(&'static str, Case, &'static [usize])> {
         ("closing_cross", Grey(grey(GreyOp::Closing).footprint(footprint_cross())), all),
         ("gradient3", Grey(grey(GreyOp::Gradient).size(&[3])), all),
         ("white_tophat3", Grey(grey(GreyOp::WhiteTophat).size(&[3])), all),
+        ("black_tophat_s3", Grey(structured(GreyOp::BlackTophat, "s3")), all),
+        ("morphological_laplace_cross", Grey(grey(GreyOp::Laplace).footprint(footprint_cross())), all),
         ("minimum3", Filter(RankParams::new(RankKind::Minimum).size(&[3])), all),
         ("maximum3", Filter(RankParams::new(RankKind::Maximum).size(&[3])), all),
         ("median3", Filter(RankParams::new(RankKind::Median).size(&[3])), &[1]),
@@ -283,4 +285,40 @@ fn nan_and_infinities_spread_as_in_scipy() {
     let mut report = nonfinite_differences::<f32>();
     report.extend(nonfinite_differences::<f64>());
     assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+/// The same in 3-D with larger boxes (the row and block kernels run before the rerun), along z too, and the
+/// constant, nearest and wrap borders (tests/fixtures/make_nonfinite.py's volume: NaN inside, on faces and at a
+/// corner, +inf and −inf); element for element in both types.
+#[test]
+fn nan_in_volumes_spreads_as_in_scipy() {
+    let volume = nonfinite("volume");
+    let cases = [
+        ("volume_min345", Case::Filter(RankParams::new(RankKind::Minimum).size(&[3, 4, 5]))),
+        (
+            "volume_max5_constant",
+            Case::Filter(RankParams::new(RankKind::Maximum).size(&[5]).border(border("constant", 2.0))),
+        ),
+        (
+            "volume_erosion4_nearest",
+            Case::Grey(GreyParams::new(GreyOp::Erosion).size(&[4]).border(border("nearest", 0.0))),
+        ),
+        (
+            "volume_dilation_wrap",
+            Case::Grey(GreyParams::new(GreyOp::Dilation).size(&[2, 3, 6]).border(border("wrap", 0.0))),
+        ),
+    ];
+    for (name, case) in cases {
+        let want = nonfinite(name);
+        for (got, ty) in [(run::<f32>(&case, &volume).0, "f32"), (run::<f64>(&case, &volume).0, "f64")] {
+            let wrong: Vec<String> = got
+                .iter()
+                .zip(want.iter())
+                .enumerate()
+                .filter(|(_, (g, w))| !(*g == *w || (g.is_nan() && w.is_nan())))
+                .map(|(i, (g, w))| format!("[{}] {g} vs scipy {w}", i))
+                .collect();
+            assert!(wrong.is_empty(), "{name} ({ty}): {} differ: {wrong:?}", wrong.len());
+        }
+    }
 }

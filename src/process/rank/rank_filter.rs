@@ -89,8 +89,16 @@ impl std::fmt::Display for RankStrategy {
 
 /// A rank filter: each output element is the chosen rank of the input values under the window placed on it
 /// (scipy.ndimage.median_filter, minimum_filter, maximum_filter, percentile_filter, rank_filter — same sizes,
-/// footprints, origins and border modes), over the last 1–3 axes and batched over the others. Real data (the
-/// values must be ordered); NaN is not ordered as scipy orders it (min/max skip it).
+/// footprints, origins and border modes), over the last 1–3 axes and batched over the others. Real data.
+///
+/// NaN and ±inf: the minimum and maximum (and grey morphology on them) give scipy's result element for element.
+/// scipy's comparisons never let a NaN replace the running value, so where one comes out depends on scipy's
+/// order: over a footprint that is not a box, or with a structure, the running value starts at the first tap in
+/// row-major order (a NaN there stays); a box runs one axis at a time through Harter's deque, which a NaN
+/// leaves only when it dies or a smaller value sweeps it out (a window starting at a NaN may be NaN, a window
+/// after one may keep a value from before it). cliper runs the same loop over the taps, and reruns the deque on
+/// the lines that hold a NaN. Other ranks (the median, percentiles) with a NaN in the window do not follow scipy,
+/// whose quickselect leaves whatever its partition puts in the middle; ±inf are ordered values and match.
 ///
 /// ```
 /// use cliper::{ClApp, RankFilter, RankKind, RankParams, XData};
