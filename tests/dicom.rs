@@ -248,3 +248,20 @@ fn image_pixel_values_pydicom_refuses_are_refused_naming_the_tag() {
         assert!(err.contains(&path.display().to_string()) && err.contains(words), "{name}: {err}");
     }
 }
+
+/// RGB JPEG baseline without a colour transform (pydicom's test files; tests/fixtures/make_dicom_checks.py): the
+/// first says nothing about its components (no APP14, no JFIF, ids 0 1 2) and used to decode magenta (YCbCr
+/// assumed: off by up to 137); the second says "no transform" in an Adobe APP14 marker. Both equal pydicom's
+/// pixels (libjpeg, saved whole as NAME.png) within LOSSY_JPEG_TOLERANCE: another decoder's IDCT rounding.
+#[test]
+fn rgb_jpeg_without_colour_transform_decodes_as_pydicom() {
+    for stem in ["SC_jpeg_no_color_transform", "SC_jpeg_no_color_transform_2"] {
+        let dicom = read_dicom(fixture(&format!("{stem}.dcm"))).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        assert!(dicom.image.colour, "{stem}");
+        let reference = values(&cliper::read_png(fixture(&format!("{stem}.png"))).unwrap());
+        let ours = values(&dicom.image.array);
+        assert_eq!(ours.shape(), reference.shape(), "{stem}");
+        let worst = ours.iter().zip(reference.iter()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(worst <= LOSSY_JPEG_TOLERANCE, "{stem}: largest difference {worst}");
+    }
+}
