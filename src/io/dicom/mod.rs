@@ -560,6 +560,11 @@ fn decode(file: &File) -> Result<Decoded> {
                     j2k::check(sequence.fragments(), rows, columns, samples)
                         .map_err(|reason| format_error(path, format!("{ts_name} pixel data: {reason}")))?;
                 }
+                // JPEG-LS lossless and near-lossless.
+                if matches!(uid.as_str(), "1.2.840.10008.1.2.4.80" | "1.2.840.10008.1.2.4.81") {
+                    jpeg::check_jpeg_ls(sequence.fragments(), rows, columns, samples, allocated)
+                        .map_err(|reason| format_error(path, format!("{ts_name} pixel data: {reason}")))?;
+                }
                 object_decode(file, &ts_name)?
             };
             // The decoders give RGB (JPEG's and JPEG 2000's colour transforms) except RLE, which keeps YBR.
