@@ -221,8 +221,11 @@ fn truncated_and_unsupported_files_are_errors_naming_them() {
     let err = error_of(read_dicom(fixture("jpegxl.dcm")));
     assert!(err.contains("jpegxl.dcm") && err.contains("JPEG XL") && err.contains("1.2.840.10008.1.2.4.110"), "{err}");
     assert!(err.contains("is not decoded by this build"), "{err}");
-    let err = error_of(read_dicom(fixture("MR_small_jpeg_ls_lossless.dcm")));
-    assert!(err.contains("JPEG-LS") && err.contains("1.2.840.10008.1.2.4.80"), "{err}");
+    // A build without the `jpeg-ls` feature (CharLS) refuses JPEG-LS by name.
+    if cfg!(not(feature = "jpeg-ls")) {
+        let err = error_of(read_dicom(fixture("MR_small_jpeg_ls_lossless.dcm")));
+        assert!(err.contains("JPEG-LS") && err.contains("1.2.840.10008.1.2.4.80"), "{err}");
+    }
     // jpeg-decoder reads 8-bit lossy JPEG only: 12-bit JPEG Extended is an error saying so.
     let err = error_of(read_dicom(fixture("JPGExtended.dcm")));
     assert!(err.contains("JPGExtended.dcm") && err.contains("JPEG Extended") && err.contains("12"), "{err}");
@@ -247,4 +250,59 @@ fn image_pixel_values_pydicom_refuses_are_refused_naming_the_tag() {
         assert!(!err.contains('\n'), "one line: {err}");
         assert!(err.contains(&path.display().to_string()) && err.contains(words), "{name}: {err}");
     }
+}
+
+/// RGB JPEG baseline without a colour transform (pydicom's test files; tests/fixtures/make_dicom_checks.py): the
+/// first says nothing about its components (no APP14, no JFIF, ids 0 1 2) and used to decode magenta (YCbCr
+/// assumed: off by up to 137); the second says "no transform" in an Adobe APP14 marker. Both equal pydicom's
+/// pixels (libjpeg, saved whole as NAME.png) within LOSSY_JPEG_TOLERANCE: another decoder's IDCT rounding.
+#[test]
+fn rgb_jpeg_without_colour_transform_decodes_as_pydicom() {
+    for stem in ["SC_jpeg_no_color_transform", "SC_jpeg_no_color_transform_2"] {
+        let dicom = read_dicom(fixture(&format!("{stem}.dcm"))).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        assert!(dicom.image.colour, "{stem}");
+        let reference = values(&cliper::read_png(fixture(&format!("{stem}.png"))).unwrap());
+        let ours = values(&dicom.image.array);
+        assert_eq!(ours.shape(), reference.shape(), "{stem}");
+        let worst = ours.iter().zip(reference.iter()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(worst <= LOSSY_JPEG_TOLERANCE, "{stem}: largest difference {worst}");
+    }
+}
+
+/// JPEG-LS lossless and near-lossless (pydicom's bundled files; tests/fixtures/make_dicom_checks.py) decode
+/// through CharLS to exactly pydicom's values (libjpeg): JPEG-LS decoding is integer arithmetic that every
+/// conforming decoder does alike, near-lossless included, so the tolerance is 0. The lossless MR equals the
+/// uncompressed MR_small.dcm.
+#[cfg(feature = "jpeg-ls")]
+#[test]
+fn jpeg_ls_lossless_and_near_lossless_match_pydicom() {
+    let cases = [
+        ("MR_small_jpeg_ls_lossless", "JPEG-LS Lossless Image Compression", false),
+        ("JPEGLSNearLossless_08", "JPEG-LS Lossy (Near-Lossless) Image Compression", false),
+        ("JPEGLSNearLossless_16", "JPEG-LS Lossy (Near-Lossless) Image Compression", false),
+        ("SC_rgb_jls_lossy_line", "JPEG-LS Lossy (Near-Lossless) Image Compression", true),
+        ("SC_rgb_jls_lossy_sample", "JPEG-LS Lossy (Near-Lossless) Image Compression", true),
+    ];
+    let dir = fixture("jpeg_ls");
+    for (stem, syntax, colour) in cases {
+        let dicom = read_dicom(dir.join(format!("{stem}.dcm"))).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        assert_eq!(dicom.info.transfer_syntax, syntax, "{stem}");
+        assert_eq!(dicom.image.colour, colour, "{stem}");
+        let reference = read_npy(dir.join(format!("{stem}.npy"))).unwrap();
+        assert_eq!(dicom.image.array.dtype(), reference.dtype(), "{stem}");
+        assert_eq!(dicom.image.array, reference, "{stem}");
+    }
+    let lossless = read_dicom(dir.join("MR_small_jpeg_ls_lossless.dcm")).unwrap();
+    assert_eq!(lossless.image.array, read_dicom(fixture("MR_small.dcm")).unwrap().image.array);
+}
+
+/// A JPEG-LS codestream claiming 65535 × 65535 pixels in a 64 × 64 file is refused before CharLS reserves
+/// what it claims (8 GiB), naming both sizes.
+#[cfg(feature = "jpeg-ls")]
+#[test]
+fn a_jpeg_ls_frame_larger_than_the_header_is_refused() {
+    let path = fixture("jpeg_ls").join("refused").join("claims_65535.dcm");
+    let err = error_of(read_dicom(&path));
+    assert!(!err.contains('\n'), "one line: {err}");
+    assert!(err.contains("claims_65535.dcm") && err.contains("65535 × 65535") && err.contains("64 × 64"), "{err}");
 }

@@ -6,6 +6,9 @@
 
 use std::io::Read;
 
+/// The most deflate expands data (RFC 1951: 258 bytes from 2 bits, plus block headers).
+const DEFLATE_RATIO: u64 = 1032;
+
 /// The container around a deflate stream, which decides what is checked at its end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Wrapper {
@@ -158,6 +161,10 @@ fn check_adler(body: &[u8], consumed: u64, computed: u32) -> Result<(), String> 
 pub(crate) fn inflate_checked(compressed: &[u8], wrapper: Wrapper, keep: u64) -> Result<(Vec<u8>, u64), String> {
     let mut inflater = Inflater::new(compressed, wrapper)?;
     let mut out = Vec::new();
+    // A size the stream can hold (a header's claim checked by the caller) is reserved at once, not grown into.
+    if keep <= (compressed.len() as u64).saturating_mul(DEFLATE_RATIO) {
+        out.reserve(usize::try_from(keep).unwrap_or(0));
+    }
     inflater.read_up_to(keep, &mut out)?;
     let total = inflater.finish()?;
     Ok((out, total))

@@ -13,6 +13,7 @@ use crate::io::rescale::{Scaling, rescale};
 use crate::io::source::matching_files;
 
 mod j2k;
+mod jpeg;
 mod rle;
 mod write;
 
@@ -537,9 +538,16 @@ fn decode(file: &File) -> Result<Decoded> {
                     format!("the header claims {needed} bytes of pixels from {encoded} bytes of {} data", ts.name()),
                 ));
             }
+            let untransformed_rgb = JPEG_SYNTAXES.contains(&uid.as_str())
+                && photometric == "RGB"
+                && (samples, size) == (3, 1)
+                && sequence.fragments().first().is_some_and(|f| !jpeg::says_colour_space(f));
             let decoded = if uid == "1.2.840.10008.1.2.5" {
                 rle::decode(sequence.fragments(), rows * columns, frames, samples, size)
                     .map_err(|reason| format_error(path, format!("RLE Lossless pixel data: {reason}")))?
+            } else if untransformed_rgb {
+                jpeg::decode_untransformed(sequence.fragments(), frames, rows, columns)
+                    .map_err(|reason| format_error(path, format!("{ts_name} pixel data: {reason}")))?
             } else {
                 // JPEG 2000 (lossless only, lossy, and their multi-component forms).
                 if matches!(
@@ -550,6 +558,11 @@ fn decode(file: &File) -> Result<Decoded> {
                         | "1.2.840.10008.1.2.4.93"
                 ) {
                     j2k::check(sequence.fragments(), rows, columns, samples)
+                        .map_err(|reason| format_error(path, format!("{ts_name} pixel data: {reason}")))?;
+                }
+                // JPEG-LS lossless and near-lossless.
+                if matches!(uid.as_str(), "1.2.840.10008.1.2.4.80" | "1.2.840.10008.1.2.4.81") {
+                    jpeg::check_jpeg_ls(sequence.fragments(), rows, columns, samples, allocated)
                         .map_err(|reason| format_error(path, format!("{ts_name} pixel data: {reason}")))?;
                 }
                 object_decode(file, &ts_name)?
@@ -587,6 +600,10 @@ fn decode(file: &File) -> Result<Decoded> {
         stored_bits,
     )
 }
+
+/// JPEG baseline and extended: the lossy syntaxes whose RGB data may come without a colour transform
+/// (`jpeg.rs`). The lossless ones are decoded without a transform already.
+const JPEG_SYNTAXES: [&str; 2] = ["1.2.840.10008.1.2.4.50", "1.2.840.10008.1.2.4.51"];
 
 /// PS3.3 C.7.6.3.1.2's photometric interpretations (retired ones included, as pydicom knows them).
 const PHOTOMETRIC_INTERPRETATIONS: [&str; 14] = [
