@@ -357,7 +357,7 @@ fn tiles_spread_over_two_devices() {
     let whole = with(&outs("whole")).run(common::app(), None, false, |_| {}).unwrap();
     let want: std::collections::HashMap<String, f64> =
         whole.records[0].values.iter().map(|(n, _, v, _)| (n.clone(), v[0].re)).collect();
-    let limit = 3 << 20;
+    let limit = 4 << 20;
     let one = with(&outs("one")).run_tiled(&limited(limit), None, |_| {}).unwrap();
     let apps = ClApp::builder().select("all").memory_limit(limit).build_all().unwrap();
     if apps.iter().all(|a| a.device().platform_name.contains("Portable")) {
@@ -382,5 +382,44 @@ fn tiles_spread_over_two_devices() {
         let w = want[name];
         assert!((value.re - w).abs() <= 1e-5 * w.abs(), "{name}: tiled over two devices {value}, whole {w}");
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Tile heights (issue 44, item 7): at every device memory limit a chain either runs in tiles that compute at
+/// least as many rows as their context on each side (so re-read context is at most two thirds of a tile's
+/// reads, never 2 computed rows under 17 of context), or is refused with numbers that agree: the bytes the
+/// smallest tile needs exceed the bytes free.
+#[test]
+fn tiles_are_not_slivers_and_refusals_add_up() {
+    let dir = folder("heights");
+    let input = dir.join("in.npy");
+    write_npy(&input, &image(&[300, 40], 5)).unwrap();
+    let steps = "[[step]]\nop = 'convolve'\nkernel = 'gaussian:2'\nin = 'x'\nout = 'y'";
+    let blur = chain(&input, steps, &[("y", &dir.join("out.npy"))]);
+    let (mut ran, mut refused) = (0, 0);
+    for limit in (8u64..=96).step_by(4).map(|k| k << 10) {
+        match blur.run_tiled(&limited(limit), None, |_| {}) {
+            Ok(outcome) => {
+                let plan = outcome.plan;
+                assert!(plan.rows >= plan.halo, "{limit}: tiles of {} rows under {} of context", plan.rows, plan.halo);
+                assert_eq!(outcome.tiles.len(), plan.tiles());
+                ran += 1;
+            }
+            Err(cliper::Error::OutOfMemory { what, bytes, limit: free }) => {
+                let numbers: Vec<u64> =
+                    free.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect();
+                // "F bytes … are free under the limit of L (a row takes R bytes …)", or from the allocation that
+                // failed: "… a memory limit of L bytes … hold H already".
+                let fits = match free.contains("already") {
+                    true => numbers.first().zip(numbers.last()).is_some_and(|(l, h)| bytes + h <= *l),
+                    false => numbers.first().is_some_and(|f| bytes <= *f),
+                };
+                assert!(!fits, "{limit}: the refusal says {bytes} bytes fit: {what} needs {bytes} bytes; {free}");
+                refused += 1;
+            }
+            Err(e) => panic!("{limit}: {e}"),
+        }
+    }
+    assert!(ran > 0 && refused > 0, "{ran} ran, {refused} refused");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -86,7 +86,9 @@ enum Command {
         action: String,
     },
     /// Shape, type, min/max/mean and NaN count of a file (every variable of a MAT file; coils and frames of k-space).
-    #[command(after_help = "Examples:\n  cliper info data/phantom_256.png\n  cliper info data/kspace.mat")]
+    #[command(
+        after_help = "Examples:\n  cliper info data/phantom_256.png\n  cliper info data/kspace.mat\n\nNPY, plain NIfTI and grey TIFF files are read a slab at a time. CLIPER_HOST_MEMORY_LIMIT (bytes, or 512M, 8G) caps the host memory any command takes for a file's data (default: the memory available); a file past it is refused naming the sizes."
+    )]
     Info {
         /// The file.
         file: String,

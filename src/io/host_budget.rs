@@ -110,28 +110,6 @@ pub(crate) fn check_host_memory_text(what: &str, bytes: u64) -> std::result::Res
     ))
 }
 
-/// Reads `input` to its end, refusing — before the buffer grows past it — a stream longer than the host budget:
-/// for compressed streams, whose inflated size no header states up front.
-pub(crate) fn read_within_budget(input: impl std::io::Read, path: &Path, what: &str) -> Result<Vec<u8>> {
-    read_within(input, &HostBudget::current()?, path, what)
-}
-
-/// [`read_within_budget`] under `budget`.
-fn read_within(input: impl std::io::Read, budget: &HostBudget, path: &Path, what: &str) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    // The budget plus one byte: reaching it means the stream holds more than the budget.
-    let limit = budget.bytes.saturating_add(1);
-    input
-        .take(limit)
-        .read_to_end(&mut out)
-        .map_err(|e| Error::Format { path: path.to_path_buf(), reason: format!("{what}: {e}") })?;
-    if out.len() as u64 == limit {
-        return budget.check(path, &format!("{what} (inflated past the budget)"), limit).map(|()| out);
-    }
-    Ok(out)
-}
-
 /// A `kB` field of `/proc/meminfo`, in bytes.
 fn meminfo_field(text: &str, name: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.split(':').next() == Some(name))?;
@@ -182,15 +160,5 @@ mod tests {
         assert_eq!(meminfo_field(text, "MemAvailable"), Some(20_000_000 * 1024));
         assert_eq!(meminfo_field(text, "MemTotal"), Some(24_576_000 * 1024));
         assert_eq!(meminfo_field(text, "Mem"), None);
-    }
-
-    #[test]
-    fn a_stream_longer_than_the_budget_is_refused_and_one_within_it_read() {
-        let budget = HostBudget { bytes: 1000, source: "a test".into() };
-        let long = std::io::Read::take(std::io::repeat(7), 10_000);
-        let e = read_within(long, &budget, Path::new("x.mat"), "the compressed element").unwrap_err().to_string();
-        assert!(e.contains("x.mat") && e.contains("1001 bytes") && e.contains("1000 bytes"), "{e}");
-        let short = std::io::Read::take(std::io::repeat(7), 1000);
-        assert_eq!(read_within(short, &budget, Path::new("x.mat"), "the element").unwrap().len(), 1000);
     }
 }

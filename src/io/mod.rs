@@ -40,7 +40,7 @@ pub use file::{Scale, read_file, read_image, write_file, write_image};
 pub use geometry::{Geometry, SpaceUnit};
 pub use host_array::{Dtype, HostArray, show_number, show_value};
 pub use host_budget::{HOST_MEMORY_LIMIT_ENV, HostBudget};
-pub(crate) use host_budget::{check_host_memory, check_host_memory_text, read_within_budget};
+pub(crate) use host_budget::{check_host_memory, check_host_memory_text};
 pub use image::Image;
 pub use kdata::KSpaceMat;
 pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat, write_mat_variable};
