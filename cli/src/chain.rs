@@ -287,13 +287,14 @@ fn run_tiled(ctx: &Context, chain: &Chain, app: &ClApp, input: TileInput) -> Res
         ProgressStyle::with_template("tiles {bar:40} {pos}/{len} {elapsed_precise}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    let host = cliper::HostBudget::current()?.bytes;
     let outcome = chain.run_tiled_on(&pool, Some(input), |event| match event {
         TileProgress::Planned(plan) => {
             bar.set_length(plan.tiles() as u64);
             bar.suspend(|| {
                 eprintln!(
-                    "the input {shape:?} does not fit the {} bytes of device memory free on {}: running in {} \
-                     tiles of {} along axis {} ({} of context on each side)",
+                    "the input {shape:?} needs more in one go than the {} bytes of device memory free on {} or the \
+                     {host}-byte host memory budget allow: running in {} tiles of {} along axis {} ({} of context on each side)",
                     plan.budget,
                     names.join(" and "),
                     plan.tiles(),

@@ -257,3 +257,28 @@ fn the_sparse_two_gib_npy_streams_tiles_or_is_refused() {
     assert_refused(&["convert", file, out.to_str().unwrap()], "512M", &path, Some(&out));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A single run whose host buffers would pass the host budget runs in tiles even when the device could hold it
+/// (the 2³¹-element f32 ran as "1 tile" beyond host memory), and writes what an untiled run writes.
+/// 2048 × 1024 f32 is 8 MiB; its untiled run holds the input, its device copy and the output's copy (24 MiB
+/// and more) — over a 16 MiB budget.
+#[test]
+fn a_run_over_the_host_budget_runs_in_tiles() {
+    let dir = scratch("host-tiles");
+    let input = dir.join("in.npy");
+    let values: Vec<f32> = (0..2048 * 1024).map(|i| ((i as u64 * 2_654_435_761) % 1009) as f32 / 1009.0).collect();
+    let array = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[2048, 1024]), values).unwrap();
+    cliper::write_npy(&input, &cliper::HostArray::F32(array)).unwrap();
+    let (whole, tiled) = (dir.join("whole.npy"), dir.join("tiled.npy"));
+    let blur = |out: &Path, limit: &str| {
+        run(&["gaussian-filter", input.to_str().unwrap(), out.to_str().unwrap(), "--sigma", "2"], limit)
+    };
+    let (code, _, stderr) = blur(&whole, "1G");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("tiles of"), "{stderr}");
+    let (code, _, stderr) = blur(&tiled, "16M");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("16777216-byte host memory budget") && stderr.contains("tiles of"), "{stderr}");
+    assert!(cliper::read_npy(&whole).unwrap() == cliper::read_npy(&tiled).unwrap(), "tiled and whole differ");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -309,7 +309,7 @@ impl Chain {
     ///     dir.display()
     /// );
     /// let chain = Chain::from_toml(&text, "blur.toml".as_ref())?;
-    /// // 40 KiB of device memory: tiles of about 50 rows (each read with 17 more on both sides).
+    /// // 40 KiB of device memory: 7 tiles of 43 rows (each read with 17 more on both sides).
     /// let app = cliper::ClApp::builder().memory_limit(40 << 10).build()?;
     /// let mut tiles = 0;
     /// let outcome = chain.run_tiled(&app, None, |p| if let TileProgress::Tile(_) = p { tiles += 1 })?;

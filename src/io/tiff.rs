@@ -215,7 +215,6 @@ fn pages(input: impl Read + Seek, len: u64) -> std::result::Result<(HostArray, b
             Some(f) => return Err(format!("page {index} is {page} but page 0 is {f}; a stack needs equal pages")),
         }
         decoded = decoded.saturating_add(page.bytes());
-        crate::io::check_host_memory_text("the TIFF's samples", decoded as u64)?;
         if decoded > budget {
             return Err(format!(
                 "page {index} ({page}) brings the samples to {decoded} bytes, more than a {len}-byte TIFF can \
@@ -223,6 +222,7 @@ fn pages(input: impl Read + Seek, len: u64) -> std::result::Result<(HostArray, b
             ));
         }
         check_deflate_chunks(&mut decoder, None).map_err(|e| format!("page {index} ({page}): {e}"))?;
+        crate::io::check_host_memory_text("the TIFF's samples", decoded as u64)?;
         let array = match page.format {
             COMPLEX => read_complex(&mut decoder, &page, len, &limits),
             _ => read_real(&mut decoder, &page),

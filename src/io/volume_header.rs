@@ -86,7 +86,6 @@ impl Volume {
                 Ok(())
             }
         };
-        crate::io::check_host_memory(&self.data_file, "the data and its array", needed.saturating_mul(2))?;
         let inflated;
         let data = match self.encoding {
             Encoding::Raw => {
@@ -97,6 +96,11 @@ impl Volume {
                 claim(
                     available.saturating_mul(DEFLATE_RATIO),
                     format!("more than the {available} compressed bytes after byte {start} can hold"),
+                )?;
+                crate::io::check_host_memory(
+                    &self.data_file,
+                    "the inflated data and its array",
+                    needed.saturating_mul(2),
                 )?;
                 // The whole stream is inflated (its trailer's checksum checked), keeping the bytes the header
                 // claims; a stream holding more or fewer is refused.
