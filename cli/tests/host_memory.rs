@@ -282,3 +282,20 @@ fn a_run_over_the_host_budget_runs_in_tiles() {
     assert!(cliper::read_npy(&whole).unwrap() == cliper::read_npy(&tiled).unwrap(), "tiled and whole differ");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Converting on save (`--type`) makes copies of the values (48 bytes per element on the way): over the budget
+/// it is refused in one line naming the output, before anything is written. The fixture's 6 f32 (24 bytes) read
+/// within 200 bytes; their conversion to f64 needs 6 × 56 = 336.
+#[test]
+fn a_conversion_on_save_over_the_budget_is_refused_naming_the_output() {
+    let dir = scratch("host-cast");
+    let input = root().join("tests/fixtures/f32_c_order.npy");
+    let out = dir.join("out.npy");
+    let args = ["convert", input.to_str().unwrap(), out.to_str().unwrap(), "--type", "f64"];
+    assert_refused(&args, "200", &out, Some(&out));
+    let (_, _, stderr) = run(&args, "200");
+    assert!(stderr.contains("336 bytes") && stderr.contains("200 bytes"), "{stderr}");
+    let (code, _, stderr) = run(&args, "1M");
+    assert_eq!(code, Some(0), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
