@@ -282,3 +282,48 @@ fn a_run_over_the_host_budget_runs_in_tiles() {
     assert!(cliper::read_npy(&whole).unwrap() == cliper::read_npy(&tiled).unwrap(), "tiled and whole differ");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Converting on save (`--type`) makes copies of the values (48 bytes per element on the way): over the budget
+/// it is refused in one line naming the output, before anything is written. The fixture's 6 f32 (24 bytes) read
+/// within 200 bytes; their conversion to f64 needs 6 × 56 = 336.
+#[test]
+fn a_conversion_on_save_over_the_budget_is_refused_naming_the_output() {
+    let dir = scratch("host-cast");
+    let input = root().join("tests/fixtures/f32_c_order.npy");
+    let out = dir.join("out.npy");
+    let args = ["convert", input.to_str().unwrap(), out.to_str().unwrap(), "--type", "f64"];
+    assert_refused(&args, "200", &out, Some(&out));
+    let (_, _, stderr) = run(&args, "200");
+    assert!(stderr.contains("336 bytes") && stderr.contains("200 bytes"), "{stderr}");
+    let (code, _, stderr) = run(&args, "1M");
+    assert_eq!(code, Some(0), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Loading converts a file's type to the device's (u8 → f32 here) into one new array: that conversion is
+/// checked too. In a batch (which does not tile) each file whose conversion passes the budget is refused in one
+/// line naming it, and the batch fails; within the budget the same batch runs. 1000 u8 read in 1000 bytes; the
+/// f32 copy beside them needs 5000.
+#[test]
+fn a_conversion_on_load_over_the_budget_is_refused_per_file() {
+    let dir = scratch("host-load");
+    let inputs = dir.join("in");
+    std::fs::create_dir_all(&inputs).unwrap();
+    for name in ["a.npy", "b.npy"] {
+        let array = ndarray::ArrayD::from_shape_fn(ndarray::IxDyn(&[40, 25]), |i| (i[0] * 3 + i[1]) as u8);
+        cliper::write_npy(inputs.join(name), &cliper::HostArray::U8(array)).unwrap();
+    }
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let args = ["threshold", inputs.to_str().unwrap(), out.to_str().unwrap(), "--value", "50"];
+    let (code, _, stderr) = run(&args, "3000");
+    assert_ne!(code, Some(0), "{stderr}");
+    for name in ["a.npy", "b.npy"] {
+        let line = stderr.lines().find(|l| l.contains(name)).unwrap_or_else(|| panic!("{name}: {stderr}"));
+        assert!(line.contains("5000 bytes of host memory") && line.contains("3000 bytes"), "{line}");
+        assert!(!out.join(name).exists());
+    }
+    let (code, _, stderr) = run(&args, "1M");
+    assert_eq!(code, Some(0), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -321,6 +321,8 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
     let array = if dtype == own && scale == Scale::Raw && !options.clip {
         host
     } else {
+        let what = format!("converting the {:?} {} result to {}", host.shape(), own.name(), dtype.name());
+        crate::HostBudget::current()?.check(path, &what, host.cast_bytes(dtype))?;
         host.cast(dtype, scale, options.clip).map_err(|e| match e {
             Error::InvalidArgument { op, reason } => Error::Format {
                 path: path.to_path_buf(),

@@ -218,6 +218,12 @@ fn integer_range(dtype: Dtype) -> Option<(f64, f64)> {
 }
 
 impl HostArray {
+    /// Host bytes [`HostArray::cast`] to `dtype` takes: the values as complex f64 and up to four f64 copies on
+    /// the way (48 bytes per element), beside the result.
+    pub(crate) fn cast_bytes(&self, dtype: Dtype) -> u64 {
+        (self.shape().iter().product::<usize>() as u64).saturating_mul(48 + dtype.size() as u64)
+    }
+
     /// The values converted to `dtype`, explicitly (unlike loading, which refuses any change):
     ///
     /// - to an integer type: `Scale::Raw` keeps values exactly — a fraction is an error naming how many and the
@@ -253,6 +259,8 @@ impl HostArray {
                 self.dtype().name()
             )));
         }
+        let what = format!("converting {:?} {}", self.shape(), self.dtype().name());
+        super::host_budget::check_host_memory_text(&what, self.cast_bytes(dtype)).map_err(refuse)?;
         let values: ArrayD<Complex64> =
             each_variant!(self, a => a.mapv(|v| super::host_array::Widen::as_complex64(v).0));
         let single = matches!(self, HostArray::F32(_) | HostArray::C32(_));
