@@ -7,7 +7,7 @@
 //! too) and returned the variables before a truncated element without an error.
 
 use super::host_array::HostArray;
-use super::inflate::{Wrapper, inflate_checked};
+use super::inflate::{Inflater, Wrapper};
 use super::sample::{Sample, decode, encode};
 use super::source::{MEMORY, open};
 use crate::error::{Error, Result};
@@ -66,9 +66,14 @@ fn decode_variables(bytes: &[u8], path: &Path) -> Result<Vec<(String, HostArray)
             // only within the host budget (a small file may inflate to gigabytes).
             let what = format!("compressed element at byte {}", el.start);
             let budget = crate::io::HostBudget::current()?;
-            let (inflated, total) = inflate_checked(el.data, Wrapper::Zlib, budget.bytes.saturating_add(1))
+            let mut inflater = Inflater::new(el.data, Wrapper::Zlib).map_err(|e| bad(format!("{what}: {e}")))?;
+            let mut inflated = Vec::new();
+            inflater
+                .read_up_to(budget.bytes.saturating_add(1), &mut inflated)
                 .map_err(|e| bad(format!("{what}: {e}")))?;
-            budget.check(path, &what, total)?;
+            // Past the budget it is refused at once, before the rest of the stream is inflated.
+            budget.check(path, &what, inflated.len() as u64)?;
+            inflater.finish().map_err(|e| bad(format!("{what}: {e}")))?;
             let inner = element(&inflated, 0, little, false)
                 .map_err(|r| bad(format!("inside the compressed element at byte {}: {r}", el.start)))?;
             (inner.kind, inner.data.to_vec())
