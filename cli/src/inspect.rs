@@ -2,7 +2,7 @@
 
 use crate::CliError;
 use crate::chain::{Context, batch_files};
-use cliper::chain::{FileSpec, Origin, OutputOptions, RunFiles, output_path, save_converted};
+use cliper::chain::{FileSpec, Origin, OutputOptions, RunFiles, TileInput, output_path, save_converted};
 use cliper::prelude::*;
 use cliper::{DicomInfo, Result, SlabFile, read_mat, show_number, show_value};
 use num_complex::{Complex32, Complex64};
@@ -265,20 +265,11 @@ fn streamed_stats(file: &SlabFile) -> Result<Value> {
 /// The file of `spec` opened to be read in slabs when its format allows (NPY, uncompressed grey NIfTI, grey
 /// TIFF) and has axes to cut; `None` for what is read whole.
 fn slab_file(spec: &FileSpec) -> Result<Option<SlabFile>> {
-    if spec.variable.is_some() {
-        return Ok(None);
-    }
-    let name = spec.path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
-    let file = if name.ends_with(".npy") {
-        Some(SlabFile::open(&spec.path)?)
-    } else if name.ends_with(".nii") {
-        SlabFile::open_nifti(&spec.path)?
-    } else if name.ends_with(".tif") || name.ends_with(".tiff") {
-        SlabFile::open_tiff(&spec.path)?
-    } else {
-        None
-    };
-    Ok(file.filter(|f| !f.shape().is_empty()))
+    // The tiled runs' rule for which files read in slabs, so `info` and tiles agree.
+    Ok(match TileInput::open_slabs(spec)? {
+        Some(TileInput::File(file)) if !file.shape().is_empty() => Some(file),
+        _ => None,
+    })
 }
 
 pub fn info(ctx: &mut Context, text: &str) -> Result<()> {

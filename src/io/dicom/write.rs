@@ -103,7 +103,13 @@ pub fn write_dicom_series(dir: impl AsRef<Path>, image: &Image, options: &DicomS
     // be compared byte for byte), a different one different UIDs.
     let mut seed = Fnv::default();
     seed.bytes(&pixels);
-    seed.bytes(format!("{shape:?}{geometry:?}{options:?}").as_bytes());
+    // The geometry as the series holds it, spelled as `Geometry`'s Debug did before it carried NIfTI's transform
+    // codes (which a DICOM series does not hold): UIDs stay those of the committed sample series.
+    let placed = format!(
+        "Geometry {{ spacing: {:?}, origin: {:?}, direction: {:?}, units: {:?}, time_step: {:?} }}",
+        geometry.spacing, geometry.origin, geometry.direction, geometry.units, geometry.time_step
+    );
+    seed.bytes(format!("{shape:?}{placed}{options:?}").as_bytes());
     let uid = |role: &str| seed.clone().then(role.as_bytes()).uid();
     let (study, series, frame) = (uid("study"), uid("series"), uid("frame of reference"));
     let bytes_per_slice = rows * columns * bits / 8;
