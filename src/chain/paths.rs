@@ -127,7 +127,7 @@ fn inode(_path: &Path) -> Option<(u64, u64)> {
 }
 
 /// A path in a form two spellings of one file share: canonical where the file or its folder exists.
-pub(super) fn canonical(path: &Path) -> PathBuf {
+fn canonical(path: &Path) -> PathBuf {
     if let Ok(p) = path.canonicalize() {
         return p;
     }

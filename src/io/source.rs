@@ -43,7 +43,7 @@ pub(crate) fn extension_to_read(path: &Path) -> Result<String> {
     if path.exists() || pattern {
         return extension(path);
     }
-    if path.extension().is_none() && super::cfl::with_suffix(path, ".cfl").is_file() {
+    if path.extension().is_none() && path.with_extension("cfl").is_file() {
         return Ok("cfl".into());
     }
     Err(Error::Io {
