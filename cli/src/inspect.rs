@@ -464,6 +464,7 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
             dtype: Some(image.array.dtype()),
             geometry: image.geometry,
             scaling: image.scaling,
+            result_dtype: None,
         };
         Ok((shape, save_converted(out, image.array, origin, options)?))
     };

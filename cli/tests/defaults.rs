@@ -8,7 +8,7 @@
 //! products ordered differently from scipy's); f32 at 1e-5 (the same sums of values rounded to 6e-8). Labels exact.
 
 mod common;
-use cliper::{Geometry, HostArray, Image, write_image, write_npy};
+use cliper::{Dtype, Geometry, HostArray, Image, read_file, write_image, write_npy};
 use common::*;
 use ndarray::{ArrayD, Axis};
 use std::path::{Path, PathBuf};
@@ -70,11 +70,17 @@ fn labels_and_morphology_of_a_volume_are_three_dimensional_by_default() {
     let dir = scratch("defaults-label");
     let out = dir.join("out.npy");
     ok(&["label", s(&morphology("m3")), s(&out)]);
+    // scipy.ndimage.label gives int32; binary operations bool, which files hold as uint8.
+    assert_eq!(read_file(&out).unwrap().dtype(), Dtype::I32, "labels are int32 as scipy's");
     let (got, want) = (f32s(&out), f32s(&morphology("label_m3_c1")));
     assert_eq!(got.shape(), want.shape());
     assert!(got == want, "label of a 3-D mask: {} components, scipy's ndi.label {}", max(&got), max(&want));
     ok(&["fill-holes", s(&morphology("cav")), s(&out)]);
+    assert_eq!(read_file(&out).unwrap().dtype(), Dtype::U8, "a filled mask is uint8");
     assert!(f32s(&out) == f32s(&morphology("fill_cav")), "fill-holes of a 3-D mask");
+    // `--type` still decides when given.
+    ok(&["label", s(&morphology("m3")), s(&out), "--type", "f32"]);
+    assert_eq!(read_file(&out).unwrap().dtype(), Dtype::F32);
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -273,6 +273,11 @@ pub struct Origin {
     /// The input file's rescale of its stored integers: a NIfTI output stores the integers again with it while
     /// the values are still theirs ([`Scaling::unscale`]; convert, transpose, pad), else holds the values.
     pub scaling: Option<Scaling>,
+    /// The type scipy gives the operation's result where it is not the data's own ([`Op::result_dtype`]:
+    /// int32 labels, uint8 masks): written in it when the file holds it and every value is exactly one of it.
+    ///
+    /// [`Op::result_dtype`]: super::Op::result_dtype
+    pub result_dtype: Option<Dtype>,
 }
 
 /// Writes `host` to `path` by extension, the one rule for every command:
@@ -313,6 +318,16 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
     let png_type = |d: Dtype| matches!(d, Dtype::U8 | Dtype::U16);
     let own = host.dtype();
     let inherited = origin.dtype.filter(|&d| png && !png_type(own) && png_type(d));
+    // Labels as int32, masks as uint8 (scipy's types), unless told otherwise, when the format holds the type and
+    // every value is exactly one of it; else the rules below, as for any result.
+    let as_given = options.dtype.is_none() && options.scale.is_none() && !options.clip;
+    let bart = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("cfl") || e.eq_ignore_ascii_case("hdr"));
+    if let Some(natural) = origin.result_dtype.filter(|&d| as_given && !bart && (!png || png_type(d)))
+        && let Some(array) = crate::io::cast_exact(&host, natural, false)
+    {
+        let image = Image { array, colour: origin.colour, geometry: origin.geometry, scaling: None };
+        return save_image(path, &image).map(|()| natural);
+    }
     let dtype = options.dtype.or(inherited).unwrap_or(if png && !png_type(own) { Dtype::U16 } else { own });
     let back_to_integers = options.dtype.is_none() && inherited.is_some();
     let scale = options.scale.unwrap_or(if back_to_integers { Scale::Round } else { Scale::Raw });
@@ -323,7 +338,10 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
     } else {
         let what = format!("converting the {:?} {} result to {}", host.shape(), own.name(), dtype.name());
         crate::HostBudget::current()?.check(path, &what, host.cast_bytes(dtype))?;
-        host.cast(dtype, scale, options.clip).map_err(|e| match e {
+        let exact = (!options.clip && scale != Scale::MinMax)
+            .then(|| crate::io::cast_exact(&host, dtype, scale == Scale::Round))
+            .flatten();
+        exact.map_or_else(|| host.cast(dtype, scale, options.clip), Ok).map_err(|e| match e {
             Error::InvalidArgument { op, reason } => Error::Format {
                 path: path.to_path_buf(),
                 reason: format!("{op} from {}: {reason} ({CAST_HINT})", own.name()),
@@ -331,10 +349,19 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
             other => other,
         })?
     };
+    let image = Image { array, colour: origin.colour, geometry: origin.geometry, scaling };
     // `out.mat:NAME` names the variable.
     match FileSpec::parse(&path.to_string_lossy()) {
-        FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &array).map(|()| dtype),
-        _ => write_image_holding(path, &Image { array, colour: origin.colour, geometry: origin.geometry, scaling }),
+        FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &image.array).map(|()| dtype),
+        _ => write_image_holding(path, &image),
+    }
+}
+
+/// Writes `image` (no scaling: its values as they are) to `path`, or to the MAT variable `path` names.
+fn save_image(path: &Path, image: &Image) -> Result<()> {
+    match FileSpec::parse(&path.to_string_lossy()) {
+        FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &image.array),
+        _ => write_image_holding(path, image).map(drop),
     }
 }
 

@@ -15,6 +15,7 @@
 
 mod any_data;
 mod ops;
+mod overlap;
 mod paths;
 mod pipeline_file;
 mod reach;

@@ -789,6 +789,36 @@ impl Op {
         Ok(op)
     }
 
+    /// The element type scipy.ndimage gives this operation's result where it is not the data's own: `label`'s
+    /// int32 labels; the 0/1 masks of binary morphology, `fill-holes` and a threshold to two values a byte holds
+    /// as uint8 (scipy's bool, which files hold as bytes). Outputs are written in it unless `--type` says
+    /// otherwise ([`save_converted`](super::save_converted)); `transpose`, `permute` and `pad` keep it.
+    ///
+    /// ```
+    /// use cliper::{Dtype, chain::Op};
+    /// let threshold: Op = toml::from_str("op = 'threshold'\nvalue = 300")?;
+    /// assert_eq!(threshold.result_dtype(), Some(Dtype::U8));
+    /// let scaled: Op = toml::from_str("op = 'threshold'\nvalue = 300\nabove = 0.5")?;
+    /// assert_eq!(scaled.result_dtype(), None); // 0.5 is no byte: the values stay as computed
+    /// let label: Op = toml::from_str("op = 'label'")?;
+    /// assert_eq!(label.result_dtype(), Some(Dtype::I32));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn result_dtype(&self) -> Option<Dtype> {
+        let byte = |v: f64| v.fract() == 0.0 && (0.0..=255.0).contains(&v);
+        match self {
+            Op::Label { .. } => Some(Dtype::I32),
+            Op::Threshold { above, below, .. } if byte(*above) && byte(*below) => Some(Dtype::U8),
+            Op::BinaryMorphology { .. } | Op::FillHoles { .. } => Some(Dtype::U8),
+            _ => None,
+        }
+    }
+
+    /// Whether the result holds its input's values rearranged (so it keeps their [`Op::result_dtype`]).
+    pub fn keeps_values(&self) -> bool {
+        matches!(self, Op::Transpose { .. } | Op::Permute { .. } | Op::Pad { .. })
+    }
+
     /// Whether the result of this operation on a colour image of shape `input` is still a colour image (of
     /// shape `output`): its channels stay on axis −3, with the same count. Reductions never are.
     pub fn keeps_colour(&self, input: &[usize], output: &[usize]) -> bool {

@@ -204,34 +204,23 @@ impl Chain {
     }
 
     /// Runs the chain on `app`: once, or once per file of `batch`, reusing the initialised chain while the
-    /// inputs keep their shapes and types. A failing file is recorded and the rest still run; `progress` hears
-    /// of each file as it starts and ends. With `profile` (and a profiling `ClApp`) the first run is profiled.
+    /// inputs keep their shapes and types, the files read ahead and written behind on other threads while the
+    /// device runs (`overlap.rs`, within the host memory budget). A failing file is recorded and the rest still
+    /// run; `progress` hears of each file as it starts on the device and as its outputs are written, and the
+    /// records come back in the batch's order. With `profile` (and a profiling `ClApp`) the first run is
+    /// profiled.
     pub fn run(
         &self,
         app: &ClApp,
         batch: Option<&BatchInput>,
         profile: bool,
-        mut progress: impl FnMut(Progress<'_>),
+        progress: impl FnMut(Progress<'_>),
     ) -> Result<Outcome> {
-        let runs: Vec<Option<PathBuf>> = match batch {
-            Some(b) => b.files.iter().cloned().map(Some).collect(),
-            None => vec![None],
-        };
-        let mut runner = self.runner(batch.map(|b| b.input))?;
-        let mut records = Vec::with_capacity(runs.len());
-        let mut report = None;
-        for file in runs {
-            if let Some(f) = &file {
-                progress(Progress::Starting(f));
-            }
-            let (record, r) = runner.run_file(app, file.as_deref(), profile && report.is_none());
-            report = report.or(r);
-            if file.is_some() {
-                progress(Progress::Finished(&record));
-            }
-            records.push(record);
+        if let Some(batch) = batch {
+            return self.run_overlapped(app, batch, profile, progress);
         }
-        Ok(Outcome { records, report })
+        let (record, report) = self.runner(None)?.run_file(app, None, profile);
+        Ok(Outcome { records: vec![record], report })
     }
 
     /// The chain ready to run file after file (of the input at `batch_input`, or once when `None`) on a device of
@@ -276,9 +265,9 @@ impl Chain {
         file: Option<&Path>,
         built: &mut Option<Built>,
         record: &mut RunRecord,
-    ) -> Result<Option<Report>> {
+    ) -> Result<(Option<Report>, Vec<PendingOutput>)> {
         let batch = changing.is_some();
-        let double = self.precision.double(&inputs.iter().map(|(_, h)| h.array.dtype()).collect::<Vec<_>>());
+        let double = self.double_for(&inputs.iter().map(|(_, h)| *h).collect::<Vec<_>>());
         let signature: Vec<(String, &'static str, Vec<usize>, bool)> = self
             .inputs
             .iter()
@@ -298,7 +287,7 @@ impl Chain {
                 let missing = || Error::invalid("batch", format!("input {i} is missing"));
                 let (spec, host) = inputs.get(i).ok_or_else(missing)?;
                 let (name, _) = self.inputs.get(i).ok_or_else(missing)?;
-                let values = self.in_precision(&host.array)?;
+                let values = self.in_precision(host, double)?;
                 defined(&b.arrays, name)?.overwrite(&values, &spec.path)?;
                 b.origins = origins;
                 true
@@ -318,13 +307,20 @@ impl Chain {
             None
         };
         record.transfers = (app.transfer_stats() - before).total_calls();
+        // The outputs come back to the host here; converting, encoding and writing them is the caller's
+        // ([`PendingOutput::save`]), on another thread while the device runs the next file.
+        let mut pending = Vec::with_capacity(self.outputs.len());
         for (name, template, options) in &self.outputs {
             let path = output_path(template, file, batch)?;
             create_parent(&path)?;
             let array = defined(&b.arrays, name)?;
-            let origin = b.origins.get(name).copied().unwrap_or_default();
-            let dtype = array.save(&path, origin, options.as_ref().unwrap_or(&self.options))?;
-            record.written.push((name.clone(), path, array.shape().to_vec(), dtype.name()));
+            pending.push(PendingOutput {
+                name: name.clone(),
+                path,
+                host: array.to_host()?,
+                origin: b.origins.get(name).copied().unwrap_or_default(),
+                options: options.clone().unwrap_or_else(|| self.options.clone()),
+            });
         }
         // Results nobody saved: small ones (norms, dot products, short vectors) are shown.
         let saved: Vec<&str> = self.outputs.iter().map(|(n, _, _)| n.as_str()).collect();
@@ -337,10 +333,17 @@ impl Chain {
                 record.values.push((step.output.clone(), array.shape().to_vec(), values, array.kind()));
             }
         }
-        Ok(report)
+        Ok((report, pending))
     }
 
-    /// The type of an input of `dtype` as the chain's precision takes it ([`Chain::in_precision`]).
+    /// Whether the chain computes in double precision on these inputs ([`Precision::double`]), each input taken
+    /// by its [`precision_dtype`].
+    pub(super) fn double_for(&self, images: &[&Image]) -> bool {
+        self.precision.double(&images.iter().map(|i| precision_dtype(i)).collect::<Vec<_>>())
+    }
+
+    /// The type of an input of `dtype` as the chain's precision takes it ([`Chain::in_precision`]): f32/c32 under
+    /// `--precision single`, else the file's own.
     fn dtype_in_precision(&self, dtype: Dtype) -> Dtype {
         match (self.precision, dtype) {
             (Precision::Single, Dtype::F32 | Dtype::C32) => dtype,
@@ -350,13 +353,20 @@ impl Chain {
         }
     }
 
-    /// An input as the chain's precision takes it: rounded to f32/c32 under `single` (loading is otherwise
-    /// exact, and refuses values that would change).
-    pub(super) fn in_precision<'a>(&self, host: &'a HostArray) -> Result<std::borrow::Cow<'a, HostArray>> {
+    /// An input's values as the chain computes them: borrowed when the device takes them as they are (loading
+    /// then converts exactly, or refuses a value that would change); rounded to f32/c32 under `--precision
+    /// single`, and under `auto` for the values of a scan stored as integers with a rescale (each within half an
+    /// f32 ulp of nibabel's float64 value, docs/formats.md).
+    pub(super) fn in_precision<'a>(&self, image: &'a Image, double: bool) -> Result<std::borrow::Cow<'a, HostArray>> {
         use std::borrow::Cow;
-        let dtype = self.dtype_in_precision(host.dtype());
-        if dtype == host.dtype() {
+        let host = &image.array;
+        let rounds = self.precision == Precision::Single || (image.scaling.is_some() && !double);
+        let dtype = if host.dtype().is_complex() { Dtype::C32 } else { Dtype::F32 };
+        if !rounds || dtype == host.dtype() {
             return Ok(Cow::Borrowed(host));
+        }
+        if let Some(exact) = crate::io::cast_exact(host, dtype, false).or_else(|| crate::io::round_to_f32(host)) {
+            return Ok(Cow::Owned(exact));
         }
         Ok(Cow::Owned(host.cast(dtype, Scale::Raw, false)?))
     }
@@ -371,7 +381,7 @@ impl Chain {
     ) -> Result<Built> {
         let mut arrays = HashMap::new();
         for ((name, _), (spec, image)) in self.inputs.iter().zip(inputs) {
-            let host = &self.in_precision(&image.array)?;
+            let host = &self.in_precision(image, double)?;
             arrays.insert(name.clone(), AnyData::upload(app, host, kind_for(host, double), &spec.path)?);
         }
         let mut origins = self.input_origins(inputs);
@@ -404,7 +414,14 @@ impl Chain {
             .zip(inputs)
             .map(|((name, _), (_, image))| {
                 let dtype = Some(self.dtype_in_precision(image.array.dtype()));
-                (name.clone(), Origin { colour: image.colour, dtype, geometry: image.geometry, scaling: image.scaling })
+                let origin = Origin {
+                    colour: image.colour,
+                    dtype,
+                    geometry: image.geometry,
+                    scaling: image.scaling,
+                    result_dtype: None,
+                };
+                (name.clone(), origin)
             })
             .collect()
     }
@@ -449,18 +466,33 @@ impl Chain {
     }
 }
 
+/// The type an input counts as when the precision is chosen ([`Precision::double`]): its values' own type, except
+/// that the values of a scan stored as 8- or 16-bit integers with a rescale count as f32 — single precision holds
+/// them within half an ulp, far below the scan's own step (its slope), so `auto` computes them in single (a CT's
+/// u16 under intercept −1024 reads as i32, a slope of 0.1 as f64: both compute in f32).
+pub(super) fn precision_dtype(image: &Image) -> Dtype {
+    let small_integers = |d: Dtype| matches!(d, Dtype::U8 | Dtype::I8 | Dtype::U16 | Dtype::I16);
+    match (image.array.dtype(), image.scaling) {
+        (Dtype::F64 | Dtype::I32 | Dtype::I64, Some(s)) if small_integers(s.stored) => Dtype::F32,
+        (dtype, _) => dtype,
+    }
+}
+
 /// What the result of `op` (of shape `output`, from inputs of `shape` with origins `from`) inherits: colour when
 /// the operation keeps the channels, the file type when the result is still image data of that one type, and
 /// the geometry the operation leaves.
 fn result_origin(op: &Op, from: &[Origin], shape: &[usize], output: &[usize]) -> Origin {
     let in_colour = from.iter().any(|o| o.colour);
     let first = from.first().copied().unwrap_or_default();
-    let image_data = !matches!(op, Op::Norm { .. } | Op::Dot { .. });
+    let result_dtype = op.result_dtype().or(first.result_dtype.filter(|_| op.keeps_values()));
+    // Labels and masks are not the scan's values: neither its file type nor its rescale applies to them.
+    let image_data = !matches!(op, Op::Norm { .. } | Op::Dot { .. }) && result_dtype.is_none();
     Origin {
         colour: in_colour && op.keeps_colour(shape, output),
         dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),
         geometry: first.geometry.and_then(|g| op.geometry(&g, shape, output, in_colour)),
         scaling: first.scaling.filter(|_| image_data && from.iter().all(|o| o.scaling == first.scaling)),
+        result_dtype,
     }
 }
 
@@ -485,29 +517,48 @@ pub struct ChainRunner<'c> {
     built: Option<Built>,
 }
 
-impl ChainRunner<'_> {
+impl<'c> ChainRunner<'c> {
     /// Runs the chain on `app` with `file` as the batch input (`None`: the chain's own inputs), reusing the built
-    /// chain when `app` and the input's type and shape are the last run's. The record holds the error of a file
-    /// that failed; the profile comes back when asked for.
+    /// chain when `app` and the input's type and shape are the last run's, and writes its outputs. The record
+    /// holds the error of a file that failed; the profile comes back when asked for.
     pub fn run_file(&mut self, app: &ClApp, file: Option<&Path>, profile: bool) -> (RunRecord, Option<Report>) {
+        let loaded = file.map(|f| self.loader().load(f));
+        let (mut record, pending, report) = self.compute(app, file, loaded, profile);
+        save_all(&mut record, pending);
+        (record, report)
+    }
+
+    /// What reads this runner's batch files, apart from the runner: it may run on other threads while the
+    /// runner computes ([`Chain::run`]).
+    pub(super) fn loader(&self) -> Loader<'c> {
+        let fixed = self.fixed.iter().flatten().map(|(_, image)| precision_dtype(image)).collect();
+        let pattern = self.batch_input.and_then(|b| self.chain.inputs.get(b)).map_or("", |(_, p)| p.as_str());
+        Loader { chain: self.chain, pattern: FileSpec::parse(pattern), fixed }
+    }
+
+    /// The chain on `app` with `loaded` (the batch file `file`, read by [`Loader::load`]) as its batch input: the
+    /// record, the outputs on the host still to be written, and the profile when asked for.
+    pub(super) fn compute(
+        &mut self,
+        app: &ClApp,
+        file: Option<&Path>,
+        loaded: Option<Result<(FileSpec, Image)>>,
+        profile: bool,
+    ) -> (RunRecord, Vec<PendingOutput>, Option<Report>) {
         let chain = self.chain;
         if self.built.as_ref().is_some_and(|b| !b.pipeline_app_is(app)) {
             self.built = None;
         }
-        let batch_file = match (self.batch_input, file) {
-            (Some(b), Some(f)) => {
-                let pattern = chain.inputs.get(b).map_or("", |(_, p)| p.as_str());
-                let spec = FileSpec::parse(pattern).with_path(f.to_path_buf());
-                spec.read().map(|host| Some((b, spec, host)))
-            }
-            _ => Ok(None),
-        };
         let mut record = RunRecord {
             input: file.map(Path::to_path_buf),
             written: Vec::new(),
             values: Vec::new(),
             transfers: 0,
             error: None,
+        };
+        let batch_file = match (self.batch_input, loaded) {
+            (Some(b), Some(loaded)) => loaded.map(|(spec, image)| Some((b, spec, image))),
+            _ => Ok(None),
         };
         let result = batch_file.and_then(|batch_file| {
             let inputs: Vec<(&FileSpec, &Image)> = self
@@ -524,10 +575,75 @@ impl ChainRunner<'_> {
             chain.run_once(app, profile, &inputs, changing, file, &mut self.built, &mut record)
         });
         match result {
-            Ok(report) => (record, report),
+            Ok((report, pending)) => (record, pending, report),
             Err(e) => {
                 record.error = Some(e);
-                (record, None)
+                (record, Vec::new(), None)
+            }
+        }
+    }
+}
+
+/// Reads a chain's batch files and puts their values in the type the device computes them in — the host work
+/// before a file's run, which may go on other threads while the device runs another file.
+pub(super) struct Loader<'c> {
+    chain: &'c Chain,
+    pattern: FileSpec,
+    /// The types the chain's other inputs count as when the precision is chosen ([`precision_dtype`]).
+    fixed: Vec<Dtype>,
+}
+
+impl Loader<'_> {
+    /// The batch file `file`, read, with its values converted to the device's element type when that is exact
+    /// (or the precision rounds them, [`Chain::in_precision`]); left as read otherwise, so that uploading names
+    /// the value that would change.
+    pub(super) fn load(&self, file: &Path) -> Result<(FileSpec, Image)> {
+        let spec = self.pattern.with_path(file.to_path_buf());
+        let mut image = spec.read()?;
+        let mut dtypes = self.fixed.clone();
+        dtypes.push(precision_dtype(&image));
+        let double = self.chain.precision.double(&dtypes);
+        // The values in the type the precision takes them in (a scan's rescaled values rounded to f32): the
+        // precision chosen from them, and every origin, stay the same. Exact conversions to the device's type
+        // happen on upload.
+        if let std::borrow::Cow::Owned(values) = self.chain.in_precision(&image, double)? {
+            image.array = values;
+        }
+        Ok((spec, image))
+    }
+}
+
+/// An output of one run, on the host, still to be converted, encoded and written ([`PendingOutput::save`]).
+pub(super) struct PendingOutput {
+    name: String,
+    path: PathBuf,
+    host: HostArray,
+    origin: Origin,
+    options: super::any_data::OutputOptions,
+}
+
+impl PendingOutput {
+    /// Host bytes it holds.
+    pub(super) fn bytes(&self) -> u64 {
+        self.host.bytes()
+    }
+
+    /// Writes it by [`save_converted`](super::save_converted): name, file, shape and the type the file holds.
+    pub(super) fn save(self) -> Result<(String, PathBuf, Vec<usize>, &'static str)> {
+        let shape = self.host.shape().to_vec();
+        let dtype = super::save_converted(&self.path, self.host, self.origin, &self.options)?;
+        Ok((self.name, self.path, shape, dtype.name()))
+    }
+}
+
+/// Writes `pending` in order into `record` — stopping at the first that fails, whose error the record then holds.
+pub(super) fn save_all(record: &mut RunRecord, pending: Vec<PendingOutput>) {
+    for output in pending {
+        match output.save() {
+            Ok(written) => record.written.push(written),
+            Err(e) => {
+                record.error = Some(e);
+                return;
             }
         }
     }

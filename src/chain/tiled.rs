@@ -625,7 +625,7 @@ impl Chain {
         let same = built.as_ref().is_some_and(|(r, a, b, _)| (*r, *a, *b) == key);
         if same {
             if let (Some((_, _, _, b)), Some((name, _))) = (built.as_mut(), self.inputs.first()) {
-                let values = self.in_precision(&image.array)?;
+                let values = self.in_precision(image, double)?;
                 defined(&b.arrays, name)?.overwrite(&values, &spec.path)?;
             }
         } else {
@@ -657,7 +657,7 @@ impl Chain {
                 })
                 .collect::<Result<Vec<_>>>()?;
             let chain = Chain { steps, ..self.clone() };
-            let host = self.in_precision(&image.array)?;
+            let host = self.in_precision(image, double)?;
             let signature = vec![(
                 self.inputs.first().map(|(n, _)| n.clone()).unwrap_or_default(),
                 kind_for(&host, double).name(),
@@ -848,7 +848,7 @@ impl Shared<'_> {
                 }
                 timing.download_s = clock.elapsed().as_secs_f64();
                 finish_writing(&mut writing, &mut buffers)?;
-                let sinks = &self.sinks;
+                let (sinks, origins) = (&self.sinks, &self.origins);
                 writing = Some((
                     timing,
                     scope.spawn(move || {
@@ -859,7 +859,12 @@ impl Shared<'_> {
                             if result.is_ok()
                                 && let Some(sink) = sinks.get(&name)
                             {
-                                result = sink.put(axis, from, &host, local, total);
+                                let natural = origins
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .get(&name)
+                                    .and_then(|o| o.result_dtype);
+                                result = sink.put(axis, from, &host, local, total, natural);
                             }
                             arrays.push((name, host));
                         }
@@ -874,8 +879,17 @@ impl Shared<'_> {
 
 impl Sink {
     /// Takes indices `local` along `axis` of a tile's output `tile`, an output whose extent there is `total`,
-    /// at index `at`.
-    fn put(&self, axis: usize, at: usize, tile: &HostArray, local: Range<usize>, total: usize) -> Result<()> {
+    /// at index `at`; a streamed file is made in the output's `natural` type ([`Op::result_dtype`]: labels,
+    /// masks) when no type or conversion was asked for, as an untiled run writes it.
+    fn put(
+        &self,
+        axis: usize,
+        at: usize,
+        tile: &HostArray,
+        local: Range<usize>,
+        total: usize,
+        natural: Option<Dtype>,
+    ) -> Result<()> {
         let mut full = tile.shape().to_vec();
         if let Some(n) = full.get_mut(axis) {
             *n = total;
@@ -888,7 +902,8 @@ impl Sink {
         match self {
             Sink::Stream { path, writer, dtype, scale, clip } => {
                 let own = tile.dtype();
-                let target = dtype.unwrap_or(own);
+                let as_computed = *scale == Scale::Raw && !*clip;
+                let target = dtype.or(natural.filter(|_| as_computed)).unwrap_or(own);
                 let file = {
                     let mut made = writer.lock().unwrap_or_else(|p| p.into_inner());
                     if made.is_none() {

@@ -336,6 +336,18 @@ impl HostArray {
         inner.downcast_mut::<ArrayD<T>>()
     }
 
+    /// The array itself when its elements are `T`s.
+    pub(crate) fn into_elements<T: Element>(self) -> Option<ArrayD<T>> {
+        let inner: Box<dyn std::any::Any> = match self {
+            HostArray::F32(a) => Box::new(a),
+            HostArray::F64(a) => Box::new(a),
+            HostArray::C32(a) => Box::new(a),
+            HostArray::C64(a) => Box::new(a),
+            _ => return None,
+        };
+        inner.downcast::<ArrayD<T>>().ok().map(|b| *b)
+    }
+
     /// The element type.
     pub fn dtype(&self) -> Dtype {
         match self {
@@ -388,6 +400,13 @@ impl HostArray {
         let converted = (elements as u64).saturating_mul(std::mem::size_of::<T>() as u64);
         let what = format!("converting the {} data of shape {:?} to {}", self.dtype().name(), self.shape(), T::NAME);
         super::host_budget::check_host_memory(path, &what, converted.saturating_add(self.bytes()))?;
+        // Real data into a real type, exactly, on every core (the common case: a scan's integers into f32).
+        if !T::IS_COMPLEX
+            && let Some(fast) = Dtype::parse(T::NAME).ok().and_then(|d| super::fast_cast::cast_exact(self, d, false))
+            && let Some(elements) = fast.into_elements::<T>()
+        {
+            return Ok(elements);
+        }
         // Every value goes through complex float64, one at a time, which holds every type exactly except 64-bit
         // integers past 2⁵³; those and narrowings to f32 are checked by converting back.
         let mut out = Vec::with_capacity(elements);

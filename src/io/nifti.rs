@@ -12,7 +12,7 @@ use super::image::Image;
 use super::inflate::{Inflater, Wrapper};
 use super::raw::{Endian, RawFormat, decode_raw};
 use super::rescale::{Scaling, rescale};
-use super::sample::encode;
+use super::sample::{append_encoded, encode};
 use super::save::write_atomically;
 use super::source::MEMORY;
 use crate::error::{Error, Result};
@@ -755,16 +755,19 @@ fn encode_nifti(
     put(123, &[units]);
     put(148, b"cliper");
     put(344, b"n+1\0");
-    let mut bytes = h.to_vec();
-    let data = match array {
+    let mut bytes = Vec::with_capacity(h.len() + array.bytes() as usize);
+    bytes.extend_from_slice(&h);
+    match array {
         HostArray::U8(a) if colour => {
             // [… C, Y, X] → the file's interleaved [… Y, X, C].
             let mut order: Vec<usize> = (0..rank).filter(|&a| a != rank - 3).collect();
             order.push(rank - 3);
-            encode(a.view().permuted_axes(order).iter(), true)
+            bytes.extend(encode(a.view().permuted_axes(order).iter(), true))
         }
-        _ => each_variant!(array, a => encode(a.iter(), true)),
+        _ => each_variant!(array, a => match a.as_slice() {
+            Some(values) => append_encoded(&mut bytes, values, true),
+            None => bytes.extend(encode(a.iter(), true)),
+        }),
     };
-    bytes.extend(data);
     Ok(bytes)
 }

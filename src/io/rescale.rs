@@ -43,7 +43,7 @@ impl Scaling {
     }
 
     /// The stored samples behind `values`: `Some` when every value is exactly `k · slope + intercept` (computed in
-    /// f64, as reading computes it) for an integer `k` that the stored type holds — then writing `k` with this
+    /// f64, as reading computes it; for f32 values, that rounded to f32) for an integer `k` that the stored type holds — then writing `k` with this
     /// scaling gives every reader the same values back — else `None`. Complex values, and a stored type that is
     /// not an integer type, give `None`.
     pub fn unscale(&self, values: &HostArray) -> Option<HostArray> {
@@ -51,9 +51,14 @@ impl Scaling {
         if values.dtype().is_complex() || self.slope == 0.0 || !self.slope.is_finite() || !self.intercept.is_finite() {
             return None;
         }
+        // Values in f32 are the stored integers' when they are those values rounded to f32 (as single
+        // precision takes a scan, docs/formats.md): writing the integers gives every reader the f64 values back.
+        let single = values.dtype() == Dtype::F32;
         let stored_integer = |v: f64| -> Option<f64> {
             let k = ((v - self.intercept) / self.slope).round();
-            (k >= lo && k <= hi && k * self.slope + self.intercept == v).then_some(k)
+            let value = k * self.slope + self.intercept;
+            let same = if single { f64::from(value as f32) == v } else { value == v };
+            (k >= lo && k <= hi && same).then_some(k)
         };
         let integers: ArrayD<f64> = each_variant!(values, a => {
             let mut out = Vec::with_capacity(a.len());
@@ -93,14 +98,20 @@ fn exact_integer_range(dtype: Dtype) -> Option<(f64, f64)> {
 /// - slope 1 and intercept 0: the array as it is;
 /// - integer samples with a whole slope and intercept (CT's 1 and −1024): integers again — the samples' own type
 ///   when every result fits it, else the smallest of i16, i32, i64 that holds the results' range;
-/// - anything else: f64 (c64 for complex samples), computed as `f64(value) · slope + intercept` — what pydicom's
-///   `apply_modality_lut` and nibabel's `get_fdata()` give.
+/// - anything else: computed as `f64(value) · slope + intercept` — what pydicom's `apply_modality_lut` and
+///   nibabel's `get_fdata()` give — and held as f32 when every value of integer samples is exactly an f32 value
+///   (a 12-bit CT under slope 0.5 and intercept −1024: the same values in half the bytes), else as f64 (c64 for
+///   complex samples).
 pub(crate) fn rescale(array: HostArray, slope: f64, intercept: f64) -> HostArray {
     if slope == 1.0 && intercept == 0.0 {
         return array;
     }
     let whole = |v: f64| v.fract() == 0.0 && v.abs() < 9.0e15;
     if array.dtype().is_float() || array.dtype().is_complex() || !whole(slope) || !whole(intercept) {
+        // Integer samples (every core; f32 when it holds every value exactly), else one element at a time.
+        if let Some(values) = super::fast_cast::rescale_real(&array, slope, intercept) {
+            return values;
+        }
         return match array {
             HostArray::C32(_) | HostArray::C64(_) => {
                 let values: ArrayD<Complex64> = each_variant!(&array, a => a.mapv(|v| v.as_complex64().0));
@@ -162,8 +173,11 @@ mod tests {
 
     #[test]
     fn fractional_rescales_give_float64_as_pydicom_and_nibabel_do() {
+        let x = rescale(u16s(&[0, 3]), 0.1, 0.25);
+        assert_eq!(x, HostArray::F64(ArrayD::from_shape_vec(vec![2], vec![0.25, 3.0 * 0.1 + 0.25]).unwrap()));
+        // The same values in f32 when it holds each of them exactly.
         let x = rescale(u16s(&[0, 3]), 0.5, 0.25);
-        assert_eq!(x, HostArray::F64(ArrayD::from_shape_vec(vec![2], vec![0.25, 1.75]).unwrap()));
+        assert_eq!(x, HostArray::F32(ArrayD::from_shape_vec(vec![2], vec![0.25f32, 1.75]).unwrap()));
         let f = HostArray::F32(ArrayD::from_shape_vec(vec![1], vec![1.5f32]).unwrap());
         assert_eq!(rescale(f, 2.0, 0.0), HostArray::F64(ArrayD::from_shape_vec(vec![1], vec![3.0]).unwrap()));
     }

@@ -11,6 +11,21 @@ pub(crate) trait Sample: Copy {
     fn read(bytes: &[u8], little: bool) -> Self;
     /// Appends the value's bytes to `out`.
     fn write(self, little: bool, out: &mut Vec<u8>);
+    /// The bytes of `values` as they lie in memory (the host's byte order), for the types whose memory is their
+    /// bytes; `None` for the others.
+    fn memory_bytes(_values: &[Self]) -> Option<&[u8]> {
+        None
+    }
+    /// The values of `bytes` in the host's byte order, copied as they lie (a length that is a multiple of
+    /// `SIZE`); `None` where [`Sample::memory_bytes`] is.
+    fn from_memory_bytes(_bytes: &[u8]) -> Option<Vec<Self>> {
+        None
+    }
+}
+
+/// Whether bytes of order `little` are the host's own.
+fn native(little: bool) -> bool {
+    little == cfg!(target_endian = "little")
 }
 
 macro_rules! sample {
@@ -24,6 +39,15 @@ macro_rules! sample {
         }
         fn write(self, little: bool, out: &mut Vec<u8>) {
             out.extend_from_slice(&if little { self.to_le_bytes() } else { self.to_be_bytes() });
+        }
+        fn memory_bytes(values: &[Self]) -> Option<&[u8]> {
+            Some(bytemuck::cast_slice(values))
+        }
+        fn from_memory_bytes(bytes: &[u8]) -> Option<Vec<Self>> {
+            let mut out = vec![<$t>::default(); bytes.len() / Self::SIZE];
+            let target: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+            target.copy_from_slice(bytes.get(..target.len())?);
+            Some(out)
         }
     })*};
 }
@@ -42,12 +66,30 @@ impl<F: Sample> Sample for Complex<F> {
 
 /// The values in `bytes` (whose length the caller has checked is a multiple of `S::SIZE`).
 pub(crate) fn decode<S: Sample>(bytes: &[u8], little: bool) -> Vec<S> {
+    // In the host's order the bytes are the values: one copy (a 40 MB volume in milliseconds).
+    if native(little)
+        && let Some(values) = S::from_memory_bytes(bytes)
+    {
+        return values;
+    }
     bytes.chunks_exact(S::SIZE).map(|c| S::read(c, little)).collect()
+}
+
+/// Appends the bytes of `values` to `out`, in one copy when `little` is the host's order.
+pub(crate) fn append_encoded<S: Sample>(out: &mut Vec<u8>, values: &[S], little: bool) {
+    match S::memory_bytes(values) {
+        Some(bytes) if native(little) => out.extend_from_slice(bytes),
+        _ => {
+            out.reserve(values.len() * S::SIZE);
+            values.iter().for_each(|v| v.write(little, out));
+        }
+    }
 }
 
 /// The bytes of `values`.
 pub(crate) fn encode<'a, S: Sample + 'a>(values: impl IntoIterator<Item = &'a S>, little: bool) -> Vec<u8> {
-    let mut out = Vec::new();
+    let values = values.into_iter();
+    let mut out = Vec::with_capacity(values.size_hint().0 * S::SIZE);
     for v in values {
         v.write(little, &mut out);
     }

@@ -51,6 +51,8 @@ pub fn f32s(path: &Path) -> ArrayD<f64> {
     match read_file(path).unwrap() {
         HostArray::F32(a) => a.mapv(f64::from),
         HostArray::F64(a) => a,
+        // Labels (int32) and masks (uint8) are written in scipy's types: their values, exactly.
+        whole @ (HostArray::I32(_) | HostArray::U8(_)) => whole.to_elements::<f64>(path).unwrap(),
         other => panic!("{} holds {:?}", path.display(), other.dtype()),
     }
 }

@@ -1,0 +1,203 @@
+//! A batch on one device with its host work overlapped: while the device runs file k, reader threads read and
+//! decode the files after it and writer threads convert, encode and write the files before it; the decoding and
+//! conversions themselves use every core ([`crate::io`]'s conversions run on rayon's threads).
+//!
+//! Host memory stays within the one budget ([`HostBudget`]): the first file runs alone and its host footprint
+//! (the file's values, their copy in the device's type, its outputs and their encoding) is measured; from then on
+//! as many files are in flight — read, running or being written — as half the budget holds at that size (at
+//! least one; at most the readers, the device and the writers can use).
+
+use super::any_data::FileSpec;
+use super::pipeline_file::Chain;
+use super::run::{BatchInput, Loader, Outcome, PendingOutput, Progress, RunRecord};
+use crate::{ClApp, HostBudget, Image, Report, Result};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Condvar, Mutex};
+
+/// The files in flight at once: a count the first file's measured footprint sets ([`Gate::size_for`]).
+struct Gate {
+    state: Mutex<(usize, usize)>,
+    changed: Condvar,
+}
+
+impl Gate {
+    /// A gate that lets one file through until its limit is set.
+    fn new() -> Gate {
+        Gate { state: Mutex::new((0, 1)), changed: Condvar::new() }
+    }
+
+    /// Waits until one more file may be in flight, and counts it.
+    fn enter(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while state.0 >= state.1 {
+            state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+        state.0 += 1;
+    }
+
+    /// A file left (written, or failed).
+    fn leave(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.0 = state.0.saturating_sub(1);
+        self.changed.notify_all();
+    }
+
+    /// Sets how many files may be in flight.
+    fn set_limit(&self, files: usize) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.1 = files.max(1);
+        self.changed.notify_all();
+    }
+
+    /// Files of `footprint` host bytes that fit half of `budget` (the other half is the headroom the formats'
+    /// decoders and encoders take beside the arrays), between 1 and `most`.
+    fn size_for(footprint: u64, budget: u64, most: usize) -> usize {
+        let fit = (budget / 2).checked_div(footprint.max(1)).unwrap_or(1);
+        usize::try_from(fit).unwrap_or(usize::MAX).clamp(1, most.max(1))
+    }
+}
+
+/// Threads for the host work beside the device's: readers and writers, a quarter of the cores each (one at
+/// least, four at most: past that, reading and writing are the disk's, and within a file the conversions use
+/// every core anyway).
+fn helper_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).div_ceil(4).clamp(1, 4)
+}
+
+/// A file read, waiting for the device.
+type Loaded = (usize, Result<(FileSpec, Image)>, u64);
+
+/// A file's run, waiting for its outputs to be written.
+struct ToWrite {
+    index: usize,
+    record: RunRecord,
+    pending: Vec<PendingOutput>,
+}
+
+impl Chain {
+    /// [`Chain::run`] over a batch: the files read ahead and written behind on threads while the device runs,
+    /// within the host memory budget; `progress` hears of each file on the calling thread as it starts on the
+    /// device and as its outputs are written. Records come back in the batch's order.
+    pub(super) fn run_overlapped(
+        &self,
+        app: &ClApp,
+        batch: &BatchInput,
+        profile: bool,
+        mut progress: impl FnMut(Progress<'_>),
+    ) -> Result<Outcome> {
+        let budget = HostBudget::current()?.bytes;
+        let mut runner = self.runner(Some(batch.input))?;
+        let loader = runner.loader();
+        let threads = helper_threads();
+        let gate = Gate::new();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let files = &batch.files;
+        let mut records: Vec<Option<RunRecord>> = (0..files.len()).map(|_| None).collect();
+        let mut report: Option<Report> = None;
+        let (write_tx, write_rx) = channel::<ToWrite>();
+        let write_rx = Mutex::new(write_rx);
+        std::thread::scope(|scope| {
+            let (loaded_tx, loaded_rx) = channel::<Loaded>();
+            let (done_tx, done_rx) = channel::<(usize, RunRecord)>();
+            for _ in 0..threads {
+                let (loaded_tx, loader, gate, next) = (loaded_tx.clone(), &loader, &gate, &next);
+                scope.spawn(move || read_ahead(files, next, gate, loader, loaded_tx));
+            }
+            drop(loaded_tx);
+            for _ in 0..threads {
+                let (write_rx, done_tx, gate) = (&write_rx, done_tx.clone(), &gate);
+                scope.spawn(move || write_behind(write_rx, gate, done_tx));
+            }
+            drop(done_tx);
+            let mut finish = |index: usize, record: RunRecord, progress: &mut dyn FnMut(Progress<'_>)| {
+                progress(Progress::Finished(&record));
+                if let Some(slot) = records.get_mut(index) {
+                    *slot = Some(record);
+                }
+            };
+            let mut sized = false;
+            while let Ok((index, loaded, read_bytes)) = loaded_rx.recv() {
+                let file = files.get(index).map(PathBuf::as_path);
+                if let Some(f) = file {
+                    progress(Progress::Starting(f));
+                }
+                let first = report.is_none() && profile;
+                let (record, pending, r) = runner.compute(app, file, Some(loaded), first);
+                if report.is_none() {
+                    report = r;
+                }
+                if !sized {
+                    // Values read, their device copy and each output with its encoding: the first file's size.
+                    let outputs: u64 = pending.iter().map(PendingOutput::bytes).sum();
+                    let most = 2 * threads + 1;
+                    gate.set_limit(Gate::size_for(2 * read_bytes + 2 * outputs, budget, most));
+                    sized = true;
+                }
+                // A writer takes it; were they all gone (they only stop when this sender is dropped), it is
+                // written here.
+                if let Err(unsent) = write_tx.send(ToWrite { index, record, pending }) {
+                    let ToWrite { index, mut record, pending, .. } = unsent.0;
+                    super::run::save_all(&mut record, pending);
+                    gate.leave();
+                    finish(index, record, &mut progress);
+                }
+                for (index, record) in done_rx.try_iter() {
+                    finish(index, record, &mut progress);
+                }
+            }
+            drop(write_tx);
+            for (index, record) in done_rx.iter() {
+                finish(index, record, &mut progress);
+            }
+        });
+        let records =
+            records.into_iter().zip(files).map(|(record, file)| record.unwrap_or_else(|| lost(file))).collect();
+        Ok(Outcome { records, report })
+    }
+}
+
+/// A reader thread: takes the next file of the batch, waits for room, reads and converts it, hands it on.
+fn read_ahead(
+    files: &[PathBuf],
+    next: &std::sync::atomic::AtomicUsize,
+    gate: &Gate,
+    loader: &Loader<'_>,
+    loaded: Sender<Loaded>,
+) {
+    loop {
+        let index = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let Some(file) = files.get(index) else { return };
+        gate.enter();
+        let result = loader.load(file);
+        let bytes = result.as_ref().map_or(0, |(_, image)| image.array.bytes());
+        if loaded.send((index, result, bytes)).is_err() {
+            gate.leave();
+            return;
+        }
+    }
+}
+
+/// A writer thread: writes each finished run's outputs and reports the record.
+fn write_behind(work: &Mutex<Receiver<ToWrite>>, gate: &Gate, done: Sender<(usize, RunRecord)>) {
+    loop {
+        let job = work.lock().unwrap_or_else(|p| p.into_inner()).recv();
+        let Ok(ToWrite { index, mut record, pending }) = job else { return };
+        super::run::save_all(&mut record, pending);
+        gate.leave();
+        if done.send((index, record)).is_err() {
+            return;
+        }
+    }
+}
+
+/// The record of a file whose run never came back (a thread of the batch stopped early).
+fn lost(file: &Path) -> RunRecord {
+    RunRecord {
+        input: Some(file.to_path_buf()),
+        written: Vec::new(),
+        values: Vec::new(),
+        transfers: 0,
+        error: Some(crate::Error::invalid("batch", format!("{} was not run", file.display()))),
+    }
+}
