@@ -198,7 +198,8 @@ fn run_batch(
     }
     let app = ctx.app()?;
     let device = format!("{} {}", app.device().id(), app.device().name);
-    let started = std::cell::Cell::new(std::time::Instant::now());
+    // When each file started on the device: files overlap (the next starts while the last is written).
+    let started = std::cell::RefCell::new(std::collections::HashMap::<PathBuf, std::time::Instant>::new());
     if batch.is_none()
         && !ctx.profile
         && let Some(input) = too_large(chain, &app)?
@@ -222,7 +223,7 @@ fn run_batch(
     let retry = std::cell::Cell::new(false);
     let outcome = chain.run(&app, batch, ctx.profile, |event| match event {
         Progress::Starting(file) => {
-            started.set(std::time::Instant::now());
+            started.borrow_mut().insert(file.to_path_buf(), std::time::Instant::now());
             bar.set_message(file.display().to_string())
         }
         Progress::Finished(record) => {
@@ -233,7 +234,9 @@ fn run_batch(
             if let (Some(e), Some(file)) = (&record.error, &record.input) {
                 bar.suspend(|| eprintln!("error: {}", naming(&file.display().to_string(), e)));
             }
-            bar.suspend(|| finished(record, &device, started.get().elapsed().as_secs_f64()));
+            let began = record.input.as_ref().and_then(|f| started.borrow_mut().remove(f));
+            let seconds = began.map_or(0.0, |t| t.elapsed().as_secs_f64());
+            bar.suspend(|| finished(record, &device, seconds));
             bar.inc(1);
         }
     });

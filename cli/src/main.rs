@@ -858,7 +858,8 @@ impl NamedFilterArgs {
 /// Options every operation shares.
 #[derive(Args)]
 struct Common {
-    /// auto: double when an input needs it (f64, complex128, 32/64-bit integers); single; double.
+    /// auto: double when an input needs it (f64, complex128, 32/64-bit integers) — integer scans, scaled or
+    /// not, compute in single (a rescale f32 does not hold exactly is rounded to the nearest f32); single; double.
     #[arg(long, value_parser = args::precision(), default_value = "auto")]
     precision: Precision,
     #[command(flatten)]

@@ -147,11 +147,15 @@ pub fn read_dicom_series(files: &[PathBuf]) -> Result<Dicom> {
     let Some(first) = files.first() else {
         return Err(Error::invalid("read_dicom_series", "no files given"));
     };
-    let mut parsed = Vec::with_capacity(files.len());
-    for path in files {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.clone(), source })?;
-        parsed.push(parse(&bytes, path)?);
-    }
+    // The slices are read and parsed on every core (a series is hundreds of small files), in their order.
+    use rayon::prelude::*;
+    let parsed = files
+        .par_iter()
+        .map(|path| {
+            let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.clone(), source })?;
+            parse(&bytes, path)
+        })
+        .collect::<Result<Vec<_>>>()?;
     let origin = first.parent().unwrap_or(first).to_path_buf();
     series(parsed, &origin)
 }
@@ -1157,18 +1161,21 @@ fn series(files: Vec<File>, origin: &Path) -> Result<Dicom> {
             )));
         }
     }
-    // Decode in slice order; sizes and types must agree.
-    let mut decoded = Vec::with_capacity(slices.len());
-    for (f, _, _, _) in &slices {
-        let d = decode(f)?;
-        if d.frames != 1 {
-            return Err(format_error(
-                &f.path,
-                format!("a multi-frame file ({} frames) in a series: read it on its own", d.frames),
-            ));
-        }
-        decoded.push(d);
-    }
+    // Decode on every core, kept in slice order; sizes and types must agree.
+    use rayon::prelude::*;
+    let decoded = slices
+        .par_iter()
+        .map(|(f, _, _, _)| {
+            let d = decode(f)?;
+            if d.frames != 1 {
+                return Err(format_error(
+                    &f.path,
+                    format!("a multi-frame file ({} frames) in a series: read it on its own", d.frames),
+                ));
+            }
+            Ok(d)
+        })
+        .collect::<Result<Vec<_>>>()?;
     let Some(d0) = decoded.first() else { return Err(err("no slices".into())) };
     for (d, (f, _, _, _)) in decoded.iter().zip(&slices) {
         let same =
