@@ -467,12 +467,12 @@ fn runnable_peers(settings: &Settings, record: &mut BatchRecord) -> Vec<(PeerKin
         if peers.iter().any(|(_, w)| *w == who) {
             continue;
         }
-        if peer == PeerKind::Cupy {
-            if let Err(reason) = timed::cupy_ready(&settings.args.python) {
-                println!("{}: cupy skipped: {reason}", record.case);
-                record.tools.push(ToolRecord { tool: who, skipped: Some(reason), ..Default::default() });
-                continue;
-            }
+        if peer == PeerKind::Cupy
+            && let Err(reason) = timed::cupy_ready(&settings.args.python)
+        {
+            println!("{}: cupy skipped: {reason}", record.case);
+            record.tools.push(ToolRecord { tool: who, skipped: Some(reason), ..Default::default() });
+            continue;
         }
         peers.push((peer, who));
     }

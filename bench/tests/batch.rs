@@ -15,9 +15,8 @@ fn root() -> PathBuf {
 
 /// Why the peers cannot run here, if they cannot.
 fn python_missing() -> Option<String> {
-    let probe = std::process::Command::new("python3")
-        .args(["-c", "import numpy, scipy, nibabel, pydicom, PIL"])
-        .output();
+    let probe =
+        std::process::Command::new("python3").args(["-c", "import numpy, scipy, nibabel, pydicom, PIL"]).output();
     match probe {
         Ok(out) if out.status.success() => None,
         Ok(out) => Some(String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string()),

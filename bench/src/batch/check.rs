@@ -126,15 +126,15 @@ fn compare_files(comparison: Comparison, ours: &Path, theirs: &Path) -> Result<C
             if b.colour { " (colour)" } else { "" }
         ));
     }
-    if let Some(difference) = affine_difference(&a, &b) {
-        if difference > AFFINE_TOLERANCE_MM {
-            return fail(format!(
-                "affine {:?} but the peer's {} has {:?} (entries differ by up to {difference:.3e} mm)",
-                a.geometry.map(|g| g.affine()),
-                theirs.display(),
-                b.geometry.map(|g| g.affine())
-            ));
-        }
+    if let Some(difference) = affine_difference(&a, &b)
+        && difference > AFFINE_TOLERANCE_MM
+    {
+        return fail(format!(
+            "affine {:?} but the peer's {} has {:?} (entries differ by up to {difference:.3e} mm)",
+            a.geometry.map(|g| g.affine()),
+            theirs.display(),
+            b.geometry.map(|g| g.affine())
+        ));
     }
     let (x, y) = (a.array.to_elements::<f64>(ours)?, b.array.to_elements::<f64>(theirs)?);
     match comparison {
