@@ -177,13 +177,15 @@ pub(crate) fn copy_once(
     let largest = output_sizes.iter().copied().max().unwrap_or(0) as usize;
     let jobs = inputs.len().max(output_sizes.len());
     let next = AtomicUsize::new(0);
+    // What each thread writes, made before the clock starts: memory it touched (not the shared zero page).
+    let patterns = vec![vec![0x5a_u8; largest]; threads.max(1)];
     let start = Instant::now();
     let results: Vec<Result<()>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                scope.spawn(|| {
-                    // Written bytes come from memory the thread touched (not the shared zero page).
-                    let pattern = vec![0x5a_u8; largest];
+        let workers: Vec<_> = patterns
+            .iter()
+            .map(|pattern| {
+                let next = &next;
+                scope.spawn(move || {
                     loop {
                         let job = next.fetch_add(1, Ordering::Relaxed);
                         if job >= jobs {
@@ -193,7 +195,7 @@ pub(crate) fn copy_once(
                             std::hint::black_box(std::fs::read(input).map_err(io_error(input))?);
                         }
                         if let Some(&size) = output_sizes.get(job) {
-                            let bytes = pattern.get(..size as usize).unwrap_or(&pattern);
+                            let bytes = pattern.get(..size as usize).unwrap_or(pattern);
                             write_file(&dest.join(format!("copy{job:05}")), bytes, fsync)?;
                         }
                     }
