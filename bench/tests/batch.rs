@@ -100,6 +100,45 @@ fn a_tiny_batch_is_timed_checked_and_recorded() {
 }
 
 #[test]
+fn a_wrong_cliper_output_marks_the_case_failed() {
+    if let Some(reason) = python_missing() {
+        println!("skipped: python3 cannot run scripts/bench/peer_batch.py ({reason})");
+        return;
+    }
+    // The CT pipeline with another threshold: a different image, which the check must catch.
+    let dir = std::env::temp_dir().join(format!("cliper-bench-batch-wrong-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let pipelines = dir.join("pipelines");
+    std::fs::create_dir_all(&pipelines).unwrap();
+    let right = std::fs::read_to_string(root().join("pipelines/bench/ct-batch.toml")).unwrap();
+    assert!(right.contains("value = 300\n"));
+    std::fs::write(pipelines.join("ct-batch.toml"), right.replace("value = 300\n", "value = 250\n")).unwrap();
+    let json = dir.join("batch.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_cliper-bench"))
+        .current_dir(root())
+        .args(["batch", "--cases", "ct", "--count", "2", "--shape", "16,32,32", "--peers", "scipy", "--dir"])
+        .arg(dir.join("work"))
+        .arg("--cliper")
+        .arg(cliper_binary())
+        .arg("--pipelines")
+        .arg(&pipelines)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("check: FAILED: ") && !stderr.contains("panicked"), "{stdout}\n{stderr}");
+    assert!(stderr.contains("batch_ct: ") && stderr.lines().count() == 1, "{stderr}");
+    let records: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = &records[0];
+    assert_eq!((r["failed"].as_bool(), r["check"]["passed"].as_bool()), (Some(true), Some(false)), "{r}");
+    // The timings are still there: a failed check does not hide them.
+    assert!(r["tools"][0]["wall_s"].as_f64().unwrap() > 0.0, "{r}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_bad_shape_is_one_clear_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_cliper-bench"))
         .current_dir(root())
