@@ -18,9 +18,10 @@ use std::path::Path;
 /// One voxel in this many may fall on the other side of the threshold without failing the check. The scipy peer
 /// smooths float32 values (and rounds the result to float32) while cliper may smooth in float64 or in float32
 /// with another order of sums; the results differ by ~1e-4 HU, so a voxel whose smoothed value lies that close
-/// to 300 HU can be above in one and below in the other. Such ties are rare (none in 84 million voxels of the
-/// quick CT batch with cliper smoothing in float64, 2026-11-27); a real error — a wrong sigma, a border, a
-/// connectivity — moves far more.
+/// to 300 HU can be above in one and below in the other. Such ties are rare: on three 256×256×160 volumes of
+/// peer_batch.py, scipy's float32 and float64 smoothing differ by at most 1.6e-4 HU and no smoothed value lies
+/// within 1e-3 HU of 300 (none of 31 million flips); the quick CT batch against cliper smoothing in float64
+/// matched on every voxel. A real error — a wrong sigma, a border, a connectivity — moves far more.
 pub(crate) const MISMATCH_PER_VOXELS: u64 = 100_000;
 
 /// How far two affines may differ (mm, each entry): NIfTI stores them as float32, ~1e-6 relative.
