@@ -12,6 +12,7 @@
 // No panics: a failed case is a typed error in the report (tests may unwrap).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
+mod batch;
 mod case;
 mod fft_cases;
 mod measure;
@@ -76,6 +77,10 @@ enum Case {
         #[arg(long)]
         list: bool,
     },
+    /// Folders of files end to end (issue 45): `cliper run` on CT volumes, PNGs and DICOM series against nibabel +
+    /// scipy in one process and in a pool of every core, CuPy on a GPU, and the copy limit (reading and writing the
+    /// same bytes once); outputs checked against scipy's, peak memory against the host budget.
+    Batch(batch::BatchArgs),
     /// Sets a suite's JSON beside peer output measured in the same call: a Markdown table with ratios and the
     /// goals met or not, and SVG plots.
     Report {
@@ -447,6 +452,8 @@ fn run(cli: Cli) -> Result<()> {
         Case::Report { ours, peers, markdown, plots } => {
             return report::run(&ours, &peers, markdown.as_deref(), plots.as_deref());
         }
+        // Times other processes; it opens the device only to name it.
+        Case::Batch(args) => return batch::run(&args),
         _ => {}
     }
     let app = ClApp::builder().use_env(true).profiling(true).build()?;
@@ -535,7 +542,7 @@ fn run(cli: Cli) -> Result<()> {
         Case::Suite { quick, json, only, peak_gflops, peak_gflops_f64, budget_ms, .. } => {
             run_suite(&app, suite::SuiteOptions { quick, json, only, peak_gflops, peak_gflops_f64, budget_ms })
         }
-        // Needs no device; answered above.
-        Case::Report { .. } => Ok(()),
+        // Answered above.
+        Case::Report { .. } | Case::Batch(_) => Ok(()),
     }
 }

@@ -131,7 +131,21 @@ def dicom_series(args):
     dz = float(slices[1].ImagePositionPatient[2]) - float(slices[0].ImagePositionPatient[2])
     dy, dx = (float(v) for v in slices[0].PixelSpacing)
     labels = _smooth_threshold_label(volume, [1.0 / dz, 1.0 / dy, 1.0 / dx], xp)
-    nib.save(nib.Nifti1Image(labels, np.diag([dx, dy, dz, 1.0])), out / (Path(folder).name + ".nii"))
+    # NIfTI's first axis is the column (x), its last the slice: the [slice, row, column] volume transposed, with
+    # the series' affine in RAS+ (DICOM's LPS+ with x and y negated), as nibabel's and dcm2niix's conversions.
+    nib.save(nib.Nifti1Image(labels.transpose(2, 1, 0), _series_affine(slices, dx, dy, dz)),
+             out / (Path(folder).name + ".nii"))
+
+
+def _series_affine(slices, dx, dy, dz):
+    """nibabel's affine of a sorted series: column, row and slice directions scaled by their spacings, the first
+    slice's position as the origin, LPS+ turned into RAS+."""
+    cosines = np.array([float(v) for v in slices[0].ImageOrientationPatient])
+    row_dir, col_dir = cosines[:3], cosines[3:]  # along a row (column index grows), down a column
+    lps = np.eye(4)
+    lps[:3, 0], lps[:3, 1], lps[:3, 2] = row_dir * dx, col_dir * dy, np.cross(row_dir, col_dir) * dz
+    lps[:3, 3] = [float(v) for v in slices[0].ImagePositionPatient]
+    return np.diag([-1.0, -1.0, 1.0, 1.0]) @ lps
 
 
 def _smooth_threshold_label(values, sigma, xp):
