@@ -221,7 +221,12 @@ fn run_batch(
     // size before they are read: the first attempt is the measure).
     let single = batch.is_none() && chain.inputs.len() == 1 && !ctx.profile;
     let retry = std::cell::Cell::new(false);
-    let outcome = chain.run(&app, batch, ctx.profile, |event| match event {
+    let lanes = match batch {
+        Some(b) => lanes_on(&app, b.files.len())?,
+        None => vec![app.clone()],
+    };
+    let on_lanes = |batch: &BatchInput, progress| chain.run_on_lanes(&lanes, batch, ctx.profile, progress);
+    let report = |event: Progress<'_>| match event {
         Progress::Starting(file) => {
             started.borrow_mut().insert(file.to_path_buf(), std::time::Instant::now());
             bar.set_message(file.display().to_string())
@@ -239,7 +244,11 @@ fn run_batch(
             bar.suspend(|| finished(record, &device, seconds));
             bar.inc(1);
         }
-    });
+    };
+    let outcome = match batch {
+        Some(b) => on_lanes(b, report),
+        None => chain.run(&app, None, ctx.profile, report),
+    };
     bar.finish_and_clear();
     let out_of_memory =
         |o: &Outcome| o.records.iter().any(|r| matches!(r.error, Some(cliper::Error::OutOfMemory { .. })));
@@ -250,6 +259,28 @@ fn run_batch(
         }
         other => other,
     }
+}
+
+/// The queues a batch of `files` files runs on: `app`'s and, on a GPU, one more of the same device (its own
+/// context), so that one file's uploads, downloads and host work overlap the other's kernels — measured on an
+/// H200 (docs/benchmarks.md, "Batches"). `CLIPER_LANES` sets the count (1 to 8). A CPU device computes on the
+/// cores the host work needs: one lane.
+fn lanes_on(app: &ClApp, files: usize) -> Result<Vec<ClApp>> {
+    let default = if app.device().kind == cliper::DeviceKind::Gpu { 2 } else { 1 };
+    let count = match std::env::var("CLIPER_LANES") {
+        Ok(text) => text
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=8).contains(n))
+            .ok_or_else(|| Error::invalid("CLIPER_LANES", format!("`{text}` is not a count from 1 to 8")))?,
+        Err(_) => default,
+    };
+    let mut lanes = vec![app.clone()];
+    for _ in 1..count.min(files.max(1)) {
+        lanes.push(ClApp::builder().profiling(true).select(&app.device().id()).build()?);
+    }
+    Ok(lanes)
 }
 
 /// The single input of `chain`, opened, when the chain on it would not fit the device memory free under the

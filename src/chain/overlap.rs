@@ -9,9 +9,10 @@
 
 use super::any_data::FileSpec;
 use super::pipeline_file::Chain;
-use super::run::{BatchInput, Loader, Outcome, PendingOutput, Progress, RunRecord};
+use super::run::{BatchInput, ChainRunner, Loader, Outcome, PendingOutput, Progress, RunRecord};
 use crate::{ClApp, HostBudget, Image, Report, Result};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Condvar, Mutex};
 
@@ -75,80 +76,102 @@ struct ToWrite {
     pending: Vec<PendingOutput>,
 }
 
+/// What the device lanes tell the calling thread.
+enum Event {
+    /// File `index` starts on a device.
+    Starting(usize),
+    /// File `index` is done: its outputs are written, or it failed.
+    Finished(usize, RunRecord),
+    /// The profile of the first run.
+    Profiled(Report),
+}
+
 impl Chain {
-    /// [`Chain::run`] over a batch: the files read ahead and written behind on threads while the device runs,
-    /// within the host memory budget; `progress` hears of each file on the calling thread as it starts on the
-    /// device and as its outputs are written. Records come back in the batch's order.
+    /// [`Chain::run`] over a batch: the files read ahead and written behind on threads while the devices run,
+    /// within the host memory budget. Each of `lanes` runs files one after another with its own built chain —
+    /// queues of one device (their transfers and host work then overlap each other's) or several devices.
+    /// `progress` hears of each file on the calling thread as it starts on a device and as its outputs are
+    /// written. Records come back in the batch's order.
     pub(super) fn run_overlapped(
         &self,
-        app: &ClApp,
+        lanes: &[ClApp],
         batch: &BatchInput,
         profile: bool,
         mut progress: impl FnMut(Progress<'_>),
     ) -> Result<Outcome> {
         let budget = HostBudget::current()?.bytes;
-        let mut runner = self.runner(Some(batch.input))?;
-        let loader = runner.loader();
+        let runners = lanes.iter().map(|_| self.runner(Some(batch.input))).collect::<Result<Vec<_>>>()?;
+        let Some(loader) = runners.first().map(ChainRunner::loader) else {
+            return Err(crate::Error::invalid("batch", "no device to run on"));
+        };
         let threads = helper_threads();
         let gate = Gate::new();
-        let next = std::sync::atomic::AtomicUsize::new(0);
+        let next = AtomicUsize::new(0);
+        let (sized, profiled) = (AtomicBool::new(false), AtomicBool::new(!profile));
         let files = &batch.files;
         let mut records: Vec<Option<RunRecord>> = (0..files.len()).map(|_| None).collect();
         let mut report: Option<Report> = None;
         let (write_tx, write_rx) = channel::<ToWrite>();
-        let write_rx = Mutex::new(write_rx);
+        let (loaded_tx, loaded_rx) = channel::<Loaded>();
+        let (write_rx, loaded_rx) = (Mutex::new(write_rx), Mutex::new(loaded_rx));
         std::thread::scope(|scope| {
-            let (loaded_tx, loaded_rx) = channel::<Loaded>();
-            let (done_tx, done_rx) = channel::<(usize, RunRecord)>();
+            let (events, heard) = channel::<Event>();
             for _ in 0..threads {
                 let (loaded_tx, loader, gate, next) = (loaded_tx.clone(), &loader, &gate, &next);
                 scope.spawn(move || read_ahead(files, next, gate, loader, loaded_tx));
             }
             drop(loaded_tx);
             for _ in 0..threads {
-                let (write_rx, done_tx, gate) = (&write_rx, done_tx.clone(), &gate);
-                scope.spawn(move || write_behind(write_rx, gate, done_tx));
+                let (write_rx, events, gate) = (&write_rx, events.clone(), &gate);
+                scope.spawn(move || write_behind(write_rx, gate, events));
             }
-            drop(done_tx);
-            let mut finish = |index: usize, record: RunRecord, progress: &mut dyn FnMut(Progress<'_>)| {
-                progress(Progress::Finished(&record));
-                if let Some(slot) = records.get_mut(index) {
-                    *slot = Some(record);
-                }
-            };
-            let mut sized = false;
-            while let Ok((index, loaded, read_bytes)) = loaded_rx.recv() {
-                let file = files.get(index).map(PathBuf::as_path);
-                if let Some(f) = file {
-                    progress(Progress::Starting(f));
-                }
-                let first = report.is_none() && profile;
-                let (record, pending, r) = runner.compute(app, file, Some(loaded), first);
-                if report.is_none() {
-                    report = r;
-                }
-                if !sized {
-                    // Values read, their device copy and each output with its encoding: the first file's size.
-                    let outputs: u64 = pending.iter().map(PendingOutput::bytes).sum();
-                    let most = 2 * threads + 1;
-                    gate.set_limit(Gate::size_for(2 * read_bytes + 2 * outputs, budget, most));
-                    sized = true;
-                }
-                // A writer takes it; were they all gone (they only stop when this sender is dropped), it is
-                // written here.
-                if let Err(unsent) = write_tx.send(ToWrite { index, record, pending }) {
-                    let ToWrite { index, mut record, pending, .. } = unsent.0;
-                    super::run::save_all(&mut record, pending);
-                    gate.leave();
-                    finish(index, record, &mut progress);
-                }
-                for (index, record) in done_rx.try_iter() {
-                    finish(index, record, &mut progress);
-                }
+            for (mut runner, app) in runners.into_iter().zip(lanes) {
+                let (loaded_rx, write_tx, events) = (&loaded_rx, write_tx.clone(), events.clone());
+                let (gate, sized, profiled) = (&gate, &sized, &profiled);
+                scope.spawn(move || {
+                    loop {
+                        let job = loaded_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let Ok((index, loaded, read_bytes)) = job else { return };
+                        let _ = events.send(Event::Starting(index));
+                        let first = !profiled.swap(true, Ordering::SeqCst);
+                        let file = files.get(index).map(PathBuf::as_path);
+                        let (record, pending, report) = runner.compute(app, file, Some(loaded), first);
+                        if let Some(r) = report {
+                            let _ = events.send(Event::Profiled(r));
+                        }
+                        if !sized.swap(true, Ordering::SeqCst) {
+                            // Values read, their device copy and each output with its encoding: the first file's
+                            // host footprint sets how many may be in flight.
+                            let outputs: u64 = pending.iter().map(PendingOutput::bytes).sum();
+                            let most = 2 * threads + lanes.len();
+                            gate.set_limit(Gate::size_for(2 * read_bytes + 2 * outputs, budget, most));
+                        }
+                        // A writer takes it; were they all gone, it is written here.
+                        if let Err(unsent) = write_tx.send(ToWrite { index, record, pending }) {
+                            let ToWrite { index, mut record, pending } = unsent.0;
+                            super::run::save_all(&mut record, pending);
+                            gate.leave();
+                            let _ = events.send(Event::Finished(index, record));
+                        }
+                    }
+                });
             }
-            drop(write_tx);
-            for (index, record) in done_rx.iter() {
-                finish(index, record, &mut progress);
+            drop((events, write_tx));
+            for event in heard {
+                match event {
+                    Event::Starting(index) => {
+                        if let Some(f) = files.get(index) {
+                            progress(Progress::Starting(f));
+                        }
+                    }
+                    Event::Finished(index, record) => {
+                        progress(Progress::Finished(&record));
+                        if let Some(slot) = records.get_mut(index) {
+                            *slot = Some(record);
+                        }
+                    }
+                    Event::Profiled(r) => report = report.take().or(Some(r)),
+                }
             }
         });
         let records =
@@ -158,15 +181,9 @@ impl Chain {
 }
 
 /// A reader thread: takes the next file of the batch, waits for room, reads and converts it, hands it on.
-fn read_ahead(
-    files: &[PathBuf],
-    next: &std::sync::atomic::AtomicUsize,
-    gate: &Gate,
-    loader: &Loader<'_>,
-    loaded: Sender<Loaded>,
-) {
+fn read_ahead(files: &[PathBuf], next: &AtomicUsize, gate: &Gate, loader: &Loader<'_>, loaded: Sender<Loaded>) {
     loop {
-        let index = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let index = next.fetch_add(1, Ordering::SeqCst);
         let Some(file) = files.get(index) else { return };
         gate.enter();
         let result = loader.load(file);
@@ -179,13 +196,13 @@ fn read_ahead(
 }
 
 /// A writer thread: writes each finished run's outputs and reports the record.
-fn write_behind(work: &Mutex<Receiver<ToWrite>>, gate: &Gate, done: Sender<(usize, RunRecord)>) {
+fn write_behind(work: &Mutex<Receiver<ToWrite>>, gate: &Gate, events: Sender<Event>) {
     loop {
         let job = work.lock().unwrap_or_else(|p| p.into_inner()).recv();
         let Ok(ToWrite { index, mut record, pending }) = job else { return };
         super::run::save_all(&mut record, pending);
         gate.leave();
-        if done.send((index, record)).is_err() {
+        if events.send(Event::Finished(index, record)).is_err() {
             return;
         }
     }

@@ -217,10 +217,35 @@ impl Chain {
         progress: impl FnMut(Progress<'_>),
     ) -> Result<Outcome> {
         if let Some(batch) = batch {
-            return self.run_overlapped(app, batch, profile, progress);
+            return self.run_overlapped(std::slice::from_ref(app), batch, profile, progress);
         }
         let (record, report) = self.runner(None)?.run_file(app, None, profile);
         Ok(Outcome { records: vec![record], report })
+    }
+
+    /// [`Chain::run`] over `batch` on `lanes`: each its own queue with its own built chain, taking the next file
+    /// read as soon as it is free — several queues of one GPU overlap one file's transfers and host work with
+    /// another's kernels (what `cliper run` does on a GPU, docs/cli.md), several devices share the batch.
+    ///
+    /// ```
+    /// use cliper::chain::{BatchInput, Chain};
+    /// let text = "input = { x = 'data/phantom_256.png' }\n[[step]]\nop = 'threshold'\nvalue = 30000\nin = 'x'\nout = 'y'";
+    /// let chain = Chain::from_toml(text, "t.toml".as_ref())?;
+    /// let lanes = [cliper::ClApp::new()?, cliper::ClApp::new()?];
+    /// let batch = BatchInput { input: 0, files: vec!["data/phantom_256.png".into(), "data/phantom_256.tif".into()] };
+    /// let outcome = chain.run_on_lanes(&lanes, &batch, false, |_| {})?;
+    /// assert_eq!(outcome.records.len(), 2);
+    /// assert!(outcome.failures().next().is_none());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn run_on_lanes(
+        &self,
+        lanes: &[ClApp],
+        batch: &BatchInput,
+        profile: bool,
+        progress: impl FnMut(Progress<'_>),
+    ) -> Result<Outcome> {
+        self.run_overlapped(lanes, batch, profile, progress)
     }
 
     /// The chain ready to run file after file (of the input at `batch_input`, or once when `None`) on a device of
