@@ -9,6 +9,7 @@ mod cfl;
 mod dicom;
 mod file;
 mod geometry;
+mod gzip;
 mod host_array;
 mod host_budget;
 mod image;
