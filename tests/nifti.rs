@@ -451,6 +451,21 @@ fn a_bit_flipped_in_a_gzip_nifti_is_refused_by_its_crc() {
     assert!(read_nifti(fixtures().join("f32.nii.gz")).is_ok());
 }
 
+/// A `.nii.gz` gzipped as block-parallel writers do (tests/fixtures/make_blocked_gzip.py: nibabel's NIfTI in 5
+/// deflate blocks by Python's zlib, each with the 32 KiB before it as dictionary and a sync flush, one member):
+/// it loads with the values the script wrote, exactly.
+#[test]
+fn a_block_parallel_gzip_written_by_zlib_loads_with_its_values() {
+    let image = read_nifti(fixtures().join("blocked_i16.nii.gz")).unwrap();
+    // nibabel's (X, Y, Z) = (48, 40, 20) reversed.
+    let want = HostArray::I16(ArrayD::from_shape_fn(IxDyn(&[20, 40, 48]), |i| {
+        ((7 * i[2] + 13 * i[1] + 29 * i[0]) % 2000) as i16 - 1000
+    }));
+    assert_eq!(image.array, want);
+    // pixdim is float32: 0.8 as nibabel stored it.
+    assert_eq!(image.geometry.unwrap().spacing, [2.0, f64::from(0.8f32), f64::from(0.8f32)]);
+}
+
 /// A `.nii.gz` large enough for the writer to deflate it in several blocks at once (512 KiB each: this one is
 /// 1.2 MB, 3 blocks): the blocks join into one gzip member that a plain single-member reader (flate2's
 /// `GzDecoder`, as Python's gzip and nibabel read) inflates to exactly the bytes of the `.nii`, and our reader
