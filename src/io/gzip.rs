@@ -6,7 +6,7 @@
 //! blocks, computed beside them, are combined into the trailer's. pigz writes the same way.
 //!
 //! The deflate engine is flate2's zlib-rs backend (Cargo.toml), at zlib's default level 6: docs/formats.md
-//! ("gzip") has the measurements behind both choices.
+//! ("gzip, zlib and deflate") has the measurements behind both choices.
 
 use flate2::{Compress, Compression, FlushCompress, Status};
 use rayon::prelude::*;

@@ -124,7 +124,7 @@ fn channels_first<A: Clone>(pixels: ArrayD<A>) -> ArrayD<A> {
 
 /// zlib's level for the image data. On flate2's zlib-rs engine level 3 writes files the size the crate's default
 /// (level 6 on miniz_oxide) wrote, 10× faster; level 6 would be 9 % smaller but half as fast, and the crate's
-/// fdeflate mode 4× faster again but 19 % larger (a 1024² 16-bit CT PNG: docs/formats.md, "gzip and deflate").
+/// fdeflate mode 4× faster again but 19 % larger (a 1024² 16-bit CT PNG: docs/formats.md, "gzip, zlib and deflate").
 const DEFLATE_LEVEL: u8 = 3;
 
 /// Writes a `u8` or `u16` array of shape `[H, W]` (grey) or `[C, H, W]` (C = 1 to 4: grey, grey + alpha, RGB,
