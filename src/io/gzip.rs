@@ -12,9 +12,9 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 use rayon::prelude::*;
 use std::io::Write;
 
-/// Bytes deflated by one task: large enough that the flush and the restarted match statistics cost little
-/// (0.1 % on a CT volume), small enough that a 20 MB volume keeps 16 cores busy.
-pub(crate) const BLOCK: usize = 512 << 10;
+/// Bytes deflated by one task: large enough that the flush and the fresh Huffman tables cost little (0.01 % on
+/// a 21 MB CT volume, 1.7 KB on its 47 KB of labels), small enough that such a volume keeps 16 cores busy.
+const BLOCK: usize = 512 << 10;
 
 /// Deflate's window: how far back a match may reach, so how much of the data before a block primes it.
 const WINDOW: usize = 32 << 10;
@@ -80,7 +80,7 @@ fn deflate_block(data: &[u8], start: usize, block: usize, last: bool) -> Result<
 /// the stream's end for `Finish`; for `Sync`, all input taken and room left in the output (zlib fills the output
 /// completely only when it has more to write).
 fn deflate_all(compress: &mut Compress, input: &[u8], flush: FlushCompress) -> Result<Vec<u8>, String> {
-    // zlib's deflateBound plus room for the flush marker: usually one pass.
+    // At least zlib's deflateBound and the flush marker: usually one pass.
     let mut out = Vec::with_capacity(input.len() + input.len() / 1000 + 64);
     loop {
         let taken = usize::try_from(compress.total_in()).unwrap_or(usize::MAX);
