@@ -260,6 +260,46 @@ fn read_cfl_err(path: &Path) -> Error {
     cliper::read_cfl(path).unwrap_err()
 }
 
+/// The zlib level field (FLEVEL, RFC 1950) of a PNG's first IDAT chunk: 0 fastest, 1 fast, 2 default, 3 best.
+fn idat_zlib_level(png: &[u8]) -> u8 {
+    let mut at = 8; // the signature
+    while let Some(header) = png.get(at..at + 8) {
+        let length = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        if &header[4..] == b"IDAT" {
+            return png[at + 9] >> 6; // the FLG byte after CMF
+        }
+        at += 12 + length;
+    }
+    panic!("no IDAT chunk")
+}
+
+/// PNGs are written at zlib's level 3 on the zlib-rs engine (10× faster than the crate's default level on
+/// miniz_oxide, files the same size: src/io/png.rs): a 1024 × 512 16-bit CT-like image and an RGB one come back
+/// exactly, smaller than a quarter of their samples. Leaves NAME.png and NAME.png.npy for
+/// `python3 tests/fixtures/check_png.py DIR` (Pillow reads the same values).
+#[test]
+fn png_is_written_at_a_fast_zlib_level_and_reads_back_exactly() {
+    let dir = scratch("png-level");
+    let ct = HostArray::U16(ArrayD::from_shape_fn(IxDyn(&[512, 1024]), |i| {
+        let (y, x) = (i[0] as f64 - 256.0, i[1] as f64 - 512.0);
+        let body = if (x / 480.0).powi(2) + (y / 230.0).powi(2) < 1.0 { 1000.0 + 0.3 * x } else { 0.0 };
+        let noise = ((i[0] * 1024 + i[1]) as u32).wrapping_mul(2_654_435_761) >> 28;
+        (body + f64::from(noise)) as u16
+    }));
+    let rgb = HostArray::U8(ArrayD::from_shape_fn(IxDyn(&[3, 200, 300]), |i| (i[0] * 80 + i[1] / 2 + i[2] / 3) as u8));
+    for (name, image) in [("ct16.png", &ct), ("rgb8.png", &rgb)] {
+        let path = dir.join(name);
+        write_png(&path, image).unwrap();
+        assert_eq!(&read_png(&path).unwrap(), image, "{name}");
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(idat_zlib_level(&bytes), 1, "{name}: zlib's level 2–5 (\"fast\") in its IDAT header");
+        let samples = image.shape().iter().product::<usize>() * image.dtype().size();
+        assert!(bytes.len() * 4 < samples, "{name}: {} bytes for {samples} bytes of samples", bytes.len());
+        write_npy(dir.join(format!("{name}.npy")), image).unwrap();
+    }
+    eprintln!("left 2 PNG files for check_png.py in {}", dir.display());
+}
+
 #[test]
 fn png_fixtures_written_by_pillow() {
     let grey8 = read_png(fixture("grey8_3x5.png")).unwrap();

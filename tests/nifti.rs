@@ -455,6 +455,58 @@ fn a_bit_flipped_in_a_gzip_nifti_is_refused_by_its_crc() {
     assert!(read_nifti(fixtures().join("f32.nii.gz")).is_ok());
 }
 
+/// A `.nii.gz` gzipped as block-parallel writers do (tests/fixtures/make_blocked_gzip.py: nibabel's NIfTI in 5
+/// deflate blocks by Python's zlib, each with the 32 KiB before it as dictionary and a sync flush, one member):
+/// it loads with the values the script wrote, exactly.
+#[test]
+fn a_block_parallel_gzip_written_by_zlib_loads_with_its_values() {
+    let image = read_nifti(fixtures().join("blocked_i16.nii.gz")).unwrap();
+    // nibabel's (X, Y, Z) = (48, 40, 20) reversed.
+    let want = HostArray::I16(ArrayD::from_shape_fn(IxDyn(&[20, 40, 48]), |i| {
+        ((7 * i[2] + 13 * i[1] + 29 * i[0]) % 2000) as i16 - 1000
+    }));
+    assert_eq!(image.array, want);
+    // pixdim is float32: 0.8 as nibabel stored it.
+    assert_eq!(image.geometry.unwrap().spacing, [2.0, f64::from(0.8f32), f64::from(0.8f32)]);
+}
+
+/// A `.nii.gz` large enough for the writer to deflate it in several blocks at once (512 KiB each: this one is
+/// 1.2 MB, 3 blocks): the blocks join into one gzip member that a plain single-member reader (flate2's
+/// `GzDecoder`, as Python's gzip and nibabel read) inflates to exactly the bytes of the `.nii`, and our reader
+/// loads the same voxels. Leaves the file for `python3 tests/fixtures/check_nifti.py DIR`.
+#[test]
+fn a_large_gzip_nifti_is_written_in_blocks_that_a_plain_gzip_reader_takes() {
+    use std::io::Read;
+    let dir = scratch("blocks");
+    let volume = HostArray::I16(ArrayD::from_shape_fn(IxDyn(&[40, 96, 160]), |i| {
+        // Smooth anatomy and noise, as a CT holds: neither incompressible nor trivially so.
+        let noise = (((i[0] * 96 + i[1]) * 160 + i[2]) as u32).wrapping_mul(2_654_435_761) >> 26;
+        (i[0] * 40 + i[1] * 7 + i[2] * 3 + noise as usize) as i16 - 1000
+    }));
+    let geometry = Geometry::from_spacing([2.5, 0.7, 0.7]);
+    let (gz_path, plain_path) = (dir.join("blocks.nii.gz"), dir.join("blocks.nii"));
+    write_nifti(&gz_path, &volume, false, Some(&geometry)).unwrap();
+    write_nifti(&plain_path, &volume, false, Some(&geometry)).unwrap();
+    let gz = std::fs::read(&gz_path).unwrap();
+    let plain = std::fs::read(&plain_path).unwrap();
+    let mut inflated = Vec::new();
+    flate2::read::GzDecoder::new(gz.as_slice()).read_to_end(&mut inflated).unwrap();
+    assert!(inflated == plain, "a plain gzip reader inflates {} bytes, not the .nii's {}", inflated.len(), plain.len());
+    assert_eq!(read_nifti(&gz_path).unwrap().array, volume);
+    // Each cut between blocks ends in a sync flush, an empty stored block 00 00 ff ff: 1.2 MB makes 3 blocks.
+    let cuts = gz.windows(4).filter(|w| *w == [0, 0, 0xff, 0xff]).count();
+    assert!(cuts >= plain.len().div_ceil(512 << 10) - 1, "{cuts} sync flushes in {} bytes", plain.len());
+    write_npy(dir.join("blocks.nii.gz.npy"), &volume).unwrap();
+    let affine = geometry.affine().iter().flatten().copied().collect::<Vec<f64>>();
+    write_npy(
+        dir.join("blocks.nii.gz.affine.npy"),
+        &HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[4, 4]), affine).unwrap()),
+    )
+    .unwrap();
+    std::fs::remove_file(&plain_path).unwrap();
+    eprintln!("left blocks.nii.gz for check_nifti.py in {}", dir.display());
+}
+
 #[test]
 fn scaled_images_store_their_integers_only_when_every_value_comes_back_exactly() {
     let dir = scratch("scaled-write");

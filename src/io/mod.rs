@@ -10,6 +10,7 @@ mod dicom;
 mod fast_cast;
 mod file;
 mod geometry;
+mod gzip;
 mod host_array;
 mod host_budget;
 mod image;

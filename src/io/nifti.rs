@@ -7,6 +7,7 @@
 //! slice, row and column axes are NIfTI's k, j and i.
 
 use super::geometry::{Geometry, SpaceUnit};
+use super::gzip::write_gzip;
 use super::host_array::{Dtype, HostArray, each_variant};
 use super::image::Image;
 use super::inflate::{Inflater, Wrapper};
@@ -68,8 +69,8 @@ pub fn decode_nifti(bytes: &[u8]) -> Result<Image> {
     decode(bytes, Path::new(MEMORY))
 }
 
-/// Writes `array` as NIfTI-1 (`n+1`, little-endian, data at byte 352; gzipped when the name ends in `.nii.gz`),
-/// atomically. The array `[…, Z, Y, X]` becomes nibabel's `(X, Y, Z, …)`; every [`Dtype`] keeps its type; a
+/// Writes `array` as NIfTI-1 (`n+1`, little-endian, data at byte 352; gzipped when the name ends in `.nii.gz`,
+/// on every core, as one gzip member any reader takes), atomically. The array `[…, Z, Y, X]` becomes nibabel's `(X, Y, Z, …)`; every [`Dtype`] keeps its type; a
 /// `colour` u8 array `[…, C, Y, X]` with C = 3 or 4 is written as RGB24 or RGBA32. `geometry` becomes both the
 /// sform and the qform (with its `nifti_codes`, else codes 1, scanner, as dcm2niix writes them), pixdim from its
 /// spacing and time step and
@@ -127,12 +128,7 @@ fn write_encoded(
         .map_err(|reason| Error::Format { path: path.to_path_buf(), reason })?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
     write_atomically(path, |out| {
-        if name.ends_with(".gz") {
-            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-            gz.write_all(&bytes).and_then(|()| gz.finish().map(drop)).map_err(|e| e.to_string())
-        } else {
-            out.write_all(&bytes).map_err(|e| e.to_string())
-        }
+        if name.ends_with(".gz") { write_gzip(&bytes, out) } else { out.write_all(&bytes).map_err(|e| e.to_string()) }
     })
 }
 
