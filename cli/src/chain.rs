@@ -222,7 +222,7 @@ fn run_batch(
     let single = batch.is_none() && chain.inputs.len() == 1 && !ctx.profile;
     let retry = std::cell::Cell::new(false);
     let lanes = match batch {
-        Some(b) => lanes_on(&app, b.files.len())?,
+        Some(b) => lanes_on(&app, &b.files)?,
         None => vec![app.clone()],
     };
     let on_lanes = |batch: &BatchInput, progress| chain.run_on_lanes(&lanes, batch, ctx.profile, progress);
@@ -261,12 +261,13 @@ fn run_batch(
     }
 }
 
-/// The queues a batch of `files` files runs on: `app`'s and, on a GPU, one more of the same device (its own
-/// context), so that one file's uploads, downloads and host work overlap the other's kernels — measured on an
-/// H200 (docs/benchmarks.md, "Batches"). `CLIPER_LANES` sets the count (1 to 8). A CPU device computes on the
-/// cores the host work needs: one lane.
-fn lanes_on(app: &ClApp, files: usize) -> Result<Vec<ClApp>> {
-    let default = if app.device().kind == cliper::DeviceKind::Gpu { 2 } else { 1 };
+/// The queues a batch runs on: `app`'s and, on a GPU for a batch of at least 16 files of 8 MiB or more on
+/// average (CT volumes), one more of the same device (its own context), so that one file's uploads, downloads and
+/// host work overlap the other's kernels. Measured on an H200 (docs/benchmarks.md, "Batches"): 32 CT volumes
+/// of 21 MB took 1.80 s on one queue, 1.46 on two, 1.59 on three; 64 PNGs of 2 MB 1.86 s on one, 2.09 on two —
+/// a second context costs more than it saves on small files and short batches. `CLIPER_LANES` sets the count
+/// (1 to 8). A CPU device computes on the cores the host work needs: one lane.
+fn lanes_on(app: &ClApp, files: &[PathBuf]) -> Result<Vec<ClApp>> {
     let count = match std::env::var("CLIPER_LANES") {
         Ok(text) => text
             .trim()
@@ -274,10 +275,15 @@ fn lanes_on(app: &ClApp, files: usize) -> Result<Vec<ClApp>> {
             .ok()
             .filter(|n| (1..=8).contains(n))
             .ok_or_else(|| Error::invalid("CLIPER_LANES", format!("`{text}` is not a count from 1 to 8")))?,
-        Err(_) => default,
+        Err(_) if app.device().kind == cliper::DeviceKind::Gpu && files.len() >= 16 => {
+            let sizes: Vec<u64> = files.iter().take(8).map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();
+            let mean = sizes.iter().sum::<u64>() / (sizes.len() as u64).max(1);
+            if mean >= 8 << 20 { 2 } else { 1 }
+        }
+        Err(_) => 1,
     };
     let mut lanes = vec![app.clone()];
-    for _ in 1..count.min(files.max(1)) {
+    for _ in 1..count.min(files.len().max(1)) {
         lanes.push(ClApp::builder().profiling(true).select(&app.device().id()).build()?);
     }
     Ok(lanes)
