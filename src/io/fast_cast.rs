@@ -162,8 +162,8 @@ mod tests {
             for round in [false, true] {
                 // Every single element alone, then all together: Some exactly where the general cast succeeds,
                 // with the same values.
-                for i in 0..values.len() {
-                    let one = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[1]), vec![values[i]]).unwrap());
+                for &value in &values {
+                    let one = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[1]), vec![value]).unwrap());
                     let scale = if round { Scale::Round } else { Scale::Raw };
                     let general = one.cast(dtype, scale, false).ok();
                     let fast = cast_exact(&one, dtype, round);
@@ -173,7 +173,7 @@ mod tests {
                         (_, None) => true,
                         (None, Some(_)) => false,
                     };
-                    assert!(same, "{} {dtype:?} round {round}: {general:?} vs {fast:?}", values[i]);
+                    assert!(same, "{value} {dtype:?} round {round}: {general:?} vs {fast:?}");
                 }
                 assert!(cast_exact(&x, dtype, round).is_none() || dtype == Dtype::F64);
                 let whole = HostArray::I16(ArrayD::from_shape_vec(IxDyn(&[3]), vec![-2i16, 0, 200]).unwrap());
