@@ -208,7 +208,7 @@ impl AnyData {
         fn up<T: Element>(app: &ClApp, host: &HostArray, path: &Path) -> Result<XData<T>> {
             match host.as_elements::<T>() {
                 Some(a) => XData::from_ndarray(app, a),
-                None => XData::from_ndarray(app, &host.to_elements::<T>(path)?),
+                None => XData::from_ndarray(app, &exact_elements::<T>(host, path)?),
             }
         }
         Ok(match kind {
@@ -241,7 +241,7 @@ impl AnyData {
             if let Some(values) = host.as_elements().and_then(|a| a.as_slice()) {
                 return x.write(values);
             }
-            let values = host.to_elements(path)?;
+            let values = exact_elements(host, path)?;
             x.write(values.as_standard_layout().as_slice().unwrap_or_default())
         })
     }
@@ -250,6 +250,23 @@ impl AnyData {
     /// inherits from its input file. Gives the element type the file holds.
     pub fn save(&self, path: &Path, origin: Origin, options: &OutputOptions) -> Result<Dtype> {
         save_converted(path, self.to_host()?, origin, options)
+    }
+}
+
+/// `host` as `T`s without loss ([`HostArray::to_elements`]), real data into a real type on every core (the common
+/// case of a batch: a scan's integers into f32).
+fn exact_elements<T: Element>(host: &HostArray, path: &Path) -> Result<ndarray::ArrayD<T>> {
+    // The converted copy beside the array it comes from, checked against the host budget first (as
+    // `to_elements` checks it).
+    let elements = host.shape().iter().product::<usize>() as u64;
+    let bytes = elements.saturating_mul(std::mem::size_of::<T>() as u64).saturating_add(host.bytes());
+    let what = format!("converting the {} data of shape {:?} to {}", host.dtype().name(), host.shape(), T::NAME);
+    crate::io::check_host_memory(path, &what, bytes)?;
+    let exact = |d| crate::io::cast_exact(host, d, false);
+    let fast = Dtype::parse(T::NAME).ok().filter(|_| !T::IS_COMPLEX).and_then(exact);
+    match fast.and_then(HostArray::into_elements::<T>) {
+        Some(elements) => Ok(elements),
+        None => host.to_elements(path),
     }
 }
 
@@ -322,7 +339,13 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
     // every value is exactly one of it; else the rules below, as for any result.
     let as_given = options.dtype.is_none() && options.scale.is_none() && !options.clip;
     let bart = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("cfl") || e.eq_ignore_ascii_case("hdr"));
-    if let Some(natural) = origin.result_dtype.filter(|&d| as_given && !bart && (!png || png_type(d)))
+    let natural = origin.result_dtype.filter(|&d| as_given && !bart && (!png || png_type(d)));
+    if let Some(natural) = natural {
+        let bytes = (host.shape().iter().product::<usize>() as u64).saturating_mul(natural.size() as u64);
+        let what = format!("writing the {:?} {} result as {}", host.shape(), own.name(), natural.name());
+        crate::HostBudget::current()?.check(path, &what, bytes)?;
+    }
+    if let Some(natural) = natural
         && let Some(array) = crate::io::cast_exact(&host, natural, false)
     {
         let image = Image { array, colour: origin.colour, geometry: origin.geometry, scaling: None };

@@ -390,6 +390,9 @@ impl Chain {
         if !rounds || dtype == host.dtype() {
             return Ok(Cow::Borrowed(host));
         }
+        let bytes = (host.shape().iter().product::<usize>() as u64).saturating_mul(dtype.size() as u64);
+        let what = format!("rounding the {:?} {} data to {}", host.shape(), host.dtype().name(), dtype.name());
+        crate::io::check_host_memory_text(&what, bytes).map_err(|reason| Error::invalid("precision", reason))?;
         if let Some(exact) = crate::io::cast_exact(host, dtype, false).or_else(|| crate::io::round_to_f32(host)) {
             return Ok(Cow::Owned(exact));
         }

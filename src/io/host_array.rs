@@ -400,13 +400,6 @@ impl HostArray {
         let converted = (elements as u64).saturating_mul(std::mem::size_of::<T>() as u64);
         let what = format!("converting the {} data of shape {:?} to {}", self.dtype().name(), self.shape(), T::NAME);
         super::host_budget::check_host_memory(path, &what, converted.saturating_add(self.bytes()))?;
-        // Real data into a real type, exactly, on every core (the common case: a scan's integers into f32).
-        if !T::IS_COMPLEX
-            && let Some(fast) = Dtype::parse(T::NAME).ok().and_then(|d| super::fast_cast::cast_exact(self, d, false))
-            && let Some(elements) = fast.into_elements::<T>()
-        {
-            return Ok(elements);
-        }
         // Every value goes through complex float64, one at a time, which holds every type exactly except 64-bit
         // integers past 2⁵³; those and narrowings to f32 are checked by converting back.
         let mut out = Vec::with_capacity(elements);
