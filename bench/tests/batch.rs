@@ -25,12 +25,13 @@ fn python_missing() -> Option<String> {
 }
 
 /// The `cliper` binary of this build: cliper-cli is another package, so it is built here into the same target
-/// directory and profile (nothing to do when it is up to date).
+/// directory and profile (nothing to do when it is up to date) — with every feature, as `make test` builds it:
+/// a build without them would replace the binary the CLI's own tests (the `mpi` one) run meanwhile.
 fn cliper_binary() -> PathBuf {
     let bench = PathBuf::from(env!("CARGO_BIN_EXE_cliper-bench"));
     let dir = bench.parent().unwrap().to_path_buf();
     let mut build = std::process::Command::new(env!("CARGO"));
-    build.args(["build", "-q", "-p", "cliper-cli", "--bin", "cliper"]).current_dir(root());
+    build.args(["build", "-q", "-p", "cliper-cli", "--all-features", "--bin", "cliper"]).current_dir(root());
     if dir.file_name().is_some_and(|n| n == "release") {
         build.arg("--release");
     }

@@ -218,3 +218,60 @@ fn lost(file: &Path) -> RunRecord {
         error: Some(crate::Error::invalid("batch", format!("{} was not run", file.display()))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_in_flight_fit_half_the_budget_between_one_and_the_threads() {
+        assert_eq!(Gate::size_for(100, 1000, 9), 5);
+        assert_eq!(Gate::size_for(100, 10_000, 9), 9, "never more than the threads can use");
+        assert_eq!(Gate::size_for(1000, 100, 9), 1, "one file even when it alone is over half the budget");
+        assert_eq!(Gate::size_for(0, 100, 9), 9);
+    }
+
+    #[test]
+    fn records_come_back_in_the_batchs_order_with_a_failing_file_named_on_two_lanes() {
+        let dir = std::env::temp_dir().join(format!("cliper-overlap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut files = Vec::new();
+        for k in 0..7 {
+            let path = dir.join(format!("f{k}.npy"));
+            if k == 3 {
+                std::fs::write(&path, b"not an npy file").unwrap();
+            } else {
+                let a = ndarray::ArrayD::from_shape_fn(ndarray::IxDyn(&[5 + k, 7]), |i| (i[0] * 7 + i[1] + k) as f32);
+                crate::write_npy(&path, &crate::HostArray::F32(a)).unwrap();
+            }
+            files.push(path);
+        }
+        let out = dir.join("out");
+        let text = format!(
+            "input = {{ x = 'in/' }}\n[[step]]\nop = 'threshold'\nvalue = 20\nin = 'x'\nout = 'y'\n[output]\ny = '{}/'",
+            out.display()
+        );
+        let chain = Chain::from_toml(&text, &dir.join("t.toml")).unwrap();
+        let lanes = [ClApp::new().unwrap(), ClApp::new().unwrap()];
+        let batch = BatchInput { input: 0, files: files.clone() };
+        let mut heard = Vec::new();
+        let outcome = chain
+            .run_on_lanes(&lanes, &batch, false, |p| {
+                if let Progress::Finished(r) = p {
+                    heard.push(r.input.clone());
+                }
+            })
+            .unwrap();
+        assert_eq!(heard.len(), 7, "every file is heard of once");
+        let inputs: Vec<_> = outcome.records.iter().map(|r| r.input.clone().unwrap()).collect();
+        assert_eq!(inputs, files, "records in the batch's order");
+        for (k, record) in outcome.records.iter().enumerate() {
+            assert_eq!(record.error.is_some(), k == 3, "file {k}: {:?}", record.error);
+            if k != 3 {
+                let written = crate::read_file(out.join(format!("f{k}.npy"))).unwrap();
+                assert_eq!((written.dtype(), written.shape()), (crate::Dtype::U8, &[5 + k, 7][..]));
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
