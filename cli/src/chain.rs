@@ -225,7 +225,6 @@ fn run_batch(
         Some(b) => lanes_on(&app, &b.files)?,
         None => vec![app.clone()],
     };
-    let on_lanes = |batch: &BatchInput, progress| chain.run_on_lanes(&lanes, batch, ctx.profile, progress);
     let report = |event: Progress<'_>| match event {
         Progress::Starting(file) => {
             started.borrow_mut().insert(file.to_path_buf(), std::time::Instant::now());
@@ -246,7 +245,7 @@ fn run_batch(
         }
     };
     let outcome = match batch {
-        Some(b) => on_lanes(b, report),
+        Some(b) => chain.run_on_lanes(&lanes, b, ctx.profile, report),
         None => chain.run(&app, None, ctx.profile, report),
     };
     bar.finish_and_clear();
@@ -351,7 +350,7 @@ fn run_tiled(ctx: &Context, chain: &Chain, app: &ClApp, input: TileInput) -> Res
     let outcome = outcome?;
     // A single run's record: the caller prints it, as it does an untiled run's.
     let values = outcome.values.into_iter().map(|(name, value, kind)| (name, Vec::new(), vec![value], kind)).collect();
-    let record = RunRecord { input: None, written: outcome.written, values, transfers: 0, error: None };
+    let record = RunRecord { written: outcome.written, values, ..RunRecord::new(None) };
     Ok(Outcome { records: vec![record], report: None })
 }
 
@@ -401,13 +400,7 @@ fn run_on_devices(
         .into_iter()
         .map(|r| match r.result {
             Ok(record) => record,
-            Err(e) => RunRecord {
-                input: batch.files.get(r.input).cloned(),
-                written: Vec::new(),
-                values: Vec::new(),
-                transfers: 0,
-                error: Some(e),
-            },
+            Err(e) => RunRecord::failed(batch.files.get(r.input).cloned(), e),
         })
         .collect();
     Ok(Outcome { records, report: None })

@@ -84,13 +84,7 @@ mod with_mpi {
             |done| {
                 let record = match &done.result {
                     Ok(record) => record,
-                    Err(e) => &RunRecord {
-                        input: batch.files.get(done.input).cloned(),
-                        written: Vec::new(),
-                        values: Vec::new(),
-                        transfers: 0,
-                        error: Some(e.clone()),
-                    },
+                    Err(e) => &RunRecord::failed(batch.files.get(done.input).cloned(), e.clone()),
                 };
                 let file = record.input.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
                 let report = json!({

@@ -256,12 +256,7 @@ impl AnyData {
 /// `host` as `T`s without loss ([`HostArray::to_elements`]), real data into a real type on every core (the common
 /// case of a batch: a scan's integers into f32).
 fn exact_elements<T: Element>(host: &HostArray, path: &Path) -> Result<ndarray::ArrayD<T>> {
-    // The converted copy beside the array it comes from, checked against the host budget first (as
-    // `to_elements` checks it).
-    let elements = host.shape().iter().product::<usize>() as u64;
-    let bytes = elements.saturating_mul(std::mem::size_of::<T>() as u64).saturating_add(host.bytes());
-    let what = format!("converting the {} data of shape {:?} to {}", host.dtype().name(), host.shape(), T::NAME);
-    crate::io::check_host_memory(path, &what, bytes)?;
+    host.check_conversion_to::<T>(path)?;
     let exact = |d| crate::io::cast_exact(host, d, false);
     let fast = Dtype::parse(T::NAME).ok().filter(|_| !T::IS_COMPLEX).and_then(exact);
     match fast.and_then(HostArray::into_elements::<T>) {
@@ -349,7 +344,7 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
         && let Some(array) = crate::io::cast_exact(&host, natural, false)
     {
         let image = Image { array, colour: origin.colour, geometry: origin.geometry, scaling: None };
-        return save_image(path, &image).map(|()| natural);
+        return save_image(path, &image);
     }
     let dtype = options.dtype.or(inherited).unwrap_or(if png && !png_type(own) { Dtype::U16 } else { own });
     let back_to_integers = options.dtype.is_none() && inherited.is_some();
@@ -372,19 +367,17 @@ pub fn save_converted(path: &Path, host: HostArray, origin: Origin, options: &Ou
             other => other,
         })?
     };
-    let image = Image { array, colour: origin.colour, geometry: origin.geometry, scaling };
-    // `out.mat:NAME` names the variable.
-    match FileSpec::parse(&path.to_string_lossy()) {
-        FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &image.array).map(|()| dtype),
-        _ => write_image_holding(path, &image),
-    }
+    save_image(path, &Image { array, colour: origin.colour, geometry: origin.geometry, scaling })
 }
 
-/// Writes `image` (no scaling: its values as they are) to `path`, or to the MAT variable `path` names.
-fn save_image(path: &Path, image: &Image) -> Result<()> {
+/// Writes `image` to `path`, or to the MAT variable `path.mat:NAME` names; gives the type the file holds (a
+/// NIfTI's stored integers under a scaling).
+fn save_image(path: &Path, image: &Image) -> Result<Dtype> {
     match FileSpec::parse(&path.to_string_lossy()) {
-        FileSpec { path: file, variable: Some(name) } => write_mat_variable(file, &name, &image.array),
-        _ => write_image_holding(path, image).map(drop),
+        FileSpec { path: file, variable: Some(name) } => {
+            write_mat_variable(file, &name, &image.array).map(|()| image.array.dtype())
+        }
+        _ => write_image_holding(path, image),
     }
 }
 

@@ -92,7 +92,19 @@ impl Chain {
     /// queues of one device (their transfers and host work then overlap each other's) or several devices.
     /// `progress` hears of each file on the calling thread as it starts on a device and as its outputs are
     /// written. Records come back in the batch's order.
-    pub(super) fn run_overlapped(
+    ///
+    /// ```
+    /// use cliper::chain::{BatchInput, Chain};
+    /// let text = "input = { x = 'data/phantom_256.png' }\n[[step]]\nop = 'threshold'\nvalue = 30000\nin = 'x'\nout = 'y'";
+    /// let chain = Chain::from_toml(text, "t.toml".as_ref())?;
+    /// let lanes = [cliper::ClApp::new()?, cliper::ClApp::new()?];
+    /// let batch = BatchInput { input: 0, files: vec!["data/phantom_256.png".into(), "data/phantom_256.tif".into()] };
+    /// let outcome = chain.run_on_lanes(&lanes, &batch, false, |_| {})?;
+    /// assert_eq!(outcome.records.len(), 2);
+    /// assert!(outcome.failures().next().is_none());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn run_on_lanes(
         &self,
         lanes: &[ClApp],
         batch: &BatchInput,
@@ -170,7 +182,9 @@ impl Chain {
                             *slot = Some(record);
                         }
                     }
-                    Event::Profiled(r) => report = report.take().or(Some(r)),
+                    Event::Profiled(r) => {
+                        report.get_or_insert(r);
+                    }
                 }
             }
         });
@@ -210,13 +224,8 @@ fn write_behind(work: &Mutex<Receiver<ToWrite>>, gate: &Gate, events: Sender<Eve
 
 /// The record of a file whose run never came back (a thread of the batch stopped early).
 fn lost(file: &Path) -> RunRecord {
-    RunRecord {
-        input: Some(file.to_path_buf()),
-        written: Vec::new(),
-        values: Vec::new(),
-        transfers: 0,
-        error: Some(crate::Error::invalid("batch", format!("{} was not run", file.display()))),
-    }
+    let error = crate::Error::invalid("batch", format!("{} was not run", file.display()));
+    RunRecord::failed(Some(file.to_path_buf()), error)
 }
 
 #[cfg(test)]

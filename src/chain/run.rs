@@ -74,6 +74,18 @@ pub struct RunRecord {
     pub error: Option<Error>,
 }
 
+impl RunRecord {
+    /// The record of a run on `input` (`None`: the chain's own inputs) before anything happened.
+    pub fn new(input: Option<PathBuf>) -> RunRecord {
+        RunRecord { input, written: Vec::new(), values: Vec::new(), transfers: 0, error: None }
+    }
+
+    /// The record of a run on `input` that failed with `error` before writing anything.
+    pub fn failed(input: Option<PathBuf>, error: Error) -> RunRecord {
+        RunRecord { error: Some(error), ..RunRecord::new(input) }
+    }
+}
+
 /// What a chain run produced: one record per input file, and the profile of the first run.
 ///
 /// ```
@@ -217,35 +229,10 @@ impl Chain {
         progress: impl FnMut(Progress<'_>),
     ) -> Result<Outcome> {
         if let Some(batch) = batch {
-            return self.run_overlapped(std::slice::from_ref(app), batch, profile, progress);
+            return self.run_on_lanes(std::slice::from_ref(app), batch, profile, progress);
         }
         let (record, report) = self.runner(None)?.run_file(app, None, profile);
         Ok(Outcome { records: vec![record], report })
-    }
-
-    /// [`Chain::run`] over `batch` on `lanes`: each its own queue with its own built chain, taking the next file
-    /// read as soon as it is free — several queues of one GPU overlap one file's transfers and host work with
-    /// another's kernels (what `cliper run` does on a GPU, docs/cli.md), several devices share the batch.
-    ///
-    /// ```
-    /// use cliper::chain::{BatchInput, Chain};
-    /// let text = "input = { x = 'data/phantom_256.png' }\n[[step]]\nop = 'threshold'\nvalue = 30000\nin = 'x'\nout = 'y'";
-    /// let chain = Chain::from_toml(text, "t.toml".as_ref())?;
-    /// let lanes = [cliper::ClApp::new()?, cliper::ClApp::new()?];
-    /// let batch = BatchInput { input: 0, files: vec!["data/phantom_256.png".into(), "data/phantom_256.tif".into()] };
-    /// let outcome = chain.run_on_lanes(&lanes, &batch, false, |_| {})?;
-    /// assert_eq!(outcome.records.len(), 2);
-    /// assert!(outcome.failures().next().is_none());
-    /// # Ok::<(), cliper::Error>(())
-    /// ```
-    pub fn run_on_lanes(
-        &self,
-        lanes: &[ClApp],
-        batch: &BatchInput,
-        profile: bool,
-        progress: impl FnMut(Progress<'_>),
-    ) -> Result<Outcome> {
-        self.run_overlapped(lanes, batch, profile, progress)
     }
 
     /// The chain ready to run file after file (of the input at `batch_input`, or once when `None`) on a device of
@@ -577,13 +564,7 @@ impl<'c> ChainRunner<'c> {
         if self.built.as_ref().is_some_and(|b| !b.pipeline_app_is(app)) {
             self.built = None;
         }
-        let mut record = RunRecord {
-            input: file.map(Path::to_path_buf),
-            written: Vec::new(),
-            values: Vec::new(),
-            transfers: 0,
-            error: None,
-        };
+        let mut record = RunRecord::new(file.map(Path::to_path_buf));
         let batch_file = match (self.batch_input, loaded) {
             (Some(b), Some(loaded)) => loaded.map(|(spec, image)| Some((b, spec, image))),
             _ => Ok(None),

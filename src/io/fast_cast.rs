@@ -120,16 +120,11 @@ pub(crate) fn cast_exact(array: &HostArray, dtype: Dtype, round: bool) -> Option
     }
 }
 
-/// The real array as f32 rounded to nearest (f32 and f64 only): how single precision takes a scan's values that
-/// f32 does not hold exactly (a rescale by 0.1): each within half an f32 ulp of the f64 value.
+/// The f64 array as f32 rounded to nearest (`None` for other types): how single precision takes a scan's values
+/// that f32 does not hold exactly (a rescale by 0.1): each within half an f32 ulp of the f64 value.
 pub(crate) fn round_to_f32(array: &HostArray) -> Option<HostArray> {
-    let shape = array.shape().to_vec();
-    let rounded = |s: &[f64]| map_all(s, &shape, |v| Some(v as f32));
-    match array {
-        HostArray::F64(a) => a.as_slice().and_then(rounded).map(HostArray::F32),
-        HostArray::F32(_) => Some(array.clone()),
-        _ => None,
-    }
+    let HostArray::F64(a) = array else { return None };
+    a.as_slice().and_then(|s| map_all(s, a.shape(), |v| Some(v as f32))).map(HostArray::F32)
 }
 
 /// `stored · slope + intercept` computed in f64 for every element of integer samples (as nibabel's `get_fdata` and

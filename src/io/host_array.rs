@@ -336,6 +336,15 @@ impl HostArray {
         inner.downcast_mut::<ArrayD<T>>()
     }
 
+    /// The host budget's check of a conversion to `T`s: the converted copy is the only allocation, held together
+    /// with the array it comes from.
+    pub(crate) fn check_conversion_to<T: Element>(&self, path: &Path) -> Result<()> {
+        let elements = self.shape().iter().product::<usize>();
+        let converted = (elements as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        let what = format!("converting the {} data of shape {:?} to {}", self.dtype().name(), self.shape(), T::NAME);
+        super::host_budget::check_host_memory(path, &what, converted.saturating_add(self.bytes()))
+    }
+
     /// The array itself when its elements are `T`s.
     pub(crate) fn into_elements<T: Element>(self) -> Option<ArrayD<T>> {
         let inner: Box<dyn std::any::Any> = match self {
@@ -395,11 +404,8 @@ impl HostArray {
         if matches!(self, HostArray::C32(_) | HostArray::C64(_)) && !T::IS_COMPLEX {
             return Err(type_error("complex data cannot load into a real array; load it as c32 or c64".into()));
         }
-        // The converted copy is the only allocation: it and the array it comes from are held together.
+        self.check_conversion_to::<T>(path)?;
         let elements = self.shape().iter().product::<usize>();
-        let converted = (elements as u64).saturating_mul(std::mem::size_of::<T>() as u64);
-        let what = format!("converting the {} data of shape {:?} to {}", self.dtype().name(), self.shape(), T::NAME);
-        super::host_budget::check_host_memory(path, &what, converted.saturating_add(self.bytes()))?;
         // Every value goes through complex float64, one at a time, which holds every type exactly except 64-bit
         // integers past 2⁵³; those and narrowings to f32 are checked by converting back.
         let mut out = Vec::with_capacity(elements);
