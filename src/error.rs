@@ -55,6 +55,23 @@ pub enum Error {
         /// The type it was given.
         got: String,
     },
+    /// A file's value that the element type it is loaded as cannot hold exactly (a 32-bit integer past 2²⁴, an f64
+    /// with more digits than f32): loading it would change the data.
+    #[error(
+        "loading {}: type mismatch: expected {wanted}, got {} (value {value} is not exactly representable as {wanted})",
+        path.display(),
+        stored
+    )]
+    Inexact {
+        /// The file.
+        path: PathBuf,
+        /// The type the file stores (`i32`, `f64`, …).
+        stored: &'static str,
+        /// The first value that would change, as text.
+        value: String,
+        /// The element type it was to be loaded as.
+        wanted: &'static str,
+    },
     /// An argument is out of range or inconsistent (an axis that does not exist, a bad permutation, …).
     #[error("{op}: {reason}")]
     InvalidArgument {
@@ -152,6 +169,9 @@ impl Clone for Error {
             }
             Error::Type { op, expected, got } => {
                 Error::Type { op: op.clone(), expected: expected.clone(), got: got.clone() }
+            }
+            Error::Inexact { path, stored, value, wanted } => {
+                Error::Inexact { path: path.clone(), stored, value: value.clone(), wanted }
             }
             Error::InvalidArgument { op, reason } => Error::InvalidArgument { op: op.clone(), reason: reason.clone() },
             Error::Unsupported { what } => Error::Unsupported { what: what.clone() },

@@ -2,29 +2,12 @@
 //! listed in `--help`.
 
 use clap::Args;
-use clap::builder::{PossibleValuesParser, TypedValueParser};
-use cliper::chain::{OutputOptions, Precision};
-use cliper::{ConvMode, ConvOutput, Dtype, Error, Scale};
-use std::str::FromStr;
-
-/// A value given by one of `names`, parsed by the library type's `FromStr`.
-pub fn named<T>(names: &'static [&'static str]) -> impl TypedValueParser<Value = T>
-where
-    T: FromStr<Err = Error> + Clone + Send + Sync + 'static,
-{
-    PossibleValuesParser::new(names).try_map(|name| name.parse::<T>())
-}
+use clap::builder::TypedValueParser;
+use cliper::chain::{OutputOptions, Precision, named};
+use cliper::{Dtype, Scale};
 
 pub fn precision() -> impl TypedValueParser<Value = Precision> {
     named(&Precision::NAMES)
-}
-
-pub fn conv_mode() -> impl TypedValueParser<Value = ConvMode> {
-    named(&["conv", "corr"])
-}
-
-pub fn conv_output() -> impl TypedValueParser<Value = ConvOutput> {
-    named(&["same", "valid", "full"])
 }
 
 fn parse_dtype(text: &str) -> Result<Dtype, String> {

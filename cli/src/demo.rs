@@ -1,7 +1,7 @@
 //! `cliper demo`: the README's main job — the pipeline in `pipelines/demo.toml` on the sample phantom.
 
-use crate::CliError;
 use crate::chain::Context;
+use crate::failure::CliError;
 use clap::Args;
 use cliper::chain::Chain;
 use std::path::Path;

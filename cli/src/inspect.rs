@@ -1,7 +1,7 @@
 //! `cliper devices`, `cliper info` and `cliper convert`: looking at devices and files, converting files.
 
-use crate::CliError;
 use crate::chain::{Context, batch_files};
+use crate::failure::CliError;
 use cliper::chain::{FileSpec, Origin, OutputOptions, RunFiles, TileInput, output_path, save_converted};
 use cliper::prelude::*;
 use cliper::{DicomInfo, Result, SlabFile, read_mat, show_number, show_value};
@@ -487,7 +487,7 @@ pub fn convert(ctx: &Context, input: &str, output: &str, options: &OutputOptions
             Err(e) => {
                 eprintln!("error: {}", crate::chain::naming(&file.display().to_string(), &e));
                 failed += 1;
-                worst = worst.max(crate::exit_code(&e));
+                worst = worst.max(crate::failure::exit_code(&e));
             }
         }
     }

@@ -1,7 +1,7 @@
 //! What a run prints: the files written, small results, the profile table — as text or as JSON.
 
-use crate::CliError;
 use crate::chain::{Context, run, run_files, select_batch};
+use crate::failure::CliError;
 use cliper::chain::{Chain, ElementKind, Outcome, RunRecord};
 use cliper::{Report, show_value};
 use num_complex::Complex64;
@@ -36,7 +36,7 @@ pub fn run_and_report(ctx: &mut Context, chain: &Chain) -> Result<(), CliError> 
     }
     let failed = outcome.failures().count();
     if failed > 0 {
-        let code = outcome.failures().map(crate::exit_code).max().unwrap_or(1);
+        let code = outcome.failures().map(crate::failure::exit_code).max().unwrap_or(1);
         return Err(CliError::Batch { failed, total: outcome.records.len(), code });
     }
     Ok(())

@@ -3,8 +3,8 @@
 //! did: it alone prints the files' lines, the errors and the per-device summary, and writes the manifest. Every
 //! rank exits non-zero if any file failed.
 
-use crate::CliError;
 use crate::chain::Context;
+use crate::failure::CliError;
 use cliper::chain::Chain;
 
 /// Runs `chain` and prints what it did: in this process ([`crate::output::run_and_report`]), or over the ranks
@@ -92,7 +92,7 @@ mod with_mpi {
                     "manifest": Manifest::entry(record, &done.device, done.seconds),
                     "lines": record_lines(record),
                     "error": record.error.as_ref().map(|e| naming(&file, e)),
-                    "code": record.error.as_ref().map(crate::exit_code),
+                    "code": record.error.as_ref().map(crate::failure::exit_code),
                 });
                 (record.error.is_none(), report.to_string())
             },

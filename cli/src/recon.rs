@@ -1,9 +1,9 @@
 //! `cliper recon`: k-space (MAT or BART CFL, with sensitivity maps and mask when the file has them) to an image
 //! through SimpleMRIRecon (SENSE-style coil combination) or RSoSRecon.
 
-use crate::CliError;
 use crate::args::{self, OutputArgs};
 use crate::chain::Context;
+use crate::failure::CliError;
 use clap::{Args, ValueEnum};
 use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::prelude::*;

@@ -18,16 +18,14 @@ mod ops;
 mod overlap;
 mod paths;
 mod pipeline_file;
-mod reach;
 mod run;
 mod shard;
 mod tiled;
 
 pub use any_data::{AnyData, ElementKind, FileSpec, Kind, Origin, OutputOptions, Precision, kind_for, save_converted};
-pub use ops::{NormP, Op, Sizes, Widths, default_rank};
+pub use ops::*;
 pub use paths::RunFiles;
 pub use pipeline_file::{Chain, Step};
-pub use reach::Reach;
 pub use run::{BatchInput, ChainRunner, Outcome, Progress, RunRecord, create_parent, output_path};
 pub use shard::Shard;
 pub use tiled::{TileInput, TilePlan, TileProgress, TileTiming, TiledOutcome};

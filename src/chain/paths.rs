@@ -8,7 +8,6 @@
 //! writing adds a variable), so a MAT output collides only with the same variable.
 
 use super::any_data::FileSpec;
-use super::ops::Op;
 use super::pipeline_file::Chain;
 use super::run::{BatchInput, output_path};
 use crate::{Error, Result};
@@ -154,7 +153,7 @@ impl Chain {
             }
         }
         for (i, step) in self.steps.iter().enumerate() {
-            for (what, file) in step.op.files_read() {
+            for (what, file) in step.op.files() {
                 let role =
                     if self.steps.len() > 1 { format!("the {what} of step {}", i + 1) } else { format!("the {what}") };
                 files.reads.push((role, file.to_string()));
@@ -176,25 +175,5 @@ impl Chain {
             }
         }
         Ok(files)
-    }
-}
-
-impl Op {
-    /// The files this operation reads besides its inputs: a kernel (filter) file, a footprint, a structure.
-    pub fn files_read(&self) -> Vec<(&'static str, &str)> {
-        let kernel = |k: &str| FileSpec::parse(k).path.exists();
-        match self {
-            Op::Convolve { kernel: k, .. } if kernel(k) => vec![("kernel file", k.as_str())],
-            Op::RankFilter { footprint, .. } => footprint.iter().map(|f| ("footprint", f.as_str())).collect(),
-            Op::GreyMorphology { footprint, structure, .. } => footprint
-                .iter()
-                .map(|f| ("footprint", f.as_str()))
-                .chain(structure.iter().map(|s| ("structure", s.as_str())))
-                .collect(),
-            Op::BinaryMorphology { structure, .. } | Op::Label { structure, .. } | Op::FillHoles { structure, .. } => {
-                structure.iter().map(|s| ("structure", s.as_str())).collect()
-            }
-            _ => Vec::new(),
-        }
     }
 }

@@ -2,7 +2,7 @@
 //! the arrays to save; parsed and checked here, run by `run.rs`.
 
 use super::any_data::{FileSpec, OutputOptions, Precision};
-use super::ops::Op;
+use super::ops::{ConvolveArgs, Op};
 use crate::{Dtype, Error, Result, Scale};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -129,7 +129,7 @@ impl Chain {
                 ["npy", "mat", "png", "tif", "tiff", "cfl", "hdr", "nii", "gz", "nrrd", "nhdr", "mha", "mhd"]
                     .contains(&ext.as_str())
             };
-            if let Op::Convolve { kernel, .. } = &mut step.op
+            if let Op::Convolve(ConvolveArgs { kernel, .. }) = &mut step.op
                 && file_like(kernel)
             {
                 resolve(kernel);
@@ -267,6 +267,7 @@ fn toml_error(e: &toml::de::Error, text: &str) -> String {
 mod tests {
     use super::*;
     use crate::GemmPrecision;
+    use crate::chain::MatmulArgs;
 
     /// A matmul step's `gemm_precision` reaches the op; an unknown one is refused naming it and the choices.
     #[test]
@@ -282,7 +283,7 @@ mod tests {
             c = "c.npy"
         "#;
         let chain = Chain::from_toml(text, Path::new("p.toml")).unwrap();
-        let Some(Op::Matmul { gemm_precision, .. }) = chain.steps.first().map(|s| &s.op) else {
+        let Some(Op::Matmul(MatmulArgs { gemm_precision, .. })) = chain.steps.first().map(|s| &s.op) else {
             panic!("{:?}", chain.steps)
         };
         assert_eq!(*gemm_precision, GemmPrecision::Tf32);

@@ -501,7 +501,7 @@ fn result_origin(op: &Op, from: &[Origin], shape: &[usize], output: &[usize]) ->
     let first = from.first().copied().unwrap_or_default();
     let result_dtype = op.result_dtype().or(first.result_dtype.filter(|_| op.keeps_values()));
     // Labels and masks are not the scan's values: neither its file type nor its rescale applies to them.
-    let image_data = !matches!(op, Op::Norm { .. } | Op::Dot { .. }) && result_dtype.is_none();
+    let image_data = !matches!(op, Op::Norm(_) | Op::Dot(_)) && result_dtype.is_none();
     Origin {
         colour: in_colour && op.keeps_colour(shape, output),
         dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),

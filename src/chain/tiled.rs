@@ -7,7 +7,7 @@
 use super::any_data::{AnyData, ElementKind, FileSpec, Origin, OutputOptions, kind_for, save_converted};
 use super::pipeline_file::Chain;
 use super::run::{Built, defined, output_path};
-use super::{Op, Widths};
+use super::{DotArgs, NormArgs, Op, PadArgs, Widths};
 use crate::io::Image;
 use crate::{ClApp, Dtype, Error, HostArray, Result, Scale, SlabFile, SlabWriter};
 use num_complex::Complex64;
@@ -371,7 +371,7 @@ impl Chain {
         // Reductions to a number that end the chain (norm, dot over everything) run per tile on the rows it
         // computes exactly, and their partials combine as the device reduction's do; the rest runs in tiles.
         let final_reduction = |step: &super::Step| {
-            matches!(step.op, Op::Norm { axis: None, .. } | Op::Dot { axis: None, .. })
+            matches!(step.op, Op::Norm(NormArgs { axis: None, .. }) | Op::Dot(DotArgs { axis: None, .. }))
                 && !self.steps.iter().any(|s| s.inputs.contains(&step.output))
         };
         let (reductions, spatial): (Vec<super::Step>, Vec<super::Step>) =
@@ -637,19 +637,19 @@ impl Chain {
                 .iter()
                 .map(|s| -> Result<super::Step> {
                     let op = match (&s.op, image.colour) {
-                        (Op::Pad { .. }, true) => s.op.for_colour(&shape)?,
+                        (Op::Pad(_), true) => s.op.for_colour(&shape)?,
                         _ => s.op.clone(),
                     };
                     let op = match op {
-                        Op::Pad { width, mode, value } => {
-                            let mut pairs = match width.0.as_slice() {
+                        Op::Pad(pad) => {
+                            let mut pairs = match pad.width.0.as_slice() {
                                 [one] => vec![*one; shape.len()],
                                 many => many.to_vec(),
                             };
                             if let Some(pair) = pairs.get_mut(axis) {
                                 *pair = (if key.1 { pair.0 } else { 0 }, if key.2 { pair.1 } else { 0 });
                             }
-                            Op::Pad { width: Widths(pairs), mode, value }
+                            Op::Pad(PadArgs { width: Widths(pairs), ..pad })
                         }
                         other => other,
                     };
@@ -1027,17 +1027,19 @@ impl Partial {
     fn add(&mut self, op: &Op, value: Complex64, kind: ElementKind) {
         self.kind = kind;
         match op {
-            Op::Norm { p, .. } if p.0.is_infinite() => self.acc.re = self.acc.re.max(value.re),
-            Op::Norm { p, .. } => self.acc.re += value.re.powf(p.0),
+            Op::Norm(NormArgs { p, .. }) if p.0.is_infinite() => self.acc.re = self.acc.re.max(value.re),
+            Op::Norm(NormArgs { p, .. }) => self.acc.re += value.re.powf(p.0),
             _ => self.acc += value,
         }
     }
 
     fn result(&self, op: &Op) -> Result<Complex64> {
         match op {
-            Op::Norm { p, .. } if p.0.is_infinite() => Ok(self.acc),
-            Op::Norm { p, .. } if p.0 > 0.0 => Ok(Complex64::new(self.acc.re.powf(1.0 / p.0), 0.0)),
-            Op::Norm { p, .. } => Err(Error::invalid("tiles", format!("a {}-norm cannot combine over tiles", p.0))),
+            Op::Norm(NormArgs { p, .. }) if p.0.is_infinite() => Ok(self.acc),
+            Op::Norm(NormArgs { p, .. }) if p.0 > 0.0 => Ok(Complex64::new(self.acc.re.powf(1.0 / p.0), 0.0)),
+            Op::Norm(NormArgs { p, .. }) => {
+                Err(Error::invalid("tiles", format!("a {}-norm cannot combine over tiles", p.0)))
+            }
             _ => Ok(self.acc),
         }
     }

@@ -213,6 +213,13 @@ pub fn write_cfl(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
     let (hdr, cfl) = pair(path.as_ref());
     // BART's files hold complex64: other types go in only when every value is exact in it.
     let values = array.to_elements::<Complex32>(&cfl).map_err(|e| match e {
+        Error::Inexact { stored, value, .. } => Error::Format {
+            path: cfl.clone(),
+            reason: format!(
+                "a CFL holds complex64 (c32) values and this {stored} array does not fit exactly: value {value} is not \
+                 exactly representable as c32; convert it to c32 first (on the command line: --type c32)"
+            ),
+        },
         Error::Type { got, .. } => Error::Format {
             path: cfl.clone(),
             reason: format!(

@@ -422,7 +422,12 @@ impl HostArray {
             }
         });
         if let Some(z) = first_change {
-            return Err(type_error(format!("value {} is not exactly representable as {}", show(z), T::NAME)));
+            return Err(Error::Inexact {
+                path: path.to_path_buf(),
+                stored: self.dtype().name(),
+                value: show(z),
+                wanted: T::NAME,
+            });
         }
         ArrayD::from_shape_vec(ndarray::IxDyn(self.shape()), out)
             .map_err(|e| Error::Format { path: path.to_path_buf(), reason: format!("shape {:?}: {e}", self.shape()) })

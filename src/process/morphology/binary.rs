@@ -301,3 +301,20 @@ impl<T: RealElement> Process for BinaryMorphology<T> {
         self.plan.is_ready()
     }
 }
+
+impl std::str::FromStr for MorphologyOp {
+    type Err = Error;
+    /// `erosion`, `dilation`, `opening` or `closing`.
+    fn from_str(operation: &str) -> Result<MorphologyOp> {
+        match operation.trim().to_ascii_lowercase().as_str() {
+            "erosion" => Ok(MorphologyOp::Erosion),
+            "dilation" => Ok(MorphologyOp::Dilation),
+            "opening" => Ok(MorphologyOp::Opening),
+            "closing" => Ok(MorphologyOp::Closing),
+            _ => Err(Error::invalid(
+                "binary-morphology",
+                format!("`{operation}` is not an operation: give erosion, dilation, opening or closing"),
+            )),
+        }
+    }
+}

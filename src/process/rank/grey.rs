@@ -334,3 +334,33 @@ impl<T: RealElement> Process for GreyMorphology<T> {
         self.plan.is_ready()
     }
 }
+
+impl std::str::FromStr for GreyOp {
+    type Err = Error;
+    /// `erosion`, `dilation`, `opening`, `closing`, `gradient`, `laplace`, `white-tophat`, `black-tophat` (scipy's
+    /// names work too: `morphological_gradient`, `white_tophat`, …).
+    ///
+    /// ```
+    /// assert_eq!("white_tophat".parse::<cliper::GreyOp>()?, cliper::GreyOp::WhiteTophat);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    fn from_str(operation: &str) -> Result<GreyOp> {
+        match operation.trim().to_ascii_lowercase().as_str() {
+            "erosion" => Ok(GreyOp::Erosion),
+            "dilation" => Ok(GreyOp::Dilation),
+            "opening" => Ok(GreyOp::Opening),
+            "closing" => Ok(GreyOp::Closing),
+            "gradient" | "morphological-gradient" | "morphological_gradient" => Ok(GreyOp::Gradient),
+            "laplace" | "morphological-laplace" | "morphological_laplace" => Ok(GreyOp::Laplace),
+            "white-tophat" | "white_tophat" => Ok(GreyOp::WhiteTophat),
+            "black-tophat" | "black_tophat" => Ok(GreyOp::BlackTophat),
+            _ => Err(Error::invalid(
+                "grey-morphology",
+                format!(
+                    "`{operation}` is not an operation: give erosion, dilation, opening, closing, gradient, laplace, \
+                     white-tophat or black-tophat"
+                ),
+            )),
+        }
+    }
+}

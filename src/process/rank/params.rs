@@ -383,3 +383,32 @@ pub(crate) struct Window {
     /// Per tap, the non-flat structure's value (empty when flat).
     pub(crate) values: Vec<f64>,
 }
+
+impl std::str::FromStr for RankKind {
+    type Err = Error;
+    /// `median`, `minimum`, `maximum`, `percentile:P` or `rank:R`.
+    ///
+    /// ```
+    /// use cliper::RankKind;
+    /// assert_eq!("percentile:90".parse::<RankKind>()?, RankKind::Percentile(90.0));
+    /// assert_eq!("rank:-2".parse::<RankKind>()?, RankKind::Rank(-2));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    fn from_str(filter: &str) -> Result<RankKind> {
+        let bad = || {
+            Error::invalid(
+                "rank-filter",
+                format!("`{filter}` is not a rank filter: give median, minimum, maximum, percentile:P or rank:R"),
+            )
+        };
+        let t = filter.trim().to_ascii_lowercase();
+        Ok(match t.split_once(':') {
+            None if t == "median" => RankKind::Median,
+            None if t == "minimum" => RankKind::Minimum,
+            None if t == "maximum" => RankKind::Maximum,
+            Some(("percentile", p)) => RankKind::Percentile(p.trim().parse().map_err(|_| bad())?),
+            Some(("rank", r)) => RankKind::Rank(r.trim().parse().map_err(|_| bad())?),
+            _ => return Err(bad()),
+        })
+    }
+}

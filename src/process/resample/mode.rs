@@ -338,3 +338,11 @@ mod tests {
         assert_eq!(cos_sin_degrees(-90.0), (0.0, -1.0));
     }
 }
+
+impl std::str::FromStr for InterpMode {
+    type Err = Error;
+    /// scipy's name, as [`InterpMode::parse`].
+    fn from_str(text: &str) -> Result<InterpMode> {
+        InterpMode::parse(text)
+    }
+}

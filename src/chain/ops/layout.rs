@@ -1,0 +1,190 @@
+//! Rearrangements (the layout family and numpy.pad): `transpose`, `permute` and `pad`. Their results hold the
+//! input's values rearranged, so they keep an integer result's type (labels stay int32).
+
+use super::params::{NumpyBorder, Widths};
+use super::reach::{no_wrap, whole};
+use super::{Named, Op, Operation, Planned, Reach, colour_refusal};
+use crate::Result;
+use crate::chain::any_data::{AnyData, Kind, dispatch};
+use crate::chain::ops::filter::spatial_offsets;
+use crate::prelude::*;
+use serde::Deserialize;
+
+/// Transpose the last two axes (batched over the others).
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(after_help = "Example: cliper transpose data/phantom_256.tif out/t.tif --conj")]
+#[serde(deny_unknown_fields)]
+pub struct TransposeArgs {
+    /// Conjugate as well (Hermitian transpose) for complex data.
+    #[arg(long)]
+    #[serde(default)]
+    pub conj: bool,
+}
+
+impl Named for TransposeArgs {
+    const NAME: &'static str = "transpose";
+    fn into_op(self) -> Result<Op> {
+        Ok(self.into())
+    }
+}
+
+impl Operation for TransposeArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind>(x: &XData<T>, conj: bool) -> Result<Planned> {
+            let y = XData::<T>::zeros(x.app(), &Transpose::<T>::output_shape(x.shape())?)?;
+            let p: Box<dyn Process> =
+                if conj { Box::new(ConjugateTranspose::new(x, &y)) } else { Box::new(Transpose::new(x, &y)) };
+            Ok((p, T::wrap(y)))
+        }
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        dispatch!(x, x => typed(x, self.conj))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "moves elements across the image"))
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
+        (input.len() >= 2).then(|| geometry.permuted([0, 2, 1]))
+    }
+    fn keeps_values(&self) -> bool {
+        true
+    }
+}
+
+/// Reorder the axes.
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(after_help = "Example: cliper permute data/phantom_64x64x64.tif out/sagittal.tif --axes 2,0,1")]
+#[serde(deny_unknown_fields)]
+pub struct PermuteArgs {
+    /// The new order of the axes, comma-separated: axis k of the result is axis axes[k] of the input.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub axes: Vec<usize>,
+}
+
+impl Named for PermuteArgs {
+    const NAME: &'static str = "permute";
+    fn into_op(self) -> Result<Op> {
+        Ok(self.into())
+    }
+}
+
+impl Operation for PermuteArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind>(x: &XData<T>, axes: &[usize]) -> Result<Planned> {
+            let y = XData::<T>::zeros(x.app(), &Permute::<T>::output_shape(x.shape(), axes)?)?;
+            Ok((Box::new(Permute::new(x, &y, axes)), T::wrap(y)))
+        }
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        dispatch!(x, x => typed(x, &self.axes))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "moves elements across the image"))
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], colour: bool) -> Option<Geometry> {
+        // A permutation that moves a spatial axis onto a non-spatial one loses the geometry.
+        let spatial = Geometry::spatial_axes(input.len(), colour);
+        let first = 3 - spatial.len().min(3);
+        let mut order = [0, 1, 2];
+        for (g, &to) in spatial.iter().enumerate() {
+            let from = self.axes.get(to)?;
+            let k = spatial.iter().position(|s| s == from)?;
+            *order.get_mut(first + g)? = first + k;
+        }
+        Some(geometry.permuted(order))
+    }
+    fn keeps_values(&self) -> bool {
+        true
+    }
+    fn planes_stay(&self) -> bool {
+        let n = self.axes.len();
+        n >= 3 && self.axes.get(n - 3) == Some(&(n - 3)) && self.axes.iter().skip(n - 2).all(|&a| a + 2 >= n)
+    }
+}
+
+/// Pad an array (numpy.pad modes).
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(after_help = "Example: cliper pad data/phantom_256.png out/padded.tif --width 16 --mode reflect")]
+#[serde(deny_unknown_fields)]
+pub struct PadArgs {
+    /// N for every side of every axis, or BEFORE:AFTER per axis (4:4,2:6).
+    #[arg(long, required = true)]
+    pub width: Widths,
+    /// numpy.pad mode: constant, edge, reflect, symmetric, wrap.
+    #[arg(long, default_value = "constant")]
+    #[serde(default)]
+    pub mode: NumpyBorder,
+    /// The constant for mode constant (negative values as they are: --value -1000).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[serde(default)]
+    pub value: f64,
+}
+
+impl PadArgs {
+    /// The border, with its constant where it is `constant`.
+    fn border(&self) -> Border {
+        match self.mode.0 {
+            Border::Constant(_) => Border::Constant(self.value),
+            other => other,
+        }
+    }
+
+    /// The widths before and after `axis` of an array of `nd` axes (one pair stands for every axis).
+    pub fn along(&self, axis: usize) -> Option<(usize, usize)> {
+        if self.width.0.len() == 1 { self.width.0.first().copied() } else { self.width.0.get(axis).copied() }
+    }
+}
+
+impl Named for PadArgs {
+    const NAME: &'static str = "pad";
+    fn into_op(self) -> Result<Op> {
+        Ok(self.into())
+    }
+}
+
+impl Operation for PadArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind>(x: &XData<T>, params: PadParams) -> Result<Planned> {
+            let y = XData::<T>::zeros(x.app(), &Pad::<T>::output_shape(x.shape(), &params)?)?;
+            Ok((Box::new(Pad::new(x, &y, params)), T::wrap(y)))
+        }
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let params = PadParams::new(&self.width.0).border(self.border());
+        dispatch!(x, x => typed(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], axis: usize) -> Result<Reach> {
+        let pair = match self.width.0.as_slice() {
+            [one] => *one,
+            many => many.get(axis).copied().ok_or_else(|| {
+                Error::invalid(
+                    Self::NAME,
+                    format!("{} width pairs for data of shape {shape:?}; give one per axis", many.len()),
+                )
+            })?,
+        };
+        if pair != (0, 0) {
+            no_wrap(Self::NAME, shape, self.mode.0)?;
+        }
+        Ok(Reach { halo: 0, pad: pair })
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        let nd = shape.len();
+        match self.width.0.as_slice() {
+            [spatial] => {
+                let mut widths = vec![(0, 0); nd.saturating_sub(2)];
+                widths.extend([*spatial; 2]);
+                Ok(PadArgs { width: Widths(widths), ..self.clone() })
+            }
+            many if nd >= 3 && many.get(nd - 3).is_some_and(|&w| w != (0, 0)) => {
+                Err(colour_refusal(Self::NAME, shape, "this pad would widen the colour channels"))
+            }
+            _ => Ok(self.clone()),
+        }
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], colour: bool) -> Option<Geometry> {
+        // The origin moves back by the widths before.
+        let before: Vec<f64> = (0..input.len()).map(|a| -(self.along(a).map_or(0, |w| w.0) as f64)).collect();
+        Some(geometry.shifted(spatial_offsets(&before, input.len(), colour)))
+    }
+    fn keeps_values(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,389 @@
+//! Binary morphology, labels and distances (the morphology family): scipy.ndimage's binary erosion, dilation,
+//! opening and closing (spelled as `binary-morphology`), `label`, `binary_fill_holes` and `distance_transform_edt`.
+//! None of them runs in tiles but a bounded number of binary steps: the others need the whole image.
+
+use super::params::{by_name, one_count};
+use super::rank::footprint_file;
+use super::reach::{whole, window_extent};
+use super::{Named, Op, Operation, Planned, Reach, default_rank, real_only, refuse_colour_rank, spanned, spatial_span};
+use crate::Result;
+use crate::chain::any_data::{AnyData, Kind};
+use crate::prelude::*;
+use serde::Deserialize;
+
+/// The structure and repetitions of binary morphology.
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+pub struct BinaryStructureArgs {
+    /// Repetitions of each step; 0 repeats until nothing changes.
+    #[arg(long, default_value_t = 1)]
+    #[serde(default = "one_count")]
+    pub iterations: usize,
+    /// A structure file (non-zero = in the structure; overrides --connectivity; its axes set --rank).
+    #[arg(long)]
+    #[serde(default)]
+    pub structure: Option<String>,
+    /// scipy's generate_binary_structure(rank, CONNECTIVITY): 1 (the cross) to rank (the full box).
+    #[arg(long, default_value_t = 1)]
+    #[serde(default = "one_count")]
+    pub connectivity: usize,
+    /// The value outside the array: 0 or 1.
+    #[arg(long, default_value_t = 0)]
+    #[serde(default)]
+    pub border_value: u8,
+    /// The structure's shift (scipy's origin): one, or one per axis (-1,0).
+    #[arg(long, allow_hyphen_values = true, value_delimiter = ',')]
+    #[serde(default)]
+    pub origin: Option<Vec<isize>>,
+    /// Axes spanned, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
+    #[arg(long)]
+    #[serde(default)]
+    pub rank: Option<usize>,
+}
+
+/// Binary morphology (non-zero = true; the result 0/1): scipy.ndimage's binary_erosion, binary_dilation,
+/// binary_opening and binary_closing.
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    after_help = "Example: cliper binary-morphology mask.nii.gz out/opened.nii.gz --operation opening --iterations 2"
+)]
+pub struct BinaryMorphologyArgs {
+    /// erosion, dilation, opening or closing.
+    #[arg(long)]
+    #[serde(deserialize_with = "by_name")]
+    pub operation: MorphologyOp,
+    /// The structure and its repetitions.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub structure: BinaryStructureArgs,
+}
+
+impl Named for BinaryMorphologyArgs {
+    const NAME: &'static str = "binary-morphology";
+    fn into_op(self) -> Result<Op> {
+        Ok(self.into())
+    }
+}
+
+impl Operation for BinaryMorphologyArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let BinaryStructureArgs { iterations, structure, connectivity, border_value, origin, rank } = &self.structure;
+        if *border_value > 1 {
+            return Err(Error::invalid(Self::NAME, format!("border_value is 0 or 1, not {border_value}")));
+        }
+        let mut params = BinaryParams::new(self.operation)
+            .iterations(*iterations)
+            .connectivity(*connectivity)
+            .border_value(*border_value == 1)
+            .rank(spanned(Self::NAME, *rank, x.shape())?);
+        if let Some(origin) = origin {
+            params = params.origin(origin);
+        }
+        if let Some(file) = structure {
+            let structure = footprint_file(file)?;
+            if rank.is_none() {
+                params.rank = Some(structure.shape().len());
+            }
+            params = params.structure(structure);
+        }
+        let needs = "real data (non-zero is true)";
+        real_only(Self::NAME, x, needs, |x| binary(x, params.clone()), |x| binary(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        let BinaryStructureArgs { iterations, structure, origin, .. } = &self.structure;
+        if *iterations == 0 {
+            return Err(whole(Self::NAME, shape, "repeated until nothing changes (iterations = 0)"));
+        }
+        Reach::halo(2 * iterations * window_extent(&[3], &[structure], origin)?)
+    }
+    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
+        self.structure.structure.is_none().then_some(&mut self.structure.rank)
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        refuse_colour_rank(Self::NAME, self.structure.rank, shape)?;
+        Ok(self.clone())
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        Some(Dtype::U8)
+    }
+    fn files(&self) -> Vec<(&'static str, &str)> {
+        self.structure.structure.iter().map(|f| ("structure", f.as_str())).collect()
+    }
+}
+
+/// Binary morphology of real data into a new 0/1 output.
+fn binary<T: Kind + RealElement>(x: &XData<T>, params: BinaryParams) -> Result<Planned> {
+    let y = XData::<T>::zeros(x.app(), &BinaryMorphology::<T>::output_shape(x.shape(), &params)?)?;
+    Ok((Box::new(BinaryMorphology::new(x, &y, params)), T::wrap(y)))
+}
+
+/// Binary morphology of a fixed operation: scipy's function of that name.
+macro_rules! binary_shortcut {
+    ($(#[$doc:meta])* $name:ident, $cli:literal, $operation:expr, $example:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+        #[command(after_help = $example)]
+        pub struct $name {
+            /// The structure and its repetitions.
+            #[command(flatten)]
+            #[serde(flatten)]
+            pub structure: BinaryStructureArgs,
+        }
+
+        impl Named for $name {
+            const NAME: &'static str = $cli;
+            fn into_op(self) -> Result<Op> {
+                Ok(BinaryMorphologyArgs { operation: $operation, structure: self.structure }.into())
+            }
+        }
+    };
+}
+
+binary_shortcut!(
+    /// scipy.ndimage.binary_erosion (non-zero = true; the result 0/1).
+    BinaryErosionArgs, "binary-erosion", MorphologyOp::Erosion,
+    "Example: cliper binary-erosion mask.nii.gz out/eroded.nii.gz --iterations 2 --connectivity 2"
+);
+binary_shortcut!(
+    /// scipy.ndimage.binary_dilation.
+    BinaryDilationArgs, "binary-dilation", MorphologyOp::Dilation,
+    "Example: cliper binary-dilation mask.nii.gz out/dilated.nii.gz --structure ball.npy"
+);
+binary_shortcut!(
+    /// scipy.ndimage.binary_opening (erosion, then dilation).
+    BinaryOpeningArgs, "binary-opening", MorphologyOp::Opening,
+    "Example: cliper binary-opening mask.png out/opened.png --iterations 2"
+);
+binary_shortcut!(
+    /// scipy.ndimage.binary_closing (dilation, then erosion).
+    BinaryClosingArgs, "binary-closing", MorphologyOp::Closing,
+    "Example: cliper binary-closing mask.png out/closed.png"
+);
+
+/// The structure of labelling: connectivity or a structure file, and the axes spanned.
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+pub struct ConnectArgs {
+    /// generate_binary_structure's connectivity: 1 (faces, the default) to the rank (every neighbour).
+    #[arg(long, default_value_t = 1)]
+    #[serde(default = "one_count")]
+    pub connectivity: usize,
+    /// A structure file (non-zero = connected; 3 per axis, centro-symmetric), instead of --connectivity.
+    #[arg(long)]
+    #[serde(default)]
+    pub structure: Option<String>,
+    /// Axes spanned, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
+    #[arg(long)]
+    #[serde(default)]
+    pub rank: Option<usize>,
+}
+
+impl ConnectArgs {
+    /// Labels (or filled holes, `holes`) of `x`.
+    fn plan(&self, op: &str, x: &AnyData, holes: bool) -> Result<Planned> {
+        let nd = x.shape().len();
+        let rank = match (self.rank, &self.structure) {
+            (None, None) => Some(default_rank(op, x.shape(), false, false)?),
+            (rank, _) => rank,
+        };
+        let mut params = LabelParams::default().connectivity(self.connectivity);
+        if let Some(file) = &self.structure {
+            params = params.structure(footprint_file(file)?);
+        }
+        if let Some(r) = rank {
+            params = params.rank(r);
+        }
+        let per_item: usize = x.shape().iter().rev().take(rank.unwrap_or(nd).min(nd)).product();
+        if !holes && per_item > 1 << 24 && matches!(x, AnyData::F32(_)) {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "labels of items of {per_item} elements (shape {:?}) can exceed float32's exact integers (2^24): \
+                     run in double precision (--precision double; precision = \"double\" in a pipeline)",
+                    x.shape()
+                ),
+            ));
+        }
+        let needs = "real data (non-zero is foreground)";
+        real_only(op, x, needs, |x| label(x, params.clone(), holes), |x| label(x, params.clone(), holes))
+    }
+
+    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
+        self.structure.is_none().then_some(&mut self.rank)
+    }
+
+    fn files(&self) -> Vec<(&'static str, &str)> {
+        self.structure.iter().map(|f| ("structure", f.as_str())).collect()
+    }
+}
+
+/// Labels (or filled holes) of real data into a new output.
+fn label<T: Kind + RealElement>(x: &XData<T>, params: LabelParams, holes: bool) -> Result<Planned> {
+    let y = XData::<T>::zeros(x.app(), &Label::<T>::output_shape(x.shape(), &params)?)?;
+    let p: Box<dyn Process> =
+        if holes { Box::new(FillHoles::new(x, &y, params)) } else { Box::new(Label::new(x, &y, params)) };
+    Ok((p, T::wrap(y)))
+}
+
+/// scipy.ndimage.label: connected components of the non-zero elements, numbered 1, 2, … (0: background).
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    after_help = "Examples:\n  cliper label mask.png out/labels.tif\n  cliper label mask.nii.gz out/labels.nii.gz --rank 3 --connectivity 3\n\nLabels are numbered in raster order of each component's first element, as scipy's; the number of features is the largest label."
+)]
+pub struct LabelArgs {
+    /// What is connected.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub connect: ConnectArgs,
+}
+
+impl Named for LabelArgs {
+    const NAME: &'static str = "label";
+    fn into_op(self) -> Result<Op> {
+        Ok(self.into())
+    }
+}
+
+impl Operation for LabelArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        self.connect.plan(Self::NAME, x, false)
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "labels connected regions across the whole image"))
+    }
+    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
+        self.connect.unset_rank()
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        refuse_colour_rank(Self::NAME, self.connect.rank, shape)?;
+        Ok(self.clone())
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        Some(Dtype::I32)
+    }
+    fn files(&self) -> Vec<(&'static str, &str)> {
+        self.connect.files()
+    }
+}
+
+/// scipy.ndimage.binary_fill_holes: fills the zero regions that do not reach the array's edge (the result 0/1).
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(after_help = "Example: cliper fill-holes mask.nii.gz out/filled.nii.gz --rank 3")]
+pub struct FillHolesArgs {
+    /// What is connected.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub connect: ConnectArgs,
+}
+
+impl Named for FillHolesArgs {
+    const NAME: &'static str = "fill-holes";
+    fn into_op(self) -> Result<Op> {
+        Ok(self.into())
+    }
+}
+
+impl Operation for FillHolesArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        self.connect.plan(Self::NAME, x, true)
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "fills regions that only the whole image shows are enclosed"))
+    }
+    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
+        self.connect.unset_rank()
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        refuse_colour_rank(Self::NAME, self.connect.rank, shape)?;
+        Ok(self.clone())
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        Some(Dtype::U8)
+    }
+    fn files(&self) -> Vec<(&'static str, &str)> {
+        self.connect.files()
+    }
+}
+
+/// scipy.ndimage.distance_transform_edt: each non-zero element's distance to the nearest zero element.
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    after_help = "Examples:\n  cliper distance mask.nii.gz out/distance_mm.nii.gz --rank 3      # in mm: the voxel size is the default sampling\n  cliper distance mask.png out/distance.tif --sampling 1"
+)]
+#[serde(deny_unknown_fields)]
+pub struct DistanceTransformArgs {
+    /// The spacing per axis: S or S,S,… — or voxel, the input's voxel size in mm (the default for DICOM,
+    /// NIfTI, NRRD and MetaImage inputs; 1 for others).
+    #[arg(long)]
+    #[serde(default)]
+    pub sampling: Option<String>,
+    /// Axes spanned, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
+    #[arg(long)]
+    #[serde(default)]
+    pub rank: Option<usize>,
+}
+
+impl Named for DistanceTransformArgs {
+    const NAME: &'static str = "distance-transform";
+    const ALIASES: &'static [&'static str] = &["distance", "distance-transform-edt"];
+    fn into_op(self) -> Result<Op> {
+        Ok(self.into())
+    }
+}
+
+impl Operation for DistanceTransformArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let rank = spanned(Self::NAME, self.rank, x.shape())?;
+        let sampling: Vec<f64> = match self.sampling.as_deref().map(str::trim) {
+            None => vec![1.0],
+            Some("voxel") => {
+                return Err(Error::invalid(
+                    Self::NAME,
+                    "sampling `voxel` needs the input's voxel spacing, which only DICOM, NIfTI, NRRD and MetaImage \
+                     inputs carry; give the spacing as numbers (1,1,2.5)",
+                ));
+            }
+            Some(text) => text
+                .split(',')
+                .map(|t| {
+                    t.trim()
+                        .parse::<f64>()
+                        .map_err(|_| Error::invalid(Self::NAME, format!("`{t}` in `{text}` is not a spacing")))
+                })
+                .collect::<Result<_>>()?,
+        };
+        let params = DistanceParams::default().sampling(&sampling).rank(rank);
+        let needs = "real data (non-zero is foreground)";
+        real_only(Self::NAME, x, needs, |x| distance(x, params.clone()), |x| distance(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "measures distances across the whole image"))
+    }
+    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
+        Some(&mut self.rank)
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        refuse_colour_rank(Self::NAME, self.rank, shape)?;
+        Ok(self.clone())
+    }
+    fn in_voxels(&self, geometry: Option<&Geometry>, shape: &[usize], colour: bool) -> Result<Self> {
+        // The voxel size is the spacing scipy's `sampling` means: the default for inputs that carry it.
+        let voxel = matches!(self.sampling.as_deref().map(str::trim), None | Some("voxel"));
+        let (true, Some(g)) = (voxel, geometry) else { return Ok(self.clone()) };
+        let rank = spanned(Self::NAME, self.rank, shape)?;
+        let spacing = g.spacing_mm();
+        let values: Vec<String> = spatial_span(Self::NAME, "transform", rank, shape, colour)?
+            .iter()
+            .map(|&(_, k)| format!("{}", spacing.get(k).copied().unwrap_or(1.0)))
+            .collect();
+        Ok(DistanceTransformArgs { sampling: Some(values.join(",")), rank: Some(rank) })
+    }
+}
+
+/// The distance transform of real data into a new output.
+fn distance<T: Kind + RealElement>(x: &XData<T>, params: DistanceParams) -> Result<Planned> {
+    let y = XData::<T>::zeros(x.app(), &DistanceTransform::<T>::output_shape(x.shape(), &params)?)?;
+    Ok((Box::new(DistanceTransform::new(x, &y, params)), T::wrap(y)))
+}
