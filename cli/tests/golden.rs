@@ -33,17 +33,17 @@ use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-/// A run: its record's name, the arguments (`$DIR` stands for the scratch folder holding the inputs
-/// [`write_inputs`] made; outputs go to `$DIR/out`), and the files it writes there, which are compared with
-/// `golden/runs/FILE`.
+/// A run: its record's name, the command line after `cliper` (words split at spaces, '…' quoting one with
+/// spaces; `$DIR` stands for the scratch folder holding the inputs [`write_inputs`] made; outputs go to
+/// `$DIR/out`), and the files it writes there, which are compared with `golden/runs/FILE`.
 struct Run {
     name: &'static str,
-    args: &'static [&'static str],
+    command_line: &'static str,
     outputs: &'static [&'static str],
 }
 
-const fn run(name: &'static str, args: &'static [&'static str], outputs: &'static [&'static str]) -> Run {
-    Run { name, args, outputs }
+const fn run(name: &'static str, command_line: &'static str, outputs: &'static [&'static str]) -> Run {
+    Run { name, command_line, outputs }
 }
 
 /// Subcommands without a run: `devices` and `cache` describe this machine, not an operation, and `help` is clap's.
@@ -55,600 +55,261 @@ const NOT_RUN: [&str; 3] = ["devices", "cache", "help"];
 /// (23×19) and m3 (7×13×11) as u8, coords f32 2×5×4, fp (footprint) and bs/ls (binary structures) u8 3×3, st
 /// (grey structure) f32 3×3, kern f32 3×4, ks.cfl (+ ks_mask.cfl) 3-coil 26×26 k-space, batch/ three 4×5 files.
 const RUNS: &[Run] = &[
-    run("info", &["info", "$DIR/ks.cfl"], &[]),
-    run("info-json", &["info", "$DIR/c2.npy", "--json"], &[]),
-    run(
-        "convert",
-        &["convert", "$DIR/x2.npy", "$DIR/out/convert.png", "--type", "u8", "--scale", "minmax"],
-        &["convert.png"],
-    ),
+    run("info", "info $DIR/ks.cfl", &[]),
+    run("info-json", "info $DIR/c2.npy --json", &[]),
+    run("convert", "convert $DIR/x2.npy $DIR/out/convert.png --type u8 --scale minmax", &["convert.png"]),
     run(
         "convert-clip",
-        &["convert", "$DIR/x2.npy", "$DIR/out/convert-clip.npy", "--type", "u8", "--scale", "round", "--clip"],
+        "convert $DIR/x2.npy $DIR/out/convert-clip.npy --type u8 --scale round --clip",
         &["convert-clip.npy"],
     ),
-    run("transpose", &["transpose", "$DIR/c2.npy", "$DIR/out/transpose.npy", "--conj"], &["transpose.npy"]),
-    run(
-        "permute",
-        &["permute", "$DIR/x3.npy", "$DIR/out/permute.npy", "--axes", "2,0,1", "--type", "f64"],
-        &["permute.npy"],
-    ),
-    run("matmul", &["matmul", "$DIR/c2.npy", "$DIR/cb.npy", "$DIR/out/matmul.npy", "--ha"], &["matmul.npy"]),
+    run("transpose", "transpose $DIR/c2.npy $DIR/out/transpose.npy --conj", &["transpose.npy"]),
+    run("permute", "permute $DIR/x3.npy $DIR/out/permute.npy --axes 2,0,1 --type f64", &["permute.npy"]),
+    run("matmul", "matmul $DIR/c2.npy $DIR/cb.npy $DIR/out/matmul.npy --ha", &["matmul.npy"]),
     run(
         "matmul-tb",
-        &["matmul", "$DIR/x2.npy", "$DIR/x2.npy", "$DIR/out/matmul-tb.npy", "--tb", "--gemm-precision", "fp32-split"],
+        "matmul $DIR/x2.npy $DIR/x2.npy $DIR/out/matmul-tb.npy --tb --gemm-precision fp32-split",
         &["matmul-tb.npy"],
     ),
-    run("power", &["power", "$DIR/sq.npy", "5", "$DIR/out/power.npy", "--precision", "double"], &["power.npy"]),
-    run("norm", &["norm", "$DIR/c2.npy", "-p", "inf"], &[]),
-    run(
-        "norm-axis",
-        &["norm", "$DIR/x3.npy", "-p", "3", "--axis", "-2", "-o", "$DIR/out/norm-axis.npy"],
-        &["norm-axis.npy"],
-    ),
-    run("dot", &["dot", "$DIR/c2.npy", "$DIR/cd.npy", "--conj"], &[]),
-    run(
-        "dot-axis",
-        &["dot", "$DIR/x3.npy", "$DIR/x3.npy", "--axis", "0", "-o", "$DIR/out/dot-axis.npy"],
-        &["dot-axis.npy"],
-    ),
-    run("pad", &["pad", "$DIR/x2.npy", "$DIR/out/pad.npy", "--width", "3:1,2:4", "--mode", "reflect"], &["pad.npy"]),
-    run(
-        "pad-constant",
-        &["pad", "$DIR/x2.npy", "$DIR/out/pad-constant.npy", "--width", "2", "--value", "-7"],
-        &["pad-constant.npy"],
-    ),
+    run("power", "power $DIR/sq.npy 5 $DIR/out/power.npy --precision double", &["power.npy"]),
+    run("norm", "norm $DIR/c2.npy -p inf", &[]),
+    run("norm-axis", "norm $DIR/x3.npy -p 3 --axis -2 -o $DIR/out/norm-axis.npy", &["norm-axis.npy"]),
+    run("dot", "dot $DIR/c2.npy $DIR/cd.npy --conj", &[]),
+    run("dot-axis", "dot $DIR/x3.npy $DIR/x3.npy --axis 0 -o $DIR/out/dot-axis.npy", &["dot-axis.npy"]),
+    run("pad", "pad $DIR/x2.npy $DIR/out/pad.npy --width 3:1,2:4 --mode reflect", &["pad.npy"]),
+    run("pad-constant", "pad $DIR/x2.npy $DIR/out/pad-constant.npy --width 2 --value -7", &["pad-constant.npy"]),
     run(
         "convolve",
-        &[
-            "convolve",
-            "$DIR/x3.npy",
-            "$DIR/out/convolve.npy",
-            "--kernel",
-            "gaussian:1.5",
-            "--border",
-            "nearest",
-            "--rank",
-            "2",
-        ],
+        "convolve $DIR/x3.npy $DIR/out/convolve.npy --kernel gaussian:1.5 --border nearest --rank 2",
         &["convolve.npy"],
     ),
     run(
         "convolve-file",
-        &[
-            "convolve",
-            "$DIR/x2.npy",
-            "$DIR/out/convolve-file.npy",
-            "-k",
-            "$DIR/kern.npy",
-            "--mode",
-            "corr",
-            "--border",
-            "constant",
-            "--value",
-            "1.5",
-            "--output",
-            "valid",
-        ],
+        "convolve $DIR/x2.npy $DIR/out/convolve-file.npy -k $DIR/kern.npy --mode corr --border constant --value 1.5 --output valid",
         &["convolve-file.npy"],
     ),
     run(
         "expression",
-        &[
-            "expression",
-            "$DIR/x2.npy",
-            "$DIR/d2.npy",
-            "$DIR/out/expression.npy",
-            "--expr",
-            "where(a > 1, hypot(a, b), clip(b, -2, 0.5))",
-        ],
+        "expression $DIR/x2.npy $DIR/d2.npy $DIR/out/expression.npy --expr 'where(a > 1, hypot(a, b), clip(b, -2, 0.5))'",
         &["expression.npy"],
     ),
-    run("expr", &["expr", "$DIR/x2.npy", "$DIR/out/expr.npy", "-e", "sqrt(abs(x)) * 2 - pi"], &["expr.npy"]),
-    run(
-        "window",
-        &["window", "$DIR/u16.png", "$DIR/out/window.png", "--level", "20000", "--width", "30000"],
-        &["window.png"],
-    ),
+    run("expr", "expr $DIR/x2.npy $DIR/out/expr.npy -e 'sqrt(abs(x)) * 2 - pi'", &["expr.npy"]),
+    run("window", "window $DIR/u16.png $DIR/out/window.png --level 20000 --width 30000", &["window.png"]),
     run(
         "window-range",
-        &[
-            "window",
-            "$DIR/x2.npy",
-            "$DIR/out/window-range.npy",
-            "--level",
-            "2",
-            "--width",
-            "6",
-            "--range",
-            "-1:1",
-            "--type",
-            "f32",
-        ],
+        "window $DIR/x2.npy $DIR/out/window-range.npy --level 2 --width 6 --range -1:1 --type f32",
         &["window-range.npy"],
     ),
     run(
         "threshold",
-        &["threshold", "$DIR/x2.npy", "$DIR/out/threshold.npy", "--value", "1.5", "--above", "7", "--below", "-2"],
+        "threshold $DIR/x2.npy $DIR/out/threshold.npy --value 1.5 --above 7 --below -2",
         &["threshold.npy"],
     ),
-    run("clip", &["clip", "$DIR/x2.npy", "$DIR/out/clip.npy", "--min", "-1.25", "--max", "3"], &["clip.npy"]),
+    run("clip", "clip $DIR/x2.npy $DIR/out/clip.npy --min -1.25 --max 3", &["clip.npy"]),
     run(
         "gradient-magnitude",
-        &[
-            "gradient-magnitude",
-            "$DIR/x3.npy",
-            "$DIR/out/gradient-magnitude.npy",
-            "--derivative",
-            "gaussian:1,1.5",
-            "--border",
-            "constant",
-            "--value",
-            "1",
-            "--rank",
-            "2",
-        ],
+        "gradient-magnitude $DIR/x3.npy $DIR/out/gradient-magnitude.npy --derivative gaussian:1,1.5 --border constant --value 1 --rank 2",
         &["gradient-magnitude.npy"],
     ),
     run(
         "gaussian-gradient-magnitude",
-        &[
-            "gaussian-gradient-magnitude",
-            "$DIR/x2.npy",
-            "$DIR/out/ggm.npy",
-            "--derivative",
-            "scharr",
-            "--border",
-            "wrap",
-        ],
+        "gaussian-gradient-magnitude $DIR/x2.npy $DIR/out/ggm.npy --derivative scharr --border wrap",
         &["ggm.npy"],
     ),
     run(
         "gaussian-filter",
-        &[
-            "gaussian-filter",
-            "$DIR/x3.npy",
-            "$DIR/out/gaussian-filter.npy",
-            "--sigma",
-            "1,2",
-            "--order",
-            "0,1",
-            "--border",
-            "mirror",
-            "--rank",
-            "2",
-        ],
+        "gaussian-filter $DIR/x3.npy $DIR/out/gaussian-filter.npy --sigma 1,2 --order 0,1 --border mirror --rank 2",
         &["gaussian-filter.npy"],
     ),
     run(
         "uniform-filter",
-        &[
-            "uniform-filter",
-            "$DIR/x3.npy",
-            "$DIR/out/uniform-filter.npy",
-            "--size",
-            "4",
-            "--border",
-            "constant",
-            "--value",
-            "-1",
-            "--rank",
-            "2",
-        ],
+        "uniform-filter $DIR/x3.npy $DIR/out/uniform-filter.npy --size 4 --border constant --value -1 --rank 2",
         &["uniform-filter.npy"],
     ),
     run(
         "derivative",
-        &[
-            "derivative",
-            "$DIR/x2.npy",
-            "$DIR/out/derivative.npy",
-            "--filter",
-            "prewitt",
-            "--axis",
-            "-2",
-            "--border",
-            "wrap",
-        ],
+        "derivative $DIR/x2.npy $DIR/out/derivative.npy --filter prewitt --axis -2 --border wrap",
         &["derivative.npy"],
     ),
-    run(
-        "median",
-        &["median", "$DIR/x2.npy", "$DIR/out/median.npy", "--size", "3,5", "--border", "constant", "--value", "2"],
-        &["median.npy"],
-    ),
+    run("median", "median $DIR/x2.npy $DIR/out/median.npy --size 3,5 --border constant --value 2", &["median.npy"]),
     run(
         "median-filter",
-        &["median-filter", "$DIR/x3.npy", "$DIR/out/median-filter.npy", "--size", "3", "--rank", "3", "--origin", "1"],
+        "median-filter $DIR/x3.npy $DIR/out/median-filter.npy --size 3 --rank 3 --origin 1",
         &["median-filter.npy"],
     ),
     run(
         "minimum",
-        &[
-            "minimum",
-            "$DIR/x2.npy",
-            "$DIR/out/minimum.npy",
-            "--footprint",
-            "$DIR/fp.npy",
-            "--border",
-            "nearest",
-            "--origin",
-            "-1,0",
-        ],
+        "minimum $DIR/x2.npy $DIR/out/minimum.npy --footprint $DIR/fp.npy --border nearest --origin -1,0",
         &["minimum.npy"],
     ),
-    run(
-        "minimum-filter",
-        &["minimum-filter", "$DIR/x2.npy", "$DIR/out/minimum-filter.npy", "--size", "2"],
-        &["minimum-filter.npy"],
-    ),
-    run(
-        "maximum",
-        &["maximum", "$DIR/x3.npy", "$DIR/out/maximum.npy", "--size", "2,3", "--rank", "2", "--border", "mirror"],
-        &["maximum.npy"],
-    ),
-    run(
-        "maximum-filter",
-        &["maximum-filter", "$DIR/x2.npy", "$DIR/out/maximum-filter.npy", "--size", "4,1"],
-        &["maximum-filter.npy"],
-    ),
+    run("minimum-filter", "minimum-filter $DIR/x2.npy $DIR/out/minimum-filter.npy --size 2", &["minimum-filter.npy"]),
+    run("maximum", "maximum $DIR/x3.npy $DIR/out/maximum.npy --size 2,3 --rank 2 --border mirror", &["maximum.npy"]),
+    run("maximum-filter", "maximum-filter $DIR/x2.npy $DIR/out/maximum-filter.npy --size 4,1", &["maximum-filter.npy"]),
     run(
         "percentile",
-        &[
-            "percentile",
-            "$DIR/x2.npy",
-            "$DIR/out/percentile.npy",
-            "--percentile",
-            "75",
-            "--size",
-            "4",
-            "--border",
-            "wrap",
-        ],
+        "percentile $DIR/x2.npy $DIR/out/percentile.npy --percentile 75 --size 4 --border wrap",
         &["percentile.npy"],
     ),
     run(
         "percentile-filter",
-        &["percentile-filter", "$DIR/x2.npy", "$DIR/out/percentile-filter.npy", "--percentile", "-20", "--size", "3"],
+        "percentile-filter $DIR/x2.npy $DIR/out/percentile-filter.npy --percentile -20 --size 3",
         &["percentile-filter.npy"],
     ),
     run(
         "rank-filter",
-        &[
-            "rank-filter",
-            "$DIR/x2.npy",
-            "$DIR/out/rank-filter.npy",
-            "--index",
-            "-2",
-            "--size",
-            "3,4",
-            "--origin",
-            "0,1",
-        ],
+        "rank-filter $DIR/x2.npy $DIR/out/rank-filter.npy --index -2 --size 3,4 --origin 0,1",
         &["rank-filter.npy"],
     ),
     run(
         "grey-erosion",
-        &[
-            "grey-erosion",
-            "$DIR/x2.npy",
-            "$DIR/out/grey-erosion.npy",
-            "--size",
-            "3,5",
-            "--border",
-            "constant",
-            "--value",
-            "9",
-        ],
+        "grey-erosion $DIR/x2.npy $DIR/out/grey-erosion.npy --size 3,5 --border constant --value 9",
         &["grey-erosion.npy"],
     ),
     run(
         "grey-dilation",
-        &[
-            "grey-dilation",
-            "$DIR/x2.npy",
-            "$DIR/out/grey-dilation.npy",
-            "--structure",
-            "$DIR/st.npy",
-            "--border",
-            "nearest",
-        ],
+        "grey-dilation $DIR/x2.npy $DIR/out/grey-dilation.npy --structure $DIR/st.npy --border nearest",
         &["grey-dilation.npy"],
     ),
     run(
         "grey-opening",
-        &["grey-opening", "$DIR/x2.npy", "$DIR/out/grey-opening.npy", "--footprint", "$DIR/fp.npy"],
+        "grey-opening $DIR/x2.npy $DIR/out/grey-opening.npy --footprint $DIR/fp.npy",
         &["grey-opening.npy"],
     ),
     run(
         "grey-closing",
-        &["grey-closing", "$DIR/x2.npy", "$DIR/out/grey-closing.npy", "--size", "4", "--origin", "-1"],
+        "grey-closing $DIR/x2.npy $DIR/out/grey-closing.npy --size 4 --origin -1",
         &["grey-closing.npy"],
     ),
     run(
         "morphological-gradient",
-        &["morphological-gradient", "$DIR/x3.npy", "$DIR/out/morphological-gradient.npy", "--size", "3", "--rank", "2"],
+        "morphological-gradient $DIR/x3.npy $DIR/out/morphological-gradient.npy --size 3 --rank 2",
         &["morphological-gradient.npy"],
     ),
     run(
         "morphological-laplace",
-        &[
-            "morphological-laplace",
-            "$DIR/x2.npy",
-            "$DIR/out/morphological-laplace.npy",
-            "--size",
-            "2,3",
-            "--border",
-            "wrap",
-        ],
+        "morphological-laplace $DIR/x2.npy $DIR/out/morphological-laplace.npy --size 2,3 --border wrap",
         &["morphological-laplace.npy"],
     ),
     run(
         "white-tophat",
-        &[
-            "white-tophat",
-            "$DIR/x2.npy",
-            "$DIR/out/white-tophat.npy",
-            "--structure",
-            "$DIR/st.npy",
-            "--border",
-            "reflect",
-        ],
+        "white-tophat $DIR/x2.npy $DIR/out/white-tophat.npy --structure $DIR/st.npy --border reflect",
         &["white-tophat.npy"],
     ),
     run(
         "black-tophat",
-        &[
-            "black-tophat",
-            "$DIR/x2.npy",
-            "$DIR/out/black-tophat.npy",
-            "--footprint",
-            "$DIR/fp.npy",
-            "--border",
-            "mirror",
-        ],
+        "black-tophat $DIR/x2.npy $DIR/out/black-tophat.npy --footprint $DIR/fp.npy --border mirror",
         &["black-tophat.npy"],
     ),
     run(
         "binary-erosion",
-        &[
-            "binary-erosion",
-            "$DIR/m2.npy",
-            "$DIR/out/binary-erosion.npy",
-            "--iterations",
-            "2",
-            "--connectivity",
-            "2",
-            "--border-value",
-            "1",
-        ],
+        "binary-erosion $DIR/m2.npy $DIR/out/binary-erosion.npy --iterations 2 --connectivity 2 --border-value 1",
         &["binary-erosion.npy"],
     ),
     run(
         "binary-dilation",
-        &[
-            "binary-dilation",
-            "$DIR/m2.npy",
-            "$DIR/out/binary-dilation.npy",
-            "--structure",
-            "$DIR/bs.npy",
-            "--origin",
-            "0,1",
-        ],
+        "binary-dilation $DIR/m2.npy $DIR/out/binary-dilation.npy --structure $DIR/bs.npy --origin 0,1",
         &["binary-dilation.npy"],
     ),
     run(
         "binary-opening",
-        &["binary-opening", "$DIR/m3.npy", "$DIR/out/binary-opening.npy", "--rank", "2", "--connectivity", "2"],
+        "binary-opening $DIR/m3.npy $DIR/out/binary-opening.npy --rank 2 --connectivity 2",
         &["binary-opening.npy"],
     ),
     run(
         "binary-closing",
-        &["binary-closing", "$DIR/m2.npy", "$DIR/out/binary-closing.npy", "--iterations", "3"],
+        "binary-closing $DIR/m2.npy $DIR/out/binary-closing.npy --iterations 3",
         &["binary-closing.npy"],
     ),
-    run("label", &["label", "$DIR/m3.npy", "$DIR/out/label.npy", "--connectivity", "3", "--rank", "3"], &["label.npy"]),
+    run("label", "label $DIR/m3.npy $DIR/out/label.npy --connectivity 3 --rank 3", &["label.npy"]),
     run(
         "label-structure",
-        &["label", "$DIR/m2.npy", "$DIR/out/label-structure.npy", "--structure", "$DIR/ls.npy"],
+        "label $DIR/m2.npy $DIR/out/label-structure.npy --structure $DIR/ls.npy",
         &["label-structure.npy"],
     ),
-    run(
-        "fill-holes",
-        &["fill-holes", "$DIR/m3.npy", "$DIR/out/fill-holes.npy", "--connectivity", "2", "--rank", "2"],
-        &["fill-holes.npy"],
-    ),
-    run("distance", &["distance", "$DIR/m2.npy", "$DIR/out/distance.npy", "--sampling", "1.5,0.5"], &["distance.npy"]),
-    run(
-        "distance-transform-edt",
-        &["distance-transform-edt", "$DIR/m3.npy", "$DIR/out/edt.npy", "--rank", "2"],
-        &["edt.npy"],
-    ),
+    run("fill-holes", "fill-holes $DIR/m3.npy $DIR/out/fill-holes.npy --connectivity 2 --rank 2", &["fill-holes.npy"]),
+    run("distance", "distance $DIR/m2.npy $DIR/out/distance.npy --sampling 1.5,0.5", &["distance.npy"]),
+    run("distance-transform-edt", "distance-transform-edt $DIR/m3.npy $DIR/out/edt.npy --rank 2", &["edt.npy"]),
     run(
         "zoom",
-        &[
-            "zoom",
-            "$DIR/x2.npy",
-            "$DIR/out/zoom.npy",
-            "--zoom",
-            "1.5,0.75",
-            "--order",
-            "1",
-            "--mode",
-            "nearest",
-            "--grid-mode",
-        ],
+        "zoom $DIR/x2.npy $DIR/out/zoom.npy --zoom 1.5,0.75 --order 1 --mode nearest --grid-mode",
         &["zoom.npy"],
     ),
     run(
         "zoom-spacing",
-        &[
-            "zoom",
-            "data/mr_phantom.nii.gz",
-            "$DIR/out/zoom-spacing.npy",
-            "--spacing",
-            "6,8,8",
-            "--order",
-            "5",
-            "--mode",
-            "mirror",
-        ],
+        "zoom data/mr_phantom.nii.gz $DIR/out/zoom-spacing.npy --spacing 6,8,8 --order 5 --mode mirror",
         &["zoom-spacing.npy"],
     ),
     run(
         "shift",
-        &[
-            "shift",
-            "$DIR/x2.npy",
-            "$DIR/out/shift.npy",
-            "--shift",
-            "2.5,-1.25",
-            "--order",
-            "2",
-            "--mode",
-            "constant",
-            "--cval",
-            "-3",
-            "--no-prefilter",
-        ],
+        "shift $DIR/x2.npy $DIR/out/shift.npy --shift 2.5,-1.25 --order 2 --mode constant --cval -3 --no-prefilter",
         &["shift.npy"],
     ),
     run(
         "rotate",
-        &[
-            "rotate",
-            "$DIR/x2.npy",
-            "$DIR/out/rotate.npy",
-            "--angle",
-            "17",
-            "--axes",
-            "0,1",
-            "--no-reshape",
-            "--order",
-            "1",
-            "--mode",
-            "nearest",
-        ],
+        "rotate $DIR/x2.npy $DIR/out/rotate.npy --angle 17 --axes 0,1 --no-reshape --order 1 --mode nearest",
         &["rotate.npy"],
     ),
     run(
         "rotate-3d",
-        &[
-            "rotate",
-            "$DIR/x3.npy",
-            "$DIR/out/rotate-3d.npy",
-            "--angle",
-            "-30",
-            "--axes",
-            "0,2",
-            "--mode",
-            "grid-constant",
-            "--cval",
-            "2",
-        ],
+        "rotate $DIR/x3.npy $DIR/out/rotate-3d.npy --angle -30 --axes 0,2 --mode grid-constant --cval 2",
         &["rotate-3d.npy"],
     ),
     run(
         "affine-transform",
-        &[
-            "affine-transform",
-            "$DIR/x2.npy",
-            "$DIR/out/affine-transform.npy",
-            "--matrix",
-            "0.9,0.2;-0.1,1.1",
-            "--offset=1.5,-2",
-            "--output-shape",
-            "20,25",
-            "--mode",
-            "mirror",
-        ],
+        "affine-transform $DIR/x2.npy $DIR/out/affine-transform.npy --matrix '0.9,0.2;-0.1,1.1' --offset=1.5,-2 --output-shape 20,25 --mode mirror",
         &["affine-transform.npy"],
     ),
     run(
         "map-coordinates",
-        &[
-            "map-coordinates",
-            "$DIR/x2.npy",
-            "$DIR/coords.npy",
-            "$DIR/out/map-coordinates.npy",
-            "--order",
-            "1",
-            "--mode",
-            "wrap",
-        ],
+        "map-coordinates $DIR/x2.npy $DIR/coords.npy $DIR/out/map-coordinates.npy --order 1 --mode wrap",
         &["map-coordinates.npy"],
     ),
     run(
         "spline-filter",
-        &[
-            "spline-filter",
-            "$DIR/x3.npy",
-            "$DIR/out/spline-filter.npy",
-            "--order",
-            "4",
-            "--mode",
-            "nearest",
-            "--axis",
-            "-1",
-        ],
+        "spline-filter $DIR/x3.npy $DIR/out/spline-filter.npy --order 4 --mode nearest --axis -1",
         &["spline-filter.npy"],
     ),
     run(
         "run",
-        &["run", "$DIR/pipe.toml", "--input", "image=$DIR/d2.npy", "--output", "edges=$DIR/out/run-edges.npy"],
+        "run $DIR/pipe.toml --input image=$DIR/d2.npy --output edges=$DIR/out/run-edges.npy",
         &["run-edges.npy", "run-mask.png"],
     ),
-    run("run-dry-run", &["run", "$DIR/pipe.toml", "--dry-run"], &[]),
+    run("run-dry-run", "run $DIR/pipe.toml --dry-run", &[]),
     run(
         "recon",
-        &[
-            "recon",
-            "$DIR/ks.cfl",
-            "$DIR/out/recon.npy",
-            "--method",
-            "cg-sense",
-            "--maps",
-            "walsh",
-            "--lambda",
-            "0.01",
-            "--iters",
-            "4",
-            "--rescale",
-            "--part",
-            "abs",
-        ],
+        "recon $DIR/ks.cfl $DIR/out/recon.npy --method cg-sense --maps walsh --lambda 0.01 --iters 4 --rescale --part abs",
         &["recon.npy"],
     ),
     run(
         "recon-rsos",
-        &["recon", "$DIR/ks.cfl", "$DIR/out/recon-rsos.npy", "--method", "rsos", "--apply-mask", "--uncentered"],
+        "recon $DIR/ks.cfl $DIR/out/recon-rsos.npy --method rsos --apply-mask --uncentered",
         &["recon-rsos.npy"],
     ),
-    run("ecalib", &["ecalib", "$DIR/ks.cfl", "$DIR/out/ecalib.npy", "--crop", "0.7"], &["ecalib.npy"]),
+    run("ecalib", "ecalib $DIR/ks.cfl $DIR/out/ecalib.npy --crop 0.7", &["ecalib.npy"]),
     run(
         "ecalib-walsh",
-        &["ecalib", "$DIR/ks.cfl", "$DIR/out/ecalib-walsh.npy", "--method", "walsh", "--smoothing", "3"],
+        "ecalib $DIR/ks.cfl $DIR/out/ecalib-walsh.npy --method walsh --smoothing 3",
         &["ecalib-walsh.npy"],
     ),
     run(
         "demo",
-        &["demo", "--input", "$DIR/u16.png", "--out", "$DIR/out"],
+        "demo --input $DIR/u16.png --out $DIR/out",
         &["demo_column_energy.npy", "demo_edges.png", "demo_smooth.tif"],
     ),
     // Global options: a batch over a folder, its second share (b.npy of a, b, c), as JSON.
     run(
         "batch-shard-json",
-        &["clip", "$DIR/batch", "$DIR/out/{stem}-clip.npy", "--min", "0", "--max", "1", "--shard", "1/2", "--json"],
+        "clip $DIR/batch '$DIR/out/{stem}-clip.npy' --min 0 --max 1 --shard 1/2 --json",
         &["b-clip.npy"],
     ),
     // Refusals: exit code and one-line message, and no output left behind (the scratch folder is checked).
-    run("error-pad-width", &["pad", "$DIR/x2.npy", "$DIR/out/bad.npy", "--width", "3:x"], &[]),
-    run("error-matmul-shape", &["matmul", "$DIR/x2.npy", "$DIR/x2.npy", "$DIR/out/bad.npy"], &[]),
-    run("error-missing-file", &["median", "$DIR/missing.npy", "$DIR/out/bad.npy"], &[]),
-    run("error-unknown-option", &["median", "$DIR/x2.npy", "$DIR/out/bad.npy", "--sizes", "3"], &[]),
-    run("error-rotate-axes", &["rotate", "$DIR/x2.npy", "$DIR/out/bad.npy", "--angle", "10", "--axes", "0,2"], &[]),
-    run("error-expression", &["expression", "$DIR/x2.npy", "$DIR/out/bad.npy", "--expr", "a +"], &[]),
-    run("error-window-level", &["window", "$DIR/x2.npy", "$DIR/out/bad.png", "--width", "10"], &[]),
+    run("error-pad-width", "pad $DIR/x2.npy $DIR/out/bad.npy --width 3:x", &[]),
+    run("error-matmul-shape", "matmul $DIR/x2.npy $DIR/x2.npy $DIR/out/bad.npy", &[]),
+    run("error-missing-file", "median $DIR/missing.npy $DIR/out/bad.npy", &[]),
+    run("error-unknown-option", "median $DIR/x2.npy $DIR/out/bad.npy --sizes 3", &[]),
+    run("error-rotate-axes", "rotate $DIR/x2.npy $DIR/out/bad.npy --angle 10 --axes 0,2", &[]),
+    run("error-expression", "expression $DIR/x2.npy $DIR/out/bad.npy --expr 'a +'", &[]),
+    run("error-window-level", "window $DIR/x2.npy $DIR/out/bad.png --width 10", &[]),
 ];
 
 /// The pipeline `run` runs: options other than the defaults in each step, two outputs (one converted).
@@ -781,9 +442,9 @@ fn command_lines(top: &str) -> impl Iterator<Item = &str> {
 
 /// Every subcommand and alias has a run (the first word of its arguments), but those in [`NOT_RUN`].
 fn check_every_command_runs(subcommands: &[String], aliases: &[String], failures: &mut Vec<String>) {
-    let run: BTreeSet<&str> = RUNS.iter().map(|r| r.args[0]).collect();
+    let run: BTreeSet<String> = RUNS.iter().filter_map(|r| words(r.command_line).into_iter().next()).collect();
     for name in subcommands.iter().chain(aliases).filter(|n| !NOT_RUN.contains(&n.as_str())) {
-        if !run.contains(name.as_str()) {
+        if !run.contains(name) {
             failures.push(format!("`cliper {name}` has no run in RUNS (cli/tests/golden.rs): add one"));
         }
     }
@@ -791,7 +452,6 @@ fn check_every_command_runs(subcommands: &[String], aliases: &[String], failures
 
 /// What one run did.
 struct Outcome {
-    command_line: String,
     output: Output,
 }
 
@@ -815,18 +475,21 @@ fn run_all(dir: &Path) -> Vec<Outcome> {
 
 fn run_one(spec: &Run, dir: &Path) -> Outcome {
     let dir_text = dir.to_str().unwrap();
-    let args: Vec<String> = spec.args.iter().map(|a| a.replace("$DIR", dir_text)).collect();
-    let output = command().args(&args).output().unwrap();
-    let command_line = spec.args.iter().map(|a| shell_quoted(a)).collect::<Vec<_>>().join(" ");
-    Outcome { command_line: format!("cliper {command_line}"), output }
+    let args: Vec<String> = words(spec.command_line).iter().map(|a| a.replace("$DIR", dir_text)).collect();
+    Outcome { output: command().args(&args).output().unwrap() }
 }
 
-fn shell_quoted(arg: &str) -> String {
-    if arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,:/=$".contains(c)) {
-        arg.to_string()
-    } else {
-        format!("'{arg}'")
+/// The words of a command line: split at spaces, but not inside '…' (the quotes are dropped), as a shell would.
+fn words(command_line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for (i, piece) in command_line.split('\'').enumerate() {
+        if i % 2 == 1 {
+            words.push(piece.to_string());
+        } else {
+            words.extend(piece.split_whitespace().map(String::from));
+        }
     }
+    words
 }
 
 /// The text record of a run: command line, exit code, stdout and stderr, with what varies between machines and
@@ -836,7 +499,7 @@ fn record(spec: &Run, outcome: &Outcome, dir: &Path) -> String {
     let (stdout, stderr) = (normal(&outcome.output.stdout), normal(&outcome.output.stderr));
     assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "{}: {stderr}", spec.name);
     let code = outcome.output.status.code().map_or("signal".to_string(), |c| c.to_string());
-    format!("$ {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}", outcome.command_line)
+    format!("$ cliper {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}", spec.command_line)
 }
 
 /// The device the binary picks, as the library picks it (once: each ClApp looks at every platform).
