@@ -1,7 +1,7 @@
 //! The OpenCL C sources of cliper's kernels, embedded in the binary so it runs from any directory.
 //!
 //! Every program is [`COMMON`] followed by one family's source; processes written outside cliper can build on
-//! [`COMMON`] too (see `docs/writing-a-process.md`).
+//! [`COMMON`] too (see `docs/writing-an-operation.md`).
 
 /// Macros and helpers shared by all kernels: the element-type switches (`T`, `R`, `IS_COMPLEX`, `IS_DOUBLE`,
 /// `CONJ`), the index type `IDX`, and `batch_offsets` for batches over up to eight strided axes.

@@ -207,8 +207,8 @@ pub use num_complex;
 struct ReadmeExamples;
 
 #[cfg(doctest)]
-#[doc = include_str!("../docs/writing-a-process.md")]
-struct WritingAProcessExamples;
+#[doc = include_str!("../docs/writing-an-operation.md")]
+struct WritingAnOperationExamples;
 
 #[cfg(doctest)]
 #[doc = include_str!("../docs/api.md")]

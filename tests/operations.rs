@@ -54,7 +54,9 @@ fn row(definition: &Definition) -> String {
         };
         let default: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
         let default = if default.is_empty() { String::new() } else { format!(" = {}", default.join(",")) };
-        let key = if flag.trim_start_matches('-') == arg.get_id().as_str() {
+        let key = if matches!(arg.get_action(), clap::ArgAction::SetFalse) {
+            format!(" (key `{} = false`)", arg.get_id())
+        } else if flag.trim_start_matches('-').replace('-', "_") == arg.get_id().as_str() {
             String::new()
         } else {
             format!(" (key `{}`)", arg.get_id())
@@ -176,7 +178,7 @@ fn the_hand_written_table_names_only_definitions_and_their_flags() {
         let definitions: Vec<&Definition> = names.iter().filter_map(|n| Definition::find(n)).collect();
         assert!(!definitions.is_empty(), "docs/cli.md row names no operation: {line}");
         let flags_named: BTreeSet<&str> = cell
-            .split(|c: char| c.is_whitespace() || "`[]|".contains(c))
+            .split(|c: char| c.is_whitespace() || "`[]|\\".contains(c))
             .filter(|w| w.starts_with("--"))
             .map(|w| w.trim_end_matches([',', ')']))
             .collect();

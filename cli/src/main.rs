@@ -215,7 +215,18 @@ fn main() -> ExitCode {
             }
         },
         Err(e) => {
-            let _ = e.print();
+            use clap::error::ErrorKind::{InvalidValue, ValueValidation};
+            // A value its type refuses (`--mode edge`) is one line naming it, as every refusal; clap adds a
+            // pointer to --help below it.
+            match e.kind() {
+                InvalidValue | ValueValidation => {
+                    let text = e.render().to_string();
+                    eprintln!("{}", text.lines().next().unwrap_or_default());
+                }
+                _ => {
+                    let _ = e.print();
+                }
+            }
             // --help and --version are not errors; bad arguments are user errors (exit 1).
             return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
         }

@@ -240,6 +240,30 @@ const RUNS: &[Run] = &[
         &["fill-holes-connectivity.npy"],
     ),
     run("distance", "distance $DIR/m2.npy $DIR/out/distance.npy --sampling 1.5,0.5", &["distance.npy"]),
+    run(
+        "distance-transform",
+        "distance-transform $DIR/m3.npy $DIR/out/distance-transform.npy --rank 3 --sampling 2,1,0.5",
+        &["distance-transform.npy"],
+    ),
+    run("abs", "abs $DIR/c2.npy $DIR/out/abs.npy", &["abs.npy"]),
+    run("absolute", "absolute $DIR/x2.npy $DIR/out/absolute.npy", &["absolute.npy"]),
+    run("sqrt", "sqrt $DIR/c2.npy $DIR/out/sqrt.npy", &["sqrt.npy"]),
+    run("log", "log $DIR/x2.npy $DIR/out/log.npy --precision double", &["log.npy"]),
+    run(
+        "grey-morphology",
+        "grey-morphology $DIR/x2.npy $DIR/out/grey-morphology.npy --operation white_tophat --size 3,5 --border mirror",
+        &["grey-morphology.npy"],
+    ),
+    run(
+        "binary-morphology",
+        "binary-morphology $DIR/m2.npy $DIR/out/binary-morphology.npy --operation opening --iterations 2 --connectivity 2",
+        &["binary-morphology.npy"],
+    ),
+    run(
+        "rank-filter-by-name",
+        "rank-filter $DIR/x2.npy $DIR/out/rank-filter-by-name.npy --filter percentile:30 --size 3,5",
+        &["rank-filter-by-name.npy"],
+    ),
     run("distance-transform-edt", "distance-transform-edt $DIR/m3.npy $DIR/out/edt.npy --rank 2", &["edt.npy"]),
     run(
         "zoom",

@@ -6,7 +6,7 @@ use crate::data::Recorder;
 use crate::error::{ClContext, Error, Result};
 use std::fmt;
 
-/// An operation on device arrays. See `docs/writing-a-process.md` for how to write one.
+/// An operation on device arrays. See `docs/writing-an-operation.md` for how to write one.
 ///
 /// Every process is called the same way: `new(inputs…, output, params)` binds it to its arrays, `init` plans
 /// (once), `launch` enqueues (as often as needed), and [`Process::run`] does both as needed. None of them waits

@@ -133,3 +133,61 @@ fn refusals_name_the_problem_and_write_nothing() {
     assert!(e.contains("is not LOW:HIGH"), "{e}");
     assert!(!out.exists(), "no output after a refusal");
 }
+
+/// `abs`, `sqrt` and `log` as subcommands and as pipeline steps, on real and complex data of an odd shape, against
+/// float64 (numpy.absolute, numpy.sqrt's principal root, numpy.log).
+#[test]
+fn abs_sqrt_log_subcommands_and_steps_match_float64() {
+    use num_complex::{Complex32, Complex64};
+    let dir = scratch("abs-sqrt-log");
+    let real = dir.join("r.npy");
+    let values = write_f32(&real, &[7, 11, 3], 5);
+    let flat: Vec<f64> = values.iter().copied().collect();
+    let complex = dir.join("c.npy");
+    let z: Vec<Complex32> =
+        flat.iter().zip(flat.iter().rev()).map(|(&a, &b)| Complex32::new(a as f32, b as f32)).collect();
+    write_npy(&complex, &HostArray::C32(ArrayD::from_shape_vec(vec![7, 11, 3], z.clone()).unwrap())).unwrap();
+    // f32 arithmetic: one correctly rounded function of an exact input, a few ulps → 1e-6 relative (log: absolute
+    // near 1, where its value is near 0).
+    let check = |name: &str, got: &Path, want: &dyn Fn(usize) -> Complex64| {
+        let g = read_file(got).unwrap();
+        let got: Vec<Complex64> = g.to_elements::<Complex64>(got).unwrap().iter().copied().collect();
+        assert_eq!(got.len(), 7 * 11 * 3, "{name}");
+        for (k, g) in got.iter().enumerate() {
+            let w = want(k);
+            if w.re.is_nan() {
+                assert!(g.re.is_nan(), "{name}[{k}]: {g} vs NaN");
+                continue;
+            }
+            assert!((g - w).norm() <= 1e-6 * w.norm().max(1.0), "{name}[{k}]: {g} vs {w}");
+        }
+    };
+    let out = |n: &str| dir.join(format!("{n}.npy"));
+    ok(&["abs", s(&real), s(&out("abs"))]);
+    check("abs", &out("abs"), &|k| Complex64::new(flat[k].abs(), 0.0));
+    ok(&["sqrt", s(&real), s(&out("sqrt"))]);
+    check("sqrt", &out("sqrt"), &|k| Complex64::new(flat[k].sqrt(), 0.0));
+    ok(&["log", s(&real), s(&out("log"))]);
+    check("log", &out("log"), &|k| Complex64::new(flat[k].ln(), 0.0));
+    let zc = |k: usize| Complex64::new(z[k].re as f64, z[k].im as f64);
+    ok(&["abs", s(&complex), s(&out("cabs"))]);
+    assert_eq!(read_file(out("cabs")).unwrap().dtype(), cliper::Dtype::F32, "the modulus of complex data is real");
+    check("cabs", &out("cabs"), &|k| Complex64::new(zc(k).norm(), 0.0));
+    ok(&["sqrt", s(&complex), s(&out("csqrt"))]);
+    check("csqrt", &out("csqrt"), &|k| zc(k).sqrt());
+    ok(&["log", s(&complex), s(&out("clog"))]);
+    check("clog", &out("clog"), &|k| zc(k).ln());
+    // The same definitions as pipeline steps: sqrt(abs(x)), fused into one kernel.
+    let pipeline = dir.join("p.toml");
+    std::fs::write(
+        &pipeline,
+        format!(
+            "[input]\nx = \"{}\"\n[[step]]\nop = \"abs\"\nin = \"x\"\nout = \"m\"\n[[step]]\nop = \"sqrt\"\nin = \"m\"\nout = \"r\"\n[output]\nr = \"{}\"\n",
+            s(&complex),
+            s(&out("steps"))
+        ),
+    )
+    .unwrap();
+    ok(&["run", s(&pipeline)]);
+    check("steps", &out("steps"), &|k| Complex64::new(zc(k).norm().sqrt(), 0.0));
+}

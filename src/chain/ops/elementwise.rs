@@ -99,7 +99,8 @@ fn bytes() -> DisplayRange {
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
     after_help = "Examples:\n  cliper window data/ct_series out/ct_soft_tissue.png --level 40 --width 400\n  cliper window ct.nii.gz out/lung.nii.gz --level -600 --width 1500 --range 0:1 --type f32\n\nValues below the window give the range's low end, above it the high end. Without --type the result is \
-written as u8 (rounded) when the range is 0:255; give --type (and --range) for other outputs."
+written as u8 (rounded) when both ends of the range are bytes (0:255, 0:100); give --type (and --range) for \
+other outputs."
 )]
 #[serde(deny_unknown_fields)]
 pub struct WindowArgs {
@@ -134,8 +135,9 @@ impl Operation for WindowArgs {
         Some(Ok(Expr::input(0).window(self.level, self.width) * (high - low) + low))
     }
     fn default_output(&self) -> Option<(Dtype, Scale)> {
-        // A display image: 8 bits, rounded, where the range is the bytes'.
-        (self.range == bytes()).then_some((Dtype::U8, Scale::Round))
+        // A display image: 8 bits, rounded, where both ends of the range are bytes.
+        let byte = |v: f64| v.fract() == 0.0 && (0.0..=255.0).contains(&v);
+        (byte(self.range.0) && byte(self.range.1)).then_some((Dtype::U8, Scale::Round))
     }
 }
 

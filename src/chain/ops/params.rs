@@ -268,7 +268,7 @@ pub struct BorderArgs {
     #[arg(long, default_value = "reflect")]
     #[serde(default)]
     pub border: ScipyBorder,
-    /// The constant for border constant (negative values as they are: --value -1000).
+    /// The constant for border constant (scipy's cval; negative values as they are: --value -1000).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     #[serde(default)]
     pub value: f64,

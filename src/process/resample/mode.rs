@@ -301,6 +301,14 @@ pub(crate) fn cos_sin_degrees(angle: f64) -> (f64, f64) {
     }
 }
 
+impl std::str::FromStr for InterpMode {
+    type Err = Error;
+    /// scipy's name, as [`InterpMode::parse`].
+    fn from_str(text: &str) -> Result<InterpMode> {
+        InterpMode::parse(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,13 +344,5 @@ mod tests {
         assert!((w[0] - 1.0 / 6.0).abs() < 1e-15 && (w[1] - 4.0 / 6.0).abs() < 1e-15 && w[3].abs() < 1e-15);
         assert_eq!(cos_sin_degrees(90.0), (0.0, 1.0));
         assert_eq!(cos_sin_degrees(-90.0), (0.0, -1.0));
-    }
-}
-
-impl std::str::FromStr for InterpMode {
-    type Err = Error;
-    /// scipy's name, as [`InterpMode::parse`].
-    fn from_str(text: &str) -> Result<InterpMode> {
-        InterpMode::parse(text)
     }
 }
