@@ -267,7 +267,7 @@ fn toml_error(e: &toml::de::Error, text: &str) -> String {
 mod tests {
     use super::*;
     use crate::GemmPrecision;
-    use crate::chain::MatmulArgs;
+    use crate::chain::ops::MatmulArgs;
 
     /// A matmul step's `gemm_precision` reaches the op; an unknown one is refused naming it and the choices.
     #[test]

@@ -637,10 +637,10 @@ impl PendingOutput {
         self.host.bytes()
     }
 
-    /// Writes it by [`save_converted`](super::save_converted): name, file, shape and the type the file holds.
+    /// Writes it by [`save_converted`](super::any_data::save_converted): name, file, shape and the type the file holds.
     pub(super) fn save(self) -> Result<(String, PathBuf, Vec<usize>, &'static str)> {
         let shape = self.host.shape().to_vec();
-        let dtype = super::save_converted(&self.path, self.host, self.origin, &self.options)?;
+        let dtype = super::any_data::save_converted(&self.path, self.host, self.origin, &self.options)?;
         Ok((self.name, self.path, shape, dtype.name()))
     }
 }

@@ -5,9 +5,9 @@
 //! the real edge, so border rules see what they would see untiled.
 
 use super::any_data::{AnyData, ElementKind, FileSpec, Origin, OutputOptions, kind_for, save_converted};
-use super::pipeline_file::Chain;
+use super::ops::{DotArgs, NormArgs, Op, PadArgs, Widths};
+use super::pipeline_file::{Chain, Step};
 use super::run::{Built, defined, output_path};
-use super::{DotArgs, NormArgs, Op, PadArgs, Widths};
 use crate::io::Image;
 use crate::{ClApp, Dtype, Error, HostArray, Result, Scale, SlabFile, SlabWriter};
 use num_complex::Complex64;
@@ -370,11 +370,11 @@ impl Chain {
     ) -> Result<TiledOutcome> {
         // Reductions to a number that end the chain (norm, dot over everything) run per tile on the rows it
         // computes exactly, and their partials combine as the device reduction's do; the rest runs in tiles.
-        let final_reduction = |step: &super::Step| {
+        let final_reduction = |step: &Step| {
             matches!(step.op, Op::Norm(NormArgs { axis: None, .. }) | Op::Dot(DotArgs { axis: None, .. }))
                 && !self.steps.iter().any(|s| s.inputs.contains(&step.output))
         };
-        let (reductions, spatial): (Vec<super::Step>, Vec<super::Step>) =
+        let (reductions, spatial): (Vec<Step>, Vec<Step>) =
             self.steps.iter().cloned().partition(|s| final_reduction(s));
         if let Some((name, _, _)) = self.outputs.iter().find(|(n, _, _)| reductions.iter().any(|r| &r.output == n)) {
             return Err(Error::invalid(
@@ -391,7 +391,7 @@ impl Chain {
         &self,
         apps: &[ClApp],
         input: Option<TileInput>,
-        reductions: &[super::Step],
+        reductions: &[Step],
         mut progress: impl FnMut(TileProgress<'_>),
     ) -> Result<TiledOutcome> {
         let [(input_name, input_spec)] = self.inputs.as_slice() else {
@@ -635,7 +635,7 @@ impl Chain {
             let steps = self
                 .steps
                 .iter()
-                .map(|s| -> Result<super::Step> {
+                .map(|s| -> Result<Step> {
                     let op = match (&s.op, image.colour) {
                         (Op::Pad(_), true) => s.op.for_colour(&shape)?,
                         _ => s.op.clone(),
@@ -653,7 +653,7 @@ impl Chain {
                         }
                         other => other,
                     };
-                    Ok(super::Step { op, ..s.clone() })
+                    Ok(Step { op, ..s.clone() })
                 })
                 .collect::<Result<Vec<_>>>()?;
             let chain = Chain { steps, ..self.clone() };
@@ -696,7 +696,7 @@ struct Shared<'a> {
     halo: usize,
     double: bool,
     frames: &'a HashMap<String, Frame>,
-    reductions: &'a [super::Step],
+    reductions: &'a [Step],
     queue: Mutex<std::collections::VecDeque<Range<usize>>>,
     sinks: HashMap<String, Sink>,
     origins: Mutex<HashMap<String, Origin>>,

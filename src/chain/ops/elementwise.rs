@@ -1,8 +1,9 @@
 //! Element-wise operations (the elementwise family): expressions, display windows, thresholds, clipping, and the
 //! one-function shortcuts `abs`, `sqrt`, `log`. Back-to-back element-wise steps run as one kernel.
 
+use super::operation::{Inputs, Named, Operation, Planned, Shortcut};
 use super::params::one;
-use super::{Inputs, Named, Op, Operation, Planned, Reach};
+use super::reach::Reach;
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind};
 use crate::prelude::*;
@@ -35,9 +36,6 @@ impl Named for ExpressionArgs {
         variadic: true,
         prints: false,
     };
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for ExpressionArgs {
@@ -118,9 +116,6 @@ pub struct WindowArgs {
 
 impl Named for WindowArgs {
     const NAME: &'static str = "window";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for WindowArgs {
@@ -161,9 +156,6 @@ pub struct ThresholdArgs {
 
 impl Named for ThresholdArgs {
     const NAME: &'static str = "threshold";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for ThresholdArgs {
@@ -197,9 +189,6 @@ pub struct ClipArgs {
 
 impl Named for ClipArgs {
     const NAME: &'static str = "clip";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for ClipArgs {
@@ -223,8 +212,12 @@ pub struct AbsArgs {}
 impl Named for AbsArgs {
     const NAME: &'static str = "abs";
     const ALIASES: &'static [&'static str] = &["absolute"];
-    fn into_op(self) -> Result<Op> {
-        Ok(ExpressionArgs { expr: "abs(x)".into() }.into())
+}
+
+impl Shortcut for AbsArgs {
+    type Target = ExpressionArgs;
+    fn lower(self) -> Result<ExpressionArgs> {
+        Ok(ExpressionArgs { expr: "abs(x)".into() })
     }
 }
 
@@ -236,8 +229,12 @@ pub struct SqrtArgs {}
 
 impl Named for SqrtArgs {
     const NAME: &'static str = "sqrt";
-    fn into_op(self) -> Result<Op> {
-        Ok(ExpressionArgs { expr: "sqrt(x)".into() }.into())
+}
+
+impl Shortcut for SqrtArgs {
+    type Target = ExpressionArgs;
+    fn lower(self) -> Result<ExpressionArgs> {
+        Ok(ExpressionArgs { expr: "sqrt(x)".into() })
     }
 }
 
@@ -249,8 +246,12 @@ pub struct LogArgs {}
 
 impl Named for LogArgs {
     const NAME: &'static str = "log";
-    fn into_op(self) -> Result<Op> {
-        Ok(ExpressionArgs { expr: "log(x)".into() }.into())
+}
+
+impl Shortcut for LogArgs {
+    type Target = ExpressionArgs;
+    fn lower(self) -> Result<ExpressionArgs> {
+        Ok(ExpressionArgs { expr: "log(x)".into() })
     }
 }
 

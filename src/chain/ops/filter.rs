@@ -2,9 +2,10 @@
 //! magnitude, and scipy.ndimage's filters spelled as convolutions (`gaussian-filter`, `uniform-filter`,
 //! `derivative`). Sigmas may be given in millimetres for inputs with a voxel size.
 
+use super::operation::{Named, Operation, Planned, Shortcut, refuse_colour_rank, spanned, spatial_span};
 use super::params::{BorderArgs, by_name, maybe_by_name, named};
+use super::reach::Reach;
 use super::reach::{file_shape, no_wrap};
-use super::{Named, Op, Operation, Planned, Reach, refuse_colour_rank, spanned, spatial_span};
 use crate::Result;
 use crate::chain::any_data::{AnyData, FileSpec, Kind, dispatch};
 use crate::prelude::*;
@@ -43,8 +44,8 @@ pub struct ConvolveArgs {
 }
 
 impl ConvolveArgs {
-    /// The step of scipy.ndimage's filter `kernel` (`gaussian:2`, `box:5`, `sobel-x`) with `border` over `rank`.
-    fn named(kernel: String, border: BorderArgs, rank: Option<usize>) -> ConvolveArgs {
+    /// The step of scipy.ndimage's filter `kernel` (`gaussian:2`, `box:5`, `sobel-x`) with a border over some axes.
+    fn named(kernel: String, NamedFilterArgs { border, rank }: NamedFilterArgs) -> ConvolveArgs {
         ConvolveArgs { kernel, mode: None, border, output: ConvOutput::Same, rank }
     }
 
@@ -56,9 +57,6 @@ impl ConvolveArgs {
 
 impl Named for ConvolveArgs {
     const NAME: &'static str = "convolve";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for ConvolveArgs {
@@ -305,9 +303,6 @@ fn sobel() -> Derivative {
 impl Named for GradientMagnitudeArgs {
     const NAME: &'static str = "gradient-magnitude";
     const ALIASES: &'static [&'static str] = &["gaussian-gradient-magnitude"];
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for GradientMagnitudeArgs {
@@ -317,7 +312,7 @@ impl Operation for GradientMagnitudeArgs {
             .derivative(self.derivative.clone())
             .border(self.border.border())
             .rank(spanned(Self::NAME, self.rank, x.shape())?);
-        super::real_only(
+        super::operation::real_only(
             Self::NAME,
             x,
             "real data (scipy's gradient magnitudes are of real images)",
@@ -356,6 +351,19 @@ fn gradient_magnitude<T: Kind + RealElement>(x: &XData<T>, params: GradientParam
     Ok((Box::new(GradientMagnitude::new(x, &y, params)), T::wrap(y)))
 }
 
+/// The border and the axes of a scipy.ndimage filter spelled as a convolution.
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+pub struct NamedFilterArgs {
+    /// The border and its constant.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub border: BorderArgs,
+    /// Axes the filter spans, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
+    #[arg(long)]
+    #[serde(default)]
+    pub rank: Option<usize>,
+}
+
 /// scipy.ndimage.gaussian_filter (with derivative orders): `convolve --kernel gaussian:SIGMA[:ORDER]`.
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
@@ -369,24 +377,24 @@ pub struct GaussianFilterArgs {
     #[arg(long)]
     #[serde(default)]
     pub order: Option<String>,
-    /// The border and its constant.
+    /// The border and the axes spanned.
     #[command(flatten)]
     #[serde(flatten)]
-    pub border: BorderArgs,
-    /// Axes the filter spans, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
-    #[arg(long)]
-    #[serde(default)]
-    pub rank: Option<usize>,
+    pub filter: NamedFilterArgs,
 }
 
 impl Named for GaussianFilterArgs {
     const NAME: &'static str = "gaussian-filter";
-    fn into_op(self) -> Result<Op> {
+}
+
+impl Shortcut for GaussianFilterArgs {
+    type Target = ConvolveArgs;
+    fn lower(self) -> Result<ConvolveArgs> {
         let kernel = match &self.order {
             Some(order) => format!("gaussian:{}:{order}", self.sigma),
             None => format!("gaussian:{}", self.sigma),
         };
-        Ok(ConvolveArgs::named(kernel, self.border, self.rank).into())
+        Ok(ConvolveArgs::named(kernel, self.filter))
     }
 }
 
@@ -397,20 +405,20 @@ pub struct UniformFilterArgs {
     /// The window's size along every axis.
     #[arg(long)]
     pub size: usize,
-    /// The border and its constant.
+    /// The border and the axes spanned.
     #[command(flatten)]
     #[serde(flatten)]
-    pub border: BorderArgs,
-    /// Axes the filter spans, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
-    #[arg(long)]
-    #[serde(default)]
-    pub rank: Option<usize>,
+    pub filter: NamedFilterArgs,
 }
 
 impl Named for UniformFilterArgs {
     const NAME: &'static str = "uniform-filter";
-    fn into_op(self) -> Result<Op> {
-        Ok(ConvolveArgs::named(format!("box:{}", self.size), self.border, self.rank).into())
+}
+
+impl Shortcut for UniformFilterArgs {
+    type Target = ConvolveArgs;
+    fn lower(self) -> Result<ConvolveArgs> {
+        Ok(ConvolveArgs::named(format!("box:{}", self.size), self.filter))
     }
 }
 
@@ -419,21 +427,17 @@ impl Named for UniformFilterArgs {
 #[command(after_help = "Example: cliper derivative data/phantom_256.png out/dx.tif --filter sobel --axis -1")]
 pub struct DerivativeArgs {
     /// sobel, prewitt or scharr.
-    #[arg(long, default_value = "sobel")]
-    #[serde(default = "sobel_name")]
-    pub filter: String,
+    #[arg(long = "filter", id = "filter", value_name = "FILTER", default_value = "sobel")]
+    #[serde(rename = "filter", default = "sobel_name")]
+    pub derivative: String,
     /// The axis differentiated: -1 (x, the last), -2 (y) or -3 (z, of a volume).
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     #[serde(default = "last")]
     pub axis: isize,
-    /// The border and its constant.
+    /// The border and the axes spanned.
     #[command(flatten)]
     #[serde(flatten)]
-    pub border: BorderArgs,
-    /// Axes the filter spans, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
-    #[arg(long)]
-    #[serde(default)]
-    pub rank: Option<usize>,
+    pub filter: NamedFilterArgs,
 }
 
 fn sobel_name() -> String {
@@ -445,7 +449,11 @@ fn last() -> isize {
 
 impl Named for DerivativeArgs {
     const NAME: &'static str = "derivative";
-    fn into_op(self) -> Result<Op> {
+}
+
+impl Shortcut for DerivativeArgs {
+    type Target = ConvolveArgs;
+    fn lower(self) -> Result<ConvolveArgs> {
         let letter = match self.axis {
             -1 => "x",
             -2 => "y",
@@ -454,6 +462,6 @@ impl Named for DerivativeArgs {
                 return Err(Error::invalid(Self::NAME, format!("--axis {other}: give -1 (x), -2 (y) or -3 (z)")));
             }
         };
-        Ok(ConvolveArgs::named(format!("{}-{letter}", self.filter), self.border, self.rank).into())
+        Ok(ConvolveArgs::named(format!("{}-{letter}", self.derivative), self.filter))
     }
 }

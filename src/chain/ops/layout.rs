@@ -1,12 +1,13 @@
 //! Rearrangements (the layout family and numpy.pad): `transpose`, `permute` and `pad`. Their results hold the
 //! input's values rearranged, so they keep an integer result's type (labels stay int32).
 
+use super::filter::spatial_offsets;
+use super::operation::{Named, Operation, Planned, colour_refusal};
 use super::params::{NumpyBorder, Widths};
+use super::reach::Reach;
 use super::reach::{no_wrap, whole};
-use super::{Named, Op, Operation, Planned, Reach, colour_refusal};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind, dispatch};
-use crate::chain::ops::filter::spatial_offsets;
 use crate::prelude::*;
 use serde::Deserialize;
 
@@ -23,9 +24,6 @@ pub struct TransposeArgs {
 
 impl Named for TransposeArgs {
     const NAME: &'static str = "transpose";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for TransposeArgs {
@@ -62,9 +60,6 @@ pub struct PermuteArgs {
 
 impl Named for PermuteArgs {
     const NAME: &'static str = "permute";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for PermuteArgs {
@@ -135,9 +130,6 @@ impl PadArgs {
 
 impl Named for PadArgs {
     const NAME: &'static str = "pad";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for PadArgs {

@@ -1,8 +1,9 @@
 //! Matrix products (the linalg family): `matmul` over the last two axes and the `power` of square matrices. Their
 //! results have no voxel grid.
 
+use super::operation::{Inputs, Named, Operation, Planned};
+use super::reach::Reach;
 use super::reach::whole;
-use super::{Inputs, Named, Op, Operation, Planned, Reach};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind, dispatch};
 use crate::prelude::*;
@@ -40,9 +41,6 @@ impl Named for MatmulArgs {
     const NAME: &'static str = "matmul";
     const INPUTS: Inputs =
         Inputs { names: &[("A", "Left operand"), ("B", "Right operand")], variadic: false, prints: false };
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl MatmulArgs {
@@ -98,9 +96,6 @@ pub struct PowerArgs {
 
 impl Named for PowerArgs {
     const NAME: &'static str = "power";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for PowerArgs {

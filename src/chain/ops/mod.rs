@@ -14,6 +14,7 @@ mod filter;
 mod layout;
 mod linalg;
 mod morphology;
+mod operation;
 mod params;
 mod rank;
 mod reach;
@@ -21,7 +22,9 @@ mod reduce;
 mod resample;
 
 pub use elementwise::{AbsArgs, ClipArgs, DisplayRange, ExpressionArgs, LogArgs, SqrtArgs, ThresholdArgs, WindowArgs};
-pub use filter::{ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, UniformFilterArgs};
+pub use filter::{
+    ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
+};
 pub use layout::{PadArgs, PermuteArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
@@ -33,109 +36,12 @@ pub use reach::Reach;
 pub use reduce::{DotArgs, NormArgs};
 pub use resample::{AffineTransformArgs, MapCoordinatesArgs, RotateArgs, ShiftArgs, SplineFilterArgs, ZoomArgs};
 
+pub use operation::{Inputs, Named, Operation, Planned, Shortcut, default_rank};
+
 use super::any_data::AnyData;
 use crate::Result;
 use crate::prelude::*;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
-
-/// A planned step: the process computing it and its newly allocated output.
-pub type Planned = (Box<dyn Process>, AnyData);
-
-/// The arrays an operation reads, as the command line names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Inputs {
-    /// Each input's name (`INPUT`, `A`, `COORDINATES`) and what it is, in order.
-    pub names: &'static [(&'static str, &'static str)],
-    /// Any number of inputs (an expression's a, b, c, …): `names` holds one entry that stands for them all.
-    pub variadic: bool,
-    /// The result is a value, printed when no output file is named (a reduction): the output is `-o FILE`.
-    pub prints: bool,
-}
-
-impl Inputs {
-    /// One input array, one output.
-    pub const ONE: Inputs = Inputs {
-        names: &[("INPUT", "Input file (or directory/glob for a batch run)")],
-        variadic: false,
-        prints: false,
-    };
-}
-
-/// What every definition a user calls by name has: its name and other names, its inputs, and the step it makes.
-/// The parameters are the struct's fields: clap reads them as flags (`Args`), serde as a step's keys.
-pub trait Named: clap::Args + clap::FromArgMatches + DeserializeOwned {
-    /// The subcommand's and the pipeline step's name.
-    const NAME: &'static str;
-    /// Other names it answers to (scipy's spelling, an older name).
-    const ALIASES: &'static [&'static str] = &[];
-    /// The arrays it reads.
-    const INPUTS: Inputs = Inputs::ONE;
-    /// The step: the operation itself, or for a shortcut the operation it is spelled as.
-    fn into_op(self) -> Result<Op>;
-}
-
-/// The rules a chain needs of an operation, beyond its parameters. Every method but [`Operation::plan`] and
-/// [`Operation::reach`] has the default most operations follow (an element-wise or neighbourhood operation that
-/// keeps the voxel grid and the element type).
-pub trait Operation: Named + Clone + Into<Op> {
-    /// How many input arrays this step takes.
-    fn arity(&self) -> usize {
-        Self::INPUTS.names.len()
-    }
-    /// The process computing this operation from `inputs` into a newly allocated output.
-    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned>;
-    /// How far it looks along `axis` of data of `shape` when run on tiles cut along that axis, or why it cannot
-    /// run in tiles ([`reach::whole`]'s refusal).
-    fn reach(&self, shape: &[usize], axis: usize) -> Result<Reach>;
-    /// The `rank` (trailing axes spanned) to fill with scipy's default when the step leaves it out and no file
-    /// (footprint, structure, filter) sets it; `None` for operations without one.
-    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
-        None
-    }
-    /// The operation as it applies to a colour image of `shape` (channels on axis −3).
-    fn for_colour(&self, _shape: &[usize]) -> Result<Self> {
-        Ok(self.clone())
-    }
-    /// The operation with lengths in millimetres turned into voxels of `geometry`.
-    fn in_voxels(&self, _geometry: Option<&Geometry>, _shape: &[usize], _colour: bool) -> Result<Self> {
-        Ok(self.clone())
-    }
-    /// Where the result's voxels lie, given the input's `geometry` ([`Op::geometry`]); by default the grid stays.
-    fn geometry(&self, geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
-        Some(*geometry)
-    }
-    /// The element type scipy gives the result where it is not the data's own ([`Op::result_dtype`]).
-    fn result_dtype(&self) -> Option<Dtype> {
-        None
-    }
-    /// Whether the result holds its input's values rearranged (so it keeps their result type).
-    fn keeps_values(&self) -> bool {
-        false
-    }
-    /// Whether a colour image's planes stay planes (a reduction or a permutation of them does not).
-    fn planes_stay(&self) -> bool {
-        true
-    }
-    /// The expression of an element-wise operation (which a chain fuses with its neighbours).
-    fn expr(&self) -> Option<Result<Expr>> {
-        None
-    }
-    /// The files the step reads besides its inputs (filter, footprint and structure files), with what each is.
-    fn files(&self) -> Vec<(&'static str, &str)> {
-        Vec::new()
-    }
-    /// Whether the result can overshoot the input's range (a spline rings at edges), so that written back to an
-    /// integer input's type it is rounded and clamped unless told otherwise.
-    fn overshoots(&self) -> bool {
-        false
-    }
-    /// The type and scaling the command line writes the result in when the user names none (a display window's
-    /// 8 bits, rounded).
-    fn default_output(&self) -> Option<(Dtype, Scale)> {
-        None
-    }
-}
 
 /// One entry of [`DEFINITIONS`]: what the command line, pipeline files and documentation read of a definition.
 #[derive(Clone, Copy)]
@@ -155,14 +61,27 @@ pub struct Definition {
 }
 
 impl Definition {
-    const fn of<T: Named>() -> Definition {
+    /// The definition of an operation.
+    const fn operation<T: Named + Into<Op>>() -> Definition {
         Definition {
             name: T::NAME,
             aliases: T::ALIASES,
             inputs: T::INPUTS,
             augment: T::augment_args,
-            from_matches: from_matches::<T>,
-            from_table: from_table::<T>,
+            from_matches: |m| from_matches::<T>(m).map(Into::into),
+            from_table: |t| from_table::<T>(t).map(Into::into),
+        }
+    }
+
+    /// The definition of a shortcut: what it reads is lowered to its operation.
+    const fn shortcut<T: Shortcut<Target: Into<Op>>>() -> Definition {
+        Definition {
+            name: T::NAME,
+            aliases: T::ALIASES,
+            inputs: T::INPUTS,
+            augment: T::augment_args,
+            from_matches: |m| lowered(from_matches::<T>(m)?).map(Into::into),
+            from_table: |t| lowered(from_table::<T>(t)?).map(Into::into).map_err(|e| e.to_string()),
         }
     }
 
@@ -180,22 +99,37 @@ impl Definition {
     /// The keys a pipeline step of this definition may have: its parameters' names (clap's argument ids are the
     /// field names, which serde reads too).
     pub fn keys(&self) -> Vec<String> {
-        (self.augment)(clap::Command::new(self.name)).get_arguments().map(|a| a.get_id().to_string()).collect()
+        parameter_keys(self.augment)
     }
 }
 
-fn from_matches<T: Named>(matches: &clap::ArgMatches) -> Result<Op> {
-    T::from_arg_matches(matches).map_err(|e| Error::invalid(T::NAME, e.to_string().trim().to_string()))?.into_op()
+/// The argument ids `augment` adds: the field names of a definition's parameters.
+fn parameter_keys(augment: fn(clap::Command) -> clap::Command) -> Vec<String> {
+    augment(clap::Command::new("keys")).get_arguments().map(|a| a.get_id().to_string()).collect()
 }
 
-fn from_table<T: Named>(table: toml::Table) -> std::result::Result<Op, String> {
-    let keys = Definition::of::<T>().keys();
+/// A shortcut's operation, its parameters checked.
+fn lowered<T: Shortcut>(shortcut: T) -> Result<T::Target> {
+    let target = shortcut.lower()?;
+    target.check()?;
+    Ok(target)
+}
+
+fn from_matches<T: Named>(matches: &clap::ArgMatches) -> Result<T> {
+    let args = T::from_arg_matches(matches).map_err(|e| Error::invalid(T::NAME, e.to_string().trim().to_string()))?;
+    args.check()?;
+    Ok(args)
+}
+
+fn from_table<T: Named>(table: toml::Table) -> std::result::Result<T, String> {
+    let keys = parameter_keys(T::augment_args);
     if let Some(unknown) = table.keys().find(|k| !keys.contains(k)) {
         let expected: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
         return Err(format!("unknown field `{unknown}` of `{}`, expected one of {}", T::NAME, expected.join(", ")));
     }
     let args = T::deserialize(toml::Value::Table(table)).map_err(|e| e.to_string().trim().to_string())?;
-    args.into_op().map_err(|e| e.to_string())
+    args.check().map_err(|e| e.to_string())?;
+    Ok(args)
 }
 
 /// Defines [`Op`] (one variant per operation, holding its parameters), its delegation to each operation's rules,
@@ -226,7 +160,8 @@ macro_rules! operations {
         })*
 
         /// Every definition a user calls by name: the operations, then the shortcuts spelled through them.
-        pub static DEFINITIONS: &[Definition] = &[$(Definition::of::<$args>(),)* $(Definition::of::<$shortcut>(),)*];
+        pub static DEFINITIONS: &[Definition] =
+            &[$(Definition::operation::<$args>(),)* $(Definition::shortcut::<$shortcut>(),)*];
 
         impl Op {
             /// The name used in messages and in the pipeline file.
@@ -501,96 +436,5 @@ impl Op {
         let (ni, no) = (input.len(), output.len());
         let same_channels = ni >= 3 && no >= 3 && input.get(ni - 3) == output.get(no - 3);
         same_channels && self.planes_stay()
-    }
-}
-
-/// How many trailing axes an operation on an input of `shape` spans when not told: scipy.ndimage's default,
-/// every axis, up to the three the kernels handle — of a colour image (channels on axis −3) the two image axes;
-/// of a volume with a geometry (NIfTI, DICOM: `geometry`) and more than three axes, the three spatial ones, the
-/// axes before them (time, echoes) being a batch. A plain array of more than three axes is refused, naming its
-/// shape: which axes are spatial is the user's to say (`rank`).
-///
-/// ```
-/// use cliper::chain::default_rank;
-/// assert_eq!(default_rank("label", &[160, 256, 256], false, false)?, 3);
-/// assert_eq!(default_rank("label", &[3, 256, 256], true, false)?, 2);
-/// assert_eq!(default_rank("label", &[10, 160, 256, 256], false, true)?, 3); // a 4-D NIfTI: volumes in time
-/// assert!(default_rank("label", &[2, 10, 16, 16], false, false).unwrap_err().to_string().contains("rank"));
-/// # Ok::<(), cliper::Error>(())
-/// ```
-pub fn default_rank(op: &str, shape: &[usize], colour: bool, geometry: bool) -> Result<usize> {
-    match shape.len() {
-        _ if colour => Ok(2),
-        nd @ 0..=3 => Ok(nd.max(1)),
-        _ if geometry => Ok(3),
-        nd => Err(Error::invalid(
-            op,
-            format!(
-                "an array of shape {shape:?} has {nd} axes and filters span at most three: give the rank (--rank 1, 2 \
-                 or 3; the last axes are filtered, the ones before are a batch)"
-            ),
-        )),
-    }
-}
-
-/// `rank` when the step gives it, else [`default_rank`] for a plain array of `shape` (a chain has resolved colour
-/// images and volumes with a geometry before planning: [`Op::resolved`]).
-pub(crate) fn spanned(op: &str, rank: Option<usize>, shape: &[usize]) -> Result<usize> {
-    rank.map_or_else(|| default_rank(op, shape, false, false), Ok)
-}
-
-/// The refusal of a filter spanning more than a colour image's two image axes (it would mix the channels).
-fn refuse_colour_rank(op: &str, rank: Option<usize>, shape: &[usize]) -> Result<()> {
-    match rank {
-        Some(rank) if rank > 2 => {
-            Err(colour_refusal(op, shape, &format!("a rank-{rank} filter would mix the colour channels")))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// `what` refused for a colour image of `shape`.
-fn colour_refusal(op: &str, shape: &[usize], what: &str) -> Error {
-    Error::invalid(
-        op,
-        format!(
-            "{what} of a colour image of shape {shape:?} (channels on axis {}); operations act per channel on the two \
-             image axes",
-            shape.len().saturating_sub(3)
-        ),
-    )
-}
-
-/// The spatial axes a transform over `rank` trailing axes covers, each with its geometry axis (slice 0, row 1,
-/// column 2), or an error when it would span a non-spatial axis.
-fn spatial_span(op: &str, what: &str, rank: usize, shape: &[usize], colour: bool) -> Result<Vec<(usize, usize)>> {
-    let spatial = Geometry::spatial_axes(shape.len(), colour);
-    let first = 3 - spatial.len().min(3);
-    let covered: Vec<(usize, usize)> = spatial
-        .iter()
-        .enumerate()
-        .skip(spatial.len().saturating_sub(rank))
-        .map(|(k, &axis)| (axis, first + k))
-        .collect();
-    if covered.len() != rank {
-        return Err(Error::invalid(
-            op,
-            format!("a {what} over {rank} axes of an array of shape {shape:?} spans a non-spatial axis"),
-        ));
-    }
-    Ok(covered)
-}
-
-/// Typed dispatch of a one-input operation on real data (scipy's neighbourhood and morphology functions), naming
-/// what it needs of complex data.
-fn real_only<F32, F64>(op: &str, x: &AnyData, needs: &str, f32: F32, f64: F64) -> Result<Planned>
-where
-    F32: FnOnce(&XData<f32>) -> Result<Planned>,
-    F64: FnOnce(&XData<f64>) -> Result<Planned>,
-{
-    match x {
-        AnyData::F32(x) => f32(x),
-        AnyData::F64(x) => f64(x),
-        other => Err(Error::Type { op: op.into(), expected: needs.into(), got: other.kind().name().into() }),
     }
 }

@@ -2,10 +2,13 @@
 //! opening and closing (spelled as `binary-morphology`), `label`, `binary_fill_holes` and `distance_transform_edt`.
 //! None of them runs in tiles but a bounded number of binary steps: the others need the whole image.
 
+use super::operation::{
+    Named, Operation, Planned, default_rank, fixed_shortcut, real_only, refuse_colour_rank, spanned, spatial_span,
+};
 use super::params::{by_name, one_count};
 use super::rank::footprint_file;
+use super::reach::Reach;
 use super::reach::{whole, window_extent};
-use super::{Named, Op, Operation, Planned, Reach, default_rank, real_only, refuse_colour_rank, spanned, spatial_span};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind};
 use crate::prelude::*;
@@ -59,9 +62,6 @@ pub struct BinaryMorphologyArgs {
 
 impl Named for BinaryMorphologyArgs {
     const NAME: &'static str = "binary-morphology";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for BinaryMorphologyArgs {
@@ -117,47 +117,29 @@ fn binary<T: Kind + RealElement>(x: &XData<T>, params: BinaryParams) -> Result<P
     Ok((Box::new(BinaryMorphology::new(x, &y, params)), T::wrap(y)))
 }
 
-/// Binary morphology of a fixed operation: scipy's function of that name.
-macro_rules! binary_shortcut {
-    ($(#[$doc:meta])* $name:ident, $cli:literal, $operation:expr, $example:literal) => {
-        $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-        #[command(after_help = $example)]
-        pub struct $name {
-            /// The structure and its repetitions.
-            #[command(flatten)]
-            #[serde(flatten)]
-            pub structure: BinaryStructureArgs,
-        }
-
-        impl Named for $name {
-            const NAME: &'static str = $cli;
-            fn into_op(self) -> Result<Op> {
-                Ok(BinaryMorphologyArgs { operation: $operation, structure: self.structure }.into())
-            }
-        }
-    };
-}
-
-binary_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.binary_erosion (non-zero = true; the result 0/1).
-    BinaryErosionArgs, "binary-erosion", MorphologyOp::Erosion,
-    "Example: cliper binary-erosion mask.nii.gz out/eroded.nii.gz --iterations 2 --connectivity 2"
+    BinaryErosionArgs, "binary-erosion",
+    "Example: cliper binary-erosion mask.nii.gz out/eroded.nii.gz --iterations 2 --connectivity 2",
+    structure: BinaryStructureArgs => BinaryMorphologyArgs, |structure| BinaryMorphologyArgs { operation: MorphologyOp::Erosion, structure }
 );
-binary_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.binary_dilation.
-    BinaryDilationArgs, "binary-dilation", MorphologyOp::Dilation,
-    "Example: cliper binary-dilation mask.nii.gz out/dilated.nii.gz --structure ball.npy"
+    BinaryDilationArgs, "binary-dilation",
+    "Example: cliper binary-dilation mask.nii.gz out/dilated.nii.gz --structure ball.npy",
+    structure: BinaryStructureArgs => BinaryMorphologyArgs, |structure| BinaryMorphologyArgs { operation: MorphologyOp::Dilation, structure }
 );
-binary_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.binary_opening (erosion, then dilation).
-    BinaryOpeningArgs, "binary-opening", MorphologyOp::Opening,
-    "Example: cliper binary-opening mask.png out/opened.png --iterations 2"
+    BinaryOpeningArgs, "binary-opening",
+    "Example: cliper binary-opening mask.png out/opened.png --iterations 2",
+    structure: BinaryStructureArgs => BinaryMorphologyArgs, |structure| BinaryMorphologyArgs { operation: MorphologyOp::Opening, structure }
 );
-binary_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.binary_closing (dilation, then erosion).
-    BinaryClosingArgs, "binary-closing", MorphologyOp::Closing,
-    "Example: cliper binary-closing mask.png out/closed.png"
+    BinaryClosingArgs, "binary-closing",
+    "Example: cliper binary-closing mask.png out/closed.png",
+    structure: BinaryStructureArgs => BinaryMorphologyArgs, |structure| BinaryMorphologyArgs { operation: MorphologyOp::Closing, structure }
 );
 
 /// The structure of labelling: connectivity or a structure file, and the axes spanned.
@@ -238,9 +220,6 @@ pub struct LabelArgs {
 
 impl Named for LabelArgs {
     const NAME: &'static str = "label";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for LabelArgs {
@@ -278,9 +257,6 @@ pub struct FillHolesArgs {
 
 impl Named for FillHolesArgs {
     const NAME: &'static str = "fill-holes";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for FillHolesArgs {
@@ -327,9 +303,6 @@ pub struct DistanceTransformArgs {
 impl Named for DistanceTransformArgs {
     const NAME: &'static str = "distance-transform";
     const ALIASES: &'static [&'static str] = &["distance", "distance-transform-edt"];
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for DistanceTransformArgs {

@@ -2,9 +2,10 @@
 //! rank filters and its grey erosion, dilation, opening, closing, gradient, Laplace and top-hats, each spelled as
 //! one of the two operations `rank-filter` and `grey-morphology`.
 
+use super::operation::{Named, Operation, Planned, Shortcut, fixed_shortcut, real_only, refuse_colour_rank, spanned};
 use super::params::{FootprintArgs, by_name};
+use super::reach::Reach;
 use super::reach::{no_wrap, window_extent};
-use super::{Named, Op, Operation, Planned, Reach, real_only, refuse_colour_rank, spanned};
 use crate::Result;
 use crate::chain::any_data::{AnyData, FileSpec, Kind};
 use crate::prelude::*;
@@ -50,9 +51,8 @@ impl RankFilterArgs {
 
 impl Named for RankFilterArgs {
     const NAME: &'static str = "rank-filter";
-    fn into_op(self) -> Result<Op> {
-        self.kind()?;
-        Ok(self.into())
+    fn check(&self) -> Result<()> {
+        self.kind().map(|_| ())
     }
 }
 
@@ -114,9 +114,6 @@ pub struct GreyMorphologyArgs {
 
 impl Named for GreyMorphologyArgs {
     const NAME: &'static str = "grey-morphology";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for GreyMorphologyArgs {
@@ -197,43 +194,23 @@ fn grey_morphology<T: Kind + RealElement>(x: &XData<T>, params: GreyParams) -> R
     Ok((Box::new(GreyMorphology::new(x, &y, params)), T::wrap(y)))
 }
 
-/// A rank filter of a fixed kind: scipy's function of that name.
-macro_rules! rank_shortcut {
-    ($(#[$doc:meta])* $name:ident, $cli:literal, $alias:literal, $kind:expr, $example:literal) => {
-        $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-        #[command(after_help = $example)]
-        pub struct $name {
-            /// The window (footprint).
-            #[command(flatten)]
-            #[serde(flatten)]
-            pub window: FootprintArgs,
-        }
-
-        impl Named for $name {
-            const NAME: &'static str = $cli;
-            const ALIASES: &'static [&'static str] = &[$alias];
-            fn into_op(self) -> Result<Op> {
-                Ok(RankFilterArgs::of($kind, self.window).into())
-            }
-        }
-    };
-}
-
-rank_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.median_filter.
-    MedianArgs, "median", "median-filter", RankKind::Median,
-    "Examples:\n  cliper median ct.nii.gz out/ct_median.nii.gz --size 5\n  cliper median data/phantom_256.png out/m.png --size 7 --border nearest\n  cliper median ct.nii.gz out/m3.nii.gz --size 3 --rank 3"
+    MedianArgs, "median" | "median-filter",
+    "Examples:\n  cliper median ct.nii.gz out/ct_median.nii.gz --size 5\n  cliper median data/phantom_256.png out/m.png --size 7 --border nearest\n  cliper median ct.nii.gz out/m3.nii.gz --size 3 --rank 3",
+    window: FootprintArgs => RankFilterArgs, |window| RankFilterArgs::of(RankKind::Median, window)
 );
-rank_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.minimum_filter.
-    MinimumArgs, "minimum", "minimum-filter", RankKind::Minimum,
-    "Example: cliper minimum data/phantom_256.png out/min.tif --size 5"
+    MinimumArgs, "minimum" | "minimum-filter",
+    "Example: cliper minimum data/phantom_256.png out/min.tif --size 5",
+    window: FootprintArgs => RankFilterArgs, |window| RankFilterArgs::of(RankKind::Minimum, window)
 );
-rank_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.maximum_filter.
-    MaximumArgs, "maximum", "maximum-filter", RankKind::Maximum,
-    "Example: cliper maximum data/phantom_256.png out/max.tif --size 5"
+    MaximumArgs, "maximum" | "maximum-filter",
+    "Example: cliper maximum data/phantom_256.png out/max.tif --size 5",
+    window: FootprintArgs => RankFilterArgs, |window| RankFilterArgs::of(RankKind::Maximum, window)
 );
 
 /// scipy.ndimage.percentile_filter.
@@ -252,70 +229,60 @@ pub struct PercentileArgs {
 impl Named for PercentileArgs {
     const NAME: &'static str = "percentile";
     const ALIASES: &'static [&'static str] = &["percentile-filter"];
-    fn into_op(self) -> Result<Op> {
-        Ok(RankFilterArgs::of(RankKind::Percentile(self.percentile), self.window).into())
+}
+
+impl Shortcut for PercentileArgs {
+    type Target = RankFilterArgs;
+    fn lower(self) -> Result<RankFilterArgs> {
+        Ok(RankFilterArgs::of(RankKind::Percentile(self.percentile), self.window))
     }
 }
 
-/// Grey morphology of a fixed operation: scipy's function of that name.
-macro_rules! grey_shortcut {
-    ($(#[$doc:meta])* $name:ident, $cli:literal, $operation:expr, $example:literal) => {
-        $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-        #[command(after_help = $example)]
-        pub struct $name {
-            /// The structuring element.
-            #[command(flatten)]
-            #[serde(flatten)]
-            pub element: GreyStructureArgs,
-        }
-
-        impl Named for $name {
-            const NAME: &'static str = $cli;
-            fn into_op(self) -> Result<Op> {
-                Ok(GreyMorphologyArgs { operation: $operation, element: self.element }.into())
-            }
-        }
-    };
-}
-
-grey_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.grey_erosion with a flat structuring element (size or footprint).
-    GreyErosionArgs, "grey-erosion", GreyOp::Erosion,
-    "Example: cliper grey-erosion data/phantom_256.png out/eroded.png --size 15"
+    GreyErosionArgs, "grey-erosion",
+    "Example: cliper grey-erosion data/phantom_256.png out/eroded.png --size 15",
+    element: GreyStructureArgs => GreyMorphologyArgs, |element| GreyMorphologyArgs { operation: GreyOp::Erosion, element }
 );
-grey_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.grey_dilation with a flat structuring element.
-    GreyDilationArgs, "grey-dilation", GreyOp::Dilation,
-    "Example: cliper grey-dilation data/phantom_256.png out/dilated.png --size 15"
+    GreyDilationArgs, "grey-dilation",
+    "Example: cliper grey-dilation data/phantom_256.png out/dilated.png --size 15",
+    element: GreyStructureArgs => GreyMorphologyArgs, |element| GreyMorphologyArgs { operation: GreyOp::Dilation, element }
 );
-grey_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.grey_opening (erosion, then dilation).
-    GreyOpeningArgs, "grey-opening", GreyOp::Opening,
-    "Example: cliper grey-opening data/phantom_256.png out/opened.png --size 5"
+    GreyOpeningArgs, "grey-opening",
+    "Example: cliper grey-opening data/phantom_256.png out/opened.png --size 5",
+    element: GreyStructureArgs => GreyMorphologyArgs, |element| GreyMorphologyArgs { operation: GreyOp::Opening, element }
 );
-grey_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.grey_closing (dilation, then erosion).
-    GreyClosingArgs, "grey-closing", GreyOp::Closing,
-    "Example: cliper grey-closing data/phantom_256.png out/closed.png --size 5"
+    GreyClosingArgs, "grey-closing",
+    "Example: cliper grey-closing data/phantom_256.png out/closed.png --size 5",
+    element: GreyStructureArgs => GreyMorphologyArgs, |element| GreyMorphologyArgs { operation: GreyOp::Closing, element }
 );
-grey_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.morphological_gradient: dilation − erosion.
-    MorphologicalGradientArgs, "morphological-gradient", GreyOp::Gradient,
-    "Example: cliper morphological-gradient data/phantom_256.png out/edges.png --size 3"
+    MorphologicalGradientArgs, "morphological-gradient",
+    "Example: cliper morphological-gradient data/phantom_256.png out/edges.png --size 3",
+    element: GreyStructureArgs => GreyMorphologyArgs, |element| GreyMorphologyArgs { operation: GreyOp::Gradient, element }
 );
-grey_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.morphological_laplace: dilation + erosion − 2·input.
-    MorphologicalLaplaceArgs, "morphological-laplace", GreyOp::Laplace,
-    "Example: cliper morphological-laplace img.npy out/laplace.npy --size 3"
+    MorphologicalLaplaceArgs, "morphological-laplace",
+    "Example: cliper morphological-laplace img.npy out/laplace.npy --size 3",
+    element: GreyStructureArgs => GreyMorphologyArgs, |element| GreyMorphologyArgs { operation: GreyOp::Laplace, element }
 );
-grey_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.white_tophat: input − opening (bright details smaller than the element).
-    WhiteTophatArgs, "white-tophat", GreyOp::WhiteTophat,
-    "Example: cliper white-tophat cells.tif out/spots.tif --size 15"
+    WhiteTophatArgs, "white-tophat",
+    "Example: cliper white-tophat cells.tif out/spots.tif --size 15",
+    element: GreyStructureArgs => GreyMorphologyArgs, |element| GreyMorphologyArgs { operation: GreyOp::WhiteTophat, element }
 );
-grey_shortcut!(
+fixed_shortcut!(
     /// scipy.ndimage.black_tophat: closing − input (dark details smaller than the element).
-    BlackTophatArgs, "black-tophat", GreyOp::BlackTophat,
-    "Example: cliper black-tophat vessels.nii.gz out/dark.nii.gz --size 5 --rank 3"
+    BlackTophatArgs, "black-tophat",
+    "Example: cliper black-tophat vessels.nii.gz out/dark.nii.gz --size 5 --rank 3",
+    element: GreyStructureArgs => GreyMorphologyArgs, |element| GreyMorphologyArgs { operation: GreyOp::BlackTophat, element }
 );

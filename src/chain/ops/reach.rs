@@ -3,7 +3,7 @@
 //! Each operation states its own reach ([`super::Operation::reach`]); the helpers here are the rules they share.
 
 use crate::Border;
-use crate::chain::FileSpec;
+use crate::chain::any_data::FileSpec;
 use crate::error::{Error, Result};
 
 /// What one step does along the tiled axis: it reads up to `halo` elements beyond each output on both sides, and

@@ -1,9 +1,10 @@
 //! Reductions (the reduce family): the p-`norm` and the `dot` product, of everything (a value, printed when no
 //! output file is named) or along one axis.
 
+use super::operation::{Inputs, Named, Operation, Planned};
 use super::params::NormP;
+use super::reach::Reach;
 use super::reach::whole;
-use super::{Inputs, Named, Op, Operation, Planned, Reach};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind, dispatch};
 use crate::prelude::*;
@@ -30,9 +31,6 @@ impl Named for NormArgs {
     const NAME: &'static str = "norm";
     const INPUTS: Inputs =
         Inputs { names: &[("INPUT", "Input file (or directory/glob)")], variadic: false, prints: true };
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for NormArgs {
@@ -82,9 +80,6 @@ impl Named for DotArgs {
     const NAME: &'static str = "dot";
     const INPUTS: Inputs =
         Inputs { names: &[("A", "First operand"), ("B", "Second operand")], variadic: false, prints: true };
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for DotArgs {

@@ -3,9 +3,10 @@
 //! sizes in millimetres, where their results' voxels lie, and their processes. None runs in tiles: the spline
 //! prefilter runs along whole lines.
 
+use super::operation::{Inputs, Named, Operation, Planned};
 use super::params::{InterpArgs, List, by_name, numbers, yes};
+use super::reach::Reach;
 use super::reach::whole;
-use super::{Inputs, Named, Op, Operation, Planned, Reach};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind, dispatch};
 use crate::prelude::*;
@@ -39,9 +40,6 @@ pub struct ZoomArgs {
 
 impl Named for ZoomArgs {
     const NAME: &'static str = "zoom";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for ZoomArgs {
@@ -181,9 +179,6 @@ pub struct ShiftArgs {
 
 impl Named for ShiftArgs {
     const NAME: &'static str = "shift";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for ShiftArgs {
@@ -229,9 +224,6 @@ pub struct RotateArgs {
 
 impl Named for RotateArgs {
     const NAME: &'static str = "rotate";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for RotateArgs {
@@ -306,9 +298,6 @@ pub struct AffineTransformArgs {
 
 impl Named for AffineTransformArgs {
     const NAME: &'static str = "affine-transform";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for AffineTransformArgs {
@@ -415,9 +404,6 @@ impl Named for MapCoordinatesArgs {
         variadic: false,
         prints: false,
     };
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for MapCoordinatesArgs {
@@ -487,9 +473,6 @@ pub struct SplineFilterArgs {
 
 impl Named for SplineFilterArgs {
     const NAME: &'static str = "spline-filter";
-    fn into_op(self) -> Result<Op> {
-        Ok(self.into())
-    }
 }
 
 impl Operation for SplineFilterArgs {
