@@ -81,21 +81,7 @@ mod with_mpi {
             &batch.files,
             |_| chain.runner(Some(batch.input)),
             |runner, app, file| Ok(runner.run_file(app, Some(file), false).0),
-            |done| {
-                let record = match &done.result {
-                    Ok(record) => record,
-                    Err(e) => &RunRecord::failed(batch.files.get(done.input).cloned(), e.clone()),
-                };
-                let file = record.input.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-                let report = json!({
-                    "run": run_json(record),
-                    "manifest": Manifest::entry(record, &done.device, done.seconds),
-                    "lines": record_lines(record),
-                    "error": record.error.as_ref().map(|e| naming(&file, e)),
-                    "code": record.error.as_ref().map(crate::failure::exit_code),
-                });
-                (record.error.is_none(), report.to_string())
-            },
+            |done| report_of(done, &batch.files),
             |r: &RankReport| {
                 let report: Value = serde_json::from_str(&r.text).unwrap_or(Value::Null);
                 let field = |name: &str| report.get(name).cloned().unwrap_or(Value::Null);
@@ -126,18 +112,7 @@ mod with_mpi {
             },
         )?;
         if rank == 0 {
-            let mut shares: BTreeMap<(usize, &str), (usize, f64)> = BTreeMap::new();
-            for r in &outcome.reports {
-                let share = shares.entry((r.rank, r.device.as_str())).or_default();
-                share.0 += 1;
-                share.1 += r.seconds;
-            }
-            for ((rank, device), (files, seconds)) in &shares {
-                eprintln!(
-                    "rank {rank} device {device}: {files} file(s), {seconds:.2} s, {:.0}% of the files",
-                    100.0 * *files as f64 / total.max(1) as f64
-                );
-            }
+            summarize(&outcome.reports, total);
             if json_mode {
                 say!(
                     "{}",
@@ -152,6 +127,39 @@ mod with_mpi {
             failed if rank == 0 => Err(CliError::Batch { failed, total, code: worst.max(1) }),
             // Rank 0 has said which files failed.
             _ => Err(CliError::Quiet(1)),
+        }
+    }
+
+    /// What a rank sends rank 0 of one finished file: its run, manifest entry, output lines and error, as JSON.
+    fn report_of(done: &cliper::PoolResult<RunRecord>, files: &[std::path::PathBuf]) -> (bool, String) {
+        let record = match &done.result {
+            Ok(record) => record,
+            Err(e) => &RunRecord::failed(files.get(done.input).cloned(), e.clone()),
+        };
+        let file = record.input.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let report = json!({
+            "run": run_json(record),
+            "manifest": Manifest::entry(record, &done.device, done.seconds),
+            "lines": record_lines(record),
+            "error": record.error.as_ref().map(|e| naming(&file, e)),
+            "code": record.error.as_ref().map(crate::failure::exit_code),
+        });
+        (record.error.is_none(), report.to_string())
+    }
+
+    /// Each rank's and device's share of the batch, on stderr (rank 0).
+    fn summarize(reports: &[RankReport], total: usize) {
+        let mut shares: BTreeMap<(usize, &str), (usize, f64)> = BTreeMap::new();
+        for r in reports {
+            let share = shares.entry((r.rank, r.device.as_str())).or_default();
+            share.0 += 1;
+            share.1 += r.seconds;
+        }
+        for ((rank, device), (files, seconds)) in &shares {
+            eprintln!(
+                "rank {rank} device {device}: {files} file(s), {seconds:.2} s, {:.0}% of the files",
+                100.0 * *files as f64 / total.max(1) as f64
+            );
         }
     }
 }

@@ -166,64 +166,14 @@ where
 {
     let output = bart_named(&args.output);
     let k = load::<T>(app, args, mat)?;
-    let k = match args.maps.as_deref() {
-        Some("espirit") => {
-            let maps = EspiritMaps::apply(&undersampled(&k)?, EspiritParams::default())?;
-            k.with_sensitivity_maps(maps)?
-        }
-        Some("walsh") => {
-            let u = undersampled(&k)?;
-            let maps = XData::<T>::zeros(app, &WalshMaps::<T>::output_shape(u.as_xdata().shape())?)?;
-            WalshMaps::from_kspace(&u, &maps, WalshParams::default()).run()?;
-            k.with_sensitivity_maps(maps)?
-        }
-        Some(maps) => k.with_maps_file(maps)?,
-        None => k,
-    };
+    let k = with_maps(app, args, k)?;
     let method = args.method.unwrap_or(if k.sensitivity_maps().is_some() { Method::Sense } else { Method::Rsos });
-    if method != Method::Rsos && k.sensitivity_maps().is_none() {
-        return Err(Error::invalid(
-            "cliper recon",
-            format!(
-                "{} has no sensitivity maps; pass --maps FILE or --method rsos, or add maps to the file",
-                args.kdata
-            ),
-        ));
-    }
     let iterative = matches!(method, Method::CgSense | Method::L1Wavelet | Method::Tv);
-    if iterative && (args.apply_mask || args.uncentered) {
-        return Err(Error::invalid(
-            "cliper recon",
-            "cg-sense, l1-wavelet and tv use the file's mask (or the samples that are not zero) and centred k-space; \
-             leave out --apply-mask and --uncentered",
-        ));
-    }
+    check_method(args, method, k.sensitivity_maps().is_some())?;
     let lambda = penalty_weight(method, args.lambda)?;
     let (k, scaling) = if iterative { scaled(&k, args.scaling)? } else { (k, None) };
-    if !iterative && (args.scaling.is_some() || args.rescale || args.lambda.is_some()) {
-        return Err(Error::invalid(
-            "cliper recon",
-            format!(
-                "--lambda, --scaling and --rescale are for cg-sense, l1-wavelet and tv, not --method {}",
-                method_name(method)
-            ),
-        ));
-    }
     let mut pipeline = Pipeline::new(app);
-    let k = if args.apply_mask {
-        let mask = k.sampling_mask().ok_or_else(|| {
-            Error::invalid("cliper recon", format!("{} has no sampling mask for --apply-mask", args.kdata))
-        })?;
-        let masked = XData::zeros(app, k.as_xdata().shape())?;
-        pipeline.push(Box::new(ApplyMask::new(k.as_xdata(), mask, &masked)));
-        let mut m = KData::new(masked, k.spatial_shape().len())?;
-        if let Some(maps) = k.sensitivity_maps() {
-            m = m.with_sensitivity_maps(maps.clone())?;
-        }
-        m
-    } else {
-        k
-    };
+    let k = if args.apply_mask { masked(app, args, &k, &mut pipeline)? } else { k };
     // Both reconstructions write [frames…, spatial…].
     let image_shape = SimpleMRIRecon::output_shape(&k)?;
     let path = Path::new(&output);
@@ -278,6 +228,101 @@ where
         if ctx.profile && app.profiling() { Some(pipeline.profile()?) } else { pipeline.run().map(|_| None)? };
     cliper::chain::create_parent(path)?;
     let written = result.save(path, Origin::default(), &args.options.options())?;
+    let run =
+        Finished { k: &k, method, lambda, iterative, scaling: scaling.as_ref(), residual, written: written.name() };
+    say_what_was_done(ctx, app, args, &run, &result, report.as_ref())
+}
+
+/// `k` with the sensitivity maps `--maps` asks for: estimated (ESPIRiT, Walsh), read from a file, or the file's own.
+fn with_maps<T: ComplexElement>(app: &cliper::ClApp, args: &ReconArgs, k: KData<T>) -> Result<KData<T>> {
+    Ok(match args.maps.as_deref() {
+        Some("espirit") => {
+            let maps = EspiritMaps::apply(&undersampled(&k)?, EspiritParams::default())?;
+            k.with_sensitivity_maps(maps)?
+        }
+        Some("walsh") => {
+            let u = undersampled(&k)?;
+            let maps = XData::<T>::zeros(app, &WalshMaps::<T>::output_shape(u.as_xdata().shape())?)?;
+            WalshMaps::from_kspace(&u, &maps, WalshParams::default()).run()?;
+            k.with_sensitivity_maps(maps)?
+        }
+        Some(maps) => k.with_maps_file(maps)?,
+        None => k,
+    })
+}
+
+/// Refuses options that do not go with `method` (maps it needs, flags of the iterative methods only).
+fn check_method(args: &ReconArgs, method: Method, has_maps: bool) -> Result<()> {
+    if method != Method::Rsos && !has_maps {
+        return Err(Error::invalid(
+            "cliper recon",
+            format!(
+                "{} has no sensitivity maps; pass --maps FILE or --method rsos, or add maps to the file",
+                args.kdata
+            ),
+        ));
+    }
+    let iterative = matches!(method, Method::CgSense | Method::L1Wavelet | Method::Tv);
+    if iterative && (args.apply_mask || args.uncentered) {
+        return Err(Error::invalid(
+            "cliper recon",
+            "cg-sense, l1-wavelet and tv use the file's mask (or the samples that are not zero) and centred k-space; \
+             leave out --apply-mask and --uncentered",
+        ));
+    }
+    if !iterative && (args.scaling.is_some() || args.rescale || args.lambda.is_some()) {
+        return Err(Error::invalid(
+            "cliper recon",
+            format!(
+                "--lambda, --scaling and --rescale are for cg-sense, l1-wavelet and tv, not --method {}",
+                method_name(method)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `k` multiplied by its sampling mask on the device (`--apply-mask`), its maps kept.
+fn masked<T: ComplexElement>(
+    app: &cliper::ClApp,
+    args: &ReconArgs,
+    k: &KData<T>,
+    pipeline: &mut Pipeline,
+) -> Result<KData<T>> {
+    let mask = k.sampling_mask().ok_or_else(|| {
+        Error::invalid("cliper recon", format!("{} has no sampling mask for --apply-mask", args.kdata))
+    })?;
+    let masked = XData::zeros(app, k.as_xdata().shape())?;
+    pipeline.push(Box::new(ApplyMask::new(k.as_xdata(), mask, &masked)));
+    let mut m = KData::new(masked, k.spatial_shape().len())?;
+    if let Some(maps) = k.sensitivity_maps() {
+        m = m.with_sensitivity_maps(maps.clone())?;
+    }
+    Ok(m)
+}
+
+/// What a reconstruction did, for its report.
+struct Finished<'a, T: ComplexElement> {
+    k: &'a KData<T>,
+    method: Method,
+    lambda: f64,
+    iterative: bool,
+    scaling: Option<&'a Scaling>,
+    residual: Option<f64>,
+    written: &'static str,
+}
+
+/// Prints what was done: the JSON document every operation prints (`--json`), or lines.
+fn say_what_was_done<T: ComplexElement>(
+    ctx: &Context,
+    app: &cliper::ClApp,
+    args: &ReconArgs,
+    run: &Finished<'_, T>,
+    result: &AnyData,
+    report: Option<&cliper::Report>,
+) -> Result<()> {
+    let Finished { k, method, lambda, iterative, scaling, residual, written } = *run;
+    let output = bart_named(&args.output);
     let method_name = method_name(method);
     if ctx.json {
         // The layout every operation prints (docs/cli.md), with what the reconstruction read.
@@ -285,7 +330,7 @@ where
             "device": app.device().name,
             "runs": [{
                 "input": args.kdata, "error": null, "values": [], "transfers_during_chain": 0,
-                "written": [{ "name": "image", "path": output, "shape": result.shape(), "type": written.name() }],
+                "written": [{ "name": "image", "path": output, "shape": result.shape(), "type": written }],
             }],
             "recon": {
                 "method": method_name, "coils": k.num_coils(), "frames": k.frame_shape(), "spatial": k.spatial_shape(),
@@ -297,7 +342,7 @@ where
                 "rescaled": args.rescale,
                 "relative_residual": residual,
             },
-            "profile": report.as_ref().map(crate::output::report_json),
+            "profile": report.map(crate::output::report_json),
         });
         say!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
@@ -306,10 +351,10 @@ where
             if args.apply_mask { ", masked" } else { "" },
             k.num_coils(),
             result.shape(),
-            written.name(),
+            written,
             output
         );
-        if let Some(s) = &scaling {
+        if let Some(s) = scaling {
             say!("{s}");
         }
         if method == Method::L1Wavelet {

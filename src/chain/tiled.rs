@@ -425,25 +425,9 @@ impl Chain {
         // for the device with the least memory free.
         let budget = apps.iter().map(free_bytes).min().unwrap_or(0);
         let probe = extent.min(2 * halo + 1);
-        let before = first_app.memory_stats().live_bytes;
-        let image = source.image(axis, 0..probe)?;
-        let probed = self.tile_chain(first_app, &spec, &image, (probe, true, probe == extent), double, &mut built);
-        drop(image);
-        let device_per_row = match probed {
-            Ok(_) => (first_app.memory_stats().live_bytes.saturating_sub(before) as f64 / probe as f64) * 1.1,
-            // Not even the smallest tile that holds the context fits: the allocation that failed says by how much.
-            Err(Error::OutOfMemory { what, bytes, limit }) => {
-                return Err(Error::OutOfMemory {
-                    what: format!(
-                        "the smallest tile of {shape:?} along axis {axis} ({probe} rows of {extent}: {halo} rows of \
-                         context on each side and 1 computed), built to measure a row's cost, did not fit: {what}"
-                    ),
-                    bytes,
-                    limit,
-                });
-            }
-            Err(e) => return Err(e),
-        };
+        let probe = Probe { app: first_app, spec: &spec, source: &source, axis, rows: probe, halo, double };
+        let device_per_row = self.row_cost(&probe, &mut built)?;
+        let probe = probe.rows;
         let host = crate::HostBudget::current()?;
         let host_per_row = self.host_bytes_per_row(&shape, axis, source.dtype(), double) * apps.len() as f64;
         self.check_gathered_outputs(&shape, double, source.dtype().is_complex(), &host)?;
@@ -493,51 +477,46 @@ impl Chain {
             partials: Mutex::new(Vec::new()),
             failed: AtomicBool::new(false),
         };
-        let mut timings: Vec<TileTiming> = Vec::new();
-        let mut first_error = None;
-        std::thread::scope(|scope| {
-            let (events, received) = std::sync::mpsc::channel::<Event>();
-            let mut workers = Vec::with_capacity(apps.len());
-            // The first device reuses the chain the probe built.
-            let mut probe_chain = built.take();
-            for app in apps {
-                let (events, shared, built) = (events.clone(), &shared, probe_chain.take());
-                workers.push(scope.spawn(move || {
-                    let result = shared.work(app, built, &events);
-                    if result.is_err() {
-                        shared.failed.store(true, Ordering::Relaxed);
-                    }
-                    result
-                }));
-            }
-            drop(events);
-            for event in received {
-                match event {
-                    Event::Tile(timing) => {
-                        progress(TileProgress::Tile(&timing));
-                        timings.push(timing);
-                    }
-                    Event::Shrunk(rows) => {
-                        plan.rows = plan.rows.min(rows);
-                        progress(TileProgress::Shrunk(rows));
-                    }
-                }
-            }
-            for worker in workers {
-                let result = worker.join().unwrap_or_else(|_| Err(Error::invalid("tiles", "a tile worker failed")));
-                if let Err(e) = result {
-                    first_error.get_or_insert(e);
-                }
-            }
-        });
-        if let Some(e) = first_error {
-            return Err(e);
-        }
-        timings.sort_by_key(|t| t.rows.start);
+        let timings = run_workers(apps, &shared, built.take(), &mut plan, &mut progress)?;
         let Shared { sinks, origins, partials, .. } = shared;
-        let mut sinks = sinks;
-        let origins = origins.into_inner().unwrap_or_else(|p| p.into_inner());
         let clock = Instant::now();
+        let written = self.write_outputs(sinks, origins.into_inner().unwrap_or_else(|p| p.into_inner()))?;
+        let values = combine(reductions, partials.into_inner().unwrap_or_else(|p| p.into_inner()))?;
+        Ok(TiledOutcome { plan, tiles: timings, written, values, save_s: clock.elapsed().as_secs_f64() })
+    }
+
+    /// What one row of a tile costs on the device, measured: the chain built on a probe tile from the top (its
+    /// arrays and the processes' scratch, all allocated when it is built), with a tenth more for safety. The chain
+    /// built is kept in `built` for the first device.
+    fn row_cost(&self, probe: &Probe<'_>, built: &mut Option<(usize, bool, bool, Built)>) -> Result<f64> {
+        let Probe { app, spec, source, axis, rows, halo, double } = *probe;
+        let shape = source.shape();
+        let extent = shape.get(axis).copied().unwrap_or(1);
+        let before = app.memory_stats().live_bytes;
+        let image = source.image(axis, 0..rows)?;
+        let probed = self.tile_chain(app, spec, &image, (rows, true, rows == extent), double, built);
+        drop(image);
+        match probed {
+            Ok(_) => Ok((app.memory_stats().live_bytes.saturating_sub(before) as f64 / rows as f64) * 1.1),
+            // Not even the smallest tile that holds the context fits: the allocation that failed says by how much.
+            Err(Error::OutOfMemory { what, bytes, limit }) => Err(Error::OutOfMemory {
+                what: format!(
+                    "the smallest tile of {shape:?} along axis {axis} ({rows} rows of {extent}: {halo} rows of context \
+                     on each side and 1 computed), built to measure a row's cost, did not fit: {what}"
+                ),
+                bytes,
+                limit,
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes the gathered outputs: each output's name, path, shape and the type written.
+    fn write_outputs(
+        &self,
+        mut sinks: HashMap<String, Sink>,
+        origins: HashMap<String, Origin>,
+    ) -> Result<Vec<(String, PathBuf, Vec<usize>, &'static str)>> {
         let mut written = Vec::new();
         for (name, template, options) in &self.outputs {
             let path = output_path(template, None, false)?;
@@ -547,20 +526,7 @@ impl Chain {
             let (shape, dtype) = sink.finish(&path, origin, options)?;
             written.push((name.clone(), path, shape, dtype.name()));
         }
-        // Per-tile partials combine in tile order, whichever device ran each tile.
-        let mut per_tile = partials.into_inner().unwrap_or_else(|p| p.into_inner());
-        per_tile.sort_by_key(|(start, _)| *start);
-        let mut values = Vec::with_capacity(reductions.len());
-        for (k, step) in reductions.iter().enumerate() {
-            let mut partial = Partial::default();
-            for (_, tile) in &per_tile {
-                if let Some(&(value, kind)) = tile.get(k) {
-                    partial.add(&step.op, value, kind);
-                }
-            }
-            values.push((step.output.clone(), partial.result(&step.op)?, partial.kind));
-        }
-        Ok(TiledOutcome { plan, tiles: timings, written, values, save_s: clock.elapsed().as_secs_f64() })
+        Ok(written)
     }
 
     /// The summed halo along `axis` and each array's frame, or why a step cannot run in tiles.
@@ -817,63 +783,79 @@ impl Shared<'_> {
                 let Some((_, _, _, b)) = built.as_ref() else {
                     return Err(Error::invalid("tiles", "no chain was built"));
                 };
-                let mut values = Vec::with_capacity(self.reductions.len());
-                for step in self.reductions {
-                    let mut parts = Vec::with_capacity(step.inputs.len());
-                    for name in &step.inputs {
-                        let array = defined(&b.arrays, name)?;
-                        let local_extent = array.shape().get(axis).copied().unwrap_or(0);
-                        let (local, _, _) = self.interior(name, local_extent, lo, &rows)?;
-                        parts.push(array.slab(axis, local)?);
-                    }
-                    let operands: Vec<&AnyData> = parts.iter().collect();
-                    let (mut process, out) = step.op.plan(&operands)?;
-                    process.init()?;
-                    process.launch()?;
-                    values.push((out.values()?.first().copied().unwrap_or_default(), out.kind()));
-                }
+                let values = self.reduce_tile(b, lo, &rows)?;
                 self.partials.lock().unwrap_or_else(|p| p.into_inner()).push((rows.start, values));
                 let clock = Instant::now();
-                let mut parts: Parts = Vec::with_capacity(self.chain.outputs.len());
-                for (name, _, _) in &self.chain.outputs {
-                    let host = defined(&b.arrays, name)?.to_host_reusing(buffers.remove(name))?;
-                    let (local, from, total) =
-                        self.interior(name, host.shape().get(axis).copied().unwrap_or(0), lo, &rows)?;
-                    parts.push((name.clone(), host, local, from, total));
-                    self.origins
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .entry(name.clone())
-                        .or_insert_with(|| b.origins.get(name).copied().unwrap_or_default());
-                }
+                let parts = self.download(b, lo, &rows, &mut buffers)?;
                 timing.download_s = clock.elapsed().as_secs_f64();
                 finish_writing(&mut writing, &mut buffers)?;
-                let (sinks, origins) = (&self.sinks, &self.origins);
-                writing = Some((
-                    timing,
-                    scope.spawn(move || {
-                        let clock = Instant::now();
-                        let mut arrays = Vec::with_capacity(parts.len());
-                        let mut result = Ok(());
-                        for (name, host, local, from, total) in parts {
-                            if result.is_ok()
-                                && let Some(sink) = sinks.get(&name)
-                            {
-                                let natural = origins
-                                    .lock()
-                                    .unwrap_or_else(|p| p.into_inner())
-                                    .get(&name)
-                                    .and_then(|o| o.result_dtype);
-                                result = sink.put(axis, from, &host, local, total, natural);
-                            }
-                            arrays.push((name, host));
-                        }
-                        (result.map(|()| clock.elapsed().as_secs_f64()), arrays)
-                    }),
-                ));
+                writing = Some((timing, scope.spawn(move || self.write_parts(parts))));
             }
             finish_writing(&mut writing, &mut buffers)
         })
+    }
+
+    /// The reductions' partial values over the rows `rows` this tile computes exactly (its first row is `lo`).
+    fn reduce_tile(&self, b: &Built, lo: usize, rows: &Range<usize>) -> Result<Vec<(Complex64, ElementKind)>> {
+        let mut values = Vec::with_capacity(self.reductions.len());
+        for step in self.reductions {
+            let mut parts = Vec::with_capacity(step.inputs.len());
+            for name in &step.inputs {
+                let array = defined(&b.arrays, name)?;
+                let local_extent = array.shape().get(self.axis).copied().unwrap_or(0);
+                let (local, _, _) = self.interior(name, local_extent, lo, rows)?;
+                parts.push(array.slab(self.axis, local)?);
+            }
+            let operands: Vec<&AnyData> = parts.iter().collect();
+            let (mut process, out) = step.op.plan(&operands)?;
+            process.init()?;
+            process.launch()?;
+            values.push((out.values()?.first().copied().unwrap_or_default(), out.kind()));
+        }
+        Ok(values)
+    }
+
+    /// The outputs of a tile back on the host (into the last tile's `buffers`), each with the rows it computed
+    /// exactly; the first tile to finish records what each output inherits.
+    fn download(
+        &self,
+        b: &Built,
+        lo: usize,
+        rows: &Range<usize>,
+        buffers: &mut HashMap<String, HostArray>,
+    ) -> Result<Parts> {
+        let mut parts: Parts = Vec::with_capacity(self.chain.outputs.len());
+        for (name, _, _) in &self.chain.outputs {
+            let host = defined(&b.arrays, name)?.to_host_reusing(buffers.remove(name))?;
+            let (local, from, total) =
+                self.interior(name, host.shape().get(self.axis).copied().unwrap_or(0), lo, rows)?;
+            parts.push((name.clone(), host, local, from, total));
+            self.origins
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(name.clone())
+                .or_insert_with(|| b.origins.get(name).copied().unwrap_or_default());
+        }
+        Ok(parts)
+    }
+
+    /// Writes a tile's outputs into their sinks (on the writer thread): the seconds it took, and the host arrays
+    /// back for the next tile.
+    fn write_parts(&self, parts: Parts) -> (Result<f64>, Vec<(String, HostArray)>) {
+        let clock = Instant::now();
+        let mut arrays = Vec::with_capacity(parts.len());
+        let mut result = Ok(());
+        for (name, host, local, from, total) in parts {
+            if result.is_ok()
+                && let Some(sink) = self.sinks.get(&name)
+            {
+                let natural =
+                    self.origins.lock().unwrap_or_else(|p| p.into_inner()).get(&name).and_then(|o| o.result_dtype);
+                result = sink.put(self.axis, from, &host, local, total, natural);
+            }
+            arrays.push((name, host));
+        }
+        (result.map(|()| clock.elapsed().as_secs_f64()), arrays)
     }
 }
 
@@ -1043,4 +1025,87 @@ impl Partial {
             _ => Ok(self.acc),
         }
     }
+}
+
+/// The first device's probe: a tile of `rows` rows from the top of `source`, built to measure a row's cost.
+#[derive(Clone, Copy)]
+struct Probe<'a> {
+    app: &'a ClApp,
+    spec: &'a FileSpec,
+    source: &'a TileInput,
+    axis: usize,
+    rows: usize,
+    halo: usize,
+    double: bool,
+}
+
+/// One worker per device takes tiles from the shared queue (the first reusing the chain the probe built); their
+/// timings and shrinks reach `progress` here, on the calling thread. The timings, in tile order, or the first error.
+fn run_workers(
+    apps: &[ClApp],
+    shared: &Shared<'_>,
+    probe_chain: Option<(usize, bool, bool, Built)>,
+    plan: &mut TilePlan,
+    progress: &mut impl FnMut(TileProgress<'_>),
+) -> Result<Vec<TileTiming>> {
+    let mut timings: Vec<TileTiming> = Vec::new();
+    let mut first_error = None;
+    std::thread::scope(|scope| {
+        let (events, received) = std::sync::mpsc::channel::<Event>();
+        let mut workers = Vec::with_capacity(apps.len());
+        let mut probe_chain = probe_chain;
+        for app in apps {
+            let (events, built) = (events.clone(), probe_chain.take());
+            workers.push(scope.spawn(move || {
+                let result = shared.work(app, built, &events);
+                if result.is_err() {
+                    shared.failed.store(true, Ordering::Relaxed);
+                }
+                result
+            }));
+        }
+        drop(events);
+        for event in received {
+            match event {
+                Event::Tile(timing) => {
+                    progress(TileProgress::Tile(&timing));
+                    timings.push(timing);
+                }
+                Event::Shrunk(rows) => {
+                    plan.rows = plan.rows.min(rows);
+                    progress(TileProgress::Shrunk(rows));
+                }
+            }
+        }
+        for worker in workers {
+            let result = worker.join().unwrap_or_else(|_| Err(Error::invalid("tiles", "a tile worker failed")));
+            if let Err(e) = result {
+                first_error.get_or_insert(e);
+            }
+        }
+    });
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    timings.sort_by_key(|t| t.rows.start);
+    Ok(timings)
+}
+
+/// The reductions' values: per-tile partials combined in tile order, whichever device ran each tile.
+fn combine(
+    reductions: &[Step],
+    mut per_tile: Vec<(usize, Vec<(Complex64, ElementKind)>)>,
+) -> Result<Vec<(String, Complex64, ElementKind)>> {
+    per_tile.sort_by_key(|(start, _)| *start);
+    let mut values = Vec::with_capacity(reductions.len());
+    for (k, step) in reductions.iter().enumerate() {
+        let mut partial = Partial::default();
+        for (_, tile) in &per_tile {
+            if let Some(&(value, kind)) = tile.get(k) {
+                partial.add(&step.op, value, kind);
+            }
+        }
+        values.push((step.output.clone(), partial.result(&step.op)?, partial.kind));
+    }
+    Ok(values)
 }
