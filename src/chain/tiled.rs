@@ -516,7 +516,7 @@ impl Chain {
         &self,
         mut sinks: HashMap<String, Sink>,
         origins: HashMap<String, Origin>,
-    ) -> Result<Vec<(String, PathBuf, Vec<usize>, &'static str)>> {
+    ) -> Result<Vec<WrittenOutput>> {
         let mut written = Vec::new();
         for (name, template, options) in &self.outputs {
             let path = output_path(template, None, false)?;
@@ -1026,6 +1026,9 @@ impl Partial {
         }
     }
 }
+
+/// An output written: its name, path, shape and the type the file holds.
+type WrittenOutput = (String, PathBuf, Vec<usize>, &'static str);
 
 /// The first device's probe: a tile of `rows` rows from the top of `source`, built to measure a row's cost.
 #[derive(Clone, Copy)]
