@@ -11,6 +11,7 @@ use cliper::{BartScaling, Result, ScalarMultiply, read_mat};
 use num_complex::{Complex32, Complex64};
 use serde_json::json;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// How the coil images are combined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -61,6 +62,8 @@ pub struct ReconArgs {
     /// sampled centre) to estimate them from the k-space first.
     #[arg(long, value_name = "FILE|espirit|walsh")]
     maps: Option<String>,
+    #[command(flatten)]
+    espirit: EspiritArgs,
     /// The weight λ of the penalty, on the scaled data (BART's -r): cg-sense's Tikhonov weight (0 without it),
     /// l1-wavelet's and tv's (required).
     #[arg(long)]
@@ -179,20 +182,18 @@ where
     let path = Path::new(&output);
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let holds_complex = matches!(ext.as_str(), "npy" | "mat" | "cfl" | "hdr");
-    let mut residual = None;
+    let mut cg = None;
     let result: AnyData = match method {
         Method::Sense | Method::CgSense | Method::L1Wavelet | Method::Tv => {
             let image = XData::<T>::zeros(app, &image_shape)?;
-            // The iterative ones run first (the conversions below read their image); the queue keeps the order.
+            // The solvers run in the pipeline, so that --profile times their kernels too.
             if method == Method::CgSense {
-                let mut cg = CgSense::new(&k, &image, CgParams::new(args.iters).lambda(lambda));
-                cg.run()?;
-                residual = cg.residuals()?.last().copied();
+                cg = Some(kept(&mut pipeline, CgSense::new(&k, &image, CgParams::new(args.iters).lambda(lambda))));
             } else if method == Method::Tv {
-                TvSense::new(&k, &image, TvParams::new(lambda, args.iters)).run()?;
+                pipeline.push(Box::new(TvSense::new(&k, &image, TvParams::new(lambda, args.iters))));
             } else if method == Method::L1Wavelet {
                 let params = L1WaveletParams::new(lambda, args.iters).cycle_spinning(!args.no_cycle_spinning);
-                L1WaveletSense::new(&k, &image, params).run()?;
+                pipeline.push(Box::new(L1WaveletSense::new(&k, &image, params)));
             } else {
                 pipeline.push(Box::new(SimpleMRIRecon::new(
                     &k,
@@ -226,6 +227,12 @@ where
     };
     let report =
         if ctx.profile && app.profiling() { Some(pipeline.profile()?) } else { pipeline.run().map(|_| None)? };
+    let residual = match cg {
+        Some(cg) => {
+            cg.lock().map_err(|_| Error::invalid("cg-sense", "the solver failed"))?.residuals()?.last().copied()
+        }
+        None => None,
+    };
     cliper::chain::create_parent(path)?;
     let written = result.save(path, Origin::default(), &args.options.options())?;
     let run =
@@ -237,7 +244,7 @@ where
 fn with_maps<T: ComplexElement>(app: &cliper::ClApp, args: &ReconArgs, k: KData<T>) -> Result<KData<T>> {
     Ok(match args.maps.as_deref() {
         Some("espirit") => {
-            let maps = EspiritMaps::apply(&undersampled(&k)?, EspiritParams::default())?;
+            let maps = EspiritMaps::apply(&undersampled(&k)?, args.espirit.params())?;
             k.with_sensitivity_maps(maps)?
         }
         Some("walsh") => {
@@ -453,6 +460,30 @@ fn undersampled<T: ComplexElement>(k: &KData<T>) -> Result<KData<T>> {
     KData::new(masked, k.spatial_shape().len())
 }
 
+/// ESPIRiT's settings, as `bart ecalib` names them: for `cliper ecalib` and `cliper recon --maps espirit`.
+#[derive(Args, Clone, Copy)]
+pub struct EspiritArgs {
+    /// espirit: maps are 0 where the eigenvalue is below this (`bart ecalib -c`).
+    #[arg(long, default_value_t = 0.8)]
+    crop: f64,
+    /// espirit: the calibration region's largest extent per axis (`bart ecalib -r`).
+    #[arg(long, default_value_t = 24)]
+    calibration: usize,
+    /// espirit: the kernel's extent per axis (`bart ecalib -k`).
+    #[arg(long, default_value_t = 6)]
+    kernel_size: usize,
+    /// espirit: kernels are kept while σᵢ/σ₀ exceeds √THRESHOLD (`bart ecalib -t`).
+    #[arg(long, default_value_t = 0.001)]
+    threshold: f64,
+}
+
+impl EspiritArgs {
+    fn params(self) -> EspiritParams {
+        let EspiritArgs { crop, calibration, kernel_size, threshold } = self;
+        EspiritParams { crop, calibration, kernel: kernel_size, threshold, ..EspiritParams::default() }
+    }
+}
+
 #[derive(Args)]
 pub struct EcalibArgs {
     /// k-space file: BART CFL (the mask `NAME_mask` beside it is applied first) or MAT (`kspace`, `mask`).
@@ -463,12 +494,14 @@ pub struct EcalibArgs {
     /// ismrmrd-python-tools' calculate_csm_walsh).
     #[arg(long, value_enum, default_value = "espirit")]
     method: MapsMethod,
-    /// espirit: maps are 0 where the eigenvalue is below this (`bart ecalib -c`).
-    #[arg(long, default_value_t = 0.8)]
-    crop: f64,
+    #[command(flatten)]
+    espirit: EspiritArgs,
     /// walsh: the side of the box the coil covariance is averaged over.
     #[arg(long, default_value_t = 5)]
     smoothing: usize,
+    /// auto: complex128 (c64 arithmetic) when a MAT file holds complex128 data, else complex64; single; double.
+    #[arg(long, value_parser = args::precision(), default_value = "auto")]
+    precision: Precision,
 }
 
 /// How `cliper ecalib` estimates the maps.
@@ -483,25 +516,43 @@ pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), C
     let output = bart_named(&args.output);
     kspace_files(&args.kdata).write("the maps", Path::new(&output)).check()?;
     let app = ctx.app()?;
-    let k = undersampled(&KData::<Complex32>::load(&app, &args.kdata)?)?;
+    let path = Path::new(&args.kdata);
+    let double = match args.precision {
+        Precision::Double => true,
+        Precision::Single => false,
+        // A MAT file's complex128 k-space (scipy.io.savemat's default); a CFL pair holds complex64.
+        Precision::Auto => {
+            path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mat"))
+                && read_mat(path)?.iter().any(|(_, a)| a.dtype() == Dtype::C64)
+        }
+    };
+    if double { maps::<Complex64>(ctx, &app, args, &output) } else { maps::<Complex32>(ctx, &app, args, &output) }
+        .map_err(CliError::from)
+}
+
+/// The maps of `cliper ecalib` in `T`, estimated on the device (in the profile with `--profile`) and saved.
+fn maps<T: ComplexElement>(ctx: &Context, app: &cliper::ClApp, args: &EcalibArgs, output: &str) -> Result<()> {
+    let k = undersampled(&KData::<T>::load(app, &args.kdata)?)?;
     let shape = match args.method {
         MapsMethod::Espirit => EspiritMaps::output_shape(&k)?,
-        MapsMethod::Walsh => WalshMaps::<Complex32>::output_shape(k.as_xdata().shape())?,
+        MapsMethod::Walsh => WalshMaps::<T>::output_shape(k.as_xdata().shape())?,
     };
-    let maps = XData::<Complex32>::zeros(&app, &shape)?;
-    let report = match args.method {
+    let maps = XData::<T>::zeros(app, &shape)?;
+    let mut pipeline = Pipeline::new(app);
+    let strategy: Box<dyn Fn() -> Option<String>> = match args.method {
         MapsMethod::Espirit => {
-            let mut espirit = EspiritMaps::new(&k, &maps, EspiritParams::default().crop(args.crop));
-            espirit.run()?;
-            espirit.strategy().map(|s| s.to_string())
+            let espirit = kept(&mut pipeline, EspiritMaps::new(&k, &maps, args.espirit.params()));
+            Box::new(move || espirit.lock().ok()?.strategy().map(|s| s.to_string()))
         }
         MapsMethod::Walsh => {
-            let mut walsh = WalshMaps::from_kspace(&k, &maps, WalshParams::default().smoothing(args.smoothing));
-            walsh.run()?;
-            walsh.strategy().map(|s| s.to_string())
+            let params = WalshParams::default().smoothing(args.smoothing);
+            let walsh = kept(&mut pipeline, WalshMaps::from_kspace(&k, &maps, params));
+            Box::new(move || walsh.lock().ok()?.strategy().map(|s| s.to_string()))
         }
     };
-    let path = Path::new(&output);
+    let report =
+        if ctx.profile && app.profiling() { Some(pipeline.profile()?) } else { pipeline.run().map(|_| None)? };
+    let path = Path::new(output);
     cliper::chain::create_parent(path)?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     if matches!(ext.as_str(), "cfl" | "hdr") {
@@ -510,9 +561,41 @@ pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), C
     } else {
         maps.save(path)?;
     }
-    let s = report.unwrap_or_default();
-    say!("ecalib: {s}; wrote maps {:?} to {}", maps.shape(), output);
+    say!("ecalib: {}; wrote maps {:?} to {}", strategy().unwrap_or_default(), maps.shape(), output);
+    if let Some(r) = report {
+        say!("{r}");
+    }
     Ok(())
+}
+
+/// A process run in `pipeline` (so that `--profile` times its kernels) that can still be read after the run: a
+/// solver's residuals, the strategy it chose.
+struct Kept<P> {
+    name: String,
+    process: Arc<Mutex<P>>,
+}
+
+impl<P: Process> Process for Kept<P> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn init(&mut self) -> Result<()> {
+        self.process.lock().map_err(|_| Error::invalid(&self.name, "a failed run left it unusable"))?.init()
+    }
+    fn launch(&mut self) -> Result<()> {
+        self.process.lock().map_err(|_| Error::invalid(&self.name, "a failed run left it unusable"))?.launch()
+    }
+    fn is_initialized(&self) -> bool {
+        self.process.lock().is_ok_and(|p| p.is_initialized())
+    }
+}
+
+/// Pushes `process` onto `pipeline` and keeps a handle to it.
+fn kept<P: Process + 'static>(pipeline: &mut Pipeline, process: P) -> Arc<Mutex<P>> {
+    let process = Arc::new(Mutex::new(process));
+    let name = process.lock().map(|p| p.name().to_string()).unwrap_or_default();
+    pipeline.push(Box::new(Kept { name, process: process.clone() }));
+    process
 }
 
 /// The files a k-space input is read from: the file, and for a BART CFL the maps and mask beside it

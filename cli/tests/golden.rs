@@ -328,6 +328,16 @@ const RUNS: &[Run] = &[
     ),
     run("ecalib", "ecalib $DIR/ks.cfl $DIR/out/ecalib.npy --crop 0.7", &["ecalib.npy"]),
     run(
+        "ecalib-settings",
+        "ecalib $DIR/ks.cfl $DIR/out/ecalib-settings.npy --calibration 12 --kernel-size 5 --threshold 0.01 --precision double",
+        &["ecalib-settings.npy"],
+    ),
+    run(
+        "recon-espirit-settings",
+        "recon $DIR/ks.cfl $DIR/out/recon-espirit-settings.npy --maps espirit --crop 0.95 --calibration 12 --part abs",
+        &["recon-espirit-settings.npy"],
+    ),
+    run(
         "ecalib-walsh",
         "ecalib $DIR/ks.cfl $DIR/out/ecalib-walsh.npy --method walsh --smoothing 3",
         &["ecalib-walsh.npy"],
