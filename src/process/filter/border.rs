@@ -84,16 +84,21 @@ impl Border {
         })
     }
 
-    /// The `-DBORDER=` value the kernels take (`border_index` in `kernels/common.cl`).
+    /// The `-DBORDER=` option the kernels take (`border_index` in `kernels/common.cl`): the name of the mode's
+    /// macro there, so that its number is written in one place only (common.cl's `#define`s).
     pub(crate) fn build_option(self) -> String {
-        let code = match self {
-            Border::Constant(_) => 0,
-            Border::Nearest => 1,
-            Border::Mirror => 2,
-            Border::Reflect => 3,
-            Border::Wrap => 4,
-        };
-        format!("-DBORDER={code}")
+        format!("-DBORDER={}", self.cl_name())
+    }
+
+    /// The macro `kernels/common.cl` defines for this mode (numpy's names, as the kernels think in numpy.pad's).
+    fn cl_name(self) -> &'static str {
+        match self {
+            Border::Constant(_) => "BORDER_CONSTANT",
+            Border::Nearest => "BORDER_EDGE",
+            Border::Mirror => "BORDER_REFLECT",
+            Border::Reflect => "BORDER_SYMMETRIC",
+            Border::Wrap => "BORDER_WRAP",
+        }
     }
 
     /// The fill value (0 for the modes that copy from the array).
@@ -168,6 +173,15 @@ impl Border {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_border_names_a_macro_common_cl_defines() {
+        use super::Border;
+        for border in [Border::ZERO, Border::Nearest, Border::Mirror, Border::Reflect, Border::Wrap] {
+            let define = format!("#define {} ", border.cl_name());
+            assert!(crate::kernels::COMMON.contains(&define), "kernels/common.cl has no `{define}`");
+        }
+    }
+
     use super::*;
 
     #[test]
