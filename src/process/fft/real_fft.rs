@@ -6,8 +6,10 @@
 //! which ignores the imaginary parts of the zero and Nyquist terms exactly as numpy does. Both move about twice
 //! the data a dedicated real-to-complex kernel would (the complex intermediate is full size).
 
-use super::complex_fft::fft_program;
-use super::complex_fft::{Fft, FftDirection, FftNorm, FftParams, FftStrategy};
+use super::axis_plan::fft_program;
+use super::complex_fft::Fft;
+use super::fft_params::{FftDirection, FftNorm, FftParams};
+use super::fft_strategy::FftStrategy;
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::{ComplexElement, Element};

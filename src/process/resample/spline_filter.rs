@@ -277,7 +277,7 @@ impl<T: Element> Prefilter<T> {
         let index = index_type_for(&layouts, &counts);
         let (mut recursive, mut convolving_kernel) = (None, None);
         if !passes.is_empty() {
-            // The same options as the separable passes' (transform.rs), so that both share one program.
+            // The same options as the separable passes' (interp_plan.rs), so that both share one program.
             let options = format!("{} -DIDX={} -DORDER={order}", T::build_options(), index.cl_type());
             let program = app.build_program("resample.cl", &kernels::with_common(kernels::RESAMPLE), &options)?;
             if convolving < passes.len() {
