@@ -538,26 +538,26 @@ impl<T: Element, O: Element> Process for Elementwise<T, O> {
         let mut strides = plan.var_strides.iter();
         let mut l = kernel.launch();
         for x in &self.inputs {
-            l = l.input(x).index(idx, x.offset() as u64);
+            l = l.input_unnamed(x).index_unnamed(idx, x.offset() as u64);
             for &s in strides.next().into_iter().flatten() {
-                l = l.index(idx, s);
+                l = l.index_unnamed(idx, s);
             }
         }
         for t in &plan.targets {
             l = match t {
-                Target::Same(o) => l.output(o).index(idx, o.offset() as u64),
-                Target::Real(o) => l.output(o).index(idx, o.offset() as u64),
+                Target::Same(o) => l.output_unnamed(o).index_unnamed(idx, o.offset() as u64),
+                Target::Real(o) => l.output_unnamed(o).index_unnamed(idx, o.offset() as u64),
             };
             for &s in strides.next().into_iter().flatten() {
-                l = l.index(idx, s);
+                l = l.index_unnamed(idx, s);
             }
         }
         for &c in &plan.constants {
-            l = l.scalar(T::Real::from_c64(Complex64::new(c, 0.0)));
+            l = l.scalar_unnamed(T::Real::from_c64(Complex64::new(c, 0.0)));
         }
-        l = l.index(idx, plan.count);
+        l = l.index_unnamed(idx, plan.count);
         for &n in &plan.inner {
-            l = l.index(idx, n);
+            l = l.index_unnamed(idx, n);
         }
         l.global(&[plan.groups * GROUP]).local(&[GROUP]).work(plan.bytes, plan.count).enqueue()
     }

@@ -38,7 +38,13 @@ pub(super) fn device_roots<T: Element>(app: &ClApp, n: usize) -> Result<XData<T>
     let out = XData::<T>::uninit(app, "Fft", &[n])?;
     let index = IndexType::for_extent(n as u64);
     let mut kernel = fft_program::<T>(app, index)?.kernel("fft_roots")?.owned_by("Fft");
-    kernel.launch().output(&out).index(index, n as u64).global(&[n.div_ceil(256) * 256]).local(&[256]).enqueue()?;
+    kernel
+        .launch()
+        .output_unnamed(&out)
+        .index_unnamed(index, n as u64)
+        .global(&[n.div_ceil(256) * 256])
+        .local(&[256])
+        .enqueue()?;
     Ok(out)
 }
 

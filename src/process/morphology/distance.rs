@@ -234,22 +234,23 @@ impl<T: RealElement> Process for DistanceTransform<T> {
             let n = e.get(pass.axis as usize + 1).copied().unwrap_or(1).max(1);
             let lines = e.iter().product::<usize>() / n;
             let groups = lines.div_ceil(GROUP).clamp(1, MAX_GROUPS);
-            let mut l = plan.kernel.launch().input(&pass.source).index(idx, pass.source.offset() as u64);
+            let mut l =
+                plan.kernel.launch().input_unnamed(&pass.source).index_unnamed(idx, pass.source.offset() as u64);
             for s in sx {
-                l = l.index(idx, s as u64);
+                l = l.index_unnamed(idx, s as u64);
             }
-            l = l.output(&pass.target).index(idx, pass.target.offset() as u64);
+            l = l.output_unnamed(&pass.target).index_unnamed(idx, pass.target.offset() as u64);
             for s in sy {
-                l = l.index(idx, s as u64);
+                l = l.index_unnamed(idx, s as u64);
             }
             for extent in e {
-                l = l.index(idx, extent as u64);
+                l = l.index_unnamed(idx, extent as u64);
             }
-            l.scalar(pass.axis)
-                .scalar(pass.first)
-                .scalar(T::from_c64(Complex64::new(pass.w, 0.0)))
-                .output(&plan.v)
-                .output(&plan.z)
+            l.scalar_unnamed(pass.axis)
+                .scalar_unnamed(pass.first)
+                .scalar_unnamed(T::from_c64(Complex64::new(pass.w, 0.0)))
+                .output_unnamed(&plan.v)
+                .output_unnamed(&plan.z)
                 .global(&[groups * GROUP])
                 .local(&[GROUP])
                 .work((e.iter().product::<usize>() * 2 * std::mem::size_of::<T>()) as u64, 0)

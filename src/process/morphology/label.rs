@@ -238,22 +238,27 @@ impl<T: RealElement> Plan<T> {
         let holes = i32::from(self.holes);
         let global = [count.div_ceil(GROUP) * GROUP];
         let [init, merge, compress, count_k, scan, number, write] = &mut self.kernels;
-        let l = indices(init.launch().input(&self.input), idx, self.input.offset(), &sx);
-        indices(l, idx, e[0], &e[1..]).output(&self.parent).scalar(holes).global(&global).local(&[GROUP]).enqueue()?;
-        let l = indices(merge.launch().input(&self.input), idx, self.input.offset(), &sx);
+        let l = indices(init.launch().input_unnamed(&self.input), idx, self.input.offset(), &sx);
         indices(l, idx, e[0], &e[1..])
-            .in_out(&self.parent)
-            .scalar(holes)
-            .input(&self.offsets)
-            .scalar(self.noffsets)
+            .output_unnamed(&self.parent)
+            .scalar_unnamed(holes)
+            .global(&global)
+            .local(&[GROUP])
+            .enqueue()?;
+        let l = indices(merge.launch().input_unnamed(&self.input), idx, self.input.offset(), &sx);
+        indices(l, idx, e[0], &e[1..])
+            .in_out_unnamed(&self.parent)
+            .scalar_unnamed(holes)
+            .input_unnamed(&self.offsets)
+            .scalar_unnamed(self.noffsets)
             .global(&global)
             .local(&[GROUP])
             .enqueue()?;
         compress
             .launch()
-            .index(idx, count as u64)
-            .in_out(&self.parent)
-            .scalar(holes)
+            .index_unnamed(idx, count as u64)
+            .in_out_unnamed(&self.parent)
+            .scalar_unnamed(holes)
             .global(&global)
             .local(&[GROUP])
             .enqueue()?;
@@ -262,42 +267,42 @@ impl<T: RealElement> Plan<T> {
             let chunk_global = [chunk_items.div_ceil(GROUP) * GROUP];
             count_k
                 .launch()
-                .index(idx, per_item as u64)
-                .index(idx, items as u64)
-                .input(&self.parent)
-                .output(&self.counts)
-                .index(idx, CHUNK as u64)
-                .index(idx, self.chunks as u64)
+                .index_unnamed(idx, per_item as u64)
+                .index_unnamed(idx, items as u64)
+                .input_unnamed(&self.parent)
+                .output_unnamed(&self.counts)
+                .index_unnamed(idx, CHUNK as u64)
+                .index_unnamed(idx, self.chunks as u64)
                 .global(&chunk_global)
                 .local(&[GROUP])
                 .enqueue()?;
             scan.launch()
-                .in_out(&self.counts)
-                .index(idx, self.chunks as u64)
-                .output(&self.totals)
-                .local_memory(SCAN_GROUP * 4)
+                .in_out_unnamed(&self.counts)
+                .index_unnamed(idx, self.chunks as u64)
+                .output_unnamed(&self.totals)
+                .local_memory_unnamed(SCAN_GROUP * 4)
                 .global(&[items * SCAN_GROUP])
                 .local(&[SCAN_GROUP])
                 .enqueue()?;
             number
                 .launch()
-                .index(idx, per_item as u64)
-                .index(idx, items as u64)
-                .input(&self.parent)
-                .input(&self.counts)
-                .index(idx, CHUNK as u64)
-                .index(idx, self.chunks as u64)
-                .output(&self.number)
+                .index_unnamed(idx, per_item as u64)
+                .index_unnamed(idx, items as u64)
+                .input_unnamed(&self.parent)
+                .input_unnamed(&self.counts)
+                .index_unnamed(idx, CHUNK as u64)
+                .index_unnamed(idx, self.chunks as u64)
+                .output_unnamed(&self.number)
                 .global(&chunk_global)
                 .local(&[GROUP])
                 .enqueue()?;
         }
-        let l = indices(write.launch().input(&self.input), idx, self.input.offset(), &sx);
-        let l = indices(l.output(&self.output), idx, self.output.offset(), &sy);
+        let l = indices(write.launch().input_unnamed(&self.input), idx, self.input.offset(), &sx);
+        let l = indices(l.output_unnamed(&self.output), idx, self.output.offset(), &sy);
         indices(l, idx, e[0], &e[1..])
-            .input(&self.parent)
-            .input(&self.number)
-            .scalar(holes)
+            .input_unnamed(&self.parent)
+            .input_unnamed(&self.number)
+            .scalar_unnamed(holes)
             .global(&global)
             .local(&[GROUP])
             .work((count * 2 * std::mem::size_of::<T>()) as u64, 0)
@@ -307,9 +312,9 @@ impl<T: RealElement> Plan<T> {
 
 /// `first` and then `rest` as index arguments (an array's offset and strides, or the extents).
 fn indices<'a>(mut l: Launch<'a>, idx: IndexType, first: usize, rest: &[usize]) -> Launch<'a> {
-    l = l.index(idx, first as u64);
+    l = l.index_unnamed(idx, first as u64);
     for &v in rest {
-        l = l.index(idx, v as u64);
+        l = l.index_unnamed(idx, v as u64);
     }
     l
 }

@@ -259,12 +259,12 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
         let (global, group) = plan.layout.geometry(coils, nx, ny);
         plan.eigen
             .launch()
-            .input(&images)
-            .output(&self.maps)
-            .scalar(as_u32(nx)?)
-            .scalar(as_u32(ny)?)
-            .scalar(as_u32(p.smoothing)?)
-            .scalar(as_u32(p.iterations)?)
+            .input_unnamed(&images)
+            .output_unnamed(&self.maps)
+            .scalar_unnamed(as_u32(nx)?)
+            .scalar_unnamed(as_u32(ny)?)
+            .scalar_unnamed(as_u32(p.smoothing)?)
+            .scalar_unnamed(as_u32(p.iterations)?)
             .global(&[global])
             .local(&[group])
             .enqueue()

@@ -384,21 +384,26 @@ impl<T: RealElement> Process for RankFilter<T> {
                 _ => count,
             };
             let groups = (items as usize).div_ceil(GROUP).clamp(1, MAX_GROUPS);
-            let mut l = pass.kernel.launch().input(&pass.source).index(idx, pass.source.offset() as u64);
+            let mut l =
+                pass.kernel.launch().input_unnamed(&pass.source).index_unnamed(idx, pass.source.offset() as u64);
             for s in sx {
-                l = l.index(idx, s as u64);
+                l = l.index_unnamed(idx, s as u64);
             }
-            l = l.output(&pass.target).index(idx, pass.target.offset() as u64);
+            l = l.output_unnamed(&pass.target).index_unnamed(idx, pass.target.offset() as u64);
             for s in sy {
-                l = l.index(idx, s as u64);
+                l = l.index_unnamed(idx, s as u64);
             }
-            l = l.index(idx, count).index(idx, e[1] as u64).index(idx, e[2] as u64).index(idx, e[3] as u64);
+            l = l
+                .index_unnamed(idx, count)
+                .index_unnamed(idx, e[1] as u64)
+                .index_unnamed(idx, e[2] as u64)
+                .index_unnamed(idx, e[3] as u64);
             if let Some(Line { size, before, how: LineKernel::RowTiles, .. }) = pass.line {
                 let rows = count / (e[3].max(1) as u64);
-                l.scalar(size)
-                    .scalar(before)
-                    .scalar(cval)
-                    .local_memory((ROW_TILE + size as usize - 1) * std::mem::size_of::<T>())
+                l.scalar_unnamed(size)
+                    .scalar_unnamed(before)
+                    .scalar_unnamed(cval)
+                    .local_memory_unnamed((ROW_TILE + size as usize - 1) * std::mem::size_of::<T>())
                     .global(&[e[3].div_ceil(ROW_TILE) * ROW_TILE, rows as usize])
                     .local(&[ROW_TILE, 1])
                     .work(count * 2 * std::mem::size_of::<T>() as u64, 0)
@@ -407,17 +412,21 @@ impl<T: RealElement> Process for RankFilter<T> {
             }
             l = match (pass.line, &plan.taps) {
                 (Some(Line { axis, before, how: LineKernel::Blocks(blocks), .. }), _) => {
-                    l.scalar(axis).scalar(before).scalar(cval).index(idx, blocks)
+                    l.scalar_unnamed(axis).scalar_unnamed(before).scalar_unnamed(cval).index_unnamed(idx, blocks)
                 }
                 (Some(Line { axis, before, how: LineKernel::NanLines, .. }), _) => {
-                    l.scalar(axis).scalar(before).scalar(cval)
+                    l.scalar_unnamed(axis).scalar_unnamed(before).scalar_unnamed(cval)
                 }
-                (Some(Line { axis, size, before, .. }), _) => l.scalar(axis).scalar(size).scalar(before).scalar(cval),
+                (Some(Line { axis, size, before, .. }), _) => {
+                    l.scalar_unnamed(axis).scalar_unnamed(size).scalar_unnamed(before).scalar_unnamed(cval)
+                }
                 (None, Some(taps)) => match &plan.values {
-                    Some(values) => l.input(taps).input(values).scalar(ntaps).scalar(cval),
-                    None => l.input(taps).scalar(ntaps).scalar(r).scalar(cval),
+                    Some(values) => {
+                        l.input_unnamed(taps).input_unnamed(values).scalar_unnamed(ntaps).scalar_unnamed(cval)
+                    }
+                    None => l.input_unnamed(taps).scalar_unnamed(ntaps).scalar_unnamed(r).scalar_unnamed(cval),
                 },
-                (None, None) => l.scalar(cval),
+                (None, None) => l.scalar_unnamed(cval),
             };
             l.global(&[groups * GROUP])
                 .local(&[GROUP])

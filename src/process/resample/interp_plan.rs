@@ -143,33 +143,33 @@ fn launch_gather<T: Element>(g: &mut Gather<T>, cval: T) -> Result<()> {
         return Ok(());
     }
     let idx = g.index;
-    let mut l = g.kernel.launch().input(&g.source).index(idx, g.source.offset() as u64);
+    let mut l = g.kernel.launch().input_unnamed(&g.source).index_unnamed(idx, g.source.offset() as u64);
     for s in sx {
-        l = l.index(idx, s as u64);
+        l = l.index_unnamed(idx, s as u64);
     }
     for n in se.iter().skip(1) {
-        l = l.index(idx, *n as u64);
+        l = l.index_unnamed(idx, *n as u64);
     }
-    l = l.output(&g.target).index(idx, g.target.offset() as u64);
+    l = l.output_unnamed(&g.target).index_unnamed(idx, g.target.offset() as u64);
     for s in sy {
-        l = l.index(idx, s as u64);
+        l = l.index_unnamed(idx, s as u64);
     }
     for n in e {
-        l = l.index(idx, n as u64);
+        l = l.index_unnamed(idx, n as u64);
     }
     l = match &g.coordinates {
-        Some(c) => l.input(c).index(idx, g.coordinate_stride as u64),
+        Some(c) => l.input_unnamed(c).index_unnamed(idx, g.coordinate_stride as u64),
         // An unused argument still needs a buffer: the source stands in.
-        None => l.input(&g.source).index(idx, 0),
+        None => l.input_unnamed(&g.source).index_unnamed(idx, 0),
     };
     for v in g.matrix {
-        l = if g.double { l.scalar(v) } else { l.scalar(v as f32) };
+        l = if g.double { l.scalar_unnamed(v) } else { l.scalar_unnamed(v as f32) };
     }
-    l = if g.double { l.scalar(g.pad) } else { l.scalar(g.pad as f32) };
+    l = if g.double { l.scalar_unnamed(g.pad) } else { l.scalar_unnamed(g.pad as f32) };
     let outputs = (rows * nx) as u64;
-    l.scalar(cval)
-        .scalar(g.mode.code())
-        .scalar(g.mode.tap_mode().code())
+    l.scalar_unnamed(cval)
+        .scalar_unnamed(g.mode.code())
+        .scalar_unnamed(g.mode.tap_mode().code())
         .global(&[(rows * nx).div_ceil(GROUP) * GROUP])
         .local(&[GROUP])
         .work(outputs * 2 * std::mem::size_of::<T>() as u64, 0)
@@ -207,25 +207,25 @@ fn launch_pass<T: Element>(
     if rows * nx == 0 {
         return Ok(());
     }
-    let mut l = kernel.launch().input(&pass.source).index(idx, pass.source.offset() as u64);
+    let mut l = kernel.launch().input_unnamed(&pass.source).index_unnamed(idx, pass.source.offset() as u64);
     for s in sx {
-        l = l.index(idx, s as u64);
+        l = l.index_unnamed(idx, s as u64);
     }
-    l = l.output(&pass.target).index(idx, pass.target.offset() as u64);
+    l = l.output_unnamed(&pass.target).index_unnamed(idx, pass.target.offset() as u64);
     for s in sy {
-        l = l.index(idx, s as u64);
+        l = l.index_unnamed(idx, s as u64);
     }
     for n in e {
-        l = l.index(idx, n as u64);
+        l = l.index_unnamed(idx, n as u64);
     }
     let outputs = (rows * nx) as u64;
     let reads = pass.source.len() as u64;
-    l.scalar(pass.slot as i32 - 1)
-        .index(idx, pass.n_in as u64)
-        .input(&pass.table)
-        .scalar(cval)
-        .scalar(mode.code())
-        .scalar(mode.tap_mode().code())
+    l.scalar_unnamed(pass.slot as i32 - 1)
+        .index_unnamed(idx, pass.n_in as u64)
+        .input_unnamed(&pass.table)
+        .scalar_unnamed(cval)
+        .scalar_unnamed(mode.code())
+        .scalar_unnamed(mode.tap_mode().code())
         .global(&[(rows * nx).div_ceil(GROUP) * GROUP])
         .local(&[GROUP])
         .work((outputs + reads) * std::mem::size_of::<T>() as u64, 0)

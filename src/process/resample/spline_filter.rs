@@ -337,28 +337,28 @@ impl<T: Element> Prefilter<T> {
                 (false, Some(k), _, _) => (k, None),
                 _ => return Err(Error::invalid("spline prefilter", "a pass without its kernel")),
             };
-            let mut l = kernel.launch().input(&pass.source).index(idx, pass.source.offset() as u64);
+            let mut l = kernel.launch().input_unnamed(&pass.source).index_unnamed(idx, pass.source.offset() as u64);
             for s in sx {
-                l = l.index(idx, s as u64);
+                l = l.index_unnamed(idx, s as u64);
             }
-            l = l.output(&pass.target).index(idx, pass.target.offset() as u64);
+            l = l.output_unnamed(&pass.target).index_unnamed(idx, pass.target.offset() as u64);
             for s in sy {
-                l = l.index(idx, s as u64);
+                l = l.index_unnamed(idx, s as u64);
             }
             match taps {
                 Some(t) => {
                     let outputs = te.iter().product::<usize>();
                     for extent in te {
-                        l = l.index(idx, extent as u64);
+                        l = l.index_unnamed(idx, extent as u64);
                     }
-                    l.scalar(pass.slot as i32 - 1)
-                        .index(idx, n as u64)
-                        .index(idx, pass.pad as u64)
-                        .scalar(i32::from(pad_edge))
-                        .scalar(cval)
-                        .scalar(extension)
-                        .input(t)
-                        .scalar((t.len() - 1) as i32)
+                    l.scalar_unnamed(pass.slot as i32 - 1)
+                        .index_unnamed(idx, n as u64)
+                        .index_unnamed(idx, pass.pad as u64)
+                        .scalar_unnamed(i32::from(pad_edge))
+                        .scalar_unnamed(cval)
+                        .scalar_unnamed(extension)
+                        .input_unnamed(t)
+                        .scalar_unnamed((t.len() - 1) as i32)
                         .global(&[outputs.div_ceil(FIR_GROUP) * FIR_GROUP])
                         .local(&[FIR_GROUP])
                         .work((outputs * 2 * std::mem::size_of::<T>()) as u64, (outputs * 2 * t.len()) as u64)
@@ -368,13 +368,13 @@ impl<T: Element> Prefilter<T> {
                     let lines = e.iter().product::<usize>() / n;
                     let groups = lines.div_ceil(GROUP).clamp(1, MAX_GROUPS);
                     for extent in e {
-                        l = l.index(idx, extent as u64);
+                        l = l.index_unnamed(idx, extent as u64);
                     }
-                    l.scalar(pass.slot as i32 - 1)
-                        .index(idx, pass.pad as u64)
-                        .scalar(i32::from(pad_edge))
-                        .scalar(cval)
-                        .scalar(init)
+                    l.scalar_unnamed(pass.slot as i32 - 1)
+                        .index_unnamed(idx, pass.pad as u64)
+                        .scalar_unnamed(i32::from(pad_edge))
+                        .scalar_unnamed(cval)
+                        .scalar_unnamed(init)
                         .global(&[groups * GROUP])
                         .local(&[GROUP])
                         .work((e.iter().product::<usize>() * 6 * std::mem::size_of::<T>()) as u64, 0)

@@ -253,14 +253,17 @@ impl<T: Element> WaveletPlan<T> {
             let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
             let kernel = if synthesis { &mut self.synthesis } else { &mut self.analysis };
             let launch = kernel.launch();
-            let launch = if synthesis { launch.output(&band) } else { launch.input(&band) }.index(idx, band0);
-            let launch = if synthesis { launch.input(&lo) } else { launch.output(&lo) }.index(idx, lo0);
-            let launch = if synthesis { launch.input(&hi) } else { launch.output(&hi) }.index(idx, hi0);
+            let launch = if synthesis { launch.output_unnamed(&band) } else { launch.input_unnamed(&band) }
+                .index_unnamed(idx, band0);
+            let launch =
+                if synthesis { launch.input_unnamed(&lo) } else { launch.output_unnamed(&lo) }.index_unnamed(idx, lo0);
+            let launch =
+                if synthesis { launch.input_unnamed(&hi) } else { launch.output_unnamed(&hi) }.index_unnamed(idx, hi0);
             launch
-                .index(idx, s.outer as u64)
-                .index(idx, s.n as u64)
-                .index(idx, s.inner as u64)
-                .index(idx, s.m as u64)
+                .index_unnamed(idx, s.outer as u64)
+                .index_unnamed(idx, s.n as u64)
+                .index_unnamed(idx, s.inner as u64)
+                .index_unnamed(idx, s.m as u64)
                 .global(&[groups * GROUP])
                 .local(&[GROUP])
                 .work((count * 3 * std::mem::size_of::<T>()) as u64, 8 * count as u64)

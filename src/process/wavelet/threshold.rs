@@ -134,12 +134,12 @@ impl<T: Element> WaveletThreshold<T> {
         let idx = self.index;
         let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
         let [shift, _] = &mut self.kernels;
-        let mut launch = shift.launch().input(from).output(to);
+        let mut launch = shift.launch().input_unnamed(from).output_unnamed(to);
         for v in [n0, n1, n2] {
-            launch = launch.index(idx, v as u64);
+            launch = launch.index_unnamed(idx, v as u64);
         }
         for (s, n) in shifts.iter().zip([n0, n1, n2]) {
-            launch = launch.index(idx, (s % n) as u64);
+            launch = launch.index_unnamed(idx, (s % n) as u64);
         }
         launch.global(&[groups * GROUP]).local(&[GROUP]).enqueue()
     }
@@ -179,9 +179,9 @@ impl<T: Element> Proximal<T> for WaveletThreshold<T> {
         let idx = self.index;
         let [_, soft] = &mut self.kernels;
         soft.launch()
-            .in_out(&coefficients)
-            .scalar(T::Real::from_c64(Complex::new(self.threshold, 0.0)))
-            .index(idx, count as u64)
+            .in_out_unnamed(&coefficients)
+            .scalar_unnamed(T::Real::from_c64(Complex::new(self.threshold, 0.0)))
+            .index_unnamed(idx, count as u64)
             .global(&[groups * GROUP])
             .local(&[GROUP])
             .enqueue()?;
