@@ -40,8 +40,8 @@ pub(super) fn device_roots<T: Element>(app: &ClApp, n: usize) -> Result<XData<T>
     let mut kernel = fft_program::<T>(app, index)?.kernel("fft_roots")?.owned_by("Fft");
     kernel
         .launch()
-        .output_unnamed(&out)
-        .index_unnamed(index, n as u64)
+        .output("roots", &out)
+        .index("n", index, n as u64)
         .global(&[n.div_ceil(256) * 256])
         .local(&[256])
         .enqueue()?;

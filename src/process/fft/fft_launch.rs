@@ -25,14 +25,14 @@ impl<T: Element> Plan<T> {
             match *step {
                 Step::Pass { radix, ns, n, axis, inverse, scale, src, dst } => {
                     let kernel = pass_kernel(kernels, radix)?;
-                    let launch = kernel.launch().input_unnamed(buffers.at(src)?).output_unnamed(buffers.at(dst)?);
+                    let launch = kernel.launch().input("src", buffers.at(src)?).output("dst", buffers.at(dst)?);
                     enqueue_pass(launch, axis_at(axes, axis)?, [radix, ns, n], inverse, scale, sizes)?;
                 }
                 Step::Local { axis, part, scale, src, dst, kernel, .. } => {
                     let launch = lines_kernel(lines, kernel)?
                         .launch()
-                        .input_unnamed(buffers.at(src)?)
-                        .output_unnamed(buffers.at(dst)?);
+                        .input("src", buffers.at(src)?)
+                        .output("dst", buffers.at(dst)?);
                     enqueue_local(launch, axis_at(axes, axis)?, part, scale, sizes)?;
                 }
                 Step::Transpose { copy } => transpose(transposes, copy)?,
@@ -92,7 +92,7 @@ fn enqueue_chirp_pre<T: Element>(
 ) -> Result<()> {
     let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { return Ok(()) };
     let count = a.outer * passes.n * a.inner;
-    chirp_product(kernel.launch().input_unnamed(src).output_unnamed(dst), chirp, passes.n, a.inner, count, sizes)
+    chirp_product(kernel.launch().input("src", src).output("dst", dst), chirp, passes.n, a.inner, count, sizes)
         .enqueue()
 }
 
@@ -108,11 +108,11 @@ fn enqueue_spectrum_product<T: Element>(
     let element = std::mem::size_of::<T>() as u64;
     kernel
         .launch()
-        .in_out_unnamed(dst)
-        .input_unnamed(kernel_hat)
-        .index_unnamed(sizes.index, passes.n as u64)
-        .index_unnamed(sizes.index, a.inner as u64)
-        .index_unnamed(sizes.index, count as u64)
+        .in_out("a", dst)
+        .input("kernel_hat", kernel_hat)
+        .index("m", sizes.index, passes.n as u64)
+        .index("inner", sizes.index, a.inner as u64)
+        .index("total", sizes.index, count as u64)
         .global(&[sizes.global(count)])
         .local(&[sizes.group])
         .work(2 * count as u64 * element, 6 * count as u64)
@@ -131,8 +131,8 @@ fn enqueue_chirp_post<T: Element>(
 ) -> Result<()> {
     let AxisKind::Bluestein { chirp, passes, .. } = &a.kind else { return Ok(()) };
     let count = a.outer * chirp.len() * a.inner;
-    chirp_product(kernel.launch().input_unnamed(src).output_unnamed(dst), chirp, passes.n, a.inner, count, sizes)
-        .scalar_unnamed(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+    chirp_product(kernel.launch().input("src", src).output("dst", dst), chirp, passes.n, a.inner, count, sizes)
+        .scalar("scale", <T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
         .enqueue()
 }
 
@@ -148,11 +148,11 @@ fn chirp_product<'k, T: Element>(
 ) -> Launch<'k> {
     let element = std::mem::size_of::<T>() as u64;
     launch
-        .input_unnamed(chirp)
-        .index_unnamed(sizes.index, chirp.len() as u64)
-        .index_unnamed(sizes.index, m as u64)
-        .index_unnamed(sizes.index, inner as u64)
-        .index_unnamed(sizes.index, count as u64)
+        .input("chirp", chirp)
+        .index("n", sizes.index, chirp.len() as u64)
+        .index("m", sizes.index, m as u64)
+        .index("inner", sizes.index, inner as u64)
+        .index("total", sizes.index, count as u64)
         .global(&[sizes.global(count)])
         .local(&[sizes.group])
         .work(2 * count as u64 * element, 8 * count as u64)
@@ -209,13 +209,13 @@ fn enqueue_pass<T: Element>(
     let bytes = 2 * (a.outer * n * a.inner) as u64 * element;
     let flops = (a.outer * n * a.inner) as u64 * 5 * (radix.ilog2().max(1) as u64);
     launch
-        .input_unnamed(roots)
-        .index_unnamed(sizes.index, n as u64)
-        .index_unnamed(sizes.index, a.inner as u64)
-        .index_unnamed(sizes.index, ns as u64)
-        .index_unnamed(sizes.index, count as u64)
-        .scalar_unnamed(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
-        .scalar_unnamed(i32::from(inverse))
+        .input("roots", roots)
+        .index("n", sizes.index, n as u64)
+        .index("inner", sizes.index, a.inner as u64)
+        .index("ns", sizes.index, ns as u64)
+        .index("total", sizes.index, count as u64)
+        .scalar("scale", <T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+        .scalar("inverse", i32::from(inverse))
         .global(&[sizes.global(count)])
         .local(&[sizes.group])
         .work(bytes, flops)
@@ -244,18 +244,19 @@ fn enqueue_local<T: Element>(
     let elements = (lines * passes.n) as u64;
     let flops = 5 * elements * (passes.n as f64).log2().ceil() as u64;
     let element = std::mem::size_of::<T>() as u64;
-    let mut launch = launch.input_unnamed(&passes.roots).index_unnamed(sizes.index, lines as u64);
-    for value in input_lines.into_iter().chain(output_lines) {
-        launch = launch.index_unnamed(sizes.index, value as u64);
+    let mut launch = launch.input("roots", &passes.roots).index("lines", sizes.index, lines as u64);
+    let geometry = ["in_q", "in_p", "in_s", "out_q", "out_p", "out_s"];
+    for (name, value) in geometry.into_iter().zip(input_lines.into_iter().chain(output_lines)) {
+        launch = launch.index(name, sizes.index, value as u64);
     }
     launch
-        .scalar_unnamed(<T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
-        .input_unnamed(tw_roots)
-        .index_unnamed(sizes.index, tw_n as u64)
-        .index_unnamed(sizes.index, tw_n2 as u64)
-        .index_unnamed(sizes.index, a.inner as u64)
-        .input_unnamed(chirp)
-        .input_unnamed(hat)
+        .scalar("scale", <T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
+        .input("tw_roots", tw_roots)
+        .index("tw_n", sizes.index, tw_n as u64)
+        .index("tw_n2", sizes.index, tw_n2 as u64)
+        .index("tw_inner", sizes.index, a.inner as u64)
+        .input("chirp", chirp)
+        .input("hat", hat)
         .global(&[shape.groups(lines) * shape.group_size()])
         .local(&[shape.group_size()])
         .work(2 * elements * element, flops)

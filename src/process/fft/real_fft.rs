@@ -371,12 +371,12 @@ impl<T: ComplexElement> Process for InverseRealFft<T> {
             let element = std::mem::size_of::<T>() as u64;
             plan.extend
                 .launch()
-                .input_unnamed(&plan.half)
-                .output_unnamed(&plan.full)
-                .index_unnamed(plan.index, plan.m as u64)
-                .index_unnamed(plan.index, plan.n as u64)
-                .index_unnamed(plan.index, plan.inner as u64)
-                .index_unnamed(plan.index, total as u64)
+                .input("src", &plan.half)
+                .output("dst", &plan.full)
+                .index("m", plan.index, plan.m as u64)
+                .index("n", plan.index, plan.n as u64)
+                .index("inner", plan.index, plan.inner as u64)
+                .index("total", plan.index, total as u64)
                 .global(&[total.div_ceil(group) * group])
                 .local(&[group])
                 .work(2 * total as u64 * element, 0)

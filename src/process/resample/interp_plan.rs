@@ -6,7 +6,7 @@ use super::interpolation::{Interpolation, ResampleStrategy};
 use super::mode::InterpMode;
 use super::spline_filter::Prefilter;
 use crate::app::Kernel;
-use crate::data::XData;
+use crate::data::{Launch, XData};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -134,6 +134,25 @@ pub(super) fn plan_gather<T: Element>(
     })
 }
 
+/// The kernels' names of the source's strides, the target's, and the block's extents (`resample.cl`: a block of
+/// up to four axes w, z, y, x).
+pub(super) const X_STRIDES: [&str; 4] = ["xsw", "xsz", "xsy", "xsx"];
+pub(super) const Y_STRIDES: [&str; 4] = ["ysw", "ysz", "ysy", "ysx"];
+pub(super) const EXTENTS: [&str; 4] = ["nw", "nz", "ny", "nx"];
+
+/// `values` as the next index arguments, named `names` in order.
+pub(super) fn indices<'k, const N: usize>(
+    mut launch: Launch<'k>,
+    idx: IndexType,
+    names: [&str; N],
+    values: &[usize],
+) -> Launch<'k> {
+    for (name, &value) in names.into_iter().zip(values) {
+        launch = launch.index(name, idx, value as u64);
+    }
+    launch
+}
+
 /// Enqueues the gather: every output element's taps around its mapped coordinate.
 fn launch_gather<T: Element>(g: &mut Gather<T>, cval: T) -> Result<()> {
     let ((se, sx), (e, sy)) = (g.source_view, g.target_view);
@@ -143,33 +162,26 @@ fn launch_gather<T: Element>(g: &mut Gather<T>, cval: T) -> Result<()> {
         return Ok(());
     }
     let idx = g.index;
-    let mut l = g.kernel.launch().input_unnamed(&g.source).index_unnamed(idx, g.source.offset() as u64);
-    for s in sx {
-        l = l.index_unnamed(idx, s as u64);
-    }
-    for n in se.iter().skip(1) {
-        l = l.index_unnamed(idx, *n as u64);
-    }
-    l = l.output_unnamed(&g.target).index_unnamed(idx, g.target.offset() as u64);
-    for s in sy {
-        l = l.index_unnamed(idx, s as u64);
-    }
-    for n in e {
-        l = l.index_unnamed(idx, n as u64);
-    }
+    let mut l = g.kernel.launch().input("x", &g.source).index("x0", idx, g.source.offset() as u64);
+    l = indices(l, idx, X_STRIDES, &sx);
+    l = indices(l, idx, ["inz", "iny", "inx"], &se[1..]);
+    l = l.output("y", &g.target).index("y0", idx, g.target.offset() as u64);
+    l = indices(l, idx, Y_STRIDES, &sy);
+    l = indices(l, idx, EXTENTS, &e);
     l = match &g.coordinates {
-        Some(c) => l.input_unnamed(c).index_unnamed(idx, g.coordinate_stride as u64),
+        Some(c) => l.input("coords", c).index("cstride", idx, g.coordinate_stride as u64),
         // An unused argument still needs a buffer: the source stands in.
-        None => l.input_unnamed(&g.source).index_unnamed(idx, 0),
+        None => l.input("coords", &g.source).index("cstride", idx, 0),
     };
-    for v in g.matrix {
-        l = if g.double { l.scalar_unnamed(v) } else { l.scalar_unnamed(v as f32) };
+    const MATRIX: [&str; 12] = ["m00", "m01", "m02", "m10", "m11", "m12", "m20", "m21", "m22", "o0", "o1", "o2"];
+    for (name, v) in MATRIX.into_iter().zip(g.matrix) {
+        l = if g.double { l.scalar(name, v) } else { l.scalar(name, v as f32) };
     }
-    l = if g.double { l.scalar_unnamed(g.pad) } else { l.scalar_unnamed(g.pad as f32) };
+    l = if g.double { l.scalar("pad", g.pad) } else { l.scalar("pad", g.pad as f32) };
     let outputs = (rows * nx) as u64;
-    l.scalar_unnamed(cval)
-        .scalar_unnamed(g.mode.code())
-        .scalar_unnamed(g.mode.tap_mode().code())
+    l.scalar("cval", cval)
+        .scalar("mode", g.mode.code())
+        .scalar("tap_mode", g.mode.tap_mode().code())
         .global(&[(rows * nx).div_ceil(GROUP) * GROUP])
         .local(&[GROUP])
         .work(outputs * 2 * std::mem::size_of::<T>() as u64, 0)
@@ -207,25 +219,19 @@ fn launch_pass<T: Element>(
     if rows * nx == 0 {
         return Ok(());
     }
-    let mut l = kernel.launch().input_unnamed(&pass.source).index_unnamed(idx, pass.source.offset() as u64);
-    for s in sx {
-        l = l.index_unnamed(idx, s as u64);
-    }
-    l = l.output_unnamed(&pass.target).index_unnamed(idx, pass.target.offset() as u64);
-    for s in sy {
-        l = l.index_unnamed(idx, s as u64);
-    }
-    for n in e {
-        l = l.index_unnamed(idx, n as u64);
-    }
+    let mut l = kernel.launch().input("x", &pass.source).index("x0", idx, pass.source.offset() as u64);
+    l = indices(l, idx, X_STRIDES, &sx);
+    l = l.output("y", &pass.target).index("y0", idx, pass.target.offset() as u64);
+    l = indices(l, idx, Y_STRIDES, &sy);
+    l = indices(l, idx, EXTENTS, &e);
     let outputs = (rows * nx) as u64;
     let reads = pass.source.len() as u64;
-    l.scalar_unnamed(pass.slot as i32 - 1)
-        .index_unnamed(idx, pass.n_in as u64)
-        .input_unnamed(&pass.table)
-        .scalar_unnamed(cval)
-        .scalar_unnamed(mode.code())
-        .scalar_unnamed(mode.tap_mode().code())
+    l.scalar("axis", pass.slot as i32 - 1)
+        .index("n_in", idx, pass.n_in as u64)
+        .input("table", &pass.table)
+        .scalar("cval", cval)
+        .scalar("mode", mode.code())
+        .scalar("tap_mode", mode.tap_mode().code())
         .global(&[(rows * nx).div_ceil(GROUP) * GROUP])
         .local(&[GROUP])
         .work((outputs + reads) * std::mem::size_of::<T>() as u64, 0)

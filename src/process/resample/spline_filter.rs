@@ -337,28 +337,29 @@ impl<T: Element> Prefilter<T> {
                 (false, Some(k), _, _) => (k, None),
                 _ => return Err(Error::invalid("spline prefilter", "a pass without its kernel")),
             };
-            let mut l = kernel.launch().input_unnamed(&pass.source).index_unnamed(idx, pass.source.offset() as u64);
-            for s in sx {
-                l = l.index_unnamed(idx, s as u64);
+            let mut l = kernel.launch().input("x", &pass.source).index("x0", idx, pass.source.offset() as u64);
+            for (name, s) in ["xsw", "xsz", "xsy", "xsx"].into_iter().zip(sx) {
+                l = l.index(name, idx, s as u64);
             }
-            l = l.output_unnamed(&pass.target).index_unnamed(idx, pass.target.offset() as u64);
-            for s in sy {
-                l = l.index_unnamed(idx, s as u64);
+            l = l.output("y", &pass.target).index("y0", idx, pass.target.offset() as u64);
+            for (name, s) in ["ysw", "ysz", "ysy", "ysx"].into_iter().zip(sy) {
+                l = l.index(name, idx, s as u64);
             }
+            const EXTENTS: [&str; 4] = ["nw", "nz", "ny", "nx"];
             match taps {
                 Some(t) => {
                     let outputs = te.iter().product::<usize>();
-                    for extent in te {
-                        l = l.index_unnamed(idx, extent as u64);
+                    for (name, extent) in EXTENTS.into_iter().zip(te) {
+                        l = l.index(name, idx, extent as u64);
                     }
-                    l.scalar_unnamed(pass.slot as i32 - 1)
-                        .index_unnamed(idx, n as u64)
-                        .index_unnamed(idx, pass.pad as u64)
-                        .scalar_unnamed(i32::from(pad_edge))
-                        .scalar_unnamed(cval)
-                        .scalar_unnamed(extension)
-                        .input_unnamed(t)
-                        .scalar_unnamed((t.len() - 1) as i32)
+                    l.scalar("axis", pass.slot as i32 - 1)
+                        .index("n", idx, n as u64)
+                        .index("pad", idx, pass.pad as u64)
+                        .scalar("pad_edge", i32::from(pad_edge))
+                        .scalar("cval", cval)
+                        .scalar("ext_mode", extension)
+                        .input("taps", t)
+                        .scalar("reach", (t.len() - 1) as i32)
                         .global(&[outputs.div_ceil(FIR_GROUP) * FIR_GROUP])
                         .local(&[FIR_GROUP])
                         .work((outputs * 2 * std::mem::size_of::<T>()) as u64, (outputs * 2 * t.len()) as u64)
@@ -367,14 +368,14 @@ impl<T: Element> Prefilter<T> {
                 None => {
                     let lines = e.iter().product::<usize>() / n;
                     let groups = lines.div_ceil(GROUP).clamp(1, MAX_GROUPS);
-                    for extent in e {
-                        l = l.index_unnamed(idx, extent as u64);
+                    for (name, extent) in EXTENTS.into_iter().zip(e) {
+                        l = l.index(name, idx, extent as u64);
                     }
-                    l.scalar_unnamed(pass.slot as i32 - 1)
-                        .index_unnamed(idx, pass.pad as u64)
-                        .scalar_unnamed(i32::from(pad_edge))
-                        .scalar_unnamed(cval)
-                        .scalar_unnamed(init)
+                    l.scalar("axis", pass.slot as i32 - 1)
+                        .index("pad", idx, pass.pad as u64)
+                        .scalar("pad_edge", i32::from(pad_edge))
+                        .scalar("cval", cval)
+                        .scalar("init", init)
                         .global(&[groups * GROUP])
                         .local(&[GROUP])
                         .work((e.iter().product::<usize>() * 6 * std::mem::size_of::<T>()) as u64, 0)
