@@ -6,14 +6,14 @@ use super::interpolation::{Interpolation, ResampleStrategy};
 use super::mode::InterpMode;
 use super::spline_filter::Prefilter;
 use crate::app::Kernel;
-use crate::data::{Launch, XData};
+use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::Process;
 use crate::process::elementwise::Elementwise;
-use crate::process::planning::{array_view, index_type_for};
+use crate::process::planning::{EXTENTS, X_STRIDES, Y_STRIDES, array_view, index_type_for, indices};
 
 /// Work-items per group of the interpolation kernels (a 1-D range over the output).
 const GROUP: usize = 256;
@@ -132,25 +132,6 @@ pub(super) fn plan_gather<T: Element>(
         index,
         mode: interp.mode,
     })
-}
-
-/// The kernels' names of the source's strides, the target's, and the block's extents (`resample.cl`: a block of
-/// up to four axes w, z, y, x).
-pub(super) const X_STRIDES: [&str; 4] = ["xsw", "xsz", "xsy", "xsx"];
-pub(super) const Y_STRIDES: [&str; 4] = ["ysw", "ysz", "ysy", "ysx"];
-pub(super) const EXTENTS: [&str; 4] = ["nw", "nz", "ny", "nx"];
-
-/// `values` as the next index arguments, named `names` in order.
-pub(super) fn indices<'k, const N: usize>(
-    mut launch: Launch<'k>,
-    idx: IndexType,
-    names: [&str; N],
-    values: &[usize],
-) -> Launch<'k> {
-    for (name, &value) in names.into_iter().zip(values) {
-        launch = launch.index(name, idx, value as u64);
-    }
-    launch
 }
 
 /// Enqueues the gather: every output element's taps around its mapped coordinate.

@@ -8,7 +8,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::planning::{array_view, index_type_for};
+use crate::process::planning::{EXTENTS, X_STRIDES, Y_STRIDES, array_view, index_type_for, indices};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 
@@ -338,20 +338,13 @@ impl<T: Element> Prefilter<T> {
                 _ => return Err(Error::invalid("spline prefilter", "a pass without its kernel")),
             };
             let mut l = kernel.launch().input("x", &pass.source).index("x0", idx, pass.source.offset() as u64);
-            for (name, s) in ["xsw", "xsz", "xsy", "xsx"].into_iter().zip(sx) {
-                l = l.index(name, idx, s as u64);
-            }
+            l = indices(l, idx, X_STRIDES, &sx);
             l = l.output("y", &pass.target).index("y0", idx, pass.target.offset() as u64);
-            for (name, s) in ["ysw", "ysz", "ysy", "ysx"].into_iter().zip(sy) {
-                l = l.index(name, idx, s as u64);
-            }
-            const EXTENTS: [&str; 4] = ["nw", "nz", "ny", "nx"];
+            l = indices(l, idx, Y_STRIDES, &sy);
             match taps {
                 Some(t) => {
                     let outputs = te.iter().product::<usize>();
-                    for (name, extent) in EXTENTS.into_iter().zip(te) {
-                        l = l.index(name, idx, extent as u64);
-                    }
+                    l = indices(l, idx, EXTENTS, &te);
                     l.scalar("axis", pass.slot as i32 - 1)
                         .index("n", idx, n as u64)
                         .index("pad", idx, pass.pad as u64)
@@ -368,9 +361,7 @@ impl<T: Element> Prefilter<T> {
                 None => {
                     let lines = e.iter().product::<usize>() / n;
                     let groups = lines.div_ceil(GROUP).clamp(1, MAX_GROUPS);
-                    for (name, extent) in EXTENTS.into_iter().zip(e) {
-                        l = l.index(name, idx, extent as u64);
-                    }
+                    l = indices(l, idx, EXTENTS, &e);
                     l.scalar("axis", pass.slot as i32 - 1)
                         .index("pad", idx, pass.pad as u64)
                         .scalar("pad_edge", i32::from(pad_edge))
