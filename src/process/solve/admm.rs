@@ -106,7 +106,7 @@ impl<T: Element> LinearOperator<T> for WithTv<'_, T> {
         self.normal.apply(x, out)?;
         let count = self.extents.iter().product();
         over_image(
-            self.gram.launch().input_unnamed(x).in_out_unnamed(out).scalar_unnamed(self.rho),
+            self.gram.launch().input("x", x).in_out("out", out).scalar("rho", self.rho),
             self.index,
             &self.extents,
             count,
@@ -114,10 +114,11 @@ impl<T: Element> LinearOperator<T> for WithTv<'_, T> {
     }
 }
 
-/// Ends a launch over the image's `count` positions: the extents as index arguments (none for a kernel that only
-/// takes the count, already given), then the sizes, and enqueues it.
+/// Ends a launch over the image's `count` positions: the extents as index arguments `n0`, `n1`, `n2` (none for a
+/// kernel that only takes the count, already given), then the sizes, and enqueues it.
 fn over_image(launch: Launch<'_>, index: IndexType, extents: &[usize], count: usize) -> Result<()> {
-    let launch = extents.iter().fold(launch, |l, &n| l.index_unnamed(index, n as u64));
+    let names = ["n0", "n1", "n2"].into_iter();
+    let launch = names.zip(extents).fold(launch, |l, (name, &n)| l.index(name, index, n as u64));
     let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
     launch.global(&[groups * GROUP]).local(&[GROUP]).enqueue()
 }
@@ -175,12 +176,7 @@ impl<T: Element> TvAdmm<T> {
         let idx = self.index;
         let [start, ..] = &mut self.kernels;
         over_image(
-            start
-                .launch()
-                .output_unnamed(x)
-                .output_unnamed(&self.z)
-                .output_unnamed(&self.u)
-                .index_unnamed(idx, count as u64),
+            start.launch().output("x", x).output("z", &self.z).output("u", &self.u).index("count", idx, count as u64),
             idx,
             &[],
             count,
@@ -190,21 +186,17 @@ impl<T: Element> TvAdmm<T> {
         // iterations are bounded too.
         while iterations <= self.params.iterations {
             let [_, rhs_kernel, gram, update] = &mut self.kernels;
-            let launch = rhs_kernel
-                .launch()
-                .input_unnamed(b)
-                .input_unnamed(&self.z)
-                .input_unnamed(&self.u)
-                .output_unnamed(&self.rhs);
-            over_image(launch.scalar_unnamed(real(self.params.rho)), idx, &self.extents, count)?;
+            let launch =
+                rhs_kernel.launch().input("b", b).input("z", &self.z).input("u", &self.u).output("out", &self.rhs);
+            over_image(launch.scalar("rho", real(self.params.rho)), idx, &self.extents, count)?;
             let mut op =
                 WithTv { normal: &mut *normal, gram, rho: real(self.params.rho), extents: self.extents, index: idx };
             self.cg.solve_from(&mut op, &self.rhs, x)?;
             total += self.cg.iterations_run()?;
-            let launch = update.launch().input_unnamed(x).in_out_unnamed(&self.z).in_out_unnamed(&self.u);
+            let launch = update.launch().input("x", x).in_out("z", &self.z).in_out("u", &self.u);
             let launch = launch
-                .scalar_unnamed(real(self.params.relaxation))
-                .scalar_unnamed(real(self.params.lambda / self.params.rho));
+                .scalar("alpha", real(self.params.relaxation))
+                .scalar("theta", real(self.params.lambda / self.params.rho));
             over_image(launch, idx, &self.extents, count)?;
             iterations += 1;
             if total > self.params.iterations {

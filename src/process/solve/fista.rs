@@ -143,9 +143,9 @@ impl<T: Element> Fista<T> {
         let [start, ..] = &mut self.kernels;
         start
             .launch()
-            .output_unnamed(x)
-            .output_unnamed(&self.z_prev)
-            .index_unnamed(idx, n)
+            .output("x", x)
+            .output("z_prev", &self.z_prev)
+            .index("n", idx, n)
             .global(&[groups * GROUP])
             .local(&[GROUP])
             .enqueue()?;
@@ -156,11 +156,11 @@ impl<T: Element> Fista<T> {
             let [_, momentum, _] = &mut self.kernels;
             momentum
                 .launch()
-                .input_unnamed(&self.z)
-                .in_out_unnamed(&self.z_prev)
-                .output_unnamed(x)
-                .scalar_unnamed(real((t - 1.0) / t_next))
-                .index_unnamed(idx, n)
+                .input("z", &self.z)
+                .in_out("z_prev", &self.z_prev)
+                .output("x", x)
+                .scalar("c", real((t - 1.0) / t_next))
+                .index("n", idx, n)
                 .global(&[groups * GROUP])
                 .local(&[GROUP])
                 .work(4 * n * element, 3 * n)
@@ -170,11 +170,11 @@ impl<T: Element> Fista<T> {
             let [_, _, gradient] = &mut self.kernels;
             gradient
                 .launch()
-                .in_out_unnamed(x)
-                .input_unnamed(b)
-                .input_unnamed(&self.nx)
-                .scalar_unnamed(real(self.params.step))
-                .index_unnamed(idx, n)
+                .in_out("x", x)
+                .input("b", b)
+                .input("nx", &self.nx)
+                .scalar("tau", real(self.params.step))
+                .index("n", idx, n)
                 .global(&[groups * GROUP])
                 .local(&[GROUP])
                 .work(4 * n * element, 3 * n)
