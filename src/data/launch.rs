@@ -107,24 +107,21 @@ impl<'k> Launch<'k> {
 
     fn set(
         mut self,
-        name: Option<&str>,
+        name: &str,
         what: &str,
         f: impl FnOnce(&opencl3::kernel::Kernel, u32) -> std::result::Result<(), ClError>,
     ) -> Self {
         let index = self.next_arg;
         self.next_arg += 1;
-        if self.error.is_none()
-            && let Some(given) = name
-        {
-            self.error = self.name_mismatch(index, given);
+        if self.error.is_none() {
+            self.error = self.name_mismatch(index, name);
         }
         if self.error.is_none()
             && let Err(e) = f(&self.kernel.kernel, index)
         {
-            let named = name.map(|n| format!(" `{n}`")).unwrap_or_default();
             self.error = Some(Error::cl(
                 e.0,
-                format!("setting argument {index}{named} ({what}) of kernel `{}`", self.kernel.name),
+                format!("setting argument {index} `{name}` ({what}) of kernel `{}`", self.kernel.name),
             ));
         }
         self
@@ -169,7 +166,7 @@ impl<'k> Launch<'k> {
         })
     }
 
-    fn buffer_arg<T: Element>(mut self, name: Option<&str>, x: &XData<T>, read: bool, write: bool) -> Self {
+    fn buffer_arg<T: Element>(mut self, name: &str, x: &XData<T>, read: bool, write: bool) -> Self {
         if self.error.is_none() && !x.app().same_as(&self.kernel.app) {
             self.error = Some(Error::invalid(
                 &self.kernel.owner,
@@ -186,75 +183,41 @@ impl<'k> Launch<'k> {
         self.set(name, "buffer", |k, i| ffi::set_arg_buffer(k, i, storage.buffer()))
     }
 
-    fn scalar_arg<S: KernelScalar>(self, name: Option<&str>, value: S) -> Self {
-        let bytes = value.to_arg_bytes();
-        self.set(name, "scalar", |k, i| ffi::set_arg_bytes(k, i, &bytes))
-    }
-
-    fn index_arg(self, name: Option<&str>, ty: IndexType, value: u64) -> Self {
-        match ty {
-            // Callers pick U32 from `IndexType::for_extent`, so every index they pass fits.
-            IndexType::U32 => self.scalar_arg(name, value as u32),
-            IndexType::U64 => self.scalar_arg(name, value),
-        }
-    }
-
     /// Next argument, kernel parameter `name`: the buffer of an array the kernel reads. Pass its offset and
     /// strides separately.
     pub fn input<T: Element>(self, name: &str, x: &XData<T>) -> Self {
-        self.buffer_arg(Some(name), x, true, false)
+        self.buffer_arg(name, x, true, false)
     }
 
     /// Next argument, kernel parameter `name`: the buffer of an array the kernel writes (and does not read).
     pub fn output<T: Element>(self, name: &str, x: &XData<T>) -> Self {
-        self.buffer_arg(Some(name), x, false, true)
+        self.buffer_arg(name, x, false, true)
     }
 
     /// Next argument, kernel parameter `name`: the buffer of an array the kernel reads and writes.
     pub fn in_out<T: Element>(self, name: &str, x: &XData<T>) -> Self {
-        self.buffer_arg(Some(name), x, true, true)
+        self.buffer_arg(name, x, true, true)
     }
 
     /// Next argument, kernel parameter `name`: a value (`u32`, `u64`, `f32`, `Complex<f64>`, `[u64; 8]` for a
     /// `ulong8`, …).
     pub fn scalar<S: KernelScalar>(self, name: &str, value: S) -> Self {
-        self.scalar_arg(Some(name), value)
+        let bytes = value.to_arg_bytes();
+        self.set(name, "scalar", |k, i| ffi::set_arg_bytes(k, i, &bytes))
     }
 
     /// Next argument, kernel parameter `name`: an index value in the kernel's index type (`uint` or `ulong`).
     pub fn index(self, name: &str, ty: IndexType, value: u64) -> Self {
-        self.index_arg(Some(name), ty, value)
+        match ty {
+            // Callers pick U32 from `IndexType::for_extent`, so every index they pass fits.
+            IndexType::U32 => self.scalar(name, value as u32),
+            IndexType::U64 => self.scalar(name, value),
+        }
     }
 
     /// Next argument, kernel parameter `name`: `bytes` bytes of work-group local memory.
     pub fn local_memory(self, name: &str, bytes: usize) -> Self {
-        self.set(Some(name), "local memory", |k, i| ffi::set_arg_local(k, i, bytes))
-    }
-
-    // The unnamed forms, while the launches are converted to names one file at a time.
-    #[doc(hidden)]
-    pub fn input_unnamed<T: Element>(self, x: &XData<T>) -> Self {
-        self.buffer_arg(None, x, true, false)
-    }
-    #[doc(hidden)]
-    pub fn output_unnamed<T: Element>(self, x: &XData<T>) -> Self {
-        self.buffer_arg(None, x, false, true)
-    }
-    #[doc(hidden)]
-    pub fn in_out_unnamed<T: Element>(self, x: &XData<T>) -> Self {
-        self.buffer_arg(None, x, true, true)
-    }
-    #[doc(hidden)]
-    pub fn scalar_unnamed<S: KernelScalar>(self, value: S) -> Self {
-        self.scalar_arg(None, value)
-    }
-    #[doc(hidden)]
-    pub fn index_unnamed(self, ty: IndexType, value: u64) -> Self {
-        self.index_arg(None, ty, value)
-    }
-    #[doc(hidden)]
-    pub fn local_memory_unnamed(self, bytes: usize) -> Self {
-        self.set(None, "local memory", |k, i| ffi::set_arg_local(k, i, bytes))
+        self.set(name, "local memory", |k, i| ffi::set_arg_local(k, i, bytes))
     }
 
     /// The global work size (1 to 3 dimensions). A zero anywhere makes the launch a no-op.
