@@ -89,7 +89,7 @@ pub use app::{
 };
 #[cfg(feature = "mpi")]
 pub use app::{MpiJob, MpiOutcome};
-pub use data::{KData, Launch, XData};
+pub use data::{KData, Launch, XData, checked_launches};
 pub use element::{ComplexElement, Element, RealElement};
 pub use error::{Error, Result, cl_error_name};
 pub use io::{

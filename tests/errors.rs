@@ -51,7 +51,7 @@ fn reading_an_array_whose_producer_failed_reports_the_failure() {
     let too_big = app().device().max_work_group_size * 2;
     let x = XData::<f32>::zeros(app(), &[too_big]).unwrap();
     // A work-group larger than the device allows: the enqueue fails.
-    let err = kernel.launch().output(&x).global(&[too_big]).local(&[too_big]).enqueue().unwrap_err();
+    let err = kernel.launch().output("x", &x).global(&[too_big]).local(&[too_big]).enqueue().unwrap_err();
     assert!(err.to_string().contains("CL_INVALID_WORK_GROUP_SIZE"), "{err}");
 
     let read = x.to_vec().unwrap_err();
@@ -68,7 +68,7 @@ fn reading_an_array_whose_producer_failed_reports_the_failure() {
     assert!(downstream.contains("Transpose") && downstream.contains("CL_INVALID_WORK_GROUP_SIZE"), "{downstream}");
 
     // A successful write makes the array valid again.
-    kernel.launch().output(&x).global(&[too_big]).enqueue().unwrap();
+    kernel.launch().output("x", &x).global(&[too_big]).enqueue().unwrap();
     assert!(x.to_vec().unwrap().iter().all(|&v| v == 1.0));
 }
 

@@ -22,7 +22,7 @@ fn source(tag: u64) -> String {
 
 fn works(app: &ClApp, program: &cliper::Program) {
     let x = XData::from_slice(app, &[3], &[1.0f32, 2.0, 3.0]).unwrap();
-    program.kernel("twice").unwrap().launch().in_out(&x).global(&[3]).enqueue().unwrap();
+    program.kernel("twice").unwrap().launch().in_out("x", &x).global(&[3]).enqueue().unwrap();
     assert_eq!(x.to_vec().unwrap(), vec![2.0, 4.0, 6.0]);
 }
 

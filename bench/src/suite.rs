@@ -380,9 +380,9 @@ impl Process for CopyKernel {
         self.kernel
             .get("CopyKernel")?
             .launch()
-            .input(&self.x)
-            .output(&self.y)
-            .index(IndexType::U64, n4)
+            .input("x", &self.x)
+            .output("y", &self.y)
+            .index("n4", IndexType::U64, n4)
             .global(&[(n4 as usize).div_ceil(256) * 256])
             .local(&[256])
             .work(32 * n4, 0)

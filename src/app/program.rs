@@ -7,6 +7,16 @@ use crate::error::{ClContext, Error, Result};
 use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_COMPILE_PROGRAM_FAILURE, CL_INVALID_BUILD_OPTIONS};
 use std::sync::Arc;
 
+/// Whether launches compare the argument names they pass with the kernel's own parameter names
+/// ([`crate::Launch`]): on in debug builds (every `cargo test`), off in release builds, where it would cost a build
+/// option that changes the driver's code cache and a name lookup per kernel. When on, every program is built with
+/// `-cl-kernel-arg-info` (which also enters the on-disk cache key, so a binary cached without argument names never
+/// reaches a checking process).
+pub(crate) const CHECK_ARGUMENT_NAMES: bool = cfg!(debug_assertions);
+
+/// The option that makes the driver keep each kernel's parameter names (`clGetKernelArgInfo`).
+const ARG_INFO_OPTION: &str = "-cl-kernel-arg-info";
+
 /// A built OpenCL program. Built programs are cached per `ClApp` by (source, options), so asking again for the
 /// same program costs a map lookup, not a compile; and on disk ([`crate::ProgramCache`]), so the next process
 /// loads the driver's binary instead of compiling.
@@ -54,7 +64,8 @@ impl ClApp {
             });
         }
         let device_id = self.cl_device().id();
-        let full_options = format!("-cl-std=CL1.2 {options}");
+        let arg_info = if CHECK_ARGUMENT_NAMES { ARG_INFO_OPTION } else { "" };
+        let full_options = format!("-cl-std=CL1.2 {arg_info} {options}");
         // The on-disk cache: a binary an earlier process compiled, if one is there and the driver takes it.
         let key = self.program_cache().map(|_| Key::new(source, &full_options, self.device()));
         if let (Some(disk), Some(key)) = (self.program_cache(), key.as_ref())
@@ -63,6 +74,9 @@ impl ClApp {
             let built = ffi::program_from_binary(self.context(), device_id, &binary)
                 .and_then(|mut p| p.build(&[device_id], &full_options).map(|()| p));
             match built {
+                // A checking process needs the parameter names; a driver that keeps none in its binaries (they are
+                // a compiler's product, not every driver stores them) gets a compile from source instead.
+                Ok(program) if CHECK_ARGUMENT_NAMES && !keeps_argument_names(&program) => {}
                 Ok(program) => {
                     let program = Arc::new(program);
                     *cached = Some(program.clone());
@@ -101,6 +115,19 @@ impl ClApp {
     }
 }
 
+/// Whether a program loaded from a binary still names its kernels' parameters: its first kernel with any is
+/// asked for the first name.
+fn keeps_argument_names(program: &opencl3::program::Program) -> bool {
+    let names = program.kernel_names();
+    let Some(first) = names.split(';').find(|n| !n.is_empty()) else { return true };
+    let Ok(kernel) = opencl3::kernel::Kernel::create(program, first) else { return false };
+    match kernel.num_args() {
+        Ok(0) => true,
+        Ok(_) => kernel.get_arg_name(0).is_ok(),
+        Err(_) => false,
+    }
+}
+
 impl std::fmt::Debug for Program {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Program").field("name", &self.name).field("device", &self.app.device().name).finish()
@@ -124,7 +151,22 @@ impl Program {
         }
         let kernel = opencl3::kernel::Kernel::create(&self.program, name)
             .during(|| format!("creating kernel `{name}` from program `{}`", self.name))?;
-        Ok(Kernel { kernel, name: name.to_string(), owner: name.to_string(), app: self.app.clone() })
+        let arg_names = if CHECK_ARGUMENT_NAMES { Some(self.argument_names(&kernel, name)?) } else { None };
+        Ok(Kernel { kernel, name: name.to_string(), owner: name.to_string(), app: self.app.clone(), arg_names })
+    }
+
+    /// The parameter names of kernel `name` as its source declares them, for the checks of [`crate::Launch`]; an
+    /// error when the driver gives none (the program was built with `-cl-kernel-arg-info`: a driver that ignores
+    /// it would leave every launch unchecked, which a checking build must not do silently).
+    fn argument_names(&self, kernel: &opencl3::kernel::Kernel, name: &str) -> Result<Arc<[String]>> {
+        let count = kernel.num_args().during(|| format!("counting the arguments of kernel `{name}`"))?;
+        (0..count)
+            .map(|i| {
+                kernel
+                    .get_arg_name(i)
+                    .during(|| format!("reading the name of argument {i} of kernel `{name}` (program `{}`)", self.name))
+            })
+            .collect()
     }
 
     /// The name given to [`ClApp::build_program`].
@@ -171,7 +213,7 @@ impl Program {
 /// let x = XData::from_slice(&app, &[4], &[1.0f32, 2.0, 3.0, 4.0])?;
 /// let src = "kernel void twice(global float* x, ulong n) { size_t i = get_global_id(0); if (i < n) x[i] *= 2.0f; }";
 /// let mut kernel = app.build_program("twice", src, "")?.kernel("twice")?.owned_by("Twice");
-/// kernel.launch().in_out(&x).scalar(4u64).global(&[4]).enqueue()?;
+/// kernel.launch().in_out("x", &x).scalar("n", 4u64).global(&[4]).enqueue()?;
 /// assert_eq!(x.to_vec()?, vec![2.0, 4.0, 6.0, 8.0]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
@@ -180,6 +222,8 @@ pub struct Kernel {
     pub(crate) name: String,
     pub(crate) owner: String,
     pub(crate) app: ClApp,
+    /// The parameter names the kernel declares, when launches check them ([`CHECK_ARGUMENT_NAMES`]).
+    pub(crate) arg_names: Option<Arc<[String]>>,
 }
 
 impl Kernel {

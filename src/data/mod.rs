@@ -11,7 +11,7 @@ mod storage;
 mod xdata;
 
 pub use kdata::KData;
-pub use launch::Launch;
+pub use launch::{Launch, checked_launches};
 pub use xdata::XData;
 
 pub(crate) use command::{Recorder, TrackedCommand};

@@ -184,9 +184,9 @@ impl<T: Element> Process for SheppLogan<T> {
     fn launch(&mut self) -> Result<()> {
         let plan = self.plan.get("SheppLogan")?;
         let bytes = (self.output.len() * std::mem::size_of::<T>()) as u64;
-        let mut launch = plan.kernel.launch().output(&self.output);
-        for v in plan.args {
-            launch = launch.index(plan.index, v);
+        let mut launch = plan.kernel.launch().output("out", &self.output);
+        for (name, v) in ["off", "s_k", "s_i", "s_j", "depth", "height", "width"].into_iter().zip(plan.args) {
+            launch = launch.index(name, plan.index, v);
         }
         launch.global(&plan.global).local(&LOCAL).work(bytes, 0).enqueue()
     }

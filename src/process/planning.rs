@@ -2,7 +2,7 @@
 //! several arrays in the form the kernels take them (`batch_offsets3` in `kernels/common.cl`: an axis count and
 //! `ulong8` extents and strides), numpy broadcasting, the index type and 16-byte runs.
 
-use crate::data::{Layout, XData};
+use crate::data::{Launch, Layout, XData};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -227,6 +227,25 @@ mod tests {
         assert!(broadcast((&[2], &[1]), (&[3], &[1])).is_none());
         assert_eq!(broadcast((&[], &[]), (&[5], &[2])).unwrap().0, vec![5]);
     }
+}
+
+/// The kernels' names of the source's strides, the target's, and the block's extents (`resample.cl`,
+/// `morphology.cl`; `rank.cl` for the strides: a block of up to four axes w, z, y, x).
+pub(crate) const X_STRIDES: [&str; 4] = ["xsw", "xsz", "xsy", "xsx"];
+pub(crate) const Y_STRIDES: [&str; 4] = ["ysw", "ysz", "ysy", "ysx"];
+pub(crate) const EXTENTS: [&str; 4] = ["nw", "nz", "ny", "nx"];
+
+/// `values` as the next index arguments, named `names` in order.
+pub(crate) fn indices<'k, const N: usize>(
+    mut launch: Launch<'k>,
+    idx: IndexType,
+    names: [&str; N],
+    values: &[usize],
+) -> Launch<'k> {
+    for (name, &value) in names.into_iter().zip(values) {
+        launch = launch.index(name, idx, value as u64);
+    }
+    launch
 }
 
 /// A pass's source and target as `[batch, z, y, x]` views: the extents and both arrays' strides.

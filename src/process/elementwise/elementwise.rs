@@ -336,8 +336,8 @@ struct Plan<T: Element> {
     /// The arrays written, in the kernel's order: this stage's output, then the fused stages'.
     targets: Vec<Target<T>>,
     constants: Vec<f64>,
-    /// Per operand (inputs, then outputs): the strides passed as arguments.
-    var_strides: Vec<Vec<u64>>,
+    /// Per operand (inputs, then outputs): the strides passed as arguments, each with its merged axis.
+    var_strides: Vec<Vec<(usize, u64)>>,
     /// Extents of the merged axes after the first.
     inner: Vec<u64>,
     count: u64,
@@ -463,7 +463,10 @@ impl<T: Element, O: Element> Elementwise<T, O> {
         let exprs: Vec<&Expr> = outputs.iter().map(|(_, e)| *e).collect();
         let generated = generate(name, &exprs, &kernel_shape)?;
         let var_strides = (0..strides.len())
-            .map(|o| axes.iter().filter_map(|(_, s)| s.get(o).copied().filter(|&v| v > 1)).map(|v| v as u64).collect())
+            .map(|o| {
+                let axis_strides = axes.iter().enumerate().map(|(a, (_, s))| (a, s.get(o).copied().unwrap_or(0)));
+                axis_strides.filter(|&(_, v)| v > 1).map(|(a, v)| (a, v as u64)).collect()
+            })
             .collect();
         let mut layouts: Vec<&crate::data::Layout> = self.inputs.iter().map(|x| x.layout()).collect();
         layouts.extend(outputs.iter().map(|(t, _)| t.layout_span()));
@@ -535,29 +538,32 @@ impl<T: Element, O: Element> Process for Elementwise<T, O> {
         let plan = self.plan.get("Elementwise")?;
         let Some(kernel) = plan.kernel.as_mut() else { return Ok(()) };
         let idx = plan.index;
+        // The parameter names expr_kernel::generate writes: in{k}, in{k}_off, in{k}_s{axis} per input, the same
+        // with out{k} per output, c{i} per constant, count, and n{axis} for the merged axes after the first.
         let mut strides = plan.var_strides.iter();
         let mut l = kernel.launch();
-        for x in &self.inputs {
-            l = l.input(x).index(idx, x.offset() as u64);
-            for &s in strides.next().into_iter().flatten() {
-                l = l.index(idx, s);
+        for (k, x) in self.inputs.iter().enumerate() {
+            l = l.input(&format!("in{k}"), x).index(&format!("in{k}_off"), idx, x.offset() as u64);
+            for &(a, s) in strides.next().into_iter().flatten() {
+                l = l.index(&format!("in{k}_s{a}"), idx, s);
             }
         }
-        for t in &plan.targets {
+        for (k, t) in plan.targets.iter().enumerate() {
+            let (name, offset) = (format!("out{k}"), format!("out{k}_off"));
             l = match t {
-                Target::Same(o) => l.output(o).index(idx, o.offset() as u64),
-                Target::Real(o) => l.output(o).index(idx, o.offset() as u64),
+                Target::Same(o) => l.output(&name, o).index(&offset, idx, o.offset() as u64),
+                Target::Real(o) => l.output(&name, o).index(&offset, idx, o.offset() as u64),
             };
-            for &s in strides.next().into_iter().flatten() {
-                l = l.index(idx, s);
+            for &(a, s) in strides.next().into_iter().flatten() {
+                l = l.index(&format!("out{k}_s{a}"), idx, s);
             }
         }
-        for &c in &plan.constants {
-            l = l.scalar(T::Real::from_c64(Complex64::new(c, 0.0)));
+        for (i, &c) in plan.constants.iter().enumerate() {
+            l = l.scalar(&format!("c{i}"), T::Real::from_c64(Complex64::new(c, 0.0)));
         }
-        l = l.index(idx, plan.count);
-        for &n in &plan.inner {
-            l = l.index(idx, n);
+        l = l.index("count", idx, plan.count);
+        for (a, &n) in plan.inner.iter().enumerate() {
+            l = l.index(&format!("n{}", a + 1), idx, n);
         }
         l.global(&[plan.groups * GROUP]).local(&[GROUP]).work(plan.bytes, plan.count).enqueue()
     }

@@ -2,14 +2,22 @@
 //! four-step for long axes, Bluestein for awkward primes), [`RealFft`] / [`InverseRealFft`] (numpy's rfftn and
 //! irfftn) and [`FftShift`]. Kernels: `kernels/fft.cl`, `fft_lines.cl`, `fft_butterflies.cl`, `fft_shift.cl`.
 
+mod axis_plan;
 mod complex_fft;
+mod fft_launch;
+mod fft_params;
+mod fft_plan;
+mod fft_strategy;
+mod host_fft;
 mod lines;
 mod radix;
 mod real_fft;
 mod schedule;
 mod shift;
 
-pub(crate) use complex_fft::smooth_length;
-pub use complex_fft::{Fft, FftAlgorithm, FftAxisStrategy, FftDirection, FftNorm, FftParams, FftPasses, FftStrategy};
+pub use complex_fft::Fft;
+pub use fft_params::{FftAlgorithm, FftDirection, FftNorm, FftParams};
+pub use fft_strategy::{FftAxisStrategy, FftPasses, FftStrategy};
+pub(crate) use host_fft::smooth_length;
 pub use real_fft::{InverseRealFft, RealFft, RealFftParams};
 pub use shift::{FftShift, FftShiftParams};

@@ -6,8 +6,10 @@
 //! which ignores the imaginary parts of the zero and Nyquist terms exactly as numpy does. Both move about twice
 //! the data a dedicated real-to-complex kernel would (the complex intermediate is full size).
 
-use super::complex_fft::fft_program;
-use super::complex_fft::{Fft, FftDirection, FftNorm, FftParams, FftStrategy};
+use super::axis_plan::fft_program;
+use super::complex_fft::Fft;
+use super::fft_params::{FftDirection, FftNorm, FftParams};
+use super::fft_strategy::FftStrategy;
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::{ComplexElement, Element};
@@ -369,12 +371,12 @@ impl<T: ComplexElement> Process for InverseRealFft<T> {
             let element = std::mem::size_of::<T>() as u64;
             plan.extend
                 .launch()
-                .input(&plan.half)
-                .output(&plan.full)
-                .index(plan.index, plan.m as u64)
-                .index(plan.index, plan.n as u64)
-                .index(plan.index, plan.inner as u64)
-                .index(plan.index, total as u64)
+                .input("src", &plan.half)
+                .output("dst", &plan.full)
+                .index("m", plan.index, plan.m as u64)
+                .index("n", plan.index, plan.n as u64)
+                .index("inner", plan.index, plan.inner as u64)
+                .index("total", plan.index, total as u64)
                 .global(&[total.div_ceil(group) * group])
                 .local(&[group])
                 .work(2 * total as u64 * element, 0)

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::elementwise::{Elementwise, Expr};
-use crate::process::planning::{PassView, index_type_for, pass_view};
+use crate::process::planning::{EXTENTS, PassView, X_STRIDES, Y_STRIDES, index_type_for, indices, pass_view};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 
@@ -234,22 +234,16 @@ impl<T: RealElement> Process for DistanceTransform<T> {
             let n = e.get(pass.axis as usize + 1).copied().unwrap_or(1).max(1);
             let lines = e.iter().product::<usize>() / n;
             let groups = lines.div_ceil(GROUP).clamp(1, MAX_GROUPS);
-            let mut l = plan.kernel.launch().input(&pass.source).index(idx, pass.source.offset() as u64);
-            for s in sx {
-                l = l.index(idx, s as u64);
-            }
-            l = l.output(&pass.target).index(idx, pass.target.offset() as u64);
-            for s in sy {
-                l = l.index(idx, s as u64);
-            }
-            for extent in e {
-                l = l.index(idx, extent as u64);
-            }
-            l.scalar(pass.axis)
-                .scalar(pass.first)
-                .scalar(T::from_c64(Complex64::new(pass.w, 0.0)))
-                .output(&plan.v)
-                .output(&plan.z)
+            let mut l = plan.kernel.launch().input("x", &pass.source).index("x0", idx, pass.source.offset() as u64);
+            l = indices(l, idx, X_STRIDES, &sx);
+            l = l.output("y", &pass.target).index("y0", idx, pass.target.offset() as u64);
+            l = indices(l, idx, Y_STRIDES, &sy);
+            indices(l, idx, EXTENTS, &e)
+                .scalar("axis", pass.axis)
+                .scalar("first", pass.first)
+                .scalar("w", T::from_c64(Complex64::new(pass.w, 0.0)))
+                .output("v", &plan.v)
+                .output("z", &plan.z)
                 .global(&[groups * GROUP])
                 .local(&[GROUP])
                 .work((e.iter().product::<usize>() * 2 * std::mem::size_of::<T>()) as u64, 0)

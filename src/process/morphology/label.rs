@@ -3,12 +3,12 @@
 //! element as scipy numbers them; hole filling as the background components that do not reach outside the array.
 
 use crate::app::Kernel;
-use crate::data::{Launch, XData};
+use crate::data::XData;
 use crate::element::RealElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::planning::{array_view, index_type_for};
+use crate::process::planning::{EXTENTS, X_STRIDES, Y_STRIDES, array_view, index_type_for, indices};
 use crate::process::rank::Footprint;
 use crate::process::{Prepared, Process};
 
@@ -236,24 +236,30 @@ impl<T: RealElement> Plan<T> {
         let per_item: usize = e.iter().skip(1).product();
         let items = e.first().copied().unwrap_or(1);
         let holes = i32::from(self.holes);
+        let (offset_x, offset_y) = (self.input.offset() as u64, self.output.offset() as u64);
         let global = [count.div_ceil(GROUP) * GROUP];
         let [init, merge, compress, count_k, scan, number, write] = &mut self.kernels;
-        let l = indices(init.launch().input(&self.input), idx, self.input.offset(), &sx);
-        indices(l, idx, e[0], &e[1..]).output(&self.parent).scalar(holes).global(&global).local(&[GROUP]).enqueue()?;
-        let l = indices(merge.launch().input(&self.input), idx, self.input.offset(), &sx);
-        indices(l, idx, e[0], &e[1..])
-            .in_out(&self.parent)
-            .scalar(holes)
-            .input(&self.offsets)
-            .scalar(self.noffsets)
+        let l = indices(init.launch().input("x", &self.input).index("x0", idx, offset_x), idx, X_STRIDES, &sx);
+        indices(l, idx, EXTENTS, &e)
+            .output("parent", &self.parent)
+            .scalar("holes", holes)
+            .global(&global)
+            .local(&[GROUP])
+            .enqueue()?;
+        let l = indices(merge.launch().input("x", &self.input).index("x0", idx, offset_x), idx, X_STRIDES, &sx);
+        indices(l, idx, EXTENTS, &e)
+            .in_out("parent", &self.parent)
+            .scalar("holes", holes)
+            .input("offsets", &self.offsets)
+            .scalar("noffsets", self.noffsets)
             .global(&global)
             .local(&[GROUP])
             .enqueue()?;
         compress
             .launch()
-            .index(idx, count as u64)
-            .in_out(&self.parent)
-            .scalar(holes)
+            .index("count", idx, count as u64)
+            .in_out("parent", &self.parent)
+            .scalar("holes", holes)
             .global(&global)
             .local(&[GROUP])
             .enqueue()?;
@@ -262,56 +268,47 @@ impl<T: RealElement> Plan<T> {
             let chunk_global = [chunk_items.div_ceil(GROUP) * GROUP];
             count_k
                 .launch()
-                .index(idx, per_item as u64)
-                .index(idx, items as u64)
-                .input(&self.parent)
-                .output(&self.counts)
-                .index(idx, CHUNK as u64)
-                .index(idx, self.chunks as u64)
+                .index("per_item", idx, per_item as u64)
+                .index("nw", idx, items as u64)
+                .input("parent", &self.parent)
+                .output("counts", &self.counts)
+                .index("chunk", idx, CHUNK as u64)
+                .index("chunks", idx, self.chunks as u64)
                 .global(&chunk_global)
                 .local(&[GROUP])
                 .enqueue()?;
             scan.launch()
-                .in_out(&self.counts)
-                .index(idx, self.chunks as u64)
-                .output(&self.totals)
-                .local_memory(SCAN_GROUP * 4)
+                .in_out("counts", &self.counts)
+                .index("chunks", idx, self.chunks as u64)
+                .output("totals", &self.totals)
+                .local_memory("sums", SCAN_GROUP * 4)
                 .global(&[items * SCAN_GROUP])
                 .local(&[SCAN_GROUP])
                 .enqueue()?;
             number
                 .launch()
-                .index(idx, per_item as u64)
-                .index(idx, items as u64)
-                .input(&self.parent)
-                .input(&self.counts)
-                .index(idx, CHUNK as u64)
-                .index(idx, self.chunks as u64)
-                .output(&self.number)
+                .index("per_item", idx, per_item as u64)
+                .index("nw", idx, items as u64)
+                .input("parent", &self.parent)
+                .input("counts", &self.counts)
+                .index("chunk", idx, CHUNK as u64)
+                .index("chunks", idx, self.chunks as u64)
+                .output("number", &self.number)
                 .global(&chunk_global)
                 .local(&[GROUP])
                 .enqueue()?;
         }
-        let l = indices(write.launch().input(&self.input), idx, self.input.offset(), &sx);
-        let l = indices(l.output(&self.output), idx, self.output.offset(), &sy);
-        indices(l, idx, e[0], &e[1..])
-            .input(&self.parent)
-            .input(&self.number)
-            .scalar(holes)
+        let l = indices(write.launch().input("x", &self.input).index("x0", idx, offset_x), idx, X_STRIDES, &sx);
+        let l = indices(l.output("y", &self.output).index("y0", idx, offset_y), idx, Y_STRIDES, &sy);
+        indices(l, idx, EXTENTS, &e)
+            .input("parent", &self.parent)
+            .input("number", &self.number)
+            .scalar("holes", holes)
             .global(&global)
             .local(&[GROUP])
             .work((count * 2 * std::mem::size_of::<T>()) as u64, 0)
             .enqueue()
     }
-}
-
-/// `first` and then `rest` as index arguments (an array's offset and strides, or the extents).
-fn indices<'a>(mut l: Launch<'a>, idx: IndexType, first: usize, rest: &[usize]) -> Launch<'a> {
-    l = l.index(idx, first as u64);
-    for &v in rest {
-        l = l.index(idx, v as u64);
-    }
-    l
 }
 
 /// Connected components of real data (scipy.ndimage.label): non-zero elements joined through the structure get

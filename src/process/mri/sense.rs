@@ -178,13 +178,19 @@ impl<T: ComplexElement> SenseOperator<T> {
         let element = std::mem::size_of::<T>() as u64;
         let [expand, weight, combine, _] = &mut self.kernels;
         let launch = match which {
-            Pass::Expand => expand.launch().input(input).input(&self.maps),
-            Pass::Weight(_) => weight.launch().input(input).input(&self.mask),
-            Pass::Combine => combine.launch().input(input).input(&self.maps),
+            Pass::Expand => expand.launch().input("x", input).input("s", &self.maps),
+            Pass::Weight(_) => weight.launch().input("in", input).input("mask", &self.mask),
+            Pass::Combine => combine.launch().input("in", input).input("s", &self.maps),
         };
-        let launch = launch.output(output).index(idx, coils).index(idx, positions).scalar(n0).scalar(n1).scalar(n2);
+        let launch = launch
+            .output("out", output)
+            .index("coils", idx, coils)
+            .index("positions", idx, positions)
+            .scalar("n0", n0)
+            .scalar("n1", n1)
+            .scalar("n2", n2);
         let launch = match which {
-            Pass::Weight(mode) => launch.scalar(mode as u32),
+            Pass::Weight(mode) => launch.scalar("mode", mode as u32),
             _ => launch,
         };
         launch
@@ -235,10 +241,10 @@ impl<T: ComplexElement> SenseOperator<T> {
         let [_, _, _, pattern] = &mut self.kernels;
         pattern
             .launch()
-            .input(k)
-            .output(&self.mask)
-            .index(idx, coils)
-            .index(idx, positions)
+            .input("k", k)
+            .output("mask", &self.mask)
+            .index("coils", idx, coils)
+            .index("positions", idx, positions)
             .global(&[groups * GROUP])
             .local(&[GROUP])
             .enqueue()

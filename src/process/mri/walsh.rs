@@ -259,12 +259,12 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
         let (global, group) = plan.layout.geometry(coils, nx, ny);
         plan.eigen
             .launch()
-            .input(&images)
-            .output(&self.maps)
-            .scalar(as_u32(nx)?)
-            .scalar(as_u32(ny)?)
-            .scalar(as_u32(p.smoothing)?)
-            .scalar(as_u32(p.iterations)?)
+            .input("img", &images)
+            .output("maps", &self.maps)
+            .scalar("nx", as_u32(nx)?)
+            .scalar("ny", as_u32(ny)?)
+            .scalar("box", as_u32(p.smoothing)?)
+            .scalar("iterations", as_u32(p.iterations)?)
             .global(&[global])
             .local(&[group])
             .enqueue()

@@ -14,7 +14,7 @@ use crate::element::RealElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::planning::{PassView, index_type_for, pass_view, view4};
+use crate::process::planning::{PassView, X_STRIDES, Y_STRIDES, index_type_for, indices, pass_view, view4};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 use std::collections::BTreeSet;
@@ -384,21 +384,18 @@ impl<T: RealElement> Process for RankFilter<T> {
                 _ => count,
             };
             let groups = (items as usize).div_ceil(GROUP).clamp(1, MAX_GROUPS);
-            let mut l = pass.kernel.launch().input(&pass.source).index(idx, pass.source.offset() as u64);
-            for s in sx {
-                l = l.index(idx, s as u64);
-            }
-            l = l.output(&pass.target).index(idx, pass.target.offset() as u64);
-            for s in sy {
-                l = l.index(idx, s as u64);
-            }
-            l = l.index(idx, count).index(idx, e[1] as u64).index(idx, e[2] as u64).index(idx, e[3] as u64);
+            // RANK_ARGS in rank.cl: the source and target views, then the element count and the z, y, x extents.
+            let mut l = pass.kernel.launch().input("x", &pass.source).index("x0", idx, pass.source.offset() as u64);
+            l = indices(l, idx, X_STRIDES, &sx);
+            l = l.output("y", &pass.target).index("y0", idx, pass.target.offset() as u64);
+            l = indices(l, idx, Y_STRIDES, &sy);
+            l = indices(l.index("count", idx, count), idx, ["nz", "ny", "nx"], &e[1..]);
             if let Some(Line { size, before, how: LineKernel::RowTiles, .. }) = pass.line {
                 let rows = count / (e[3].max(1) as u64);
-                l.scalar(size)
-                    .scalar(before)
-                    .scalar(cval)
-                    .local_memory((ROW_TILE + size as usize - 1) * std::mem::size_of::<T>())
+                l.scalar("size", size)
+                    .scalar("before", before)
+                    .scalar("cval", cval)
+                    .local_memory("tile", (ROW_TILE + size as usize - 1) * std::mem::size_of::<T>())
                     .global(&[e[3].div_ceil(ROW_TILE) * ROW_TILE, rows as usize])
                     .local(&[ROW_TILE, 1])
                     .work(count * 2 * std::mem::size_of::<T>() as u64, 0)
@@ -407,17 +404,21 @@ impl<T: RealElement> Process for RankFilter<T> {
             }
             l = match (pass.line, &plan.taps) {
                 (Some(Line { axis, before, how: LineKernel::Blocks(blocks), .. }), _) => {
-                    l.scalar(axis).scalar(before).scalar(cval).index(idx, blocks)
+                    l.scalar("axis", axis).scalar("before", before).scalar("cval", cval).index("nblocks", idx, blocks)
                 }
                 (Some(Line { axis, before, how: LineKernel::NanLines, .. }), _) => {
-                    l.scalar(axis).scalar(before).scalar(cval)
+                    l.scalar("axis", axis).scalar("before", before).scalar("cval", cval)
                 }
-                (Some(Line { axis, size, before, .. }), _) => l.scalar(axis).scalar(size).scalar(before).scalar(cval),
+                (Some(Line { axis, size, before, .. }), _) => {
+                    l.scalar("axis", axis).scalar("size", size).scalar("before", before).scalar("cval", cval)
+                }
                 (None, Some(taps)) => match &plan.values {
-                    Some(values) => l.input(taps).input(values).scalar(ntaps).scalar(cval),
-                    None => l.input(taps).scalar(ntaps).scalar(r).scalar(cval),
+                    Some(values) => {
+                        l.input("taps", taps).input("values", values).scalar("ntaps", ntaps).scalar("cval", cval)
+                    }
+                    None => l.input("taps", taps).scalar("ntaps", ntaps).scalar("r", r).scalar("cval", cval),
                 },
-                (None, None) => l.scalar(cval),
+                (None, None) => l.scalar("cval", cval),
             };
             l.global(&[groups * GROUP])
                 .local(&[GROUP])

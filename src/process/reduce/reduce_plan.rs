@@ -292,11 +292,11 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
                 })
             }
             Step::Lanes { kernel } => operands(kernel, x, y, idx, stride, len, b)
-                .index(idx, self.outputs as u64)
-                .output(out)
-                .index(idx, out.offset() as u64)
-                .scalar(p)
-                .scalar(ip)
+                .index("outputs", idx, self.outputs as u64)
+                .output("out", out)
+                .index("out_off", idx, out.offset() as u64)
+                .scalar("p", p)
+                .scalar("ip", ip)
                 .global(&[self.outputs.div_ceil(64) * 64])
                 .local(&[64])
                 .work(bytes, flops)
@@ -305,15 +305,15 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
                 let first = operands(kernel, x, y, idx, stride, len, b);
                 // Without a second pass the partials argument is unused; the output stands in for it.
                 let first = match finish {
-                    Some((_, partials)) => first.output(partials),
-                    None => first.output(out),
+                    Some((_, partials)) => first.output("partials", partials),
+                    None => first.output("partials", out),
                 };
                 first
-                    .output(out)
-                    .index(idx, out.offset() as u64)
-                    .scalar(u32::from(finish.is_none()))
-                    .scalar(p)
-                    .scalar(ip)
+                    .output("out", out)
+                    .index("out_off", idx, out.offset() as u64)
+                    .scalar("finalize", u32::from(finish.is_none()))
+                    .scalar("p", p)
+                    .scalar("ip", ip)
                     .global(&[*chunks * self.wg, self.outputs])
                     .local(&[self.wg, 1])
                     .work(bytes, flops)
@@ -321,15 +321,15 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
                 if let Some((k, partials)) = finish {
                     let partial_bytes = (partials.len() + self.outputs) as u64 * std::mem::size_of::<O>() as u64;
                     k.launch()
-                        .input(partials)
-                        .index(idx, *chunks as u64)
-                        .scalar(b.axes)
-                        .scalar(b.shape)
-                        .scalar(b.strides[2])
-                        .output(out)
-                        .index(idx, out.offset() as u64)
-                        .scalar(p)
-                        .scalar(ip)
+                        .input("partials", partials)
+                        .index("chunks", idx, *chunks as u64)
+                        .scalar("nd", b.axes)
+                        .scalar("shape", b.shape)
+                        .scalar("batch_out", b.strides[2])
+                        .output("out", out)
+                        .index("out_off", idx, out.offset() as u64)
+                        .scalar("p", p)
+                        .scalar("ip", ip)
                         .global(&[self.outputs * self.wg])
                         .local(&[self.wg])
                         .work(partial_bytes, 0)
@@ -378,18 +378,18 @@ fn operands<'k, T: Element>(
 ) -> Launch<'k> {
     kernel
         .launch()
-        .input(x)
-        .index(idx, x.offset() as u64)
-        .index(idx, stride[0] as u64)
-        .input(y)
-        .index(idx, y.offset() as u64)
-        .index(idx, stride[1] as u64)
-        .index(idx, len)
-        .scalar(b.axes)
-        .scalar(b.shape)
-        .scalar(b.strides[0])
-        .scalar(b.strides[1])
-        .scalar(b.strides[2])
+        .input("x", x)
+        .index("x_off", idx, x.offset() as u64)
+        .index("sx", idx, stride[0] as u64)
+        .input("y", y)
+        .index("y_off", idx, y.offset() as u64)
+        .index("sy", idx, stride[1] as u64)
+        .index("len", idx, len)
+        .scalar("nd", b.axes)
+        .scalar("shape", b.shape)
+        .scalar("batch_x", b.strides[0])
+        .scalar("batch_y", b.strides[1])
+        .scalar("batch_out", b.strides[2])
 }
 
 /// The checks on the operands and the output: one device, one shape, an existing axis, the output's shape, no

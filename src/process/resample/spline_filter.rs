@@ -8,7 +8,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::planning::{array_view, index_type_for};
+use crate::process::planning::{EXTENTS, X_STRIDES, Y_STRIDES, array_view, index_type_for, indices};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 
@@ -277,7 +277,7 @@ impl<T: Element> Prefilter<T> {
         let index = index_type_for(&layouts, &counts);
         let (mut recursive, mut convolving_kernel) = (None, None);
         if !passes.is_empty() {
-            // The same options as the separable passes' (transform.rs), so that both share one program.
+            // The same options as the separable passes' (interp_plan.rs), so that both share one program.
             let options = format!("{} -DIDX={} -DORDER={order}", T::build_options(), index.cl_type());
             let program = app.build_program("resample.cl", &kernels::with_common(kernels::RESAMPLE), &options)?;
             if convolving < passes.len() {
@@ -337,28 +337,22 @@ impl<T: Element> Prefilter<T> {
                 (false, Some(k), _, _) => (k, None),
                 _ => return Err(Error::invalid("spline prefilter", "a pass without its kernel")),
             };
-            let mut l = kernel.launch().input(&pass.source).index(idx, pass.source.offset() as u64);
-            for s in sx {
-                l = l.index(idx, s as u64);
-            }
-            l = l.output(&pass.target).index(idx, pass.target.offset() as u64);
-            for s in sy {
-                l = l.index(idx, s as u64);
-            }
+            let mut l = kernel.launch().input("x", &pass.source).index("x0", idx, pass.source.offset() as u64);
+            l = indices(l, idx, X_STRIDES, &sx);
+            l = l.output("y", &pass.target).index("y0", idx, pass.target.offset() as u64);
+            l = indices(l, idx, Y_STRIDES, &sy);
             match taps {
                 Some(t) => {
                     let outputs = te.iter().product::<usize>();
-                    for extent in te {
-                        l = l.index(idx, extent as u64);
-                    }
-                    l.scalar(pass.slot as i32 - 1)
-                        .index(idx, n as u64)
-                        .index(idx, pass.pad as u64)
-                        .scalar(i32::from(pad_edge))
-                        .scalar(cval)
-                        .scalar(extension)
-                        .input(t)
-                        .scalar((t.len() - 1) as i32)
+                    l = indices(l, idx, EXTENTS, &te);
+                    l.scalar("axis", pass.slot as i32 - 1)
+                        .index("n", idx, n as u64)
+                        .index("pad", idx, pass.pad as u64)
+                        .scalar("pad_edge", i32::from(pad_edge))
+                        .scalar("cval", cval)
+                        .scalar("ext_mode", extension)
+                        .input("taps", t)
+                        .scalar("reach", (t.len() - 1) as i32)
                         .global(&[outputs.div_ceil(FIR_GROUP) * FIR_GROUP])
                         .local(&[FIR_GROUP])
                         .work((outputs * 2 * std::mem::size_of::<T>()) as u64, (outputs * 2 * t.len()) as u64)
@@ -367,14 +361,12 @@ impl<T: Element> Prefilter<T> {
                 None => {
                     let lines = e.iter().product::<usize>() / n;
                     let groups = lines.div_ceil(GROUP).clamp(1, MAX_GROUPS);
-                    for extent in e {
-                        l = l.index(idx, extent as u64);
-                    }
-                    l.scalar(pass.slot as i32 - 1)
-                        .index(idx, pass.pad as u64)
-                        .scalar(i32::from(pad_edge))
-                        .scalar(cval)
-                        .scalar(init)
+                    l = indices(l, idx, EXTENTS, &e);
+                    l.scalar("axis", pass.slot as i32 - 1)
+                        .index("pad", idx, pass.pad as u64)
+                        .scalar("pad_edge", i32::from(pad_edge))
+                        .scalar("cval", cval)
+                        .scalar("init", init)
                         .global(&[groups * GROUP])
                         .local(&[GROUP])
                         .work((e.iter().product::<usize>() * 6 * std::mem::size_of::<T>()) as u64, 0)

@@ -105,14 +105,20 @@ impl<T: Element> LinearOperator<T> for WithTv<'_, T> {
     fn apply(&mut self, x: &XData<T>, out: &XData<T>) -> Result<()> {
         self.normal.apply(x, out)?;
         let count = self.extents.iter().product();
-        over_image(self.gram.launch().input(x).in_out(out).scalar(self.rho), self.index, &self.extents, count)
+        over_image(
+            self.gram.launch().input("x", x).in_out("out", out).scalar("rho", self.rho),
+            self.index,
+            &self.extents,
+            count,
+        )
     }
 }
 
-/// Ends a launch over the image's `count` positions: the extents as index arguments (none for a kernel that only
-/// takes the count, already given), then the sizes, and enqueues it.
+/// Ends a launch over the image's `count` positions: the extents as index arguments `n0`, `n1`, `n2` (none for a
+/// kernel that only takes the count, already given), then the sizes, and enqueues it.
 fn over_image(launch: Launch<'_>, index: IndexType, extents: &[usize], count: usize) -> Result<()> {
-    let launch = extents.iter().fold(launch, |l, &n| l.index(index, n as u64));
+    let names = ["n0", "n1", "n2"].into_iter();
+    let launch = names.zip(extents).fold(launch, |l, (name, &n)| l.index(name, index, n as u64));
     let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
     launch.global(&[groups * GROUP]).local(&[GROUP]).enqueue()
 }
@@ -169,20 +175,28 @@ impl<T: Element> TvAdmm<T> {
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));
         let idx = self.index;
         let [start, ..] = &mut self.kernels;
-        over_image(start.launch().output(x).output(&self.z).output(&self.u).index(idx, count as u64), idx, &[], count)?;
+        over_image(
+            start.launch().output("x", x).output("z", &self.z).output("u", &self.u).index("count", idx, count as u64),
+            idx,
+            &[],
+            count,
+        )?;
         let (mut total, mut iterations) = (0usize, 0usize);
         // ADMM stops on the CG budget; a right-hand side that stays 0 takes no CG iterations, so the ADMM
         // iterations are bounded too.
         while iterations <= self.params.iterations {
             let [_, rhs_kernel, gram, update] = &mut self.kernels;
-            let launch = rhs_kernel.launch().input(b).input(&self.z).input(&self.u).output(&self.rhs);
-            over_image(launch.scalar(real(self.params.rho)), idx, &self.extents, count)?;
+            let launch =
+                rhs_kernel.launch().input("b", b).input("z", &self.z).input("u", &self.u).output("out", &self.rhs);
+            over_image(launch.scalar("rho", real(self.params.rho)), idx, &self.extents, count)?;
             let mut op =
                 WithTv { normal: &mut *normal, gram, rho: real(self.params.rho), extents: self.extents, index: idx };
             self.cg.solve_from(&mut op, &self.rhs, x)?;
             total += self.cg.iterations_run()?;
-            let launch = update.launch().input(x).in_out(&self.z).in_out(&self.u);
-            let launch = launch.scalar(real(self.params.relaxation)).scalar(real(self.params.lambda / self.params.rho));
+            let launch = update.launch().input("x", x).in_out("z", &self.z).in_out("u", &self.u);
+            let launch = launch
+                .scalar("alpha", real(self.params.relaxation))
+                .scalar("theta", real(self.params.lambda / self.params.rho));
             over_image(launch, idx, &self.extents, count)?;
             iterations += 1;
             if total > self.params.iterations {

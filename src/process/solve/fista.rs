@@ -143,9 +143,9 @@ impl<T: Element> Fista<T> {
         let [start, ..] = &mut self.kernels;
         start
             .launch()
-            .output(x)
-            .output(&self.z_prev)
-            .index(idx, n)
+            .output("x", x)
+            .output("z_prev", &self.z_prev)
+            .index("n", idx, n)
             .global(&[groups * GROUP])
             .local(&[GROUP])
             .enqueue()?;
@@ -156,11 +156,11 @@ impl<T: Element> Fista<T> {
             let [_, momentum, _] = &mut self.kernels;
             momentum
                 .launch()
-                .input(&self.z)
-                .in_out(&self.z_prev)
-                .output(x)
-                .scalar(real((t - 1.0) / t_next))
-                .index(idx, n)
+                .input("z", &self.z)
+                .in_out("z_prev", &self.z_prev)
+                .output("x", x)
+                .scalar("c", real((t - 1.0) / t_next))
+                .index("n", idx, n)
                 .global(&[groups * GROUP])
                 .local(&[GROUP])
                 .work(4 * n * element, 3 * n)
@@ -170,11 +170,11 @@ impl<T: Element> Fista<T> {
             let [_, _, gradient] = &mut self.kernels;
             gradient
                 .launch()
-                .in_out(x)
-                .input(b)
-                .input(&self.nx)
-                .scalar(real(self.params.step))
-                .index(idx, n)
+                .in_out("x", x)
+                .input("b", b)
+                .input("nx", &self.nx)
+                .scalar("tau", real(self.params.step))
+                .index("n", idx, n)
                 .global(&[groups * GROUP])
                 .local(&[GROUP])
                 .work(4 * n * element, 3 * n)

@@ -253,14 +253,19 @@ impl<T: Element> WaveletPlan<T> {
             let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
             let kernel = if synthesis { &mut self.synthesis } else { &mut self.analysis };
             let launch = kernel.launch();
-            let launch = if synthesis { launch.output(&band) } else { launch.input(&band) }.index(idx, band0);
-            let launch = if synthesis { launch.input(&lo) } else { launch.output(&lo) }.index(idx, lo0);
-            let launch = if synthesis { launch.input(&hi) } else { launch.output(&hi) }.index(idx, hi0);
+            // wavelet_synthesis writes the band `out` from `lo` and `hi`; wavelet_analysis reads it as `in`.
+            let launch = if synthesis {
+                launch.output("out", &band).index("out0", idx, band0).input("lo", &lo).index("lo0", idx, lo0)
+            } else {
+                launch.input("in", &band).index("in0", idx, band0).output("lo", &lo).index("lo0", idx, lo0)
+            };
+            let launch = if synthesis { launch.input("hi", &hi) } else { launch.output("hi", &hi) };
             launch
-                .index(idx, s.outer as u64)
-                .index(idx, s.n as u64)
-                .index(idx, s.inner as u64)
-                .index(idx, s.m as u64)
+                .index("hi0", idx, hi0)
+                .index("outer", idx, s.outer as u64)
+                .index("n", idx, s.n as u64)
+                .index("inner", idx, s.inner as u64)
+                .index("m", idx, s.m as u64)
                 .global(&[groups * GROUP])
                 .local(&[GROUP])
                 .work((count * 3 * std::mem::size_of::<T>()) as u64, 8 * count as u64)

@@ -134,13 +134,10 @@ impl<T: Element> WaveletThreshold<T> {
         let idx = self.index;
         let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
         let [shift, _] = &mut self.kernels;
-        let mut launch = shift.launch().input(from).output(to);
-        for v in [n0, n1, n2] {
-            launch = launch.index(idx, v as u64);
-        }
-        for (s, n) in shifts.iter().zip([n0, n1, n2]) {
-            launch = launch.index(idx, (s % n) as u64);
-        }
+        let launch = shift.launch().input("in", from).output("out", to);
+        let launch = launch.index("n0", idx, n0 as u64).index("n1", idx, n1 as u64).index("n2", idx, n2 as u64);
+        let [s0, s1, s2] = [shifts[0] % n0, shifts[1] % n1, shifts[2] % n2];
+        let launch = launch.index("s0", idx, s0 as u64).index("s1", idx, s1 as u64).index("s2", idx, s2 as u64);
         launch.global(&[groups * GROUP]).local(&[GROUP]).enqueue()
     }
 }
@@ -179,9 +176,9 @@ impl<T: Element> Proximal<T> for WaveletThreshold<T> {
         let idx = self.index;
         let [_, soft] = &mut self.kernels;
         soft.launch()
-            .in_out(&coefficients)
-            .scalar(T::Real::from_c64(Complex::new(self.threshold, 0.0)))
-            .index(idx, count as u64)
+            .in_out("x", &coefficients)
+            .scalar("theta", T::Real::from_c64(Complex::new(self.threshold, 0.0)))
+            .index("count", idx, count as u64)
             .global(&[groups * GROUP])
             .local(&[GROUP])
             .enqueue()?;
