@@ -32,6 +32,9 @@ fn row(definition: &Definition) -> String {
     let command = (definition.augment)(clap::Command::new(definition.name));
     let about = command.get_about().map(|a| a.to_string()).unwrap_or_default().replace('|', "\\|");
     let mut name = format!("`{}`", definition.name);
+    if let Some(target) = definition.lowers_to {
+        name.push_str(&format!(" → `{target}`"));
+    }
     if !definition.aliases.is_empty() {
         let aliases: Vec<String> = definition.aliases.iter().map(|a| format!("`{a}`")).collect();
         name.push_str(&format!(" ({})", aliases.join(", ")));
@@ -69,7 +72,7 @@ fn row(definition: &Definition) -> String {
 /// The generated block: every definition, its inputs, its parameters with their defaults, and what it is.
 fn reference() -> String {
     let mut text = format!(
-        "{BEGIN}\n| name (aliases) | inputs | parameters: `--flag` = default (a pipeline step's key is the flag's name \
+        "{BEGIN}\n| name (→ the operation a shortcut lowers to) (aliases) | inputs | parameters: `--flag` = default (a pipeline step's key is the flag's name \
          with `_` for `-`) | what |\n|---|---|---|---|\n"
     );
     for definition in DEFINITIONS {

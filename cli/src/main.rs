@@ -146,12 +146,22 @@ fn command_line() -> clap::Command {
     for name in names {
         let order = match (FIRST.iter().position(|f| *f == name), Definition::find(&name)) {
             (Some(k), _) => k,
-            (None, Some(_)) => FIRST.len() + DEFINITIONS.iter().position(|d| d.name == name).unwrap_or(0),
-            (None, None) => FIRST.len() + DEFINITIONS.len(),
+            (None, Some(definition)) => FIRST.len() + help_position(definition),
+            (None, None) => FIRST.len() + 2 * DEFINITIONS.len(),
         };
         line = line.mut_subcommand(name, |c| c.display_order(order));
     }
     line
+}
+
+/// Where an operation's subcommand stands among the operations': after the one it is a shortcut of, or in the
+/// definitions' order (by family).
+fn help_position(definition: &Definition) -> usize {
+    let index = |name: &str| DEFINITIONS.iter().position(|d| d.name == name).unwrap_or(0);
+    match definition.lowers_to {
+        Some(target) => 2 * index(target) + 1,
+        None => 2 * index(definition.name),
+    }
 }
 
 /// Runs the command `matches` names.

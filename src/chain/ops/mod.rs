@@ -52,6 +52,8 @@ pub struct Definition {
     pub aliases: &'static [&'static str],
     /// The arrays it reads.
     pub inputs: Inputs,
+    /// For a shortcut, the operation it lowers to (`median` → `rank-filter`).
+    pub lowers_to: Option<&'static str>,
     /// Adds its parameters (flags, its about text and examples) to a subcommand.
     pub augment: fn(clap::Command) -> clap::Command,
     /// The step from parsed flags.
@@ -67,6 +69,7 @@ impl Definition {
             name: T::NAME,
             aliases: T::ALIASES,
             inputs: T::INPUTS,
+            lowers_to: None,
             augment: T::augment_args,
             from_matches: |m| from_matches::<T>(m).map(Into::into),
             from_table: |t| from_table::<T>(t).map(Into::into),
@@ -79,6 +82,7 @@ impl Definition {
             name: T::NAME,
             aliases: T::ALIASES,
             inputs: T::INPUTS,
+            lowers_to: Some(<T::Target as Named>::NAME),
             augment: T::augment_args,
             from_matches: |m| lowered(from_matches::<T>(m)?).map(Into::into),
             from_table: |t| lowered(from_table::<T>(t)?).map(Into::into).map_err(|e| e.to_string()),
