@@ -728,11 +728,7 @@ impl<T: ComplexElement> Fft<T> {
         }
         let shape = input.shape().to_vec();
         if output.shape() != shape.as_slice() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("an output of the input's shape {shape:?}"),
-                got: format!("{:?}", output.shape()),
-            });
+            return Err(Error::shape_because(op, &shape, output.shape(), "the input's shape"));
         }
         // (outer, n, inner) of each axis: the array as [outer, n, inner].
         let transformed = transformed_axes(&shape, &self.params)?;
@@ -932,7 +928,7 @@ fn transformed_axes(shape: &[usize], params: &FftParams) -> Result<Vec<(usize, u
     let mut transformed = Vec::with_capacity(axes.len());
     for (i, &a) in axes.iter().enumerate() {
         let Some(line) = around(shape, a) else {
-            return Err(Error::invalid("Fft", format!("axis {a} is out of range for shape {shape:?}")));
+            return Err(Error::axis("Fft", a as isize, shape));
         };
         if axes.iter().take(i).any(|&b| b == a) {
             return Err(Error::invalid("Fft", format!("axis {a} is given twice in {axes:?}")));
