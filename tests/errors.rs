@@ -112,3 +112,42 @@ fn absurd_allocations_are_refused_before_reaching_the_driver() {
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
     assert!(XData::<f64>::zeros(app(), &[usize::MAX, 3]).is_err());
 }
+
+/// Code decides on an error by its typed fields — the shapes, the axis, the element types — never by its text
+/// (issue 46): each refusal below is matched on exact field values, and its one-line message still names both
+/// sides.
+#[test]
+fn refusals_carry_typed_shapes_axes_and_types() {
+    let x = XData::<f32>::zeros(app(), &[2, 3]).unwrap();
+    let err = Transpose::new(&x, &XData::<f32>::zeros(app(), &[3, 3]).unwrap()).init().unwrap_err();
+    assert!(
+        matches!(&err, Error::Shape { op, expected, got, .. } if op == "Transpose" && expected == &[3, 2] && got == &[3, 3]),
+        "{err:?}"
+    );
+
+    let err = MatrixPower::<f32>::output_shape(&[5, 3, 4]).unwrap_err();
+    assert!(
+        matches!(&err, Error::Shape { expected, got, .. } if expected == &[5, 3, 3] && got == &[5, 3, 4]),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string().lines().count(), 1, "{err}");
+
+    let err = NormN::apply(&XData::<f32>::zeros(app(), &[4, 5]).unwrap(), NormParams::new(NormOrder::Inf).along(2))
+        .unwrap_err();
+    assert!(matches!(&err, Error::Axis { axis: 2, shape, .. } if shape == &[4, 5]), "{err:?}");
+    assert!(err.to_string().ends_with("axis 2 does not exist in an array of shape [4, 5] (2 axes)"), "{err}");
+
+    let err = XData::from_slice(app(), &[2, 3], &[0.0f32; 5]).unwrap_err();
+    assert!(matches!(&err, Error::Length { shape, got: 5, .. } if shape == &[2, 3]), "{err:?}");
+
+    let err = Elementwise::<f32>::output_shape(&[&[5, 3], &[4]]).unwrap_err();
+    assert!(matches!(&err, Error::Broadcast { shapes, .. } if shapes == &[vec![5, 3], vec![4]]), "{err:?}");
+    assert!(err.to_string().ends_with("got [5, 3] and [4]"), "{err}");
+
+    // numpy wrote the complex64 file (tests/fixtures/c64.npy; cliper calls the type c32): loading it as f32 names
+    // both element types.
+    let complex = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/c64.npy");
+    let err = XData::<f32>::load(app(), &complex).unwrap_err();
+    assert!(matches!(&err, Error::Type { expected: "f32", got: "c32", .. }), "{err:?}");
+    assert!(err.to_string().contains("c64.npy") && err.to_string().contains("load it as c32 or c64"), "{err}");
+}

@@ -445,3 +445,18 @@ fn no_opencl_platform_gives_the_install_hint() {
     assert!(stderr.contains("pocl-opencl-icd") && stderr.contains("ocl-icd-libopencl1"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Refusals of two-input operations and of axes: one line that names both element types (or the axis and the
+/// shape), exit code 1. The inputs are numpy's files (tests/fixtures: f32_c_order.npy is float32 [2, 3],
+/// c64.npy complex64 [2], which cliper calls c32).
+#[test]
+fn mixed_types_and_missing_axes_are_named() {
+    let real = "tests/fixtures/f32_c_order.npy";
+    let complex = "tests/fixtures/c64.npy";
+    let e = fails(&["dot", real, complex], 1);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("dot: type mismatch: expected f32, got c32 (the second input"), "{e}");
+    let e = fails(&["dot", real, real, "--axis", "-3"], 1);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("axis -3 does not exist in an array of shape [2, 3] (2 axes)"), "{e}");
+}

@@ -665,12 +665,5 @@ pub(super) fn defined<'a>(arrays: &'a HashMap<String, AnyData>, name: &str) -> R
 
 /// Prefixes an error from a step with the step's number.
 fn in_step(e: Error, i: usize) -> Error {
-    match e {
-        Error::InvalidArgument { op, reason } => {
-            Error::InvalidArgument { op: format!("step {} ({op})", i + 1), reason }
-        }
-        Error::Shape { op, expected, got } => Error::Shape { op: format!("step {} ({op})", i + 1), expected, got },
-        Error::Type { op, expected, got } => Error::Type { op: format!("step {} ({op})", i + 1), expected, got },
-        other => other,
-    }
+    e.with_op(|op| format!("step {} ({op})", i + 1))
 }

@@ -42,11 +42,8 @@ impl<T: ComplexElement> KData<T> {
             return Err(Error::invalid("KData::new", format!("spatial_dims must be 1, 2 or 3, got {spatial_dims}")));
         }
         if data.ndim() < spatial_dims + 1 {
-            return Err(Error::Shape {
-                op: "KData::new".into(),
-                expected: format!("[frames…, coils, {spatial_dims} spatial axes] (at least {} axes)", spatial_dims + 1),
-                got: format!("{:?}", data.shape()),
-            });
+            let rule = format!("[frames…, coils, {spatial_dims} spatial axes] (at least {} axes)", spatial_dims + 1);
+            return Err(Error::shape_rule("KData::new", rule, data.shape()));
         }
         Ok(KData { data, spatial_dims, sensitivity_maps: None, sampling_mask: None })
     }
@@ -113,11 +110,11 @@ impl<T: ComplexElement> KData<T> {
         let spatial = self.spatial_shape().to_vec();
         let per_frame: Vec<usize> = self.frame_shape().iter().chain(&spatial).copied().collect();
         if mask.shape() != spatial.as_slice() && mask.shape() != per_frame.as_slice() {
-            return Err(Error::Shape {
-                op: "KData sampling mask".into(),
-                expected: format!("{spatial:?} or {per_frame:?}"),
-                got: format!("{:?}", mask.shape()),
-            });
+            return Err(Error::shape_rule(
+                "KData sampling mask",
+                format!("{spatial:?} or {per_frame:?}"),
+                mask.shape(),
+            ));
         }
         self.sampling_mask = Some(mask);
         Ok(self)

@@ -67,10 +67,7 @@ impl Layout {
     fn axis(&self, op: &str, axis: usize) -> Result<(usize, usize)> {
         match (self.shape.get(axis), self.strides.get(axis)) {
             (Some(&n), Some(&s)) => Ok((n, s)),
-            _ => Err(Error::invalid(
-                op,
-                format!("axis {axis} does not exist in an array of shape {:?} ({} axes)", self.shape, self.shape.len()),
-            )),
+            _ => Err(Error::axis(op, axis as isize, &self.shape)),
         }
     }
 
@@ -131,11 +128,8 @@ impl Layout {
     pub fn reshaped(&self, op: &str, shape: &[usize]) -> Result<Layout> {
         let n = element_count(op, shape)?;
         if n != self.len() {
-            return Err(Error::Shape {
-                op: op.to_string(),
-                expected: format!("a shape with {} elements (like {:?})", self.len(), self.shape),
-                got: format!("{shape:?} with {n} elements"),
-            });
+            let rule = format!("a shape with {} elements (like {:?})", self.len(), self.shape);
+            return Err(Error::shape_rule(op, rule, shape));
         }
         if !self.is_contiguous() {
             return Err(Error::invalid(

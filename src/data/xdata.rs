@@ -117,11 +117,7 @@ impl<T: Element> XData<T> {
     pub fn from_slice(app: &ClApp, shape: &[usize], data: &[T]) -> Result<XData<T>> {
         let n = element_count("XData::from_slice", shape)?;
         if n != data.len() {
-            return Err(Error::Shape {
-                op: "XData::from_slice".into(),
-                expected: format!("{} elements for shape {shape:?}", n),
-                got: format!("{} elements", data.len()),
-            });
+            return Err(Error::Length { op: "XData::from_slice".into(), shape: shape.to_vec(), got: data.len() });
         }
         let x = XData::uninit(app, "XData::from_slice", shape)?;
         if !data.is_empty() {

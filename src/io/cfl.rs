@@ -220,14 +220,6 @@ pub fn write_cfl(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
                  exactly representable as c32; convert it to c32 first (on the command line: --type c32)"
             ),
         },
-        Error::Type { got, .. } => Error::Format {
-            path: cfl.clone(),
-            reason: format!(
-                "a CFL holds complex64 (c32) values and this {} array does not fit exactly: {got}; convert it to c32 \
-                 first (on the command line: --type c32)",
-                array.dtype().name()
-            ),
-        },
         other => other,
     })?;
     // Column-major: the transposed view iterated in row-major order.

@@ -382,8 +382,8 @@ impl HostArray {
 
     /// The array in a device element type, converted without loss: every value must be exactly representable in
     /// `T` (integers up to 2²⁴ in `f32`, f64 values that are exact f32 values, …), and complex data needs a
-    /// complex `T`. Otherwise an [`Error::Type`] names the file, both types and the first value that would
-    /// change. `path` is only used in messages.
+    /// complex `T`. Otherwise an error names the file and both types: [`Error::Type`] for complex data into a real
+    /// `T`, [`Error::Inexact`] with the first value that would change. `path` is only used in messages.
     ///
     /// ```
     /// use cliper::HostArray;
@@ -396,13 +396,13 @@ impl HostArray {
     /// ```
     pub fn to_elements<T: Element>(&self, path: impl AsRef<Path>) -> Result<ArrayD<T>> {
         let path = path.as_ref();
-        let type_error = |detail: String| Error::Type {
-            op: format!("loading {}", path.display()),
-            expected: T::NAME.to_string(),
-            got: format!("{} ({detail})", self.dtype().name()),
-        };
         if matches!(self, HostArray::C32(_) | HostArray::C64(_)) && !T::IS_COMPLEX {
-            return Err(type_error("complex data cannot load into a real array; load it as c32 or c64".into()));
+            return Err(Error::Type {
+                op: format!("loading {}", path.display()),
+                expected: T::NAME,
+                got: self.dtype().name(),
+                note: Some("complex data cannot load into a real array; load it as c32 or c64".into()),
+            });
         }
         self.check_conversion_to::<T>(path)?;
         let elements = self.shape().iter().product::<usize>();

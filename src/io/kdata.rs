@@ -476,11 +476,8 @@ impl<T: ComplexElement> KData<T> {
         };
         let expected: Vec<usize> = [self.num_coils()].iter().chain(self.spatial_shape()).copied().collect();
         if maps.shape() != expected.as_slice() {
-            return Err(Error::Shape {
-                op: format!("sensitivity maps {}", path.display()),
-                expected: format!("{expected:?} (the k-space's [coils, spatial…])"),
-                got: format!("{:?}", maps.shape()),
-            });
+            let op = format!("sensitivity maps {}", path.display());
+            return Err(Error::shape_because(op, &expected, maps.shape(), "the k-space's [coils, spatial…]"));
         }
         self.with_sensitivity_maps(XData::from_ndarray(&app, &maps)?)
     }

@@ -285,8 +285,9 @@ where
         };
         arrays.push(x.ok_or_else(|| Error::Type {
             op: op.into(),
-            expected: format!("inputs of one element type (input 1 is {})", T::NAME),
-            got: format!("input {} of {}", k + 1, a.kind().name()),
+            expected: T::NAME,
+            got: a.kind().name(),
+            note: Some(format!("input {}: inputs need one element type, input 1's", k + 1)),
         })?);
     }
     let first = arrays.first().ok_or_else(|| Error::invalid(op, "takes at least one input"))?;

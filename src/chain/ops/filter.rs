@@ -263,10 +263,10 @@ fn load_filter<T: Kind>(spec: &str, rank: Option<usize>, shape: &[usize]) -> Res
     // filters f32 data as numpy's f32 arithmetic would); only their kind must fit: complex weights need complex data.
     if matches!(host, HostArray::C32(_) | HostArray::C64(_)) {
         if !T::IS_COMPLEX {
-            return Err(Error::Type {
+            return Err(Error::TypeRule {
                 op: format!("filter {file}"),
-                expected: "real weights for real data".into(),
-                got: host.dtype().name().into(),
+                rule: "real weights for real data".into(),
+                got: host.dtype().name(),
             });
         }
         let values = host.to_elements::<Complex64>(&file.path)?;

@@ -210,7 +210,7 @@ where
     match x {
         AnyData::F32(x) => f32(x),
         AnyData::F64(x) => f64(x),
-        other => Err(Error::Type { op: op.into(), expected: needs.into(), got: other.kind().name().into() }),
+        other => Err(Error::TypeRule { op: op.into(), rule: needs.into(), got: other.kind().name() }),
     }
 }
 

@@ -123,8 +123,9 @@ pub(super) fn same_kind(
     if a.kind() != b.kind() {
         return Err(Error::Type {
             op: op.into(),
-            expected: format!("both inputs of one element type (the first is {})", a.kind().name()),
-            got: b.kind().name().into(),
+            expected: a.kind().name(),
+            got: b.kind().name(),
+            note: Some("the second input: both inputs need one element type, the first's".into()),
         });
     }
     typed(a, b)
@@ -150,9 +151,5 @@ fn along_time(axis: Option<isize>, geometry: &Geometry, input: &[usize], colour:
 fn resolve_axis(op: &str, axis: isize, shape: &[usize]) -> Result<usize> {
     let n = shape.len() as isize;
     let k = if axis < 0 { axis + n } else { axis };
-    if (0..n).contains(&k) {
-        Ok(k as usize)
-    } else {
-        Err(Error::invalid(op, format!("axis {axis} does not exist in an array of shape {shape:?} ({n} axes)")))
-    }
+    if (0..n).contains(&k) { Ok(k as usize) } else { Err(Error::axis(op, axis, shape)) }
 }

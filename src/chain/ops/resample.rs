@@ -419,14 +419,14 @@ impl Operation for MapCoordinatesArgs {
             (AnyData::F64(x), AnyData::F64(c)) => typed(x, c, params),
             (AnyData::C32(x), AnyData::F32(c)) => typed(x, c, params),
             (AnyData::C64(x), AnyData::F64(c)) => typed(x, c, params),
-            _ => Err(Error::Type {
+            _ => Err(Error::TypeRule {
                 op: Self::NAME.into(),
-                expected: format!(
+                rule: format!(
                     "real coordinates of the data's precision ({} data takes {} coordinates)",
                     x.kind().name(),
                     if matches!(x, AnyData::F64(_) | AnyData::C64(_)) { "f64" } else { "f32" }
                 ),
-                got: c.kind().name().into(),
+                got: c.kind().name(),
             }),
         }
     }
@@ -486,10 +486,7 @@ impl Operation for SplineFilterArgs {
         if let Some(a) = self.axis {
             let resolved = if a < 0 { nd as isize + a } else { a };
             if resolved < 0 || resolved >= nd as isize {
-                return Err(Error::invalid(
-                    Self::NAME,
-                    format!("axis {a} is out of range for an array of shape {:?}", x.shape()),
-                ));
+                return Err(Error::axis(Self::NAME, a, x.shape()));
             }
             p = p.axis(resolved as usize);
         }

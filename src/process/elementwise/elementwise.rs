@@ -219,11 +219,7 @@ impl<T: Element, O: Element> Elementwise<T, O> {
             let zeros = |n: usize| vec![0; n];
             shape =
                 broadcast((&shape, &zeros(shape.len())), (s, &zeros(s.len()))).map(|(b, _, _)| b).ok_or_else(|| {
-                    Error::Shape {
-                        op: "Elementwise".into(),
-                        expected: "input shapes that broadcast together (numpy's rules)".into(),
-                        got: inputs.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" and "),
-                    }
+                    Error::Broadcast { op: "Elementwise".into(), shapes: inputs.iter().map(|s| s.to_vec()).collect() }
                 })?;
         }
         Ok(shape)
@@ -358,10 +354,10 @@ impl<T: Element, O: Element> Elementwise<T, O> {
 
     fn plan(&self, build: bool) -> Result<Plan<T>> {
         let name = "Elementwise";
-        let primary = Target::<T>::of(&self.output).ok_or_else(|| Error::Type {
+        let primary = Target::<T>::of(&self.output).ok_or_else(|| Error::TypeRule {
             op: name.into(),
-            expected: format!("an output of {} or {}", T::NAME, <T::Real as Element>::NAME),
-            got: O::NAME.into(),
+            rule: format!("an output of {} or {}", T::NAME, <T::Real as Element>::NAME),
+            got: O::NAME,
         })?;
         let mut outputs = vec![(primary, &self.expr)];
         outputs.extend(self.fused.iter().map(|(t, e)| (t.clone(), e)));
@@ -382,21 +378,19 @@ impl<T: Element, O: Element> Elementwise<T, O> {
         for (k, x) in self.inputs.iter().enumerate() {
             let (b, _, s) = broadcast((&shape, self.output.strides()), (x.shape(), x.strides()))
                 .filter(|(b, _, _)| *b == shape)
-                .ok_or_else(|| Error::Shape {
-                    op: name.into(),
-                    expected: format!("input {k} broadcasting to the output's shape {shape:?}"),
-                    got: format!("{:?}", x.shape()),
+                .ok_or_else(|| {
+                    Error::shape_rule(
+                        name,
+                        format!("input {k} broadcasting to the output's shape {shape:?}"),
+                        x.shape(),
+                    )
                 })?;
             debug_assert_eq!(b.len(), shape.len());
             strides.push(s);
         }
         for (t, _) in &outputs {
             if t.shape() != shape.as_slice() {
-                return Err(Error::Shape {
-                    op: name.into(),
-                    expected: format!("outputs of one shape {shape:?}"),
-                    got: format!("{:?}", t.shape()),
-                });
+                return Err(Error::shape_because(name, &shape, t.shape(), "outputs of one shape"));
             }
             strides.push(t.strides().to_vec());
             for (k, x) in self.inputs.iter().enumerate() {

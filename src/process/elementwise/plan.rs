@@ -81,11 +81,7 @@ pub(super) fn broadcast_to(op: &str, x: &[usize], y: &[usize]) -> Result<Vec<usi
     let zeros = |n: usize| vec![0; n];
     match broadcast((x, &zeros(x.len())), (y, &zeros(y.len()))) {
         Some((shape, _, _)) if shape == x => Ok(shape),
-        _ => Err(Error::Shape {
-            op: op.into(),
-            expected: format!("a second operand that broadcasts to {x:?}"),
-            got: format!("{y:?}"),
-        }),
+        _ => Err(Error::shape_rule(op, format!("a second operand that broadcasts to {x:?}"), y)),
     }
 }
 
@@ -112,20 +108,18 @@ impl EwPlan {
             return Err(Error::invalid(name, "the arrays belong to different ClApps"));
         }
         if x.shape() != out.shape() {
-            return Err(Error::Shape {
-                op: name.into(),
-                expected: format!("an output of the input's shape {:?}", x.shape()),
-                got: format!("{:?}", out.shape()),
-            });
+            return Err(Error::shape_because(name, x.shape(), out.shape(), "the input's shape"));
         }
         let (y_strides, y_layout) = match y {
             Some(y) => {
                 let (shape, _, sy) = broadcast((out.shape(), out.strides()), (y.shape(), y.strides()))
                     .filter(|(shape, _, _)| shape.as_slice() == out.shape())
-                    .ok_or_else(|| Error::Shape {
-                        op: name.into(),
-                        expected: format!("a second operand that broadcasts to {:?}", out.shape()),
-                        got: format!("{:?}", y.shape()),
+                    .ok_or_else(|| {
+                        Error::shape_rule(
+                            name,
+                            format!("a second operand that broadcasts to {:?}", out.shape()),
+                            y.shape(),
+                        )
                     })?;
                 debug_assert_eq!(shape.len(), out.ndim());
                 (sy, Some(y.layout()))

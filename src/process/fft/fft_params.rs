@@ -164,7 +164,7 @@ pub(super) fn transformed_axes(shape: &[usize], params: &FftParams) -> Result<Ve
     let mut transformed = Vec::with_capacity(axes.len());
     for (i, &a) in axes.iter().enumerate() {
         let Some(line) = around(shape, a) else {
-            return Err(Error::invalid("Fft", format!("axis {a} is out of range for shape {shape:?}")));
+            return Err(Error::axis("Fft", a as isize, shape));
         };
         if axes.iter().take(i).any(|&b| b == a) {
             return Err(Error::invalid("Fft", format!("axis {a} is given twice in {axes:?}")));

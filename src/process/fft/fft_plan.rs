@@ -89,11 +89,7 @@ impl<T: Element> Plan<T> {
         }
         let shape = input.shape().to_vec();
         if output.shape() != shape.as_slice() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("an output of the input's shape {shape:?}"),
-                got: format!("{:?}", output.shape()),
-            });
+            return Err(Error::shape_because(op, &shape, output.shape(), "the input's shape"));
         }
         // (outer, n, inner) of each axis: the array as [outer, n, inner].
         let transformed = transformed_axes(&shape, params)?;

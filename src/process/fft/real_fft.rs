@@ -44,7 +44,7 @@ fn transformed_axes(op: &str, axes: &Option<Vec<usize>>, shape: &[usize]) -> Res
     let mut last = None;
     for (i, &a) in axes.iter().enumerate() {
         let Some(&extent) = shape.get(a) else {
-            return Err(Error::invalid(op, format!("axis {a} is out of range for shape {shape:?}")));
+            return Err(Error::axis(op, a as isize, shape));
         };
         if axes.iter().take(i).any(|&b| b == a) {
             return Err(Error::invalid(op, format!("axis {a} is given twice in {axes:?}")));
@@ -182,11 +182,8 @@ impl<T: ComplexElement> Process for RealFft<T> {
         let Transformed { axes, last, extent } = transformed_axes(op, &self.params.axes, &shape)?;
         let expected = RealFft::<T>::output_shape(&shape, &self.params)?;
         if self.output.shape() != expected.as_slice() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("{expected:?} (the input {shape:?} with axis {last} halved)"),
-                got: format!("{:?}", self.output.shape()),
-            });
+            let why = format!("the input {shape:?} with axis {last} halved");
+            return Err(Error::shape_because(op, &expected, self.output.shape(), why));
         }
         let app = self.input.app();
         let wide = XData::<T>::uninit(app, op, &shape)?;
@@ -327,11 +324,8 @@ impl<T: ComplexElement> Process for InverseRealFft<T> {
                 n
             }
             _ => {
-                return Err(Error::Shape {
-                    op: op.into(),
-                    expected: format!("the input's shape {shape:?} with any positive length on axis {last}"),
-                    got: format!("{out_shape:?}"),
-                });
+                let rule = format!("the input's shape {shape:?} with any positive length on axis {last}");
+                return Err(Error::shape_rule(op, rule, &out_shape));
             }
         };
         let app = self.input.app();

@@ -119,7 +119,7 @@ impl<T: Element> FftShift<T> {
 fn shifted_axes(op: &str, shape: &[usize], params: &FftShiftParams) -> Result<Vec<usize>> {
     let axes = params.axes.clone().unwrap_or_else(|| (0..shape.len()).collect());
     if let Some(&bad) = axes.iter().find(|&&a| a >= shape.len()) {
-        return Err(Error::invalid(op, format!("axis {bad} is out of range for shape {shape:?}")));
+        return Err(Error::axis(op, bad as isize, shape));
     }
     Ok(axes)
 }
@@ -134,11 +134,7 @@ impl<T: Element> Process for FftShift<T> {
         let (x, out) = (&self.x, &self.out);
         let shape = x.shape();
         if out.shape() != shape {
-            return Err(Error::Shape {
-                op,
-                expected: format!("an output of the input's shape {shape:?}"),
-                got: format!("{:?}", out.shape()),
-            });
+            return Err(Error::shape_because(op, shape, out.shape(), "the input's shape"));
         }
         let axes = shifted_axes(&op, shape, &self.params)?;
         if out.overlaps(x) && !out.is_empty() {

@@ -107,11 +107,8 @@ pub(crate) fn check_arrays<T: Element>(
     let axes = params.axes(op, input.shape(), filter_shape)?;
     let expected = params.output_shape(input.shape(), filter_shape)?;
     if output.shape() != expected.as_slice() {
-        return Err(Error::Shape {
-            op: op.into(),
-            expected: format!("{expected:?} (input {:?}, filter {filter_shape:?}, {:?})", input.shape(), params.output),
-            got: format!("{:?}", output.shape()),
-        });
+        let why = format!("input {:?}, filter {filter_shape:?}, {:?}", input.shape(), params.output);
+        return Err(Error::shape_because(op, &expected, output.shape(), why));
     }
     if !input.app().same_as(output.app()) {
         return Err(Error::invalid(op, "the input and the output must belong to the same ClApp (device)"));

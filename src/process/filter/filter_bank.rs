@@ -390,11 +390,8 @@ impl<T: Element> FilterBank<T> {
     fn check(&self, expected: &[usize]) -> Result<[i32; 16]> {
         let (op, p) = ("FilterBank", &self.params);
         if self.output.shape() != expected {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("{expected:?} (input {:?}, filters {:?})", self.input.shape(), self.filters.shape()),
-                got: format!("{:?}", self.output.shape()),
-            });
+            let why = format!("input {:?}, filters {:?}", self.input.shape(), self.filters.shape());
+            return Err(Error::shape_because(op, expected, self.output.shape(), why));
         }
         let app = self.output.app();
         if !self.input.app().same_as(app) || !self.filters.app().same_as(app) {

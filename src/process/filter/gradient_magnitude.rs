@@ -231,11 +231,12 @@ impl<T: RealElement> Process for GradientMagnitude<T> {
             ));
         }
         if self.output.shape() != self.input.shape() {
-            return Err(Error::Shape {
-                op: self.name().into(),
-                expected: format!("an output of the input's shape {:?}", self.input.shape()),
-                got: format!("{:?}", self.output.shape()),
-            });
+            return Err(Error::shape_because(
+                self.name(),
+                self.input.shape(),
+                self.output.shape(),
+                "the input's shape",
+            ));
         }
         let conv = ConvParams::default().border(self.params.border).mode(ConvMode::Correlation);
         let mut derivatives = Vec::with_capacity(rank);

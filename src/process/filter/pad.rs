@@ -228,11 +228,8 @@ impl<T: Element> Pad<T> {
     fn check(&self, expected: &[usize], widths: &[(usize, usize)]) -> Result<()> {
         let (op, shape) = ("Pad", self.input.shape());
         if self.output.shape() != expected {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("{expected:?} (input {shape:?} padded by {widths:?})"),
-                got: format!("{:?}", self.output.shape()),
-            });
+            let why = format!("input {shape:?} padded by {widths:?}");
+            return Err(Error::shape_because(op, expected, self.output.shape(), why));
         }
         if !self.input.app().same_as(self.output.app()) {
             return Err(Error::invalid(op, "the input and the output must belong to the same ClApp (device)"));

@@ -43,13 +43,7 @@ impl<T: Element> Permute<T> {
             let n = shape.len();
             Error::invalid("Permute", format!("axes {axes:?} are not a permutation of the {n} axes of shape {shape:?}"))
         })?;
-        axes.iter()
-            .map(|&a| {
-                shape.get(a).copied().ok_or_else(|| {
-                    Error::invalid("Permute", format!("axis {a} of {axes:?} does not exist in shape {shape:?}"))
-                })
-            })
-            .collect()
+        axes.iter().map(|&a| shape.get(a).copied().ok_or_else(|| Error::axis("Permute", a as isize, shape))).collect()
     }
 
     /// The copy kernel `init` chose; `None` before `init`.

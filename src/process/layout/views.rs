@@ -40,11 +40,7 @@ impl<T: Element> XData<T> {
     /// ```
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
         if out.len() != self.len() {
-            return Err(Error::Shape {
-                op: "XData::read_into".into(),
-                expected: format!("{} elements for shape {:?}", self.len(), self.shape()),
-                got: format!("{} elements", out.len()),
-            });
+            return Err(Error::Length { op: "XData::read_into".into(), shape: self.shape().to_vec(), got: out.len() });
         }
         if out.is_empty() {
             return Ok(());
@@ -81,11 +77,7 @@ impl<T: Element> XData<T> {
     /// ```
     pub fn write(&self, data: &[T]) -> Result<()> {
         if data.len() != self.len() {
-            return Err(Error::Shape {
-                op: "XData::write".into(),
-                expected: format!("{} elements for shape {:?}", self.len(), self.shape()),
-                got: format!("{} elements", data.len()),
-            });
+            return Err(Error::Length { op: "XData::write".into(), shape: self.shape().to_vec(), got: data.len() });
         }
         if data.is_empty() {
             return Ok(());

@@ -294,17 +294,9 @@ impl<T: Element> MatMul<T> {
         let (op_a, op_b) = self.params.ops();
         let expected = Self::output_shape(self.a.shape(), self.b.shape(), &self.params)?;
         if self.c.shape() != expected.as_slice() {
-            return Err(Error::Shape {
-                op: "MatMul".into(),
-                expected: format!(
-                    "{expected:?} for op(A)·op(B) with A {:?} ({:?}) and B {:?} ({:?})",
-                    self.a.shape(),
-                    op_a,
-                    self.b.shape(),
-                    op_b
-                ),
-                got: format!("C of shape {:?}", self.c.shape()),
-            });
+            let why =
+                format!("C = op(A)·op(B) with A {:?} ({op_a:?}) and B {:?} ({op_b:?})", self.a.shape(), self.b.shape());
+            return Err(Error::shape_because("MatMul", &expected, self.c.shape(), why));
         }
         for (name, x) in [("A", &self.a), ("B", &self.b)] {
             if self.c.overlaps(x) {

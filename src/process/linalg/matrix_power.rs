@@ -252,13 +252,10 @@ impl<T: Element> MatrixPower<T> {
 fn square<'a>(op: &str, shape: &'a [usize]) -> Result<(&'a [usize], usize)> {
     match shape {
         [batch @ .., rows, cols] if rows == cols => Ok((batch, *cols)),
-        _ => {
-            let square = match shape {
-                [batch @ .., rows, _] => format!("{:?} (square matrices)", [batch, &[*rows; 2]].concat()),
-                _ => "[s, s] or [batch…, s, s]".to_string(),
-            };
-            Err(Error::Shape { op: op.into(), expected: square, got: format!("{shape:?}") })
+        [batch @ .., rows, _] => {
+            Err(Error::shape_because(op, &[batch, &[*rows; 2]].concat(), shape, "square matrices"))
         }
+        _ => Err(Error::shape_rule(op, "[s, s] or [batch…, s, s]", shape)),
     }
 }
 

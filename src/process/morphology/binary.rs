@@ -249,11 +249,7 @@ impl<T: RealElement> Process for BinaryMorphology<T> {
     fn init(&mut self) -> Result<()> {
         let shape = self.input.shape().to_vec();
         if self.output.shape() != shape.as_slice() {
-            return Err(Error::Shape {
-                op: self.name().into(),
-                expected: format!("an output of the input's shape {shape:?}"),
-                got: format!("{:?}", self.output.shape()),
-            });
+            return Err(Error::shape_because(self.name(), &shape, self.output.shape(), "the input's shape"));
         }
         let nd = shape.len();
         let (erode, dilate) = (self.params.step(false, nd)?, self.params.step(true, nd)?);

@@ -178,11 +178,7 @@ impl<T: RealElement> Process for DistanceTransform<T> {
     fn init(&mut self) -> Result<()> {
         let shape = self.input.shape().to_vec();
         if self.output.shape() != shape.as_slice() {
-            return Err(Error::Shape {
-                op: self.name().into(),
-                expected: format!("an output of the input's shape {shape:?}"),
-                got: format!("{:?}", self.output.shape()),
-            });
+            return Err(Error::shape_because(self.name(), &shape, self.output.shape(), "the input's shape"));
         }
         let (rank, squared) = self.params.resolve(shape.len())?;
         let app = self.input.app().clone();

@@ -79,11 +79,12 @@ impl LabelParams {
             })?,
         };
         if structure.shape().len() != rank || structure.shape().iter().any(|&s| s != 3) {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("a structure of 3 per axis over the {rank} axes spanned"),
-                got: format!("{:?}", structure.shape()),
-            });
+            return Err(Error::shape_because(
+                op,
+                &vec![3; rank],
+                structure.shape(),
+                "a structure of 3 per axis spanned",
+            ));
         }
         let mask = structure.mask();
         if mask.iter().zip(mask.iter().rev()).any(|(a, b)| a != b) {

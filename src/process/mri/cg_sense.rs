@@ -188,12 +188,11 @@ pub(crate) fn sense_for<T: ComplexElement>(op: &str, k: &KData<T>, out: &XData<T
     let maps = maps.contiguous()?;
     let mask = k.sampling_mask().map(XData::contiguous).transpose()?;
     let sense = SenseOperator::new(&maps, mask.as_ref())?;
-    if out.shape() != sense.image_shape() || !out.is_contiguous() {
-        return Err(Error::Shape {
-            op: op.into(),
-            expected: format!("a contiguous image of the maps' spatial shape {:?}", sense.image_shape()),
-            got: format!("{:?}", out.shape()),
-        });
+    if out.shape() != sense.image_shape() {
+        return Err(Error::shape_because(op, sense.image_shape(), out.shape(), "an image of the maps' spatial shape"));
+    }
+    if !out.is_contiguous() {
+        return Err(Error::invalid(op, "the output image must be contiguous"));
     }
     Ok((sense, mask.is_none()))
 }

@@ -132,24 +132,17 @@ impl<T: Element, O: Element> CoilPlan<T, O> {
     ) -> Result<CoilPlan<T, O>> {
         let shape = x.shape();
         let Some((frame_shape, coils_on @ [coils, spatial @ ..])) = shape.split_at_checked(coil_axis) else {
-            return Err(Error::invalid(op, format!("coil axis {coil_axis} is out of range for shape {shape:?}")));
+            return Err(Error::axis(format!("{op} (coil axis)"), coil_axis as isize, shape));
         };
         let expected: Vec<usize> = shape.iter().enumerate().filter(|&(k, _)| k != coil_axis).map(|(_, &n)| n).collect();
         if out.shape() != expected.as_slice() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("{expected:?} (the input {shape:?} without coil axis {coil_axis})"),
-                got: format!("{:?}", out.shape()),
-            });
+            let why = format!("the input {shape:?} without coil axis {coil_axis}");
+            return Err(Error::shape_because(op, &expected, out.shape(), why));
         }
         if let Some(m) = maps
             && m.shape() != coils_on
         {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("sensitivity maps of shape {coils_on:?} ([coils, spatial…])"),
-                got: format!("{:?}", m.shape()),
-            });
+            return Err(Error::shape_because(op, coils_on, m.shape(), "sensitivity maps [coils, spatial…]"));
         }
         let frames: usize = frame_shape.iter().product();
         let coils = *coils;

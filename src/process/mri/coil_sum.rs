@@ -107,7 +107,7 @@ impl<T: ComplexElement> CoilSum<T> {
 /// `shape` without `coil_axis`, or an error naming both.
 pub(super) fn without_coils(op: &str, shape: &[usize], coil_axis: usize) -> Result<Vec<usize>> {
     if coil_axis >= shape.len() {
-        return Err(Error::invalid(op, format!("coil axis {coil_axis} is out of range for shape {shape:?}")));
+        return Err(Error::axis(format!("{op} (coil axis)"), coil_axis as isize, shape));
     }
     Ok(shape.iter().enumerate().filter(|&(k, _)| k != coil_axis).map(|(_, &n)| n).collect())
 }

@@ -234,12 +234,11 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
     fn init(&mut self) -> Result<()> {
         let op = "EspiritMaps";
         let shape = Self::output_shape(&self.k)?;
-        if self.maps.shape() != shape.as_slice() || !self.maps.is_contiguous() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("contiguous maps of shape {shape:?}"),
-                got: format!("{:?}", self.maps.shape()),
-            });
+        if self.maps.shape() != shape.as_slice() {
+            return Err(Error::shape(op, &shape, self.maps.shape()));
+        }
+        if !self.maps.is_contiguous() {
+            return Err(Error::invalid(op, "the maps must be contiguous"));
         }
         let p = self.params;
         if p.kernel == 0 || p.calibration < p.kernel || p.threshold.is_nan() || p.threshold <= 0.0 || p.iterations == 0

@@ -89,11 +89,7 @@ impl<T: ComplexElement> SenseOperator<T> {
         let app = maps.app();
         let mask = match mask {
             Some(m) if m.shape() != spatial => {
-                return Err(Error::Shape {
-                    op: op.into(),
-                    expected: format!("a mask of the maps' spatial shape {spatial:?}"),
-                    got: format!("{:?}", m.shape()),
-                });
+                return Err(Error::shape_because(op, spatial, m.shape(), "a mask of the maps' spatial shape"));
             }
             Some(m) if !m.is_contiguous() => return Err(Error::invalid(op, "the mask must be contiguous")),
             Some(m) => m.clone(),
@@ -159,12 +155,11 @@ impl<T: ComplexElement> SenseOperator<T> {
     }
 
     fn check(what: &str, x: &XData<T>, shape: &[usize]) -> Result<()> {
-        if x.shape() != shape || !x.is_contiguous() {
-            return Err(Error::Shape {
-                op: format!("SenseOperator::{what}"),
-                expected: format!("a contiguous array of shape {shape:?}"),
-                got: format!("{:?}{}", x.shape(), if x.is_contiguous() { "" } else { " (not contiguous)" }),
-            });
+        if x.shape() != shape {
+            return Err(Error::shape(format!("SenseOperator::{what}"), shape, x.shape()));
+        }
+        if !x.is_contiguous() {
+            return Err(Error::invalid(format!("SenseOperator::{what}"), "the array must be contiguous"));
         }
         Ok(())
     }

@@ -198,12 +198,11 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
     fn init(&mut self) -> Result<()> {
         let op = "WalshMaps";
         let shape = Self::output_shape(self.input_shape())?;
-        if self.maps.shape() != shape.as_slice() || !self.maps.is_contiguous() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("contiguous maps of the input's shape {shape:?}"),
-                got: format!("{:?}", self.maps.shape()),
-            });
+        if self.maps.shape() != shape.as_slice() {
+            return Err(Error::shape_because(op, &shape, self.maps.shape(), "maps of the input's shape"));
+        }
+        if !self.maps.is_contiguous() {
+            return Err(Error::invalid(op, "the maps must be contiguous"));
         }
         if let Source::Images(x) = &self.source
             && !x.is_contiguous()

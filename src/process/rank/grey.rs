@@ -269,11 +269,12 @@ impl<T: RealElement> Process for GreyMorphology<T> {
         let nd = self.input.ndim();
         let (erode, dilate) = (self.params.erosion(), self.params.dilation(nd)?);
         if self.output.shape() != self.input.shape() {
-            return Err(Error::Shape {
-                op: self.name().into(),
-                expected: format!("an output of the input's shape {:?}", self.input.shape()),
-                got: format!("{:?}", self.output.shape()),
-            });
+            return Err(Error::shape_because(
+                self.name(),
+                self.input.shape(),
+                self.output.shape(),
+                "the input's shape",
+            ));
         }
         let app = self.input.app().clone();
         let scratch = || XData::<T>::uninit(&app, self.params.op.name(), self.input.shape());

@@ -84,12 +84,11 @@ impl Footprint {
     /// A footprint of `shape` (row-major `mask`); at least one tap.
     pub fn new(shape: &[usize], mask: Vec<bool>) -> Result<Footprint> {
         let n: usize = shape.iter().product();
-        if !(1..=3).contains(&shape.len()) || mask.len() != n || shape.contains(&0) {
-            return Err(Error::Shape {
-                op: "Footprint".into(),
-                expected: "1 to 3 axes, none empty, and one flag per element".into(),
-                got: format!("shape {shape:?} with {} flags", mask.len()),
-            });
+        if !(1..=3).contains(&shape.len()) || shape.contains(&0) {
+            return Err(Error::shape_rule("Footprint", "1 to 3 axes, none empty", shape));
+        }
+        if mask.len() != n {
+            return Err(Error::Length { op: "Footprint".into(), shape: shape.to_vec(), got: mask.len() });
         }
         if !mask.iter().any(|&m| m) {
             return Err(Error::invalid("Footprint", format!("the footprint of shape {shape:?} selects nothing")));
@@ -299,11 +298,7 @@ impl RankParams {
         };
         let footprint = match &self.footprint {
             Some(f) if f.shape.len() != rank => {
-                return Err(Error::Shape {
-                    op: op.into(),
-                    expected: format!("a footprint of {rank} axes (the axes filtered)"),
-                    got: format!("{:?}", f.shape),
-                });
+                return Err(Error::shape_rule(op, format!("a footprint of {rank} axes (the axes filtered)"), &f.shape));
             }
             Some(f) => f.clone(),
             None => {
@@ -339,10 +334,10 @@ impl RankParams {
                 return Err(Error::invalid(op, "a non-flat structure goes with minimum and maximum filters only"));
             }
             Some(v) if v.len() != footprint.mask.len() => {
-                return Err(Error::Shape {
-                    op: op.into(),
-                    expected: format!("structure values over the footprint's shape {:?}", footprint.shape),
-                    got: format!("{} values", v.len()),
+                return Err(Error::Length {
+                    op: format!("{op} structure values"),
+                    shape: footprint.shape.clone(),
+                    got: v.len(),
                 });
             }
             Some(v) => v.iter().zip(&footprint.mask).filter(|(_, m)| **m).map(|(v, _)| *v).collect(),

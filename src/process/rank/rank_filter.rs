@@ -210,11 +210,7 @@ impl<T: RealElement> Process for RankFilter<T> {
         let op = self.params.kind.name();
         let shape = self.input.shape().to_vec();
         if self.output.shape() != shape.as_slice() {
-            return Err(Error::Shape {
-                op: op.into(),
-                expected: format!("an output of the input's shape {shape:?}"),
-                got: format!("{:?}", self.output.shape()),
-            });
+            return Err(Error::shape_because(op, &shape, self.output.shape(), "the input's shape"));
         }
         if self.output.overlaps(&self.input) {
             return Err(Error::invalid(op, "the output overlaps the input: a window reads neighbours already written"));

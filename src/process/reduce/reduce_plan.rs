@@ -417,12 +417,7 @@ fn check<T: Element, O: Element>(
         None => None,
         Some(k) => match (x.shape().get(k), x.strides().get(k), y_strides.get(k)) {
             (Some(&n), Some(&sx), Some(&sy)) => Some((k, n, [sx, sy])),
-            _ => {
-                return Err(Error::invalid(
-                    op,
-                    format!("axis {k} does not exist in an array of shape {:?} ({} axes)", x.shape(), x.ndim()),
-                ));
-            }
+            _ => return Err(Error::axis(op, k as isize, x.shape())),
         },
     };
     let expected: Vec<usize> = match along {
@@ -430,14 +425,11 @@ fn check<T: Element, O: Element>(
         Some((k, ..)) => without_axis(x.shape(), k),
     };
     if out.shape() != expected.as_slice() {
-        return Err(Error::Shape {
-            op: op.into(),
-            expected: match axis {
-                None => format!("{expected:?} (a single value for all of x, shape {:?})", x.shape()),
-                Some(k) => format!("{expected:?} (x's shape {:?} without axis {k})", x.shape()),
-            },
-            got: format!("{:?}", out.shape()),
-        });
+        let why = match axis {
+            None => format!("a single value for all of x, shape {:?}", x.shape()),
+            Some(k) => format!("x's shape {:?} without axis {k}", x.shape()),
+        };
+        return Err(Error::shape_because(op, &expected, out.shape(), why));
     }
     if out.overlaps(x) || y.is_some_and(|y| out.overlaps(y)) {
         return Err(Error::invalid(op, "the output overlaps an operand in one buffer"));
@@ -456,10 +448,7 @@ pub(super) fn reduced_shape(op: &str, shape: &[usize], axis: Option<usize>) -> R
     match axis {
         None => Ok(Vec::new()),
         Some(k) if k < shape.len() => Ok(without_axis(shape, k)),
-        Some(k) => Err(Error::invalid(
-            op,
-            format!("axis {k} does not exist in an array of shape {shape:?} ({} axes)", shape.len()),
-        )),
+        Some(k) => Err(Error::axis(op, k as isize, shape)),
     }
 }
 

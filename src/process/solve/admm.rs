@@ -164,12 +164,12 @@ impl<T: Element> TvAdmm<T> {
     pub fn solve(&mut self, normal: &mut dyn LinearOperator<T>, b: &XData<T>, x: &XData<T>) -> Result<usize> {
         let count: usize = self.extents.iter().product();
         for (name, a) in [("b", b), ("x", x)] {
-            if a.len() != count || !a.is_contiguous() {
-                return Err(Error::Shape {
-                    op: "TvAdmm".into(),
-                    expected: format!("a contiguous {name} of {count} elements (shape {:?})", self.rhs.shape()),
-                    got: format!("{:?}", a.shape()),
-                });
+            if a.len() != count {
+                let rule = format!("{name} of {count} elements (like {:?})", self.rhs.shape());
+                return Err(Error::shape_rule("TvAdmm", rule, a.shape()));
+            }
+            if !a.is_contiguous() {
+                return Err(Error::invalid("TvAdmm", format!("{name} must be contiguous")));
             }
         }
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));

@@ -181,12 +181,12 @@ impl<T: Element> ConjugateGradient<T> {
 
     fn run(&mut self, op: &mut dyn LinearOperator<T>, b: &XData<T>, x: &XData<T>, warm: bool) -> Result<()> {
         for (name, a) in [("b", b), ("x", x)] {
-            if a.len() != self.n || !a.is_contiguous() {
-                return Err(Error::Shape {
-                    op: "ConjugateGradient".into(),
-                    expected: format!("a contiguous {name} of {} elements (shape {:?})", self.n, self.r.shape()),
-                    got: format!("shape {:?}{}", a.shape(), if a.is_contiguous() { "" } else { ", not contiguous" }),
-                });
+            if a.len() != self.n {
+                let rule = format!("{name} of {} elements (like {:?})", self.n, self.r.shape());
+                return Err(Error::shape_rule("ConjugateGradient", rule, a.shape()));
+            }
+            if !a.is_contiguous() {
+                return Err(Error::invalid("ConjugateGradient", format!("{name} must be contiguous")));
             }
         }
         let (idx, n, groups) = (self.index, self.n as u64, self.groups);

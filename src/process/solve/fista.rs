@@ -128,12 +128,12 @@ impl<T: Element> Fista<T> {
         x: &XData<T>,
     ) -> Result<()> {
         for (name, a) in [("b", b), ("x", x)] {
-            if a.len() != self.n || !a.is_contiguous() {
-                return Err(Error::Shape {
-                    op: "Fista".into(),
-                    expected: format!("a contiguous {name} of {} elements (shape {:?})", self.n, self.z.shape()),
-                    got: format!("{:?}", a.shape()),
-                });
+            if a.len() != self.n {
+                let rule = format!("{name} of {} elements (like {:?})", self.n, self.z.shape());
+                return Err(Error::shape_rule("Fista", rule, a.shape()));
+            }
+            if !a.is_contiguous() {
+                return Err(Error::invalid("Fista", format!("{name} must be contiguous")));
             }
         }
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));

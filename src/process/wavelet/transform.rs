@@ -203,11 +203,8 @@ impl<T: Element> Process for Wavelet<T> {
             if self.params.synthesis { (&self.output, &self.input) } else { (&self.input, &self.output) };
         let plan = WaveletPlan::new(image.app(), image.shape(), self.params.levels, MIN_SIZE)?;
         if coefficients.shape() != [plan.coefficients] {
-            return Err(Error::Shape {
-                op: "Wavelet".into(),
-                expected: format!("{} coefficients for an image of shape {:?}", plan.coefficients, image.shape()),
-                got: format!("{:?}", coefficients.shape()),
-            });
+            let why = format!("the coefficients of an image of shape {:?}", image.shape());
+            return Err(Error::shape_because("Wavelet", &[plan.coefficients], coefficients.shape(), why));
         }
         for (what, a) in [("image", image), ("coefficients", coefficients)] {
             if !a.is_contiguous() {
