@@ -53,7 +53,7 @@ impl Operation for TransposeArgs {
 #[command(after_help = "Example: cliper permute data/phantom_64x64x64.tif out/sagittal.tif --axes 2,0,1")]
 #[serde(deny_unknown_fields)]
 pub struct PermuteArgs {
-    /// The new order of the axes, comma-separated: axis k of the result is axis axes[k] of the input.
+    /// The new order of the axes, comma-separated: axis k of the result is axis `axes[k]` of the input.
     #[arg(long, value_delimiter = ',', required = true)]
     pub axes: Vec<usize>,
 }
