@@ -165,7 +165,14 @@ fn doc_above(lines: &[&str], i: usize) -> Vec<String> {
     lines[..i]
         .iter()
         .rev()
-        .take_while(|l| l.trim_start().starts_with("///") || l.trim_start().starts_with("#["))
+        // Doc lines, attributes, and the lines of an attribute written over several (`#[command(\n    …\n)]`).
+        .take_while(|l| {
+            let t = l.trim_start();
+            t.starts_with("///")
+                || t.starts_with("#[")
+                || t.starts_with(")]")
+                || (l.starts_with("    ") && !t.is_empty())
+        })
         .map(|l| l.to_string())
         .collect()
 }

@@ -12,11 +12,18 @@ use serde::Deserialize;
 use std::str::FromStr;
 
 /// Element-wise maths (numpy's functions): an expression over the inputs, named a, b, c, … (x is a too).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'expression'\nexpr = 'abs(x)'")?;
+/// assert_eq!(step.name(), "expression");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper expression gx.npy gy.npy out/magnitude.tif --expr 'hypot(a, b)'\n  cliper expression ct.nii.gz out/mask.nii.gz --expr 'where(x > 300, 1, 0)'\n\nOperators + - * / ** (or ^), comparisons > >= < <= == != (1 or 0), parentheses, pi; functions abs sqrt exp \
-log log10 sin cos tan floor ceil rint square sign real imag conj angle (one argument), minimum maximum power hypot \
-arctan2 (two), clip(x, low, high), where(condition, a, b), window(x, level, width), threshold(x, t)."
+    log log10 sin cos tan floor ceil rint square sign real imag conj angle (one argument), minimum maximum power hypot \
+    arctan2 (two), clip(x, low, high), where(condition, a, b), window(x, level, width), threshold(x, t)."
 )]
 #[serde(deny_unknown_fields)]
 pub struct ExpressionArgs {
@@ -94,11 +101,18 @@ fn bytes() -> DisplayRange {
 }
 
 /// A CT/MR display window: LEVEL ± WIDTH/2 onto a display range (0:255 by default, saved as 8 bits).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'window'\nlevel = 40\nwidth = 400")?;
+/// assert_eq!(step.name(), "window");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper window data/ct_series out/ct_soft_tissue.png --level 40 --width 400\n  cliper window ct.nii.gz out/lung.nii.gz --level -600 --width 1500 --range 0:1 --type f32\n\nValues below the window give the range's low end, above it the high end. Without --type the result is \
-written as u8 (rounded) when both ends of the range are bytes (0:255, 0:100); give --type (and --range) for \
-other outputs."
+    written as u8 (rounded) when both ends of the range are bytes (0:255, 0:100); give --type (and --range) for \
+    other outputs."
 )]
 #[serde(deny_unknown_fields)]
 pub struct WindowArgs {
@@ -137,8 +151,14 @@ impl Operation for WindowArgs {
 }
 
 /// VALUE threshold: ABOVE (1) where a value exceeds it, else BELOW (0).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'threshold'\nvalue = 1")?;
+/// assert_eq!(step.name(), "threshold");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper threshold data/ct_series out/bone.nii.gz --value 300")]
+#[command(long_about = None, after_help = "Example: cliper threshold data/ct_series out/bone.nii.gz --value 300")]
 #[serde(deny_unknown_fields)]
 pub struct ThresholdArgs {
     /// The threshold.
@@ -175,8 +195,14 @@ impl Operation for ThresholdArgs {
 }
 
 /// numpy.clip: values below MIN become MIN, above MAX become MAX.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'clip'\nmin = 0\nmax = 1")?;
+/// assert_eq!(step.name(), "clip");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper clip ct.nii.gz out/clipped.nii.gz --min -1000 --max 2000")]
+#[command(long_about = None, after_help = "Example: cliper clip ct.nii.gz out/clipped.nii.gz --min -1000 --max 2000")]
 #[serde(deny_unknown_fields)]
 pub struct ClipArgs {
     /// The lower bound.
@@ -204,8 +230,14 @@ impl Operation for ClipArgs {
 }
 
 /// numpy.absolute: |x| (the modulus of complex data, which is real).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'abs'")?;
+/// assert_eq!(step.name(), "expression");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper abs data/kspace.cfl out/magnitude.npy   (an `expression` step `abs(x)`)")]
+#[command(long_about = None, after_help = "Example: cliper abs data/kspace.cfl out/magnitude.npy   (an `expression` step `abs(x)`)")]
 #[serde(deny_unknown_fields)]
 pub struct AbsArgs {}
 
@@ -222,8 +254,14 @@ impl Shortcut for AbsArgs {
 }
 
 /// numpy.sqrt: the square root (NaN below 0 for real data; the principal root of complex data).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'sqrt'")?;
+/// assert_eq!(step.name(), "expression");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper sqrt energy.npy out/rms.npy   (an `expression` step `sqrt(x)`)")]
+#[command(long_about = None, after_help = "Example: cliper sqrt energy.npy out/rms.npy   (an `expression` step `sqrt(x)`)")]
 #[serde(deny_unknown_fields)]
 pub struct SqrtArgs {}
 
@@ -239,8 +277,14 @@ impl Shortcut for SqrtArgs {
 }
 
 /// numpy.log: the natural logarithm (−inf at 0, NaN below it for real data).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'log'")?;
+/// assert_eq!(step.name(), "expression");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper log spectrum.npy out/log_spectrum.npy   (an `expression` step `log(x)`)")]
+#[command(long_about = None, after_help = "Example: cliper log spectrum.npy out/log_spectrum.npy   (an `expression` step `log(x)`)")]
 #[serde(deny_unknown_fields)]
 pub struct LogArgs {}
 

@@ -13,11 +13,18 @@ use num_complex::Complex64;
 use serde::Deserialize;
 
 /// Convolve with a named filter or a filter file (scipy.ndimage semantics).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'convolve'\nkernel = 'gaussian:2'")?;
+/// assert_eq!(step.name(), "convolve");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper convolve data/phantom_256.png out/blur.tif --kernel gaussian:2\n  cliper convolve 'scans/*.png' out/ --kernel sobel-x --border nearest --scale minmax\n\nNamed filters (scipy.ndimage's functions of the same name, over the last --rank axes): gaussian:SIGMA \
-(gaussian_filter), box:SIZE (uniform_filter), log:SIGMA (gaussian_laplace), laplacian (laplace), sobel-x|y|z \
-(sobel, axis -1|-2|-3), prewitt-x|y|z (prewitt)."
+    (gaussian_filter), box:SIZE (uniform_filter), log:SIGMA (gaussian_laplace), laplacian (laplace), sobel-x|y|z \
+    (sobel, axis -1|-2|-3), prewitt-x|y|z (prewitt)."
 )]
 pub struct ConvolveArgs {
     /// A named filter (`gaussian:2`, `sobel-x`, …) or a filter file (.npy, .tif, FILE.mat:VAR …).
@@ -277,8 +284,15 @@ fn load_filter<T: Kind>(spec: &str, rank: Option<usize>, shape: &[usize]) -> Res
 }
 
 /// The gradient magnitude (scipy.ndimage.gaussian_gradient_magnitude, or the Sobel/Prewitt/Scharr magnitude).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'gradient-magnitude'")?;
+/// assert_eq!(step.name(), "gradient-magnitude");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper gradient-magnitude data/phantom_256.png out/edges.tif --derivative gaussian:2\n  cliper gradient-magnitude ct.nii.gz out/edges.nii.gz --rank 3"
 )]
 pub struct GradientMagnitudeArgs {
@@ -352,6 +366,13 @@ fn gradient_magnitude<T: Kind + RealElement>(x: &XData<T>, params: GradientParam
 }
 
 /// The border and the axes of a scipy.ndimage filter spelled as a convolution.
+///
+/// ```
+/// use cliper::chain::{ConvolveArgs, Op};
+/// let Op::Convolve(ConvolveArgs { rank, .. }) = toml::from_str("op = 'gaussian-filter'\nsigma = '2'\nrank = 2")? else { unreachable!() };
+/// assert_eq!(rank, Some(2));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct NamedFilterArgs {
     /// The border and its constant.
@@ -365,8 +386,15 @@ pub struct NamedFilterArgs {
 }
 
 /// scipy.ndimage.gaussian_filter (with derivative orders): `convolve --kernel gaussian:SIGMA[:ORDER]`.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'gaussian-filter'\nsigma = '2'")?;
+/// assert_eq!(step.name(), "convolve");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper gaussian-filter data/phantom_256.png out/blur.tif --sigma 2\n  cliper gaussian-filter ct.nii.gz out/dz.nii.gz --sigma 1.5mm --order 1,0,0 --rank 3"
 )]
 pub struct GaussianFilterArgs {
@@ -399,8 +427,14 @@ impl Shortcut for GaussianFilterArgs {
 }
 
 /// scipy.ndimage.uniform_filter: the mean over a SIZE window (`convolve --kernel box:SIZE`).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'uniform-filter'\nsize = 5")?;
+/// assert_eq!(step.name(), "convolve");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper uniform-filter data/phantom_256.png out/mean5.tif --size 5")]
+#[command(long_about = None, after_help = "Example: cliper uniform-filter data/phantom_256.png out/mean5.tif --size 5")]
 pub struct UniformFilterArgs {
     /// The window's size along every axis.
     #[arg(long)]
@@ -423,8 +457,14 @@ impl Shortcut for UniformFilterArgs {
 }
 
 /// scipy.ndimage.sobel, prewitt or Scharr's weights along one axis (`convolve --kernel sobel-x` …).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'derivative'")?;
+/// assert_eq!(step.name(), "convolve");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper derivative data/phantom_256.png out/dx.tif --filter sobel --axis -1")]
+#[command(long_about = None, after_help = "Example: cliper derivative data/phantom_256.png out/dx.tif --filter sobel --axis -1")]
 pub struct DerivativeArgs {
     /// sobel, prewitt or scharr.
     #[arg(long = "filter", id = "filter", value_name = "FILTER", default_value = "sobel")]

@@ -12,8 +12,14 @@ use crate::prelude::*;
 use serde::Deserialize;
 
 /// Transpose the last two axes (batched over the others).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'transpose'")?;
+/// assert_eq!(step.name(), "transpose");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper transpose data/phantom_256.tif out/t.tif --conj")]
+#[command(long_about = None, after_help = "Example: cliper transpose data/phantom_256.tif out/t.tif --conj")]
 #[serde(deny_unknown_fields)]
 pub struct TransposeArgs {
     /// Conjugate as well (Hermitian transpose) for complex data.
@@ -49,8 +55,14 @@ impl Operation for TransposeArgs {
 }
 
 /// Reorder the axes.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'permute'\naxes = [1, 0]")?;
+/// assert_eq!(step.name(), "permute");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper permute data/phantom_64x64x64.tif out/sagittal.tif --axes 2,0,1")]
+#[command(long_about = None, after_help = "Example: cliper permute data/phantom_64x64x64.tif out/sagittal.tif --axes 2,0,1")]
 #[serde(deny_unknown_fields)]
 pub struct PermuteArgs {
     /// The new order of the axes, comma-separated: axis k of the result is axis `axes[k]` of the input.
@@ -96,8 +108,14 @@ impl Operation for PermuteArgs {
 }
 
 /// Pad an array (numpy.pad modes).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'pad'\nwidth = 2")?;
+/// assert_eq!(step.name(), "pad");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper pad data/phantom_256.png out/padded.tif --width 16 --mode reflect")]
+#[command(long_about = None, after_help = "Example: cliper pad data/phantom_256.png out/padded.tif --width 16 --mode reflect")]
 #[serde(deny_unknown_fields)]
 pub struct PadArgs {
     /// N for every side of every axis, or BEFORE:AFTER per axis (4:4,2:6).

@@ -10,8 +10,14 @@ use crate::prelude::*;
 use serde::Deserialize;
 
 /// Matrix product op(A)·op(B) over the last two axes.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'matmul'")?;
+/// assert_eq!(step.name(), "matmul");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper matmul data/matrices.mat:A data/matrices.mat:B out/c.npy")]
+#[command(long_about = None, after_help = "Example: cliper matmul data/matrices.mat:A data/matrices.mat:B out/c.npy")]
 #[serde(deny_unknown_fields)]
 pub struct MatmulArgs {
     /// Transpose A.
@@ -81,8 +87,14 @@ impl Operation for MatmulArgs {
 }
 
 /// The N-th power of square matrices.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'power'\nn = 3")?;
+/// assert_eq!(step.name(), "power");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper power out/c.npy 8 out/c8.npy")]
+#[command(long_about = None, after_help = "Example: cliper power out/c.npy 8 out/c8.npy")]
 #[serde(deny_unknown_fields)]
 pub struct PowerArgs {
     /// The exponent.

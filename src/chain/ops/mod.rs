@@ -44,6 +44,12 @@ use crate::prelude::*;
 use serde::Deserialize;
 
 /// One entry of [`DEFINITIONS`]: what the command line, pipeline files and documentation read of a definition.
+///
+/// ```
+/// let median = cliper::chain::Definition::find("median-filter").unwrap();
+/// assert_eq!((median.name, median.lowers_to), ("median", Some("rank-filter")));
+/// assert!(median.keys().contains(&"footprint".to_string()));
+/// ```
 #[derive(Clone, Copy)]
 pub struct Definition {
     /// The name.

@@ -15,6 +15,13 @@ use crate::prelude::*;
 use serde::Deserialize;
 
 /// The structure and repetitions of binary morphology.
+///
+/// ```
+/// use cliper::chain::{BinaryMorphologyArgs, Op};
+/// let Op::BinaryMorphology(BinaryMorphologyArgs { structure, .. }) = toml::from_str("op = 'binary-erosion'\niterations = 2")? else { unreachable!() };
+/// assert_eq!(structure.iterations, 2);
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct BinaryStructureArgs {
     /// Repetitions of each step; 0 repeats until nothing changes.
@@ -45,8 +52,15 @@ pub struct BinaryStructureArgs {
 
 /// Binary morphology (non-zero = true; the result 0/1): scipy.ndimage's binary_erosion, binary_dilation,
 /// binary_opening and binary_closing.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'binary-morphology'\noperation = 'closing'")?;
+/// assert_eq!(step.name(), "binary-morphology");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Example: cliper binary-morphology mask.nii.gz out/opened.nii.gz --operation opening --iterations 2"
 )]
 pub struct BinaryMorphologyArgs {
@@ -143,6 +157,13 @@ fixed_shortcut!(
 );
 
 /// The structure of labelling: connectivity or a structure file, and the axes spanned.
+///
+/// ```
+/// use cliper::chain::{LabelArgs, Op};
+/// let Op::Label(LabelArgs { connect }) = toml::from_str("op = 'label'\nconnectivity = 2")? else { unreachable!() };
+/// assert_eq!(connect.connectivity, 2);
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct ConnectArgs {
     /// generate_binary_structure's connectivity: 1 (faces, the default) to the rank (every neighbour).
@@ -207,8 +228,15 @@ fn label<T: Kind + RealElement>(x: &XData<T>, params: LabelParams, holes: bool) 
 }
 
 /// scipy.ndimage.label: connected components of the non-zero elements, numbered 1, 2, … (0: background).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'label'")?;
+/// assert_eq!(step.name(), "label");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper label mask.png out/labels.tif\n  cliper label mask.nii.gz out/labels.nii.gz --rank 3 --connectivity 3\n\nLabels are numbered in raster order of each component's first element, as scipy's; the number of features is the largest label."
 )]
 pub struct LabelArgs {
@@ -246,8 +274,14 @@ impl Operation for LabelArgs {
 }
 
 /// scipy.ndimage.binary_fill_holes: fills the zero regions that do not reach the array's edge (the result 0/1).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'fill-holes'")?;
+/// assert_eq!(step.name(), "fill-holes");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper fill-holes mask.nii.gz out/filled.nii.gz --rank 3")]
+#[command(long_about = None, after_help = "Example: cliper fill-holes mask.nii.gz out/filled.nii.gz --rank 3")]
 pub struct FillHolesArgs {
     /// What is connected.
     #[command(flatten)]
@@ -283,8 +317,15 @@ impl Operation for FillHolesArgs {
 }
 
 /// scipy.ndimage.distance_transform_edt: each non-zero element's distance to the nearest zero element.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'distance-transform'")?;
+/// assert_eq!(step.name(), "distance-transform");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper distance mask.nii.gz out/distance_mm.nii.gz --rank 3      # in mm: the voxel size is the default sampling\n  cliper distance mask.png out/distance.tif --sampling 1"
 )]
 #[serde(deny_unknown_fields)]

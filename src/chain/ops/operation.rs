@@ -12,6 +12,11 @@ use serde::de::DeserializeOwned;
 pub type Planned = (Box<dyn Process>, AnyData);
 
 /// The arrays an operation reads, as the command line names them.
+///
+/// ```
+/// let matmul = cliper::chain::Definition::find("matmul").unwrap();
+/// assert_eq!(matmul.inputs.names.iter().map(|(name, _)| *name).collect::<Vec<_>>(), ["A", "B"]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inputs {
     /// Each input's name (`INPUT`, `A`, `COORDINATES`) and what it is, in order.
@@ -33,6 +38,11 @@ impl Inputs {
 
 /// What every definition a user calls by name has: its name and other names, its inputs, and the step it makes.
 /// The parameters are the struct's fields: clap reads them as flags (`Args`), serde as a step's keys.
+///
+/// ```
+/// use cliper::chain::{Named, PadArgs};
+/// assert_eq!((PadArgs::NAME, PadArgs::INPUTS.names.len()), ("pad", 1));
+/// ```
 pub trait Named: clap::Args + clap::FromArgMatches + DeserializeOwned {
     /// The subcommand's and the pipeline step's name.
     const NAME: &'static str;
@@ -48,6 +58,11 @@ pub trait Named: clap::Args + clap::FromArgMatches + DeserializeOwned {
 
 /// A definition that is another operation with some parameters fixed (`median` is a `rank-filter`, `abs` the
 /// expression `abs(x)`): it lowers to that operation's parameters.
+///
+/// ```
+/// use cliper::chain::{GaussianFilterArgs, Named, Shortcut};
+/// assert_eq!(<<GaussianFilterArgs as Shortcut>::Target as Named>::NAME, "convolve");
+/// ```
 pub trait Shortcut: Named {
     /// The operation it is spelled as.
     type Target: Named;
@@ -58,6 +73,14 @@ pub trait Shortcut: Named {
 /// The rules a chain needs of an operation, beyond its parameters (an `Op` variant holds it). Every method but [`Operation::plan`] and
 /// [`Operation::reach`] has the default most operations follow (an element-wise or neighbourhood operation that
 /// keeps the voxel grid and the element type).
+///
+/// ```
+/// use cliper::chain::{Operation, PadArgs, Widths};
+/// let pad = PadArgs { width: Widths(vec![(2, 2)]), mode: "edge".parse()?, value: 0.0 };
+/// assert!(pad.keeps_values() && pad.result_dtype().is_none());
+/// assert_eq!(pad.reach(&[100, 80], 0)?.pad, (2, 2));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 pub trait Operation: Named + Clone {
     /// How many input arrays this step takes.
     fn arity(&self) -> usize {

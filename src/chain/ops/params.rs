@@ -262,6 +262,13 @@ impl Default for NumpyBorder {
 }
 
 /// A filter's border (scipy.ndimage's mode) and the constant of mode `constant` (scipy's `cval`).
+///
+/// ```
+/// use cliper::{Border, chain::{Op, RankFilterArgs}};
+/// let Op::RankFilter(RankFilterArgs { window, .. }) = toml::from_str("op = 'median'\nborder = 'constant'\nvalue = -1000")? else { unreachable!() };
+/// assert_eq!(window.border.border(), Border::Constant(-1000.0));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Default, Deserialize, clap::Args)]
 pub struct BorderArgs {
     /// scipy.ndimage border mode: reflect, mirror, nearest, wrap, constant.
@@ -285,6 +292,13 @@ impl BorderArgs {
 }
 
 /// The window (footprint) of a rank filter or grey morphology (scipy.ndimage's size, footprint, mode, cval, origin).
+///
+/// ```
+/// use cliper::chain::{Op, RankFilterArgs};
+/// let Op::RankFilter(RankFilterArgs { window, .. }) = toml::from_str("op = 'median'\nsize = [3, 5]")? else { unreachable!() };
+/// assert_eq!(window.size.0, vec![3, 5]);
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Default, Deserialize, clap::Args)]
 pub struct FootprintArgs {
     /// The window's size: N for every axis, or one per axis (3,5).
@@ -310,6 +324,13 @@ pub struct FootprintArgs {
 }
 
 /// The interpolation settings of the resampling operations (scipy's names and defaults).
+///
+/// ```
+/// use cliper::chain::{Op, ZoomArgs};
+/// let Op::Zoom(ZoomArgs { interp, .. }) = toml::from_str("op = 'zoom'\nzoom = '2'\norder = 1\nprefilter = false")? else { unreachable!() };
+/// assert_eq!((interp.order, interp.prefilter), (1, false));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct InterpArgs {
     /// The spline order: 0 (nearest sample), 1 (linear), 3 (cubic, the default) … 5.

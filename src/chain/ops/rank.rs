@@ -13,8 +13,14 @@ use serde::Deserialize;
 
 /// scipy.ndimage.rank_filter: the INDEX-th smallest under the window (negative counts from the largest), or a
 /// filter by name (median, minimum, maximum, percentile:P, rank:R).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'rank-filter'\nfilter = 'median'")?;
+/// assert_eq!(step.name(), "rank-filter");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper rank-filter data/phantom_256.png out/r.tif --index -2 --size 3")]
+#[command(long_about = None, after_help = "Example: cliper rank-filter data/phantom_256.png out/r.tif --index -2 --size 3")]
 pub struct RankFilterArgs {
     /// The rank, 0-based; -1 is the largest (scipy's `rank`).
     #[arg(long, allow_negative_numbers = true, conflicts_with = "filter")]
@@ -81,6 +87,13 @@ impl Operation for RankFilterArgs {
 }
 
 /// The structuring element of grey morphology: the window (flat), or non-flat values.
+///
+/// ```
+/// use cliper::chain::{GreyMorphologyArgs, Op};
+/// let Op::GreyMorphology(GreyMorphologyArgs { element, .. }) = toml::from_str("op = 'grey-erosion'\nsize = 5")? else { unreachable!() };
+/// assert_eq!((element.window.size.0, element.structure), (vec![5], None));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Default, Deserialize, clap::Args)]
 pub struct GreyStructureArgs {
     /// The window (footprint).
@@ -96,8 +109,15 @@ pub struct GreyStructureArgs {
 
 /// Grey morphology with a flat or non-flat structuring element: scipy.ndimage's grey_erosion, grey_dilation,
 /// grey_opening, grey_closing, morphological_gradient, morphological_laplace, white_tophat and black_tophat.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'grey-morphology'\noperation = 'opening'")?;
+/// assert_eq!(step.name(), "grey-morphology");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Example: cliper grey-morphology data/phantom_256.png out/opened.png --operation opening --size 5"
 )]
 pub struct GreyMorphologyArgs {
@@ -214,8 +234,14 @@ fixed_shortcut!(
 );
 
 /// scipy.ndimage.percentile_filter.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'percentile'\npercentile = 90")?;
+/// assert_eq!(step.name(), "rank-filter");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper percentile data/phantom_256.png out/p90.tif --percentile 90 --size 5")]
+#[command(long_about = None, after_help = "Example: cliper percentile data/phantom_256.png out/p90.tif --percentile 90 --size 5")]
 pub struct PercentileArgs {
     /// The percentile, 0 to 100 (negative counts from 100).
     #[arg(long, allow_negative_numbers = true)]

@@ -11,8 +11,15 @@ use crate::prelude::*;
 use serde::Deserialize;
 
 /// The p-norm of a whole array, or along one axis.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'norm'")?;
+/// assert_eq!(step.name(), "norm");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper norm data/phantom_256.png\n  cliper norm data/phantom_256.png -p inf\n  cliper norm data/kspace.mat:kspace --axis 0 -o out/coil_norms.npy"
 )]
 #[serde(deny_unknown_fields)]
@@ -62,8 +69,14 @@ impl Operation for NormArgs {
 }
 
 /// Dot product Σ aᵢ·bᵢ (Σ conj(aᵢ)·bᵢ with --conj), of everything or along one axis.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'dot'")?;
+/// assert_eq!(step.name(), "dot");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper dot data/phantom_256.tif data/phantom_256.tif")]
+#[command(long_about = None, after_help = "Example: cliper dot data/phantom_256.tif data/phantom_256.tif")]
 #[serde(deny_unknown_fields)]
 pub struct DotArgs {
     /// Conjugate the first operand.

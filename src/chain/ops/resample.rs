@@ -14,8 +14,15 @@ use serde::Deserialize;
 
 /// scipy.ndimage.zoom: spline interpolation onto a grid --zoom times as fine per axis, or onto voxels of
 /// --spacing mm (the output's voxel size follows).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'zoom'\nzoom = '2'")?;
+/// assert_eq!(step.name(), "zoom");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper zoom ct.nii.gz out/ct_1mm.nii.gz --spacing 1          # isotropic 1 mm voxels\n  cliper zoom data/phantom_256.png out/phantom_512.png --zoom 2 --order 1\n  cliper zoom vol.npy out/vol.npy --zoom 1,2,2 --mode nearest"
 )]
 pub struct ZoomArgs {
@@ -165,8 +172,14 @@ fn zoom_for_spacing(
 }
 
 /// scipy.ndimage.shift: move the content by --shift samples (one, or one per axis), interpolated.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'shift'\nshift = '1.5'")?;
+/// assert_eq!(step.name(), "shift");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper shift data/phantom_256.png out/shifted.png --shift 10.5,-3.25 --mode nearest")]
+#[command(long_about = None, after_help = "Example: cliper shift data/phantom_256.png out/shifted.png --shift 10.5,-3.25 --mode nearest")]
 pub struct ShiftArgs {
     /// One shift, or one per axis, in samples.
     #[arg(long, allow_hyphen_values = true)]
@@ -199,8 +212,15 @@ impl Operation for ShiftArgs {
 }
 
 /// scipy.ndimage.rotate: by --angle degrees counter-clockwise about the centre, in the plane of --axes.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'rotate'\nangle = 30")?;
+/// assert_eq!(step.name(), "rotate");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Examples:\n  cliper rotate data/phantom_256.png out/rotated.png --angle 30\n  cliper rotate vol.nii.gz out/tilted.nii.gz --angle 12 --axes 0,2 --no-reshape"
 )]
 pub struct RotateArgs {
@@ -273,8 +293,15 @@ impl Operation for RotateArgs {
 }
 
 /// scipy.ndimage.affine_transform: output o reads the input at matrix · o + offset.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'affine-transform'\nmatrix = '1,0.2;0,1'")?;
+/// assert_eq!(step.name(), "affine-transform");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
+    long_about = None,
     after_help = "Example: cliper affine-transform data/phantom_256.png out/sheared.png --matrix '1,0.2;0,1' --offset=-20,0\n\nRows separated by ';', values by ','; a last column is the offset, a last row 0,…,0,1 makes it homogeneous, one row is the diagonal. A colour image's matrix is for its two image axes."
 )]
 pub struct AffineTransformArgs {
@@ -382,8 +409,14 @@ fn affine_for_colour(op: &AffineTransformArgs, shape: &[usize]) -> Result<Affine
 }
 
 /// scipy.ndimage.map_coordinates: INPUT interpolated at the points COORDINATES holds (shape [ndim, …]).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'map-coordinates'")?;
+/// assert_eq!(step.name(), "map-coordinates");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper map-coordinates image.npy points.npy out/values.npy --order 1")]
+#[command(long_about = None, after_help = "Example: cliper map-coordinates image.npy points.npy out/values.npy --order 1")]
 pub struct MapCoordinatesArgs {
     /// The spline interpolation.
     #[command(flatten)]
@@ -450,8 +483,14 @@ fn cubic() -> usize {
 
 /// scipy.ndimage.spline_filter (spline_filter1d with --axis): B-spline coefficients, for interpolation with
 /// --no-prefilter later.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'spline-filter'")?;
+/// assert_eq!(step.name(), "spline-filter");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(after_help = "Example: cliper spline-filter vol.npy out/coefficients.npy --order 3 --mode mirror")]
+#[command(long_about = None, after_help = "Example: cliper spline-filter vol.npy out/coefficients.npy --order 3 --mode mirror")]
 pub struct SplineFilterArgs {
     /// The spline order, 2 to 5 (0 and 1 copy).
     #[arg(long, default_value_t = 3)]
