@@ -5,7 +5,7 @@ use crate::args::{self, OutputArgs};
 use crate::chain::Context;
 use crate::failure::CliError;
 use clap::{Args, ValueEnum};
-use cliper::chain::{AnyData, Origin, Precision, RunFiles};
+use cliper::chain::{AnyData, EspiritSettings, Origin, Precision, RunFiles};
 use cliper::prelude::*;
 use cliper::{BartScaling, Result, ScalarMultiply, read_mat};
 use num_complex::{Complex32, Complex64};
@@ -63,7 +63,7 @@ pub struct ReconArgs {
     #[arg(long, value_name = "FILE|espirit|walsh")]
     maps: Option<String>,
     #[command(flatten)]
-    espirit: EspiritArgs,
+    espirit: EspiritSettings,
     /// The weight λ of the penalty, on the scaled data (BART's -r): cg-sense's Tikhonov weight (0 without it),
     /// l1-wavelet's and tv's (required).
     #[arg(long)]
@@ -460,30 +460,6 @@ fn undersampled<T: ComplexElement>(k: &KData<T>) -> Result<KData<T>> {
     KData::new(masked, k.spatial_shape().len())
 }
 
-/// ESPIRiT's settings, as `bart ecalib` names them: for `cliper ecalib` and `cliper recon --maps espirit`.
-#[derive(Args, Clone, Copy)]
-pub struct EspiritArgs {
-    /// espirit: maps are 0 where the eigenvalue is below this (`bart ecalib -c`).
-    #[arg(long, default_value_t = 0.8)]
-    crop: f64,
-    /// espirit: the calibration region's largest extent per axis (`bart ecalib -r`).
-    #[arg(long, default_value_t = 24)]
-    calibration: usize,
-    /// espirit: the kernel's extent per axis (`bart ecalib -k`).
-    #[arg(long, default_value_t = 6)]
-    kernel_size: usize,
-    /// espirit: kernels are kept while σᵢ/σ₀ exceeds √THRESHOLD (`bart ecalib -t`).
-    #[arg(long, default_value_t = 0.001)]
-    threshold: f64,
-}
-
-impl EspiritArgs {
-    fn params(self) -> EspiritParams {
-        let EspiritArgs { crop, calibration, kernel_size, threshold } = self;
-        EspiritParams { crop, calibration, kernel: kernel_size, threshold, ..EspiritParams::default() }
-    }
-}
-
 #[derive(Args)]
 pub struct EcalibArgs {
     /// k-space file: BART CFL (the mask `NAME_mask` beside it is applied first) or MAT (`kspace`, `mask`).
@@ -495,7 +471,7 @@ pub struct EcalibArgs {
     #[arg(long, value_enum, default_value = "espirit")]
     method: MapsMethod,
     #[command(flatten)]
-    espirit: EspiritArgs,
+    espirit: EspiritSettings,
     /// walsh: the side of the box the coil covariance is averaged over.
     #[arg(long, default_value_t = 5)]
     smoothing: usize,

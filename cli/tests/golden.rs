@@ -327,6 +327,26 @@ const RUNS: &[Run] = &[
         &["recon-rsos.npy"],
     ),
     run("ecalib", "ecalib $DIR/ks.cfl $DIR/out/ecalib.npy --crop 0.7", &["ecalib.npy"]),
+    run("rsos", "rsos $DIR/ksc.npy $DIR/out/rsos.npy --uncentered", &["rsos.npy"]),
+    run("sense", "sense $DIR/ksc.npy $DIR/kmaps.npy $DIR/out/sense.npy", &["sense.npy"]),
+    run(
+        "cg-sense",
+        "cg-sense $DIR/ksc.npy $DIR/kmaps.npy $DIR/out/cg-sense.npy --iters 3 --lambda 0.02",
+        &["cg-sense.npy"],
+    ),
+    run(
+        "l1-wavelet",
+        "l1-wavelet $DIR/ksc.npy $DIR/kmaps.npy $DIR/out/l1-wavelet.npy --lambda 0.005 --iters 3 --no-cycle-spinning",
+        &["l1-wavelet.npy"],
+    ),
+    run("tv", "tv $DIR/ksc.npy $DIR/kmaps.npy $DIR/out/tv.npy --lambda 0.01 --iters 3", &["tv.npy"]),
+    run(
+        "espirit",
+        "espirit $DIR/ksc.npy $DIR/out/espirit.npy --crop 0.9 --calibration 16 --kernel-size 5 --threshold 0.002",
+        &["espirit.npy"],
+    ),
+    run("ecalib-maps", "ecalib-maps $DIR/ksc.npy $DIR/out/ecalib-maps.npy", &["ecalib-maps.npy"]),
+    run("walsh-maps", "walsh-maps $DIR/ksc.npy $DIR/out/walsh-maps.npy --smoothing 3", &["walsh-maps.npy"]),
     run(
         "ecalib-settings",
         "ecalib $DIR/ks.cfl $DIR/out/ecalib-settings.npy --calibration 12 --kernel-size 5 --threshold 0.01 --precision double",
@@ -788,6 +808,12 @@ fn write_small_kspace(dir: &Path) {
         HostArray::C32(m) => m.slice(s![centre.clone(), centre]).to_owned().into_dyn(),
         other => panic!("data/kspace_mask.cfl holds {:?}", other.dtype()),
     };
+    // The same k-space undersampled by its mask in cliper's order [coils, y, x] (the MRI steps' input), and
+    // uniform maps 1/√3 for the steps that take maps.
+    let kc = ArrayD::from_shape_fn(IxDyn(&[3, 26, 26]), |i| kspace[[i[2], i[1], 0, i[0]]] * mask[[i[2], i[1]]].re);
+    write_file(dir.join("ksc.npy"), &HostArray::C32(kc)).unwrap();
+    let maps = ArrayD::from_elem(IxDyn(&[3, 26, 26]), Complex32::new(1.0 / 3f32.sqrt(), 0.0));
+    write_file(dir.join("kmaps.npy"), &HostArray::C32(maps)).unwrap();
     write_file(dir.join("ks.cfl"), &HostArray::C32(kspace)).unwrap();
     write_file(dir.join("ks_mask.cfl"), &HostArray::C32(mask)).unwrap();
 }

@@ -14,6 +14,7 @@ mod filter;
 mod layout;
 mod linalg;
 mod morphology;
+mod mri;
 mod operation;
 mod params;
 mod rank;
@@ -29,6 +30,9 @@ pub use layout::{PadArgs, PermuteArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
+};
+pub use mri::{
+    CgSenseArgs, EspiritArgs, EspiritSettings, KSpaceArgs, L1WaveletArgs, RsosArgs, SenseArgs, TvArgs, WalshMapsArgs,
 };
 pub use params::{BorderArgs, FootprintArgs, InterpArgs, List, NormP, NumpyBorder, ScipyBorder, Sizes, Widths, named};
 pub use rank::{GreyMorphologyArgs, GreyStructureArgs, RankFilterArgs};
@@ -349,6 +353,13 @@ operations! {
         Power(PowerArgs),
         Norm(NormArgs),
         Dot(DotArgs),
+        Rsos(RsosArgs),
+        Sense(SenseArgs),
+        CgSense(CgSenseArgs),
+        L1Wavelet(L1WaveletArgs),
+        Tv(TvArgs),
+        Espirit(EspiritArgs),
+        WalshMaps(WalshMapsArgs),
     }
     shortcuts {
         AbsArgs,
