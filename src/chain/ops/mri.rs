@@ -21,6 +21,13 @@ fn thirty() -> usize {
 }
 
 /// How a k-space array is laid out: its last `spatial` axes are the image's, the one before them the coils.
+///
+/// ```
+/// use cliper::chain::{Op, RsosArgs};
+/// let Op::Rsos(RsosArgs { kspace, .. }) = toml::from_str("op = 'rsos'\nspatial = 3")? else { unreachable!() };
+/// assert_eq!(kspace.spatial, 3);
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct KSpaceArgs {
     /// The spatial axes of the k-space, the last ones (2 or 3); the axis before them is the coils', the ones before
@@ -409,6 +416,12 @@ impl EspiritSettings {
 }
 
 /// Coil sensitivity maps `[coils, spatial…]` from k-space's fully sampled centre by ESPIRiT, as `bart ecalib -m1`.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'ecalib-maps'\ncalibration = 20")?;
+/// assert_eq!(step.name(), "espirit");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(long_about = None, after_help = "Example: cliper espirit data/kspace.mat:kspace out/maps.npy --crop 0.9")]
 #[serde(deny_unknown_fields)]
