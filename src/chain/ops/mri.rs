@@ -60,9 +60,17 @@ const KSPACE: Inputs = Inputs {
     prints: false,
 };
 
-/// The reason no MRI step runs in tiles.
-fn no_tiles(name: &str, shape: &[usize]) -> Result<Reach> {
-    Err(whole(name, shape, "reconstructs from k-space, a Fourier transform of whole images"))
+/// The rules every MRI step shares: it runs on whole images (each transforms them: no tiles), and its result has no
+/// voxel grid of the input's (k-space has none).
+macro_rules! kspace_rules {
+    () => {
+        fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+            Err(whole(Self::NAME, shape, "reconstructs from k-space, a Fourier transform of whole images"))
+        }
+        fn geometry(&self, _: &Geometry, _: &[usize], _: &[usize], _: bool) -> Option<Geometry> {
+            None
+        }
+    };
 }
 
 /// A step on complex k-space alone, in its precision.
@@ -138,12 +146,7 @@ impl Operation for RsosArgs {
         }
         on_kspace(Self::NAME, inputs, |k| typed(self, k), |k| typed(self, k))
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        no_tiles(Self::NAME, shape)
-    }
-    fn geometry(&self, _: &Geometry, _: &[usize], _: &[usize], _: bool) -> Option<Geometry> {
-        None
-    }
+    kspace_rules!();
 }
 
 /// SENSE coil combination: Σ image_c · conj(map_c), a complex image.
@@ -185,12 +188,7 @@ impl Operation for SenseArgs {
         }
         on_kspace_and_maps(Self::NAME, inputs, |k, m| typed(self, k, m), |k, m| typed(self, k, m))
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        no_tiles(Self::NAME, shape)
-    }
-    fn geometry(&self, _: &Geometry, _: &[usize], _: &[usize], _: bool) -> Option<Geometry> {
-        None
-    }
+    kspace_rules!();
 }
 
 /// Iterative SENSE: conjugate gradients on (AᴴA + λI) x = Aᴴy, the mask being the samples that are not zero, as
@@ -240,12 +238,7 @@ impl Operation for CgSenseArgs {
         }
         on_kspace_and_maps(Self::NAME, inputs, |k, m| typed(self, k, m), |k, m| typed(self, k, m))
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        no_tiles(Self::NAME, shape)
-    }
-    fn geometry(&self, _: &Geometry, _: &[usize], _: &[usize], _: bool) -> Option<Geometry> {
-        None
-    }
+    kspace_rules!();
 }
 
 /// The penalty weight λ, refused unless finite and not negative; required (`Some`) by the compressed-sensing steps.
@@ -308,12 +301,7 @@ impl Operation for L1WaveletArgs {
         }
         on_kspace_and_maps(Self::NAME, inputs, |k, m| typed(self, k, m), |k, m| typed(self, k, m))
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        no_tiles(Self::NAME, shape)
-    }
-    fn geometry(&self, _: &Geometry, _: &[usize], _: &[usize], _: bool) -> Option<Geometry> {
-        None
-    }
+    kspace_rules!();
 }
 
 /// Compressed sensing: ADMM on ½|Ax − y|² + λ·TV(x) (isotropic), as `bart pics -R T:7:0:λ -i N -w 1` (N counts the
@@ -358,12 +346,7 @@ impl Operation for TvArgs {
         }
         on_kspace_and_maps(Self::NAME, inputs, |k, m| typed(self, k, m), |k, m| typed(self, k, m))
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        no_tiles(Self::NAME, shape)
-    }
-    fn geometry(&self, _: &Geometry, _: &[usize], _: &[usize], _: bool) -> Option<Geometry> {
-        None
-    }
+    kspace_rules!();
 }
 
 /// ESPIRiT's settings, as `bart ecalib` names them.
@@ -451,12 +434,7 @@ impl Operation for EspiritArgs {
         }
         on_kspace(Self::NAME, inputs, |k| typed(self, k), |k| typed(self, k))
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        no_tiles(Self::NAME, shape)
-    }
-    fn geometry(&self, _: &Geometry, _: &[usize], _: &[usize], _: bool) -> Option<Geometry> {
-        None
-    }
+    kspace_rules!();
 }
 
 fn five() -> usize {
@@ -500,10 +478,5 @@ impl Operation for WalshMapsArgs {
         }
         on_kspace(Self::NAME, inputs, |k| typed(self, k), |k| typed(self, k))
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        no_tiles(Self::NAME, shape)
-    }
-    fn geometry(&self, _: &Geometry, _: &[usize], _: &[usize], _: bool) -> Option<Geometry> {
-        None
-    }
+    kspace_rules!();
 }
