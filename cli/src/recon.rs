@@ -11,7 +11,6 @@ use cliper::{BartScaling, Result, ScalarMultiply, read_mat};
 use num_complex::{Complex32, Complex64};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 /// How the coil images are combined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -188,7 +187,7 @@ where
             let image = XData::<T>::zeros(app, &image_shape)?;
             // The solvers run in the pipeline, so that --profile times their kernels too.
             if method == Method::CgSense {
-                cg = Some(kept(&mut pipeline, CgSense::new(&k, &image, CgParams::new(args.iters).lambda(lambda))));
+                cg = Some(pipeline.push_shared(CgSense::new(&k, &image, CgParams::new(args.iters).lambda(lambda))));
             } else if method == Method::Tv {
                 pipeline.push(Box::new(TvSense::new(&k, &image, TvParams::new(lambda, args.iters))));
             } else if method == Method::L1Wavelet {
@@ -517,12 +516,12 @@ fn maps<T: ComplexElement>(ctx: &Context, app: &cliper::ClApp, args: &EcalibArgs
     let mut pipeline = Pipeline::new(app);
     let strategy: Box<dyn Fn() -> Option<String>> = match args.method {
         MapsMethod::Espirit => {
-            let espirit = kept(&mut pipeline, EspiritMaps::new(&k, &maps, args.espirit.params()));
+            let espirit = pipeline.push_shared(EspiritMaps::new(&k, &maps, args.espirit.params()));
             Box::new(move || espirit.lock().ok()?.strategy().map(|s| s.to_string()))
         }
         MapsMethod::Walsh => {
             let params = WalshParams::default().smoothing(args.smoothing);
-            let walsh = kept(&mut pipeline, WalshMaps::from_kspace(&k, &maps, params));
+            let walsh = pipeline.push_shared(WalshMaps::from_kspace(&k, &maps, params));
             Box::new(move || walsh.lock().ok()?.strategy().map(|s| s.to_string()))
         }
     };
@@ -542,36 +541,6 @@ fn maps<T: ComplexElement>(ctx: &Context, app: &cliper::ClApp, args: &EcalibArgs
         say!("{r}");
     }
     Ok(())
-}
-
-/// A process run in `pipeline` (so that `--profile` times its kernels) that can still be read after the run: a
-/// solver's residuals, the strategy it chose.
-struct Kept<P> {
-    name: String,
-    process: Arc<Mutex<P>>,
-}
-
-impl<P: Process> Process for Kept<P> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn init(&mut self) -> Result<()> {
-        self.process.lock().map_err(|_| Error::invalid(&self.name, "a failed run left it unusable"))?.init()
-    }
-    fn launch(&mut self) -> Result<()> {
-        self.process.lock().map_err(|_| Error::invalid(&self.name, "a failed run left it unusable"))?.launch()
-    }
-    fn is_initialized(&self) -> bool {
-        self.process.lock().is_ok_and(|p| p.is_initialized())
-    }
-}
-
-/// Pushes `process` onto `pipeline` and keeps a handle to it.
-fn kept<P: Process + 'static>(pipeline: &mut Pipeline, process: P) -> Arc<Mutex<P>> {
-    let process = Arc::new(Mutex::new(process));
-    let name = process.lock().map(|p| p.name().to_string()).unwrap_or_default();
-    pipeline.push(Box::new(Kept { name, process: process.clone() }));
-    process
 }
 
 /// The files a k-space input is read from: the file, and for a BART CFL the maps and mask beside it

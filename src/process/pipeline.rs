@@ -5,6 +5,7 @@ use crate::app::ClApp;
 use crate::data::Recorder;
 use crate::error::{ClContext, Error, Result};
 use std::fmt;
+use std::sync::{Arc, Mutex};
 
 /// An operation on device arrays. See `docs/writing-an-operation.md` for how to write one.
 ///
@@ -57,6 +58,33 @@ pub trait Process: Send {
     }
 }
 
+/// A stage the caller also holds ([`Pipeline::push_shared`]).
+struct Shared<P> {
+    name: String,
+    process: Arc<Mutex<P>>,
+}
+
+impl<P: Process> Shared<P> {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, P>> {
+        self.process.lock().map_err(|_| Error::invalid(&self.name, "a failed run left it unusable"))
+    }
+}
+
+impl<P: Process> Process for Shared<P> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn init(&mut self) -> Result<()> {
+        self.lock()?.init()
+    }
+    fn launch(&mut self) -> Result<()> {
+        self.lock()?.launch()
+    }
+    fn is_initialized(&self) -> bool {
+        self.lock().is_ok_and(|p| p.is_initialized())
+    }
+}
+
 /// A chain of processes run in order on one device, with optional profiling.
 ///
 /// ```
@@ -92,6 +120,27 @@ impl Pipeline {
     pub fn push(&mut self, process: Box<dyn Process>) -> &mut Pipeline {
         self.stages.push(process);
         self
+    }
+
+    /// Appends `process` and keeps a handle to it, so that what it computed can be read after the run (a
+    /// solver's residuals, the strategy it chose) while the pipeline runs it — and `profile` times it — as any
+    /// stage.
+    ///
+    /// ```
+    /// # use cliper::{ClApp, Pipeline, Process, Transpose, XData};
+    /// let app = ClApp::new()?;
+    /// let (x, y) = (XData::<f32>::zeros(&app, &[3, 2])?, XData::<f32>::zeros(&app, &[2, 3])?);
+    /// let mut p = Pipeline::new(&app);
+    /// let transpose = p.push_shared(Transpose::new(&x, &y));
+    /// p.run()?;
+    /// assert!(transpose.lock().unwrap().is_initialized());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn push_shared<P: Process + 'static>(&mut self, process: P) -> Arc<Mutex<P>> {
+        let process = Arc::new(Mutex::new(process));
+        let name = process.lock().map(|p| p.name().to_string()).unwrap_or_default();
+        self.push(Box::new(Shared { name, process: process.clone() }));
+        process
     }
 
     /// Number of processes.
