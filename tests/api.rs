@@ -28,13 +28,16 @@ fn process_sources() -> String {
     files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect::<Vec<_>>().join("\n")
 }
 
-/// The types `impl … Process for Name<…>` names.
+/// The public types `impl … Process for Name<…>` names (a private adaptor, such as the pipeline's stage a caller
+/// keeps a handle to, is no process of the API).
 fn processes(sources: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     for line in sources.lines().filter(|l| l.starts_with("impl") && l.contains(" Process for ")) {
         let after = line.split(" Process for ").nth(1).unwrap();
         let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        found.insert(name);
+        if sources.contains(&format!("pub struct {name}")) {
+            found.insert(name);
+        }
     }
     found
 }

@@ -145,8 +145,7 @@ impl Operation for WindowArgs {
     }
     fn default_output(&self) -> Option<(Dtype, Scale)> {
         // A display image: 8 bits, rounded, where both ends of the range are bytes.
-        let byte = |v: f64| v.fract() == 0.0 && (0.0..=255.0).contains(&v);
-        (byte(self.range.0) && byte(self.range.1)).then_some((Dtype::U8, Scale::Round))
+        (is_byte(self.range.0) && is_byte(self.range.1)).then_some((Dtype::U8, Scale::Round))
     }
 }
 
@@ -189,8 +188,7 @@ impl Operation for ThresholdArgs {
         Some(Ok(Expr::input(0).threshold(self.value, self.above, self.below)))
     }
     fn result_dtype(&self) -> Option<Dtype> {
-        let byte = |v: f64| v.fract() == 0.0 && (0.0..=255.0).contains(&v);
-        (byte(self.above) && byte(self.below)).then_some(Dtype::U8)
+        (is_byte(self.above) && is_byte(self.below)).then_some(Dtype::U8)
     }
 }
 
@@ -297,6 +295,11 @@ impl Shortcut for LogArgs {
     fn lower(self) -> Result<ExpressionArgs> {
         Ok(ExpressionArgs { expr: "log(x)".into() })
     }
+}
+
+/// Whether `v` is a value a byte holds (a whole number in 0..=255).
+fn is_byte(v: f64) -> bool {
+    v.fract() == 0.0 && (0.0..=255.0).contains(&v)
 }
 
 /// The element-wise process of `expr` over `inputs` (all of one element type); the result is real when the

@@ -107,6 +107,20 @@ fn on_kspace_and_maps(
     }
 }
 
+/// The image reconstruction of k-space `x` with `maps` by the process `make` builds over a new image of the shape
+/// `shape` gives for the k-space (every SENSE-type step: the same k-space, maps and image, another solver).
+fn with_maps<T: ComplexElement + Kind, P: Process + 'static>(
+    kspace: KSpaceArgs,
+    x: &XData<T>,
+    maps: &XData<T>,
+    shape: fn(&KData<T>) -> Result<Vec<usize>>,
+    make: impl FnOnce(&KData<T>, &XData<T>) -> P,
+) -> Result<Planned> {
+    let k = kspace.kdata(x)?.with_sensitivity_maps(maps.clone())?;
+    let image = XData::<T>::zeros(x.app(), &shape(&k)?)?;
+    Ok((Box::new(make(&k, &image)), T::wrap(image)))
+}
+
 /// Root sum of squares of the coil images: √Σ|image_c|² (a magnitude image; no maps).
 ///
 /// ```
@@ -181,10 +195,10 @@ impl Named for SenseArgs {
 impl Operation for SenseArgs {
     fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
         fn typed<T: ComplexElement + Kind>(args: &SenseArgs, x: &XData<T>, maps: &XData<T>) -> Result<Planned> {
-            let k = args.kspace.kdata(x)?.with_sensitivity_maps(maps.clone())?;
-            let image = XData::<T>::zeros(x.app(), &SimpleMRIRecon::<T>::output_shape(&k)?)?;
             let params = ReconParams::default().centered(!args.uncentered);
-            Ok((Box::new(SimpleMRIRecon::new(&k, &image, params)), T::wrap(image)))
+            with_maps(args.kspace, x, maps, SimpleMRIRecon::output_shape, |k, image| {
+                SimpleMRIRecon::new(k, image, params)
+            })
         }
         on_kspace_and_maps(Self::NAME, inputs, |k, m| typed(self, k, m), |k, m| typed(self, k, m))
     }
@@ -231,10 +245,8 @@ impl Named for CgSenseArgs {
 impl Operation for CgSenseArgs {
     fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
         fn typed<T: ComplexElement + Kind>(args: &CgSenseArgs, x: &XData<T>, maps: &XData<T>) -> Result<Planned> {
-            let k = args.kspace.kdata(x)?.with_sensitivity_maps(maps.clone())?;
-            let image = XData::<T>::zeros(x.app(), &CgSense::<T>::output_shape(&k)?)?;
             let params = CgParams::new(args.iters).lambda(args.lambda);
-            Ok((Box::new(CgSense::new(&k, &image, params)), T::wrap(image)))
+            with_maps(args.kspace, x, maps, CgSense::output_shape, |k, image| CgSense::new(k, image, params))
         }
         on_kspace_and_maps(Self::NAME, inputs, |k, m| typed(self, k, m), |k, m| typed(self, k, m))
     }
@@ -294,10 +306,10 @@ impl Named for L1WaveletArgs {
 impl Operation for L1WaveletArgs {
     fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
         fn typed<T: ComplexElement + Kind>(args: &L1WaveletArgs, x: &XData<T>, maps: &XData<T>) -> Result<Planned> {
-            let k = args.kspace.kdata(x)?.with_sensitivity_maps(maps.clone())?;
-            let image = XData::<T>::zeros(x.app(), &L1WaveletSense::<T>::output_shape(&k)?)?;
             let params = L1WaveletParams::new(args.lambda, args.iters).cycle_spinning(args.cycle_spinning);
-            Ok((Box::new(L1WaveletSense::new(&k, &image, params)), T::wrap(image)))
+            with_maps(args.kspace, x, maps, L1WaveletSense::output_shape, |k, image| {
+                L1WaveletSense::new(k, image, params)
+            })
         }
         on_kspace_and_maps(Self::NAME, inputs, |k, m| typed(self, k, m), |k, m| typed(self, k, m))
     }
@@ -340,9 +352,8 @@ impl Named for TvArgs {
 impl Operation for TvArgs {
     fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
         fn typed<T: ComplexElement + Kind>(args: &TvArgs, x: &XData<T>, maps: &XData<T>) -> Result<Planned> {
-            let k = args.kspace.kdata(x)?.with_sensitivity_maps(maps.clone())?;
-            let image = XData::<T>::zeros(x.app(), &TvSense::<T>::output_shape(&k)?)?;
-            Ok((Box::new(TvSense::new(&k, &image, TvParams::new(args.lambda, args.iters))), T::wrap(image)))
+            let params = TvParams::new(args.lambda, args.iters);
+            with_maps(args.kspace, x, maps, TvSense::output_shape, |k, image| TvSense::new(k, image, params))
         }
         on_kspace_and_maps(Self::NAME, inputs, |k, m| typed(self, k, m), |k, m| typed(self, k, m))
     }
@@ -360,23 +371,24 @@ impl Operation for TvArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct EspiritSettings {
     /// espirit: maps are 0 where the eigenvalue is below this (`bart ecalib -c`).
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = crop())]
     #[serde(default = "crop")]
     pub crop: f64,
     /// espirit: the calibration region's largest extent per axis (`bart ecalib -r`).
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, default_value_t = calibration())]
     #[serde(default = "calibration")]
     pub calibration: usize,
     /// espirit: the kernel's extent per axis (`bart ecalib -k`).
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = kernel_size())]
     #[serde(default = "kernel_size")]
     pub kernel_size: usize,
     /// espirit: kernels are kept while σᵢ/σ₀ exceeds √THRESHOLD (`bart ecalib -t`).
-    #[arg(long, default_value_t = 0.001)]
+    #[arg(long, default_value_t = threshold())]
     #[serde(default = "threshold")]
     pub threshold: f64,
 }
 
+// ESPIRiT's defaults are the library's (`EspiritParams::default`), for flags and step keys alike.
 fn crop() -> f64 {
     EspiritParams::default().crop
 }

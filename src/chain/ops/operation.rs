@@ -237,6 +237,14 @@ where
     }
 }
 
+/// Axis `axis` of an array of `shape`, counting from the last when negative (numpy's rule); an error naming the
+/// shape when there is no such axis.
+pub(super) fn resolve_axis(op: &str, axis: isize, shape: &[usize]) -> Result<usize> {
+    let n = shape.len() as isize;
+    let k = if axis < 0 { axis + n } else { axis };
+    if (0..n).contains(&k) { Ok(k as usize) } else { Err(Error::axis(op, axis, shape)) }
+}
+
 /// A shortcut that is an operation with one parameter fixed (`median` is `rank-filter` with the median): a struct of
 /// the operation's other parameters (`$field`, flattened), its name and other names, and how it lowers.
 macro_rules! fixed_shortcut {

@@ -352,7 +352,7 @@ pub struct InterpArgs {
     pub prefilter: bool,
 }
 
-fn three() -> usize {
+pub(super) fn three() -> usize {
     3
 }
 

@@ -1,7 +1,7 @@
 //! Reductions (the reduce family): the p-`norm` and the `dot` product, of everything (a value, printed when no
 //! output file is named) or along one axis.
 
-use super::operation::{Inputs, Named, Operation, Planned};
+use super::operation::{Inputs, Named, Operation, Planned, resolve_axis};
 use super::params::NormP;
 use super::reach::Reach;
 use super::reach::whole;
@@ -149,20 +149,10 @@ pub(super) fn same_kind(
 /// volume is left to place.
 fn along_time(axis: Option<isize>, geometry: &Geometry, input: &[usize], colour: bool) -> Option<Geometry> {
     let spatial = Geometry::spatial_axes(input.len(), colour);
-    let rank = isize::try_from(input.len()).ok()?;
-    let axis = axis?;
-    let axis = usize::try_from(if axis < 0 { axis + rank } else { axis }).ok()?;
-    if axis >= input.len() || spatial.contains(&axis) {
+    let axis = resolve_axis("", axis?, input).ok()?;
+    if spatial.contains(&axis) {
         return None;
     }
     let time_axis = spatial.first().and_then(|s| s.checked_sub(1)).filter(|_| spatial.len() == 3);
     Some(Geometry { time_step: geometry.time_step.filter(|_| Some(axis) != time_axis), ..*geometry })
-}
-
-/// Axis `axis` of an array of `shape`, counting from the last when negative (numpy's rule); an error naming the
-/// shape when there is no such axis.
-fn resolve_axis(op: &str, axis: isize, shape: &[usize]) -> Result<usize> {
-    let n = shape.len() as isize;
-    let k = if axis < 0 { axis + n } else { axis };
-    if (0..n).contains(&k) { Ok(k as usize) } else { Err(Error::axis(op, axis, shape)) }
 }

@@ -3,8 +3,8 @@
 //! sizes in millimetres, where their results' voxels lie, and their processes. None runs in tiles: the spline
 //! prefilter runs along whole lines.
 
-use super::operation::{Inputs, Named, Operation, Planned};
-use super::params::{InterpArgs, List, by_name, numbers, yes};
+use super::operation::{Inputs, Named, Operation, Planned, resolve_axis};
+use super::params::{InterpArgs, List, by_name, numbers, three, yes};
 use super::reach::Reach;
 use super::reach::whole;
 use crate::Result;
@@ -477,9 +477,6 @@ impl Operation for MapCoordinatesArgs {
 fn mirror() -> InterpMode {
     InterpMode::Mirror
 }
-fn cubic() -> usize {
-    3
-}
 
 /// scipy.ndimage.spline_filter (spline_filter1d with --axis): B-spline coefficients, for interpolation with
 /// --no-prefilter later.
@@ -494,7 +491,7 @@ fn cubic() -> usize {
 pub struct SplineFilterArgs {
     /// The spline order, 2 to 5 (0 and 1 copy).
     #[arg(long, default_value_t = 3)]
-    #[serde(default = "cubic")]
+    #[serde(default = "three")]
     pub order: usize,
     /// scipy's mode.
     #[arg(long, default_value = "mirror")]
@@ -517,17 +514,12 @@ impl Named for SplineFilterArgs {
 impl Operation for SplineFilterArgs {
     fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
         let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
-        let nd = x.shape().len();
         let mut p = SplineParams::new(self.order).mode(self.mode);
         if let Some(r) = self.rank {
             p = p.rank(r);
         }
         if let Some(a) = self.axis {
-            let resolved = if a < 0 { nd as isize + a } else { a };
-            if resolved < 0 || resolved >= nd as isize {
-                return Err(Error::axis(Self::NAME, a, x.shape()));
-            }
-            p = p.axis(resolved as usize);
+            p = p.axis(resolve_axis(Self::NAME, a, x.shape())?);
         }
         dispatch!(x, x => spline_filter(x, p.clone()))
     }
