@@ -172,6 +172,11 @@ impl AnyData {
         dispatch!(self, x => x.shape())
     }
 
+    /// The device holding it.
+    pub fn app(&self) -> &ClApp {
+        dispatch!(self, x => x.app())
+    }
+
     /// The element type.
     pub fn kind(&self) -> ElementKind {
         match self {

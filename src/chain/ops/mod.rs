@@ -428,6 +428,28 @@ impl Op {
         op.with_default_rank(shape, colour, geometry.is_some())?.in_voxels(geometry, shape, colour)
     }
 
+    /// Runs the operation once on device arrays (no colour, no geometry: a plain array, as scipy sees one) and
+    /// returns its result, still on the device: what the Python package calls for each function. The work is
+    /// enqueued, not waited for; reading the result waits.
+    ///
+    /// ```
+    /// use cliper::chain::{AnyData, Definition, ElementKind};
+    /// let app = cliper::ClApp::new()?;
+    /// let host = cliper::HostArray::F64(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[5, 7]), 2.0));
+    /// let x = AnyData::upload(&app, &host, ElementKind::F64, std::path::Path::new("memory"))?;
+    /// let median = (Definition::find("median").unwrap().from_table)(toml::from_str("size = 3")?)?;
+    /// let y = median.apply(&[&x])?;
+    /// assert_eq!(y.values()?[0].re, 2.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn apply(&self, inputs: &[&AnyData]) -> Result<AnyData> {
+        let shape = inputs.first().map(|x| x.shape().to_vec()).unwrap_or_default();
+        let op = self.resolved(&shape, false, None)?;
+        let (mut process, output) = op.plan(inputs)?;
+        process.run()?;
+        Ok(output)
+    }
+
     /// The operation with its `rank` — how many trailing axes it spans — filled in where the step leaves it out
     /// and no footprint, structure or filter file sets it: scipy.ndimage's default, every axis, as
     /// [`default_rank`] counts them for an input of `shape` (a colour image's two image axes; the three spatial

@@ -1,0 +1,954 @@
+"""scipy.ndimage's functions on an OpenCL device, with scipy's signatures, defaults, result types and exceptions.
+
+Each function runs one of cliper's operations (``cliper.chain::DEFINITIONS``, the same definitions the command
+line and pipeline files read) by name; this file only says how scipy's arguments become that operation's
+parameters. numpy arrays in give numpy arrays out (in the input's type, or ``output``'s, as scipy); device arrays
+(:class:`cliper.ndarray`) in give device arrays out, without a copy to the host.
+
+Where scipy computes in float64, cliper computes integer and float64 inputs in float64 and float32 inputs in
+float32 (the difference is within float32's rounding). docs/python.md lists what differs from scipy, and why.
+
+>>> import numpy as np, scipy.ndimage
+>>> from cliper import ndimage
+>>> x = np.random.default_rng(1).random((31, 45))
+>>> np.allclose(ndimage.gaussian_filter(x, 1.5), scipy.ndimage.gaussian_filter(x, 1.5), atol=1e-12)
+True
+"""
+
+import itertools
+import numbers
+import os
+import tempfile
+import threading
+
+import numpy as np
+
+from . import _cliper
+from ._array import asarray, ndarray
+
+__all__ = [
+    "affine_transform",
+    "binary_closing",
+    "binary_dilation",
+    "binary_erosion",
+    "binary_fill_holes",
+    "binary_opening",
+    "black_tophat",
+    "convolve",
+    "convolve1d",
+    "correlate",
+    "correlate1d",
+    "distance_transform_edt",
+    "gaussian_filter",
+    "gaussian_filter1d",
+    "gaussian_gradient_magnitude",
+    "gaussian_laplace",
+    "generate_binary_structure",
+    "grey_closing",
+    "grey_dilation",
+    "grey_erosion",
+    "grey_opening",
+    "iterate_structure",
+    "label",
+    "laplace",
+    "map_coordinates",
+    "maximum_filter",
+    "maximum_filter1d",
+    "median_filter",
+    "minimum_filter",
+    "minimum_filter1d",
+    "morphological_gradient",
+    "morphological_laplace",
+    "percentile_filter",
+    "prewitt",
+    "rank_filter",
+    "rotate",
+    "shift",
+    "sobel",
+    "spline_filter",
+    "spline_filter1d",
+    "uniform_filter",
+    "uniform_filter1d",
+    "white_tophat",
+    "zoom",
+]
+
+_FILTER_MODES = ("reflect", "constant", "nearest", "mirror", "wrap", "grid-constant", "grid-mirror", "grid-wrap")
+_INTERP_MODES = _FILTER_MODES
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# scipy's argument rules
+
+
+def _normalize_sequence(value, rank):
+    """One value per axis: a scalar repeated, or a sequence of exactly ``rank`` (scipy's RuntimeError otherwise)."""
+    if isinstance(value, str) or not hasattr(value, "__len__"):
+        return [value] * rank
+    values = list(value)
+    if len(values) != rank:
+        raise RuntimeError("sequence argument must have length equal to input rank")
+    return values
+
+
+def _check_axes(axes, ndim):
+    """scipy's axes: None is every axis; ints, negative from the end, each once and in range."""
+    if axes is None:
+        return tuple(range(ndim))
+    if np.isscalar(axes):
+        axes = (axes,)
+    normalized = []
+    for axis in axes:
+        if not isinstance(axis, numbers.Integral):
+            raise ValueError("axes must be an integer, iterable of integers, or None")
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+        normalized.append(int(axis) % ndim)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError("axes must be unique")
+    return tuple(normalized)
+
+
+def _check_mode(mode, allowed=_FILTER_MODES):
+    if mode not in allowed:
+        raise RuntimeError("boundary mode not supported")
+    return mode
+
+
+def _origins(origin, rank, lengths):
+    """One origin per axis, each inside its filter (scipy's ValueError otherwise)."""
+    origins = [int(o) for o in _normalize_sequence(origin, rank)]
+    for o, n in zip(origins, lengths):
+        if not (-(n // 2) <= o <= (n - 1) // 2):
+            raise ValueError("invalid origin")
+    return origins
+
+
+def _input(input, complex_ok=True):
+    """The input as a device array, and what scipy would return for it: its dtype, and whether it came from the
+    device (then the result stays there)."""
+    if isinstance(input, ndarray):
+        return input, input.dtype, True
+    host = np.asarray(input)
+    if host.dtype.kind == "c" and not complex_ok:
+        raise TypeError("Complex type not supported")
+    if host.dtype.kind not in "biufc":
+        raise RuntimeError("array type not supported")
+    return asarray(host), host.dtype, False
+
+
+def _deliver(result, dtype, output, on_device, rounds=False):
+    """The result as scipy returns it: in ``dtype`` (the input's) or ``output``'s type, or written into
+    ``output`` (a numpy array of the result's shape); integers by C's conversion (truncation), or rounded to the
+    nearest for interpolation (``rounds``), as scipy's C code does."""
+    if output is None and on_device:
+        return result
+    if isinstance(output, ndarray):
+        raise TypeError("output= cannot be a cliper.ndarray: the result is a new device array")
+    target = output if isinstance(output, np.ndarray) else None
+    if target is not None:
+        dtype = target.dtype
+        if target.shape != result.shape:
+            raise RuntimeError("output shape not correct")
+    elif output is not None:
+        dtype = np.dtype(output)
+    values = result.get()
+    values = _cast(values, dtype, rounds)
+    if target is not None:
+        np.copyto(target, values, casting="unsafe")
+        return target
+    return asarray(values, result.device) if on_device else values
+
+
+def _cast(values, dtype, rounds):
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and values.dtype.kind == "f":
+        if rounds:
+            values = np.where(values > 0, values + 0.5, values - 0.5)
+        with np.errstate(invalid="ignore"):
+            return values.astype(dtype)
+    if dtype.kind == "b":
+        return values != 0
+    if dtype.kind != "c" and values.dtype.kind == "c":
+        raise RuntimeError("output type not compatible with complex input: complex values in a real output")
+    return values.astype(dtype, copy=False)
+
+
+def _run(name, inputs, params):
+    """Runs the operation ``name`` on device arrays with a step's keys."""
+    return ndarray(_cliper.apply(name, [x._handle for x in inputs], params))
+
+
+def _permute(x, order):
+    if list(order) == list(range(x.ndim)):
+        return x
+    return _run("permute", [x], {"axes": list(order)})
+
+
+def _over_axes(x, axes, compute):
+    """``compute(y)`` on ``x`` with ``axes`` moved last (in their order): the operations span the trailing axes
+    (their ``rank``); the result's axes are put back."""
+    order = [a for a in range(x.ndim) if a not in axes] + list(axes)
+    inverse = list(np.argsort(order))
+    return _permute(compute(_permute(x, order)), inverse)
+
+
+class _Files:
+    """Array parameters (weights, footprints, structures) as the .npy files an operation's definition reads,
+    in a private folder removed afterwards."""
+
+    _count = itertools.count()
+
+    def __init__(self):
+        self.folder = None
+
+    def __enter__(self):
+        self.folder = tempfile.mkdtemp(prefix="cliper-")
+        return self
+
+    def add(self, array):
+        path = os.path.join(self.folder, f"{next(self._count)}-{threading.get_ident()}.npy")
+        np.save(path, np.ascontiguousarray(array))
+        return path
+
+    def __exit__(self, *exc):
+        for entry in os.listdir(self.folder):
+            os.remove(os.path.join(self.folder, entry))
+        os.rmdir(self.folder)
+        return False
+
+
+def _csv(values):
+    return ",".join(repr(float(v)) for v in values)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Correlation and convolution
+
+
+def _weights(weights, rank, real_input):
+    w = np.asarray(weights)
+    if w.dtype.kind == "c":
+        return w.astype(np.complex128)
+    if w.dtype.kind not in "biuf":
+        raise RuntimeError("array type not supported")
+    return w.astype(np.float64)
+
+
+def _centred(w, origins):
+    """Weights whose centre (scipy's ``size // 2``) is where ``origins`` put it: zeros added on one side, so a
+    correlation without origin equals scipy's with it."""
+    pads = []
+    for n, o in zip(w.shape, origins):
+        centre = n // 2 + o
+        # Padded by (left, right), the centre index (n + left + right) // 2 is centre + left.
+        pads.append((max(0, n - 1 - 2 * centre), max(0, 2 * centre - n)))
+    return np.pad(w, pads)
+
+
+def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.correlate: the multidimensional correlation with ``weights``.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.arange(35.0).reshape(5, 7); w = np.array([[0, 1, 0], [1, -4, 1], [0, 2, 0]])
+    >>> np.allclose(ndimage.correlate(x, w, mode="nearest"), scipy.ndimage.correlate(x, w, mode="nearest"))
+    True
+    """
+    _check_mode(mode)
+    w = _weights(weights, None, True)
+    x, dtype, on_device = _input(input)
+    axes = _check_axes(axes, x.ndim)
+    if w.ndim != len(axes):
+        raise RuntimeError("filter weights array has incorrect shape.")
+    if w.size == 0:
+        raise RuntimeError("no filter weights given")
+    origins = _origins(origin, len(axes), w.shape)
+    if w.dtype.kind == "c" and x.dtype.kind != "c":
+        x = asarray(np.asarray(x.get(), dtype=np.result_type(x.dtype, np.complex64)), x.device)
+        dtype = np.result_type(dtype, np.complex64) if output is None else dtype
+    w = _centred(w, origins)
+    if w.dtype.kind == "c" and x.dtype == np.complex64:
+        w = w.astype(np.complex64)
+    with _Files() as files:
+        params = {"kernel": files.add(w), "mode": "corr", "border": mode, "value": float(cval)}
+        result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
+    return _deliver(result, dtype, output, on_device)
+
+
+def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.convolve: the multidimensional convolution with ``weights`` (a correlation with the weights
+    reversed, scipy's origin rule for even sizes included).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.arange(24.0).reshape(4, 6); w = np.array([[1, 2], [3, 4]])
+    >>> np.allclose(ndimage.convolve(x, w, mode="constant"), scipy.ndimage.convolve(x, w, mode="constant"))
+    True
+    """
+    w = np.asarray(weights)
+    rank = w.ndim
+    origins = [-int(o) for o in _normalize_sequence(origin, rank)]
+    for i, n in enumerate(w.shape):
+        if n % 2 == 0:
+            origins[i] -= 1
+    flipped = w[tuple(slice(None, None, -1) for _ in range(rank))]
+    if w.dtype.kind == "c":
+        flipped = flipped.conj()
+    return correlate(input, flipped, output, mode, cval, origins, axes=axes)
+
+
+def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.correlate1d: the correlation with ``weights`` along one axis."""
+    w = np.asarray(weights)
+    if w.ndim != 1 or w.shape[0] < 1:
+        raise RuntimeError("no filter weights given")
+    return correlate(input, w, output, mode, cval, origin, axes=(axis,))
+
+
+def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.convolve1d: the convolution with ``weights`` along one axis."""
+    w = np.asarray(weights)
+    if w.ndim != 1 or w.shape[0] < 1:
+        raise RuntimeError("no filter weights given")
+    origin = -int(origin)
+    if not len(w) & 1:
+        origin -= 1
+    flipped = w[::-1].conj() if w.dtype.kind == "c" else w[::-1]
+    return correlate(input, flipped, output, mode, cval, origin, axes=(axis,))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Smoothing and derivatives
+
+
+def _gaussian_kernel1d(sigma, order, radius):
+    """scipy's 1-D Gaussian (derivative) weights of ``radius``: exp(-x²/2σ²) normalised, times the polynomial of
+    the derivative of ``order``."""
+    if order < 0:
+        raise ValueError("order must be non-negative")
+    x = np.arange(-radius, radius + 1, dtype=np.float64)
+    phi = np.exp(-0.5 / (sigma * sigma) * x**2)
+    phi /= phi.sum()
+    if order == 0:
+        return phi
+    # d^n/dx^n of exp(-x²/2σ²) = q_n(x) · exp(…), with q_0 = 1 and q_{n+1} = q_n' − x q_n / σ².
+    q = np.zeros(order + 1)
+    q[0] = 1.0
+    derivative = np.diag(np.arange(1, order + 1), 1)
+    shift = np.diag(np.ones(order), -1) / -(sigma * sigma)
+    for _ in range(order):
+        q = derivative.dot(q) + shift.dot(q)
+    return (x[:, None] ** np.arange(order + 1)).dot(q) * phi
+
+
+def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None):
+    """scipy.ndimage.gaussian_filter1d."""
+    return gaussian_filter(input, sigma, order, output, mode, cval, truncate, radius=radius, axes=(axis,))
+
+
+def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None, axes=None):
+    """scipy.ndimage.gaussian_filter: Gaussian smoothing (or its derivatives of ``order``) over ``axes``.
+
+    With scipy's truncation (4σ), one mode and no ``radius`` it is cliper's ``gaussian-filter`` operation;
+    otherwise the separable passes of scipy's own weights, one correlation per axis.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((20, 30))
+    >>> np.allclose(ndimage.gaussian_filter(x, (1, 2), order=(0, 1)), scipy.ndimage.gaussian_filter(x, (1, 2), order=(0, 1)))
+    True
+    """
+    x, dtype, on_device = _input(input)
+    axes = _check_axes(axes, x.ndim)
+    n = len(axes)
+    sigmas = [float(s) for s in _normalize_sequence(sigma, n)]
+    orders = [int(o) for o in _normalize_sequence(order, n)]
+    modes = [_check_mode(m) for m in _normalize_sequence(mode, n)]
+    radii = _normalize_sequence(radius, n)
+    chosen = [(a, s, o, m, r) for a, s, o, m, r in zip(axes, sigmas, orders, modes, radii) if s > 1e-15]
+    if any(o < 0 for o in orders):
+        raise ValueError("order must be non-negative")
+    if not chosen:
+        return _deliver(x, dtype, output, on_device)
+    uniform = len({m for _, _, _, m, _ in chosen}) == 1 and all(r is None for *_, r in chosen) and truncate == 4.0
+    if uniform and len(chosen) <= 3:
+        params = {
+            "sigma": _csv(s for _, s, _, _, _ in chosen),
+            "order": ",".join(str(o) for _, _, o, _, _ in chosen),
+            "border": chosen[0][3],
+            "value": float(cval),
+        }
+        result = _over_axes(x, [a for a, *_ in chosen], lambda y: _run("gaussian-filter", [y], params))
+        return _deliver(result, dtype, output, on_device)
+    result = x
+    for a, s, o, m, r in chosen:
+        r = int(truncate * s + 0.5) if r is None else int(r)
+        if r < 0:
+            raise ValueError("Radius must be a nonnegative integer.")
+        weights = _gaussian_kernel1d(s, o, r)[::-1]
+        result = correlate1d(result, weights, a, None, m, cval)
+    return _deliver(result, dtype, output, on_device)
+
+
+def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.uniform_filter1d: the mean over ``size`` samples along one axis."""
+    if size < 1:
+        raise RuntimeError("incorrect filter size")
+    return uniform_filter(input, size, output, mode, cval, origin, axes=(axis,))
+
+
+def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.uniform_filter: the mean over a ``size`` window.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((17, 23))
+    >>> np.allclose(ndimage.uniform_filter(x, 5, mode="wrap"), scipy.ndimage.uniform_filter(x, 5, mode="wrap"))
+    True
+    """
+    x, dtype, on_device = _input(input)
+    axes = _check_axes(axes, x.ndim)
+    n = len(axes)
+    sizes = [int(s) for s in _normalize_sequence(size, n)]
+    if any(s < 1 for s in sizes):
+        raise RuntimeError("incorrect filter size")
+    origins = _origins(origin, n, sizes)
+    modes = [_check_mode(m) for m in _normalize_sequence(mode, n)]
+    chosen = [(a, s, o, m) for a, s, o, m in zip(axes, sizes, origins, modes) if s > 1]
+    if not chosen:
+        return _deliver(x, dtype, output, on_device)
+    same = len({(s, o, m) for _, s, o, m in chosen}) == 1 and chosen[0][2] == 0 and len(chosen) <= 3
+    if same and x.dtype.kind != "c":
+        params = {"size": chosen[0][1], "border": chosen[0][3], "value": float(cval)}
+        result = _over_axes(x, [a for a, *_ in chosen], lambda y: _run("uniform-filter", [y], params))
+        return _deliver(result, dtype, output, on_device)
+    result = x
+    for a, s, o, m in chosen:
+        result = correlate1d(result, np.full(s, 1.0 / s), a, None, m, cval, o)
+    return _deliver(result, dtype, output, on_device)
+
+
+def _derivative(name, input, axis, output, mode, cval):
+    x, dtype, on_device = _input(input)
+    (axis,) = _check_axes((axis,), x.ndim)
+    _check_mode(mode)
+    if x.ndim > 3:
+        raise RuntimeError(f"{name}: cliper's filters span at most 3 axes, the input has {x.ndim}")
+    params = {"filter": name, "axis": axis - x.ndim, "border": mode, "value": float(cval)}
+    return _deliver(_run("derivative", [x], params), dtype, output, on_device)
+
+
+def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):
+    """scipy.ndimage.sobel: the Sobel derivative along ``axis`` (smoothing [1, 2, 1] along the others)."""
+    return _derivative("sobel", input, axis, output, mode, cval)
+
+
+def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0):
+    """scipy.ndimage.prewitt: the Prewitt derivative along ``axis``."""
+    return _derivative("prewitt", input, axis, output, mode, cval)
+
+
+def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):
+    """scipy.ndimage.laplace: the sum of second differences [1, -2, 1] over ``axes``."""
+    x, dtype, on_device = _input(input)
+    axes = _check_axes(axes, x.ndim)
+    if len({m for m in _normalize_sequence(mode, len(axes))}) != 1 or not 1 <= len(axes) <= 3:
+        result = None
+        for a, m in zip(axes, _normalize_sequence(mode, len(axes))):
+            term = correlate1d(x, [1.0, -2.0, 1.0], a, None, m, cval)
+            result = term if result is None else result + term
+        return _deliver(result, dtype, output, on_device)
+    params = {"kernel": "laplacian", "border": _check_mode(mode), "value": float(cval), "rank": len(axes)}
+    result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
+    return _deliver(result, dtype, output, on_device)
+
+
+def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, **kwargs):
+    """scipy.ndimage.gaussian_laplace: the Laplacian of the Gaussian-smoothed input (the sum over ``axes`` of
+    second Gaussian derivatives)."""
+    x, dtype, on_device = _input(input)
+    axes = _check_axes(axes, x.ndim)
+    sigmas = _normalize_sequence(sigma, len(axes))
+    if kwargs or len(set(_normalize_sequence(mode, len(axes)))) != 1 or not 1 <= len(axes) <= 3:
+        result = None
+        for i, a in enumerate(axes):
+            orders = [2 if j == i else 0 for j in range(len(axes))]
+            term = gaussian_filter(x, sigmas, orders, None, mode, cval, axes=axes, **kwargs)
+            result = term if result is None else result + term
+        return _deliver(result, dtype, output, on_device)
+    params = {"kernel": "log:" + _csv(sigmas), "border": _check_mode(mode), "value": float(cval), "rank": len(axes)}
+    result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
+    return _deliver(result, dtype, output, on_device)
+
+
+def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, **kwargs):
+    """scipy.ndimage.gaussian_gradient_magnitude: √Σ (∂/∂axis of the Gaussian-smoothed input)²."""
+    x, dtype, on_device = _input(input, complex_ok=False)
+    axes = _check_axes(axes, x.ndim)
+    sigmas = _normalize_sequence(sigma, len(axes))
+    if kwargs or len(set(_normalize_sequence(mode, len(axes)))) != 1 or not 1 <= len(axes) <= 3:
+        total = None
+        for i in range(len(axes)):
+            orders = [1 if j == i else 0 for j in range(len(axes))]
+            term = gaussian_filter(x, sigmas, orders, None, mode, cval, axes=axes, **kwargs)
+            total = term * term if total is None else total + term * term
+        return _deliver(total**0.5, dtype, output, on_device)
+    params = {"derivative": "gaussian:" + _csv(sigmas), "border": _check_mode(mode), "value": float(cval)}
+    params["rank"] = len(axes)
+    result = _over_axes(x, axes, lambda y: _run("gradient-magnitude", [y], params))
+    return _deliver(result, dtype, output, on_device)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Rank filters and grey morphology
+
+
+def _window(name, input, size, footprint, output, mode, cval, origin, axes, extra=None, structure=None):
+    """A rank filter or grey morphology (``name``, an operation or shortcut) over a ``size`` or ``footprint``
+    window (and a grey ``structure``)."""
+    x, dtype, on_device = _input(input, complex_ok=False)
+    axes = _check_axes(axes, x.ndim)
+    n = len(axes)
+    modes = _normalize_sequence(mode, n)
+    for m in modes:
+        _check_mode(m)
+    if len(set(modes)) != 1:
+        raise NotImplementedError("cliper's rank filters take one mode for every axis")
+    params = {"border": modes[0], "value": float(cval), **(extra or {})}
+    with _Files() as files:
+        if structure is not None:
+            s = np.asarray(structure, dtype=np.float64)
+            if s.ndim != n:
+                raise RuntimeError("structure array has incorrect shape")
+            params["structure"] = files.add(s)
+            shape = s.shape
+            if footprint is None and size is None:
+                params["size"] = list(shape)
+        if footprint is not None:
+            fp = np.asarray(footprint, dtype=bool)
+            if fp.ndim != n:
+                raise RuntimeError("footprint array has incorrect shape.")
+            if not fp.any():
+                raise ValueError("All-zero footprint is not supported.")
+            shape = fp.shape
+            params["footprint"] = files.add(fp.astype(np.uint8))
+        elif size is not None:
+            shape = [int(s) for s in _normalize_sequence(size, n)]
+            if any(s < 1 for s in shape):
+                raise RuntimeError("incorrect filter size")
+            params["size"] = shape
+        elif structure is None:
+            raise RuntimeError("no footprint provided")
+        params["origin"] = _origins(origin, n, shape)
+        if x.size == 0:
+            return _deliver(x, dtype, output, on_device)
+        if n > 3:
+            raise RuntimeError(f"{name}: cliper's rank filters span at most 3 axes, not {n}")
+        params["rank"] = n
+        result = _over_axes(x, axes, lambda y: _run(name, [y], params))
+    return _deliver(result, dtype, output, on_device)
+
+
+def median_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.median_filter.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((19, 21))
+    >>> np.array_equal(ndimage.median_filter(x, 3), scipy.ndimage.median_filter(x, 3))
+    True
+    """
+    return _window("median", input, size, footprint, output, mode, cval, origin, axes)
+
+
+def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.minimum_filter."""
+    return _window("minimum", input, size, footprint, output, mode, cval, origin, axes)
+
+
+def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.maximum_filter."""
+    return _window("maximum", input, size, footprint, output, mode, cval, origin, axes)
+
+
+def minimum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.minimum_filter1d."""
+    if size < 1:
+        raise RuntimeError("incorrect filter size")
+    return minimum_filter(input, size, None, output, mode, cval, origin, axes=(axis,))
+
+
+def maximum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.maximum_filter1d."""
+    if size < 1:
+        raise RuntimeError("incorrect filter size")
+    return maximum_filter(input, size, None, output, mode, cval, origin, axes=(axis,))
+
+
+def rank_filter(input, rank, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.rank_filter: the ``rank``-th smallest value under the window (negative from the largest)."""
+    return _window("rank-filter", input, size, footprint, output, mode, cval, origin, axes, {"index": int(rank)})
+
+
+def percentile_filter(input, percentile, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.percentile_filter."""
+    return _window("percentile", input, size, footprint, output, mode, cval, origin, axes, {"percentile": float(percentile)})
+
+
+def _grey(name, input, size, footprint, structure, output, mode, cval, origin, axes):
+    if size is None and footprint is None and structure is None:
+        raise ValueError("size, footprint, or structure must be specified")
+    return _window(name, input, size, footprint, output, mode, cval, origin, axes, structure=structure)
+
+
+def grey_erosion(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.grey_erosion."""
+    return _grey("grey-erosion", input, size, footprint, structure, output, mode, cval, origin, axes)
+
+
+def grey_dilation(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.grey_dilation."""
+    return _grey("grey-dilation", input, size, footprint, structure, output, mode, cval, origin, axes)
+
+
+def grey_opening(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.grey_opening."""
+    return _grey("grey-opening", input, size, footprint, structure, output, mode, cval, origin, axes)
+
+
+def grey_closing(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.grey_closing."""
+    return _grey("grey-closing", input, size, footprint, structure, output, mode, cval, origin, axes)
+
+
+def morphological_gradient(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.morphological_gradient."""
+    return _grey("morphological-gradient", input, size, footprint, structure, output, mode, cval, origin, axes)
+
+
+def morphological_laplace(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.morphological_laplace."""
+    return _grey("morphological-laplace", input, size, footprint, structure, output, mode, cval, origin, axes)
+
+
+def white_tophat(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.white_tophat."""
+    return _grey("white-tophat", input, size, footprint, structure, output, mode, cval, origin, axes)
+
+
+def black_tophat(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.black_tophat."""
+    return _grey("black-tophat", input, size, footprint, structure, output, mode, cval, origin, axes)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Binary morphology, labels, distances
+
+
+def generate_binary_structure(rank, connectivity):
+    """scipy.ndimage.generate_binary_structure: the 3×…×3 neighbourhood of elements within ``connectivity``
+    steps of the centre (a numpy array; no device work).
+
+    >>> from cliper import ndimage
+    >>> ndimage.generate_binary_structure(2, 1).astype(int)
+    array([[0, 1, 0],
+           [1, 1, 1],
+           [0, 1, 0]])
+    """
+    if connectivity < 1:
+        connectivity = 1
+    if rank < 1:
+        return np.array(True, dtype=bool)
+    grid = np.indices([3] * rank) - 1
+    return np.add.reduce(np.abs(grid), 0) <= connectivity
+
+
+def iterate_structure(structure, iterations, origin=None):
+    """scipy.ndimage.iterate_structure: ``structure`` dilated by itself ``iterations - 1`` times."""
+    structure = np.asarray(structure)
+    if iterations < 2:
+        return structure.copy()
+    ni = iterations - 1
+    shape = [n + ni * (n - 1) for n in structure.shape]
+    pos = [ni * (n // 2) for n in structure.shape]
+    out = np.zeros(shape, bool)
+    out[tuple(slice(p, p + n) for p, n in zip(pos, structure.shape))] = structure != 0
+    out = binary_dilation(out, structure, iterations=ni)
+    if origin is None:
+        return out
+    origin = _normalize_sequence(origin, structure.ndim)
+    return out, [iterations * o for o in origin]
+
+
+def _binary(name, input, structure, iterations, mask, output, border_value, origin, axes):
+    x, _, on_device = _input(input, complex_ok=False)
+    axes = _check_axes(axes, x.ndim)
+    n = len(axes)
+    params = {"border_value": int(bool(border_value))}
+    with _Files() as files:
+        if structure is None:
+            shape = [3] * n
+            params["connectivity"] = 1
+        else:
+            s = np.asarray(structure, dtype=bool)
+            if s.ndim != n:
+                raise RuntimeError("structure and input must have same dimensionality")
+            if not s.flags.c_contiguous or s.size < 1:
+                s = np.ascontiguousarray(s)
+            if s.size < 1:
+                raise RuntimeError("structure must not be empty")
+            shape = s.shape
+            params["structure"] = files.add(s.astype(np.uint8))
+        params["origin"] = _origins(origin, n, shape)
+        if n > 3:
+            raise RuntimeError(f"{name}: cliper's morphology spans at most 3 axes, not {n}")
+        params["rank"] = n
+        if mask is None:
+            params["iterations"] = int(iterations) if iterations >= 1 else 0
+            result = _over_axes(x, axes, lambda y: _run(name, [y], params))
+        else:
+            result = _masked(x, axes, name, params, np.asarray(mask) != 0, iterations)
+    return _deliver(result, bool, output, on_device)
+
+
+def _masked(x, axes, name, params, mask, iterations):
+    """scipy's ``mask``: only the elements under it change, iteration after iteration (until nothing changes
+    when ``iterations`` < 1)."""
+    if name not in ("binary-erosion", "binary-dilation"):
+        raise NotImplementedError("mask= is taken by binary_erosion and binary_dilation")
+    current = (np.asarray(x.get()) != 0).astype(np.float64)
+    params = {**params, "iterations": 1}
+    count = 0
+    while True:
+        step = _over_axes(asarray(current, x.device), axes, lambda y: _run(name, [y], params)).get()
+        updated = np.where(mask, step, current)
+        count += 1
+        if np.array_equal(updated, current) or (iterations >= 1 and count >= iterations):
+            return asarray(updated, x.device)
+        current = updated
+
+
+def binary_erosion(input, structure=None, iterations=1, mask=None, output=None, border_value=0, origin=0, brute_force=False, *, axes=None):
+    """scipy.ndimage.binary_erosion (non-zero is true; the result is bool).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((13, 17)) > 0.3
+    >>> np.array_equal(ndimage.binary_erosion(a, iterations=2), scipy.ndimage.binary_erosion(a, iterations=2))
+    True
+    """
+    return _binary("binary-erosion", input, structure, iterations, mask, output, border_value, origin, axes)
+
+
+def binary_dilation(input, structure=None, iterations=1, mask=None, output=None, border_value=0, origin=0, brute_force=False, *, axes=None):
+    """scipy.ndimage.binary_dilation."""
+    return _binary("binary-dilation", input, structure, iterations, mask, output, border_value, origin, axes)
+
+
+def binary_opening(input, structure=None, iterations=1, output=None, origin=0, mask=None, border_value=0, brute_force=False, *, axes=None):
+    """scipy.ndimage.binary_opening."""
+    return _binary("binary-opening", input, structure, iterations, mask, output, border_value, origin, axes)
+
+
+def binary_closing(input, structure=None, iterations=1, output=None, origin=0, mask=None, border_value=0, brute_force=False, *, axes=None):
+    """scipy.ndimage.binary_closing."""
+    return _binary("binary-closing", input, structure, iterations, mask, output, border_value, origin, axes)
+
+
+def _connected(name, input, structure, axes):
+    """``label`` or ``fill-holes`` with scipy's structure rules; the device result and whether input was there."""
+    x, _, on_device = _input(input, complex_ok=False)
+    axes = _check_axes(axes, x.ndim)
+    n = len(axes)
+    params = {}
+    with _Files() as files:
+        if structure is not None:
+            s = np.asarray(structure, dtype=bool)
+            if s.ndim != n:
+                raise RuntimeError("structure and input must have equal rank")
+            if any(k != 3 for k in s.shape):
+                raise ValueError("structure dimensions must be equal to 3")
+            params["structure"] = files.add(s.astype(np.uint8))
+        if x.size == 0:
+            return x, on_device
+        if n > 3:
+            raise RuntimeError(f"{name}: cliper spans at most 3 axes, not {n}")
+        params["rank"] = n
+        return _over_axes(x, axes, lambda y: _run(name, [y], params)), on_device
+
+
+def label(input, structure=None, output=None):
+    """scipy.ndimage.label: ``(labels, num_features)``, the connected components of the non-zero elements
+    numbered 1, 2, … in scipy's order; only ``num_features`` when ``output`` is an array (filled in place).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((20, 20)) > 0.6
+    >>> labels, n = ndimage.label(a)
+    >>> expected, m = scipy.ndimage.label(a)
+    >>> n == m and np.array_equal(labels, expected)
+    True
+    """
+    if isinstance(input, ndarray):
+        host_dtype = input.dtype
+    else:
+        host_dtype = np.asarray(input).dtype
+        if host_dtype.kind == "c":
+            raise TypeError("Complex type not supported")
+    result, on_device = _connected("label", input, structure, None)
+    values = result.get()
+    count = int(values.max()) if values.size else 0
+    if isinstance(output, np.ndarray):
+        if output.shape != values.shape:
+            raise ValueError("output shape not correct")
+        np.copyto(output, values, casting="unsafe")
+        return count
+    dtype = np.int32 if output is None else np.dtype(output)
+    if output is not None and np.dtype(output).itemsize < 4 and count >= np.iinfo(np.dtype(output)).max:
+        raise RuntimeError("insufficient bit-depth in requested output type")
+    labels = values.astype(dtype)
+    return (asarray(labels, result.device) if on_device else labels), count
+
+
+def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None):
+    """scipy.ndimage.binary_fill_holes: the zero regions that do not reach the edge become one (bool)."""
+    result, on_device = _connected("fill-holes", input, structure, axes)
+    return _deliver(result, bool, output, on_device)
+
+
+def distance_transform_edt(input, sampling=None, return_distances=True, return_indices=False, distances=None, indices=None):
+    """scipy.ndimage.distance_transform_edt: each non-zero element's Euclidean distance to the nearest zero
+    (``sampling``: the spacing per axis). The indices of the nearest zero are not computed by cliper."""
+    if not return_distances and not return_indices:
+        raise RuntimeError("at least one of return_distances/return_indices must be True")
+    if return_indices or indices is not None:
+        raise NotImplementedError("cliper computes the distances, not the indices of the nearest zero")
+    x, _, on_device = _input(input, complex_ok=False)
+    params = {}
+    if sampling is not None:
+        params["sampling"] = _csv(_normalize_sequence(sampling, x.ndim))
+    if x.ndim > 3:
+        raise RuntimeError(f"distance_transform_edt: cliper spans at most 3 axes, not {x.ndim}")
+    result = _run("distance-transform", [x], params)
+    if distances is not None:
+        return _deliver(result, np.float64, distances, False) and None
+    return _deliver(result, np.float64, None, on_device)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Interpolation
+
+
+def _interp(name, input, params, output, order, mode, cval, prefilter, extra_inputs=()):
+    if not 0 <= order <= 5:
+        raise RuntimeError("spline order not supported")
+    _check_mode(mode, _INTERP_MODES)
+    x, dtype, on_device = _input(input, complex_ok=True)
+    params = {**params, "order": int(order), "mode": mode, "cval": float(np.real(cval)), "prefilter": bool(prefilter)}
+    result = _run(name, [x, *extra_inputs], params)
+    return _deliver(result, dtype, output, on_device, rounds=True)
+
+
+def zoom(input, zoom, output=None, order=3, mode="constant", cval=0.0, prefilter=True, *, grid_mode=False):
+    """scipy.ndimage.zoom.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((9, 11))
+    >>> np.allclose(ndimage.zoom(x, 1.7), scipy.ndimage.zoom(x, 1.7))
+    True
+    """
+    ndim = np.ndim(input) if not isinstance(input, ndarray) else input.ndim
+    if ndim < 1:
+        raise RuntimeError("input and output rank must be > 0")
+    factors = _normalize_sequence(zoom, ndim)
+    params = {"zoom": _csv(factors), "grid_mode": bool(grid_mode)}
+    return _interp("zoom", input, params, output, order, mode, cval, prefilter)
+
+
+def shift(input, shift, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
+    """scipy.ndimage.shift."""
+    ndim = np.ndim(input) if not isinstance(input, ndarray) else input.ndim
+    if ndim < 1:
+        raise RuntimeError("input and output rank must be > 0")
+    params = {"shift": _csv(_normalize_sequence(shift, ndim))}
+    return _interp("shift", input, params, output, order, mode, cval, prefilter)
+
+
+def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
+    """scipy.ndimage.rotate: by ``angle`` degrees in the plane of ``axes``."""
+    ndim = np.ndim(input) if not isinstance(input, ndarray) else input.ndim
+    axes = list(axes)
+    if len(axes) != 2:
+        raise ValueError("axes should contain exactly two values")
+    if not all(isinstance(a, numbers.Integral) for a in axes):
+        raise ValueError("axes should contain only integer values")
+    axes = [a + ndim if a < 0 else a for a in axes]
+    if axes[0] == axes[1] or not all(0 <= a < ndim for a in axes):
+        raise ValueError("invalid rotation plane specified")
+    params = {"angle": float(angle), "axes": axes, "reshape": bool(reshape)}
+    return _interp("rotate", input, params, output, order, mode, cval, prefilter)
+
+
+def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
+    """scipy.ndimage.affine_transform: output o reads the input at ``matrix @ o + offset``."""
+    ndim = np.ndim(input) if not isinstance(input, ndarray) else input.ndim
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.ndim not in (1, 2) or m.shape[0] < 1:
+        raise RuntimeError("no proper affine matrix provided")
+    if m.ndim == 2 and m.shape[0] == ndim + 1 and m.shape[1] == ndim + 1:
+        pass
+    elif m.ndim == 2 and not (m.shape[0] == ndim and m.shape[1] in (ndim, ndim + 1)):
+        raise RuntimeError("affine matrix has wrong number of rows")
+    elif m.ndim == 1 and m.shape[0] != ndim:
+        raise RuntimeError("affine matrix has wrong number of rows")
+    rows = [m] if m.ndim == 1 else list(m)
+    params = {"matrix": ";".join(_csv(row) for row in rows), "offset": _csv(_normalize_sequence(offset, ndim))}
+    if isinstance(output, np.ndarray) and output_shape is None:
+        output_shape = output.shape
+    if output_shape is not None:
+        params["output_shape"] = [int(n) for n in output_shape]
+    return _interp("affine-transform", input, params, output, order, mode, cval, prefilter)
+
+
+def map_coordinates(input, coordinates, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
+    """scipy.ndimage.map_coordinates: ``input`` interpolated at ``coordinates`` (shape ``(input.ndim, …)``)."""
+    ndim = np.ndim(input) if not isinstance(input, ndarray) else input.ndim
+    c = coordinates if isinstance(coordinates, ndarray) else np.asarray(coordinates)
+    if c.shape[0] != ndim:
+        raise RuntimeError("invalid shape for coordinate array")
+    device = input.device if isinstance(input, ndarray) else None
+    if not isinstance(c, ndarray):
+        c = asarray(np.asarray(c, dtype=np.float64), device)
+    return _interp("map-coordinates", input, {}, output, order, mode, cval, prefilter, (c,))
+
+
+def _spline_output(output):
+    """spline_filter's ``output``: a dtype (float64 by default) or an array to fill."""
+    if isinstance(output, np.ndarray):
+        return output.dtype, output
+    return np.dtype(output), None
+
+
+def spline_filter1d(input, order=3, axis=-1, output=np.float64, mode="mirror"):
+    """scipy.ndimage.spline_filter1d: B-spline coefficients along one axis (float64 unless ``output`` says)."""
+    if not 0 <= order <= 5:
+        raise RuntimeError("spline order not supported")
+    x, _, on_device = _input(input)
+    (axis,) = _check_axes((axis,), x.ndim)
+    dtype, target = _spline_output(output)
+    if order in (0, 1):
+        return _deliver(x, dtype, target, on_device and target is None and dtype == x.dtype)
+    params = {"order": int(order), "mode": _check_mode(mode), "axis": axis - x.ndim}
+    return _deliver(_run("spline-filter", [x], params), dtype, target, on_device)
+
+
+def spline_filter(input, order=3, output=np.float64, mode="mirror"):
+    """scipy.ndimage.spline_filter: B-spline coefficients along every axis."""
+    x, _, on_device = _input(input)
+    dtype, target = _spline_output(output)
+    result = x
+    for axis in range(x.ndim):
+        result = spline_filter1d(result, order, axis, result.dtype, mode)
+    return _deliver(result, dtype, target, on_device)

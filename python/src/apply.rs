@@ -1,0 +1,62 @@
+//! Runs an operation of [`cliper::chain::DEFINITIONS`] by name: its parameters are a pipeline step's keys (a
+//! dict here, a TOML table there), read by the same definition the command line and pipeline files read.
+
+use crate::array::Handle;
+use crate::errors::IntoPy;
+use cliper::chain::{AnyData, Definition, DEFINITIONS};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+/// Runs the operation `name` on `inputs` with `params` (the step's keys; a value of `None` leaves the key to its
+/// default) and returns the result on the same device. The work is queued, not waited for.
+#[pyfunction]
+pub fn apply(py: Python<'_>, name: &str, inputs: Vec<PyRef<'_, Handle>>, params: &Bound<'_, PyDict>) -> PyResult<Handle> {
+    let definition = Definition::find(name).ok_or_else(|| PyValueError::new_err(format!("no operation named `{name}`")))?;
+    let mut table = toml::Table::new();
+    for (key, value) in params.iter() {
+        if !value.is_none() {
+            table.insert(key.extract::<String>()?, to_toml(&value)?);
+        }
+    }
+    let op = (definition.from_table)(table).map_err(|reason| PyValueError::new_err(format!("{name}: {reason}")))?;
+    let arrays: Vec<AnyData> = inputs.iter().map(|h| h.data.clone()).collect();
+    let data = py
+        .detach(|| {
+            let refs: Vec<&AnyData> = arrays.iter().collect();
+            op.apply(&refs)
+        })
+        .py()?;
+    Ok(Handle { data })
+}
+
+/// Every definition as `(name, aliases, lowers_to, keys, input names)`: what the Python half checks its calls
+/// against (python/tests/test_definitions.py).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn definitions() -> Vec<(&'static str, Vec<&'static str>, Option<&'static str>, Vec<String>, Vec<&'static str>)> {
+    DEFINITIONS
+        .iter()
+        .map(|d| {
+            let inputs = d.inputs.names.iter().map(|(name, _)| *name).collect();
+            (d.name, d.aliases.to_vec(), d.lowers_to, d.keys(), inputs)
+        })
+        .collect()
+}
+
+/// A Python value as a step key's value: a bool, int, float or str, or a list or tuple of them.
+fn to_toml(value: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
+    if value.is_instance_of::<PyBool>() {
+        Ok(toml::Value::Boolean(value.extract()?))
+    } else if value.is_instance_of::<PyInt>() {
+        Ok(toml::Value::Integer(value.extract()?))
+    } else if value.is_instance_of::<PyFloat>() {
+        Ok(toml::Value::Float(value.extract()?))
+    } else if value.is_instance_of::<PyString>() {
+        Ok(toml::Value::String(value.extract()?))
+    } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        value.try_iter()?.map(|item| to_toml(&item?)).collect::<PyResult<Vec<_>>>().map(toml::Value::Array)
+    } else {
+        Err(PyTypeError::new_err(format!("a parameter cannot be a {}", value.get_type().name()?)))
+    }
+}
