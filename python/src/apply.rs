@@ -6,7 +6,7 @@ use crate::errors::IntoPy;
 use cliper::chain::{AnyData, Definition, DEFINITIONS};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 
 /// Runs the operation `name` on `inputs` with `params` (the step's keys; a value of `None` leaves the key to its
 /// default) and returns the result on the same device. The work is queued, not waited for.
@@ -44,19 +44,28 @@ pub fn definitions() -> Vec<(&'static str, Vec<&'static str>, Option<&'static st
         .collect()
 }
 
-/// A Python value as a step key's value: a bool, int, float or str, or a list or tuple of them.
+/// A Python value as a step key's value: a bool, an integer or a real number (Python's or numpy's scalars), a
+/// str, or a list or tuple of them.
 fn to_toml(value: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
-    if value.is_instance_of::<PyBool>() {
-        Ok(toml::Value::Boolean(value.extract()?))
-    } else if value.is_instance_of::<PyInt>() {
-        Ok(toml::Value::Integer(value.extract()?))
-    } else if value.is_instance_of::<PyFloat>() {
-        Ok(toml::Value::Float(value.extract()?))
+    if value.is_instance_of::<PyBool>() || is_numpy_bool(value) {
+        Ok(toml::Value::Boolean(value.is_truthy()?))
     } else if value.is_instance_of::<PyString>() {
         Ok(toml::Value::String(value.extract()?))
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         value.try_iter()?.map(|item| to_toml(&item?)).collect::<PyResult<Vec<_>>>().map(toml::Value::Array)
+    } else if let Ok(integer) = value.extract::<i64>() {
+        // Anything with __index__: int, numpy's integers.
+        Ok(toml::Value::Integer(integer))
+    } else if let Ok(real) = value.extract::<f64>() {
+        // Anything with __float__: float, numpy's floats.
+        Ok(toml::Value::Float(real))
     } else {
         Err(PyTypeError::new_err(format!("a parameter cannot be a {}", value.get_type().name()?)))
     }
+}
+
+/// Whether `value` is numpy's bool scalar (which is not a subclass of Python's bool).
+fn is_numpy_bool(value: &Bound<'_, PyAny>) -> bool {
+    value.get_type().name().is_ok_and(|name| name.to_string() == "bool" || name.to_string() == "bool_")
+        && value.hasattr("dtype").unwrap_or(false)
 }
