@@ -8,14 +8,18 @@ use pyo3::types::PyDict;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-/// The devices opened so far, by id; `None` is the default device ([`ClApp::new`], which reads `CLIPER_DEVICE`).
-static OPENED: OnceLock<Mutex<HashMap<Option<String>, ClApp>>> = OnceLock::new();
+/// The devices opened so far, by id: one `ClApp` per device, whether it was named or is the default, so that
+/// arrays made either way can meet in one operation.
+static OPENED: OnceLock<Mutex<HashMap<String, ClApp>>> = OnceLock::new();
+
+/// The id of the default device, once opened.
+static DEFAULT_ID: OnceLock<String> = OnceLock::new();
 
 /// The device `id` names (`None`: the default), opened on first use.
 pub fn app(py: Python<'_>, id: Option<&str>) -> PyResult<ClApp> {
     let opened = OPENED.get_or_init(Mutex::default);
-    let key = id.map(str::to_string);
-    if let Some(app) = opened.lock().ok().and_then(|apps| apps.get(&key).cloned()) {
+    let known = id.or(DEFAULT_ID.get().map(String::as_str));
+    if let Some(app) = known.and_then(|id| opened.lock().ok()?.get(id).cloned()) {
         return Ok(app);
     }
     // Opening a device can take a while (the driver's start): without the GIL, and outside the lock.
@@ -25,10 +29,13 @@ pub fn app(py: Python<'_>, id: Option<&str>) -> PyResult<ClApp> {
             Some(id) => ClApp::builder().select(id).build(),
         })
         .py()?;
-    if let Ok(mut apps) = opened.lock() {
-        apps.entry(key).or_insert_with(|| app.clone());
+    let id = app.device().id();
+    if known.is_none() {
+        let _ = DEFAULT_ID.set(id.clone());
     }
-    Ok(app)
+    let mut apps =
+        opened.lock().map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the device table is poisoned"))?;
+    Ok(apps.entry(id).or_insert(app).clone())
 }
 
 /// Every OpenCL device of every platform, as dicts: `id` (`"0:1"`, what `cliper.Device` takes), `name`,

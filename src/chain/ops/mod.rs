@@ -10,6 +10,7 @@
 //! [`operations!`]'s list below. docs/writing-an-operation.md walks through it.
 
 mod elementwise;
+mod fft;
 mod filter;
 mod layout;
 mod linalg;
@@ -23,6 +24,7 @@ mod reduce;
 mod resample;
 
 pub use elementwise::{AbsArgs, ClipArgs, DisplayRange, ExpressionArgs, LogArgs, SqrtArgs, ThresholdArgs, WindowArgs};
+pub use fft::{FftArgs, FftShiftArgs, RealFftArgs};
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
@@ -353,6 +355,9 @@ operations! {
         Power(PowerArgs),
         Norm(NormArgs),
         Dot(DotArgs),
+        Fft(FftArgs),
+        RealFft(RealFftArgs),
+        FftShift(FftShiftArgs),
         Rsos(RsosArgs),
         Sense(SenseArgs),
         CgSense(CgSenseArgs),

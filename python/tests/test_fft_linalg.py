@@ -1,0 +1,76 @@
+"""cliper.fft and cliper.linalg against numpy in float64 on shapes that are no power of two. Tolerances: float64
+data, rtol 1e-10 (the device's FFT and GEMM accumulate in float64; errors grow as log n and n·eps); float32 data
+rtol 2e-5 (float32 rounding over n ≈ 10² terms)."""
+
+import numpy as np
+import pytest
+
+import cliper
+from cliper import fft, linalg
+
+
+@pytest.fixture
+def cplx(rng):
+    return rng.standard_normal((6, 10, 7)) + 1j * rng.standard_normal((6, 10, 7))
+
+
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+def test_complex_transforms_match_numpy(cplx, norm):
+    np.testing.assert_allclose(fft.fftn(cplx, norm=norm), np.fft.fftn(cplx, norm=norm), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fft.ifftn(cplx, norm=norm), np.fft.ifftn(cplx, norm=norm), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fft.fft(cplx, axis=1, norm=norm), np.fft.fft(cplx, axis=1, norm=norm), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fft.ifft2(cplx, norm=norm), np.fft.ifft2(cplx, norm=norm), rtol=1e-10, atol=1e-12)
+
+
+def test_n_and_s_crop_or_pad_as_numpy(cplx):
+    np.testing.assert_allclose(fft.fft(cplx, n=13), np.fft.fft(cplx, n=13), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fft.fft2(cplx, s=(4, 9)), np.fft.fft2(cplx, s=(4, 9)), rtol=1e-10, atol=1e-10)
+
+
+def test_real_transforms_match_numpy(rng):
+    x = rng.standard_normal((9, 14))
+    np.testing.assert_allclose(fft.rfft(x), np.fft.rfft(x), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fft.rfftn(x), np.fft.rfftn(x), rtol=1e-10, atol=1e-10)
+    spectrum = np.fft.rfftn(x)
+    np.testing.assert_allclose(fft.irfftn(spectrum, s=x.shape), x, rtol=1e-10, atol=1e-12)
+    odd = rng.standard_normal(15)
+    np.testing.assert_allclose(fft.irfft(np.fft.rfft(odd), n=15), odd, rtol=1e-10, atol=1e-12)
+    single = x.astype(np.float32)
+    got = fft.rfft2(single)
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(got, np.fft.rfft2(x), rtol=2e-5, atol=2e-5)
+
+
+def test_shifts_and_device_arrays_stay_on_the_device(cplx):
+    for axes in (None, (0, 2), 1):
+        np.testing.assert_array_equal(fft.fftshift(cplx, axes), np.fft.fftshift(cplx, axes))
+        np.testing.assert_array_equal(fft.ifftshift(cplx, axes), np.fft.ifftshift(cplx, axes))
+    d = cliper.asarray(cplx)
+    image = fft.ifftshift(fft.ifftn(fft.fftshift(d, axes=(1, 2)), axes=(1, 2)), axes=(1, 2))
+    assert isinstance(image, cliper.ndarray)
+    want = np.fft.ifftshift(np.fft.ifftn(np.fft.fftshift(cplx, axes=(1, 2)), axes=(1, 2)), axes=(1, 2))
+    np.testing.assert_allclose(image.get(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_bad_arguments_raise_as_numpy_does(cplx):
+    with pytest.raises(ValueError, match="norm"):
+        fft.fftn(cplx, norm="unitary")
+    with pytest.raises(ValueError, match="out of bounds"):
+        fft.fft(cplx, axis=3)
+
+
+def test_matmul_power_norm_vdot_match_numpy(rng):
+    a, b = rng.standard_normal((3, 5, 7)), rng.standard_normal((3, 7, 4))
+    np.testing.assert_allclose(linalg.matmul(a, b), a @ b, rtol=1e-10, atol=1e-12)
+    c = rng.standard_normal((2, 6, 6)) + 1j * rng.standard_normal((2, 6, 6))
+    np.testing.assert_allclose(linalg.matrix_power(c, 5), np.linalg.matrix_power(c, 5), rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(linalg.norm(a), np.linalg.norm(a), rtol=1e-12)
+    v = rng.standard_normal(31)
+    for ord in (1, 3, np.inf):
+        np.testing.assert_allclose(linalg.norm(v, ord), np.linalg.norm(v, ord), rtol=1e-12)
+    np.testing.assert_allclose(linalg.norm(a, axis=1), np.linalg.norm(a, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(linalg.vdot(c, c[::-1]), np.vdot(c, c[::-1]), rtol=1e-12)
+    with pytest.raises(ValueError, match="core dimension"):
+        linalg.matmul(a, a)
+    with pytest.raises(NotImplementedError):
+        linalg.matrix_power(c, -1)

@@ -1,0 +1,62 @@
+"""cliper.mri against BART on the committed phantom (tests/fixtures/bart/make.sh made it: `bart phantom -k -s 8
+-x 96`, a Poisson mask, `bart ecalib -m1`, `bart pics …`) and against numpy's float64 SENSE/RSoS. The solvers
+match `bart pics` to NRMSE 1e-3 (tests/bart.rs's bound: float32 iterations of 30 CG steps or FISTA/ADMM
+differ in rounding order), the direct combinations numpy's float64 to rtol 1e-5 (float32 FFTs of 96²)."""
+
+import numpy as np
+import pytest
+
+from cliper import mri
+
+
+def read_cfl(root, name):
+    """A BART CFL pair in cliper's (SigPy's) order: BART's dims reversed, singleton axes dropped."""
+    folder = root / "tests" / "fixtures" / "bart"
+    dims = [int(n) for n in (folder / f"{name}.hdr").read_text().splitlines()[1].split()]
+    data = np.fromfile(folder / f"{name}.cfl", dtype=np.complex64).reshape(dims[::-1])
+    return data.squeeze()
+
+
+def nrmse(got, want):
+    return np.linalg.norm(got - want) / np.linalg.norm(want)
+
+
+@pytest.fixture
+def phantom(root):
+    kspace, mask, maps = (read_cfl(root, n) for n in ("phantom8", "phantom8_mask", "phantom8_sens"))
+    return kspace * mask, maps
+
+
+def test_solvers_match_bart_pics(root, phantom):
+    undersampled, maps = phantom
+    assert undersampled.shape == maps.shape == (8, 96, 96)
+    assert nrmse(mri.cg_sense(undersampled, maps, lamda=0.01, max_iter=30), read_cfl(root, "pics_l2")) < 1e-3
+    assert nrmse(mri.l1_wavelet(undersampled, maps, 5, max_iter=30, cycle_spinning=False), read_cfl(root, "pics_l1_n")) < 1e-3
+    assert nrmse(mri.tv(undersampled, maps, 10, max_iter=50), read_cfl(root, "pics_tv")) < 1e-3
+
+
+def test_espirit_maps_reconstruct_as_bart_ecalib(root, phantom):
+    undersampled, _ = phantom
+    maps = mri.espirit(undersampled)
+    image = mri.cg_sense(undersampled, maps, lamda=0.01, max_iter=30)
+    bart = read_cfl(root, "pics_l2")
+    sign = np.sign(np.real(np.vdot(image, bart)))  # eigenvectors are defined up to a sign
+    assert nrmse(image * sign, bart) < 1e-3
+
+
+def test_direct_combinations_match_numpy(root, phantom):
+    kspace = read_cfl(root, "phantom8").astype(np.complex128)
+    maps = read_cfl(root, "phantom8_sens").astype(np.complex128)
+    images = np.fft.fftshift(np.fft.ifft2(np.fft.ifftshift(kspace, axes=(-2, -1))), axes=(-2, -1))
+    np.testing.assert_allclose(mri.rsos(kspace), np.sqrt((abs(images) ** 2).sum(0)), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(mri.sense(kspace, maps), (images * maps.conj()).sum(0), rtol=1e-5, atol=1e-8)
+    walsh = mri.walsh(kspace)
+    assert walsh.shape == maps.shape
+    np.testing.assert_allclose(np.sqrt((abs(walsh) ** 2).sum(0)), 1.0, rtol=1e-5)
+
+
+def test_shapes_that_do_not_go_together_are_refused(phantom):
+    undersampled, maps = phantom
+    with pytest.raises(ValueError) as refused:
+        mri.sense(undersampled, maps[:4])
+    assert "\n" not in str(refused.value)
