@@ -82,6 +82,10 @@ const RUNS: &[Run] = &[
     run("norm-axis", "norm $DIR/x3.npy -p 3 --axis -2 -o $DIR/out/norm-axis.npy", &["norm-axis.npy"]),
     run("dot", "dot $DIR/c2.npy $DIR/cd.npy --conj", &[]),
     run("dot-axis", "dot $DIR/x3.npy $DIR/x3.npy --axis 0 -o $DIR/out/dot-axis.npy", &["dot-axis.npy"]),
+    run("fft", "fft $DIR/c2.npy $DIR/out/fft.npy --inverse --axes -1 --norm ortho", &["fft.npy"]),
+    run("fft-real", "fft $DIR/x2.npy $DIR/out/fft-real.npy", &[]),
+    run("rfft", "rfft $DIR/x2.npy $DIR/out/rfft.npy --axes 1,0", &["rfft.npy"]),
+    run("fftshift", "fftshift $DIR/x3.npy $DIR/out/fftshift.npy --inverse --axes 0,2", &["fftshift.npy"]),
     run("pad", "pad $DIR/x2.npy $DIR/out/pad.npy --width 3:1,2:4 --mode reflect", &["pad.npy"]),
     run("pad-constant", "pad $DIR/x2.npy $DIR/out/pad-constant.npy --width 2 --value -7", &["pad-constant.npy"]),
     run(

@@ -9,6 +9,7 @@ mod apply;
 mod array;
 mod device;
 mod errors;
+mod pipeline;
 
 use pyo3::prelude::*;
 
@@ -21,5 +22,6 @@ fn _cliper(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::default_device, m)?)?;
     m.add_function(wrap_pyfunction!(apply::apply, m)?)?;
     m.add_function(wrap_pyfunction!(apply::definitions, m)?)?;
+    m.add_function(wrap_pyfunction!(pipeline::run_pipeline, m)?)?;
     Ok(())
 }
