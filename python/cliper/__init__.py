@@ -24,7 +24,7 @@ def run_pipeline(path, device=None):
     >>> import cliper, numpy as np, pathlib, tempfile
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> np.save(folder / "x.npy", np.array([[1.0, 9.0, 2.0], [3.0, 4.0, 0.0]]))
-    >>> steps = """
+    >>> steps = '''
     ... input.x = "x.npy"
     ... output.m = "m.npy"
     ... [[step]]
@@ -35,7 +35,7 @@ def run_pipeline(path, device=None):
     ... op = "norm"
     ... in = "m"
     ... out = "n"
-    ... """
+    ... '''
     >>> _ = (folder / "steps.toml").write_text(steps)
     >>> result = cliper.run_pipeline(folder / "steps.toml")
     >>> [(name, shape) for name, _, shape, _ in result["written"]], float(result["values"]["n"])
