@@ -17,14 +17,17 @@ True
 
 import itertools
 import numbers
+import operator
 import os
 import tempfile
 import threading
+import warnings
+from collections.abc import Iterable
 
 import numpy as np
 
 from . import _cliper
-from ._array import asarray, ndarray
+from ._array import asarray, device_dtype, ndarray
 
 __all__ = [
     "affine_transform",
@@ -83,7 +86,7 @@ _INTERP_MODES = _FILTER_MODES
 
 def _normalize_sequence(value, rank):
     """One value per axis: a scalar repeated, or a sequence of exactly ``rank`` (scipy's RuntimeError otherwise)."""
-    if isinstance(value, str) or not hasattr(value, "__len__"):
+    if isinstance(value, str) or not np.iterable(value):  # a 0-d array is a scalar too
         return [value] * rank
     values = list(value)
     if len(values) != rank:
@@ -92,18 +95,20 @@ def _normalize_sequence(value, rank):
 
 
 def _check_axes(axes, ndim):
-    """scipy's axes: None is every axis; ints, negative from the end, each once and in range."""
+    """scipy's axes: None is every axis; integers (``operator.index``: a float is scipy's TypeError), negative
+    from the end, each once and in range (scipy's ValueErrors, in its words, otherwise)."""
     if axes is None:
         return tuple(range(ndim))
     if np.isscalar(axes):
         axes = (axes,)
+    elif not isinstance(axes, Iterable):
+        raise ValueError("axes must be an integer, iterable of integers, or None")
     normalized = []
     for axis in axes:
-        if not isinstance(axis, numbers.Integral):
-            raise ValueError("axes must be an integer, iterable of integers, or None")
+        axis = operator.index(axis)
         if not -ndim <= axis < ndim:
-            raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-        normalized.append(int(axis) % ndim)
+            raise ValueError(f"specified axis: {axis} is out of range")
+        normalized.append(axis % ndim)
     if len(set(normalized)) != len(normalized):
         raise ValueError("axes must be unique")
     return tuple(normalized)
@@ -226,7 +231,8 @@ def _csv(values):
 # Correlation and convolution
 
 
-def _weights(weights, rank, real_input):
+def _weights(weights):
+    """The weights as the device reads them: float64, or complex128 when complex."""
     w = np.asarray(weights)
     if w.dtype.kind == "c":
         return w.astype(np.complex128)
@@ -246,34 +252,92 @@ def _centred(w, origins):
     return np.pad(w, pads)
 
 
+def _complex_output(output):
+    """scipy's rule for an ``output`` of a complex result: a real type given as a type is promoted to complex
+    (with scipy's warning); a real type given by name, or a real array, is refused."""
+    if output is None:
+        return None
+    if isinstance(output, (type, np.dtype)):
+        if np.dtype(output).kind != "c":
+            warnings.warn("promoting specified output dtype to complex", stacklevel=4)
+            return np.promote_types(output, np.complex64)
+        return output
+    kind = np.dtype(output).kind if isinstance(output, str) else np.asarray(output).dtype.kind
+    if kind != "c":
+        raise RuntimeError("output must have complex dtype")
+    return output
+
+
+def _correlate(input, weights, output, mode, cval, origin, axes):
+    """The correlation of ``input`` with ``weights`` (already conjugated or flipped by the caller) over ``axes``,
+    with scipy's checks in scipy's order and its result types (complex when either is complex)."""
+    if not isinstance(mode, str) and isinstance(mode, Iterable):
+        raise RuntimeError("A sequence of modes is not supported")
+    _check_mode(mode)
+    w = _weights(weights)
+    x, dtype, on_device = _input(input)
+    if w.dtype.kind == "c" or x.dtype.kind == "c":
+        if np.iscomplexobj(cval) and x.dtype.kind != "c":
+            raise ValueError("Cannot provide a complex-valued cval when the input is real.")
+        output = _complex_output(output)
+        dtype = np.promote_types(dtype, np.complex64)
+    axes = _check_axes(axes, x.ndim)
+    if w.ndim != len(axes):
+        raise RuntimeError(f"weights.ndim ({w.ndim}) must match len(axes) ({len(axes)})")
+    if w.size == 0:
+        raise RuntimeError("no filter weights given")
+    w = _centred(w, _origins(origin, len(axes), w.shape))
+    if np.imag(cval) != 0 and mode in ("constant", "grid-constant"):
+        result = _complex_cval_correlation(x, w, mode, cval, axes)
+    else:
+        result = _device_correlation(x, w, mode, float(np.real(cval)), axes)
+    return _deliver(result, dtype, output, on_device)
+
+
+def _device_correlation(x, w, mode, cval, axes):
+    """One correlation on the device (``w`` centred, over ``axes``); complex weights on a real input make the
+    input complex first, as the device correlates arrays of one type."""
+    if w.dtype.kind == "c" and x.dtype.kind != "c":
+        x = asarray(np.asarray(x.get(), dtype=np.result_type(x.dtype, np.complex64)), x.device)
+    if w.dtype.kind == "c" and x.dtype == np.complex64:
+        w = w.astype(np.complex64)
+    with _Files() as files:
+        params = {"kernel": files.add(w), "mode": "corr", "border": mode, "value": cval}
+        return _over_axes(x, axes, lambda y: _run("convolve", [y], params))
+
+
+def _complex_cval_correlation(x, w, mode, cval, axes):
+    """A complex input padded with a complex ``cval``: the real part padded with its real part, the imaginary
+    part with its imaginary part, as scipy does. The device's border value is real, so the two parts are split
+    and joined on the host (docs/python.md)."""
+    host = x.get()
+    real = _device_correlation(asarray(host.real.copy(), x.device), w, mode, float(np.real(cval)), axes).get()
+    imag = _device_correlation(asarray(host.imag.copy(), x.device), w, mode, float(np.imag(cval)), axes).get()
+    return asarray(real + 1j * imag, x.device)
+
+
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.correlate: the multidimensional correlation with ``weights``.
+    """scipy.ndimage.correlate: the multidimensional correlation with ``weights`` (complex weights conjugated,
+    as numpy.correlate and scipy do).
 
     >>> import numpy as np, scipy.ndimage
     >>> from cliper import ndimage
     >>> x = np.arange(35.0).reshape(5, 7); w = np.array([[0, 1, 0], [1, -4, 1], [0, 2, 0]])
     >>> np.allclose(ndimage.correlate(x, w, mode="nearest"), scipy.ndimage.correlate(x, w, mode="nearest"))
     True
+    >>> wc = np.array([[1, 0], [0, 1 + 1j]])
+    >>> np.allclose(ndimage.correlate(x, wc), scipy.ndimage.correlate(x, wc))
+    True
     """
-    _check_mode(mode)
-    w = _weights(weights, None, True)
-    x, dtype, on_device = _input(input)
-    axes = _check_axes(axes, x.ndim)
-    if w.ndim != len(axes):
-        raise RuntimeError("filter weights array has incorrect shape.")
-    if w.size == 0:
-        raise RuntimeError("no filter weights given")
-    origins = _origins(origin, len(axes), w.shape)
-    if w.dtype.kind == "c" and x.dtype.kind != "c":
-        x = asarray(np.asarray(x.get(), dtype=np.result_type(x.dtype, np.complex64)), x.device)
-        dtype = np.result_type(dtype, np.complex64) if output is None else dtype
-    w = _centred(w, origins)
-    if w.dtype.kind == "c" and x.dtype == np.complex64:
-        w = w.astype(np.complex64)
-    with _Files() as files:
-        params = {"kernel": files.add(w), "mode": "corr", "border": mode, "value": float(cval)}
-        result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
-    return _deliver(result, dtype, output, on_device)
+    w = np.asarray(weights)
+    return _correlate(input, w.conj() if w.dtype.kind == "c" else w, output, mode, cval, origin, axes)
+
+
+def _convolution_origins(origin, shape):
+    """scipy's origins of a convolution as those of the correlation with the flipped weights: negated, and one
+    less along even sizes (whose centre moves with the flip)."""
+    origins = [-operator.index(o) for o in _normalize_sequence(origin, len(shape))]
+    return [o - 1 if n % 2 == 0 else o for o, n in zip(origins, shape)]
 
 
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -287,35 +351,52 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
     True
     """
     w = np.asarray(weights)
-    rank = w.ndim
-    origins = [-int(o) for o in _normalize_sequence(origin, rank)]
-    for i, n in enumerate(w.shape):
-        if n % 2 == 0:
-            origins[i] -= 1
-    flipped = w[tuple(slice(None, None, -1) for _ in range(rank))]
-    if w.dtype.kind == "c":
-        flipped = flipped.conj()
-    return correlate(input, flipped, output, mode, cval, origins, axes=axes)
+    flipped = w[tuple(slice(None, None, -1) for _ in range(w.ndim))]
+    return _correlate(input, flipped, output, mode, cval, _convolution_origins(origin, w.shape), axes)
+
+
+def _weights1d(weights):
+    """1-D weights, checked as scipy checks them (complex ones before the shape)."""
+    w = np.asarray(weights)
+    if w.dtype.kind != "c" and (w.ndim != 1 or w.shape[0] < 1):
+        raise RuntimeError("no filter weights given")
+    return w
 
 
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
-    """scipy.ndimage.correlate1d: the correlation with ``weights`` along one axis."""
-    w = np.asarray(weights)
-    if w.ndim != 1 or w.shape[0] < 1:
-        raise RuntimeError("no filter weights given")
-    return correlate(input, w, output, mode, cval, origin, axes=(axis,))
+    """scipy.ndimage.correlate1d: the correlation with ``weights`` along one axis.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.arange(12.0).reshape(3, 4)
+    >>> np.allclose(ndimage.correlate1d(x, [1, 2, 4], axis=0), scipy.ndimage.correlate1d(x, [1, 2, 4], axis=0))
+    True
+    """
+    w = _weights1d(weights)
+    return _correlate(input, w.conj() if w.dtype.kind == "c" else w, output, mode, cval, origin, _axis(axis, input))
 
 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
-    """scipy.ndimage.convolve1d: the convolution with ``weights`` along one axis."""
-    w = np.asarray(weights)
-    if w.ndim != 1 or w.shape[0] < 1:
-        raise RuntimeError("no filter weights given")
-    origin = -int(origin)
-    if not len(w) & 1:
-        origin -= 1
-    flipped = w[::-1].conj() if w.dtype.kind == "c" else w[::-1]
-    return correlate(input, flipped, output, mode, cval, origin, axes=(axis,))
+    """scipy.ndimage.convolve1d: the convolution with ``weights`` along one axis.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.arange(8.0)
+    >>> np.allclose(ndimage.convolve1d(x, [1, 2]), scipy.ndimage.convolve1d(x, [1, 2]))
+    True
+    """
+    w = _weights1d(weights)
+    origins = _convolution_origins(origin, w.shape[:1])
+    return _correlate(input, w[::-1], output, mode, cval, origins, _axis(axis, input))
+
+
+def _axis(axis, input):
+    """A 1-D function's ``axis`` (scipy's message for one out of range)."""
+    ndim = input.ndim if isinstance(input, ndarray) else np.ndim(input)
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return (axis % ndim,)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -378,6 +459,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
             "order": ",".join(str(o) for _, _, o, _, _ in chosen),
             "border": chosen[0][3],
             "value": float(cval),
+            "rank": len(chosen),
         }
         result = _over_axes(x, [a for a, *_ in chosen], lambda y: _run("gaussian-filter", [y], params))
         return _deliver(result, dtype, output, on_device)
@@ -420,7 +502,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
         return _deliver(x, dtype, output, on_device)
     same = len({(s, o, m) for _, s, o, m in chosen}) == 1 and chosen[0][2] == 0 and len(chosen) <= 3
     if same and x.dtype.kind != "c":
-        params = {"size": chosen[0][1], "border": chosen[0][3], "value": float(cval)}
+        params = {"size": chosen[0][1], "border": chosen[0][3], "value": float(cval), "rank": len(chosen)}
         result = _over_axes(x, [a for a, *_ in chosen], lambda y: _run("uniform-filter", [y], params))
         return _deliver(result, dtype, output, on_device)
     result = x
@@ -429,14 +511,23 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     return _deliver(result, dtype, output, on_device)
 
 
+_SMOOTHING = {"sobel": [1.0, 2.0, 1.0], "prewitt": [1.0, 1.0, 1.0]}
+
+
 def _derivative(name, input, axis, output, mode, cval):
+    """sobel or prewitt: the device's ``derivative`` operation with one mode; with a mode per axis (scipy's
+    sequence), scipy's own separable passes, [-1, 0, 1] along ``axis`` and the smoothing along the others."""
     x, dtype, on_device = _input(input)
-    (axis,) = _check_axes((axis,), x.ndim)
-    _check_mode(mode)
-    if x.ndim > 3:
-        raise RuntimeError(f"{name}: cliper's filters span at most 3 axes, the input has {x.ndim}")
-    params = {"filter": name, "axis": axis - x.ndim, "border": mode, "value": float(cval)}
-    return _deliver(_run("derivative", [x], params), dtype, output, on_device)
+    (axis,) = _axis(axis, x)
+    modes = _normalize_sequence(mode, x.ndim)
+    if len(set(modes)) == 1 and x.ndim <= 3:
+        params = {"filter": name, "axis": axis - x.ndim, "border": _check_mode(modes[0]), "value": float(cval)}
+        return _deliver(_run("derivative", [x], params), dtype, output, on_device)
+    result = correlate1d(x, [-1.0, 0.0, 1.0], axis, None, modes[axis], cval)
+    for other in range(x.ndim):
+        if other != axis:
+            result = correlate1d(result, _SMOOTHING[name], other, None, modes[other], cval)
+    return _deliver(result, dtype, output, on_device)
 
 
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):
@@ -453,13 +544,14 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):
     """scipy.ndimage.laplace: the sum of second differences [1, -2, 1] over ``axes``."""
     x, dtype, on_device = _input(input)
     axes = _check_axes(axes, x.ndim)
-    if len({m for m in _normalize_sequence(mode, len(axes))}) != 1 or not 1 <= len(axes) <= 3:
+    modes = _normalize_sequence(mode, len(axes))
+    if len(set(modes)) != 1 or not 1 <= len(axes) <= 3:
         result = None
-        for a, m in zip(axes, _normalize_sequence(mode, len(axes))):
+        for a, m in zip(axes, modes):
             term = correlate1d(x, [1.0, -2.0, 1.0], a, None, m, cval)
             result = term if result is None else result + term
         return _deliver(result, dtype, output, on_device)
-    params = {"kernel": "laplacian", "border": _check_mode(mode), "value": float(cval), "rank": len(axes)}
+    params = {"kernel": "laplacian", "border": _check_mode(modes[0]), "value": float(cval), "rank": len(axes)}
     result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
     return _deliver(result, dtype, output, on_device)
 
@@ -470,31 +562,34 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axe
     x, dtype, on_device = _input(input)
     axes = _check_axes(axes, x.ndim)
     sigmas = _normalize_sequence(sigma, len(axes))
-    if kwargs or len(set(_normalize_sequence(mode, len(axes)))) != 1 or not 1 <= len(axes) <= 3:
+    modes = _normalize_sequence(mode, len(axes))
+    if kwargs or len(set(modes)) != 1 or not 1 <= len(axes) <= 3:
         result = None
         for i, a in enumerate(axes):
             orders = [2 if j == i else 0 for j in range(len(axes))]
             term = gaussian_filter(x, sigmas, orders, None, mode, cval, axes=axes, **kwargs)
             result = term if result is None else result + term
         return _deliver(result, dtype, output, on_device)
-    params = {"kernel": "log:" + _csv(sigmas), "border": _check_mode(mode), "value": float(cval), "rank": len(axes)}
+    params = {"kernel": "log:" + _csv(sigmas), "border": _check_mode(modes[0]), "value": float(cval), "rank": len(axes)}
     result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
     return _deliver(result, dtype, output, on_device)
 
 
 def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, **kwargs):
     """scipy.ndimage.gaussian_gradient_magnitude: √Σ (∂/∂axis of the Gaussian-smoothed input)²."""
-    x, dtype, on_device = _input(input, complex_ok=False)
+    x, dtype, on_device = _input(input)
     axes = _check_axes(axes, x.ndim)
     sigmas = _normalize_sequence(sigma, len(axes))
-    if kwargs or len(set(_normalize_sequence(mode, len(axes)))) != 1 or not 1 <= len(axes) <= 3:
+    modes = _normalize_sequence(mode, len(axes))
+    # A complex input is scipy's sum of squares (not of squared magnitudes): the terms' own path.
+    if kwargs or len(set(modes)) != 1 or not 1 <= len(axes) <= 3 or x.dtype.kind == "c":
         total = None
         for i in range(len(axes)):
             orders = [1 if j == i else 0 for j in range(len(axes))]
             term = gaussian_filter(x, sigmas, orders, None, mode, cval, axes=axes, **kwargs)
             total = term * term if total is None else total + term * term
         return _deliver(total**0.5, dtype, output, on_device)
-    params = {"derivative": "gaussian:" + _csv(sigmas), "border": _check_mode(mode), "value": float(cval)}
+    params = {"derivative": "gaussian:" + _csv(sigmas), "border": _check_mode(modes[0]), "value": float(cval)}
     params["rank"] = len(axes)
     result = _over_axes(x, axes, lambda y: _run("gradient-magnitude", [y], params))
     return _deliver(result, dtype, output, on_device)
@@ -504,49 +599,83 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
 # Rank filters and grey morphology
 
 
+def _window_files(files, n, size, footprint, structure):
+    """The window's keys (``size`` or a ``footprint`` file, and a grey ``structure`` file) and its shape, with
+    scipy's checks and messages."""
+    params = {}
+    if size is not None and footprint is not None:
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=5)
+    if structure is not None:
+        s = np.asarray(structure, dtype=np.float64)
+        if s.ndim != n:
+            raise RuntimeError("structure array has incorrect shape")
+        params["structure"] = files.add(s)
+        shape = s.shape
+        if footprint is None:
+            params["size"] = list(shape)
+    if footprint is not None:
+        fp = np.asarray(footprint, dtype=bool)
+        if fp.ndim != n:
+            raise RuntimeError(f"footprint.ndim ({fp.ndim}) must match len(axes) ({n})")
+        if not fp.any():
+            raise ValueError("All-zero footprint is not supported.")
+        shape = fp.shape
+        params["footprint"] = files.add(fp.astype(np.uint8))
+    elif structure is None:
+        shape = [operator.index(s) for s in _normalize_sequence(size, n)]
+        if any(s < 1 for s in shape):
+            raise RuntimeError("incorrect filter size")
+        params["size"] = shape
+    return params, shape
+
+
 def _window(name, input, size, footprint, output, mode, cval, origin, axes, extra=None, structure=None):
     """A rank filter or grey morphology (``name``, an operation or shortcut) over a ``size`` or ``footprint``
-    window (and a grey ``structure``)."""
+    window (and a grey ``structure``), with one mode for every axis (scipy's rule for non-separable windows)."""
     x, dtype, on_device = _input(input, complex_ok=False)
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
-    modes = _normalize_sequence(mode, n)
-    for m in modes:
-        _check_mode(m)
-    if len(set(modes)) != 1:
-        raise NotImplementedError("cliper's rank filters take one mode for every axis")
-    params = {"border": modes[0], "value": float(cval), **(extra or {})}
+    if size is None and footprint is None and structure is None:
+        raise RuntimeError("no footprint or filter size provided")
     with _Files() as files:
-        if structure is not None:
-            s = np.asarray(structure, dtype=np.float64)
-            if s.ndim != n:
-                raise RuntimeError("structure array has incorrect shape")
-            params["structure"] = files.add(s)
-            shape = s.shape
-            if footprint is None and size is None:
-                params["size"] = list(shape)
-        if footprint is not None:
-            fp = np.asarray(footprint, dtype=bool)
-            if fp.ndim != n:
-                raise RuntimeError("footprint array has incorrect shape.")
-            if not fp.any():
-                raise ValueError("All-zero footprint is not supported.")
-            shape = fp.shape
-            params["footprint"] = files.add(fp.astype(np.uint8))
-        elif size is not None:
-            shape = [int(s) for s in _normalize_sequence(size, n)]
-            if any(s < 1 for s in shape):
-                raise RuntimeError("incorrect filter size")
-            params["size"] = shape
-        elif structure is None:
-            raise RuntimeError("no footprint provided")
+        params, shape = _window_files(files, n, size, footprint, structure)
         params["origin"] = _origins(origin, n, shape)
+        if not isinstance(mode, str) and isinstance(mode, Iterable):
+            raise RuntimeError("A sequence of modes is not supported by non-separable rank filters")
+        params.update({"border": _check_mode(mode), "value": float(cval), **(extra or {})})
         if x.size == 0:
             return _deliver(x, dtype, output, on_device)
         if n > 3:
             raise RuntimeError(f"{name}: cliper's rank filters span at most 3 axes, not {n}")
         params["rank"] = n
         result = _over_axes(x, axes, lambda y: _run(name, [y], params))
+    return _deliver(result, dtype, output, on_device)
+
+
+def _min_or_max(name, input, size, footprint, output, mode, cval, origin, axes):
+    """minimum_filter or maximum_filter: a footprint of all ones is a box (scipy's separable case, which takes a
+    mode per axis: then one 1-D pass per axis); any other footprint is one window with one mode."""
+    if size is None and footprint is None:
+        raise RuntimeError("no footprint provided")
+    if footprint is not None:
+        fp = np.asarray(footprint, dtype=bool)
+        if not fp.any():
+            raise ValueError("All-zero footprint is not supported.")
+        if size is not None:
+            warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+        if not fp.all():
+            return _window(name, input, None, fp, output, mode, cval, origin, axes)
+        size, footprint = fp.shape, None
+    if isinstance(mode, str) or not isinstance(mode, Iterable):
+        return _window(name, input, size, None, output, mode, cval, origin, axes)
+    x, dtype, on_device = _input(input, complex_ok=False)
+    axes = _check_axes(axes, x.ndim)
+    sizes = [operator.index(s) for s in _normalize_sequence(size, len(axes))]
+    origins = _normalize_sequence(origin, len(axes))
+    result = x
+    for axis, n, o, m in zip(axes, sizes, origins, _normalize_sequence(mode, len(axes))):
+        if n > 1:
+            result = _window(name, result, n, None, None, m, cval, o, (axis,))
     return _deliver(result, dtype, output, on_device)
 
 
@@ -564,12 +693,12 @@ def median_filter(input, size=None, footprint=None, output=None, mode="reflect",
 
 def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
     """scipy.ndimage.minimum_filter."""
-    return _window("minimum", input, size, footprint, output, mode, cval, origin, axes)
+    return _min_or_max("minimum", input, size, footprint, output, mode, cval, origin, axes)
 
 
 def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
     """scipy.ndimage.maximum_filter."""
-    return _window("maximum", input, size, footprint, output, mode, cval, origin, axes)
+    return _min_or_max("maximum", input, size, footprint, output, mode, cval, origin, axes)
 
 
 def minimum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
@@ -682,6 +811,10 @@ def iterate_structure(structure, iterations, origin=None):
 
 
 def _binary(name, input, structure, iterations, mask, output, border_value, origin, axes):
+    """A binary morphology operation with scipy's checks (``iterations`` an integer: scipy's TypeError)."""
+    iterations = operator.index(iterations)
+    if not isinstance(input, ndarray) and np.ndim(input) == 0:
+        return _zero_dimensional(input, output)
     x, _, on_device = _input(input, complex_ok=False)
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
@@ -710,6 +843,16 @@ def _binary(name, input, structure, iterations, mask, output, border_value, orig
         else:
             result = _masked(x, axes, name, params, np.asarray(mask) != 0, iterations)
     return _deliver(result, bool, output, on_device)
+
+
+def _zero_dimensional(input, output):
+    """A 0-d input (which a device holds as one element of one axis): its structure is its one element (scipy's
+    generate_binary_structure(0, …)), so every binary operation keeps the element's truth, decided here."""
+    truth = np.asarray(input) != 0
+    if isinstance(output, np.ndarray):
+        np.copyto(output, truth, casting="unsafe")
+        return output
+    return truth.astype(bool if output is None else output)
 
 
 def _masked(x, axes, name, params, mask, iterations):
@@ -863,6 +1006,9 @@ def zoom(input, zoom, output=None, order=3, mode="constant", cval=0.0, prefilter
     if ndim < 1:
         raise RuntimeError("input and output rank must be > 0")
     factors = _normalize_sequence(zoom, ndim)
+    if grid_mode and mode in ("constant", "wrap"):
+        # scipy's warning: these modes pad as if the samples were points, which grid_mode says they are not.
+        warnings.warn(f"It is recommended to use mode = grid-{mode} instead of {mode} when grid_mode is True.", stacklevel=2)
     params = {"zoom": _csv(factors), "grid_mode": bool(grid_mode)}
     return _interp("zoom", input, params, output, order, mode, cval, prefilter)
 
@@ -897,16 +1043,22 @@ def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, 
     m = np.asarray(matrix, dtype=np.float64)
     if m.ndim not in (1, 2) or m.shape[0] < 1:
         raise RuntimeError("no proper affine matrix provided")
-    if m.ndim == 2 and m.shape[0] == ndim + 1 and m.shape[1] == ndim + 1:
-        pass
-    elif m.ndim == 2 and not (m.shape[0] == ndim and m.shape[1] in (ndim, ndim + 1)):
-        raise RuntimeError("affine matrix has wrong number of rows")
-    elif m.ndim == 1 and m.shape[0] != ndim:
-        raise RuntimeError("affine matrix has wrong number of rows")
-    rows = [m] if m.ndim == 1 else list(m)
-    params = {"matrix": ";".join(_csv(row) for row in rows), "offset": _csv(_normalize_sequence(offset, ndim))}
     if isinstance(output, np.ndarray) and output_shape is None:
         output_shape = output.shape
+    homogeneous = m.ndim == 2 and m.shape[1] == ndim + 1 and m.shape[0] in (ndim, ndim + 1)
+    if m.shape[0] != ndim and not homogeneous:
+        raise RuntimeError("affine matrix has wrong number of rows")
+    if m.ndim == 2 and not homogeneous and m.shape[1] != ndim:
+        # Output and input of different ranks: the device's affine-transform maps a grid onto one of its own
+        # rank, so the points are computed here and interpolated by map_coordinates on the device.
+        if output_shape is None or len(output_shape) != m.shape[1]:
+            raise RuntimeError("affine matrix has wrong number of columns")
+        grid = np.indices(output_shape, dtype=np.float64).reshape(len(output_shape), -1)
+        points = m @ grid + np.asarray(_normalize_sequence(offset, ndim), dtype=np.float64)[:, None]
+        coordinates = points.reshape((ndim, *output_shape))
+        return map_coordinates(input, coordinates, output, order, mode, cval, prefilter)
+    rows = [m] if m.ndim == 1 else list(m)
+    params = {"matrix": ";".join(_csv(row) for row in rows), "offset": _csv(_normalize_sequence(offset, ndim))}
     if output_shape is not None:
         params["output_shape"] = [int(n) for n in output_shape]
     return _interp("affine-transform", input, params, output, order, mode, cval, prefilter)
@@ -919,8 +1071,13 @@ def map_coordinates(input, coordinates, output=None, order=3, mode="constant", c
     if c.shape[0] != ndim:
         raise RuntimeError("invalid shape for coordinate array")
     device = input.device if isinstance(input, ndarray) else None
-    if not isinstance(c, ndarray):
-        c = asarray(np.asarray(c, dtype=np.float64), device)
+    # The device reads coordinates in the data's precision: float32 ones for float32 (and complex64) data.
+    dtype = input.dtype if isinstance(input, ndarray) else np.asarray(input).dtype
+    real = np.float32 if device_dtype(dtype) in (np.float32, np.complex64) else np.float64
+    if isinstance(c, ndarray):
+        c = c if c.dtype == real else asarray(c.get().astype(real), c.device)
+    else:
+        c = asarray(np.asarray(c, dtype=real), device)
     return _interp("map-coordinates", input, {}, output, order, mode, cval, prefilter, (c,))
 
 
