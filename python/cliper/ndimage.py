@@ -170,13 +170,23 @@ def _cast(values, dtype, rounds):
     if dtype.kind in "iu" and values.dtype.kind == "f":
         if rounds:
             values = np.where(values > 0, values + 0.5, values - 0.5)
-        with np.errstate(invalid="ignore"):
-            return values.astype(dtype)
+        return _wrapped(values, dtype)
     if dtype.kind == "b":
         return values != 0
     if dtype.kind != "c" and values.dtype.kind == "c":
         raise RuntimeError("output type not compatible with complex input: complex values in a real output")
     return values.astype(dtype, copy=False)
+
+
+def _wrapped(values, dtype):
+    """Reals as integers of ``dtype`` as scipy's C code writes them on every platform numpy runs on: truncated
+    to a 64-bit integer, then wrapped modulo the type's range (numpy's own conversion of a value out of range is
+    undefined). uint64 takes its upper half from the reals themselves."""
+    with np.errstate(invalid="ignore"):
+        wide = values.astype(np.int64)
+        if dtype == np.uint64:
+            return np.where(values >= 2.0**63, values.astype(np.uint64), wide.astype(np.uint64))
+        return wide.astype(dtype)
 
 
 def _run(name, inputs, params):
@@ -268,9 +278,18 @@ def _complex_output(output):
     return output
 
 
-def _correlate(input, weights, output, mode, cval, origin, axes):
-    """The correlation of ``input`` with ``weights`` (already conjugated or flipped by the caller) over ``axes``,
-    with scipy's checks in scipy's order and its result types (complex when either is complex)."""
+def _by_increasing_axis(origin, axes):
+    """scipy lays weights over ``axes`` in increasing order but takes the origins in the order ``axes`` names
+    them: the origins reordered to go with the sorted axes, and those axes."""
+    origins = _normalize_sequence(origin, len(axes))
+    order = sorted(range(len(axes)), key=lambda i: axes[i])
+    return [operator.index(origins[i]) for i in order], tuple(sorted(axes))
+
+
+def _correlate(input, weights, output, mode, cval, origin, axes, convolution=False):
+    """The correlation of ``input`` with ``weights`` (complex ones already conjugated by the caller), or the
+    convolution, over ``axes``, with scipy's checks in scipy's order and its result types (complex when either
+    is complex)."""
     if not isinstance(mode, str) and isinstance(mode, Iterable):
         raise RuntimeError("A sequence of modes is not supported")
     _check_mode(mode)
@@ -286,7 +305,11 @@ def _correlate(input, weights, output, mode, cval, origin, axes):
         raise RuntimeError(f"weights.ndim ({w.ndim}) must match len(axes) ({len(axes)})")
     if w.size == 0:
         raise RuntimeError("no filter weights given")
-    w = _centred(w, _origins(origin, len(axes), w.shape))
+    origins, axes = _by_increasing_axis(origin, axes)
+    if convolution:
+        origins = _convolution_origins(origins, w.shape)
+        w = w[tuple(slice(None, None, -1) for _ in range(w.ndim))]
+    w = _centred(w, _origins(origins, len(axes), w.shape))
     if np.imag(cval) != 0 and mode in ("constant", "grid-constant"):
         result = _complex_cval_correlation(x, w, mode, cval, axes)
     else:
@@ -336,8 +359,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
 def _convolution_origins(origin, shape):
     """scipy's origins of a convolution as those of the correlation with the flipped weights: negated, and one
     less along even sizes (whose centre moves with the flip)."""
-    origins = [-operator.index(o) for o in _normalize_sequence(origin, len(shape))]
-    return [o - 1 if n % 2 == 0 else o for o, n in zip(origins, shape)]
+    return [-o - 1 if n % 2 == 0 else -o for o, n in zip(origin, shape)]
 
 
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -350,9 +372,7 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
     >>> np.allclose(ndimage.convolve(x, w, mode="constant"), scipy.ndimage.convolve(x, w, mode="constant"))
     True
     """
-    w = np.asarray(weights)
-    flipped = w[tuple(slice(None, None, -1) for _ in range(w.ndim))]
-    return _correlate(input, flipped, output, mode, cval, _convolution_origins(origin, w.shape), axes)
+    return _correlate(input, np.asarray(weights), output, mode, cval, origin, axes, convolution=True)
 
 
 def _weights1d(weights):
@@ -385,9 +405,7 @@ def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, o
     >>> np.allclose(ndimage.convolve1d(x, [1, 2]), scipy.ndimage.convolve1d(x, [1, 2]))
     True
     """
-    w = _weights1d(weights)
-    origins = _convolution_origins(origin, w.shape[:1])
-    return _correlate(input, w[::-1], output, mode, cval, origins, _axis(axis, input))
+    return _correlate(input, _weights1d(weights), output, mode, cval, origin, _axis(axis, input), convolution=True)
 
 
 def _axis(axis, input):
@@ -447,6 +465,8 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     orders = [int(o) for o in _normalize_sequence(order, n)]
     modes = [_check_mode(m) for m in _normalize_sequence(mode, n)]
     radii = _normalize_sequence(radius, n)
+    if any(r is not None and (not isinstance(r, numbers.Integral) or r < 0) for r in radii):
+        raise ValueError("Radius must be a nonnegative integer.")
     chosen = [(a, s, o, m, r) for a, s, o, m, r in zip(axes, sigmas, orders, modes, radii) if s > 1e-15]
     if any(o < 0 for o in orders):
         raise ValueError("order must be non-negative")
@@ -493,21 +513,27 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
     sizes = [int(s) for s in _normalize_sequence(size, n)]
-    if any(s < 1 for s in sizes):
-        raise RuntimeError("incorrect filter size")
-    origins = _origins(origin, n, sizes)
+    # scipy filters only along the axes whose size is above one: a size of 0 or 1 leaves an axis as it is.
+    origins = [_origins([o], 1, [s])[0] if s > 1 else 0 for o, s in zip(_normalize_sequence(origin, n), sizes)]
     modes = [_check_mode(m) for m in _normalize_sequence(mode, n)]
     chosen = [(a, s, o, m) for a, s, o, m in zip(axes, sizes, origins, modes) if s > 1]
     if not chosen:
         return _deliver(x, dtype, output, on_device)
     same = len({(s, o, m) for _, s, o, m in chosen}) == 1 and chosen[0][2] == 0 and len(chosen) <= 3
+    # scipy sums the window, then divides by its size: a window of equal integers gives that integer exactly,
+    # where the sum of weights 1/size rounds below it (0.9999999999999999 for six ones), which an integer result
+    # truncates to one less. So the device sums with weights of one and divides after.
     if same and x.dtype.kind != "c":
-        params = {"size": chosen[0][1], "border": chosen[0][3], "value": float(cval), "rank": len(chosen)}
-        result = _over_axes(x, [a for a, *_ in chosen], lambda y: _run("uniform-filter", [y], params))
-        return _deliver(result, dtype, output, on_device)
+        n = chosen[0][1]
+        ones = np.ones([n] * len(chosen))
+        total = _device_correlation(x, ones, chosen[0][3], float(cval), tuple(a for a, *_ in chosen))
+        return _deliver(total / float(n ** len(chosen)), dtype, output, on_device)
     result = x
     for a, s, o, m in chosen:
-        result = correlate1d(result, np.full(s, 1.0 / s), a, None, m, cval, o)
+        if x.dtype.kind == "c":  # the device's division is real: complex inputs keep weights of 1/size
+            result = correlate1d(result, np.full(s, 1.0 / s), a, None, m, cval, o)
+        else:
+            result = correlate1d(result, np.ones(s), a, None, m, cval, o) / float(s)
     return _deliver(result, dtype, output, on_device)
 
 
@@ -558,41 +584,99 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):
 
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, **kwargs):
     """scipy.ndimage.gaussian_laplace: the Laplacian of the Gaussian-smoothed input (the sum over ``axes`` of
-    second Gaussian derivatives)."""
+    second Gaussian derivatives).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((12, 14))
+    >>> np.allclose(ndimage.gaussian_laplace(x, 1.5), scipy.ndimage.gaussian_laplace(x, 1.5))
+    True
+    """
     x, dtype, on_device = _input(input)
     axes = _check_axes(axes, x.ndim)
     sigmas = _normalize_sequence(sigma, len(axes))
     modes = _normalize_sequence(mode, len(axes))
-    if kwargs or len(set(modes)) != 1 or not 1 <= len(axes) <= 3:
-        result = None
-        for i, a in enumerate(axes):
+    if kwargs or len(set(modes)) != 1 or not 1 <= len(axes) <= 3 or not _exact_sum(dtype, output, on_device):
+
+        def term(i):
             orders = [2 if j == i else 0 for j in range(len(axes))]
-            term = gaussian_filter(x, sigmas, orders, None, mode, cval, axes=axes, **kwargs)
-            result = term if result is None else result + term
-        return _deliver(result, dtype, output, on_device)
+            return gaussian_filter(x, sigmas, orders, None, modes[i], cval, axes=axes, **kwargs)
+
+        return _summed(term, len(axes), dtype, output, on_device, squared=False)
     params = {"kernel": "log:" + _csv(sigmas), "border": _check_mode(modes[0]), "value": float(cval), "rank": len(axes)}
     result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
     return _deliver(result, dtype, output, on_device)
 
 
 def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, **kwargs):
-    """scipy.ndimage.gaussian_gradient_magnitude: √Σ (∂/∂axis of the Gaussian-smoothed input)²."""
+    """scipy.ndimage.gaussian_gradient_magnitude: √Σ (∂/∂axis of the Gaussian-smoothed input)².
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((12, 14))
+    >>> np.allclose(ndimage.gaussian_gradient_magnitude(x, 2), scipy.ndimage.gaussian_gradient_magnitude(x, 2))
+    True
+    """
     x, dtype, on_device = _input(input)
     axes = _check_axes(axes, x.ndim)
     sigmas = _normalize_sequence(sigma, len(axes))
     modes = _normalize_sequence(mode, len(axes))
     # A complex input is scipy's sum of squares (not of squared magnitudes): the terms' own path.
-    if kwargs or len(set(modes)) != 1 or not 1 <= len(axes) <= 3 or x.dtype.kind == "c":
-        total = None
-        for i in range(len(axes)):
+    if kwargs or len(set(modes)) != 1 or not 1 <= len(axes) <= 3 or not _exact_sum(dtype, output, on_device) or x.dtype.kind == "c":
+
+        def term(i):
             orders = [1 if j == i else 0 for j in range(len(axes))]
-            term = gaussian_filter(x, sigmas, orders, None, mode, cval, axes=axes, **kwargs)
-            total = term * term if total is None else total + term * term
-        return _deliver(total**0.5, dtype, output, on_device)
+            return gaussian_filter(x, sigmas, orders, None, modes[i], cval, axes=axes, **kwargs)
+
+        return _summed(term, len(axes), dtype, output, on_device, squared=True)
     params = {"derivative": "gaussian:" + _csv(sigmas), "border": _check_mode(modes[0]), "value": float(cval)}
     params["rank"] = len(axes)
     result = _over_axes(x, axes, lambda y: _run("gradient-magnitude", [y], params))
     return _deliver(result, dtype, output, on_device)
+
+
+def _result_dtype(dtype, output):
+    """The type scipy writes a result in: ``output``'s (an array's or a type), else the input's."""
+    if output is None:
+        return np.dtype(dtype)
+    return output.dtype if isinstance(output, np.ndarray) else np.dtype(output)
+
+
+def _exact_sum(dtype, output, on_device):
+    """Whether a sum of per-axis terms (scipy's generic_laplace and generic_gradient_magnitude, which write each
+    term in the result's type) can be summed in the device's type instead without a difference: when the result
+    is in that type (float64, complex128, or a device array's own type)."""
+    return on_device or _result_dtype(dtype, output) in (np.float64, np.complex128)
+
+
+def _summed(term, count, dtype, output, on_device, squared):
+    """scipy's generic_laplace (``squared`` False) or generic_gradient_magnitude (True): each term ``term(i)``
+    (a device array) in the result's type, squared there, summed there, and the square root taken at the end.
+    On the device when the result is in the device's type and real; otherwise the terms come to the host and
+    are summed there in the result's type (integers wrap and truncate, float32 rounds, complex squares are
+    complex: as scipy's)."""
+    target = _result_dtype(dtype, output)
+    if _exact_sum(dtype, output, on_device) and target.kind != "c":
+        total = None
+        for i in range(count):
+            t = term(i)
+            t = t * t if squared else t
+            total = t if total is None else total + t
+        return _deliver(total**0.5 if squared else total, dtype, output, on_device)
+    total, device = None, None
+    for i in range(count):
+        computed = term(i)
+        device = computed.device
+        t = _cast(computed.get(), target, False)
+        t = np.multiply(t, t) if squared else t
+        total = t if total is None else np.add(total, t, dtype=target, casting="unsafe")
+    if squared:
+        total = np.sqrt(total)
+        total = _cast(total, target, False) if total.dtype != target else total
+    if isinstance(output, np.ndarray):
+        np.copyto(output, total, casting="unsafe")
+        return output
+    return asarray(total, device) if on_device else total
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -637,6 +721,13 @@ def _window(name, input, size, footprint, output, mode, cval, origin, axes, extr
     n = len(axes)
     if size is None and footprint is None and structure is None:
         raise RuntimeError("no footprint or filter size provided")
+    # scipy lays a footprint (and a rank filter's box) over the axes in increasing order, but takes origins (and
+    # a minimum's, maximum's or grey morphology's box sizes: its separable case) in the order ``axes`` names them.
+    order = sorted(range(n), key=lambda i: axes[i])
+    origin = [_normalize_sequence(origin, n)[i] for i in order]
+    if size is not None and name not in ("median", "rank-filter", "percentile"):
+        size = [_normalize_sequence(size, n)[i] for i in order]
+    axes = tuple(sorted(axes))
     with _Files() as files:
         params, shape = _window_files(files, n, size, footprint, structure)
         params["origin"] = _origins(origin, n, shape)
@@ -717,7 +808,7 @@ def maximum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
 
 def rank_filter(input, rank, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
     """scipy.ndimage.rank_filter: the ``rank``-th smallest value under the window (negative from the largest)."""
-    return _window("rank-filter", input, size, footprint, output, mode, cval, origin, axes, {"index": int(rank)})
+    return _window("rank-filter", input, size, footprint, output, mode, cval, origin, axes, {"index": operator.index(rank)})
 
 
 def percentile_filter(input, percentile, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
