@@ -17,14 +17,17 @@ True
 
 import itertools
 import numbers
+import operator
 import os
 import tempfile
 import threading
+import warnings
+from collections.abc import Iterable
 
 import numpy as np
 
 from . import _cliper
-from ._array import asarray, ndarray
+from ._array import asarray, device_dtype, ndarray
 
 __all__ = [
     "affine_transform",
@@ -83,7 +86,7 @@ _INTERP_MODES = _FILTER_MODES
 
 def _normalize_sequence(value, rank):
     """One value per axis: a scalar repeated, or a sequence of exactly ``rank`` (scipy's RuntimeError otherwise)."""
-    if isinstance(value, str) or not hasattr(value, "__len__"):
+    if isinstance(value, str) or not np.iterable(value):  # a 0-d array is a scalar too
         return [value] * rank
     values = list(value)
     if len(values) != rank:
@@ -92,18 +95,20 @@ def _normalize_sequence(value, rank):
 
 
 def _check_axes(axes, ndim):
-    """scipy's axes: None is every axis; ints, negative from the end, each once and in range."""
+    """scipy's axes: None is every axis; integers (``operator.index``: a float is scipy's TypeError), negative
+    from the end, each once and in range (scipy's ValueErrors, in its words, otherwise)."""
     if axes is None:
         return tuple(range(ndim))
     if np.isscalar(axes):
         axes = (axes,)
+    elif not isinstance(axes, Iterable):
+        raise ValueError("axes must be an integer, iterable of integers, or None")
     normalized = []
     for axis in axes:
-        if not isinstance(axis, numbers.Integral):
-            raise ValueError("axes must be an integer, iterable of integers, or None")
+        axis = operator.index(axis)
         if not -ndim <= axis < ndim:
-            raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-        normalized.append(int(axis) % ndim)
+            raise ValueError(f"specified axis: {axis} is out of range")
+        normalized.append(axis % ndim)
     if len(set(normalized)) != len(normalized):
         raise ValueError("axes must be unique")
     return tuple(normalized)
@@ -165,13 +170,23 @@ def _cast(values, dtype, rounds):
     if dtype.kind in "iu" and values.dtype.kind == "f":
         if rounds:
             values = np.where(values > 0, values + 0.5, values - 0.5)
-        with np.errstate(invalid="ignore"):
-            return values.astype(dtype)
+        return _wrapped(values, dtype)
     if dtype.kind == "b":
         return values != 0
     if dtype.kind != "c" and values.dtype.kind == "c":
         raise RuntimeError("output type not compatible with complex input: complex values in a real output")
     return values.astype(dtype, copy=False)
+
+
+def _wrapped(values, dtype):
+    """Reals as integers of ``dtype`` as scipy's C code writes them on every platform numpy runs on: truncated
+    to a 64-bit integer, then wrapped modulo the type's range (numpy's own conversion of a value out of range is
+    undefined). uint64 takes its upper half from the reals themselves."""
+    with np.errstate(invalid="ignore"):
+        wide = values.astype(np.int64)
+        if dtype == np.uint64:
+            return np.where(values >= 2.0**63, values.astype(np.uint64), wide.astype(np.uint64))
+        return wide.astype(dtype)
 
 
 def _run(name, inputs, params):
@@ -226,7 +241,8 @@ def _csv(values):
 # Correlation and convolution
 
 
-def _weights(weights, rank, real_input):
+def _weights(weights):
+    """The weights as the device reads them: float64, or complex128 when complex."""
     w = np.asarray(weights)
     if w.dtype.kind == "c":
         return w.astype(np.complex128)
@@ -246,34 +262,104 @@ def _centred(w, origins):
     return np.pad(w, pads)
 
 
+def _complex_output(output):
+    """scipy's rule for an ``output`` of a complex result: a real type given as a type is promoted to complex
+    (with scipy's warning); a real type given by name, or a real array, is refused."""
+    if output is None:
+        return None
+    if isinstance(output, (type, np.dtype)):
+        if np.dtype(output).kind != "c":
+            warnings.warn("promoting specified output dtype to complex", stacklevel=4)
+            return np.promote_types(output, np.complex64)
+        return output
+    kind = np.dtype(output).kind if isinstance(output, str) else np.asarray(output).dtype.kind
+    if kind != "c":
+        raise RuntimeError("output must have complex dtype")
+    return output
+
+
+def _by_increasing_axis(origin, axes):
+    """scipy lays weights over ``axes`` in increasing order but takes the origins in the order ``axes`` names
+    them: the origins reordered to go with the sorted axes, and those axes."""
+    origins = _normalize_sequence(origin, len(axes))
+    order = sorted(range(len(axes)), key=lambda i: axes[i])
+    return [operator.index(origins[i]) for i in order], tuple(sorted(axes))
+
+
+def _correlate(input, weights, output, mode, cval, origin, axes, convolution=False):
+    """The correlation of ``input`` with ``weights`` (complex ones already conjugated by the caller), or the
+    convolution, over ``axes``, with scipy's checks in scipy's order and its result types (complex when either
+    is complex)."""
+    if not isinstance(mode, str) and isinstance(mode, Iterable):
+        raise RuntimeError("A sequence of modes is not supported")
+    _check_mode(mode)
+    w = _weights(weights)
+    x, dtype, on_device = _input(input)
+    if w.dtype.kind == "c" or x.dtype.kind == "c":
+        if np.iscomplexobj(cval) and x.dtype.kind != "c":
+            raise ValueError("Cannot provide a complex-valued cval when the input is real.")
+        output = _complex_output(output)
+        dtype = np.promote_types(dtype, np.complex64)
+    axes = _check_axes(axes, x.ndim)
+    if w.ndim != len(axes):
+        raise RuntimeError(f"weights.ndim ({w.ndim}) must match len(axes) ({len(axes)})")
+    if w.size == 0:
+        raise RuntimeError("no filter weights given")
+    origins, axes = _by_increasing_axis(origin, axes)
+    if convolution:
+        origins = _convolution_origins(origins, w.shape)
+        w = w[tuple(slice(None, None, -1) for _ in range(w.ndim))]
+    w = _centred(w, _origins(origins, len(axes), w.shape))
+    if np.imag(cval) != 0 and mode in ("constant", "grid-constant"):
+        result = _complex_cval_correlation(x, w, mode, cval, axes)
+    else:
+        result = _device_correlation(x, w, mode, float(np.real(cval)), axes)
+    return _deliver(result, dtype, output, on_device)
+
+
+def _device_correlation(x, w, mode, cval, axes):
+    """One correlation on the device (``w`` centred, over ``axes``); complex weights on a real input make the
+    input complex first, as the device correlates arrays of one type."""
+    if w.dtype.kind == "c" and x.dtype.kind != "c":
+        x = asarray(np.asarray(x.get(), dtype=np.result_type(x.dtype, np.complex64)), x.device)
+    if w.dtype.kind == "c" and x.dtype == np.complex64:
+        w = w.astype(np.complex64)
+    with _Files() as files:
+        params = {"kernel": files.add(w), "mode": "corr", "border": mode, "value": cval}
+        return _over_axes(x, axes, lambda y: _run("convolve", [y], params))
+
+
+def _complex_cval_correlation(x, w, mode, cval, axes):
+    """A complex input padded with a complex ``cval``: the real part padded with its real part, the imaginary
+    part with its imaginary part, as scipy does. The device's border value is real, so the two parts are split
+    and joined on the host (docs/python.md)."""
+    host = x.get()
+    real = _device_correlation(asarray(host.real.copy(), x.device), w, mode, float(np.real(cval)), axes).get()
+    imag = _device_correlation(asarray(host.imag.copy(), x.device), w, mode, float(np.imag(cval)), axes).get()
+    return asarray(real + 1j * imag, x.device)
+
+
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.correlate: the multidimensional correlation with ``weights``.
+    """scipy.ndimage.correlate: the multidimensional correlation with ``weights`` (complex weights conjugated,
+    as numpy.correlate and scipy do).
 
     >>> import numpy as np, scipy.ndimage
     >>> from cliper import ndimage
     >>> x = np.arange(35.0).reshape(5, 7); w = np.array([[0, 1, 0], [1, -4, 1], [0, 2, 0]])
     >>> np.allclose(ndimage.correlate(x, w, mode="nearest"), scipy.ndimage.correlate(x, w, mode="nearest"))
     True
+    >>> wc = np.array([[1, 0], [0, 1 + 1j]])
+    >>> np.allclose(ndimage.correlate(x, wc), scipy.ndimage.correlate(x, wc))
+    True
     """
-    _check_mode(mode)
-    w = _weights(weights, None, True)
-    x, dtype, on_device = _input(input)
-    axes = _check_axes(axes, x.ndim)
-    if w.ndim != len(axes):
-        raise RuntimeError("filter weights array has incorrect shape.")
-    if w.size == 0:
-        raise RuntimeError("no filter weights given")
-    origins = _origins(origin, len(axes), w.shape)
-    if w.dtype.kind == "c" and x.dtype.kind != "c":
-        x = asarray(np.asarray(x.get(), dtype=np.result_type(x.dtype, np.complex64)), x.device)
-        dtype = np.result_type(dtype, np.complex64) if output is None else dtype
-    w = _centred(w, origins)
-    if w.dtype.kind == "c" and x.dtype == np.complex64:
-        w = w.astype(np.complex64)
-    with _Files() as files:
-        params = {"kernel": files.add(w), "mode": "corr", "border": mode, "value": float(cval)}
-        result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
-    return _deliver(result, dtype, output, on_device)
+    w = np.asarray(weights)
+    return _correlate(input, w.conj() if w.dtype.kind == "c" else w, output, mode, cval, origin, axes)
+
+
+def _convolution_origins(origin, shape):
+    """scipy's origins of a convolution as those of the correlation with the flipped weights: negated, and one
+    less along even sizes (whose centre moves with the flip)."""
+    return [-o - 1 if n % 2 == 0 else -o for o, n in zip(origin, shape)]
 
 
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -286,36 +372,49 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
     >>> np.allclose(ndimage.convolve(x, w, mode="constant"), scipy.ndimage.convolve(x, w, mode="constant"))
     True
     """
+    return _correlate(input, np.asarray(weights), output, mode, cval, origin, axes, convolution=True)
+
+
+def _weights1d(weights):
+    """1-D weights, checked as scipy checks them (complex ones before the shape)."""
     w = np.asarray(weights)
-    rank = w.ndim
-    origins = [-int(o) for o in _normalize_sequence(origin, rank)]
-    for i, n in enumerate(w.shape):
-        if n % 2 == 0:
-            origins[i] -= 1
-    flipped = w[tuple(slice(None, None, -1) for _ in range(rank))]
-    if w.dtype.kind == "c":
-        flipped = flipped.conj()
-    return correlate(input, flipped, output, mode, cval, origins, axes=axes)
+    if w.dtype.kind != "c" and (w.ndim != 1 or w.shape[0] < 1):
+        raise RuntimeError("no filter weights given")
+    return w
 
 
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
-    """scipy.ndimage.correlate1d: the correlation with ``weights`` along one axis."""
-    w = np.asarray(weights)
-    if w.ndim != 1 or w.shape[0] < 1:
-        raise RuntimeError("no filter weights given")
-    return correlate(input, w, output, mode, cval, origin, axes=(axis,))
+    """scipy.ndimage.correlate1d: the correlation with ``weights`` along one axis.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.arange(12.0).reshape(3, 4)
+    >>> np.allclose(ndimage.correlate1d(x, [1, 2, 4], axis=0), scipy.ndimage.correlate1d(x, [1, 2, 4], axis=0))
+    True
+    """
+    w = _weights1d(weights)
+    return _correlate(input, w.conj() if w.dtype.kind == "c" else w, output, mode, cval, origin, _axis(axis, input))
 
 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
-    """scipy.ndimage.convolve1d: the convolution with ``weights`` along one axis."""
-    w = np.asarray(weights)
-    if w.ndim != 1 or w.shape[0] < 1:
-        raise RuntimeError("no filter weights given")
-    origin = -int(origin)
-    if not len(w) & 1:
-        origin -= 1
-    flipped = w[::-1].conj() if w.dtype.kind == "c" else w[::-1]
-    return correlate(input, flipped, output, mode, cval, origin, axes=(axis,))
+    """scipy.ndimage.convolve1d: the convolution with ``weights`` along one axis.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.arange(8.0)
+    >>> np.allclose(ndimage.convolve1d(x, [1, 2]), scipy.ndimage.convolve1d(x, [1, 2]))
+    True
+    """
+    return _correlate(input, _weights1d(weights), output, mode, cval, origin, _axis(axis, input), convolution=True)
+
+
+def _axis(axis, input):
+    """A 1-D function's ``axis`` (scipy's message for one out of range)."""
+    ndim = input.ndim if isinstance(input, ndarray) else np.ndim(input)
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return (axis % ndim,)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -343,7 +442,15 @@ def _gaussian_kernel1d(sigma, order, radius):
 
 
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None):
-    """scipy.ndimage.gaussian_filter1d."""
+    """scipy.ndimage.gaussian_filter1d.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.gaussian_filter1d(x, 2.0, axis=0, order=1)
+    >>> np.allclose(ndimage.gaussian_filter1d(x, 2.0, axis=0, order=1), expected)
+    True
+    """
     return gaussian_filter(input, sigma, order, output, mode, cval, truncate, radius=radius, axes=(axis,))
 
 
@@ -356,7 +463,8 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     >>> import numpy as np, scipy.ndimage
     >>> from cliper import ndimage
     >>> x = np.random.default_rng(0).random((20, 30))
-    >>> np.allclose(ndimage.gaussian_filter(x, (1, 2), order=(0, 1)), scipy.ndimage.gaussian_filter(x, (1, 2), order=(0, 1)))
+    >>> expected = scipy.ndimage.gaussian_filter(x, (1, 2), order=(0, 1))
+    >>> np.allclose(ndimage.gaussian_filter(x, (1, 2), order=(0, 1)), expected)
     True
     """
     x, dtype, on_device = _input(input)
@@ -366,6 +474,8 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     orders = [int(o) for o in _normalize_sequence(order, n)]
     modes = [_check_mode(m) for m in _normalize_sequence(mode, n)]
     radii = _normalize_sequence(radius, n)
+    if any(r is not None and (not isinstance(r, numbers.Integral) or r < 0) for r in radii):
+        raise ValueError("Radius must be a nonnegative integer.")
     chosen = [(a, s, o, m, r) for a, s, o, m, r in zip(axes, sigmas, orders, modes, radii) if s > 1e-15]
     if any(o < 0 for o in orders):
         raise ValueError("order must be non-negative")
@@ -378,6 +488,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
             "order": ",".join(str(o) for _, _, o, _, _ in chosen),
             "border": chosen[0][3],
             "value": float(cval),
+            "rank": len(chosen),
         }
         result = _over_axes(x, [a for a, *_ in chosen], lambda y: _run("gaussian-filter", [y], params))
         return _deliver(result, dtype, output, on_device)
@@ -392,7 +503,15 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
 
 
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
-    """scipy.ndimage.uniform_filter1d: the mean over ``size`` samples along one axis."""
+    """scipy.ndimage.uniform_filter1d: the mean over ``size`` samples along one axis.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.uniform_filter1d(x, 4, mode="nearest")
+    >>> np.allclose(ndimage.uniform_filter1d(x, 4, mode="nearest"), expected)
+    True
+    """
     if size < 1:
         raise RuntimeError("incorrect filter size")
     return uniform_filter(input, size, output, mode, cval, origin, axes=(axis,))
@@ -411,142 +530,295 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
     sizes = [int(s) for s in _normalize_sequence(size, n)]
-    if any(s < 1 for s in sizes):
-        raise RuntimeError("incorrect filter size")
-    origins = _origins(origin, n, sizes)
+    # scipy filters only along the axes whose size is above one: a size of 0 or 1 leaves an axis as it is.
+    origins = [_origins([o], 1, [s])[0] if s > 1 else 0 for o, s in zip(_normalize_sequence(origin, n), sizes)]
     modes = [_check_mode(m) for m in _normalize_sequence(mode, n)]
     chosen = [(a, s, o, m) for a, s, o, m in zip(axes, sizes, origins, modes) if s > 1]
     if not chosen:
         return _deliver(x, dtype, output, on_device)
     same = len({(s, o, m) for _, s, o, m in chosen}) == 1 and chosen[0][2] == 0 and len(chosen) <= 3
+    # scipy sums the window, then divides by its size: a window of equal integers gives that integer exactly,
+    # where the sum of weights 1/size rounds below it (0.9999999999999999 for six ones), which an integer result
+    # truncates to one less. So the device sums with weights of one and divides after.
     if same and x.dtype.kind != "c":
-        params = {"size": chosen[0][1], "border": chosen[0][3], "value": float(cval)}
-        result = _over_axes(x, [a for a, *_ in chosen], lambda y: _run("uniform-filter", [y], params))
-        return _deliver(result, dtype, output, on_device)
+        n = chosen[0][1]
+        ones = np.ones([n] * len(chosen))
+        total = _device_correlation(x, ones, chosen[0][3], float(cval), tuple(a for a, *_ in chosen))
+        return _deliver(total / float(n ** len(chosen)), dtype, output, on_device)
     result = x
     for a, s, o, m in chosen:
-        result = correlate1d(result, np.full(s, 1.0 / s), a, None, m, cval, o)
+        if x.dtype.kind == "c":  # the device's division is real: complex inputs keep weights of 1/size
+            result = correlate1d(result, np.full(s, 1.0 / s), a, None, m, cval, o)
+        else:
+            result = correlate1d(result, np.ones(s), a, None, m, cval, o) / float(s)
     return _deliver(result, dtype, output, on_device)
 
 
+_SMOOTHING = {"sobel": [1.0, 2.0, 1.0], "prewitt": [1.0, 1.0, 1.0]}
+
+
 def _derivative(name, input, axis, output, mode, cval):
+    """sobel or prewitt: the device's ``derivative`` operation with one mode; with a mode per axis (scipy's
+    sequence), scipy's own separable passes, [-1, 0, 1] along ``axis`` and the smoothing along the others."""
     x, dtype, on_device = _input(input)
-    (axis,) = _check_axes((axis,), x.ndim)
-    _check_mode(mode)
-    if x.ndim > 3:
-        raise RuntimeError(f"{name}: cliper's filters span at most 3 axes, the input has {x.ndim}")
-    params = {"filter": name, "axis": axis - x.ndim, "border": mode, "value": float(cval)}
-    return _deliver(_run("derivative", [x], params), dtype, output, on_device)
+    (axis,) = _axis(axis, x)
+    modes = _normalize_sequence(mode, x.ndim)
+    if not on_device and _result_dtype(dtype, output) == np.uint64:
+        # scipy writes each pass in the result's type: a negative difference wraps to near 2**64, beyond
+        # float64's integers, and the smoothing pass sums those; only the same passes give scipy's numbers.
+        target = _result_dtype(dtype, output)
+        result = correlate1d(input, [-1.0, 0.0, 1.0], axis, target, modes[axis], cval)
+        for other in range(x.ndim):
+            if other != axis:
+                result = correlate1d(result, _SMOOTHING[name], other, target, modes[other], cval)
+        if isinstance(output, np.ndarray):
+            np.copyto(output, result)
+            return output
+        return result
+    if len(set(modes)) == 1 and x.ndim <= 3:
+        params = {"filter": name, "axis": axis - x.ndim, "border": _check_mode(modes[0]), "value": float(cval)}
+        return _deliver(_run("derivative", [x], params), dtype, output, on_device)
+    result = correlate1d(x, [-1.0, 0.0, 1.0], axis, None, modes[axis], cval)
+    for other in range(x.ndim):
+        if other != axis:
+            result = correlate1d(result, _SMOOTHING[name], other, None, modes[other], cval)
+    return _deliver(result, dtype, output, on_device)
 
 
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):
-    """scipy.ndimage.sobel: the Sobel derivative along ``axis`` (smoothing [1, 2, 1] along the others)."""
+    """scipy.ndimage.sobel: the Sobel derivative along ``axis`` (smoothing [1, 2, 1] along the others).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.allclose(ndimage.sobel(x, axis=0), scipy.ndimage.sobel(x, axis=0))
+    True
+    """
     return _derivative("sobel", input, axis, output, mode, cval)
 
 
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0):
-    """scipy.ndimage.prewitt: the Prewitt derivative along ``axis``."""
+    """scipy.ndimage.prewitt: the Prewitt derivative along ``axis``.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.prewitt(x, mode=["wrap", "constant"])
+    >>> np.allclose(ndimage.prewitt(x, mode=["wrap", "constant"]), expected)
+    True
+    """
     return _derivative("prewitt", input, axis, output, mode, cval)
 
 
 def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):
-    """scipy.ndimage.laplace: the sum of second differences [1, -2, 1] over ``axes``."""
+    """scipy.ndimage.laplace: the sum of second differences [1, -2, 1] over ``axes``.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.allclose(ndimage.laplace(x), scipy.ndimage.laplace(x))
+    True
+    """
     x, dtype, on_device = _input(input)
     axes = _check_axes(axes, x.ndim)
-    if len({m for m in _normalize_sequence(mode, len(axes))}) != 1 or not 1 <= len(axes) <= 3:
+    modes = _normalize_sequence(mode, len(axes))
+    if len(set(modes)) != 1 or not 1 <= len(axes) <= 3:
         result = None
-        for a, m in zip(axes, _normalize_sequence(mode, len(axes))):
+        for a, m in zip(axes, modes):
             term = correlate1d(x, [1.0, -2.0, 1.0], a, None, m, cval)
             result = term if result is None else result + term
         return _deliver(result, dtype, output, on_device)
-    params = {"kernel": "laplacian", "border": _check_mode(mode), "value": float(cval), "rank": len(axes)}
+    params = {"kernel": "laplacian", "border": _check_mode(modes[0]), "value": float(cval), "rank": len(axes)}
     result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
     return _deliver(result, dtype, output, on_device)
 
 
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, **kwargs):
     """scipy.ndimage.gaussian_laplace: the Laplacian of the Gaussian-smoothed input (the sum over ``axes`` of
-    second Gaussian derivatives)."""
+    second Gaussian derivatives).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((12, 14))
+    >>> np.allclose(ndimage.gaussian_laplace(x, 1.5), scipy.ndimage.gaussian_laplace(x, 1.5))
+    True
+    """
     x, dtype, on_device = _input(input)
     axes = _check_axes(axes, x.ndim)
     sigmas = _normalize_sequence(sigma, len(axes))
-    if kwargs or len(set(_normalize_sequence(mode, len(axes)))) != 1 or not 1 <= len(axes) <= 3:
-        result = None
-        for i, a in enumerate(axes):
+    modes = _normalize_sequence(mode, len(axes))
+    if kwargs or len(set(modes)) != 1 or not 1 <= len(axes) <= 3 or not _exact_sum(dtype, output, on_device):
+
+        def term(i):
             orders = [2 if j == i else 0 for j in range(len(axes))]
-            term = gaussian_filter(x, sigmas, orders, None, mode, cval, axes=axes, **kwargs)
-            result = term if result is None else result + term
-        return _deliver(result, dtype, output, on_device)
-    params = {"kernel": "log:" + _csv(sigmas), "border": _check_mode(mode), "value": float(cval), "rank": len(axes)}
+            return gaussian_filter(x, sigmas, orders, None, modes[i], cval, axes=axes, **kwargs)
+
+        return _summed(term, len(axes), dtype, output, on_device, squared=False)
+    params = {"kernel": "log:" + _csv(sigmas), "border": _check_mode(modes[0]), "value": float(cval), "rank": len(axes)}
     result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
     return _deliver(result, dtype, output, on_device)
 
 
 def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, **kwargs):
-    """scipy.ndimage.gaussian_gradient_magnitude: √Σ (∂/∂axis of the Gaussian-smoothed input)²."""
-    x, dtype, on_device = _input(input, complex_ok=False)
+    """scipy.ndimage.gaussian_gradient_magnitude: √Σ (∂/∂axis of the Gaussian-smoothed input)².
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((12, 14))
+    >>> np.allclose(ndimage.gaussian_gradient_magnitude(x, 2), scipy.ndimage.gaussian_gradient_magnitude(x, 2))
+    True
+    """
+    x, dtype, on_device = _input(input)
     axes = _check_axes(axes, x.ndim)
     sigmas = _normalize_sequence(sigma, len(axes))
-    if kwargs or len(set(_normalize_sequence(mode, len(axes)))) != 1 or not 1 <= len(axes) <= 3:
-        total = None
-        for i in range(len(axes)):
+    modes = _normalize_sequence(mode, len(axes))
+    one_pass = not kwargs and len(set(modes)) == 1 and 1 <= len(axes) <= 3 and _exact_sum(dtype, output, on_device)
+    # A complex input is scipy's sum of squares (not of squared magnitudes): the terms' own path.
+    if not one_pass or x.dtype.kind == "c":
+
+        def term(i):
             orders = [1 if j == i else 0 for j in range(len(axes))]
-            term = gaussian_filter(x, sigmas, orders, None, mode, cval, axes=axes, **kwargs)
-            total = term * term if total is None else total + term * term
-        return _deliver(total**0.5, dtype, output, on_device)
-    params = {"derivative": "gaussian:" + _csv(sigmas), "border": _check_mode(mode), "value": float(cval)}
+            return gaussian_filter(x, sigmas, orders, None, modes[i], cval, axes=axes, **kwargs)
+
+        return _summed(term, len(axes), dtype, output, on_device, squared=True)
+    params = {"derivative": "gaussian:" + _csv(sigmas), "border": _check_mode(modes[0]), "value": float(cval)}
     params["rank"] = len(axes)
     result = _over_axes(x, axes, lambda y: _run("gradient-magnitude", [y], params))
     return _deliver(result, dtype, output, on_device)
+
+
+def _result_dtype(dtype, output):
+    """The type scipy writes a result in: ``output``'s (an array's or a type), else the input's."""
+    if output is None:
+        return np.dtype(dtype)
+    return output.dtype if isinstance(output, np.ndarray) else np.dtype(output)
+
+
+def _exact_sum(dtype, output, on_device):
+    """Whether a sum of per-axis terms (scipy's generic_laplace and generic_gradient_magnitude, which write each
+    term in the result's type) can be summed in the device's type instead without a difference: when the result
+    is in that type (float64, complex128, or a device array's own type)."""
+    return on_device or _result_dtype(dtype, output) in (np.float64, np.complex128)
+
+
+def _summed(term, count, dtype, output, on_device, squared):
+    """scipy's generic_laplace (``squared`` False) or generic_gradient_magnitude (True): each term ``term(i)``
+    (a device array) in the result's type, squared there, summed there, and the square root taken at the end.
+    On the device when the result is in the device's type and real; otherwise the terms come to the host and
+    are summed there in the result's type (integers wrap and truncate, float32 rounds, complex squares are
+    complex: as scipy's)."""
+    target = _result_dtype(dtype, output)
+    if _exact_sum(dtype, output, on_device) and target.kind != "c":
+        total = None
+        for i in range(count):
+            t = term(i)
+            t = t * t if squared else t
+            total = t if total is None else total + t
+        return _deliver(total**0.5 if squared else total, dtype, output, on_device)
+    total, device = None, None
+    for i in range(count):
+        computed = term(i)
+        device = computed.device
+        t = _cast(computed.get(), target, False)
+        t = np.multiply(t, t) if squared else t
+        total = t if total is None else np.add(total, t, dtype=target, casting="unsafe")
+    if squared:
+        total = np.sqrt(total)
+        total = _cast(total, target, False) if total.dtype != target else total
+    if isinstance(output, np.ndarray):
+        np.copyto(output, total, casting="unsafe")
+        return output
+    return asarray(total, device) if on_device else total
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Rank filters and grey morphology
 
 
+def _window_files(files, n, size, footprint, structure):
+    """The window's keys (``size`` or a ``footprint`` file, and a grey ``structure`` file) and its shape, with
+    scipy's checks and messages."""
+    params = {}
+    if size is not None and footprint is not None:
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=5)
+    if structure is not None:
+        s = np.asarray(structure, dtype=np.float64)
+        if s.ndim != n:
+            raise RuntimeError("structure array has incorrect shape")
+        params["structure"] = files.add(s)
+        shape = s.shape
+        if footprint is None:
+            params["size"] = list(shape)
+    if footprint is not None:
+        fp = np.asarray(footprint, dtype=bool)
+        if fp.ndim != n:
+            raise RuntimeError(f"footprint.ndim ({fp.ndim}) must match len(axes) ({n})")
+        if not fp.any():
+            raise ValueError("All-zero footprint is not supported.")
+        shape = fp.shape
+        params["footprint"] = files.add(fp.astype(np.uint8))
+    elif structure is None:
+        shape = [operator.index(s) for s in _normalize_sequence(size, n)]
+        if any(s < 1 for s in shape):
+            raise RuntimeError("incorrect filter size")
+        params["size"] = shape
+    return params, shape
+
+
 def _window(name, input, size, footprint, output, mode, cval, origin, axes, extra=None, structure=None):
     """A rank filter or grey morphology (``name``, an operation or shortcut) over a ``size`` or ``footprint``
-    window (and a grey ``structure``)."""
+    window (and a grey ``structure``), with one mode for every axis (scipy's rule for non-separable windows)."""
     x, dtype, on_device = _input(input, complex_ok=False)
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
-    modes = _normalize_sequence(mode, n)
-    for m in modes:
-        _check_mode(m)
-    if len(set(modes)) != 1:
-        raise NotImplementedError("cliper's rank filters take one mode for every axis")
-    params = {"border": modes[0], "value": float(cval), **(extra or {})}
+    if size is None and footprint is None and structure is None:
+        raise RuntimeError("no footprint or filter size provided")
+    # scipy lays a footprint (and a rank filter's box) over the axes in increasing order, but takes origins (and
+    # a minimum's, maximum's or grey morphology's box sizes: its separable case) in the order ``axes`` names them.
+    order = sorted(range(n), key=lambda i: axes[i])
+    origin = [_normalize_sequence(origin, n)[i] for i in order]
+    if size is not None and name not in ("median", "rank-filter", "percentile"):
+        size = [_normalize_sequence(size, n)[i] for i in order]
+    axes = tuple(sorted(axes))
     with _Files() as files:
-        if structure is not None:
-            s = np.asarray(structure, dtype=np.float64)
-            if s.ndim != n:
-                raise RuntimeError("structure array has incorrect shape")
-            params["structure"] = files.add(s)
-            shape = s.shape
-            if footprint is None and size is None:
-                params["size"] = list(shape)
-        if footprint is not None:
-            fp = np.asarray(footprint, dtype=bool)
-            if fp.ndim != n:
-                raise RuntimeError("footprint array has incorrect shape.")
-            if not fp.any():
-                raise ValueError("All-zero footprint is not supported.")
-            shape = fp.shape
-            params["footprint"] = files.add(fp.astype(np.uint8))
-        elif size is not None:
-            shape = [int(s) for s in _normalize_sequence(size, n)]
-            if any(s < 1 for s in shape):
-                raise RuntimeError("incorrect filter size")
-            params["size"] = shape
-        elif structure is None:
-            raise RuntimeError("no footprint provided")
+        params, shape = _window_files(files, n, size, footprint, structure)
         params["origin"] = _origins(origin, n, shape)
+        if not isinstance(mode, str) and isinstance(mode, Iterable):
+            raise RuntimeError("A sequence of modes is not supported by non-separable rank filters")
+        params.update({"border": _check_mode(mode), "value": float(cval), **(extra or {})})
         if x.size == 0:
             return _deliver(x, dtype, output, on_device)
         if n > 3:
             raise RuntimeError(f"{name}: cliper's rank filters span at most 3 axes, not {n}")
         params["rank"] = n
         result = _over_axes(x, axes, lambda y: _run(name, [y], params))
+    return _deliver(result, dtype, output, on_device)
+
+
+def _min_or_max(name, input, size, footprint, output, mode, cval, origin, axes):
+    """minimum_filter or maximum_filter: a footprint of all ones is a box (scipy's separable case, which takes a
+    mode per axis: then one 1-D pass per axis); any other footprint is one window with one mode."""
+    if size is None and footprint is None:
+        raise RuntimeError("no footprint provided")
+    if footprint is not None:
+        fp = np.asarray(footprint, dtype=bool)
+        if not fp.any():
+            raise ValueError("All-zero footprint is not supported.")
+        if size is not None:
+            warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+        if not fp.all():
+            return _window(name, input, None, fp, output, mode, cval, origin, axes)
+        size, footprint = fp.shape, None
+    if isinstance(mode, str) or not isinstance(mode, Iterable):
+        return _window(name, input, size, None, output, mode, cval, origin, axes)
+    x, dtype, on_device = _input(input, complex_ok=False)
+    axes = _check_axes(axes, x.ndim)
+    sizes = [operator.index(s) for s in _normalize_sequence(size, len(axes))]
+    origins = _normalize_sequence(origin, len(axes))
+    result = x
+    for axis, n, o, m in zip(axes, sizes, origins, _normalize_sequence(mode, len(axes))):
+        if n > 1:
+            result = _window(name, result, n, None, None, m, cval, o, (axis,))
     return _deliver(result, dtype, output, on_device)
 
 
@@ -563,36 +835,81 @@ def median_filter(input, size=None, footprint=None, output=None, mode="reflect",
 
 
 def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.minimum_filter."""
-    return _window("minimum", input, size, footprint, output, mode, cval, origin, axes)
+    """scipy.ndimage.minimum_filter.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.minimum_filter(x, footprint=np.tri(3))
+    >>> np.array_equal(ndimage.minimum_filter(x, footprint=np.tri(3)), expected)
+    True
+    """
+    return _min_or_max("minimum", input, size, footprint, output, mode, cval, origin, axes)
 
 
 def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.maximum_filter."""
-    return _window("maximum", input, size, footprint, output, mode, cval, origin, axes)
+    """scipy.ndimage.maximum_filter.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.maximum_filter(x, (3, 5), mode=["reflect", "wrap"])
+    >>> np.array_equal(ndimage.maximum_filter(x, (3, 5), mode=["reflect", "wrap"]), expected)
+    True
+    """
+    return _min_or_max("maximum", input, size, footprint, output, mode, cval, origin, axes)
 
 
 def minimum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
-    """scipy.ndimage.minimum_filter1d."""
+    """scipy.ndimage.minimum_filter1d.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.array_equal(ndimage.minimum_filter1d(x, 4, axis=0), scipy.ndimage.minimum_filter1d(x, 4, axis=0))
+    True
+    """
     if size < 1:
         raise RuntimeError("incorrect filter size")
     return minimum_filter(input, size, None, output, mode, cval, origin, axes=(axis,))
 
 
 def maximum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
-    """scipy.ndimage.maximum_filter1d."""
+    """scipy.ndimage.maximum_filter1d.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.array_equal(ndimage.maximum_filter1d(x, 3), scipy.ndimage.maximum_filter1d(x, 3))
+    True
+    """
     if size < 1:
         raise RuntimeError("incorrect filter size")
     return maximum_filter(input, size, None, output, mode, cval, origin, axes=(axis,))
 
 
 def rank_filter(input, rank, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.rank_filter: the ``rank``-th smallest value under the window (negative from the largest)."""
-    return _window("rank-filter", input, size, footprint, output, mode, cval, origin, axes, {"index": int(rank)})
+    """scipy.ndimage.rank_filter: the ``rank``-th smallest value under the window (negative from the largest).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.array_equal(ndimage.rank_filter(x, -2, size=3), scipy.ndimage.rank_filter(x, -2, size=3))
+    True
+    """
+    return _window("rank-filter", input, size, footprint, output, mode, cval, origin, axes, {"index": operator.index(rank)})
 
 
 def percentile_filter(input, percentile, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.percentile_filter."""
+    """scipy.ndimage.percentile_filter.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.percentile_filter(x, 30, size=(3, 5))
+    >>> np.array_equal(ndimage.percentile_filter(x, 30, size=(3, 5)), expected)
+    True
+    """
     return _window("percentile", input, size, footprint, output, mode, cval, origin, axes, {"percentile": float(percentile)})
 
 
@@ -603,42 +920,101 @@ def _grey(name, input, size, footprint, structure, output, mode, cval, origin, a
 
 
 def grey_erosion(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.grey_erosion."""
+    """scipy.ndimage.grey_erosion.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.array_equal(ndimage.grey_erosion(x, size=(3, 3)), scipy.ndimage.grey_erosion(x, size=(3, 3)))
+    True
+    """
     return _grey("grey-erosion", input, size, footprint, structure, output, mode, cval, origin, axes)
 
 
 def grey_dilation(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.grey_dilation."""
+    """scipy.ndimage.grey_dilation.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.grey_dilation(x, structure=np.ones((3, 3)))
+    >>> np.allclose(ndimage.grey_dilation(x, structure=np.ones((3, 3))), expected)
+    True
+    """
     return _grey("grey-dilation", input, size, footprint, structure, output, mode, cval, origin, axes)
 
 
 def grey_opening(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.grey_opening."""
+    """scipy.ndimage.grey_opening.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.array_equal(ndimage.grey_opening(x, size=(3, 3)), scipy.ndimage.grey_opening(x, size=(3, 3)))
+    True
+    """
     return _grey("grey-opening", input, size, footprint, structure, output, mode, cval, origin, axes)
 
 
 def grey_closing(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.grey_closing."""
+    """scipy.ndimage.grey_closing.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.array_equal(ndimage.grey_closing(x, size=(3, 3)), scipy.ndimage.grey_closing(x, size=(3, 3)))
+    True
+    """
     return _grey("grey-closing", input, size, footprint, structure, output, mode, cval, origin, axes)
 
 
 def morphological_gradient(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.morphological_gradient."""
+    """scipy.ndimage.morphological_gradient.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.morphological_gradient(x, size=(3, 3))
+    >>> np.allclose(ndimage.morphological_gradient(x, size=(3, 3)), expected)
+    True
+    """
     return _grey("morphological-gradient", input, size, footprint, structure, output, mode, cval, origin, axes)
 
 
 def morphological_laplace(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.morphological_laplace."""
+    """scipy.ndimage.morphological_laplace.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.morphological_laplace(x, size=(3, 3))
+    >>> np.allclose(ndimage.morphological_laplace(x, size=(3, 3)), expected)
+    True
+    """
     return _grey("morphological-laplace", input, size, footprint, structure, output, mode, cval, origin, axes)
 
 
 def white_tophat(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.white_tophat."""
+    """scipy.ndimage.white_tophat.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.allclose(ndimage.white_tophat(x, size=(3, 3)), scipy.ndimage.white_tophat(x, size=(3, 3)))
+    True
+    """
     return _grey("white-tophat", input, size, footprint, structure, output, mode, cval, origin, axes)
 
 
 def black_tophat(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
-    """scipy.ndimage.black_tophat."""
+    """scipy.ndimage.black_tophat.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.allclose(ndimage.black_tophat(x, size=(3, 3)), scipy.ndimage.black_tophat(x, size=(3, 3)))
+    True
+    """
     return _grey("black-tophat", input, size, footprint, structure, output, mode, cval, origin, axes)
 
 
@@ -682,6 +1058,10 @@ def iterate_structure(structure, iterations, origin=None):
 
 
 def _binary(name, input, structure, iterations, mask, output, border_value, origin, axes):
+    """A binary morphology operation with scipy's checks (``iterations`` an integer: scipy's TypeError)."""
+    iterations = operator.index(iterations)
+    if not isinstance(input, ndarray) and np.ndim(input) == 0:
+        return _zero_dimensional(input, output)
     x, _, on_device = _input(input, complex_ok=False)
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
@@ -710,6 +1090,16 @@ def _binary(name, input, structure, iterations, mask, output, border_value, orig
         else:
             result = _masked(x, axes, name, params, np.asarray(mask) != 0, iterations)
     return _deliver(result, bool, output, on_device)
+
+
+def _zero_dimensional(input, output):
+    """A 0-d input (which a device holds as one element of one axis): its structure is its one element (scipy's
+    generate_binary_structure(0, …)), so every binary operation keeps the element's truth, decided here."""
+    truth = np.asarray(input) != 0
+    if isinstance(output, np.ndarray):
+        np.copyto(output, truth, casting="unsafe")
+        return output
+    return truth.astype(bool if output is None else output)
 
 
 def _masked(x, axes, name, params, mask, iterations):
@@ -742,17 +1132,38 @@ def binary_erosion(input, structure=None, iterations=1, mask=None, output=None, 
 
 
 def binary_dilation(input, structure=None, iterations=1, mask=None, output=None, border_value=0, origin=0, brute_force=False, *, axes=None):
-    """scipy.ndimage.binary_dilation."""
+    """scipy.ndimage.binary_dilation.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((13, 17)) > 0.4
+    >>> np.array_equal(ndimage.binary_dilation(a, iterations=2), scipy.ndimage.binary_dilation(a, iterations=2))
+    True
+    """
     return _binary("binary-dilation", input, structure, iterations, mask, output, border_value, origin, axes)
 
 
 def binary_opening(input, structure=None, iterations=1, output=None, origin=0, mask=None, border_value=0, brute_force=False, *, axes=None):
-    """scipy.ndimage.binary_opening."""
+    """scipy.ndimage.binary_opening.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((13, 17)) > 0.4
+    >>> np.array_equal(ndimage.binary_opening(a), scipy.ndimage.binary_opening(a))
+    True
+    """
     return _binary("binary-opening", input, structure, iterations, mask, output, border_value, origin, axes)
 
 
 def binary_closing(input, structure=None, iterations=1, output=None, origin=0, mask=None, border_value=0, brute_force=False, *, axes=None):
-    """scipy.ndimage.binary_closing."""
+    """scipy.ndimage.binary_closing.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((13, 17)) > 0.4
+    >>> np.array_equal(ndimage.binary_closing(a), scipy.ndimage.binary_closing(a))
+    True
+    """
     return _binary("binary-closing", input, structure, iterations, mask, output, border_value, origin, axes)
 
 
@@ -769,6 +1180,10 @@ def _connected(name, input, structure, axes):
                 raise RuntimeError("structure and input must have equal rank")
             if any(k != 3 for k in s.shape):
                 raise ValueError("structure dimensions must be equal to 3")
+            if name == "label" and not s.any():
+                # scipy joins no neighbours then (every element its own component); the device's structure
+                # names at least one element, and its centre alone joins none either.
+                s[(1,) * n] = True
             params["structure"] = files.add(s.astype(np.uint8))
         if x.size == 0:
             return x, on_device
@@ -812,14 +1227,29 @@ def label(input, structure=None, output=None):
 
 
 def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None):
-    """scipy.ndimage.binary_fill_holes: the zero regions that do not reach the edge become one (bool)."""
+    """scipy.ndimage.binary_fill_holes: the zero regions that do not reach the edge become one (bool).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((13, 17)) > 0.4
+    >>> np.array_equal(ndimage.binary_fill_holes(a), scipy.ndimage.binary_fill_holes(a))
+    True
+    """
     result, on_device = _connected("fill-holes", input, structure, axes)
     return _deliver(result, bool, output, on_device)
 
 
 def distance_transform_edt(input, sampling=None, return_distances=True, return_indices=False, distances=None, indices=None):
     """scipy.ndimage.distance_transform_edt: each non-zero element's Euclidean distance to the nearest zero
-    (``sampling``: the spacing per axis). The indices of the nearest zero are not computed by cliper."""
+    (``sampling``: the spacing per axis). The indices of the nearest zero are not computed by cliper.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((13, 17)) > 0.4
+    >>> expected = scipy.ndimage.distance_transform_edt(a, sampling=(1, 2))
+    >>> np.allclose(ndimage.distance_transform_edt(a, sampling=(1, 2)), expected)
+    True
+    """
     if not return_distances and not return_indices:
         raise RuntimeError("at least one of return_distances/return_indices must be True")
     if return_indices or indices is not None:
@@ -863,12 +1293,24 @@ def zoom(input, zoom, output=None, order=3, mode="constant", cval=0.0, prefilter
     if ndim < 1:
         raise RuntimeError("input and output rank must be > 0")
     factors = _normalize_sequence(zoom, ndim)
+    if grid_mode and mode in ("constant", "wrap"):
+        # scipy's warning: these modes pad as if the samples were points, which grid_mode says they are not.
+        message = f"It is recommended to use mode = grid-{mode} instead of {mode} when grid_mode is True."
+        warnings.warn(message, stacklevel=2)
     params = {"zoom": _csv(factors), "grid_mode": bool(grid_mode)}
     return _interp("zoom", input, params, output, order, mode, cval, prefilter)
 
 
 def shift(input, shift, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
-    """scipy.ndimage.shift."""
+    """scipy.ndimage.shift.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.shift(x, (1.5, -2.25), mode="nearest")
+    >>> np.allclose(ndimage.shift(x, (1.5, -2.25), mode="nearest"), expected)
+    True
+    """
     ndim = np.ndim(input) if not isinstance(input, ndarray) else input.ndim
     if ndim < 1:
         raise RuntimeError("input and output rank must be > 0")
@@ -877,7 +1319,14 @@ def shift(input, shift, output=None, order=3, mode="constant", cval=0.0, prefilt
 
 
 def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
-    """scipy.ndimage.rotate: by ``angle`` degrees in the plane of ``axes``."""
+    """scipy.ndimage.rotate: by ``angle`` degrees in the plane of ``axes``.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.allclose(ndimage.rotate(x, 30, order=1), scipy.ndimage.rotate(x, 30, order=1))
+    True
+    """
     ndim = np.ndim(input) if not isinstance(input, ndarray) else input.ndim
     axes = list(axes)
     if len(axes) != 2:
@@ -892,35 +1341,62 @@ def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="
 
 
 def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
-    """scipy.ndimage.affine_transform: output o reads the input at ``matrix @ o + offset``."""
+    """scipy.ndimage.affine_transform: output o reads the input at ``matrix @ o + offset``.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.affine_transform(x, [[0.9, 0.1], [-0.1, 1.1]], offset=(1, 2))
+    >>> np.allclose(ndimage.affine_transform(x, [[0.9, 0.1], [-0.1, 1.1]], offset=(1, 2)), expected)
+    True
+    """
     ndim = np.ndim(input) if not isinstance(input, ndarray) else input.ndim
     m = np.asarray(matrix, dtype=np.float64)
     if m.ndim not in (1, 2) or m.shape[0] < 1:
         raise RuntimeError("no proper affine matrix provided")
-    if m.ndim == 2 and m.shape[0] == ndim + 1 and m.shape[1] == ndim + 1:
-        pass
-    elif m.ndim == 2 and not (m.shape[0] == ndim and m.shape[1] in (ndim, ndim + 1)):
-        raise RuntimeError("affine matrix has wrong number of rows")
-    elif m.ndim == 1 and m.shape[0] != ndim:
-        raise RuntimeError("affine matrix has wrong number of rows")
-    rows = [m] if m.ndim == 1 else list(m)
-    params = {"matrix": ";".join(_csv(row) for row in rows), "offset": _csv(_normalize_sequence(offset, ndim))}
     if isinstance(output, np.ndarray) and output_shape is None:
         output_shape = output.shape
+    homogeneous = m.ndim == 2 and m.shape[1] == ndim + 1 and m.shape[0] in (ndim, ndim + 1)
+    if m.shape[0] != ndim and not homogeneous:
+        raise RuntimeError("affine matrix has wrong number of rows")
+    if m.ndim == 2 and not homogeneous and m.shape[1] != ndim:
+        # Output and input of different ranks: the device's affine-transform maps a grid onto one of its own
+        # rank, so the points are computed here and interpolated by map_coordinates on the device.
+        if output_shape is None or len(output_shape) != m.shape[1]:
+            raise RuntimeError("affine matrix has wrong number of columns")
+        grid = np.indices(output_shape, dtype=np.float64).reshape(len(output_shape), -1)
+        points = m @ grid + np.asarray(_normalize_sequence(offset, ndim), dtype=np.float64)[:, None]
+        coordinates = points.reshape((ndim, *output_shape))
+        return map_coordinates(input, coordinates, output, order, mode, cval, prefilter)
+    rows = [m] if m.ndim == 1 else list(m)
+    params = {"matrix": ";".join(_csv(row) for row in rows), "offset": _csv(_normalize_sequence(offset, ndim))}
     if output_shape is not None:
         params["output_shape"] = [int(n) for n in output_shape]
     return _interp("affine-transform", input, params, output, order, mode, cval, prefilter)
 
 
 def map_coordinates(input, coordinates, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
-    """scipy.ndimage.map_coordinates: ``input`` interpolated at ``coordinates`` (shape ``(input.ndim, …)``)."""
+    """scipy.ndimage.map_coordinates: ``input`` interpolated at ``coordinates`` (shape ``(input.ndim, …)``).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> expected = scipy.ndimage.map_coordinates(x, [[0.5, 3.2], [1.0, 7.7]], order=2)
+    >>> np.allclose(ndimage.map_coordinates(x, [[0.5, 3.2], [1.0, 7.7]], order=2), expected)
+    True
+    """
     ndim = np.ndim(input) if not isinstance(input, ndarray) else input.ndim
     c = coordinates if isinstance(coordinates, ndarray) else np.asarray(coordinates)
     if c.shape[0] != ndim:
         raise RuntimeError("invalid shape for coordinate array")
     device = input.device if isinstance(input, ndarray) else None
-    if not isinstance(c, ndarray):
-        c = asarray(np.asarray(c, dtype=np.float64), device)
+    # The device reads coordinates in the data's precision: float32 ones for float32 (and complex64) data.
+    dtype = input.dtype if isinstance(input, ndarray) else np.asarray(input).dtype
+    real = np.float32 if device_dtype(dtype) in (np.float32, np.complex64) else np.float64
+    if isinstance(c, ndarray):
+        c = c if c.dtype == real else asarray(c.get().astype(real), c.device)
+    else:
+        c = asarray(np.asarray(c, dtype=real), device)
     return _interp("map-coordinates", input, {}, output, order, mode, cval, prefilter, (c,))
 
 
@@ -932,7 +1408,14 @@ def _spline_output(output):
 
 
 def spline_filter1d(input, order=3, axis=-1, output=np.float64, mode="mirror"):
-    """scipy.ndimage.spline_filter1d: B-spline coefficients along one axis (float64 unless ``output`` says)."""
+    """scipy.ndimage.spline_filter1d: B-spline coefficients along one axis (float64 unless ``output`` says).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.allclose(ndimage.spline_filter1d(x, order=4, axis=0), scipy.ndimage.spline_filter1d(x, order=4, axis=0))
+    True
+    """
     if not 0 <= order <= 5:
         raise RuntimeError("spline order not supported")
     x, _, on_device = _input(input)
@@ -945,7 +1428,14 @@ def spline_filter1d(input, order=3, axis=-1, output=np.float64, mode="mirror"):
 
 
 def spline_filter(input, order=3, output=np.float64, mode="mirror"):
-    """scipy.ndimage.spline_filter: B-spline coefficients along every axis."""
+    """scipy.ndimage.spline_filter: B-spline coefficients along every axis.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.allclose(ndimage.spline_filter(x), scipy.ndimage.spline_filter(x))
+    True
+    """
     x, _, on_device = _input(input)
     dtype, target = _spline_output(output)
     result = x

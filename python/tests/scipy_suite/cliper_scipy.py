@@ -5,13 +5,20 @@ Every function of ``cliper.ndimage`` that computes on a device replaces the func
 end, the plugin writes per function how many of the tests that called it passed, failed or were skipped, and the
 failures with their first line, to the JSON file ``--cliper-report`` names (docs/python.md lists them).
 
+Tests are named ``FILE::CLASS::TEST[PARAMS]`` (``test_filters.py::TestNdimageFilters::test_correlate01``), the
+same wherever scipy is installed. ``known_failures.txt`` (in this folder) lists the tests that are known to fail,
+one a line with `` # reason``: they run as ``xfail(strict=True)``, so one that passes turns the run red until the
+list is updated. ``--cliper-quick`` runs only the tests ``quick.txt`` names (a name without ``[PARAMS]`` takes
+every parametrisation of that test).
+
 Run: ``python -m pytest --pyargs scipy.ndimage -p cliper_scipy --cliper-report out.json`` with this folder on
-``PYTHONPATH`` (``make python-scipy-suite`` does).
+``PYTHONPATH`` (docs/python.md says how).
 """
 
 import collections
 import functools
 import json
+import os
 
 import pytest
 
@@ -28,7 +35,42 @@ _results = {}
 
 def pytest_addoption(parser):
     parser.addoption("--cliper-report", default=None, help="where to write the per-function counts (JSON)")
-    parser.addoption("--cliper-only", action="store_true", help="deselect tests that call no substituted function")
+    parser.addoption("--cliper-quick", action="store_true", help="run only the tests quick.txt names")
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _listed(filename):
+    """The lines of one of this folder's lists: ``{name: reason}`` (the text after `` # ``; blank lines and lines
+    starting with ``#`` skipped)."""
+    entries = {}
+    with open(os.path.join(_HERE, filename)) as f:
+        for line in f:
+            name, _, reason = line.partition(" # ")
+            name = name.strip()
+            if name and not name.startswith("#"):
+                entries[name] = reason.strip()
+    return entries
+
+
+def test_name(item):
+    """``FILE::CLASS::TEST[PARAMS]``: pytest's node id with the test file's own name in front (with --pyargs the
+    node id's path depends on where scipy is installed and where pytest runs)."""
+    return f"{item.path.name}::{item.nodeid.split('::', 1)[1]}"
+
+
+def pytest_collection_modifyitems(session, config, items):
+    known = _listed("known_failures.txt")
+    for item in items:
+        reason = known.get(test_name(item))
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"cliper: {reason}"))
+    if config.getoption("--cliper-quick"):
+        quick = set(_listed("quick.txt"))
+        selected = [item for item in items if test_name(item) in quick or test_name(item).split("[")[0] in quick]
+        config.hook.pytest_deselected(items=[item for item in items if item not in selected])
+        items[:] = selected
 
 
 def _recording(name, function):
@@ -64,15 +106,21 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if report.when == "setup" and report.skipped:
-        _results[item.nodeid] = ("skipped", [], "")
+        _results[test_name(item)] = ("skipped", [], "")
     elif report.when == "call":
         state = "passed" if report.passed else ("skipped" if report.skipped else "failed")
         if hasattr(report, "wasxfail"):
             state = "xfail" if report.skipped else "xpass"
-        message = ""
-        if report.failed and call.excinfo is not None:
-            message = f"{call.excinfo.typename}: {str(call.excinfo.value).strip().splitlines()[0] if str(call.excinfo.value).strip() else ''}"
-        _results[item.nodeid] = (state, sorted(_called), message[:300])
+        _results[test_name(item)] = (state, sorted(_called), _first_line(report, call)[:300])
+
+
+def _first_line(report, call):
+    """What went wrong, in one line: the exception's type and first line, or pytest's word for a strict xfail
+    that passed."""
+    if call.excinfo is not None and not report.passed:
+        text = str(call.excinfo.value).strip()
+        return f"{call.excinfo.typename}: {text.splitlines()[0] if text else ''}"
+    return str(report.longrepr) if report.failed else ""
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -84,8 +132,8 @@ def pytest_sessionfinish(session, exitstatus):
             per_function[name][state] += 1
         if called:
             exercised[state] += 1
-            if state == "failed":
-                failures.append({"test": nodeid, "calls": called, "error": message})
+            if state in ("failed", "xpass"):
+                failures.append({"test": nodeid, "calls": called, "error": message or state})
     summary = {
         "exercised": dict(exercised),
         "per_function": {name: dict(counts) for name, counts in sorted(per_function.items())},
@@ -95,7 +143,7 @@ def pytest_sessionfinish(session, exitstatus):
     if path:
         with open(path, "w") as f:
             json.dump(summary, f, indent=1)
-    passed, failed = exercised["passed"], exercised["failed"]
-    if passed + failed:
-        print(f"\ncliper: {passed} of {passed + failed} scipy.ndimage tests that call cliper's functions pass "
-              f"({100 * passed / (passed + failed):.1f} %)")
+    passed, failed, known = exercised["passed"], exercised["failed"], exercised["xfail"]
+    if passed + failed + known:
+        print(f"\ncliper: {passed} of {passed + failed + known} scipy.ndimage tests that call cliper's functions "
+              f"pass ({100 * passed / (passed + failed + known):.1f} %); {known} known failures, {failed} others")
