@@ -3,7 +3,7 @@
 
 use crate::array::Handle;
 use crate::errors::IntoPy;
-use cliper::chain::{AnyData, Definition, DEFINITIONS};
+use cliper::chain::{AnyData, DEFINITIONS, Definition};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
@@ -11,8 +11,14 @@ use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 /// Runs the operation `name` on `inputs` with `params` (the step's keys; a value of `None` leaves the key to its
 /// default) and returns the result on the same device. The work is queued, not waited for.
 #[pyfunction]
-pub fn apply(py: Python<'_>, name: &str, inputs: Vec<PyRef<'_, Handle>>, params: &Bound<'_, PyDict>) -> PyResult<Handle> {
-    let definition = Definition::find(name).ok_or_else(|| PyValueError::new_err(format!("no operation named `{name}`")))?;
+pub fn apply(
+    py: Python<'_>,
+    name: &str,
+    inputs: Vec<PyRef<'_, Handle>>,
+    params: &Bound<'_, PyDict>,
+) -> PyResult<Handle> {
+    let definition =
+        Definition::find(name).ok_or_else(|| PyValueError::new_err(format!("no operation named `{name}`")))?;
     let mut table = toml::Table::new();
     for (key, value) in params.iter() {
         if !value.is_none() {
@@ -66,6 +72,6 @@ fn to_toml(value: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
 
 /// Whether `value` is numpy's bool scalar (which is not a subclass of Python's bool).
 fn is_numpy_bool(value: &Bound<'_, PyAny>) -> bool {
-    value.get_type().name().is_ok_and(|name| name.to_string() == "bool" || name.to_string() == "bool_")
+    value.get_type().name().is_ok_and(|name| name == "bool" || name == "bool_")
         && value.hasattr("dtype").unwrap_or(false)
 }
