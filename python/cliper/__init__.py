@@ -10,8 +10,9 @@ array([1., 2., 3., 3.])
 from . import _cliper
 from ._array import Device, asarray, default_device, device_dtype, devices, get_device, ndarray
 from . import ndimage
+from . import io
 
-__all__ = ["Device", "asarray", "default_device", "device_dtype", "devices", "get_device", "ndarray", "ndimage"]
+__all__ = ["Device", "asarray", "default_device", "device_dtype", "devices", "get_device", "io", "ndarray", "ndimage"]
 __version__ = "0.1.0"
 
 
