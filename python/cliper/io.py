@@ -92,10 +92,14 @@ def write_nifti(path, data, affine=None):
     """
     path = _path(path, _NIFTI, "write_nifti")
     data = _host_array(data, "write_nifti")
+    if data.ndim == 0:
+        raise ValueError(f"write_nifti: {path}: a NIfTI holds 1 to 7 axes, not a 0-d array")
     if affine is not None:
         affine = np.asarray(affine, dtype=np.float64)
-        if affine.shape != (4, 4) or not np.isfinite(affine).all():
-            raise ValueError(f"write_nifti: the affine must be a finite 4×4 array, not shape {affine.shape}")
+        if affine.shape != (4, 4):
+            raise ValueError(f"write_nifti: {path}: the affine must be 4×4, not shape {affine.shape}")
+        if not np.isfinite(affine).all():
+            raise ValueError(f"write_nifti: {path}: the affine has non-finite entries ({affine.tolist()})")
         affine = affine.tolist()
     _cliper.write_nifti(path, np.ascontiguousarray(data.T), affine)
 
@@ -108,15 +112,17 @@ def read_dicom_series(folder):
     sorted along the slice normal (ascending ``ImagePositionPatient · n``), RescaleSlope/RescaleIntercept applied:
     **float64** when a rescale other than slope 1, intercept 0 applies — the values of pydicom's
     ``apply_modality_lut`` — else the **stored type** (pydicom's ``apply_modality_lut`` gives float64 whenever the
-    tags are present; the values are the same). A single file gives one slice, ``volume[0]``. Mixed series,
-    orientations or sizes, duplicated positions and a missing slice are refused.
+    tags are present; the values are the same). A single file gives one slice, ``volume[0]``, a multi-frame file
+    its frames. Mixed series, orientations or sizes, duplicated positions, a missing slice, a truncated file and
+    colour images are refused (``ValueError``).
 
     ``affine`` maps ``(slice, row, column, 1)`` to DICOM patient coordinates (LPS+, mm)::
 
         X = IOP[0:3]  (direction of increasing column),  Y = IOP[3:6]  (increasing row),  n = X × Y
         Δr, Δc = PixelSpacing                            (between rows, between columns)
         P1, PN = ImagePositionPatient of the first and last slice in sorted order
-        Δs = n · (PN − P1) / (N − 1)                     (one file: SpacingBetweenSlices, else 1)
+        Δs = n · (PN − P1) / (N − 1)                     (one file: SpacingBetweenSlices, else SliceThickness,
+                                                          else 1)
 
         LPS(s, r, c) = P1 + s·Δs·n + r·Δr·Y + c·Δc·X
         affine = [[Δs·n, Δr·Y, Δc·X, P1], [0, 0, 0, 1]]   (columns)

@@ -75,11 +75,12 @@ pub fn read_dicom_series(py: Python<'_>, path: PathBuf) -> PyResult<(Py<PyAny>, 
 /// patient coordinates: column `a` is the step of axis `a` (its direction times its spacing), the last column the
 /// position of voxel [0, 0, 0]; the geometry's RAS x and y are negated back into LPS.
 fn lps_index_affine(geometry: &Geometry) -> Affine {
-    let to_lps = |v: [f64; 3]| [-v[0], -v[1], v[2]];
-    let steps = [0, 1, 2].map(|axis| to_lps(geometry.direction[axis].map(|d| d * geometry.spacing[axis])));
-    let origin = to_lps(geometry.origin);
-    let row = |r: usize| [steps[0][r], steps[1][r], steps[2][r], origin[r]];
-    [row(0), row(1), row(2), [0.0, 0.0, 0.0, 1.0]]
+    let to_lps = |[x, y, z]: [f64; 3]| [-x, -y, z];
+    let step = |direction: [f64; 3], spacing: f64| to_lps(direction.map(|d| d * spacing));
+    let ([d0, d1, d2], [s0, s1, s2]) = (geometry.direction, geometry.spacing);
+    let ([a0, a1, a2], [b0, b1, b2], [c0, c1, c2]) = (step(d0, s0), step(d1, s1), step(d2, s2));
+    let [o0, o1, o2] = to_lps(geometry.origin);
+    [[a0, b0, c0, o0], [a1, b1, c1, o1], [a2, b2, c2, o2], [0.0, 0.0, 0.0, 1.0]]
 }
 
 /// The array in a PNG, TIFF, NPY, CFL or MAT (one variable) file, by extension, in cliper's order (colour

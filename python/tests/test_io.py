@@ -177,6 +177,16 @@ def test_write_nifti_4d_and_read_back_round_trip(tmp_path):
     assert_same_array(np.asanyarray(nib.load(tmp_path / "again.nii").dataobj), data)
 
 
+def test_write_nifti_takes_any_numpy_layout(tmp_path):
+    # A strided, big-endian view, and bool (written as uint8, as the docstring says).
+    strided = np.arange(9 * 5 * 4 * 2, dtype=">i2").reshape(9, 5, 4, 2)[::2, :, 1:, :]
+    cliper.io.write_nifti(tmp_path / "s.nii.gz", strided, np.eye(4))
+    np.testing.assert_array_equal(np.asanyarray(nib.load(tmp_path / "s.nii.gz").dataobj), strided)
+    mask = np.arange(60).reshape(5, 4, 3) % 3 == 0
+    cliper.io.write_nifti(tmp_path / "m.nii", mask, np.eye(4))
+    assert_same_array(np.asanyarray(nib.load(tmp_path / "m.nii").dataobj), mask.astype(np.uint8))
+
+
 def test_write_nifti_without_affine_is_nibabels_none(tmp_path):
     data = np.ones((4, 3, 2), np.int16)
     cliper.io.write_nifti(tmp_path / "a.nii", data)
@@ -291,14 +301,30 @@ def test_read_dicom_series_without_rescale_keeps_the_stored_type(tmp_path):
     assert_same_array(volume, stored)
 
 
+def test_read_dicom_series_of_one_file_is_one_slice():
+    path = os.path.join(DICOM_FIXTURES, "CT_small.dcm")
+    ds = pydicom.dcmread(path)
+    volume, affine = cliper.io.read_dicom_series(path)
+    assert_same_array(volume, apply_modality_lut(ds.pixel_array, ds)[np.newaxis])
+    iop = np.array(ds.ImageOrientationPatient, dtype=float)
+    dr, dc = (float(v) for v in ds.PixelSpacing)
+    expected = np.eye(4)
+    expected[:3, 0] = float(ds.SpacingBetweenSlices) * np.cross(iop[:3], iop[3:])
+    expected[:3, 1], expected[:3, 2] = dr * iop[3:], dc * iop[:3]
+    expected[:3, 3] = np.array(ds.ImagePositionPatient, dtype=float)
+    np.testing.assert_allclose(affine, expected, rtol=0, atol=AFFINE_MM)
+
+
 def test_read_dicom_series_refusals():
     with pytest.raises(FileNotFoundError) as error:
         cliper.io.read_dicom_series(os.path.join(DICOM_FIXTURES, "no such folder"))
     assert_one_line(error)
-    for folder in ["mixed", "missing_slice"]:
+    for name, says in [("mixed", "series are mixed"), ("missing_slice", "missing"), ("duplicate", "same position"),
+                       ("truncated.dcm", "truncated"), ("SC_rgb_small_odd.dcm", "colour")]:
         with pytest.raises(ValueError) as error:
-            cliper.io.read_dicom_series(os.path.join(DICOM_FIXTURES, folder))
+            cliper.io.read_dicom_series(os.path.join(DICOM_FIXTURES, name))
         assert_one_line(error)
+        assert says in str(error.value)
 
 
 # ---------------------------------------------------------------------------------------- imread / imwrite
@@ -498,6 +524,10 @@ def test_a_truncated_gzip_nifti_names_the_file(tmp_path):
 @pytest.mark.parametrize("call,what", [
     (lambda p: cliper.io.write_nifti(p / "h.nii", np.zeros((2, 3, 4), np.float16)), "float16"),
     (lambda p: cliper.io.write_nifti(p / "h.nii", np.zeros((2, 3, 4)), np.eye(3)), "4×4"),
+    (lambda p: cliper.io.write_nifti(p / "h.nii", np.zeros((2, 3, 4)), np.full((4, 4), np.nan)), "non-finite"),
+    (lambda p: cliper.io.write_nifti(p / "h.nii", np.zeros((2, 3, 4)), np.zeros((4, 4))), "non-zero, finite step"),
+    (lambda p: cliper.io.write_nifti(p / "h.nii", np.float32(3)), "0-d"),
+    (lambda p: cliper.io.write_nifti(p / "h.nii", np.zeros((1,) * 8)), "8 axes"),
     (lambda p: cliper.io.imwrite(p / "f.png", np.zeros((4, 5))), "f64"),
     (lambda p: cliper.io.imwrite(p / "s.npy", np.array(["a", "b"])), "<U1"),
     (lambda p: cliper.io.imwrite(p / "c.png", np.zeros((4, 5, 7), np.uint8)), "(4, 5, 7)"),
