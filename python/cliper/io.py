@@ -121,14 +121,14 @@ def read_dicom_series(folder):
         X = IOP[0:3]  (direction of increasing column),  Y = IOP[3:6]  (increasing row),  n = X × Y
         Δr, Δc = PixelSpacing                            (between rows, between columns)
         P1, PN = ImagePositionPatient of the first and last slice in sorted order
-        Δs = n · (PN − P1) / (N − 1)                     (one file: SpacingBetweenSlices, else SliceThickness,
-                                                          else 1)
+        S = (PN − P1) / (N − 1)                          (the slice step, a vector; one file:
+                                                          n · SpacingBetweenSlices, else SliceThickness, else 1)
 
-        LPS(s, r, c) = P1 + s·Δs·n + r·Δr·Y + c·Δc·X
-        affine = [[Δs·n, Δr·Y, Δc·X, P1], [0, 0, 0, 1]]   (columns)
+        LPS(s, r, c) = P1 + s·S + r·Δr·Y + c·Δc·X
+        affine = [[S, Δr·Y, Δc·X, P1], [0, 0, 0, 1]]     (columns)
 
-    For a gantry-tilted series (positions not along the normal) the slice column is still Δs·n, as nibabel's DICOM
-    wrappers place it. NIfTI's RAS (nibabel's ``(x, y, z)`` order) is
+    For a gantry-tilted CT, S is not along n (the affine is sheared) and ``affine @ (k, 0, 0, 1)`` is still slice
+    k's ImagePositionPatient. NIfTI's RAS (nibabel's ``(x, y, z)`` order) is
     ``np.diag([-1, -1, 1, 1]) @ affine @ [[0,0,1,0],[0,1,0,0],[1,0,0,0],[0,0,0,1]]`` with ``volume.transpose(2, 1, 0)``
     (examples/python/ct_volumes.py).
 

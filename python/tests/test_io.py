@@ -294,6 +294,26 @@ def test_read_dicom_series_oblique_scaled_shuffled_written_by_pydicom(tmp_path):
     np.testing.assert_allclose(ours, affine, rtol=0, atol=AFFINE_MM)
 
 
+def test_read_dicom_series_gantry_tilt_places_every_slice_at_its_position(tmp_path):
+    # A CT tilted 15° about the x axis: slice k lies at P1 + k·step with a step NOT along the slice normal (axial
+    # rows and columns, positions moving posterior as they go up). The affine's slice column must be that step,
+    # so that affine @ (k, 0, 0, 1) is slice k's ImagePositionPatient.
+    affine = np.eye(4)
+    affine[:3, 0] = [0.0, 2.5 * np.tan(np.radians(15)), 2.5]
+    affine[:3, 1] = [0.0, 0.6, 0.0]
+    affine[:3, 2] = [0.6, 0.0, 0.0]
+    affine[:3, 3] = [-20.0, -30.0, 10.0]
+    stored = np.arange(6 * 5 * 4, dtype=np.int16).reshape(6, 5, 4)
+    write_series(tmp_path, stored, affine)
+    reference, reference_affine = pydicom_stack(dicom_files(tmp_path))
+    volume, ours = cliper.io.read_dicom_series(tmp_path)
+    assert_same_array(volume, reference)
+    np.testing.assert_allclose(ours, reference_affine, rtol=0, atol=AFFINE_MM)
+    for k, name in enumerate(dicom_files(tmp_path)):
+        position = np.array(pydicom.dcmread(name).ImagePositionPatient, dtype=float)
+        np.testing.assert_allclose(ours @ [k, 0, 0, 1], np.r_[position, 1], rtol=0, atol=AFFINE_MM)
+
+
 def test_read_dicom_series_without_rescale_keeps_the_stored_type(tmp_path):
     stored = np.arange(4 * 3 * 5, dtype=np.int16).reshape(4, 3, 5) - 30
     write_series(tmp_path, stored, oblique_lps((2.0, 1.0, 1.25), (0.0, 0.0, 0.0)))
