@@ -41,9 +41,9 @@ def read_nifti(path):
 
     - **scaled files** (scl_slope non-zero and finite, and not slope 1 with intercept 0): **float64**, the values of
       ``img.get_fdata()`` (``stored · slope + intercept`` in float64);
-    - **unscaled files**: the **stored type** (uint8 … int64, float32, float64, complex64, complex128, in the host's byte order),
-      the values
-      of ``np.asanyarray(img.dataobj)``; ``data.astype(np.float64)`` gives ``get_fdata()``.
+    - **unscaled files**: the **stored type** (uint8 … int64, float32, float64, complex64, complex128, in the
+      host's byte order), the values of ``np.asanyarray(img.dataobj)``; ``data.astype(np.float64)`` gives
+      ``get_fdata()``.
     - RGB24/RGBA32 files: uint8 with the channels last, ``(x, y, z, 3 or 4)`` — nibabel's structured
       ``dataobj`` viewed as bytes.
 
@@ -82,7 +82,8 @@ def write_nifti(path, data, affine=None):
     ``affine`` (4×4, mapping ``(x, y, z, 1)`` to RAS+ millimetres) becomes the sform and, as nearly as a rotation
     and voxel sizes can say it, the qform (codes 1, scanner); ``None`` writes no transform, as
     ``nib.Nifti1Image(data, None)``. Types: uint8 … int64, float32, float64, complex64, complex128 (bool is written
-    as uint8); others (float16, strings, objects) are a ``ValueError``.
+    as uint8); others (float16, strings, objects) are a ``ValueError``. Grey data only: an ``(x, y, z, 3)`` array is
+    written as four axes, not as RGB24.
 
     >>> import numpy as np, cliper.io, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "mask.nii.gz")

@@ -514,9 +514,13 @@ def truncate(path, keep):
         f.write(data[: int(len(data) * keep)])
 
 
+def save_nifti(path):
+    nib.save(nib.Nifti1Image(np.zeros((9, 8, 7), np.int16), np.eye(4)), path)
+
+
 @pytest.mark.parametrize("writer,name,read", [
-    (lambda p: nib.save(nib.Nifti1Image(np.zeros((9, 8, 7), np.int16), np.eye(4)), p), "t.nii", cliper.io.read_nifti),
-    (lambda p: nib.save(nib.Nifti1Image(np.zeros((9, 8, 7), np.int16), np.eye(4)), p), "t.nii.gz", cliper.io.read_nifti),
+    (save_nifti, "t.nii", cliper.io.read_nifti),
+    (save_nifti, "t.nii.gz", cliper.io.read_nifti),
     (lambda p: np.save(p, np.zeros((9, 8))), "t.npy", cliper.io.imread),
     (lambda p: Image.fromarray(np.arange(63, dtype=np.uint8).reshape(9, 7)).save(p), "t.png", cliper.io.imread),
     (lambda p: tifffile.imwrite(p, np.arange(63, dtype=np.uint16).reshape(9, 7)), "t.tif", cliper.io.imread),
