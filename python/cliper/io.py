@@ -155,8 +155,9 @@ def imread(path):
 
     - ``.npy``: as ``np.load`` (every integer, float and complex type; C or Fortran order; bool is refused).
     - ``.png``: as ``np.asarray(PIL.Image.open(path))`` — uint8 or uint16, grey ``(H, W)``, colour ``(H, W, C)``
-      with C = 2 (grey + alpha), 3 or 4; palette images come expanded to RGB (Pillow's ``.convert("RGB")``) and 1-,
-      2-, 4-bit grey to 8 bits.
+      with C = 2 (grey + alpha), 3 or 4; palette images come expanded to RGB (Pillow's ``.convert("RGB")``), 2- and
+      4-bit grey scaled to 8 bits as Pillow does, 1-bit images as uint8 0/255 (Pillow gives bool; its
+      ``.convert("L")`` gives these); 16-bit colour stays uint16 (Pillow reduces it to 8 bits).
     - ``.tif``/``.tiff``: as ``tifffile.imread`` — grey ``(H, W)`` or pages ``(N, H, W)``; colour with the channels
       last, ``(H, W, C)`` or ``(N, H, W, C)``, also for planar files (tifffile gives those ``(C, H, W)``).
     - ``.mat``: as ``scipy.io.loadmat(path)[name]`` — ``file.mat:NAME`` names the variable, a file of one numeric

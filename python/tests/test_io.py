@@ -381,6 +381,11 @@ def test_png_read_as_pillow(tmp_path, mode, shape, dtype):
     assert ours.shape == shape
 
 
+def test_png_one_bit_is_uint8_as_pillow_converts_it():
+    path = os.path.join(REPO, "tests", "fixtures", "bilevel_3x5.png")  # Pillow-written, mode "1"
+    assert_same_array(cliper.io.imread(path), np.asarray(Image.open(path).convert("L")))
+
+
 def test_png_palette_is_expanded_as_pillow_converts_it(tmp_path):
     img = Image.fromarray(np.arange(35, dtype=np.uint8).reshape(7, 5) % 4).convert("P")
     img.putpalette([0, 0, 0, 255, 0, 0, 0, 255, 0, 10, 20, 30] + [0] * (256 * 3 - 12))
