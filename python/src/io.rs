@@ -30,20 +30,13 @@ pub fn read_nifti(py: Python<'_>, path: PathBuf) -> PyResult<(Py<PyAny>, bool, O
     Ok((to_numpy(py, image.array), image.colour, affine, rescaled))
 }
 
-/// Writes `array` (cliper's order, `[…, Z, Y, X]`; C-contiguous) as NIfTI-1 with nibabel's `affine` as its sform
-/// and qform (`None`: no transform, as `nib.Nifti1Image(data, None)`); `colour` u8 `[…, C, Y, X]` as RGB24/RGBA32.
+/// Writes `array` (cliper's order, `[…, Z, Y, X]`; C-contiguous) as a grey NIfTI-1 with nibabel's `affine` as its
+/// sform and qform (`None`: no transform, as `nib.Nifti1Image(data, None)`).
 #[pyfunction]
-#[pyo3(signature = (path, array, affine, colour=false))]
-pub fn write_nifti(
-    py: Python<'_>,
-    path: PathBuf,
-    array: &Bound<'_, PyAny>,
-    affine: Option<Affine>,
-    colour: bool,
-) -> PyResult<()> {
+pub fn write_nifti(py: Python<'_>, path: PathBuf, array: &Bound<'_, PyAny>, affine: Option<Affine>) -> PyResult<()> {
     let array = from_numpy(array)?;
     let geometry = affine.as_ref().map(Geometry::from_affine).transpose().py()?;
-    py.detach(|| cliper::write_nifti(&path, &array, colour, geometry.as_ref())).py()
+    py.detach(|| cliper::write_nifti(&path, &array, false, geometry.as_ref())).py()
 }
 
 /// A DICOM series (a folder, a file pattern or one file) as `(array, affine, rescaled)`: the array
