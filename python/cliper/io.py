@@ -48,8 +48,9 @@ def read_nifti(path):
       ``dataobj`` viewed as bytes.
 
     ``affine`` is ``img.affine``: the sform when sform_code ≠ 0, else the qform when qform_code ≠ 0, else nibabel's
-    centred base affine; ``None`` when that has a zero column (a pixdim of 0 and no transform). It maps
-    ``(x, y, z, 1)`` indices to RAS+ coordinates in the file's unit (usually mm).
+    centred base affine. It maps ``(x, y, z, 1)`` indices to RAS+ coordinates in the file's unit (usually mm).
+    ``None`` when the file states no usable affine: a pixdim of 0 without an sform (nibabel's load then takes that
+    pixdim as 1 and gives an affine the file does not state), or a zero or non-finite sform column.
 
     >>> import numpy as np, cliper.io, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.nii")

@@ -131,6 +131,17 @@ def test_read_nifti_rescale_types_as_nibabel(tmp_path, dtype, slope, inter, imag
     assert data.dtype == (np.float64 if (slope, inter) != (1.0, 0.0) else dtype)
 
 
+def test_read_nifti_gives_no_affine_where_the_file_states_none(tmp_path):
+    # pixdim[1] = 0 and no transform: nibabel's load substitutes 1 for the zero pixdim; cliper.io gives the data
+    # and no affine (documented in read_nifti), rather than a voxel size the file does not state.
+    img = nib.Nifti1Image(np.arange(60, dtype=np.float32).reshape(3, 4, 5), None)
+    img.header["pixdim"][1:4] = [0.0, 2.0, 3.0]
+    nib.save(img, tmp_path / "zero.nii")
+    data, affine = cliper.io.read_nifti(tmp_path / "zero.nii")
+    assert_same_array(data, np.asanyarray(nib.load(tmp_path / "zero.nii").dataobj))
+    assert affine is None
+
+
 def test_read_nifti_qform_only_when_sform_code_is_zero(tmp_path):
     affine = oblique_affine([1.5, 0.5, 4.0], [10.0, -20.0, 30.0])
     img = nib.Nifti1Image(np.arange(11 * 6 * 4, dtype=np.float32).reshape(11, 6, 4), None)
