@@ -9,9 +9,10 @@ array([1., 2., 3., 3.])
 
 from . import _cliper
 from ._array import Device, asarray, default_device, device_dtype, devices, get_device, ndarray
-from . import fft, linalg, mri, ndimage
+from . import fft, io, linalg, mri, ndimage
 
-__all__ = ["run_pipeline", "definitions", "Device", "asarray", "default_device", "device_dtype", "devices", "get_device", "ndarray", "ndimage", "fft", "linalg", "mri"]
+__all__ = ["run_pipeline", "definitions", "Device", "asarray", "default_device", "device_dtype", "devices", "get_device",
+           "ndarray", "ndimage", "fft", "io", "linalg", "mri"]
 __version__ = "0.1.0"
 
 

@@ -9,6 +9,7 @@ mod apply;
 mod array;
 mod device;
 mod errors;
+mod io;
 mod pipeline;
 
 use pyo3::prelude::*;
@@ -23,5 +24,12 @@ fn _cliper(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apply::apply, m)?)?;
     m.add_function(wrap_pyfunction!(apply::definitions, m)?)?;
     m.add_function(wrap_pyfunction!(pipeline::run_pipeline, m)?)?;
+    m.add_function(wrap_pyfunction!(io::read_nifti, m)?)?;
+    m.add_function(wrap_pyfunction!(io::write_nifti, m)?)?;
+    m.add_function(wrap_pyfunction!(io::read_dicom_series, m)?)?;
+    m.add_function(wrap_pyfunction!(io::read_array, m)?)?;
+    m.add_function(wrap_pyfunction!(io::read_mat_variable, m)?)?;
+    m.add_function(wrap_pyfunction!(io::write_array, m)?)?;
+    m.add_function(wrap_pyfunction!(io::write_mat_variable, m)?)?;
     Ok(())
 }

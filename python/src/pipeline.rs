@@ -5,8 +5,8 @@
 use crate::device::app;
 use crate::errors::IntoPy;
 use cliper::chain::Chain;
-use numpy::{PyArray1, PyArrayMethods};
 use num_complex::Complex64;
+use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
