@@ -54,7 +54,7 @@ python: opencl cxx
 SCIPY_SUITE = PYTHONPATH=python/tests/scipy_suite $(PYTHON) -m pytest -p cliper_scipy -p no:cacheprovider -q --pyargs
 python-test: python
 	$(PYTHON) -m pytest -q -p no:cacheprovider python/tests --ignore=python/tests/scipy_suite
-	cd /tmp && $(CURDIR)/$(PYTHON) -m pytest -q -p no:cacheprovider --doctest-modules --pyargs cliper
+	$(PYTHON) -m pytest -q -p no:cacheprovider --doctest-modules --pyargs cliper
 	$(SCIPY_SUITE) scipy.ndimage --cliper-quick
 
 # The whole of scipy.ndimage's test suite with cliper's functions (about half an hour on 2 CPU cores); the counts

@@ -15,3 +15,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # pip checks what is installed first: nothing is downloaded when every requirement is met.
 .venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-test.txt
+# maturin runs as a program: the venv needs its own, even where the system's site-packages already hold one.
+if [ ! -x .venv/bin/maturin ]; then
+    .venv/bin/python -m pip install -q --disable-pip-version-check --ignore-installed "maturin>=1.9,<2"
+fi
