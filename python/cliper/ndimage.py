@@ -204,13 +204,15 @@ def _over_axes(x, axes, compute):
     """``compute(y)`` on ``x`` with ``axes`` moved last (in their order): the operations span the trailing axes
     (their ``rank``); the result's axes are put back."""
     order = [a for a in range(x.ndim) if a not in axes] + list(axes)
-    inverse = list(np.argsort(order))
+    if order == list(range(x.ndim)):
+        return compute(x)  # already last: the common call does no permutation at all
+    inverse = sorted(range(len(order)), key=order.__getitem__)
     return _permute(compute(_permute(x, order)), inverse)
 
 
 class _Files:
     """Array parameters (weights, footprints, structures) as the .npy files an operation's definition reads,
-    in a private folder removed afterwards."""
+    in a private folder made on the first file (a call without one touches no disk) and removed afterwards."""
 
     _count = itertools.count()
 
@@ -218,18 +220,20 @@ class _Files:
         self.folder = None
 
     def __enter__(self):
-        self.folder = tempfile.mkdtemp(prefix="cliper-")
         return self
 
     def add(self, array):
+        if self.folder is None:
+            self.folder = tempfile.mkdtemp(prefix="cliper-")
         path = os.path.join(self.folder, f"{next(self._count)}-{threading.get_ident()}.npy")
         np.save(path, np.ascontiguousarray(array))
         return path
 
     def __exit__(self, *exc):
-        for entry in os.listdir(self.folder):
-            os.remove(os.path.join(self.folder, entry))
-        os.rmdir(self.folder)
+        if self.folder is not None:
+            for entry in os.listdir(self.folder):
+                os.remove(os.path.join(self.folder, entry))
+            os.rmdir(self.folder)
         return False
 
 

@@ -4,9 +4,10 @@
     python3 scripts/bench/python_ndimage.py gpu     # 8192² images, 512³ volumes (the suite's GPU sizes)
     python3 scripts/bench/python_ndimage.py cpu     # 2048², 128³ (the suite's --quick sizes)
 
-- `overhead`: per call on a 16-element device array, the time of `cliper.ndimage.uniform_filter(d, 3)` (the
-  scipy-shaped Python function) minus that of `cliper._cliper.apply("uniform-filter", …)` (the native call: the
-  Rust operation and PyO3's crossing), and the crossing alone (`Handle.shape`, a getter doing no work). Calls
+- `overhead`: per call on a 16-element device array, the time of `cliper.ndimage.median_filter(d, 3)` (the
+  scipy-shaped Python function, one operation and no array parameter) minus that of `cliper._cliper.apply(
+  "median", …)` with the keys it passes (the native call: the Rust operation and PyO3's crossing), and the
+  crossing alone (`Handle.shape`, a getter doing no work). Calls
   are enqueued, not waited for, as CuPy's are; the median of 2,000.
 - `copy`: numpy → device → numpy (`cliper.asarray(x).get()`) of 256 MiB of float32, as GB/s of data moved each
   way, beside the native upload/download alone (`_cliper.upload`, `Handle.get`) — the library's copy rate.
@@ -67,10 +68,11 @@ print("device:", device["name"], "|", device["platform"], "| python package", cl
 # The Python layer's cost per call.
 tiny = cliper.asarray(np.arange(16, dtype=np.float32))
 for _ in range(200):
-    ndimage.uniform_filter(tiny, 3)
+    ndimage.median_filter(tiny, 3)
 tiny.synchronize()
-python_call = median_seconds(lambda: ndimage.uniform_filter(tiny, 3), 2000)
-native_call = median_seconds(lambda: _cliper.apply("uniform-filter", [tiny._handle], {"size": 3, "border": "reflect", "value": 0.0}), 2000)
+keys = {"size": [3], "origin": [0], "border": "reflect", "value": 0.0, "rank": 1}
+python_call = median_seconds(lambda: ndimage.median_filter(tiny, 3), 2000)
+native_call = median_seconds(lambda: _cliper.apply("median", [tiny._handle], keys), 2000)
 crossing = median_seconds(lambda: tiny._handle.shape, 2000)
 tiny.synchronize()
 print(f"overhead  python function {python_call * 1e6:8.1f} us, native call {native_call * 1e6:8.1f} us, "
