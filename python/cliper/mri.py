@@ -13,8 +13,6 @@ when λ must mean what it means to ``pics -r`` with BART's automatic scaling (do
 True
 """
 
-import numpy as np
-
 from ._ops import as_complex, back, on_device, run
 
 __all__ = ["rsos", "sense", "cg_sense", "l1_wavelet", "tv", "espirit", "walsh"]

@@ -26,8 +26,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from . import _cliper
 from ._array import asarray, device_dtype, ndarray
+from ._ops import run
 
 __all__ = [
     "affine_transform",
@@ -189,15 +189,10 @@ def _wrapped(values, dtype):
         return wide.astype(dtype)
 
 
-def _run(name, inputs, params):
-    """Runs the operation ``name`` on device arrays with a step's keys."""
-    return ndarray(_cliper.apply(name, [x._handle for x in inputs], params))
-
-
 def _permute(x, order):
     if list(order) == list(range(x.ndim)):
         return x
-    return _run("permute", [x], {"axes": list(order)})
+    return run("permute", [x], {"axes": list(order)})
 
 
 def _over_axes(x, axes, compute):
@@ -330,7 +325,7 @@ def _device_correlation(x, w, mode, cval, axes):
         w = w.astype(np.complex64)
     with _Files() as files:
         params = {"kernel": files.add(w), "mode": "corr", "border": mode, "value": cval}
-        return _over_axes(x, axes, lambda y: _run("convolve", [y], params))
+        return _over_axes(x, axes, lambda y: run("convolve", [y], params))
 
 
 def _complex_cval_correlation(x, w, mode, cval, axes):
@@ -494,7 +489,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
             "value": float(cval),
             "rank": len(chosen),
         }
-        result = _over_axes(x, [a for a, *_ in chosen], lambda y: _run("gaussian-filter", [y], params))
+        result = _over_axes(x, [a for a, *_ in chosen], lambda y: run("gaussian-filter", [y], params))
         return _deliver(result, dtype, output, on_device)
     result = x
     for a, s, o, m, r in chosen:
@@ -581,7 +576,7 @@ def _derivative(name, input, axis, output, mode, cval):
         return result
     if len(set(modes)) == 1 and x.ndim <= 3:
         params = {"filter": name, "axis": axis - x.ndim, "border": _check_mode(modes[0]), "value": float(cval)}
-        return _deliver(_run("derivative", [x], params), dtype, output, on_device)
+        return _deliver(run("derivative", [x], params), dtype, output, on_device)
     result = correlate1d(x, [-1.0, 0.0, 1.0], axis, None, modes[axis], cval)
     for other in range(x.ndim):
         if other != axis:
@@ -633,7 +628,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):
             result = term if result is None else result + term
         return _deliver(result, dtype, output, on_device)
     params = {"kernel": "laplacian", "border": _check_mode(modes[0]), "value": float(cval), "rank": len(axes)}
-    result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
+    result = _over_axes(x, axes, lambda y: run("convolve", [y], params))
     return _deliver(result, dtype, output, on_device)
 
 
@@ -659,7 +654,7 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axe
 
         return _summed(term, len(axes), dtype, output, on_device, squared=False)
     params = {"kernel": "log:" + _csv(sigmas), "border": _check_mode(modes[0]), "value": float(cval), "rank": len(axes)}
-    result = _over_axes(x, axes, lambda y: _run("convolve", [y], params))
+    result = _over_axes(x, axes, lambda y: run("convolve", [y], params))
     return _deliver(result, dtype, output, on_device)
 
 
@@ -687,7 +682,7 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
         return _summed(term, len(axes), dtype, output, on_device, squared=True)
     params = {"derivative": "gaussian:" + _csv(sigmas), "border": _check_mode(modes[0]), "value": float(cval)}
     params["rank"] = len(axes)
-    result = _over_axes(x, axes, lambda y: _run("gradient-magnitude", [y], params))
+    result = _over_axes(x, axes, lambda y: run("gradient-magnitude", [y], params))
     return _deliver(result, dtype, output, on_device)
 
 
@@ -795,7 +790,7 @@ def _window(name, input, size, footprint, output, mode, cval, origin, axes, extr
         if n > 3:
             raise RuntimeError(f"{name}: cliper's rank filters span at most 3 axes, not {n}")
         params["rank"] = n
-        result = _over_axes(x, axes, lambda y: _run(name, [y], params))
+        result = _over_axes(x, axes, lambda y: run(name, [y], params))
     return _deliver(result, dtype, output, on_device)
 
 
@@ -1090,7 +1085,7 @@ def _binary(name, input, structure, iterations, mask, output, border_value, orig
         params["rank"] = n
         if mask is None:
             params["iterations"] = int(iterations) if iterations >= 1 else 0
-            result = _over_axes(x, axes, lambda y: _run(name, [y], params))
+            result = _over_axes(x, axes, lambda y: run(name, [y], params))
         else:
             result = _masked(x, axes, name, params, np.asarray(mask) != 0, iterations)
     return _deliver(result, bool, output, on_device)
@@ -1115,7 +1110,7 @@ def _masked(x, axes, name, params, mask, iterations):
     params = {**params, "iterations": 1}
     count = 0
     while True:
-        step = _over_axes(asarray(current, x.device), axes, lambda y: _run(name, [y], params)).get()
+        step = _over_axes(asarray(current, x.device), axes, lambda y: run(name, [y], params)).get()
         updated = np.where(mask, step, current)
         count += 1
         if np.array_equal(updated, current) or (iterations >= 1 and count >= iterations):
@@ -1194,7 +1189,7 @@ def _connected(name, input, structure, axes):
         if n > 3:
             raise RuntimeError(f"{name}: cliper spans at most 3 axes, not {n}")
         params["rank"] = n
-        return _over_axes(x, axes, lambda y: _run(name, [y], params)), on_device
+        return _over_axes(x, axes, lambda y: run(name, [y], params)), on_device
 
 
 def label(input, structure=None, output=None):
@@ -1264,7 +1259,7 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
         params["sampling"] = _csv(_normalize_sequence(sampling, x.ndim))
     if x.ndim > 3:
         raise RuntimeError(f"distance_transform_edt: cliper spans at most 3 axes, not {x.ndim}")
-    result = _run("distance-transform", [x], params)
+    result = run("distance-transform", [x], params)
     if distances is not None:
         return _deliver(result, np.float64, distances, False) and None
     return _deliver(result, np.float64, None, on_device)
@@ -1280,7 +1275,7 @@ def _interp(name, input, params, output, order, mode, cval, prefilter, extra_inp
     _check_mode(mode, _INTERP_MODES)
     x, dtype, on_device = _input(input, complex_ok=True)
     params = {**params, "order": int(order), "mode": mode, "cval": float(np.real(cval)), "prefilter": bool(prefilter)}
-    result = _run(name, [x, *extra_inputs], params)
+    result = run(name, [x, *extra_inputs], params)
     return _deliver(result, dtype, output, on_device, rounds=True)
 
 
@@ -1428,7 +1423,7 @@ def spline_filter1d(input, order=3, axis=-1, output=np.float64, mode="mirror"):
     if order in (0, 1):
         return _deliver(x, dtype, target, on_device and target is None and dtype == x.dtype)
     params = {"order": int(order), "mode": _check_mode(mode), "axis": axis - x.ndim}
-    return _deliver(_run("spline-filter", [x], params), dtype, target, on_device)
+    return _deliver(run("spline-filter", [x], params), dtype, target, on_device)
 
 
 def spline_filter(input, order=3, output=np.float64, mode="mirror"):
