@@ -19,13 +19,19 @@ nibabel; DICOM: LPS, as the DICOM tags), so ``spacing(affine)`` is the voxel siz
 (True, dtype('int16'), [0.800000011920929, 0.800000011920929, 2.5])
 """
 
-import gzip
 import os
-import struct
 
 import numpy as np
 
-from . import _cliper
+from ._cliper import (
+    read_array as _read_array,
+    read_dicom_series as _read_dicom_series,
+    read_mat_variable as _read_mat_variable,
+    read_nifti as _read_nifti,
+    write_array as _write_array,
+    write_mat_variable as _write_mat_variable,
+    write_nifti as _write_nifti,
+)
 
 __all__ = ["read_nifti", "write_nifti", "read_dicom_series", "imread", "imwrite", "spacing"]
 
@@ -60,7 +66,7 @@ def read_nifti(path):
     ((5, 4, 3, 2), dtype('float32'))
     """
     path = _path(path, _NIFTI, "read_nifti")
-    array, colour, affine, rescaled = _cliper.read_nifti(path)
+    array, colour, affine, rescaled = _read_nifti(path)
     if colour:
         # cliper's [..., Z, C, Y, X]: channels to the end, the other axes reversed.
         array = np.moveaxis(array, -3, -1)
@@ -68,9 +74,7 @@ def read_nifti(path):
         data = array.transpose(order)
     else:
         data = array.T
-    # cliper keeps a whole-number rescale of 64-bit integers in an integer type and does not report it: the header
-    # says whether there was one.
-    if rescaled or (data.dtype.kind in "iu" and data.dtype.itemsize == 8 and _nifti_rescales(path)):
+    if rescaled:  # nibabel's get_fdata(): float64
         data = data.astype(np.float64, order="K")
     return data, (None if affine is None else np.array(affine, dtype=np.float64))
 
@@ -103,7 +107,7 @@ def write_nifti(path, data, affine=None):
         if not np.isfinite(affine).all():
             raise ValueError(f"write_nifti: {path}: the affine has non-finite entries ({affine.tolist()})")
         affine = affine.tolist()
-    _cliper.write_nifti(path, np.ascontiguousarray(data.T), affine)
+    _write_nifti(path, np.ascontiguousarray(data.T), affine)
 
 
 def read_dicom_series(folder):
@@ -142,7 +146,7 @@ def read_dicom_series(folder):
     ((24, 64, 64), dtype('float64'), [2.5, 0.8, 0.8])
     """
     path = os.fspath(folder)
-    volume, affine, rescaled = _cliper.read_dicom_series(path)
+    volume, affine, rescaled = _read_dicom_series(path)
     if volume.ndim == 2:
         volume = volume[np.newaxis]
     if rescaled:
@@ -174,9 +178,9 @@ def imread(path):
     """
     path, variable = _mat_variable(path)
     if variable is not None:
-        return _cliper.read_mat_variable(path, variable)
+        return _read_mat_variable(path, variable)
     path = _path(path, _ARRAY_FILES, "imread", base_name_ok=True)
-    array, colour = _cliper.read_array(path)
+    array, colour = _read_array(path)
     return np.moveaxis(array, -3, -1) if colour else array
 
 
@@ -203,7 +207,7 @@ def imwrite(path, array, colour=None):
     array = _host_array(array, "imwrite")
     path, variable = _mat_variable(path)
     if variable is not None:
-        _cliper.write_mat_variable(path, variable, np.ascontiguousarray(array))
+        _write_mat_variable(path, variable, np.ascontiguousarray(array))
         return
     path = _path(path, _ARRAY_FILES, "imwrite")
     extension = os.path.splitext(path)[1].lower()
@@ -216,7 +220,7 @@ def imwrite(path, array, colour=None):
                 f"{array.shape}"
             )
         array = np.moveaxis(array, -1, -3)
-    _cliper.write_array(path, np.ascontiguousarray(array), bool(colour))
+    _write_array(path, np.ascontiguousarray(array), bool(colour))
 
 
 def spacing(affine):
@@ -244,26 +248,6 @@ def _path(path, extensions, function, base_name_ok=False):
     if base_name_ok and not os.path.splitext(path)[1] and os.path.isfile(path + ".cfl"):
         return path  # BART's base name: `us` for us.cfl + us.hdr
     raise ValueError(f"{function}: {path}: the name must end in {', '.join(extensions)}")
-
-
-def _nifti_rescales(path):
-    """Whether a NIfTI header (read_nifti has checked the file) asks for a rescale nibabel applies: scl_slope
-    non-zero and finite, and not slope 1 with intercept 0. NIfTI-1 holds them as float32 at bytes 112 and 116,
-    NIfTI-2 as float64 at 176 and 184; sizeof_hdr (348 or 540) tells the version and the byte order."""
-    opener = gzip.open if path.lower().endswith(".gz") else open
-    with opener(path, "rb") as f:
-        head = f.read(192)
-    for order in "<>":
-        (size,) = struct.unpack(order + "i", head[:4])
-        if size == 348:
-            slope, inter = struct.unpack(order + "ff", head[112:120])
-            break
-        if size == 540:
-            slope, inter = struct.unpack(order + "dd", head[176:192])
-            break
-    else:
-        return False
-    return bool(np.isfinite(slope) and slope != 0 and (slope, inter) != (1.0, 0.0))
 
 
 def _mat_variable(path):

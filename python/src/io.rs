@@ -6,7 +6,7 @@
 //! by errors.rs (a missing file a `FileNotFoundError`, a bad file or array a `ValueError`).
 
 use crate::errors::IntoPy;
-use cliper::{Geometry, HostArray, Image};
+use cliper::{Dtype, Geometry, HostArray, Image};
 use ndarray::ArrayD;
 use num_complex::{Complex32, Complex64};
 use numpy::{Element, PyArray, PyArrayDyn, PyArrayMethods};
@@ -24,9 +24,18 @@ type Affine = [[f64; 4]; 4];
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn read_nifti(py: Python<'_>, path: PathBuf) -> PyResult<(Py<PyAny>, bool, Option<Affine>, bool)> {
-    let image = py.detach(|| cliper::read_nifti(&path)).py()?;
+    let (image, rescaled) = py
+        .detach(|| -> cliper::Result<_> {
+            let image = cliper::read_nifti(&path)?;
+            // Image::scaling records rescales of integers up to 32 bits only; a whole-number rescale of 64-bit
+            // integers stays in their type, and nibabel gives it as float64: the header tells whether there was one.
+            let wide = matches!(image.array.dtype(), Dtype::I64 | Dtype::U64);
+            let rescaled =
+                image.scaling.is_some() || (wide && cliper::nifti_scale(&path)?.is_some_and(|pair| pair != (1.0, 0.0)));
+            Ok((image, rescaled))
+        })
+        .py()?;
     let affine = image.geometry.map(|g| g.affine());
-    let rescaled = image.scaling.is_some();
     Ok((to_numpy(py, image.array), image.colour, affine, rescaled))
 }
 

@@ -48,7 +48,7 @@ pub use image::Image;
 pub use kdata::KSpaceMat;
 pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat, write_mat_variable};
 pub use metaimage::{decode_metaimage, read_metaimage};
-pub use nifti::{decode_nifti, read_nifti, write_nifti};
+pub use nifti::{decode_nifti, nifti_scale, read_nifti, write_nifti};
 pub use npy::{decode_npy, read_npy, write_npy};
 pub use nrrd::{decode_nrrd, read_nrrd};
 pub use png::{decode_png, read_png, write_png};

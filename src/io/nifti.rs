@@ -377,6 +377,18 @@ fn parse_header(bytes: &[u8]) -> std::result::Result<Header, String> {
 }
 
 impl Header {
+    /// scl_slope and scl_inter when they apply — a slope non-zero and finite, as nibabel reads them — and a
+    /// refusal of a non-finite intercept beside one.
+    fn scale(&self) -> std::result::Result<Option<(f64, f64)>, String> {
+        if self.slope == 0.0 || !self.slope.is_finite() {
+            return Ok(None);
+        }
+        if !self.inter.is_finite() {
+            return Err(format!("scl_slope is {} but scl_inter is {}", self.slope, self.inter));
+        }
+        Ok(Some((self.slope, self.inter)))
+    }
+
     /// The bytes of data the dims need, or why they cannot be held.
     fn data_bytes(&self) -> std::result::Result<u64, String> {
         self.dims
@@ -584,15 +596,12 @@ fn decode_plain(bytes: &[u8], path: &Path) -> Result<Image> {
     let (array, colour) = match h.kind {
         Kind::Plain(dtype) => {
             let array = decode_raw(data, &RawFormat { shape, dtype, endian }).map_err(rewrap)?;
-            let (slope, inter) = (h.slope, h.inter);
-            let array = if slope != 0.0 && slope.is_finite() {
-                if !inter.is_finite() {
-                    return Err(bad(format!("scl_slope is {slope} but scl_inter is {inter}")));
+            let array = match h.scale().map_err(bad)? {
+                Some((slope, inter)) => {
+                    scaling = Scaling::applied(dtype, &[(slope, inter)]);
+                    rescale(array, slope, inter)
                 }
-                scaling = Scaling::applied(dtype, &[(slope, inter)]);
-                rescale(array, slope, inter)
-            } else {
-                array
+                None => array,
             };
             (array, false)
         }
@@ -612,23 +621,46 @@ fn decode_plain(bytes: &[u8], path: &Path) -> Result<Image> {
     Ok(Image { array, colour, geometry: h.geometry(), scaling })
 }
 
+/// The scl_slope and scl_inter [`read_nifti`] applies to a file's values — `None` when its slope is 0 or not
+/// finite, as nibabel reads it — from the header alone (the first bytes, inflated when the file is gzipped). For
+/// callers that must know of a rescale [`Image::scaling`] does not record: of 64-bit integers or of floating-point
+/// samples, whose stored values it cannot give back exactly.
+///
+/// ```
+/// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/nifti/");
+/// assert_eq!(cliper::nifti_scale(format!("{dir}i16_scaled.nii.gz"))?, Some((0.5, -3.0)));
+/// assert_eq!(cliper::nifti_scale(format!("{dir}f32.nii"))?, Some((1.0, 0.0))); // applied, and changes nothing
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn nifti_scale(path: impl AsRef<Path>) -> Result<Option<(f64, f64)>> {
+    let path = path.as_ref();
+    let mut head = first_bytes(path, open(path)?)?;
+    if head.starts_with(&[0x1f, 0x8b]) {
+        head = first_bytes(path, flate2::read::MultiGzDecoder::new(open(path)?))?;
+    }
+    let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
+    parse_header(&head).map_err(bad)?.scale().map_err(bad)
+}
+
+fn open(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+}
+
+/// The first bytes of `reader` (of the file at `path`), as many as the larger header and its extension flag take.
+fn first_bytes(path: &Path, reader: impl std::io::Read) -> Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(NIFTI2_HEADER + 4);
+    std::io::Read::read_to_end(&mut std::io::Read::take(reader, (NIFTI2_HEADER + 4) as u64), &mut head)
+        .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    Ok(head)
+}
+
 /// Where an uncompressed, single-file, non-colour NIfTI's voxels lie, for reading it a slab at a time: the raw
 /// layout (cliper's axis order, nibabel's reversed), the byte they start at, the scaling (`scl_slope`,
 /// `scl_inter`; `None` when there is none) and the geometry. `None` for files that must be read whole (gzipped,
 /// colour).
 pub(crate) fn slab_layout(path: &Path) -> Result<Option<SlabLayout>> {
     let bad = |reason: String| Error::Format { path: path.to_path_buf(), reason };
-    let mut file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    let mut head = vec![0u8; 544];
-    let mut got = 0;
-    while got < head.len() {
-        match std::io::Read::read(&mut file, head.get_mut(got..).unwrap_or_default()) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(source) => return Err(Error::Io { path: path.to_path_buf(), source }),
-        }
-    }
-    head.truncate(got);
+    let head = first_bytes(path, open(path)?)?;
     if head.starts_with(&[0x1f, 0x8b]) {
         return Ok(None);
     }
@@ -636,14 +668,7 @@ pub(crate) fn slab_layout(path: &Path) -> Result<Option<SlabLayout>> {
     let Kind::Plain(dtype) = h.kind else { return Ok(None) };
     let shape: Vec<usize> = h.dims.iter().rev().copied().collect();
     let endian = if h.little { Endian::Little } else { Endian::Big };
-    let scale = if h.slope != 0.0 && h.slope.is_finite() {
-        if !h.inter.is_finite() {
-            return Err(bad(format!("scl_slope is {} but scl_inter is {}", h.slope, h.inter)));
-        }
-        Some((h.slope, h.inter))
-    } else {
-        None
-    };
+    let scale = h.scale().map_err(bad)?;
     Ok(Some(SlabLayout {
         format: RawFormat { shape, dtype, endian },
         offset: h.vox_offset,
