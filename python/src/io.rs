@@ -50,18 +50,12 @@ pub fn write_nifti(py: Python<'_>, path: PathBuf, array: &Bound<'_, PyAny>, affi
 
 /// A DICOM series (a folder, a file pattern or one file) as `(array, affine, rescaled)`: the array
 /// `[slice, row, column]` sorted along the slice normal with RescaleSlope/Intercept applied, the 4×4 affine from
-/// (slice, row, column) indices to LPS millimetres ([`lps_index_affine`], its slice column the step between the
-/// first and last files' positions, [`slice_step`]), and whether a rescale other than slope 1, intercept 0 was
-/// applied.
+/// (slice, row, column) indices to LPS millimetres ([`lps_index_affine`] of the library's geometry, whose slice
+/// axis is the step from the first to the last position, sheared for a gantry-tilted CT), and whether a rescale
+/// other than slope 1, intercept 0 was applied.
 #[pyfunction]
 pub fn read_dicom_series(py: Python<'_>, path: PathBuf) -> PyResult<(Py<PyAny>, Affine, bool)> {
-    let (dicom, true_step) = py
-        .detach(|| -> cliper::Result<_> {
-            let dicom = cliper::read_dicom(&path)?;
-            let step = slice_step(&dicom.info.files)?;
-            Ok((dicom, step))
-        })
-        .py()?;
+    let dicom = py.detach(|| cliper::read_dicom(&path)).py()?;
     let rescaled = dicom.info.rescale.iter().any(|&pair| pair != (1.0, 0.0));
     let Image { array, colour, geometry, .. } = dicom.image;
     if colour {
@@ -77,29 +71,7 @@ pub fn read_dicom_series(py: Python<'_>, path: PathBuf) -> PyResult<(Py<PyAny>, 
             path.display()
         ))
     })?;
-    let mut affine = lps_index_affine(&geometry);
-    if let Some([x, y, z]) = true_step {
-        // RAS → LPS, into the slice column.
-        for (row, value) in affine.iter_mut().zip([-x, -y, z]) {
-            row[0] = value;
-        }
-    }
-    Ok((to_numpy(py, array), affine, rescaled))
-}
-
-/// The step between neighbouring slices of a series of `files` (in slice order), in RAS: (P_N − P_1) / (N − 1)
-/// from the first and last files' ImagePositionPatient — nibabel's definition of a multi-slice affine's slice
-/// column. The library's geometry places slices along the normal at the mean spacing, which is the same vector
-/// unless the positions move within the slice plane (a gantry-tilted CT); `None` for one file.
-fn slice_step(files: &[PathBuf]) -> cliper::Result<Option<[f64; 3]>> {
-    let (Some(first), Some(last), true) = (files.first(), files.last(), files.len() > 1) else { return Ok(None) };
-    let position = |file: &PathBuf| -> cliper::Result<Option<[f64; 3]>> {
-        Ok(cliper::read_dicom(file)?.image.geometry.map(|g| g.origin))
-    };
-    let (Some(p1), Some(pn)) = (position(first)?, position(last)?) else { return Ok(None) };
-    let intervals = (files.len() - 1) as f64;
-    let ([x1, y1, z1], [xn, yn, zn]) = (p1, pn);
-    Ok(Some([(xn - x1) / intervals, (yn - y1) / intervals, (zn - z1) / intervals]))
+    Ok((to_numpy(py, array), lps_index_affine(&geometry), rescaled))
 }
 
 /// The affine from array indices (slice, row, column) — in that order, not nibabel's (i, j, k) — to DICOM's LPS

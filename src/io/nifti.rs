@@ -473,6 +473,29 @@ impl Header {
     }
 }
 
+/// The rotation closest to a geometry's directions (i, j, k: columns, rows, slices), by Gram–Schmidt from the
+/// columns, and the distance between neighbouring voxel planes along each of its axes: the directions and spacings
+/// themselves when they are orthogonal (within 1e-6), as every scanner but a tilted CT gives them.
+fn rigid_part(g: &Geometry) -> ([[f64; 3]; 3], [f64; 3]) {
+    let [k, j, i] = g.direction;
+    let [s_k, s_j, s_i] = g.spacing;
+    let dot = |a: [f64; 3], b: [f64; 3]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    if dot(i, j).abs() < 1e-6 && dot(i, k).abs() < 1e-6 && dot(j, k).abs() < 1e-6 {
+        return ([i, j, k], [s_i, s_j, s_k]);
+    }
+    let minus = |a: [f64; 3], b: [f64; 3]| -> [f64; 3] {
+        let along = dot(a, b);
+        [a[0] - along * b[0], a[1] - along * b[1], a[2] - along * b[2]]
+    };
+    let unit = |a: [f64; 3]| -> [f64; 3] {
+        let length = dot(a, a).sqrt();
+        if length > 0.0 { a.map(|x| x / length) } else { a }
+    };
+    let j_rigid = unit(minus(j, i));
+    let k_rigid = unit(minus(minus(k, i), j_rigid));
+    ([i, j_rigid, k_rigid], [s_i, s_j * dot(j, j_rigid), s_k * dot(k, k_rigid)])
+}
+
 /// nibabel's `quat2mat` of (w, x, y, z).
 fn quaternion_matrix([w, x, y, z]: [f64; 4]) -> [[f64; 3]; 3] {
     let n = w * w + x * x + y * y + z * z;
@@ -734,13 +757,15 @@ fn encode_nifti(
     let mut pixdim = [1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0];
     let mut units = 0u8;
     if let Some(g) = geometry {
-        // Columns i, j, k: the directions of the column, row and slice axes.
-        let [k, j, i] = g.direction;
+        // Columns i, j, k: the directions of the column, row and slice axes. The qform holds a rotation only: a
+        // sheared geometry (a gantry-tilted CT) gets the rotation of its planes and the distance between them
+        // there, and keeps its exact affine in the sform, which nibabel and cliper read first (dcm2niix's choice).
+        let ([i, j, k], [between_columns, between_rows, between_slices]) = rigid_part(g);
         let (quatern, qfac) = matrix_quaternion([[i[0], j[0], k[0]], [i[1], j[1], k[1]], [i[2], j[2], k[2]]]);
         pixdim[0] = qfac;
-        pixdim[1] = g.spacing[2];
-        pixdim[2] = g.spacing[1];
-        pixdim[3] = g.spacing[0];
+        pixdim[1] = between_columns;
+        pixdim[2] = between_rows;
+        pixdim[3] = between_slices;
         units = match g.units {
             SpaceUnit::Unknown => 0,
             SpaceUnit::Metre => 1,

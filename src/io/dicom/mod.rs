@@ -955,26 +955,45 @@ fn plane(object: &InMemDicomObject, frame: usize) -> Plane {
 }
 
 /// The geometry of slices at `positions` (LPS, in array order) of one orientation: the slice axis runs from the
-/// first position to the last (its spacing the mean step along the normal), or along the normal with
-/// `fallback` spacing for one slice.
+/// first position to the last, its spacing the length of one step, or along the normal with `fallback` spacing for
+/// one slice. The step is not along the normal when the gantry was tilted (CT): the slice axis is then oblique to
+/// the planes (a sheared affine, as dcm2niix's sform holds it), so that every slice keeps its own position.
 fn geometry(o: Orientation, positions: &[V3], pixel: [f64; 2], fallback: f64) -> Geometry {
     let origin = positions.first().copied().unwrap_or([0.0; 3]);
-    let (mut spacing, mut normal) = (fallback, o.normal);
+    let (mut spacing, mut slice_axis) = (fallback, o.normal);
     if let (Some(first), Some(last), n) = (positions.first(), positions.last(), positions.len()) {
-        let span = dot(*last, o.normal) - dot(*first, o.normal);
-        if n > 1 && span.abs() > 1e-9 {
-            spacing = span.abs() / (n - 1) as f64;
-            if span < 0.0 {
-                normal = normal.map(|x| -x);
-            }
+        let span: V3 = [last[0] - first[0], last[1] - first[1], last[2] - first[2]];
+        if let (true, Some(direction)) = (n > 1, unit(span)) {
+            spacing = dot(span, direction) / (n - 1) as f64;
+            slice_axis = direction;
         }
     }
     Geometry {
         spacing: [spacing, pixel[0], pixel[1]],
         origin: ras(origin),
-        direction: [ras(normal), ras(o.along_column), ras(o.along_row)],
+        direction: [ras(slice_axis), ras(o.along_column), ras(o.along_row)],
         ..Geometry::default()
     }
+}
+
+/// The first slice whose position is off the line from the first position to the last, evenly stepped, by more
+/// than 1% of a step (what the gaps along the normal allow): such a stack has no one affine. Its index and how far
+/// off it is, in mm.
+fn off_the_line(positions: &[V3]) -> Option<(usize, f64)> {
+    let (first, last, n) = (positions.first()?, positions.last()?, positions.len());
+    if n < 3 {
+        return None;
+    }
+    let intervals = (n - 1) as f64;
+    let step = [(last[0] - first[0]) / intervals, (last[1] - first[1]) / intervals, (last[2] - first[2]) / intervals];
+    let length = dot(step, step).sqrt();
+    positions.iter().enumerate().find_map(|(k, p)| {
+        let along = k as f64;
+        let miss =
+            [p[0] - first[0] - along * step[0], p[1] - first[1] - along * step[1], p[2] - first[2] - along * step[2]];
+        let off = dot(miss, miss).sqrt();
+        (off > 0.01 * length).then_some((k, off))
+    })
 }
 
 /// One file as an image: its frames in file order.
@@ -1197,6 +1216,14 @@ fn series(files: Vec<File>, origin: &Path) -> Result<Dicom> {
         }
     }
     let positions: Vec<V3> = slices.iter().map(|s| s.3).collect();
+    if let Some((k, off)) = off_the_line(&positions) {
+        let slice = slices.get(k).map(|s| name(&s.0.path)).unwrap_or_default();
+        return Err(err(format!(
+            "{slice} lies {} mm off the line through the first and last slices' positions (ImagePositionPatient): \
+             the slices do not form one evenly stepped stack",
+            micrometres(off)
+        )));
+    }
     let pixel = first_plane.pixel_spacing.unwrap_or([1.0, 1.0]);
     let geometry = geometry(*o, &positions, pixel, first_plane.slice_spacing.unwrap_or(1.0));
     let per_slice: Vec<(f64, f64)> = decoded.iter().filter_map(|d| d.rescale.first().copied()).collect();
