@@ -254,6 +254,28 @@ impl Geometry {
     }
 }
 
+/// A vector of world coordinates (what the readers' and writers' geometry maths works on).
+pub(crate) type V3 = [f64; 3];
+
+pub(crate) fn dot(a: V3, b: V3) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+pub(crate) fn cross(a: V3, b: V3) -> V3 {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+/// `a − b`.
+pub(crate) fn difference(a: V3, b: V3) -> V3 {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+/// `a` over its length, or `None` for a (near-)zero or non-finite vector.
+pub(crate) fn unit(a: V3) -> Option<V3> {
+    let n = dot(a, a).sqrt();
+    if n > 1e-6 && n.is_finite() { Some(a.map(|x| x / n)) } else { None }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

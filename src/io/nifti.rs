@@ -6,7 +6,7 @@
 //! lie are the row-major array `[…, T, Z, Y, X]` — cliper's array is nibabel's transposed, and the geometry's
 //! slice, row and column axes are NIfTI's k, j and i.
 
-use super::geometry::{Geometry, SpaceUnit};
+use super::geometry::{Geometry, SpaceUnit, V3, difference, dot, unit};
 use super::gzip::write_gzip;
 use super::host_array::{Dtype, HostArray, each_variant};
 use super::image::Image;
@@ -476,23 +476,19 @@ impl Header {
 /// The rotation closest to a geometry's directions (i, j, k: columns, rows, slices), by Gram–Schmidt from the
 /// columns, and the distance between neighbouring voxel planes along each of its axes: the directions and spacings
 /// themselves when they are orthogonal (within 1e-6), as every scanner but a tilted CT gives them.
-fn rigid_part(g: &Geometry) -> ([[f64; 3]; 3], [f64; 3]) {
+fn rigid_part(g: &Geometry) -> ([V3; 3], V3) {
     let [k, j, i] = g.direction;
     let [s_k, s_j, s_i] = g.spacing;
-    let dot = |a: [f64; 3], b: [f64; 3]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
     if dot(i, j).abs() < 1e-6 && dot(i, k).abs() < 1e-6 && dot(j, k).abs() < 1e-6 {
         return ([i, j, k], [s_i, s_j, s_k]);
     }
-    let minus = |a: [f64; 3], b: [f64; 3]| -> [f64; 3] {
-        let along = dot(a, b);
-        [a[0] - along * b[0], a[1] - along * b[1], a[2] - along * b[2]]
+    // `a` without its part along the unit vector `b`, normalised (left as it is if nothing is left).
+    let orthogonal = |a: V3, b: V3| {
+        let rest = difference(a, b.map(|x| x * dot(a, b)));
+        unit(rest).unwrap_or(rest)
     };
-    let unit = |a: [f64; 3]| -> [f64; 3] {
-        let length = dot(a, a).sqrt();
-        if length > 0.0 { a.map(|x| x / length) } else { a }
-    };
-    let j_rigid = unit(minus(j, i));
-    let k_rigid = unit(minus(minus(k, i), j_rigid));
+    let j_rigid = orthogonal(j, i);
+    let k_rigid = orthogonal(difference(k, i.map(|x| x * dot(k, i))), j_rigid);
     ([i, j_rigid, k_rigid], [s_i, s_j * dot(j, j_rigid), s_k * dot(k, k_rigid)])
 }
 

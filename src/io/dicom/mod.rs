@@ -5,7 +5,7 @@
 //! the arrays equal pydicom's `apply_modality_lut(ds.pixel_array, ds)` and the positions dcm2niix's.
 //! docs/formats.md ("DICOM") states the rules.
 
-use crate::io::geometry::Geometry;
+use crate::io::geometry::{Geometry, V3, cross, difference, dot, unit};
 use crate::io::host_array::{HostArray, Widen, each_variant};
 use crate::io::image::Image;
 use crate::io::inflate::{Wrapper, inflate_checked};
@@ -879,21 +879,6 @@ fn apply_rescale(values: HostArray, per_frame: &[(f64, f64)]) -> (HostArray, Vec
 
 // ---- geometry -------------------------------------------------------------------------------------------------
 
-type V3 = [f64; 3];
-
-fn dot(a: V3, b: V3) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: V3, b: V3) -> V3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-fn unit(a: V3) -> Option<V3> {
-    let n = dot(a, a).sqrt();
-    if n > 1e-6 && n.is_finite() { Some(a.map(|x| x / n)) } else { None }
-}
-
 /// LPS+ (DICOM) → RAS+ (cliper, NIfTI): x and y negated.
 fn ras(a: V3) -> V3 {
     [-a[0], -a[1], a[2]]
@@ -962,7 +947,7 @@ fn geometry(o: Orientation, positions: &[V3], pixel: [f64; 2], fallback: f64) ->
     let origin = positions.first().copied().unwrap_or([0.0; 3]);
     let (mut spacing, mut slice_axis) = (fallback, o.normal);
     if let (Some(first), Some(last), n) = (positions.first(), positions.last(), positions.len()) {
-        let span: V3 = [last[0] - first[0], last[1] - first[1], last[2] - first[2]];
+        let span = difference(*last, *first);
         if let (true, Some(direction)) = (n > 1, unit(span)) {
             spacing = dot(span, direction) / (n - 1) as f64;
             slice_axis = direction;
@@ -985,12 +970,10 @@ fn off_the_line(positions: &[V3]) -> Option<(usize, f64)> {
         return None;
     }
     let intervals = (n - 1) as f64;
-    let step = [(last[0] - first[0]) / intervals, (last[1] - first[1]) / intervals, (last[2] - first[2]) / intervals];
+    let step = difference(*last, *first).map(|x| x / intervals);
     let length = dot(step, step).sqrt();
     positions.iter().enumerate().find_map(|(k, p)| {
-        let along = k as f64;
-        let miss =
-            [p[0] - first[0] - along * step[0], p[1] - first[1] - along * step[1], p[2] - first[2] - along * step[2]];
+        let miss = difference(difference(*p, *first), step.map(|x| x * k as f64));
         let off = dot(miss, miss).sqrt();
         (off > 0.01 * length).then_some((k, off))
     })
