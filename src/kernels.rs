@@ -18,6 +18,9 @@ pub const COMMON: &str = include_str!("../kernels/common.cl");
 /// `XData::contiguous`).
 pub(crate) const LAYOUT: &str = include_str!("../kernels/layout.cl");
 
+/// numpy basic slicing (the layout family: Slice): a gather with signed strides.
+pub(crate) const SLICE: &str = include_str!("../kernels/slice.cl");
+
 /// Matrix products (the linalg family: MatMul, MatrixPower): tiled, blocked and direct GEMM kernels, identity
 /// matrices.
 pub(crate) const LINALG: &str = include_str!("../kernels/linalg.cl");

@@ -117,7 +117,8 @@ pub use process::filter::{
     GradientStrategy, Pad, PadParams, PadStrategy, SeparableConvolution,
 };
 pub use process::layout::{
-    ConjugateTranspose, CopyParams, CopyStrategy, Permute, StridedCopy, Transpose, TransposeTiles,
+    ConjugateTranspose, CopyParams, CopyStrategy, Permute, Slice, SliceAxis, SliceEntry, SliceSpec, StridedCopy,
+    Transpose, TransposeTiles,
 };
 pub use process::linalg::{
     GEMM_TABLE_ENV, GemmPrecision, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatMulParams, MatOp,

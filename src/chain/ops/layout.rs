@@ -1,4 +1,4 @@
-//! Rearrangements (the layout family and numpy.pad): `transpose`, `permute` and `pad`. Their results hold the
+//! Rearrangements (the layout family and numpy.pad): `transpose`, `permute`, `slice` and `pad`. Their results hold the
 //! input's values rearranged, so they keep an integer result's type (labels stay int32).
 
 use super::filter::spatial_offsets;
@@ -9,6 +9,7 @@ use super::reach::{no_wrap, whole};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind, dispatch};
 use crate::prelude::*;
+use crate::process::layout::{Slice, SliceAxis, SliceEntry, SliceSpec};
 use serde::Deserialize;
 
 /// Transpose the last two axes (batched over the others).
@@ -197,4 +198,107 @@ impl Operation for PadArgs {
     fn keeps_values(&self) -> bool {
         true
     }
+}
+
+/// Take part of an array: numpy's basic indexing (x[10:50, :, ::2]).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'slice'\nslice = '10:50, :, ::-2'")?;
+/// assert_eq!(step.name(), "slice");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    long_about = None,
+    after_help = "Examples:\n  cliper slice data/phantom_64x64x64.tif out/part.tif --slice 10:50,:,::2\n  cliper slice data/phantom_64x64x64.tif out/plane.tif --slice 32\n  cliper slice data/phantom_256.tif out/flipped.tif --slice ::-1"
+)]
+#[serde(deny_unknown_fields)]
+pub struct SliceArgs {
+    /// numpy's index, comma-separated per axis: START:STOP:STEP (each optional; negative counts from the end, a
+    /// negative step reads backwards), a bare integer (that index; the axis is dropped), `...` (the axes between);
+    /// missing trailing entries take whole axes.
+    #[arg(long, required = true, allow_hyphen_values = true)]
+    #[serde(deserialize_with = "slice_from_text")]
+    pub slice: SliceSpec,
+}
+
+/// A step's `slice` key: numpy's index as text (`"10:50, :, ::2"`).
+fn slice_from_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<SliceSpec, D::Error> {
+    String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+}
+
+impl Named for SliceArgs {
+    const NAME: &'static str = "slice";
+}
+
+impl Operation for SliceArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind>(x: &XData<T>, spec: &SliceSpec) -> Result<Planned> {
+            let axes = spec.resolve(x.shape())?;
+            let y = XData::<T>::zeros(x.app(), &SliceSpec::output_shape(&axes))?;
+            Ok((Box::new(Slice::new(x, &y, &axes)), T::wrap(y)))
+        }
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        dispatch!(x, x => typed(x, &self.slice))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "moves elements across the image"))
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], colour: bool) -> Option<Geometry> {
+        sliced_geometry(geometry, &self.slice.resolve(input).ok()?, colour)
+    }
+    fn keeps_values(&self) -> bool {
+        true
+    }
+    fn planes_stay(&self) -> bool {
+        self.slice.0.iter().all(|e| !matches!(e, SliceEntry::Index(_)))
+    }
+}
+
+/// Where the voxels of a slice lie (docs/formats.md, "Geometry"). The origin moves to the first voxel read, the
+/// spacing grows by each step's size and a negative step turns its axis's direction round; a step along the time
+/// axis scales the time step. An integer index on a spatial axis keeps the geometry when the result's spatial axes
+/// are still spatial axes of the input: the dropped axis takes the place of the result's implicit slice axis (a
+/// plane cut from a volume keeps its position and orientation in the world, one voxel thick). Dropping the time
+/// axis drops the time step; any other drop that would make a non-spatial axis spatial (a 4-D series losing a
+/// spatial axis), and any drop from a colour image, leaves no geometry.
+fn sliced_geometry(geometry: &Geometry, axes: &[SliceAxis], colour: bool) -> Option<Geometry> {
+    let rank = axes.len();
+    let spatial = Geometry::spatial_axes(rank, colour);
+    let first = 3 - spatial.len().min(3);
+    let mut offset = [0.0; 3];
+    let mut moved = *geometry;
+    for (k, &a) in spatial.iter().enumerate() {
+        let (axis, slot) = (axes.get(a)?, first + k);
+        *offset.get_mut(slot)? = axis.start as f64;
+        *moved.spacing.get_mut(slot)? *= axis.step.unsigned_abs() as f64;
+        if axis.step < 0 {
+            let d = moved.direction.get_mut(slot)?;
+            *d = d.map(|v| -v);
+        }
+    }
+    moved.origin = geometry.position(offset);
+    let time_axis = spatial.first().and_then(|s| s.checked_sub(1)).filter(|_| spatial.len() == 3);
+    if let Some(t) = time_axis.and_then(|t| axes.get(t)) {
+        moved.time_step = if t.kept { geometry.time_step.map(|s| s * t.step.unsigned_abs() as f64) } else { None };
+    }
+    if axes.iter().all(|a| a.kept) {
+        return Some(moved);
+    }
+    if colour {
+        return None;
+    }
+    // The result's spatial axes must come from the input's; the geometry's slots of the others (dropped, or
+    // implicit in a 2-D input) go first, in order.
+    let kept: Vec<usize> = (0..rank).filter(|&a| axes.get(a).is_some_and(|x| x.kept)).collect();
+    let result_spatial = Geometry::spatial_axes(kept.len(), false);
+    let mut kept_slots = Vec::new();
+    for r in result_spatial {
+        let from = kept.get(r)?;
+        kept_slots.push(first + spatial.iter().position(|s| s == from)?);
+    }
+    let mut order: Vec<usize> = (0..3).filter(|s| !kept_slots.contains(s)).collect();
+    order.extend(kept_slots);
+    let order: [usize; 3] = order.try_into().ok()?;
+    Some(moved.permuted(order))
 }

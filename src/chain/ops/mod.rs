@@ -28,7 +28,7 @@ pub use fft::{FftArgs, FftShiftArgs, RealFftArgs};
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
-pub use layout::{PadArgs, PermuteArgs, TransposeArgs};
+pub use layout::{PadArgs, PermuteArgs, SliceArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
@@ -350,6 +350,7 @@ operations! {
         SplineFilter(SplineFilterArgs),
         Transpose(TransposeArgs),
         Permute(PermuteArgs),
+        Slice(SliceArgs),
         Pad(PadArgs),
         Matmul(MatmulArgs),
         Power(PowerArgs),

@@ -1,0 +1,124 @@
+//! numpy's basic indexing and nibabel's slicer (tests/fixtures/make_shape.py): `Slice` against numpy's `a[...]`
+//! on a 13×17×11 array (steps, negative steps and bounds, integer indices, `...`, empty and clamped ranges) in
+//! float64 and float32, refusals naming the axis, the shape and the entry, and the geometry a slice keeps against
+//! nibabel's `img.slicer` on an oblique NIfTI.
+//!
+//! Tolerances: a slice copies values, so the data are exact. Affines: nibabel composes its affine in float64 from
+//! the same numbers by other operations (a matrix product with the slicing transform, ours the origin from
+//! `Geometry::position` and scaled unit directions): 1e-12 absolute on entries ≤ 35.
+
+use crate::common::app;
+use cliper::chain::Op;
+use cliper::{Geometry, HostArray, Slice, SliceSpec, XData, read_image, read_npy};
+use ndarray::ArrayD;
+
+fn fixture_path(name: &str) -> String {
+    format!("{}/tests/fixtures/shape/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn real(name: &str) -> ArrayD<f64> {
+    match read_npy(fixture_path(&format!("{name}.npy"))).unwrap() {
+        HostArray::F64(a) => a,
+        HostArray::F32(a) => a.mapv(f64::from),
+        other => panic!("{name} holds {:?}", other.dtype()),
+    }
+}
+
+/// The fixture's cases: name and numpy index text.
+fn slices() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(fixture_path("slices.txt")).unwrap();
+    text.lines().filter_map(|l| l.split_once('\t')).map(|(n, t)| (n.to_string(), t.to_string())).collect()
+}
+
+#[test]
+fn slices_equal_numpy_in_f64_and_f32() {
+    let a3 = real("a3");
+    let x64 = XData::from_ndarray(app(), &a3).unwrap();
+    let x32 = XData::from_ndarray(app(), &a3.mapv(|v| v as f32)).unwrap();
+    for (name, text) in slices() {
+        let spec: SliceSpec = text.parse().unwrap();
+        let want = real(&format!("slice_{name}"));
+        let got = Slice::apply(&x64, &spec).unwrap().to_ndarray().unwrap();
+        assert_eq!(got, want, "{name}: {text}");
+        let got = Slice::apply(&x32, &spec).unwrap().to_ndarray().unwrap();
+        assert_eq!(got, want.mapv(|v| v as f32), "{name} (float32): {text}");
+    }
+}
+
+#[test]
+fn slices_of_a_strided_view_read_through_its_strides() {
+    // The input a transposed view: the gather's strides are the view's times the steps.
+    let a3 = real("a3");
+    let x = XData::from_ndarray(app(), &a3).unwrap();
+    let view = x.permuted_axes(&[2, 0, 1]).unwrap();
+    let got = Slice::apply(&view, &"::-2, 3:9, 5".parse().unwrap()).unwrap().to_ndarray().unwrap();
+    let permuted = a3.view().permuted_axes(vec![2, 0, 1]);
+    let want = permuted.slice(ndarray::s![..;-2, 3..9, 5]).to_owned().into_dyn();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn slice_refusals_name_the_axis_the_shape_and_the_entry() {
+    let x = XData::<f32>::zeros(app(), &[13, 17, 11]).unwrap();
+    for (text, says) in [
+        (":, ::0", "axis 1 of shape [13, 17, 11]: step 0"),
+        ("1, 2, 3, 4", "4 entries for data of shape [13, 17, 11]"),
+        (":, -18", "index -18 is out of bounds for axis 1 with size 17"),
+        ("..., 11", "index 11 is out of bounds for axis 2 with size 11"),
+    ] {
+        let err = Slice::apply(&x, &text.parse().unwrap()).unwrap_err().to_string();
+        assert!(err.contains(says), "{text}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    for (text, says) in [("1:2:3:4", "more than two `:`"), ("..., 1, ...", "more than one `...`"), ("a:", "`a`")] {
+        let err = text.parse::<SliceSpec>().unwrap_err().to_string();
+        assert!(err.contains(says), "{text}: {err}");
+    }
+}
+
+fn assert_affine(got: [[f64; 4]; 4], want: &ArrayD<f64>, what: &str) {
+    for (r, row) in got.iter().enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            assert!((v - want[[r, c]]).abs() <= 1e-12, "{what}: affine {got:?} vs nibabel {want}");
+        }
+    }
+}
+
+fn sliced_geometry(text: &str, shape: &[usize], output: &[usize], geometry: &Geometry) -> Geometry {
+    let op: Op = toml::from_str(&format!("op = 'slice'\nslice = '{text}'")).unwrap();
+    op.geometry(geometry, shape, output, false).expect("the slice keeps a geometry")
+}
+
+#[test]
+fn slice_geometry_equals_nibabels_slicer() {
+    let image = read_image(fixture_path("oblique.nii")).unwrap();
+    let geometry = image.geometry.unwrap();
+    let shape = image.array.shape().to_vec();
+    assert_eq!(shape, [11, 17, 13]);
+    // nibabel's [2:11, ::-3, -2::-2] is cliper's reversed index.
+    let steps = sliced_geometry("-2::-2, ::-3, 2:11", &shape, &[5, 6, 9], &geometry);
+    assert_affine(steps.affine(), &real("nib_steps_affine"), "steps");
+    // An integer index on the slice axis: the plane where nibabel's 4:5 lies.
+    let plane = sliced_geometry("4", &shape, &[17, 13], &geometry);
+    assert_affine(plane.affine(), &real("nib_plane_affine"), "plane");
+    // On the row axis: a [Z, X] image whose rows run along the volume's slices, its implicit slice axis the
+    // volume's rows — nibabel's affine with its j and k columns swapped.
+    let row_plane = sliced_geometry(":, 6", &shape, &[11, 13], &geometry);
+    let want = real("nib_row_plane_affine");
+    let swapped = want.select(ndarray::Axis(1), &[0, 2, 1, 3]);
+    assert_affine(row_plane.affine(), &swapped, "row plane");
+}
+
+#[test]
+fn slice_geometry_of_series_keeps_or_drops_by_the_rule() {
+    let g = Geometry { time_step: Some(2.0), ..Geometry::from_spacing([3.0, 1.0, 0.5]) };
+    // Every other volume of a series: the time step doubles; the spatial geometry stays.
+    let every_other = sliced_geometry("::2", &[6, 4, 5, 7], &[3, 4, 5, 7], &g);
+    assert_eq!((every_other.time_step, every_other.spacing), (Some(4.0), g.spacing));
+    // One volume of a series: a volume without a time step.
+    let volume = sliced_geometry("3", &[6, 4, 5, 7], &[4, 5, 7], &g);
+    assert_eq!((volume.time_step, volume.spacing), (None, g.spacing));
+    // A spatial axis dropped from a series would make time spatial: no geometry.
+    let op: Op = toml::from_str("op = 'slice'\nslice = ':, :, 2'").unwrap();
+    assert_eq!(op.geometry(&g, &[6, 4, 5, 7], &[6, 4, 7], false), None);
+}
