@@ -122,3 +122,24 @@ fn slice_geometry_of_series_keeps_or_drops_by_the_rule() {
     let op: Op = toml::from_str("op = 'slice'\nslice = ':, :, 2'").unwrap();
     assert_eq!(op.geometry(&g, &[6, 4, 5, 7], &[6, 4, 7], false), None);
 }
+
+#[test]
+fn transforms_keep_geometry_only_off_the_spatial_axes() {
+    let g = Geometry { time_step: Some(2.0), ..Geometry::from_spacing([3.0, 1.0, 0.5]) };
+    let series = [6, 4, 5, 7];
+    for (step, axes, keeps, time_step) in [
+        ("ifft", "[0]", true, None),       // over time: the volumes stay, time is now frequency
+        ("ifft", "[-2, -1]", false, None), // over the image axes
+        ("fft", "[]", true, Some(2.0)),    // no axis transformed
+        ("irfft", "[0]", true, None),
+    ] {
+        let op: Op = toml::from_str(&format!("op = '{step}'\naxes = {axes}")).unwrap();
+        let got = op.geometry(&g, &series, &series, false);
+        assert_eq!(got.is_some(), keeps, "{step} over {axes}");
+        if let Some(kept) = got {
+            assert_eq!((kept.spacing, kept.time_step), (g.spacing, time_step), "{step} over {axes}");
+        }
+    }
+    let every: Op = toml::from_str("op = 'ifft'").unwrap();
+    assert_eq!(every.geometry(&g, &series, &series, false), None);
+}

@@ -78,3 +78,29 @@ fn slice_in_a_pipeline_and_refusals() {
         assert!(!out.exists());
     }
 }
+
+/// The complex elements of an NPY file.
+fn complexes(path: &Path) -> ArrayD<num_complex::Complex64> {
+    cliper::read_file(path).unwrap().to_elements::<num_complex::Complex64>(path).unwrap()
+}
+
+#[test]
+fn ifft_and_irfft_shortcuts_equal_numpy() {
+    // float64 transforms of data in [0, 1) (sums of ≤ 90 terms): numpy's pocketfft and ours round differently,
+    // observed ~1e-16; 1e-12 absolute.
+    let dir = scratch("shape-ifft");
+    let c3 = fixture("c3.npy");
+    let out = dir.join("ifft.npy");
+    ok(&["ifft", s(&c3), s(&out), "--axes", "1,2"]);
+    let (got, want) = (complexes(&out), complexes(&fixture("ifft_axes12.npy")));
+    assert_eq!(got.shape(), want.shape());
+    assert!(got.iter().zip(want.iter()).all(|(g, w)| (g - w).norm() <= 1e-12));
+    let out = dir.join("irfft.npy");
+    ok(&["irfft", s(&c3), s(&out), "--axes=-1", "--length", "17", "--norm", "ortho"]);
+    let (got, want) = (f32s(&out), f32s(&fixture("irfft_len17.npy")));
+    assert_eq!(got.shape(), want.shape());
+    assert!(got.iter().zip(want.iter()).all(|(g, w)| (g - w).abs() <= 1e-12));
+    // The shortcut's parameters are checked as fft's.
+    let err = fails(&["ifft", s(&c3), s(&out), "--norm", "unitary"], 1);
+    assert!(err.contains("unitary"), "{err}");
+}

@@ -24,7 +24,7 @@ mod reduce;
 mod resample;
 
 pub use elementwise::{AbsArgs, ClipArgs, DisplayRange, ExpressionArgs, LogArgs, SqrtArgs, ThresholdArgs, WindowArgs};
-pub use fft::{FftArgs, FftShiftArgs, RealFftArgs};
+pub use fft::{FftArgs, FftAxesArgs, FftShiftArgs, InverseFftArgs, InverseRealFftArgs, RealFftArgs, RealFftAxesArgs};
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
@@ -390,6 +390,8 @@ operations! {
         morphology::BinaryDilationArgs,
         morphology::BinaryOpeningArgs,
         morphology::BinaryClosingArgs,
+        InverseFftArgs,
+        InverseRealFftArgs,
     }
 }
 
