@@ -29,6 +29,9 @@ pub(crate) const LINALG: &str = include_str!("../kernels/linalg.cl");
 /// one-work-item-per-output lanes.
 pub(crate) const REDUCE: &str = include_str!("../kernels/reduce.cl");
 
+/// numpy's reductions of real data over any axes (Statistic): chunk states, then their merge.
+pub(crate) const REDUCE_STAT: &str = include_str!("../kernels/reduce_stat.cl");
+
 /// Direct convolutions (the filter family: Convolution, SeparableConvolution): `conv_direct`, `conv_tiled` and
 /// `conv_blocked`.
 pub(crate) const FILTER: &str = include_str!("../kernels/filter.cl");

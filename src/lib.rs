@@ -137,7 +137,10 @@ pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
     Footprint, GreyMorphology, GreyOp, GreyParams, GreyStrategy, RankFilter, RankKind, RankParams, RankStrategy,
 };
-pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
+pub use process::reduce::{
+    Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy, StatKind, StatParams,
+    Statistic,
+};
 pub use process::resample::{
     InterpMode, Interpolation, MapCoordinates, PrefilterMethod, Resample, ResampleParams, ResampleStrategy,
     SplineFilter, SplineParams, SplineStrategy, Transform,

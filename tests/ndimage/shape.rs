@@ -9,7 +9,7 @@
 
 use crate::common::app;
 use cliper::chain::Op;
-use cliper::{Geometry, HostArray, Slice, SliceSpec, XData, read_image, read_npy};
+use cliper::{Geometry, HostArray, Slice, SliceSpec, StatKind, StatParams, Statistic, XData, read_image, read_npy};
 use ndarray::ArrayD;
 
 fn fixture_path(name: &str) -> String {
@@ -20,6 +20,7 @@ fn real(name: &str) -> ArrayD<f64> {
     match read_npy(fixture_path(&format!("{name}.npy"))).unwrap() {
         HostArray::F64(a) => a,
         HostArray::F32(a) => a.mapv(f64::from),
+        HostArray::I64(a) => a.mapv(|v| v as f64), // numpy's indices, all below 2^53
         other => panic!("{name} holds {:?}", other.dtype()),
     }
 }
@@ -142,4 +143,117 @@ fn transforms_keep_geometry_only_off_the_spatial_axes() {
     }
     let every: Op = toml::from_str("op = 'ifft'").unwrap();
     assert_eq!(every.geometry(&g, &series, &series, false), None);
+}
+
+/// One row of make_shape.py's REDUCE table: fixture, input, kind, axes (`None`: every one), keepdims, ddof.
+type ReductionCase = (&'static str, &'static str, StatKind, Option<&'static [usize]>, bool, f64);
+
+const REDUCTIONS: &[ReductionCase] = &[
+    ("sum_all", "a3", StatKind::Sum, None, false, 0.0),
+    ("mean_0", "a3", StatKind::Mean, Some(&[0]), false, 0.0),
+    ("var_02_ddof1", "a3", StatKind::Var, Some(&[0, 2]), false, 1.0),
+    ("std_1_keep", "a3", StatKind::Std, Some(&[1]), true, 0.0),
+    ("min_m1", "a3", StatKind::Min, Some(&[2]), false, 0.0),
+    ("max_all", "a3", StatKind::Max, None, false, 0.0),
+    ("prod_1", "a3+0.5", StatKind::Prod, Some(&[1]), false, 0.0),
+    ("argmax_1", "a3", StatKind::ArgMax, Some(&[1]), false, 0.0),
+    ("argmin_all", "a3", StatKind::ArgMin, None, false, 0.0),
+    ("nan_max_0", "nan3", StatKind::Max, Some(&[0]), false, 0.0),
+    ("nan_argmax_1", "nan3", StatKind::ArgMax, Some(&[1]), false, 0.0),
+    ("nan_argmin_all", "nan3", StatKind::ArgMin, None, false, 0.0),
+    ("nan_mean_2", "nan3", StatKind::Mean, Some(&[2]), false, 0.0),
+    ("ties_argmax_1", "ties", StatKind::ArgMax, Some(&[1]), false, 0.0),
+    ("ties_argmax_0", "ties", StatKind::ArgMax, Some(&[0]), false, 0.0),
+    ("ties_argmin_all", "ties", StatKind::ArgMin, None, false, 0.0),
+];
+
+/// `got` equals numpy's `want` within `rel` of the largest magnitude of `want`, NaN where numpy has NaN.
+fn assert_close(got: &ArrayD<f64>, want: &ArrayD<f64>, rel: f64, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}");
+    let scale = want.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+    for (g, w) in got.iter().zip(want) {
+        assert!(g.is_nan() == w.is_nan() && (w.is_nan() || (g - w).abs() <= rel * scale), "{what}: {g} vs {w}");
+    }
+}
+
+#[test]
+fn reductions_equal_numpy_in_f64_and_f32() {
+    // Tolerances: float64 sums of ≤ 2431 terms in [0, 1.5), chunked here and pairwise in numpy: observed ~1e-15
+    // relative; 1e-12. float32 accumulates in float32 as numpy does, both within ~n·2⁻²⁴ of the float64 value
+    // (n ≤ 2431 terms, here compared with numpy's float64): 2e-4 relative for the sums and products (a product of
+    // 17 factors in [0.5, 1.5) loses ~17 ulps), exact for min, max and the indices.
+    for &(name, source, kind, axes, keepdims, ddof) in REDUCTIONS {
+        let data = match source {
+            "a3+0.5" => real("a3").mapv(|v| v + 0.5),
+            other => real(other),
+        };
+        let want = real(&format!("reduce_{name}"));
+        let mut params = StatParams::new(kind).keepdims(keepdims).ddof(ddof);
+        if let Some(axes) = axes {
+            params = params.axes(axes);
+        }
+        let x64 = XData::from_ndarray(app(), &data).unwrap();
+        let x32 = XData::from_ndarray(app(), &data.mapv(|v| v as f32)).unwrap();
+        let (got64, got32) = if kind.gives_indices() {
+            let a = Statistic::<f64, f64>::apply(&x64, &params).unwrap().to_ndarray().unwrap();
+            let b = Statistic::<f32, f64>::apply(&x32, &params).unwrap().to_ndarray().unwrap();
+            (a, b)
+        } else {
+            let a = Statistic::<f64, f64>::apply(&x64, &params).unwrap().to_ndarray().unwrap();
+            let b = Statistic::<f32, f32>::apply(&x32, &params).unwrap().to_ndarray().unwrap().mapv(f64::from);
+            (a, b)
+        };
+        let exact = matches!(kind, StatKind::Min | StatKind::Max | StatKind::ArgMin | StatKind::ArgMax);
+        assert_close(&got64, &want, if exact { 0.0 } else { 1e-12 }, name);
+        let want32 = if exact && !kind.gives_indices() { want.mapv(|v| v as f32 as f64) } else { want.clone() };
+        assert_close(&got32, &want32, if exact { 0.0 } else { 2e-4 }, &format!("{name} (float32)"));
+    }
+}
+
+#[test]
+fn reductions_of_no_elements_and_long_axes() {
+    // numpy: sum of none 0, prod 1, mean NaN (with a warning), var NaN; min/max/argmax raise.
+    let empty = XData::<f64>::zeros(app(), &[0, 5]).unwrap();
+    let along0 = |kind| Statistic::<f64, f64>::apply(&empty, &StatParams::new(kind).axes(&[0]));
+    assert_eq!(along0(StatKind::Sum).unwrap().to_vec().unwrap(), vec![0.0; 5]);
+    assert_eq!(along0(StatKind::Prod).unwrap().to_vec().unwrap(), vec![1.0; 5]);
+    assert!(along0(StatKind::Mean).unwrap().to_vec().unwrap().iter().all(|v| v.is_nan()));
+    assert!(along0(StatKind::Var).unwrap().to_vec().unwrap().iter().all(|v| v.is_nan()));
+    let err = along0(StatKind::Max).err().unwrap().to_string();
+    assert!(err.contains("max of no elements (shape [0, 5], axes [0])"), "{err}");
+    // Along axis 1 of the empty array there are no outputs: an empty result, not a refusal (numpy agrees).
+    let none = Statistic::<f64, f64>::apply(&empty, &StatParams::new(StatKind::Max).axes(&[1])).unwrap();
+    assert_eq!(none.shape(), &[0]);
+    // A long reduction cut into many chunks, its states merged in order: the first maximum of 300 001 values
+    // where the maximum is reached three times, and the mean and variance against float64 closed forms.
+    let n = 300_001usize;
+    let mut values: Vec<f64> = (0..n).map(|i| (i % 1000) as f64).collect();
+    for at in [123_456, 200_000, 299_999] {
+        values[at] = 5000.0;
+    }
+    let x = XData::from_slice(app(), &[n], &values).unwrap();
+    let first = Statistic::<f64, f64>::apply(&x, &StatParams::new(StatKind::ArgMax)).unwrap();
+    assert_eq!(first.to_vec().unwrap(), vec![123_456.0]);
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+    let got = Statistic::<f64, f64>::apply(&x, &StatParams::new(StatKind::Var)).unwrap().to_vec().unwrap()[0];
+    assert!((got - var).abs() <= 1e-10 * var, "{got} vs {var}");
+    // Refusals name the axis and the shape.
+    let err = Statistic::<f64, f64>::output_shape(&[3, 4], &StatParams::new(StatKind::Sum).axes(&[2])).unwrap_err();
+    assert!(err.to_string().contains("[3, 4]"), "{err}");
+    let err = Statistic::<f64, f64>::output_shape(&[3, 4], &StatParams::new(StatKind::Sum).axes(&[1, 1])).unwrap_err();
+    assert!(err.to_string().contains("axis 1 is given twice"), "{err}");
+}
+
+#[test]
+fn reduce_geometry_stays_only_off_the_spatial_axes() {
+    let g = Geometry { time_step: Some(2.0), ..Geometry::from_spacing([3.0, 1.0, 0.5]) };
+    let series = [6, 4, 5, 7];
+    let step = |text: &str| -> Op { toml::from_str(&format!("op = 'reduce'\n{text}")).unwrap() };
+    // A mean over time: the volume where it was, without the time step.
+    let mean = step("operation = 'mean'\naxis = [0]").geometry(&g, &series, &[4, 5, 7], false).unwrap();
+    assert_eq!((mean.spacing, mean.time_step), (g.spacing, None));
+    // Over a spatial axis, or everything: none.
+    assert_eq!(step("operation = 'max'\naxis = [0, -1]").geometry(&g, &series, &[4, 5], false), None);
+    assert_eq!(step("operation = 'sum'").geometry(&g, &series, &[], false), None);
 }

@@ -104,3 +104,56 @@ fn ifft_and_irfft_shortcuts_equal_numpy() {
     let err = fails(&["ifft", s(&c3), s(&out), "--norm", "unitary"], 1);
     assert!(err.contains("unitary"), "{err}");
 }
+
+/// The values of a reduction's file, which must be int64 for argmin/argmax (numpy's indices) and float64 else.
+fn typed_values(path: &Path, name: &str) -> ArrayD<f64> {
+    match cliper::read_file(path).unwrap() {
+        cliper::HostArray::I64(a) if name.contains("arg") => a.mapv(|v| v as f64),
+        cliper::HostArray::F64(a) if !name.contains("arg") => a,
+        other => panic!("{}: {:?}", path.display(), other.dtype()),
+    }
+}
+
+#[test]
+fn reduce_commands_equal_numpy() {
+    // Tolerance: float64 files, sums of ≤ 2431 terms chunked here and pairwise in numpy: 1e-12 relative to the
+    // largest value; min, max and the indices exact (indices are written as int64, numpy's type).
+    let dir = scratch("shape-reduce");
+    let table = std::fs::read_to_string(fixture("reduce.txt")).unwrap();
+    for line in table.lines() {
+        let [name, source, flags] = line.split('\t').collect::<Vec<_>>()[..] else { panic!("{line}") };
+        if flags.is_empty() {
+            continue;
+        }
+        let input = fixture(&format!("{source}.npy"));
+        let out = dir.join(format!("{name}.npy"));
+        let mut args = vec!["reduce", s(&input), "-o", s(&out), "--operation"];
+        args.extend(flags.split(' '));
+        ok(&args);
+        let (want, got) = (typed_values(&fixture(&format!("reduce_{name}.npy")), name), typed_values(&out, name));
+        assert_eq!(got.shape(), want.shape(), "{name}");
+        let scale = want.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs()));
+        for (g, w) in got.iter().zip(want.iter()) {
+            assert!(g.is_nan() == w.is_nan() && (w.is_nan() || (g - w).abs() <= 1e-12 * scale), "{name}: {g} vs {w}");
+        }
+    }
+    // Everything reduced and no output named: the value is printed.
+    let printed = ok(&["reduce", s(&fixture("ties.npy")), "--operation", "argmax"]);
+    assert_eq!(printed.trim(), "reduce = 1");
+    // Refusals: one line naming what was wrong, nothing written.
+    let (never, a3) = (dir.join("never.npy"), fixture("a3.npy"));
+    for (args, says) in [
+        (vec!["--operation", "median"], "unknown operation `median`"),
+        (vec!["--operation", "sum", "--axis", "3"], "[13, 17, 11]"),
+        (vec!["--operation", "var", "--ddof=-1"], "ddof -1"),
+    ] {
+        let mut all = vec!["reduce", s(&a3), "-o", s(&never)];
+        all.extend(args);
+        let err = fails(&all, 1);
+        assert!(err.contains(says), "{all:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!never.exists());
+    }
+    let err = fails(&["reduce", s(&fixture("c3.npy")), "-o", s(&never), "--operation", "sum"], 1);
+    assert!(err.contains("real data"), "{err}");
+}

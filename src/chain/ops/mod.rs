@@ -39,7 +39,7 @@ pub use mri::{
 pub use params::{BorderArgs, FootprintArgs, InterpArgs, List, NormP, NumpyBorder, ScipyBorder, Sizes, Widths, named};
 pub use rank::{GreyMorphologyArgs, GreyStructureArgs, RankFilterArgs};
 pub use reach::Reach;
-pub use reduce::{DotArgs, NormArgs};
+pub use reduce::{DotArgs, NormArgs, ReduceArgs};
 pub use resample::{AffineTransformArgs, MapCoordinatesArgs, RotateArgs, ShiftArgs, SplineFilterArgs, ZoomArgs};
 
 pub use operation::{Inputs, Named, Operation, Planned, Shortcut, default_rank};
@@ -356,6 +356,7 @@ operations! {
         Power(PowerArgs),
         Norm(NormArgs),
         Dot(DotArgs),
+        Reduce(ReduceArgs),
         Fft(FftArgs),
         RealFft(RealFftArgs),
         FftShift(FftShiftArgs),
