@@ -6,7 +6,8 @@
 //   STAT  1 sum, 2 prod, 3 min, 4 max, 5 mean, 6 var, 7 std, 8 argmin, 9 argmax
 //   OUT   the result's type (T; double for the indices of argmin/argmax)
 // A state is two reals (a, b) and a count or index (i): sum/prod/mean a = the running value; min/max a = the
-// value, i = the count; var/std (Welford, merged by Chan's rule) a = the mean, b = M2, i = the count;
+// value, i = the count; var/std (per chunk from shifted sums, merged by Chan's rule) a = the mean, b = M2,
+// i = the count;
 // argmin/argmax a = the value, i = its index in the flattened reduction, NO_INDEX while empty. NaN propagates as
 // numpy's does: min/max give NaN, argmin/argmax the first NaN's index, sums and moments NaN.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -99,6 +100,34 @@ inline OUT state_value(State s, ulong len, R ddof) {
 #endif
 }
 
+// The state of `count` elements read from `p` by `step` (the flattened reduction's indices from j0). Moments use the
+// shifted-data sums Σ(v − K), Σ(v − K)² with K the first element (no division per element, stable while K is
+// a sample of the data), turned into Welford's (mean, M2) once at the end.
+#define CHUNK_LOOP(LOAD) \
+    do { \
+        if (IS_MOMENT) { \
+            R k = 0, s1 = 0, s2 = 0; \
+            for (IDX n = 0; n < count; ++n) { \
+                LOAD(n, v); \
+                if (n == 0) k = v; \
+                const R d = v - k; \
+                s1 += d; \
+                s2 += d * d; \
+            } \
+            if (count > 0) { \
+                s.i = count; \
+                s.a = k + s1 / (R)count; \
+                s.b = fmax(s2 - s1 * s1 / (R)count, (R)0); \
+                if (isnan(s2)) s.b = s2; \
+            } \
+        } else { \
+            for (IDX n = 0; n < count; ++n) { \
+                LOAD(n, v); \
+                s = state_add(s, v, (ulong)(j0 + n)); \
+            } \
+        } \
+    } while (0)
+
 kernel void stat_chunks(global const T* restrict x, IDX x0, uint knd, ulong8 kshape, ulong8 kstride, uint rnd,
                         ulong8 rshape, ulong8 rstride, IDX len, IDX chunk, IDX chunks, IDX states,
                         global R* restrict sv, global ulong* restrict si) {
@@ -107,11 +136,20 @@ kernel void stat_chunks(global const T* restrict x, IDX x0, uint knd, ulong8 ksh
         IDX ko = 0, unused = 0;
         if (knd > 0) batch_offsets(o, knd, kshape, kstride, kstride, &ko, &unused);
         State s = state_empty();
-        const IDX end = min(len, (c + 1) * chunk);
-        for (IDX j = c * chunk; j < end; ++j) {
-            IDX ro = 0, unused_r = 0;
-            if (rnd > 0) batch_offsets(j, rnd, rshape, rstride, rstride, &ro, &unused_r);
-            s = state_add(s, x[x0 + ko + ro], (ulong)j);
+        const IDX j0 = min(len, c * chunk), count = min(len, j0 + chunk) - j0;
+        if (rnd <= 1) {
+            // One reduced axis after merging (every axis of a contiguous array, or one axis): a pointer walk.
+            const IDX step = (IDX)rstride.s0;
+            global const T* p = x + x0 + ko + j0 * step;
+#define LOAD_WALK(n, v) const R v = p[(n) * step]
+            CHUNK_LOOP(LOAD_WALK);
+        } else {
+            // Several reduced axes: each element's offset from its multi-index.
+#define LOAD_GATHER(n, v) \
+    IDX ro_ = 0, unused_ = 0; \
+    batch_offsets(j0 + (n), rnd, rshape, rstride, rstride, &ro_, &unused_); \
+    const R v = x[x0 + ko + ro_]
+            CHUNK_LOOP(LOAD_GATHER);
         }
         sv[2 * g] = s.a;
         sv[2 * g + 1] = s.b;

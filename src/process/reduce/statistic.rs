@@ -148,7 +148,7 @@ impl StatParams {
 /// `var`/`std` (with `ddof`), `argmin`/`argmax` (the first occurrence's index in the flattened reduced axes, as
 /// numpy gives for one axis; the output is float64 holding integers, which a chain writes as int64). Two passes,
 /// no atomics: the reduced elements of each output are cut into chunks, each reduced by one work-item to a state
-/// (Welford's mean and M2 for the moments, merged by Chan's rule), then the chunks merged in order. Accumulates in
+/// (for the moments the mean and M2 from sums shifted by the chunk's first element, merged by Chan's rule), then the chunks merged in order. Accumulates in
 /// the element type, as numpy does (its sums are pairwise, ours chunked: float32 results differ by rounding).
 ///
 /// ```
