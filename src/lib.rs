@@ -117,7 +117,7 @@ pub use process::filter::{
     GradientStrategy, Pad, PadParams, PadStrategy, SeparableConvolution,
 };
 pub use process::layout::{
-    ConjugateTranspose, CopyParams, CopyStrategy, Permute, Slice, SliceAxis, SliceEntry, SliceSpec, StridedCopy,
+    ConjugateTranspose, CopyParams, CopyStrategy, Permute, Slice, SliceAxis, SliceEntry, SliceSpec, Stack, StridedCopy,
     Transpose, TransposeTiles,
 };
 pub use process::linalg::{

@@ -257,3 +257,20 @@ fn reduce_geometry_stays_only_off_the_spatial_axes() {
     assert_eq!(step("operation = 'max'\naxis = [0, -1]").geometry(&g, &series, &[4, 5], false), None);
     assert_eq!(step("operation = 'sum'").geometry(&g, &series, &[], false), None);
 }
+
+#[test]
+fn stack_geometry_only_when_the_new_axis_comes_before_the_spatial_ones() {
+    let g = Geometry::from_spacing([3.0, 1.0, 0.5]);
+    let step = |axis: isize| -> Op { toml::from_str(&format!("op = 'stack'\naxis = {axis}")).unwrap() };
+    // Volumes into a series: the volumes' geometry.
+    assert_eq!(step(0).geometry(&g, &[4, 5, 7], &[3, 4, 5, 7], false), Some(g));
+    // Planes into a volume, or a new axis among the spatial ones: no spacing for it, no geometry.
+    assert_eq!(step(0).geometry(&g, &[5, 7], &[3, 5, 7], false), None);
+    assert_eq!(step(-1).geometry(&g, &[4, 5, 7], &[4, 5, 7, 3], false), None);
+    // Data: numpy.stack along a middle axis.
+    let a = XData::from_slice(app(), &[2, 3], &[0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+    let b = XData::from_slice(app(), &[2, 3], &[6.0f32, 7.0, 8.0, 9.0, 10.0, 11.0]).unwrap();
+    let got = cliper::Stack::apply(&[a, b], 1).unwrap();
+    assert_eq!(got.shape(), &[2, 2, 3]);
+    assert_eq!(got.to_vec().unwrap(), vec![0.0, 1.0, 2.0, 6.0, 7.0, 8.0, 3.0, 4.0, 5.0, 9.0, 10.0, 11.0]);
+}

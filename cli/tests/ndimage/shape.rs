@@ -157,3 +157,41 @@ fn reduce_commands_equal_numpy() {
     let err = fails(&["reduce", s(&fixture("c3.npy")), "-o", s(&never), "--operation", "sum"], 1);
     assert!(err.contains("real data"), "{err}");
 }
+
+#[test]
+fn stack_joins_volumes_into_a_series() {
+    let dir = scratch("shape-stack");
+    let (volume, moved) = (fixture("oblique.nii"), fixture("oblique_moved.nii"));
+    // Three volumes of one geometry: a 4-D series in that geometry, numpy.stack's data.
+    let series = dir.join("series.nii");
+    ok(&["stack", s(&volume), s(&volume), s(&volume), s(&series), "--axis", "0"]);
+    let image = cliper::read_image(&series).unwrap();
+    let one = cliper::read_image(&volume).unwrap();
+    let data = image.array.to_elements::<f64>(&series).unwrap();
+    let want = one.array.to_elements::<f64>(&volume).unwrap();
+    assert_eq!(data.shape(), &[3, 11, 17, 13]);
+    for k in 0..3 {
+        assert_eq!(data.index_axis(ndarray::Axis(0), k), want.view());
+    }
+    let (got, kept) = (image.geometry.unwrap().affine(), one.geometry.unwrap().affine());
+    assert_eq!(got, kept);
+    // Volumes of different geometries: numpy.stack's data without a geometry (NIfTI's no-transform default).
+    let mixed = dir.join("mixed.nii");
+    ok(&["stack", s(&volume), s(&moved), s(&mixed)]);
+    let written = std::fs::read(&mixed).unwrap();
+    let codes = (i16::from_le_bytes([written[252], written[253]]), i16::from_le_bytes([written[254], written[255]]));
+    assert_eq!(codes, (0, 0), "qform and sform codes of a stack without one geometry");
+    // Along the last axis of NPY arrays; refusals name both shapes, or both types, and write nothing.
+    let a3 = fixture("a3.npy");
+    let last = dir.join("last.npy");
+    ok(&["stack", s(&a3), s(&a3), s(&last), "--axis=-1"]);
+    assert_eq!(f32s(&last).shape(), &[13, 17, 11, 2]);
+    let never = dir.join("never.npy");
+    let err = fails(&["stack", s(&a3), s(&fixture("slice_negative.npy")), s(&never)], 1);
+    assert!(err.contains("input 1 has shape [5, 17, 5], input 0 [13, 17, 11]"), "{err}");
+    let err = fails(&["stack", s(&a3), s(&fixture("c3.npy")), s(&never)], 1);
+    assert!(err.contains("input 1"), "{err}");
+    let err = fails(&["stack", s(&a3), s(&a3), s(&never), "--axis", "4"], 1);
+    assert!(err.contains("axis 4 is outside the 4 axes"), "{err}");
+    assert!(!never.exists());
+}

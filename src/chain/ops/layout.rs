@@ -1,7 +1,8 @@
-//! Rearrangements (the layout family and numpy.pad): `transpose`, `permute`, `slice` and `pad`. Their results hold the
+//! Rearrangements (the layout family and numpy.pad): `transpose`, `permute`, `slice`, `stack` and `pad`. Their results hold the
 //! input's values rearranged, so they keep an integer result's type (labels stay int32).
 
 use super::filter::spatial_offsets;
+use super::operation::Inputs;
 use super::operation::{Named, Operation, Planned, colour_refusal};
 use super::params::{NumpyBorder, Widths};
 use super::reach::Reach;
@@ -9,7 +10,7 @@ use super::reach::{no_wrap, whole};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind, dispatch};
 use crate::prelude::*;
-use crate::process::layout::{Slice, SliceAxis, SliceEntry, SliceSpec};
+use crate::process::layout::{Slice, SliceAxis, SliceEntry, SliceSpec, Stack};
 use serde::Deserialize;
 
 /// Transpose the last two axes (batched over the others).
@@ -301,4 +302,98 @@ fn sliced_geometry(geometry: &Geometry, axes: &[SliceAxis], colour: bool) -> Opt
     order.extend(kept_slots);
     let order: [usize; 3] = order.try_into().ok()?;
     Some(moved.permuted(order))
+}
+
+/// Join arrays of one shape along a new axis (numpy.stack).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'stack'\naxis = 0")?;
+/// assert_eq!(step.name(), "stack");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(long_about = None, after_help = "Example: cliper stack t0.nii.gz t1.nii.gz t2.nii.gz out/series.nii.gz --axis 0")]
+#[serde(deny_unknown_fields)]
+pub struct StackArgs {
+    /// The new axis's place in the result (numpy's axis; negative from the end of the result's axes).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    #[serde(default)]
+    pub axis: isize,
+}
+
+impl StackArgs {
+    /// The new axis in a result of `rank` axes.
+    fn new_axis(&self, rank: usize) -> Result<usize> {
+        let resolved = if self.axis < 0 { self.axis + rank as isize } else { self.axis };
+        usize::try_from(resolved).ok().filter(|&a| a < rank).ok_or_else(|| {
+            Error::invalid(Self::NAME, format!("axis {} is outside the {rank} axes of the stack", self.axis))
+        })
+    }
+}
+
+impl Named for StackArgs {
+    const NAME: &'static str = "stack";
+    const INPUTS: Inputs = Inputs {
+        names: &[("FILES", "The arrays (one shape and type), then the output file")],
+        variadic: true,
+        prints: false,
+    };
+}
+
+impl Operation for StackArgs {
+    fn arity(&self) -> usize {
+        0
+    }
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind>(xs: Vec<XData<T>>, axis: usize) -> Result<Planned> {
+            let first = xs.first().ok_or_else(|| Error::invalid(StackArgs::NAME, "needs at least one array"))?;
+            let shapes: Vec<&[usize]> = xs.iter().map(|x| x.shape()).collect();
+            let y = XData::<T>::zeros(first.app(), &Stack::<T>::output_shape(&shapes, axis)?)?;
+            Ok((Box::new(Stack::new(&xs, &y, axis)?), T::wrap(y)))
+        }
+        let first = inputs.first().ok_or_else(|| Error::invalid(Self::NAME, "needs at least one array"))?;
+        if let Some((k, other)) = inputs.iter().enumerate().find(|(_, x)| x.kind() != first.kind()) {
+            return Err(Error::Type {
+                op: Self::NAME.into(),
+                expected: first.kind().name(),
+                got: other.kind().name(),
+                note: Some(format!("input {k}: every input needs input 0's element type")),
+            });
+        }
+        let axis = self.new_axis(first.shape().len() + 1)?;
+        macro_rules! gather {
+            ($variant:ident) => {
+                typed(
+                    inputs
+                        .iter()
+                        .filter_map(|x| if let AnyData::$variant(x) = x { Some(x.clone()) } else { None })
+                        .collect(),
+                    axis,
+                )
+            };
+        }
+        match first {
+            AnyData::F32(_) => gather!(F32),
+            AnyData::F64(_) => gather!(F64),
+            AnyData::C32(_) => gather!(C32),
+            AnyData::C64(_) => gather!(C64),
+        }
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "joins whole arrays"))
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], colour: bool) -> Option<Geometry> {
+        // The arrays' spatial axes stay the result's when the new axis comes before them (volumes into a series);
+        // a new axis among or after them (planes into a volume) has no spacing to give it.
+        let axis = self.new_axis(input.len() + 1).ok()?;
+        let first_spatial = *Geometry::spatial_axes(input.len(), colour).first()?;
+        // A colour image's channels leave axis −3 in the result, so no stack of them keeps one.
+        (!colour && input.len() >= 3 && axis <= first_spatial).then_some(Geometry { time_step: None, ..*geometry })
+    }
+    fn keeps_values(&self) -> bool {
+        true
+    }
+    fn planes_stay(&self) -> bool {
+        false
+    }
 }

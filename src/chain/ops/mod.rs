@@ -28,7 +28,7 @@ pub use fft::{FftArgs, FftAxesArgs, FftShiftArgs, InverseFftArgs, InverseRealFft
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
-pub use layout::{PadArgs, PermuteArgs, SliceArgs, TransposeArgs};
+pub use layout::{PadArgs, PermuteArgs, SliceArgs, StackArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
@@ -184,13 +184,13 @@ macro_rules! operations {
             pub fn name(&self) -> &'static str {
                 match self { $(Op::$variant(_) => <$args as Named>::NAME,)* }
             }
-            /// How many input arrays the operation takes.
+            /// How many input arrays the operation takes; 0 for any number from one.
             pub fn arity(&self) -> usize {
                 match self { $(Op::$variant(op) => op.arity(),)* }
             }
             /// The process computing this operation from `inputs` into a newly allocated output.
             pub fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
-                if inputs.len() != self.arity() {
+                if inputs.len() != self.arity() && !(self.arity() == 0 && !inputs.is_empty()) {
                     return Err(Error::invalid(
                         self.name(),
                         format!("takes {} input(s), got {}", self.arity(), inputs.len()),
@@ -351,6 +351,7 @@ operations! {
         Transpose(TransposeArgs),
         Permute(PermuteArgs),
         Slice(SliceArgs),
+        Stack(StackArgs),
         Pad(PadArgs),
         Matmul(MatmulArgs),
         Power(PowerArgs),

@@ -7,6 +7,7 @@
 mod copy_plan;
 mod permute;
 mod slice;
+mod stack;
 mod strided_copy;
 mod transpose;
 mod views;
@@ -15,5 +16,6 @@ pub(crate) use copy_plan::CopyPlan;
 pub use copy_plan::{CopyStrategy, TransposeTiles};
 pub use permute::Permute;
 pub use slice::{Slice, SliceAxis, SliceEntry, SliceSpec};
+pub use stack::Stack;
 pub use strided_copy::{CopyParams, StridedCopy};
 pub use transpose::{ConjugateTranspose, Transpose};
