@@ -195,3 +195,20 @@ fn stack_joins_volumes_into_a_series() {
     assert!(err.contains("axis 4 is outside the 4 axes"), "{err}");
     assert!(!never.exists());
 }
+
+#[test]
+fn reorient_equals_nibabels_closest_canonical() {
+    let dir = scratch("shape-reorient");
+    for name in ["permuted_lpi", "oblique"] {
+        let out = dir.join(format!("{name}.nii"));
+        ok(&["reorient", s(&fixture(&format!("{name}.nii"))), s(&out)]);
+        let (data, affine) = written(&out);
+        assert_eq!(data, f32s(&fixture(&format!("canonical_{name}.npy"))), "{name}");
+        assert_affine(affine, &f32s(&fixture(&format!("canonical_{name}_affine.npy"))), name);
+        assert_eq!(cliper::read_image(&out).unwrap().geometry.unwrap().axis_codes(), "RAS", "{name}");
+    }
+    // A plain array has no orientation to start from.
+    let err = fails(&["reorient", s(&fixture("a3.npy")), s(&dir.join("never.npy"))], 1);
+    assert!(err.contains("needs the input's geometry"), "{err}");
+    assert!(!dir.join("never.npy").exists());
+}

@@ -1,4 +1,4 @@
-//! Rearrangements (the layout family and numpy.pad): `transpose`, `permute`, `slice`, `stack` and `pad`. Their results hold the
+//! Rearrangements (the layout family and numpy.pad): `transpose`, `permute`, `slice`, `stack`, `reorient` and `pad`. Their results hold the
 //! input's values rearranged, so they keep an integer result's type (labels stay int32).
 
 use super::filter::spatial_offsets;
@@ -395,5 +395,162 @@ impl Operation for StackArgs {
     }
     fn planes_stay(&self) -> bool {
         false
+    }
+}
+
+/// How `reorient` rearranges the spatial axes (slice, row, column slots): result slot `s` is input slot `from[s]`,
+/// read backwards where `flip[s]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Orientation {
+    /// The input slot each result slot takes.
+    pub from: [usize; 3],
+    /// Whether that slot is read backwards.
+    pub flip: [bool; 3],
+}
+
+impl Orientation {
+    /// nibabel's `io_orientation` and `as_closest_canonical` on orthonormal directions: for the column, row and
+    /// slice axes in turn (nibabel's i, j, k), the world axis its direction runs closest to among those not yet
+    /// taken, and its sign; RAS+ puts world x on the column slot, y on rows, z on slices. Directions that are not
+    /// orthonormal (a sheared affine, where nibabel first takes the nearest rotation by an SVD) are refused.
+    pub fn closest_canonical(geometry: &Geometry) -> Result<Orientation> {
+        let d = geometry.direction;
+        let dot = |u: &[f64; 3], v: &[f64; 3]| u.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
+        let orthonormal = d.iter().enumerate().all(|(a, u)| {
+            d.iter().enumerate().all(|(b, v)| (dot(u, v) - if a == b { 1.0 } else { 0.0 }).abs() <= 1e-6)
+        });
+        if !orthonormal {
+            return Err(Error::invalid(
+                ReorientArgs::NAME,
+                format!("the directions {d:?} are not orthonormal (a sheared affine): not supported"),
+            ));
+        }
+        let mut taken = [false; 3];
+        let mut orientation = Orientation::default();
+        for slot in [2, 1, 0] {
+            let column = d.get(slot).copied().unwrap_or_default();
+            // The world axis (x, y, z) this axis runs closest to among those not taken, and which way.
+            let (world, value) = column
+                .iter()
+                .zip(taken)
+                .enumerate()
+                .filter(|(_, (_, t))| !t)
+                .map(|(w, (v, _))| (w, *v))
+                .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+                .unwrap_or((0, 1.0));
+            if let Some(t) = taken.get_mut(world) {
+                *t = true;
+            }
+            let result_slot = 2 - world;
+            if let (Some(from), Some(flip)) =
+                (orientation.from.get_mut(result_slot), orientation.flip.get_mut(result_slot))
+            {
+                (*from, *flip) = (slot, value < 0.0);
+            }
+        }
+        Ok(orientation)
+    }
+}
+
+/// Reorder and flip the spatial axes to the closest canonical (RAS+) orientation (nibabel's
+/// as_closest_canonical).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'reorient'")?;
+/// assert_eq!(step.name(), "reorient");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(long_about = None, after_help = "Example: cliper reorient scan.nii.gz out/ras.nii.gz")]
+#[serde(deny_unknown_fields)]
+pub struct ReorientArgs {
+    /// Resolved from the input's geometry before planning (not a parameter).
+    #[arg(skip)]
+    #[serde(skip)]
+    pub orientation: Option<Orientation>,
+}
+
+impl Named for ReorientArgs {
+    const NAME: &'static str = "reorient";
+}
+
+impl ReorientArgs {
+    /// The slice reading the input's spatial axes (the last three) in the result's order and directions.
+    fn reading(orientation: &Orientation, shape: &[usize]) -> Result<(Vec<usize>, Vec<SliceAxis>)> {
+        let rank = shape.len();
+        if rank < 3 {
+            return Err(Error::invalid(Self::NAME, format!("needs a volume, not data of shape {shape:?}")));
+        }
+        let first = rank - 3;
+        let mut order: Vec<usize> = (0..first).collect();
+        order.extend(orientation.from.iter().map(|&slot| first + slot));
+        let axes = order
+            .iter()
+            .enumerate()
+            .map(|(k, &from)| {
+                let n = shape.get(from).copied().unwrap_or(0);
+                let flip = k >= first && orientation.flip.get(k - first).copied().unwrap_or(false);
+                SliceAxis {
+                    start: if flip { n.saturating_sub(1) } else { 0 },
+                    count: n,
+                    step: if flip { -1 } else { 1 },
+                    kept: true,
+                }
+            })
+            .collect();
+        Ok((order, axes))
+    }
+}
+
+impl Operation for ReorientArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind>(x: &XData<T>, orientation: &Orientation) -> Result<Planned> {
+            let (order, axes) = ReorientArgs::reading(orientation, x.shape())?;
+            let view = x.permuted_axes(&order)?;
+            let y = XData::<T>::zeros(x.app(), &SliceSpec::output_shape(&axes))?;
+            Ok((Box::new(Slice::new(&view, &y, &axes)), T::wrap(y)))
+        }
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let orientation = self.orientation.ok_or_else(|| {
+            Error::invalid(
+                Self::NAME,
+                "needs the input's geometry (NIfTI, DICOM, NRRD, MetaImage); plain arrays have none",
+            )
+        })?;
+        dispatch!(x, x => typed(x, &orientation))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "moves elements across the image"))
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        Err(colour_refusal(Self::NAME, shape, "reorienting"))
+    }
+    fn in_voxels(&self, geometry: Option<&Geometry>, _shape: &[usize], _colour: bool) -> Result<Self> {
+        let geometry = geometry.ok_or_else(|| {
+            Error::invalid(
+                Self::NAME,
+                "needs the input's geometry (NIfTI, DICOM, NRRD, MetaImage); plain arrays have none",
+            )
+        })?;
+        Ok(ReorientArgs { orientation: Some(Orientation::closest_canonical(geometry)?) })
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
+        let orientation = Orientation::closest_canonical(geometry).ok()?;
+        let first = input.len().checked_sub(3)?;
+        // The first voxel read: the far end of each flipped input axis.
+        let mut offset = [0.0; 3];
+        let mut flipped = *geometry;
+        for (&from, &flip) in orientation.from.iter().zip(&orientation.flip) {
+            if flip {
+                *offset.get_mut(from)? = input.get(first + from)?.saturating_sub(1) as f64;
+                let d = flipped.direction.get_mut(from)?;
+                *d = d.map(|v| -v);
+            }
+        }
+        flipped.origin = geometry.position(offset);
+        Some(flipped.permuted(orientation.from))
+    }
+    fn keeps_values(&self) -> bool {
+        true
     }
 }

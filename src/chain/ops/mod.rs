@@ -28,7 +28,7 @@ pub use fft::{FftArgs, FftAxesArgs, FftShiftArgs, InverseFftArgs, InverseRealFft
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
-pub use layout::{PadArgs, PermuteArgs, SliceArgs, StackArgs, TransposeArgs};
+pub use layout::{Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
@@ -352,6 +352,7 @@ operations! {
         Permute(PermuteArgs),
         Slice(SliceArgs),
         Stack(StackArgs),
+        Reorient(ReorientArgs),
         Pad(PadArgs),
         Matmul(MatmulArgs),
         Power(PowerArgs),
