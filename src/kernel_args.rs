@@ -79,7 +79,8 @@ impl<F: KernelScalar + Copy> KernelScalar for Complex<F> {
     }
 }
 
-// OpenCL vectors of integers: ulong8 for extents and strides, int4/int16 for small signed geometry.
+// OpenCL vectors of integers: ulong8 for extents and strides, long8 for signed strides (Slice), int4/int16 for
+// small signed geometry.
 macro_rules! vector {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {}
@@ -88,4 +89,4 @@ macro_rules! vector {
         }
     )*};
 }
-vector!([u64; 8], [i32; 4], [i32; 16]);
+vector!([u64; 8], [i64; 8], [i32; 4], [i32; 16]);

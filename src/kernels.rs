@@ -18,6 +18,9 @@ pub const COMMON: &str = include_str!("../kernels/common.cl");
 /// `XData::contiguous`).
 pub(crate) const LAYOUT: &str = include_str!("../kernels/layout.cl");
 
+/// numpy basic slicing (the layout family: Slice): a gather with signed strides.
+pub(crate) const SLICE: &str = include_str!("../kernels/slice.cl");
+
 /// Matrix products (the linalg family: MatMul, MatrixPower): tiled, blocked and direct GEMM kernels, identity
 /// matrices.
 pub(crate) const LINALG: &str = include_str!("../kernels/linalg.cl");
@@ -25,6 +28,9 @@ pub(crate) const LINALG: &str = include_str!("../kernels/linalg.cl");
 /// Reductions (the reduce family: NormN, Dot): tree reductions over work-groups, a partials pass, and
 /// one-work-item-per-output lanes.
 pub(crate) const REDUCE: &str = include_str!("../kernels/reduce.cl");
+
+/// numpy's reductions of real data over any axes (Statistic): chunk states, then their merge.
+pub(crate) const REDUCE_STAT: &str = include_str!("../kernels/reduce_stat.cl");
 
 /// Direct convolutions (the filter family: Convolution, SeparableConvolution): `conv_direct`, `conv_tiled` and
 /// `conv_blocked`.

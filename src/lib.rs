@@ -117,7 +117,8 @@ pub use process::filter::{
     GradientStrategy, Pad, PadParams, PadStrategy, SeparableConvolution,
 };
 pub use process::layout::{
-    ConjugateTranspose, CopyParams, CopyStrategy, Permute, StridedCopy, Transpose, TransposeTiles,
+    ConjugateTranspose, CopyParams, CopyStrategy, Permute, Slice, SliceAxis, SliceEntry, SliceSpec, Stack, StridedCopy,
+    Transpose, TransposeTiles,
 };
 pub use process::linalg::{
     GEMM_TABLE_ENV, GemmPrecision, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatMulParams, MatOp,
@@ -136,7 +137,10 @@ pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
     Footprint, GreyMorphology, GreyOp, GreyParams, GreyStrategy, RankFilter, RankKind, RankParams, RankStrategy,
 };
-pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
+pub use process::reduce::{
+    Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy, StatKind, StatParams,
+    Statistic,
+};
 pub use process::resample::{
     InterpMode, Interpolation, MapCoordinates, PrefilterMethod, Resample, ResampleParams, ResampleStrategy,
     SplineFilter, SplineParams, SplineStrategy, Transform,

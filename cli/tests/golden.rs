@@ -71,6 +71,12 @@ const RUNS: &[Run] = &[
     ),
     run("transpose", "transpose $DIR/c2.npy $DIR/out/transpose.npy --conj", &["transpose.npy"]),
     run("permute", "permute $DIR/x3.npy $DIR/out/permute.npy --axes 2,0,1 --type f64", &["permute.npy"]),
+    run("ifft", "ifft $DIR/c2.npy $DIR/out/ifft.npy --axes=-1 --norm ortho", &["ifft.npy"]),
+    run("irfft", "irfft $DIR/c2.npy $DIR/out/irfft.npy --length 7", &["irfft.npy"]),
+    run("reduce", "reduce $DIR/x3.npy --operation std --axis 0,2 --ddof 1", &[]),
+    run("stack", "stack $DIR/x3.npy $DIR/x3.npy $DIR/out/stack.npy --axis=-1", &["stack.npy"]),
+    run("reorient", "reorient tests/fixtures/shape/permuted_lpi.nii $DIR/out/reorient.npy", &["reorient.npy"]),
+    run("slice", "slice $DIR/x3.npy $DIR/out/slice.npy --slice=-1:0:-2,1,::3", &["slice.npy"]),
     run("matmul", "matmul $DIR/c2.npy $DIR/cb.npy $DIR/out/matmul.npy --ha", &["matmul.npy"]),
     run(
         "matmul-tb",

@@ -505,7 +505,11 @@ fn result_origin(op: &Op, from: &[Origin], shape: &[usize], output: &[usize]) ->
     Origin {
         colour: in_colour && op.keeps_colour(shape, output),
         dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),
-        geometry: first.geometry.and_then(|g| op.geometry(&g, shape, output, in_colour)),
+        // A stack has a geometry only when every array it joins has the same one.
+        geometry: first
+            .geometry
+            .filter(|_| !matches!(op, Op::Stack(_)) || from.iter().all(|o| o.geometry == first.geometry))
+            .and_then(|g| op.geometry(&g, shape, output, in_colour)),
         scaling: first.scaling.filter(|_| image_data && from.iter().all(|o| o.scaling == first.scaling)),
         result_dtype,
     }

@@ -24,11 +24,11 @@ mod reduce;
 mod resample;
 
 pub use elementwise::{AbsArgs, ClipArgs, DisplayRange, ExpressionArgs, LogArgs, SqrtArgs, ThresholdArgs, WindowArgs};
-pub use fft::{FftArgs, FftShiftArgs, RealFftArgs};
+pub use fft::{FftArgs, FftAxesArgs, FftShiftArgs, InverseFftArgs, InverseRealFftArgs, RealFftArgs, RealFftAxesArgs};
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
-pub use layout::{PadArgs, PermuteArgs, TransposeArgs};
+pub use layout::{Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
@@ -39,7 +39,7 @@ pub use mri::{
 pub use params::{BorderArgs, FootprintArgs, InterpArgs, List, NormP, NumpyBorder, ScipyBorder, Sizes, Widths, named};
 pub use rank::{GreyMorphologyArgs, GreyStructureArgs, RankFilterArgs};
 pub use reach::Reach;
-pub use reduce::{DotArgs, NormArgs};
+pub use reduce::{DotArgs, NormArgs, ReduceArgs};
 pub use resample::{AffineTransformArgs, MapCoordinatesArgs, RotateArgs, ShiftArgs, SplineFilterArgs, ZoomArgs};
 
 pub use operation::{Inputs, Named, Operation, Planned, Shortcut, default_rank};
@@ -184,13 +184,13 @@ macro_rules! operations {
             pub fn name(&self) -> &'static str {
                 match self { $(Op::$variant(_) => <$args as Named>::NAME,)* }
             }
-            /// How many input arrays the operation takes.
+            /// How many input arrays the operation takes; 0 for any number from one.
             pub fn arity(&self) -> usize {
                 match self { $(Op::$variant(op) => op.arity(),)* }
             }
             /// The process computing this operation from `inputs` into a newly allocated output.
             pub fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
-                if inputs.len() != self.arity() {
+                if inputs.len() != self.arity() && !(self.arity() == 0 && !inputs.is_empty()) {
                     return Err(Error::invalid(
                         self.name(),
                         format!("takes {} input(s), got {}", self.arity(), inputs.len()),
@@ -350,11 +350,15 @@ operations! {
         SplineFilter(SplineFilterArgs),
         Transpose(TransposeArgs),
         Permute(PermuteArgs),
+        Slice(SliceArgs),
+        Stack(StackArgs),
+        Reorient(ReorientArgs),
         Pad(PadArgs),
         Matmul(MatmulArgs),
         Power(PowerArgs),
         Norm(NormArgs),
         Dot(DotArgs),
+        Reduce(ReduceArgs),
         Fft(FftArgs),
         RealFft(RealFftArgs),
         FftShift(FftShiftArgs),
@@ -389,6 +393,8 @@ operations! {
         morphology::BinaryDilationArgs,
         morphology::BinaryOpeningArgs,
         morphology::BinaryClosingArgs,
+        InverseFftArgs,
+        InverseRealFftArgs,
     }
 }
 

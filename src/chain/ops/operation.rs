@@ -82,7 +82,7 @@ pub trait Shortcut: Named {
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub trait Operation: Named + Clone {
-    /// How many input arrays this step takes.
+    /// How many input arrays this step takes; 0 for any number from one (`stack`'s arrays).
     fn arity(&self) -> usize {
         Self::INPUTS.names.len()
     }
