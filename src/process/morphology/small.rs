@@ -30,15 +30,13 @@ pub enum SmallTarget {
     Holes,
 }
 
-/// Which objects are small: skimage 0.26's `max_size` (at most that many elements, the default) or its deprecated
-/// `min_size` / `area_threshold` (fewer than that many).
+/// Which objects are small: skimage 0.26's `max_size` (at most that many elements). Its deprecated `min_size` and
+/// `area_threshold` are aliases of `max_size` in 0.26 (its deprecation decorator passes their value on as
+/// `max_size`, so they remove sizes up to and including it, whatever their warning says): they are `AtMost` too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SizeLimit {
     /// `max_size`: objects of at most this many elements are small.
     AtMost(u64),
-    /// `min_size` (remove_small_objects) or `area_threshold` (remove_small_holes), deprecated in 0.26: objects of
-    /// fewer than this many elements are small.
-    Below(u64),
 }
 
 impl SizeLimit {
@@ -46,7 +44,6 @@ impl SizeLimit {
     fn kept_from(self) -> u64 {
         match self {
             SizeLimit::AtMost(n) => n.saturating_add(1),
-            SizeLimit::Below(n) => n,
         }
     }
 }
@@ -316,8 +313,8 @@ fn shape_rank<T: RealElement>(a: &XData<T>) -> usize {
 /// scikit-image 0.26's remove_small_objects and remove_small_holes on real data.
 ///
 /// Objects: the connected components of the non-zero elements (or, with [`RemoveSmallParams::labelled`], the
-/// elements of each label value) of at most `max_size` elements (fewer than `min_size`, deprecated) are set to 0;
-/// every other element keeps its value. Holes: the connected components of the zero elements that small — those
+/// elements of each label value) of at most `max_size` elements are set to 0;
+/// every other element keeps its value. Holes: the connected components of the zero elements that are small — those
 /// touching the array's edge included, as skimage's — are set to 1, and every non-zero element is 1. Labelled inputs
 /// must hold non-negative whole numbers up to 2^28; their launch reads the largest label back (one wait). Labelling
 /// in float32 is exact up to 2^24 elements (as [`Label`]'s).
