@@ -112,6 +112,14 @@ impl RemoveSmallParams {
     }
 }
 
+/// The labelling of the objects: the [`Label`] process, its input (the zero elements made 1, for holes; `None`:
+/// the input itself) and its labels.
+struct Labelling<T: RealElement> {
+    label: Label<T>,
+    inverted: Option<XData<T>>,
+    labels: XData<T>,
+}
+
 /// What [`RemoveSmall`] runs: the kernels, the labelling (absent for labelled inputs) and the counts.
 struct Plan<T: RealElement> {
     invert: Kernel,
@@ -119,8 +127,8 @@ struct Plan<T: RealElement> {
     zero: Kernel,
     count: Kernel,
     keep: Kernel,
-    /// The labelling, its input (the zero elements made 1, for holes) and its labels.
-    label: Option<(Label<T>, Option<XData<T>>, XData<T>)>,
+    /// The labelling (absent for labelled inputs).
+    label: Option<Labelling<T>>,
     /// One count per label (uint in a float array).
     counts: XData<f32>,
     /// The largest label and the problems of a labelled input (uint in a float array).
@@ -155,7 +163,7 @@ impl<T: RealElement> Plan<T> {
                 let labels = XData::<T>::uninit(&app, op, &shape)?;
                 let mut label = Label::new(inverted.as_ref().unwrap_or(input), &labels, label_params);
                 label.init()?;
-                Some((label, inverted, labels))
+                Some(Labelling { label, inverted, labels })
             }
         };
         // Labels made here number at most the elements; a labelled input's largest is read at each launch.
@@ -202,7 +210,7 @@ impl<T: RealElement> Plan<T> {
             return self.enqueue_keep(&input, &sx, &extents, &sx, &sy);
         }
         let (labels, sl) = match &mut self.label {
-            Some((label, inverted, labels)) => {
+            Some(Labelling { label, inverted, labels }) => {
                 if let Some(inverted) = inverted {
                     let l = self.invert.launch().input("x", &self.input).index("x0", idx, x0);
                     indices(indices(l, idx, X_STRIDES, &sx).output("y", inverted), idx, EXTENTS, &extents)
