@@ -126,7 +126,7 @@ pub use process::linalg::{
 };
 pub use process::morphology::{
     BinaryMorphology, BinaryParams, BinaryStrategy, DistanceParams, DistanceStrategy, DistanceTransform, FillHoles,
-    Label, LabelParams, LabelStrategy, MorphologyOp,
+    Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams, SizeLimit, SmallTarget,
 };
 pub use process::mri::{
     BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,

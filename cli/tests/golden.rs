@@ -249,6 +249,16 @@ const RUNS: &[Run] = &[
         "fill-holes $DIR/m2.npy $DIR/out/fill-holes-connectivity.npy --connectivity 2",
         &["fill-holes-connectivity.npy"],
     ),
+    run(
+        "remove-small-objects",
+        "remove-small-objects $DIR/m2.npy $DIR/out/remove-small-objects.npy --max-size 3",
+        &["remove-small-objects.npy"],
+    ),
+    run(
+        "remove-small-holes",
+        "remove-small-holes $DIR/m2.npy $DIR/out/remove-small-holes.npy --max-size 3 --connectivity 2",
+        &["remove-small-holes.npy"],
+    ),
     run("distance", "distance $DIR/m2.npy $DIR/out/distance.npy --sampling 1.5,0.5", &["distance.npy"]),
     run(
         "distance-transform",

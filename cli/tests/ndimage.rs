@@ -18,3 +18,5 @@ mod rank;
 mod resample;
 #[path = "ndimage/shape.rs"]
 mod shape;
+#[path = "ndimage/segmentation.rs"]
+mod segmentation;

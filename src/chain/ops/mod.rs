@@ -32,6 +32,7 @@ pub use layout::{Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, Sta
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
+    RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
 };
 pub use mri::{
     CgSenseArgs, EspiritArgs, EspiritSettings, KSpaceArgs, L1WaveletArgs, RsosArgs, SenseArgs, TvArgs, WalshMapsArgs,
@@ -341,6 +342,8 @@ operations! {
         BinaryMorphology(BinaryMorphologyArgs),
         Label(LabelArgs),
         FillHoles(FillHolesArgs),
+        RemoveSmallObjects(RemoveSmallObjectsArgs),
+        RemoveSmallHoles(RemoveSmallHolesArgs),
         DistanceTransform(DistanceTransformArgs),
         Zoom(ZoomArgs),
         Shift(ShiftArgs),
