@@ -26,6 +26,9 @@ pub(crate) const LINALG: &str = include_str!("../kernels/linalg.cl");
 /// one-work-item-per-output lanes.
 pub(crate) const REDUCE: &str = include_str!("../kernels/reduce.cl");
 
+/// Histograms for threshold searches (the threshold family: ThresholdValue): range and binning passes.
+pub(crate) const THRESHOLD: &str = include_str!("../kernels/threshold.cl");
+
 /// Direct convolutions (the filter family: Convolution, SeparableConvolution): `conv_direct`, `conv_tiled` and
 /// `conv_blocked`.
 pub(crate) const FILTER: &str = include_str!("../kernels/filter.cl");
