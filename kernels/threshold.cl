@@ -108,3 +108,10 @@ kernel void hist_results(global const T* restrict header, global T* restrict y, 
     const uint i = get_global_id(0);
     if (i < k) y[y_off + i] = header[4 + i];
 }
+
+// y = above where x > t[0] (the threshold a search wrote), else below: `image > threshold_otsu(image)`.
+kernel void threshold_mask(global const T* restrict x, IDX x_off, IDX n, global const T* restrict t, IDX t_off,
+                           global T* restrict y, IDX y_off, T above, T below) {
+    const T threshold = t[t_off];
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) y[y_off + i] = x[x_off + i] > threshold ? above : below;
+}

@@ -16,3 +16,5 @@ mod morphology;
 mod rank;
 #[path = "ndimage/resample.rs"]
 mod resample;
+#[path = "ndimage/threshold.rs"]
+mod threshold;

@@ -5,7 +5,7 @@
 //! refusals (a NaN, too few values for the classes) and Otsu's one-value image.
 
 use crate::common::app;
-use cliper::{HistogramBins, Process, RealElement, ThresholdMethod, ThresholdParams, ThresholdValue, XData, read_npy};
+use cliper::{HistogramBins, RealElement, ThresholdMethod, ThresholdParams, ThresholdValue, XData, read_npy};
 use ndarray::ArrayD;
 use num_complex::Complex64;
 
@@ -67,7 +67,12 @@ fn thresholds_equal_scikit_image() {
                 thresholds::<f64>(&values, params)
             }
             .unwrap();
-            let reference: Vec<f64> = want[name][key].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            let reference: Vec<f64> = want[name][key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().parse::<f64>().unwrap())
+                .collect();
             if got != reference {
                 wrong.push(format!("{name} {key}: {got:?} vs skimage {reference:?}"));
             }

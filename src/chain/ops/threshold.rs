@@ -46,7 +46,7 @@ impl TryFrom<String> for MethodName {
     }
 }
 
-fn default_nbins() -> usize {
+pub(super) fn default_nbins() -> usize {
     256
 }
 
@@ -99,12 +99,12 @@ pub struct ThresholdValueArgs {
     pub integer_type: Option<Dtype>,
 }
 
-fn parse_integer_type(text: &str) -> std::result::Result<Dtype, String> {
+pub(super) fn parse_integer_type(text: &str) -> std::result::Result<Dtype, String> {
     let dtype = Dtype::parse(text).map_err(|e| e.to_string())?;
     integer_bins(dtype).map(|_| dtype).ok_or_else(|| format!("`{text}` is not u8, i8, u16 or i16"))
 }
 
-fn integer_type<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Dtype>, D::Error> {
+pub(super) fn integer_type<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Dtype>, D::Error> {
     Option::<String>::deserialize(d)?.map(|t| parse_integer_type(&t).map_err(serde::de::Error::custom)).transpose()
 }
 

@@ -359,3 +359,99 @@ fn search<C: num_traits::Float + From<f32>>(
         ThresholdMethod::MultiOtsu { classes } => multiotsu(histogram, classes),
     }
 }
+
+/// `above` where a value exceeds its image's automatic threshold ([`ThresholdValue`] with a method that gives
+/// one threshold), else `below`: scikit-image's users' `image > threshold_otsu(image)` in one process, the
+/// threshold staying on the device between the search and the comparison.
+///
+/// ```
+/// use cliper::{ClApp, Process, ThresholdMask, ThresholdMethod, ThresholdParams, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[6], &[0.0f32, 0.1, 0.2, 5.0, 5.1, 5.2])?;
+/// let y = XData::zeros(&app, &[6])?;
+/// ThresholdMask::new(&x, &y, ThresholdParams::new(ThresholdMethod::Otsu), (1.0, 0.0)).run()?;
+/// assert_eq!(y.to_vec()?, vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct ThresholdMask<T: RealElement> {
+    input: XData<T>,
+    output: XData<T>,
+    params: ThresholdParams,
+    values: (T, T),
+    plan: Prepared<MaskPlan<T>>,
+}
+
+struct MaskPlan<T: RealElement> {
+    finder: ThresholdValue<T>,
+    threshold: XData<T>,
+    kernel: Kernel,
+    index: IndexType,
+}
+
+impl<T: RealElement> ThresholdMask<T> {
+    /// Binds the process to its arrays; `values` are (above, below).
+    pub fn new(input: &XData<T>, output: &XData<T>, params: ThresholdParams, values: (T, T)) -> ThresholdMask<T> {
+        ThresholdMask { input: input.clone(), output: output.clone(), params, values, plan: Prepared::default() }
+    }
+}
+
+impl<T: RealElement> Process for ThresholdMask<T> {
+    fn name(&self) -> &str {
+        "ThresholdMask"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        if self.params.method.count() != 1 {
+            return Err(Error::invalid(
+                "ThresholdMask",
+                "a mask needs a method of one threshold (otsu, yen, triangle), not multiotsu",
+            ));
+        }
+        if self.output.shape() != self.input.shape() {
+            return Err(Error::shape("ThresholdMask", self.input.shape(), self.output.shape()));
+        }
+        if !self.output.is_contiguous() {
+            return Err(Error::invalid(
+                "ThresholdMask",
+                format!("needs a contiguous output, got strides {:?}", self.output.strides()),
+            ));
+        }
+        let threshold = XData::zeros(self.input.app(), &[1])?;
+        let mut finder = ThresholdValue::new(&self.input, &threshold, self.params);
+        finder.init()?;
+        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
+        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+        let app = self.input.app();
+        let program = app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)?;
+        let kernel = program.kernel("threshold_mask")?.owned_by("ThresholdMask");
+        self.plan.set(MaskPlan { finder, threshold, kernel, index });
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.get("ThresholdMask")?;
+        plan.finder.launch()?;
+        let idx = plan.index;
+        let n = self.input.len();
+        let groups = n.div_ceil(GROUP * 64).clamp(1, MAX_GROUPS);
+        plan.kernel
+            .launch()
+            .input("x", &self.input)
+            .index("x_off", idx, self.input.offset() as u64)
+            .index("n", idx, n as u64)
+            .input("t", &plan.threshold)
+            .index("t_off", idx, plan.threshold.offset() as u64)
+            .output("y", &self.output)
+            .index("y_off", idx, self.output.offset() as u64)
+            .scalar("above", self.values.0)
+            .scalar("below", self.values.1)
+            .global(&[groups * GROUP])
+            .local(&[GROUP])
+            .work((2 * n * std::mem::size_of::<T>()) as u64, n as u64)
+            .enqueue()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}
