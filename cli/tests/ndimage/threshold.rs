@@ -15,6 +15,11 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// Any file's values as float64 (the fixtures hold integer types `f32s` does not read).
+fn values(path: &Path) -> ndarray::ArrayD<f64> {
+    cliper::read_file(path).unwrap().to_elements::<f64>(path).unwrap()
+}
+
 fn expected() -> serde_json::Value {
     let text = std::fs::read_to_string(root().join("tests/fixtures/threshold/thresholds.json")).unwrap();
     serde_json::from_str(&text).unwrap()
@@ -68,4 +73,46 @@ fn threshold_value_of_an_image_with_a_nan_is_refused_in_one_line() {
     let stderr = fails(&["threshold-value", s(&input), "-o", s(&out)], 1);
     assert!(stderr.contains("NaN") && stderr.trim().lines().count() == 1, "{stderr}");
     assert!(!out.exists());
+}
+
+/// `image > threshold(image)`: 1 where a value exceeds the threshold, else 0.
+fn mask(values: &ndarray::ArrayD<f64>, threshold: f64) -> ndarray::ArrayD<f64> {
+    values.mapv(|v| if v > threshold { 1.0 } else { 0.0 })
+}
+
+#[test]
+fn threshold_by_method_equals_image_above_skimages_threshold_as_command_and_step() {
+    let dir = scratch("threshold-method");
+    let want = expected();
+    let threshold = |name: &str, key: &str| -> f64 { want[name][key][0].as_str().unwrap().parse().unwrap() };
+    for (name, method) in
+        [("u8_37x45", "otsu"), ("f32_37x45", "yen"), ("f64_13x17x11", "triangle"), ("i16_23x19", "otsu")]
+    {
+        let input = fixture(name);
+        let out = dir.join(format!("{name}-{method}.npy"));
+        ok(&["threshold", s(&input), s(&out), "--method", method]);
+        let expected_mask = mask(&values(&input), threshold(name, method));
+        assert_eq!(f32s(&out), expected_mask, "{name} {method}");
+    }
+    // As a pipeline step, then used by the next step (the mask times the image).
+    let pipeline = dir.join("p.toml");
+    let out = dir.join("masked.npy");
+    std::fs::write(
+        &pipeline,
+        format!(
+            "[input]\nx = \"{}\"\n\n[[step]]\nop = \"threshold\"\nmethod = \"otsu\"\nin = \"x\"\nout = \"m\"\n\n\
+             [[step]]\nop = \"expression\"\nexpr = \"a * b\"\nin = [\"m\", \"x\"]\nout = \"y\"\n\n[output]\ny = \"{}\"\n",
+            s(&fixture("u8_37x45")),
+            s(&out)
+        ),
+    )
+    .unwrap();
+    ok(&["run", s(&pipeline)]);
+    let image = values(&fixture("u8_37x45"));
+    assert_eq!(f32s(&out), &mask(&image, threshold("u8_37x45", "otsu")) * &image);
+    // A value and a method together, or multiotsu, are refused before anything runs.
+    let both = fails(&["threshold", s(&fixture("u8_37x45")), s(&out), "--method", "otsu", "--value", "3"], 1);
+    assert!(both.contains("--value") || both.contains("--method"), "{both}");
+    let multi = fails(&["threshold", s(&fixture("u8_37x45")), s(&dir.join("no.npy")), "--method", "multiotsu"], 1);
+    assert!(multi.contains("multiotsu") && !dir.join("no.npy").exists(), "{multi}");
 }
