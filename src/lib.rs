@@ -146,6 +146,7 @@ pub use process::resample::{
     SplineFilter, SplineParams, SplineStrategy, Transform,
 };
 pub use process::solve::{CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal, TvAdmm, TvParams};
+pub use process::threshold::{HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdValue};
 pub use process::wavelet::{
     BartShifts, ShapedWaveletParams, Wavelet, WaveletParams, WaveletStrategy, WaveletThreshold,
 };
@@ -181,6 +182,9 @@ pub mod prelude {
     pub use crate::process::reduce::*;
     pub use crate::process::resample::*;
     pub use crate::process::solve::*;
+    pub use crate::process::threshold::{
+        HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdValue,
+    };
     pub use crate::process::wavelet::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};
     pub use crate::{

@@ -20,3 +20,5 @@ mod resample;
 mod shape;
 #[path = "ndimage/segmentation.rs"]
 mod segmentation;
+#[path = "ndimage/threshold.rs"]
+mod threshold;

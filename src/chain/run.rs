@@ -449,6 +449,8 @@ impl Chain {
         let in_colour = from.iter().any(|o| o.colour);
         let geometry = from.first().and_then(|o| o.geometry.as_ref());
         let op = step.op.resolved(shape, in_colour, geometry).map_err(|e| self.in_step(e, i))?;
+        // Only values stored as they were read: a rescaled integer file's values are no longer integers.
+        let op = op.for_file_type(from.first().filter(|o| o.scaling.is_none()).and_then(|o| o.dtype));
         Ok((op, from))
     }
 

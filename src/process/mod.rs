@@ -24,6 +24,7 @@ pub mod rank;
 pub mod reduce;
 pub mod resample;
 pub mod solve;
+pub mod threshold;
 pub mod wavelet;
 
 pub use pipeline::{KernelTiming, Pipeline, Process, Report};

@@ -22,6 +22,7 @@ mod rank;
 mod reach;
 mod reduce;
 mod resample;
+mod threshold;
 
 pub use elementwise::{AbsArgs, ClipArgs, DisplayRange, ExpressionArgs, LogArgs, SqrtArgs, ThresholdArgs, WindowArgs};
 pub use fft::{FftArgs, FftAxesArgs, FftShiftArgs, InverseFftArgs, InverseRealFftArgs, RealFftArgs, RealFftAxesArgs};
@@ -42,6 +43,7 @@ pub use rank::{GreyMorphologyArgs, GreyStructureArgs, RankFilterArgs};
 pub use reach::Reach;
 pub use reduce::{DotArgs, NormArgs, ReduceArgs};
 pub use resample::{AffineTransformArgs, MapCoordinatesArgs, RotateArgs, ShiftArgs, SplineFilterArgs, ZoomArgs};
+pub use threshold::{MethodName, ThresholdValueArgs};
 
 pub use operation::{Inputs, Named, Operation, Planned, Shortcut, default_rank};
 
@@ -243,6 +245,11 @@ macro_rules! operations {
             pub fn in_voxels(&self, geometry: Option<&Geometry>, shape: &[usize], colour: bool) -> Result<Op> {
                 match self { $(Op::$variant(op) => op.in_voxels(geometry, shape, colour).map(Op::$variant),)* }
             }
+            /// The operation for a (first) input whose file held values of type `dtype`: `threshold-value` bins an
+            /// integer image one bin per integer, as scikit-image does; other operations are returned as they are.
+            pub fn for_file_type(&self, dtype: Option<Dtype>) -> Op {
+                match self { $(Op::$variant(op) => Op::$variant(op.for_file_type(dtype)),)* }
+            }
             /// Where the voxels of this operation's result lie, given the `geometry` of its (first) input of shape
             /// `input` and the result's shape `output` (docs/formats.md, "Geometry"): operations that keep the
             /// voxel grid keep it; `transpose` and `permute` reorder the spatial axes (a permutation that moves a
@@ -334,6 +341,7 @@ operations! {
         Expression(ExpressionArgs),
         Window(WindowArgs),
         Threshold(ThresholdArgs),
+        ThresholdValue(ThresholdValueArgs),
         Clip(ClipArgs),
         Convolve(ConvolveArgs),
         GradientMagnitude(GradientMagnitudeArgs),

@@ -104,6 +104,11 @@ pub trait Operation: Named + Clone {
     fn in_voxels(&self, _geometry: Option<&Geometry>, _shape: &[usize], _colour: bool) -> Result<Self> {
         Ok(self.clone())
     }
+    /// The operation for an input whose file held values of type `dtype` (`None`: not read from a file, or of
+    /// mixed types): a histogram bins an integer image one bin per integer, as scikit-image does.
+    fn for_file_type(&self, _dtype: Option<Dtype>) -> Self {
+        self.clone()
+    }
     /// Where the result's voxels lie, given the input's `geometry` (`Op::geometry`); by default the grid stays.
     fn geometry(&self, geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
         Some(*geometry)
