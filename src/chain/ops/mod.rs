@@ -12,6 +12,7 @@
 mod elementwise;
 mod fft;
 mod filter;
+mod fourier;
 mod layout;
 mod linalg;
 mod morphology;
@@ -28,6 +29,7 @@ pub use fft::{FftArgs, FftShiftArgs, RealFftArgs};
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
+pub use fourier::{FourierEllipsoidArgs, FourierGaussianArgs, FourierShiftArgs, FourierUniformArgs, SpectrumArgs};
 pub use layout::{PadArgs, PermuteArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
@@ -358,6 +360,10 @@ operations! {
         Fft(FftArgs),
         RealFft(RealFftArgs),
         FftShift(FftShiftArgs),
+        FourierGaussian(FourierGaussianArgs),
+        FourierUniform(FourierUniformArgs),
+        FourierEllipsoid(FourierEllipsoidArgs),
+        FourierShift(FourierShiftArgs),
         Rsos(RsosArgs),
         Sense(SenseArgs),
         CgSense(CgSenseArgs),
