@@ -57,6 +57,9 @@ pub(crate) const FFT_LINES: &str = include_str!("../kernels/fft_lines.cl");
 /// FftShift's roll.
 pub(crate) const FFT_SHIFT: &str = include_str!("../kernels/fft_shift.cl");
 
+/// The Fourier filters' element-wise products by a transfer function (the fourier family: FourierFilter).
+pub(crate) const FOURIER: &str = include_str!("../kernels/fourier.cl");
+
 /// Coil combination (the mri family: CoilSum, RSoS and the reconstructions).
 pub(crate) const MRI: &str = include_str!("../kernels/mri.cl");
 

@@ -116,6 +116,7 @@ pub use process::filter::{
     FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, GradientMagnitude, GradientParams,
     GradientStrategy, Pad, PadParams, PadStrategy, SeparableConvolution,
 };
+pub use process::fourier::{FourierFilter, FourierKind, FourierParams};
 pub use process::layout::{
     ConjugateTranspose, CopyParams, CopyStrategy, Permute, Slice, SliceAxis, SliceEntry, SliceSpec, Stack, StridedCopy,
     Transpose, TransposeTiles,
@@ -173,6 +174,7 @@ pub mod prelude {
     pub use crate::process::elementwise::*;
     pub use crate::process::fft::*;
     pub use crate::process::filter::*;
+    pub use crate::process::fourier::*;
     pub use crate::process::layout::*;
     pub use crate::process::linalg::*;
     pub use crate::process::morphology::*;

@@ -8,6 +8,8 @@ mod common;
 mod derivatives;
 #[path = "ndimage/elementwise.rs"]
 mod elementwise;
+#[path = "ndimage/fourier.rs"]
+mod fourier;
 #[path = "ndimage/label.rs"]
 mod label;
 #[path = "ndimage/morphology.rs"]

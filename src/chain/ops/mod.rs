@@ -12,6 +12,7 @@
 mod elementwise;
 mod fft;
 mod filter;
+mod fourier;
 mod layout;
 mod linalg;
 mod morphology;
@@ -29,6 +30,7 @@ pub use fft::{FftArgs, FftAxesArgs, FftShiftArgs, InverseFftArgs, InverseRealFft
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
+pub use fourier::{FourierEllipsoidArgs, FourierGaussianArgs, FourierShiftArgs, FourierUniformArgs, SpectrumArgs};
 pub use layout::{Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
@@ -373,6 +375,10 @@ operations! {
         Fft(FftArgs),
         RealFft(RealFftArgs),
         FftShift(FftShiftArgs),
+        FourierGaussian(FourierGaussianArgs),
+        FourierUniform(FourierUniformArgs),
+        FourierEllipsoid(FourierEllipsoidArgs),
+        FourierShift(FourierShiftArgs),
         Rsos(RsosArgs),
         Sense(SenseArgs),
         CgSense(CgSenseArgs),
