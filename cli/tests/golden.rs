@@ -92,6 +92,22 @@ const RUNS: &[Run] = &[
     run("fft", "fft $DIR/c2.npy $DIR/out/fft.npy --inverse --axes -1 --norm ortho", &["fft.npy"]),
     run("fft-real", "fft $DIR/x2.npy $DIR/out/fft-real.npy", &[]),
     run("rfft", "rfft $DIR/x2.npy $DIR/out/rfft.npy --axes 1,0", &["rfft.npy"]),
+    run(
+        "fourier-gaussian",
+        "fourier-gaussian $DIR/c2.npy $DIR/out/fourier-gaussian.npy --sigma 1.5",
+        &["fourier-gaussian.npy"],
+    ),
+    run(
+        "fourier-uniform",
+        "fourier-uniform $DIR/c2.npy $DIR/out/fourier-uniform.npy --size 3,2",
+        &["fourier-uniform.npy"],
+    ),
+    run(
+        "fourier-ellipsoid",
+        "fourier-ellipsoid $DIR/c2.npy $DIR/out/fourier-ellipsoid.npy --size 2",
+        &["fourier-ellipsoid.npy"],
+    ),
+    run("fourier-shift", "fourier-shift $DIR/c2.npy $DIR/out/fourier-shift.npy --shift 1,-0.5", &["fourier-shift.npy"]),
     run("fftshift", "fftshift $DIR/x3.npy $DIR/out/fftshift.npy --inverse --axes 0,2", &["fftshift.npy"]),
     run("pad", "pad $DIR/x2.npy $DIR/out/pad.npy --width 3:1,2:4 --mode reflect", &["pad.npy"]),
     run("pad-constant", "pad $DIR/x2.npy $DIR/out/pad-constant.npy --width 2 --value -7", &["pad-constant.npy"]),

@@ -97,7 +97,7 @@ impl FourierParams {
     fn per_axis(&self, shape: &[usize]) -> Result<Vec<f64>> {
         let op = self.kind.scipy_name();
         let values = match self.values.len() {
-            1 => vec![self.values[0]; shape.len()],
+            1 => self.values.iter().copied().cycle().take(shape.len()).collect(),
             n if n == shape.len() => self.values.clone(),
             n => {
                 return Err(Error::invalid(
@@ -211,12 +211,16 @@ impl<T: Element, O: Element> Process for FourierFilter<T, O> {
         let kind = self.params.kind;
         // (extent, constant, halved, input stride, output stride) of each axis longer than 1: an axis of one
         // element holds only the zero frequency, whose factor is 1 for every filter.
-        let kept: Vec<(usize, f64, bool, usize, usize)> = (0..shape.len())
-            .filter(|&k| shape[k] > 1)
-            .map(|k| {
+        let kept: Vec<(usize, f64, bool, usize, usize)> = shape
+            .iter()
+            .zip(&values)
+            .zip(x.strides().iter().zip(out.strides()))
+            .enumerate()
+            .filter(|(_, ((extent, _), _))| **extent > 1)
+            .map(|(k, ((&extent, &value), (&in_stride, &out_stride)))| {
                 let halved = self.params.real_length.filter(|_| k == self.params.axis);
-                let length = halved.unwrap_or(shape[k]) as f64;
-                (shape[k], kind.axis_constant(values[k], length), halved.is_some(), x.strides()[k], out.strides()[k])
+                let length = halved.unwrap_or(extent) as f64;
+                (extent, kind.axis_constant(value, length), halved.is_some(), in_stride, out_stride)
             })
             .collect();
         if kept.len() > MAX_AXES {
