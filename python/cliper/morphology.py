@@ -30,6 +30,17 @@ def _values(ar):
     return values
 
 
+def _checked(ar):
+    """The values, refused as scikit-image refuses them: a type other than bool or integer, negative labels."""
+    values = _values(ar)
+    if values.dtype != bool and not np.issubdtype(values.dtype, np.integer):
+        raise TypeError("Only bool or integer image types are supported. Got %s." % values.dtype)
+    if values.dtype != bool and values.size and values.min() < 0:
+        raise ValueError("Negative value labels are not supported. Try relabeling the input with "
+                         "`scipy.ndimage.label` or `skimage.morphology.label`.")
+    return values
+
+
 def _as_given(result, ar):
     """The result where the input was: a device array stays on its device."""
     return asarray(result, ar.device) if isinstance(ar, ndarray) else result
@@ -59,12 +70,7 @@ def remove_small_objects(ar, min_size=_DEPRECATED, connectivity=1, *, max_size=6
     True
     """
     max_size = _max_size("remove_small_objects", "min_size", min_size, max_size)
-    values = _values(ar)
-    if values.dtype != bool and not np.issubdtype(values.dtype, np.integer):
-        raise TypeError("Only bool or integer image types are supported. Got %s." % values.dtype)
-    if values.dtype != bool and values.size and values.min() < 0:
-        raise ValueError("Negative value labels are not supported. Try relabeling the input with "
-                         "`scipy.ndimage.label` or `skimage.morphology.label`.")
+    values = _checked(ar)
     if values.dtype != bool and values.size and values.max() == 1 and max_size > 0:
         warnings.warn("Only one label was provided to `remove_small_objects`. Did you mean to use a boolean "
                       "array?", UserWarning, stacklevel=2)
@@ -93,13 +99,8 @@ def remove_small_holes(ar, area_threshold=_DEPRECATED, connectivity=1, *, max_si
     True
     """
     max_size = _max_size("remove_small_holes", "area_threshold", area_threshold, max_size)
-    values = _values(ar)
-    if values.dtype != bool and not np.issubdtype(values.dtype, np.integer):
-        raise TypeError("Only bool or integer image types are supported. Got %s." % values.dtype)
+    values = _checked(ar)
     if values.dtype != bool:
-        if values.size and values.min() < 0:
-            raise ValueError("Negative value labels are not supported. Try relabeling the input with "
-                             "`scipy.ndimage.label` or `skimage.morphology.label`.")
         warnings.warn("Any labeled images will be returned as a boolean array. Did you mean to use a boolean "
                       "array?", UserWarning, stacklevel=2)
     mask = values.astype(bool)
