@@ -142,7 +142,9 @@ pub use process::resample::{
     SplineFilter, SplineParams, SplineStrategy, Transform,
 };
 pub use process::solve::{CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal, TvAdmm, TvParams};
-pub use process::threshold::{HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdValue};
+pub use process::threshold::{
+    HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdStrategy, ThresholdValue,
+};
 pub use process::wavelet::{
     BartShifts, ShapedWaveletParams, Wavelet, WaveletParams, WaveletStrategy, WaveletThreshold,
 };

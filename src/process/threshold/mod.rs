@@ -83,6 +83,35 @@ impl ThresholdParams {
     }
 }
 
+/// What [`ThresholdValue`] planned: the bins it counts and the work-groups of its passes over the image.
+///
+/// ```
+/// use cliper::{HistogramBins, ThresholdStrategy};
+/// let s = ThresholdStrategy { bins: HistogramBins::Integers(256), groups: 3 };
+/// assert_eq!(s.to_string(), "256 bins (one per integer) counted by 3 work-groups of 64 (global atomics); search on the host");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThresholdStrategy {
+    /// The binning.
+    pub bins: HistogramBins,
+    /// Work-groups of the range and binning passes.
+    pub groups: usize,
+}
+
+impl std::fmt::Display for ThresholdStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (n, rule) = match self.bins {
+            HistogramBins::Uniform(n) => (n, "uniform"),
+            HistogramBins::Integers(n) => (n, "one per integer"),
+        };
+        write!(
+            f,
+            "{n} bins ({rule}) counted by {} work-groups of {GROUP} (global atomics); search on the host",
+            self.groups
+        )
+    }
+}
+
 /// Work-items of a histogram work-group (`HIST_GROUP` in the kernels).
 const GROUP: usize = 64;
 /// At most this many work-groups share the range and binning passes.
@@ -142,6 +171,11 @@ impl<T: RealElement> ThresholdValue<T> {
         let output = XData::zeros(input.app(), &Self::output_shape(input.shape(), &params)?)?;
         ThresholdValue::new(input, &output, params).run()?;
         Ok(output)
+    }
+
+    /// After `init`, the bins and work-groups it planned.
+    pub fn strategy(&self) -> Option<ThresholdStrategy> {
+        self.plan.as_ref().map(|plan| ThresholdStrategy { bins: self.params.bins, groups: plan.groups })
     }
 }
 
@@ -324,7 +358,7 @@ fn thresholds<T: Element>(
         HistogramBins::Integers(_) => {
             let bins = (max - min) as usize + 1;
             let centres = (0..bins).map(|k| min + k as f64).collect();
-            search(&Histogram { counts: counts[..bins.min(counts.len())].to_vec(), centres }, params.method, first)
+            search(&Histogram { counts: counts.iter().take(bins).copied().collect(), centres }, params.method, first)
         }
         HistogramBins::Uniform(n) if double => search(&uniform(counts, min, max, n), params.method, first),
         HistogramBins::Uniform(n) => {
@@ -342,7 +376,7 @@ fn uniform<C: num_traits::Float>(counts: &[u64], min: C, max: C, n: usize) -> Hi
     let edge = |k: usize| if k == n { last } else { C::from(k).unwrap_or_else(C::zero) * step + first };
     let two = C::from(2.0).unwrap_or_else(C::one);
     Histogram {
-        counts: counts[..n.min(counts.len())].to_vec(),
+        counts: counts.iter().take(n).copied().collect(),
         centres: (0..n).map(|k| (edge(k) + edge(k + 1)) / two).collect(),
     }
 }
@@ -392,6 +426,24 @@ impl<T: RealElement> ThresholdMask<T> {
     /// Binds the process to its arrays; `values` are (above, below).
     pub fn new(input: &XData<T>, output: &XData<T>, params: ThresholdParams, values: (T, T)) -> ThresholdMask<T> {
         ThresholdMask { input: input.clone(), output: output.clone(), params, values, plan: Prepared::default() }
+    }
+
+    /// The output's shape: the input's.
+    pub fn output_shape(input: &[usize], params: &ThresholdParams) -> Result<Vec<usize>> {
+        check_params(params)?;
+        Ok(input.to_vec())
+    }
+
+    /// The mask of `input` (`values` = (above, below)) in a new array.
+    pub fn apply(input: &XData<T>, params: ThresholdParams, values: (T, T)) -> Result<XData<T>> {
+        let output = XData::zeros(input.app(), &Self::output_shape(input.shape(), &params)?)?;
+        ThresholdMask::new(input, &output, params, values).run()?;
+        Ok(output)
+    }
+
+    /// After `init`, its search's plan.
+    pub fn strategy(&self) -> Option<ThresholdStrategy> {
+        self.plan.as_ref().and_then(|plan| plan.finder.strategy())
     }
 }
 

@@ -69,13 +69,14 @@ pub fn otsu<C: Float + From<f32>>(histogram: &Histogram<C>) -> Result<C> {
     let mean1: Vec<C> = cumsum(moments.iter().copied()).iter().zip(&weight1).map(|(&m, &w)| m / w.into()).collect();
     let mean2: Vec<C> =
         cumsum_from_end(&moments).iter().zip(&weight2).map(|(&m, &w)| m / <C as From<f32>>::from(w)).collect();
-    let n = counts.len();
     // weight1 · weight2 is a float32 product, rounded before the float-C square of the means' difference.
-    let variance: Vec<C> = (0..n.saturating_sub(1))
-        .map(|k| {
-            let weights = weight1[k] * weight2[k + 1];
-            let d = mean1[k] - mean2[k + 1];
-            <C as From<f32>>::from(weights) * (d * d)
+    let variance: Vec<C> = weight1
+        .iter()
+        .zip(weight2.iter().skip(1))
+        .zip(mean1.iter().zip(mean2.iter().skip(1)))
+        .map(|((&w1, &w2), (&m1, &m2))| {
+            let d = m1 - m2;
+            <C as From<f32>>::from(w1 * w2) * (d * d)
         })
         .collect();
     let k = argmax(&variance).ok_or_else(|| Error::invalid("threshold-value", "Otsu needs two bins or more"))?;
@@ -92,10 +93,13 @@ pub fn yen<C: Float>(histogram: &Histogram<C>) -> Result<C> {
     let p1 = cumsum(pmf.iter().copied());
     let p1_sq = cumsum(pmf.iter().map(|&p| p * p));
     let p2_sq = cumsum_from_end(&pmf.iter().map(|&p| p * p).collect::<Vec<f32>>());
-    let crit: Vec<f32> = (0..pmf.len() - 1)
-        .map(|k| {
-            let spread = p1[k] * (1.0 - p1[k]);
-            ((1.0 / (p1_sq[k] * p2_sq[k + 1])) * (spread * spread)).ln()
+    let crit: Vec<f32> = p1
+        .iter()
+        .zip(&p1_sq)
+        .zip(p2_sq.iter().skip(1))
+        .map(|((&p, &sq1), &sq2)| {
+            let spread = p * (1.0 - p);
+            ((1.0 / (sq1 * sq2)) * (spread * spread)).ln()
         })
         .collect();
     let k = argmax(&crit).ok_or_else(|| Error::invalid("threshold-value", "Yen needs two bins or more"))?;
@@ -114,7 +118,7 @@ pub fn triangle<C: Float>(histogram: &Histogram<C>, first: C) -> Result<C> {
     if low == high {
         return Ok(first);
     }
-    let peak_height = counts[peak_at];
+    let peak_height = counts.get(peak_at).copied().ok_or_else(refuse)?;
     // The longer side of the peak is searched; scikit-image flips the histogram so that it lies on the left.
     let flip = (peak_at as i64 - low as i64) < (high as i64 - peak_at as i64);
     let (hist, low, peak_at): (Vec<u64>, usize, usize) = if flip {
@@ -127,7 +131,8 @@ pub fn triangle<C: Float>(histogram: &Histogram<C>, first: C) -> Result<C> {
     let norm = ((peak_height as u128).pow(2) + (width as u128).pow(2)) as f64;
     let norm = norm.sqrt();
     let (height, width_n) = (peak_height as f64 / norm, width as f64 / norm);
-    let length: Vec<f64> = (0..width).map(|x| height * x as f64 - width_n * hist[x + low] as f64).collect();
+    let length: Vec<f64> =
+        hist.iter().skip(low).take(width).enumerate().map(|(x, &h)| height * x as f64 - width_n * h as f64).collect();
     let level = argmax(&length).ok_or_else(refuse)? + low;
     centre_of(histogram, if flip { nbins - level - 1 } else { level }, "threshold-value")
 }
@@ -152,8 +157,11 @@ pub fn multiotsu<C: Float>(histogram: &Histogram<C>, classes: usize) -> Result<V
             ),
         ));
     }
-    let indices =
-        if nonzero.len() == classes { nonzero[..classes - 1].to_vec() } else { best_class_bounds(&prob, classes - 1) };
+    let indices = if nonzero.len() == classes {
+        nonzero.iter().take(classes - 1).copied().collect()
+    } else {
+        best_class_bounds(&prob, classes - 1)
+    };
     indices.iter().map(|&k| centre_of(histogram, k, "threshold-value")).collect()
 }
 
@@ -167,29 +175,33 @@ struct BetweenClasses {
 impl BetweenClasses {
     fn new(prob: &[f32]) -> BetweenClasses {
         let nbins = prob.len();
-        let (mut zeroth, mut first) = (vec![0f32; nbins], vec![0f32; nbins]);
+        // P and S: running sums of the probabilities and of k times them, in float32 as scikit-image's loop.
+        let (mut zeroth, mut first) = (Vec::with_capacity(nbins), Vec::with_capacity(nbins));
         let (mut p, mut s) = (0f32, 0f32);
         for (k, &pk) in prob.iter().enumerate() {
             p = if k == 0 { pk } else { p + pk };
             s = if k == 0 { pk } else { s + k as f32 * pk };
-            zeroth[k] = p;
-            first[k] = s;
+            zeroth.push(p);
+            first.push(s);
         }
         let mut table = vec![0f32; nbins * (nbins + 1) / 2];
-        for j in 1..nbins {
-            if zeroth[j] > 0.0 {
-                table[j] = first[j] * first[j] / zeroth[j];
+        // Row 0 (classes from bin 0): S(j)² / P(j), except H(0, 0).
+        for ((slot, &p), &s) in table.iter_mut().zip(&zeroth).zip(&first).skip(1) {
+            if p > 0.0 {
+                *slot = s * s / p;
             }
         }
-        let mut at = nbins;
-        for i in 1..nbins {
-            for j in i..nbins {
-                let p = zeroth[j] - zeroth[i - 1];
-                if p > 0.0 {
-                    let s = first[j] - first[i - 1];
-                    table[at] = s * s / p;
+        // Row i ≥ 1, stored after the rows before it: classes from bin i to each j ≥ i.
+        let mut rows = table.iter_mut().skip(nbins);
+        for (i, (&p_before, &s_before)) in zeroth.iter().zip(&first).enumerate().take(nbins.saturating_sub(1)) {
+            for (&pj, &sj) in zeroth.iter().zip(&first).skip(i + 1) {
+                let p = pj - p_before;
+                if let Some(slot) = rows.next()
+                    && p > 0.0
+                {
+                    let s = sj - s_before;
+                    *slot = s * s / p;
                 }
-                at += 1;
             }
         }
         BetweenClasses { nbins, table }
@@ -224,14 +236,19 @@ fn search(
     let count = current.len();
     if which < count {
         for k in from..nbins - count + which {
-            current[which] = k;
+            if let Some(slot) = current.get_mut(which) {
+                *slot = k;
+            }
             search(table, nbins, k + 1, which + 1, current, best, sigma_max);
         }
         return;
     }
-    let mut sigma = table.get(0, current[0]) + table.get(current[count - 1] + 1, nbins - 1);
-    for k in 0..count - 1 {
-        sigma += table.get(current[k] + 1, current[k + 1]);
+    let (Some(&lowest), Some(&highest)) = (current.first(), current.last()) else { return };
+    let mut sigma = table.get(0, lowest) + table.get(highest + 1, nbins - 1);
+    for pair in current.windows(2) {
+        if let [a, b] = pair {
+            sigma += table.get(a + 1, *b);
+        }
     }
     if sigma > *sigma_max {
         *sigma_max = sigma;
