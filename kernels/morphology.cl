@@ -218,3 +218,73 @@ kernel void label_write(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, ID
     }
     y[y0 + cw * ysw + cz * ysz + cy * ysy + cx * ysx] = v;
 }
+
+// Small objects and holes (RemoveSmall, skimage's remove_small_objects / remove_small_holes): the labels `l` of the
+// objects (of the input's non-zero elements, of its zero elements for holes, or the input itself when it is
+// labelled) are counted into `counts` with atomics, then each element of a label counted fewer than `limit` times
+// is removed (objects) or filled (holes). All arrays are walked as [nw, nz, ny, nx] with strides.
+
+// For holes, the elements to label: 1 where the input is zero.
+kernel void small_invert(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX xsx, global T *y, IDX nw, IDX nz,
+                         IDX ny, IDX nx) {
+    const IDX g = get_global_id(0);
+    if (g >= nw * nz * ny * nx) return;
+    const IDX cx = g % nx, cy = (g / nx) % ny, cz = (g / nx / ny) % nz, cw = g / nx / ny / nz;
+    y[g] = x[x0 + cw * xsw + cz * xsz + cy * xsy + cx * xsx] == (T)0 ? (T)1 : (T)0;
+}
+
+// For labelled inputs, what skimage's bincount needs: found[0] the largest label (atomic maximum), found[1] bit 1
+// a negative label, bit 2 a label that is not a whole number (or NaN), bit 4 a label above `most`.
+kernel void small_check(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX xsx, IDX nw, IDX nz, IDX ny,
+                        IDX nx, uint most, global uint *found) {
+    const IDX g = get_global_id(0);
+    if (g >= nw * nz * ny * nx) return;
+    const IDX cx = g % nx, cy = (g / nx) % ny, cz = (g / nx / ny) % nz, cw = g / nx / ny / nz;
+    const T v = x[x0 + cw * xsw + cz * xsz + cy * xsy + cx * xsx];
+    uint flags = 0;
+    if (v < (T)0) flags |= 1;
+    if (!(v == floor(v))) flags |= 2;
+    if (v > (T)most) flags |= 4;
+    if (flags) {
+        atomic_or((volatile global uint *)&found[1], flags);
+    } else if (v > (T)0) {
+        atomic_max((volatile global uint *)&found[0], (uint)v);
+    }
+}
+
+// Every count to zero (the count buffer is reused between launches).
+kernel void small_zero(global uint *counts, IDX n) {
+    const IDX g = get_global_id(0);
+    if (g < n) counts[g] = 0;
+}
+
+// The elements of each label; the background (0) is not counted.
+kernel void small_count(global const T *l, IDX l0, IDX lsw, IDX lsz, IDX lsy, IDX lsx, IDX nw, IDX nz, IDX ny, IDX nx,
+                        global uint *counts) {
+    const IDX g = get_global_id(0);
+    if (g >= nw * nz * ny * nx) return;
+    const IDX cx = g % nx, cy = (g / nx) % ny, cz = (g / nx / ny) % nz, cw = g / nx / ny / nz;
+    const uint label = (uint)l[l0 + cw * lsw + cz * lsz + cy * lsy + cx * lsx];
+    if (label != 0) atomic_inc((volatile global uint *)&counts[label]);
+}
+
+// The output: objects — the input, 0 where its label has fewer than `limit` elements; holes — 1 where the input is
+// non-zero or its zero region has fewer than `limit` elements, else 0.
+kernel void small_keep(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX xsx, global const T *l, IDX l0,
+                       IDX lsw, IDX lsz, IDX lsy, IDX lsx, global T *y, IDX y0, IDX ysw, IDX ysz, IDX ysy, IDX ysx,
+                       IDX nw, IDX nz, IDX ny, IDX nx, global const uint *counts, ulong limit, int holes) {
+    const IDX g = get_global_id(0);
+    if (g >= nw * nz * ny * nx) return;
+    const IDX cx = g % nx, cy = (g / nx) % ny, cz = (g / nx / ny) % nz, cw = g / nx / ny / nz;
+    const T v = x[x0 + cw * xsw + cz * xsz + cy * xsy + cx * xsx];
+    const uint label = (uint)l[l0 + cw * lsw + cz * lsz + cy * lsy + cx * lsx];
+    // limit 1 (skimage's max_size = 0) removes nothing and reads no counts: the labels may be any values then.
+    const bool small = limit > 1 && label != 0 && (ulong)counts[label] < limit;
+    T out;
+    if (holes) {
+        out = (v != (T)0 || small) ? (T)1 : (T)0;
+    } else {
+        out = small ? (T)0 : v;
+    }
+    y[y0 + cw * ysw + cz * ysz + cy * ysy + cx * ysx] = out;
+}

@@ -46,7 +46,8 @@ mod sealed {
 }
 
 /// Values that can be passed by value to a kernel: integers, floats, complex numbers, `[u64; 8]` for an
-/// OpenCL `ulong8` (how cliper passes up to eight extents or strides in one argument), and `[i32; 4]` /
+/// OpenCL `ulong8` (how cliper passes up to eight extents or strides in one argument), `[f64; 8]` for a `double8`
+/// (a constant per axis), and `[i32; 4]` /
 /// `[i32; 16]` for `int4` / `int16`.
 ///
 /// ```
@@ -79,7 +80,8 @@ impl<F: KernelScalar + Copy> KernelScalar for Complex<F> {
     }
 }
 
-// OpenCL vectors of integers: ulong8 for extents and strides, int4/int16 for small signed geometry.
+// OpenCL vectors of integers: ulong8 for extents and strides, long8 for signed strides (Slice), int4/int16 for
+// small signed geometry.
 macro_rules! vector {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {}
@@ -88,4 +90,4 @@ macro_rules! vector {
         }
     )*};
 }
-vector!([u64; 8], [i32; 4], [i32; 16]);
+vector!([u64; 8], [i64; 8], [f64; 8], [i32; 4], [i32; 16]);

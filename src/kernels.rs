@@ -18,6 +18,9 @@ pub const COMMON: &str = include_str!("../kernels/common.cl");
 /// `XData::contiguous`).
 pub(crate) const LAYOUT: &str = include_str!("../kernels/layout.cl");
 
+/// numpy basic slicing (the layout family: Slice): a gather with signed strides.
+pub(crate) const SLICE: &str = include_str!("../kernels/slice.cl");
+
 /// Matrix products (the linalg family: MatMul, MatrixPower): tiled, blocked and direct GEMM kernels, identity
 /// matrices.
 pub(crate) const LINALG: &str = include_str!("../kernels/linalg.cl");
@@ -25,6 +28,12 @@ pub(crate) const LINALG: &str = include_str!("../kernels/linalg.cl");
 /// Reductions (the reduce family: NormN, Dot): tree reductions over work-groups, a partials pass, and
 /// one-work-item-per-output lanes.
 pub(crate) const REDUCE: &str = include_str!("../kernels/reduce.cl");
+
+/// numpy's reductions of real data over any axes (Statistic): chunk states, then their merge.
+pub(crate) const REDUCE_STAT: &str = include_str!("../kernels/reduce_stat.cl");
+
+/// Histograms for threshold searches (the threshold family: ThresholdValue): range and binning passes.
+pub(crate) const THRESHOLD: &str = include_str!("../kernels/threshold.cl");
 
 /// Direct convolutions (the filter family: Convolution, SeparableConvolution): `conv_direct`, `conv_tiled` and
 /// `conv_blocked`.
@@ -47,6 +56,9 @@ pub(crate) const FFT_LINES: &str = include_str!("../kernels/fft_lines.cl");
 
 /// FftShift's roll.
 pub(crate) const FFT_SHIFT: &str = include_str!("../kernels/fft_shift.cl");
+
+/// The Fourier filters' element-wise products by a transfer function (the fourier family: FourierFilter).
+pub(crate) const FOURIER: &str = include_str!("../kernels/fourier.cl");
 
 /// Coil combination (the mri family: CoilSum, RSoS and the reconstructions).
 pub(crate) const MRI: &str = include_str!("../kernels/mri.cl");

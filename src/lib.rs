@@ -116,8 +116,10 @@ pub use process::filter::{
     FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, FilterElement, GradientMagnitude, GradientParams,
     GradientStrategy, Pad, PadParams, PadStrategy, SeparableConvolution,
 };
+pub use process::fourier::{FourierFilter, FourierKind, FourierParams};
 pub use process::layout::{
-    ConjugateTranspose, CopyParams, CopyStrategy, Permute, StridedCopy, Transpose, TransposeTiles,
+    ConjugateTranspose, CopyParams, CopyStrategy, Permute, Slice, SliceAxis, SliceEntry, SliceSpec, Stack, StridedCopy,
+    Transpose, TransposeTiles,
 };
 pub use process::linalg::{
     GEMM_TABLE_ENV, GemmPrecision, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatMulParams, MatOp,
@@ -125,7 +127,7 @@ pub use process::linalg::{
 };
 pub use process::morphology::{
     BinaryMorphology, BinaryParams, BinaryStrategy, DistanceParams, DistanceStrategy, DistanceTransform, FillHoles,
-    Label, LabelParams, LabelStrategy, MorphologyOp,
+    Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams, SizeLimit, SmallTarget,
 };
 pub use process::mri::{
     BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,
@@ -136,12 +138,18 @@ pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
     Footprint, GreyMorphology, GreyOp, GreyParams, GreyStrategy, RankFilter, RankKind, RankParams, RankStrategy,
 };
-pub use process::reduce::{Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy};
+pub use process::reduce::{
+    Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy, StatKind, StatParams,
+    Statistic,
+};
 pub use process::resample::{
     InterpMode, Interpolation, MapCoordinates, PrefilterMethod, Resample, ResampleParams, ResampleStrategy,
     SplineFilter, SplineParams, SplineStrategy, Transform,
 };
 pub use process::solve::{CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal, TvAdmm, TvParams};
+pub use process::threshold::{
+    HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdStrategy, ThresholdValue,
+};
 pub use process::wavelet::{
     BartShifts, ShapedWaveletParams, Wavelet, WaveletParams, WaveletStrategy, WaveletThreshold,
 };
@@ -168,6 +176,7 @@ pub mod prelude {
     pub use crate::process::elementwise::*;
     pub use crate::process::fft::*;
     pub use crate::process::filter::*;
+    pub use crate::process::fourier::*;
     pub use crate::process::layout::*;
     pub use crate::process::linalg::*;
     pub use crate::process::morphology::*;
@@ -177,6 +186,9 @@ pub mod prelude {
     pub use crate::process::reduce::*;
     pub use crate::process::resample::*;
     pub use crate::process::solve::*;
+    pub use crate::process::threshold::{
+        HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdValue,
+    };
     pub use crate::process::wavelet::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};
     pub use crate::{

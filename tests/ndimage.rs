@@ -8,6 +8,8 @@ mod common;
 mod derivatives;
 #[path = "ndimage/elementwise.rs"]
 mod elementwise;
+#[path = "ndimage/fourier.rs"]
+mod fourier;
 #[path = "ndimage/label.rs"]
 mod label;
 #[path = "ndimage/morphology.rs"]
@@ -16,3 +18,9 @@ mod morphology;
 mod rank;
 #[path = "ndimage/resample.rs"]
 mod resample;
+#[path = "ndimage/segmentation.rs"]
+mod segmentation;
+#[path = "ndimage/shape.rs"]
+mod shape;
+#[path = "ndimage/threshold.rs"]
+mod threshold;

@@ -73,7 +73,8 @@ pub fn run(ctx: &mut Context, definition: &Definition, matches: &ArgMatches) -> 
         true => files.pop(),
         false => matches.get_one::<String>(OUTPUT_ID).cloned(),
     };
-    if op.arity() != files.len() {
+    let any_number = op.arity() == 0 && !files.is_empty();
+    if op.arity() != files.len() && !any_number {
         return Err(cliper::Error::invalid(
             op.name(),
             format!(

@@ -16,3 +16,9 @@ mod morphology;
 mod rank;
 #[path = "ndimage/resample.rs"]
 mod resample;
+#[path = "ndimage/segmentation.rs"]
+mod segmentation;
+#[path = "ndimage/shape.rs"]
+mod shape;
+#[path = "ndimage/threshold.rs"]
+mod threshold;

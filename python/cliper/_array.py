@@ -14,6 +14,22 @@ from . import _cliper
 _current_device = contextvars.ContextVar("cliper_device", default=None)
 
 
+def _index_text(key):
+    """A numpy basic index as cliper's ``slice`` text (``1, ::-2, ...``); IndexError for what basic indexing is
+    not."""
+    parts = []
+    for k in key if isinstance(key, tuple) else (key,):
+        if k is Ellipsis:
+            parts.append("...")
+        elif isinstance(k, slice):
+            parts.append(":".join("" if v is None else str(int(v)) for v in (k.start, k.stop, k.step)))
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            parts.append(str(int(k)))
+        else:
+            raise IndexError(f"cliper.ndarray takes basic indexing (integers, slices, ...), not {type(k).__name__}")
+    return ",".join(parts) or "..."
+
+
 def devices():
     """Every OpenCL device, as dicts (``id``, ``name``, ``platform``, ``kind``, ``memory``, ``compute_units``,
     ``double``, ``default``).
@@ -248,4 +264,69 @@ class ndarray:
     def T(self):
         """The axes reversed (numpy's ``.T``), on the device."""
         return ndarray(_cliper.apply("permute", [self._handle], {"axes": list(range(self.ndim))[::-1]}))
+
+    def __getitem__(self, key):
+        """numpy's basic indexing (integers, slices with any step, ``...``) as a copy on the device — numpy gives a
+        view, cliper a new array (cliper's ``slice`` operation). Other keys (arrays, masks, ``None``) raise
+        IndexError.
+
+        >>> import numpy as np, cliper
+        >>> x = np.arange(24.0).reshape(2, 3, 4)
+        >>> bool((cliper.asarray(x)[1, ::-2, 1:3].get() == x[1, ::-2, 1:3]).all())
+        True
+        """
+        try:
+            return ndarray(_cliper.apply("slice", [self._handle], {"slice": _index_text(key)}))
+        except ValueError as e:
+            if "out of bounds" in str(e):
+                raise IndexError(str(e)) from None
+            raise
+
+    def _reduce(self, operation, axis, keepdims, ddof=0):
+        axes = None if axis is None else [int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+        params = {"operation": operation, "axis": axes, "keepdims": bool(keepdims), "ddof": float(ddof)}
+        return ndarray(_cliper.apply("reduce", [self._handle], params))
+
+    def sum(self, axis=None, keepdims=False):
+        """numpy's ``sum`` over ``axis`` (an int, a tuple, or every axis), on the device (real data)."""
+        return self._reduce("sum", axis, keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        """numpy's ``prod``, on the device."""
+        return self._reduce("prod", axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        """numpy's ``min`` (NaN when any element is NaN), on the device."""
+        return self._reduce("min", axis, keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        """numpy's ``max`` (NaN when any element is NaN), on the device."""
+        return self._reduce("max", axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        """numpy's ``mean``, on the device.
+
+        >>> import numpy as np, cliper
+        >>> x = np.arange(12.0).reshape(3, 4)
+        >>> cliper.asarray(x).mean(axis=0).get().tolist()
+        [4.0, 5.0, 6.0, 7.0]
+        """
+        return self._reduce("mean", axis, keepdims)
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        """numpy's ``var`` with ``ddof``, on the device."""
+        return self._reduce("var", axis, keepdims, ddof)
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        """numpy's ``std`` with ``ddof``, on the device."""
+        return self._reduce("std", axis, keepdims, ddof)
+
+    def argmax(self, axis=None, keepdims=False):
+        """numpy's ``argmax`` (the first maximum; the first NaN if any) as a numpy int64 array — a device holds no
+        integers, so the indices come back to the host in numpy's type."""
+        return self._reduce("argmax", axis, keepdims).get().astype(np.int64)
+
+    def argmin(self, axis=None, keepdims=False):
+        """numpy's ``argmin`` as a numpy int64 array (see ``argmax``)."""
+        return self._reduce("argmin", axis, keepdims).get().astype(np.int64)
 

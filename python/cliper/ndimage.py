@@ -28,6 +28,7 @@ import numpy as np
 
 from ._array import asarray, device_dtype, ndarray
 from ._ops import run
+from ._fourier import fourier_ellipsoid, fourier_gaussian, fourier_shift, fourier_uniform
 
 __all__ = [
     "affine_transform",
@@ -42,6 +43,10 @@ __all__ = [
     "correlate",
     "correlate1d",
     "distance_transform_edt",
+    "fourier_ellipsoid",
+    "fourier_gaussian",
+    "fourier_shift",
+    "fourier_uniform",
     "gaussian_filter",
     "gaussian_filter1d",
     "gaussian_gradient_magnitude",

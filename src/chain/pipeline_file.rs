@@ -198,7 +198,8 @@ impl Chain {
                     ));
                 }
             }
-            if step.inputs.len() != step.op.arity() {
+            let any_number = step.op.arity() == 0 && !step.inputs.is_empty();
+            if step.inputs.len() != step.op.arity() && !any_number {
                 return Err(format!(
                     "step {} ({}) takes {} input(s), `in` names {}",
                     i + 1,

@@ -449,6 +449,8 @@ impl Chain {
         let in_colour = from.iter().any(|o| o.colour);
         let geometry = from.first().and_then(|o| o.geometry.as_ref());
         let op = step.op.resolved(shape, in_colour, geometry).map_err(|e| self.in_step(e, i))?;
+        // Only values stored as they were read: a rescaled integer file's values are no longer integers.
+        let op = op.for_file_type(from.first().filter(|o| o.scaling.is_none()).and_then(|o| o.dtype));
         Ok((op, from))
     }
 
@@ -505,7 +507,11 @@ fn result_origin(op: &Op, from: &[Origin], shape: &[usize], output: &[usize]) ->
     Origin {
         colour: in_colour && op.keeps_colour(shape, output),
         dtype: first.dtype.filter(|_| image_data && from.iter().all(|o| o.dtype == first.dtype)),
-        geometry: first.geometry.and_then(|g| op.geometry(&g, shape, output, in_colour)),
+        // A stack has a geometry only when every array it joins has the same one.
+        geometry: first
+            .geometry
+            .filter(|_| !matches!(op, Op::Stack(_)) || from.iter().all(|o| o.geometry == first.geometry))
+            .and_then(|g| op.geometry(&g, shape, output, in_colour)),
         scaling: first.scaling.filter(|_| image_data && from.iter().all(|o| o.scaling == first.scaling)),
         result_dtype,
     }

@@ -47,6 +47,14 @@ macro_rules! integer_from_f64 {
 }
 integer_from_f64!(u8, i8, u16, i16, u32, i32);
 
+impl FromF64Exact for i64 {
+    fn from_exact(v: f64) -> Option<i64> {
+        // i64::MAX as f64 rounds up to 2^63, which i64 does not hold: the upper bound is strict.
+        const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+        (v.fract() == 0.0 && (-LIMIT..LIMIT).contains(&v)).then_some(v as i64)
+    }
+}
+
 impl FromF64Exact for f32 {
     fn from_exact(v: f64) -> Option<f32> {
         let single = v as f32;
@@ -114,6 +122,7 @@ pub(crate) fn cast_exact(array: &HostArray, dtype: Dtype, round: bool) -> Option
         Dtype::I16 => to!(i16, I16),
         Dtype::U32 => to!(u32, U32),
         Dtype::I32 => to!(i32, I32),
+        Dtype::I64 => to!(i64, I64),
         Dtype::F32 => to!(f32, F32),
         Dtype::F64 => to!(f64, F64),
         _ => None,

@@ -1,9 +1,12 @@
 //! Element-wise operations (the elementwise family): expressions, display windows, thresholds, clipping, and the
 //! one-function shortcuts `abs`, `sqrt`, `log`. Back-to-back element-wise steps run as one kernel.
 
+use super::operation::real_only;
 use super::operation::{Inputs, Named, Operation, Planned, Shortcut};
 use super::params::one;
 use super::reach::Reach;
+use super::reach::whole;
+use super::threshold::{MethodName, ThresholdValueArgs, default_nbins, integer_type, parse_integer_type};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind};
 use crate::prelude::*;
@@ -149,20 +152,35 @@ impl Operation for WindowArgs {
     }
 }
 
-/// VALUE threshold: ABOVE (1) where a value exceeds it, else BELOW (0).
+/// VALUE threshold: ABOVE (1) where a value exceeds it, else BELOW (0); or the image's own threshold by a METHOD.
 ///
 /// ```
 /// let step: cliper::chain::Op = toml::from_str("op = 'threshold'\nvalue = 1")?;
 /// assert_eq!(step.name(), "threshold");
+/// let otsu: cliper::chain::Op = toml::from_str("op = 'threshold'\nmethod = 'otsu'")?;
+/// assert!(otsu.expr().is_none()); // found from the whole image, so it does not fuse
 /// # Ok::<(), toml::de::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(long_about = None, after_help = "Example: cliper threshold data/ct_series out/bone.nii.gz --value 300")]
+#[command(
+    long_about = None,
+    after_help = "Examples:\n  cliper threshold data/ct_series out/bone.nii.gz --value 300\n  cliper threshold data/phantom_256.png out/mask.png --method otsu   (image > threshold_otsu(image))\n\nWith --method the threshold is scikit-image's of the whole image, as `threshold-value` finds it (its bins: \
+    --nbins for float data, one per integer for 8- and 16-bit integer files)."
+)]
 #[serde(deny_unknown_fields)]
 pub struct ThresholdArgs {
     /// The threshold.
-    #[arg(long, allow_negative_numbers = true)]
-    pub value: f64,
+    #[arg(long, allow_negative_numbers = true, required_unless_present = "method", conflicts_with = "method")]
+    #[serde(default)]
+    pub value: Option<f64>,
+    /// Or the method that finds it from the image (scikit-image's): otsu, yen or triangle.
+    #[arg(long)]
+    #[serde(default)]
+    pub method: Option<MethodName>,
+    /// With --method: the number of histogram bins of float data.
+    #[arg(long, default_value_t = 256)]
+    #[serde(default = "default_nbins")]
+    pub nbins: usize,
     /// The result above the threshold.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     #[serde(default = "one")]
@@ -171,24 +189,78 @@ pub struct ThresholdArgs {
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     #[serde(default)]
     pub below: f64,
+    /// With --method: the integer type the values were read as (u8, i8, u16, i16), one bin per integer; filled
+    /// from the input file's type.
+    #[arg(long, value_parser = parse_integer_type)]
+    #[serde(default, deserialize_with = "integer_type")]
+    pub integer_type: Option<Dtype>,
+}
+
+impl ThresholdArgs {
+    /// The search that finds the threshold, for a step with a method.
+    fn finder(&self) -> Option<ThresholdValueArgs> {
+        self.method.map(|method| ThresholdValueArgs {
+            method,
+            nbins: self.nbins,
+            classes: 3,
+            integer_type: self.integer_type,
+        })
+    }
 }
 
 impl Named for ThresholdArgs {
     const NAME: &'static str = "threshold";
+    fn check(&self) -> Result<()> {
+        match (self.value, self.method) {
+            (Some(_), Some(_)) | (None, None) => {
+                Err(Error::invalid(Self::NAME, "give either a value or a method (otsu, yen, triangle), one of them"))
+            }
+            (None, Some(MethodName::Multiotsu)) => Err(Error::invalid(
+                Self::NAME,
+                "multiotsu gives several thresholds: a two-valued mask takes otsu, yen or triangle",
+            )),
+            _ => self.finder().map_or(Ok(()), |f| f.check()),
+        }
+    }
 }
 
 impl Operation for ThresholdArgs {
     fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
-        plan_expr(Self::NAME, inputs, self.expr())
+        fn typed<T: Kind + RealElement>(x: &XData<T>, params: ThresholdParams, values: (f64, f64)) -> Result<Planned> {
+            let y = XData::<T>::zeros(x.app(), x.shape())?;
+            let real = |v: f64| T::from_c64(Complex64::new(v, 0.0));
+            let process = ThresholdMask::new(x, &y, params, (real(values.0), real(values.1)));
+            Ok((Box::new(process), T::wrap(y)))
+        }
+        let Some(finder) = self.finder() else { return plan_expr(Self::NAME, inputs, self.expr()) };
+        self.check()?;
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let (params, values) = (finder.params(), (self.above, self.below));
+        real_only(
+            Self::NAME,
+            x,
+            "a threshold of real values",
+            |x| typed(x, params, values),
+            |x| typed(x, params, values),
+        )
     }
-    fn reach(&self, _shape: &[usize], _axis: usize) -> Result<Reach> {
-        Reach::halo(0)
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        match self.method {
+            Some(_) => Err(whole(Self::NAME, shape, "a threshold found by a method is the whole image's")),
+            None => Reach::halo(0),
+        }
     }
     fn expr(&self) -> Option<Result<Expr>> {
-        Some(Ok(Expr::input(0).threshold(self.value, self.above, self.below)))
+        self.value.map(|value| Ok(Expr::input(0).threshold(value, self.above, self.below)))
     }
     fn result_dtype(&self) -> Option<Dtype> {
         (is_byte(self.above) && is_byte(self.below)).then_some(Dtype::U8)
+    }
+    fn for_file_type(&self, dtype: Option<Dtype>) -> Self {
+        match self.finder() {
+            Some(finder) => ThresholdArgs { integer_type: finder.for_file_type(dtype).integer_type, ..self.clone() },
+            None => self.clone(),
+        }
     }
 }
 

@@ -1,8 +1,10 @@
 //! Fourier transforms as operations (the fft family, numpy.fft's semantics): `fft` (complex, forward or inverse),
 //! `rfft` (real data and its half spectrum) and `fftshift`. Each mixes every element along its axes, so none runs
-//! in tiles; a spectrum has no voxel grid, so the geometry is dropped.
+//! in tiles. A transform over a spatial axis leaves no image-space geometry: a spectrum has no voxel grid, and the
+//! inverse transforms (`ifft`, `irfft`) give an image whose spectrum held none (a chain `fft` → filter → `ifft`
+//! loses it). A transform over other axes only (time, coils) keeps the volumes' geometry.
 
-use super::operation::{Named, Operation, Planned};
+use super::operation::{Named, Operation, Planned, fixed_shortcut};
 use super::reach::{Reach, whole};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind, dispatch};
@@ -28,6 +30,20 @@ fn resolved_axes(name: &str, axes: &Option<Vec<isize>>, shape: &[usize]) -> Resu
         .map(Some)
 }
 
+/// The geometry of a transform over `axes` (every axis when `None`): one over a spatial axis leaves a spectrum (or,
+/// inverse, an image whose spectrum held no geometry), so none; one over other axes only (the time axis or the
+/// coils of a series) keeps the volumes' geometry, without the time step when time was transformed.
+fn off_space(axes: &Option<Vec<isize>>, geometry: &Geometry, input: &[usize], colour: bool) -> Option<Geometry> {
+    let axes = resolved_axes("", axes, input).ok()??;
+    let spatial = Geometry::spatial_axes(input.len(), colour);
+    if axes.iter().any(|a| spatial.contains(a)) {
+        return None;
+    }
+    let time_axis = spatial.first().and_then(|s| s.checked_sub(1)).filter(|_| spatial.len() == 3);
+    let time_kept = time_axis.is_none_or(|t| !axes.contains(&t));
+    Some(Geometry { time_step: geometry.time_step.filter(|_| time_kept), ..*geometry })
+}
+
 /// numpy's normalisation name, checked.
 fn parsed_norm(norm: &str) -> Result<FftNorm> {
     FftNorm::numpy(norm)
@@ -46,12 +62,20 @@ fn backward() -> String {
 /// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(long_about = None, after_help = "Example: cliper fft kspace.npy out/image.npy --inverse --axes -2,-1")]
-#[serde(deny_unknown_fields)]
 pub struct FftArgs {
     /// The inverse transform (numpy's ifftn).
     #[arg(long)]
     #[serde(default)]
     pub inverse: bool,
+    /// The axes and the normalisation.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub transform: FftAxesArgs,
+}
+
+/// What `fft` and its shortcut `ifft` share: the axes transformed and numpy's normalisation.
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+pub struct FftAxesArgs {
     /// The axes transformed, comma-separated (negative from the end; default every axis).
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     #[serde(default)]
@@ -65,7 +89,7 @@ pub struct FftArgs {
 impl Named for FftArgs {
     const NAME: &'static str = "fft";
     fn check(&self) -> Result<()> {
-        parsed_norm(&self.norm).map(|_| ())
+        parsed_norm(&self.transform.norm).map(|_| ())
     }
 }
 
@@ -77,8 +101,8 @@ impl Operation for FftArgs {
         }
         let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
         let direction = if self.inverse { FftDirection::Inverse } else { FftDirection::Forward };
-        let mut params = FftParams::new(direction).norm(parsed_norm(&self.norm)?);
-        if let Some(axes) = resolved_axes(Self::NAME, &self.axes, x.shape())? {
+        let mut params = FftParams::new(direction).norm(parsed_norm(&self.transform.norm)?);
+        if let Some(axes) = resolved_axes(Self::NAME, &self.transform.axes, x.shape())? {
             params = params.axes(&axes);
         }
         match x {
@@ -93,8 +117,8 @@ impl Operation for FftArgs {
     fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
         Err(whole(Self::NAME, shape, "mixes every element along its axes"))
     }
-    fn geometry(&self, _geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
-        None
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], colour: bool) -> Option<Geometry> {
+        off_space(&self.transform.axes, geometry, input, colour)
     }
 }
 
@@ -108,12 +132,20 @@ impl Operation for FftArgs {
 /// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(long_about = None, after_help = "Example: cliper rfft data/phantom_256.tif out/spectrum.npy")]
-#[serde(deny_unknown_fields)]
 pub struct RealFftArgs {
     /// The inverse transform (numpy's irfftn): a half spectrum back to real data.
     #[arg(long)]
     #[serde(default)]
     pub inverse: bool,
+    /// The axes, the normalisation and the inverse's length.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub transform: RealFftAxesArgs,
+}
+
+/// What `rfft` and its shortcut `irfft` share: the axes, numpy's normalisation and the inverse's real length.
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+pub struct RealFftAxesArgs {
     /// The axes transformed, comma-separated (negative from the end; the last listed is halved; default every
     /// axis).
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
@@ -132,7 +164,7 @@ pub struct RealFftArgs {
 impl Named for RealFftArgs {
     const NAME: &'static str = "rfft";
     fn check(&self) -> Result<()> {
-        parsed_norm(&self.norm).map(|_| ())
+        parsed_norm(&self.transform.norm).map(|_| ())
     }
 }
 
@@ -147,11 +179,11 @@ impl Operation for RealFftArgs {
             Ok((Box::new(InverseRealFft::new(x, &y, params)), <T::Real as Kind>::wrap(y)))
         }
         let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
-        let mut params = RealFftParams::default().norm(parsed_norm(&self.norm)?);
-        if let Some(axes) = resolved_axes(Self::NAME, &self.axes, x.shape())? {
+        let mut params = RealFftParams::default().norm(parsed_norm(&self.transform.norm)?);
+        if let Some(axes) = resolved_axes(Self::NAME, &self.transform.axes, x.shape())? {
             params = params.axes(&axes);
         }
-        if let Some(length) = self.length {
+        if let Some(length) = self.transform.length {
             params = params.length(length);
         }
         match (x, self.inverse) {
@@ -173,8 +205,8 @@ impl Operation for RealFftArgs {
     fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
         Err(whole(Self::NAME, shape, "mixes every element along its axes"))
     }
-    fn geometry(&self, _geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
-        None
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], colour: bool) -> Option<Geometry> {
+        off_space(&self.transform.axes, geometry, input, colour)
     }
 }
 
@@ -226,3 +258,16 @@ impl Operation for FftShiftArgs {
         None
     }
 }
+
+fixed_shortcut!(
+    /// numpy.fft.ifftn: `fft --inverse`.
+    InverseFftArgs, "ifft",
+    "Example: cliper ifft kspace.npy out/image.npy --axes 1,2",
+    transform: FftAxesArgs => FftArgs, |transform| FftArgs { inverse: true, transform }
+);
+fixed_shortcut!(
+    /// numpy.fft.irfftn: `rfft --inverse`, a half spectrum back to real data.
+    InverseRealFftArgs, "irfft",
+    "Example: cliper irfft out/spectrum.npy out/image.npy --length 256",
+    transform: RealFftAxesArgs => RealFftArgs, |transform| RealFftArgs { inverse: true, transform }
+);

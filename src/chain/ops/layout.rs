@@ -1,7 +1,8 @@
-//! Rearrangements (the layout family and numpy.pad): `transpose`, `permute` and `pad`. Their results hold the
+//! Rearrangements (the layout family and numpy.pad): `transpose`, `permute`, `slice`, `stack`, `reorient` and `pad`. Their results hold the
 //! input's values rearranged, so they keep an integer result's type (labels stay int32).
 
 use super::filter::spatial_offsets;
+use super::operation::Inputs;
 use super::operation::{Named, Operation, Planned, colour_refusal};
 use super::params::{NumpyBorder, Widths};
 use super::reach::Reach;
@@ -9,6 +10,7 @@ use super::reach::{no_wrap, whole};
 use crate::Result;
 use crate::chain::any_data::{AnyData, Kind, dispatch};
 use crate::prelude::*;
+use crate::process::layout::{Slice, SliceAxis, SliceEntry, SliceSpec, Stack};
 use serde::Deserialize;
 
 /// Transpose the last two axes (batched over the others).
@@ -193,6 +195,360 @@ impl Operation for PadArgs {
         // The origin moves back by the widths before.
         let before: Vec<f64> = (0..input.len()).map(|a| -(self.along(a).map_or(0, |w| w.0) as f64)).collect();
         Some(geometry.shifted(spatial_offsets(&before, input.len(), colour)))
+    }
+    fn keeps_values(&self) -> bool {
+        true
+    }
+}
+
+/// Take part of an array: numpy's basic indexing (x[10:50, :, ::2]).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'slice'\nslice = '10:50, :, ::-2'")?;
+/// assert_eq!(step.name(), "slice");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    long_about = None,
+    after_help = "Examples:\n  cliper slice data/phantom_64x64x64.tif out/part.tif --slice 10:50,:,::2\n  cliper slice data/phantom_64x64x64.tif out/plane.tif --slice 32\n  cliper slice data/phantom_256.tif out/flipped.tif --slice ::-1"
+)]
+#[serde(deny_unknown_fields)]
+pub struct SliceArgs {
+    /// numpy's index, comma-separated per axis: START:STOP:STEP (each optional; negative counts from the end, a
+    /// negative step reads backwards), a bare integer (that index; the axis is dropped), `...` (the axes between);
+    /// missing trailing entries take whole axes.
+    #[arg(long, required = true, allow_hyphen_values = true)]
+    #[serde(deserialize_with = "slice_from_text")]
+    pub slice: SliceSpec,
+}
+
+/// A step's `slice` key: numpy's index as text (`"10:50, :, ::2"`).
+fn slice_from_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<SliceSpec, D::Error> {
+    String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+}
+
+impl Named for SliceArgs {
+    const NAME: &'static str = "slice";
+}
+
+impl Operation for SliceArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind>(x: &XData<T>, spec: &SliceSpec) -> Result<Planned> {
+            let axes = spec.resolve(x.shape())?;
+            let y = XData::<T>::zeros(x.app(), &SliceSpec::output_shape(&axes))?;
+            Ok((Box::new(Slice::new(x, &y, &axes)), T::wrap(y)))
+        }
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        dispatch!(x, x => typed(x, &self.slice))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "moves elements across the image"))
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], colour: bool) -> Option<Geometry> {
+        sliced_geometry(geometry, &self.slice.resolve(input).ok()?, colour)
+    }
+    fn keeps_values(&self) -> bool {
+        true
+    }
+    fn planes_stay(&self) -> bool {
+        self.slice.0.iter().all(|e| !matches!(e, SliceEntry::Index(_)))
+    }
+}
+
+/// Where the voxels of a slice lie (docs/formats.md, "Geometry"). The origin moves to the first voxel read, the
+/// spacing grows by each step's size and a negative step turns its axis's direction round; a step along the time
+/// axis scales the time step. An integer index on a spatial axis keeps the geometry when the result's spatial axes
+/// are still spatial axes of the input: the dropped axis takes the place of the result's implicit slice axis (a
+/// plane cut from a volume keeps its position and orientation in the world, one voxel thick). Dropping the time
+/// axis drops the time step; any other drop that would make a non-spatial axis spatial (a 4-D series losing a
+/// spatial axis), and any drop from a colour image, leaves no geometry.
+fn sliced_geometry(geometry: &Geometry, axes: &[SliceAxis], colour: bool) -> Option<Geometry> {
+    let rank = axes.len();
+    let spatial = Geometry::spatial_axes(rank, colour);
+    let first = 3 - spatial.len().min(3);
+    let mut offset = [0.0; 3];
+    let mut moved = *geometry;
+    for (k, &a) in spatial.iter().enumerate() {
+        let (axis, slot) = (axes.get(a)?, first + k);
+        *offset.get_mut(slot)? = axis.start as f64;
+        *moved.spacing.get_mut(slot)? *= axis.step.unsigned_abs() as f64;
+        if axis.step < 0 {
+            let d = moved.direction.get_mut(slot)?;
+            *d = d.map(|v| -v);
+        }
+    }
+    moved.origin = geometry.position(offset);
+    let time_axis = spatial.first().and_then(|s| s.checked_sub(1)).filter(|_| spatial.len() == 3);
+    if let Some(t) = time_axis.and_then(|t| axes.get(t)) {
+        moved.time_step = if t.kept { geometry.time_step.map(|s| s * t.step.unsigned_abs() as f64) } else { None };
+    }
+    if axes.iter().all(|a| a.kept) {
+        return Some(moved);
+    }
+    if colour {
+        return None;
+    }
+    // The result's spatial axes must come from the input's; the geometry's slots of the others (dropped, or
+    // implicit in a 2-D input) go first, in order.
+    let kept: Vec<usize> = (0..rank).filter(|&a| axes.get(a).is_some_and(|x| x.kept)).collect();
+    let result_spatial = Geometry::spatial_axes(kept.len(), false);
+    let mut kept_slots = Vec::new();
+    for r in result_spatial {
+        let from = kept.get(r)?;
+        kept_slots.push(first + spatial.iter().position(|s| s == from)?);
+    }
+    let mut order: Vec<usize> = (0..3).filter(|s| !kept_slots.contains(s)).collect();
+    order.extend(kept_slots);
+    let order: [usize; 3] = order.try_into().ok()?;
+    Some(moved.permuted(order))
+}
+
+/// Join arrays of one shape along a new axis (numpy.stack).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'stack'\naxis = 0")?;
+/// assert_eq!(step.name(), "stack");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(long_about = None, after_help = "Example: cliper stack t0.nii.gz t1.nii.gz t2.nii.gz out/series.nii.gz --axis 0")]
+#[serde(deny_unknown_fields)]
+pub struct StackArgs {
+    /// The new axis's place in the result (numpy's axis; negative from the end of the result's axes).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    #[serde(default)]
+    pub axis: isize,
+}
+
+impl StackArgs {
+    /// The new axis in a result of `rank` axes.
+    fn new_axis(&self, rank: usize) -> Result<usize> {
+        let resolved = if self.axis < 0 { self.axis + rank as isize } else { self.axis };
+        usize::try_from(resolved).ok().filter(|&a| a < rank).ok_or_else(|| {
+            Error::invalid(Self::NAME, format!("axis {} is outside the {rank} axes of the stack", self.axis))
+        })
+    }
+}
+
+impl Named for StackArgs {
+    const NAME: &'static str = "stack";
+    const INPUTS: Inputs = Inputs {
+        names: &[("FILES", "The arrays (one shape and type), then the output file")],
+        variadic: true,
+        prints: false,
+    };
+}
+
+impl Operation for StackArgs {
+    fn arity(&self) -> usize {
+        0
+    }
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind>(xs: Vec<XData<T>>, axis: usize) -> Result<Planned> {
+            let first = xs.first().ok_or_else(|| Error::invalid(StackArgs::NAME, "needs at least one array"))?;
+            let shapes: Vec<&[usize]> = xs.iter().map(|x| x.shape()).collect();
+            let y = XData::<T>::zeros(first.app(), &Stack::<T>::output_shape(&shapes, axis)?)?;
+            Ok((Box::new(Stack::new(&xs, &y, axis)?), T::wrap(y)))
+        }
+        let first = inputs.first().ok_or_else(|| Error::invalid(Self::NAME, "needs at least one array"))?;
+        if let Some((k, other)) = inputs.iter().enumerate().find(|(_, x)| x.kind() != first.kind()) {
+            return Err(Error::Type {
+                op: Self::NAME.into(),
+                expected: first.kind().name(),
+                got: other.kind().name(),
+                note: Some(format!("input {k}: every input needs input 0's element type")),
+            });
+        }
+        let axis = self.new_axis(first.shape().len() + 1)?;
+        macro_rules! gather {
+            ($variant:ident) => {
+                typed(
+                    inputs
+                        .iter()
+                        .filter_map(|x| if let AnyData::$variant(x) = x { Some(x.clone()) } else { None })
+                        .collect(),
+                    axis,
+                )
+            };
+        }
+        match first {
+            AnyData::F32(_) => gather!(F32),
+            AnyData::F64(_) => gather!(F64),
+            AnyData::C32(_) => gather!(C32),
+            AnyData::C64(_) => gather!(C64),
+        }
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "joins whole arrays"))
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], colour: bool) -> Option<Geometry> {
+        // The arrays' spatial axes stay the result's when the new axis comes before them (volumes into a series);
+        // a new axis among or after them (planes into a volume) has no spacing to give it.
+        let axis = self.new_axis(input.len() + 1).ok()?;
+        let first_spatial = *Geometry::spatial_axes(input.len(), colour).first()?;
+        // A colour image's channels leave axis −3 in the result, so no stack of them keeps one.
+        (!colour && input.len() >= 3 && axis <= first_spatial).then_some(Geometry { time_step: None, ..*geometry })
+    }
+    fn keeps_values(&self) -> bool {
+        true
+    }
+    fn planes_stay(&self) -> bool {
+        false
+    }
+}
+
+/// How `reorient` rearranges the spatial axes (slice, row, column slots): result slot `s` is input slot `from[s]`,
+/// read backwards where `flip[s]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Orientation {
+    /// The input slot each result slot takes.
+    pub from: [usize; 3],
+    /// Whether that slot is read backwards.
+    pub flip: [bool; 3],
+}
+
+impl Orientation {
+    /// nibabel's `io_orientation` and `as_closest_canonical` on orthonormal directions: for the column, row and
+    /// slice axes in turn (nibabel's i, j, k), the world axis its direction runs closest to among those not yet
+    /// taken, and its sign; RAS+ puts world x on the column slot, y on rows, z on slices. Directions that are not
+    /// orthonormal (a sheared affine, where nibabel first takes the nearest rotation by an SVD) are refused.
+    pub fn closest_canonical(geometry: &Geometry) -> Result<Orientation> {
+        let d = geometry.direction;
+        let dot = |u: &[f64; 3], v: &[f64; 3]| u.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
+        let orthonormal = d.iter().enumerate().all(|(a, u)| {
+            d.iter().enumerate().all(|(b, v)| (dot(u, v) - if a == b { 1.0 } else { 0.0 }).abs() <= 1e-6)
+        });
+        if !orthonormal {
+            return Err(Error::invalid(
+                ReorientArgs::NAME,
+                format!("the directions {d:?} are not orthonormal (a sheared affine): not supported"),
+            ));
+        }
+        let mut taken = [false; 3];
+        let mut orientation = Orientation::default();
+        for slot in [2, 1, 0] {
+            let column = d.get(slot).copied().unwrap_or_default();
+            // The world axis (x, y, z) this axis runs closest to among those not taken, and which way.
+            let (world, value) = column
+                .iter()
+                .zip(taken)
+                .enumerate()
+                .filter(|(_, (_, t))| !t)
+                .map(|(w, (v, _))| (w, *v))
+                .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+                .unwrap_or((0, 1.0));
+            if let Some(t) = taken.get_mut(world) {
+                *t = true;
+            }
+            let result_slot = 2 - world;
+            if let (Some(from), Some(flip)) =
+                (orientation.from.get_mut(result_slot), orientation.flip.get_mut(result_slot))
+            {
+                (*from, *flip) = (slot, value < 0.0);
+            }
+        }
+        Ok(orientation)
+    }
+}
+
+/// Reorder and flip the spatial axes to the closest canonical (RAS+) orientation (nibabel's
+/// as_closest_canonical).
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'reorient'")?;
+/// assert_eq!(step.name(), "reorient");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(long_about = None, after_help = "Example: cliper reorient scan.nii.gz out/ras.nii.gz")]
+#[serde(deny_unknown_fields)]
+pub struct ReorientArgs {
+    /// Resolved from the input's geometry before planning (not a parameter).
+    #[arg(skip)]
+    #[serde(skip)]
+    pub orientation: Option<Orientation>,
+}
+
+impl Named for ReorientArgs {
+    const NAME: &'static str = "reorient";
+}
+
+impl ReorientArgs {
+    /// The slice reading the input's spatial axes (the last three) in the result's order and directions.
+    fn reading(orientation: &Orientation, shape: &[usize]) -> Result<(Vec<usize>, Vec<SliceAxis>)> {
+        let rank = shape.len();
+        if rank < 3 {
+            return Err(Error::invalid(Self::NAME, format!("needs a volume, not data of shape {shape:?}")));
+        }
+        let first = rank - 3;
+        let mut order: Vec<usize> = (0..first).collect();
+        order.extend(orientation.from.iter().map(|&slot| first + slot));
+        let axes = order
+            .iter()
+            .enumerate()
+            .map(|(k, &from)| {
+                let n = shape.get(from).copied().unwrap_or(0);
+                let flip = k >= first && orientation.flip.get(k - first).copied().unwrap_or(false);
+                SliceAxis {
+                    start: if flip { n.saturating_sub(1) } else { 0 },
+                    count: n,
+                    step: if flip { -1 } else { 1 },
+                    kept: true,
+                }
+            })
+            .collect();
+        Ok((order, axes))
+    }
+}
+
+impl Operation for ReorientArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind>(x: &XData<T>, orientation: &Orientation) -> Result<Planned> {
+            let (order, axes) = ReorientArgs::reading(orientation, x.shape())?;
+            let view = x.permuted_axes(&order)?;
+            let y = XData::<T>::zeros(x.app(), &SliceSpec::output_shape(&axes))?;
+            Ok((Box::new(Slice::new(&view, &y, &axes)), T::wrap(y)))
+        }
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let orientation = self.orientation.ok_or_else(|| {
+            Error::invalid(
+                Self::NAME,
+                "needs the input's geometry (NIfTI, DICOM, NRRD, MetaImage); plain arrays have none",
+            )
+        })?;
+        dispatch!(x, x => typed(x, &orientation))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "moves elements across the image"))
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        Err(colour_refusal(Self::NAME, shape, "reorienting"))
+    }
+    fn in_voxels(&self, geometry: Option<&Geometry>, _shape: &[usize], _colour: bool) -> Result<Self> {
+        let geometry = geometry.ok_or_else(|| {
+            Error::invalid(
+                Self::NAME,
+                "needs the input's geometry (NIfTI, DICOM, NRRD, MetaImage); plain arrays have none",
+            )
+        })?;
+        Ok(ReorientArgs { orientation: Some(Orientation::closest_canonical(geometry)?) })
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
+        let orientation = Orientation::closest_canonical(geometry).ok()?;
+        let first = input.len().checked_sub(3)?;
+        // The first voxel read: the far end of each flipped input axis.
+        let mut offset = [0.0; 3];
+        let mut flipped = *geometry;
+        for (&from, &flip) in orientation.from.iter().zip(&orientation.flip) {
+            if flip {
+                *offset.get_mut(from)? = input.get(first + from)?.saturating_sub(1) as f64;
+                let d = flipped.direction.get_mut(from)?;
+                *d = d.map(|v| -v);
+            }
+        }
+        flipped.origin = geometry.position(offset);
+        Some(flipped.permuted(orientation.from))
     }
     fn keeps_values(&self) -> bool {
         true

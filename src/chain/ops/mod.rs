@@ -12,6 +12,7 @@
 mod elementwise;
 mod fft;
 mod filter;
+mod fourier;
 mod layout;
 mod linalg;
 mod morphology;
@@ -22,16 +23,19 @@ mod rank;
 mod reach;
 mod reduce;
 mod resample;
+mod threshold;
 
 pub use elementwise::{AbsArgs, ClipArgs, DisplayRange, ExpressionArgs, LogArgs, SqrtArgs, ThresholdArgs, WindowArgs};
-pub use fft::{FftArgs, FftShiftArgs, RealFftArgs};
+pub use fft::{FftArgs, FftAxesArgs, FftShiftArgs, InverseFftArgs, InverseRealFftArgs, RealFftArgs, RealFftAxesArgs};
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
-pub use layout::{PadArgs, PermuteArgs, TransposeArgs};
+pub use fourier::{FourierEllipsoidArgs, FourierGaussianArgs, FourierShiftArgs, FourierUniformArgs, SpectrumArgs};
+pub use layout::{Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
+    RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
 };
 pub use mri::{
     CgSenseArgs, EspiritArgs, EspiritSettings, KSpaceArgs, L1WaveletArgs, RsosArgs, SenseArgs, TvArgs, WalshMapsArgs,
@@ -39,8 +43,9 @@ pub use mri::{
 pub use params::{BorderArgs, FootprintArgs, InterpArgs, List, NormP, NumpyBorder, ScipyBorder, Sizes, Widths, named};
 pub use rank::{GreyMorphologyArgs, GreyStructureArgs, RankFilterArgs};
 pub use reach::Reach;
-pub use reduce::{DotArgs, NormArgs};
+pub use reduce::{DotArgs, NormArgs, ReduceArgs};
 pub use resample::{AffineTransformArgs, MapCoordinatesArgs, RotateArgs, ShiftArgs, SplineFilterArgs, ZoomArgs};
+pub use threshold::{MethodName, ThresholdValueArgs};
 
 pub use operation::{Inputs, Named, Operation, Planned, Shortcut, default_rank};
 
@@ -184,13 +189,13 @@ macro_rules! operations {
             pub fn name(&self) -> &'static str {
                 match self { $(Op::$variant(_) => <$args as Named>::NAME,)* }
             }
-            /// How many input arrays the operation takes.
+            /// How many input arrays the operation takes; 0 for any number from one.
             pub fn arity(&self) -> usize {
                 match self { $(Op::$variant(op) => op.arity(),)* }
             }
             /// The process computing this operation from `inputs` into a newly allocated output.
             pub fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
-                if inputs.len() != self.arity() {
+                if inputs.len() != self.arity() && !(self.arity() == 0 && !inputs.is_empty()) {
                     return Err(Error::invalid(
                         self.name(),
                         format!("takes {} input(s), got {}", self.arity(), inputs.len()),
@@ -241,6 +246,11 @@ macro_rules! operations {
             /// ```
             pub fn in_voxels(&self, geometry: Option<&Geometry>, shape: &[usize], colour: bool) -> Result<Op> {
                 match self { $(Op::$variant(op) => op.in_voxels(geometry, shape, colour).map(Op::$variant),)* }
+            }
+            /// The operation for a (first) input whose file held values of type `dtype`: `threshold-value` bins an
+            /// integer image one bin per integer, as scikit-image does; other operations are returned as they are.
+            pub fn for_file_type(&self, dtype: Option<Dtype>) -> Op {
+                match self { $(Op::$variant(op) => Op::$variant(op.for_file_type(dtype)),)* }
             }
             /// Where the voxels of this operation's result lie, given the `geometry` of its (first) input of shape
             /// `input` and the result's shape `output` (docs/formats.md, "Geometry"): operations that keep the
@@ -333,6 +343,7 @@ operations! {
         Expression(ExpressionArgs),
         Window(WindowArgs),
         Threshold(ThresholdArgs),
+        ThresholdValue(ThresholdValueArgs),
         Clip(ClipArgs),
         Convolve(ConvolveArgs),
         GradientMagnitude(GradientMagnitudeArgs),
@@ -341,6 +352,8 @@ operations! {
         BinaryMorphology(BinaryMorphologyArgs),
         Label(LabelArgs),
         FillHoles(FillHolesArgs),
+        RemoveSmallObjects(RemoveSmallObjectsArgs),
+        RemoveSmallHoles(RemoveSmallHolesArgs),
         DistanceTransform(DistanceTransformArgs),
         Zoom(ZoomArgs),
         Shift(ShiftArgs),
@@ -350,14 +363,22 @@ operations! {
         SplineFilter(SplineFilterArgs),
         Transpose(TransposeArgs),
         Permute(PermuteArgs),
+        Slice(SliceArgs),
+        Stack(StackArgs),
+        Reorient(ReorientArgs),
         Pad(PadArgs),
         Matmul(MatmulArgs),
         Power(PowerArgs),
         Norm(NormArgs),
         Dot(DotArgs),
+        Reduce(ReduceArgs),
         Fft(FftArgs),
         RealFft(RealFftArgs),
         FftShift(FftShiftArgs),
+        FourierGaussian(FourierGaussianArgs),
+        FourierUniform(FourierUniformArgs),
+        FourierEllipsoid(FourierEllipsoidArgs),
+        FourierShift(FourierShiftArgs),
         Rsos(RsosArgs),
         Sense(SenseArgs),
         CgSense(CgSenseArgs),
@@ -389,6 +410,8 @@ operations! {
         morphology::BinaryDilationArgs,
         morphology::BinaryOpeningArgs,
         morphology::BinaryClosingArgs,
+        InverseFftArgs,
+        InverseRealFftArgs,
     }
 }
 

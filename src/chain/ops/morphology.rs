@@ -401,3 +401,101 @@ fn distance<T: Kind + RealElement>(x: &XData<T>, params: DistanceParams) -> Resu
     let y = XData::<T>::zeros(x.app(), &DistanceTransform::<T>::output_shape(x.shape(), &params)?)?;
     Ok((Box::new(DistanceTransform::new(x, &y, params)), T::wrap(y)))
 }
+
+/// skimage.morphology.remove_small_objects (0.26): connected components of the non-zero elements (or, with
+/// `--labelled`, the elements of each label value) of at most `max_size` elements are set to 0.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'remove-small-objects'\nmax_size = 10")?;
+/// assert_eq!(step.name(), "remove-small-objects");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(long_about = None, after_help = "Example: cliper remove-small-objects mask.png out/clean.png --max-size 64")]
+#[serde(deny_unknown_fields)]
+pub struct RemoveSmallObjectsArgs {
+    /// Objects of this many elements or fewer are removed (skimage 0.26's max_size).
+    #[arg(long, default_value_t = 64)]
+    #[serde(default = "default_max_size")]
+    pub max_size: u64,
+    /// generate_binary_structure's connectivity: 1 (faces, the default) to the number of axes.
+    #[arg(long, default_value_t = 1)]
+    #[serde(default = "one_count")]
+    pub connectivity: usize,
+    /// The input holds labels (non-negative whole numbers): each value is one object (skimage's rule for integer
+    /// arrays); without it, non-zero elements are labelled by connectivity (its rule for bool arrays).
+    #[arg(long)]
+    #[serde(default)]
+    pub labelled: bool,
+}
+
+/// skimage.morphology.remove_small_holes (0.26): connected components of the zero elements of at most `max_size`
+/// elements (those touching the edge included) are filled; the result is 0/1.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'remove-small-holes'")?;
+/// assert_eq!(step.name(), "remove-small-holes");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(long_about = None, after_help = "Example: cliper remove-small-holes mask.png out/filled.png --max-size 16")]
+#[serde(deny_unknown_fields)]
+pub struct RemoveSmallHolesArgs {
+    /// Holes of this many elements or fewer are filled (skimage 0.26's max_size).
+    #[arg(long, default_value_t = 64)]
+    #[serde(default = "default_max_size")]
+    pub max_size: u64,
+    /// generate_binary_structure's connectivity: 1 (faces, the default) to the number of axes.
+    #[arg(long, default_value_t = 1)]
+    #[serde(default = "one_count")]
+    pub connectivity: usize,
+}
+
+/// skimage's default max_size.
+fn default_max_size() -> u64 {
+    64
+}
+
+impl Named for RemoveSmallObjectsArgs {
+    const NAME: &'static str = "remove-small-objects";
+}
+
+impl Operation for RemoveSmallObjectsArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let params = RemoveSmallParams::new(SmallTarget::Objects, SizeLimit::AtMost(self.max_size))
+            .connectivity(self.connectivity)
+            .labelled(self.labelled);
+        let needs = "real data (non-zero is foreground, or labels)";
+        real_only(Self::NAME, x, needs, |x| remove_small(x, params.clone()), |x| remove_small(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "measures objects across the whole image"))
+    }
+}
+
+impl Named for RemoveSmallHolesArgs {
+    const NAME: &'static str = "remove-small-holes";
+}
+
+impl Operation for RemoveSmallHolesArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let params = RemoveSmallParams::new(SmallTarget::Holes, SizeLimit::AtMost(self.max_size))
+            .connectivity(self.connectivity);
+        let needs = "real data (non-zero is foreground)";
+        real_only(Self::NAME, x, needs, |x| remove_small(x, params.clone()), |x| remove_small(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "measures holes across the whole image"))
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        Some(Dtype::U8)
+    }
+}
+
+/// Small objects or holes removed from real data into a new output.
+fn remove_small<T: Kind + RealElement>(x: &XData<T>, params: RemoveSmallParams) -> Result<Planned> {
+    let y = XData::<T>::zeros(x.app(), &RemoveSmall::<T>::output_shape(x.shape(), &params)?)?;
+    Ok((Box::new(RemoveSmall::new(x, &y, params)), T::wrap(y)))
+}

@@ -82,7 +82,7 @@ pub trait Shortcut: Named {
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub trait Operation: Named + Clone {
-    /// How many input arrays this step takes.
+    /// How many input arrays this step takes; 0 for any number from one (`stack`'s arrays).
     fn arity(&self) -> usize {
         Self::INPUTS.names.len()
     }
@@ -103,6 +103,11 @@ pub trait Operation: Named + Clone {
     /// The operation with lengths in millimetres turned into voxels of `geometry`.
     fn in_voxels(&self, _geometry: Option<&Geometry>, _shape: &[usize], _colour: bool) -> Result<Self> {
         Ok(self.clone())
+    }
+    /// The operation for an input whose file held values of type `dtype` (`None`: not read from a file, or of
+    /// mixed types): a histogram bins an integer image one bin per integer, as scikit-image does.
+    fn for_file_type(&self, _dtype: Option<Dtype>) -> Self {
+        self.clone()
     }
     /// Where the result's voxels lie, given the input's `geometry` (`Op::geometry`); by default the grid stays.
     fn geometry(&self, geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {

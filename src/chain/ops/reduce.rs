@@ -1,8 +1,10 @@
-//! Reductions (the reduce family): the p-`norm` and the `dot` product, of everything (a value, printed when no
-//! output file is named) or along one axis.
+//! Reductions (the reduce family): the p-`norm`, the `dot` product and numpy's `reduce` statistics (sum … argmax),
+//! of everything (a value, printed when no output file is named) or along axes. One rule for all three: the output
+//! is `-o FILE` (a pipeline step's `out`), and without one the result is printed.
 
-use super::operation::{Inputs, Named, Operation, Planned, resolve_axis};
+use super::operation::{Inputs, Named, Operation, Planned, real_only, resolve_axis};
 use super::params::NormP;
+use super::params::by_name;
 use super::reach::Reach;
 use super::reach::whole;
 use crate::Result;
@@ -155,4 +157,97 @@ fn along_time(axis: Option<isize>, geometry: &Geometry, input: &[usize], colour:
     }
     let time_axis = spatial.first().and_then(|s| s.checked_sub(1)).filter(|_| spatial.len() == 3);
     Some(Geometry { time_step: geometry.time_step.filter(|_| Some(axis) != time_axis), ..*geometry })
+}
+
+/// numpy's reductions of real data: sum, prod, min, max, mean, var, std, argmin, argmax, over every axis or some.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'reduce'\noperation = 'mean'\naxis = [0]")?;
+/// assert_eq!(step.name(), "reduce");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    long_about = None,
+    after_help = "Examples:\n  cliper reduce data/phantom_256.png --operation max\n  cliper reduce fmri.nii.gz --operation mean --axis 0 -o out/mean_volume.nii.gz\n  cliper reduce data/phantom_64x64x64.tif --operation argmax --axis 1,2 -o out/peaks.npy"
+)]
+#[serde(deny_unknown_fields)]
+pub struct ReduceArgs {
+    /// numpy's name: sum, prod, min, max, mean, var, std, argmin, argmax.
+    #[arg(long)]
+    #[serde(deserialize_with = "by_name")]
+    pub operation: StatKind,
+    /// The axes reduced, comma-separated (negative from the last; default every axis). argmin/argmax index the
+    /// flattened reduced axes, as numpy does for one.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    #[serde(default)]
+    pub axis: Option<Vec<isize>>,
+    /// Keep the reduced axes with extent 1 (numpy's keepdims).
+    #[arg(long)]
+    #[serde(default)]
+    pub keepdims: bool,
+    /// numpy's ddof for var and std: the divisor is n − ddof.
+    #[arg(long, default_value_t = 0.0)]
+    #[serde(default)]
+    pub ddof: f64,
+}
+
+impl ReduceArgs {
+    /// The axes reduced, resolved against `shape` (every axis when none are given).
+    fn resolved(&self, shape: &[usize]) -> Result<Option<Vec<usize>>> {
+        let Some(axes) = &self.axis else { return Ok(None) };
+        axes.iter().map(|&a| resolve_axis(Self::NAME, a, shape)).collect::<Result<Vec<_>>>().map(Some)
+    }
+
+    fn params(&self, shape: &[usize]) -> Result<StatParams> {
+        let params = StatParams::new(self.operation).keepdims(self.keepdims).ddof(self.ddof);
+        Ok(match self.resolved(shape)? {
+            Some(axes) => params.axes(&axes),
+            None => params,
+        })
+    }
+}
+
+impl Named for ReduceArgs {
+    const NAME: &'static str = "reduce";
+    const INPUTS: Inputs =
+        Inputs { names: &[("INPUT", "Input file (or directory/glob)")], variadic: false, prints: true };
+    fn check(&self) -> Result<()> {
+        if !(self.ddof.is_finite() && self.ddof >= 0.0) {
+            return Err(Error::invalid(Self::NAME, format!("ddof {} must be a finite number ≥ 0", self.ddof)));
+        }
+        Ok(())
+    }
+}
+
+impl Operation for ReduceArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        fn typed<T: Kind + RealElement, U: Kind + RealElement>(x: &XData<T>, params: StatParams) -> Result<Planned> {
+            let y = XData::<U>::zeros(x.app(), &Statistic::<T, U>::output_shape(x.shape(), &params)?)?;
+            Ok((Box::new(Statistic::<T, U>::new(x, &y, params)), U::wrap(y)))
+        }
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let params = self.params(x.shape())?;
+        let indices = self.operation.gives_indices();
+        real_only(
+            Self::NAME,
+            x,
+            "real data (numpy's reductions of complex data are not offered here)",
+            |x| if indices { typed::<f32, f64>(x, params.clone()) } else { typed::<f32, f32>(x, params.clone()) },
+            |x| typed::<f64, f64>(x, params.clone()),
+        )
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "reduces whole axes"))
+    }
+    fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], colour: bool) -> Option<Geometry> {
+        let axes = self.resolved(input).ok()??;
+        axes.iter().try_fold(*geometry, |g, &a| along_time(Some(a as isize), &g, input, colour))
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        self.operation.gives_indices().then_some(Dtype::I64)
+    }
+    fn planes_stay(&self) -> bool {
+        false
+    }
 }

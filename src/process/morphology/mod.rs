@@ -3,12 +3,15 @@
 //! element-wise kernel, then minimum (erosion) and maximum (dilation) filters of the rank family over the
 //! structure, with scipy's reflection and origin shift for dilation — [`DistanceTransform`]
 //! (distance_transform_edt, exact, with a spacing per axis), [`Label`] (label) and [`FillHoles`]
-//! (binary_fill_holes), both by a union-find on the device. Kernels: `kernels/morphology.cl`.
+//! (binary_fill_holes), both by a union-find on the device, and
+//! [`RemoveSmall`] (skimage's remove_small_objects / remove_small_holes): labels counted with atomics. Kernels: `kernels/morphology.cl`.
 
 mod binary;
 mod distance;
 mod label;
+mod small;
 
 pub use binary::{BinaryMorphology, BinaryParams, BinaryStrategy, MorphologyOp};
 pub use distance::{DistanceParams, DistanceStrategy, DistanceTransform};
 pub use label::{FillHoles, Label, LabelParams, LabelStrategy};
+pub use small::{RemoveSmall, RemoveSmallParams, SizeLimit, SmallTarget};

@@ -1,0 +1,125 @@
+"""scikit-image's automatic thresholds (``skimage.filters``) on any OpenCL device: the histogram is built on the
+device in one pass over the image, the search over its bins runs on the host.
+
+Each function takes what scikit-image's does and returns what it returns: a bin centre of scikit-image's
+histogram — 256 uniform bins over the range for float images (a numpy scalar of the image's type), one bin per
+integer from the minimum to the maximum for integer images (an ``int64``). An image with NaN or infinity is
+refused with ``ValueError``, as scikit-image's histogram refuses a range that is not finite.
+
+>>> import numpy as np
+>>> from cliper import filters
+>>> image = np.array([[10, 12, 11, 200], [11, 199, 201, 10]], dtype=np.uint8)
+>>> int(filters.threshold_otsu(image))
+12
+>>> image > filters.threshold_otsu(image)
+array([[False, False, False,  True],
+       [False,  True,  True, False]])
+"""
+
+import numpy as np
+
+from ._array import ndarray
+from ._ops import on_device, run
+
+__all__ = ["threshold_otsu", "threshold_yen", "threshold_triangle", "threshold_multiotsu"]
+
+# The integer types scikit-image bins one bin per integer and the device's counts hold (at most 65536 bins).
+_SMALL_INTEGERS = {"uint8": "u8", "int8": "i8", "uint16": "u16", "int16": "i16"}
+_MOST_BINS = 1 << 16
+
+
+def _integer_type(values, dtype):
+    """The step key that asks for scikit-image's integer rule, or ``None`` for a float image."""
+    if dtype.kind not in "iub":
+        return None
+    if dtype.name in _SMALL_INTEGERS:
+        return _SMALL_INTEGERS[dtype.name]
+    # Wider integers: one bin per integer fits the device's counts when the values span at most 65536.
+    span = int(values.max()) - int(values.min()) + 1 if values.size else 0
+    if span > _MOST_BINS:
+        raise NotImplementedError(f"an integer image spanning {span} values needs {span} bins; cliper counts at "
+                                  f"most {_MOST_BINS} (cast it to float64 for {_MOST_BINS}-or-fewer uniform bins)")
+    return "u16"
+
+
+def _thresholds(image, method, nbins, classes=None, hist=None):
+    """The threshold(s) as a numpy array in the type scikit-image gives them, and the image (host) if read."""
+    if hist is not None:
+        raise NotImplementedError(f"threshold_{method}: hist= (a histogram given instead of the image) is not "
+                                  f"offered; pass the image")
+    if image is None:
+        raise Exception("Either image or hist must be provided.")
+    host = image.get() if isinstance(image, ndarray) else np.asarray(image)
+    if host.dtype.kind not in "biuf":
+        raise TypeError(f"threshold_{method}: a {host.dtype} image has no threshold (real numbers only)")
+    if host.size == 0:
+        raise ValueError(f"threshold_{method}: an empty image (shape {host.shape}) has no threshold")
+    if host.dtype == np.bool_:
+        host = host.astype(np.uint8)
+    params = {"method": method, "nbins": int(nbins)}
+    if classes is not None:
+        params["classes"] = int(classes)
+    integer_type = _integer_type(host, host.dtype)
+    if integer_type is not None:
+        params["integer_type"] = integer_type
+    (x,), _ = on_device(image if isinstance(image, ndarray) and host.dtype.kind == "f" else host)
+    values = run("threshold-value", [x], params).get()
+    if integer_type is not None:
+        return values.astype(np.int64), host
+    return values.astype(host.dtype if host.dtype.kind == "f" else np.float64), host
+
+
+def threshold_otsu(image=None, nbins=256, *, hist=None):
+    """skimage.filters.threshold_otsu: the threshold maximising the variance between the two classes.
+
+    >>> import numpy as np
+    >>> from cliper.filters import threshold_otsu
+    >>> image = np.array([0.0, 0.1, 0.2, 0.1, 5.0, 5.2, 5.1, 5.0])
+    >>> float(threshold_otsu(image))
+    0.2015625
+    """
+    host = image.get() if isinstance(image, ndarray) else (None if image is None else np.asarray(image))
+    if host is not None and host.size and np.all(host == host.reshape(-1)[0]):
+        return host.reshape(-1)[0]  # scikit-image's answer for an image of one value: that value
+    values, _ = _thresholds(image, "otsu", nbins, hist=hist)
+    return values[0]
+
+
+def threshold_yen(image=None, nbins=256, *, hist=None):
+    """skimage.filters.threshold_yen: Yen's maximum correlation criterion.
+
+    >>> import numpy as np
+    >>> from cliper.filters import threshold_yen
+    >>> int(threshold_yen(np.array([[1, 2, 2, 9], [8, 9, 9, 1]], dtype=np.uint8)))
+    2
+    """
+    values, _ = _thresholds(image, "yen", nbins, hist=hist)
+    return values[0]
+
+
+def threshold_triangle(image, nbins=256):
+    """skimage.filters.threshold_triangle: the bin farthest from the line joining the histogram's peak to the far
+    end of its longer side.
+
+    >>> import numpy as np
+    >>> from cliper.filters import threshold_triangle
+    >>> int(threshold_triangle(np.array([1, 1, 1, 1, 2, 3, 5, 8], dtype=np.uint8)))
+    3
+    """
+    values, host = _thresholds(image, "triangle", nbins)
+    first = host.reshape(-1)[0]
+    if np.all(host == first):
+        return first  # one value: scikit-image answers the image's first element, of its type
+    return values[0]
+
+
+def threshold_multiotsu(image=None, classes=3, nbins=256, *, hist=None):
+    """skimage.filters.threshold_multiotsu: ``classes − 1`` thresholds maximising the variance between classes.
+
+    >>> import numpy as np
+    >>> from cliper.filters import threshold_multiotsu
+    >>> threshold_multiotsu(np.array([1, 1, 5, 5, 9, 9, 9, 1], dtype=np.uint8)).tolist()
+    [1, 5]
+    """
+    values, _ = _thresholds(image, "multiotsu", nbins, classes=classes, hist=hist)
+    return values

@@ -1,0 +1,74 @@
+"""cliper.filters against scikit-image 0.26 (the reference computed here): Otsu, Yen, triangle and multi-Otsu
+thresholds of float32, float64, uint8, uint16, int16 and int64 images of odd shapes. Each threshold is a bin
+centre that cliper computes in the image's type as numpy does, so it must EQUAL scikit-image's (a wrong bin is off
+by a whole bin width), in the same numpy type."""
+
+import numpy as np
+import pytest
+from skimage import filters as sk
+
+from cliper import filters
+
+rng = np.random.default_rng(4848)
+
+
+def _bimodal(shape, dtype, low, high, spread):
+    values = np.where(rng.random(shape) < 0.35, high, low) + rng.normal(0, spread, shape)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        values = np.clip(np.rint(values), info.min, info.max)
+    return values.astype(dtype)
+
+
+IMAGES = {
+    "f32_37x45": lambda: _bimodal((37, 45), np.float32, 0.1, 0.7, 0.1),
+    "f64_13x17x11": lambda: _bimodal((13, 17, 11), np.float64, -300.0, 400.0, 90.0),
+    "u8_37x45": lambda: _bimodal((37, 45), np.uint8, 50, 180, 20),
+    "u16_41x23": lambda: _bimodal((41, 23), np.uint16, 1200, 3100, 300),
+    "i16_19x21": lambda: _bimodal((19, 21), np.int16, -800, 600, 150),
+    "i64_17x29": lambda: _bimodal((17, 29), np.int64, 10, 90, 12),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IMAGES))
+@pytest.mark.parametrize("method", ["otsu", "yen", "triangle"])
+def test_single_thresholds_equal_skimage(name, method):
+    image = IMAGES[name]()
+    for nbins in (256, 37):
+        got = getattr(filters, f"threshold_{method}")(image, nbins=nbins)
+        want = getattr(sk, f"threshold_{method}")(image, nbins=nbins)
+        assert type(got) is type(want), (name, method, nbins, type(got), type(want))
+        assert got == want, (name, method, nbins, got, want)
+
+
+@pytest.mark.parametrize("name", sorted(IMAGES))
+@pytest.mark.parametrize("classes", [2, 3, 4])
+def test_multiotsu_equals_skimage(name, classes):
+    image = IMAGES[name]()
+    got = filters.threshold_multiotsu(image, classes=classes)
+    want = sk.threshold_multiotsu(image, classes=classes)
+    assert got.dtype == want.dtype and np.array_equal(got, want), (got, want)
+
+
+def test_one_value_images_answer_the_value_as_skimage():
+    for image in (np.full((5, 7), 3, np.uint8), np.full((4, 3), 0.25, np.float32)):
+        for method in ("otsu", "triangle", "yen"):
+            got = getattr(filters, f"threshold_{method}")(image)
+            want = getattr(sk, f"threshold_{method}")(image)
+            assert got == want and type(got) is type(want), (method, image.dtype, got, want)
+
+
+def test_refusals_name_the_problem():
+    image = np.linspace(0, 1, 30).reshape(5, 6)
+    image[2, 3] = np.nan
+    with pytest.raises(ValueError):
+        sk.threshold_otsu(image)
+    with pytest.raises(ValueError, match="NaN"):
+        filters.threshold_otsu(image)
+    two = np.array([[1, 1, 4], [4, 4, 1]], dtype=np.uint8)
+    with pytest.raises(ValueError):
+        sk.threshold_multiotsu(two, classes=3)
+    with pytest.raises(ValueError, match="only 2 different values"):
+        filters.threshold_multiotsu(two, classes=3)
+    with pytest.raises(NotImplementedError, match="hist="):
+        filters.threshold_otsu(hist=np.ones(5))

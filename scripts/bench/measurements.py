@@ -1,0 +1,118 @@
+"""Issue 48's speed cases that exist so far — thresholds, reductions along axes, slicing — through cliper's
+Python package beside the reference on the same machine, in one run (line format of the other peer scripts: `peer op
+size ms GFLOP/s GB/s`; case ids are the `op size` pairs):
+
+    python3 scripts/bench/measurements.py gpu    # cliper on the GPU beside cuCIM / CuPy (CUDA), same card
+    python3 scripts/bench/measurements.py cpu    # cliper on PoCL beside scipy / scikit-image on the same cores
+
+Inputs: intensities uniform in [0, 1), float32, 8192² and 512³ on the GPU (2048² and 256³ on the CPU). The GB/s
+column is the bytes read (and written, for a slice) over the time: thresholds and reductions are memory-bound,
+so it is what to set beside the copy bandwidth. Each time is the median of a few runs after a warm-up; results are
+checked against the peer's once, so a fast wrong answer does not print as a number. (The per-label measurement
+cases of the issue wait for the measurement operations.)
+"""
+import sys
+import time
+
+import numpy as np
+
+import cliper
+import cliper.filters
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+gpu = mode == "gpu"
+
+if gpu:
+    import cupy as cp
+    from cucim.skimage import filters as xfilters
+
+    peer = "cucim"
+
+    def to_peer(a):
+        return cp.asarray(a)
+
+    def sync():
+        cp.cuda.Device().synchronize()
+else:
+    from skimage import filters as xfilters
+
+    peer = "skimage"
+
+    def to_peer(a):
+        return a
+
+    def sync():
+        pass
+
+
+def finished(result):
+    """Waits for the work behind `result`: a cliper device array's queue, or the peer's device."""
+    if isinstance(result, cliper.ndarray):
+        result.synchronize()
+    sync()
+
+
+def median_ms(fn, reps=3, budget=60.0):
+    finished(fn())
+    times = []
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        t = time.perf_counter()
+        finished(fn())
+        times.append(time.perf_counter() - t)
+        if time.perf_counter() - t0 > budget:
+            break
+    times.sort()
+    return times[len(times) // 2] * 1e3
+
+
+def line(who, op, size, ms, bytes_=0.0):
+    print(f"{who:9s} {op:28s} {size:14s} {ms:10.4f} ms {0.0:10.1f} GFLOP/s {bytes_ / ms / 1e6:9.1f} GB/s", flush=True)
+
+
+def host(x):
+    if isinstance(x, dict):
+        return {k: host(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return np.asarray([host(v) for v in x])
+    if hasattr(x, "get"):
+        return np.asarray(x.get())
+    return np.asarray(x)
+
+
+def case(op, size, ours, theirs, bytes_=0.0, rtol=1e-4, reps=3):
+    """Times `ours` (cliper) and `theirs` (the peer) and prints both, after checking they agree to `rtol`."""
+    try:
+        mine, ref = host(ours()), host(theirs())
+        if isinstance(mine, dict):
+            for key in ref:
+                np.testing.assert_allclose(mine[key], ref[key], rtol=rtol, atol=1e-6, err_msg=key)
+        else:
+            np.testing.assert_allclose(mine, ref, rtol=rtol, atol=1e-6)
+    except Exception as ex:  # noqa: BLE001 - report and go on
+        print(f"{op} {size}: no timing, {type(ex).__name__}: {str(ex).splitlines()[0] if str(ex) else ''}", flush=True)
+        return
+    line("cliper-py", op, size, median_ms(ours, reps), bytes_)
+    line(peer, op, size, median_ms(theirs, reps), bytes_)
+
+
+device = next(d for d in cliper.devices() if d["id"] == cliper.default_device())
+print("device:", device["name"], "|", device["platform"], "| peer", peer)
+
+rng = np.random.default_rng(48)
+n = 8192 if gpu else 2048
+image_np = rng.random((n, n), dtype=np.float32)
+image, pimage = cliper.asarray(image_np), to_peer(image_np)
+for name in ("otsu", "yen", "triangle"):
+    ours, theirs = getattr(cliper.filters, f"threshold_{name}"), getattr(xfilters, f"threshold_{name}")
+    case(f"threshold_{name}", f"{n}x{n}", lambda: ours(image), lambda: theirs(pimage), image_np.nbytes, rtol=1e-3)
+
+v = 512 if gpu else 256
+volume_np = rng.random((v, v, v), dtype=np.float32)
+volume, pvolume = cliper.asarray(volume_np), to_peer(volume_np)
+for axis in (0, 2):
+    case(f"mean axis {axis}", f"{v}^3", lambda: volume.mean(axis=axis), lambda: pvolume.mean(axis=axis),
+         volume_np.nbytes, rtol=1e-4, reps=5)
+case("sum", f"{v}^3", lambda: volume.sum(), lambda: pvolume.sum(dtype=np.float32), volume_np.nbytes, rtol=1e-3, reps=5)
+case("slice ::-1,::2,1:-1", f"{v}^3", lambda: volume[::-1, ::2, 1:-1], lambda: pvolume[::-1, ::2, 1:-1].copy(),
+     volume_np.nbytes, reps=5)

@@ -1,0 +1,509 @@
+//! Automatic thresholds (the threshold family): [`ThresholdValue`] finds scikit-image's Otsu, Yen, triangle and
+//! multi-Otsu thresholds of an image. The histogram is built on the device in one pass over the image after a
+//! range pass (kernels: `kernels/threshold.cl`); the search over its bins (256 by default) runs on the host
+//! (`search.rs`), in a host command that maps the counts — a few kilobytes — and writes the thresholds back.
+
+mod search;
+
+pub use search::{Histogram, multiotsu, otsu, triangle, yen};
+
+use crate::app::Kernel;
+use crate::app::ffi::{self, Region};
+use crate::data::{HostCommand, XData};
+use crate::element::{Element, RealElement};
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::planning::index_type_for;
+use crate::process::{Prepared, Process};
+use num_complex::Complex64;
+use std::sync::Arc;
+
+/// Which threshold [`ThresholdValue`] finds (scikit-image's `skimage.filters` functions of the same names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThresholdMethod {
+    /// `threshold_otsu`: the bin maximising the variance between the two classes.
+    Otsu,
+    /// `threshold_yen`: Yen's maximum correlation criterion.
+    Yen,
+    /// `threshold_triangle`: the bin farthest from the line joining the histogram's peak to its far end.
+    Triangle,
+    /// `threshold_multiotsu`: `classes − 1` thresholds maximising the variance between `classes` classes.
+    MultiOtsu {
+        /// The number of classes (2 or more).
+        classes: usize,
+    },
+}
+
+impl ThresholdMethod {
+    /// How many thresholds it gives.
+    pub fn count(&self) -> usize {
+        match self {
+            ThresholdMethod::MultiOtsu { classes } => classes.saturating_sub(1),
+            _ => 1,
+        }
+    }
+}
+
+/// How the values are binned: scikit-image's two rules (`skimage.exposure.histogram`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistogramBins {
+    /// A float image's rule: this many uniform bins over [min, max] (numpy.histogram's).
+    Uniform(usize),
+    /// An integer image's rule: one bin per integer from min to max. The number is the most bins the image's
+    /// integer type can need (256 for 8 bits, 65536 for 16): the device array of counts has that many.
+    Integers(usize),
+}
+
+/// What [`ThresholdValue`] finds and how it bins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThresholdParams {
+    /// The method.
+    pub method: ThresholdMethod,
+    /// The binning.
+    pub bins: HistogramBins,
+}
+
+impl ThresholdParams {
+    /// `method` over scikit-image's default 256 uniform bins.
+    pub fn new(method: ThresholdMethod) -> ThresholdParams {
+        ThresholdParams { method, bins: HistogramBins::Uniform(256) }
+    }
+
+    /// The same method with another binning.
+    pub fn bins(mut self, bins: HistogramBins) -> ThresholdParams {
+        self.bins = bins;
+        self
+    }
+
+    fn capacity(&self) -> usize {
+        match self.bins {
+            HistogramBins::Uniform(n) | HistogramBins::Integers(n) => n,
+        }
+    }
+}
+
+/// What [`ThresholdValue`] planned: the bins it counts and the work-groups of its passes over the image.
+///
+/// ```
+/// use cliper::{HistogramBins, ThresholdStrategy};
+/// let s = ThresholdStrategy { bins: HistogramBins::Integers(256), groups: 3 };
+/// assert_eq!(s.to_string(), "256 bins (one per integer) counted by 3 work-groups of 64 (global atomics); search on the host");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThresholdStrategy {
+    /// The binning.
+    pub bins: HistogramBins,
+    /// Work-groups of the range and binning passes.
+    pub groups: usize,
+}
+
+impl std::fmt::Display for ThresholdStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (n, rule) = match self.bins {
+            HistogramBins::Uniform(n) => (n, "uniform"),
+            HistogramBins::Integers(n) => (n, "one per integer"),
+        };
+        write!(
+            f,
+            "{n} bins ({rule}) counted by {} work-groups of {GROUP} (global atomics); search on the host",
+            self.groups
+        )
+    }
+}
+
+/// Work-items of a histogram work-group (`HIST_GROUP` in the kernels).
+const GROUP: usize = 64;
+/// At most this many work-groups share the range and binning passes.
+const MAX_GROUPS: usize = 256;
+/// The header the binning pass writes before the thresholds: min, max, first value, non-finite count.
+const HEADER: usize = 4;
+/// The most bins a histogram may have (the 65536 of a 16-bit integer image).
+const MAX_BINS: usize = 1 << 16;
+
+/// The threshold(s) of a whole real image, as scikit-image's `threshold_otsu`, `threshold_yen`,
+/// `threshold_triangle` and `threshold_multiotsu` give them: the output holds [`ThresholdMethod::count`] values
+/// (bin centres). An image with a NaN or an infinity is refused when the search runs (scikit-image's histogram
+/// refuses a range that is not finite), as is an empty one.
+///
+/// ```
+/// use cliper::{ClApp, ThresholdMethod, ThresholdParams, ThresholdValue, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[2, 4], &[0.0f64, 0.1, 0.2, 0.1, 5.0, 5.2, 5.1, 5.0])?;
+/// let t = ThresholdValue::apply(&x, ThresholdParams::new(ThresholdMethod::Otsu))?.to_vec()?;
+/// assert!(t[0] > 0.2 && t[0] < 5.0);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct ThresholdValue<T: RealElement> {
+    input: XData<T>,
+    output: XData<T>,
+    params: ThresholdParams,
+    plan: Prepared<Plan<T>>,
+}
+
+struct Plan<T: RealElement> {
+    range: Kernel,
+    clear: Kernel,
+    bins: Kernel,
+    results: Kernel,
+    partials: XData<T>,
+    /// The counts, as uint words in a float array (4 bytes an element).
+    counts: XData<f32>,
+    header: XData<T>,
+    groups: usize,
+    index: IndexType,
+}
+
+impl<T: RealElement> ThresholdValue<T> {
+    /// Binds the process to its arrays.
+    pub fn new(input: &XData<T>, output: &XData<T>, params: ThresholdParams) -> ThresholdValue<T> {
+        ThresholdValue { input: input.clone(), output: output.clone(), params, plan: Prepared::default() }
+    }
+
+    /// The output's shape: one value per threshold.
+    pub fn output_shape(_input: &[usize], params: &ThresholdParams) -> Result<Vec<usize>> {
+        check_params(params)?;
+        Ok(vec![params.method.count()])
+    }
+
+    /// The threshold(s) of `input` in a new array.
+    pub fn apply(input: &XData<T>, params: ThresholdParams) -> Result<XData<T>> {
+        let output = XData::zeros(input.app(), &Self::output_shape(input.shape(), &params)?)?;
+        ThresholdValue::new(input, &output, params).run()?;
+        Ok(output)
+    }
+
+    /// After `init`, the bins and work-groups it planned.
+    pub fn strategy(&self) -> Option<ThresholdStrategy> {
+        self.plan.as_ref().map(|plan| ThresholdStrategy { bins: self.params.bins, groups: plan.groups })
+    }
+}
+
+fn check_params(params: &ThresholdParams) -> Result<()> {
+    let n = params.capacity();
+    if n == 0 || n > MAX_BINS {
+        return Err(Error::invalid("ThresholdValue", format!("nbins must lie in 1..={MAX_BINS}, got {n}")));
+    }
+    if let ThresholdMethod::MultiOtsu { classes } = params.method
+        && classes < 2
+    {
+        return Err(Error::invalid("ThresholdValue", format!("multiotsu needs 2 classes or more, got {classes}")));
+    }
+    Ok(())
+}
+
+impl<T: RealElement> Process for ThresholdValue<T> {
+    fn name(&self) -> &str {
+        "ThresholdValue"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        let expected = Self::output_shape(self.input.shape(), &self.params)?;
+        if self.output.shape() != expected.as_slice() {
+            return Err(Error::shape("ThresholdValue", &expected, self.output.shape()));
+        }
+        if !self.input.is_contiguous() || !self.output.is_contiguous() {
+            return Err(Error::invalid(
+                "ThresholdValue",
+                format!(
+                    "needs contiguous arrays, got an input of shape {:?} with strides {:?}",
+                    self.input.shape(),
+                    self.input.strides()
+                ),
+            ));
+        }
+        if self.input.is_empty() {
+            return Err(Error::invalid(
+                "ThresholdValue",
+                format!("an empty image (shape {:?}) has no threshold", self.input.shape()),
+            ));
+        }
+        let app = self.input.app().clone();
+        let groups = self.input.len().div_ceil(GROUP * 64).clamp(1, MAX_GROUPS);
+        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
+        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+        let program = app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)?;
+        let k = |name: &str| program.kernel(name).map(|k| k.owned_by("ThresholdValue"));
+        let header_len = HEADER + self.params.method.count();
+        self.plan.set(Plan {
+            range: k("hist_range")?,
+            clear: k("hist_clear")?,
+            bins: k("hist_bins")?,
+            results: k("hist_results")?,
+            partials: XData::uninit(&app, "ThresholdValue", &[3 * groups])?,
+            counts: XData::uninit(&app, "ThresholdValue", &[self.params.capacity()])?,
+            header: XData::zeros(&app, &[header_len])?,
+            groups,
+            index,
+        });
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.get("ThresholdValue")?;
+        let (idx, n, x_off) = (plan.index, self.input.len() as u64, self.input.offset() as u64);
+        let nbins = self.params.capacity();
+        let global = [plan.groups * GROUP];
+        plan.range
+            .launch()
+            .input("x", &self.input)
+            .index("x_off", idx, x_off)
+            .index("n", idx, n)
+            .output("partials", &plan.partials)
+            .global(&global)
+            .local(&[GROUP])
+            .enqueue()?;
+        plan.clear
+            .launch()
+            .output("counts", &plan.counts)
+            .scalar("nbins", nbins as u32)
+            .global(&[nbins.div_ceil(GROUP) * GROUP])
+            .local(&[GROUP])
+            .enqueue()?;
+        plan.bins
+            .launch()
+            .input("x", &self.input)
+            .index("x_off", idx, x_off)
+            .index("n", idx, n)
+            .input("partials", &plan.partials)
+            .scalar("groups", plan.groups as u32)
+            .in_out("counts", &plan.counts)
+            .scalar("nbins", nbins as u32)
+            .scalar("integers", i32::from(matches!(self.params.bins, HistogramBins::Integers(_))))
+            .output("header", &plan.header)
+            .global(&global)
+            .local(&[GROUP])
+            .work((self.input.len() * std::mem::size_of::<T>()) as u64, 0)
+            .enqueue()?;
+        let refusal = search_on_host(plan, &self.params, self.input.len())?;
+        if let Some(refusal) = refusal {
+            let cause = Arc::new(refusal.clone());
+            plan.header.storage().poison("ThresholdValue", cause.clone());
+            self.output.storage().poison("ThresholdValue", cause);
+            return Err(refusal);
+        }
+        let count = self.params.method.count();
+        plan.results
+            .launch()
+            .input("header", &plan.header)
+            .output("y", &self.output)
+            .index("y_off", idx, self.output.offset() as u64)
+            .scalar("k", count as u32)
+            .global(&[count.div_ceil(GROUP) * GROUP])
+            .local(&[GROUP])
+            .enqueue()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}
+
+/// Maps the counts and the header, runs the search and writes the thresholds after the header; the refusal of
+/// an image the search cannot take (a NaN, too few values for the classes) is returned, not raised, so that the
+/// caller marks the outputs with it.
+fn search_on_host<T: RealElement>(plan: &Plan<T>, params: &ThresholdParams, len: usize) -> Result<Option<Error>> {
+    let reads = [Region { buffer: plan.counts.storage().buffer(), lo: 0, hi: params.capacity() }];
+    let write = Region { buffer: plan.header.storage().buffer(), lo: 0, hi: plan.header.len() };
+    let mut refusal = None;
+    let bytes = (params.capacity() * 4) as u64;
+    HostCommand::new::<f32, T>("ThresholdValue", "threshold_search", &[&plan.counts], &[&plan.header])?
+        .work(bytes, 0)
+        .run(|queue| {
+            ffi::with_mapped::<f32, T, ()>(queue, &reads, &write, |counts, header| {
+                let words: Vec<u64> =
+                    counts.first().map(|c| c.iter().map(|w| u64::from(w.to_bits())).collect()).unwrap_or_default();
+                match thresholds(&words, header, params, len, T::IS_DOUBLE) {
+                    Ok(values) => {
+                        for (slot, v) in header.iter_mut().skip(HEADER).zip(values) {
+                            *slot = T::from_c64(Complex64::new(v, 0.0));
+                        }
+                    }
+                    Err(e) => refusal = Some(e),
+                }
+            })
+            .map(|((), event)| event)
+        })?;
+    Ok(refusal)
+}
+
+/// The thresholds from the device's counts and header, in float64 (every value is a centre of the image's type).
+fn thresholds<T: Element>(
+    counts: &[u64],
+    header: &[T],
+    params: &ThresholdParams,
+    len: usize,
+    double: bool,
+) -> Result<Vec<f64>> {
+    let value = |k: usize| header.get(k).map_or(f64::NAN, |v| v.to_c64().re);
+    let (min, max, first, nonfinite) = (value(0), value(1), value(2), value(3));
+    if nonfinite > 0.0 || !min.is_finite() || !max.is_finite() {
+        return Err(Error::invalid(
+            "threshold-value",
+            format!("the image holds {nonfinite} NaN or infinite values: its range is not finite, so no histogram"),
+        ));
+    }
+    let counted: u64 = counts.iter().sum();
+    if counted != len as u64 {
+        return Err(Error::invalid(
+            "threshold-value",
+            format!("{} of {len} values are not integers of the image's integer type", len as u64 - counted),
+        ));
+    }
+    // Otsu's own rule: an image of one value is its own threshold.
+    if params.method == ThresholdMethod::Otsu && min == max {
+        return Ok(vec![first]);
+    }
+    match params.bins {
+        HistogramBins::Integers(_) => {
+            let bins = (max - min) as usize + 1;
+            let centres = (0..bins).map(|k| min + k as f64).collect();
+            search(&Histogram { counts: counts.iter().take(bins).copied().collect(), centres }, params.method, first)
+        }
+        HistogramBins::Uniform(n) if double => search(&uniform(counts, min, max, n), params.method, first),
+        HistogramBins::Uniform(n) => {
+            let values = search(&uniform(counts, min as f32, max as f32, n), params.method, first as f32)?;
+            Ok(values.into_iter().map(f64::from).collect())
+        }
+    }
+}
+
+/// The histogram with numpy.histogram's bin centres, computed in the image's type `C` as numpy computes them.
+fn uniform<C: num_traits::Float>(counts: &[u64], min: C, max: C, n: usize) -> Histogram<C> {
+    let half = C::from(0.5).unwrap_or_else(C::zero);
+    let (first, last) = if min == max { (min - half, max + half) } else { (min, max) };
+    let step = (last - first) / C::from(n).unwrap_or_else(C::one);
+    let edge = |k: usize| if k == n { last } else { C::from(k).unwrap_or_else(C::zero) * step + first };
+    let two = C::from(2.0).unwrap_or_else(C::one);
+    Histogram {
+        counts: counts.iter().take(n).copied().collect(),
+        centres: (0..n).map(|k| (edge(k) + edge(k + 1)) / two).collect(),
+    }
+}
+
+fn search<C: num_traits::Float + From<f32>>(
+    histogram: &Histogram<C>,
+    method: ThresholdMethod,
+    first: C,
+) -> Result<Vec<C>> {
+    match method {
+        ThresholdMethod::Otsu => Ok(vec![otsu(histogram)?]),
+        ThresholdMethod::Yen => Ok(vec![yen(histogram)?]),
+        ThresholdMethod::Triangle => Ok(vec![triangle(histogram, first)?]),
+        ThresholdMethod::MultiOtsu { classes } => multiotsu(histogram, classes),
+    }
+}
+
+/// `above` where a value exceeds its image's automatic threshold ([`ThresholdValue`] with a method that gives
+/// one threshold), else `below`: scikit-image's users' `image > threshold_otsu(image)` in one process, the
+/// threshold staying on the device between the search and the comparison.
+///
+/// ```
+/// use cliper::{ClApp, Process, ThresholdMask, ThresholdMethod, ThresholdParams, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[6], &[0.0f32, 0.1, 0.2, 5.0, 5.1, 5.2])?;
+/// let y = XData::zeros(&app, &[6])?;
+/// ThresholdMask::new(&x, &y, ThresholdParams::new(ThresholdMethod::Otsu), (1.0, 0.0)).run()?;
+/// assert_eq!(y.to_vec()?, vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct ThresholdMask<T: RealElement> {
+    input: XData<T>,
+    output: XData<T>,
+    params: ThresholdParams,
+    values: (T, T),
+    plan: Prepared<MaskPlan<T>>,
+}
+
+struct MaskPlan<T: RealElement> {
+    finder: ThresholdValue<T>,
+    threshold: XData<T>,
+    kernel: Kernel,
+    index: IndexType,
+}
+
+impl<T: RealElement> ThresholdMask<T> {
+    /// Binds the process to its arrays; `values` are (above, below).
+    pub fn new(input: &XData<T>, output: &XData<T>, params: ThresholdParams, values: (T, T)) -> ThresholdMask<T> {
+        ThresholdMask { input: input.clone(), output: output.clone(), params, values, plan: Prepared::default() }
+    }
+
+    /// The output's shape: the input's.
+    pub fn output_shape(input: &[usize], params: &ThresholdParams) -> Result<Vec<usize>> {
+        check_params(params)?;
+        Ok(input.to_vec())
+    }
+
+    /// The mask of `input` (`values` = (above, below)) in a new array.
+    pub fn apply(input: &XData<T>, params: ThresholdParams, values: (T, T)) -> Result<XData<T>> {
+        let output = XData::zeros(input.app(), &Self::output_shape(input.shape(), &params)?)?;
+        ThresholdMask::new(input, &output, params, values).run()?;
+        Ok(output)
+    }
+
+    /// After `init`, its search's plan.
+    pub fn strategy(&self) -> Option<ThresholdStrategy> {
+        self.plan.as_ref().and_then(|plan| plan.finder.strategy())
+    }
+}
+
+impl<T: RealElement> Process for ThresholdMask<T> {
+    fn name(&self) -> &str {
+        "ThresholdMask"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        if self.params.method.count() != 1 {
+            return Err(Error::invalid(
+                "ThresholdMask",
+                "a mask needs a method of one threshold (otsu, yen, triangle), not multiotsu",
+            ));
+        }
+        if self.output.shape() != self.input.shape() {
+            return Err(Error::shape("ThresholdMask", self.input.shape(), self.output.shape()));
+        }
+        if !self.output.is_contiguous() {
+            return Err(Error::invalid(
+                "ThresholdMask",
+                format!("needs a contiguous output, got strides {:?}", self.output.strides()),
+            ));
+        }
+        let threshold = XData::zeros(self.input.app(), &[1])?;
+        let mut finder = ThresholdValue::new(&self.input, &threshold, self.params);
+        finder.init()?;
+        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
+        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+        let app = self.input.app();
+        let program = app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)?;
+        let kernel = program.kernel("threshold_mask")?.owned_by("ThresholdMask");
+        self.plan.set(MaskPlan { finder, threshold, kernel, index });
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.get("ThresholdMask")?;
+        plan.finder.launch()?;
+        let idx = plan.index;
+        let n = self.input.len();
+        let groups = n.div_ceil(GROUP * 64).clamp(1, MAX_GROUPS);
+        plan.kernel
+            .launch()
+            .input("x", &self.input)
+            .index("x_off", idx, self.input.offset() as u64)
+            .index("n", idx, n as u64)
+            .input("t", &plan.threshold)
+            .index("t_off", idx, plan.threshold.offset() as u64)
+            .output("y", &self.output)
+            .index("y_off", idx, self.output.offset() as u64)
+            .scalar("above", self.values.0)
+            .scalar("below", self.values.1)
+            .global(&[groups * GROUP])
+            .local(&[GROUP])
+            .work((2 * n * std::mem::size_of::<T>()) as u64, n as u64)
+            .enqueue()
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}

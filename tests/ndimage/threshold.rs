@@ -1,0 +1,99 @@
+//! Automatic thresholds against scikit-image 0.26 (tests/fixtures/make_threshold.py): Otsu, Yen, triangle and
+//! multi-Otsu (3 and 4 classes) of float32, float64, uint8, uint16 and int16 images of odd shapes (37×45,
+//! 13×17×11, 29×31, 23×19, 31×33), 256 bins and 64. Every threshold is a bin centre, computed in the image's
+//! type as numpy computes it, so each must EQUAL skimage's: a wrong bin is off by a whole bin width. Also the
+//! refusals (a NaN, too few values for the classes) and Otsu's one-value image.
+
+use crate::common::app;
+use cliper::{HistogramBins, RealElement, ThresholdMethod, ThresholdParams, ThresholdValue, XData, read_npy};
+use ndarray::ArrayD;
+use num_complex::Complex64;
+
+fn dir() -> String {
+    format!("{}/tests/fixtures/threshold", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn expected() -> serde_json::Value {
+    let text = std::fs::read_to_string(format!("{}/thresholds.json", dir())).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The image as float64 values and the bins scikit-image uses for its type.
+fn image(name: &str) -> (ArrayD<f64>, Option<usize>) {
+    let host = read_npy(format!("{}/{name}.npy", dir())).unwrap();
+    let integers = match host.dtype() {
+        cliper::Dtype::U8 | cliper::Dtype::I8 => Some(256),
+        cliper::Dtype::U16 | cliper::Dtype::I16 => Some(65536),
+        _ => None,
+    };
+    let values: ArrayD<f64> = host.to_elements::<f64>(name).unwrap();
+    (values, integers)
+}
+
+fn thresholds<T: RealElement>(values: &ArrayD<f64>, params: ThresholdParams) -> cliper::Result<Vec<f64>> {
+    let x = XData::<T>::from_ndarray(app(), &values.mapv(|v| T::from_c64(Complex64::new(v, 0.0)))).unwrap();
+    let y = ThresholdValue::apply(&x, params)?;
+    Ok(y.to_vec()?.iter().map(|v| v.to_c64().re).collect())
+}
+
+fn methods() -> [(&'static str, ThresholdMethod, Option<usize>); 6] {
+    [
+        ("otsu", ThresholdMethod::Otsu, None),
+        ("yen", ThresholdMethod::Yen, None),
+        ("triangle", ThresholdMethod::Triangle, None),
+        ("multiotsu_3", ThresholdMethod::MultiOtsu { classes: 3 }, None),
+        ("multiotsu_4", ThresholdMethod::MultiOtsu { classes: 4 }, None),
+        ("otsu_nbins_64", ThresholdMethod::Otsu, Some(64)),
+    ]
+}
+
+#[test]
+fn thresholds_equal_scikit_image() {
+    let want = expected();
+    let mut wrong = Vec::new();
+    for name in ["f32_37x45", "f64_13x17x11", "u8_37x45", "u16_29x31", "i16_23x19", "f32_skewed_31x33"] {
+        let (values, integers) = image(name);
+        for (key, method, nbins) in methods() {
+            let bins = match integers {
+                Some(n) => HistogramBins::Integers(n),
+                None => HistogramBins::Uniform(nbins.unwrap_or(256)),
+            };
+            let params = ThresholdParams::new(method).bins(bins);
+            // A float32 image computes in float32 (its bins and centres are float32 in numpy); the others in
+            // float64, which holds integers exactly.
+            let got = if name.starts_with("f32") {
+                thresholds::<f32>(&values, params)
+            } else {
+                thresholds::<f64>(&values, params)
+            }
+            .unwrap();
+            let reference: Vec<f64> = want[name][key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().parse::<f64>().unwrap())
+                .collect();
+            if got != reference {
+                wrong.push(format!("{name} {key}: {got:?} vs skimage {reference:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn a_nan_or_too_few_values_is_refused_in_one_line_and_one_value_is_its_own_otsu_threshold() {
+    let mut values = ArrayD::from_shape_fn(ndarray::IxDyn(&[7, 9]), |i| (i[0] * 9 + i[1]) as f64);
+    values[[3, 4]] = f64::NAN;
+    let e = thresholds::<f64>(&values, ThresholdParams::new(ThresholdMethod::Otsu)).unwrap_err().to_string();
+    assert!(e.contains("NaN") && !e.contains('\n'), "{e}");
+
+    let two = ArrayD::from_shape_fn(ndarray::IxDyn(&[5, 3]), |i| if i[0] < 2 { 1.0 } else { 4.0 });
+    let e = thresholds::<f32>(&two, ThresholdParams::new(ThresholdMethod::MultiOtsu { classes: 3 }))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("only 2 different values") && e.contains("3 classes"), "{e}");
+
+    let flat = ArrayD::from_elem(ndarray::IxDyn(&[4, 6]), 2.5);
+    assert_eq!(thresholds::<f32>(&flat, ThresholdParams::new(ThresholdMethod::Otsu)).unwrap(), vec![2.5]);
+}
