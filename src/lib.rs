@@ -118,8 +118,8 @@ pub use process::filter::{
 };
 pub use process::fourier::{FourierFilter, FourierKind, FourierParams};
 pub use process::layout::{
-    ConjugateTranspose, CopyParams, CopyStrategy, Permute, Slice, SliceAxis, SliceEntry, SliceSpec, Stack, StridedCopy,
-    Transpose, TransposeTiles,
+    ConjugateTranspose, CopyParams, CopyStrategy, Permute, Slice, SliceAxis, SliceEntry, SliceSpec, Stack,
+    StackStrategy, StridedCopy, Transpose, TransposeTiles,
 };
 pub use process::linalg::{
     GEMM_TABLE_ENV, GemmPrecision, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatMulParams, MatOp,
@@ -127,7 +127,8 @@ pub use process::linalg::{
 };
 pub use process::morphology::{
     BinaryMorphology, BinaryParams, BinaryStrategy, DistanceParams, DistanceStrategy, DistanceTransform, FillHoles,
-    Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams, SizeLimit, SmallTarget,
+    Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams, SizeLimit, SmallStrategy,
+    SmallTarget,
 };
 pub use process::mri::{
     BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,
@@ -140,7 +141,7 @@ pub use process::rank::{
 };
 pub use process::reduce::{
     Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy, StatKind, StatParams,
-    Statistic,
+    StatStrategy, Statistic,
 };
 pub use process::resample::{
     InterpMode, Interpolation, MapCoordinates, PrefilterMethod, Resample, ResampleParams, ResampleStrategy,
@@ -187,7 +188,7 @@ pub mod prelude {
     pub use crate::process::resample::*;
     pub use crate::process::solve::*;
     pub use crate::process::threshold::{
-        HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdValue,
+        HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdStrategy, ThresholdValue,
     };
     pub use crate::process::wavelet::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};

@@ -54,10 +54,15 @@ row! { layout | Transpose<f32> | new(x, out) | apply(x) | output_shape(shape) | 
 row! { layout | ConjugateTranspose<f32> | new(x, out) | apply(x) | output_shape(shape) | CopyStrategy }
 row! { layout | Permute<f32> | new(x, out, axes) | apply(x, axes) | output_shape(shape, axes) | CopyStrategy }
 row! { layout | StridedCopy<f32> | new(x, out, CopyParams) | apply(x, CopyParams) | output_shape(shape) | CopyStrategy }
+row! { layout | Slice<f32> | new(x, out, axes) | apply(x, &SliceSpec) | output_shape(shape, &SliceSpec) | ElementwiseStrategy }
+row! { layout | Stack<f32> | new(inputs, out, axis) | apply(inputs, axis) | output_shape(shapes, axis) | StackStrategy }
 row! { linalg | MatMul<f32> | new(a, b, c, MatMulParams) | apply(a, b, MatMulParams) | output_shape(a, b, &MatMulParams) | GemmStrategy }
 row! { linalg | MatrixPower<f32> | new(a, out, n) | apply(a, n) | output_shape(shape) | PowerStrategy }
 row! { reduce | NormN<f32> | new(x, out, NormParams) | apply(x, NormParams) | output_shape(shape, &NormParams) | ReduceStrategy }
 row! { reduce | Dot<f32> | new(x, y, out, DotParams) | apply(x, y, DotParams) | output_shape(x, y, &DotParams) | ReduceStrategy }
+row! { reduce | Statistic<f32, f32> | new(x, out, StatParams) | apply(x, &StatParams) | output_shape(shape, &StatParams) | StatStrategy }
+row! { threshold | ThresholdValue<f32> | new(x, out, ThresholdParams) | apply(x, ThresholdParams) | output_shape(shape, &ThresholdParams) | ThresholdStrategy }
+row! { threshold | ThresholdMask<f32> | new(x, out, ThresholdParams, values) | apply(x, ThresholdParams, values) | output_shape(shape, &ThresholdParams) | ThresholdStrategy }
 row! { filter | Pad<f32> | new(x, out, PadParams) | apply(x, PadParams) | output_shape(shape, &PadParams) | PadStrategy }
 row! { filter | Convolution<f32, f32> | new(x, filter, out, ConvParams) | apply(x, filter, ConvParams) | output_shape(shape, filter_shape, &ConvParams) | ConvStrategy }
 row! { filter | SeparableConvolution<f32, f32> | new(x, factors, out, ConvParams) | apply(x, factors, ConvParams) | output_shape(shape, lengths, &ConvParams) | ConvStrategy }
@@ -69,6 +74,7 @@ row! { morphology | DistanceTransform<f32> | new(x, out, DistanceParams) | apply
 row! { morphology | BinaryMorphology<f32> | new(x, out, BinaryParams) | apply(x, BinaryParams) | output_shape(shape, &BinaryParams) | BinaryStrategy }
 row! { morphology | Label<f32> | new(x, out, LabelParams) | apply(x, LabelParams) | output_shape(shape, &LabelParams) | LabelStrategy }
 row! { morphology | FillHoles<f32> | new(x, out, LabelParams) | apply(x, LabelParams) | output_shape(shape, &LabelParams) | LabelStrategy }
+row! { morphology | RemoveSmall<f32> | new(x, out, RemoveSmallParams) | apply(x, RemoveSmallParams) | output_shape(shape, &RemoveSmallParams) | SmallStrategy }
 row! { resample | Resample<f32> | new(x, out, ResampleParams) | apply(x, ResampleParams) | output_shape(shape, &ResampleParams) | ResampleStrategy }
 row! { resample | MapCoordinates<f32> | new(x, coordinates, out, Interpolation) | apply(x, coordinates, Interpolation) | output_shape(shape, coordinates_shape, &Interpolation) | ResampleStrategy }
 row! { resample | SplineFilter<f32> | new(x, out, SplineParams) | apply(x, SplineParams) | output_shape(shape, &SplineParams) | SplineStrategy }
@@ -76,6 +82,7 @@ row! { fft | Fft<Complex32> | new(x, out, FftParams) | apply(x, FftParams) | out
 row! { fft | RealFft<Complex32> | new(x, out, RealFftParams) | apply(x, RealFftParams) | output_shape(shape, &RealFftParams) | FftStrategy }
 row! { fft | InverseRealFft<Complex32> | new(x, out, RealFftParams) | apply(x, RealFftParams) | output_shape(shape, &RealFftParams) | FftStrategy }
 row! { fft | FftShift<f32> | new(x, out, FftShiftParams) | apply(x, FftShiftParams) | output_shape(shape, &FftShiftParams) | ElementwiseStrategy }
+row! { fourier | FourierFilter<f32, Complex32> | new(x, out, FourierParams) | apply(x, FourierParams) | output_shape(shape, &FourierParams) | ElementwiseStrategy }
 row! { mri | CoilSum<Complex32> | new(x, out, CoilParams) | apply(x, CoilParams) | output_shape(shape, &CoilParams) | CoilStrategy }
 row! { mri | RSoS<Complex32> | new(x, out, coil_axis) | apply(x, coil_axis) | output_shape(shape, coil_axis) | CoilStrategy }
 row! { mri | SimpleMRIRecon<Complex32> | new(k, out, ReconParams) | apply(k, ReconParams) | output_shape(&k) | ReconStrategy }

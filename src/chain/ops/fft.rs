@@ -74,6 +74,12 @@ pub struct FftArgs {
 }
 
 /// What `fft` and its shortcut `ifft` share: the axes transformed and numpy's normalisation.
+///
+/// ```
+/// let step: cliper::chain::InverseFftArgs = toml::from_str("axes = [-2, -1]\nnorm = 'ortho'")?;
+/// assert_eq!((step.transform.axes, step.transform.norm.as_str()), (Some(vec![-2, -1]), "ortho"));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct FftAxesArgs {
     /// The axes transformed, comma-separated (negative from the end; default every axis).
@@ -144,6 +150,12 @@ pub struct RealFftArgs {
 }
 
 /// What `rfft` and its shortcut `irfft` share: the axes, numpy's normalisation and the inverse's real length.
+///
+/// ```
+/// let step: cliper::chain::InverseRealFftArgs = toml::from_str("length = 255")?;
+/// assert_eq!((step.transform.length, step.transform.norm.as_str()), (Some(255), "backward"));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct RealFftAxesArgs {
     /// The axes transformed, comma-separated (negative from the end; the last listed is halved; default every

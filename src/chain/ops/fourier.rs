@@ -22,6 +22,13 @@ fn last_axis() -> isize {
 
 /// The transform the input is, as scipy's `n` and `axis` say: a full FFT on every axis, or a real FFT along `axis`
 /// of a signal of length `n`.
+///
+/// ```
+/// // scipy.ndimage.fourier_gaussian(numpy.fft.rfft(x, axis=0), 2.0, n=37, axis=0) as a pipeline step
+/// let step: cliper::chain::FourierGaussianArgs = toml::from_str("sigma = [2.0]\nn = 37\naxis = 0")?;
+/// assert_eq!((step.spectrum.n, step.spectrum.axis), (37, 0));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct SpectrumArgs {
     /// -1: the input is a full FFT on every axis; N > 0: a real FFT (rfft) along --axis of a signal of N samples.

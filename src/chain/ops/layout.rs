@@ -400,6 +400,21 @@ impl Operation for StackArgs {
 
 /// How `reorient` rearranges the spatial axes (slice, row, column slots): result slot `s` is input slot `from[s]`,
 /// read backwards where `flip[s]`.
+///
+/// ```
+/// use cliper::Geometry;
+/// use cliper::chain::Orientation;
+/// // columns towards −x and rows towards −y (an LPS-like axial series), slices towards +z
+/// let lps = Geometry::from_affine(&[
+///     [-0.5, 0.0, 0.0, 0.0],
+///     [0.0, -0.5, 0.0, 0.0],
+///     [0.0, 0.0, 2.0, 0.0],
+///     [0.0, 0.0, 0.0, 1.0],
+/// ])?;
+/// let o = Orientation::closest_canonical(&lps)?; // nibabel: as_closest_canonical flips i and j
+/// assert_eq!(o, Orientation { from: [0, 1, 2], flip: [false, true, true] }); // slots: slice, row, column
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Orientation {
     /// The input slot each result slot takes.

@@ -10,6 +10,13 @@ use serde::Deserialize;
 use std::str::FromStr;
 
 /// A threshold method's name, as scikit-image's `threshold_<name>` functions spell it.
+///
+/// ```
+/// use cliper::chain::MethodName;
+/// assert_eq!("multiotsu".parse::<MethodName>()?, MethodName::Multiotsu);
+/// assert!("li".parse::<MethodName>().unwrap_err().to_string().contains("otsu, yen, triangle or multiotsu"));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
 pub enum MethodName {

@@ -61,6 +61,24 @@ pub enum ElementwiseStrategy {
     },
 }
 
+impl ElementwiseStrategy {
+    /// The strategy of a process that launches one element-wise style kernel (`launched`: it had elements to
+    /// launch over) with `axes` merged axes in `groups` groups of `work_group` items.
+    pub(crate) fn one_kernel(
+        launched: bool,
+        axes: usize,
+        groups: usize,
+        work_group: usize,
+        index: IndexType,
+    ) -> ElementwiseStrategy {
+        if launched {
+            ElementwiseStrategy::Kernel { axes, groups, work_group, index }
+        } else {
+            ElementwiseStrategy::Nothing
+        }
+    }
+}
+
 impl std::fmt::Display for ElementwiseStrategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

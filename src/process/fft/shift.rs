@@ -106,12 +106,9 @@ impl<T: Element> FftShift<T> {
 
     /// The roll `init` planned; `None` before `init`.
     pub fn strategy(&self) -> Option<ElementwiseStrategy> {
-        self.plan.as_ref().map(|p| match p.kernel {
-            None => ElementwiseStrategy::Nothing,
-            Some(_) => {
-                ElementwiseStrategy::Kernel { axes: p.nd as usize, groups: p.groups, work_group: GROUP, index: p.index }
-            }
-        })
+        self.plan
+            .as_ref()
+            .map(|p| ElementwiseStrategy::one_kernel(p.kernel.is_some(), p.nd as usize, p.groups, GROUP, p.index))
     }
 }
 

@@ -6,12 +6,24 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
+use crate::process::elementwise::ElementwiseStrategy;
 use crate::process::planning::{MAX_AXES, index_type_for};
 use crate::process::{Prepared, Process};
 use std::f64::consts::PI;
 
 /// Which filter, each scipy.ndimage's function of that name; the per-axis values are its `sigma`, `size` or
 /// `shift`.
+///
+/// ```
+/// use cliper::{ClApp, FourierFilter, FourierKind, FourierParams, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[5], &[1.0f64; 5])?;
+/// let g = FourierFilter::<f64, f64>::apply(&x, FourierParams::new(FourierKind::Gaussian, &[1.5]))?.to_vec()?;
+/// let expected = |f: f64| (-2.0 * std::f64::consts::PI.powi(2) * 1.5f64.powi(2) * f * f).exp();
+/// assert!((g[1] - expected(0.2)).abs() < 1e-12 && (g[4] - expected(-0.2)).abs() < 1e-12);
+/// assert_eq!(FourierKind::Ellipsoid.scipy_name(), "fourier_ellipsoid");
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FourierKind {
     /// `fourier_gaussian`: exp(−2π²σ²f²) per axis, 0 where the exponent exceeds 50 (as scipy).
@@ -164,6 +176,40 @@ impl<T: Element, O: Element> FourierFilter<T, O> {
     /// The filter `params` describe of `x` into `out` (same shape, not overlapping).
     pub fn new(x: &XData<T>, out: &XData<O>, params: FourierParams) -> FourierFilter<T, O> {
         FourierFilter { x: x.clone(), out: out.clone(), params, plan: Prepared::default() }
+    }
+
+    /// Allocates the output (of the element type `O`: real or complex as the filter gives, either precision),
+    /// filters `x` into it once and returns it.
+    ///
+    /// ```
+    /// use cliper::{ClApp, FourierFilter, FourierKind, FourierParams, XData};
+    /// let app = ClApp::new()?;
+    /// let x = XData::from_slice(&app, &[4], &[1.0f32; 4])?;
+    /// let y = FourierFilter::<f32, f32>::apply(&x, FourierParams::new(FourierKind::Uniform, &[2.0]))?;
+    /// // sinc(2·k/4) at the frequencies 0, 1/4, −1/2, −1/4
+    /// let sinc = |t: f64| (std::f64::consts::PI * t).sin() / (std::f64::consts::PI * t);
+    /// assert_eq!(y.to_vec()?[0], 1.0);
+    /// assert!((y.to_vec()?[1] as f64 - sinc(0.5)).abs() < 1e-6);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn apply(x: &XData<T>, params: FourierParams) -> Result<XData<O>> {
+        let out = XData::uninit(x.app(), params.kind.scipy_name(), &Self::output_shape(x.shape(), &params)?)?;
+        FourierFilter::new(x, &out, params).run()?;
+        Ok(out)
+    }
+
+    /// The output shape: the input's, after checking the values against it (one or one per axis, finite; the
+    /// real transform's axis in range; the ellipsoid on 1 to 3 axes).
+    pub fn output_shape(shape: &[usize], params: &FourierParams) -> Result<Vec<usize>> {
+        params.per_axis(shape)?;
+        Ok(shape.to_vec())
+    }
+
+    /// The element-wise product `init` planned (over the axes longer than 1); `None` before `init`.
+    pub fn strategy(&self) -> Option<ElementwiseStrategy> {
+        self.plan
+            .as_ref()
+            .map(|p| ElementwiseStrategy::one_kernel(p.kernel.is_some(), p.nd as usize, p.groups, GROUP, p.index))
     }
 
     /// Refuses an output type the filter cannot give: the filters keep real and complex apart, the shift is

@@ -16,6 +16,6 @@ pub(crate) use copy_plan::CopyPlan;
 pub use copy_plan::{CopyStrategy, TransposeTiles};
 pub use permute::Permute;
 pub use slice::{Slice, SliceAxis, SliceEntry, SliceSpec};
-pub use stack::Stack;
+pub use stack::{Stack, StackStrategy};
 pub use strided_copy::{CopyParams, StridedCopy};
 pub use transpose::{ConjugateTranspose, Transpose};

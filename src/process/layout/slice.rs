@@ -7,11 +7,21 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
+use crate::process::elementwise::ElementwiseStrategy;
 use crate::process::planning::{MAX_AXES, index_type_for};
 use crate::process::{Prepared, Process};
 use std::str::FromStr;
 
 /// One entry of a [`SliceSpec`]: what numpy's basic indexing allows.
+///
+/// ```
+/// use cliper::{SliceEntry, SliceSpec};
+/// let spec: SliceSpec = "2, ..., -3::-1".parse()?;
+/// assert_eq!(spec.0[0], SliceEntry::Index(2));
+/// assert_eq!(spec.0[1], SliceEntry::Ellipsis);
+/// assert_eq!(spec.0[2], SliceEntry::Range { start: Some(-3), stop: None, step: Some(-1) });
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SliceEntry {
     /// `start:stop:step`, each optional (`None` is numpy's default for the step's sign).
@@ -47,6 +57,14 @@ pub struct SliceSpec(pub Vec<SliceEntry>);
 
 /// How one input axis is read: `count` indices from `start` by `step`; `kept` false for an integer index (the axis
 /// is dropped, `count` is 1).
+///
+/// ```
+/// use cliper::{SliceAxis, SliceSpec};
+/// let axes = "3, 10:0:-4".parse::<SliceSpec>()?.resolve(&[5, 8])?; // numpy: x[3, 10:0:-4] of a 5×8 x
+/// assert_eq!(axes[0], SliceAxis { start: 3, count: 1, step: 1, kept: false });
+/// assert_eq!(axes[1], SliceAxis { start: 7, count: 2, step: -4, kept: true }); // 7, 3
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SliceAxis {
     /// The first index read (for an empty range, where numpy's clamped start lies: possibly the extent itself).
@@ -247,6 +265,26 @@ impl<T: Element> Slice<T> {
         let out = XData::uninit(x.app(), "Slice", &SliceSpec::output_shape(&axes))?;
         Slice::new(x, &out, &axes).run()?;
         Ok(out)
+    }
+
+    /// The shape of `x[spec]` for an `x` of `shape` (the refusals of [`SliceSpec::resolve`]).
+    ///
+    /// ```
+    /// use cliper::{Slice, SliceSpec};
+    /// let spec: SliceSpec = "1, ::-2".parse()?;
+    /// assert_eq!(Slice::<f32>::output_shape(&[2, 4], &spec)?, vec![2]);
+    /// assert!(Slice::<f32>::output_shape(&[1, 4], &spec).is_err()); // index 1 of an axis of 1
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize], spec: &SliceSpec) -> Result<Vec<usize>> {
+        Ok(SliceSpec::output_shape(&spec.resolve(shape)?))
+    }
+
+    /// The gather `init` planned (its axes are the kept axes longer than 1); `None` before `init`.
+    pub fn strategy(&self) -> Option<ElementwiseStrategy> {
+        self.plan
+            .as_ref()
+            .map(|p| ElementwiseStrategy::one_kernel(p.kernel.is_some(), p.nd as usize, p.groups, GROUP, p.index))
     }
 }
 

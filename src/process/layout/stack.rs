@@ -1,10 +1,42 @@
 //! [`Stack`]: numpy.stack, arrays of one shape joined along a new axis, each copied into its place on the device.
 
+use super::copy_plan::CopyStrategy;
 use super::strided_copy::{CopyParams, StridedCopy};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::process::Process;
+
+/// How a [`Stack`] copies: the copy planner's choice for each input, in order (inputs of one layout share one).
+///
+/// ```
+/// use cliper::{ClApp, CopyStrategy, Process, Stack, StackStrategy, XData};
+/// let app = ClApp::new()?;
+/// let a = XData::<f32>::zeros(&app, &[3, 5])?;
+/// let out = XData::<f32>::zeros(&app, &[2, 3, 5])?;
+/// let mut s = Stack::new(&[a.clone(), a], &out, 0)?;
+/// s.init()?;
+/// let StackStrategy { copies } = s.strategy().unwrap();
+/// assert_eq!(copies, vec![CopyStrategy::Buffer, CopyStrategy::Buffer]); // each input one contiguous block
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackStrategy {
+    /// The copy of each input into its slice of the output.
+    pub copies: Vec<CopyStrategy>,
+}
+
+impl std::fmt::Display for StackStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.copies.split_first() {
+            Some((first, rest)) if rest.iter().all(|c| c == first) => write!(f, "{} × {first}", self.copies.len()),
+            _ => {
+                let each: Vec<String> = self.copies.iter().map(|c| c.to_string()).collect();
+                write!(f, "{}", each.join(", "))
+            }
+        }
+    }
+}
 
 /// `numpy.stack(inputs, axis)`: the inputs (one shape each) side by side along a new axis `axis` of the output,
 /// each copied by the copy planner into its slice of the output.
@@ -45,6 +77,12 @@ impl<T: Element> Stack<T> {
         let output = XData::uninit(first.app(), "stack", &Self::output_shape(&shapes, axis)?)?;
         Stack::new(inputs, &output, axis)?.run()?;
         Ok(output)
+    }
+
+    /// Each input's copy as `init` planned it; `None` before `init`.
+    pub fn strategy(&self) -> Option<StackStrategy> {
+        let copies = self.copies.iter().map(|c| c.strategy()).collect::<Option<Vec<_>>>()?;
+        Some(StackStrategy { copies })
     }
 
     /// The stacked shape: the inputs' shape with the number of inputs inserted at `axis`. Refuses no inputs, an

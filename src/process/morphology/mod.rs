@@ -14,4 +14,4 @@ mod small;
 pub use binary::{BinaryMorphology, BinaryParams, BinaryStrategy, MorphologyOp};
 pub use distance::{DistanceParams, DistanceStrategy, DistanceTransform};
 pub use label::{FillHoles, Label, LabelParams, LabelStrategy};
-pub use small::{RemoveSmall, RemoveSmallParams, SizeLimit, SmallTarget};
+pub use small::{RemoveSmall, RemoveSmallParams, SizeLimit, SmallStrategy, SmallTarget};

@@ -3,7 +3,7 @@
 //! increments (`kernels/morphology.cl`, small_*), and one element-wise pass removes (or fills) the elements of labels
 //! counted too few times.
 
-use super::label::{Label, LabelParams};
+use super::label::{Label, LabelParams, LabelStrategy};
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::RealElement;
@@ -22,6 +22,15 @@ const MOST_LABEL: u32 = 1 << 28;
 const L_STRIDES: [&str; 4] = ["lsw", "lsz", "lsy", "lsx"];
 
 /// What [`RemoveSmall`] removes.
+///
+/// ```
+/// use cliper::{ClApp, RemoveSmall, RemoveSmallParams, SizeLimit, SmallTarget, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[5], &[1.0f32, 0.0, 1.0, 1.0, 1.0])?;
+/// let holes = RemoveSmallParams::new(SmallTarget::Holes, SizeLimit::AtMost(1));
+/// assert_eq!(RemoveSmall::apply(&x, holes)?.to_vec()?, vec![1.0; 5]); // the 1-element gap filled
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SmallTarget {
     /// remove_small_objects: the small objects are set to 0; the rest of the input is kept as it is.
@@ -33,6 +42,16 @@ pub enum SmallTarget {
 /// Which objects are small: skimage 0.26's `max_size` (at most that many elements). Its deprecated `min_size` and
 /// `area_threshold` are aliases of `max_size` in 0.26 (its deprecation decorator passes their value on as
 /// `max_size`, so they remove sizes up to and including it, whatever their warning says): they are `AtMost` too.
+///
+/// ```
+/// use cliper::{ClApp, RemoveSmall, RemoveSmallParams, SizeLimit, SmallTarget, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[6], &[1.0f32, 1.0, 0.0, 1.0, 1.0, 1.0])?;
+/// let p = |n| RemoveSmallParams::new(SmallTarget::Objects, SizeLimit::AtMost(n));
+/// assert_eq!(RemoveSmall::apply(&x, p(2))?.to_vec()?, vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0]); // 2 is at most 2
+/// assert_eq!(RemoveSmall::apply(&x, p(1))?.to_vec()?, x.to_vec()?);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SizeLimit {
     /// `max_size`: objects of at most this many elements are small.
@@ -318,6 +337,35 @@ fn shape_rank<T: RealElement>(a: &XData<T>) -> usize {
     a.shape().len().clamp(1, 3)
 }
 
+/// How a [`RemoveSmall`] finds its objects: by [`Label`]'s union-find (`labelling`), or — a labelled input —
+/// its own values (`None`); then per-label counts by atomic increments and one pass that keeps or fills.
+///
+/// ```
+/// use cliper::{ClApp, Process, RemoveSmall, RemoveSmallParams, SizeLimit, SmallStrategy, SmallTarget, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[6, 7])?;
+/// let p = RemoveSmallParams::new(SmallTarget::Objects, SizeLimit::AtMost(3)).connectivity(2);
+/// let mut r = RemoveSmall::new(&x, &XData::zeros(&app, &[6, 7])?, p);
+/// r.init()?;
+/// let SmallStrategy { labelling } = r.strategy().unwrap();
+/// assert_eq!(labelling.unwrap().neighbours, 8);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SmallStrategy {
+    /// The labelling of the objects (or of the holes); `None` when the input's values are the labels.
+    pub labelling: Option<LabelStrategy>,
+}
+
+impl std::fmt::Display for SmallStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.labelling {
+            Some(label) => write!(f, "labelled by {label}; sizes by atomic counts, one keep pass"),
+            None => write!(f, "the input's labels; sizes by atomic counts, one keep pass"),
+        }
+    }
+}
+
 /// scikit-image 0.26's remove_small_objects and remove_small_holes on real data.
 ///
 /// Objects: the connected components of the non-zero elements (or, with [`RemoveSmallParams::labelled`], the
@@ -357,6 +405,12 @@ impl<T: RealElement> RemoveSmall<T> {
         let out = XData::uninit(input.app(), params.op(), &Self::output_shape(input.shape(), &params)?)?;
         RemoveSmall::new(input, &out, params).run()?;
         Ok(out)
+    }
+
+    /// The labelling `init` planned; `None` before `init`.
+    pub fn strategy(&self) -> Option<SmallStrategy> {
+        let plan = self.plan.as_ref()?;
+        Some(SmallStrategy { labelling: plan.label.as_ref().and_then(|l| l.label.strategy()) })
     }
 
     /// The output shape: the input's (after checking that it can be labelled).

@@ -13,4 +13,4 @@ mod statistic;
 pub use dot::{Dot, DotKind, DotParams};
 pub use norm::{NormN, NormOrder, NormParams};
 pub use reduce_plan::{ReduceKernel, ReduceStrategy};
-pub use statistic::{StatKind, StatParams, Statistic};
+pub use statistic::{StatKind, StatParams, StatStrategy, Statistic};

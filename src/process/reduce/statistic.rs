@@ -144,6 +144,44 @@ impl StatParams {
     }
 }
 
+/// How a [`Statistic`] reduces: each output's elements cut into `chunks` chunks of up to `chunk` elements, each
+/// reduced by one work-item (`stat_chunks`), then the chunk states merged in order (`stat_merge`).
+///
+/// ```
+/// use cliper::{ClApp, Process, StatKind, StatParams, StatStrategy, Statistic, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[3, 5000])?;
+/// let mut mean = Statistic::new(&x, &XData::<f32>::zeros(&app, &[3])?, StatParams::new(StatKind::Mean).axes(&[1]));
+/// mean.init()?;
+/// let s: StatStrategy = mean.strategy().unwrap();
+/// assert!(s.chunks >= 1 && s.chunks * s.chunk >= 5000);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatStrategy {
+    /// Chunks per output (0: no outputs, nothing launched).
+    pub chunks: u64,
+    /// Elements per chunk.
+    pub chunk: u64,
+    /// The index type.
+    pub index: IndexType,
+}
+
+impl std::fmt::Display for StatStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.chunks == 0 {
+            return write!(f, "none");
+        }
+        write!(
+            f,
+            "stat_chunks: {} chunk(s) of up to {} elements per output, merged in order by stat_merge ({} indices)",
+            self.chunks,
+            self.chunk,
+            self.index.cl_type()
+        )
+    }
+}
+
 /// numpy's reductions of real data over any axes: `x.sum(axis=…, keepdims=…)`, `prod`, `min`, `max`, `mean`,
 /// `var`/`std` (with `ddof`), `argmin`/`argmax` (the first occurrence's index in the flattened reduced axes, as
 /// numpy gives for one axis; the output is float64 holding integers, which a chain writes as int64). Two passes,
@@ -234,6 +272,15 @@ impl<T: RealElement, U: RealElement> Statistic<T, U> {
         let out = XData::uninit(x.app(), "reduce", &Self::output_shape(x.shape(), params)?)?;
         Statistic::new(x, &out, params.clone()).run()?;
         Ok(out)
+    }
+
+    /// The chunking `init` planned; `None` before `init`.
+    pub fn strategy(&self) -> Option<StatStrategy> {
+        self.plan.as_ref().map(|p| StatStrategy {
+            chunks: if p.kernels.is_some() { p.chunks } else { 0 },
+            chunk: p.chunk,
+            index: p.index,
+        })
     }
 
     /// The output shape: the axes not reduced (the reduced ones as 1 with keepdims). Refuses an axis out of range
