@@ -41,8 +41,14 @@ def test_single_thresholds_equal_skimage(name, method):
         assert got == want, (name, method, nbins, got, want)
 
 
-@pytest.mark.parametrize("name", sorted(IMAGES))
-@pytest.mark.parametrize("classes", [2, 3, 4])
+# Four classes search every triple of bin boundaries (scikit-image's exhaustive search, as cliper's): on the
+# integer images' thousands of one-integer bins that is minutes even for scikit-image, so they are asked for two
+# and three classes; the 256-bin images for four too.
+MULTIOTSU_CASES = [(name, classes) for name in sorted(IMAGES) for classes in (2, 3, 4)
+                   if classes < 4 or name.startswith(("f32", "f64", "u8"))]
+
+
+@pytest.mark.parametrize("name,classes", MULTIOTSU_CASES)
 def test_multiotsu_equals_skimage(name, classes):
     image = IMAGES[name]()
     got = filters.threshold_multiotsu(image, classes=classes)
