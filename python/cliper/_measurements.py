@@ -60,6 +60,8 @@ class _Regions:
     numbers from 0), the rows asked for, and whether ``index`` was a scalar (or absent: one region)."""
 
     def __init__(self, input, labels=None, index=None):
+        if self._on_device(input, labels, index):
+            return
         image = _host(input)
         if image.dtype.kind == "c":
             raise TypeError("Complex type not supported")
@@ -80,6 +82,27 @@ class _Regions:
         self.image = np.ascontiguousarray(image)
         self.labels = np.ascontiguousarray(lab)
         self.rows = [float(r) for r in rows]
+        self.device = None
+        self.ndim = self.image.ndim
+
+    def _on_device(self, input, labels, index):
+        """The fast path: an image and labels already on the device, of one float type and shape, and an index of
+        whole numbers — measured where they are, with no host copy. Labels that are not whole numbers match no
+        index entry, as in scipy."""
+        if not (isinstance(input, ndarray) and isinstance(labels, ndarray) and index is not None):
+            return False
+        if input.dtype != labels.dtype or input.dtype not in (np.float32, np.float64) or input.shape != labels.shape:
+            return False
+        wanted = np.asarray(index)
+        if wanted.dtype.kind not in "iuf" or not np.all((wanted >= 0) & (wanted < _MOST_LABEL) & (wanted % 1 == 0)):
+            return False
+        self.input_dtype = input.dtype
+        self.scalar = np.isscalar(index) or np.ndim(index) == 0
+        self.index_shape = wanted.shape
+        self.rows = [float(r) for r in wanted.ravel()]
+        self.device = (input, labels)
+        self.ndim = input.ndim
+        return True
 
     @staticmethod
     def _numbered(lab, wanted):
@@ -104,14 +127,16 @@ class _Regions:
 
     def measure(self, stats):
         """The table of ``stats`` (column name → values per row) from the device."""
-        dtype = np.float32 if self.image.dtype == np.float32 and self.labels.size and self.labels.max() < 2**24 \
-            else np.float64
-        if self.labels.size == 0:
-            dtype = np.float32 if self.image.dtype == np.float32 else np.float64
-        labels = asarray(self.labels.astype(dtype))
-        image = asarray(self.image.astype(dtype, copy=False))
+        if self.device is not None:
+            image, labels = self.device
+        else:
+            # float32 when the image is and every label is exact in float32; else float64
+            single = self.image.dtype == np.float32 and (self.labels.size == 0 or self.labels.max() < 2**24)
+            dtype = np.float32 if single else np.float64
+            labels = asarray(self.labels.astype(dtype))
+            image = asarray(self.image.astype(dtype, copy=False))
         table = run("measure", [labels, image], {"stats": list(stats), "index": self.rows}).get()
-        ndim = self.image.ndim
+        ndim = self.ndim
         columns = {}
         k = 1  # column 0 is the label
         for stat in stats:
@@ -134,8 +159,12 @@ class _Regions:
     def each_label(self):
         """The host's view for the host-only statistics: for each row, the image's values under that label
         (``None`` for an absent one)."""
-        flat_labels = self.labels.ravel()
-        flat_image = self.image.ravel()
+        if self.device is not None:
+            image, labels = (a.get() for a in self.device)
+        else:
+            image, labels = self.image, self.labels
+        flat_labels = labels.ravel()
+        flat_image = image.ravel()
         order = np.argsort(flat_labels, kind="stable")
         sorted_labels = flat_labels[order]
         for row in self.rows:
