@@ -143,9 +143,9 @@ inline void flush_run(long row, uint flags, double count, double sum, double cz,
 // The first pass: counts, sums, coordinate-weighted sums, extrema (NaN ignored by the minimum — scipy's sorted
 // order puts NaN last — and kept by the maximum), bounding boxes. `has_image` 0: every value is 1 (the labels'
 // own measurements: sizes, unweighted centroids, boxes).
-kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX l0, IDX n, IDX chunk, uint ny,
-                         uint nx, uint mode, global const int *rows, uint lookup, uint flags, int has_image,
-                         global double *acc, global ulong *keys, global ulong *box) {
+kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX l0, IDX n, IDX chunk, uint mode,
+                         global const int *rows, uint lookup, uint flags, int has_image, global double *acc,
+                         global ulong *keys, global ulong *box, uint ny, uint nx) {
     const IDX start = (IDX)get_global_id(0) * chunk;
     if (start >= n) return;
     const IDX stop = min(n, start + chunk);

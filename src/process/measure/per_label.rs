@@ -1,5 +1,6 @@
 //! [`Measure`]: scipy.ndimage's measurements of an image over labels, one table row per label.
 
+use crate::Launch;
 use crate::app::ffi::{self, Region};
 use crate::app::{DeviceKind, Kernel};
 use crate::data::{HostCommand, XData};
@@ -303,9 +304,19 @@ pub struct Measure<T: RealElement> {
 }
 
 struct Plan {
+    kernels: Kernels,
+    state: State,
+}
+
+/// The kernels: clearing, the first pass, the second when asked for.
+struct Kernels {
     clear: Kernel,
     sums: Kernel,
     second: Option<Kernel>,
+}
+
+/// The accumulators, the label → row lookup and the launch's shape.
+struct State {
     acc: XData<f64>,
     keys: XData<f64>,
     boxes: XData<f64>,
@@ -409,9 +420,9 @@ impl<T: RealElement> Measure<T> {
     /// The passes `init` planned; `None` before `init`.
     pub fn strategy(&self) -> Option<MeasureStrategy> {
         self.plan.as_ref().map(|p| MeasureStrategy {
-            passes: 1 + usize::from(p.second.is_some()),
-            chunk: p.chunk,
-            index: p.index,
+            passes: 1 + usize::from(p.kernels.second.is_some()),
+            chunk: p.state.chunk,
+            index: p.state.index,
         })
     }
 }
@@ -480,10 +491,12 @@ impl<T: RealElement> Process for Measure<T> {
             256
         };
         let flags = self.params.flags();
-        self.plan.set(Plan {
+        let kernels = Kernels {
             clear: k("measure_clear")?,
             sums: k("measure_sums")?,
             second: if flags & (WANT_SQUARES | WANT_POSITIONS) != 0 { Some(k("measure_second")?) } else { None },
+        };
+        let state = State {
             acc: XData::uninit(&app, "measure", &[rows * ACC_STRIDE])?,
             keys: XData::uninit(&app, "measure", &[rows * KEY_STRIDE])?,
             boxes: XData::uninit(&app, "measure", &[rows * BOX_STRIDE])?,
@@ -493,13 +506,14 @@ impl<T: RealElement> Process for Measure<T> {
             rows,
             chunk,
             index,
-        });
+        };
+        self.plan.set(Plan { kernels, state });
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        let plan = self.plan.get("measure")?;
-        let idx = plan.index;
+        let Plan { kernels, state } = self.plan.get("measure")?;
+        let idx = state.index;
         let labels = &self.labels;
         let (image, has_image) = match &self.image {
             Some(image) => (image, 1i32),
@@ -509,64 +523,34 @@ impl<T: RealElement> Process for Measure<T> {
         let padded: Vec<usize> = std::iter::repeat_n(1, 3 - shape.len()).chain(shape.iter().copied()).collect();
         let n = labels.len() as u64;
         let flags = self.params.flags();
-        plan.clear
+        kernels
+            .clear
             .launch()
-            .output("acc", &plan.acc)
-            .output("keys", &plan.keys)
-            .output("box", &plan.boxes)
-            .index("rows", idx, plan.rows as u64)
-            .global(&[plan.rows.div_ceil(GROUP) * GROUP])
+            .output("acc", &state.acc)
+            .output("keys", &state.keys)
+            .output("box", &state.boxes)
+            .index("rows", idx, state.rows as u64)
+            .global(&[state.rows.div_ceil(GROUP) * GROUP])
             .local(&[GROUP])
             .enqueue()?;
-        let items = labels.len().div_ceil(plan.chunk);
+        let items = labels.len().div_ceil(state.chunk);
         let global = [items.div_ceil(GROUP).max(1) * GROUP];
         let bytes = (labels.len() * std::mem::size_of::<T>() * (1 + has_image as usize)) as u64;
         if n > 0 {
-            plan.sums
-                .launch()
-                .input("x", image)
-                .index("x0", idx, image.offset() as u64)
-                .input("labels", labels)
-                .index("l0", idx, labels.offset() as u64)
-                .index("n", idx, n)
-                .index("chunk", idx, plan.chunk as u64)
+            let data = Pass { image, labels, n, has_image, flags };
+            data.args(kernels.sums.launch(), state)
+                .in_out("box", &state.boxes)
                 .scalar("ny", padded[1] as u32)
                 .scalar("nx", padded[2] as u32)
-                .scalar("mode", plan.mode)
-                .input("rows", &plan.lookup)
-                .scalar("lookup", plan.lookup_len)
-                .scalar("flags", flags)
-                .scalar("has_image", has_image)
-                .in_out("acc", &plan.acc)
-                .in_out("keys", &plan.keys)
-                .in_out("box", &plan.boxes)
                 .global(&global)
                 .local(&[GROUP])
                 .work(bytes, 0)
                 .enqueue()?;
-            if let Some(second) = plan.second.as_mut() {
-                second
-                    .launch()
-                    .input("x", image)
-                    .index("x0", idx, image.offset() as u64)
-                    .input("labels", labels)
-                    .index("l0", idx, labels.offset() as u64)
-                    .index("n", idx, n)
-                    .index("chunk", idx, plan.chunk as u64)
-                    .scalar("mode", plan.mode)
-                    .input("rows", &plan.lookup)
-                    .scalar("lookup", plan.lookup_len)
-                    .scalar("flags", flags)
-                    .scalar("has_image", has_image)
-                    .in_out("acc", &plan.acc)
-                    .in_out("keys", &plan.keys)
-                    .global(&global)
-                    .local(&[GROUP])
-                    .work(bytes, 0)
-                    .enqueue()?;
+            if let Some(second) = kernels.second.as_mut() {
+                data.args(second.launch(), state).global(&global).local(&[GROUP]).work(bytes, 0).enqueue()?;
             }
         }
-        table_on_host(plan, &self.params, shape, &self.out)
+        table_on_host(state, &self.params, shape, &self.out)
     }
 
     fn is_initialized(&self) -> bool {
@@ -574,19 +558,50 @@ impl<T: RealElement> Process for Measure<T> {
     }
 }
 
+/// What both passes over the data read: the image (the labels themselves when there is none), the labels and
+/// what to accumulate.
+struct Pass<'a, T: RealElement> {
+    image: &'a XData<T>,
+    labels: &'a XData<T>,
+    n: u64,
+    has_image: i32,
+    flags: u32,
+}
+
+impl<T: RealElement> Pass<'_, T> {
+    /// The arguments the two kernels share, in their order: the data, the label → row lookup, the accumulators.
+    fn args<'k>(&self, launch: Launch<'k>, state: &'k State) -> Launch<'k> {
+        let idx = state.index;
+        launch
+            .input("x", self.image)
+            .index("x0", idx, self.image.offset() as u64)
+            .input("labels", self.labels)
+            .index("l0", idx, self.labels.offset() as u64)
+            .index("n", idx, self.n)
+            .index("chunk", idx, state.chunk as u64)
+            .scalar("mode", state.mode)
+            .input("rows", &state.lookup)
+            .scalar("lookup", state.lookup_len)
+            .scalar("flags", self.flags)
+            .scalar("has_image", self.has_image)
+            .in_out("acc", &state.acc)
+            .in_out("keys", &state.keys)
+    }
+}
+
 /// The table from the accumulators, in a host command that maps them (a few doubles per label) and the table.
-fn table_on_host(plan: &Plan, params: &MeasureParams, shape: &[usize], out: &XData<f64>) -> Result<()> {
+fn table_on_host(state: &State, params: &MeasureParams, shape: &[usize], out: &XData<f64>) -> Result<()> {
     if out.is_empty() {
         return Ok(());
     }
     let reads = [
-        Region { buffer: plan.acc.storage().buffer(), lo: 0, hi: plan.acc.len() },
-        Region { buffer: plan.keys.storage().buffer(), lo: 0, hi: plan.keys.len() },
-        Region { buffer: plan.boxes.storage().buffer(), lo: 0, hi: plan.boxes.len() },
+        Region { buffer: state.acc.storage().buffer(), lo: 0, hi: state.acc.len() },
+        Region { buffer: state.keys.storage().buffer(), lo: 0, hi: state.keys.len() },
+        Region { buffer: state.boxes.storage().buffer(), lo: 0, hi: state.boxes.len() },
     ];
     let write = Region { buffer: out.storage().buffer(), lo: out.offset(), hi: out.offset() + out.len() };
-    let bytes = ((plan.acc.len() + plan.keys.len() + plan.boxes.len() + out.len()) * 8) as u64;
-    HostCommand::new::<f64, f64>("measure", "measure_table", &[&plan.acc, &plan.keys, &plan.boxes], &[out])?
+    let bytes = ((state.acc.len() + state.keys.len() + state.boxes.len() + out.len()) * 8) as u64;
+    HostCommand::new::<f64, f64>("measure", "measure_table", &[&state.acc, &state.keys, &state.boxes], &[out])?
         .work(bytes, 0)
         .run(|queue| {
             ffi::with_mapped::<f64, f64, ()>(queue, &reads, &write, |read, table| {
