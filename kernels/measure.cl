@@ -9,12 +9,15 @@
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 
 // The per-row accumulators in `acc` (doubles, ACC_STRIDE per row): the count, the sum, the sum of squared
-// deviations from the mean (second pass), the three coordinate-weighted sums (z, y, x).
+// deviations from the mean (second pass), the three value-weighted coordinate sums (z, y, x); then, for the
+// region's shape (second pass, every element counting 1, coordinates from the box's first corner): the sums of
+// z, y, x and of zz, yy, xx, zy, zx, yx.
 #define ACC_COUNT 0
 #define ACC_SUM 1
 #define ACC_SQUARES 2
 #define ACC_COM 3
-#define ACC_STRIDE 6
+#define ACC_SHAPE 6
+#define ACC_STRIDE 15
 // The per-row ulong slots in `keys` (KEY_STRIDE per row): the ordered minimum and maximum, the first positions of
 // each (C order).
 #define KEY_MIN 0
@@ -35,6 +38,7 @@
 #define WANT_BOX 8u
 #define WANT_SQUARES 16u
 #define WANT_POSITIONS 32u
+#define WANT_SHAPE 64u
 
 inline void add_double(volatile global double *p, double v) {
     union { ulong u; double d; } old, next;
@@ -195,44 +199,81 @@ kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX 
         flush_run(row, flags, count, sum, wz, wy, wx, kmin, kmax, lz, ly, lx, hz, hy, hx, acc, keys, box);
 }
 
-// The second pass, once the sums are known: the squared deviations from each row's mean (scipy's centred
-// variance) and the first positions (C order) of each row's minimum and maximum.
+// The second pass, once the sums, extrema and boxes are known: the squared deviations from each row's mean
+// (scipy's centred variance), the first positions (C order) of each row's minimum and maximum, and the region's
+// unweighted coordinate sums and products from its box's first corner (skimage's moments of the region's image).
 kernel void measure_second(global const T *x, IDX x0, global const T *labels, IDX l0, IDX n, IDX chunk, uint mode,
                            global const int *rows, uint lookup, uint flags, int has_image, global double *acc,
-                           global ulong *keys) {
+                           global ulong *keys, global ulong *box, uint ny, uint nx) {
     const IDX start = (IDX)get_global_id(0) * chunk;
     if (start >= n) return;
     const IDX stop = min(n, start + chunk);
+    uint cx = (uint)(start % nx), cy = (uint)((start / nx) % ny), cz = (uint)(start / nx / ny);
     long row = -1;
     double mean = 0, squares = 0;
+    double sz = 0, sy = 0, sx = 0, szz = 0, syy = 0, sxx = 0, szy = 0, szx = 0, syx = 0;
+    double bz = 0, by = 0, bx = 0;
     ulong kmin = 0, kmax = 0, pmin = ~0ul, pmax = ~0ul;
     for (IDX i = start; i <= stop; i++) {
         const long r = i < stop ? row_of(labels[l0 + i], mode, rows, lookup) : -2;
         if (r != row) {
             if (row >= 0) {
-                if (flags & WANT_SQUARES) add_double(acc + row * ACC_STRIDE + ACC_SQUARES, squares);
+                global double *a = acc + row * ACC_STRIDE;
+                if (flags & WANT_SQUARES) add_double(a + ACC_SQUARES, squares);
                 if (flags & WANT_POSITIONS) {
                     if (pmin != ~0ul) min_ulong(keys + row * KEY_STRIDE + KEY_MINPOS, pmin);
                     if (pmax != ~0ul) min_ulong(keys + row * KEY_STRIDE + KEY_MAXPOS, pmax);
                 }
+                if (flags & WANT_SHAPE) {
+                    add_double(a + ACC_SHAPE, sz);
+                    add_double(a + ACC_SHAPE + 1, sy);
+                    add_double(a + ACC_SHAPE + 2, sx);
+                    add_double(a + ACC_SHAPE + 3, szz);
+                    add_double(a + ACC_SHAPE + 4, syy);
+                    add_double(a + ACC_SHAPE + 5, sxx);
+                    add_double(a + ACC_SHAPE + 6, szy);
+                    add_double(a + ACC_SHAPE + 7, szx);
+                    add_double(a + ACC_SHAPE + 8, syx);
+                }
             }
             if (r < 0 && i == stop) break;
             row = r;
-            squares = 0;
+            squares = sz = sy = sx = szz = syy = sxx = szy = szx = syx = 0;
             pmin = pmax = ~0ul;
             if (row >= 0) {
                 const global double *a = acc + row * ACC_STRIDE;
                 mean = a[ACC_SUM] / a[ACC_COUNT];
                 kmin = keys[row * KEY_STRIDE + KEY_MIN];
                 kmax = keys[row * KEY_STRIDE + KEY_MAX];
+                bz = (double)box[row * BOX_STRIDE];
+                by = (double)box[row * BOX_STRIDE + 1];
+                bx = (double)box[row * BOX_STRIDE + 2];
             }
         }
-        if (row < 0) continue;
-        const double v = has_image ? (double)x[x0 + i] : 1.0;
-        const double d = v - mean;
-        squares += d * d;
-        const ulong k = ordered(v);
-        if (k == kmin && pmin == ~0ul) pmin = (ulong)i;
-        if (k == kmax && pmax == ~0ul) pmax = (ulong)i;
+        if (row >= 0) {
+            const double v = has_image ? (double)x[x0 + i] : 1.0;
+            const double d = v - mean;
+            squares += d * d;
+            const ulong k = ordered(v);
+            if (k == kmin && pmin == ~0ul) pmin = (ulong)i;
+            if (k == kmax && pmax == ~0ul) pmax = (ulong)i;
+            const double z = (double)cz - bz, y = (double)cy - by, w = (double)cx - bx;
+            sz += z;
+            sy += y;
+            sx += w;
+            szz += z * z;
+            syy += y * y;
+            sxx += w * w;
+            szy += z * y;
+            szx += z * w;
+            syx += y * w;
+        }
+        if (++cx == nx) {
+            cx = 0;
+            if (++cy == ny) {
+                cy = 0;
+                cz++;
+            }
+        }
     }
 }

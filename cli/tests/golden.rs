@@ -94,6 +94,11 @@ const RUNS: &[Run] = &[
         &["measure.csv"],
     ),
     run("measure-printed", "measure $DIR/m2.npy --stats count,extrema", &[]),
+    run(
+        "regionprops",
+        "regionprops $DIR/m2.npy $DIR/x2.npy --properties label,area,centroid,orientation,intensity_max --index 1",
+        &[],
+    ),
     run("dot-axis", "dot $DIR/x3.npy $DIR/x3.npy --axis 0 -o $DIR/out/dot-axis.npy", &["dot-axis.npy"]),
     run("fft", "fft $DIR/c2.npy $DIR/out/fft.npy --inverse --axes -1 --norm ortho", &["fft.npy"]),
     run("fft-real", "fft $DIR/x2.npy $DIR/out/fft-real.npy", &[]),

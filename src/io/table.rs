@@ -45,7 +45,7 @@ impl Table {
             return Err(Error::invalid("table", format!("a table is float64, not {}", array.dtype().name())));
         };
         let width = columns.len();
-        if values.ndim() != 2 || values.shape()[1] != width {
+        if values.ndim() != 2 || values.shape().get(1) != Some(&width) {
             return Err(Error::invalid(
                 "table",
                 format!("{width} columns {columns:?} for an array of shape {:?}", values.shape()),
@@ -72,8 +72,11 @@ impl Table {
             .iter()
             .enumerate()
             .map(|(k, name)| {
-                let values: Vec<String> =
-                    self.rows.iter().map(|r| if r[k].is_finite() { number(r[k]) } else { "null".into() }).collect();
+                let cell = |row: &Vec<f64>| match row.get(k) {
+                    Some(v) if v.is_finite() => number(*v),
+                    _ => "null".into(),
+                };
+                let values: Vec<String> = self.rows.iter().map(cell).collect();
                 format!("{}: [{}]", json_string(name), values.join(", "))
             })
             .collect();
@@ -87,7 +90,9 @@ impl Table {
             .columns
             .iter()
             .enumerate()
-            .map(|(k, name)| cells.iter().map(|r| r[k].len()).chain([name.len()]).max().unwrap_or(0))
+            .map(|(k, name)| {
+                cells.iter().filter_map(|r| r.get(k)).map(String::len).chain([name.len()]).max().unwrap_or(0)
+            })
             .collect();
         let line = |items: Vec<String>| -> String {
             let padded: Vec<String> = items.iter().zip(&widths).map(|(c, w)| format!("{c:>w$}")).collect();

@@ -131,3 +131,28 @@ fn measure_refusals_are_one_line_and_write_nothing() {
     assert!(stderr.contains("t.txt"), "{stderr}");
     assert!(!tif.exists() && !out.exists());
 }
+
+#[test]
+fn regionprops_writes_scikit_images_table() {
+    let dir = scratch("regionprops");
+    let text = std::fs::read_to_string(root().join("tests/fixtures/measure/regionprops.json")).unwrap();
+    let want: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let out = dir.join("r.csv");
+    let properties = "label,area,bbox,centroid,intensity_mean,inertia_tensor_eigvals,eccentricity,orientation,extent";
+    let (labels, image) = (fixture("labels_2d"), fixture("image_2d"));
+    ok(&["regionprops", s(&labels), s(&image), "--properties", properties, "-o", s(&out)]);
+    let (header, rows) = csv(&out);
+    assert_eq!(header[..4], ["label", "area", "bbox-0", "bbox-1"]);
+    for (k, column) in header.iter().enumerate() {
+        let expected = want["2d"]["columns"][column].as_array().unwrap_or_else(|| panic!("{column}"));
+        assert_eq!(rows.len(), expected.len());
+        for (row, e) in rows.iter().zip(expected) {
+            let (g, e) = (row[k], num(e));
+            assert!((g - e).abs() <= 1e-9 * e.abs().max(1.0), "{column}: {g} vs skimage {e}");
+        }
+    }
+    let stderr = fails(&["regionprops", s(&labels), "--properties", "intensity_mean", "-o", s(&out)], 1);
+    assert!(stderr.contains("intensity_mean needs an IMAGE"), "{stderr}");
+    let stderr = fails(&["regionprops", s(&labels), "--properties", "solidity"], 1);
+    assert!(stderr.contains("`solidity`"), "{stderr}");
+}

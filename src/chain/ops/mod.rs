@@ -34,7 +34,7 @@ pub use filter::{
 pub use fourier::{FourierEllipsoidArgs, FourierGaussianArgs, FourierShiftArgs, FourierUniformArgs, SpectrumArgs};
 pub use layout::{Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
-pub use measure::MeasureArgs;
+pub use measure::{MeasureArgs, RegionpropsArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
     RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
@@ -388,6 +388,7 @@ operations! {
         Dot(DotArgs),
         Reduce(ReduceArgs),
         Measure(MeasureArgs),
+        Regionprops(RegionpropsArgs),
         Fft(FftArgs),
         RealFft(RealFftArgs),
         FftShift(FftShiftArgs),

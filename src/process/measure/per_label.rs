@@ -17,7 +17,7 @@ const GROUP: usize = 64;
 /// The largest label a label image may hold (as `kernels/measure.cl`'s MOST_LABEL): a row of accumulators each.
 const MOST_LABEL: f64 = (1u64 << 28) as f64;
 /// Doubles per row of the sums, ulongs of the extrema and of the boxes (`kernels/measure.cl`).
-const ACC_STRIDE: usize = 6;
+const ACC_STRIDE: usize = 15;
 const KEY_STRIDE: usize = 4;
 const BOX_STRIDE: usize = 6;
 /// Bits of the kernels' `flags`.
@@ -27,6 +27,7 @@ const WANT_EXTREMA: u32 = 4;
 const WANT_BOX: u32 = 8;
 const WANT_SQUARES: u32 = 16;
 const WANT_POSITIONS: u32 = 32;
+const WANT_SHAPE: u32 = 64;
 
 /// One statistic of a [`Measure`], named as scipy.ndimage's function that computes it.
 ///
@@ -62,11 +63,25 @@ pub enum MeasureStat {
     /// `find_objects`: the bounding box, regionprops' `bbox` columns — the starts along each axis, then the stops
     /// (one past the end); NaN for a label with no element (scipy's `None`).
     Bbox,
+    /// regionprops' `centroid`: the mean index of the region's elements (unweighted).
+    Centroid,
+    /// regionprops' `inertia_tensor` of the region (unweighted), `ndim × ndim` columns `inertia_tensor-i-j`.
+    InertiaTensor,
+    /// regionprops' `inertia_tensor_eigvals`: its eigenvalues, largest first, negative rounding clipped to 0.
+    InertiaTensorEigvals,
+    /// regionprops' `eccentricity` (2-D): √(1 − λ₂/λ₁) of the inertia tensor's eigenvalues (0 when λ₁ = 0).
+    Eccentricity,
+    /// regionprops' `orientation` (2-D): the angle between rows and the major axis, in (−π/2, π/2].
+    Orientation,
+    /// regionprops' `equivalent_diameter_area`: the diameter of the disc (2-D) or ball (3-D) of the same size.
+    EquivalentDiameter,
+    /// regionprops' `extent`: the region's size over its box's.
+    Extent,
 }
 
 impl MeasureStat {
     /// Every statistic, in the order tables list them.
-    pub const ALL: [MeasureStat; 11] = [
+    pub const ALL: [MeasureStat; 18] = [
         MeasureStat::Count,
         MeasureStat::Sum,
         MeasureStat::Mean,
@@ -78,6 +93,13 @@ impl MeasureStat {
         MeasureStat::MaximumPosition,
         MeasureStat::CenterOfMass,
         MeasureStat::Bbox,
+        MeasureStat::Centroid,
+        MeasureStat::InertiaTensor,
+        MeasureStat::InertiaTensorEigvals,
+        MeasureStat::Eccentricity,
+        MeasureStat::Orientation,
+        MeasureStat::EquivalentDiameter,
+        MeasureStat::Extent,
     ];
 
     /// Its name: scipy.ndimage's function (`sum` for `sum_labels`, `bbox` for `find_objects`' boxes).
@@ -94,15 +116,65 @@ impl MeasureStat {
             MeasureStat::MaximumPosition => "maximum_position",
             MeasureStat::CenterOfMass => "center_of_mass",
             MeasureStat::Bbox => "bbox",
+            MeasureStat::Centroid => "centroid",
+            MeasureStat::InertiaTensor => "inertia_tensor",
+            MeasureStat::InertiaTensorEigvals => "inertia_tensor_eigvals",
+            MeasureStat::Eccentricity => "eccentricity",
+            MeasureStat::Orientation => "orientation",
+            MeasureStat::EquivalentDiameter => "equivalent_diameter_area",
+            MeasureStat::Extent => "extent",
         }
+    }
+
+    /// scikit-image's `regionprops` property names this statistic computes, each with its statistic (`area` and
+    /// `num_pixels` are the count; the intensity properties need an image).
+    pub const REGIONPROPS: [(&'static str, MeasureStat); 15] = [
+        ("area", MeasureStat::Count),
+        ("num_pixels", MeasureStat::Count),
+        ("bbox", MeasureStat::Bbox),
+        ("centroid", MeasureStat::Centroid),
+        ("centroid_weighted", MeasureStat::CenterOfMass),
+        ("intensity_mean", MeasureStat::Mean),
+        ("intensity_min", MeasureStat::Minimum),
+        ("intensity_max", MeasureStat::Maximum),
+        ("intensity_std", MeasureStat::StandardDeviation),
+        ("equivalent_diameter_area", MeasureStat::EquivalentDiameter),
+        ("inertia_tensor", MeasureStat::InertiaTensor),
+        ("inertia_tensor_eigvals", MeasureStat::InertiaTensorEigvals),
+        ("eccentricity", MeasureStat::Eccentricity),
+        ("orientation", MeasureStat::Orientation),
+        ("extent", MeasureStat::Extent),
+    ];
+
+    /// Whether it reads the image's values (without an image every value is 1).
+    pub fn needs_image(self) -> bool {
+        matches!(
+            self,
+            MeasureStat::Sum
+                | MeasureStat::Mean
+                | MeasureStat::Variance
+                | MeasureStat::StandardDeviation
+                | MeasureStat::Minimum
+                | MeasureStat::Maximum
+                | MeasureStat::MinimumPosition
+                | MeasureStat::MaximumPosition
+                | MeasureStat::CenterOfMass
+        )
     }
 
     /// Its table columns for data of `ndim` axes: its name, or `name-k` for each value of a vector (regionprops_table's
     /// naming).
     pub fn columns(self, ndim: usize) -> Vec<String> {
         let width = match self {
-            MeasureStat::MinimumPosition | MeasureStat::MaximumPosition | MeasureStat::CenterOfMass => ndim,
+            MeasureStat::MinimumPosition
+            | MeasureStat::MaximumPosition
+            | MeasureStat::CenterOfMass
+            | MeasureStat::Centroid
+            | MeasureStat::InertiaTensorEigvals => ndim,
             MeasureStat::Bbox => 2 * ndim,
+            MeasureStat::InertiaTensor => {
+                return (0..ndim * ndim).map(|k| format!("{}-{}-{}", self.name(), k / ndim, k % ndim)).collect();
+            }
             _ => return vec![self.name().to_string()],
         };
         (0..width).map(|k| format!("{}-{k}", self.name())).collect()
@@ -134,7 +206,13 @@ impl MeasureStat {
             MeasureStat::Minimum | MeasureStat::Maximum => WANT_SUMS | WANT_EXTREMA,
             MeasureStat::MinimumPosition | MeasureStat::MaximumPosition => WANT_SUMS | WANT_EXTREMA | WANT_POSITIONS,
             MeasureStat::CenterOfMass => WANT_SUMS | WANT_COM,
-            MeasureStat::Bbox => WANT_SUMS | WANT_BOX,
+            MeasureStat::Bbox | MeasureStat::Extent => WANT_SUMS | WANT_BOX,
+            MeasureStat::EquivalentDiameter => WANT_SUMS,
+            MeasureStat::Centroid
+            | MeasureStat::InertiaTensor
+            | MeasureStat::InertiaTensorEigvals
+            | MeasureStat::Eccentricity
+            | MeasureStat::Orientation => WANT_SUMS | WANT_BOX | WANT_SHAPE,
         }
     }
 }
@@ -231,6 +309,15 @@ impl MeasureParams {
             return Err(Error::invalid(
                 "measure",
                 format!("the label {bad} is not a whole number from 0 to 2^28 − 1 (the labels `label` writes)"),
+            ));
+        }
+        if let Some(flat) =
+            self.stats.iter().find(|s| matches!(s, MeasureStat::Eccentricity | MeasureStat::Orientation))
+            && shape.len() != 2
+        {
+            return Err(Error::invalid(
+                "measure",
+                format!("{} is defined for 2-D regions (as skimage's); the data has shape {shape:?}", flat.name()),
             ));
         }
         if shape.iter().product::<usize>() as u64 >= u64::from(u32::MAX) {
@@ -398,23 +485,29 @@ impl<T: RealElement> Measure<T> {
                 .enqueue()?;
         }
         let found: Vec<u32> = found.to_vec()?.iter().map(|w| w.to_bits()).collect();
-        if found[1] > 0 {
-            let at = found[2] as usize;
+        let &[largest, bad, first_bad] = found.as_slice() else {
+            return Err(Error::invalid("measure", "the label scan returned no counts"));
+        };
+        if bad > 0 {
+            let at = first_bad as usize;
             let value = labels.to_vec()?.get(at).map(|v| v.to_c64().re).unwrap_or(f64::NAN);
             return Err(Error::invalid(
                 "measure",
                 format!(
-                    "{} label(s) are not whole numbers from 0 to 2^28 − 1, the first {value} at flat index {at} of \
+                    "{bad} label(s) are not whole numbers from 0 to 2^28 − 1, the first {value} at flat index {at} of \
                      shape {:?}: give the labels to measure (index)",
-                    found[1],
                     labels.shape()
                 ),
             ));
         }
-        let every: Vec<f64> = (0..=found[0]).map(f64::from).collect();
+        let every: Vec<f64> = (0..=largest).map(f64::from).collect();
         let counts = Measure::apply(None, labels, MeasureParams::new(&[MeasureStat::Count], LabelRows::Labels(every)))?;
         let counts = counts.to_vec()?;
-        Ok(counts.chunks(2).filter(|row| row[0] > 0.0 && row[1] > 0.0).map(|row| row[0]).collect())
+        let present = counts.chunks(2).filter_map(|row| match row {
+            &[label, count] if label > 0.0 && count > 0.0 => Some(label),
+            _ => None,
+        });
+        Ok(present.collect())
     }
 
     /// The passes `init` planned; `None` before `init`.
@@ -476,8 +569,11 @@ impl<T: RealElement> Process for Measure<T> {
             LabelRows::Labels(labels) => {
                 let len = labels.iter().fold(0.0f64, |m, &l| m.max(l + 1.0)) as usize;
                 let mut lookup = vec![-1i32; len.max(1)];
+                // Backwards, so that a label listed twice maps to its first row.
                 for (row, &label) in labels.iter().enumerate().rev() {
-                    lookup[label as usize] = row as i32;
+                    if let Some(slot) = lookup.get_mut(label as usize) {
+                        *slot = row as i32;
+                    }
                 }
                 (2, lookup, len as u32)
             }
@@ -494,7 +590,11 @@ impl<T: RealElement> Process for Measure<T> {
         let kernels = Kernels {
             clear: k("measure_clear")?,
             sums: k("measure_sums")?,
-            second: if flags & (WANT_SQUARES | WANT_POSITIONS) != 0 { Some(k("measure_second")?) } else { None },
+            second: if flags & (WANT_SQUARES | WANT_POSITIONS | WANT_SHAPE) != 0 {
+                Some(k("measure_second")?)
+            } else {
+                None
+            },
         };
         let state = State {
             acc: XData::uninit(&app, "measure", &[rows * ACC_STRIDE])?,
@@ -520,7 +620,7 @@ impl<T: RealElement> Process for Measure<T> {
             None => (labels, 0i32),
         };
         let shape = labels.shape();
-        let padded: Vec<usize> = std::iter::repeat_n(1, 3 - shape.len()).chain(shape.iter().copied()).collect();
+        let padded = padded_shape(shape);
         let n = labels.len() as u64;
         let flags = self.params.flags();
         kernels
@@ -537,15 +637,9 @@ impl<T: RealElement> Process for Measure<T> {
         let global = [items.div_ceil(GROUP).max(1) * GROUP];
         let bytes = (labels.len() * std::mem::size_of::<T>() * (1 + has_image as usize)) as u64;
         if n > 0 {
-            let data = Pass { image, labels, n, has_image, flags };
-            data.args(kernels.sums.launch(), state)
-                .in_out("box", &state.boxes)
-                .scalar("ny", padded[1] as u32)
-                .scalar("nx", padded[2] as u32)
-                .global(&global)
-                .local(&[GROUP])
-                .work(bytes, 0)
-                .enqueue()?;
+            let [_, ny, nx] = padded;
+            let data = Pass { image, labels, n, has_image, flags, ny: ny as u32, nx: nx as u32 };
+            data.args(kernels.sums.launch(), state).global(&global).local(&[GROUP]).work(bytes, 0).enqueue()?;
             if let Some(second) = kernels.second.as_mut() {
                 data.args(second.launch(), state).global(&global).local(&[GROUP]).work(bytes, 0).enqueue()?;
             }
@@ -566,6 +660,9 @@ struct Pass<'a, T: RealElement> {
     n: u64,
     has_image: i32,
     flags: u32,
+    /// The rows and columns of the data (its last two axes; 1 where it has fewer).
+    ny: u32,
+    nx: u32,
 }
 
 impl<T: RealElement> Pass<'_, T> {
@@ -586,6 +683,9 @@ impl<T: RealElement> Pass<'_, T> {
             .scalar("has_image", self.has_image)
             .in_out("acc", &state.acc)
             .in_out("keys", &state.keys)
+            .in_out("box", &state.boxes)
+            .scalar("ny", self.ny)
+            .scalar("nx", self.nx)
     }
 }
 
@@ -613,69 +713,211 @@ fn table_on_host(state: &State, params: &MeasureParams, shape: &[usize], out: &X
         })
 }
 
+/// `shape` (1 to 3 axes) as [slices, rows, columns], 1 where it has fewer axes.
+fn padded_shape(shape: &[usize]) -> [usize; 3] {
+    let mut padded = [1; 3];
+    for (slot, &extent) in padded.iter_mut().rev().zip(shape.iter().rev()) {
+        *slot = extent;
+    }
+    padded
+}
+
 /// Writes each row of the table: the label, then every statistic's values from the row's accumulators.
 fn fill_table(params: &MeasureParams, shape: &[usize], acc: &[f64], keys: &[f64], boxes: &[f64], table: &mut [f64]) {
-    let ndim = shape.len();
-    let width = params.columns(ndim).len();
-    let key = |row: usize, k: usize| keys[row * KEY_STRIDE + k].to_bits();
-    // A flat index as the coordinates of the last `ndim` axes.
-    let unravel = |flat: u64| -> Vec<f64> {
-        let mut rest = flat;
-        let mut at = vec![0.0; ndim];
-        for (axis, &extent) in shape.iter().enumerate().rev() {
-            at[axis] = (rest % extent as u64) as f64;
-            rest /= extent as u64;
-        }
-        at
+    let width = params.columns(shape.len()).len();
+    let labels: Vec<f64> = match &params.rows {
+        LabelRows::Labels(labels) => labels.clone(),
+        LabelRows::Positive => vec![f64::NAN],
     };
-    for (row, line) in table.chunks_mut(width).enumerate().take(params.rows.len()) {
-        let a = &acc[row * ACC_STRIDE..(row + 1) * ACC_STRIDE];
-        let (count, sum) = (a[0], a[1]);
-        let present = count > 0.0;
-        let mut values = vec![match &params.rows {
-            LabelRows::Labels(labels) => labels[row],
-            LabelRows::Positive => f64::NAN,
-        }];
-        let position = |slot: usize| -> Vec<f64> {
-            let p = key(row, slot);
-            if present && p != u64::MAX { unravel(p) } else { vec![0.0; ndim] }
-        };
+    let rows = acc.chunks_exact(ACC_STRIDE).zip(keys.chunks_exact(KEY_STRIDE)).zip(boxes.chunks_exact(BOX_STRIDE));
+    for ((line, label), ((acc, keys), boxes)) in table.chunks_mut(width).zip(labels).zip(rows) {
+        let Some(sums) = RowSums::new(shape, acc, keys, boxes) else { continue };
+        let mut values = vec![label];
         for stat in &params.stats {
-            match stat {
-                MeasureStat::Count => values.push(count),
-                MeasureStat::Sum => values.push(sum),
-                MeasureStat::Mean => values.push(sum / count),
-                MeasureStat::Variance => values.push(a[2] / count),
-                MeasureStat::StandardDeviation => values.push((a[2] / count).sqrt()),
-                MeasureStat::Minimum | MeasureStat::Maximum => {
-                    let slot = if *stat == MeasureStat::Minimum { 0 } else { 1 };
-                    let k = key(row, slot);
-                    values.push(match (present, k) {
-                        (false, _) => 0.0,
-                        (true, u64::MAX) => f64::NAN, // every value NaN: no minimum among numbers
-                        (true, k) => from_ordered(k),
-                    });
-                }
-                MeasureStat::MinimumPosition => values.extend(position(2)),
-                MeasureStat::MaximumPosition => values.extend(position(3)),
-                MeasureStat::CenterOfMass => {
-                    // The weighted sums are along z, y, x: the data's axes are the last `ndim` of them.
-                    values.extend((3 - ndim..3).map(|k| a[3 + k] / sum));
-                }
-                MeasureStat::Bbox => {
-                    let b = &boxes[row * BOX_STRIDE..(row + 1) * BOX_STRIDE];
-                    let bound = |k: usize, end: bool| -> f64 {
-                        if !present {
-                            return f64::NAN;
-                        }
-                        let v = b[k + if end { 3 } else { 0 }].to_bits() as f64;
-                        if end { v + 1.0 } else { v }
-                    };
-                    values.extend((3 - ndim..3).map(|k| bound(k, false)));
-                    values.extend((3 - ndim..3).map(|k| bound(k, true)));
-                }
+            values.extend(sums.values(*stat));
+        }
+        if line.len() == values.len() {
+            line.copy_from_slice(&values);
+        }
+    }
+}
+
+/// One row's accumulators, read back: what each statistic is made of. Vectors hold z, y, x; the data's axes are
+/// the last `ndim` of them.
+struct RowSums {
+    ndim: usize,
+    shape: [usize; 3],
+    count: f64,
+    sum: f64,
+    squares: f64,
+    /// The value-weighted coordinate sums.
+    weighted: [f64; 3],
+    /// The region's coordinate sums from its box's first corner, and their products: zz, yy, xx, zy, zx, yx.
+    from_corner: [f64; 3],
+    products: [f64; 6],
+    /// The ordered bits of the minimum and maximum, the flat indices of their first occurrences.
+    keys: [u64; 4],
+    /// The box: first and last index along z, y, x.
+    first: [f64; 3],
+    last: [f64; 3],
+}
+
+impl RowSums {
+    fn new(shape: &[usize], acc: &[f64], keys: &[f64], boxes: &[f64]) -> Option<RowSums> {
+        let [count, sum, squares, wz, wy, wx, sz, sy, sx, zz, yy, xx, zy, zx, yx]: [f64; ACC_STRIDE] =
+            acc.try_into().ok()?;
+        let keys: [f64; KEY_STRIDE] = keys.try_into().ok()?;
+        let [lz, ly, lx, hz, hy, hx]: [f64; BOX_STRIDE] = boxes.try_into().ok()?;
+        let bound = |v: f64| v.to_bits() as f64;
+        Some(RowSums {
+            ndim: shape.len(),
+            shape: padded_shape(shape),
+            count,
+            sum,
+            squares,
+            weighted: [wz, wy, wx],
+            from_corner: [sz, sy, sx],
+            products: [zz, yy, xx, zy, zx, yx],
+            keys: keys.map(f64::to_bits),
+            first: [lz, ly, lx].map(bound),
+            last: [hz, hy, hx].map(bound),
+        })
+    }
+
+    fn present(&self) -> bool {
+        self.count > 0.0
+    }
+
+    /// The data's axes of a z, y, x vector.
+    fn axes<V: Copy>(&self, vector: [V; 3]) -> impl Iterator<Item = V> {
+        vector.into_iter().skip(3 - self.ndim)
+    }
+
+    /// The values of `stat` (one, or one per column of it).
+    fn values(&self, stat: MeasureStat) -> Vec<f64> {
+        let (n, sum) = (self.count, self.sum);
+        let [min_key, max_key, min_at, max_at] = self.keys;
+        match stat {
+            MeasureStat::Count => vec![n],
+            MeasureStat::Sum => vec![sum],
+            MeasureStat::Mean => vec![sum / n],
+            MeasureStat::Variance => vec![self.squares / n],
+            MeasureStat::StandardDeviation => vec![(self.squares / n).sqrt()],
+            MeasureStat::Minimum => vec![self.extreme(min_key)],
+            MeasureStat::Maximum => vec![self.extreme(max_key)],
+            MeasureStat::MinimumPosition => self.position(min_at),
+            MeasureStat::MaximumPosition => self.position(max_at),
+            MeasureStat::CenterOfMass => self.axes(self.weighted).map(|w| w / sum).collect(),
+            _ if !self.present() => vec![f64::NAN; stat.columns(self.ndim).len()],
+            MeasureStat::Bbox => self.axes(self.first).chain(self.axes(self.last).map(|l| l + 1.0)).collect(),
+            MeasureStat::Centroid => {
+                let corner = self.axes(self.first).zip(self.axes(self.from_corner));
+                corner.map(|(first, s)| first + s / n).collect()
+            }
+            MeasureStat::InertiaTensor => self.inertia_tensor().into_iter().flatten().collect(),
+            MeasureStat::InertiaTensorEigvals => symmetric_eigenvalues(&self.inertia_tensor()),
+            MeasureStat::Eccentricity => match symmetric_eigenvalues(&self.inertia_tensor()).as_slice() {
+                &[l1, l2] if l1 != 0.0 => vec![(1.0 - l2 / l1).sqrt()],
+                _ => vec![0.0],
+            },
+            MeasureStat::Orientation => vec![orientation(&self.inertia_tensor())],
+            MeasureStat::EquivalentDiameter => {
+                let d = self.ndim as f64;
+                vec![(2.0 * d * n / std::f64::consts::PI).powf(1.0 / d)]
+            }
+            MeasureStat::Extent => {
+                let box_size: f64 = self.axes(self.first).zip(self.axes(self.last)).map(|(f, l)| l + 1.0 - f).product();
+                vec![n / box_size]
             }
         }
-        line.copy_from_slice(&values);
     }
+
+    /// A minimum or maximum from its ordered bits: 0 for an absent label (scipy's zeros), NaN when every value is.
+    fn extreme(&self, key: u64) -> f64 {
+        match (self.present(), key) {
+            (false, _) => 0.0,
+            (true, u64::MAX) => f64::NAN,
+            (true, key) => from_ordered(key),
+        }
+    }
+
+    /// The coordinates of a flat index (0s for an absent label, as scipy's).
+    fn position(&self, flat: u64) -> Vec<f64> {
+        let mut at: Vec<f64> = self.axes(self.shape).map(|_| 0.0).collect();
+        if self.present() && flat != u64::MAX {
+            let mut rest = flat;
+            for (slot, extent) in at.iter_mut().rev().zip(self.axes(self.shape).collect::<Vec<_>>().into_iter().rev()) {
+                *slot = (rest % extent as u64) as f64;
+                rest /= extent as u64;
+            }
+        }
+        at
+    }
+
+    /// skimage's inertia tensor of the region from its central second moments μ (sums over the region's elements
+    /// from its centroid): diagonal (Σⱼ μⱼⱼ − μᵢᵢ)/n, off-diagonal −μᵢⱼ/n.
+    fn inertia_tensor(&self) -> Vec<Vec<f64>> {
+        let n = self.count;
+        let [z, y, x] = self.from_corner;
+        let [zz, yy, xx, zy, zx, yx] = self.products;
+        let central = [
+            [zz - z * z / n, zy - z * y / n, zx - z * x / n],
+            [zy - z * y / n, yy - y * y / n, yx - y * x / n],
+            [zx - z * x / n, yx - y * x / n, xx - x * x / n],
+        ];
+        let rows: Vec<Vec<f64>> = self.axes(central).map(|row| self.axes(row).collect()).collect();
+        let diagonal: Vec<f64> = rows.iter().enumerate().filter_map(|(i, row)| row.get(i).copied()).collect();
+        let trace: f64 = diagonal.iter().sum();
+        rows.iter()
+            .enumerate()
+            .map(|(i, row)| {
+                row.iter().enumerate().map(|(j, &mu)| if i == j { (trace - mu) / n } else { -mu / n }).collect()
+            })
+            .collect()
+    }
+}
+
+/// skimage's orientation of a 2-D inertia tensor [[a, b], [b, c]]: ½·atan2(−2b, c − a), ±π/4 when a = c.
+fn orientation(tensor: &[Vec<f64>]) -> f64 {
+    let [first, second] = tensor else { return f64::NAN };
+    let (&[a, b], &[_, c]) = (first.as_slice(), second.as_slice()) else { return f64::NAN };
+    if a - c == 0.0 {
+        if b < 0.0 { std::f64::consts::FRAC_PI_4 } else { -std::f64::consts::FRAC_PI_4 }
+    } else {
+        0.5 * (-2.0 * b).atan2(c - a)
+    }
+}
+
+/// The eigenvalues of a symmetric 1×1, 2×2 or 3×3 matrix, largest first, negative rounding clipped to 0 (skimage's
+/// `inertia_tensor_eigvals`): closed forms — the 3×3 by the trigonometric solution of its characteristic cubic.
+fn symmetric_eigenvalues(m: &[Vec<f64>]) -> Vec<f64> {
+    let rows: Vec<&[f64]> = m.iter().map(Vec::as_slice).collect();
+    let mut values = match rows.as_slice() {
+        [[a]] => vec![*a],
+        [[a, b], [_, c]] => {
+            let mid = 0.5 * (a + c);
+            let radius = (0.25 * (a - c) * (a - c) + b * b).sqrt();
+            vec![mid + radius, mid - radius]
+        }
+        [[a, b, c], [_, d, e], [_, _, f]] => {
+            let off = b * b + c * c + e * e;
+            if off == 0.0 {
+                vec![*a, *d, *f]
+            } else {
+                let q = (a + d + f) / 3.0;
+                let p = (((a - q).powi(2) + (d - q).powi(2) + (f - q).powi(2) + 2.0 * off) / 6.0).sqrt();
+                // B = (M − qI)/p; its determinant gives the angle of the cubic's roots.
+                let (b00, b01, b02, b11, b12, b22) = ((a - q) / p, b / p, c / p, (d - q) / p, e / p, (f - q) / p);
+                let det = b00 * (b11 * b22 - b12 * b12) - b01 * (b01 * b22 - b12 * b02) + b02 * (b01 * b12 - b11 * b02);
+                let phi = (det / 2.0).clamp(-1.0, 1.0).acos() / 3.0;
+                let first = q + 2.0 * p * phi.cos();
+                let third = q + 2.0 * p * (phi + 2.0 * std::f64::consts::PI / 3.0).cos();
+                vec![first, 3.0 * q - first - third, third]
+            }
+        }
+        _ => Vec::new(),
+    };
+    values.iter_mut().for_each(|v| *v = v.max(0.0));
+    values.sort_by(|a, b| b.total_cmp(a));
+    values
 }
