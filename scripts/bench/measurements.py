@@ -29,6 +29,7 @@ if gpu:
     import cupy as cp
     import cupyx.scipy.ndimage as xndimage
     from cucim.skimage import filters as xfilters
+    from cucim.skimage import measure as xmeasure
 
     peer = "cucim"
 
@@ -40,6 +41,7 @@ if gpu:
 else:
     import scipy.ndimage as xndimage
     from skimage import filters as xfilters
+    from skimage import measure as xmeasure
 
     peer = "skimage"
 
@@ -144,3 +146,14 @@ if not gpu:  # CuPy has no find_objects
     ilabels = labels_np.astype(np.int32)
     case("find_objects", size, lambda: np.asarray([[s.start for s in b] for b in ndimage.find_objects(ilabels)]),
          lambda: np.asarray([[s.start for s in b] for b in xndimage.find_objects(ilabels)]), ilabels.nbytes)
+
+# regionprops_table (scikit-image's names) over the same labels: cliper.measure against skimage / cuCIM.
+import cliper.measure  # noqa: E402
+
+ilabels_np = labels_np.astype(np.int32)
+pilabels = to_peer(ilabels_np)
+properties = ("label", "area", "bbox", "centroid", "intensity_mean", "inertia_tensor_eigvals")
+case("regionprops_table", size,
+     lambda: cliper.measure.regionprops_table(ilabels_np, intensity_np, properties=properties),
+     lambda: xmeasure.regionprops_table(pilabels, pintensity, properties=properties),
+     ilabels_np.nbytes + intensity_np.nbytes, rtol=1e-4, reps=2)
