@@ -32,6 +32,10 @@ pub(crate) const REDUCE: &str = include_str!("../kernels/reduce.cl");
 /// numpy's reductions of real data over any axes (Statistic): chunk states, then their merge.
 pub(crate) const REDUCE_STAT: &str = include_str!("../kernels/reduce_stat.cl");
 
+/// Per-label measurements (the measure family: Measure): a scan of the labels, sums and extrema per run of a
+/// label, deviations and positions.
+pub(crate) const MEASURE: &str = include_str!("../kernels/measure.cl");
+
 /// Histograms for threshold searches (the threshold family: ThresholdValue): range and binning passes.
 pub(crate) const THRESHOLD: &str = include_str!("../kernels/threshold.cl");
 

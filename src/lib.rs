@@ -94,13 +94,13 @@ pub use element::{ComplexElement, Element, RealElement};
 pub use error::{Error, Result, cl_error_name};
 pub use io::{
     Dicom, DicomInfo, DicomSeriesOptions, Dtype, Endian, Geometry, HOST_MEMORY_LIMIT_ENV, HostArray, HostBudget, Image,
-    KSpaceMat, PngDepth, PngOptions, RawFormat, Scale, Scaling, SlabFile, SlabWriter, SpaceUnit, TiffCompression,
-    TiffOptions, abandon_saves, allow_data_outside, decode_cfl, decode_dicom, decode_mat, decode_metaimage,
-    decode_nifti, decode_npy, decode_nrrd, decode_png, decode_raw, decode_tiff, is_dicom_file, nifti_scale, read_cfl,
-    read_dicom, read_dicom_series, read_file, read_image, read_mat, read_mat_variable, read_metaimage, read_nifti,
-    read_npy, read_nrrd, read_png, read_raw, read_tiff, remove_stale_temporaries, show_number, show_value, write_cfl,
-    write_dicom_series, write_file, write_image, write_mat, write_mat_variable, write_nifti, write_npy, write_png,
-    write_raw, write_tiff, write_tiff_with,
+    KSpaceMat, PngDepth, PngOptions, RawFormat, Scale, Scaling, SlabFile, SlabWriter, SpaceUnit, Table,
+    TiffCompression, TiffOptions, abandon_saves, allow_data_outside, decode_cfl, decode_dicom, decode_mat,
+    decode_metaimage, decode_nifti, decode_npy, decode_nrrd, decode_png, decode_raw, decode_tiff, is_dicom_file,
+    nifti_scale, read_cfl, read_dicom, read_dicom_series, read_file, read_image, read_mat, read_mat_variable,
+    read_metaimage, read_nifti, read_npy, read_nrrd, read_png, read_raw, read_tiff, remove_stale_temporaries,
+    show_number, show_value, write_cfl, write_dicom_series, write_file, write_image, write_mat, write_mat_variable,
+    write_nifti, write_npy, write_png, write_raw, write_tiff, write_tiff_with,
 };
 pub use kernel_args::{IndexType, KernelScalar};
 pub use process::elementwise::{
@@ -125,6 +125,7 @@ pub use process::linalg::{
     GEMM_TABLE_ENV, GemmPrecision, GemmStrategy, GemmTable, GemmTableEntry, GemmTiles, MatMul, MatMulParams, MatOp,
     MatrixPower, PowerStrategy,
 };
+pub use process::measure::{LabelRows, Measure, MeasureParams, MeasureStat, MeasureStrategy};
 pub use process::morphology::{
     BinaryMorphology, BinaryParams, BinaryStrategy, DistanceParams, DistanceStrategy, DistanceTransform, FillHoles,
     Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams, SizeLimit, SmallStrategy,
@@ -180,6 +181,7 @@ pub mod prelude {
     pub use crate::process::fourier::*;
     pub use crate::process::layout::*;
     pub use crate::process::linalg::*;
+    pub use crate::process::measure::*;
     pub use crate::process::morphology::*;
     pub use crate::process::mri::*;
     pub use crate::process::phantom::*;

@@ -12,6 +12,8 @@ mod elementwise;
 mod fourier;
 #[path = "ndimage/label.rs"]
 mod label;
+#[path = "ndimage/measure.rs"]
+mod measure;
 #[path = "ndimage/morphology.rs"]
 mod morphology;
 #[path = "ndimage/rank.rs"]

@@ -27,8 +27,9 @@ const OUTPUT_ID: &str = "cliper-output";
 pub fn subcommand(definition: &Definition) -> clap::Command {
     let inputs = definition.inputs;
     let mut command = clap::Command::new(definition.name).visible_aliases(definition.aliases);
-    for ((name, help), id) in inputs.names.iter().zip(INPUT_IDS) {
-        let arg = Arg::new(id).value_name(*name).help(*help).required(true);
+    for (k, ((name, help), id)) in inputs.names.iter().zip(INPUT_IDS).enumerate() {
+        let optional = inputs.optional && k + 1 == inputs.names.len();
+        let arg = Arg::new(id).value_name(*name).help(*help).required(!optional);
         command = command.arg(if inputs.variadic { arg.num_args(2..).action(ArgAction::Append) } else { arg });
     }
     command = (definition.augment)(command);
@@ -73,8 +74,7 @@ pub fn run(ctx: &mut Context, definition: &Definition, matches: &ArgMatches) -> 
         true => files.pop(),
         false => matches.get_one::<String>(OUTPUT_ID).cloned(),
     };
-    let any_number = op.arity() == 0 && !files.is_empty();
-    if op.arity() != files.len() && !any_number {
+    if !op.takes(files.len()) {
         return Err(cliper::Error::invalid(
             op.name(),
             format!(

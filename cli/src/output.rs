@@ -100,6 +100,10 @@ pub fn record_lines(r: &RunRecord) -> Vec<String> {
             lines.push(format!("{from}{name} {shape:?} = [{}]", shown.join(", ")));
         }
     }
+    for (name, table) in &r.tables {
+        lines.push(format!("{from}{name}: {} row(s)", table.rows.len()));
+        lines.extend(table.to_text().lines().map(str::to_string));
+    }
     lines
 }
 
@@ -131,6 +135,10 @@ pub fn run_json(r: &RunRecord) -> Value {
             "name": name, "shape": shape,
             "values": if shape.is_empty() { values.first().map(|&v| number(v, *kind)).unwrap_or(Value::Null) }
                       else { Value::Array(values.iter().map(|&v| number(v, *kind)).collect()) },
+        })).collect::<Vec<_>>(),
+        "tables": r.tables.iter().map(|(name, table)| json!({
+            "name": name,
+            "columns": serde_json::from_str::<Value>(&table.to_json()).unwrap_or(Value::Null),
         })).collect::<Vec<_>>(),
         "transfers_during_chain": r.transfers,
         "error": r.error.as_ref().map(crate::chain::one_line),

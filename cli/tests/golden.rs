@@ -88,6 +88,17 @@ const RUNS: &[Run] = &[
     run("norm-axis", "norm $DIR/x3.npy -p 3 --axis -2 -o $DIR/out/norm-axis.npy", &["norm-axis.npy"]),
     run("dot", "dot $DIR/c2.npy $DIR/cd.npy --conj", &[]),
     run("threshold-value", "threshold-value $DIR/x2.npy --method multiotsu --classes 3", &[]),
+    run(
+        "measure",
+        "measure $DIR/m2.npy $DIR/x2.npy --stats count,mean,center_of_mass,bbox --index 1,0 -o $DIR/out/measure.csv",
+        &["measure.csv"],
+    ),
+    run("measure-printed", "measure $DIR/m2.npy --stats count,extrema", &[]),
+    run(
+        "regionprops",
+        "regionprops $DIR/m2.npy $DIR/x2.npy --properties label,area,centroid,orientation,intensity_max --index 1",
+        &[],
+    ),
     run("dot-axis", "dot $DIR/x3.npy $DIR/x3.npy --axis 0 -o $DIR/out/dot-axis.npy", &["dot-axis.npy"]),
     run("fft", "fft $DIR/c2.npy $DIR/out/fft.npy --inverse --axes -1 --norm ortho", &["fft.npy"]),
     run("fft-real", "fft $DIR/x2.npy $DIR/out/fft-real.npy", &[]),

@@ -10,6 +10,8 @@ mod derivatives;
 mod elementwise;
 #[path = "ndimage/label.rs"]
 mod label;
+#[path = "ndimage/measure.rs"]
+mod measure;
 #[path = "ndimage/morphology.rs"]
 mod morphology;
 #[path = "ndimage/rank.rs"]

@@ -8,8 +8,11 @@ size ms GFLOP/s GB/s`; case ids are the `op size` pairs):
 Inputs: intensities uniform in [0, 1), float32, 8192² and 512³ on the GPU (2048² and 256³ on the CPU). The GB/s
 column is the bytes read (and written, for a slice) over the time: thresholds and reductions are memory-bound,
 so it is what to set beside the copy bandwidth. Each time is the median of a few runs after a warm-up; results are
-checked against the peer's once, so a fast wrong answer does not print as a number. (The per-label measurement
-cases of the issue wait for the measurement operations.)
+checked against the peer's once, so a fast wrong answer does not print as a number.
+
+Per-label measurements (issue 48's target: an 8192² image with 10⁵ labels): 99 856 square labels of 26² pixels
+(the last row and column narrower), cliper.ndimage's functions on device arrays against scipy.ndimage (CPU) or
+cupyx.scipy.ndimage (GPU), every label as the index.
 """
 import sys
 import time
@@ -24,7 +27,9 @@ gpu = mode == "gpu"
 
 if gpu:
     import cupy as cp
+    import cupyx.scipy.ndimage as xndimage
     from cucim.skimage import filters as xfilters
+    from cucim.skimage import measure as xmeasure
 
     peer = "cucim"
 
@@ -34,7 +39,9 @@ if gpu:
     def sync():
         cp.cuda.Device().synchronize()
 else:
+    import scipy.ndimage as xndimage
     from skimage import filters as xfilters
+    from skimage import measure as xmeasure
 
     peer = "skimage"
 
@@ -116,3 +123,37 @@ for axis in (0, 2):
 case("sum", f"{v}^3", lambda: volume.sum(), lambda: pvolume.sum(dtype=np.float32), volume_np.nbytes, rtol=1e-3, reps=5)
 case("slice ::-1,::2,1:-1", f"{v}^3", lambda: volume[::-1, ::2, 1:-1], lambda: pvolume[::-1, ::2, 1:-1].copy(),
      volume_np.nbytes, reps=5)
+
+# Per-label measurements: square labels of 26² pixels (10⁵ of them on 8192²).
+import cliper.ndimage as ndimage  # noqa: E402
+
+m = 8192 if gpu else 2048
+side = 26
+rows = np.arange(m) // side
+labels_np = (rows[:, None] * (-(-m // side)) + rows[None, :] + 1).astype(np.float32)
+count = int(labels_np.max())
+index = np.arange(1, count + 1)
+intensity_np = rng.random((m, m), dtype=np.float32)
+labels, intensity = cliper.asarray(labels_np), cliper.asarray(intensity_np)
+plabels, pintensity = to_peer(labels_np.astype(np.int32)), to_peer(intensity_np)
+pindex = to_peer(index) if gpu else index
+size = f"{m}x{m} {count}"
+for name in ("sum_labels", "mean", "variance", "minimum", "maximum", "center_of_mass"):
+    ours, theirs = getattr(ndimage, name), getattr(xndimage, name)
+    case(name, size, lambda: ours(intensity, labels, index), lambda: theirs(pintensity, plabels, pindex),
+         2 * intensity_np.nbytes, rtol=1e-4)
+if not gpu:  # CuPy has no find_objects
+    ilabels = labels_np.astype(np.int32)
+    case("find_objects", size, lambda: np.asarray([[s.start for s in b] for b in ndimage.find_objects(ilabels)]),
+         lambda: np.asarray([[s.start for s in b] for b in xndimage.find_objects(ilabels)]), ilabels.nbytes)
+
+# regionprops_table (scikit-image's names) over the same labels: cliper.measure against skimage / cuCIM.
+import cliper.measure  # noqa: E402
+
+ilabels_np = labels_np.astype(np.int32)
+pilabels = to_peer(ilabels_np)
+properties = ("label", "area", "bbox", "centroid", "intensity_mean", "inertia_tensor_eigvals")
+case("regionprops_table", size,
+     lambda: cliper.measure.regionprops_table(ilabels_np, intensity_np, properties=properties),
+     lambda: xmeasure.regionprops_table(pilabels, pintensity, properties=properties),
+     ilabels_np.nbytes + intensity_np.nbytes, rtol=1e-4, reps=2)

@@ -198,8 +198,7 @@ impl Chain {
                     ));
                 }
             }
-            let any_number = step.op.arity() == 0 && !step.inputs.is_empty();
-            if step.inputs.len() != step.op.arity() && !any_number {
+            if !step.op.takes(step.inputs.len()) {
                 return Err(format!(
                     "step {} ({}) takes {} input(s), `in` names {}",
                     i + 1,

@@ -68,6 +68,8 @@ pub struct RunRecord {
     /// Arrays nobody saved or used: name, shape, the values when there are at most 64, and the element type
     /// they were computed in.
     pub values: Vec<(String, Vec<usize>, Vec<Complex64>, ElementKind)>,
+    /// Tables nobody saved (`measure`'s): name and table, printed whole.
+    pub tables: Vec<(String, crate::Table)>,
     /// Host↔device copies while the chain ran (loading inputs and saving outputs not counted): 0 by design.
     pub transfers: u64,
     /// Why this file failed.
@@ -77,7 +79,7 @@ pub struct RunRecord {
 impl RunRecord {
     /// The record of a run on `input` (`None`: the chain's own inputs) before anything happened.
     pub fn new(input: Option<PathBuf>) -> RunRecord {
-        RunRecord { input, written: Vec::new(), values: Vec::new(), transfers: 0, error: None }
+        RunRecord { input, written: Vec::new(), values: Vec::new(), tables: Vec::new(), transfers: 0, error: None }
     }
 
     /// The record of a run on `input` that failed with `error` before writing anything.
@@ -329,6 +331,7 @@ impl Chain {
             pending.push(PendingOutput {
                 name: name.clone(),
                 path,
+                columns: self.table_columns(b, name)?,
                 host: array.to_host()?,
                 origin: b.origins.get(name).copied().unwrap_or_default(),
                 options: options.clone().unwrap_or_else(|| self.options.clone()),
@@ -340,6 +343,10 @@ impl Chain {
             let array = defined(&b.arrays, &step.output)?;
             let used_later = self.steps.iter().any(|s| s.inputs.contains(&step.output));
             if !saved.contains(&step.output.as_str()) && !used_later {
+                if let Some(columns) = self.table_columns(b, &step.output)? {
+                    record.tables.push((step.output.clone(), crate::Table::from_host(columns, &array.to_host()?)?));
+                    continue;
+                }
                 let count: usize = array.shape().iter().product();
                 let values = if count <= 64 { array.values()? } else { Vec::new() };
                 record.values.push((step.output.clone(), array.shape().to_vec(), values, array.kind()));
@@ -469,12 +476,24 @@ impl Chain {
                 None => Vec::new(),
             };
             let (op, from) = self.resolve_step(i, &origins, &shape)?;
-            if built.resolved.get(i) != Some(&op) {
+            // A result sized by the values (a row per label present) is planned again for every file.
+            if built.resolved.get(i) != Some(&op) || op.sized_by_data() {
                 return Ok(None);
             }
             origins.insert(step.output.clone(), result_origin(&op, &from, &shape, &shape_of(&step.output)?));
         }
         Ok(Some(origins))
+    }
+
+    /// The column names of the array `name` when a step computed it as a table (`measure`), for its first input's
+    /// number of axes.
+    fn table_columns(&self, b: &Built, name: &str) -> Result<Option<Vec<String>>> {
+        let Some((i, step)) = self.steps.iter().enumerate().find(|(_, s)| s.output == name) else { return Ok(None) };
+        let ndim = match step.inputs.first() {
+            Some(input) => defined(&b.arrays, input)?.shape().len(),
+            None => 0,
+        };
+        Ok(b.resolved.get(i).and_then(|op| op.columns(ndim)))
     }
 
     /// An error from step `i`, prefixed with the step's number when the chain has several.
@@ -632,6 +651,8 @@ impl Loader<'_> {
 pub(super) struct PendingOutput {
     name: String,
     path: PathBuf,
+    /// The column names when the array is a table: saved as CSV or JSON.
+    columns: Option<Vec<String>>,
     host: HostArray,
     origin: Origin,
     options: super::any_data::OutputOptions,
@@ -646,6 +667,12 @@ impl PendingOutput {
     /// Writes it by [`save_converted`](super::any_data::save_converted): name, file, shape and the type the file holds.
     pub(super) fn save(self) -> Result<(String, PathBuf, Vec<usize>, &'static str)> {
         let shape = self.host.shape().to_vec();
+        let text =
+            self.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv") || e.eq_ignore_ascii_case("json"));
+        if let (Some(columns), true) = (self.columns, text) {
+            crate::Table::from_host(columns, &self.host)?.save(&self.path)?;
+            return Ok((self.name, self.path, shape, "table"));
+        }
         let dtype = super::any_data::save_converted(&self.path, self.host, self.origin, &self.options)?;
         Ok((self.name, self.path, shape, dtype.name()))
     }

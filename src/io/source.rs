@@ -137,7 +137,9 @@ pub(crate) fn unsupported_extension(path: &Path, ext: &str) -> Error {
         "nrrd" | "nhdr" | "mha" | "mhd" => {
             format!("cliper reads .{ext} but does not write it: save as .nii.gz, which keeps the geometry")
         }
-        _ => format!("unknown extension .{ext}; cliper reads and writes {FORMATS}"),
+        _ => {
+            format!("unknown extension .{ext}; cliper reads and writes {FORMATS}; tables (measure) also .csv and .json")
+        }
     };
     Error::Format { path: path.to_path_buf(), reason }
 }

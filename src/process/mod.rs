@@ -16,6 +16,7 @@ pub mod filter;
 pub mod fourier;
 pub mod layout;
 pub mod linalg;
+pub mod measure;
 pub mod morphology;
 pub mod mri;
 pub mod phantom;

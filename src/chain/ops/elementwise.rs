@@ -44,6 +44,7 @@ impl Named for ExpressionArgs {
     const INPUTS: Inputs = Inputs {
         names: &[("FILES", "The input files (a, b, … in order), then the output file")],
         variadic: true,
+        optional: false,
         prints: false,
     };
 }

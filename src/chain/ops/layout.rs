@@ -336,6 +336,7 @@ impl Named for StackArgs {
     const INPUTS: Inputs = Inputs {
         names: &[("FILES", "The arrays (one shape and type), then the output file")],
         variadic: true,
+        optional: false,
         prints: false,
     };
 }

@@ -45,8 +45,12 @@ pub struct MatmulArgs {
 
 impl Named for MatmulArgs {
     const NAME: &'static str = "matmul";
-    const INPUTS: Inputs =
-        Inputs { names: &[("A", "Left operand"), ("B", "Right operand")], variadic: false, prints: false };
+    const INPUTS: Inputs = Inputs {
+        names: &[("A", "Left operand"), ("B", "Right operand")],
+        variadic: false,
+        optional: false,
+        prints: false,
+    };
 }
 
 impl MatmulArgs {

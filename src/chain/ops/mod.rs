@@ -15,6 +15,7 @@ mod filter;
 mod fourier;
 mod layout;
 mod linalg;
+mod measure;
 mod morphology;
 mod mri;
 mod operation;
@@ -33,6 +34,7 @@ pub use filter::{
 pub use fourier::{FourierEllipsoidArgs, FourierGaussianArgs, FourierShiftArgs, FourierUniformArgs, SpectrumArgs};
 pub use layout::{Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
+pub use measure::{MeasureArgs, RegionpropsArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
     RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
@@ -193,9 +195,22 @@ macro_rules! operations {
             pub fn arity(&self) -> usize {
                 match self { $(Op::$variant(op) => op.arity(),)* }
             }
+            /// Whether the operation takes `count` input arrays (its arity; any number from one for arity 0; one
+            /// fewer when its last input is optional).
+            pub fn takes(&self, count: usize) -> bool {
+                match self { $(Op::$variant(op) => op.takes(count),)* }
+            }
+            /// The column names when the result is a table (`measure`), for inputs of `ndim` axes.
+            pub fn columns(&self, ndim: usize) -> Option<Vec<String>> {
+                match self { $(Op::$variant(op) => op.columns(ndim),)* }
+            }
+            /// Whether the result's shape depends on the data's values (a batch plans the step for every file).
+            pub fn sized_by_data(&self) -> bool {
+                match self { $(Op::$variant(op) => op.sized_by_data(),)* }
+            }
             /// The process computing this operation from `inputs` into a newly allocated output.
             pub fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
-                if inputs.len() != self.arity() && !(self.arity() == 0 && !inputs.is_empty()) {
+                if !self.takes(inputs.len()) {
                     return Err(Error::invalid(
                         self.name(),
                         format!("takes {} input(s), got {}", self.arity(), inputs.len()),
@@ -372,6 +387,8 @@ operations! {
         Norm(NormArgs),
         Dot(DotArgs),
         Reduce(ReduceArgs),
+        Measure(MeasureArgs),
+        Regionprops(RegionpropsArgs),
         Fft(FftArgs),
         RealFft(RealFftArgs),
         FftShift(FftShiftArgs),

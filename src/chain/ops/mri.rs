@@ -50,6 +50,7 @@ const KSPACE_AND_MAPS: Inputs = Inputs {
         ("MAPS", "Sensitivity maps [coils, spatial…], complex"),
     ],
     variadic: false,
+    optional: false,
     prints: false,
 };
 
@@ -57,6 +58,7 @@ const KSPACE_AND_MAPS: Inputs = Inputs {
 const KSPACE: Inputs = Inputs {
     names: &[("KSPACE", "k-space [frames…, coils, spatial…], complex, centred")],
     variadic: false,
+    optional: false,
     prints: false,
 };
 

@@ -23,6 +23,8 @@ pub struct Inputs {
     pub names: &'static [(&'static str, &'static str)],
     /// Any number of inputs (an expression's a, b, c, …): `names` holds one entry that stands for them all.
     pub variadic: bool,
+    /// The last input may be left out (`measure LABELS [IMAGE]`).
+    pub optional: bool,
     /// The result is a value, printed when no output file is named (a reduction): the output is `-o FILE`.
     pub prints: bool,
 }
@@ -32,6 +34,7 @@ impl Inputs {
     pub const ONE: Inputs = Inputs {
         names: &[("INPUT", "Input file (or directory/glob for a batch run)")],
         variadic: false,
+        optional: false,
         prints: false,
     };
 }
@@ -85,6 +88,22 @@ pub trait Operation: Named + Clone {
     /// How many input arrays this step takes; 0 for any number from one (`stack`'s arrays).
     fn arity(&self) -> usize {
         Self::INPUTS.names.len()
+    }
+    /// Whether it takes `count` input arrays: its arity, any number from one for arity 0, or one fewer when the
+    /// last input is optional.
+    fn takes(&self, count: usize) -> bool {
+        let arity = self.arity();
+        count == arity || (arity == 0 && count > 0) || (Self::INPUTS.optional && count + 1 == arity)
+    }
+    /// The column names of a result that is a table (a row per label: `measure`), for inputs of `ndim` axes;
+    /// `None` for an array result. A table is printed aligned, or saved as CSV or JSON.
+    fn columns(&self, _ndim: usize) -> Option<Vec<String>> {
+        None
+    }
+    /// Whether the result's shape depends on the data's values, not only on its shape (a row per label present):
+    /// a batch then plans the step again for every file instead of reusing the chain built for the last one.
+    fn sized_by_data(&self) -> bool {
+        false
     }
     /// The process computing this operation from `inputs` into a newly allocated output.
     fn plan(&self, inputs: &[&AnyData]) -> Result<Planned>;

@@ -38,8 +38,12 @@ pub struct NormArgs {
 
 impl Named for NormArgs {
     const NAME: &'static str = "norm";
-    const INPUTS: Inputs =
-        Inputs { names: &[("INPUT", "Input file (or directory/glob)")], variadic: false, prints: true };
+    const INPUTS: Inputs = Inputs {
+        names: &[("INPUT", "Input file (or directory/glob)")],
+        variadic: false,
+        optional: false,
+        prints: true,
+    };
 }
 
 impl Operation for NormArgs {
@@ -93,8 +97,12 @@ pub struct DotArgs {
 
 impl Named for DotArgs {
     const NAME: &'static str = "dot";
-    const INPUTS: Inputs =
-        Inputs { names: &[("A", "First operand"), ("B", "Second operand")], variadic: false, prints: true };
+    const INPUTS: Inputs = Inputs {
+        names: &[("A", "First operand"), ("B", "Second operand")],
+        variadic: false,
+        optional: false,
+        prints: true,
+    };
 }
 
 impl Operation for DotArgs {
@@ -210,8 +218,12 @@ impl ReduceArgs {
 
 impl Named for ReduceArgs {
     const NAME: &'static str = "reduce";
-    const INPUTS: Inputs =
-        Inputs { names: &[("INPUT", "Input file (or directory/glob)")], variadic: false, prints: true };
+    const INPUTS: Inputs = Inputs {
+        names: &[("INPUT", "Input file (or directory/glob)")],
+        variadic: false,
+        optional: false,
+        prints: true,
+    };
     fn check(&self) -> Result<()> {
         if !(self.ddof.is_finite() && self.ddof >= 0.0) {
             return Err(Error::invalid(Self::NAME, format!("ddof {} must be a finite number ≥ 0", self.ddof)));

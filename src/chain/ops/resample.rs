@@ -435,6 +435,7 @@ impl Named for MapCoordinatesArgs {
             ),
         ],
         variadic: false,
+        optional: false,
         prints: false,
     };
 }

@@ -134,8 +134,12 @@ impl ThresholdValueArgs {
 
 impl Named for ThresholdValueArgs {
     const NAME: &'static str = "threshold-value";
-    const INPUTS: Inputs =
-        Inputs { names: &[("INPUT", "Input file (or directory/glob)")], variadic: false, prints: true };
+    const INPUTS: Inputs = Inputs {
+        names: &[("INPUT", "Input file (or directory/glob)")],
+        variadic: false,
+        optional: false,
+        prints: true,
+    };
     fn check(&self) -> Result<()> {
         ThresholdValue::<f32>::output_shape(&[], &self.params()).map(|_| ())
     }

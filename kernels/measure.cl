@@ -1,0 +1,279 @@
+// Per-label measurements (scipy.ndimage's sum_labels, mean, variance, minimum/maximum and their positions,
+// center_of_mass, find_objects). Prepended by common.cl; T is float or double (the image and the labels), IDX the
+// index type. Every accumulation is in double, as scipy's bincount with weights is, whatever T is.
+//
+// The image and the labels are contiguous, of up to three axes (nz, ny, nx). Each work-item walks `chunk`
+// consecutive elements and sums privately while the label stays the same — labels come in runs along rows —, so
+// a global atomic is paid per run, not per element.
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+
+// The per-row accumulators in `acc` (doubles, ACC_STRIDE per row): the count, the sum, the sum of squared
+// deviations from the mean (second pass), the three value-weighted coordinate sums (z, y, x); then, for the
+// region's shape (second pass, every element counting 1, coordinates from the box's first corner): the sums of
+// z, y, x and of zz, yy, xx, zy, zx, yx.
+#define ACC_COUNT 0
+#define ACC_SUM 1
+#define ACC_SQUARES 2
+#define ACC_COM 3
+#define ACC_SHAPE 6
+#define ACC_STRIDE 15
+// The per-row ulong slots in `keys` (KEY_STRIDE per row): the ordered minimum and maximum, the first positions of
+// each (C order).
+#define KEY_MIN 0
+#define KEY_MAX 1
+#define KEY_MINPOS 2
+#define KEY_MAXPOS 3
+#define KEY_STRIDE 4
+// The per-row bounding box in `box` (ulongs, 6 per row): the lowest and highest index along z, y and x.
+#define BOX_STRIDE 6
+
+// The largest label a label image may hold: one row of accumulators each up to it.
+#define MOST_LABEL 268435456u
+
+// Bits of `flags`, what to accumulate.
+#define WANT_SUMS 1u
+#define WANT_COM 2u
+#define WANT_EXTREMA 4u
+#define WANT_BOX 8u
+#define WANT_SQUARES 16u
+#define WANT_POSITIONS 32u
+#define WANT_SHAPE 64u
+
+inline void add_double(volatile global double *p, double v) {
+    union { ulong u; double d; } old, next;
+    old.d = *p;
+    for (;;) {
+        next.d = old.d + v;
+        const ulong seen = atom_cmpxchg((volatile global ulong *)p, old.u, next.u);
+        if (seen == old.u) return;
+        old.u = seen;
+    }
+}
+
+inline void min_ulong(volatile global ulong *p, ulong v) {
+    ulong old = *p;
+    while (v < old) {
+        const ulong seen = atom_cmpxchg(p, old, v);
+        if (seen == old) return;
+        old = seen;
+    }
+}
+
+inline void max_ulong(volatile global ulong *p, ulong v) {
+    ulong old = *p;
+    while (v > old) {
+        const ulong seen = atom_cmpxchg(p, old, v);
+        if (seen == old) return;
+        old = seen;
+    }
+}
+
+// A double's bits ordered as the values are (every NaN made the one positive NaN, above +inf).
+inline ulong ordered(double v) {
+    const ulong u = isnan(v) ? 0x7ff8000000000000ul : as_ulong(v);
+    return (u >> 63) ? ~u : (u | 0x8000000000000000ul);
+}
+
+// The row of label value `l` (-1: not measured). `mode` 0: every whole label from 1 (`rows` unused, the row is the
+// label); 1: labels > 0 as one row; 2: the rows `rows[l]` of the whole labels up to `nrows_lookup` (-1 where the
+// label is not asked for).
+inline long row_of(T l, uint mode, global const int *rows, uint lookup) {
+    if (mode == 1) return l > (T)0 ? 0 : -1;
+    if (!(l >= (T)0) || l != floor(l) || l >= (T)lookup) return -1;
+    const uint k = (uint)l;
+    if (mode == 0) return k == 0 ? -1 : (long)k;
+    return rows[k];
+}
+
+// found[0]: the largest whole label (atomic maximum); found[1]: how many labels are not whole numbers from 0 to
+// MOST_LABEL − 1 (NaN, negative, fractional, too large); found[2]: the lowest index of such a label.
+kernel void measure_scan(global const T *labels, IDX l0, IDX n, global uint *found) {
+    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const T l = labels[l0 + i];
+        if (l >= (T)0 && l == floor(l) && l < (T)MOST_LABEL) {
+            if (l > (T)0) atomic_max(&found[0], (uint)l);
+        } else {
+            atomic_inc(&found[1]);
+            atomic_min(&found[2], (uint)i);
+        }
+    }
+}
+
+// Clears the accumulators: sums 0, minimum keys high, maximum keys low, positions past the end, boxes empty.
+kernel void measure_clear(global double *acc, global ulong *keys, global ulong *box, IDX rows) {
+    const IDX r = get_global_id(0);
+    if (r >= rows) return;
+    for (uint k = 0; k < ACC_STRIDE; k++) acc[r * ACC_STRIDE + k] = 0.0;
+    keys[r * KEY_STRIDE + KEY_MIN] = ~0ul;
+    keys[r * KEY_STRIDE + KEY_MAX] = 0ul;
+    keys[r * KEY_STRIDE + KEY_MINPOS] = ~0ul;
+    keys[r * KEY_STRIDE + KEY_MAXPOS] = ~0ul;
+    for (uint k = 0; k < 3; k++) {
+        box[r * BOX_STRIDE + k] = ~0ul;
+        box[r * BOX_STRIDE + 3 + k] = 0ul;
+    }
+}
+
+// What one run of a label adds to its row (`count` > 0).
+inline void flush_run(long row, uint flags, double count, double sum, double cz, double cy, double cx, ulong kmin,
+                      ulong kmax, ulong lz, ulong ly, ulong lx, ulong hz, ulong hy, ulong hx, global double *acc,
+                      global ulong *keys, global ulong *box) {
+    global double *a = acc + row * ACC_STRIDE;
+    if (flags & WANT_SUMS) {
+        add_double(a + ACC_COUNT, count);
+        add_double(a + ACC_SUM, sum);
+    }
+    if (flags & WANT_COM) {
+        add_double(a + ACC_COM, cz);
+        add_double(a + ACC_COM + 1, cy);
+        add_double(a + ACC_COM + 2, cx);
+    }
+    if (flags & WANT_EXTREMA) {
+        min_ulong(keys + row * KEY_STRIDE + KEY_MIN, kmin);
+        max_ulong(keys + row * KEY_STRIDE + KEY_MAX, kmax);
+    }
+    if (flags & WANT_BOX) {
+        global ulong *b = box + row * BOX_STRIDE;
+        min_ulong(b, lz);
+        min_ulong(b + 1, ly);
+        min_ulong(b + 2, lx);
+        max_ulong(b + 3, hz);
+        max_ulong(b + 4, hy);
+        max_ulong(b + 5, hx);
+    }
+}
+
+// The first pass: counts, sums, coordinate-weighted sums, extrema (NaN ignored by the minimum — scipy's sorted
+// order puts NaN last — and kept by the maximum), bounding boxes. `has_image` 0: every value is 1 (the labels'
+// own measurements: sizes, unweighted centroids, boxes).
+kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX l0, IDX n, IDX chunk, uint mode,
+                         global const int *rows, uint lookup, uint flags, int has_image, global double *acc,
+                         global ulong *keys, global ulong *box, uint ny, uint nx) {
+    const IDX start = (IDX)get_global_id(0) * chunk;
+    if (start >= n) return;
+    const IDX stop = min(n, start + chunk);
+    uint cx = (uint)(start % nx), cy = (uint)((start / nx) % ny), cz = (uint)(start / nx / ny);
+    long row = -1;
+    double count = 0, sum = 0, wz = 0, wy = 0, wx = 0;
+    ulong kmin = ~0ul, kmax = 0;
+    uint lz = ~0u, ly = ~0u, lx = ~0u, hz = 0, hy = 0, hx = 0;
+    for (IDX i = start; i < stop; i++) {
+        const long r = row_of(labels[l0 + i], mode, rows, lookup);
+        if (r != row) {
+            if (row >= 0 && count > 0)
+                flush_run(row, flags, count, sum, wz, wy, wx, kmin, kmax, lz, ly, lx, hz, hy, hx, acc, keys, box);
+            row = r;
+            count = sum = wz = wy = wx = 0;
+            kmin = ~0ul;
+            kmax = 0;
+            lz = ly = lx = ~0u;
+            hz = hy = hx = 0;
+        }
+        if (r >= 0) {
+            const double v = has_image ? (double)x[x0 + i] : 1.0;
+            count += 1.0;
+            sum += v;
+            wz += v * (double)cz;
+            wy += v * (double)cy;
+            wx += v * (double)cx;
+            const ulong k = ordered(v);
+            if (!isnan(v)) kmin = min(kmin, k);
+            kmax = max(kmax, k);
+            lz = min(lz, cz);
+            ly = min(ly, cy);
+            lx = min(lx, cx);
+            hz = max(hz, cz);
+            hy = max(hy, cy);
+            hx = max(hx, cx);
+        }
+        if (++cx == nx) {
+            cx = 0;
+            if (++cy == ny) {
+                cy = 0;
+                cz++;
+            }
+        }
+    }
+    if (row >= 0 && count > 0)
+        flush_run(row, flags, count, sum, wz, wy, wx, kmin, kmax, lz, ly, lx, hz, hy, hx, acc, keys, box);
+}
+
+// The second pass, once the sums, extrema and boxes are known: the squared deviations from each row's mean
+// (scipy's centred variance), the first positions (C order) of each row's minimum and maximum, and the region's
+// unweighted coordinate sums and products from its box's first corner (skimage's moments of the region's image).
+kernel void measure_second(global const T *x, IDX x0, global const T *labels, IDX l0, IDX n, IDX chunk, uint mode,
+                           global const int *rows, uint lookup, uint flags, int has_image, global double *acc,
+                           global ulong *keys, global ulong *box, uint ny, uint nx) {
+    const IDX start = (IDX)get_global_id(0) * chunk;
+    if (start >= n) return;
+    const IDX stop = min(n, start + chunk);
+    uint cx = (uint)(start % nx), cy = (uint)((start / nx) % ny), cz = (uint)(start / nx / ny);
+    long row = -1;
+    double mean = 0, squares = 0;
+    double sz = 0, sy = 0, sx = 0, szz = 0, syy = 0, sxx = 0, szy = 0, szx = 0, syx = 0;
+    double bz = 0, by = 0, bx = 0;
+    ulong kmin = 0, kmax = 0, pmin = ~0ul, pmax = ~0ul;
+    for (IDX i = start; i <= stop; i++) {
+        const long r = i < stop ? row_of(labels[l0 + i], mode, rows, lookup) : -2;
+        if (r != row) {
+            if (row >= 0) {
+                global double *a = acc + row * ACC_STRIDE;
+                if (flags & WANT_SQUARES) add_double(a + ACC_SQUARES, squares);
+                if (flags & WANT_POSITIONS) {
+                    if (pmin != ~0ul) min_ulong(keys + row * KEY_STRIDE + KEY_MINPOS, pmin);
+                    if (pmax != ~0ul) min_ulong(keys + row * KEY_STRIDE + KEY_MAXPOS, pmax);
+                }
+                if (flags & WANT_SHAPE) {
+                    add_double(a + ACC_SHAPE, sz);
+                    add_double(a + ACC_SHAPE + 1, sy);
+                    add_double(a + ACC_SHAPE + 2, sx);
+                    add_double(a + ACC_SHAPE + 3, szz);
+                    add_double(a + ACC_SHAPE + 4, syy);
+                    add_double(a + ACC_SHAPE + 5, sxx);
+                    add_double(a + ACC_SHAPE + 6, szy);
+                    add_double(a + ACC_SHAPE + 7, szx);
+                    add_double(a + ACC_SHAPE + 8, syx);
+                }
+            }
+            if (r < 0 && i == stop) break;
+            row = r;
+            squares = sz = sy = sx = szz = syy = sxx = szy = szx = syx = 0;
+            pmin = pmax = ~0ul;
+            if (row >= 0) {
+                const global double *a = acc + row * ACC_STRIDE;
+                mean = a[ACC_SUM] / a[ACC_COUNT];
+                kmin = keys[row * KEY_STRIDE + KEY_MIN];
+                kmax = keys[row * KEY_STRIDE + KEY_MAX];
+                bz = (double)box[row * BOX_STRIDE];
+                by = (double)box[row * BOX_STRIDE + 1];
+                bx = (double)box[row * BOX_STRIDE + 2];
+            }
+        }
+        if (row >= 0) {
+            const double v = has_image ? (double)x[x0 + i] : 1.0;
+            const double d = v - mean;
+            squares += d * d;
+            const ulong k = ordered(v);
+            if (k == kmin && pmin == ~0ul) pmin = (ulong)i;
+            if (k == kmax && pmax == ~0ul) pmax = (ulong)i;
+            const double z = (double)cz - bz, y = (double)cy - by, w = (double)cx - bx;
+            sz += z;
+            sy += y;
+            sx += w;
+            szz += z * z;
+            syy += y * y;
+            sxx += w * w;
+            szy += z * y;
+            szx += z * w;
+            syx += y * w;
+        }
+        if (++cx == nx) {
+            cx = 0;
+            if (++cy == ny) {
+                cy = 0;
+                cz++;
+            }
+        }
+    }
+}

@@ -1,0 +1,923 @@
+//! [`Measure`]: scipy.ndimage's measurements of an image over labels, one table row per label.
+
+use crate::Launch;
+use crate::app::ffi::{self, Region};
+use crate::app::{DeviceKind, Kernel};
+use crate::data::{HostCommand, XData};
+use crate::element::RealElement;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::planning::index_type_for;
+use crate::process::{Prepared, Process};
+use std::str::FromStr;
+
+/// Work-items per group.
+const GROUP: usize = 64;
+/// The largest label a label image may hold (as `kernels/measure.cl`'s MOST_LABEL): a row of accumulators each.
+const MOST_LABEL: f64 = (1u64 << 28) as f64;
+/// Doubles per row of the sums, ulongs of the extrema and of the boxes (`kernels/measure.cl`).
+const ACC_STRIDE: usize = 15;
+const KEY_STRIDE: usize = 4;
+const BOX_STRIDE: usize = 6;
+/// Bits of the kernels' `flags`.
+const WANT_SUMS: u32 = 1;
+const WANT_COM: u32 = 2;
+const WANT_EXTREMA: u32 = 4;
+const WANT_BOX: u32 = 8;
+const WANT_SQUARES: u32 = 16;
+const WANT_POSITIONS: u32 = 32;
+const WANT_SHAPE: u32 = 64;
+
+/// One statistic of a [`Measure`], named as scipy.ndimage's function that computes it.
+///
+/// ```
+/// use cliper::MeasureStat;
+/// let stats = MeasureStat::parse_list("sum_labels,extrema,center_of_mass")?;
+/// assert_eq!(stats.len(), 6); // extrema is minimum, maximum and their positions
+/// assert_eq!(MeasureStat::CenterOfMass.columns(2), ["center_of_mass-0", "center_of_mass-1"]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeasureStat {
+    /// The number of elements (regionprops' area; scipy: `sum_labels` of ones).
+    Count,
+    /// `sum_labels`: the sum of the values.
+    Sum,
+    /// `mean`.
+    Mean,
+    /// `variance`: the mean squared deviation from the mean (scipy's, not divided by n − 1).
+    Variance,
+    /// `standard_deviation`: the variance's square root.
+    StandardDeviation,
+    /// `minimum` (NaN ignored, as scipy's sorted order puts it last; NaN only when every value is).
+    Minimum,
+    /// `maximum` (NaN when a value is NaN, as scipy's).
+    Maximum,
+    /// `minimum_position`: the index of the first minimum in C order, one column per axis.
+    MinimumPosition,
+    /// `maximum_position`: the index of the first maximum in C order, one column per axis.
+    MaximumPosition,
+    /// `center_of_mass`: the value-weighted mean index along each axis.
+    CenterOfMass,
+    /// `find_objects`: the bounding box, regionprops' `bbox` columns — the starts along each axis, then the stops
+    /// (one past the end); NaN for a label with no element (scipy's `None`).
+    Bbox,
+    /// regionprops' `centroid`: the mean index of the region's elements (unweighted).
+    Centroid,
+    /// regionprops' `inertia_tensor` of the region (unweighted), `ndim × ndim` columns `inertia_tensor-i-j`.
+    InertiaTensor,
+    /// regionprops' `inertia_tensor_eigvals`: its eigenvalues, largest first, negative rounding clipped to 0.
+    InertiaTensorEigvals,
+    /// regionprops' `eccentricity` (2-D): √(1 − λ₂/λ₁) of the inertia tensor's eigenvalues (0 when λ₁ = 0).
+    Eccentricity,
+    /// regionprops' `orientation` (2-D): the angle between rows and the major axis, in (−π/2, π/2].
+    Orientation,
+    /// regionprops' `equivalent_diameter_area`: the diameter of the disc (2-D) or ball (3-D) of the same size.
+    EquivalentDiameter,
+    /// regionprops' `extent`: the region's size over its box's.
+    Extent,
+}
+
+impl MeasureStat {
+    /// Every statistic, in the order tables list them.
+    pub const ALL: [MeasureStat; 18] = [
+        MeasureStat::Count,
+        MeasureStat::Sum,
+        MeasureStat::Mean,
+        MeasureStat::Variance,
+        MeasureStat::StandardDeviation,
+        MeasureStat::Minimum,
+        MeasureStat::Maximum,
+        MeasureStat::MinimumPosition,
+        MeasureStat::MaximumPosition,
+        MeasureStat::CenterOfMass,
+        MeasureStat::Bbox,
+        MeasureStat::Centroid,
+        MeasureStat::InertiaTensor,
+        MeasureStat::InertiaTensorEigvals,
+        MeasureStat::Eccentricity,
+        MeasureStat::Orientation,
+        MeasureStat::EquivalentDiameter,
+        MeasureStat::Extent,
+    ];
+
+    /// Its name: scipy.ndimage's function (`sum` for `sum_labels`, `bbox` for `find_objects`' boxes).
+    pub fn name(self) -> &'static str {
+        match self {
+            MeasureStat::Count => "count",
+            MeasureStat::Sum => "sum",
+            MeasureStat::Mean => "mean",
+            MeasureStat::Variance => "variance",
+            MeasureStat::StandardDeviation => "standard_deviation",
+            MeasureStat::Minimum => "minimum",
+            MeasureStat::Maximum => "maximum",
+            MeasureStat::MinimumPosition => "minimum_position",
+            MeasureStat::MaximumPosition => "maximum_position",
+            MeasureStat::CenterOfMass => "center_of_mass",
+            MeasureStat::Bbox => "bbox",
+            MeasureStat::Centroid => "centroid",
+            MeasureStat::InertiaTensor => "inertia_tensor",
+            MeasureStat::InertiaTensorEigvals => "inertia_tensor_eigvals",
+            MeasureStat::Eccentricity => "eccentricity",
+            MeasureStat::Orientation => "orientation",
+            MeasureStat::EquivalentDiameter => "equivalent_diameter_area",
+            MeasureStat::Extent => "extent",
+        }
+    }
+
+    /// scikit-image's `regionprops` property names this statistic computes, each with its statistic (`area` and
+    /// `num_pixels` are the count; the intensity properties need an image).
+    pub const REGIONPROPS: [(&'static str, MeasureStat); 15] = [
+        ("area", MeasureStat::Count),
+        ("num_pixels", MeasureStat::Count),
+        ("bbox", MeasureStat::Bbox),
+        ("centroid", MeasureStat::Centroid),
+        ("centroid_weighted", MeasureStat::CenterOfMass),
+        ("intensity_mean", MeasureStat::Mean),
+        ("intensity_min", MeasureStat::Minimum),
+        ("intensity_max", MeasureStat::Maximum),
+        ("intensity_std", MeasureStat::StandardDeviation),
+        ("equivalent_diameter_area", MeasureStat::EquivalentDiameter),
+        ("inertia_tensor", MeasureStat::InertiaTensor),
+        ("inertia_tensor_eigvals", MeasureStat::InertiaTensorEigvals),
+        ("eccentricity", MeasureStat::Eccentricity),
+        ("orientation", MeasureStat::Orientation),
+        ("extent", MeasureStat::Extent),
+    ];
+
+    /// Whether it reads the image's values (without an image every value is 1).
+    pub fn needs_image(self) -> bool {
+        matches!(
+            self,
+            MeasureStat::Sum
+                | MeasureStat::Mean
+                | MeasureStat::Variance
+                | MeasureStat::StandardDeviation
+                | MeasureStat::Minimum
+                | MeasureStat::Maximum
+                | MeasureStat::MinimumPosition
+                | MeasureStat::MaximumPosition
+                | MeasureStat::CenterOfMass
+        )
+    }
+
+    /// Its table columns for data of `ndim` axes: its name, or `name-k` for each value of a vector (regionprops_table's
+    /// naming).
+    pub fn columns(self, ndim: usize) -> Vec<String> {
+        let width = match self {
+            MeasureStat::MinimumPosition
+            | MeasureStat::MaximumPosition
+            | MeasureStat::CenterOfMass
+            | MeasureStat::Centroid
+            | MeasureStat::InertiaTensorEigvals => ndim,
+            MeasureStat::Bbox => 2 * ndim,
+            MeasureStat::InertiaTensor => {
+                return (0..ndim * ndim).map(|k| format!("{}-{}-{}", self.name(), k / ndim, k % ndim)).collect();
+            }
+            _ => return vec![self.name().to_string()],
+        };
+        (0..width).map(|k| format!("{}-{k}", self.name())).collect()
+    }
+
+    /// A comma-separated list of names; `extrema` stands for minimum, maximum and their positions (scipy's
+    /// `extrema`), `sum_labels` for sum and `find_objects` for bbox. Unknown names are refused, listing the known.
+    pub fn parse_list(text: &str) -> Result<Vec<MeasureStat>> {
+        let mut stats = Vec::new();
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if name == "extrema" {
+                stats.extend([
+                    MeasureStat::Minimum,
+                    MeasureStat::Maximum,
+                    MeasureStat::MinimumPosition,
+                    MeasureStat::MaximumPosition,
+                ]);
+            } else {
+                stats.push(name.parse()?);
+            }
+        }
+        Ok(stats)
+    }
+
+    fn flags(self) -> u32 {
+        match self {
+            MeasureStat::Count | MeasureStat::Sum | MeasureStat::Mean => WANT_SUMS,
+            MeasureStat::Variance | MeasureStat::StandardDeviation => WANT_SUMS | WANT_SQUARES,
+            MeasureStat::Minimum | MeasureStat::Maximum => WANT_SUMS | WANT_EXTREMA,
+            MeasureStat::MinimumPosition | MeasureStat::MaximumPosition => WANT_SUMS | WANT_EXTREMA | WANT_POSITIONS,
+            MeasureStat::CenterOfMass => WANT_SUMS | WANT_COM,
+            MeasureStat::Bbox | MeasureStat::Extent => WANT_SUMS | WANT_BOX,
+            MeasureStat::EquivalentDiameter => WANT_SUMS,
+            MeasureStat::Centroid
+            | MeasureStat::InertiaTensor
+            | MeasureStat::InertiaTensorEigvals
+            | MeasureStat::Eccentricity
+            | MeasureStat::Orientation => WANT_SUMS | WANT_BOX | WANT_SHAPE,
+        }
+    }
+}
+
+impl FromStr for MeasureStat {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<MeasureStat> {
+        let alias = match text {
+            "sum_labels" => "sum",
+            "find_objects" => "bbox",
+            other => other,
+        };
+        MeasureStat::ALL.into_iter().find(|s| s.name() == alias).ok_or_else(|| {
+            let known: Vec<&str> = MeasureStat::ALL.iter().map(|s| s.name()).collect();
+            Error::invalid("measure", format!("unknown statistic `{text}`: {}, or extrema", known.join(", ")))
+        })
+    }
+}
+
+/// Which labels a [`Measure`] gives rows for: scipy's `index`.
+///
+/// ```
+/// use cliper::{LabelRows, MeasureParams, MeasureStat};
+/// let p = MeasureParams::new(&[MeasureStat::Mean], LabelRows::Labels(vec![3.0, 1.0]));
+/// assert_eq!(p.rows.len(), 2); // one row each, in this order
+/// assert_eq!(LabelRows::Positive.len(), 1); // scipy's index=None: every label > 0 as one region
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum LabelRows {
+    /// A row for each of these labels, in order (whole numbers from 0; a label no element has gets scipy's values
+    /// for it: a count of 0, a mean of NaN, a minimum of 0).
+    Labels(Vec<f64>),
+    /// One row for every element whose label is above 0, as one region (scipy's `index=None`).
+    Positive,
+}
+
+impl LabelRows {
+    /// How many rows.
+    pub fn len(&self) -> usize {
+        match self {
+            LabelRows::Labels(labels) => labels.len(),
+            LabelRows::Positive => 1,
+        }
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The settings of a [`Measure`]: the statistics (table columns, after the label) and the rows.
+///
+/// ```
+/// use cliper::{LabelRows, MeasureParams, MeasureStat};
+/// let p = MeasureParams::new(&[MeasureStat::Count, MeasureStat::CenterOfMass], LabelRows::Labels(vec![1.0, 2.0]));
+/// assert_eq!(p.columns(2), ["label", "count", "center_of_mass-0", "center_of_mass-1"]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasureParams {
+    /// The statistics, in column order.
+    pub stats: Vec<MeasureStat>,
+    /// The labels measured.
+    pub rows: LabelRows,
+}
+
+impl MeasureParams {
+    /// `stats` of the labels `rows` names.
+    pub fn new(stats: &[MeasureStat], rows: LabelRows) -> MeasureParams {
+        MeasureParams { stats: stats.to_vec(), rows }
+    }
+
+    /// The table's columns for data of `ndim` axes: `label`, then each statistic's.
+    pub fn columns(&self, ndim: usize) -> Vec<String> {
+        std::iter::once("label".to_string()).chain(self.stats.iter().flat_map(|s| s.columns(ndim))).collect()
+    }
+
+    fn flags(&self) -> u32 {
+        self.stats.iter().fold(WANT_SUMS, |f, s| f | s.flags())
+    }
+
+    /// Refuses what the kernels cannot measure: no statistic, more than three axes, a label that is not a whole
+    /// number below 2^28.
+    fn check(&self, shape: &[usize]) -> Result<()> {
+        if self.stats.is_empty() {
+            return Err(Error::invalid("measure", "no statistic asked for"));
+        }
+        if shape.is_empty() || shape.len() > 3 {
+            return Err(Error::invalid("measure", format!("measures 1 to 3 axes; the data has shape {shape:?}")));
+        }
+        if let LabelRows::Labels(labels) = &self.rows
+            && let Some(bad) = labels.iter().find(|l| !(**l >= 0.0 && l.fract() == 0.0 && **l < MOST_LABEL))
+        {
+            return Err(Error::invalid(
+                "measure",
+                format!("the label {bad} is not a whole number from 0 to 2^28 − 1 (the labels `label` writes)"),
+            ));
+        }
+        if let Some(flat) =
+            self.stats.iter().find(|s| matches!(s, MeasureStat::Eccentricity | MeasureStat::Orientation))
+            && shape.len() != 2
+        {
+            return Err(Error::invalid(
+                "measure",
+                format!("{} is defined for 2-D regions (as skimage's); the data has shape {shape:?}", flat.name()),
+            ));
+        }
+        if shape.iter().product::<usize>() as u64 >= u64::from(u32::MAX) {
+            return Err(Error::Unsupported {
+                what: format!("measure of shape {shape:?}: at most 2^32 − 1 elements")
+            });
+        }
+        Ok(())
+    }
+}
+
+/// How a [`Measure`] ran: its passes over the data and the elements each work-item walks.
+///
+/// ```
+/// use cliper::{ClApp, LabelRows, Measure, MeasureParams, MeasureStat, Process, XData};
+/// let app = ClApp::new()?;
+/// let labels = XData::from_slice(&app, &[2, 3], &[1.0f32, 1.0, 0.0, 2.0, 2.0, 2.0])?;
+/// let params = MeasureParams::new(&[MeasureStat::Variance], LabelRows::Labels(vec![1.0, 2.0]));
+/// let out = XData::zeros(&app, &Measure::<f32>::output_shape(labels.shape(), &params)?)?;
+/// let mut m = Measure::new(Some(&labels), &labels, &out, params);
+/// m.init()?;
+/// assert_eq!(m.strategy().unwrap().passes, 2); // the variance needs the mean first
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeasureStrategy {
+    /// Passes over the data: 1, or 2 when variances or positions need the first pass's sums or extrema.
+    pub passes: usize,
+    /// Consecutive elements per work-item (a run of one label costs one atomic update per accumulator).
+    pub chunk: usize,
+    /// The index type.
+    pub index: IndexType,
+}
+
+impl std::fmt::Display for MeasureStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} pass(es), {} elements per work-item, double accumulators by atomics per run of a label ({} indices)",
+            self.passes,
+            self.chunk,
+            self.index.cl_type()
+        )
+    }
+}
+
+/// scipy.ndimage's measurements of `image` over `labels` (same shape, 1 to 3 axes), as a table `[rows, columns]`
+/// of doubles: a row per label of [`MeasureParams::rows`], the columns of [`MeasureParams::columns`] (the label,
+/// then each statistic). Without an image, every value is 1: counts, unweighted centroids and boxes of the
+/// labels themselves. Sums accumulate in double, as scipy's do (float32 results differ from scipy's only by the
+/// order of the additions); a label absent from the data gets scipy's values for it (a count and sum of 0, a
+/// mean, variance and centre of NaN, extrema and positions of 0, a box of NaN).
+///
+/// ```
+/// use cliper::{ClApp, LabelRows, Measure, MeasureParams, MeasureStat, XData};
+/// let app = ClApp::new()?;
+/// let image = XData::from_slice(&app, &[2, 3], &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let labels = XData::from_slice(&app, &[2, 3], &[1.0f64, 1.0, 0.0, 2.0, 2.0, 2.0])?;
+/// let stats = [MeasureStat::Mean, MeasureStat::MaximumPosition];
+/// let table = Measure::apply(Some(&image), &labels, MeasureParams::new(&stats, LabelRows::Labels(vec![1.0, 2.0])))?;
+/// assert_eq!(table.shape(), &[2, 4]); // label, mean, maximum_position-0, maximum_position-1
+/// assert_eq!(table.to_vec()?, vec![1.0, 1.5, 0.0, 1.0, 2.0, 5.0, 1.0, 2.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct Measure<T: RealElement> {
+    image: Option<XData<T>>,
+    labels: XData<T>,
+    out: XData<f64>,
+    params: MeasureParams,
+    plan: Prepared<Plan>,
+}
+
+struct Plan {
+    kernels: Kernels,
+    state: State,
+}
+
+/// The kernels: clearing, the first pass, the second when asked for.
+struct Kernels {
+    clear: Kernel,
+    sums: Kernel,
+    second: Option<Kernel>,
+}
+
+/// The accumulators, the label → row lookup and the launch's shape.
+struct State {
+    acc: XData<f64>,
+    keys: XData<f64>,
+    boxes: XData<f64>,
+    lookup: XData<f32>,
+    lookup_len: u32,
+    mode: u32,
+    rows: usize,
+    chunk: usize,
+    index: IndexType,
+}
+
+impl<T: RealElement> Measure<T> {
+    /// The measurements `params` describe of `image` (or of ones) over `labels` into `out` (of
+    /// [`Measure::output_shape`]).
+    pub fn new(image: Option<&XData<T>>, labels: &XData<T>, out: &XData<f64>, params: MeasureParams) -> Measure<T> {
+        Measure { image: image.cloned(), labels: labels.clone(), out: out.clone(), params, plan: Prepared::default() }
+    }
+
+    /// Allocates the table, measures once and returns it.
+    pub fn apply(image: Option<&XData<T>>, labels: &XData<T>, params: MeasureParams) -> Result<XData<f64>> {
+        let out = XData::uninit(labels.app(), "measure", &Self::output_shape(labels.shape(), &params)?)?;
+        Measure::new(image, labels, &out, params).run()?;
+        Ok(out)
+    }
+
+    /// The table's shape for labels of `shape`: a row per label, a column per value.
+    ///
+    /// ```
+    /// use cliper::{LabelRows, Measure, MeasureParams, MeasureStat};
+    /// let p = MeasureParams::new(&[MeasureStat::Bbox], LabelRows::Labels(vec![1.0, 2.0, 5.0]));
+    /// assert_eq!(Measure::<f32>::output_shape(&[30, 40, 50], &p)?, vec![3, 7]);
+    /// assert!(Measure::<f32>::output_shape(&[2, 3, 4, 5], &p).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(shape: &[usize], params: &MeasureParams) -> Result<Vec<usize>> {
+        params.check(shape)?;
+        Ok(vec![params.rows.len(), params.columns(shape.len()).len()])
+    }
+
+    /// The labels above 0 that `labels` holds, in increasing order (scipy's `numpy.unique(labels[labels > 0])`),
+    /// read by two passes on the device. Refuses labels that are not whole numbers from 0 to 2^28 − 1, naming
+    /// the first one and its index.
+    ///
+    /// ```
+    /// use cliper::{ClApp, Measure, XData};
+    /// let app = ClApp::new()?;
+    /// let labels = XData::from_slice(&app, &[5], &[0.0f32, 7.0, 2.0, 7.0, 0.0])?;
+    /// assert_eq!(Measure::present_labels(&labels)?, vec![2.0, 7.0]);
+    /// let fractional = XData::from_slice(&app, &[2], &[1.0f32, 2.5])?;
+    /// assert!(Measure::present_labels(&fractional).unwrap_err().to_string().contains("2.5"));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn present_labels(labels: &XData<T>) -> Result<Vec<f64>> {
+        if !labels.is_contiguous() {
+            return Err(contiguous_refusal(labels.shape()));
+        }
+        let app = labels.app();
+        let n = labels.len() as u64;
+        if n >= u64::from(u32::MAX) {
+            return Err(Error::Unsupported {
+                what: format!("measure of shape {:?}: at most 2^32 − 1 elements", labels.shape()),
+            });
+        }
+        let index = index_type_for(&[labels.layout()], &[n]);
+        let program = program::<T>(labels, index)?;
+        let found = XData::from_slice(app, &[3], &[0.0f32, 0.0, f32::from_bits(u32::MAX)])?;
+        if n > 0 {
+            let groups = (labels.len().div_ceil(GROUP * 16)).clamp(1, 4096);
+            program
+                .kernel("measure_scan")?
+                .owned_by("measure")
+                .launch()
+                .input("labels", labels)
+                .index("l0", index, labels.offset() as u64)
+                .index("n", index, n)
+                .in_out("found", &found)
+                .global(&[groups * GROUP])
+                .local(&[GROUP])
+                .enqueue()?;
+        }
+        let found: Vec<u32> = found.to_vec()?.iter().map(|w| w.to_bits()).collect();
+        let &[largest, bad, first_bad] = found.as_slice() else {
+            return Err(Error::invalid("measure", "the label scan returned no counts"));
+        };
+        if bad > 0 {
+            let at = first_bad as usize;
+            let value = labels.to_vec()?.get(at).map(|v| v.to_c64().re).unwrap_or(f64::NAN);
+            return Err(Error::invalid(
+                "measure",
+                format!(
+                    "{bad} label(s) are not whole numbers from 0 to 2^28 − 1, the first {value} at flat index {at} of \
+                     shape {:?}: give the labels to measure (index)",
+                    labels.shape()
+                ),
+            ));
+        }
+        let every: Vec<f64> = (0..=largest).map(f64::from).collect();
+        let counts = Measure::apply(None, labels, MeasureParams::new(&[MeasureStat::Count], LabelRows::Labels(every)))?;
+        let counts = counts.to_vec()?;
+        let present = counts.chunks(2).filter_map(|row| match row {
+            &[label, count] if label > 0.0 && count > 0.0 => Some(label),
+            _ => None,
+        });
+        Ok(present.collect())
+    }
+
+    /// The passes `init` planned; `None` before `init`.
+    pub fn strategy(&self) -> Option<MeasureStrategy> {
+        self.plan.as_ref().map(|p| MeasureStrategy {
+            passes: 1 + usize::from(p.kernels.second.is_some()),
+            chunk: p.state.chunk,
+            index: p.state.index,
+        })
+    }
+}
+
+fn contiguous_refusal(shape: &[usize]) -> Error {
+    Error::Unsupported { what: format!("measure of a strided view of shape {shape:?}: give contiguous arrays") }
+}
+
+fn program<T: RealElement>(labels: &XData<T>, index: IndexType) -> Result<crate::app::Program> {
+    labels.app().require::<f64>()?;
+    let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+    labels.app().build_program("measure.cl", &kernels::with_common(kernels::MEASURE), &options)
+}
+
+/// The inverse of the kernels' `ordered`: a double from its ordered bits.
+fn from_ordered(key: u64) -> f64 {
+    let bits = if key >> 63 == 1 { key & !(1 << 63) } else { !key };
+    f64::from_bits(bits)
+}
+
+impl<T: RealElement> Process for Measure<T> {
+    fn name(&self) -> &str {
+        "measure"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        let labels = &self.labels;
+        let shape = labels.shape().to_vec();
+        let expected = Self::output_shape(&shape, &self.params)?;
+        if self.out.shape() != expected {
+            return Err(Error::shape_because("measure", &expected, self.out.shape(), "the table's shape"));
+        }
+        if let Some(image) = &self.image
+            && image.shape() != labels.shape()
+        {
+            return Err(Error::shape_because("measure", labels.shape(), image.shape(), "the labels' shape"));
+        }
+        if !labels.is_contiguous() || self.image.as_ref().is_some_and(|i| !i.is_contiguous()) {
+            return Err(contiguous_refusal(&shape));
+        }
+        if !self.out.is_contiguous() {
+            return Err(Error::Unsupported { what: "measure into a strided view: give a contiguous table".into() });
+        }
+        let app = labels.app().clone();
+        let n = labels.len();
+        let index = index_type_for(&[labels.layout()], &[n as u64 + 1]);
+        let program = program::<T>(labels, index)?;
+        let k = |name: &str| program.kernel(name).map(|k| k.owned_by("measure"));
+        let (mode, lookup, lookup_len) = match &self.params.rows {
+            LabelRows::Positive => (1, vec![-1i32], 1),
+            LabelRows::Labels(labels) => {
+                let len = labels.iter().fold(0.0f64, |m, &l| m.max(l + 1.0)) as usize;
+                let mut lookup = vec![-1i32; len.max(1)];
+                // Backwards, so that a label listed twice maps to its first row.
+                for (row, &label) in labels.iter().enumerate().rev() {
+                    if let Some(slot) = lookup.get_mut(label as usize) {
+                        *slot = row as i32;
+                    }
+                }
+                (2, lookup, len as u32)
+            }
+        };
+        let lookup: Vec<f32> = lookup.iter().map(|&r| f32::from_bits(r as u32)).collect();
+        let rows = self.params.rows.len().max(1);
+        let info = app.device();
+        let chunk = if info.kind == DeviceKind::Cpu {
+            n.div_ceil((info.compute_units as usize * 16).max(1)).max(4096)
+        } else {
+            256
+        };
+        let flags = self.params.flags();
+        let kernels = Kernels {
+            clear: k("measure_clear")?,
+            sums: k("measure_sums")?,
+            second: if flags & (WANT_SQUARES | WANT_POSITIONS | WANT_SHAPE) != 0 {
+                Some(k("measure_second")?)
+            } else {
+                None
+            },
+        };
+        let state = State {
+            acc: XData::uninit(&app, "measure", &[rows * ACC_STRIDE])?,
+            keys: XData::uninit(&app, "measure", &[rows * KEY_STRIDE])?,
+            boxes: XData::uninit(&app, "measure", &[rows * BOX_STRIDE])?,
+            lookup: XData::from_slice(&app, &[lookup.len()], &lookup)?,
+            lookup_len,
+            mode,
+            rows,
+            chunk,
+            index,
+        };
+        self.plan.set(Plan { kernels, state });
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let Plan { kernels, state } = self.plan.get("measure")?;
+        let idx = state.index;
+        let labels = &self.labels;
+        let (image, has_image) = match &self.image {
+            Some(image) => (image, 1i32),
+            None => (labels, 0i32),
+        };
+        let shape = labels.shape();
+        let padded = padded_shape(shape);
+        let n = labels.len() as u64;
+        let flags = self.params.flags();
+        kernels
+            .clear
+            .launch()
+            .output("acc", &state.acc)
+            .output("keys", &state.keys)
+            .output("box", &state.boxes)
+            .index("rows", idx, state.rows as u64)
+            .global(&[state.rows.div_ceil(GROUP) * GROUP])
+            .local(&[GROUP])
+            .enqueue()?;
+        let items = labels.len().div_ceil(state.chunk);
+        let global = [items.div_ceil(GROUP).max(1) * GROUP];
+        let bytes = (labels.len() * std::mem::size_of::<T>() * (1 + has_image as usize)) as u64;
+        if n > 0 {
+            let [_, ny, nx] = padded;
+            let data = Pass { image, labels, n, has_image, flags, ny: ny as u32, nx: nx as u32 };
+            data.args(kernels.sums.launch(), state).global(&global).local(&[GROUP]).work(bytes, 0).enqueue()?;
+            if let Some(second) = kernels.second.as_mut() {
+                data.args(second.launch(), state).global(&global).local(&[GROUP]).work(bytes, 0).enqueue()?;
+            }
+        }
+        table_on_host(state, &self.params, shape, &self.out)
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}
+
+/// What both passes over the data read: the image (the labels themselves when there is none), the labels and
+/// what to accumulate.
+struct Pass<'a, T: RealElement> {
+    image: &'a XData<T>,
+    labels: &'a XData<T>,
+    n: u64,
+    has_image: i32,
+    flags: u32,
+    /// The rows and columns of the data (its last two axes; 1 where it has fewer).
+    ny: u32,
+    nx: u32,
+}
+
+impl<T: RealElement> Pass<'_, T> {
+    /// The arguments the two kernels share, in their order: the data, the label → row lookup, the accumulators.
+    fn args<'k>(&self, launch: Launch<'k>, state: &'k State) -> Launch<'k> {
+        let idx = state.index;
+        launch
+            .input("x", self.image)
+            .index("x0", idx, self.image.offset() as u64)
+            .input("labels", self.labels)
+            .index("l0", idx, self.labels.offset() as u64)
+            .index("n", idx, self.n)
+            .index("chunk", idx, state.chunk as u64)
+            .scalar("mode", state.mode)
+            .input("rows", &state.lookup)
+            .scalar("lookup", state.lookup_len)
+            .scalar("flags", self.flags)
+            .scalar("has_image", self.has_image)
+            .in_out("acc", &state.acc)
+            .in_out("keys", &state.keys)
+            .in_out("box", &state.boxes)
+            .scalar("ny", self.ny)
+            .scalar("nx", self.nx)
+    }
+}
+
+/// The table from the accumulators, in a host command that maps them (a few doubles per label) and the table.
+fn table_on_host(state: &State, params: &MeasureParams, shape: &[usize], out: &XData<f64>) -> Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    let reads = [
+        Region { buffer: state.acc.storage().buffer(), lo: 0, hi: state.acc.len() },
+        Region { buffer: state.keys.storage().buffer(), lo: 0, hi: state.keys.len() },
+        Region { buffer: state.boxes.storage().buffer(), lo: 0, hi: state.boxes.len() },
+    ];
+    let write = Region { buffer: out.storage().buffer(), lo: out.offset(), hi: out.offset() + out.len() };
+    let bytes = ((state.acc.len() + state.keys.len() + state.boxes.len() + out.len()) * 8) as u64;
+    HostCommand::new::<f64, f64>("measure", "measure_table", &[&state.acc, &state.keys, &state.boxes], &[out])?
+        .work(bytes, 0)
+        .run(|queue| {
+            ffi::with_mapped::<f64, f64, ()>(queue, &reads, &write, |read, table| {
+                if let [acc, keys, boxes] = read {
+                    fill_table(params, shape, acc, keys, boxes, table);
+                }
+            })
+            .map(|((), event)| event)
+        })
+}
+
+/// `shape` (1 to 3 axes) as [slices, rows, columns], 1 where it has fewer axes.
+fn padded_shape(shape: &[usize]) -> [usize; 3] {
+    let mut padded = [1; 3];
+    for (slot, &extent) in padded.iter_mut().rev().zip(shape.iter().rev()) {
+        *slot = extent;
+    }
+    padded
+}
+
+/// Writes each row of the table: the label, then every statistic's values from the row's accumulators.
+fn fill_table(params: &MeasureParams, shape: &[usize], acc: &[f64], keys: &[f64], boxes: &[f64], table: &mut [f64]) {
+    let width = params.columns(shape.len()).len();
+    let labels: Vec<f64> = match &params.rows {
+        LabelRows::Labels(labels) => labels.clone(),
+        LabelRows::Positive => vec![f64::NAN],
+    };
+    let rows = acc.chunks_exact(ACC_STRIDE).zip(keys.chunks_exact(KEY_STRIDE)).zip(boxes.chunks_exact(BOX_STRIDE));
+    for ((line, label), ((acc, keys), boxes)) in table.chunks_mut(width).zip(labels).zip(rows) {
+        let Some(sums) = RowSums::new(shape, acc, keys, boxes) else { continue };
+        let mut values = vec![label];
+        for stat in &params.stats {
+            values.extend(sums.values(*stat));
+        }
+        if line.len() == values.len() {
+            line.copy_from_slice(&values);
+        }
+    }
+}
+
+/// One row's accumulators, read back: what each statistic is made of. Vectors hold z, y, x; the data's axes are
+/// the last `ndim` of them.
+struct RowSums {
+    ndim: usize,
+    shape: [usize; 3],
+    count: f64,
+    sum: f64,
+    squares: f64,
+    /// The value-weighted coordinate sums.
+    weighted: [f64; 3],
+    /// The region's coordinate sums from its box's first corner, and their products: zz, yy, xx, zy, zx, yx.
+    from_corner: [f64; 3],
+    products: [f64; 6],
+    /// The ordered bits of the minimum and maximum, the flat indices of their first occurrences.
+    keys: [u64; 4],
+    /// The box: first and last index along z, y, x.
+    first: [f64; 3],
+    last: [f64; 3],
+}
+
+impl RowSums {
+    fn new(shape: &[usize], acc: &[f64], keys: &[f64], boxes: &[f64]) -> Option<RowSums> {
+        let [count, sum, squares, wz, wy, wx, sz, sy, sx, zz, yy, xx, zy, zx, yx]: [f64; ACC_STRIDE] =
+            acc.try_into().ok()?;
+        let keys: [f64; KEY_STRIDE] = keys.try_into().ok()?;
+        let [lz, ly, lx, hz, hy, hx]: [f64; BOX_STRIDE] = boxes.try_into().ok()?;
+        let bound = |v: f64| v.to_bits() as f64;
+        Some(RowSums {
+            ndim: shape.len(),
+            shape: padded_shape(shape),
+            count,
+            sum,
+            squares,
+            weighted: [wz, wy, wx],
+            from_corner: [sz, sy, sx],
+            products: [zz, yy, xx, zy, zx, yx],
+            keys: keys.map(f64::to_bits),
+            first: [lz, ly, lx].map(bound),
+            last: [hz, hy, hx].map(bound),
+        })
+    }
+
+    fn present(&self) -> bool {
+        self.count > 0.0
+    }
+
+    /// The data's axes of a z, y, x vector.
+    fn axes<V: Copy>(&self, vector: [V; 3]) -> impl Iterator<Item = V> {
+        vector.into_iter().skip(3 - self.ndim)
+    }
+
+    /// The values of `stat` (one, or one per column of it).
+    fn values(&self, stat: MeasureStat) -> Vec<f64> {
+        let (n, sum) = (self.count, self.sum);
+        let [min_key, max_key, min_at, max_at] = self.keys;
+        match stat {
+            MeasureStat::Count => vec![n],
+            MeasureStat::Sum => vec![sum],
+            MeasureStat::Mean => vec![sum / n],
+            MeasureStat::Variance => vec![self.squares / n],
+            MeasureStat::StandardDeviation => vec![(self.squares / n).sqrt()],
+            MeasureStat::Minimum => vec![self.extreme(min_key)],
+            MeasureStat::Maximum => vec![self.extreme(max_key)],
+            MeasureStat::MinimumPosition => self.position(min_at),
+            MeasureStat::MaximumPosition => self.position(max_at),
+            MeasureStat::CenterOfMass => self.axes(self.weighted).map(|w| w / sum).collect(),
+            _ if !self.present() => vec![f64::NAN; stat.columns(self.ndim).len()],
+            MeasureStat::Bbox => self.axes(self.first).chain(self.axes(self.last).map(|l| l + 1.0)).collect(),
+            MeasureStat::Centroid => {
+                let corner = self.axes(self.first).zip(self.axes(self.from_corner));
+                corner.map(|(first, s)| first + s / n).collect()
+            }
+            MeasureStat::InertiaTensor => self.inertia_tensor().into_iter().flatten().collect(),
+            MeasureStat::InertiaTensorEigvals => symmetric_eigenvalues(&self.inertia_tensor()),
+            MeasureStat::Eccentricity => match symmetric_eigenvalues(&self.inertia_tensor()).as_slice() {
+                &[l1, l2] if l1 != 0.0 => vec![(1.0 - l2 / l1).sqrt()],
+                _ => vec![0.0],
+            },
+            MeasureStat::Orientation => vec![orientation(&self.inertia_tensor())],
+            MeasureStat::EquivalentDiameter => {
+                let d = self.ndim as f64;
+                vec![(2.0 * d * n / std::f64::consts::PI).powf(1.0 / d)]
+            }
+            MeasureStat::Extent => {
+                let box_size: f64 = self.axes(self.first).zip(self.axes(self.last)).map(|(f, l)| l + 1.0 - f).product();
+                vec![n / box_size]
+            }
+        }
+    }
+
+    /// A minimum or maximum from its ordered bits: 0 for an absent label (scipy's zeros), NaN when every value is.
+    fn extreme(&self, key: u64) -> f64 {
+        match (self.present(), key) {
+            (false, _) => 0.0,
+            (true, u64::MAX) => f64::NAN,
+            (true, key) => from_ordered(key),
+        }
+    }
+
+    /// The coordinates of a flat index (0s for an absent label, as scipy's).
+    fn position(&self, flat: u64) -> Vec<f64> {
+        let mut at: Vec<f64> = self.axes(self.shape).map(|_| 0.0).collect();
+        if self.present() && flat != u64::MAX {
+            let mut rest = flat;
+            for (slot, extent) in at.iter_mut().rev().zip(self.axes(self.shape).collect::<Vec<_>>().into_iter().rev()) {
+                *slot = (rest % extent as u64) as f64;
+                rest /= extent as u64;
+            }
+        }
+        at
+    }
+
+    /// skimage's inertia tensor of the region from its central second moments μ (sums over the region's elements
+    /// from its centroid): diagonal (Σⱼ μⱼⱼ − μᵢᵢ)/n, off-diagonal −μᵢⱼ/n.
+    fn inertia_tensor(&self) -> Vec<Vec<f64>> {
+        let n = self.count;
+        let [z, y, x] = self.from_corner;
+        let [zz, yy, xx, zy, zx, yx] = self.products;
+        let central = [
+            [zz - z * z / n, zy - z * y / n, zx - z * x / n],
+            [zy - z * y / n, yy - y * y / n, yx - y * x / n],
+            [zx - z * x / n, yx - y * x / n, xx - x * x / n],
+        ];
+        let rows: Vec<Vec<f64>> = self.axes(central).map(|row| self.axes(row).collect()).collect();
+        let diagonal: Vec<f64> = rows.iter().enumerate().filter_map(|(i, row)| row.get(i).copied()).collect();
+        let trace: f64 = diagonal.iter().sum();
+        rows.iter()
+            .enumerate()
+            .map(|(i, row)| {
+                row.iter().enumerate().map(|(j, &mu)| if i == j { (trace - mu) / n } else { -mu / n }).collect()
+            })
+            .collect()
+    }
+}
+
+/// skimage's orientation of a 2-D inertia tensor [[a, b], [b, c]]: ½·atan2(−2b, c − a), ±π/4 when a = c.
+fn orientation(tensor: &[Vec<f64>]) -> f64 {
+    let [first, second] = tensor else { return f64::NAN };
+    let (&[a, b], &[_, c]) = (first.as_slice(), second.as_slice()) else { return f64::NAN };
+    if a - c == 0.0 {
+        if b < 0.0 { std::f64::consts::FRAC_PI_4 } else { -std::f64::consts::FRAC_PI_4 }
+    } else {
+        0.5 * (-2.0 * b).atan2(c - a)
+    }
+}
+
+/// The eigenvalues of a symmetric 1×1, 2×2 or 3×3 matrix, largest first, negative rounding clipped to 0 (skimage's
+/// `inertia_tensor_eigvals`): closed forms — the 3×3 by the trigonometric solution of its characteristic cubic.
+fn symmetric_eigenvalues(m: &[Vec<f64>]) -> Vec<f64> {
+    let rows: Vec<&[f64]> = m.iter().map(Vec::as_slice).collect();
+    let mut values = match rows.as_slice() {
+        [[a]] => vec![*a],
+        [[a, b], [_, c]] => {
+            let mid = 0.5 * (a + c);
+            let radius = (0.25 * (a - c) * (a - c) + b * b).sqrt();
+            vec![mid + radius, mid - radius]
+        }
+        [[a, b, c], [_, d, e], [_, _, f]] => {
+            let off = b * b + c * c + e * e;
+            if off == 0.0 {
+                vec![*a, *d, *f]
+            } else {
+                let q = (a + d + f) / 3.0;
+                let p = (((a - q).powi(2) + (d - q).powi(2) + (f - q).powi(2) + 2.0 * off) / 6.0).sqrt();
+                // B = (M − qI)/p; its determinant gives the angle of the cubic's roots.
+                let (b00, b01, b02, b11, b12, b22) = ((a - q) / p, b / p, c / p, (d - q) / p, e / p, (f - q) / p);
+                let det = b00 * (b11 * b22 - b12 * b12) - b01 * (b01 * b22 - b12 * b02) + b02 * (b01 * b12 - b11 * b02);
+                let phi = (det / 2.0).clamp(-1.0, 1.0).acos() / 3.0;
+                let first = q + 2.0 * p * phi.cos();
+                let third = q + 2.0 * p * (phi + 2.0 * std::f64::consts::PI / 3.0).cos();
+                vec![first, 3.0 * q - first - third, third]
+            }
+        }
+        _ => Vec::new(),
+    };
+    values.iter_mut().for_each(|v| *v = v.max(0.0));
+    values.sort_by(|a, b| b.total_cmp(a));
+    values
+}
