@@ -115,6 +115,17 @@ kernel void measure_clear(global double *acc, global ulong *keys, global ulong *
     }
 }
 
+// The next element's index (z, y, x) in C order.
+inline void next_index(uint *cz, uint *cy, uint *cx, uint ny, uint nx) {
+    if (++*cx == nx) {
+        *cx = 0;
+        if (++*cy == ny) {
+            *cy = 0;
+            ++*cz;
+        }
+    }
+}
+
 // What one run of a label adds to its row (`count` > 0).
 inline void flush_run(long row, uint flags, double count, double sum, double cz, double cy, double cx, ulong kmin,
                       ulong kmax, ulong lz, ulong ly, ulong lx, ulong hz, ulong hy, ulong hx, global double *acc,
@@ -187,13 +198,7 @@ kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX 
             hy = max(hy, cy);
             hx = max(hx, cx);
         }
-        if (++cx == nx) {
-            cx = 0;
-            if (++cy == ny) {
-                cy = 0;
-                cz++;
-            }
-        }
+        next_index(&cz, &cy, &cx, ny, nx);
     }
     if (row >= 0 && count > 0)
         flush_run(row, flags, count, sum, wz, wy, wx, kmin, kmax, lz, ly, lx, hz, hy, hx, acc, keys, box);
@@ -268,12 +273,6 @@ kernel void measure_second(global const T *x, IDX x0, global const T *labels, ID
             szx += z * w;
             syx += y * w;
         }
-        if (++cx == nx) {
-            cx = 0;
-            if (++cy == ny) {
-                cy = 0;
-                cz++;
-            }
-        }
+        next_index(&cz, &cy, &cx, ny, nx);
     }
 }

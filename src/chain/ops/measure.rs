@@ -62,25 +62,33 @@ impl Named for MeasureArgs {
     }
 }
 
+/// The rules `measure` and `regionprops` share: a table of the whole image (no tiles), with no geometry, of a row
+/// per label present unless `index` names them (then planned again for every file of a batch).
+macro_rules! table_rules {
+    () => {
+        fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+            Err(whole(Self::NAME, shape, "a label's region can span every tile"))
+        }
+        fn geometry(&self, _g: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
+            None
+        }
+        fn planes_stay(&self) -> bool {
+            false
+        }
+        fn sized_by_data(&self) -> bool {
+            self.index.is_none()
+        }
+    };
+}
+
 impl Operation for MeasureArgs {
     fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
         plan_table(Self::NAME, inputs, &self.stats()?, &self.index)
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        Err(whole(Self::NAME, shape, "a label's region can span every tile"))
-    }
-    fn geometry(&self, _geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
-        None
-    }
-    fn planes_stay(&self) -> bool {
-        false
-    }
+    table_rules!();
     fn columns(&self, ndim: usize) -> Option<Vec<String>> {
         let stats = self.stats().ok()?;
         Some(MeasureParams::new(&stats, LabelRows::Positive).columns(ndim))
-    }
-    fn sized_by_data(&self) -> bool {
-        self.index.is_none()
     }
 }
 
@@ -195,23 +203,12 @@ impl Operation for RegionpropsArgs {
         }
         plan_table(Self::NAME, inputs, &self.stats()?, &self.index)
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        Err(whole(Self::NAME, shape, "a label's region can span every tile"))
-    }
-    fn geometry(&self, _geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
-        None
-    }
-    fn planes_stay(&self) -> bool {
-        false
-    }
+    table_rules!();
     fn columns(&self, ndim: usize) -> Option<Vec<String>> {
         let properties = self.properties().ok()?;
         let named = properties
             .iter()
             .flat_map(|(name, stat)| stat.columns(ndim).into_iter().map(move |c| c.replacen(stat.name(), name, 1)));
         Some(std::iter::once("label".to_string()).chain(named).collect())
-    }
-    fn sized_by_data(&self) -> bool {
-        self.index.is_none()
     }
 }
