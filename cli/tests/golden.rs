@@ -732,6 +732,26 @@ fn line_diff(want: &str, got: &str) -> String {
     text
 }
 
+/// Compares a table a run wrote (CSV) with the golden one: the header exactly, every number within
+/// [`RELATIVE_TOLERANCE`] of the golden table's largest magnitude (sums of floats are added by atomics in no fixed
+/// order, so their last digits may change from run to run), NaN where it has NaN.
+fn check_table(golden: &Path, written: &Path, failures: &mut Vec<String>) {
+    let read = |path: &Path| -> (String, Vec<f64>) {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let mut lines = text.lines();
+        let header = lines.next().unwrap_or_default().to_string();
+        let numbers = lines.flat_map(|l| l.split(',').map(|v| v.parse::<f64>().unwrap_or(f64::INFINITY))).collect();
+        (header, numbers)
+    };
+    let ((want_header, want), (got_header, got)) = (read(golden), read(written));
+    let scale = want.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs()));
+    let close =
+        |(w, g): (&f64, &f64)| w == g || (w.is_nan() && g.is_nan()) || (w - g).abs() <= RELATIVE_TOLERANCE * scale;
+    if want_header != got_header || want.len() != got.len() || !want.iter().zip(&got).all(close) {
+        failures.push(format!("{} differs from {}", written.display(), golden.display()));
+    }
+}
+
 /// Compares the array a run wrote with the golden one: type and shape exactly, values within
 /// [`RELATIVE_TOLERANCE`] of the golden array's largest magnitude (integers exactly), NaN where it has NaN.
 fn check_array(golden: &Path, written: &Path, failures: &mut Vec<String>) {
@@ -741,6 +761,10 @@ fn check_array(golden: &Path, written: &Path, failures: &mut Vec<String>) {
     }
     if blessing() {
         std::fs::copy(written, golden).unwrap();
+        return;
+    }
+    if golden.extension().is_some_and(|e| e == "csv") {
+        check_table(golden, written, failures);
         return;
     }
     let (want, got) = match (read_file(golden), read_file(written)) {
