@@ -31,7 +31,7 @@ pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
 pub use fourier::{FourierEllipsoidArgs, FourierGaussianArgs, FourierShiftArgs, FourierUniformArgs, SpectrumArgs};
-pub use layout::{Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
+pub use layout::{AxisCodes, Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
