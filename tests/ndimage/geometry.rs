@@ -107,3 +107,36 @@ fn resample_from_to_refuses_what_has_no_grid() {
     let err = op.plan(&[&x, &x]).err().unwrap().to_string();
     assert!(err.contains("needs the geometries of INPUT and REFERENCE"), "{err}");
 }
+
+#[test]
+fn resample_from_to_leaves_the_axes_before_the_spatial_ones() {
+    // A 4-D series of two volumes (the second the first doubled): each resampled as the volume alone is, within
+    // float32 rounding (the same taps summed; doubling is exact), the time step kept.
+    let input_path = fixture_path("iso.nii");
+    let image = read_image(&input_path).unwrap();
+    let target = read_image(fixture_path("oblique.nii")).unwrap();
+    let volume = image.array.to_elements::<f32>(&input_path).unwrap();
+    let series = ndarray::stack(ndarray::Axis(0), &[volume.view(), volume.mapv(|v| 2.0 * v).view()]).unwrap();
+    let shape = series.shape().to_vec();
+    let geometry = Geometry { time_step: Some(2.5), ..image.geometry.unwrap() };
+    let op: Op = toml::from_str("op = 'resample-from-to'\norder = 3").unwrap();
+    let grids = [(shape.as_slice(), Some(&geometry)), (target.array.shape(), target.geometry.as_ref())];
+    let op = op.resolved(&shape, false, Some(&geometry)).unwrap().on_grids(&grids).unwrap();
+    let x = AnyData::upload(app(), &HostArray::F32(series), ElementKind::F32, std::path::Path::new("series")).unwrap();
+    let (mut process, y) = op.plan(&[&x, &x]).unwrap();
+    process.run().unwrap();
+    let got = y.to_host().unwrap().to_elements::<f64>("series").unwrap();
+    let (alone, _) = resampled("iso", "oblique", "order = 3");
+    assert_eq!(got.shape(), &[2, 8, 12, 10]);
+    for (k, factor) in [(0, 1.0), (1, 2.0)] {
+        let worst = got
+            .index_axis(ndarray::Axis(0), k)
+            .iter()
+            .zip(&alone)
+            .map(|(g, a)| (g - factor * a).abs())
+            .fold(0.0f64, f64::max);
+        assert!(worst <= 1e-6, "volume {k}: worst difference {worst:e}");
+    }
+    let kept = op.geometry(&geometry, &shape, y.shape(), false).unwrap();
+    assert_eq!(kept, Geometry { time_step: Some(2.5), ..target.geometry.unwrap() });
+}
