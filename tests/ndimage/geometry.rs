@@ -2,7 +2,8 @@
 //! scipy 1.17): a 1 mm axis-aligned float32 volume (11×13×9) onto a 1.5 mm oblique grid (10×12×8) and onto an
 //! axis-aligned anisotropic one (6×11×6, a diagonal map that runs axis by axis), and the oblique volume onto the
 //! 1 mm grid; spline orders 0, 1 and 3, modes constant (cval 0 and −1) and nearest. The step resolves its map
-//! from the two geometries as a chain does (`Op::on_grids`) and plans on the device.
+//! from the two geometries as a chain does (`Op::on_grids`) and plans on the device. Also: a 4-D series volume by
+//! volume, refusals, and `Geometry::voxels_from` across units and through a sheared geometry.
 //!
 //! Tolerances: order 0 copies the sample nearest the coordinate, and no output voxel of these grids maps within
 //! 1e-9 of a half-integer (boundaries.txt, counted by the script), so it is exact. Orders 1 and 3: cliper computes
@@ -139,4 +140,35 @@ fn resample_from_to_leaves_the_axes_before_the_spatial_ones() {
     }
     let kept = op.geometry(&geometry, &shape, y.shape(), false).unwrap();
     assert_eq!(kept, Geometry { time_step: Some(2.5), ..target.geometry.unwrap() });
+}
+
+#[test]
+fn voxel_maps_compose_in_millimetres_and_through_shear() {
+    // An input in micrometres (1000 µm voxels) and a reference in millimetres (2 mm voxels): a reference voxel is
+    // two input voxels along every axis. (nibabel ignores xyzt_units; cliper's positions are millimetres.)
+    let input = Geometry { units: cliper::SpaceUnit::Micrometre, ..Geometry::from_spacing([1000.0; 3]) };
+    let reference = Geometry { origin: [1.0, 2.0, 3.0], ..Geometry::from_spacing([2.0; 3]) };
+    let (matrix, offset) = input.voxels_from(&reference).unwrap();
+    let want = ([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]], [3.0, 2.0, 1.0]);
+    for r in 0..3 {
+        assert!((offset[r] - want.1[r]).abs() <= 1e-12, "{offset:?}");
+        for c in 0..3 {
+            assert!((matrix[r][c] - want.0[r][c]).abs() <= 1e-12, "{matrix:?}");
+        }
+    }
+    // A sheared (gantry-tilted) geometry onto itself: the identity, within rounding (1e-14 on entries ≤ 1).
+    let (s, c) = 0.2f64.sin_cos();
+    let tilted = Geometry {
+        spacing: [2.5, 0.7, 0.6],
+        origin: [10.0, -20.0, 30.0],
+        direction: [[0.0, s, c], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]],
+        ..Geometry::default()
+    };
+    let (matrix, offset) = tilted.voxels_from(&tilted).unwrap();
+    for r in 0..3 {
+        assert!(offset[r].abs() <= 1e-13, "{offset:?}");
+        for c in 0..3 {
+            assert!((matrix[r][c] - if r == c { 1.0 } else { 0.0 }).abs() <= 1e-14, "{matrix:?}");
+        }
+    }
 }
