@@ -76,6 +76,11 @@ const RUNS: &[Run] = &[
     run("reduce", "reduce $DIR/x3.npy --operation std --axis 0,2 --ddof 1", &[]),
     run("stack", "stack $DIR/x3.npy $DIR/x3.npy $DIR/out/stack.npy --axis=-1", &["stack.npy"]),
     run("reorient", "reorient tests/fixtures/shape/permuted_lpi.nii $DIR/out/reorient.npy", &["reorient.npy"]),
+    run(
+        "reorient-to",
+        "reorient tests/fixtures/shape/oblique.nii $DIR/out/reorient-to.npy --to PIR",
+        &["reorient-to.npy"],
+    ),
     run("slice", "slice $DIR/x3.npy $DIR/out/slice.npy --slice=-1:0:-2,1,::3", &["slice.npy"]),
     run("matmul", "matmul $DIR/c2.npy $DIR/cb.npy $DIR/out/matmul.npy --ha", &["matmul.npy"]),
     run(
@@ -342,6 +347,11 @@ const RUNS: &[Run] = &[
         "affine-transform",
         "affine-transform $DIR/x2.npy $DIR/out/affine-transform.npy --matrix '0.9,0.2;-0.1,1.1' --offset=1.5,-2 --output-shape 20,25 --mode mirror",
         &["affine-transform.npy"],
+    ),
+    run(
+        "resample-from-to",
+        "resample-from-to tests/fixtures/geometry/iso.nii tests/fixtures/geometry/oblique.nii $DIR/out/resample-from-to.npy --order 1 --cval 2",
+        &["resample-from-to.npy"],
     ),
     run(
         "map-coordinates",

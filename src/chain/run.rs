@@ -2,7 +2,7 @@
 //! saved; once, or once per file of a batch, reusing the built chain while the inputs keep their types and shapes.
 
 use super::any_data::{AnyData, ElementKind, FileSpec, Origin, Precision, kind_for};
-use super::ops::Op;
+use super::ops::{InputGrid, Op};
 use super::pipeline_file::Chain;
 use crate::{ClApp, Dtype, Error, HostArray, Image, Pipeline, Report, Result, Scale};
 use num_complex::Complex64;
@@ -411,8 +411,9 @@ impl Chain {
         let mut resolved = Vec::with_capacity(self.steps.len());
         for (i, step) in self.steps.iter().enumerate() {
             let operands: Vec<&AnyData> = step.inputs.iter().map(|n| defined(&arrays, n)).collect::<Result<_>>()?;
-            let shape = operands.first().map(|x| x.shape().to_vec()).unwrap_or_default();
-            let (op, from) = self.resolve_step(i, &origins, &shape)?;
+            let shapes: Vec<Vec<usize>> = operands.iter().map(|x| x.shape().to_vec()).collect();
+            let shape = shapes.first().cloned().unwrap_or_default();
+            let (op, from) = self.resolve_step(i, &origins, &shapes)?;
             let (mut process, output) = op.plan(&operands).map_err(|e| self.in_step(e, i))?;
             // Initialised here rather than with the whole pipeline, so that a failure names its step — except
             // element-wise steps, which `plan` has checked and which the pipeline's `init` may fuse with the next.
@@ -448,14 +449,27 @@ impl Chain {
             .collect()
     }
 
-    /// Step `i` as it applies to its inputs (the first of `shape`) with their `origins`: the colour rule applied
-    /// and millimetres turned into voxels; with the origins it read.
-    fn resolve_step(&self, i: usize, origins: &HashMap<String, Origin>, shape: &[usize]) -> Result<(Op, Vec<Origin>)> {
+    /// Step `i` as it applies to its inputs (of `shapes`) with their `origins`: the colour rule applied,
+    /// millimetres turned into voxels and grids taken from other inputs ([`Op::on_grids`]); with the origins it
+    /// read.
+    fn resolve_step(
+        &self,
+        i: usize,
+        origins: &HashMap<String, Origin>,
+        shapes: &[Vec<usize>],
+    ) -> Result<(Op, Vec<Origin>)> {
         let step = self.steps.get(i).ok_or_else(|| Error::invalid("pipeline", format!("no step {}", i + 1)))?;
         let from: Vec<Origin> = step.inputs.iter().map(|n| origins.get(n).copied().unwrap_or_default()).collect();
         let in_colour = from.iter().any(|o| o.colour);
         let geometry = from.first().and_then(|o| o.geometry.as_ref());
-        let op = step.op.resolved(shape, in_colour, geometry).map_err(|e| self.in_step(e, i))?;
+        let shape = shapes.first().map_or(&[][..], Vec::as_slice);
+        let grids: Vec<InputGrid<'_>> =
+            shapes.iter().zip(&from).map(|(shape, o)| (shape.as_slice(), o.geometry.as_ref())).collect();
+        let op = step
+            .op
+            .resolved(shape, in_colour, geometry)
+            .and_then(|op| op.on_grids(&grids))
+            .map_err(|e| self.in_step(e, i))?;
         // Only values stored as they were read: a rescaled integer file's values are no longer integers.
         let op = op.for_file_type(from.first().filter(|o| o.scaling.is_none()).and_then(|o| o.dtype));
         Ok((op, from))
@@ -471,11 +485,9 @@ impl Chain {
         let shape_of = |name: &str| defined(&built.arrays, name).map(|x| x.shape().to_vec());
         let mut origins = self.input_origins(inputs);
         for (i, step) in self.steps.iter().enumerate() {
-            let shape = match step.inputs.first() {
-                Some(name) => shape_of(name)?,
-                None => Vec::new(),
-            };
-            let (op, from) = self.resolve_step(i, &origins, &shape)?;
+            let shapes: Vec<Vec<usize>> = step.inputs.iter().map(|name| shape_of(name)).collect::<Result<_>>()?;
+            let shape = shapes.first().cloned().unwrap_or_default();
+            let (op, from) = self.resolve_step(i, &origins, &shapes)?;
             // A result sized by the values (a row per label present) is planned again for every file.
             if built.resolved.get(i) != Some(&op) || op.sized_by_data() {
                 return Ok(None);
@@ -520,6 +532,8 @@ pub(super) fn precision_dtype(image: &Image) -> Dtype {
 fn result_origin(op: &Op, from: &[Origin], shape: &[usize], output: &[usize]) -> Origin {
     let in_colour = from.iter().any(|o| o.colour);
     let first = from.first().copied().unwrap_or_default();
+    // The inputs the values come from; the others lend only their grid (resample-from-to's reference).
+    let from = from.get(..op.value_inputs().min(from.len())).unwrap_or(from);
     let result_dtype = op.result_dtype().or(first.result_dtype.filter(|_| op.keeps_values()));
     // Labels and masks are not the scan's values: neither its file type nor its rescale applies to them.
     let image_data = !matches!(op, Op::Norm(_) | Op::Dot(_)) && result_dtype.is_none();

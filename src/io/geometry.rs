@@ -210,6 +210,50 @@ impl Geometry {
         Geometry { spacing, direction, ..*self }
     }
 
+    /// The map from `reference`'s voxel grid into this one: `reference`'s voxel `o` (slice, row, column) lies where
+    /// this geometry's fractional voxel `matrix · o + offset` does — nibabel's `inv(affine) @ reference.affine` in
+    /// cliper's axis order, composed in f64 from both geometries (positions in millimetres, so that units may
+    /// differ). An error when this geometry's axes span no volume (no inverse).
+    ///
+    /// ```
+    /// use cliper::Geometry;
+    /// let fine = Geometry::from_spacing([1.0, 0.5, 0.5]);
+    /// let coarse = Geometry { origin: [1.0, 0.0, 2.0], ..Geometry::from_spacing([2.0, 1.0, 1.0]) };
+    /// let (matrix, offset) = fine.voxels_from(&coarse)?;
+    /// assert_eq!(matrix, [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]);
+    /// assert_eq!(offset, [2.0, 0.0, 2.0]); // coarse's first voxel: z = 2 mm (slice 2), x = 1 mm (column 2)
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn voxels_from(&self, reference: &Geometry) -> Result<([[f64; 3]; 3], [f64; 3])> {
+        let inverse = inverse_columns(self.steps_mm()).ok_or_else(|| {
+            Error::invalid(
+                "Geometry::voxels_from",
+                format!(
+                    "the directions {:?} with spacing {:?} span no volume: no voxel lies at a given position",
+                    self.direction, self.spacing
+                ),
+            )
+        })?;
+        let apply = |v: V3| inverse.map(|row| dot(row, v));
+        // As nibabel's 4×4 product: the reference's steps and origin through the inverse, plus the inverse's own
+        // translation.
+        let matrix_columns = reference.steps_mm().map(apply);
+        let matrix = [0, 1, 2].map(|r| matrix_columns.map(|c| c.get(r).copied().unwrap_or(0.0)));
+        let millimetres = |g: &Geometry| g.origin.map(|x| x * g.units.millimetres());
+        let (to, from) = (apply(millimetres(reference)), apply(millimetres(self)));
+        Ok((matrix, [0, 1, 2].map(|a| to.get(a).copied().unwrap_or(0.0) - from.get(a).copied().unwrap_or(0.0))))
+    }
+
+    /// The world step of one voxel along each spatial axis (slice, row, column), in millimetres.
+    fn steps_mm(&self) -> [V3; 3] {
+        let unit = self.units.millimetres();
+        [0, 1, 2].map(|s| {
+            let (d, n) =
+                (self.direction.get(s).copied().unwrap_or_default(), self.spacing.get(s).copied().unwrap_or(0.0));
+            d.map(|x| x * n * unit)
+        })
+    }
+
     /// The spacing of the spatial axes in millimetres (slice, row, column).
     pub fn spacing_mm(&self) -> [f64; 3] {
         self.spacing.map(|s| s * self.units.millimetres())
@@ -263,6 +307,18 @@ pub(crate) fn dot(a: V3, b: V3) -> f64 {
 
 pub(crate) fn cross(a: V3, b: V3) -> V3 {
     [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+/// The rows of the inverse of the matrix whose columns are `c` (each row dotted with a world vector gives that
+/// vector's coordinate along one column), or `None` when the columns span no volume.
+fn inverse_columns(c: [V3; 3]) -> Option<[V3; 3]> {
+    let [c0, c1, c2] = c;
+    let det = dot(c0, cross(c1, c2));
+    let scale = dot(c0, c0).sqrt() * dot(c1, c1).sqrt() * dot(c2, c2).sqrt();
+    if !(det.abs() > 1e-12 * scale && det.is_finite()) {
+        return None;
+    }
+    Some([cross(c1, c2), cross(c2, c0), cross(c0, c1)].map(|row| row.map(|x| x / det)))
 }
 
 /// `a − b`.

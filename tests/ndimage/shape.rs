@@ -1,11 +1,12 @@
 //! numpy's basic indexing and nibabel's slicer (tests/fixtures/make_shape.py): `Slice` against numpy's `a[...]`
 //! on a 13×17×11 array (steps, negative steps and bounds, integer indices, `...`, empty and clamped ranges) in
 //! float64 and float32, refusals naming the axis, the shape and the entry, and the geometry a slice keeps against
-//! nibabel's `img.slicer` on an oblique NIfTI.
+//! nibabel's `img.slicer` on an oblique NIfTI; `reorient --to CODE` against nibabel's `as_reoriented` on a permuted
+//! L-P-I volume and an oblique one.
 //!
-//! Tolerances: a slice copies values, so the data are exact. Affines: nibabel composes its affine in float64 from
-//! the same numbers by other operations (a matrix product with the slicing transform, ours the origin from
-//! `Geometry::position` and scaled unit directions): 1e-12 absolute on entries ≤ 35.
+//! Tolerances: a slice or reorientation copies values, so the data are exact. Affines: nibabel composes its affine
+//! in float64 from the same numbers by other operations (a matrix product with the slicing or orientation
+//! transform, ours the origin from `Geometry::position` and scaled unit directions): 1e-12 absolute on entries ≤ 35.
 
 use crate::common::app;
 use cliper::chain::Op;
@@ -273,4 +274,43 @@ fn stack_geometry_only_when_the_new_axis_comes_before_the_spatial_ones() {
     let got = cliper::Stack::apply(&[a, b], 1).unwrap();
     assert_eq!(got.shape(), &[2, 2, 3]);
     assert_eq!(got.to_vec().unwrap(), vec![0.0, 1.0, 2.0, 6.0, 7.0, 8.0, 3.0, 4.0, 5.0, 9.0, 10.0, 11.0]);
+}
+
+/// `reorient` as a chain resolves, plans and runs it on a NIfTI fixture: the data (in cliper's order) and the
+/// geometry the step leaves.
+fn reoriented(name: &str, to: &str) -> (ArrayD<f64>, Geometry) {
+    use cliper::chain::{AnyData, ElementKind};
+    let path = fixture_path(&format!("{name}.nii"));
+    let image = read_image(&path).unwrap();
+    let geometry = image.geometry.unwrap();
+    let shape = image.array.shape().to_vec();
+    let op: Op = toml::from_str(&format!("op = 'reorient'\nto = '{to}'")).unwrap();
+    let op = op.resolved(&shape, false, Some(&geometry)).unwrap();
+    let x = AnyData::upload(app(), &image.array, ElementKind::F32, std::path::Path::new(&path)).unwrap();
+    let (mut process, y) = op.plan(&[&x]).unwrap();
+    process.run().unwrap();
+    let moved = op.geometry(&geometry, &shape, y.shape(), false).expect("reorient keeps a geometry");
+    (y.to_host().unwrap().to_elements::<f64>(&path).unwrap(), moved)
+}
+
+#[test]
+fn reorient_to_axis_codes_equals_nibabels_as_reoriented() {
+    // nibabel: img.as_reoriented(ornt_transform(io_orientation(img.affine), axcodes2ornt(code))). Exact permutes
+    // and flips, so the data are equal; the affine within 1e-12 (see the module's tolerances).
+    for name in ["permuted_lpi", "oblique"] {
+        for code in ["LPS", "PIR", "RAS"] {
+            let (data, geometry) = reoriented(name, code);
+            assert_eq!(data, real(&format!("to_{code}_{name}")), "{name} to {code}");
+            assert_affine(geometry.affine(), &real(&format!("to_{code}_{name}_affine")), &format!("{name} {code}"));
+            assert_eq!(geometry.axis_codes(), code, "{name}");
+        }
+    }
+}
+
+#[test]
+fn reorient_refuses_codes_that_name_no_orientation() {
+    for code in ["LRS", "RAA", "RA", "RASI", "XYZ", "ras"] {
+        let err = toml::from_str::<Op>(&format!("op = 'reorient'\nto = '{code}'")).unwrap_err().to_string();
+        assert!(err.contains(&format!("axis codes `{code}`")), "{code}: {err}");
+    }
 }

@@ -212,3 +212,49 @@ fn reorient_equals_nibabels_closest_canonical() {
     assert!(err.contains("needs the input's geometry"), "{err}");
     assert!(!dir.join("never.npy").exists());
 }
+
+#[test]
+fn reorient_to_axis_codes_equals_nibabels_as_reoriented() {
+    // nibabel: img.as_reoriented(ornt_transform(io_orientation(img.affine), axcodes2ornt(code))). The data are
+    // permuted and flipped (exact). The NIfTI written holds its affine in float32 (srow), so it is compared with
+    // nibabel's float64 affine rounded to float32, within 1e-12: both round the same numbers, composed in float64
+    // within 1e-14 of each other.
+    let dir = scratch("shape-reorient-to");
+    for name in ["permuted_lpi", "oblique"] {
+        for code in ["LPS", "PIR", "RAS"] {
+            let out = dir.join(format!("{name}_{code}.nii"));
+            ok(&["reorient", s(&fixture(&format!("{name}.nii"))), s(&out), "--to", code]);
+            let (data, affine) = written(&out);
+            assert_eq!(data, f32s(&fixture(&format!("to_{code}_{name}.npy"))), "{name} to {code}");
+            let want = f32s(&fixture(&format!("to_{code}_{name}_affine.npy"))).mapv(|v| v as f32 as f64);
+            for (r, row) in affine.iter().enumerate() {
+                for (c, v) in row.iter().enumerate() {
+                    assert!((v - want[[r, c]]).abs() <= 1e-12, "{name} {code}: affine {affine:?} vs nibabel {want}");
+                }
+            }
+            assert_eq!(cliper::read_image(&out).unwrap().geometry.unwrap().axis_codes(), code, "{name}");
+        }
+    }
+    // The same as a pipeline step.
+    let pipeline = dir.join("p.toml");
+    let out = dir.join("step.nii");
+    std::fs::write(
+        &pipeline,
+        format!(
+            "[input]\nx = \"{}\"\n\n[[step]]\nop = \"reorient\"\nto = \"PIR\"\nin = \"x\"\nout = \"y\"\n\n[output]\ny = \"{}\"\n",
+            s(&fixture("oblique.nii")),
+            s(&out)
+        ),
+    )
+    .unwrap();
+    ok(&["run", s(&pipeline)]);
+    assert_eq!(written(&out).0, f32s(&fixture("to_PIR_oblique.npy")));
+    // Codes that name no orientation: one line naming the code, nothing written.
+    let never = dir.join("never.nii");
+    for code in ["LRS", "RAX", "RA"] {
+        let err = fails(&["reorient", s(&fixture("oblique.nii")), s(&never), "--to", code], 1);
+        assert!(err.contains(&format!("axis codes `{code}`")), "{code}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    assert!(!never.exists());
+}

@@ -399,12 +399,93 @@ impl Operation for StackArgs {
     }
 }
 
+/// An orientation named by nibabel's axis codes (`axcodes`): for the voxel axes i, j, k in turn — the column, row
+/// and slice axes, cliper's last array axis first — the world end it runs towards: `R` or `L` (x), `A` or `P` (y),
+/// `S` or `I` (z), each world axis once. RAS is nibabel's closest canonical orientation, LPS DICOM's.
+///
+/// ```
+/// use cliper::chain::AxisCodes;
+/// let codes: AxisCodes = "PIR".parse()?;
+/// assert_eq!(codes.to_string(), "PIR");
+/// assert_eq!(codes.world(), [(1, true), (2, true), (0, false)]); // i towards −y, j towards −z, k towards +x
+/// assert_eq!(AxisCodes::default(), AxisCodes::RAS);
+/// let err = "LRS".parse::<AxisCodes>().unwrap_err().to_string();
+/// assert!(err.contains("`LRS`"), "{err}"); // L and R name the same world axis
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxisCodes([char; 3]);
+
+impl AxisCodes {
+    /// Right, anterior, superior: nibabel's canonical orientation.
+    pub const RAS: AxisCodes = AxisCodes(['R', 'A', 'S']);
+
+    /// For the voxel axes i, j, k: the world axis (0 x, 1 y, 2 z) each runs along, and whether towards its
+    /// negative end (`L`, `P`, `I`).
+    pub fn world(&self) -> [(usize, bool); 3] {
+        self.0.map(|letter| match letter {
+            'L' => (0, true),
+            'P' => (1, true),
+            'I' => (2, true),
+            'A' => (1, false),
+            'S' => (2, false),
+            _ => (0, false), // 'R': parsing admits nothing else
+        })
+    }
+}
+
+impl Default for AxisCodes {
+    /// RAS, nibabel's closest canonical.
+    fn default() -> AxisCodes {
+        AxisCodes::RAS
+    }
+}
+
+impl std::str::FromStr for AxisCodes {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<AxisCodes> {
+        let refusal = || {
+            Error::invalid(
+                ReorientArgs::NAME,
+                format!(
+                    "axis codes `{text}`: give three letters, one of each pair L/R, A/P, S/I, for the column, row and \
+                     slice axes (RAS, LPS, PIR, …)"
+                ),
+            )
+        };
+        let letters: Vec<char> = text.chars().collect();
+        let letters: [char; 3] = letters.try_into().map_err(|_| refusal())?;
+        if letters.iter().any(|c| !"RLAPSI".contains(*c)) {
+            return Err(refusal());
+        }
+        let codes = AxisCodes(letters);
+        let mut worlds: Vec<usize> = codes.world().iter().map(|(w, _)| *w).collect();
+        worlds.sort_unstable();
+        if worlds != [0, 1, 2] {
+            return Err(refusal());
+        }
+        Ok(codes)
+    }
+}
+
+impl std::fmt::Display for AxisCodes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.iter().try_for_each(|c| write!(f, "{c}"))
+    }
+}
+
+impl<'de> Deserialize<'de> for AxisCodes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<AxisCodes, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// How `reorient` rearranges the spatial axes (slice, row, column slots): result slot `s` is input slot `from[s]`,
 /// read backwards where `flip[s]`.
 ///
 /// ```
 /// use cliper::Geometry;
-/// use cliper::chain::Orientation;
+/// use cliper::chain::{AxisCodes, Orientation};
 /// // columns towards −x and rows towards −y (an LPS-like axial series), slices towards +z
 /// let lps = Geometry::from_affine(&[
 ///     [-0.5, 0.0, 0.0, 0.0],
@@ -414,6 +495,9 @@ impl Operation for StackArgs {
 /// ])?;
 /// let o = Orientation::closest_canonical(&lps)?; // nibabel: as_closest_canonical flips i and j
 /// assert_eq!(o, Orientation { from: [0, 1, 2], flip: [false, true, true] }); // slots: slice, row, column
+/// let pir = Orientation::towards(&lps, "PIR".parse()?)?; // columns ← rows, rows ← slices flipped, slices ← columns flipped
+/// assert_eq!(pir, Orientation { from: [2, 0, 1], flip: [true, true, false] });
+/// assert_eq!(Orientation::towards(&lps, "LPS".parse::<AxisCodes>()?)?, Orientation { from: [0, 1, 2], flip: [false; 3] });
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -425,61 +509,90 @@ pub struct Orientation {
 }
 
 impl Orientation {
-    /// nibabel's `io_orientation` and `as_closest_canonical` on orthonormal directions: for the column, row and
-    /// slice axes in turn (nibabel's i, j, k), the world axis its direction runs closest to among those not yet
-    /// taken, and its sign; RAS+ puts world x on the column slot, y on rows, z on slices. Directions that are not
-    /// orthonormal (a sheared affine, where nibabel first takes the nearest rotation by an SVD) are refused.
+    /// nibabel's `as_closest_canonical` on orthonormal directions: [`Orientation::towards`] RAS.
     pub fn closest_canonical(geometry: &Geometry) -> Result<Orientation> {
-        let d = geometry.direction;
-        let dot = |u: &[f64; 3], v: &[f64; 3]| u.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
-        let orthonormal = d.iter().enumerate().all(|(a, u)| {
-            d.iter().enumerate().all(|(b, v)| (dot(u, v) - if a == b { 1.0 } else { 0.0 }).abs() <= 1e-6)
-        });
-        if !orthonormal {
-            return Err(Error::invalid(
-                ReorientArgs::NAME,
-                format!("the directions {d:?} are not orthonormal (a sheared affine): not supported"),
-            ));
-        }
-        let mut taken = [false; 3];
+        Orientation::towards(geometry, AxisCodes::RAS)
+    }
+
+    /// nibabel's `as_reoriented(ornt_transform(io_orientation(affine), axcodes2ornt(codes)))` on orthonormal
+    /// directions: each result axis (i, j, k: the column, row and slice slots) takes the input axis that runs along
+    /// the world axis its code names, flipped where that input axis runs towards the other end.
+    pub fn towards(geometry: &Geometry, codes: AxisCodes) -> Result<Orientation> {
+        let current = io_orientation(geometry)?;
         let mut orientation = Orientation::default();
-        for slot in [2, 1, 0] {
-            let column = d.get(slot).copied().unwrap_or_default();
-            // The world axis (x, y, z) this axis runs closest to among those not taken, and which way.
-            let (world, value) = column
-                .iter()
-                .zip(taken)
-                .enumerate()
-                .filter(|(_, (_, t))| !t)
-                .map(|(w, (v, _))| (w, *v))
-                .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
-                .unwrap_or((0, 1.0));
-            if let Some(t) = taken.get_mut(world) {
-                *t = true;
-            }
-            let result_slot = 2 - world;
-            if let (Some(from), Some(flip)) =
-                (orientation.from.get_mut(result_slot), orientation.flip.get_mut(result_slot))
-            {
-                (*from, *flip) = (slot, value < 0.0);
+        for (m, (world, negative)) in codes.world().into_iter().enumerate() {
+            // Both are permutations of the world axes, so the input axis is always found.
+            let Some(n) = current.iter().position(|(w, _)| *w == world) else { continue };
+            let flip = current.get(n).is_some_and(|(_, input_negative)| *input_negative != negative);
+            // Voxel axis n (i, j, k) is slot 2 − n (slice, row, column numbering).
+            if let (Some(from), Some(flipped)) = (orientation.from.get_mut(2 - m), orientation.flip.get_mut(2 - m)) {
+                (*from, *flipped) = (2 - n, flip);
             }
         }
         Ok(orientation)
     }
 }
 
-/// Reorder and flip the spatial axes to the closest canonical (RAS+) orientation (nibabel's
-/// as_closest_canonical).
+/// nibabel's `io_orientation` on orthonormal directions: for the column, row and slice axes in turn (nibabel's i, j,
+/// k), the world axis (0 x, 1 y, 2 z) its direction runs closest to among those not yet taken — the first of equal
+/// ones, as numpy's argmax — and whether it runs towards that axis's negative end. Directions that are not
+/// orthonormal (a sheared affine, where nibabel first takes the nearest rotation by an SVD) are refused.
+fn io_orientation(geometry: &Geometry) -> Result<[(usize, bool); 3]> {
+    let d = geometry.direction;
+    let dot = |u: &[f64; 3], v: &[f64; 3]| u.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
+    let orthonormal = d
+        .iter()
+        .enumerate()
+        .all(|(a, u)| d.iter().enumerate().all(|(b, v)| (dot(u, v) - if a == b { 1.0 } else { 0.0 }).abs() <= 1e-6));
+    if !orthonormal {
+        return Err(Error::invalid(
+            ReorientArgs::NAME,
+            format!("the directions {d:?} are not orthonormal (a sheared affine): not supported"),
+        ));
+    }
+    let mut taken = [false; 3];
+    let mut axes = [(0, false); 3];
+    for (axis, slot) in axes.iter_mut().zip([2, 1, 0]) {
+        let column = d.get(slot).copied().unwrap_or_default();
+        let (world, value) = column
+            .iter()
+            .zip(taken)
+            .enumerate()
+            .filter(|(_, (_, t))| !t)
+            .map(|(w, (v, _))| (w, *v))
+            .fold(None, |best: Option<(usize, f64)>, (w, v)| match best {
+                Some((_, b)) if b.abs() >= v.abs() => best,
+                _ => Some((w, v)),
+            })
+            .unwrap_or((0, 1.0));
+        if let Some(t) = taken.get_mut(world) {
+            *t = true;
+        }
+        *axis = (world, value < 0.0);
+    }
+    Ok(axes)
+}
+
+/// Reorder and flip the spatial axes to the orientation --to names (default RAS: nibabel's as_closest_canonical;
+/// other codes its as_reoriented).
 ///
 /// ```
-/// let step: cliper::chain::Op = toml::from_str("op = 'reorient'")?;
+/// let step: cliper::chain::Op = toml::from_str("op = 'reorient'\nto = 'LPS'")?;
 /// assert_eq!(step.name(), "reorient");
 /// # Ok::<(), toml::de::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
-#[command(long_about = None, after_help = "Example: cliper reorient scan.nii.gz out/ras.nii.gz")]
+#[command(
+    long_about = None,
+    after_help = "Examples:\n  cliper reorient scan.nii.gz out/ras.nii.gz\n  cliper reorient scan.nii.gz out/lps.nii.gz --to LPS"
+)]
 #[serde(deny_unknown_fields)]
 pub struct ReorientArgs {
+    /// The orientation wanted: axis codes for the column, row and slice axes (nibabel's i, j, k), one letter of each
+    /// of L/R, A/P, S/I (LPS, PIR, …).
+    #[arg(long, default_value = "RAS")]
+    #[serde(default)]
+    pub to: AxisCodes,
     /// Resolved from the input's geometry before planning (not a parameter).
     #[arg(skip)]
     #[serde(skip)]
@@ -548,10 +661,10 @@ impl Operation for ReorientArgs {
                 "needs the input's geometry (NIfTI, DICOM, NRRD, MetaImage); plain arrays have none",
             )
         })?;
-        Ok(ReorientArgs { orientation: Some(Orientation::closest_canonical(geometry)?) })
+        Ok(ReorientArgs { orientation: Some(Orientation::towards(geometry, self.to)?), ..self.clone() })
     }
     fn geometry(&self, geometry: &Geometry, input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
-        let orientation = Orientation::closest_canonical(geometry).ok()?;
+        let orientation = Orientation::towards(geometry, self.to).ok()?;
         let first = input.len().checked_sub(3)?;
         // The first voxel read: the far end of each flipped input axis.
         let mut offset = [0.0; 3];

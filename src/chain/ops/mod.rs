@@ -32,7 +32,7 @@ pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
 };
 pub use fourier::{FourierEllipsoidArgs, FourierGaussianArgs, FourierShiftArgs, FourierUniformArgs, SpectrumArgs};
-pub use layout::{Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
+pub use layout::{AxisCodes, Orientation, PadArgs, PermuteArgs, ReorientArgs, SliceArgs, StackArgs, TransposeArgs};
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use measure::{MeasureArgs, RegionpropsArgs};
 pub use morphology::{
@@ -46,10 +46,13 @@ pub use params::{BorderArgs, FootprintArgs, InterpArgs, List, NormP, NumpyBorder
 pub use rank::{GreyMorphologyArgs, GreyStructureArgs, RankFilterArgs};
 pub use reach::Reach;
 pub use reduce::{DotArgs, NormArgs, ReduceArgs};
-pub use resample::{AffineTransformArgs, MapCoordinatesArgs, RotateArgs, ShiftArgs, SplineFilterArgs, ZoomArgs};
+pub use resample::{
+    AffineTransformArgs, MapCoordinatesArgs, ReferenceGrid, ResampleFromToArgs, RotateArgs, ShiftArgs,
+    SplineFilterArgs, ZoomArgs,
+};
 pub use threshold::{MethodName, ThresholdValueArgs};
 
-pub use operation::{Inputs, Named, Operation, Planned, Shortcut, default_rank};
+pub use operation::{InputGrid, Inputs, Named, Operation, Planned, Shortcut, default_rank};
 
 use super::any_data::AnyData;
 use crate::Result;
@@ -262,6 +265,27 @@ macro_rules! operations {
             pub fn in_voxels(&self, geometry: Option<&Geometry>, shape: &[usize], colour: bool) -> Result<Op> {
                 match self { $(Op::$variant(op) => op.in_voxels(geometry, shape, colour).map(Op::$variant),)* }
             }
+            /// The operation given every input's shape and geometry, in order: `resample-from-to` composes the map
+            /// from its reference's voxel grid into its input's; other operations are returned as they are.
+            ///
+            /// ```
+            /// use cliper::Geometry;
+            /// use cliper::chain::{Op, ResampleFromToArgs};
+            /// let op: Op = toml::from_str("op = 'resample-from-to'\norder = 1")?;
+            /// let (scan, atlas) = (Geometry::from_spacing([3.0, 0.5, 0.5]), Geometry::from_spacing([1.0; 3]));
+            /// let Op::ResampleFromTo(ResampleFromToArgs { grid, .. }) = op.on_grids(&[(&[40, 512, 512], Some(&scan)), (&[180, 218, 182], Some(&atlas))])? else { unreachable!() };
+            /// assert_eq!(grid.map(|g| g.shape), Some([180, 218, 182]));
+            /// assert!(op.on_grids(&[(&[40, 512, 512], Some(&scan)), (&[180, 218, 182], None)]).is_err());
+            /// # Ok::<(), Box<dyn std::error::Error>>(())
+            /// ```
+            pub fn on_grids(&self, inputs: &[InputGrid<'_>]) -> Result<Op> {
+                match self { $(Op::$variant(op) => op.on_grids(inputs).map(Op::$variant),)* }
+            }
+            /// How many of the leading inputs the result's values come from (the others lend it only their voxel
+            /// grid: `resample-from-to`'s reference); `usize::MAX` for all.
+            pub fn value_inputs(&self) -> usize {
+                match self { $(Op::$variant(op) => op.value_inputs(),)* }
+            }
             /// The operation for a (first) input whose file held values of type `dtype`: `threshold-value` bins an
             /// integer image one bin per integer, as scikit-image does; other operations are returned as they are.
             pub fn for_file_type(&self, dtype: Option<Dtype>) -> Op {
@@ -375,6 +399,7 @@ operations! {
         Rotate(RotateArgs),
         AffineTransform(AffineTransformArgs),
         MapCoordinates(MapCoordinatesArgs),
+        ResampleFromTo(ResampleFromToArgs),
         SplineFilter(SplineFilterArgs),
         Transpose(TransposeArgs),
         Permute(PermuteArgs),

@@ -11,6 +11,9 @@ use serde::de::DeserializeOwned;
 /// A planned step: the process computing it and its newly allocated output.
 pub type Planned = (Box<dyn Process>, AnyData);
 
+/// What a chain knows of one input of a step before planning: its shape and its geometry, if any.
+pub type InputGrid<'a> = (&'a [usize], Option<&'a Geometry>);
+
 /// The arrays an operation reads, as the command line names them.
 ///
 /// ```
@@ -122,6 +125,16 @@ pub trait Operation: Named + Clone {
     /// The operation with lengths in millimetres turned into voxels of `geometry`.
     fn in_voxels(&self, _geometry: Option<&Geometry>, _shape: &[usize], _colour: bool) -> Result<Self> {
         Ok(self.clone())
+    }
+    /// The operation given every input's shape and geometry, in order ([`InputGrid`]): where an operation takes a
+    /// voxel grid from an input other than the first (`resample-from-to`'s reference), it resolves it here.
+    fn on_grids(&self, _inputs: &[InputGrid<'_>]) -> Result<Self> {
+        Ok(self.clone())
+    }
+    /// How many of the leading inputs the result's values come from; the others lend it only their voxel grid, so
+    /// their file type and scaling do not pass to the result. All of them by default.
+    fn value_inputs(&self) -> usize {
+        usize::MAX
     }
     /// The operation for an input whose file held values of type `dtype` (`None`: not read from a file, or of
     /// mixed types): a histogram bins an integer image one bin per integer, as scikit-image does.

@@ -1,9 +1,9 @@
 //! Resampling (the resample family): scipy.ndimage's zoom, shift, rotate, affine_transform, map_coordinates and
-//! spline_filter — their parameters, their rules for colour images (the two image axes, per channel) and for voxel
+//! spline_filter, and nibabel's resample_from_to — their parameters, their rules for colour images (the two image axes, per channel) and for voxel
 //! sizes in millimetres, where their results' voxels lie, and their processes. None runs in tiles: the spline
 //! prefilter runs along whole lines.
 
-use super::operation::{Inputs, Named, Operation, Planned, resolve_axis};
+use super::operation::{InputGrid, Inputs, Named, Operation, Planned, colour_refusal, resolve_axis};
 use super::params::{InterpArgs, List, by_name, numbers, three, yes};
 use super::reach::Reach;
 use super::reach::whole;
@@ -469,6 +469,156 @@ impl Operation for MapCoordinatesArgs {
     }
     fn geometry(&self, _: &Geometry, _: &[usize], _: &[usize], _: bool) -> Option<Geometry> {
         None
+    }
+    fn overshoots(&self) -> bool {
+        true
+    }
+}
+
+/// nibabel.processing.resample_from_to: INPUT resampled by spline interpolation onto REFERENCE's voxel grid — each
+/// output voxel read in INPUT where REFERENCE's affine puts it — so that the result has REFERENCE's shape and
+/// geometry.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'resample-from-to'\norder = 1")?;
+/// assert_eq!((step.name(), step.arity()), ("resample-from-to", 2));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    long_about = None,
+    after_help = "Example: cliper resample-from-to scan.nii.gz atlas.nii.gz out/scan_on_atlas.nii.gz --order 1\n\nBoth files need a geometry (NIfTI, DICOM, NRRD, MetaImage); only REFERENCE's voxel grid is used (its values are read but not used). The axes before INPUT's three spatial ones (time) stay as they are."
+)]
+pub struct ResampleFromToArgs {
+    /// The spline interpolation (nibabel's default order 3, mode constant, cval 0).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub interp: InterpArgs,
+    /// Resolved from the two inputs' geometries before planning (not a parameter).
+    #[arg(skip)]
+    #[serde(skip)]
+    pub grid: Option<ReferenceGrid>,
+}
+
+/// The voxel grid `resample-from-to` resamples onto, and the map into its input's voxels: the reference's
+/// spatial shape and geometry, and [`Geometry::voxels_from`] of the input's geometry.
+///
+/// ```
+/// use cliper::Geometry;
+/// use cliper::chain::ReferenceGrid;
+/// let input = Geometry::from_spacing([1.0, 1.0, 1.0]);
+/// let reference = Geometry::from_spacing([2.0, 2.0, 2.0]);
+/// let grid = ReferenceGrid::new(&input, &[20, 30, 40], &reference)?;
+/// assert_eq!(grid.shape, [20, 30, 40]);
+/// assert_eq!(grid.matrix[1], [0.0, 2.0, 0.0]); // a reference row is two of the input's
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReferenceGrid {
+    /// The reference's spatial shape (slices, rows, columns): the result's.
+    pub shape: [usize; 3],
+    /// The reference's geometry: the result's.
+    pub geometry: Geometry,
+    /// Input voxel = `matrix` · reference voxel + `offset` (slice, row, column).
+    pub matrix: [[f64; 3]; 3],
+    /// See `matrix`.
+    pub offset: [f64; 3],
+}
+
+impl ReferenceGrid {
+    /// The grid of a reference whose spatial axes have extents `shape` and the geometry `reference`, seen from an
+    /// input of geometry `input`.
+    pub fn new(input: &Geometry, shape: &[usize; 3], reference: &Geometry) -> Result<ReferenceGrid> {
+        let (matrix, offset) =
+            input.voxels_from(reference).map_err(|e| e.with_op(|_| format!("{} (INPUT)", ResampleFromToArgs::NAME)))?;
+        Ok(ReferenceGrid { shape: *shape, geometry: *reference, matrix, offset })
+    }
+
+    /// scipy's affine_transform of an input of `shape` onto this grid: the map over every axis (the axes before
+    /// the three spatial ones unchanged) and the output shape.
+    fn resample_params(&self, shape: &[usize]) -> Result<ResampleParams> {
+        let first = shape.len().checked_sub(3).ok_or_else(|| {
+            Error::invalid(ResampleFromToArgs::NAME, format!("needs a volume, not data of shape {shape:?}"))
+        })?;
+        let nd = shape.len();
+        let mut matrix: Vec<Vec<f64>> =
+            (0..nd).map(|i| (0..nd).map(|j| f64::from(u8::from(i == j))).collect()).collect();
+        let mut offset = vec![0.0; nd];
+        for (k, (row, b)) in self.matrix.iter().zip(self.offset).enumerate() {
+            if let (Some(to), Some(at)) = (matrix.get_mut(first + k), offset.get_mut(first + k)) {
+                to.splice(first.., row.iter().copied());
+                *at = b;
+            }
+        }
+        let mut output: Vec<usize> = shape.iter().take(first).copied().collect();
+        output.extend(self.shape);
+        Ok(ResampleParams::affine(&matrix, &offset).output_shape(&output))
+    }
+}
+
+impl Named for ResampleFromToArgs {
+    const NAME: &'static str = "resample-from-to";
+    const INPUTS: Inputs = Inputs {
+        names: &[
+            ("INPUT", "The image to resample (NIfTI, DICOM, NRRD or MetaImage: it needs a geometry)"),
+            ("REFERENCE", "The image whose voxel grid (shape and geometry) the result takes; its values are not used"),
+        ],
+        variadic: false,
+        prints: false,
+    };
+}
+
+/// What `resample-from-to` needs of its inputs and lacks: a one-line refusal.
+fn needs_geometries(what: &str) -> Error {
+    Error::invalid(
+        ResampleFromToArgs::NAME,
+        format!("needs the geometries of INPUT and REFERENCE (NIfTI, DICOM, NRRD, MetaImage); {what}"),
+    )
+}
+
+impl Operation for ResampleFromToArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x, _reference] = inputs else { return Err(Error::invalid(Self::NAME, "takes two inputs")) };
+        let grid = self.grid.ok_or_else(|| needs_geometries("plain arrays have none"))?;
+        let mut params = grid.resample_params(x.shape())?;
+        params.interpolation = self.interp.interpolation(Self::NAME)?;
+        resample(&[x], params)
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "resamples with a spline prefilter along whole lines"))
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        Err(colour_refusal(Self::NAME, shape, "resampling onto another grid"))
+    }
+    fn on_grids(&self, inputs: &[InputGrid<'_>]) -> Result<Self> {
+        let [(shape, input), (reference_shape, reference)] = inputs else {
+            return Err(Error::invalid(Self::NAME, format!("takes two inputs, got {}", inputs.len())));
+        };
+        let (input, reference) = match (input, reference) {
+            (Some(input), Some(reference)) => (input, reference),
+            (None, _) => return Err(needs_geometries(&format!("INPUT (shape {shape:?}) has none"))),
+            (_, None) => return Err(needs_geometries(&format!("REFERENCE (shape {reference_shape:?}) has none"))),
+        };
+        let spatial = match reference_shape {
+            [.., a, b, c] => [*a, *b, *c],
+            _ => {
+                return Err(Error::invalid(
+                    Self::NAME,
+                    format!("REFERENCE needs three spatial axes, not the shape {reference_shape:?}"),
+                ));
+            }
+        };
+        if shape.len() < 3 {
+            return Err(Error::invalid(Self::NAME, format!("INPUT needs three spatial axes, not the shape {shape:?}")));
+        }
+        Ok(ResampleFromToArgs { grid: Some(ReferenceGrid::new(input, &spatial, reference)?), ..self.clone() })
+    }
+    fn geometry(&self, geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
+        // The reference's grid; the axes before the spatial ones are the input's.
+        self.grid.map(|g| Geometry { time_step: geometry.time_step, ..g.geometry })
+    }
+    fn value_inputs(&self) -> usize {
+        1
     }
     fn overshoots(&self) -> bool {
         true
