@@ -564,6 +564,7 @@ impl Named for ResampleFromToArgs {
             ("REFERENCE", "The image whose voxel grid (shape and geometry) the result takes; its values are not used"),
         ],
         variadic: false,
+        optional: false,
         prints: false,
     };
 }
