@@ -2,10 +2,13 @@
 //! multi-Otsu (3 and 4 classes) of float32, float64, uint8, uint16 and int16 images of odd shapes (37×45,
 //! 13×17×11, 29×31, 23×19, 31×33), 256 bins and 64. Every threshold is a bin centre, computed in the image's
 //! type as numpy computes it, so each must EQUAL skimage's: a wrong bin is off by a whole bin width. Also the
-//! refusals (a NaN, too few values for the classes) and Otsu's one-value image.
+//! refusals (a NaN, too few values for the classes) and Otsu's one-value image. Each image is counted with the
+//! device's own histogram layout and with two forced ones a CPU would not choose: a GPU's (groups of 256 work-items
+//! with local atomics into 32 interleaved copies) and a hybrid whose local histograms hold only 16 bins, the rest
+//! counted by global atomics (what 16-bit images get on a GPU).
 
 use crate::common::app;
-use cliper::{HistogramBins, RealElement, ThresholdMethod, ThresholdParams, ThresholdValue, XData, read_npy};
+use cliper::{HistogramBins, HistogramLayout, RealElement, ThresholdMethod, ThresholdParams, ThresholdValue, XData, read_npy};
 use ndarray::ArrayD;
 use num_complex::Complex64;
 
@@ -47,18 +50,34 @@ fn methods() -> [(&'static str, ThresholdMethod, Option<usize>); 6] {
     ]
 }
 
+/// The device's layout and two forced ones (3 and 5 groups over images of 1000–2500 values: several blocks).
+fn layouts() -> [Option<HistogramLayout>; 3] {
+    [
+        None,
+        Some(HistogramLayout { groups: 3, work_items: 256, copies: 32, local_bins: 256 }),
+        Some(HistogramLayout { groups: 5, work_items: 64, copies: 4, local_bins: 16 }),
+    ]
+}
+
 #[test]
 fn thresholds_equal_scikit_image() {
     let want = expected();
     let mut wrong = Vec::new();
     for name in ["f32_37x45", "f64_13x17x11", "u8_37x45", "u16_29x31", "i16_23x19", "f32_skewed_31x33"] {
         let (values, integers) = image(name);
-        for (key, method, nbins) in methods() {
+        for ((key, method, nbins), layout) in methods().into_iter().flat_map(|m| layouts().map(|l| (m, l))) {
             let bins = match integers {
                 Some(n) => HistogramBins::Integers(n),
                 None => HistogramBins::Uniform(nbins.unwrap_or(256)),
             };
-            let params = ThresholdParams::new(method).bins(bins);
+            let mut params = ThresholdParams::new(method).bins(bins);
+            if let Some(layout) = layout {
+                // a layout's local bins are at most the histogram's
+                let nbins = match bins {
+                    HistogramBins::Uniform(n) | HistogramBins::Integers(n) => n,
+                };
+                params = params.layout(HistogramLayout { local_bins: layout.local_bins.min(nbins), ..layout });
+            }
             // A float32 image computes in float32 (its bins and centres are float32 in numpy); the others in
             // float64, which holds integers exactly.
             let got = if name.starts_with("f32") {
@@ -74,7 +93,7 @@ fn thresholds_equal_scikit_image() {
                 .map(|v| v.as_str().unwrap().parse::<f64>().unwrap())
                 .collect();
             if got != reference {
-                wrong.push(format!("{name} {key}: {got:?} vs skimage {reference:?}"));
+                wrong.push(format!("{name} {key} {layout:?}: {got:?} vs skimage {reference:?}"));
             }
         }
     }
@@ -93,6 +112,10 @@ fn a_nan_or_too_few_values_is_refused_in_one_line_and_one_value_is_its_own_otsu_
         .unwrap_err()
         .to_string();
     assert!(e.contains("only 2 different values") && e.contains("3 classes"), "{e}");
+
+    let odd = HistogramLayout { groups: 2, work_items: 48, copies: 1, local_bins: 16 };
+    let e = thresholds::<f32>(&two, ThresholdParams::new(ThresholdMethod::Otsu).layout(odd)).unwrap_err().to_string();
+    assert!(e.contains("power of two") && !e.contains('\n'), "{e}");
 
     let flat = ArrayD::from_elem(ndarray::IxDyn(&[4, 6]), 2.5);
     assert_eq!(thresholds::<f32>(&flat, ThresholdParams::new(ThresholdMethod::Otsu)).unwrap(), vec![2.5]);

@@ -7,8 +7,8 @@ mod search;
 
 pub use search::{Histogram, multiotsu, otsu, triangle, yen};
 
-use crate::app::Kernel;
 use crate::app::ffi::{self, Region};
+use crate::app::{DeviceInfo, DeviceKind, Kernel};
 use crate::data::{HostCommand, XData};
 use crate::element::{Element, RealElement};
 use crate::error::{Error, Result};
@@ -91,17 +91,26 @@ pub struct ThresholdParams {
     pub method: ThresholdMethod,
     /// The binning.
     pub bins: HistogramBins,
+    /// Forces how the passes share the image (for tuning and tests: a GPU's layout runs on a CPU too); `None`:
+    /// [`HistogramLayout::for_device`].
+    pub layout: Option<HistogramLayout>,
 }
 
 impl ThresholdParams {
     /// `method` over scikit-image's default 256 uniform bins.
     pub fn new(method: ThresholdMethod) -> ThresholdParams {
-        ThresholdParams { method, bins: HistogramBins::Uniform(256) }
+        ThresholdParams { method, bins: HistogramBins::Uniform(256), layout: None }
     }
 
     /// The same method with another binning.
     pub fn bins(mut self, bins: HistogramBins) -> ThresholdParams {
         self.bins = bins;
+        self
+    }
+
+    /// The same method with the passes' layout forced.
+    pub fn layout(mut self, layout: HistogramLayout) -> ThresholdParams {
+        self.layout = Some(layout);
         self
     }
 
@@ -112,19 +121,111 @@ impl ThresholdParams {
     }
 }
 
-/// What [`ThresholdValue`] planned: the bins it counts and the work-groups of its passes over the image.
+/// How the range and binning passes share the image among work-groups, each counting into histograms in local
+/// memory that it adds to the global counts at the end ([`HistogramLayout::for_device`] chooses;
+/// [`ThresholdParams::layout`] forces one, for tuning and tests).
 ///
 /// ```
-/// use cliper::{HistogramBins, ThresholdStrategy};
-/// let s = ThresholdStrategy { bins: HistogramBins::Integers(256), groups: 3 };
-/// assert_eq!(s.to_string(), "256 bins (one per integer) counted by 3 work-groups of 64 (global atomics); search on the host");
+/// use cliper::{ClApp, HistogramLayout};
+/// let app = ClApp::new()?;
+/// let layout = HistogramLayout::for_device(app.device(), 4096 * 4096, 256);
+/// assert!(layout.groups >= 1 && layout.local_bins <= 256 && layout.copies <= layout.work_items);
+/// let gpu_like = HistogramLayout { groups: 8, work_items: 256, copies: 32, local_bins: 256 };
+/// assert_eq!(gpu_like.to_string(), "8 work-groups of 256 into 32 local copies");
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistogramLayout {
+    /// Work-groups of the range and binning passes, each reading one contiguous block of the image.
+    pub groups: usize,
+    /// Work-items of a group, a power of two (1 on CPUs).
+    pub work_items: usize,
+    /// Copies of a group's local histogram, taken by work-item `i` as copy `i % copies`, so fewer items collide
+    /// on one counter.
+    pub copies: usize,
+    /// The bins a local histogram holds; higher bins are counted into the global counts directly.
+    pub local_bins: usize,
+}
+
+impl HistogramLayout {
+    /// How `len` values are best counted into `nbins` bins on `device`: GPUs get 8 groups of 256 per compute unit
+    /// (enough to hide memory latency) and up to 32 interleaved copies of the histogram in at most 32 KiB of
+    /// local memory; CPUs 16 groups of one work-item per core, each with one histogram (PoCL runs a group's items
+    /// in turn, so one item reads a contiguous stretch and counts without atomics). Small images get fewer
+    /// groups, so that clearing and merging the local histograms stays small beside the counting.
+    pub fn for_device(device: &DeviceInfo, len: usize, nbins: usize) -> HistogramLayout {
+        let nbins = nbins.max(1);
+        let cpu = device.kind == DeviceKind::Cpu;
+        let work_items = if cpu { 1 } else { GPU_GROUP.min(power_of_two_at_most(device.max_work_group_size)) };
+        let budget = if cpu { CPU_LOCAL_BYTES } else { GPU_LOCAL_BYTES }.min(device.local_mem_bytes as usize / 2);
+        let counters = (budget / 4).max(1);
+        let copies = power_of_two_at_most((counters / nbins).clamp(1, MAX_COPIES)).min(work_items);
+        let local_bins = nbins.min(counters / copies).max(1);
+        let per_unit = if cpu { 16 } else { 8 };
+        // A group reads at least 16 values per counter it clears and merges, and at least 16 per work-item.
+        let least = (16 * local_bins * copies).max(16 * work_items);
+        let groups = (device.compute_units as usize * per_unit).min(len.div_ceil(least)).max(1);
+        HistogramLayout { groups, work_items, copies, local_bins }
+    }
+
+    /// The elements of one group's block: a multiple of its work-items, so their reads stay aligned.
+    fn block(&self, len: usize) -> usize {
+        len.div_ceil(self.groups).div_ceil(self.work_items).max(1) * self.work_items
+    }
+
+    /// Refuses a layout the kernels cannot run on `device` with `nbins` bins.
+    fn check(&self, device: &DeviceInfo, nbins: usize) -> Result<()> {
+        let local_bytes = self.local_bins.saturating_mul(self.copies).saturating_mul(4);
+        let problem = if self.groups == 0 || self.copies == 0 || self.local_bins == 0 {
+            Some("groups, copies and local bins must be at least 1".to_string())
+        } else if !self.work_items.is_power_of_two() || self.work_items > device.max_work_group_size {
+            Some(format!("work-items must be a power of two up to {}", device.max_work_group_size))
+        } else if self.copies > self.work_items || self.local_bins > nbins {
+            Some(format!("at most {} copies and {nbins} local bins", self.work_items))
+        } else if local_bytes > device.local_mem_bytes as usize {
+            Some(format!("{local_bytes} bytes of local memory, the device has {}", device.local_mem_bytes))
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => Err(Error::invalid("ThresholdValue", format!("histogram layout {self:?}: {p}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for HistogramLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let copies =
+            if self.copies == 1 { "a local histogram".to_string() } else { format!("{} local copies", self.copies) };
+        write!(f, "{} work-groups of {} into {copies}", self.groups, self.work_items)
+    }
+}
+
+fn power_of_two_at_most(n: usize) -> usize {
+    if n == 0 { 1 } else { 1 << (usize::BITS - 1 - n.leading_zeros()) }
+}
+
+/// What [`ThresholdValue`] planned: the bins it counts and how its passes share the work.
+///
+/// ```
+/// use cliper::{HistogramBins, HistogramLayout, ThresholdStrategy};
+/// let layout = HistogramLayout { groups: 1056, work_items: 256, copies: 32, local_bins: 256 };
+/// let s = ThresholdStrategy { bins: HistogramBins::Uniform(256), layout };
+/// assert_eq!(
+///     s.to_string(),
+///     "256 bins (uniform) counted by 1056 work-groups of 256 into 32 local copies; search on the host"
+/// );
+/// let layout = HistogramLayout { groups: 32, work_items: 1, copies: 1, local_bins: 8192 };
+/// let wide = ThresholdStrategy { bins: HistogramBins::Integers(65536), layout };
+/// assert!(wide.to_string().ends_with("a local histogram, bins 8192 and up by global atomics; search on the host"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThresholdStrategy {
     /// The binning.
     pub bins: HistogramBins,
-    /// Work-groups of the range and binning passes.
-    pub groups: usize,
+    /// The passes' work-groups and local histograms.
+    pub layout: HistogramLayout,
 }
 
 impl std::fmt::Display for ThresholdStrategy {
@@ -133,19 +234,27 @@ impl std::fmt::Display for ThresholdStrategy {
             HistogramBins::Uniform(n) => (n, "uniform"),
             HistogramBins::Integers(n) => (n, "one per integer"),
         };
-        write!(
-            f,
-            "{n} bins ({rule}) counted by {} work-groups of {GROUP} (global atomics); search on the host",
-            self.groups
-        )
+        write!(f, "{n} bins ({rule}) counted by {}", self.layout)?;
+        if self.layout.local_bins < n {
+            write!(f, ", bins {} and up by global atomics", self.layout.local_bins)?;
+        }
+        write!(f, "; search on the host")
     }
 }
 
-/// Work-items of a histogram work-group (`HIST_GROUP` in the kernels).
+/// Work-items of a GPU's histogram work-group.
+const GPU_GROUP: usize = 256;
+/// Local memory a GPU's group may take for its histograms: 32 KiB leaves room for several groups per unit.
+const GPU_LOCAL_BYTES: usize = 32 << 10;
+/// A CPU's local memory is its cache: 256 KiB holds the 65536 counters of a 16-bit image.
+const CPU_LOCAL_BYTES: usize = 256 << 10;
+/// The most copies of a local histogram: one per lane of a 32-wide warp.
+const MAX_COPIES: usize = 32;
+/// Work-items of the small kernels (the results copy and the mask).
 const GROUP: usize = 64;
-/// At most this many work-groups share the range and binning passes.
+/// At most this many work-groups share the mask pass.
 const MAX_GROUPS: usize = 256;
-/// The header the binning pass writes before the thresholds: min, max, first value, non-finite count.
+/// The header the range merge writes before the thresholds: min, max, first value, non-finite count.
 const HEADER: usize = 4;
 /// The most bins a histogram may have (the 65536 of a 16-bit integer image).
 const MAX_BINS: usize = 1 << 16;
@@ -174,14 +283,14 @@ pub struct ThresholdValue<T: RealElement> {
 
 struct Plan<T: RealElement> {
     range: Kernel,
-    clear: Kernel,
+    merge: Kernel,
     bins: Kernel,
     results: Kernel,
     partials: XData<T>,
     /// The counts, as uint words in a float array (4 bytes an element).
     counts: XData<f32>,
     header: XData<T>,
-    groups: usize,
+    layout: HistogramLayout,
     index: IndexType,
 }
 
@@ -206,7 +315,7 @@ impl<T: RealElement> ThresholdValue<T> {
 
     /// After `init`, the bins and work-groups it planned.
     pub fn strategy(&self) -> Option<ThresholdStrategy> {
-        self.plan.as_ref().map(|plan| ThresholdStrategy { bins: self.params.bins, groups: plan.groups })
+        self.plan.as_ref().map(|plan| ThresholdStrategy { bins: self.params.bins, layout: plan.layout })
     }
 }
 
@@ -250,21 +359,33 @@ impl<T: RealElement> Process for ThresholdValue<T> {
             ));
         }
         let app = self.input.app().clone();
-        let groups = self.input.len().div_ceil(GROUP * 64).clamp(1, MAX_GROUPS);
+        let nbins = self.params.capacity();
+        let layout = match self.params.layout {
+            Some(forced) => forced,
+            None => HistogramLayout::for_device(app.device(), self.input.len(), nbins),
+        };
+        layout.check(app.device(), nbins)?;
         let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
-        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+        let options = format!(
+            "{} -DIDX={} -DHIST_LOCAL={} -DHIST_COPIES={} -DLOCAL_BINS={}",
+            T::build_options(),
+            index.cl_type(),
+            layout.work_items,
+            layout.copies,
+            layout.local_bins
+        );
         let program = app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)?;
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by("ThresholdValue"));
         let header_len = HEADER + self.params.method.count();
         self.plan.set(Plan {
             range: k("hist_range")?,
-            clear: k("hist_clear")?,
+            merge: k("hist_range_merge")?,
             bins: k("hist_bins")?,
             results: k("hist_results")?,
-            partials: XData::uninit(&app, "ThresholdValue", &[3 * groups])?,
+            partials: XData::uninit(&app, "ThresholdValue", &[3 * layout.groups])?,
             counts: XData::uninit(&app, "ThresholdValue", &[self.params.capacity()])?,
             header: XData::zeros(&app, &[header_len])?,
-            groups,
+            layout,
             index,
         });
         Ok(())
@@ -274,37 +395,47 @@ impl<T: RealElement> Process for ThresholdValue<T> {
         let plan = self.plan.get("ThresholdValue")?;
         let (idx, n, x_off) = (plan.index, self.input.len() as u64, self.input.offset() as u64);
         let nbins = self.params.capacity();
-        let global = [plan.groups * GROUP];
+        let layout = plan.layout;
+        let block = layout.block(self.input.len()) as u64;
+        let global = [layout.groups * layout.work_items];
+        let local = [layout.work_items];
+        let bytes = (self.input.len() * std::mem::size_of::<T>()) as u64;
         plan.range
             .launch()
             .input("x", &self.input)
             .index("x_off", idx, x_off)
             .index("n", idx, n)
+            .index("block", idx, block)
             .output("partials", &plan.partials)
             .global(&global)
-            .local(&[GROUP])
+            .local(&local)
+            .work(bytes, 0)
             .enqueue()?;
-        plan.clear
+        plan.merge
             .launch()
+            .input("partials", &plan.partials)
+            .scalar("groups", layout.groups as u32)
+            .input("x", &self.input)
+            .index("x_off", idx, x_off)
+            .output("header", &plan.header)
             .output("counts", &plan.counts)
             .scalar("nbins", nbins as u32)
-            .global(&[nbins.div_ceil(GROUP) * GROUP])
-            .local(&[GROUP])
+            .global(&local)
+            .local(&local)
             .enqueue()?;
         plan.bins
             .launch()
             .input("x", &self.input)
             .index("x_off", idx, x_off)
             .index("n", idx, n)
-            .input("partials", &plan.partials)
-            .scalar("groups", plan.groups as u32)
+            .index("block", idx, block)
+            .input("header", &plan.header)
             .in_out("counts", &plan.counts)
             .scalar("nbins", nbins as u32)
             .scalar("integers", i32::from(matches!(self.params.bins, HistogramBins::Integers(_))))
-            .output("header", &plan.header)
             .global(&global)
-            .local(&[GROUP])
-            .work((self.input.len() * std::mem::size_of::<T>()) as u64, 0)
+            .local(&local)
+            .work(bytes, 0)
             .enqueue()?;
         let refusal = search_on_host(plan, &self.params, self.input.len())?;
         if let Some(refusal) = refusal {
