@@ -8,7 +8,9 @@
 //! counted by global atomics (what 16-bit images get on a GPU).
 
 use crate::common::app;
-use cliper::{HistogramBins, HistogramLayout, RealElement, ThresholdMethod, ThresholdParams, ThresholdValue, XData, read_npy};
+use cliper::{
+    HistogramBins, HistogramLayout, RealElement, ThresholdMethod, ThresholdParams, ThresholdValue, XData, read_npy,
+};
 use ndarray::ArrayD;
 use num_complex::Complex64;
 

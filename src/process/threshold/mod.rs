@@ -8,7 +8,7 @@ mod search;
 pub use search::{Histogram, multiotsu, otsu, triangle, yen};
 
 use crate::app::ffi::{self, Region};
-use crate::app::{DeviceInfo, DeviceKind, Kernel};
+use crate::app::{ClApp, DeviceInfo, DeviceKind, Kernel, Program};
 use crate::data::{HostCommand, XData};
 use crate::element::{Element, RealElement};
 use crate::error::{Error, Result};
@@ -366,15 +366,7 @@ impl<T: RealElement> Process for ThresholdValue<T> {
         };
         layout.check(app.device(), nbins)?;
         let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
-        let options = format!(
-            "{} -DIDX={} -DHIST_LOCAL={} -DHIST_COPIES={} -DLOCAL_BINS={}",
-            T::build_options(),
-            index.cl_type(),
-            layout.work_items,
-            layout.copies,
-            layout.local_bins
-        );
-        let program = app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)?;
+        let program = threshold_program::<T>(&app, index, &layout)?;
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by("ThresholdValue"));
         let header_len = HEADER + self.params.method.count();
         self.plan.set(Plan {
@@ -459,6 +451,19 @@ impl<T: RealElement> Process for ThresholdValue<T> {
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
     }
+}
+
+/// threshold.cl built for `T`, the index type and the histogram layout (its sizes are compile-time constants).
+fn threshold_program<T: RealElement>(app: &ClApp, index: IndexType, layout: &HistogramLayout) -> Result<Program> {
+    let options = format!(
+        "{} -DIDX={} -DHIST_LOCAL={} -DHIST_COPIES={} -DLOCAL_BINS={}",
+        T::build_options(),
+        index.cl_type(),
+        layout.work_items,
+        layout.copies,
+        layout.local_bins
+    );
+    app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)
 }
 
 /// Maps the counts and the header, runs the search and writes the thresholds after the header; the refusal of
@@ -635,9 +640,9 @@ impl<T: RealElement> Process for ThresholdMask<T> {
         let mut finder = ThresholdValue::new(&self.input, &threshold, self.params);
         finder.init()?;
         let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
-        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
-        let app = self.input.app();
-        let program = app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)?;
+        // The search's own program (its layout's options), so the mask costs no second build.
+        let layout = finder.plan.get("ThresholdMask")?.layout;
+        let program = threshold_program::<T>(self.input.app(), index, &layout)?;
         let kernel = program.kernel("threshold_mask")?.owned_by("ThresholdMask");
         self.plan.set(MaskPlan { finder, threshold, kernel, index });
         Ok(())
