@@ -157,6 +157,172 @@ kernel void hist_bins(global const T* restrict x, IDX x_off, IDX n, IDX block, g
     }
 }
 
+// Li's minimum cross-entropy iteration (scikit-image's threshold_li on float images), one pass over the image per
+// step, each group writing partials the host adds up in group order and turns into the next step. Its arithmetic
+// follows numpy's: NaN values are left out, infinities too once the range is known, and every value is used as
+// s = x − min in T (numpy's `image -= image_min`). Sums accumulate in LI_ACC (double where the device has it:
+// numpy's float32 sums are pairwise, close to exact) and travel as two T (the T nearest and the rest), counts
+// the same way, so the host gets them to ~48 bits whatever T is.
+#if LI_FP64 && !IS_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#if LI_FP64
+#define LI_ACC double
+#else
+#define LI_ACC float
+#endif
+
+// v as the pair (the T nearest v, what is left) at p[0], p[1].
+inline void li_put(global T* p, LI_ACC v) {
+    const T hi = (T)v;
+    p[0] = hi;
+    p[1] = (T)(v - (LI_ACC)hi);
+}
+
+inline void li_put_count(global T* p, ulong c) {
+    const T hi = (T)c;
+    p[0] = hi;
+    p[1] = (T)((long)c - (long)hi);
+}
+
+// A tree sum of the group's values of `a` (left in a[0]); every item of the group calls it.
+#define LI_GROUP_SUM(a, lid)                                                                                           \
+    do {                                                                                                               \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                                                  \
+        for (uint s_ = HIST_LOCAL / 2; s_ > 0; s_ >>= 1) {                                                             \
+            if ((lid) < s_) (a)[lid] += (a)[(lid) + s_];                                                               \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                                              \
+        }                                                                                                              \
+    } while (0)
+
+// Per group: [min, max of the finite values, then counts (each a pair) of finite, NaN, +inf and −inf values].
+kernel void li_range(global const T* restrict x, IDX x_off, IDX n, IDX block, global T* restrict partials) {
+    local T lo[HIST_LOCAL], hi[HIST_LOCAL];
+    local ulong finite[HIST_LOCAL], nan_[HIST_LOCAL], pos[HIST_LOCAL], neg[HIST_LOCAL];
+    const uint lid = get_local_id(0);
+    IDX start, end;
+    hist_block(n, block, &start, &end);
+    T mn = INFINITY, mx = -INFINITY;
+    ulong f = 0, q = 0, p = 0, m = 0;
+    for (IDX i = start + lid; i < end; i += HIST_LOCAL) {
+        const T v = x[x_off + i];
+        if (isfinite(v)) {
+            mn = fmin(mn, v);
+            mx = fmax(mx, v);
+            f += 1;
+        } else if (isnan(v)) {
+            q += 1;
+        } else if (v > 0) {
+            p += 1;
+        } else {
+            m += 1;
+        }
+    }
+    lo[lid] = mn;
+    hi[lid] = mx;
+    finite[lid] = f;
+    nan_[lid] = q;
+    pos[lid] = p;
+    neg[lid] = m;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = HIST_LOCAL / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            lo[lid] = fmin(lo[lid], lo[lid + s]);
+            hi[lid] = fmax(hi[lid], hi[lid + s]);
+            finite[lid] += finite[lid + s];
+            nan_[lid] += nan_[lid + s];
+            pos[lid] += pos[lid + s];
+            neg[lid] += neg[lid + s];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        global T* out = partials + 10 * get_group_id(0);
+        out[0] = lo[0];
+        out[1] = hi[0];
+        li_put_count(out + 2, finite[0]);
+        li_put_count(out + 4, nan_[0]);
+        li_put_count(out + 6, pos[0]);
+        li_put_count(out + 8, neg[0]);
+    }
+}
+
+// Per group: [the sum of s = x − mn over the finite values (a pair), the least non-zero |s[i+1] − s[i]| of finite
+// neighbours in the block]: the mean starts the iteration; the least difference bounds scikit-image's default
+// tolerance (half the least gap between distinct values) from above, so the host knows when it must compute it.
+kernel void li_mean(global const T* restrict x, IDX x_off, IDX n, IDX block, T mn, global T* restrict partials) {
+    local LI_ACC sums[HIST_LOCAL];
+    local T gaps[HIST_LOCAL];
+    const uint lid = get_local_id(0);
+    IDX start, end;
+    hist_block(n, block, &start, &end);
+    LI_ACC sum = 0;
+    T gap = INFINITY;
+    for (IDX i = start + lid; i < end; i += HIST_LOCAL) {
+        const T v = x[x_off + i];
+        if (!isfinite(v)) continue;
+        const T s = v - mn;
+        sum += (LI_ACC)s;
+        if (i + 1 < end) {
+            const T w = x[x_off + i + 1];
+            const T d = fabs((w - mn) - s);
+            if (isfinite(w) && d > 0) gap = fmin(gap, d);
+        }
+    }
+    sums[lid] = sum;
+    gaps[lid] = gap;
+    LI_GROUP_SUM(sums, lid);
+    for (uint s = HIST_LOCAL / 2; s > 0; s >>= 1) {
+        if (lid < s) gaps[lid] = fmin(gaps[lid], gaps[lid + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        global T* out = partials + 3 * get_group_id(0);
+        li_put(out, sums[0]);
+        out[2] = gaps[0];
+    }
+}
+
+// Per group, with s = x − mn over the finite values: [the sum of s above t, the sum of the others, how many lie
+// above t], each a pair: numpy's image[image > t] and image[~(image > t)].
+kernel void li_split(global const T* restrict x, IDX x_off, IDX n, IDX block, T mn, T t, global T* restrict partials) {
+    local LI_ACC above[HIST_LOCAL], below[HIST_LOCAL];
+    local ulong count[HIST_LOCAL];
+    const uint lid = get_local_id(0);
+    IDX start, end;
+    hist_block(n, block, &start, &end);
+    LI_ACC up = 0, down = 0;
+    ulong c = 0;
+    for (IDX i = start + lid; i < end; i += HIST_LOCAL) {
+        const T v = x[x_off + i];
+        if (!isfinite(v)) continue;
+        const T s = v - mn;
+        if (s > t) {
+            up += (LI_ACC)s;
+            c += 1;
+        } else {
+            down += (LI_ACC)s;
+        }
+    }
+    above[lid] = up;
+    below[lid] = down;
+    count[lid] = c;
+    LI_GROUP_SUM(above, lid);
+    LI_GROUP_SUM(below, lid);
+    LI_GROUP_SUM(count, lid);
+    if (lid == 0) {
+        global T* out = partials + 6 * get_group_id(0);
+        li_put(out, above[0]);
+        li_put(out + 2, below[0]);
+        li_put_count(out + 4, count[0]);
+    }
+}
+
+// Li's threshold, found by the host, into the output.
+kernel void li_result(global T* restrict y, IDX y_off, T value) {
+    if (get_global_id(0) == 0) y[y_off] = value;
+}
+
 // The thresholds the host wrote after the header, into the output (its k elements from y_off on).
 kernel void hist_results(global const T* restrict header, global T* restrict y, IDX y_off, uint k) {
     const uint i = get_global_id(0);

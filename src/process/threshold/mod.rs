@@ -3,8 +3,10 @@
 //! range pass (kernels: `kernels/threshold.cl`); the search over its bins (256 by default) runs on the host
 //! (`search.rs`), in a host command that maps the counts — a few kilobytes — and writes the thresholds back.
 
+mod li;
 mod search;
 
+pub use li::li_of_histogram;
 pub use search::{Histogram, multiotsu, otsu, triangle, yen};
 
 use crate::app::ffi::{self, Region};
@@ -16,6 +18,7 @@ use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
+use li::LiPlan;
 use num_complex::Complex64;
 use std::sync::Arc;
 
@@ -44,6 +47,11 @@ pub enum ThresholdMethod {
         /// The number of classes (2 or more).
         classes: usize,
     },
+    /// `threshold_li`: Li's iterative minimum cross-entropy, with scikit-image's default tolerance and start (the
+    /// mean). A float image is iterated over its values (a pass over the image per step; no bins), an integer
+    /// image ([`HistogramBins::Integers`]) over its histogram, as scikit-image does. NaN values are left out,
+    /// as scikit-image leaves them, and infinities too.
+    Li,
 }
 
 impl ThresholdMethod {
@@ -112,6 +120,11 @@ impl ThresholdParams {
     pub fn layout(mut self, layout: HistogramLayout) -> ThresholdParams {
         self.layout = Some(layout);
         self
+    }
+
+    /// Li over a float image's values (no histogram).
+    fn iterates(&self) -> bool {
+        self.method == ThresholdMethod::Li && matches!(self.bins, HistogramBins::Uniform(_))
     }
 
     fn capacity(&self) -> usize {
@@ -209,19 +222,23 @@ fn power_of_two_at_most(n: usize) -> usize {
 /// What [`ThresholdValue`] planned: the bins it counts and how its passes share the work.
 ///
 /// ```
-/// use cliper::{HistogramBins, HistogramLayout, ThresholdStrategy};
+/// use cliper::{HistogramBins, HistogramLayout, ThresholdMethod, ThresholdStrategy};
 /// let layout = HistogramLayout { groups: 1056, work_items: 256, copies: 32, local_bins: 256 };
-/// let s = ThresholdStrategy { bins: HistogramBins::Uniform(256), layout };
+/// let s = ThresholdStrategy { method: ThresholdMethod::Otsu, bins: HistogramBins::Uniform(256), layout };
 /// assert_eq!(
 ///     s.to_string(),
 ///     "256 bins (uniform) counted by 1056 work-groups of 256 into 32 local copies; search on the host"
 /// );
 /// let layout = HistogramLayout { groups: 32, work_items: 1, copies: 1, local_bins: 8192 };
-/// let wide = ThresholdStrategy { bins: HistogramBins::Integers(65536), layout };
+/// let wide = ThresholdStrategy { method: ThresholdMethod::Yen, bins: HistogramBins::Integers(65536), layout };
 /// assert!(wide.to_string().ends_with("a local histogram, bins 8192 and up by global atomics; search on the host"));
+/// let li = ThresholdStrategy { method: ThresholdMethod::Li, ..s };
+/// assert!(li.to_string().starts_with("Li's iteration over the values: each step a pass of 1056 work-groups of 256"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThresholdStrategy {
+    /// The method.
+    pub method: ThresholdMethod,
     /// The binning.
     pub bins: HistogramBins,
     /// The passes' work-groups and local histograms.
@@ -234,6 +251,14 @@ impl std::fmt::Display for ThresholdStrategy {
             HistogramBins::Uniform(n) => (n, "uniform"),
             HistogramBins::Integers(n) => (n, "one per integer"),
         };
+        if self.method == ThresholdMethod::Li && rule == "uniform" {
+            let layout = self.layout;
+            return write!(
+                f,
+                "Li's iteration over the values: each step a pass of {} work-groups of {}, its arithmetic on the host",
+                layout.groups, layout.work_items
+            );
+        }
         write!(f, "{n} bins ({rule}) counted by {}", self.layout)?;
         if self.layout.local_bins < n {
             write!(f, ", bins {} and up by global atomics", self.layout.local_bins)?;
@@ -281,7 +306,22 @@ pub struct ThresholdValue<T: RealElement> {
     plan: Prepared<Plan<T>>,
 }
 
-struct Plan<T: RealElement> {
+/// What `init` made: the histogram's passes and search, or Li's iteration over the values of a float image.
+enum Plan<T: RealElement> {
+    Histogram(HistogramPlan<T>),
+    Li(LiPlan<T>),
+}
+
+impl<T: RealElement> Plan<T> {
+    fn layout(&self) -> HistogramLayout {
+        match self {
+            Plan::Histogram(plan) => plan.layout,
+            Plan::Li(plan) => plan.layout(),
+        }
+    }
+}
+
+struct HistogramPlan<T: RealElement> {
     range: Kernel,
     merge: Kernel,
     bins: Kernel,
@@ -315,7 +355,11 @@ impl<T: RealElement> ThresholdValue<T> {
 
     /// After `init`, the bins and work-groups it planned.
     pub fn strategy(&self) -> Option<ThresholdStrategy> {
-        self.plan.as_ref().map(|plan| ThresholdStrategy { bins: self.params.bins, layout: plan.layout })
+        self.plan.as_ref().map(|plan| ThresholdStrategy {
+            method: self.params.method,
+            bins: self.params.bins,
+            layout: plan.layout(),
+        })
     }
 }
 
@@ -359,17 +403,23 @@ impl<T: RealElement> Process for ThresholdValue<T> {
             ));
         }
         let app = self.input.app().clone();
-        let nbins = self.params.capacity();
+        let iterates = self.params.iterates();
+        // Li's passes keep no histogram: plan them as one of a single bin.
+        let nbins = if iterates { 1 } else { self.params.capacity() };
         let layout = match self.params.layout {
             Some(forced) => forced,
             None => HistogramLayout::for_device(app.device(), self.input.len(), nbins),
         };
-        layout.check(app.device(), nbins)?;
+        layout.check(app.device(), self.params.capacity())?;
         let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
         let program = threshold_program::<T>(&app, index, &layout)?;
+        if iterates {
+            self.plan.set(Plan::Li(LiPlan::new(&app, &program, layout, index)?));
+            return Ok(());
+        }
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by("ThresholdValue"));
         let header_len = HEADER + self.params.method.count();
-        self.plan.set(Plan {
+        self.plan.set(Plan::Histogram(HistogramPlan {
             range: k("hist_range")?,
             merge: k("hist_range_merge")?,
             bins: k("hist_bins")?,
@@ -379,73 +429,21 @@ impl<T: RealElement> Process for ThresholdValue<T> {
             header: XData::zeros(&app, &[header_len])?,
             layout,
             index,
-        });
+        }));
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        let plan = self.plan.get("ThresholdValue")?;
-        let (idx, n, x_off) = (plan.index, self.input.len() as u64, self.input.offset() as u64);
-        let nbins = self.params.capacity();
-        let layout = plan.layout;
-        let block = layout.block(self.input.len()) as u64;
-        let global = [layout.groups * layout.work_items];
-        let local = [layout.work_items];
-        let bytes = (self.input.len() * std::mem::size_of::<T>()) as u64;
-        plan.range
-            .launch()
-            .input("x", &self.input)
-            .index("x_off", idx, x_off)
-            .index("n", idx, n)
-            .index("block", idx, block)
-            .output("partials", &plan.partials)
-            .global(&global)
-            .local(&local)
-            .work(bytes, 0)
-            .enqueue()?;
-        plan.merge
-            .launch()
-            .input("partials", &plan.partials)
-            .scalar("groups", layout.groups as u32)
-            .input("x", &self.input)
-            .index("x_off", idx, x_off)
-            .output("header", &plan.header)
-            .output("counts", &plan.counts)
-            .scalar("nbins", nbins as u32)
-            .global(&local)
-            .local(&local)
-            .enqueue()?;
-        plan.bins
-            .launch()
-            .input("x", &self.input)
-            .index("x_off", idx, x_off)
-            .index("n", idx, n)
-            .index("block", idx, block)
-            .input("header", &plan.header)
-            .in_out("counts", &plan.counts)
-            .scalar("nbins", nbins as u32)
-            .scalar("integers", i32::from(matches!(self.params.bins, HistogramBins::Integers(_))))
-            .global(&global)
-            .local(&local)
-            .work(bytes, 0)
-            .enqueue()?;
-        let refusal = search_on_host(plan, &self.params, self.input.len())?;
-        if let Some(refusal) = refusal {
-            let cause = Arc::new(refusal.clone());
-            plan.header.storage().poison("ThresholdValue", cause.clone());
-            self.output.storage().poison("ThresholdValue", cause);
-            return Err(refusal);
+        let done = match self.plan.get("ThresholdValue")? {
+            Plan::Histogram(plan) => plan.run(&self.input, &self.output, &self.params),
+            Plan::Li(plan) => plan.run(&self.input, &self.output),
+        };
+        // A refusal found on the way (a NaN for a histogram, an iteration that does not settle) marks the output,
+        // so that what reads it next fails with the cause instead of reading a stale value.
+        if let Err(refusal) = &done {
+            self.output.storage().poison("ThresholdValue", Arc::new(refusal.clone()));
         }
-        let count = self.params.method.count();
-        plan.results
-            .launch()
-            .input("header", &plan.header)
-            .output("y", &self.output)
-            .index("y_off", idx, self.output.offset() as u64)
-            .scalar("k", count as u32)
-            .global(&[count.div_ceil(GROUP) * GROUP])
-            .local(&[GROUP])
-            .enqueue()
+        done
     }
 
     fn is_initialized(&self) -> bool {
@@ -455,21 +453,91 @@ impl<T: RealElement> Process for ThresholdValue<T> {
 
 /// threshold.cl built for `T`, the index type and the histogram layout (its sizes are compile-time constants).
 fn threshold_program<T: RealElement>(app: &ClApp, index: IndexType, layout: &HistogramLayout) -> Result<Program> {
+    // Li's sums accumulate in double where the device has it (LI_FP64), else in float.
     let options = format!(
-        "{} -DIDX={} -DHIST_LOCAL={} -DHIST_COPIES={} -DLOCAL_BINS={}",
+        "{} -DIDX={} -DHIST_LOCAL={} -DHIST_COPIES={} -DLOCAL_BINS={} -DLI_FP64={}",
         T::build_options(),
         index.cl_type(),
         layout.work_items,
         layout.copies,
-        layout.local_bins
+        layout.local_bins,
+        u8::from(app.device().fp64)
     );
     app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)
+}
+
+impl<T: RealElement> HistogramPlan<T> {
+    /// The range pass, its merge, the binning pass, the search on the host and the thresholds into `output`.
+    fn run(&mut self, input: &XData<T>, output: &XData<T>, params: &ThresholdParams) -> Result<()> {
+        let (idx, n, x_off) = (self.index, input.len() as u64, input.offset() as u64);
+        let nbins = params.capacity();
+        let layout = self.layout;
+        let block = layout.block(input.len()) as u64;
+        let global = [layout.groups * layout.work_items];
+        let local = [layout.work_items];
+        let bytes = (input.len() * std::mem::size_of::<T>()) as u64;
+        self.range
+            .launch()
+            .input("x", input)
+            .index("x_off", idx, x_off)
+            .index("n", idx, n)
+            .index("block", idx, block)
+            .output("partials", &self.partials)
+            .global(&global)
+            .local(&local)
+            .work(bytes, 0)
+            .enqueue()?;
+        self.merge
+            .launch()
+            .input("partials", &self.partials)
+            .scalar("groups", layout.groups as u32)
+            .input("x", input)
+            .index("x_off", idx, x_off)
+            .output("header", &self.header)
+            .output("counts", &self.counts)
+            .scalar("nbins", nbins as u32)
+            .global(&local)
+            .local(&local)
+            .enqueue()?;
+        self.bins
+            .launch()
+            .input("x", input)
+            .index("x_off", idx, x_off)
+            .index("n", idx, n)
+            .index("block", idx, block)
+            .input("header", &self.header)
+            .in_out("counts", &self.counts)
+            .scalar("nbins", nbins as u32)
+            .scalar("integers", i32::from(matches!(params.bins, HistogramBins::Integers(_))))
+            .global(&global)
+            .local(&local)
+            .work(bytes, 0)
+            .enqueue()?;
+        if let Some(refusal) = search_on_host(self, params, input.len())? {
+            self.header.storage().poison("ThresholdValue", Arc::new(refusal.clone()));
+            return Err(refusal);
+        }
+        let count = params.method.count();
+        self.results
+            .launch()
+            .input("header", &self.header)
+            .output("y", output)
+            .index("y_off", idx, output.offset() as u64)
+            .scalar("k", count as u32)
+            .global(&[count.div_ceil(GROUP) * GROUP])
+            .local(&[GROUP])
+            .enqueue()
+    }
 }
 
 /// Maps the counts and the header, runs the search and writes the thresholds after the header; the refusal of
 /// an image the search cannot take (a NaN, too few values for the classes) is returned, not raised, so that the
 /// caller marks the outputs with it.
-fn search_on_host<T: RealElement>(plan: &Plan<T>, params: &ThresholdParams, len: usize) -> Result<Option<Error>> {
+fn search_on_host<T: RealElement>(
+    plan: &HistogramPlan<T>,
+    params: &ThresholdParams,
+    len: usize,
+) -> Result<Option<Error>> {
     let reads = [Region { buffer: plan.counts.storage().buffer(), lo: 0, hi: params.capacity() }];
     let write = Region { buffer: plan.header.storage().buffer(), lo: 0, hi: plan.header.len() };
     let mut refusal = None;
@@ -517,9 +585,15 @@ fn thresholds<T: Element>(
             format!("{} of {len} values are not integers of the image's integer type", len as u64 - counted),
         ));
     }
-    // Otsu's own rule: an image of one value is its own threshold.
-    if params.method == ThresholdMethod::Otsu && min == max {
+    // Otsu's and Li's own rule: an image of one value is its own threshold.
+    if matches!(params.method, ThresholdMethod::Otsu | ThresholdMethod::Li) && min == max {
         return Ok(vec![first]);
+    }
+    // Li reaches the histogram's search only for integer images (a float image's values are iterated over):
+    // scikit-image's integer path, over `image - image_min`, whose bin k is this histogram's.
+    if params.method == ThresholdMethod::Li {
+        let bins = ((max - min) as usize + 1).min(counts.len());
+        return Ok(vec![li_of_histogram(counts.get(..bins).unwrap_or(counts))? + min]);
     }
     match params.bins {
         HistogramBins::Integers(_) => {
@@ -558,6 +632,9 @@ fn search<C: num_traits::Float + From<f32>>(
         ThresholdMethod::Yen => Ok(vec![yen(histogram)?]),
         ThresholdMethod::Triangle => Ok(vec![triangle(histogram, first)?]),
         ThresholdMethod::MultiOtsu { classes } => multiotsu(histogram, classes),
+        ThresholdMethod::Li => {
+            Err(Error::invalid("threshold-value", "Li's threshold of a float image iterates over its values, not bins"))
+        }
     }
 }
 
@@ -624,7 +701,7 @@ impl<T: RealElement> Process for ThresholdMask<T> {
         if self.params.method.count() != 1 {
             return Err(Error::invalid(
                 "ThresholdMask",
-                "a mask needs a method of one threshold (otsu, yen, triangle), not multiotsu",
+                "a mask needs a method of one threshold (otsu, yen, triangle, li), not multiotsu",
             ));
         }
         if self.output.shape() != self.input.shape() {
@@ -641,7 +718,7 @@ impl<T: RealElement> Process for ThresholdMask<T> {
         finder.init()?;
         let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
         // The search's own program (its layout's options), so the mask costs no second build.
-        let layout = finder.plan.get("ThresholdMask")?.layout;
+        let layout = finder.plan.get("ThresholdMask")?.layout();
         let program = threshold_program::<T>(self.input.app(), index, &layout)?;
         let kernel = program.kernel("threshold_mask")?.owned_by("ThresholdMask");
         self.plan.set(MaskPlan { finder, threshold, kernel, index });
