@@ -122,3 +122,83 @@ fn a_nan_or_too_few_values_is_refused_in_one_line_and_one_value_is_its_own_otsu_
     let flat = ArrayD::from_elem(ndarray::IxDyn(&[4, 6]), 2.5);
     assert_eq!(thresholds::<f32>(&flat, ThresholdParams::new(ThresholdMethod::Otsu)).unwrap(), vec![2.5]);
 }
+
+/// The images and skimage's threshold_li of each (tests/fixtures/make_threshold.py).
+const LI_IMAGES: [&str; 9] = [
+    "f32_37x45",
+    "f64_13x17x11",
+    "u8_37x45",
+    "u16_29x31",
+    "i16_23x19",
+    "f32_skewed_31x33",
+    "f32_nan_inf_23x25",
+    "f32_li_steps_19x21",
+    "f32_li_interleaved_19x21",
+];
+
+/// The machine epsilon of the image's arithmetic type (float32 for the f32 images, float64 for the others).
+fn epsilon(name: &str) -> f64 {
+    if name.starts_with("f32") { f64::from(f32::EPSILON) } else { f64::EPSILON }
+}
+
+/// Li's threshold, on every layout. A float image's iteration runs in its type as numpy's does, but numpy's sums
+/// are pairwise in that type and ours accumulate in double (rounded to the type once), and the logarithms are the
+/// platform's, not numpy's own; each moves a mean by a few ε of the values' magnitude. So the threshold may
+/// differ from skimage's by at most 16 ε · max|x| (seen: 2 float32 ulps on f32_37x45, 16 to 48 float64 ulps of
+/// −6.26 on f64_13x17x11, where the result is a difference of values near 70; the others exact), while a wrong
+/// step or a wrong stop moves it by a gap between values, thousands of times more. The split of the image,
+/// `image > threshold`, must be the same pixel for pixel. Integer images go through the histogram path, whose
+/// sums are exact in float64. The two `li_steps` images stop, as skimage does, on a change under the default
+/// tolerance but not zero (one more step would move the threshold by 0.29): the exact tolerance is needed.
+#[test]
+fn li_equals_scikit_image_and_splits_the_image_as_it_does() {
+    let want = expected();
+    let mut wrong = Vec::new();
+    for name in LI_IMAGES {
+        let (values, integers) = image(name);
+        for layout in layouts() {
+            let bins = integers.map_or(HistogramBins::Uniform(256), HistogramBins::Integers);
+            let mut params = ThresholdParams::new(ThresholdMethod::Li).bins(bins);
+            if let Some(layout) = layout {
+                params = params.layout(layout);
+            }
+            let got = if name.starts_with("f32") {
+                thresholds::<f32>(&values, params)
+            } else {
+                thresholds::<f64>(&values, params)
+            }
+            .unwrap();
+            let reference: f64 = want[name]["li"][0].as_str().unwrap().parse().unwrap();
+            let largest = values.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs()));
+            let tolerance = 16.0 * epsilon(name) * largest;
+            let split_differs = values.iter().filter(|&&v| (v > got[0]) != (v > reference)).count();
+            if (got[0] - reference).abs() > tolerance || split_differs > 0 {
+                wrong.push(format!(
+                    "{name} {layout:?}: {got:?} vs skimage {reference} (tolerance {tolerance:e}, {split_differs} pixels)"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// skimage's answers before any iteration, exactly: NaN for an image of NaN alone, the value of an image of one
+/// value (NaN aside, infinities included), 0 for infinities of both signs and nothing finite.
+#[test]
+fn li_answers_scikit_images_special_cases() {
+    let want = expected();
+    for case in want["li_cases"].as_array().unwrap() {
+        let parse = |v: &serde_json::Value| v.as_str().unwrap().parse::<f64>().unwrap();
+        let values: Vec<f64> = case["values"].as_array().unwrap().iter().map(parse).collect();
+        let reference = parse(&case["li"][0]);
+        let image = ArrayD::from_shape_vec(ndarray::IxDyn(&[values.len()]), values.clone()).unwrap();
+        let params = ThresholdParams::new(ThresholdMethod::Li);
+        let got = match case["dtype"].as_str().unwrap() {
+            "float32" => thresholds::<f32>(&image, params),
+            "uint8" => thresholds::<f64>(&image, params.bins(HistogramBins::Integers(256))),
+            _ => thresholds::<f64>(&image, params),
+        }
+        .unwrap();
+        assert!(got[0] == reference || (got[0].is_nan() && reference.is_nan()), "{values:?}: {got:?} vs {reference}");
+    }
+}
