@@ -1,7 +1,9 @@
-//! Automatic thresholds (the threshold family): [`ThresholdValue`] finds scikit-image's Otsu, Yen, triangle and
-//! multi-Otsu thresholds of an image. The histogram is built on the device in one pass over the image after a
-//! range pass (kernels: `kernels/threshold.cl`); the search over its bins (256 by default) runs on the host
-//! (`search.rs`), in a host command that maps the counts — a few kilobytes — and writes the thresholds back.
+//! Automatic thresholds (the threshold family): [`ThresholdValue`] finds scikit-image's Otsu, Yen, triangle,
+//! multi-Otsu and Li thresholds of an image. The histogram is built on the device in one pass over the image after a
+//! range pass (kernels: `kernels/threshold.cl`), each work-group counting its block of the image into histograms in
+//! local memory ([`HistogramLayout`]); the search over its bins (256 by default) runs on the host (`search.rs`), in
+//! a host command that maps the counts — a few kilobytes — and writes the thresholds back. Li's method on a float
+//! image uses no histogram: it iterates over the values, a pass per step (`li.rs`).
 
 mod li;
 mod search;
