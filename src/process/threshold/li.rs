@@ -278,7 +278,7 @@ impl<C: Float> Tolerance<C> {
             Tolerance::Exact(tolerance) => Ok(change > tolerance),
             Tolerance::AtMost(bound) if change > bound => Ok(true),
             // a change of zero (or NaN) exceeds no tolerance
-            Tolerance::AtMost(_) if !(change > C::zero()) => Ok(false),
+            Tolerance::AtMost(_) if change.is_nan() || change <= C::zero() => Ok(false),
             Tolerance::AtMost(_) => {
                 let tolerance = exact()?;
                 *self = Tolerance::Exact(tolerance);
