@@ -357,6 +357,14 @@ fn exact_tolerance<T: RealElement, C: Float + Send + Sync>(input: &XData<T>, min
 /// scikit-image's integer-image path of `threshold_li` over the histogram of `image - image_min` (bin k holds
 /// the value k): float32 weights, float64 means, tolerance 0.5. Returns the threshold above the minimum. Every
 /// sum here is of integers below 2⁵³, so exact in any order, as numpy's are.
+///
+/// ```
+/// // skimage.filters.threshold_li(np.array([0, 1, 2, 3, 10, 11], np.uint8)) is 4.625085081327756
+/// let counts = [1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1];
+/// let t = cliper::process::threshold::li_of_histogram(&counts)?;
+/// assert!((t - 4.625085081327756).abs() < 1e-14);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 pub fn li_of_histogram(counts: &[u64]) -> Result<f64> {
     let weights: Vec<f64> = counts.iter().map(|&c| f64::from(c as f32)).collect();
     let total: u64 = counts.iter().sum();

@@ -34,6 +34,9 @@ use std::sync::Arc;
 /// assert_eq!(ThresholdValue::apply(&m, ThresholdParams::new(ThresholdMethod::Otsu))?.to_vec()?, vec![3.001953125]);
 /// let three = ThresholdMethod::MultiOtsu { classes: 3 };
 /// assert_eq!(ThresholdValue::apply(&m, ThresholdParams::new(three))?.len(), three.count());
+/// // skimage.filters.threshold_li(np.arange(1, 7, dtype=np.float32)) is 3.1640425 (no bins: Li iterates)
+/// let li = ThresholdValue::apply(&m, ThresholdParams::new(ThresholdMethod::Li))?.to_vec()?;
+/// assert!((li[0] - 3.1640425).abs() <= 2.0 * f32::EPSILON * 6.0);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
