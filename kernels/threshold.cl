@@ -29,6 +29,29 @@
 #define COUNT_LOCAL(slot) atomic_inc(&(slot))
 #endif
 
+// HIST_VECTOR > 1 (CPUs, with HIST_LOCAL 1): the passes read their block HIST_VECTOR values at a time as OpenCL
+// vectors, which PoCL compiles to SIMD code, and compute their tests and bins lane by lane with vector masks
+// (−1 where true); the tail of a block goes one value at a time. VT is T's vector, VI the integer vector its
+// comparisons give (int for float, long for double) and VK that integer.
+#ifndef HIST_VECTOR
+#define HIST_VECTOR 1
+#endif
+#if HIST_VECTOR > 1
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define VT CAT(T, HIST_VECTOR)
+#if IS_DOUBLE
+#define VK long
+#else
+#define VK int
+#endif
+#define VI CAT(VK, HIST_VECTOR)
+#define VLOAD CAT(vload, HIST_VECTOR)
+#define VSTORE CAT(vstore, HIST_VECTOR)
+#define TO_VI CAT(convert_, VI)
+#define TO_VT CAT(convert_, VT)
+#endif
+
 // The first element of this group's block and the end of it.
 inline void hist_block(IDX n, IDX block, IDX* start, IDX* end) {
     *start = (IDX)get_group_id(0) * block;
@@ -41,7 +64,31 @@ kernel void hist_range(global const T* restrict x, IDX x_off, IDX n, IDX block, 
     IDX start, end;
     hist_block(n, block, &start, &end);
     T mn = INFINITY, mx = -INFINITY, nonfinite = 0;
-    for (IDX i = start + lid; i < end; i += HIST_LOCAL) {
+    IDX i = start + lid;
+#if HIST_VECTOR > 1
+    VT vmn = (VT)(INFINITY), vmx = (VT)(-INFINITY);
+    VI vfinite = (VI)(0);
+    for (; i + HIST_VECTOR <= end; i += HIST_VECTOR) {
+        const VT v = VLOAD(0, x + x_off + i);
+        const VI ok = isfinite(v);
+        vmn = fmin(vmn, select((VT)(INFINITY), v, ok));
+        vmx = fmax(vmx, select((VT)(-INFINITY), v, ok));
+        vfinite -= ok;
+    }
+    T lanes_lo[HIST_VECTOR], lanes_hi[HIST_VECTOR];
+    VK lanes_finite[HIST_VECTOR];
+    VSTORE(vmn, 0, lanes_lo);
+    VSTORE(vmx, 0, lanes_hi);
+    VSTORE(vfinite, 0, lanes_finite);
+    IDX finite = 0;
+    for (int c = 0; c < HIST_VECTOR; c++) {
+        mn = fmin(mn, lanes_lo[c]);
+        mx = fmax(mx, lanes_hi[c]);
+        finite += (IDX)lanes_finite[c];
+    }
+    nonfinite = (T)((i - start) - finite);
+#endif
+    for (; i < end; i += HIST_LOCAL) {
         const T v = x[x_off + i];
         if (isfinite(v)) {
             mn = fmin(mn, v);
@@ -137,7 +184,41 @@ kernel void hist_bins(global const T* restrict x, IDX x_off, IDX n, IDX block, g
     const uint copy = lid % HIST_COPIES;
     IDX start, end;
     hist_block(n, block, &start, &end);
-    for (IDX i = start + lid; i < end; i += HIST_LOCAL) {
+    IDX i = start + lid;
+#if HIST_VECTOR > 1
+    {
+#pragma OPENCL FP_CONTRACT OFF
+        // uniform_bin and the integer rule lane by lane; a lane that is not finite gets bin −1 (not counted)
+        const T denom = last - first;
+        const T step = denom / (T)nbins;
+        const VI top = (VI)((VK)nbins - 1);
+        for (; i + HIST_VECTOR <= end; i += HIST_VECTOR) {
+            const VT v = VLOAD(0, x + x_off + i);
+            VI k;
+            if (integers) {
+                const VT offset = v - mn;
+                k = select((VI)((VK)nbins), TO_VI(offset), offset < (VT)((T)nbins));
+            } else {
+                k = clamp(TO_VI(((v - first) / denom) * (VT)((T)nbins)), (VI)(0), top);
+                k += (k > (VI)(0)) & (v < TO_VT(k) * step + first);
+                const VT upper = select(TO_VT(k + (VI)(1)) * step + first, (VT)(last), k + (VI)(1) >= (VI)((VK)nbins));
+                k -= (k < top) & (v >= upper);
+            }
+            k = select(k, (VI)(-1), isfinite(v) == (VI)(0));
+            VK bins[HIST_VECTOR];
+            VSTORE(k, 0, bins);
+            for (int c = 0; c < HIST_VECTOR; c++) {
+                const VK b = bins[c];
+                if (b >= 0 && b < LOCAL_BINS) {
+                    COUNT_LOCAL(hist[b * HIST_COPIES + copy]);
+                } else if (b >= 0 && b < (VK)nbins) {
+                    atomic_inc(&counts[b]);
+                }
+            }
+        }
+    }
+#endif
+    for (; i < end; i += HIST_LOCAL) {
         const T v = x[x_off + i];
         if (!isfinite(v)) continue; // the host refuses the image
         // A value off the integer range is not counted: the host sees the total fall short and refuses.

@@ -186,6 +186,12 @@ impl HistogramLayout {
         HistogramLayout { groups, work_items, copies, local_bins }
     }
 
+    /// Values a work-item reads at once: groups of one item (CPUs) read 8 as an OpenCL vector, which PoCL turns
+    /// into SIMD code; wider groups read one per item (their neighbours read the next ones).
+    fn vector_width(&self) -> usize {
+        if self.work_items == 1 { CPU_VECTOR } else { 1 }
+    }
+
     /// The elements of one group's block: a multiple of its work-items, so their reads stay aligned.
     fn block(&self, len: usize) -> usize {
         len.div_ceil(self.groups).div_ceil(self.work_items).max(1) * self.work_items
@@ -278,6 +284,8 @@ const GPU_GROUP: usize = 256;
 const GPU_LOCAL_BYTES: usize = 32 << 10;
 /// A CPU's local memory is its cache: 256 KiB holds the 65536 counters of a 16-bit image.
 const CPU_LOCAL_BYTES: usize = 256 << 10;
+/// Values a one-item group reads at once.
+const CPU_VECTOR: usize = 8;
 /// The most copies of a local histogram: one per lane of a 32-wide warp.
 const MAX_COPIES: usize = 32;
 /// Work-items of the small kernels (the results copy and the mask).
@@ -460,12 +468,13 @@ impl<T: RealElement> Process for ThresholdValue<T> {
 fn threshold_program<T: RealElement>(app: &ClApp, index: IndexType, layout: &HistogramLayout) -> Result<Program> {
     // Li's sums accumulate in double where the device has it (LI_FP64), else in float.
     let options = format!(
-        "{} -DIDX={} -DHIST_LOCAL={} -DHIST_COPIES={} -DLOCAL_BINS={} -DLI_FP64={}",
+        "{} -DIDX={} -DHIST_LOCAL={} -DHIST_COPIES={} -DLOCAL_BINS={} -DHIST_VECTOR={} -DLI_FP64={}",
         T::build_options(),
         index.cl_type(),
         layout.work_items,
         layout.copies,
         layout.local_bins,
+        layout.vector_width(),
         u8::from(app.device().fp64)
     );
     app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)
