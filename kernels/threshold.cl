@@ -50,6 +50,14 @@
 #define VSTORE CAT(vstore, HIST_VECTOR)
 #define TO_VI CAT(convert_, VI)
 #define TO_VT CAT(convert_, VT)
+// The lanes of `vec` (of element type `type`) folded into `out` by `fold`, in lane order.
+#define LANES_FOLD(vec, type, fold, out)                                                                               \
+    do {                                                                                                               \
+        type lanes_[HIST_VECTOR];                                                                                      \
+        VSTORE(vec, 0, lanes_);                                                                                        \
+        for (int c_ = 0; c_ < HIST_VECTOR; c_++) out = fold(out, lanes_[c_]);                                          \
+    } while (0)
+#define LANE_ADD(a, b) ((a) + (b))
 #endif
 
 // The first element of this group's block and the end of it.
@@ -75,17 +83,10 @@ kernel void hist_range(global const T* restrict x, IDX x_off, IDX n, IDX block, 
         vmx = fmax(vmx, select((VT)(-INFINITY), v, ok));
         vfinite -= ok;
     }
-    T lanes_lo[HIST_VECTOR], lanes_hi[HIST_VECTOR];
-    VK lanes_finite[HIST_VECTOR];
-    VSTORE(vmn, 0, lanes_lo);
-    VSTORE(vmx, 0, lanes_hi);
-    VSTORE(vfinite, 0, lanes_finite);
     IDX finite = 0;
-    for (int c = 0; c < HIST_VECTOR; c++) {
-        mn = fmin(mn, lanes_lo[c]);
-        mx = fmax(mx, lanes_hi[c]);
-        finite += (IDX)lanes_finite[c];
-    }
+    LANES_FOLD(vmn, T, fmin, mn);
+    LANES_FOLD(vmx, T, fmax, mx);
+    LANES_FOLD(vfinite, VK, LANE_ADD, finite);
     nonfinite = (T)((i - start) - finite);
 #endif
     for (; i < end; i += HIST_LOCAL) {
@@ -252,6 +253,10 @@ kernel void hist_bins(global const T* restrict x, IDX x_off, IDX n, IDX block, g
 #else
 #define LI_ACC float
 #endif
+#if HIST_VECTOR > 1
+#define VA CAT(LI_ACC, HIST_VECTOR)
+#define TO_VA CAT(convert_, VA)
+#endif
 
 // v as the pair (the T nearest v, what is left) at p[0], p[1].
 inline void li_put(global T* p, LI_ACC v) {
@@ -285,7 +290,28 @@ kernel void li_range(global const T* restrict x, IDX x_off, IDX n, IDX block, gl
     hist_block(n, block, &start, &end);
     T mn = INFINITY, mx = -INFINITY;
     ulong f = 0, q = 0, p = 0, m = 0;
-    for (IDX i = start + lid; i < end; i += HIST_LOCAL) {
+    IDX i = start + lid;
+#if HIST_VECTOR > 1
+    VT vmn = (VT)(INFINITY), vmx = (VT)(-INFINITY);
+    VI vf = (VI)(0), vq = (VI)(0), vp = (VI)(0), vm = (VI)(0);
+    for (; i + HIST_VECTOR <= end; i += HIST_VECTOR) {
+        const VT v = VLOAD(0, x + x_off + i);
+        const VI ok = isfinite(v), infinite = isinf(v);
+        vmn = fmin(vmn, select((VT)(INFINITY), v, ok));
+        vmx = fmax(vmx, select((VT)(-INFINITY), v, ok));
+        vf -= ok;
+        vq -= isnan(v);
+        vp -= infinite & (v > (VT)(0));
+        vm -= infinite & (v < (VT)(0));
+    }
+    LANES_FOLD(vmn, T, fmin, mn);
+    LANES_FOLD(vmx, T, fmax, mx);
+    LANES_FOLD(vf, VK, LANE_ADD, f);
+    LANES_FOLD(vq, VK, LANE_ADD, q);
+    LANES_FOLD(vp, VK, LANE_ADD, p);
+    LANES_FOLD(vm, VK, LANE_ADD, m);
+#endif
+    for (; i < end; i += HIST_LOCAL) {
         const T v = x[x_off + i];
         if (isfinite(v)) {
             mn = fmin(mn, v);
@@ -339,7 +365,24 @@ kernel void li_mean(global const T* restrict x, IDX x_off, IDX n, IDX block, T m
     hist_block(n, block, &start, &end);
     LI_ACC sum = 0;
     T gap = INFINITY;
-    for (IDX i = start + lid; i < end; i += HIST_LOCAL) {
+    IDX i = start + lid;
+#if HIST_VECTOR > 1
+    VA vsum = (VA)(0);
+    VT vgap = (VT)(INFINITY);
+    // strictly before the end: the last lane's neighbour is read too
+    for (; i + HIST_VECTOR < end; i += HIST_VECTOR) {
+        const VT v = VLOAD(0, x + x_off + i);
+        const VT w = VLOAD(0, x + x_off + i + 1);
+        const VI ok = isfinite(v);
+        const VT s = v - (VT)(mn);
+        vsum += TO_VA(select((VT)(0), s, ok));
+        const VT d = fabs((w - (VT)(mn)) - s);
+        vgap = fmin(vgap, select((VT)(INFINITY), d, ok & isfinite(w) & (d > (VT)(0))));
+    }
+    LANES_FOLD(vsum, LI_ACC, LANE_ADD, sum);
+    LANES_FOLD(vgap, T, fmin, gap);
+#endif
+    for (; i < end; i += HIST_LOCAL) {
         const T v = x[x_off + i];
         if (!isfinite(v)) continue;
         const T s = v - mn;
@@ -374,7 +417,24 @@ kernel void li_split(global const T* restrict x, IDX x_off, IDX n, IDX block, T 
     hist_block(n, block, &start, &end);
     LI_ACC up = 0, down = 0;
     ulong c = 0;
-    for (IDX i = start + lid; i < end; i += HIST_LOCAL) {
+    IDX i = start + lid;
+#if HIST_VECTOR > 1
+    VA vup = (VA)(0), vdown = (VA)(0);
+    VI vc = (VI)(0);
+    for (; i + HIST_VECTOR <= end; i += HIST_VECTOR) {
+        const VT v = VLOAD(0, x + x_off + i);
+        // a lane that is not finite adds 0 to the sum below and counts above in no lane
+        const VT s = select((VT)(0), v - (VT)(mn), isfinite(v));
+        const VI upper = isfinite(v) & (s > (VT)(t));
+        vup += TO_VA(select((VT)(0), s, upper));
+        vdown += TO_VA(select(s, (VT)(0), upper));
+        vc -= upper;
+    }
+    LANES_FOLD(vup, LI_ACC, LANE_ADD, up);
+    LANES_FOLD(vdown, LI_ACC, LANE_ADD, down);
+    LANES_FOLD(vc, VK, LANE_ADD, c);
+#endif
+    for (; i < end; i += HIST_LOCAL) {
         const T v = x[x_off + i];
         if (!isfinite(v)) continue;
         const T s = v - mn;
