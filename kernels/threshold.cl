@@ -471,8 +471,19 @@ kernel void hist_results(global const T* restrict header, global T* restrict y, 
 }
 
 // y = above where x > t[0] (the threshold a search wrote), else below: `image > threshold_otsu(image)`.
-kernel void threshold_mask(global const T* restrict x, IDX x_off, IDX n, global const T* restrict t, IDX t_off,
-                           global T* restrict y, IDX y_off, T above, T below) {
+// Each group one contiguous block, as the histogram passes (a grid-stride loop sends each of PoCL's work-items
+// through the whole image a page apart: 919 ms against 31 for 8192² floats on the 2-core PoCL).
+kernel void threshold_mask(global const T* restrict x, IDX x_off, IDX n, IDX block, global const T* restrict t,
+                           IDX t_off, global T* restrict y, IDX y_off, T above, T below) {
     const T threshold = t[t_off];
-    for (IDX i = get_global_id(0); i < n; i += get_global_size(0)) y[y_off + i] = x[x_off + i] > threshold ? above : below;
+    IDX start, end;
+    hist_block(n, block, &start, &end);
+    IDX i = start + get_local_id(0);
+#if HIST_VECTOR > 1
+    for (; i + HIST_VECTOR <= end; i += HIST_VECTOR) {
+        const VT v = VLOAD(0, x + x_off + i);
+        VSTORE(select((VT)(below), (VT)(above), v > (VT)(threshold)), 0, y + y_off + i);
+    }
+#endif
+    for (; i < end; i += HIST_LOCAL) y[y_off + i] = x[x_off + i] > threshold ? above : below;
 }

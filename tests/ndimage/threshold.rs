@@ -202,3 +202,29 @@ fn li_answers_scikit_images_special_cases() {
         assert!(got[0] == reference || (got[0].is_nan() && reference.is_nan()), "{values:?}: {got:?} vs {reference}");
     }
 }
+
+/// ThresholdMask on every layout (its pass shares the image as the search's do): `image > skimage's threshold`,
+/// pixel for pixel, for Otsu on a float32 and a uint8 image and Li on the image with NaN and infinities.
+#[test]
+fn masks_equal_image_above_skimages_threshold_on_every_layout() {
+    let want = expected();
+    for (name, key, method) in [
+        ("f32_37x45", "otsu", ThresholdMethod::Otsu),
+        ("u8_37x45", "otsu", ThresholdMethod::Otsu),
+        ("f32_nan_inf_23x25", "li", ThresholdMethod::Li),
+    ] {
+        let (values, integers) = image(name);
+        let reference: f64 = want[name][key][0].as_str().unwrap().parse().unwrap();
+        let expected_mask = values.mapv(|v| if v > reference { 1.0 } else { 0.0 });
+        for layout in layouts() {
+            let bins = integers.map_or(HistogramBins::Uniform(256), HistogramBins::Integers);
+            let mut params = ThresholdParams::new(method).bins(bins);
+            if let Some(layout) = layout {
+                params = params.layout(layout);
+            }
+            let x = XData::<f32>::from_ndarray(app(), &values.mapv(|v| v as f32)).unwrap();
+            let mask = cliper::ThresholdMask::apply(&x, params, (1.0, 0.0)).unwrap().to_ndarray().unwrap();
+            assert_eq!(mask.mapv(f64::from), expected_mask, "{name} {key} {layout:?}");
+        }
+    }
+}

@@ -288,10 +288,8 @@ const CPU_LOCAL_BYTES: usize = 256 << 10;
 const CPU_VECTOR: usize = 8;
 /// The most copies of a local histogram: one per lane of a 32-wide warp.
 const MAX_COPIES: usize = 32;
-/// Work-items of the small kernels (the results copy and the mask).
+/// Work-items of the results copy.
 const GROUP: usize = 64;
-/// At most this many work-groups share the mask pass.
-const MAX_GROUPS: usize = 256;
 /// The header the range merge writes before the thresholds: min, max, first value, non-finite count.
 const HEADER: usize = 4;
 /// The most bins a histogram may have (the 65536 of a 16-bit integer image).
@@ -678,6 +676,8 @@ struct MaskPlan<T: RealElement> {
     finder: ThresholdValue<T>,
     threshold: XData<T>,
     kernel: Kernel,
+    /// The search's layout: the mask pass shares the image among groups as its passes do.
+    layout: HistogramLayout,
     index: IndexType,
 }
 
@@ -735,29 +735,29 @@ impl<T: RealElement> Process for ThresholdMask<T> {
         let layout = finder.plan.get("ThresholdMask")?.layout();
         let program = threshold_program::<T>(self.input.app(), index, &layout)?;
         let kernel = program.kernel("threshold_mask")?.owned_by("ThresholdMask");
-        self.plan.set(MaskPlan { finder, threshold, kernel, index });
+        self.plan.set(MaskPlan { finder, threshold, kernel, layout, index });
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
         let plan = self.plan.get("ThresholdMask")?;
         plan.finder.launch()?;
-        let idx = plan.index;
+        let (idx, layout) = (plan.index, plan.layout);
         let n = self.input.len();
-        let groups = n.div_ceil(GROUP * 64).clamp(1, MAX_GROUPS);
         plan.kernel
             .launch()
             .input("x", &self.input)
             .index("x_off", idx, self.input.offset() as u64)
             .index("n", idx, n as u64)
+            .index("block", idx, layout.block(n) as u64)
             .input("t", &plan.threshold)
             .index("t_off", idx, plan.threshold.offset() as u64)
             .output("y", &self.output)
             .index("y_off", idx, self.output.offset() as u64)
             .scalar("above", self.values.0)
             .scalar("below", self.values.1)
-            .global(&[groups * GROUP])
-            .local(&[GROUP])
+            .global(&[layout.groups * layout.work_items])
+            .local(&[layout.work_items])
             .work((2 * n * std::mem::size_of::<T>()) as u64, n as u64)
             .enqueue()
     }
