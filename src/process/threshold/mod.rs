@@ -422,7 +422,7 @@ impl<T: RealElement> Process for ThresholdValue<T> {
             None => HistogramLayout::for_device(app.device(), self.input.len(), nbins),
         };
         layout.check(app.device(), self.params.capacity())?;
-        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
+        let index = pass_index(&self.input, &self.output, &layout);
         let program = threshold_program::<T>(&app, index, &layout)?;
         if iterates {
             self.plan.set(Plan::Li(LiPlan::new(&app, &program, layout, index)?));
@@ -460,6 +460,13 @@ impl<T: RealElement> Process for ThresholdValue<T> {
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
     }
+}
+
+/// The index type of passes over `input` (and `output`) in `layout`'s blocks, whose starts run past the image's
+/// end by up to a block (and a vector) in the last groups.
+fn pass_index<T: RealElement>(input: &XData<T>, output: &XData<T>, layout: &HistogramLayout) -> IndexType {
+    let reach = (layout.groups * layout.block(input.len()) + CPU_VECTOR) as u64;
+    index_type_for(&[input.layout(), output.layout()], &[reach])
 }
 
 /// threshold.cl built for `T`, the index type and the histogram layout (its sizes are compile-time constants).
@@ -730,9 +737,9 @@ impl<T: RealElement> Process for ThresholdMask<T> {
         let threshold = XData::zeros(self.input.app(), &[1])?;
         let mut finder = ThresholdValue::new(&self.input, &threshold, self.params);
         finder.init()?;
-        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
         // The search's own program (its layout's options), so the mask costs no second build.
         let layout = finder.plan.get("ThresholdMask")?.layout();
+        let index = pass_index(&self.input, &self.output, &layout);
         let program = threshold_program::<T>(self.input.app(), index, &layout)?;
         let kernel = program.kernel("threshold_mask")?.owned_by("ThresholdMask");
         self.plan.set(MaskPlan { finder, threshold, kernel, layout, index });
