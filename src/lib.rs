@@ -150,7 +150,7 @@ pub use process::resample::{
 };
 pub use process::solve::{CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal, TvAdmm, TvParams};
 pub use process::threshold::{
-    HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdStrategy, ThresholdValue,
+    HistogramBins, HistogramLayout, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdStrategy, ThresholdValue,
 };
 pub use process::wavelet::{
     BartShifts, ShapedWaveletParams, Wavelet, WaveletParams, WaveletStrategy, WaveletThreshold,
@@ -190,7 +190,8 @@ pub mod prelude {
     pub use crate::process::resample::*;
     pub use crate::process::solve::*;
     pub use crate::process::threshold::{
-        HistogramBins, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdStrategy, ThresholdValue,
+        HistogramBins, HistogramLayout, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdStrategy,
+        ThresholdValue,
     };
     pub use crate::process::wavelet::*;
     pub use crate::process::{KernelTiming, Pipeline, Prepared, Process, Report};

@@ -1,7 +1,9 @@
 """cliper.filters against scikit-image 0.26 (the reference computed here): Otsu, Yen, triangle and multi-Otsu
 thresholds of float32, float64, uint8, uint16, int16 and int64 images of odd shapes. Each threshold is a bin
 centre that cliper computes in the image's type as numpy does, so it must EQUAL scikit-image's (a wrong bin is off
-by a whole bin width), in the same numpy type."""
+by a whole bin width), in the same numpy type. Li's threshold (no bins) must lie within 16 ε · max|x| of
+scikit-image's (numpy's pairwise sums in the image's type against cliper's in double), in the same type, and split
+the image as scikit-image's does."""
 
 import numpy as np
 import pytest
@@ -78,3 +80,28 @@ def test_refusals_name_the_problem():
         filters.threshold_multiotsu(two, classes=3)
     with pytest.raises(NotImplementedError, match="hist="):
         filters.threshold_otsu(hist=np.ones(5))
+
+
+@pytest.mark.parametrize("name", sorted(IMAGES))
+def test_li_equals_skimage_within_rounding_and_splits_alike(name):
+    image = IMAGES[name]()
+    got = filters.threshold_li(image)
+    want = sk.threshold_li(image)
+    assert type(got) is type(want), (name, type(got), type(want))
+    epsilon = np.finfo(image.dtype if image.dtype.kind == "f" else np.float64).eps
+    assert abs(float(got) - float(want)) <= 16 * epsilon * float(np.abs(image).max()), (name, got, want)
+    assert np.array_equal(image > got, image > want), name
+
+
+def test_li_leaves_nan_out_and_answers_skimages_special_cases():
+    image = IMAGES["f32_37x45"]()
+    image[3, 4] = np.nan
+    image[5, 6] = np.inf
+    got, want = filters.threshold_li(image), sk.threshold_li(image)
+    assert type(got) is type(want) and abs(got - want) <= 16 * np.finfo(np.float32).eps * 2, (got, want)
+    for special in (np.array([np.nan, np.nan]), np.array([np.nan, 2.5, 2.5], np.float32),
+                    np.array([np.inf, -np.inf, np.nan]), np.full((2, 3), 7, np.uint8)):
+        got, want = filters.threshold_li(special), sk.threshold_li(special)
+        assert type(got) is type(want) and (got == want or (np.isnan(got) and np.isnan(want))), (special, got, want)
+    with pytest.raises(NotImplementedError, match="initial_guess="):
+        filters.threshold_li(image, initial_guess=0.5)

@@ -116,3 +116,44 @@ fn threshold_by_method_equals_image_above_skimages_threshold_as_command_and_step
     let multi = fails(&["threshold", s(&fixture("u8_37x45")), s(&dir.join("no.npy")), "--method", "multiotsu"], 1);
     assert!(multi.contains("multiotsu") && !dir.join("no.npy").exists(), "{multi}");
 }
+
+/// `threshold-value --method li` and `threshold --method li` on the fixtures, against skimage's threshold_li.
+/// The value: within 16 ε · max|x| of skimage's, ε of the type the result is saved in (the library's test
+/// explains the bound: numpy's pairwise sums against ours; integer images' float64 result saved as float32
+/// rounds within it too). The mask: `image > skimage's threshold`, pixel for pixel. The image with NaN and
+/// infinities is taken as skimage takes it (they are left out), where the other methods refuse it.
+#[test]
+fn li_threshold_and_mask_equal_scikit_image() {
+    let dir = scratch("threshold-li");
+    let want = expected();
+    for name in [
+        "f32_37x45",
+        "f64_13x17x11",
+        "u8_37x45",
+        "u16_29x31",
+        "i16_23x19",
+        "f32_nan_inf_23x25",
+        "f32_li_steps_19x21",
+        "f32_li_interleaved_19x21",
+    ] {
+        let input = fixture(name);
+        let out = dir.join(format!("{name}-t.npy"));
+        ok(&["threshold-value", s(&input), "--method", "li", "-o", s(&out)]);
+        let epsilon = match cliper::read_file(&out).unwrap() {
+            cliper::HostArray::F32(_) => f64::from(f32::EPSILON),
+            _ => f64::EPSILON,
+        };
+        let got = f32s(&out)[[0]];
+        let reference: f64 = want[name]["li"][0].as_str().unwrap().parse().unwrap();
+        let image = values(&input);
+        let largest = image.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!((got - reference).abs() <= 16.0 * epsilon * largest, "{name}: {got} vs skimage {reference}");
+
+        let masked = dir.join(format!("{name}-mask.npy"));
+        ok(&["threshold", s(&input), s(&masked), "--method", "li"]);
+        assert_eq!(f32s(&masked), mask(&image, reference), "{name}");
+    }
+    // Printed when no file is named.
+    let printed = ok(&["threshold-value", s(&fixture("f32_li_steps_19x21")), "--method", "li"]);
+    assert!(printed.contains("102.96578"), "{printed}");
+}

@@ -174,7 +174,7 @@ pub struct ThresholdArgs {
     #[arg(long, allow_negative_numbers = true, required_unless_present = "method", conflicts_with = "method")]
     #[serde(default)]
     pub value: Option<f64>,
-    /// Or the method that finds it from the image (scikit-image's): otsu, yen or triangle.
+    /// Or the method that finds it from the image (scikit-image's): otsu, yen, triangle or li.
     #[arg(long)]
     #[serde(default)]
     pub method: Option<MethodName>,
@@ -213,12 +213,13 @@ impl Named for ThresholdArgs {
     const NAME: &'static str = "threshold";
     fn check(&self) -> Result<()> {
         match (self.value, self.method) {
-            (Some(_), Some(_)) | (None, None) => {
-                Err(Error::invalid(Self::NAME, "give either a value or a method (otsu, yen, triangle), one of them"))
-            }
+            (Some(_), Some(_)) | (None, None) => Err(Error::invalid(
+                Self::NAME,
+                "give either a value or a method (otsu, yen, triangle, li), one of them",
+            )),
             (None, Some(MethodName::Multiotsu)) => Err(Error::invalid(
                 Self::NAME,
-                "multiotsu gives several thresholds: a two-valued mask takes otsu, yen or triangle",
+                "multiotsu gives several thresholds: a two-valued mask takes otsu, yen, triangle or li",
             )),
             _ => self.finder().map_or(Ok(()), |f| f.check()),
         }

@@ -14,7 +14,8 @@ use std::str::FromStr;
 /// ```
 /// use cliper::chain::MethodName;
 /// assert_eq!("multiotsu".parse::<MethodName>()?, MethodName::Multiotsu);
-/// assert!("li".parse::<MethodName>().unwrap_err().to_string().contains("otsu, yen, triangle or multiotsu"));
+/// assert_eq!("li".parse::<MethodName>()?, MethodName::Li);
+/// assert!("isodata".parse::<MethodName>().unwrap_err().to_string().contains("otsu, yen, triangle, multiotsu or li"));
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -28,6 +29,8 @@ pub enum MethodName {
     Triangle,
     /// `threshold_multiotsu`.
     Multiotsu,
+    /// `threshold_li`.
+    Li,
 }
 
 impl FromStr for MethodName {
@@ -38,9 +41,10 @@ impl FromStr for MethodName {
             "yen" => Ok(MethodName::Yen),
             "triangle" => Ok(MethodName::Triangle),
             "multiotsu" => Ok(MethodName::Multiotsu),
+            "li" => Ok(MethodName::Li),
             other => Err(Error::invalid(
                 ThresholdValueArgs::NAME,
-                format!("unknown method `{other}`: otsu, yen, triangle or multiotsu"),
+                format!("unknown method `{other}`: otsu, yen, triangle, multiotsu or li"),
             )),
         }
     }
@@ -72,7 +76,7 @@ fn integer_bins(dtype: Dtype) -> Option<usize> {
 }
 
 /// scikit-image's automatic threshold of an image (skimage.filters.threshold_otsu, _yen, _triangle,
-/// _multiotsu): printed, or saved with -o.
+/// _multiotsu, _li): printed, or saved with -o.
 ///
 /// ```
 /// let step: cliper::chain::Op = toml::from_str("op = 'threshold-value'\nmethod = 'otsu'")?;
@@ -84,11 +88,13 @@ fn integer_bins(dtype: Dtype) -> Option<usize> {
     long_about = None,
     after_help = "Examples:\n  cliper threshold-value data/phantom_256.png --method otsu\n  cliper threshold-value ct.nii.gz --method multiotsu --classes 3 -o out/levels.npy\n\nThe histogram is scikit-image's: NBINS uniform bins over the image's range for float images; one bin per \
     integer from the minimum to the maximum for 8- and 16-bit integer images (NBINS is then ignored, as scikit-image \
-    ignores it). The threshold is a bin centre; skimage's users write `image > threshold`."
+    ignores it). The threshold is a bin centre; skimage's users write `image > threshold`. Li's method uses no bins: \
+    it iterates over a float image's values (NaN left out, as scikit-image leaves them), over an integer image's \
+    histogram."
 )]
 #[serde(deny_unknown_fields)]
 pub struct ThresholdValueArgs {
-    /// otsu, yen, triangle or multiotsu.
+    /// otsu, yen, triangle, multiotsu or li.
     #[arg(long, default_value = "otsu")]
     pub method: MethodName,
     /// The number of histogram bins of a float image.
@@ -123,6 +129,7 @@ impl ThresholdValueArgs {
             MethodName::Yen => ThresholdMethod::Yen,
             MethodName::Triangle => ThresholdMethod::Triangle,
             MethodName::Multiotsu => ThresholdMethod::MultiOtsu { classes: self.classes },
+            MethodName::Li => ThresholdMethod::Li,
         };
         let bins = match self.integer_type.and_then(integer_bins) {
             Some(n) => HistogramBins::Integers(n),

@@ -1,14 +1,18 @@
-//! Automatic thresholds (the threshold family): [`ThresholdValue`] finds scikit-image's Otsu, Yen, triangle and
-//! multi-Otsu thresholds of an image. The histogram is built on the device in one pass over the image after a
-//! range pass (kernels: `kernels/threshold.cl`); the search over its bins (256 by default) runs on the host
-//! (`search.rs`), in a host command that maps the counts — a few kilobytes — and writes the thresholds back.
+//! Automatic thresholds (the threshold family): [`ThresholdValue`] finds scikit-image's Otsu, Yen, triangle,
+//! multi-Otsu and Li thresholds of an image. The histogram is built on the device in one pass over the image after a
+//! range pass (kernels: `kernels/threshold.cl`), each work-group counting its block of the image into histograms in
+//! local memory ([`HistogramLayout`]); the search over its bins (256 by default) runs on the host (`search.rs`), in
+//! a host command that maps the counts — a few kilobytes — and writes the thresholds back. Li's method on a float
+//! image uses no histogram: it iterates over the values, a pass per step (`li.rs`).
 
+mod li;
 mod search;
 
+pub use li::li_of_histogram;
 pub use search::{Histogram, multiotsu, otsu, triangle, yen};
 
-use crate::app::Kernel;
 use crate::app::ffi::{self, Region};
+use crate::app::{ClApp, DeviceInfo, DeviceKind, Kernel, Program};
 use crate::data::{HostCommand, XData};
 use crate::element::{Element, RealElement};
 use crate::error::{Error, Result};
@@ -16,6 +20,7 @@ use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
+use li::LiPlan;
 use num_complex::Complex64;
 use std::sync::Arc;
 
@@ -29,6 +34,9 @@ use std::sync::Arc;
 /// assert_eq!(ThresholdValue::apply(&m, ThresholdParams::new(ThresholdMethod::Otsu))?.to_vec()?, vec![3.001953125]);
 /// let three = ThresholdMethod::MultiOtsu { classes: 3 };
 /// assert_eq!(ThresholdValue::apply(&m, ThresholdParams::new(three))?.len(), three.count());
+/// // skimage.filters.threshold_li(np.arange(1, 7, dtype=np.float32)) is 3.1640425 (no bins: Li iterates)
+/// let li = ThresholdValue::apply(&m, ThresholdParams::new(ThresholdMethod::Li))?.to_vec()?;
+/// assert!((li[0] - 3.1640425).abs() <= 2.0 * f32::EPSILON * 6.0);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +52,11 @@ pub enum ThresholdMethod {
         /// The number of classes (2 or more).
         classes: usize,
     },
+    /// `threshold_li`: Li's iterative minimum cross-entropy, with scikit-image's default tolerance and start (the
+    /// mean). A float image is iterated over its values (a pass over the image per step; no bins), an integer
+    /// image ([`HistogramBins::Integers`]) over its histogram, as scikit-image does. NaN values are left out,
+    /// as scikit-image leaves them, and infinities too.
+    Li,
 }
 
 impl ThresholdMethod {
@@ -91,18 +104,32 @@ pub struct ThresholdParams {
     pub method: ThresholdMethod,
     /// The binning.
     pub bins: HistogramBins,
+    /// Forces how the passes share the image (for tuning and tests: a GPU's layout runs on a CPU too); `None`:
+    /// [`HistogramLayout::for_device`].
+    pub layout: Option<HistogramLayout>,
 }
 
 impl ThresholdParams {
     /// `method` over scikit-image's default 256 uniform bins.
     pub fn new(method: ThresholdMethod) -> ThresholdParams {
-        ThresholdParams { method, bins: HistogramBins::Uniform(256) }
+        ThresholdParams { method, bins: HistogramBins::Uniform(256), layout: None }
     }
 
     /// The same method with another binning.
     pub fn bins(mut self, bins: HistogramBins) -> ThresholdParams {
         self.bins = bins;
         self
+    }
+
+    /// The same method with the passes' layout forced.
+    pub fn layout(mut self, layout: HistogramLayout) -> ThresholdParams {
+        self.layout = Some(layout);
+        self
+    }
+
+    /// Li over a float image's values (no histogram).
+    fn iterates(&self) -> bool {
+        self.method == ThresholdMethod::Li && matches!(self.bins, HistogramBins::Uniform(_))
     }
 
     fn capacity(&self) -> usize {
@@ -112,19 +139,121 @@ impl ThresholdParams {
     }
 }
 
-/// What [`ThresholdValue`] planned: the bins it counts and the work-groups of its passes over the image.
+/// How the range and binning passes share the image among work-groups, each counting into histograms in local
+/// memory that it adds to the global counts at the end ([`HistogramLayout::for_device`] chooses;
+/// [`ThresholdParams::layout`] forces one, for tuning and tests).
 ///
 /// ```
-/// use cliper::{HistogramBins, ThresholdStrategy};
-/// let s = ThresholdStrategy { bins: HistogramBins::Integers(256), groups: 3 };
-/// assert_eq!(s.to_string(), "256 bins (one per integer) counted by 3 work-groups of 64 (global atomics); search on the host");
+/// use cliper::{ClApp, HistogramLayout};
+/// let app = ClApp::new()?;
+/// let layout = HistogramLayout::for_device(app.device(), 4096 * 4096, 256);
+/// assert!(layout.groups >= 1 && layout.local_bins <= 256 && layout.copies <= layout.work_items);
+/// let gpu_like = HistogramLayout { groups: 8, work_items: 256, copies: 32, local_bins: 256 };
+/// assert_eq!(gpu_like.to_string(), "8 work-groups of 256 into 32 local copies");
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistogramLayout {
+    /// Work-groups of the range and binning passes, each reading one contiguous block of the image.
+    pub groups: usize,
+    /// Work-items of a group, a power of two (1 on CPUs).
+    pub work_items: usize,
+    /// Copies of a group's local histogram, taken by work-item `i` as copy `i % copies`, so fewer items collide
+    /// on one counter.
+    pub copies: usize,
+    /// The bins a local histogram holds; higher bins are counted into the global counts directly.
+    pub local_bins: usize,
+}
+
+impl HistogramLayout {
+    /// How `len` values are best counted into `nbins` bins on `device`: GPUs get 8 groups of 256 per compute unit
+    /// (enough to hide memory latency) and up to 32 interleaved copies of the histogram in at most 32 KiB of
+    /// local memory; CPUs 16 groups of one work-item per core, each with one histogram (PoCL runs a group's items
+    /// in turn, so one item reads a contiguous stretch and counts without atomics). Small images get fewer
+    /// groups, so that clearing and merging the local histograms stays small beside the counting.
+    pub fn for_device(device: &DeviceInfo, len: usize, nbins: usize) -> HistogramLayout {
+        let nbins = nbins.max(1);
+        let cpu = device.kind == DeviceKind::Cpu;
+        let work_items = if cpu { 1 } else { GPU_GROUP.min(power_of_two_at_most(device.max_work_group_size)) };
+        let budget = if cpu { CPU_LOCAL_BYTES } else { GPU_LOCAL_BYTES }.min(device.local_mem_bytes as usize / 2);
+        let counters = (budget / 4).max(1);
+        let copies = power_of_two_at_most((counters / nbins).clamp(1, MAX_COPIES)).min(work_items);
+        let local_bins = nbins.min(counters / copies).max(1);
+        let per_unit = if cpu { 16 } else { 8 };
+        // A group reads at least 16 values per counter it clears and merges, and at least 16 per work-item.
+        let least = (16 * local_bins * copies).max(16 * work_items);
+        let groups = (device.compute_units as usize * per_unit).min(len.div_ceil(least)).max(1);
+        HistogramLayout { groups, work_items, copies, local_bins }
+    }
+
+    /// Values a work-item reads at once: groups of one item (CPUs) read 8 as an OpenCL vector, which PoCL turns
+    /// into SIMD code; wider groups read one per item (their neighbours read the next ones).
+    fn vector_width(&self) -> usize {
+        if self.work_items == 1 { CPU_VECTOR } else { 1 }
+    }
+
+    /// The elements of one group's block: a multiple of its work-items, so their reads stay aligned.
+    fn block(&self, len: usize) -> usize {
+        len.div_ceil(self.groups).div_ceil(self.work_items).max(1) * self.work_items
+    }
+
+    /// Refuses a layout the kernels cannot run on `device` with `nbins` bins.
+    fn check(&self, device: &DeviceInfo, nbins: usize) -> Result<()> {
+        let local_bytes = self.local_bins.saturating_mul(self.copies).saturating_mul(4);
+        let problem = if self.groups == 0 || self.copies == 0 || self.local_bins == 0 {
+            Some("groups, copies and local bins must be at least 1".to_string())
+        } else if !self.work_items.is_power_of_two() || self.work_items > device.max_work_group_size {
+            Some(format!("work-items must be a power of two up to {}", device.max_work_group_size))
+        } else if self.copies > self.work_items || self.local_bins > nbins {
+            Some(format!("at most {} copies and {nbins} local bins", self.work_items))
+        } else if local_bytes > device.local_mem_bytes as usize {
+            Some(format!("{local_bytes} bytes of local memory, the device has {}", device.local_mem_bytes))
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => Err(Error::invalid("ThresholdValue", format!("histogram layout {self:?}: {p}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for HistogramLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let copies =
+            if self.copies == 1 { "a local histogram".to_string() } else { format!("{} local copies", self.copies) };
+        write!(f, "{} work-groups of {} into {copies}", self.groups, self.work_items)
+    }
+}
+
+fn power_of_two_at_most(n: usize) -> usize {
+    if n == 0 { 1 } else { 1 << (usize::BITS - 1 - n.leading_zeros()) }
+}
+
+/// What [`ThresholdValue`] planned: the bins it counts and how its passes share the work.
+///
+/// ```
+/// use cliper::{HistogramBins, HistogramLayout, ThresholdMethod, ThresholdStrategy};
+/// let layout = HistogramLayout { groups: 1056, work_items: 256, copies: 32, local_bins: 256 };
+/// let s = ThresholdStrategy { method: ThresholdMethod::Otsu, bins: HistogramBins::Uniform(256), layout };
+/// assert_eq!(
+///     s.to_string(),
+///     "256 bins (uniform) counted by 1056 work-groups of 256 into 32 local copies; search on the host"
+/// );
+/// let layout = HistogramLayout { groups: 32, work_items: 1, copies: 1, local_bins: 8192 };
+/// let wide = ThresholdStrategy { method: ThresholdMethod::Yen, bins: HistogramBins::Integers(65536), layout };
+/// assert!(wide.to_string().ends_with("a local histogram, bins 8192 and up by global atomics; search on the host"));
+/// let li = ThresholdStrategy { method: ThresholdMethod::Li, ..s };
+/// assert!(li.to_string().starts_with("Li's iteration over the values: each step a pass of 1056 work-groups of 256"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThresholdStrategy {
+    /// The method.
+    pub method: ThresholdMethod,
     /// The binning.
     pub bins: HistogramBins,
-    /// Work-groups of the range and binning passes.
-    pub groups: usize,
+    /// The passes' work-groups and local histograms.
+    pub layout: HistogramLayout,
 }
 
 impl std::fmt::Display for ThresholdStrategy {
@@ -133,19 +262,35 @@ impl std::fmt::Display for ThresholdStrategy {
             HistogramBins::Uniform(n) => (n, "uniform"),
             HistogramBins::Integers(n) => (n, "one per integer"),
         };
-        write!(
-            f,
-            "{n} bins ({rule}) counted by {} work-groups of {GROUP} (global atomics); search on the host",
-            self.groups
-        )
+        if self.method == ThresholdMethod::Li && rule == "uniform" {
+            let layout = self.layout;
+            return write!(
+                f,
+                "Li's iteration over the values: each step a pass of {} work-groups of {}, its arithmetic on the host",
+                layout.groups, layout.work_items
+            );
+        }
+        write!(f, "{n} bins ({rule}) counted by {}", self.layout)?;
+        if self.layout.local_bins < n {
+            write!(f, ", bins {} and up by global atomics", self.layout.local_bins)?;
+        }
+        write!(f, "; search on the host")
     }
 }
 
-/// Work-items of a histogram work-group (`HIST_GROUP` in the kernels).
+/// Work-items of a GPU's histogram work-group.
+const GPU_GROUP: usize = 256;
+/// Local memory a GPU's group may take for its histograms: 32 KiB leaves room for several groups per unit.
+const GPU_LOCAL_BYTES: usize = 32 << 10;
+/// A CPU's local memory is its cache: 256 KiB holds the 65536 counters of a 16-bit image.
+const CPU_LOCAL_BYTES: usize = 256 << 10;
+/// Values a one-item group reads at once.
+const CPU_VECTOR: usize = 8;
+/// The most copies of a local histogram: one per lane of a 32-wide warp.
+const MAX_COPIES: usize = 32;
+/// Work-items of the results copy.
 const GROUP: usize = 64;
-/// At most this many work-groups share the range and binning passes.
-const MAX_GROUPS: usize = 256;
-/// The header the binning pass writes before the thresholds: min, max, first value, non-finite count.
+/// The header the range merge writes before the thresholds: min, max, first value, non-finite count.
 const HEADER: usize = 4;
 /// The most bins a histogram may have (the 65536 of a 16-bit integer image).
 const MAX_BINS: usize = 1 << 16;
@@ -172,16 +317,31 @@ pub struct ThresholdValue<T: RealElement> {
     plan: Prepared<Plan<T>>,
 }
 
-struct Plan<T: RealElement> {
+/// What `init` made: the histogram's passes and search, or Li's iteration over the values of a float image.
+enum Plan<T: RealElement> {
+    Histogram(HistogramPlan<T>),
+    Li(LiPlan<T>),
+}
+
+impl<T: RealElement> Plan<T> {
+    fn layout(&self) -> HistogramLayout {
+        match self {
+            Plan::Histogram(plan) => plan.layout,
+            Plan::Li(plan) => plan.layout(),
+        }
+    }
+}
+
+struct HistogramPlan<T: RealElement> {
     range: Kernel,
-    clear: Kernel,
+    merge: Kernel,
     bins: Kernel,
     results: Kernel,
     partials: XData<T>,
     /// The counts, as uint words in a float array (4 bytes an element).
     counts: XData<f32>,
     header: XData<T>,
-    groups: usize,
+    layout: HistogramLayout,
     index: IndexType,
 }
 
@@ -206,7 +366,11 @@ impl<T: RealElement> ThresholdValue<T> {
 
     /// After `init`, the bins and work-groups it planned.
     pub fn strategy(&self) -> Option<ThresholdStrategy> {
-        self.plan.as_ref().map(|plan| ThresholdStrategy { bins: self.params.bins, groups: plan.groups })
+        self.plan.as_ref().map(|plan| ThresholdStrategy {
+            method: self.params.method,
+            bins: self.params.bins,
+            layout: plan.layout(),
+        })
     }
 }
 
@@ -250,79 +414,47 @@ impl<T: RealElement> Process for ThresholdValue<T> {
             ));
         }
         let app = self.input.app().clone();
-        let groups = self.input.len().div_ceil(GROUP * 64).clamp(1, MAX_GROUPS);
-        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
-        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
-        let program = app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)?;
+        let iterates = self.params.iterates();
+        // Li's passes keep no histogram: plan them as one of a single bin.
+        let nbins = if iterates { 1 } else { self.params.capacity() };
+        let layout = match self.params.layout {
+            Some(forced) => forced,
+            None => HistogramLayout::for_device(app.device(), self.input.len(), nbins),
+        };
+        layout.check(app.device(), self.params.capacity())?;
+        let index = pass_index(&self.input, &self.output, &layout);
+        let program = threshold_program::<T>(&app, index, &layout)?;
+        if iterates {
+            self.plan.set(Plan::Li(LiPlan::new(&app, &program, layout, index)?));
+            return Ok(());
+        }
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by("ThresholdValue"));
         let header_len = HEADER + self.params.method.count();
-        self.plan.set(Plan {
+        self.plan.set(Plan::Histogram(HistogramPlan {
             range: k("hist_range")?,
-            clear: k("hist_clear")?,
+            merge: k("hist_range_merge")?,
             bins: k("hist_bins")?,
             results: k("hist_results")?,
-            partials: XData::uninit(&app, "ThresholdValue", &[3 * groups])?,
+            partials: XData::uninit(&app, "ThresholdValue", &[3 * layout.groups])?,
             counts: XData::uninit(&app, "ThresholdValue", &[self.params.capacity()])?,
             header: XData::zeros(&app, &[header_len])?,
-            groups,
+            layout,
             index,
-        });
+        }));
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        let plan = self.plan.get("ThresholdValue")?;
-        let (idx, n, x_off) = (plan.index, self.input.len() as u64, self.input.offset() as u64);
-        let nbins = self.params.capacity();
-        let global = [plan.groups * GROUP];
-        plan.range
-            .launch()
-            .input("x", &self.input)
-            .index("x_off", idx, x_off)
-            .index("n", idx, n)
-            .output("partials", &plan.partials)
-            .global(&global)
-            .local(&[GROUP])
-            .enqueue()?;
-        plan.clear
-            .launch()
-            .output("counts", &plan.counts)
-            .scalar("nbins", nbins as u32)
-            .global(&[nbins.div_ceil(GROUP) * GROUP])
-            .local(&[GROUP])
-            .enqueue()?;
-        plan.bins
-            .launch()
-            .input("x", &self.input)
-            .index("x_off", idx, x_off)
-            .index("n", idx, n)
-            .input("partials", &plan.partials)
-            .scalar("groups", plan.groups as u32)
-            .in_out("counts", &plan.counts)
-            .scalar("nbins", nbins as u32)
-            .scalar("integers", i32::from(matches!(self.params.bins, HistogramBins::Integers(_))))
-            .output("header", &plan.header)
-            .global(&global)
-            .local(&[GROUP])
-            .work((self.input.len() * std::mem::size_of::<T>()) as u64, 0)
-            .enqueue()?;
-        let refusal = search_on_host(plan, &self.params, self.input.len())?;
-        if let Some(refusal) = refusal {
-            let cause = Arc::new(refusal.clone());
-            plan.header.storage().poison("ThresholdValue", cause.clone());
-            self.output.storage().poison("ThresholdValue", cause);
-            return Err(refusal);
+        let done = match self.plan.get("ThresholdValue")? {
+            Plan::Histogram(plan) => plan.run(&self.input, &self.output, &self.params),
+            Plan::Li(plan) => plan.run(&self.input, &self.output),
+        };
+        // A refusal found on the way (a NaN for a histogram, an iteration that does not settle) marks the output,
+        // so that what reads it next fails with the cause instead of reading a stale value.
+        if let Err(refusal) = &done {
+            self.output.storage().poison("ThresholdValue", Arc::new(refusal.clone()));
         }
-        let count = self.params.method.count();
-        plan.results
-            .launch()
-            .input("header", &plan.header)
-            .output("y", &self.output)
-            .index("y_off", idx, self.output.offset() as u64)
-            .scalar("k", count as u32)
-            .global(&[count.div_ceil(GROUP) * GROUP])
-            .local(&[GROUP])
-            .enqueue()
+        done
     }
 
     fn is_initialized(&self) -> bool {
@@ -330,10 +462,101 @@ impl<T: RealElement> Process for ThresholdValue<T> {
     }
 }
 
+/// The index type of passes over `input` (and `output`) in `layout`'s blocks, whose starts run past the image's
+/// end by up to a block (and a vector) in the last groups.
+fn pass_index<T: RealElement>(input: &XData<T>, output: &XData<T>, layout: &HistogramLayout) -> IndexType {
+    let reach = (layout.groups * layout.block(input.len()) + CPU_VECTOR) as u64;
+    index_type_for(&[input.layout(), output.layout()], &[reach])
+}
+
+/// threshold.cl built for `T`, the index type and the histogram layout (its sizes are compile-time constants).
+fn threshold_program<T: RealElement>(app: &ClApp, index: IndexType, layout: &HistogramLayout) -> Result<Program> {
+    // Li's sums accumulate in double where the device has it (LI_FP64), else in float.
+    let options = format!(
+        "{} -DIDX={} -DHIST_LOCAL={} -DHIST_COPIES={} -DLOCAL_BINS={} -DHIST_VECTOR={} -DLI_FP64={}",
+        T::build_options(),
+        index.cl_type(),
+        layout.work_items,
+        layout.copies,
+        layout.local_bins,
+        layout.vector_width(),
+        u8::from(app.device().fp64)
+    );
+    app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)
+}
+
+impl<T: RealElement> HistogramPlan<T> {
+    /// The range pass, its merge, the binning pass, the search on the host and the thresholds into `output`.
+    fn run(&mut self, input: &XData<T>, output: &XData<T>, params: &ThresholdParams) -> Result<()> {
+        let (idx, n, x_off) = (self.index, input.len() as u64, input.offset() as u64);
+        let nbins = params.capacity();
+        let layout = self.layout;
+        let block = layout.block(input.len()) as u64;
+        let global = [layout.groups * layout.work_items];
+        let local = [layout.work_items];
+        let bytes = (input.len() * std::mem::size_of::<T>()) as u64;
+        self.range
+            .launch()
+            .input("x", input)
+            .index("x_off", idx, x_off)
+            .index("n", idx, n)
+            .index("block", idx, block)
+            .output("partials", &self.partials)
+            .global(&global)
+            .local(&local)
+            .work(bytes, 0)
+            .enqueue()?;
+        self.merge
+            .launch()
+            .input("partials", &self.partials)
+            .scalar("groups", layout.groups as u32)
+            .input("x", input)
+            .index("x_off", idx, x_off)
+            .output("header", &self.header)
+            .output("counts", &self.counts)
+            .scalar("nbins", nbins as u32)
+            .global(&local)
+            .local(&local)
+            .enqueue()?;
+        self.bins
+            .launch()
+            .input("x", input)
+            .index("x_off", idx, x_off)
+            .index("n", idx, n)
+            .index("block", idx, block)
+            .input("header", &self.header)
+            .in_out("counts", &self.counts)
+            .scalar("nbins", nbins as u32)
+            .scalar("integers", i32::from(matches!(params.bins, HistogramBins::Integers(_))))
+            .global(&global)
+            .local(&local)
+            .work(bytes, 0)
+            .enqueue()?;
+        if let Some(refusal) = search_on_host(self, params, input.len())? {
+            self.header.storage().poison("ThresholdValue", Arc::new(refusal.clone()));
+            return Err(refusal);
+        }
+        let count = params.method.count();
+        self.results
+            .launch()
+            .input("header", &self.header)
+            .output("y", output)
+            .index("y_off", idx, output.offset() as u64)
+            .scalar("k", count as u32)
+            .global(&[count.div_ceil(GROUP) * GROUP])
+            .local(&[GROUP])
+            .enqueue()
+    }
+}
+
 /// Maps the counts and the header, runs the search and writes the thresholds after the header; the refusal of
 /// an image the search cannot take (a NaN, too few values for the classes) is returned, not raised, so that the
 /// caller marks the outputs with it.
-fn search_on_host<T: RealElement>(plan: &Plan<T>, params: &ThresholdParams, len: usize) -> Result<Option<Error>> {
+fn search_on_host<T: RealElement>(
+    plan: &HistogramPlan<T>,
+    params: &ThresholdParams,
+    len: usize,
+) -> Result<Option<Error>> {
     let reads = [Region { buffer: plan.counts.storage().buffer(), lo: 0, hi: params.capacity() }];
     let write = Region { buffer: plan.header.storage().buffer(), lo: 0, hi: plan.header.len() };
     let mut refusal = None;
@@ -381,9 +604,15 @@ fn thresholds<T: Element>(
             format!("{} of {len} values are not integers of the image's integer type", len as u64 - counted),
         ));
     }
-    // Otsu's own rule: an image of one value is its own threshold.
-    if params.method == ThresholdMethod::Otsu && min == max {
+    // Otsu's and Li's own rule: an image of one value is its own threshold.
+    if matches!(params.method, ThresholdMethod::Otsu | ThresholdMethod::Li) && min == max {
         return Ok(vec![first]);
+    }
+    // Li reaches the histogram's search only for integer images (a float image's values are iterated over):
+    // scikit-image's integer path, over `image - image_min`, whose bin k is this histogram's.
+    if params.method == ThresholdMethod::Li {
+        let bins = ((max - min) as usize + 1).min(counts.len());
+        return Ok(vec![li_of_histogram(counts.get(..bins).unwrap_or(counts))? + min]);
     }
     match params.bins {
         HistogramBins::Integers(_) => {
@@ -422,6 +651,9 @@ fn search<C: num_traits::Float + From<f32>>(
         ThresholdMethod::Yen => Ok(vec![yen(histogram)?]),
         ThresholdMethod::Triangle => Ok(vec![triangle(histogram, first)?]),
         ThresholdMethod::MultiOtsu { classes } => multiotsu(histogram, classes),
+        ThresholdMethod::Li => {
+            Err(Error::invalid("threshold-value", "Li's threshold of a float image iterates over its values, not bins"))
+        }
     }
 }
 
@@ -451,6 +683,8 @@ struct MaskPlan<T: RealElement> {
     finder: ThresholdValue<T>,
     threshold: XData<T>,
     kernel: Kernel,
+    /// The search's layout: the mask pass shares the image among groups as its passes do.
+    layout: HistogramLayout,
     index: IndexType,
 }
 
@@ -488,7 +722,7 @@ impl<T: RealElement> Process for ThresholdMask<T> {
         if self.params.method.count() != 1 {
             return Err(Error::invalid(
                 "ThresholdMask",
-                "a mask needs a method of one threshold (otsu, yen, triangle), not multiotsu",
+                "a mask needs a method of one threshold (otsu, yen, triangle, li), not multiotsu",
             ));
         }
         if self.output.shape() != self.input.shape() {
@@ -503,34 +737,34 @@ impl<T: RealElement> Process for ThresholdMask<T> {
         let threshold = XData::zeros(self.input.app(), &[1])?;
         let mut finder = ThresholdValue::new(&self.input, &threshold, self.params);
         finder.init()?;
-        let index = index_type_for(&[self.input.layout(), self.output.layout()], &[]);
-        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
-        let app = self.input.app();
-        let program = app.build_program("threshold.cl", &kernels::with_common(kernels::THRESHOLD), &options)?;
+        // The search's own program (its layout's options), so the mask costs no second build.
+        let layout = finder.plan.get("ThresholdMask")?.layout();
+        let index = pass_index(&self.input, &self.output, &layout);
+        let program = threshold_program::<T>(self.input.app(), index, &layout)?;
         let kernel = program.kernel("threshold_mask")?.owned_by("ThresholdMask");
-        self.plan.set(MaskPlan { finder, threshold, kernel, index });
+        self.plan.set(MaskPlan { finder, threshold, kernel, layout, index });
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
         let plan = self.plan.get("ThresholdMask")?;
         plan.finder.launch()?;
-        let idx = plan.index;
+        let (idx, layout) = (plan.index, plan.layout);
         let n = self.input.len();
-        let groups = n.div_ceil(GROUP * 64).clamp(1, MAX_GROUPS);
         plan.kernel
             .launch()
             .input("x", &self.input)
             .index("x_off", idx, self.input.offset() as u64)
             .index("n", idx, n as u64)
+            .index("block", idx, layout.block(n) as u64)
             .input("t", &plan.threshold)
             .index("t_off", idx, plan.threshold.offset() as u64)
             .output("y", &self.output)
             .index("y_off", idx, self.output.offset() as u64)
             .scalar("above", self.values.0)
             .scalar("below", self.values.1)
-            .global(&[groups * GROUP])
-            .local(&[GROUP])
+            .global(&[layout.groups * layout.work_items])
+            .local(&[layout.work_items])
             .work((2 * n * std::mem::size_of::<T>()) as u64, n as u64)
             .enqueue()
     }
