@@ -1,5 +1,6 @@
 """scikit-image's automatic thresholds (``skimage.filters``) on any OpenCL device: the histogram is built on the
-device in one pass over the image, the search over its bins runs on the host.
+device in one pass over the image, the search over its bins runs on the host (Li's method iterates over the
+values, a pass per step). A device array (``cliper.asarray``) stays on the device: only the threshold comes back.
 
 Each function takes what scikit-image's does and returns what it returns: a bin centre of scikit-image's
 histogram — 256 uniform bins over the range for float images (a numpy scalar of the image's type), one bin per
@@ -43,31 +44,35 @@ def _integer_type(values, dtype):
 
 
 def _thresholds(image, method, nbins, classes=None, hist=None, centres=True):
-    """The threshold(s) as a numpy array in the type scikit-image gives them, and the image (host) if read. With
+    """The threshold(s) as a numpy array in the type scikit-image gives them, and the image on the host (``None``
+    for a device array, which stays on the device: reading 8192² floats back cost more than the threshold). With
     ``centres`` (a bin centre) an integer image's threshold is an ``int64``, else a ``float64``."""
     if hist is not None:
         raise NotImplementedError(f"threshold_{method}: hist= (a histogram given instead of the image) is not "
                                   f"offered; pass the image")
     if image is None:
         raise Exception("Either image or hist must be provided.")
-    host = image.get() if isinstance(image, ndarray) else np.asarray(image)
-    if host.dtype.kind not in "biuf":
-        raise TypeError(f"threshold_{method}: a {host.dtype} image has no threshold (real numbers only)")
-    if host.size == 0:
-        raise ValueError(f"threshold_{method}: an empty image (shape {host.shape}) has no threshold")
-    if host.dtype == np.bool_:
-        host = host.astype(np.uint8)
+    on_the_device = isinstance(image, ndarray)
+    host = None if on_the_device else np.asarray(image)
+    dtype, shape = (image.dtype, image.shape) if on_the_device else (host.dtype, host.shape)
+    if dtype.kind not in "biuf":
+        raise TypeError(f"threshold_{method}: a {dtype} image has no threshold (real numbers only)")
+    if int(np.prod(shape)) == 0:
+        raise ValueError(f"threshold_{method}: an empty image (shape {shape}) has no threshold")
+    if dtype == np.bool_:
+        host, dtype = host.astype(np.uint8), np.dtype(np.uint8)
     params = {"method": method, "nbins": int(nbins)}
     if classes is not None:
         params["classes"] = int(classes)
-    integer_type = _integer_type(host, host.dtype)
+    # A device array holds floats (float32 or float64), so only a host array can ask for the integer rule.
+    integer_type = None if on_the_device else _integer_type(host, dtype)
     if integer_type is not None:
         params["integer_type"] = integer_type
-    (x,), _ = on_device(image if isinstance(image, ndarray) and host.dtype.kind == "f" else host)
+    (x,), _ = on_device(image if on_the_device else host)
     values = run("threshold-value", [x], params).get()
     if integer_type is not None:
         return values.astype(np.int64 if centres else np.float64), host
-    return values.astype(host.dtype if host.dtype.kind == "f" else np.float64), host
+    return values.astype(dtype if dtype.kind == "f" else np.float64), host
 
 
 def threshold_otsu(image=None, nbins=256, *, hist=None):
@@ -79,9 +84,10 @@ def threshold_otsu(image=None, nbins=256, *, hist=None):
     >>> float(threshold_otsu(image))  # skimage's too: the centre of the bin just under the low cluster's 0.2
     0.19296875000000002
     """
-    host = image.get() if isinstance(image, ndarray) else (None if image is None else np.asarray(image))
+    # scikit-image's answer for an image of one value: that value (of its type; on the device, the search's)
+    host = None if image is None or isinstance(image, ndarray) else np.asarray(image)
     if host is not None and host.size and np.all(host == host.reshape(-1)[0]):
-        return host.reshape(-1)[0]  # scikit-image's answer for an image of one value: that value
+        return host.reshape(-1)[0]
     values, _ = _thresholds(image, "otsu", nbins, hist=hist)
     return values[0]
 
@@ -108,9 +114,8 @@ def threshold_triangle(image, nbins=256):
     2
     """
     values, host = _thresholds(image, "triangle", nbins)
-    first = host.reshape(-1)[0]
-    if np.all(host == first):
-        return first  # one value: scikit-image answers the image's first element, of its type
+    if host is not None and np.all(host == host.reshape(-1)[0]):
+        return host.reshape(-1)[0]  # one value: scikit-image answers the image's first element, of its type
     return values[0]
 
 
@@ -142,15 +147,17 @@ def threshold_li(image, *, tolerance=None, initial_guess=None, iter_callback=Non
         if value is not None:
             raise NotImplementedError(f"threshold_li: {name}= is not offered; cliper starts from the mean with "
                                       f"scikit-image's default tolerance")
-    host = image.get() if isinstance(image, ndarray) else np.asarray(image)
     # scikit-image's answers before iterating, in its types: NaN when nothing but NaN is left, the value of an
-    # image of one value (infinities count), 0.0 for infinities of both signs and nothing finite.
-    kept = host[~np.isnan(host)] if host.dtype.kind == "f" else host.reshape(-1)
-    if kept.size == 0:
-        return np.nan
-    if np.all(kept == kept[0]):
-        return kept[0]
-    if host.dtype.kind == "f" and not np.isfinite(kept).any():
-        return 0.0
+    # image of one value (infinities count), 0.0 for infinities of both signs and nothing finite. A device array
+    # stays there: the library gives the same values, as numpy scalars of its type.
+    if not isinstance(image, ndarray):
+        host = np.asarray(image)
+        kept = host[~np.isnan(host)] if host.dtype.kind == "f" else host.reshape(-1)
+        if kept.size == 0:
+            return np.nan
+        if np.all(kept == kept[0]):
+            return kept[0]
+        if host.dtype.kind == "f" and not np.isfinite(kept).any():
+            return 0.0
     values, _ = _thresholds(image, "li", 256, centres=False)
     return values[0]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from skimage import filters as sk
 
+import cliper
 from cliper import filters
 
 rng = np.random.default_rng(4848)
@@ -105,3 +106,14 @@ def test_li_leaves_nan_out_and_answers_skimages_special_cases():
         assert type(got) is type(want) and (got == want or (np.isnan(got) and np.isnan(want))), (special, got, want)
     with pytest.raises(NotImplementedError, match="initial_guess="):
         filters.threshold_li(image, initial_guess=0.5)
+
+
+def test_device_arrays_give_skimages_thresholds_in_their_type():
+    image = IMAGES["f32_37x45"]()
+    on_device = cliper.asarray(image)
+    for method in ("otsu", "yen", "triangle"):
+        got, want = getattr(filters, f"threshold_{method}")(on_device), getattr(sk, f"threshold_{method}")(image)
+        assert got == want and got.dtype == want.dtype, (method, got, want)
+    got, want = filters.threshold_li(on_device), sk.threshold_li(image)
+    assert abs(got - want) <= 16 * np.finfo(np.float32).eps and got.dtype == want.dtype, (got, want)
+    assert filters.threshold_multiotsu(on_device).tolist() == sk.threshold_multiotsu(image).tolist()

@@ -110,7 +110,7 @@ rng = np.random.default_rng(48)
 n = 8192 if gpu else 2048
 image_np = rng.random((n, n), dtype=np.float32)
 image, pimage = cliper.asarray(image_np), to_peer(image_np)
-for name in ("otsu", "yen", "triangle"):
+for name in ("otsu", "yen", "triangle", "li"):
     ours, theirs = getattr(cliper.filters, f"threshold_{name}"), getattr(xfilters, f"threshold_{name}")
     case(f"threshold_{name}", f"{n}x{n}", lambda: ours(image), lambda: theirs(pimage), image_np.nbytes, rtol=1e-3)
 
