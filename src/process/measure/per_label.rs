@@ -1,9 +1,8 @@
 //! [`Measure`]: scipy.ndimage's measurements of an image over labels, one table row per label.
 
-use crate::Launch;
 use crate::app::ffi::{self, Region};
 use crate::app::{DeviceKind, Kernel};
-use crate::data::{HostCommand, XData};
+use crate::data::{HostCommand, Launch, XData};
 use crate::element::RealElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
