@@ -66,6 +66,23 @@ inline void hist_block(IDX n, IDX block, IDX* start, IDX* end) {
     *end = min(*start + block, n);
 }
 
+// The work-group's minimum, maximum and non-finite count from each item's: a tree in local memory, left in
+// lo[0], hi[0] and bad[0] (every item of the group calls it: it holds barriers).
+inline void group_range(local T *lo, local T *hi, local T *bad, uint lid, T mn, T mx, T nonfinite) {
+    lo[lid] = mn;
+    hi[lid] = mx;
+    bad[lid] = nonfinite;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = HIST_LOCAL / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            lo[lid] = fmin(lo[lid], lo[lid + s]);
+            hi[lid] = fmax(hi[lid], hi[lid + s]);
+            bad[lid] += bad[lid + s];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 kernel void hist_range(global const T* restrict x, IDX x_off, IDX n, IDX block, global T* restrict partials) {
     local T lo[HIST_LOCAL], hi[HIST_LOCAL], bad[HIST_LOCAL];
     const uint lid = get_local_id(0);
@@ -98,18 +115,7 @@ kernel void hist_range(global const T* restrict x, IDX x_off, IDX n, IDX block, 
             nonfinite += 1;
         }
     }
-    lo[lid] = mn;
-    hi[lid] = mx;
-    bad[lid] = nonfinite;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = HIST_LOCAL / 2; s > 0; s >>= 1) {
-        if (lid < s) {
-            lo[lid] = fmin(lo[lid], lo[lid + s]);
-            hi[lid] = fmax(hi[lid], hi[lid + s]);
-            bad[lid] += bad[lid + s];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    group_range(lo, hi, bad, lid, mn, mx, nonfinite);
     if (lid == 0) {
         const size_t g = get_group_id(0);
         partials[3 * g] = lo[0];
@@ -130,18 +136,7 @@ kernel void hist_range_merge(global const T* restrict partials, uint groups, glo
         mx = fmax(mx, partials[3 * g + 1]);
         nonfinite += partials[3 * g + 2];
     }
-    lo[lid] = mn;
-    hi[lid] = mx;
-    bad[lid] = nonfinite;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = HIST_LOCAL / 2; s > 0; s >>= 1) {
-        if (lid < s) {
-            lo[lid] = fmin(lo[lid], lo[lid + s]);
-            hi[lid] = fmax(hi[lid], hi[lid + s]);
-            bad[lid] += bad[lid + s];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    group_range(lo, hi, bad, lid, mn, mx, nonfinite);
     if (lid == 0) {
         header[0] = lo[0];
         header[1] = hi[0];
