@@ -173,11 +173,6 @@ class _Regions:
             yield flat_image[order[lo:hi]], order[lo:hi]
 
 
-def _index_result(regions, per_row):
-    """``per_row`` (one Python value per row) as scipy returns it: the value for a scalar index, else a list."""
-    return per_row[0] if regions.scalar else list(per_row)
-
-
 def _sum_dtype(dtype):
     """The type numpy's sum of ``dtype`` values has (scipy's single-region sums are ``vals.sum()``)."""
     return np.zeros(1, dtype).sum().dtype
