@@ -302,3 +302,107 @@ kernel void rank_structured(RANK_ARGS, global const int4 *taps, global const T *
     }
 }
 #endif
+
+#ifdef WINDOW_REDUCE
+// scipy.ndimage.generic_filter with one of numpy's reductions as the function (WINDOW_REDUCE names it:
+// REDUCE_SUM, _PROD, _MEAN, _VAR, _STD, _MIN, _MAX, _PTP, _MEDIAN), over the footprint's `ntaps` offsets
+// (dz, dy, dx). numpy's rules: the minimum, maximum and median of a window holding a NaN are NaN (np.min
+// propagates it; np.median too); the variance is the centred second moment (ddof 0), computed in two passes over
+// the window as numpy does; the median of an even count averages the two middle values (unlike median_filter,
+// which takes the upper one). Ranks for the median by bisection on the values' ordered bits (rank_bisect's keys).
+#define REDUCE_SUM 0
+#define REDUCE_PROD 1
+#define REDUCE_MEAN 2
+#define REDUCE_VAR 3
+#define REDUCE_STD 4
+#define REDUCE_MIN 5
+#define REDUCE_MAX 6
+#define REDUCE_PTP 7
+#define REDUCE_MEDIAN 8
+
+#define WINDOW_VALUE(t) \
+    LOAD(border_index(cz + taps[t].x, (int)nz), border_index(cy + taps[t].y, (int)ny), \
+         border_index(cx + taps[t].z, (int)nx))
+
+#if WINDOW_REDUCE == REDUCE_MEDIAN
+#if IS_DOUBLE
+typedef ulong MedianKey;
+inline MedianKey median_key(T v) {
+    const ulong u = as_ulong(v);
+    return (u >> 63) ? ~u : (u | 0x8000000000000000UL);
+}
+inline T median_value(MedianKey k) { return as_double((k >> 63) ? (k & 0x7FFFFFFFFFFFFFFFUL) : ~k); }
+#define MEDIAN_KEY_MAX 0xFFFFFFFFFFFFFFFFUL
+#else
+typedef uint MedianKey;
+inline MedianKey median_key(T v) {
+    const uint u = as_uint(v);
+    return (u >> 31) ? ~u : (u | 0x80000000U);
+}
+inline T median_value(MedianKey k) { return as_float((k >> 31) ? (k & 0x7FFFFFFFU) : ~k); }
+#define MEDIAN_KEY_MAX 0xFFFFFFFFU
+#endif
+#endif
+
+kernel void window_reduce(RANK_ARGS, global const int4 *taps, int ntaps, T cval) {
+    for (IDX b = get_global_id(0); b < count; b += get_global_size(0)) {
+        RANK_COORDINATES(b);
+#if WINDOW_REDUCE == REDUCE_SUM || WINDOW_REDUCE == REDUCE_MEAN
+        T sum = 0;
+        for (int t = 0; t < ntaps; ++t) sum += WINDOW_VALUE(t);
+        STORE(WINDOW_REDUCE == REDUCE_MEAN ? sum / (T)ntaps : sum);
+#elif WINDOW_REDUCE == REDUCE_PROD
+        T product = 1;
+        for (int t = 0; t < ntaps; ++t) product *= WINDOW_VALUE(t);
+        STORE(product);
+#elif WINDOW_REDUCE == REDUCE_VAR || WINDOW_REDUCE == REDUCE_STD
+        T sum = 0;
+        for (int t = 0; t < ntaps; ++t) sum += WINDOW_VALUE(t);
+        const T mean = sum / (T)ntaps;
+        T squares = 0;
+        for (int t = 0; t < ntaps; ++t) {
+            const T d = WINDOW_VALUE(t) - mean;
+            squares += d * d;
+        }
+        const T variance = squares / (T)ntaps;
+        STORE(WINDOW_REDUCE == REDUCE_STD ? sqrt(variance) : variance);
+#elif WINDOW_REDUCE == REDUCE_MIN || WINDOW_REDUCE == REDUCE_MAX || WINDOW_REDUCE == REDUCE_PTP
+        // A NaN, once met, stays: no comparison with it is true, and the first test keeps it.
+        T low = WINDOW_VALUE(0), high = low;
+        for (int t = 1; t < ntaps; ++t) {
+            const T v = WINDOW_VALUE(t);
+            if (!isnan(low) && (isnan(v) || v < low)) low = v;
+            if (!isnan(high) && (isnan(v) || v > high)) high = v;
+        }
+        STORE(WINDOW_REDUCE == REDUCE_MIN ? low : (WINDOW_REDUCE == REDUCE_MAX ? high : high - low));
+#elif WINDOW_REDUCE == REDUCE_MEDIAN
+        bool has_nan = false;
+        for (int t = 0; t < ntaps && !has_nan; ++t) has_nan = isnan(WINDOW_VALUE(t));
+        if (has_nan) {
+            STORE((T)NAN);
+            continue;
+        }
+        // The two middle ranks (one and the same for an odd count): the smallest key with more than r keys at or
+        // below it.
+        T middle[2];
+        const int picks = ntaps % 2 == 0 ? 2 : 1;
+        for (int m = 0; m < picks; ++m) {
+            const int r = m == 0 ? (ntaps - 1) / 2 : ntaps / 2;
+            MedianKey lo = 0, hi = MEDIAN_KEY_MAX;
+            while (lo < hi) {
+                const MedianKey mid = lo + (hi - lo) / 2;
+                int at_most = 0;
+                for (int t = 0; t < ntaps; ++t) at_most += median_key(WINDOW_VALUE(t)) <= mid;
+                if (at_most > r) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            middle[m] = median_value(lo);
+        }
+        STORE(picks == 1 || middle[0] == middle[1] ? middle[0] : (middle[0] + middle[1]) / (T)2);
+#endif
+    }
+}
+#endif

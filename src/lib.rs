@@ -138,7 +138,8 @@ pub use process::mri::{
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
-    Footprint, GreyMorphology, GreyOp, GreyParams, GreyStrategy, RankFilter, RankKind, RankParams, RankStrategy,
+    Footprint, GenericFilter, GenericParams, GenericStrategy, GreyMorphology, GreyOp, GreyParams, GreyStrategy,
+    RankFilter, RankKind, RankParams, RankStrategy, WindowFunction,
 };
 pub use process::reduce::{
     Dot, DotKind, DotParams, NormN, NormOrder, NormParams, ReduceKernel, ReduceStrategy, StatKind, StatParams,

@@ -10,6 +10,8 @@ mod derivatives;
 mod elementwise;
 #[path = "ndimage/fourier.rs"]
 mod fourier;
+#[path = "ndimage/generic.rs"]
+mod generic;
 #[path = "ndimage/geometry.rs"]
 mod geometry;
 #[path = "ndimage/label.rs"]

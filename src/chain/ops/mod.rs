@@ -43,7 +43,7 @@ pub use mri::{
     CgSenseArgs, EspiritArgs, EspiritSettings, KSpaceArgs, L1WaveletArgs, RsosArgs, SenseArgs, TvArgs, WalshMapsArgs,
 };
 pub use params::{BorderArgs, FootprintArgs, InterpArgs, List, NormP, NumpyBorder, ScipyBorder, Sizes, Widths, named};
-pub use rank::{GreyMorphologyArgs, GreyStructureArgs, RankFilterArgs};
+pub use rank::{GenericFilterArgs, GreyMorphologyArgs, GreyStructureArgs, RankFilterArgs};
 pub use reach::Reach;
 pub use reduce::{DotArgs, NormArgs, ReduceArgs};
 pub use resample::{
@@ -388,6 +388,7 @@ operations! {
         GradientMagnitude(GradientMagnitudeArgs),
         RankFilter(RankFilterArgs),
         GreyMorphology(GreyMorphologyArgs),
+        GenericFilter(GenericFilterArgs),
         BinaryMorphology(BinaryMorphologyArgs),
         Label(LabelArgs),
         FillHoles(FillHolesArgs),

@@ -1,6 +1,7 @@
 //! Rank filters and grey morphology (the rank family): scipy.ndimage's median, minimum, maximum, percentile and
 //! rank filters and its grey erosion, dilation, opening, closing, gradient, Laplace and top-hats, each spelled as
-//! one of the two operations `rank-filter` and `grey-morphology`.
+//! one of the two operations `rank-filter` and `grey-morphology` — and scipy's generic_filter with numpy's
+//! reductions (`generic-filter`).
 
 use super::operation::{Named, Operation, Planned, Shortcut, fixed_shortcut, real_only, refuse_colour_rank, spanned};
 use super::params::{FootprintArgs, by_name};
@@ -175,6 +176,60 @@ impl Operation for GreyMorphologyArgs {
     }
 }
 
+/// scipy.ndimage.generic_filter with numpy's reduction FUNCTION over the window: sum, prod, mean, var, std,
+/// min, max, ptp or median (numpy's rules: NaN propagates through min, max and median; var and std with ddof 0;
+/// an even window's median averages its two middle values). The result has the input's type.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'generic-filter'\nfunction = 'std'\nsize = 5")?;
+/// assert_eq!(step.name(), "generic-filter");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    long_about = None,
+    after_help = "Examples:\n  cliper generic-filter data/phantom_256.png out/local_std.tif --function std --size 5\n  cliper generic-filter ct.nii.gz out/local_range.nii.gz --function ptp --footprint ball.npy --border nearest"
+)]
+pub struct GenericFilterArgs {
+    /// numpy's reduction applied to each window: sum, prod, mean, var, std, min, max, ptp or median.
+    #[arg(long)]
+    #[serde(deserialize_with = "by_name")]
+    pub function: WindowFunction,
+    /// The window (footprint).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub window: FootprintArgs,
+}
+
+impl Named for GenericFilterArgs {
+    const NAME: &'static str = "generic-filter";
+}
+
+impl Operation for GenericFilterArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let params =
+            GenericParams { function: self.function, window: rank_params(RankKind::Minimum, &self.window, x.shape())? };
+        let needs = "real data (numpy's reductions here order or sum real values)";
+        real_only(Self::NAME, x, needs, |x| generic_filter(x, params.clone()), |x| generic_filter(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        let w = &self.window;
+        no_wrap(Self::NAME, shape, w.border.border())?;
+        Reach::halo(window_extent(&w.size.0, &[&w.footprint], &w.origin)?)
+    }
+    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
+        self.window.footprint.is_none().then_some(&mut self.window.rank)
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        refuse_colour_rank(Self::NAME, self.window.rank, shape)?;
+        Ok(self.clone())
+    }
+    fn files(&self) -> Vec<(&'static str, &str)> {
+        self.window.footprint.iter().map(|f| ("footprint", f.as_str())).collect()
+    }
+}
+
 /// The rank-filter settings of a window for an input of `shape`.
 fn rank_params(kind: RankKind, window: &FootprintArgs, shape: &[usize]) -> Result<RankParams> {
     let FootprintArgs { size, footprint, border, origin, rank } = window;
@@ -212,6 +267,13 @@ fn grey_morphology<T: Kind + RealElement>(x: &XData<T>, params: GreyParams) -> R
     let y = XData::<T>::zeros(x.app(), x.shape())?;
     GreyMorphology::<T>::output_shape(x.shape(), &params)?;
     Ok((Box::new(GreyMorphology::new(x, &y, params)), T::wrap(y)))
+}
+
+/// generic_filter of real data into a new output.
+fn generic_filter<T: Kind + RealElement>(x: &XData<T>, params: GenericParams) -> Result<Planned> {
+    let y = XData::<T>::zeros(x.app(), x.shape())?;
+    GenericFilter::<T>::output_shape(x.shape(), &params)?;
+    Ok((Box::new(GenericFilter::new(x, &y, params)), T::wrap(y)))
 }
 
 fixed_shortcut!(

@@ -280,7 +280,11 @@ impl RankParams {
 
     /// The window these settings give on an array of `ndim` axes.
     pub(crate) fn window(&self, ndim: usize) -> Result<Window> {
-        let op = self.kind.name();
+        self.window_of(self.kind.name(), ndim)
+    }
+
+    /// The window on an array of `ndim` axes, errors naming `op` (a filter that uses the window, not its rank).
+    pub(crate) fn window_of(&self, op: &str, ndim: usize) -> Result<Window> {
         let rank = self.rank.unwrap_or_else(|| match &self.footprint {
             Some(f) => f.shape.len(),
             None if self.size.len() > 1 => self.size.len(),
