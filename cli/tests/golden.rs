@@ -303,6 +303,11 @@ const RUNS: &[Run] = &[
     run("sqrt", "sqrt $DIR/c2.npy $DIR/out/sqrt.npy", &["sqrt.npy"]),
     run("log", "log $DIR/x2.npy $DIR/out/log.npy --precision double", &["log.npy"]),
     run(
+        "generic-filter",
+        "generic-filter $DIR/x2.npy $DIR/out/generic-filter.npy --function std --size 3,5 --border nearest",
+        &["generic-filter.npy"],
+    ),
+    run(
         "grey-morphology",
         "grey-morphology $DIR/x2.npy $DIR/out/grey-morphology.npy --operation white_tophat --size 3,5 --border mirror",
         &["grey-morphology.npy"],

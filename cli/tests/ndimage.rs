@@ -8,6 +8,8 @@ mod common;
 mod derivatives;
 #[path = "ndimage/elementwise.rs"]
 mod elementwise;
+#[path = "ndimage/generic.rs"]
+mod generic;
 #[path = "ndimage/geometry.rs"]
 mod geometry;
 #[path = "ndimage/label.rs"]

@@ -70,6 +70,7 @@ row! { filter | GradientMagnitude<f32> | new(x, out, GradientParams) | apply(x, 
 row! { filter | FilterBank<f32> | new(x, filters, out, FilterBankParams) | apply(x, filters, FilterBankParams) | output_shape(x, filters, &FilterBankParams) | FilterBankStrategy }
 row! { rank | RankFilter<f32> | new(x, out, RankParams) | apply(x, RankParams) | output_shape(shape, &RankParams) | RankStrategy }
 row! { rank | GreyMorphology<f32> | new(x, out, GreyParams) | apply(x, GreyParams) | output_shape(shape, &GreyParams) | GreyStrategy }
+row! { rank | GenericFilter<f32> | new(x, out, GenericParams) | apply(x, GenericParams) | output_shape(shape, &GenericParams) | GenericStrategy }
 row! { measure | Measure<f32> | new(image, labels, out, MeasureParams) | apply(image, labels, MeasureParams) | output_shape(shape, &MeasureParams) | MeasureStrategy }
 row! { morphology | DistanceTransform<f32> | new(x, out, DistanceParams) | apply(x, DistanceParams) | output_shape(shape, &DistanceParams) | DistanceStrategy }
 row! { morphology | BinaryMorphology<f32> | new(x, out, BinaryParams) | apply(x, BinaryParams) | output_shape(shape, &BinaryParams) | BinaryStrategy }
