@@ -73,6 +73,7 @@ __all__ = [
     "gaussian_gradient_magnitude",
     "gaussian_laplace",
     "generate_binary_structure",
+    "generic_filter",
     "grey_closing",
     "grey_dilation",
     "grey_erosion",
@@ -211,6 +212,11 @@ def _cast(values, dtype, rounds):
             values = np.where(values > 0, values + 0.5, values - 0.5)
         return _wrapped(values, dtype)
     if dtype.kind == "b":
+        # scipy's C code stores a real into a bool as into an unsigned char: truncated (the interpolations round
+        # only integer types, not bool), so only a magnitude of at least 1 is True; NaN converts to 0 on the
+        # platforms numpy runs on.
+        if values.dtype.kind in "fc":
+            return np.abs(values) >= 1.0
         return values != 0
     if dtype.kind != "c" and values.dtype.kind == "c":
         raise RuntimeError("output type not compatible with complex input: complex values in a real output")
@@ -815,7 +821,7 @@ def _window(name, input, size, footprint, output, mode, cval, origin, axes, extr
     # a minimum's, maximum's or grey morphology's box sizes: its separable case) in the order ``axes`` names them.
     order = sorted(range(n), key=lambda i: axes[i])
     origin = [_normalize_sequence(origin, n)[i] for i in order]
-    if size is not None and name not in ("median", "rank-filter", "percentile"):
+    if size is not None and name not in ("median", "rank-filter", "percentile", "generic-filter"):
         size = [_normalize_sequence(size, n)[i] for i in order]
     axes = tuple(sorted(axes))
     with _Files() as files:
@@ -949,6 +955,116 @@ def percentile_filter(input, percentile, size=None, footprint=None, output=None,
     True
     """
     return _window("percentile", input, size, footprint, output, mode, cval, origin, axes, {"percentile": float(percentile)})
+
+
+# numpy's reductions that run on the device as generic_filter's function (by identity: numpy.amin is
+# numpy.min's alias, numpy.average without weights is the mean).
+_WINDOW_FUNCTIONS = {
+    np.sum: "sum",
+    np.prod: "prod",
+    np.mean: "mean",
+    np.average: "mean",
+    np.var: "var",
+    np.std: "std",
+    np.min: "min",
+    np.amin: "min",
+    np.max: "max",
+    np.amax: "max",
+    np.ptp: "ptp",
+    np.median: "median",
+}
+
+# scipy's border modes as numpy.pad's, for generic_filter's host path.
+_PAD_MODES = {
+    "reflect": "symmetric",
+    "grid-mirror": "symmetric",
+    "mirror": "reflect",
+    "nearest": "edge",
+    "wrap": "wrap",
+    "grid-wrap": "wrap",
+    "constant": "constant",
+    "grid-constant": "constant",
+}
+
+
+def generic_filter(input, function, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0,
+                   extra_arguments=(), extra_keywords=None, *, axes=None):
+    """scipy.ndimage.generic_filter: ``function`` of the values under the window (a float64 1-D array of the
+    footprint's values in C order), for every element.
+
+    numpy's reductions — ``np.sum``, ``np.prod``, ``np.mean`` (``np.average``), ``np.var``, ``np.std``,
+    ``np.min``/``np.amin``, ``np.max``/``np.amax``, ``np.ptp``, ``np.median`` — without extra arguments run on
+    the device (the ``generic-filter`` operation, numpy's rules: NaN through min, max and median, ddof 0, an even
+    window's median the mean of its middle pair); a device array in gives a device array out. Any other callable
+    (or ``scipy.LowLevelCallable``-free Python function) is called on the host for every element, as scipy does,
+    with ``extra_arguments`` and ``extra_keywords``.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> x = np.random.default_rng(0).random((13, 17))
+    >>> np.allclose(ndimage.generic_filter(x, np.std, size=(3, 5)), scipy.ndimage.generic_filter(x, np.std, size=(3, 5)))
+    True
+    >>> ndimage.generic_filter(np.arange(5.0), lambda w, k: k * w[0], size=2, extra_arguments=(10,))
+    array([ 0.,  0., 10., 20., 30.])
+    """
+    if size is not None and footprint is not None:
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=2)
+        size = None
+    extra_keywords = {} if extra_keywords is None else extra_keywords
+    name = _WINDOW_FUNCTIONS.get(function) if callable(function) else None
+    fp = None if footprint is None else np.asarray(footprint, dtype=bool)
+    if name is not None and not extra_arguments and not extra_keywords and (fp is None or fp.any()):
+        return _window("generic-filter", input, size, fp, output, mode, cval, origin, axes, {"function": name})
+    if isinstance(input, ndarray):
+        raise TypeError("generic_filter: a Python function runs on the host; give a numpy array (x.get())")
+    host = np.asarray(input)
+    if np.iscomplexobj(host):
+        raise TypeError("Complex type not supported")
+    axes = _check_axes(axes, host.ndim)
+    n = len(axes)
+    if fp is None:
+        if size is None:
+            raise RuntimeError("no footprint or filter size provided")
+        fp = np.ones([operator.index(s) for s in _normalize_sequence(size, n)], dtype=bool)
+    if fp.ndim != n:
+        raise RuntimeError(f"footprint.ndim ({fp.ndim}) must match len(axes) ({n})")
+    _check_mode(mode)
+    # scipy's _expand_footprint and _expand_origin: the footprint's axes lie over ``axes`` in increasing order,
+    # the origins in the order ``axes`` names them.
+    full = np.expand_dims(fp, tuple(a for a in range(host.ndim) if a not in axes))
+    origins = [int(o) for o in _normalize_sequence(origin, n)]
+    if n < host.ndim:
+        placed = [0] * host.ndim
+        for o, a in zip(origins, axes):
+            placed[a] = o
+        origins = placed
+    if any(not 0 <= s // 2 + o < s for s, o in zip(full.shape, origins)):
+        raise ValueError("invalid origin")
+    values = _generic_on_host(host, function, full, mode, cval, origins, extra_arguments, extra_keywords)
+    if isinstance(output, np.ndarray):
+        if output.shape != host.shape:
+            raise RuntimeError("output shape not correct")
+        np.copyto(output, _cast(values, output.dtype, False), casting="unsafe")
+        return output
+    return _cast(values, host.dtype if output is None else np.dtype(output), False)
+
+
+def _generic_on_host(host, function, footprint, mode, cval, origins, args, kwargs):
+    """generic_filter's loop for a Python function: the input extended by the border mode (numpy.pad's
+    equivalent of scipy's), and ``function`` called on each element's window values (float64, C order), as
+    scipy's C loop calls it. ``footprint`` and ``origins`` span every axis."""
+    pads = [(s // 2 + o, s - 1 - (s // 2 + o)) for s, o in zip(footprint.shape, origins)]
+    values = host.astype(np.float64)
+    if _PAD_MODES[mode] == "constant":
+        padded = np.pad(values, pads, mode="constant", constant_values=float(cval))
+    else:
+        padded = np.pad(values, pads, mode=_PAD_MODES[mode])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, footprint.shape)
+    taken = footprint.ravel()
+    result = np.empty(host.shape, np.float64)
+    for index in np.ndindex(host.shape):
+        result[index] = function(windows[index].ravel()[taken], *args, **kwargs)
+    return result
 
 
 def _grey(name, input, size, footprint, structure, output, mode, cval, origin, axes):
