@@ -276,3 +276,78 @@ kernel void measure_second(global const T *x, IDX x0, global const T *labels, ID
         next_index(&cz, &cy, &cx, ny, nx);
     }
 }
+
+#ifdef MOMENT_AXES
+// skimage's regionprops moments: per row, the sums over the region of z^a·y^b·x^c (a, b, c from 0 to 3, over the
+// data's last MOMENT_AXES axes), coordinates from the region's box corner (skimage's moments of the region's
+// image), and with `weighted` the same sums weighted by the image's values (its moments_weighted). `moments` holds
+// per row MOMENT_COUNT unweighted sums, then MOMENT_COUNT weighted ones (flat index a·16 + b·4 + c over the axes
+// there are). A third pass, once the boxes are known.
+#if MOMENT_AXES == 1
+#define MOMENT_COUNT 4
+#elif MOMENT_AXES == 2
+#define MOMENT_COUNT 16
+#else
+#define MOMENT_COUNT 64
+#endif
+
+kernel void measure_moments(global const T *x, IDX x0, global const T *labels, IDX l0, IDX n, IDX chunk, uint mode,
+                            global const int *rows, uint lookup, int weighted, global const ulong *box,
+                            global double *moments, uint ny, uint nx) {
+    const IDX start = (IDX)get_global_id(0) * chunk;
+    if (start >= n) return;
+    const IDX stop = min(n, start + chunk);
+    uint cx = (uint)(start % nx), cy = (uint)((start / nx) % ny), cz = (uint)(start / nx / ny);
+    long row = -1;
+    const global ulong *corner = box;
+    double plain[MOMENT_COUNT], heavy[MOMENT_COUNT];
+    for (int k = 0; k < MOMENT_COUNT; k++) plain[k] = heavy[k] = 0;
+    for (IDX i = start; i <= stop; i++) {
+        const long r = i < stop ? row_of(labels[l0 + i], mode, rows, lookup) : -2;
+        if (r != row) {
+            if (row >= 0) {
+                global double *m = moments + row * 2 * MOMENT_COUNT;
+                for (int k = 0; k < MOMENT_COUNT; k++) {
+                    add_double(m + k, plain[k]);
+                    if (weighted) add_double(m + MOMENT_COUNT + k, heavy[k]);
+                    plain[k] = heavy[k] = 0;
+                }
+            }
+            if (r < 0 && i == stop) break;
+            row = r;
+            if (row >= 0) corner = box + row * BOX_STRIDE;
+        }
+        if (row >= 0) {
+            const double v = weighted ? (double)x[x0 + i] : 1.0;
+            const double w = (double)cx - (double)corner[2];
+            const double px[4] = {1.0, w, w * w, w * w * w};
+#if MOMENT_AXES >= 2
+            const double y = (double)cy - (double)corner[1];
+            const double py[4] = {1.0, y, y * y, y * y * y};
+#endif
+#if MOMENT_AXES == 3
+            const double z = (double)cz - (double)corner[0];
+            const double pz[4] = {1.0, z, z * z, z * z * z};
+#endif
+            for (int k = 0; k < MOMENT_COUNT; k++) {
+#if MOMENT_AXES == 1
+                const double term = px[k];
+#elif MOMENT_AXES == 2
+                const double term = py[k >> 2] * px[k & 3];
+#else
+                const double term = pz[k >> 4] * py[(k >> 2) & 3] * px[k & 3];
+#endif
+                plain[k] += term;
+                heavy[k] += v * term;
+            }
+        }
+        next_index(&cz, &cy, &cx, ny, nx);
+    }
+}
+
+// Zeroes `count` doubles.
+kernel void measure_zero(global double *a, IDX count) {
+    const IDX i = get_global_id(0);
+    if (i < count) a[i] = 0.0;
+}
+#endif

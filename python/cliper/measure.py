@@ -4,8 +4,10 @@ device passes as scipy's measurements, :mod:`cliper.ndimage`).
 
 Properties computed: ``label``, ``area``, ``num_pixels``, ``bbox``, ``centroid``, ``centroid_weighted``,
 ``intensity_mean``, ``intensity_min``, ``intensity_max``, ``intensity_std``, ``equivalent_diameter_area``,
-``inertia_tensor``, ``inertia_tensor_eigvals``, ``eccentricity`` and ``orientation`` (2-D), ``extent``; in pixel
-units (``spacing`` of ones). Other properties (moments, the convex hull's, perimeters) raise ``ValueError``.
+``inertia_tensor``, ``inertia_tensor_eigvals``, ``eccentricity`` and ``orientation`` (2-D), ``extent``, the
+moments ``moments``, ``moments_central``, ``moments_normalized``, ``moments_hu`` (2-D) and their ``_weighted``
+forms; in pixel units (``spacing`` of ones). Other properties (the convex hull's, perimeters, Euler numbers) raise
+``ValueError``.
 
 >>> import numpy as np, skimage.measure
 >>> from cliper import measure
@@ -16,6 +18,8 @@ units (``spacing`` of ones). Other properties (moments, the convex hull's, perim
 True
 """
 
+import itertools
+
 import numpy as np
 
 from ._array import asarray, ndarray
@@ -25,12 +29,20 @@ __all__ = ["regionprops_table"]
 
 # Columns per property (of an image of ndim axes) and the type skimage gives them.
 _WIDTH = {"bbox": lambda n: 2 * n, "centroid": lambda n: n, "centroid_weighted": lambda n: n,
-          "inertia_tensor": lambda n: n * n, "inertia_tensor_eigvals": lambda n: n}
+          "inertia_tensor": lambda n: n * n, "inertia_tensor_eigvals": lambda n: n,
+          "moments_hu": lambda n: 7, "moments_weighted_hu": lambda n: 7}
+# Properties of 4^ndim columns, named by their powers along each axis (moments-0-1, …).
+_MOMENTS = ("moments", "moments_central", "moments_normalized",
+            "moments_weighted", "moments_weighted_central", "moments_weighted_normalized")
+_ONLY_2D = ("eccentricity", "orientation", "moments_hu", "moments_weighted_hu")
 _INTEGER = ("label", "num_pixels", "bbox")
-_INTENSITY = ("intensity_mean", "intensity_min", "intensity_max", "intensity_std", "centroid_weighted")
+_INTENSITY = ("intensity_mean", "intensity_min", "intensity_max", "intensity_std", "centroid_weighted",
+              "moments_weighted", "moments_weighted_central", "moments_weighted_normalized", "moments_weighted_hu")
 
 
 def _names(prop, ndim, separator):
+    if prop in _MOMENTS:
+        return [prop + "".join(f"{separator}{p}" for p in powers) for powers in itertools.product(range(4), repeat=ndim)]
     width = _WIDTH.get(prop)
     if width is None:
         return [prop]
@@ -51,7 +63,9 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     """skimage.measure.regionprops_table: a dict of column name → numpy array, a row per label above 0 present,
     in increasing order.
 
-    >>> import numpy as np
+    >>> import itertools
+
+import numpy as np
     >>> from cliper import measure
     >>> measure.regionprops_table(np.array([[0, 1, 1], [2, 2, 0]]), properties=("label", "area", "bbox"))
     {'label': array([1, 2]), 'area': array([2., 2.]), 'bbox-0': array([0, 1]), 'bbox-1': array([1, 0]), 'bbox-2': array([1, 2]), 'bbox-3': array([3, 2])}
@@ -68,6 +82,9 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         bad = next(p for p in properties if p in _INTENSITY)
         raise AttributeError(f"Attribute '{bad}' unavailable when `intensity_image` has not been specified.")
     ndim = labels.ndim
+    flat = next((p for p in properties if p in _ONLY_2D), None)
+    if flat is not None and ndim != 2:
+        raise NotImplementedError(f"Property {flat} is not implemented for 3D images")
     wanted = [p for p in properties if p != "label"]
     single = intensity_image is not None and np.asarray(
         intensity_image.get() if isinstance(intensity_image, ndarray) else intensity_image).dtype == np.float32

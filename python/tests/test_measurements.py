@@ -113,25 +113,33 @@ def test_device_arrays_are_measured_too():
 
 REGIONPROPS = ["label", "area", "num_pixels", "bbox", "centroid", "centroid_weighted", "intensity_mean",
                "intensity_min", "intensity_max", "intensity_std", "equivalent_diameter_area", "inertia_tensor",
-               "inertia_tensor_eigvals", "extent"]
+               "inertia_tensor_eigvals", "extent", "moments", "moments_central", "moments_normalized",
+               "moments_weighted", "moments_weighted_central", "moments_weighted_normalized"]
 
 
 @pytest.mark.parametrize("shape,seed", SHAPES)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_regionprops_table_equals_scikit_image(shape, seed, dtype):
     """Every property cliper computes, columns, names and types as skimage 0.26's; 1e-9 relative (closed-form
-    eigenvalues against LAPACK; float32 images: both measure in float64 from the same float32 values, 1e-6)."""
+    eigenvalues against LAPACK; float32 images: both measure in float64 from the same float32 values, 1e-6), and
+    1e-12 absolute, the moments within that relative tolerance of their kind's largest value; NaN where skimage
+    has NaN."""
     import skimage.measure
 
     image, labels, n = case(shape, seed, dtype)
-    properties = REGIONPROPS + (["eccentricity", "orientation"] if len(shape) == 2 else [])
+    flat = ["eccentricity", "orientation", "moments_hu", "moments_weighted_hu"]
+    properties = REGIONPROPS + (flat if len(shape) == 2 else [])
     ours = cliper_measure().regionprops_table(labels, image, properties=properties)
     theirs = skimage.measure.regionprops_table(labels, image, properties=properties)
     assert list(ours) == list(theirs)
+    rtol = 1e-9 if dtype == np.float64 else 1e-6
     for k in theirs:
         assert ours[k].dtype == theirs[k].dtype, k
-        np.testing.assert_allclose(ours[k], theirs[k], rtol=1e-9 if dtype == np.float64 else 1e-6, atol=1e-12,
-                                   err_msg=k)
+        # A moment's rounding is relative to the largest moment of its kind (central moments of order 1 are 0
+        # up to skimage's own rounding, 4e-12 here), not to each value.
+        prop = k.rsplit("-", 2 if len(shape) == 2 else 3)[0] if k.startswith("moments") else k
+        scale = max(np.nanmax(np.abs(theirs[c])) for c in theirs if c.startswith(prop + "-")) if prop != k else 0
+        np.testing.assert_allclose(ours[k], theirs[k], rtol=rtol, atol=max(1e-12, rtol * scale), err_msg=k)
 
 
 def cliper_measure():
@@ -152,5 +160,7 @@ def test_regionprops_table_refusals_and_empty_images():
         measure.regionprops_table(labels, properties=("intensity_mean",))
     with pytest.raises(ValueError, match="solidity"):
         measure.regionprops_table(np.ones((4, 4), int), properties=("solidity",))
+    with pytest.raises(NotImplementedError, match="moments_hu"):
+        measure.regionprops_table(np.ones((3, 4, 4), int), properties=("moments_hu",))
     with pytest.raises(TypeError):
         measure.regionprops_table(np.ones((4, 4)), properties=("area",))

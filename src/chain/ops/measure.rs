@@ -135,7 +135,9 @@ fn default_properties() -> List<String> {
 /// (or `--index`'s), the columns skimage names — `label`, `area`, `num_pixels`, `bbox-K`, `centroid-K`,
 /// `centroid_weighted-K`, `intensity_mean`, `intensity_min`, `intensity_max`, `intensity_std`,
 /// `equivalent_diameter_area`, `inertia_tensor-I-J`, `inertia_tensor_eigvals-K`, `eccentricity` and `orientation`
-/// (2-D), `extent` — in voxel units (skimage's spacing 1). Computed by the same device passes as `measure`.
+/// (2-D), `extent`, `moments-P-Q(-R)`, `moments_central`, `moments_normalized`, `moments_hu-K` (2-D) and their
+/// `moments_weighted…` forms — in voxel units (skimage's spacing 1). Computed by the same device passes as
+/// `measure` (and one more for the moments).
 ///
 /// ```
 /// let step: cliper::chain::Op = toml::from_str("op = 'regionprops'\nproperties = ['label', 'area', 'orientation']")?;
@@ -151,7 +153,8 @@ fn default_properties() -> List<String> {
 pub struct RegionpropsArgs {
     /// skimage's property names, comma-separated: label, area, num_pixels, bbox, centroid, centroid_weighted,
     /// intensity_mean, intensity_min, intensity_max, intensity_std, equivalent_diameter_area, inertia_tensor,
-    /// inertia_tensor_eigvals, eccentricity, orientation, extent.
+    /// inertia_tensor_eigvals, eccentricity, orientation, extent, moments, moments_central, moments_normalized,
+    /// moments_hu, moments_weighted, moments_weighted_central, moments_weighted_normalized, moments_weighted_hu.
     #[arg(long, default_value = "label,area,bbox,centroid")]
     #[serde(default = "default_properties")]
     pub properties: List<String>,

@@ -27,6 +27,11 @@ const WANT_BOX: u32 = 8;
 const WANT_SQUARES: u32 = 16;
 const WANT_POSITIONS: u32 = 32;
 const WANT_SHAPE: u32 = 64;
+/// Host-side bits: the moments pass (`measure_moments`), unweighted or also weighted by the image.
+const WANT_MOMENTS: u32 = 128;
+const WANT_WEIGHTED_MOMENTS: u32 = 256;
+/// Powers per axis of the moments (skimage's order 3: 0 to 3).
+const MOMENT_POWERS: usize = 4;
 
 /// One statistic of a [`Measure`], named as scipy.ndimage's function that computes it.
 ///
@@ -76,11 +81,28 @@ pub enum MeasureStat {
     EquivalentDiameter,
     /// regionprops' `extent`: the region's size over its box's.
     Extent,
+    /// regionprops' `moments`: Σ z^a·y^b·x^c over the region (a, b, c from 0 to 3, over the data's axes),
+    /// coordinates from the box's first corner; `4^ndim` columns `moments-a-b(-c)`.
+    Moments,
+    /// regionprops' `moments_central`: the same about the region's centroid.
+    MomentsCentral,
+    /// regionprops' `moments_normalized`: μ / μ₀^((a+b+c)/ndim + 1), NaN where a + b + c < 2.
+    MomentsNormalized,
+    /// regionprops' `moments_hu` (2-D): Hu's seven invariants of the normalized moments.
+    MomentsHu,
+    /// regionprops' `moments_weighted`: the moments weighted by the image's values.
+    MomentsWeighted,
+    /// regionprops' `moments_weighted_central`: about the value-weighted centroid.
+    MomentsWeightedCentral,
+    /// regionprops' `moments_weighted_normalized`.
+    MomentsWeightedNormalized,
+    /// regionprops' `moments_weighted_hu` (2-D).
+    MomentsWeightedHu,
 }
 
 impl MeasureStat {
     /// Every statistic, in the order tables list them.
-    pub const ALL: [MeasureStat; 18] = [
+    pub const ALL: [MeasureStat; 26] = [
         MeasureStat::Count,
         MeasureStat::Sum,
         MeasureStat::Mean,
@@ -99,6 +121,14 @@ impl MeasureStat {
         MeasureStat::Orientation,
         MeasureStat::EquivalentDiameter,
         MeasureStat::Extent,
+        MeasureStat::Moments,
+        MeasureStat::MomentsCentral,
+        MeasureStat::MomentsNormalized,
+        MeasureStat::MomentsHu,
+        MeasureStat::MomentsWeighted,
+        MeasureStat::MomentsWeightedCentral,
+        MeasureStat::MomentsWeightedNormalized,
+        MeasureStat::MomentsWeightedHu,
     ];
 
     /// Its name: scipy.ndimage's function (`sum` for `sum_labels`, `bbox` for `find_objects`' boxes).
@@ -122,12 +152,20 @@ impl MeasureStat {
             MeasureStat::Orientation => "orientation",
             MeasureStat::EquivalentDiameter => "equivalent_diameter_area",
             MeasureStat::Extent => "extent",
+            MeasureStat::Moments => "moments",
+            MeasureStat::MomentsCentral => "moments_central",
+            MeasureStat::MomentsNormalized => "moments_normalized",
+            MeasureStat::MomentsHu => "moments_hu",
+            MeasureStat::MomentsWeighted => "moments_weighted",
+            MeasureStat::MomentsWeightedCentral => "moments_weighted_central",
+            MeasureStat::MomentsWeightedNormalized => "moments_weighted_normalized",
+            MeasureStat::MomentsWeightedHu => "moments_weighted_hu",
         }
     }
 
     /// scikit-image's `regionprops` property names this statistic computes, each with its statistic (`area` and
     /// `num_pixels` are the count; the intensity properties need an image).
-    pub const REGIONPROPS: [(&'static str, MeasureStat); 15] = [
+    pub const REGIONPROPS: [(&'static str, MeasureStat); 23] = [
         ("area", MeasureStat::Count),
         ("num_pixels", MeasureStat::Count),
         ("bbox", MeasureStat::Bbox),
@@ -143,6 +181,14 @@ impl MeasureStat {
         ("eccentricity", MeasureStat::Eccentricity),
         ("orientation", MeasureStat::Orientation),
         ("extent", MeasureStat::Extent),
+        ("moments", MeasureStat::Moments),
+        ("moments_central", MeasureStat::MomentsCentral),
+        ("moments_normalized", MeasureStat::MomentsNormalized),
+        ("moments_hu", MeasureStat::MomentsHu),
+        ("moments_weighted", MeasureStat::MomentsWeighted),
+        ("moments_weighted_central", MeasureStat::MomentsWeightedCentral),
+        ("moments_weighted_normalized", MeasureStat::MomentsWeightedNormalized),
+        ("moments_weighted_hu", MeasureStat::MomentsWeightedHu),
     ];
 
     /// Whether it reads the image's values (without an image every value is 1).
@@ -158,6 +204,10 @@ impl MeasureStat {
                 | MeasureStat::MinimumPosition
                 | MeasureStat::MaximumPosition
                 | MeasureStat::CenterOfMass
+                | MeasureStat::MomentsWeighted
+                | MeasureStat::MomentsWeightedCentral
+                | MeasureStat::MomentsWeightedNormalized
+                | MeasureStat::MomentsWeightedHu
         )
     }
 
@@ -174,6 +224,20 @@ impl MeasureStat {
             MeasureStat::InertiaTensor => {
                 return (0..ndim * ndim).map(|k| format!("{}-{}-{}", self.name(), k / ndim, k % ndim)).collect();
             }
+            MeasureStat::Moments
+            | MeasureStat::MomentsCentral
+            | MeasureStat::MomentsNormalized
+            | MeasureStat::MomentsWeighted
+            | MeasureStat::MomentsWeightedCentral
+            | MeasureStat::MomentsWeightedNormalized => {
+                return (0..MOMENT_POWERS.pow(ndim as u32))
+                    .map(|k| {
+                        let powers = moment_powers(k, ndim).iter().map(|p| p.to_string()).collect::<Vec<_>>();
+                        format!("{}-{}", self.name(), powers.join("-"))
+                    })
+                    .collect();
+            }
+            MeasureStat::MomentsHu | MeasureStat::MomentsWeightedHu => 7,
             _ => return vec![self.name().to_string()],
         };
         (0..width).map(|k| format!("{}-{k}", self.name())).collect()
@@ -212,6 +276,14 @@ impl MeasureStat {
             | MeasureStat::InertiaTensorEigvals
             | MeasureStat::Eccentricity
             | MeasureStat::Orientation => WANT_SUMS | WANT_BOX | WANT_SHAPE,
+            MeasureStat::Moments
+            | MeasureStat::MomentsCentral
+            | MeasureStat::MomentsNormalized
+            | MeasureStat::MomentsHu => WANT_SUMS | WANT_BOX | WANT_MOMENTS,
+            MeasureStat::MomentsWeighted
+            | MeasureStat::MomentsWeightedCentral
+            | MeasureStat::MomentsWeightedNormalized
+            | MeasureStat::MomentsWeightedHu => WANT_SUMS | WANT_BOX | WANT_MOMENTS | WANT_WEIGHTED_MOMENTS,
         }
     }
 }
@@ -310,9 +382,15 @@ impl MeasureParams {
                 format!("the label {bad} is not a whole number from 0 to 2^28 − 1 (the labels `label` writes)"),
             ));
         }
-        if let Some(flat) =
-            self.stats.iter().find(|s| matches!(s, MeasureStat::Eccentricity | MeasureStat::Orientation))
-            && shape.len() != 2
+        if let Some(flat) = self.stats.iter().find(|s| {
+            matches!(
+                s,
+                MeasureStat::Eccentricity
+                    | MeasureStat::Orientation
+                    | MeasureStat::MomentsHu
+                    | MeasureStat::MomentsWeightedHu
+            )
+        }) && shape.len() != 2
         {
             return Err(Error::invalid(
                 "measure",
@@ -394,11 +472,12 @@ struct Plan {
     state: State,
 }
 
-/// The kernels: clearing, the first pass, the second when asked for.
+/// The kernels: clearing, the first pass, the second when asked for, and the moments' clearing and pass.
 struct Kernels {
     clear: Kernel,
     sums: Kernel,
     second: Option<Kernel>,
+    moments: Option<(Kernel, Kernel)>,
 }
 
 /// The accumulators, the label → row lookup and the launch's shape.
@@ -406,6 +485,8 @@ struct State {
     acc: XData<f64>,
     keys: XData<f64>,
     boxes: XData<f64>,
+    /// Per row, the unweighted then the weighted moments (`2 · 4^ndim` doubles; one unused double without moments).
+    moments: XData<f64>,
     lookup: XData<f32>,
     lookup_len: u32,
     mode: u32,
@@ -529,6 +610,22 @@ fn program<T: RealElement>(labels: &XData<T>, index: IndexType) -> Result<crate:
     labels.app().build_program("measure.cl", &kernels::with_common(kernels::MEASURE), &options)
 }
 
+/// The moments' kernels for data of `axes` axes.
+fn moments_program<T: RealElement>(labels: &XData<T>, index: IndexType, axes: usize) -> Result<crate::app::Program> {
+    let options = format!("{} -DIDX={} -DMOMENT_AXES={axes}", T::build_options(), index.cl_type());
+    labels.app().build_program("measure.cl", &kernels::with_common(kernels::MEASURE), &options)
+}
+
+/// Moments per row and weighting: `4^axes`.
+fn moment_count(axes: usize) -> usize {
+    MOMENT_POWERS.pow(axes as u32)
+}
+
+/// The powers (one per axis, first axis first) of the moment at flat index `k` of `axes` axes.
+fn moment_powers(k: usize, axes: usize) -> Vec<usize> {
+    (0..axes).rev().map(|a| (k / MOMENT_POWERS.pow(a as u32)) % MOMENT_POWERS).collect()
+}
+
 /// The inverse of the kernels' `ordered`: a double from its ordered bits.
 fn from_ordered(key: u64) -> f64 {
     let bits = if key >> 63 == 1 { key & !(1 << 63) } else { !key };
@@ -594,11 +691,20 @@ impl<T: RealElement> Process for Measure<T> {
             } else {
                 None
             },
+            moments: if flags & WANT_MOMENTS != 0 {
+                let program = moments_program::<T>(labels, index, shape.len())?;
+                let k = |name: &str| program.kernel(name).map(|k| k.owned_by("measure"));
+                Some((k("measure_zero")?, k("measure_moments")?))
+            } else {
+                None
+            },
         };
+        let moment_values = if flags & WANT_MOMENTS != 0 { rows * 2 * moment_count(shape.len()) } else { 1 };
         let state = State {
             acc: XData::uninit(&app, "measure", &[rows * ACC_STRIDE])?,
             keys: XData::uninit(&app, "measure", &[rows * KEY_STRIDE])?,
             boxes: XData::uninit(&app, "measure", &[rows * BOX_STRIDE])?,
+            moments: XData::uninit(&app, "measure", &[moment_values])?,
             lookup: XData::from_slice(&app, &[lookup.len()], &lookup)?,
             lookup_len,
             mode,
@@ -641,6 +747,39 @@ impl<T: RealElement> Process for Measure<T> {
             data.args(kernels.sums.launch(), state).global(&global).local(&[GROUP]).work(bytes, 0).enqueue()?;
             if let Some(second) = kernels.second.as_mut() {
                 data.args(second.launch(), state).global(&global).local(&[GROUP]).work(bytes, 0).enqueue()?;
+            }
+        }
+        if let Some((zero, moments)) = kernels.moments.as_mut() {
+            let count = state.moments.len();
+            zero.launch()
+                .output("a", &state.moments)
+                .index("count", idx, count as u64)
+                .global(&[count.div_ceil(GROUP) * GROUP])
+                .local(&[GROUP])
+                .enqueue()?;
+            if n > 0 {
+                let [_, ny, nx] = padded;
+                let weighted = i32::from(flags & WANT_WEIGHTED_MOMENTS != 0 && has_image == 1);
+                moments
+                    .launch()
+                    .input("x", image)
+                    .index("x0", idx, image.offset() as u64)
+                    .input("labels", labels)
+                    .index("l0", idx, labels.offset() as u64)
+                    .index("n", idx, n)
+                    .index("chunk", idx, state.chunk as u64)
+                    .scalar("mode", state.mode)
+                    .input("rows", &state.lookup)
+                    .scalar("lookup", state.lookup_len)
+                    .scalar("weighted", weighted)
+                    .input("box", &state.boxes)
+                    .in_out("moments", &state.moments)
+                    .scalar("ny", ny as u32)
+                    .scalar("nx", nx as u32)
+                    .global(&global)
+                    .local(&[GROUP])
+                    .work(bytes, n * 2 * moment_count(shape.len()) as u64)
+                    .enqueue()?;
             }
         }
         table_on_host(state, &self.params, shape, &self.out)
@@ -697,19 +836,19 @@ fn table_on_host(state: &State, params: &MeasureParams, shape: &[usize], out: &X
         Region { buffer: state.acc.storage().buffer(), lo: 0, hi: state.acc.len() },
         Region { buffer: state.keys.storage().buffer(), lo: 0, hi: state.keys.len() },
         Region { buffer: state.boxes.storage().buffer(), lo: 0, hi: state.boxes.len() },
+        Region { buffer: state.moments.storage().buffer(), lo: 0, hi: state.moments.len() },
     ];
     let write = Region { buffer: out.storage().buffer(), lo: out.offset(), hi: out.offset() + out.len() };
-    let bytes = ((state.acc.len() + state.keys.len() + state.boxes.len() + out.len()) * 8) as u64;
-    HostCommand::new::<f64, f64>("measure", "measure_table", &[&state.acc, &state.keys, &state.boxes], &[out])?
-        .work(bytes, 0)
-        .run(|queue| {
-            ffi::with_mapped::<f64, f64, ()>(queue, &reads, &write, |read, table| {
-                if let [acc, keys, boxes] = read {
-                    fill_table(params, shape, acc, keys, boxes, table);
-                }
-            })
-            .map(|((), event)| event)
+    let bytes = ((state.acc.len() + state.keys.len() + state.boxes.len() + state.moments.len() + out.len()) * 8) as u64;
+    let inputs = [&state.acc, &state.keys, &state.boxes, &state.moments];
+    HostCommand::new::<f64, f64>("measure", "measure_table", &inputs, &[out])?.work(bytes, 0).run(|queue| {
+        ffi::with_mapped::<f64, f64, ()>(queue, &reads, &write, |read, table| {
+            if let [acc, keys, boxes, moments] = read {
+                fill_table(params, shape, [acc, keys, boxes, moments], table);
+            }
         })
+        .map(|((), event)| event)
+    })
 }
 
 /// `shape` (1 to 3 axes) as [slices, rows, columns], 1 where it has fewer axes.
@@ -722,15 +861,20 @@ fn padded_shape(shape: &[usize]) -> [usize; 3] {
 }
 
 /// Writes each row of the table: the label, then every statistic's values from the row's accumulators.
-fn fill_table(params: &MeasureParams, shape: &[usize], acc: &[f64], keys: &[f64], boxes: &[f64], table: &mut [f64]) {
+fn fill_table(params: &MeasureParams, shape: &[usize], sums: [&[f64]; 4], table: &mut [f64]) {
+    let [acc, keys, boxes, moments] = sums;
     let width = params.columns(shape.len()).len();
     let labels: Vec<f64> = match &params.rows {
         LabelRows::Labels(labels) => labels.clone(),
         LabelRows::Positive => vec![f64::NAN],
     };
     let rows = acc.chunks_exact(ACC_STRIDE).zip(keys.chunks_exact(KEY_STRIDE)).zip(boxes.chunks_exact(BOX_STRIDE));
-    for ((line, label), ((acc, keys), boxes)) in table.chunks_mut(width).zip(labels).zip(rows) {
-        let Some(sums) = RowSums::new(shape, acc, keys, boxes) else { continue };
+    let per_row = 2 * moment_count(shape.len());
+    for (row, ((line, label), ((acc, keys), boxes))) in table.chunks_mut(width).zip(labels).zip(rows).enumerate() {
+        let Some(mut sums) = RowSums::new(shape, acc, keys, boxes) else { continue };
+        if let Some(m) = moments.get(row * per_row..(row + 1) * per_row) {
+            sums.moments = m.to_vec();
+        }
         let mut values = vec![label];
         for stat in &params.stats {
             values.extend(sums.values(*stat));
@@ -759,6 +903,8 @@ struct RowSums {
     /// The box: first and last index along z, y, x.
     first: [f64; 3],
     last: [f64; 3],
+    /// The moments (`4^ndim` unweighted, then as many weighted; empty when not measured).
+    moments: Vec<f64>,
 }
 
 impl RowSums {
@@ -780,6 +926,7 @@ impl RowSums {
             keys: keys.map(f64::to_bits),
             first: [lz, ly, lx].map(bound),
             last: [hz, hy, hx].map(bound),
+            moments: Vec::new(),
         })
     }
 
@@ -828,7 +975,30 @@ impl RowSums {
                 let box_size: f64 = self.axes(self.first).zip(self.axes(self.last)).map(|(f, l)| l + 1.0 - f).product();
                 vec![n / box_size]
             }
+            MeasureStat::Moments => self.raw_moments(false).to_vec(),
+            MeasureStat::MomentsCentral => central_moments(self.raw_moments(false), self.ndim),
+            MeasureStat::MomentsNormalized => {
+                normalized_moments(&central_moments(self.raw_moments(false), self.ndim), self.ndim)
+            }
+            MeasureStat::MomentsHu => {
+                hu_moments(&normalized_moments(&central_moments(self.raw_moments(false), self.ndim), self.ndim))
+            }
+            MeasureStat::MomentsWeighted => self.raw_moments(true).to_vec(),
+            MeasureStat::MomentsWeightedCentral => central_moments(self.raw_moments(true), self.ndim),
+            MeasureStat::MomentsWeightedNormalized => {
+                normalized_moments(&central_moments(self.raw_moments(true), self.ndim), self.ndim)
+            }
+            MeasureStat::MomentsWeightedHu => {
+                hu_moments(&normalized_moments(&central_moments(self.raw_moments(true), self.ndim), self.ndim))
+            }
         }
+    }
+
+    /// The moments about the box's first corner, unweighted or weighted by the image.
+    fn raw_moments(&self, weighted: bool) -> &[f64] {
+        let count = moment_count(self.ndim);
+        let start = if weighted { count } else { 0 };
+        self.moments.get(start..start + count).unwrap_or(&[])
     }
 
     /// A minimum or maximum from its ordered bits: 0 for an absent label (scipy's zeros), NaN when every value is.
@@ -874,6 +1044,82 @@ impl RowSums {
             })
             .collect()
     }
+}
+
+/// skimage's moments_central from the moments `raw` about the box corner (`4^axes`, row-major over the powers):
+/// the centroid is m(e_k)/m₀ along each axis, and each central moment Π(c_k − ĉ_k)^{p_k} summed is the binomial
+/// expansion of the raw ones, Σ_{j ≤ p} Π C(p_k, j_k)·(−ĉ_k)^{p_k − j_k}·m(j). The coordinates are small (from
+/// the box corner, the centroid inside the box), so the expansion loses few digits.
+fn central_moments(raw: &[f64], axes: usize) -> Vec<f64> {
+    let count = moment_count(axes);
+    if raw.len() != count {
+        return vec![f64::NAN; count];
+    }
+    let total = raw.first().copied().unwrap_or(f64::NAN);
+    // The centroid along axis a: the moment with power 1 on a alone.
+    let centre: Vec<f64> = (0..axes)
+        .map(|a| raw.get(MOMENT_POWERS.pow((axes - 1 - a) as u32)).copied().unwrap_or(f64::NAN) / total)
+        .collect();
+    // Binomial coefficients C(n, k) for n, k ≤ 3 (the moments' order).
+    let binomial = |n: usize, k: usize| -> f64 {
+        match (n, k) {
+            (_, 0) => 1.0,
+            (n, k) if k == n => 1.0,
+            (3, _) => 3.0,
+            (2, 1) => 2.0,
+            _ => 0.0,
+        }
+    };
+    (0..count)
+        .map(|k| {
+            let p = moment_powers(k, axes);
+            (0..count)
+                .filter_map(|j| {
+                    let q = moment_powers(j, axes);
+                    if q.iter().zip(&p).any(|(qa, pa)| qa > pa) {
+                        return None;
+                    }
+                    let factor: f64 = p
+                        .iter()
+                        .zip(&q)
+                        .zip(&centre)
+                        .map(|((&pa, &qa), &c)| binomial(pa, qa) * (-c).powi((pa - qa) as i32))
+                        .product();
+                    raw.get(j).map(|m| factor * m)
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// skimage's moments_normalized: μ(p) / μ₀^(|p|/axes + 1) where |p| ≥ 2, NaN below.
+fn normalized_moments(central: &[f64], axes: usize) -> Vec<f64> {
+    let total = central.first().copied().unwrap_or(f64::NAN);
+    central
+        .iter()
+        .enumerate()
+        .map(|(k, &mu)| {
+            let order: usize = moment_powers(k, axes).iter().sum();
+            if order < 2 { f64::NAN } else { mu / total.powf(order as f64 / axes as f64 + 1.0) }
+        })
+        .collect()
+}
+
+/// Hu's seven invariants of 2-D normalized moments ν (4 × 4, row-major: ν[p·4 + q]).
+fn hu_moments(nu: &[f64]) -> Vec<f64> {
+    let v = |p: usize, q: usize| nu.get(p * MOMENT_POWERS + q).copied().unwrap_or(f64::NAN);
+    let (n20, n02, n11, n30, n03, n21, n12) = (v(2, 0), v(0, 2), v(1, 1), v(3, 0), v(0, 3), v(2, 1), v(1, 2));
+    let (a, b) = (n30 + n12, n21 + n03);
+    let (c, d) = (n30 - 3.0 * n12, 3.0 * n21 - n03);
+    vec![
+        n20 + n02,
+        (n20 - n02).powi(2) + 4.0 * n11 * n11,
+        c * c + d * d,
+        a * a + b * b,
+        c * a * (a * a - 3.0 * b * b) + d * b * (3.0 * a * a - b * b),
+        (n20 - n02) * (a * a - b * b) + 4.0 * n11 * a * b,
+        d * a * (a * a - 3.0 * b * b) - c * b * (3.0 * a * a - b * b),
+    ]
 }
 
 /// skimage's orientation of a 2-D inertia tensor [[a, b], [b, c]]: ½·atan2(−2b, c − a), ±π/4 when a = c.
