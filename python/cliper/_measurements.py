@@ -337,22 +337,30 @@ def center_of_mass(input, labels=None, index=None):
 
 def find_objects(input, max_label=0):
     """scipy.ndimage.find_objects: for each label 1 … ``max_label`` (default the largest), a tuple of slices that
-    bounds it, or ``None`` where the label has no element. Measured on the device.
+    bounds it, or ``None`` where the label has no element. Measured on the device; a device array (labels held as
+    whole floats) is measured where it is.
 
     >>> import numpy as np
     >>> from cliper import ndimage
     >>> ndimage.find_objects(np.array([[0, 1, 1], [3, 0, 1]]))
     [(slice(0, 2, None), slice(1, 3, None)), None, (slice(1, 2, None), slice(0, 1, None))]
     """
-    labels = _host(input)
-    if labels.dtype.kind not in "iub":
-        # scipy's C code takes the labels as integers and refuses other types with this TypeError
-        raise TypeError(f"'numpy.{labels.dtype}' object cannot be interpreted as an integer")
-    top = int(labels.max()) if labels.size else 0
+    if isinstance(input, ndarray):
+        # Labels on the device (a device holds them as floats): measured where they are, the largest label by a
+        # device reduction; the label image stands in for the image, whose values a box does not read.
+        labels = image = input
+        top = int(input.max().get()) if input.size else 0
+    else:
+        labels = _host(input)
+        if labels.dtype.kind not in "iub":
+            # scipy's C code takes the labels as integers and refuses other types with this TypeError
+            raise TypeError(f"'numpy.{labels.dtype}' object cannot be interpreted as an integer")
+        top = int(labels.max()) if labels.size else 0
+        image = np.zeros(labels.shape, np.float32)
     count = top if max_label < 1 else int(max_label)
     if count == 0:
         return []
-    regions = _Regions(np.zeros(labels.shape, np.float32), labels, np.arange(1, count + 1))
+    regions = _Regions(image, labels, np.arange(1, count + 1))
     boxes = regions.measure(["count", "bbox"])
     ndim = labels.ndim
     result = []

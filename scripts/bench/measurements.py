@@ -157,3 +157,39 @@ case("regionprops_table", size,
      lambda: cliper.measure.regionprops_table(ilabels_np, intensity_np, properties=properties),
      lambda: xmeasure.regionprops_table(pilabels, pintensity, properties=properties),
      ilabels_np.nbytes + intensity_np.nbytes, rtol=1e-4, reps=2)
+# The same with the labels already on the device (as the GPU peer's are): no host conversion or upload.
+case("regionprops_table device labels", size,
+     lambda: cliper.measure.regionprops_table(labels, intensity, properties=properties),
+     lambda: xmeasure.regionprops_table(pilabels, pintensity, properties=properties),
+     ilabels_np.nbytes + intensity_np.nbytes, rtol=1e-4, reps=3)
+moments = ("label", "moments_central", "moments_hu")
+case("regionprops_table moments", size,
+     lambda: cliper.measure.regionprops_table(labels, intensity, properties=moments),
+     lambda: xmeasure.regionprops_table(pilabels, pintensity, properties=moments),
+     ilabels_np.nbytes + intensity_np.nbytes, rtol=1e-3, reps=3)
+
+# find_objects and center_of_mass over a volume of 10⁴ labels (cubes of 24³ on 512³; 12³ on 256³ here), the
+# labels on the device. CuPy has no find_objects: the GPU peer is cuCIM's regionprops bbox.
+w = 512 if gpu else 256
+cube = 24 if gpu else 12
+axis_labels = np.arange(w) // cube
+per_axis = int(axis_labels.max()) + 1
+vlabels_np = (axis_labels[:, None, None] * per_axis * per_axis + axis_labels[None, :, None] * per_axis
+              + axis_labels[None, None, :] + 1).astype(np.float32)
+vcount = int(vlabels_np.max())
+vintensity_np = rng.random((w, w, w), dtype=np.float32)
+vlabels, vintensity = cliper.asarray(vlabels_np), cliper.asarray(vintensity_np)
+pvlabels, pvintensity = to_peer(vlabels_np.astype(np.int32)), to_peer(vintensity_np)
+vsize = f"{w}^3 {vcount}"
+vindex = np.arange(1, vcount + 1)
+case("center_of_mass", vsize, lambda: ndimage.center_of_mass(vintensity, vlabels, vindex),
+     lambda: xndimage.center_of_mass(pvintensity, pvlabels, to_peer(vindex) if gpu else vindex),
+     2 * vintensity_np.nbytes, rtol=1e-4)
+starts = lambda boxes: np.asarray([[s.start for s in b] for b in boxes])  # noqa: E731
+if gpu:
+    case("find_objects", vsize, lambda: starts(ndimage.find_objects(vlabels)),
+         lambda: np.stack([host(v) for k, v in xmeasure.regionprops_table(pvlabels, properties=("bbox",)).items()
+                           if int(k.split("-")[1]) < 3], axis=1), vlabels_np.nbytes)
+else:
+    case("find_objects", vsize, lambda: starts(ndimage.find_objects(vlabels)),
+         lambda: starts(xndimage.find_objects(vlabels_np.astype(np.int32))), vlabels_np.nbytes)
