@@ -87,8 +87,9 @@ def host(x):
     return np.asarray(x)
 
 
-def case(op, size, ours, theirs, bytes_=0.0, rtol=1e-4, reps=3):
-    """Times `ours` (cliper) and `theirs` (the peer) and prints both, after checking they agree to `rtol`."""
+def case(op, size, ours, theirs, bytes_=0.0, rtol=1e-4, reps=3, against=None):
+    """Times `ours` (cliper) and `theirs` (the peer, or `against` when it is another: the CPU reference where the
+    GPU peers have no such function) and prints both, after checking they agree to `rtol`."""
     try:
         mine, ref = host(ours()), host(theirs())
         if isinstance(mine, dict):
@@ -100,7 +101,7 @@ def case(op, size, ours, theirs, bytes_=0.0, rtol=1e-4, reps=3):
         print(f"{op} {size}: no timing, {type(ex).__name__}: {str(ex).splitlines()[0] if str(ex) else ''}", flush=True)
         return
     line("cliper-py", op, size, median_ms(ours, reps), bytes_)
-    line(peer, op, size, median_ms(theirs, reps), bytes_)
+    line(against or peer, op, size, median_ms(theirs, reps), bytes_)
 
 
 device = next(d for d in cliper.devices() if d["id"] == cliper.default_device())
@@ -193,3 +194,27 @@ if gpu:
 else:
     case("find_objects", vsize, lambda: starts(ndimage.find_objects(vlabels)),
          lambda: starts(xndimage.find_objects(vlabels_np.astype(np.int32))), vlabels_np.nbytes)
+
+# generic_filter with numpy's reductions (cliper: one device kernel over the window) against scipy's
+# generic_filter (CPU: a Python call per element, so a small image) or CuPy's with a RawKernel doing the same
+# reduction (GPU); the median of an odd window against median_filter, which equals it there.
+g = 4096 if gpu else 256
+gimage_np = rng.random((g, g), dtype=np.float32)
+gimage, pgimage = cliper.asarray(gimage_np), to_peer(gimage_np)
+if gpu:
+    window_kernels = {
+        "mean": "double s = 0; for (int i = 0; i < filter_size; i++) s += buffer[i]; *return_value = s / filter_size;",
+        "std": "double s = 0; for (int i = 0; i < filter_size; i++) s += buffer[i]; double m = s / filter_size; "
+               "double q = 0; for (int i = 0; i < filter_size; i++) q += (buffer[i] - m) * (buffer[i] - m); "
+               "*return_value = sqrt(q / filter_size);",
+    }
+    peer_functions = {name: cp.RawKernel(
+        "extern \"C\" __global__ void f(const double *buffer, int filter_size, double *return_value) {" + body + "}",
+        "f") for name, body in window_kernels.items()}
+else:
+    peer_functions = {"mean": np.mean, "std": np.std}
+for name, function in (("mean", np.mean), ("std", np.std)):
+    case(f"generic_filter {name} 5x5", f"{g}x{g}", lambda: ndimage.generic_filter(gimage, function, size=5),
+         lambda: xndimage.generic_filter(pgimage, peer_functions[name], size=5), gimage_np.nbytes, rtol=1e-4)
+case("generic_filter median 5x5", f"{g}x{g}", lambda: ndimage.generic_filter(gimage, np.median, size=5),
+     lambda: xndimage.median_filter(pgimage, size=5), gimage_np.nbytes, rtol=1e-6)

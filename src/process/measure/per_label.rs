@@ -548,7 +548,7 @@ impl<T: RealElement> Measure<T> {
             });
         }
         let index = index_type_for(&[labels.layout()], &[n]);
-        let program = program::<T>(labels, index)?;
+        let program = program::<T>(labels, index, None)?;
         let found = XData::from_slice(app, &[3], &[0.0f32, 0.0, f32::from_bits(u32::MAX)])?;
         if n > 0 {
             let groups = (labels.len().div_ceil(GROUP * 16)).clamp(1, 4096);
@@ -604,9 +604,11 @@ fn contiguous_refusal(shape: &[usize]) -> Error {
     Error::Unsupported { what: format!("measure of a strided view of shape {shape:?}: give contiguous arrays") }
 }
 
-fn program<T: RealElement>(labels: &XData<T>, index: IndexType) -> Result<crate::app::Program> {
+/// The measurement kernels; with `flags`, the passes specialised to what they accumulate (`MEASURE_FLAGS`).
+fn program<T: RealElement>(labels: &XData<T>, index: IndexType, flags: Option<u32>) -> Result<crate::app::Program> {
     labels.app().require::<f64>()?;
-    let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+    let specialised = flags.map(|f| format!(" -DMEASURE_FLAGS={f}u")).unwrap_or_default();
+    let options = format!("{} -DIDX={}{specialised}", T::build_options(), index.cl_type());
     labels.app().build_program("measure.cl", &kernels::with_common(kernels::MEASURE), &options)
 }
 
@@ -658,7 +660,8 @@ impl<T: RealElement> Process for Measure<T> {
         let app = labels.app().clone();
         let n = labels.len();
         let index = index_type_for(&[labels.layout()], &[n as u64 + 1]);
-        let program = program::<T>(labels, index)?;
+        let flags = self.params.flags();
+        let program = program::<T>(labels, index, Some(flags))?;
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by("measure"));
         let (mode, lookup, lookup_len) = match &self.params.rows {
             LabelRows::Positive => (1, vec![-1i32], 1),
@@ -682,7 +685,6 @@ impl<T: RealElement> Process for Measure<T> {
         } else {
             256
         };
-        let flags = self.params.flags();
         let kernels = Kernels {
             clear: k("measure_clear")?,
             sums: k("measure_sums")?,
