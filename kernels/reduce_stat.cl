@@ -157,6 +157,60 @@ kernel void stat_chunks(global const T* restrict x, IDX x0, uint knd, ulong8 ksh
     }
 }
 
+#ifdef GROUP_SIZE
+// When each output's elements are one walk (a single reduced axis after merging — a contiguous row, or the whole
+// array): work-group g = o·chunks + c reduces chunk c of output o together. Work-item t takes the chunk's elements
+// t, t + GROUP_SIZE, …, so neighbouring work-items read neighbouring addresses (coalesced on GPUs, whole vectors
+// on CPUs), and the group's states merge pairwise through local memory. Not for argmin/argmax, whose merge needs
+// its states in the elements' order.
+kernel void stat_group(global const T* restrict x, IDX x0, uint knd, ulong8 kshape, ulong8 kstride, ulong8 rstride,
+                       IDX len, IDX chunk, IDX chunks, IDX states, global R* restrict sv, global ulong* restrict si) {
+    local R la[GROUP_SIZE], lb[GROUP_SIZE];
+    local ulong li[GROUP_SIZE];
+    const IDX t = get_local_id(0);
+    const IDX step = (IDX)rstride.s0;
+    for (IDX g = get_group_id(0); g < states; g += get_num_groups(0)) {
+        const IDX o = g / chunks, c = g - o * chunks;
+        IDX ko = 0, unused = 0;
+        if (knd > 0) batch_offsets(o, knd, kshape, kstride, kstride, &ko, &unused);
+        const IDX j0 = min(len, c * chunk), end = min(len, j0 + chunk);
+        const IDX first = j0 + t;
+        const IDX count = first < end ? (end - first + GROUP_SIZE - 1) / GROUP_SIZE : 0;
+        global const T* p = x + x0 + ko + first * step;
+        State s = state_empty();
+#define LOAD_STRIDED(n, v) const R v = p[(n) * GROUP_SIZE * step]
+        CHUNK_LOOP(LOAD_STRIDED);
+        la[t] = s.a;
+        lb[t] = s.b;
+        li[t] = s.i;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (IDX span = GROUP_SIZE / 2; span > 0; span >>= 1) {
+            if (t < span) {
+                State a, b;
+                a.a = la[t];
+                a.b = lb[t];
+                a.i = li[t];
+                b.a = la[t + span];
+                b.b = lb[t + span];
+                b.i = li[t + span];
+                a = state_merge(a, b);
+                la[t] = a.a;
+                lb[t] = a.b;
+                li[t] = a.i;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (t == 0) {
+            sv[2 * g] = la[0];
+            sv[2 * g + 1] = lb[0];
+            si[g] = li[0];
+        }
+        // The next chunk reuses the local arrays.
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+#endif
+
 kernel void stat_merge(global const R* restrict sv, global const ulong* restrict si, IDX chunks, IDX outputs,
                        IDX len, R ddof, global OUT* restrict out, IDX o0) {
     for (IDX o = get_global_id(0); o < outputs; o += get_global_size(0)) {

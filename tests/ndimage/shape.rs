@@ -183,13 +183,16 @@ fn reductions_equal_numpy_in_f64_and_f32() {
     // relative; 1e-12. float32 accumulates in float32 as numpy does, both within ~n·2⁻²⁴ of the float64 value
     // (n ≤ 2431 terms, here compared with numpy's float64): 2e-4 relative for the sums and products (a product of
     // 17 factors in [0.5, 1.5) loses ~17 ulps), exact for min, max and the indices.
-    for &(name, source, kind, axes, keepdims, ddof) in REDUCTIONS {
+    // Each case by both first passes: one work-item per chunk (PoCL's default) and whole work-groups (GPUs').
+    for (&(name, source, kind, axes, keepdims, ddof), groups) in
+        REDUCTIONS.iter().flat_map(|case| [(case, false), (case, true)])
+    {
         let data = match source {
             "a3+0.5" => real("a3").mapv(|v| v + 0.5),
             other => real(other),
         };
         let want = real(&format!("reduce_{name}"));
-        let mut params = StatParams::new(kind).keepdims(keepdims).ddof(ddof);
+        let mut params = StatParams::new(kind).keepdims(keepdims).ddof(ddof).groups(Some(groups));
         if let Some(axes) = axes {
             params = params.axes(axes);
         }
@@ -313,4 +316,48 @@ fn reorient_refuses_codes_that_name_no_orientation() {
         let err = toml::from_str::<Op>(&format!("op = 'reorient'\nto = '{code}'")).unwrap_err().to_string();
         assert!(err.contains(&format!("axis codes `{code}`")), "{code}: {err}");
     }
+}
+
+/// Rows reduced by whole work-groups (`stat_group`, forced here; by default on GPUs: each output's elements one walk of unit stride; several
+/// chunks per output, a tail shorter than the group) against float64 closed forms: sum, mean, min, max and std of
+/// three rows of 70 001 values, the second holding a NaN (which every one of them must return for that row), and
+/// the whole array's sum. Sums within 1e-12 relative (another addition order), extrema exact.
+#[test]
+fn long_rows_reduce_by_work_groups_as_numpy() {
+    let (rows, n) = (3usize, 70_001usize);
+    let mut values: Vec<f64> = (0..rows * n).map(|i| ((i * 7919) % 1009) as f64 - 400.0).collect();
+    values[n + 31_337] = f64::NAN;
+    let x = XData::from_slice(app(), &[rows, n], &values).unwrap();
+    // Groups forced: the default takes them on GPUs only.
+    let along = |kind| StatParams::new(kind).axes(&[1]).groups(Some(true));
+    let mut sum = Statistic::<f64, f64>::new(&x, &XData::zeros(app(), &[rows]).unwrap(), along(StatKind::Sum));
+    cliper::Process::init(&mut sum).unwrap();
+    assert!(sum.strategy().unwrap().group > 0, "{}", sum.strategy().unwrap());
+    for kind in [StatKind::Sum, StatKind::Mean, StatKind::Min, StatKind::Max, StatKind::Std] {
+        let got = Statistic::<f64, f64>::apply(&x, &along(kind)).unwrap().to_vec().unwrap();
+        for (r, g) in got.iter().enumerate() {
+            let row = &values[r * n..(r + 1) * n];
+            let mean = row.iter().sum::<f64>() / n as f64;
+            let want = match kind {
+                StatKind::Sum => row.iter().sum::<f64>(),
+                StatKind::Mean => mean,
+                StatKind::Min => row.iter().copied().fold(f64::INFINITY, f64::min),
+                StatKind::Max => row.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                _ => (row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64).sqrt(),
+            };
+            if r == 1 {
+                assert!(g.is_nan(), "{kind:?} of the row with a NaN: {g}");
+            } else if matches!(kind, StatKind::Min | StatKind::Max) {
+                assert_eq!(*g, want, "{kind:?} row {r}");
+            } else {
+                assert!((g - want).abs() <= 1e-12 * want.abs().max(1.0), "{kind:?} row {r}: {g} vs {want}");
+            }
+        }
+    }
+    let finite: Vec<f64> = values.iter().map(|v| if v.is_nan() { 0.5 } else { *v }).collect();
+    let y = XData::from_slice(app(), &[rows, n], &finite).unwrap();
+    let whole = StatParams::new(StatKind::Sum).groups(Some(true));
+    let total = Statistic::<f64, f64>::apply(&y, &whole).unwrap().to_vec().unwrap()[0];
+    let want: f64 = finite.iter().sum();
+    assert!((total - want).abs() <= 1e-12 * want.abs(), "{total} vs {want}");
 }
