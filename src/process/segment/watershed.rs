@@ -13,6 +13,14 @@ use num_complex::Complex;
 
 /// Which elements are neighbours: scipy's `generate_binary_structure` connectivity (orthogonal steps, 1 to the
 /// rank; scikit-image's default 1) or a footprint of taps.
+///
+/// ```
+/// use cliper::{Connectivity, Footprint};
+/// let cross = Connectivity::Steps(1);
+/// let wide = Connectivity::Footprint(Footprint::full(&[3, 5])?);
+/// assert_ne!(cross, wide);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Connectivity {
     /// At most this many orthogonal steps from the centre (below 1 counts as 1, above the rank as the rank).
@@ -115,6 +123,17 @@ impl WatershedParams {
 }
 
 /// What [`Watershed`] did: the flood's size and kind.
+///
+/// ```
+/// use cliper::{ClApp, Process, Watershed, WatershedParams, XData};
+/// let app = ClApp::new()?;
+/// let image = XData::<f32>::zeros(&app, &[4, 6])?;
+/// let out = XData::<f32>::zeros(&app, &[4, 6])?;
+/// let mut flood = Watershed::new(&image, None, None, &out, WatershedParams::default());
+/// flood.init()?;
+/// assert_eq!(flood.strategy().unwrap().to_string(), "priority flood on the host over 24 elements, 4 neighbours each, markers from the local minima");
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WatershedStrategy {
     /// Elements flooded (the image's).

@@ -58,6 +58,17 @@ impl IftParams {
 }
 
 /// What [`WatershedIft`] did.
+///
+/// ```
+/// use cliper::{ClApp, IftParams, Process, WatershedIft, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::<f32>::zeros(&app, &[3, 4, 5])?;
+/// let out = XData::<f32>::zeros(&app, &[3, 4, 5])?;
+/// let mut ift = WatershedIft::new(&x, &x, &out, IftParams::default());
+/// ift.init()?;
+/// assert_eq!(ift.strategy().unwrap().neighbours, 6);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IftStrategy {
     /// Elements of the image.
