@@ -41,7 +41,7 @@ impl FloodQueue {
         self.entries.push(entry);
         let mut child = self.entries.len() - 1;
         while child > 0 {
-            let parent = (child + 1) / 2 - 1;
+            let parent = (child - 1) / 2;
             if !self.precedes(child, parent) {
                 break;
             }
@@ -116,10 +116,10 @@ impl Flood<'_> {
                 if here != 0 && entry.index != entry.source {
                     continue;
                 }
-                if compact || !self.on_line(entry.index, label) {
-                    if let Some(slot) = self.labels.get_mut(entry.index) {
-                        *slot = label;
-                    }
+                if (compact || !self.on_line(entry.index, label))
+                    && let Some(slot) = self.labels.get_mut(entry.index)
+                {
+                    *slot = label;
                 }
             }
             let reached = self.labels.get(entry.index).copied().unwrap_or(0);
