@@ -139,3 +139,23 @@ def test_watershed_ift_refusals_as_scipy():
         ndimage.watershed_ift(U8, markers, structure=np.ones((5, 5), bool))
     with pytest.raises(ValueError, match="65535"):
         ndimage.watershed_ift(cliper.asarray(np.full(U8.shape, 0.5)), markers)
+
+
+def test_watershed_edge_cases_as_skimage():
+    """NaN (compared as skimage's C comparisons compare it), a constant image (no minimum), no markers at all,
+    connectivity below 1 and above the rank, 1-D."""
+    image = IMG2.copy()
+    image[rng.random(image.shape) < 0.05] = np.nan
+    for kwargs in ({}, {"watershed_line": True}, {"compactness": 0.1}):
+        np.testing.assert_array_equal(segmentation.watershed(image, MK2, **kwargs),
+                                      skseg.watershed(image, MK2, **kwargs))
+    np.testing.assert_array_equal(segmentation.watershed(image), skseg.watershed(image))
+    constant = np.ones((5, 6))
+    np.testing.assert_array_equal(segmentation.watershed(constant), skseg.watershed(constant))
+    np.testing.assert_array_equal(segmentation.watershed(IMG2, np.zeros_like(MK2)), np.zeros_like(MK2))
+    for c in (0, 5):
+        np.testing.assert_array_equal(segmentation.watershed(IMG2, MK2, connectivity=c),
+                                      skseg.watershed(IMG2, MK2, connectivity=c))
+    line, seeds1 = IMG2[3], MK2[3] + (np.arange(45) == 40)
+    np.testing.assert_array_equal(segmentation.watershed(line, seeds1), skseg.watershed(line, seeds1))
+    np.testing.assert_array_equal(segmentation.watershed(line), skseg.watershed(line))
