@@ -149,6 +149,9 @@ pub use process::resample::{
     InterpMode, Interpolation, MapCoordinates, PrefilterMethod, Resample, ResampleParams, ResampleStrategy,
     SplineFilter, SplineParams, SplineStrategy, Transform,
 };
+pub use process::segment::{
+    Connectivity, IftParams, IftStrategy, Watershed, WatershedIft, WatershedParams, WatershedStrategy,
+};
 pub use process::solve::{CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal, TvAdmm, TvParams};
 pub use process::threshold::{
     HistogramBins, HistogramLayout, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdStrategy, ThresholdValue,

@@ -24,6 +24,8 @@ mod morphology;
 mod rank;
 #[path = "ndimage/resample.rs"]
 mod resample;
+#[path = "ndimage/segment.rs"]
+mod segment;
 #[path = "ndimage/segmentation.rs"]
 mod segmentation;
 #[path = "ndimage/shape.rs"]

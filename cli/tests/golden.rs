@@ -292,6 +292,22 @@ const RUNS: &[Run] = &[
         "remove-small-holes $DIR/m2.npy $DIR/out/remove-small-holes.npy --max-size 3 --connectivity 2",
         &["remove-small-holes.npy"],
     ),
+    run(
+        "watershed",
+        "watershed $DIR/x2.npy $DIR/m2.npy $DIR/out/watershed.npy --connectivity 2 --compactness 0.01 --watershed-line",
+        &["watershed.npy"],
+    ),
+    run(
+        "watershed-minima",
+        "watershed $DIR/x2.npy $DIR/x2.npy $DIR/out/watershed-minima.npy --minima",
+        &["watershed-minima.npy"],
+    ),
+    run(
+        "watershed-ift",
+        "watershed-ift $DIR/u16.png $DIR/m2.npy $DIR/out/watershed-ift.npy --structure $DIR/bs.npy",
+        &["watershed-ift.npy"],
+    ),
+    run("watershed_ift", "watershed_ift $DIR/u16.png $DIR/m2.npy $DIR/out/watershed_ift.npy", &["watershed_ift.npy"]),
     run("distance", "distance $DIR/m2.npy $DIR/out/distance.npy --sampling 1.5,0.5", &["distance.npy"]),
     run(
         "distance-transform",

@@ -25,6 +25,7 @@ mod planning;
 pub mod rank;
 pub mod reduce;
 pub mod resample;
+pub mod segment;
 pub mod solve;
 pub mod threshold;
 pub mod wavelet;

@@ -18,6 +18,7 @@ impl<F: Fn(A) -> R, A, R> Takes<(A,)> for F {}
 impl<F: Fn(A, B) -> R, A, B, R> Takes<(A, B)> for F {}
 impl<F: Fn(A, B, C) -> R, A, B, C, R> Takes<(A, B, C)> for F {}
 impl<F: Fn(A, B, C, D) -> R, A, B, C, D, R> Takes<(A, B, C, D)> for F {}
+impl<F: Fn(A, B, C, D, E) -> R, A, B, C, D, E, R> Takes<(A, B, C, D, E)> for F {}
 
 /// Compiles when `f` takes as many arguments as `Args` has elements (the row gives `_` for each).
 fn takes<Args, F: Takes<Args>>(_: F) {}
@@ -77,6 +78,8 @@ row! { morphology | BinaryMorphology<f32> | new(x, out, BinaryParams) | apply(x,
 row! { morphology | Label<f32> | new(x, out, LabelParams) | apply(x, LabelParams) | output_shape(shape, &LabelParams) | LabelStrategy }
 row! { morphology | FillHoles<f32> | new(x, out, LabelParams) | apply(x, LabelParams) | output_shape(shape, &LabelParams) | LabelStrategy }
 row! { morphology | RemoveSmall<f32> | new(x, out, RemoveSmallParams) | apply(x, RemoveSmallParams) | output_shape(shape, &RemoveSmallParams) | SmallStrategy }
+row! { segment | Watershed<f32> | new(image, markers, mask, out, WatershedParams) | apply(image, markers, mask, WatershedParams) | output_shape(shape, &WatershedParams) | WatershedStrategy }
+row! { segment | WatershedIft<f32> | new(image, markers, out, IftParams) | apply(image, markers, IftParams) | output_shape(shape, &IftParams) | IftStrategy }
 row! { resample | Resample<f32> | new(x, out, ResampleParams) | apply(x, ResampleParams) | output_shape(shape, &ResampleParams) | ResampleStrategy }
 row! { resample | MapCoordinates<f32> | new(x, coordinates, out, Interpolation) | apply(x, coordinates, Interpolation) | output_shape(shape, coordinates_shape, &Interpolation) | ResampleStrategy }
 row! { resample | SplineFilter<f32> | new(x, out, SplineParams) | apply(x, SplineParams) | output_shape(shape, &SplineParams) | SplineStrategy }

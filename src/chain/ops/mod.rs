@@ -24,6 +24,7 @@ mod rank;
 mod reach;
 mod reduce;
 mod resample;
+mod segment;
 mod threshold;
 
 pub use elementwise::{AbsArgs, ClipArgs, DisplayRange, ExpressionArgs, LogArgs, SqrtArgs, ThresholdArgs, WindowArgs};
@@ -50,6 +51,7 @@ pub use resample::{
     AffineTransformArgs, MapCoordinatesArgs, ReferenceGrid, ResampleFromToArgs, RotateArgs, ShiftArgs,
     SplineFilterArgs, ZoomArgs,
 };
+pub use segment::{WatershedArgs, WatershedIftArgs};
 pub use threshold::{MethodName, ThresholdValueArgs};
 
 pub use operation::{InputGrid, Inputs, Named, Operation, Planned, Shortcut, default_rank};
@@ -395,6 +397,8 @@ operations! {
         RemoveSmallObjects(RemoveSmallObjectsArgs),
         RemoveSmallHoles(RemoveSmallHolesArgs),
         DistanceTransform(DistanceTransformArgs),
+        Watershed(WatershedArgs),
+        WatershedIft(WatershedIftArgs),
         Zoom(ZoomArgs),
         Shift(ShiftArgs),
         Rotate(RotateArgs),
