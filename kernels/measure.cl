@@ -357,7 +357,7 @@ kernel void measure_moments(global const T *x, IDX x0, global const T *labels, I
                 const double term = pz[k >> 4] * py[(k >> 2) & 3] * px[k & 3];
 #endif
                 plain[k] += term;
-                heavy[k] += v * term;
+                if (weighted) heavy[k] += v * term;
             }
         }
         next_index(&cz, &cy, &cx, ny, nx);
