@@ -92,6 +92,8 @@ def case(op, size, ours, theirs, bytes_=0.0, rtol=1e-4, reps=3, against=None):
     GPU peers have no such function) and prints both, after checking they agree to `rtol`."""
     try:
         mine, ref = host(ours()), host(theirs())
+        if not isinstance(mine, dict):  # masks compare as 0/1 (allclose subtracts)
+            mine, ref = (a.astype(np.uint8) if a.dtype == bool else a for a in (mine, ref))
         if isinstance(mine, dict):
             for key in ref:
                 np.testing.assert_allclose(mine[key], ref[key], rtol=rtol, atol=1e-6, err_msg=key)
@@ -218,3 +220,54 @@ for name, function in (("mean", np.mean), ("std", np.std)):
          lambda: xndimage.generic_filter(pgimage, peer_functions[name], size=5), gimage_np.nbytes, rtol=1e-4)
 case("generic_filter median 5x5", f"{g}x{g}", lambda: ndimage.generic_filter(gimage, np.median, size=5),
      lambda: xndimage.median_filter(pgimage, size=5), gimage_np.nbytes, rtol=1e-6)
+
+# Issue 48's segmentation operations. Where the GPU peers have the function (CuPy's distance_transform_edt with
+# indices, cuCIM's peak_local_max) they are the peer; where they have none (watershed, skeletonize, the chamfer
+# distance), scikit-image / scipy on the same machine's CPU are, named "skimage-cpu" / "scipy-cpu".
+try:
+    import scipy.ndimage as cpu_ndimage
+    import skimage.feature
+    import skimage.morphology
+    import skimage.segmentation
+except ImportError as missing:  # the device may lack them: those cases are skipped, the others run
+    print(f"CPU references missing ({missing}): their cases are skipped", flush=True)
+    cpu_ndimage = None
+import cliper.feature  # noqa: E402
+import cliper.morphology  # noqa: E402
+import cliper.segmentation  # noqa: E402
+
+s = 4096 if gpu else 1024
+blobs_np = np.asarray(host(xndimage.gaussian_filter(to_peer(rng.random((s, s), dtype=np.float32)), 4)))
+mask_np = blobs_np > np.median(blobs_np)
+mask, pmask = cliper.asarray(mask_np.astype(np.float32)), to_peer(mask_np)
+case("distance_transform_edt indices", f"{s}x{s}",
+     lambda: ndimage.distance_transform_edt(mask, return_indices=True)[0],
+     lambda: xndimage.distance_transform_edt(pmask, return_indices=True)[0], mask_np.nbytes, rtol=1e-5)
+cpu_name = "scipy-cpu" if gpu else None
+if cpu_ndimage is not None:
+    case("distance_transform_cdt taxicab", f"{s}x{s}",
+         lambda: ndimage.distance_transform_cdt(mask_np, metric="taxicab"),
+         lambda: cpu_ndimage.distance_transform_cdt(mask_np, metric="taxicab"), mask_np.nbytes, against=cpu_name)
+blobs, pblobs = cliper.asarray(blobs_np), to_peer(blobs_np)
+peak_peer = None
+if gpu:
+    from cucim.skimage.feature import peak_local_max as peak_peer
+elif cpu_ndimage is not None:
+    peak_peer = skimage.feature.peak_local_max
+if peak_peer is not None:
+    case("peak_local_max min_distance 5", f"{s}x{s}",
+         lambda: cliper.feature.peak_local_max(blobs, min_distance=5, threshold_rel=0.5),
+         lambda: peak_peer(pblobs, min_distance=5, threshold_rel=0.5), blobs_np.nbytes, rtol=0)
+if cpu_ndimage is not None:
+    w2 = 1024 if gpu else 512
+    relief = blobs_np[:w2, :w2]
+    markers = cpu_ndimage.label(relief < np.quantile(relief, 0.02))[0]
+    skimage_name = "skimage-cpu" if gpu else None
+    case("watershed", f"{w2}x{w2}", lambda: cliper.segmentation.watershed(relief, markers),
+         lambda: skimage.segmentation.watershed(relief, markers), relief.nbytes, rtol=0, against=skimage_name)
+    shape2 = mask_np[:w2 * 2, :w2 * 2] if gpu else mask_np
+    case("skeletonize 2-D", f"{shape2.shape[0]}x{shape2.shape[1]}", lambda: cliper.morphology.skeletonize(shape2),
+         lambda: skimage.morphology.skeletonize(shape2), shape2.nbytes, rtol=0, against=skimage_name)
+    ball = np.asarray(host(xndimage.gaussian_filter(to_peer(rng.random((96, 96, 96), dtype=np.float32)), 3))) > 0.5
+    case("skeletonize 3-D", "96^3", lambda: cliper.morphology.skeletonize(ball),
+         lambda: skimage.morphology.skeletonize(ball), ball.nbytes, rtol=0, against=skimage_name)
