@@ -1,0 +1,122 @@
+//! The distance transforms' feature transforms (the indices of the nearest zero elements, scipy's
+//! `return_indices`) against scipy.ndimage 1.17 (tests/fixtures/make_distance.py): masks of 37 × 45 and
+//! 13 × 17 × 11 with few zeros, so that many elements have several nearest zeros and the tie rules show.
+
+use crate::common::app;
+use cliper::{DistanceParams, DistanceTransform, RealElement, XData, read_npy};
+use ndarray::ArrayD;
+
+fn fixture(name: &str) -> ArrayD<f64> {
+    let path = format!("{}/tests/fixtures/distance/{name}.npy", env!("CARGO_MANIFEST_DIR"));
+    read_npy(&path).unwrap().to_elements::<f64>(&path).unwrap()
+}
+
+fn device<T: RealElement>(a: &ArrayD<f64>) -> XData<T> {
+    XData::from_ndarray(app(), &a.mapv(|v| T::from_c64(v.into()))).unwrap()
+}
+
+fn real<T: RealElement>(x: &XData<T>) -> Vec<f64> {
+    x.to_vec().unwrap().iter().map(|v| v.to_c64().re).collect()
+}
+
+/// The coordinates of element `flat` (C order) of `shape`.
+fn coordinates(shape: &[usize], mut flat: usize) -> Vec<usize> {
+    let mut c = vec![0; shape.len()];
+    for (a, n) in shape.iter().enumerate().rev() {
+        c[a] = flat % n;
+        flat /= n;
+    }
+    c
+}
+
+/// The squared distance from `from` to `to` with the spacing `sampling`, in scipy's order of operations.
+fn squared(from: &[usize], to: &[f64], sampling: &[f64]) -> f64 {
+    from.iter().zip(to).zip(sampling).map(|((&f, &t), s)| ((t - f as f64) * s).powi(2)).sum()
+}
+
+/// Exact for every element where the squared spacings are whole numbers or powers of two (every distance sum is
+/// then exact in any arithmetic, so ties are ties here as in scipy): the indices equal scipy's, ties included.
+fn check_exact<T: RealElement>() {
+    for (name, input, sampling) in [
+        ("edt_2d", "m2", vec![1.0]),
+        ("edt_2d_s2_1", "m2", vec![2.0, 1.0]),
+        ("edt_3d", "m3", vec![1.0]),
+        ("edt_3d_s3_1_05", "m3", vec![3.0, 1.0, 0.5]),
+    ] {
+        let x = device::<T>(&fixture(input));
+        let got = DistanceTransform::apply(&x, DistanceParams::default().sampling(&sampling).indices(true)).unwrap();
+        let want = fixture(&format!("{name}_indices"));
+        assert_eq!(got.shape(), want.shape(), "{name}");
+        let got = real(&got);
+        let wrong = got.iter().zip(want.iter()).filter(|(g, w)| *g != *w).count();
+        assert_eq!(wrong, 0, "{name} ({}): {wrong} of {} indices differ from scipy's", T::NAME, want.len());
+    }
+}
+
+#[test]
+fn edt_indices_equal_scipy_ties_included() {
+    check_exact::<f64>();
+    check_exact::<f32>();
+}
+
+/// Spacings whose squares round (2.5, 0.7): every index names a zero element at the returned distance (1e-12
+/// relative: the distances' own rounding), and equals scipy's wherever the nearest zero is unique (no other zero
+/// within 1e-9 relative of the nearest — brute force over the zeros).
+#[test]
+fn edt_indices_with_rounding_spacings_point_at_a_nearest_zero() {
+    let m = fixture("m2");
+    let sampling = [2.5, 0.7];
+    let x = device::<f64>(&m);
+    let params = DistanceParams::default().sampling(&sampling);
+    let distances = real(&DistanceTransform::apply(&x, params.clone()).unwrap());
+    let indices = real(&DistanceTransform::apply(&x, params.indices(true)).unwrap());
+    let want = fixture("edt_2d_s25_07_indices");
+    let shape = m.shape().to_vec();
+    let count = m.len();
+    let zeros: Vec<Vec<usize>> =
+        (0..count).filter(|&i| m.as_slice().unwrap()[i] == 0.0).map(|i| coordinates(&shape, i)).collect();
+    let (mut unique, mut tied) = (0, 0);
+    for i in 0..count {
+        let here = coordinates(&shape, i);
+        let index = [indices[i], indices[count + i]];
+        let flat = index[0] as usize * shape[1] + index[1] as usize;
+        assert_eq!(m.as_slice().unwrap()[flat], 0.0, "element {here:?}: index {index:?} is not a zero element");
+        let d = squared(&here, &index, &sampling).sqrt();
+        assert!((d - distances[i]).abs() <= 1e-12 * d.max(1.0), "element {here:?}: {d} vs distance {}", distances[i]);
+        let nearest: Vec<f64> =
+            zeros.iter().map(|z| squared(&here, &z.iter().map(|&c| c as f64).collect::<Vec<_>>(), &sampling)).collect();
+        let best = nearest.iter().cloned().fold(f64::INFINITY, f64::min);
+        if nearest.iter().filter(|&&n| n <= best * (1.0 + 1e-9)).count() == 1 {
+            unique += 1;
+            assert_eq!(index, [want[[0, here[0], here[1]]], want[[1, here[0], here[1]]]], "element {here:?}");
+        } else {
+            tied += 1;
+        }
+    }
+    assert!(unique > 1000 && tied > 10, "unique {unique}, tied {tied}");
+}
+
+/// No zero at all: scipy's indices are -1 along the first axis and 0 along the others; all zeros index
+/// themselves; a 1-D line; rank 2 of a 3-D array (slice by slice) keeps each element's own first coordinate.
+#[test]
+fn edt_indices_edge_cases_as_scipy() {
+    let ones = XData::from_slice(app(), &[3, 4], &[1.0f32; 12]).unwrap();
+    let got = real(&DistanceTransform::apply(&ones, DistanceParams::default().indices(true)).unwrap());
+    assert_eq!(got, [vec![-1.0; 12], vec![0.0; 12]].concat());
+    let zeros = XData::<f64>::zeros(app(), &[2, 3]).unwrap();
+    let got = real(&DistanceTransform::apply(&zeros, DistanceParams::default().indices(true)).unwrap());
+    assert_eq!(got, vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
+    // scipy.ndimage.distance_transform_edt([1, 0, 1, 1, 0, 1, 1], return_indices=True)[1]: ties to the left.
+    let line = XData::from_slice(app(), &[7], &[1.0f64, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]).unwrap();
+    let got = real(&DistanceTransform::apply(&line, DistanceParams::default().indices(true)).unwrap());
+    assert_eq!(got, vec![1.0, 1.0, 1.0, 4.0, 4.0, 4.0, 4.0]);
+    // Slice by slice: slice 0 has a zero at (0, 1, 1), slice 1 has none (-1 on its first spanned axis).
+    let mut values = vec![1.0f64; 2 * 2 * 3];
+    values[4] = 0.0;
+    let stack = XData::from_slice(app(), &[2, 2, 3], &values).unwrap();
+    let got = real(&DistanceTransform::apply(&stack, DistanceParams::default().rank(2).indices(true)).unwrap());
+    let own = [0.0; 6].iter().chain(&[1.0; 6]).cloned().collect::<Vec<_>>();
+    let first = [1.0; 6].iter().chain(&[-1.0; 6]).cloned().collect::<Vec<_>>();
+    let second = [1.0; 6].iter().chain(&[0.0; 6]).cloned().collect::<Vec<_>>();
+    assert_eq!(got, [own, first, second].concat());
+}
