@@ -3,7 +3,9 @@
 //! 13 × 17 × 11 with few zeros, so that many elements have several nearest zeros and the tie rules show.
 
 use crate::common::app;
-use cliper::{DistanceParams, DistanceTransform, RealElement, XData, read_npy};
+use cliper::{
+    ChamferDistance, ChamferParams, DistanceParams, DistanceTransform, Footprint, RealElement, XData, read_npy,
+};
 use ndarray::ArrayD;
 
 fn fixture(name: &str) -> ArrayD<f64> {
@@ -119,4 +121,59 @@ fn edt_indices_edge_cases_as_scipy() {
     let first = [1.0; 6].iter().chain(&[-1.0; 6]).cloned().collect::<Vec<_>>();
     let second = [1.0; 6].iter().chain(&[0.0; 6]).cloned().collect::<Vec<_>>();
     assert_eq!(got, [own, first, second].concat());
+}
+
+/// distance_transform_cdt, chessboard and taxicab, 2-D and 3-D: distances and indices equal scipy's at every
+/// element (exact: whole numbers, and the same raster passes, so the same choice among equally near zeros).
+fn check_chamfer<T: RealElement>() {
+    for metric in ["taxicab", "chessboard"] {
+        for (dim, input) in [("2d", "m2"), ("3d", "m3")] {
+            let m = fixture(input);
+            let params = match metric {
+                "taxicab" => ChamferParams::taxicab(m.ndim()).unwrap(),
+                _ => ChamferParams::chessboard(m.ndim()).unwrap(),
+            };
+            let x = device::<T>(&m);
+            for (suffix, p) in [("", params.clone()), ("_indices", params.indices(true))] {
+                let name = format!("cdt_{metric}_{dim}{suffix}");
+                let got = ChamferDistance::apply(&x, p).unwrap();
+                let want = fixture(&name);
+                assert_eq!(got.shape(), want.shape(), "{name}");
+                let wrong = real(&got).iter().zip(want.iter()).filter(|(g, w)| *g != *w).count();
+                assert_eq!(wrong, 0, "{name} ({}): {wrong} of {} differ from scipy's", T::NAME, want.len());
+            }
+        }
+    }
+}
+
+#[test]
+fn cdt_equals_scipy_ties_included() {
+    check_chamfer::<f64>();
+    check_chamfer::<f32>();
+}
+
+/// scipy's cdt of an input without zeros: -1 everywhere and each element its own index; of zeros alone: 0. A
+/// structure of one step up plus one in its second half, which scipy ignores (its backward pass takes the first
+/// half reversed, not the second half):
+/// scipy.ndimage.distance_transform_cdt(a, metric=s) for a = 1 but a[2, 2] = 0 in 5 × 5 and s the 3 × 3 with
+/// s[0, 1] and s[2, 2] set: only the zero's column is reached.
+#[test]
+fn cdt_edge_cases_as_scipy() {
+    let ones = XData::from_slice(app(), &[2, 3], &[1.0f32; 6]).unwrap();
+    let got = real(&ChamferDistance::apply(&ones, ChamferParams::chessboard(2).unwrap()).unwrap());
+    assert_eq!(got, vec![-1.0; 6]);
+    let got = real(&ChamferDistance::apply(&ones, ChamferParams::taxicab(2).unwrap().indices(true)).unwrap());
+    assert_eq!(got, vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
+    let zeros = XData::<f64>::zeros(app(), &[3, 4]).unwrap();
+    let got = real(&ChamferDistance::apply(&zeros, ChamferParams::taxicab(2).unwrap()).unwrap());
+    assert_eq!(got, vec![0.0; 12]);
+    let mut values = vec![1.0f64; 25];
+    values[12] = 0.0;
+    let x = XData::from_slice(app(), &[5, 5], &values).unwrap();
+    let steps = Footprint::new(&[3, 3], vec![false, true, false, false, false, false, false, false, true]).unwrap();
+    let got = real(&ChamferDistance::apply(&x, ChamferParams::structure(steps)).unwrap());
+    let want: Vec<f64> = (0..25).map(|i| if i % 5 == 2 { (i / 5 as i32 - 2).abs() as f64 } else { -1.0 }).collect();
+    assert_eq!(got, want);
+    let e = ChamferDistance::apply(&x, ChamferParams::structure(Footprint::full(&[3, 5]).unwrap())).unwrap_err();
+    assert!(e.to_string().contains("must be 3 along every axis, not [3, 5]"), "{e}");
 }
