@@ -36,7 +36,7 @@ pub use layout::{AxisCodes, Orientation, PadArgs, PermuteArgs, ReorientArgs, Sli
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use measure::{MeasureArgs, RegionpropsArgs};
 pub use morphology::{
-    BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
+    BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, DistanceTransformCdtArgs, FillHolesArgs, LabelArgs,
     RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
 };
 pub use mri::{
@@ -394,6 +394,7 @@ operations! {
         RemoveSmallObjects(RemoveSmallObjectsArgs),
         RemoveSmallHoles(RemoveSmallHolesArgs),
         DistanceTransform(DistanceTransformArgs),
+        DistanceTransformCdt(DistanceTransformCdtArgs),
         Zoom(ZoomArgs),
         Shift(ShiftArgs),
         Rotate(RotateArgs),
