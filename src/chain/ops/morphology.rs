@@ -432,7 +432,7 @@ fn distance<T: Kind + RealElement>(x: &XData<T>, params: DistanceParams) -> Resu
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
     long_about = None,
-    after_help = "Examples:\n  cliper distance-transform-cdt mask.png out/steps.png --metric taxicab\n  cliper cdt mask.nii.gz out/nearest.npy --indices"
+    after_help = "Examples:\n  cliper distance-transform-cdt mask.png out/steps.tif --metric taxicab\n  cliper cdt mask.nii.gz out/nearest.npy --indices"
 )]
 #[serde(deny_unknown_fields)]
 pub struct DistanceTransformCdtArgs {
