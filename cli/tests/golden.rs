@@ -323,11 +323,7 @@ const RUNS: &[Run] = &[
         "distance-transform $DIR/m2.npy $DIR/out/distance-indices.npy --indices",
         &["distance-indices.npy"],
     ),
-    run(
-        "distance-transform-cdt",
-        "distance-transform-cdt $DIR/m3.npy $DIR/out/cdt.npy --metric taxicab",
-        &["cdt.npy"],
-    ),
+    run("distance-transform-cdt", "distance-transform-cdt $DIR/m3.npy $DIR/out/cdt.npy --metric taxicab", &["cdt.npy"]),
     run("cdt", "cdt $DIR/m2.npy $DIR/out/cdt-indices.npy --indices", &["cdt-indices.npy"]),
     run(
         "zoom",

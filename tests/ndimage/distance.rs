@@ -172,7 +172,7 @@ fn cdt_edge_cases_as_scipy() {
     let x = XData::from_slice(app(), &[5, 5], &values).unwrap();
     let steps = Footprint::new(&[3, 3], vec![false, true, false, false, false, false, false, false, true]).unwrap();
     let got = real(&ChamferDistance::apply(&x, ChamferParams::structure(steps)).unwrap());
-    let want: Vec<f64> = (0..25).map(|i| if i % 5 == 2 { (i / 5 as i32 - 2).abs() as f64 } else { -1.0 }).collect();
+    let want: Vec<f64> = (0..25i32).map(|i| if i % 5 == 2 { f64::from((i / 5 - 2).abs()) } else { -1.0 }).collect();
     assert_eq!(got, want);
     let e = ChamferDistance::apply(&x, ChamferParams::structure(Footprint::full(&[3, 5]).unwrap())).unwrap_err();
     assert!(e.to_string().contains("must be 3 along every axis, not [3, 5]"), "{e}");

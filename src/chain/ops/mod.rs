@@ -36,8 +36,8 @@ pub use layout::{AxisCodes, Orientation, PadArgs, PermuteArgs, ReorientArgs, Sli
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use measure::{MeasureArgs, RegionpropsArgs};
 pub use morphology::{
-    BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, DistanceTransformCdtArgs, FillHolesArgs, LabelArgs,
-    RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
+    BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, DistanceTransformCdtArgs,
+    FillHolesArgs, LabelArgs, RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
 };
 pub use mri::{
     CgSenseArgs, EspiritArgs, EspiritSettings, KSpaceArgs, L1WaveletArgs, RsosArgs, SenseArgs, TvArgs, WalshMapsArgs,

@@ -4,7 +4,8 @@
 //! None of them runs in tiles but a bounded number of binary steps: the others need the whole image.
 
 use super::operation::{
-    Named, Operation, Planned, colour_refusal, default_rank, fixed_shortcut, real_only, refuse_colour_rank, spanned, spatial_span,
+    Named, Operation, Planned, colour_refusal, default_rank, fixed_shortcut, real_only, refuse_colour_rank, spanned,
+    spatial_span,
 };
 use super::params::{by_name, one_count};
 use super::rank::footprint_file;

@@ -170,7 +170,7 @@ struct Plan<T: RealElement> {
 }
 
 enum Finish<T: RealElement> {
-    Root(Elementwise<T, T>),
+    Root(Box<Elementwise<T, T>>),
     Indices { kernel: Kernel, features: XData<f32>, components: Vec<Component<T>> },
 }
 
@@ -316,7 +316,7 @@ impl<T: RealElement> Process for DistanceTransform<T> {
         } else {
             let mut root = Elementwise::new(&[&self.output], &self.output, Expr::input(0).sqrt());
             root.init()?;
-            Finish::Root(root)
+            Finish::Root(Box::new(root))
         };
         self.plan.set(Plan { kernel, passes, v, z, finish, index });
         Ok(())
