@@ -327,3 +327,56 @@ kernel void small_keep(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX
     }
     y[y0 + cw * ysw + cz * ysz + cy * ysy + cx * ysx] = out;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// scipy.ndimage.distance_transform_bf: each element's nearest zero element by brute force, one work-item per
+// element over every element of the array — scipy's rule exactly: its squared Euclidean distance Σ((Δ·s)²) in
+// axis order (`metric` 0), or the sum (1, taxicab) or largest (2, chessboard) of the |Δ| (no spacing), the
+// first strictly nearer one walking down from the last element (scipy walks its list of border zeros, built
+// backwards), so ties go to the highest position. No zero at all: `none_distance` and position 0, as scipy.
+// `y` gets the distance (`want_indices` 0) or, at y + a·count, the position's coordinate along axis a.
+
+kernel void distance_bf(global const T *x, IDX x0, IDX count, IDX nz, IDX ny, IDX nx, int ndim, int metric, T sz,
+                        T sy, T sx, T none_distance, int want_indices, global T *y, IDX y0) {
+    const IDX g = get_global_id(0);
+    if (g >= count) return;
+    const long gz = (long)(g / nx / ny), gy = (long)((g / nx) % ny), gx = (long)(g % nx);
+    IDX at = 0;
+    T best = none_distance;
+    if (x[x0 + g] == (T)0) {
+        at = g;
+        best = (T)0;
+    } else {
+        int found = 0;
+        for (IDX k = count; k-- > 0;) {
+            if (x[x0 + k] != (T)0) continue;
+            const long dz = (long)(k / nx / ny) - gz, dy = (long)((k / nx) % ny) - gy, dx = (long)(k % nx) - gx;
+            const long az = dz < 0 ? -dz : dz, ay = dy < 0 ? -dy : dy, ax = dx < 0 ? -dx : dx;
+            T d;
+            if (metric == 0) {
+                // scipy's order: the first axis first (the leading, absent axes add exact zeros).
+                const T tz = (T)dz * sz, ty = (T)dy * sy, tx = (T)dx * sx;
+                d = (T)0;
+                if (ndim >= 3) d += tz * tz;
+                if (ndim >= 2) d += ty * ty;
+                d += tx * tx;
+            } else if (metric == 1) {
+                d = (T)(az + ay + ax);
+            } else {
+                d = (T)max(az, max(ay, ax));
+            }
+            if (!found || d < best) {
+                best = d;
+                at = k;
+                found = 1;
+            }
+        }
+        if (found && metric == 0) best = sqrt(best);
+    }
+    if (!want_indices) {
+        y[y0 + g] = best;
+        return;
+    }
+    const IDX coordinate[3] = {at / nx / ny, (at / nx) % ny, at % nx};
+    for (int a = 0; a < ndim; ++a) y[y0 + (IDX)a * count + g] = (T)coordinate[3 - ndim + a];
+}

@@ -4,7 +4,8 @@
 
 use crate::common::app;
 use cliper::{
-    ChamferDistance, ChamferParams, DistanceParams, DistanceTransform, Footprint, RealElement, XData, read_npy,
+    BruteForceDistance, BruteForceMetric, BruteForceParams, ChamferDistance, ChamferParams, DistanceParams,
+    DistanceTransform, Footprint, RealElement, XData, read_npy,
 };
 use ndarray::ArrayD;
 
@@ -176,4 +177,59 @@ fn cdt_edge_cases_as_scipy() {
     assert_eq!(got, want);
     let e = ChamferDistance::apply(&x, ChamferParams::structure(Footprint::full(&[3, 5]).unwrap())).unwrap_err();
     assert!(e.to_string().contains("must be 3 along every axis, not [3, 5]"), "{e}");
+}
+
+/// distance_transform_bf (37 × 45): taxicab and chessboard distances (whole numbers) and every metric's indices
+/// equal scipy's exactly, ties included (the highest position); Euclidean distances with sampling (2, 1) within
+/// 1e-15 relative in float64 (the same sums of squares, one square root) and 1e-6 in float32.
+fn check_brute_force<T: RealElement>(euclidean_tol: f64) {
+    let x = device::<T>(&fixture("m2"));
+    for (name, metric, sampling) in [
+        ("bf_taxicab_2d", BruteForceMetric::Taxicab, vec![1.0]),
+        ("bf_chessboard_2d", BruteForceMetric::Chessboard, vec![1.0]),
+        ("bf_euclidean_2d_s2_1", BruteForceMetric::Euclidean, vec![2.0, 1.0]),
+    ] {
+        let params = BruteForceParams::new(metric).sampling(&sampling);
+        let got = real(&BruteForceDistance::apply(&x, params.clone()).unwrap());
+        let want = fixture(name);
+        let tol = if metric == BruteForceMetric::Euclidean { euclidean_tol } else { 0.0 };
+        for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+            assert!((g - w).abs() <= tol * w.max(1.0), "{name} ({}) [{i}]: {g} vs scipy {w}", T::NAME);
+        }
+        let got = BruteForceDistance::apply(&x, params.indices(true)).unwrap();
+        let want = fixture(&format!("{name}_indices"));
+        assert_eq!(got.shape(), want.shape());
+        let wrong = real(&got).iter().zip(want.iter()).filter(|(g, w)| *g != *w).count();
+        assert_eq!(wrong, 0, "{name} indices ({}): {wrong} of {} differ from scipy's", T::NAME, want.len());
+    }
+}
+
+#[test]
+fn bf_equals_scipy_ties_included() {
+    check_brute_force::<f64>(1e-15);
+    check_brute_force::<f32>(1e-6);
+}
+
+/// No zero: scipy's sqrt(DBL_MAX) (Euclidean) and UINT_MAX (taxicab), index 0; a 3-D input; refusals.
+#[test]
+fn bf_edge_cases_as_scipy() {
+    let ones = XData::from_slice(app(), &[2, 3], &[1.0f64; 6]).unwrap();
+    let got = real(&BruteForceDistance::apply(&ones, BruteForceParams::new(BruteForceMetric::Euclidean)).unwrap());
+    assert_eq!(got, vec![f64::MAX.sqrt(); 6]);
+    let got = real(&BruteForceDistance::apply(&ones, BruteForceParams::new(BruteForceMetric::Taxicab)).unwrap());
+    assert_eq!(got, vec![f64::from(u32::MAX); 6]);
+    let p = BruteForceParams::new(BruteForceMetric::Chessboard).indices(true);
+    assert_eq!(real(&BruteForceDistance::apply(&ones, p).unwrap()), vec![0.0; 12]);
+    // 3-D against the EDT (the distances are equal whatever the ties): 1e-12 relative.
+    let m = fixture("m3");
+    let x = device::<f64>(&m);
+    let bf = real(&BruteForceDistance::apply(&x, BruteForceParams::new(BruteForceMetric::Euclidean)).unwrap());
+    let edt = fixture("edt_3d");
+    assert!(bf.iter().zip(edt.iter()).all(|(b, e)| (b - e).abs() <= 1e-12 * e.max(1.0)));
+    let e = BruteForceMetric::parse("minkowski").unwrap_err().to_string();
+    assert!(e.contains("metric `minkowski` is not euclidean"), "{e}");
+    let e = BruteForceDistance::apply(&x, BruteForceParams::new(BruteForceMetric::Euclidean).sampling(&[1.0, 2.0]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("gives 2 spacings for 3 axes"), "{e}");
 }

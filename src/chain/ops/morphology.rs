@@ -525,6 +525,88 @@ fn chamfer<T: Kind + RealElement>(x: &XData<T>, params: ChamferParams) -> Result
     Ok((Box::new(ChamferDistance::new(x, &y, params)), T::wrap(y)))
 }
 
+/// scipy.ndimage.distance_transform_bf: each non-zero element's distance to the nearest zero element by brute
+/// force — Euclidean (with --sampling), taxicab or chessboard (uint32) — or with `--indices` that element's index
+/// (ties: the highest position, as scipy). Compares every pair of elements: for small images.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'distance-transform-bf'\nmetric = 'chessboard'")?;
+/// assert_eq!(step.name(), "distance-transform-bf");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(long_about = None, after_help = "Example: cliper distance-transform-bf mask.png out/steps.tif --metric taxicab")]
+#[serde(deny_unknown_fields)]
+pub struct DistanceTransformBfArgs {
+    /// euclidean (scipy's default), taxicab (also cityblock, manhattan) or chessboard.
+    #[arg(long, default_value = "euclidean")]
+    #[serde(default = "euclidean")]
+    pub metric: String,
+    /// The spacing per axis for the Euclidean metric: S or S,S,… (default 1; scipy ignores it for the others).
+    #[arg(long)]
+    #[serde(default)]
+    pub sampling: Option<String>,
+    /// Write the index of each element's nearest zero element instead of the distance (scipy's return_indices):
+    /// int32, a leading axis of one coordinate per input axis.
+    #[arg(long)]
+    #[serde(default)]
+    pub indices: bool,
+}
+
+fn euclidean() -> String {
+    "euclidean".into()
+}
+
+impl Named for DistanceTransformBfArgs {
+    const NAME: &'static str = "distance-transform-bf";
+    const ALIASES: &'static [&'static str] = &[];
+}
+
+impl Operation for DistanceTransformBfArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let metric = BruteForceMetric::parse(&self.metric)?;
+        let sampling: Vec<f64> = match self.sampling.as_deref().map(str::trim) {
+            None => vec![1.0],
+            Some(text) => text
+                .split(',')
+                .map(|t| {
+                    t.trim()
+                        .parse::<f64>()
+                        .map_err(|_| Error::invalid(Self::NAME, format!("`{t}` in `{text}` is not a spacing")))
+                })
+                .collect::<Result<_>>()?,
+        };
+        let params = BruteForceParams::new(metric).sampling(&sampling).indices(self.indices);
+        let needs = "real data (non-zero is foreground)";
+        real_only(Self::NAME, x, needs, |x| brute_force(x, params.clone()), |x| brute_force(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "measures distances across the whole image"))
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        Err(colour_refusal(Self::NAME, shape, "a brute-force distance spanning every axis"))
+    }
+    fn geometry(&self, geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
+        (!self.indices).then_some(*geometry)
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        if self.indices {
+            return Some(Dtype::I32);
+        }
+        match BruteForceMetric::parse(&self.metric) {
+            Ok(BruteForceMetric::Euclidean) | Err(_) => None,
+            Ok(_) => Some(Dtype::U32),
+        }
+    }
+}
+
+/// The brute-force distance transform of real data into a new output.
+fn brute_force<T: Kind + RealElement>(x: &XData<T>, params: BruteForceParams) -> Result<Planned> {
+    let y = XData::<T>::zeros(x.app(), &BruteForceDistance::<T>::output_shape(x.shape(), &params)?)?;
+    Ok((Box::new(BruteForceDistance::new(x, &y, params)), T::wrap(y)))
+}
+
 /// skimage.morphology.remove_small_objects (0.26): connected components of the non-zero elements (or, with
 /// `--labelled`, the elements of each label value) of at most `max_size` elements are set to 0.
 ///
