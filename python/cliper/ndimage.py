@@ -61,6 +61,7 @@ __all__ = [
     "convolve1d",
     "correlate",
     "correlate1d",
+    "distance_transform_bf",
     "distance_transform_cdt",
     "distance_transform_edt",
     "extrema",
@@ -1367,6 +1368,39 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
         return run("distance-transform", [x], {**params, "indices": want_indices})
 
     return _distance_results(x, on_device, compute, np.float64, (distances, indices), (return_distances, return_indices), RuntimeError)
+
+
+def distance_transform_bf(input, metric="euclidean", sampling=None, return_distances=True, return_indices=False, distances=None, indices=None):
+    """scipy.ndimage.distance_transform_bf: each non-zero element's distance to the nearest zero by brute force —
+    'euclidean' (float64, with ``sampling``), 'taxicab'/'cityblock'/'manhattan' or 'chessboard' (uint32) — and
+    with ``return_indices`` that zero's index, ties to the highest position as scipy. Every pair of elements is
+    compared on the device (in float64: scipy's arithmetic), so it is for small arrays, as scipy's.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((13, 17)) > 0.2
+    >>> d, i = ndimage.distance_transform_bf(a, metric="chessboard", return_indices=True)
+    >>> expected = scipy.ndimage.distance_transform_bf(a, metric="chessboard", return_indices=True)
+    >>> np.array_equal(d, expected[0]), np.array_equal(i, expected[1])
+    (True, True)
+    """
+    _distance_arg_check(distances, indices, return_distances, return_indices)
+    was_on_device = isinstance(input, ndarray)
+    host = input.get() if was_on_device else np.asarray(input)
+    metric = metric.lower()
+    if metric not in ("euclidean", "taxicab", "cityblock", "manhattan", "chessboard"):
+        raise RuntimeError("distance metric not supported")
+    # float64 on the device: the distances and their ties in scipy's own arithmetic.
+    x, _ = _distance_input(host.astype(bool).astype(np.float64))
+    params = {"metric": metric}
+    if sampling is not None:
+        params["sampling"] = _csv(_normalize_sequence(sampling, x.ndim))
+    dt_type = np.float64 if metric == "euclidean" else np.uint32
+
+    def compute(want_indices):
+        return run("distance-transform-bf", [x], {**params, "indices": want_indices})
+
+    return _distance_results(x, was_on_device, compute, dt_type, (distances, indices), (return_distances, return_indices), RuntimeError)
 
 
 def distance_transform_cdt(input, metric="chessboard", return_distances=True, return_indices=False, distances=None, indices=None):

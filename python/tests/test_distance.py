@@ -102,3 +102,35 @@ def test_results_stay_on_the_device():
     d, i = ndimage.distance_transform_edt(cliper.asarray(a.astype(np.float32)), return_indices=True)
     assert isinstance(d, cliper.ndarray) and isinstance(i, cliper.ndarray)
     np.testing.assert_array_equal(i.get(), scipy.ndimage.distance_transform_edt(a, return_indices=True)[1])
+
+
+@pytest.mark.parametrize("name", ["2d", "3d"])
+@pytest.mark.parametrize("metric", ["euclidean", "taxicab", "chessboard"])
+def test_bf_equals_scipy(name, metric):
+    a = masks()[name]
+    if name == "3d":
+        a = a[:, :9, :7]  # brute force: elements² steps
+    for sampling in [None, (2.0, 0.7, 1.5)[: a.ndim]]:
+        d, i = ndimage.distance_transform_bf(a, metric=metric, sampling=sampling, return_indices=True)
+        ed, ei = scipy.ndimage.distance_transform_bf(a, metric=metric, sampling=sampling, return_indices=True)
+        assert d.dtype == ed.dtype and i.dtype == np.int32
+        # Euclidean: the same float64 sums of squares and square root as scipy's loop (1e-15: one rounding).
+        np.testing.assert_allclose(d, ed, rtol=1e-15 if metric == "euclidean" else 0)
+        np.testing.assert_array_equal(i, ei)
+
+
+def test_bf_edge_cases_and_refusals_as_scipy():
+    for b in [np.ones((3, 4)), np.zeros((3, 4)), np.array([1, 0, 1, 1, 0, 1])]:
+        for metric in ["euclidean", "cityblock"]:
+            d, i = ndimage.distance_transform_bf(b, metric=metric, return_indices=True)
+            ed, ei = scipy.ndimage.distance_transform_bf(b, metric=metric, return_indices=True)
+            np.testing.assert_array_equal(d, ed)
+            np.testing.assert_array_equal(i, ei)
+    a = masks()["2d"]
+    distances = np.zeros(a.shape, np.uint32)
+    assert ndimage.distance_transform_bf(a, metric="taxicab", distances=distances) is None
+    np.testing.assert_array_equal(distances, scipy.ndimage.distance_transform_bf(a, metric="taxicab"))
+    with pytest.raises(RuntimeError, match="distance metric not supported"):
+        ndimage.distance_transform_bf(a, metric="minkowski")
+    with pytest.raises(RuntimeError, match="distances array must be uint32"):
+        ndimage.distance_transform_bf(a, metric="chessboard", distances=np.zeros(a.shape))

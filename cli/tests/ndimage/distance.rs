@@ -38,6 +38,20 @@ fn distance_indices_and_cdt_equal_scipy() {
     same_int32(&out, "cdt_chessboard_2d");
 }
 
+/// distance-transform-bf: taxicab distances as uint32 and Euclidean indices (sampling 2,1) equal scipy's, ties
+/// included (the highest position).
+#[test]
+fn bf_equals_scipy() {
+    let dir = scratch("distance-bf");
+    let out = dir.join("out.npy");
+    ok(&["distance-transform-bf", s(&fixture("m2")), s(&out), "--metric", "taxicab"]);
+    let HostArray::U32(got) = read_npy(&out).unwrap() else { panic!("not uint32") };
+    let HostArray::U32(want) = read_npy(fixture("bf_taxicab_2d")).unwrap() else { panic!("fixture not uint32") };
+    assert_eq!(got, want);
+    ok(&["distance-transform-bf", s(&fixture("m2")), s(&out), "--sampling", "2,1", "--indices"]);
+    same_int32(&out, "bf_euclidean_2d_s2_1_indices");
+}
+
 #[test]
 fn cdt_refusals_name_the_problem_and_write_nothing() {
     let dir = scratch("cdt-refusals");

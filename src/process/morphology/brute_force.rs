@@ -15,6 +15,13 @@ use num_complex::Complex64;
 const GROUP: usize = 64;
 
 /// The distance a [`BruteForceDistance`] measures (scipy's `metric`).
+///
+/// ```
+/// use cliper::{BruteForceMetric, BruteForceParams};
+/// let p = BruteForceParams::new(BruteForceMetric::Chessboard);
+/// assert_eq!(p.metric, BruteForceMetric::parse("chessboard")?);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BruteForceMetric {
     /// The Euclidean distance, with the spacing per axis.
