@@ -291,41 +291,62 @@ fn raster_pass(item: &mut Item, shape: &[usize], offsets: &[Vec<isize>], forward
     let n = item.distances.len();
     let strides = c_strides(shape);
     let sign = if forward { 1 } else { -1 };
-    for step in 0..n {
-        let i = if forward { step } else { n - 1 - step };
+    // Each step as its move in the flattened item (signed for the direction), with its move per axis.
+    let steps: Vec<(isize, &[isize])> = offsets
+        .iter()
+        .map(|o| (sign * o.iter().zip(&strides).map(|(&d, &s)| d * s as isize).sum::<isize>(), o.as_slice()))
+        .collect();
+    // The coordinates of the element visited, kept by counting (no division per element).
+    let mut here: Vec<usize> =
+        if forward { vec![0; shape.len()] } else { shape.iter().map(|&e| e.saturating_sub(1)).collect() };
+    for visit in 0..n {
+        let i = if forward { visit } else { n - 1 - visit };
         let value = item.distances.get(i).copied().unwrap_or(0);
-        if value == 0 {
-            continue;
-        }
-        let here = coordinates(i, shape);
-        let (mut best, mut from) = (value, None);
-        for offset in offsets {
-            let Some(j) = neighbour(&here, offset, sign, shape, &strides) else { continue };
-            let reached = item.distances.get(j).copied().unwrap_or(-1);
-            if reached >= 0 && (best < 0 || reached + 1 < best) {
-                best = reached + 1;
-                from = Some(j);
+        if value != 0 {
+            let (mut best, mut from) = (value, None);
+            for &(flat, offset) in &steps {
+                let inside = here
+                    .iter()
+                    .zip(offset)
+                    .zip(shape)
+                    .all(|((&c, &o), &e)| c.checked_add_signed(sign * o).is_some_and(|m| m < e));
+                let Some(j) = i.checked_add_signed(flat).filter(|_| inside) else { continue };
+                let reached = item.distances.get(j).copied().unwrap_or(-1);
+                if reached >= 0 && (best < 0 || reached + 1 < best) {
+                    best = reached + 1;
+                    from = Some(j);
+                }
+            }
+            if let Some(d) = item.distances.get_mut(i) {
+                *d = best;
+            }
+            if let Some(feature) = from.and_then(|j| item.features.get(j).copied())
+                && let Some(slot) = item.features.get_mut(i)
+            {
+                *slot = feature;
             }
         }
-        if let Some(d) = item.distances.get_mut(i) {
-            *d = best;
-        }
-        if let Some(feature) = from.and_then(|j| item.features.get(j).copied())
-            && let Some(slot) = item.features.get_mut(i)
-        {
-            *slot = feature;
-        }
+        step_coordinates(&mut here, shape, forward);
     }
 }
 
-/// The position of the element `sign · offset` away from `here`, if inside `shape`.
-fn neighbour(here: &[usize], offset: &[isize], sign: isize, shape: &[usize], strides: &[usize]) -> Option<usize> {
-    let mut at = 0;
-    for (((&c, &o), &n), &s) in here.iter().zip(offset).zip(shape).zip(strides) {
-        let moved = c.checked_add_signed(sign * o).filter(|&m| m < n)?;
-        at += moved * s;
+/// The next element's coordinates in C order (`forward`) or the previous one's, as an odometer.
+fn step_coordinates(here: &mut [usize], shape: &[usize], forward: bool) {
+    for (c, &e) in here.iter_mut().zip(shape).rev() {
+        if forward {
+            if *c + 1 < e {
+                *c += 1;
+                return;
+            }
+            *c = 0;
+        } else {
+            if *c > 0 {
+                *c -= 1;
+                return;
+            }
+            *c = e.saturating_sub(1);
+        }
     }
-    Some(at)
 }
 
 /// Each axis's C-order stride in `shape`.
