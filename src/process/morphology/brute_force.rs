@@ -156,9 +156,10 @@ impl std::fmt::Display for BruteForceStrategy {
 /// let x = XData::from_slice(&app, &[2, 3], &[0.0f64, 1.0, 1.0, 1.0, 1.0, 0.0])?;
 /// let d = BruteForceDistance::apply(&x, BruteForceParams::new(BruteForceMetric::Chessboard))?.to_vec()?;
 /// assert_eq!(d, vec![0.0, 1.0, 1.0, 1.0, 1.0, 0.0]);
-/// let i = BruteForceDistance::apply(&x, BruteForceParams::new(BruteForceMetric::Taxicab).indices(true))?;
-/// // Element (0, 1) is 1 step from both zeros: scipy takes the later, (1, 2).
-/// assert_eq!(i.to_vec()?, vec![0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 2.0, 2.0, 0.0, 2.0, 2.0]);
+/// // The middle of [0, 1, 0] is 1 step from both zeros: scipy takes the later, (0, 2).
+/// let line = XData::from_slice(&app, &[1, 3], &[0.0f64, 1.0, 0.0])?;
+/// let i = BruteForceDistance::apply(&line, BruteForceParams::new(BruteForceMetric::Taxicab).indices(true))?;
+/// assert_eq!(i.to_vec()?, vec![0.0, 0.0, 0.0, 0.0, 2.0, 2.0]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct BruteForceDistance<T: RealElement> {

@@ -365,7 +365,7 @@ impl<T: RealElement> Process for DistanceTransform<T> {
                         .index("extent", idx, c.extent)
                         .scalar("own", c.own)
                         .scalar("none_value", c.none_value)
-                        .global(&[count.div_ceil(GROUP) * GROUP])
+                        .global(&[count.div_ceil(GROUP).max(1) * GROUP])
                         .local(&[GROUP])
                         .work((count * (4 + std::mem::size_of::<T>())) as u64, 0)
                         .enqueue()?;
