@@ -233,3 +233,25 @@ fn bf_edge_cases_as_scipy() {
         .to_string();
     assert!(e.contains("gives 2 spacings for 3 axes"), "{e}");
 }
+
+/// A 2-D structure over a 3-D input: each slice alone (the slice's own cdt, computed separately), indices with the
+/// slice's own first coordinate — exact.
+#[test]
+fn cdt_slice_by_slice_is_each_slice_alone() {
+    let m = fixture("m3");
+    let x = device::<f64>(&m);
+    let params = ChamferParams::taxicab(2).unwrap();
+    let stack = real(&ChamferDistance::apply(&x, params.clone()).unwrap());
+    let indices = real(&ChamferDistance::apply(&x, params.clone().indices(true)).unwrap());
+    let (slices, per) = (m.shape()[0], m.shape()[1] * m.shape()[2]);
+    for k in 0..slices {
+        let slice = device::<f64>(&m.index_axis(ndarray::Axis(0), k).to_owned().into_dyn());
+        let alone = real(&ChamferDistance::apply(&slice, params.clone()).unwrap());
+        assert_eq!(&stack[k * per..(k + 1) * per], alone.as_slice(), "slice {k}");
+        let alone = real(&ChamferDistance::apply(&slice, params.clone().indices(true)).unwrap());
+        let count = slices * per;
+        assert!(indices[k * per..(k + 1) * per].iter().all(|&v| v == k as f64), "slice {k}: own first coordinate");
+        assert_eq!(&indices[count + k * per..count + (k + 1) * per], &alone[..per], "slice {k} rows");
+        assert_eq!(&indices[2 * count + k * per..2 * count + (k + 1) * per], &alone[per..], "slice {k} columns");
+    }
+}
