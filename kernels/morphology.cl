@@ -5,10 +5,19 @@
 // line along it. Pass 0 (`first`) turns the input into squared distances 0 (background: zero elements) or +inf;
 // every pass replaces each line's values f by min_j f[j] + w·(i − j)², w the squared spacing along the axis.
 // `v` and `z` are scratch of (lines × n) and (lines × (n + 1)) elements: the parabolas' sites and boundaries.
+//
+// With `track`, each pass also carries the feature transform: `fs`/`fd` hold, per element (indexed by its C-order
+// position in the [batch, z, y, x] extents, whatever the views' strides), the position of the zero element its
+// value measures to, NO_FEATURE where there is none yet. Ties go to the lower site along the axis (a boundary
+// equal to q keeps the earlier parabola; a parabola whose interval shrinks to a point is dropped, leaving the
+// earlier one), which is the choice of scipy's Maurer pass (its scan advances only while the next site is
+// strictly nearer).
+
+#define NO_FEATURE 0xFFFFFFFFu
 
 kernel void edt_line(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX xsx, global T *y, IDX y0, IDX ysw,
                      IDX ysz, IDX ysy, IDX ysx, IDX nw, IDX nz, IDX ny, IDX nx, int axis, int first, T w,
-                     global T *v, global T *z) {
+                     global T *v, global T *z, int track, global const uint *fs, global uint *fd) {
     const IDX n = axis == 0 ? nz : (axis == 1 ? ny : nx);
     const IDX lines = nw * nz * ny * nx / n;
     for (IDX line = get_global_id(0); line < lines; line += get_global_size(0)) {
@@ -25,6 +34,9 @@ kernel void edt_line(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX x
         const IDX ys = axis == 0 ? ysz : (axis == 1 ? ysy : ysx);
         const IDX xb = x0 + cw * xsw + cz * xsz + cy * xsy + cx * xsx;
         const IDX yb = y0 + cw * ysw + cz * ysz + cy * ysy + cx * ysx;
+        // The line's first element and step in C order (the features' indexing).
+        const IDX fb = ((cw * nz + cz) * ny + cy) * nx + cx;
+        const IDX fstep = axis == 0 ? ny * nx : (axis == 1 ? nx : 1);
         global T *vs = v + line * n;
         global T *zs = z + line * (n + 1);
         // The lower envelope of the parabolas f[q] + w·(i − q)² of the finite sites.
@@ -48,7 +60,10 @@ kernel void edt_line(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX x
             zs[k + 1] = (T)INFINITY;
         }
         if (k < 0) {
-            for (IDX q = 0; q < n; ++q) y[yb + q * ys] = (T)INFINITY;
+            for (IDX q = 0; q < n; ++q) {
+                y[yb + q * ys] = (T)INFINITY;
+                if (track) fd[fb + q * fstep] = NO_FEATURE;
+            }
             continue;
         }
         long j = 0;
@@ -58,8 +73,32 @@ kernel void edt_line(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX x
             const T p = vs[j];
             const T fp = first ? (T)0 : x[xb + (IDX)p * xs];
             y[yb + q * ys] = w * (qq - p) * (qq - p) + fp;
+            if (track) {
+                const IDX at = fb + (IDX)p * fstep;
+                fd[fb + q * fstep] = first ? (uint)at : fs[at];
+            }
         }
     }
+}
+
+// The index array of a feature transform, one axis's component per launch: component `a` of element g (C order)
+// is (feature / stride) % extent — the element's own coordinate (g instead of its feature) on an axis the
+// transform does not span (`own`). Where no zero was found (NO_FEATURE) the component is `none_value` (scipy's
+// -1 on the first axis, 0 on the others). Values travel as T (whole numbers).
+kernel void feature_indices(global const uint *features, global T *y, IDX y0, IDX count, IDX stride, IDX extent,
+                            int own, int none_value) {
+    const IDX g = get_global_id(0);
+    if (g >= count) return;
+    const uint f = features[g];
+    T value;
+    if (own) {
+        value = (T)((g / stride) % extent);
+    } else if (f == NO_FEATURE) {
+        value = (T)none_value;
+    } else {
+        value = (T)(((IDX)f / stride) % extent);
+    }
+    y[y0 + g] = value;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -287,4 +326,57 @@ kernel void small_keep(global const T *x, IDX x0, IDX xsw, IDX xsz, IDX xsy, IDX
         out = small ? (T)0 : v;
     }
     y[y0 + cw * ysw + cz * ysz + cy * ysy + cx * ysx] = out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// scipy.ndimage.distance_transform_bf: each element's nearest zero element by brute force, one work-item per
+// element over every element of the array — scipy's rule exactly: its squared Euclidean distance Σ((Δ·s)²) in
+// axis order (`metric` 0), or the sum (1, taxicab) or largest (2, chessboard) of the |Δ| (no spacing), the
+// first strictly nearer one walking down from the last element (scipy walks its list of border zeros, built
+// backwards), so ties go to the highest position. No zero at all: `none_distance` and position 0, as scipy.
+// `y` gets the distance (`want_indices` 0) or, at y + a·count, the position's coordinate along axis a.
+
+kernel void distance_bf(global const T *x, IDX x0, IDX count, IDX nz, IDX ny, IDX nx, int ndim, int metric, T sz,
+                        T sy, T sx, T none_distance, int want_indices, global T *y, IDX y0) {
+    const IDX g = get_global_id(0);
+    if (g >= count) return;
+    const long gz = (long)(g / nx / ny), gy = (long)((g / nx) % ny), gx = (long)(g % nx);
+    IDX at = 0;
+    T best = none_distance;
+    if (x[x0 + g] == (T)0) {
+        at = g;
+        best = (T)0;
+    } else {
+        int found = 0;
+        for (IDX k = count; k-- > 0;) {
+            if (x[x0 + k] != (T)0) continue;
+            const long dz = (long)(k / nx / ny) - gz, dy = (long)((k / nx) % ny) - gy, dx = (long)(k % nx) - gx;
+            const long az = dz < 0 ? -dz : dz, ay = dy < 0 ? -dy : dy, ax = dx < 0 ? -dx : dx;
+            T d;
+            if (metric == 0) {
+                // scipy's order: the first axis first (the leading, absent axes add exact zeros).
+                const T tz = (T)dz * sz, ty = (T)dy * sy, tx = (T)dx * sx;
+                d = (T)0;
+                if (ndim >= 3) d += tz * tz;
+                if (ndim >= 2) d += ty * ty;
+                d += tx * tx;
+            } else if (metric == 1) {
+                d = (T)(az + ay + ax);
+            } else {
+                d = (T)max(az, max(ay, ax));
+            }
+            if (!found || d < best) {
+                best = d;
+                at = k;
+                found = 1;
+            }
+        }
+        if (found && metric == 0) best = sqrt(best);
+    }
+    if (!want_indices) {
+        y[y0 + g] = best;
+        return;
+    }
+    const IDX coordinate[3] = {at / nx / ny, (at / nx) % ny, at % nx};
+    for (int a = 0; a < ndim; ++a) y[y0 + (IDX)a * count + g] = (T)coordinate[3 - ndim + a];
 }

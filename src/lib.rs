@@ -127,9 +127,10 @@ pub use process::linalg::{
 };
 pub use process::measure::{LabelRows, Measure, MeasureParams, MeasureStat, MeasureStrategy};
 pub use process::morphology::{
-    BinaryMorphology, BinaryParams, BinaryStrategy, DistanceParams, DistanceStrategy, DistanceTransform, FillHoles,
-    Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams, SizeLimit, SmallStrategy,
-    SmallTarget,
+    BinaryMorphology, BinaryParams, BinaryStrategy, BruteForceDistance, BruteForceMetric, BruteForceParams,
+    BruteForceStrategy, ChamferDistance, ChamferParams, ChamferStrategy, DistanceParams, DistanceStrategy,
+    DistanceTransform, FillHoles, Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams,
+    SizeLimit, SmallStrategy, SmallTarget,
 };
 pub use process::mri::{
     BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,

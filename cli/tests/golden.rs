@@ -340,6 +340,14 @@ const RUNS: &[Run] = &[
     ),
     run("distance-transform-edt", "distance-transform-edt $DIR/m3.npy $DIR/out/edt.npy --rank 2", &["edt.npy"]),
     run(
+        "distance-indices",
+        "distance-transform $DIR/m2.npy $DIR/out/distance-indices.npy --indices",
+        &["distance-indices.npy"],
+    ),
+    run("distance-transform-cdt", "distance-transform-cdt $DIR/m3.npy $DIR/out/cdt.npy --metric taxicab", &["cdt.npy"]),
+    run("cdt", "cdt $DIR/m2.npy $DIR/out/cdt-indices.npy --indices", &["cdt-indices.npy"]),
+    run("distance-transform-bf", "distance-transform-bf $DIR/m2.npy $DIR/out/bf.npy --metric chessboard", &["bf.npy"]),
+    run(
         "zoom",
         "zoom $DIR/x2.npy $DIR/out/zoom.npy --zoom 1.5,0.75 --order 1 --mode nearest --grid-mode",
         &["zoom.npy"],

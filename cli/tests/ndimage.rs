@@ -6,6 +6,8 @@ mod common;
 
 #[path = "ndimage/derivatives.rs"]
 mod derivatives;
+#[path = "ndimage/distance.rs"]
+mod distance;
 #[path = "ndimage/elementwise.rs"]
 mod elementwise;
 #[path = "ndimage/generic.rs"]

@@ -61,6 +61,8 @@ __all__ = [
     "convolve1d",
     "correlate",
     "correlate1d",
+    "distance_transform_bf",
+    "distance_transform_cdt",
     "distance_transform_edt",
     "extrema",
     "find_objects",
@@ -1453,31 +1455,175 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     return _deliver(result, bool, output, on_device)
 
 
+def _distance_arg_check(distances, indices, return_distances, return_indices):
+    """scipy's refusal of inconsistent distance-transform arguments (one RuntimeError naming every problem)."""
+    problems = []
+    if not return_distances and not return_indices:
+        problems.append("at least one of return_distances/return_indices must be True")
+    if isinstance(distances, np.ndarray) and not return_distances:
+        problems.append("return_distances must be True if distances is supplied")
+    if isinstance(indices, np.ndarray) and not return_indices:
+        problems.append("return_indices must be True if indices is supplied")
+    if problems:
+        raise RuntimeError(", ".join(problems))
+
+
+def _check_out(array, shape, dtype, messages, error):
+    """A caller's ``distances=``/``indices=`` array checked as scipy does: ``messages`` for a wrong shape and a
+    wrong dtype, raised as ``error`` (scipy's type for the function)."""
+    if array.shape != shape:
+        raise error(messages[0])
+    if array.dtype.type != dtype:
+        raise error(messages[1])
+
+
+def _distance_results(x, on_device, compute, dt_type, outputs, returns, error):
+    """scipy's results of a distance transform: the distances (``compute(False)``, as ``dt_type``) and the indices
+    (``compute(True)``, int32 of shape ``(ndim,) + shape``), each returned or written into the caller's array
+    (``outputs``: distances, indices), as a tuple, one array, or None. ``error``: scipy's exception type for a
+    wrong output array."""
+    distances, indices = outputs
+    return_distances, return_indices = returns
+    # scipy's messages: cdt's distances differ from the others'.
+    dt_messages = (
+        ("distances has wrong shape", "distances must be of int32 type")
+        if error is ValueError
+        else ("distances array has wrong shape", f"distances array must be {np.dtype(dt_type).name}")
+    )
+    results = []
+    if return_indices:
+        if isinstance(indices, np.ndarray):
+            _check_out(indices, (x.ndim,) + x.shape, np.int32, ("indices array has wrong shape", "indices array must be int32"), error)
+        found = compute(True)
+        if isinstance(indices, np.ndarray):
+            np.copyto(indices, found.get().astype(np.int32))
+        else:
+            results.append(found if on_device else found.get().astype(np.int32))
+    if return_distances:
+        if isinstance(distances, np.ndarray):
+            _check_out(distances, x.shape, dt_type, dt_messages, error)
+        found = compute(False)
+        if isinstance(distances, np.ndarray):
+            np.copyto(distances, found.get().astype(dt_type))
+        else:
+            results.insert(0, found if on_device else found.get().astype(dt_type))
+    if len(results) == 2:
+        return tuple(results)
+    return results[0] if results else None
+
+
+def _distance_input(input):
+    x, _, on_device = _input(input, complex_ok=False)
+    if x.ndim > 3:
+        raise RuntimeError(f"cliper's distance transforms span at most 3 axes, not {x.ndim}")
+    return x, on_device
+
+
 def distance_transform_edt(input, sampling=None, return_distances=True, return_indices=False, distances=None, indices=None):
     """scipy.ndimage.distance_transform_edt: each non-zero element's Euclidean distance to the nearest zero
-    (``sampling``: the spacing per axis). The indices of the nearest zero are not computed by cliper.
+    (``sampling``: the spacing per axis), and with ``return_indices`` that zero's index (int32, shape
+    ``(ndim,) + shape``; ties to the lower position axis by axis, as scipy — with a spacing whose squares are not
+    whole numbers a near-tie may round the other way). Without any zero: +inf distances (scipy measures to a point
+    outside the array) and scipy's indices (-1 on the first axis, 0 on the others).
 
     >>> import numpy as np, scipy.ndimage
     >>> from cliper import ndimage
     >>> a = np.random.default_rng(0).random((13, 17)) > 0.4
-    >>> expected = scipy.ndimage.distance_transform_edt(a, sampling=(1, 2))
-    >>> np.allclose(ndimage.distance_transform_edt(a, sampling=(1, 2)), expected)
-    True
+    >>> d, i = ndimage.distance_transform_edt(a, sampling=(1, 2), return_indices=True)
+    >>> expected = scipy.ndimage.distance_transform_edt(a, sampling=(1, 2), return_indices=True)
+    >>> np.allclose(d, expected[0]), np.array_equal(i, expected[1])
+    (True, True)
     """
-    if not return_distances and not return_indices:
-        raise RuntimeError("at least one of return_distances/return_indices must be True")
-    if return_indices or indices is not None:
-        raise NotImplementedError("cliper computes the distances, not the indices of the nearest zero")
-    x, _, on_device = _input(input, complex_ok=False)
+    _distance_arg_check(distances, indices, return_distances, return_indices)
+    x, on_device = _distance_input(input)
     params = {}
     if sampling is not None:
         params["sampling"] = _csv(_normalize_sequence(sampling, x.ndim))
-    if x.ndim > 3:
-        raise RuntimeError(f"distance_transform_edt: cliper spans at most 3 axes, not {x.ndim}")
-    result = run("distance-transform", [x], params)
-    if distances is not None:
-        return _deliver(result, np.float64, distances, False) and None
-    return _deliver(result, np.float64, None, on_device)
+
+    def compute(want_indices):
+        return run("distance-transform", [x], {**params, "indices": want_indices})
+
+    return _distance_results(x, on_device, compute, np.float64, (distances, indices), (return_distances, return_indices), RuntimeError)
+
+
+def distance_transform_bf(input, metric="euclidean", sampling=None, return_distances=True, return_indices=False, distances=None, indices=None):
+    """scipy.ndimage.distance_transform_bf: each non-zero element's distance to the nearest zero by brute force —
+    'euclidean' (float64, with ``sampling``), 'taxicab'/'cityblock'/'manhattan' or 'chessboard' (uint32) — and
+    with ``return_indices`` that zero's index, ties to the highest position as scipy. Every pair of elements is
+    compared on the device (in float64: scipy's arithmetic), so it is for small arrays, as scipy's.
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((13, 17)) > 0.2
+    >>> d, i = ndimage.distance_transform_bf(a, metric="chessboard", return_indices=True)
+    >>> expected = scipy.ndimage.distance_transform_bf(a, metric="chessboard", return_indices=True)
+    >>> np.array_equal(d, expected[0]), np.array_equal(i, expected[1])
+    (True, True)
+    """
+    _distance_arg_check(distances, indices, return_distances, return_indices)
+    was_on_device = isinstance(input, ndarray)
+    host = input.get() if was_on_device else np.asarray(input)
+    metric = metric.lower()
+    if metric not in ("euclidean", "taxicab", "cityblock", "manhattan", "chessboard"):
+        raise RuntimeError("distance metric not supported")
+    # float64 on the device: the distances and their ties in scipy's own arithmetic.
+    x, _ = _distance_input(host.astype(bool).astype(np.float64))
+    params = {"metric": metric}
+    if sampling is not None:
+        params["sampling"] = _csv(_normalize_sequence(sampling, x.ndim))
+    dt_type = np.float64 if metric == "euclidean" else np.uint32
+
+    def compute(want_indices):
+        return run("distance-transform-bf", [x], {**params, "indices": want_indices})
+
+    return _distance_results(x, was_on_device, compute, dt_type, (distances, indices), (return_distances, return_indices), RuntimeError)
+
+
+def distance_transform_cdt(input, metric="chessboard", return_distances=True, return_indices=False, distances=None, indices=None):
+    """scipy.ndimage.distance_transform_cdt: each non-zero element's chamfer distance (int32) to the nearest zero
+    — the fewest steps of ``metric`` ('chessboard': every neighbour; 'taxicab', 'cityblock', 'manhattan': the
+    faces; or a 3 × … × 3 structure array) — -1 where none can be reached, and with ``return_indices`` that
+    zero's index. scipy's two raster passes (sequential: they run on the host), so its ties too. A structure
+    array is read as scipy's C code reads it: its first bytes as booleans — its truth values for bool and uint8
+    arrays; a wider type's bytes (an int64 or float64 array loses steps there, as in scipy).
+
+    >>> import numpy as np, scipy.ndimage
+    >>> from cliper import ndimage
+    >>> a = np.random.default_rng(0).random((13, 17)) > 0.2
+    >>> d, i = ndimage.distance_transform_cdt(a, metric="taxicab", return_indices=True)
+    >>> expected = scipy.ndimage.distance_transform_cdt(a, metric="taxicab", return_indices=True)
+    >>> np.array_equal(d, expected[0]), np.array_equal(i, expected[1])
+    (True, True)
+    """
+    _distance_arg_check(distances, indices, return_distances, return_indices)
+    x, on_device = _distance_input(input)
+    with _Files() as files:
+        params = {"rank": max(x.ndim, 1)}
+        if isinstance(metric, str):
+            if metric not in ("chessboard", "taxicab", "cityblock", "manhattan"):
+                raise ValueError("invalid metric provided")
+            params["metric"] = metric
+        else:
+            try:
+                s = np.asarray(metric)
+            except Exception as e:
+                raise ValueError("invalid metric provided") from e
+            if any(k != 3 for k in s.shape):
+                raise ValueError("metric sizes must be equal to 3")
+            if s.ndim != x.ndim:
+                raise RuntimeError("structure and input must have equal rank")
+            # scipy's C code reads the array's first bytes as its booleans, whatever its type (its test suite
+            # pins that: a float64 ones((3, 3)) there has no step at all); the same bytes, the same steps here.
+            s = np.frombuffer(np.ascontiguousarray(s).tobytes(), np.uint8)[: s.size].reshape(s.shape) != 0
+            # Only the steps matter (the centre is never one): the centre marks a structure without any step,
+            # which the structure file must not be (it names at least one element).
+            s[(1,) * s.ndim] = True
+            params = {"structure": files.add(s.astype(np.uint8))}
+
+        def compute(want_indices):
+            return run("distance-transform-cdt", [x], {**params, "indices": want_indices})
+
+        return _distance_results(x, on_device, compute, np.int32, (distances, indices), (return_distances, return_indices), ValueError)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -74,6 +74,8 @@ row! { rank | GreyMorphology<f32> | new(x, out, GreyParams) | apply(x, GreyParam
 row! { rank | GenericFilter<f32> | new(x, out, GenericParams) | apply(x, GenericParams) | output_shape(shape, &GenericParams) | GenericStrategy }
 row! { measure | Measure<f32> | new(image, labels, out, MeasureParams) | apply(image, labels, MeasureParams) | output_shape(shape, &MeasureParams) | MeasureStrategy }
 row! { morphology | DistanceTransform<f32> | new(x, out, DistanceParams) | apply(x, DistanceParams) | output_shape(shape, &DistanceParams) | DistanceStrategy }
+row! { morphology | ChamferDistance<f32> | new(x, out, ChamferParams) | apply(x, ChamferParams) | output_shape(shape, &ChamferParams) | ChamferStrategy }
+row! { morphology | BruteForceDistance<f32> | new(x, out, BruteForceParams) | apply(x, BruteForceParams) | output_shape(shape, &BruteForceParams) | BruteForceStrategy }
 row! { morphology | BinaryMorphology<f32> | new(x, out, BinaryParams) | apply(x, BinaryParams) | output_shape(shape, &BinaryParams) | BinaryStrategy }
 row! { morphology | Label<f32> | new(x, out, LabelParams) | apply(x, LabelParams) | output_shape(shape, &LabelParams) | LabelStrategy }
 row! { morphology | FillHoles<f32> | new(x, out, LabelParams) | apply(x, LabelParams) | output_shape(shape, &LabelParams) | LabelStrategy }

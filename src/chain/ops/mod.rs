@@ -37,8 +37,8 @@ pub use layout::{AxisCodes, Orientation, PadArgs, PermuteArgs, ReorientArgs, Sli
 pub use linalg::{MatmulArgs, PowerArgs};
 pub use measure::{MeasureArgs, RegionpropsArgs};
 pub use morphology::{
-    BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
-    RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
+    BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, DistanceTransformBfArgs,
+    DistanceTransformCdtArgs, FillHolesArgs, LabelArgs, RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
 };
 pub use mri::{
     CgSenseArgs, EspiritArgs, EspiritSettings, KSpaceArgs, L1WaveletArgs, RsosArgs, SenseArgs, TvArgs, WalshMapsArgs,
@@ -399,6 +399,8 @@ operations! {
         DistanceTransform(DistanceTransformArgs),
         Watershed(WatershedArgs),
         WatershedIft(WatershedIftArgs),
+        DistanceTransformCdt(DistanceTransformCdtArgs),
+        DistanceTransformBf(DistanceTransformBfArgs),
         Zoom(ZoomArgs),
         Shift(ShiftArgs),
         Rotate(RotateArgs),

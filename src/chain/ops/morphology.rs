@@ -1,9 +1,11 @@
 //! Binary morphology, labels and distances (the morphology family): scipy.ndimage's binary erosion, dilation,
-//! opening and closing (spelled as `binary-morphology`), `label`, `binary_fill_holes` and `distance_transform_edt`.
+//! opening and closing (spelled as `binary-morphology`), `label`, `binary_fill_holes`, `distance_transform_edt` and
+//! `distance_transform_cdt` (with their `return_indices`).
 //! None of them runs in tiles but a bounded number of binary steps: the others need the whole image.
 
 use super::operation::{
-    Named, Operation, Planned, default_rank, fixed_shortcut, real_only, refuse_colour_rank, spanned, spatial_span,
+    Named, Operation, Planned, colour_refusal, default_rank, fixed_shortcut, real_only, refuse_colour_rank, spanned,
+    spatial_span,
 };
 use super::params::{by_name, one_count};
 use super::rank::footprint_file;
@@ -316,7 +318,8 @@ impl Operation for FillHolesArgs {
     }
 }
 
-/// scipy.ndimage.distance_transform_edt: each non-zero element's distance to the nearest zero element.
+/// scipy.ndimage.distance_transform_edt: each non-zero element's distance to the nearest zero element, or with
+/// `--indices` that element's index (scipy's `return_indices`: int32, a leading axis of one coordinate per axis).
 ///
 /// ```
 /// let step: cliper::chain::Op = toml::from_str("op = 'distance-transform'")?;
@@ -326,7 +329,7 @@ impl Operation for FillHolesArgs {
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 #[command(
     long_about = None,
-    after_help = "Examples:\n  cliper distance mask.nii.gz out/distance_mm.nii.gz --rank 3      # in mm: the voxel size is the default sampling\n  cliper distance mask.png out/distance.tif --sampling 1"
+    after_help = "Examples:\n  cliper distance mask.nii.gz out/distance_mm.nii.gz --rank 3      # in mm: the voxel size is the default sampling\n  cliper distance mask.png out/distance.tif --sampling 1\n  cliper distance mask.png out/nearest.npy --indices               # [2, rows, columns]: the nearest zero's row and column"
 )]
 #[serde(deny_unknown_fields)]
 pub struct DistanceTransformArgs {
@@ -339,6 +342,11 @@ pub struct DistanceTransformArgs {
     #[arg(long)]
     #[serde(default)]
     pub rank: Option<usize>,
+    /// Write the index of each element's nearest zero element instead of the distance (scipy's return_indices):
+    /// int32, a leading axis of one coordinate per input axis (ties: the lower position, axis by axis, as scipy).
+    #[arg(long)]
+    #[serde(default)]
+    pub indices: bool,
 }
 
 impl Named for DistanceTransformArgs {
@@ -368,7 +376,7 @@ impl Operation for DistanceTransformArgs {
                 })
                 .collect::<Result<_>>()?,
         };
-        let params = DistanceParams::default().sampling(&sampling).rank(rank);
+        let params = DistanceParams::default().sampling(&sampling).rank(rank).indices(self.indices);
         let needs = "real data (non-zero is foreground)";
         real_only(Self::NAME, x, needs, |x| distance(x, params.clone()), |x| distance(x, params.clone()))
     }
@@ -380,7 +388,17 @@ impl Operation for DistanceTransformArgs {
     }
     fn for_colour(&self, shape: &[usize]) -> Result<Self> {
         refuse_colour_rank(Self::NAME, self.rank, shape)?;
+        if self.indices {
+            return Err(colour_refusal(Self::NAME, shape, "--indices"));
+        }
         Ok(self.clone())
+    }
+    fn geometry(&self, geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
+        // Indices have a leading axis of coordinates: no longer the input's voxel grid.
+        (!self.indices).then_some(*geometry)
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        self.indices.then_some(Dtype::I32)
     }
     fn in_voxels(&self, geometry: Option<&Geometry>, shape: &[usize], colour: bool) -> Result<Self> {
         // The voxel size is the spacing scipy's `sampling` means: the default for inputs that carry it.
@@ -392,7 +410,7 @@ impl Operation for DistanceTransformArgs {
             .iter()
             .map(|&(_, k)| format!("{}", spacing.get(k).copied().unwrap_or(1.0)))
             .collect();
-        Ok(DistanceTransformArgs { sampling: Some(values.join(",")), rank: Some(rank) })
+        Ok(DistanceTransformArgs { sampling: Some(values.join(",")), rank: Some(rank), indices: self.indices })
     }
 }
 
@@ -400,6 +418,193 @@ impl Operation for DistanceTransformArgs {
 fn distance<T: Kind + RealElement>(x: &XData<T>, params: DistanceParams) -> Result<Planned> {
     let y = XData::<T>::zeros(x.app(), &DistanceTransform::<T>::output_shape(x.shape(), &params)?)?;
     Ok((Box::new(DistanceTransform::new(x, &y, params)), T::wrap(y)))
+}
+
+/// scipy.ndimage.distance_transform_cdt: each non-zero element's chamfer distance to the nearest zero element —
+/// the fewest steps of the metric's structure (chessboard: every neighbour, the L∞ distance; taxicab: the faces,
+/// the L1 distance; or a structure file) — as int32, -1 where no zero can be reached; or with `--indices` that
+/// zero element's index. scipy's two sequential raster passes, run on the host.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'distance-transform-cdt'\nmetric = 'taxicab'")?;
+/// assert_eq!(step.name(), "distance-transform-cdt");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    long_about = None,
+    after_help = "Examples:\n  cliper distance-transform-cdt mask.png out/steps.tif --metric taxicab\n  cliper cdt mask.nii.gz out/nearest.npy --indices"
+)]
+#[serde(deny_unknown_fields)]
+pub struct DistanceTransformCdtArgs {
+    /// chessboard (every neighbour: L∞, scipy's default) or taxicab (faces: L1; also cityblock, manhattan).
+    #[arg(long, default_value = "chessboard")]
+    #[serde(default = "chessboard")]
+    pub metric: String,
+    /// A structure file instead of --metric (scipy's metric array: 3 along every axis, non-zero = one step; its
+    /// axes set --rank).
+    #[arg(long)]
+    #[serde(default)]
+    pub structure: Option<String>,
+    /// Axes spanned, the last ones: 1 to 3 (default every axis, as scipy; 2 is slice by slice).
+    #[arg(long)]
+    #[serde(default)]
+    pub rank: Option<usize>,
+    /// Write the index of each element's nearest zero element instead of the distance (scipy's return_indices):
+    /// int32, a leading axis of one coordinate per input axis.
+    #[arg(long)]
+    #[serde(default)]
+    pub indices: bool,
+}
+
+fn chessboard() -> String {
+    "chessboard".into()
+}
+
+impl Named for DistanceTransformCdtArgs {
+    const NAME: &'static str = "distance-transform-cdt";
+    const ALIASES: &'static [&'static str] = &["cdt"];
+}
+
+impl DistanceTransformCdtArgs {
+    /// The structure: the file's, or the metric's over `rank` axes.
+    fn params(&self, shape: &[usize]) -> Result<ChamferParams> {
+        let params = if let Some(file) = &self.structure {
+            ChamferParams::structure(footprint_file(file)?)
+        } else {
+            let rank = spanned(Self::NAME, self.rank, shape)?;
+            match self.metric.trim() {
+                "chessboard" => ChamferParams::chessboard(rank)?,
+                "taxicab" | "cityblock" | "manhattan" => ChamferParams::taxicab(rank)?,
+                other => {
+                    return Err(Error::invalid(
+                        Self::NAME,
+                        format!("metric `{other}` is not chessboard, taxicab, cityblock or manhattan"),
+                    ));
+                }
+            }
+        };
+        Ok(params.indices(self.indices))
+    }
+}
+
+impl Operation for DistanceTransformCdtArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let params = self.params(x.shape())?;
+        let needs = "real data (non-zero is foreground)";
+        real_only(Self::NAME, x, needs, |x| chamfer(x, params.clone()), |x| chamfer(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "measures distances across the whole image"))
+    }
+    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
+        self.structure.is_none().then_some(&mut self.rank)
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        refuse_colour_rank(Self::NAME, self.rank, shape)?;
+        if self.indices {
+            return Err(colour_refusal(Self::NAME, shape, "--indices"));
+        }
+        Ok(self.clone())
+    }
+    fn geometry(&self, geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
+        (!self.indices).then_some(*geometry)
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        Some(Dtype::I32)
+    }
+    fn files(&self) -> Vec<(&'static str, &str)> {
+        self.structure.iter().map(|f| ("structure", f.as_str())).collect()
+    }
+}
+
+/// The chamfer distance transform of real data into a new output.
+fn chamfer<T: Kind + RealElement>(x: &XData<T>, params: ChamferParams) -> Result<Planned> {
+    let y = XData::<T>::zeros(x.app(), &ChamferDistance::<T>::output_shape(x.shape(), &params)?)?;
+    Ok((Box::new(ChamferDistance::new(x, &y, params)), T::wrap(y)))
+}
+
+/// scipy.ndimage.distance_transform_bf: each non-zero element's distance to the nearest zero element by brute
+/// force — Euclidean (with --sampling), taxicab or chessboard (uint32) — or with `--indices` that element's index
+/// (ties: the highest position, as scipy). Compares every pair of elements: for small images.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'distance-transform-bf'\nmetric = 'chessboard'")?;
+/// assert_eq!(step.name(), "distance-transform-bf");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(long_about = None, after_help = "Example: cliper distance-transform-bf mask.png out/steps.tif --metric taxicab")]
+#[serde(deny_unknown_fields)]
+pub struct DistanceTransformBfArgs {
+    /// euclidean (scipy's default), taxicab (also cityblock, manhattan) or chessboard.
+    #[arg(long, default_value = "euclidean")]
+    #[serde(default = "euclidean")]
+    pub metric: String,
+    /// The spacing per axis for the Euclidean metric: S or S,S,… (default 1; scipy ignores it for the others).
+    #[arg(long)]
+    #[serde(default)]
+    pub sampling: Option<String>,
+    /// Write the index of each element's nearest zero element instead of the distance (scipy's return_indices):
+    /// int32, a leading axis of one coordinate per input axis.
+    #[arg(long)]
+    #[serde(default)]
+    pub indices: bool,
+}
+
+fn euclidean() -> String {
+    "euclidean".into()
+}
+
+impl Named for DistanceTransformBfArgs {
+    const NAME: &'static str = "distance-transform-bf";
+    const ALIASES: &'static [&'static str] = &[];
+}
+
+impl Operation for DistanceTransformBfArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let metric = BruteForceMetric::parse(&self.metric)?;
+        let sampling: Vec<f64> = match self.sampling.as_deref().map(str::trim) {
+            None => vec![1.0],
+            Some(text) => text
+                .split(',')
+                .map(|t| {
+                    t.trim()
+                        .parse::<f64>()
+                        .map_err(|_| Error::invalid(Self::NAME, format!("`{t}` in `{text}` is not a spacing")))
+                })
+                .collect::<Result<_>>()?,
+        };
+        let params = BruteForceParams::new(metric).sampling(&sampling).indices(self.indices);
+        let needs = "real data (non-zero is foreground)";
+        real_only(Self::NAME, x, needs, |x| brute_force(x, params.clone()), |x| brute_force(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "measures distances across the whole image"))
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        Err(colour_refusal(Self::NAME, shape, "a brute-force distance spanning every axis"))
+    }
+    fn geometry(&self, geometry: &Geometry, _input: &[usize], _output: &[usize], _colour: bool) -> Option<Geometry> {
+        (!self.indices).then_some(*geometry)
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        if self.indices {
+            return Some(Dtype::I32);
+        }
+        match BruteForceMetric::parse(&self.metric) {
+            Ok(BruteForceMetric::Euclidean) | Err(_) => None,
+            Ok(_) => Some(Dtype::U32),
+        }
+    }
+}
+
+/// The brute-force distance transform of real data into a new output.
+fn brute_force<T: Kind + RealElement>(x: &XData<T>, params: BruteForceParams) -> Result<Planned> {
+    let y = XData::<T>::zeros(x.app(), &BruteForceDistance::<T>::output_shape(x.shape(), &params)?)?;
+    Ok((Box::new(BruteForceDistance::new(x, &y, params)), T::wrap(y)))
 }
 
 /// skimage.morphology.remove_small_objects (0.26): connected components of the non-zero elements (or, with
