@@ -1,0 +1,8 @@
+//! Features (the feature family): [`PeakLocalMax`], scikit-image's `peak_local_max` — a maximum filter on the
+//! device ([`RankFilter`](crate::RankFilter)), then skimage's sequential selection (threshold, border, sort,
+//! spacing) on the host in a host command — and [`PeakCoordinates`], its result as skimage's coordinate list.
+
+mod peaks;
+mod select;
+
+pub use peaks::{ExcludeBorder, PeakCoordinates, PeakLocalMax, PeakMark, PeakParams, PeakStrategy};

@@ -1,0 +1,574 @@
+//! [`PeakLocalMax`]: scikit-image's `peak_local_max`. The maximum filter (scipy's, mode `nearest`, over the
+//! footprint) runs on the device as a [`RankFilter`]; the host command after it compares each element with its
+//! window's maximum and the threshold, drops the border, sorts the candidates and keeps them by ensure_spacing's
+//! greedy rule ([`select`](super::select)) — sequential steps, whose order decides the result.
+//! [`PeakCoordinates`] turns the result into skimage's coordinate table.
+
+use super::select::{Grid, Rules, Spacing, labelled_peaks, unlabelled_peaks};
+use crate::app::ffi::{self, Region};
+use crate::data::{HostCommand, XData};
+use crate::element::RealElement;
+use crate::error::{Error, Result};
+use crate::process::filter::Border;
+use crate::process::rank::{Footprint, RankFilter, RankKind, RankParams, RankStrategy};
+use crate::process::{Prepared, Process};
+use num_complex::Complex64;
+use std::sync::Arc;
+
+const OP: &str = "peak_local_max";
+
+/// skimage's `exclude_border`: how far from the image's edges peaks are dropped.
+///
+/// ```
+/// use cliper::ExcludeBorder;
+/// assert_eq!(ExcludeBorder::MinDistance.widths(3, 2)?, vec![3, 3]);
+/// assert_eq!(ExcludeBorder::Width(0).widths(3, 2)?, vec![0, 0]); // skimage's False
+/// assert!(ExcludeBorder::PerAxis(vec![1]).widths(3, 2).is_err());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExcludeBorder {
+    /// skimage's `True`: `min_distance` along every axis.
+    MinDistance,
+    /// An int (`False` is 0): this many elements along every axis.
+    Width(usize),
+    /// A tuple: one width per axis.
+    PerAxis(Vec<usize>),
+}
+
+impl ExcludeBorder {
+    /// The width per axis of an image of `ndim` axes.
+    pub fn widths(&self, min_distance: usize, ndim: usize) -> Result<Vec<usize>> {
+        match self {
+            ExcludeBorder::MinDistance => Ok(vec![min_distance; ndim]),
+            ExcludeBorder::Width(w) => Ok(vec![*w; ndim]),
+            ExcludeBorder::PerAxis(w) if w.len() == ndim => Ok(w.clone()),
+            ExcludeBorder::PerAxis(w) => Err(Error::invalid(
+                OP,
+                format!("exclude_border gives {} widths for an image of {ndim} axes: give one per axis", w.len()),
+            )),
+        }
+    }
+}
+
+/// What [`PeakLocalMax`] writes at a peak (0 elsewhere).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeakMark {
+    /// The peak's place in skimage's list, from 1 (what [`PeakCoordinates`] reads).
+    Order,
+    /// 1: the peak mask (`mask[tuple(coords.T)] = True`).
+    Mask,
+}
+
+/// The settings of a [`PeakLocalMax`]: skimage 0.26's parameters and defaults (`num_peaks` and
+/// `num_peaks_per_label` of `None` are its `inf`).
+///
+/// ```
+/// use cliper::{ExcludeBorder, PeakParams};
+/// let p = PeakParams::new(3).threshold_rel(0.2).exclude_border(ExcludeBorder::Width(0)).num_peaks(10);
+/// assert_eq!((p.min_distance, p.threshold_rel, p.num_peaks, p.p_norm), (3, Some(0.2), Some(10), f64::INFINITY));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeakParams {
+    /// Peaks are at least this far apart (p-norm distance) and the window is `2·min_distance + 1` wide.
+    pub min_distance: usize,
+    /// The least value of a peak (default: the image's minimum).
+    pub threshold_abs: Option<f64>,
+    /// The least value of a peak as a fraction of the image's maximum (the larger of the two is taken).
+    pub threshold_rel: Option<f64>,
+    /// Peaks this near the edges are dropped.
+    pub exclude_border: ExcludeBorder,
+    /// At most this many peaks, the highest.
+    pub num_peaks: Option<usize>,
+    /// The window of the maximum filter (default: the box `2·min_distance + 1` wide); as many axes as the image.
+    pub footprint: Option<Footprint>,
+    /// With labels: at most this many peaks per label.
+    pub num_peaks_per_label: Option<usize>,
+    /// The Minkowski p-norm of the spacing rule, 1 to ∞.
+    pub p_norm: f64,
+    /// What the output holds at a peak.
+    pub mark: PeakMark,
+}
+
+impl Default for PeakParams {
+    fn default() -> PeakParams {
+        PeakParams::new(1)
+    }
+}
+
+impl PeakParams {
+    /// skimage's defaults with `min_distance`; the output holds each peak's order.
+    pub fn new(min_distance: usize) -> PeakParams {
+        PeakParams {
+            min_distance,
+            threshold_abs: None,
+            threshold_rel: None,
+            exclude_border: ExcludeBorder::MinDistance,
+            num_peaks: None,
+            footprint: None,
+            num_peaks_per_label: None,
+            p_norm: f64::INFINITY,
+            mark: PeakMark::Order,
+        }
+    }
+    /// Sets `threshold_abs`.
+    pub fn threshold_abs(mut self, t: f64) -> PeakParams {
+        self.threshold_abs = Some(t);
+        self
+    }
+    /// Sets `threshold_rel`.
+    pub fn threshold_rel(mut self, t: f64) -> PeakParams {
+        self.threshold_rel = Some(t);
+        self
+    }
+    /// Sets `exclude_border`.
+    pub fn exclude_border(mut self, e: ExcludeBorder) -> PeakParams {
+        self.exclude_border = e;
+        self
+    }
+    /// Sets `num_peaks`.
+    pub fn num_peaks(mut self, n: usize) -> PeakParams {
+        self.num_peaks = Some(n);
+        self
+    }
+    /// Sets the footprint.
+    pub fn footprint(mut self, f: Footprint) -> PeakParams {
+        self.footprint = Some(f);
+        self
+    }
+    /// Sets `num_peaks_per_label`.
+    pub fn num_peaks_per_label(mut self, n: usize) -> PeakParams {
+        self.num_peaks_per_label = Some(n);
+        self
+    }
+    /// Sets `p_norm`.
+    pub fn p_norm(mut self, p: f64) -> PeakParams {
+        self.p_norm = p;
+        self
+    }
+    /// Sets what the output holds at a peak.
+    pub fn mark(mut self, mark: PeakMark) -> PeakParams {
+        self.mark = mark;
+        self
+    }
+
+    /// The footprint on an image of `ndim` axes.
+    fn window(&self, ndim: usize) -> Result<Footprint> {
+        match &self.footprint {
+            Some(f) if f.shape().len() != ndim => Err(Error::invalid(
+                OP,
+                format!("the footprint has {} axes, the image {ndim}: give one of as many axes", f.shape().len()),
+            )),
+            Some(f) => Ok(f.clone()),
+            None => Footprint::full(&vec![2 * self.min_distance + 1; ndim]),
+        }
+    }
+
+    /// The rules of the host's selection on an image of `shape` whose values are `values`.
+    fn rules<T: RealElement>(&self, shape: &[usize], values: &[T]) -> Result<Rules> {
+        let footprint = self.window(shape.len())?;
+        Ok(Rules {
+            threshold: threshold(values, self.threshold_abs, self.threshold_rel),
+            border: self.exclude_border.widths(self.min_distance, shape.len())?,
+            taps: taps(&footprint),
+            single: footprint.shape().iter().product::<usize>() == 1,
+            spacing: Spacing { spacing: self.min_distance, p: self.p_norm },
+            num_peaks: self.num_peaks,
+            num_peaks_per_label: self.num_peaks_per_label,
+        })
+    }
+
+    fn check(&self, shape: &[usize]) -> Result<()> {
+        if !(1..=3).contains(&shape.len()) || shape.contains(&0) {
+            return Err(Error::invalid(OP, format!("takes a non-empty image of 1 to 3 axes; got shape {shape:?}")));
+        }
+        self.check_values()?;
+        self.exclude_border.widths(self.min_distance, shape.len())?;
+        self.window(shape.len()).map(|_| ())
+    }
+
+    /// Refuses settings no image can take: a p-norm below 1, a NaN threshold.
+    pub fn check_values(&self) -> Result<()> {
+        if self.p_norm.is_nan() || self.p_norm < 1.0 {
+            return Err(Error::invalid(OP, format!("p_norm {} is not within [1, inf]", self.p_norm)));
+        }
+        for (name, t) in [("threshold_abs", self.threshold_abs), ("threshold_rel", self.threshold_rel)] {
+            if t.is_some_and(f64::is_nan) {
+                return Err(Error::invalid(OP, format!("{name} is NaN")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `_get_threshold` in the image's type: `threshold_abs` (else the image's minimum, NaN when it holds one), raised
+/// to `threshold_rel · max` when that is larger (Python's `max`, which keeps the first unless the second is
+/// greater).
+fn threshold<T: RealElement>(values: &[T], abs: Option<f64>, rel: Option<f64>) -> f64 {
+    let round = |v: f64| T::from_c64(Complex64::new(v, 0.0)).to_c64().re;
+    let reals = || values.iter().map(|v| v.to_c64().re);
+    let nan_min = || reals().fold(f64::INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.min(v) });
+    let nan_max = || reals().fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v) });
+    let mut t = abs.map_or_else(nan_min, round);
+    if let Some(rel) = rel {
+        // A product of two values of the image's type is exact in f64, so one rounding gives numpy's.
+        let scaled = round(round(rel) * nan_max());
+        if scaled > t {
+            t = scaled;
+        }
+    }
+    t
+}
+
+/// The footprint's taps as offsets from its centre (`size // 2` per axis: scipy's origin 0).
+fn taps(footprint: &Footprint) -> Vec<Vec<isize>> {
+    let grid = Grid::new(footprint.shape());
+    let centre: Vec<isize> = footprint.shape().iter().map(|&n| (n / 2) as isize).collect();
+    footprint
+        .mask()
+        .iter()
+        .enumerate()
+        .filter(|(_, on)| **on)
+        .map(|(k, _)| grid.coordinates(k).iter().zip(&centre).map(|(&c, &o)| c as isize - o).collect())
+        .collect()
+}
+
+/// What [`PeakLocalMax`] planned.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PeakStrategy {
+    /// The maximum filter on the device, then the host's selection.
+    MaximumFilter(RankStrategy),
+    /// A one-element window: the values above the threshold, on the host.
+    Threshold,
+    /// With labels: each label's box searched on the host (its own maximum filter, clamped to the box).
+    Labelled,
+}
+
+impl std::fmt::Display for PeakStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeakStrategy::MaximumFilter(s) => {
+                write!(f, "maximum filter ({s}), then candidates sorted and spaced on the host")
+            }
+            PeakStrategy::Threshold => write!(f, "values above the threshold, sorted and spaced on the host"),
+            PeakStrategy::Labelled => write!(f, "per-label boxes searched, sorted and spaced on the host"),
+        }
+    }
+}
+
+/// scikit-image 0.26's `peak_local_max` of a real image of 1 to 3 axes (optionally within labels of its shape and
+/// type): an f64 array of the image's shape holding, at each peak, its place in skimage's list from 1 (or 1 with
+/// [`PeakMark::Mask`]) and 0 elsewhere; [`PeakCoordinates`] turns it into the list.
+///
+/// The rules are skimage's exactly: the maximum filter over the footprint (mode `nearest`), `image == max`, no
+/// peak in a flat image, `image > threshold` compared in the image's type, the border dropped, the candidates
+/// sorted by value (highest first, ties in C order), spaced by `min_distance` in the p-norm (kept greedily, at most
+/// `num_peaks`), and with labels each label's box searched alone. The maximum filter runs on the device; the
+/// selection is sequential and runs on the host in a host command (on a GPU its map copies the image back).
+/// With labels the boxes are searched on the host, and a NaN within a label or a threshold below the type's
+/// lowest value is refused.
+///
+/// ```
+/// use cliper::{ClApp, PeakCoordinates, PeakLocalMax, PeakParams, XData};
+/// let app = ClApp::new()?;
+/// let mut v = vec![0.0f64; 49];
+/// v[3 * 7 + 4] = 1.0;
+/// v[3 * 7 + 2] = 1.5;
+/// let image = XData::from_slice(&app, &[7, 7], &v)?;
+/// let found = PeakLocalMax::apply(&image, None, PeakParams::new(1))?;
+/// assert_eq!(PeakCoordinates::list(&found)?, vec![vec![3, 2], vec![3, 4]]);
+/// let spaced = PeakLocalMax::apply(&image, None, PeakParams::new(2))?;
+/// assert_eq!(PeakCoordinates::list(&spaced)?, vec![vec![3, 2]]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct PeakLocalMax<T: RealElement> {
+    image: XData<T>,
+    labels: Option<XData<T>>,
+    output: XData<f64>,
+    params: PeakParams,
+    plan: Prepared<Plan<T>>,
+}
+
+struct Plan<T: RealElement> {
+    maximum: Option<(RankFilter<T>, XData<T>)>,
+    strategy: PeakStrategy,
+}
+
+impl<T: RealElement> PeakLocalMax<T> {
+    /// The peaks of `image` (within `labels`, if given) into `output`.
+    pub fn new(image: &XData<T>, labels: Option<&XData<T>>, output: &XData<f64>, params: PeakParams) -> Self {
+        PeakLocalMax {
+            image: image.clone(),
+            labels: labels.cloned(),
+            output: output.clone(),
+            params,
+            plan: Prepared::default(),
+        }
+    }
+
+    /// Allocates the output, finds the peaks into it and returns it.
+    pub fn apply(image: &XData<T>, labels: Option<&XData<T>>, params: PeakParams) -> Result<XData<f64>> {
+        let output = XData::zeros(image.app(), &Self::output_shape(image.shape(), &params)?)?;
+        PeakLocalMax::new(image, labels, &output, params).run()?;
+        Ok(output)
+    }
+
+    /// The output's shape: the image's (after checking the settings against it).
+    ///
+    /// ```
+    /// use cliper::{PeakLocalMax, PeakParams};
+    /// assert_eq!(PeakLocalMax::<f32>::output_shape(&[37, 45], &PeakParams::new(3))?, vec![37, 45]);
+    /// assert!(PeakLocalMax::<f32>::output_shape(&[2, 3, 4, 5], &PeakParams::new(1)).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(image: &[usize], params: &PeakParams) -> Result<Vec<usize>> {
+        params.check(image)?;
+        Ok(image.to_vec())
+    }
+
+    /// What `init` planned; `None` before.
+    pub fn strategy(&self) -> Option<PeakStrategy> {
+        self.plan.as_ref().map(|p| p.strategy)
+    }
+
+    /// The host command: the selection over the mapped image (and its maximum or its labels), the marks written.
+    fn select_on_host(&self, second: Option<&XData<T>>) -> Result<()> {
+        let shape = self.image.shape().to_vec();
+        let grid = Grid::new(&shape);
+        let region = |x: &XData<T>| (x.offset(), x.offset() + x.len());
+        let image_at = region(&self.image);
+        let mut reads = vec![Region { buffer: self.image.storage().buffer(), lo: image_at.0, hi: image_at.1 }];
+        let mut read_arrays = vec![&self.image];
+        if let Some(s) = second {
+            let at = region(s);
+            reads.push(Region { buffer: s.storage().buffer(), lo: at.0, hi: at.1 });
+            read_arrays.push(s);
+        }
+        let out_at = (self.output.offset(), self.output.offset() + self.output.len());
+        let write = Region { buffer: self.output.storage().buffer(), lo: out_at.0, hi: out_at.1 };
+        let labelled = self.labels.is_some();
+        let lowest = if T::IS_DOUBLE { f64::MIN } else { f64::from(f32::MIN) };
+        let mut refusal = None;
+        let bytes = (self.image.len() * (std::mem::size_of::<T>() * reads.len() + 8)) as u64;
+        HostCommand::new::<T, f64>("PeakLocalMax", "peak_selection", &read_arrays, &[&self.output])?
+            .work(bytes, 0)
+            .run(|queue| {
+                ffi::with_mapped::<T, f64, ()>(queue, &reads, &write, |ins, out| {
+                    let (image, other) = match ins {
+                        [image, other] => (*image, Some(*other)),
+                        [image] => (*image, None),
+                        _ => return,
+                    };
+                    let value = |i: usize| image.get(i).map_or(f64::NAN, |v| v.to_c64().re);
+                    let peaks = self.params.rules(&shape, image).and_then(|rules| match (other, labelled) {
+                        (Some(labels), true) => {
+                            let label = |i: usize| labels.get(i).map_or(f64::NAN, |v| v.to_c64().re);
+                            labelled_peaks(&grid, value, label, lowest, &rules)
+                        }
+                        (Some(maxima), false) => {
+                            let maximum = |i: usize| maxima.get(i).map_or(f64::NAN, |v| v.to_c64().re);
+                            Ok(unlabelled_peaks(&grid, value, maximum, &rules))
+                        }
+                        (None, _) => Ok(unlabelled_peaks(&grid, value, value, &Rules { single: true, ..rules })),
+                    });
+                    out.fill(0.0);
+                    match peaks {
+                        Ok(peaks) => {
+                            for (k, &i) in peaks.iter().enumerate() {
+                                if let Some(slot) = out.get_mut(i) {
+                                    *slot = match self.params.mark {
+                                        PeakMark::Order => (k + 1) as f64,
+                                        PeakMark::Mask => 1.0,
+                                    };
+                                }
+                            }
+                        }
+                        Err(e) => refusal = Some(e),
+                    }
+                })
+                .map(|((), event)| event)
+            })?;
+        match refusal {
+            Some(e) => {
+                self.output.storage().poison("PeakLocalMax", Arc::new(e.clone()));
+                Err(e)
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+impl<T: RealElement> Process for PeakLocalMax<T> {
+    fn name(&self) -> &str {
+        "PeakLocalMax"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        let shape = self.image.shape().to_vec();
+        self.params.check(&shape)?;
+        if self.output.shape() != shape.as_slice() {
+            return Err(Error::shape_because(OP, &shape, self.output.shape(), "the image's shape"));
+        }
+        if let Some(labels) = &self.labels
+            && labels.shape() != shape.as_slice()
+        {
+            return Err(Error::shape_because(OP, &shape, labels.shape(), "the labels need the image's shape"));
+        }
+        let views = [Some(self.image.is_contiguous()), self.labels.as_ref().map(XData::is_contiguous)];
+        if views.contains(&Some(false)) || !self.output.is_contiguous() {
+            return Err(Error::invalid(OP, "takes contiguous arrays (copy a strided view first)"));
+        }
+        let footprint = self.params.window(shape.len())?;
+        let single = footprint.shape().iter().product::<usize>() == 1 || self.image.len() == 1;
+        let plan = if self.labels.is_some() {
+            Plan { maximum: None, strategy: PeakStrategy::Labelled }
+        } else if single {
+            Plan { maximum: None, strategy: PeakStrategy::Threshold }
+        } else {
+            let maxima = XData::<T>::zeros(self.image.app(), &shape)?;
+            let params =
+                RankParams::new(RankKind::Maximum).footprint(footprint).border(Border::Nearest).rank(shape.len());
+            let mut filter = RankFilter::new(&self.image, &maxima, params);
+            filter.init()?;
+            let strategy = PeakStrategy::MaximumFilter(filter.strategy().unwrap_or(RankStrategy::Nothing));
+            Plan { maximum: Some((filter, maxima)), strategy }
+        };
+        self.plan.set(plan);
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        let plan = self.plan.get("PeakLocalMax")?;
+        let second = match (&mut plan.maximum, &self.labels) {
+            (Some((filter, maxima)), _) => {
+                filter.launch()?;
+                Some(maxima.clone())
+            }
+            (None, Some(labels)) => Some(labels.clone()),
+            (None, None) => None,
+        };
+        self.select_on_host(second.as_ref())
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.plan.is_ready()
+    }
+}
+
+/// The coordinate list of a [`PeakLocalMax`] result ([`PeakMark::Order`]): a `[peaks, ndim]` f64 table, a row per
+/// peak in skimage's order (what `peak_local_max` returns). The number of peaks sizes the table: count them with
+/// [`PeakCoordinates::count`] first.
+///
+/// ```
+/// use cliper::{ClApp, PeakCoordinates, XData};
+/// let app = ClApp::new()?;
+/// let order = XData::from_slice(&app, &[2, 3], &[0.0, 2.0, 0.0, 1.0, 0.0, 0.0])?;
+/// let table = XData::<f64>::zeros(&app, &[PeakCoordinates::count(&order)?, 2])?;
+/// cliper::Process::run(&mut PeakCoordinates::new(&order, &table))?;
+/// assert_eq!(table.to_vec()?, vec![1.0, 0.0, 0.0, 1.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub struct PeakCoordinates {
+    order: XData<f64>,
+    table: XData<f64>,
+    ready: Prepared<()>,
+}
+
+impl PeakCoordinates {
+    /// Lists the peaks of `order` into `table`.
+    pub fn new(order: &XData<f64>, table: &XData<f64>) -> PeakCoordinates {
+        PeakCoordinates { order: order.clone(), table: table.clone(), ready: Prepared::default() }
+    }
+
+    /// The number of peaks `order` marks (read back from the device: it waits for the result).
+    pub fn count(order: &XData<f64>) -> Result<usize> {
+        Ok(order.to_vec()?.iter().filter(|&&v| v > 0.0).count())
+    }
+
+    /// The peaks' coordinates in order (read back from the device).
+    pub fn list(order: &XData<f64>) -> Result<Vec<Vec<usize>>> {
+        let grid = Grid::new(order.shape());
+        Ok(ordered(&order.to_vec()?).into_iter().map(|i| grid.coordinates(i)).collect())
+    }
+
+    /// The table's shape for `count` peaks of an image of `shape`.
+    pub fn output_shape(shape: &[usize], count: usize) -> Vec<usize> {
+        vec![count, shape.len()]
+    }
+}
+
+/// The marked elements' indices, by their mark.
+fn ordered(order: &[f64]) -> Vec<usize> {
+    let mut marked: Vec<(f64, usize)> =
+        order.iter().enumerate().filter(|(_, v)| **v > 0.0).map(|(i, &v)| (v, i)).collect();
+    marked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    marked.into_iter().map(|(_, i)| i).collect()
+}
+
+impl Process for PeakCoordinates {
+    fn name(&self) -> &str {
+        "PeakCoordinates"
+    }
+
+    fn init(&mut self) -> Result<()> {
+        let [rows, cols] = self.table.shape() else {
+            return Err(Error::invalid(OP, format!("the table needs 2 axes, got shape {:?}", self.table.shape())));
+        };
+        if *cols != self.order.ndim() || !self.table.is_contiguous() || !self.order.is_contiguous() {
+            return Err(Error::shape_because(
+                OP,
+                &[*rows, self.order.ndim()],
+                self.table.shape(),
+                "a contiguous row of coordinates per peak",
+            ));
+        }
+        self.ready.set(());
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<()> {
+        self.ready.get("PeakCoordinates")?;
+        let grid = Grid::new(self.order.shape());
+        let reads = [Region {
+            buffer: self.order.storage().buffer(),
+            lo: self.order.offset(),
+            hi: self.order.offset() + self.order.len(),
+        }];
+        let write = Region {
+            buffer: self.table.storage().buffer(),
+            lo: self.table.offset(),
+            hi: self.table.offset() + self.table.len(),
+        };
+        let rows = self.table.shape().first().copied().unwrap_or(0);
+        let mut mismatch = None;
+        HostCommand::new::<f64, f64>("PeakCoordinates", "peak_table", &[&self.order], &[&self.table])?
+            .work((self.order.len() * 8) as u64, 0)
+            .run(|queue| {
+                ffi::with_mapped::<f64, f64, ()>(queue, &reads, &write, |ins, table| {
+                    let peaks = ins.first().map(|o| ordered(o)).unwrap_or_default();
+                    if peaks.len() != rows {
+                        mismatch = Some(peaks.len());
+                        return;
+                    }
+                    for (row, i) in table.chunks_exact_mut(grid.shape().len().max(1)).zip(peaks) {
+                        for (slot, c) in row.iter_mut().zip(grid.coordinates(i)) {
+                            *slot = c as f64;
+                        }
+                    }
+                })
+                .map(|((), event)| event)
+            })?;
+        match mismatch {
+            Some(found) => {
+                let e = Error::invalid(OP, format!("the table has {rows} rows for {found} peaks"));
+                self.table.storage().poison("PeakCoordinates", Arc::new(e.clone()));
+                Err(e)
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.ready.is_ready()
+    }
+}
