@@ -8,6 +8,8 @@ mod common;
 mod derivatives;
 #[path = "ndimage/elementwise.rs"]
 mod elementwise;
+#[path = "ndimage/feature.rs"]
+mod feature;
 #[path = "ndimage/geometry.rs"]
 mod geometry;
 #[path = "ndimage/label.rs"]
