@@ -10,10 +10,10 @@ array([1., 2., 3., 3.])
 from . import _cliper
 from ._pool import map_devices
 from ._array import Device, asarray, default_device, device_dtype, devices, get_device, ndarray
-from . import fft, filters, io, linalg, measure, morphology, mri, ndimage
+from . import feature, fft, filters, io, linalg, measure, morphology, mri, ndimage
 
 __all__ = ["run_pipeline", "definitions", "map_devices", "Device", "asarray", "default_device", "device_dtype", "devices", "get_device",
-           "ndarray", "ndimage", "filters", "fft", "io", "linalg", "measure", "morphology", "mri"]
+           "ndarray", "ndimage", "feature", "filters", "fft", "io", "linalg", "measure", "morphology", "mri"]
 __version__ = "0.1.0"
 
 
