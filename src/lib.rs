@@ -107,7 +107,9 @@ pub use process::elementwise::{
     ApplyMask, BinaryOp, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, Elementwise, ElementwiseStrategy,
     Expr, ExprStrategy, Fill, ProductKind, ScalarMultiply, UnaryOp,
 };
-pub use process::feature::{ExcludeBorder, PeakCoordinates, PeakLocalMax, PeakMark, PeakParams, PeakStrategy};
+pub use process::feature::{
+    CoordinatesStrategy, ExcludeBorder, PeakCoordinates, PeakLocalMax, PeakMark, PeakParams, PeakStrategy,
+};
 pub use process::fft::{
     Fft, FftAlgorithm, FftAxisStrategy, FftDirection, FftNorm, FftParams, FftPasses, FftShift, FftShiftParams,
     FftStrategy, InverseRealFft, RealFft, RealFftParams,

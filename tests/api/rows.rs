@@ -71,6 +71,8 @@ row! { filter | FilterBank<f32> | new(x, filters, out, FilterBankParams) | apply
 row! { rank | RankFilter<f32> | new(x, out, RankParams) | apply(x, RankParams) | output_shape(shape, &RankParams) | RankStrategy }
 row! { rank | GreyMorphology<f32> | new(x, out, GreyParams) | apply(x, GreyParams) | output_shape(shape, &GreyParams) | GreyStrategy }
 row! { measure | Measure<f32> | new(image, labels, out, MeasureParams) | apply(image, labels, MeasureParams) | output_shape(shape, &MeasureParams) | MeasureStrategy }
+row! { feature | PeakLocalMax<f32> | new(image, labels, out, PeakParams) | apply(image, labels, PeakParams) | output_shape(shape, &PeakParams) | PeakStrategy }
+row! { feature | PeakCoordinates | new(order, table) | apply(order) | output_shape(shape, count) | CoordinatesStrategy }
 row! { morphology | DistanceTransform<f32> | new(x, out, DistanceParams) | apply(x, DistanceParams) | output_shape(shape, &DistanceParams) | DistanceStrategy }
 row! { morphology | BinaryMorphology<f32> | new(x, out, BinaryParams) | apply(x, BinaryParams) | output_shape(shape, &BinaryParams) | BinaryStrategy }
 row! { morphology | Label<f32> | new(x, out, LabelParams) | apply(x, LabelParams) | output_shape(shape, &LabelParams) | LabelStrategy }

@@ -75,6 +75,13 @@ fn infinite_norm() -> NormP {
 }
 
 /// skimage's parameters of `peak_local_max` (its names and defaults), shared by `peak-local-max` and `peak-mask`.
+///
+/// ```
+/// use cliper::chain::{Op, PeakLocalMaxArgs};
+/// let Op::PeakLocalMax(PeakLocalMaxArgs { peaks }) = toml::from_str("op = 'peak-local-max'\nexclude_border = [1, 2]")? else { unreachable!() };
+/// assert_eq!((peaks.min_distance, peaks.exclude_border.0), (1, cliper::ExcludeBorder::PerAxis(vec![1, 2])));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
 pub struct PeakArgs {
     /// Peaks lie at least this far apart (p-norm) and are maxima of a window 2·N+1 wide.

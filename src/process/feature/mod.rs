@@ -5,4 +5,6 @@
 mod peaks;
 mod select;
 
-pub use peaks::{ExcludeBorder, PeakCoordinates, PeakLocalMax, PeakMark, PeakParams, PeakStrategy};
+pub use peaks::{
+    CoordinatesStrategy, ExcludeBorder, PeakCoordinates, PeakLocalMax, PeakMark, PeakParams, PeakStrategy,
+};

@@ -52,6 +52,16 @@ impl ExcludeBorder {
 }
 
 /// What [`PeakLocalMax`] writes at a peak (0 elsewhere).
+///
+/// ```
+/// use cliper::{ClApp, PeakLocalMax, PeakMark, PeakParams, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[5], &[0.0f32, 2.0, 0.0, 3.0, 0.0])?;
+/// let p = PeakParams::new(1).exclude_border(cliper::ExcludeBorder::Width(0));
+/// assert_eq!(PeakLocalMax::apply(&x, None, p.clone())?.to_vec()?, vec![0.0, 2.0, 0.0, 1.0, 0.0]); // 3 first
+/// assert_eq!(PeakLocalMax::apply(&x, None, p.mark(PeakMark::Mask))?.to_vec()?, vec![0.0, 1.0, 0.0, 1.0, 0.0]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PeakMark {
     /// The peak's place in skimage's list, from 1 (what [`PeakCoordinates`] reads).
@@ -234,6 +244,20 @@ fn taps(footprint: &Footprint) -> Vec<Vec<isize>> {
 }
 
 /// What [`PeakLocalMax`] planned.
+///
+/// ```
+/// use cliper::{ClApp, PeakLocalMax, PeakParams, PeakStrategy, Process, XData};
+/// let app = ClApp::new()?;
+/// let x = XData::from_slice(&app, &[2, 3], &[0.0f32, 2.0, 0.0, 1.0, 0.0, 0.0])?;
+/// let out = XData::zeros(&app, &[2, 3])?;
+/// let mut peaks = PeakLocalMax::new(&x, None, &out, PeakParams::new(1));
+/// peaks.init()?;
+/// assert!(matches!(peaks.strategy(), Some(PeakStrategy::MaximumFilter(_))));
+/// let mut single = PeakLocalMax::new(&x, None, &out, PeakParams::new(0)); // a one-element window
+/// single.init()?;
+/// assert_eq!(single.strategy(), Some(PeakStrategy::Threshold));
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PeakStrategy {
     /// The maximum filter on the device, then the host's selection.
@@ -455,6 +479,30 @@ impl<T: RealElement> Process for PeakLocalMax<T> {
     }
 }
 
+/// How [`PeakCoordinates`] lists the peaks.
+///
+/// ```
+/// use cliper::{ClApp, CoordinatesStrategy, PeakCoordinates, Process, XData};
+/// let app = ClApp::new()?;
+/// let order = XData::from_slice(&app, &[3], &[0.0, 1.0, 0.0])?;
+/// let table = XData::zeros(&app, &[1, 1])?;
+/// let mut list = PeakCoordinates::new(&order, &table);
+/// list.run()?;
+/// assert_eq!((list.strategy(), table.to_vec()?), (Some(CoordinatesStrategy::HostListing), vec![1.0]));
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoordinatesStrategy {
+    /// A host command reads the marks in place and writes each peak's coordinates in the order they give.
+    HostListing,
+}
+
+impl std::fmt::Display for CoordinatesStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the marked elements listed in their order on the host")
+    }
+}
+
 /// The coordinate list of a [`PeakLocalMax`] result ([`PeakMark::Order`]): a `[peaks, ndim]` f64 table, a row per
 /// peak in skimage's order (what `peak_local_max` returns). The number of peaks sizes the table: count them with
 /// [`PeakCoordinates::count`] first.
@@ -465,7 +513,8 @@ impl<T: RealElement> Process for PeakLocalMax<T> {
 /// let order = XData::from_slice(&app, &[2, 3], &[0.0, 2.0, 0.0, 1.0, 0.0, 0.0])?;
 /// let table = XData::<f64>::zeros(&app, &[PeakCoordinates::count(&order)?, 2])?;
 /// cliper::Process::run(&mut PeakCoordinates::new(&order, &table))?;
-/// assert_eq!(table.to_vec()?, vec![1.0, 0.0, 0.0, 1.0]);
+/// assert_eq!(table.to_vec()?, vec![1.0, 0.0, 0.0, 1.0]); // the peak marked 1 at (1, 0), then 2 at (0, 1)
+/// assert_eq!(PeakCoordinates::apply(&order)?.to_vec()?, table.to_vec()?);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct PeakCoordinates {
@@ -478,6 +527,18 @@ impl PeakCoordinates {
     /// Lists the peaks of `order` into `table`.
     pub fn new(order: &XData<f64>, table: &XData<f64>) -> PeakCoordinates {
         PeakCoordinates { order: order.clone(), table: table.clone(), ready: Prepared::default() }
+    }
+
+    /// Counts the peaks of `order` (waiting for it), allocates their table and lists them into it.
+    pub fn apply(order: &XData<f64>) -> Result<XData<f64>> {
+        let table = XData::zeros(order.app(), &Self::output_shape(order.shape(), Self::count(order)?))?;
+        PeakCoordinates::new(order, &table).run()?;
+        Ok(table)
+    }
+
+    /// What `init` planned; `None` before.
+    pub fn strategy(&self) -> Option<CoordinatesStrategy> {
+        self.ready.as_ref().map(|()| CoordinatesStrategy::HostListing)
     }
 
     /// The number of peaks `order` marks (read back from the device: it waits for the result).
