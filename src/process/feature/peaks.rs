@@ -5,12 +5,16 @@
 //! [`PeakCoordinates`] turns the result into skimage's coordinate table.
 
 use super::select::{Grid, Rules, Spacing, labelled_peaks, unlabelled_peaks};
+use crate::app::Kernel;
 use crate::app::ffi::{self, Region};
 use crate::data::{HostCommand, XData};
 use crate::element::RealElement;
 use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
 use crate::process::filter::Border;
 use crate::process::rank::{Footprint, RankFilter, RankKind, RankParams, RankStrategy};
+use crate::process::reduce::{StatKind, StatParams, Statistic};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 use std::sync::Arc;
@@ -174,11 +178,10 @@ impl PeakParams {
         }
     }
 
-    /// The rules of the host's selection on an image of `shape` whose values are `values`.
-    fn rules<T: RealElement>(&self, shape: &[usize], values: &[T]) -> Result<Rules> {
+    /// The rules of the host's selection on an image of `shape`.
+    fn rules(&self, shape: &[usize]) -> Result<Rules> {
         let footprint = self.window(shape.len())?;
         Ok(Rules {
-            threshold: threshold(values, self.threshold_abs, self.threshold_rel),
             border: self.exclude_border.widths(self.min_distance, shape.len())?,
             taps: taps(&footprint),
             single: footprint.shape().iter().product::<usize>() == 1,
@@ -191,6 +194,9 @@ impl PeakParams {
     fn check(&self, shape: &[usize]) -> Result<()> {
         if !(1..=3).contains(&shape.len()) || shape.contains(&0) {
             return Err(Error::invalid(OP, format!("takes a non-empty image of 1 to 3 axes; got shape {shape:?}")));
+        }
+        if shape.iter().product::<usize>() >= 1 << 31 {
+            return Err(Error::invalid(OP, format!("counts its candidates in 31 bits: shape {shape:?} is too large")));
         }
         self.check_values()?;
         self.exclude_border.widths(self.min_distance, shape.len())?;
@@ -314,8 +320,47 @@ pub struct PeakLocalMax<T: RealElement> {
 }
 
 struct Plan<T: RealElement> {
-    maximum: Option<(RankFilter<T>, XData<T>)>,
+    /// `None` with labels: the host searches each label's box.
+    candidates: Option<Candidates<T>>,
     strategy: PeakStrategy,
+}
+
+/// The device's half without labels: the maximum filter (none for a one-element window), the image's minimum and
+/// maximum (for the thresholds), and the candidates' kernel writing into `list`.
+struct Candidates<T: RealElement> {
+    maximum: Option<(RankFilter<T>, XData<T>)>,
+    range: [Statistic<T, T>; 2],
+    low: XData<T>,
+    high: XData<T>,
+    clear: Kernel,
+    find: Kernel,
+    list: XData<T>,
+}
+
+/// The elements of T the list's head takes (two uints: the count and the flag).
+fn head_len<T: RealElement>() -> usize {
+    8 / std::mem::size_of::<T>()
+}
+
+/// The candidates' count and the "not flat" flag, from the list's head.
+fn read_head<T: RealElement>(list: &[T]) -> (usize, bool) {
+    let bytes: Vec<u8> = list.iter().take(head_len::<T>()).flat_map(|v| v.to_arg_bytes()).collect();
+    let word =
+        |k: usize| bytes.get(4 * k..4 * k + 4).and_then(|b| <[u8; 4]>::try_from(b).ok()).map_or(0, u32::from_ne_bytes);
+    (word(0) as usize, word(1) != 0)
+}
+
+/// Writes the marks of `peaks` (in order) into a zeroed output.
+fn mark(out: &mut [f64], peaks: &[usize], how: PeakMark) {
+    out.fill(0.0);
+    for (k, &i) in peaks.iter().enumerate() {
+        if let Some(slot) = out.get_mut(i) {
+            *slot = match how {
+                PeakMark::Order => (k + 1) as f64,
+                PeakMark::Mask => 1.0,
+            };
+        }
+    }
 }
 
 impl<T: RealElement> PeakLocalMax<T> {
@@ -355,59 +400,62 @@ impl<T: RealElement> PeakLocalMax<T> {
         self.plan.as_ref().map(|p| p.strategy)
     }
 
-    /// The host command: the selection over the mapped image (and its maximum or its labels), the marks written.
-    fn select_on_host(&self, second: Option<&XData<T>>) -> Result<()> {
+    /// The host command without labels: the device's candidates sorted and spaced, the marks written.
+    fn select_candidates(&self, list: &XData<T>) -> Result<()> {
+        let grid = Grid::new(self.image.shape());
+        let rules = self.params.rules(self.image.shape())?;
+        let reads = [Region { buffer: list.storage().buffer(), lo: 0, hi: list.len() }];
+        let write = self.output_region();
+        let bytes = (self.output.len() * 8) as u64;
+        HostCommand::new::<T, f64>("PeakLocalMax", "peak_selection", &[list], &[&self.output])?.work(bytes, 0).run(
+            |queue| {
+                ffi::with_mapped::<T, f64, ()>(queue, &reads, &write, |ins, out| {
+                    let list = ins.first().copied().unwrap_or(&[]);
+                    let (count, not_flat) = read_head(list);
+                    let value = |v: &T| v.to_c64().re;
+                    let entries = list.get(head_len::<T>()..).unwrap_or(&[]);
+                    let candidates: Vec<(usize, f64)> = entries
+                        .chunks_exact(3)
+                        .take(count)
+                        .filter_map(|e| match e {
+                            [hi, lo, v] => Some(((value(hi) as usize) << 24 | value(lo) as usize, value(v))),
+                            _ => None,
+                        })
+                        .collect();
+                    mark(out, &unlabelled_peaks(&grid, candidates, !not_flat, &rules), self.params.mark);
+                })
+                .map(|((), event)| event)
+            },
+        )
+    }
+
+    /// The host command with labels: each label's box searched over the mapped image and labels.
+    fn select_in_labels(&self, labels: &XData<T>) -> Result<()> {
         let shape = self.image.shape().to_vec();
         let grid = Grid::new(&shape);
-        let region = |x: &XData<T>| (x.offset(), x.offset() + x.len());
-        let image_at = region(&self.image);
-        let mut reads = vec![Region { buffer: self.image.storage().buffer(), lo: image_at.0, hi: image_at.1 }];
-        let mut read_arrays = vec![&self.image];
-        if let Some(s) = second {
-            let at = region(s);
-            reads.push(Region { buffer: s.storage().buffer(), lo: at.0, hi: at.1 });
-            read_arrays.push(s);
-        }
-        let out_at = (self.output.offset(), self.output.offset() + self.output.len());
-        let write = Region { buffer: self.output.storage().buffer(), lo: out_at.0, hi: out_at.1 };
-        let labelled = self.labels.is_some();
+        let reads = [whole_region(&self.image), whole_region(labels)];
+        let write = self.output_region();
         let lowest = if T::IS_DOUBLE { f64::MIN } else { f64::from(f32::MIN) };
         let mut refusal = None;
-        let bytes = (self.image.len() * (std::mem::size_of::<T>() * reads.len() + 8)) as u64;
-        HostCommand::new::<T, f64>("PeakLocalMax", "peak_selection", &read_arrays, &[&self.output])?
+        let bytes = (self.image.len() * (2 * std::mem::size_of::<T>() + 8)) as u64;
+        HostCommand::new::<T, f64>("PeakLocalMax", "peak_selection", &[&self.image, labels], &[&self.output])?
             .work(bytes, 0)
             .run(|queue| {
                 ffi::with_mapped::<T, f64, ()>(queue, &reads, &write, |ins, out| {
-                    let (image, other) = match ins {
-                        [image, other] => (*image, Some(*other)),
-                        [image] => (*image, None),
-                        _ => return,
-                    };
+                    let [image, labels] = ins else { return };
                     let value = |i: usize| image.get(i).map_or(f64::NAN, |v| v.to_c64().re);
-                    let peaks = self.params.rules(&shape, image).and_then(|rules| match (other, labelled) {
-                        (Some(labels), true) => {
-                            let label = |i: usize| labels.get(i).map_or(f64::NAN, |v| v.to_c64().re);
-                            labelled_peaks(&grid, value, label, lowest, &rules)
-                        }
-                        (Some(maxima), false) => {
-                            let maximum = |i: usize| maxima.get(i).map_or(f64::NAN, |v| v.to_c64().re);
-                            Ok(unlabelled_peaks(&grid, value, maximum, &rules))
-                        }
-                        (None, _) => Ok(unlabelled_peaks(&grid, value, value, &Rules { single: true, ..rules })),
-                    });
-                    out.fill(0.0);
+                    let label = |i: usize| labels.get(i).map_or(f64::NAN, |v| v.to_c64().re);
+                    let threshold = threshold(image, self.params.threshold_abs, self.params.threshold_rel);
+                    let peaks = self
+                        .params
+                        .rules(&shape)
+                        .and_then(|rules| labelled_peaks(&grid, value, label, lowest, threshold, &rules));
                     match peaks {
-                        Ok(peaks) => {
-                            for (k, &i) in peaks.iter().enumerate() {
-                                if let Some(slot) = out.get_mut(i) {
-                                    *slot = match self.params.mark {
-                                        PeakMark::Order => (k + 1) as f64,
-                                        PeakMark::Mask => 1.0,
-                                    };
-                                }
-                            }
+                        Ok(peaks) => mark(out, &peaks, self.params.mark),
+                        Err(e) => {
+                            out.fill(0.0);
+                            refusal = Some(e);
                         }
-                        Err(e) => refusal = Some(e),
                     }
                 })
                 .map(|((), event)| event)
@@ -420,7 +468,111 @@ impl<T: RealElement> PeakLocalMax<T> {
             None => Ok(()),
         }
     }
+
+    fn output_region(&self) -> Region<'_> {
+        let at = self.output.offset();
+        Region { buffer: self.output.storage().buffer(), lo: at, hi: at + self.output.len() }
+    }
+
+    /// Plans the device's half without labels.
+    fn plan_candidates(&self, footprint: Footprint) -> Result<(Candidates<T>, PeakStrategy)> {
+        let shape = self.image.shape().to_vec();
+        let app = self.image.app().clone();
+        let single = footprint.shape().iter().product::<usize>() == 1 || self.image.len() == 1;
+        let (maximum, strategy) = if single {
+            (None, PeakStrategy::Threshold)
+        } else {
+            let maxima = XData::<T>::zeros(&app, &shape)?;
+            let params =
+                RankParams::new(RankKind::Maximum).footprint(footprint).border(Border::Nearest).rank(shape.len());
+            let mut filter = RankFilter::new(&self.image, &maxima, params);
+            filter.init()?;
+            let strategy = PeakStrategy::MaximumFilter(filter.strategy().unwrap_or(RankStrategy::Nothing));
+            (Some((filter, maxima)), strategy)
+        };
+        let range = |kind: StatKind| -> Result<(Statistic<T, T>, XData<T>)> {
+            let params = StatParams::new(kind);
+            let out = XData::<T>::zeros(&app, &Statistic::<T, T>::output_shape(&shape, &params)?)?;
+            let mut statistic = Statistic::new(&self.image, &out, params);
+            statistic.init()?;
+            Ok((statistic, out))
+        };
+        let ((min, low), (max, high)) = (range(StatKind::Min)?, range(StatKind::Max)?);
+        let program = app.build_program("feature.cl", &kernels::with_common(kernels::FEATURE), &T::build_options())?;
+        let list = XData::<T>::zeros(&app, &[head_len::<T>() + 3 * self.image.len()])?;
+        let candidates = Candidates {
+            maximum,
+            range: [min, max],
+            low,
+            high,
+            clear: program.kernel("peak_head_clear")?.owned_by("PeakLocalMax"),
+            find: program.kernel("peak_candidates")?.owned_by("PeakLocalMax"),
+            list,
+        };
+        Ok((candidates, strategy))
+    }
+
+    /// Enqueues the device's half: the maximum, the range, the candidates.
+    fn find_candidates(&self, c: &mut Candidates<T>) -> Result<()> {
+        if let Some((filter, _)) = &mut c.maximum {
+            filter.launch()?;
+        }
+        for statistic in &mut c.range {
+            statistic.launch()?;
+        }
+        c.clear.launch().output("list", &c.list).global(&[1]).local(&[1]).enqueue()?;
+        let shape = self.image.shape();
+        let [n0, n1, n2] = match shape {
+            [a] => [1, 1, *a],
+            [a, b] => [1, *a, *b],
+            [a, b, c] => [*a, *b, *c],
+            _ => return Err(Error::invalid(OP, format!("takes 1 to 3 axes; got shape {shape:?}"))),
+        }
+        .map(|n| n as u64);
+        let widths = self.params.exclude_border.widths(self.params.min_distance, shape.len())?;
+        let mut w = [0u64; 3];
+        for (slot, width) in w.iter_mut().rev().zip(widths.iter().rev()) {
+            *slot = *width as u64;
+        }
+        let as_t = |v: f64| T::from_c64(Complex64::new(v, 0.0));
+        let n = self.image.len();
+        let maximum = c.maximum.as_ref().map_or(&self.image, |(_, m)| m);
+        let u64 = IndexType::U64;
+        c.find
+            .launch()
+            .input("x", &self.image)
+            .index("x_off", u64, self.image.offset() as u64)
+            .input("m", maximum)
+            .index("m_off", u64, maximum.offset() as u64)
+            .input("lo", &c.low)
+            .input("hi", &c.high)
+            .output("list", &c.list)
+            .index("n", u64, n as u64)
+            .index("n0", u64, n0)
+            .index("n1", u64, n1)
+            .index("n2", u64, n2)
+            .index("w0", u64, w[0])
+            .index("w1", u64, w[1])
+            .index("w2", u64, w[2])
+            .scalar("single", i32::from(c.maximum.is_none()))
+            .scalar("has_abs", i32::from(self.params.threshold_abs.is_some()))
+            .scalar("abs_t", as_t(self.params.threshold_abs.unwrap_or(0.0)))
+            .scalar("has_rel", i32::from(self.params.threshold_rel.is_some()))
+            .scalar("rel_t", as_t(self.params.threshold_rel.unwrap_or(0.0)))
+            .global(&[n.div_ceil(GROUP) * GROUP])
+            .local(&[GROUP])
+            .work((n * 2 * std::mem::size_of::<T>()) as u64, n as u64)
+            .enqueue()
+    }
 }
+
+/// The elements of a contiguous array in its buffer.
+fn whole_region<T: RealElement>(x: &XData<T>) -> Region<'_> {
+    Region { buffer: x.storage().buffer(), lo: x.offset(), hi: x.offset() + x.len() }
+}
+
+/// Work-items per group of the candidates' kernel.
+const GROUP: usize = 64;
 
 impl<T: RealElement> Process for PeakLocalMax<T> {
     fn name(&self) -> &str {
@@ -443,35 +595,29 @@ impl<T: RealElement> Process for PeakLocalMax<T> {
             return Err(Error::invalid(OP, "takes contiguous arrays (copy a strided view first)"));
         }
         let footprint = self.params.window(shape.len())?;
-        let single = footprint.shape().iter().product::<usize>() == 1 || self.image.len() == 1;
         let plan = if self.labels.is_some() {
-            Plan { maximum: None, strategy: PeakStrategy::Labelled }
-        } else if single {
-            Plan { maximum: None, strategy: PeakStrategy::Threshold }
+            Plan { candidates: None, strategy: PeakStrategy::Labelled }
         } else {
-            let maxima = XData::<T>::zeros(self.image.app(), &shape)?;
-            let params =
-                RankParams::new(RankKind::Maximum).footprint(footprint).border(Border::Nearest).rank(shape.len());
-            let mut filter = RankFilter::new(&self.image, &maxima, params);
-            filter.init()?;
-            let strategy = PeakStrategy::MaximumFilter(filter.strategy().unwrap_or(RankStrategy::Nothing));
-            Plan { maximum: Some((filter, maxima)), strategy }
+            let (candidates, strategy) = self.plan_candidates(footprint)?;
+            Plan { candidates: Some(candidates), strategy }
         };
         self.plan.set(plan);
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
-        let plan = self.plan.get("PeakLocalMax")?;
-        let second = match (&mut plan.maximum, &self.labels) {
-            (Some((filter, maxima)), _) => {
-                filter.launch()?;
-                Some(maxima.clone())
+        // The plan is lent out while the host commands borrow the process (a missing plan stays missing).
+        let mut prepared = std::mem::take(&mut self.plan);
+        let plan = prepared.get("PeakLocalMax")?;
+        let done = match (&mut plan.candidates, &self.labels) {
+            (Some(candidates), _) => {
+                self.find_candidates(candidates).and_then(|()| self.select_candidates(&candidates.list))
             }
-            (None, Some(labels)) => Some(labels.clone()),
-            (None, None) => None,
+            (None, Some(labels)) => self.select_in_labels(labels),
+            (None, None) => Err(Error::NotInitialized { op: "PeakLocalMax".into() }),
         };
-        self.select_on_host(second.as_ref())
+        self.plan = prepared;
+        done
     }
 
     fn is_initialized(&self) -> bool {

@@ -129,7 +129,8 @@ fn neighbour_cells<'a>(cell: &'a [usize], cells: &'a [usize]) -> impl Iterator<I
 }
 
 /// The candidates in skimage's order: `np.argsort(-intensities, kind="stable")` over their C order — highest
-/// first, ties by position. `value` gives each one's intensity (never NaN: a NaN is no candidate).
+/// first, ties by position (whatever order they come in). `value` gives each one's intensity (never NaN: a NaN is
+/// no candidate).
 fn highest_first(candidates: &mut [usize], value: impl Fn(usize) -> f64) {
     candidates.sort_by(|&a, &b| value(b).total_cmp(&value(a)).then(a.cmp(&b)));
 }
@@ -154,8 +155,6 @@ fn high_intensity_peaks(
 /// What decides peaks, besides the image.
 #[derive(Clone, Debug)]
 pub(crate) struct Rules {
-    /// The threshold, rounded to the image's type (`image > threshold` keeps a candidate).
-    pub(crate) threshold: f64,
     /// skimage's border widths per axis.
     pub(crate) border: Vec<usize>,
     /// The footprint's taps as offsets from its centre (`size // 2`, scipy's origin 0), and whether it is one
@@ -167,25 +166,17 @@ pub(crate) struct Rules {
     pub(crate) num_peaks_per_label: Option<usize>,
 }
 
-/// The peaks of an image without labels, from its values and their maximum filter (scipy's, mode nearest, over
-/// the footprint): `_get_peak_mask`, `_exclude_border`, `_get_high_intensity_peaks`.
-pub(crate) fn unlabelled_peaks(
-    grid: &Grid,
-    value: impl Fn(usize) -> f64,
-    maximum: impl Fn(usize) -> f64,
-    rules: &Rules,
-) -> Vec<usize> {
-    let n = grid.len();
-    let single = rules.single || n == 1;
-    // "No peak for a trivial image": every element equal to its window's maximum (a flat image).
-    if !single && (0..n).all(|i| value(i) == maximum(i)) {
+/// The peaks of an image without labels from its candidates — `(index, value)` of the elements that are their
+/// window's maximum, above the threshold and outside the border, in any order (the device's) — and whether the
+/// image is flat (every element its window's maximum; skimage then finds none, unless the window is one element):
+/// `_get_high_intensity_peaks`.
+pub(crate) fn unlabelled_peaks(grid: &Grid, candidates: Vec<(usize, f64)>, flat: bool, rules: &Rules) -> Vec<usize> {
+    if flat && !(rules.single || grid.len() == 1) {
         return Vec::new();
     }
-    let candidates: Vec<usize> = (0..n)
-        .filter(|&i| (single || value(i) == maximum(i)) && value(i) > rules.threshold)
-        .filter(|&i| !grid.in_border(i, &rules.border))
-        .collect();
-    high_intensity_peaks(grid, candidates, value, rules.num_peaks, rules.spacing)
+    let values: HashMap<usize, f64> = candidates.iter().copied().collect();
+    let indices = candidates.into_iter().map(|(i, _)| i).collect();
+    high_intensity_peaks(grid, indices, |i| values.get(&i).copied().unwrap_or(f64::NAN), rules.num_peaks, rules.spacing)
 }
 
 /// The box of a label's elements: first and last coordinate per axis.
@@ -200,35 +191,37 @@ struct Region {
 /// in the crop (the maximum filter clamped to the crop, scipy's `nearest`), at most `num_peaks_per_label` each;
 /// then, when more than `num_peaks` in all, the highest of them again with spacing across labels.
 ///
-/// `lowest` is `np.finfo(dtype).min`. A threshold below it would make elements of other labels peaks (skimage
+/// `threshold` is skimage's, rounded to the image's type (`image > threshold` keeps a candidate); `lowest` is
+/// `np.finfo(dtype).min`. A threshold below it would make elements of other labels peaks (skimage
 /// then returns some twice); that, NaN values and labels that are not whole numbers ≥ 0 are refused.
 pub(crate) fn labelled_peaks(
     grid: &Grid,
     value: impl Fn(usize) -> f64,
     label: impl Fn(usize) -> f64,
     lowest: f64,
+    threshold: f64,
     rules: &Rules,
 ) -> Result<Vec<usize>> {
     let op = "peak_local_max";
-    if rules.threshold < lowest {
+    if threshold < lowest {
         return Err(Error::invalid(
             op,
             format!(
                 "with labels, a threshold of {} (below the type's lowest value {lowest:e}, as an image holding \
                  -inf gives) would make other labels' elements peaks: set threshold_abs",
-                rules.threshold
+                threshold
             ),
         ));
     }
     let regions = regions(grid, &label, &rules.border)?;
-    if rules.threshold.is_nan() {
+    if threshold.is_nan() {
         // `image > NaN` holds nowhere (an image holding NaN has a NaN minimum, the default threshold).
         return Ok(Vec::new());
     }
     let mut peaks = Vec::new();
     for (&id, region) in &regions {
         let crop = Crop { grid, region, id, label: &label, value: &value, lowest };
-        let candidates = crop.candidates(rules)?;
+        let candidates = crop.candidates(threshold, rules)?;
         peaks.extend(high_intensity_peaks(grid, candidates, &value, rules.num_peaks_per_label, rules.spacing));
     }
     match rules.num_peaks {
@@ -355,7 +348,7 @@ impl<V: Fn(usize) -> f64, L: Fn(usize) -> f64> Crop<'_, V, L> {
 
     /// `_get_peak_mask` on the crop: the label's elements that are their window's maximum and above the threshold
     /// (or, when every element of the label is, its isolated elements above it), in C order.
-    fn candidates(&self, rules: &Rules) -> Result<Vec<usize>> {
+    fn candidates(&self, threshold: f64, rules: &Rules) -> Result<Vec<usize>> {
         let elements = self.elements();
         if let Some(&i) = elements.iter().find(|&&i| (self.value)(i).is_nan()) {
             return Err(Error::invalid(
@@ -369,7 +362,7 @@ impl<V: Fn(usize) -> f64, L: Fn(usize) -> f64> Crop<'_, V, L> {
             ));
         }
         let single = rules.single || self.region.lo == self.region.hi;
-        let above = |i: &usize| self.masked(*i) > rules.threshold;
+        let above = |i: &usize| self.masked(*i) > threshold;
         if single {
             return Ok(elements.into_iter().filter(above).collect());
         }
