@@ -1,6 +1,7 @@
 """scikit-image's ``skimage.feature.peak_local_max`` on a device, with scikit-image 0.26's signature, defaults
-and rules: the ``peak-local-max`` operation of the command line and pipelines. The maximum filter runs on the
-device; skimage's selection (threshold, border, sort, spacing), which is sequential, runs on the host in Rust.
+and rules: the ``peak-local-max`` operation of the command line and pipelines. The maximum filter, the thresholds,
+the border and the candidates run on the device; their sort and spacing, which are sequential, on the host in Rust
+(with ``labels``, each label's search runs on the host).
 
 >>> import numpy as np, skimage.feature
 >>> from cliper import feature

@@ -185,7 +185,7 @@ fn typed_inputs<R>(
 /// — printed, or saved with `-o` as CSV, JSON or an array. skimage's rules exactly: the maximum filter over the
 /// 2·min_distance+1 box or the footprint (mode nearest), no peak in a flat image, the thresholds, the border,
 /// spacing by min_distance in the p-norm, num_peaks, and with LABELS each label's box searched alone. The maximum
-/// filter runs on the device, the selection (sequential) on the host.
+/// filter and the candidates run on the device, their sort and spacing (sequential) on the host.
 ///
 /// ```
 /// let step: cliper::chain::Op = toml::from_str("op = 'peak-local-max'\nmin_distance = 3\nexclude_border = false")?;

@@ -1,6 +1,6 @@
-//! Features (the feature family): [`PeakLocalMax`], scikit-image's `peak_local_max` — a maximum filter on the
-//! device ([`RankFilter`](crate::RankFilter)), then skimage's sequential selection (threshold, border, sort,
-//! spacing) on the host in a host command — and [`PeakCoordinates`], its result as skimage's coordinate list.
+//! Features (the feature family): [`PeakLocalMax`], scikit-image's `peak_local_max` — a maximum filter
+//! ([`RankFilter`](crate::RankFilter)) and a candidates' kernel on the device, then skimage's sequential selection
+//! (sort, spacing) on the host in a host command — and [`PeakCoordinates`], its result as skimage's coordinate list.
 
 mod peaks;
 mod select;

@@ -1,7 +1,9 @@
-//! [`PeakLocalMax`]: scikit-image's `peak_local_max`. The maximum filter (scipy's, mode `nearest`, over the
-//! footprint) runs on the device as a [`RankFilter`]; the host command after it compares each element with its
-//! window's maximum and the threshold, drops the border, sorts the candidates and keeps them by ensure_spacing's
-//! greedy rule ([`select`](super::select)) — sequential steps, whose order decides the result.
+//! [`PeakLocalMax`]: scikit-image's `peak_local_max`. On the device: the maximum filter (scipy's, mode `nearest`,
+//! over the footprint) as a [`RankFilter`], the image's minimum and maximum as [`Statistic`]s, and one kernel
+//! (`kernels/feature.cl`) comparing each element with its window's maximum and the threshold, dropping the border
+//! and appending the candidates by an atomic count. The host command after it sorts the candidates and keeps them
+//! by ensure_spacing's greedy rule ([`select`](super::select)) — sequential steps, whose order decides the result.
+//! With labels, each label's box is searched on the host.
 //! [`PeakCoordinates`] turns the result into skimage's coordinate table.
 
 use super::select::{Grid, Rules, Spacing, labelled_peaks, unlabelled_peaks};
@@ -268,7 +270,7 @@ fn taps(footprint: &Footprint) -> Vec<Vec<isize>> {
 pub enum PeakStrategy {
     /// The maximum filter on the device, then the host's selection.
     MaximumFilter(RankStrategy),
-    /// A one-element window: the values above the threshold, on the host.
+    /// A one-element window: the values above the threshold (the device's candidates), sorted on the host.
     Threshold,
     /// With labels: each label's box searched on the host (its own maximum filter, clamped to the box).
     Labelled,
@@ -278,9 +280,9 @@ impl std::fmt::Display for PeakStrategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PeakStrategy::MaximumFilter(s) => {
-                write!(f, "maximum filter ({s}), then candidates sorted and spaced on the host")
+                write!(f, "maximum filter ({s}) and candidates on the device, sorted and spaced on the host")
             }
-            PeakStrategy::Threshold => write!(f, "values above the threshold, sorted and spaced on the host"),
+            PeakStrategy::Threshold => write!(f, "values above the threshold on the device, sorted on the host"),
             PeakStrategy::Labelled => write!(f, "per-label boxes searched, sorted and spaced on the host"),
         }
     }
@@ -293,10 +295,11 @@ impl std::fmt::Display for PeakStrategy {
 /// The rules are skimage's exactly: the maximum filter over the footprint (mode `nearest`), `image == max`, no
 /// peak in a flat image, `image > threshold` compared in the image's type, the border dropped, the candidates
 /// sorted by value (highest first, ties in C order), spaced by `min_distance` in the p-norm (kept greedily, at most
-/// `num_peaks`), and with labels each label's box searched alone. The maximum filter runs on the device; the
-/// selection is sequential and runs on the host in a host command (on a GPU its map copies the image back).
-/// With labels the boxes are searched on the host, and a NaN within a label or a threshold below the type's
-/// lowest value is refused.
+/// `num_peaks`), and with labels each label's box searched alone. The maximum filter, the thresholds, the border
+/// and the candidates run on the device (a list of 3 values per element is its scratch); their sort and spacing
+/// are sequential and run on the host in a host command (on a GPU its map copies the list back). With labels the
+/// boxes are searched on the host (over the mapped image and labels), and a NaN within a label or a threshold
+/// below the type's lowest value is refused.
 ///
 /// ```
 /// use cliper::{ClApp, PeakCoordinates, PeakLocalMax, PeakParams, XData};

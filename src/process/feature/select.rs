@@ -1,10 +1,11 @@
 //! The host half of [`PeakLocalMax`](super::PeakLocalMax): scikit-image 0.26's exact rules for which candidates
 //! become peaks and in which order (`skimage/feature/peak.py` and `ensure_spacing` in `skimage/_shared/coord.py`).
 //! These steps are sequential by definition — a candidate is kept or not by the peaks kept before it, in the
-//! order of a stable sort — so they run on the host, inside the process's host command, over the mapped image.
+//! order of a stable sort — so they run on the host, inside the process's host command: over the device's
+//! candidates without labels, over the mapped image and labels with them (each label's box searched here).
 //!
 //! The image's values are compared in their own type (numpy's: a Python float threshold is cast to the image's
-//! type, `threshold_rel · max` is computed in it), which every function here does by converting values that are
+//! type, `threshold_rel · max` is computed in it), which the labelled search does by converting values that are
 //! already of that type to f64 (exact) and thresholds rounded to it first.
 
 use crate::error::{Error, Result};
