@@ -129,3 +129,41 @@ fn peak_refusals_are_one_line_and_write_nothing() {
     assert!(stderr.contains("[37, 45]") && stderr.trim().lines().count() == 1, "{stderr}");
     assert!(!out.exists() && !mask.exists());
 }
+
+#[test]
+fn peak_mask_refuses_labels_single_precision_would_merge() {
+    // A float32 image runs in single precision; labels 2^24 and 2^24 + 1 (int32) would both round to 2^24 there
+    // and be searched as one label (one peak where skimage finds two with num_peaks_per_label=1): refused.
+    let dir = scratch("peaks-big-labels");
+    let (image, labels, out) = (dir.join("x.npy"), dir.join("l.npy"), dir.join("m.npy"));
+    let x: Vec<f32> = (0..40).map(|k| [0.0, 3.0, 1.0, 2.0][k % 4]).collect();
+    cliper::write_npy(
+        &image,
+        &cliper::HostArray::F32(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[4, 10]), x).unwrap()),
+    )
+    .unwrap();
+    let l: Vec<i32> = (0..40).map(|k| if k % 10 < 5 { 1 << 24 } else { (1 << 24) + 1 }).collect();
+    cliper::write_npy(
+        &labels,
+        &cliper::HostArray::I32(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[4, 10]), l).unwrap()),
+    )
+    .unwrap();
+    let args = [
+        "peak-mask",
+        s(&image),
+        s(&out),
+        "--labels",
+        s(&labels),
+        "--num-peaks-per-label",
+        "1",
+        "--exclude-border",
+        "false",
+    ];
+    let stderr = fails(&args, 1);
+    assert!(stderr.contains("16777217") && stderr.trim().lines().count() == 1, "{stderr}");
+    assert!(!out.exists());
+    // In double precision both labels stay apart: one peak each.
+    let double: Vec<&str> = args.iter().copied().chain(["--precision", "double"]).collect();
+    ok(&double);
+    assert_eq!(f32s(&out).iter().filter(|&&v| v == 1.0).count(), 2);
+}

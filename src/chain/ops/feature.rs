@@ -279,13 +279,22 @@ pub struct PeakMaskArgs {
     pub labels: Option<String>,
 }
 
-/// A label file as an array of the image's element type on its device.
+/// A label file as an array of the image's element type on its device; a label that type cannot hold exactly
+/// (above 2^24 in single precision) is refused, since rounding would merge labels.
 fn labels_file<T: Kind + RealElement>(file: &str, like: &XData<T>) -> Result<XData<T>> {
     let spec = FileSpec::parse(file);
     let host = spec.read()?.array;
-    let values: Vec<T> =
-        host.to_elements::<f64>(&spec.path)?.iter().map(|&v| T::from_c64(Complex64::new(v, 0.0))).collect();
-    XData::from_slice(like.app(), host.shape(), &values)
+    let values = host.to_elements::<f64>(&spec.path)?;
+    let typed: Vec<T> = values.iter().map(|&v| T::from_c64(Complex64::new(v, 0.0))).collect();
+    if let Some((v, _)) = values.iter().zip(&typed).find(|(v, t)| t.to_c64().re != **v && !v.is_nan()) {
+        return Err(Error::invalid(
+            PeakMaskArgs::NAME,
+            format!(
+                "--labels {file} holds {v}, which the image's single precision cannot hold: add --precision double"
+            ),
+        ));
+    }
+    XData::from_slice(like.app(), host.shape(), &typed)
 }
 
 /// The peak mask of one image type.
