@@ -292,25 +292,24 @@ impl<V: Fn(usize) -> f64, L: Fn(usize) -> f64> Crop<'_, V, L> {
         out
     }
 
-    /// The element at `i` moved by `offset`, clamped to the box (scipy's `nearest` on the crop).
-    fn clamped(&self, i: usize, offset: &[isize]) -> usize {
-        let at: Vec<usize> = self
-            .grid
-            .coordinates(i)
-            .iter()
+    /// The element at coordinates `at` moved by `offset`, clamped to the box (scipy's `nearest` on the crop).
+    fn clamped(&self, at: &[usize], offset: &[isize]) -> usize {
+        let box_axes = self.region.lo.iter().zip(&self.region.hi);
+        at.iter()
             .zip(offset)
-            .zip(self.region.lo.iter().zip(&self.region.hi))
-            .map(|((&c, &o), (&lo, &hi))| (c as isize + o).clamp(lo as isize, hi as isize) as usize)
-            .collect();
-        self.grid.index(&at)
+            .zip(box_axes)
+            .zip(&self.grid.strides)
+            .map(|(((&c, &o), (&lo, &hi)), &stride)| (c as isize + o).clamp(lo as isize, hi as isize) as usize * stride)
+            .sum()
     }
 
     /// Whether the element at `i` equals the maximum over the footprint in the crop (`image == image_max`).
     fn is_maximum(&self, i: usize, taps: &[Vec<isize>]) -> bool {
         let here = self.masked(i);
+        let at = self.grid.coordinates(i);
         let mut most = f64::NEG_INFINITY;
         for tap in taps {
-            let v = self.masked(self.clamped(i, tap));
+            let v = self.masked(self.clamped(&at, tap));
             if v > here {
                 return false;
             }
