@@ -36,6 +36,10 @@ pub(crate) const REDUCE_STAT: &str = include_str!("../kernels/reduce_stat.cl");
 /// label, deviations and positions.
 pub(crate) const MEASURE: &str = include_str!("../kernels/measure.cl");
 
+/// peak_local_max's candidates (the feature family: PeakLocalMax): the maximum compared, the threshold, the
+/// border, the candidates appended by an atomic count.
+pub(crate) const FEATURE: &str = include_str!("../kernels/feature.cl");
+
 /// Histograms for threshold searches (the threshold family: ThresholdValue): range and binning passes.
 pub(crate) const THRESHOLD: &str = include_str!("../kernels/threshold.cl");
 

@@ -107,6 +107,9 @@ pub use process::elementwise::{
     ApplyMask, BinaryOp, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, Elementwise, ElementwiseStrategy,
     Expr, ExprStrategy, Fill, ProductKind, ScalarMultiply, UnaryOp,
 };
+pub use process::feature::{
+    CoordinatesStrategy, ExcludeBorder, PeakCoordinates, PeakLocalMax, PeakMark, PeakParams, PeakStrategy,
+};
 pub use process::fft::{
     Fft, FftAlgorithm, FftAxisStrategy, FftDirection, FftNorm, FftParams, FftPasses, FftShift, FftShiftParams,
     FftStrategy, InverseRealFft, RealFft, RealFftParams,
@@ -181,6 +184,7 @@ pub use process::{KernelTiming, Pipeline, Prepared, Process, Report};
 /// ```
 pub mod prelude {
     pub use crate::process::elementwise::*;
+    pub use crate::process::feature::*;
     pub use crate::process::fft::*;
     pub use crate::process::filter::*;
     pub use crate::process::fourier::*;

@@ -10,6 +10,8 @@ mod derivatives;
 mod distance;
 #[path = "ndimage/elementwise.rs"]
 mod elementwise;
+#[path = "ndimage/feature.rs"]
+mod feature;
 #[path = "ndimage/fourier.rs"]
 mod fourier;
 #[path = "ndimage/generic.rs"]

@@ -104,6 +104,12 @@ const RUNS: &[Run] = &[
         "regionprops $DIR/m2.npy $DIR/x2.npy --properties label,area,centroid,orientation,intensity_max --index 1",
         &[],
     ),
+    run("peak-local-max", "peak-local-max $DIR/x2.npy --min-distance 2 --exclude-border false --num-peaks 4", &[]),
+    run(
+        "peak-mask",
+        "peak-mask $DIR/x2.npy $DIR/out/peak-mask.npy --threshold-rel 0.5 --labels $DIR/m2.npy",
+        &["peak-mask.npy"],
+    ),
     run("dot-axis", "dot $DIR/x3.npy $DIR/x3.npy --axis 0 -o $DIR/out/dot-axis.npy", &["dot-axis.npy"]),
     run("fft", "fft $DIR/c2.npy $DIR/out/fft.npy --inverse --axes -1 --norm ortho", &["fft.npy"]),
     run("fft-real", "fft $DIR/x2.npy $DIR/out/fft-real.npy", &[]),

@@ -10,6 +10,8 @@ mod derivatives;
 mod distance;
 #[path = "ndimage/elementwise.rs"]
 mod elementwise;
+#[path = "ndimage/feature.rs"]
+mod feature;
 #[path = "ndimage/generic.rs"]
 mod generic;
 #[path = "ndimage/geometry.rs"]

@@ -10,10 +10,10 @@ array([1., 2., 3., 3.])
 from . import _cliper
 from ._pool import map_devices
 from ._array import Device, asarray, default_device, device_dtype, devices, get_device, ndarray
-from . import fft, filters, io, linalg, measure, morphology, mri, ndimage, segmentation
+from . import feature, fft, filters, io, linalg, measure, morphology, mri, ndimage, segmentation
 
 __all__ = ["run_pipeline", "definitions", "map_devices", "Device", "asarray", "default_device", "device_dtype", "devices", "get_device",
-           "ndarray", "ndimage", "filters", "fft", "io", "linalg", "measure", "morphology", "mri", "segmentation"]
+           "ndarray", "ndimage", "feature", "filters", "fft", "io", "linalg", "measure", "morphology", "mri", "segmentation"]
 __version__ = "0.1.0"
 
 

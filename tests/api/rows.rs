@@ -73,6 +73,8 @@ row! { rank | RankFilter<f32> | new(x, out, RankParams) | apply(x, RankParams) |
 row! { rank | GreyMorphology<f32> | new(x, out, GreyParams) | apply(x, GreyParams) | output_shape(shape, &GreyParams) | GreyStrategy }
 row! { rank | GenericFilter<f32> | new(x, out, GenericParams) | apply(x, GenericParams) | output_shape(shape, &GenericParams) | GenericStrategy }
 row! { measure | Measure<f32> | new(image, labels, out, MeasureParams) | apply(image, labels, MeasureParams) | output_shape(shape, &MeasureParams) | MeasureStrategy }
+row! { feature | PeakLocalMax<f32> | new(image, labels, out, PeakParams) | apply(image, labels, PeakParams) | output_shape(shape, &PeakParams) | PeakStrategy }
+row! { feature | PeakCoordinates | new(order, table) | apply(order) | output_shape(shape, count) | CoordinatesStrategy }
 row! { morphology | DistanceTransform<f32> | new(x, out, DistanceParams) | apply(x, DistanceParams) | output_shape(shape, &DistanceParams) | DistanceStrategy }
 row! { morphology | ChamferDistance<f32> | new(x, out, ChamferParams) | apply(x, ChamferParams) | output_shape(shape, &ChamferParams) | ChamferStrategy }
 row! { morphology | BruteForceDistance<f32> | new(x, out, BruteForceParams) | apply(x, BruteForceParams) | output_shape(shape, &BruteForceParams) | BruteForceStrategy }

@@ -10,6 +10,7 @@
 //! [`operations!`]'s list below. docs/writing-an-operation.md walks through it.
 
 mod elementwise;
+mod feature;
 mod fft;
 mod filter;
 mod fourier;
@@ -28,6 +29,7 @@ mod segment;
 mod threshold;
 
 pub use elementwise::{AbsArgs, ClipArgs, DisplayRange, ExpressionArgs, LogArgs, SqrtArgs, ThresholdArgs, WindowArgs};
+pub use feature::{BorderExclusion, PeakArgs, PeakLocalMaxArgs, PeakMaskArgs};
 pub use fft::{FftArgs, FftAxesArgs, FftShiftArgs, InverseFftArgs, InverseRealFftArgs, RealFftArgs, RealFftAxesArgs};
 pub use filter::{
     ConvolveArgs, DerivativeArgs, GaussianFilterArgs, GradientMagnitudeArgs, NamedFilterArgs, UniformFilterArgs,
@@ -421,6 +423,8 @@ operations! {
         Reduce(ReduceArgs),
         Measure(MeasureArgs),
         Regionprops(RegionpropsArgs),
+        PeakLocalMax(PeakLocalMaxArgs),
+        PeakMask(PeakMaskArgs),
         Fft(FftArgs),
         RealFft(RealFftArgs),
         FftShift(FftShiftArgs),
