@@ -128,8 +128,8 @@ pub use process::linalg::{
 pub use process::measure::{LabelRows, Measure, MeasureParams, MeasureStat, MeasureStrategy};
 pub use process::morphology::{
     BinaryMorphology, BinaryParams, BinaryStrategy, DistanceParams, DistanceStrategy, DistanceTransform, FillHoles,
-    Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams, SizeLimit, SmallStrategy,
-    SmallTarget,
+    Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams, SizeLimit, SkeletonMethod,
+    SkeletonParams, SkeletonStrategy, Skeletonize, SmallStrategy, SmallTarget,
 };
 pub use process::mri::{
     BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,

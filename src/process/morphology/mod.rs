@@ -4,14 +4,19 @@
 //! structure, with scipy's reflection and origin shift for dilation — [`DistanceTransform`]
 //! (distance_transform_edt, exact, with a spacing per axis), [`Label`] (label) and [`FillHoles`]
 //! (binary_fill_holes), both by a union-find on the device, and
-//! [`RemoveSmall`] (skimage's remove_small_objects / remove_small_holes): labels counted with atomics. Kernels: `kernels/morphology.cl`.
+//! [`RemoveSmall`] (skimage's remove_small_objects / remove_small_holes): labels counted with atomics — and
+//! [`Skeletonize`] (skimage's skeletonize): Zhang's thinning on the device, Lee's on the host. Kernels:
+//! `kernels/morphology.cl`.
 
 mod binary;
 mod distance;
 mod label;
+mod skeleton;
+mod skeleton_lee;
 mod small;
 
 pub use binary::{BinaryMorphology, BinaryParams, BinaryStrategy, MorphologyOp};
 pub use distance::{DistanceParams, DistanceStrategy, DistanceTransform};
 pub use label::{FillHoles, Label, LabelParams, LabelStrategy};
+pub use skeleton::{SkeletonMethod, SkeletonParams, SkeletonStrategy, Skeletonize};
 pub use small::{RemoveSmall, RemoveSmallParams, SizeLimit, SmallStrategy, SmallTarget};
