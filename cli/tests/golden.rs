@@ -292,6 +292,12 @@ const RUNS: &[Run] = &[
         "remove-small-holes $DIR/m2.npy $DIR/out/remove-small-holes.npy --max-size 3 --connectivity 2",
         &["remove-small-holes.npy"],
     ),
+    run("skeletonize", "skeletonize $DIR/m2.npy $DIR/out/skeletonize.npy", &["skeletonize.npy"]),
+    run(
+        "skeletonize-lee",
+        "skeletonize $DIR/m3.npy $DIR/out/skeletonize-lee.npy --method lee",
+        &["skeletonize-lee.npy"],
+    ),
     run("distance", "distance $DIR/m2.npy $DIR/out/distance.npy --sampling 1.5,0.5", &["distance.npy"]),
     run(
         "distance-transform",

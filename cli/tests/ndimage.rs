@@ -24,5 +24,7 @@ mod resample;
 mod segmentation;
 #[path = "ndimage/shape.rs"]
 mod shape;
+#[path = "ndimage/skeleton.rs"]
+mod skeleton;
 #[path = "ndimage/threshold.rs"]
 mod threshold;

@@ -76,6 +76,7 @@ row! { morphology | BinaryMorphology<f32> | new(x, out, BinaryParams) | apply(x,
 row! { morphology | Label<f32> | new(x, out, LabelParams) | apply(x, LabelParams) | output_shape(shape, &LabelParams) | LabelStrategy }
 row! { morphology | FillHoles<f32> | new(x, out, LabelParams) | apply(x, LabelParams) | output_shape(shape, &LabelParams) | LabelStrategy }
 row! { morphology | RemoveSmall<f32> | new(x, out, RemoveSmallParams) | apply(x, RemoveSmallParams) | output_shape(shape, &RemoveSmallParams) | SmallStrategy }
+row! { morphology | Skeletonize<f32> | new(x, out, SkeletonParams) | apply(x, SkeletonParams) | output_shape(shape, &SkeletonParams) | SkeletonStrategy }
 row! { resample | Resample<f32> | new(x, out, ResampleParams) | apply(x, ResampleParams) | output_shape(shape, &ResampleParams) | ResampleStrategy }
 row! { resample | MapCoordinates<f32> | new(x, coordinates, out, Interpolation) | apply(x, coordinates, Interpolation) | output_shape(shape, coordinates_shape, &Interpolation) | ResampleStrategy }
 row! { resample | SplineFilter<f32> | new(x, out, SplineParams) | apply(x, SplineParams) | output_shape(shape, &SplineParams) | SplineStrategy }

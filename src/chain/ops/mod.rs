@@ -37,7 +37,7 @@ pub use linalg::{MatmulArgs, PowerArgs};
 pub use measure::{MeasureArgs, RegionpropsArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, FillHolesArgs, LabelArgs,
-    RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
+    RemoveSmallHolesArgs, RemoveSmallObjectsArgs, SkeletonizeArgs,
 };
 pub use mri::{
     CgSenseArgs, EspiritArgs, EspiritSettings, KSpaceArgs, L1WaveletArgs, RsosArgs, SenseArgs, TvArgs, WalshMapsArgs,
@@ -393,6 +393,7 @@ operations! {
         FillHoles(FillHolesArgs),
         RemoveSmallObjects(RemoveSmallObjectsArgs),
         RemoveSmallHoles(RemoveSmallHolesArgs),
+        Skeletonize(SkeletonizeArgs),
         DistanceTransform(DistanceTransformArgs),
         Zoom(ZoomArgs),
         Shift(ShiftArgs),
