@@ -1,7 +1,7 @@
 //! Lee, Kashyap and Chu's 3-D thinning (1994) as scikit-image 0.26 runs it (`_skeletonize_lee_cy.pyx`, after
 //! Arganda-Carreras' Skeletonize3D), on the host: for each of the six border directions in turn, the candidates
 //! (border points that are not end points, keep the Euler characteristic and are simple) are collected from the
-//! image as it stands — in parallel over planes, concatenated in raster order — then rechecked one after another in
+//! image as it stands — in parallel over the foreground points, kept in raster order — then rechecked one after another in
 //! that order, each deleted when it is still simple in the image the deletions before it left. The recheck is
 //! sequential by design (a deletion changes whether the next candidate is simple), which is why it runs on the host.
 //!
@@ -71,6 +71,8 @@ const fn adjacency() -> [u32; 27] {
 /// A padded 0/1 volume and its strides.
 pub(super) struct Volume<'a> {
     voxels: &'a mut [u8],
+    /// The foreground points, in raster order (the only points a border pass looks at).
+    foreground: Vec<usize>,
     /// Extents `[p, r, c]`, the padding included.
     dims: [usize; 3],
     /// The linear offsets of the 27 places.
@@ -87,7 +89,8 @@ impl<'a> Volume<'a> {
         for (place, slot) in places.iter_mut().enumerate() {
             *slot = linear(place_offset(place), dims);
         }
-        Some(Volume { voxels, dims, places })
+        let foreground = interior(dims).filter(|&at| voxels.get(at) == Some(&1)).collect();
+        Some(Volume { voxels, foreground, dims, places })
     }
 
     /// Thins the volume until a round over every border direction deletes nothing.
@@ -98,7 +101,10 @@ impl<'a> Volume<'a> {
             unchanged = 0;
             for &border in BORDERS.iter().take(borders) {
                 let candidates = self.candidates(linear(border, self.dims));
-                if !self.recheck(&candidates) {
+                if self.recheck(&candidates) {
+                    let voxels: &[u8] = self.voxels;
+                    self.foreground.retain(|&at| voxels.get(at) == Some(&1));
+                } else {
                     unchanged += 1;
                 }
             }
@@ -107,30 +113,19 @@ impl<'a> Volume<'a> {
 
     /// The points deletable from the border whose background neighbour is at `border`, in raster order.
     fn candidates(&self, border: isize) -> Vec<usize> {
-        let [np, nr, nc] = self.dims;
-        let plane = nr * nc;
         let voxels: &[u8] = self.voxels;
         let places = &self.places;
-        let per_plane: Vec<Vec<usize>> = (1..np.saturating_sub(1))
-            .into_par_iter()
-            .map(|p| {
-                let mut found = Vec::new();
-                for r in 1..nr.saturating_sub(1) {
-                    for c in 1..nc.saturating_sub(1) {
-                        let at = p * plane + r * nc + c;
-                        if voxels.get(at) != Some(&1) || voxels.get(at.wrapping_add_signed(border)) != Some(&0) {
-                            continue;
-                        }
-                        let bits = neighbourhood(voxels, places, at);
-                        if !is_end_point(bits) && is_euler_invariant(bits) && is_simple(bits) {
-                            found.push(at);
-                        }
-                    }
+        self.foreground
+            .par_iter()
+            .copied()
+            .filter(|&at| {
+                if voxels.get(at.wrapping_add_signed(border)) != Some(&0) {
+                    return false;
                 }
-                found
+                let bits = neighbourhood(voxels, places, at);
+                !is_end_point(bits) && is_euler_invariant(bits) && is_simple(bits)
             })
-            .collect();
-        per_plane.concat()
+            .collect()
     }
 
     /// Deletes each candidate still simple, in order; whether any was deleted.
@@ -146,6 +141,12 @@ impl<'a> Volume<'a> {
         }
         changed
     }
+}
+
+/// The interior points (the padding left out) of a volume of extents `dims`, in raster order.
+fn interior([np, nr, nc]: [usize; 3]) -> impl Iterator<Item = usize> {
+    let inner = |n: usize| 1..n.saturating_sub(1);
+    inner(np).flat_map(move |p| inner(nr).flat_map(move |r| inner(nc).map(move |c| (p * nr + r) * nc + c)))
 }
 
 /// The linear offset of `(dp, dr, dc)` in a C-order volume of extents `dims`.
@@ -186,28 +187,21 @@ fn is_euler_invariant(bits: u32) -> bool {
 
 /// Whether the centre is simple: the neighbours (the centre left out) form at most one 26-connected component.
 fn is_simple(bits: u32) -> bool {
-    let mut left = bits & !(1 << CENTRE);
-    let mut components = 0;
-    while left != 0 {
-        components += 1;
-        if components > 1 {
-            return false;
-        }
-        let mut component = left & left.wrapping_neg();
-        loop {
-            let grown = ADJACENT
-                .iter()
-                .enumerate()
-                .filter(|&(place, _)| component >> place & 1 == 1)
-                .fold(component, |grown, (_, &mask)| grown | (mask & left));
-            if grown == component {
-                break;
-            }
-            component = grown;
-        }
-        left &= !component;
+    let left = bits & !(1 << CENTRE);
+    if left == 0 {
+        return true;
     }
-    true
+    // Grow the component of the lowest neighbour, one newly reached point at a time.
+    let mut component = left & left.wrapping_neg();
+    let mut frontier = component;
+    while frontier != 0 {
+        let place = frontier.trailing_zeros() as usize;
+        frontier &= frontier - 1;
+        let reached = ADJACENT.get(place).copied().unwrap_or(0) & left & !component;
+        component |= reached;
+        frontier |= reached;
+    }
+    component == left
 }
 
 #[cfg(test)]
