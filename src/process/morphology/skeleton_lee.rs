@@ -45,27 +45,20 @@ const fn place_offset(place: usize) -> [isize; 3] {
     [(place / 9) as isize - 1, (place % 3) as isize - 1, ((place / 3) % 3) as isize - 1]
 }
 
-/// For each place, the other places 26-adjacent to it, as a bit mask (the centre left out): two points of the
-/// neighbourhood are 26-adjacent exactly when they share one of its octants, which is the adjacency scikit-image's
-/// octree labelling follows.
-const ADJACENT: [u32; 27] = adjacency();
+/// The other places 26-adjacent to `place`, as a bit mask (the centre left out): two points of the neighbourhood are
+/// 26-adjacent exactly when they share one of its octants, which is the adjacency scikit-image's octree labelling
+/// follows.
+fn adjacent_to(place: usize) -> u32 {
+    let here = place_offset(place);
+    (0..27)
+        .filter(|&other| other != place && other != CENTRE && place != CENTRE)
+        .filter(|&other| here.iter().zip(place_offset(other)).all(|(a, b)| (a - b).abs() <= 1))
+        .fold(0, |mask, other| mask | 1 << other)
+}
 
-const fn adjacency() -> [u32; 27] {
-    let mut masks = [0u32; 27];
-    let mut a = 0;
-    while a < 27 {
-        let mut b = 0;
-        while b < 27 {
-            let (pa, pb) = (place_offset(a), place_offset(b));
-            let near = (pa[0] - pb[0]).abs() <= 1 && (pa[1] - pb[1]).abs() <= 1 && (pa[2] - pb[2]).abs() <= 1;
-            if a != b && b != CENTRE && a != CENTRE && near {
-                masks[a] |= 1 << b;
-            }
-            b += 1;
-        }
-        a += 1;
-    }
-    masks
+/// [`adjacent_to`] of every place.
+fn adjacency() -> [u32; 27] {
+    std::array::from_fn(adjacent_to)
 }
 
 /// A padded 0/1 volume and its strides.
@@ -77,6 +70,8 @@ pub(super) struct Volume<'a> {
     dims: [usize; 3],
     /// The linear offsets of the 27 places.
     places: [isize; 27],
+    /// [`adjacency`].
+    adjacent: [u32; 27],
 }
 
 impl<'a> Volume<'a> {
@@ -90,7 +85,7 @@ impl<'a> Volume<'a> {
             *slot = linear(place_offset(place), dims);
         }
         let foreground = interior(dims).filter(|&at| voxels.get(at) == Some(&1)).collect();
-        Some(Volume { voxels, foreground, dims, places })
+        Some(Volume { voxels, foreground, dims, places, adjacent: adjacency() })
     }
 
     /// Thins the volume until a round over every border direction deletes nothing.
@@ -114,7 +109,7 @@ impl<'a> Volume<'a> {
     /// The points deletable from the border whose background neighbour is at `border`, in raster order.
     fn candidates(&self, border: isize) -> Vec<usize> {
         let voxels: &[u8] = self.voxels;
-        let places = &self.places;
+        let (places, adjacent) = (&self.places, &self.adjacent);
         self.foreground
             .par_iter()
             .copied()
@@ -123,7 +118,7 @@ impl<'a> Volume<'a> {
                     return false;
                 }
                 let bits = neighbourhood(voxels, places, at);
-                !is_end_point(bits) && is_euler_invariant(bits) && is_simple(bits)
+                !is_end_point(bits) && is_euler_invariant(bits) && is_simple(bits, adjacent)
             })
             .collect()
     }
@@ -132,11 +127,11 @@ impl<'a> Volume<'a> {
     fn recheck(&mut self, candidates: &[usize]) -> bool {
         let mut changed = false;
         for &at in candidates {
-            if is_simple(neighbourhood(self.voxels, &self.places, at)) {
-                if let Some(voxel) = self.voxels.get_mut(at) {
-                    *voxel = 0;
-                    changed = true;
-                }
+            if is_simple(neighbourhood(self.voxels, &self.places, at), &self.adjacent)
+                && let Some(voxel) = self.voxels.get_mut(at)
+            {
+                *voxel = 0;
+                changed = true;
             }
         }
         changed
@@ -186,7 +181,7 @@ fn is_euler_invariant(bits: u32) -> bool {
 }
 
 /// Whether the centre is simple: the neighbours (the centre left out) form at most one 26-connected component.
-fn is_simple(bits: u32) -> bool {
+fn is_simple(bits: u32, adjacent: &[u32; 27]) -> bool {
     let left = bits & !(1 << CENTRE);
     if left == 0 {
         return true;
@@ -197,7 +192,7 @@ fn is_simple(bits: u32) -> bool {
     while frontier != 0 {
         let place = frontier.trailing_zeros() as usize;
         frontier &= frontier - 1;
-        let reached = ADJACENT.get(place).copied().unwrap_or(0) & left & !component;
+        let reached = adjacent.get(place).copied().unwrap_or(0) & left & !component;
         component |= reached;
         frontier |= reached;
     }
@@ -238,11 +233,12 @@ mod tests {
     #[test]
     fn simple_points_by_their_components() {
         // Two opposite face neighbours: two components, not simple; a line of three around a corner: one.
-        assert!(!is_simple(with(&[4, 22])));
-        assert!(is_simple(with(&[4, 3, 12])));
-        assert!(is_simple(with(&[])));
+        let adjacent = adjacency();
+        assert!(!is_simple(with(&[4, 22]), &adjacent));
+        assert!(is_simple(with(&[4, 3, 12]), &adjacent));
+        assert!(is_simple(with(&[]), &adjacent));
         // Corners (0 and 26) are not adjacent to each other.
-        assert!(!is_simple(with(&[0, 26])));
+        assert!(!is_simple(with(&[0, 26]), &adjacent));
         assert!(is_end_point(with(&[26])));
     }
 
