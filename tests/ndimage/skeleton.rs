@@ -139,3 +139,23 @@ fn refusals_name_the_shape_in_one_line() {
         assert!(!message.contains('\n'), "{message}");
     }
 }
+
+/// A process launched again after its input changed (what a batch run does with a built chain): each launch thins
+/// the input as it is then — Zhang's second scratch keeps its zero border, Lee's scratch is rewritten.
+#[test]
+fn a_second_launch_thins_the_new_input() {
+    for (first, second, params) in [
+        (("ring2", "ring2_zhang"), ("blobs2", "blobs2_zhang"), SkeletonParams::default()),
+        (("ring2", "ring2_lee"), ("line2", "line2_lee"), SkeletonParams::default().method(SkeletonMethod::Lee)),
+    ] {
+        let x = upload::<f32>(&fixture(first.0));
+        let y = XData::<f32>::zeros(app(), x.shape()).unwrap();
+        let mut process = Skeletonize::new(&x, &y, params);
+        process.run().unwrap();
+        assert_eq!(differences(&values(&y), first.1, first.0), 0, "{}: first launch", first.1);
+        let next: Vec<f32> = fixture(second.0).iter().map(|&v| v as f32).collect();
+        x.write(&next).unwrap();
+        process.launch().unwrap();
+        assert_eq!(differences(&values(&y), second.1, second.0), 0, "{}: second launch", second.1);
+    }
+}
