@@ -379,4 +379,68 @@ kernel void distance_bf(global const T *x, IDX x0, IDX count, IDX nz, IDX ny, ID
     }
     const IDX coordinate[3] = {at / nx / ny, (at / nx) % ny, at % nx};
     for (int a = 0; a < ndim; ++a) y[y0 + (IDX)a * count + g] = (T)coordinate[3 - ndim + a];
+// Skeletons (Skeletonize, skimage.morphology.skeletonize). The input (a strided [z, y, x] view) is loaded as 0/1
+// into a contiguous array padded with zeros (`pz` = 1 pads z too: Lee's thinning; 0: Zhang's, 2-D), thinned, and
+// the padded result's interior stored into the output's view.
+
+// The padded 0/1 image: one work-item per padded element.
+kernel void skel_load(global const T *x, IDX x0, IDX xsz, IDX xsy, IDX xsx, IDX nz, IDX ny, IDX nx, int pz,
+                      global T *a) {
+    const IDX qy = ny + 2, qx = nx + 2, qz = nz + 2 * (IDX)pz;
+    const IDX g = get_global_id(0);
+    if (g >= qz * qy * qx) return;
+    const IDX px = g % qx, py = (g / qx) % qy, pzz = g / qx / qy;
+    const bool inside = px >= 1 && px <= nx && py >= 1 && py <= ny && pzz >= (IDX)pz && pzz < nz + (IDX)pz;
+    // skimage's astype(bool): non-zero (NaN included) is foreground.
+    a[g] = inside && x[x0 + (pzz - pz) * xsz + (py - 1) * xsy + (px - 1) * xsx] != (T)0 ? (T)1 : (T)0;
+}
+
+// The padded result's interior into the output's view.
+kernel void skel_store(global const T *a, int pz, global T *y, IDX y0, IDX ysz, IDX ysy, IDX ysx, IDX nz, IDX ny,
+                       IDX nx) {
+    const IDX g = get_global_id(0);
+    if (g >= nz * ny * nx) return;
+    const IDX cx = g % nx, cy = (g / nx) % ny, cz = g / nx / ny;
+    y[y0 + cz * ysz + cy * ysy + cx * ysx] = a[((cz + pz) * (ny + 2) + cy + 1) * (nx + 2) + cx + 1];
+}
+
+// Every flag to zero.
+kernel void skel_clear(global T *flags, IDX n) {
+    const IDX g = get_global_id(0);
+    if (g < n) flags[g] = (T)0;
+}
+
+// scikit-image's table of Zhang and Suen's thinning: for each code of the 8 neighbours (1 NW, 2 N, 4 NE, 8 E, 16 SE,
+// 32 S, 64 SW, 128 W), 1: deleted in the first sub-iteration, 2: in the second, 3: in both, 0: kept. It is
+// scikit-image's own table (`_fast_skeletonize`), not the one Zhang and Suen's conditions give (25 codes differ):
+// the results must be scikit-image's.
+constant uchar zhang_table[256] = {
+    0, 0, 0, 1, 0, 0, 1, 3, 0, 0, 3, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 3, 0, 3, 3,
+    0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 2, 2,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 3, 0, 2, 0,
+    0, 0, 3, 1, 0, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+    3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    2, 3, 1, 3, 0, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    2, 3, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 3, 0, 1, 0, 0, 0, 0, 2, 2, 0, 0, 2, 0, 0, 0};
+
+// One sub-iteration of Zhang and Suen's thinning over a padded 2-D image (ny + 2, nx + 2): `b` is `a` less the
+// points the table deletes in this sub-iteration (`first`: the first), every point decided from `a` alone — the
+// sub-iteration is parallel by design. A deletion sets flags[slot].
+kernel void skel_zhang(global const T *a, global T *b, IDX ny, IDX nx, int first, global T *flags, IDX slot) {
+    const IDX g = get_global_id(0);
+    if (g >= ny * nx) return;
+    const IDX w = nx + 2;
+    const IDX i = (g / nx + 1) * w + g % nx + 1;
+    if (a[i] == (T)0) {
+        b[i] = (T)0;
+        return;
+    }
+    const uint code = (a[i - w - 1] != (T)0) | (a[i - w] != (T)0) << 1 | (a[i - w + 1] != (T)0) << 2 |
+                      (a[i + 1] != (T)0) << 3 | (a[i + w + 1] != (T)0) << 4 | (a[i + w] != (T)0) << 5 |
+                      (a[i + w - 1] != (T)0) << 6 | (a[i - 1] != (T)0) << 7;
+    const uchar kind = zhang_table[code];
+    const bool deleted = kind == 3 || (kind == 1 && first) || (kind == 2 && !first);
+    b[i] = deleted ? (T)0 : (T)1;
+    if (deleted) flags[slot] = (T)1;
 }

@@ -133,7 +133,7 @@ pub use process::morphology::{
     BinaryMorphology, BinaryParams, BinaryStrategy, BruteForceDistance, BruteForceMetric, BruteForceParams,
     BruteForceStrategy, ChamferDistance, ChamferParams, ChamferStrategy, DistanceParams, DistanceStrategy,
     DistanceTransform, FillHoles, Label, LabelParams, LabelStrategy, MorphologyOp, RemoveSmall, RemoveSmallParams,
-    SizeLimit, SmallStrategy, SmallTarget,
+    SizeLimit, SkeletonMethod, SkeletonParams, SkeletonStrategy, Skeletonize, SmallStrategy, SmallTarget,
 };
 pub use process::mri::{
     BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,

@@ -34,5 +34,7 @@ mod segment;
 mod segmentation;
 #[path = "ndimage/shape.rs"]
 mod shape;
+#[path = "ndimage/skeleton.rs"]
+mod skeleton;
 #[path = "ndimage/threshold.rs"]
 mod threshold;

@@ -314,6 +314,12 @@ const RUNS: &[Run] = &[
         &["watershed-ift.npy"],
     ),
     run("watershed_ift", "watershed_ift $DIR/u16.png $DIR/m2.npy $DIR/out/watershed_ift.npy", &["watershed_ift.npy"]),
+    run("skeletonize", "skeletonize $DIR/m2.npy $DIR/out/skeletonize.npy", &["skeletonize.npy"]),
+    run(
+        "skeletonize-lee",
+        "skeletonize $DIR/m3.npy $DIR/out/skeletonize-lee.npy --method lee",
+        &["skeletonize-lee.npy"],
+    ),
     run("distance", "distance $DIR/m2.npy $DIR/out/distance.npy --sampling 1.5,0.5", &["distance.npy"]),
     run(
         "distance-transform",

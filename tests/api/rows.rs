@@ -84,6 +84,7 @@ row! { morphology | FillHoles<f32> | new(x, out, LabelParams) | apply(x, LabelPa
 row! { morphology | RemoveSmall<f32> | new(x, out, RemoveSmallParams) | apply(x, RemoveSmallParams) | output_shape(shape, &RemoveSmallParams) | SmallStrategy }
 row! { segment | Watershed<f32> | new(image, markers, mask, out, WatershedParams) | apply(image, markers, mask, WatershedParams) | output_shape(shape, &WatershedParams) | WatershedStrategy }
 row! { segment | WatershedIft<f32> | new(image, markers, out, IftParams) | apply(image, markers, IftParams) | output_shape(shape, &IftParams) | IftStrategy }
+row! { morphology | Skeletonize<f32> | new(x, out, SkeletonParams) | apply(x, SkeletonParams) | output_shape(shape, &SkeletonParams) | SkeletonStrategy }
 row! { resample | Resample<f32> | new(x, out, ResampleParams) | apply(x, ResampleParams) | output_shape(shape, &ResampleParams) | ResampleStrategy }
 row! { resample | MapCoordinates<f32> | new(x, coordinates, out, Interpolation) | apply(x, coordinates, Interpolation) | output_shape(shape, coordinates_shape, &Interpolation) | ResampleStrategy }
 row! { resample | SplineFilter<f32> | new(x, out, SplineParams) | apply(x, SplineParams) | output_shape(shape, &SplineParams) | SplineStrategy }

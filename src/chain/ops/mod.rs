@@ -40,7 +40,7 @@ pub use linalg::{MatmulArgs, PowerArgs};
 pub use measure::{MeasureArgs, RegionpropsArgs};
 pub use morphology::{
     BinaryMorphologyArgs, BinaryStructureArgs, ConnectArgs, DistanceTransformArgs, DistanceTransformBfArgs,
-    DistanceTransformCdtArgs, FillHolesArgs, LabelArgs, RemoveSmallHolesArgs, RemoveSmallObjectsArgs,
+    DistanceTransformCdtArgs, FillHolesArgs, LabelArgs, RemoveSmallHolesArgs, RemoveSmallObjectsArgs, SkeletonizeArgs,
 };
 pub use mri::{
     CgSenseArgs, EspiritArgs, EspiritSettings, KSpaceArgs, L1WaveletArgs, RsosArgs, SenseArgs, TvArgs, WalshMapsArgs,
@@ -398,6 +398,7 @@ operations! {
         FillHoles(FillHolesArgs),
         RemoveSmallObjects(RemoveSmallObjectsArgs),
         RemoveSmallHoles(RemoveSmallHolesArgs),
+        Skeletonize(SkeletonizeArgs),
         DistanceTransform(DistanceTransformArgs),
         Watershed(WatershedArgs),
         WatershedIft(WatershedIftArgs),

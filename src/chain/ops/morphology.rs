@@ -1,13 +1,13 @@
 //! Binary morphology, labels and distances (the morphology family): scipy.ndimage's binary erosion, dilation,
 //! opening and closing (spelled as `binary-morphology`), `label`, `binary_fill_holes`, `distance_transform_edt` and
-//! `distance_transform_cdt` (with their `return_indices`).
-//! None of them runs in tiles but a bounded number of binary steps: the others need the whole image.
+//! `distance_transform_cdt` (with their `return_indices`); skimage's remove_small_objects, remove_small_holes and
+//! skeletonize. None of them runs in tiles but a bounded number of binary steps: the others need the whole image.
 
 use super::operation::{
     Named, Operation, Planned, colour_refusal, default_rank, fixed_shortcut, real_only, refuse_colour_rank, spanned,
     spatial_span,
 };
-use super::params::{by_name, one_count};
+use super::params::{by_name, maybe_by_name, one_count};
 use super::rank::footprint_file;
 use super::reach::Reach;
 use super::reach::{whole, window_extent};
@@ -703,4 +703,53 @@ impl Operation for RemoveSmallHolesArgs {
 fn remove_small<T: Kind + RealElement>(x: &XData<T>, params: RemoveSmallParams) -> Result<Planned> {
     let y = XData::<T>::zeros(x.app(), &RemoveSmall::<T>::output_shape(x.shape(), &params)?)?;
     Ok((Box::new(RemoveSmall::new(x, &y, params)), T::wrap(y)))
+}
+
+/// skimage.morphology.skeletonize (0.26): every connected component of the non-zero elements thinned to a line one
+/// element wide (the result 0/1). 2-D images take Zhang's thinning by default, 3-D ones Lee's.
+///
+/// ```
+/// let step: cliper::chain::Op = toml::from_str("op = 'skeletonize'\nmethod = 'lee'")?;
+/// assert_eq!(step.name(), "skeletonize");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize, clap::Args)]
+#[command(
+    long_about = None,
+    after_help = "Examples:\n  cliper skeletonize mask.png out/skeleton.png\n  cliper skeletonize mask.nii.gz out/skeleton.nii.gz      # 3-D: Lee's thinning"
+)]
+#[serde(deny_unknown_fields)]
+pub struct SkeletonizeArgs {
+    /// zhang (2-D only; the 2-D default) or lee (2-D or 3-D; the 3-D default, computed on the host).
+    #[arg(long)]
+    #[serde(default, deserialize_with = "maybe_by_name")]
+    pub method: Option<SkeletonMethod>,
+}
+
+impl Named for SkeletonizeArgs {
+    const NAME: &'static str = "skeletonize";
+}
+
+impl Operation for SkeletonizeArgs {
+    fn plan(&self, inputs: &[&AnyData]) -> Result<Planned> {
+        let [x] = inputs else { return Err(Error::invalid(Self::NAME, "takes one input")) };
+        let params = SkeletonParams { method: self.method };
+        let needs = "real data (non-zero is foreground)";
+        real_only(Self::NAME, x, needs, |x| skeletonize(x, params.clone()), |x| skeletonize(x, params.clone()))
+    }
+    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+        Err(whole(Self::NAME, shape, "thins each object as a whole, until nothing changes"))
+    }
+    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+        Err(colour_refusal(Self::NAME, shape, "a skeleton (of a mask: one channel)"))
+    }
+    fn result_dtype(&self) -> Option<Dtype> {
+        Some(Dtype::U8)
+    }
+}
+
+/// The skeleton of real data into a new 0/1 output.
+fn skeletonize<T: Kind + RealElement>(x: &XData<T>, params: SkeletonParams) -> Result<Planned> {
+    let y = XData::<T>::zeros(x.app(), &Skeletonize::<T>::output_shape(x.shape(), &params)?)?;
+    Ok((Box::new(Skeletonize::new(x, &y, params)), T::wrap(y)))
 }

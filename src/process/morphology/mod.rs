@@ -6,13 +6,17 @@
 //! [`ChamferDistance`] (distance_transform_cdt: scipy's two raster passes, on the host), [`BruteForceDistance`]
 //! (distance_transform_bf: every pair of elements compared, one work-item per element), [`Label`] (label) and [`FillHoles`]
 //! (binary_fill_holes), both by a union-find on the device, and
-//! [`RemoveSmall`] (skimage's remove_small_objects / remove_small_holes): labels counted with atomics. Kernels: `kernels/morphology.cl`.
+//! [`RemoveSmall`] (skimage's remove_small_objects / remove_small_holes): labels counted with atomics — and
+//! [`Skeletonize`] (skimage's skeletonize): Zhang's thinning on the device, Lee's on the host. Kernels:
+//! `kernels/morphology.cl`.
 
 mod binary;
 mod brute_force;
 mod chamfer;
 mod distance;
 mod label;
+mod skeleton;
+mod skeleton_lee;
 mod small;
 
 pub use binary::{BinaryMorphology, BinaryParams, BinaryStrategy, MorphologyOp};
@@ -20,4 +24,5 @@ pub use brute_force::{BruteForceDistance, BruteForceMetric, BruteForceParams, Br
 pub use chamfer::{ChamferDistance, ChamferParams, ChamferStrategy};
 pub use distance::{DistanceParams, DistanceStrategy, DistanceTransform};
 pub use label::{FillHoles, Label, LabelParams, LabelStrategy};
+pub use skeleton::{SkeletonMethod, SkeletonParams, SkeletonStrategy, Skeletonize};
 pub use small::{RemoveSmall, RemoveSmallParams, SizeLimit, SmallStrategy, SmallTarget};
