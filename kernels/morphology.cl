@@ -379,6 +379,8 @@ kernel void distance_bf(global const T *x, IDX x0, IDX count, IDX nz, IDX ny, ID
     }
     const IDX coordinate[3] = {at / nx / ny, (at / nx) % ny, at % nx};
     for (int a = 0; a < ndim; ++a) y[y0 + (IDX)a * count + g] = (T)coordinate[3 - ndim + a];
+}
+
 // Skeletons (Skeletonize, skimage.morphology.skeletonize). The input (a strided [z, y, x] view) is loaded as 0/1
 // into a contiguous array padded with zeros (`pz` = 1 pads z too: Lee's thinning; 0: Zhang's, 2-D), thinned, and
 // the padded result's interior stored into the output's view.
