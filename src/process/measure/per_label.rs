@@ -1049,49 +1049,46 @@ impl RowSums {
 }
 
 /// skimage's moments_central from the moments `raw` about the box corner (`4^axes`, row-major over the powers):
-/// the centroid is m(e_k)/m₀ along each axis, and each central moment Π(c_k − ĉ_k)^{p_k} summed is the binomial
-/// expansion of the raw ones, Σ_{j ≤ p} Π C(p_k, j_k)·(−ĉ_k)^{p_k − j_k}·m(j). The coordinates are small (from
-/// the box corner, the centroid inside the box), so the expansion loses few digits.
+/// the centroid is m(e_k)/m₀ along each axis, and (c − ĉ)^p = Σ_{q ≤ p} C(p, q)·(−ĉ)^{p − q}·c^q along each axis,
+/// so the central moments are the raw ones transformed by that 4 × 4 triangle one axis at a time. The coordinates
+/// are small (from the box corner, the centroid inside the box), so the expansion loses few digits.
 fn central_moments(raw: &[f64], axes: usize) -> Vec<f64> {
     let count = moment_count(axes);
     if raw.len() != count {
         return vec![f64::NAN; count];
     }
     let total = raw.first().copied().unwrap_or(f64::NAN);
-    // The centroid along axis a: the moment with power 1 on a alone.
-    let centre: Vec<f64> = (0..axes)
-        .map(|a| raw.get(MOMENT_POWERS.pow((axes - 1 - a) as u32)).copied().unwrap_or(f64::NAN) / total)
-        .collect();
-    // Binomial coefficients C(n, k) for n, k ≤ 3 (the moments' order).
-    let binomial = |n: usize, k: usize| -> f64 {
-        match (n, k) {
-            (_, 0) => 1.0,
-            (n, k) if k == n => 1.0,
-            (3, _) => 3.0,
-            (2, 1) => 2.0,
-            _ => 0.0,
+    let mut mu = raw.to_vec();
+    for a in 0..axes {
+        let stride = MOMENT_POWERS.pow((axes - 1 - a) as u32);
+        // The centroid along axis a: the moment with power 1 on a alone, over m₀.
+        let c = -raw.get(stride).copied().unwrap_or(f64::NAN) / total;
+        let triangle = [
+            [1.0, 0.0, 0.0, 0.0],
+            [c, 1.0, 0.0, 0.0],
+            [c * c, 2.0 * c, 1.0, 0.0],
+            [c * c * c, 3.0 * c * c, 3.0 * c, 1.0],
+        ];
+        for base in (0..count).filter(|k| (k / stride).is_multiple_of(MOMENT_POWERS)) {
+            let line: [f64; 4] = std::array::from_fn(|q| mu.get(base + q * stride).copied().unwrap_or(f64::NAN));
+            for (p, row) in triangle.iter().enumerate() {
+                if let Some(slot) = mu.get_mut(base + p * stride) {
+                    *slot = row.iter().zip(&line).map(|(b, v)| b * v).sum();
+                }
+            }
         }
-    };
-    (0..count)
-        .map(|k| {
-            let p = moment_powers(k, axes);
-            (0..count)
-                .filter_map(|j| {
-                    let q = moment_powers(j, axes);
-                    if q.iter().zip(&p).any(|(qa, pa)| qa > pa) {
-                        return None;
-                    }
-                    let factor: f64 = p
-                        .iter()
-                        .zip(&q)
-                        .zip(&centre)
-                        .map(|((&pa, &qa), &c)| binomial(pa, qa) * (-c).powi((pa - qa) as i32))
-                        .product();
-                    raw.get(j).map(|m| factor * m)
-                })
-                .sum()
-        })
-        .collect()
+    }
+    mu
+}
+
+/// The order (the sum of the powers) of the moment at flat index `k`.
+fn moment_order(mut k: usize) -> usize {
+    let mut order = 0;
+    while k > 0 {
+        order += k % MOMENT_POWERS;
+        k /= MOMENT_POWERS;
+    }
+    order
 }
 
 /// skimage's moments_normalized: μ(p) / μ₀^(|p|/axes + 1) where |p| ≥ 2, NaN below.
@@ -1101,7 +1098,7 @@ fn normalized_moments(central: &[f64], axes: usize) -> Vec<f64> {
         .iter()
         .enumerate()
         .map(|(k, &mu)| {
-            let order: usize = moment_powers(k, axes).iter().sum();
+            let order = moment_order(k);
             if order < 2 { f64::NAN } else { mu / total.powf(order as f64 / axes as f64 + 1.0) }
         })
         .collect()
