@@ -231,7 +231,7 @@ kernel void rank_line_nan(RANK_ARGS, int axis, int before, T cval) {
 }
 #endif
 
-#ifdef RANK_BISECT
+#if defined(RANK_BISECT) || defined(WINDOW_REDUCE)
 // Keys that order like the values: the sign bit flipped for positive values, every bit for negative ones.
 #if IS_DOUBLE
 typedef ulong Key;
@@ -250,6 +250,9 @@ inline Key key_of(T v) {
 inline T value_of(Key k) { return as_float((k >> 31) ? (k & 0x7FFFFFFFU) : ~k); }
 #define KEY_MAX 0xFFFFFFFFU
 #endif
+#endif
+
+#ifdef RANK_BISECT
 
 // The r-th smallest (0-based) of the values under the footprint's `ntaps` offsets (dz, dy, dx): the smallest key
 // with more than r keys at or below it, by bisection (32 or 64 passes over the window, no storage).
@@ -309,7 +312,7 @@ kernel void rank_structured(RANK_ARGS, global const int4 *taps, global const T *
 // (dz, dy, dx). numpy's rules: the minimum, maximum and median of a window holding a NaN are NaN (np.min
 // propagates it; np.median too); the variance is the centred second moment (ddof 0), computed in two passes over
 // the window as numpy does; the median of an even count averages the two middle values (unlike median_filter,
-// which takes the upper one). Ranks for the median by bisection on the values' ordered bits (rank_bisect's keys).
+// which takes the upper one). Ranks for the median by bisection on the values' ordered bits (the keys rank_bisect uses).
 #define REDUCE_SUM 0
 #define REDUCE_PROD 1
 #define REDUCE_MEAN 2
@@ -324,25 +327,6 @@ kernel void rank_structured(RANK_ARGS, global const int4 *taps, global const T *
     LOAD(border_index(cz + taps[t].x, (int)nz), border_index(cy + taps[t].y, (int)ny), \
          border_index(cx + taps[t].z, (int)nx))
 
-#if WINDOW_REDUCE == REDUCE_MEDIAN
-#if IS_DOUBLE
-typedef ulong MedianKey;
-inline MedianKey median_key(T v) {
-    const ulong u = as_ulong(v);
-    return (u >> 63) ? ~u : (u | 0x8000000000000000UL);
-}
-inline T median_value(MedianKey k) { return as_double((k >> 63) ? (k & 0x7FFFFFFFFFFFFFFFUL) : ~k); }
-#define MEDIAN_KEY_MAX 0xFFFFFFFFFFFFFFFFUL
-#else
-typedef uint MedianKey;
-inline MedianKey median_key(T v) {
-    const uint u = as_uint(v);
-    return (u >> 31) ? ~u : (u | 0x80000000U);
-}
-inline T median_value(MedianKey k) { return as_float((k >> 31) ? (k & 0x7FFFFFFFU) : ~k); }
-#define MEDIAN_KEY_MAX 0xFFFFFFFFU
-#endif
-#endif
 
 kernel void window_reduce(RANK_ARGS, global const int4 *taps, int ntaps, T cval) {
     for (IDX b = get_global_id(0); b < count; b += get_global_size(0)) {
@@ -388,18 +372,18 @@ kernel void window_reduce(RANK_ARGS, global const int4 *taps, int ntaps, T cval)
         const int picks = ntaps % 2 == 0 ? 2 : 1;
         for (int m = 0; m < picks; ++m) {
             const int r = m == 0 ? (ntaps - 1) / 2 : ntaps / 2;
-            MedianKey lo = 0, hi = MEDIAN_KEY_MAX;
+            Key lo = 0, hi = KEY_MAX;
             while (lo < hi) {
-                const MedianKey mid = lo + (hi - lo) / 2;
+                const Key mid = lo + (hi - lo) / 2;
                 int at_most = 0;
-                for (int t = 0; t < ntaps; ++t) at_most += median_key(WINDOW_VALUE(t)) <= mid;
+                for (int t = 0; t < ntaps; ++t) at_most += key_of(WINDOW_VALUE(t)) <= mid;
                 if (at_most > r) {
                     hi = mid;
                 } else {
                     lo = mid + 1;
                 }
             }
-            middle[m] = median_value(lo);
+            middle[m] = value_of(lo);
         }
         STORE(picks == 1 || middle[0] == middle[1] ? middle[0] : (middle[0] + middle[1]) / (T)2);
 #endif

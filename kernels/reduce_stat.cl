@@ -163,8 +163,10 @@ kernel void stat_chunks(global const T* restrict x, IDX x0, uint knd, ulong8 ksh
 // t, t + GROUP_SIZE, …, so neighbouring work-items read neighbouring addresses (coalesced on GPUs, whole vectors
 // on CPUs), and the group's states merge pairwise through local memory. Not for argmin/argmax, whose merge needs
 // its states in the elements' order.
-kernel void stat_group(global const T* restrict x, IDX x0, uint knd, ulong8 kshape, ulong8 kstride, ulong8 rstride,
-                       IDX len, IDX chunk, IDX chunks, IDX states, global R* restrict sv, global ulong* restrict si) {
+// Its arguments are stat_chunks' (rnd and rshape unread: one reduced axis).
+kernel void stat_group(global const T* restrict x, IDX x0, uint knd, ulong8 kshape, ulong8 kstride, uint rnd,
+                       ulong8 rshape, ulong8 rstride, IDX len, IDX chunk, IDX chunks, IDX states,
+                       global R* restrict sv, global ulong* restrict si) {
     local R la[GROUP_SIZE], lb[GROUP_SIZE];
     local ulong li[GROUP_SIZE];
     const IDX t = get_local_id(0);

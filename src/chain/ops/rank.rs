@@ -12,6 +12,29 @@ use crate::chain::any_data::{AnyData, FileSpec, Kind};
 use crate::prelude::*;
 use serde::Deserialize;
 
+/// The rules of an operation over one window (`self.window`, a [`FootprintArgs`]) that `rank-filter` and
+/// `generic-filter` share: the window's halo (no wrap border across tiles), the axes it spans, colour refused
+/// unless the rank is given, the footprint file.
+macro_rules! window_rules {
+    () => {
+        fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+            let w = &self.window;
+            no_wrap(Self::NAME, shape, w.border.border())?;
+            Reach::halo(window_extent(&w.size.0, &[&w.footprint], &w.origin)?)
+        }
+        fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
+            self.window.footprint.is_none().then_some(&mut self.window.rank)
+        }
+        fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+            refuse_colour_rank(Self::NAME, self.window.rank, shape)?;
+            Ok(self.clone())
+        }
+        fn files(&self) -> Vec<(&'static str, &str)> {
+            self.window.footprint.iter().map(|f| ("footprint", f.as_str())).collect()
+        }
+    };
+}
+
 /// scipy.ndimage.rank_filter: the INDEX-th smallest under the window (negative counts from the largest), or a
 /// filter by name (median, minimum, maximum, percentile:P, rank:R).
 ///
@@ -70,21 +93,7 @@ impl Operation for RankFilterArgs {
         let needs = "real data (a rank needs ordered values)";
         real_only(Self::NAME, x, needs, |x| rank_filter(x, params.clone()), |x| rank_filter(x, params.clone()))
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        let w = &self.window;
-        no_wrap(Self::NAME, shape, w.border.border())?;
-        Reach::halo(window_extent(&w.size.0, &[&w.footprint], &w.origin)?)
-    }
-    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
-        self.window.footprint.is_none().then_some(&mut self.window.rank)
-    }
-    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
-        refuse_colour_rank(Self::NAME, self.window.rank, shape)?;
-        Ok(self.clone())
-    }
-    fn files(&self) -> Vec<(&'static str, &str)> {
-        self.window.footprint.iter().map(|f| ("footprint", f.as_str())).collect()
-    }
+    window_rules!();
 }
 
 /// The structuring element of grey morphology: the window (flat), or non-flat values.
@@ -213,21 +222,7 @@ impl Operation for GenericFilterArgs {
         let needs = "real data (numpy's reductions here order or sum real values)";
         real_only(Self::NAME, x, needs, |x| generic_filter(x, params.clone()), |x| generic_filter(x, params.clone()))
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        let w = &self.window;
-        no_wrap(Self::NAME, shape, w.border.border())?;
-        Reach::halo(window_extent(&w.size.0, &[&w.footprint], &w.origin)?)
-    }
-    fn unset_rank(&mut self) -> Option<&mut Option<usize>> {
-        self.window.footprint.is_none().then_some(&mut self.window.rank)
-    }
-    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
-        refuse_colour_rank(Self::NAME, self.window.rank, shape)?;
-        Ok(self.clone())
-    }
-    fn files(&self) -> Vec<(&'static str, &str)> {
-        self.window.footprint.iter().map(|f| ("footprint", f.as_str())).collect()
-    }
+    window_rules!();
 }
 
 /// The rank-filter settings of a window for an input of `shape`.

@@ -457,48 +457,32 @@ impl<T: RealElement, U: RealElement> Process for Statistic<T, U> {
         let (kept, reduced) = (plan.kept, plan.reduced);
         let Some((chunks, merge)) = plan.kernels.as_mut() else { return Ok(()) };
         let groups = |n: u64, size: usize| (n as usize).div_ceil(size).clamp(1, 1 << 16) * size;
-        if plan.group_size > 0 {
-            let size = plan.group_size;
-            chunks
-                .launch()
-                .input("x", &self.x)
-                .index("x0", idx, self.x.offset() as u64)
-                .scalar("knd", kept.nd)
-                .scalar("kshape", kept.shape)
-                .scalar("kstride", kept.strides)
-                .scalar("rstride", reduced.strides)
-                .index("len", idx, plan.len)
-                .index("chunk", idx, plan.chunk)
-                .index("chunks", idx, plan.chunks)
-                .index("states", idx, states)
-                .output("sv", &plan.states)
-                .output("si", &plan.indices)
-                .global(&[(states as usize).clamp(1, 1 << 16) * size])
-                .local(&[size])
-                .work(plan.len * plan.outputs * std::mem::size_of::<T>() as u64, 0)
-                .enqueue()?;
+        // stat_group: a work-group per state; stat_chunks: a work-item per state. The same arguments.
+        let (global, local) = if plan.group_size > 0 {
+            ((states as usize).clamp(1, 1 << 16) * plan.group_size, plan.group_size)
         } else {
-            chunks
-                .launch()
-                .input("x", &self.x)
-                .index("x0", idx, self.x.offset() as u64)
-                .scalar("knd", kept.nd)
-                .scalar("kshape", kept.shape)
-                .scalar("kstride", kept.strides)
-                .scalar("rnd", reduced.nd)
-                .scalar("rshape", reduced.shape)
-                .scalar("rstride", reduced.strides)
-                .index("len", idx, plan.len)
-                .index("chunk", idx, plan.chunk)
-                .index("chunks", idx, plan.chunks)
-                .index("states", idx, states)
-                .output("sv", &plan.states)
-                .output("si", &plan.indices)
-                .global(&[groups(states, plan.item_groups)])
-                .local(&[plan.item_groups])
-                .work(plan.len * plan.outputs * std::mem::size_of::<T>() as u64, 0)
-                .enqueue()?;
-        }
+            (groups(states, plan.item_groups), plan.item_groups)
+        };
+        chunks
+            .launch()
+            .input("x", &self.x)
+            .index("x0", idx, self.x.offset() as u64)
+            .scalar("knd", kept.nd)
+            .scalar("kshape", kept.shape)
+            .scalar("kstride", kept.strides)
+            .scalar("rnd", reduced.nd)
+            .scalar("rshape", reduced.shape)
+            .scalar("rstride", reduced.strides)
+            .index("len", idx, plan.len)
+            .index("chunk", idx, plan.chunk)
+            .index("chunks", idx, plan.chunks)
+            .index("states", idx, states)
+            .output("sv", &plan.states)
+            .output("si", &plan.indices)
+            .global(&[global])
+            .local(&[local])
+            .work(plan.len * plan.outputs * std::mem::size_of::<T>() as u64, 0)
+            .enqueue()?;
         merge
             .launch()
             .input("sv", &plan.states)
