@@ -204,8 +204,9 @@ impl std::fmt::Display for GenericStrategy {
 /// let app = ClApp::new()?;
 /// let x = XData::from_slice(&app, &[6], &[1.0f64, 9.0, 2.0, 2.0, 8.0, 4.0])?;
 /// let m = GenericFilter::apply(&x, GenericParams::new(WindowFunction::Median).size(&[4]))?;
-/// // reflect: 1 1 9 2 | 2 … windows start one before; an even window's median averages its middle pair.
-/// assert_eq!(m.to_vec()?, vec![1.5, 1.5, 2.0, 3.0, 3.0, 6.0]);
+/// // scipy.ndimage.generic_filter(x, np.median, size=4): each window starts two before (reflect: 9 1 | 1 9 2 …),
+/// // and an even window's median averages its middle pair — the first window 9 1 1 9 gives 5.
+/// assert_eq!(m.to_vec()?, vec![5.0, 1.5, 2.0, 5.0, 3.0, 4.0]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
 pub struct GenericFilter<T: RealElement> {

@@ -131,7 +131,7 @@ impl StatParams {
     /// let app = ClApp::new()?;
     /// let x = XData::<f32>::zeros(&app, &[4, 3000])?;
     /// let p = StatParams::new(StatKind::Sum).axes(&[1]).groups(Some(true));
-    /// let mut sum = Statistic::new(&x, &XData::zeros(&app, &[4])?, p);
+    /// let mut sum = Statistic::new(&x, &XData::<f32>::zeros(&app, &[4])?, p);
     /// sum.init()?;
     /// assert!(sum.strategy().unwrap().group > 0);
     /// # Ok::<(), cliper::Error>(())
