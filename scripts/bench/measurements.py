@@ -165,7 +165,10 @@ case("regionprops_table device labels", size,
      lambda: cliper.measure.regionprops_table(labels, intensity, properties=properties),
      lambda: xmeasure.regionprops_table(pilabels, pintensity, properties=properties),
      ilabels_np.nbytes + intensity_np.nbytes, rtol=1e-4, reps=3)
-moments = ("label", "moments_central", "moments_hu")
+# Hu's invariants (and with them the central and normalized moments they are made of): cuCIM 26.10's
+# moments_central-2-2 is wrong on these squares (100 % off skimage's on 1024², where cliper's equals skimage's
+# exactly), so the table compared is the invariants alone.
+moments = ("label", "moments_hu", "moments_weighted_hu")
 case("regionprops_table moments", size,
      lambda: cliper.measure.regionprops_table(labels, intensity, properties=moments),
      lambda: xmeasure.regionprops_table(pilabels, pintensity, properties=moments),
