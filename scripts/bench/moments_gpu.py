@@ -1,6 +1,6 @@
 """Issue 48: regionprops Hu moments (plain and weighted) on an 8192² image of 99 856 labels, cliper against cuCIM in
 one process on the GPU (the moments case of measurements.py, separately: python3 scripts/bench/moments_gpu.py)."""
-import sys, time, numpy as np, cliper, cliper.measure, cupy as cp
+import time, numpy as np, cliper, cliper.measure, cupy as cp
 from cucim.skimage import measure as cm
 m, side = 8192, 26
 rows = np.arange(m) // side
