@@ -288,14 +288,7 @@ impl<T: RealElement> Process for GenericFilter<T> {
                 function.code()
             );
             let program = app.build_program("rank.cl", &kernels::with_common(kernels::RANK), &options)?;
-            // The taps as int4 (z, y, x, 0) for the kernel's `global const int4*`: arrays hold floats only, so the
-            // integers travel as the bit patterns of f32 values (copied, never computed with).
-            let bits: Vec<f32> = window
-                .taps
-                .iter()
-                .flat_map(|t| [t[0], t[1], t[2], 0].map(|v| f32::from_bits(v as i32 as u32)))
-                .collect();
-            let taps = XData::from_slice(&app, &[bits.len()], &bits)?;
+            let taps = window.taps_on(&app)?;
             let view = pass_view(op, &self.input, &self.output, window.rank)?;
             Some((program.kernel("window_reduce")?.owned_by(op), taps, view))
         };

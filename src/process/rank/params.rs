@@ -383,6 +383,16 @@ pub(crate) struct Window {
     pub(crate) values: Vec<f64>,
 }
 
+impl Window {
+    /// The taps on the device as int4 (z, y, x, 0) for the kernels' `global const int4*`: arrays hold floats only,
+    /// so the integers travel as the bit patterns of f32 values (copied, never computed with).
+    pub(crate) fn taps_on(&self, app: &crate::app::ClApp) -> Result<crate::data::XData<f32>> {
+        let bits: Vec<f32> =
+            self.taps.iter().flat_map(|t| [t[0], t[1], t[2], 0].map(|v| f32::from_bits(v as i32 as u32))).collect();
+        crate::data::XData::from_slice(app, &[bits.len()], &bits)
+    }
+}
+
 impl std::str::FromStr for RankKind {
     type Err = Error;
     /// `median`, `minimum`, `maximum`, `percentile:P` or `rank:R`.

@@ -221,16 +221,6 @@ impl<T: RealElement> Process for RankFilter<T> {
         let index = index_type_for(&[self.input.layout(), self.output.layout()], &[count]);
         let options = format!("{} -DIDX={} {}", T::build_options(), index.cl_type(), self.params.border.build_option());
         let source = kernels::with_common(kernels::RANK);
-        // The taps as int4 (z, y, x, 0) for the kernels' `global const int4*`: arrays hold floats only, so the
-        // integers travel as the bit patterns of f32 values (copied, never computed with).
-        let tap_bits = |window: &Window| -> Result<XData<f32>> {
-            let bits: Vec<f32> = window
-                .taps
-                .iter()
-                .flat_map(|t| [t[0], t[1], t[2], 0].map(|v| f32::from_bits(v as i32 as u32)))
-                .collect();
-            XData::from_slice(&app, &[bits.len()], &bits)
-        };
         let mut values = None;
         let (mut passes, taps, strategy) = if count == 0 {
             (Vec::new(), None, RankStrategy::Nothing)
@@ -259,7 +249,7 @@ impl<T: RealElement> Process for RankFilter<T> {
                 pair: false,
                 view: PassView::default(),
             };
-            (vec![pass], Some(tap_bits(&window)?), RankStrategy::Structured { taps: window.taps.len() })
+            (vec![pass], Some(window.taps_on(&app)?), RankStrategy::Structured { taps: window.taps.len() })
         } else if window.full && (window.r == 0 || window.r + 1 == window.taps.len()) {
             // A box minimum or maximum (a rank 0 or n − 1 of a box is one): one pass per axis.
             let max = u8::from(window.r > 0);
@@ -335,7 +325,7 @@ impl<T: RealElement> Process for RankFilter<T> {
             (vec![pass], None, RankStrategy::Network { taps: window.taps.len(), operations })
         } else {
             let program = app.build_program("rank.cl", &source, &format!("{options} -DRANK_BISECT"))?;
-            let taps = tap_bits(&window)?;
+            let taps = window.taps_on(&app)?;
             let pass = Pass {
                 kernel: program.kernel("rank_bisect")?.owned_by(op),
                 source: self.input.clone(),
