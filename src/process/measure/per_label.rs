@@ -548,7 +548,7 @@ impl<T: RealElement> Measure<T> {
             });
         }
         let index = index_type_for(&[labels.layout()], &[n]);
-        let program = program::<T>(labels, index, None)?;
+        let program = measure_program::<T>(labels, index, "")?;
         let found = XData::from_slice(app, &[3], &[0.0f32, 0.0, f32::from_bits(u32::MAX)])?;
         if n > 0 {
             let groups = (labels.len().div_ceil(GROUP * 16)).clamp(1, 4096);
@@ -604,17 +604,11 @@ fn contiguous_refusal(shape: &[usize]) -> Error {
     Error::Unsupported { what: format!("measure of a strided view of shape {shape:?}: give contiguous arrays") }
 }
 
-/// The measurement kernels; with `flags`, the passes specialised to what they accumulate (`MEASURE_FLAGS`).
-fn program<T: RealElement>(labels: &XData<T>, index: IndexType, flags: Option<u32>) -> Result<crate::app::Program> {
+/// The measurement kernels, built with `defines` on top of the element and index types: none for the label scan,
+/// `-DMEASURE_FLAGS=F` for passes specialised to what they accumulate, `-DMOMENT_AXES=N` for the moments pass.
+fn measure_program<T: RealElement>(labels: &XData<T>, index: IndexType, defines: &str) -> Result<crate::app::Program> {
     labels.app().require::<f64>()?;
-    let specialised = flags.map(|f| format!(" -DMEASURE_FLAGS={f}u")).unwrap_or_default();
-    let options = format!("{} -DIDX={}{specialised}", T::build_options(), index.cl_type());
-    labels.app().build_program("measure.cl", &kernels::with_common(kernels::MEASURE), &options)
-}
-
-/// The moments' kernels for data of `axes` axes.
-fn moments_program<T: RealElement>(labels: &XData<T>, index: IndexType, axes: usize) -> Result<crate::app::Program> {
-    let options = format!("{} -DIDX={} -DMOMENT_AXES={axes}", T::build_options(), index.cl_type());
+    let options = format!("{} -DIDX={}{defines}", T::build_options(), index.cl_type());
     labels.app().build_program("measure.cl", &kernels::with_common(kernels::MEASURE), &options)
 }
 
@@ -661,7 +655,7 @@ impl<T: RealElement> Process for Measure<T> {
         let n = labels.len();
         let index = index_type_for(&[labels.layout()], &[n as u64 + 1]);
         let flags = self.params.flags();
-        let program = program::<T>(labels, index, Some(flags))?;
+        let program = measure_program::<T>(labels, index, &format!(" -DMEASURE_FLAGS={flags}u"))?;
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by("measure"));
         let (mode, lookup, lookup_len) = match &self.params.rows {
             LabelRows::Positive => (1, vec![-1i32], 1),
@@ -694,7 +688,7 @@ impl<T: RealElement> Process for Measure<T> {
                 None
             },
             moments: if flags & WANT_MOMENTS != 0 {
-                let program = moments_program::<T>(labels, index, shape.len())?;
+                let program = measure_program::<T>(labels, index, &format!(" -DMOMENT_AXES={}", shape.len()))?;
                 let k = |name: &str| program.kernel(name).map(|k| k.owned_by("measure"));
                 Some((k("measure_zero")?, k("measure_moments")?))
             } else {
