@@ -10,6 +10,22 @@ use crate::prelude::*;
 use crate::{Connectivity, IftParams, Watershed, WatershedIft, WatershedParams};
 use serde::Deserialize;
 
+/// The rules `watershed` and `watershed-ift` share: a flood needs the whole image, refuses colour, and writes
+/// int32 labels.
+macro_rules! flood_rules {
+    () => {
+        fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
+            Err(whole(Self::NAME, shape, "floods basins that can span the whole image"))
+        }
+        fn for_colour(&self, shape: &[usize]) -> Result<Self> {
+            Err(colour_refusal(Self::NAME, shape, "a watershed"))
+        }
+        fn result_dtype(&self) -> Option<Dtype> {
+            Some(Dtype::I32)
+        }
+    };
+}
+
 fn one() -> i64 {
     1
 }
@@ -109,15 +125,7 @@ impl Operation for WatershedArgs {
             _ => Err(real_pair_refusal(Self::NAME, inputs)),
         }
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        Err(whole(Self::NAME, shape, "floods basins that can span the whole image"))
-    }
-    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
-        Err(colour_refusal(Self::NAME, shape, "a watershed"))
-    }
-    fn result_dtype(&self) -> Option<Dtype> {
-        Some(Dtype::I32)
-    }
+    flood_rules!();
     fn files(&self) -> Vec<(&'static str, &str)> {
         let mut files: Vec<(&'static str, &str)> = self.structure.iter().map(|f| ("structure", f.as_str())).collect();
         files.extend(self.mask.iter().map(|f| ("mask", f.as_str())));
@@ -230,15 +238,7 @@ impl Operation for WatershedIftArgs {
             _ => Err(real_pair_refusal(Self::NAME, inputs)),
         }
     }
-    fn reach(&self, shape: &[usize], _axis: usize) -> Result<Reach> {
-        Err(whole(Self::NAME, shape, "floods basins that can span the whole image"))
-    }
-    fn for_colour(&self, shape: &[usize]) -> Result<Self> {
-        Err(colour_refusal(Self::NAME, shape, "a watershed"))
-    }
-    fn result_dtype(&self) -> Option<Dtype> {
-        Some(Dtype::I32)
-    }
+    flood_rules!();
     fn files(&self) -> Vec<(&'static str, &str)> {
         self.structure.iter().map(|f| ("structure", f.as_str())).collect()
     }
