@@ -64,9 +64,7 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     in increasing order. A device array of labels (whole floats, as a device holds labels) is measured where it
     is, with no host copy.
 
-    >>> import itertools
-
-import numpy as np
+    >>> import numpy as np
     >>> from cliper import measure
     >>> measure.regionprops_table(np.array([[0, 1, 1], [2, 2, 0]]), properties=("label", "area", "bbox"))
     {'label': array([1, 2]), 'area': array([2., 2.]), 'bbox-0': array([0, 1]), 'bbox-1': array([1, 0]), 'bbox-2': array([1, 2]), 'bbox-3': array([3, 2])}
