@@ -41,6 +41,22 @@
 #define WANT_POSITIONS 32u
 #define WANT_SHAPE 64u
 
+// NV_RED (NVIDIA GPUs of compute capability 6.0 and later, set by the host): the hardware's own reductions in
+// the L2 cache. A CAS loop retries once per competing writer, and the 26 runs of a label that end at the same time
+// in neighbouring rows made the first pass of a 10⁵-label 8192² image take 37 ms on an H200.
+#ifdef NV_RED
+inline void add_double(volatile global double *p, double v) {
+    asm volatile("red.global.add.f64 [%0], %1;" : : "l"(p), "d"(v) : "memory");
+}
+
+inline void min_ulong(volatile global ulong *p, ulong v) {
+    asm volatile("red.global.min.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+
+inline void max_ulong(volatile global ulong *p, ulong v) {
+    asm volatile("red.global.max.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+#else
 inline void add_double(volatile global double *p, double v) {
     union { ulong u; double d; } old, next;
     old.d = *p;
@@ -69,6 +85,7 @@ inline void max_ulong(volatile global ulong *p, ulong v) {
         old = seen;
     }
 }
+#endif
 
 // A double's bits ordered as the values are (every NaN made the one positive NaN, above +inf).
 inline ulong ordered(double v) {
@@ -116,9 +133,21 @@ kernel void measure_clear(global double *acc, global ulong *keys, global ulong *
     }
 }
 
-// The next element's index (z, y, x) in C order.
-inline void next_index(uint *cz, uint *cy, uint *cx, uint ny, uint nx) {
-    if (++*cx == nx) {
+// The end of the run that starts at element i (index z, y, x = cx): the first element after it whose label differs,
+// or the row's end, or `stop` — a run stays in one row, so its z and y are fixed and its x consecutive. The scan
+// compares the labels alone, so the per-element work of what is measured runs over whole runs.
+inline IDX run_end(global const T *labels, IDX l0, IDX i, IDX stop, uint cx, uint nx) {
+    const T l = labels[l0 + i];
+    const IDX end = min(stop, i + (IDX)(nx - cx));
+    IDX j = i + 1;
+    while (j < end && labels[l0 + j] == l) j++;
+    return j;
+}
+
+// Moves the index (z, y, x) on by `len` elements of one row (to the next row's start when it reaches the end).
+inline void step_run(uint *cz, uint *cy, uint *cx, uint len, uint ny, uint nx) {
+    *cx += len;
+    if (*cx == nx) {
         *cx = 0;
         if (++*cy == ny) {
             *cy = 0;
@@ -127,7 +156,14 @@ inline void next_index(uint *cz, uint *cy, uint *cx, uint ny, uint nx) {
     }
 }
 
-// What one run of a label adds to its row (`count` > 0).
+// Σ x over x = a … a + len − 1, and Σ x², exactly (whole numbers below 2⁵³ in double).
+inline double sum_x(double a, double len) { return len * a + len * (len - 1.0) * 0.5; }
+inline double sum_xx(double a, double len) {
+    const double b = a + len - 1.0;
+    return (b * (b + 1.0) * (2.0 * b + 1.0) - (a - 1.0) * a * (2.0 * a - 1.0)) / 6.0;
+}
+
+// What one stretch of a label adds to its row (`count` > 0).
 inline void flush_run(long row, uint flags, double count, double sum, double cz, double cy, double cx, ulong kmin,
                       ulong kmax, ulong lz, ulong ly, ulong lx, ulong hz, ulong hy, ulong hx, global double *acc,
                       global ulong *keys, global ulong *box) {
@@ -158,7 +194,8 @@ inline void flush_run(long row, uint flags, double count, double sum, double cz,
 
 // The first pass: counts, sums, coordinate-weighted sums, extrema (NaN ignored by the minimum — scipy's sorted
 // order puts NaN last — and kept by the maximum), bounding boxes. `has_image` 0: every value is 1 (the labels'
-// own measurements: sizes, unweighted centroids, boxes).
+// own measurements: sizes, unweighted centroids, boxes). The work-item sums privately while the label stays the
+// same (across rows too) and flushes when it changes.
 kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX l0, IDX n, IDX chunk, uint mode,
                          global const int *rows, uint lookup, uint flags, int has_image, global double *acc,
                          global ulong *keys, global ulong *box, uint ny, uint nx) {
@@ -173,7 +210,9 @@ kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX 
     double count = 0, sum = 0, wz = 0, wy = 0, wx = 0;
     ulong kmin = ~0ul, kmax = 0;
     uint lz = ~0u, ly = ~0u, lx = ~0u, hz = 0, hy = 0, hx = 0;
-    for (IDX i = start; i < stop; i++) {
+    for (IDX i = start; i < stop;) {
+        const IDX j = run_end(labels, l0, i, stop, cx, nx);
+        const uint len = (uint)(j - i);
         const long r = row_of(labels[l0 + i], mode, rows, lookup);
         if (r != row) {
             if (row >= 0 && count > 0)
@@ -186,18 +225,31 @@ kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX 
             hz = hy = hx = 0;
         }
         if (r >= 0) {
-            const double v = has_image ? (double)x[x0 + i] : 1.0;
-            count += 1.0;
-            sum += v;
-            if (flags & WANT_COM) {
-                wz += v * (double)cz;
-                wy += v * (double)cy;
-                wx += v * (double)cx;
-            }
-            if (flags & WANT_EXTREMA) {
-                const ulong k = ordered(v);
-                if (!isnan(v)) kmin = min(kmin, k);
+            count += (double)len;
+            double run_sum = 0, run_x = 0;
+            if (has_image) {
+                for (IDX e = i; e < j; e++) {
+                    const double v = (double)x[x0 + e];
+                    run_sum += v;
+                    if (flags & WANT_COM) run_x += v * (double)(cx + (uint)(e - i));
+                    if (flags & WANT_EXTREMA) {
+                        const ulong k = ordered(v);
+                        if (!isnan(v)) kmin = min(kmin, k);
+                        kmax = max(kmax, k);
+                    }
+                }
+            } else {
+                run_sum = (double)len;
+                run_x = sum_x((double)cx, (double)len);
+                const ulong k = ordered(1.0);
+                kmin = min(kmin, k);
                 kmax = max(kmax, k);
+            }
+            sum += run_sum;
+            if (flags & WANT_COM) {
+                wz += run_sum * (double)cz;
+                wy += run_sum * (double)cy;
+                wx += run_x;
             }
             if (flags & WANT_BOX) {
                 lz = min(lz, cz);
@@ -205,10 +257,11 @@ kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX 
                 lx = min(lx, cx);
                 hz = max(hz, cz);
                 hy = max(hy, cy);
-                hx = max(hx, cx);
+                hx = max(hx, cx + len - 1);
             }
         }
-        next_index(&cz, &cy, &cx, ny, nx);
+        step_run(&cz, &cy, &cx, len, ny, nx);
+        i = j;
     }
     if (row >= 0 && count > 0)
         flush_run(row, flags, count, sum, wz, wy, wx, kmin, kmax, lz, ly, lx, hz, hy, hx, acc, keys, box);
@@ -216,7 +269,8 @@ kernel void measure_sums(global const T *x, IDX x0, global const T *labels, IDX 
 
 // The second pass, once the sums, extrema and boxes are known: the squared deviations from each row's mean
 // (scipy's centred variance), the first positions (C order) of each row's minimum and maximum, and the region's
-// unweighted coordinate sums and products from its box's first corner (skimage's moments of the region's image).
+// unweighted coordinate sums and products from its box's first corner (skimage's moments of the region's image:
+// per run in closed form, exact whole numbers).
 kernel void measure_second(global const T *x, IDX x0, global const T *labels, IDX l0, IDX n, IDX chunk, uint mode,
                            global const int *rows, uint lookup, uint flags, int has_image, global double *acc,
                            global ulong *keys, global ulong *box, uint ny, uint nx) {
@@ -232,7 +286,8 @@ kernel void measure_second(global const T *x, IDX x0, global const T *labels, ID
     double sz = 0, sy = 0, sx = 0, szz = 0, syy = 0, sxx = 0, szy = 0, szx = 0, syx = 0;
     double bz = 0, by = 0, bx = 0;
     ulong kmin = 0, kmax = 0, pmin = ~0ul, pmax = ~0ul;
-    for (IDX i = start; i <= stop; i++) {
+    for (IDX i = start; i <= stop;) {
+        const IDX j = i < stop ? run_end(labels, l0, i, stop, cx, nx) : stop;
         const long r = i < stop ? row_of(labels[l0 + i], mode, rows, lookup) : -2;
         if (r != row) {
             if (row >= 0) {
@@ -254,7 +309,7 @@ kernel void measure_second(global const T *x, IDX x0, global const T *labels, ID
                     add_double(a + ACC_SHAPE + 8, syx);
                 }
             }
-            if (r < 0 && i == stop) break;
+            if (i == stop) break;
             row = r;
             squares = sz = sy = sx = szz = syy = sxx = szy = szx = syx = 0;
             pmin = pmax = ~0ul;
@@ -268,31 +323,38 @@ kernel void measure_second(global const T *x, IDX x0, global const T *labels, ID
                 bx = (double)box[row * BOX_STRIDE + 2];
             }
         }
+        const uint len = (uint)(j - i);
         if (row >= 0) {
-            const double v = has_image ? (double)x[x0 + i] : 1.0;
-            if (flags & WANT_SQUARES) {
-                const double d = v - mean;
-                squares += d * d;
-            }
-            if (flags & WANT_POSITIONS) {
-                const ulong k = ordered(v);
-                if (k == kmin && pmin == ~0ul) pmin = (ulong)i;
-                if (k == kmax && pmax == ~0ul) pmax = (ulong)i;
+            if (flags & (WANT_SQUARES | WANT_POSITIONS)) {
+                for (IDX e = i; e < j; e++) {
+                    const double v = has_image ? (double)x[x0 + e] : 1.0;
+                    if (flags & WANT_SQUARES) {
+                        const double d = v - mean;
+                        squares += d * d;
+                    }
+                    if (flags & WANT_POSITIONS) {
+                        const ulong k = ordered(v);
+                        if (k == kmin && pmin == ~0ul) pmin = (ulong)e;
+                        if (k == kmax && pmax == ~0ul) pmax = (ulong)e;
+                    }
+                }
             }
             if (flags & WANT_SHAPE) {
-                const double z = (double)cz - bz, y = (double)cy - by, w = (double)cx - bx;
-                sz += z;
-                sy += y;
-                sx += w;
-                szz += z * z;
-                syy += y * y;
-                sxx += w * w;
-                szy += z * y;
-                szx += z * w;
-                syx += y * w;
+                const double z = (double)cz - bz, y = (double)cy - by, w = (double)cx - bx, m = (double)len;
+                const double xs = sum_x(w, m), xxs = sum_xx(w, m);
+                sz += m * z;
+                sy += m * y;
+                sx += xs;
+                szz += m * z * z;
+                syy += m * y * y;
+                sxx += xxs;
+                szy += m * z * y;
+                szx += z * xs;
+                syx += y * xs;
             }
         }
-        next_index(&cz, &cy, &cx, ny, nx);
+        step_run(&cz, &cy, &cx, len, ny, nx);
+        i = j;
     }
 }
 
@@ -301,7 +363,8 @@ kernel void measure_second(global const T *x, IDX x0, global const T *labels, ID
 // data's last MOMENT_AXES axes), coordinates from the region's box corner (skimage's moments of the region's
 // image), and with `weighted` the same sums weighted by the image's values (its moments_weighted). `moments` holds
 // per row MOMENT_COUNT unweighted sums, then MOMENT_COUNT weighted ones (flat index a·16 + b·4 + c over the axes
-// there are). A third pass, once the boxes are known.
+// there are). A third pass, once the boxes are known. Per run (z and y fixed) the four sums Σ x^c (and Σ v·x^c)
+// are taken first, so the per-element work is four terms, not MOMENT_COUNT.
 #if MOMENT_AXES == 1
 #define MOMENT_COUNT 4
 #elif MOMENT_AXES == 2
@@ -321,7 +384,8 @@ kernel void measure_moments(global const T *x, IDX x0, global const T *labels, I
     const global ulong *corner = box;
     double plain[MOMENT_COUNT], heavy[MOMENT_COUNT];
     for (int k = 0; k < MOMENT_COUNT; k++) plain[k] = heavy[k] = 0;
-    for (IDX i = start; i <= stop; i++) {
+    for (IDX i = start; i <= stop;) {
+        const IDX j = i < stop ? run_end(labels, l0, i, stop, cx, nx) : stop;
         const long r = i < stop ? row_of(labels[l0 + i], mode, rows, lookup) : -2;
         if (r != row) {
             if (row >= 0) {
@@ -332,14 +396,24 @@ kernel void measure_moments(global const T *x, IDX x0, global const T *labels, I
                     plain[k] = heavy[k] = 0;
                 }
             }
-            if (r < 0 && i == stop) break;
+            if (i == stop) break;
             row = r;
             if (row >= 0) corner = box + row * BOX_STRIDE;
         }
+        const uint len = (uint)(j - i);
         if (row >= 0) {
-            const double v = weighted ? (double)x[x0 + i] : 1.0;
-            const double w = (double)cx - (double)corner[2];
-            const double px[4] = {1.0, w, w * w, w * w * w};
+            // Σ x^c and Σ v·x^c over the run, x from the box corner.
+            double sx[4] = {0, 0, 0, 0}, svx[4] = {0, 0, 0, 0};
+            const double w0 = (double)cx - (double)corner[2];
+            for (uint e = 0; e < len; e++) {
+                const double w = w0 + (double)e;
+                const double px[4] = {1.0, w, w * w, w * w * w};
+                const double v = weighted ? (double)x[x0 + i + e] : 0.0;
+                for (int c = 0; c < 4; c++) {
+                    sx[c] += px[c];
+                    svx[c] += v * px[c];
+                }
+            }
 #if MOMENT_AXES >= 2
             const double y = (double)cy - (double)corner[1];
             const double py[4] = {1.0, y, y * y, y * y * y};
@@ -350,17 +424,18 @@ kernel void measure_moments(global const T *x, IDX x0, global const T *labels, I
 #endif
             for (int k = 0; k < MOMENT_COUNT; k++) {
 #if MOMENT_AXES == 1
-                const double term = px[k];
+                const double outer = 1.0;
 #elif MOMENT_AXES == 2
-                const double term = py[k >> 2] * px[k & 3];
+                const double outer = py[k >> 2];
 #else
-                const double term = pz[k >> 4] * py[(k >> 2) & 3] * px[k & 3];
+                const double outer = pz[k >> 4] * py[(k >> 2) & 3];
 #endif
-                plain[k] += term;
-                if (weighted) heavy[k] += v * term;
+                plain[k] += outer * sx[k & 3];
+                if (weighted) heavy[k] += outer * svx[k & 3];
             }
         }
-        next_index(&cz, &cy, &cx, ny, nx);
+        step_run(&cz, &cy, &cx, len, ny, nx);
+        i = j;
     }
 }
 

@@ -453,7 +453,10 @@ impl ClApp {
     fn open(info: DeviceInfo, device: Device, profiling: bool, disk: Option<ProgramCache>) -> Result<ClApp> {
         let context =
             Context::from_device(&device).during(|| format!("creating an OpenCL context on `{}`", info.name))?;
-        let queue = ffi::Queue::create(&context, profiling)
+        // A device with memory of its own (a discrete GPU) has host commands' regions copied, not mapped.
+        // (CL_DEVICE_HOST_UNIFIED_MEMORY, deprecated from OpenCL 2.0 but answered; unknown counts as separate.)
+        let staged = info.kind != DeviceKind::Cpu && !device.host_unified_memory().unwrap_or(false);
+        let queue = ffi::Queue::create(&context, profiling, staged)
             .during(|| format!("creating a command queue on `{}`", info.name))?;
         let memory_limit = info.global_mem_bytes;
         Ok(ClApp {

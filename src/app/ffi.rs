@@ -47,6 +47,10 @@ type ClResult<T> = std::result::Result<T, ClError>;
 pub(crate) struct Queue {
     queue: CommandQueue,
     enqueue: RwLock<()>,
+    /// Whether a host command's "mappings" are copies read (and written back) by ordinary transfers: on a device
+    /// with its own memory, NVIDIA's map allocates and registers host memory each time (about 1 GB/s on an H200,
+    /// against several times that for a read into ordinary memory); on a CPU a map is the memory itself.
+    staged: bool,
 }
 
 thread_local! {
@@ -58,6 +62,8 @@ thread_local! {
 struct Held<'a, G> {
     queue: &'a CommandQueue,
     _guard: G,
+    /// The queue's [`Queue::staged`] (only a host command's exclusive hold uses it).
+    staged: bool,
 }
 
 impl<G> Drop for Held<'_, G> {
@@ -68,14 +74,15 @@ impl<G> Drop for Held<'_, G> {
 
 impl Queue {
     /// Creates the app's queue on the context's device: in order (`host_gemm` and `with_mapped` rely on it), with
-    /// event profiling when `profiling` is on.
-    pub(crate) fn create(context: &Context, profiling: bool) -> ClResult<Queue> {
+    /// event profiling when `profiling` is on, host commands' regions copied rather than mapped when `staged`
+    /// (a device whose memory is not the host's).
+    pub(crate) fn create(context: &Context, profiling: bool, staged: bool) -> ClResult<Queue> {
         use opencl3::command_queue::CL_QUEUE_PROFILING_ENABLE;
         let properties = if profiling { CL_QUEUE_PROFILING_ENABLE } else { 0 };
         // clCreateCommandQueue is deprecated from OpenCL 2.0 but present everywhere, 1.2 devices included.
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(context, properties)?;
-        Ok(Queue { queue, enqueue: RwLock::new(()) })
+        Ok(Queue { queue, enqueue: RwLock::new(()), staged })
     }
 
     /// Waits until every command enqueued so far has finished (no lock: it enqueues nothing).
@@ -89,7 +96,7 @@ impl Queue {
         // Poisoned only by a host command that panicked; its mappings were undone on the way out (`Mappings`).
         let guard = self.enqueue.read().unwrap_or_else(PoisonError::into_inner);
         HOLDS_A_QUEUE.set(true);
-        Ok(Held { queue: &self.queue, _guard: guard })
+        Ok(Held { queue: &self.queue, _guard: guard, staged: self.staged })
     }
 
     /// The lock for a host command, taken alone: every command enqueued before has been submitted, and none is
@@ -98,7 +105,7 @@ impl Queue {
         refuse_nested_lock()?;
         let guard = self.enqueue.write().unwrap_or_else(PoisonError::into_inner);
         HOLDS_A_QUEUE.set(true);
-        Ok(Held { queue: &self.queue, _guard: guard })
+        Ok(Held { queue: &self.queue, _guard: guard, staged: self.staged })
     }
 }
 
@@ -287,16 +294,30 @@ pub(crate) fn program_from_binary(
 }
 
 /// The buffers a host command has mapped, while it holds its queue alone. Unmapped by [`Mappings::unmap`], or
-/// when dropped: a command that ends early, by an error or a panic, leaves no mapping behind.
+/// when dropped: a command that ends early, by an error or a panic, leaves no mapping behind. On a staged queue
+/// (a device with its own memory) a "mapping" is a host copy read by a blocking transfer and written back by one
+/// at the unmap when it was mapped for writing; one dropped early is not written back.
 struct Mappings<'q> {
     queue: &'q CommandQueue,
     mapped: Vec<(cl_mem, *mut c_void)>,
+    /// The host copies of a staged queue, in the order mapped (empty when mapping).
+    copies: Vec<StagedCopy>,
+    staged: bool,
+}
+
+/// A staged mapping: where it came from and its host copy (16-byte units, so that any element type is aligned).
+struct StagedCopy {
+    mem: cl_mem,
+    offset: usize,
+    bytes: usize,
+    write: bool,
+    copy: Vec<u128>,
 }
 
 impl<'q> Mappings<'q> {
     /// No mappings yet, on the queue `held` holds alone (only then may buffers be mapped).
     fn new(held: &'q Held<'_, RwLockWriteGuard<'_, ()>>) -> Mappings<'q> {
-        Mappings { queue: held.queue, mapped: Vec::new() }
+        Mappings { queue: held.queue, mapped: Vec::new(), copies: Vec::new(), staged: held.staged }
     }
 
     /// Maps `bytes` bytes (at least 1) of `mem` from `offset` into host memory with `flags`, blocking: on the
@@ -310,6 +331,9 @@ impl<'q> Mappings<'q> {
         bytes: usize,
         align: usize,
     ) -> ClResult<*mut c_void> {
+        if self.staged {
+            return self.copy_in(mem, flags, offset, bytes);
+        }
         let mut pointer: cl_mem = ptr::null_mut();
         // SAFETY: a blocking map of a region OpenCL checks against the buffer's size (CL_INVALID_VALUE when it is
         // outside); the pointer is kept here and unmapped once, by `unmap` or on drop.
@@ -335,19 +359,83 @@ impl<'q> Mappings<'q> {
         }
     }
 
+    /// A staged mapping: the region read into a host copy (16-byte aligned, enough for every element type).
+    fn copy_in(
+        &mut self,
+        mem: cl_mem,
+        flags: opencl3::types::cl_map_flags,
+        offset: usize,
+        bytes: usize,
+    ) -> ClResult<*mut c_void> {
+        let mut copy = vec![0u128; bytes.div_ceil(16).max(1)];
+        if bytes > 0 {
+            // SAFETY: a blocking read of `bytes` bytes (OpenCL checks the region against the buffer) into `copy`,
+            // which holds at least that many and outlives the call.
+            let event = unsafe {
+                opencl3::command_queue::enqueue_read_buffer(
+                    self.queue.get(),
+                    mem,
+                    CL_BLOCKING,
+                    offset,
+                    bytes,
+                    copy.as_mut_ptr().cast::<c_void>(),
+                    0,
+                    ptr::null(),
+                )?
+            };
+            drop(Event::new(event));
+        }
+        let pointer = copy.as_mut_ptr().cast::<c_void>();
+        let write = flags & opencl3::memory::CL_MAP_WRITE != 0;
+        // The vector's heap block, which `pointer` points into, stays where it is while the copy is kept here.
+        self.copies.push(StagedCopy { mem, offset, bytes, write, copy });
+        Ok(pointer)
+    }
+
     /// Unmaps every buffer, in the order mapped; the unmaps' events, in that order. Every unmap is tried; the
-    /// first failure is returned.
+    /// first failure is returned. A staged copy mapped for writing is written back (blocking); one only read
+    /// answers a marker.
     fn unmap(mut self) -> ClResult<Vec<Event>> {
-        let mapped = std::mem::take(&mut self.mapped);
-        let mut events = Vec::with_capacity(mapped.len());
+        let mut events = Vec::with_capacity(self.mapped.len() + self.copies.len());
         let mut failure = None;
-        for (mem, pointer) in mapped {
+        for (mem, pointer) in std::mem::take(&mut self.mapped) {
             match unmap_one(self.queue, mem, pointer) {
                 Ok(event) => events.push(event),
                 Err(e) => failure = failure.or(Some(e)),
             }
         }
+        for copy in std::mem::take(&mut self.copies) {
+            match copy_out(self.queue, &copy) {
+                Ok(event) => events.push(event),
+                Err(e) => failure = failure.or(Some(e)),
+            }
+        }
         failure.map_or(Ok(events), Err)
+    }
+}
+
+/// Writes a staged copy back when it was mapped for writing (blocking, so the copy may go at once); a marker
+/// event for one only read.
+fn copy_out(queue: &CommandQueue, staged: &StagedCopy) -> ClResult<Event> {
+    if staged.write && staged.bytes > 0 {
+        // SAFETY: a blocking write of `bytes` bytes from the copy, which holds at least that many (read from the
+        // same region, which OpenCL checked then and checks again) and outlives the call.
+        let event = unsafe {
+            opencl3::command_queue::enqueue_write_buffer(
+                queue.get(),
+                staged.mem,
+                CL_BLOCKING,
+                staged.offset,
+                staged.bytes,
+                staged.copy.as_ptr().cast::<c_void>(),
+                0,
+                ptr::null(),
+            )?
+        };
+        Ok(Event::new(event))
+    } else {
+        // SAFETY: a marker with no wait list reads no host memory.
+        unsafe { queue.enqueue_marker_with_wait_list(&[]) }
     }
 }
 
@@ -638,7 +726,7 @@ mod tests {
     fn setup() -> (Queue, Context) {
         let (_, device) = super::super::device::discover().unwrap().remove(0);
         let context = Context::from_device(&device).unwrap();
-        (Queue::create(&context, false).unwrap(), context)
+        (Queue::create(&context, false, false).unwrap(), context)
     }
 
     fn operand(buffer: &Buffer<u8>, row_stride: usize, col_stride: usize) -> HostOperand<'_> {
@@ -697,6 +785,33 @@ mod tests {
         let out = Region { buffer: &written, lo: 0, hi: 4 };
         let answer = with_mapped::<f32, f32, usize>(&queue, &[huge], &out, |ins, _| ins[0].len());
         assert_eq!(answer.map(|(len, _)| len).map_err(|e| e.0), Err(CL_INVALID_VALUE));
+    }
+
+    /// Mapped (a CPU's memory) and staged (copies, as on a device with memory of its own): the closure sees the
+    /// regions' values from `lo` on, and what it writes reaches the device at the unmap.
+    #[test]
+    fn mapped_and_staged_regions_read_and_write_the_same() {
+        let (_, context) = setup();
+        for staged in [false, true] {
+            let queue = Queue::create(&context, false, staged).unwrap();
+            let [read, written] = [(); 2].map(|()| create_buffer(&context, 5 * 8).unwrap());
+            write_buffer(&queue, &read, 0, &[1.0f64, 2.0, 3.0, 4.0, 5.0]).unwrap();
+            write_buffer(&queue, &written, 0, &[9.0f64; 5]).unwrap();
+            let ins = [Region { buffer: &read, lo: 1, hi: 4 }];
+            let out = Region { buffer: &written, lo: 2, hi: 5 };
+            let (seen, _) = with_mapped::<f64, f64, _>(&queue, &ins, &out, |ins, out| {
+                let seen = (ins[0].to_vec(), out.to_vec());
+                for (o, i) in out.iter_mut().zip(ins[0]) {
+                    *o = 10.0 * i;
+                }
+                seen
+            })
+            .unwrap();
+            assert_eq!(seen, (vec![2.0, 3.0, 4.0], vec![9.0; 3]), "staged {staged}");
+            let mut back = [0.0f64; 5];
+            read_buffer(&queue, &written, 0, &mut back).unwrap();
+            assert_eq!(back, [9.0, 9.0, 20.0, 30.0, 40.0], "staged {staged}");
+        }
     }
 
     #[test]

@@ -66,9 +66,29 @@ fn compare<T: RealElement>(case: &str, types: &str, image: Option<&str>) {
     let labels = device::<T>(&labels_values);
     let image = image.map(|name| device::<T>(&npy(name)));
     let index: Vec<f64> = want[case]["index"].as_array().unwrap().iter().map(num).collect();
-    let params = MeasureParams::new(&all_stats(), LabelRows::Labels(index.clone()));
-    let columns = params.columns(labels_values.ndim());
-    let table = Measure::apply(image.as_ref(), &labels, params).unwrap();
+    // The device's own chunks, then 7 elements per work-item: runs split where chunks meet, as on a GPU's 256.
+    for chunk in [None, Some(7)] {
+        let mut params = MeasureParams::new(&all_stats(), LabelRows::Labels(index.clone()));
+        params.chunk = chunk;
+        compare_table(case, types, &want, &labels, image.as_ref(), params);
+    }
+}
+
+fn compare_table<T: RealElement>(
+    case: &str,
+    types: &str,
+    want: &serde_json::Value,
+    labels: &XData<T>,
+    image: Option<&XData<T>>,
+    params: MeasureParams,
+) {
+    let index = match &params.rows {
+        LabelRows::Labels(index) => index.clone(),
+        LabelRows::Positive => vec![1.0],
+    };
+    let columns = params.columns(labels.shape().len());
+    let chunk = params.chunk;
+    let table = Measure::apply(image, labels, params).unwrap();
     assert_eq!(table.shape(), &[index.len(), columns.len()]);
     let values = table.to_vec().unwrap();
     let mut wrong = Vec::new();
@@ -92,7 +112,7 @@ fn compare<T: RealElement>(case: &str, types: &str, image: Option<&str>) {
             }
         }
     }
-    assert!(wrong.is_empty(), "{case} {types}: {} values differ:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(wrong.is_empty(), "{case} {types} chunk {chunk:?}: {} values differ:\n{}", wrong.len(), wrong.join("\n"));
 }
 
 #[test]
@@ -178,7 +198,6 @@ fn regionprops_properties_equal_scikit_image() {
     for case in ["2d", "3d"] {
         let labels = device::<f64>(&npy(&format!("labels_{case}")));
         let image = device::<f64>(&npy(&format!("image_{case}")));
-        let ndim = labels.shape().len();
         let properties: Vec<(&str, MeasureStat)> = want[case]["properties"]
             .as_array()
             .unwrap()
@@ -187,42 +206,61 @@ fn regionprops_properties_equal_scikit_image() {
             .collect();
         let stats: Vec<MeasureStat> = properties.iter().map(|(_, s)| *s).collect();
         let rows = Measure::present_labels(&labels).unwrap();
-        let table = Measure::apply(Some(&image), &labels, MeasureParams::new(&stats, LabelRows::Labels(rows))).unwrap();
-        let names: Vec<String> =
-            std::iter::once("label".to_string())
-                .chain(properties.iter().flat_map(|(name, stat)| {
-                    stat.columns(ndim).into_iter().map(move |c| c.replacen(stat.name(), name, 1))
-                }))
-                .collect();
-        let values = table.to_vec().unwrap();
-        let reference = &want[case]["columns"];
-        let mut wrong = Vec::new();
-        for (k, name) in names.iter().enumerate() {
-            let expected: Vec<f64> =
-                reference[name].as_array().unwrap_or_else(|| panic!("{name}")).iter().map(num).collect();
-            let got: Vec<f64> = values.chunks(names.len()).map(|row| row[k]).collect();
-            assert_eq!(got.len(), expected.len(), "{case} {name}: rows");
-            let exact = ["label", "area", "num_pixels", "bbox", "intensity_min", "intensity_max"];
-            let loose = ["inertia_tensor_eigvals", "eccentricity", "orientation"];
-            // The largest magnitude of a moment column: central moments come from the raw ones by a binomial
-            // expansion whose cancellation leaves an error relative to the column's scale, not to each value.
-            let column_scale = expected.iter().filter(|e| e.is_finite()).fold(0.0f64, |m, e| m.max(e.abs()));
-            for (g, e) in got.iter().zip(&expected) {
-                let ok = if e.is_nan() {
-                    g.is_nan()
-                } else if name.starts_with("moments") {
-                    (g - e).abs() <= 1e-11 * column_scale.max(1.0)
-                } else if exact.iter().any(|p| name.starts_with(p)) {
-                    g == e
-                } else {
-                    let tolerance = if loose.iter().any(|p| name.starts_with(p)) { 1e-9 } else { 1e-12 };
-                    (g - e).abs() <= tolerance * e.abs().max(1.0)
-                };
-                if !ok {
-                    wrong.push(format!("{case} {name}: {g} vs skimage {e}"));
-                }
+        // The CPU's chunks, then 7 elements per work-item (runs split where chunks meet, as on a GPU's 256).
+        for chunk in [None, Some(7)] {
+            let mut params = MeasureParams::new(&stats, LabelRows::Labels(rows.clone()));
+            params.chunk = chunk;
+            regionprops_table_equals(case, &want, &labels, &image, &properties, params);
+        }
+    }
+}
+
+fn regionprops_table_equals(
+    case: &str,
+    want: &serde_json::Value,
+    labels: &XData<f64>,
+    image: &XData<f64>,
+    properties: &[(&str, MeasureStat)],
+    params: MeasureParams,
+) {
+    let ndim = labels.shape().len();
+    let chunk = params.chunk;
+    let table = Measure::apply(Some(image), labels, params).unwrap();
+    let names: Vec<String> = std::iter::once("label".to_string())
+        .chain(
+            properties
+                .iter()
+                .flat_map(|(name, stat)| stat.columns(ndim).into_iter().map(move |c| c.replacen(stat.name(), name, 1))),
+        )
+        .collect();
+    let values = table.to_vec().unwrap();
+    let reference = &want[case]["columns"];
+    let mut wrong = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        let expected: Vec<f64> =
+            reference[name].as_array().unwrap_or_else(|| panic!("{name}")).iter().map(num).collect();
+        let got: Vec<f64> = values.chunks(names.len()).map(|row| row[k]).collect();
+        assert_eq!(got.len(), expected.len(), "{case} {name}: rows");
+        let exact = ["label", "area", "num_pixels", "bbox", "intensity_min", "intensity_max"];
+        let loose = ["inertia_tensor_eigvals", "eccentricity", "orientation"];
+        // The largest magnitude of a moment column: central moments come from the raw ones by a binomial
+        // expansion whose cancellation leaves an error relative to the column's scale, not to each value.
+        let column_scale = expected.iter().filter(|e| e.is_finite()).fold(0.0f64, |m, e| m.max(e.abs()));
+        for (g, e) in got.iter().zip(&expected) {
+            let ok = if e.is_nan() {
+                g.is_nan()
+            } else if name.starts_with("moments") {
+                (g - e).abs() <= 1e-11 * column_scale.max(1.0)
+            } else if exact.iter().any(|p| name.starts_with(p)) {
+                g == e
+            } else {
+                let tolerance = if loose.iter().any(|p| name.starts_with(p)) { 1e-9 } else { 1e-12 };
+                (g - e).abs() <= tolerance * e.abs().max(1.0)
+            };
+            if !ok {
+                wrong.push(format!("{case} chunk {chunk:?} {name}: {g} vs skimage {e}"));
             }
         }
-        assert!(wrong.is_empty(), "{} values differ:\n{}", wrong.len(), wrong.join("\n"));
     }
+    assert!(wrong.is_empty(), "{} values differ:\n{}", wrong.len(), wrong.join("\n"));
 }

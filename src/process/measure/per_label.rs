@@ -348,12 +348,21 @@ pub struct MeasureParams {
     pub stats: Vec<MeasureStat>,
     /// The labels measured.
     pub rows: LabelRows,
+    /// The consecutive elements each work-item walks (default: 256 on a GPU, a sixteenth of a compute unit's
+    /// share on a CPU). Runs of a label are split where chunks meet; tests set small chunks to cover that.
+    pub chunk: Option<usize>,
 }
 
 impl MeasureParams {
     /// `stats` of the labels `rows` names.
     pub fn new(stats: &[MeasureStat], rows: LabelRows) -> MeasureParams {
-        MeasureParams { stats: stats.to_vec(), rows }
+        MeasureParams { stats: stats.to_vec(), rows, chunk: None }
+    }
+
+    /// The same with each work-item walking `chunk` elements (at least 1).
+    pub fn chunk(mut self, chunk: usize) -> MeasureParams {
+        self.chunk = Some(chunk.max(1));
+        self
     }
 
     /// The table's columns for data of `ndim` axes: `label`, then each statistic's.
@@ -492,6 +501,9 @@ struct State {
     mode: u32,
     rows: usize,
     chunk: usize,
+    /// The passes' work-group size: 1 on a CPU (PoCL runs a work-group on one core, and the passes have a few
+    /// large items there), GROUP on a GPU.
+    local: usize,
     index: IndexType,
 }
 
@@ -608,7 +620,10 @@ fn contiguous_refusal(shape: &[usize]) -> Error {
 /// `-DMEASURE_FLAGS=F` for passes specialised to what they accumulate, `-DMOMENT_AXES=N` for the moments pass.
 fn measure_program<T: RealElement>(labels: &XData<T>, index: IndexType, defines: &str) -> Result<crate::app::Program> {
     labels.app().require::<f64>()?;
-    let options = format!("{} -DIDX={}{defines}", T::build_options(), index.cl_type());
+    // NVIDIA's L2 reductions on doubles and 64-bit integers (sm_60 on) replace the kernels' CAS loops.
+    let hardware_reductions = matches!(labels.app().device().compute_capability, Some((major, _)) if major >= 6);
+    let red = if hardware_reductions { " -DNV_RED" } else { "" };
+    let options = format!("{} -DIDX={}{red}{defines}", T::build_options(), index.cl_type());
     labels.app().build_program("measure.cl", &kernels::with_common(kernels::MEASURE), &options)
 }
 
@@ -674,11 +689,12 @@ impl<T: RealElement> Process for Measure<T> {
         let lookup: Vec<f32> = lookup.iter().map(|&r| f32::from_bits(r as u32)).collect();
         let rows = self.params.rows.len().max(1);
         let info = app.device();
-        let chunk = if info.kind == DeviceKind::Cpu {
-            n.div_ceil((info.compute_units as usize * 16).max(1)).max(4096)
+        let (chunk, local) = if info.kind == DeviceKind::Cpu {
+            (n.div_ceil((info.compute_units as usize * 16).max(1)).max(4096), 1)
         } else {
-            256
+            (256, GROUP)
         };
+        let chunk = self.params.chunk.unwrap_or(chunk);
         let kernels = Kernels {
             clear: k("measure_clear")?,
             sums: k("measure_sums")?,
@@ -706,6 +722,7 @@ impl<T: RealElement> Process for Measure<T> {
             mode,
             rows,
             chunk,
+            local,
             index,
         };
         self.plan.set(Plan { kernels, state });
@@ -735,14 +752,14 @@ impl<T: RealElement> Process for Measure<T> {
             .local(&[GROUP])
             .enqueue()?;
         let items = labels.len().div_ceil(state.chunk);
-        let global = [items.div_ceil(GROUP).max(1) * GROUP];
+        let global = [items.div_ceil(state.local).max(1) * state.local];
         let bytes = (labels.len() * std::mem::size_of::<T>() * (1 + has_image as usize)) as u64;
         if n > 0 {
             let [_, ny, nx] = padded;
             let data = Pass { image, labels, n, has_image, flags, ny: ny as u32, nx: nx as u32 };
-            data.args(kernels.sums.launch(), state).global(&global).local(&[GROUP]).work(bytes, 0).enqueue()?;
+            data.args(kernels.sums.launch(), state).global(&global).local(&[state.local]).work(bytes, 0).enqueue()?;
             if let Some(second) = kernels.second.as_mut() {
-                data.args(second.launch(), state).global(&global).local(&[GROUP]).work(bytes, 0).enqueue()?;
+                data.args(second.launch(), state).global(&global).local(&[state.local]).work(bytes, 0).enqueue()?;
             }
         }
         if let Some((zero, moments)) = kernels.moments.as_mut() {
@@ -773,7 +790,7 @@ impl<T: RealElement> Process for Measure<T> {
                     .scalar("ny", ny as u32)
                     .scalar("nx", nx as u32)
                     .global(&global)
-                    .local(&[GROUP])
+                    .local(&[state.local])
                     .work(bytes, n * 2 * moment_count(shape.len()) as u64)
                     .enqueue()?;
             }
