@@ -358,6 +358,25 @@ kernel void measure_second(global const T *x, IDX x0, global const T *labels, ID
     }
 }
 
+// Gathers each row's accumulators the table is made of into `packed` (`count` per row, in the order of `slots`),
+// so that only they cross to the host. A slot numbers the ACC_STRIDE sums, then the KEY_STRIDE keys, the BOX_STRIDE
+// box bounds and the `moments_per_row` moments; values move as bits.
+kernel void measure_pack(global const ulong *acc, global const ulong *keys, global const ulong *box,
+                         global const ulong *moments, uint moments_per_row, global const uint *slots, uint count,
+                         IDX rows, global ulong *packed) {
+    const IDX r = get_global_id(0);
+    if (r >= rows) return;
+    for (uint j = 0; j < count; j++) {
+        const uint s = slots[j];
+        ulong v;
+        if (s < ACC_STRIDE) v = acc[r * ACC_STRIDE + s];
+        else if (s < ACC_STRIDE + KEY_STRIDE) v = keys[r * KEY_STRIDE + s - ACC_STRIDE];
+        else if (s < ACC_STRIDE + KEY_STRIDE + BOX_STRIDE) v = box[r * BOX_STRIDE + s - ACC_STRIDE - KEY_STRIDE];
+        else v = moments[r * moments_per_row + s - ACC_STRIDE - KEY_STRIDE - BOX_STRIDE];
+        packed[r * count + j] = v;
+    }
+}
+
 #ifdef MOMENT_AXES
 // skimage's regionprops moments: per row, the sums over the region of z^a·y^b·x^c (a, b, c from 0 to 3, over the
 // data's last MOMENT_AXES axes), coordinates from the region's box corner (skimage's moments of the region's

@@ -368,7 +368,7 @@ impl<'q> Mappings<'q> {
         bytes: usize,
     ) -> ClResult<*mut c_void> {
         let mut copy = vec![0u128; bytes.div_ceil(16).max(1)];
-        if bytes > 0 {
+        if bytes > 0 && flags & opencl3::memory::CL_MAP_READ != 0 {
             // SAFETY: a blocking read of `bytes` bytes (OpenCL checks the region against the buffer) into `copy`,
             // which holds at least that many and outlives the call.
             let event = unsafe {
@@ -386,7 +386,7 @@ impl<'q> Mappings<'q> {
             drop(Event::new(event));
         }
         let pointer = copy.as_mut_ptr().cast::<c_void>();
-        let write = flags & opencl3::memory::CL_MAP_WRITE != 0;
+        let write = flags & (opencl3::memory::CL_MAP_WRITE | opencl3::memory::CL_MAP_WRITE_INVALIDATE_REGION) != 0;
         // The vector's heap block, which `pointer` points into, stays where it is while the copy is kept here.
         self.copies.push(StagedCopy { mem, offset, bytes, write, copy });
         Ok(pointer)
@@ -677,8 +677,30 @@ pub(crate) fn with_mapped<T: Element, O: Element, R>(
     write: &Region<'_>,
     f: impl FnOnce(&[&[T]], &mut [O]) -> R,
 ) -> ClResult<(R, Event)> {
+    map_and_run(queue, reads, write, false, f)
+}
+
+/// [`with_mapped`] for an `f` that writes every element of the written region: its old values are not fetched
+/// (OpenCL's `CL_MAP_WRITE_INVALIDATE_REGION`; no read on a staged queue), so `f` finds unspecified values there.
+pub(crate) fn with_mapped_overwriting<T: Element, O: Element, R>(
+    queue: &Queue,
+    reads: &[Region<'_>],
+    write: &Region<'_>,
+    f: impl FnOnce(&[&[T]], &mut [O]) -> R,
+) -> ClResult<(R, Event)> {
+    map_and_run(queue, reads, write, true, f)
+}
+
+/// [`with_mapped`], the written region's old values fetched unless `overwritten`.
+fn map_and_run<T: Element, O: Element, R>(
+    queue: &Queue,
+    reads: &[Region<'_>],
+    write: &Region<'_>,
+    overwritten: bool,
+    f: impl FnOnce(&[&[T]], &mut [O]) -> R,
+) -> ClResult<(R, Event)> {
     use opencl3::error_codes::{CL_INVALID_MEM_OBJECT, CL_INVALID_VALUE};
-    use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE};
+    use opencl3::memory::{CL_MAP_READ, CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION};
     if reads.iter().any(|r| r.buffer.get() == write.buffer.get()) {
         return Err(ClError(CL_INVALID_MEM_OBJECT));
     }
@@ -693,7 +715,7 @@ pub(crate) fn with_mapped<T: Element, O: Element, R>(
         let pointer = mappings.map(region.buffer.get(), CL_MAP_READ, offset, bytes, std::mem::align_of::<T>())?;
         read_pointers.push(pointer);
     }
-    let flags = CL_MAP_READ | CL_MAP_WRITE;
+    let flags = if overwritten { CL_MAP_WRITE_INVALIDATE_REGION } else { CL_MAP_READ | CL_MAP_WRITE };
     let out_pointer = mappings.map(write.buffer.get(), flags, write_offset, write_bytes, std::mem::align_of::<O>())?;
     let answer = {
         let mut read_slices: Vec<&[T]> = Vec::with_capacity(reads.len());
@@ -811,6 +833,9 @@ mod tests {
             let mut back = [0.0f64; 5];
             read_buffer(&queue, &written, 0, &mut back).unwrap();
             assert_eq!(back, [9.0, 9.0, 20.0, 30.0, 40.0], "staged {staged}");
+            let (_, _) = with_mapped_overwriting::<f64, f64, _>(&queue, &ins, &out, |_, out| out.fill(7.0)).unwrap();
+            read_buffer(&queue, &written, 0, &mut back).unwrap();
+            assert_eq!(back, [9.0, 9.0, 7.0, 7.0, 7.0], "staged {staged}, overwriting");
         }
     }
 

@@ -19,6 +19,12 @@ const MOST_LABEL: f64 = (1u64 << 28) as f64;
 const ACC_STRIDE: usize = 15;
 const KEY_STRIDE: usize = 4;
 const BOX_STRIDE: usize = 6;
+/// The sums' slots (`kernels/measure.cl`'s ACC_*).
+const ACC_COUNT: usize = 0;
+const ACC_SUM: usize = 1;
+const ACC_SQUARES: usize = 2;
+const ACC_COM: usize = 3;
+const ACC_SHAPE: usize = 6;
 /// Bits of the kernels' `flags`.
 const WANT_SUMS: u32 = 1;
 const WANT_COM: u32 = 2;
@@ -487,6 +493,7 @@ struct Kernels {
     sums: Kernel,
     second: Option<Kernel>,
     moments: Option<(Kernel, Kernel)>,
+    pack: Kernel,
 }
 
 /// The accumulators, the label → row lookup and the launch's shape.
@@ -496,6 +503,11 @@ struct State {
     boxes: XData<f64>,
     /// Per row, the unweighted then the weighted moments (`2 · 4^ndim` doubles; one unused double without moments).
     moments: XData<f64>,
+    /// Per row, the accumulators the table is made of (`slot_list`'s, in its order), gathered on the device so
+    /// that only they cross to the host; `slots` is that list on the device (u32 bits).
+    packed: XData<f64>,
+    slots: XData<f32>,
+    slot_list: Vec<u32>,
     lookup: XData<f32>,
     lookup_len: u32,
     mode: u32,
@@ -710,13 +722,22 @@ impl<T: RealElement> Process for Measure<T> {
             } else {
                 None
             },
+            pack: k("measure_pack")?,
         };
         let moment_values = if flags & WANT_MOMENTS != 0 { rows * 2 * moment_count(shape.len()) } else { 1 };
+        let slots = packed_slots(flags, shape.len());
         let state = State {
             acc: XData::uninit(&app, "measure", &[rows * ACC_STRIDE])?,
             keys: XData::uninit(&app, "measure", &[rows * KEY_STRIDE])?,
             boxes: XData::uninit(&app, "measure", &[rows * BOX_STRIDE])?,
             moments: XData::uninit(&app, "measure", &[moment_values])?,
+            packed: XData::uninit(&app, "measure", &[rows * slots.len()])?,
+            slots: XData::from_slice(
+                &app,
+                &[slots.len()],
+                &slots.iter().map(|&s| f32::from_bits(s)).collect::<Vec<_>>(),
+            )?,
+            slot_list: slots,
             lookup: XData::from_slice(&app, &[lookup.len()], &lookup)?,
             lookup_len,
             mode,
@@ -795,6 +816,22 @@ impl<T: RealElement> Process for Measure<T> {
                     .enqueue()?;
             }
         }
+        let per_row = state.slot_list.len();
+        kernels
+            .pack
+            .launch()
+            .input("acc", &state.acc)
+            .input("keys", &state.keys)
+            .input("box", &state.boxes)
+            .input("moments", &state.moments)
+            .scalar("moments_per_row", (2 * moment_count(shape.len())) as u32)
+            .input("slots", &state.slots)
+            .scalar("count", per_row as u32)
+            .index("rows", idx, state.rows as u64)
+            .output("packed", &state.packed)
+            .global(&[state.rows.div_ceil(GROUP) * GROUP])
+            .local(&[GROUP])
+            .enqueue()?;
         table_on_host(state, &self.params, shape, &self.out)
     }
 
@@ -840,28 +877,70 @@ impl<T: RealElement> Pass<'_, T> {
     }
 }
 
-/// The table from the accumulators, in a host command that maps them (a few doubles per label) and the table.
+/// The table from the packed accumulators, in a host command that maps them (the few doubles per label the
+/// table is made of) and the table, whose every element it writes.
 fn table_on_host(state: &State, params: &MeasureParams, shape: &[usize], out: &XData<f64>) -> Result<()> {
     if out.is_empty() {
         return Ok(());
     }
-    let reads = [
-        Region { buffer: state.acc.storage().buffer(), lo: 0, hi: state.acc.len() },
-        Region { buffer: state.keys.storage().buffer(), lo: 0, hi: state.keys.len() },
-        Region { buffer: state.boxes.storage().buffer(), lo: 0, hi: state.boxes.len() },
-        Region { buffer: state.moments.storage().buffer(), lo: 0, hi: state.moments.len() },
-    ];
+    let reads = [Region { buffer: state.packed.storage().buffer(), lo: 0, hi: state.packed.len() }];
     let write = Region { buffer: out.storage().buffer(), lo: out.offset(), hi: out.offset() + out.len() };
-    let bytes = ((state.acc.len() + state.keys.len() + state.boxes.len() + state.moments.len() + out.len()) * 8) as u64;
-    let inputs = [&state.acc, &state.keys, &state.boxes, &state.moments];
-    HostCommand::new::<f64, f64>("measure", "measure_table", &inputs, &[out])?.work(bytes, 0).run(|queue| {
-        ffi::with_mapped::<f64, f64, ()>(queue, &reads, &write, |read, table| {
-            if let [acc, keys, boxes, moments] = read {
-                fill_table(params, shape, [acc, keys, boxes, moments], table);
+    let bytes = ((state.packed.len() + out.len()) * 8) as u64;
+    HostCommand::new::<f64, f64>("measure", "measure_table", &[&state.packed], &[out])?.work(bytes, 0).run(|queue| {
+        ffi::with_mapped_overwriting::<f64, f64, ()>(queue, &reads, &write, |read, table| {
+            if let [packed] = read {
+                fill_table(params, shape, packed, &state.slot_list, table);
             }
         })
         .map(|((), event)| event)
     })
+}
+
+/// The accumulator slots a table of `flags` over `ndim` axes is made of, as `measure_pack` numbers them: the
+/// ACC_STRIDE sums, then the KEY_STRIDE keys, the BOX_STRIDE box bounds and the moments. The sums and bounds of
+/// axes the data lacks (always 0) are left out.
+fn packed_slots(flags: u32, ndim: usize) -> Vec<u32> {
+    let missing_z = ndim < 3;
+    let missing_y = ndim < 2;
+    // Per slot of the sums and the box: whether it involves z, or y (zy, zx and yx involve both their axes).
+    let (z, y) = (1u8, 2u8);
+    let acc_axes: [u8; ACC_STRIDE] = [0, 0, 0, z, y, 0, z, y, 0, z, y, 0, z | y, z, y];
+    let box_axes: [u8; BOX_STRIDE] = [z, y, 0, z, y, 0];
+    let kept = |axes: u8| !(missing_z && axes & z != 0 || missing_y && axes & y != 0);
+    let mut acc_slots = vec![ACC_COUNT, ACC_SUM];
+    if flags & WANT_SQUARES != 0 {
+        acc_slots.push(ACC_SQUARES);
+    }
+    if flags & WANT_COM != 0 {
+        acc_slots.extend(ACC_COM..ACC_COM + 3);
+    }
+    if flags & WANT_SHAPE != 0 {
+        acc_slots.extend(ACC_SHAPE..ACC_STRIDE);
+    }
+    let mut slots: Vec<u32> =
+        acc_slots.into_iter().filter(|&a| acc_axes.get(a).is_some_and(|&axes| kept(axes))).map(|a| a as u32).collect();
+    let keys = ACC_STRIDE as u32;
+    if flags & WANT_EXTREMA != 0 {
+        slots.extend([keys, keys + 1]);
+    }
+    if flags & WANT_POSITIONS != 0 {
+        slots.extend([keys + 2, keys + 3]);
+    }
+    let boxes = keys + KEY_STRIDE as u32;
+    if flags & WANT_BOX != 0 {
+        slots.extend(
+            (0..BOX_STRIDE).filter(|&b| box_axes.get(b).is_some_and(|&axes| kept(axes))).map(|b| boxes + b as u32),
+        );
+    }
+    let moments = boxes + BOX_STRIDE as u32;
+    let count = moment_count(ndim) as u32;
+    if flags & WANT_MOMENTS != 0 {
+        slots.extend(moments..moments + count);
+    }
+    if flags & WANT_WEIGHTED_MOMENTS != 0 {
+        slots.extend(moments + count..moments + 2 * count);
+    }
+    slots
 }
 
 /// `shape` (1 to 3 axes) as [slices, rows, columns], 1 where it has fewer axes.
@@ -874,33 +953,40 @@ fn padded_shape(shape: &[usize]) -> [usize; 3] {
 }
 
 /// Writes each row of the table: the label, then every statistic's values from the row's accumulators.
-fn fill_table(params: &MeasureParams, shape: &[usize], sums: [&[f64]; 4], table: &mut [f64]) {
-    let [acc, keys, boxes, moments] = sums;
+fn fill_table(params: &MeasureParams, shape: &[usize], packed: &[f64], slots: &[u32], table: &mut [f64]) {
     let width = params.columns(shape.len()).len();
     let labels: Vec<f64> = match &params.rows {
         LabelRows::Labels(labels) => labels.clone(),
         LabelRows::Positive => vec![f64::NAN],
     };
-    let rows = acc.chunks_exact(ACC_STRIDE).zip(keys.chunks_exact(KEY_STRIDE)).zip(boxes.chunks_exact(BOX_STRIDE));
-    let per_row = 2 * moment_count(shape.len());
-    for (row, ((line, label), ((acc, keys), boxes))) in table.chunks_mut(width).zip(labels).zip(rows).enumerate() {
-        let Some(mut sums) = RowSums::new(shape, acc, keys, boxes) else { continue };
-        if let Some(m) = moments.get(row * per_row..(row + 1) * per_row) {
-            sums.moments = m.to_vec();
+    // One row's accumulators at their unpacked places; the slots not packed stay 0 (they are not used).
+    let mut unpacked = vec![0.0f64; ACC_STRIDE + KEY_STRIDE + BOX_STRIDE + 2 * moment_count(shape.len())];
+    let rows = packed.chunks_exact(slots.len().max(1));
+    for ((line, label), row) in table.chunks_mut(width.max(1)).zip(labels).zip(rows) {
+        for (&slot, &value) in slots.iter().zip(row) {
+            if let Some(place) = unpacked.get_mut(slot as usize) {
+                *place = value;
+            }
         }
+        let (acc, rest) = unpacked.split_at(ACC_STRIDE);
+        let (keys, rest) = rest.split_at(KEY_STRIDE);
+        let (boxes, moments) = rest.split_at(BOX_STRIDE);
         let mut values = vec![label];
-        for stat in &params.stats {
-            values.extend(sums.values(*stat));
+        if let Some(sums) = RowSums::new(shape, acc, keys, boxes, moments) {
+            for stat in &params.stats {
+                values.extend(sums.values(*stat));
+            }
         }
-        if line.len() == values.len() {
-            line.copy_from_slice(&values);
+        // Every element is written (the host command does not read the table first): NaN past what was computed.
+        for (place, value) in line.iter_mut().zip(values.into_iter().chain(std::iter::repeat(f64::NAN))) {
+            *place = value;
         }
     }
 }
 
 /// One row's accumulators, read back: what each statistic is made of. Vectors hold z, y, x; the data's axes are
 /// the last `ndim` of them.
-struct RowSums {
+struct RowSums<'a> {
     ndim: usize,
     shape: [usize; 3],
     count: f64,
@@ -916,12 +1002,12 @@ struct RowSums {
     /// The box: first and last index along z, y, x.
     first: [f64; 3],
     last: [f64; 3],
-    /// The moments (`4^ndim` unweighted, then as many weighted; empty when not measured).
-    moments: Vec<f64>,
+    /// The moments (`4^ndim` unweighted, then as many weighted; zeros when not measured).
+    moments: &'a [f64],
 }
 
-impl RowSums {
-    fn new(shape: &[usize], acc: &[f64], keys: &[f64], boxes: &[f64]) -> Option<RowSums> {
+impl<'a> RowSums<'a> {
+    fn new(shape: &[usize], acc: &[f64], keys: &[f64], boxes: &[f64], moments: &'a [f64]) -> Option<RowSums<'a>> {
         let [count, sum, squares, wz, wy, wx, sz, sy, sx, zz, yy, xx, zy, zx, yx]: [f64; ACC_STRIDE] =
             acc.try_into().ok()?;
         let keys: [f64; KEY_STRIDE] = keys.try_into().ok()?;
@@ -939,7 +1025,7 @@ impl RowSums {
             keys: keys.map(f64::to_bits),
             first: [lz, ly, lx].map(bound),
             last: [hz, hy, hx].map(bound),
-            moments: Vec::new(),
+            moments,
         })
     }
 
