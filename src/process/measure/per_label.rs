@@ -9,6 +9,7 @@ use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
+use rayon::prelude::*;
 use std::str::FromStr;
 
 /// Work-items per group.
@@ -954,34 +955,48 @@ fn padded_shape(shape: &[usize]) -> [usize; 3] {
 
 /// Writes each row of the table: the label, then every statistic's values from the row's accumulators.
 fn fill_table(params: &MeasureParams, shape: &[usize], packed: &[f64], slots: &[u32], table: &mut [f64]) {
-    let width = params.columns(shape.len()).len();
+    let width = params.columns(shape.len()).len().max(1);
     let labels: Vec<f64> = match &params.rows {
         LabelRows::Labels(labels) => labels.clone(),
         LabelRows::Positive => vec![f64::NAN],
     };
-    // One row's accumulators at their unpacked places; the slots not packed stay 0 (they are not used).
-    let mut unpacked = vec![0.0f64; ACC_STRIDE + KEY_STRIDE + BOX_STRIDE + 2 * moment_count(shape.len())];
-    let rows = packed.chunks_exact(slots.len().max(1));
-    for ((line, label), row) in table.chunks_mut(width.max(1)).zip(labels).zip(rows) {
-        for (&slot, &value) in slots.iter().zip(row) {
-            if let Some(place) = unpacked.get_mut(slot as usize) {
-                *place = value;
+    let unpacked_len = ACC_STRIDE + KEY_STRIDE + BOX_STRIDE + 2 * moment_count(shape.len());
+    // Rows are independent: spread over the host's cores (10⁵ labels' eigenvalues and moments add up), each
+    // thread with one row's accumulators at their unpacked places (the slots not packed stay 0: not used).
+    let rows = packed.par_chunks_exact(slots.len().max(1));
+    table.par_chunks_mut(width).zip(labels.par_iter()).zip(rows).for_each_init(
+        || vec![0.0f64; unpacked_len],
+        |unpacked, ((line, &label), row)| {
+            for (&slot, &value) in slots.iter().zip(row) {
+                if let Some(place) = unpacked.get_mut(slot as usize) {
+                    *place = value;
+                }
             }
-        }
-        let (acc, rest) = unpacked.split_at(ACC_STRIDE);
-        let (keys, rest) = rest.split_at(KEY_STRIDE);
-        let (boxes, moments) = rest.split_at(BOX_STRIDE);
-        let mut values = vec![label];
-        if let Some(sums) = RowSums::new(shape, acc, keys, boxes, moments) {
-            for stat in &params.stats {
-                values.extend(sums.values(*stat));
+            fill_row(params, shape, label, unpacked, line);
+        },
+    );
+}
+
+/// One table row: the label, then every statistic's values; every element is written (the host command does not
+/// read the table first), NaN past what was computed.
+fn fill_row(params: &MeasureParams, shape: &[usize], label: f64, unpacked: &[f64], line: &mut [f64]) {
+    let (acc, rest) = unpacked.split_at(ACC_STRIDE.min(unpacked.len()));
+    let (keys, rest) = rest.split_at(KEY_STRIDE.min(rest.len()));
+    let (boxes, moments) = rest.split_at(BOX_STRIDE.min(rest.len()));
+    let mut values = line.iter_mut();
+    if let Some(first) = values.next() {
+        *first = label;
+    }
+    if let Some(sums) = RowSums::new(shape, acc, keys, boxes, moments) {
+        for stat in &params.stats {
+            for value in sums.values(*stat) {
+                if let Some(place) = values.next() {
+                    *place = value;
+                }
             }
-        }
-        // Every element is written (the host command does not read the table first): NaN past what was computed.
-        for (place, value) in line.iter_mut().zip(values.into_iter().chain(std::iter::repeat(f64::NAN))) {
-            *place = value;
         }
     }
+    values.for_each(|place| *place = f64::NAN);
 }
 
 /// One row's accumulators, read back: what each statistic is made of. Vectors hold z, y, x; the data's axes are
