@@ -81,7 +81,7 @@ class _Regions:
                 lab, rows = self._numbered(lab, wanted.ravel())
         self.image = np.ascontiguousarray(image)
         self.labels = np.ascontiguousarray(lab)
-        self.rows = [float(r) for r in rows]
+        self.rows = np.asarray(rows, dtype=np.float64).ravel().tolist()
         self.device = None
         self.ndim = self.image.ndim
 
@@ -99,7 +99,7 @@ class _Regions:
         self.input_dtype = input.dtype
         self.scalar = np.isscalar(index) or np.ndim(index) == 0
         self.index_shape = wanted.shape
-        self.rows = [float(r) for r in wanted.ravel()]
+        self.rows = wanted.astype(np.float64).ravel().tolist()
         self.device = (input, labels)
         self.ndim = input.ndim
         return True
@@ -363,13 +363,10 @@ def find_objects(input, max_label=0):
     regions = _Regions(image, labels, np.arange(1, count + 1))
     boxes = regions.measure(["count", "bbox"])
     ndim = labels.ndim
-    result = []
-    for n, box in zip(boxes["count"], boxes["bbox"]):
-        if n == 0:
-            result.append(None)
-        else:
-            result.append(tuple(slice(int(box[k]), int(box[ndim + k]), None) for k in range(ndim)))
-    return result
+    # Python ints through one tolist (an absent label's NaN box made 0 first; it becomes None)
+    bounds = np.where(np.isnan(boxes["bbox"]), 0, boxes["bbox"]).astype(np.int64).tolist()
+    return [None if n == 0 else tuple(slice(box[k], box[ndim + k], None) for k in range(ndim))
+            for n, box in zip(boxes["count"].tolist(), bounds)]
 
 
 def median(input, labels=None, index=None):

@@ -405,12 +405,14 @@ impl<T: RealElement, U: RealElement> Process for Statistic<T, U> {
             0
         };
         // Enough work (items, or groups) to fill the device: split each output's elements into chunks. A CPU runs
-        // a work-group on one core: at least 4 groups per core.
+        // a work-group on one core: at least 4 groups per core. On a GPU 4 groups of 256 per compute unit keep
+        // the loads in flight, and stat_merge walks each output's states one after another: 16 per compute unit
+        // made an H200's 8192² sum spend 0.119 ms merging 2112 states after a 0.080 ms pass.
         let target: u64 = match (group_size, cpu) {
             (0, true) => (info.compute_units as u64 * 16).max(1),
             (0, false) => 1 << 16,
             (_, true) => (info.compute_units as u64 * 4).max(1),
-            (_, false) => (info.compute_units as u64 * 16).max(64),
+            (_, false) => (info.compute_units as u64 * 4).max(64),
         };
         let least = if group_size > 0 { (group_size as u64 * 16).max(MIN_CHUNK) } else { MIN_CHUNK };
         let chunks = target.checked_div(outputs).map_or(1, |c| c.clamp(1, (len / least).max(1)));
