@@ -352,8 +352,8 @@ def find_objects(input, max_label=0):
     """
     if isinstance(input, ndarray):
         # Labels on the device (a device holds them as floats): measured where they are, the largest label by a
-        # device reduction; the label image stands in for the image, whose values a box does not read.
-        labels = image = input
+        # device reduction.
+        labels = input
         top = int(input.max().get()) if input.size else 0
     else:
         labels = _host(input)
@@ -361,12 +361,21 @@ def find_objects(input, max_label=0):
             # scipy's C code takes the labels as integers and refuses other types with this TypeError
             raise TypeError(f"'numpy.{labels.dtype}' object cannot be interpreted as an integer")
         top = int(labels.max()) if labels.size else 0
-        image = np.zeros(labels.shape, np.float32)
     count = top if max_label < 1 else int(max_label)
     if count == 0:
         return []
-    regions = _Regions(image, labels, np.arange(1, count + 1))
-    boxes = regions.measure(["count", "bbox"])
+    index = np.arange(1, count + 1)
+    if isinstance(labels, ndarray) or (top < 2**24 and count < 2**28):
+        # The labels alone (a box reads no image): one float32 upload of host labels exact in float32 (labels
+        # below 1 match no row, as scipy ignores them).
+        device_labels = labels if isinstance(labels, ndarray) else asarray(labels.astype(np.float32))
+        rows = index.astype(np.float64).tolist()
+        table = run("measure", [device_labels], {"stats": ["count", "bbox"], "index": rows}).get()
+        ndim = labels.ndim
+        boxes = {"count": table[:, 1], "bbox": table[:, 2:2 + 2 * ndim]}
+    else:
+        # Larger labels: renumbered by _Regions where they pass what a device label holds.
+        boxes = _Regions(np.zeros(labels.shape, np.float32), labels, index).measure(["count", "bbox"])
     ndim = labels.ndim
     # Python ints through one tolist (an absent label's NaN box made 0 first; it becomes None)
     bounds = np.where(np.isnan(boxes["bbox"]), 0, boxes["bbox"]).astype(np.int64).tolist()
