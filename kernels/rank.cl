@@ -322,6 +322,9 @@ kernel void rank_structured(RANK_ARGS, global const int4 *taps, global const T *
 #define REDUCE_MAX 6
 #define REDUCE_PTP 7
 #define REDUCE_MEDIAN 8
+// Not a numpy function: after median_filter's selection of an odd window's middle value, NaN where the window
+// holds one (numpy's median propagates it; median_filter ranks it).
+#define REDUCE_NAN_WINDOWS 9
 
 #define WINDOW_VALUE(t) \
     LOAD(border_index(cz + taps[t].x, (int)nz), border_index(cy + taps[t].y, (int)ny), \
@@ -386,6 +389,10 @@ kernel void window_reduce(RANK_ARGS, global const int4 *taps, int ntaps, T cval)
             middle[m] = value_of(lo);
         }
         STORE(picks == 1 || middle[0] == middle[1] ? middle[0] : (middle[0] + middle[1]) / (T)2);
+#elif WINDOW_REDUCE == REDUCE_NAN_WINDOWS
+        bool has_nan = false;
+        for (int t = 0; t < ntaps && !has_nan; ++t) has_nan = isnan(WINDOW_VALUE(t));
+        if (has_nan) STORE((T)NAN);
 #endif
     }
 }

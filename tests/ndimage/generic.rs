@@ -101,6 +101,22 @@ fn generic_filter_reductions_equal_scipy_in_f64() {
     check::<f64>();
 }
 
+/// An odd window's median runs as median_filter's selection and a NaN pass (the fixtures above check its values,
+/// NaN and ±inf windows included); an even one keeps the bisection, which averages the middle pair.
+#[test]
+fn an_odd_median_runs_as_median_filter_then_nan_windows() {
+    let x = XData::<f32>::zeros(app(), &[6, 7]).unwrap();
+    let y = XData::<f32>::zeros(app(), &[6, 7]).unwrap();
+    for (size, want) in [
+        (3, GenericStrategy::MedianFilterThenNan { taps: 9 }),
+        (2, GenericStrategy::Taps { function: WindowFunction::Median, taps: 4 }),
+    ] {
+        let mut f = GenericFilter::new(&x, &y, GenericParams::new(WindowFunction::Median).size(&[size]));
+        cliper::Process::run(&mut f).unwrap();
+        assert_eq!(f.strategy(), Some(want));
+    }
+}
+
 #[test]
 fn empty_arrays_and_refusals() {
     let empty = XData::<f32>::zeros(app(), &[0, 5]).unwrap();

@@ -7,6 +7,7 @@
 //! values.
 
 use super::params::{Footprint, RankKind, RankParams};
+use super::rank_filter::RankFilter;
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::RealElement;
@@ -20,6 +21,8 @@ use num_complex::Complex64;
 
 /// Work-items per group, and the most groups one launch uses (the kernel loops over the rest).
 const GROUP: usize = 256;
+/// `window_reduce`'s pass that writes NaN where a window holds one (after median_filter's selection).
+const REDUCE_NAN_WINDOWS: usize = 9;
 const MAX_GROUPS: usize = 1 << 16;
 
 /// The reduction a [`GenericFilter`] applies to each window: numpy's function of that name.
@@ -182,6 +185,12 @@ pub enum GenericStrategy {
         /// Values per window.
         taps: usize,
     },
+    /// The median of an odd window: median_filter's selection (the same middle value), then a pass writing NaN
+    /// where the window holds one, as numpy's median does (docs/benchmarks.md: an H200's 4096² 5×5 median).
+    MedianFilterThenNan {
+        /// Values per window.
+        taps: usize,
+    },
 }
 
 impl std::fmt::Display for GenericStrategy {
@@ -190,6 +199,9 @@ impl std::fmt::Display for GenericStrategy {
             GenericStrategy::Nothing => write!(f, "none"),
             GenericStrategy::Taps { function, taps } => {
                 write!(f, "numpy.{} over the {taps} values of each element's window", function.name())
+            }
+            GenericStrategy::MedianFilterThenNan { taps } => {
+                write!(f, "median_filter's middle of the {taps} values, then NaN where a window holds one")
             }
         }
     }
@@ -213,12 +225,14 @@ pub struct GenericFilter<T: RealElement> {
     input: XData<T>,
     output: XData<T>,
     params: GenericParams,
-    plan: Prepared<Plan>,
+    plan: Prepared<Plan<T>>,
 }
 
-struct Plan {
+struct Plan<T: RealElement> {
     /// `None` for an empty array.
     launch: Option<(Kernel, XData<f32>, PassView)>,
+    /// The median of an odd window: median_filter first (the kernel above then writes the NaN windows).
+    selection: Option<RankFilter<T>>,
     ntaps: i32,
     index: IndexType,
     strategy: GenericStrategy,
@@ -277,24 +291,38 @@ impl<T: RealElement> Process for GenericFilter<T> {
         let index = index_type_for(&[self.input.layout(), self.output.layout()], &[count]);
         let function = self.params.function;
         let ntaps = window.taps.len();
+        // An odd window's median is the middle value median_filter selects (its sorting networks, not a
+        // bisection over the window per element); only the NaN windows differ, which the kernel's pass then sets.
+        let selection = if count > 0 && function == WindowFunction::Median && ntaps % 2 == 1 {
+            let mut params = self.params.window.clone();
+            params.kind = RankKind::Median;
+            let mut rank = RankFilter::new(&self.input, &self.output, params);
+            rank.init()?;
+            Some(rank)
+        } else {
+            None
+        };
+        let code = if selection.is_some() { REDUCE_NAN_WINDOWS } else { function.code() };
         let launch = if count == 0 {
             None
         } else {
             let options = format!(
-                "{} -DIDX={} {} -DWINDOW_REDUCE={}",
+                "{} -DIDX={} {} -DWINDOW_REDUCE={code}",
                 T::build_options(),
                 index.cl_type(),
                 self.params.window.border.build_option(),
-                function.code()
             );
             let program = app.build_program("rank.cl", &kernels::with_common(kernels::RANK), &options)?;
             let taps = window.taps_on(&app)?;
             let view = pass_view(op, &self.input, &self.output, window.rank)?;
             Some((program.kernel("window_reduce")?.owned_by(op), taps, view))
         };
-        let strategy =
-            if launch.is_none() { GenericStrategy::Nothing } else { GenericStrategy::Taps { function, taps: ntaps } };
-        self.plan.set(Plan { launch, ntaps: ntaps as i32, index, strategy });
+        let strategy = match (&launch, &selection) {
+            (None, _) => GenericStrategy::Nothing,
+            (Some(_), Some(_)) => GenericStrategy::MedianFilterThenNan { taps: ntaps },
+            (Some(_), None) => GenericStrategy::Taps { function, taps: ntaps },
+        };
+        self.plan.set(Plan { launch, selection, ntaps: ntaps as i32, index, strategy });
         Ok(())
     }
 
@@ -302,6 +330,9 @@ impl<T: RealElement> Process for GenericFilter<T> {
         let cval = T::from_c64(Complex64::new(self.params.window.border.value(), 0.0));
         let plan = self.plan.get("GenericFilter")?;
         let (idx, ntaps) = (plan.index, plan.ntaps);
+        if let Some(selection) = plan.selection.as_mut() {
+            selection.launch()?;
+        }
         let Some((kernel, taps, view)) = &mut plan.launch else { return Ok(()) };
         let PassView { extents: e, source: sx, target: sy } = *view;
         let count: u64 = e.iter().map(|&n| n as u64).product();
