@@ -101,9 +101,12 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     table = run("regionprops", inputs, {"properties": ["label"] + wanted}).get()
     result = {}
     k = 0
+    # One transposed copy makes every column contiguous: float columns are then views of it, not 10⁵-row
+    # strided copies each.
+    columns = np.ascontiguousarray(table.T)
     for prop in ["label"] + wanted:
         for name in _names(prop, ndim, separator):
-            column = table[:, k] if table.size else np.zeros(0)
-            result[name] = column.astype(np.int64 if prop in _INTEGER else np.float64)
+            column = columns[k] if table.size else np.zeros(0)
+            result[name] = column.astype(np.int64 if prop in _INTEGER else np.float64, copy=False)
             k += 1
     return {name: result[name] for prop in properties for name in _names(prop, ndim, separator)}
