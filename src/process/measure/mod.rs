@@ -4,6 +4,7 @@
 //! Two device passes accumulate in double precision with atomics, one per run of a label along a row (kernels:
 //! `kernels/measure.cl`); the host turns the few accumulators per label into the table.
 
+mod convex;
 mod per_label;
 
 pub use per_label::{LabelRows, Measure, MeasureParams, MeasureStat, MeasureStrategy};

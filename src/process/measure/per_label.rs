@@ -1,5 +1,6 @@
 //! [`Measure`]: scipy.ndimage's measurements of an image over labels, one table row per label.
 
+use super::convex::{RowOf, convex_areas_on_host};
 use crate::app::ffi::{self, Region};
 use crate::app::{DeviceKind, Kernel};
 use crate::data::{HostCommand, Launch, XData};
@@ -30,6 +31,8 @@ const WANT_SHAPE: u32 = 64;
 /// Host-side bits: the moments pass (`measure_moments`), unweighted or also weighted by the image.
 const WANT_MOMENTS: u32 = 128;
 const WANT_WEIGHTED_MOMENTS: u32 = 256;
+/// Host-side bit: the convex hulls' areas (`convex.rs`).
+const WANT_CONVEX: u32 = 512;
 /// Powers per axis of the moments (skimage's order 3: 0 to 3).
 const MOMENT_POWERS: usize = 4;
 
@@ -98,11 +101,18 @@ pub enum MeasureStat {
     MomentsWeightedNormalized,
     /// regionprops' `moments_weighted_hu` (2-D).
     MomentsWeightedHu,
+    /// regionprops' `area_convex` (2-D and 3-D): the elements of the region's box whose centre lies in or on the
+    /// convex hull of its elements each widened by ± ½ along each axis (skimage's `convex_hull_image`), counted
+    /// exactly on the host; 0 for a 3-D region whose voxel centres are flat (one slice, a line, a plane at an
+    /// angle: skimage's hull fails and is empty there).
+    AreaConvex,
+    /// regionprops' `solidity`: the area over `area_convex` (infinite where `area_convex` is 0, as skimage's).
+    Solidity,
 }
 
 impl MeasureStat {
     /// Every statistic, in the order tables list them.
-    pub const ALL: [MeasureStat; 26] = [
+    pub const ALL: [MeasureStat; 28] = [
         MeasureStat::Count,
         MeasureStat::Sum,
         MeasureStat::Mean,
@@ -129,6 +139,8 @@ impl MeasureStat {
         MeasureStat::MomentsWeightedCentral,
         MeasureStat::MomentsWeightedNormalized,
         MeasureStat::MomentsWeightedHu,
+        MeasureStat::AreaConvex,
+        MeasureStat::Solidity,
     ];
 
     /// Its name: scipy.ndimage's function (`sum` for `sum_labels`, `bbox` for `find_objects`' boxes).
@@ -160,12 +172,14 @@ impl MeasureStat {
             MeasureStat::MomentsWeightedCentral => "moments_weighted_central",
             MeasureStat::MomentsWeightedNormalized => "moments_weighted_normalized",
             MeasureStat::MomentsWeightedHu => "moments_weighted_hu",
+            MeasureStat::AreaConvex => "area_convex",
+            MeasureStat::Solidity => "solidity",
         }
     }
 
     /// scikit-image's `regionprops` property names this statistic computes, each with its statistic (`area` and
     /// `num_pixels` are the count; the intensity properties need an image).
-    pub const REGIONPROPS: [(&'static str, MeasureStat); 23] = [
+    pub const REGIONPROPS: [(&'static str, MeasureStat); 25] = [
         ("area", MeasureStat::Count),
         ("num_pixels", MeasureStat::Count),
         ("bbox", MeasureStat::Bbox),
@@ -189,6 +203,8 @@ impl MeasureStat {
         ("moments_weighted_central", MeasureStat::MomentsWeightedCentral),
         ("moments_weighted_normalized", MeasureStat::MomentsWeightedNormalized),
         ("moments_weighted_hu", MeasureStat::MomentsWeightedHu),
+        ("area_convex", MeasureStat::AreaConvex),
+        ("solidity", MeasureStat::Solidity),
     ];
 
     /// Whether it reads the image's values (without an image every value is 1).
@@ -284,6 +300,7 @@ impl MeasureStat {
             | MeasureStat::MomentsWeightedCentral
             | MeasureStat::MomentsWeightedNormalized
             | MeasureStat::MomentsWeightedHu => WANT_SUMS | WANT_BOX | WANT_MOMENTS | WANT_WEIGHTED_MOMENTS,
+            MeasureStat::AreaConvex | MeasureStat::Solidity => WANT_SUMS | WANT_CONVEX,
         }
     }
 }
@@ -397,6 +414,17 @@ impl MeasureParams {
                 format!("{} is defined for 2-D regions (as skimage's); the data has shape {shape:?}", flat.name()),
             ));
         }
+        if let Some(hull) = self.stats.iter().find(|s| matches!(s, MeasureStat::AreaConvex | MeasureStat::Solidity))
+            && shape.len() == 1
+        {
+            return Err(Error::invalid(
+                "measure",
+                format!(
+                    "{} is defined for 2-D and 3-D regions (as skimage's); the data has shape {shape:?}",
+                    hull.name()
+                ),
+            ));
+        }
         if shape.iter().product::<usize>() as u64 >= u64::from(u32::MAX) {
             return Err(Error::Unsupported {
                 what: format!("measure of shape {shape:?}: at most 2^32 − 1 elements")
@@ -487,6 +515,9 @@ struct State {
     boxes: XData<f64>,
     /// Per row, the unweighted then the weighted moments (`2 · 4^ndim` doubles; one unused double without moments).
     moments: XData<f64>,
+    /// Per row, `area_convex` (one unused double without it), and the label → row rule the host applies for it.
+    convex: XData<f64>,
+    convex_rows: Option<RowOf>,
     lookup: XData<f32>,
     lookup_len: u32,
     mode: u32,
@@ -671,6 +702,7 @@ impl<T: RealElement> Process for Measure<T> {
                 (2, lookup, len as u32)
             }
         };
+        let convex_rows = (flags & WANT_CONVEX != 0).then(|| RowOf { mode, lookup: lookup.clone() });
         let lookup: Vec<f32> = lookup.iter().map(|&r| f32::from_bits(r as u32)).collect();
         let rows = self.params.rows.len().max(1);
         let info = app.device();
@@ -701,6 +733,8 @@ impl<T: RealElement> Process for Measure<T> {
             keys: XData::uninit(&app, "measure", &[rows * KEY_STRIDE])?,
             boxes: XData::uninit(&app, "measure", &[rows * BOX_STRIDE])?,
             moments: XData::uninit(&app, "measure", &[moment_values])?,
+            convex: XData::uninit(&app, "measure", &[if convex_rows.is_some() { rows } else { 1 }])?,
+            convex_rows,
             lookup: XData::from_slice(&app, &[lookup.len()], &lookup)?,
             lookup_len,
             mode,
@@ -778,6 +812,9 @@ impl<T: RealElement> Process for Measure<T> {
                     .enqueue()?;
             }
         }
+        if let Some(rows) = &state.convex_rows {
+            convex_areas_on_host(labels, rows, &state.convex)?;
+        }
         table_on_host(state, &self.params, shape, &self.out)
     }
 
@@ -833,14 +870,15 @@ fn table_on_host(state: &State, params: &MeasureParams, shape: &[usize], out: &X
         Region { buffer: state.keys.storage().buffer(), lo: 0, hi: state.keys.len() },
         Region { buffer: state.boxes.storage().buffer(), lo: 0, hi: state.boxes.len() },
         Region { buffer: state.moments.storage().buffer(), lo: 0, hi: state.moments.len() },
+        Region { buffer: state.convex.storage().buffer(), lo: 0, hi: state.convex.len() },
     ];
     let write = Region { buffer: out.storage().buffer(), lo: out.offset(), hi: out.offset() + out.len() };
-    let bytes = ((state.acc.len() + state.keys.len() + state.boxes.len() + state.moments.len() + out.len()) * 8) as u64;
-    let inputs = [&state.acc, &state.keys, &state.boxes, &state.moments];
+    let inputs = [&state.acc, &state.keys, &state.boxes, &state.moments, &state.convex];
+    let bytes = ((inputs.iter().map(|x| x.len()).sum::<usize>() + out.len()) * 8) as u64;
     HostCommand::new::<f64, f64>("measure", "measure_table", &inputs, &[out])?.work(bytes, 0).run(|queue| {
         ffi::with_mapped::<f64, f64, ()>(queue, &reads, &write, |read, table| {
-            if let [acc, keys, boxes, moments] = read {
-                fill_table(params, shape, [acc, keys, boxes, moments], table);
+            if let [acc, keys, boxes, moments, convex] = read {
+                fill_table(params, shape, [acc, keys, boxes, moments, convex], table);
             }
         })
         .map(|((), event)| event)
@@ -857,8 +895,8 @@ fn padded_shape(shape: &[usize]) -> [usize; 3] {
 }
 
 /// Writes each row of the table: the label, then every statistic's values from the row's accumulators.
-fn fill_table(params: &MeasureParams, shape: &[usize], sums: [&[f64]; 4], table: &mut [f64]) {
-    let [acc, keys, boxes, moments] = sums;
+fn fill_table(params: &MeasureParams, shape: &[usize], sums: [&[f64]; 5], table: &mut [f64]) {
+    let [acc, keys, boxes, moments, convex] = sums;
     let width = params.columns(shape.len()).len();
     let labels: Vec<f64> = match &params.rows {
         LabelRows::Labels(labels) => labels.clone(),
@@ -871,6 +909,7 @@ fn fill_table(params: &MeasureParams, shape: &[usize], sums: [&[f64]; 4], table:
         if let Some(m) = moments.get(row * per_row..(row + 1) * per_row) {
             sums.moments = m.to_vec();
         }
+        sums.area_convex = convex.get(row).copied().unwrap_or(f64::NAN);
         let mut values = vec![label];
         for stat in &params.stats {
             values.extend(sums.values(*stat));
@@ -901,6 +940,8 @@ struct RowSums {
     last: [f64; 3],
     /// The moments (`4^ndim` unweighted, then as many weighted; empty when not measured).
     moments: Vec<f64>,
+    /// The convex hull's area (NaN when not measured).
+    area_convex: f64,
 }
 
 impl RowSums {
@@ -923,6 +964,7 @@ impl RowSums {
             first: [lz, ly, lx].map(bound),
             last: [hz, hy, hx].map(bound),
             moments: Vec::new(),
+            area_convex: f64::NAN,
         })
     }
 
@@ -987,6 +1029,8 @@ impl RowSums {
             MeasureStat::MomentsWeightedHu => {
                 hu_moments(&normalized_moments(&central_moments(self.raw_moments(true), self.ndim), self.ndim))
             }
+            MeasureStat::AreaConvex => vec![self.area_convex],
+            MeasureStat::Solidity => vec![n / self.area_convex],
         }
     }
 
