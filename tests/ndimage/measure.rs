@@ -298,3 +298,31 @@ fn convex_hull_properties_of_one_axis_are_refused() {
     let err = Measure::apply(None, &line, params).unwrap_err().to_string();
     assert!(err.contains("solidity") && err.contains("[4]") && !err.contains('\n'), "{err}");
 }
+
+/// regionprops' feret_diameter_max against scikit-image 0.26 on the hull fixtures (tests/fixtures/
+/// make_regionprops.py): every 2-D label, and the 3-D labels skimage measures; a flat 3-D region, where skimage's
+/// marching_cubes raises, is refused naming its label. Exact: the boundary points are half-integers, their squared
+/// distances exact in float64 on both sides, and the square root rounded once.
+#[test]
+fn feret_diameters_equal_scikit_image() {
+    let path = format!("{}/hull.json", dir());
+    let want: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for case in ["2d", "3d"] {
+        let labels = device::<f64>(&npy(&format!("hull_{case}")));
+        let all: Vec<f64> = want[case]["label"].as_array().unwrap().iter().map(num).collect();
+        let ferets = want[case]["feret_diameter_max"].as_array().unwrap();
+        let (measured, flat): (Vec<(f64, &serde_json::Value)>, Vec<_>) =
+            all.iter().copied().zip(ferets).partition(|(_, f)| !f.is_null());
+        let index: Vec<f64> = measured.iter().map(|(l, _)| *l).collect();
+        let params = MeasureParams::new(&[MeasureStat::FeretDiameterMax], LabelRows::Labels(index));
+        let table = Measure::apply(None, &labels, params).unwrap().to_vec().unwrap();
+        let expected: Vec<f64> = measured.iter().flat_map(|(l, f)| [*l, num(f)]).collect();
+        assert_eq!(table, expected, "{case}");
+        assert_eq!(flat.is_empty(), case == "2d");
+        for (label, _) in flat {
+            let params = MeasureParams::new(&[MeasureStat::FeretDiameterMax], LabelRows::Labels(vec![label]));
+            let err = Measure::apply(None, &labels, params).err().unwrap().to_string();
+            assert!(err.contains(&format!("feret_diameter_max of label {label}")) && !err.contains('\n'), "{err}");
+        }
+    }
+}

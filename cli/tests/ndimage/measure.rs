@@ -157,7 +157,7 @@ fn regionprops_writes_scikit_images_table() {
     assert!(stderr.contains("`perimeter`"), "{stderr}");
 }
 
-/// `regionprops --properties label,area_convex,solidity` against scikit-image 0.26 (tests/fixtures/
+/// `regionprops --properties label,area_convex,solidity` (and `feret_diameter_max`) against scikit-image 0.26 (tests/fixtures/
 /// make_regionprops.py's hull.json) on its awkward 2-D and 3-D shapes, exact (counts, and one division of the
 /// same integers: `inf` in the CSV where the 3-D hull of a flat region is empty, as skimage's).
 #[test]
@@ -183,6 +183,18 @@ fn regionprops_convex_hull_properties_equal_scikit_image() {
             assert_eq!(got, expected, "{case} {column}");
         }
     }
+    // feret_diameter_max: every 2-D label (exact); a 3-D label image with flat regions is refused in one line,
+    // as skimage's marching_cubes raises on them, and nothing is written.
+    let out = dir.join("feret.csv");
+    ok(&["regionprops", s(&fixture("hull_2d")), "--properties", "label,feret_diameter_max", "-o", s(&out)]);
+    let (_, rows) = csv(&out);
+    let expected: Vec<f64> = want["2d"]["feret_diameter_max"].as_array().unwrap().iter().map(num).collect();
+    assert_eq!(rows.iter().map(|row| row[1]).collect::<Vec<_>>(), expected);
+    let out = dir.join("feret_3d.csv");
+    let stderr =
+        fails(&["regionprops", s(&fixture("hull_3d")), "--properties", "feret_diameter_max", "-o", s(&out)], 1);
+    assert!(stderr.contains("feret_diameter_max of label 1") && stderr.trim().lines().count() == 1, "{stderr}");
+    assert!(!out.exists());
     let line = dir.join("line.npy");
     let values = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[3]), vec![1.0, 1.0, 0.0]).unwrap();
     cliper::write_npy(&line, &cliper::HostArray::F64(values)).unwrap();

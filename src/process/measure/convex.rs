@@ -14,8 +14,17 @@
 //! 0 (and the solidity infinite). The same rule holds here. A 2-D region always has a hull (the diamonds have an
 //! area), a single pixel's holding that pixel alone.
 //!
+//! regionprops' `feret_diameter_max` is the longest distance between the points skimage's `find_contours` (2-D)
+//! or `marching_cubes` (3-D) put on the boundary of the hull image padded with zeros, at level ½: on a binary
+//! image each such point is the midpoint between an element inside and its neighbour outside along one axis
+//! (marching cubes' extra points in ambiguous cubes lie inside the hull of those, so they never lengthen the
+//! diameter). Along every line of the box the hull image is one interval, so those midpoints are its two ends
+//! pushed out by ½ along each axis; the longest distance is found exactly (squared, in integers) among the
+//! corners of their hull, and its square root rounded once, as skimage's `sqrt(max(pdist(…, 'sqeuclidean')))`.
+//! For a flat 3-D region, whose hull image is empty, skimage's `marching_cubes` raises: it is refused here too.
+//!
 //! These are exact, sequential geometric steps over a few points per region, on the host inside the measure's
-//! queue (`HostCommand`): the labels are mapped once, the areas written to a buffer the table reads.
+//! queue (`HostCommand`): the labels are mapped once, the values written to a buffer the table reads.
 
 use crate::app::ffi::{self, Region};
 use crate::data::{HostCommand, XData};
@@ -64,9 +73,25 @@ impl RowOf {
     }
 }
 
-/// Writes into `areas` (one double per table row) each row's `area_convex`, in a host command that maps the
-/// labels (contiguous, of `shape` with 2 or 3 axes): NaN for a row whose label has no element.
-pub(super) fn convex_areas_on_host<T: RealElement>(labels: &XData<T>, rows: &RowOf, areas: &XData<f64>) -> Result<()> {
+/// What the convex step measures and of which rows.
+pub(super) struct ConvexStep {
+    /// The label → row rule.
+    pub rows: RowOf,
+    /// Whether `feret_diameter_max` is asked (the area always is: it is cheap once the hull is known).
+    pub feret: bool,
+}
+
+/// The values per row the convex step writes: `area_convex`, `feret_diameter_max`.
+pub(super) const CONVEX_STRIDE: usize = 2;
+
+/// Writes into `areas` ([`CONVEX_STRIDE`] doubles per table row) each row's `area_convex` and, when asked, its
+/// `feret_diameter_max` (else NaN), in a host command that maps the labels (contiguous, of 2 or 3 axes): NaN for a
+/// row whose label has no element. A flat 3-D region's Feret diameter is refused, naming its label.
+pub(super) fn convex_areas_on_host<T: RealElement>(
+    labels: &XData<T>,
+    step: &ConvexStep,
+    areas: &XData<f64>,
+) -> Result<()> {
     let shape = labels.shape().to_vec();
     let read = [Region { buffer: labels.storage().buffer(), lo: labels.offset(), hi: labels.offset() + labels.len() }];
     let write = Region { buffer: areas.storage().buffer(), lo: areas.offset(), hi: areas.offset() + areas.len() };
@@ -75,7 +100,7 @@ pub(super) fn convex_areas_on_host<T: RealElement>(labels: &XData<T>, rows: &Row
     HostCommand::new::<T, f64>("measure", "measure_convex", &[labels], &[areas])?.work(bytes, 0).run(|queue| {
         ffi::with_mapped::<T, f64, ()>(queue, &read, &write, |read, out| {
             outcome = match read.first() {
-                Some(values) => fill_areas(values, &shape, rows, out),
+                Some(values) => fill_areas(values, &shape, step, out),
                 None => Err(Error::invalid("measure", "the labels were not mapped")),
             };
         })
@@ -84,14 +109,45 @@ pub(super) fn convex_areas_on_host<T: RealElement>(labels: &XData<T>, rows: &Row
     outcome
 }
 
-/// Each row's area from the labels' values.
-fn fill_areas<T: RealElement>(labels: &[T], shape: &[usize], rows: &RowOf, out: &mut [f64]) -> Result<()> {
+/// Each row's values from the labels' values.
+fn fill_areas<T: RealElement>(labels: &[T], shape: &[usize], step: &ConvexStep, out: &mut [f64]) -> Result<()> {
     let planar = shape.len() == 2;
-    let candidates = run_ends(labels, shape, rows, out.len())?;
-    for (area, points) in out.iter_mut().zip(&candidates) {
-        *area = if points.is_empty() { f64::NAN } else { convex_area(points, planar) as f64 };
+    let candidates = run_ends(labels, shape, &step.rows, out.len() / CONVEX_STRIDE)?;
+    for (row, (values, points)) in out.chunks_exact_mut(CONVEX_STRIDE).zip(&candidates).enumerate() {
+        let image = ConvexImage::of(points, planar);
+        let area = match (&image, points.is_empty()) {
+            (_, true) => f64::NAN,
+            (Some(image), false) => image.area() as f64,
+            (None, false) => 0.0,
+        };
+        let feret = match (&image, points.is_empty() || !step.feret) {
+            (_, true) => f64::NAN,
+            (Some(image), false) => image.feret_diameter(),
+            (None, false) => return Err(flat_feret(&step.rows, row)),
+        };
+        values.copy_from_slice(&[area, feret]);
     }
     Ok(())
+}
+
+/// The refusal of a flat region's Feret diameter, naming its label.
+fn flat_feret(rows: &RowOf, row: usize) -> Error {
+    let label = match rows.mode {
+        1 => "every label above 0".to_string(),
+        0 => format!("label {row}"),
+        _ => rows
+            .lookup
+            .iter()
+            .position(|&r| usize::try_from(r).ok() == Some(row))
+            .map_or_else(|| format!("row {row}"), |label| format!("label {label}")),
+    };
+    Error::invalid(
+        "measure",
+        format!(
+            "feret_diameter_max of {label}: its voxel centres are flat (one slice, a line or a plane), so its convex \
+             hull image is empty and has no surface (skimage's marching_cubes raises there)"
+        ),
+    )
 }
 
 /// Per row, the first and last element (z, y, x) of each line of the data its label touches: the leftmost run's
@@ -144,16 +200,125 @@ fn padded(shape: &[usize]) -> [usize; 3] {
     padded
 }
 
-/// skimage's `area_convex` of a region given by `points` (pixel centres, z, y, x; z = 0 throughout when
-/// `planar`): the grid points inside or on the hull of the points each widened by the diamond; 0 for a 3-D
-/// region whose centres are affinely flat (skimage's empty hull).
-pub(super) fn convex_area(points: &[Point], planar: bool) -> u64 {
-    let Some((lo, hi)) = bounds(points) else { return 0 };
-    let half_spaces = if planar { planar_hull(points) } else { solid_hull(points) };
-    match half_spaces {
-        Some(half_spaces) => count_inside(&half_spaces, lo, hi),
-        None => 0,
+/// skimage's `image_convex` of a region: the grid points of its box inside or on the hull of its elements each
+/// widened by the diamond, as the hull's half-spaces (doubled coordinates) and the box.
+struct ConvexImage {
+    spaces: Vec<HalfSpace>,
+    lo: Point,
+    hi: Point,
+    /// The data's axes among z, y, x: the last two, or all three.
+    axes: std::ops::Range<usize>,
+}
+
+impl ConvexImage {
+    /// The hull image of a region given by `points` (pixel centres, z, y, x; z = 0 throughout when `planar`);
+    /// `None` for no point, or a 3-D region whose centres are affinely flat (skimage's empty hull).
+    fn of(points: &[Point], planar: bool) -> Option<ConvexImage> {
+        let (lo, hi) = bounds(points)?;
+        let spaces = if planar { planar_hull(points) } else { solid_hull(points) }?;
+        Some(ConvexImage { spaces, lo, hi, axes: if planar { 1..3 } else { 0..3 } })
     }
+
+    /// skimage's `area_convex`: how many grid points it holds.
+    fn area(&self) -> u64 {
+        self.lines(2).filter_map(|at| self.along(2, at)).map(|(first, last)| (last - first + 1).unsigned_abs()).sum()
+    }
+
+    /// skimage's `feret_diameter_max`: the longest distance between the midpoints from its elements to their
+    /// neighbours outside, along each axis.
+    fn feret_diameter(&self) -> f64 {
+        let mut ends: Vec<Point> = Vec::new();
+        for axis in self.axes.clone() {
+            for at in self.lines(axis) {
+                if let Some((first, last)) = self.along(axis, at) {
+                    let doubled = at.map(|c| 2 * c);
+                    ends.extend([2 * first - 1, 2 * last + 1].map(|c| replaced(doubled, axis, c)));
+                }
+            }
+        }
+        let corners = if self.axes.start == 1 {
+            polygon(&ends)
+        } else {
+            let flat = slice_corners(&mut ends);
+            Hull::of(&flat).map_or(flat.clone(), |hull| hull.corners())
+        };
+        let longest = corners
+            .iter()
+            .enumerate()
+            .flat_map(|(k, a)| corners.iter().skip(k + 1).map(move |b| squared_distance(a, b)))
+            .max()
+            .unwrap_or(0);
+        // Doubled coordinates: the squared distance is 4 times the true one, which float64 holds exactly.
+        (longest as f64 / 4.0).sqrt()
+    }
+
+    /// The grid points (pixel units) that start the box's lines along `axis`: the box's points with the
+    /// coordinate along `axis` at its least (only the data's axes vary).
+    fn lines(&self, axis: usize) -> impl Iterator<Item = Point> + '_ {
+        let range = |k: usize| {
+            let (lo, hi) = (self.lo.get(k).copied().unwrap_or(0), self.hi.get(k).copied().unwrap_or(0));
+            if k == axis || !self.axes.contains(&k) { lo..=lo } else { lo..=hi }
+        };
+        let (r0, r1, r2) = (range(0), range(1), range(2));
+        r0.flat_map(move |a| {
+            let r2 = r2.clone();
+            r1.clone().flat_map(move |b| r2.clone().map(move |c| [a, b, c]))
+        })
+    }
+
+    /// The least and greatest coordinate along `axis` of the grid points inside, on the line through `at`
+    /// (pixel units) and within the box; `None` where the line misses the hull.
+    fn along(&self, axis: usize, at: Point) -> Option<(i64, i64)> {
+        let (lo, hi) = (self.lo.get(axis).copied()?, self.hi.get(axis).copied()?);
+        let (mut first, mut last) = (i128::from(lo), i128::from(hi));
+        for space in &self.spaces {
+            // n_axis · 2c ≤ rest.
+            let mut rest = space.offset;
+            let mut slope = 0;
+            for (k, (&n, &c)) in space.normal.iter().zip(&at).enumerate() {
+                if k == axis {
+                    slope = n;
+                } else {
+                    rest -= n * 2 * i128::from(c);
+                }
+            }
+            match slope.signum() {
+                1 => last = last.min(rest.div_euclid(2 * slope)),
+                -1 => first = first.max(-rest.div_euclid(-2 * slope)),
+                _ if rest < 0 => return None,
+                _ => {}
+            }
+            if last < first {
+                return None;
+            }
+        }
+        Some((i64::try_from(first).ok()?, i64::try_from(last).ok()?))
+    }
+}
+
+/// `point` with its coordinate along `axis` replaced by `value`.
+fn replaced(point: Point, axis: usize, value: i64) -> Point {
+    let mut point = point;
+    if let Some(slot) = point.get_mut(axis) {
+        *slot = value;
+    }
+    point
+}
+
+fn squared_distance(a: &Point, b: &Point) -> i128 {
+    difference(a, b).iter().map(|d| d * d).sum()
+}
+
+/// The corners of each z slice's polygon (the only points of a slice that can be corners of the 3-D hull),
+/// the points sorted by slice first.
+fn slice_corners(points: &mut [Point]) -> Vec<Point> {
+    points.sort_unstable();
+    let mut corners = Vec::new();
+    for slice in points.chunk_by(|a, b| a[0] == b[0]) {
+        let z = slice.first().map_or(0, |p| p[0]);
+        corners.extend(polygon(slice).into_iter().map(|p| [z, p[1], p[2]]));
+    }
+    corners
 }
 
 /// The least and greatest coordinate along each axis.
@@ -267,11 +432,7 @@ fn gcd(mut a: i128, mut b: i128) -> i128 {
 /// The half-spaces of the 3-D hull: each slice's polygon corners (the only points that can be the hull's
 /// corners), their hull, its corners widened, hulled again; `None` when the centres are affinely flat.
 fn solid_hull(points: &[Point]) -> Option<Vec<HalfSpace>> {
-    let mut corners = Vec::new();
-    for slice in points.chunk_by(|a, b| a[0] == b[0]) {
-        let z = slice.first().map_or(0, |p| p[0]);
-        corners.extend(polygon(slice).into_iter().map(|p| [z, p[1], p[2]]));
-    }
+    let corners = slice_corners(&mut points.to_vec());
     let hull = Hull::of(&corners)?;
     let widened = widened(&hull.corners(), 3);
     Some(Hull::of(&widened)?.half_spaces())
@@ -381,36 +542,27 @@ fn first_simplex(points: &[Point]) -> Option<[usize; 4]> {
     Some([0, b, c, d])
 }
 
-/// The grid points (z, y, x) of the box `lo..=hi` whose doubled coordinates satisfy every half-space: per line
-/// of the box, the interval of x each half-space leaves.
-fn count_inside(spaces: &[HalfSpace], lo: Point, hi: Point) -> u64 {
-    let mut total = 0u64;
-    for z in lo[0]..=hi[0] {
-        for y in lo[1]..=hi[1] {
-            let (mut first, mut last) = (i128::from(lo[2]), i128::from(hi[2]));
-            for space in spaces {
-                let [nz, ny, nx] = space.normal;
-                // nx · 2x ≤ rest.
-                let rest = space.offset - nz * 2 * i128::from(z) - ny * 2 * i128::from(y);
-                match nx.signum() {
-                    1 => last = last.min(rest.div_euclid(2 * nx)),
-                    -1 => first = first.max(-rest.div_euclid(-2 * nx)),
-                    _ if rest < 0 => last = first - 1,
-                    _ => {}
-                }
-                if last < first {
-                    break;
-                }
-            }
-            total += u64::try_from(last - first + 1).unwrap_or(0);
-        }
-    }
-    total
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn convex_area(points: &[Point], planar: bool) -> u64 {
+        ConvexImage::of(points, planar).map_or(0, |image| image.area())
+    }
+
+    fn feret(points: &[Point], planar: bool) -> f64 {
+        ConvexImage::of(points, planar).map_or(f64::NAN, |image| image.feret_diameter())
+    }
+
+    #[test]
+    fn feret_diameters_are_skimages() {
+        // skimage 0.26: a pixel 1, a row of five 5, a 3 × 4 block √20; a 3-D block of 2 × 3 × 2 voxels √11.
+        assert_eq!(feret(&pixels(&["#"]), true), 1.0);
+        assert_eq!(feret(&pixels(&["#####"]), true), 5.0);
+        assert_eq!(feret(&pixels(&["####", "####", "####"]), true), 20f64.sqrt());
+        let block: Vec<Point> = (2..4).flat_map(|z| (0..3).flat_map(move |y| [[z, y, 0], [z, y, 1]])).collect();
+        assert_eq!(feret(&block, false), 11f64.sqrt());
+    }
 
     fn pixels(rows: &[&str]) -> Vec<Point> {
         let mut points = Vec::new();

@@ -1,6 +1,6 @@
 //! [`Measure`]: scipy.ndimage's measurements of an image over labels, one table row per label.
 
-use super::convex::{RowOf, convex_areas_on_host};
+use super::convex::{CONVEX_STRIDE, ConvexStep, RowOf, convex_areas_on_host};
 use crate::app::ffi::{self, Region};
 use crate::app::{DeviceKind, Kernel};
 use crate::data::{HostCommand, Launch, XData};
@@ -108,11 +108,16 @@ pub enum MeasureStat {
     AreaConvex,
     /// regionprops' `solidity`: the area over `area_convex` (infinite where `area_convex` is 0, as skimage's).
     Solidity,
+    /// regionprops' `feret_diameter_max` (2-D and 3-D): the longest distance between two points of the boundary
+    /// skimage traces around the convex hull image (midpoints between its elements and their neighbours outside),
+    /// exact up to one rounding of the square root; refused for a 3-D region whose voxel centres are flat (its
+    /// hull image is empty: skimage's `marching_cubes` raises).
+    FeretDiameterMax,
 }
 
 impl MeasureStat {
     /// Every statistic, in the order tables list them.
-    pub const ALL: [MeasureStat; 28] = [
+    pub const ALL: [MeasureStat; 29] = [
         MeasureStat::Count,
         MeasureStat::Sum,
         MeasureStat::Mean,
@@ -141,6 +146,7 @@ impl MeasureStat {
         MeasureStat::MomentsWeightedHu,
         MeasureStat::AreaConvex,
         MeasureStat::Solidity,
+        MeasureStat::FeretDiameterMax,
     ];
 
     /// Its name: scipy.ndimage's function (`sum` for `sum_labels`, `bbox` for `find_objects`' boxes).
@@ -174,12 +180,13 @@ impl MeasureStat {
             MeasureStat::MomentsWeightedHu => "moments_weighted_hu",
             MeasureStat::AreaConvex => "area_convex",
             MeasureStat::Solidity => "solidity",
+            MeasureStat::FeretDiameterMax => "feret_diameter_max",
         }
     }
 
     /// scikit-image's `regionprops` property names this statistic computes, each with its statistic (`area` and
     /// `num_pixels` are the count; the intensity properties need an image).
-    pub const REGIONPROPS: [(&'static str, MeasureStat); 25] = [
+    pub const REGIONPROPS: [(&'static str, MeasureStat); 26] = [
         ("area", MeasureStat::Count),
         ("num_pixels", MeasureStat::Count),
         ("bbox", MeasureStat::Bbox),
@@ -205,6 +212,7 @@ impl MeasureStat {
         ("moments_weighted_hu", MeasureStat::MomentsWeightedHu),
         ("area_convex", MeasureStat::AreaConvex),
         ("solidity", MeasureStat::Solidity),
+        ("feret_diameter_max", MeasureStat::FeretDiameterMax),
     ];
 
     /// Whether it reads the image's values (without an image every value is 1).
@@ -300,7 +308,7 @@ impl MeasureStat {
             | MeasureStat::MomentsWeightedCentral
             | MeasureStat::MomentsWeightedNormalized
             | MeasureStat::MomentsWeightedHu => WANT_SUMS | WANT_BOX | WANT_MOMENTS | WANT_WEIGHTED_MOMENTS,
-            MeasureStat::AreaConvex | MeasureStat::Solidity => WANT_SUMS | WANT_CONVEX,
+            MeasureStat::AreaConvex | MeasureStat::Solidity | MeasureStat::FeretDiameterMax => WANT_SUMS | WANT_CONVEX,
         }
     }
 }
@@ -414,7 +422,7 @@ impl MeasureParams {
                 format!("{} is defined for 2-D regions (as skimage's); the data has shape {shape:?}", flat.name()),
             ));
         }
-        if let Some(hull) = self.stats.iter().find(|s| matches!(s, MeasureStat::AreaConvex | MeasureStat::Solidity))
+        if let Some(hull) = self.stats.iter().find(|s| s.flags() & WANT_CONVEX != 0)
             && shape.len() == 1
         {
             return Err(Error::invalid(
@@ -515,9 +523,10 @@ struct State {
     boxes: XData<f64>,
     /// Per row, the unweighted then the weighted moments (`2 · 4^ndim` doubles; one unused double without moments).
     moments: XData<f64>,
-    /// Per row, `area_convex` (one unused double without it), and the label → row rule the host applies for it.
+    /// Per row, `area_convex` and `feret_diameter_max` (one unused double without them), and what the host step
+    /// that computes them measures.
     convex: XData<f64>,
-    convex_rows: Option<RowOf>,
+    convex_step: Option<ConvexStep>,
     lookup: XData<f32>,
     lookup_len: u32,
     mode: u32,
@@ -702,7 +711,9 @@ impl<T: RealElement> Process for Measure<T> {
                 (2, lookup, len as u32)
             }
         };
-        let convex_rows = (flags & WANT_CONVEX != 0).then(|| RowOf { mode, lookup: lookup.clone() });
+        let feret = self.params.stats.contains(&MeasureStat::FeretDiameterMax);
+        let convex_step =
+            (flags & WANT_CONVEX != 0).then(|| ConvexStep { rows: RowOf { mode, lookup: lookup.clone() }, feret });
         let lookup: Vec<f32> = lookup.iter().map(|&r| f32::from_bits(r as u32)).collect();
         let rows = self.params.rows.len().max(1);
         let info = app.device();
@@ -733,8 +744,8 @@ impl<T: RealElement> Process for Measure<T> {
             keys: XData::uninit(&app, "measure", &[rows * KEY_STRIDE])?,
             boxes: XData::uninit(&app, "measure", &[rows * BOX_STRIDE])?,
             moments: XData::uninit(&app, "measure", &[moment_values])?,
-            convex: XData::uninit(&app, "measure", &[if convex_rows.is_some() { rows } else { 1 }])?,
-            convex_rows,
+            convex: XData::uninit(&app, "measure", &[if convex_step.is_some() { rows * CONVEX_STRIDE } else { 1 }])?,
+            convex_step,
             lookup: XData::from_slice(&app, &[lookup.len()], &lookup)?,
             lookup_len,
             mode,
@@ -812,8 +823,8 @@ impl<T: RealElement> Process for Measure<T> {
                     .enqueue()?;
             }
         }
-        if let Some(rows) = &state.convex_rows {
-            convex_areas_on_host(labels, rows, &state.convex)?;
+        if let Some(step) = &state.convex_step {
+            convex_areas_on_host(labels, step, &state.convex)?;
         }
         table_on_host(state, &self.params, shape, &self.out)
     }
@@ -909,7 +920,9 @@ fn fill_table(params: &MeasureParams, shape: &[usize], sums: [&[f64]; 5], table:
         if let Some(m) = moments.get(row * per_row..(row + 1) * per_row) {
             sums.moments = m.to_vec();
         }
-        sums.area_convex = convex.get(row).copied().unwrap_or(f64::NAN);
+        if let Some(&[area, feret]) = convex.get(row * CONVEX_STRIDE..(row + 1) * CONVEX_STRIDE) {
+            (sums.area_convex, sums.feret_diameter) = (area, feret);
+        }
         let mut values = vec![label];
         for stat in &params.stats {
             values.extend(sums.values(*stat));
@@ -940,8 +953,9 @@ struct RowSums {
     last: [f64; 3],
     /// The moments (`4^ndim` unweighted, then as many weighted; empty when not measured).
     moments: Vec<f64>,
-    /// The convex hull's area (NaN when not measured).
+    /// The convex hull's area and Feret diameter (NaN when not measured).
     area_convex: f64,
+    feret_diameter: f64,
 }
 
 impl RowSums {
@@ -965,6 +979,7 @@ impl RowSums {
             last: [hz, hy, hx].map(bound),
             moments: Vec::new(),
             area_convex: f64::NAN,
+            feret_diameter: f64::NAN,
         })
     }
 
@@ -1031,6 +1046,7 @@ impl RowSums {
             }
             MeasureStat::AreaConvex => vec![self.area_convex],
             MeasureStat::Solidity => vec![n / self.area_convex],
+            MeasureStat::FeretDiameterMax => vec![self.feret_diameter],
         }
     }
 
