@@ -6,8 +6,10 @@ Properties computed: ``label``, ``area``, ``num_pixels``, ``bbox``, ``centroid``
 ``intensity_mean``, ``intensity_min``, ``intensity_max``, ``intensity_std``, ``equivalent_diameter_area``,
 ``inertia_tensor``, ``inertia_tensor_eigvals``, ``eccentricity`` and ``orientation`` (2-D), ``extent``, the
 moments ``moments``, ``moments_central``, ``moments_normalized``, ``moments_hu`` (2-D) and their ``_weighted``
-forms; in pixel units (``spacing`` of ones). Other properties (the convex hull's, perimeters, Euler numbers) raise
-``ValueError``.
+forms, ``area_convex``, ``solidity`` and ``feret_diameter_max`` (2-D and 3-D: exact convex hulls on the host; a
+3-D region flat in a plane or on a line has skimage's empty hull, 0 and ``inf``, and its Feret diameter raises
+``ValueError`` as skimage's); in pixel units (``spacing`` of ones). Other properties (``image_convex``,
+perimeters, Euler numbers) raise ``ValueError``.
 
 >>> import numpy as np, skimage.measure
 >>> from cliper import measure

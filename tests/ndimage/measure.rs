@@ -142,6 +142,23 @@ fn the_labels_present_are_found_in_order() {
     assert_eq!(Measure::present_labels(&labels).unwrap(), present);
 }
 
+/// scipy repeats a label's values for each time `index` names it; the kernels accumulate it in its first row only,
+/// so the table reads that row for the later ones (they came out as an absent label's, with exit 0, before).
+#[test]
+fn a_label_listed_twice_gets_its_values_twice() {
+    let labels = device::<f64>(&npy("labels_2d"));
+    let image = device::<f64>(&npy("image_2d"));
+    let stats = [MeasureStat::Count, MeasureStat::Mean, MeasureStat::Bbox, MeasureStat::AreaConvex];
+    let table =
+        Measure::apply(Some(&image), &labels, MeasureParams::new(&stats, LabelRows::Labels(vec![2.0, 3.0, 2.0])))
+            .unwrap()
+            .to_vec()
+            .unwrap();
+    let width = table.len() / 3;
+    assert!(table[1] > 0.0, "{table:?}");
+    assert_eq!(table[..width], table[2 * width..], "{table:?}");
+}
+
 #[test]
 fn every_label_above_zero_as_one_region_is_scipys_index_none() {
     let want = expected();
@@ -190,7 +207,8 @@ fn refusals_name_what_is_wrong() {
 /// eigenvalues, eccentricity and orientation 1e-9 (closed forms against LAPACK's eigvalsh); the moments (raw,
 /// central, normalized, Hu; unweighted and weighted) 1e-11 of their column's largest magnitude or 1 (central moments
 /// are expanded from the raw ones about the box corner, skimage sums them about the centroid directly); NaN where
-/// skimage has NaN (normalized moments of order below 2).
+/// skimage has NaN (normalized moments of order below 2); area_convex and solidity exact (integer counts, and one
+/// division of the same two integers: bit-equal, infinity where the 3-D hull is empty).
 #[test]
 fn regionprops_properties_equal_scikit_image() {
     let path = format!("{}/regionprops.json", dir());
@@ -241,7 +259,7 @@ fn regionprops_table_equals(
             reference[name].as_array().unwrap_or_else(|| panic!("{name}")).iter().map(num).collect();
         let got: Vec<f64> = values.chunks(names.len()).map(|row| row[k]).collect();
         assert_eq!(got.len(), expected.len(), "{case} {name}: rows");
-        let exact = ["label", "area", "num_pixels", "bbox", "intensity_min", "intensity_max"];
+        let exact = ["label", "area", "num_pixels", "bbox", "intensity_min", "intensity_max", "solidity"];
         let loose = ["inertia_tensor_eigvals", "eccentricity", "orientation"];
         // The largest magnitude of a moment column: central moments come from the raw ones by a binomial
         // expansion whose cancellation leaves an error relative to the column's scale, not to each value.
@@ -263,4 +281,103 @@ fn regionprops_table_equals(
         }
     }
     assert!(wrong.is_empty(), "{} values differ:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+/// The hull fixture (tests/fixtures/make_regionprops.py): skimage 0.26's area, area_convex and solidity of each
+/// label of `hull_{case}.npy`, as (label, area, area_convex, solidity).
+fn hull_reference(case: &str) -> Vec<[f64; 4]> {
+    let path = format!("{}/hull.json", dir());
+    let want: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let column = |name: &str| -> Vec<f64> { want[case][name].as_array().unwrap().iter().map(num).collect() };
+    let (labels, areas, convex, solidity) =
+        (column("label"), column("area"), column("area_convex"), column("solidity"));
+    (0..labels.len()).map(|k| [labels[k], areas[k], convex[k], solidity[k]]).collect()
+}
+
+fn hull_table<T: RealElement>(case: &str, rows: LabelRows) -> Vec<f64> {
+    let labels = device::<T>(&npy(&format!("hull_{case}")));
+    let stats = [MeasureStat::Count, MeasureStat::AreaConvex, MeasureStat::Solidity];
+    Measure::apply(None, &labels, MeasureParams::new(&stats, rows)).unwrap().to_vec().unwrap()
+}
+
+/// regionprops' area_convex and solidity against scikit-image 0.26 on awkward shapes (single pixels, lines along
+/// and across the axes, L shapes, rings, distant pixels, scattered random pixels, ellipses; in 3-D regions flat in
+/// a slice, on a line or in a plane at an angle — skimage's empty hull: 0 and inf —, a slab with one voxel off it,
+/// a tetrahedron), of float32 and float64 labels. Exact: the areas are counts, the solidity one division of the
+/// same integers.
+#[test]
+fn convex_hull_properties_equal_scikit_image_on_awkward_shapes() {
+    for case in ["2d", "3d"] {
+        let reference = hull_reference(case);
+        let index: Vec<f64> = reference.iter().map(|r| r[0]).collect();
+        for table in [
+            hull_table::<f64>(case, LabelRows::Labels(index.clone())),
+            hull_table::<f32>(case, LabelRows::Labels(index.clone())),
+        ] {
+            let rows: Vec<&[f64]> = table.chunks(4).collect();
+            let wrong: Vec<String> = rows
+                .iter()
+                .zip(&reference)
+                .filter(|(got, want)| got[..] != want[..])
+                .map(|(got, want)| format!("{case}: label, area, area_convex, solidity {got:?} vs skimage {want:?}"))
+                .collect();
+            assert_eq!(rows.len(), reference.len());
+            assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        }
+    }
+}
+
+/// Rows as `index` names them, in its order: an absent label gives NaN (as every shape property of a label with no
+/// element); every label above 0 as one region (index None) is the hull of them all.
+#[test]
+fn convex_hull_rows_follow_the_index() {
+    let reference = hull_reference("2d");
+    let table = hull_table::<f64>("2d", LabelRows::Labels(vec![11.0, 5.0, 2.0]));
+    let row = |label: f64| reference.iter().find(|r| r[0] == label).unwrap();
+    assert_eq!(&table[0..4], &row(11.0)[..]);
+    assert_eq!(&table[8..12], &row(2.0)[..]);
+    assert_eq!(table[4..6], [5.0, 0.0]);
+    assert!(table[6].is_nan() && table[7].is_nan(), "{table:?}");
+    let path = format!("{}/hull.json", dir());
+    let want: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for case in ["2d", "3d"] {
+        let all = hull_table::<f32>(case, LabelRows::Positive);
+        assert_eq!(all[2], num(&want[case]["positive_area_convex"]), "{case}: {all:?}");
+    }
+}
+
+#[test]
+fn convex_hull_properties_of_one_axis_are_refused() {
+    let line = XData::from_slice(app(), &[4], &[1.0f32, 1.0, 0.0, 1.0]).unwrap();
+    let params = MeasureParams::new(&[MeasureStat::Solidity], LabelRows::Labels(vec![1.0]));
+    let err = Measure::apply(None, &line, params).unwrap_err().to_string();
+    assert!(err.contains("solidity") && err.contains("[4]") && !err.contains('\n'), "{err}");
+}
+
+/// regionprops' feret_diameter_max against scikit-image 0.26 on the hull fixtures (tests/fixtures/
+/// make_regionprops.py): every 2-D label, and the 3-D labels skimage measures; a flat 3-D region, where skimage's
+/// marching_cubes raises, is refused naming its label. Exact: the boundary points are half-integers, their squared
+/// distances exact in float64 on both sides, and the square root rounded once.
+#[test]
+fn feret_diameters_equal_scikit_image() {
+    let path = format!("{}/hull.json", dir());
+    let want: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for case in ["2d", "3d"] {
+        let labels = device::<f64>(&npy(&format!("hull_{case}")));
+        let all: Vec<f64> = want[case]["label"].as_array().unwrap().iter().map(num).collect();
+        let ferets = want[case]["feret_diameter_max"].as_array().unwrap();
+        let (measured, flat): (Vec<(f64, &serde_json::Value)>, Vec<_>) =
+            all.iter().copied().zip(ferets).partition(|(_, f)| !f.is_null());
+        let index: Vec<f64> = measured.iter().map(|(l, _)| *l).collect();
+        let params = MeasureParams::new(&[MeasureStat::FeretDiameterMax], LabelRows::Labels(index));
+        let table = Measure::apply(None, &labels, params).unwrap().to_vec().unwrap();
+        let expected: Vec<f64> = measured.iter().flat_map(|(l, f)| [*l, num(f)]).collect();
+        assert_eq!(table, expected, "{case}");
+        assert_eq!(flat.is_empty(), case == "2d");
+        for (label, _) in flat {
+            let params = MeasureParams::new(&[MeasureStat::FeretDiameterMax], LabelRows::Labels(vec![label]));
+            let err = Measure::apply(None, &labels, params).err().unwrap().to_string();
+            assert!(err.contains(&format!("feret_diameter_max of label {label}")) && !err.contains('\n'), "{err}");
+        }
+    }
 }

@@ -153,6 +153,53 @@ fn regionprops_writes_scikit_images_table() {
     }
     let stderr = fails(&["regionprops", s(&labels), "--properties", "intensity_mean", "-o", s(&out)], 1);
     assert!(stderr.contains("intensity_mean needs an IMAGE"), "{stderr}");
-    let stderr = fails(&["regionprops", s(&labels), "--properties", "solidity"], 1);
-    assert!(stderr.contains("`solidity`"), "{stderr}");
+    let stderr = fails(&["regionprops", s(&labels), "--properties", "perimeter"], 1);
+    assert!(stderr.contains("`perimeter`"), "{stderr}");
+}
+
+/// `regionprops --properties label,area_convex,solidity` (and `feret_diameter_max`) against scikit-image 0.26 (tests/fixtures/
+/// make_regionprops.py's hull.json) on its awkward 2-D and 3-D shapes, exact (counts, and one division of the
+/// same integers: `inf` in the CSV where the 3-D hull of a flat region is empty, as skimage's).
+#[test]
+fn regionprops_convex_hull_properties_equal_scikit_image() {
+    let dir = scratch("regionprops-hull");
+    let text = std::fs::read_to_string(root().join("tests/fixtures/measure/hull.json")).unwrap();
+    let want: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for case in ["2d", "3d"] {
+        let out = dir.join(format!("hull_{case}.csv"));
+        ok(&[
+            "regionprops",
+            s(&fixture(&format!("hull_{case}"))),
+            "--properties",
+            "label,area_convex,solidity",
+            "-o",
+            s(&out),
+        ]);
+        let (header, rows) = csv(&out);
+        assert_eq!(header, ["label", "area_convex", "solidity"]);
+        for (k, column) in header.iter().enumerate() {
+            let expected: Vec<f64> = want[case][column].as_array().unwrap().iter().map(num).collect();
+            let got: Vec<f64> = rows.iter().map(|row| row[k]).collect();
+            assert_eq!(got, expected, "{case} {column}");
+        }
+    }
+    // feret_diameter_max: every 2-D label (exact); a 3-D label image with flat regions is refused in one line,
+    // as skimage's marching_cubes raises on them, and nothing is written.
+    let out = dir.join("feret.csv");
+    ok(&["regionprops", s(&fixture("hull_2d")), "--properties", "label,feret_diameter_max", "-o", s(&out)]);
+    let (_, rows) = csv(&out);
+    let expected: Vec<f64> = want["2d"]["feret_diameter_max"].as_array().unwrap().iter().map(num).collect();
+    assert_eq!(rows.iter().map(|row| row[1]).collect::<Vec<_>>(), expected);
+    let out = dir.join("feret_3d.csv");
+    let stderr =
+        fails(&["regionprops", s(&fixture("hull_3d")), "--properties", "feret_diameter_max", "-o", s(&out)], 1);
+    assert!(stderr.contains("feret_diameter_max of label 1") && stderr.trim().lines().count() == 1, "{stderr}");
+    assert!(!out.exists());
+    let line = dir.join("line.npy");
+    let values = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[3]), vec![1.0, 1.0, 0.0]).unwrap();
+    cliper::write_npy(&line, &cliper::HostArray::F64(values)).unwrap();
+    let out = dir.join("line.csv");
+    let stderr = fails(&["regionprops", s(&line), "--properties", "area_convex", "-o", s(&out)], 1);
+    assert!(stderr.contains("area_convex") && stderr.contains("[3]") && stderr.trim().lines().count() == 1, "{stderr}");
+    assert!(!out.exists());
 }

@@ -136,8 +136,10 @@ fn default_properties() -> List<String> {
 /// `centroid_weighted-K`, `intensity_mean`, `intensity_min`, `intensity_max`, `intensity_std`,
 /// `equivalent_diameter_area`, `inertia_tensor-I-J`, `inertia_tensor_eigvals-K`, `eccentricity` and `orientation`
 /// (2-D), `extent`, `moments-P-Q(-R)`, `moments_central`, `moments_normalized`, `moments_hu-K` (2-D) and their
-/// `moments_weighted…` forms — in voxel units (skimage's spacing 1). Computed by the same device passes as
-/// `measure` (and one more for the moments).
+/// `moments_weighted…` forms, `area_convex`, `solidity` and `feret_diameter_max` (2-D and 3-D) — in voxel units
+/// (skimage's spacing 1). Computed by the same device passes as `measure` (and one more for the moments); the
+/// convex hulls exactly on the host (area 0 and solidity inf for a 3-D region flat in a plane or on a line, as
+/// skimage's empty hull gives; its Feret diameter refused, as skimage raises).
 ///
 /// ```
 /// let step: cliper::chain::Op = toml::from_str("op = 'regionprops'\nproperties = ['label', 'area', 'orientation']")?;
@@ -154,7 +156,8 @@ pub struct RegionpropsArgs {
     /// skimage's property names, comma-separated: label, area, num_pixels, bbox, centroid, centroid_weighted,
     /// intensity_mean, intensity_min, intensity_max, intensity_std, equivalent_diameter_area, inertia_tensor,
     /// inertia_tensor_eigvals, eccentricity, orientation, extent, moments, moments_central, moments_normalized,
-    /// moments_hu, moments_weighted, moments_weighted_central, moments_weighted_normalized, moments_weighted_hu.
+    /// moments_hu, moments_weighted, moments_weighted_central, moments_weighted_normalized, moments_weighted_hu,
+    /// area_convex, solidity, feret_diameter_max.
     #[arg(long, default_value = "label,area,bbox,centroid")]
     #[serde(default = "default_properties")]
     pub properties: List<String>,

@@ -1,5 +1,6 @@
 //! [`Measure`]: scipy.ndimage's measurements of an image over labels, one table row per label.
 
+use super::convex::{CONVEX_STRIDE, ConvexStep, RowOf, convex_areas_on_host};
 use crate::app::ffi::{self, Region};
 use crate::app::{DeviceKind, Kernel};
 use crate::data::{HostCommand, Launch, XData};
@@ -37,6 +38,8 @@ const WANT_SHAPE: u32 = 64;
 /// Host-side bits: the moments pass (`measure_moments`), unweighted or also weighted by the image.
 const WANT_MOMENTS: u32 = 128;
 const WANT_WEIGHTED_MOMENTS: u32 = 256;
+/// Host-side bit: the convex hulls' areas (`convex.rs`).
+const WANT_CONVEX: u32 = 512;
 /// Powers per axis of the moments (skimage's order 3: 0 to 3).
 const MOMENT_POWERS: usize = 4;
 
@@ -105,11 +108,23 @@ pub enum MeasureStat {
     MomentsWeightedNormalized,
     /// regionprops' `moments_weighted_hu` (2-D).
     MomentsWeightedHu,
+    /// regionprops' `area_convex` (2-D and 3-D): the elements of the region's box whose centre lies in or on the
+    /// convex hull of its elements each widened by ± ½ along each axis (skimage's `convex_hull_image`), counted
+    /// exactly on the host; 0 for a 3-D region whose voxel centres are flat (one slice, a line, a plane at an
+    /// angle: skimage's hull fails and is empty there).
+    AreaConvex,
+    /// regionprops' `solidity`: the area over `area_convex` (infinite where `area_convex` is 0, as skimage's).
+    Solidity,
+    /// regionprops' `feret_diameter_max` (2-D and 3-D): the longest distance between two points of the boundary
+    /// skimage traces around the convex hull image (midpoints between its elements and their neighbours outside),
+    /// exact up to one rounding of the square root; refused for a 3-D region whose voxel centres are flat (its
+    /// hull image is empty: skimage's `marching_cubes` raises).
+    FeretDiameterMax,
 }
 
 impl MeasureStat {
     /// Every statistic, in the order tables list them.
-    pub const ALL: [MeasureStat; 26] = [
+    pub const ALL: [MeasureStat; 29] = [
         MeasureStat::Count,
         MeasureStat::Sum,
         MeasureStat::Mean,
@@ -136,6 +151,9 @@ impl MeasureStat {
         MeasureStat::MomentsWeightedCentral,
         MeasureStat::MomentsWeightedNormalized,
         MeasureStat::MomentsWeightedHu,
+        MeasureStat::AreaConvex,
+        MeasureStat::Solidity,
+        MeasureStat::FeretDiameterMax,
     ];
 
     /// Its name: scipy.ndimage's function (`sum` for `sum_labels`, `bbox` for `find_objects`' boxes).
@@ -167,12 +185,15 @@ impl MeasureStat {
             MeasureStat::MomentsWeightedCentral => "moments_weighted_central",
             MeasureStat::MomentsWeightedNormalized => "moments_weighted_normalized",
             MeasureStat::MomentsWeightedHu => "moments_weighted_hu",
+            MeasureStat::AreaConvex => "area_convex",
+            MeasureStat::Solidity => "solidity",
+            MeasureStat::FeretDiameterMax => "feret_diameter_max",
         }
     }
 
     /// scikit-image's `regionprops` property names this statistic computes, each with its statistic (`area` and
     /// `num_pixels` are the count; the intensity properties need an image).
-    pub const REGIONPROPS: [(&'static str, MeasureStat); 23] = [
+    pub const REGIONPROPS: [(&'static str, MeasureStat); 26] = [
         ("area", MeasureStat::Count),
         ("num_pixels", MeasureStat::Count),
         ("bbox", MeasureStat::Bbox),
@@ -196,6 +217,9 @@ impl MeasureStat {
         ("moments_weighted_central", MeasureStat::MomentsWeightedCentral),
         ("moments_weighted_normalized", MeasureStat::MomentsWeightedNormalized),
         ("moments_weighted_hu", MeasureStat::MomentsWeightedHu),
+        ("area_convex", MeasureStat::AreaConvex),
+        ("solidity", MeasureStat::Solidity),
+        ("feret_diameter_max", MeasureStat::FeretDiameterMax),
     ];
 
     /// Whether it reads the image's values (without an image every value is 1).
@@ -291,6 +315,7 @@ impl MeasureStat {
             | MeasureStat::MomentsWeightedCentral
             | MeasureStat::MomentsWeightedNormalized
             | MeasureStat::MomentsWeightedHu => WANT_SUMS | WANT_BOX | WANT_MOMENTS | WANT_WEIGHTED_MOMENTS,
+            MeasureStat::AreaConvex | MeasureStat::Solidity | MeasureStat::FeretDiameterMax => WANT_SUMS | WANT_CONVEX,
         }
     }
 }
@@ -413,6 +438,17 @@ impl MeasureParams {
                 format!("{} is defined for 2-D regions (as skimage's); the data has shape {shape:?}", flat.name()),
             ));
         }
+        if let Some(hull) = self.stats.iter().find(|s| s.flags() & WANT_CONVEX != 0)
+            && shape.len() == 1
+        {
+            return Err(Error::invalid(
+                "measure",
+                format!(
+                    "{} is defined for 2-D and 3-D regions (as skimage's); the data has shape {shape:?}",
+                    hull.name()
+                ),
+            ));
+        }
         if shape.iter().product::<usize>() as u64 >= u64::from(u32::MAX) {
             return Err(Error::Unsupported {
                 what: format!("measure of shape {shape:?}: at most 2^32 − 1 elements")
@@ -509,6 +545,10 @@ struct State {
     packed: XData<f64>,
     slots: XData<f32>,
     slot_list: Vec<u32>,
+    /// Per row, `area_convex` and `feret_diameter_max` (one unused double without them), and what the host step
+    /// that computes them measures.
+    convex: XData<f64>,
+    convex_step: Option<ConvexStep>,
     lookup: XData<f32>,
     lookup_len: u32,
     mode: u32,
@@ -699,6 +739,9 @@ impl<T: RealElement> Process for Measure<T> {
                 (2, lookup, len as u32)
             }
         };
+        let feret = self.params.stats.contains(&MeasureStat::FeretDiameterMax);
+        let convex_step =
+            (flags & WANT_CONVEX != 0).then(|| ConvexStep { rows: RowOf { mode, lookup: lookup.clone() }, feret });
         let lookup: Vec<f32> = lookup.iter().map(|&r| f32::from_bits(r as u32)).collect();
         let rows = self.params.rows.len().max(1);
         let info = app.device();
@@ -739,6 +782,8 @@ impl<T: RealElement> Process for Measure<T> {
                 &slots.iter().map(|&s| f32::from_bits(s)).collect::<Vec<_>>(),
             )?,
             slot_list: slots,
+            convex: XData::uninit(&app, "measure", &[if convex_step.is_some() { rows * CONVEX_STRIDE } else { 1 }])?,
+            convex_step,
             lookup: XData::from_slice(&app, &[lookup.len()], &lookup)?,
             lookup_len,
             mode,
@@ -833,6 +878,9 @@ impl<T: RealElement> Process for Measure<T> {
             .global(&[state.rows.div_ceil(GROUP) * GROUP])
             .local(&[GROUP])
             .enqueue()?;
+        if let Some(step) = &state.convex_step {
+            convex_areas_on_host(labels, step, &state.convex)?;
+        }
         table_on_host(state, &self.params, shape, &self.out)
     }
 
@@ -884,13 +932,17 @@ fn table_on_host(state: &State, params: &MeasureParams, shape: &[usize], out: &X
     if out.is_empty() {
         return Ok(());
     }
-    let reads = [Region { buffer: state.packed.storage().buffer(), lo: 0, hi: state.packed.len() }];
+    let reads = [
+        Region { buffer: state.packed.storage().buffer(), lo: 0, hi: state.packed.len() },
+        Region { buffer: state.convex.storage().buffer(), lo: 0, hi: state.convex.len() },
+    ];
     let write = Region { buffer: out.storage().buffer(), lo: out.offset(), hi: out.offset() + out.len() };
-    let bytes = ((state.packed.len() + out.len()) * 8) as u64;
-    HostCommand::new::<f64, f64>("measure", "measure_table", &[&state.packed], &[out])?.work(bytes, 0).run(|queue| {
+    let inputs = [&state.packed, &state.convex];
+    let bytes = ((inputs.iter().map(|x| x.len()).sum::<usize>() + out.len()) * 8) as u64;
+    HostCommand::new::<f64, f64>("measure", "measure_table", &inputs, &[out])?.work(bytes, 0).run(|queue| {
         ffi::with_mapped_overwriting::<f64, f64, ()>(queue, &reads, &write, |read, table| {
-            if let [packed] = read {
-                fill_table(params, shape, packed, &state.slot_list, table);
+            if let [packed, convex] = read {
+                fill_table(params, shape, packed, &state.slot_list, convex, table);
             }
         })
         .map(|((), event)| event)
@@ -954,32 +1006,48 @@ fn padded_shape(shape: &[usize]) -> [usize; 3] {
 }
 
 /// Writes each row of the table: the label, then every statistic's values from the row's accumulators.
-fn fill_table(params: &MeasureParams, shape: &[usize], packed: &[f64], slots: &[u32], table: &mut [f64]) {
+fn fill_table(
+    params: &MeasureParams,
+    shape: &[usize],
+    packed: &[f64],
+    slots: &[u32],
+    convex: &[f64],
+    table: &mut [f64],
+) {
     let width = params.columns(shape.len()).len().max(1);
     let labels: Vec<f64> = match &params.rows {
         LabelRows::Labels(labels) => labels.clone(),
         LabelRows::Positive => vec![f64::NAN],
     };
     let unpacked_len = ACC_STRIDE + KEY_STRIDE + BOX_STRIDE + 2 * moment_count(shape.len());
+    let per_row = slots.len().max(1);
+    // A label listed twice is accumulated in its first row only (the lookup maps it there): later rows read it.
+    let mut first_row = std::collections::HashMap::new();
+    let source: Vec<usize> =
+        labels.iter().enumerate().map(|(row, label)| *first_row.entry(label.to_bits()).or_insert(row)).collect();
     // Rows are independent: spread over the host's cores (10⁵ labels' eigenvalues and moments add up), each
     // thread with one row's accumulators at their unpacked places (the slots not packed stay 0: not used).
-    let rows = packed.par_chunks_exact(slots.len().max(1));
-    table.par_chunks_mut(width).zip(labels.par_iter()).zip(rows).for_each_init(
+    table.par_chunks_mut(width).zip(labels.par_iter()).zip(source.par_iter()).for_each_init(
         || vec![0.0f64; unpacked_len],
-        |unpacked, ((line, &label), row)| {
+        |unpacked, ((line, &label), &from)| {
+            let row = packed.get(from * per_row..(from + 1) * per_row).unwrap_or(&[]);
             for (&slot, &value) in slots.iter().zip(row) {
                 if let Some(place) = unpacked.get_mut(slot as usize) {
                     *place = value;
                 }
             }
-            fill_row(params, shape, label, unpacked, line);
+            let hull = match convex.get(from * CONVEX_STRIDE..(from + 1) * CONVEX_STRIDE) {
+                Some(&[area, feret]) => (area, feret),
+                _ => (f64::NAN, f64::NAN),
+            };
+            fill_row(params, shape, label, unpacked, hull, line);
         },
     );
 }
 
 /// One table row: the label, then every statistic's values; every element is written (the host command does not
-/// read the table first), NaN past what was computed.
-fn fill_row(params: &MeasureParams, shape: &[usize], label: f64, unpacked: &[f64], line: &mut [f64]) {
+/// read the table first), NaN past what was computed. `hull`: the row's convex area and Feret diameter.
+fn fill_row(params: &MeasureParams, shape: &[usize], label: f64, unpacked: &[f64], hull: (f64, f64), line: &mut [f64]) {
     let (acc, rest) = unpacked.split_at(ACC_STRIDE.min(unpacked.len()));
     let (keys, rest) = rest.split_at(KEY_STRIDE.min(rest.len()));
     let (boxes, moments) = rest.split_at(BOX_STRIDE.min(rest.len()));
@@ -987,7 +1055,8 @@ fn fill_row(params: &MeasureParams, shape: &[usize], label: f64, unpacked: &[f64
     if let Some(first) = values.next() {
         *first = label;
     }
-    if let Some(sums) = RowSums::new(shape, acc, keys, boxes, moments) {
+    if let Some(mut sums) = RowSums::new(shape, acc, keys, boxes, moments) {
+        (sums.area_convex, sums.feret_diameter) = hull;
         for stat in &params.stats {
             for value in sums.values(*stat) {
                 if let Some(place) = values.next() {
@@ -1019,6 +1088,9 @@ struct RowSums<'a> {
     last: [f64; 3],
     /// The moments (`4^ndim` unweighted, then as many weighted; zeros when not measured).
     moments: &'a [f64],
+    /// The convex hull's area and Feret diameter (NaN when not measured).
+    area_convex: f64,
+    feret_diameter: f64,
 }
 
 impl<'a> RowSums<'a> {
@@ -1041,6 +1113,8 @@ impl<'a> RowSums<'a> {
             first: [lz, ly, lx].map(bound),
             last: [hz, hy, hx].map(bound),
             moments,
+            area_convex: f64::NAN,
+            feret_diameter: f64::NAN,
         })
     }
 
@@ -1105,6 +1179,9 @@ impl<'a> RowSums<'a> {
             MeasureStat::MomentsWeightedHu => {
                 hu_moments(&normalized_moments(&central_moments(self.raw_moments(true), self.ndim), self.ndim))
             }
+            MeasureStat::AreaConvex => vec![self.area_convex],
+            MeasureStat::Solidity => vec![n / self.area_convex],
+            MeasureStat::FeretDiameterMax => vec![self.feret_diameter],
         }
     }
 
