@@ -130,9 +130,9 @@ thread_local! {
 struct Held<'a, G> {
     queue: &'a CommandQueue,
     _guard: G,
-    /// The queue's [`Queue::staged`] and staging memory (only a host command's exclusive hold uses them).
-    staged: bool,
-    pinned: Option<(&'a Mutex<Option<Pinned>>, usize)>,
+    /// A host command's hold on a staged queue ([`Queue::staged`]): its page-locked memory and that memory's
+    /// limit; `None` otherwise (a shared hold, or a queue that maps).
+    staging: Option<(&'a Mutex<Option<Pinned>>, usize)>,
 }
 
 impl<G> Drop for Held<'_, G> {
@@ -165,7 +165,7 @@ impl Queue {
         // Poisoned only by a host command that panicked; its mappings were undone on the way out (`Mappings`).
         let guard = self.enqueue.read().unwrap_or_else(PoisonError::into_inner);
         HOLDS_A_QUEUE.set(true);
-        Ok(Held { queue: &self.queue, _guard: guard, staged: self.staged, pinned: None })
+        Ok(Held { queue: &self.queue, _guard: guard, staging: None })
     }
 
     /// The lock for a host command, taken alone: every command enqueued before has been submitted, and none is
@@ -174,8 +174,8 @@ impl Queue {
         refuse_nested_lock()?;
         let guard = self.enqueue.write().unwrap_or_else(PoisonError::into_inner);
         HOLDS_A_QUEUE.set(true);
-        let pinned = Some((&self.pinned, self.pinned_most));
-        Ok(Held { queue: &self.queue, _guard: guard, staged: self.staged, pinned })
+        let staging = self.staged.then_some((&self.pinned, self.pinned_most));
+        Ok(Held { queue: &self.queue, _guard: guard, staging })
     }
 }
 
@@ -373,8 +373,8 @@ struct Mappings<'q> {
     mapped: Vec<(cl_mem, *mut c_void)>,
     /// The host copies of a staged queue, in the order mapped (empty when mapping).
     copies: Vec<StagedCopy>,
-    staged: bool,
-    /// A staged queue's page-locked memory, held for the command, and the bytes of it handed out so far.
+    /// On a staged queue (and only there), its page-locked memory, held for the command; and the bytes of it
+    /// handed out so far.
     pinned: Option<MutexGuard<'q, Option<Pinned>>>,
     used: usize,
 }
@@ -405,8 +405,8 @@ impl<'q> Mappings<'q> {
     /// regions take `bytes` bytes together (each counted by `pinned_span`): a staged queue grows its page-locked
     /// memory to hold them, up to `PINNED_MOST` (when it cannot, the copies go to ordinary memory).
     fn new(held: &'q Held<'_, RwLockWriteGuard<'_, ()>>, bytes: usize) -> Mappings<'q> {
-        let pinned = match (held.staged, held.pinned) {
-            (true, Some((lock, most))) => {
+        let pinned = match held.staging {
+            Some((lock, most)) => {
                 let mut pinned = lock.lock().unwrap_or_else(PoisonError::into_inner);
                 let short = pinned.as_ref().is_none_or(|p| p.bytes < bytes);
                 if short && bytes <= most {
@@ -418,9 +418,9 @@ impl<'q> Mappings<'q> {
                 }
                 Some(pinned)
             }
-            _ => None,
+            None => None,
         };
-        Mappings { queue: held.queue, mapped: Vec::new(), copies: Vec::new(), staged: held.staged, pinned, used: 0 }
+        Mappings { queue: held.queue, mapped: Vec::new(), copies: Vec::new(), pinned, used: 0 }
     }
 
     /// Maps `bytes` bytes (at least 1) of `mem` from `offset` into host memory with `flags`, blocking: on the
@@ -434,7 +434,7 @@ impl<'q> Mappings<'q> {
         bytes: usize,
         align: usize,
     ) -> ClResult<*mut c_void> {
-        if self.staged {
+        if self.pinned.is_some() {
             return self.copy_in(mem, flags, offset, bytes);
         }
         let mut pointer: cl_mem = ptr::null_mut();

@@ -65,3 +65,12 @@ pub fn close(got: &ArrayD<f64>, want: &ArrayD<f64>, rel: f64, what: &str) {
         assert!((g - w).abs() <= rel * scale, "{what}: {g} vs {w}");
     }
 }
+
+/// A CSV table the binary wrote (`measure`, `regionprops`, `peak-local-max`): its header and rows of numbers.
+pub fn csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(str::to_string).collect();
+    let rows = lines.map(|l| l.split(',').map(|v| v.parse::<f64>().unwrap()).collect()).collect();
+    (header, rows)
+}

@@ -23,15 +23,6 @@ fn expected(name: &str) -> Vec<Vec<f64>> {
     rows.iter().map(|r| r.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()).collect()
 }
 
-/// The CSV table: its header and rows.
-fn csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header = lines.next().unwrap().split(',').map(str::to_string).collect();
-    let rows = lines.map(|l| l.split(',').map(|v| v.parse::<f64>().unwrap()).collect()).collect();
-    (header, rows)
-}
-
 #[test]
 fn peak_local_max_writes_skimages_coordinates() {
     let dir = scratch("peaks-csv");

@@ -20,15 +20,6 @@ fn expected() -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// The CSV table: its header and rows.
-fn csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header = lines.next().unwrap().split(',').map(str::to_string).collect();
-    let rows = lines.map(|l| l.split(',').map(|v| v.parse::<f64>().unwrap()).collect()).collect();
-    (header, rows)
-}
-
 /// A fixture value: floats are stored as their exact text (`nan` for NaN).
 fn num(v: &serde_json::Value) -> f64 {
     v.as_str().map_or_else(|| v.as_f64().unwrap(), |t| t.parse().unwrap())

@@ -805,7 +805,6 @@ impl<T: RealElement> Process for Measure<T> {
             None => (labels, 0i32),
         };
         let shape = labels.shape();
-        let padded = padded_shape(shape);
         let n = labels.len() as u64;
         let flags = self.params.flags();
         kernels
@@ -821,9 +820,9 @@ impl<T: RealElement> Process for Measure<T> {
         let items = labels.len().div_ceil(state.chunk);
         let global = [items.div_ceil(state.local).max(1) * state.local];
         let bytes = (labels.len() * std::mem::size_of::<T>() * (1 + has_image as usize)) as u64;
+        let [_, ny, nx] = padded_shape(shape);
+        let data = Pass { image, labels, n, has_image, flags, ny: ny as u32, nx: nx as u32 };
         if n > 0 {
-            let [_, ny, nx] = padded;
-            let data = Pass { image, labels, n, has_image, flags, ny: ny as u32, nx: nx as u32 };
             data.args(kernels.sums.launch(), state).global(&global).local(&[state.local]).work(bytes, 0).enqueue()?;
             if let Some(second) = kernels.second.as_mut() {
                 data.args(second.launch(), state).global(&global).local(&[state.local]).work(bytes, 0).enqueue()?;
@@ -838,24 +837,13 @@ impl<T: RealElement> Process for Measure<T> {
                 .local(&[GROUP])
                 .enqueue()?;
             if n > 0 {
-                let [_, ny, nx] = padded;
                 let weighted = i32::from(flags & WANT_WEIGHTED_MOMENTS != 0 && has_image == 1);
-                moments
-                    .launch()
-                    .input("x", image)
-                    .index("x0", idx, image.offset() as u64)
-                    .input("labels", labels)
-                    .index("l0", idx, labels.offset() as u64)
-                    .index("n", idx, n)
-                    .index("chunk", idx, state.chunk as u64)
-                    .scalar("mode", state.mode)
-                    .input("rows", &state.lookup)
-                    .scalar("lookup", state.lookup_len)
+                data.data_args(moments.launch(), state)
                     .scalar("weighted", weighted)
                     .input("box", &state.boxes)
                     .in_out("moments", &state.moments)
-                    .scalar("ny", ny as u32)
-                    .scalar("nx", nx as u32)
+                    .scalar("ny", data.ny)
+                    .scalar("nx", data.nx)
                     .global(&global)
                     .local(&[state.local])
                     .work(bytes, n * 2 * moment_count(shape.len()) as u64)
@@ -903,8 +891,8 @@ struct Pass<'a, T: RealElement> {
 }
 
 impl<T: RealElement> Pass<'_, T> {
-    /// The arguments the two kernels share, in their order: the data, the label → row lookup, the accumulators.
-    fn args<'k>(&self, launch: Launch<'k>, state: &'k State) -> Launch<'k> {
+    /// The arguments every pass over the data begins with, in their order: the data and the label → row lookup.
+    fn data_args<'k>(&self, launch: Launch<'k>, state: &'k State) -> Launch<'k> {
         let idx = state.index;
         launch
             .input("x", self.image)
@@ -916,6 +904,11 @@ impl<T: RealElement> Pass<'_, T> {
             .scalar("mode", state.mode)
             .input("rows", &state.lookup)
             .scalar("lookup", state.lookup_len)
+    }
+
+    /// The arguments the sums and second passes take, in their order: the data, the lookup, the accumulators.
+    fn args<'k>(&self, launch: Launch<'k>, state: &'k State) -> Launch<'k> {
+        self.data_args(launch, state)
             .scalar("flags", self.flags)
             .scalar("has_image", self.has_image)
             .in_out("acc", &state.acc)
