@@ -71,6 +71,9 @@ pub(crate) const FOURIER: &str = include_str!("../kernels/fourier.cl");
 /// Coil combination (the mri family: CoilSum, RSoS and the reconstructions).
 pub(crate) const MRI: &str = include_str!("../kernels/mri.cl");
 
+/// The non-uniform FFT (the nufft family: Nufft): padding with deconvolution, interpolation, spreading by bins.
+pub(crate) const NUFFT: &str = include_str!("../kernels/nufft.cl");
+
 /// Daubechies-2 wavelet analysis and synthesis along one axis, the soft threshold, circular shifts (the wavelet
 /// family: Wavelet).
 pub(crate) const WAVELET: &str = include_str!("../kernels/wavelet.cl");

@@ -7,6 +7,8 @@
 //! transform in float32 with float64 twiddles errs by about ε·√log₂n ≈ 2e-7 — and ≤ 1e-12 for c64.
 
 mod common;
+#[path = "fft/nufft.rs"]
+mod nufft;
 use cliper::prelude::*;
 use common::*;
 use ndarray::{ArrayD, Axis};

@@ -20,6 +20,7 @@ pub mod linalg;
 pub mod measure;
 pub mod morphology;
 pub mod mri;
+pub mod nufft;
 pub mod phantom;
 mod pipeline;
 mod planning;

@@ -1,0 +1,13 @@
+//! Non-uniform FFTs (NUFFT): [`Nufft`] (type 1 and type 2 in 1 to 3 dimensions, BART's convention, a user
+//! tolerance), its points ([`NufftPoints`]), parameters ([`NufftParams`], [`Upsampling`]) and kernel
+//! ([`SpreadingKernel`]). Kernels: `kernels/nufft.cl`.
+
+mod nufft_params;
+mod points;
+mod spreading_kernel;
+mod transform;
+
+pub use nufft_params::{NufftParams, Upsampling};
+pub use points::NufftPoints;
+pub use spreading_kernel::{GaussLegendre, MAX_WIDTH, SpreadingKernel};
+pub use transform::Nufft;
