@@ -2,6 +2,8 @@
 //   DIM          the transform's axes (1 to 3); the arrays are seen as 3-D with the leading 3 − DIM axes of size 1
 //   W            the kernel's taps per axis (fine-grid cells)
 //   MARGIN       cells added on each side of a bin's tile, so that a tap rounded across a cell edge stays inside
+//   POINT_MAJOR  1 where spreading groups have one work-item (CPUs): it adds each point's taps directly
+//   DEGREE       the degree of the taps' Chebyshev series in nufft_series (generated before this file), or 0
 // Points arrive sorted by bin. Along the d-th transformed axis a point at fine-grid position x (wrapped into
 // [0, n)) is held as its first tap's cell j0 = ⌈x − W/2⌉ and the offset u = j0 − x ∈ [−W/2, 1 − W/2), both
 // computed in float64 on the host: coords[(p * DIM + d) * 2] = j0 (exact as R), [... + 1] = u. The taps then
@@ -14,14 +16,30 @@
 
 // The kernel's taps of the point whose coordinate pair starts at c: w[t] = φ(j0 + t − x) = φ(u + t) for t < W,
 // with j0 returned; φ(z) = exp(β(√(1 − z²) − 1)) with z the distance over W/2 (the exponential of semicircle).
+// With DEGREE > 0 the host generated nufft_series[k][t], Chebyshev series of the taps in v = 2(u + W/2) − 1,
+// summed by Clenshaw's recurrence (no exp, no sqrt; vectorises over t).
 inline int nufft_taps(global const R* c, const R beta, R* w) {
     const R u = c[1];
+#if DEGREE > 0
+    const R v = (R)2 * (u + (R)W * (R)0.5) - (R)1;
+    R b1[W], b2[W];
+    for (int t = 0; t < W; t++) b1[t] = b2[t] = (R)0;
+    for (int k = DEGREE; k >= 1; k--) {
+        for (int t = 0; t < W; t++) {
+            const R b0 = (R)2 * v * b1[t] - b2[t] + nufft_series[k][t];
+            b2[t] = b1[t];
+            b1[t] = b0;
+        }
+    }
+    for (int t = 0; t < W; t++) w[t] = v * b1[t] - b2[t] + nufft_series[0][t];
+#else
     const R inv_half = (R)2 / (R)W;
     for (int t = 0; t < W; t++) {
         const R z = (u + (R)t) * inv_half;
         const R s = (R)1 - z * z;
         w[t] = s >= (R)0 ? exp(beta * (sqrt(s) - (R)1)) : (R)0;
     }
+#endif
     return (int)c[0];
 }
 
@@ -74,7 +92,8 @@ kernel void nufft_crop(global const T* fine, global const R* deconv, global T* i
 
 // Type 2's last step: out[b, order[p]] = Σ_taps fine[b, j] · φ(j − x_p), one work-item per sorted point, its
 // taps computed once for every batch entry.
-kernel void nufft_interp(global const T* fine, global const R* coords, global const uint* order, global T* out,
+kernel void nufft_interp(global const T* restrict fine, global const R* restrict coords,
+                         global const uint* restrict order, global T* restrict out,
                          uint points, uint batch, uint n0, uint n1, uint n2, R beta) {
     const ulong fine_size = (ulong)n0 * n1 * n2;
     for (uint p = get_global_id(0); p < points; p += get_global_size(0)) {
@@ -119,8 +138,9 @@ kernel void nufft_interp(global const T* fine, global const R* coords, global co
 // owning whole lines along the last axis, so every tile cell is written by one work-item in point order (the
 // same bits every run). nufft_assemble adds the tiles into the fine grid. The taps of a chunk of points are
 // computed once into local memory.
-kernel void nufft_spread(global const T* in, global const R* coords, global const uint* order,
-                         global const uint* bin_start, global T* tiles, uint points, uint bins0, uint bins1,
+kernel void nufft_spread(global const T* restrict in, global const R* restrict coords,
+                         global const uint* restrict order, global const uint* restrict bin_start,
+                         global T* restrict tiles, uint points, uint bins0, uint bins1,
                          uint bins2, uint bin0, uint bin1, uint bin2, uint tile0, uint tile1, uint tile2, R beta,
                          local R* taps, local int* offsets, local T* values) {
     const uint bin = get_group_id(0), b = get_group_id(1);
@@ -137,6 +157,32 @@ kernel void nufft_spread(global const T* in, global const R* coords, global cons
     for (uint line = lid; line < lines; line += lsize)
         for (uint c = 0; c < tile2; c++) tile[line * tile2 + c] = ZERO;
     const uint start = bin_start[bin], end = bin_start[bin + 1];
+#if POINT_MAJOR
+    // One work-item per group (CPUs): it owns the whole tile, so it adds each point's taps directly, in order.
+    for (uint p = start; p < end; p++) {
+        R w0[TAPS0], w1[TAPS1], w2[TAPS2];
+        int j0 = 0, j1 = 0;
+#if DIM == 3
+        j0 = nufft_taps(coords + p * 6, beta, w0) - o0;
+#else
+        w0[0] = (R)1;
+#endif
+#if DIM >= 2
+        j1 = nufft_taps(coords + (p * DIM + DIM - 2) * 2, beta, w1) - o1;
+#else
+        w1[0] = (R)1;
+#endif
+        const int j2 = nufft_taps(coords + (p * DIM + DIM - 1) * 2, beta, w2) - o2;
+        const T value = in[(ulong)b * points + order[p]];
+        for (int t0 = 0; t0 < TAPS0; t0++) {
+            for (int t1 = 0; t1 < TAPS1; t1++) {
+                const T f = value * (w0[t0] * w1[t1]);
+                global T* cells = tile + ((uint)(j0 + t0) * tile1 + (uint)(j1 + t1)) * tile2 + j2;
+                for (int t2 = 0; t2 < TAPS2; t2++) cells[t2] += f * w2[t2];
+            }
+        }
+    }
+#else
     for (uint s = start; s < end; s += CHUNK) {
         const uint count = min((uint)CHUNK, end - s);
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -180,6 +226,7 @@ kernel void nufft_spread(global const T* in, global const R* coords, global cons
             }
         }
     }
+#endif
 }
 
 // The tiles along one axis that hold fine cell j, and j's place in each: the bins j's own, before and after it
@@ -228,5 +275,13 @@ kernel void nufft_assemble(global const T* tiles, global T* fine, uint batch, ui
                     sum += base[(ulong)t * tile_size + ((uint)a0[q0] * tile1 + a1[q1]) * tile2 + a2[q2]];
                 }
         fine[g] = sum;
+    }
+}
+
+// spectrum[b, j] ·= transfer[j]: the Toeplitz normal operator's product with the point-spread function's
+// spectrum, one transfer function for every batch entry.
+kernel void nufft_multiply(global T* spectrum, global const T* transfer, uint batch, uint cells) {
+    for (ulong g = get_global_id(0); g < (ulong)batch * cells; g += get_global_size(0)) {
+        spectrum[g] = MUL(spectrum[g], transfer[g % cells]);
     }
 }

@@ -140,7 +140,10 @@ pub use process::mri::{
     EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, RSoS, RSoSRecon, ReconParams, ReconStrategy,
     SenseOperator, SimpleMRIRecon, TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
 };
-pub use process::nufft::{GaussLegendre, MAX_WIDTH, Nufft, NufftParams, NufftPoints, SpreadingKernel, Upsampling};
+pub use process::nufft::{
+    GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams, NufftPoints, NufftTransform,
+    SpreadingKernel, Upsampling,
+};
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{
     Footprint, GenericFilter, GenericParams, GenericStrategy, GreyMorphology, GreyOp, GreyParams, GreyStrategy,

@@ -18,6 +18,7 @@ mod fft_cases;
 mod measure;
 mod mri;
 mod ndimage_cases;
+mod nufft;
 mod peers;
 mod plot;
 mod report;
@@ -322,6 +323,28 @@ enum Case {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Type 1 and type 2 NUFFTs of the points in an NPY file (`[points, axes]`, cycles per FOV; made and timed with
+    /// FINUFFT/SigPy by scripts/bench/peer_nufft.py), timed after a warm-up.
+    Nufft {
+        /// The points file.
+        points: PathBuf,
+        /// The image shape.
+        #[arg(long, value_delimiter = ',', default_value = "256,256")]
+        shape: Vec<usize>,
+        #[arg(long, default_value_t = 1e-6)]
+        tolerance: f64,
+        /// The fine grid's upsampling (2, 1.25; default: chosen per plan).
+        #[arg(long)]
+        upsampling: Option<f64>,
+        /// c64 or c128.
+        #[arg(long, default_value = "c128")]
+        dtype: String,
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Print every kernel's device time of one run of each.
+        #[arg(long)]
+        profile: bool,
+    },
     /// A Gaussian → Sobel magnitude → threshold chain on an NPY image larger than a device memory budget, in
     /// tiles, against copying the same bytes to the device and back once (docs/tiling.md).
     Tiles {
@@ -523,6 +546,11 @@ fn run(cli: Cli) -> Result<()> {
         Case::Recon { kspace, maps, method, lambda, iters, reps, out } => {
             mri::run(&app, &kspace, maps.as_deref(), &method, lambda, iters, reps, out.as_deref())
         }
+        Case::Nufft { points, shape, tolerance, upsampling, dtype, reps, profile } => match dtype.as_str() {
+            "c64" => nufft::run::<Complex32>(&app, &points, &shape, tolerance, upsampling, reps, profile),
+            "c128" => nufft::run::<Complex64>(&app, &points, &shape, tolerance, upsampling, reps, profile),
+            other => Err(cliper::Error::invalid("cliper-bench nufft", format!("--dtype {other}: give c64 or c128"))),
+        },
         Case::Tiles { shape, budget, dir, sigma } => {
             let [rows, cols] = shape[..] else {
                 return Err(cliper::Error::invalid("cliper-bench", format!("--shape {shape:?}: give rows,cols")));

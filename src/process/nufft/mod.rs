@@ -1,13 +1,18 @@
 //! Non-uniform FFTs (NUFFT): [`Nufft`] (type 1 and type 2 in 1 to 3 dimensions, BART's convention, a user
-//! tolerance), its points ([`NufftPoints`]), parameters ([`NufftParams`], [`Upsampling`]) and kernel
+//! tolerance; as a process between two arrays: [`NufftTransform`]; its normal operator by the Toeplitz embedding:
+//! [`NufftNormal`]), its points ([`NufftPoints`]), parameters ([`NufftParams`], [`Upsampling`]) and kernel
 //! ([`SpreadingKernel`]). Kernels: `kernels/nufft.cl`.
 
 mod nufft_params;
+mod nufft_transform;
 mod points;
 mod spreading_kernel;
+mod toeplitz;
 mod transform;
 
 pub use nufft_params::{NufftParams, Upsampling};
+pub use nufft_transform::{NufftDirection, NufftTransform};
 pub use points::NufftPoints;
 pub use spreading_kernel::{GaussLegendre, MAX_WIDTH, SpreadingKernel};
+pub use toeplitz::NufftNormal;
 pub use transform::Nufft;

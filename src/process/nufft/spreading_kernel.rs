@@ -98,10 +98,66 @@ impl SpreadingKernel {
         2.0 * sum * half / 2.0
     }
 
+    /// Chebyshev series of the kernel's taps, for evaluation without `exp` and `sqrt`: a point's taps are
+    /// `φ(u + t)` for `t < w` with `u ∈ [−w/2, 1 − w/2)`; with `v = 2(u + w/2) − 1 ∈ [−1, 1)`, tap `t` is
+    /// `Σ_k c[k][t] T_k(v)`. The degree is the smallest (from `w` up to 28) whose largest error on a fine grid of
+    /// `v` is below `accuracy`; `None` when none is (the device then evaluates φ directly).
+    ///
+    /// ```
+    /// let k = cliper::SpreadingKernel::for_tolerance(1e-6, 2.0)?;
+    /// let series = k.chebyshev(1e-6).unwrap();
+    /// // T_0 = 1 and T_1(v) = v: at v = 0 the sum is c0 − c2 + c4 − …
+    /// let at_zero: f64 = series.iter().step_by(2).enumerate().map(|(i, c)| if i % 2 == 0 { c[0] } else { -c[0] }).sum();
+    /// assert!((at_zero - k.value(0.5 - 3.5)).abs() < 1e-6);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn chebyshev(&self, accuracy: f64) -> Option<Vec<Vec<f64>>> {
+        let w = self.width;
+        let tap = |t: usize, v: f64| self.value((v + 1.0) / 2.0 - w as f64 / 2.0 + t as f64);
+        (w..=28).find_map(|degree| {
+            let n = degree + 1;
+            // Interpolation at the n Chebyshev points of the first kind, coefficients by the discrete cosine sums.
+            let nodes: Vec<f64> = (0..n).map(|j| (std::f64::consts::PI * (j as f64 + 0.5) / n as f64).cos()).collect();
+            let series: Vec<Vec<f64>> = (0..n)
+                .map(|k| {
+                    (0..w)
+                        .map(|t| {
+                            let sum: f64 = nodes
+                                .iter()
+                                .enumerate()
+                                .map(|(j, &v)| {
+                                    tap(t, v) * (std::f64::consts::PI * k as f64 * (j as f64 + 0.5) / n as f64).cos()
+                                })
+                                .sum();
+                            sum * if k == 0 { 1.0 } else { 2.0 } / n as f64
+                        })
+                        .collect()
+                })
+                .collect();
+            let worst = (0..=2000)
+                .map(|i| -1.0 + 2.0 * i as f64 / 2000.0)
+                .flat_map(|v| (0..w).map(move |t| (v, t)))
+                .map(|(v, t)| (clenshaw(&series, t, v) - tap(t, v)).abs())
+                .fold(0.0, f64::max);
+            (worst <= accuracy).then_some(series)
+        })
+    }
+
     /// The quadrature rule [`SpreadingKernel::fourier`] wants for this width.
     pub fn quadrature(&self) -> GaussLegendre {
         GaussLegendre::new(2 * self.width + 24)
     }
+}
+
+/// `Σ_k series[k][t] T_k(v)` by Clenshaw's recurrence (as kernels/nufft.cl evaluates it).
+fn clenshaw(series: &[Vec<f64>], t: usize, v: f64) -> f64 {
+    let (mut b1, mut b2) = (0.0, 0.0);
+    for c in series.iter().skip(1).rev() {
+        let b0 = 2.0 * v * b1 - b2 + c.get(t).copied().unwrap_or(0.0);
+        b2 = b1;
+        b1 = b0;
+    }
+    v * b1 - b2 + series.first().and_then(|c| c.get(t)).copied().unwrap_or(0.0)
 }
 
 /// Gauss–Legendre nodes and weights on `[−1, 1]`.

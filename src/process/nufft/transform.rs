@@ -161,8 +161,18 @@ impl<T: ComplexElement> Nufft<T> {
         let mut inverse_fft = Fft::new(&grid, &spectrum, FftParams::inverse().axes(&axes).norm(FftNorm::Forward));
         forward_fft.init()?;
         inverse_fft.init()?;
-        let options = format!("{} -DDIM={dims} -DW={} -DMARGIN={MARGIN}", T::build_options(), kernel.width);
-        let program = app.build_program("nufft.cl", &kernels::with_common(kernels::NUFFT), &options)?;
+        let options = format!(
+            "{} -DDIM={dims} -DW={} -DMARGIN={MARGIN} -DPOINT_MAJOR={}",
+            T::build_options(),
+            kernel.width,
+            u8::from(cpu)
+        );
+        let source = format!(
+            "{}\n#line 1\n{}",
+            series_source(&kernel, params.tolerance_value(), dims, T::IS_DOUBLE),
+            kernels::NUFFT
+        );
+        let program = app.build_program("nufft.cl", &kernels::with_common(&source), &options)?;
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by(op));
         let kernels = [k("nufft_pad")?, k("nufft_crop")?, k("nufft_interp")?, k("nufft_spread")?, k("nufft_assemble")?];
         let lines = tile[0] * tile[1];
@@ -348,6 +358,24 @@ impl<T: ComplexElement> Nufft<T> {
             .local(&[GROUP])
             .enqueue()
     }
+}
+
+/// The taps' Chebyshev series as OpenCL source (`DEGREE` and `nufft_series`); `DEGREE 0` (direct evaluation)
+/// when no degree up to 28 reaches the accuracy: a tenth of the kernel's per-axis error budget (the tolerance
+/// over 4 per axis, nufft_params.rs), or `e^−β` where that is larger — φ's value at its edge, where its square
+/// root makes the series converge slowly, and the order of the kernel's own truncation error.
+fn series_source(kernel: &SpreadingKernel, tolerance: f64, dims: usize, double: bool) -> String {
+    let accuracy = (tolerance / (4.0 * dims as f64) / 10.0).max((-kernel.beta).exp());
+    let Some(series) = kernel.chebyshev(accuracy) else {
+        return "#define DEGREE 0\n".into();
+    };
+    // float literals in a float program: a double literal would need cl_khr_fp64.
+    let suffix = if double { "" } else { "f" };
+    let rows: Vec<String> = series
+        .iter()
+        .map(|row| format!("{{{}}}", row.iter().map(|c| format!("{c:e}{suffix}")).collect::<Vec<_>>().join(", ")))
+        .collect();
+    format!("#define DEGREE {}\nconstant R nufft_series[DEGREE + 1][W] = {{{}}};\n", series.len() - 1, rows.join(",\n"))
 }
 
 /// Points a spread work-group takes at a time (`CHUNK` in kernels/nufft.cl).
