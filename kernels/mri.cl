@@ -376,3 +376,21 @@ kernel void walsh_eigen_serial(global const T* img, global T* maps, uint nx, uin
     }
 }
 #endif  // EIGEN_COILS && IS_COMPLEX
+
+// out[c, p] = s[c, p] · x[p]: the maps applied to an image (the non-Cartesian SENSE operator's first step; no
+// centring modulation: the NUFFT centres by its own indices).
+kernel void coil_expand(global const T* x, global const T* s, global T* out, IDX coils, IDX positions) {
+    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
+        const T xp = x[p];
+        for (IDX c = 0; c < coils; c++) out[c * positions + p] = MUL(s[c * positions + p], xp);
+    }
+}
+
+// out[p] = Σ_c conj(s[c, p]) · in[c, p], coils summed in order.
+kernel void coil_combine(global const T* in, global const T* s, global T* out, IDX coils, IDX positions) {
+    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
+        T sum = ZERO;
+        for (IDX c = 0; c < coils; c++) sum += MUL(in[c * positions + p], CONJ(s[c * positions + p]));
+        out[p] = sum;
+    }
+}

@@ -137,12 +137,13 @@ pub use process::morphology::{
 };
 pub use process::mri::{
     BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,
-    EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, RSoS, RSoSRecon, ReconParams, ReconStrategy,
-    SenseOperator, SimpleMRIRecon, TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
+    EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, NufftCgSense, NufftSenseOperator, RSoS,
+    RSoSRecon, ReconParams, ReconStrategy, SenseOperator, SimpleMRIRecon, TvSense, TvStrategy, WalshMaps, WalshParams,
+    WalshStrategy,
 };
 pub use process::nufft::{
     GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams, NufftPoints, NufftTransform,
-    SpreadingKernel, Upsampling,
+    SpreadingKernel, Upsampling, bart_image_axes, samples_from_bart, samples_to_bart,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{

@@ -4,6 +4,8 @@
 //! complex64 too: both sides round at ε ≈ 6e-8 per operation over 30 iterations).
 
 mod common;
+#[path = "bart/noncartesian.rs"]
+mod noncartesian;
 use cliper::{
     BartScaling, CgParams, CgSense, EspiritMaps, EspiritParams, KData, L1WaveletParams, L1WaveletSense, Process,
     SenseOperator, TvParams, TvSense, XData, read_cfl,

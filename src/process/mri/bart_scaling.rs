@@ -79,22 +79,51 @@ impl BartScaling {
         let grid = Grid::new(spatial, k.num_coils());
         let samples = first_frame_samples(k, &grid)?;
         let (size, position) = calibration_block(&samples, &grid);
-        let mut magnitudes = calibration_image(&samples, &grid, size, position);
-        magnitudes.sort_by(f64::total_cmp);
+        let magnitudes = calibration_image(&samples, &grid, size, position);
         let rescale: f64 = grid.n.iter().zip(size).map(|(&n, c)| (n as f64 / c as f64).sqrt()).product();
+        let axes = spatial.len();
+        Ok(BartScaling {
+            calibration_shape: size.iter().take(axes).copied().collect(),
+            calibration_position: position.iter().take(axes).copied().collect(),
+            ..Self::from_magnitudes(magnitudes, rescale)
+        })
+    }
+
+    /// The scaling `bart pics -t` estimates for non-Cartesian data: the same rule (median, 90th percentile,
+    /// maximum) over the magnitudes of `image`, the adjoint of the whole forward operator applied to the samples
+    /// (BART 0.8.00's pics.c: `linop_adjoint`, then `estimate_scaling_norm`; there is no calibration block).
+    ///
+    /// ```
+    /// use cliper::{BartScaling, XData};
+    /// use num_complex::Complex32 as C;
+    /// let app = cliper::ClApp::new()?;
+    /// let image: Vec<C> = (0..10).map(|i| C::new(i as f32, 0.0)).collect();
+    /// let s = BartScaling::from_image(&XData::from_slice(&app, &[10], &image)?)?;
+    /// assert_eq!((s.median, s.p90, s.max), (5.0, 9.0, 9.0));
+    /// assert_eq!(s.scale, 9.0);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn from_image<T: ComplexElement>(image: &XData<T>) -> Result<BartScaling> {
+        let magnitudes = image.to_vec()?.iter().map(|v| v.to_c64().norm()).collect();
+        Ok(Self::from_magnitudes(magnitudes, 1.0))
+    }
+
+    /// BART's choice among the sorted `magnitudes` (each divided by `rescale`): the 90th percentile unless the
+    /// maximum stands out; 1 for an estimate of 0.
+    fn from_magnitudes(mut magnitudes: Vec<f64>, rescale: f64) -> BartScaling {
+        magnitudes.sort_by(f64::total_cmp);
         let at = |i: usize| magnitudes.get(i).copied().unwrap_or(0.0) / rescale;
         let count = magnitudes.len();
         let (median, p90, max) = (at(count / 2), at((count as f64 * 0.9) as usize), at(count.saturating_sub(1)));
         let estimate = if max - p90 < 2.0 * (p90 - median) { p90 } else { max };
-        let axes = spatial.len();
-        Ok(BartScaling {
+        BartScaling {
             scale: if estimate == 0.0 { 1.0 } else { estimate },
             max,
             p90,
             median,
-            calibration_shape: size.iter().take(axes).copied().collect(),
-            calibration_position: position.iter().take(axes).copied().collect(),
-        })
+            calibration_shape: Vec::new(),
+            calibration_position: Vec::new(),
+        }
     }
 
     /// Whether the maximum was chosen over the 90th percentile (BART's `!`).

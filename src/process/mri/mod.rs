@@ -1,6 +1,6 @@
 //! MRI: coil combination ([`CoilSum`], with or without sensitivity maps; [`RSoS`]) planned by the coil planner
 //! (`coil_plan.rs`), the reconstructions of k-space data built from the FFT and coil steps
-//! ([`SimpleMRIRecon`], [`RSoSRecon`]), the Cartesian SENSE operator ([`SenseOperator`]) and iterative
+//! ([`SimpleMRIRecon`], [`RSoSRecon`]), the Cartesian SENSE operator ([`SenseOperator`]) and the non-Cartesian one ([`NufftSenseOperator`], CG-SENSE with it: [`NufftCgSense`]) and iterative
 //! reconstruction with it ([`CgSense`]; BART's default data scaling, [`BartScaling`]; compressed sensing: [`L1WaveletSense`], [`TvSense`]), and coil maps
 //! estimated from the data ([`EspiritMaps`], [`WalshMaps`]; what they share: `coil_maps.rs`). Kernels: `kernels/mri.cl`.
 
@@ -11,6 +11,7 @@ mod coil_plan;
 mod coil_sum;
 mod espirit;
 mod l1_wavelet;
+mod nufft_sense;
 mod recon;
 mod rsos;
 mod sense;
@@ -21,6 +22,7 @@ pub use bart_scaling::BartScaling;
 pub use cg_sense::{CgSense, CgSenseStrategy};
 pub use espirit::{EspiritMaps, EspiritParams, EspiritStrategy};
 pub use l1_wavelet::{L1WaveletParams, L1WaveletSense, L1WaveletStrategy};
+pub use nufft_sense::{NufftCgSense, NufftSenseOperator};
 pub use sense::SenseOperator;
 pub use tv_sense::{TvSense, TvStrategy};
 pub use walsh::{WalshMaps, WalshParams, WalshStrategy};

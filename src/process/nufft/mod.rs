@@ -3,6 +3,7 @@
 //! [`NufftNormal`]), its points ([`NufftPoints`]), parameters ([`NufftParams`], [`Upsampling`]) and kernel
 //! ([`SpreadingKernel`]). Kernels: `kernels/nufft.cl`.
 
+mod bart_layout;
 mod nufft_params;
 mod nufft_transform;
 mod points;
@@ -10,6 +11,7 @@ mod spreading_kernel;
 mod toeplitz;
 mod transform;
 
+pub use bart_layout::{bart_image_axes, samples_from_bart, samples_to_bart};
 pub use nufft_params::{NufftParams, Upsampling};
 pub use nufft_transform::{NufftDirection, NufftTransform};
 pub use points::NufftPoints;

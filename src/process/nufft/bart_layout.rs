@@ -1,0 +1,133 @@
+//! BART's layouts for non-Cartesian data, as `bart traj`, `bart nufft` and `bart pics -t` read and write them
+//! (CFL files load in BART's indexing, `x[i, j, …]` = BART's `(i, j, …)`): trajectories `[3, samples…]` (k_x, k_y,
+//! k_z in cycles per FOV, imaginary parts 0), samples `[1, samples…, coils]` (coils in BART's dimension 3), images
+//! `[x, y, z, …]`. Points are numbered as BART's memory orders the sample dimensions (the first fastest).
+
+use super::points::NufftPoints;
+use crate::error::{Error, Result};
+use ndarray::ArrayD;
+use num_complex::Complex64;
+
+/// BART's coil dimension.
+const COIL_DIM: usize = 3;
+
+/// The image axes of BART's image dimensions `dims` (`[x, y, z]`, as `bart nufft -d x:y:z` gives them): the
+/// axes longer than 1 (1 to 3 of them), and which of BART's first three dimensions they are.
+pub fn bart_image_axes(dims: &[usize; 3]) -> Result<(Vec<usize>, Vec<usize>)> {
+    let axes: Vec<usize> = (0..3).filter(|&d| dims.get(d).is_some_and(|&n| n > 1)).collect();
+    if axes.is_empty() || dims.contains(&0) {
+        return Err(Error::invalid("Nufft", format!("image dimensions {dims:?}: at least one must be longer than 1")));
+    }
+    Ok((axes.iter().filter_map(|&d| dims.get(d).copied()).collect(), axes))
+}
+
+impl NufftPoints {
+    /// The points of a BART trajectory `traj` (`[3, samples…]`) for an image of BART's dimensions `dims`; the
+    /// coordinates along dimensions of length 1 are not used (the image is constant along them). `source`
+    /// names the file in refusals: a first dimension other than 3, imaginary parts, NaN and out-of-range points.
+    ///
+    /// ```
+    /// use cliper::NufftPoints;
+    /// use ndarray::{ArrayD, IxDyn};
+    /// use num_complex::Complex64 as C;
+    /// // Two samples × one spoke, as `bart traj` writes: (k_x, k_y, k_z) per sample.
+    /// let traj = ArrayD::from_shape_vec(IxDyn(&[3, 2, 1]), vec![C::new(-1.0, 0.0), C::new(1.0, 0.0), C::new(0.5, 0.0), C::new(2.0, 0.0), C::new(0.0, 0.0), C::new(0.0, 0.0)]).unwrap();
+    /// let p = NufftPoints::from_bart(&traj, &[8, 8, 1], "t.cfl")?;
+    /// assert_eq!(p.coords(), &[-1.0, 0.5, 1.0, 2.0]);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn from_bart(traj: &ArrayD<Complex64>, dims: &[usize; 3], source: &str) -> Result<NufftPoints> {
+        if traj.shape().first() != Some(&3) {
+            return Err(Error::invalid(
+                "Nufft",
+                format!("{source}: a trajectory is [3, samples…] as bart traj writes it; got shape {:?}", traj.shape()),
+            ));
+        }
+        if let Some(bad) = traj.iter().find(|v| v.im != 0.0) {
+            return Err(Error::invalid(
+                "Nufft",
+                format!("{source}: a trajectory coordinate has an imaginary part ({bad}); coordinates are real"),
+            ));
+        }
+        let (shape, axes) = bart_image_axes(dims)?;
+        let count = traj.len() / 3;
+        let mut coords = Vec::with_capacity(count * axes.len());
+        // BART's memory order: the sample dimensions' first fastest, i.e. column-major over [samples…].
+        for m in 0..count {
+            let index = column_major_index(traj.shape(), m);
+            for &d in &axes {
+                let mut at = index.clone();
+                if let Some(first) = at.first_mut() {
+                    *first = d;
+                }
+                coords.push(traj.get(at.as_slice()).map_or(f64::NAN, |v| v.re));
+            }
+        }
+        NufftPoints::named(&shape, coords, source)
+    }
+}
+
+/// The index `[0, i1, i2, …]` of the `m`-th element of the dimensions after the first of `shape`, in column-major
+/// order.
+fn column_major_index(shape: &[usize], m: usize) -> Vec<usize> {
+    let mut index = vec![0; shape.len()];
+    let mut rest = m;
+    for (slot, &n) in index.iter_mut().zip(shape).skip(1) {
+        *slot = rest % n.max(1);
+        rest /= n.max(1);
+    }
+    index
+}
+
+/// BART's samples `[1, samples…, coils, …]` as `[coils, points]` in the trajectory's point order (coils from
+/// BART's dimension 3; the sample dimensions must be the trajectory's). Returns the coil count and the values.
+pub fn samples_from_bart(
+    ksp: &ArrayD<Complex64>,
+    traj_shape: &[usize],
+    source: &str,
+) -> Result<(usize, Vec<Complex64>)> {
+    let shape = ksp.shape();
+    let sample_dims = traj_shape.get(1..).unwrap_or(&[]);
+    let coils = shape.get(COIL_DIM).copied().unwrap_or(1);
+    let matches = shape.first() == Some(&1)
+        && (1..COIL_DIM).all(|d| shape.get(d).copied().unwrap_or(1) == sample_dims.get(d - 1).copied().unwrap_or(1))
+        && sample_dims.iter().skip(COIL_DIM - 1).all(|&n| n == 1)
+        && shape.iter().skip(COIL_DIM + 1).all(|&n| n == 1);
+    if !matches {
+        return Err(Error::invalid(
+            "Nufft",
+            format!(
+                "{source}: non-Cartesian k-space {shape:?} does not match the trajectory {traj_shape:?}: BART's layout is \
+                 [1, samples, spokes, coils] for a trajectory [3, samples, spokes]"
+            ),
+        ));
+    }
+    let points = ksp.len() / coils.max(1);
+    let mut values = Vec::with_capacity(ksp.len());
+    for c in 0..coils {
+        for m in 0..points {
+            let mut index =
+                column_major_index(&[3, shape.get(1).copied().unwrap_or(1), shape.get(2).copied().unwrap_or(1)], m);
+            index.resize(shape.len(), 0);
+            if let Some(slot) = index.get_mut(COIL_DIM) {
+                *slot = c;
+            }
+            values.push(ksp.get(index.as_slice()).copied().unwrap_or_default());
+        }
+    }
+    Ok((coils, values))
+}
+
+/// `[coils, points]` values back in BART's layout `[1, samples, spokes, coils]` for a trajectory of `traj_shape`.
+pub fn samples_to_bart(values: &[Complex64], coils: usize, traj_shape: &[usize]) -> Result<ArrayD<Complex64>> {
+    let (s, p) = (traj_shape.get(1).copied().unwrap_or(1), traj_shape.get(2).copied().unwrap_or(1));
+    let shape = [1, s, p, coils];
+    let mut out = ArrayD::from_elem(ndarray::IxDyn(&shape), Complex64::new(0.0, 0.0));
+    for (i, &v) in values.iter().enumerate() {
+        let (c, m) = (i / (s * p).max(1), i % (s * p).max(1));
+        if let Some(slot) = out.get_mut([0, m % s, m / s, c].as_slice()) {
+            *slot = v;
+        }
+    }
+    Ok(out)
+}
