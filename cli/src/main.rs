@@ -12,6 +12,7 @@ mod chain;
 mod demo;
 mod failure;
 mod inspect;
+mod nufft;
 mod operations;
 mod output;
 mod ranks;
@@ -130,6 +131,12 @@ enum Command {
         after_help = "Example: cliper ecalib kspace.cfl maps.cfl   (then: cliper recon kspace.cfl out.cfl --method cg-sense --maps maps.cfl)"
     )]
     Ecalib(recon::EcalibArgs),
+    /// The non-uniform FFT of BART-layout files at a `bart traj` trajectory, as `bart nufft`: forward (image →
+    /// samples), --adjoint, or --inverse (CG on the normal equations, Toeplitz).
+    #[command(
+        after_help = "Examples:\n  cliper nufft image.cfl ksp.cfl --traj traj.cfl\n  cliper nufft ksp.cfl adjoint.cfl --traj traj.cfl --adjoint --dims 64:64:1\n  cliper nufft ksp.cfl image.cfl --traj traj.cfl --inverse --lambda 0.01"
+    )]
+    Nufft(nufft::NufftArgs),
     /// The main job: the sample phantom through pad → Gaussian → Sobel → transpose → norm, results in out/.
     #[command(after_help = "Example: cliper demo --profile")]
     Demo(demo::DemoArgs),
@@ -180,6 +187,7 @@ fn run(ctx: &mut Context, matches: &clap::ArgMatches) -> Result<(), CliError> {
         Command::Demo(args) => demo::run(ctx, &args),
         Command::Recon(args) => recon::run(ctx, &args),
         Command::Ecalib(args) => recon::ecalib(ctx, &args),
+        Command::Nufft(args) => nufft::run(ctx, &args),
         Command::Run { pipeline, inputs, outputs, dry_run, common } => {
             let mut chain = Chain::from_file(&pipeline)?;
             ctx.pipeline = Some(pipeline.clone());

@@ -55,6 +55,28 @@ def main():
         b = rd(bart).squeeze().reshape(-1)
         print(f"{bart} against {name}: {np.linalg.norm(b - x) / np.linalg.norm(x):.3e}")
         np.save(os.path.join(D, f"{name}.npy"), x.reshape(n, n))
+    coil = rd("coil1").reshape(-1, order="F")
+    x = cg_single(e, e.conj().T @ coil, 50)
+    b = rd("inverse").squeeze().reshape(-1)
+    print(f"inverse against exact_inverse: {np.linalg.norm(b - x) / np.linalg.norm(x):.3e}")
+    np.save(os.path.join(D, "exact_inverse.npy"), x.reshape(n, n))
+
+
+def cg_single(e, b, iterations):
+    """The textbook CG on E^H E x = b from x = 0."""
+    x = np.zeros_like(b)
+    res = b.copy()
+    p = res.copy()
+    rs = np.vdot(res, res).real
+    for _ in range(iterations):
+        ap = e.conj().T @ (e @ p)
+        a = rs / np.vdot(p, ap).real
+        x += a * p
+        res -= a * ap
+        rn = np.vdot(res, res).real
+        p = res + (rn / rs) * p
+        rs = rn
+    return x
 
 
 if __name__ == "__main__":
