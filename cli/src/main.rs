@@ -17,6 +17,7 @@ mod operations;
 mod output;
 mod ranks;
 mod recon;
+mod recon_noncartesian;
 
 use chain::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

@@ -50,10 +50,7 @@ pub struct NufftArgs {
     precision: Precision,
 }
 
-/// A name as BART's tools take it: without an extension, NAME.cfl.
-fn bart_named(name: &str) -> String {
-    if Path::new(name).extension().is_none() { format!("{name}.cfl") } else { name.to_string() }
-}
+use crate::recon::bart_named;
 
 /// Runs `cliper nufft`.
 pub fn run(ctx: &mut Context, args: &NufftArgs) -> std::result::Result<(), CliError> {
@@ -231,7 +228,7 @@ fn bart_position(p: usize, dims: &[usize; 3]) -> [usize; 3] {
 }
 
 /// `[coils, image…]` values as BART's `[x, y, z, coils]`.
-fn batch_to_bart_images(images: &[Complex64], coils: usize, dims: &[usize; 3]) -> Result<ArrayD<Complex64>> {
+pub(crate) fn batch_to_bart_images(images: &[Complex64], coils: usize, dims: &[usize; 3]) -> Result<ArrayD<Complex64>> {
     let image_len: usize = dims.iter().product();
     let mut out = ArrayD::from_elem(IxDyn(&[dims[0], dims[1], dims[2], coils]), Complex64::new(0.0, 0.0));
     for (i, v) in images.iter().enumerate() {
@@ -244,7 +241,11 @@ fn batch_to_bart_images(images: &[Complex64], coils: usize, dims: &[usize; 3]) -
 }
 
 /// BART's images `[x, y, z, coils]` (x, y, z the dimensions `dims`) as `[coils, image…]` values.
-fn bart_images_to_batch(data: &ArrayD<Complex64>, dims: &[usize; 3], name: &str) -> Result<(usize, Vec<Complex64>)> {
+pub(crate) fn bart_images_to_batch(
+    data: &ArrayD<Complex64>,
+    dims: &[usize; 3],
+    name: &str,
+) -> Result<(usize, Vec<Complex64>)> {
     let s = data.shape();
     let leading: Vec<usize> = (0..3).map(|d| s.get(d).copied().unwrap_or(1)).collect();
     if leading != dims || s.iter().skip(4).any(|&n| n != 1) {

@@ -44,60 +44,68 @@ pub enum Part {
 #[derive(Args)]
 pub struct ReconArgs {
     /// k-space file: MAT (`kspace`, `sensitivity_maps`, `mask`) or BART CFL (`NAME_sens`, `NAME_mask` beside it).
-    kdata: String,
+    pub(crate) kdata: String,
     /// The image file to write.
-    output: String,
+    pub(crate) output: String,
     /// sense (default when the file has sensitivity maps) or rsos.
     #[arg(long, value_enum)]
-    method: Option<Method>,
+    pub(crate) method: Option<Method>,
     /// k-space is in numpy's FFT order (zero frequency first) rather than centred.
     #[arg(long)]
-    uncentered: bool,
+    pub(crate) uncentered: bool,
     /// Multiply by the file's sampling mask first (a zero-filled reconstruction of the undersampled data).
     #[arg(long)]
-    apply_mask: bool,
+    pub(crate) apply_mask: bool,
     /// Sensitivity maps from their own file (BART CFL as `bart ecalib` writes, or an array file holding [coils,
     /// spatial…]), or `espirit` (as `bart ecalib -m1`) or `walsh` (Walsh's method on the images of the fully
     /// sampled centre) to estimate them from the k-space first.
     #[arg(long, value_name = "FILE|espirit|walsh")]
-    maps: Option<String>,
+    pub(crate) maps: Option<String>,
+    /// Non-Cartesian k-space: the trajectory [3, samples, spokes] in cycles per FOV, as `bart traj` writes it; the
+    /// k-space is then BART's [1, samples, spokes, coils] and `--maps FILE` gives the image grid ([x, y, z, coils])
+    /// — CG-SENSE with the NUFFT and its Toeplitz normal operator, as `bart pics -t TRAJ -l2`.
+    #[arg(long, value_name = "TRAJ")]
+    pub(crate) traj: Option<String>,
     #[command(flatten)]
-    espirit: EspiritSettings,
+    pub(crate) espirit: EspiritSettings,
     /// The weight λ of the penalty, on the scaled data (BART's -r): cg-sense's Tikhonov weight (0 without it),
     /// l1-wavelet's and tv's (required).
     #[arg(long)]
-    lambda: Option<f64>,
+    pub(crate) lambda: Option<f64>,
     /// cg-sense, l1-wavelet, tv: divide the k-space by S first (BART's `pics -w S`; 1 leaves the data as read).
     /// Without it, S is estimated from the fully sampled centre as `bart pics` does by default.
     #[arg(long, value_name = "S")]
-    scaling: Option<f64>,
+    pub(crate) scaling: Option<f64>,
     /// cg-sense, l1-wavelet, tv: multiply the image by the scaling afterwards (BART's `pics -S`), back to the
     /// data's intensities.
     #[arg(long)]
-    rescale: bool,
+    pub(crate) rescale: bool,
     /// cg-sense, l1-wavelet: the iterations; tv: the inner CG iterations in all (BART's -i).
     #[arg(long, default_value_t = 30)]
-    iters: usize,
+    pub(crate) iters: usize,
     /// l1-wavelet: no random shifts around the wavelet transform (BART's `pics -n`).
     #[arg(long)]
-    no_cycle_spinning: bool,
+    pub(crate) no_cycle_spinning: bool,
     /// What to write of the complex SENSE image (default: complex for NPY/MAT/CFL, abs for PNG/TIFF/RAW).
     #[arg(long, value_enum)]
-    part: Option<Part>,
+    pub(crate) part: Option<Part>,
     /// The MAT file holds MATLAB's order, `[x, y, (z,) coil, frames…]`, rather than cliper's `[frames…, coil,
     /// spatial…]` (CFL files are always BART's order).
     #[arg(long)]
-    spatial_first: bool,
+    pub(crate) spatial_first: bool,
     /// auto: double (c64 arithmetic) when the file holds complex128 or float64 data, else single; single: c32,
     /// double-precision files rounded; double: c64.
     #[arg(long, value_parser = args::precision(), default_value = "auto")]
-    precision: Precision,
+    pub(crate) precision: Precision,
     #[command(flatten)]
-    options: OutputArgs,
+    pub(crate) options: OutputArgs,
 }
 
 /// Runs `cliper recon`.
 pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
+    if args.traj.is_some() {
+        return crate::recon_noncartesian::run(ctx, args);
+    }
     let output = bart_named(&args.output);
     let mut files = kspace_files(&args.kdata).write("the image", Path::new(&output));
     if let Some(maps) = args.maps.as_deref().filter(|m| !["espirit", "walsh"].contains(m)) {
@@ -380,7 +388,7 @@ fn say_what_was_done<T: ComplexElement>(
 }
 
 /// The method's name on the command line.
-fn method_name(method: Method) -> &'static str {
+pub(crate) fn method_name(method: Method) -> &'static str {
     match method {
         Method::Sense => "sense",
         Method::Rsos => "rsos",
@@ -558,7 +566,7 @@ fn kspace_files(kdata: &str) -> RunFiles {
 
 /// An output named as BART names its files, without an extension (`maps`), is a CFL pair (`maps.cfl`,
 /// `maps.hdr`); inputs so named are found by the readers.
-fn bart_named(name: &str) -> String {
+pub(crate) fn bart_named(name: &str) -> String {
     match Path::new(name).extension() {
         None if !name.ends_with('/') => format!("{name}.cfl"),
         _ => name.to_string(),

@@ -1,0 +1,157 @@
+//! `cliper recon K OUT --traj TRAJ --maps MAPS`: CG-SENSE of non-Cartesian k-space (BART's layouts: k-space
+//! [1, samples, spokes, coils], a `bart traj` trajectory, maps [x, y, z, coils]) with BART's data scaling for
+//! non-Cartesian data, as `bart pics -t TRAJ -l2 -r λ -i N`.
+
+use crate::chain::Context;
+use crate::failure::CliError;
+use crate::nufft::bart_images_to_batch;
+use crate::recon::{Method, ReconArgs, bart_named, method_name};
+use cliper::chain::{AnyData, Origin, Precision, RunFiles};
+use cliper::prelude::*;
+use cliper::{
+    BartScaling, CgParams, NufftCgSense, NufftParams, NufftPoints, NufftSenseOperator, Result, read_file,
+    samples_from_bart,
+};
+use num_complex::{Complex32, Complex64};
+use std::path::Path;
+
+/// Runs `cliper recon … --traj`.
+pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
+    let traj = bart_named(args.traj.as_deref().unwrap_or_default());
+    let kspace = bart_named(&args.kdata);
+    let output = bart_named(&args.output);
+    check(args)?;
+    let maps = match args.maps.as_deref() {
+        Some(m) if !["espirit", "walsh"].contains(&m) => bart_named(m),
+        other => {
+            return Err(CliError::from(Error::invalid(
+                "cliper recon",
+                format!(
+                    "--traj needs --maps FILE (maps [x, y, z, coils] on the image grid, e.g. from bart ecalib on gridded \
+                     data); got {}",
+                    other.map_or("none".to_string(), |m| format!(
+                        "--maps {m}: estimating maps from non-Cartesian data is not built"
+                    ))
+                ),
+            )));
+        }
+    };
+    RunFiles::default()
+        .read("the k-space", Path::new(&kspace))
+        .read("the trajectory", Path::new(&traj))
+        .read("the maps", Path::new(&maps))
+        .write("the image", Path::new(&output))
+        .check()?;
+    let app = ctx.app()?;
+    let data = read_file(&kspace)?;
+    let double = match args.precision {
+        Precision::Double => true,
+        Precision::Single => false,
+        Precision::Auto => matches!(data.dtype(), Dtype::C64 | Dtype::F64),
+    };
+    let files = Files { kspace: &kspace, traj: &traj, maps: &maps, output: &output };
+    if double {
+        reconstruct::<Complex64>(&app, args, &files, data)
+    } else {
+        reconstruct::<Complex32>(&app, args, &files, data)
+    }
+    .map_err(CliError::from)
+}
+
+/// Refuses what --traj does not take: methods other than cg-sense, Cartesian-only flags.
+fn check(args: &ReconArgs) -> Result<()> {
+    let method = args.method.unwrap_or(Method::CgSense);
+    if method != Method::CgSense {
+        return Err(Error::invalid(
+            "cliper recon",
+            format!(
+                "--traj takes --method cg-sense (bart pics -t -l2); --method {} is Cartesian only here",
+                method_name(method)
+            ),
+        ));
+    }
+    if args.apply_mask || args.uncentered || args.spatial_first {
+        return Err(Error::invalid(
+            "cliper recon",
+            "--apply-mask, --uncentered and --spatial-first are for Cartesian k-space, not with --traj",
+        ));
+    }
+    Ok(())
+}
+
+struct Files<'a> {
+    kspace: &'a str,
+    traj: &'a str,
+    maps: &'a str,
+    output: &'a str,
+}
+
+fn reconstruct<T: ComplexElement>(
+    app: &ClApp,
+    args: &ReconArgs,
+    files: &Files<'_>,
+    data: cliper::HostArray,
+) -> Result<()>
+where
+    AnyData: From<XData<T>>,
+{
+    let data = data.to_elements::<Complex64>(Path::new(files.kspace))?;
+    let traj = read_file(files.traj)?.to_elements::<Complex64>(Path::new(files.traj))?;
+    let maps = read_file(files.maps)?.to_elements::<Complex64>(Path::new(files.maps))?;
+    let dims = [0, 1, 2].map(|d| maps.shape().get(d).copied().unwrap_or(1));
+    let points = NufftPoints::from_bart(&traj, &dims, files.traj)?;
+    let (coils, samples) = samples_from_bart(&data, traj.shape(), files.kspace)?;
+    let (map_coils, map_values) = bart_images_to_batch(&maps, &dims, files.maps)?;
+    if map_coils != coils {
+        return Err(Error::invalid(
+            "cliper recon",
+            format!("{}: {map_coils} coil maps for k-space of {coils} coils ({})", files.maps, files.kspace),
+        ));
+    }
+    let narrow = |v: &[Complex64]| v.iter().map(|&c| T::from_c64(c)).collect::<Vec<T>>();
+    let image_shape = points.shape().to_vec();
+    let maps = XData::from_slice(
+        app,
+        &std::iter::once(coils).chain(image_shape.iter().copied()).collect::<Vec<_>>(),
+        &narrow(&map_values),
+    )?;
+    let params = NufftParams::default();
+    let scaling = match args.scaling {
+        Some(s) => s,
+        None => {
+            let adjoint = XData::zeros(app, &image_shape)?;
+            let y = XData::from_slice(app, &[coils, points.len()], &narrow(&samples))?;
+            NufftSenseOperator::new(&maps, &points, params)?.adjoint(&y, &adjoint)?;
+            BartScaling::from_image(&adjoint)?.scale
+        }
+    };
+    if !(scaling.is_finite() && scaling > 0.0) {
+        return Err(Error::invalid("cliper recon", format!("--scaling {scaling}: it must be positive")));
+    }
+    let divided: Vec<Complex64> = samples.iter().map(|v| v / scaling).collect();
+    let y = XData::from_slice(app, &[coils, points.len()], &narrow(&divided))?;
+    let image = XData::<T>::zeros(app, &image_shape)?;
+    let lambda = args.lambda.unwrap_or(0.0);
+    let mut cg = NufftCgSense::new(&y, &maps, &points, &image, CgParams::new(args.iters).lambda(lambda), params);
+    cg.run()?;
+    // BART's -S: back to the data's intensities.
+    let image = if args.rescale {
+        let scaled: Vec<T> = image.to_vec()?.iter().map(|v| T::from_c64(v.to_c64() * scaling)).collect();
+        XData::from_slice(app, &image_shape, &scaled)?
+    } else {
+        image
+    };
+    let residual = cg.residuals()?.last().copied().unwrap_or(0.0);
+    let path = Path::new(files.output);
+    cliper::chain::create_parent(path)?;
+    AnyData::from(image.clone()).save(path, Origin::default(), &args.options.options())?;
+    say!(
+        "recon: CG-SENSE with a trajectory ({} points, {coils} coils, image {image_shape:?}), {} iterations, λ {lambda}, \
+         k-space divided by {scaling} ({}); relative residual {residual:.3e}; wrote {}",
+        points.len(),
+        args.iters,
+        if args.scaling.is_some() { "--scaling" } else { "bart pics -t's estimate from the adjoint image" },
+        files.output
+    );
+    Ok(())
+}
