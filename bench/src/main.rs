@@ -345,6 +345,26 @@ enum Case {
         #[arg(long)]
         profile: bool,
     },
+    /// CG-SENSE with a trajectory (BART's layouts, as `bart pics -t TRAJ -l2 -w 1`), timed after a warm-up.
+    ReconTraj {
+        /// k-space [1, samples, spokes, coils] (BART CFL).
+        kspace: PathBuf,
+        /// The trajectory [3, samples, spokes].
+        #[arg(long)]
+        traj: PathBuf,
+        /// Maps [x, y, z, coils].
+        #[arg(long)]
+        maps: PathBuf,
+        #[arg(long, default_value_t = 0.01)]
+        lambda: f64,
+        #[arg(long, default_value_t = 30)]
+        iters: usize,
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Save the image (BART CFL).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// A Gaussian → Sobel magnitude → threshold chain on an NPY image larger than a device memory budget, in
     /// tiles, against copying the same bytes to the device and back once (docs/tiling.md).
     Tiles {
@@ -551,6 +571,9 @@ fn run(cli: Cli) -> Result<()> {
             "c128" => nufft::run::<Complex64>(&app, &points, &shape, tolerance, upsampling, reps, profile),
             other => Err(cliper::Error::invalid("cliper-bench nufft", format!("--dtype {other}: give c64 or c128"))),
         },
+        Case::ReconTraj { kspace, traj, maps, lambda, iters, reps, out } => {
+            nufft::recon(&app, &kspace, &traj, &maps, lambda, iters, reps, out.as_deref())
+        }
         Case::Tiles { shape, budget, dir, sigma } => {
             let [rows, cols] = shape[..] else {
                 return Err(cliper::Error::invalid("cliper-bench", format!("--shape {shape:?}: give rows,cols")));

@@ -4,9 +4,10 @@
 
 use cliper::prelude::*;
 use cliper::{
-    ComplexElement, Nufft, NufftDirection, NufftParams, NufftPoints, NufftTransform, Pipeline, Result, Upsampling,
-    read_npy,
+    CgParams, ComplexElement, Nufft, NufftCgSense, NufftDirection, NufftParams, NufftPoints, NufftTransform, Pipeline,
+    Result, Upsampling, read_npy,
 };
+use num_complex::Complex32;
 use std::path::Path;
 use std::time::Instant;
 
@@ -41,7 +42,7 @@ pub(crate) fn run<T: ComplexElement>(
     )?;
     let out_values = XData::<T>::zeros(app, &nufft.points_shape())?;
     let out_image = XData::<T>::zeros(app, &nufft.image_shape())?;
-    let mut time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+    let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
         f()?;
         app.finish()?;
         let mut times = Vec::with_capacity(reps);
@@ -83,5 +84,80 @@ pub(crate) fn run<T: ComplexElement>(
         kernel.upsampling,
         nufft.fine_shape()
     );
+    Ok(())
+}
+
+/// CG-SENSE with a trajectory (`bart pics -t TRAJ -l2 -r λ -i N -w 1`): BART-layout k-space, trajectory and maps,
+/// one warm-up run (plans the NUFFT, sorts the points, computes the Toeplitz kernel), then `reps` timed launches;
+/// saves the image (BART CFL) to `out` if given, to compare with BART's.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn recon(
+    app: &ClApp,
+    kspace: &Path,
+    traj: &Path,
+    maps: &Path,
+    lambda: f64,
+    iterations: usize,
+    reps: usize,
+    out: Option<&Path>,
+) -> Result<()> {
+    let read = |p: &Path| -> Result<cliper::ndarray::ArrayD<num_complex::Complex64>> {
+        cliper::read_file(p)?.to_elements::<num_complex::Complex64>(p)
+    };
+    let (k, t, s) = (read(kspace)?, read(traj)?, read(maps)?);
+    let dims = [0, 1, 2].map(|d| s.shape().get(d).copied().unwrap_or(1));
+    let points = NufftPoints::from_bart(&t, &dims, &traj.display().to_string())?;
+    let (coils, samples) = cliper::samples_from_bart(&k, t.shape(), &kspace.display().to_string())?;
+    let image_len: usize = points.shape().iter().product();
+    let narrow =
+        |v: &[num_complex::Complex64]| v.iter().map(|c| Complex32::new(c.re as f32, c.im as f32)).collect::<Vec<_>>();
+    let mut map_values = Vec::with_capacity(coils * image_len);
+    for c in 0..coils {
+        for p in 0..image_len {
+            let (x, rest) = (p / (image_len / dims[0]), p % (image_len / dims[0]));
+            let (y, z) = (rest / dims[2], rest % dims[2]);
+            let mut at = vec![x, y, z, c];
+            at.truncate(s.ndim().max(3));
+            at.resize(s.ndim(), 0);
+            map_values.push(s.get(at.as_slice()).copied().unwrap_or_default());
+        }
+    }
+    let mut map_shape = vec![coils];
+    map_shape.extend(points.shape());
+    let maps = XData::from_slice(app, &map_shape, &narrow(&map_values))?;
+    let y = XData::from_slice(app, &[coils, points.len()], &narrow(&samples))?;
+    let image = XData::<Complex32>::zeros(app, points.shape())?;
+    let mut cg =
+        NufftCgSense::new(&y, &maps, &points, &image, CgParams::new(iterations).lambda(lambda), NufftParams::default());
+    let first = Instant::now();
+    cg.run()?;
+    app.finish()?;
+    let first_s = first.elapsed().as_secs_f64();
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let clock = Instant::now();
+        cg.launch()?;
+        app.finish()?;
+        times.push(clock.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+    println!(
+        "recon-traj cg {coils} coils × {:?}, {} points per coil, λ {lambda}, {iterations} iterations on {}: {:.2} ms \
+         (median of {}), {:.3} ms per iteration; first run with setup {:.1} ms",
+        points.shape(),
+        points.len(),
+        app.device().name,
+        median * 1e3,
+        times.len(),
+        median * 1e3 / iterations.max(1) as f64,
+        first_s * 1e3
+    );
+    if let Some(path) = out {
+        let values = image.to_vec()?;
+        let array = cliper::ndarray::ArrayD::from_shape_vec(cliper::ndarray::IxDyn(points.shape()), values)
+            .map_err(|e| cliper::Error::invalid("cliper-bench", e.to_string()))?;
+        cliper::write_cfl(path, &cliper::HostArray::C32(array))?;
+    }
     Ok(())
 }
