@@ -3,6 +3,7 @@
 //   W            the kernel's taps per axis (fine-grid cells)
 //   MARGIN       cells added on each side of a bin's tile, so that a tap rounded across a cell edge stays inside
 //   POINT_MAJOR  1 where spreading groups have one work-item (CPUs): it adds each point's taps directly
+//   LOCAL_TILE   1 where the spreading groups keep their tile in local memory (GPUs, when it fits)
 //   DEGREE       the degree of the taps' Chebyshev series in nufft_series (generated before this file), or 0
 // Points arrive sorted by bin. Along the d-th transformed axis a point at fine-grid position x (wrapped into
 // [0, n)) is held as its first tap's cell j0 = ⌈x − W/2⌉ and the offset u = j0 − x ∈ [−W/2, 1 − W/2), both
@@ -130,6 +131,12 @@ kernel void nufft_interp(global const T* restrict fine, global const R* restrict
     }
 }
 
+#if LOCAL_TILE
+#define TILE_SPACE local
+#else
+#define TILE_SPACE global
+#endif
+
 // Points a spread work-group takes into local memory at a time.
 #define CHUNK 32
 
@@ -142,7 +149,7 @@ kernel void nufft_spread(global const T* restrict in, global const R* restrict c
                          global const uint* restrict order, global const uint* restrict bin_start,
                          global T* restrict tiles, uint points, uint bins0, uint bins1,
                          uint bins2, uint bin0, uint bin1, uint bin2, uint tile0, uint tile1, uint tile2, R beta,
-                         local R* taps, local int* offsets, local T* values) {
+                         local R* taps, local int* offsets, local T* values, local T* shared) {
     const uint bin = get_group_id(0), b = get_group_id(1);
     const uint lid = get_local_id(0), lsize = get_local_size(0);
     const uint bins = bins0 * bins1 * bins2;
@@ -153,7 +160,13 @@ kernel void nufft_spread(global const T* restrict in, global const R* restrict c
     const int o1 = DIM >= 2 ? (int)(c1 * bin1) - lead : 0;
     const int o2 = (int)(c2 * bin2) - lead;
     const uint lines = tile0 * tile1;
-    global T* tile = tiles + ((ulong)b * bins + bin) * lines * tile2;
+    global T* tile_out = tiles + ((ulong)b * bins + bin) * lines * tile2;
+#if LOCAL_TILE
+    // The tile in local memory while the points are added (GPUs: their adds stay on the chip), written out once.
+    local T* tile = shared;
+#else
+    global T* tile = tile_out;
+#endif
     for (uint line = lid; line < lines; line += lsize)
         for (uint c = 0; c < tile2; c++) tile[line * tile2 + c] = ZERO;
     const uint start = bin_start[bin], end = bin_start[bin + 1];
@@ -215,17 +228,22 @@ kernel void nufft_spread(global const T* restrict in, global const R* restrict c
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint line = lid; line < lines; line += lsize) {
             const int l0 = (int)(line / tile1), l1 = (int)(line % tile1);
-            global T* row = tile + line * tile2;
+            TILE_SPACE T* row = tile + line * tile2;
             for (uint q = 0; q < count; q++) {
                 const int t0 = l0 - offsets[q * 3], t1 = l1 - offsets[q * 3 + 1];
                 if (t0 < 0 || t0 >= TAPS0 || t1 < 0 || t1 >= TAPS1) continue;
                 local const R* tq = taps + q * (TAPS0 + TAPS1 + TAPS2);
                 const T f = values[q] * (tq[t0] * tq[TAPS0 + t1]);
-                global T* cells = row + offsets[q * 3 + 2];
+                TILE_SPACE T* cells = row + offsets[q * 3 + 2];
                 for (int t2 = 0; t2 < TAPS2; t2++) cells[t2] += f * tq[TAPS0 + TAPS1 + t2];
             }
         }
     }
+#if LOCAL_TILE
+    // Each work-item copies out the lines it owned: no barrier needed.
+    for (uint line = lid; line < lines; line += lsize)
+        for (uint c = 0; c < tile2; c++) tile_out[line * tile2 + c] = tile[line * tile2 + c];
+#endif
 #endif
 }
 

@@ -142,7 +142,7 @@ pub use process::mri::{
     WalshStrategy,
 };
 pub use process::nufft::{
-    GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams, NufftPoints, NufftTransform,
+    GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams, NufftPoints, NufftTransform, Spreading,
     SpreadingKernel, Upsampling, bart_image_axes, samples_from_bart, samples_to_bart,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};

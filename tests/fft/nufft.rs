@@ -8,7 +8,7 @@
 //! operation stays well below); complex128 down to 1e-12.
 
 use super::common;
-use cliper::{Element, Nufft, NufftParams, NufftPoints, Upsampling, XData, read_npy};
+use cliper::{Element, Nufft, NufftParams, NufftPoints, Spreading, Upsampling, XData, read_npy};
 use num_complex::{Complex32, Complex64};
 
 const DIR: &str = "tests/fixtures/nufft";
@@ -96,6 +96,24 @@ fn nufft_matches_exact_sums_and_finufft_in_1d_2d_3d() {
         check::<Complex32>(name, 1e-5, Upsampling::Auto);
         check::<Complex32>(name, 1e-6, Upsampling::Factor(2.0));
         check::<Complex64>(name, 1e-12, Upsampling::Auto);
+    }
+}
+
+/// Both spreading layouts on this device (the other device kind's default included) give the same values as the
+/// default to rounding: the same taps summed in another order.
+#[test]
+fn spreading_layouts_agree() {
+    for name in ["line", "plane", "volume"] {
+        let c = case(name);
+        let base = NufftParams::default().tolerance(1e-9);
+        let (_, reference) = transforms::<Complex64>(&c, base);
+        for spreading in
+            [Spreading::PointMajor, Spreading::Lines { local_tile: false }, Spreading::Lines { local_tile: true }]
+        {
+            let (_, t1) = transforms::<Complex64>(&c, base.spreading(spreading));
+            let e = nrmse(&t1, &reference);
+            assert!(e < 1e-13, "{name} {spreading:?}: {e:e}");
+        }
     }
 }
 

@@ -12,7 +12,7 @@ mod toeplitz;
 mod transform;
 
 pub use bart_layout::{bart_image_axes, samples_from_bart, samples_to_bart};
-pub use nufft_params::{NufftParams, Upsampling};
+pub use nufft_params::{NufftParams, Spreading, Upsampling};
 pub use nufft_transform::{NufftDirection, NufftTransform};
 pub use points::NufftPoints;
 pub use spreading_kernel::{GaussLegendre, MAX_WIDTH, SpreadingKernel};

@@ -15,6 +15,23 @@ pub enum Upsampling {
     Factor(f64),
 }
 
+/// How type 1 spreads a bin's points into its tile: chosen per device (`Auto`: one work-item per bin adding
+/// points in turn on CPUs, work-items owning tile lines with the tile in local memory on GPUs), or either way on
+/// any device (for tuning, and so that every device's tests run both).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Spreading {
+    /// Per device: point-major on CPUs, lines with a local tile on GPUs.
+    #[default]
+    Auto,
+    /// One work-item per bin adds each point's taps in turn.
+    PointMajor,
+    /// A work-group per bin, its work-items owning whole lines of the tile, kept in local memory or not.
+    Lines {
+        /// Keep the tile in local memory while adding (when it fits in a third of it).
+        local_tile: bool,
+    },
+}
+
 /// The parameters of a [`super::Nufft`]: the relative tolerance ε (the ℓ2 error over all outputs relative to the
 /// outputs' norm, as FINUFFT defines it; default 1e-6) and the [`Upsampling`].
 ///
@@ -27,11 +44,12 @@ pub enum Upsampling {
 pub struct NufftParams {
     tolerance: f64,
     upsampling: Upsampling,
+    spreading: Spreading,
 }
 
 impl Default for NufftParams {
     fn default() -> NufftParams {
-        NufftParams { tolerance: 1e-6, upsampling: Upsampling::Auto }
+        NufftParams { tolerance: 1e-6, upsampling: Upsampling::Auto, spreading: Spreading::Auto }
     }
 }
 
@@ -46,6 +64,17 @@ impl NufftParams {
     pub fn upsampling(mut self, upsampling: Upsampling) -> NufftParams {
         self.upsampling = upsampling;
         self
+    }
+
+    /// How type 1 spreads ([`Spreading`]).
+    pub fn spreading(mut self, spreading: Spreading) -> NufftParams {
+        self.spreading = spreading;
+        self
+    }
+
+    /// The spreading asked for.
+    pub fn spreading_value(&self) -> Spreading {
+        self.spreading
     }
 
     /// The tolerance asked for.

@@ -137,7 +137,8 @@ impl<T: ComplexElement> NufftNormal<T> {
         let mut inverse_fft = Fft::new(&spectrum, &padded, FftParams::inverse().axes(&axes).norm(FftNorm::Backward));
         forward_fft.init()?;
         inverse_fft.init()?;
-        let options = format!("{} -DDIM={dims} -DW=2 -DMARGIN=1 -DPOINT_MAJOR=0 -DDEGREE=0", T::build_options());
+        let options =
+            format!("{} -DDIM={dims} -DW=2 -DMARGIN=1 -DPOINT_MAJOR=0 -DLOCAL_TILE=0 -DDEGREE=0", T::build_options());
         let program = app.build_program("nufft.cl", &kernels::with_common(kernels::NUFFT), &options)?;
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by(op));
         let kernels = [k("nufft_pad")?, k("nufft_crop")?, k("nufft_multiply")?];

@@ -1,6 +1,6 @@
 //! [`Nufft`]: the type 1 and type 2 non-uniform FFTs of one set of points, planned once.
 
-use super::nufft_params::NufftParams;
+use super::nufft_params::{NufftParams, Spreading};
 use super::points::NufftPoints;
 use super::spreading_kernel::SpreadingKernel;
 use crate::app::{DeviceKind, Kernel};
@@ -77,6 +77,8 @@ pub struct Nufft<T: ComplexElement> {
     /// pad, crop, interp, spread, assemble.
     kernels: [Kernel; 5],
     spread_group: usize,
+    /// Bytes of local memory a spreading group keeps its tile in (one element when it keeps it in global memory).
+    shared_bytes: usize,
 }
 
 impl<T: ComplexElement> Nufft<T> {
@@ -161,11 +163,21 @@ impl<T: ComplexElement> Nufft<T> {
         let mut inverse_fft = Fft::new(&grid, &spectrum, FftParams::inverse().axes(&axes).norm(FftNorm::Forward));
         forward_fft.init()?;
         inverse_fft.init()?;
+        // A GPU group keeps its tile in local memory when it fits in a third of it (room for the taps and for
+        // more than one group per compute unit).
+        let tile_bytes = tile.iter().product::<usize>() * std::mem::size_of::<T>();
+        let fits = (tile_bytes as u64) * 3 <= app.device().local_mem_bytes;
+        let (point_major, local_tile) = match params.spreading_value() {
+            Spreading::Auto => (cpu, !cpu && fits),
+            Spreading::PointMajor => (true, false),
+            Spreading::Lines { local_tile } => (false, local_tile && fits),
+        };
         let options = format!(
-            "{} -DDIM={dims} -DW={} -DMARGIN={MARGIN} -DPOINT_MAJOR={}",
+            "{} -DDIM={dims} -DW={} -DMARGIN={MARGIN} -DPOINT_MAJOR={} -DLOCAL_TILE={}",
             T::build_options(),
             kernel.width,
-            u8::from(cpu)
+            u8::from(point_major),
+            u8::from(local_tile)
         );
         let source = format!(
             "{}\n#line 1\n{}",
@@ -176,7 +188,13 @@ impl<T: ComplexElement> Nufft<T> {
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by(op));
         let kernels = [k("nufft_pad")?, k("nufft_crop")?, k("nufft_interp")?, k("nufft_spread")?, k("nufft_assemble")?];
         let lines = tile[0] * tile[1];
-        let spread_group = if cpu { 1 } else { lines.next_power_of_two().clamp(32, 256) };
+        let spread_group = if point_major {
+            1
+        } else if cpu {
+            4
+        } else {
+            lines.next_power_of_two().clamp(32, 256)
+        };
         Ok(Nufft {
             shape,
             batch,
@@ -198,6 +216,7 @@ impl<T: ComplexElement> Nufft<T> {
             inverse_fft,
             kernels,
             spread_group,
+            shared_bytes: if local_tile { tile_bytes } else { std::mem::size_of::<T>() },
         })
     }
 
@@ -294,7 +313,7 @@ impl<T: ComplexElement> Nufft<T> {
         let beta = T::Real::from_c64(Complex::new(self.kernel.beta, 0.0));
         let taps = 3 * self.kernel.width;
         let real = std::mem::size_of::<T::Real>();
-        let group = self.spread_group;
+        let (group, shared_bytes) = (self.spread_group, self.shared_bytes);
         let [_, crop, _, spread, assemble] = &mut self.kernels;
         spread
             .launch()
@@ -317,6 +336,7 @@ impl<T: ComplexElement> Nufft<T> {
             .local_memory("taps", CHUNK * taps * real)
             .local_memory("offsets", CHUNK * 3 * 4)
             .local_memory("values", CHUNK * std::mem::size_of::<T>())
+            .local_memory("shared", shared_bytes)
             .global(&[bins * group, self.batch])
             .local(&[group, 1])
             .enqueue()?;
