@@ -142,8 +142,8 @@ pub use process::mri::{
     WalshStrategy,
 };
 pub use process::nufft::{
-    GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams, NufftPoints, NufftTransform, Spreading,
-    SpreadingKernel, Upsampling, bart_image_axes, samples_from_bart, samples_to_bart,
+    GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams, NufftPoints, NufftStrategy,
+    NufftTransform, Spreading, SpreadingKernel, Upsampling, bart_image_axes, samples_from_bart, samples_to_bart,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{

@@ -426,6 +426,16 @@ const RUNS: &[Run] = &[
         &["recon-rsos.npy"],
     ),
     run("ecalib", "ecalib $DIR/ks.cfl $DIR/out/ecalib.npy --crop 0.7", &["ecalib.npy"]),
+    run(
+        "nufft",
+        "nufft tests/fixtures/bart_nufft/coil1 $DIR/out/nufft.npy --traj tests/fixtures/bart_nufft/traj --adjoint --tolerance 1e-4",
+        &["nufft.npy"],
+    ),
+    run(
+        "recon-traj",
+        "recon tests/fixtures/bart_nufft/ksp $DIR/out/recon-traj.npy --traj tests/fixtures/bart_nufft/traj --maps tests/fixtures/bart_nufft/sens --lambda 0.01 --iters 5",
+        &["recon-traj.npy"],
+    ),
     run("rsos", "rsos $DIR/ksc.npy $DIR/out/rsos.npy --uncentered", &["rsos.npy"]),
     run("sense", "sense $DIR/ksc.npy $DIR/kmaps.npy $DIR/out/sense.npy", &["sense.npy"]),
     run(

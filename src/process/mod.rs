@@ -7,7 +7,7 @@
 //! The operations are grouped in families, one folder each with its kernels in `kernels/<family>*.cl`:
 //! [`layout`] (copies between views: transpose, permute, strided copy), [`linalg`] (matrix products and
 //! powers), [`reduce`] (norms, dot products), [`filter`] (padding, convolution, filter banks), [`fft`] (Fourier
-//! transforms and shifts), [`fourier`] (scipy's Fourier filters on spectra), [`feature`] (peak_local_max), [`mri`] (coil combination, reconstructions), [`elementwise`] (products, masks,
+//! transforms and shifts), [`nufft`] (non-uniform FFTs), [`fourier`] (scipy's Fourier filters on spectra), [`feature`] (peak_local_max), [`mri`] (coil combination, reconstructions), [`elementwise`] (products, masks,
 //! complex parts, scaling, fills), [`resample`] (zoom, shift, rotate, affine maps, map_coordinates) and [`phantom`] (test images).
 
 pub mod elementwise;

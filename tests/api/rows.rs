@@ -19,6 +19,7 @@ impl<F: Fn(A, B) -> R, A, B, R> Takes<(A, B)> for F {}
 impl<F: Fn(A, B, C) -> R, A, B, C, R> Takes<(A, B, C)> for F {}
 impl<F: Fn(A, B, C, D) -> R, A, B, C, D, R> Takes<(A, B, C, D)> for F {}
 impl<F: Fn(A, B, C, D, E) -> R, A, B, C, D, E, R> Takes<(A, B, C, D, E)> for F {}
+impl<F: Fn(A, B, C, D, E, G) -> R, A, B, C, D, E, G, R> Takes<(A, B, C, D, E, G)> for F {}
 
 /// Compiles when `f` takes as many arguments as `Args` has elements (the row gives `_` for each).
 fn takes<Args, F: Takes<Args>>(_: F) {}
@@ -100,8 +101,10 @@ row! { mri | RSoSRecon<Complex32> | new(k, out, ReconParams) | apply(k, ReconPar
 row! { mri | CgSense<Complex32> | new(k, out, CgParams) | apply(k, CgParams) | output_shape(&k) | CgSenseStrategy }
 row! { mri | L1WaveletSense<Complex32> | new(k, out, L1WaveletParams) | apply(k, L1WaveletParams) | output_shape(&k) | L1WaveletStrategy }
 row! { mri | TvSense<Complex32> | new(k, out, TvParams) | apply(k, TvParams) | output_shape(&k) | TvStrategy }
+row! { mri | NufftCgSense<Complex32> | new(samples, maps, &points, out, CgParams, NufftParams) | apply(samples, maps, &points, CgParams, NufftParams) | output_shape(maps_shape) | NufftStrategy }
 row! { mri | EspiritMaps<Complex32> | new(k, maps, EspiritParams) | apply(k, EspiritParams) | output_shape(&k) | EspiritStrategy }
 row! { mri | WalshMaps<Complex32> | new(images, maps, WalshParams); from_kspace(k, maps, WalshParams) | apply(images, WalshParams) | output_shape(shape) | WalshStrategy }
+row! { nufft | NufftTransform<Complex32> | new(x, out, &points, NufftDirection, NufftParams) | apply(x, &points, NufftDirection, NufftParams) | output_shape(shape, &points, NufftDirection) | NufftStrategy }
 row! { wavelet | Wavelet<f32> | new(x, out, WaveletParams) | apply(x, WaveletParams) | output_shape(shape, &WaveletParams) | WaveletStrategy | apply as fn(&cliper::XData<f32>, cliper::WaveletParams) -> cliper::Result<cliper::XData<f32>> }
 row! { elementwise | Elementwise<f32, f32> | new(inputs, out, Expr) | apply(inputs, Expr) | output_shape(shapes) | ExprStrategy }
 row! { elementwise | ComplexElementProd<Complex32> | new(x, y, out, ProductKind) | apply(x, y, ProductKind) | output_shape(x, y) | ElementwiseStrategy }

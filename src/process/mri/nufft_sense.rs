@@ -7,7 +7,7 @@ use crate::element::ComplexElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::nufft::{Nufft, NufftNormal, NufftParams, NufftPoints};
+use crate::process::nufft::{Nufft, NufftNormal, NufftParams, NufftPoints, NufftStrategy};
 use crate::process::solve::{CgParams, ConjugateGradient, LinearOperator};
 use crate::process::{Prepared, Process};
 
@@ -217,6 +217,43 @@ impl<T: ComplexElement> NufftCgSense<T> {
             nufft,
             plan: Prepared::default(),
         }
+    }
+
+    /// Allocates the image, reconstructs once and returns it.
+    pub fn apply(
+        samples: &XData<T>,
+        maps: &XData<T>,
+        points: &NufftPoints,
+        params: CgParams,
+        nufft: NufftParams,
+    ) -> Result<XData<T>> {
+        let out = XData::uninit(maps.app(), "NufftCgSense", &Self::output_shape(maps.shape())?)?;
+        NufftCgSense::new(samples, maps, points, &out, params, nufft).run()?;
+        Ok(out)
+    }
+
+    /// The image shape for maps of `maps_shape` (`[coils, N…]`): `N`.
+    ///
+    /// ```
+    /// use cliper::NufftCgSense;
+    /// use num_complex::Complex32;
+    /// assert_eq!(NufftCgSense::<Complex32>::output_shape(&[8, 64, 48])?, vec![64, 48]);
+    /// assert!(NufftCgSense::<Complex32>::output_shape(&[8]).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape(maps_shape: &[usize]) -> Result<Vec<usize>> {
+        match maps_shape {
+            [_, spatial @ ..] if (1..=3).contains(&spatial.len()) => Ok(spatial.to_vec()),
+            _ => Err(Error::invalid(
+                "NufftCgSense",
+                format!("maps must be [coils, spatial…] with 1 to 3 spatial axes; got {maps_shape:?}"),
+            )),
+        }
+    }
+
+    /// The NUFFT's plan; `None` before `init`.
+    pub fn strategy(&self) -> Option<NufftStrategy> {
+        self.plan.as_ref().map(|p| p.sense.nufft.strategy())
     }
 
     /// `|r_k| / |r₀|` per iteration of the last run.

@@ -17,4 +17,4 @@ pub use nufft_transform::{NufftDirection, NufftTransform};
 pub use points::NufftPoints;
 pub use spreading_kernel::{GaussLegendre, MAX_WIDTH, SpreadingKernel};
 pub use toeplitz::NufftNormal;
-pub use transform::Nufft;
+pub use transform::{Nufft, NufftStrategy};

@@ -6,6 +6,11 @@ use crate::error::{Error, Result};
 /// The fine grid's size over the image's: 2 (the classical choice), 1.25 (a 2.4× smaller fine grid in 2-D for a
 /// wider kernel: pays where the FFT costs more than the spreading, few points on a large grid), or chosen per
 /// plan from the cost of both.
+///
+/// ```
+/// use cliper::{NufftParams, Upsampling};
+/// assert_eq!(NufftParams::default().upsampling_value(), Upsampling::Auto);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Upsampling {
     /// The cheaper of 2 and 1.25 for the plan's points and grid, by a model of the spreading's and the FFT's work.
@@ -18,6 +23,12 @@ pub enum Upsampling {
 /// How type 1 spreads a bin's points into its tile: chosen per device (`Auto`: one work-item per bin adding
 /// points in turn on CPUs, work-items owning tile lines with the tile in local memory on GPUs), or either way on
 /// any device (for tuning, and so that every device's tests run both).
+///
+/// ```
+/// use cliper::{NufftParams, Spreading};
+/// let p = NufftParams::default().spreading(Spreading::Lines { local_tile: true });
+/// assert_eq!(p.spreading_value(), Spreading::Lines { local_tile: true });
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Spreading {
     /// Per device: point-major on CPUs, lines with a local tile on GPUs.

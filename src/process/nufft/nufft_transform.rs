@@ -2,13 +2,17 @@
 
 use super::nufft_params::NufftParams;
 use super::points::NufftPoints;
-use super::transform::Nufft;
+use super::transform::{Nufft, NufftStrategy};
 use crate::data::XData;
 use crate::element::ComplexElement;
 use crate::error::{Error, Result};
 use crate::process::{Prepared, Process};
 
 /// Which transform a [`NufftTransform`] applies.
+///
+/// ```
+/// assert_eq!(cliper::NufftDirection::default(), cliper::NufftDirection::Forward);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NufftDirection {
     /// Type 2, image → points (`bart nufft`).
@@ -98,9 +102,38 @@ impl<T: ComplexElement> NufftTransform<T> {
         Error::invalid("NufftTransform", format!("input {shape:?} must end in {tail:?}: {what}"))
     }
 
+    /// Allocates the output, transforms `input` into it once and returns it.
+    ///
+    /// ```
+    /// use cliper::{ClApp, NufftDirection, NufftParams, NufftPoints, NufftTransform, XData};
+    /// use num_complex::Complex64 as C;
+    /// let app = ClApp::new()?;
+    /// let points = NufftPoints::new(&[4], vec![0.0])?;
+    /// let x = XData::from_slice(&app, &[4], &[C::new(2.0, 0.0); 4])?;
+    /// let y = NufftTransform::apply(&x, &points, NufftDirection::Forward, NufftParams::default())?;
+    /// assert!((y.to_vec()?[0] - C::new(4.0, 0.0)).norm() < 1e-6); // Σ 2 / √4
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn apply(
+        input: &XData<T>,
+        points: &NufftPoints,
+        direction: NufftDirection,
+        params: NufftParams,
+    ) -> Result<XData<T>> {
+        let shape = Self::output_shape(input.shape(), points, direction)?;
+        let out = XData::uninit(input.app(), "NufftTransform", &shape)?;
+        NufftTransform::new(input, &out, points, direction, params).run()?;
+        Ok(out)
+    }
+
     /// The plan's [`Nufft`] (its kernel and fine grid); `None` before `init`.
     pub fn plan(&self) -> Option<&Nufft<T>> {
         self.plan.as_ref()
+    }
+
+    /// What the plan chose; `None` before `init`.
+    pub fn strategy(&self) -> Option<NufftStrategy> {
+        self.plan.as_ref().map(Nufft::strategy)
     }
 }
 

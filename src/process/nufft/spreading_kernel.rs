@@ -9,6 +9,14 @@ use crate::error::{Error, Result};
 pub const MAX_WIDTH: usize = 16;
 
 /// One kernel: `width` taps per axis, shape `beta`, on a fine grid `upsampling` times the image.
+///
+/// ```
+/// let k = cliper::SpreadingKernel::for_tolerance(1e-9, 2.0)?;
+/// // Its transform at frequency 0 is its integral: positive, below the width.
+/// let f0 = k.fourier(0.0, 64, &k.quadrature());
+/// assert!(f0 > 0.0 && f0 < k.width as f64);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpreadingKernel {
     /// Taps per axis (fine-grid cells the kernel covers).
@@ -161,12 +169,23 @@ fn clenshaw(series: &[Vec<f64>], t: usize, v: f64) -> f64 {
 }
 
 /// Gauss–Legendre nodes and weights on `[−1, 1]`.
+///
+/// ```
+/// // Exact for polynomials of degree up to 2n − 1: ∫ x² over [−1, 1] = 2/3 with two nodes.
+/// let two = cliper::GaussLegendre::new(2);
+/// assert!((two.integrate(|x| x * x) - 2.0 / 3.0).abs() < 1e-15);
+/// ```
 pub struct GaussLegendre {
     nodes: Vec<f64>,
     weights: Vec<f64>,
 }
 
 impl GaussLegendre {
+    /// `∫_{−1}^{1} f(x) dx` by the rule.
+    pub fn integrate(&self, f: impl Fn(f64) -> f64) -> f64 {
+        self.nodes.iter().zip(&self.weights).map(|(&x, &w)| w * f(x)).sum()
+    }
+
     /// The `count`-point rule, by Newton's iteration on the Legendre polynomial from Tricomi's initial guesses.
     pub fn new(count: usize) -> GaussLegendre {
         let n = count.max(1);

@@ -79,6 +79,62 @@ pub struct Nufft<T: ComplexElement> {
     spread_group: usize,
     /// Bytes of local memory a spreading group keeps its tile in (one element when it keeps it in global memory).
     shared_bytes: usize,
+    strategy: NufftStrategy,
+}
+
+/// What a [`Nufft`] plan chose.
+///
+/// ```
+/// use cliper::{ClApp, Nufft, NufftParams, NufftPoints};
+/// let app = ClApp::new()?;
+/// let plan = Nufft::<num_complex::Complex32>::new(&app, &NufftPoints::new(&[64], vec![1.5])?, 1, NufftParams::default())?;
+/// let s = plan.strategy();
+/// assert!(s.width >= 2 && s.fine[0] >= 64);
+/// println!("{s}");
+/// # Ok::<(), cliper::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct NufftStrategy {
+    /// Taps per axis.
+    pub width: usize,
+    /// The kernel's shape β.
+    pub beta: f64,
+    /// The fine grid's upsampling.
+    pub upsampling: f64,
+    /// The fine grid's shape.
+    pub fine: Vec<usize>,
+    /// Bins per axis (type 1's work-groups).
+    pub bins: Vec<usize>,
+    /// Type 1's spreading: one work-item per bin (CPUs), else work-items owning tile lines.
+    pub point_major: bool,
+    /// Lines spreading keeps the tile in local memory.
+    pub local_tile: bool,
+    /// The degree of the taps' Chebyshev series (0: φ evaluated directly).
+    pub series_degree: usize,
+}
+
+impl std::fmt::Display for NufftStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let spreading = match (self.point_major, self.local_tile) {
+            (true, _) => "a work-item per bin",
+            (false, true) => "tile lines, tile in local memory",
+            (false, false) => "tile lines",
+        };
+        write!(
+            f,
+            "kernel width {}, β {:.2}, upsampling {}, fine grid {:?}, bins {:?}, spreading by {spreading}, taps by {}",
+            self.width,
+            self.beta,
+            self.upsampling,
+            self.fine,
+            self.bins,
+            if self.series_degree > 0 {
+                format!("Chebyshev series of degree {}", self.series_degree)
+            } else {
+                "exp".into()
+            }
+        )
+    }
 }
 
 impl<T: ComplexElement> Nufft<T> {
@@ -179,11 +235,8 @@ impl<T: ComplexElement> Nufft<T> {
             u8::from(point_major),
             u8::from(local_tile)
         );
-        let source = format!(
-            "{}\n#line 1\n{}",
-            series_source(&kernel, params.tolerance_value(), dims, T::IS_DOUBLE),
-            kernels::NUFFT
-        );
+        let (series, series_degree) = series_source(&kernel, params.tolerance_value(), dims, T::IS_DOUBLE);
+        let source = format!("{series}\n#line 1\n{}", kernels::NUFFT);
         let program = app.build_program("nufft.cl", &kernels::with_common(&source), &options)?;
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by(op));
         let kernels = [k("nufft_pad")?, k("nufft_crop")?, k("nufft_interp")?, k("nufft_spread")?, k("nufft_assemble")?];
@@ -217,6 +270,16 @@ impl<T: ComplexElement> Nufft<T> {
             kernels,
             spread_group,
             shared_bytes: if local_tile { tile_bytes } else { std::mem::size_of::<T>() },
+            strategy: NufftStrategy {
+                width: kernel.width,
+                beta: kernel.beta,
+                upsampling: kernel.upsampling,
+                fine: fine.iter().skip(lead).copied().collect(),
+                bins: bins.iter().skip(lead).copied().collect(),
+                point_major,
+                local_tile,
+                series_degree,
+            },
         })
     }
 
@@ -230,6 +293,11 @@ impl<T: ComplexElement> Nufft<T> {
     /// The point values' shape `[batch, points]`.
     pub fn points_shape(&self) -> [usize; 2] {
         [self.batch, self.points]
+    }
+
+    /// What the plan chose.
+    pub fn strategy(&self) -> NufftStrategy {
+        self.strategy.clone()
     }
 
     /// The kernel in use.
@@ -384,10 +452,10 @@ impl<T: ComplexElement> Nufft<T> {
 /// when no degree up to 28 reaches the accuracy: a tenth of the kernel's per-axis error budget (the tolerance
 /// over 4 per axis, nufft_params.rs), or `e^−β` where that is larger — φ's value at its edge, where its square
 /// root makes the series converge slowly, and the order of the kernel's own truncation error.
-fn series_source(kernel: &SpreadingKernel, tolerance: f64, dims: usize, double: bool) -> String {
+fn series_source(kernel: &SpreadingKernel, tolerance: f64, dims: usize, double: bool) -> (String, usize) {
     let accuracy = (tolerance / (4.0 * dims as f64) / 10.0).max((-kernel.beta).exp());
     let Some(series) = kernel.chebyshev(accuracy) else {
-        return "#define DEGREE 0\n".into();
+        return ("#define DEGREE 0\n".into(), 0);
     };
     // float literals in a float program: a double literal would need cl_khr_fp64.
     let suffix = if double { "" } else { "f" };
@@ -395,7 +463,8 @@ fn series_source(kernel: &SpreadingKernel, tolerance: f64, dims: usize, double: 
         .iter()
         .map(|row| format!("{{{}}}", row.iter().map(|c| format!("{c:e}{suffix}")).collect::<Vec<_>>().join(", ")))
         .collect();
-    format!("#define DEGREE {}\nconstant R nufft_series[DEGREE + 1][W] = {{{}}};\n", series.len() - 1, rows.join(",\n"))
+    let degree = series.len() - 1;
+    (format!("#define DEGREE {degree}\nconstant R nufft_series[DEGREE + 1][W] = {{{}}};\n", rows.join(",\n")), degree)
 }
 
 /// Points a spread work-group takes at a time (`CHUNK` in kernels/nufft.cl).
