@@ -131,6 +131,14 @@ kernel void nufft_interp(global const T* restrict fine, global const R* restrict
     }
 }
 
+#if IS_DOUBLE
+typedef double8 R8;
+#else
+typedef float8 R8;
+#endif
+// Whole groups of four of the last axis's taps.
+#define QUADS (TAPS2 / 4)
+
 #if LOCAL_TILE
 #define TILE_SPACE local
 #else
@@ -187,11 +195,21 @@ kernel void nufft_spread(global const T* restrict in, global const R* restrict c
 #endif
         const int j2 = nufft_taps(coords + (p * DIM + DIM - 1) * 2, beta, w2) - o2;
         const T value = in[(ulong)b * points + order[p]];
+        // The last axis's taps four at a time as 8-wide vectors (real, imaginary interleaved): a work-group of one
+        // is not vectorised across work-items, so the line update is written in vectors here.
+        R8 quads[QUADS > 0 ? QUADS : 1];
+        for (int q = 0; q < QUADS; q++) {
+            const int t = 4 * q;
+            quads[q] = (R8)(w2[t], w2[t], w2[t + 1], w2[t + 1], w2[t + 2], w2[t + 2], w2[t + 3], w2[t + 3]);
+        }
         for (int t0 = 0; t0 < TAPS0; t0++) {
             for (int t1 = 0; t1 < TAPS1; t1++) {
                 const T f = value * (w0[t0] * w1[t1]);
                 global T* cells = tile + ((uint)(j0 + t0) * tile1 + (uint)(j1 + t1)) * tile2 + j2;
-                for (int t2 = 0; t2 < TAPS2; t2++) cells[t2] += f * w2[t2];
+                global R* reals = (global R*)cells;
+                const R8 fv = (R8)(f.x, f.y, f.x, f.y, f.x, f.y, f.x, f.y);
+                for (int q = 0; q < QUADS; q++) vstore8(vload8(q, reals) + fv * quads[q], q, reals);
+                for (int t2 = 4 * QUADS; t2 < TAPS2; t2++) cells[t2] += f * w2[t2];
             }
         }
     }
