@@ -136,9 +136,10 @@ pub use process::morphology::{
     SizeLimit, SkeletonMethod, SkeletonParams, SkeletonStrategy, Skeletonize, SmallStrategy, SmallTarget,
 };
 pub use process::mri::{
-    BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,
-    EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, RSoS, RSoSRecon, ReconParams, ReconStrategy,
-    SenseOperator, SimpleMRIRecon, TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
+    BartScaling, BartTrajectory, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps,
+    EspiritParams, EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, RSoS, RSoSRecon, ReconParams,
+    ReconStrategy, SenseOperator, SimpleMRIRecon, TrajectoryParams, TvSense, TvStrategy, WalshMaps, WalshParams,
+    WalshStrategy,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{

@@ -14,6 +14,7 @@ mod l1_wavelet;
 mod recon;
 mod rsos;
 mod sense;
+mod trajectory;
 mod tv_sense;
 mod walsh;
 
@@ -22,6 +23,7 @@ pub use cg_sense::{CgSense, CgSenseStrategy};
 pub use espirit::{EspiritMaps, EspiritParams, EspiritStrategy};
 pub use l1_wavelet::{L1WaveletParams, L1WaveletSense, L1WaveletStrategy};
 pub use sense::SenseOperator;
+pub use trajectory::{BartTrajectory, TrajectoryParams};
 pub use tv_sense::{TvSense, TvStrategy};
 pub use walsh::{WalshMaps, WalshParams, WalshStrategy};
 
