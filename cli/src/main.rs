@@ -16,6 +16,7 @@ mod operations;
 mod output;
 mod ranks;
 mod recon;
+mod traj;
 
 use chain::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -130,6 +131,11 @@ enum Command {
         after_help = "Example: cliper ecalib kspace.cfl maps.cfl   (then: cliper recon kspace.cfl out.cfl --method cg-sense --maps maps.cfl)"
     )]
     Ecalib(recon::EcalibArgs),
+    /// A k-space trajectory as `bart traj` writes it: Cartesian lines or radial spokes (golden angle, …).
+    #[command(
+        after_help = "Example: cliper traj t -x 128 -y 101 --radial --golden   (bart traj -x 128 -y 101 -r -G t)"
+    )]
+    Traj(traj::TrajArgs),
     /// The main job: the sample phantom through pad → Gaussian → Sobel → transpose → norm, results in out/.
     #[command(after_help = "Example: cliper demo --profile")]
     Demo(demo::DemoArgs),
@@ -180,6 +186,7 @@ fn run(ctx: &mut Context, matches: &clap::ArgMatches) -> Result<(), CliError> {
         Command::Demo(args) => demo::run(ctx, &args),
         Command::Recon(args) => recon::run(ctx, &args),
         Command::Ecalib(args) => recon::ecalib(ctx, &args),
+        Command::Traj(args) => traj::run(&args),
         Command::Run { pipeline, inputs, outputs, dry_run, common } => {
             let mut chain = Chain::from_file(&pipeline)?;
             ctx.pipeline = Some(pipeline.clone());

@@ -558,7 +558,7 @@ fn kspace_files(kdata: &str) -> RunFiles {
 
 /// An output named as BART names its files, without an extension (`maps`), is a CFL pair (`maps.cfl`,
 /// `maps.hdr`); inputs so named are found by the readers.
-fn bart_named(name: &str) -> String {
+pub(crate) fn bart_named(name: &str) -> String {
     match Path::new(name).extension() {
         None if !name.ends_with('/') => format!("{name}.cfl"),
         _ => name.to_string(),
