@@ -426,6 +426,8 @@ const RUNS: &[Run] = &[
         &["recon-rsos.npy"],
     ),
     run("ecalib", "ecalib $DIR/ks.cfl $DIR/out/ecalib.npy --crop 0.7", &["ecalib.npy"]),
+    run("traj", "traj $DIR/out/traj.npy -x 12 -y 7 --radial --golden --tiny-golden 2 -o 2 -R 10", &["traj.npy"]),
+    run("traj-refused", "traj $DIR/out/traj-refused.npy -x 12 -y 7 --radial --acceleration 2", &[]),
     run("rsos", "rsos $DIR/ksc.npy $DIR/out/rsos.npy --uncentered", &["rsos.npy"]),
     run("sense", "sense $DIR/ksc.npy $DIR/kmaps.npy $DIR/out/sense.npy", &["sense.npy"]),
     run(
