@@ -253,10 +253,13 @@ fn bart_traj_cases() -> Vec<(&'static str, TrajectoryParams)> {
         ("traj_r_G_m3_t2", TrajectoryParams { golden: true, partitions: 3, turns: 2, ..radial(8, 5) }),
         ("traj_r_3", TrajectoryParams { three_d: true, ..radial(16, 21) }),
         ("traj_r_3_D", TrajectoryParams { three_d: true, full_circle: true, ..radial(16, 21) }),
+        // The NUFFT fixtures' trajectories (make_noncart.sh): golden angle, 64 samples oversampled 2, and 64.
+        ("nc_t", TrajectoryParams { golden: true, oversampling: 2.0, ..radial(64, 51) }),
+        ("nc_t64", TrajectoryParams { golden: true, ..radial(64, 47) }),
     ]
 }
 
-/// Every supported `bart traj` flag set against bart's own file: the same shape (trailing ones aside) and every
+/// Every supported `bart traj` flag set (and the NUFFT fixtures' trajectories) against bart's own file: the same shape (trailing ones aside) and every
 /// coordinate within 1e-6 · max|k|. Tolerance: BART computes the spoke directions in float (cosf of the angle
 /// rounded to float, ~6e-8 relative each) while we compute in f64 and round once, so the two differ by a few
 /// 1e-8 · |k|; 1e-6 · max|k| is 10× that and still far below any angle or offset mistake (≥ 1e-3 here).
