@@ -136,10 +136,10 @@ pub use process::morphology::{
     SizeLimit, SkeletonMethod, SkeletonParams, SkeletonStrategy, Skeletonize, SmallStrategy, SmallTarget,
 };
 pub use process::mri::{
-    BartScaling, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps, EspiritParams,
-    EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, NufftCgSense, NufftSenseOperator, RSoS,
-    RSoSRecon, ReconParams, ReconStrategy, SenseOperator, SimpleMRIRecon, TvSense, TvStrategy, WalshMaps, WalshParams,
-    WalshStrategy,
+    BartScaling, BartTrajectory, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps,
+    EspiritParams, EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, NufftCgSense,
+    NufftSenseOperator, RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator, SimpleMRIRecon, TrajectoryParams,
+    TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
 };
 pub use process::nufft::{
     GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams, NufftPoints, NufftStrategy,

@@ -7,8 +7,8 @@ mod common;
 #[path = "bart/noncartesian.rs"]
 mod noncartesian;
 use cliper::{
-    BartScaling, CgParams, CgSense, EspiritMaps, EspiritParams, KData, L1WaveletParams, L1WaveletSense, Process,
-    SenseOperator, TvParams, TvSense, XData, read_cfl,
+    BartScaling, BartTrajectory, CgParams, CgSense, EspiritMaps, EspiritParams, KData, L1WaveletParams, L1WaveletSense,
+    Process, SenseOperator, TrajectoryParams, TvParams, TvSense, XData, read_cfl,
 };
 use num_complex::{Complex32, Complex64};
 
@@ -230,4 +230,75 @@ fn bart_rescaled_image_is_the_scaled_one_times_the_estimate() {
     let scaled: Vec<Complex64> = bart_image("pics_l1_scaled").iter().map(|v| v * s).collect();
     let e = nrmse(&scaled, &bart_image("pics_l1_rescaled"));
     assert!(e < 1e-6, "{e:e}");
+}
+
+/// `bart traj`'s flags for each traj_* fixture (tests/fixtures/bart/make_noncart.sh), as our parameters.
+fn bart_traj_cases() -> Vec<(&'static str, TrajectoryParams)> {
+    let base = |readout, spokes| TrajectoryParams { readout, spokes, ..TrajectoryParams::default() };
+    let radial = |readout, spokes| TrajectoryParams { radial: true, ..base(readout, spokes) };
+    vec![
+        ("traj_cart", base(12, 9)),
+        ("traj_cart_a2", TrajectoryParams { acceleration: 2, ..base(12, 10) }),
+        ("traj_r", radial(16, 7)),
+        ("traj_r_odd", radial(15, 4)),
+        ("traj_r_D", TrajectoryParams { full_circle: true, ..radial(16, 7) }),
+        ("traj_r_G", TrajectoryParams { golden: true, ..radial(16, 13) }),
+        ("traj_r_G_s7", TrajectoryParams { golden: true, tiny_golden: 7, ..radial(16, 13) }),
+        ("traj_r_H", TrajectoryParams { half_circle_golden: true, ..base(16, 13) }),
+        ("traj_r_c", TrajectoryParams { asymmetric: true, ..radial(15, 5) }),
+        ("traj_r_o2", TrajectoryParams { oversampling: 2.0, ..radial(16, 5) }),
+        ("traj_r_o15", TrajectoryParams { oversampling: 1.5, ..radial(11, 5) }),
+        ("traj_r_R30", TrajectoryParams { rotation_degrees: 30.0, ..radial(16, 5) }),
+        ("traj_r_t3", TrajectoryParams { turns: 3, ..radial(8, 5) }),
+        ("traj_r_m4", TrajectoryParams { partitions: 4, ..radial(8, 5) }),
+        ("traj_r_m4_l", TrajectoryParams { partitions: 4, aligned: true, ..radial(8, 5) }),
+        ("traj_r_G_m3_t2", TrajectoryParams { golden: true, partitions: 3, turns: 2, ..radial(8, 5) }),
+        ("traj_r_3", TrajectoryParams { three_d: true, ..radial(16, 21) }),
+        ("traj_r_3_D", TrajectoryParams { three_d: true, full_circle: true, ..radial(16, 21) }),
+        // The NUFFT fixtures' trajectories (make_noncart.sh): golden angle, 64 samples oversampled 2, and 64.
+        ("nc_t", TrajectoryParams { golden: true, oversampling: 2.0, ..radial(64, 51) }),
+        ("nc_t64", TrajectoryParams { golden: true, ..radial(64, 47) }),
+    ]
+}
+
+/// Every supported `bart traj` flag set (and the NUFFT fixtures' trajectories) against bart's own file: the same shape (trailing ones aside) and every
+/// coordinate within 1e-6 · max|k|. Tolerance: BART computes the spoke directions in float (cosf of the angle
+/// rounded to float, ~6e-8 relative each) while we compute in f64 and round once, so the two differ by a few
+/// 1e-8 · |k|; 1e-6 · max|k| is 10× that and still far below any angle or offset mistake (≥ 1e-3 here).
+#[test]
+fn trajectories_match_bart_traj() {
+    for (name, params) in bart_traj_cases() {
+        let want =
+            read_cfl(format!("{DIR}/{name}")).unwrap().to_elements::<Complex64>(std::path::Path::new(name)).unwrap();
+        let got = BartTrajectory::new(params).unwrap().generate().unwrap();
+        let trimmed = |s: &[usize]| {
+            let last = s.iter().rposition(|&n| n != 1).map_or(0, |i| i + 1);
+            s[..last].to_vec()
+        };
+        assert_eq!(trimmed(got.shape()), trimmed(want.shape()), "{name}: shape");
+        let max_k = want.iter().map(|v| v.re.abs()).fold(0.0, f64::max);
+        assert!(want.iter().all(|v| v.im == 0.0), "{name}: bart wrote imaginary parts");
+        let worst = got.iter().zip(want.iter()).map(|(g, w)| (*g as f64 - w.re).abs()).fold(0.0, f64::max);
+        eprintln!("{name}: max |Δ| / max|k| = {:.2e}", worst / max_k);
+        assert!(worst <= 1e-6 * max_k, "{name}: max |Δ| {worst:e} > 1e-6 · {max_k}");
+    }
+}
+
+/// What BART 0.8 aborts on (an assertion) or refuses is refused in one line naming the option.
+#[test]
+fn trajectory_refusals_name_the_option() {
+    let radial = TrajectoryParams { readout: 8, spokes: 5, radial: true, ..TrajectoryParams::default() };
+    let cases = [
+        (TrajectoryParams { acceleration: 2, ..radial.clone() }, "-a 2"),
+        (TrajectoryParams { acceleration: 2, radial: false, ..radial.clone() }, "-y 5 -a 2"),
+        (TrajectoryParams { oversampling: 0.0, ..radial.clone() }, "-o 0"),
+        (TrajectoryParams { half_circle_golden: true, full_circle: true, ..radial.clone() }, "-H with -D"),
+        (TrajectoryParams { three_d: true, turns: 2, ..radial.clone() }, "-3 with -t 2"),
+        (TrajectoryParams { turns: 2, radial: false, ..radial.clone() }, "-t 2"),
+        (TrajectoryParams { readout: 0, ..radial.clone() }, "-x 0"),
+    ];
+    for (params, named) in cases {
+        let message = BartTrajectory::new(params).unwrap_err().to_string();
+        assert!(message.contains(named) && !message.contains('\n'), "{message}");
+    }
 }

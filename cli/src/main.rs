@@ -18,6 +18,7 @@ mod output;
 mod ranks;
 mod recon;
 mod recon_noncartesian;
+mod traj;
 
 use chain::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -138,6 +139,11 @@ enum Command {
         after_help = "Examples:\n  cliper nufft image.cfl ksp.cfl --traj traj.cfl\n  cliper nufft ksp.cfl adjoint.cfl --traj traj.cfl --adjoint --dims 64:64:1\n  cliper nufft ksp.cfl image.cfl --traj traj.cfl --inverse --lambda 0.01"
     )]
     Nufft(nufft::NufftArgs),
+    /// A k-space trajectory as `bart traj` writes it: Cartesian lines or radial spokes (golden angle, …).
+    #[command(
+        after_help = "Example: cliper traj t -x 128 -y 101 --radial --golden   (bart traj -x 128 -y 101 -r -G t)"
+    )]
+    Traj(traj::TrajArgs),
     /// The main job: the sample phantom through pad → Gaussian → Sobel → transpose → norm, results in out/.
     #[command(after_help = "Example: cliper demo --profile")]
     Demo(demo::DemoArgs),
@@ -189,6 +195,7 @@ fn run(ctx: &mut Context, matches: &clap::ArgMatches) -> Result<(), CliError> {
         Command::Recon(args) => recon::run(ctx, &args),
         Command::Ecalib(args) => recon::ecalib(ctx, &args),
         Command::Nufft(args) => nufft::run(ctx, &args),
+        Command::Traj(args) => traj::run(&args),
         Command::Run { pipeline, inputs, outputs, dry_run, common } => {
             let mut chain = Chain::from_file(&pipeline)?;
             ctx.pipeline = Some(pipeline.clone());

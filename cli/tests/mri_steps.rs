@@ -124,3 +124,44 @@ fn maps_chain_into_a_reconstruction() {
     let e = fails(&["rsos", s(&real), s(&out("never"))], 1);
     assert!(e.contains("complex k-space") && e.contains("f32"), "{e}");
 }
+
+/// `cliper traj` with BART's option letters writes bart traj's file: the golden-angle fixture
+/// (tests/fixtures/bart/traj_r_G, `bart traj -r -G -x 16 -y 13`) and the 3-D kooshball one. Tolerance 1e-6 of
+/// max|k|: BART computes the spoke directions in float, we in f64 rounded once (tests/bart.rs measures ≤ 1e-7).
+#[test]
+fn traj_command_writes_bart_traj_files() {
+    let dir = scratch("traj_command");
+    let fixtures = root().join("tests/fixtures/bart");
+    let cases: [(&str, &[&str]); 3] = [
+        ("traj_r_G", &["-x", "16", "-y", "13", "--radial", "--golden"]),
+        ("traj_r_3_D", &["-x", "16", "-y", "21", "-r", "-3", "-D"]),
+        ("traj_r_R30", &["--readout", "16", "--spokes", "5", "--radial", "--rotate", "30"]),
+    ];
+    for (name, flags) in cases {
+        let out = dir.join(name);
+        let mut args = vec!["traj", s(&out)];
+        args.extend_from_slice(flags);
+        ok(&args);
+        let (got, want) = (values(&dir.join(format!("{name}.cfl"))), values(&fixtures.join(format!("{name}.cfl"))));
+        assert_eq!(got.len(), want.len(), "{name}: sizes");
+        let max_k = want.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        let worst = got.iter().zip(&want).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max);
+        assert!(worst <= 1e-6 * max_k, "{name}: differs by {worst:e} of {max_k:e}");
+    }
+    // An .npy output holds the same values, real.
+    let npy = dir.join("t.npy");
+    ok(&["traj", s(&npy), "-x", "16", "-y", "13", "-r", "-G"]);
+    assert_eq!(read_file(&npy).unwrap().shape(), &[3, 16, 13]);
+}
+
+/// What bart traj aborts on is refused in one line naming the options, and nothing is written.
+#[test]
+fn traj_command_refuses_what_bart_aborts_on() {
+    let dir = scratch("traj_refusals");
+    let out = dir.join("t");
+    let e = fails(&["traj", s(&out), "-x", "16", "-y", "5", "-r", "-a", "2"], 1);
+    assert!(e.contains("-a 2") && e.trim().lines().count() == 1, "{e}");
+    let e = fails(&["traj", s(&out), "-x", "16", "-y", "5", "-H", "-D"], 1);
+    assert!(e.contains("-H with -D"), "{e}");
+    assert!(!dir.join("t.cfl").exists() && !dir.join("t.hdr").exists());
+}

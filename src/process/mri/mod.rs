@@ -15,6 +15,7 @@ mod nufft_sense;
 mod recon;
 mod rsos;
 mod sense;
+mod trajectory;
 mod tv_sense;
 mod walsh;
 
@@ -24,6 +25,7 @@ pub use espirit::{EspiritMaps, EspiritParams, EspiritStrategy};
 pub use l1_wavelet::{L1WaveletParams, L1WaveletSense, L1WaveletStrategy};
 pub use nufft_sense::{NufftCgSense, NufftSenseOperator};
 pub use sense::SenseOperator;
+pub use trajectory::{BartTrajectory, TrajectoryParams};
 pub use tv_sense::{TvSense, TvStrategy};
 pub use walsh::{WalshMaps, WalshParams, WalshStrategy};
 
