@@ -20,6 +20,16 @@ const TIME_DIM: usize = 10;
 const SLICE_DIM: usize = 13;
 
 /// The parameters of `bart traj`, named as its options (the BART letter in each field's doc).
+///
+/// ```
+/// use cliper::{BartTrajectory, TrajectoryParams};
+/// // bart traj -x 64 -y 51 -o 2 -G: golden-angle spokes, 128 samples 0.5 apart.
+/// let params = TrajectoryParams { readout: 64, spokes: 51, oversampling: 2.0, golden: true, ..Default::default() };
+/// let t = BartTrajectory::new(params)?;
+/// assert!(t.params().radial); // -G implies -r, as in BART
+/// assert_eq!(t.shape(), vec![3, 128, 51]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrajectoryParams {
     /// `-x`: readout samples (before oversampling).
