@@ -30,20 +30,7 @@ def main():
     fwd = lambda x: np.stack([e @ (s[c] * x) for c in range(coils)])
     adj = lambda v: sum(np.conj(s[c]) * (e.conj().T @ v[c]) for c in range(coils))
 
-    def cg(b, lam, iterations):
-        x = np.zeros_like(b)
-        res = b.copy()
-        p = res.copy()
-        rs = np.vdot(res, res).real
-        for _ in range(iterations):
-            ap = adj(fwd(p)) + lam * p
-            a = rs / np.vdot(p, ap).real
-            x += a * p
-            res -= a * ap
-            rn = np.vdot(res, res).real
-            p = res + (rn / rs) * p
-            rs = rn
-        return x
+    normal = lambda lam: (lambda v: adj(fwd(v)) + lam * v)
 
     mags = np.sort(np.abs(adj(y)))
     m = len(mags)
@@ -51,25 +38,25 @@ def main():
     scale = p90 if (mx - p90) < 2 * (p90 - median) else mx
     print(f"scaling rule on the exact adjoint: {scale:.6e}")
     for name, data, bart in (("exact_cg", y, "pics_t_l2"), ("exact_cg_scaled", y / scale, "pics_t_l2_scaled")):
-        x = cg(adj(data), 0.01, 30)
+        x = cg(normal(0.01), adj(data), 30)
         b = rd(bart).squeeze().reshape(-1)
         print(f"{bart} against {name}: {np.linalg.norm(b - x) / np.linalg.norm(x):.3e}")
         np.save(os.path.join(D, f"{name}.npy"), x.reshape(n, n))
     coil = rd("coil1").reshape(-1, order="F")
-    x = cg_single(e, e.conj().T @ coil, 50)
+    x = cg(lambda v: e.conj().T @ (e @ v), e.conj().T @ coil, 50)
     b = rd("inverse").squeeze().reshape(-1)
     print(f"inverse against exact_inverse: {np.linalg.norm(b - x) / np.linalg.norm(x):.3e}")
     np.save(os.path.join(D, "exact_inverse.npy"), x.reshape(n, n))
 
 
-def cg_single(e, b, iterations):
-    """The textbook CG on E^H E x = b from x = 0."""
+def cg(apply, b, iterations):
+    """The textbook conjugate gradients on apply(x) = b from x = 0."""
     x = np.zeros_like(b)
     res = b.copy()
     p = res.copy()
     rs = np.vdot(res, res).real
     for _ in range(iterations):
-        ap = e.conj().T @ (e @ p)
+        ap = apply(p)
         a = rs / np.vdot(p, ap).real
         x += a * p
         res -= a * ap
@@ -77,7 +64,6 @@ def cg_single(e, b, iterations):
         p = res + (rn / rs) * p
         rs = rn
     return x
-
 
 if __name__ == "__main__":
     main()

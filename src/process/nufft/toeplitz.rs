@@ -3,7 +3,7 @@
 
 use super::nufft_params::NufftParams;
 use super::points::NufftPoints;
-use super::transform::Nufft;
+use super::transform::{Nufft, grid_pass};
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::{ComplexElement, Element};
@@ -175,26 +175,21 @@ impl<T: ComplexElement> NufftNormal<T> {
                 return Err(Error::invalid("NufftNormal::apply", "the arrays must be contiguous"));
             }
         }
-        let [n0, n1, n2] = self.grid.map(|v| v as u32);
-        let [l0, l1, l2] = self.lens.map(|v| v as u32);
         let batch = self.batch as u32;
         let cells: usize = self.grid.iter().product();
         let image_cells = self.batch * self.lens.iter().product::<usize>();
         let [pad, crop, multiply] = &mut self.kernels;
-        pad.launch()
-            .input("image", x)
-            .input("deconv", &self.ones)
-            .output("fine", &self.padded)
-            .scalar("batch", batch)
-            .scalar("n0", n0)
-            .scalar("n1", n1)
-            .scalar("n2", n2)
-            .scalar("len0", l0)
-            .scalar("len1", l1)
-            .scalar("len2", l2)
-            .global(&[groups(self.batch * cells) * GROUP])
-            .local(&[GROUP])
-            .enqueue()?;
+        grid_pass(
+            pad,
+            ["image", "fine"],
+            x,
+            &self.ones,
+            &self.padded,
+            self.batch,
+            self.grid,
+            self.lens,
+            self.batch * cells,
+        )?;
         self.forward_fft.launch()?;
         multiply
             .launch()
@@ -206,20 +201,7 @@ impl<T: ComplexElement> NufftNormal<T> {
             .local(&[GROUP])
             .enqueue()?;
         self.inverse_fft.launch()?;
-        crop.launch()
-            .input("fine", &self.padded)
-            .input("deconv", &self.ones)
-            .output("image", out)
-            .scalar("batch", batch)
-            .scalar("n0", n0)
-            .scalar("n1", n1)
-            .scalar("n2", n2)
-            .scalar("len0", l0)
-            .scalar("len1", l1)
-            .scalar("len2", l2)
-            .global(&[groups(image_cells) * GROUP])
-            .local(&[GROUP])
-            .enqueue()
+        grid_pass(crop, ["fine", "image"], &self.padded, &self.ones, out, self.batch, self.grid, self.lens, image_cells)
     }
 }
 

@@ -329,24 +329,10 @@ impl<T: ComplexElement> Nufft<T> {
         Self::check("forward", image, &self.image_shape())?;
         Self::check("forward", values, &self.points_shape())?;
         let [n0, n1, n2] = Self::u32s(self.fine);
-        let [l0, l1, l2] = Self::u32s(self.lens);
         let batch = self.batch as u32;
         let cells = self.batch * self.fine.iter().product::<usize>();
         let [pad, _, interp, _, _] = &mut self.kernels;
-        pad.launch()
-            .input("image", image)
-            .input("deconv", &self.deconv)
-            .output("fine", &self.grid)
-            .scalar("batch", batch)
-            .scalar("n0", n0)
-            .scalar("n1", n1)
-            .scalar("n2", n2)
-            .scalar("len0", l0)
-            .scalar("len1", l1)
-            .scalar("len2", l2)
-            .global(&[groups(cells) * GROUP])
-            .local(&[GROUP])
-            .enqueue()?;
+        grid_pass(pad, ["image", "fine"], image, &self.deconv, &self.grid, self.batch, self.fine, self.lens, cells)?;
         self.forward_fft.launch()?;
         let beta = T::Real::from_c64(Complex::new(self.kernel.beta, 0.0));
         interp
@@ -372,7 +358,6 @@ impl<T: ComplexElement> Nufft<T> {
         Self::check("adjoint", values, &self.points_shape())?;
         Self::check("adjoint", image, &self.image_shape())?;
         let [n0, n1, n2] = Self::u32s(self.fine);
-        let [l0, l1, l2] = Self::u32s(self.lens);
         let [nb0, nb1, nb2] = Self::u32s(self.bins);
         let [b0, b1, b2] = Self::u32s(self.bin);
         let [t0, t1, t2] = Self::u32s(self.tile);
@@ -431,20 +416,17 @@ impl<T: ComplexElement> Nufft<T> {
             .enqueue()?;
         self.inverse_fft.launch()?;
         let image_cells = self.batch * self.lens.iter().product::<usize>();
-        crop.launch()
-            .input("fine", &self.spectrum)
-            .input("deconv", &self.deconv)
-            .output("image", image)
-            .scalar("batch", batch)
-            .scalar("n0", n0)
-            .scalar("n1", n1)
-            .scalar("n2", n2)
-            .scalar("len0", l0)
-            .scalar("len1", l1)
-            .scalar("len2", l2)
-            .global(&[groups(image_cells) * GROUP])
-            .local(&[GROUP])
-            .enqueue()
+        grid_pass(
+            crop,
+            ["fine", "image"],
+            &self.spectrum,
+            &self.deconv,
+            image,
+            self.batch,
+            self.fine,
+            self.lens,
+            image_cells,
+        )
     }
 }
 
@@ -469,6 +451,39 @@ fn series_source(kernel: &SpreadingKernel, tolerance: f64, dims: usize, double: 
 
 /// Points a spread work-group takes at a time (`CHUNK` in kernels/nufft.cl).
 const CHUNK: usize = 32;
+
+/// One of the passes between images and the fine grid with the same arguments, `nufft_pad` (image → fine grid,
+/// `names` `["image", "fine"]`) or `nufft_crop` (fine grid → image, `["fine", "image"]`), over `items` work-items.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn grid_pass<T: ComplexElement>(
+    kernel: &mut Kernel,
+    names: [&str; 2],
+    from: &XData<T>,
+    factors: &XData<T::Real>,
+    to: &XData<T>,
+    batch: usize,
+    fine: [usize; 3],
+    lens: [usize; 3],
+    items: usize,
+) -> Result<()> {
+    let [n0, n1, n2] = fine.map(|v| v as u32);
+    let [l0, l1, l2] = lens.map(|v| v as u32);
+    kernel
+        .launch()
+        .input(names[0], from)
+        .input("deconv", factors)
+        .output(names[1], to)
+        .scalar("batch", batch as u32)
+        .scalar("n0", n0)
+        .scalar("n1", n1)
+        .scalar("n2", n2)
+        .scalar("len0", l0)
+        .scalar("len1", l1)
+        .scalar("len2", l2)
+        .global(&[groups(items) * GROUP])
+        .local(&[GROUP])
+        .enqueue()
+}
 
 fn groups(items: usize) -> usize {
     items.div_ceil(GROUP).clamp(1, 1 << 16)
