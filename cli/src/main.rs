@@ -192,6 +192,7 @@ fn run(ctx: &mut Context, matches: &clap::ArgMatches) -> Result<(), CliError> {
         Command::Info { file } => inspect::info(ctx, &file).map_err(CliError::from),
         Command::Convert { input, output, options } => inspect::convert(ctx, &input, &output, &options.options()),
         Command::Demo(args) => demo::run(ctx, &args),
+        Command::Recon(args) if args.traj.is_some() => recon_noncartesian::run(ctx, &args),
         Command::Recon(args) => recon::run(ctx, &args),
         Command::Ecalib(args) => recon::ecalib(ctx, &args),
         Command::Nufft(args) => nufft::run(ctx, &args),

@@ -101,11 +101,8 @@ pub struct ReconArgs {
     pub(crate) options: OutputArgs,
 }
 
-/// Runs `cliper recon`.
+/// Runs `cliper recon` on Cartesian k-space (main.rs sends `--traj` to recon_noncartesian).
 pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
-    if args.traj.is_some() {
-        return crate::recon_noncartesian::run(ctx, args);
-    }
     let output = bart_named(&args.output);
     let mut files = kspace_files(&args.kdata).write("the image", Path::new(&output));
     if let Some(maps) = args.maps.as_deref().filter(|m| !["espirit", "walsh"].contains(m)) {
