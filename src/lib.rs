@@ -143,7 +143,8 @@ pub use process::mri::{
 };
 pub use process::nufft::{
     GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams, NufftPoints, NufftStrategy,
-    NufftTransform, Spreading, SpreadingKernel, Upsampling, bart_image_axes, samples_from_bart, samples_to_bart,
+    NufftTransform, Spreading, SpreadingKernel, Upsampling, bart_image_axes, images_from_bart, images_to_bart,
+    samples_from_bart, samples_to_bart,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{

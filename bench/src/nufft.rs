@@ -108,20 +108,9 @@ pub(crate) fn recon(
     let dims = [0, 1, 2].map(|d| s.shape().get(d).copied().unwrap_or(1));
     let points = NufftPoints::from_bart(&t, &dims, &traj.display().to_string())?;
     let (coils, samples) = cliper::samples_from_bart(&k, t.shape(), &kspace.display().to_string())?;
-    let image_len: usize = points.shape().iter().product();
     let narrow =
         |v: &[num_complex::Complex64]| v.iter().map(|c| Complex32::new(c.re as f32, c.im as f32)).collect::<Vec<_>>();
-    let mut map_values = Vec::with_capacity(coils * image_len);
-    for c in 0..coils {
-        for p in 0..image_len {
-            let (x, rest) = (p / (image_len / dims[0]), p % (image_len / dims[0]));
-            let (y, z) = (rest / dims[2], rest % dims[2]);
-            let mut at = vec![x, y, z, c];
-            at.truncate(s.ndim().max(3));
-            at.resize(s.ndim(), 0);
-            map_values.push(s.get(at.as_slice()).copied().unwrap_or_default());
-        }
-    }
+    let (_, map_values) = cliper::images_from_bart(&s, &dims, &maps.display().to_string())?;
     let mut map_shape = vec![coils];
     map_shape.extend(points.shape());
     let maps = XData::from_slice(app, &map_shape, &narrow(&map_values))?;

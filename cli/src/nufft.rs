@@ -6,11 +6,11 @@ use crate::chain::Context;
 use crate::failure::CliError;
 use clap::Args;
 use cliper::chain::{Precision, RunFiles};
-use cliper::ndarray::{ArrayD, IxDyn};
+use cliper::ndarray::ArrayD;
 use cliper::prelude::*;
 use cliper::{
-    CgParams, HostArray, Nufft, NufftCgSense, NufftParams, NufftPoints, Result, read_file, samples_from_bart,
-    samples_to_bart, write_file,
+    CgParams, HostArray, Nufft, NufftCgSense, NufftParams, NufftPoints, Result, images_from_bart, images_to_bart,
+    read_file, samples_from_bart, samples_to_bart, write_file,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
@@ -143,9 +143,9 @@ fn transform<T: ComplexElement>(
         } else {
             inverse::<T>(app, &points, coils, &values, params, CgParams::new(args.iters).lambda(args.lambda))?
         };
-        batch_to_bart_images(&images, coils, &dims)
+        images_to_bart(&images, coils, &dims)
     } else {
-        let (batch, values) = bart_images_to_batch(data, &dims, &bart_named(&args.input))?;
+        let (batch, values) = images_from_bart(data, &dims, &bart_named(&args.input))?;
         let samples = forward::<T>(app, &points, batch, &values, params)?;
         samples_to_bart(&samples, batch, traj.shape())
     }
@@ -214,57 +214,4 @@ fn inverse<T: ComplexElement>(
         all.extend(widen(&out)?);
     }
     Ok(all)
-}
-
-/// Where image element `p` (row-major over the image's axes) sits in BART's `[x, y, z]`.
-fn bart_position(p: usize, dims: &[usize; 3]) -> [usize; 3] {
-    let mut at = [0usize; 3];
-    let mut rest = p;
-    for (slot, &n) in at.iter_mut().zip(dims).rev() {
-        *slot = rest % n.max(1);
-        rest /= n.max(1);
-    }
-    at
-}
-
-/// `[coils, image…]` values as BART's `[x, y, z, coils]`.
-pub(crate) fn batch_to_bart_images(images: &[Complex64], coils: usize, dims: &[usize; 3]) -> Result<ArrayD<Complex64>> {
-    let image_len: usize = dims.iter().product();
-    let mut out = ArrayD::from_elem(IxDyn(&[dims[0], dims[1], dims[2], coils]), Complex64::new(0.0, 0.0));
-    for (i, v) in images.iter().enumerate() {
-        let [x, y, z] = bart_position(i % image_len.max(1), dims);
-        if let Some(slot) = out.get_mut([x, y, z, i / image_len.max(1)].as_slice()) {
-            *slot = *v;
-        }
-    }
-    Ok(out)
-}
-
-/// BART's images `[x, y, z, coils]` (x, y, z the dimensions `dims`) as `[coils, image…]` values.
-pub(crate) fn bart_images_to_batch(
-    data: &ArrayD<Complex64>,
-    dims: &[usize; 3],
-    name: &str,
-) -> Result<(usize, Vec<Complex64>)> {
-    let s = data.shape();
-    let leading: Vec<usize> = (0..3).map(|d| s.get(d).copied().unwrap_or(1)).collect();
-    if leading != dims || s.iter().skip(4).any(|&n| n != 1) {
-        return Err(Error::invalid(
-            "nufft",
-            format!("{name}: image {s:?} is not [x, y, z, coils] with x:y:z = {}:{}:{}", dims[0], dims[1], dims[2]),
-        ));
-    }
-    let batch = s.get(3).copied().unwrap_or(1);
-    let image_len: usize = dims.iter().product();
-    let mut values = Vec::with_capacity(batch * image_len);
-    for c in 0..batch {
-        for p in 0..image_len {
-            let [x, y, z] = bart_position(p, dims);
-            // The file's dimensions, trailing ones dropped: index only those.
-            let mut at = vec![x, y, z, c];
-            at.resize(s.len().max(4), 0);
-            values.push(data.get(at.get(..s.len()).unwrap_or(&at)).copied().unwrap_or_default());
-        }
-    }
-    Ok((batch, values))
 }

@@ -4,13 +4,12 @@
 
 use crate::chain::Context;
 use crate::failure::CliError;
-use crate::nufft::bart_images_to_batch;
 use crate::recon::{Method, ReconArgs, bart_named, method_name};
 use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::prelude::*;
 use cliper::{
-    BartScaling, CgParams, NufftCgSense, NufftParams, NufftPoints, NufftSenseOperator, Result, read_file,
-    samples_from_bart,
+    BartScaling, CgParams, NufftCgSense, NufftParams, NufftPoints, NufftSenseOperator, Result, images_from_bart,
+    read_file, samples_from_bart,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
@@ -101,7 +100,7 @@ where
     let dims = [0, 1, 2].map(|d| maps.shape().get(d).copied().unwrap_or(1));
     let points = NufftPoints::from_bart(&traj, &dims, files.traj)?;
     let (coils, samples) = samples_from_bart(&data, traj.shape(), files.kspace)?;
-    let (map_coils, map_values) = bart_images_to_batch(&maps, &dims, files.maps)?;
+    let (map_coils, map_values) = images_from_bart(&maps, &dims, files.maps)?;
     if map_coils != coils {
         return Err(Error::invalid(
             "cliper recon",

@@ -5,7 +5,7 @@
 
 use super::points::NufftPoints;
 use crate::error::{Error, Result};
-use ndarray::ArrayD;
+use ndarray::{ArrayD, IxDyn};
 use num_complex::Complex64;
 
 /// BART's coil dimension.
@@ -130,4 +130,53 @@ pub fn samples_to_bart(values: &[Complex64], coils: usize, traj_shape: &[usize])
         }
     }
     Ok(out)
+}
+
+/// Where image element `p` (row-major over the image's axes) sits in BART's `[x, y, z]`.
+fn bart_position(p: usize, dims: &[usize; 3]) -> [usize; 3] {
+    let mut at = [0usize; 3];
+    let mut rest = p;
+    for (slot, &n) in at.iter_mut().zip(dims).rev() {
+        *slot = rest % n.max(1);
+        rest /= n.max(1);
+    }
+    at
+}
+
+/// `[coils, image…]` values as BART's `[x, y, z, coils]`.
+pub fn images_to_bart(images: &[Complex64], coils: usize, dims: &[usize; 3]) -> Result<ArrayD<Complex64>> {
+    let image_len: usize = dims.iter().product();
+    let mut out = ArrayD::from_elem(IxDyn(&[dims[0], dims[1], dims[2], coils]), Complex64::new(0.0, 0.0));
+    for (i, v) in images.iter().enumerate() {
+        let [x, y, z] = bart_position(i % image_len.max(1), dims);
+        if let Some(slot) = out.get_mut([x, y, z, i / image_len.max(1)].as_slice()) {
+            *slot = *v;
+        }
+    }
+    Ok(out)
+}
+
+/// BART's images `[x, y, z, coils]` (x, y, z the dimensions `dims`) as `[coils, image…]` values.
+pub fn images_from_bart(data: &ArrayD<Complex64>, dims: &[usize; 3], name: &str) -> Result<(usize, Vec<Complex64>)> {
+    let s = data.shape();
+    let leading: Vec<usize> = (0..3).map(|d| s.get(d).copied().unwrap_or(1)).collect();
+    if leading != dims || s.iter().skip(4).any(|&n| n != 1) {
+        return Err(Error::invalid(
+            "Nufft",
+            format!("{name}: image {s:?} is not [x, y, z, coils] with x:y:z = {}:{}:{}", dims[0], dims[1], dims[2]),
+        ));
+    }
+    let batch = s.get(3).copied().unwrap_or(1);
+    let image_len: usize = dims.iter().product();
+    let mut values = Vec::with_capacity(batch * image_len);
+    for c in 0..batch {
+        for p in 0..image_len {
+            let [x, y, z] = bart_position(p, dims);
+            // The file's dimensions, trailing ones dropped: index only those.
+            let mut at = vec![x, y, z, c];
+            at.resize(s.len().max(4), 0);
+            values.push(data.get(at.get(..s.len()).unwrap_or(&at)).copied().unwrap_or_default());
+        }
+    }
+    Ok((batch, values))
 }

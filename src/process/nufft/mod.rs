@@ -11,7 +11,7 @@ mod spreading_kernel;
 mod toeplitz;
 mod transform;
 
-pub use bart_layout::{bart_image_axes, samples_from_bart, samples_to_bart};
+pub use bart_layout::{bart_image_axes, images_from_bart, images_to_bart, samples_from_bart, samples_to_bart};
 pub use nufft_params::{NufftParams, Spreading, Upsampling};
 pub use nufft_transform::{NufftDirection, NufftTransform};
 pub use points::NufftPoints;
