@@ -81,8 +81,7 @@ kernel void cg_start_warm(global const T* b, global const T* q, global T* r, glo
 // After cg_start (b_at = 0: r₀ = b) or cg_start_warm (b_at = count: |b|²'s partials follow |r₀|²'s): |r₀|² into
 // RR and RR0, |b|² into BB, history[0] = |r₀|²; done at once when the tolerance is already met (a zero right-hand
 // side).
-kernel void cg_start_scalars(global const R* partials, uint count, uint b_at, global R* scal, global R* history,
-                             R tol2) {
+kernel void cg_start_scalars(global const R* partials, uint count, uint b_at, global R* scal, global R* history) {
     local R sums[GROUP];
     R rr = sum_partials(partials, count, sums);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -91,7 +90,9 @@ kernel void cg_start_scalars(global const R* partials, uint count, uint b_at, gl
         scal[RR] = rr;
         scal[RR0] = rr;
         scal[BB] = bb;
-        scal[DONE] = (rr <= tol2 * bb) ? 1 : 0;
+        // As BART's conjgrad: the tolerance is tested after each step, never before the first one (a warm start
+        // already within it still takes a step); only a residual of exactly 0 stops at once.
+        scal[DONE] = (rr == 0) ? 1 : 0;
         scal[COUNT] = 0;
         history[0] = rr;
     }

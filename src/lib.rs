@@ -137,8 +137,8 @@ pub use process::morphology::{
 };
 pub use process::mri::{
     BartScaling, BartTrajectory, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps,
-    EspiritParams, EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, NufftCgSense,
-    NufftSenseOperator, RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator, SimpleMRIRecon, TrajectoryParams,
+    EspiritParams, EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, NufftSense, NufftSenseOperator,
+    RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator, SensePenalty, SimpleMRIRecon, TrajectoryParams,
     TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
 };
 pub use process::nufft::{
@@ -162,7 +162,9 @@ pub use process::resample::{
 pub use process::segment::{
     Connectivity, IftParams, IftStrategy, Watershed, WatershedIft, WatershedParams, WatershedStrategy,
 };
-pub use process::solve::{CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal, TvAdmm, TvParams};
+pub use process::solve::{
+    CgParams, ConjugateGradient, Fista, FistaParams, LinearOperator, Proximal, TvAdmm, TvParams, largest_eigenvalue,
+};
 pub use process::threshold::{
     HistogramBins, HistogramLayout, ThresholdMask, ThresholdMethod, ThresholdParams, ThresholdStrategy, ThresholdValue,
 };

@@ -4,8 +4,8 @@
 
 use cliper::prelude::*;
 use cliper::{
-    CgParams, ComplexElement, Nufft, NufftCgSense, NufftDirection, NufftParams, NufftPoints, NufftTransform, Pipeline,
-    Result, Upsampling, read_npy,
+    CgParams, ComplexElement, Nufft, NufftDirection, NufftParams, NufftPoints, NufftSense, NufftTransform, Pipeline,
+    Result, SensePenalty, Upsampling, read_npy,
 };
 use num_complex::Complex32;
 use std::path::Path;
@@ -116,8 +116,14 @@ pub(crate) fn recon(
     let maps = XData::from_slice(app, &map_shape, &narrow(&map_values))?;
     let y = XData::from_slice(app, &[coils, points.len()], &narrow(&samples))?;
     let image = XData::<Complex32>::zeros(app, points.shape())?;
-    let mut cg =
-        NufftCgSense::new(&y, &maps, &points, &image, CgParams::new(iterations).lambda(lambda), NufftParams::default());
+    let mut cg = NufftSense::new(
+        &y,
+        &maps,
+        &points,
+        &image,
+        SensePenalty::L2(CgParams::new(iterations).lambda(lambda)),
+        NufftParams::default(),
+    );
     let first = Instant::now();
     cg.run()?;
     app.finish()?;

@@ -9,8 +9,8 @@ use cliper::chain::{Precision, RunFiles};
 use cliper::ndarray::ArrayD;
 use cliper::prelude::*;
 use cliper::{
-    CgParams, HostArray, Nufft, NufftCgSense, NufftParams, NufftPoints, Result, images_from_bart, images_to_bart,
-    read_file, samples_from_bart, samples_to_bart, write_file,
+    CgParams, HostArray, Nufft, NufftParams, NufftPoints, NufftSense, Result, SensePenalty, images_from_bart,
+    images_to_bart, read_file, samples_from_bart, samples_to_bart, write_file,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
@@ -210,7 +210,7 @@ fn inverse<T: ComplexElement>(
     for coil in samples.chunks(points.len().max(1)).take(coils) {
         let coil = XData::from_slice(app, &[1, points.len()], &narrow::<T>(coil))?;
         let out = XData::zeros(app, points.shape())?;
-        NufftCgSense::new(&coil, &ones, points, &out, cg, params).run()?;
+        NufftSense::new(&coil, &ones, points, &out, SensePenalty::L2(cg), params).run()?;
         all.extend(widen(&out)?);
     }
     Ok(all)

@@ -63,7 +63,7 @@ pub struct ReconArgs {
     pub(crate) maps: Option<String>,
     /// Non-Cartesian k-space: the trajectory [3, samples, spokes] in cycles per FOV, as `bart traj` writes it; the
     /// k-space is then BART's [1, samples, spokes, coils] and `--maps FILE` gives the image grid ([x, y, z, coils])
-    /// — CG-SENSE with the NUFFT and its Toeplitz normal operator, as `bart pics -t TRAJ -l2`.
+    /// — cg-sense, l1-wavelet or tv with the NUFFT and its Toeplitz normal operator, as `bart pics -t TRAJ`.
     #[arg(long, value_name = "TRAJ")]
     pub(crate) traj: Option<String>,
     #[command(flatten)]
@@ -83,6 +83,10 @@ pub struct ReconArgs {
     /// cg-sense, l1-wavelet: the iterations; tv: the inner CG iterations in all (BART's -i).
     #[arg(long, default_value_t = 30)]
     pub(crate) iters: usize,
+    /// l1-wavelet: FISTA's step τ (BART's `pics -s`). Without it: 0.95, and with --traj 0.95 over AᴴA's largest
+    /// eigenvalue (30 power steps, BART's `pics -e`: the default step diverges on non-Cartesian data).
+    #[arg(long)]
+    pub(crate) step: Option<f64>,
     /// l1-wavelet: no random shifts around the wavelet transform (BART's `pics -n`).
     #[arg(long)]
     pub(crate) no_cycle_spinning: bool,
@@ -197,6 +201,7 @@ where
                 pipeline.push(Box::new(TvSense::new(&k, &image, TvParams::new(lambda, args.iters))));
             } else if method == Method::L1Wavelet {
                 let params = L1WaveletParams::new(lambda, args.iters).cycle_spinning(!args.no_cycle_spinning);
+                let params = args.step.map_or(params, |s| params.step(s));
                 pipeline.push(Box::new(L1WaveletSense::new(&k, &image, params)));
             } else {
                 pipeline.push(Box::new(SimpleMRIRecon::new(
@@ -290,7 +295,21 @@ fn check_method(args: &ReconArgs, method: Method, has_maps: bool) -> Result<()> 
             ),
         ));
     }
-    Ok(())
+    check_step(args, method)
+}
+
+/// `--step` belongs to l1-wavelet and must be positive.
+pub(crate) fn check_step(args: &ReconArgs, method: Method) -> Result<()> {
+    match args.step {
+        Some(_) if method != Method::L1Wavelet => Err(Error::invalid(
+            "cliper recon",
+            format!("--step is FISTA's (l1-wavelet), not --method {}'s", method_name(method)),
+        )),
+        Some(s) if !(s.is_finite() && s > 0.0) => {
+            Err(Error::invalid("cliper recon", format!("--step {s}: the step must be positive")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `k` multiplied by its sampling mask on the device (`--apply-mask`), its maps kept.
@@ -397,7 +416,7 @@ pub(crate) fn method_name(method: Method) -> &'static str {
 
 /// λ for `method`: as given; cg-sense without one is plain CG-SENSE (λ 0, as `bart pics` without -r), while
 /// l1-wavelet and tv without one would silently run unregularised, so they ask for it.
-fn penalty_weight(method: Method, lambda: Option<f64>) -> Result<f64> {
+pub(crate) fn penalty_weight(method: Method, lambda: Option<f64>) -> Result<f64> {
     match (method, lambda) {
         (Method::L1Wavelet | Method::Tv, None) => Err(Error::invalid(
             "cliper recon",

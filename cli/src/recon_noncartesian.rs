@@ -1,14 +1,15 @@
-//! `cliper recon K OUT --traj TRAJ --maps MAPS`: CG-SENSE of non-Cartesian k-space (BART's layouts: k-space
-//! [1, samples, spokes, coils], a `bart traj` trajectory, maps [x, y, z, coils]) with BART's data scaling for
-//! non-Cartesian data, as `bart pics -t TRAJ -l2 -r λ -i N`.
+//! `cliper recon K OUT --traj TRAJ --maps MAPS`: SENSE reconstructions of non-Cartesian k-space (BART's layouts:
+//! k-space [1, samples, spokes, coils], a `bart traj` trajectory, maps [x, y, z, coils]) with BART's data scaling
+//! for non-Cartesian data: cg-sense as `bart pics -t TRAJ -l2 -r λ -i N`, l1-wavelet as `pics -t TRAJ -l1 -r λ -e`
+//! (or `-s S` with --step S), tv as `pics -t TRAJ -R T:7:0:λ`.
 
 use crate::chain::Context;
 use crate::failure::CliError;
-use crate::recon::{Method, ReconArgs, bart_named, method_name};
+use crate::recon::{Method, ReconArgs, bart_named, check_step, method_name, penalty_weight};
 use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::prelude::*;
 use cliper::{
-    BartScaling, CgParams, NufftCgSense, NufftParams, NufftPoints, NufftSenseOperator, Result, images_from_bart,
+    BartScaling, CgParams, NufftParams, NufftPoints, NufftSense, NufftSenseOperator, Result, images_from_bart,
     read_file, samples_from_bart,
 };
 use num_complex::{Complex32, Complex64};
@@ -57,18 +58,20 @@ pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliEr
     .map_err(CliError::from)
 }
 
-/// Refuses what --traj does not take: methods other than cg-sense, Cartesian-only flags.
+/// Refuses what --traj does not take: methods without a penalty (sense, rsos), Cartesian-only flags.
 fn check(args: &ReconArgs) -> Result<()> {
     let method = args.method.unwrap_or(Method::CgSense);
-    if method != Method::CgSense {
+    if !matches!(method, Method::CgSense | Method::L1Wavelet | Method::Tv) {
         return Err(Error::invalid(
             "cliper recon",
             format!(
-                "--traj takes --method cg-sense (bart pics -t -l2); --method {} is Cartesian only here",
+                "--traj takes --method cg-sense, l1-wavelet or tv (bart pics -t); --method {} is Cartesian only here",
                 method_name(method)
             ),
         ));
     }
+    check_step(args, method)?;
+    penalty_weight(method, args.lambda)?;
     if args.apply_mask || args.uncentered || args.spatial_first {
         return Err(Error::invalid(
             "cliper recon",
@@ -76,6 +79,22 @@ fn check(args: &ReconArgs) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The penalty `method` names, with BART's settings: l1-wavelet's step `--step` (pics -s) or 0.95 over AᴴA's
+/// largest eigenvalue (pics -e), since pics's default step diverges on non-Cartesian data.
+fn penalty(args: &ReconArgs, method: Method, lambda: f64) -> SensePenalty {
+    match method {
+        Method::L1Wavelet => {
+            let params = L1WaveletParams::new(lambda, args.iters).cycle_spinning(!args.no_cycle_spinning);
+            SensePenalty::L1Wavelet(match args.step {
+                Some(step) => params.step(step),
+                None => params.eigen_scaled(true),
+            })
+        }
+        Method::Tv => SensePenalty::Tv(TvParams::new(lambda, args.iters)),
+        _ => SensePenalty::L2(CgParams::new(args.iters).lambda(lambda)),
+    }
 }
 
 struct Files<'a> {
@@ -130,9 +149,11 @@ where
     let divided: Vec<Complex64> = samples.iter().map(|v| v / scaling).collect();
     let y = XData::from_slice(app, &[coils, points.len()], &narrow(&divided))?;
     let image = XData::<T>::zeros(app, &image_shape)?;
-    let lambda = args.lambda.unwrap_or(0.0);
-    let mut cg = NufftCgSense::new(&y, &maps, &points, &image, CgParams::new(args.iters).lambda(lambda), params);
-    cg.run()?;
+    let method = args.method.unwrap_or(Method::CgSense);
+    let lambda = penalty_weight(method, args.lambda)?;
+    let penalty = penalty(args, method, lambda);
+    let mut recon = NufftSense::new(&y, &maps, &points, &image, penalty, params);
+    recon.run()?;
     // BART's -S: back to the data's intensities.
     let image = if args.rescale {
         let scaled: Vec<T> = image.to_vec()?.iter().map(|v| T::from_c64(v.to_c64() * scaling)).collect();
@@ -140,13 +161,14 @@ where
     } else {
         image
     };
-    let residual = cg.residuals()?.last().copied().unwrap_or(0.0);
+    let residual = recon.residuals()?.last().map(|r| format!("; relative residual {r:.3e}")).unwrap_or_default();
     let path = Path::new(files.output);
     cliper::chain::create_parent(path)?;
     AnyData::from(image.clone()).save(path, Origin::default(), &args.options.options())?;
     say!(
-        "recon: CG-SENSE with a trajectory ({} points, {coils} coils, image {image_shape:?}), {} iterations, λ {lambda}, \
-         k-space divided by {scaling} ({}); relative residual {residual:.3e}; wrote {}",
+        "recon: {} with a trajectory ({} points, {coils} coils, image {image_shape:?}), {} iterations, λ {lambda}, \
+         k-space divided by {scaling} ({}){residual}; wrote {}",
+        method_name(method),
         points.len(),
         args.iters,
         if args.scaling.is_some() { "--scaling" } else { "bart pics -t's estimate from the adjoint image" },

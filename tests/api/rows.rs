@@ -101,7 +101,7 @@ row! { mri | RSoSRecon<Complex32> | new(k, out, ReconParams) | apply(k, ReconPar
 row! { mri | CgSense<Complex32> | new(k, out, CgParams) | apply(k, CgParams) | output_shape(&k) | CgSenseStrategy }
 row! { mri | L1WaveletSense<Complex32> | new(k, out, L1WaveletParams) | apply(k, L1WaveletParams) | output_shape(&k) | L1WaveletStrategy }
 row! { mri | TvSense<Complex32> | new(k, out, TvParams) | apply(k, TvParams) | output_shape(&k) | TvStrategy }
-row! { mri | NufftCgSense<Complex32> | new(samples, maps, &points, out, CgParams, NufftParams) | apply(samples, maps, &points, CgParams, NufftParams) | output_shape(maps_shape) | NufftStrategy }
+row! { mri | NufftSense<Complex32> | new(samples, maps, &points, out, SensePenalty, NufftParams) | apply(samples, maps, &points, SensePenalty, NufftParams) | output_shape(maps_shape) | NufftStrategy }
 row! { mri | EspiritMaps<Complex32> | new(k, maps, EspiritParams) | apply(k, EspiritParams) | output_shape(&k) | EspiritStrategy }
 row! { mri | WalshMaps<Complex32> | new(images, maps, WalshParams); from_kspace(k, maps, WalshParams) | apply(images, WalshParams) | output_shape(shape) | WalshStrategy }
 row! { nufft | NufftTransform<Complex32> | new(x, out, &points, NufftDirection, NufftParams) | apply(x, &points, NufftDirection, NufftParams) | output_shape(shape, &points, NufftDirection) | NufftStrategy }

@@ -2,19 +2,21 @@
 //! coefficients, by FISTA — BART's `pics -l1 -r λ -i N`.
 
 use super::sense::SenseOperator;
+use crate::app::ClApp;
 use crate::data::{KData, XData};
 use crate::element::ComplexElement;
 use crate::error::{Error, Result};
-use crate::process::solve::{Fista, FistaParams};
+use crate::process::solve::{Fista, FistaParams, LinearOperator, largest_eigenvalue};
 use crate::process::wavelet::WaveletThreshold;
 use crate::process::{Prepared, Process};
 
-/// The settings of an [`L1WaveletSense`]: λ, the iterations, the FISTA step τ (0.95) and whether the wavelet
-/// is cycle-spun as BART does (on; `pics -n` turns it off).
+/// The settings of an [`L1WaveletSense`] (and of the ℓ1 penalty of the non-Cartesian [`super::NufftSense`]): λ,
+/// the iterations, the FISTA step τ (0.95), whether τ is divided by the largest eigenvalue of `AᴴA` (off; `pics
+/// -e`) and whether the wavelet is cycle-spun as BART does (on; `pics -n` turns it off).
 ///
 /// ```
-/// let p = cliper::L1WaveletParams::new(0.005, 30).cycle_spinning(false);
-/// assert_eq!((p.lambda, p.iterations, p.step, p.cycle_spinning), (0.005, 30, 0.95, false));
+/// let p = cliper::L1WaveletParams::new(0.005, 30).cycle_spinning(false).eigen_scaled(true);
+/// assert_eq!((p.lambda, p.iterations, p.step, p.cycle_spinning, p.eigen_scaled), (0.005, 30, 0.95, false, true));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct L1WaveletParams {
@@ -26,12 +28,15 @@ pub struct L1WaveletParams {
     pub step: f64,
     /// Random circular shifts around the wavelet transform, drawn as BART draws them.
     pub cycle_spinning: bool,
+    /// τ is divided by `AᴴA`'s largest eigenvalue ([`crate::largest_eigenvalue`], 30 power steps), as `pics -e`:
+    /// what non-Cartesian data need, whose `AᴴA` is far from the unit norm that τ = 0.95 assumes.
+    pub eigen_scaled: bool,
 }
 
 impl L1WaveletParams {
     /// λ and the iterations; τ = 0.95, cycle spinning on.
     pub fn new(lambda: f64, iterations: usize) -> L1WaveletParams {
-        L1WaveletParams { lambda, iterations, step: 0.95, cycle_spinning: true }
+        L1WaveletParams { lambda, iterations, step: 0.95, cycle_spinning: true, eigen_scaled: false }
     }
 
     /// The step τ.
@@ -43,6 +48,12 @@ impl L1WaveletParams {
     /// Cycle spinning on or off.
     pub fn cycle_spinning(mut self, on: bool) -> L1WaveletParams {
         self.cycle_spinning = on;
+        self
+    }
+
+    /// τ divided by `AᴴA`'s largest eigenvalue (`pics -e`) or not.
+    pub fn eigen_scaled(mut self, on: bool) -> L1WaveletParams {
+        self.eigen_scaled = on;
         self
     }
 }
@@ -106,13 +117,79 @@ pub struct L1WaveletSense<T: ComplexElement> {
     plan: Prepared<Plan<T>>,
 }
 
+/// FISTA with the wavelet soft threshold for images of one shape: what [`L1WaveletSense`] and the
+/// non-Cartesian [`super::NufftSense`] solve with.
+pub(super) struct WaveletFista<T: ComplexElement> {
+    pub(super) prox: WaveletThreshold<T>,
+    pub(super) fista: Fista<T>,
+    /// Wavelet coefficients of the image.
+    pub(super) coefficients: usize,
+    /// The step τ the solver runs with (divided by the eigenvalue when asked).
+    pub(super) step: f64,
+}
+
+impl<T: ComplexElement> WaveletFista<T> {
+    /// Power steps of the eigenvalue estimate, as BART's `estimate_maxeigenval`.
+    const POWER_STEPS: usize = 30;
+
+    /// The solver of `params` for images of `shape` with `normal` = `AᴴA` (refuses a λ that is negative or not
+    /// finite, naming `op`). With [`L1WaveletParams::eigen_scaled`] τ is divided by `normal`'s largest
+    /// eigenvalue; with `guard` that eigenvalue is estimated in any case, and a τ that makes FISTA diverge (τ·λ_max
+    /// ≥ 2: BART's `pics -t` without `-e` or `-s` writes NaN then) is refused.
+    pub(super) fn new(
+        op: &str,
+        app: &ClApp,
+        shape: &[usize],
+        params: L1WaveletParams,
+        normal: &mut dyn LinearOperator<T>,
+        guard: bool,
+    ) -> Result<WaveletFista<T>> {
+        if !(params.lambda.is_finite() && params.lambda >= 0.0) {
+            return Err(Error::invalid(op, format!("λ = {} must be finite and ≥ 0", params.lambda)));
+        }
+        let eigenvalue = if params.eigen_scaled || guard {
+            Some(largest_eigenvalue(normal, app, shape, Self::POWER_STEPS)?)
+        } else {
+            None
+        };
+        let step = match eigenvalue {
+            Some(e) if params.eigen_scaled && e > 0.0 => params.step / e,
+            _ => params.step,
+        };
+        if let Some(e) = eigenvalue.filter(|e| guard && step * e >= 2.0) {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "FISTA's step {step} diverges: AᴴA's largest eigenvalue is {e:.4} and step × eigenvalue must stay below \
+                     2; scale the step by the eigenvalue (pics -e; L1WaveletParams::eigen_scaled) or give one below \
+                     {:.4e} (pics -s)",
+                    2.0 / e
+                ),
+            ));
+        }
+        let prox = WaveletThreshold::new(app, shape, params.lambda * step, params.cycle_spinning)?;
+        let coefficients = crate::process::wavelet::Wavelet::<T>::output_shape(
+            shape,
+            &crate::process::wavelet::WaveletParams::analysis(),
+        )?
+        .first()
+        .copied()
+        .unwrap_or(0);
+        let fista = Fista::new(app, shape, FistaParams::new(params.iterations).step(step))?;
+        Ok(WaveletFista { prox, fista, coefficients, step })
+    }
+
+    /// Enqueues the iterations for `rhs = Aᴴ y` into `out`, with `normal` applying `AᴴA`.
+    pub(super) fn solve(&mut self, normal: &mut dyn LinearOperator<T>, rhs: &XData<T>, out: &XData<T>) -> Result<()> {
+        self.fista.solve(normal, &mut self.prox, rhs, out)
+    }
+}
+
 struct Plan<T: ComplexElement> {
     sense: SenseOperator<T>,
-    prox: WaveletThreshold<T>,
-    fista: Fista<T>,
+    solver: WaveletFista<T>,
     rhs: XData<T>,
     infer_mask: bool,
-    coefficients: usize,
 }
 
 impl<T: ComplexElement> L1WaveletSense<T> {
@@ -138,8 +215,8 @@ impl<T: ComplexElement> L1WaveletSense<T> {
         let plan = self.plan.as_ref()?;
         Some(L1WaveletStrategy {
             iterations: self.params.iterations,
-            threshold: self.params.lambda * self.params.step,
-            coefficients: plan.coefficients,
+            threshold: self.params.lambda * plan.solver.step,
+            coefficients: plan.solver.coefficients,
             mask_inferred: plan.infer_mask,
         })
     }
@@ -153,23 +230,20 @@ impl<T: ComplexElement> Process for L1WaveletSense<T> {
     fn init(&mut self) -> Result<()> {
         let op = "L1WaveletSense";
         let (sense, infer_mask) = super::cg_sense::sense_for(op, &self.k, &self.out)?;
-        if !(self.params.lambda.is_finite() && self.params.lambda >= 0.0) {
-            return Err(Error::invalid(op, format!("λ = {} must be finite and ≥ 0", self.params.lambda)));
-        }
         let app = self.out.app();
         let shape = sense.image_shape().to_vec();
-        let prox =
-            WaveletThreshold::new(app, &shape, self.params.lambda * self.params.step, self.params.cycle_spinning)?;
-        let coefficients = crate::process::wavelet::Wavelet::<T>::output_shape(
-            &shape,
-            &crate::process::wavelet::WaveletParams::analysis(),
-        )?
-        .first()
-        .copied()
-        .unwrap_or(0);
-        let fista = Fista::new(app, &shape, FistaParams::new(self.params.iterations).step(self.params.step))?;
+        if self.params.eigen_scaled {
+            // The sampling pattern may be inferred at launch, after the solver's step is fixed.
+            return Err(Error::invalid(
+                op,
+                "eigen_scaled is for non-Cartesian data (NufftSense); with normalised maps a Cartesian AᴴA has \
+                 eigenvalues ≤ 1 and τ = 0.95 converges",
+            ));
+        }
+        let mut sense = sense;
+        let solver = WaveletFista::new(op, app, &shape, self.params, &mut sense, false)?;
         let rhs = XData::uninit(app, op, &shape)?;
-        self.plan.set(Plan { sense, prox, fista, rhs, infer_mask, coefficients });
+        self.plan.set(Plan { sense, solver, rhs, infer_mask });
         Ok(())
     }
 
@@ -181,8 +255,8 @@ impl<T: ComplexElement> Process for L1WaveletSense<T> {
             plan.sense.mask_from(&k)?;
         }
         plan.sense.adjoint(&k, &plan.rhs)?;
-        let Plan { sense, prox, fista, rhs, .. } = plan;
-        fista.solve(sense, prox, rhs, &out)
+        let Plan { sense, solver, rhs, .. } = plan;
+        solver.solve(sense, rhs, &out)
     }
 
     fn is_initialized(&self) -> bool {

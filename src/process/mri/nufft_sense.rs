@@ -1,6 +1,7 @@
 //! [`NufftSenseOperator`]: the non-Cartesian SENSE operator `A = F_nu · S` (maps, then a NUFFT per coil) and
-//! [`NufftCgSense`], CG-SENSE with it (`bart pics -t TRAJ -l2`).
+//! [`NufftSense`], SENSE reconstructions with it and a [`SensePenalty`] (`bart pics -t TRAJ -l2 | -l1 | -R T`).
 
+use super::l1_wavelet::{L1WaveletParams, WaveletFista};
 use crate::app::Kernel;
 use crate::data::XData;
 use crate::element::ComplexElement;
@@ -8,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::nufft::{Nufft, NufftNormal, NufftParams, NufftPoints, NufftStrategy};
-use crate::process::solve::{CgParams, ConjugateGradient, LinearOperator};
+use crate::process::solve::{CgParams, ConjugateGradient, LinearOperator, TvAdmm, TvParams};
 use crate::process::{Prepared, Process};
 
 const GROUP: usize = 256;
@@ -159,13 +160,64 @@ impl<T: ComplexElement> LinearOperator<T> for NufftSenseOperator<T> {
     }
 }
 
-/// CG-SENSE of non-Cartesian samples: conjugate gradients on `(AᴴA + λI) x = Aᴴ y` with the
-/// [`NufftSenseOperator`] `A` — `bart pics -t TRAJ -l2 -r λ -i N -w 1` (Toeplitz, as BART's default). The samples
-/// are `[coils, points]`, the maps `[coils, N…]`, the image `[N…]`; k-space is taken as given (divide by
-/// [`super::BartScaling`]'s estimate first to match `pics` without `-w`).
+/// The penalty of a non-Cartesian SENSE reconstruction ([`NufftSense`]), which also picks its solver, as `bart
+/// pics` picks one: ℓ2 (Tikhonov λ|x|²) by conjugate gradients (`pics -l2 -r λ`), ℓ1 on Daubechies-2 wavelet
+/// coefficients by FISTA (`pics -l1 -r λ`), isotropic total variation by ADMM (`pics -R T:7:0:λ`). Each solver's
+/// parameters convert into it.
 ///
 /// ```
-/// use cliper::{CgParams, NufftCgSense, NufftParams, NufftPoints, NufftSenseOperator, Process, XData};
+/// use cliper::{CgParams, L1WaveletParams, SensePenalty, TvParams};
+/// assert_eq!(SensePenalty::from(CgParams::new(30)).name(), "l2");
+/// assert_eq!(SensePenalty::from(L1WaveletParams::new(0.005, 30)).name(), "l1-wavelet");
+/// assert_eq!(SensePenalty::from(TvParams::new(0.01, 50)).name(), "tv");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SensePenalty {
+    /// `(AᴴA + λI) x = Aᴴ y` by conjugate gradients.
+    L2(CgParams),
+    /// `½|A x − y|² + λ|W x|₁` by FISTA with the wavelet soft threshold (cycle-spun as BART's).
+    L1Wavelet(L1WaveletParams),
+    /// `½|A x − y|² + λ TV(x)` by ADMM.
+    Tv(TvParams),
+}
+
+impl SensePenalty {
+    /// Its name as the CLI spells it: `l2`, `l1-wavelet`, `tv`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SensePenalty::L2(_) => "l2",
+            SensePenalty::L1Wavelet(_) => "l1-wavelet",
+            SensePenalty::Tv(_) => "tv",
+        }
+    }
+}
+
+impl From<CgParams> for SensePenalty {
+    fn from(p: CgParams) -> SensePenalty {
+        SensePenalty::L2(p)
+    }
+}
+
+impl From<L1WaveletParams> for SensePenalty {
+    fn from(p: L1WaveletParams) -> SensePenalty {
+        SensePenalty::L1Wavelet(p)
+    }
+}
+
+impl From<TvParams> for SensePenalty {
+    fn from(p: TvParams) -> SensePenalty {
+        SensePenalty::Tv(p)
+    }
+}
+
+/// SENSE reconstruction of non-Cartesian samples with the [`NufftSenseOperator`] `A` (Toeplitz `AᴴA`, as BART's
+/// default) and a [`SensePenalty`]: `bart pics -t TRAJ -w 1` with `-l2 -r λ` (CG-SENSE), `-l1 -r λ` (FISTA on
+/// wavelets) or `-R T:7:0:λ` (TV by ADMM), the same iterations. The samples are `[coils, points]`, the maps
+/// `[coils, N…]`, the image `[N…]`; k-space is taken as given (divide by [`super::BartScaling`]'s estimate first
+/// to match `pics` without `-w`).
+///
+/// ```
+/// use cliper::{CgParams, NufftParams, NufftPoints, NufftSense, NufftSenseOperator, Process, SensePenalty, XData};
 /// use num_complex::Complex64 as C;
 /// let app = cliper::ClApp::new()?;
 /// // One coil, every integer frequency of a 6 × 5 grid sampled: A is unitary and CG recovers the image.
@@ -177,43 +229,51 @@ impl<T: ComplexElement> LinearOperator<T> for NufftSenseOperator<T> {
 /// NufftSenseOperator::new(&maps, &points, NufftParams::default().tolerance(1e-9))?
 ///     .forward(&XData::from_slice(&app, &[6, 5], &truth)?, &y)?;
 /// let out = XData::zeros(&app, &[6, 5])?;
-/// NufftCgSense::new(&y, &maps, &points, &out, CgParams::new(5), NufftParams::default().tolerance(1e-9)).run()?;
+/// let penalty = SensePenalty::L2(CgParams::new(5));
+/// NufftSense::new(&y, &maps, &points, &out, penalty, NufftParams::default().tolerance(1e-9)).run()?;
 /// let worst = out.to_vec()?.iter().zip(&truth).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
 /// assert!(worst < 1e-6, "{worst}");
 /// # Ok::<(), cliper::Error>(())
 /// ```
-pub struct NufftCgSense<T: ComplexElement> {
+pub struct NufftSense<T: ComplexElement> {
     samples: XData<T>,
     maps: XData<T>,
     points: NufftPoints,
     out: XData<T>,
-    params: CgParams,
+    penalty: SensePenalty,
     nufft: NufftParams,
-    plan: Prepared<CgPlan<T>>,
+    plan: Prepared<SensePlan<T>>,
 }
 
-struct CgPlan<T: ComplexElement> {
+/// The solver a [`SensePenalty`] picks, sized for the image.
+enum Solver<T: ComplexElement> {
+    Cg(Box<ConjugateGradient<T>>),
+    Fista(Box<WaveletFista<T>>),
+    Admm(Box<TvAdmm<T>>),
+}
+
+struct SensePlan<T: ComplexElement> {
     sense: NufftSenseOperator<T>,
-    cg: ConjugateGradient<T>,
+    solver: Solver<T>,
     rhs: XData<T>,
 }
 
-impl<T: ComplexElement> NufftCgSense<T> {
+impl<T: ComplexElement> NufftSense<T> {
     /// Reconstructs `samples` (`[coils, points]`) with `maps` at `points` into `out` (`[N…]`).
     pub fn new(
         samples: &XData<T>,
         maps: &XData<T>,
         points: &NufftPoints,
         out: &XData<T>,
-        params: CgParams,
+        penalty: SensePenalty,
         nufft: NufftParams,
-    ) -> NufftCgSense<T> {
-        NufftCgSense {
+    ) -> NufftSense<T> {
+        NufftSense {
             samples: samples.clone(),
             maps: maps.clone(),
             points: points.clone(),
             out: out.clone(),
-            params,
+            penalty,
             nufft,
             plan: Prepared::default(),
         }
@@ -224,28 +284,28 @@ impl<T: ComplexElement> NufftCgSense<T> {
         samples: &XData<T>,
         maps: &XData<T>,
         points: &NufftPoints,
-        params: CgParams,
+        penalty: SensePenalty,
         nufft: NufftParams,
     ) -> Result<XData<T>> {
-        let out = XData::uninit(maps.app(), "NufftCgSense", &Self::output_shape(maps.shape())?)?;
-        NufftCgSense::new(samples, maps, points, &out, params, nufft).run()?;
+        let out = XData::uninit(maps.app(), "NufftSense", &Self::output_shape(maps.shape())?)?;
+        NufftSense::new(samples, maps, points, &out, penalty, nufft).run()?;
         Ok(out)
     }
 
     /// The image shape for maps of `maps_shape` (`[coils, N…]`): `N`.
     ///
     /// ```
-    /// use cliper::NufftCgSense;
+    /// use cliper::NufftSense;
     /// use num_complex::Complex32;
-    /// assert_eq!(NufftCgSense::<Complex32>::output_shape(&[8, 64, 48])?, vec![64, 48]);
-    /// assert!(NufftCgSense::<Complex32>::output_shape(&[8]).is_err());
+    /// assert_eq!(NufftSense::<Complex32>::output_shape(&[8, 64, 48])?, vec![64, 48]);
+    /// assert!(NufftSense::<Complex32>::output_shape(&[8]).is_err());
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn output_shape(maps_shape: &[usize]) -> Result<Vec<usize>> {
         match maps_shape {
             [_, spatial @ ..] if (1..=3).contains(&spatial.len()) => Ok(spatial.to_vec()),
             _ => Err(Error::invalid(
-                "NufftCgSense",
+                "NufftSense",
                 format!("maps must be [coils, spatial…] with 1 to 3 spatial axes; got {maps_shape:?}"),
             )),
         }
@@ -256,32 +316,49 @@ impl<T: ComplexElement> NufftCgSense<T> {
         self.plan.as_ref().map(|p| p.sense.nufft.strategy())
     }
 
-    /// `|r_k| / |r₀|` per iteration of the last run.
+    /// `|r_k| / |r₀|` per CG iteration of the last run (the ℓ2 penalty; the other solvers report none: empty).
     pub fn residuals(&self) -> Result<Vec<f64>> {
-        self.plan.as_ref().ok_or_else(|| Error::NotInitialized { op: "NufftCgSense".into() })?.cg.residuals()
+        match &self.plan.as_ref().ok_or_else(|| Error::NotInitialized { op: "NufftSense".into() })?.solver {
+            Solver::Cg(cg) => cg.residuals(),
+            Solver::Fista(_) | Solver::Admm(_) => Ok(Vec::new()),
+        }
     }
 }
 
-impl<T: ComplexElement> Process for NufftCgSense<T> {
+impl<T: ComplexElement> Process for NufftSense<T> {
     fn name(&self) -> &str {
-        "NufftCgSense"
+        "NufftSense"
     }
 
     fn init(&mut self) -> Result<()> {
+        let op = "NufftSense";
         let sense = NufftSenseOperator::new(&self.maps, &self.points, self.nufft)?;
         NufftSenseOperator::check("samples", &self.samples, &sense.kspace_shape())?;
         NufftSenseOperator::check("image", &self.out, sense.image_shape())?;
         let app = self.out.app();
-        let cg = ConjugateGradient::new(app, sense.image_shape(), self.params)?;
-        let rhs = XData::uninit(app, "NufftCgSense", sense.image_shape())?;
-        self.plan.set(CgPlan { sense, cg, rhs });
+        let shape = sense.image_shape().to_vec();
+        let mut sense = sense;
+        let solver = match self.penalty {
+            SensePenalty::L2(p) => Solver::Cg(Box::new(ConjugateGradient::new(app, &shape, p)?)),
+            SensePenalty::L1Wavelet(p) => {
+                Solver::Fista(Box::new(WaveletFista::new(op, app, &shape, p, &mut sense, true)?))
+            }
+            SensePenalty::Tv(p) => Solver::Admm(Box::new(TvAdmm::new(app, &shape, p)?)),
+        };
+        let rhs = XData::uninit(app, op, &shape)?;
+        self.plan.set(SensePlan { sense, solver, rhs });
         Ok(())
     }
 
+    /// Enqueues the reconstruction (ADMM waits for the device once per iteration, for its CG count).
     fn launch(&mut self) -> Result<()> {
-        let plan = self.plan.get("NufftCgSense")?;
-        plan.sense.adjoint(&self.samples, &plan.rhs)?;
-        plan.cg.solve(&mut plan.sense, &plan.rhs, &self.out)
+        let SensePlan { sense, solver, rhs } = self.plan.get("NufftSense")?;
+        sense.adjoint(&self.samples, rhs)?;
+        match solver {
+            Solver::Cg(cg) => cg.solve(sense, rhs, &self.out),
+            Solver::Fista(fista) => fista.solve(sense, rhs, &self.out),
+            Solver::Admm(admm) => admm.solve(sense, rhs, &self.out).map(|_| ()),
+        }
     }
 
     fn is_initialized(&self) -> bool {

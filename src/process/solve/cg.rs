@@ -50,7 +50,8 @@ pub struct CgParams {
     pub iterations: usize,
     /// λ in `(M + λI) x = b`.
     pub lambda: f64,
-    /// Stop once `|r| ≤ tolerance · |b|`.
+    /// Stop once `|r| ≤ tolerance · |b|`, tested after each step as BART's `conjgrad` does (a start already within it still
+    /// takes one step).
     pub tolerance: f64,
 }
 
@@ -235,7 +236,6 @@ impl<T: Element> ConjugateGradient<T> {
             .scalar("b_at", b_at)
             .in_out("scal", &self.scalars)
             .output("history", &self.history)
-            .scalar("tol2", tol2)
             .global(&one)
             .local(&one)
             .enqueue()?;
