@@ -142,9 +142,9 @@ pub use process::mri::{
     TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
 };
 pub use process::nufft::{
-    GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams, NufftPoints, NufftStrategy,
-    NufftTransform, Spreading, SpreadingKernel, Upsampling, bart_image_axes, images_from_bart, images_to_bart,
-    samples_from_bart, samples_to_bart,
+    DcfParams, DensityCompensation, GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams,
+    NufftPoints, NufftStrategy, NufftTransform, Spreading, SpreadingKernel, Upsampling, bart_image_axes,
+    bart_image_dims, images_from_bart, images_to_bart, samples_from_bart, samples_to_bart,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};
 pub use process::rank::{

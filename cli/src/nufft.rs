@@ -9,8 +9,8 @@ use cliper::chain::{Precision, RunFiles};
 use cliper::ndarray::ArrayD;
 use cliper::prelude::*;
 use cliper::{
-    CgParams, HostArray, Nufft, NufftParams, NufftPoints, NufftSense, Result, SensePenalty, images_from_bart,
-    images_to_bart, read_file, samples_from_bart, samples_to_bart, write_file,
+    CgParams, HostArray, Nufft, NufftParams, NufftPoints, NufftSense, Result, SensePenalty, bart_image_dims,
+    images_from_bart, images_to_bart, read_file, samples_from_bart, samples_to_bart, write_file,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
@@ -106,23 +106,7 @@ fn image_dims(args: &NufftArgs, data: &ArrayD<Complex64>, traj: &ArrayD<Complex6
         let s = data.shape();
         return Ok([0, 1, 2].map(|d| s.get(d).copied().unwrap_or(1)));
     }
-    if traj.shape().first() != Some(&3) {
-        return Err(Error::invalid(
-            "nufft",
-            format!(
-                "{}: a trajectory is [3, samples…] as bart traj writes it; got shape {:?}",
-                bart_named(&args.traj),
-                traj.shape()
-            ),
-        ));
-    }
-    // BART's estimate_im_dims: 2⌈max |k_d|⌉ per axis, 1 where every k_d is 0.
-    let mut dims = [1usize; 3];
-    for (d, slot) in dims.iter_mut().enumerate() {
-        let largest = traj.index_axis(cliper::ndarray::Axis(0), d).iter().fold(0.0f64, |m, v| m.max(v.norm()));
-        *slot = if largest == 0.0 { 1 } else { 2 * largest.ceil() as usize };
-    }
-    Ok(dims)
+    bart_image_dims(traj, &bart_named(&args.traj))
 }
 
 /// The transform `args` asks for, in `T`, laid out as BART lays it out.

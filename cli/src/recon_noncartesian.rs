@@ -9,8 +9,8 @@ use crate::recon::{Method, ReconArgs, bart_named, check_step, method_name, penal
 use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::prelude::*;
 use cliper::{
-    BartScaling, CgParams, NufftParams, NufftPoints, NufftSense, NufftSenseOperator, Result, images_from_bart,
-    read_file, samples_from_bart,
+    BartScaling, CgParams, DcfParams, DensityCompensation, Nufft, NufftParams, NufftPoints, NufftSense,
+    NufftSenseOperator, RSoS, Result, bart_image_dims, images_from_bart, read_file, samples_from_bart,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
@@ -21,27 +21,14 @@ pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliEr
     let kspace = bart_named(&args.kdata);
     let output = bart_named(&args.output);
     check(args)?;
-    let maps = match args.maps.as_deref() {
-        Some(m) if !["espirit", "walsh"].contains(&m) => bart_named(m),
-        other => {
-            return Err(CliError::from(Error::invalid(
-                "cliper recon",
-                format!(
-                    "--traj needs --maps FILE (maps [x, y, z, coils] on the image grid, e.g. from bart ecalib on gridded \
-                     data); got {}",
-                    other.map_or("none".to_string(), |m| format!(
-                        "--maps {m}: estimating maps from non-Cartesian data is not built"
-                    ))
-                ),
-            )));
-        }
-    };
-    RunFiles::default()
-        .read("the k-space", Path::new(&kspace))
-        .read("the trajectory", Path::new(&traj))
-        .read("the maps", Path::new(&maps))
-        .write("the image", Path::new(&output))
-        .check()?;
+    let method = args.method.unwrap_or(Method::CgSense);
+    let maps = if method == Method::Rsos { None } else { Some(maps_file(args)?) };
+    let mut run_files =
+        RunFiles::default().read("the k-space", Path::new(&kspace)).read("the trajectory", Path::new(&traj));
+    if let Some(maps) = &maps {
+        run_files = run_files.read("the maps", Path::new(maps));
+    }
+    run_files.write("the image", Path::new(&output)).check()?;
     let app = ctx.app()?;
     let data = read_file(&kspace)?;
     let double = match args.precision {
@@ -49,35 +36,93 @@ pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliEr
         Precision::Single => false,
         Precision::Auto => matches!(data.dtype(), Dtype::C64 | Dtype::F64),
     };
-    let files = Files { kspace: &kspace, traj: &traj, maps: &maps, output: &output };
-    if double {
-        reconstruct::<Complex64>(&app, args, &files, data)
-    } else {
-        reconstruct::<Complex32>(&app, args, &files, data)
+    let files = Files { kspace: &kspace, traj: &traj, maps: maps.as_deref().unwrap_or_default(), output: &output };
+    match (maps.is_some(), double) {
+        (false, true) => gridding::<Complex64>(&app, args, &files, data),
+        (false, false) => gridding::<Complex32>(&app, args, &files, data),
+        (true, true) => reconstruct::<Complex64>(&app, args, &files, data),
+        (true, false) => reconstruct::<Complex32>(&app, args, &files, data),
     }
     .map_err(CliError::from)
 }
 
-/// Refuses what --traj does not take: methods without a penalty (sense, rsos), Cartesian-only flags.
-fn check(args: &ReconArgs) -> Result<()> {
-    let method = args.method.unwrap_or(Method::CgSense);
-    if !matches!(method, Method::CgSense | Method::L1Wavelet | Method::Tv) {
-        return Err(Error::invalid(
+/// The maps file a SENSE reconstruction with a trajectory needs (estimating maps from non-Cartesian data is not
+/// built).
+fn maps_file(args: &ReconArgs) -> Result<String> {
+    match args.maps.as_deref() {
+        Some(m) if !["espirit", "walsh"].contains(&m) => Ok(bart_named(m)),
+        other => Err(Error::invalid(
             "cliper recon",
             format!(
-                "--traj takes --method cg-sense, l1-wavelet or tv (bart pics -t); --method {} is Cartesian only here",
-                method_name(method)
+                "--traj needs --maps FILE (maps [x, y, z, coils] on the image grid, e.g. from bart ecalib on gridded \
+                 data) or --method rsos; got {}",
+                other.map_or("none".to_string(), |m| format!(
+                    "--maps {m}: estimating maps from non-Cartesian data is not built"
+                ))
             ),
+        )),
+    }
+}
+
+/// Refuses what --traj does not take: sense (a SENSE combination needs Cartesian k-space), what rsos has no use
+/// for, Cartesian-only flags.
+fn check(args: &ReconArgs) -> Result<()> {
+    let method = args.method.unwrap_or(Method::CgSense);
+    if method == Method::Sense {
+        return Err(Error::invalid(
+            "cliper recon",
+            "--traj takes --method cg-sense, l1-wavelet, tv (bart pics -t) or rsos (gridding); --method sense is \
+             Cartesian only",
+        ));
+    }
+    let penalised = args.lambda.is_some() || args.scaling.is_some() || args.rescale || args.maps.is_some();
+    if method == Method::Rsos && penalised {
+        return Err(Error::invalid(
+            "cliper recon",
+            "--method rsos with --traj is gridding: it takes no --maps, --lambda, --scaling or --rescale",
         ));
     }
     check_step(args, method)?;
-    penalty_weight(method, args.lambda)?;
+    if method != Method::Rsos {
+        penalty_weight(method, args.lambda)?;
+    }
     if args.apply_mask || args.uncentered || args.spatial_first {
         return Err(Error::invalid(
             "cliper recon",
             "--apply-mask, --uncentered and --spatial-first are for Cartesian k-space, not with --traj",
         ));
     }
+    Ok(())
+}
+
+/// Gridding and RSoS: each coil's adjoint NUFFT of its samples weighted by Pipe–Menon's density compensation (in
+/// grid cells: [`DensityCompensation::cell_weights`]) on BART's estimate of the image grid, then the root sum of
+/// squares — `bart nufft -a` of the weighted k-space, then `bart rss 8`.
+fn gridding<T: ComplexElement>(app: &ClApp, args: &ReconArgs, files: &Files<'_>, data: cliper::HostArray) -> Result<()>
+where
+    AnyData: From<XData<T::Real>>,
+{
+    let data = data.to_elements::<Complex64>(Path::new(files.kspace))?;
+    let traj = read_file(files.traj)?.to_elements::<Complex64>(Path::new(files.traj))?;
+    let dims = bart_image_dims(&traj, files.traj)?;
+    let points = NufftPoints::from_bart(&traj, &dims, files.traj)?;
+    let (coils, samples) = samples_from_bart(&data, traj.shape(), files.kspace)?;
+    let weights = DensityCompensation::pipe_menon(&points, DcfParams::default())?.cell_weights();
+    let weighted: Vec<T> = samples.iter().zip(weights.iter().cycle()).map(|(v, w)| T::from_c64(v * w)).collect();
+    let y = XData::from_slice(app, &[coils, points.len()], &weighted)?;
+    let image_shape = points.shape().to_vec();
+    let coil_images = XData::<T>::zeros(app, &[&[coils][..], &image_shape].concat())?;
+    Nufft::new(app, &points, coils, NufftParams::default())?.adjoint(&y, &coil_images)?;
+    let image = RSoS::apply(&coil_images, 0)?;
+    let path = Path::new(files.output);
+    cliper::chain::create_parent(path)?;
+    AnyData::from(image).save(path, Origin::default(), &args.options.options())?;
+    say!(
+        "recon: gridding with a trajectory ({} points, {coils} coils, image {image_shape:?} as bart estimates it), \
+         Pipe–Menon density compensation (30 iterations), root sum of squares; wrote {}",
+        points.len(),
+        files.output
+    );
     Ok(())
 }
 

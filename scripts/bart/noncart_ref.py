@@ -10,7 +10,8 @@ the data scaled by pics's rule, pics's FISTA (l1 on Daubechies-2 wavelets, lambd
 random cycle spinning) at step 0.01 (pics -s 0.01) and at 0.95 over A^H A's largest eigenvalue (pics -e; here the
 exact eigenvalue, where pics runs 30 power steps), and ADMM (isotropic TV, lambda 0.01, 50 CG iterations in all),
 as scripts/bart/pics_ref.py re-derives them: exact_l1.npy, exact_l1_e.npy, exact_tv.npy against pics_t_l1,
-pics_t_l1_e, pics_t_tv.
+pics_t_l1_e, pics_t_tv. exact_grid_rsos.npy (float64 [40, 40]): gridding with SigPy's Pipe-Menon weights (dcf.npy)
+and the root sum of squares over the coils.
     usage: python3 scripts/bart/noncart_ref.py
 """
 import os
@@ -68,6 +69,16 @@ def main():
         bi = rd(bart).squeeze()
         print(f"{bart} against {name}: {np.linalg.norm(bi - x) / np.linalg.norm(x):.3e}")
         np.save(os.path.join(D, f"{name}.npy"), x)
+    # Gridding and RSoS: each coil's exact adjoint of its samples weighted by SigPy's Pipe-Menon weights (dcf.npy,
+    # scripts/nufft/dcf_ref.py) in grid cells, i.e. times (integral of SigPy's kernel)^4, then the root sum of squares.
+    import scipy.integrate
+    import scipy.special
+    kb = lambda x: scipy.special.i0(8 * np.sqrt(max(0.0, 1 - (x / 2) ** 2)))
+    cell = scipy.integrate.quad(kb, -2, 2, limit=200)[0] ** 4
+    w = np.load(os.path.join(D, "dcf.npy")).astype(np.float64).reshape(-1, order="F") * cell
+    rsos = np.sqrt(sum(np.abs(e.conj().T @ (w * y[c])) ** 2 for c in range(coils)))
+    np.save(os.path.join(D, "exact_grid_rsos.npy"), rsos.reshape(n, n))
+    print(f"gridding + RSoS: cell scale {cell:.6e}, image max {rsos.max():.4e}")
     coil = rd("coil1").reshape(-1, order="F")
     x = cg(lambda v: e.conj().T @ (e @ v), e.conj().T @ coil, 50)
     b = rd("inverse").squeeze().reshape(-1)

@@ -2,7 +2,9 @@
 """Pipe–Menon density compensation of the NUFFT fixtures' trajectory, by SigPy (the reference for cliper's DCF).
 
 Writes tests/fixtures/bart/nc_t_dcf.npy: float32 [128 samples, 51 spokes], the weights of
-tests/fixtures/bart/nc_t (`bart traj -r -G -x 64 -o 2 -y 51`, make_noncart.sh) for a 64 × 64 image.
+tests/fixtures/bart/nc_t (`bart traj -r -G -x 64 -o 2 -y 51`, make_noncart.sh) for a 64 × 64 image, and
+tests/fixtures/bart_nufft/dcf.npy: float32 [80, 41], those of tests/fixtures/bart_nufft/traj for 40 × 40 (the
+gridding reconstruction's reference, scripts/bart/noncart_ref.py).
 
 Made with sigpy 0.1.27 (`pip install sigpy`): `sigpy.mri.pipe_menon_dcf(coord, img_shape=(64, 64))` with its
 defaults, which are (sigpy/mri/dcf.py, sigpy/interp.py):
@@ -30,13 +32,17 @@ FIXTURES = ROOT / "tests" / "fixtures" / "bart"
 
 
 def main():
-    traj = cfl.readcfl(str(FIXTURES / "nc_t"))
-    # [3, samples, spokes, 1…] → [samples, spokes, 2] (kx, ky), float32 as sigpy computes on it.
-    coord = np.ascontiguousarray(np.moveaxis(traj.real.reshape(traj.shape[:3])[:2], 0, -1)).astype(np.float32)
-    weights = sigpy.mri.pipe_menon_dcf(coord, img_shape=(64, 64), show_pbar=False)
-    weights = np.asarray(weights, dtype=np.float32)
-    np.save(FIXTURES / "nc_t_dcf.npy", weights)
-    print(f"nc_t_dcf.npy {weights.shape} min {weights.min():.4g} max {weights.max():.4g}")
+    for traj_path, shape, out in (
+        (FIXTURES / "nc_t", (64, 64), FIXTURES / "nc_t_dcf.npy"),
+        (ROOT / "tests" / "fixtures" / "bart_nufft" / "traj", (40, 40), ROOT / "tests" / "fixtures" / "bart_nufft" / "dcf.npy"),
+    ):
+        traj = cfl.readcfl(str(traj_path))
+        # [3, samples, spokes, 1…] → [samples, spokes, 2] (kx, ky), float32 as sigpy computes on it.
+        coord = np.ascontiguousarray(np.moveaxis(traj.real.reshape(traj.shape[:3])[:2], 0, -1)).astype(np.float32)
+        weights = sigpy.mri.pipe_menon_dcf(coord, img_shape=shape, show_pbar=False)
+        weights = np.asarray(weights, dtype=np.float32)
+        np.save(out, weights)
+        print(f"{out.name} {weights.shape} min {weights.min():.4g} max {weights.max():.4g}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,35 @@ use num_complex::Complex64;
 /// BART's coil dimension.
 const COIL_DIM: usize = 3;
 
+/// BART's estimate of the image grid of a trajectory (`estimate_im_dims`, what `bart nufft -a` uses without `-d`):
+/// `2⌈max |k_d|⌉` along each of the first three dimensions, 1 where every `k_d` is 0. `traj` is `[3, samples…]`
+/// (`bart traj`'s layout); `source` names it in a refusal.
+///
+/// ```
+/// use cliper::ndarray::{ArrayD, IxDyn};
+/// use num_complex::Complex64 as C;
+/// // Two points, |kx| ≤ 19.5, |ky| ≤ 3.2, kz = 0.
+/// let traj = ArrayD::from_shape_vec(IxDyn(&[3, 2]), [19.5, -2.0, 0.0, 1.0, -3.2, 0.0].map(|v| C::new(v, 0.0)).to_vec())
+///     .unwrap();
+/// let traj = traj.reversed_axes().as_standard_layout().reversed_axes().to_owned();
+/// assert_eq!(cliper::bart_image_dims(&traj, "traj")?, [40, 8, 1]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn bart_image_dims(traj: &ArrayD<Complex64>, source: &str) -> Result<[usize; 3]> {
+    if traj.shape().first() != Some(&3) {
+        return Err(Error::invalid(
+            "bart_image_dims",
+            format!("{source}: a trajectory is [3, samples…] as bart traj writes it; got shape {:?}", traj.shape()),
+        ));
+    }
+    let mut dims = [1usize; 3];
+    for (d, slot) in dims.iter_mut().enumerate() {
+        let largest = traj.index_axis(ndarray::Axis(0), d).iter().fold(0.0f64, |m, v| m.max(v.norm()));
+        *slot = if largest == 0.0 { 1 } else { 2 * largest.ceil() as usize };
+    }
+    Ok(dims)
+}
+
 /// The image axes of BART's image dimensions `dims` (`[x, y, z]`, as `bart nufft -d x:y:z` gives them): the
 /// axes longer than 1 (1 to 3 of them), and which of BART's first three dimensions they are.
 pub fn bart_image_axes(dims: &[usize; 3]) -> Result<(Vec<usize>, Vec<usize>)> {

@@ -1,9 +1,10 @@
 //! Non-uniform FFTs (NUFFT): [`Nufft`] (type 1 and type 2 in 1 to 3 dimensions, BART's convention, a user
 //! tolerance; as a process between two arrays: [`NufftTransform`]; its normal operator by the Toeplitz embedding:
-//! [`NufftNormal`]), its points ([`NufftPoints`]), parameters ([`NufftParams`], [`Upsampling`]) and kernel
+//! [`NufftNormal`]), its points ([`NufftPoints`]; their density compensation weights, Pipe–Menon's: [`DensityCompensation`]), parameters ([`NufftParams`], [`Upsampling`]) and kernel
 //! ([`SpreadingKernel`]). Kernels: `kernels/nufft.cl`.
 
 mod bart_layout;
+mod density;
 mod nufft_params;
 mod nufft_transform;
 mod points;
@@ -11,7 +12,10 @@ mod spreading_kernel;
 mod toeplitz;
 mod transform;
 
-pub use bart_layout::{bart_image_axes, images_from_bart, images_to_bart, samples_from_bart, samples_to_bart};
+pub use bart_layout::{
+    bart_image_axes, bart_image_dims, images_from_bart, images_to_bart, samples_from_bart, samples_to_bart,
+};
+pub use density::{DcfParams, DensityCompensation};
 pub use nufft_params::{NufftParams, Spreading, Upsampling};
 pub use nufft_transform::{NufftDirection, NufftTransform};
 pub use points::NufftPoints;
