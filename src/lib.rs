@@ -136,10 +136,10 @@ pub use process::morphology::{
     SizeLimit, SkeletonMethod, SkeletonParams, SkeletonStrategy, Skeletonize, SmallStrategy, SmallTarget,
 };
 pub use process::mri::{
-    BartScaling, BartTrajectory, CgSense, CgSenseStrategy, CoilParams, CoilStrategy, CoilSum, EspiritMaps,
-    EspiritParams, EspiritStrategy, L1WaveletParams, L1WaveletSense, L1WaveletStrategy, NufftSense, NufftSenseOperator,
-    RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator, SensePenalty, SimpleMRIRecon, TrajectoryParams,
-    TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
+    BartScaling, BartTrajectory, CgSense, CgSenseStrategy, CoilCompression, CoilParams, CoilStrategy, CoilSum,
+    CompressionMethod, CompressionParams, EspiritMaps, EspiritParams, EspiritStrategy, L1WaveletParams, L1WaveletSense,
+    L1WaveletStrategy, NufftSense, NufftSenseOperator, RSoS, RSoSRecon, ReconParams, ReconStrategy, SenseOperator,
+    SensePenalty, SimpleMRIRecon, TrajectoryParams, TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
 };
 pub use process::nufft::{
     DcfParams, DensityCompensation, GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams,

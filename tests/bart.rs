@@ -3,6 +3,8 @@
 //! normalised RMSE |ours − bart| / |bart| over the image, the target being 1e-3 (BART computes in
 //! complex64 too: both sides round at ε ≈ 6e-8 per operation over 30 iterations).
 
+#[path = "bart/coil_compression.rs"]
+mod coil_compression;
 mod common;
 #[path = "bart/noncartesian.rs"]
 mod noncartesian;

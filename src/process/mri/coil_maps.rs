@@ -22,6 +22,62 @@ pub(super) fn put<E>(v: &mut [E], i: usize, value: E) {
     }
 }
 
+/// BART's `calib_geom`: the fully sampled block around the centre of an array of `dims`, grown one axis at a time
+/// (axis by axis in turn, one sample each) from a single sample at `(n − 1) / 2` while every sample in it is
+/// `sampled`, up to `limit` per axis; its extent and first sample per axis.
+pub(super) fn calibration_block<const D: usize>(
+    dims: [usize; D],
+    limit: [usize; D],
+    sampled: impl Fn(&[usize; D]) -> bool,
+) -> ([usize; D], [usize; D]) {
+    let mut cal = [1usize; D];
+    let mut pos = dims.map(|n| n.saturating_sub(1) / 2);
+    let mut stop = [false; D];
+    let full = |cal: &[usize; D], pos: &[usize; D]| {
+        let count: usize = cal.iter().product();
+        (0..count).all(|mut i| {
+            let mut index = [0usize; D];
+            for ((slot, &c), &p) in index.iter_mut().zip(cal).zip(pos).rev() {
+                *slot = p + i % c;
+                i /= c;
+            }
+            sampled(&index)
+        })
+    };
+    while !stop.iter().all(|&s| s) {
+        for i in 0..D {
+            let (ci, di, li) = (at(&cal, i), at(&dims, i), at(&limit, i));
+            if ci == di || ci >= li {
+                put(&mut stop, i, true);
+            }
+            if at(&stop, i) {
+                continue;
+            }
+            put(&mut cal, i, ci + 1);
+            put(&mut pos, i, (di - ci - 1) / 2);
+            if !full(&cal, &pos) {
+                put(&mut cal, i, ci);
+                put(&mut pos, i, (di - ci) / 2);
+                put(&mut stop, i, true);
+            }
+        }
+    }
+    (cal, pos)
+}
+
+/// BART's `calib_readout_pos`: the first readout index of a block `extent` long within `n` where `energy` (of the
+/// block starting there) is largest; the first such index on ties, 0 when every energy is 0.
+pub(super) fn most_energy(n: usize, extent: usize, energy: impl Fn(usize) -> f64) -> usize {
+    let (mut best, mut most) = (0usize, 0.0f64);
+    for start in 0..=n.saturating_sub(extent) {
+        let e = energy(start);
+        if e > most {
+            (best, most) = (start, e);
+        }
+    }
+    best
+}
+
 /// The fully sampled calibration block of one 2-D frame of centred k-space, found as BART's `ecalib`/`caldir`
 /// find it (docs/bart-semantics.md §4 and §8): within the centre band of y (at most `limit` wide, all of x), a
 /// centred block grown one axis at a time while every sample in it is non-zero in some coil, up to `limit` per
@@ -60,33 +116,8 @@ impl Calibration {
         let on_device = x.slice_axis(2, band..band + width)?.contiguous()?;
         let values = on_device.to_vec()?;
         let sample = |c: usize, x: usize, y: usize| at(&values, (c * nx + x) * width + y).to_c64();
-        let sampled = |x: usize, y: usize| (0..coils).any(|c| sample(c, x, y) != Complex64::default());
-        let dims = [nx, width];
-        let (mut cal, mut pos, mut stop) = ([1usize, 1], [(nx - 1) / 2, (width - 1) / 2], [false, false]);
-        let full = |cal: &[usize; 2], pos: &[usize; 2]| {
-            let ([c0, c1], [p0, p1]) = (*cal, *pos);
-            (p0..p0 + c0).all(|x| (p1..p1 + c1).all(|y| sampled(x, y)))
-        };
-        while !stop.iter().all(|&s| s) {
-            for i in 0..2 {
-                let (ci, di) = (at(&cal, i), at(&dims, i));
-                if ci == di || ci >= limit {
-                    put(&mut stop, i, true);
-                }
-                if at(&stop, i) {
-                    continue;
-                }
-                put(&mut cal, i, ci + 1);
-                put(&mut pos, i, (di - ci - 1) / 2);
-                if !full(&cal, &pos) {
-                    put(&mut cal, i, ci);
-                    put(&mut pos, i, (di - ci) / 2);
-                    put(&mut stop, i, true);
-                }
-            }
-        }
-        let [cx, cy] = cal;
-        let py = at(&pos, 1);
+        let sampled = |&[x, y]: &[usize; 2]| (0..coils).any(|c| sample(c, x, y) != Complex64::default());
+        let ([cx, cy], [_, py]) = calibration_block([nx, width], [limit, limit], sampled);
         let energy = |x0: usize| -> f64 {
             (0..coils)
                 .map(|c| {
@@ -94,13 +125,7 @@ impl Calibration {
                 })
                 .sum()
         };
-        let (mut best, mut most) = (0usize, 0.0f64);
-        for x0 in 0..=nx - cx {
-            let e = energy(x0);
-            if e > most {
-                (best, most) = (x0, e);
-            }
-        }
+        let best = most_energy(nx, cx, energy);
         let mut data = vec![Complex64::default(); coils * cx * cy];
         for c in 0..coils {
             for xx in 0..cx {

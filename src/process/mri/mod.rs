@@ -6,6 +6,7 @@
 
 mod bart_scaling;
 mod cg_sense;
+mod coil_compression;
 mod coil_maps;
 mod coil_plan;
 mod coil_sum;
@@ -21,6 +22,7 @@ mod walsh;
 
 pub use bart_scaling::BartScaling;
 pub use cg_sense::{CgSense, CgSenseStrategy};
+pub use coil_compression::{CoilCompression, CompressionMethod, CompressionParams};
 pub use espirit::{EspiritMaps, EspiritParams, EspiritStrategy};
 pub use l1_wavelet::{L1WaveletParams, L1WaveletSense, L1WaveletStrategy};
 pub use nufft_sense::{NufftSense, NufftSenseOperator, SensePenalty};
