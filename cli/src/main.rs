@@ -8,6 +8,7 @@
 mod say;
 
 mod args;
+mod cc;
 mod chain;
 mod demo;
 mod failure;
@@ -144,6 +145,11 @@ enum Command {
         after_help = "Example: cliper traj t -x 128 -y 101 --radial --golden   (bart traj -x 128 -y 101 -r -G t)"
     )]
     Traj(traj::TrajArgs),
+    /// Coil compression of Cartesian k-space as `bart cc`: SVD or geometric virtual coils, or the matrices.
+    #[command(
+        after_help = "Examples:\n  cliper cc ksp.cfl ksp8.cfl --virtual-coils 8   (bart cc -p 8 -S ksp ksp8)\n  cliper cc ksp.cfl ksp8.cfl -p 8 --method geometric   (bart cc -p 8 -G)\n  cliper cc ksp.cfl matrix.cfl --matrix   (bart cc -M)"
+    )]
+    Cc(cc::CcArgs),
     /// The main job: the sample phantom through pad → Gaussian → Sobel → transpose → norm, results in out/.
     #[command(after_help = "Example: cliper demo --profile")]
     Demo(demo::DemoArgs),
@@ -197,6 +203,7 @@ fn run(ctx: &mut Context, matches: &clap::ArgMatches) -> Result<(), CliError> {
         Command::Ecalib(args) => recon::ecalib(ctx, &args),
         Command::Nufft(args) => nufft::run(ctx, &args),
         Command::Traj(args) => traj::run(&args),
+        Command::Cc(args) => cc::run(&args),
         Command::Run { pipeline, inputs, outputs, dry_run, common } => {
             let mut chain = Chain::from_file(&pipeline)?;
             ctx.pipeline = Some(pipeline.clone());

@@ -436,6 +436,7 @@ const RUNS: &[Run] = &[
         "recon tests/fixtures/bart_nufft/ksp $DIR/out/recon-traj.npy --traj tests/fixtures/bart_nufft/traj --maps tests/fixtures/bart_nufft/sens --lambda 0.01 --iters 5",
         &["recon-traj.npy"],
     ),
+    run("cc", "cc tests/fixtures/bart_cc/k $DIR/out/cc.npy -p 3 --method geometric -r 12", &["cc.npy"]),
     run("traj", "traj $DIR/out/traj.npy -x 12 -y 7 --radial --golden --tiny-golden 2 -o 2 -R 10", &["traj.npy"]),
     run("traj-refused", "traj $DIR/out/traj-refused.npy -x 12 -y 7 --radial --acceleration 2", &[]),
     run("rsos", "rsos $DIR/ksc.npy $DIR/out/rsos.npy --uncentered", &["rsos.npy"]),

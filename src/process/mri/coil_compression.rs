@@ -11,6 +11,11 @@ use rayon::prelude::*;
 use rustfft::FftPlanner;
 
 /// How a [`CoilCompression`] is estimated: BART's `cc -S` or `-G` (`-E`, ESPIRiT-based, is not built).
+///
+/// ```
+/// use cliper::{CompressionMethod, CompressionParams};
+/// assert_eq!(CompressionParams::new(CompressionMethod::Svd).method, CompressionMethod::Svd);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompressionMethod {
     /// One matrix for all of k-space: the eigenvectors of the calibration data's coil covariance (`cc -S`).
