@@ -2,21 +2,21 @@
 # Both first make sure an OpenCL platform exists (scripts/install-opencl.sh installs PoCL when none does).
 CARGO ?= cargo
 
-.PHONY: demo test lint opencl mpi cxx bench examples python python-test python-scipy-suite
+.PHONY: demo test lint opencl mpi cxx hdf5 bench examples python python-test python-scipy-suite
 
-demo: opencl cxx
+demo: opencl cxx hdf5
 	$(CARGO) run --release -p cliper-cli -- demo
 
 # Every package of the workspace (library, CLI, benchmark program, fuzz harness) with every feature: the library's
 # `chain` (its doctests run too) and `mpi` (the mpirun test; Open MPI comes from scripts/install-mpi.sh).
-test: opencl mpi cxx lint
+test: opencl mpi cxx hdf5 lint
 	$(CARGO) test --workspace --all-features
 	$(MAKE) examples
 	$(MAKE) python-test
 
 # Runs every example on small inputs (outputs under target/examples-out), so none of them rots.
 EXAMPLES_OUT = target/examples-out
-examples: opencl cxx
+examples: opencl cxx hdf5
 	mkdir -p $(EXAMPLES_OUT)
 	$(CARGO) run --example transpose
 	$(CARGO) run --example convolve_image -- data/phantom_256.png $(EXAMPLES_OUT)
@@ -32,7 +32,7 @@ examples: opencl cxx
 	@echo "examples ran; data/ matches examples/make_sample_data byte for byte"
 
 # Style and lints are part of the tests: CI runs `make test`.
-lint: mpi cxx
+lint: mpi cxx hdf5
 	@if $(CARGO) fmt --version >/dev/null 2>&1; then $(CARGO) fmt --all -- --check; else echo "rustfmt not installed: skipping the format check"; fi
 	@if $(CARGO) clippy --version >/dev/null 2>&1; then $(CARGO) clippy --workspace --all-targets --all-features -- -D warnings; else echo "clippy not installed: skipping lints"; fi
 	@# Broken intra-doc links fail too: the API documentation is part of the work.
@@ -43,7 +43,7 @@ lint: mpi cxx
 # ./python` builds the same package optimised, for use.
 PYTHON = .venv/bin/python
 WHEELS = target/wheels
-python: opencl cxx
+python: opencl cxx hdf5
 	./scripts/install-python.sh
 	rm -f $(WHEELS)/cliper-*.whl
 	$(PYTHON) -m maturin build --quiet -m python/Cargo.toml --profile dev -o $(WHEELS)
@@ -70,12 +70,16 @@ opencl:
 cxx:
 	./scripts/install-cxx.sh
 
+# What the default `hdf5` feature (ISMRMRD and fastMRI raw data) links: libhdf5 (scripts/install-hdf5.sh).
+hdf5:
+	./scripts/install-hdf5.sh
+
 # What the `mpi` feature builds against (an MPI with mpicc and mpirun, libclang); the default build needs none.
 mpi:
 	./scripts/install-mpi.sh
 
 # The benchmark suite on the default device with the peers for that kind of device and the report (tables and
 # plots), into out/bench/ (docs/benchmarks.md says how to read it). A GPU gets the full sizes, a CPU --quick.
-bench: opencl cxx
+bench: opencl cxx hdf5
 	$(CARGO) build --release -p cliper-bench -p cliper-cli
 	./scripts/bench/run-suite.sh out/bench/$$(date +%F) auto

@@ -102,6 +102,8 @@ pub use io::{
     show_number, show_value, write_cfl, write_dicom_series, write_file, write_image, write_mat, write_mat_variable,
     write_nifti, write_npy, write_png, write_raw, write_tiff, write_tiff_with,
 };
+#[cfg(feature = "hdf5")]
+pub use io::{EncodingSpace, MriFormat, MriHeader, MriRaw, read_mri_h5};
 pub use kernel_args::{IndexType, KernelScalar};
 pub use process::elementwise::{
     ApplyMask, BinaryOp, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, Elementwise, ElementwiseStrategy,

@@ -10,6 +10,9 @@
 //! by a few 1e-7, and the maps were stored in float32).
 
 mod common;
+#[cfg(feature = "hdf5")]
+#[path = "kspace/mri_h5.rs"]
+mod mri_h5;
 use cliper::prelude::*;
 use common::*;
 use ndarray::{ArrayD, Axis, Dimension, IxDyn};

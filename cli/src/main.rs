@@ -18,6 +18,7 @@ mod operations;
 mod output;
 mod ranks;
 mod recon;
+mod recon_h5;
 mod recon_noncartesian;
 mod traj;
 

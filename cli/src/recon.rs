@@ -129,15 +129,25 @@ pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliEr
         .map_err(CliError::from)
 }
 
+/// What an HDF5 raw-data file adds to its k-space: the image ranges its reconstruction matrix keeps, and the file.
+struct H5Extras {
+    keep: Vec<std::ops::Range<usize>>,
+    raw: cliper::MriRaw,
+}
+
 /// Builds the k-space: a MAT file's variables (read by `run`) in the order `--spatial-first` says, rounded to `T`
-/// under `--precision single`, or the CFL pair; and warns when the coil axis looks like a spatial one (a
-/// MATLAB-ordered file read in cliper's order).
+/// under `--precision single`, an HDF5 raw-data file (ISMRMRD, fastMRI; with what it adds), or the CFL pair; and
+/// warns when the coil axis looks like a spatial one (a MATLAB-ordered file read in cliper's order).
 fn load<T: ComplexElement>(
     app: &cliper::ClApp,
     args: &ReconArgs,
     mat: Option<Vec<(String, HostArray)>>,
-) -> Result<KData<T>> {
+) -> Result<(KData<T>, Option<H5Extras>)> {
     let path = Path::new(&args.kdata);
+    if crate::recon_h5::is_h5(path) {
+        let h5 = crate::recon_h5::load::<T>(app, path)?;
+        return Ok((h5.k, Some(H5Extras { keep: h5.keep, raw: h5.raw })));
+    }
     let k = match mat {
         Some(variables) => {
             let names = KSpaceMat {
@@ -163,7 +173,7 @@ fn load<T: ComplexElement>(
             args.kdata
         );
     }
-    Ok(k)
+    Ok((k, None))
 }
 
 fn recon<T: ComplexElement>(
@@ -176,7 +186,7 @@ where
     AnyData: From<XData<T>> + From<XData<T::Real>>,
 {
     let output = bart_named(&args.output);
-    let k = load::<T>(app, args, mat)?;
+    let (k, h5) = load::<T>(app, args, mat)?;
     let k = with_maps(app, args, k)?;
     let method = args.method.unwrap_or(if k.sensitivity_maps().is_some() { Method::Sense } else { Method::Rsos });
     let iterative = matches!(method, Method::CgSense | Method::L1Wavelet | Method::Tv);
@@ -242,8 +252,24 @@ where
         }
         None => None,
     };
+    let (result, to_reference) = match &h5 {
+        Some(h5) => {
+            let cut = crate::recon_h5::crop(result, &h5.keep)?;
+            let e = crate::recon_h5::against_reference(&cut, &h5.raw)?;
+            (cut, e)
+        }
+        None => (result, None),
+    };
     cliper::chain::create_parent(path)?;
     let written = result.save(path, Origin::default(), &args.options.options())?;
+    if let (Some(h5), Some(e)) = (&h5, to_reference) {
+        say!(
+            "recon: {:?} cut to the header's recon matrix; the file's own reconstruction is {e:.3e} from it (NRMSE)",
+            h5.raw.recon_shape()
+        );
+    } else if let Some(h5) = &h5 {
+        say!("recon: {:?} cut to the header's recon matrix", h5.raw.recon_shape());
+    }
     let run =
         Finished { k: &k, method, lambda, iterative, scaling: scaling.as_ref(), residual, written: written.name() };
     say_what_was_done(ctx, app, args, &run, &result, report.as_ref())

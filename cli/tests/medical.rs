@@ -867,3 +867,47 @@ fn cc_matches_bart_cc() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `cliper recon FILE.h5 OUT` on tests/fixtures/mri_h5 (make.sh there): ISMRMRD 1.8.0's generated Shepp–Logan file
+/// (4 coils, readout oversampled 2×) and a fastMRI-layout file (2 slices). RSoS on the unitary transform's scale,
+/// cut to the header's recon matrix: within 1e-5 of `ismrmrd_recon_cartesian_2d`'s image divided by √(84 · 42) (its
+/// FFT is unnormalised) and of fastMRI's `reconstruction_rss` as stored (the message also gives that distance).
+/// Written as NIfTI (.nii.gz) as the issue asks, and as NPY to compare. Files whose header does not fit are refused
+/// in one line naming the field, with no output.
+#[test]
+fn recon_reads_ismrmrd_and_fastmri_hdf5_files() {
+    let dir = scratch("recon-h5");
+    let fixture = |name: &str| root().join(format!("tests/fixtures/mri_h5/{name}"));
+    let values =
+        |p: &Path| -> Vec<f64> { read_npy(p).unwrap().to_elements::<f64>(p).unwrap().iter().copied().collect() };
+    let relative = |a: &[f64], b: &[f64]| {
+        let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum();
+        (d / b.iter().map(|y| y * y).sum::<f64>()).sqrt()
+    };
+    let out = dir.join("ismrmrd.npy");
+    let said = ok(&["recon", s(&fixture("ismrmrd.h5")), s(&out)]);
+    assert!(said.contains("[42, 42] cut to the header's recon matrix") && said.contains("[1, 42, 42]"), "{said}");
+    let tool: Vec<f64> =
+        values(&fixture("ismrmrd_reference.npy")).iter().map(|v| v / (84.0f64 * 42.0).sqrt()).collect();
+    let e = relative(&values(&out), &tool);
+    assert!(e < 1e-5, "ISMRMRD: {e:e} from ismrmrd_recon_cartesian_2d / √N");
+    let out = dir.join("fastmri.npy");
+    let said = ok(&["recon", s(&fixture("fastmri.h5")), s(&out)]);
+    assert!(said.contains("the file's own reconstruction is") && said.contains("[2, 20, 20]"), "{said}");
+    let e = relative(&values(&out), &values(&fixture("fastmri_reference.npy")));
+    assert!(e < 1e-5, "fastMRI: {e:e} from reconstruction_rss");
+    let nifti = dir.join("fastmri.nii.gz");
+    ok(&["recon", s(&fixture("fastmri.h5")), s(&nifti)]);
+    assert!(nifti.exists());
+    let refused = dir.join("refused.npy");
+    for (name, expected) in [
+        ("fastmri_bad_header.h5", "encodedSpace/matrixSize is x 44"),
+        ("ismrmrd_bad_line.h5", "kspace_encode_step_1 places it at 50"),
+        ("no_raw_data.h5", "no MRI raw data"),
+    ] {
+        let said = fails(&["recon", s(&fixture(name)), s(&refused)], 1);
+        assert!(said.contains(expected) && said.contains(name) && said.lines().count() == 1, "{said}");
+        assert!(!refused.exists());
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

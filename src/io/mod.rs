@@ -18,6 +18,8 @@ mod inflate;
 mod kdata;
 mod mat;
 mod metaimage;
+#[cfg(feature = "hdf5")]
+mod mri_h5;
 mod nifti;
 mod npy;
 mod nrrd;
@@ -49,6 +51,8 @@ pub use image::Image;
 pub use kdata::KSpaceMat;
 pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat, write_mat_variable};
 pub use metaimage::{decode_metaimage, read_metaimage};
+#[cfg(feature = "hdf5")]
+pub use mri_h5::{EncodingSpace, MriFormat, MriHeader, MriRaw, read_mri_h5};
 pub use nifti::{decode_nifti, nifti_scale, read_nifti, write_nifti};
 pub use npy::{decode_npy, read_npy, write_npy};
 pub use nrrd::{decode_nrrd, read_nrrd};
