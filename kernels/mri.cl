@@ -302,6 +302,65 @@ kernel void espirit_eigen_serial(global const T* wy, global const T* rx, global 
     }
 }
 
+// Several ESPIRiT maps per pixel (`bart ecalib -m M`), one work-item per pixel on every device: BART's orthogonal
+// iteration (`orthiter`: the rows of the M × C identity, then `iterations` times v ← M v for each vector and
+// Gram–Schmidt from the last vector down, each against those after it), so vector M−1 is the power iteration from
+// e_{M−1} and converges to the largest eigenvalue. Map u is vector M−1−u, zero where its Gram–Schmidt norm (the
+// eigenvalue) is below `crop`, its phase turned as the one-map kernels do. Writes maps [M, C, NX, NY].
+kernel void espirit_eigen_maps(global const T* wy, global const T* rx, global const T* z, global T* maps, uint nx,
+                               uint ny, uint g, uint iterations, R crop, uint count) {
+    const size_t pixels = (size_t)nx * ny;
+    for (size_t id = get_global_id(0); id < pixels; id += get_global_size(0)) {
+        const uint x = (uint)(id / ny), y = (uint)(id % ny);
+        T m[NC * NC];
+        for (uint e = 0; e < NC * NC; e++) m[e] = ZERO;
+        for (uint i = 0; i < g; i++) {
+            const T f = rx[x * g + i];
+            global const T* src = wy + (size_t)i * NC * NC * ny + y;
+            for (uint e = 0; e < NC * NC; e++) m[e] += MUL(f, src[(size_t)e * ny]);
+        }
+        T v[NC * NC];
+        R val[NC];
+        for (uint u = 0; u < count; u++) {
+            val[u] = 0;
+            for (uint c = 0; c < NC; c++) v[u * NC + c] = u == c ? FROM_REAL(1) : ZERO;
+        }
+        for (uint it = 0; it < iterations; it++) {
+            for (uint u = 0; u < count; u++) {
+                T next[NC];
+                for (uint c = 0; c < NC; c++) {
+                    T acc = ZERO;
+                    for (uint d = 0; d < NC; d++) acc += MUL(m[c * NC + d], v[u * NC + d]);
+                    next[c] = acc;
+                }
+                for (uint c = 0; c < NC; c++) v[u * NC + c] = next[c];
+            }
+            for (uint i = count; i-- > 0;) {
+                for (uint j = i + 1; j < count; j++) {
+                    T dot_ij = ZERO;
+                    for (uint c = 0; c < NC; c++) dot_ij += MUL(v[i * NC + c], CONJ(v[j * NC + c]));
+                    for (uint c = 0; c < NC; c++) v[i * NC + c] -= MUL(dot_ij, v[j * NC + c]);
+                }
+                R sum = 0;
+                for (uint c = 0; c < NC; c++) sum += dot(v[i * NC + c], v[i * NC + c]);
+                val[i] = sqrt(sum);
+                for (uint c = 0; c < NC; c++) v[i * NC + c] = val[i] > 0 ? v[i * NC + c] / val[i] : ZERO;
+            }
+        }
+        for (uint u = 0; u < count; u++) {
+            const uint r = count - 1 - u;
+            T t = ZERO;
+            for (uint c = 0; c < NC; c++) {
+                if (!(val[r] >= crop)) v[r * NC + c] = ZERO;
+                t += MUL(CONJ(z[c]), v[r * NC + c]);
+            }
+            const R mag = length(t);
+            for (uint c = 0; c < NC; c++)
+                maps[((size_t)u * NC + c) * pixels + id] = mag > 0 ? MUL(v[r * NC + c], CONJ(t) / mag) : v[r * NC + c];
+        }
+    }
+}
+
 // Walsh's method as ismrmrd-python-tools' calculate_csm_walsh: per pixel, the coil images' covariance
 // R[c, d] = mean over a box × box window of img_c · conj(img_d) (scipy's uniform_filter, 'reflect' border: BORDER
 // must be BORDER_SYMMETRIC), then `iterations` power iterations from the normalised column sums

@@ -521,6 +521,11 @@ pub struct EcalibArgs {
     method: MapsMethod,
     #[command(flatten)]
     espirit: EspiritSettings,
+    /// espirit: sets of maps (`bart ecalib -m`): the eigenvectors of the largest eigenvalues, each cropped by its
+    /// own; 2 where the object is larger than the field of view. Written as BART's (x, y, 1, coils, maps), or
+    /// [maps, coils, x, y].
+    #[arg(short = 'm', long = "maps", default_value_t = 1, value_name = "M")]
+    sets: usize,
     /// walsh: the side of the box the coil covariance is averaged over.
     #[arg(long, default_value_t = 5)]
     smoothing: usize,
@@ -558,15 +563,19 @@ pub fn ecalib(ctx: &mut Context, args: &EcalibArgs) -> std::result::Result<(), C
 /// The maps of `cliper ecalib` in `T`, estimated on the device (in the profile with `--profile`) and saved.
 fn maps<T: ComplexElement>(ctx: &Context, app: &cliper::ClApp, args: &EcalibArgs, output: &str) -> Result<()> {
     let k = undersampled(&KData::<T>::load(app, &args.kdata)?)?;
+    let params = args.espirit.params().sets(args.sets);
     let shape = match args.method {
-        MapsMethod::Espirit => EspiritMaps::output_shape(&k)?,
+        MapsMethod::Espirit => EspiritMaps::output_shape_with(&k, params)?,
+        MapsMethod::Walsh if args.sets != 1 => {
+            return Err(Error::invalid("cliper ecalib", "--maps M is ESPIRiT's (bart ecalib -m); walsh gives one set"));
+        }
         MapsMethod::Walsh => WalshMaps::<T>::output_shape(k.as_xdata().shape())?,
     };
     let maps = XData::<T>::zeros(app, &shape)?;
     let mut pipeline = Pipeline::new(app);
     let strategy: Box<dyn Fn() -> Option<String>> = match args.method {
         MapsMethod::Espirit => {
-            let espirit = pipeline.push_shared(EspiritMaps::new(&k, &maps, args.espirit.params()));
+            let espirit = pipeline.push_shared(EspiritMaps::new(&k, &maps, params));
             Box::new(move || espirit.lock().ok()?.strategy().map(|s| s.to_string()))
         }
         MapsMethod::Walsh => {
@@ -580,7 +589,17 @@ fn maps<T: ComplexElement>(ctx: &Context, app: &cliper::ClApp, args: &EcalibArgs
     let path = Path::new(output);
     cliper::chain::create_parent(path)?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    if matches!(ext.as_str(), "cfl" | "hdr") {
+    if matches!(ext.as_str(), "cfl" | "hdr") && maps.ndim() == 4 {
+        // Several sets [maps, coils, x, y]: BART's (x, y, 1, coils, maps).
+        let values = maps.to_ndarray()?;
+        let &[sets, coils, nx, ny] = values.shape() else {
+            return Err(Error::invalid("cliper ecalib", "maps of several sets are [maps, coils, x, y]"));
+        };
+        let bart = cliper::ndarray::ArrayD::from_shape_fn(cliper::ndarray::IxDyn(&[nx, ny, 1, coils, sets]), |i| {
+            values.get([i[4], i[3], i[0], i[1]].as_slice()).copied().unwrap_or_default()
+        });
+        cliper::write_cfl(path, &HostArray::from_elements(bart))?;
+    } else if matches!(ext.as_str(), "cfl" | "hdr") {
         // Maps [coils, x, y] laid out as k-space is: BART's (x, y, 1, coils).
         KData::new(maps.clone(), 2)?.save_cfl(path)?;
     } else {

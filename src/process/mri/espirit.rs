@@ -20,6 +20,8 @@ use std::f64::consts::PI;
 /// ```
 /// let p = cliper::EspiritParams::default().crop(0.9);
 /// assert_eq!((p.calibration, p.kernel, p.threshold, p.crop, p.iterations), (24, 6, 0.001, 0.9, 30));
+/// assert_eq!(p.maps, 1);
+/// assert_eq!(p.sets(2).maps, 2);
 /// assert_eq!(p.gram_on_device(true).gram_on_device, Some(true));
 /// assert_eq!(p.work_item_per_pixel(true).work_item_per_pixel, Some(true));
 /// ```
@@ -35,6 +37,9 @@ pub struct EspiritParams {
     pub crop: f64,
     /// Power iterations per pixel.
     pub iterations: usize,
+    /// Sets of maps (`bart ecalib -m`): 1, or up to the coil count — the eigenvectors of the largest eigenvalues,
+    /// each cropped by its own eigenvalue, as `[maps, coils, x, y]`.
+    pub maps: usize,
     /// Where the Casorati matrix's Gram is computed: on the device (`Some(true)`), on the host (`Some(false)`),
     /// or on the device when it is a GPU (`None`, the default; a CPU device does no better than the host's BLAS).
     pub gram_on_device: Option<bool>,
@@ -52,6 +57,7 @@ impl Default for EspiritParams {
             threshold: 0.001,
             crop: 0.8,
             iterations: 30,
+            maps: 1,
             gram_on_device: None,
             work_item_per_pixel: None,
         }
@@ -62,6 +68,12 @@ impl EspiritParams {
     /// The eigenvalue crop.
     pub fn crop(mut self, crop: f64) -> EspiritParams {
         self.crop = crop;
+        self
+    }
+
+    /// Sets of maps (`bart ecalib -m`).
+    pub fn sets(mut self, maps: usize) -> EspiritParams {
+        self.maps = maps;
         self
     }
 
@@ -162,8 +174,8 @@ pub struct EspiritMaps<T: ComplexElement> {
 /// What `init` prepares: the kernels and the tables that depend only on the shapes.
 struct Plan<T: ComplexElement> {
     /// espirit_grid_kernels, espirit_grid_matrices, espirit_interpolate_y, espirit_eigen (or its serial form: a
-    /// work-item per pixel), espirit_gram.
-    kernels: [Kernel; 5],
+    /// work-item per pixel), espirit_gram, espirit_eigen_maps (several maps).
+    kernels: [Kernel; 6],
     /// The Casorati Gram is computed on the device (GPUs), else on the host.
     device_gram: bool,
     layout: PixelLayout,
@@ -201,7 +213,7 @@ impl<T: ComplexElement> EspiritMaps<T> {
 
     /// Allocates the maps, computes them once and returns them.
     pub fn apply(k: &KData<T>, params: EspiritParams) -> Result<XData<T>> {
-        let maps = XData::uninit(k.as_xdata().app(), "EspiritMaps", &Self::output_shape(k)?)?;
+        let maps = XData::uninit(k.as_xdata().app(), "EspiritMaps", &Self::output_shape_with(k, params)?)?;
         EspiritMaps::new(k, &maps, params).run()?;
         Ok(maps)
     }
@@ -220,6 +232,29 @@ impl<T: ComplexElement> EspiritMaps<T> {
         Ok([k.num_coils()].iter().chain(k.spatial_shape()).copied().collect())
     }
 
+    /// The maps' shape for `params`: [`EspiritMaps::output_shape`] for one set, `[maps, coils, x, y]` for several.
+    ///
+    /// ```
+    /// use cliper::{EspiritMaps, EspiritParams, KData, XData};
+    /// use num_complex::Complex32;
+    /// let app = cliper::ClApp::new()?;
+    /// let k = KData::new(XData::<Complex32>::zeros(&app, &[4, 30, 20])?, 2)?;
+    /// assert_eq!(EspiritMaps::output_shape_with(&k, EspiritParams::default().sets(2))?, vec![2, 4, 30, 20]);
+    /// assert!(EspiritMaps::output_shape_with(&k, EspiritParams::default().sets(5)).is_err());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn output_shape_with(k: &KData<T>, params: EspiritParams) -> Result<Vec<usize>> {
+        let one = Self::output_shape(k)?;
+        match params.maps {
+            1 => Ok(one),
+            m if (2..=k.num_coils()).contains(&m) => Ok(std::iter::once(m).chain(one).collect()),
+            m => Err(Error::invalid(
+                "EspiritMaps",
+                format!("{m} sets of maps: give 1 to the coil count ({})", k.num_coils()),
+            )),
+        }
+    }
+
     /// The calibration region, kernels and host time of the last launch.
     pub fn strategy(&self) -> Option<EspiritStrategy> {
         self.last.clone()
@@ -233,7 +268,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
 
     fn init(&mut self) -> Result<()> {
         let op = "EspiritMaps";
-        let shape = Self::output_shape(&self.k)?;
+        let shape = Self::output_shape_with(&self.k, self.params)?;
         if self.maps.shape() != shape.as_slice() {
             return Err(Error::shape(op, &shape, self.maps.shape()));
         }
@@ -245,7 +280,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         {
             return Err(Error::invalid(op, format!("settings {p:?}: need calibration ≥ kernel ≥ 1")));
         }
-        let [coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
+        let [.., coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
         let app = self.maps.app();
         let program = PixelProgram::new::<T>(op, app, coils, p.work_item_per_pixel)?;
         let kernels = [
@@ -254,6 +289,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             program.kernel(op, "espirit_interpolate_y")?,
             program.eigen_kernel(op, "espirit_eigen")?,
             program.kernel(op, "espirit_gram")?,
+            program.kernel(op, "espirit_eigen_maps")?,
         ];
         let (kk, g) = (p.kernel, 2 * p.kernel);
         let upload = |shape: &[usize], values: Vec<Complex64>| {
@@ -281,7 +317,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         let clock = std::time::Instant::now();
         let p = self.params;
         let shape = self.maps.shape().to_vec();
-        let [coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
+        let [.., coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
         let (calibration, band, [bx, by]) = Calibration::find_with_band(op, &self.k, p.calibration)?;
         let [cx, cy] = calibration.extent;
         let kk = p.kernel;
@@ -328,7 +364,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         let (grid2, q, kept) = (as_u32(g * g)?, as_u32(kk * kk)?, as_u32(basis.kept)?);
         let stride_launch = |count: usize| (grid_stride(count), GROUP);
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));
-        let [grid_kernels, grid_matrices, interpolate_y, eigen, _] = &mut plan.kernels;
+        let [grid_kernels, grid_matrices, interpolate_y, one_map, _, several_maps] = &mut plan.kernels;
         let (global, local) = stride_launch(g * g * coils * basis.kept);
         grid_kernels
             .launch()
@@ -364,9 +400,12 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             .global(&[global])
             .local(&[local])
             .enqueue()?;
-        let (global, group) = plan.layout.geometry(coils, nx, ny);
-        let flops = 8 * (nx * ny * coils * coils * (g + p.iterations)) as u64;
-        eigen
+        // Several maps run a work-item per pixel on every device (the vectors' Gram–Schmidt stays private).
+        let layout = if p.maps > 1 { PixelLayout { serial: true, ..plan.layout } } else { plan.layout };
+        let (global, group) = layout.geometry(coils, nx, ny);
+        let flops = 8 * (nx * ny * coils * coils * (g + p.iterations * p.maps)) as u64;
+        let eigen = if p.maps > 1 { several_maps } else { one_map };
+        let launch = eigen
             .launch()
             .input("wy", &plan.wy)
             .input("rx", &plan.rx)
@@ -376,10 +415,15 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             .scalar("ny", as_u32(ny)?)
             .scalar("g", as_u32(g)?)
             .scalar("iterations", as_u32(p.iterations)?)
-            .scalar("crop", real(p.crop))
+            .scalar("crop", real(p.crop));
+        let launch = if p.maps > 1 { launch.scalar("count", as_u32(p.maps)?) } else { launch };
+        launch
             .global(&[global])
             .local(&[group])
-            .work((g * coils * coils * ny + 2 * coils * nx * ny) as u64 * std::mem::size_of::<T>() as u64, flops)
+            .work(
+                (g * coils * coils * ny + 2 * coils * nx * ny * p.maps) as u64 * std::mem::size_of::<T>() as u64,
+                flops,
+            )
             .enqueue()
     }
 
