@@ -317,6 +317,12 @@ enum Case {
         lambda: f64,
         #[arg(long, default_value_t = 30)]
         iters: usize,
+        /// l2 (CG, pics -l2), l1 (FISTA on wavelets, step by the eigenvalue: pics -l1 -e) or tv (ADMM, pics -R T).
+        #[arg(long, default_value = "l2")]
+        penalty: String,
+        /// Also time the trajectory's Pipe–Menon density compensation (on the host).
+        #[arg(long)]
+        dcf: bool,
         #[arg(long, default_value_t = 5)]
         reps: usize,
         /// Save the image (BART CFL).
@@ -345,7 +351,8 @@ enum Case {
         #[arg(long)]
         profile: bool,
     },
-    /// CG-SENSE with a trajectory (BART's layouts, as `bart pics -t TRAJ -l2 -w 1`), timed after a warm-up.
+    /// SENSE with a trajectory (BART's layouts, as `bart pics -t TRAJ -w 1` with -l2, -l1 -e or -R T), timed after a
+    /// warm-up; with --dcf also the Pipe–Menon weights of the trajectory (host).
     ReconTraj {
         /// k-space [1, samples, spokes, coils] (BART CFL).
         kspace: PathBuf,
@@ -571,8 +578,19 @@ fn run(cli: Cli) -> Result<()> {
             "c128" => nufft::run::<Complex64>(&app, &points, &shape, tolerance, upsampling, reps, profile),
             other => Err(cliper::Error::invalid("cliper-bench nufft", format!("--dtype {other}: give c64 or c128"))),
         },
-        Case::ReconTraj { kspace, traj, maps, lambda, iters, reps, out } => {
-            nufft::recon(&app, &kspace, &traj, &maps, lambda, iters, reps, out.as_deref())
+        Case::ReconTraj { kspace, traj, maps, lambda, iters, penalty, dcf, reps, out } => {
+            let penalty = match penalty.as_str() {
+                "l2" => cliper::SensePenalty::L2(cliper::CgParams::new(iters).lambda(lambda)),
+                "l1" => cliper::SensePenalty::L1Wavelet(cliper::L1WaveletParams::new(lambda, iters).eigen_scaled(true)),
+                "tv" => cliper::SensePenalty::Tv(cliper::TvParams::new(lambda, iters)),
+                other => {
+                    return Err(cliper::Error::invalid(
+                        "cliper-bench recon-traj",
+                        format!("--penalty {other}: l2, l1 or tv"),
+                    ));
+                }
+            };
+            nufft::recon(&app, &kspace, &traj, &maps, penalty, iters, dcf, reps, out.as_deref())
         }
         Case::Tiles { shape, budget, dir, sigma } => {
             let [rows, cols] = shape[..] else {

@@ -4,8 +4,8 @@
 
 use cliper::prelude::*;
 use cliper::{
-    CgParams, ComplexElement, Nufft, NufftDirection, NufftParams, NufftPoints, NufftSense, NufftTransform, Pipeline,
-    Result, SensePenalty, Upsampling, read_npy,
+    ComplexElement, Nufft, NufftDirection, NufftParams, NufftPoints, NufftSense, NufftTransform, Pipeline, Result,
+    SensePenalty, Upsampling, read_npy,
 };
 use num_complex::Complex32;
 use std::path::Path;
@@ -96,8 +96,9 @@ pub(crate) fn recon(
     kspace: &Path,
     traj: &Path,
     maps: &Path,
-    lambda: f64,
+    penalty: SensePenalty,
     iterations: usize,
+    dcf: bool,
     reps: usize,
     out: Option<&Path>,
 ) -> Result<()> {
@@ -116,14 +117,19 @@ pub(crate) fn recon(
     let maps = XData::from_slice(app, &map_shape, &narrow(&map_values))?;
     let y = XData::from_slice(app, &[coils, points.len()], &narrow(&samples))?;
     let image = XData::<Complex32>::zeros(app, points.shape())?;
-    let mut cg = NufftSense::new(
-        &y,
-        &maps,
-        &points,
-        &image,
-        SensePenalty::L2(CgParams::new(iterations).lambda(lambda)),
-        NufftParams::default(),
-    );
+    if dcf {
+        let clock = Instant::now();
+        let weights = cliper::DensityCompensation::pipe_menon(&points, cliper::DcfParams::default())?;
+        println!(
+            "dcf pipe-menon {} points on {:?}: {:.1} ms on the host ({} threads); largest cell weight {:.3}",
+            points.len(),
+            points.shape(),
+            clock.elapsed().as_secs_f64() * 1e3,
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            weights.cell_weights().iter().fold(0.0f64, |m, &w| m.max(w))
+        );
+    }
+    let mut cg = NufftSense::new(&y, &maps, &points, &image, penalty, NufftParams::default());
     let first = Instant::now();
     cg.run()?;
     app.finish()?;
@@ -138,8 +144,9 @@ pub(crate) fn recon(
     times.sort_by(f64::total_cmp);
     let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
     println!(
-        "recon-traj cg {coils} coils × {:?}, {} points per coil, λ {lambda}, {iterations} iterations on {}: {:.2} ms \
-         (median of {}), {:.3} ms per iteration; first run with setup {:.1} ms",
+        "recon-traj {} {coils} coils × {:?}, {} points per coil, {iterations} iterations on {}: {:.2} ms (median of {}), \
+         {:.3} ms per iteration; first run with setup {:.1} ms",
+        penalty.name(),
         points.shape(),
         points.len(),
         app.device().name,

@@ -503,7 +503,7 @@ fn device_gram<T: ComplexElement>(
     let gram = XData::<T>::uninit(band.app(), op, &[n, n])?;
     let [_, nx, width] = band.shape()[..] else { return Err(Error::invalid(op, "the band is not [coils, x, y]")) };
     let as_u32 = |v: usize| u32::try_from(v).map_err(|_| Error::invalid(op, format!("{v} is too large")));
-    let [.., kernel] = &mut plan.kernels;
+    let [.., kernel, _] = &mut plan.kernels;
     kernel
         .launch()
         .input("band_buffer", band)

@@ -18,10 +18,9 @@ const COIL_DIM: usize = 3;
 /// ```
 /// use cliper::ndarray::{ArrayD, IxDyn};
 /// use num_complex::Complex64 as C;
-/// // Two points, |kx| ≤ 19.5, |ky| ≤ 3.2, kz = 0.
-/// let traj = ArrayD::from_shape_vec(IxDyn(&[3, 2]), [19.5, -2.0, 0.0, 1.0, -3.2, 0.0].map(|v| C::new(v, 0.0)).to_vec())
-///     .unwrap();
-/// let traj = traj.reversed_axes().as_standard_layout().reversed_axes().to_owned();
+/// // Two points, (19.5, 1, 0) and (−2, −3.2, 0): [3, points], a row per coordinate.
+/// let values = [19.5, -2.0, 1.0, -3.2, 0.0, 0.0].map(|v| C::new(v, 0.0));
+/// let traj = ArrayD::from_shape_vec(IxDyn(&[3, 2]), values.to_vec()).unwrap();
 /// assert_eq!(cliper::bart_image_dims(&traj, "traj")?, [40, 8, 1]);
 /// # Ok::<(), cliper::Error>(())
 /// ```
