@@ -317,12 +317,6 @@ enum Case {
         lambda: f64,
         #[arg(long, default_value_t = 30)]
         iters: usize,
-        /// l2 (CG, pics -l2), l1 (FISTA on wavelets, step by the eigenvalue: pics -l1 -e) or tv (ADMM, pics -R T).
-        #[arg(long, default_value = "l2")]
-        penalty: String,
-        /// Also time the trajectory's Pipe–Menon density compensation (on the host).
-        #[arg(long)]
-        dcf: bool,
         #[arg(long, default_value_t = 5)]
         reps: usize,
         /// Save the image (BART CFL).
@@ -366,6 +360,12 @@ enum Case {
         lambda: f64,
         #[arg(long, default_value_t = 30)]
         iters: usize,
+        /// l2 (CG, pics -l2), l1 (FISTA on wavelets, step by the eigenvalue: pics -l1 -e) or tv (ADMM, pics -R T).
+        #[arg(long, default_value = "l2")]
+        penalty: String,
+        /// Also time the trajectory's Pipe–Menon density compensation (on the host).
+        #[arg(long)]
+        dcf: bool,
         #[arg(long, default_value_t = 5)]
         reps: usize,
         /// Save the image (BART CFL).
