@@ -182,10 +182,11 @@ fn nufft_matches_bart_on_an_oversampled_readout() {
 /// ℓ1-wavelet (FISTA, BART's cycle spinning) and TV (ADMM) with the trajectory, on the normalised maps (sens_n) and
 /// the data divided by pics's estimate, against the same iterations in float64 with the exact sums
 /// (noncart_ref.py) and against `bart pics -t` (which sits 3.8e-3 to 8.4e-3 from those, its gridding error).
-/// complex128 at NUFFT tolerance 1e-9 is held to 1e-5 of the exact iterations, complex64 to 3e-2 of both (float32
-/// drift of the iterations, as for CG above). `-e` (the step scaled by AᴴA's largest eigenvalue): ours estimates it
-/// by 30 power steps, the reference uses the exact eigenvalue (61.99; BART printed 62.1), so the step differs by the
-/// power method's shortfall and the tolerance is 1e-3. Without `-e`/`-s` pics diverges here (NaN); ours refuses.
+/// complex128 at NUFFT tolerance 1e-9 is held to 1e-5 of the exact iterations (measured 2.2e-8 to 2.4e-8), complex64
+/// to 5e-3 of them (2.7e-6 for FISTA, 1.6e-3 for ADMM, whose inner CG counts react to float32) and 1.5e-2 of `pics`
+/// (3.7e-3 to 8.4e-3: BART's own distance). `-e` (the step scaled by AᴴA's largest eigenvalue): ours estimates it by
+/// 30 power steps, the reference uses the exact eigenvalue (61.99; BART printed 62.1) — the estimate is that close
+/// here (2.2e-8 in the image). Without `-e`/`-s` pics diverges here (NaN); ours refuses.
 #[test]
 fn l1_wavelet_and_tv_with_a_trajectory_match_the_exact_iterations_and_bart_pics_t() {
     use cliper::{L1WaveletParams, TvParams};
@@ -204,7 +205,7 @@ fn l1_wavelet_and_tv_with_a_trajectory_match_the_exact_iterations_and_bart_pics_
     let l1 = L1WaveletParams::new(0.005, 30);
     let cases: [(&str, &str, SensePenalty, f64); 3] = [
         ("exact_l1", "pics_t_l1", SensePenalty::L1Wavelet(l1.step(0.01)), 1e-5),
-        ("exact_l1_e", "pics_t_l1_e", SensePenalty::L1Wavelet(l1.eigen_scaled(true)), 1e-3),
+        ("exact_l1_e", "pics_t_l1_e", SensePenalty::L1Wavelet(l1.eigen_scaled(true)), 1e-5),
         ("exact_tv", "pics_t_tv", SensePenalty::Tv(TvParams::new(0.01, 50)), 1e-5),
     ];
     for (reference, bart_name, penalty, tolerance) in cases {
@@ -218,8 +219,12 @@ fn l1_wavelet_and_tv_with_a_trajectory_match_the_exact_iterations_and_bart_pics_
         NufftSense::new(&y32, &maps, &points, &out, penalty, params).run().unwrap();
         let ours = widen(&out);
         let (to_exact, to_bart, bart_to_exact) = (nrmse(&ours, &exact), nrmse(&ours, &bart), nrmse(&bart, &exact));
+        eprintln!(
+            "{reference}: complex128 {e:e} from the exact iteration; complex64 {to_exact:e} from it and {to_bart:e} from \
+             {bart_name} (which is {bart_to_exact:e} from it)"
+        );
         assert!(
-            to_exact < 3e-2 && to_bart < 3e-2,
+            to_exact < 5e-3 && to_bart < 1.5e-2,
             "{bart_name}: complex64 {to_exact:e} from the exact iteration, {to_bart:e} from pics (pics {bart_to_exact:e} from it)"
         );
     }
