@@ -274,6 +274,17 @@ inline R serial_power(const T* m, T* s, uint iterations) {
     return lambda;
 }
 
+// The C × C matrix of pixel (x, y) in private memory: the sinc interpolation along x (rx) of the matrices already
+// interpolated along y (wy), as the serial ESPIRiT kernels read it.
+inline void pixel_matrix(global const T* wy, global const T* rx, uint x, uint y, uint ny, uint g, T* m) {
+    for (uint e = 0; e < NC * NC; e++) m[e] = ZERO;
+    for (uint i = 0; i < g; i++) {
+        const T f = rx[x * g + i];
+        global const T* src = wy + (size_t)i * NC * NC * ny + y;
+        for (uint e = 0; e < NC * NC; e++) m[e] += MUL(f, src[(size_t)e * ny]);
+    }
+}
+
 // espirit_eigen for CPU devices: one work-item per pixel (global size NX · NY, y fastest) keeps the pixel's whole
 // C × C matrix in private memory and needs no barriers, which a CPU runs as straight loops over the work-items
 // (the barrier-per-iteration layout above made PoCL keep each work-item's row in memory between regions).
@@ -283,12 +294,7 @@ kernel void espirit_eigen_serial(global const T* wy, global const T* rx, global 
     for (size_t id = get_global_id(0); id < pixels; id += get_global_size(0)) {
         const uint x = (uint)(id / ny), y = (uint)(id % ny);
         T m[NC * NC];
-        for (uint e = 0; e < NC * NC; e++) m[e] = ZERO;
-        for (uint i = 0; i < g; i++) {
-            const T f = rx[x * g + i];
-            global const T* src = wy + (size_t)i * NC * NC * ny + y;
-            for (uint e = 0; e < NC * NC; e++) m[e] += MUL(f, src[(size_t)e * ny]);
-        }
+        pixel_matrix(wy, rx, x, y, ny, g, m);
         T s[NC];
         for (uint c = 0; c < NC; c++) s[c] = c == 0 ? FROM_REAL(1) : ZERO;
         const R lambda = serial_power(m, s, iterations);
@@ -313,12 +319,7 @@ kernel void espirit_eigen_maps(global const T* wy, global const T* rx, global co
     for (size_t id = get_global_id(0); id < pixels; id += get_global_size(0)) {
         const uint x = (uint)(id / ny), y = (uint)(id % ny);
         T m[NC * NC];
-        for (uint e = 0; e < NC * NC; e++) m[e] = ZERO;
-        for (uint i = 0; i < g; i++) {
-            const T f = rx[x * g + i];
-            global const T* src = wy + (size_t)i * NC * NC * ny + y;
-            for (uint e = 0; e < NC * NC; e++) m[e] += MUL(f, src[(size_t)e * ny]);
-        }
+        pixel_matrix(wy, rx, x, y, ny, g, m);
         T v[NC * NC];
         R val[NC];
         for (uint u = 0; u < count; u++) {
