@@ -10,12 +10,13 @@
 //! The header is renamed first, so a torn pair always has a header that describes other data. Headers without the
 //! section (BART's, numpy's `cfl.writecfl`) load as before, checked by size alone.
 
+use super::axis_order::column_to_row_major;
 use super::host_array::HostArray;
 use super::sample::{decode, encode};
 use super::save::{commit, prepare};
 use super::source::{MEMORY, data_bytes, open, open_sized};
 use crate::error::{Error, Result};
-use ndarray::{ArrayD, IxDyn, ShapeBuilder};
+use ndarray::{ArrayD, IxDyn};
 use num_complex::Complex32;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -200,9 +201,10 @@ fn extents(text: &str, hdr: &Path) -> Result<Vec<usize>> {
 
 fn complex_array(data: &[u8], dims: &[usize], cfl: &Path) -> Result<HostArray> {
     let values: Vec<Complex32> = decode(data, true);
-    let column_major = ArrayD::from_shape_vec(IxDyn(dims).f(), values)
+    let row_major = column_to_row_major(&values, dims);
+    let array = ArrayD::from_shape_vec(IxDyn(dims), row_major)
         .map_err(|e| Error::Format { path: cfl.to_path_buf(), reason: e.to_string() })?;
-    Ok(HostArray::C32(column_major.as_standard_layout().to_owned()))
+    Ok(HostArray::C32(array))
 }
 
 /// Writes a CFL pair (`name.hdr` + `name.cfl`; pass either or the base name), both files atomically and
@@ -222,8 +224,10 @@ pub fn write_cfl(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
         },
         other => other,
     })?;
-    // Column-major: the transposed view iterated in row-major order.
-    let bytes = encode(values.t().iter(), true);
+    // Column-major: row-major data of the extents reversed is column-major data of the extents.
+    let row_major = values.as_standard_layout();
+    let reversed: Vec<usize> = values.shape().iter().rev().copied().collect();
+    let bytes = encode(&column_to_row_major(row_major.as_slice().unwrap_or_default(), &reversed), true);
     let dims: Vec<String> = array.shape().iter().map(|n| n.to_string()).collect();
     let dims = if dims.is_empty() { "1".to_string() } else { dims.join(" ") };
     let integrity = format!("{DATA_KEYWORD}\nbytes {} crc32 {:08x}\n", bytes.len(), crc32fast::hash(&bytes));

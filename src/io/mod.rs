@@ -5,6 +5,7 @@
 //! own reader and writer) and RAW (headerless, with an explicit shape, type and byte order).
 //! [`crate::data::XData::load`] / [`crate::data::XData::save`] choose by extension.
 
+mod axis_order;
 mod cfl;
 mod dicom;
 mod fast_cast;
