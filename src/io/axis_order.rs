@@ -10,6 +10,11 @@ const TILE: usize = 32;
 /// the same function turns row-major data of extents `dims` into column-major with `dims` reversed.
 pub(super) fn column_to_row_major<E: Copy + Default>(values: &[E], dims: &[usize]) -> Vec<E> {
     let dims: Vec<usize> = dims.iter().copied().filter(|&n| n != 1).collect();
+    if values.is_empty() || dims.contains(&0) || dims.iter().product::<usize>() != values.len() {
+        // Nothing to move (an empty array), or extents that do not describe `values`: callers check the extents
+        // against the data first; the values are returned as they are rather than reordered by a wrong shape.
+        return values.to_vec();
+    }
     let mut current = values.to_vec();
     let mut scratch = vec![E::default(); values.len()];
     // Step k moves axis k (of the remaining column-major axes k…) to the front of each block: a block of
