@@ -7,7 +7,7 @@
 //! passes them as float (BART computes the directions in float too, so the two
 //! differ by ~1e-7 · |k|). Units are cycles per field of view (grid-index units of the image grid).
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use std::f64::consts::PI;
 

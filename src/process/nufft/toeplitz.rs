@@ -4,7 +4,7 @@
 use super::nufft_params::NufftParams;
 use super::points::NufftPoints;
 use super::transform::{Nufft, grid_pass};
-use crate::app::Kernel;
+use crate::app::{ClApp, Kernel};
 use crate::data::XData;
 use crate::element::{ComplexElement, Element};
 use crate::error::{Error, Result};
@@ -64,7 +64,7 @@ pub struct NufftNormal<T: ComplexElement> {
 impl<T: ComplexElement> NufftNormal<T> {
     /// The normal operator of `points` with `weights` (one per point, or all ones), for a batch of `batch` images.
     pub fn new(
-        app: &crate::ClApp,
+        app: &ClApp,
         points: &NufftPoints,
         batch: usize,
         weights: Option<&[f64]>,

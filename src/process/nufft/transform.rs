@@ -3,7 +3,7 @@
 use super::nufft_params::{NufftParams, Spreading};
 use super::points::NufftPoints;
 use super::spreading_kernel::SpreadingKernel;
-use crate::app::{DeviceKind, Kernel};
+use crate::app::{ClApp, DeviceKind, Kernel};
 use crate::data::XData;
 use crate::element::{ComplexElement, Element};
 use crate::error::{Error, Result};
@@ -140,7 +140,7 @@ impl std::fmt::Display for NufftStrategy {
 impl<T: ComplexElement> Nufft<T> {
     /// The plan for `points` and a batch of `batch` images: chooses the kernel and fine grid, sorts the points,
     /// computes the deconvolution tables and plans the FFTs.
-    pub fn new(app: &crate::ClApp, points: &NufftPoints, batch: usize, params: NufftParams) -> Result<Nufft<T>> {
+    pub fn new(app: &ClApp, points: &NufftPoints, batch: usize, params: NufftParams) -> Result<Nufft<T>> {
         let op = "Nufft";
         if batch == 0 {
             return Err(Error::invalid(op, "the batch must hold at least one image"));
