@@ -94,7 +94,7 @@ fn maps_run(app: &ClApp, kspace: &Path, method: &str, reps: usize, out: Option<&
 }
 
 /// One run of `process` with its set-up (seconds), then `reps` timed launches, each waited for (sorted seconds).
-fn timed(app: &ClApp, process: &mut dyn Process, reps: usize) -> Result<(f64, Vec<f64>)> {
+pub(crate) fn timed(app: &ClApp, process: &mut dyn Process, reps: usize) -> Result<(f64, Vec<f64>)> {
     let first = Instant::now();
     process.run()?;
     app.finish()?;

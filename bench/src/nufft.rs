@@ -129,19 +129,8 @@ pub(crate) fn recon(
             weights.cell_weights().iter().fold(0.0f64, |m, &w| m.max(w))
         );
     }
-    let mut cg = NufftSense::new(&y, &maps, &points, &image, penalty, NufftParams::default());
-    let first = Instant::now();
-    cg.run()?;
-    app.finish()?;
-    let first_s = first.elapsed().as_secs_f64();
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        let clock = Instant::now();
-        cg.launch()?;
-        app.finish()?;
-        times.push(clock.elapsed().as_secs_f64());
-    }
-    times.sort_by(f64::total_cmp);
+    let mut recon = NufftSense::new(&y, &maps, &points, &image, penalty, NufftParams::default());
+    let (first_s, times) = crate::mri::timed(app, &mut recon, reps)?;
     let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
     println!(
         "recon-traj {} {coils} coils × {:?}, {} points per coil, {iterations} iterations on {}: {:.2} ms (median of {}), \
