@@ -9,8 +9,8 @@ use crate::recon::{Method, ReconArgs, bart_named, check_step, method_name, penal
 use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::prelude::*;
 use cliper::{
-    BartScaling, CgParams, DcfParams, DensityCompensation, Nufft, NufftParams, NufftPoints, NufftSense,
-    NufftSenseOperator, RSoS, Result, bart_image_dims, images_from_bart, read_file, samples_from_bart,
+    BartScaling, CgParams, DcfParams, DensityCompensation, Nufft, NufftParams, NufftPoints, NufftSense, RSoS, Result,
+    ScalarMultiply, bart_image_dims, images_from_bart, read_file, samples_from_bart,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
@@ -178,26 +178,23 @@ where
         &std::iter::once(coils).chain(image_shape.iter().copied()).collect::<Vec<_>>(),
         &narrow(&map_values),
     )?;
-    let params = NufftParams::default();
-    let scaling = match args.scaling {
-        Some(s) => s,
-        None => {
-            let adjoint = XData::zeros(app, &image_shape)?;
-            let y = XData::from_slice(app, &[coils, points.len()], &narrow(&samples))?;
-            NufftSenseOperator::new(&maps, &points, params)?.adjoint(&y, &adjoint)?;
-            BartScaling::from_image(&adjoint)?.scale
-        }
-    };
-    if !(scaling.is_finite() && scaling > 0.0) {
-        return Err(Error::invalid("cliper recon", format!("--scaling {scaling}: it must be positive")));
-    }
-    let divided: Vec<Complex64> = samples.iter().map(|v| v / scaling).collect();
-    let y = XData::from_slice(app, &[coils, points.len()], &narrow(&divided))?;
+    let y = XData::from_slice(app, &[coils, points.len()], &narrow(&samples))?;
     let image = XData::<T>::zeros(app, &image_shape)?;
     let method = args.method.unwrap_or(Method::CgSense);
     let lambda = penalty_weight(method, args.lambda)?;
     let penalty = penalty(args, method, lambda);
-    let mut recon = NufftSense::new(&y, &maps, &points, &image, penalty, params);
+    let mut recon = NufftSense::new(&y, &maps, &points, &image, penalty, NufftParams::default());
+    // pics's estimate comes from the adjoint image of the data as read, through the plan the reconstruction runs.
+    let scaling = match args.scaling {
+        Some(s) => s,
+        None => BartScaling::from_image(&recon.adjoint_image()?)?.scale,
+    };
+    if !(scaling.is_finite() && scaling > 0.0) {
+        return Err(Error::invalid("cliper recon", format!("--scaling {scaling}: it must be positive")));
+    }
+    // Divided in float64 before rounding to T, as the data were read.
+    let divided: Vec<Complex64> = samples.iter().map(|v| v / scaling).collect();
+    y.write(&narrow(&divided))?;
     recon.run()?;
     // BART's -S: back to the data's intensities.
     let image = if args.rescale {

@@ -316,6 +316,20 @@ impl<T: ComplexElement> NufftSense<T> {
         self.plan.as_ref().map(|p| p.sense.nufft.strategy())
     }
 
+    /// `Aᴴ y` of the samples as they are now (initialising first if needed): the image BART's `pics -t` estimates
+    /// its data scaling from ([`super::BartScaling::from_image`]), from the plan the reconstruction runs with. A
+    /// copy: the solvers keep their own.
+    pub fn adjoint_image(&mut self) -> Result<XData<T>> {
+        if !self.is_initialized() {
+            self.init()?;
+        }
+        let SensePlan { sense, rhs, .. } = self.plan.get("NufftSense")?;
+        sense.adjoint(&self.samples, rhs)?;
+        let image = XData::uninit(rhs.app(), "NufftSense", rhs.shape())?;
+        image.copy_from(rhs)?;
+        Ok(image)
+    }
+
     /// `|r_k| / |r₀|` per CG iteration of the last run (the ℓ2 penalty; the other solvers report none: empty).
     pub fn residuals(&self) -> Result<Vec<f64>> {
         match &self.plan.as_ref().ok_or_else(|| Error::NotInitialized { op: "NufftSense".into() })?.solver {
@@ -332,12 +346,11 @@ impl<T: ComplexElement> Process for NufftSense<T> {
 
     fn init(&mut self) -> Result<()> {
         let op = "NufftSense";
-        let sense = NufftSenseOperator::new(&self.maps, &self.points, self.nufft)?;
+        let mut sense = NufftSenseOperator::new(&self.maps, &self.points, self.nufft)?;
         NufftSenseOperator::check("samples", &self.samples, &sense.kspace_shape())?;
         NufftSenseOperator::check("image", &self.out, sense.image_shape())?;
         let app = self.out.app();
         let shape = sense.image_shape().to_vec();
-        let mut sense = sense;
         let solver = match self.penalty {
             SensePenalty::L2(p) => Solver::Cg(Box::new(ConjugateGradient::new(app, &shape, p)?)),
             SensePenalty::L1Wavelet(p) => {
