@@ -10,7 +10,7 @@ use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::prelude::*;
 use cliper::{
     BartScaling, CgParams, DcfParams, DensityCompensation, Nufft, NufftParams, NufftPoints, NufftSense, RSoS, Result,
-    ScalarMultiply, bart_image_dims, images_from_bart, read_file, samples_from_bart,
+    bart_image_dims, images_from_bart, read_file, samples_from_bart,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
