@@ -130,7 +130,7 @@ enum Command {
         after_help = "Examples:\n  cliper recon data/kspace.mat image.tif\n  cliper recon data/kspace.mat image.png --method rsos --scale minmax\n  cliper recon data/kspace.cfl aliased.npy --apply-mask --part complex"
     )]
     Recon(recon::ReconArgs),
-    /// Coil sensitivity maps from k-space's fully sampled centre by ESPIRiT, as `bart ecalib -m1`.
+    /// Coil sensitivity maps from k-space's fully sampled centre by ESPIRiT, as `bart ecalib` (`--maps M`: -m M).
     #[command(
         after_help = "Example: cliper ecalib kspace.cfl maps.cfl   (then: cliper recon kspace.cfl out.cfl --method cg-sense --maps maps.cfl)"
     )]

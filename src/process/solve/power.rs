@@ -48,10 +48,12 @@ pub fn largest_eigenvalue<T: ComplexElement>(
     }
     let mut u = start_vector(n);
     let mut norm = norm2(&u);
+    let x = XData::<T>::uninit(app, "largest_eigenvalue", shape)?;
     let out = XData::<T>::uninit(app, "largest_eigenvalue", shape)?;
     for _ in 0..iterations {
         let scaled: Vec<T> = u.iter().map(|v| T::from_c64(v / norm)).collect();
-        normal.apply(&XData::from_slice(app, shape, &scaled)?, &out)?;
+        x.write(&scaled)?;
+        normal.apply(&x, &out)?;
         u = out.to_vec()?.iter().map(|v| v.to_c64()).collect();
         norm = norm2(&u);
         if !norm.is_finite() {
