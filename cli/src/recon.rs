@@ -129,12 +129,6 @@ pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliEr
         .map_err(CliError::from)
 }
 
-/// What an HDF5 raw-data file adds to its k-space: the image ranges its reconstruction matrix keeps, and the file.
-struct H5Extras {
-    keep: Vec<std::ops::Range<usize>>,
-    raw: cliper::MriRaw,
-}
-
 /// Builds the k-space: a MAT file's variables (read by `run`) in the order `--spatial-first` says, rounded to `T`
 /// under `--precision single`, an HDF5 raw-data file (ISMRMRD, fastMRI; with what it adds), or the CFL pair; and
 /// warns when the coil axis looks like a spatial one (a MATLAB-ordered file read in cliper's order).
@@ -142,11 +136,11 @@ fn load<T: ComplexElement>(
     app: &cliper::ClApp,
     args: &ReconArgs,
     mat: Option<Vec<(String, HostArray)>>,
-) -> Result<(KData<T>, Option<H5Extras>)> {
+) -> Result<(KData<T>, Option<crate::recon_h5::H5Extras>)> {
     let path = Path::new(&args.kdata);
     if crate::recon_h5::is_h5(path) {
-        let h5 = crate::recon_h5::load::<T>(app, path)?;
-        return Ok((h5.k, Some(H5Extras { keep: h5.keep, raw: h5.raw })));
+        let (k, extras) = crate::recon_h5::load::<T>(app, path)?;
+        return Ok((k, Some(extras)));
     }
     let k = match mat {
         Some(variables) => {

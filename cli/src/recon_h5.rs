@@ -15,18 +15,17 @@ pub fn is_h5(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("h5") || e.eq_ignore_ascii_case("hdf5"))
 }
 
-/// An HDF5 file's k-space on the device (`[frames, coils, spatial…]`) and the ranges of the image's spatial axes
-/// that the header's reconstruction matrix keeps; `raw` for what else the file says.
-pub struct H5Kspace<T: ComplexElement> {
-    pub k: KData<T>,
+/// What an HDF5 raw-data file adds to its k-space: the ranges of the image's spatial axes that the header's
+/// reconstruction matrix keeps, and the file as read (its header, its own reconstruction).
+pub struct H5Extras {
     pub keep: Vec<Range<usize>>,
     pub raw: MriRaw,
 }
 
-/// Reads `path` into k-space of `T`, multiplied by √N (N the spatial size): `recon`'s inverse FFT scales by 1/N as
+/// Reads `path` into k-space of `T` (`[frames, coils, spatial…]` on the device), multiplied by √N (N the spatial size): `recon`'s inverse FFT scales by 1/N as
 /// numpy's `ifftn` does, so the images come out on the unitary transform's scale (fastMRI's `ifft2c`, `norm="ortho"`),
 /// the scale of the file's own `reconstruction_rss`.
-pub fn load<T: ComplexElement>(app: &ClApp, path: &Path) -> Result<H5Kspace<T>> {
+pub fn load<T: ComplexElement>(app: &ClApp, path: &Path) -> Result<(KData<T>, H5Extras)> {
     let raw = read_mri_h5(path)?;
     let spatial = raw.shape.len() - 2;
     let unitary = (raw.shape.get(2..).unwrap_or_default().iter().product::<usize>() as f64).sqrt();
@@ -35,7 +34,7 @@ pub fn load<T: ComplexElement>(app: &ClApp, path: &Path) -> Result<H5Kspace<T>> 
     let k = KData::new(XData::from_slice(app, &raw.shape, &values)?, spatial)?;
     let full = raw.shape.get(2..).unwrap_or_default();
     let keep = full.iter().zip(raw.recon_shape()).map(|(&n, m)| (n - m) / 2..(n - m) / 2 + m).collect();
-    Ok(H5Kspace { k, keep, raw })
+    Ok((k, H5Extras { keep, raw }))
 }
 
 /// `image` (`[frames…, spatial…]`) cut to `keep` along its last axes.
