@@ -120,8 +120,8 @@ pub struct L1WaveletSense<T: ComplexElement> {
 /// FISTA with the wavelet soft threshold for images of one shape: what [`L1WaveletSense`] and the
 /// non-Cartesian [`super::NufftSense`] solve with.
 pub(super) struct WaveletFista<T: ComplexElement> {
-    pub(super) prox: WaveletThreshold<T>,
-    pub(super) fista: Fista<T>,
+    prox: WaveletThreshold<T>,
+    fista: Fista<T>,
     /// Wavelet coefficients of the image.
     pub(super) coefficients: usize,
     /// The step τ the solver runs with (divided by the eigenvalue when asked).
