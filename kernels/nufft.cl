@@ -5,11 +5,21 @@
 //   POINT_MAJOR  1 where spreading groups have one work-item (CPUs): it adds each point's taps directly
 //   LOCAL_TILE   1 where the spreading groups keep their tile in local memory (GPUs, when it fits)
 //   DEGREE       the degree of the taps' Chebyshev series in nufft_series (generated before this file), or 0
+//   COORD_STRIDE values per point and axis in coords: 2, or 4 with BART's kernel (below)
+//   BART_TABLE   1 where the taps are BART's Kaiser–Bessel table (bart_table, generated before this file)
 // Points arrive sorted by bin. Along the d-th transformed axis a point at fine-grid position x (wrapped into
 // [0, n)) is held as its first tap's cell j0 = ⌈x − W/2⌉ and the offset u = j0 − x ∈ [−W/2, 1 − W/2), both
 // computed in float64 on the host: coords[(p * DIM + d) * 2] = j0 (exact as R), [... + 1] = u. The taps then
 // depend on u alone, which float32 holds to 1e-7 of a cell however large the grid. order[p] is a sorted point's
-// index in the caller's arrays.
+// index in the caller's arrays. With BART's kernel two more values follow the pair: the first and last tap that
+// BART's grid keeps (it drops taps past its edges instead of wrapping them).
+
+#ifndef COORD_STRIDE
+#define COORD_STRIDE 2
+#endif
+#ifndef BART_TABLE
+#define BART_TABLE 0
+#endif
 
 #define TAPS0 (DIM == 3 ? W : 1)
 #define TAPS1 (DIM >= 2 ? W : 1)
@@ -21,7 +31,22 @@
 // summed by Clenshaw's recurrence (no exp, no sqrt; vectorises over t).
 inline int nufft_taps(global const R* c, const R beta, R* w) {
     const R u = c[1];
-#if DEGREE > 0
+#if BART_TABLE
+    // BART's intlookup: the distance over the half-width at index ⌊x·99⌋ of the table, linear between entries;
+    // 0 at and past the half-width, and for the taps BART's grid drops.
+    const int lo = (int)c[2], hi = (int)c[3];
+    for (int t = 0; t < W; t++) {
+        const R x = fabs(u + (R)t) / (R)BART_HALF_WIDTH;
+        R v = (R)0;
+        if (t >= lo && t <= hi && x < (R)1) {
+            const R s = x * (R)(BART_INTERVALS - 1);
+            const int i = (int)s;
+            const R f = s - (R)i;
+            v = ((R)1 - f) * bart_table[i] + f * bart_table[i + 1];
+        }
+        w[t] = v;
+    }
+#elif DEGREE > 0
     const R v = (R)2 * (u + (R)W * (R)0.5) - (R)1;
     R b1[W], b2[W];
     for (int t = 0; t < W; t++) b1[t] = b2[t] = (R)0;
@@ -102,16 +127,16 @@ kernel void nufft_interp(global const T* restrict fine, global const R* restrict
         uint x0[TAPS0], x1[TAPS1], x2[TAPS2];
         int j0 = 0, j1 = 0;
 #if DIM == 3
-        j0 = nufft_taps(coords + p * 6, beta, w0);
+        j0 = nufft_taps(coords + p * 3 * COORD_STRIDE, beta, w0);
 #else
         w0[0] = (R)1;
 #endif
 #if DIM >= 2
-        j1 = nufft_taps(coords + (p * DIM + DIM - 2) * 2, beta, w1);
+        j1 = nufft_taps(coords + (p * DIM + DIM - 2) * COORD_STRIDE, beta, w1);
 #else
         w1[0] = (R)1;
 #endif
-        const int j2 = nufft_taps(coords + (p * DIM + DIM - 1) * 2, beta, w2);
+        const int j2 = nufft_taps(coords + (p * DIM + DIM - 1) * COORD_STRIDE, beta, w2);
         for (int t = 0; t < TAPS0; t++) x0[t] = nufft_wrap(j0 + t, n0);
         for (int t = 0; t < TAPS1; t++) x1[t] = nufft_wrap(j1 + t, n1);
         for (int t = 0; t < TAPS2; t++) x2[t] = nufft_wrap(j2 + t, n2);
@@ -184,16 +209,16 @@ kernel void nufft_spread(global const T* restrict in, global const R* restrict c
         R w0[TAPS0], w1[TAPS1], w2[TAPS2];
         int j0 = 0, j1 = 0;
 #if DIM == 3
-        j0 = nufft_taps(coords + p * 6, beta, w0) - o0;
+        j0 = nufft_taps(coords + p * 3 * COORD_STRIDE, beta, w0) - o0;
 #else
         w0[0] = (R)1;
 #endif
 #if DIM >= 2
-        j1 = nufft_taps(coords + (p * DIM + DIM - 2) * 2, beta, w1) - o1;
+        j1 = nufft_taps(coords + (p * DIM + DIM - 2) * COORD_STRIDE, beta, w1) - o1;
 #else
         w1[0] = (R)1;
 #endif
-        const int j2 = nufft_taps(coords + (p * DIM + DIM - 1) * 2, beta, w2) - o2;
+        const int j2 = nufft_taps(coords + (p * DIM + DIM - 1) * COORD_STRIDE, beta, w2) - o2;
         const T value = in[(ulong)b * points + order[p]];
         // The last axis's taps four at a time as 8-wide vectors (real, imaginary interleaved): a work-group of one
         // is not vectorised across work-items, so the line update is written in vectors here.
@@ -223,7 +248,7 @@ kernel void nufft_spread(global const T* restrict in, global const R* restrict c
             local R* tq = taps + q * (TAPS0 + TAPS1 + TAPS2);
             int j;
 #if DIM == 3
-            j = nufft_taps(coords + p * 6, beta, w);
+            j = nufft_taps(coords + p * 3 * COORD_STRIDE, beta, w);
             for (int t = 0; t < W; t++) tq[t] = w[t];
             offsets[q * 3] = j - o0;
 #else
@@ -231,14 +256,14 @@ kernel void nufft_spread(global const T* restrict in, global const R* restrict c
             offsets[q * 3] = 0;
 #endif
 #if DIM >= 2
-            j = nufft_taps(coords + (p * DIM + DIM - 2) * 2, beta, w);
+            j = nufft_taps(coords + (p * DIM + DIM - 2) * COORD_STRIDE, beta, w);
             for (int t = 0; t < W; t++) tq[TAPS0 + t] = w[t];
             offsets[q * 3 + 1] = j - o1;
 #else
             tq[TAPS0] = (R)1;
             offsets[q * 3 + 1] = 0;
 #endif
-            j = nufft_taps(coords + (p * DIM + DIM - 1) * 2, beta, w);
+            j = nufft_taps(coords + (p * DIM + DIM - 1) * COORD_STRIDE, beta, w);
             for (int t = 0; t < W; t++) tq[TAPS0 + TAPS1 + t] = w[t];
             offsets[q * 3 + 2] = j - o2;
             values[q] = in[(ulong)b * points + order[p]];

@@ -144,8 +144,8 @@ pub use process::mri::{
     SensePenalty, SimpleMRIRecon, TrajectoryParams, TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
 };
 pub use process::nufft::{
-    DcfParams, DensityCompensation, GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftNormal, NufftParams,
-    NufftPoints, NufftStrategy, NufftTransform, Spreading, SpreadingKernel, Upsampling, bart_image_axes,
+    DcfParams, DensityCompensation, GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftKernel, NufftNormal,
+    NufftParams, NufftPoints, NufftStrategy, NufftTransform, Spreading, SpreadingKernel, Upsampling, bart_image_axes,
     bart_image_dims, images_from_bart, images_to_bart, samples_from_bart, samples_to_bart,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};

@@ -1,8 +1,9 @@
 //! Non-uniform FFTs (NUFFT): [`Nufft`] (type 1 and type 2 in 1 to 3 dimensions, BART's convention, a user
 //! tolerance; as a process between two arrays: [`NufftTransform`]; its normal operator by the Toeplitz embedding:
-//! [`NufftNormal`]), its points ([`NufftPoints`]; their density compensation weights, Pipe–Menon's: [`DensityCompensation`]), parameters ([`NufftParams`], [`Upsampling`]) and kernel
+//! [`NufftNormal`]), its points ([`NufftPoints`]; their density compensation weights, Pipe–Menon's: [`DensityCompensation`]), parameters ([`NufftParams`], [`Upsampling`], [`NufftKernel`]: FINUFFT's or BART's own) and kernel
 //! ([`SpreadingKernel`]). Kernels: `kernels/nufft.cl`.
 
+mod bart_kernel;
 mod bart_layout;
 mod density;
 mod nufft_params;
@@ -16,7 +17,7 @@ pub use bart_layout::{
     bart_image_axes, bart_image_dims, images_from_bart, images_to_bart, samples_from_bart, samples_to_bart,
 };
 pub use density::{DcfParams, DensityCompensation};
-pub use nufft_params::{NufftParams, Spreading, Upsampling};
+pub use nufft_params::{NufftKernel, NufftParams, Spreading, Upsampling};
 pub use nufft_transform::{NufftDirection, NufftTransform};
 pub use points::NufftPoints;
 pub use spreading_kernel::{GaussLegendre, MAX_WIDTH, SpreadingKernel};

@@ -1,5 +1,6 @@
 //! What a [`super::Nufft`] is asked for: the tolerance and the upsampling of its fine grid.
 
+use super::bart_kernel;
 use super::spreading_kernel::SpreadingKernel;
 use crate::error::{Error, Result};
 
@@ -43,6 +44,31 @@ pub enum Spreading {
     },
 }
 
+/// The kernel a [`super::Nufft`] spreads with: FINUFFT's "exponential of semicircle", sized for the tolerance
+/// (the default), or BART 0.8's own gridding — to reproduce `bart nufft`/`pics -t` to float32's rounding, errors
+/// included (its tabulated Kaiser–Bessel kernel errs by about 1e-2 of the exact sums; the tolerance is then
+/// ignored).
+///
+/// ```
+/// use cliper::{NufftKernel, NufftParams};
+/// assert_eq!(NufftParams::default().kernel_value(), NufftKernel::ExpSemicircle);
+/// let bart = NufftParams::default().kernel(NufftKernel::Bart { periodic: false });
+/// assert_eq!(bart.kernel_value(), NufftKernel::Bart { periodic: false });
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NufftKernel {
+    /// The "exponential of semicircle" kernel, its width and the upsampling chosen for the tolerance.
+    #[default]
+    ExpSemicircle,
+    /// BART's Kaiser–Bessel table (half-width 3, β 13.86, linear interpolation over 99 intervals), its roll-off
+    /// correction, upsampling exactly 2. `periodic: false` is `bart nufft`'s grid, which drops the taps past its
+    /// edges; `true` wraps them, as BART's Toeplitz point-spread function is gridded.
+    Bart {
+        /// Wrap taps past the grid's edges (BART drops them except for its Toeplitz kernel).
+        periodic: bool,
+    },
+}
+
 /// The parameters of a [`super::Nufft`]: the relative tolerance ε (the ℓ2 error over all outputs relative to the
 /// outputs' norm, as FINUFFT defines it; default 1e-6) and the [`Upsampling`].
 ///
@@ -56,11 +82,17 @@ pub struct NufftParams {
     tolerance: f64,
     upsampling: Upsampling,
     spreading: Spreading,
+    kernel: NufftKernel,
 }
 
 impl Default for NufftParams {
     fn default() -> NufftParams {
-        NufftParams { tolerance: 1e-6, upsampling: Upsampling::Auto, spreading: Spreading::Auto }
+        NufftParams {
+            tolerance: 1e-6,
+            upsampling: Upsampling::Auto,
+            spreading: Spreading::Auto,
+            kernel: NufftKernel::ExpSemicircle,
+        }
     }
 }
 
@@ -83,6 +115,17 @@ impl NufftParams {
         self
     }
 
+    /// The kernel ([`NufftKernel`]).
+    pub fn kernel(mut self, kernel: NufftKernel) -> NufftParams {
+        self.kernel = kernel;
+        self
+    }
+
+    /// The kernel asked for.
+    pub fn kernel_value(&self) -> NufftKernel {
+        self.kernel
+    }
+
     /// The spreading asked for.
     pub fn spreading_value(&self) -> Spreading {
         self.spreading
@@ -101,6 +144,9 @@ impl NufftParams {
     /// The kernel for `points` points on an image of `shape`, with the fine grid's size per axis; `double`: the
     /// data are complex128 (complex64's float32 allows ε ≥ 1e-6 only).
     pub(super) fn choose(&self, shape: &[usize], points: usize, double: bool) -> Result<(SpreadingKernel, Vec<usize>)> {
+        if let NufftKernel::Bart { .. } = self.kernel {
+            return bart_plan(shape);
+        }
         let floor = if double { 1e-14 } else { 1e-6 };
         if !(self.tolerance >= floor && self.tolerance <= 0.1) {
             let kind = if double { "complex128" } else { "complex64 (float32 reaches 1e-6; use complex128 below)" };
@@ -147,6 +193,18 @@ impl NufftParams {
             }
         }
     }
+}
+
+/// BART's kernel on a grid of exactly 2N per axis; the tile machinery needs at least 2·7 + 4 cells per axis.
+fn bart_plan(shape: &[usize]) -> Result<(SpreadingKernel, Vec<usize>)> {
+    if let Some(&n) = shape.iter().find(|&&n| n < 9) {
+        return Err(Error::invalid(
+            "Nufft",
+            format!("image {shape:?}: BART's kernel (7 taps on a grid of 2N) needs at least 9 cells per axis; got {n}"),
+        ));
+    }
+    let kernel = SpreadingKernel { width: bart_kernel::TAPS, beta: bart_kernel::beta(), upsampling: 2.0 };
+    Ok((kernel, shape.iter().map(|n| 2 * n).collect()))
 }
 
 /// A model of a transform's work: the spreading's multiply-adds (w^d per point, 4 flops each) and the FFT's

@@ -1,7 +1,7 @@
 //! [`NufftNormal`]: the normal operator `AᴴWA` of a NUFFT as a convolution on a grid twice the image's size (the
 //! Toeplitz embedding), so iterations transform no points.
 
-use super::nufft_params::NufftParams;
+use super::nufft_params::{NufftKernel, NufftParams};
 use super::points::NufftPoints;
 use super::transform::{Nufft, grid_pass};
 use crate::app::{ClApp, Kernel};
@@ -93,6 +93,11 @@ impl<T: ComplexElement> NufftNormal<T> {
         let twice = NufftPoints::new(&doubled, points.coords().iter().map(|k| 2.0 * k).collect())?;
         let floor = if T::IS_DOUBLE { 1e-14 } else { 1e-6 };
         let setup = params.tolerance((params.tolerance_value() / 10.0).max(floor));
+        // BART grids its point-spread function on a periodic grid (nufft.c's compute_psf2 call), unlike its transforms.
+        let setup = match params.kernel_value() {
+            NufftKernel::Bart { .. } => setup.kernel(NufftKernel::Bart { periodic: true }),
+            NufftKernel::ExpSemicircle => setup,
+        };
         let mut psf_plan = Nufft::<T>::new(app, &twice, 1, setup)?;
         let values: Vec<T> = weights.iter().map(|&w| T::from_c64(Complex::new(w, 0.0))).collect();
         let values = XData::from_slice(

@@ -1,6 +1,7 @@
 //! [`Nufft`]: the type 1 and type 2 non-uniform FFTs of one set of points, planned once.
 
-use super::nufft_params::{NufftParams, Spreading};
+use super::bart_kernel;
+use super::nufft_params::{NufftKernel, NufftParams, Spreading};
 use super::points::NufftPoints;
 use super::spreading_kernel::SpreadingKernel;
 use crate::app::{ClApp, DeviceKind, Kernel};
@@ -111,6 +112,8 @@ pub struct NufftStrategy {
     pub local_tile: bool,
     /// The degree of the taps' Chebyshev series (0: φ evaluated directly).
     pub series_degree: usize,
+    /// The kernel: FINUFFT's, or BART's table (then `width`, `beta` and `upsampling` are BART's).
+    pub kernel: NufftKernel,
 }
 
 impl std::fmt::Display for NufftStrategy {
@@ -128,7 +131,9 @@ impl std::fmt::Display for NufftStrategy {
             self.upsampling,
             self.fine,
             self.bins,
-            if self.series_degree > 0 {
+            if let NufftKernel::Bart { periodic } = self.kernel {
+                format!("BART's Kaiser–Bessel table ({})", if periodic { "periodic" } else { "edges dropped" })
+            } else if self.series_degree > 0 {
                 format!("Chebyshev series of degree {}", self.series_degree)
             } else {
                 "exp".into()
@@ -187,8 +192,9 @@ impl<T: ComplexElement> Nufft<T> {
                 format!("{} points on a fine grid {fine:?} are past this plan's 32-bit indices", points.len()),
             ));
         }
-        let sorted = sort_points(points, kernel.width, &fine, &bin, &bins)?;
-        let deconv = deconvolution(&kernel, &lens, &fine, dims);
+        let method = params.kernel_value();
+        let sorted = sort_points(points, kernel.width, &fine, &bin, &bins, method)?;
+        let deconv = deconvolution(&kernel, method, &lens, &fine, dims);
         let coords = XData::from_slice(
             app,
             &[sorted.coords.len().max(1)],
@@ -229,13 +235,17 @@ impl<T: ComplexElement> Nufft<T> {
             Spreading::Lines { local_tile } => (false, local_tile && fits),
         };
         let options = format!(
-            "{} -DDIM={dims} -DW={} -DMARGIN={MARGIN} -DPOINT_MAJOR={} -DLOCAL_TILE={}",
+            "{} -DDIM={dims} -DW={} -DMARGIN={MARGIN} -DPOINT_MAJOR={} -DLOCAL_TILE={} -DCOORD_STRIDE={}",
             T::build_options(),
             kernel.width,
             u8::from(point_major),
-            u8::from(local_tile)
+            u8::from(local_tile),
+            coord_stride(method)
         );
-        let (series, series_degree) = series_source(&kernel, params.tolerance_value(), dims, T::IS_DOUBLE);
+        let (series, series_degree) = match method {
+            NufftKernel::Bart { .. } => (format!("#define DEGREE 0\n{}", bart_kernel::table_source(T::IS_DOUBLE)), 0),
+            NufftKernel::ExpSemicircle => series_source(&kernel, params.tolerance_value(), dims, T::IS_DOUBLE),
+        };
         let source = format!("{series}\n#line 1\n{}", kernels::NUFFT);
         let program = app.build_program("nufft.cl", &kernels::with_common(&source), &options)?;
         let k = |name: &str| program.kernel(name).map(|k| k.owned_by(op));
@@ -279,6 +289,7 @@ impl<T: ComplexElement> Nufft<T> {
                 point_major,
                 local_tile,
                 series_degree,
+                kernel: method,
             },
         })
     }
@@ -513,8 +524,17 @@ fn pad_one<V: Copy + Default>(mut v: Vec<V>) -> Vec<V> {
     v
 }
 
-/// Points sorted by bin: per axis their first tap's cell and its offset from the point (kernels/nufft.cl's
-/// coordinate pairs), their original indices, and each bin's first sorted point (one past the end last).
+/// Values per point and axis in `coords` (kernels/nufft.cl's `COORD_STRIDE`): the first tap's cell and its offset
+/// from the point, and with BART's kernel the first and last tap its grid keeps.
+fn coord_stride(method: NufftKernel) -> usize {
+    match method {
+        NufftKernel::ExpSemicircle => 2,
+        NufftKernel::Bart { .. } => 4,
+    }
+}
+
+/// Points sorted by bin: per axis their first tap's cell and its offset from the point (and BART's kept taps:
+/// [`coord_stride`]), their original indices, and each bin's first sorted point (one past the end last).
 struct SortedPoints {
     coords: Vec<f64>,
     order: Vec<u32>,
@@ -529,11 +549,13 @@ fn sort_points(
     fine: &[usize; 3],
     bin: &[usize; 3],
     bins: &[usize; 3],
+    method: NufftKernel,
 ) -> Result<SortedPoints> {
     let dims = points.shape().len();
+    let stride = coord_stride(method);
     let lead = 3 - dims;
     let total_bins: usize = bins.iter().product();
-    let mut fine_coords = Vec::with_capacity(2 * points.coords().len());
+    let mut fine_coords = Vec::with_capacity(stride * points.coords().len());
     let mut bin_of = Vec::with_capacity(points.len());
     for point in points.coords().chunks_exact(dims) {
         let mut flat = 0usize;
@@ -554,6 +576,11 @@ fn sort_points(
                 let first = (x - width as f64 / 2.0).ceil();
                 fine_coords.push(first);
                 fine_coords.push(first - x);
+                if let NufftKernel::Bart { periodic } = method {
+                    let (lo, hi) = bart_kernel::kept_taps(k, x, first, len, periodic);
+                    fine_coords.push(lo);
+                    fine_coords.push(hi);
+                }
                 ((x / b_len as f64).floor() as usize).min(nb - 1)
             };
             flat = flat * nb + c;
@@ -582,7 +609,7 @@ fn sort_points(
         if let Some(o) = order.get_mut(at) {
             *o = i as u32;
         }
-        let pair = 2 * dims;
+        let pair = stride * dims;
         if let (Some(to), Some(from)) =
             (coords.get_mut(at * pair..(at + 1) * pair), fine_coords.get(i * pair..(i + 1) * pair))
         {
@@ -593,8 +620,15 @@ fn sort_points(
 }
 
 /// The per-axis factors `1/φ̂(r)` for each image index (`r = i − ⌊N/2⌋`), the three axes one after the other,
-/// with `1/√ΠN` folded into the first.
-fn deconvolution(kernel: &SpreadingKernel, lens: &[usize; 3], fine: &[usize; 3], dims: usize) -> Vec<f64> {
+/// with `1/√ΠN` folded into the first. BART's kernel: its roll-off correction over 2 per axis (BART's grid is the
+/// unitary DFT of size 2N times √½ per axis, nufft.c's `scx`).
+fn deconvolution(
+    kernel: &SpreadingKernel,
+    method: NufftKernel,
+    lens: &[usize; 3],
+    fine: &[usize; 3],
+    dims: usize,
+) -> Vec<f64> {
     let rule = kernel.quadrature();
     let scale = 1.0 / (lens.iter().product::<usize>() as f64).sqrt();
     let mut out = Vec::with_capacity(lens.iter().sum());
@@ -602,7 +636,11 @@ fn deconvolution(kernel: &SpreadingKernel, lens: &[usize; 3], fine: &[usize; 3],
         let active = a >= 3 - dims;
         for i in 0..len {
             let r = i as f64 - (len / 2) as f64;
-            let f = if active { 1.0 / kernel.fourier(r, n, &rule) } else { 1.0 };
+            let f = match (active, method) {
+                (false, _) => 1.0,
+                (true, NufftKernel::ExpSemicircle) => 1.0 / kernel.fourier(r, n, &rule),
+                (true, NufftKernel::Bart { .. }) => bart_kernel::rolloff(i, len) / 2.0,
+            };
             out.push(if a == 0 { f * scale } else { f });
         }
     }
