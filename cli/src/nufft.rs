@@ -9,8 +9,8 @@ use cliper::chain::{Precision, RunFiles};
 use cliper::ndarray::ArrayD;
 use cliper::prelude::*;
 use cliper::{
-    CgParams, HostArray, Nufft, NufftParams, NufftPoints, NufftSense, Result, SensePenalty, bart_image_dims,
-    images_from_bart, images_to_bart, read_file, samples_from_bart, samples_to_bart, write_file,
+    CgParams, HostArray, Nufft, NufftKernel, NufftParams, NufftPoints, NufftSense, Result, SensePenalty,
+    bart_image_dims, images_from_bart, images_to_bart, read_file, samples_from_bart, samples_to_bart, write_file,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
@@ -36,9 +36,15 @@ pub struct NufftArgs {
     /// per axis, as BART estimates them.
     #[arg(long, value_name = "X:Y:Z")]
     dims: Option<String>,
-    /// The relative accuracy of the transform (FINUFFT's definition: ℓ2 error over the outputs' norm).
-    #[arg(long, default_value_t = 1e-6)]
-    tolerance: f64,
+    /// The relative accuracy of the transform (FINUFFT's definition: ℓ2 error over the outputs' norm; default
+    /// 1e-6); not with --kernel bart.
+    #[arg(long)]
+    tolerance: Option<f64>,
+    #[arg(long, value_enum, default_value = "es")]
+    /// es: FINUFFT's "exponential of semicircle" kernel, accurate to --tolerance; bart: BART 0.8's own gridding
+    /// (its Kaiser–Bessel table, roll-off and edge-dropping grid), to reproduce `bart nufft` and `pics -t`
+    /// outputs, errors included (BART's kernel is about 1e-2 from the exact sums).
+    kernel: KernelChoice,
     /// --inverse: the ℓ2 regularisation λ (`bart nufft -l`).
     #[arg(long, default_value_t = 0.0)]
     lambda: f64,
@@ -51,6 +57,27 @@ pub struct NufftArgs {
 }
 
 use crate::recon::bart_named;
+
+/// `--kernel`: the NUFFT's kernel (`cliper nufft`, `cliper recon --traj`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KernelChoice {
+    /// FINUFFT's kernel, to the tolerance asked.
+    Es,
+    /// BART 0.8's gridding, as `bart nufft` and `pics -t` compute.
+    Bart,
+}
+
+/// The NUFFT parameters of `--kernel` and `--tolerance` (refused together with BART's kernel, which has none).
+pub(crate) fn nufft_params(kernel: KernelChoice, tolerance: Option<f64>) -> Result<NufftParams> {
+    match (kernel, tolerance) {
+        (KernelChoice::Bart, Some(t)) => Err(Error::invalid(
+            "nufft",
+            format!("--tolerance {t} with --kernel bart: BART's kernel has a fixed accuracy (about 1e-2)"),
+        )),
+        (KernelChoice::Bart, None) => Ok(NufftParams::default().kernel(NufftKernel::Bart { periodic: false })),
+        (KernelChoice::Es, t) => Ok(NufftParams::default().tolerance(t.unwrap_or(1e-6))),
+    }
+}
 
 /// Runs `cliper nufft`.
 pub fn run(ctx: &mut Context, args: &NufftArgs) -> std::result::Result<(), CliError> {
@@ -119,7 +146,7 @@ fn transform<T: ComplexElement>(
 ) -> Result<ArrayD<Complex64>> {
     let dims = image_dims(args, data, traj)?;
     let points = NufftPoints::from_bart(traj, &dims, traj_name)?;
-    let params = NufftParams::default().tolerance(args.tolerance);
+    let params = nufft_params(args.kernel, args.tolerance)?;
     if args.adjoint || args.inverse {
         let (coils, values) = samples_from_bart(data, traj.shape(), &bart_named(&args.input))?;
         let images = if args.adjoint {

@@ -66,6 +66,10 @@ pub struct ReconArgs {
     /// — cg-sense, l1-wavelet or tv with the NUFFT and its Toeplitz normal operator, as `bart pics -t TRAJ`.
     #[arg(long, value_name = "TRAJ")]
     pub(crate) traj: Option<String>,
+    /// --traj: the NUFFT's kernel — es (FINUFFT's, accurate to 1e-6; the default) or bart (BART 0.8's own
+    /// gridding, to reproduce `bart pics -t` to ~1e-4, its ~1e-2 gridding error included).
+    #[arg(long, value_enum)]
+    pub(crate) kernel: Option<crate::nufft::KernelChoice>,
     #[command(flatten)]
     pub(crate) espirit: EspiritSettings,
     /// The weight λ of the penalty, on the scaled data (BART's -r): cg-sense's Tikhonov weight (0 without it),
@@ -107,6 +111,12 @@ pub struct ReconArgs {
 
 /// Runs `cliper recon` on Cartesian k-space (main.rs sends `--traj` to recon_noncartesian).
 pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
+    if let Some(kernel) = args.kernel {
+        let name = if kernel == crate::nufft::KernelChoice::Bart { "bart" } else { "es" };
+        return Err(
+            Error::invalid("cliper recon", format!("--kernel {name} is the NUFFT's: it goes with --traj")).into()
+        );
+    }
     let output = bart_named(&args.output);
     let mut files = kspace_files(&args.kdata).write("the image", Path::new(&output));
     if let Some(maps) = args.maps.as_deref().filter(|m| !["espirit", "walsh"].contains(m)) {

@@ -5,6 +5,7 @@
 
 use crate::chain::Context;
 use crate::failure::CliError;
+use crate::nufft::KernelChoice;
 use crate::recon::{Method, ReconArgs, bart_named, check_step, method_name, penalty_weight};
 use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::prelude::*;
@@ -64,6 +65,11 @@ fn maps_file(args: &ReconArgs) -> Result<String> {
     }
 }
 
+/// The NUFFT of `--kernel` (es by default) at its default tolerance.
+fn nufft_params(args: &ReconArgs) -> Result<NufftParams> {
+    crate::nufft::nufft_params(args.kernel.unwrap_or(KernelChoice::Es), None)
+}
+
 /// Refuses what --traj does not take: sense (a SENSE combination needs Cartesian k-space), what rsos has no use
 /// for, Cartesian-only flags.
 fn check(args: &ReconArgs) -> Result<()> {
@@ -112,7 +118,7 @@ where
     let y = XData::from_slice(app, &[coils, points.len()], &weighted)?;
     let image_shape = points.shape().to_vec();
     let coil_images = XData::<T>::zeros(app, &[&[coils][..], &image_shape].concat())?;
-    Nufft::new(app, &points, coils, NufftParams::default())?.adjoint(&y, &coil_images)?;
+    Nufft::new(app, &points, coils, nufft_params(args)?)?.adjoint(&y, &coil_images)?;
     let image = RSoS::apply(&coil_images, 0)?;
     let path = Path::new(files.output);
     cliper::chain::create_parent(path)?;
@@ -183,7 +189,7 @@ where
     let method = args.method.unwrap_or(Method::CgSense);
     let lambda = penalty_weight(method, args.lambda)?;
     let penalty = penalty(args, method, lambda);
-    let mut recon = NufftSense::new(&y, &maps, &points, &image, penalty, NufftParams::default());
+    let mut recon = NufftSense::new(&y, &maps, &points, &image, penalty, nufft_params(args)?);
     // pics's estimate comes from the adjoint image of the data as read, through the plan the reconstruction runs.
     let scaling = match args.scaling {
         Some(s) => s,

@@ -816,6 +816,52 @@ fn recon_with_a_trajectory_and_a_penalty_matches_bart_pics_t() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `--kernel bart` (BART 0.8's own gridding) on the bart_nufft fixtures: `cliper nufft` forward and `--adjoint`
+/// within 1e-4 of `bart nufft` / `bart nufft -a` (the library test measures 9e-7 and 3e-7), `--inverse` against
+/// `bart nufft -i` (50 unregularised CG steps through the Toeplitz operator, float32 drift allowed: 1e-2), and
+/// `cliper recon --traj --method l1-wavelet|tv` within 1e-4 / 1e-3 of `bart pics -t` (3.7e-6 and 1.8e-4 in the
+/// library test); the ES kernel's results for comparison sit 3.8e-3 to 8.4e-3 away. Refusals: `--tolerance` with
+/// `--kernel bart`, `--kernel` without `--traj`.
+#[test]
+fn barts_kernel_reproduces_bart_nufft_and_pics_t() {
+    let dir = scratch("bart-kernel");
+    let fixture = |name: &str| root().join(format!("tests/fixtures/bart_nufft/{name}"));
+    let (traj, image, coil, ksp, sens) =
+        (fixture("traj"), fixture("image"), fixture("coil1"), fixture("ksp"), fixture("sens_n"));
+    let out = |name: &str| dir.join(name);
+    let bart = ["--kernel", "bart"];
+    let said = ok(&[&["nufft", s(&image), s(&out("fwd")), "--traj", s(&traj)][..], &bart].concat());
+    assert!(said.contains("forward, 3280 points"), "{said}");
+    let e = relative(&read_cfl_values(&out("fwd.cfl")), &read_cfl_values(&fixture("nufft.cfl")));
+    assert!(e < 1e-4, "forward against bart nufft: {e:e}");
+    ok(&[&["nufft", s(&coil), s(&out("adj")), "--traj", s(&traj), "--adjoint"][..], &bart].concat());
+    let e = relative(&read_cfl_values(&out("adj.cfl")), &read_cfl_values(&fixture("adjoint.cfl")));
+    assert!(e < 1e-4, "adjoint against bart nufft -a: {e:e}");
+    ok(&[&["nufft", s(&coil), s(&out("inv")), "--traj", s(&traj), "--inverse"][..], &bart].concat());
+    let e = relative(&read_cfl_values(&out("inv.cfl")), &read_cfl_values(&fixture("inverse.cfl")));
+    eprintln!("inverse against bart nufft -i: {e:e}");
+    assert!(e < 1e-2, "inverse against bart nufft -i: {e:e}");
+    let common = ["--traj", s(&traj), "--maps", s(&sens), "--kernel", "bart", "--iters"];
+    let cases: [(&[&str], &str, f64); 2] = [
+        (&["30", "--method", "l1-wavelet", "--lambda", "0.005"], "pics_t_l1_e", 1e-4),
+        (&["50", "--method", "tv", "--lambda", "0.01"], "pics_t_tv", 1e-3),
+    ];
+    for (extra, bart_name, tolerance) in cases {
+        let image = out(&format!("{bart_name}.cfl"));
+        ok(&[&["recon", s(&ksp), s(&image)][..], &common, extra].concat());
+        let e = relative(&read_cfl_values(&image), &read_cfl_values(&fixture(&format!("{bart_name}.cfl"))));
+        assert!(e < tolerance, "{bart_name}: against bart pics -t {e:e}");
+    }
+    let refused = out("refused.cfl");
+    let said =
+        fails(&["nufft", s(&image), s(&refused), "--traj", s(&traj), "--kernel", "bart", "--tolerance", "1e-9"], 1);
+    assert!(said.contains("--tolerance 0.000000001 with --kernel bart") && said.lines().count() == 1, "{said}");
+    let said = fails(&["recon", s(&fixture("../bart/phantom8.cfl")), s(&refused), "--kernel", "bart"], 1);
+    assert!(said.contains("--kernel bart is the NUFFT's") && said.lines().count() == 1, "{said}");
+    assert!(!refused.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `cliper cc` on the bart_cc fixtures (an 8-coil phantom k-space [46, 38, 1, 8] with noise): the compressed
 /// k-space of `-p 4` (svd), `-p 4 --method geometric` and `-p 3 --method geometric -r 12` against `bart cc` with the
 /// same flags, each virtual coil after the unit factor that best aligns it with BART's (eigenvectors have no set
