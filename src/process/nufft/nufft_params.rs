@@ -54,6 +54,12 @@ pub enum Spreading {
 /// assert_eq!(NufftParams::default().kernel_value(), NufftKernel::ExpSemicircle);
 /// let bart = NufftParams::default().kernel(NufftKernel::Bart { periodic: false });
 /// assert_eq!(bart.kernel_value(), NufftKernel::Bart { periodic: false });
+/// // BART's grid is exactly 2N; odd sizes are refused (bart nufft shifts them by half a sample).
+/// let app = cliper::ClApp::new()?;
+/// let points = cliper::NufftPoints::new(&[15, 16], vec![0.5, -2.0])?;
+/// let refused = cliper::Nufft::<num_complex::Complex32>::new(&app, &points, 1, bart).err().unwrap();
+/// assert!(refused.to_string().contains("odd size 15"));
+/// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NufftKernel {
@@ -195,12 +201,23 @@ impl NufftParams {
     }
 }
 
-/// BART's kernel on a grid of exactly 2N per axis; the tile machinery needs at least 2·7 + 4 cells per axis.
+/// BART's kernel on a grid of exactly 2N per axis (even N); the tile machinery needs at least 2·7 + 4 cells per axis.
 fn bart_plan(shape: &[usize]) -> Result<(SpreadingKernel, Vec<usize>)> {
     if let Some(&n) = shape.iter().find(|&&n| n < 9) {
         return Err(Error::invalid(
             "Nufft",
             format!("image {shape:?}: BART's kernel (7 taps on a grid of 2N) needs at least 9 cells per axis; got {n}"),
+        ));
+    }
+    // Measured with bart 0.8.00 on deltas: on an odd axis `bart nufft` turns pixel r by about −πr/N whatever k is (as
+    // if each k were shifted by ½; 0.5π at the edges of 15), which this port does not reproduce.
+    if let Some(&n) = shape.iter().find(|&&n| n % 2 == 1) {
+        return Err(Error::invalid(
+            "Nufft",
+            format!(
+                "image {shape:?}: BART's kernel takes even sizes (bart nufft shifts an axis of odd size {n} by half a \
+                 sample, which is not reproduced); use the default kernel"
+            ),
         ));
     }
     let kernel = SpreadingKernel { width: bart_kernel::TAPS, beta: bart_kernel::beta(), upsampling: 2.0 };
