@@ -315,3 +315,29 @@ fn sense_refusals_name_the_shapes() {
     let e = CgSense::new(&k, &XData::zeros(app, &[8, 6]).unwrap(), CgParams::new(3)).run().unwrap_err().to_string();
     assert!(e.contains("sensitivity maps"), "{e}");
 }
+
+/// A frame of a batch (`index_axis(0, 1)`: contiguous, at an offset into its buffer) is refused by the operator,
+/// which reads from the buffer's start — before, it silently transformed frame 0 — and `XData::contiguous`
+/// copies it, after which the result is that frame's. CgSense gathers k-space handed to it as such a view.
+#[test]
+fn frame_views_are_refused_or_gathered_never_read_from_the_buffers_start() {
+    let app = common::app();
+    let c = |re: f32| Complex::new(re, 0.0f32);
+    let maps = XData::from_slice(app, &[1, 4, 4], &[c(1.0); 16]).unwrap();
+    let mut a = SenseOperator::new(&maps, None).unwrap();
+    let mut x = vec![c(0.0); 32];
+    x[16 + 2 * 4 + 2] = c(4.0);
+    let both = XData::from_slice(app, &[2, 4, 4], &x).unwrap();
+    let frame1 = both.index_axis(0, 1).unwrap();
+    let k = XData::zeros(app, &[1, 4, 4]).unwrap();
+    let refused = a.forward(&frame1, &k).unwrap_err().to_string();
+    assert!(refused.contains("buffer's start"), "{refused}");
+    a.forward(&frame1.contiguous().unwrap(), &k).unwrap();
+    assert!(k.to_vec().unwrap().iter().all(|v| (v - c(1.0)).norm() < 1e-6));
+    // CgSense on k-space given as frame 1 of two: the flat spectrum back to the delta.
+    let spectra: Vec<_> = [vec![c(0.0); 16], k.to_vec().unwrap()].concat();
+    let frames = XData::from_slice(app, &[2, 1, 4, 4], &spectra).unwrap();
+    let k1 = KData::new(frames.index_axis(0, 1).unwrap(), 2).unwrap().with_sensitivity_maps(maps).unwrap();
+    let out = CgSense::apply(&k1, CgParams::new(5)).unwrap().to_vec().unwrap();
+    assert!((out[10] - c(4.0)).norm() < 1e-4 && out.iter().map(|v| v.norm()).sum::<f32>() < 4.01, "{out:?}");
+}

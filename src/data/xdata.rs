@@ -212,6 +212,20 @@ impl<T: Element> XData<T> {
         self.layout.is_contiguous()
     }
 
+    /// Whether the view is contiguous and starts at its buffer's start: what a kernel that takes no offset reads
+    /// correctly. A frame of a batch (`index_axis(0, f)` with f > 0) is contiguous but not packed.
+    ///
+    /// ```
+    /// # let app = cliper::ClApp::new()?;
+    /// let x = cliper::XData::<f32>::zeros(&app, &[2, 3])?;
+    /// assert!(x.is_packed() && x.index_axis(0, 0)?.is_packed());
+    /// assert!(x.index_axis(0, 1)?.is_contiguous() && !x.index_axis(0, 1)?.is_packed());
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn is_packed(&self) -> bool {
+        self.is_contiguous() && (self.offset() == 0 || self.is_empty())
+    }
+
     fn view(&self, layout: Layout) -> XData<T> {
         XData { app: self.app.clone(), storage: self.storage.clone(), layout, _element: PhantomData }
     }

@@ -103,19 +103,23 @@ impl<T: Element> XData<T> {
         StridedCopy::new(src, self, CopyParams::default()).run()
     }
 
-    /// A contiguous (row-major) array with this view's elements, gathered on the device without a host
-    /// round trip. An array that is already contiguous is returned as is (a shallow clone).
+    /// A packed array ([`XData::is_packed`]: row-major from its buffer's start) with this view's elements,
+    /// gathered on the device without a host round trip. An array that is already packed is returned as is (a
+    /// shallow clone); a contiguous view into a larger buffer (a frame of a batch) is copied, so that kernels that
+    /// read from the buffer's start see its elements.
     ///
     /// ```
     /// # let app = cliper::ClApp::new()?;
     /// let x = cliper::XData::from_slice(&app, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
     /// let xt = x.t().contiguous()?; // a new [3, 2] array, gathered on the device
     /// assert!(xt.is_contiguous() && !xt.overlaps(&x));
+    /// let row = x.index_axis(0, 1)?; // contiguous, at offset 3: copied
+    /// assert!(row.is_contiguous() && !row.is_packed() && row.contiguous()?.is_packed());
     /// assert_eq!(xt.reshape(&[6])?.to_vec()?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn contiguous(&self) -> Result<XData<T>> {
-        if self.is_contiguous() {
+        if self.is_packed() {
             return Ok(self.clone());
         }
         let out = XData::uninit(self.app(), "XData::contiguous", self.shape())?;

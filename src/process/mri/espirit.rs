@@ -272,8 +272,11 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         if self.maps.shape() != shape.as_slice() {
             return Err(Error::shape(op, &shape, self.maps.shape()));
         }
-        if !self.maps.is_contiguous() {
-            return Err(Error::invalid(op, "the maps must be contiguous"));
+        if !self.maps.is_packed() {
+            return Err(Error::invalid(
+                op,
+                "the maps must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+            ));
         }
         let p = self.params;
         if p.kernel == 0 || p.calibration < p.kernel || p.threshold.is_nan() || p.threshold <= 0.0 || p.iterations == 0

@@ -59,8 +59,11 @@ impl<T: ComplexElement> NufftSenseOperator<T> {
         if spatial != points.shape() {
             return Err(Error::shape_because(op, points.shape(), spatial, "maps over the trajectory's image"));
         }
-        if !maps.is_contiguous() {
-            return Err(Error::invalid(op, "the maps must be contiguous (XData::contiguous makes a copy)"));
+        if !maps.is_packed() {
+            return Err(Error::invalid(
+                op,
+                "the maps must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+            ));
         }
         let app = maps.app();
         let nufft = Nufft::new(app, points, coils, params)?;
@@ -102,8 +105,11 @@ impl<T: ComplexElement> NufftSenseOperator<T> {
         if x.shape() != shape {
             return Err(Error::shape(format!("NufftSenseOperator::{what}"), shape, x.shape()));
         }
-        if !x.is_contiguous() {
-            return Err(Error::invalid(format!("NufftSenseOperator::{what}"), "the array must be contiguous"));
+        if !x.is_packed() {
+            return Err(Error::invalid(
+                format!("NufftSenseOperator::{what}"),
+                "the array must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+            ));
         }
         Ok(())
     }

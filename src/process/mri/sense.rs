@@ -39,7 +39,7 @@ enum Pass {
 /// [`super::CgSense`] solve with. The pattern enters `AᴴA` once, as in BART's `pics`; for a 0/1 mask `√W = W`.
 ///
 /// The centring is two modulations around a plain FFT (no shift passes): `forward` is three passes over the coil
-/// images and one batched FFT; `AᴴA` five passes and two FFTs. Arrays must be contiguous.
+/// images and one batched FFT; `AᴴA` five passes and two FFTs. Arrays must be packed ([`XData::is_packed`]).
 ///
 /// ```
 /// use cliper::{SenseOperator, XData};
@@ -83,15 +83,23 @@ impl<T: ComplexElement> SenseOperator<T> {
                 format!("maps must be [coils, spatial…] with 1 to 3 spatial axes; got shape {:?}", maps.shape()),
             ));
         };
-        if !maps.is_contiguous() {
-            return Err(Error::invalid(op, "the maps must be contiguous (XData::contiguous makes a copy)"));
+        if !maps.is_packed() {
+            return Err(Error::invalid(
+                op,
+                "the maps must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+            ));
         }
         let app = maps.app();
         let mask = match mask {
             Some(m) if m.shape() != spatial => {
                 return Err(Error::shape_because(op, spatial, m.shape(), "a mask of the maps' spatial shape"));
             }
-            Some(m) if !m.is_contiguous() => return Err(Error::invalid(op, "the mask must be contiguous")),
+            Some(m) if !m.is_packed() => {
+                return Err(Error::invalid(
+                    op,
+                    "the mask must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+                ));
+            }
             Some(m) => m.clone(),
             None => {
                 let ones = vec![T::Real::from_c64(num_complex::Complex::new(1.0, 0.0)); spatial.iter().product()];
@@ -158,8 +166,11 @@ impl<T: ComplexElement> SenseOperator<T> {
         if x.shape() != shape {
             return Err(Error::shape(format!("SenseOperator::{what}"), shape, x.shape()));
         }
-        if !x.is_contiguous() {
-            return Err(Error::invalid(format!("SenseOperator::{what}"), "the array must be contiguous"));
+        if !x.is_packed() {
+            return Err(Error::invalid(
+                format!("SenseOperator::{what}"),
+                "the array must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+            ));
         }
         Ok(())
     }

@@ -201,13 +201,19 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
         if self.maps.shape() != shape.as_slice() {
             return Err(Error::shape_because(op, &shape, self.maps.shape(), "maps of the input's shape"));
         }
-        if !self.maps.is_contiguous() {
-            return Err(Error::invalid(op, "the maps must be contiguous"));
+        if !self.maps.is_packed() {
+            return Err(Error::invalid(
+                op,
+                "the maps must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+            ));
         }
         if let Source::Images(x) = &self.source
-            && !x.is_contiguous()
+            && !x.is_packed()
         {
-            return Err(Error::invalid(op, "the coil images must be contiguous (XData::contiguous makes a copy)"));
+            return Err(Error::invalid(
+                op,
+                "the coil images must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+            ));
         }
         let p = self.params;
         if p.smoothing == 0 || p.iterations == 0 {

@@ -176,8 +176,11 @@ impl<T: ComplexElement> NufftNormal<T> {
             if a.shape() != shape {
                 return Err(Error::shape("NufftNormal::apply", &shape, a.shape()));
             }
-            if !a.is_contiguous() {
-                return Err(Error::invalid("NufftNormal::apply", "the arrays must be contiguous"));
+            if !a.is_packed() {
+                return Err(Error::invalid(
+                    "NufftNormal::apply",
+                    "the arrays must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+                ));
             }
         }
         let batch = self.batch as u32;

@@ -325,8 +325,11 @@ impl<T: ComplexElement> Nufft<T> {
         if x.shape() != shape {
             return Err(Error::shape(format!("Nufft::{what}"), shape, x.shape()));
         }
-        if !x.is_contiguous() {
-            return Err(Error::invalid(format!("Nufft::{what}"), "the array must be contiguous"));
+        if !x.is_packed() {
+            return Err(Error::invalid(
+                format!("Nufft::{what}"),
+                "the array must be contiguous from its buffer's start (XData::contiguous makes a copy)",
+            ));
         }
         Ok(())
     }

@@ -168,8 +168,11 @@ impl<T: Element> TvAdmm<T> {
                 let rule = format!("{name} of {count} elements (like {:?})", self.rhs.shape());
                 return Err(Error::shape_rule("TvAdmm", rule, a.shape()));
             }
-            if !a.is_contiguous() {
-                return Err(Error::invalid("TvAdmm", format!("{name} must be contiguous")));
+            if !a.is_packed() {
+                return Err(Error::invalid(
+                    "TvAdmm",
+                    format!("{name} must be contiguous from its buffer's start (XData::contiguous makes a copy)"),
+                ));
             }
         }
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));

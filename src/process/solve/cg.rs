@@ -186,8 +186,11 @@ impl<T: Element> ConjugateGradient<T> {
                 let rule = format!("{name} of {} elements (like {:?})", self.n, self.r.shape());
                 return Err(Error::shape_rule("ConjugateGradient", rule, a.shape()));
             }
-            if !a.is_contiguous() {
-                return Err(Error::invalid("ConjugateGradient", format!("{name} must be contiguous")));
+            if !a.is_packed() {
+                return Err(Error::invalid(
+                    "ConjugateGradient",
+                    format!("{name} must be contiguous from its buffer's start (XData::contiguous makes a copy)"),
+                ));
             }
         }
         let (idx, n, groups) = (self.index, self.n as u64, self.groups);

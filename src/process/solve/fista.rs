@@ -132,8 +132,11 @@ impl<T: Element> Fista<T> {
                 let rule = format!("{name} of {} elements (like {:?})", self.n, self.z.shape());
                 return Err(Error::shape_rule("Fista", rule, a.shape()));
             }
-            if !a.is_contiguous() {
-                return Err(Error::invalid("Fista", format!("{name} must be contiguous")));
+            if !a.is_packed() {
+                return Err(Error::invalid(
+                    "Fista",
+                    format!("{name} must be contiguous from its buffer's start (XData::contiguous makes a copy)"),
+                ));
             }
         }
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));
