@@ -100,12 +100,14 @@ impl<T: Element> Process for MapCoordinates<T> {
             return Err(Error::shape(op, &out, self.output.shape()));
         }
         for (what, contiguous, shape) in [
-            ("coordinates", self.coordinates.is_contiguous(), self.coordinates.shape()),
-            ("output", self.output.is_contiguous(), self.output.shape()),
+            ("coordinates", self.coordinates.is_packed(), self.coordinates.shape()),
+            ("output", self.output.is_packed(), self.output.shape()),
         ] {
             if !contiguous {
                 return Err(Error::Unsupported {
-                    what: format!("{op} with a strided {what} view of shape {shape:?}; make it contiguous first"),
+                    what: format!(
+                        "{op} with a strided {what} view of shape {shape:?}, or one at an offset into its buffer; make it contiguous first (XData::contiguous)"
+                    ),
                 });
             }
         }
