@@ -112,3 +112,25 @@ fn strided_copy_picks_the_cheapest_plan() {
     let b = y.slice_axis(1, 32..64).unwrap();
     assert_eq!(plan(&a, &b), CopyStrategy::Rows);
 }
+
+/// map_coordinates reads its coordinates and writes its output from their buffers' start: a view at an offset (a
+/// frame of a batch) is refused naming it, and its contiguous copy gives the frame's own result.
+#[test]
+fn map_coordinates_refuses_coordinates_at_an_offset() {
+    use cliper::{Interpolation, MapCoordinates};
+    let app = common::app();
+    let image: Vec<f32> = (0..16 * 16).map(|i| (i as f32 * 0.37).sin()).collect();
+    let image = XData::from_slice(app, &[16, 16], &image).unwrap();
+    let coords: Vec<f32> = (0..10).map(|i| (i % 5) as f32 * 2.5).collect();
+    let two = XData::from_slice(app, &[2, 2, 5], &[vec![0.0f32; 10], coords.clone()].concat()).unwrap();
+    let view = two.index_axis(0, 1).unwrap();
+    let refused = MapCoordinates::apply(&image, &view, Interpolation::default()).unwrap_err().to_string();
+    assert!(refused.contains("at an offset into its buffer"), "{refused}");
+    let want =
+        MapCoordinates::apply(&image, &XData::from_slice(app, &[2, 5], &coords).unwrap(), Interpolation::default())
+            .unwrap()
+            .to_vec()
+            .unwrap();
+    let got = MapCoordinates::apply(&image, &view.contiguous().unwrap(), Interpolation::default()).unwrap();
+    assert_eq!(got.to_vec().unwrap(), want);
+}
