@@ -67,49 +67,61 @@ inline T sense_phase(R turns) {
     return (T)(cospi((R)2 * turns), sinpi((R)2 * turns));
 }
 
-// out[c, p] = s[c, p] · w(p) · x[p]: one work-item per position, over the coils.
-kernel void sense_expand(global const T* x, global const T* s, global T* out, IDX coils, IDX positions, uint n0,
-                         uint n1, uint n2) {
-    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
-        const T xw = MUL(x[p], sense_phase(sense_turns(p, n0, n1, n2, 0)));
-        for (IDX c = 0; c < coils; c++) out[c * positions + p] = MUL(s[c * positions + p], xw);
+// Frames: images [frames, P] and k-space [frames, coils, P] share the maps; the pattern is [P] (mask_frames 1) or
+// [frames, P]. Work-item q covers frame q / P at position q % P.
+
+// out[f, c, p] = s[c, p] · w(p) · x[f, p]: one work-item per frame and position, over the coils.
+kernel void sense_expand(global const T* x, global const T* s, global T* out, IDX coils, IDX positions, IDX frames,
+                         uint n0, uint n1, uint n2) {
+    for (IDX q = get_global_id(0); q < frames * positions; q += get_global_size(0)) {
+        const IDX f = q / positions, p = q % positions;
+        const T xw = MUL(x[q], sense_phase(sense_turns(p, n0, n1, n2, 0)));
+        global T* o = out + f * coils * positions;
+        for (IDX c = 0; c < coils; c++) o[c * positions + p] = MUL(s[c * positions + p], xw);
     }
 }
 
 // The mask step of the operator, `mode` one of the three above (uniform over the launch, so no divergence).
-kernel void sense_weight(global const T* in, global const R* mask, global T* out, IDX coils, IDX positions, uint n0,
-                         uint n1, uint n2, uint mode) {
-    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
+kernel void sense_weight(global const T* in, global const R* mask, global T* out, IDX coils, IDX positions,
+                         IDX frames, IDX mask_frames, uint n0, uint n1, uint n2, uint mode) {
+    for (IDX q = get_global_id(0); q < frames * positions; q += get_global_size(0)) {
+        const IDX frame = q / positions, p = q % positions;
+        const R m = mask[mask_frames > 1 ? q : p];
         T f;
         if (mode == SENSE_NORMAL) {
-            f = (T)(mask[p], (R)0);
+            f = (T)(m, (R)0);
         } else {
             const T w = sense_phase(sense_turns(p, n0, n1, n2, 1));
-            f = sqrt(mask[p]) * (mode == SENSE_FORWARD ? w : CONJ(w));
+            f = sqrt(m) * (mode == SENSE_FORWARD ? w : CONJ(w));
         }
-        for (IDX c = 0; c < coils; c++) out[c * positions + p] = MUL(in[c * positions + p], f);
+        const IDX base = frame * coils * positions;
+        for (IDX c = 0; c < coils; c++) out[base + c * positions + p] = MUL(in[base + c * positions + p], f);
     }
 }
 
-// out[p] = conj(w(p)) · Σ_c conj(s[c, p]) · in[c, p].
-kernel void sense_combine(global const T* in, global const T* s, global T* out, IDX coils, IDX positions, uint n0,
-                          uint n1, uint n2) {
-    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
+// out[f, p] = conj(w(p)) · Σ_c conj(s[c, p]) · in[f, c, p].
+kernel void sense_combine(global const T* in, global const T* s, global T* out, IDX coils, IDX positions, IDX frames,
+                          uint n0, uint n1, uint n2) {
+    for (IDX q = get_global_id(0); q < frames * positions; q += get_global_size(0)) {
+        const IDX f = q / positions, p = q % positions;
+        global const T* frame = in + f * coils * positions;
         T sum = ZERO;
-        for (IDX c = 0; c < coils; c++) sum += MUL(in[c * positions + p], CONJ(s[c * positions + p]));
-        out[p] = MUL(sum, CONJ(sense_phase(sense_turns(p, n0, n1, n2, 0))));
+        for (IDX c = 0; c < coils; c++) sum += MUL(frame[c * positions + p], CONJ(s[c * positions + p]));
+        out[q] = MUL(sum, CONJ(sense_phase(sense_turns(p, n0, n1, n2, 0))));
     }
 }
 
-// The sampling pattern of k-space k [coils, P]: 1 where any coil's sample is not zero (as BART's pics infers it).
-kernel void sense_pattern(global const T* k, global R* mask, IDX coils, IDX positions) {
-    for (IDX p = get_global_id(0); p < positions; p += get_global_size(0)) {
+// The sampling pattern of k-space k [frames, coils, P] into mask [frames, P]: 1 where any coil's sample is not
+// zero (as BART's pics infers it).
+kernel void sense_pattern(global const T* k, global R* mask, IDX coils, IDX positions, IDX frames) {
+    for (IDX q = get_global_id(0); q < frames * positions; q += get_global_size(0)) {
+        const IDX f = q / positions, p = q % positions;
         R any = 0;
         for (IDX c = 0; c < coils; c++) {
-            const T v = k[c * positions + p];
+            const T v = k[(f * coils + c) * positions + p];
             if (v.x != 0 || v.y != 0) any = 1;
         }
-        mask[p] = any;
+        mask[q] = any;
     }
 }
 #endif  // IS_COMPLEX

@@ -180,7 +180,8 @@ kernel void fista_gradient(global T* x, global const T* b, global const T* nx, R
 // ---- Total variation for ADMM (TvAdmm): an image of up to three axes n0 × n1 × n2 (row-major, unused axes 1)
 // and its gradient G x, three components per position stored [3, P] (a component along an axis of extent 1 is
 // 0). G is BART's: the periodic backward difference (G x)_d[r] = x[r] − x[r − e_d]; its adjoint is
-// (Gᴴ g)[r] = Σ_d g_d[r] − g_d[r + e_d].
+// (Gᴴ g)[r] = Σ_d g_d[r] − g_d[r + e_d]. `frames` images are stored one after the other, each its own gradient (none
+// across frames): position g is frame g / cells at g % cells, its neighbours in the same frame.
 
 // The neighbour of position (i0, i1, i2) one step along axis d (step +1 or −1), periodic.
 inline IDX tv_neighbour(IDX i0, IDX i1, IDX i2, IDX n0, IDX n1, IDX n2, int d, int step) {
@@ -203,13 +204,14 @@ kernel void tv_start(global T* x, global T* z, global T* u, IDX count) {
 
 // out = b + rho · Gᴴ(z − u).
 kernel void tv_rhs(global const T* b, global const T* z, global const T* u, global T* out, R rho, IDX n0, IDX n1,
-                   IDX n2) {
-    const IDX count = n0 * n1 * n2;
+                   IDX n2, IDX frames) {
+    const IDX cells = n0 * n1 * n2, count = cells * frames;
     for (IDX g = get_global_id(0); g < count; g += get_global_size(0)) {
-        const IDX i2 = g % n2, i1 = (g / n2) % n1, i0 = g / (n1 * n2);
+        const IDX h = g % cells, frame = g - h;
+        const IDX i2 = h % n2, i1 = (h / n2) % n1, i0 = h / (n1 * n2);
         T acc = ZERO;
         for (int d = 0; d < 3; d++) {
-            const IDX next = tv_neighbour(i0, i1, i2, n0, n1, n2, d, 1);
+            const IDX next = frame + tv_neighbour(i0, i1, i2, n0, n1, n2, d, 1);
             acc += (z[d * count + g] - u[d * count + g]) - (z[d * count + next] - u[d * count + next]);
         }
         out[g] = b[g] + rho * acc;
@@ -217,14 +219,16 @@ kernel void tv_rhs(global const T* b, global const T* z, global const T* u, glob
 }
 
 // out += rho · GᴴG x = rho · Σ_d (2 x[r] − x[r − e_d] − x[r + e_d]) (0 along axes of extent 1).
-kernel void tv_gram_add(global const T* x, global T* out, R rho, IDX n0, IDX n1, IDX n2) {
-    const IDX count = n0 * n1 * n2;
+kernel void tv_gram_add(global const T* x, global T* out, R rho, IDX n0, IDX n1, IDX n2, IDX frames) {
+    const IDX cells = n0 * n1 * n2, count = cells * frames;
     for (IDX g = get_global_id(0); g < count; g += get_global_size(0)) {
-        const IDX i2 = g % n2, i1 = (g / n2) % n1, i0 = g / (n1 * n2);
+        const IDX h = g % cells;
+        global const T* xf = x + (g - h);
+        const IDX i2 = h % n2, i1 = (h / n2) % n1, i0 = h / (n1 * n2);
         const T v = x[g];
         T acc = ZERO;
         for (int d = 0; d < 3; d++) {
-            acc += (v - x[tv_neighbour(i0, i1, i2, n0, n1, n2, d, -1)]) + (v - x[tv_neighbour(i0, i1, i2, n0, n1, n2, d, 1)]);
+            acc += (v - xf[tv_neighbour(i0, i1, i2, n0, n1, n2, d, -1)]) + (v - xf[tv_neighbour(i0, i1, i2, n0, n1, n2, d, 1)]);
         }
         out[g] += rho * acc;
     }
@@ -232,15 +236,18 @@ kernel void tv_gram_add(global const T* x, global T* out, R rho, IDX n0, IDX n1,
 
 // The z- and u-updates: v = alpha · G x + (1 − alpha) · z + u; z = v shrunk jointly over its three components
 // (v · max(|v| − theta, 0) / |v|, |v|² = Σ_d |v_d|²: isotropic TV); u = v − z.
-kernel void tv_update(global const T* x, global T* z, global T* u, R alpha, R theta, IDX n0, IDX n1, IDX n2) {
-    const IDX count = n0 * n1 * n2;
+kernel void tv_update(global const T* x, global T* z, global T* u, R alpha, R theta, IDX n0, IDX n1, IDX n2,
+                      IDX frames) {
+    const IDX cells = n0 * n1 * n2, count = cells * frames;
     for (IDX g = get_global_id(0); g < count; g += get_global_size(0)) {
-        const IDX i2 = g % n2, i1 = (g / n2) % n1, i0 = g / (n1 * n2);
+        const IDX h = g % cells;
+        global const T* xf = x + (g - h);
+        const IDX i2 = h % n2, i1 = (h / n2) % n1, i0 = h / (n1 * n2);
         const T xv = x[g];
         T v[3];
         R norm2 = 0;
         for (int d = 0; d < 3; d++) {
-            const T grad = xv - x[tv_neighbour(i0, i1, i2, n0, n1, n2, d, -1)];
+            const T grad = xv - xf[tv_neighbour(i0, i1, i2, n0, n1, n2, d, -1)];
             v[d] = alpha * grad + ((R)1 - alpha) * z[d * count + g] + u[d * count + g];
             norm2 += RE_DOT(v[d], v[d]);
         }

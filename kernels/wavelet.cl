@@ -68,12 +68,15 @@ kernel void soft_threshold(global T* x, R theta, IDX count) {
     }
 }
 
-// out = in rolled circularly by s_d along each of three axes (numpy.roll: out[i] = in[i − s]), 0 ≤ s_d < n_d.
-kernel void circular_shift(global const T* in, global T* out, IDX n0, IDX n1, IDX n2, IDX s0, IDX s1, IDX s2) {
-    const IDX count = n0 * n1 * n2;
+// out = in rolled circularly by s_d along each of three axes (numpy.roll: out[i] = in[i − s]), 0 ≤ s_d < n_d; each of
+// `frames` images stored one after the other rolled on its own.
+kernel void circular_shift(global const T* in, global T* out, IDX n0, IDX n1, IDX n2, IDX s0, IDX s1, IDX s2,
+                           IDX frames) {
+    const IDX cells = n0 * n1 * n2, count = cells * frames;
     for (IDX g = get_global_id(0); g < count; g += get_global_size(0)) {
-        const IDX i2 = g % n2, i1 = (g / n2) % n1, i0 = g / (n1 * n2);
+        const IDX h = g % cells;
+        const IDX i2 = h % n2, i1 = (h / n2) % n1, i0 = h / (n1 * n2);
         const IDX j0 = (i0 + n0 - s0) % n0, j1 = (i1 + n1 - s1) % n1, j2 = (i2 + n2 - s2) % n2;
-        out[g] = in[(j0 * n1 + j1) * n2 + j2];
+        out[g] = in[(g - h) + (j0 * n1 + j1) * n2 + j2];
     }
 }

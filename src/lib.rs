@@ -96,11 +96,11 @@ pub use io::{
     Dicom, DicomInfo, DicomSeriesOptions, Dtype, Endian, Geometry, HOST_MEMORY_LIMIT_ENV, HostArray, HostBudget, Image,
     KSpaceMat, PngDepth, PngOptions, RawFormat, Scale, Scaling, SlabFile, SlabWriter, SpaceUnit, Table,
     TiffCompression, TiffOptions, abandon_saves, allow_data_outside, decode_cfl, decode_dicom, decode_mat,
-    decode_metaimage, decode_nifti, decode_npy, decode_nrrd, decode_png, decode_raw, decode_tiff, is_dicom_file,
-    nifti_scale, read_cfl, read_dicom, read_dicom_series, read_file, read_image, read_mat, read_mat_variable,
-    read_metaimage, read_nifti, read_npy, read_nrrd, read_png, read_raw, read_tiff, remove_stale_temporaries,
-    show_number, show_value, write_cfl, write_dicom_series, write_file, write_image, write_mat, write_mat_variable,
-    write_nifti, write_npy, write_png, write_raw, write_tiff, write_tiff_with,
+    decode_metaimage, decode_nifti, decode_npy, decode_nrrd, decode_png, decode_raw, decode_tiff,
+    images_to_bart_layout, is_dicom_file, nifti_scale, read_cfl, read_dicom, read_dicom_series, read_file, read_image,
+    read_mat, read_mat_variable, read_metaimage, read_nifti, read_npy, read_nrrd, read_png, read_raw, read_tiff,
+    remove_stale_temporaries, show_number, show_value, write_cfl, write_dicom_series, write_file, write_image,
+    write_mat, write_mat_variable, write_nifti, write_npy, write_png, write_raw, write_tiff, write_tiff_with,
 };
 #[cfg(feature = "hdf5")]
 pub use io::{EncodingSpace, MriFormat, MriHeader, MriRaw, read_mri_h5};

@@ -6,6 +6,8 @@
 #[path = "bart/coil_compression.rs"]
 mod coil_compression;
 mod common;
+#[path = "bart/frames.rs"]
+mod frames;
 #[path = "bart/noncartesian.rs"]
 mod noncartesian;
 use cliper::{

@@ -265,7 +265,15 @@ where
         None => (result, None),
     };
     cliper::chain::create_parent(path)?;
-    let written = result.save(path, Origin::default(), &args.options.options())?;
+    let bart_file = matches!(ext.as_str(), "cfl" | "hdr");
+    let written = if bart_file && k.num_frames() > 1 {
+        // Frames in BART's layout (spatial axes first, frames from TIME on), as pics writes them.
+        let spatial = k.spatial_shape().len();
+        let host = cliper::images_to_bart_layout(&result.to_host()?, spatial)?;
+        cliper::chain::save_converted(path, host, Origin::default(), &args.options.options())?
+    } else {
+        result.save(path, Origin::default(), &args.options.options())?
+    };
     if let (Some(h5), Some(e)) = (&h5, to_reference) {
         say!(
             "recon: {:?} cut to the header's recon matrix; the file's own reconstruction is {e:.3e} from it (NRMSE)",

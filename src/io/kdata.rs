@@ -225,6 +225,50 @@ fn to_bart<E: Clone>(a: ArrayD<E>, spatial: usize, path: &Path) -> Result<ArrayD
     Ok(a)
 }
 
+/// Images `[frames…, spatial…]` (the last `spatial` axes, 1 to 3, spatial) in BART's layout, as `bart pics`
+/// writes a reconstruction of several frames: the spatial axes at READ…PHS2, the frame axes from TIME (dimension
+/// 10) on. One frame is returned as it is.
+///
+/// ```
+/// use cliper::{HostArray, images_to_bart_layout};
+/// let frames = HostArray::zeros(cliper::Dtype::C32, &[3, 40, 38]);
+/// assert_eq!(images_to_bart_layout(&frames, 2)?.shape(), &[40, 38, 1, 1, 1, 1, 1, 1, 1, 1, 3]);
+/// assert!(images_to_bart_layout(&frames, 4).is_err());
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn images_to_bart_layout(images: &HostArray, spatial: usize) -> Result<HostArray> {
+    let ndim = images.shape().len();
+    let frames = ndim.saturating_sub(spatial);
+    if !(1..=3).contains(&spatial) || spatial > ndim || frames > BART_DIMS - BART_FIRST_FRAME_DIM {
+        return Err(Error::invalid(
+            "images_to_bart_layout",
+            format!(
+                "images of shape {:?} with {spatial} spatial axes: BART holds 1 to 3 of them and up to {} frame axes",
+                images.shape(),
+                BART_DIMS - BART_FIRST_FRAME_DIM
+            ),
+        ));
+    }
+    if frames == 0 {
+        return Ok(images.clone());
+    }
+    let order: Vec<usize> = (frames..ndim).chain(0..frames).collect();
+    let moved = images.permuted(&order);
+    let mut shape: Vec<usize> = moved.shape().iter().take(spatial).copied().collect();
+    shape.resize(BART_FIRST_FRAME_DIM, 1);
+    shape.extend(moved.shape().iter().skip(spatial));
+    // Axes of one inserted into a row-major array keep every element's place.
+    let reshape_error = |e: ndarray::ShapeError| Error::invalid("images_to_bart_layout", e.to_string());
+    macro_rules! each {
+        ($($v:ident),*) => {
+            match moved {
+                $(HostArray::$v(a) => HostArray::$v(a.into_shape_with_order(ndarray::IxDyn(&shape)).map_err(reshape_error)?),)*
+            }
+        };
+    }
+    Ok(each!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64, C32, C64))
+}
+
 /// Whether a CFL pair exists for `base`.
 fn cfl_exists(base: &Path) -> bool {
     let (hdr, cfl) = pair(base);

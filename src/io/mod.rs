@@ -49,7 +49,7 @@ pub use host_array::{Dtype, HostArray, show_number, show_value};
 pub use host_budget::{HOST_MEMORY_LIMIT_ENV, HostBudget};
 pub(crate) use host_budget::{check_host_memory, check_host_memory_text};
 pub use image::Image;
-pub use kdata::KSpaceMat;
+pub use kdata::{KSpaceMat, images_to_bart_layout};
 pub use mat::{decode_mat, read_mat, read_mat_variable, write_mat, write_mat_variable};
 pub use metaimage::{decode_metaimage, read_metaimage};
 #[cfg(feature = "hdf5")]

@@ -101,7 +101,9 @@ struct Plan<T: ComplexElement> {
 }
 
 impl<T: ComplexElement> CgSense<T> {
-    /// Reconstructs `k` (one frame, `[coils, spatial…]`, with maps) into `out` (`[spatial…]`, contiguous).
+    /// Reconstructs `k` (`[frames…, coils, spatial…]`, with maps) into `out` (`[frames…, spatial…]`, packed).
+    /// Frames share the maps and are solved as one problem (one CG over all of them: BART's `pics` on data with
+    /// frames past the coil dimension).
     pub fn new(k: &KData<T>, out: &XData<T>, params: CgParams) -> CgSense<T> {
         CgSense { k: k.clone(), out: out.clone(), params, plan: Prepared::default() }
     }
@@ -113,22 +115,16 @@ impl<T: ComplexElement> CgSense<T> {
         Ok(out)
     }
 
-    /// The image shape of `k`: its spatial axes (one frame).
+    /// The image shape of `k`: `[frames…, spatial…]` (its spatial axes for one frame).
     pub fn output_shape(k: &KData<T>) -> Result<Vec<usize>> {
-        if k.num_frames() != 1 {
-            return Err(Error::invalid(
-                "CgSense",
-                format!("k-space of shape {:?} has {} frames; CgSense takes one", k.as_xdata().shape(), k.num_frames()),
-            ));
-        }
-        Ok(k.spatial_shape().to_vec())
+        Ok(k.frame_shape().iter().chain(k.spatial_shape()).copied().collect())
     }
 
     /// How it runs, once initialised.
     pub fn strategy(&self) -> Option<CgSenseStrategy> {
         let plan = self.plan.as_ref()?;
         Some(CgSenseStrategy {
-            coils: plan.sense.kspace_shape().first().copied().unwrap_or(1),
+            coils: plan.sense.coils(),
             positions: plan.sense.image_shape().iter().product(),
             iterations: self.params.iterations,
             lambda: self.params.lambda,
@@ -184,10 +180,9 @@ pub(crate) fn sense_for<T: ComplexElement>(op: &str, k: &KData<T>, out: &XData<T
     let maps = k.sensitivity_maps().ok_or_else(|| {
         Error::invalid(op, "the k-space has no sensitivity maps (attach them with KData::with_sensitivity_maps)")
     })?;
-    CgSense::output_shape(k)?;
     let maps = maps.contiguous()?;
     let mask = k.sampling_mask().map(XData::contiguous).transpose()?;
-    let sense = SenseOperator::new(&maps, mask.as_ref())?;
+    let sense = SenseOperator::with_frames(&maps, mask.as_ref(), k.frame_shape())?;
     if out.shape() != sense.image_shape() {
         return Err(Error::shape_because(op, sense.image_shape(), out.shape(), "an image of the maps' spatial shape"));
     }

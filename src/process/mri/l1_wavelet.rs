@@ -132,23 +132,25 @@ impl<T: ComplexElement> WaveletFista<T> {
     /// Power steps of the eigenvalue estimate, as BART's `estimate_maxeigenval`.
     const POWER_STEPS: usize = 30;
 
-    /// The solver of `params` for images of `shape` with `normal` = `AᴴA` (refuses a λ that is negative or not
-    /// finite, naming `op`). With [`L1WaveletParams::eigen_scaled`] τ is divided by `normal`'s largest
+    /// The solver of `params` for `frames` images of `shape` (stored one after the other; one problem, as BART's
+    /// `pics` runs frames) with `normal` = `AᴴA` (refuses a λ that is negative or not finite, naming `op`). With [`L1WaveletParams::eigen_scaled`] τ is divided by `normal`'s largest
     /// eigenvalue; with `guard` that eigenvalue is estimated in any case, and a τ that makes FISTA diverge (τ·λ_max
     /// ≥ 2: BART's `pics -t` without `-e` or `-s` writes NaN then) is refused.
     pub(super) fn new(
         op: &str,
         app: &ClApp,
+        frames: usize,
         shape: &[usize],
         params: L1WaveletParams,
         normal: &mut dyn LinearOperator<T>,
         guard: bool,
     ) -> Result<WaveletFista<T>> {
+        let batch: Vec<usize> = if frames == 1 { shape.to_vec() } else { [&[frames][..], shape].concat() };
         if !(params.lambda.is_finite() && params.lambda >= 0.0) {
             return Err(Error::invalid(op, format!("λ = {} must be finite and ≥ 0", params.lambda)));
         }
         let eigenvalue = if params.eigen_scaled || guard {
-            Some(largest_eigenvalue(normal, app, shape, Self::POWER_STEPS)?)
+            Some(largest_eigenvalue(normal, app, &batch, Self::POWER_STEPS)?)
         } else {
             None
         };
@@ -167,15 +169,16 @@ impl<T: ComplexElement> WaveletFista<T> {
                 ),
             ));
         }
-        let prox = WaveletThreshold::new(app, shape, params.lambda * step, params.cycle_spinning)?;
+        let prox = WaveletThreshold::with_frames(app, frames, shape, params.lambda * step, params.cycle_spinning)?;
         let coefficients = crate::process::wavelet::Wavelet::<T>::output_shape(
             shape,
             &crate::process::wavelet::WaveletParams::analysis(),
         )?
         .first()
         .copied()
-        .unwrap_or(0);
-        let fista = Fista::new(app, shape, FistaParams::new(params.iterations).step(step))?;
+        .unwrap_or(0)
+            * frames;
+        let fista = Fista::new(app, &batch, FistaParams::new(params.iterations).step(step))?;
         Ok(WaveletFista { prox, fista, coefficients, step })
     }
 
@@ -193,7 +196,8 @@ struct Plan<T: ComplexElement> {
 }
 
 impl<T: ComplexElement> L1WaveletSense<T> {
-    /// Reconstructs `k` (one frame, with maps) into `out` (`[spatial…]`, contiguous).
+    /// Reconstructs `k` (`[frames…, coils, spatial…]`, with maps; frames are one problem, as BART's `pics` runs
+    /// them) into `out` (`[frames…, spatial…]`, packed).
     pub fn new(k: &KData<T>, out: &XData<T>, params: L1WaveletParams) -> L1WaveletSense<T> {
         L1WaveletSense { k: k.clone(), out: out.clone(), params, plan: Prepared::default() }
     }
@@ -205,7 +209,7 @@ impl<T: ComplexElement> L1WaveletSense<T> {
         Ok(out)
     }
 
-    /// The image shape of `k`: its spatial axes (one frame).
+    /// The image shape of `k`: `[frames…, spatial…]` (its spatial axes for one frame).
     pub fn output_shape(k: &KData<T>) -> Result<Vec<usize>> {
         super::cg_sense::CgSense::output_shape(k)
     }
@@ -241,7 +245,8 @@ impl<T: ComplexElement> Process for L1WaveletSense<T> {
             ));
         }
         let mut sense = sense;
-        let solver = WaveletFista::new(op, app, &shape, self.params, &mut sense, false)?;
+        let (frames, spatial) = (sense.frames(), sense.spatial_shape().to_vec());
+        let solver = WaveletFista::new(op, app, frames, &spatial, self.params, &mut sense, false)?;
         let rhs = XData::uninit(app, op, &shape)?;
         self.plan.set(Plan { sense, solver, rhs, infer_mask });
         Ok(())

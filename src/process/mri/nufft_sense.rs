@@ -360,7 +360,7 @@ impl<T: ComplexElement> Process for NufftSense<T> {
         let solver = match self.penalty {
             SensePenalty::L2(p) => Solver::Cg(Box::new(ConjugateGradient::new(app, &shape, p)?)),
             SensePenalty::L1Wavelet(p) => {
-                Solver::Fista(Box::new(WaveletFista::new(op, app, &shape, p, &mut sense, true)?))
+                Solver::Fista(Box::new(WaveletFista::new(op, app, 1, &shape, p, &mut sense, true)?))
             }
             SensePenalty::Tv(p) => Solver::Admm(Box::new(TvAdmm::new(app, &shape, p)?)),
         };

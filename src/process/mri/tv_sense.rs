@@ -114,7 +114,7 @@ impl<T: ComplexElement> Process for TvSense<T> {
         let (sense, infer_mask) = super::cg_sense::sense_for(op, &self.k, &self.out)?;
         let app = self.out.app();
         let shape = sense.image_shape().to_vec();
-        let admm = TvAdmm::new(app, &shape, self.params)?;
+        let admm = TvAdmm::with_frames(app, sense.frames(), sense.spatial_shape(), self.params)?;
         let rhs = XData::uninit(app, op, &shape)?;
         self.plan.set(Plan { sense, admm, rhs, infer_mask });
         Ok(())

@@ -83,6 +83,8 @@ const GROUP: usize = 256;
 pub struct TvAdmm<T: Element> {
     params: TvParams,
     extents: [usize; 3],
+    /// Images solved together, each with its own gradient (no difference across frames: BART's `T:7`).
+    frames: usize,
     z: XData<T>,
     u: XData<T>,
     rhs: XData<T>,
@@ -98,27 +100,30 @@ struct WithTv<'a, T: Element> {
     gram: &'a mut Kernel,
     rho: T::Real,
     extents: [usize; 3],
+    frames: usize,
     index: IndexType,
 }
 
 impl<T: Element> LinearOperator<T> for WithTv<'_, T> {
     fn apply(&mut self, x: &XData<T>, out: &XData<T>) -> Result<()> {
         self.normal.apply(x, out)?;
-        let count = self.extents.iter().product();
+        let count = self.frames * self.extents.iter().product::<usize>();
         over_image(
             self.gram.launch().input("x", x).in_out("out", out).scalar("rho", self.rho),
             self.index,
             &self.extents,
+            self.frames,
             count,
         )
     }
 }
 
-/// Ends a launch over the image's `count` positions: the extents as index arguments `n0`, `n1`, `n2` (none for a
-/// kernel that only takes the count, already given), then the sizes, and enqueues it.
-fn over_image(launch: Launch<'_>, index: IndexType, extents: &[usize], count: usize) -> Result<()> {
+/// Ends a launch over the images' `count` positions: the extents as index arguments `n0`, `n1`, `n2` and the
+/// frames (none for a kernel that only takes the count, already given), then the sizes, and enqueues it.
+fn over_image(launch: Launch<'_>, index: IndexType, extents: &[usize], frames: usize, count: usize) -> Result<()> {
     let names = ["n0", "n1", "n2"].into_iter();
     let launch = names.zip(extents).fold(launch, |l, (name, &n)| l.index(name, index, n as u64));
+    let launch = if extents.is_empty() { launch } else { launch.index("frames", index, frames as u64) };
     let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
     launch.global(&[groups * GROUP]).local(&[GROUP]).enqueue()
 }
@@ -126,7 +131,22 @@ fn over_image(launch: Launch<'_>, index: IndexType, extents: &[usize], count: us
 impl<T: Element> TvAdmm<T> {
     /// A solver for images of `shape` (1 to 3 axes).
     pub fn new(app: &ClApp, shape: &[usize], params: TvParams) -> Result<TvAdmm<T>> {
+        Self::with_frames(app, 1, shape, params)
+    }
+
+    /// A solver for `frames` images of `shape` (1 to 3 axes) stored one after the other, solved as one problem
+    /// (the inner CG's steps are shared, as BART's `pics` runs frames) with TV over each image's own axes.
+    ///
+    /// ```
+    /// let app = cliper::ClApp::new()?;
+    /// let admm = cliper::TvAdmm::<f32>::with_frames(&app, 4, &[30, 20], cliper::TvParams::new(0.1, 10))?;
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn with_frames(app: &ClApp, frames: usize, shape: &[usize], params: TvParams) -> Result<TvAdmm<T>> {
         let op = "TvAdmm";
+        if frames == 0 {
+            return Err(Error::invalid(op, "a batch needs at least one frame"));
+        }
         if shape.is_empty() || shape.len() > 3 || shape.contains(&0) {
             return Err(Error::invalid(op, format!("the image must have 1 to 3 axes, none empty; got {shape:?}")));
         }
@@ -141,7 +161,8 @@ impl<T: Element> TvAdmm<T> {
         for (slot, &n) in extents.iter_mut().skip(3 - shape.len()).zip(shape) {
             *slot = n;
         }
-        let count: usize = shape.iter().product();
+        let count: usize = frames * shape.iter().product::<usize>();
+        let batch_shape: Vec<usize> = if frames == 1 { shape.to_vec() } else { [&[frames][..], shape].concat() };
         let index = IndexType::for_extent(3 * count as u64);
         let options = format!("{} -DIDX={} -DGROUP={GROUP}", T::build_options(), index.cl_type());
         let program = app.build_program("solve.cl", &kernels::with_common(kernels::SOLVE), &options)?;
@@ -150,10 +171,11 @@ impl<T: Element> TvAdmm<T> {
         Ok(TvAdmm {
             params,
             extents,
+            frames,
             z: XData::zeros(app, &[3 * count])?,
             u: XData::zeros(app, &[3 * count])?,
-            rhs: XData::zeros(app, shape)?,
-            cg: ConjugateGradient::new(app, shape, inner)?,
+            rhs: XData::zeros(app, &batch_shape)?,
+            cg: ConjugateGradient::new(app, &batch_shape, inner)?,
             kernels: [kernel("tv_start")?, kernel("tv_rhs")?, kernel("tv_gram_add")?, kernel("tv_update")?],
             index,
         })
@@ -162,7 +184,7 @@ impl<T: Element> TvAdmm<T> {
     /// Runs ADMM for `b = Aᴴ y` with the normal operator `normal = AᴴA`, into `x` (overwritten; contiguous).
     /// Returns the ADMM iterations run.
     pub fn solve(&mut self, normal: &mut dyn LinearOperator<T>, b: &XData<T>, x: &XData<T>) -> Result<usize> {
-        let count: usize = self.extents.iter().product();
+        let count: usize = self.frames * self.extents.iter().product::<usize>();
         for (name, a) in [("b", b), ("x", x)] {
             if a.len() != count {
                 let rule = format!("{name} of {count} elements (like {:?})", self.rhs.shape());
@@ -182,6 +204,7 @@ impl<T: Element> TvAdmm<T> {
             start.launch().output("x", x).output("z", &self.z).output("u", &self.u).index("count", idx, count as u64),
             idx,
             &[],
+            1,
             count,
         )?;
         let (mut total, mut iterations) = (0usize, 0usize);
@@ -191,16 +214,16 @@ impl<T: Element> TvAdmm<T> {
             let [_, rhs_kernel, gram, update] = &mut self.kernels;
             let launch =
                 rhs_kernel.launch().input("b", b).input("z", &self.z).input("u", &self.u).output("out", &self.rhs);
-            over_image(launch.scalar("rho", real(self.params.rho)), idx, &self.extents, count)?;
-            let mut op =
-                WithTv { normal: &mut *normal, gram, rho: real(self.params.rho), extents: self.extents, index: idx };
+            over_image(launch.scalar("rho", real(self.params.rho)), idx, &self.extents, self.frames, count)?;
+            let (extents, frames) = (self.extents, self.frames);
+            let mut op = WithTv { normal: &mut *normal, gram, rho: real(self.params.rho), extents, frames, index: idx };
             self.cg.solve_from(&mut op, &self.rhs, x)?;
             total += self.cg.iterations_run()?;
             let launch = update.launch().input("x", x).in_out("z", &self.z).in_out("u", &self.u);
             let launch = launch
                 .scalar("alpha", real(self.params.relaxation))
                 .scalar("theta", real(self.params.lambda / self.params.rho));
-            over_image(launch, idx, &self.extents, count)?;
+            over_image(launch, idx, &self.extents, self.frames, count)?;
             iterations += 1;
             if total > self.params.iterations {
                 break;

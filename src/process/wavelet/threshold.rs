@@ -88,6 +88,8 @@ impl BartShifts {
 pub struct WaveletThreshold<T: Element> {
     plan: WaveletPlan<T>,
     shape: [usize; 3],
+    /// Images stored one after the other, each transformed on its own with the same shifts (BART's frames).
+    frames: usize,
     threshold: f64,
     spin: Option<BartShifts>,
     coefficients: XData<T>,
@@ -103,10 +105,50 @@ impl<T: Element> WaveletThreshold<T> {
     /// The map for images of `shape` (1 to 3 axes) with threshold `threshold` (θ = λτ in FISTA), cycle spinning as
     /// BART when `spin`.
     pub fn new(app: &ClApp, shape: &[usize], threshold: f64, spin: bool) -> Result<WaveletThreshold<T>> {
+        Self::with_frames(app, 1, shape, threshold, spin)
+    }
+
+    /// The map for `frames` images of `shape` stored one after the other (`[frames, shape…]`): each frame's own
+    /// transform, the same shifts for all, as BART's `pics -l1` treats the dimensions past its wavelet's.
+    ///
+    /// ```
+    /// use cliper::{Proximal, WaveletThreshold, XData};
+    /// let app = cliper::ClApp::new()?;
+    /// // Three frames, the middle one all zero: it stays zero; the others match the one-frame map.
+    /// let frame: Vec<f32> = (0..400).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    /// let x = XData::from_slice(&app, &[3, 20, 20], &[frame.clone(), vec![0.0; 400], frame.clone()].concat())?;
+    /// let out = XData::zeros(&app, &[3, 20, 20])?;
+    /// WaveletThreshold::with_frames(&app, 3, &[20, 20], 2.0, true)?.apply(&x, &out, 0)?;
+    /// let one = XData::zeros(&app, &[20, 20])?;
+    /// WaveletThreshold::new(&app, &[20, 20], 2.0, true)?.apply(&XData::from_slice(&app, &[20, 20], &frame)?, &one, 0)?;
+    /// let (got, want) = (out.to_vec()?, one.to_vec()?);
+    /// assert_eq!((&got[..400], &got[800..]), (&want[..], &want[..]));
+    /// assert!(got[400..800].iter().all(|&v| v == 0.0));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn with_frames(
+        app: &ClApp,
+        frames: usize,
+        shape: &[usize],
+        threshold: f64,
+        spin: bool,
+    ) -> Result<WaveletThreshold<T>> {
+        if frames == 0 {
+            return Err(Error::invalid("WaveletThreshold", "a batch needs at least one frame"));
+        }
         if !(threshold.is_finite() && threshold >= 0.0) {
             return Err(Error::invalid("WaveletThreshold", format!("threshold {threshold} must be finite and ≥ 0")));
         }
         let plan = WaveletPlan::new(app, shape, None, MIN_SIZE)?;
+        let cells: usize = shape.iter().product();
+        // The plan's index type covers one frame; later frames are reached through offsets.
+        if plan.index == IndexType::U32 && frames.saturating_mul(plan.coefficients.max(cells)) >= u32::MAX as usize {
+            return Err(Error::invalid(
+                "WaveletThreshold",
+                format!("{frames} frames of {shape:?} are past this map's 32-bit indices"),
+            ));
+        }
+        let batch_shape: Vec<usize> = if frames == 1 { shape.to_vec() } else { [&[frames][..], shape].concat() };
         let mut padded = [1usize; 3];
         for (slot, &n) in padded.iter_mut().skip(3 - shape.len()).zip(shape) {
             *slot = n;
@@ -117,10 +159,11 @@ impl<T: Element> WaveletThreshold<T> {
         let kernels = [kernel("circular_shift")?, kernel("soft_threshold")?];
         let index = plan.index;
         Ok(WaveletThreshold {
-            coefficients: XData::uninit(app, "WaveletThreshold", &[plan.coefficients])?,
-            rolled: XData::uninit(app, "WaveletThreshold", shape)?,
+            coefficients: XData::uninit(app, "WaveletThreshold", &[frames, plan.coefficients])?,
+            rolled: XData::uninit(app, "WaveletThreshold", &batch_shape)?,
             plan,
             shape: padded,
+            frames,
             threshold,
             spin: spin.then(BartShifts::new),
             kernels,
@@ -130,7 +173,7 @@ impl<T: Element> WaveletThreshold<T> {
 
     fn roll(&mut self, from: &XData<T>, to: &XData<T>, shifts: [usize; 3]) -> Result<()> {
         let [n0, n1, n2] = self.shape;
-        let count = n0 * n1 * n2;
+        let count = n0 * n1 * n2 * self.frames;
         let idx = self.index;
         let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
         let [shift, _] = &mut self.kernels;
@@ -138,7 +181,16 @@ impl<T: Element> WaveletThreshold<T> {
         let launch = launch.index("n0", idx, n0 as u64).index("n1", idx, n1 as u64).index("n2", idx, n2 as u64);
         let [s0, s1, s2] = [shifts[0] % n0, shifts[1] % n1, shifts[2] % n2];
         let launch = launch.index("s0", idx, s0 as u64).index("s1", idx, s1 as u64).index("s2", idx, s2 as u64);
+        let launch = launch.index("frames", idx, self.frames as u64);
         launch.global(&[groups * GROUP]).local(&[GROUP]).enqueue()
+    }
+}
+
+impl<T: Element> WaveletThreshold<T> {
+    /// Each frame of `x` (`frames` blocks one after the other) as a view; the plan honours their offsets.
+    fn frames_of(&self, x: &XData<T>) -> Result<Vec<XData<T>>> {
+        let flat = x.reshape(&[self.frames, x.len() / self.frames])?;
+        (0..self.frames).map(|f| flat.index_axis(0, f)).collect()
     }
 }
 
@@ -170,8 +222,11 @@ impl<T: Element> Proximal<T> for WaveletThreshold<T> {
         } else {
             x
         };
-        self.plan.analyse(source, &coefficients)?;
-        let count = self.plan.coefficients;
+        let (images, bands) = (self.frames_of(source)?, self.frames_of(&coefficients)?);
+        for (image, band) in images.iter().zip(&bands) {
+            self.plan.analyse(image, band)?;
+        }
+        let count = self.plan.coefficients * self.frames;
         let groups = count.div_ceil(GROUP).clamp(1, 1 << 16);
         let idx = self.index;
         let [_, soft] = &mut self.kernels;
@@ -182,15 +237,18 @@ impl<T: Element> Proximal<T> for WaveletThreshold<T> {
             .global(&[groups * GROUP])
             .local(&[GROUP])
             .enqueue()?;
+        let target = if spun { &rolled } else { out };
+        for (band, image) in bands.iter().zip(&self.frames_of(target)?) {
+            self.plan.synthesise(band, image)?;
+        }
         if spun {
-            self.plan.synthesise(&coefficients, &rolled)?;
             let mut back = [0usize; 3];
             for ((slot, &n), &shift) in back.iter_mut().zip(&self.shape).zip(&shifts) {
                 *slot = n - shift % n;
             }
             self.roll(&rolled, out, back)
         } else {
-            self.plan.synthesise(&coefficients, out)
+            Ok(())
         }
     }
 }
