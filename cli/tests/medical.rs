@@ -862,6 +862,37 @@ fn barts_kernel_reproduces_bart_nufft_and_pics_t() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `cliper recon` of three frames (tests/fixtures/bart_frames: BART's TIME dimension, a line pattern per frame,
+/// maps beside the k-space as ksp_sens): cg-sense, l1-wavelet and tv solve the frames as one problem, as `bart pics`
+/// does, within 1e-5 of pics (the library test measures 2e-7–1.2e-6) after pics's sign (−1 on an axis of 38 ≡ 2
+/// mod 4, docs/bart-semantics.md §2). A CFL image is written in BART's layout ([40, 38, 1, …, 3], frames at
+/// dimension 10) so that bart reads it as pics's; an NPY image is [3, 40, 38].
+#[test]
+fn recon_of_frames_matches_bart_pics() {
+    let dir = scratch("recon-frames");
+    let fixture = |name: &str| root().join(format!("tests/fixtures/bart_frames/{name}"));
+    let ksp = fixture("ksp");
+    let cases: [(&[&str], &str); 3] = [
+        (&["--method", "cg-sense", "--lambda", "0.01", "--iters", "30"], "pics_l2"),
+        (&["--method", "l1-wavelet", "--lambda", "0.005", "--iters", "30"], "pics_l1"),
+        (&["--method", "tv", "--lambda", "0.01", "--iters", "50"], "pics_tv"),
+    ];
+    for (extra, bart) in cases {
+        let out = dir.join(format!("{bart}.cfl"));
+        let said = ok(&[&["recon", s(&ksp), s(&out)][..], extra].concat());
+        assert!(said.contains("wrote image [3, 40, 38]"), "{said}");
+        let header = std::fs::read_to_string(out.with_extension("hdr")).unwrap();
+        assert!(header.contains("40 38 1 1 1 1 1 1 1 1 3"), "{header}");
+        let want: Vec<_> = read_cfl_values(&fixture(&format!("{bart}.cfl"))).iter().map(|v| -v).collect();
+        let e = relative(&read_cfl_values(&out), &want);
+        assert!(e < 1e-5, "{bart}: {e:e} from bart pics");
+    }
+    let npy = dir.join("l2.npy");
+    ok(&[&["recon", s(&ksp), s(&npy)][..], cases[0].0].concat());
+    assert_eq!(read_npy(&npy).unwrap().shape(), &[3, 40, 38]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `cliper cc` on the bart_cc fixtures (an 8-coil phantom k-space [46, 38, 1, 8] with noise): the compressed
 /// k-space of `-p 4` (svd), `-p 4 --method geometric` and `-p 3 --method geometric -r 12` against `bart cc` with the
 /// same flags, each virtual coil after the unit factor that best aligns it with BART's (eigenvectors have no set
