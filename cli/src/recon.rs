@@ -269,7 +269,7 @@ where
     let written = if bart_file && k.num_frames() > 1 {
         // Frames in BART's layout (spatial axes first, frames from TIME on), as pics writes them.
         let spatial = k.spatial_shape().len();
-        let host = cliper::images_to_bart_layout(&result.to_host()?, spatial)?;
+        let host = cliper::images_to_bart_layout(&result.to_host()?, spatial, 10)?;
         cliper::chain::save_converted(path, host, Origin::default(), &args.options.options())?
     } else {
         result.save(path, Origin::default(), &args.options.options())?

@@ -8,10 +8,11 @@ use crate::failure::CliError;
 use crate::nufft::KernelChoice;
 use crate::recon::{Method, ReconArgs, bart_named, check_step, method_name, penalty_weight};
 use cliper::chain::{AnyData, Origin, Precision, RunFiles};
+use cliper::ndarray::ArrayD;
 use cliper::prelude::*;
 use cliper::{
     BartScaling, CgParams, DcfParams, DensityCompensation, Nufft, NufftParams, NufftPoints, NufftSense, RSoS, Result,
-    bart_image_dims, images_from_bart, read_file, samples_from_bart,
+    bart_frame, bart_frame_dim, bart_image_dims, images_from_bart, read_file, samples_from_bart,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
@@ -111,25 +112,92 @@ where
     let data = data.to_elements::<Complex64>(Path::new(files.kspace))?;
     let traj = read_file(files.traj)?.to_elements::<Complex64>(Path::new(files.traj))?;
     let dims = bart_image_dims(&traj, files.traj)?;
-    let points = NufftPoints::from_bart(&traj, &dims, files.traj)?;
-    let (coils, samples) = samples_from_bart(&data, traj.shape(), files.kspace)?;
-    let weights = DensityCompensation::pipe_menon(&points, DcfParams::default())?.cell_weights();
-    let weighted: Vec<T> = samples.iter().zip(weights.iter().cycle()).map(|(v, w)| T::from_c64(v * w)).collect();
-    let y = XData::from_slice(app, &[coils, points.len()], &weighted)?;
-    let image_shape = points.shape().to_vec();
-    let coil_images = XData::<T>::zeros(app, &[&[coils][..], &image_shape].concat())?;
-    Nufft::new(app, &points, coils, nufft_params(args)?)?.adjoint(&y, &coil_images)?;
-    let image = RSoS::apply(&coil_images, 0)?;
-    let path = Path::new(files.output);
-    cliper::chain::create_parent(path)?;
-    AnyData::from(image).save(path, Origin::default(), &args.options.options())?;
+    let frames = Frames::read(&data, &traj, &dims, files)?;
+    let (coils, image_shape) = (frames.coils, frames.points.first().map(|p| p.shape().to_vec()).unwrap_or_default());
+    let mut images = Vec::with_capacity(frames.points.len());
+    for (points, samples) in frames.points.iter().zip(&frames.samples) {
+        let weights = DensityCompensation::pipe_menon(points, DcfParams::default())?.cell_weights();
+        let weighted: Vec<T> = samples.iter().zip(weights.iter().cycle()).map(|(v, w)| T::from_c64(v * w)).collect();
+        let y = XData::from_slice(app, &[coils, points.len()], &weighted)?;
+        let coil_images = XData::<T>::zeros(app, &[&[coils][..], &image_shape].concat())?;
+        Nufft::new(app, points, coils, nufft_params(args)?)?.adjoint(&y, &coil_images)?;
+        images.extend(RSoS::apply(&coil_images, 0)?.to_vec()?);
+    }
+    let image = XData::<T::Real>::from_slice(app, &frames.image_shape(&image_shape), &images)?;
+    frames.save(AnyData::from(image), image_shape.len(), args, files.output)?;
     say!(
-        "recon: gridding with a trajectory ({} points, {coils} coils, image {image_shape:?} as bart estimates it), \
+        "recon: gridding with a trajectory ({} points{}, {coils} coils, image {image_shape:?} as bart estimates it), \
          Pipe–Menon density compensation (30 iterations), root sum of squares; wrote {}",
-        points.len(),
+        frames.points.first().map_or(0, NufftPoints::len),
+        frames.describe(),
         files.output
     );
     Ok(())
+}
+
+/// Non-Cartesian k-space and its trajectory frame by frame (BART's one frame dimension past the coils, as
+/// [`bart_frame_dim`] finds it; one frame without): each frame's points and samples `[coils, points]`.
+struct Frames {
+    frame: Option<(usize, usize)>,
+    coils: usize,
+    points: Vec<NufftPoints>,
+    samples: Vec<Vec<Complex64>>,
+}
+
+impl Frames {
+    fn read(
+        data: &ArrayD<Complex64>,
+        traj: &ArrayD<Complex64>,
+        dims: &[usize; 3],
+        files: &Files<'_>,
+    ) -> Result<Frames> {
+        let frame = bart_frame_dim(data.shape(), traj.shape(), files.kspace)?;
+        let count = frame.map_or(1, |(_, n)| n);
+        let (mut coils, mut points, mut samples) = (0, Vec::with_capacity(count), Vec::with_capacity(count));
+        for f in 0..count {
+            let (traj_f, data_f) = (bart_frame(traj, frame, f), bart_frame(data, frame, f));
+            points.push(NufftPoints::from_bart(&traj_f, dims, files.traj)?);
+            let (c, values) = samples_from_bart(&data_f, traj_f.shape(), files.kspace)?;
+            coils = c;
+            samples.push(values);
+        }
+        Ok(Frames { frame, coils, points, samples })
+    }
+
+    /// `[frames, spatial…]`, or `spatial` with one frame.
+    fn image_shape(&self, spatial: &[usize]) -> Vec<usize> {
+        let lead = self.frame.map(|(_, n)| n);
+        lead.into_iter().chain(spatial.iter().copied()).collect()
+    }
+
+    /// `[frames, coils, points]`, or `[coils, points]` with one frame.
+    fn samples_shape(&self) -> Vec<usize> {
+        let per_frame = self.points.first().map_or(0, NufftPoints::len);
+        self.frame.map(|(_, n)| n).into_iter().chain([self.coils, per_frame]).collect()
+    }
+
+    /// ", N frames along BART dimension D" (nothing with one frame).
+    fn describe(&self) -> String {
+        self.frame.map(|(d, n)| format!(" per frame, {n} frames along BART dimension {d}")).unwrap_or_default()
+    }
+
+    /// Writes `image` (`[frames, spatial…]` with `spatial` spatial axes); frames go back to their BART dimension in
+    /// a CFL file.
+    fn save(&self, image: AnyData, spatial: usize, args: &ReconArgs, output: &str) -> Result<()> {
+        let path = Path::new(output);
+        cliper::chain::create_parent(path)?;
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        match self.frame {
+            Some((d, _)) if matches!(ext.as_str(), "cfl" | "hdr") => {
+                let host = cliper::images_to_bart_layout(&image.to_host()?, spatial, d)?;
+                cliper::chain::save_converted(path, host, Origin::default(), &args.options.options())?;
+            }
+            _ => {
+                image.save(path, Origin::default(), &args.options.options())?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The penalty `method` names, with BART's settings: l1-wavelet's step `--step` (pics -s) or 0.95 over AᴴA's
@@ -168,8 +236,8 @@ where
     let traj = read_file(files.traj)?.to_elements::<Complex64>(Path::new(files.traj))?;
     let maps = read_file(files.maps)?.to_elements::<Complex64>(Path::new(files.maps))?;
     let dims = [0, 1, 2].map(|d| maps.shape().get(d).copied().unwrap_or(1));
-    let points = NufftPoints::from_bart(&traj, &dims, files.traj)?;
-    let (coils, samples) = samples_from_bart(&data, traj.shape(), files.kspace)?;
+    let frames = Frames::read(&data, &traj, &dims, files)?;
+    let coils = frames.coils;
     let (map_coils, map_values) = images_from_bart(&maps, &dims, files.maps)?;
     if map_coils != coils {
         return Err(Error::invalid(
@@ -178,18 +246,20 @@ where
         ));
     }
     let narrow = |v: &[Complex64]| v.iter().map(|&c| T::from_c64(c)).collect::<Vec<T>>();
-    let image_shape = points.shape().to_vec();
+    let spatial = frames.points.first().map(|p| p.shape().to_vec()).unwrap_or_default();
     let maps = XData::from_slice(
         app,
-        &std::iter::once(coils).chain(image_shape.iter().copied()).collect::<Vec<_>>(),
+        &std::iter::once(coils).chain(spatial.iter().copied()).collect::<Vec<_>>(),
         &narrow(&map_values),
     )?;
-    let y = XData::from_slice(app, &[coils, points.len()], &narrow(&samples))?;
+    let samples: Vec<Complex64> = frames.samples.concat();
+    let y = XData::from_slice(app, &frames.samples_shape(), &narrow(&samples))?;
+    let image_shape = frames.image_shape(&spatial);
     let image = XData::<T>::zeros(app, &image_shape)?;
     let method = args.method.unwrap_or(Method::CgSense);
     let lambda = penalty_weight(method, args.lambda)?;
     let penalty = penalty(args, method, lambda);
-    let mut recon = NufftSense::new(&y, &maps, &points, &image, penalty, nufft_params(args)?);
+    let mut recon = NufftSense::with_frames(&y, &maps, &frames.points, &image, penalty, nufft_params(args)?);
     // pics's estimate comes from the adjoint image of the data as read, through the plan the reconstruction runs.
     let scaling = match args.scaling {
         Some(s) => s,
@@ -210,14 +280,13 @@ where
         image
     };
     let residual = recon.residuals()?.last().map(|r| format!("; relative residual {r:.3e}")).unwrap_or_default();
-    let path = Path::new(files.output);
-    cliper::chain::create_parent(path)?;
-    AnyData::from(image.clone()).save(path, Origin::default(), &args.options.options())?;
+    frames.save(AnyData::from(image.clone()), spatial.len(), args, files.output)?;
     say!(
-        "recon: {} with a trajectory ({} points, {coils} coils, image {image_shape:?}), {} iterations, λ {lambda}, \
+        "recon: {} with a trajectory ({} points{}, {coils} coils, image {image_shape:?}), {} iterations, λ {lambda}, \
          k-space divided by {scaling} ({}){residual}; wrote {}",
         method_name(method),
-        points.len(),
+        frames.points.first().map_or(0, NufftPoints::len),
+        frames.describe(),
         args.iters,
         if args.scaling.is_some() { "--scaling" } else { "bart pics -t's estimate from the adjoint image" },
         files.output

@@ -226,26 +226,30 @@ fn to_bart<E: Clone>(a: ArrayD<E>, spatial: usize, path: &Path) -> Result<ArrayD
 }
 
 /// Images `[frames…, spatial…]` (the last `spatial` axes, 1 to 3, spatial) in BART's layout, as `bart pics`
-/// writes a reconstruction of several frames: the spatial axes at READ…PHS2, the frame axes from TIME (dimension
-/// 10) on. One frame is returned as it is.
+/// writes a reconstruction of several frames: the spatial axes at READ…PHS2, the frame axes from BART dimension
+/// `first_frame_dim` on (TIME, 10, for k-space read as [`crate::KData`]: its frames' BART dimensions are not
+/// kept). One frame is returned as it is.
 ///
 /// ```
 /// use cliper::{HostArray, images_to_bart_layout};
 /// let frames = HostArray::zeros(cliper::Dtype::C32, &[3, 40, 38]);
-/// assert_eq!(images_to_bart_layout(&frames, 2)?.shape(), &[40, 38, 1, 1, 1, 1, 1, 1, 1, 1, 3]);
-/// assert!(images_to_bart_layout(&frames, 4).is_err());
+/// assert_eq!(images_to_bart_layout(&frames, 2, 10)?.shape(), &[40, 38, 1, 1, 1, 1, 1, 1, 1, 1, 3]);
+/// assert_eq!(images_to_bart_layout(&frames, 2, 5)?.shape(), &[40, 38, 1, 1, 1, 3]);
+/// assert!(images_to_bart_layout(&frames, 4, 10).is_err());
+/// assert!(images_to_bart_layout(&frames, 2, 3).is_err());
 /// # Ok::<(), cliper::Error>(())
 /// ```
-pub fn images_to_bart_layout(images: &HostArray, spatial: usize) -> Result<HostArray> {
+pub fn images_to_bart_layout(images: &HostArray, spatial: usize, first_frame_dim: usize) -> Result<HostArray> {
     let ndim = images.shape().len();
     let frames = ndim.saturating_sub(spatial);
-    if !(1..=3).contains(&spatial) || spatial > ndim || frames > BART_DIMS - BART_FIRST_FRAME_DIM {
+    let room = BART_DIMS.saturating_sub(first_frame_dim);
+    if !(1..=3).contains(&spatial) || spatial > ndim || first_frame_dim <= BART_COIL_DIM || frames > room {
         return Err(Error::invalid(
             "images_to_bart_layout",
             format!(
-                "images of shape {:?} with {spatial} spatial axes: BART holds 1 to 3 of them and up to {} frame axes",
+                "images of shape {:?} with {spatial} spatial axes and frames from BART dimension {first_frame_dim}: \
+                 BART holds 1 to 3 spatial axes, and frames past the coils (dimension 3), {room} of them from there",
                 images.shape(),
-                BART_DIMS - BART_FIRST_FRAME_DIM
             ),
         ));
     }
@@ -255,7 +259,7 @@ pub fn images_to_bart_layout(images: &HostArray, spatial: usize) -> Result<HostA
     let order: Vec<usize> = (frames..ndim).chain(0..frames).collect();
     let moved = images.permuted(&order);
     let mut shape: Vec<usize> = moved.shape().iter().take(spatial).copied().collect();
-    shape.resize(BART_FIRST_FRAME_DIM, 1);
+    shape.resize(first_frame_dim, 1);
     shape.extend(moved.shape().iter().skip(spatial));
     // Axes of one inserted into a row-major array keep every element's place.
     let reshape_error = |e: ndarray::ShapeError| Error::invalid("images_to_bart_layout", e.to_string());

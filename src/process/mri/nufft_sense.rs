@@ -39,11 +39,16 @@ pub struct NufftSenseOperator<T: ComplexElement> {
     maps: XData<T>,
     coils: usize,
     spatial: Vec<usize>,
-    points: usize,
-    nufft: Nufft<T>,
-    normal: NufftNormal<T>,
+    /// The NUFFT and its Toeplitz normal operator of each frame's points.
+    frames: Vec<(Nufft<T>, NufftNormal<T>)>,
     a: XData<T>,
     b: XData<T>,
+    /// One frame's image and samples, packed, when there are several frames (the kernels read from a buffer's
+    /// start; frames of a batch are views into it).
+    frame_image: Option<XData<T>>,
+    frame_samples: Option<XData<T>>,
+    image_shape: Vec<usize>,
+    kspace_shape: Vec<usize>,
     /// expand, combine.
     kernels: [Kernel; 2],
     index: IndexType,
@@ -52,12 +57,47 @@ pub struct NufftSenseOperator<T: ComplexElement> {
 impl<T: ComplexElement> NufftSenseOperator<T> {
     /// The operator of `maps` (`[coils, N…]`, contiguous) at `points` (for the image `N`).
     pub fn new(maps: &XData<T>, points: &NufftPoints, params: NufftParams) -> Result<NufftSenseOperator<T>> {
+        Self::with_frames(maps, std::slice::from_ref(points), params)
+    }
+
+    /// The operator of frames sharing `maps`, frame `f` sampled at `points[f]` (as many points in each): images
+    /// `[frames, N…]` to samples `[frames, coils, points]`, one block per frame — `bart pics -t` on data with a
+    /// TIME dimension. One frame is [`NufftSenseOperator::new`] (images `[N…]`, samples `[coils, points]`).
+    ///
+    /// ```
+    /// use cliper::{NufftParams, NufftPoints, NufftSenseOperator, XData};
+    /// use num_complex::Complex32 as C;
+    /// let app = cliper::ClApp::new()?;
+    /// let maps = XData::from_slice(&app, &[1, 4, 4], &[C::new(1.0, 0.0); 16])?;
+    /// let frames = [NufftPoints::new(&[4, 4], vec![0.0, 0.0])?, NufftPoints::new(&[4, 4], vec![1.0, 0.0])?];
+    /// let mut a = NufftSenseOperator::with_frames(&maps, &frames, NufftParams::default())?;
+    /// assert_eq!((a.image_shape(), a.kspace_shape()), (&[2, 4, 4][..], &[2, 1, 1][..]));
+    /// // A delta at the centre of both frames: 1/√16 at any k.
+    /// let mut x = vec![C::new(0.0, 0.0); 32];
+    /// x[2 * 4 + 2] = C::new(1.0, 0.0);
+    /// x[16 + 2 * 4 + 2] = C::new(1.0, 0.0);
+    /// let y = XData::zeros(&app, &[2, 1, 1])?;
+    /// a.forward(&XData::from_slice(&app, &[2, 4, 4], &x)?, &y)?;
+    /// assert!(y.to_vec()?.iter().all(|v| (v - C::new(0.25, 0.0)).norm() < 1e-5));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn with_frames(maps: &XData<T>, points: &[NufftPoints], params: NufftParams) -> Result<NufftSenseOperator<T>> {
         let op = "NufftSenseOperator";
+        let Some(first) = points.first() else {
+            return Err(Error::invalid(op, "no frames: give the points of at least one"));
+        };
+        if let Some((f, other)) = points.iter().enumerate().find(|(_, p)| p.len() != first.len()) {
+            return Err(Error::invalid(
+                op,
+                format!("frame {f} has {} points and frame 0 {}: every frame needs as many", other.len(), first.len()),
+            ));
+        }
+        let points_per_frame = first.len();
         let Some((&coils, spatial)) = maps.shape().split_first() else {
             return Err(Error::invalid(op, "the maps must be [coils, spatial…]"));
         };
-        if spatial != points.shape() {
-            return Err(Error::shape_because(op, points.shape(), spatial, "maps over the trajectory's image"));
+        if let Some(p) = points.iter().find(|p| p.shape() != spatial) {
+            return Err(Error::shape_because(op, p.shape(), spatial, "maps over the trajectory's image"));
         }
         if !maps.is_packed() {
             return Err(Error::invalid(
@@ -66,8 +106,14 @@ impl<T: ComplexElement> NufftSenseOperator<T> {
             ));
         }
         let app = maps.app();
-        let nufft = Nufft::new(app, points, coils, params)?;
-        let normal = NufftNormal::new(app, points, coils, None, params)?;
+        let frames = points
+            .iter()
+            .map(|p| Ok((Nufft::new(app, p, coils, params)?, NufftNormal::new(app, p, coils, None, params)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let several = points.len() > 1;
+        let lead: Vec<usize> = if several { vec![points.len()] } else { Vec::new() };
+        let image_shape: Vec<usize> = lead.iter().chain(spatial).copied().collect();
+        let kspace_shape: Vec<usize> = lead.iter().copied().chain([coils, points_per_frame]).collect();
         let a = XData::uninit(app, op, maps.shape())?;
         let b = XData::uninit(app, op, maps.shape())?;
         let index = IndexType::for_extent(maps.len() as u64);
@@ -77,28 +123,67 @@ impl<T: ComplexElement> NufftSenseOperator<T> {
             program.kernel("coil_expand").map(|k| k.owned_by(op))?,
             program.kernel("coil_combine").map(|k| k.owned_by(op))?,
         ];
+        let frame_image = if several { Some(XData::uninit(app, op, spatial)?) } else { None };
+        let frame_samples = if several { Some(XData::uninit(app, op, &[coils, points_per_frame])?) } else { None };
         Ok(NufftSenseOperator {
             maps: maps.clone(),
             coils,
             spatial: spatial.to_vec(),
-            points: points.len(),
-            nufft,
-            normal,
+            frames,
             a,
             b,
+            frame_image,
+            frame_samples,
+            image_shape,
+            kspace_shape,
             kernels,
             index,
         })
     }
 
-    /// The image shape (the maps' spatial axes).
+    /// The image shape: the maps' spatial axes, after the frames when there are several.
     pub fn image_shape(&self) -> &[usize] {
-        &self.spatial
+        &self.image_shape
     }
 
-    /// The samples' shape `[coils, points]`.
-    pub fn kspace_shape(&self) -> [usize; 2] {
-        [self.coils, self.points]
+    /// The samples' shape `[coils, points]`, after the frames when there are several.
+    pub fn kspace_shape(&self) -> &[usize] {
+        &self.kspace_shape
+    }
+
+    /// Frames (1 for [`NufftSenseOperator::new`]).
+    pub fn frame_count(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// The first frame's NUFFT plan.
+    pub fn strategy(&self) -> Option<NufftStrategy> {
+        self.frames.first().map(|(nufft, _)| nufft.strategy())
+    }
+
+    /// Frame `f` of a batch `x` packed for the kernels: `x` itself with one frame, else `scratch` holding a copy
+    /// of the frame (`copy_in`) or to be copied out after (`frame_out`).
+    fn frame_in(x: &XData<T>, f: usize, scratch: Option<&XData<T>>) -> Result<XData<T>> {
+        match scratch {
+            None => Ok(x.clone()),
+            Some(s) => {
+                s.copy_from(&x.index_axis(0, f)?)?;
+                Ok(s.clone())
+            }
+        }
+    }
+
+    /// Copies a packed frame result back into frame `f` of `x` (nothing with one frame: it was written in place).
+    fn frame_out(x: &XData<T>, f: usize, scratch: Option<&XData<T>>) -> Result<()> {
+        match scratch {
+            None => Ok(()),
+            Some(s) => x.index_axis(0, f)?.copy_from(s),
+        }
+    }
+
+    /// Where a frame's result goes before `frame_out`: `x` itself with one frame, else the scratch.
+    fn frame_target(x: &XData<T>, scratch: Option<&XData<T>>) -> XData<T> {
+        scratch.unwrap_or(x).clone()
     }
 
     fn check(what: &str, x: &XData<T>, shape: &[usize]) -> Result<()> {
@@ -131,32 +216,60 @@ impl<T: ComplexElement> NufftSenseOperator<T> {
             .enqueue()
     }
 
-    /// Enqueues `y = A x`: the image `[N…]` to samples `[coils, points]`.
+    /// Enqueues `y = A x`: the image `[frames, N…]` to samples `[frames, coils, points]` (no frame axis with one
+    /// frame).
     pub fn forward(&mut self, x: &XData<T>, y: &XData<T>) -> Result<()> {
-        Self::check("forward", x, &self.spatial)?;
-        Self::check("forward", y, &self.kspace_shape())?;
-        let a = self.a.clone();
-        self.coil_pass(false, x, &a)?;
-        self.nufft.forward(&a, y)
+        Self::check("forward", x, &self.image_shape)?;
+        Self::check("forward", y, &self.kspace_shape)?;
+        let (a, image, samples) = (self.a.clone(), self.frame_image.clone(), self.frame_samples.clone());
+        for f in 0..self.frames.len() {
+            let xf = Self::frame_in(x, f, image.as_ref())?;
+            self.coil_pass(false, &xf, &a)?;
+            let yf = Self::frame_target(y, samples.as_ref());
+            self.nufft_of(f)?.forward(&a, &yf)?;
+            Self::frame_out(y, f, samples.as_ref())?;
+        }
+        Ok(())
     }
 
-    /// Enqueues `x = Aᴴ y`: samples `[coils, points]` to the image `[N…]`.
+    /// Enqueues `x = Aᴴ y`: samples `[frames, coils, points]` to the image `[frames, N…]` (no frame axis with one
+    /// frame).
     pub fn adjoint(&mut self, y: &XData<T>, x: &XData<T>) -> Result<()> {
-        Self::check("adjoint", y, &self.kspace_shape())?;
-        Self::check("adjoint", x, &self.spatial)?;
-        let a = self.a.clone();
-        self.nufft.adjoint(y, &a)?;
-        self.coil_pass(true, &a, x)
+        Self::check("adjoint", y, &self.kspace_shape)?;
+        Self::check("adjoint", x, &self.image_shape)?;
+        let (a, image, samples) = (self.a.clone(), self.frame_image.clone(), self.frame_samples.clone());
+        for f in 0..self.frames.len() {
+            let yf = Self::frame_in(y, f, samples.as_ref())?;
+            self.nufft_of(f)?.adjoint(&yf, &a)?;
+            let xf = Self::frame_target(x, image.as_ref());
+            self.coil_pass(true, &a, &xf)?;
+            Self::frame_out(x, f, image.as_ref())?;
+        }
+        Ok(())
     }
 
-    /// Enqueues `out = AᴴA x` (Toeplitz).
+    /// Enqueues `out = AᴴA x` (Toeplitz, frame by frame).
     pub fn normal(&mut self, x: &XData<T>, out: &XData<T>) -> Result<()> {
-        Self::check("normal", x, &self.spatial)?;
-        Self::check("normal", out, &self.spatial)?;
-        let (a, b) = (self.a.clone(), self.b.clone());
-        self.coil_pass(false, x, &a)?;
-        self.normal.apply(&a, &b)?;
-        self.coil_pass(true, &b, out)
+        Self::check("normal", x, &self.image_shape)?;
+        Self::check("normal", out, &self.image_shape)?;
+        let (a, b, image) = (self.a.clone(), self.b.clone(), self.frame_image.clone());
+        for f in 0..self.frames.len() {
+            let xf = Self::frame_in(x, f, image.as_ref())?;
+            self.coil_pass(false, &xf, &a)?;
+            self.frames.get_mut(f).ok_or_else(|| Self::no_frame(f))?.1.apply(&a, &b)?;
+            let of = Self::frame_target(out, image.as_ref());
+            self.coil_pass(true, &b, &of)?;
+            Self::frame_out(out, f, image.as_ref())?;
+        }
+        Ok(())
+    }
+
+    fn nufft_of(&mut self, f: usize) -> Result<&mut Nufft<T>> {
+        self.frames.get_mut(f).map(|(nufft, _)| nufft).ok_or_else(|| Self::no_frame(f))
+    }
+
+    fn no_frame(f: usize) -> Error {
+        Error::invalid("NufftSenseOperator", format!("no frame {f}"))
     }
 }
 
@@ -244,7 +357,8 @@ impl From<TvParams> for SensePenalty {
 pub struct NufftSense<T: ComplexElement> {
     samples: XData<T>,
     maps: XData<T>,
-    points: NufftPoints,
+    /// The points of each frame.
+    points: Vec<NufftPoints>,
     out: XData<T>,
     penalty: SensePenalty,
     nufft: NufftParams,
@@ -274,10 +388,44 @@ impl<T: ComplexElement> NufftSense<T> {
         penalty: SensePenalty,
         nufft: NufftParams,
     ) -> NufftSense<T> {
+        Self::with_frames(samples, maps, std::slice::from_ref(points), out, penalty, nufft)
+    }
+
+    /// Reconstructs frames sharing `maps`, frame `f` sampled at `points[f]` (`samples` `[frames, coils, points]`)
+    /// into `out` (`[frames, N…]`) as one problem, as `bart pics -t` runs data with a TIME dimension: one CG over
+    /// every frame, FISTA with one step (from the whole operator's eigenvalue) and the same shifts for all, ADMM with
+    /// a shared inner CG and no difference across frames. One frame is [`NufftSense::new`].
+    ///
+    /// ```
+    /// use cliper::{CgParams, NufftParams, NufftPoints, NufftSense, NufftSenseOperator, Process, SensePenalty, XData};
+    /// use num_complex::Complex64 as C;
+    /// let app = cliper::ClApp::new()?;
+    /// // Two frames on their own grids of 6 × 5 integer frequencies (the second shifted by ½): both recovered.
+    /// let grid = |shift: f64| -> Vec<f64> { (0..30).flat_map(|i| [(i / 5) as f64 - 3.0 + shift, (i % 5) as f64 - 2.0]).collect() };
+    /// let frames = [NufftPoints::new(&[6, 5], grid(0.0))?, NufftPoints::new(&[6, 5], grid(0.5))?];
+    /// let maps = XData::from_slice(&app, &[1, 6, 5], &[C::new(1.0, 0.0); 30])?;
+    /// let truth: Vec<C> = (0..60).map(|i| C::new((i % 4) as f64, (i % 7) as f64)).collect();
+    /// let params = NufftParams::default().tolerance(1e-9);
+    /// let y = XData::zeros(&app, &[2, 1, 30])?;
+    /// NufftSenseOperator::with_frames(&maps, &frames, params)?.forward(&XData::from_slice(&app, &[2, 6, 5], &truth)?, &y)?;
+    /// let out = XData::zeros(&app, &[2, 6, 5])?;
+    /// NufftSense::with_frames(&y, &maps, &frames, &out, SensePenalty::L2(CgParams::new(30)), params).run()?;
+    /// let worst = out.to_vec()?.iter().zip(&truth).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
+    /// assert!(worst < 1e-5, "{worst}");
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn with_frames(
+        samples: &XData<T>,
+        maps: &XData<T>,
+        points: &[NufftPoints],
+        out: &XData<T>,
+        penalty: SensePenalty,
+        nufft: NufftParams,
+    ) -> NufftSense<T> {
         NufftSense {
             samples: samples.clone(),
             maps: maps.clone(),
-            points: points.clone(),
+            points: points.to_vec(),
             out: out.clone(),
             penalty,
             nufft,
@@ -319,7 +467,7 @@ impl<T: ComplexElement> NufftSense<T> {
 
     /// The NUFFT's plan; `None` before `init`.
     pub fn strategy(&self) -> Option<NufftStrategy> {
-        self.plan.as_ref().map(|p| p.sense.nufft.strategy())
+        self.plan.as_ref().and_then(|p| p.sense.strategy())
     }
 
     /// `Aᴴ y` of the samples as they are now (initialising first if needed): the image BART's `pics -t` estimates
@@ -352,17 +500,18 @@ impl<T: ComplexElement> Process for NufftSense<T> {
 
     fn init(&mut self) -> Result<()> {
         let op = "NufftSense";
-        let mut sense = NufftSenseOperator::new(&self.maps, &self.points, self.nufft)?;
-        NufftSenseOperator::check("samples", &self.samples, &sense.kspace_shape())?;
+        let mut sense = NufftSenseOperator::with_frames(&self.maps, &self.points, self.nufft)?;
+        NufftSenseOperator::check("samples", &self.samples, sense.kspace_shape())?;
         NufftSenseOperator::check("image", &self.out, sense.image_shape())?;
         let app = self.out.app();
         let shape = sense.image_shape().to_vec();
+        let (frames, spatial) = (sense.frame_count(), sense.spatial.clone());
         let solver = match self.penalty {
             SensePenalty::L2(p) => Solver::Cg(Box::new(ConjugateGradient::new(app, &shape, p)?)),
             SensePenalty::L1Wavelet(p) => {
-                Solver::Fista(Box::new(WaveletFista::new(op, app, 1, &shape, p, &mut sense, true)?))
+                Solver::Fista(Box::new(WaveletFista::new(op, app, frames, &spatial, p, &mut sense, true)?))
             }
-            SensePenalty::Tv(p) => Solver::Admm(Box::new(TvAdmm::new(app, &shape, p)?)),
+            SensePenalty::Tv(p) => Solver::Admm(Box::new(TvAdmm::with_frames(app, frames, &spatial, p)?)),
         };
         let rhs = XData::uninit(app, op, &shape)?;
         self.plan.set(SensePlan { sense, solver, rhs });

@@ -146,6 +146,69 @@ pub fn samples_from_bart(
     Ok((coils, values))
 }
 
+/// The one BART dimension past the coils along which non-Cartesian k-space `ksp_shape` holds frames (`bart traj
+/// -t`'s TIME, 10, or any other), with its extent; `None` when it has none. The trajectory `traj_shape` has that
+/// extent there (a trajectory per frame) or 1 (one for every frame). Frames along two dimensions, or a trajectory
+/// whose frames do not match, are refused naming `source`.
+///
+/// ```
+/// use cliper::bart_frame_dim;
+/// let mut ksp = vec![1, 64, 11, 4, 1, 1, 1, 1, 1, 1, 5];
+/// assert_eq!(bart_frame_dim(&ksp, &[3, 64, 11, 1, 1, 1, 1, 1, 1, 1, 5], "k")?, Some((10, 5)));
+/// assert_eq!(bart_frame_dim(&ksp, &[3, 64, 11], "k")?, Some((10, 5)));
+/// assert!(bart_frame_dim(&ksp, &[3, 64, 11, 1, 1, 1, 1, 1, 1, 1, 4], "k").is_err());
+/// ksp[5] = 2;
+/// assert!(bart_frame_dim(&ksp, &[3, 64, 11], "k").is_err());
+/// assert_eq!(bart_frame_dim(&[1, 64, 11, 4], &[3, 64, 11], "k")?, None);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn bart_frame_dim(ksp_shape: &[usize], traj_shape: &[usize], source: &str) -> Result<Option<(usize, usize)>> {
+    let dims: Vec<usize> = (COIL_DIM + 1..ksp_shape.len()).filter(|&d| ksp_shape.get(d) > Some(&1)).collect();
+    let frame = match dims[..] {
+        [] => return Ok(None),
+        [d] => (d, ksp_shape.get(d).copied().unwrap_or(1)),
+        _ => {
+            return Err(Error::invalid(
+                "Nufft",
+                format!(
+                    "{source}: k-space {ksp_shape:?} has frames along BART dimensions {dims:?}; one frame dimension                      is read (e.g. TIME, 10)"
+                ),
+            ));
+        }
+    };
+    match traj_shape.get(frame.0).copied().unwrap_or(1) {
+        1 => Ok(Some(frame)),
+        n if n == frame.1 => Ok(Some(frame)),
+        n => Err(Error::invalid(
+            "Nufft",
+            format!(
+                "{source}: k-space {ksp_shape:?} has {} frames along dimension {} and the trajectory {traj_shape:?}                  {n}: give a trajectory per frame or one for all",
+                frame.1, frame.0
+            ),
+        )),
+    }
+}
+
+/// Frame `f` of a BART array along `frame` (as [`bart_frame_dim`] gives it), the dimension kept with extent 1;
+/// index 0 where the array has extent 1 there (a trajectory every frame shares). Without frames, the array.
+///
+/// ```
+/// use cliper::{bart_frame, ndarray::{ArrayD, IxDyn}};
+/// use num_complex::Complex64 as C;
+/// let a = ArrayD::from_shape_fn(IxDyn(&[2, 1, 3]), |i| C::new((i[0] + 10 * i[2]) as f64, 0.0));
+/// assert_eq!(bart_frame(&a, Some((2, 3)), 1).iter().map(|v| v.re).collect::<Vec<_>>(), vec![10.0, 11.0]);
+/// assert_eq!(bart_frame(&a, Some((5, 3)), 2).shape(), &[2, 1, 3]);
+/// # Ok::<(), cliper::Error>(())
+/// ```
+pub fn bart_frame(a: &ArrayD<Complex64>, frame: Option<(usize, usize)>, f: usize) -> ArrayD<Complex64> {
+    match frame {
+        Some((d, _)) if a.shape().get(d).is_some_and(|&n| n > 1) => {
+            a.slice_axis(ndarray::Axis(d), ndarray::Slice::from(f..f + 1)).to_owned()
+        }
+        _ => a.clone(),
+    }
+}
+
 /// `[coils, points]` values back in BART's layout `[1, samples, spokes, coils]` for a trajectory of `traj_shape`.
 pub fn samples_to_bart(values: &[Complex64], coils: usize, traj_shape: &[usize]) -> Result<ArrayD<Complex64>> {
     let (s, p) = (traj_shape.get(1).copied().unwrap_or(1), traj_shape.get(2).copied().unwrap_or(1));

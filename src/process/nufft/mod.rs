@@ -14,7 +14,8 @@ mod toeplitz;
 mod transform;
 
 pub use bart_layout::{
-    bart_image_axes, bart_image_dims, images_from_bart, images_to_bart, samples_from_bart, samples_to_bart,
+    bart_frame, bart_frame_dim, bart_image_axes, bart_image_dims, images_from_bart, images_to_bart, samples_from_bart,
+    samples_to_bart,
 };
 pub use density::{DcfParams, DensityCompensation};
 pub use nufft_params::{NufftKernel, NufftParams, Spreading, Upsampling};
