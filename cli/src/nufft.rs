@@ -61,9 +61,10 @@ use crate::recon::bart_named;
 /// `--kernel`: the NUFFT's kernel (`cliper nufft`, `cliper recon --traj`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum KernelChoice {
-    /// FINUFFT's kernel, to the tolerance asked.
+    // FINUFFT's kernel, to the tolerance asked (plain comments: documented values would switch clap's help to its
+    // long layout; the flag's own text says what each is).
     Es,
-    /// BART 0.8's gridding, as `bart nufft` and `pics -t` compute.
+    // BART 0.8's gridding, as `bart nufft` and `pics -t` compute.
     Bart,
 }
 

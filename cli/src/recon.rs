@@ -63,7 +63,9 @@ pub struct ReconArgs {
     pub(crate) maps: Option<String>,
     /// Non-Cartesian k-space: the trajectory [3, samples, spokes] in cycles per FOV, as `bart traj` writes it; the
     /// k-space is then BART's [1, samples, spokes, coils] and `--maps FILE` gives the image grid ([x, y, z, coils])
-    /// — cg-sense, l1-wavelet or tv with the NUFFT and its Toeplitz normal operator, as `bart pics -t TRAJ`.
+    /// — cg-sense, l1-wavelet or tv with the NUFFT and its Toeplitz normal operator, as `bart pics -t TRAJ`. Frames
+    /// along one dimension past the coils (TIME, as `bart traj -t` writes) are one problem, with a trajectory per
+    /// frame or one for all.
     #[arg(long, value_name = "TRAJ")]
     pub(crate) traj: Option<String>,
     /// --traj: the NUFFT's kernel — es (FINUFFT's, accurate to 1e-6; the default) or bart (BART 0.8's own
