@@ -228,14 +228,18 @@ kernel void espirit_grid_matrices(global const T* a, global T* w, uint grid, uin
     }
 }
 
-// ESPIRiT, step 3: the sinc interpolation along y of every entry, from the g × g grid to g × NY:
-// wy[((i · C + c) · C + d) · NY + y] = Σ_j ry[y · g + j] · w[((i · g + j) · C + c) · C + d].
-kernel void espirit_interpolate_y(global const T* w, global const T* ry, global T* wy, uint g, uint ny) {
-    const uint count = g * NC * NC * ny;
+// ESPIRiT, step 3: the sinc interpolation of every entry along one axis, from g grid points to NY samples, with
+// `outer` grid points before that axis and `inner` values after the entry riding along:
+// wy[((o · C² + e) · NY + y) · inner + t] = Σ_j ry[y · g + j] · w[((o · g + j) · C² + e) · inner + t].
+// 2-D: along y (outer g, inner 1). 3-D: along z (outer g², inner 1), then along y (outer g, inner NZ).
+kernel void espirit_interpolate(global const T* w, global const T* ry, global T* wy, uint g, uint ny, uint outer,
+                                uint inner) {
+    const uint count = outer * NC * NC * ny * inner;
     for (uint i = get_global_id(0); i < count; i += get_global_size(0)) {
-        const uint y = i % ny, e = (i / ny) % (NC * NC), gx = i / (ny * NC * NC);
+        const uint t = i % inner, y = (i / inner) % ny, e = (i / (inner * ny)) % (NC * NC);
+        const uint o = i / (inner * ny * NC * NC);
         T sum = ZERO;
-        for (uint j = 0; j < g; j++) sum += MUL(ry[y * g + j], w[(gx * g + j) * NC * NC + e]);
+        for (uint j = 0; j < g; j++) sum += MUL(ry[y * g + j], w[((o * g + j) * NC * NC + e) * inner + t]);
         wy[i] = sum;
     }
 }

@@ -603,19 +603,21 @@ fn maps<T: ComplexElement>(ctx: &Context, app: &cliper::ClApp, args: &EcalibArgs
     let path = Path::new(output);
     cliper::chain::create_parent(path)?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    if matches!(ext.as_str(), "cfl" | "hdr") && maps.ndim() == 4 {
-        // Several sets [maps, coils, x, y]: BART's (x, y, 1, coils, maps).
+    let spatial = k.spatial_shape().to_vec();
+    if matches!(ext.as_str(), "cfl" | "hdr") && args.sets > 1 {
+        // Several sets [maps, coils, x, y(, z)]: BART's (x, y, z, coils, maps).
         let values = maps.to_ndarray()?;
-        let &[sets, coils, nx, ny] = values.shape() else {
-            return Err(Error::invalid("cliper ecalib", "maps of several sets are [maps, coils, x, y]"));
-        };
-        let bart = cliper::ndarray::ArrayD::from_shape_fn(cliper::ndarray::IxDyn(&[nx, ny, 1, coils, sets]), |i| {
-            values.get([i[4], i[3], i[0], i[1]].as_slice()).copied().unwrap_or_default()
+        let (sets, coils) = (args.sets, k.num_coils());
+        let at = |d: usize| spatial.get(d).copied().unwrap_or(1);
+        let shape = [at(0), at(1), at(2), coils, sets];
+        let bart = cliper::ndarray::ArrayD::from_shape_fn(cliper::ndarray::IxDyn(&shape), |i| {
+            let index: Vec<usize> = [i[4], i[3], i[0], i[1], i[2]].into_iter().take(2 + spatial.len()).collect();
+            values.get(index.as_slice()).copied().unwrap_or_default()
         });
         cliper::write_cfl(path, &HostArray::from_elements(bart))?;
     } else if matches!(ext.as_str(), "cfl" | "hdr") {
-        // Maps [coils, x, y] laid out as k-space is: BART's (x, y, 1, coils).
-        KData::new(maps.clone(), 2)?.save_cfl(path)?;
+        // Maps [coils, spatial…] laid out as k-space is: BART's (x, y, z, coils).
+        KData::new(maps.clone(), spatial.len())?.save_cfl(path)?;
     } else {
         maps.save(path)?;
     }

@@ -78,69 +78,94 @@ pub(super) fn most_energy(n: usize, extent: usize, energy: impl Fn(usize) -> f64
     best
 }
 
-/// The fully sampled calibration block of one 2-D frame of centred k-space, found as BART's `ecalib`/`caldir`
-/// find it (docs/bart-semantics.md §4 and §8): within the centre band of y (at most `limit` wide, all of x), a
-/// centred block grown one axis at a time while every sample in it is non-zero in some coil, up to `limit` per
-/// axis, then slid along x to where it holds the most energy.
+/// The fully sampled calibration block of one frame of centred k-space (2-D or 3-D), found as BART's
+/// `ecalib`/`caldir` find it (docs/bart-semantics.md §4 and §8): within the centre band of y and z (each at most
+/// `limit` wide, all of x), a centred block grown one axis at a time while every sample in it is non-zero in some
+/// coil, up to `limit` per axis, then slid along x to where it holds the most energy.
 pub(super) struct Calibration {
     /// Coils.
     pub coils: usize,
-    /// The block's extent along x and y.
-    pub extent: [usize; 2],
-    /// Its first sample along x and y in the k-space.
-    pub start: [usize; 2],
-    /// Its samples `[coil, x, y]` (y fastest), in float64.
+    /// The block's extent along x, y and z (1 along z for 2-D k-space).
+    pub extent: [usize; 3],
+    /// Its first sample along x, y and z in the k-space.
+    pub start: [usize; 3],
+    /// Its samples `[coil, x, y, z]` (z fastest), in float64.
     pub data: Vec<Complex64>,
 }
 
 impl Calibration {
-    /// Finds the block of `k` (`[coils, x, y]`), reading back only the centre band of y.
+    /// Finds the block of `k` (`[coils, x, y]` or `[coils, x, y, z]`), reading back only the centre band.
     pub fn find<T: ComplexElement>(op: &str, k: &KData<T>, limit: usize) -> Result<Calibration> {
         Ok(Calibration::find_with_band(op, k, limit)?.0)
     }
 
-    /// [`Calibration::find`], with the band on the device (`[coils, x, width]`, contiguous) and the block's first
-    /// sample in it (x, y).
+    /// [`Calibration::find`], with the band on the device (`[coils, x, width_y(, width_z)]`, contiguous) and the
+    /// block's first sample in it (x, y, z).
     pub fn find_with_band<T: ComplexElement>(
         op: &str,
         k: &KData<T>,
         limit: usize,
-    ) -> Result<(Calibration, XData<T>, [usize; 2])> {
+    ) -> Result<(Calibration, XData<T>, [usize; 3])> {
         let x = k.as_xdata();
         let shape = x.shape().to_vec();
-        let [coils, nx, ny] = shape[..] else {
-            return Err(Error::invalid(op, format!("k-space of shape {shape:?}: need one 2-D frame [coils, x, y]")));
+        let (coils, nx, ny, nz) = match shape[..] {
+            [coils, nx, ny] => (coils, nx, ny, 1),
+            [coils, nx, ny, nz] => (coils, nx, ny, nz),
+            _ => {
+                return Err(Error::invalid(
+                    op,
+                    format!("k-space of shape {shape:?}: need one frame [coils, x, y] or [coils, x, y, z]"),
+                ));
+            }
         };
-        let width = ny.min(limit);
-        let band = (ny - width) / 2;
-        let on_device = x.slice_axis(2, band..band + width)?.contiguous()?;
+        let (wy, wz) = (ny.min(limit), nz.min(limit));
+        let (band_y, band_z) = ((ny - wy) / 2, (nz - wz) / 2);
+        let mut on_device = x.slice_axis(2, band_y..band_y + wy)?;
+        if shape.len() == 4 {
+            on_device = on_device.slice_axis(3, band_z..band_z + wz)?;
+        }
+        let on_device = on_device.contiguous()?;
         let values = on_device.to_vec()?;
-        let sample = |c: usize, x: usize, y: usize| at(&values, (c * nx + x) * width + y).to_c64();
-        let sampled = |&[x, y]: &[usize; 2]| (0..coils).any(|c| sample(c, x, y) != Complex64::default());
-        let ([cx, cy], [_, py]) = calibration_block([nx, width], [limit, limit], sampled);
+        let sample = |c: usize, x: usize, y: usize, z: usize| at(&values, ((c * nx + x) * wy + y) * wz + z).to_c64();
+        let sampled = |&[x, y, z]: &[usize; 3]| (0..coils).any(|c| sample(c, x, y, z) != Complex64::default());
+        let ([cx, cy, cz], [_, py, pz]) = calibration_block([nx, wy, wz], [limit, limit, limit], sampled);
         let energy = |x0: usize| -> f64 {
-            (0..coils)
-                .map(|c| {
-                    (x0..x0 + cx).map(|x| (0..cy).map(|y| sample(c, x, py + y).norm_sqr()).sum::<f64>()).sum::<f64>()
-                })
-                .sum()
+            let mut sum = 0.0;
+            for c in 0..coils {
+                for x in x0..x0 + cx {
+                    for y in 0..cy {
+                        for z in 0..cz {
+                            sum += sample(c, x, py + y, pz + z).norm_sqr();
+                        }
+                    }
+                }
+            }
+            sum
         };
         let best = most_energy(nx, cx, energy);
-        let mut data = vec![Complex64::default(); coils * cx * cy];
+        let mut data = vec![Complex64::default(); coils * cx * cy * cz];
         for c in 0..coils {
             for xx in 0..cx {
                 for y in 0..cy {
-                    put(&mut data, (c * cx + xx) * cy + y, sample(c, best + xx, py + y));
+                    for z in 0..cz {
+                        put(&mut data, ((c * cx + xx) * cy + y) * cz + z, sample(c, best + xx, py + y, pz + z));
+                    }
                 }
             }
         }
-        Ok((Calibration { coils, extent: [cx, cy], start: [best, band + py], data }, on_device, [best, py]))
+        let calibration = Calibration { coils, extent: [cx, cy, cz], start: [best, band_y + py, band_z + pz], data };
+        Ok((calibration, on_device, [best, py, pz]))
     }
 
-    /// Sample (coil, x, y) of the block.
-    pub fn at(&self, c: usize, x: usize, y: usize) -> Complex64 {
-        let [cx, cy] = self.extent;
-        at(&self.data, (c * cx + x) * cy + y)
+    /// Sample (coil, x, y, z) of the block.
+    pub fn at(&self, c: usize, x: usize, y: usize, z: usize) -> Complex64 {
+        let [cx, cy, cz] = self.extent;
+        at(&self.data, ((c * cx + x) * cy + y) * cz + z)
+    }
+
+    /// Positions in the block.
+    pub fn positions(&self) -> usize {
+        self.extent.iter().product()
     }
 }
 

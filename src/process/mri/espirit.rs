@@ -95,21 +95,21 @@ impl EspiritParams {
 ///
 /// ```
 /// let s = cliper::EspiritStrategy {
-///     calibration: [24, 24], kernels: 47, candidates: 288, gram: 288, pixels_per_group: 32, host_ms: 9.5,
+///     calibration: vec![24, 24], kernels: 47, candidates: 288, gram: 288, pixels_per_group: 32, host_ms: 9.5,
 ///     gram_on_device: true, work_item_per_pixel: false,
 /// };
 /// assert!(s.to_string().contains("47 of 288"));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct EspiritStrategy {
-    /// The fully sampled calibration region's extent.
-    pub calibration: [usize; 2],
+    /// The fully sampled calibration region's extent per spatial axis.
+    pub calibration: Vec<usize>,
     /// Kernels kept.
     pub kernels: usize,
-    /// Kernels considered (kernel² × coils).
+    /// Kernels considered (kernel^d × coils, d the spatial axes).
     pub candidates: usize,
     /// The order of the Hermitian eigenproblem solved on the host: the smaller of the Casorati matrix's two
-    /// Grams (columns: kernel² × coils; rows: kernel positions in the calibration block).
+    /// Grams (columns: kernel^d × coils; rows: kernel positions in the calibration block).
     pub gram: usize,
     /// Pixels per work-group of the per-pixel kernel.
     pub pixels_per_group: usize,
@@ -173,7 +173,7 @@ pub struct EspiritMaps<T: ComplexElement> {
 
 /// What `init` prepares: the kernels and the tables that depend only on the shapes.
 struct Plan<T: ComplexElement> {
-    /// espirit_grid_kernels, espirit_grid_matrices, espirit_interpolate_y, espirit_eigen (or its serial form: a
+    /// espirit_grid_kernels, espirit_grid_matrices, espirit_interpolate, espirit_eigen (or its serial form: a
     /// work-item per pixel), espirit_gram, espirit_eigen_maps (several maps).
     kernels: [Kernel; 6],
     /// The Casorati Gram is computed on the device (GPUs), else on the host.
@@ -181,11 +181,14 @@ struct Plan<T: ComplexElement> {
     layout: PixelLayout,
     /// The inverse DFT's phases from kernel offsets to the grid: `[grid², kernel²]`.
     phase: XData<T>,
-    /// The sinc interpolation maps `[nx, grid]` and `[ny, grid]`.
+    /// The sinc interpolation maps `[nx, grid]`, `[ny, grid]` and (3-D) `[nz, grid]`.
     rx: XData<T>,
     ry: XData<T>,
-    /// The grid's matrices `[grid², coils, coils]` and their interpolation along y `[grid, coils, coils, ny]`.
+    rz: Option<XData<T>>,
+    /// The grid's matrices `[grid^d, coils, coils]`, (3-D) their interpolation along z `[grid², coils, coils, nz]`,
+    /// and along y `[grid, coils, coils, ny · nz]`: for the per-pixel kernel, a 3-D image is `nx × (ny · nz)`.
     grid: XData<T>,
+    wz: Option<XData<T>>,
     wy: XData<T>,
 }
 
@@ -197,11 +200,16 @@ fn grid_stride(count: usize) -> usize {
     count.div_ceil(GROUP).clamp(1, 1 << 14) * GROUP
 }
 
+/// The kernel's extent per axis of x, y, z for `dims` spatial axes (1 along z in 2-D).
+fn kernel_extent(kk: usize, dims: usize) -> [usize; 3] {
+    [kk, kk, if dims == 3 { kk } else { 1 }]
+}
+
 /// The Casorati matrix's rows (kernel positions in the block) and columns (kernel offsets × coils), and whether
 /// its Gram is taken as AᴴA (columns ≤ rows) rather than AAᴴ: the smaller eigenproblem.
-fn casorati_shape(cal: &Calibration, kk: usize) -> (usize, usize, bool) {
-    let [cx, cy] = cal.extent;
-    let (rows, columns) = ((cx - kk + 1) * (cy - kk + 1), kk * kk * cal.coils);
+fn casorati_shape(cal: &Calibration, kernel: [usize; 3]) -> (usize, usize, bool) {
+    let rows = cal.extent.iter().zip(&kernel).map(|(&c, &k)| c + 1 - k).product::<usize>();
+    let columns = kernel.iter().product::<usize>() * cal.coils;
     (rows, columns, columns <= rows)
 }
 
@@ -218,13 +226,13 @@ impl<T: ComplexElement> EspiritMaps<T> {
         Ok(maps)
     }
 
-    /// The maps' shape: `[coils, x, y]` (2-D k-space of one frame).
+    /// The maps' shape: `[coils, x, y]` or `[coils, x, y, z]` (k-space of one frame, 2-D or 3-D).
     pub fn output_shape(k: &KData<T>) -> Result<Vec<usize>> {
-        if k.num_frames() != 1 || k.spatial_shape().len() != 2 {
+        if k.num_frames() != 1 || !(2..=3).contains(&k.spatial_shape().len()) {
             return Err(Error::invalid(
                 "EspiritMaps",
                 format!(
-                    "k-space of shape {:?}: ESPIRiT takes one 2-D frame [coils, x, y] (3-D is not built yet)",
+                    "k-space of shape {:?}: ESPIRiT takes one frame, [coils, x, y] or [coils, x, y, z]",
                     k.as_xdata().shape()
                 ),
             ));
@@ -283,31 +291,40 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         {
             return Err(Error::invalid(op, format!("settings {p:?}: need calibration ≥ kernel ≥ 1")));
         }
-        let [.., coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
+        let spatial = self.k.spatial_shape().to_vec();
+        let dims = spatial.len();
+        let coils = self.k.num_coils();
+        let (nx, ny, nz) = (at(&spatial, 0), at(&spatial, 1), if dims == 3 { at(&spatial, 2) } else { 1 });
         let app = self.maps.app();
         let program = PixelProgram::new::<T>(op, app, coils, p.work_item_per_pixel)?;
         let kernels = [
             program.kernel(op, "espirit_grid_kernels")?,
             program.kernel(op, "espirit_grid_matrices")?,
-            program.kernel(op, "espirit_interpolate_y")?,
+            program.kernel(op, "espirit_interpolate")?,
             program.eigen_kernel(op, "espirit_eigen")?,
             program.kernel(op, "espirit_gram")?,
             program.kernel(op, "espirit_eigen_maps")?,
         ];
-        let (kk, g) = (p.kernel, 2 * p.kernel);
+        let g = 2 * p.kernel;
+        let kernel = kernel_extent(p.kernel, dims);
+        let grid_points = g.pow(dims as u32);
         let upload = |shape: &[usize], values: Vec<Complex64>| {
             let values: Vec<T> = values.into_iter().map(T::from_c64).collect();
             XData::from_slice(app, shape, &values)
         };
+        let three = dims == 3;
         self.plan.set(Plan {
             kernels,
-            device_gram: p.gram_on_device.unwrap_or(app.device().kind == DeviceKind::Gpu),
+            // The device's Gram kernel reads a 2-D band; 3-D blocks are gathered on the host.
+            device_gram: !three && p.gram_on_device.unwrap_or(app.device().kind == DeviceKind::Gpu),
             layout: program.layout,
-            phase: upload(&[g * g, kk * kk], grid_phases(kk))?,
+            phase: upload(&[grid_points, kernel.iter().product()], grid_phases(p.kernel, dims))?,
             rx: upload(&[nx, g], sinc_map(g, nx))?,
             ry: upload(&[ny, g], sinc_map(g, ny))?,
-            grid: XData::uninit(app, op, &[g * g, coils, coils])?,
-            wy: XData::uninit(app, op, &[g, coils, coils, ny])?,
+            rz: if three { Some(upload(&[nz, g], sinc_map(g, nz))?) } else { None },
+            grid: XData::uninit(app, op, &[grid_points, coils, coils])?,
+            wz: if three { Some(XData::uninit(app, op, &[g * g, coils, coils, nz])?) } else { None },
+            wy: XData::uninit(app, op, &[g, coils, coils, ny * nz])?,
         });
         self.last = None;
         Ok(())
@@ -319,15 +336,22 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         let op = "EspiritMaps";
         let clock = std::time::Instant::now();
         let p = self.params;
-        let shape = self.maps.shape().to_vec();
-        let [.., coils, nx, ny] = shape[..] else { return Err(Error::invalid(op, "not 2-D")) };
-        let (calibration, band, [bx, by]) = Calibration::find_with_band(op, &self.k, p.calibration)?;
-        let [cx, cy] = calibration.extent;
+        let spatial = self.k.spatial_shape().to_vec();
+        let dims = spatial.len();
+        let coils = self.k.num_coils();
+        let (nx, ny, nz) = (at(&spatial, 0), at(&spatial, 1), if dims == 3 { at(&spatial, 2) } else { 1 });
+        let (calibration, band, [bx, by, _]) = Calibration::find_with_band(op, &self.k, p.calibration)?;
         let kk = p.kernel;
-        if cx < kk || cy < kk {
+        let kernel = kernel_extent(kk, dims);
+        let found: Vec<usize> = calibration.extent.iter().take(dims).copied().collect();
+        if found.iter().any(|&c| c < kk) {
             return Err(Error::invalid(
                 op,
-                format!("the fully sampled centre is {cx} × {cy}, smaller than the {kk} × {kk} kernel"),
+                format!(
+                    "the fully sampled centre is {}, smaller than the {} kernel",
+                    found.iter().map(usize::to_string).collect::<Vec<_>>().join(" × "),
+                    vec![kk.to_string(); dims].join(" × ")
+                ),
             ));
         }
         let gram = match self.plan.get(op)? {
@@ -336,18 +360,18 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         };
         let gram = gram.as_deref();
         let basis = if T::IS_DOUBLE {
-            kernel_basis::<Complex64>(&calibration, kk, p.threshold, gram)?
+            kernel_basis::<Complex64>(&calibration, kernel, p.threshold, gram)?
         } else {
-            kernel_basis::<Complex<f32>>(&calibration, kk, p.threshold, gram)?
+            kernel_basis::<Complex<f32>>(&calibration, kernel, p.threshold, gram)?
         };
         let z = phase_reference(&calibration)?;
         let host_ms = clock.elapsed().as_secs_f64() * 1e3;
         let app = self.maps.app().clone();
         let plan = self.plan.get(op)?;
         self.last = Some(EspiritStrategy {
-            calibration: calibration.extent,
+            calibration: found,
             kernels: basis.kept,
-            candidates: kk * kk * coils,
+            candidates: kernel.iter().product::<usize>() * coils,
             gram: basis.gram,
             pixels_per_group: plan.layout.pixels_per_group(),
             work_item_per_pixel: plan.layout.serial,
@@ -359,54 +383,51 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             return self.maps.write(&vec![T::default(); self.maps.len()]);
         }
         let to_t = |v: Vec<Complex64>| v.into_iter().map(T::from_c64).collect::<Vec<T>>();
-        let v = XData::from_slice(&app, &[kk * kk * coils, basis.kept], &to_t(basis.vectors))?;
+        let q_count: usize = kernel.iter().product();
+        let v = XData::from_slice(&app, &[q_count * coils, basis.kept], &to_t(basis.vectors))?;
         let z = XData::from_slice(&app, &[coils], &to_t(z))?;
         let g = 2 * kk;
-        let a = XData::<T>::uninit(&app, op, &[g * g, coils, basis.kept])?;
+        let grid_points = g.pow(dims as u32);
+        let a = XData::<T>::uninit(&app, op, &[grid_points, coils, basis.kept])?;
         let as_u32 = |n: usize| u32::try_from(n).map_err(|_| Error::invalid(op, format!("{n} is too large")));
-        let (grid2, q, kept) = (as_u32(g * g)?, as_u32(kk * kk)?, as_u32(basis.kept)?);
+        let (grid, q, kept) = (as_u32(grid_points)?, as_u32(q_count)?, as_u32(basis.kept)?);
         let stride_launch = |count: usize| (grid_stride(count), GROUP);
         let real = |v: f64| T::Real::from_c64(Complex::new(v, 0.0));
-        let [grid_kernels, grid_matrices, interpolate_y, one_map, _, several_maps] = &mut plan.kernels;
-        let (global, local) = stride_launch(g * g * coils * basis.kept);
+        let [grid_kernels, grid_matrices, ..] = &mut plan.kernels;
+        let (global, local) = stride_launch(grid_points * coils * basis.kept);
         grid_kernels
             .launch()
             .input("v", &v)
             .input("phase", &plan.phase)
             .output("a", &a)
-            .scalar("grid", grid2)
+            .scalar("grid", grid)
             .scalar("q_count", q)
             .scalar("kernels", kept)
             .global(&[global])
             .local(&[local])
             .enqueue()?;
-        let (global, local) = stride_launch(g * g * coils * coils);
-        let scale = real(1.0 / (kk * kk * g * g) as f64);
+        let (global, local) = stride_launch(grid_points * coils * coils);
+        // BART's normalisation: the kernel's and the grid's sizes over every spatial axis.
+        let scale = real(1.0 / (q_count * grid_points) as f64);
         grid_matrices
             .launch()
             .input("a", &a)
             .output("w", &plan.grid)
-            .scalar("grid", grid2)
+            .scalar("grid", grid)
             .scalar("kernels", kept)
             .scalar("scale", scale)
             .global(&[global])
             .local(&[local])
             .enqueue()?;
-        let (global, local) = stride_launch(g * coils * coils * ny);
-        interpolate_y
-            .launch()
-            .input("w", &plan.grid)
-            .input("ry", &plan.ry)
-            .output("wy", &plan.wy)
-            .scalar("g", as_u32(g)?)
-            .scalar("ny", as_u32(ny)?)
-            .global(&[global])
-            .local(&[local])
-            .enqueue()?;
-        // Several maps run a work-item per pixel on every device (the vectors' Gram–Schmidt stays private).
+        interpolate_grid(plan, coils, [ny, nz])?;
+        // Several maps run a work-item per pixel on every device (the vectors' Gram–Schmidt stays private). A 3-D
+        // image is nx × (ny · nz) to the per-pixel kernels: the y and z interpolations are already done.
+        let plan = self.plan.get(op)?;
+        let [.., one_map, _, several_maps] = &mut plan.kernels;
+        let columns = ny * nz;
         let layout = if p.maps > 1 { PixelLayout { serial: true, ..plan.layout } } else { plan.layout };
-        let (global, group) = layout.geometry(coils, nx, ny);
-        let flops = 8 * (nx * ny * coils * coils * (g + p.iterations * p.maps)) as u64;
+        let (global, group) = layout.geometry(coils, nx, columns);
+        let flops = 8 * (nx * columns * coils * coils * (g + p.iterations * p.maps)) as u64;
         let eigen = if p.maps > 1 { several_maps } else { one_map };
         let launch = eigen
             .launch()
@@ -415,7 +436,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             .input("z", &z)
             .output("maps", &self.maps)
             .scalar("nx", as_u32(nx)?)
-            .scalar("ny", as_u32(ny)?)
+            .scalar("ny", as_u32(columns)?)
             .scalar("g", as_u32(g)?)
             .scalar("iterations", as_u32(p.iterations)?)
             .scalar("crop", real(p.crop));
@@ -424,7 +445,8 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             .global(&[global])
             .local(&[group])
             .work(
-                (g * coils * coils * ny + 2 * coils * nx * ny * p.maps) as u64 * std::mem::size_of::<T>() as u64,
+                (g * coils * coils * columns + 2 * coils * nx * columns * p.maps) as u64
+                    * std::mem::size_of::<T>() as u64,
                 flops,
             )
             .enqueue()
@@ -432,6 +454,38 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
 
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
+    }
+}
+
+/// The sinc interpolation of the grid's matrices to the image along y (and first along z in 3-D), into `wy`
+/// (`[g, coils, coils, ny · nz]`): `espirit_interpolate` over an outer count of grid points, the interpolated axis,
+/// and a trailing count that rides along.
+fn interpolate_grid<T: ComplexElement>(plan: &mut Plan<T>, coils: usize, [ny, nz]: [usize; 2]) -> Result<()> {
+    let op = "EspiritMaps";
+    let g = plan.rx.shape().get(1).copied().unwrap_or(1);
+    let as_u32 = |n: usize| u32::try_from(n).map_err(|_| Error::invalid(op, format!("{n} is too large")));
+    let [_, _, interpolate, ..] = &mut plan.kernels;
+    let mut pass = |from: &XData<T>, map: &XData<T>, to: &XData<T>, outer: usize, n: usize, inner: usize| {
+        let (global, local) = (grid_stride(outer * coils * coils * n * inner), GROUP);
+        interpolate
+            .launch()
+            .input("w", from)
+            .input("ry", map)
+            .output("wy", to)
+            .scalar("g", as_u32(g)?)
+            .scalar("ny", as_u32(n)?)
+            .scalar("outer", as_u32(outer)?)
+            .scalar("inner", as_u32(inner)?)
+            .global(&[global])
+            .local(&[local])
+            .enqueue()
+    };
+    match (&plan.wz, &plan.rz) {
+        (Some(wz), Some(rz)) => {
+            pass(&plan.grid, rz, wz, g * g, nz, 1)?;
+            pass(wz, &plan.ry, &plan.wy, g, ny, nz)
+        }
+        _ => pass(&plan.grid, &plan.ry, &plan.wy, g, ny, 1),
     }
 }
 
@@ -448,20 +502,27 @@ fn turn(k: usize, n: usize) -> Complex64 {
 }
 
 /// The phases taking a kernel (zero-padded centred on a grid of twice its size, ifftmod, unnormalised inverse
-/// DFT) to the grid: `[grid point x · g + y, kernel offset kx + k · ky]`.
-fn grid_phases(kk: usize) -> Vec<Complex64> {
+/// DFT) to the grid, over `dims` (2 or 3) axes: `[grid point (x · g + y) · g + z, kernel offset kx + k · (ky + k ·
+/// kz)]` (no z in 2-D).
+fn grid_phases(kk: usize, dims: usize) -> Vec<Complex64> {
     let g = 2 * kk;
     let offset = g / 2 - kk / 2;
-    let mut phases = vec![Complex64::default(); g * g * kk * kk];
-    for x in 0..g {
-        for y in 0..g {
-            for ky in 0..kk {
-                for kx in 0..kk {
-                    let (u, v) = (kx + offset, ky + offset);
-                    let value = modulation(u, g, true) * modulation(v, g, true) * turn(u * x + v * y, g);
-                    put(&mut phases, (x * g + y) * kk * kk + kx + kk * ky, value);
-                }
+    let kernel = kernel_extent(kk, dims);
+    let grid = [g, g, if dims == 3 { g } else { 1 }];
+    let (points, offsets): (usize, usize) = (grid.iter().product(), kernel.iter().product());
+    let mut phases = vec![Complex64::default(); points * offsets];
+    for point in 0..points {
+        let position = [point / (grid[1] * grid[2]), (point / grid[2]) % grid[1], point % grid[2]];
+        for q in 0..offsets {
+            let k = [q % kk, (q / kk) % kk, q / (kk * kk)];
+            let mut value = Complex64::new(1.0, 0.0);
+            let mut turns = 0;
+            for d in 0..dims {
+                let u = at(&k, d) + offset;
+                value *= modulation(u, g, true);
+                turns += u * at(&position, d);
             }
+            put(&mut phases, point * offsets + q, value * turn(turns, g));
         }
     }
     phases
@@ -500,8 +561,8 @@ fn device_gram<T: ComplexElement>(
     kk: usize,
 ) -> Result<Vec<Complex64>> {
     let op = "EspiritMaps";
-    let [cx, cy] = cal.extent;
-    let (rows, columns, by_columns) = casorati_shape(cal, kk);
+    let [cx, cy, _] = cal.extent;
+    let (rows, columns, by_columns) = casorati_shape(cal, kernel_extent(kk, 2));
     let n = if by_columns { columns } else { rows };
     let gram = XData::<T>::uninit(band.app(), op, &[n, n])?;
     let [_, nx, width] = band.shape()[..] else { return Err(Error::invalid(op, "the band is not [coils, x, y]")) };
@@ -566,24 +627,27 @@ fn entry<E: HostScalar>(m: faer::MatRef<'_, E>, r: usize, c: usize) -> Complex64
     if r < m.nrows() && c < m.ncols() { m.get(r, c).to_c64() } else { Complex64::default() }
 }
 
-/// The Casorati matrix A of the block (a row per kernel position, x fastest; a column per (kx, ky, coil), kx
-/// fastest), its singular values from the smaller Gram (AᴴA or AAᴴ), and the right singular vectors v_k with
-/// σ_k / σ_0 > √threshold (from AAᴴ: v_k = Aᴴ u_k / σ_k). Only the subspace matters.
+/// The Casorati matrix A of the block (a row per kernel position, x fastest; a column per (kx, ky, kz, coil), kx
+/// fastest) for a kernel of `kernel` per axis (1 along z in 2-D), its singular values from the smaller Gram (AᴴA
+/// or AAᴴ), and the right singular vectors v_k with σ_k / σ_0 > √threshold (from AAᴴ: v_k = Aᴴ u_k / σ_k). Only
+/// the subspace matters.
 fn kernel_basis<E: HostScalar>(
     cal: &Calibration,
-    kk: usize,
+    kernel: [usize; 3],
     threshold: f64,
     device_gram: Option<&[Complex64]>,
 ) -> Result<KernelBasis> {
     let op = "EspiritMaps";
-    let (rows, columns, by_columns) = casorati_shape(cal, kk);
-    let sx_count = cal.extent[0] - kk + 1;
+    let (rows, columns, by_columns) = casorati_shape(cal, kernel);
+    let [kx_count, ky_count, kz_count] = kernel;
+    let [sx_count, sy_count, _] = [0, 1, 2].map(|d| at(&cal.extent, d) + 1 - at(&kernel, d));
     // A itself, where it is needed: for the host's Gram, and for v = Aᴴu/σ from AAᴴ.
     let a = if device_gram.is_none() || !by_columns {
         Mat::<E>::from_fn(rows, columns, |row, column| {
-            let (sx, sy) = (row % sx_count, row / sx_count);
-            let (kx, ky, c) = (column % kk, (column / kk) % kk, column / (kk * kk));
-            E::from_c64(cal.at(c, sx + kx, sy + ky))
+            let (sx, sy, sz) = (row % sx_count, (row / sx_count) % sy_count, row / (sx_count * sy_count));
+            let (kx, ky) = (column % kx_count, (column / kx_count) % ky_count);
+            let (kz, c) = ((column / (kx_count * ky_count)) % kz_count, column / (kx_count * ky_count * kz_count));
+            E::from_c64(cal.at(c, sx + kx, sy + ky, sz + kz))
         })
     } else {
         Mat::<E>::zeros(0, 0)
@@ -633,8 +697,9 @@ fn kernel_basis<E: HostScalar>(
 /// D (`[positions, coils]`), its last entry made real and positive (LAPACK's cheev makes it real with an arbitrary
 /// sign).
 fn phase_reference(cal: &Calibration) -> Result<Vec<Complex64>> {
-    let [cx, cy] = cal.extent;
-    let d = Mat::<Complex64>::from_fn(cx * cy, cal.coils, |r, c| cal.at(c, r % cx, r / cx));
+    let [cx, cy, _] = cal.extent;
+    let d =
+        Mat::<Complex64>::from_fn(cal.positions(), cal.coils, |r, c| cal.at(c, r % cx, (r / cx) % cy, r / (cx * cy)));
     let f = (d.adjoint() * &d).conjugate().to_owned();
     let eigen = f.self_adjoint_eigen(Side::Lower).map_err(|e| {
         Error::invalid("EspiritMaps", format!("the phase reference's eigendecomposition failed: {e:?}"))

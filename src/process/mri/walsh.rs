@@ -250,12 +250,12 @@ impl<T: ComplexElement> Process for WalshMaps<T> {
             (Source::Images(x), _) => x.clone(),
             (Source::KSpace(k), Some(BlockImages { block, clear, steps })) => {
                 let cal = Calibration::find(op, k, p.calibration)?;
-                let ([cx, cy], [x0, y0]) = (cal.extent, cal.start);
+                let ([cx, cy, _], [x0, y0, _]) = (cal.extent, cal.start);
                 clear.launch()?;
                 let window = |x: &XData<T>| x.slice_axis(1, x0..x0 + cx)?.slice_axis(2, y0..y0 + cy);
                 window(block)?.copy_from(&window(k.as_xdata())?)?;
                 steps.launch()?;
-                plan.calibration = Some(cal.extent);
+                plan.calibration = Some([cx, cy]);
                 steps.images.clone()
             }
             (Source::KSpace(_), None) => return Err(Error::NotInitialized { op: op.into() }),
