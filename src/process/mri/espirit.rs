@@ -306,6 +306,19 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             program.kernel(op, "espirit_eigen_maps")?,
         ];
         let g = 2 * p.kernel;
+        // The kernels' image-space grid (2 × kernel per axis) is interpolated up to the image; BART's caltwo asserts
+        // the image is no smaller (an axis of 10 with kernel 6 aborts bart ecalib).
+        if let Some(&n) = spatial.iter().find(|&&n| n < g) {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "k-space {spatial:?}: an axis of {n} is smaller than ESPIRiT's grid of {g} (twice the kernel {}); \
+                     give a kernel of at most {} (bart ecalib -k)",
+                    p.kernel,
+                    n / 2
+                ),
+            ));
+        }
         let kernel = kernel_extent(p.kernel, dims);
         let grid_points = g.pow(dims as u32);
         let upload = |shape: &[usize], values: Vec<Complex64>| {
