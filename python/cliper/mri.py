@@ -1,7 +1,8 @@
 """MRI reconstruction on a device (cliper's ``rsos``, ``sense``, ``cg-sense``, ``l1-wavelet``, ``tv``,
 ``espirit`` and ``walsh-maps`` operations), with SigPy's array layout and parameter names: k-space is
-``[coils, spatial…]`` (with any leading frames: ``[frames…, coils, spatial…]``), centred as scanners store it,
-and coil maps ``[coils, spatial…]``. ``spatial`` (2 or 3) says how many trailing axes are the image.
+``[coils, spatial…]`` (with any leading frames: ``[frames…, coils, spatial…]``, which share the maps and are
+solved as one problem, as ``bart pics`` solves its TIME dimension), centred as scanners store it, and coil maps
+``[coils, spatial…]``. ``spatial`` (2 or 3) says how many trailing axes are the image.
 
 The iterative solvers are BART's ``pics`` without its scaling (``-w 1``): divide k-space by your scale first
 when λ must mean what it means to ``pics -r`` with BART's automatic scaling (docs/mri.md).
