@@ -144,9 +144,9 @@ pub use process::mri::{
     SensePenalty, SimpleMRIRecon, TrajectoryParams, TvSense, TvStrategy, WalshMaps, WalshParams, WalshStrategy,
 };
 pub use process::nufft::{
-    DcfParams, DensityCompensation, GaussLegendre, MAX_WIDTH, Nufft, NufftDirection, NufftKernel, NufftNormal,
-    NufftParams, NufftPoints, NufftStrategy, NufftTransform, Spreading, SpreadingKernel, Upsampling, bart_frame,
-    bart_frame_dim, bart_image_axes, bart_image_dims, images_from_bart, images_to_bart, samples_from_bart,
+    DcfParams, DensityCompensation, GaussLegendre, MAX_WIDTH, Nufft, NufftAtCoords, NufftDirection, NufftKernel,
+    NufftNormal, NufftParams, NufftPoints, NufftStrategy, NufftTransform, Spreading, SpreadingKernel, Upsampling,
+    bart_frame, bart_frame_dim, bart_image_axes, bart_image_dims, images_from_bart, images_to_bart, samples_from_bart,
     samples_to_bart,
 };
 pub use process::phantom::{PhantomStrategy, SheppLogan};

@@ -5,12 +5,12 @@ use crate::args;
 use crate::chain::Context;
 use crate::failure::CliError;
 use clap::Args;
-use cliper::chain::{Precision, RunFiles};
+use cliper::chain::{KernelName, NufftStepArgs, Precision, RunFiles};
 use cliper::ndarray::ArrayD;
 use cliper::prelude::*;
 use cliper::{
-    CgParams, HostArray, Nufft, NufftKernel, NufftParams, NufftPoints, NufftSense, Result, SensePenalty,
-    bart_image_dims, images_from_bart, images_to_bart, read_file, samples_from_bart, samples_to_bart, write_file,
+    CgParams, HostArray, Nufft, NufftParams, NufftPoints, NufftSense, Result, SensePenalty, bart_image_dims,
+    images_from_bart, images_to_bart, read_file, samples_from_bart, samples_to_bart, write_file,
 };
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
@@ -40,11 +40,11 @@ pub struct NufftArgs {
     /// 1e-6); not with --kernel bart.
     #[arg(long)]
     tolerance: Option<f64>,
-    #[arg(long, value_enum, default_value = "es")]
+    #[arg(long, value_parser = cliper::chain::named::<KernelName>(KernelName::NAMES), default_value = "es")]
     /// es: FINUFFT's "exponential of semicircle" kernel, accurate to --tolerance; bart: BART 0.8's own gridding
     /// (its Kaiser–Bessel table, roll-off and edge-dropping grid), to reproduce `bart nufft` and `pics -t`
     /// outputs, errors included (BART's kernel is about 1e-2 from the exact sums).
-    kernel: KernelChoice,
+    kernel: KernelName,
     /// --inverse: the ℓ2 regularisation λ (`bart nufft -l`).
     #[arg(long, default_value_t = 0.0)]
     lambda: f64,
@@ -58,26 +58,10 @@ pub struct NufftArgs {
 
 use crate::recon::bart_named;
 
-/// `--kernel`: the NUFFT's kernel (`cliper nufft`, `cliper recon --traj`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum KernelChoice {
-    // FINUFFT's kernel, to the tolerance asked (plain comments: documented values would switch clap's help to its
-    // long layout; the flag's own text says what each is).
-    Es,
-    // BART 0.8's gridding, as `bart nufft` and `pics -t` compute.
-    Bart,
-}
-
-/// The NUFFT parameters of `--kernel` and `--tolerance` (refused together with BART's kernel, which has none).
-pub(crate) fn nufft_params(kernel: KernelChoice, tolerance: Option<f64>) -> Result<NufftParams> {
-    match (kernel, tolerance) {
-        (KernelChoice::Bart, Some(t)) => Err(Error::invalid(
-            "nufft",
-            format!("--tolerance {t} with --kernel bart: BART's kernel has a fixed accuracy (about 1e-2)"),
-        )),
-        (KernelChoice::Bart, None) => Ok(NufftParams::default().kernel(NufftKernel::Bart { periodic: false })),
-        (KernelChoice::Es, t) => Ok(NufftParams::default().tolerance(t.unwrap_or(1e-6))),
-    }
+/// The NUFFT parameters of `--kernel` and `--tolerance`: the nufft steps' own rule (`NufftStepArgs::params`, which
+/// refuses a tolerance with BART's kernel).
+pub(crate) fn nufft_params(kernel: KernelName, tolerance: Option<f64>) -> Result<NufftParams> {
+    NufftStepArgs { tolerance: tolerance.unwrap_or(1e-6), kernel }.params("nufft")
 }
 
 /// Runs `cliper nufft`.

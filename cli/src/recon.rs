@@ -70,8 +70,8 @@ pub struct ReconArgs {
     pub(crate) traj: Option<String>,
     /// --traj: the NUFFT's kernel — es (FINUFFT's, accurate to 1e-6; the default) or bart (BART 0.8's own
     /// gridding, to reproduce `bart pics -t` to ~1e-4, its ~1e-2 gridding error included).
-    #[arg(long, value_enum)]
-    pub(crate) kernel: Option<crate::nufft::KernelChoice>,
+    #[arg(long, value_parser = cliper::chain::named::<cliper::chain::KernelName>(cliper::chain::KernelName::NAMES))]
+    pub(crate) kernel: Option<cliper::chain::KernelName>,
     #[command(flatten)]
     pub(crate) espirit: EspiritSettings,
     /// The weight λ of the penalty, on the scaled data (BART's -r): cg-sense's Tikhonov weight (0 without it),
@@ -114,7 +114,7 @@ pub struct ReconArgs {
 /// Runs `cliper recon` on Cartesian k-space (main.rs sends `--traj` to recon_noncartesian).
 pub fn run(ctx: &mut Context, args: &ReconArgs) -> std::result::Result<(), CliError> {
     if let Some(kernel) = args.kernel {
-        let name = if kernel == crate::nufft::KernelChoice::Bart { "bart" } else { "es" };
+        let name = if kernel == cliper::chain::KernelName::Bart { "bart" } else { "es" };
         return Err(
             Error::invalid("cliper recon", format!("--kernel {name} is the NUFFT's: it goes with --traj")).into()
         );

@@ -5,7 +5,6 @@
 
 use crate::chain::Context;
 use crate::failure::CliError;
-use crate::nufft::KernelChoice;
 use crate::recon::{Method, ReconArgs, bart_named, check_step, method_name, penalty_weight};
 use cliper::chain::{AnyData, Origin, Precision, RunFiles};
 use cliper::ndarray::ArrayD;
@@ -68,7 +67,7 @@ fn maps_file(args: &ReconArgs) -> Result<String> {
 
 /// The NUFFT of `--kernel` (es by default) at its default tolerance.
 fn nufft_params(args: &ReconArgs) -> Result<NufftParams> {
-    crate::nufft::nufft_params(args.kernel.unwrap_or(KernelChoice::Es), None)
+    crate::nufft::nufft_params(args.kernel.unwrap_or_default(), None)
 }
 
 /// Refuses what --traj does not take: sense (a SENSE combination needs Cartesian k-space), what rsos has no use

@@ -58,7 +58,7 @@ const NOT_RUN: [&str; 3] = ["devices", "cache", "help"];
 ///
 /// Inputs (see [`write_inputs`]): x2 f32 23×19, r2 f32 23×19 (values inexact in binary), x3 f32 7×13×11, d2 f64
 /// 23×19, u16.png, c2/cd complex64 5×7, cb complex64 5×4, sq f32 6×6, masks m2 (23×19, [`in_m2`]) and m3
-/// (7×13×11, [`in_m3`]) as u8, coords f32 2×5×4, fp (footprint) and bs/ls (binary structures) u8 3×3, st (grey
+/// (7×13×11, [`in_m3`]) as u8, coords f32 2×5×4, kc f32 6×2 (NUFFT points) and kv complex64 2×6 (values at them), fp (footprint) and bs/ls (binary structures) u8 3×3, st (grey
 /// structure) f32 3×3, kern f32 3×4, ks.cfl (+ ks_mask.cfl) 3-coil 26×26 k-space, batch/ three 4×5 files.
 const RUNS: &[Run] = &[
     run("info", "info $DIR/ks.cfl", &[]),
@@ -430,6 +430,27 @@ const RUNS: &[Run] = &[
         "nufft",
         "nufft tests/fixtures/bart_nufft/coil1 $DIR/out/nufft.npy --traj tests/fixtures/bart_nufft/traj --adjoint --tolerance 1e-4",
         &["nufft.npy"],
+    ),
+    run(
+        "nufft-forward",
+        "nufft-forward $DIR/c2.npy $DIR/kc.npy $DIR/out/nufft-forward.npy --tolerance 1e-4",
+        &["nufft-forward.npy"],
+    ),
+    run("nufft-type2", "nufft-type2 $DIR/c2.npy $DIR/kc.npy $DIR/out/nufft-type2.npy", &["nufft-type2.npy"]),
+    run(
+        "nufft-adjoint",
+        "nufft-adjoint $DIR/kv.npy $DIR/kc.npy $DIR/out/nufft-adjoint.npy --shape 5,7 --tolerance 1e-3",
+        &["nufft-adjoint.npy"],
+    ),
+    run(
+        "nufft-type1",
+        "nufft-type1 $DIR/kv.npy $DIR/kc.npy $DIR/out/nufft-type1.npy --shape 6,8",
+        &["nufft-type1.npy"],
+    ),
+    run(
+        "nufft-forward-bart-refused",
+        "nufft-forward $DIR/c2.npy $DIR/kc.npy $DIR/out/nufft-bart.npy --kernel bart",
+        &[],
     ),
     run(
         "recon-traj",
@@ -919,6 +940,8 @@ fn write_inputs(dir: &Path) {
     save("m2.npy", mask(&[23, 19], &in_m2));
     save("m3.npy", mask(&[7, 13, 11], &in_m3));
     save("coords.npy", f32_of(&[2, 5, 4], &|i| (i[1] * 4 + i[2] * 3 + i[0] * 7) as f32 * 1.3 - 2.5));
+    save("kc.npy", f32_of(&[6, 2], &|i| ((i[0] * 5 + i[1] * 3) % 11) as f32 * 0.55 - 2.4));
+    save("kv.npy", complex(&[2, 6], 3, 2));
     save("fp.npy", small_mask(&[[1, 1, 0], [0, 1, 0], [0, 1, 1]]));
     save("bs.npy", small_mask(&[[0, 1, 0], [1, 1, 1], [0, 1, 1]]));
     save("ls.npy", small_mask(&[[1, 1, 0], [1, 1, 1], [0, 1, 1]]));

@@ -81,3 +81,53 @@ def test_frames_are_one_problem_as_bart_pics(root):
         assert image.shape == bart.shape == (3, 38, 40)
         for frame in range(3):
             assert nrmse(image[frame], bart[frame]) < 1e-5, name
+
+
+def exact_nufft(image, coord):
+    """The type 2 sum in float64: Σ_r x_r exp(−2πi k·r/N) / √ΠN over the last d axes, r centred at N//2."""
+    d = coord.shape[-1]
+    shape = image.shape[-d:]
+    grids = np.meshgrid(*[np.arange(n) - n // 2 for n in shape], indexing="ij")
+    r = np.stack([g.ravel() / n for g, n in zip(grids, shape)], axis=-1)
+    e = np.exp(-2j * np.pi * coord.reshape(-1, d) @ r.T) / np.sqrt(np.prod(shape))
+    flat = image.reshape(image.shape[:-d] + (-1,)).astype(np.complex128)
+    return (flat @ e.T).reshape(image.shape[:-d] + coord.shape[:-1])
+
+
+@pytest.mark.parametrize("shape, points", [((37,), (11,)), ((13, 10), (7, 5)), ((7, 9, 6), (23,))])
+@pytest.mark.parametrize("dtype, eps, tol", [(np.complex64, 1e-6, 2e-6), (np.complex128, 1e-10, 1e-9)])
+def test_nufft_matches_the_exact_sums(shape, points, dtype, eps, tol):
+    """mri.nufft and mri.nufft_adjoint against the float64 sums, 1-D to 3-D, odd sizes, a batch of 3 in front, random
+    points across [−N/2, N/2): within the requested accuracy (plus float32's rounding for complex64); the adjoint as
+    the exact transpose."""
+    rng = np.random.default_rng(7)
+    d = len(shape)
+    coord = (rng.random(points + (d,)) - 0.5) * np.array(shape)
+    image = (rng.standard_normal((3,) + shape) + 1j * rng.standard_normal((3,) + shape)).astype(dtype)
+    got = mri.nufft(image, coord, eps=eps)
+    want = exact_nufft(image, coord)
+    assert got.shape == (3,) + points and got.dtype == dtype
+    assert nrmse(got, want) < tol
+    values = (rng.standard_normal((3,) + points) + 1j * rng.standard_normal((3,) + points)).astype(dtype)
+    adjoint = mri.nufft_adjoint(values, coord, shape, eps=eps)
+    assert adjoint.shape == (3,) + shape
+    # <A x, y> = <x, Aᴴ y> with A the exact sums.
+    lhs = np.vdot(exact_nufft(image, coord), values)
+    rhs = np.vdot(image.astype(np.complex128), adjoint.astype(np.complex128))
+    assert abs(lhs - rhs) / abs(lhs) < 10 * tol
+
+
+def test_nufft_with_barts_kernel_matches_bart_nufft(root):
+    """kernel="bart" on tests/fixtures/bart_nufft (bart 0.8.00's traj [3, 80, 41] and its nufft / nufft -a), within
+    1e-4 (the Rust test measures 9e-7 and 3e-7). Read in SigPy's order (BART's dimensions reversed), the trajectory
+    is [41, 80, 3] with (k_x, k_y, k_z) along its last axis: coordinates along BART's (x, y), so the image is taken
+    with BART's x first (transposed from SigPy's [y, x])."""
+    traj = read_cfl(root, "traj", "bart_nufft")
+    coord = np.ascontiguousarray(traj.real[..., :2])
+    image = read_cfl(root, "image", "bart_nufft").T
+    values = mri.nufft(image, coord, kernel="bart")
+    assert nrmse(values, read_cfl(root, "nufft", "bart_nufft")) < 1e-4
+    adjoint = mri.nufft_adjoint(read_cfl(root, "coil1", "bart_nufft"), coord, (40, 40), kernel="bart")
+    assert nrmse(adjoint.T, read_cfl(root, "adjoint", "bart_nufft")) < 1e-4
+    with pytest.raises(ValueError, match="kernel bart"):
+        mri.nufft(image, coord, eps=1e-9, kernel="bart")

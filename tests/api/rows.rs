@@ -105,6 +105,7 @@ row! { mri | NufftSense<Complex32> | new(samples, maps, &points, out, SensePenal
 row! { mri | EspiritMaps<Complex32> | new(k, maps, EspiritParams) | apply(k, EspiritParams) | output_shape(&k) | EspiritStrategy }
 row! { mri | WalshMaps<Complex32> | new(images, maps, WalshParams); from_kspace(k, maps, WalshParams) | apply(images, WalshParams) | output_shape(shape) | WalshStrategy }
 row! { nufft | NufftTransform<Complex32> | new(x, out, &points, NufftDirection, NufftParams) | apply(x, &points, NufftDirection, NufftParams) | output_shape(shape, &points, NufftDirection) | NufftStrategy }
+row! { nufft | NufftAtCoords<Complex32, f32> | new(x, &coord, out, NufftDirection, NufftParams) | apply(x, &coord, NufftDirection, image, NufftParams) | output_shape(shape, coord_shape, NufftDirection, image) | NufftStrategy }
 row! { wavelet | Wavelet<f32> | new(x, out, WaveletParams) | apply(x, WaveletParams) | output_shape(shape, &WaveletParams) | WaveletStrategy | apply as fn(&cliper::XData<f32>, cliper::WaveletParams) -> cliper::Result<cliper::XData<f32>> }
 row! { elementwise | Elementwise<f32, f32> | new(inputs, out, Expr) | apply(inputs, Expr) | output_shape(shapes) | ExprStrategy }
 row! { elementwise | ComplexElementProd<Complex32> | new(x, y, out, ProductKind) | apply(x, y, ProductKind) | output_shape(x, y) | ElementwiseStrategy }

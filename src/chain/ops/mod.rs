@@ -19,6 +19,7 @@ mod linalg;
 mod measure;
 mod morphology;
 mod mri;
+mod nufft;
 mod operation;
 mod params;
 mod rank;
@@ -45,6 +46,7 @@ pub use morphology::{
 pub use mri::{
     CgSenseArgs, EspiritArgs, EspiritSettings, KSpaceArgs, L1WaveletArgs, RsosArgs, SenseArgs, TvArgs, WalshMapsArgs,
 };
+pub use nufft::{KernelName, NufftAdjointArgs, NufftForwardArgs, NufftStepArgs};
 pub use params::{BorderArgs, FootprintArgs, InterpArgs, List, NormP, NumpyBorder, ScipyBorder, Sizes, Widths, named};
 pub use rank::{GenericFilterArgs, GreyMorphologyArgs, GreyStructureArgs, RankFilterArgs};
 pub use reach::Reach;
@@ -440,6 +442,8 @@ operations! {
         Tv(TvArgs),
         Espirit(EspiritArgs),
         WalshMaps(WalshMapsArgs),
+        NufftForward(NufftForwardArgs),
+        NufftAdjoint(NufftAdjointArgs),
     }
     shortcuts {
         AbsArgs,
