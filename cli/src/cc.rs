@@ -95,6 +95,7 @@ pub fn run(args: &CcArgs) -> std::result::Result<(), CliError> {
         match cc.method() {
             CompressionMethod::Svd => "SVD",
             CompressionMethod::Geometric => "geometric",
+            CompressionMethod::Espirit => "ESPIRiT",
         },
         100.0 * kept
     );
@@ -106,13 +107,7 @@ fn params(args: &CcArgs) -> Result<CompressionParams> {
     let method = match args.method {
         CcMethod::Svd => CompressionMethod::Svd,
         CcMethod::Geometric => CompressionMethod::Geometric,
-        CcMethod::Espirit => {
-            return Err(Error::invalid(
-                "cliper cc",
-                "--method espirit (bart cc -E) is not built; BART itself warns that it needs a parameter choice rule \
-                 it does not implement: use svd or geometric",
-            ));
-        }
+        CcMethod::Espirit => CompressionMethod::Espirit,
     };
     let text = &args.calibration;
     let parts: Vec<Option<usize>> = text.split([':', ',']).map(|p| p.trim().parse().ok()).collect();

@@ -3,7 +3,8 @@
 //! position, aligned along the readout (geometric, `-G`; Zhang et al. 2013). On the host in float64: the coil
 //! covariances are small (coils × coils) and the transforms along the readout are one pass over the data.
 
-use super::coil_maps::{at, calibration_block, most_energy};
+use super::coil_maps::{Calibration, at, calibration_block, most_energy};
+use super::espirit::readout_maps;
 use crate::error::{Error, Result};
 use faer::{Mat, Side};
 use num_complex::Complex64;
@@ -23,6 +24,9 @@ pub enum CompressionMethod {
     /// One matrix per readout position, from the calibration data transformed along the readout, each aligned to
     /// its neighbour so that the virtual coils vary smoothly (`cc -G`).
     Geometric,
+    /// One matrix per readout position from ESPIRiT along the readout (kernels 6 × 1 × 1, every eigenvector, no
+    /// crop), aligned as the geometric ones (`cc -E`).
+    Espirit,
 }
 
 /// The settings of [`CoilCompression::estimate`]: BART's defaults are SVD, a calibration block of at most 24 per
@@ -121,6 +125,18 @@ impl CoilCompression {
                 let (m, e) = principal_components(coils, &calibration)?;
                 (vec![m], e)
             }
+            CompressionMethod::Espirit => {
+                let block = Calibration { coils, extent, start: [0; 3], data: calibration };
+                let per_position = readout_maps(&block, nx)?;
+                let mut energy = vec![0.0; coils];
+                for (_, values) in &per_position {
+                    let total: f64 = values.iter().map(|v| v.max(0.0)).sum();
+                    if total > 0.0 {
+                        energy.iter_mut().zip(values).for_each(|(t, v)| *t += v.max(0.0) / total / nx as f64);
+                    }
+                }
+                (per_position.into_iter().map(|(m, _)| m).collect(), energy)
+            }
             CompressionMethod::Geometric => {
                 let hybrid = readout_image(&calibration, [coils, extent[0], extent[1], extent[2]], nx);
                 let per_position: Vec<(Vec<Complex64>, Vec<f64>)> = (0..nx)
@@ -172,7 +188,7 @@ impl CoilCompression {
                 let m = at_matrix(&self.matrices, 0);
                 Ok(apply(&m, coils, virtual_coils, k, nx * lines, |_| 0))
             }
-            CompressionMethod::Geometric => {
+            CompressionMethod::Geometric | CompressionMethod::Espirit => {
                 if self.matrices.len() != nx {
                     return Err(Error::invalid(
                         OP,

@@ -725,3 +725,76 @@ fn phase_reference(cal: &Calibration) -> Result<Vec<Complex64>> {
     }
     Ok(z)
 }
+
+/// BART's ESPIRiT coil compression maps (`bart cc -E`: calib.c's `ecc`): ESPIRiT with kernels 6 long along the
+/// readout and 1 across it, threshold 0.001, no crop, every eigenvector (a full eigendecomposition per position,
+/// BART's `orthiter` off), on the host in float64. For each readout position `x` of `nx`: the `[map][coil]` matrix
+/// (maps by decreasing eigenvalue, each turned so that its product with the calibration data's principal component
+/// is real and positive, as `fixphase2` turns it) and the eigenvalues.
+pub(super) fn readout_maps(cal: &Calibration, nx: usize) -> Result<Vec<(Vec<Complex64>, Vec<f64>)>> {
+    let op = "CoilCompression";
+    let kk = 6;
+    let g = 2 * kk;
+    if cal.extent[0] < kk || nx < g {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "ESPIRiT compression needs a calibration block of at least {kk} along the readout (found {}) and a \
+                 readout of at least {g} (found {nx})",
+                cal.extent[0]
+            ),
+        ));
+    }
+    let basis = kernel_basis::<Complex64>(cal, [kk, 1, 1], 0.001, None)?;
+    let (coils, kept) = (cal.coils, basis.kept);
+    let v = |row: usize, k: usize| at(&basis.vectors, row * kept + k);
+    // The kernels' image-space matrices on the grid of g points along the readout (espirit_grid_kernels and
+    // espirit_grid_matrices in one dimension).
+    let offset = g / 2 - kk / 2;
+    let scale = 1.0 / (kk * g) as f64;
+    let grid: Vec<Vec<Complex64>> = (0..g)
+        .map(|x| {
+            let phase: Vec<Complex64> =
+                (0..kk).map(|q| modulation(q + offset, g, true) * turn((q + offset) * x, g)).collect();
+            let a: Vec<Complex64> = (0..coils * kept)
+                .map(|i| {
+                    let (c, k) = (i / kept, i % kept);
+                    (0..kk).map(|q| at(&phase, q) * v(q + kk * c, k).conj()).sum()
+                })
+                .collect();
+            (0..coils * coils)
+                .map(|i| {
+                    let (c, d) = (i / coils, i % coils);
+                    (0..kept).map(|k| at(&a, c * kept + k) * at(&a, d * kept + k).conj()).sum::<Complex64>() * scale
+                })
+                .collect()
+        })
+        .collect();
+    let rx = sinc_map(g, nx);
+    let z = phase_reference(cal)?;
+    (0..nx)
+        .map(|x| {
+            let m = Mat::<Complex64>::from_fn(coils, coils, |c, d| {
+                (0..g)
+                    .map(|j| at(&rx, x * g + j) * grid.get(j).map_or(Complex64::default(), |w| at(w, c * coils + d)))
+                    .sum()
+            });
+            let eigen = m.self_adjoint_eigen(Side::Lower).map_err(|e| {
+                Error::invalid(op, format!("the eigendecomposition at readout position {x} failed: {e:?}"))
+            })?;
+            let (u, values) = (eigen.U(), eigen.S().column_vector());
+            let mut matrix = Vec::with_capacity(coils * coils);
+            let mut eigenvalues = Vec::with_capacity(coils);
+            // faer's eigenvalues ascend: map p is the (coils − 1 − p)-th.
+            for p in 0..coils {
+                let i = coils - 1 - p;
+                let column: Vec<Complex64> = (0..coils).map(|c| entry(u, c, i)).collect();
+                let dot: Complex64 = column.iter().zip(&z).map(|(s, r)| s * r.conj()).sum();
+                let turn = if dot.norm() > 0.0 { dot.conj() / dot.norm() } else { Complex64::new(1.0, 0.0) };
+                matrix.extend(column.iter().map(|s| s * turn));
+                eigenvalues.push(if i < values.nrows() { values.get(i).re } else { 0.0 });
+            }
+            Ok((matrix, eigenvalues))
+        })
+        .collect()
+}
