@@ -134,3 +134,92 @@ fn map_coordinates_refuses_coordinates_at_an_offset() {
     let got = MapCoordinates::apply(&image, &view.contiguous().unwrap(), Interpolation::default()).unwrap();
     assert_eq!(got.to_vec().unwrap(), want);
 }
+
+/// Processes given frame 1 of a batch (`index_axis(0, 1)`: contiguous, at an offset into its buffer) compute what
+/// they compute on its packed copy, or refuse it naming the fix — never read from the buffer's start (which
+/// `SenseOperator` and `map_coordinates` did before: tests/sense.rs, above). Exact equality: the same kernels on the
+/// same values.
+#[test]
+fn processes_on_frame_views_match_their_packed_copies() {
+    use cliper::*;
+    use num_complex::Complex32;
+    fn compare<T: Element + PartialEq + std::fmt::Debug>(name: &str, view: Result<XData<T>>, packed: Result<XData<T>>) {
+        match (view, packed) {
+            (Err(e), _) => assert!(e.to_string().contains("contiguous"), "{name}: refused without saying why: {e}"),
+            (Ok(a), Ok(b)) => assert_eq!(a.to_vec().unwrap(), b.to_vec().unwrap(), "{name} on a frame view"),
+            (Ok(_), Err(e)) => panic!("{name} on the packed copy: {e}"),
+        }
+    }
+    let app = common::app();
+    let v: Vec<f32> =
+        (0..2 * 20 * 17).map(|i| ((i * 37) % 101) as f32 * 0.1 + if i >= 340 { 3.0 } else { 0.0 }).collect();
+    let both = XData::from_slice(app, &[2, 20, 17], &v).unwrap();
+    let f1 = both.index_axis(0, 1).unwrap();
+    let p1 = f1.contiguous().unwrap();
+    let c: Vec<Complex32> = v.iter().map(|&x| Complex32::new(x, 1.0 - x)).collect();
+    let cboth = XData::from_slice(app, &[2, 20, 17], &c).unwrap();
+    let (c1, cp) = (cboth.index_axis(0, 1).unwrap(), cboth.index_axis(0, 1).unwrap().contiguous().unwrap());
+    compare("Fft", Fft::apply(&c1, FftParams::forward()), Fft::apply(&cp, FftParams::forward()));
+    let g = Filter::<f32>::gaussian(1.5, 2).unwrap();
+    compare(
+        "Convolution",
+        Convolution::apply(&f1, &g, ConvParams::default()),
+        Convolution::apply(&p1, &g, ConvParams::default()),
+    );
+    let pad = PadParams::new(&[(2, 3), (1, 0)]);
+    compare("Pad", Pad::apply(&f1, pad.clone()), Pad::apply(&p1, pad));
+    compare("NormN", NormN::apply(&f1, NormParams::default()), NormN::apply(&p1, NormParams::default()));
+    compare(
+        "Threshold",
+        ThresholdValue::apply(&f1, ThresholdParams::new(ThresholdMethod::Otsu)),
+        ThresholdValue::apply(&p1, ThresholdParams::new(ThresholdMethod::Otsu)),
+    );
+    let mask: Vec<f32> = v.iter().map(|&x| if x > 5.0 { 1.0 } else { 0.0 }).collect();
+    let mboth = XData::from_slice(app, &[2, 20, 17], &mask).unwrap();
+    let (m1, mp) = (mboth.index_axis(0, 1).unwrap(), mboth.index_axis(0, 1).unwrap().contiguous().unwrap());
+    compare(
+        "DistanceTransform",
+        DistanceTransform::apply(&m1, DistanceParams::default()),
+        DistanceTransform::apply(&mp, DistanceParams::default()),
+    );
+    compare(
+        "Statistic",
+        Statistic::<f32, f32>::apply(&f1, &StatParams::new(StatKind::Mean)),
+        Statistic::<f32, f32>::apply(&p1, &StatParams::new(StatKind::Mean)),
+    );
+
+    compare(
+        "PeakLocalMax",
+        PeakLocalMax::apply(&f1, None, PeakParams::default()),
+        PeakLocalMax::apply(&p1, None, PeakParams::default()),
+    );
+    compare("Label", Label::apply(&m1, Default::default()), Label::apply(&mp, Default::default()));
+
+    compare(
+        "GradientMagnitude",
+        GradientMagnitude::apply(&f1, Default::default()),
+        GradientMagnitude::apply(&p1, Default::default()),
+    );
+    let rank = RankParams::new(RankKind::Median).size(&[3, 5]);
+    compare("RankFilter", RankFilter::apply(&f1, rank.clone()), RankFilter::apply(&p1, rank));
+    compare(
+        "BinaryMorphology",
+        BinaryMorphology::apply(&m1, BinaryParams::new(MorphologyOp::Erosion)),
+        BinaryMorphology::apply(&mp, BinaryParams::new(MorphologyOp::Erosion)),
+    );
+    compare(
+        "SplineFilter",
+        SplineFilter::apply(&f1, SplineParams::default()),
+        SplineFilter::apply(&p1, SplineParams::default()),
+    );
+    let sq = both.slice_axis(1, 0..17).unwrap();
+    let (s1, sp) = (sq.index_axis(0, 1).unwrap(), sq.index_axis(0, 1).unwrap().contiguous().unwrap());
+    compare(
+        "MatMul",
+        MatMul::apply(&s1, &s1, MatMulParams::default()),
+        MatMul::apply(&sp, &sp, MatMulParams::default()),
+    );
+    compare("Dot", Dot::apply(&f1, &f1, DotParams::default()), Dot::apply(&p1, &p1, DotParams::default()));
+    compare("ComplexAbs", ComplexAbs::apply(&c1), ComplexAbs::apply(&cp));
+    compare("ApplyMask", ApplyMask::apply(&c1, &m1), ApplyMask::apply(&cp, &mp));
+}
