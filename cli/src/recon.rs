@@ -266,16 +266,9 @@ where
         }
         None => (result, None),
     };
-    cliper::chain::create_parent(path)?;
-    let bart_file = matches!(ext.as_str(), "cfl" | "hdr");
-    let written = if bart_file && k.num_frames() > 1 {
-        // Frames in BART's layout (spatial axes first, frames from TIME on), as pics writes them.
-        let spatial = k.spatial_shape().len();
-        let host = cliper::images_to_bart_layout(&result.to_host()?, spatial, 10)?;
-        cliper::chain::save_converted(path, host, Origin::default(), &args.options.options())?
-    } else {
-        result.save(path, Origin::default(), &args.options.options())?
-    };
+    // KData keeps no frame's BART dimension: frames go to TIME (10) on, as pics writes them.
+    let frames_at = (k.num_frames() > 1).then_some(10);
+    let written = save_image(&result, path, k.spatial_shape().len(), frames_at, args)?;
     if let (Some(h5), Some(e)) = (&h5, to_reference) {
         say!(
             "recon: {:?} cut to the header's recon matrix; the file's own reconstruction is {e:.3e} from it (NRMSE)",
@@ -287,6 +280,27 @@ where
     let run =
         Finished { k: &k, method, lambda, iterative, scaling: scaling.as_ref(), residual, written: written.name() };
     say_what_was_done(ctx, app, args, &run, &result, report.as_ref())
+}
+
+/// Writes a reconstruction `[frames…, spatial…]` (`spatial` spatial axes) to `path`: with frames, a CFL file holds
+/// them in BART's layout from BART dimension `frames_at` on (`images_to_bart_layout`); anything else is written as
+/// it is.
+pub(crate) fn save_image(
+    image: &AnyData,
+    path: &Path,
+    spatial: usize,
+    frames_at: Option<usize>,
+    args: &ReconArgs,
+) -> Result<Dtype> {
+    cliper::chain::create_parent(path)?;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    match frames_at {
+        Some(dim) if matches!(ext.as_str(), "cfl" | "hdr") => {
+            let host = cliper::images_to_bart_layout(&image.to_host()?, spatial, dim)?;
+            cliper::chain::save_converted(path, host, Origin::default(), &args.options.options())
+        }
+        _ => image.save(path, Origin::default(), &args.options.options()),
+    }
 }
 
 /// `k` with the sensitivity maps `--maps` asks for: estimated (ESPIRiT, Walsh), read from a file, or the file's own.

@@ -5,8 +5,8 @@
 
 use crate::chain::Context;
 use crate::failure::CliError;
-use crate::recon::{Method, ReconArgs, bart_named, check_step, method_name, penalty_weight};
-use cliper::chain::{AnyData, Origin, Precision, RunFiles};
+use crate::recon::{Method, ReconArgs, bart_named, check_step, method_name, penalty_weight, save_image};
+use cliper::chain::{AnyData, Precision, RunFiles};
 use cliper::ndarray::ArrayD;
 use cliper::prelude::*;
 use cliper::{
@@ -183,19 +183,7 @@ impl Frames {
     /// Writes `image` (`[frames, spatial…]` with `spatial` spatial axes); frames go back to their BART dimension in
     /// a CFL file.
     fn save(&self, image: AnyData, spatial: usize, args: &ReconArgs, output: &str) -> Result<()> {
-        let path = Path::new(output);
-        cliper::chain::create_parent(path)?;
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-        match self.frame {
-            Some((d, _)) if matches!(ext.as_str(), "cfl" | "hdr") => {
-                let host = cliper::images_to_bart_layout(&image.to_host()?, spatial, d)?;
-                cliper::chain::save_converted(path, host, Origin::default(), &args.options.options())?;
-            }
-            _ => {
-                image.save(path, Origin::default(), &args.options.options())?;
-            }
-        }
-        Ok(())
+        save_image(&image, Path::new(output), spatial, self.frame.map(|(dim, _)| dim), args).map(|_| ())
     }
 }
 
