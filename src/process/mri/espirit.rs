@@ -320,7 +320,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             ));
         }
         let kernel = kernel_extent(p.kernel, dims);
-        let grid_points = g.pow(dims as u32);
+        let grid_points: usize = grid_extent(kernel).iter().product();
         let upload = |shape: &[usize], values: Vec<Complex64>| {
             let values: Vec<T> = values.into_iter().map(T::from_c64).collect();
             XData::from_slice(app, shape, &values)
@@ -331,7 +331,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
             // The device's Gram kernel reads a 2-D band; 3-D blocks are gathered on the host.
             device_gram: !three && p.gram_on_device.unwrap_or(app.device().kind == DeviceKind::Gpu),
             layout: program.layout,
-            phase: upload(&[grid_points, kernel.iter().product()], grid_phases(p.kernel, dims))?,
+            phase: upload(&[grid_points, kernel.iter().product()], grid_phases(kernel))?,
             rx: upload(&[nx, g], sinc_map(g, nx))?,
             ry: upload(&[ny, g], sinc_map(g, ny))?,
             rz: if three { Some(upload(&[nz, g], sinc_map(g, nz))?) } else { None },
@@ -400,7 +400,7 @@ impl<T: ComplexElement> Process for EspiritMaps<T> {
         let v = XData::from_slice(&app, &[q_count * coils, basis.kept], &to_t(basis.vectors))?;
         let z = XData::from_slice(&app, &[coils], &to_t(z))?;
         let g = 2 * kk;
-        let grid_points = g.pow(dims as u32);
+        let grid_points: usize = grid_extent(kernel).iter().product();
         let a = XData::<T>::uninit(&app, op, &[grid_points, coils, basis.kept])?;
         let as_u32 = |n: usize| u32::try_from(n).map_err(|_| Error::invalid(op, format!("{n} is too large")));
         let (grid, q, kept) = (as_u32(grid_points)?, as_u32(q_count)?, as_u32(basis.kept)?);
@@ -514,28 +514,32 @@ fn turn(k: usize, n: usize) -> Complex64 {
     Complex64::from_polar(1.0, 2.0 * PI * (k % n) as f64 / n as f64)
 }
 
-/// The phases taking a kernel (zero-padded centred on a grid of twice its size, ifftmod, unnormalised inverse
-/// DFT) to the grid, over `dims` (2 or 3) axes: `[grid point (x · g + y) · g + z, kernel offset kx + k · (ky + k ·
-/// kz)]` (no z in 2-D).
-fn grid_phases(kk: usize, dims: usize) -> Vec<Complex64> {
-    let g = 2 * kk;
-    let offset = g / 2 - kk / 2;
-    let kernel = kernel_extent(kk, dims);
-    let grid = [g, g, if dims == 3 { g } else { 1 }];
+/// BART's grid for the kernels' image-space matrices (`calone_dims`): twice the kernel along each axis it spans, 1
+/// along the others.
+fn grid_extent(kernel: [usize; 3]) -> [usize; 3] {
+    kernel.map(|k| if k == 1 { 1 } else { 2 * k })
+}
+
+/// The phases taking a kernel of `kernel` per axis (zero-padded centred on its [`grid_extent`], ifftmod,
+/// unnormalised inverse DFT) to the grid: `[grid point (x · g_y + y) · g_z + z, kernel offset kx + k_x · (ky +
+/// k_y · kz)]`.
+fn grid_phases(kernel: [usize; 3]) -> Vec<Complex64> {
+    let grid = grid_extent(kernel);
     let (points, offsets): (usize, usize) = (grid.iter().product(), kernel.iter().product());
+    let [g1, g2] = [grid[1], grid[2]];
+    let [k0, k1] = [kernel[0], kernel[1]];
     let mut phases = vec![Complex64::default(); points * offsets];
     for point in 0..points {
-        let position = [point / (grid[1] * grid[2]), (point / grid[2]) % grid[1], point % grid[2]];
+        let position = [point / (g1 * g2), (point / g2) % g1, point % g2];
         for q in 0..offsets {
-            let k = [q % kk, (q / kk) % kk, q / (kk * kk)];
-            let mut value = Complex64::new(1.0, 0.0);
-            let mut turns = 0;
-            for d in 0..dims {
-                let u = at(&k, d) + offset;
-                value *= modulation(u, g, true);
-                turns += u * at(&position, d);
-            }
-            put(&mut phases, point * offsets + q, value * turn(turns, g));
+            let k = [q % k0, (q / k0) % k1, q / (k0 * k1)];
+            let value = (0..3)
+                .map(|d| {
+                    let (g, u) = (at(&grid, d), at(&k, d) + at(&grid, d) / 2 - at(&kernel, d) / 2);
+                    modulation(u, g, true) * turn(u * at(&position, d), g)
+                })
+                .product::<Complex64>();
+            put(&mut phases, point * offsets + q, value);
         }
     }
     phases
@@ -750,16 +754,14 @@ pub(super) fn readout_maps(cal: &Calibration, nx: usize) -> Result<Vec<(Vec<Comp
     let v = |row: usize, k: usize| at(&basis.vectors, row * kept + k);
     // The kernels' image-space matrices on the grid of g points along the readout (espirit_grid_kernels and
     // espirit_grid_matrices in one dimension).
-    let offset = g / 2 - kk / 2;
     let scale = 1.0 / (kk * g) as f64;
+    let phases = grid_phases([kk, 1, 1]);
     let grid: Vec<Vec<Complex64>> = (0..g)
         .map(|x| {
-            let phase: Vec<Complex64> =
-                (0..kk).map(|q| modulation(q + offset, g, true) * turn((q + offset) * x, g)).collect();
             let a: Vec<Complex64> = (0..coils * kept)
                 .map(|i| {
                     let (c, k) = (i / kept, i % kept);
-                    (0..kk).map(|q| at(&phase, q) * v(q + kk * c, k).conj()).sum()
+                    (0..kk).map(|q| at(&phases, x * kk + q) * v(q + kk * c, k).conj()).sum()
                 })
                 .collect();
             (0..coils * coils)
