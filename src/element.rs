@@ -14,6 +14,27 @@ mod sealed {
     impl Sealed for f64 {}
     impl Sealed for num_complex::Complex<f32> {}
     impl Sealed for num_complex::Complex<f64> {}
+
+    /// What the host's FFT (rustfft) needs of a complex element: its parts' type, and the values as
+    /// `Complex<Parts>` (they are exactly that; the trait only names it where the type is generic).
+    pub trait Spectral: Sized {
+        type Parts: rustfft::FftNum;
+        fn spectral(values: &[Self]) -> &[num_complex::Complex<Self::Parts>];
+        fn spectral_mut(values: &mut [Self]) -> &mut [num_complex::Complex<Self::Parts>];
+        fn from_spectral(values: &[num_complex::Complex<Self::Parts>]) -> &[Self];
+    }
+    impl<R: rustfft::FftNum> Spectral for num_complex::Complex<R> {
+        type Parts = R;
+        fn spectral(values: &[Self]) -> &[Self] {
+            values
+        }
+        fn spectral_mut(values: &mut [Self]) -> &mut [Self] {
+            values
+        }
+        fn from_spectral(values: &[Self]) -> &[Self] {
+            values
+        }
+    }
 }
 
 /// A type cliper arrays can hold on the device. Values of it can also be passed to kernels by value
@@ -105,7 +126,7 @@ pub trait RealElement: Element<Real = Self> {}
 /// fn phase<T: ComplexElement>(v: T) -> f64 { v.to_c64().arg() }
 /// assert_eq!(phase(num_complex::Complex32::new(0.0, 1.0)), std::f64::consts::FRAC_PI_2);
 /// ```
-pub trait ComplexElement: Element {}
+pub trait ComplexElement: Element + sealed::Spectral {}
 
 impl Element for f32 {
     type Real = f32;

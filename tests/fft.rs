@@ -47,6 +47,11 @@ fn relative_rms(got: &ArrayD<Complex64>, want: &ArrayD<Complex64>) -> f64 {
     if size == 0.0 { err.sqrt() } else { (err / size).sqrt() }
 }
 
+/// The ways to run a transform that every check covers: what the planner picks here, the kernels' global passes
+/// (what CPU devices ran before the host path; GPUs pick local memory, which a test below covers), and rustfft on
+/// the host's threads (what CPU devices pick; on a GPU through mapped copies).
+const ALGORITHMS: [FftAlgorithm; 3] = [FftAlgorithm::Auto, FftAlgorithm::GlobalPasses, FftAlgorithm::Host];
+
 fn tolerance<T: Element>() -> f64 {
     if T::IS_DOUBLE { 1e-12 } else { 1e-6 }
 }
@@ -59,7 +64,9 @@ fn check<T: cliper::ComplexElement>(
     direction: FftDirection,
     norm: FftNorm,
 ) {
-    check_with::<T>(seed, shape, axes, direction, norm, FftAlgorithm::Auto);
+    for algorithm in ALGORITHMS {
+        check_with::<T>(seed, shape, axes, direction, norm, algorithm);
+    }
 }
 
 fn check_with<T: cliper::ComplexElement>(
@@ -82,7 +89,7 @@ fn check_with<T: cliper::ComplexElement>(
     let err = relative_rms(&fetch(&y), &want);
     assert!(
         err <= tolerance::<T>(),
-        "{} {shape:?} axes {axes:?} {direction:?} {norm:?}: relative RMS error {err:.2e} ({:?})",
+        "{} {shape:?} axes {axes:?} {direction:?} {norm:?} {algorithm:?}: relative RMS error {err:.2e} ({:?})",
         T::NAME,
         fft.strategy()
     );
@@ -191,18 +198,24 @@ fn several_axes_batches_and_normalisations() {
 
 #[test]
 fn strided_views_in_and_out() {
+    for algorithm in ALGORITHMS {
+        strided_views_with(algorithm);
+    }
+}
+
+fn strided_views_with(algorithm: FftAlgorithm) {
     let mut rng = Rng::new(77);
     // A transposed input view and an output that is a column slice of a bigger array.
     let (x, host) = random::<Complex32>(&mut rng, &[97, 24]);
     let xt = x.t();
     let big = poisoned::<Complex32>(&[24, 100]);
     let y = big.slice_axis(1, 2..99).unwrap();
-    let mut fft = Fft::new(&xt, &y, FftParams::forward());
+    let mut fft = Fft::new(&xt, &y, FftParams::forward().algorithm(algorithm));
     fft.init().unwrap();
     fft.launch().unwrap();
     let want = reference(&host.t().to_owned(), &[0, 1], FftDirection::Forward, FftNorm::Backward);
     let err = relative_rms(&fetch(&y), &want);
-    assert!(err <= 1e-6, "strided: {err:.2e}");
+    assert!(err <= 1e-6, "strided {algorithm:?}: {err:.2e}");
     // The columns outside the view are untouched.
     let whole = fetch(&big);
     assert!(
@@ -228,16 +241,27 @@ fn round_trips_are_the_identity() {
 
 #[test]
 fn in_place_and_repeated_launches() {
-    let mut rng = Rng::new(9);
-    let (x, host) = random::<Complex32>(&mut rng, &[8, 243]);
-    let mut fft = Fft::new(&x, &x, FftParams::forward().axes(&[1]));
-    fft.init().unwrap();
-    fft.launch().unwrap();
-    let once = reference(&host, &[1], FftDirection::Forward, FftNorm::Backward);
-    assert!(relative_rms(&fetch(&x), &once) <= 1e-6);
-    fft.launch().unwrap();
-    let twice = reference(&once, &[1], FftDirection::Forward, FftNorm::Backward);
-    assert!(relative_rms(&fetch(&x), &twice) <= 1e-6);
+    for algorithm in ALGORITHMS {
+        let mut rng = Rng::new(9);
+        let (x, host) = random::<Complex32>(&mut rng, &[8, 243]);
+        let mut fft = Fft::new(&x, &x, FftParams::forward().axes(&[1]).algorithm(algorithm));
+        fft.init().unwrap();
+        fft.launch().unwrap();
+        let once = reference(&host, &[1], FftDirection::Forward, FftNorm::Backward);
+        assert!(relative_rms(&fetch(&x), &once) <= 1e-6, "{algorithm:?}");
+        fft.launch().unwrap();
+        let twice = reference(&once, &[1], FftDirection::Forward, FftNorm::Backward);
+        assert!(relative_rms(&fetch(&x), &twice) <= 1e-6, "{algorithm:?}");
+        // Two views of one array that do not overlap: the first row's transform into the second row.
+        let (z, hz) = random::<Complex64>(&mut rng, &[2, 3, 97]);
+        let (from, to) = (z.index_axis(0, 0).unwrap(), z.index_axis(0, 1).unwrap());
+        Fft::new(&from, &to, FftParams::inverse().algorithm(algorithm)).run().unwrap();
+        let first = hz.index_axis(Axis(0), 0).to_owned();
+        let want = reference(&first, &[0, 1], FftDirection::Inverse, FftNorm::Backward);
+        let all = fetch(&z);
+        assert!(relative_rms(&all.index_axis(Axis(0), 1).to_owned(), &want) <= 1e-12, "{algorithm:?}");
+        assert_eq!(all.index_axis(Axis(0), 0), first, "{algorithm:?}: the input row changed");
+    }
 }
 
 #[test]

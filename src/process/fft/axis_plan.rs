@@ -136,7 +136,8 @@ impl<T: Element> AxisPlan<T> {
         let local = match params.algorithm {
             FftAlgorithm::Auto => app.device().kind != crate::app::DeviceKind::Cpu,
             FftAlgorithm::LocalMemory => true,
-            FftAlgorithm::GlobalPasses => false,
+            // The host plan never reaches here; its kernels' counterpart on a CPU is the global passes.
+            FftAlgorithm::GlobalPasses | FftAlgorithm::Host => false,
         };
         let fit = LinesFit {
             budget: local.then(|| local_budget(app.device())),

@@ -21,9 +21,11 @@
 //! itself; rows: a transpose follows), and Bluestein runs whole in one launch (chirps, both length-m transforms
 //! and the product between them), on columns through a transpose to rows and back when a column does not fit.
 
-use super::fft_params::{FftParams, transformed_axes};
+use super::fft_params::{FftAlgorithm, FftParams, transformed_axes};
 use super::fft_plan::Plan;
 use super::fft_strategy::FftStrategy;
+use super::host_transform::HostPlan;
+use crate::app::DeviceKind;
 use crate::data::XData;
 use crate::element::ComplexElement;
 use crate::error::Result;
@@ -51,7 +53,42 @@ pub struct Fft<T: ComplexElement> {
     input: XData<T>,
     output: XData<T>,
     params: FftParams,
-    plan: Prepared<Plan<T>>,
+    plan: Prepared<Planned<T>>,
+}
+
+/// The kernels' plan, or the host's ([`FftAlgorithm::Host`]).
+enum Planned<T: ComplexElement> {
+    Device(Box<Plan<T>>),
+    Host(HostPlan<T>),
+}
+
+impl<T: ComplexElement> Planned<T> {
+    fn new(input: &XData<T>, output: &XData<T>, params: &FftParams) -> Result<Planned<T>> {
+        let on_host = match params.algorithm {
+            FftAlgorithm::Auto => input.app().device().kind == DeviceKind::Cpu,
+            FftAlgorithm::Host => true,
+            FftAlgorithm::LocalMemory | FftAlgorithm::GlobalPasses => false,
+        };
+        Ok(if on_host {
+            Planned::Host(HostPlan::new(input, output, params)?)
+        } else {
+            Planned::Device(Box::new(Plan::new(input, output, params)?))
+        })
+    }
+
+    fn strategy(&self) -> FftStrategy {
+        match self {
+            Planned::Device(plan) => plan.strategy(),
+            Planned::Host(plan) => plan.strategy(),
+        }
+    }
+
+    fn enqueue(&mut self, input: &XData<T>, output: &XData<T>) -> Result<()> {
+        match self {
+            Planned::Device(plan) => plan.enqueue(input, output),
+            Planned::Host(plan) => plan.enqueue(input, output),
+        }
+    }
 }
 
 impl<T: ComplexElement> Fft<T> {
@@ -93,7 +130,7 @@ impl<T: ComplexElement> Fft<T> {
 
     /// How each transformed axis is computed; `None` before `init`.
     pub fn strategy(&self) -> Option<FftStrategy> {
-        self.plan.as_ref().map(Plan::strategy)
+        self.plan.as_ref().map(Planned::strategy)
     }
 }
 
@@ -103,7 +140,7 @@ impl<T: ComplexElement> Process for Fft<T> {
     }
 
     fn init(&mut self) -> Result<()> {
-        self.plan.set(Plan::new(&self.input, &self.output, &self.params)?);
+        self.plan.set(Planned::new(&self.input, &self.output, &self.params)?);
         Ok(())
     }
 

@@ -4,10 +4,11 @@
 /// entry per axis, `"; "`-separated (`n=1024: radix 16×8×8 in registers, …`).
 ///
 /// ```
-/// use cliper::{Fft, FftParams, Process, XData};
+/// use cliper::{Fft, FftAlgorithm, FftParams, Process, XData};
 /// let app = cliper::ClApp::new()?;
 /// let x = XData::<num_complex::Complex32>::zeros(&app, &[64, 48])?;
-/// let mut fft = Fft::new(&x, &XData::zeros(&app, &[64, 48])?, FftParams::forward());
+/// let kernels = FftParams::forward().algorithm(FftAlgorithm::GlobalPasses); // CPU devices default to the host
+/// let mut fft = Fft::new(&x, &XData::zeros(&app, &[64, 48])?, kernels);
 /// fft.init()?;
 /// let s = fft.strategy().unwrap();
 /// assert_eq!(s.axes.len(), 2);
@@ -23,13 +24,17 @@ pub struct FftStrategy {
 /// How one axis of an [`FftStrategy`] is transformed.
 ///
 /// ```
-/// use cliper::{Fft, FftAxisStrategy, FftParams, Process, XData};
+/// use cliper::{Fft, FftAlgorithm, FftAxisStrategy, FftParams, Process, XData};
 /// use num_complex::Complex64 as C;
 /// let app = cliper::ClApp::new()?;
 /// let x = XData::<C>::zeros(&app, &[97])?; // a prime length
-/// let mut fft = Fft::new(&x, &XData::zeros(&app, &[97])?, FftParams::forward());
+/// let kernels = FftParams::forward().algorithm(FftAlgorithm::GlobalPasses);
+/// let mut fft = Fft::new(&x, &XData::zeros(&app, &[97])?, kernels);
 /// fft.init()?;
 /// assert!(matches!(fft.strategy().unwrap().axes[0], FftAxisStrategy::Bluestein { n: 97, .. }));
+/// let mut host = Fft::new(&x, &XData::zeros(&app, &[97])?, FftParams::forward().algorithm(FftAlgorithm::Host));
+/// host.init()?;
+/// assert_eq!(host.strategy().unwrap().to_string(), "n=97: rustfft on the host's threads");
 /// # Ok::<(), cliper::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +70,12 @@ pub enum FftAxisStrategy {
         /// Whether a transpose follows (rows; columns write their result in place).
         transpose: bool,
     },
+    /// On the host's threads in the mapped buffers ([`FftAlgorithm::Host`](super::FftAlgorithm::Host)): rustfft's
+    /// plan for the length.
+    Host {
+        /// The length.
+        n: usize,
+    },
 }
 
 /// The passes of one transform length.
@@ -73,7 +84,8 @@ pub enum FftAxisStrategy {
 /// use cliper::{FftAxisStrategy, FftPasses, Process};
 /// let app = cliper::ClApp::new()?;
 /// let x = cliper::XData::<num_complex::Complex32>::zeros(&app, &[3, 60])?;
-/// let mut fft = cliper::Fft::new(&x, &cliper::XData::zeros(&app, &[3, 60])?, cliper::FftParams::forward().axes(&[1]));
+/// let params = cliper::FftParams::forward().axes(&[1]).algorithm(cliper::FftAlgorithm::GlobalPasses);
+/// let mut fft = cliper::Fft::new(&x, &cliper::XData::zeros(&app, &[3, 60])?, params);
 /// fft.init()?;
 /// let FftAxisStrategy::Stockham { passes, .. } = &fft.strategy().unwrap().axes[0] else { unreachable!() };
 /// let radices = match passes { FftPasses::Global { radices } | FftPasses::Registers { radices, .. } => radices };
@@ -133,6 +145,7 @@ impl std::fmt::Display for FftAxisStrategy {
                 n1 * n2,
                 if *transpose { " + transpose" } else { "" }
             ),
+            FftAxisStrategy::Host { n } => write!(f, "n={n}: rustfft on the host's threads"),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Fourier transforms: [`Fft`] (complex, any lengths and axes: register kernels per length or Stockham passes,
 //! four-step for long axes, Bluestein for awkward primes), [`RealFft`] / [`InverseRealFft`] (numpy's rfftn and
-//! irfftn) and [`FftShift`]. Kernels: `kernels/fft.cl`, `fft_lines.cl`, `fft_butterflies.cl`, `fft_shift.cl`.
+//! irfftn) and [`FftShift`]. CPU devices run the transforms on the host's threads through rustfft
+//! (`host_transform.rs`). Kernels: `kernels/fft.cl`, `fft_lines.cl`, `fft_butterflies.cl`, `fft_shift.cl`.
 
 mod axis_plan;
 mod complex_fft;
@@ -9,6 +10,7 @@ mod fft_params;
 mod fft_plan;
 mod fft_strategy;
 mod host_fft;
+mod host_transform;
 mod lines;
 mod radix;
 mod real_fft;
