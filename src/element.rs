@@ -18,12 +18,12 @@ mod sealed {
     /// What the host's FFT (rustfft) needs of a complex element: its parts' type, and the values as
     /// `Complex<Parts>` (they are exactly that; the trait only names it where the type is generic).
     pub trait Spectral: Sized {
-        type Parts: rustfft::FftNum;
+        type Parts: rustfft::FftNum + Into<f64>;
         fn spectral(values: &[Self]) -> &[num_complex::Complex<Self::Parts>];
         fn spectral_mut(values: &mut [Self]) -> &mut [num_complex::Complex<Self::Parts>];
         fn from_spectral(values: &[num_complex::Complex<Self::Parts>]) -> &[Self];
     }
-    impl<R: rustfft::FftNum> Spectral for num_complex::Complex<R> {
+    impl<R: rustfft::FftNum + Into<f64>> Spectral for num_complex::Complex<R> {
         type Parts = R;
         fn spectral(values: &[Self]) -> &[Self] {
             values
@@ -36,6 +36,7 @@ mod sealed {
         }
     }
 }
+pub(crate) use sealed::Spectral;
 
 /// A type cliper arrays can hold on the device. Values of it can also be passed to kernels by value
 /// ([`KernelScalar`]), as `alpha` factors and the like.

@@ -33,9 +33,49 @@ struct HostAxis<R: rustfft::FftNum> {
     fft: Arc<dyn rustfft::Fft<R>>,
 }
 
+/// Complex transforms of some axes of a contiguous array, in place and unscaled, on the host's threads: what
+/// [`HostPlan`] and the FFT convolution of CPU devices run.
+pub(crate) struct HostAxes<R: rustfft::FftNum> {
+    axes: Vec<HostAxis<R>>,
+}
+
+impl<R: rustfft::FftNum> HostAxes<R> {
+    /// The transforms of the axes `lines` describe (each as `(outer, n, inner)` of the array; lengths 1 are
+    /// skipped), in `direction`.
+    pub(crate) fn new(lines: &[(usize, usize, usize)], direction: FftDirection) -> HostAxes<R> {
+        let direction = match direction {
+            FftDirection::Forward => rustfft::FftDirection::Forward,
+            FftDirection::Inverse => rustfft::FftDirection::Inverse,
+        };
+        let mut planner = rustfft::FftPlanner::<R>::new();
+        let axes = lines
+            .iter()
+            .filter(|&&(outer, n, inner)| n > 1 && outer * inner > 0)
+            .map(|&(outer, n, inner)| HostAxis { outer, n, inner, fft: planner.plan_fft(n, direction) })
+            .collect();
+        HostAxes { axes }
+    }
+
+    /// Every axis of the contiguous array `data`, in place, unscaled.
+    pub(crate) fn run(&self, data: &mut [Complex<R>]) {
+        for axis in &self.axes {
+            if axis.inner == 1 {
+                lines(axis.fft.as_ref(), data);
+            } else {
+                columns(axis, data);
+            }
+        }
+    }
+
+    /// The transformed lengths, in order.
+    fn lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        self.axes.iter().map(|a| a.n)
+    }
+}
+
 /// The plan of an [`Fft`](super::Fft) on the host: the axes in the order they run and numpy's factor.
 pub(super) struct HostPlan<T: ComplexElement> {
-    axes: Vec<HostAxis<T::Parts>>,
+    axes: HostAxes<T::Parts>,
     scale: f64,
     flops: u64,
 }
@@ -52,25 +92,16 @@ impl<T: ComplexElement> HostPlan<T> {
         }
         let transformed = transformed_axes(input.shape(), params)?;
         let scale: f64 = transformed.iter().map(|&(_, n, _)| params.norm.scale(n, params.direction)).product();
-        let direction = match params.direction {
-            FftDirection::Forward => rustfft::FftDirection::Forward,
-            FftDirection::Inverse => rustfft::FftDirection::Inverse,
-        };
-        let mut planner = rustfft::FftPlanner::<T::Parts>::new();
-        let total = input.len();
-        let axes: Vec<HostAxis<T::Parts>> = transformed
-            .into_iter()
-            .filter(|&(_, n, _)| n > 1 && total > 0)
-            .map(|(outer, n, inner)| HostAxis { outer, n, inner, fft: planner.plan_fft(n, direction) })
-            .collect();
+        let axes = HostAxes::new(&transformed, params.direction);
         // numpy's count for a length-n transform: 5·n·log2(n) per line.
-        let flops = axes.iter().map(|a| (5.0 * total as f64 * (a.n as f64).log2()) as u64).sum();
+        let total = input.len() as f64;
+        let flops = axes.lengths().map(|n| (5.0 * total * (n as f64).log2()) as u64).sum();
         Ok(HostPlan { axes, scale, flops })
     }
 
     /// How each transformed axis is computed.
     pub(super) fn strategy(&self) -> FftStrategy {
-        FftStrategy { axes: self.axes.iter().map(|a| FftAxisStrategy::Host { n: a.n }).collect() }
+        FftStrategy { axes: self.axes.lengths().map(|n| FftAxisStrategy::Host { n }).collect() }
     }
 
     /// Transforms `input` into `output` (as planned) as one host command on their queue.
@@ -122,14 +153,7 @@ impl<T: ComplexElement> HostPlan<T> {
 
     /// Every planned axis of the contiguous array `data`, in place, unscaled.
     fn transform(&self, data: &mut [T]) {
-        for axis in &self.axes {
-            let data = T::spectral_mut(data);
-            if axis.inner == 1 {
-                lines(axis.fft.as_ref(), data);
-            } else {
-                columns(axis, data);
-            }
-        }
+        self.axes.run(T::spectral_mut(data));
     }
 }
 
@@ -266,4 +290,47 @@ fn scatter<T: Element>(from: &[T], to: &View, mem: &mut [T], factor: f64) {
             *slot = if factor == 1.0 { v } else { v * f };
         }
     }
+}
+
+/// Real-to-complex transforms of every line of `real` (`[lines, n]`, used as scratch) into `spectrum`
+/// (`[lines, n/2 + 1]`), lines shared out over the host's threads.
+pub(crate) fn real_lines<R: rustfft::FftNum>(
+    r2c: &dyn realfft::RealToComplex<R>,
+    real: &mut [R],
+    spectrum: &mut [Complex<R>],
+) -> std::result::Result<(), realfft::FftError> {
+    let (n, h) = (r2c.len(), r2c.len() / 2 + 1);
+    let per_task = (TASK_ELEMENTS / n.max(1)).max(1);
+    real.par_chunks_mut(n * per_task).zip(spectrum.par_chunks_mut(h * per_task)).try_for_each_init(
+        || vec![Complex::zero(); r2c.get_scratch_len()],
+        |scratch, (reals, halves)| {
+            reals.chunks_mut(n).zip(halves.chunks_mut(h)).try_for_each(|(x, y)| r2c.process_with_scratch(x, y, scratch))
+        },
+    )
+}
+
+/// Complex-to-real transforms of every line of `spectrum` (`[lines, n/2 + 1]`, used as scratch) into `real`
+/// (`[lines, n]`), lines shared out over the host's threads. The imaginary parts of the zero and (n even) Nyquist
+/// terms are ignored, as numpy's `irfft` does.
+pub(crate) fn real_lines_inverse<R: rustfft::FftNum>(
+    c2r: &dyn realfft::ComplexToReal<R>,
+    spectrum: &mut [Complex<R>],
+    real: &mut [R],
+) -> std::result::Result<(), realfft::FftError> {
+    let (n, h) = (c2r.len(), c2r.len() / 2 + 1);
+    let per_task = (TASK_ELEMENTS / n.max(1)).max(1);
+    spectrum.par_chunks_mut(h * per_task).zip(real.par_chunks_mut(n * per_task)).try_for_each_init(
+        || vec![Complex::zero(); c2r.get_scratch_len()],
+        |scratch, (halves, reals)| {
+            halves.chunks_mut(h).zip(reals.chunks_mut(n)).try_for_each(|(x, y)| {
+                if let Some(first) = x.first_mut() {
+                    first.im = R::zero();
+                }
+                if let Some(last) = x.last_mut().filter(|_| n.is_multiple_of(2)) {
+                    last.im = R::zero();
+                }
+                c2r.process_with_scratch(x, y, scratch)
+            })
+        },
+    )
 }

@@ -21,5 +21,6 @@ pub use complex_fft::Fft;
 pub use fft_params::{FftAlgorithm, FftDirection, FftNorm, FftParams};
 pub use fft_strategy::{FftAxisStrategy, FftPasses, FftStrategy};
 pub(crate) use host_fft::smooth_length;
+pub(crate) use host_transform::{HostAxes, real_lines, real_lines_inverse};
 pub use real_fft::{InverseRealFft, RealFft, RealFftParams};
 pub use shift::{FftShift, FftShiftParams};

@@ -150,7 +150,7 @@ pub struct ConvParams {
     pub(super) normalize: bool,
     pub(super) no_separable: bool,
     pub(super) algorithm: ConvAlgorithm,
-    kernels_only: bool,
+    pub(super) kernels_only: bool,
 }
 
 impl Default for ConvParams {

@@ -244,8 +244,11 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         if output.is_empty() {
             return Ok(ConvPlan::nothing());
         }
-        let plan = super::fft_conv::FftConv::new(op, input, output, filter, axes, params.border)?;
-        let strategy = ConvStrategy::Fft { points: plan.points };
+        // Real transforms on the host's threads where the device is the host's CPU (unless kernels are asked for).
+        let cpu = input.app().device().kind == crate::app::DeviceKind::Cpu;
+        let plan =
+            super::fft_conv::FftConv::new(op, input, output, filter, axes, params.border, cpu && !params.kernels_only)?;
+        let strategy = ConvStrategy::Fft { points: plan.points() };
         Ok(ConvPlan { passes: vec![], fft: Some(plan), strategy })
     }
 

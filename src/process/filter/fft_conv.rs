@@ -10,6 +10,7 @@
 
 use super::border::Border;
 use super::conv_params::AxisPlan;
+use super::host_fft_conv::HostFftConv;
 use super::pad::{Pad, PadParams};
 use super::weights::Filter;
 use crate::data::XData;
@@ -22,7 +23,67 @@ use crate::process::fft::smooth_length;
 use crate::process::fft::{Fft, FftParams};
 use num_complex::Complex64;
 
-pub(crate) struct FftConv<T: Element> {
+/// The FFT convolution: complex transforms on the device, or for real images and filters on CPU devices the
+/// host's real transforms (`host_fft_conv.rs`).
+pub(crate) enum FftConv<T: Element> {
+    Complex(Box<ComplexFftConv<T>>),
+    Host(Box<HostFftConv<T>>),
+}
+
+/// Where row `row` of a filter of shape `fshape` (rows along its last axis) starts on the flattened `grid`: each
+/// leading coordinate c taken to (M − c) mod M. Tap 0 of the row sits there, taps 1… reversed at the row's end.
+pub(super) fn grid_row_start(row: usize, fshape: &[usize], grid: &[usize]) -> usize {
+    let (mut rest, mut at, mut scale) = (row, 0usize, grid.last().copied().unwrap_or(1));
+    for (&fw, &gm) in fshape.iter().zip(grid).rev().skip(1) {
+        let coord = rest % fw;
+        rest /= fw;
+        at += (gm - coord) % gm * scale;
+        scale *= gm;
+    }
+    at
+}
+
+impl<T: Element> FftConv<T> {
+    /// Plans the FFT path for `input` → `output` with the oriented (flipped for a convolution, normalised)
+    /// `filter` over the trailing `axes.len()` axes; on the host when `on_host` and the image, the filter and
+    /// the output allow it (real, real, contiguous).
+    pub(crate) fn new<K: Element>(
+        op: &str,
+        input: &XData<T>,
+        output: &XData<T>,
+        filter: &Filter<K>,
+        axes: &[AxisPlan],
+        border: Border,
+        on_host: bool,
+    ) -> Result<FftConv<T>> {
+        let Extension { pad, padded, extended, grid, .. } = Extension::new(op, input, filter, axes, border)?;
+        if on_host && !T::IS_COMPLEX && !K::IS_COMPLEX && output.is_contiguous() {
+            let out: Vec<usize> = axes.iter().map(|a| a.out).collect();
+            let spatial = extended.iter().skip(input.ndim() - axes.len()).copied().collect();
+            let plan = HostFftConv::new(pad, &padded, output, filter, [spatial, grid, out])?;
+            return Ok(FftConv::Host(Box::new(plan)));
+        }
+        Ok(FftConv::Complex(Box::new(ComplexFftConv::new(op, input, output, filter, axes, border)?)))
+    }
+
+    /// Points of one transform (the product of the padded lengths), for the strategy.
+    pub(crate) fn points(&self) -> usize {
+        match self {
+            FftConv::Complex(plan) => plan.points,
+            FftConv::Host(plan) => plan.points(),
+        }
+    }
+
+    pub(crate) fn launch(&mut self) -> Result<()> {
+        match self {
+            FftConv::Complex(plan) => plan.launch(),
+            FftConv::Host(plan) => plan.launch(),
+        }
+    }
+}
+
+/// The FFT convolution on the device: complex transforms of the widened extended block.
+pub(crate) struct ComplexFftConv<T: Element> {
     pad: Pad<T>,
     padded: XData<T>,
     widen: EwPlan,
@@ -80,14 +141,7 @@ fn filter_on_grid<T: Element, K: Element>(
     let (Some(&w), Some(&m)) = (fshape.last(), grid.last()) else { return h.reshape(grid) };
     let values = filter.values();
     for (row, taps) in values.chunks(w.max(1)).enumerate() {
-        // The row's start on the grid: each leading coordinate c taken to (M − c) mod M.
-        let (mut rest, mut at, mut scale) = (row, 0usize, m);
-        for (&fw, &gm) in fshape.iter().zip(grid).rev().skip(1) {
-            let coord = rest % fw;
-            rest /= fw;
-            at += (gm - coord) % gm * scale;
-            scale *= gm;
-        }
+        let at = grid_row_start(row, fshape, grid);
         let convert = |v: &K| T::from_c64(v.to_c64());
         h.slice_axis(0, at..at + 1)?.write(&taps.iter().take(1).map(convert).collect::<Vec<_>>())?;
         if w > 1 {
@@ -98,18 +152,27 @@ fn filter_on_grid<T: Element, K: Element>(
     h.reshape(grid)
 }
 
-impl<T: Element> FftConv<T> {
-    /// Plans the FFT path for `input` → `output` with the oriented (flipped for a convolution, normalised)
-    /// `filter` over the trailing `axes.len()` axes.
-    pub(crate) fn new<K: Element>(
+/// The input extended by the border rule to the block the outputs need (a [`Pad`] into `padded`), and the
+/// smooth transform grid above it.
+struct Extension<T: Element> {
+    pad: Pad<T>,
+    padded: XData<T>,
+    /// The extended block's shape (batch axes, then the spatial ones).
+    extended: Vec<usize>,
+    /// The transform grid, per spatial axis.
+    grid: Vec<usize>,
+    /// The batch axes, then the grid.
+    padded_shape: Vec<usize>,
+}
+
+impl<T: Element> Extension<T> {
+    fn new<K: Element>(
         op: &str,
         input: &XData<T>,
-        output: &XData<T>,
         filter: &Filter<K>,
         axes: &[AxisPlan],
         border: Border,
-    ) -> Result<FftConv<T>> {
-        let app = input.app();
+    ) -> Result<Extension<T>> {
         let r = axes.len();
         let lead = input.ndim() - r;
         if let Some((k, a)) = axes.iter().enumerate().find(|(_, a)| a.stride != 1 || a.dilation != 1) {
@@ -128,9 +191,34 @@ impl<T: Element> FftConv<T> {
             batch.clone().map(|_| (0, 0)).chain(placed.iter().map(|&(before, after, _)| (before, after))).collect();
         let extended: Vec<usize> = batch.clone().copied().chain(placed.iter().map(|p| p.2)).collect();
         let grid: Vec<usize> = placed.iter().map(|p| smooth_length(p.2)).collect();
+        let fshape = filter.shape();
+        if let Some((k, (&w, &m))) = fshape.iter().zip(&grid).enumerate().find(|(_, (w, m))| w > m) {
+            return Err(Error::invalid(
+                op,
+                format!("the filter {fshape:?} is wider than the transform grid {grid:?} along axis {k} ({w} > {m})"),
+            ));
+        }
         let padded_shape: Vec<usize> = batch.copied().chain(grid.iter().copied()).collect();
-        let padded = XData::<T>::uninit(app, op, &extended)?;
+        let padded = XData::<T>::uninit(input.app(), op, &extended)?;
         let pad = Pad::new(input, &padded, PadParams::new(&widths).border(border));
+        Ok(Extension { pad, padded, extended, grid, padded_shape })
+    }
+}
+
+impl<T: Element> ComplexFftConv<T> {
+    /// Plans the complex path for `input` → `output` with the oriented (flipped for a convolution, normalised)
+    /// `filter` over the trailing `axes.len()` axes.
+    fn new<K: Element>(
+        op: &str,
+        input: &XData<T>,
+        output: &XData<T>,
+        filter: &Filter<K>,
+        axes: &[AxisPlan],
+        border: Border,
+    ) -> Result<ComplexFftConv<T>> {
+        let app = input.app();
+        let lead = input.ndim() - axes.len();
+        let Extension { pad, padded, grid, padded_shape, .. } = Extension::new(op, input, filter, axes, border)?;
         // The transform's input: zeros beyond the extended block, written once here.
         let spectrum_in = XData::<T::Complex>::zeros(app, &padded_shape)?;
         let mut window = spectrum_in.clone();
@@ -155,7 +243,7 @@ impl<T: Element> FftConv<T> {
             block = block.slice_axis(lead + k, ..a.out)?;
         }
         let narrow = EwPlan::new::<T::Complex, T::Complex, T>(op, EwOp::Narrow, &block, None, output)?;
-        let mut plan = FftConv {
+        let mut plan = ComplexFftConv {
             pad,
             padded,
             widen,

@@ -16,6 +16,7 @@ mod fft_conv;
 mod filter_bank;
 mod gradient_magnitude;
 mod host_conv;
+mod host_fft_conv;
 mod host_pad;
 mod pad;
 mod separable;
