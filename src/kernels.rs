@@ -50,6 +50,9 @@ pub(crate) const FILTER: &str = include_str!("../kernels/filter.cl");
 /// Padding by numpy.pad's rules (Pad).
 pub(crate) const FILTER_PAD: &str = include_str!("../kernels/filter_pad.cl");
 
+/// The gradient magnitude of 3-tap derivative stencils in one kernel (GradientMagnitude, fused).
+pub(crate) const FILTER_GRADIENT: &str = include_str!("../kernels/filter_gradient.cl");
+
 /// Multi-channel filter banks (FilterBank): the direct kernel and im2col.
 pub(crate) const FILTER_BANK: &str = include_str!("../kernels/filter_bank.cl");
 

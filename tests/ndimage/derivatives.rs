@@ -3,6 +3,7 @@
 //! magnitudes (gaussian_gradient_magnitude, generic_gradient_magnitude with sobel/prewitt) in 2-D and 3-D.
 
 use crate::common::app;
+use cliper::Process;
 use cliper::{
     Border, ConvMode, ConvParams, Convolution, Derivative, Filter, GradientMagnitude, GradientParams, HostArray, XData,
     read_npy,
@@ -73,14 +74,62 @@ fn gradient_magnitudes_match_scipy() {
     ];
     for (name, derivative, mode, x) in cases {
         let want = fixture(name);
-        let params = GradientParams::default().derivative(derivative).border(Border::scipy(mode).unwrap());
-        let got = GradientMagnitude::apply(&XData::from_ndarray(app(), x).unwrap(), params.clone()).unwrap();
-        assert_close(&got.to_vec().unwrap(), &want, 1e-12, &format!("{name} f64"));
-        let got =
-            GradientMagnitude::apply(&XData::from_ndarray(app(), &x.mapv(|v| v as f32)).unwrap(), params).unwrap();
-        let got: Vec<f64> = got.to_vec().unwrap().iter().map(|&v| v as f64).collect();
-        assert_close(&got, &want, 2e-5, &format!("{name} f32"));
+        // The fused kernel (GPUs' choice for the 3-tap stencils) and the convolutions (CPU devices'), both ways
+        // on every device; Gaussians have only the convolutions.
+        let fusable = !matches!(derivative, Derivative::Gaussian(_));
+        let base = GradientParams::default().derivative(derivative).border(Border::scipy(mode).unwrap());
+        for params in [base.clone().fused(false), base.clone().fused(fusable), base] {
+            let what = format!("{name} fused {:?}", params.fused);
+            let got = GradientMagnitude::apply(&XData::from_ndarray(app(), x).unwrap(), params.clone()).unwrap();
+            assert_close(&got.to_vec().unwrap(), &want, 1e-12, &format!("{what} f64"));
+            let got =
+                GradientMagnitude::apply(&XData::from_ndarray(app(), &x.mapv(|v| v as f32)).unwrap(), params).unwrap();
+            let got: Vec<f64> = got.to_vec().unwrap().iter().map(|&v| v as f64).collect();
+            assert_close(&got, &want, 2e-5, &format!("{what} f32"));
+        }
     }
+}
+
+#[test]
+fn the_fused_kernel_matches_the_convolutions_on_batches_volumes_and_views() {
+    // The convolutions' results are scipy's (the tests above and tests/convolution.rs); the fused kernel must
+    // give them to float64 rounding: 3-D volumes in a batch, 2-D batches, a transposed (strided) input, an
+    // output that is every other element of a wider array, and a batch view whose leading axes do not step as
+    // one (planned as convolutions, so the same), for every border rule.
+    let mut rng = crate::common::Rng::new(404);
+    let (vol, _) = crate::common::random::<f64>(&mut rng, &[2, 9, 13, 11]);
+    let (img, _) = crate::common::random::<f64>(&mut rng, &[3, 37, 45]);
+    for border in [Border::Reflect, Border::Mirror, Border::Nearest, Border::Wrap, Border::Constant(0.75)] {
+        for derivative in [Derivative::Sobel, Derivative::Prewitt, Derivative::Scharr] {
+            let params = GradientParams::default().derivative(derivative.clone()).border(border);
+            let cases: [(&str, XData<f64>, usize); 4] = [
+                ("volumes", vol.clone(), 3),
+                ("images", img.clone(), 2),
+                ("transposed", img.permuted_axes(&[0, 2, 1]).unwrap(), 2),
+                ("frames 1..8 of each volume, as images", vol.slice_axis(1, 1..8).unwrap(), 2),
+            ];
+            for (what, x, rank) in cases {
+                let separate = GradientMagnitude::apply(&x, params.clone().rank(rank).fused(false)).unwrap();
+                // Every other element of a wider array: a strided output.
+                let mut wide_shape = x.shape().to_vec();
+                wide_shape.push(2);
+                let wide = XData::<f64>::zeros(app(), &wide_shape).unwrap();
+                let out = wide.index_axis(x.ndim(), 0).unwrap();
+                let mut fused = GradientMagnitude::new(&x, &out, params.clone().rank(rank).fused(true));
+                fused.init().unwrap();
+                fused.launch().unwrap();
+                let (a, b) = (separate.to_vec().unwrap(), out.contiguous().unwrap().to_vec().unwrap());
+                let scale = a.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+                let worst = a.iter().zip(&b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
+                assert!(worst <= 1e-14, "{what} {derivative:?} {border:?}: {worst:.2e} ({})", fused.strategy().unwrap());
+            }
+        }
+    }
+    // Gaussians and single axes have no fused kernel: asking for it says so.
+    let x = XData::<f32>::zeros(app(), &[5, 6]).unwrap();
+    let gaussian = GradientParams::default().derivative(Derivative::Gaussian(vec![1.0])).fused(true);
+    let e = GradientMagnitude::apply(&x, gaussian).unwrap_err().to_string();
+    assert!(e.contains("fused kernel takes sobel, prewitt or scharr"), "{e}");
 }
 
 #[test]

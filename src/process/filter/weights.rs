@@ -44,10 +44,10 @@ impl FilterElement<Complex<f64>> for f64 {
 }
 
 /// The smoothing across the derivative's axis in scipy.ndimage.sobel and .prewitt.
-const SOBEL_SMOOTHING: [f64; 3] = [1.0, 2.0, 1.0];
-const PREWITT_SMOOTHING: [f64; 3] = [1.0, 1.0, 1.0];
+pub(super) const SOBEL_SMOOTHING: [f64; 3] = [1.0, 2.0, 1.0];
+pub(super) const PREWITT_SMOOTHING: [f64; 3] = [1.0, 1.0, 1.0];
 /// Scharr's smoothing (rotationally more symmetric than Sobel's), unnormalised as scipy's Sobel is.
-const SCHARR_SMOOTHING: [f64; 3] = [3.0, 10.0, 3.0];
+pub(super) const SCHARR_SMOOTHING: [f64; 3] = [3.0, 10.0, 3.0];
 
 /// A filter for [`super::Convolution`]: an N-d array of weights (rank 1 to 3) on the host. Filters are small;
 /// `init` uploads them (flipped for a convolution, normalised when asked) so `launch` reads them on the device.
