@@ -208,8 +208,8 @@ struct Fused {
     taps: u64,
 }
 
-/// The 2-D kernel's work-group: 32 columns (rows of the image read contiguously) by 8 rows.
-const TILE: [usize; 2] = [32, 8];
+/// The 2-D kernel's work-group width (columns, read contiguously) and the rows each work-item walks.
+const TILE: [usize; 2] = [128, 8];
 
 /// The single stride of the leading (batch) axes when they step through memory as one axis, with their count;
 /// `None` when they do not (a view that skips rows of a batch).
@@ -297,7 +297,7 @@ impl<T: RealElement> GradientMagnitude<T> {
         let app = input.app();
         let index = index_type_for(&[input.layout(), output.layout()], &[]);
         let options = format!(
-            "{} -DIDX={} {} -DTX={} -DTY={}",
+            "{} -DIDX={} {} -DTX={} -DRY={}",
             T::build_options(),
             index.cl_type(),
             self.params.border.build_option(),
@@ -309,7 +309,7 @@ impl<T: RealElement> GradientMagnitude<T> {
         let name = if rank == 2 { "gradient_magnitude_2d" } else { "gradient_magnitude_3d" };
         let kernel = program.kernel(name)?.owned_by("GradientMagnitude");
         let (global, local) = if rank == 2 {
-            ([nx.div_ceil(TILE[0]) * TILE[0], ny.div_ceil(TILE[1]) * TILE[1], count], Some([TILE[0], TILE[1], 1]))
+            ([nx.div_ceil(TILE[0]) * TILE[0], ny.div_ceil(TILE[1]), count], Some([TILE[0], 1, 1]))
         } else {
             ([nx, ny, nz * count], None)
         };
