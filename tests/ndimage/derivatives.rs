@@ -121,7 +121,11 @@ fn the_fused_kernel_matches_the_convolutions_on_batches_volumes_and_views() {
                 let (a, b) = (separate.to_vec().unwrap(), out.contiguous().unwrap().to_vec().unwrap());
                 let scale = a.iter().fold(1.0f64, |m, v| m.max(v.abs()));
                 let worst = a.iter().zip(&b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
-                assert!(worst <= 1e-14, "{what} {derivative:?} {border:?}: {worst:.2e} ({})", fused.strategy().unwrap());
+                assert!(
+                    worst <= 1e-14,
+                    "{what} {derivative:?} {border:?}: {worst:.2e} ({})",
+                    fused.strategy().unwrap()
+                );
             }
         }
     }
