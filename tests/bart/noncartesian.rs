@@ -313,7 +313,10 @@ fn barts_kernel_reproduces_bart_pics_t() {
             vec![
                 ("pics_t_l1", scale, SensePenalty::L1Wavelet(l1.step(0.01)), 1e-4),
                 ("pics_t_l1_e", scale, SensePenalty::L1Wavelet(l1.eigen_scaled(true)), 1e-4),
-                ("pics_t_tv", scale, SensePenalty::Tv(TvParams::new(0.01, 50)), 1e-3),
+                // TV's ADMM solves its x-update by CG, which drifts in float32 like the l2 cases: 1.8e-4 from
+                // pics with the kernels' FFT, 1.4e-3 with rustfft's on CPU devices (ℓ1, with no CG, stays at
+                // 3.6e-6 either way), so the CG cases' bound.
+                ("pics_t_tv", scale, SensePenalty::Tv(TvParams::new(0.01, 50)), 5e-3),
             ]
         };
         for (bart_name, scale, penalty, tolerance) in cases {
