@@ -19,19 +19,11 @@ mod sealed {
     /// `Complex<Parts>` (they are exactly that; the trait only names it where the type is generic).
     pub trait Spectral: Sized {
         type Parts: rustfft::FftNum + Into<f64>;
-        fn spectral(values: &[Self]) -> &[num_complex::Complex<Self::Parts>];
         fn spectral_mut(values: &mut [Self]) -> &mut [num_complex::Complex<Self::Parts>];
-        fn from_spectral(values: &[num_complex::Complex<Self::Parts>]) -> &[Self];
     }
     impl<R: rustfft::FftNum + Into<f64>> Spectral for num_complex::Complex<R> {
         type Parts = R;
-        fn spectral(values: &[Self]) -> &[Self] {
-            values
-        }
         fn spectral_mut(values: &mut [Self]) -> &mut [Self] {
-            values
-        }
-        fn from_spectral(values: &[Self]) -> &[Self] {
             values
         }
     }

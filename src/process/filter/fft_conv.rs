@@ -30,9 +30,37 @@ pub(crate) enum FftConv<T: Element> {
     Host(Box<HostFftConv<T>>),
 }
 
+/// An error when the filter `fshape` is wider than the transform `grid` along an axis.
+fn fits_grid(op: &str, fshape: &[usize], grid: &[usize]) -> Result<()> {
+    match fshape.iter().zip(grid).enumerate().find(|(_, (w, m))| w > m) {
+        Some((k, (w, m))) => Err(Error::invalid(
+            op,
+            format!("the filter {fshape:?} is wider than the transform grid {grid:?} along axis {k} ({w} > {m})"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The filter placed on the transform grid in float64 on the host, as `filter_on_grid` places it on the device
+/// (for the host's FFT convolution; the grid holds at least the filter, as `Extension::new` checked).
+fn filter_on_host_grid<K: Element>(filter: &Filter<K>, grid: &[usize]) -> Vec<f64> {
+    let mut h = vec![0.0; grid.iter().product()];
+    let (Some(&w), Some(&m)) = (filter.shape().last(), grid.last()) else { return h };
+    for (row, taps) in filter.values().chunks(w.max(1)).enumerate() {
+        let at = grid_row_start(row, filter.shape(), grid);
+        let positions = std::iter::once(at).chain((1..w).map(|i| at + m - i));
+        for (k, v) in positions.zip(taps) {
+            if let Some(slot) = h.get_mut(k) {
+                *slot = v.to_c64().re;
+            }
+        }
+    }
+    h
+}
+
 /// Where row `row` of a filter of shape `fshape` (rows along its last axis) starts on the flattened `grid`: each
 /// leading coordinate c taken to (M − c) mod M. Tap 0 of the row sits there, taps 1… reversed at the row's end.
-pub(super) fn grid_row_start(row: usize, fshape: &[usize], grid: &[usize]) -> usize {
+fn grid_row_start(row: usize, fshape: &[usize], grid: &[usize]) -> usize {
     let (mut rest, mut at, mut scale) = (row, 0usize, grid.last().copied().unwrap_or(1));
     for (&fw, &gm) in fshape.iter().zip(grid).rev().skip(1) {
         let coord = rest % fw;
@@ -56,14 +84,16 @@ impl<T: Element> FftConv<T> {
         border: Border,
         on_host: bool,
     ) -> Result<FftConv<T>> {
-        let Extension { pad, padded, extended, grid, .. } = Extension::new(op, input, filter, axes, border)?;
+        let extension = Extension::new(op, input, filter, axes, border)?;
         if on_host && !T::IS_COMPLEX && !K::IS_COMPLEX && output.is_contiguous() {
+            let Extension { pad, padded, extended, grid, .. } = extension;
             let out: Vec<usize> = axes.iter().map(|a| a.out).collect();
             let spatial = extended.iter().skip(input.ndim() - axes.len()).copied().collect();
-            let plan = HostFftConv::new(pad, &padded, output, filter, [spatial, grid, out])?;
+            let taps = filter_on_host_grid(filter, &grid);
+            let plan = HostFftConv::new(pad, &padded, output, &taps, [spatial, grid, out])?;
             return Ok(FftConv::Host(Box::new(plan)));
         }
-        Ok(FftConv::Complex(Box::new(ComplexFftConv::new(op, input, output, filter, axes, border)?)))
+        Ok(FftConv::Complex(Box::new(ComplexFftConv::new(op, input, output, filter, axes, extension)?)))
     }
 
     /// Points of one transform (the product of the padded lengths), for the strategy.
@@ -130,12 +160,7 @@ fn filter_on_grid<T: Element, K: Element>(
     grid: &[usize],
 ) -> Result<XData<T>> {
     let fshape = filter.shape();
-    if let Some((k, (&w, &m))) = fshape.iter().zip(grid).enumerate().find(|(_, (w, m))| w > m) {
-        return Err(Error::invalid(
-            op,
-            format!("the filter {fshape:?} is wider than the transform grid {grid:?} along axis {k} ({w} > {m})"),
-        ));
-    }
+    fits_grid(op, fshape, grid)?;
     let points: usize = grid.iter().product();
     let h = XData::<T>::zeros(app, grid)?.reshape(&[points])?;
     let (Some(&w), Some(&m)) = (fshape.last(), grid.last()) else { return h.reshape(grid) };
@@ -191,13 +216,7 @@ impl<T: Element> Extension<T> {
             batch.clone().map(|_| (0, 0)).chain(placed.iter().map(|&(before, after, _)| (before, after))).collect();
         let extended: Vec<usize> = batch.clone().copied().chain(placed.iter().map(|p| p.2)).collect();
         let grid: Vec<usize> = placed.iter().map(|p| smooth_length(p.2)).collect();
-        let fshape = filter.shape();
-        if let Some((k, (&w, &m))) = fshape.iter().zip(&grid).enumerate().find(|(_, (w, m))| w > m) {
-            return Err(Error::invalid(
-                op,
-                format!("the filter {fshape:?} is wider than the transform grid {grid:?} along axis {k} ({w} > {m})"),
-            ));
-        }
+        fits_grid(op, filter.shape(), &grid)?;
         let padded_shape: Vec<usize> = batch.copied().chain(grid.iter().copied()).collect();
         let padded = XData::<T>::uninit(input.app(), op, &extended)?;
         let pad = Pad::new(input, &padded, PadParams::new(&widths).border(border));
@@ -214,11 +233,11 @@ impl<T: Element> ComplexFftConv<T> {
         output: &XData<T>,
         filter: &Filter<K>,
         axes: &[AxisPlan],
-        border: Border,
+        extension: Extension<T>,
     ) -> Result<ComplexFftConv<T>> {
         let app = input.app();
         let lead = input.ndim() - axes.len();
-        let Extension { pad, padded, grid, padded_shape, .. } = Extension::new(op, input, filter, axes, border)?;
+        let Extension { pad, padded, grid, padded_shape, .. } = extension;
         // The transform's input: zeros beyond the extended block, written once here.
         let spectrum_in = XData::<T::Complex>::zeros(app, &padded_shape)?;
         let mut window = spectrum_in.clone();

@@ -8,7 +8,6 @@
 //! The grid and the filter's placement on it are `fft_conv.rs`'s; values go through float64 only to change type.
 
 use super::pad::Pad;
-use super::weights::Filter;
 use crate::app::ffi::{self, Region};
 use crate::data::{HostCommand, XData};
 use crate::element::{Element, Spectral};
@@ -61,18 +60,18 @@ fn part<T: Element>(v: T) -> Parts<T> {
 
 impl<T: Element> HostFftConv<T> {
     /// The plan for `pad` (into `padded`, the extended block `[batch…, extended…]`) and the grid `grid`, writing
-    /// the leading `out` block of the result into the contiguous `output`; `place` puts the oriented filter's
-    /// taps on a grid (as `fft_conv::grid_row_start` says).
-    pub(crate) fn new<K: Element>(
+    /// the leading `out` block of the result into the contiguous `output`; `taps` is the oriented filter placed on
+    /// the grid (`fft_conv.rs` places it).
+    pub(crate) fn new(
         pad: Pad<T>,
         padded: &XData<T>,
         output: &XData<T>,
-        filter: &Filter<K>,
+        taps: &[f64],
         [extended, grid, out]: [Vec<usize>; 3],
     ) -> Result<HostFftConv<T>> {
         let r = grid.len();
         let batch: usize = padded.shape().iter().take(padded.ndim() - r).product();
-        let (Some(&m), Some(&w)) = (grid.last(), filter.shape().last()) else {
+        let Some(&m) = grid.last() else {
             return Err(Error::invalid("Convolution", "the FFT path needs at least one spatial axis"));
         };
         let mut planner = realfft::RealFftPlanner::<Parts<T>>::new();
@@ -85,17 +84,7 @@ impl<T: Element> HostFftConv<T> {
         let inverse = HostAxes::new(&other_axes(batch, &half), FftDirection::Inverse);
         // The filter's grid, transformed like an image (one batch entry), times 1/N.
         let points: usize = grid.iter().product();
-        let mut h = vec![Parts::<T>::zero(); points];
-        for (row, taps) in filter.values().chunks(w.max(1)).enumerate() {
-            let at = super::fft_conv::grid_row_start(row, filter.shape(), &grid);
-            let mut put = |k: usize, v: &K| {
-                if let Some(slot) = h.get_mut(k) {
-                    *slot = Parts::<T>::from_f64(v.to_c64().re).unwrap_or_else(Zero::zero);
-                }
-            };
-            taps.iter().take(1).for_each(|v| put(at, v));
-            taps.iter().skip(1).rev().enumerate().for_each(|(j, v)| put(at + m - (w - 1) + j, v));
-        }
+        let mut h: Vec<Parts<T>> = taps.iter().map(|&v| Parts::<T>::from_f64(v).unwrap_or_else(Zero::zero)).collect();
         let mut filter_hat = vec![Complex::zero(); points / m * (m / 2 + 1)];
         real_lines(r2c.as_ref(), &mut h, &mut filter_hat).map_err(|e| fft_error(&e))?;
         HostAxes::new(&other_axes(1, &half), FftDirection::Forward).run(&mut filter_hat);
