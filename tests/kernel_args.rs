@@ -102,7 +102,8 @@ fn every_launch_of_a_process_is_checked() {
     // A prime length: Bluestein's three kernels and the passes of its padded length, each a launch.
     let x = XData::from_slice(&app, &[2, 97], &vec![Complex32::new(1.0, 0.5); 194]).unwrap();
     let y = XData::zeros(&app, &[2, 97]).unwrap();
-    let mut fft = Fft::new(&x, &y, FftParams::forward());
+    // The kernels' passes (CPU devices would otherwise transform on the host, FftAlgorithm::Host).
+    let mut fft = Fft::new(&x, &y, FftParams::forward().algorithm(cliper::FftAlgorithm::GlobalPasses));
     fft.init().unwrap();
     let before = checked_launches();
     fft.launch().unwrap();
