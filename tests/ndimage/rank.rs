@@ -2,7 +2,7 @@
 //! filter picks one of its input values, so the results are exact: every element equal, in float32 (the inputs
 //! are float32-exact) and float64, with ties (integer-valued inputs), every border mode, odd and even windows,
 //! footprints and origins, 2-D and 3-D, batched, and each of the three algorithms (separable box, selection
-//! network, bisection). Grey morphology with non-flat structures and the compositions (gradient, laplace,
+//! network, bisection; and on CPU devices the host's sliding window and selection). Grey morphology with non-flat structures and the compositions (gradient, laplace,
 //! top-hats) run on integer data with integer structures: their sums and differences are exact in both types.
 
 use crate::common::app;
@@ -132,8 +132,22 @@ fn run<T: RealElement>(case: &Case, input: &ArrayD<f64>) -> (Vec<f64>, String) {
     (y.to_vec().unwrap().iter().map(|v| v.to_c64().re).collect(), strategy.to_lowercase())
 }
 
+/// Every case against scipy, the rank filters twice: as planned (on CPU devices windows of more than 49 values
+/// run on the host), and with the kernels only (`algorithm` names the kernel then).
 fn check<T: RealElement>(only: Option<&[&str]>) {
-    for (name, input, case, algorithm) in cases() {
+    let cases = cases().into_iter().flat_map(|(name, input, case, algorithm)| {
+        let kernels = match &case {
+            Case::Filter(p) => Some((name, input, Case::Filter(p.clone().kernels_only(true)), algorithm)),
+            Case::Grey(_) => None,
+        };
+        let cpu = app().device().kind == cliper::DeviceKind::Cpu;
+        let planned = match (&case, algorithm) {
+            (Case::Filter(_), Some("bisection")) if cpu => Some("host"),
+            _ => algorithm,
+        };
+        std::iter::once((name, input, case, planned)).chain(kernels)
+    });
+    for (name, input, case, algorithm) in cases {
         if only.is_some_and(|o| !o.contains(&name)) {
             continue;
         }
@@ -150,7 +164,7 @@ fn check<T: RealElement>(only: Option<&[&str]>) {
             .take(5)
             .map(|(i, (g, w))| format!("[{i}] {g} vs scipy {w}"))
             .collect();
-        assert!(wrong.is_empty(), "{name} ({}): {wrong:?}", T::NAME);
+        assert!(wrong.is_empty(), "{name} ({}, {strategy}): {wrong:?}", T::NAME);
     }
 }
 

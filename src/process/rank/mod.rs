@@ -4,11 +4,13 @@
 //! grey_closing) — and scipy's generic_filter with numpy's reductions ([`GenericFilter`], [`GenericParams`]:
 //! [`WindowFunction`] over the same windows). `rank_filter.rs` chooses per window: separable box min/max passes (each followed by scipy's
 //! deque rerun on the lines that hold a NaN), one loop over the taps in scipy's order for the minimum or maximum
-//! of other footprints and of structures, a selection network generated in `network.rs`, or bisection. Kernels:
+//! of other footprints and of structures, a selection network generated in `network.rs`, or bisection; on CPU devices, medians and other ranks on the host
+//! (`host_rank.rs`). Kernels:
 //! `kernels/rank.cl` (+ the generated network).
 
 mod generic;
 mod grey;
+mod host_rank;
 mod network;
 mod params;
 mod rank_filter;

@@ -205,6 +205,9 @@ pub struct RankParams {
     /// Non-flat structuring element values over the footprint's shape (row-major), for minimum and maximum
     /// only: the minimum of `x − s` (scipy's grey erosion with `structure`) or the maximum of `x + s`.
     pub structure: Option<Vec<f64>>,
+    /// Keep the kernels on CPU devices, whose median, percentile and rank filters over windows of more than 49
+    /// values otherwise run on the host's threads (`RankStrategy::Host`); for tests and benchmarks of the kernels.
+    pub kernels_only: bool,
 }
 
 impl Default for RankParams {
@@ -224,6 +227,7 @@ impl RankParams {
             origin: vec![0],
             rank: None,
             structure: None,
+            kernels_only: false,
         }
     }
     /// Sets the window's size (one, or one per axis).
@@ -249,6 +253,25 @@ impl RankParams {
     /// Sets the axes spanned (the last `rank`).
     pub fn rank(mut self, rank: usize) -> RankParams {
         self.rank = Some(rank);
+        self
+    }
+    /// Keeps the kernels on CPU devices (see [`RankParams::kernels_only`](RankParams#structfield.kernels_only)).
+    ///
+    /// ```
+    /// use cliper::{ClApp, DeviceKind, Process, RankFilter, RankKind, RankParams, RankStrategy, XData};
+    /// let app = ClApp::new()?;
+    /// let (x, y) = (XData::<f32>::zeros(&app, &[20, 30])?, XData::<f32>::zeros(&app, &[20, 30])?);
+    /// let mut planned = RankFilter::new(&x, &y, RankParams::new(RankKind::Median).size(&[9]));
+    /// let mut kernels = RankFilter::new(&x, &y, RankParams::new(RankKind::Median).size(&[9]).kernels_only(true));
+    /// planned.init()?;
+    /// kernels.init()?;
+    /// let cpu = app.device().kind == DeviceKind::Cpu;
+    /// assert_eq!(planned.strategy() == Some(RankStrategy::Host { taps: 81 }), cpu);
+    /// assert_ne!(kernels.strategy(), Some(RankStrategy::Host { taps: 81 }));
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn kernels_only(mut self, on: bool) -> RankParams {
+        self.kernels_only = on;
         self
     }
     /// Sets non-flat structuring element values (row-major over `shape`; the footprint becomes `shape`'s box
