@@ -33,6 +33,12 @@ fn same(got: &[f64], want: &ArrayD<f64>, what: &str) {
     assert!(wrong.is_empty(), "{what}: {wrong:?}");
 }
 
+/// On CPU devices, labelling runs on the host unless the kernels are asked for: each case runs both ways.
+fn both_ways(params: LabelParams) -> [(LabelParams, bool); 2] {
+    let cpu = app().device().kind == cliper::DeviceKind::Cpu;
+    [(params.clone(), cpu), (params.kernels_only(true), false)]
+}
+
 fn labels<T: RealElement>() {
     for (name, input, params) in [
         ("label_m2_c1", "m2", LabelParams::default()),
@@ -42,14 +48,19 @@ fn labels<T: RealElement>() {
         ("label_m3s_c3", "m3s", LabelParams::default().connectivity(3)),
         ("label_snake", "snake", LabelParams::default()),
         ("label_pair_rank2", "pair", LabelParams::default().rank(2)),
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|(name, input, params)| both_ways(params).map(|p| (name, input, p)))
+    {
+        let (params, on_host) = params;
         let want = fixture(name);
         let x = upload::<T>(&fixture(input));
         let y = XData::<T>::zeros(app(), x.shape()).unwrap();
         let mut label = Label::new(&x, &y, params);
         label.run().unwrap();
+        assert_eq!(label.strategy().unwrap().on_host, on_host, "{name}");
         let got: Vec<f64> = y.to_vec().unwrap().iter().map(|v| v.to_c64().re).collect();
-        same(&got, &want, &format!("{name} ({})", T::NAME));
+        same(&got, &want, &format!("{name} ({}, on the host: {on_host})", T::NAME));
         // The feature count per batch item: its largest label.
         let items = label.features().unwrap();
         let per_item = want.len() / items.len();
@@ -77,11 +88,19 @@ fn holes_fill_as_scipy_fills_them() {
         ("fill_blobs_c2", "blobs", LabelParams::default().connectivity(2)),
         ("fill_rings", "rings", LabelParams::default()),
         ("fill_cav", "cav", LabelParams::default()),
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|(name, input, params)| both_ways(params).map(|p| (name, input, p)))
+    {
+        let (params, on_host) = params;
         let want = fixture(name);
         let x = upload::<f32>(&fixture(input));
-        let got: Vec<f64> = FillHoles::apply(&x, params).unwrap().to_vec().unwrap().iter().map(|&v| v as f64).collect();
-        same(&got, &want, name);
+        let y = XData::<f32>::zeros(app(), x.shape()).unwrap();
+        let mut fill = FillHoles::new(&x, &y, params);
+        fill.run().unwrap();
+        assert_eq!(fill.strategy().unwrap().on_host, on_host, "{name}");
+        let got: Vec<f64> = y.to_vec().unwrap().iter().map(|&v| v as f64).collect();
+        same(&got, &want, &format!("{name} (on the host: {on_host})"));
     }
 }
 

@@ -1,9 +1,12 @@
 //! [`Label`] (scipy.ndimage.label) and [`FillHoles`] (binary_fill_holes): connected components by a concurrent
 //! union-find on the device (`kernels/morphology.cl`, label_*), numbered in raster order of each component's first
 //! element as scipy numbers them; hole filling as the background components that do not reach outside the array.
+//! On CPU devices both run on the host's threads in the mapped buffers instead (`host_label.rs`).
 
-use crate::app::Kernel;
-use crate::data::XData;
+use super::host_label::HostLabel;
+use crate::app::ffi::{self, Region};
+use crate::app::{DeviceKind, Kernel};
+use crate::data::{HostCommand, XData};
 use crate::element::RealElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -34,11 +37,14 @@ pub struct LabelParams {
     pub connectivity: usize,
     /// The axes spanned, the last ones.
     pub rank: Option<usize>,
+    /// Keep the kernels on CPU devices, where labelling otherwise runs on the host's threads
+    /// ([`LabelStrategy::on_host`]); for tests and benchmarks of the kernels.
+    pub kernels_only: bool,
 }
 
 impl Default for LabelParams {
     fn default() -> LabelParams {
-        LabelParams { structure: None, connectivity: 1, rank: None }
+        LabelParams { structure: None, connectivity: 1, rank: None, kernels_only: false }
     }
 }
 
@@ -56,6 +62,24 @@ impl LabelParams {
     /// Sets the axes spanned.
     pub fn rank(mut self, rank: usize) -> LabelParams {
         self.rank = Some(rank);
+        self
+    }
+    /// Keeps the kernels on CPU devices.
+    ///
+    /// ```
+    /// use cliper::{ClApp, DeviceKind, Label, LabelParams, Process, XData};
+    /// let app = ClApp::new()?;
+    /// let (x, y) = (XData::<f32>::zeros(&app, &[6, 7])?, XData::<f32>::zeros(&app, &[6, 7])?);
+    /// let mut kernels = Label::new(&x, &y, LabelParams::default().kernels_only(true));
+    /// let mut planned = Label::new(&x, &y, LabelParams::default());
+    /// kernels.init()?;
+    /// planned.init()?;
+    /// assert!(!kernels.strategy().unwrap().on_host);
+    /// assert_eq!(planned.strategy().unwrap().on_host, app.device().kind == DeviceKind::Cpu);
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn kernels_only(mut self, on: bool) -> LabelParams {
+        self.kernels_only = on;
         self
     }
 
@@ -125,13 +149,18 @@ pub struct LabelStrategy {
     pub neighbours: usize,
     /// Batch items labelled independently.
     pub items: usize,
+    /// On the host's threads in the mapped buffers of a CPU device (raster-order union-find, strips of rows at
+    /// once), not the kernels' concurrent union-find.
+    pub on_host: bool,
 }
 
 impl std::fmt::Display for LabelStrategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how =
+            if self.on_host { "on the host's threads, in raster order" } else { "atomic minimum of roots, one pass" };
         write!(
             f,
-            "union-find over {} neighbours (atomic minimum of roots, one pass), {} item(s) numbered in raster order",
+            "union-find over {} neighbours ({how}), {} item(s) numbered in raster order",
             self.neighbours, self.items
         )
     }
@@ -139,25 +168,54 @@ impl std::fmt::Display for LabelStrategy {
 
 /// The union-find shared by [`Label`] and [`FillHoles`].
 struct Plan<T: RealElement> {
+    engine: Engine,
+    noffsets: i32,
+    view_x: ([usize; 4], [usize; 4]),
+    view_y: ([usize; 4], [usize; 4]),
+    holes: bool,
+    input: XData<T>,
+    output: XData<T>,
+}
+
+/// Where the union-find runs.
+enum Engine {
+    Kernels(Box<Kernels>),
+    /// On the host, with the mapped regions `[lo, hi)` of the input and the output, and the feature counts of
+    /// the last launch.
+    Host {
+        pass: HostLabel,
+        regions: [(usize, usize); 2],
+        features: Vec<usize>,
+    },
+}
+
+/// The kernels' programs and work buffers.
+struct Kernels {
     kernels: [Kernel; 7],
     parent: XData<f32>,
     number: XData<f32>,
     counts: XData<f32>,
     totals: XData<f32>,
     offsets: XData<f32>,
-    noffsets: i32,
-    view_x: ([usize; 4], [usize; 4]),
-    view_y: ([usize; 4], [usize; 4]),
     index: IndexType,
-    holes: bool,
     chunks: usize,
-    input: XData<T>,
-    output: XData<T>,
 }
 
 impl<T: RealElement> Plan<T> {
     fn strategy(&self) -> LabelStrategy {
-        LabelStrategy { neighbours: self.noffsets as usize, items: self.view_x.0.first().copied().unwrap_or(1) }
+        LabelStrategy {
+            neighbours: self.noffsets as usize,
+            items: self.view_x.0.first().copied().unwrap_or(1),
+            on_host: matches!(self.engine, Engine::Host { .. }),
+        }
+    }
+
+    /// The feature count of each item from the last launch.
+    fn features(&self) -> Result<Vec<usize>> {
+        match &self.engine {
+            Engine::Kernels(k) => Ok(k.totals.to_vec()?.iter().map(|v| v.to_bits() as usize).collect()),
+            Engine::Host { features, .. } => Ok(features.clone()),
+        }
     }
 
     fn new(op: &str, input: &XData<T>, output: &XData<T>, params: &LabelParams, holes: bool) -> Result<Plan<T>> {
@@ -185,6 +243,33 @@ impl<T: RealElement> Plan<T> {
                 ),
             });
         }
+        let plan = |engine| Plan {
+            engine,
+            noffsets: offsets.len() as i32,
+            view_x,
+            view_y,
+            holes,
+            input: input.clone(),
+            output: output.clone(),
+        };
+        let on_host = !params.kernels_only
+            && input.app().device().kind == DeviceKind::Cpu
+            && output.is_contiguous()
+            && count > 0
+            && !std::sync::Arc::ptr_eq(input.storage(), output.storage());
+        if let (true, Some((lo, hi))) = (on_host, input.layout().span()) {
+            let (e, s) = view_x;
+            let pass = HostLabel {
+                n: [e[1], e[2], e[3]],
+                strides: s,
+                start: input.offset() - lo,
+                items,
+                offsets: offsets.clone(),
+                holes,
+            };
+            let regions = [(lo, hi + 1), (output.offset(), output.offset() + output.len())];
+            return Ok(plan(Engine::Host { pass, regions, features: vec![0; items] }));
+        }
         let app = input.app().clone();
         // uint buffers travel in float arrays (4 bytes an element).
         let words = |n: usize| XData::<f32>::uninit(&app, op, &[n.max(1)]);
@@ -209,49 +294,52 @@ impl<T: RealElement> Plan<T> {
             k("label_number")?,
             k("label_write")?,
         ];
-        Ok(Plan {
-            kernels,
-            parent,
-            number,
-            counts,
-            totals,
-            offsets: offsets_data,
-            noffsets: offsets.len() as i32,
-            view_x,
-            view_y,
-            index,
-            holes,
-            chunks,
-            input: input.clone(),
-            output: output.clone(),
-        })
+        let kernels = Kernels { kernels, parent, number, counts, totals, offsets: offsets_data, index, chunks };
+        Ok(plan(Engine::Kernels(Box::new(kernels))))
     }
 
     fn launch(&mut self) -> Result<()> {
-        let idx = self.index;
         let ((e, sx), (_, sy)) = (self.view_x, self.view_y);
         let count: usize = e.iter().product();
         if count == 0 {
             return Ok(());
         }
+        let (input, output) = (&self.input, &self.output);
+        let op = if self.holes { "binary_fill_holes" } else { "label" };
+        let k = match &mut self.engine {
+            Engine::Kernels(k) => k,
+            Engine::Host { pass, regions: [(il, ih), (ol, oh)], features } => {
+                let reads = [Region { buffer: input.storage().buffer(), lo: *il, hi: *ih }];
+                let write = Region { buffer: output.storage().buffer(), lo: *ol, hi: *oh };
+                let bytes = 2 * output.len() as u64 * std::mem::size_of::<T>() as u64;
+                let command = HostCommand::new::<T, T>(op, "host_label", &[input], &[output])?;
+                return command.work(bytes, 0).run(|queue| {
+                    ffi::with_mapped_overwriting::<T, T, ()>(queue, &reads, &write, |ins, out| {
+                        *features = pass.run(ins.first().copied().unwrap_or_default(), out);
+                    })
+                    .map(|((), event)| event)
+                });
+            }
+        };
+        let idx = k.index;
         let per_item: usize = e.iter().skip(1).product();
         let items = e.first().copied().unwrap_or(1);
         let holes = i32::from(self.holes);
-        let (offset_x, offset_y) = (self.input.offset() as u64, self.output.offset() as u64);
+        let (offset_x, offset_y) = (input.offset() as u64, output.offset() as u64);
         let global = [count.div_ceil(GROUP) * GROUP];
-        let [init, merge, compress, count_k, scan, number, write] = &mut self.kernels;
-        let l = indices(init.launch().input("x", &self.input).index("x0", idx, offset_x), idx, X_STRIDES, &sx);
+        let [init, merge, compress, count_k, scan, number, write] = &mut k.kernels;
+        let l = indices(init.launch().input("x", input).index("x0", idx, offset_x), idx, X_STRIDES, &sx);
         indices(l, idx, EXTENTS, &e)
-            .output("parent", &self.parent)
+            .output("parent", &k.parent)
             .scalar("holes", holes)
             .global(&global)
             .local(&[GROUP])
             .enqueue()?;
-        let l = indices(merge.launch().input("x", &self.input).index("x0", idx, offset_x), idx, X_STRIDES, &sx);
+        let l = indices(merge.launch().input("x", input).index("x0", idx, offset_x), idx, X_STRIDES, &sx);
         indices(l, idx, EXTENTS, &e)
-            .in_out("parent", &self.parent)
+            .in_out("parent", &k.parent)
             .scalar("holes", holes)
-            .input("offsets", &self.offsets)
+            .input("offsets", &k.offsets)
             .scalar("noffsets", self.noffsets)
             .global(&global)
             .local(&[GROUP])
@@ -259,29 +347,29 @@ impl<T: RealElement> Plan<T> {
         compress
             .launch()
             .index("count", idx, count as u64)
-            .in_out("parent", &self.parent)
+            .in_out("parent", &k.parent)
             .scalar("holes", holes)
             .global(&global)
             .local(&[GROUP])
             .enqueue()?;
         if !self.holes {
-            let chunk_items = items * self.chunks;
+            let chunk_items = items * k.chunks;
             let chunk_global = [chunk_items.div_ceil(GROUP) * GROUP];
             count_k
                 .launch()
                 .index("per_item", idx, per_item as u64)
                 .index("nw", idx, items as u64)
-                .input("parent", &self.parent)
-                .output("counts", &self.counts)
+                .input("parent", &k.parent)
+                .output("counts", &k.counts)
                 .index("chunk", idx, CHUNK as u64)
-                .index("chunks", idx, self.chunks as u64)
+                .index("chunks", idx, k.chunks as u64)
                 .global(&chunk_global)
                 .local(&[GROUP])
                 .enqueue()?;
             scan.launch()
-                .in_out("counts", &self.counts)
-                .index("chunks", idx, self.chunks as u64)
-                .output("totals", &self.totals)
+                .in_out("counts", &k.counts)
+                .index("chunks", idx, k.chunks as u64)
+                .output("totals", &k.totals)
                 .local_memory("sums", SCAN_GROUP * 4)
                 .global(&[items * SCAN_GROUP])
                 .local(&[SCAN_GROUP])
@@ -290,20 +378,20 @@ impl<T: RealElement> Plan<T> {
                 .launch()
                 .index("per_item", idx, per_item as u64)
                 .index("nw", idx, items as u64)
-                .input("parent", &self.parent)
-                .input("counts", &self.counts)
+                .input("parent", &k.parent)
+                .input("counts", &k.counts)
                 .index("chunk", idx, CHUNK as u64)
-                .index("chunks", idx, self.chunks as u64)
-                .output("number", &self.number)
+                .index("chunks", idx, k.chunks as u64)
+                .output("number", &k.number)
                 .global(&chunk_global)
                 .local(&[GROUP])
                 .enqueue()?;
         }
-        let l = indices(write.launch().input("x", &self.input).index("x0", idx, offset_x), idx, X_STRIDES, &sx);
-        let l = indices(l.output("y", &self.output).index("y0", idx, offset_y), idx, Y_STRIDES, &sy);
+        let l = indices(write.launch().input("x", input).index("x0", idx, offset_x), idx, X_STRIDES, &sx);
+        let l = indices(l.output("y", output).index("y0", idx, offset_y), idx, Y_STRIDES, &sy);
         indices(l, idx, EXTENTS, &e)
-            .input("parent", &self.parent)
-            .input("number", &self.number)
+            .input("parent", &k.parent)
+            .input("number", &k.number)
             .scalar("holes", holes)
             .global(&global)
             .local(&[GROUP])
@@ -370,7 +458,7 @@ impl<T: RealElement> Label<T> {
     /// The number of features of each batch item found by the last launch (waits for it).
     pub fn features(&self) -> Result<Vec<usize>> {
         let plan = self.plan.as_ref().ok_or_else(|| Error::invalid("label", "features before a run"))?;
-        Ok(plan.totals.to_vec()?.iter().map(|v| v.to_bits() as usize).collect())
+        plan.features()
     }
 }
 

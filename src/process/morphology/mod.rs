@@ -5,7 +5,7 @@
 //! (distance_transform_edt, exact, with a spacing per axis, or the indices of the nearest zeros),
 //! [`ChamferDistance`] (distance_transform_cdt: scipy's two raster passes, on the host), [`BruteForceDistance`]
 //! (distance_transform_bf: every pair of elements compared, one work-item per element), [`Label`] (label) and [`FillHoles`]
-//! (binary_fill_holes), both by a union-find on the device, and
+//! (binary_fill_holes), both by a union-find on the device (on the host's threads for CPU devices), and
 //! [`RemoveSmall`] (skimage's remove_small_objects / remove_small_holes): labels counted with atomics — and
 //! [`Skeletonize`] (skimage's skeletonize): Zhang's thinning on the device, Lee's on the host. Kernels:
 //! `kernels/morphology.cl`.
@@ -14,6 +14,7 @@ mod binary;
 mod brute_force;
 mod chamfer;
 mod distance;
+mod host_label;
 mod label;
 mod skeleton;
 mod skeleton_lee;
