@@ -317,6 +317,8 @@ fn tune_type<T: Element>(app: &ClApp, size: usize, args: &TuneArgs) -> Result<Ge
             DeviceKind::Accelerator => Some("accelerator".into()),
             DeviceKind::Other => None,
         },
+        compute_capability: info.compute_capability.map(|(major, minor)| format!("{major}.{minor}")),
+        compute_units: Some(info.compute_units),
         element: T::NAME.to_string(),
         size: Some(size),
         kernel: best.strategy.to_string(),

@@ -25,9 +25,15 @@ const DEFAULT_SIZE: usize = 4096;
 /// A list of [`GemmTableEntry`]s as stored in TOML (`[[gemm]]` tables).
 ///
 /// An entry applies to a device when every matching field it gives matches (`vendor` and `device` are
-/// case-insensitive substrings of the device's vendor and name, `kind` is `gpu`, `cpu` or `accelerator`) and
-/// its `type` is the element type. Among the entries that apply, the one giving the most matching fields wins
-/// (then the `size` nearest the product's, then the longer `device` text, then the earlier entry).
+/// case-insensitive substrings of the device's vendor and name, `kind` is `gpu`, `cpu` or `accelerator`,
+/// `compute_capability` is an NVIDIA GPU's `major.minor`) and its `type` is the element type. Among the entries
+/// that apply, the one giving the most matching fields wins (then the `size` nearest the product's, then the
+/// longer `device` text, then the earlier entry).
+///
+/// A device that no entry names is served by its facts: entries keyed by compute capability serve every GPU of
+/// that architecture (an H200 takes the tiles tuned on the H100), and an entry's `compute_units` (those of the
+/// device it was tuned on) scales its size to the device's: a product fills the GPU as one `√(units / tuned
+/// units)` times larger did the tuned one (tiles per unit are what decide between large and small tiles).
 ///
 /// ```
 /// use cliper::{GemmStrategy, GemmTable};
@@ -81,6 +87,14 @@ pub struct GemmTableEntry {
     /// `gpu`, `cpu` or `accelerator`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// An NVIDIA GPU's compute capability, `major.minor` (`9.0` for the H100 and H200): the architecture,
+    /// which decides the tiles more than the product does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<String>,
+    /// The compute units of the device the entry was tuned on: on a device with other counts, the entry's size
+    /// scales by `√(device's units / these)` (see [`GemmTable`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_units: Option<u32>,
     /// `f32`, `f64`, `c32` or `c64`.
     #[serde(rename = "type")]
     pub element: String,
@@ -126,7 +140,24 @@ impl GemmTableEntry {
             Some("accelerator") if info.kind == DeviceKind::Accelerator => 1,
             Some(_) => return None,
         };
-        Some(contains(&self.vendor, &info.vendor)? + contains(&self.device, &info.name)? + kind)
+        let architecture = match (&self.compute_capability, info.compute_capability) {
+            (None, _) => 0,
+            (Some(cc), Some((major, minor))) if cc.trim() == format!("{major}.{minor}") => 1,
+            (Some(_), _) => return None,
+        };
+        Some(contains(&self.vendor, &info.vendor)? + contains(&self.device, &info.name)? + kind + architecture)
+    }
+
+    /// The product size this entry stands for on `info`'s device: its size, scaled by the square root of the
+    /// ratio of compute units when the entry gives the tuned device's.
+    fn size_on(&self, info: &DeviceInfo) -> f64 {
+        let size = self.size.unwrap_or(DEFAULT_SIZE).max(1) as f64;
+        match self.compute_units {
+            Some(tuned) if tuned > 0 && info.compute_units > 0 => {
+                size * (f64::from(info.compute_units) / f64::from(tuned)).sqrt()
+            }
+            _ => size,
+        }
     }
 }
 
@@ -185,7 +216,7 @@ impl GemmTable {
         for entry in self.gemm.iter().filter(|e| e.element == T::NAME) {
             let Some(score) = entry.specificity(info) else { continue };
             // Nearness by ratio, in thousandths of a natural log (negated: larger is nearer).
-            let ratio = (entry.size.unwrap_or(DEFAULT_SIZE).max(1) as f64 / size.max(1) as f64).ln().abs();
+            let ratio = (entry.size_on(info) / size.max(1) as f64).ln().abs();
             let rank = (score, -(ratio * 1000.0) as i64, entry.device.as_ref().map_or(0, String::len));
             if best.is_none_or(|(_, r)| rank > r) {
                 best = Some((entry, rank));
@@ -232,6 +263,25 @@ mod tests {
         assert_eq!(kernel(2500), "128x128x8/16x16/4x4");
         assert_eq!(kernel(8192), "128x128x8/16x16/4x4");
         assert!(table.entry_for_size::<f64>(app.device(), 1024).is_none());
+    }
+
+    #[test]
+    fn devices_absent_from_the_table_are_served_by_their_facts() {
+        let table = GemmTable::built_in();
+        let kernel = |info: &DeviceInfo, size| table.entry_for_size::<f32>(info, size).unwrap().kernel.clone();
+        let h100 = DeviceInfo::for_tests(DeviceKind::Gpu);
+        assert_eq!(h100.compute_units, 132);
+        let h200 = DeviceInfo { name: "NVIDIA H200".into(), ..h100.clone() };
+        // The same architecture: the H100's tuned tiles at both sizes.
+        for size in [1024, 4096] {
+            assert_eq!(kernel(&h200, size), kernel(&h100, size), "{size}");
+        }
+        assert_ne!(kernel(&h200, 1024), kernel(&h200, 4096));
+        // Another architecture with a third of the units: the generic entries, their sizes scaled by √(44/132)
+        // (4096 → 2365, 1024 → 591): large tiles at 4096³, small ones at 512³.
+        let small = DeviceInfo { name: "NVIDIA L4".into(), compute_units: 44, compute_capability: Some((8, 9)), ..h100 };
+        assert_eq!(kernel(&small, 4096), "128x128x8/16x16/4x4");
+        assert_eq!(kernel(&small, 512), "128x64x16/8x16/2x1");
     }
 
     #[test]
