@@ -279,7 +279,8 @@ mod tests {
         assert_ne!(kernel(&h200, 1024), kernel(&h200, 4096));
         // Another architecture with a third of the units: the generic entries, their sizes scaled by √(44/132)
         // (4096 → 2365, 1024 → 591): large tiles at 4096³, small ones at 512³.
-        let small = DeviceInfo { name: "NVIDIA L4".into(), compute_units: 44, compute_capability: Some((8, 9)), ..h100 };
+        let small =
+            DeviceInfo { name: "NVIDIA L4".into(), compute_units: 44, compute_capability: Some((8, 9)), ..h100 };
         assert_eq!(kernel(&small, 4096), "128x128x8/16x16/4x4");
         assert_eq!(kernel(&small, 512), "128x64x16/8x16/2x1");
     }
