@@ -84,8 +84,8 @@ pub mod process;
 
 pub use app::{
     BUILD_OPTIONS_ENV, CACHE_DIR_ENV, CACHE_ENV, CACHE_MAX_ENV, CacheInfo, ClApp, ClAppBuilder, DEVICE_ENV, DeviceInfo,
-    DeviceKind, DevicePool, DeviceShare, Kernel, MEMORY_LIMIT_ENV, MemoryStats, PoolResult, Program, ProgramCache,
-    RankReport, TransferStats, mpi_launcher_ranks, parse_bytes,
+    DeviceKind, DevicePool, DeviceShare, Kernel, LOG_BUILDS_ENV, MEMORY_LIMIT_ENV, MemoryStats, PoolResult, Program,
+    ProgramCache, RankReport, TransferStats, mpi_launcher_ranks, parse_bytes,
 };
 #[cfg(feature = "mpi")]
 pub use app::{MpiJob, MpiOutcome};

@@ -34,6 +34,16 @@ pub const DEVICE_ENV: &str = "CLIPER_DEVICE";
 /// ```
 pub const BUILD_OPTIONS_ENV: &str = "CLIPER_BUILD_OPTIONS";
 
+/// The environment variable that, set to anything but empty or `0` (read once per process), has every program
+/// the process builds print one line to stderr: its name, whether it was compiled from source or loaded from the
+/// disk cache, the milliseconds it took and its options — where a first run's time goes.
+///
+/// ```
+/// // CLIPER_LOG_BUILDS=1 CLIPER_CACHE=off cliper gaussian-filter …   →   cliper: built conv.cl from source in …
+/// assert_eq!(cliper::LOG_BUILDS_ENV, "CLIPER_LOG_BUILDS");
+/// ```
+pub const LOG_BUILDS_ENV: &str = "CLIPER_LOG_BUILDS";
+
 /// The environment variable that lowers the device memory a [`ClApp`] may hold (bytes, or with a `K`, `M`, `G`
 /// or `T` suffix, powers of 1024): allocations past it fail with [`Error::OutOfMemory`] naming the limit, and
 /// chains larger than it run in tiles (`cliper::chain`, docs/tiling.md). [`ClAppBuilder::memory_limit`] overrides it.

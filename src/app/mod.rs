@@ -11,7 +11,8 @@ mod program;
 mod program_cache;
 
 pub use cl_app::{
-    BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, MEMORY_LIMIT_ENV, MemoryStats, TransferStats, parse_bytes,
+    BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, LOG_BUILDS_ENV, MEMORY_LIMIT_ENV, MemoryStats, TransferStats,
+    parse_bytes,
 };
 pub(crate) use cl_app::{DeviceBuffer, copy_buffer, fill_zero};
 pub use device::{DeviceInfo, DeviceKind};

@@ -63,6 +63,7 @@ impl ClApp {
                 from_disk: false,
             });
         }
+        let started = std::time::Instant::now();
         let device_id = self.cl_device().id();
         let arg_info = if CHECK_ARGUMENT_NAMES { ARG_INFO_OPTION } else { "" };
         let full_options = format!("-cl-std=CL1.2 {arg_info} {options}");
@@ -78,6 +79,7 @@ impl ClApp {
                 // a compiler's product, not every driver stores them) gets a compile from source instead.
                 Ok(program) if CHECK_ARGUMENT_NAMES && !keeps_argument_names(&program) => {}
                 Ok(program) => {
+                    log_build(name, "from the disk cache", started, options);
                     let program = Arc::new(program);
                     *cached = Some(program.clone());
                     return Ok(Program { program, name: name.to_string(), app: self.clone(), from_disk: true });
@@ -102,6 +104,7 @@ impl ClApp {
                 code => Error::cl(code, format!("building program `{name}` [{options}]")),
             });
         }
+        log_build(name, "from source", started, options);
         if let (Some(disk), Some(key)) = (self.program_cache(), key.as_ref())
             && let Ok(binaries) = program.get_binaries()
             && let Some(binary) = binaries.first()
@@ -112,6 +115,17 @@ impl ClApp {
         let program = Arc::new(program);
         *cached = Some(program.clone());
         Ok(Program { program, name: name.to_string(), app: self.clone(), from_disk: false })
+    }
+}
+
+/// One line on stderr for a program built `how` since `started`, when `CLIPER_LOG_BUILDS` asks for it.
+fn log_build(name: &str, how: &str, started: std::time::Instant, options: &str) {
+    static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+        std::env::var(super::LOG_BUILDS_ENV).is_ok_and(|v| !v.trim().is_empty() && v.trim() != "0")
+    });
+    if *ON {
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        eprintln!("cliper: built {name} {how} in {ms:.1} ms [{}]", options.trim());
     }
 }
 
