@@ -9,10 +9,7 @@
 //                work-items take consecutive elements of one line
 //   SPLIT        1: exchange the real and the imaginary parts one after the other through a buffer of reals
 //                (half the local memory: 8192-point c32 lines fit in 32 KiB)
-//   (direction)  none: every program is the forward transform, and an inverse runs as conj ∘ forward ∘ conj,
-//                the argument conj_io conjugating what is loaded and what is stored (exact in floating point:
-//                conjugation only flips signs). One program serves both directions, which halves what a
-//                convolution through the FFT or an iterative reconstruction compiles on a first run.
+//   INVERSE      the direction (conjugated twiddles and butterflies)
 //   TWIDDLE_OUT  multiply result e of line l by ω_{tw_n}^{((l / tw_inner) mod tw_n2)·e} (a four-step's first part)
 //   PAD_SHIFT    rows: local element p lives at p + (p >> PAD_SHIFT), which spreads the stride-R stores of the
 //                early passes over the banks
@@ -44,15 +41,12 @@ typedef T LT;
 #define LOCAL_SIZE (C * (N + (N >> PAD_SHIFT)))
 #endif
 
-// Element e of the line as loaded, conjugated for an inverse.
-#define SOURCE(e) (conj_io ? CONJ(src[in_base + (IDX)(e) * in_s]) : src[in_base + (IDX)(e) * in_s])
-
 #if BLUESTEIN
-#define LOAD_VALUE(e) ((e) < N_IN ? MUL(SOURCE(e), chirp[e]) : ZERO)
+#define LOAD_VALUE(e) ((e) < N_IN ? MUL(src[in_base + (IDX)(e) * in_s], chirp[e]) : ZERO)
 #define FINAL_VALUE(x, e) (MUL(CONJ(x), chirp[e]) * scale)
 #define STORED(e) ((e) < N_IN)
 #else
-#define LOAD_VALUE(e) SOURCE(e)
+#define LOAD_VALUE(e) src[in_base + (IDX)(e) * in_s]
 #define FINAL_VALUE(x, e) ((x) * scale)
 #define STORED(e) 1
 #endif
@@ -84,10 +78,10 @@ typedef T LT;
         if (NS > 1) { \
             uint jns = j % NS; \
             _Pragma("unroll") for (uint r = 1; r < RAD; r++) { \
-                v[k * RAD + r] = MUL(v[k * RAD + r], twiddle(roots, r * jns * (N / (NS * RAD)), 0)); \
+                v[k * RAD + r] = MUL(v[k * RAD + r], twiddle(roots, r * jns * (N / (NS * RAD)), INVERSE)); \
             } \
         } \
-        dft##RAD(v + k * RAD, 0); \
+        dft##RAD(v + k * RAD, INVERSE); \
     }
 
 // The Stockham stores of a pass into local memory (PART: `.x`, `.y`, or nothing for whole elements).
@@ -118,8 +112,8 @@ typedef T LT;
                 _Pragma("unroll") for (uint r = 0; r < RAD; r++) { \
                     uint e = j + r * M; \
                     T y = FINAL_VALUE(v[k * RAD + r], e); \
-                    if (TWIDDLE_OUT) y = MUL(y, twiddle(tw_roots, (tw_row * e) % tw_n, 0)); \
-                    if (STORED(e)) dst[out_base + (IDX)e * out_s] = conj_io ? CONJ(y) : y; \
+                    if (TWIDDLE_OUT) y = MUL(y, twiddle(tw_roots, (tw_row * e) % tw_n, INVERSE)); \
+                    if (STORED(e)) dst[out_base + (IDX)e * out_s] = y; \
                 } \
             } \
         } \
@@ -146,7 +140,7 @@ typedef T LT;
 kernel __attribute__((reqd_work_group_size(C * TPL, 1, 1))) void fft_lines(
     global const T* restrict src, global T* restrict dst, global const T* restrict roots, IDX lines, IDX in_q,
     IDX in_p, IDX in_s, IDX out_q, IDX out_p, IDX out_s, R scale, global const T* restrict tw_roots, IDX tw_n,
-    IDX tw_n2, IDX tw_inner, global const T* restrict chirp, global const T* restrict hat, int conj_io) {
+    IDX tw_n2, IDX tw_inner, global const T* restrict chirp, global const T* restrict hat) {
     const uint lid = get_local_id(0);
 #if COLUMNS
     const uint c = lid % C, t = lid / C;

@@ -125,7 +125,6 @@ fn global_passes_and_local_memory_agree_with_numpy() {
     {
         for algorithm in [FftAlgorithm::LocalMemory, FftAlgorithm::GlobalPasses] {
             check_with::<Complex32>(i as u64, &shape, Some(&axes), FftDirection::Forward, FftNorm::Backward, algorithm);
-            // The inverse through the same programs as the forward transform (conjugated loads and stores).
             check_with::<Complex32>(
                 20 + i as u64,
                 &shape,

@@ -90,8 +90,8 @@ pub(super) enum AxisKind<T: Element> {
     /// Every prime factor is at most 7.
     Stockham(Passes<T>),
     /// Bluestein: chirp for this direction, the transformed conjugate chirp (already × 1/m), passes of length m
-    /// (all of it in one `fft_lines` launch when `passes.local` is set — with the forward tables then, an inverse
-    /// conjugating its input and output —; on rows transposed from columns when `transposed`).
+    /// (all of it in one `fft_lines` launch when `passes.local` is set; on rows transposed from columns when
+    /// `transposed`).
     Bluestein { chirp: XData<T>, kernel_hat: XData<T>, passes: Passes<T>, transposed: bool },
     /// n = n1·n2 too long for local memory: length-n1 transforms down the columns of [n1, n2] blocks (with the
     /// twiddles ω_n^{j2·k1} on the way out), then length-n2 transforms along the rows, which write the
@@ -161,7 +161,8 @@ impl<T: Element> AxisPlan<T> {
                 }
             }
             None => {
-                let (mut chirp, mut hat, m) = bluestein_tables(n, -1.0);
+                let inverse = params.direction == FftDirection::Inverse;
+                let (chirp, hat, m) = bluestein_tables(n, if inverse { 1.0 } else { -1.0 });
                 let radices = factorize(m).unwrap_or_default();
                 let mut passes = Passes::new(app, m, &radices)?;
                 // The whole algorithm in one fft_lines launch where a line of m fits; columns that do not fit go
@@ -174,11 +175,6 @@ impl<T: Element> AxisPlan<T> {
                 }
                 if passes.local.is_none() {
                     largest = outer * m * inner;
-                    // The global passes take the direction's tables; the one launch runs an inverse as the
-                    // conjugate of the forward transform of the conjugate, with the forward tables.
-                    if params.direction == FftDirection::Inverse {
-                        (chirp, hat, _) = bluestein_tables(n, 1.0);
-                    }
                 }
                 AxisKind::Bluestein { chirp: upload(app, &chirp)?, kernel_hat: upload(app, &hat)?, passes, transposed }
             }

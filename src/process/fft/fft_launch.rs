@@ -28,12 +28,12 @@ impl<T: Element> Plan<T> {
                     let launch = kernel.launch().input("src", buffers.at(src)?).output("dst", buffers.at(dst)?);
                     enqueue_pass(launch, axis_at(axes, axis)?, [radix, ns, n], inverse, scale, sizes)?;
                 }
-                Step::Local { axis, part, inverse, scale, src, dst, kernel } => {
+                Step::Local { axis, part, scale, src, dst, kernel, .. } => {
                     let launch = lines_kernel(lines, kernel)?
                         .launch()
                         .input("src", buffers.at(src)?)
                         .output("dst", buffers.at(dst)?);
-                    enqueue_local(launch, axis_at(axes, axis)?, part, inverse, scale, sizes)?;
+                    enqueue_local(launch, axis_at(axes, axis)?, part, scale, sizes)?;
                 }
                 Step::Transpose { copy } => transpose(transposes, copy)?,
                 Step::Pre { axis, src, dst } => {
@@ -222,13 +222,11 @@ fn enqueue_pass<T: Element>(
         .enqueue()
 }
 
-/// Enqueues one `fft_lines` launch of `part` of axis `a`, its input and output already set; an inverse as the
-/// conjugate of the forward transform of the conjugate.
+/// Enqueues one `fft_lines` launch of `part` of axis `a`, its input and output already set.
 fn enqueue_local<T: Element>(
     launch: Launch<'_>,
     a: &AxisPlan<T>,
     part: LocalPart,
-    inverse: bool,
     scale: f64,
     sizes: Sizes,
 ) -> Result<()> {
@@ -259,7 +257,6 @@ fn enqueue_local<T: Element>(
         .index("tw_inner", sizes.index, a.inner as u64)
         .input("chirp", chirp)
         .input("hat", hat)
-        .scalar("conj_io", i32::from(inverse))
         .global(&[shape.groups(lines) * shape.group_size()])
         .local(&[shape.group_size()])
         .work(2 * elements * element, flops)

@@ -209,7 +209,7 @@ fn build_lines<T: Element>(
 ) -> Result<std::result::Result<Vec<Kernel>, usize>> {
     let mut lines: Vec<(LinesShape, LinesVariant, Kernel)> = Vec::new();
     for step in steps.iter_mut() {
-        let Step::Local { axis, part, kernel: slot, .. } = step else { continue };
+        let Step::Local { axis, part, inverse, kernel: slot, .. } = step else { continue };
         let axis_plan = axis_at(axis_plans, *axis)?;
         let (passes, _, _, _) = local_geometry(axis_plan, *part)?;
         let Some(shape) = passes.local.clone() else { continue };
@@ -217,7 +217,7 @@ fn build_lines<T: Element>(
             AxisKind::Bluestein { chirp, .. } => Some(chirp.len()),
             _ => None,
         };
-        let variant = LinesVariant { twiddle_out: *part == LocalPart::First, bluestein };
+        let variant = LinesVariant { inverse: *inverse, twiddle_out: *part == LocalPart::First, bluestein };
         if let Some(k) = lines.iter().position(|(s, v, _)| *s == shape && *v == variant) {
             *slot = k;
             continue;

@@ -187,7 +187,7 @@ impl LinesShape {
 
     /// The program for element type `T` and `variant`, built (or taken from the cache).
     pub fn program<T: Element>(&self, app: &ClApp, index: IndexType, variant: LinesVariant) -> Result<Program> {
-        let LinesVariant { twiddle_out, bluestein } = variant;
+        let LinesVariant { inverse, twiddle_out, bluestein } = variant;
         let (passes, vmax) = self.passes(bluestein.is_some())?;
         let element = std::mem::size_of::<T>();
         let mut defines = String::new();
@@ -197,6 +197,7 @@ impl LinesShape {
             ("TPL", self.tpl),
             ("COLUMNS", usize::from(self.columns)),
             ("SPLIT", usize::from(self.split)),
+            ("INVERSE", usize::from(inverse)),
             ("TWIDDLE_OUT", usize::from(twiddle_out)),
             ("PAD_SHIFT", pad_shift(element, self.split) as usize),
             ("VMAX", vmax),
@@ -216,11 +217,11 @@ impl LinesShape {
     }
 }
 
-/// What one `fft_lines` launch computes besides the passes of its shape. Not the direction: every program is
-/// the forward transform, an inverse launch conjugates its loads and stores (`conj_io`), so both directions share
-/// one program.
+/// What one `fft_lines` launch computes besides the passes of its shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct LinesVariant {
+    /// The inverse direction.
+    pub inverse: bool,
     /// A four-step's first part: results × ω_{tw_n}^{row·e}.
     pub twiddle_out: bool,
     /// Bluestein's whole algorithm for lines of this length (the shape's n is the padded length).

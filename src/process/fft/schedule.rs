@@ -148,7 +148,7 @@ pub(super) fn schedule(
                 }
                 let part = LocalPart::Bluestein;
                 let scale = plan.scale;
-                steps.push(Step::Local { axis: ai, part, inverse, scale, src: from, dst: to, kernel: 0 });
+                steps.push(Step::Local { axis: ai, part, inverse: false, scale, src: from, dst: to, kernel: 0 });
                 if transposed {
                     let (from_dims, to_dims) = (vec![o, i, n], vec![o, n, i]);
                     transposes.push(TransposeSpec { from: to, from_dims, perm: vec![0, 2, 1], to: dst, to_dims });
@@ -255,7 +255,7 @@ mod tests {
         let (steps, transposes, end) = schedule(&[axis(3, 5, whole)], Slot::Input, true, true);
         assert_eq!(steps.len(), 3);
         assert_eq!((transposes[0].from_dims.clone(), transposes[1].to_dims.clone()), (vec![3, 97, 5], vec![3, 97, 5]));
-        assert!(matches!(steps[1], Step::Local { part: LocalPart::Bluestein, inverse: true, .. }));
+        assert!(matches!(steps[1], Step::Local { part: LocalPart::Bluestein, inverse: false, .. }));
         assert_eq!(end, Slot::Output);
         // In global passes: pre, forward passes, product, inverse passes, post, in the work arrays 2 and 3.
         let passes = AxisShape::BluesteinPasses { m: 200, steps: vec![(8, 1), (5, 8), (5, 40)] };
