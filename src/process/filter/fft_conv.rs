@@ -16,11 +16,11 @@ use super::weights::Filter;
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::process::Process;
 use crate::process::elementwise::{ComplexElementProd, ProductKind};
 use crate::process::elementwise::{EwOp, EwPlan};
 use crate::process::fft::smooth_length;
 use crate::process::fft::{Fft, FftParams};
+use crate::process::{Process, init_together};
 use num_complex::Complex64;
 
 /// The FFT convolution: complex transforms on the device, or for real images and filters on CPU devices the
@@ -252,8 +252,6 @@ impl<T: Element> ComplexFftConv<T> {
         let h_grid = filter_on_grid::<T::Complex, K>(op, app, filter, &grid)?;
         let h_hat = XData::<T::Complex>::uninit(app, op, &grid)?;
         let mut transform = Fft::new(&h_grid, &h_hat, FftParams::forward());
-        transform.init()?;
-        transform.launch()?;
         let product = ComplexElementProd::new(&spectrum, &h_hat, &spectrum, ProductKind::Plain);
         let result = XData::<T::Complex>::uninit(app, op, &padded_shape)?;
         let inverse = Fft::new(&spectrum, &result, FftParams::inverse().axes(&spatial));
@@ -275,10 +273,11 @@ impl<T: Element> ComplexFftConv<T> {
             output: output.clone(),
             points,
         };
-        plan.pad.init()?;
+        // The filter's transform compiles the forward programs while the inverse's and the rest compile beside it;
+        // the input's forward transform then finds its programs built.
+        init_together(vec![&mut transform, &mut plan.pad, &mut plan.product, &mut plan.inverse])?;
+        transform.launch()?;
         plan.forward.init()?;
-        plan.product.init()?;
-        plan.inverse.init()?;
         Ok(plan)
     }
 
