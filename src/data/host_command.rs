@@ -4,7 +4,7 @@ use super::command::TrackedCommand;
 use super::storage::Storage;
 use super::xdata::XData;
 use crate::app::ClApp;
-use crate::app::ffi::Queue;
+use crate::app::ffi::{self, Queue, Region};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use opencl3::error_codes::ClError;
@@ -74,5 +74,61 @@ impl<'a> HostCommand<'a> {
         };
         let queue = self.app.queue();
         command.submit_timed(|| run(queue), true)
+    }
+}
+
+/// What a one-input host pass of a CPU device maps: the span `[lo, hi)` of its input's elements and the elements
+/// of its output, which is contiguous, non-empty and in a buffer of its own (the host writes it through one
+/// mapping, which must not alias the input's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HostRegions {
+    input: (usize, usize),
+    output: (usize, usize),
+}
+
+impl HostRegions {
+    /// The regions of a pass from `input` to `output`, or `None` where a host pass does not apply: a device that
+    /// is not a CPU (its mapping would copy), an output that is empty, strided or shares the input's buffer.
+    pub(crate) fn for_pass<T: Element, O: Element>(input: &XData<T>, output: &XData<O>) -> Option<HostRegions> {
+        let applies = output.app().device().kind == crate::app::DeviceKind::Cpu
+            && output.is_contiguous()
+            && !output.is_empty()
+            && !Arc::ptr_eq(input.storage(), output.storage());
+        let (lo, hi) = input.layout().span().filter(|_| applies)?;
+        Some(HostRegions { input: (lo, hi + 1), output: (output.offset(), output.offset() + output.len()) })
+    }
+
+    /// Where `input`'s element 0 lies in its mapped region.
+    pub(crate) fn input_start<T: Element>(&self, input: &XData<T>) -> usize {
+        input.offset() - self.input.0
+    }
+
+    /// Runs `f` over the mapped input and output of the pass as host command `command` of process `owner`
+    /// (`bytes` and `flops` for profiles); `overwriting`: `f` writes every output element, whose old values are
+    /// not fetched.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run<T: Element, R>(
+        &self,
+        owner: &str,
+        command: &str,
+        input: &XData<T>,
+        output: &XData<T>,
+        (bytes, flops): (u64, u64),
+        overwriting: bool,
+        f: impl FnOnce(&[T], &mut [T]) -> R,
+    ) -> Result<R> {
+        let reads = [Region { buffer: input.storage().buffer(), lo: self.input.0, hi: self.input.1 }];
+        let write = Region { buffer: output.storage().buffer(), lo: self.output.0, hi: self.output.1 };
+        let mut result = None;
+        HostCommand::new::<T, T>(owner, command, &[input], &[output])?.work(bytes, flops).run(|queue| {
+            let body = |ins: &[&[T]], out: &mut [T]| result = Some(f(ins.first().copied().unwrap_or_default(), out));
+            let mapped = if overwriting {
+                ffi::with_mapped_overwriting::<T, T, ()>(queue, &reads, &write, body)
+            } else {
+                ffi::with_mapped::<T, T, ()>(queue, &reads, &write, body)
+            };
+            mapped.map(|((), event)| event)
+        })?;
+        result.ok_or_else(|| Error::invalid(owner, format!("`{command}` did not run")))
     }
 }

@@ -15,5 +15,5 @@ pub use launch::{Launch, checked_launches};
 pub use xdata::XData;
 
 pub(crate) use command::{Recorder, TrackedCommand};
-pub(crate) use host_command::HostCommand;
+pub(crate) use host_command::{HostCommand, HostRegions};
 pub(crate) use layout::{Layout, check_permutation};

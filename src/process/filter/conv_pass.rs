@@ -5,9 +5,8 @@
 use super::border::Border;
 use super::host_conv::HostConv;
 use super::weights::{Filter, FilterElement};
-use crate::app::ffi::{self, Region};
 use crate::app::{DeviceInfo, DeviceKind, Kernel};
-use crate::data::{HostCommand, XData};
+use crate::data::{HostRegions, XData};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -82,7 +81,7 @@ pub(crate) struct ConvPass<T: Element, K: Element> {
     /// The kernel and the weights on the device; `None` for an empty output or a pass on the host.
     kernel: Option<(Kernel, XData<K>)>,
     launch: LaunchShape,
-    /// The pass on the host and the mapped regions `[lo, hi)` of the input and the output.
+    /// The pass on the host and the regions it maps.
     host: Option<HostPass<T, K>>,
     work: (u64, u64),
 }
@@ -241,8 +240,8 @@ fn block_shape<T: Element>(info: &DeviceInfo, g: &Geometry, o: [usize; 3], batch
     Some(BlockShape { vx, ry, rz, tiles: [tiles_xy[0], tiles_xy[1], o[0].div_ceil(rz) as u64] })
 }
 
-/// A pass on the host, with the regions `[lo, hi)` it maps of the input and the output.
-type HostPass<T, K> = (HostConv<T, K>, [(usize, usize); 2]);
+/// A pass on the host, with the regions it maps.
+type HostPass<T, K> = (HostConv<T, K>, HostRegions);
 
 /// The pass on the host when it applies — a filter along one axis, a CPU device, a non-empty input, and a
 /// contiguous non-empty output in a buffer of its own — with the mapped regions of the input and the output. `extents` are the input's spatial
@@ -263,17 +262,9 @@ fn host_pass<T: Element, K: Element>(
     // once compiled (PoCL, 1024² f32: 3×3 2.2 ms in conv_blocked, 4.9 on the host; 15×15 12.8 against 34.7).
     let one_axis = g.filter.iter().filter(|&&f| f > 1).count() <= 1;
     // The host's multiply-adds take every tap: a filter that leaves zero taps out runs in the kernel.
-    let applies = one_axis
-        && !filter.leaves_taps_out()
-        && output.app().device().kind == DeviceKind::Cpu
-        && output.is_contiguous()
-        && !output.is_empty()
-        && !std::sync::Arc::ptr_eq(input.storage(), output.storage());
-    if !applies {
-        return None;
-    }
-    let (lo, hi) = input.layout().span()?;
-    let batch_starts = batch.offsets([input.offset() - lo, 0, 0]).into_iter().map(|[i, _, _]| i).collect();
+    let applies = one_axis && !filter.leaves_taps_out();
+    let regions = HostRegions::for_pass(input, output).filter(|_| applies)?;
+    let batch_starts = batch.offsets([regions.input_start(input), 0, 0]).into_iter().map(|[i, _, _]| i).collect();
     let [n, in_strides] = extents;
     let host = HostConv {
         n,
@@ -288,7 +279,7 @@ fn host_pass<T: Element, K: Element>(
         border,
         value,
     };
-    Some((host, [(lo, hi + 1), (output.offset(), output.offset() + output.len())]))
+    Some((host, regions))
 }
 
 /// Three axes for a problem of up to three: `values` (one per axis, in order) in the trailing slots, `fill` in
@@ -438,17 +429,9 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
     }
 
     pub(crate) fn launch(&mut self) -> Result<()> {
-        if let Some((host, [(il, ih), (ol, oh)])) = &self.host {
-            let (input, output) = (&self.input, &self.output);
-            let reads = [Region { buffer: input.storage().buffer(), lo: *il, hi: *ih }];
-            let write = Region { buffer: output.storage().buffer(), lo: *ol, hi: *oh };
-            let command = HostCommand::new::<T, T>(&self.op, "host_conv", &[input], &[output])?;
-            return command.work(self.work.0, self.work.1).run(|queue| {
-                ffi::with_mapped::<T, T, ()>(queue, &reads, &write, |ins, out| {
-                    host.run(ins.first().copied().unwrap_or_default(), out);
-                })
-                .map(|((), event)| event)
-            });
+        if let Some((host, regions)) = &self.host {
+            return regions
+                .run(&self.op, "host_conv", &self.input, &self.output, self.work, false, |x, y| host.run(x, y));
         }
         let Some((kernel, weights)) = self.kernel.as_mut() else { return Ok(()) };
         let (idx, b) = (self.index, self.batch);

@@ -2,16 +2,14 @@
 
 use super::border::Border;
 use super::host_pad::HostPad;
-use crate::app::ffi::{self, Region};
-use crate::app::{DeviceKind, Kernel};
-use crate::data::{HostCommand, XData};
+use crate::app::Kernel;
+use crate::data::{HostRegions, XData};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::planning::{index_type_for, run_options, run_width};
 use crate::process::{Prepared, Process};
-use std::sync::Arc;
 
 /// Most axes a padded array may have.
 const MAX_AXES: usize = 8;
@@ -137,8 +135,8 @@ pub struct Pad<T: Element> {
 
 struct Plan {
     kernel: Option<Kernel>,
-    /// On the host: the pad, and the mapped regions `[lo, hi)` of the input and the output.
-    host: Option<(HostPad, [(usize, usize); 2])>,
+    /// On the host: the pad, and the regions it maps.
+    host: Option<(HostPad, HostRegions)>,
     index: IndexType,
     rows: RowAxes,
     last: [i32; 3],
@@ -201,27 +199,19 @@ impl<T: Element> Pad<T> {
 impl<T: Element> Pad<T> {
     /// The host pad, when it applies: a CPU device, not `kernels_only`, a contiguous non-empty output in a buffer
     /// of its own, a non-empty input.
-    fn host_plan(&self, expected: &[usize], widths: &[(usize, usize)]) -> Option<(HostPad, [(usize, usize); 2])> {
+    fn host_plan(&self, expected: &[usize], widths: &[(usize, usize)]) -> Option<(HostPad, HostRegions)> {
         let (input, output) = (&self.input, &self.output);
-        let applies = !self.params.kernels_only
-            && output.app().device().kind == DeviceKind::Cpu
-            && output.is_contiguous()
-            && !output.is_empty()
-            && !input.is_empty()
-            && !Arc::ptr_eq(input.storage(), output.storage());
-        if !applies {
-            return None;
-        }
-        let (lo, hi) = input.layout().span()?;
+        let applies = !self.params.kernels_only && !input.is_empty();
+        let regions = HostRegions::for_pass(input, output).filter(|_| applies)?;
         let host = HostPad {
-            in_base: input.offset() - lo,
+            in_base: regions.input_start(input),
             in_shape: input.shape().to_vec(),
             in_strides: input.strides().to_vec(),
             out_shape: expected.to_vec(),
             widths: widths.to_vec(),
             border: self.params.border,
         };
-        Some((host, [(lo, hi + 1), (output.offset(), output.offset() + output.len())]))
+        Some((host, regions))
     }
 
     /// The checks on the arrays once the padded shape `expected` is known.
@@ -423,17 +413,10 @@ impl<T: Element> Process for Pad<T> {
     fn launch(&mut self) -> Result<()> {
         let plan = self.plan.get("Pad")?;
         let value = T::from_c64(self.params.border.value().into());
-        if let Some((host, [(il, ih), (ol, oh)])) = &plan.host {
+        if let Some((host, regions)) = &plan.host {
             let (input, output) = (&self.input, &self.output);
-            let reads = [Region { buffer: input.storage().buffer(), lo: *il, hi: *ih }];
-            let write = Region { buffer: output.storage().buffer(), lo: *ol, hi: *oh };
             let bytes = (input.len() + output.len()) as u64 * std::mem::size_of::<T>() as u64;
-            return HostCommand::new::<T, T>("Pad", "host_pad", &[input], &[output])?.work(bytes, 0).run(|queue| {
-                ffi::with_mapped::<T, T, ()>(queue, &reads, &write, |ins, out| {
-                    host.run(value, ins.first().copied().unwrap_or_default(), out);
-                })
-                .map(|((), event)| event)
-            });
+            return regions.run("Pad", "host_pad", input, output, (bytes, 0), false, |x, y| host.run(value, x, y));
         }
         let Some(kernel) = plan.kernel.as_mut() else { return Ok(()) };
         let (idx, r) = (plan.index, &plan.rows);

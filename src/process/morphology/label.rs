@@ -4,9 +4,8 @@
 //! On CPU devices both run on the host's threads in the mapped buffers instead (`host_label.rs`).
 
 use super::host_label::HostLabel;
-use crate::app::ffi::{self, Region};
-use crate::app::{DeviceKind, Kernel};
-use crate::data::{HostCommand, XData};
+use crate::app::Kernel;
+use crate::data::{HostRegions, XData};
 use crate::element::RealElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -180,11 +179,10 @@ struct Plan<T: RealElement> {
 /// Where the union-find runs.
 enum Engine {
     Kernels(Box<Kernels>),
-    /// On the host, with the mapped regions `[lo, hi)` of the input and the output, and the feature counts of
-    /// the last launch.
+    /// On the host, with the regions it maps and the feature counts of the last launch.
     Host {
         pass: HostLabel,
-        regions: [(usize, usize); 2],
+        regions: HostRegions,
         features: Vec<usize>,
     },
 }
@@ -252,22 +250,16 @@ impl<T: RealElement> Plan<T> {
             input: input.clone(),
             output: output.clone(),
         };
-        let on_host = !params.kernels_only
-            && input.app().device().kind == DeviceKind::Cpu
-            && output.is_contiguous()
-            && count > 0
-            && !std::sync::Arc::ptr_eq(input.storage(), output.storage());
-        if let (true, Some((lo, hi))) = (on_host, input.layout().span()) {
+        if let Some(regions) = HostRegions::for_pass(input, output).filter(|_| !params.kernels_only) {
             let (e, s) = view_x;
             let pass = HostLabel {
                 n: [e[1], e[2], e[3]],
                 strides: s,
-                start: input.offset() - lo,
+                start: regions.input_start(input),
                 items,
                 offsets: offsets.clone(),
                 holes,
             };
-            let regions = [(lo, hi + 1), (output.offset(), output.offset() + output.len())];
             return Ok(plan(Engine::Host { pass, regions, features: vec![0; items] }));
         }
         let app = input.app().clone();
@@ -308,17 +300,10 @@ impl<T: RealElement> Plan<T> {
         let op = if self.holes { "binary_fill_holes" } else { "label" };
         let k = match &mut self.engine {
             Engine::Kernels(k) => k,
-            Engine::Host { pass, regions: [(il, ih), (ol, oh)], features } => {
-                let reads = [Region { buffer: input.storage().buffer(), lo: *il, hi: *ih }];
-                let write = Region { buffer: output.storage().buffer(), lo: *ol, hi: *oh };
+            Engine::Host { pass, regions, features } => {
                 let bytes = 2 * output.len() as u64 * std::mem::size_of::<T>() as u64;
-                let command = HostCommand::new::<T, T>(op, "host_label", &[input], &[output])?;
-                return command.work(bytes, 0).run(|queue| {
-                    ffi::with_mapped_overwriting::<T, T, ()>(queue, &reads, &write, |ins, out| {
-                        *features = pass.run(ins.first().copied().unwrap_or_default(), out);
-                    })
-                    .map(|((), event)| event)
-                });
+                *features = regions.run(op, "host_label", input, output, (bytes, 0), true, |x, y| pass.run(x, y))?;
+                return Ok(());
             }
         };
         let idx = k.index;

@@ -11,9 +11,8 @@
 use super::host_rank::HostRank;
 use super::network;
 use super::params::{RankKind, RankParams, Window};
-use crate::app::ffi::{self, Region};
-use crate::app::{DeviceKind, Kernel};
-use crate::data::{HostCommand, XData};
+use crate::app::Kernel;
+use crate::data::{HostRegions, XData};
 use crate::element::RealElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -177,12 +176,12 @@ struct Plan<T: RealElement> {
     r: i32,
     index: IndexType,
     strategy: RankStrategy,
-    /// The filter on the host, with the mapped regions `[lo, hi)` of the input and the output.
+    /// The filter on the host, with the regions it maps.
     host: Option<HostPass<T>>,
 }
 
-/// A rank filter on the host, with the regions `[lo, hi)` it maps of the input and the output.
-type HostPass<T> = (HostRank<T>, [(usize, usize); 2]);
+/// A rank filter on the host, with the regions it maps.
+type HostPass<T> = (HostRank<T>, HostRegions);
 
 /// The filter on the host when it applies — a median, percentile or rank (not a minimum or maximum, which have
 /// their own passes; no structure), a CPU device unless the kernels are asked for, and a contiguous non-empty
@@ -202,26 +201,20 @@ fn host_pass<T: RealElement>(
         && window.taps.len() > network_max(output.app())
         && window.values.is_empty()
         && window.r > 0
-        && window.r + 1 < window.taps.len()
-        && output.app().device().kind == DeviceKind::Cpu
-        && output.is_contiguous()
-        && !output.is_empty()
-        && !std::sync::Arc::ptr_eq(input.storage(), output.storage());
-    if !applies {
-        return None;
-    }
+        && window.r + 1 < window.taps.len();
+    let regions = HostRegions::for_pass(input, output).filter(|_| applies)?;
     let (extents, strides) = array_view("RankFilter", input, window.rank).ok()?;
-    let (lo, hi) = input.layout().span()?;
+    let start = regions.input_start(input);
     let host = HostRank {
         n: [extents[1], extents[2], extents[3]],
         strides: [strides[1], strides[2], strides[3]],
-        batch_starts: (0..extents[0]).map(|b| input.offset() - lo + b * strides[0]).collect(),
+        batch_starts: (0..extents[0]).map(|b| start + b * strides[0]).collect(),
         taps: window.taps.clone(),
         r: window.r,
         border: params.border,
         cval,
     };
-    Some((host, [(lo, hi + 1), (output.offset(), output.offset() + output.len())]))
+    Some((host, regions))
 }
 
 impl<T: RealElement> RankFilter<T> {
@@ -415,18 +408,11 @@ impl<T: RealElement> Process for RankFilter<T> {
     fn launch(&mut self) -> Result<()> {
         let cval = T::from_c64(Complex64::new(self.params.border.value(), 0.0));
         let plan = self.plan.get("RankFilter")?;
-        if let Some((host, [(il, ih), (ol, oh)])) = &plan.host {
+        if let Some((host, regions)) = &plan.host {
             let (input, output) = (&self.input, &self.output);
-            let reads = [Region { buffer: input.storage().buffer(), lo: *il, hi: *ih }];
-            let write = Region { buffer: output.storage().buffer(), lo: *ol, hi: *oh };
             let bytes = 2 * output.len() as u64 * std::mem::size_of::<T>() as u64;
-            let command = HostCommand::new::<T, T>(self.params.kind.name(), "host_rank", &[input], &[output])?;
-            return command.work(bytes, 0).run(|queue| {
-                ffi::with_mapped_overwriting::<T, T, ()>(queue, &reads, &write, |ins, out| {
-                    host.run(ins.first().copied().unwrap_or_default(), out);
-                })
-                .map(|((), event)| event)
-            });
+            let owner = self.params.kind.name();
+            return regions.run(owner, "host_rank", input, output, (bytes, 0), true, |x, y| host.run(x, y));
         }
         let idx = plan.index;
         let (ntaps, r) = (plan.ntaps, plan.r);
