@@ -637,6 +637,31 @@ void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 }
 #endif
 
+#if TMMA || WGMMA
+// x's TF32 head, rounded to nearest by an integer add on the magnitude's bits, so that the rest has either sign
+// (truncated heads leave rests of x's sign, and the dropped lo·lo then biases every product toward zero). A NaN
+// may lose its payload here, but its rest is NaN, so the products are NaN; ±∞ stays ±∞.
+inline uint tf32_head(float x)
+{
+    return (as_uint(x) + 0x1000u) & 0xffffe000u;
+}
+
+// The rest x − hi after head hi, exact in FP32, times 2¹⁰ (exact too, and at most |x|: the products of rests
+// stay as far from FP32's smallest normals as those of heads); 0 where hi is infinite.
+inline uint tf32_rest(float x, uint hi)
+{
+    const float h = as_float(hi);
+    return as_uint(isinf(h) ? 0.0f : (x - h) * 1024.0f);
+}
+
+// x rounded to TF32 to nearest, ties away from zero, by an integer add on the magnitude's bits (which carries
+// into the exponent where it must; a finite x next to FLT_MAX becomes ∞); NaN kept as it is.
+inline float tf32_nearest(float x)
+{
+    return isnan(x) ? x : as_float((as_uint(x) + 0x1000u) & 0xffffe000u);
+}
+#endif
+
 #if TMMA
 // Real single-precision products on the TF32 tensor cores of NVIDIA GPUs from sm_80, through inline PTX
 // (`mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: a warp-wide 16×8×8 product of TF32 operands with
@@ -699,31 +724,6 @@ void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 #define TM_SWIZZLE(col, k) ((col) ^ (((k) & 3u) << 3))
 #define TM_A_COL(m, k) ((((m) & ~15u) << 1) | (((m) & 7u) << 2) | ((((k) >> 2) & 1u) << 1) | (((m) >> 3) & 1u))
 #define TM_B_COL(n, k) ((((n) & ~15u) << 1) | (((n) & 7u) << 2) | ((((n) >> 3) & 1u) << 1) | (((k) >> 2) & 1u))
-
-#if TM_SPLIT
-// x's TF32 head, rounded to nearest by an integer add on the magnitude's bits, so that the rest has either sign
-// (truncated heads leave rests of x's sign, and the dropped lo·lo then biases every product toward zero). A NaN
-// may lose its payload here, but its rest is NaN, so the products are NaN; ±∞ stays ±∞.
-inline uint tf32_head(float x)
-{
-    return (as_uint(x) + 0x1000u) & 0xffffe000u;
-}
-
-// The rest x − hi after head hi, exact in FP32, times 2¹⁰ (exact too, and at most |x|: the products of rests
-// stay as far from FP32's smallest normals as those of heads); 0 where hi is infinite.
-inline uint tf32_rest(float x, uint hi)
-{
-    const float h = as_float(hi);
-    return as_uint(isinf(h) ? 0.0f : (x - h) * 1024.0f);
-}
-#else
-// x rounded to TF32 to nearest, ties away from zero, by an integer add on the magnitude's bits (which carries
-// into the exponent where it must; a finite x next to FLT_MAX becomes ∞); NaN kept as it is.
-inline float tf32_nearest(float x)
-{
-    return isnan(x) ? x : as_float((as_uint(x) + 0x1000u) & 0xffffe000u);
-}
-#endif
 
 // c{0..3} += a{0..3} · (b0, b1) on one 16×8×8 tile.
 // c{0..3} += a · (b0, b1) with the sum rounded to nearest by FP32 adds: the MMA's own accumulation truncates
@@ -940,6 +940,223 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
                     cp[gm * scm + gn * SCN] = v;
                 }
             }
+        }
+    }
+}
+#endif
+
+#if WGMMA
+// Single-precision products on Hopper's warpgroup tensor-core instructions (`wgmma.mma_async`, sm_90a): a
+// warpgroup of 4 warps multiplies a 64 × 128 block of C by an 8-deep slice of K whose operands the instruction
+// reads straight from local memory through matrix descriptors, without passing through registers. NVIDIA's
+// OpenCL writes PTX for `.target sm_90`, where ptxas refuses wgmma, so the instructions are written here as PTX
+// comments that start with `//@sm90a ` (the compiler still substitutes their operands) and
+// ClApp::build_program_sm90a turns them into instructions in a program retargeted to sm_90a
+// (src/app/ptx_patch.rs). The TF32 operands are rounded to nearest beforehand, by wgmma_pack, which also lays
+// them out K-fastest: the instruction reads TF32 operands only in that order.
+//
+// wgmma_pack: operand X' [ROWS, K] (strides sr, sk; the batch entry's offset from batch_a or batch_b as `which`
+// says) into P [count][RP][KP] with K fastest, RP and KP the tile multiples, zeros outside ROWS × K. Each value is
+// rounded to TF32 to nearest (hi), or with WG_SPLIT split into a head (hi) and a rest scaled by 2¹⁰ (lo), as
+// gemm_tmma's split does. A 32 × 32 tile through local memory, read along whichever axis of X' is contiguous.
+__kernel __attribute__((reqd_work_group_size(32, 8, 1)))
+void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX ROWS, IDX K, IDX RP, IDX KP,
+                uint which, uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b,
+                __global float* restrict hi, __global float* restrict lo)
+{
+    __local float tile[32][33];
+    const uint tx = get_local_id(0), ty = get_local_id(1);
+    const IDX k0 = (IDX)get_group_id(0) * 32, r0 = (IDX)get_group_id(1) * 32, z = get_group_id(2);
+    IDX oa = 0, ob = 0;
+    if (nd > 0) batch_offsets((IDX)z, nd, shape, batch_a, batch_b, &oa, &ob);
+    __global const float* xp = x + x_off + (which ? ob : oa);
+    if (sk == 1) {
+        for (uint j = ty; j < 32; j += 8) {
+            const IDX r = r0 + j, k = k0 + tx;
+            tile[j][tx] = (r < ROWS && k < K) ? xp[r * sr + k] : 0.0f;
+        }
+    } else {
+        for (uint j = ty; j < 32; j += 8) {
+            const IDX r = r0 + tx, k = k0 + j;
+            tile[tx][j] = (r < ROWS && k < K) ? xp[r * sr + k * sk] : 0.0f;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint j = ty; j < 32; j += 8) {
+        const IDX r = r0 + j, k = k0 + tx;
+        if (r >= RP || k >= KP) continue;
+        const IDX at = z * RP * KP + r * KP + k;
+        const float v = tile[j][tx];
+#if WG_SPLIT
+        const uint head = tf32_head(v);
+        hi[at] = as_float(head);
+        lo[at] = as_float(tf32_rest(v, head));
+#else
+        hi[at] = tf32_nearest(v);
+#endif
+    }
+}
+
+// gemm_wgmma: C = alpha·A'·B' (+ beta·C) from the packed A [count][MP][KP] and B [count][NP][KP] (B' transposed:
+// K fastest for both). A 256-work-item group, two warpgroups, computes a 128 × WG_BN block of C (WG_BN 128 or
+// 256), each warpgroup 64 rows with one m64nWG_BNk8 instruction per 8-deep step (WG_BN / 2 accumulators per
+// work-item). K advances in WG_BK-deep slices through WG_STAGES local buffers (at most 48 KiB: the device's
+// limit), filled by cp.async (16 bytes a copy, straight from global to local memory) WG_AHEAD slices ahead of
+// the one multiplied.
+//
+// Local layout of a slice, as the descriptors describe it (no swizzle): core matrices of 8 rows × 4 values
+// (16 bytes a row, 128 bytes a matrix), row r of the tile and values k..k+3 at byte (k/4)·(rows·16) + r·16;
+// so neighbouring core matrices are 128 bytes apart along M (N) and rows·16 apart along K.
+// Accumulator j of a work-item (lane = 4g + t of warp w in its warpgroup) is C[16w + g + 8·((j/2)%2)]
+// [8·(j/4) + 2t + j%2] of the warpgroup's 64 × 128 block.
+#define WG_BM 128
+#define WG_THREADS 256
+#define WG_ACC (WG_BN / 2)
+// WG_INFLIGHT: 1 leaves a slice's instructions running across the next turn's wait and barrier (the buffer
+// refilled is then two turns old); 0 waits for them at the end of the turn.
+// WG_AHEAD = WG_STAGES − 1 − WG_INFLIGHT: slices fetched ahead of the one multiplied.
+// WG_WAIT = WG_AHEAD − 1 (a build option: PTX takes the count of cp.async.wait_group as a literal).
+#define WG_A_BYTES (WG_BM * WG_BK * 4)
+#define WG_B_BYTES (WG_BN * WG_BK * 4)
+#define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
+#define WG_A_COPIES (WG_A_BYTES / 16 / WG_THREADS)
+#define WG_B_COPIES (WG_B_BYTES / 16 / WG_THREADS)
+#define WG_STR(x) #x
+#define WG_XSTR(x) WG_STR(x)
+
+// A local pointer as the 32-bit shared-window address that cp.async and the descriptors take.
+inline uint wg_shared(__local const void* p)
+{
+    return (uint)(size_t)p;
+}
+
+// 16 bytes from global src to local address dst, asynchronously (cp.async.cg: through L2 only).
+inline void wg_copy16(uint dst, __global const float* src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"((ulong)src) : "memory");
+}
+
+// The matrix descriptor of a K-fastest operand slice at local address addr with `rows`·16 bytes between the
+// core matrices along K (the leading byte offset) and 128 along M or N (the stride byte offset), no swizzle.
+inline ulong wg_descriptor(uint addr, uint rows)
+{
+#if WG_SWAP_OFFSETS
+    const uint lead = 128, stride = rows * 16;
+#else
+    const uint lead = rows * 16, stride = 128;
+#endif
+    return (ulong)((addr & 0x3ffffu) >> 4) | ((ulong)(lead >> 4) << 16) | ((ulong)(stride >> 4) << 32);
+}
+
+// d (WG_ACC floats) += A-slice · B-slice, both from local memory through descriptors da, db.
+#if WG_BN == 256
+#define WG_MMA(d, da, db) \
+    asm volatile("//@sm90a { .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1; }" \
+        : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]), \
+          "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]), \
+          "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]), \
+          "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31]), \
+          "+f"((d)[32]), "+f"((d)[33]), "+f"((d)[34]), "+f"((d)[35]), "+f"((d)[36]), "+f"((d)[37]), "+f"((d)[38]), "+f"((d)[39]), \
+          "+f"((d)[40]), "+f"((d)[41]), "+f"((d)[42]), "+f"((d)[43]), "+f"((d)[44]), "+f"((d)[45]), "+f"((d)[46]), "+f"((d)[47]), \
+          "+f"((d)[48]), "+f"((d)[49]), "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), "+f"((d)[55]), \
+          "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63]), \
+          "+f"((d)[64]), "+f"((d)[65]), "+f"((d)[66]), "+f"((d)[67]), "+f"((d)[68]), "+f"((d)[69]), "+f"((d)[70]), "+f"((d)[71]), \
+          "+f"((d)[72]), "+f"((d)[73]), "+f"((d)[74]), "+f"((d)[75]), "+f"((d)[76]), "+f"((d)[77]), "+f"((d)[78]), "+f"((d)[79]), \
+          "+f"((d)[80]), "+f"((d)[81]), "+f"((d)[82]), "+f"((d)[83]), "+f"((d)[84]), "+f"((d)[85]), "+f"((d)[86]), "+f"((d)[87]), \
+          "+f"((d)[88]), "+f"((d)[89]), "+f"((d)[90]), "+f"((d)[91]), "+f"((d)[92]), "+f"((d)[93]), "+f"((d)[94]), "+f"((d)[95]), \
+          "+f"((d)[96]), "+f"((d)[97]), "+f"((d)[98]), "+f"((d)[99]), "+f"((d)[100]), "+f"((d)[101]), "+f"((d)[102]), "+f"((d)[103]), \
+          "+f"((d)[104]), "+f"((d)[105]), "+f"((d)[106]), "+f"((d)[107]), "+f"((d)[108]), "+f"((d)[109]), "+f"((d)[110]), "+f"((d)[111]), \
+          "+f"((d)[112]), "+f"((d)[113]), "+f"((d)[114]), "+f"((d)[115]), "+f"((d)[116]), "+f"((d)[117]), "+f"((d)[118]), "+f"((d)[119]), \
+          "+f"((d)[120]), "+f"((d)[121]), "+f"((d)[122]), "+f"((d)[123]), "+f"((d)[124]), "+f"((d)[125]), "+f"((d)[126]), "+f"((d)[127]) \
+        : "l"(da), "l"(db))
+#else
+#define WG_MMA(d, da, db) \
+    asm volatile("//@sm90a { .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1; }" \
+        : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]), \
+          "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]), \
+          "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]), \
+          "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31]), \
+          "+f"((d)[32]), "+f"((d)[33]), "+f"((d)[34]), "+f"((d)[35]), "+f"((d)[36]), "+f"((d)[37]), "+f"((d)[38]), "+f"((d)[39]), \
+          "+f"((d)[40]), "+f"((d)[41]), "+f"((d)[42]), "+f"((d)[43]), "+f"((d)[44]), "+f"((d)[45]), "+f"((d)[46]), "+f"((d)[47]), \
+          "+f"((d)[48]), "+f"((d)[49]), "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), "+f"((d)[55]), \
+          "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63]) \
+        : "l"(da), "l"(db))
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG_THREADS, 1, 1)))
+void gemm_wgmma(__global const float* restrict a, __global const float* restrict b, IDX KP, IDX a_plane,
+                IDX b_plane, __global float* c, IDX c_off, IDX scm, IDX scn, IDX M, IDX N, float alpha,
+                float beta, uint use_beta, uint nd, ulong8 shape, ulong8 batch_c)
+{
+    __local float4 slices[WG_STAGES * WG_STAGE_BYTES / 16];
+    const uint tid = get_local_id(0), group = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
+    const IDX m0 = (IDX)get_group_id(1) * WG_BM, n0 = (IDX)get_group_id(0) * WG_BN, z = get_group_id(2);
+    if (m0 >= M || n0 >= N) return;
+    __global const float* ap = a + z * a_plane + m0 * KP;
+    __global const float* bp = b + z * b_plane + n0 * KP;
+    const uint base = wg_shared(slices);
+    const IDX steps = KP / WG_BK;
+
+    // Slice s of K into buffer `buf`: copy i of a work-item takes 16 bytes (4 values along K) of row
+    // (tid + i·256) / (WG_BK/4), so that neighbouring work-items read a row's neighbouring 16 bytes.
+#define WG_FETCH(buf, s) \
+    do { \
+        const uint at_ = base + (buf) * WG_STAGE_BYTES; \
+        _Pragma("unroll") for (uint i = 0; i < WG_A_COPIES; i++) { \
+            const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
+            wg_copy16(at_ + q_ * (WG_BM * 16) + r_ * 16, ap + r_ * KP + (s) * WG_BK + 4 * q_); \
+        } \
+        _Pragma("unroll") for (uint i = 0; i < WG_B_COPIES; i++) { \
+            const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
+            wg_copy16(at_ + WG_A_BYTES + q_ * (WG_BN * 16) + r_ * 16, bp + r_ * KP + (s) * WG_BK + 4 * q_); \
+        } \
+    } while (0)
+
+    float d[WG_ACC];
+    _Pragma("unroll") for (uint j = 0; j < WG_ACC; j++) d[j] = 0.0f;
+    // Every turn commits one group of copies (empty past the last slice), so that waiting for all but the
+    // newest WG_WAIT groups always means: the slice about to be multiplied has landed.
+    _Pragma("unroll") for (uint s = 0; s < WG_AHEAD; s++) {
+        if (s < steps) WG_FETCH(s, (IDX)s);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (IDX s = 0; s < steps; s++) {
+        const uint buf = (uint)(s % WG_STAGES);
+        asm volatile("cp.async.wait_group " WG_XSTR(WG_WAIT) ";" ::: "memory");
+        // Copies are writes of the generic proxy; wgmma reads through the async proxy, so the memory model
+        // asks for this fence between them (it costs 8-10 % at 4096³-8192³ on the H200; without it the products
+        // measured right, but nothing promises that).
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        barrier(CLK_LOCAL_MEM_FENCE);
+        asm volatile("//@sm90a wgmma.fence.sync.aligned;" ::: "memory");
+        const uint slice = base + buf * WG_STAGE_BYTES;
+        _Pragma("unroll") for (uint q = 0; q < WG_BK / 8; q++) {
+            const ulong da = wg_descriptor(slice + 2 * q * (WG_BM * 16) + group * 64 * 16, WG_BM);
+            const ulong db = wg_descriptor(slice + WG_A_BYTES + 2 * q * (WG_BN * 16), WG_BN);
+            WG_MMA(d, da, db);
+        }
+        asm volatile("//@sm90a wgmma.commit_group.sync.aligned;" ::: "memory");
+        // The buffer refilled now is the one multiplied 1 + WG_INFLIGHT turns ago: every warpgroup finished
+        // those instructions (the wait below) before the barrier above.
+        const IDX next = s + WG_AHEAD;
+        if (next < steps) WG_FETCH((uint)(next % WG_STAGES), next);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        asm volatile("//@sm90a wgmma.wait_group.sync.aligned " WG_XSTR(WG_INFLIGHT) ";" ::: "memory");
+    }
+    asm volatile("//@sm90a wgmma.wait_group.sync.aligned 0;" ::: "memory");
+
+    IDX oa = 0, ob = 0, oc = 0;
+    if (nd > 0) batch_offsets3(z, nd, shape, batch_c, batch_c, batch_c, &oa, &ob, &oc);
+    __global float* cp = c + c_off + oc;
+    const IDX row = m0 + group * 64 + warp * 16 + (lane >> 2), col = n0 + 2 * (lane & 3);
+    _Pragma("unroll") for (uint j = 0; j < WG_ACC; j++) {
+        const IDX gm = row + 8 * ((j >> 1) & 1), gn = col + 8 * (j >> 2) + (j & 1);
+        if (gm < M && gn < N) {
+            float v = alpha * d[j];
+            if (use_beta) v += beta * cp[gm * scm + gn * SCN];
+            cp[gm * scm + gn * SCN] = v;
         }
     }
 }

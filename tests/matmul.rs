@@ -521,7 +521,18 @@ fn tf32_tensor_cores_where_the_device_has_them() {
         // The planner takes the tensor cores at Tf32 only: the split is no faster than the FP32 kernel.
         let planned = GemmStrategy::planned::<f32>(info, 2048, 2048, 2048, 1, precision);
         let expected = capable.is_ok() && precision == GemmPrecision::Tf32;
-        assert_eq!(planned == GemmStrategy::TensorCore, expected, "{precision}: planned {planned}");
+        let on_tensor_cores = matches!(planned, GemmStrategy::TensorCore | GemmStrategy::Wgmma);
+        assert_eq!(on_tensor_cores, expected, "{precision}: planned {planned}");
+        let wgmma = GemmStrategy::wgmma::<f32>(info, precision);
+        assert_eq!(planned == GemmStrategy::Wgmma, wgmma.is_ok(), "{precision}: planned {planned}");
+        // Too few 128 × 256 blocks to fill a GPU: the mma.sync kernel's narrower blocks.
+        assert_ne!(GemmStrategy::planned::<f32>(info, 1024, 1024, 1024, 1, precision), GemmStrategy::Wgmma);
+        if let Err(why) = &wgmma {
+            let params = MatMulParams::default().precision(precision).strategy(GemmStrategy::Wgmma);
+            let err = MatMul::new(&a, &b, &c, params).init().unwrap_err().to_string();
+            assert_eq!(err, why.to_string());
+            assert!(err.contains("wgmma") && err.contains(&info.name), "{err}");
+        }
         if let Err(why) = &capable {
             let params = MatMulParams::default().precision(precision).strategy(GemmStrategy::TensorCore);
             let err = MatMul::new(&a, &b, &c, params).init().unwrap_err().to_string();
@@ -535,14 +546,22 @@ fn tf32_tensor_cores_where_the_device_has_them() {
             (GemmPrecision::Tf32, true) => 2f64.powi(-10) + 2f64.powi(-22),
             (_, true) => 3.0 * 2f64.powi(-20),
         };
-        tf32_products(&mut rng, precision, capable.is_ok(), extra);
+        tf32_products(&mut rng, precision, capable.is_ok().then_some(GemmStrategy::TensorCore), extra);
+        if wgmma.is_ok() {
+            tf32_products(&mut rng, precision, Some(GemmStrategy::Wgmma), extra);
+        }
     }
     // c32 has no tensor-core kernel: the error names the type.
     let why = GemmStrategy::tensor_cores::<num_complex::Complex32>(info, GemmPrecision::Tf32).unwrap_err().to_string();
     assert!(why.contains("c32"), "{why}");
 }
 
-fn tf32_products(rng: &mut Rng, precision: GemmPrecision, tensor: bool, extra: f64) {
+/// The products of `tf32_tensor_cores_where_the_device_has_them` on `kernel` (`None`: the planner's).
+fn tf32_products(rng: &mut Rng, precision: GemmPrecision, kernel: Option<GemmStrategy>, extra: f64) {
+    let with_kernel = |params: MatMulParams<f32>| match kernel {
+        Some(s) => params.strategy(s),
+        None => params,
+    };
     let (alpha, beta) = scalars::<f32>();
     let ops = [(MatOp::None, MatOp::None), (MatOp::Transpose, MatOp::Transpose), (MatOp::None, MatOp::Transpose)];
     // K = 68 and N = 260 make aligned rows (the 16-byte loads); the others are element-wise.
@@ -552,8 +571,7 @@ fn tf32_products(rng: &mut Rng, precision: GemmPrecision, tensor: bool, extra: f
             let (a, b) = (stored_for_op::<f32>(&ha, op_a), stored_for_op::<f32>(&hb, op_b));
             let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
             let params = MatMulParams::default().op_a(op_a).op_b(op_b).alpha(alpha).beta(beta).precision(precision);
-            let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
-            let mut mm = MatMul::new(&a, &b, &c, params);
+            let mut mm = MatMul::new(&a, &b, &c, with_kernel(params));
             mm.init().unwrap();
             mm.launch().unwrap();
             let what = format!("f32 ({m},{n},{k}) {op_a:?}·{op_b:?} at {precision} ({:?})", mm.strategy());
@@ -566,8 +584,7 @@ fn tf32_products(rng: &mut Rng, precision: GemmPrecision, tensor: bool, extra: f
         let (a, b) = (stored_for_op::<f32>(&ha, MatOp::None), stored_for_op::<f32>(&hb, MatOp::None));
         let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
         let params = MatMulParams::default().alpha(alpha).beta(beta).precision(precision);
-        let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
-        MatMul::new(&a, &b, &c, params).run().unwrap();
+        MatMul::new(&a, &b, &c, with_kernel(params)).run().unwrap();
         let what = format!("f32 ({m},{n},{k}) at {precision} in wide blocks");
         assert_within(&fetch(&c), &want, &bound, (k + 2) as f64 * eps::<f32>() + extra, &what);
     }
@@ -580,8 +597,7 @@ fn tf32_products(rng: &mut Rng, precision: GemmPrecision, tensor: bool, extra: f
     let (want, bound) = matmul_ref(&ha, &hb, &zero, Complex64::new(1.0, 0.0), Complex64::new(0.0, 0.0));
     let (a, b) = (stored_for_op::<f32>(&ha, MatOp::None), stored_for_op::<f32>(&hb, MatOp::None));
     let params = MatMulParams::default().precision(precision);
-    let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
-    let c = MatMul::apply(&a, &b, params).unwrap();
+    let c = MatMul::apply(&a, &b, with_kernel(params)).unwrap();
     let what = format!("f32 operands of 2⁻⁶⁰ at {precision}");
     assert_within(&fetch(&c), &want, &bound, 72.0 * eps::<f32>() + extra, &what);
     // ±∞ and NaN in A, B positive: those rows of C are +∞ and NaN, as in FP32.
@@ -594,7 +610,7 @@ fn tf32_products(rng: &mut Rng, precision: GemmPrecision, tensor: bool, extra: f
     let a = XData::from_slice(app(), &[m, k], &ha).unwrap();
     let b = XData::from_slice(app(), &[k, n], &hb).unwrap();
     let params = MatMulParams::default().precision(precision);
-    let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
+    let params = with_kernel(params);
     let c = MatMul::apply(&a, &b, params).unwrap().to_vec().unwrap();
     for j in 0..n {
         assert_eq!(c[5 * n + j], f32::INFINITY, "{precision}: C[5][{j}]");
@@ -619,8 +635,7 @@ fn tf32_products(rng: &mut Rng, precision: GemmPrecision, tensor: bool, extra: f
     let (c, hc0) = random::<f32>(rng, &[3, 4, 200, 152]);
     let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), beta.to_c64());
     let params = MatMulParams::default().alpha(alpha).beta(beta).precision(precision);
-    let params = if tensor { params.strategy(GemmStrategy::TensorCore) } else { params };
-    let mut mm = MatMul::new(&a, &b, &c, params);
+    let mut mm = MatMul::new(&a, &b, &c, with_kernel(params));
     mm.init().unwrap();
     mm.launch().unwrap();
     let what = format!("f32 broadcast batch at {precision}");

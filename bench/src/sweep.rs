@@ -127,6 +127,11 @@ pub(crate) fn matmul<T: Element>(
         // Initialised here to read the plan before the pipeline takes the process (its own init finds the
         // program in the cache).
         product.init()?;
+        // CLIPER_BENCH_DUMP=PATH keeps the product's program binary (PTX on NVIDIA) for reading.
+        if let (Ok(path), Some((program, _))) = (std::env::var("CLIPER_BENCH_DUMP"), product.compiled()) {
+            std::fs::write(&path, program.binary()?)
+                .map_err(|e| cliper::Error::invalid("cliper-bench", format!("writing {path}: {e}")))?;
+        }
         let resources = crate::tune::kernel_resources(&product);
         let shown = product.strategy().map_or_else(String::new, |s| s.to_string());
         let mut pipeline = Pipeline::new(app).then(product);

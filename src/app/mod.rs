@@ -9,6 +9,7 @@ mod mpi_job;
 mod pool;
 mod program;
 mod program_cache;
+pub(crate) mod ptx_patch;
 
 pub use cl_app::{
     BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, LOG_BUILDS_ENV, MEMORY_LIMIT_ENV, MemoryStats, TransferStats,

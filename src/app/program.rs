@@ -47,6 +47,43 @@ impl ClApp {
     /// stay within the OpenCL C subset that both PoCL and NVIDIA compile. A compile error returns
     /// [`Error::Build`] with the full compiler log.
     pub fn build_program(&self, name: &str, source: &str, options: &str) -> Result<Program> {
+        self.build(name, source, options, None)
+    }
+
+    /// Builds `source` as [`ClApp::build_program`] does, then retargets the program to `sm_90a` (Hopper's
+    /// architecture-specific instructions, such as `wgmma`) and builds that: every line of the program's PTX that
+    /// starts with `//@sm90a ` (a comment the OpenCL compiler passes through with its operands substituted) becomes
+    /// an instruction. The options get `-DCLIPER_SM90A=1`, which also keeps the build apart from the plain one in
+    /// both caches.
+    ///
+    /// Only NVIDIA GPUs of compute capability 9.x run `sm_90a` code; any other device, or a driver whose binary is
+    /// not PTX for `sm_90`, gets [`crate::Error::Unsupported`] saying which.
+    ///
+    /// ```
+    /// let app = cliper::ClApp::new()?;
+    /// let src = "kernel void fence() { asm volatile(\"//@sm90a wgmma.fence.sync.aligned;\" ::: \"memory\"); }";
+    /// match app.build_program_sm90a("fence", src, "") {
+    ///     Ok(program) => assert!(program.kernel("fence").is_ok()),
+    ///     Err(e) => assert!(matches!(e, cliper::Error::Unsupported { .. }), "{e}"),
+    /// }
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn build_program_sm90a(&self, name: &str, source: &str, options: &str) -> Result<Program> {
+        let info = self.device();
+        if info.compute_capability.map(|(major, _)| major) != Some(9) {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "sm_90a code (program `{name}`) needs an NVIDIA GPU of compute capability 9.x; device: {}",
+                    info.name
+                ),
+            });
+        }
+        self.build(name, source, &format!("{options} -DCLIPER_SM90A=1"), Some(super::ptx_patch::retarget_sm90a))
+    }
+
+    /// The build of `build_program`, with `patch` applied to the driver's binary of a build from source and the
+    /// result built again (the disk cache then keeps the patched program).
+    fn build(&self, name: &str, source: &str, options: &str, patch: Option<PtxPatch>) -> Result<Program> {
         if options.contains('\0') {
             return Err(Error::invalid("build_program", format!("options of `{name}` contain a NUL byte")));
         }
@@ -91,20 +128,21 @@ impl ClApp {
         let mut program = opencl3::program::Program::create_from_source(self.context(), source)
             .during(|| format!("creating program `{name}`"))?;
         if let Err(e) = program.build(&[device_id], &full_options) {
-            let log = program.get_build_log(device_id).unwrap_or_default();
-            return Err(match e.0 {
-                CL_BUILD_PROGRAM_FAILURE | CL_COMPILE_PROGRAM_FAILURE | CL_INVALID_BUILD_OPTIONS => Error::Build {
-                    program: format!("{name} [{options}]"),
-                    log: if log.trim().is_empty() {
-                        format!("(the compiler gave no log; the build returned {})", crate::error::cl_error_name(e.0))
-                    } else {
-                        log
-                    },
-                },
-                code => Error::cl(code, format!("building program `{name}` [{options}]")),
-            });
+            return Err(build_error(&program, device_id, e.0, name, options));
+        }
+        if let Some(patch) = patch {
+            let binaries = program.get_binaries().during(|| format!("reading the binary of program `{name}`"))?;
+            let patched = patch(binaries.first().map(Vec::as_slice).unwrap_or_default())?;
+            program = ffi::program_from_binary(self.context(), device_id, &patched)
+                .during(|| format!("creating program `{name}` from its patched binary"))?;
+            if let Err(e) = program.build(&[device_id], &full_options) {
+                return Err(build_error(&program, device_id, e.0, &format!("{name} (patched)"), options));
+            }
         }
         log_build(name, "from source", started, options);
+        if let Some(log) = build_log_to_show(&program, device_id) {
+            eprintln!("{log}");
+        }
         if let (Some(disk), Some(key)) = (self.program_cache(), key.as_ref())
             && let Ok(binaries) = program.get_binaries()
             && let Some(binary) = binaries.first()
@@ -118,12 +156,50 @@ impl ClApp {
     }
 }
 
-/// One line on stderr for a program built `how` since `started`, when `CLIPER_LOG_BUILDS` asks for it.
-fn log_build(name: &str, how: &str, started: std::time::Instant, options: &str) {
+/// A transformation of a driver's binary before it is built again ([`ClApp::build_program_sm90a`]).
+type PtxPatch = fn(&[u8]) -> Result<Vec<u8>>;
+
+/// The error of a failed build of `program`: [`Error::Build`] with the compiler's log for a source or option
+/// problem, the OpenCL error otherwise.
+fn build_error(
+    program: &opencl3::program::Program,
+    device: opencl3::types::cl_device_id,
+    code: i32,
+    name: &str,
+    options: &str,
+) -> Error {
+    let log = program.get_build_log(device).unwrap_or_default();
+    match code {
+        CL_BUILD_PROGRAM_FAILURE | CL_COMPILE_PROGRAM_FAILURE | CL_INVALID_BUILD_OPTIONS => Error::Build {
+            program: format!("{name} [{options}]"),
+            log: if log.trim().is_empty() {
+                format!("(the compiler gave no log; the build returned {})", crate::error::cl_error_name(code))
+            } else {
+                log
+            },
+        },
+        code => Error::cl(code, format!("building program `{name}` [{options}]")),
+    }
+}
+
+/// Whether `CLIPER_LOG_BUILDS` asks for a line per build.
+fn logging_builds() -> bool {
     static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
         std::env::var(super::LOG_BUILDS_ENV).is_ok_and(|v| !v.trim().is_empty() && v.trim() != "0")
     });
-    if *ON {
+    *ON
+}
+
+/// The compiler's log of a successful build when builds are logged and it said anything (NVIDIA's ptxas report
+/// under `-cl-nv-verbose`: registers, spills, serialised wgmma).
+fn build_log_to_show(program: &opencl3::program::Program, device: opencl3::types::cl_device_id) -> Option<String> {
+    let log = if logging_builds() { program.get_build_log(device).unwrap_or_default() } else { String::new() };
+    (!log.trim().is_empty()).then(|| log.trim_end().to_string())
+}
+
+/// One line on stderr for a program built `how` since `started`, when `CLIPER_LOG_BUILDS` asks for it.
+fn log_build(name: &str, how: &str, started: std::time::Instant, options: &str) {
+    if logging_builds() {
         let ms = started.elapsed().as_secs_f64() * 1e3;
         eprintln!("cliper: built {name} {how} in {ms:.1} ms [{}]", options.trim());
     }

@@ -15,7 +15,7 @@ impl GemmTiles {
     pub fn for_device<T: Element>(info: &DeviceInfo) -> GemmTiles {
         match GemmStrategy::for_device::<T>(info) {
             GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => t,
-            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => {
+            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
                 Self::fallback::<T>(info).fit::<T>(info)
             }
         }
@@ -62,7 +62,9 @@ impl GemmStrategy {
     /// buffers' memory, no kernel to compile or launch) for products with `k ≥ 1`, else
     /// [`GemmStrategy::for_problem`], with [`GemmStrategy::TensorCore`] in place of the tiled kernel where the
     /// device has tensor cores for `T` at `precision` ([`GemmStrategy::tensor_cores`]) and they are faster:
-    /// `f64` products, and `f32` ones at [`GemmPrecision::Tf32`].
+    /// `f64` products, and `f32` ones at [`GemmPrecision::Tf32`] — those on [`GemmStrategy::Wgmma`] where it
+    /// runs (Hopper) and its 128 × 256 blocks make about a wave ([`super::MatMul`] falls back to
+    /// [`GemmStrategy::TensorCore`] when the driver does not build its program).
     ///
     /// ```
     /// use cliper::{DeviceKind, GemmPrecision, GemmStrategy};
@@ -83,13 +85,14 @@ impl GemmStrategy {
             return GemmStrategy::Native;
         }
         // Not for complex products: the complex tensor-core kernel measured no faster than gemm_tiled at 4096³
-        // and 8192³ on the H200 (22.9 and 23.6 TF/s against 24.1 and 23.0).
-        // Not for complex products: the complex tensor-core kernel measured no faster than gemm_tiled at 4096³
         // and 8192³ on the H200 (22.9 and 23.6 TF/s against 24.1 and 23.0). Nor for Fp32Split: its three TF32
         // products with rounded sums measured no faster than the FP32 kernel on the H100 (4096³ 42.3 TF/s
         // against 41.6), so the FP32 kernel, as accurate, runs; `strategy(TensorCore)` runs the split.
         let tensor = T::IS_DOUBLE || precision == GemmPrecision::Tf32;
         match Self::for_problem::<T>(info, m, n, k, batch) {
+            GemmStrategy::Tiled(_) if Self::wgmma::<T>(info, precision).is_ok() && wide_tf32_blocks(m, n, batch) => {
+                GemmStrategy::Wgmma
+            }
             GemmStrategy::Tiled(_) if tensor && !T::IS_COMPLEX && Self::tensor_cores::<T>(info, precision).is_ok() => {
                 GemmStrategy::TensorCore
             }
@@ -150,7 +153,7 @@ impl GemmStrategy {
         let cpu = info.kind == DeviceKind::Cpu;
         let (mdimc, ndimc) = match main {
             GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => (t.mdimc, t.ndimc),
-            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => (1, 1),
+            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => (1, 1),
         };
         // A thin operand leaves most of a tile idle, and a small product gives too few tiles to fill a GPU: on
         // the H100 the direct kernel beat 64² and 128² tiles up to 256³ (0.019 ms against 0.025 and 0.047).

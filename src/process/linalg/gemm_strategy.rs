@@ -201,16 +201,22 @@ pub enum GemmStrategy {
     /// is no faster than the tiled one yet, so it runs when asked for); asking for it elsewhere is an error
     /// that says why.
     TensorCore,
+    /// `f32` products at [`super::GemmPrecision::Tf32`] on Hopper's warpgroup tensor-core instructions
+    /// (`wgmma`, NVIDIA GPUs of compute capability 9.x): the operands are packed K-fastest and rounded to TF32
+    /// first, then multiplied from local memory ([`GemmStrategy::wgmma`] says where it runs). The planner takes
+    /// it in place of [`GemmStrategy::TensorCore`] where it runs.
+    Wgmma,
 }
 
 impl std::fmt::Display for GemmStrategy {
-    /// `direct`, `native`, `tensor-core`, the tiles (`128x128x16/16x16/4x4`) for [`GemmStrategy::Tiled`], `blocked:` and the tiles for
+    /// `direct`, `native`, `tensor-core`, `wgmma`, the tiles (`128x128x16/16x16/4x4`) for [`GemmStrategy::Tiled`], `blocked:` and the tiles for
     /// [`GemmStrategy::Blocked`].
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             GemmStrategy::Direct => f.write_str("direct"),
             GemmStrategy::Native => f.write_str("native"),
             GemmStrategy::TensorCore => f.write_str("tensor-core"),
+            GemmStrategy::Wgmma => f.write_str("wgmma"),
             GemmStrategy::Tiled(t) => write!(f, "{t}"),
             GemmStrategy::Blocked(t) => write!(f, "blocked:{t}"),
         }
@@ -226,6 +232,7 @@ impl std::str::FromStr for GemmStrategy {
     /// use cliper::{GemmStrategy, GemmTiles};
     /// assert_eq!("direct".parse::<GemmStrategy>()?, GemmStrategy::Direct);
     /// assert_eq!("tensor-core".parse::<GemmStrategy>()?, GemmStrategy::TensorCore);
+    /// assert_eq!("wgmma".parse::<GemmStrategy>()?, GemmStrategy::Wgmma);
     /// let s: GemmStrategy = "blocked:32x64x16/8x4".parse()?;
     /// assert_eq!(s, GemmStrategy::Blocked(GemmTiles::scalar(32, 64, 16, 8, 4)));
     /// assert_eq!(s.to_string().parse::<GemmStrategy>()?, s);
@@ -239,6 +246,8 @@ impl std::str::FromStr for GemmStrategy {
             Ok(GemmStrategy::Native)
         } else if text == "tensor-core" {
             Ok(GemmStrategy::TensorCore)
+        } else if text == "wgmma" {
+            Ok(GemmStrategy::Wgmma)
         } else if let Some(tiles) = text.strip_prefix("blocked:") {
             Ok(GemmStrategy::Blocked(tiles.parse()?))
         } else {

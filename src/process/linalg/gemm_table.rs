@@ -115,13 +115,15 @@ impl GemmTableEntry {
     /// entries).
     pub fn strategy(&self) -> Result<GemmStrategy> {
         match self.kernel.parse::<GemmStrategy>()? {
-            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => Err(Error::invalid(
-                "GemmTable",
-                format!(
-                    "kernel `{}`: a table entry names tiles, not the direct kernel or the host's GEMM",
-                    self.kernel
-                ),
-            )),
+            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
+                Err(Error::invalid(
+                    "GemmTable",
+                    format!(
+                        "kernel `{}`: a table entry names tiles, not the direct kernel or the host's GEMM",
+                        self.kernel
+                    ),
+                ))
+            }
             s => Ok(s),
         }
     }

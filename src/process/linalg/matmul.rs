@@ -2,6 +2,7 @@
 
 use super::gemm_precision::GemmPrecision;
 use super::gemm_strategy::{GemmStrategy, GemmTiles};
+use super::wgmma::WgmmaPlan;
 use crate::app::ffi::{self, HostGemm, HostOperand};
 use crate::app::{DeviceInfo, Kernel, Program};
 use crate::data::HostCommand;
@@ -194,6 +195,8 @@ struct Plan<T: Element> {
     strategy: GemmStrategy,
     /// The program and kernel of a device strategy; `None` for [`GemmStrategy::Native`].
     compiled: Option<(Program, Kernel)>,
+    /// For [`GemmStrategy::Wgmma`]: the operands' packing (`compiled` holds the product's kernel).
+    wgmma: Option<WgmmaPlan<T>>,
     /// For [`GemmStrategy::Native`]: per product of the batch, the element offsets of its A, B and C.
     host_offsets: Vec<[usize; 3]>,
     index: IndexType,
@@ -311,6 +314,11 @@ impl<T: Element> MatMul<T> {
 
     fn plan(&self) -> Result<Plan<T>> {
         self.check()?;
+        self.plan_with(self.params.strategy)
+    }
+
+    /// The plan for running `strategy`, or the planner's choice for `None` (the arrays checked).
+    fn plan_with(&self, strategy: Option<GemmStrategy>) -> Result<Plan<T>> {
         let app = self.c.app();
         let (op_a, op_b) = self.params.ops();
         let (a, b) = (op_a.view(&self.a), op_b.view(&self.b));
@@ -328,14 +336,12 @@ impl<T: Element> MatMul<T> {
             .unwrap_or(0);
         let index = IndexType::for_extent(extent);
         let count = batch.count() as usize;
+        let strategy =
+            strategy.unwrap_or_else(|| GemmStrategy::planned::<T>(app.device(), m, n, k, count, self.params.precision));
         // A user's table that cannot be read is an error here rather than a silent fall back to the built-in one.
         if let Some(Err(e)) = super::gemm_table::GemmTable::user() {
             return Err(e);
         }
-        let strategy = match self.params.strategy {
-            Some(s) => s,
-            None => GemmStrategy::planned::<T>(app.device(), m, n, k, count, self.params.precision),
-        };
         let use_beta = self.params.beta != T::default();
         let (mn, e) = ((m * n) as u64, std::mem::size_of::<T>() as u64);
         let per_matrix = ((m * k + k * n) as u64 + mn * (1 + u64::from(use_beta))) * e;
@@ -352,6 +358,7 @@ impl<T: Element> MatMul<T> {
             return Ok(Plan {
                 strategy,
                 compiled: None,
+                wgmma: None,
                 host_offsets,
                 index,
                 a,
@@ -363,6 +370,33 @@ impl<T: Element> MatMul<T> {
                 bytes,
                 flops,
             });
+        }
+        if strategy == GemmStrategy::Wgmma {
+            match WgmmaPlan::new(app, [m, n, k], count, self.params.precision, extent, scn) {
+                Ok((wgmma, program, kernel)) => {
+                    return Ok(Plan {
+                        strategy,
+                        compiled: Some((program, kernel)),
+                        wgmma: Some(wgmma),
+                        host_offsets: Vec::new(),
+                        index,
+                        a,
+                        b,
+                        mnk: [m, n, k],
+                        batch,
+                        global: [0; 3],
+                        local: [0; 3],
+                        bytes,
+                        flops,
+                    });
+                }
+                // The planner's choice on a driver that does not build the retargeted program: the mma.sync
+                // kernel runs instead (a user's explicit choice gets the error).
+                Err(Error::Unsupported { .. }) if self.params.strategy.is_none() => {
+                    return self.plan_with(Some(GemmStrategy::TensorCore));
+                }
+                Err(e) => return Err(e),
+            }
         }
         let units = unit_strides([m, n, k], [sam, sak], [sbk, sbn], scn);
         let (program, kernel, global, local) = if strategy == GemmStrategy::TensorCore {
@@ -406,7 +440,9 @@ impl<T: Element> MatMul<T> {
             let name = match strategy {
                 GemmStrategy::Tiled(_) => "gemm_tiled",
                 GemmStrategy::Blocked(_) => "gemm_blocked",
-                GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => "gemm_direct",
+                GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
+                    "gemm_direct"
+                }
             };
             let kernel = program.kernel(name)?.owned_by("MatMul");
             // Only the direct kernel's groups depend on what the compiled kernel allows.
@@ -417,6 +453,7 @@ impl<T: Element> MatMul<T> {
         Ok(Plan {
             strategy,
             compiled: Some((program, kernel)),
+            wgmma: None,
             host_offsets: Vec::new(),
             index,
             a,
@@ -465,7 +502,9 @@ fn program_tiles<T: Element>(strategy: GemmStrategy, info: &DeviceInfo) -> Resul
             // gemm_tiled is compiled too: give it a K depth and runs it can build with if these do not fit.
             if t.validate::<T>(info).is_ok() { t } else { GemmTiles { kwg: t.mdimc * t.ndimc, vwm: 1, vwn: 1, ..t } }
         }
-        GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore => GemmTiles::for_device::<T>(info),
+        GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
+            GemmTiles::for_device::<T>(info)
+        }
     })
 }
 
@@ -502,7 +541,7 @@ fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit:
         GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => {
             ([n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count], [t.ndimc, t.mdimc, 1])
         }
-        GemmStrategy::TensorCore => tensor_core_launch([m, n], count, [128, 128]),
+        GemmStrategy::TensorCore | GemmStrategy::Wgmma => tensor_core_launch([m, n], count, [128, 128]),
         GemmStrategy::Direct | GemmStrategy::Native => {
             let limit = limit.clamp(1, 256);
             let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
@@ -668,7 +707,10 @@ impl<T: Element> Process for MatMul<T> {
             sizes: [p.global, p.local],
             work: [p.bytes, p.flops],
         };
-        enqueue_gemm(kernel, &args)
+        match p.wgmma.as_mut() {
+            Some(wgmma) => wgmma.enqueue(kernel, &args),
+            None => enqueue_gemm(kernel, &args),
+        }
     }
 
     fn is_initialized(&self) -> bool {

@@ -9,6 +9,7 @@ mod gemm_strategy;
 mod gemm_table;
 mod matmul;
 mod matrix_power;
+mod wgmma;
 
 pub(crate) use conv_gemm::{ConvGemm, ConvGeometry};
 pub use gemm_precision::GemmPrecision;

@@ -1,0 +1,269 @@
+//! [`GemmStrategy::Wgmma`]: `f32` products of [`super::MatMul`] on Hopper's warpgroup tensor-core instructions
+//! (`gemm_wgmma` and `wgmma_pack` in `kernels/linalg.cl`, built for `sm_90a` by
+//! [`crate::ClApp::build_program_sm90a`]). Each launch first packs op(A) and op(B) into device scratch arrays, K
+//! fastest, padded to whole blocks and rounded to TF32 to nearest; then the product reads them through
+//! `cp.async` into local memory, where the instructions find them.
+
+use super::gemm_precision::GemmPrecision;
+use super::gemm_strategy::GemmStrategy;
+use super::matmul::GemmArgs;
+use crate::app::{ClApp, DeviceInfo, Kernel, Program};
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+
+/// Rows of C per work-group (two warpgroups of 64).
+const ROWS: usize = 128;
+/// Work-items of a group of gemm_wgmma.
+const THREADS: usize = 256;
+/// The device's local memory limit the buffers share (NVIDIA's OpenCL: 48 KiB a group).
+const LOCAL_BYTES: usize = 48 * 1024;
+/// Names the blocking for tuning: `COLUMNSxSLICExSTAGES/INFLIGHT` (like `256x8x4/1`).
+pub(crate) const BLOCKING_ENV: &str = "CLIPER_WGMMA_BLOCKING";
+
+/// The blocking of gemm_wgmma: columns of C per group (128 or 256: one m64n128k8 or m64n256k8 instruction per
+/// warpgroup and 8-deep step), the K depth of a slice, the number of local buffers, and whether a slice's
+/// instructions stay in flight across the next turn's barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Blocking {
+    columns: usize,
+    slice: usize,
+    stages: usize,
+    inflight: bool,
+}
+
+impl Blocking {
+    /// The planner's blocking, or the one `CLIPER_WGMMA_BLOCKING` names.
+    fn chosen() -> Result<Blocking> {
+        match std::env::var(BLOCKING_ENV) {
+            Ok(text) if !text.trim().is_empty() => Blocking::parse(text.trim()),
+            // Measured on the H200 (4096³ / 8192³ TF/s): 256x8x4/0 116 / 125, 256x8x4/1 106 / 111, 256x16x2/0
+            // 80 / 83, 128x8x6/0 94 / 98, 128x16x3/0 74 / 78 (docs/benchmarks.md, 2026-11-29).
+            _ => Ok(Blocking { columns: 256, slice: 8, stages: 4, inflight: false }),
+        }
+    }
+
+    /// `COLUMNSxSLICExSTAGES/INFLIGHT`, checked against the kernel's limits.
+    fn parse(text: &str) -> Result<Blocking> {
+        let bad = |why: &str| Error::invalid("MatMul", format!("{BLOCKING_ENV}=`{text}`: {why}"));
+        let (sizes, inflight) = text.split_once('/').unwrap_or((text, "0"));
+        let numbers: Vec<usize> = sizes
+            .split('x')
+            .map(|v| v.trim().parse().map_err(|_| bad("not COLUMNSxSLICExSTAGES/INFLIGHT")))
+            .collect::<Result<_>>()?;
+        let &[columns, slice, stages] = numbers.as_slice() else {
+            return Err(bad("not COLUMNSxSLICExSTAGES/INFLIGHT"));
+        };
+        let inflight = match inflight.trim() {
+            "0" => false,
+            "1" => true,
+            _ => return Err(bad("INFLIGHT must be 0 or 1")),
+        };
+        let blocking = Blocking { columns, slice, stages, inflight };
+        if columns != 128 && columns != 256 {
+            Err(bad("COLUMNS must be 128 or 256"))
+        } else if slice == 0 || !slice.is_multiple_of(8) {
+            Err(bad("SLICE must be a multiple of 8"))
+        } else if stages < 2 + usize::from(inflight) {
+            Err(bad("STAGES must be at least 2, 3 with INFLIGHT 1"))
+        } else if blocking.local_bytes() > LOCAL_BYTES {
+            Err(bad(&format!(
+                "the buffers need {} bytes of local memory; the limit is {LOCAL_BYTES}",
+                blocking.local_bytes()
+            )))
+        } else {
+            Ok(blocking)
+        }
+    }
+
+    fn local_bytes(&self) -> usize {
+        self.stages * self.slice * (ROWS + self.columns) * 4
+    }
+
+    /// The build options of gemm_wgmma for this blocking.
+    fn options(&self) -> String {
+        let ahead = self.stages - 1 - usize::from(self.inflight);
+        format!(
+            "-DWG_BN={} -DWG_BK={} -DWG_STAGES={} -DWG_INFLIGHT={} -DWG_AHEAD={ahead} -DWG_WAIT={}",
+            self.columns,
+            self.slice,
+            self.stages,
+            u8::from(self.inflight),
+            ahead - 1
+        )
+    }
+}
+
+impl GemmStrategy {
+    /// Whether [`GemmStrategy::Wgmma`] can run `T` at `precision` on the device: `f32` products at
+    /// [`GemmPrecision::Tf32`] on an NVIDIA GPU of compute capability 9.x (H100, H200: `wgmma` is specific to
+    /// sm_90a). The error says what is missing. Whether the driver builds the retargeted program is known only
+    /// when it does ([`crate::ClApp::build_program_sm90a`]); the planner then falls back to
+    /// [`GemmStrategy::TensorCore`].
+    ///
+    /// ```
+    /// use cliper::{GemmPrecision, GemmStrategy};
+    /// let app = cliper::ClApp::new()?;
+    /// let why = GemmStrategy::wgmma::<f32>(app.device(), GemmPrecision::Full).unwrap_err().to_string();
+    /// assert!(why.contains("Tf32"), "{why}");
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn wgmma<T: Element>(info: &DeviceInfo, precision: GemmPrecision) -> Result<()> {
+        let missing = if T::IS_DOUBLE || T::IS_COMPLEX {
+            Some(format!("f32 data, not {}", T::NAME))
+        } else if precision != GemmPrecision::Tf32 {
+            Some(format!("f32 products at GemmPrecision::Tf32 (this one asks for {precision})"))
+        } else {
+            match info.compute_capability {
+                Some((9, _)) => None,
+                Some((major, minor)) => Some(format!("compute capability 9.x (sm_90a), not {major}.{minor}")),
+                None => Some("an NVIDIA GPU (it has no compute capability)".to_string()),
+            }
+        };
+        match missing {
+            None => Ok(()),
+            Some(what) => {
+                Err(Error::Unsupported { what: format!("the wgmma GEMM needs {what}; device: {}", info.name) })
+            }
+        }
+    }
+}
+
+/// What a [`GemmStrategy::Wgmma`] product keeps between launches: the pack kernel, the scratch arrays of the packed
+/// operands and their padded sizes.
+pub(super) struct WgmmaPlan<T: Element> {
+    pack: Kernel,
+    /// op(A) as [count][MP][KP] and op(B)ᵀ as [count][NP][KP].
+    packed: [XData<T>; 2],
+    /// MP, NP, KP.
+    padded: [usize; 3],
+    count: usize,
+    index: IndexType,
+    /// Columns of C per work-group.
+    columns: usize,
+}
+
+impl<T: Element> WgmmaPlan<T> {
+    /// Builds the program for `count` products of `mnk` whose operands and C span `extent` elements, with C's
+    /// column stride `scn`; returns the plan with the program and the product's kernel.
+    pub(super) fn new(
+        app: &ClApp,
+        mnk: [usize; 3],
+        count: usize,
+        precision: GemmPrecision,
+        extent: u64,
+        scn: usize,
+    ) -> Result<(WgmmaPlan<T>, Program, Kernel)> {
+        GemmStrategy::wgmma::<T>(app.device(), precision)?;
+        let blocking = Blocking::chosen()?;
+        let [m, n, k] = mnk;
+        let padded = [
+            m.div_ceil(ROWS) * ROWS,
+            n.div_ceil(blocking.columns) * blocking.columns,
+            k.div_ceil(blocking.slice) * blocking.slice,
+        ];
+        let [mp, np, kp] = padded;
+        let (a_len, b_len) = (count * mp * kp, count * np * kp);
+        let index = IndexType::for_extent(extent.max(a_len.max(b_len) as u64));
+        let c_unit = u8::from(scn == 1 || n <= 1);
+        let options = format!(
+            "{} -DIDX={} -DWGMMA=1 -DWG_SPLIT=0 {} -DC_N_UNIT={c_unit}",
+            T::build_options(),
+            index.cl_type(),
+            blocking.options(),
+        );
+        let program = app.build_program_sm90a("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+        let gemm = program.kernel("gemm_wgmma")?.owned_by("MatMul");
+        let pack = program.kernel("wgmma_pack")?.owned_by("MatMul");
+        let packed = [XData::uninit(app, "MatMul", &[a_len.max(1)])?, XData::uninit(app, "MatMul", &[b_len.max(1)])?];
+        Ok((WgmmaPlan { pack, packed, padded, count, index, columns: blocking.columns }, program, gemm))
+    }
+
+    /// Packs op(A) and op(B) and enqueues `gemm` (the plan's product kernel) on them.
+    pub(super) fn enqueue(&mut self, gemm: &mut Kernel, args: &GemmArgs<T>) -> Result<()> {
+        let [m, n, k] = args.mnk;
+        let [mp, np, kp] = self.padded;
+        let idx = self.index;
+        let ((a, [sam, sak]), (b, [sbk, sbn]), (c, [scm, scn])) = (args.a, args.b, args.c);
+        // op(A) [M, K] as it is; op(B) [K, N] as rows of N: its rows are n, its K stride sbk.
+        let operands = [(a, sam, sak, m, mp, 0u32), (b, sbn, sbk, n, np, 1u32)];
+        for ((x, sr, sk, rows, padded_rows, which), packed) in operands.into_iter().zip(&self.packed) {
+            let bytes = ((rows * k) as u64 + (padded_rows * kp) as u64) * 4 * self.count as u64;
+            self.pack
+                .launch()
+                .input("x", x)
+                .index("x_off", idx, x.offset() as u64)
+                .index("sr", idx, sr as u64)
+                .index("sk", idx, sk as u64)
+                .index("ROWS", idx, rows as u64)
+                .index("K", idx, k as u64)
+                .index("RP", idx, padded_rows as u64)
+                .index("KP", idx, kp as u64)
+                .scalar("which", which)
+                .scalar("nd", args.batch.axes)
+                .scalar("shape", args.batch.shape)
+                .scalar("batch_a", args.batch.strides[0])
+                .scalar("batch_b", args.batch.strides[1])
+                .output("hi", packed)
+                .output("lo", packed)
+                .global(&[kp.div_ceil(32) * 32, padded_rows.div_ceil(32) * 8, self.count])
+                .local(&[32, 8, 1])
+                .work(bytes, 0)
+                .enqueue()?;
+        }
+        let use_beta = args.beta != T::default();
+        let [packed_a, packed_b] = &self.packed;
+        let launch = gemm
+            .launch()
+            .input("a", packed_a)
+            .input("b", packed_b)
+            .index("KP", idx, kp as u64)
+            .index("a_plane", idx, (mp * kp) as u64)
+            .index("b_plane", idx, (np * kp) as u64);
+        let launch = if use_beta { launch.in_out("c", c) } else { launch.output("c", c) };
+        launch
+            .index("c_off", idx, c.offset() as u64)
+            .index("scm", idx, scm as u64)
+            .index("scn", idx, scn as u64)
+            .index("M", idx, m as u64)
+            .index("N", idx, n as u64)
+            .scalar("alpha", args.alpha)
+            .scalar("beta", args.beta)
+            .scalar("use_beta", u32::from(use_beta))
+            .scalar("nd", args.batch.axes)
+            .scalar("shape", args.batch.shape)
+            .scalar("batch_c", args.batch.strides[2])
+            .global(&[n.div_ceil(self.columns) * THREADS, m.div_ceil(ROWS), self.count])
+            .local(&[THREADS, 1, 1])
+            .work(args.work[0], args.work[1])
+            .enqueue()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blockings_parse_and_are_checked_against_the_local_memory() {
+        let b = Blocking::parse("256x8x4/0").unwrap();
+        assert_eq!(b, Blocking { columns: 256, slice: 8, stages: 4, inflight: false });
+        assert_eq!(b.local_bytes(), 48 * 1024);
+        assert!(b.options().contains("-DWG_AHEAD=3 -DWG_WAIT=2"), "{}", b.options());
+        let inflight = Blocking::parse("128x8x6/1").unwrap();
+        assert!(inflight.options().contains("-DWG_INFLIGHT=1 -DWG_AHEAD=4 -DWG_WAIT=3"), "{}", inflight.options());
+        for (text, why) in [
+            ("256x8x5", "local memory"),
+            ("192x8x4", "COLUMNS"),
+            ("128x12x3", "SLICE"),
+            ("128x8x2/1", "STAGES"),
+            ("128x8", "COLUMNSxSLICExSTAGES"),
+            ("128x8x3/2", "INFLIGHT"),
+        ] {
+            let err = Blocking::parse(text).unwrap_err().to_string();
+            assert!(err.contains(why) && err.contains(text), "{text}: {err}");
+        }
+    }
+}
