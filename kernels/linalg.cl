@@ -684,7 +684,7 @@ inline float tf32_nearest(float x)
 //   accumulated in place (2.7·10⁻³), the split at the stash into two local planes, cvt.rna for the heads.
 // A finite x within 2⁻¹² of f32's largest value rounds to ∞, as in every TF32 path.
 // Measured on the H100 (cuBLAS in the same call: FP32 51.2–51.6 TF/s, TF32 411–433 through Hopper's wgmma,
-// which NVIDIA's OpenCL refuses as inline PTX; see docs/gemm-tuning.md for the PTX patch that builds it): Tf32 88 / 100 / 104 TF/s at 2048³ / 4096³ / 8192³; Fp32Split 40.5 /
+// which gemm_wgmma below reaches through a PTX patch, on compute capability 9.x only): Tf32 88 / 100 / 104 TF/s at 2048³ / 4096³ / 8192³; Fp32Split 40.5 /
 // 42.3 / 43.5, no faster than gemm_tiled's FFMA (40.0 / 41.6 / 42.6), so the planner does not take it. The split
 // is bound by its per-element instructions and by occupancy (255 registers: 8 warps per SM).
 //
@@ -998,9 +998,9 @@ void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX
 }
 
 // gemm_wgmma: C = alpha·A'·B' (+ beta·C) from the packed A [count][MP][KP] and B [count][NP][KP] (B' transposed:
-// K fastest for both). A 256-work-item group, two warpgroups, computes a 128 × WG_BN block of C (WG_BN 128 or
-// 256), each warpgroup 64 rows with one m64nWG_BNk8 instruction per 8-deep step (WG_BN / 2 accumulators per
-// work-item). K advances in WG_BK-deep slices through WG_STAGES local buffers (at most 48 KiB: the device's
+// K fastest for both). A group of WG_GROUPS warpgroups (128 work-items each) computes a WG_BM × WG_BN block of C
+// (WG_BM = 64·WG_GROUPS, WG_BN 128 or 256), each warpgroup 64 rows with one m64nWG_BNk8 instruction per 8-deep
+// step (WG_BN / 2 accumulators per work-item). K advances in WG_BK-deep slices through WG_STAGES local buffers (at most 48 KiB: the device's
 // limit), filled by cp.async (16 bytes a copy, straight from global to local memory) WG_AHEAD slices ahead of
 // the one multiplied.
 //
@@ -1009,18 +1009,24 @@ void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX
 // so neighbouring core matrices are 128 bytes apart along M (N) and rows·16 apart along K.
 // Accumulator j of a work-item (lane = 4g + t of warp w in its warpgroup) is C[16w + g + 8·((j/2)%2)]
 // [8·(j/4) + 2t + j%2] of the warpgroup's 64 × 128 block.
-#define WG_BM 128
-#define WG_THREADS 256
+// WG_GROUPS warpgroups (2 or 3) of 64 rows each.
+#define WG_BM (64 * WG_GROUPS)
+#define WG_THREADS (128 * WG_GROUPS)
 #define WG_ACC (WG_BN / 2)
 // WG_INFLIGHT: 1 leaves a slice's instructions running across the next turn's wait and barrier (the buffer
 // refilled is then two turns old); 0 waits for them at the end of the turn.
 // WG_AHEAD = WG_STAGES − 1 − WG_INFLIGHT: slices fetched ahead of the one multiplied.
 // WG_WAIT = WG_AHEAD − 1 (a build option: PTX takes the count of cp.async.wait_group as a literal).
+// WG_GROUP: block rows of C whose groups are numbered together (0: the launch's own order).
+// WG_PROBE (measurement only, wrong products): 1 fetches no slice after the first ones (the instructions and
+// the turns' synchronisation alone), 2 runs no instruction (the copies and the synchronisation alone), 3 neither
+// (the packing, the turns' synchronisation and the stores).
 #define WG_A_BYTES (WG_BM * WG_BK * 4)
 #define WG_B_BYTES (WG_BN * WG_BK * 4)
 #define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
-#define WG_A_COPIES (WG_A_BYTES / 16 / WG_THREADS)
-#define WG_B_COPIES (WG_B_BYTES / 16 / WG_THREADS)
+// Copies of 16 bytes per work-item and slice, rounded up (the last round guarded where they do not divide).
+#define WG_A_COPIES ((WG_A_BYTES / 16 + WG_THREADS - 1) / WG_THREADS)
+#define WG_B_COPIES ((WG_B_BYTES / 16 + WG_THREADS - 1) / WG_THREADS)
 #define WG_STR(x) #x
 #define WG_XSTR(x) WG_STR(x)
 
@@ -1092,7 +1098,18 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
 {
     __local float4 slices[WG_STAGES * WG_STAGE_BYTES / 16];
     const uint tid = get_local_id(0), group = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
-    const IDX m0 = (IDX)get_group_id(1) * WG_BM, n0 = (IDX)get_group_id(0) * WG_BN, z = get_group_id(2);
+#if WG_GROUP
+    // Groups run roughly in the order of their linear number (dimension 0 fastest): renumbered so that those
+    // running together cover WG_GROUP block rows × a few block columns of C, whose slices of A and B the L2
+    // cache then serves to each other, rather than one block row and all of B.
+    const uint blocks_n = get_num_groups(0), blocks_m = get_num_groups(1);
+    const uint linear = get_group_id(1) * blocks_n + get_group_id(0), band = WG_GROUP * blocks_n;
+    const uint first = (linear / band) * WG_GROUP, rows = min((uint)WG_GROUP, blocks_m - first);
+    const IDX m0 = (IDX)(first + (linear % band) % rows) * WG_BM, n0 = (IDX)((linear % band) / rows) * WG_BN;
+#else
+    const IDX m0 = (IDX)get_group_id(1) * WG_BM, n0 = (IDX)get_group_id(0) * WG_BN;
+#endif
+    const IDX z = get_group_id(2);
     if (m0 >= M || n0 >= N) return;
     __global const float* ap = a + z * a_plane + m0 * KP;
     __global const float* bp = b + z * b_plane + n0 * KP;
@@ -1100,16 +1117,18 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
     const IDX steps = KP / WG_BK;
 
     // Slice s of K into buffer `buf`: copy i of a work-item takes 16 bytes (4 values along K) of row
-    // (tid + i·256) / (WG_BK/4), so that neighbouring work-items read a row's neighbouring 16 bytes.
+    // (tid + i·WG_THREADS) / (WG_BK/4), so that neighbouring work-items read a row's neighbouring 16 bytes.
 #define WG_FETCH(buf, s) \
     do { \
         const uint at_ = base + (buf) * WG_STAGE_BYTES; \
         _Pragma("unroll") for (uint i = 0; i < WG_A_COPIES; i++) { \
             const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
+            if ((WG_A_BYTES / 16) % WG_THREADS == 0 || e_ < WG_A_BYTES / 16) \
             wg_copy16(at_ + q_ * (WG_BM * 16) + r_ * 16, ap + r_ * KP + (s) * WG_BK + 4 * q_); \
         } \
         _Pragma("unroll") for (uint i = 0; i < WG_B_COPIES; i++) { \
             const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
+            if ((WG_B_BYTES / 16) % WG_THREADS == 0 || e_ < WG_B_BYTES / 16) \
             wg_copy16(at_ + WG_A_BYTES + q_ * (WG_BN * 16) + r_ * 16, bp + r_ * KP + (s) * WG_BK + 4 * q_); \
         } \
     } while (0)
@@ -1135,13 +1154,17 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
         _Pragma("unroll") for (uint q = 0; q < WG_BK / 8; q++) {
             const ulong da = wg_descriptor(slice + 2 * q * (WG_BM * 16) + group * 64 * 16, WG_BM);
             const ulong db = wg_descriptor(slice + WG_A_BYTES + 2 * q * (WG_BN * 16), WG_BN);
+#if WG_PROBE != 2 && WG_PROBE != 3
             WG_MMA(d, da, db);
+#endif
         }
         asm volatile("//@sm90a wgmma.commit_group.sync.aligned;" ::: "memory");
         // The buffer refilled now is the one multiplied 1 + WG_INFLIGHT turns ago: every warpgroup finished
         // those instructions (the wait below) before the barrier above.
         const IDX next = s + WG_AHEAD;
+#if WG_PROBE != 1 && WG_PROBE != 3
         if (next < steps) WG_FETCH((uint)(next % WG_STAGES), next);
+#endif
         asm volatile("cp.async.commit_group;" ::: "memory");
         asm volatile("//@sm90a wgmma.wait_group.sync.aligned " WG_XSTR(WG_INFLIGHT) ";" ::: "memory");
     }

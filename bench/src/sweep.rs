@@ -100,6 +100,15 @@ pub(crate) fn parse_gemm_kernel(text: &str) -> Result<Option<GemmStrategy>> {
     if text == "auto" { Ok(None) } else { text.parse().map(Some) }
 }
 
+/// What `matmul` prints besides its timings.
+#[derive(Clone, Copy)]
+pub(crate) struct Report {
+    /// Sampled outputs against float64 dot products.
+    pub check: bool,
+    /// Each kernel's share (the pipeline's profile).
+    pub profile: bool,
+}
+
 pub(crate) fn matmul<T: Element>(
     app: &ClApp,
     [m, n, k]: [usize; 3],
@@ -107,7 +116,7 @@ pub(crate) fn matmul<T: Element>(
     strategies: &[Option<GemmStrategy>],
     precision: GemmPrecision,
     timing: Timing,
-    check: bool,
+    report: Report,
 ) -> Result<()> {
     let (a_shape, b_shape, c_shape) = ([batch, m, k], [batch, k, n], [batch, m, n]);
     let ha = random_data::<T>(batch * m * k);
@@ -148,7 +157,10 @@ pub(crate) fn matmul<T: Element>(
             resources,
             if precision == GemmPrecision::Full { String::new() } else { format!(" precision {precision}") }
         );
-        if check {
+        if report.profile {
+            println!("{}", pipeline.profile()?);
+        }
+        if report.check {
             let got = c.to_vec()?;
             let mut worst = 0.0f64;
             for s in 0..64 {

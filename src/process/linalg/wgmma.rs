@@ -14,20 +14,24 @@ use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
 
-/// Rows of C per work-group (two warpgroups of 64).
-const ROWS: usize = 128;
-/// Work-items of a group of gemm_wgmma.
-const THREADS: usize = 256;
-/// The device's local memory limit the buffers share (NVIDIA's OpenCL: 48 KiB a group).
-const LOCAL_BYTES: usize = 48 * 1024;
-/// Names the blocking for tuning: `COLUMNSxSLICExSTAGES/INFLIGHT` (like `256x8x4/1`).
+/// Rows of C per warpgroup, and work-items per warpgroup.
+const WARPGROUP: [usize; 2] = [64, 128];
+/// The local memory a tuning blocking may ask for: a Hopper SM's 227 KiB. NVIDIA's OpenCL reports 48 KiB a group,
+/// which the planner's blockings keep to; larger ones built and ran in tuning probes, beyond what the driver
+/// promises.
+const LOCAL_BYTES: usize = 227 * 1024;
+/// Block rows of C whose work-groups are numbered together, for the L2 cache (H200, 8192³: 129 TF/s against
+/// 125 in the launch's order; 16 rows the same as 8).
+const GROUP: usize = 8;
+/// Names the blocking for tuning: `ROWSxCOLUMNSxSLICExSTAGES/INFLIGHT` (like `128x256x8x4/1`).
 pub(crate) const BLOCKING_ENV: &str = "CLIPER_WGMMA_BLOCKING";
 
-/// The blocking of gemm_wgmma: columns of C per group (128 or 256: one m64n128k8 or m64n256k8 instruction per
-/// warpgroup and 8-deep step), the K depth of a slice, the number of local buffers, and whether a slice's
-/// instructions stay in flight across the next turn's barrier.
+/// The blocking of gemm_wgmma: rows of C per group (128 or 192: two or three warpgroups of 64), columns (128 or
+/// 256: one m64n128k8 or m64n256k8 instruction per warpgroup and 8-deep step), the K depth of a slice, the number
+/// of local buffers, and whether a slice's instructions stay in flight across the next turn's barrier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Blocking {
+    rows: usize,
     columns: usize,
     slice: usize,
     stages: usize,
@@ -35,34 +39,40 @@ struct Blocking {
 }
 
 impl Blocking {
-    /// The planner's blocking, or the one `CLIPER_WGMMA_BLOCKING` names.
-    fn chosen() -> Result<Blocking> {
+    /// The blocking for `count` products of `m` × `n` on a device of `units` compute units, or the one
+    /// `CLIPER_WGMMA_BLOCKING` names: three warpgroups (192 × 256 blocks, 29 % fewer operand bytes per product
+    /// than 128 × 256) where they make at least two waves, else two.
+    fn chosen(m: usize, n: usize, count: usize, units: usize) -> Result<Blocking> {
         match std::env::var(BLOCKING_ENV) {
             Ok(text) if !text.trim().is_empty() => Blocking::parse(text.trim()),
-            // Measured on the H200 (4096³ / 8192³ TF/s): 256x8x4/0 116 / 125, 256x8x4/1 106 / 111, 256x16x2/0
-            // 80 / 83, 128x8x6/0 94 / 98, 128x16x3/0 74 / 78 (docs/benchmarks.md, 2026-11-29).
-            _ => Ok(Blocking { columns: 256, slice: 8, stages: 4, inflight: false }),
+            // Measured on the H200 (2048³ / 4096³ / 8192³ TF/s): 192x256x8x3/0 77 / 122 / 144 against
+            // 128x256x8x4/0's 95 / 119 / 129 (docs/benchmarks.md, 2026-11-29).
+            _ if m.div_ceil(192) * n.div_ceil(256) * count >= 2 * units => {
+                Ok(Blocking { rows: 192, columns: 256, slice: 8, stages: 3, inflight: false })
+            }
+            // Measured on the H200 (4096³ / 8192³ TF/s, rows 128): 256x8x4/0 116 / 125, 256x8x4/1 106 / 111,
+            // 256x16x2/0 80 / 83, 128x8x6/0 94 / 98, 128x16x3/0 74 / 78 (docs/benchmarks.md, 2026-11-29).
+            _ => Ok(Blocking { rows: 128, columns: 256, slice: 8, stages: 4, inflight: false }),
         }
     }
 
-    /// `COLUMNSxSLICExSTAGES/INFLIGHT`, checked against the kernel's limits.
+    /// `ROWSxCOLUMNSxSLICExSTAGES/INFLIGHT`, checked against the kernel's limits.
     fn parse(text: &str) -> Result<Blocking> {
         let bad = |why: &str| Error::invalid("MatMul", format!("{BLOCKING_ENV}=`{text}`: {why}"));
+        let form = "not ROWSxCOLUMNSxSLICExSTAGES/INFLIGHT";
         let (sizes, inflight) = text.split_once('/').unwrap_or((text, "0"));
-        let numbers: Vec<usize> = sizes
-            .split('x')
-            .map(|v| v.trim().parse().map_err(|_| bad("not COLUMNSxSLICExSTAGES/INFLIGHT")))
-            .collect::<Result<_>>()?;
-        let &[columns, slice, stages] = numbers.as_slice() else {
-            return Err(bad("not COLUMNSxSLICExSTAGES/INFLIGHT"));
-        };
+        let numbers: Vec<usize> =
+            sizes.split('x').map(|v| v.trim().parse().map_err(|_| bad(form))).collect::<Result<_>>()?;
+        let &[rows, columns, slice, stages] = numbers.as_slice() else { return Err(bad(form)) };
         let inflight = match inflight.trim() {
             "0" => false,
             "1" => true,
             _ => return Err(bad("INFLIGHT must be 0 or 1")),
         };
-        let blocking = Blocking { columns, slice, stages, inflight };
-        if columns != 128 && columns != 256 {
+        let blocking = Blocking { rows, columns, slice, stages, inflight };
+        if rows != 128 && rows != 192 {
+            Err(bad("ROWS must be 128 or 192"))
+        } else if columns != 128 && columns != 256 {
             Err(bad("COLUMNS must be 128 or 256"))
         } else if slice == 0 || !slice.is_multiple_of(8) {
             Err(bad("SLICE must be a multiple of 8"))
@@ -78,15 +88,22 @@ impl Blocking {
         }
     }
 
+    /// Work-items of a group.
+    fn threads(&self) -> usize {
+        self.rows / WARPGROUP[0] * WARPGROUP[1]
+    }
+
     fn local_bytes(&self) -> usize {
-        self.stages * self.slice * (ROWS + self.columns) * 4
+        self.stages * self.slice * (self.rows + self.columns) * 4
     }
 
     /// The build options of gemm_wgmma for this blocking.
     fn options(&self) -> String {
         let ahead = self.stages - 1 - usize::from(self.inflight);
         format!(
-            "-DWG_BN={} -DWG_BK={} -DWG_STAGES={} -DWG_INFLIGHT={} -DWG_AHEAD={ahead} -DWG_WAIT={}",
+            "-DWG_GROUPS={} -DWG_BN={} -DWG_BK={} -DWG_STAGES={} -DWG_INFLIGHT={} -DWG_AHEAD={ahead} -DWG_WAIT={} \
+             -DWG_GROUP={GROUP}",
+            self.rows / WARPGROUP[0],
             self.columns,
             self.slice,
             self.stages,
@@ -141,8 +158,8 @@ pub(super) struct WgmmaPlan<T: Element> {
     padded: [usize; 3],
     count: usize,
     index: IndexType,
-    /// Columns of C per work-group.
-    columns: usize,
+    /// How the product kernel is blocked.
+    blocking: Blocking,
 }
 
 impl<T: Element> WgmmaPlan<T> {
@@ -157,10 +174,10 @@ impl<T: Element> WgmmaPlan<T> {
         scn: usize,
     ) -> Result<(WgmmaPlan<T>, Program, Kernel)> {
         GemmStrategy::wgmma::<T>(app.device(), precision)?;
-        let blocking = Blocking::chosen()?;
         let [m, n, k] = mnk;
+        let blocking = Blocking::chosen(m, n, count, app.device().compute_units as usize)?;
         let padded = [
-            m.div_ceil(ROWS) * ROWS,
+            m.div_ceil(blocking.rows) * blocking.rows,
             n.div_ceil(blocking.columns) * blocking.columns,
             k.div_ceil(blocking.slice) * blocking.slice,
         ];
@@ -178,7 +195,7 @@ impl<T: Element> WgmmaPlan<T> {
         let gemm = program.kernel("gemm_wgmma")?.owned_by("MatMul");
         let pack = program.kernel("wgmma_pack")?.owned_by("MatMul");
         let packed = [XData::uninit(app, "MatMul", &[a_len.max(1)])?, XData::uninit(app, "MatMul", &[b_len.max(1)])?];
-        Ok((WgmmaPlan { pack, packed, padded, count, index, columns: blocking.columns }, program, gemm))
+        Ok((WgmmaPlan { pack, packed, padded, count, index, blocking }, program, gemm))
     }
 
     /// Packs op(A) and op(B) and enqueues `gemm` (the plan's product kernel) on them.
@@ -214,6 +231,7 @@ impl<T: Element> WgmmaPlan<T> {
                 .enqueue()?;
         }
         let use_beta = args.beta != T::default();
+        let threads = self.blocking.threads();
         let [packed_a, packed_b] = &self.packed;
         let launch = gemm
             .launch()
@@ -235,8 +253,8 @@ impl<T: Element> WgmmaPlan<T> {
             .scalar("nd", args.batch.axes)
             .scalar("shape", args.batch.shape)
             .scalar("batch_c", args.batch.strides[2])
-            .global(&[n.div_ceil(self.columns) * THREADS, m.div_ceil(ROWS), self.count])
-            .local(&[THREADS, 1, 1])
+            .global(&[n.div_ceil(self.blocking.columns) * threads, m.div_ceil(self.blocking.rows), self.count])
+            .local(&[threads, 1, 1])
             .work(args.work[0], args.work[1])
             .enqueue()
     }
@@ -248,19 +266,23 @@ mod tests {
 
     #[test]
     fn blockings_parse_and_are_checked_against_the_local_memory() {
-        let b = Blocking::parse("256x8x4/0").unwrap();
-        assert_eq!(b, Blocking { columns: 256, slice: 8, stages: 4, inflight: false });
-        assert_eq!(b.local_bytes(), 48 * 1024);
+        let b = Blocking::parse("128x256x8x4/0").unwrap();
+        assert_eq!(b, Blocking { rows: 128, columns: 256, slice: 8, stages: 4, inflight: false });
+        assert_eq!((b.local_bytes(), b.threads()), (48 * 1024, 256));
+        assert!(Blocking::parse("192x256x8x12").is_ok(), "a tuning blocking may pass the 48 KiB the driver reports");
+        assert!(b.options().contains("-DWG_GROUPS=2 -DWG_BN=256"), "{}", b.options());
         assert!(b.options().contains("-DWG_AHEAD=3 -DWG_WAIT=2"), "{}", b.options());
-        let inflight = Blocking::parse("128x8x6/1").unwrap();
-        assert!(inflight.options().contains("-DWG_INFLIGHT=1 -DWG_AHEAD=4 -DWG_WAIT=3"), "{}", inflight.options());
+        let three = Blocking::parse("192x256x8x3/1").unwrap();
+        assert_eq!(three.threads(), 384);
+        assert!(three.options().contains("-DWG_INFLIGHT=1 -DWG_AHEAD=1 -DWG_WAIT=0"), "{}", three.options());
         for (text, why) in [
-            ("256x8x5", "local memory"),
-            ("192x8x4", "COLUMNS"),
-            ("128x12x3", "SLICE"),
-            ("128x8x2/1", "STAGES"),
-            ("128x8", "COLUMNSxSLICExSTAGES"),
-            ("128x8x3/2", "INFLIGHT"),
+            ("192x256x16x9", "local memory"),
+            ("256x128x8x4", "ROWS"),
+            ("128x192x8x4", "COLUMNS"),
+            ("128x128x12x3", "SLICE"),
+            ("128x128x8x2/1", "STAGES"),
+            ("128x8x3", "ROWSxCOLUMNSxSLICExSTAGES"),
+            ("128x128x8x3/2", "INFLIGHT"),
         ] {
             let err = Blocking::parse(text).unwrap_err().to_string();
             assert!(err.contains(why) && err.contains(text), "{text}: {err}");
