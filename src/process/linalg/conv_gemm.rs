@@ -2,9 +2,10 @@
 //! (`-DB_CONV=1`), so that no im2col matrix is written or read. Used by [`crate::FilterBank`].
 
 use super::gemm_choice::wide_tf32_blocks;
+use super::gemm_launch::{GemmArgs, enqueue_gemm};
 use super::gemm_precision::GemmPrecision;
 use super::gemm_strategy::{GemmStrategy, GemmTiles};
-use super::matmul::{GemmArgs, enqueue_gemm, tensor_core_launch, tiled_options, unit_strides};
+use super::matmul::{tensor_core_launch, tiled_options, unit_strides};
 use crate::app::{ClApp, Kernel, Program};
 use crate::data::XData;
 use crate::element::Element;

@@ -1,5 +1,6 @@
 //! [`MatMul`]: `C = alpha·op(A)·op(B) + beta·C` for batches of real or complex matrices.
 
+use super::gemm_launch::{GemmArgs, enqueue_gemm};
 use super::gemm_precision::GemmPrecision;
 use super::gemm_strategy::{GemmStrategy, GemmTiles};
 use super::wgmma::WgmmaPlan;
@@ -572,68 +573,6 @@ pub(super) fn tensor_core_launch(
     [rows, cols]: [usize; 2],
 ) -> ([usize; 3], [usize; 3]) {
     ([n.div_ceil(cols) * 256, m.div_ceil(rows), count], [256, 1, 1])
-}
-
-/// One launch of a GEMM kernel of linalg.cl: every one of them (gemm_tiled, gemm_blocked, gemm_direct and the
-/// tensor-core kernels) takes this argument list, so MatMul and the implicit GEMM of FilterBank
-/// (`conv_gemm.rs`) enqueue through [`enqueue_gemm`].
-pub(super) struct GemmArgs<'a, T: Element> {
-    /// A', B' and C with their (row, column) strides.
-    pub a: (&'a XData<T>, [usize; 2]),
-    pub b: (&'a XData<T>, [usize; 2]),
-    pub c: (&'a XData<T>, [usize; 2]),
-    pub mnk: [usize; 3],
-    /// Conjugate A', B'.
-    pub conj: [bool; 2],
-    pub alpha: T,
-    /// C's factor; 0 means C is only written (never read).
-    pub beta: T,
-    pub batch: &'a Batch3,
-    pub index: IndexType,
-    /// Global and local sizes.
-    pub sizes: [[usize; 3]; 2],
-    /// Bytes and FLOPs, for the profile.
-    pub work: [u64; 2],
-}
-
-/// Enqueues `kernel` with `args`.
-pub(super) fn enqueue_gemm<T: Element>(kernel: &mut Kernel, args: &GemmArgs<T>) -> Result<()> {
-    let (idx, [m, n, k]) = (args.index, args.mnk);
-    let ((a, [sam, sak]), (b, [sbk, sbn]), (c, [scm, scn])) = (args.a, args.b, args.c);
-    let use_beta = args.beta != T::default();
-    let launch = kernel
-        .launch()
-        .input("a", a)
-        .index("a_off", idx, a.offset() as u64)
-        .index("sam", idx, sam as u64)
-        .index("sak", idx, sak as u64)
-        .input("b", b)
-        .index("b_off", idx, b.offset() as u64)
-        .index("sbk", idx, sbk as u64)
-        .index("sbn", idx, sbn as u64);
-    // With beta = 0 the old C is not read, so it need not be valid.
-    let launch = if use_beta { launch.in_out("c", c) } else { launch.output("c", c) };
-    launch
-        .index("c_off", idx, c.offset() as u64)
-        .index("scm", idx, scm as u64)
-        .index("scn", idx, scn as u64)
-        .index("M", idx, m as u64)
-        .index("N", idx, n as u64)
-        .index("K", idx, k as u64)
-        .scalar("conj_a", u32::from(args.conj[0]))
-        .scalar("conj_b", u32::from(args.conj[1]))
-        .scalar("alpha", args.alpha)
-        .scalar("beta", args.beta)
-        .scalar("use_beta", u32::from(use_beta))
-        .scalar("nd", args.batch.axes)
-        .scalar("shape", args.batch.shape)
-        .scalar("batch_a", args.batch.strides[0])
-        .scalar("batch_b", args.batch.strides[1])
-        .scalar("batch_c", args.batch.strides[2])
-        .global(&args.sizes[0])
-        .local(&args.sizes[1])
-        .work(args.work[0], args.work[1])
-        .enqueue()
 }
 
 /// A matrix operand's axes: the batch axes, then rows and columns.

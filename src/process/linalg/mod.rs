@@ -4,6 +4,7 @@
 
 mod conv_gemm;
 mod gemm_choice;
+mod gemm_launch;
 mod gemm_precision;
 mod gemm_strategy;
 mod gemm_table;

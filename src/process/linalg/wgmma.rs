@@ -4,9 +4,9 @@
 //! fastest, padded to whole blocks and rounded to TF32 to nearest; then the product reads them through
 //! `cp.async` into local memory, where the instructions find them.
 
+use super::gemm_launch::GemmArgs;
 use super::gemm_precision::GemmPrecision;
 use super::gemm_strategy::GemmStrategy;
-use super::matmul::GemmArgs;
 use crate::app::{ClApp, DeviceInfo, Kernel, Program};
 use crate::data::XData;
 use crate::element::Element;
