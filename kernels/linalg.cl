@@ -953,7 +953,9 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
 // comments that start with `//@sm90a ` (the compiler still substitutes their operands) and
 // ClApp::build_program_sm90a turns them into instructions in a program retargeted to sm_90a
 // (src/app/ptx_patch.rs). The TF32 operands are rounded to nearest beforehand, by wgmma_pack, which also lays
-// them out K-fastest: the instruction reads TF32 operands only in that order.
+// them out K-fastest: the instruction reads TF32 operands only in that order. WG_SPLIT 1 is GemmPrecision::
+// Fp32Split (3xTF32, as gemm_tmma's TM_SPLIT): the pack writes heads and rests, and each 8-deep step runs three
+// instructions.
 //
 // wgmma_pack: operand X' [ROWS, K] (strides sr, sk; the batch entry's offset from batch_a or batch_b as `which`
 // says) into P [count][RP][KP] with K fastest, RP and KP the tile multiples, zeros outside ROWS × K. Each value is
@@ -1021,12 +1023,16 @@ void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX
 // WG_PROBE (measurement only, wrong products): 1 fetches no slice after the first ones (the instructions and
 // the turns' synchronisation alone), 2 runs no instruction (the copies and the synchronisation alone), 3 neither
 // (the packing, the turns' synchronisation and the stores).
-#define WG_A_BYTES (WG_BM * WG_BK * 4)
-#define WG_B_BYTES (WG_BN * WG_BK * 4)
+// A slice holds one plane of each operand, or with WG_SPLIT two: heads, then rests.
+#define WG_PLANES (1 + WG_SPLIT)
+#define WG_A_PLANE (WG_BM * WG_BK * 4)
+#define WG_B_PLANE (WG_BN * WG_BK * 4)
+#define WG_A_BYTES (WG_PLANES * WG_A_PLANE)
+#define WG_B_BYTES (WG_PLANES * WG_B_PLANE)
 #define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
-// Copies of 16 bytes per work-item and slice, rounded up (the last round guarded where they do not divide).
-#define WG_A_COPIES ((WG_A_BYTES / 16 + WG_THREADS - 1) / WG_THREADS)
-#define WG_B_COPIES ((WG_B_BYTES / 16 + WG_THREADS - 1) / WG_THREADS)
+// Copies of 16 bytes per work-item, plane and slice, rounded up (the last round guarded where they do not divide).
+#define WG_A_COPIES ((WG_A_PLANE / 16 + WG_THREADS - 1) / WG_THREADS)
+#define WG_B_COPIES ((WG_B_PLANE / 16 + WG_THREADS - 1) / WG_THREADS)
 #define WG_STR(x) #x
 #define WG_XSTR(x) WG_STR(x)
 
@@ -1054,10 +1060,10 @@ inline ulong wg_descriptor(uint addr, uint rows)
     return (ulong)((addr & 0x3ffffu) >> 4) | ((ulong)(lead >> 4) << 16) | ((ulong)(stride >> 4) << 32);
 }
 
-// d (WG_ACC floats) += A-slice · B-slice, both from local memory through descriptors da, db.
+// d (WG_ACC floats) = A-slice · B-slice (+ d where keep is 1), both from local memory through descriptors da, db.
 #if WG_BN == 256
-#define WG_MMA(d, da, db) \
-    asm volatile("//@sm90a { .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " \
+#define WG_MMA(d, da, db, keep) \
+    asm volatile("//@sm90a { .reg .pred p; setp.ne.b32 p, " WG_XSTR(keep) ", 0; wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " \
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1; }" \
         : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]), \
           "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]), \
@@ -1077,8 +1083,8 @@ inline ulong wg_descriptor(uint addr, uint rows)
           "+f"((d)[120]), "+f"((d)[121]), "+f"((d)[122]), "+f"((d)[123]), "+f"((d)[124]), "+f"((d)[125]), "+f"((d)[126]), "+f"((d)[127]) \
         : "l"(da), "l"(db))
 #else
-#define WG_MMA(d, da, db) \
-    asm volatile("//@sm90a { .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " \
+#define WG_MMA(d, da, db, keep) \
+    asm volatile("//@sm90a { .reg .pred p; setp.ne.b32 p, " WG_XSTR(keep) ", 0; wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " \
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1; }" \
         : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]), \
           "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]), \
@@ -1092,7 +1098,8 @@ inline ulong wg_descriptor(uint addr, uint rows)
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG_THREADS, 1, 1)))
-void gemm_wgmma(__global const float* restrict a, __global const float* restrict b, IDX KP, IDX a_plane,
+void gemm_wgmma(__global const float* restrict a, __global const float* restrict b,
+                __global const float* restrict a_rest, __global const float* restrict b_rest, IDX KP, IDX a_plane,
                 IDX b_plane, __global float* c, IDX c_off, IDX scm, IDX scn, IDX M, IDX N, float alpha,
                 float beta, uint use_beta, uint nd, ulong8 shape, ulong8 batch_c)
 {
@@ -1111,8 +1118,9 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
 #endif
     const IDX z = get_group_id(2);
     if (m0 >= M || n0 >= N) return;
-    __global const float* ap = a + z * a_plane + m0 * KP;
-    __global const float* bp = b + z * b_plane + n0 * KP;
+    // Plane p of each operand: the heads (or TF32 values), then with WG_SPLIT the rests.
+    __global const float* aps[2] = {a + z * a_plane + m0 * KP, a_rest + z * a_plane + m0 * KP};
+    __global const float* bps[2] = {b + z * b_plane + n0 * KP, b_rest + z * b_plane + n0 * KP};
     const uint base = wg_shared(slices);
     const IDX steps = KP / WG_BK;
 
@@ -1121,20 +1129,35 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
 #define WG_FETCH(buf, s) \
     do { \
         const uint at_ = base + (buf) * WG_STAGE_BYTES; \
-        _Pragma("unroll") for (uint i = 0; i < WG_A_COPIES; i++) { \
-            const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
-            if ((WG_A_BYTES / 16) % WG_THREADS == 0 || e_ < WG_A_BYTES / 16) \
-            wg_copy16(at_ + q_ * (WG_BM * 16) + r_ * 16, ap + r_ * KP + (s) * WG_BK + 4 * q_); \
-        } \
-        _Pragma("unroll") for (uint i = 0; i < WG_B_COPIES; i++) { \
-            const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
-            if ((WG_B_BYTES / 16) % WG_THREADS == 0 || e_ < WG_B_BYTES / 16) \
-            wg_copy16(at_ + WG_A_BYTES + q_ * (WG_BN * 16) + r_ * 16, bp + r_ * KP + (s) * WG_BK + 4 * q_); \
+        _Pragma("unroll") for (uint p = 0; p < WG_PLANES; p++) { \
+            _Pragma("unroll") for (uint i = 0; i < WG_A_COPIES; i++) { \
+                const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
+                if ((WG_A_PLANE / 16) % WG_THREADS == 0 || e_ < WG_A_PLANE / 16) \
+                    wg_copy16(at_ + p * WG_A_PLANE + q_ * (WG_BM * 16) + r_ * 16, aps[p] + r_ * KP + (s) * WG_BK + 4 * q_); \
+            } \
+            _Pragma("unroll") for (uint i = 0; i < WG_B_COPIES; i++) { \
+                const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
+                if ((WG_B_PLANE / 16) % WG_THREADS == 0 || e_ < WG_B_PLANE / 16) \
+                    wg_copy16(at_ + WG_A_BYTES + p * WG_B_PLANE + q_ * (WG_BN * 16) + r_ * 16, \
+                              bps[p] + r_ * KP + (s) * WG_BK + 4 * q_); \
+            } \
         } \
     } while (0)
 
+    // d sums the products of heads (TF32 values); with the split, rest those with a rest (2¹⁰ larger, as in
+    // gemm_tmma), and head the heads' product of one 8-deep step, which starts from zero and is added to d in
+    // FP32 (the instruction's own accumulation truncates: in place, A¹⁰⁰ came out 2.7·10⁻³ low, issue 27).
     float d[WG_ACC];
-    _Pragma("unroll") for (uint j = 0; j < WG_ACC; j++) d[j] = 0.0f;
+#if WG_SPLIT
+    float rest[WG_ACC], head[WG_ACC];
+#endif
+    _Pragma("unroll") for (uint j = 0; j < WG_ACC; j++) {
+        d[j] = 0.0f;
+#if WG_SPLIT
+        rest[j] = 0.0f;
+        head[j] = 0.0f;
+#endif
+    }
     // Every turn commits one group of copies (empty past the last slice), so that waiting for all but the
     // newest WG_WAIT groups always means: the slice about to be multiplied has landed.
     _Pragma("unroll") for (uint s = 0; s < WG_AHEAD; s++) {
@@ -1154,8 +1177,14 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
         _Pragma("unroll") for (uint q = 0; q < WG_BK / 8; q++) {
             const ulong da = wg_descriptor(slice + 2 * q * (WG_BM * 16) + group * 64 * 16, WG_BM);
             const ulong db = wg_descriptor(slice + WG_A_BYTES + 2 * q * (WG_BN * 16), WG_BN);
-#if WG_PROBE != 2 && WG_PROBE != 3
-            WG_MMA(d, da, db);
+#if WG_SPLIT
+            const ulong da_rest = wg_descriptor(slice + WG_A_PLANE + 2 * q * (WG_BM * 16) + group * 64 * 16, WG_BM);
+            const ulong db_rest = wg_descriptor(slice + WG_A_BYTES + WG_B_PLANE + 2 * q * (WG_BN * 16), WG_BN);
+            WG_MMA(rest, da_rest, db, 1);
+            WG_MMA(rest, da, db_rest, 1);
+            WG_MMA(head, da, db, 0);
+#elif WG_PROBE != 2 && WG_PROBE != 3
+            WG_MMA(d, da, db, 1);
 #endif
         }
         asm volatile("//@sm90a wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -1167,6 +1196,10 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
 #endif
         asm volatile("cp.async.commit_group;" ::: "memory");
         asm volatile("//@sm90a wgmma.wait_group.sync.aligned " WG_XSTR(WG_INFLIGHT) ";" ::: "memory");
+#if WG_SPLIT
+        // (The split runs one 8-deep step per slice and no instructions in flight across turns.)
+        _Pragma("unroll") for (uint j = 0; j < WG_ACC; j++) d[j] += head[j];
+#endif
     }
     asm volatile("//@sm90a wgmma.wait_group.sync.aligned 0;" ::: "memory");
 
@@ -1177,7 +1210,12 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
     _Pragma("unroll") for (uint j = 0; j < WG_ACC; j++) {
         const IDX gm = row + 8 * ((j >> 1) & 1), gn = col + 8 * (j >> 2) + (j & 1);
         if (gm < M && gn < N) {
+#if WG_SPLIT
+            // An infinite head sum is the result (its cross products with rests would add ∞ − ∞; gemm_tmma).
+            float v = alpha * (isfinite(d[j]) ? d[j] + rest[j] * (1.0f / 1024.0f) : d[j]);
+#else
             float v = alpha * d[j];
+#endif
             if (use_beta) v += beta * cp[gm * scm + gn * SCN];
             cp[gm * scm + gn * SCN] = v;
         }

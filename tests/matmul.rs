@@ -518,12 +518,13 @@ fn tf32_tensor_cores_where_the_device_has_them() {
     assert_ne!(GemmStrategy::planned::<f32>(info, 2048, 2048, 2048, 1, GemmPrecision::Full), GemmStrategy::TensorCore);
     let capable = GemmStrategy::tensor_cores::<f32>(info, GemmPrecision::Fp32Split);
     for precision in [GemmPrecision::Fp32Split, GemmPrecision::Tf32] {
-        // The planner takes the tensor cores at Tf32 only: the split is no faster than the FP32 kernel.
+        // The planner takes gemm_tmma at Tf32 only (its split is no faster than the FP32 kernel), wgmma at both.
         let planned = GemmStrategy::planned::<f32>(info, 2048, 2048, 2048, 1, precision);
-        let expected = capable.is_ok() && precision == GemmPrecision::Tf32;
+        let wgmma = GemmStrategy::wgmma::<f32>(info, precision);
+        // The split runs on wgmma where it can (faster than FP32 there), never on gemm_tmma.
+        let expected = capable.is_ok() && (precision == GemmPrecision::Tf32 || wgmma.is_ok());
         let on_tensor_cores = matches!(planned, GemmStrategy::TensorCore | GemmStrategy::Wgmma);
         assert_eq!(on_tensor_cores, expected, "{precision}: planned {planned}");
-        let wgmma = GemmStrategy::wgmma::<f32>(info, precision);
         assert_eq!(planned == GemmStrategy::Wgmma, wgmma.is_ok(), "{precision}: planned {planned}");
         // Too few 128 × 256 blocks to fill a GPU: the mma.sync kernel's narrower blocks.
         assert_ne!(GemmStrategy::planned::<f32>(info, 1024, 1024, 1024, 1, precision), GemmStrategy::Wgmma);

@@ -201,10 +201,10 @@ pub enum GemmStrategy {
     /// is no faster than the tiled one yet, so it runs when asked for); asking for it elsewhere is an error
     /// that says why.
     TensorCore,
-    /// `f32` products at [`super::GemmPrecision::Tf32`] on Hopper's warpgroup tensor-core instructions
-    /// (`wgmma`, NVIDIA GPUs of compute capability 9.x): the operands are packed K-fastest and rounded to TF32
-    /// first, then multiplied from local memory ([`GemmStrategy::wgmma`] says where it runs). The planner takes
-    /// it in place of [`GemmStrategy::TensorCore`] where it runs.
+    /// `f32` products at [`super::GemmPrecision::Tf32`] or [`super::GemmPrecision::Fp32Split`] on Hopper's
+    /// warpgroup tensor-core instructions (`wgmma`, NVIDIA GPUs of compute capability 9.x): the operands are
+    /// packed K-fastest and rounded to TF32 (or split into heads and rests) first, then multiplied from local
+    /// memory ([`GemmStrategy::wgmma`] says where it runs). The planner takes it for large products where it runs.
     Wgmma,
 }
 

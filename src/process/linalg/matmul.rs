@@ -113,7 +113,8 @@ impl<T: Element> MatMulParams<T> {
 
     /// How exactly an `f32` product must be formed ([`GemmPrecision`]; default [`GemmPrecision::Full`]):
     /// [`GemmPrecision::Tf32`] lets the planner use TF32 tensor cores where the device has them;
-    /// [`GemmPrecision::Fp32Split`] runs on them when [`MatMulParams::strategy`] asks for
+    /// [`GemmPrecision::Fp32Split`] lets it use them on Hopper ([`GemmStrategy::Wgmma`], faster than FP32 there)
+    /// and runs on the other tensor-core GPUs when [`MatMulParams::strategy`] asks for
     /// [`GemmStrategy::TensorCore`]. Other element types ignore it.
     ///
     /// ```

@@ -1,7 +1,8 @@
 //! [`GemmStrategy::Wgmma`]: `f32` products of [`super::MatMul`] on Hopper's warpgroup tensor-core instructions
 //! (`gemm_wgmma` and `wgmma_pack` in `kernels/linalg.cl`, built for `sm_90a` by
 //! [`crate::ClApp::build_program_sm90a`]). Each launch first packs op(A) and op(B) into device scratch arrays, K
-//! fastest, padded to whole blocks and rounded to TF32 to nearest; then the product reads them through
+//! fastest and padded to whole blocks: rounded to TF32 to nearest at [`GemmPrecision::Tf32`], or split into
+//! TF32 heads and rests (two arrays each) at [`GemmPrecision::Fp32Split`]. Then the product reads them through
 //! `cp.async` into local memory, where the instructions find them.
 
 use super::gemm_launch::GemmArgs;
@@ -42,9 +43,21 @@ impl Blocking {
     /// The blocking for `count` products of `m` × `n` on a device of `units` compute units, or the one
     /// `CLIPER_WGMMA_BLOCKING` names: three warpgroups (192 × 256 blocks, 29 % fewer operand bytes per product
     /// than 128 × 256) where they make at least two waves, else two.
-    fn chosen(m: usize, n: usize, count: usize, units: usize) -> Result<Blocking> {
+    fn chosen(m: usize, n: usize, count: usize, units: usize, split: bool) -> Result<Blocking> {
         match std::env::var(BLOCKING_ENV) {
-            Ok(text) if !text.trim().is_empty() => Blocking::parse(text.trim()),
+            Ok(text) if !text.trim().is_empty() => {
+                let blocking = Blocking::parse(text.trim())?;
+                if split && (blocking.columns != 128 || blocking.slice != 8 || blocking.inflight) {
+                    return Err(Error::invalid(
+                        "MatMul",
+                        format!("{BLOCKING_ENV}=`{text}`: the split needs COLUMNS 128, SLICE 8 and INFLIGHT 0"),
+                    ));
+                }
+                Ok(blocking)
+            }
+            // The split: three accumulator sets of 64 (heads, rests, one step's heads) and two planes per operand
+            // fill a work-item's registers and 48 KiB of buffers at 128 × 128.
+            _ if split => Ok(Blocking { rows: 128, columns: 128, slice: 8, stages: 3, inflight: false }),
             // Measured on the H200 (2048³ / 4096³ / 8192³ TF/s): 192x256x8x3/0 77 / 122 / 144 against
             // 128x256x8x4/0's 95 / 119 / 129 (docs/benchmarks.md, 2026-11-29).
             _ if m.div_ceil(192) * n.div_ceil(256) * count >= 2 * units => {
@@ -115,7 +128,7 @@ impl Blocking {
 
 impl GemmStrategy {
     /// Whether [`GemmStrategy::Wgmma`] can run `T` at `precision` on the device: `f32` products at
-    /// [`GemmPrecision::Tf32`] on an NVIDIA GPU of compute capability 9.x (H100, H200: `wgmma` is specific to
+    /// [`GemmPrecision::Tf32`] or [`GemmPrecision::Fp32Split`] on an NVIDIA GPU of compute capability 9.x (H100, H200: `wgmma` is specific to
     /// sm_90a). The error says what is missing. Whether the driver builds the retargeted program is known only
     /// when it does ([`crate::ClApp::build_program_sm90a`]); the planner then falls back to
     /// [`GemmStrategy::TensorCore`].
@@ -130,8 +143,8 @@ impl GemmStrategy {
     pub fn wgmma<T: Element>(info: &DeviceInfo, precision: GemmPrecision) -> Result<()> {
         let missing = if T::IS_DOUBLE || T::IS_COMPLEX {
             Some(format!("f32 data, not {}", T::NAME))
-        } else if precision != GemmPrecision::Tf32 {
-            Some(format!("f32 products at GemmPrecision::Tf32 (this one asks for {precision})"))
+        } else if !precision.allows_tf32() {
+            Some(format!("f32 products at GemmPrecision::Tf32 or Fp32Split (this one asks for {precision})"))
         } else {
             match info.compute_capability {
                 Some((9, _)) => None,
@@ -152,8 +165,10 @@ impl GemmStrategy {
 /// operands and their padded sizes.
 pub(super) struct WgmmaPlan<T: Element> {
     pack: Kernel,
-    /// op(A) as [count][MP][KP] and op(B)ᵀ as [count][NP][KP].
+    /// op(A) as [count][MP][KP] and op(B)ᵀ as [count][NP][KP] (TF32 values, or the split's heads).
     packed: [XData<T>; 2],
+    /// The split's rests, in the same layout.
+    rests: Option<[XData<T>; 2]>,
     /// MP, NP, KP.
     padded: [usize; 3],
     count: usize,
@@ -175,7 +190,8 @@ impl<T: Element> WgmmaPlan<T> {
     ) -> Result<(WgmmaPlan<T>, Program, Kernel)> {
         GemmStrategy::wgmma::<T>(app.device(), precision)?;
         let [m, n, k] = mnk;
-        let blocking = Blocking::chosen(m, n, count, app.device().compute_units as usize)?;
+        let split = precision == GemmPrecision::Fp32Split;
+        let blocking = Blocking::chosen(m, n, count, app.device().compute_units as usize, split)?;
         let padded = [
             m.div_ceil(blocking.rows) * blocking.rows,
             n.div_ceil(blocking.columns) * blocking.columns,
@@ -186,16 +202,21 @@ impl<T: Element> WgmmaPlan<T> {
         let index = IndexType::for_extent(extent.max(a_len.max(b_len) as u64));
         let c_unit = u8::from(scn == 1 || n <= 1);
         let options = format!(
-            "{} -DIDX={} -DWGMMA=1 -DWG_SPLIT=0 {} -DC_N_UNIT={c_unit}",
+            "{} -DIDX={} -DWGMMA=1 -DWG_SPLIT={} {} -DC_N_UNIT={c_unit}",
             T::build_options(),
             index.cl_type(),
+            u8::from(split),
             blocking.options(),
         );
         let program = app.build_program_sm90a("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
         let gemm = program.kernel("gemm_wgmma")?.owned_by("MatMul");
         let pack = program.kernel("wgmma_pack")?.owned_by("MatMul");
-        let packed = [XData::uninit(app, "MatMul", &[a_len.max(1)])?, XData::uninit(app, "MatMul", &[b_len.max(1)])?];
-        Ok((WgmmaPlan { pack, packed, padded, count, index, blocking }, program, gemm))
+        let scratch = || -> Result<[XData<T>; 2]> {
+            Ok([XData::uninit(app, "MatMul", &[a_len.max(1)])?, XData::uninit(app, "MatMul", &[b_len.max(1)])?])
+        };
+        let packed = scratch()?;
+        let rests = if split { Some(scratch()?) } else { None };
+        Ok((WgmmaPlan { pack, packed, rests, padded, count, index, blocking }, program, gemm))
     }
 
     /// Packs op(A) and op(B) and enqueues `gemm` (the plan's product kernel) on them.
@@ -206,7 +227,9 @@ impl<T: Element> WgmmaPlan<T> {
         let ((a, [sam, sak]), (b, [sbk, sbn]), (c, [scm, scn])) = (args.a, args.b, args.c);
         // op(A) [M, K] as it is; op(B) [K, N] as rows of N: its rows are n, its K stride sbk.
         let operands = [(a, sam, sak, m, mp, 0u32), (b, sbn, sbk, n, np, 1u32)];
-        for ((x, sr, sk, rows, padded_rows, which), packed) in operands.into_iter().zip(&self.packed) {
+        let rests = self.rests.as_ref().unwrap_or(&self.packed);
+        for (((x, sr, sk, rows, padded_rows, which), packed), rest) in operands.into_iter().zip(&self.packed).zip(rests)
+        {
             let bytes = ((rows * k) as u64 + (padded_rows * kp) as u64) * 4 * self.count as u64;
             self.pack
                 .launch()
@@ -224,7 +247,7 @@ impl<T: Element> WgmmaPlan<T> {
                 .scalar("batch_a", args.batch.strides[0])
                 .scalar("batch_b", args.batch.strides[1])
                 .output("hi", packed)
-                .output("lo", packed)
+                .output("lo", rest)
                 .global(&[kp.div_ceil(32) * 32, padded_rows.div_ceil(32) * 8, self.count])
                 .local(&[32, 8, 1])
                 .work(bytes, 0)
@@ -233,10 +256,13 @@ impl<T: Element> WgmmaPlan<T> {
         let use_beta = args.beta != T::default();
         let threads = self.blocking.threads();
         let [packed_a, packed_b] = &self.packed;
+        let [rest_a, rest_b] = rests;
         let launch = gemm
             .launch()
             .input("a", packed_a)
             .input("b", packed_b)
+            .input("a_rest", rest_a)
+            .input("b_rest", rest_b)
             .index("KP", idx, kp as u64)
             .index("a_plane", idx, (mp * kp) as u64)
             .index("b_plane", idx, (np * kp) as u64);
