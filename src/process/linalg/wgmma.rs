@@ -47,10 +47,12 @@ impl Blocking {
         match std::env::var(BLOCKING_ENV) {
             Ok(text) if !text.trim().is_empty() => {
                 let blocking = Blocking::parse(text.trim())?;
-                if split && (blocking.columns != 128 || blocking.slice != 8 || blocking.inflight) {
+                if split && !blocking.fits_split() {
                     return Err(Error::invalid(
                         "MatMul",
-                        format!("{BLOCKING_ENV}=`{text}`: the split needs COLUMNS 128, SLICE 8 and INFLIGHT 0"),
+                        format!(
+                            "{BLOCKING_ENV}=`{text}`: the split needs ROWS 128, COLUMNS 128, SLICE 8 and INFLIGHT 0"
+                        ),
                     ));
                 }
                 Ok(blocking)
@@ -99,6 +101,13 @@ impl Blocking {
         } else {
             Ok(blocking)
         }
+    }
+
+    /// Whether the split (`Fp32Split`) can run this blocking: its three accumulator sets take 216 registers a
+    /// work-item at 128 columns (256 columns would not fit a work-item's registers, three warpgroups not an SM's),
+    /// and it adds each 8-deep step's head products before the next step starts.
+    fn fits_split(&self) -> bool {
+        self.rows == 128 && self.columns == 128 && self.slice == 8 && !self.inflight
     }
 
     /// Work-items of a group.
@@ -298,6 +307,10 @@ mod tests {
         assert!(Blocking::parse("192x256x8x12").is_ok(), "a tuning blocking may pass the 48 KiB the driver reports");
         assert!(b.options().contains("-DWG_GROUPS=2 -DWG_BN=256"), "{}", b.options());
         assert!(b.options().contains("-DWG_AHEAD=3 -DWG_WAIT=2"), "{}", b.options());
+        assert!(Blocking::parse("128x128x8x3/0").unwrap().fits_split());
+        for other in ["192x128x8x3/0", "128x256x8x3/0", "128x128x16x3/0", "128x128x8x3/1"] {
+            assert!(!Blocking::parse(other).unwrap().fits_split(), "{other}");
+        }
         let three = Blocking::parse("192x256x8x3/1").unwrap();
         assert_eq!(three.threads(), 384);
         assert!(three.options().contains("-DWG_INFLIGHT=1 -DWG_AHEAD=1 -DWG_WAIT=0"), "{}", three.options());
