@@ -1050,13 +1050,10 @@ inline void wg_copy16(uint dst, __global const float* src)
 
 // The matrix descriptor of a K-fastest operand slice at local address addr with `rows`·16 bytes between the
 // core matrices along K (the leading byte offset) and 128 along M or N (the stride byte offset), no swizzle.
+// (The two offsets swapped made the product fail on the H200: this is the reading of the layout that holds.)
 inline ulong wg_descriptor(uint addr, uint rows)
 {
-#if WG_SWAP_OFFSETS
-    const uint lead = 128, stride = rows * 16;
-#else
     const uint lead = rows * 16, stride = 128;
-#endif
     return (ulong)((addr & 0x3ffffu) >> 4) | ((ulong)(lead >> 4) << 16) | ((ulong)(stride >> 4) << 32);
 }
 
