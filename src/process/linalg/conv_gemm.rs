@@ -155,9 +155,8 @@ impl ConvGemm {
             beta: T::default(),
             batch: &self.batch,
             index: self.index,
-            sizes: [self.global, self.local],
             work: [bytes, flops],
         };
-        enqueue_gemm(&mut self.kernel, &args)
+        enqueue_gemm(&mut self.kernel, &args, [self.global, self.local])
     }
 }

@@ -1,6 +1,7 @@
-//! One launch of a GEMM kernel of `kernels/linalg.cl`: [`GemmArgs`], the argument list every GEMM kernel takes,
-//! and [`enqueue_gemm`]. MatMul (`matmul.rs`), FilterBank's implicit GEMM (`conv_gemm.rs`) and the wgmma product
-//! (`wgmma.rs`) fill it.
+//! One launch of a GEMM kernel of `kernels/linalg.cl`: [`GemmArgs`], the product a launch computes, and
+//! [`enqueue_gemm`], which passes it as the argument list of every kernel but gemm_wgmma's. MatMul (`matmul.rs`)
+//! and FilterBank's implicit GEMM (`conv_gemm.rs`) fill it; the wgmma product (`wgmma.rs`) reads it to pack the
+//! operands and pass its own list.
 
 use crate::app::Kernel;
 use crate::data::XData;
@@ -9,9 +10,8 @@ use crate::error::Result;
 use crate::kernel_args::IndexType;
 use crate::process::planning::Batch3;
 
-/// One launch of a GEMM kernel of linalg.cl: every one of them (gemm_tiled, gemm_blocked, gemm_direct and the
-/// tensor-core kernels) takes this argument list, so MatMul and the implicit GEMM of FilterBank
-/// (`conv_gemm.rs`) enqueue through [`enqueue_gemm`].
+/// The product one launch computes, C = alpha·op(A)·op(B) + beta·C: gemm_tiled, gemm_blocked, gemm_direct and
+/// the mma.sync kernels take it as their argument list (through [`enqueue_gemm`]), gemm_wgmma after its packing.
 pub(super) struct GemmArgs<'a, T: Element> {
     /// A', B' and C with their (row, column) strides.
     pub a: (&'a XData<T>, [usize; 2]),
@@ -25,14 +25,16 @@ pub(super) struct GemmArgs<'a, T: Element> {
     pub beta: T,
     pub batch: &'a Batch3,
     pub index: IndexType,
-    /// Global and local sizes.
-    pub sizes: [[usize; 3]; 2],
     /// Bytes and FLOPs, for the profile.
     pub work: [u64; 2],
 }
 
-/// Enqueues `kernel` with `args`.
-pub(super) fn enqueue_gemm<T: Element>(kernel: &mut Kernel, args: &GemmArgs<T>) -> Result<()> {
+/// Enqueues `kernel` with `args` over the global and local sizes `[global, local]`.
+pub(super) fn enqueue_gemm<T: Element>(
+    kernel: &mut Kernel,
+    args: &GemmArgs<T>,
+    [global, local]: [[usize; 3]; 2],
+) -> Result<()> {
     let (idx, [m, n, k]) = (args.index, args.mnk);
     let ((a, [sam, sak]), (b, [sbk, sbn]), (c, [scm, scn])) = (args.a, args.b, args.c);
     let use_beta = args.beta != T::default();
@@ -65,8 +67,8 @@ pub(super) fn enqueue_gemm<T: Element>(kernel: &mut Kernel, args: &GemmArgs<T>) 
         .scalar("batch_a", args.batch.strides[0])
         .scalar("batch_b", args.batch.strides[1])
         .scalar("batch_c", args.batch.strides[2])
-        .global(&args.sizes[0])
-        .local(&args.sizes[1])
+        .global(&global)
+        .local(&local)
         .work(args.work[0], args.work[1])
         .enqueue()
 }

@@ -195,22 +195,25 @@ pub struct MatMul<T: Element> {
 /// Everything `launch` needs, fixed by `init`.
 struct Plan<T: Element> {
     strategy: GemmStrategy,
-    /// The program and kernel of a device strategy; `None` for [`GemmStrategy::Native`].
-    compiled: Option<(Program, Kernel)>,
-    /// For [`GemmStrategy::Wgmma`]: the operands' packing (`compiled` holds the product's kernel).
-    wgmma: Option<WgmmaPlan<T>>,
-    /// For [`GemmStrategy::Native`]: per product of the batch, the element offsets of its A, B and C.
-    host_offsets: Vec<[usize; 3]>,
+    run: Run<T>,
     index: IndexType,
     /// op(A) and op(B) as views of shapes `[batch…, M, K]` and `[batch…, K, N]` (before broadcasting).
     a: XData<T>,
     b: XData<T>,
     mnk: [usize; 3],
     batch: Batch3,
-    global: [usize; 3],
-    local: [usize; 3],
     bytes: u64,
     flops: u64,
+}
+
+/// How a plan runs: the host's GEMM, one kernel of linalg.cl, or the wgmma packing and product.
+enum Run<T: Element> {
+    /// [`GemmStrategy::Native`]: per product of the batch, the element offsets of its A, B and C.
+    Host { offsets: Vec<[usize; 3]> },
+    /// A GEMM kernel with its global and local sizes.
+    Kernel { program: Program, kernel: Kernel, sizes: [[usize; 3]; 2] },
+    /// [`GemmStrategy::Wgmma`]: the product's program and kernel, and the packing of its operands.
+    Wgmma { program: Program, kernel: Kernel, packing: Box<WgmmaPlan<T>> },
 }
 
 impl<T: Element> MatMul<T> {
@@ -287,7 +290,10 @@ impl<T: Element> MatMul<T> {
     /// The program `init` built and the kernel it runs (for inspection: [`Program::binary`],
     /// [`Kernel::private_mem_bytes`]); `None` before `init` and for [`GemmStrategy::Native`].
     pub fn compiled(&self) -> Option<(&Program, &Kernel)> {
-        self.plan.as_ref().and_then(|p| p.compiled.as_ref()).map(|(program, kernel)| (program, kernel))
+        self.plan.as_ref().and_then(|p| match &p.run {
+            Run::Host { .. } => None,
+            Run::Kernel { program, kernel, .. } | Run::Wgmma { program, kernel, .. } => Some((program, kernel)),
+        })
     }
 
     /// The checks on the three arrays: one device, C of the product's shape, not overlapping A or B.
@@ -349,49 +355,17 @@ impl<T: Element> MatMul<T> {
         let per_matrix = ((m * k + k * n) as u64 + mn * (1 + u64::from(use_beta))) * e;
         let flops_per_mac = if T::IS_COMPLEX { 8 } else { 2 };
         let (bytes, flops) = (per_matrix * count as u64, flops_per_mac * mn * k as u64 * count as u64);
-        if strategy == GemmStrategy::Native {
+        let run = if strategy == GemmStrategy::Native {
             if m == 0 || n == 0 || k == 0 || count == 0 {
                 return Err(Error::invalid(
                     "MatMul",
                     format!("the host's GEMM needs non-empty products; op(A)·op(B) is {m}×{k} · {k}×{n} ×{count}"),
                 ));
             }
-            let host_offsets = batch.offsets([a.offset(), b.offset(), self.c.offset()]);
-            return Ok(Plan {
-                strategy,
-                compiled: None,
-                wgmma: None,
-                host_offsets,
-                index,
-                a,
-                b,
-                mnk: [m, n, k],
-                batch,
-                global: [0; 3],
-                local: [0; 3],
-                bytes,
-                flops,
-            });
-        }
-        if strategy == GemmStrategy::Wgmma {
+            Run::Host { offsets: batch.offsets([a.offset(), b.offset(), self.c.offset()]) }
+        } else if strategy == GemmStrategy::Wgmma {
             match WgmmaPlan::new(app, [m, n, k], count, self.params.precision, extent, scn) {
-                Ok((wgmma, program, kernel)) => {
-                    return Ok(Plan {
-                        strategy,
-                        compiled: Some((program, kernel)),
-                        wgmma: Some(wgmma),
-                        host_offsets: Vec::new(),
-                        index,
-                        a,
-                        b,
-                        mnk: [m, n, k],
-                        batch,
-                        global: [0; 3],
-                        local: [0; 3],
-                        bytes,
-                        flops,
-                    });
-                }
+                Ok((packing, program, kernel)) => Run::Wgmma { program, kernel, packing: Box::new(packing) },
                 // The planner's choice on a driver that does not build the retargeted program: the mma.sync
                 // kernel runs instead (a user's explicit choice gets the error).
                 Err(Error::Unsupported { .. }) if self.params.strategy.is_none() => {
@@ -399,74 +373,64 @@ impl<T: Element> MatMul<T> {
                 }
                 Err(e) => return Err(e),
             }
-        }
-        let units = unit_strides([m, n, k], [sam, sak], [sbk, sbn], scn);
-        let (program, kernel, global, local) = if strategy == GemmStrategy::TensorCore {
-            GemmStrategy::tensor_cores::<T>(app.device(), self.params.precision)?;
-            // 16-byte loads of neighbours along an operand's contiguous axis need every group to start on a
-            // multiple of `group` elements: row strides, offsets and batch strides.
-            let aligned = |v: usize, group: usize| v.is_multiple_of(group);
-            let batch_aligned = |which: usize, group: usize| {
-                batch
-                    .strides
-                    .get(which)
-                    .is_some_and(|s| s.iter().take(batch.axes as usize).all(|&v| aligned(v as usize, group)))
-            };
-            let vectors = |group: usize| {
-                let vec_a = sak == 1 && aligned(sam, group) && aligned(a.offset(), group) && batch_aligned(0, group);
-                let vec_b = sbn == 1 && aligned(sbk, group) && aligned(b.offset(), group) && batch_aligned(1, group);
-                (u8::from(vec_a), u8::from(vec_b))
-            };
-            let (options, name) = if T::IS_COMPLEX {
-                (format!("{} -DIDX={} -DZMMA=1{units}", T::build_options(), index.cl_type()), "gemm_zmma")
-            } else if T::IS_DOUBLE {
-                let (vec_a, vec_b) = vectors(2);
-                let vec = format!(" -DDM_VEC_A={vec_a} -DDM_VEC_B={vec_b}");
-                (format!("{} -DIDX={} -DDMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_dmma")
-            } else {
-                let (vec_a, vec_b) = vectors(4);
-                let split = u8::from(self.params.precision == GemmPrecision::Fp32Split);
-                let [_, cols] = tensor_core_block::<T>(self.params.precision, [m, n], count);
-                let vec = format!(" -DTM_SPLIT={split} -DTM_BN={cols} -DTM_VEC_A={vec_a} -DTM_VEC_B={vec_b}");
-                (format!("{} -DIDX={} -DTMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_tmma")
-            };
-            let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
-            let kernel = program.kernel(name)?.owned_by("MatMul");
-            let block = tensor_core_block::<T>(self.params.precision, [m, n], count);
-            let (global, local) = tensor_core_launch([m, n], count, block);
-            (program, kernel, global, local)
         } else {
-            let t = program_tiles::<T>(strategy, app.device())?;
-            let options = tiled_options::<T>(index, t, &units);
-            let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
-            let name = match strategy {
-                GemmStrategy::Tiled(_) => "gemm_tiled",
-                GemmStrategy::Blocked(_) => "gemm_blocked",
-                GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
-                    "gemm_direct"
-                }
+            let units = unit_strides([m, n, k], [sam, sak], [sbk, sbn], scn);
+            let (program, kernel, global, local) = if strategy == GemmStrategy::TensorCore {
+                GemmStrategy::tensor_cores::<T>(app.device(), self.params.precision)?;
+                // 16-byte loads of neighbours along an operand's contiguous axis need every group to start on a
+                // multiple of `group` elements: row strides, offsets and batch strides.
+                let aligned = |v: usize, group: usize| v.is_multiple_of(group);
+                let batch_aligned = |which: usize, group: usize| {
+                    batch
+                        .strides
+                        .get(which)
+                        .is_some_and(|s| s.iter().take(batch.axes as usize).all(|&v| aligned(v as usize, group)))
+                };
+                let vectors = |group: usize| {
+                    let vec_a =
+                        sak == 1 && aligned(sam, group) && aligned(a.offset(), group) && batch_aligned(0, group);
+                    let vec_b =
+                        sbn == 1 && aligned(sbk, group) && aligned(b.offset(), group) && batch_aligned(1, group);
+                    (u8::from(vec_a), u8::from(vec_b))
+                };
+                let (options, name) = if T::IS_COMPLEX {
+                    (format!("{} -DIDX={} -DZMMA=1{units}", T::build_options(), index.cl_type()), "gemm_zmma")
+                } else if T::IS_DOUBLE {
+                    let (vec_a, vec_b) = vectors(2);
+                    let vec = format!(" -DDM_VEC_A={vec_a} -DDM_VEC_B={vec_b}");
+                    (format!("{} -DIDX={} -DDMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_dmma")
+                } else {
+                    let (vec_a, vec_b) = vectors(4);
+                    let split = u8::from(self.params.precision == GemmPrecision::Fp32Split);
+                    let [_, cols] = tensor_core_block::<T>(self.params.precision, [m, n], count);
+                    let vec = format!(" -DTM_SPLIT={split} -DTM_BN={cols} -DTM_VEC_A={vec_a} -DTM_VEC_B={vec_b}");
+                    (format!("{} -DIDX={} -DTMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_tmma")
+                };
+                let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+                let kernel = program.kernel(name)?.owned_by("MatMul");
+                let block = tensor_core_block::<T>(self.params.precision, [m, n], count);
+                let (global, local) = tensor_core_launch([m, n], count, block);
+                (program, kernel, global, local)
+            } else {
+                let t = program_tiles::<T>(strategy, app.device())?;
+                let options = tiled_options::<T>(index, t, &units);
+                let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+                let name = match strategy {
+                    GemmStrategy::Tiled(_) => "gemm_tiled",
+                    GemmStrategy::Blocked(_) => "gemm_blocked",
+                    GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
+                        "gemm_direct"
+                    }
+                };
+                let kernel = program.kernel(name)?.owned_by("MatMul");
+                // Only the direct kernel's groups depend on what the compiled kernel allows.
+                let limit = if strategy == GemmStrategy::Direct { kernel.max_work_group_size()? } else { usize::MAX };
+                let (global, local) = launch_sizes(strategy, [m, n], count, limit);
+                (program, kernel, global, local)
             };
-            let kernel = program.kernel(name)?.owned_by("MatMul");
-            // Only the direct kernel's groups depend on what the compiled kernel allows.
-            let limit = if strategy == GemmStrategy::Direct { kernel.max_work_group_size()? } else { usize::MAX };
-            let (global, local) = launch_sizes(strategy, [m, n], count, limit);
-            (program, kernel, global, local)
+            Run::Kernel { program, kernel, sizes: [global, local] }
         };
-        Ok(Plan {
-            strategy,
-            compiled: Some((program, kernel)),
-            wgmma: None,
-            host_offsets: Vec::new(),
-            index,
-            a,
-            b,
-            mnk: [m, n, k],
-            batch,
-            global,
-            local,
-            bytes,
-            flops,
-        })
+        Ok(Plan { strategy, run, index, a, b, mnk: [m, n, k], batch, bytes, flops })
     }
 }
 
@@ -616,24 +580,6 @@ impl<T: Element> Process for MatMul<T> {
         let [sbk, sbn] = matrix_axes(b, "B")?.strides;
         let [scm, scn] = matrix_axes(c, "C")?.strides;
         let use_beta = self.params.beta != T::default();
-        let Some((_, kernel)) = p.compiled.as_mut() else {
-            let job = HostGemm {
-                dims: p.mnk,
-                a: HostOperand { buffer: a.storage().buffer(), row_stride: sam, col_stride: sak },
-                b: HostOperand { buffer: b.storage().buffer(), row_stride: sbk, col_stride: sbn },
-                c: HostOperand { buffer: c.storage().buffer(), row_stride: scm, col_stride: scn },
-                offsets: &p.host_offsets,
-                alpha: self.params.alpha,
-                beta: self.params.beta,
-                read_c: use_beta,
-                conj_a: self.params.op_a.conjugates::<T>(),
-                conj_b: self.params.op_b.conjugates::<T>(),
-            };
-            let reads = if use_beta { vec![a, b, c] } else { vec![a, b] };
-            return HostCommand::new("MatMul", "host_gemm", &reads, &[c])?
-                .work(p.bytes, p.flops)
-                .run(|queue| ffi::host_gemm(queue, &job));
-        };
         let args = GemmArgs {
             a: (a, [sam, sak]),
             b: (b, [sbk, sbn]),
@@ -644,12 +590,29 @@ impl<T: Element> Process for MatMul<T> {
             beta: self.params.beta,
             batch: &p.batch,
             index: p.index,
-            sizes: [p.global, p.local],
             work: [p.bytes, p.flops],
         };
-        match p.wgmma.as_mut() {
-            Some(wgmma) => wgmma.enqueue(kernel, &args),
-            None => enqueue_gemm(kernel, &args),
+        match &mut p.run {
+            Run::Kernel { kernel, sizes, .. } => enqueue_gemm(kernel, &args, *sizes),
+            Run::Wgmma { kernel, packing, .. } => packing.enqueue(kernel, &args),
+            Run::Host { offsets } => {
+                let job = HostGemm {
+                    dims: p.mnk,
+                    a: HostOperand { buffer: a.storage().buffer(), row_stride: sam, col_stride: sak },
+                    b: HostOperand { buffer: b.storage().buffer(), row_stride: sbk, col_stride: sbn },
+                    c: HostOperand { buffer: c.storage().buffer(), row_stride: scm, col_stride: scn },
+                    offsets,
+                    alpha: self.params.alpha,
+                    beta: self.params.beta,
+                    read_c: use_beta,
+                    conj_a: self.params.op_a.conjugates::<T>(),
+                    conj_b: self.params.op_b.conjugates::<T>(),
+                };
+                let reads = if use_beta { vec![a, b, c] } else { vec![a, b] };
+                HostCommand::new("MatMul", "host_gemm", &reads, &[c])?
+                    .work(p.bytes, p.flops)
+                    .run(|queue| ffi::host_gemm(queue, &job))
+            }
         }
     }
 
