@@ -166,6 +166,9 @@ enum Case {
         /// Print each kernel's time and bandwidth (the packing of the wgmma kernel apart from its product).
         #[arg(long)]
         profile: bool,
+        /// Write the product's program binary (PTX on NVIDIA) to this file, for reading.
+        #[arg(long)]
+        dump_binary: Option<PathBuf>,
     },
     /// Searches GEMM tiles for this device and writes a GEMM table (TOML) for `CLIPER_GEMM_TABLE` or the
     /// built-in table (docs/gemm-tuning.md).
@@ -523,12 +526,12 @@ fn run(cli: Cli) -> Result<()> {
             let shape = [batch, rows, cols];
             for_dtype!(dtype, sweep::transpose(&app, shape, &tiles, timing, check))
         }
-        Case::Matmul { m, n, k, batch, dtype, kernels, reps, batches, check, precision, profile } => {
+        Case::Matmul { m, n, k, batch, dtype, kernels, reps, batches, check, precision, profile, dump_binary } => {
             let strategies = kernels.iter().map(|k| parse_gemm_kernel(k)).collect::<Result<Vec<_>>>()?;
             let mnk = [m, n.unwrap_or(m), k.unwrap_or(m)];
             let timing = Timing { reps, batches };
-            let report = sweep::Report { check, profile };
-            for_dtype!(dtype, sweep::matmul(&app, mnk, batch, &strategies, precision, timing, report))
+            let report = sweep::Report { check, profile, binary: dump_binary };
+            for_dtype!(dtype, sweep::matmul(&app, mnk, batch, &strategies, precision, timing, &report))
         }
         Case::Tune { types, sizes, budget_s, out, binaries, seed, first } => {
             let first = first.iter().map(|k| k.parse()).collect::<Result<Vec<_>>>()?;

@@ -100,13 +100,15 @@ pub(crate) fn parse_gemm_kernel(text: &str) -> Result<Option<GemmStrategy>> {
     if text == "auto" { Ok(None) } else { text.parse().map(Some) }
 }
 
-/// What `matmul` prints besides its timings.
-#[derive(Clone, Copy)]
+/// What `matmul` prints or keeps besides its timings.
+#[derive(Clone)]
 pub(crate) struct Report {
     /// Sampled outputs against float64 dot products.
     pub check: bool,
     /// Each kernel's share (the pipeline's profile).
     pub profile: bool,
+    /// Where to write the product's program binary (PTX on NVIDIA).
+    pub binary: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn matmul<T: Element>(
@@ -116,7 +118,7 @@ pub(crate) fn matmul<T: Element>(
     strategies: &[Option<GemmStrategy>],
     precision: GemmPrecision,
     timing: Timing,
-    report: Report,
+    report: &Report,
 ) -> Result<()> {
     let (a_shape, b_shape, c_shape) = ([batch, m, k], [batch, k, n], [batch, m, n]);
     let ha = random_data::<T>(batch * m * k);
@@ -136,10 +138,9 @@ pub(crate) fn matmul<T: Element>(
         // Initialised here to read the plan before the pipeline takes the process (its own init finds the
         // program in the cache).
         product.init()?;
-        // CLIPER_BENCH_DUMP=PATH keeps the product's program binary (PTX on NVIDIA) for reading.
-        if let (Ok(path), Some((program, _))) = (std::env::var("CLIPER_BENCH_DUMP"), product.compiled()) {
-            std::fs::write(&path, program.binary()?)
-                .map_err(|e| cliper::Error::invalid("cliper-bench", format!("writing {path}: {e}")))?;
+        if let (Some(path), Some((program, _))) = (&report.binary, product.compiled()) {
+            std::fs::write(path, program.binary()?)
+                .map_err(|e| cliper::Error::invalid("cliper-bench", format!("writing {}: {e}", path.display())))?;
         }
         let resources = crate::tune::kernel_resources(&product);
         let shown = product.strategy().map_or_else(String::new, |s| s.to_string());
