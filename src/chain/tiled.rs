@@ -898,7 +898,7 @@ impl Sink {
                 if file.dtype == own && *scale == Scale::Raw && !*clip {
                     if axis == 0 { w.write_rows(at, tile, local) } else { w.write(axis, at, &slab()?) }
                 } else {
-                    w.write(axis, at, &slab()?.cast(file.dtype, *scale, *clip)?)
+                    w.write(axis, at, &converted(tile, axis, local, file.dtype, *scale, *clip, path)?)
                 }
             }
             Sink::Gather { array } => {
@@ -939,7 +939,38 @@ impl Sink {
     }
 }
 
-/// Device bytes free under the app's memory limit now.
+/// Indices `local` along `axis` of a tile's output converted to `dtype` for its file. Values that convert exactly
+/// (a mask to uint8, labels to int32, rounding when asked) take the fast conversion on every core, straight from
+/// the tile's rows along the first axis; any other case takes [`HostArray::cast`], which names the first value
+/// that does not fit, after its host memory (several times the rows') is checked against the budget.
+fn converted(
+    tile: &HostArray,
+    axis: usize,
+    local: Range<usize>,
+    dtype: Dtype,
+    scale: Scale,
+    clip: bool,
+    path: &Path,
+) -> Result<HostArray> {
+    let outside = || Error::invalid("tiles", format!("rows {local:?} are outside a tile of shape {:?}", tile.shape()));
+    let exact = !clip && scale != Scale::MinMax;
+    let round = scale == Scale::Round;
+    if exact
+        && axis == 0
+        && let Some(rows) = crate::io::cast_exact_rows(tile, local.clone(), dtype, round)
+    {
+        return Ok(rows);
+    }
+    let rows = tile.slab(axis, local.clone()).ok_or_else(outside)?;
+    if exact && let Some(rows) = crate::io::cast_exact(&rows, dtype, round) {
+        return Ok(rows);
+    }
+    let what =
+        format!("converting rows {local:?} of a {:?} {} tile to {}", tile.shape(), tile.dtype().name(), dtype.name());
+    crate::HostBudget::current()?.check(path, &what, rows.cast_bytes(dtype))?;
+    rows.cast(dtype, scale, clip)
+}
+
 /// Whether an output is written slab by slab (an NPY file whose values convert row by row) rather than gathered in
 /// host memory and saved once.
 fn streams(path: &Path, options: &OutputOptions) -> bool {
@@ -987,6 +1018,7 @@ impl TileSizes {
     }
 }
 
+/// Device bytes free under the app's memory limit now.
 fn free_bytes(app: &ClApp) -> u64 {
     app.memory_limit().saturating_sub(app.memory_stats().live_bytes)
 }

@@ -10,6 +10,7 @@
 use super::host_array::{Dtype, HostArray};
 use ndarray::{ArrayD, IxDyn};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Elements per parallel piece: large enough that splitting costs nothing, small enough to spread a slice.
 const PIECE: usize = 1 << 16;
@@ -106,12 +107,30 @@ macro_rules! real_slice {
 /// `Round` and no clipping gives it; `None` when a value would change otherwise (or the case is not one of
 /// these: complex, 64-bit integers, not standard layout), and the general path decides.
 pub(crate) fn cast_exact(array: &HostArray, dtype: Dtype, round: bool) -> Option<HostArray> {
-    let shape = array.shape().to_vec();
+    let rows = 0..array.shape().first().copied().unwrap_or(1);
+    cast_exact_rows(array, rows, dtype, round)
+}
+
+/// Indices `rows` of the first axis of `array`, converted as [`cast_exact`] converts the whole array, read in
+/// place: a tile's rows go to their file's type without being copied out first. `None` also for rows outside the
+/// array.
+pub(crate) fn cast_exact_rows(array: &HostArray, rows: Range<usize>, dtype: Dtype, round: bool) -> Option<HostArray> {
+    let mut shape = array.shape().to_vec();
+    let inner: usize = shape.iter().skip(1).product();
+    match shape.first_mut() {
+        Some(extent) if rows.start <= rows.end && rows.end <= *extent => *extent = rows.len(),
+        Some(_) => return None,
+        // A 0-d array has one element, taken whole.
+        None if rows == (0..1) => {}
+        None => return None,
+    }
+    let span = rows.start * inner..rows.end * inner;
     let integer = !matches!(dtype, Dtype::F32 | Dtype::F64);
     let prepare = move |v: f64| if round && integer { v.round() } else { v };
     macro_rules! to {
         ($t:ty, $variant:ident) => {
-            real_slice!(array, s => map_all(s, &shape, |v| <$t>::from_exact(prepare(v.f64()))))
+            real_slice!(array, s => s.get(span.clone())
+                .and_then(|s| map_all(s, &shape, |v| <$t>::from_exact(prepare(v.f64())))))
                 .map(HostArray::$variant)
         };
     }
@@ -210,5 +229,23 @@ mod tests {
         let long = HostArray::I32(ArrayD::from_shape_vec(IxDyn(&[long.len()]), long).unwrap());
         assert_eq!(rescale_real(&long, 1.0, 0.5).unwrap().dtype(), Dtype::F64);
         long_ok(&long);
+    }
+
+    #[test]
+    fn rows_convert_as_the_same_rows_copied_out_do() {
+        let a = ArrayD::from_shape_fn(IxDyn(&[7, 3, 5]), |d| (d[0] * 15 + d[1] * 5 + d[2]) as f32 * 0.5);
+        let tile = HostArray::F32(a);
+        for rows in [0..7, 2..5, 6..7, 3..3] {
+            for round in [false, true] {
+                let copied = cast_exact(&tile.slab(0, rows.clone()).unwrap(), Dtype::U8, round);
+                assert_eq!(cast_exact_rows(&tile, rows.clone(), Dtype::U8, round), copied, "{rows:?} {round}");
+            }
+        }
+        // Rows 0..1 hold only whole halves (0, 0.5 …): not exact as integers, exact once rounded.
+        assert!(cast_exact_rows(&tile, 0..1, Dtype::I16, false).is_none());
+        assert_eq!(cast_exact_rows(&tile, 0..1, Dtype::I16, true).unwrap().shape(), &[1, 3, 5]);
+        assert!(cast_exact_rows(&tile, 5..8, Dtype::F64, false).is_none(), "rows past the end");
+        let scalar = HostArray::F64(ArrayD::from_elem(IxDyn(&[]), 3.0));
+        assert_eq!(cast_exact_rows(&scalar, 0..1, Dtype::U8, false).unwrap().shape(), &[] as &[usize]);
     }
 }

@@ -41,7 +41,7 @@ pub use cfl::{decode_cfl, read_cfl, write_cfl};
 pub use dicom::{
     Dicom, DicomInfo, DicomSeriesOptions, decode_dicom, read_dicom, read_dicom_series, write_dicom_series,
 };
-pub(crate) use fast_cast::{cast_exact, round_to_f32};
+pub(crate) use fast_cast::{cast_exact, cast_exact_rows, round_to_f32};
 pub(crate) use file::write_image_holding;
 pub use file::{Scale, read_file, read_image, write_file, write_image};
 pub use geometry::{Geometry, SpaceUnit};
