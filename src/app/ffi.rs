@@ -56,6 +56,26 @@ pub(crate) struct Queue {
     pinned: Mutex<Option<Pinned>>,
     /// `PINNED_MOST` (smaller in tests, which cover the copies through ordinary memory).
     pinned_most: usize,
+    /// A staged queue's two page-locked chunks for large transfers ([`staged_write`], [`staged_read`]), made at
+    /// the first; held by one transfer at a time (another meanwhile goes directly).
+    transfer: Mutex<TransferChunks>,
+    /// Transfers from this many bytes on are staged, in pieces of `transfer_chunk` bytes (both smaller in tests).
+    transfer_from: usize,
+    transfer_chunk: usize,
+}
+
+/// Host↔device transfers of at least this many bytes go through a staged queue's page-locked chunks.
+const STAGED_TRANSFER_FROM: usize = 8 << 20;
+
+/// The size of each of the two page-locked chunks of a staged queue's large transfers.
+const TRANSFER_CHUNK: usize = 32 << 20;
+
+/// A staged queue's page-locked chunks for large transfers: not made yet, made, or refused by the driver (the
+/// transfers then go directly, as before).
+enum TransferChunks {
+    NotYet,
+    Ready([Pinned; 2]),
+    Refused,
 }
 
 /// The most page-locked staging memory a queue keeps: larger host commands copy through ordinary memory.
@@ -118,6 +138,12 @@ impl Drop for Queue {
         if let Some(pinned) = pinned.take() {
             pinned.release(&self.queue);
         }
+        let transfer = self.transfer.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let TransferChunks::Ready(chunks) = std::mem::replace(transfer, TransferChunks::NotYet) {
+            for chunk in chunks {
+                chunk.release(&self.queue);
+            }
+        }
     }
 }
 
@@ -151,7 +177,43 @@ impl Queue {
         // clCreateCommandQueue is deprecated from OpenCL 2.0 but present everywhere, 1.2 devices included.
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(context, properties)?;
-        Ok(Queue { queue, enqueue: RwLock::new(()), staged, pinned: Mutex::new(None), pinned_most: PINNED_MOST })
+        Ok(Queue {
+            queue,
+            enqueue: RwLock::new(()),
+            staged,
+            pinned: Mutex::new(None),
+            pinned_most: PINNED_MOST,
+            transfer: Mutex::new(TransferChunks::NotYet),
+            transfer_from: STAGED_TRANSFER_FROM,
+            transfer_chunk: TRANSFER_CHUNK,
+        })
+    }
+
+    /// The page-locked chunks for a transfer of `bytes` bytes, made at the first such transfer; `None` when it
+    /// goes directly: the queue maps (a CPU), the transfer is small, another thread's transfer holds the chunks,
+    /// or the driver refused them.
+    fn transfer_chunks(&self, held: &CommandQueue, bytes: usize) -> Option<MutexGuard<'_, TransferChunks>> {
+        if !self.staged || bytes == 0 || bytes < self.transfer_from {
+            return None;
+        }
+        let mut chunks = match self.transfer.try_lock() {
+            Ok(chunks) => chunks,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        if matches!(*chunks, TransferChunks::NotYet) {
+            let made = Pinned::create(held, self.transfer_chunk).and_then(|first| {
+                match Pinned::create(held, self.transfer_chunk) {
+                    Ok(second) => Ok([first, second]),
+                    Err(e) => {
+                        first.release(held);
+                        Err(e)
+                    }
+                }
+            });
+            *chunks = made.map_or(TransferChunks::Refused, TransferChunks::Ready);
+        }
+        matches!(*chunks, TransferChunks::Ready(_)).then_some(chunks)
     }
 
     /// Waits until every command enqueued so far has finished (no lock: it enqueues nothing).
@@ -191,23 +253,32 @@ pub(crate) fn create_buffer(context: &Context, bytes: usize) -> ClResult<Buffer<
     unsafe { Buffer::<u8>::create(context, CL_MEM_READ_WRITE, bytes.max(1), ptr::null_mut()) }
 }
 
-/// Copies `data` from the host into `buffer` at `offset_bytes`, waiting until the copy is done.
+/// Copies `data` from the host into `buffer` at `offset_bytes`, waiting until the copy is done. A large copy to a
+/// device with its own memory goes through the queue's page-locked chunks ([`staged_write`]); its event is then
+/// the last piece's.
 pub(crate) fn write_buffer<T: Element>(
     queue: &Queue,
     buffer: &Buffer<u8>,
     offset_bytes: usize,
     data: &[T],
 ) -> ClResult<Event> {
-    let queue = queue.shared()?;
+    let held = queue.shared()?;
+    // SAFETY: `Element` types are plain data without padding (module docs), so their memory reads as bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
+    if let Some(mut chunks) = queue.transfer_chunks(held.queue, bytes.len())
+        && let TransferChunks::Ready(chunks) = &mut *chunks
+    {
+        return staged_write(held.queue, chunks, queue.transfer_chunk, (buffer.get(), offset_bytes), bytes);
+    }
     // SAFETY: blocking write, so `data` outlives the transfer; OpenCL bounds-checks the region.
     let event = unsafe {
         opencl3::command_queue::enqueue_write_buffer(
-            queue.queue.get(),
+            held.queue.get(),
             buffer.get(),
             CL_BLOCKING,
             offset_bytes,
-            std::mem::size_of_val(data),
-            data.as_ptr().cast::<c_void>(),
+            bytes.len(),
+            bytes.as_ptr().cast::<c_void>(),
             0,
             ptr::null(),
         )?
@@ -215,28 +286,192 @@ pub(crate) fn write_buffer<T: Element>(
     Ok(Event::new(event))
 }
 
-/// Copies `out.len()` elements from `buffer` at `offset_bytes` into `out`, waiting until the copy is done.
+/// Copies `out.len()` elements from `buffer` at `offset_bytes` into `out`, waiting until the copy is done. A large
+/// copy from a device with its own memory goes through the queue's page-locked chunks ([`staged_read`]).
 pub(crate) fn read_buffer<T: Element>(
     queue: &Queue,
     buffer: &Buffer<u8>,
     offset_bytes: usize,
     out: &mut [T],
 ) -> ClResult<Event> {
-    let queue = queue.shared()?;
-    // SAFETY: blocking read into memory we hold mutably; any bit pattern is a valid `Element`.
+    let held = queue.shared()?;
+    // SAFETY: `Element` types are plain data for which every bit pattern is valid (module docs), so their memory
+    // may be written as bytes; the byte slice replaces `out` for the rest of this function.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(out)) };
+    if let Some(mut chunks) = queue.transfer_chunks(held.queue, bytes.len())
+        && let TransferChunks::Ready(chunks) = &mut *chunks
+    {
+        return staged_read(held.queue, chunks, queue.transfer_chunk, (buffer.get(), offset_bytes), bytes);
+    }
+    // SAFETY: blocking read into memory we hold mutably (`bytes`, all of `out`).
     let event = unsafe {
         opencl3::command_queue::enqueue_read_buffer(
-            queue.queue.get(),
+            held.queue.get(),
             buffer.get(),
             CL_BLOCKING,
             offset_bytes,
-            std::mem::size_of_val(out),
-            out.as_mut_ptr().cast::<c_void>(),
+            bytes.len(),
+            bytes.as_mut_ptr().cast::<c_void>(),
             0,
             ptr::null(),
         )?
     };
     Ok(Event::new(event))
+}
+
+/// The transfers in flight from or into a staged queue's two page-locked chunks, one per chunk. Whatever way a
+/// staged transfer ends, its chunks are not handed on (nor written again) before their transfers have finished:
+/// dropping this waits for them.
+#[derive(Default)]
+struct InFlight([Option<Event>; 2]);
+
+impl InFlight {
+    /// Waits until chunk `slot`'s transfer, if any, has finished.
+    fn settle(&mut self, slot: usize) -> ClResult<()> {
+        match self.0.get_mut(slot).and_then(Option::take) {
+            Some(event) => event.wait(),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for both chunks; the event of the transfer enqueued last.
+    fn finish(mut self, last: usize) -> ClResult<Event> {
+        let other = self.settle(1 - last);
+        let event =
+            self.0.get_mut(last).and_then(Option::take).ok_or(ClError(opencl3::error_codes::CL_INVALID_VALUE))?;
+        let done = event.wait();
+        other.and(done).map(|()| event)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        for event in self.0.iter_mut().filter_map(Option::take) {
+            // On the way out of a failed transfer: the first error is already being returned.
+            let _ = event.wait();
+        }
+    }
+}
+
+/// Copies `from` into `to` (same length) on every core: the host's half of a staged transfer, which one thread
+/// does at a fraction of the DMA engine's speed.
+fn copy_on_every_core(to: &mut [u8], from: &[u8]) {
+    use rayon::prelude::*;
+    to.par_chunks_mut(1 << 20).zip(from.par_chunks(1 << 20)).for_each(|(t, f)| t.copy_from_slice(f));
+}
+
+/// The offset of piece `k` of `chunk` bytes after `offset`, or `CL_INVALID_VALUE` when it overflows.
+fn piece_offset(offset: usize, k: usize, chunk: usize) -> ClResult<usize> {
+    k.checked_mul(chunk).and_then(|b| b.checked_add(offset)).ok_or(ClError(opencl3::error_codes::CL_INVALID_VALUE))
+}
+
+/// A large host→device copy into `mem` at `offset`, in pieces of `chunk` bytes: each piece is copied into one
+/// page-locked chunk on every core while the other chunk's piece is on its way. (Ordinary host memory reaches the
+/// DMA engine through the driver's own staging, on one thread.) Waits until every piece has arrived; gives the
+/// last piece's event.
+fn staged_write(
+    queue: &CommandQueue,
+    chunks: &[Pinned; 2],
+    chunk: usize,
+    (mem, offset): (cl_mem, usize),
+    bytes: &[u8],
+) -> ClResult<Event> {
+    let chunk = chunk.max(1);
+    let mut in_flight = InFlight::default();
+    let mut last = 0;
+    for (k, piece) in bytes.chunks(chunk).enumerate() {
+        let slot = k % 2;
+        let pinned = chunks.get(slot).ok_or(ClError(opencl3::error_codes::CL_INVALID_VALUE))?;
+        in_flight.settle(slot)?;
+        // SAFETY: the chunk's mapping holds `chunk` ≥ `piece.len()` bytes; nothing else reads or writes it now:
+        // its last transfer has just finished (`settle`), and the chunks are this transfer's while it holds their
+        // lock.
+        let staging = unsafe { std::slice::from_raw_parts_mut(pinned.pointer.cast::<u8>(), piece.len()) };
+        copy_on_every_core(staging, piece);
+        // SAFETY: a write that does not block, from the page-locked chunk, which stays mapped and is not written
+        // again before the transfer has finished (`InFlight` waits for it first, and when dropped); OpenCL checks
+        // the region against the buffer.
+        let event = unsafe {
+            opencl3::command_queue::enqueue_write_buffer(
+                queue.get(),
+                mem,
+                CL_NON_BLOCKING,
+                piece_offset(offset, k, chunk)?,
+                piece.len(),
+                pinned.pointer,
+                0,
+                ptr::null(),
+            )?
+        };
+        if let Some(place) = in_flight.0.get_mut(slot) {
+            *place = Some(Event::new(event));
+        }
+        last = slot;
+    }
+    in_flight.finish(last)
+}
+
+/// A large device→host copy from `mem` at `offset` into `bytes`, in pieces of `chunk` bytes: the device writes a
+/// piece into one page-locked chunk while the piece before is copied out of the other on every core. Waits until
+/// every piece is in `bytes`; gives the last piece's event.
+fn staged_read(
+    queue: &CommandQueue,
+    chunks: &[Pinned; 2],
+    chunk: usize,
+    (mem, offset): (cl_mem, usize),
+    bytes: &mut [u8],
+) -> ClResult<Event> {
+    let chunk = chunk.max(1);
+    let mut in_flight = InFlight::default();
+    let total = bytes.len();
+    let pieces = total.div_ceil(chunk);
+    let enqueue = |k: usize, in_flight: &mut InFlight| -> ClResult<()> {
+        let slot = k % 2;
+        let pinned = chunks.get(slot).ok_or(ClError(opencl3::error_codes::CL_INVALID_VALUE))?;
+        let length = total.saturating_sub(k * chunk).min(chunk);
+        // SAFETY: a read that does not block, into the page-locked chunk (which holds `chunk` ≥ `length` bytes);
+        // the host touches the chunk only after the read has finished (`settle`) and before the chunk's next read
+        // is enqueued; `InFlight` waits for it on every way out. OpenCL checks the region against the buffer.
+        let event = unsafe {
+            opencl3::command_queue::enqueue_read_buffer(
+                queue.get(),
+                mem,
+                CL_NON_BLOCKING,
+                piece_offset(offset, k, chunk)?,
+                length,
+                pinned.pointer,
+                0,
+                ptr::null(),
+            )?
+        };
+        if let Some(place) = in_flight.0.get_mut(slot) {
+            *place = Some(Event::new(event));
+        }
+        Ok(())
+    };
+    if pieces > 0 {
+        enqueue(0, &mut in_flight)?;
+    }
+    let mut last = None;
+    for (k, piece) in bytes.chunks_mut(chunk).enumerate() {
+        let slot = k % 2;
+        if k + 1 < pieces {
+            // The other chunk's piece (k − 1) was copied out in the step before.
+            enqueue(k + 1, &mut in_flight)?;
+        }
+        let event = in_flight.0.get_mut(slot).and_then(Option::take);
+        if let Some(event) = &event {
+            event.wait()?;
+        }
+        let pinned = chunks.get(slot).ok_or(ClError(opencl3::error_codes::CL_INVALID_VALUE))?;
+        // SAFETY: the chunk's mapping holds `chunk` ≥ `piece.len()` bytes, which its read (finished just above)
+        // wrote; the device does not write it again before the next read of this chunk, enqueued after this copy.
+        let staging = unsafe { std::slice::from_raw_parts(pinned.pointer.cast::<u8>(), piece.len()) };
+        copy_on_every_core(piece, staging);
+        last = event.or(last);
+    }
+    drop(in_flight);
+    last.ok_or(ClError(opencl3::error_codes::CL_INVALID_VALUE))
 }
 
 /// Sets `bytes` bytes of `buffer` from `offset_bytes` to zero, on the device, writing a zero pattern of
@@ -984,6 +1219,52 @@ mod tests {
             let pinned_bytes = held.as_ref().map_or(0, |p| p.bytes);
             assert_eq!(pinned_bytes >= 2 * n * 8, staged && pinned_most > 0, "page-locked bytes {pinned_bytes}");
         }
+    }
+
+    #[test]
+    fn staged_transfers_carry_every_byte_in_pieces_through_the_page_locked_chunks() {
+        let (direct, context) = setup();
+        let mut queue = Queue::create(&context, false, true).unwrap();
+        // Pieces of 1000 bytes (not a multiple of 8: elements straddle pieces), from 4 KiB on.
+        (queue.transfer_from, queue.transfer_chunk) = (4096, 1000);
+        let n = 12_345;
+        let values: Vec<f64> = (0..n).map(|i| (i as f64).sqrt() - 7.5).collect();
+        let buffer = create_buffer(&context, (n + 3) * 8).unwrap();
+        write_buffer(&direct, &buffer, 0, &[-1.0f64; 3]).unwrap();
+        // Staged, at an offset; read back directly, whole and with the three values before it untouched.
+        write_buffer(&queue, &buffer, 3 * 8, &values).unwrap();
+        assert!(matches!(*queue.transfer.lock().unwrap(), TransferChunks::Ready(_)), "the chunks were made");
+        let mut back = vec![0.0f64; n + 3];
+        read_buffer(&direct, &buffer, 0, &mut back).unwrap();
+        assert_eq!(back.get(..3), Some(&[-1.0; 3][..]));
+        assert!(back.get(3..) == Some(&values[..]), "a staged write differs");
+        // Staged reads: whole pieces, an odd tail, an offset, and one just under the threshold (direct).
+        for (at, count) in [(3, n), (0, n + 3), (1000, 2000), (5, 511)] {
+            let mut got = vec![0.0f64; count];
+            read_buffer(&queue, &buffer, at * 8, &mut got).unwrap();
+            assert!(got.get(..) == back.get(at..at + count), "a read of {count} from {at} differs");
+        }
+        // A region outside the buffer is OpenCL's error, not a partial copy left in flight.
+        let mut too_many = vec![0.0f64; n + 4];
+        assert!(read_buffer(&queue, &buffer, 0, &mut too_many).is_err());
+        assert!(
+            write_buffer(&queue, &buffer, 8, &values[..n - 1].iter().chain(&[0.0; 4]).copied().collect::<Vec<_>>())
+                .is_err()
+        );
+        // Two threads at once: one holds the chunks, the other goes directly; both arrive.
+        let buffers = [(); 2].map(|()| create_buffer(&context, n * 8).unwrap());
+        std::thread::scope(|scope| {
+            for (k, b) in buffers.iter().enumerate() {
+                let (queue, values) = (&queue, &values);
+                scope.spawn(move || {
+                    let shifted: Vec<f64> = values.iter().map(|v| v + k as f64).collect();
+                    write_buffer(queue, b, 0, &shifted).unwrap();
+                    let mut got = vec![0.0f64; n];
+                    read_buffer(queue, b, 0, &mut got).unwrap();
+                    assert!(got == shifted, "thread {k}");
+                });
+            }
+        });
     }
 
     #[test]
