@@ -393,6 +393,13 @@ enum Case {
         /// The Gaussian's sigma.
         #[arg(long, default_value_t = 2.0)]
         sigma: f64,
+        /// The output file's element type (`f32` writes 4 bytes per pixel); by default the threshold's mask is
+        /// written as uint8, as an untiled run writes it.
+        #[arg(long)]
+        output_type: Option<String>,
+        /// Skip the second run, with the whole device's memory as the budget.
+        #[arg(long)]
+        budget_only: bool,
     },
     /// The first device of a set against all of them (docs/scaling.md): slices through pad → Gaussian → Sobel,
     /// SENSE reconstructions, a 4-D array cut along its batch axis, and optionally a tiled image.
@@ -599,12 +606,13 @@ fn run(cli: Cli) -> Result<()> {
             };
             nufft::recon(&app, &kspace, &traj, &maps, penalty, iters, dcf, reps, out.as_deref())
         }
-        Case::Tiles { shape, budget, dir, sigma } => {
+        Case::Tiles { shape, budget, dir, sigma, output_type, budget_only } => {
             let [rows, cols] = shape[..] else {
                 return Err(cliper::Error::invalid("cliper-bench", format!("--shape {shape:?}: give rows,cols")));
             };
             let budget = budget.as_deref().map(cliper::parse_bytes).transpose()?;
-            tiles::run([rows, cols], budget, &dir, sigma)
+            let budgets = if budget_only { vec![budget] } else { vec![budget, None] };
+            tiles::run([rows, cols], &budgets, &dir, sigma, output_type.as_deref())
         }
         Case::Filterbank { input, filters, padding, algorithms, precision, tiles, profile, reps, batches } => {
             let tiles = tiles.iter().map(|t| t.parse()).collect::<Result<Vec<GemmTiles>>>()?;

@@ -231,7 +231,7 @@ fn tiles(apps: &[ClApp], shape: [usize; 2], budget: u64, dir: &Path) -> Result<(
         crate::tiles::make_input(&input, rows, cols)?;
     }
     let output = dir.join("scaling-tiles-out.npy");
-    let text = crate::tiles::edge_chain(&input, &output, 2.0);
+    let text = crate::tiles::edge_chain(&input, &output, 2.0, None);
     let chain = Chain::from_toml(&text, Path::new("scaling.toml"))?;
     let limited: Vec<ClApp> = apps
         .iter()

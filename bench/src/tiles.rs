@@ -59,20 +59,31 @@ fn copy_once(app: &ClApp, bytes: usize, chunk: usize) -> Result<(f64, f64)> {
     Ok((up, clock.elapsed().as_secs_f64()))
 }
 
-/// The benchmarks' tiled chain as a pipeline file: Gaussian σ → Sobel magnitude → threshold 0.05, NPY to NPY.
-pub(crate) fn edge_chain(input: &Path, output: &Path, sigma: f64) -> String {
+/// The benchmarks' tiled chain as a pipeline file: Gaussian σ → Sobel magnitude → threshold 0.05, NPY to NPY
+/// (the mask in `output_type`, uint8 when `None`).
+pub(crate) fn edge_chain(input: &Path, output: &Path, sigma: f64, output_type: Option<&str>) -> String {
+    let output = match output_type {
+        Some(t) => format!("{{ path = '{}', type = '{t}' }}", output.display()),
+        None => format!("'{}'", output.display()),
+    };
     format!(
         "input = {{ x = '{}' }}\n\
          [[step]]\nop = 'convolve'\nkernel = 'gaussian:{sigma}'\nin = 'x'\nout = 'g'\n\
          [[step]]\nop = 'gradient-magnitude'\nderivative = 'sobel'\nin = 'g'\nout = 'e'\n\
          [[step]]\nop = 'threshold'\nvalue = 0.05\nin = 'e'\nout = 'm'\n\
-         [output]\nm = '{}'\n",
+         [output]\nm = {output}\n",
         input.display(),
-        output.display()
     )
 }
 
-pub(crate) fn run(shape: [usize; 2], budget: Option<u64>, dir: &Path, sigma: f64) -> Result<()> {
+/// The tiled chain once per entry of `budgets` (`None`: the whole device's memory).
+pub(crate) fn run(
+    shape: [usize; 2],
+    budgets: &[Option<u64>],
+    dir: &Path,
+    sigma: f64,
+    output_type: Option<&str>,
+) -> Result<()> {
     let [rows, cols] = shape;
     std::fs::create_dir_all(dir).map_err(|source| cliper::Error::Io { path: dir.to_path_buf(), source })?;
     let (input, output) = (dir.join("tiles-in.npy"), dir.join("tiles-out.npy"));
@@ -96,9 +107,9 @@ pub(crate) fn run(shape: [usize; 2], budget: Option<u64>, dir: &Path, sigma: f64
         up + down
     );
     drop(plain);
-    let text = edge_chain(&input, &output, sigma);
+    let text = edge_chain(&input, &output, sigma, output_type);
     let chain = Chain::from_toml(&text, Path::new("tiles.toml"))?;
-    for budget in [budget, None] {
+    for &budget in budgets {
         let builder = ClApp::builder().use_env(true);
         let app = match budget {
             Some(b) => builder.memory_limit(b).build()?,
@@ -106,15 +117,21 @@ pub(crate) fn run(shape: [usize; 2], budget: Option<u64>, dir: &Path, sigma: f64
         };
         let clock = Instant::now();
         let mut tiles: Vec<TileTiming> = Vec::new();
+        // When each tile's outputs were written, from the start.
+        let mut ends: Vec<f64> = Vec::new();
         let outcome = chain.run_tiled(&app, None, |p| match p {
             TileProgress::Planned(plan) => println!(
-                "budget {} bytes: {} tiles of {} rows, {} rows of context",
+                "budget {} bytes: {} tiles of {} rows, {} rows of context; planned at {:.3} s",
                 plan.budget,
                 plan.tiles(),
                 plan.rows,
-                plan.halo
+                plan.halo,
+                clock.elapsed().as_secs_f64()
             ),
-            TileProgress::Tile(t) => tiles.push(t.clone()),
+            TileProgress::Tile(t) => {
+                tiles.push(t.clone());
+                ends.push(clock.elapsed().as_secs_f64());
+            }
             TileProgress::Shrunk(r) => println!("shrunk to {r} rows"),
         })?;
         let total = clock.elapsed().as_secs_f64();
@@ -122,7 +139,7 @@ pub(crate) fn run(shape: [usize; 2], budget: Option<u64>, dir: &Path, sigma: f64
         println!(
             "tiled run: {total:.3} s end to end = {:.2}× the copy once ({:.3} s before the output's flush to \
              disk: {:.2}×); {:.1} GB/s in+out; sums over {} tiles: read {:.3} s, upload {:.3}, compute {:.3}, \
-             download {:.3}, write {:.3}",
+             download {:.3}, write {:.3}; the device's worker waited {:.3}",
             total / (up + down),
             total - outcome.save_s,
             (total - outcome.save_s) / (up + down),
@@ -132,12 +149,14 @@ pub(crate) fn run(shape: [usize; 2], budget: Option<u64>, dir: &Path, sigma: f64
             sum(|t| t.upload_s),
             sum(|t| t.compute_s),
             sum(|t| t.download_s),
-            sum(|t| t.write_s)
+            sum(|t| t.write_s),
+            sum(|t| t.wait_s)
         );
-        for t in tiles.iter().take(4).chain(tiles.iter().skip(4).rev().take(1)) {
+        for (t, end) in tiles.iter().zip(&ends) {
             println!(
-                "  tile {:?}: read {:.3} upload {:.3} compute {:.3} download {:.3} write {:.3}",
-                t.rows, t.read_s, t.upload_s, t.compute_s, t.download_s, t.write_s
+                "  tile {:?}: read {:.3} upload {:.3} compute {:.3} download {:.3} write {:.3} waited {:.3}; \
+                 written at {end:.3} s",
+                t.rows, t.read_s, t.upload_s, t.compute_s, t.download_s, t.write_s, t.wait_s
             );
         }
     }

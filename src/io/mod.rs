@@ -25,6 +25,7 @@ mod nifti;
 mod npy;
 mod nrrd;
 mod png;
+mod positioned;
 mod raw;
 mod rescale;
 mod sample;

@@ -14,7 +14,6 @@ use super::save::{PendingSave, commit, prepare_open};
 use super::source::data_bytes;
 use super::tiff::TiffSlabs;
 use crate::error::{Error, Result};
-use rayon::prelude::*;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -183,7 +182,7 @@ impl SlabFile {
     /// The elements with index `rows` along `axis` (all of every other axis), as an array of the file's type.
     ///
     /// Elements in this machine's byte order are read straight into the array (no decoding pass), in pieces of
-    /// up to 64 MiB on all cores: a slab of a file in the page cache comes at memory speed.
+    /// up to 64 MiB on several threads: a slab of a file in the page cache comes at memory speed.
     pub fn read(&self, axis: usize, rows: Range<usize>) -> Result<HostArray> {
         if let Some(tiff) = &self.tiff {
             return match axis {
@@ -237,22 +236,23 @@ impl SlabFile {
             self.offset + (((b / piece.max(1)) * extent + rows.start) * inner * size + b % piece.max(1)) as u64
         };
         let fill = |bytes: &mut [u8]| -> Result<()> {
-            // Chunks that never straddle two pieces, so each is one positioned read.
-            let chunk = (64 << 20) / piece.max(1) * piece.max(1);
-            let chunk = if chunk == 0 { piece.clamp(1, 64 << 20) } else { chunk };
-            bytes.par_chunks_mut(chunk).enumerate().try_for_each(|(k, part)| {
+            // Parts of up to `PIECE` bytes: whole pieces of the file where they are smaller (a part's pieces are
+            // read one after another), else a piece's share.
+            let most = super::positioned::PIECE;
+            let chunk = most / piece.max(1) * piece.max(1);
+            let chunk = if chunk == 0 { piece.clamp(1, most) } else { chunk };
+            super::positioned::read_in_pieces(bytes, chunk, |k, part| {
                 let mut done = 0;
                 while done < part.len() {
                     let b = k * chunk + done;
                     let run = (piece - b % piece).min(part.len() - done);
                     let target = part.get_mut(done..done + run).unwrap_or_default();
-                    self.file
-                        .read_exact_at(target, at(b))
-                        .map_err(|source| Error::Io { path: self.path.clone(), source })?;
+                    self.file.read_exact_at(target, at(b))?;
                     done += run;
                 }
                 Ok(())
             })
+            .map_err(|source| Error::Io { path: self.path.clone(), source })
         };
         if !native {
             let mut bytes = vec![0u8; outer * piece];
@@ -383,7 +383,8 @@ impl SlabWriter {
         let size = self.format.dtype.size();
         let piece = rows.len() * inner * size;
         let extent = shape.get(axis).copied().unwrap_or(1);
-        bytes.par_chunks(piece.max(1)).enumerate().take(outer).try_for_each(|(o, chunk)| {
+        // One piece per index of the axes before: their order does not matter (the inode lock serialises them).
+        bytes.chunks(piece.max(1)).enumerate().take(outer).try_for_each(|(o, chunk)| {
             self.write_at(self.offset + ((o * extent + rows.start) * inner * size) as u64, chunk)
         })
     }
@@ -394,13 +395,10 @@ impl SlabWriter {
         if native { each_variant!(array, a => a.as_slice().map(bytemuck::cast_slice::<_, u8>)) } else { None }
     }
 
-    /// Writes `bytes` at byte `at`, in pieces of up to 64 MiB on all cores.
+    /// Writes `bytes` at byte `at`, in pieces on threads of their own ([`super::positioned`]).
     fn write_at(&self, at: u64, bytes: &[u8]) -> Result<()> {
-        bytes.par_chunks(64 << 20).enumerate().try_for_each(|(k, part)| {
-            self.file
-                .write_all_at(part, at + (k * (64 << 20)) as u64)
-                .map_err(|source| Error::Io { path: self.path.clone(), source })
-        })
+        super::positioned::write_pieces(&self.file, bytes, at)
+            .map_err(|source| Error::Io { path: self.path.clone(), source })
     }
 
     /// Writes indices `local` along the first axis of `tile` (the file's type; the file's shape but along that

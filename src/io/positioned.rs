@@ -1,0 +1,106 @@
+//! Positioned reads and writes of one file in pieces, on threads of their own. A read or write call blocks in
+//! the kernel (on the disk, or on the file's inode lock, which serialises writes to one file on tmpfs and ext4);
+//! on rayon's threads such calls would hold up the CPU work queued behind them there — a tile's host-to-device
+//! copy waited for the previous tile's writes (H200, 16 cores: uploads of 1.4 GB took 0.3–0.7 s instead of
+//! 0.12 s while a write ran).
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+/// Bytes per positioned call.
+pub(crate) const PIECE: usize = 64 << 20;
+
+/// Threads for reads: a slab of a file in the page cache comes at memory speed on several (H200 host: 20 GB/s on
+/// 16 threads, 2 GB/s on one).
+const READ_THREADS: usize = 8;
+
+/// Threads for writes: the inode lock serialises them, but the next call's preparation overlaps the current one
+/// (tmpfs, 4 GiB: 1.8 GB/s on one thread, 2.6 GB/s on sixteen).
+const WRITE_THREADS: usize = 4;
+
+/// Runs `job(k)` for `k` in `0..pieces` on up to `threads` scoped threads (on this one when there is a single
+/// piece); the first error, after every thread has stopped taking pieces.
+fn each_piece<E: Send>(pieces: usize, threads: usize, job: impl Fn(usize) -> Result<(), E> + Sync) -> Result<(), E> {
+    let threads = threads.min(pieces).min(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads <= 1 {
+        return (0..pieces).try_for_each(job);
+    }
+    let next = AtomicUsize::new(0);
+    let failure: Mutex<Option<E>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= pieces {
+                        break;
+                    }
+                    if let Err(e) = job(k) {
+                        // Every thread stops at its next piece; the first error is kept.
+                        next.store(pieces, Ordering::Relaxed);
+                        failure.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(e);
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    failure.into_inner().unwrap_or_else(PoisonError::into_inner).map_or(Ok(()), Err)
+}
+
+/// Runs `fill(k, part)` for each part `k` of `bytes` of `piece` bytes (the last may be shorter) on the reading
+/// threads: `fill` reads the file into its part (one positioned read or several).
+pub(crate) fn read_in_pieces(
+    bytes: &mut [u8],
+    piece: usize,
+    fill: impl Fn(usize, &mut [u8]) -> std::io::Result<()> + Sync,
+) -> std::io::Result<()> {
+    // Each part behind its own lock, taken once: the threads fill disjoint parts without `unsafe`.
+    let parts: Vec<Mutex<&mut [u8]>> = bytes.chunks_mut(piece.max(1)).map(Mutex::new).collect();
+    each_piece(parts.len(), READ_THREADS, |k| match parts.get(k) {
+        Some(part) => fill(k, &mut part.lock().unwrap_or_else(PoisonError::into_inner)),
+        None => Ok(()),
+    })
+}
+
+/// Writes `bytes` into the file from byte `at`, in pieces of [`PIECE`] bytes.
+pub(crate) fn write_pieces(file: &File, bytes: &[u8], at: u64) -> std::io::Result<()> {
+    let pieces: Vec<&[u8]> = bytes.chunks(PIECE).collect();
+    each_piece(pieces.len(), WRITE_THREADS, |k| match pieces.get(k) {
+        Some(part) => file.write_all_at(part, at + (k * PIECE) as u64),
+        None => Ok(()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_land_where_they_belong_and_the_first_error_is_returned() {
+        let path = std::env::temp_dir().join(format!("cliper-positioned-{}", std::process::id()));
+        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        let data: Vec<u8> = (0..10_007u32).map(|i| (i * 7 % 251) as u8).collect();
+        file.write_all_at(&data, 0).unwrap();
+        // Pieces of 1000 read in reverse order of the file: piece k comes from where the last-but-k lies.
+        let mut back = vec![0u8; 3000];
+        read_in_pieces(&mut back, 1000, |k, part| file.read_exact_at(part, (2000 - 1000 * k) as u64 + 5000)).unwrap();
+        for (k, piece) in back.chunks(1000).enumerate() {
+            let from = 7000 - 1000 * k;
+            assert_eq!(piece, &data[from..from + 1000], "piece {k}");
+        }
+        // Past the end: an error, not a short read taken for data.
+        let mut too_far = vec![0u8; 4000];
+        let err =
+            read_in_pieces(&mut too_far, 1000, |k, part| file.read_exact_at(part, 7000 + 1000 * k as u64)).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+        let shifted: Vec<u8> = data.iter().map(|v| v.wrapping_add(1)).collect();
+        write_pieces(&file, &shifted, 3).unwrap();
+        let mut all = vec![0u8; 10_010];
+        file.read_exact_at(&mut all, 0).unwrap();
+        assert_eq!(&all[3..], &shifted[..]);
+        std::fs::remove_file(&path).ok();
+    }
+}
