@@ -5,7 +5,7 @@
 mod common;
 use cliper::prelude::*;
 use common::*;
-use ndarray::{Axis, IxDyn, Slice};
+use ndarray::{ArrayD, Axis, IxDyn, Slice};
 
 fn roundtrip<T: Element>() {
     let mut rng = Rng::new(20);
@@ -17,6 +17,19 @@ fn roundtrip<T: Element>() {
     }
     let z = XData::<T>::zeros(app(), &[129, 7]).unwrap();
     assert!(z.to_vec().unwrap().iter().all(|v| *v == T::default()));
+    // Past 8 MiB a GPU's transfers go through page-locked chunks of 32 MiB (none is a multiple of it here): whole,
+    // and into the rows after the first three (a contiguous view at an offset), those three left as they were.
+    let (x, host) = random::<T>(&mut rng, &[2053, 1031]);
+    assert_same(&fetch(&x), &host, &format!("{} large roundtrip", T::NAME));
+    let rows: Vec<T> = rng.vec(2050 * 1031);
+    x.slice_axis(0, 3..2053).unwrap().write(&rows).unwrap();
+    let mut want = host.clone();
+    let wide: Vec<Complex64> = rows.iter().map(|v| v.to_c64()).collect();
+    want.slice_axis_mut(Axis(0), Slice::from(3..)).assign(&ArrayD::from_shape_vec(IxDyn(&[2050, 1031]), wide).unwrap());
+    assert_same(&fetch(&x), &want, &format!("{} large write at an offset", T::NAME));
+    let mut tail = vec![T::default(); 2040 * 1031];
+    x.slice_axis(0, 13..2053).unwrap().read_into(&mut tail).unwrap();
+    assert!(tail[..] == rows[10 * 1031..], "{} large read at an offset", T::NAME);
 }
 
 #[test]
