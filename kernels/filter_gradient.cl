@@ -103,3 +103,84 @@ __kernel void gradient_magnitude_3d(__global const T* src, const IDX src_off, __
     dst[dst_off + b * (IDX)out_st.s0 + (IDX)z * (IDX)out_st.s1 + (IDX)y * (IDX)out_st.s2 + (IDX)x * (IDX)out_st.s3] =
         sqrt(gz * gz + gy * gy + gx * gx);
 }
+
+#ifdef GAUSS_RY
+// scipy's gaussian_gradient_magnitude in 2-D as one kernel: gx = Gy ⊛ (G'x ⊛ x) and gy = G'y ⊛ (Gx ⊛ x), the
+// correlations of the separable Gaussian derivative filters, then sqrt(gx² + gy²). Each work-item computes GCX
+// adjacent columns × RY rows: for each of the RY + 2·GAUSS_RY input rows it needs, it reads GCX + 2·GAUSS_RX
+// values once into registers, takes both horizontal sums (smoothing and derivative) for its GCX columns, and adds
+// them into the vertical sums of every output row that row reaches. Loops are unrolled by the radii (build
+// options), so which output rows a row reaches is known when compiling. Outputs near the edges read through the
+// border rule; every other window reads the image directly.
+// Options beyond the 3-tap kernels': GAUSS_RY, GAUSS_RX (the radii along y and x) and GCX.
+// w: the weights, correlation order — Gy (2·GAUSS_RY + 1), G'y (same), Gx (2·GAUSS_RX + 1), G'x (same).
+#define GNY (2 * GAUSS_RY + 1)
+#define GNX (2 * GAUSS_RX + 1)
+#define GWIDE (GCX + 2 * GAUSS_RX)
+
+__kernel __attribute__((reqd_work_group_size(TX, 1, 1)))
+void gaussian_gradient_magnitude_2d(__global const T* src, const IDX src_off, __global T* dst, const IDX dst_off,
+                                    const int4 shape, const ulong8 in_st, const ulong8 out_st,
+                                    __constant const T* restrict w, const T value) {
+    const int x0 = get_global_id(0) * GCX, y0 = get_global_id(1) * RY;
+    if (x0 >= shape.s2 || y0 >= shape.s1) return;
+    const IDX b = get_global_id(2);
+    __global const T* in = src + src_off + b * (IDX)in_st.s0;
+    __constant const T* wy0 = w;
+    __constant const T* wy1 = w + GNY;
+    __constant const T* wx0 = w + 2 * GNY;
+    __constant const T* wx1 = w + 2 * GNY + GNX;
+    const int inside = x0 >= GAUSS_RX && x0 + GCX + GAUSS_RX <= shape.s2 && y0 >= GAUSS_RY &&
+                       y0 + RY + GAUSS_RY <= shape.s1;
+    T gx[RY][GCX], gy[RY][GCX];
+#pragma unroll
+    for (int o = 0; o < RY; o++) {
+#pragma unroll
+        for (int c = 0; c < GCX; c++) {
+            gx[o][c] = ZERO;
+            gy[o][c] = ZERO;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < RY + 2 * GAUSS_RY; k++) {
+        const int y = y0 - GAUSS_RY + k;
+        T v[GWIDE];
+        if (inside) {
+            __global const T* row = in + (IDX)y * (IDX)in_st.s2 + (IDX)(x0 - GAUSS_RX) * (IDX)in_st.s3;
+#pragma unroll
+            for (int j = 0; j < GWIDE; j++) v[j] = row[(IDX)j * (IDX)in_st.s3];
+        } else {
+#pragma unroll
+            for (int j = 0; j < GWIDE; j++) v[j] = gradient_at(in, in_st, shape, 0, y, x0 - GAUSS_RX + j, value);
+        }
+#pragma unroll
+        for (int c = 0; c < GCX; c++) {
+            T h = ZERO, d = ZERO;
+#pragma unroll
+            for (int j = 0; j < GNX; j++) {
+                h += wx0[j] * v[c + j];
+                d += wx1[j] * v[c + j];
+            }
+#pragma unroll
+            for (int o = 0; o < RY; o++) {
+                const int i = k - o;
+                if (i >= 0 && i < GNY) {
+                    gx[o][c] += wy0[i] * d;
+                    gy[o][c] += wy1[i] * h;
+                }
+            }
+        }
+    }
+    __global T* out = dst + dst_off + b * (IDX)out_st.s0;
+#pragma unroll
+    for (int o = 0; o < RY; o++) {
+#pragma unroll
+        for (int c = 0; c < GCX; c++) {
+            const int y = y0 + o, x = x0 + c;
+            if (y < shape.s1 && x < shape.s2)
+                out[(IDX)y * (IDX)out_st.s2 + (IDX)x * (IDX)out_st.s3] =
+                    sqrt(gx[o][c] * gx[o][c] + gy[o][c] * gy[o][c]);
+        }
+    }
+}
+#endif

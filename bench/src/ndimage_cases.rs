@@ -16,6 +16,8 @@ pub(crate) fn cases() -> Vec<(&'static str, CaseFn)> {
         // Two inputs, one output: the fused gradient magnitude hypot(gx, gy).
         ("ewhypot_8192", |c| ew_hypot(c, side(c))),
         ("gradmag_sobel_8192", |c| gradient_magnitude(c, side(c))),
+        // scipy.ndimage.gaussian_gradient_magnitude(im, 2): 17 × 17 taps, one fused kernel on GPUs.
+        ("gradmag_gauss2_8192", |c| gaussian_gradient_magnitude(c, side(c), 2.0)),
         ("median3_8192", |c| rank(c, &[side(c), side(c)], 3, RankKind::Median)),
         ("median5_8192", |c| rank(c, &[side(c), side(c)], 5, RankKind::Median)),
         ("median7_8192", |c| rank(c, &[side(c), side(c)], 7, RankKind::Median)),
@@ -186,6 +188,51 @@ fn gradient_magnitude(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> 
         algorithm,
         bytes: 8.0 * (n * n) as f64,
         flops: 36.0 * (n * n) as f64,
+        double: false,
+        check,
+    };
+    Ok((format!("{n}x{n}"), "f32".into(), outcome))
+}
+
+/// `GradientMagnitude` with the Gaussian of `sigma` on an n² f32 image, checked at sampled outputs against the
+/// separable sums in float64 with the same weights and scipy's reflect border.
+fn gaussian_gradient_magnitude(ctx: &Ctx, n: usize, sigma: f64) -> Result<(String, String, Outcome)> {
+    let host = random_data_seeded::<f32>(n * n, 0xE1E1_0005);
+    let x = XData::from_slice(ctx.app, &[n, n], &host)?;
+    let y = XData::<f32>::zeros(ctx.app, &[n, n])?;
+    let params = GradientParams::default().derivative(Derivative::Gaussian(vec![sigma])).rank(2);
+    let (measured, init_ms, algorithm) = time_process(ctx, GradientMagnitude::new(&x, &y, params), |p| {
+        p.strategy().map_or("?".into(), |s| s.to_string())
+    })?;
+    let got = y.to_vec()?;
+    let [g, d] =
+        [0, 1].map(|order| Filter::<f64>::gaussian_derivative(&[sigma], &[order]).map(|f| f.values().to_vec()));
+    let (g, d) = (g?, d?);
+    let radius = (g.len() / 2) as isize;
+    let r = |k: isize| if k < 0 { -k - 1 } else if k >= n as isize { 2 * n as isize - k - 1 } else { k } as usize;
+    let mut worst = 0.0f64;
+    for s in samples(n * n, 512) {
+        let (i, j) = ((s / n) as isize, (s % n) as isize);
+        let (mut gx, mut gy, mut scale) = (0.0, 0.0, 0.0f64);
+        for (a, (wg_y, wd_y)) in g.iter().zip(&d).enumerate() {
+            for (b, (wg_x, wd_x)) in g.iter().zip(&d).enumerate() {
+                let v = value_at(&host, r(i - radius + a as isize) * n + r(j - radius + b as isize))? as f64;
+                gx += wg_y * wd_x * v;
+                gy += wd_y * wg_x * v;
+                scale += (wg_y * wd_x).abs() + (wd_y * wg_x).abs();
+            }
+        }
+        worst = worst.max((value_at(&got, s)? as f64 - gx.hypot(gy)).abs() / scale);
+    }
+    let check =
+        Some(Check { error: worst, tolerance: 16.0 * f32::EPSILON as f64, what: "relative to Σ|w|·max|x|".into() });
+    let taps = (g.len() * 2 * 2) as f64 * 2.0;
+    let outcome = Outcome {
+        measured,
+        init_ms,
+        algorithm,
+        bytes: 8.0 * (n * n) as f64,
+        flops: taps * (n * n) as f64,
         double: false,
         check,
     };

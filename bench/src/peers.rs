@@ -135,6 +135,9 @@ fn match_case(op: &str, size: &str) -> Option<(String, String)> {
     if op == "gradient_magnitude sobel" {
         return Some(("gradmag_sobel".into(), size.to_string()));
     }
+    if op == "gradient_magnitude gaussian 2" {
+        return Some(("gradmag_gauss2".into(), size.to_string()));
+    }
     if let Some(window) = op.strip_prefix("median_filter ") {
         return Some(if window.matches('x').count() == 2 {
             (format!("median{window}"), cube(size))
@@ -263,6 +266,10 @@ mod tests {
                 "scipy   gradient_magnitude sobel     2048x2048         60.0000 ms",
                 ("scipy", "gradmag_sobel", "2048x2048"),
             ),
+            (
+                "cupy    gradient_magnitude gaussian 2 8192x8192       1.2000 ms",
+                ("CuPy", "gradmag_gauss2", "8192x8192"),
+            ),
         ];
         for (line, (peer, family, size)) in cases {
             let p = parse_peer_line(line).unwrap_or_else(|| panic!("no match for {line}"));
@@ -287,6 +294,7 @@ mod tests {
             ("filterbank_seed004", "filterbank"),
             ("median5x5x5_512", "median5x5x5"),
             ("gradmag_sobel_8192", "gradmag_sobel"),
+            ("gradmag_gauss2_8192", "gradmag_gauss2"),
         ] {
             assert_eq!(family(case), want);
         }

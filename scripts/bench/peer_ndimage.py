@@ -71,6 +71,7 @@ if gpu:
     out("elementwise chain fused", size, lambda: fused(im), 20, 5 * n * n, 8 * n * n)
 out("hypot", size, lambda: xp.hypot(im, im2), 20, 3 * n * n, 12 * n * n)
 out("gradient_magnitude sobel", size, lambda: ndi.generic_gradient_magnitude(im, ndi.sobel), 5, 0, 8 * n * n)
+out("gradient_magnitude gaussian 2", size, lambda: ndi.gaussian_gradient_magnitude(im, 2.0), 5, 0, 8 * n * n)
 for k in (3, 5, 7):
     out(f"median_filter {k}x{k}", size, lambda: ndi.median_filter(im, size=k), 3 if k > 3 else 5)
 out("grey_erosion 15x15", size, lambda: ndi.grey_erosion(im, size=15), 3)
