@@ -42,8 +42,9 @@ type ClResult<T> = std::result::Result<T, ClError>;
 ///
 /// The lock is not reentrant, and a thread that holds it asks for it again only by a mistake that would otherwise
 /// deadlock (a host command whose closure enqueues): that is refused with `CL_INVALID_OPERATION`. The closures
-/// run on rayon's pool while the lock is held; no code of cliper's enqueues from rayon's threads, which could
-/// otherwise all wait here for a host command that waits for them.
+/// run on rayon's pool while the lock is held, as do a staged transfer's copies into and out of its page-locked
+/// chunks; no code of cliper's enqueues from rayon's threads, which could otherwise all wait here for a host
+/// command that waits for them.
 pub(crate) struct Queue {
     queue: CommandQueue,
     enqueue: RwLock<()>,
