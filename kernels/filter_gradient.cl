@@ -103,3 +103,81 @@ __kernel void gradient_magnitude_3d(__global const T* src, const IDX src_off, __
     dst[dst_off + b * (IDX)out_st.s0 + (IDX)z * (IDX)out_st.s1 + (IDX)y * (IDX)out_st.s2 + (IDX)x * (IDX)out_st.s3] =
         sqrt(gz * gz + gy * gy + gx * gx);
 }
+
+#ifdef GAUSS_RY
+// scipy's gaussian_gradient_magnitude in 2-D as one kernel: gx = Gy ⊛ (G'x ⊛ x) and gy = G'y ⊛ (Gx ⊛ x), the
+// correlations of the separable Gaussian derivative filters, then sqrt(gx² + gy²). A work-group of TX work-items
+// computes TX adjacent columns × RY rows, one column per work-item. The RY + 2·GAUSS_RY input rows it needs pass
+// through local memory GROWS at a time, each row segment (TX + 2·GAUSS_RX values, through the border rule) read
+// from global memory once, at unit stride; every work-item then takes both horizontal sums of its column
+// (smoothing and derivative) from local memory, at unit stride across the group, and adds them into the vertical
+// sums of the output rows that row reaches, kept in registers. Loops unroll by the radii, so which output rows a
+// row reaches is known when compiling, and the weights (literals) are operands.
+// Options beyond the 3-tap kernels': GAUSS_RY, GAUSS_RX (the radii along y and x) and the weights in correlation
+// order: GAUSS_WY0 (Gy, 2·GAUSS_RY + 1 of them), GAUSS_WY1 (G'y), GAUSS_WX0 (Gx, 2·GAUSS_RX + 1), GAUSS_WX1 (G'x).
+#define GNY (2 * GAUSS_RY + 1)
+#define GNX (2 * GAUSS_RX + 1)
+#define GWIDE (TX + 2 * GAUSS_RX)
+#define GIN (RY + 2 * GAUSS_RY)
+#define GROWS 8
+__constant T wy0[GNY] = {GAUSS_WY0};
+__constant T wy1[GNY] = {GAUSS_WY1};
+__constant T wx0[GNX] = {GAUSS_WX0};
+__constant T wx1[GNX] = {GAUSS_WX1};
+
+__kernel __attribute__((reqd_work_group_size(TX, 1, 1)))
+void gaussian_gradient_magnitude_2d(__global const T* src, const IDX src_off, __global T* dst, const IDX dst_off,
+                                    const int4 shape, const ulong8 in_st, const ulong8 out_st, const T value) {
+    __local T rows[GROWS][GWIDE];
+    const int lx = get_local_id(0);
+    const int x0 = get_group_id(0) * TX, y0 = get_global_id(1) * RY;
+    const IDX b = get_global_id(2);
+    __global const T* in = src + src_off + b * (IDX)in_st.s0;
+    T gx[RY], gy[RY];
+#pragma unroll
+    for (int o = 0; o < RY; o++) {
+        gx[o] = ZERO;
+        gy[o] = ZERO;
+    }
+#pragma unroll
+    for (int k0 = 0; k0 < GIN; k0 += GROWS) {
+        // GROWS rows (fewer at the end) of the window into local memory, every work-item loading its share.
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int e = lx; e < GROWS * GWIDE; e += TX) {
+            const int r = e / GWIDE, j = e % GWIDE;
+            if (k0 + r < GIN)
+                rows[r][j] = gradient_at(in, in_st, shape, 0, y0 - GAUSS_RY + k0 + r, x0 - GAUSS_RX + j, value);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int r = 0; r < GROWS; r++) {
+            const int k = k0 + r;
+            if (k < GIN) {
+                T h = ZERO, d = ZERO;
+#pragma unroll
+                for (int j = 0; j < GNX; j++) {
+                    const T v = rows[r][lx + j];
+                    h += wx0[j] * v;
+                    d += wx1[j] * v;
+                }
+#pragma unroll
+                for (int o = 0; o < RY; o++) {
+                    const int i = k - o;
+                    if (i >= 0 && i < GNY) {
+                        gx[o] += wy0[i] * d;
+                        gy[o] += wy1[i] * h;
+                    }
+                }
+            }
+        }
+    }
+    const int x = x0 + lx;
+    if (x >= shape.s2) return;
+    __global T* out = dst + dst_off + b * (IDX)out_st.s0 + (IDX)x * (IDX)out_st.s3;
+#pragma unroll
+    for (int o = 0; o < RY; o++) {
+        const int y = y0 + o;
+        if (y < shape.s1) out[(IDX)y * (IDX)out_st.s2] = sqrt(gx[o] * gx[o] + gy[o] * gy[o]);
+    }
+}
+#endif

@@ -74,9 +74,9 @@ fn gradient_magnitudes_match_scipy() {
     ];
     for (name, derivative, mode, x) in cases {
         let want = fixture(name);
-        // The fused kernel (GPUs' choice for the 3-tap stencils) and the convolutions (CPU devices'), both ways
-        // on every device; Gaussians have only the convolutions.
-        let fusable = !matches!(derivative, Derivative::Gaussian(_));
+        // The fused kernel (GPUs' choice for the 3-tap stencils, and for Gaussians in 2-D) and the convolutions
+        // (CPU devices'), both ways on every device; 3-D Gaussians have only the convolutions.
+        let fusable = !name.ends_with("3d") || !matches!(derivative, Derivative::Gaussian(_));
         let base = GradientParams::default().derivative(derivative).border(Border::scipy(mode).unwrap());
         for params in [base.clone().fused(false), base.clone().fused(fusable), base] {
             let what = format!("{name} fused {:?}", params.fused);
@@ -129,11 +129,72 @@ fn the_fused_kernel_matches_the_convolutions_on_batches_volumes_and_views() {
             }
         }
     }
-    // Gaussians and single axes have no fused kernel: asking for it says so.
-    let x = XData::<f32>::zeros(app(), &[5, 6]).unwrap();
-    let gaussian = GradientParams::default().derivative(Derivative::Gaussian(vec![1.0])).fused(true);
-    let e = GradientMagnitude::apply(&x, gaussian).unwrap_err().to_string();
-    assert!(e.contains("fused kernel takes sobel, prewitt or scharr"), "{e}");
+    // 3-D Gaussians, Gaussians wider than radius 16 and single axes have no fused kernel: asking for it says so.
+    let gaussian = |sigmas: Vec<f64>| GradientParams::default().derivative(Derivative::Gaussian(sigmas)).fused(true);
+    for (shape, params) in [
+        (&[5, 6, 7][..], gaussian(vec![1.0]).rank(3)),
+        (&[5, 6][..], gaussian(vec![1.0, 4.2])),
+        (&[5, 6][..], GradientParams::default().rank(1).fused(true)),
+    ] {
+        let x = XData::<f32>::zeros(app(), shape).unwrap();
+        let e = GradientMagnitude::apply(&x, params).unwrap_err().to_string();
+        assert!(e.contains("fused kernel takes sobel, prewitt or scharr over 2 or 3 axes, or a Gaussian"), "{e}");
+    }
+}
+
+#[test]
+fn the_fused_gaussian_matches_the_convolutions_on_every_border_and_edge() {
+    // The convolutions' results are scipy's (gradient_magnitudes_match_scipy); the fused 2-D Gaussian must give
+    // them to float64 rounding (its sums run in another order: 1e-13 of the largest value). Shapes are not
+    // multiples of its tiles (64 columns, 16 rows; 8 rows at a time in local memory) and include images narrower and shorter than the window
+    // (the border rule folds more than once), a batch, a transposed input, a strided output, and sigmas that
+    // differ per axis (radii 2 and 12) or vanish along one (sigma 0: that axis neither smoothed nor
+    // differentiated, as scipy skips it).
+    let mut rng = crate::common::Rng::new(405);
+    let (batch, _) = crate::common::random::<f64>(&mut rng, &[2, 37, 301]);
+    let (small, _) = crate::common::random::<f64>(&mut rng, &[5, 9]);
+    // Each border with two of the sigmas (every program is a compile: radii and border are built in).
+    let sigmas = [vec![1.5], vec![0.5, 3.0], vec![0.0, 1.0], vec![2.5], vec![1.0]];
+    let borders = [Border::Reflect, Border::Mirror, Border::Nearest, Border::Wrap, Border::Constant(0.75)];
+    for (k, border) in borders.into_iter().enumerate() {
+        for sigmas in [&sigmas[k], &sigmas[(k + 2) % 5]] {
+            let params = GradientParams::default().derivative(Derivative::Gaussian(sigmas.clone())).border(border);
+            let cases: [(&str, XData<f64>); 3] = [
+                ("a batch", batch.clone()),
+                ("transposed", batch.permuted_axes(&[0, 2, 1]).unwrap()),
+                ("5 × 9", small.clone()),
+            ];
+            for (what, x) in cases {
+                let separate = GradientMagnitude::apply(&x, params.clone().rank(2).fused(false)).unwrap();
+                let mut wide_shape = x.shape().to_vec();
+                wide_shape.push(2);
+                let wide = XData::<f64>::zeros(app(), &wide_shape).unwrap();
+                let out = wide.index_axis(x.ndim(), 0).unwrap();
+                let mut fused = GradientMagnitude::new(&x, &out, params.clone().rank(2).fused(true));
+                fused.init().unwrap();
+                assert!(fused.strategy().unwrap().fused, "{what} {sigmas:?}: not fused");
+                fused.launch().unwrap();
+                let (a, b) = (separate.to_vec().unwrap(), out.contiguous().unwrap().to_vec().unwrap());
+                let scale = a.iter().fold(1e-300f64, |m, v| m.max(v.abs()));
+                let worst = a.iter().zip(&b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
+                assert!(worst <= 1e-13, "{what} sigmas {sigmas:?} {border:?}: {worst:.2e}");
+            }
+        }
+    }
+    // float32 against the float64 convolutions: rounding of sums of up to 25 × 25 taps.
+    let (x, _) = crate::common::random::<f64>(&mut rng, &[3, 70, 131]);
+    let want =
+        GradientMagnitude::apply(&x, GradientParams::default().derivative(Derivative::Gaussian(vec![2.0])).rank(2))
+            .unwrap()
+            .to_vec()
+            .unwrap();
+    let x32 = XData::from_slice(app(), x.shape(), &x.to_vec().unwrap().iter().map(|&v| v as f32).collect::<Vec<_>>())
+        .unwrap();
+    let params = GradientParams::default().derivative(Derivative::Gaussian(vec![2.0])).rank(2).fused(true);
+    let got = GradientMagnitude::apply(&x32, params).unwrap().to_vec().unwrap();
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let worst = want.iter().zip(&got).map(|(p, &q)| (p - f64::from(q)).abs()).fold(0.0, f64::max) / scale;
+    assert!(worst <= 2e-6, "float32 fused Gaussian: {worst:.2e}");
 }
 
 #[test]
