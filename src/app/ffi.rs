@@ -266,8 +266,8 @@ pub(crate) fn write_buffer<T: Element>(
     let held = queue.shared()?;
     // SAFETY: `Element` types are plain data without padding (module docs), so their memory reads as bytes.
     let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
-    if let Some(mut chunks) = queue.transfer_chunks(held.queue, bytes.len())
-        && let TransferChunks::Ready(chunks) = &mut *chunks
+    if let Some(chunks) = queue.transfer_chunks(held.queue, bytes.len())
+        && let TransferChunks::Ready(chunks) = &*chunks
     {
         return staged_write(held.queue, chunks, queue.transfer_chunk, (buffer.get(), offset_bytes), bytes);
     }
@@ -299,8 +299,8 @@ pub(crate) fn read_buffer<T: Element>(
     // SAFETY: `Element` types are plain data for which every bit pattern is valid (module docs), so their memory
     // may be written as bytes; the byte slice replaces `out` for the rest of this function.
     let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(out)) };
-    if let Some(mut chunks) = queue.transfer_chunks(held.queue, bytes.len())
-        && let TransferChunks::Ready(chunks) = &mut *chunks
+    if let Some(chunks) = queue.transfer_chunks(held.queue, bytes.len())
+        && let TransferChunks::Ready(chunks) = &*chunks
     {
         return staged_read(held.queue, chunks, queue.transfer_chunk, (buffer.get(), offset_bytes), bytes);
     }
@@ -327,6 +327,13 @@ pub(crate) fn read_buffer<T: Element>(
 struct InFlight([Option<Event>; 2]);
 
 impl InFlight {
+    /// Keeps the event of the transfer just enqueued from or into chunk `slot`.
+    fn hold(&mut self, slot: usize, event: Event) {
+        if let Some(place) = self.0.get_mut(slot) {
+            *place = Some(event);
+        }
+    }
+
     /// Waits until chunk `slot`'s transfer, if any, has finished.
     fn settle(&mut self, slot: usize) -> ClResult<()> {
         match self.0.get_mut(slot).and_then(Option::take) {
@@ -404,9 +411,7 @@ fn staged_write(
                 ptr::null(),
             )?
         };
-        if let Some(place) = in_flight.0.get_mut(slot) {
-            *place = Some(Event::new(event));
-        }
+        in_flight.hold(slot, Event::new(event));
         last = slot;
     }
     in_flight.finish(last)
@@ -445,9 +450,7 @@ fn staged_read(
                 ptr::null(),
             )?
         };
-        if let Some(place) = in_flight.0.get_mut(slot) {
-            *place = Some(Event::new(event));
-        }
+        in_flight.hold(slot, Event::new(event));
         Ok(())
     };
     if pieces > 0 {
