@@ -188,19 +188,19 @@ pub struct GradientMagnitude<T: RealElement> {
 
 /// What `init` planned: the fused kernel, or the convolutions and the magnitude.
 enum Stages<T: RealElement> {
-    Fused(Box<Fused<T>>),
+    Fused(Box<Fused>),
     Separate { derivatives: Vec<Convolution<T, T>>, magnitude: Box<Elementwise<T, T>> },
 }
 
 /// The fused kernel and its arguments (`kernels/filter_gradient.cl`).
-struct Fused<T: RealElement> {
+struct Fused {
     kernel: Kernel,
     index: IndexType,
     /// (nz, ny, nx, batch entries); nz = 1 in 2-D.
     shape: [i32; 4],
     /// Strides (batch, z, y, x) of the input and the output, in elements.
     strides: [[u64; 8]; 2],
-    weights: FusedWeights<T>,
+    weights: FusedWeights,
     /// The constant border's value.
     value: f64,
     global: [usize; 3],
@@ -209,12 +209,13 @@ struct Fused<T: RealElement> {
     taps: u64,
 }
 
-/// The weights of a fused kernel: a 3-tap stencil's smoothing, or a Gaussian's four lines on the device.
-enum FusedWeights<T: RealElement> {
+/// The weights of a fused kernel: a 3-tap stencil's smoothing, passed at each launch, or a Gaussian's four lines,
+/// built into the program as literals.
+enum FusedWeights {
     /// The smoothing's side and centre weights (Sobel, Prewitt, Scharr).
     Stencil { side: f64, centre: f64 },
-    /// A Gaussian's lines, built into the program as literals.
-    Gaussian(std::marker::PhantomData<T>),
+    /// Gy, G'y, Gx and G'x, in the program.
+    Compiled,
 }
 
 /// Where a fused kernel finds its data: the image's trailing axes and the leading ones stepping as one.
@@ -331,7 +332,7 @@ impl<T: RealElement> GradientMagnitude<T> {
 
     /// The fused 3-tap kernel's plan over the last `rank` (2 or 3) axes with these smoothing weights, or `None`
     /// where it does not apply ([`GradientMagnitude::fused_layout`]).
-    fn fused_stencil(&self, rank: usize, weights: [f64; 3]) -> Result<Option<Fused<T>>> {
+    fn fused_stencil(&self, rank: usize, weights: [f64; 3]) -> Result<Option<Fused>> {
         let Some(layout) = self.fused_layout(rank) else { return Ok(None) };
         let [nz, ny, nx, count] = layout.extents;
         let options = format!(
@@ -365,10 +366,9 @@ impl<T: RealElement> GradientMagnitude<T> {
         }))
     }
 
-    /// The fused Gaussian kernel's plan in 2-D, or `None` where it does not apply: a radius beyond
-    /// [`GAUSSIAN_MOST_RADIUS`], or [`GradientMagnitude::fused_layout`]'s cases.
-    fn fused_gaussian(&self) -> Result<Option<Fused<T>>> {
-        let Some([[gy, dy], [gx, dx]]) = self.gaussian_lines()? else { return Ok(None) };
+    /// The fused Gaussian kernel's plan in 2-D with these lines ([`GradientMagnitude::gaussian_lines`]), or `None`
+    /// in [`GradientMagnitude::fused_layout`]'s cases.
+    fn fused_gaussian(&self, [[gy, dy], [gx, dx]]: &[[Filter<T>; 2]; 2]) -> Result<Option<Fused>> {
         let (ry, rx) = (gy.values().len() / 2, gx.values().len() / 2);
         let Some(layout) = self.fused_layout(2) else { return Ok(None) };
         let [_, ny, nx, count] = layout.extents;
@@ -391,10 +391,10 @@ impl<T: RealElement> GradientMagnitude<T> {
             T::build_options(),
             layout.index.cl_type(),
             self.params.border.build_option(),
-            literals(&gy),
-            literals(&dy),
-            literals(&gx),
-            literals(&dx),
+            literals(gy),
+            literals(dy),
+            literals(gx),
+            literals(dx),
         );
         let app = self.input.app();
         let program =
@@ -406,7 +406,7 @@ impl<T: RealElement> GradientMagnitude<T> {
             index: layout.index,
             shape: layout.shape,
             strides: layout.strides,
-            weights: FusedWeights::Gaussian(std::marker::PhantomData),
+            weights: FusedWeights::Compiled,
             value: self.params.border.value(),
             global: [groups * width, ny.div_ceil(rows), count],
             local: Some([width, 1, 1]),
@@ -488,23 +488,24 @@ impl<T: RealElement> Process for GradientMagnitude<T> {
         };
         let gpu = self.input.app().device().kind != DeviceKind::Cpu;
         if self.params.fused.unwrap_or(gpu) {
+            let lines = if smoothing.is_none() && rank == 2 { self.gaussian_lines()? } else { None };
             let applies = match smoothing {
                 Some(_) => rank >= 2,
-                None => rank == 2 && self.gaussian_lines()?.is_some(),
+                None => lines.is_some(),
             };
             if !applies && self.params.fused == Some(true) {
                 return Err(Error::invalid(
                     self.name(),
                     format!(
                         "the fused kernel takes sobel, prewitt or scharr over 2 or 3 axes, or a Gaussian of radius at \
-                         most {GAUSSIAN_MOST_RADIUS} (sigma below 4) over 2; asked for {:?} over {rank}",
+                         most {GAUSSIAN_MOST_RADIUS} (sigma up to 4) over 2; asked for {:?} over {rank}",
                         self.params.derivative
                     ),
                 ));
             }
-            let plan = match smoothing {
-                Some(weights) if applies => self.fused_stencil(rank, weights)?,
-                None if applies => self.fused_gaussian()?,
+            let plan = match (smoothing, &lines) {
+                (Some(weights), _) if applies => self.fused_stencil(rank, weights)?,
+                (None, Some(lines)) => self.fused_gaussian(lines)?,
                 _ => None,
             };
             // A view whose leading axes do not step as one takes the convolutions.
@@ -551,7 +552,7 @@ impl<T: RealElement> Process for GradientMagnitude<T> {
                     .scalar("out_st", f.strides[1]);
                 let l = match &f.weights {
                     FusedWeights::Stencil { side, centre } => l.scalar("side", t(*side)).scalar("centre", t(*centre)),
-                    FusedWeights::Gaussian(_) => l,
+                    FusedWeights::Compiled => l,
                 };
                 let mut l = l
                     .scalar("value", t(f.value))
