@@ -9,22 +9,6 @@ use crate::error::{Error, Result};
 use crate::process::Process;
 use ndarray::{ArrayD, IxDyn};
 
-/// Bytes from which a fresh host array is touched on every core before a copy lands in it.
-const TOUCH_FROM: usize = 64 << 20;
-
-/// `len` zero elements; from [`TOUCH_FROM`] bytes on, their pages are touched on every core first. A fresh
-/// allocation is otherwise faulted in a page at a time inside the driver's copy, on one thread: on an H200, 1.4 GB
-/// came back in 1.1 s into fresh memory and in 0.14 s into memory touched before.
-fn touched_vec<T: Element>(len: usize) -> Vec<T> {
-    let mut out = vec![T::default(); len];
-    if len.saturating_mul(std::mem::size_of::<T>()) >= TOUCH_FROM {
-        use rayon::prelude::*;
-        // `black_box`: the zeros are already there, and only the writes fault the pages in.
-        out.par_chunks_mut(1 << 18).for_each(|piece| std::hint::black_box(piece).fill(T::default()));
-    }
-    out
-}
-
 impl<T: Element> XData<T> {
     /// The elements in row-major order of this view. Waits for pending writes; one device→host copy (a
     /// non-contiguous view is first gathered on the device).
@@ -37,7 +21,7 @@ impl<T: Element> XData<T> {
     /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.storage().check()?;
-        let mut out = touched_vec(self.len());
+        let mut out = vec![T::default(); self.len()];
         self.read_into(&mut out)?;
         Ok(out)
     }
