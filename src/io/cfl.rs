@@ -125,6 +125,7 @@ fn torn(hdr: &Path, cfl: &Path, written: &WrittenData, found: &str) -> Error {
 /// Whether the CFL pair at `path` (either file or the base name) is whole: a readable header, data of the size
 /// its extents need and, for headers cliper wrote, of the size and CRC-32 recorded there. Reads the data in
 /// pieces (a completeness check of many outputs, as `--skip-existing` makes, holds none of them in memory).
+#[cfg(feature = "chain")]
 pub(crate) fn is_whole_pair(path: &Path) -> bool {
     let (hdr, cfl) = pair(path);
     let whole = || -> Result<bool> {

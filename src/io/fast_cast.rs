@@ -10,7 +10,6 @@
 use super::host_array::{Dtype, HostArray};
 use ndarray::{ArrayD, IxDyn};
 use rayon::prelude::*;
-use std::ops::Range;
 
 /// Elements per parallel piece: large enough that splitting costs nothing, small enough to spread a slice.
 const PIECE: usize = 1 << 16;
@@ -108,6 +107,7 @@ macro_rules! real_slice {
 /// when `round` and `dtype` is an integer type — as [`HostArray::cast`] with [`Scale::Raw`](crate::Scale) or
 /// `Round` and no clipping gives it; `None` when a value would change otherwise (or the case is not one of
 /// these: complex, 64-bit integers, not standard layout), and the general path decides.
+#[cfg(feature = "chain")]
 pub(crate) fn cast_exact(array: &HostArray, dtype: Dtype, round: bool) -> Option<HostArray> {
     let rows = 0..array.shape().first().copied().unwrap_or(1);
     cast_exact_rows(array, rows, dtype, round)
@@ -116,7 +116,13 @@ pub(crate) fn cast_exact(array: &HostArray, dtype: Dtype, round: bool) -> Option
 /// Indices `rows` of the first axis of `array`, converted as [`cast_exact`] converts the whole array, read in
 /// place: a tile's rows go to their file's type without being copied out first. `None` also for rows outside the
 /// array.
-pub(crate) fn cast_exact_rows(array: &HostArray, rows: Range<usize>, dtype: Dtype, round: bool) -> Option<HostArray> {
+#[cfg(feature = "chain")]
+pub(crate) fn cast_exact_rows(
+    array: &HostArray,
+    rows: std::ops::Range<usize>,
+    dtype: Dtype,
+    round: bool,
+) -> Option<HostArray> {
     let mut shape = array.shape().to_vec();
     let inner: usize = shape.iter().skip(1).product();
     match shape.first_mut() {
@@ -152,6 +158,7 @@ pub(crate) fn cast_exact_rows(array: &HostArray, rows: Range<usize>, dtype: Dtyp
 
 /// The f64 array as f32 rounded to nearest (`None` for other types): how single precision takes a scan's values
 /// that f32 does not hold exactly (a rescale by 0.1): each within half an f32 ulp of the f64 value.
+#[cfg(feature = "chain")]
 pub(crate) fn round_to_f32(array: &HostArray) -> Option<HostArray> {
     let HostArray::F64(a) = array else { return None };
     a.as_slice().and_then(|s| map_all(s, a.shape(), |v| Some(v as f32))).map(HostArray::F32)
@@ -173,6 +180,7 @@ pub(crate) fn rescale_real(array: &HostArray, slope: f64, intercept: f64) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "chain")]
     use crate::Scale;
 
     fn i16s(v: &[i16]) -> HostArray {
@@ -180,6 +188,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "chain")]
     fn exact_casts_agree_with_the_general_cast_and_refuse_what_it_refuses() {
         let values = [0.0, 1.0, 0.1, 2.5, -3.0, 255.0, 256.0, -0.5, f64::NAN, 1e10];
         let x = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[values.len()]), values.to_vec()).unwrap());
@@ -224,6 +233,7 @@ mod tests {
         );
         let tenth = rescale_real(&i16s(&[0, 1, 3]), 0.1, 0.0).unwrap();
         assert_eq!(tenth, HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[3]), vec![0.0, 0.1, 3.0 * 0.1]).unwrap()));
+        #[cfg(feature = "chain")]
         assert_eq!(round_to_f32(&tenth).unwrap().dtype(), Dtype::F32);
         // Pieces past the first: a value that is not exact deep in the array still sends it to f64.
         let mut long = vec![2i32; 3 * PIECE];
@@ -234,6 +244,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "chain")]
     fn rows_convert_as_the_same_rows_copied_out_do() {
         let a = ArrayD::from_shape_fn(IxDyn(&[7, 3, 5]), |d| (d[0] * 15 + d[1] * 5 + d[2]) as f32 * 0.5);
         let tile = HostArray::F32(a);

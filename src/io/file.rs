@@ -130,6 +130,7 @@ pub fn read_image(path: impl AsRef<Path>) -> Result<Image> {
 
 /// [`write_image`], giving the element type the file holds: the array's, or for a NIfTI that stores the integers
 /// behind the values under [`Image::scaling`], the stored type.
+#[cfg(feature = "chain")]
 pub(crate) fn write_image_holding(path: &Path, image: &Image) -> Result<Dtype> {
     let ext = extension(path)?;
     if ext == "nii" || ext == "nii.gz" {

@@ -346,6 +346,7 @@ impl HostArray {
     }
 
     /// The array itself when its elements are `T`s.
+    #[cfg(feature = "chain")]
     pub(crate) fn into_elements<T: Element>(self) -> Option<ArrayD<T>> {
         let inner: Box<dyn std::any::Any> = match self {
             HostArray::F32(a) => Box::new(a),

@@ -37,12 +37,15 @@ mod tiff;
 mod volume_header;
 mod xdata;
 
+#[cfg(feature = "chain")]
 pub(crate) use cfl::is_whole_pair;
 pub use cfl::{decode_cfl, read_cfl, write_cfl};
 pub use dicom::{
     Dicom, DicomInfo, DicomSeriesOptions, decode_dicom, read_dicom, read_dicom_series, write_dicom_series,
 };
+#[cfg(feature = "chain")]
 pub(crate) use fast_cast::{cast_exact, cast_exact_rows, round_to_f32};
+#[cfg(feature = "chain")]
 pub(crate) use file::write_image_holding;
 pub use file::{Scale, read_file, read_image, write_file, write_image};
 pub use geometry::{Geometry, SpaceUnit};
@@ -61,6 +64,7 @@ pub use nrrd::{decode_nrrd, read_nrrd};
 pub use png::{decode_png, read_png, write_png};
 pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};
 pub use rescale::Scaling;
+#[cfg(feature = "chain")]
 pub(crate) use save::sweep_once;
 pub use save::{abandon_saves, remove_stale_temporaries};
 pub use slabs::{SlabFile, SlabWriter};
