@@ -1,0 +1,142 @@
+// What one clEnqueueNDRangeKernel costs the host on a GPU's OpenCL driver, with and without asking for the
+// command's event: a chain of small processes is bound by the driver's enqueue (issue 50 item 6: ≤ 8 µs per
+// process), and cliper asks for an event at every command. Each line: microseconds per enqueue (host time of the
+// loop, median of 7 rounds of N enqueues, the queue drained between rounds), on an in-order queue without
+// profiling unless the line says otherwise.
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define N 4000
+#define ROUNDS 7
+#define CHECK(x)                                                                                                   \
+    do {                                                                                                           \
+        cl_int e_ = (x);                                                                                           \
+        if (e_ != CL_SUCCESS) {                                                                                    \
+            fprintf(stderr, "%s failed: %d (line %d)\n", #x, e_, __LINE__);                                        \
+            exit(1);                                                                                               \
+        }                                                                                                          \
+    } while (0)
+
+static const char *SOURCE = "kernel void bump(global float *a, float s, uint n) {\n"
+                            "    uint i = get_global_id(0);\n"
+                            "    if (i < n) a[i] = a[i] * s + 1.0f;\n"
+                            "}\n";
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+enum mode { NO_EVENT, EVENT_RELEASED, EVENT_KEPT_ONE, EVENT_KEPT_ALL, ARGS_AND_EVENT, MARKER_EVERY_10 };
+static const char *NAMES[] = {
+    "no event (event = NULL)",
+    "event asked for, released at once",
+    "event asked for, the previous one released (one held, as an array's last write)",
+    "event asked for, every one held until the round ends",
+    "3 clSetKernelArg + event held as an array's last write (cliper's launch)",
+    "no event, a marker event every 10 enqueues (one per process of 10 commands)",
+};
+
+static double round_us(cl_command_queue q, cl_kernel k, enum mode m, cl_mem buf, size_t global) {
+    static cl_event held[N];
+    cl_event last = NULL;
+    float s = 0.5f;
+    cl_uint n = (cl_uint)global;
+    double t0 = now_us();
+    for (int i = 0; i < N; i++) {
+        cl_event ev = NULL;
+        if (m == ARGS_AND_EVENT) {
+            CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &buf));
+            CHECK(clSetKernelArg(k, 1, sizeof(float), &s));
+            CHECK(clSetKernelArg(k, 2, sizeof(cl_uint), &n));
+        }
+        cl_event *out = (m == NO_EVENT || m == MARKER_EVERY_10) ? NULL : &ev;
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, out));
+        switch (m) {
+        case EVENT_RELEASED:
+            clReleaseEvent(ev);
+            break;
+        case EVENT_KEPT_ONE:
+        case ARGS_AND_EVENT:
+            if (last) clReleaseEvent(last);
+            last = ev;
+            break;
+        case EVENT_KEPT_ALL:
+            held[i] = ev;
+            break;
+        case MARKER_EVERY_10:
+            if (i % 10 == 9) {
+                CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, &ev));
+                if (last) clReleaseEvent(last);
+                last = ev;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    double t = (now_us() - t0) / N;
+    CHECK(clFinish(q));
+    if (last) clReleaseEvent(last);
+    if (m == EVENT_KEPT_ALL)
+        for (int i = 0; i < N; i++) clReleaseEvent(held[i]);
+    return t;
+}
+
+int main(void) {
+    cl_platform_id platforms[8];
+    cl_uint np = 0;
+    CHECK(clGetPlatformIDs(8, platforms, &np));
+    cl_device_id dev = NULL;
+    for (cl_uint p = 0; p < np && !dev; p++)
+        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_GPU, 1, &dev, NULL) != CL_SUCCESS) dev = NULL;
+    if (!dev) {
+        fprintf(stderr, "no GPU\n");
+        return 1;
+    }
+    char name[256], driver[256];
+    clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL);
+    clGetDeviceInfo(dev, CL_DRIVER_VERSION, sizeof driver, driver, NULL);
+    printf("device: %s, driver %s; %d enqueues per round, median of %d rounds\n", name, driver, N, ROUNDS);
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err);
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &SOURCE, NULL, &err);
+    CHECK(err);
+    CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
+    cl_kernel k = clCreateKernel(prog, "bump", &err);
+    CHECK(err);
+    size_t global = 256 * 272;
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, global * sizeof(float), NULL, &err);
+    CHECK(err);
+    float s = 0.5f;
+    cl_uint n = (cl_uint)global;
+    CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &buf));
+    CHECK(clSetKernelArg(k, 1, sizeof(float), &s));
+    CHECK(clSetKernelArg(k, 2, sizeof(cl_uint), &n));
+    for (int profiling = 0; profiling < 2; profiling++) {
+        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, profiling ? CL_QUEUE_PROFILING_ENABLE : 0, 0};
+        cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, props, &err);
+        CHECK(err);
+        round_us(q, k, NO_EVENT, buf, global); // warm-up
+        for (int m = 0; m < (int)(sizeof NAMES / sizeof *NAMES); m++) {
+            double t[ROUNDS];
+            for (int r = 0; r < ROUNDS; r++) t[r] = round_us(q, k, (enum mode)m, buf, global);
+            qsort(t, ROUNDS, sizeof *t, by_value);
+            printf("%s queue | %-80s | %6.2f us (min %.2f, max %.2f)\n", profiling ? "profiling" : "plain    ",
+                   NAMES[m], t[ROUNDS / 2], t[0], t[ROUNDS - 1]);
+        }
+        clReleaseCommandQueue(q);
+    }
+    return 0;
+}
