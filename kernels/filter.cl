@@ -63,13 +63,22 @@
 #define KMUL(v, w) KMUL_TAP(v, w)
 #endif
 
+// Element-wise stages a Pipeline fused after this convolution (src/process/elementwise/epilogue.rs): a generated
+// `epilogue`, placed before this file, computes them from the value just stored at element `at` of the output
+// (counted from the output's offset; their arrays share its layout) and takes the parameters EPILOGUE_PARAMS
+// appends to each kernel's. Without one, nothing.
+#ifndef HAS_EPILOGUE
+#define EPILOGUE_PARAMS
+#define EPILOGUE(at, v) (void)(at)
+#endif
+
 // ---- conv_direct: one output per work-item, reads straight from global memory (the caches catch the reuse).
 // For CPUs, where local memory and barriers cost more than they save, and for filters too large to tile.
 // Groups cover WG consecutive outputs of one output row and are numbered row-fastest in a 1-D range.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void conv_direct(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
                  FILTER_SPACE const K* restrict w, int16 geo, int4 start, ulong8 st, T value,
-                 uint nd, ulong8 b_shape, ulong8 b_src, ulong8 b_dst, IDX x_blocks, IDX groups)
+                 uint nd, ulong8 b_shape, ulong8 b_src, ulong8 b_dst, IDX x_blocks, IDX groups EPILOGUE_PARAMS)
 {
     for (IDX g = (IDX)get_group_id(0); g < groups; g += (IDX)get_num_groups(0)) {
         IDX rest = g / x_blocks;
@@ -110,7 +119,9 @@ void conv_direct(__global const T* restrict src, IDX src_off, __global T* restri
                 }
             }
         }
-        dst[dst_off + bd + (IDX)oz * OUT_Z + (IDX)oy * OUT_Y + (IDX)ox * OUT_X] = acc;
+        const IDX at = bd + (IDX)oz * OUT_Z + (IDX)oy * OUT_Y + (IDX)ox * OUT_X;
+        dst[dst_off + at] = acc;
+        EPILOGUE(at, acc);
     }
 }
 
@@ -142,7 +153,7 @@ __kernel __attribute__((reqd_work_group_size(TX * TY, 1, 1)))
 void conv_tiled(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
                 FILTER_SPACE const K* restrict w, int16 geo, int4 start, ulong8 st, T value,
                 uint nd, ulong8 b_shape, ulong8 b_src, ulong8 b_dst, IDX tiles_x, IDX tiles_y, IDX groups,
-                __local T* tile)
+                __local T* tile EPILOGUE_PARAMS)
 {
     const int lid = (int)get_local_id(0), tx = lid % TX, ty = lid / TX;
     const int LW = (TX - 1) * SX + (FX - 1) * DX + 1, LH = (TY * RY - 1) * SY + (FY - 1) * DY + 1;
@@ -187,11 +198,15 @@ void conv_tiled(__global const T* restrict src, IDX src_off, __global T* restric
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         const int ox = ox0 + tx;
-        __global T* out = dst + dst_off + bd + (IDX)oz * OUT_Z + (IDX)ox * OUT_X;
+        const IDX at0 = bd + (IDX)oz * OUT_Z + (IDX)ox * OUT_X;
+        __global T* out = dst + dst_off + at0;
         #pragma unroll
         for (int r = 0; r < RY; ++r) {
             const int oy = oy0 + ty + r * TY;
-            if (ox < OX && oy < OY) out[(IDX)oy * OUT_Y] = acc[r];
+            if (ox < OX && oy < OY) {
+                out[(IDX)oy * OUT_Y] = acc[r];
+                EPILOGUE(at0 + (IDX)oy * OUT_Y, acc[r]);
+            }
         }
     }
 }
@@ -243,7 +258,7 @@ __kernel __attribute__((reqd_work_group_size(TX * TY, 1, 1)))
 void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
                   FILTER_SPACE const K* restrict w, int16 geo, int4 start, ulong8 st, T value,
                   uint nd, ulong8 b_shape, ulong8 b_src, ulong8 b_dst, IDX tiles_x, IDX tiles_y, IDX z_blocks,
-                  IDX groups, int rz)
+                  IDX groups, int rz EPILOGUE_PARAMS)
 {
     __local VT tile_v[LH * LPV];
     __local T* tile = (__local T*)tile_v;
@@ -258,7 +273,8 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
         const int x0 = ox0 - CX, y0 = oy0 - CY;
         const int inside = x0 >= 0 && x0 + LW <= NX && y0 >= 0 && y0 + LH <= NY;
         const int ox = ox0 + tx * VX, oy = oy0 + ty * RY;
-        __global T* out = dst + dst_off + bd + (IDX)oy * OUT_Y + (IDX)ox * OUT_X;
+        const IDX at0 = bd + (IDX)oy * OUT_Y + (IDX)ox * OUT_X;
+        __global T* out = dst + dst_off + at0;
         T acc[KZ][RY][VX];
         #pragma unroll
         for (int k = 0; k < KZ; ++k)
@@ -338,6 +354,7 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
             const int q = p - (KZ - 1);
             if (q >= 0) {
                 __global T* o = out + (IDX)(oz0 + q) * OUT_Z;
+                const IDX atq = at0 + (IDX)(oz0 + q) * OUT_Z;
                 #pragma unroll
                 for (int r = 0; r < RY; ++r) {
                     if (oy + r < OY) {
@@ -349,13 +366,20 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
                                 #pragma unroll
                                 for (int v = 0; v < VW; ++v) run.s[v] = acc[KZ - 1][r][k * VW + v];
                                 *(__global VT*)(o + (IDX)(r * OUT_Y + k * VW)) = run.v;
+#ifdef HAS_EPILOGUE
+                                #pragma unroll
+                                for (int v = 0; v < VW; ++v) EPILOGUE(atq + (IDX)(r * OUT_Y + k * VW + v), run.s[v]);
+#endif
                             }
                             continue;
                         }
 #endif
                         #pragma unroll
                         for (int v = 0; v < VX; ++v)
-                            if (ox + v < OX) o[(IDX)r * OUT_Y + (IDX)v * OUT_X] = acc[KZ - 1][r][v];
+                            if (ox + v < OX) {
+                                o[(IDX)r * OUT_Y + (IDX)v * OUT_X] = acc[KZ - 1][r][v];
+                                EPILOGUE(atq + (IDX)r * OUT_Y + (IDX)v * OUT_X, acc[KZ - 1][r][v]);
+                            }
                     }
                 }
             }

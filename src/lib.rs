@@ -107,7 +107,7 @@ pub use io::{EncodingSpace, MriFormat, MriHeader, MriRaw, read_mri_h5};
 pub use kernel_args::{IndexType, KernelScalar};
 pub use process::elementwise::{
     ApplyMask, BinaryOp, Complex2Real, ComplexAbs, ComplexElementProd, ComplexPart, Elementwise, ElementwiseStrategy,
-    Expr, ExprStrategy, Fill, ProductKind, ScalarMultiply, UnaryOp,
+    EpilogueStrategy, Expr, ExprStrategy, Fill, ProductKind, ScalarMultiply, UnaryOp,
 };
 pub use process::feature::{
     CoordinatesStrategy, ExcludeBorder, PeakCoordinates, PeakLocalMax, PeakMark, PeakParams, PeakStrategy,

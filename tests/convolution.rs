@@ -673,3 +673,172 @@ fn laplacian_spreads_nan_and_infinities_as_scipy_laplace() {
         assert!(wrong.is_empty(), "double {double}: {} differ: {wrong:?}", wrong.len());
     }
 }
+
+/// The stages of one fused chain after a convolution into `y`: `a = clip(1.5·y − 0.2, −1, 1)` (for complex
+/// data, its conjugate instead of the clip), then
+/// `b = a + y·z` (z an array of y's layout), then `m = |b| > 0.3` into an array of the real type.
+/// The stages, the arrays `a` and `b` and the mask `m` they write.
+type Stages<T> = (Vec<Box<dyn Process>>, [XData<T>; 2], XData<<T as Element>::Real>);
+
+fn stages_after<T: Element>(y: &XData<T>, z: &XData<T>) -> Stages<T>
+where
+    T::Real: Element,
+{
+    let shape = y.shape();
+    let (a, b) = (poisoned::<T>(shape), poisoned::<T>(shape));
+    let m = XData::<T::Real>::zeros(app(), shape).unwrap();
+    let scaled = Expr::input(0) * 1.5 - 0.2;
+    let stages: Vec<Box<dyn Process>> = vec![
+        Box::new(Elementwise::new(&[y], &a, if T::IS_COMPLEX { scaled.conj() } else { scaled.clip(-1.0, 1.0) })),
+        Box::new(Elementwise::new(&[&a, y, z], &b, Expr::input(0) + Expr::input(1) * Expr::input(2))),
+        Box::new(Elementwise::<T, T::Real>::new(&[&b], &m, Expr::input(0).abs().greater(0.3))),
+    ];
+    (stages, [a, b], m)
+}
+
+/// Every output of a convolution followed by element-wise stages, run as one Pipeline (fused) and process by
+/// process (not fused); and how the fused run computed the stages.
+fn fused_and_unfused<T: Element>(
+    shape: &[usize],
+    filter: &Filter<T::Real>,
+    params: ConvParams,
+    separable: bool,
+) -> (Vec<ArrayD<Complex64>>, Vec<ArrayD<Complex64>>, Option<EpilogueStrategy>)
+where
+    T::Real: Element + cliper::FilterElement<T>,
+{
+    let mut rng = Rng::new(shape.iter().sum::<usize>() as u64);
+    let (x, _) = random::<T>(&mut rng, shape);
+    let (z, _) = random::<T>(&mut rng, shape);
+    let mut outputs = Vec::new();
+    let mut how = None;
+    for fused in [true, false] {
+        let y = poisoned::<T>(shape);
+        let (stages, [a, b], m) = stages_after(&y, &z);
+        if fused {
+            let mut p = Pipeline::new(app());
+            how = if separable {
+                let factors = filter.separate().expect("a rank-1 filter");
+                let conv = p.push_shared(SeparableConvolution::new(&x, &factors, &y, params.clone()));
+                stages.into_iter().for_each(|s| _ = p.push(s));
+                p.init().unwrap();
+                p.run().unwrap();
+                conv.lock().unwrap().epilogue()
+            } else {
+                let conv = p.push_shared(Convolution::new(&x, filter, &y, params.clone()));
+                stages.into_iter().for_each(|s| _ = p.push(s));
+                p.init().unwrap();
+                p.run().unwrap();
+                conv.lock().unwrap().epilogue()
+            };
+        } else {
+            if separable {
+                let factors = filter.separate().expect("a rank-1 filter");
+                SeparableConvolution::new(&x, &factors, &y, params.clone()).run().unwrap();
+            } else {
+                Convolution::new(&x, filter, &y, params.clone()).run().unwrap();
+            }
+            for mut s in stages {
+                s.run().unwrap();
+            }
+        }
+        outputs.push(vec![fetch(&y), fetch(&a), fetch(&b), fetch(&m)]);
+    }
+    let unfused = outputs.pop().unwrap();
+    (outputs.pop().unwrap(), unfused, how)
+}
+
+#[test]
+fn element_wise_stages_fused_into_the_convolution_give_the_unfused_results() {
+    // The same expressions on the same stored values: exact on PoCL, whose compiler contracts multiply-adds only
+    // within one C expression; a GPU compiler may contract one differently in the two programs (one rounding,
+    // 2ε relative). The mask compares |b| with 0.3, which random data does not hit within that.
+    fn agree<T: Element>(fused: &[ArrayD<Complex64>], unfused: &[ArrayD<Complex64>], what: &str) {
+        let names = ["convolution", "clip stage", "a + y·z stage", "mask stage"];
+        for ((f, u), name) in fused.iter().zip(unfused).zip(names) {
+            assert_eq!(f.shape(), u.shape());
+            for (i, (g, w)) in f.iter().zip(u.iter()).enumerate() {
+                assert!(
+                    (g - w).norm() <= 2.0 * eps::<T>() * (w.norm() + 1.0),
+                    "{what}, {name}, element {i}: {g} vs {w}"
+                );
+            }
+        }
+    }
+    let mut rng = Rng::new(77);
+    let laplace = Filter::<f32>::new(&[3, 3], vec![0.0, 1.0, 0.0, 1.0, -4.0, 1.0, 0.0, 1.0, 0.0]).unwrap();
+    let five: Filter<f32> = random_filter(&mut rng, &[5, 5]);
+    let cube: Filter<f64> = random_filter(&mut rng, &[3, 3, 3]);
+    let gauss = Filter::<f32>::gaussian(1.5, 2).unwrap();
+    let in_kernel = |stages| Some(EpilogueStrategy::InKernel { stages });
+    let separate = |stages| Some(EpilogueStrategy::Separate { stages });
+    let p = ConvParams::default();
+    // Every kernel of the last pass, shapes that are no multiple of any tile, a batch, every border.
+    for (i, border) in BORDERS.into_iter().enumerate() {
+        let algorithm = [ConvAlgorithm::Blocked, ConvAlgorithm::Tiled, ConvAlgorithm::Direct][i % 3];
+        let params = p.clone().border(border).algorithm(algorithm);
+        let (f, u, how) = fused_and_unfused::<f32>(&[2, 37, 45], &five, params, false);
+        agree::<f32>(&f, &u, &format!("5×5 {algorithm:?} {border:?}"));
+        assert_eq!(how, in_kernel(3), "{algorithm:?}");
+    }
+    let (f, u, how) = fused_and_unfused::<f32>(&[61, 70], &laplace, p.clone(), false);
+    agree::<f32>(&f, &u, "laplace");
+    assert_eq!(how, in_kernel(3));
+    let (f, u, how) = fused_and_unfused::<f64>(&[9, 19, 23], &cube, p.clone().border(Border::Reflect), false);
+    agree::<f64>(&f, &u, "3×3×3 f64");
+    assert_eq!(how, in_kernel(3));
+    // Complex data through a real filter; the mask is real.
+    let (f, u, how) = fused_and_unfused::<Complex32>(&[33, 50], &five, p.clone().border(Border::Wrap), false);
+    agree::<Complex32>(&f, &u, "5×5 c32");
+    assert_eq!(how, in_kernel(3));
+    // Separable passes: in the last kernel pass, or after passes on the host's threads (a CPU device).
+    let kernels = p.clone().kernels_only(true);
+    let (f, u, how) = fused_and_unfused::<f32>(&[3, 40, 31], &gauss, kernels, true);
+    agree::<f32>(&f, &u, "separable in kernels");
+    assert_eq!(how, in_kernel(3));
+    let cpu = app().device().kind == DeviceKind::Cpu;
+    let (f, u, how) = fused_and_unfused::<f32>(&[3, 40, 31], &gauss, p.clone(), true);
+    agree::<f32>(&f, &u, "separable");
+    assert_eq!(how, if cpu { separate(3) } else { in_kernel(3) });
+    // The FFT path runs the stages after it.
+    let (f, u, how) = fused_and_unfused::<f32>(&[40, 52], &five, p.clone().algorithm(ConvAlgorithm::Fft), false);
+    agree::<f32>(&f, &u, "fft");
+    assert_eq!(how, separate(3));
+}
+
+#[test]
+fn stages_that_cannot_follow_a_convolution_in_its_stores_are_left_or_run_after_it() {
+    let x = XData::from_slice(app(), &[6, 7], &(0..42).map(|v| v as f32).collect::<Vec<_>>()).unwrap();
+    let filter = Filter::new(&[3, 3], vec![1.0f32 / 9.0; 9]).unwrap();
+    let y = XData::<f32>::zeros(app(), &[6, 7]).unwrap();
+    let want_y = Convolution::apply(&x, &filter, ConvParams::default()).unwrap().to_vec().unwrap();
+    let twice: Vec<f32> = want_y.iter().map(|v| v * 2.0).collect();
+    // A stage writing the convolution's input: the convolution reads neighbours of every element, so not taken.
+    let x2 = XData::from_slice(app(), &[6, 7], &x.to_vec().unwrap()).unwrap();
+    let y2 = XData::<f32>::zeros(app(), &[6, 7]).unwrap();
+    let mut p = Pipeline::new(app());
+    let conv = p.push_shared(Convolution::new(&x2, &filter, &y2, ConvParams::default()));
+    p.push(Box::new(Elementwise::new(&[&y2], &x2, Expr::input(0) * 2.0)));
+    p.run().unwrap();
+    assert_eq!(conv.lock().unwrap().epilogue(), None);
+    assert_eq!(x2.to_vec().unwrap(), twice);
+    // In place on the convolution's output: not taken either (the last pass writes it through `restrict`).
+    let mut p = Pipeline::new(app());
+    let conv = p.push_shared(Convolution::new(&x, &filter, &y, ConvParams::default()));
+    p.push(Box::new(Elementwise::new(&[&y], &y, Expr::input(0) * 2.0)));
+    p.run().unwrap();
+    assert_eq!(conv.lock().unwrap().epilogue(), None);
+    assert_eq!(y.to_vec().unwrap(), twice);
+    // A row broadcast along the image and an output that is a transposed view: taken, run after the passes.
+    let bias = XData::from_slice(app(), &[7], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]).unwrap();
+    let wide = XData::<f32>::zeros(app(), &[7, 6]).unwrap();
+    let every_other = wide.t();
+    let mut p = Pipeline::new(app());
+    let conv = p.push_shared(Convolution::new(&x, &filter, &y, ConvParams::default()));
+    p.push(Box::new(Elementwise::new(&[&y, &bias], &every_other, Expr::input(0) + Expr::input(1))));
+    p.run().unwrap();
+    assert_eq!(conv.lock().unwrap().epilogue(), Some(EpilogueStrategy::Separate { stages: 1 }));
+    let got = every_other.to_vec().unwrap();
+    let want: Vec<f32> = want_y.iter().enumerate().map(|(i, v)| v + (i % 7 + 1) as f32).collect();
+    assert_eq!(got, want);
+}

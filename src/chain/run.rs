@@ -414,18 +414,16 @@ impl Chain {
             let shapes: Vec<Vec<usize>> = operands.iter().map(|x| x.shape().to_vec()).collect();
             let shape = shapes.first().cloned().unwrap_or_default();
             let (op, from) = self.resolve_step(i, &origins, &shapes)?;
-            let (mut process, output) = op.plan(&operands).map_err(|e| self.in_step(e, i))?;
-            // Initialised here rather than with the whole pipeline, so that a failure names its step — except
-            // element-wise steps, which `plan` has checked and which the pipeline's `init` may fuse with the next.
-            if op.expr().is_none() {
-                process.init().map_err(|e| self.in_step(e, i))?;
-            }
+            let (process, output) = op.plan(&operands).map_err(|e| self.in_step(e, i))?;
             origins.insert(step.output.clone(), result_origin(&op, &from, &shape, output.shape()));
             pipeline.push(process);
             arrays.insert(step.output.clone(), output);
             resolved.push(op);
         }
-        pipeline.init()?;
+        // Every step is initialised here, together (their programs build at once), after the pipeline has fused
+        // what it can: element-wise steps into the step before them (an element-wise step or a convolution).
+        // One process per step, so a failing stage names its step.
+        pipeline.init_telling().map_err(|(i, e)| self.in_step(e, i))?;
         Ok(Built { arrays, origins, pipeline, signature, resolved, app: app.clone() })
     }
 

@@ -83,6 +83,11 @@ impl<P: Process> Process for Shared<P> {
     fn is_initialized(&self) -> bool {
         self.lock().is_ok_and(|p| p.is_initialized())
     }
+    // The stage held may take the next (a convolution the caller keeps, to read its strategy); it cannot be
+    // taken itself: the caller may launch it on its own.
+    fn fuse_next(&mut self, next: &mut dyn Process) -> bool {
+        self.lock().is_ok_and(|mut p| p.fuse_next(next))
+    }
 }
 
 /// Runs `init` of every one of `processes` at once, a thread each, so that their programs compile concurrently:
@@ -90,8 +95,13 @@ impl<P: Process> Process for Shared<P> {
 /// programs 4.66 s one after another, 2.63 s from four threads). The first error in the given order is returned,
 /// after every `init` has finished; a process whose `init` panicked is reported as an error.
 pub(crate) fn init_together(processes: Vec<&mut (dyn Process + 'static)>) -> Result<()> {
+    init_together_telling(processes).map_err(|(_, e)| e)
+}
+
+/// [`init_together`], telling the position in `processes` of the one whose error is returned.
+fn init_together_telling(processes: Vec<&mut (dyn Process + 'static)>) -> std::result::Result<(), (usize, Error)> {
     if processes.len() < 2 {
-        return processes.into_iter().try_for_each(|p| p.init());
+        return processes.into_iter().enumerate().try_for_each(|(i, p)| p.init().map_err(|e| (i, e)));
     }
     let results: Vec<Result<()>> = std::thread::scope(|scope| {
         let running: Vec<_> = processes
@@ -108,7 +118,7 @@ pub(crate) fn init_together(processes: Vec<&mut (dyn Process + 'static)>) -> Res
             })
             .collect()
     });
-    results.into_iter().collect()
+    results.into_iter().enumerate().try_for_each(|(i, r)| r.map_err(|e| (i, e)))
 }
 
 /// A chain of processes run in order on one device, with optional profiling.
@@ -205,6 +215,11 @@ impl Pipeline {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn init(&mut self) -> Result<()> {
+        self.init_telling().map_err(|(_, e)| e)
+    }
+
+    /// [`Pipeline::init`], telling the index of the stage whose error is returned (the first failing one).
+    pub(crate) fn init_telling(&mut self) -> std::result::Result<(), (usize, Error)> {
         let mut first = 0;
         while first < self.stages.len() {
             let mut next = first + 1;
@@ -218,9 +233,14 @@ impl Pipeline {
             }
             first = next;
         }
-        let pending: Vec<&mut (dyn Process + 'static)> =
-            self.stages.iter_mut().filter(|s| !s.is_initialized()).map(|s| s.as_mut()).collect();
-        init_together(pending)
+        let (indices, pending): (Vec<usize>, Vec<&mut (dyn Process + 'static)>) = self
+            .stages
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, s)| !s.is_initialized())
+            .map(|(i, s)| (i, s.as_mut()))
+            .unzip();
+        init_together_telling(pending).map_err(|(k, e)| (indices.get(k).copied().unwrap_or(k), e))
     }
 
     /// Whether every process has been initialized.

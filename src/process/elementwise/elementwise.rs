@@ -61,8 +61,9 @@ pub enum ExprStrategy {
         /// The index type.
         index: IndexType,
     },
-    /// A [`crate::Pipeline`] fused this stage into the element-wise stage before it, whose kernel writes this
-    /// stage's output; launching this one does nothing.
+    /// A [`crate::Pipeline`] fused this stage into the stage before it — an element-wise stage, whose kernel
+    /// writes this stage's output, or a convolution (see [`crate::EpilogueStrategy`]); launching this one does
+    /// nothing.
     Fused,
 }
 
@@ -70,7 +71,7 @@ impl std::fmt::Display for ExprStrategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ExprStrategy::Nothing => write!(f, "none"),
-            ExprStrategy::Fused => write!(f, "fused into the previous element-wise stage"),
+            ExprStrategy::Fused => write!(f, "fused into the stage before it"),
             ExprStrategy::Kernel { axes, inputs, outputs, lanes, groups, work_group, index } => write!(
                 f,
                 "one expression kernel, {inputs} input(s) → {outputs} output(s) over {axes} axes, {lanes} element(s) \
@@ -83,7 +84,7 @@ impl std::fmt::Display for ExprStrategy {
 
 /// An output of the kernel: of the element type, or of its real type (abs, angle, comparisons of complex data).
 #[derive(Clone)]
-enum Target<T: Element> {
+pub(super) enum Target<T: Element> {
     Same(XData<T>),
     Real(XData<T::Real>),
 }
@@ -97,14 +98,14 @@ impl<T: Element> Target<T> {
             .or_else(|| any.downcast_ref::<XData<T::Real>>().map(|x| Target::Real(x.clone())))
     }
 
-    fn shape(&self) -> &[usize] {
+    pub(super) fn shape(&self) -> &[usize] {
         match self {
             Target::Same(x) => x.shape(),
             Target::Real(x) => x.shape(),
         }
     }
 
-    fn strides(&self) -> &[usize] {
+    pub(super) fn strides(&self) -> &[usize] {
         match self {
             Target::Same(x) => x.strides(),
             Target::Real(x) => x.strides(),
@@ -125,7 +126,7 @@ impl<T: Element> Target<T> {
         }
     }
 
-    fn layout_span(&self) -> &crate::data::Layout {
+    pub(super) fn layout_span(&self) -> &crate::data::Layout {
         match self {
             Target::Same(x) => x.layout(),
             Target::Real(x) => x.layout(),
@@ -238,8 +239,40 @@ impl<T: Element, O: Element> Elementwise<T, O> {
         &self.expr
     }
 
+    /// The output array.
+    pub(super) fn output(&self) -> &XData<O> {
+        &self.output
+    }
+
+    /// The input arrays.
+    pub(super) fn inputs(&self) -> &[XData<T>] {
+        &self.inputs
+    }
+
+    /// The stages fused into this one: their outputs and their expressions over [`Elementwise::inputs`].
+    pub(super) fn fused_targets(&self) -> &[(Target<T>, Expr)] {
+        &self.fused
+    }
+
+    /// One process computing `targets` (each output with its expression over `inputs`); `None` for none.
+    pub(super) fn boxed_from(inputs: Vec<XData<T>>, mut targets: Vec<(Target<T>, Expr)>) -> Option<Box<dyn Process>> {
+        if targets.is_empty() {
+            return None;
+        }
+        let (first, expr) = targets.remove(0);
+        let plan = Prepared::default();
+        Some(match first {
+            Target::Same(output) => {
+                Box::new(Elementwise::<T, T> { inputs, output, expr, fused: targets, absorbed: false, plan })
+            }
+            Target::Real(output) => {
+                Box::new(Elementwise::<T, T::Real> { inputs, output, expr, fused: targets, absorbed: false, plan })
+            }
+        })
+    }
+
     /// Takes `next` into this stage's kernel when that is safe (see the module docs); `next` then does nothing.
-    fn absorb<P: Element>(&mut self, next: &mut Elementwise<T, P>) -> bool {
+    pub(super) fn absorb<P: Element>(&mut self, next: &mut Elementwise<T, P>) -> bool {
         if self.absorbed || next.absorbed || self.is_initialized() || next.is_initialized() || !next.fused.is_empty() {
             return false;
         }

@@ -55,24 +55,16 @@ pub(super) struct Generated {
     pub constants: Vec<f64>,
 }
 
-/// Generates the kernel computing `exprs[k]` into output `k`; the name `op` is for errors.
-pub(super) fn generate(op: &str, exprs: &[&Expr], shape: &KernelShape) -> Result<Generated> {
-    let mut g = Gen {
-        op,
-        complex: shape.complex,
-        lines: String::new(),
-        constants: Vec::new(),
-        seen: HashMap::new(),
-        used: vec![false; shape.inputs.len()],
-    };
+/// The expressions' code in `g` and the value of each, typed for its output (`real_outputs[k]`: of `R`).
+fn roots(g: &mut Gen, exprs: &[&Expr], real_outputs: &[bool]) -> Result<Vec<String>> {
     let mut roots = Vec::new();
     for (k, e) in exprs.iter().enumerate() {
         let (var, ty) = g.node(e)?;
-        let real_out = shape.outputs.get(k).is_some_and(|o| o.1);
-        let value = match (ty, real_out, shape.complex) {
+        let real_out = real_outputs.get(k).copied().unwrap_or(false);
+        let value = match (ty, real_out, g.complex) {
             (Ty::Complex, true, _) => {
                 return Err(Error::invalid(
-                    op,
+                    g.op,
                     format!(
                         "`{e}` is complex and the output is real: take abs, real, imag or angle of it, or give a \
                          complex output"
@@ -84,11 +76,25 @@ pub(super) fn generate(op: &str, exprs: &[&Expr], shape: &KernelShape) -> Result
         };
         roots.push(value);
     }
-    let nd = shape.outputs.first().map_or(1, |o| o.0.len()).max(1);
+    Ok(roots)
+}
+
+/// The helpers the generated code calls.
+fn helpers(complex: bool) -> String {
     let mut src = String::from(REAL_HELPERS);
-    if shape.complex {
+    if complex {
         src.push_str(COMPLEX_HELPERS);
     }
+    src
+}
+
+/// Generates the kernel computing `exprs[k]` into output `k`; the name `op` is for errors.
+pub(super) fn generate(op: &str, exprs: &[&Expr], shape: &KernelShape) -> Result<Generated> {
+    let mut g = Gen::new(op, shape.complex, shape.inputs.len());
+    let real_outputs: Vec<bool> = shape.outputs.iter().map(|o| o.1).collect();
+    let roots = roots(&mut g, exprs, &real_outputs)?;
+    let nd = shape.outputs.first().map_or(1, |o| o.0.len()).max(1);
+    let mut src = helpers(shape.complex);
     // The signature: inputs, outputs, constants, the count and the extents of the inner merged axes.
     let mut args = Vec::new();
     let strides = |name: &str, steps: &[Step], args: &mut Vec<String>| {
@@ -184,6 +190,60 @@ pub(super) fn generate(op: &str, exprs: &[&Expr], shape: &KernelShape) -> Result
     Ok(Generated { source: src, constants: g.constants })
 }
 
+/// Generates `epilogue`, the expressions `exprs` computed after a stencil kernel stores an element (a
+/// [`crate::Pipeline`] fused the element-wise stages after it into that kernel): input 0 is the value just stored,
+/// passed in a register; inputs 1.. and the outputs are arrays laid out as the stencil's output, read and
+/// written at the same element, `at` elements past their offsets. Output `k` is of `R` when `real_outputs[k]`,
+/// else `T`. The source defines, besides the function, the macros the stencil's program reads:
+/// `EPILOGUE_PARAMS`, the kernel parameters to append (`ein{k}`, `ein{k}_off` for inputs 1.., `eout{k}`,
+/// `eout{k}_off`, `ec{i}` for the constants), and `EPILOGUE(at, v)`, the call.
+pub(super) fn generate_epilogue(
+    op: &str,
+    exprs: &[&Expr],
+    complex: bool,
+    inputs: usize,
+    real_outputs: &[bool],
+) -> Result<Generated> {
+    let mut g = Gen::new(op, complex, inputs.max(1));
+    let roots = roots(&mut g, exprs, real_outputs)?;
+    let mut src = helpers(complex);
+    let (mut params, mut kernel_params, mut pass) = (
+        vec!["const IDX at".to_string(), "const T x0".to_string()],
+        Vec::new(),
+        vec!["(at)".to_string(), "(v)".to_string()],
+    );
+    for k in 1..inputs.max(1) {
+        params.push(format!("global const T* in{k}, const IDX in{k}_off"));
+        kernel_params.push(format!("global const T* ein{k}, IDX ein{k}_off"));
+        pass.push(format!("ein{k}, ein{k}_off"));
+    }
+    for (k, real) in real_outputs.iter().enumerate() {
+        let ty = if *real { "R" } else { "T" };
+        params.push(format!("global {ty}* out{k}, const IDX out{k}_off"));
+        kernel_params.push(format!("global {ty}* eout{k}, IDX eout{k}_off"));
+        pass.push(format!("eout{k}, eout{k}_off"));
+    }
+    for c in 0..g.constants.len() {
+        params.push(format!("const R c{c}"));
+        kernel_params.push(format!("R ec{c}"));
+        pass.push(format!("ec{c}"));
+    }
+    let _ = writeln!(src, "inline void epilogue({}) {{", params.join(", "));
+    for k in 1..inputs.max(1) {
+        if g.used.get(k).copied().unwrap_or(false) {
+            let _ = writeln!(src, "        const T x{k} = in{k}[in{k}_off + at];");
+        }
+    }
+    src.push_str(&g.lines);
+    for (k, value) in roots.iter().enumerate() {
+        let _ = writeln!(src, "        out{k}[out{k}_off + at] = {value};");
+    }
+    src.push_str("}\n#define HAS_EPILOGUE 1\n");
+    let _ = writeln!(src, "#define EPILOGUE_PARAMS , {}", kernel_params.join(", "));
+    let _ = writeln!(src, "#define EPILOGUE(at, v) epilogue({})", pass.join(", "));
+    Ok(Generated { source: src, constants: g.constants })
+}
+
 /// Real functions the generated code calls.
 const REAL_HELPERS: &str = r"
 // hypot without its cost where nothing can overflow or underflow: sqrt(a² + b²) is within 1.5 ulp there (the
@@ -234,7 +294,18 @@ struct Gen<'a> {
     used: Vec<bool>,
 }
 
-impl Gen<'_> {
+impl<'a> Gen<'a> {
+    fn new(op: &'a str, complex: bool, inputs: usize) -> Gen<'a> {
+        Gen {
+            op,
+            complex,
+            lines: String::new(),
+            constants: Vec::new(),
+            seen: HashMap::new(),
+            used: vec![false; inputs],
+        }
+    }
+
     fn real_only(&self, what: &str, e: &Expr) -> Error {
         Error::invalid(self.op, format!("`{what}` is defined for real values only, and `{e}` is complex"))
     }

@@ -1,7 +1,7 @@
 //! Element-wise operations: [`Elementwise`] (numpy-style maths from an [`Expr`]: one generated kernel per
-//! expression, back-to-back stages of a Pipeline fused into one; `expr.rs`, `expr_kernel.rs`,
-//! `elementwise.rs`), and the fixed kernels [`ComplexElementProd`], [`ApplyMask`], [`Complex2Real`] / [`ComplexAbs`],
-//! [`ScalarMultiply`] and [`Fill`], all planned by the element-wise planner (`plan.rs`: one generated kernel per
+//! expression, back-to-back stages of a Pipeline fused into one, or into the convolution before them; `expr.rs`,
+//! `expr_kernel.rs`, `elementwise.rs`, `epilogue.rs`), and the fixed kernels [`ComplexElementProd`],
+//! [`ApplyMask`], [`Complex2Real`] / [`ComplexAbs`], [`ScalarMultiply`] and [`Fill`], all planned by the element-wise planner (`plan.rs`: one generated kernel per
 //! operation and element types over merged batch axes, numpy broadcasting of the second operand). Kernels:
 //! `kernels/elementwise.cl`.
 
@@ -10,6 +10,7 @@ mod complex_product;
 mod complex_to_real;
 #[allow(clippy::module_inception)]
 mod elementwise;
+mod epilogue;
 mod expr;
 mod expr_kernel;
 mod fill;
@@ -20,6 +21,8 @@ pub use apply_mask::ApplyMask;
 pub use complex_product::{ComplexElementProd, ProductKind};
 pub use complex_to_real::{Complex2Real, ComplexAbs, ComplexPart};
 pub use elementwise::{Elementwise, ExprStrategy};
+pub use epilogue::EpilogueStrategy;
+pub(crate) use epilogue::{Epilogue, EpilogueCode};
 pub use expr::{BinaryOp, Expr, UnaryOp};
 pub use fill::Fill;
 pub use plan::ElementwiseStrategy;

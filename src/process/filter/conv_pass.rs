@@ -11,6 +11,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
+use crate::process::elementwise::EpilogueCode;
 use crate::process::planning::Batch3;
 use crate::process::planning::{index_type_for, run_options, run_width};
 use num_complex::Complex64;
@@ -83,6 +84,8 @@ pub(crate) struct ConvPass<T: Element, K: Element> {
     launch: LaunchShape,
     /// The pass on the host and the regions it maps.
     host: Option<HostPass<T, K>>,
+    /// Element-wise stages computed in this pass's stores (a kernel pass only).
+    epilogue: Option<EpilogueCode<T>>,
     work: (u64, u64),
 }
 
@@ -307,7 +310,9 @@ fn spatial<T: Element>(op: &str, x: &XData<T>, rank: usize) -> Result<([usize; 3
 impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
     /// A pass from `input` to `output`, whose last `rank` axes are the spatial ones and whose leading axes (the
     /// same extents in both) form the batch. `filter` has 3 axes (1s where the problem has fewer). `tiled` asks
-    /// for the local-memory kernel, which is used when the device's local memory holds its tile.
+    /// for the local-memory kernel, which is used when the device's local memory holds its tile. `epilogue`:
+    /// element-wise stages to compute where this pass stores its output, which a kernel pass takes
+    /// ([`ConvPass::has_epilogue`]) and a pass on the host leaves.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         op: &str,
@@ -319,6 +324,7 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
         border: Border,
         value: Complex64,
         preference: PassPreference,
+        epilogue: Option<EpilogueCode<T>>,
     ) -> Result<ConvPass<T, K>> {
         let app = output.app();
         let info = app.device();
@@ -346,7 +352,15 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
         let st = [in_st[0], in_st[1], in_st[2], out_st[0], out_st[1], out_st[2], 0, 0].map(|v| v as u64);
         let element = std::mem::size_of::<T>();
         let launch = LaunchShape::choose::<T>(info, g, o, batch.count(), preference);
-        let index = index_type_for(&[input.layout(), output.layout()], &[launch.groups()]);
+        let host = if preference == PassPreference::Host {
+            host_pass(input, output, [n, in_st], o, filter, g, &batch, border, T::from_c64(value))
+        } else {
+            None
+        };
+        let epilogue = epilogue.filter(|_| host.is_none() && !output.is_empty());
+        let mut layouts = vec![input.layout(), output.layout()];
+        layouts.extend(epilogue.iter().flat_map(|e| e.layouts()));
+        let index = index_type_for(&layouts, &[launch.groups()]);
         let filter_bytes = std::mem::size_of_val(filter.values());
         // 64 KiB is the least constant memory OpenCL guarantees.
         let space = if filter_bytes <= 64 << 10 { "__constant" } else { "__global" };
@@ -380,15 +394,14 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
             }
             LaunchShape::Direct { .. } => {}
         }
-        let host = if preference == PassPreference::Host {
-            host_pass(input, output, [n, in_st], o, filter, g, &batch, border, T::from_c64(value))
-        } else {
-            None
-        };
         let kernel = if output.is_empty() || host.is_some() {
             None
         } else {
-            let program = app.build_program("filter.cl", &kernels::with_common(kernels::FILTER), &options)?;
+            let source = match &epilogue {
+                Some(e) => format!("{}\n{}\n#line 1\n{}", kernels::COMMON, e.source, kernels::FILTER),
+                None => kernels::with_common(kernels::FILTER),
+            };
+            let program = app.build_program("filter.cl", &source, &options)?;
             let weights = XData::from_slice(app, filter.shape(), filter.values())?;
             Some((program.kernel(launch.kernel_name())?.owned_by(op), weights))
         };
@@ -413,8 +426,14 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
             kernel,
             launch,
             host,
+            epilogue,
             work,
         })
+    }
+
+    /// Whether this pass computes the element-wise stages it was given in its stores.
+    pub(crate) fn has_epilogue(&self) -> bool {
+        self.epilogue.is_some()
     }
 
     pub(crate) fn kernel_kind(&self) -> PassKernel {
@@ -450,34 +469,33 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
             .scalar("b_shape", b.shape)
             .scalar("b_src", b.strides[0])
             .scalar("b_dst", b.strides[1]);
-        match self.launch {
-            LaunchShape::Direct { x_blocks, groups, launch_groups } => l
-                .index("x_blocks", idx, x_blocks)
-                .index("groups", idx, groups)
-                .global(&[launch_groups * DIRECT_WG])
-                .local(&[DIRECT_WG])
-                .work(self.work.0, self.work.1)
-                .enqueue(),
-            LaunchShape::Tiled { tiles, groups, launch_groups, local_bytes, .. } => l
-                .index("tiles_x", idx, tiles[0])
-                .index("tiles_y", idx, tiles[1])
-                .index("groups", idx, groups)
-                .local_memory("tile", local_bytes)
-                .global(&[launch_groups * TILE_X * TILE_Y])
-                .local(&[TILE_X * TILE_Y])
-                .work(self.work.0, self.work.1)
-                .enqueue(),
-            LaunchShape::Blocked { tiles, rz, groups, launch_groups, .. } => l
-                .index("tiles_x", idx, tiles[0])
-                .index("tiles_y", idx, tiles[1])
-                .index("z_blocks", idx, tiles[2])
-                .index("groups", idx, groups)
-                .scalar("rz", rz as i32)
-                .global(&[launch_groups * TILE_X * TILE_Y])
-                .local(&[TILE_X * TILE_Y])
-                .work(self.work.0, self.work.1)
-                .enqueue(),
-        }
+        let (l, global, local) = match self.launch {
+            LaunchShape::Direct { x_blocks, groups, launch_groups } => {
+                (l.index("x_blocks", idx, x_blocks).index("groups", idx, groups), launch_groups * DIRECT_WG, DIRECT_WG)
+            }
+            LaunchShape::Tiled { tiles, groups, launch_groups, local_bytes, .. } => (
+                l.index("tiles_x", idx, tiles[0])
+                    .index("tiles_y", idx, tiles[1])
+                    .index("groups", idx, groups)
+                    .local_memory("tile", local_bytes),
+                launch_groups * TILE_X * TILE_Y,
+                TILE_X * TILE_Y,
+            ),
+            LaunchShape::Blocked { tiles, rz, groups, launch_groups, .. } => (
+                l.index("tiles_x", idx, tiles[0])
+                    .index("tiles_y", idx, tiles[1])
+                    .index("z_blocks", idx, tiles[2])
+                    .index("groups", idx, groups)
+                    .scalar("rz", rz as i32),
+                launch_groups * TILE_X * TILE_Y,
+                TILE_X * TILE_Y,
+            ),
+        };
+        let l = match &self.epilogue {
+            Some(e) => e.set_args(l, idx),
+            None => l,
+        };
+        l.global(&[global]).local(&[local]).work(self.work.0, self.work.1).enqueue()
     }
 }
 

@@ -9,6 +9,7 @@ use crate::app::DeviceKind;
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::process::elementwise::{Epilogue, EpilogueStrategy};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 
@@ -141,15 +142,20 @@ pub(crate) struct ConvPlan<T: Element, K: Element> {
     passes: Vec<ConvPass<T, K>>,
     fft: Option<super::fft_conv::FftConv<T>>,
     strategy: ConvStrategy,
+    /// Element-wise stages a Pipeline handed over, when they run as a process of their own after the passes.
+    after: Option<Box<dyn Process>>,
+    epilogue: Option<EpilogueStrategy>,
 }
 
 impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
     /// The plan for an empty output.
     fn nothing() -> ConvPlan<T, K> {
-        ConvPlan { passes: vec![], fft: None, strategy: ConvStrategy::Nothing }
+        ConvPlan { passes: vec![], fft: None, strategy: ConvStrategy::Nothing, after: None, epilogue: None }
     }
 
-    /// One pass with the whole (already oriented and normalised) filter.
+    /// One pass with the whole (already oriented and normalised) filter, computing `epilogue`'s stages in its
+    /// stores where it can.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn direct(
         op: &str,
         params: &ConvParams,
@@ -158,6 +164,7 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         filter: &Filter<K>,
         axes: &[AxisPlan],
         preference: PassPreference,
+        epilogue: &Epilogue<T>,
     ) -> Result<ConvPlan<T, K>> {
         if output.is_empty() {
             return Ok(ConvPlan::nothing());
@@ -166,21 +173,23 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         shape3.extend_from_slice(filter.shape());
         let filter3 = Filter::new(&shape3, filter.values().to_vec())?.skipping_zero_taps(filter.skips_zero_taps());
         let value = Complex64::new(params.border.value(), 0.0);
-        let pass =
-            ConvPass::new(op, input, output, axes.len(), &filter3, &geometry(axes), params.border, value, preference)?;
+        let code = epilogue.in_kernel(op)?;
+        let g = geometry(axes);
+        let pass = ConvPass::new(op, input, output, axes.len(), &filter3, &g, params.border, value, preference, code)?;
         let strategy = match pass.kernel_kind() {
             PassKernel::Direct => ConvStrategy::Direct,
             PassKernel::Tiled { ry } => ConvStrategy::Tiled { rows: ry },
             PassKernel::Blocked { vx, ry } => ConvStrategy::Blocked { cols: vx, rows: ry },
             PassKernel::Host => ConvStrategy::Host,
         };
-        Ok(ConvPlan { passes: vec![pass], fft: None, strategy })
+        ConvPlan { passes: vec![pass], fft: None, strategy, after: None, epilogue: None }.with_epilogue(epilogue)
     }
 
     /// One 1-D pass per axis, last axis first, through scratch arrays. `factors[k]` (already oriented and
     /// normalised) is the 1-D filter of spatial axis k. With a constant border each later pass fills with the
     /// constant times the sums of the factors already applied: that is what the earlier passes would have made
-    /// of a border made entirely of the constant.
+    /// of a border made entirely of the constant. The last pass computes `epilogue`'s stages in its stores where
+    /// it can.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn separable(
         op: &str,
@@ -190,6 +199,7 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         factors: &[Filter<K>],
         axes: &[AxisPlan],
         preference: PassPreference,
+        epilogue: &Epilogue<T>,
     ) -> Result<ConvPlan<T, K>> {
         let r = axes.len();
         if output.is_empty() {
@@ -222,17 +232,19 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
                 dilation: only_axis(r, k, axis.dilation, 1),
                 start: only_axis(r, k, axis.start, 0),
             };
-            passes.push(ConvPass::new(op, &from, &to, r, &filter3, &g, params.border, value, preference)?);
+            let code = if i + 1 == r { epilogue.in_kernel(op)? } else { None };
+            passes.push(ConvPass::new(op, &from, &to, r, &filter3, &g, params.border, value, preference, code)?);
             value *= factor.sum();
             from = to;
         }
         let kinds: Vec<PassKernel> = passes.iter().map(|p| p.kernel_kind()).collect();
         let tiled = kinds.iter().any(|k| matches!(k, PassKernel::Tiled { .. } | PassKernel::Blocked { .. }));
         let host = kinds.iter().filter(|&&k| k == PassKernel::Host).count();
-        Ok(ConvPlan { passes, fft: None, strategy: ConvStrategy::Separable { passes: r, tiled, host } })
+        let strategy = ConvStrategy::Separable { passes: r, tiled, host };
+        ConvPlan { passes, fft: None, strategy, after: None, epilogue: None }.with_epilogue(epilogue)
     }
 
-    /// The FFT path with the whole (already oriented and normalised) filter.
+    /// The FFT path with the whole (already oriented and normalised) filter; `epilogue`'s stages run after it.
     pub(crate) fn fft(
         op: &str,
         params: &ConvParams,
@@ -240,6 +252,7 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         output: &XData<T>,
         filter: &Filter<K>,
         axes: &[AxisPlan],
+        epilogue: &Epilogue<T>,
     ) -> Result<ConvPlan<T, K>> {
         if output.is_empty() {
             return Ok(ConvPlan::nothing());
@@ -249,7 +262,25 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         let plan =
             super::fft_conv::FftConv::new(op, input, output, filter, axes, params.border, cpu && !params.kernels_only)?;
         let strategy = ConvStrategy::Fft { points: plan.points() };
-        Ok(ConvPlan { passes: vec![], fft: Some(plan), strategy })
+        ConvPlan { passes: vec![], fft: Some(plan), strategy, after: None, epilogue: None }.with_epilogue(epilogue)
+    }
+
+    /// Records how `epilogue`'s stages run: in the last pass's stores when it took them, else as one element-wise
+    /// process of their own after the passes (initialised here).
+    fn with_epilogue(mut self, epilogue: &Epilogue<T>) -> Result<ConvPlan<T, K>> {
+        let stages = epilogue.stages();
+        if self.passes.last().is_some_and(|p| p.has_epilogue()) {
+            self.epilogue = Some(EpilogueStrategy::InKernel { stages });
+        } else if let Some(mut after) = epilogue.separate() {
+            after.init()?;
+            self.after = Some(after);
+            self.epilogue = Some(EpilogueStrategy::Separate { stages });
+        }
+        Ok(self)
+    }
+
+    pub(crate) fn epilogue(&self) -> Option<EpilogueStrategy> {
+        self.epilogue
     }
 
     pub(crate) fn strategy(&self) -> ConvStrategy {
@@ -258,7 +289,8 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
 
     pub(crate) fn launch(&mut self) -> Result<()> {
         self.passes.iter_mut().try_for_each(|p| p.launch())?;
-        self.fft.as_mut().map_or(Ok(()), |f| f.launch())
+        self.fft.as_mut().map_or(Ok(()), |f| f.launch())?;
+        self.after.as_mut().map_or(Ok(()), |a| a.launch())
     }
 }
 
@@ -336,6 +368,8 @@ pub struct Convolution<T: Element, K: FilterElement<T> = T> {
     output: XData<T>,
     filter: Filter<K>,
     params: ConvParams,
+    /// Element-wise stages a Pipeline handed over ([`Process::fuse_next`]).
+    epilogue: Epilogue<T>,
     plan: Prepared<ConvPlan<T, K>>,
 }
 
@@ -347,6 +381,7 @@ impl<T: Element, K: FilterElement<T>> Convolution<T, K> {
             output: output.clone(),
             filter: filter.clone(),
             params,
+            epilogue: Epilogue::new(input, output),
             plan: Prepared::default(),
         }
     }
@@ -375,6 +410,12 @@ impl<T: Element, K: FilterElement<T>> Convolution<T, K> {
     /// The planner's choice; `None` before `init`.
     pub fn strategy(&self) -> Option<ConvStrategy> {
         self.plan.as_ref().map(|p| p.strategy())
+    }
+
+    /// How the element-wise stages a [`crate::Pipeline`] fused after this convolution run; `None` before `init`
+    /// or when it took none. See [`EpilogueStrategy`].
+    pub fn epilogue(&self) -> Option<EpilogueStrategy> {
+        self.plan.as_ref().and_then(|p| p.epilogue())
     }
 }
 
@@ -405,7 +446,8 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
                 None
             };
         let p = &self.params;
-        let direct = |preference| ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, preference);
+        let e = &self.epilogue;
+        let direct = |preference| ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, preference, e);
         let plan = match (algorithm, factors) {
             (ConvAlgorithm::Separable, None) => {
                 return Err(Error::invalid(
@@ -419,14 +461,14 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
                 ));
             }
             (ConvAlgorithm::Separable, Some(f)) => {
-                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, auto)?
+                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, auto, e)?
             }
             (ConvAlgorithm::Auto, Some(f)) if separable_pays(info, self.filter.shape()) => {
-                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, auto)?
+                ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, auto, e)?
             }
-            (ConvAlgorithm::Fft, _) => ConvPlan::fft(op, p, &self.input, &self.output, &filter, &axes)?,
+            (ConvAlgorithm::Fft, _) => ConvPlan::fft(op, p, &self.input, &self.output, &filter, &axes, e)?,
             (ConvAlgorithm::Auto, _) if fft_pays(info, self.filter.shape(), &axes) => {
-                ConvPlan::fft(op, p, &self.input, &self.output, &filter, &axes)?
+                ConvPlan::fft(op, p, &self.input, &self.output, &filter, &axes, e)?
             }
             (ConvAlgorithm::Direct, _) => direct(PassPreference::Direct)?,
             (ConvAlgorithm::Tiled, _) => direct(PassPreference::Tiled)?,
@@ -443,5 +485,9 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
 
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
+    }
+
+    fn fuse_next(&mut self, next: &mut dyn Process) -> bool {
+        !self.plan.is_ready() && self.epilogue.offer(next)
     }
 }

@@ -6,6 +6,7 @@ use super::weights::{Filter, FilterElement};
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::process::elementwise::{Epilogue, EpilogueStrategy};
 use crate::process::{Prepared, Process};
 
 /// The convolution with the outer product of 1-D filters, one per trailing axis (`factors[0]` along the first
@@ -29,6 +30,8 @@ pub struct SeparableConvolution<T: Element, K: FilterElement<T> = T> {
     output: XData<T>,
     factors: Vec<Filter<K>>,
     params: ConvParams,
+    /// Element-wise stages a Pipeline handed over ([`Process::fuse_next`]).
+    epilogue: Epilogue<T>,
     plan: Prepared<ConvPlan<T, K>>,
 }
 
@@ -45,6 +48,7 @@ impl<T: Element, K: FilterElement<T>> SeparableConvolution<T, K> {
             output: output.clone(),
             factors: factors.to_vec(),
             params,
+            epilogue: Epilogue::new(input, output),
             plan: Prepared::default(),
         }
     }
@@ -73,6 +77,12 @@ impl<T: Element, K: FilterElement<T>> SeparableConvolution<T, K> {
     /// The plan `init` made (always [`ConvStrategy::Separable`] unless the output is empty); `None` before.
     pub fn strategy(&self) -> Option<ConvStrategy> {
         self.plan.as_ref().map(|p| p.strategy())
+    }
+
+    /// How the element-wise stages a [`crate::Pipeline`] fused after this convolution run; `None` before `init`
+    /// or when it took none. See [`EpilogueStrategy`].
+    pub fn epilogue(&self) -> Option<EpilogueStrategy> {
+        self.plan.as_ref().and_then(|p| p.epilogue())
     }
 }
 
@@ -107,6 +117,7 @@ impl<T: Element, K: FilterElement<T>> Process for SeparableConvolution<T, K> {
             &factors,
             &axes,
             self.params.pass_preference(),
+            &self.epilogue,
         )?);
         Ok(())
     }
@@ -117,5 +128,9 @@ impl<T: Element, K: FilterElement<T>> Process for SeparableConvolution<T, K> {
 
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
+    }
+
+    fn fuse_next(&mut self, next: &mut dyn Process) -> bool {
+        !self.plan.is_ready() && self.epilogue.offer(next)
     }
 }
