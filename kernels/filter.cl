@@ -66,7 +66,8 @@
 // Element-wise stages a Pipeline fused after this convolution (src/process/elementwise/epilogue.rs): a generated
 // `epilogue`, placed before this file, computes them from the value just stored at element `at` of the output
 // (counted from the output's offset; their arrays share its layout) and takes the parameters EPILOGUE_PARAMS
-// appends to each kernel's. Without one, nothing.
+// appends to each kernel's; with EPILOGUE_RUNS (its outputs start on a run's boundary), conv_blocked's vector
+// stores call EPILOGUE_RUN(at, run), which stores vectors too. Without one, nothing.
 #ifndef HAS_EPILOGUE
 #define EPILOGUE_PARAMS
 #define EPILOGUE(at, v) (void)(at)
@@ -366,7 +367,9 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
                                 #pragma unroll
                                 for (int v = 0; v < VW; ++v) run.s[v] = acc[KZ - 1][r][k * VW + v];
                                 *(__global VT*)(o + (IDX)(r * OUT_Y + k * VW)) = run.v;
-#ifdef HAS_EPILOGUE
+#if defined(HAS_EPILOGUE_RUN) && EPILOGUE_RUNS
+                                EPILOGUE_RUN(atq + (IDX)(r * OUT_Y + k * VW), run);
+#elif defined(HAS_EPILOGUE)
                                 #pragma unroll
                                 for (int v = 0; v < VW; ++v) EPILOGUE(atq + (IDX)(r * OUT_Y + k * VW + v), run.s[v]);
 #endif

@@ -781,14 +781,24 @@ fn element_wise_stages_fused_into_the_convolution_give_the_unfused_results() {
         agree::<f32>(&f, &u, &format!("5×5 {algorithm:?} {border:?}"));
         assert_eq!(how, in_kernel(3), "{algorithm:?}");
     }
-    let (f, u, how) = fused_and_unfused::<f32>(&[61, 70], &laplace, p.clone(), false);
-    agree::<f32>(&f, &u, "laplace");
-    assert_eq!(how, in_kernel(3));
-    let (f, u, how) = fused_and_unfused::<f64>(&[9, 19, 23], &cube, p.clone().border(Border::Reflect), false);
+    // Where the planner chooses, CPU devices run the stages after the convolution.
+    let cpu = app().device().kind == DeviceKind::Cpu;
+    let planned = |stages| if cpu { separate(stages) } else { in_kernel(stages) };
+    // Rows of a multiple of 4 elements: conv_blocked stores runs of 4 as vectors, and the stages with them.
+    let blocked = p.clone().algorithm(ConvAlgorithm::Blocked);
+    for width in [70, 72] {
+        let (f, u, how) = fused_and_unfused::<f32>(&[61, width], &laplace, blocked.clone(), false);
+        agree::<f32>(&f, &u, &format!("laplace, rows of {width}"));
+        assert_eq!(how, in_kernel(3));
+    }
+    let (f, u, how) = fused_and_unfused::<f32>(&[61, 72], &laplace, p.clone(), false);
+    agree::<f32>(&f, &u, "laplace as planned");
+    assert_eq!(how, planned(3));
+    let (f, u, how) = fused_and_unfused::<f64>(&[9, 19, 23], &cube, blocked.clone().border(Border::Reflect), false);
     agree::<f64>(&f, &u, "3×3×3 f64");
     assert_eq!(how, in_kernel(3));
     // Complex data through a real filter; the mask is real.
-    let (f, u, how) = fused_and_unfused::<Complex32>(&[33, 50], &five, p.clone().border(Border::Wrap), false);
+    let (f, u, how) = fused_and_unfused::<Complex32>(&[33, 50], &five, blocked.clone().border(Border::Wrap), false);
     agree::<Complex32>(&f, &u, "5×5 c32");
     assert_eq!(how, in_kernel(3));
     // Separable passes: in the last kernel pass, or after passes on the host's threads (a CPU device).
@@ -796,10 +806,9 @@ fn element_wise_stages_fused_into_the_convolution_give_the_unfused_results() {
     let (f, u, how) = fused_and_unfused::<f32>(&[3, 40, 31], &gauss, kernels, true);
     agree::<f32>(&f, &u, "separable in kernels");
     assert_eq!(how, in_kernel(3));
-    let cpu = app().device().kind == DeviceKind::Cpu;
     let (f, u, how) = fused_and_unfused::<f32>(&[3, 40, 31], &gauss, p.clone(), true);
     agree::<f32>(&f, &u, "separable");
-    assert_eq!(how, if cpu { separate(3) } else { in_kernel(3) });
+    assert_eq!(how, planned(3));
     // The FFT path runs the stages after it.
     let (f, u, how) = fused_and_unfused::<f32>(&[40, 52], &five, p.clone().algorithm(ConvAlgorithm::Fft), false);
     agree::<f32>(&f, &u, "fft");

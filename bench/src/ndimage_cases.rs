@@ -20,6 +20,10 @@ pub(crate) fn cases() -> Vec<(&'static str, CaseFn)> {
         ("gradmag_gauss2_8192", |c| gaussian_gradient_magnitude(c, side(c), 2.0, None)),
         // The same as two separable convolutions and the magnitude kernel (what CPU devices run).
         ("gradmag_gauss2_separate_8192", |c| gaussian_gradient_magnitude(c, side(c), 2.0, Some(false))),
+        // scipy.ndimage.laplace(im) > 0.1 (issue 50 item 6): the comparison in the convolution's stores, as a
+        // Pipeline fuses it, and as a kernel of its own.
+        ("laplace_threshold_8192", |c| laplace_threshold(c, side(c), true)),
+        ("laplace_threshold_separate_8192", |c| laplace_threshold(c, side(c), false)),
         ("median3_8192", |c| rank(c, &[side(c), side(c)], 3, RankKind::Median)),
         ("median5_8192", |c| rank(c, &[side(c), side(c)], 5, RankKind::Median)),
         ("median7_8192", |c| rank(c, &[side(c), side(c)], 7, RankKind::Median)),
@@ -66,6 +70,69 @@ fn ew_chain(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
         algorithm,
         bytes: 8.0 * (n * n) as f64,
         flops: 5.0 * (n * n) as f64,
+        double: false,
+        check,
+    };
+    Ok((format!("{n}x{n}"), "f32".into(), outcome))
+}
+
+/// `laplace(x) > 0.1` (scipy's reflect border) as a Convolution and an Elementwise stage: fused by the Pipeline
+/// (`fused`), or each initialised on its own first so that it is not. Checked at sampled elements: the Laplacian
+/// against float64 on the host, the mask against the device's own Laplacian (a value within rounding of 0.1 may
+/// go either way, never differently from the stored one).
+fn laplace_threshold(ctx: &Ctx, n: usize, fused: bool) -> Result<(String, String, Outcome)> {
+    let host = random_data_seeded::<f32>(n * n, 0xE1E1_0009);
+    let x = XData::from_slice(ctx.app, &[n, n], &host)?;
+    let (y, m) = (XData::<f32>::zeros(ctx.app, &[n, n])?, XData::<f32>::zeros(ctx.app, &[n, n])?);
+    let mut conv = Convolution::new(&x, &Filter::<f32>::laplace(2)?, &y, ConvParams::default().border(Border::Reflect));
+    let mut threshold = Elementwise::new(&[&y], &m, Expr::input(0).greater(0.1));
+    ctx.app.finish()?;
+    let start = std::time::Instant::now();
+    if !fused {
+        conv.init()?;
+        threshold.init()?;
+    }
+    let mut pipeline = Pipeline::new(ctx.app);
+    let conv = pipeline.push_shared(conv);
+    pipeline.push(Box::new(threshold));
+    pipeline.init()?;
+    ctx.app.finish()?;
+    let init_ms = start.elapsed().as_secs_f64() * 1e3;
+    let algorithm = match conv.lock() {
+        Ok(c) => format!(
+            "{}; the threshold {}",
+            c.strategy().map_or("?".into(), |s| s.to_string()),
+            c.epilogue().map_or("as a kernel of its own".into(), |e| e.to_string())
+        ),
+        Err(_) => "?".into(),
+    };
+    let measured = crate::measure::measure(ctx.app, &mut pipeline, ctx.budget_ms)?;
+    let (got, mask) = (y.to_vec()?, m.to_vec()?);
+    let r = |k: isize| if k < 0 { -k - 1 } else if k >= n as isize { 2 * n as isize - k - 1 } else { k } as usize;
+    let mut worst = 0.0f64;
+    for s in samples(n * n, 4096) {
+        let (i, j) = ((s / n) as isize, (s % n) as isize);
+        let at = |a: isize, b: isize| value_at(&host, r(a) * n + r(b)).map(f64::from);
+        let (c, around) = (at(i, j)?, [at(i - 1, j)?, at(i + 1, j)?, at(i, j - 1)?, at(i, j + 1)?]);
+        let want = around.iter().sum::<f64>() - 4.0 * c;
+        let scale = around.iter().map(|v| v.abs()).sum::<f64>() + 4.0 * c.abs();
+        let stored = value_at(&got, s)?;
+        let mask_right = value_at(&mask, s)? == if stored > 0.1 { 1.0 } else { 0.0 };
+        worst =
+            worst.max(if mask_right { (f64::from(stored) - want).abs() / scale.max(f64::MIN_POSITIVE) } else { 1.0 });
+    }
+    let check = Some(Check {
+        error: worst,
+        tolerance: 8.0 * f32::EPSILON as f64,
+        what: "relative to Σ|w·x|; mask exact".into(),
+    });
+    let outcome = Outcome {
+        measured,
+        init_ms,
+        algorithm,
+        // What the fused form must move: the image read, the Laplacian and the mask written.
+        bytes: 12.0 * (n * n) as f64,
+        flops: 10.0 * (n * n) as f64,
         double: false,
         check,
     };

@@ -278,6 +278,61 @@ xt = "{dir}/xt.npy"
 }
 
 #[test]
+fn expressions_after_a_convolution_fuse_with_it_and_equal_the_steps_run_apart() {
+    let dir = scratch("fused_convolution");
+    let (x, _) = random_npy(&dir, "x.npy", &[37, 45], 5);
+    let file = dir.join("p.toml");
+    let toml = format!(
+        r#"
+[input]
+x = "{x}"
+
+[[step]]
+op = "convolve"
+kernel = "laplace"
+in = "x"
+out = "y"
+
+[[step]]
+op = "expression"
+expr = "a * 2 - 1"
+in = "y"
+out = "z"
+
+[[step]]
+op = "expression"
+expr = "where(a > 0, a, 0)"
+in = "z"
+out = "m"
+
+[output]
+y = "{dir}/y.npy"
+m = "{dir}/m.npy"
+"#,
+        x = x.display(),
+        dir = dir.display()
+    );
+    std::fs::write(&file, toml).unwrap();
+    let json: Value = serde_json::from_str(&ok(&["run", file.to_str().unwrap(), "--json", "--profile"])).unwrap();
+    // On GPUs one kernel computed the convolution and both expressions: the profile lists no expression kernel;
+    // CPU devices run both expressions as one kernel after the convolution.
+    let kernels = json["profile"]["kernels"].as_array().unwrap();
+    let names: Vec<&str> = kernels.iter().filter_map(|k| k["kernel"].as_str()).collect();
+    let cpu = app().device().kind == cliper::DeviceKind::Cpu;
+    assert!(names.iter().any(|k| k.starts_with("conv_")), "{names:?}");
+    assert_eq!(names.iter().filter(|&&k| k == "expression").count(), usize::from(cpu), "{names:?}");
+    // The same steps one command each: the same files, bit for bit.
+    let (y1, z1, m1) = (dir.join("y1.npy"), dir.join("z1.npy"), dir.join("m1.npy"));
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    ok(&["convolve", &path(&x), &path(&y1), "--kernel", "laplace"]);
+    ok(&["expression", &path(&y1), &path(&z1), "--expr", "a * 2 - 1"]);
+    ok(&["expression", &path(&z1), &path(&m1), "--expr", "where(a > 0, a, 0)"]);
+    assert_eq!(f32s(&dir.join("y.npy")), f32s(&y1));
+    assert_eq!(f32s(&dir.join("m.npy")), f32s(&m1));
+    assert!(f32s(&m1).iter().any(|&v| v > 0.0) && f32s(&m1).iter().any(|&v| v == 0.0), "a mask of both kinds");
+}
+
+#[test]
 fn batch_directory_goes_on_past_a_corrupt_file() {
     let dir = scratch("batch");
     let input = dir.join("in");
