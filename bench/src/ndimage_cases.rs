@@ -22,8 +22,10 @@ pub(crate) fn cases() -> Vec<(&'static str, CaseFn)> {
         ("gradmag_gauss2_separate_8192", |c| gaussian_gradient_magnitude(c, side(c), 2.0, Some(false))),
         // scipy.ndimage.laplace(im) > 0.1 (issue 50 item 6): the comparison in the convolution's stores, as a
         // Pipeline fuses it, and as a kernel of its own.
-        ("laplace_threshold_8192", |c| laplace_threshold(c, side(c), true)),
-        ("laplace_threshold_separate_8192", |c| laplace_threshold(c, side(c), false)),
+        // The third asks for conv_blocked, whose stores take the comparison on every device (CPUs included).
+        ("laplace_threshold_8192", |c| laplace_threshold(c, side(c), Some(ConvAlgorithm::Auto))),
+        ("laplace_threshold_separate_8192", |c| laplace_threshold(c, side(c), None)),
+        ("laplace_threshold_blocked_8192", |c| laplace_threshold(c, side(c), Some(ConvAlgorithm::Blocked))),
         ("median3_8192", |c| rank(c, &[side(c), side(c)], 3, RankKind::Median)),
         ("median5_8192", |c| rank(c, &[side(c), side(c)], 5, RankKind::Median)),
         ("median7_8192", |c| rank(c, &[side(c), side(c)], 7, RankKind::Median)),
@@ -77,18 +79,20 @@ fn ew_chain(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
 }
 
 /// `laplace(x) > 0.1` (scipy's reflect border) as a Convolution and an Elementwise stage: fused by the Pipeline
-/// (`fused`), or each initialised on its own first so that it is not. Checked at sampled elements: the Laplacian
+/// (`fused`: the convolution's algorithm), or each initialised on its own first so that it is not (`None`: the
+/// planner's algorithm). Checked at sampled elements: the Laplacian
 /// against float64 on the host, the mask against the device's own Laplacian (a value within rounding of 0.1 may
 /// go either way, never differently from the stored one).
-fn laplace_threshold(ctx: &Ctx, n: usize, fused: bool) -> Result<(String, String, Outcome)> {
+fn laplace_threshold(ctx: &Ctx, n: usize, fused: Option<ConvAlgorithm>) -> Result<(String, String, Outcome)> {
     let host = random_data_seeded::<f32>(n * n, 0xE1E1_0009);
     let x = XData::from_slice(ctx.app, &[n, n], &host)?;
     let (y, m) = (XData::<f32>::zeros(ctx.app, &[n, n])?, XData::<f32>::zeros(ctx.app, &[n, n])?);
-    let mut conv = Convolution::new(&x, &Filter::<f32>::laplace(2)?, &y, ConvParams::default().border(Border::Reflect));
+    let params = ConvParams::default().border(Border::Reflect).algorithm(fused.unwrap_or_default());
+    let mut conv = Convolution::new(&x, &Filter::<f32>::laplace(2)?, &y, params);
     let mut threshold = Elementwise::new(&[&y], &m, Expr::input(0).greater(0.1));
     ctx.app.finish()?;
     let start = std::time::Instant::now();
-    if !fused {
+    if fused.is_none() {
         conv.init()?;
         threshold.init()?;
     }
