@@ -9,6 +9,21 @@
 // strides (batch, z, y, x) of each, in elements; side and centre, the smoothing weights; value, the constant
 // border's.
 
+// Element-wise stages a Pipeline fused after the magnitude (src/process/elementwise/epilogue.rs, as in filter.cl):
+// a generated `epilogue` placed before this file computes them from each value stored, at its element counted from
+// the output's offset. STORE_MAG stores a magnitude and hands it on.
+#ifndef HAS_EPILOGUE
+#define EPILOGUE_PARAMS
+#define EPILOGUE(at, v) (void)(at)
+#endif
+#define STORE_MAG(p, v) \
+    do { \
+        __global T* p_ = (p); \
+        const T v_ = (v); \
+        *p_ = v_; \
+        EPILOGUE((IDX)(p_ - (dst + dst_off)), v_); \
+    } while (0)
+
 // The element at (z, y, x) of batch entry b through the border rule (the constant outside for BORDER_CONSTANT).
 inline T gradient_at(__global const T* src, const ulong8 st, const int4 shape, const int z, const int y,
                      const int x, const T value) {
@@ -41,7 +56,7 @@ inline void gradient_row_2d(__global const T* in, const ulong8 st, const int4 sh
 __kernel __attribute__((reqd_work_group_size(TX, 1, 1)))
 void gradient_magnitude_2d(__global const T* src, const IDX src_off, __global T* dst, const IDX dst_off,
                            const int4 shape, const ulong8 in_st, const ulong8 out_st, const T side,
-                           const T centre, const T value) {
+                           const T centre, const T value EPILOGUE_PARAMS) {
     const int x = get_global_id(0), y0 = get_global_id(1) * RY;
     if (x >= shape.s2 || y0 >= shape.s1) return;
     const IDX b = get_global_id(2);
@@ -57,7 +72,7 @@ void gradient_magnitude_2d(__global const T* src, const IDX src_off, __global T*
         for (int k = 0; k < RY; k++) {
             const T gx = side * (d[k] + d[k + 2]) + centre * d[k + 1];
             const T gy = h[k + 2] - h[k];
-            out[(IDX)(y0 + k) * (IDX)out_st.s2] = sqrt(gx * gx + gy * gy);
+            STORE_MAG(out + (IDX)(y0 + k) * (IDX)out_st.s2, sqrt(gx * gx + gy * gy));
         }
         return;
     }
@@ -70,7 +85,7 @@ void gradient_magnitude_2d(__global const T* src, const IDX src_off, __global T*
         gradient_row_2d(in, in_st, shape, y + 1, x, inside, side, centre, value, &h2, &d2);
         const T gx = side * (d0 + d2) + centre * d1;
         const T gy = h2 - h0;
-        out[(IDX)y * (IDX)out_st.s2] = sqrt(gx * gx + gy * gy);
+        STORE_MAG(out + (IDX)y * (IDX)out_st.s2, sqrt(gx * gx + gy * gy));
         h0 = h1; d0 = d1; h1 = h2; d1 = d2;
     }
 }
@@ -78,7 +93,7 @@ void gradient_magnitude_2d(__global const T* src, const IDX src_off, __global T*
 // 3-D: one output per work-item over (x, y, z + nz * b), its 27 neighbours read through the caches.
 __kernel void gradient_magnitude_3d(__global const T* src, const IDX src_off, __global T* dst, const IDX dst_off,
                                     const int4 shape, const ulong8 in_st, const ulong8 out_st, const T side,
-                                    const T centre, const T value) {
+                                    const T centre, const T value EPILOGUE_PARAMS) {
     const int x = get_global_id(0), y = get_global_id(1);
     const int zb = get_global_id(2);
     if (x >= shape.s2 || y >= shape.s1) return;
@@ -100,8 +115,8 @@ __kernel void gradient_magnitude_3d(__global const T* src, const IDX src_off, __
             gx += w * (v[i][j][2] - v[i][j][0]);
         }
     }
-    dst[dst_off + b * (IDX)out_st.s0 + (IDX)z * (IDX)out_st.s1 + (IDX)y * (IDX)out_st.s2 + (IDX)x * (IDX)out_st.s3] =
-        sqrt(gz * gz + gy * gy + gx * gx);
+    const IDX at = b * (IDX)out_st.s0 + (IDX)z * (IDX)out_st.s1 + (IDX)y * (IDX)out_st.s2 + (IDX)x * (IDX)out_st.s3;
+    STORE_MAG(dst + dst_off + at, sqrt(gz * gz + gy * gy + gx * gx));
 }
 
 #ifdef GAUSS_RY
@@ -127,7 +142,8 @@ __constant T wx1[GNX] = {GAUSS_WX1};
 
 __kernel __attribute__((reqd_work_group_size(TX, 1, 1)))
 void gaussian_gradient_magnitude_2d(__global const T* src, const IDX src_off, __global T* dst, const IDX dst_off,
-                                    const int4 shape, const ulong8 in_st, const ulong8 out_st, const T value) {
+                                    const int4 shape, const ulong8 in_st, const ulong8 out_st,
+                                    const T value EPILOGUE_PARAMS) {
     __local T rows[GROWS][GWIDE];
     const int lx = get_local_id(0);
     const int x0 = get_group_id(0) * TX, y0 = get_global_id(1) * RY;
@@ -177,7 +193,7 @@ void gaussian_gradient_magnitude_2d(__global const T* src, const IDX src_off, __
 #pragma unroll
     for (int o = 0; o < RY; o++) {
         const int y = y0 + o;
-        if (y < shape.s1) out[(IDX)y * (IDX)out_st.s2] = sqrt(gx[o] * gx[o] + gy[o] * gy[o]);
+        if (y < shape.s1) STORE_MAG(out + (IDX)y * (IDX)out_st.s2, sqrt(gx[o] * gx[o] + gy[o] * gy[o]));
     }
 }
 #endif

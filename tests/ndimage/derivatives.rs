@@ -212,3 +212,62 @@ fn derivative_refusals_name_the_problem() {
             .to_string();
     assert!(e.contains("3 sigmas for a gradient over 2 axes"), "{e}");
 }
+
+#[test]
+fn a_threshold_after_the_gradient_magnitude_fuses_and_gives_the_unfused_mask() {
+    use cliper::{Elementwise, EpilogueStrategy, Expr, Pipeline};
+    // Edge detection as a chain: |∇x| > t (t: the median magnitude) and, from both, |∇x|·mask. The same stages
+    // run one by one give
+    // the same arrays: the magnitude is stored, then the stages compute from that very value (exact on PoCL;
+    // a GPU compiler may contract a multiply-add differently in the two programs, hence 2ε).
+    let cpu = app().device().kind == cliper::DeviceKind::Cpu;
+    let cases: [(&[usize], Derivative, Option<bool>); 5] = [
+        (&[2, 45, 61], Derivative::Sobel, Some(true)),
+        (&[9, 14, 23], Derivative::Scharr, Some(true)),
+        (&[45, 61], Derivative::Gaussian(vec![2.0]), Some(true)),
+        (&[45, 61], Derivative::Prewitt, Some(false)),
+        (&[45, 61], Derivative::Sobel, None),
+    ];
+    for (shape, derivative, fused) in cases {
+        let n: usize = shape.iter().product();
+        let values: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect();
+        let x = XData::from_slice(app(), shape, &values).unwrap();
+        let mut params = GradientParams::default().derivative(derivative.clone()).rank(shape.len().min(3));
+        params.fused = fused;
+        let mut sorted = GradientMagnitude::apply(&x, params.clone()).unwrap().to_vec().unwrap();
+        sorted.sort_by(f32::total_cmp);
+        let t = f64::from(sorted[n / 2]);
+        let mut results = Vec::new();
+        let mut how = None;
+        for together in [true, false] {
+            let [g, mask, edges] = [(); 3].map(|_| XData::<f32>::zeros(app(), shape).unwrap());
+            let threshold = Elementwise::new(&[&g], &mask, Expr::input(0).greater(t));
+            let product = Elementwise::new(&[&g, &mask], &edges, Expr::input(0) * Expr::input(1));
+            if together {
+                let mut p = Pipeline::new(app());
+                let grad = p.push_shared(GradientMagnitude::new(&x, &g, params.clone()));
+                p.push(Box::new(threshold));
+                p.push(Box::new(product));
+                p.run().unwrap();
+                how = grad.lock().unwrap().epilogue();
+            } else {
+                GradientMagnitude::new(&x, &g, params.clone()).run().unwrap();
+                let (mut t, mut m) = (threshold, product);
+                t.run().unwrap();
+                m.run().unwrap();
+            }
+            results.push([g.to_vec().unwrap(), mask.to_vec().unwrap(), edges.to_vec().unwrap()]);
+        }
+        let what = format!("{derivative:?} on {shape:?}, fused {fused:?}");
+        for (got, want) in results[0].iter().zip(&results[1]) {
+            for (i, (a, b)) in got.iter().zip(want).enumerate() {
+                assert!((a - b).abs() <= 2.0 * f32::EPSILON * (b.abs() + 1.0), "{what}, element {i}: {a} vs {b}");
+            }
+        }
+        assert!(results[1][1].iter().any(|&v| v == 1.0) && results[1][1].iter().any(|&v| v == 0.0), "{what}");
+        let in_kernel = fused == Some(true) || (fused.is_none() && !cpu);
+        let want =
+            if in_kernel { EpilogueStrategy::InKernel { stages: 2 } } else { EpilogueStrategy::Separate { stages: 2 } };
+        assert_eq!(how, Some(want), "{what}");
+    }
+}

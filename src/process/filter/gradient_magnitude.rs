@@ -16,7 +16,7 @@ use crate::element::RealElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::elementwise::{Elementwise, Expr, ExprStrategy};
+use crate::process::elementwise::{Elementwise, Epilogue, EpilogueCode, EpilogueStrategy, Expr, ExprStrategy};
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
 
@@ -183,18 +183,29 @@ pub struct GradientMagnitude<T: RealElement> {
     input: XData<T>,
     output: XData<T>,
     params: GradientParams,
+    /// Element-wise stages a Pipeline handed over ([`Process::fuse_next`]).
+    epilogue: Epilogue<T>,
     plan: Prepared<Stages<T>>,
 }
 
-/// What `init` planned: the fused kernel, or the convolutions and the magnitude.
-enum Stages<T: RealElement> {
-    Fused(Box<Fused>),
+/// What `init` planned: the fused kernel, or the convolutions and the magnitude; and the element-wise stages
+/// taken from a Pipeline when they run as a kernel of their own after it.
+struct Stages<T: RealElement> {
+    run: Run<T>,
+    after: Option<Box<dyn Process>>,
+    epilogue: Option<EpilogueStrategy>,
+}
+
+enum Run<T: RealElement> {
+    Fused(Box<Fused<T>>),
     Separate { derivatives: Vec<Convolution<T, T>>, magnitude: Box<Elementwise<T, T>> },
 }
 
 /// The fused kernel and its arguments (`kernels/filter_gradient.cl`).
-struct Fused {
+struct Fused<T: RealElement> {
     kernel: Kernel,
+    /// Element-wise stages computed where the kernel stores the magnitude.
+    epilogue: Option<EpilogueCode<T>>,
     index: IndexType,
     /// (nz, ny, nx, batch entries); nz = 1 in 2-D.
     shape: [i32; 4],
@@ -257,7 +268,13 @@ fn batch_stride(shape: &[usize], strides: &[usize]) -> Option<(usize, u64)> {
 impl<T: RealElement> GradientMagnitude<T> {
     /// `output = |∇ input|`.
     pub fn new(input: &XData<T>, output: &XData<T>, params: GradientParams) -> GradientMagnitude<T> {
-        GradientMagnitude { input: input.clone(), output: output.clone(), params, plan: Prepared::default() }
+        GradientMagnitude {
+            input: input.clone(),
+            output: output.clone(),
+            params,
+            epilogue: Epilogue::new(input, output),
+            plan: Prepared::default(),
+        }
     }
 
     /// Allocates the output, computes the gradient magnitude into it once and returns it.
@@ -279,11 +296,11 @@ impl<T: RealElement> GradientMagnitude<T> {
 
     /// What `init` planned; `None` before.
     pub fn strategy(&self) -> Option<GradientStrategy> {
-        self.plan.as_ref().map(|s| match s {
-            Stages::Fused(_) => {
+        self.plan.as_ref().map(|s| match &s.run {
+            Run::Fused(_) => {
                 GradientStrategy { fused: true, convolutions: Vec::new(), magnitude: ExprStrategy::Nothing }
             }
-            Stages::Separate { derivatives, magnitude } => GradientStrategy {
+            Run::Separate { derivatives, magnitude } => GradientStrategy {
                 fused: false,
                 convolutions: derivatives.iter().filter_map(|c| c.strategy()).collect(),
                 magnitude: magnitude.strategy().unwrap_or(ExprStrategy::Nothing),
@@ -291,9 +308,15 @@ impl<T: RealElement> GradientMagnitude<T> {
         })
     }
 
+    /// How the element-wise stages a [`crate::Pipeline`] fused after the magnitude run (in the fused kernel's
+    /// stores, or as a kernel of their own after it); `None` before `init` or when it took none.
+    pub fn epilogue(&self) -> Option<EpilogueStrategy> {
+        self.plan.as_ref().and_then(|s| s.epilogue)
+    }
+
     /// Where a fused kernel over the last `rank` (2 or 3) axes finds its data, or `None` when the leading axes do
-    /// not step as one or an extent does not fit the kernel's `int`s.
-    fn fused_layout(&self, rank: usize) -> Option<FusedLayout> {
+    /// not step as one or an extent does not fit the kernel's `int`s. `code`'s arrays count for the index type.
+    fn fused_layout(&self, rank: usize, code: Option<&EpilogueCode<T>>) -> Option<FusedLayout> {
         let (input, output) = (&self.input, &self.output);
         let lead = input.ndim() - rank;
         let spatial = |x: &XData<T>| -> [u64; 3] {
@@ -322,8 +345,10 @@ impl<T: RealElement> GradientMagnitude<T> {
         };
         let [iz, iy, ix] = spatial(input);
         let [oz, oy, ox] = spatial(output);
+        let mut layouts = vec![input.layout(), output.layout()];
+        layouts.extend(code.iter().flat_map(|c| c.layouts()));
         Some(FusedLayout {
-            index: index_type_for(&[input.layout(), output.layout()], &[]),
+            index: index_type_for(&layouts, &[]),
             shape: [z, y, x, b],
             strides: [[in_b, iz, iy, ix, 0, 0, 0, 0], [out_b, oz, oy, ox, 0, 0, 0, 0]],
             extents: [nz, ny, nx, count],
@@ -332,8 +357,9 @@ impl<T: RealElement> GradientMagnitude<T> {
 
     /// The fused 3-tap kernel's plan over the last `rank` (2 or 3) axes with these smoothing weights, or `None`
     /// where it does not apply ([`GradientMagnitude::fused_layout`]).
-    fn fused_stencil(&self, rank: usize, weights: [f64; 3]) -> Result<Option<Fused>> {
-        let Some(layout) = self.fused_layout(rank) else { return Ok(None) };
+    fn fused_stencil(&self, rank: usize, weights: [f64; 3]) -> Result<Option<Fused<T>>> {
+        let code = self.epilogue.in_kernel(self.name())?;
+        let Some(layout) = self.fused_layout(rank, code.as_ref()) else { return Ok(None) };
         let [nz, ny, nx, count] = layout.extents;
         let options = format!(
             "{} -DIDX={} {} -DTX={} -DRY={}",
@@ -343,9 +369,7 @@ impl<T: RealElement> GradientMagnitude<T> {
             TILE[0],
             TILE[1]
         );
-        let app = self.input.app();
-        let program =
-            app.build_program("filter_gradient.cl", &kernels::with_common(kernels::FILTER_GRADIENT), &options)?;
+        let program = self.build(&options, code.as_ref())?;
         let name = if rank == 2 { "gradient_magnitude_2d" } else { "gradient_magnitude_3d" };
         let kernel = program.kernel(name)?.owned_by("GradientMagnitude");
         let (global, local) = if rank == 2 {
@@ -355,6 +379,7 @@ impl<T: RealElement> GradientMagnitude<T> {
         };
         Ok(Some(Fused {
             kernel,
+            epilogue: code,
             index: layout.index,
             shape: layout.shape,
             strides: layout.strides,
@@ -368,9 +393,10 @@ impl<T: RealElement> GradientMagnitude<T> {
 
     /// The fused Gaussian kernel's plan in 2-D with these lines ([`GradientMagnitude::gaussian_lines`]), or `None`
     /// in [`GradientMagnitude::fused_layout`]'s cases.
-    fn fused_gaussian(&self, [[gy, dy], [gx, dx]]: &[[Filter<T>; 2]; 2]) -> Result<Option<Fused>> {
+    fn fused_gaussian(&self, [[gy, dy], [gx, dx]]: &[[Filter<T>; 2]; 2]) -> Result<Option<Fused<T>>> {
         let (ry, rx) = (gy.values().len() / 2, gx.values().len() / 2);
-        let Some(layout) = self.fused_layout(2) else { return Ok(None) };
+        let code = self.epilogue.in_kernel(self.name())?;
+        let Some(layout) = self.fused_layout(2, code.as_ref()) else { return Ok(None) };
         let [_, ny, nx, count] = layout.extents;
         let [width, rows] = GAUSSIAN_TILE;
         // Each weight as a literal that reads back exactly (f32 with its suffix).
@@ -396,13 +422,12 @@ impl<T: RealElement> GradientMagnitude<T> {
             literals(gx),
             literals(dx),
         );
-        let app = self.input.app();
-        let program =
-            app.build_program("filter_gradient.cl", &kernels::with_common(kernels::FILTER_GRADIENT), &options)?;
+        let program = self.build(&options, code.as_ref())?;
         let kernel = program.kernel("gaussian_gradient_magnitude_2d")?.owned_by("GradientMagnitude");
         let groups = nx.div_ceil(width);
         Ok(Some(Fused {
             kernel,
+            epilogue: code,
             index: layout.index,
             shape: layout.shape,
             strides: layout.strides,
@@ -412,6 +437,15 @@ impl<T: RealElement> GradientMagnitude<T> {
             local: Some([width, 1, 1]),
             taps: 2 * (gy.values().len() + gx.values().len()) as u64,
         }))
+    }
+
+    /// filter_gradient.cl's program with `options`, with the stages' epilogue before it when there is one.
+    fn build(&self, options: &str, code: Option<&EpilogueCode<T>>) -> Result<crate::app::Program> {
+        let source = match code {
+            Some(e) => format!("{}\n{}\n#line 1\n{}", kernels::COMMON, e.source, kernels::FILTER_GRADIENT),
+            None => kernels::with_common(kernels::FILTER_GRADIENT),
+        };
+        self.input.app().build_program("filter_gradient.cl", &source, options)
     }
 
     /// The smoothing and derivative lines along y and along x of a 2-D Gaussian gradient, as the separable
@@ -455,6 +489,22 @@ impl<T: RealElement> GradientMagnitude<T> {
                 Filter::gaussian_derivative(&self.sigmas(rank)?, &orders)
             }
         }
+    }
+}
+
+impl<T: RealElement> GradientMagnitude<T> {
+    /// The plan with the element-wise stages taken: in the fused kernel's stores (`in_kernel`, which took
+    /// them), else as one element-wise kernel after `run` (initialised here), else none.
+    fn with_epilogue(&self, run: Run<T>, in_kernel: Option<EpilogueStrategy>) -> Result<Stages<T>> {
+        if in_kernel.is_some() {
+            return Ok(Stages { run, after: None, epilogue: in_kernel });
+        }
+        let mut after = self.epilogue.separate();
+        if let Some(a) = after.as_mut() {
+            a.init()?;
+        }
+        let epilogue = after.as_ref().map(|_| EpilogueStrategy::Separate { stages: self.epilogue.stages() });
+        Ok(Stages { run, after, epilogue })
     }
 }
 
@@ -510,7 +560,10 @@ impl<T: RealElement> Process for GradientMagnitude<T> {
             };
             // A view whose leading axes do not step as one takes the convolutions.
             if let Some(fused) = plan {
-                self.plan.set(Stages::Fused(Box::new(fused)));
+                let stages = self.epilogue.stages();
+                let in_kernel = fused.epilogue.is_some();
+                let run = Run::Fused(Box::new(fused));
+                self.plan.set(self.with_epilogue(run, in_kernel.then_some(EpilogueStrategy::InKernel { stages }))?);
                 return Ok(());
             }
         }
@@ -527,14 +580,16 @@ impl<T: RealElement> Process for GradientMagnitude<T> {
         let refs: Vec<&XData<T>> = scratch.iter().collect();
         let mut magnitude = Elementwise::new(&refs, &self.output, Expr::magnitude(rank));
         magnitude.init()?;
-        self.plan.set(Stages::Separate { derivatives, magnitude: Box::new(magnitude) });
+        let run = Run::Separate { derivatives, magnitude: Box::new(magnitude) };
+        self.plan.set(self.with_epilogue(run, None)?);
         Ok(())
     }
 
     fn launch(&mut self) -> Result<()> {
         let (input, output) = (&self.input, &self.output);
-        match self.plan.get("GradientMagnitude")? {
-            Stages::Fused(f) => {
+        let stages = self.plan.get("GradientMagnitude")?;
+        match &mut stages.run {
+            Run::Fused(f) => {
                 if input.is_empty() {
                     return Ok(());
                 }
@@ -554,25 +609,32 @@ impl<T: RealElement> Process for GradientMagnitude<T> {
                     FusedWeights::Stencil { side, centre } => l.scalar("side", t(*side)).scalar("centre", t(*centre)),
                     FusedWeights::Compiled => l,
                 };
-                let mut l = l
-                    .scalar("value", t(f.value))
-                    .global(&f.global)
-                    .work(2 * input.len() as u64 * element, 2 * f.taps * input.len() as u64);
+                let l = l.scalar("value", t(f.value));
+                let l = match &f.epilogue {
+                    Some(e) => e.set_args(l, f.index),
+                    None => l,
+                };
+                let mut l = l.global(&f.global).work(2 * input.len() as u64 * element, 2 * f.taps * input.len() as u64);
                 if let Some(local) = &f.local {
                     l = l.local(local);
                 }
-                l.enqueue()
+                l.enqueue()?;
             }
-            Stages::Separate { derivatives, magnitude } => {
+            Run::Separate { derivatives, magnitude } => {
                 for c in derivatives.iter_mut() {
                     c.launch()?;
                 }
-                magnitude.launch()
+                magnitude.launch()?;
             }
         }
+        stages.after.as_mut().map_or(Ok(()), |a| a.launch())
     }
 
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
+    }
+
+    fn fuse_next(&mut self, next: &mut dyn Process) -> bool {
+        !self.plan.is_ready() && self.epilogue.offer(next)
     }
 }
