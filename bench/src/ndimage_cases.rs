@@ -26,6 +26,9 @@ pub(crate) fn cases() -> Vec<(&'static str, CaseFn)> {
         ("laplace_threshold_8192", |c| laplace_threshold(c, side(c), Some(ConvAlgorithm::Auto))),
         ("laplace_threshold_separate_8192", |c| laplace_threshold(c, side(c), None)),
         ("laplace_threshold_blocked_8192", |c| laplace_threshold(c, side(c), Some(ConvAlgorithm::Blocked))),
+        // sobel magnitude > 2: the threshold in the fused kernel's stores on GPUs, and as a kernel of its own.
+        ("gradmag_sobel_threshold_8192", |c| sobel_threshold(c, side(c), true)),
+        ("gradmag_sobel_threshold_separate_8192", |c| sobel_threshold(c, side(c), false)),
         ("median3_8192", |c| rank(c, &[side(c), side(c)], 3, RankKind::Median)),
         ("median5_8192", |c| rank(c, &[side(c), side(c)], 5, RankKind::Median)),
         ("median7_8192", |c| rank(c, &[side(c), side(c)], 7, RankKind::Median)),
@@ -78,69 +81,131 @@ fn ew_chain(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
     Ok((format!("{n}x{n}"), "f32".into(), outcome))
 }
 
-/// `laplace(x) > 0.1` (scipy's reflect border) as a Convolution and an Elementwise stage: fused by the Pipeline
-/// (`fused`: the convolution's algorithm), or each initialised on its own first so that it is not (`None`: the
-/// planner's algorithm). Checked at sampled elements: the Laplacian
-/// against float64 on the host, the mask against the device's own Laplacian (a value within rounding of 0.1 may
-/// go either way, never differently from the stored one).
-fn laplace_threshold(ctx: &Ctx, n: usize, fused: Option<ConvAlgorithm>) -> Result<(String, String, Outcome)> {
-    let host = random_data_seeded::<f32>(n * n, 0xE1E1_0009);
-    let x = XData::from_slice(ctx.app, &[n, n], &host)?;
-    let (y, m) = (XData::<f32>::zeros(ctx.app, &[n, n])?, XData::<f32>::zeros(ctx.app, &[n, n])?);
-    let params = ConvParams::default().border(Border::Reflect).algorithm(fused.unwrap_or_default());
-    let mut conv = Convolution::new(&x, &Filter::<f32>::laplace(2)?, &y, params);
-    let mut threshold = Elementwise::new(&[&y], &m, Expr::input(0).greater(0.1));
+/// A stencil then a threshold of its output, as two Pipeline stages: fused by the Pipeline, or (`fused` false)
+/// each initialised on its own first so that they do not fuse. `stencil` makes the process from the input to
+/// its output and says what it planned; `reference` gives the stencil's value at (i, j) in float64 with the sum
+/// of |w·x| it took (scipy's reflect border), from `host`, the input's values. Checked at sampled elements: the stencil against the reference
+/// relative to that sum, the mask exactly against the device's own stored value (a value within rounding of the
+/// threshold may go either way, never differently from the one stored).
+/// The stencil's float64 value at (i, j) and Σ|w·x|, from the input's value at any (row, column) (reflected).
+type Reference = fn(&dyn Fn(isize, isize) -> Result<f64>, isize, isize) -> Result<(f64, f64)>;
+
+struct ThresholdAfter<P> {
+    stencil: P,
+    threshold: f64,
+    describe: fn(&P) -> String,
+    reference: Reference,
+    flops: f64,
+}
+
+fn threshold_after<P: Process + 'static>(
+    ctx: &Ctx,
+    host: &[f32],
+    y: &XData<f32>,
+    fused: bool,
+    case: ThresholdAfter<P>,
+) -> Result<(String, String, Outcome)> {
+    let n = y.shape().first().copied().unwrap_or(0);
+    let m = XData::<f32>::zeros(ctx.app, y.shape())?;
+    let (mut stencil, mut threshold) =
+        (case.stencil, Elementwise::new(&[y], &m, Expr::input(0).greater(case.threshold)));
     ctx.app.finish()?;
     let start = std::time::Instant::now();
-    if fused.is_none() {
-        conv.init()?;
+    if !fused {
+        stencil.init()?;
         threshold.init()?;
     }
     let mut pipeline = Pipeline::new(ctx.app);
-    let conv = pipeline.push_shared(conv);
+    let stencil = pipeline.push_shared(stencil);
     pipeline.push(Box::new(threshold));
     pipeline.init()?;
     ctx.app.finish()?;
     let init_ms = start.elapsed().as_secs_f64() * 1e3;
-    let algorithm = match conv.lock() {
-        Ok(c) => format!(
-            "{}; the threshold {}",
-            c.strategy().map_or("?".into(), |s| s.to_string()),
-            c.epilogue().map_or("as a kernel of its own".into(), |e| e.to_string())
-        ),
-        Err(_) => "?".into(),
-    };
+    let algorithm = stencil.lock().map_or("?".into(), |s| (case.describe)(&s));
     let measured = crate::measure::measure(ctx.app, &mut pipeline, ctx.budget_ms)?;
     let (got, mask) = (y.to_vec()?, m.to_vec()?);
     let r = |k: isize| if k < 0 { -k - 1 } else if k >= n as isize { 2 * n as isize - k - 1 } else { k } as usize;
+    let at = |a: isize, b: isize| value_at(host, r(a) * n + r(b)).map(f64::from);
     let mut worst = 0.0f64;
     for s in samples(n * n, 4096) {
-        let (i, j) = ((s / n) as isize, (s % n) as isize);
-        let at = |a: isize, b: isize| value_at(&host, r(a) * n + r(b)).map(f64::from);
-        let (c, around) = (at(i, j)?, [at(i - 1, j)?, at(i + 1, j)?, at(i, j - 1)?, at(i, j + 1)?]);
-        let want = around.iter().sum::<f64>() - 4.0 * c;
-        let scale = around.iter().map(|v| v.abs()).sum::<f64>() + 4.0 * c.abs();
+        let (want, scale) = (case.reference)(&at, (s / n) as isize, (s % n) as isize)?;
         let stored = value_at(&got, s)?;
-        let mask_right = value_at(&mask, s)? == if stored > 0.1 { 1.0 } else { 0.0 };
-        worst =
-            worst.max(if mask_right { (f64::from(stored) - want).abs() / scale.max(f64::MIN_POSITIVE) } else { 1.0 });
+        let mask_right = value_at(&mask, s)? == if f64::from(stored) > case.threshold { 1.0 } else { 0.0 };
+        let error = (f64::from(stored) - want).abs() / scale.max(f64::MIN_POSITIVE);
+        worst = worst.max(if mask_right { error } else { 1.0 });
     }
     let check = Some(Check {
         error: worst,
-        tolerance: 8.0 * f32::EPSILON as f64,
+        tolerance: 16.0 * f32::EPSILON as f64,
         what: "relative to Σ|w·x|; mask exact".into(),
     });
     let outcome = Outcome {
         measured,
         init_ms,
         algorithm,
-        // What the fused form must move: the image read, the Laplacian and the mask written.
+        // What the fused form must move: the image read, the stencil's output and the mask written.
         bytes: 12.0 * (n * n) as f64,
-        flops: 10.0 * (n * n) as f64,
+        flops: case.flops * (n * n) as f64,
         double: false,
         check,
     };
     Ok((format!("{n}x{n}"), "f32".into(), outcome))
+}
+
+/// `laplace(x) > 0.1` with the convolution's algorithm (`None`: the planner's, not fused).
+fn laplace_threshold(ctx: &Ctx, n: usize, fused: Option<ConvAlgorithm>) -> Result<(String, String, Outcome)> {
+    let host = random_data_seeded::<f32>(n * n, 0xE1E1_0009);
+    let x = XData::from_slice(ctx.app, &[n, n], &host)?;
+    let y = XData::<f32>::zeros(ctx.app, &[n, n])?;
+    let params = ConvParams::default().border(Border::Reflect).algorithm(fused.unwrap_or_default());
+    let case = ThresholdAfter {
+        stencil: Convolution::new(&x, &Filter::<f32>::laplace(2)?, &y, params),
+        threshold: 0.1,
+        describe: |c| {
+            let strategy = c.strategy().map_or("?".into(), |s| s.to_string());
+            format!(
+                "{strategy}; the threshold {}",
+                c.epilogue().map_or("as a kernel of its own".into(), |e| e.to_string())
+            )
+        },
+        reference: |at, i, j| {
+            let (c, around) = (at(i, j)?, [at(i - 1, j)?, at(i + 1, j)?, at(i, j - 1)?, at(i, j + 1)?]);
+            Ok((around.iter().sum::<f64>() - 4.0 * c, around.iter().map(|v| v.abs()).sum::<f64>() + 4.0 * c.abs()))
+        },
+        flops: 10.0,
+    };
+    threshold_after(ctx, &host, &y, fused.is_some(), case)
+}
+
+/// `sobel magnitude(x) > 2` (scipy's generic_gradient_magnitude with sobel): the threshold in the fused kernel's
+/// stores on GPUs as a Pipeline fuses it (`fused`), or as a kernel of its own.
+fn sobel_threshold(ctx: &Ctx, n: usize, fused: bool) -> Result<(String, String, Outcome)> {
+    let host = random_data_seeded::<f32>(n * n, 0xE1E1_000A);
+    let x = XData::from_slice(ctx.app, &[n, n], &host)?;
+    let y = XData::<f32>::zeros(ctx.app, &[n, n])?;
+    let case = ThresholdAfter {
+        stencil: GradientMagnitude::new(&x, &y, GradientParams::default()),
+        threshold: 2.0,
+        describe: |g| {
+            let strategy = g.strategy().map_or("?".into(), |s| s.to_string());
+            format!(
+                "{strategy}; the threshold {}",
+                g.epilogue().map_or("as a kernel of its own".into(), |e| e.to_string())
+            )
+        },
+        reference: |at, i, j| {
+            let (mut gx, mut gy, mut scale) = (0.0, 0.0, 0.0f64);
+            for (d, w) in [(-1isize, 1.0), (0, 2.0), (1, 1.0)] {
+                gx += w * (at(i + d, j + 1)? - at(i + d, j - 1)?);
+                gy += w * (at(i + 1, j + d)? - at(i - 1, j + d)?);
+                scale += w * (at(i + d, j + 1)?.abs() + at(i + d, j - 1)?.abs());
+                scale += w * (at(i + 1, j + d)?.abs() + at(i - 1, j + d)?.abs());
+            }
+            Ok((gx.hypot(gy), scale))
+        },
+        flops: 37.0,
+    };
+    threshold_after(ctx, &host, &y, fused, case)
 }
 
 fn ew_hypot(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {

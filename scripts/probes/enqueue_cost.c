@@ -93,15 +93,18 @@ static double round_us(cl_command_queue q, cl_kernel k, enum mode m, cl_mem buf,
     return t;
 }
 
-int main(void) {
+// The first GPU, or with the argument `cpu` the first CPU device (PoCL).
+int main(int argc, char **argv) {
+    const int cpu = argc > 1 && strcmp(argv[1], "cpu") == 0;
     cl_platform_id platforms[8];
     cl_uint np = 0;
     CHECK(clGetPlatformIDs(8, platforms, &np));
     cl_device_id dev = NULL;
     for (cl_uint p = 0; p < np && !dev; p++)
-        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_GPU, 1, &dev, NULL) != CL_SUCCESS) dev = NULL;
+        if (clGetDeviceIDs(platforms[p], cpu ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_GPU, 1, &dev, NULL) != CL_SUCCESS)
+            dev = NULL;
     if (!dev) {
-        fprintf(stderr, "no GPU\n");
+        fprintf(stderr, "no %s device\n", cpu ? "CPU" : "GPU");
         return 1;
     }
     char name[256], driver[256];
