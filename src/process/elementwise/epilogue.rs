@@ -86,11 +86,6 @@ impl<T: Element> Epilogue<T> {
         Epilogue { stages: Elementwise::new(&[output], output, Expr::input(0)), read: input.clone(), taken: 0 }
     }
 
-    /// Stages taken.
-    pub(crate) fn stages(&self) -> usize {
-        self.taken
-    }
-
     /// Takes `next` when it is an element-wise stage of this element type (or its real type) that may follow the
     /// stencil in its stores: its output overlaps neither the stencil's input nor its output (the last pass
     /// writes its output through a `restrict` pointer) and `Elementwise`'s own rules hold.
@@ -140,10 +135,43 @@ impl<T: Element> Epilogue<T> {
         }))
     }
 
-    /// The stages as one element-wise process reading the stencil's output from memory (when the stencil
-    /// cannot take them into its kernel); `None` when none were taken.
-    pub(crate) fn separate(&self) -> Option<Box<dyn Process>> {
-        Elementwise::<T, T>::boxed_from(self.stages.inputs().to_vec(), self.stages.fused_targets().to_vec())
+    /// How the stages run once the stencil has planned (`in_kernel`: its last kernel took the code of
+    /// [`Epilogue::in_kernel`]): in its stores, else as one element-wise process reading its output from memory
+    /// (initialised here, for the stencil to launch after its own work), else — none taken — not at all.
+    pub(crate) fn plan(&self, in_kernel: bool) -> Result<PlannedEpilogue> {
+        let stages = self.taken;
+        if in_kernel {
+            return Ok(PlannedEpilogue { after: None, strategy: Some(EpilogueStrategy::InKernel { stages }) });
+        }
+        let after =
+            Elementwise::<T, T>::boxed_from(self.stages.inputs().to_vec(), self.stages.fused_targets().to_vec());
+        match after {
+            Some(mut after) => {
+                after.init()?;
+                Ok(PlannedEpilogue { after: Some(after), strategy: Some(EpilogueStrategy::Separate { stages }) })
+            }
+            None => Ok(PlannedEpilogue::default()),
+        }
+    }
+}
+
+/// The stages taken, as the stencil planned them: the process it launches after its own work (when they are not
+/// in its kernel), and how they run.
+#[derive(Default)]
+pub(crate) struct PlannedEpilogue {
+    after: Option<Box<dyn Process>>,
+    strategy: Option<EpilogueStrategy>,
+}
+
+impl PlannedEpilogue {
+    /// How the stages run; `None` when none were taken.
+    pub(crate) fn strategy(&self) -> Option<EpilogueStrategy> {
+        self.strategy
+    }
+
+    /// Enqueues the stages when they run after the stencil (call after its own launches).
+    pub(crate) fn launch(&mut self) -> Result<()> {
+        self.after.as_mut().map_or(Ok(()), |a| a.launch())
     }
 }
 

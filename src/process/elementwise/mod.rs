@@ -22,7 +22,7 @@ pub use complex_product::{ComplexElementProd, ProductKind};
 pub use complex_to_real::{Complex2Real, ComplexAbs, ComplexPart};
 pub use elementwise::{Elementwise, ExprStrategy};
 pub use epilogue::EpilogueStrategy;
-pub(crate) use epilogue::{Epilogue, EpilogueCode};
+pub(crate) use epilogue::{Epilogue, EpilogueCode, PlannedEpilogue};
 pub use expr::{BinaryOp, Expr, UnaryOp};
 pub use fill::Fill;
 pub use plan::ElementwiseStrategy;

@@ -9,7 +9,7 @@ use crate::app::DeviceKind;
 use crate::data::XData;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::process::elementwise::{Epilogue, EpilogueStrategy};
+use crate::process::elementwise::{Epilogue, EpilogueStrategy, PlannedEpilogue};
 use crate::process::{Prepared, Process};
 use num_complex::Complex64;
 
@@ -142,15 +142,14 @@ pub(crate) struct ConvPlan<T: Element, K: Element> {
     passes: Vec<ConvPass<T, K>>,
     fft: Option<super::fft_conv::FftConv<T>>,
     strategy: ConvStrategy,
-    /// Element-wise stages a Pipeline handed over, when they run as a process of their own after the passes.
-    after: Option<Box<dyn Process>>,
-    epilogue: Option<EpilogueStrategy>,
+    /// Element-wise stages a Pipeline handed over, as planned.
+    epilogue: PlannedEpilogue,
 }
 
 impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
     /// The plan for an empty output.
     fn nothing() -> ConvPlan<T, K> {
-        ConvPlan { passes: vec![], fft: None, strategy: ConvStrategy::Nothing, after: None, epilogue: None }
+        ConvPlan { passes: vec![], fft: None, strategy: ConvStrategy::Nothing, epilogue: PlannedEpilogue::default() }
     }
 
     /// One pass with the whole (already oriented and normalised) filter, computing `epilogue`'s stages in its
@@ -182,7 +181,8 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
             PassKernel::Blocked { vx, ry } => ConvStrategy::Blocked { cols: vx, rows: ry },
             PassKernel::Host => ConvStrategy::Host,
         };
-        ConvPlan { passes: vec![pass], fft: None, strategy, after: None, epilogue: None }.with_epilogue(epilogue)
+        ConvPlan { passes: vec![pass], fft: None, strategy, epilogue: PlannedEpilogue::default() }
+            .with_epilogue(epilogue)
     }
 
     /// One 1-D pass per axis, last axis first, through scratch arrays. `factors[k]` (already oriented and
@@ -241,7 +241,7 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         let tiled = kinds.iter().any(|k| matches!(k, PassKernel::Tiled { .. } | PassKernel::Blocked { .. }));
         let host = kinds.iter().filter(|&&k| k == PassKernel::Host).count();
         let strategy = ConvStrategy::Separable { passes: r, tiled, host };
-        ConvPlan { passes, fft: None, strategy, after: None, epilogue: None }.with_epilogue(epilogue)
+        ConvPlan { passes, fft: None, strategy, epilogue: PlannedEpilogue::default() }.with_epilogue(epilogue)
     }
 
     /// The FFT path with the whole (already oriented and normalised) filter; `epilogue`'s stages run after it.
@@ -262,25 +262,19 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         let plan =
             super::fft_conv::FftConv::new(op, input, output, filter, axes, params.border, cpu && !params.kernels_only)?;
         let strategy = ConvStrategy::Fft { points: plan.points() };
-        ConvPlan { passes: vec![], fft: Some(plan), strategy, after: None, epilogue: None }.with_epilogue(epilogue)
+        ConvPlan { passes: vec![], fft: Some(plan), strategy, epilogue: PlannedEpilogue::default() }
+            .with_epilogue(epilogue)
     }
 
     /// Records how `epilogue`'s stages run: in the last pass's stores when it took them, else as one element-wise
     /// process of their own after the passes (initialised here).
     fn with_epilogue(mut self, epilogue: &Epilogue<T>) -> Result<ConvPlan<T, K>> {
-        let stages = epilogue.stages();
-        if self.passes.last().is_some_and(|p| p.has_epilogue()) {
-            self.epilogue = Some(EpilogueStrategy::InKernel { stages });
-        } else if let Some(mut after) = epilogue.separate() {
-            after.init()?;
-            self.after = Some(after);
-            self.epilogue = Some(EpilogueStrategy::Separate { stages });
-        }
+        self.epilogue = epilogue.plan(self.passes.last().is_some_and(|p| p.has_epilogue()))?;
         Ok(self)
     }
 
     pub(crate) fn epilogue(&self) -> Option<EpilogueStrategy> {
-        self.epilogue
+        self.epilogue.strategy()
     }
 
     pub(crate) fn strategy(&self) -> ConvStrategy {
@@ -290,7 +284,7 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
     pub(crate) fn launch(&mut self) -> Result<()> {
         self.passes.iter_mut().try_for_each(|p| p.launch())?;
         self.fft.as_mut().map_or(Ok(()), |f| f.launch())?;
-        self.after.as_mut().map_or(Ok(()), |a| a.launch())
+        self.epilogue.launch()
     }
 }
 

@@ -16,7 +16,9 @@ use crate::element::RealElement;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
 use crate::kernels;
-use crate::process::elementwise::{Elementwise, Epilogue, EpilogueCode, EpilogueStrategy, Expr, ExprStrategy};
+use crate::process::elementwise::{
+    Elementwise, Epilogue, EpilogueCode, EpilogueStrategy, Expr, ExprStrategy, PlannedEpilogue,
+};
 use crate::process::planning::index_type_for;
 use crate::process::{Prepared, Process};
 
@@ -192,8 +194,7 @@ pub struct GradientMagnitude<T: RealElement> {
 /// taken from a Pipeline when they run as a kernel of their own after it.
 struct Stages<T: RealElement> {
     run: Run<T>,
-    after: Option<Box<dyn Process>>,
-    epilogue: Option<EpilogueStrategy>,
+    epilogue: PlannedEpilogue,
 }
 
 enum Run<T: RealElement> {
@@ -311,7 +312,7 @@ impl<T: RealElement> GradientMagnitude<T> {
     /// How the element-wise stages a [`crate::Pipeline`] fused after the magnitude run (in the fused kernel's
     /// stores, or as a kernel of their own after it); `None` before `init` or when it took none.
     pub fn epilogue(&self) -> Option<EpilogueStrategy> {
-        self.plan.as_ref().and_then(|s| s.epilogue)
+        self.plan.as_ref().and_then(|s| s.epilogue.strategy())
     }
 
     /// Where a fused kernel over the last `rank` (2 or 3) axes finds its data, or `None` when the leading axes do
@@ -492,22 +493,6 @@ impl<T: RealElement> GradientMagnitude<T> {
     }
 }
 
-impl<T: RealElement> GradientMagnitude<T> {
-    /// The plan with the element-wise stages taken: in the fused kernel's stores (`in_kernel`, which took
-    /// them), else as one element-wise kernel after `run` (initialised here), else none.
-    fn with_epilogue(&self, run: Run<T>, in_kernel: Option<EpilogueStrategy>) -> Result<Stages<T>> {
-        if in_kernel.is_some() {
-            return Ok(Stages { run, after: None, epilogue: in_kernel });
-        }
-        let mut after = self.epilogue.separate();
-        if let Some(a) = after.as_mut() {
-            a.init()?;
-        }
-        let epilogue = after.as_ref().map(|_| EpilogueStrategy::Separate { stages: self.epilogue.stages() });
-        Ok(Stages { run, after, epilogue })
-    }
-}
-
 impl<T: RealElement> Process for GradientMagnitude<T> {
     fn name(&self) -> &str {
         "GradientMagnitude"
@@ -560,10 +545,8 @@ impl<T: RealElement> Process for GradientMagnitude<T> {
             };
             // A view whose leading axes do not step as one takes the convolutions.
             if let Some(fused) = plan {
-                let stages = self.epilogue.stages();
-                let in_kernel = fused.epilogue.is_some();
-                let run = Run::Fused(Box::new(fused));
-                self.plan.set(self.with_epilogue(run, in_kernel.then_some(EpilogueStrategy::InKernel { stages }))?);
+                let epilogue = self.epilogue.plan(fused.epilogue.is_some())?;
+                self.plan.set(Stages { run: Run::Fused(Box::new(fused)), epilogue });
                 return Ok(());
             }
         }
@@ -580,8 +563,8 @@ impl<T: RealElement> Process for GradientMagnitude<T> {
         let refs: Vec<&XData<T>> = scratch.iter().collect();
         let mut magnitude = Elementwise::new(&refs, &self.output, Expr::magnitude(rank));
         magnitude.init()?;
-        let run = Run::Separate { derivatives, magnitude: Box::new(magnitude) };
-        self.plan.set(self.with_epilogue(run, None)?);
+        let epilogue = self.epilogue.plan(false)?;
+        self.plan.set(Stages { run: Run::Separate { derivatives, magnitude: Box::new(magnitude) }, epilogue });
         Ok(())
     }
 
@@ -627,7 +610,7 @@ impl<T: RealElement> Process for GradientMagnitude<T> {
                 magnitude.launch()?;
             }
         }
-        stages.after.as_mut().map_or(Ok(()), |a| a.launch())
+        stages.epilogue.launch()
     }
 
     fn is_initialized(&self) -> bool {
