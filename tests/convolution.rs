@@ -838,6 +838,16 @@ fn stages_that_cannot_follow_a_convolution_in_its_stores_are_left_or_run_after_i
     p.run().unwrap();
     assert_eq!(conv.lock().unwrap().epilogue(), None);
     assert_eq!(y.to_vec().unwrap(), twice);
+    // A stage with a mistake (`maximum` of complex values) is not taken: its own init names it.
+    let z = XData::from_slice(app(), &[6, 7], &vec![Complex32::new(1.0, 2.0); 42]).unwrap();
+    let (zy, zm) =
+        (XData::<Complex32>::zeros(app(), &[6, 7]).unwrap(), XData::<Complex32>::zeros(app(), &[6, 7]).unwrap());
+    let mut p = Pipeline::new(app());
+    let conv = p.push_shared(Convolution::new(&z, &filter, &zy, ConvParams::default()));
+    p.push(Box::new(Elementwise::new(&[&zy], &zm, Expr::input(0).maximum(0.0))));
+    let e = p.init().unwrap_err().to_string();
+    assert!(e.starts_with("Elementwise") && e.contains("maximum"), "{e}");
+    assert_eq!(conv.lock().unwrap().epilogue(), None);
     // A row broadcast along the image and an output that is a transposed view: taken, run after the passes.
     let bias = XData::from_slice(app(), &[7], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]).unwrap();
     let wide = XData::<f32>::zeros(app(), &[7, 6]).unwrap();

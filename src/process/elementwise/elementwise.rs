@@ -379,8 +379,8 @@ struct Plan<T: Element> {
 
 impl<T: Element, O: Element> Elementwise<T, O> {
     /// The checks `init` makes (shapes, types, the expression's typing), without building the kernel: the chain
-    /// uses it to name a failing step while leaving the stage uninitialized, so that the Pipeline can fuse it.
-    #[cfg(feature = "chain")]
+    /// uses it to name a failing step while leaving the stage uninitialized, so that the Pipeline can fuse it; a
+    /// convolution takes only a stage that passes them (its own `init` then names a mistake).
     pub(crate) fn check(&self) -> Result<()> {
         self.plan(false).map(|_| ())
     }

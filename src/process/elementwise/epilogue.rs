@@ -88,7 +88,7 @@ impl<T: Element> Epilogue<T> {
 
     /// Takes `next` when it is an element-wise stage of this element type (or its real type) that may follow the
     /// stencil in its stores: its output overlaps neither the stencil's input nor its output (the last pass
-    /// writes its output through a `restrict` pointer) and `Elementwise`'s own rules hold.
+    /// writes its output through a `restrict` pointer), it passes its own checks, and `Elementwise`'s rules hold.
     pub(crate) fn offer(&mut self, next: &mut dyn Process) -> bool {
         let Some(any) = next.as_any_mut() else { return false };
         if let Some(same) = any.downcast_mut::<Elementwise<T, T>>() {
@@ -102,7 +102,8 @@ impl<T: Element> Epilogue<T> {
 
     fn take<O: Element>(&mut self, next: &mut Elementwise<T, O>) -> bool {
         let out = next.output();
-        if out.overlaps(&self.read) || out.overlaps(self.stages.output()) {
+        // A stage with a mistake stays apart, so that its own `init` names it rather than the stencil's.
+        if out.overlaps(&self.read) || out.overlaps(self.stages.output()) || next.check().is_err() {
             return false;
         }
         let taken = self.stages.absorb(next);
