@@ -848,6 +848,19 @@ fn stages_that_cannot_follow_a_convolution_in_its_stores_are_left_or_run_after_i
     let e = p.init().unwrap_err().to_string();
     assert!(e.starts_with("Elementwise") && e.contains("maximum"), "{e}");
     assert_eq!(conv.lock().unwrap().epilogue(), None);
+    // More outputs than a kernel's arguments can take beside the convolution's (16): taken, run after it.
+    let outs: Vec<XData<f32>> = (0..17).map(|_| XData::<f32>::zeros(app(), &[6, 7]).unwrap()).collect();
+    let mut p = Pipeline::new(app());
+    let conv = p.push_shared(Convolution::new(&x, &filter, &y, ConvParams::default()));
+    let mut from = y.clone();
+    for out in &outs {
+        p.push(Box::new(Elementwise::new(&[&from], out, Expr::input(0) + 1.0)));
+        from = out.clone();
+    }
+    p.run().unwrap();
+    assert_eq!(conv.lock().unwrap().epilogue(), Some(EpilogueStrategy::Separate { stages: 17 }));
+    let last: Vec<f32> = want_y.iter().map(|v| (0..17).fold(*v, |a, _| a + 1.0)).collect();
+    assert_eq!(outs[16].to_vec().unwrap(), last);
     // A row broadcast along the image and an output that is a transposed view: taken, run after the passes.
     let bias = XData::from_slice(app(), &[7], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]).unwrap();
     let wide = XData::<f32>::zeros(app(), &[7, 6]).unwrap();

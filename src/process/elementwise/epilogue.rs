@@ -71,6 +71,11 @@ impl std::fmt::Display for EpilogueStrategy {
     }
 }
 
+/// The most arrays (inputs past the stencil's output, and outputs) an epilogue passes to the stencil's kernel:
+/// with an offset each they take 16 bytes, and the stencil's own arguments already take about 300 of the 1 KiB
+/// OpenCL guarantees a kernel's arguments (`CL_DEVICE_MAX_PARAMETER_SIZE`). More run after the stencil.
+const EPILOGUE_MOST_ARRAYS: usize = 16;
+
 /// The element-wise stages a stencil process took from a Pipeline (none until offered some).
 pub(crate) struct Epilogue<T: Element> {
     /// Input 0 and target 0: the stencil's output; then the stages taken, as `Elementwise` fuses them.
@@ -112,14 +117,15 @@ impl<T: Element> Epilogue<T> {
     }
 
     /// The stages as code in the stencil's last kernel when every array they read or write is laid out as the
-    /// stencil's `output` (same shape and strides; offsets may differ); `None` otherwise, or when none were
-    /// taken.
+    /// stencil's `output` (same shape and strides; offsets may differ) and they are few enough
+    /// ([`EPILOGUE_MOST_ARRAYS`]); `None` otherwise, or when none were taken.
     pub(crate) fn in_kernel(&self, op: &str) -> Result<Option<EpilogueCode<T>>> {
         let output = self.stages.output();
         let same_layout = |shape: &[usize], strides: &[usize]| shape == output.shape() && strides == output.strides();
         let targets = self.stages.fused_targets();
         let extra = self.stages.inputs().get(1..).unwrap_or_default();
         if targets.is_empty()
+            || extra.len() + targets.len() > EPILOGUE_MOST_ARRAYS
             || !extra.iter().all(|x| same_layout(x.shape(), x.strides()))
             || !targets.iter().all(|(t, _)| same_layout(t.shape(), t.strides()))
         {
