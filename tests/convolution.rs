@@ -848,6 +848,22 @@ fn stages_that_cannot_follow_a_convolution_in_its_stores_are_left_or_run_after_i
     let e = p.init().unwrap_err().to_string();
     assert!(e.starts_with("Elementwise") && e.contains("maximum"), "{e}");
     assert_eq!(conv.lock().unwrap().epilogue(), None);
+    // The convolution's output a view at an offset, the stage's output a whole array of the same strides: in its
+    // stores, each at its own offset.
+    let rows = XData::<f32>::zeros(app(), &[8, 7]).unwrap();
+    let y_view = rows.slice_axis(0, 2..).unwrap();
+    let plain = XData::<f32>::zeros(app(), &[6, 7]).unwrap();
+    let mut p = Pipeline::new(app());
+    let conv =
+        p.push_shared(Convolution::new(&x, &filter, &y_view, ConvParams::default().algorithm(ConvAlgorithm::Blocked)));
+    p.push(Box::new(Elementwise::new(&[&y_view], &plain, Expr::input(0) * 2.0)));
+    p.run().unwrap();
+    assert_eq!(conv.lock().unwrap().epilogue(), Some(EpilogueStrategy::InKernel { stages: 1 }));
+    let blocked = ConvParams::default().algorithm(ConvAlgorithm::Blocked);
+    let want_view = Convolution::apply(&x, &filter, blocked).unwrap().to_vec().unwrap();
+    let doubled: Vec<f32> = want_view.iter().map(|v| v * 2.0).collect();
+    assert_eq!((y_view.to_vec().unwrap(), plain.to_vec().unwrap()), (want_view, doubled));
+    assert_eq!(rows.to_vec().unwrap().get(..14), Some(&[0.0f32; 14][..]), "the rows before the view untouched");
     // More outputs than a kernel's arguments can take beside the convolution's (16): taken, run after it.
     let outs: Vec<XData<f32>> = (0..17).map(|_| XData::<f32>::zeros(app(), &[6, 7]).unwrap()).collect();
     let mut p = Pipeline::new(app());
