@@ -93,7 +93,9 @@ type Reference = fn(&dyn Fn(isize, isize) -> Result<f64>, isize, isize) -> Resul
 struct ThresholdAfter<P> {
     stencil: P,
     threshold: f64,
-    describe: fn(&P) -> String,
+    /// What the stencil planned, and how it runs the stages taken (`None`: none).
+    strategy: fn(&P) -> Option<String>,
+    epilogue: fn(&P) -> Option<EpilogueStrategy>,
     reference: Reference,
     flops: f64,
 }
@@ -121,7 +123,10 @@ fn threshold_after<P: Process + 'static>(
     pipeline.init()?;
     ctx.app.finish()?;
     let init_ms = start.elapsed().as_secs_f64() * 1e3;
-    let algorithm = stencil.lock().map_or("?".into(), |s| (case.describe)(&s));
+    let algorithm = stencil.lock().map_or("?".into(), |s| {
+        let epilogue = (case.epilogue)(&s).map_or("as a kernel of its own".into(), |e| e.to_string());
+        format!("{}; the threshold {epilogue}", (case.strategy)(&s).unwrap_or_else(|| "?".into()))
+    });
     let measured = crate::measure::measure(ctx.app, &mut pipeline, ctx.budget_ms)?;
     let (got, mask) = (y.to_vec()?, m.to_vec()?);
     let r = |k: isize| if k < 0 { -k - 1 } else if k >= n as isize { 2 * n as isize - k - 1 } else { k } as usize;
@@ -161,13 +166,8 @@ fn laplace_threshold(ctx: &Ctx, n: usize, fused: Option<ConvAlgorithm>) -> Resul
     let case = ThresholdAfter {
         stencil: Convolution::new(&x, &Filter::<f32>::laplace(2)?, &y, params),
         threshold: 0.1,
-        describe: |c| {
-            let strategy = c.strategy().map_or("?".into(), |s| s.to_string());
-            format!(
-                "{strategy}; the threshold {}",
-                c.epilogue().map_or("as a kernel of its own".into(), |e| e.to_string())
-            )
-        },
+        strategy: |c| c.strategy().map(|s| s.to_string()),
+        epilogue: |c| c.epilogue(),
         reference: |at, i, j| {
             let (c, around) = (at(i, j)?, [at(i - 1, j)?, at(i + 1, j)?, at(i, j - 1)?, at(i, j + 1)?]);
             Ok((around.iter().sum::<f64>() - 4.0 * c, around.iter().map(|v| v.abs()).sum::<f64>() + 4.0 * c.abs()))
@@ -186,13 +186,8 @@ fn sobel_threshold(ctx: &Ctx, n: usize, fused: bool) -> Result<(String, String, 
     let case = ThresholdAfter {
         stencil: GradientMagnitude::new(&x, &y, GradientParams::default()),
         threshold: 2.0,
-        describe: |g| {
-            let strategy = g.strategy().map_or("?".into(), |s| s.to_string());
-            format!(
-                "{strategy}; the threshold {}",
-                g.epilogue().map_or("as a kernel of its own".into(), |e| e.to_string())
-            )
-        },
+        strategy: |g| g.strategy().map(|s| s.to_string()),
+        epilogue: |g| g.epilogue(),
         reference: |at, i, j| {
             let (mut gx, mut gy, mut scale) = (0.0, 0.0, 0.0f64);
             for (d, w) in [(-1isize, 1.0), (0, 2.0), (1, 1.0)] {

@@ -254,23 +254,6 @@ impl<T: Element, O: Element> Elementwise<T, O> {
         &self.fused
     }
 
-    /// One process computing `targets` (each output with its expression over `inputs`); `None` for none.
-    pub(super) fn boxed_from(inputs: Vec<XData<T>>, mut targets: Vec<(Target<T>, Expr)>) -> Option<Box<dyn Process>> {
-        if targets.is_empty() {
-            return None;
-        }
-        let (first, expr) = targets.remove(0);
-        let plan = Prepared::default();
-        Some(match first {
-            Target::Same(output) => {
-                Box::new(Elementwise::<T, T> { inputs, output, expr, fused: targets, absorbed: false, plan })
-            }
-            Target::Real(output) => {
-                Box::new(Elementwise::<T, T::Real> { inputs, output, expr, fused: targets, absorbed: false, plan })
-            }
-        })
-    }
-
     /// Takes `next` into this stage's kernel when that is safe (see the module docs); `next` then does nothing.
     pub(super) fn absorb<P: Element>(&mut self, next: &mut Elementwise<T, P>) -> bool {
         if self.absorbed || next.absorbed || self.is_initialized() || next.is_initialized() || !next.fused.is_empty() {
@@ -326,6 +309,23 @@ impl<T: Element, O: Element> Elementwise<T, O> {
 }
 
 impl<T: Element> Elementwise<T, T> {
+    /// One process computing `targets` (each output with its expression over `inputs`); `None` for none.
+    pub(super) fn boxed_from(inputs: Vec<XData<T>>, mut targets: Vec<(Target<T>, Expr)>) -> Option<Box<dyn Process>> {
+        if targets.is_empty() {
+            return None;
+        }
+        let (first, expr) = targets.remove(0);
+        let plan = Prepared::default();
+        Some(match first {
+            Target::Same(output) => {
+                Box::new(Elementwise::<T, T> { inputs, output, expr, fused: targets, absorbed: false, plan })
+            }
+            Target::Real(output) => {
+                Box::new(Elementwise::<T, T::Real> { inputs, output, expr, fused: targets, absorbed: false, plan })
+            }
+        })
+    }
+
     /// [`Elementwise::apply`] with an output of the inputs' type.
     pub fn evaluate(inputs: &[&XData<T>], expr: Expr) -> Result<XData<T>> {
         Elementwise::<T, T>::apply(inputs, expr)

@@ -82,13 +82,12 @@ pub(crate) struct Epilogue<T: Element> {
     stages: Elementwise<T, T>,
     /// The stencil's input: it reads neighbours of every element, so no stage may write it.
     read: XData<T>,
-    taken: usize,
 }
 
 impl<T: Element> Epilogue<T> {
     /// No stages yet, after a stencil from `input` to `output`.
     pub(crate) fn new(input: &XData<T>, output: &XData<T>) -> Epilogue<T> {
-        Epilogue { stages: Elementwise::new(&[output], output, Expr::input(0)), read: input.clone(), taken: 0 }
+        Epilogue { stages: Elementwise::new(&[output], output, Expr::input(0)), read: input.clone() }
     }
 
     /// Takes `next` when it is an element-wise stage of this element type (or its real type) that may follow the
@@ -111,9 +110,7 @@ impl<T: Element> Epilogue<T> {
         if out.overlaps(&self.read) || out.overlaps(self.stages.output()) || next.check().is_err() {
             return false;
         }
-        let taken = self.stages.absorb(next);
-        self.taken += usize::from(taken);
-        taken
+        self.stages.absorb(next)
     }
 
     /// The stages as code in the stencil's last kernel when every array they read or write is laid out as the
@@ -146,12 +143,12 @@ impl<T: Element> Epilogue<T> {
     /// [`Epilogue::in_kernel`]): in its stores, else as one element-wise process reading its output from memory
     /// (initialised here, for the stencil to launch after its own work), else — none taken — not at all.
     pub(crate) fn plan(&self, in_kernel: bool) -> Result<PlannedEpilogue> {
-        let stages = self.taken;
+        // Each stage taken added one output.
+        let stages = self.stages.fused_targets().len();
         if in_kernel {
             return Ok(PlannedEpilogue { after: None, strategy: Some(EpilogueStrategy::InKernel { stages }) });
         }
-        let after =
-            Elementwise::<T, T>::boxed_from(self.stages.inputs().to_vec(), self.stages.fused_targets().to_vec());
+        let after = Elementwise::boxed_from(self.stages.inputs().to_vec(), self.stages.fused_targets().to_vec());
         match after {
             Some(mut after) => {
                 after.init()?;
@@ -185,14 +182,23 @@ impl PlannedEpilogue {
 /// The generated epilogue of a stencil's program and the arrays and constants its parameters take.
 pub(crate) struct EpilogueCode<T: Element> {
     /// Defines `epilogue`, `HAS_EPILOGUE`, `EPILOGUE_PARAMS` and `EPILOGUE(at, v)`: placed between common.cl and
-    /// the stencil's kernels.
-    pub source: String,
+    /// the stencil's kernels ([`EpilogueCode::program_source`]).
+    source: String,
     constants: Vec<f64>,
     extra: Vec<XData<T>>,
     targets: Vec<Target<T>>,
 }
 
 impl<T: Element> EpilogueCode<T> {
+    /// The source of a stencil's program from its kernels file `family`: common.cl, then `code`'s epilogue when
+    /// there is one, then the family's kernels (numbered from their own first line).
+    pub(crate) fn program_source(code: Option<&EpilogueCode<T>>, family: &str) -> String {
+        match code {
+            Some(e) => format!("{}\n{}\n#line 1\n{family}", crate::kernels::COMMON, e.source),
+            None => crate::kernels::with_common(family),
+        }
+    }
+
     /// The layouts of every array the epilogue touches (for the index type).
     pub(crate) fn layouts(&self) -> Vec<&Layout> {
         let mut all: Vec<&Layout> = self.extra.iter().map(|x| x.layout()).collect();

@@ -204,7 +204,8 @@ pub(super) fn generate_epilogue(
     inputs: usize,
     real_outputs: &[bool],
 ) -> Result<Generated> {
-    let mut g = Gen::new(op, complex, inputs.max(1));
+    let inputs = inputs.max(1);
+    let mut g = Gen::new(op, complex, inputs);
     let roots = roots(&mut g, exprs, real_outputs)?;
     let mut src = helpers(complex);
     let (mut params, mut kernel_params, mut pass) = (
@@ -212,7 +213,7 @@ pub(super) fn generate_epilogue(
         Vec::new(),
         vec!["(at)".to_string(), "(v)".to_string()],
     );
-    for k in 1..inputs.max(1) {
+    for k in 1..inputs {
         params.push(format!("global const T* in{k}, const IDX in{k}_off"));
         kernel_params.push(format!("global const T* ein{k}, IDX ein{k}_off"));
         pass.push(format!("ein{k}, ein{k}_off"));
@@ -228,16 +229,21 @@ pub(super) fn generate_epilogue(
         kernel_params.push(format!("R ec{c}"));
         pass.push(format!("ec{c}"));
     }
-    let _ = writeln!(src, "inline void epilogue({}) {{", params.join(", "));
-    for k in 1..inputs.max(1) {
-        if g.used.get(k).copied().unwrap_or(false) {
-            let _ = writeln!(src, "        const T x{k} = in{k}[in{k}_off + at];");
+    // One element's work: the inputs read past the stencil's value (at `element`), the expressions, and `store`
+    // of each output's value.
+    let body = |element: &str, store: &dyn Fn(usize, &str) -> String| {
+        let mut text = String::new();
+        for k in (1..inputs).filter(|&k| g.used.get(k).copied().unwrap_or(false)) {
+            let _ = writeln!(text, "        const T x{k} = in{k}[in{k}_off + {element}];");
         }
-    }
-    src.push_str(&g.lines);
-    for (k, value) in roots.iter().enumerate() {
-        let _ = writeln!(src, "        out{k}[out{k}_off + at] = {value};");
-    }
+        text.push_str(&g.lines);
+        for (k, value) in roots.iter().enumerate() {
+            let _ = writeln!(text, "        {};", store(k, value));
+        }
+        text
+    };
+    let _ = writeln!(src, "inline void epilogue({}) {{", params.join(", "));
+    src.push_str(&body("at", &|k, value| format!("out{k}[out{k}_off + at] = {value}")));
     src.push_str("}\n#define HAS_EPILOGUE 1\n");
     let _ = writeln!(src, "#define EPILOGUE_PARAMS , {}", kernel_params.join(", "));
     let _ = writeln!(src, "#define EPILOGUE(at, v) epilogue({})", pass.join(", "));
@@ -254,15 +260,7 @@ pub(super) fn generate_epilogue(
         src.push_str(
             "    #pragma unroll\n    for (int lane = 0; lane < VW; ++lane) {\n        const T x0 = v.s[lane];\n",
         );
-        for k in 1..inputs.max(1) {
-            if g.used.get(k).copied().unwrap_or(false) {
-                let _ = writeln!(src, "        const T x{k} = in{k}[in{k}_off + at + lane];");
-            }
-        }
-        src.push_str(&g.lines);
-        for (k, value) in roots.iter().enumerate() {
-            let _ = writeln!(src, "        r{k}.s[lane] = {value};");
-        }
+        src.push_str(&body("at + lane", &|k, value| format!("r{k}.s[lane] = {value}")));
         src.push_str("    }\n");
         for k in 0..roots.len() {
             let _ = writeln!(src, "    *(global VT*)(out{k} + out{k}_off + at) = r{k}.v;");

@@ -404,10 +404,7 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
         let kernel = if output.is_empty() || host.is_some() {
             None
         } else {
-            let source = match &epilogue {
-                Some(e) => format!("{}\n{}\n#line 1\n{}", kernels::COMMON, e.source, kernels::FILTER),
-                None => kernels::with_common(kernels::FILTER),
-            };
+            let source = EpilogueCode::program_source(epilogue.as_ref(), kernels::FILTER);
             let program = app.build_program("filter.cl", &source, &options)?;
             let weights = XData::from_slice(app, filter.shape(), filter.values())?;
             Some((program.kernel(launch.kernel_name())?.owned_by(op), weights))

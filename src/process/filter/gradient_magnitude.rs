@@ -442,10 +442,7 @@ impl<T: RealElement> GradientMagnitude<T> {
 
     /// filter_gradient.cl's program with `options`, with the stages' epilogue before it when there is one.
     fn build(&self, options: &str, code: Option<&EpilogueCode<T>>) -> Result<crate::app::Program> {
-        let source = match code {
-            Some(e) => format!("{}\n{}\n#line 1\n{}", kernels::COMMON, e.source, kernels::FILTER_GRADIENT),
-            None => kernels::with_common(kernels::FILTER_GRADIENT),
-        };
+        let source = EpilogueCode::program_source(code, kernels::FILTER_GRADIENT);
         self.input.app().build_program("filter_gradient.cl", &source, options)
     }
 
