@@ -73,9 +73,13 @@
 #define EPILOGUE(at, v) (void)(at)
 #endif
 
+// A program holds the one kernel its pass launches, chosen by the options (TX: a tile kernel, BLOCK_VX:
+// conv_blocked): NVIDIA's compiler takes time for every kernel of a program, launched or not.
+
 // ---- conv_direct: one output per work-item, reads straight from global memory (the caches catch the reuse).
 // For CPUs, where local memory and barriers cost more than they save, and for filters too large to tile.
 // Groups cover WG consecutive outputs of one output row and are numbered row-fastest in a 1-D range.
+#ifndef TX
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void conv_direct(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
                  FILTER_SPACE const K* restrict w, int16 geo, int4 start, ulong8 st, T value,
@@ -125,6 +129,7 @@ void conv_direct(__global const T* restrict src, IDX src_off, __global T* restri
         EPILOGUE(at, acc);
     }
 }
+#endif
 
 // Group g of the tile kernels (conv_tiled, conv_blocked): tile column gx (fastest), tile row gy, index gz along
 // the third axis (tiles_z output planes, or runs of them), then the batch entry, whose offsets land in bs and bd.
@@ -149,7 +154,7 @@ void conv_direct(__global const T* restrict src, IDX src_off, __global T* restri
 // in local memory, then every work-item accumulates RY outputs, one per TY rows, so that neighbouring
 // work-items read neighbouring local words and write neighbouring global ones. `tile` is sized by the host:
 // LW x LH elements with LW = (TX-1)*SX + (FX-1)*DX + 1 and LH = (TY*RY-1)*SY + (FY-1)*DY + 1.
-#ifdef TX
+#if defined(TX) && !defined(BLOCK_VX)
 __kernel __attribute__((reqd_work_group_size(TX * TY, 1, 1)))
 void conv_tiled(__global const T* restrict src, IDX src_off, __global T* restrict dst, IDX dst_off,
                 FILTER_SPACE const K* restrict w, int16 geo, int4 start, ulong8 st, T value,

@@ -177,6 +177,9 @@ inline OUT acc_final(ACC a, R p) {
     } \
     barrier(CLK_LOCAL_MEM_FENCE)
 
+// A program holds the kernels of its plan (LANES: reduce_lanes; else reduce_groups and reduce_partials): NVIDIA's
+// compiler takes time for every kernel of a program, launched or not.
+#if !LANES
 // Pass 1: work-group (c, o) reduces the grid-stride slice c of reduction o (work-item i of slice c takes
 // elements — or VW-element runs — j ≡ c·WG + i mod chunks·WG). With one chunk per reduction it writes the
 // final value; otherwise a partial that reduce_partials finishes.
@@ -260,6 +263,7 @@ void reduce_partials(__global const ACC* restrict partials, IDX chunks, uint nd,
     }
 }
 
+#else
 // Many short reductions along a strided axis (for example per-column norms of a row-major matrix): one
 // work-item per reduction, so neighbouring work-items read neighbouring elements.
 __kernel void reduce_lanes(__global const T* restrict x, IDX x_off, IDX sx, __global const T* restrict y, IDX y_off,
@@ -277,3 +281,4 @@ __kernel void reduce_lanes(__global const T* restrict x, IDX x_off, IDX sx, __gl
     for (IDX j = 0; j < len; j++) ITEM_ADD(it, xp[j * sx], yp[j * sy]);
     out[out_off + oo] = ACC_FINAL(ITEM_PARTIAL(it));
 }
+#endif

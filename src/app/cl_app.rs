@@ -760,16 +760,21 @@ fn fill_zero_in_pieces(
     last.ok_or(opencl3::error_codes::ClError(opencl3::error_codes::CL_INVALID_VALUE))
 }
 
-/// Device-to-device copy of `bytes` bytes (the caller tracks the command).
+/// Device-to-device copy of `bytes` bytes from `src_offset` to `dst_offset` (the caller tracks the command),
+/// with its event when `want_event`.
 pub(crate) fn copy_buffer(
     app: &ClApp,
     src: &Buffer<u8>,
     dst: &Buffer<u8>,
-    src_offset: usize,
-    dst_offset: usize,
-    bytes: usize,
-) -> std::result::Result<Event, opencl3::error_codes::ClError> {
-    ffi::copy_buffer(app.queue(), src, dst, src_offset, dst_offset, bytes)
+    (src_offset, dst_offset, bytes): (usize, usize, usize),
+    want_event: bool,
+) -> std::result::Result<Option<Event>, opencl3::error_codes::ClError> {
+    ffi::copy_buffer(app.queue(), src, dst, (src_offset, dst_offset, bytes), want_event)
+}
+
+/// A marker on `app`'s queue: its event completes once every command enqueued before it has.
+pub(crate) fn marker(app: &ClApp) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+    ffi::marker(app.queue())
 }
 
 #[cfg(test)]

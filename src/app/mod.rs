@@ -15,7 +15,7 @@ pub use cl_app::{
     BUILD_OPTIONS_ENV, ClApp, ClAppBuilder, DEVICE_ENV, LOG_BUILDS_ENV, MEMORY_LIMIT_ENV, MemoryStats, TransferStats,
     parse_bytes,
 };
-pub(crate) use cl_app::{DeviceBuffer, copy_buffer, fill_zero};
+pub(crate) use cl_app::{DeviceBuffer, copy_buffer, fill_zero, marker};
 pub use device::{DeviceInfo, DeviceKind};
 #[cfg(feature = "mpi")]
 pub use mpi_job::{MpiJob, MpiOutcome};

@@ -59,33 +59,44 @@ impl TrackedCommand<'_> {
 
     /// Runs `enqueue` unless an input is invalid, then records the event on the outputs and in the profile.
     pub(crate) fn submit(self, enqueue: impl FnOnce() -> std::result::Result<Event, ClError>) -> Result<()> {
+        self.submit_timed(|_| enqueue().map(Some), false)
+    }
+
+    /// [`TrackedCommand::submit`] for an enqueue that can go without its event: `enqueue(want_event)` asks for one
+    /// only when this thread is recording a profile, the one reader of a command's times. An output written
+    /// without one is checked after a read by a marker instead (`Storage::read_after_last_write`).
+    pub(crate) fn submit_lazy(
+        self,
+        enqueue: impl FnOnce(bool) -> std::result::Result<Option<Event>, ClError>,
+    ) -> Result<()> {
         self.submit_timed(enqueue, false)
     }
 
-    /// [`TrackedCommand::submit`]; with `host_timed` (a `HostCommand`) the profile gets the host time `enqueue` took (a command the
-    /// host runs to completion itself) rather than the event's device times.
+    /// [`TrackedCommand::submit_lazy`]; with `host_timed` (a `HostCommand`) the profile gets the host time
+    /// `enqueue` took (a command the host runs to completion itself) rather than the event's device times.
     pub(crate) fn submit_timed(
         self,
-        enqueue: impl FnOnce() -> std::result::Result<Event, ClError>,
+        enqueue: impl FnOnce(bool) -> std::result::Result<Option<Event>, ClError>,
         host_timed: bool,
     ) -> Result<()> {
         self.check_inputs()?;
+        let profiled = self.app.profiling() && recording();
         // A host command waits for the commands before it (its blocking map); a profile should not count that wait
         // as its own time, so a profiling queue drains first.
         if host_timed && self.app.profiling() {
             self.app.finish()?;
         }
         let started = std::time::Instant::now();
-        let enqueued = enqueue();
+        let enqueued = enqueue(profiled);
         let host_ms = host_timed.then(|| started.elapsed().as_secs_f64() * 1e3);
         match enqueued {
             Ok(event) => {
-                let event = Arc::new(event);
+                let event = event.map(Arc::new);
                 let producer = self.producer();
                 for w in self.writes {
                     w.record_write(event.clone(), &producer);
                 }
-                if self.app.profiling() {
+                if let (true, Some(event)) = (profiled, event) {
                     record(LaunchRecord {
                         process: self.owner.to_string(),
                         kernel: self.command.to_string(),
@@ -126,6 +137,11 @@ pub(crate) struct LaunchRecord {
 
 thread_local! {
     static RECORDING: RefCell<Option<Vec<LaunchRecord>>> = const { RefCell::new(None) };
+}
+
+/// Whether this thread is recording a profile (a [`Recorder`] lives).
+fn recording() -> bool {
+    RECORDING.with(|r| r.borrow().is_some())
 }
 
 fn record(rec: LaunchRecord) {

@@ -73,7 +73,7 @@ impl<'a> HostCommand<'a> {
             flops: self.flops,
         };
         let queue = self.app.queue();
-        command.submit_timed(|| run(queue), true)
+        command.submit_timed(|_| run(queue).map(Some), true)
     }
 }
 

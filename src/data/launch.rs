@@ -275,6 +275,6 @@ impl<'k> Launch<'k> {
             return command.check_inputs();
         }
         let (queue, global, local) = (kernel.app.queue(), &self.global, self.local.as_deref());
-        command.submit(|| ffi::enqueue_kernel(queue, &kernel.kernel, global, local))
+        command.submit_lazy(|want_event| ffi::enqueue_kernel(queue, &kernel.kernel, global, local, want_event))
     }
 }

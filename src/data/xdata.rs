@@ -150,15 +150,15 @@ impl<T: Element> XData<T> {
     /// commands that write it (`to_vec` and `read_into`, in `process/layout/views.rs`, gather other views first).
     pub(crate) fn read_contiguous_into(&self, out: &mut [T]) -> Result<()> {
         self.storage.check()?;
-        self.app.download(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), out)?;
-        self.storage.check_completed()
+        let at = self.layout.offset * std::mem::size_of::<T>();
+        self.storage.read_after_last_write(&self.app, || self.app.download(self.storage.buffer(), at, out))
     }
 
     /// Overwrites this view, which must be contiguous, with `data` in one host→device copy (`write`, in
     /// `process/layout/views.rs`, scatters into other views).
     pub(crate) fn write_contiguous(&self, data: &[T]) -> Result<()> {
         let event = self.app.upload(self.storage.buffer(), self.layout.offset * std::mem::size_of::<T>(), data)?;
-        self.storage.record_write(Arc::new(event), "XData::write");
+        self.storage.record_write(Some(Arc::new(event)), "XData::write");
         Ok(())
     }
 

@@ -466,9 +466,10 @@ impl CopyPlan {
                     bytes: Some(self.bytes_moved),
                     flops: None,
                 };
-                let (so, dof, n) = (*src_offset, *dst_offset, *bytes);
-                command
-                    .submit(|| crate::app::copy_buffer(app, src.storage().buffer(), dst.storage().buffer(), so, dof, n))
+                let region = (*src_offset, *dst_offset, *bytes);
+                command.submit_lazy(|want_event| {
+                    crate::app::copy_buffer(app, src.storage().buffer(), dst.storage().buffer(), region, want_event)
+                })
             }
             Step::Rows { kernel, inner, rows, batch, global, local } => kernel
                 .launch()

@@ -204,7 +204,13 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         let (lanes, chunks) = schedule(outputs, len, stride[0], wg, target_groups);
         let partials = (outputs * chunks * reduction.partial_width()) as u64;
         let index = index_type_for(&[xk.layout(), yk.layout(), out.layout()], &[partials]);
-        let mut options = format!("{} -DIDX={} -DWG={wg} {}", T::build_options(), index.cl_type(), reduction.options());
+        let mut options = format!(
+            "{} -DIDX={} -DWG={wg} -DLANES={} {}",
+            T::build_options(),
+            index.cl_type(),
+            u8::from(lanes),
+            reduction.options()
+        );
         let vw = if lanes { 1 } else { vector_width::<T>(&xk, &yk, stride, &batch) };
         if vw > 1 {
             options += &run_options::<T>();
