@@ -16,13 +16,13 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 use crate::element::Element;
+use cl3::error_codes::DLOPEN_FUNCTION_NOT_AVAILABLE;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE, ClMem};
-use cl3::error_codes::DLOPEN_FUNCTION_NOT_AVAILABLE;
 use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING, cl_event, cl_int, cl_mem};
 use std::cell::Cell;
 use std::ffi::c_void;

@@ -81,53 +81,31 @@ impl ClApp {
         self.build(name, source, &format!("{options} -DCLIPER_SM90A=1"), Some(super::ptx_patch::retarget_sm90a))
     }
 
+    /// The program `build_program` would return when it needs no compile: built already in this `ClApp`, or in the
+    /// on-disk cache. `None` when it would compile (or another thread is building it now).
+    pub(crate) fn built_program(&self, name: &str, source: &str, options: &str) -> Result<Option<Program>> {
+        let build = self.build_request(name, options)?;
+        let slot = self.program_slot(source, &build.options);
+        let Ok(mut cached) = slot.try_lock() else { return Ok(None) };
+        Ok(self.find_built(source, &build, &mut cached))
+    }
+
     /// The build of `build_program`, with `patch` applied to the driver's binary of a build from source and the
     /// result built again (the disk cache then keeps the patched program).
     fn build(&self, name: &str, source: &str, options: &str, patch: Option<PtxPatch>) -> Result<Program> {
-        if options.contains('\0') {
-            return Err(Error::invalid("build_program", format!("options of `{name}` contain a NUL byte")));
-        }
-        static EXTRA: std::sync::LazyLock<String> =
-            std::sync::LazyLock::new(|| std::env::var(BUILD_OPTIONS_ENV).unwrap_or_default().replace('\0', ""));
-        let options = &if EXTRA.trim().is_empty() { options.to_string() } else { format!("{options} {}", *EXTRA) };
-        let slot = self.program_slot(source, options);
+        let build = self.build_request(name, options)?;
+        let slot = self.program_slot(source, &build.options);
+        // Held through the compile: a second thread asking for the same program waits for this build.
         let mut cached = slot.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(program) = cached.as_ref() {
-            return Ok(Program {
-                program: program.clone(),
-                name: name.to_string(),
-                app: self.clone(),
-                from_disk: false,
-            });
+        if let Some(program) = self.find_built(source, &build, &mut cached) {
+            return Ok(program);
         }
         let started = std::time::Instant::now();
         let device_id = self.cl_device().id();
-        let arg_info = if CHECK_ARGUMENT_NAMES { ARG_INFO_OPTION } else { "" };
-        let full_options = format!("-cl-std=CL1.2 {arg_info} {options}");
-        // The on-disk cache: a binary an earlier process compiled, if one is there and the driver takes it.
-        let key = self.program_cache().map(|_| Key::new(source, &full_options, self.device()));
-        if let (Some(disk), Some(key)) = (self.program_cache(), key.as_ref())
-            && let Some(binary) = disk.load(key)
-        {
-            let built = ffi::program_from_binary(self.context(), device_id, &binary)
-                .and_then(|mut p| p.build(&[device_id], &full_options).map(|()| p));
-            match built {
-                // A checking process needs the parameter names; a driver that keeps none in its binaries (they are
-                // a compiler's product, not every driver stores them) gets a compile from source instead.
-                Ok(program) if CHECK_ARGUMENT_NAMES && !keeps_argument_names(&program) => {}
-                Ok(program) => {
-                    log_build(name, "from the disk cache", started, options);
-                    let program = Arc::new(program);
-                    *cached = Some(program.clone());
-                    return Ok(Program { program, name: name.to_string(), app: self.clone(), from_disk: true });
-                }
-                // Refused (another driver's binary that slipped through, or a damaged one): compile instead.
-                Err(_) => disk.remove(key),
-            }
-        }
+        let (name, options, full_options) = (build.name, build.options.as_str(), build.full_options.as_str());
         let mut program = opencl3::program::Program::create_from_source(self.context(), source)
             .during(|| format!("creating program `{name}`"))?;
-        if let Err(e) = program.build(&[device_id], &full_options) {
+        if let Err(e) = program.build(&[device_id], full_options) {
             return Err(build_error(&program, device_id, e.0, name, options));
         }
         if let Some(patch) = patch {
@@ -135,7 +113,7 @@ impl ClApp {
             let patched = patch(binaries.first().map(Vec::as_slice).unwrap_or_default())?;
             program = ffi::program_from_binary(self.context(), device_id, &patched)
                 .during(|| format!("creating program `{name}` from its patched binary"))?;
-            if let Err(e) = program.build(&[device_id], &full_options) {
+            if let Err(e) = program.build(&[device_id], full_options) {
                 return Err(build_error(&program, device_id, e.0, &format!("{name} (patched)"), options));
             }
         }
@@ -143,17 +121,81 @@ impl ClApp {
         if let Some(log) = build_log_to_show(&program, device_id) {
             eprintln!("{log}");
         }
-        if let (Some(disk), Some(key)) = (self.program_cache(), key.as_ref())
+        if let (Some(disk), Some(key)) = (self.program_cache(), self.cache_key(source, &build))
             && let Ok(binaries) = program.get_binaries()
             && let Some(binary) = binaries.first()
         {
             // A cache that cannot be written (read-only home, full disk) costs the next process a compile, no more.
-            let _ = disk.store(key, binary);
+            let _ = disk.store(&key, binary);
         }
         let program = Arc::new(program);
         *cached = Some(program.clone());
         Ok(Program { program, name: name.to_string(), app: self.clone(), from_disk: false })
     }
+
+    /// What a build is asked for: its options with `CLIPER_BUILD_OPTIONS` added, and the full options the driver
+    /// gets.
+    fn build_request<'a>(&self, name: &'a str, options: &str) -> Result<BuildRequest<'a>> {
+        if options.contains('\0') {
+            return Err(Error::invalid("build_program", format!("options of `{name}` contain a NUL byte")));
+        }
+        static EXTRA: std::sync::LazyLock<String> =
+            std::sync::LazyLock::new(|| std::env::var(BUILD_OPTIONS_ENV).unwrap_or_default().replace('\0', ""));
+        let options = if EXTRA.trim().is_empty() { options.to_string() } else { format!("{options} {}", *EXTRA) };
+        let arg_info = if CHECK_ARGUMENT_NAMES { ARG_INFO_OPTION } else { "" };
+        let full_options = format!("-cl-std=CL1.2 {arg_info} {options}");
+        Ok(BuildRequest { name, options, full_options })
+    }
+
+    /// The key of `source` built as `build` asks in the on-disk cache, when this `ClApp` has one (a digest of the
+    /// source: computed only when the disk is asked).
+    fn cache_key(&self, source: &str, build: &BuildRequest<'_>) -> Option<Key> {
+        self.program_cache().map(|_| Key::new(source, &build.full_options, self.device()))
+    }
+
+    /// The program of `build` in `cached` (this `ClApp`'s slot for it, locked), else loaded from the on-disk cache
+    /// into that slot; `None` when neither has it.
+    fn find_built(
+        &self,
+        source: &str,
+        build: &BuildRequest<'_>,
+        cached: &mut Option<Arc<opencl3::program::Program>>,
+    ) -> Option<Program> {
+        let name = build.name.to_string();
+        if let Some(program) = cached.as_ref() {
+            return Some(Program { program: program.clone(), name, app: self.clone(), from_disk: false });
+        }
+        let started = std::time::Instant::now();
+        let device_id = self.cl_device().id();
+        // The on-disk cache: a binary an earlier process compiled, if one is there and the driver takes it.
+        let (disk, key) = (self.program_cache()?, self.cache_key(source, build)?);
+        let binary = disk.load(&key)?;
+        let built = ffi::program_from_binary(self.context(), device_id, &binary)
+            .and_then(|mut p| p.build(&[device_id], &build.full_options).map(|()| p));
+        match built {
+            // A checking process needs the parameter names; a driver that keeps none in its binaries (they are a
+            // compiler's product, not every driver stores them) gets a compile from source instead.
+            Ok(program) if CHECK_ARGUMENT_NAMES && !keeps_argument_names(&program) => None,
+            Ok(program) => {
+                log_build(build.name, "from the disk cache", started, &build.options);
+                let program = Arc::new(program);
+                *cached = Some(program.clone());
+                Some(Program { program, name, app: self.clone(), from_disk: true })
+            }
+            // Refused (another driver's binary that slipped through, or a damaged one): compile instead.
+            Err(_) => {
+                disk.remove(&key);
+                None
+            }
+        }
+    }
+}
+
+/// One program a `ClApp` is asked to build (see `ClApp::build_request`).
+struct BuildRequest<'a> {
+    name: &'a str,
+    options: String,
+    full_options: String,
 }
 
 /// A transformation of a driver's binary before it is built again ([`ClApp::build_program_sm90a`]).

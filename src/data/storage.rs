@@ -66,7 +66,8 @@ impl Storage {
         let witness = match self.state().last_write.clone() {
             Some((Some(event), producer)) => Some((event, producer)),
             Some((None, producer)) => {
-                let marker = crate::app::marker(app).map_err(|e| Error::cl(e.0, "enqueueing a marker before a read"))?;
+                let marker =
+                    crate::app::marker(app).map_err(|e| Error::cl(e.0, "enqueueing a marker before a read"))?;
                 Some((Arc::new(marker), producer))
             }
             None => None,

@@ -4,6 +4,7 @@
 
 use super::axis_plan::{AxisKind, AxisPlan, local_geometry};
 use super::fft_plan::{Kernels, Plan, ViewCopy, axis_at, scratch_at};
+use super::lines::{LinesKernel, LinesShape};
 use super::schedule::{LocalPart, Slot, Step};
 use crate::app::Kernel;
 use crate::data::{Launch, XData};
@@ -16,6 +17,7 @@ impl<T: Element> Plan<T> {
     /// Enqueues the whole transform of `input` into `output` (the arrays the plan was made for).
     pub(super) fn enqueue(&mut self, input: &XData<T>, output: &XData<T>) -> Result<()> {
         let Plan { axes, steps, scratch, copy_in, copy_out, transposes, kernels, lines, index, group } = self;
+        let mut kernels = kernels.as_mut();
         let buffers = Buffers { input, output, scratch };
         let sizes = Sizes { index: *index, group: *group };
         if let Some(copy) = copy_in.as_mut() {
@@ -24,28 +26,40 @@ impl<T: Element> Plan<T> {
         for step in steps.iter() {
             match *step {
                 Step::Pass { radix, ns, n, axis, inverse, scale, src, dst } => {
-                    let kernel = pass_kernel(kernels, radix)?;
+                    let kernel = pass_kernel(global_kernels(&mut kernels)?, radix)?;
                     let launch = kernel.launch().input("src", buffers.at(src)?).output("dst", buffers.at(dst)?);
                     enqueue_pass(launch, axis_at(axes, axis)?, [radix, ns, n], inverse, scale, sizes)?;
                 }
                 Step::Local { axis, part, scale, src, dst, kernel, .. } => {
-                    let launch = lines_kernel(lines, kernel)?
-                        .launch()
-                        .input("src", buffers.at(src)?)
-                        .output("dst", buffers.at(dst)?);
-                    enqueue_local(launch, axis_at(axes, axis)?, part, scale, sizes)?;
+                    let lines = lines_kernel(lines, kernel)?;
+                    lines.upgrade_when_built();
+                    let LinesKernel { kernel, shape, .. } = lines;
+                    let launch = kernel.launch().input("src", buffers.at(src)?).output("dst", buffers.at(dst)?);
+                    enqueue_local(launch, axis_at(axes, axis)?, part, shape, scale, sizes)?;
                 }
                 Step::Transpose { copy } => transpose(transposes, copy)?,
                 Step::Pre { axis, src, dst } => {
                     let (src, dst) = (buffers.at(src)?, buffers.at(dst)?);
-                    enqueue_chirp_pre(&mut kernels.pre, src, dst, axis_at(axes, axis)?, sizes)?;
+                    enqueue_chirp_pre(&mut global_kernels(&mut kernels)?.pre, src, dst, axis_at(axes, axis)?, sizes)?;
                 }
                 Step::Mul { axis, dst } => {
-                    enqueue_spectrum_product(&mut kernels.mul, buffers.at(dst)?, axis_at(axes, axis)?, sizes)?;
+                    enqueue_spectrum_product(
+                        &mut global_kernels(&mut kernels)?.mul,
+                        buffers.at(dst)?,
+                        axis_at(axes, axis)?,
+                        sizes,
+                    )?;
                 }
                 Step::Post { axis, src, dst, scale } => {
                     let (src, dst) = (buffers.at(src)?, buffers.at(dst)?);
-                    enqueue_chirp_post(&mut kernels.post, src, dst, axis_at(axes, axis)?, scale, sizes)?;
+                    enqueue_chirp_post(
+                        &mut global_kernels(&mut kernels)?.post,
+                        src,
+                        dst,
+                        axis_at(axes, axis)?,
+                        scale,
+                        sizes,
+                    )?;
                 }
             }
         }
@@ -54,6 +68,11 @@ impl<T: Element> Plan<T> {
         }
         Ok(())
     }
+}
+
+/// fft.cl's kernels, which the plan built when a step needs them.
+fn global_kernels<'k>(kernels: &'k mut Option<&mut Kernels>) -> Result<&'k mut Kernels> {
+    kernels.as_deref_mut().ok_or_else(|| Error::invalid("Fft", "a step needs fft.cl, which the plan did not build"))
 }
 
 /// The global-pass kernel of `radix`.
@@ -65,7 +84,7 @@ fn pass_kernel(kernels: &mut Kernels, radix: usize) -> Result<&mut Kernel> {
 }
 
 /// The `fft_lines` kernel a `Step::Local` names.
-fn lines_kernel(lines: &mut [Kernel], kernel: usize) -> Result<&mut Kernel> {
+fn lines_kernel(lines: &mut [LinesKernel], kernel: usize) -> Result<&mut LinesKernel> {
     let count = lines.len();
     lines
         .get_mut(kernel)
@@ -222,16 +241,19 @@ fn enqueue_pass<T: Element>(
         .enqueue()
 }
 
-/// Enqueues one `fft_lines` launch of `part` of axis `a`, its input and output already set.
+/// Enqueues one `fft_lines` launch of `part` of axis `a` in groups of `shape`, its input and output already set.
 fn enqueue_local<T: Element>(
     launch: Launch<'_>,
     a: &AxisPlan<T>,
     part: LocalPart,
+    shape: &LinesShape,
     scale: f64,
     sizes: Sizes,
 ) -> Result<()> {
     let (passes, lines, input_lines, output_lines) = local_geometry(a, part)?;
-    let Some(shape) = passes.local.as_ref() else { return Ok(()) };
+    if passes.local.is_none() {
+        return Ok(());
+    }
     // The four-step twiddles of a first part: ω_n^{j2·k1}, j2 = (l / inner) mod n2.
     let (tw_roots, tw_n, tw_n2) = match (&a.kind, part) {
         (AxisKind::FourStep { roots, n1, n2, .. }, LocalPart::First) => (roots, n1 * n2, *n2),

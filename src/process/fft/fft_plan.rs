@@ -5,7 +5,7 @@ use super::axis_plan::{AxisKind, AxisPlan, Passes, fft_program, local_geometry};
 use super::fft_params::{FftDirection, FftParams, transformed_axes};
 use super::fft_strategy::{FftAxisStrategy, FftPasses, FftStrategy};
 use super::host_fft::RADICES;
-use super::lines::{LinesShape, LinesVariant};
+use super::lines::{LinesKernel, LinesShape, LinesVariant};
 use super::schedule::{LocalPart, ScheduledAxis, Slot, Step, schedule};
 use crate::app::{ClApp, Kernel};
 use crate::data::XData;
@@ -24,11 +24,12 @@ pub(super) struct Plan<T: Element> {
     pub(super) copy_out: Option<ViewCopy<T>>,
     /// Four-step transposes, [outer, n1, n2, inner] → [outer, n2, n1, inner].
     pub(super) transposes: Vec<ViewCopy<T>>,
-    pub(super) kernels: Kernels,
+    /// fft.cl's kernels, when a step needs them (only `fft_lines` launches otherwise).
+    pub(super) kernels: Option<Kernels>,
     pub(super) index: IndexType,
     pub(super) group: usize,
     /// The `fft_lines` kernels the `Step::Local`s name.
-    pub(super) lines: Vec<Kernel>,
+    pub(super) lines: Vec<LinesKernel>,
 }
 
 /// A strided copy between two views fixed in `init`.
@@ -54,6 +55,21 @@ pub(super) struct Kernels {
     pub(super) pre: Kernel,
     pub(super) mul: Kernel,
     pub(super) post: Kernel,
+}
+
+impl Kernels {
+    /// The kernels of fft.cl: Bluestein's steps, and a pass kernel for each of `radices`.
+    fn build<T: Element>(app: &ClApp, index: IndexType, radices: &[usize]) -> Result<Kernels> {
+        let program = fft_program::<T>(app, index)?;
+        let kernel = |name: &str| -> Result<Kernel> { Ok(program.kernel(name)?.owned_by("Fft")) };
+        let passes = radices.iter().map(|&r| Ok((r, kernel(&format!("fft_pass{r}"))?))).collect::<Result<_>>()?;
+        Ok(Kernels {
+            passes,
+            pre: kernel("bluestein_pre")?,
+            mul: kernel("bluestein_mul")?,
+            post: kernel("bluestein_post")?,
+        })
+    }
 }
 
 impl<T: Element> Plan<T> {
@@ -143,22 +159,24 @@ impl<T: Element> Plan<T> {
 
         let element_count = total.max(largest) as u64;
         let index = IndexType::for_extent(element_count);
-        let program = fft_program::<T>(app, index)?;
-        let kernel = |name: &str| -> Result<Kernel> { Ok(program.kernel(name)?.owned_by(op)) };
-        let mut pass_kernels = Vec::new();
-        for r in RADICES {
-            if steps.iter().any(|s| matches!(s, Step::Pass { radix, .. } if *radix == r)) {
-                pass_kernels.push((r, kernel(&format!("fft_pass{r}"))?));
-            }
-        }
-        let kernels = Kernels {
-            passes: pass_kernels,
-            pre: kernel("bluestein_pre")?,
-            mul: kernel("bluestein_mul")?,
-            post: kernel("bluestein_post")?,
-        };
+        let global =
+            |s: &Step| matches!(s, Step::Pass { .. } | Step::Pre { .. } | Step::Mul { .. } | Step::Post { .. });
+        let needs_global = steps.iter().any(global);
+        let radices: Vec<usize> = RADICES
+            .into_iter()
+            .filter(|&r| steps.iter().any(|s| matches!(s, Step::Pass { radix, .. } if *radix == r)))
+            .collect();
+        // fft.cl (global passes, Bluestein's steps), when a step needs it, builds beside the fft_lines programs.
+        let (kernels, lines) = std::thread::scope(|scope| {
+            let kernels = needs_global.then(|| scope.spawn(|| Kernels::build::<T>(app, index, &radices)));
+            let lines = build_lines::<T>(app, &axis_plans, &mut steps, index);
+            let kernels =
+                kernels.map(|k| k.join().unwrap_or_else(|_| Err(Error::invalid(op, "building fft.cl panicked"))));
+            (kernels.transpose(), lines)
+        });
+        let kernels = kernels?;
         let group = 256.min(app.device().max_work_group_size.max(1));
-        let lines = match build_lines::<T>(app, &axis_plans, &mut steps, index)? {
+        let lines = match lines? {
             Ok(lines) => lines,
             Err(limit) => return Ok(Err(limit)),
         };
@@ -200,14 +218,15 @@ impl<T: Element> Plan<T> {
 /// The `fft_lines` kernels the `Step::Local`s need, one per distinct (shape, direction, four-step twiddles) —
 /// the program cache shares the builds between plans — with each step's `kernel` set to its index; or the
 /// smaller work-group limit a built kernel reports (the registers of one work-item limit the group size; the
-/// planner stays well inside it, so a smaller limit means a device this planner does not know).
+/// planner stays well inside it, so a smaller limit means a device this planner does not know). The programs
+/// build on threads of their own, together: NVIDIA's driver overlaps much of concurrent builds.
 fn build_lines<T: Element>(
     app: &ClApp,
     axis_plans: &[AxisPlan<T>],
     steps: &mut [Step],
     index: IndexType,
-) -> Result<std::result::Result<Vec<Kernel>, usize>> {
-    let mut lines: Vec<(LinesShape, LinesVariant, Kernel)> = Vec::new();
+) -> Result<std::result::Result<Vec<LinesKernel>, usize>> {
+    let mut wanted: Vec<(LinesShape, LinesVariant)> = Vec::new();
     for step in steps.iter_mut() {
         let Step::Local { axis, part, inverse, kernel: slot, .. } = step else { continue };
         let axis_plan = axis_at(axis_plans, *axis)?;
@@ -218,19 +237,34 @@ fn build_lines<T: Element>(
             _ => None,
         };
         let variant = LinesVariant { inverse: *inverse, twiddle_out: *part == LocalPart::First, bluestein };
-        if let Some(k) = lines.iter().position(|(s, v, _)| *s == shape && *v == variant) {
-            *slot = k;
-            continue;
-        }
-        let built = shape.program::<T>(app, index, variant)?.kernel("fft_lines")?.owned_by("Fft");
-        let limit = built.max_work_group_size()?;
-        if limit < shape.group_size() {
+        *slot = match wanted.iter().position(|(s, v)| *s == shape && *v == variant) {
+            Some(k) => k,
+            None => {
+                wanted.push((shape, variant));
+                wanted.len() - 1
+            }
+        };
+    }
+    let built: Vec<Result<LinesKernel>> = std::thread::scope(|scope| {
+        let builds: Vec<_> = wanted
+            .iter()
+            .map(|(shape, variant)| scope.spawn(move || LinesKernel::build::<T>(app, shape, index, *variant)))
+            .collect();
+        builds
+            .into_iter()
+            .map(|b| b.join().unwrap_or_else(|_| Err(Error::invalid("Fft", "building an fft_lines program panicked"))))
+            .collect()
+    });
+    let mut lines = Vec::with_capacity(built.len());
+    for line in built {
+        let line = line?;
+        let limit = line.kernel.max_work_group_size()?;
+        if limit < line.shape.group_size() {
             return Ok(Err(limit));
         }
-        *slot = lines.len();
-        lines.push((shape, variant, built));
+        lines.push(line);
     }
-    Ok(Ok(lines.into_iter().map(|(_, _, k)| k).collect()))
+    Ok(Ok(lines))
 }
 
 /// The array in `slot` viewed with `dims` (for the transposes; the planner only routes them through a plain
@@ -259,4 +293,73 @@ pub(super) fn scratch_at<T: Element>(scratch: &[XData<T>], k: usize) -> Result<&
 /// The plan of transformed axis `axis` (as the steps number them).
 pub(super) fn axis_at<T: Element>(axes: &[AxisPlan<T>], axis: usize) -> Result<&AxisPlan<T>> {
     axes.get(axis).ok_or_else(|| Error::invalid("Fft", format!("a step names axis {axis} of {} planned", axes.len())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::fft::{FftAlgorithm, FftParams};
+    use num_complex::{Complex32, Complex64};
+
+    #[test]
+    fn long_rows_run_a_quick_shape_until_their_own_program_is_built() {
+        // A ClApp of its own, so nothing of these programs is built yet (PoCL keeps no cliper disk cache).
+        let app = ClApp::builder().use_env(true).program_cache(None).build().unwrap();
+        let (rows, n) = (3usize, 8192usize);
+        let data: Vec<Complex32> = (0..rows * n)
+            .map(|k| Complex32::new(((k * 7919) % 1013) as f32 / 507.0 - 1.0, (k % 17) as f32 * 0.1))
+            .collect();
+        let x = XData::from_slice(&app, &[rows, n], &data).unwrap();
+        let y = XData::<Complex32>::zeros(&app, &[rows, n]).unwrap();
+        // The float64 reference, row by row.
+        let mut want: Vec<Complex64> = data.iter().map(|v| Complex64::new(v.re.into(), v.im.into())).collect();
+        let fft = rustfft::FftPlanner::<f64>::new().plan_fft_forward(n);
+        want.chunks_mut(n).for_each(|row| fft.process(row));
+        let scale = want.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        // c32 transforms of 8192 points: errors of a few ε·log2(n) relative to the largest output.
+        let check = |what: &str| {
+            let got = y.to_vec().unwrap();
+            let worst = got
+                .iter()
+                .zip(&want)
+                .map(|(g, w)| (Complex64::new(g.re.into(), g.im.into()) - w).norm())
+                .fold(0.0, f64::max);
+            assert!(worst <= 1e-5 * scale, "{what}: error {worst:e} against a largest output {scale:e}");
+            got
+        };
+        let params = FftParams::forward().axes(&[1]).algorithm(FftAlgorithm::LocalMemory);
+        let mut plan = Plan::new(&x, &y, &params).unwrap();
+        let [line] = plan.lines.as_slice() else { panic!("{} fft_lines kernels", plan.lines.len()) };
+        let planned = plan.axes.first().and_then(|a| match &a.kind {
+            AxisKind::Stockham(p) => p.local.clone(),
+            _ => None,
+        });
+        let best = planned.expect("8192-point rows in one fft_lines launch");
+        let quick = best.quick.as_deref().expect("a quick shape for 8192-point c32 rows").clone();
+        assert!(line.upgrading() && line.shape == quick, "{:?}", line.shape);
+        assert!(quick.tpl > best.tpl && plan.kernels.is_none(), "{quick:?} {best:?}");
+        // The quick shape's own kernel, launched with its shape (the better build may finish before a first launch).
+        let variant = LinesVariant { inverse: false, twiddle_out: false, bluestein: None };
+        let quick_only = LinesKernel::build::<Complex32>(&app, &quick, plan.index, variant).unwrap();
+        let planned = std::mem::replace(plan.lines.first_mut().unwrap(), quick_only);
+        plan.enqueue(&x, &y).unwrap();
+        let first = check("the quick shape's kernel");
+        *plan.lines.first_mut().unwrap() = planned;
+        // Launches switch once the better build is done (PoCL: seconds).
+        let started = std::time::Instant::now();
+        while plan.lines.first().is_some_and(LinesKernel::upgrading) {
+            assert!(started.elapsed().as_secs() < 600, "the better shape's program took 10 minutes");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            plan.enqueue(&x, &y).unwrap();
+        }
+        plan.enqueue(&x, &y).unwrap();
+        assert_eq!(plan.lines.first().map(|l| l.shape.clone()), Some(best.clone()));
+        let second = check("the planned shape's kernel");
+        // The same butterflies and twiddles in both: each output rounds alike.
+        let differ = first.iter().zip(&second).filter(|(a, b)| a != b).count();
+        assert!(differ <= rows * n / 1000, "{differ} outputs differ between the two kernels");
+        // A second plan finds the program built and takes it at once.
+        let again = Plan::new(&x, &y, &params).unwrap();
+        assert!(again.lines.iter().all(|l| !l.upgrading() && l.shape == best));
+    }
 }

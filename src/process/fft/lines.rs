@@ -3,7 +3,7 @@
 //! data in registers; local memory is only the exchange between passes, so one buffer (or half of one, real and
 //! imaginary parts in turn) holds a line, and 8192-point c32 lines fit in one work-group.
 
-use crate::app::{ClApp, Program};
+use crate::app::{ClApp, Kernel, Program};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -70,7 +70,18 @@ pub(super) struct LinesShape {
     pub columns: bool,
     /// Real and imaginary parts exchanged in turn through a buffer of reals.
     pub split: bool,
+    /// A shape of the same lines whose program compiles sooner, to run while this one's builds (see
+    /// [`QUICK_ELEMENTS`]); `None` when this one is as quick to build.
+    pub quick: Option<Box<LinesShape>>,
 }
+
+/// The name builds of `fft_lines` programs go by.
+const PROGRAM_NAME: &str = "fft_lines.cl";
+
+/// Values per work-item of the shape that runs while a long rows' shape of 64 builds: 8192-point c32 rows on the
+/// H200 (driver 580) compiled in 0.55 s with 32 against 1.6 s with 64, and `fft2` 8192² ran in 1.16 ms against
+/// 1.05 (`docs/benchmarks.md`, 2026-11-29 evening).
+const QUICK_ELEMENTS: usize = 32;
 
 impl LinesShape {
     /// How `lines` lines of length `n`, adjacent in memory when `columns`, would run in at most `budget` bytes of
@@ -95,50 +106,15 @@ impl LinesShape {
         // 8192). Bluestein's two transforms in one launch spilled at 64 (0.43 → 1.36 ms for 4093 rows), and so did
         // mixed radices with guards (8400-point rows of the 63×63 convolution: 4.4 → 6.4 ms).
         let long_rows = !columns && !bluestein && n.is_power_of_two() && n * element > budget;
-        let default = if long_rows { 64 } else { 16 };
-        let elements = std::env::var(FFT_ELEMENTS_ENV).ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(default);
-        let min_elements = largest.max(elements.min(n));
-        // Work-items per line: a divisor of n / lcm(radices) keeps every pass free of guards; take the largest
-        // that leaves each work-item at least `min_elements` values, unless that leaves it more than twice as
-        // many (then guards are cheaper than the registers).
-        let lcm = radices.iter().fold(1, |a, &r| a / gcd(a, r) * r);
-        let base = n / lcm;
-        let exact = (1..=base).rev().find(|d| base.is_multiple_of(*d) && n / d >= min_elements).unwrap_or(1);
-        let mut tpl = if n / exact <= 2 * min_elements { exact } else { (n / min_elements).max(1) };
-        tpl = tpl.min(max_group.max(1));
-        let fits = |cols: usize, split: bool| {
-            let words = if columns { n * cols } else { cols * (n + (n >> pad_shift(element, split))) };
-            words * if split { element / 2 } else { element } <= budget
-        };
-        let (cols, split) = if columns {
-            // 128 bytes of adjacent lines per load at best, 32 (one memory sector) at least; long columns hold
-            // more values per work-item rather than fewer lines.
-            let (best, least) = ((128 / element).max(1), (32 / element).max(1));
-            tpl = tpl.min((max_group.min(1024) / least).max(1));
-            let mut cols = best;
-            while cols > least && (cols * tpl > max_group.min(1024) || !fits(cols, true)) {
-                cols /= 2;
-            }
-            if cols * tpl > max_group.min(1024) || n.div_ceil(tpl) > 64 {
-                return None;
-            }
-            // Short columns (a four-step's first part: 2 work-items per line) take more lines, so a group still
-            // has 128 work-items to hide latency with.
-            while cols * tpl < 128 && cols < 64 && 2 * cols * tpl <= max_group && fits(2 * cols, false) {
-                cols *= 2;
-            }
-            (cols, !fits(cols, false))
-        } else if n.div_ceil(tpl) > 64 {
-            // More than 64 values per work-item would spill registers.
-            return None;
+        let chosen = std::env::var(FFT_ELEMENTS_ENV).ok().and_then(|v| v.parse::<usize>().ok());
+        let request = LinesRequest { n, columns, lines, element, budget, max_group };
+        let shape = request.fit(radices, largest, chosen.unwrap_or(if long_rows { 64 } else { 16 }))?;
+        let quick = if long_rows && chosen.is_none() {
+            request.fit(shape.radices.clone(), largest, QUICK_ELEMENTS)
         } else {
-            let mut cols = (256 / tpl).clamp(1, lines.next_power_of_two());
-            while cols > 1 && (cols * tpl > max_group || !fits(cols, true)) {
-                cols /= 2;
-            }
-            (cols, !fits(cols, false))
+            None
         };
-        fits(cols, split).then_some(LinesShape { n, radices, cols, tpl, columns, split })
+        Some(LinesShape { quick: quick.filter(|q| *q != shape).map(Box::new), ..shape })
     }
 
     /// Work-items per group.
@@ -187,6 +163,23 @@ impl LinesShape {
 
     /// The program for element type `T` and `variant`, built (or taken from the cache).
     pub fn program<T: Element>(&self, app: &ClApp, index: IndexType, variant: LinesVariant) -> Result<Program> {
+        let (source, options) = self.source::<T>(index, variant)?;
+        app.build_program(PROGRAM_NAME, &source, &options)
+    }
+
+    /// [`LinesShape::program`] when it needs no compile (built before in this `ClApp` or cached on disk).
+    pub fn built_program<T: Element>(
+        &self,
+        app: &ClApp,
+        index: IndexType,
+        variant: LinesVariant,
+    ) -> Result<Option<Program>> {
+        let (source, options) = self.source::<T>(index, variant)?;
+        app.built_program(PROGRAM_NAME, &source, &options)
+    }
+
+    /// The program's source and build options.
+    fn source<T: Element>(&self, index: IndexType, variant: LinesVariant) -> Result<(String, String)> {
         let LinesVariant { inverse, twiddle_out, bluestein } = variant;
         let (passes, vmax) = self.passes(bluestein.is_some())?;
         let element = std::mem::size_of::<T>();
@@ -213,7 +206,140 @@ impl LinesShape {
             kernels::FFT_LINES
         );
         let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
-        app.build_program("fft_lines.cl", &kernels::with_common(&source), &options)
+        Ok((kernels::with_common(&source), options))
+    }
+}
+
+/// An `fft_lines` kernel of a plan and the shape it launches with. While the plan's shape builds on a thread of
+/// its own (`upgrade`), its quick shape's kernel runs; launches switch once that build is done.
+pub(super) struct LinesKernel {
+    pub kernel: Kernel,
+    pub shape: LinesShape,
+    upgrade: Option<Upgrade>,
+}
+
+/// A shape's program building on another thread.
+struct Upgrade {
+    shape: LinesShape,
+    /// `Some` until joined; dropping a plan waits for it, so no build outlives the process that started it.
+    build: Option<std::thread::JoinHandle<Result<Kernel>>>,
+}
+
+impl Drop for Upgrade {
+    fn drop(&mut self) {
+        if let Some(build) = self.build.take() {
+            let _ = build.join();
+        }
+    }
+}
+
+impl LinesKernel {
+    /// The kernel of `shape` for `variant`: built here, or — when `shape` has a quick shape and its own program
+    /// would have to be compiled — the quick shape's, with `shape`'s compiling on a new thread meanwhile.
+    pub fn build<T: Element>(
+        app: &ClApp,
+        shape: &LinesShape,
+        index: IndexType,
+        variant: LinesVariant,
+    ) -> Result<LinesKernel> {
+        let kernel = |program: Program| -> Result<Kernel> { Ok(program.kernel("fft_lines")?.owned_by("Fft")) };
+        if let Some(quick) = shape.quick.as_deref()
+            && shape.built_program::<T>(app, index, variant)?.is_none()
+        {
+            let (on_thread, best) = (app.clone(), shape.clone());
+            let build = std::thread::spawn(move || kernel(best.program::<T>(&on_thread, index, variant)?));
+            let upgrade = Upgrade { shape: shape.clone(), build: Some(build) };
+            let built = kernel(quick.program::<T>(app, index, variant)?)?;
+            return Ok(LinesKernel { kernel: built, shape: quick.clone(), upgrade: Some(upgrade) });
+        }
+        Ok(LinesKernel {
+            kernel: kernel(shape.program::<T>(app, index, variant)?)?,
+            shape: shape.clone(),
+            upgrade: None,
+        })
+    }
+
+    /// Takes the better shape's kernel once its build has finished (and its group fits the kernel's limit); a
+    /// build that failed leaves the quick kernel in place for good.
+    pub fn upgrade_when_built(&mut self) {
+        let Some(upgrade) = self.upgrade.as_mut() else { return };
+        if !upgrade.build.as_ref().is_some_and(std::thread::JoinHandle::is_finished) {
+            return;
+        }
+        let built = upgrade.build.take().map(std::thread::JoinHandle::join);
+        if let Some(Ok(Ok(kernel))) = built
+            && kernel.max_work_group_size().is_ok_and(|limit| limit >= upgrade.shape.group_size())
+        {
+            self.kernel = kernel;
+            self.shape = upgrade.shape.clone();
+        }
+        self.upgrade = None;
+    }
+
+    /// Whether a better shape is still building.
+    #[cfg(test)]
+    pub fn upgrading(&self) -> bool {
+        self.upgrade.is_some()
+    }
+}
+
+/// What a [`LinesShape`] is planned for: `lines` lines of length `n`, adjacent in memory when `columns`, of
+/// `element`-byte values, in `budget` bytes of local memory and groups of at most `max_group` work-items.
+struct LinesRequest {
+    n: usize,
+    columns: bool,
+    lines: usize,
+    element: usize,
+    budget: usize,
+    max_group: usize,
+}
+
+impl LinesRequest {
+    /// The shape whose work-items hold at least `elements` values (and at least the `largest` radix).
+    fn fit(&self, radices: Vec<usize>, largest: usize, elements: usize) -> Option<LinesShape> {
+        let LinesRequest { n, columns, lines, element, budget, max_group } = *self;
+        let min_elements = largest.max(elements.min(n));
+        // Work-items per line: a divisor of n / lcm(radices) keeps every pass free of guards; take the largest
+        // that leaves each work-item at least `min_elements` values, unless that leaves it more than twice as
+        // many (then guards are cheaper than the registers).
+        let lcm = radices.iter().fold(1, |a, &r| a / gcd(a, r) * r);
+        let base = n / lcm;
+        let exact = (1..=base).rev().find(|d| base.is_multiple_of(*d) && n / d >= min_elements).unwrap_or(1);
+        let mut tpl = if n / exact <= 2 * min_elements { exact } else { (n / min_elements).max(1) };
+        tpl = tpl.min(max_group.max(1));
+        let fits = |cols: usize, split: bool| {
+            let words = if columns { n * cols } else { cols * (n + (n >> pad_shift(element, split))) };
+            words * if split { element / 2 } else { element } <= budget
+        };
+        let (cols, split) = if columns {
+            // 128 bytes of adjacent lines per load at best, 32 (one memory sector) at least; long columns hold
+            // more values per work-item rather than fewer lines.
+            let (best, least) = ((128 / element).max(1), (32 / element).max(1));
+            tpl = tpl.min((max_group.min(1024) / least).max(1));
+            let mut cols = best;
+            while cols > least && (cols * tpl > max_group.min(1024) || !fits(cols, true)) {
+                cols /= 2;
+            }
+            if cols * tpl > max_group.min(1024) || n.div_ceil(tpl) > 64 {
+                return None;
+            }
+            // Short columns (a four-step's first part: 2 work-items per line) take more lines, so a group still
+            // has 128 work-items to hide latency with.
+            while cols * tpl < 128 && cols < 64 && 2 * cols * tpl <= max_group && fits(2 * cols, false) {
+                cols *= 2;
+            }
+            (cols, !fits(cols, false))
+        } else if n.div_ceil(tpl) > 64 {
+            // More than 64 values per work-item would spill registers.
+            return None;
+        } else {
+            let mut cols = (256 / tpl).clamp(1, lines.next_power_of_two());
+            while cols > 1 && (cols * tpl > max_group || !fits(cols, true)) {
+                cols /= 2;
+            }
+            (cols, !fits(cols, false))
+        };
+        fits(cols, split).then_some(LinesShape { n, radices, cols, tpl, columns, split, quick: None })
     }
 }
 
