@@ -235,7 +235,7 @@ impl Drop for Upgrade {
 
 impl LinesKernel {
     /// The kernel of `shape` for `variant`: built here, or — when `shape` has a quick shape and its own program
-    /// would have to be compiled — the quick shape's, with `shape`'s compiling on a new thread meanwhile.
+    /// would have to be compiled — the quick shape's, with `shape`'s compiling on a new thread from then on.
     pub fn build<T: Element>(
         app: &ClApp,
         shape: &LinesShape,
@@ -246,10 +246,12 @@ impl LinesKernel {
         if let Some(quick) = shape.quick.as_deref()
             && shape.built_program::<T>(app, index, variant)?.is_none()
         {
+            // The quick program first, on its own: NVIDIA's compiler serialises much of two builds at once (8192-point
+            // rows: the quick build took 2.6 s beside the planned one's, against 0.55 s alone).
+            let built = kernel(quick.program::<T>(app, index, variant)?)?;
             let (on_thread, best) = (app.clone(), shape.clone());
             let build = std::thread::spawn(move || kernel(best.program::<T>(&on_thread, index, variant)?));
             let upgrade = Upgrade { shape: shape.clone(), build: Some(build) };
-            let built = kernel(quick.program::<T>(app, index, variant)?)?;
             return Ok(LinesKernel { kernel: built, shape: quick.clone(), upgrade: Some(upgrade) });
         }
         Ok(LinesKernel {
