@@ -24,7 +24,42 @@
 static const char *SOURCE = "kernel void bump(global float *a, float s, uint n) {\n"
                             "    uint i = get_global_id(0);\n"
                             "    if (i < n) a[i] = a[i] * s + 1.0f;\n"
+                            "}\n"
+                            // cliper's conv_direct signature: 15 arguments, 384 bytes (int16, int4, four ulong8).
+                            "kernel void wide(global const float *src, uint src_off, global float *dst, uint dst_off,\n"
+                            "                 global const float *w, int16 geo, int4 start, ulong8 st, float value,\n"
+                            "                 uint nd, ulong8 b_shape, ulong8 b_src, ulong8 b_dst, uint x_blocks,\n"
+                            "                 uint groups) {\n"
+                            "    uint i = get_global_id(0);\n"
+                            "    if (i < groups) dst[dst_off + i] = src[src_off + i] * w[0] + value + (float)(geo.s0 + start.x\n"
+                            "        + st.s0 + nd + b_shape.s0 + b_src.s0 + b_dst.s0 + x_blocks);\n"
                             "}\n";
+
+/// The 15 arguments of `wide` (cliper's launch sets every one of them at each enqueue).
+static void set_wide_args(cl_kernel k, cl_mem buf) {
+    cl_uint zero = 0, groups = 256 * 272, x_blocks = 1;
+    cl_int geo[16] = {0}, start[4] = {0};
+    cl_ulong st[8] = {0}, b[8] = {0};
+    float value = 0.0f;
+    CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &buf));
+    CHECK(clSetKernelArg(k, 1, sizeof(cl_uint), &zero));
+    CHECK(clSetKernelArg(k, 2, sizeof(cl_mem), &buf));
+    CHECK(clSetKernelArg(k, 3, sizeof(cl_uint), &zero));
+    CHECK(clSetKernelArg(k, 4, sizeof(cl_mem), &buf));
+    CHECK(clSetKernelArg(k, 5, sizeof geo, geo));
+    CHECK(clSetKernelArg(k, 6, sizeof start, start));
+    CHECK(clSetKernelArg(k, 7, sizeof st, st));
+    CHECK(clSetKernelArg(k, 8, sizeof value, &value));
+    CHECK(clSetKernelArg(k, 9, sizeof(cl_uint), &zero));
+    CHECK(clSetKernelArg(k, 10, sizeof b, b));
+    CHECK(clSetKernelArg(k, 11, sizeof b, b));
+    CHECK(clSetKernelArg(k, 12, sizeof b, b));
+    CHECK(clSetKernelArg(k, 13, sizeof(cl_uint), &x_blocks));
+    CHECK(clSetKernelArg(k, 14, sizeof(cl_uint), &groups));
+}
+
+/// The `wide` kernel, built beside `bump`.
+static cl_kernel WIDE;
 
 static double now_us(void) {
     struct timespec t;
@@ -37,7 +72,7 @@ static int by_value(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-enum mode { NO_EVENT, EVENT_RELEASED, EVENT_KEPT_ONE, EVENT_KEPT_ALL, ARGS_AND_EVENT, MARKER_EVERY_10 };
+enum mode { NO_EVENT, EVENT_RELEASED, EVENT_KEPT_ONE, EVENT_KEPT_ALL, ARGS_AND_EVENT, MARKER_EVERY_10, WIDE_SET_ONCE, WIDE_ARGS };
 static const char *NAMES[] = {
     "no event (event = NULL)",
     "event asked for, released at once",
@@ -45,6 +80,8 @@ static const char *NAMES[] = {
     "event asked for, every one held until the round ends",
     "3 clSetKernelArg + event held as an array's last write (cliper's launch)",
     "no event, a marker event every 10 enqueues (one per process of 10 commands)",
+    "15-argument kernel (384 bytes: conv_direct's), arguments set once, no event",
+    "15-argument kernel, all 15 set before each enqueue, no event",
 };
 
 static double round_us(cl_command_queue q, cl_kernel k, enum mode m, cl_mem buf, size_t global) {
@@ -60,8 +97,10 @@ static double round_us(cl_command_queue q, cl_kernel k, enum mode m, cl_mem buf,
             CHECK(clSetKernelArg(k, 1, sizeof(float), &s));
             CHECK(clSetKernelArg(k, 2, sizeof(cl_uint), &n));
         }
-        cl_event *out = (m == NO_EVENT || m == MARKER_EVERY_10) ? NULL : &ev;
-        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, out));
+        if (m == WIDE_ARGS) set_wide_args(WIDE, buf);
+        const int wide = m == WIDE_SET_ONCE || m == WIDE_ARGS;
+        cl_event *out = (m == NO_EVENT || m == MARKER_EVERY_10 || wide) ? NULL : &ev;
+        CHECK(clEnqueueNDRangeKernel(q, wide ? WIDE : k, 1, NULL, &global, NULL, 0, NULL, out));
         switch (m) {
         case EVENT_RELEASED:
             clReleaseEvent(ev);
@@ -127,6 +166,9 @@ int main(int argc, char **argv) {
     CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &buf));
     CHECK(clSetKernelArg(k, 1, sizeof(float), &s));
     CHECK(clSetKernelArg(k, 2, sizeof(cl_uint), &n));
+    WIDE = clCreateKernel(prog, "wide", &err);
+    CHECK(err);
+    set_wide_args(WIDE, buf);
     for (int profiling = 0; profiling < 2; profiling++) {
         cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, profiling ? CL_QUEUE_PROFILING_ENABLE : 0, 0};
         cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, props, &err);
