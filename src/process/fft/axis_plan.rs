@@ -14,11 +14,24 @@ use crate::kernel_args::IndexType;
 use crate::kernels;
 use num_complex::Complex64;
 
-/// The FFT kernels for element type `T` and index type `index` (one program: the radix tables, the butterflies,
-/// the global passes, Bluestein's steps and `hermitian_extend`).
-pub(super) fn fft_program<T: Element>(app: &ClApp, index: IndexType) -> Result<crate::app::Program> {
-    let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
-    let source = format!("{}\n{}\n{}", radix::tables(), kernels::FFT_BUTTERFLIES, kernels::FFT);
+/// The part of fft.cl a program holds (a program compiles only what its user launches).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FftPart {
+    /// The global passes `fft_passR` and Bluestein's three steps (with the radix tables and the butterflies).
+    Passes = 1,
+    /// irfft's `hermitian_extend`.
+    HermitianExtend = 2,
+    /// `fft_roots`, the device's table of roots of unity.
+    Roots = 3,
+}
+
+/// The FFT kernels of `part` for element type `T` and index type `index`.
+pub(super) fn fft_program<T: Element>(app: &ClApp, index: IndexType, part: FftPart) -> Result<crate::app::Program> {
+    let options = format!("{} -DIDX={} -DFFT_PART={}", T::build_options(), index.cl_type(), part as u8);
+    let source = match part {
+        FftPart::Passes => format!("{}\n{}\n{}", radix::tables(), kernels::FFT_BUTTERFLIES, kernels::FFT),
+        FftPart::HermitianExtend | FftPart::Roots => kernels::FFT.to_string(),
+    };
     app.build_program("fft.cl", &kernels::with_common(&source), &options)
 }
 
@@ -37,7 +50,7 @@ const DEVICE_ROOTS_FROM: usize = 1 << 20;
 pub(super) fn device_roots<T: Element>(app: &ClApp, n: usize) -> Result<XData<T>> {
     let out = XData::<T>::uninit(app, "Fft", &[n])?;
     let index = IndexType::for_extent(n as u64);
-    let mut kernel = fft_program::<T>(app, index)?.kernel("fft_roots")?.owned_by("Fft");
+    let mut kernel = fft_program::<T>(app, index, FftPart::Roots)?.kernel("fft_roots")?.owned_by("Fft");
     kernel
         .launch()
         .output("roots", &out)

@@ -1,7 +1,7 @@
 //! The plan of an [`Fft`](super::Fft) (made in `init`): every axis's [`AxisPlan`], the steps the schedule orders,
 //! the scratch arrays, the strided copies in, out and between, and the kernels, built once.
 
-use super::axis_plan::{AxisKind, AxisPlan, Passes, fft_program, local_geometry};
+use super::axis_plan::{AxisKind, AxisPlan, FftPart, Passes, fft_program, local_geometry};
 use super::fft_params::{FftDirection, FftParams, transformed_axes};
 use super::fft_strategy::{FftAxisStrategy, FftPasses, FftStrategy};
 use super::host_fft::RADICES;
@@ -60,7 +60,7 @@ pub(super) struct Kernels {
 impl Kernels {
     /// The kernels of fft.cl: Bluestein's steps, and a pass kernel for each of `radices`.
     fn build<T: Element>(app: &ClApp, index: IndexType, radices: &[usize]) -> Result<Kernels> {
-        let program = fft_program::<T>(app, index)?;
+        let program = fft_program::<T>(app, index, FftPart::Passes)?;
         let kernel = |name: &str| -> Result<Kernel> { Ok(program.kernel(name)?.owned_by("Fft")) };
         let passes = radices.iter().map(|&r| Ok((r, kernel(&format!("fft_pass{r}"))?))).collect::<Result<_>>()?;
         Ok(Kernels {

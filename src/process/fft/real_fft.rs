@@ -6,7 +6,7 @@
 //! which ignores the imaginary parts of the zero and Nyquist terms exactly as numpy does. Both move about twice
 //! the data a dedicated real-to-complex kernel would (the complex intermediate is full size).
 
-use super::axis_plan::fft_program;
+use super::axis_plan::{FftPart, fft_program};
 use super::complex_fft::Fft;
 use super::fft_params::{FftDirection, FftNorm, FftParams};
 use super::fft_strategy::FftStrategy;
@@ -343,7 +343,7 @@ impl<T: ComplexElement> Process for InverseRealFft<T> {
         let full = XData::<T>::uninit(app, op, &out_shape)?;
         let inner: usize = out_shape.iter().skip(last + 1).product();
         let index = IndexType::for_extent((full.len().max(half.len())) as u64);
-        let extend = fft_program::<T>(app, index)?.kernel("hermitian_extend")?.owned_by(op);
+        let extend = fft_program::<T>(app, index, FftPart::HermitianExtend)?.kernel("hermitian_extend")?.owned_by(op);
         let spatial = XData::<T>::uninit(app, op, &out_shape)?;
         let mut last_fft = Fft::new(&full, &spatial, self.params.fft(&[last], FftDirection::Inverse));
         last_fft.init()?;
