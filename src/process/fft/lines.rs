@@ -80,7 +80,7 @@ const PROGRAM_NAME: &str = "fft_lines.cl";
 
 /// Values per work-item of the shape that runs while a long rows' shape of 64 builds: 8192-point c32 rows on the
 /// H200 (driver 580) compiled in 0.55 s with 32 against 1.6 s with 64, and `fft2` 8192² ran in 1.16 ms against
-/// 1.05 (`docs/benchmarks.md`, 2026-11-29 evening).
+/// 1.05 (`docs/benchmarks.md`, 2026-11-29 afternoon).
 const QUICK_ELEMENTS: usize = 32;
 
 impl LinesShape {
