@@ -362,4 +362,23 @@ mod tests {
         let again = Plan::new(&x, &y, &params).unwrap();
         assert!(again.lines.iter().all(|l| !l.upgrading() && l.shape == best));
     }
+
+    #[test]
+    fn a_plan_dropped_while_its_planned_program_builds_waits_for_the_build() {
+        // No compiler thread may outlive the plan that started it (one alive at exit can crash in the driver).
+        let app = ClApp::builder().use_env(true).program_cache(None).build().unwrap();
+        let x = XData::<Complex32>::zeros(&app, &[2, 8192]).unwrap();
+        let y = XData::<Complex32>::zeros(&app, &[2, 8192]).unwrap();
+        let params = FftParams::inverse().axes(&[1]).algorithm(FftAlgorithm::LocalMemory);
+        let plan = Plan::new(&x, &y, &params).unwrap();
+        let [line] = plan.lines.as_slice() else { panic!("{} fft_lines kernels", plan.lines.len()) };
+        assert!(line.upgrading(), "a fresh ClApp has nothing built: {:?}", line.shape);
+        let quick = line.shape.clone();
+        drop(plan);
+        // Built by the time the drop returned (a build still running holds its program's slot, and the next plan
+        // would start on the quick shape again): the next plan launches the planned shape at once.
+        let next = Plan::new(&x, &y, &params).unwrap();
+        let [line] = next.lines.as_slice() else { panic!("{} fft_lines kernels", next.lines.len()) };
+        assert!(!line.upgrading() && line.shape.tpl < quick.tpl, "{:?} after {quick:?}", line.shape);
+    }
 }
