@@ -170,9 +170,7 @@ impl<T: Element> Plan<T> {
         let (kernels, lines) = std::thread::scope(|scope| {
             let kernels = needs_global.then(|| scope.spawn(|| Kernels::build::<T>(app, index, &radices)));
             let lines = build_lines::<T>(app, &axis_plans, &mut steps, index);
-            let kernels =
-                kernels.map(|k| k.join().unwrap_or_else(|_| Err(Error::invalid(op, "building fft.cl panicked"))));
-            (kernels.transpose(), lines)
+            (kernels.map(|k| joined(k, "building fft.cl")).transpose(), lines)
         });
         let kernels = kernels?;
         let group = 256.min(app.device().max_work_group_size.max(1));
@@ -250,10 +248,7 @@ fn build_lines<T: Element>(
             .iter()
             .map(|(shape, variant)| scope.spawn(move || LinesKernel::build::<T>(app, shape, index, *variant)))
             .collect();
-        builds
-            .into_iter()
-            .map(|b| b.join().unwrap_or_else(|_| Err(Error::invalid("Fft", "building an fft_lines program panicked"))))
-            .collect()
+        builds.into_iter().map(|b| joined(b, "building an fft_lines program")).collect()
     });
     let mut lines = Vec::with_capacity(built.len());
     for line in built {
@@ -265,6 +260,11 @@ fn build_lines<T: Element>(
         lines.push(line);
     }
     Ok(Ok(lines))
+}
+
+/// What a build on a scoped thread returned; its panic as an error of `Fft`, saying `what` panicked.
+fn joined<R>(build: std::thread::ScopedJoinHandle<'_, Result<R>>, what: &str) -> Result<R> {
+    build.join().unwrap_or_else(|_| Err(Error::invalid("Fft", format!("{what} panicked"))))
 }
 
 /// The array in `slot` viewed with `dims` (for the transposes; the planner only routes them through a plain

@@ -243,22 +243,24 @@ impl LinesKernel {
         variant: LinesVariant,
     ) -> Result<LinesKernel> {
         let kernel = |program: Program| -> Result<Kernel> { Ok(program.kernel("fft_lines")?.owned_by("Fft")) };
-        if let Some(quick) = shape.quick.as_deref()
-            && shape.built_program::<T>(app, index, variant)?.is_none()
-        {
-            // The quick program first, on its own: NVIDIA's compiler serialises much of two builds at once (8192-point
-            // rows: the quick build took 2.6 s beside the planned one's, against 0.55 s alone).
-            let built = kernel(quick.program::<T>(app, index, variant)?)?;
-            let (on_thread, best) = (app.clone(), shape.clone());
-            let build = std::thread::spawn(move || kernel(best.program::<T>(&on_thread, index, variant)?));
-            let upgrade = Upgrade { shape: shape.clone(), build: Some(build) };
-            return Ok(LinesKernel { kernel: built, shape: quick.clone(), upgrade: Some(upgrade) });
+        let Some(quick) = shape.quick.as_deref() else {
+            return LinesKernel::ready(kernel(shape.program::<T>(app, index, variant)?)?, shape);
+        };
+        if let Some(built) = shape.built_program::<T>(app, index, variant)? {
+            return LinesKernel::ready(kernel(built)?, shape);
         }
-        Ok(LinesKernel {
-            kernel: kernel(shape.program::<T>(app, index, variant)?)?,
-            shape: shape.clone(),
-            upgrade: None,
-        })
+        // The quick program first, on its own: NVIDIA's compiler serialises much of two builds at once (8192-point
+        // rows: the quick build took 2.6 s beside the planned one's, against 0.55 s alone).
+        let built = kernel(quick.program::<T>(app, index, variant)?)?;
+        let (on_thread, best) = (app.clone(), shape.clone());
+        let build = std::thread::spawn(move || kernel(best.program::<T>(&on_thread, index, variant)?));
+        let upgrade = Upgrade { shape: shape.clone(), build: Some(build) };
+        Ok(LinesKernel { kernel: built, shape: quick.clone(), upgrade: Some(upgrade) })
+    }
+
+    /// `kernel`, of `shape`'s program, with nothing building.
+    fn ready(kernel: Kernel, shape: &LinesShape) -> Result<LinesKernel> {
+        Ok(LinesKernel { kernel, shape: shape.clone(), upgrade: None })
     }
 
     /// Takes the better shape's kernel once its build has finished (and its group fits the kernel's limit); a
