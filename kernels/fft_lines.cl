@@ -10,7 +10,9 @@
 //   SPLIT        1: exchange the real and the imaginary parts one after the other through a buffer of reals
 //                (half the local memory: 8192-point c32 lines fit in 32 KiB)
 //   INVERSE      the direction (conjugated twiddles and butterflies)
-//   TWIDDLE_OUT  multiply result e of line l by ω_{tw_n}^{((l / tw_inner) mod tw_n2)·e} (a four-step's first part)
+//   TWIDDLE_OUT  multiply result e of line l by ω_n^{((l / tw_inner) mod tw_n2)·e}, n = N·tw_n2 (a four-step's first part;
+//                the exponent is below n, as row < tw_n2 and e < N),
+//                from tw_roots: 2^TW_SHIFT values ω^lo, then ω^(hi·2^TW_SHIFT), with ω^x = ω^lo·ω^(hi·2^TW_SHIFT)
 //   PAD_SHIFT    rows: local element p lives at p + (p >> PAD_SHIFT), which spreads the stride-R stores of the
 //                early passes over the banks
 //   VMAX         registers per work-item: the largest K·R of the passes
@@ -26,6 +28,12 @@
 //
 // Line l's element e is read at in_base + e·in_s with in_base = (l / in_q)·in_p + l mod in_q, and written at
 // out_base + e·out_s likewise: [outer, N, inner] in and out, or a four-step's transposed output.
+
+// ω_n^x from the four-step's two short tables (one table of n roots is read at scattered places).
+inline T four_step_twiddle(global const T* tw_roots, IDX x, int inverse) {
+    return MUL(twiddle(tw_roots, x & ((1u << TW_SHIFT) - 1u), inverse),
+               twiddle(tw_roots, (IDX)(1u << TW_SHIFT) + (x >> TW_SHIFT), inverse));
+}
 
 #if SPLIT
 typedef R LT;
@@ -112,7 +120,7 @@ typedef T LT;
                 _Pragma("unroll") for (uint r = 0; r < RAD; r++) { \
                     uint e = j + r * M; \
                     T y = FINAL_VALUE(v[k * RAD + r], e); \
-                    if (TWIDDLE_OUT) y = MUL(y, twiddle(tw_roots, (tw_row * e) % tw_n, INVERSE)); \
+                    if (TWIDDLE_OUT) y = MUL(y, four_step_twiddle(tw_roots, tw_row * e, INVERSE)); \
                     if (STORED(e)) dst[out_base + (IDX)e * out_s] = y; \
                 } \
             } \
@@ -139,8 +147,8 @@ typedef T LT;
 
 kernel __attribute__((reqd_work_group_size(C * TPL, 1, 1))) void fft_lines(
     global const T* restrict src, global T* restrict dst, global const T* restrict roots, IDX lines, IDX in_q,
-    IDX in_p, IDX in_s, IDX out_q, IDX out_p, IDX out_s, R scale, global const T* restrict tw_roots, IDX tw_n,
-    IDX tw_n2, IDX tw_inner, global const T* restrict chirp, global const T* restrict hat) {
+    IDX in_p, IDX in_s, IDX out_q, IDX out_p, IDX out_s, R scale, global const T* restrict tw_roots, IDX tw_n2,
+    IDX tw_inner, global const T* restrict chirp, global const T* restrict hat) {
     const uint lid = get_local_id(0);
 #if COLUMNS
     const uint c = lid % C, t = lid / C;

@@ -107,15 +107,16 @@ fn one_dimensional_lengths_match_numpy() {
 #[test]
 fn global_passes_and_local_memory_agree_with_numpy() {
     // Both ways to run the passes whatever the planner picks on this device, over the last axis (rows) and a
-    // middle axis (columns), smooth and Bluestein lengths. Lengths too long for one work-group (rows above 8192
-    // in c32 and 4096 in c64; columns above 2048 in c32, where 4 adjacent columns must fit) take the four-step
-    // split when local memory is asked for.
+    // middle axis (columns), smooth and Bluestein lengths. Lengths too long for one work-group take the four-step
+    // split when local memory is asked for: with 47 KiB, rows above 8192 in c32 and 4096 in c64, columns above
+    // 2048 in c32 (4 adjacent columns must fit); with Hopper's 160 KiB, rows above 16384 in c32 (65536 here).
     for (i, (shape, axes)) in [
         (vec![5usize, 1000], vec![1usize]),
         (vec![97, 6, 3], vec![0, 1]),
         (vec![3, 4096], vec![1]),
         (vec![8192], vec![0]),
         (vec![16384], vec![0]),
+        (vec![65536], vec![0]),
         (vec![2053, 3], vec![0]),
         (vec![6144, 3], vec![0]),
         (vec![2, 5, 4100], vec![2]),
@@ -147,9 +148,9 @@ fn global_passes_and_local_memory_agree_with_numpy() {
 
 #[test]
 fn long_axes_split_and_bluestein_runs_in_one_launch() {
-    // 8192-point c32 rows fit one work-group (real and imaginary parts exchanged in turn); 16384 do not and split
-    // into two register transforms and a transpose. Columns of 8192 split too, the second part writing the
-    // transposed positions itself.
+    // 8192-point c32 rows fit one work-group (with 47 KiB of local memory, real and imaginary parts exchanged in
+    // turn); 65536 fit no device's budget and split into two register transforms and a transpose. Columns of
+    // 65536 split too, the second part writing the transposed positions itself.
     let strategy = |shape: &[usize], axes: &[usize]| {
         let x = XData::<Complex32>::zeros(app(), shape).unwrap();
         let y = XData::<Complex32>::zeros(app(), shape).unwrap();
@@ -159,9 +160,9 @@ fn long_axes_split_and_bluestein_runs_in_one_launch() {
     };
     let rows = strategy(&[8192], &[0]);
     assert!(rows.contains("in registers") && !rows.contains("four-step"), "{rows}");
-    let long = strategy(&[16384], &[0]);
-    assert!(long.contains("four-step 128×128") && long.ends_with("+ transpose"), "{long}");
-    let columns = strategy(&[8192, 3], &[0]);
+    let long = strategy(&[65536], &[0]);
+    assert!(long.contains("four-step 256×256") && long.ends_with("+ transpose"), "{long}");
+    let columns = strategy(&[65536, 3], &[0]);
     assert!(columns.contains("four-step") && !columns.contains("transpose"), "{columns}");
     // Bluestein in one launch: rows, columns that fit (m = 196 for 97) and columns that do not (m = 4116 for
     // 2053, transposed to rows and back); the tests above check their values.

@@ -100,6 +100,24 @@ pub(crate) fn measure(app: &ClApp, pipeline: &mut Pipeline, budget_ms: f64) -> R
     })
 }
 
+/// The commands one run of `pipeline` enqueues, grouped by process in order: `Pad[pad] → Convolution[conv_blocked,
+/// conv_blocked] → …` (from a profiled run; `app` must profile).
+pub(crate) fn commands_by_process(pipeline: &mut Pipeline) -> Result<String> {
+    let report = pipeline.profile()?;
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for launch in report.launches {
+        match groups.last_mut() {
+            Some((process, kernels)) if *process == launch.process => kernels.push(launch.kernel),
+            _ => groups.push((launch.process, vec![launch.kernel])),
+        }
+    }
+    Ok(groups
+        .iter()
+        .map(|(process, kernels)| format!("{process}[{}]", kernels.join(", ")))
+        .collect::<Vec<_>>()
+        .join(" → "))
+}
+
 /// What a program that does not profile sees of a pipeline: the host time inside `launch`, of `launch` +
 /// `finish`, and per launch back to back (no device times: `app` need not profile).
 pub(crate) struct HostTimes {

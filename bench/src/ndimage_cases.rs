@@ -647,8 +647,12 @@ pub(crate) fn slices(ctx: &Ctx) -> Result<(String, String, Outcome)> {
         tolerance: 1e-5,
         what: "per-slice norm vs float64 host pad/Gaussian/Sobel (f32 rounding through 17+3 taps and a 74k sum)".into(),
     });
-    let algorithm =
-        format!("{} processes, {} commands: {}", pipeline.len(), measured.commands, pipeline.names().join(" → "));
+    let algorithm = format!(
+        "{} processes, {} commands: {}",
+        pipeline.len(),
+        measured.commands,
+        crate::measure::commands_by_process(&mut pipeline)?
+    );
     let bytes = 4.0 * (count * (n * n + 6 * m * m)) as f64;
     let outcome = Outcome { measured, init_ms, algorithm, bytes, flops: 0.0, double: false, check };
     Ok((format!("{count}x{n}x{n}"), "f32".into(), outcome))

@@ -796,8 +796,12 @@ fn chain10(ctx: &Ctx) -> Result<(String, String, Outcome)> {
         let host = crate::measure::measure_host(&plain, &mut host_timed, ctx.budget_ms)?;
         (measured.launch, measured.enqueue, measured.stream_ms) = (host.launch, host.enqueue, host.stream_ms);
     }
-    let algorithm =
-        format!("{} processes, {} commands: {}", pipeline.len(), measured.commands, pipeline.names().join(" → "));
+    let algorithm = format!(
+        "{} processes, {} commands: {}",
+        pipeline.len(),
+        measured.commands,
+        crate::measure::commands_by_process(&mut pipeline)?
+    );
     let outcome = Outcome { measured, init_ms, algorithm, bytes: 0.0, flops: 0.0, double: false, check: Some(check) };
     Ok((format!("{n}x{n}"), "f32".into(), outcome))
 }

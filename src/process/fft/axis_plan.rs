@@ -2,8 +2,8 @@
 //! device tables each needs (roots of unity, chirps) and the `fft_lines` shapes that fit this device.
 
 use super::fft_params::{FftAlgorithm, FftDirection, FftParams};
-use super::host_fft::{bluestein_tables, factorize, roots};
-use super::lines::LinesShape;
+use super::host_fft::{bluestein_tables, factorize, roots, split_twiddles};
+use super::lines::{FFT_LOCAL_BUDGET_ENV, LinesShape, TWIDDLE_BLOCK};
 use super::radix;
 use super::schedule::{AxisShape, LocalPart, ScheduledAxis};
 use crate::app::ClApp;
@@ -70,9 +70,24 @@ pub(super) struct Passes<T: Element> {
     pub(super) local: Option<LinesShape>,
 }
 
-/// Local memory one work-group may use for `fft_lines`: what the device offers, at most 47 KiB (under NVIDIA's
-/// 48 KiB limit; CPUs report megabytes of "local" memory that is only cache).
+/// `fft_lines`' local memory on Hopper. NVIDIA's OpenCL reports 48 KiB for every GPU, but a Hopper SM gives a
+/// group up to 227 KiB, and driver 580 builds and runs `fft_lines` groups past 48 KiB with right results
+/// (tests/fft.rs on the H200 with budgets of 96 and 196 KiB). 8192-point c32 rows then exchange whole complex
+/// values (69.6 KiB) instead of real and imaginary parts in turn: 0.386 ms against 0.453 for 8192 rows, `fft2`
+/// 8192² 1.027 → 0.96 ms, 4093² (Bluestein) 0.974 → 0.875; 96 KiB gave the 2²⁴ transform a slower split
+/// (0.374 against 0.354 ms with 160 or 196 KiB). `docs/benchmarks.md`, 2026-11-29 (evening, FFT).
+const HOPPER_LOCAL_BUDGET: usize = 160 * 1024;
+
+/// Local memory one work-group may use for `fft_lines`: [`FFT_LOCAL_BUDGET_ENV`] when set; 160 KiB on NVIDIA
+/// GPUs of compute capability 9 ([`HOPPER_LOCAL_BUDGET`]); else what the device offers, at most 47 KiB (under
+/// NVIDIA's 48 KiB limit; CPUs report megabytes of "local" memory that is only cache).
 fn local_budget(info: &crate::app::DeviceInfo) -> usize {
+    if let Some(budget) = std::env::var(FFT_LOCAL_BUDGET_ENV).ok().and_then(|v| v.parse().ok()) {
+        return budget;
+    }
+    if info.compute_capability.is_some_and(|(major, _)| major == 9) {
+        return HOPPER_LOCAL_BUDGET;
+    }
     // Less 1 KiB: NVIDIA's driver refused a group asking for exactly 48 KiB (CL_OUT_OF_RESOURCES at enqueue).
     (info.local_mem_bytes as usize).min(48 * 1024).saturating_sub(1024)
 }
@@ -107,9 +122,9 @@ pub(super) enum AxisKind<T: Element> {
     /// `transposed`).
     Bluestein { chirp: XData<T>, kernel_hat: XData<T>, passes: Passes<T>, transposed: bool },
     /// n = n1·n2 too long for local memory: length-n1 transforms down the columns of [n1, n2] blocks (with the
-    /// twiddles ω_n^{j2·k1} on the way out), then length-n2 transforms along the rows, which write the
-    /// [n2, n1] order themselves on columns and leave it to a transpose on rows.
-    FourStep { first: Passes<T>, second: Passes<T>, roots: XData<T>, n1: usize, n2: usize },
+    /// twiddles ω_n^{j2·k1} on the way out, from `twiddles`: [`split_twiddles`] of n), then length-n2 transforms
+    /// along the rows, which write the [n2, n1] order themselves on columns and leave it to a transpose on rows.
+    FourStep { first: Passes<T>, second: Passes<T>, twiddles: XData<T>, n1: usize, n2: usize },
 }
 
 /// How one axis of the array, viewed as `[outer, n, inner]`, is transformed, and its normalisation factor.
@@ -160,17 +175,17 @@ impl<T: Element> AxisPlan<T> {
         let mut largest = 0;
         let kind = match factorize(n) {
             Some(radices) => {
-                let mut whole = Passes::new(app, n, &radices)?;
-                whole.local = fit.shape(whole.n, inner > 1, outer * inner);
-                let split = if whole.local.is_none() { four_step_split(n, inner, outer, &fit) } else { None };
+                let whole = fit.shape(n, inner > 1, outer * inner);
+                let split = if whole.is_none() { four_step_split(n, inner, outer, &fit) } else { None };
                 match split {
                     Some((n1, n2, l1, l2)) => {
                         let mut first = Passes::new(app, n1, &factorize(n1).unwrap_or_default())?;
                         let mut second = Passes::new(app, n2, &factorize(n2).unwrap_or_default())?;
                         (first.local, second.local) = (Some(l1), Some(l2));
-                        AxisKind::FourStep { first, second, roots: whole.roots, n1, n2 }
+                        let twiddles = upload(app, &split_twiddles(n, TWIDDLE_BLOCK, -1.0))?;
+                        AxisKind::FourStep { first, second, twiddles, n1, n2 }
                     }
-                    _ => AxisKind::Stockham(whole),
+                    _ => AxisKind::Stockham(Passes { local: whole, ..Passes::new(app, n, &radices)? }),
                 }
             }
             None => {

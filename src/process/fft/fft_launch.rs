@@ -219,9 +219,9 @@ fn enqueue_pass<T: Element>(
 ) -> Result<()> {
     let roots = match &a.kind {
         AxisKind::Stockham(p) => &p.roots,
-        // Four-step axes never take global passes; the whole length's roots stand in.
         AxisKind::Bluestein { passes, .. } => &passes.roots,
-        AxisKind::FourStep { roots, .. } => roots,
+        // Four-step axes never take global passes; their first part's roots stand in.
+        AxisKind::FourStep { first, .. } => &first.roots,
     };
     let count = a.outer * (n / radix) * a.inner;
     let element = std::mem::size_of::<T>() as u64;
@@ -254,10 +254,10 @@ fn enqueue_local<T: Element>(
     if passes.local.is_none() {
         return Ok(());
     }
-    // The four-step twiddles of a first part: ω_n^{j2·k1}, j2 = (l / inner) mod n2.
-    let (tw_roots, tw_n, tw_n2) = match (&a.kind, part) {
-        (AxisKind::FourStep { roots, n1, n2, .. }, LocalPart::First) => (roots, n1 * n2, *n2),
-        _ => (&passes.roots, 0, 1),
+    // The four-step twiddles of a first part: ω_n^{j2·k1}, j2 = (l / inner) mod n2, from the two-level table.
+    let (tw_roots, tw_n2) = match (&a.kind, part) {
+        (AxisKind::FourStep { twiddles, n2, .. }, LocalPart::First) => (twiddles, *n2),
+        _ => (&passes.roots, 1),
     };
     let (chirp, hat) = match &a.kind {
         AxisKind::Bluestein { chirp, kernel_hat, .. } => (chirp, kernel_hat),
@@ -274,7 +274,6 @@ fn enqueue_local<T: Element>(
     launch
         .scalar("scale", <T::Real as Element>::from_c64(Complex64::new(scale, 0.0)))
         .input("tw_roots", tw_roots)
-        .index("tw_n", sizes.index, tw_n as u64)
         .index("tw_n2", sizes.index, tw_n2 as u64)
         .index("tw_inner", sizes.index, a.inner as u64)
         .input("chirp", chirp)

@@ -51,6 +51,11 @@ pub const FFT_ELEMENTS_ENV: &str = "CLIPER_FFT_ELEMENTS";
 /// knob for benchmarks: more asks the compiler for fewer registers per work-item).
 pub const FFT_GROUP_ENV: &str = "CLIPER_FFT_GROUP";
 
+/// The environment variable that overrides the local memory, in bytes, an `fft_lines` group may use (default:
+/// 160 KiB on NVIDIA GPUs of compute capability 9, else what the device reports, at most 47 KiB; a tuning knob
+/// for benchmarks, and the way back to the reported limit should a driver refuse more).
+pub const FFT_LOCAL_BUDGET_ENV: &str = "CLIPER_FFT_LOCAL_BUDGET";
+
 /// The most work-items per `fft_lines` group: [`FFT_GROUP_ENV`] or 256 (the H100 allowed no more to 8192-point
 /// c32 lines, whose work-items hold 32 values each).
 pub(super) fn group_cap() -> usize {
@@ -74,6 +79,11 @@ pub(super) struct LinesShape {
     /// [`QUICK_ELEMENTS`]); `None` when this one is as quick to build.
     pub quick: Option<Box<LinesShape>>,
 }
+
+/// Values in the low table of a four-step's twiddles ([`super::host_fft::split_twiddles`]); a power of two, so
+/// that `fft_lines` splits an exponent with a mask and a shift (`TW_SHIFT`).
+pub(super) const TWIDDLE_BLOCK: usize = 1 << TWIDDLE_SHIFT;
+const TWIDDLE_SHIFT: usize = 12;
 
 /// The name builds of `fft_lines` programs go by.
 const PROGRAM_NAME: &str = "fft_lines.cl";
@@ -192,6 +202,7 @@ impl LinesShape {
             ("SPLIT", usize::from(self.split)),
             ("INVERSE", usize::from(inverse)),
             ("TWIDDLE_OUT", usize::from(twiddle_out)),
+            ("TW_SHIFT", TWIDDLE_SHIFT),
             ("PAD_SHIFT", pad_shift(element, self.split) as usize),
             ("VMAX", vmax),
             ("BLUESTEIN", usize::from(bluestein.is_some())),
@@ -352,7 +363,7 @@ impl LinesRequest {
 pub(super) struct LinesVariant {
     /// The inverse direction.
     pub inverse: bool,
-    /// A four-step's first part: results × ω_{tw_n}^{row·e}.
+    /// A four-step's first part: results × ω_n^{row·e} (n = N·tw_n2), from the two-level table of [`TWIDDLE_BLOCK`].
     pub twiddle_out: bool,
     /// Bluestein's whole algorithm for lines of this length (the shape's n is the padded length).
     pub bluestein: Option<usize>,
