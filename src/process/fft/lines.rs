@@ -85,6 +85,13 @@ pub(super) struct LinesShape {
 pub(super) const TWIDDLE_BLOCK: usize = 1 << TWIDDLE_SHIFT;
 const TWIDDLE_SHIFT: usize = 12;
 
+/// The most values a work-item of columns holds; longer columns take the four-step. Only Hopper's 160 KiB let
+/// columns reach more (47 KiB holds 4 adjacent c32 columns of at most 2940 points, 46 values): there 4096-point
+/// c32 columns fit a group at 64 values per work-item, the 2²⁴ transform split 4096 × 4096, and its cold `init`
+/// took 2.4 s against 0.8 (NVIDIA compiles 64-value programs in 1.6–2.4 s), while its first part ran no faster
+/// than 2048-point columns at 32 values (0.166 against 0.164 ms, H200).
+const MAX_COLUMN_VALUES: usize = 48;
+
 /// The name builds of `fft_lines` programs go by.
 const PROGRAM_NAME: &str = "fft_lines.cl";
 
@@ -335,7 +342,7 @@ impl LinesRequest {
             while cols > least && (cols * tpl > max_group.min(1024) || !fits(cols, true)) {
                 cols /= 2;
             }
-            if cols * tpl > max_group.min(1024) || n.div_ceil(tpl) > 64 {
+            if cols * tpl > max_group.min(1024) || n.div_ceil(tpl) > MAX_COLUMN_VALUES {
                 return None;
             }
             // Short columns (a four-step's first part: 2 work-items per line) take more lines, so a group still
