@@ -101,7 +101,8 @@ pub(crate) fn measure(app: &ClApp, pipeline: &mut Pipeline, budget_ms: f64) -> R
 }
 
 /// The commands one run of `pipeline` enqueues, grouped by process in order: `Pad[pad] → Convolution[conv_blocked,
-/// conv_blocked] → …` (from a profiled run; `app` must profile).
+/// conv_blocked] → …` (from a profiled run; `app` must profile). The profile names processes, not stages, so
+/// consecutive stages of the same process type show as one group.
 pub(crate) fn commands_by_process(pipeline: &mut Pipeline) -> Result<String> {
     let report = pipeline.profile()?;
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();

@@ -72,7 +72,7 @@ pub(super) struct Passes<T: Element> {
 
 /// `fft_lines`' local memory on Hopper. NVIDIA's OpenCL reports 48 KiB for every GPU, but a Hopper SM gives a
 /// group up to 227 KiB, and driver 580 builds and runs `fft_lines` groups past 48 KiB with right results
-/// (tests/fft.rs on the H200 with budgets of 96 and 196 KiB). 8192-point c32 rows then exchange whole complex
+/// (tests/fft.rs's value tests on the H200 with budgets of 96, 160 and 196 KiB). 8192-point c32 rows then exchange whole complex
 /// values (69.6 KiB) instead of real and imaginary parts in turn: 0.386 ms against 0.453 for 8192 rows, `fft2`
 /// 8192² 1.027 → 0.96 ms, 4093² (Bluestein) 0.974 → 0.875; 96 KiB gave the 2²⁴ transform a slower split
 /// (0.374 against 0.354 ms with 160 or 196 KiB). `docs/benchmarks.md`, 2026-11-29 (evening, FFT).

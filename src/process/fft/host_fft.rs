@@ -57,7 +57,12 @@ fn host_fft(x: &[Complex64], sign: f64) -> Vec<Complex64> {
 /// 1-D FFT's `init` on one core: the only part of a second process's `init` the program cache does not remove).
 pub(super) fn roots(n: usize, sign: f64) -> Vec<Complex64> {
     use rayon::prelude::*;
-    (0..n).into_par_iter().map(|k| Complex64::from_polar(1.0, sign * 2.0 * PI * k as f64 / n as f64)).collect()
+    (0..n).into_par_iter().map(|k| unit_root(k, n, sign)).collect()
+}
+
+/// `exp(sign·2πi·k/n)`, from an exact k mod n.
+fn unit_root(k: usize, n: usize, sign: f64) -> Complex64 {
+    Complex64::from_polar(1.0, sign * 2.0 * PI * (k % n) as f64 / n as f64)
 }
 
 /// A four-step's twiddles `exp(sign·2πi·x/n)` for x < n as two short tables in one: `block` values
@@ -66,8 +71,8 @@ pub(super) fn roots(n: usize, sign: f64) -> Vec<Complex64> {
 /// places (the 2²⁴ transform's first part ran at 0.34 ms against 0.125 without them, on the H200); these two
 /// take 32 KiB plus 32 KiB in float32 and stay in the caches.
 pub(super) fn split_twiddles(n: usize, block: usize, sign: f64) -> Vec<Complex64> {
-    let at = |x: usize| Complex64::from_polar(1.0, sign * 2.0 * PI * (x % n) as f64 / n as f64);
-    (0..block).map(at).chain((0..n.div_ceil(block)).map(|hi| at(hi * block))).collect()
+    let low = (0..block).map(|lo| unit_root(lo, n, sign));
+    low.chain((0..n.div_ceil(block)).map(|hi| unit_root(hi * block, n, sign))).collect()
 }
 
 /// Bluestein's tables for length `n` in the direction of `sign`: the chirp `w_k = exp(sign·πi·k²/n)` (k² mod
