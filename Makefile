@@ -9,10 +9,12 @@ demo: opencl cxx hdf5
 
 # Every package of the workspace (library, CLI, benchmark program, fuzz harness) with every feature: the library's
 # `chain` (its doctests run too) and `mpi` (the mpirun test; Open MPI comes from scripts/install-mpi.sh).
+# The tests' scratch folders (named by process id, left behind for inspection) go under one fresh folder, removed
+# when every step passed: over many runs they had filled /tmp with gigabytes. A failed run keeps it and prints it.
 test: opencl mpi cxx hdf5 lint
-	$(CARGO) test --workspace --all-features
-	$(MAKE) examples
-	$(MAKE) python-test
+	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/cliper-test.XXXXXX") && export TMPDIR="$$tmp" && \
+	{ $(CARGO) test --workspace --all-features && $(MAKE) examples && $(MAKE) python-test \
+	  || { echo "scratch files kept in $$tmp"; exit 1; }; } && rm -rf "$$tmp"
 
 # Runs every example on small inputs (outputs under target/examples-out), so none of them rots.
 EXAMPLES_OUT = target/examples-out

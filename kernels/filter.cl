@@ -229,8 +229,13 @@ void conv_tiled(__global const T* restrict src, IDX src_off, __global T* restric
 // complete after it and is stored, and the slots shift down.
 // Build options (besides those above): KX KY KZ, TX TY, VX (a multiple of VW), RY, VW and VT (VW elements as
 // one 16-byte vector type), ALIGNED_OUT (1: every output row starts on a VW boundary, so whole runs are stored
-// as vectors), UNROLL_ROWS (1: unroll the row stream fully, putting every weight index at compile time).
+// as vectors), UNROLL_ROWS (1: unroll the row stream fully, putting every weight index at compile time),
+// SEPARABLE (1: w holds a rank-1 filter's factors, the KZ·KY products of its z and y factors, then its KX x
+// factor, applied one after the other).
 #ifdef BLOCK_VX
+#ifndef SEPARABLE
+#define SEPARABLE 0
+#endif
 #define VX BLOCK_VX
 #define LW (TX * VX + KX - 1)
 #define LPV ((LW + VW - 1) / VW)
@@ -338,12 +343,31 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
                 Run win[NWIN];
                 #pragma unroll
                 for (int k = 0; k < NWIN; ++k) win[k].v = rows[lr * LPV + k];
+#if SEPARABLE
+                // The row filtered along x once, then handed down to every output row it touches: KX + KY·KZ
+                // multiply-adds per output and row instead of KX·KY·KZ, and the image is read and written once
+                // (separable passes move it once per axis).
+                T h[VX];
+                #pragma unroll
+                for (int v = 0; v < VX; ++v) h[v] = ZERO;
+                #pragma unroll
+                for (int fx = 0; fx < KX; ++fx) {
+                    const K wv = w[KZ * KY + fx];
+                    #pragma unroll
+                    for (int v = 0; v < VX; ++v) h[v] += KMUL(win[(v + fx) / VW].s[(v + fx) % VW], wv);
+                }
+#endif
                 #pragma unroll
                 for (int r = 0; r < RY; ++r) {
                     const int fy = lr - r;
                     if (fy >= 0 && fy < KY) {
                         #pragma unroll
                         for (int fz = 0; fz < KZ; ++fz) {
+#if SEPARABLE
+                            const K wv = w[fz * KY + fy];
+                            #pragma unroll
+                            for (int v = 0; v < VX; ++v) acc[fz][r][v] += KMUL(h[v], wv);
+#else
                             FILTER_SPACE const K* wr = w + (fz * KY + fy) * KX;
                             #pragma unroll
                             for (int fx = 0; fx < KX; ++fx) {
@@ -352,6 +376,7 @@ void conv_blocked(__global const T* restrict src, IDX src_off, __global T* restr
                                 for (int v = 0; v < VX; ++v)
                                     acc[fz][r][v] += KMUL(win[(v + fx) / VW].s[(v + fx) % VW], wv);
                             }
+#endif
                         }
                     }
                 }

@@ -382,6 +382,106 @@ fn separable_detection_and_equivalence() {
     assert!(matches!(how, ConvStrategy::Separable { passes: 3, .. }), "{how:?}");
 }
 
+/// `ConvAlgorithm::SeparableFused`: a rank-1 filter's factors applied one after the other in one `conv_blocked`
+/// pass (each staged row filtered along x once, then combined down y and z). Random rank-1 filters (outer products
+/// of random factors, so every tap differs), even and odd, every border, every output mode, origins, batches, a
+/// 3-D volume, complex data with real and complex filters, doubles, rows stored as vectors, and the largest
+/// compiled filter; geometries conv_blocked does not take (a stride, 33 taps) fall back to one pass per axis.
+/// Tolerance: `tolerance` (module doc), which bounds the fused sums too: t ≥ the x taps + the y·z taps they feed.
+#[test]
+fn separable_factors_in_one_pass_agree_with_the_reference() {
+    let mut rng = Rng::new(61);
+    let fused = |s: &ConvStrategy| matches!(s, ConvStrategy::SeparableFused { .. });
+    fn rank1<K: Element>(rng: &mut Rng, lengths: &[usize]) -> Filter<K> {
+        // Factors kept away from zero, so that the outer product is rank-1 well beyond Filter::separate's test.
+        let factors: Vec<Filter<K>> = lengths
+            .iter()
+            .map(|&n| {
+                let v: Vec<K> = rng.vec::<K>(n).into_iter().map(|w| K::from_c64(w.to_c64() * 0.5 + 1.0)).collect();
+                Filter::new(&[n], v).unwrap()
+            })
+            .collect();
+        Filter::outer(&factors).unwrap()
+    }
+    let f5x3 = rank1::<f32>(&mut rng, &[5, 3]);
+    let f4x6 = rank1::<f32>(&mut rng, &[4, 6]);
+    let f3x4x5 = rank1::<f32>(&mut rng, &[3, 4, 5]);
+    for border in BORDERS {
+        for output in [ConvOutput::Same, ConvOutput::Valid, ConvOutput::Full] {
+            let spec = Spec::new(ConvMode::Convolution, output, border);
+            let params = spec.params().algorithm(ConvAlgorithm::SeparableFused);
+            let got = check::<f32, f32>(&mut rng, &[70, 129], &f5x3, &spec, params);
+            assert!(fused(&got), "{got:?}");
+        }
+        let mut spec = Spec::new(ConvMode::Correlation, ConvOutput::Same, border);
+        spec.origin = vec![1, -2];
+        let params = spec.params().algorithm(ConvAlgorithm::SeparableFused);
+        assert!(fused(&check::<f32, f32>(&mut rng, &[3, 67, 131], &f4x6, &spec, params)));
+        let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, border);
+        let params = spec.params().algorithm(ConvAlgorithm::SeparableFused);
+        assert!(fused(&check::<f32, f32>(&mut rng, &[2, 41, 40, 33], &f3x4x5, &spec, params)));
+    }
+    let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::Mirror);
+    let params = spec.params().algorithm(ConvAlgorithm::SeparableFused);
+    // Rows of 36 start on 16-byte boundaries: whole runs are stored as vectors.
+    assert!(fused(&check::<f32, f32>(&mut rng, &[41, 20, 36], &f5x3, &spec, params.clone())));
+    let c5 = rank1::<f32>(&mut rng, &[5, 5]);
+    assert!(fused(&check::<Complex32, f32>(&mut rng, &[33, 65], &c5, &spec, params.clone())));
+    let z3 = rank1::<Complex64>(&mut rng, &[3, 2, 3]);
+    assert!(fused(&check::<Complex64, Complex64>(&mut rng, &[9, 7, 17], &z3, &spec, params.clone())));
+    let d7 = rank1::<f64>(&mut rng, &[7, 9]);
+    assert!(fused(&check::<f64, f64>(&mut rng, &[129, 70], &d7, &spec, params.clone())));
+    let f32x32 = rank1::<f32>(&mut rng, &[32, 32]);
+    assert!(fused(&check::<f32, f32>(&mut rng, &[47, 140], &f32x32, &spec, params.clone())));
+    // Past what conv_blocked compiles in, or strided: one pass per axis.
+    let f33 = rank1::<f32>(&mut rng, &[33, 5]);
+    let got = check::<f32, f32>(&mut rng, &[40, 50], &f33, &spec, params.clone());
+    assert!(matches!(got, ConvStrategy::Separable { passes: 2, .. }), "33 rows: {got:?}");
+    let mut strided = spec.clone();
+    strided.stride = vec![2, 1];
+    let params = strided.params().algorithm(ConvAlgorithm::SeparableFused);
+    let got = check::<f32, f32>(&mut rng, &[40, 50], &f5x3, &strided, params);
+    assert!(matches!(got, ConvStrategy::Separable { passes: 2, .. }), "a stride: {got:?}");
+    // A filter that is not rank-1 is refused, as for ConvAlgorithm::Separable.
+    let (x, _) = random::<f32>(&mut rng, &[9, 9]);
+    let err =
+        Convolution::apply(&x, &Filter::<f32>::laplacian(), spec.params().algorithm(ConvAlgorithm::SeparableFused))
+            .unwrap_err()
+            .to_string();
+    assert!(err.contains("SeparableFused") && err.contains("rank-1") && err.contains("[3, 3]"), "{err}");
+}
+
+/// The planner, where passes would not run on the host's threads (GPUs; CPU devices asked for kernels only),
+/// takes one pass of the factors for small rank-1 filters — the Gaussians of σ ≤ 2, boxes up to 15 — and keeps
+/// one pass per axis past 80 multiply-adds per output (σ = 3) and where conv_blocked stops (σ = 4: 33 taps).
+#[test]
+fn the_planner_fuses_small_separable_filters_where_its_kernels_run() {
+    let mut rng = Rng::new(62);
+    let (x, _) = random::<f32>(&mut rng, &[2, 75, 90]);
+    let plan = |filter: &Filter<f32>, params: ConvParams| {
+        let mut c = Convolution::new(&x, filter, &poisoned::<f32>(x.shape()), params);
+        c.init().unwrap();
+        c.strategy().unwrap()
+    };
+    let kernels = ConvParams::default().kernels_only(true);
+    for sigma in [0.7, 1.5, 2.0] {
+        let g = Filter::<f32>::gaussian(sigma, 2).unwrap();
+        let got = plan(&g, kernels.clone());
+        assert!(matches!(got, ConvStrategy::SeparableFused { .. }), "σ {sigma}: {got:?}");
+    }
+    let got = plan(&Filter::<f32>::box_filter(15, 2).unwrap(), kernels.clone());
+    assert!(matches!(got, ConvStrategy::SeparableFused { .. }), "box 15: {got:?}");
+    // σ 3: 25 taps, 4 rows per work-item, 200 multiply-adds per output; σ 4: 33 taps, past conv_blocked.
+    for sigma in [3.0, 4.0] {
+        let got = plan(&Filter::<f32>::gaussian(sigma, 2).unwrap(), kernels.clone());
+        assert!(matches!(got, ConvStrategy::Separable { passes: 2, .. }), "σ {sigma}: {got:?}");
+    }
+    if app().device().kind == DeviceKind::Cpu {
+        let got = plan(&Filter::<f32>::gaussian(1.5, 2).unwrap(), ConvParams::default());
+        assert!(matches!(got, ConvStrategy::Separable { host: 2, .. }), "the host's passes on CPUs: {got:?}");
+    }
+}
+
 #[test]
 fn separable_convolution_from_factors() {
     let mut rng = Rng::new(58);

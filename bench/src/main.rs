@@ -279,7 +279,8 @@ enum Case {
         /// scipy.ndimage mode: constant, nearest, reflect, mirror, wrap.
         #[arg(long, default_value = "constant")]
         border: String,
-        /// Algorithms to try: auto, direct, tiled, blocked, separable, fft.
+        /// Algorithms to try: auto, direct, tiled, blocked, separable, separable-fused, fft; `NAME:kernels` runs
+        /// NAME with ConvParams::kernels_only (CPU devices: no passes on the host's threads).
         #[arg(long, value_delimiter = ',', default_value = "auto")]
         algorithms: Vec<String>,
         /// Launches per timed batch.

@@ -331,17 +331,24 @@ pub(crate) fn conv(
     };
     let out = XData::<f32>::zeros(app, shape)?;
     for name in algorithms {
-        let algorithm = match name.as_str() {
+        // `NAME:kernels`: the same with ConvParams::kernels_only (no passes on a CPU device's host threads).
+        let (base, kernels_only) = name.strip_suffix(":kernels").map_or((name.as_str(), false), |b| (b, true));
+        let algorithm = match base {
             "auto" => ConvAlgorithm::Auto,
             "direct" => ConvAlgorithm::Direct,
             "tiled" => ConvAlgorithm::Tiled,
             "blocked" => ConvAlgorithm::Blocked,
             "separable" => ConvAlgorithm::Separable,
+            "separable-fused" => ConvAlgorithm::SeparableFused,
             "fft" => ConvAlgorithm::Fft,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
-        let mut process =
-            Convolution::new(&x, &filter, &out, ConvParams::default().border(border).algorithm(algorithm));
+        let mut process = Convolution::new(
+            &x,
+            &filter,
+            &out,
+            ConvParams::default().border(border).algorithm(algorithm).kernels_only(kernels_only),
+        );
         process.init()?;
         let strategy = process.strategy();
         let mut pipeline = Pipeline::new(app).then(process);

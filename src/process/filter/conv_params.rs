@@ -115,6 +115,11 @@ pub enum ConvAlgorithm {
     Blocked,
     /// One 1-D pass per axis; an error when the filter is not rank-1.
     Separable,
+    /// A rank-1 filter's factors applied one after the other in one `conv_blocked` pass: each staged row is
+    /// filtered along x once, then combined down y (and z), so the image is read and written once. Falls back to
+    /// `Separable` where conv_blocked does not take the geometry (stride or dilation other than 1, more than 32
+    /// taps along x or y, more than 8 along z); an error when the filter is not rank-1.
+    SeparableFused,
     /// Through the FFT: border extension, forward transforms, product with the filter's transform, inverse
     /// (stride and dilation 1 only).
     Fft,
@@ -249,7 +254,9 @@ impl ConvParams {
         match self.algorithm {
             ConvAlgorithm::Direct => PassPreference::Direct,
             ConvAlgorithm::Tiled => PassPreference::Tiled,
-            ConvAlgorithm::Auto | ConvAlgorithm::Separable if !self.kernels_only => PassPreference::Host,
+            ConvAlgorithm::Auto | ConvAlgorithm::Separable | ConvAlgorithm::SeparableFused if !self.kernels_only => {
+                PassPreference::Host
+            }
             _ => PassPreference::Blocked,
         }
     }

@@ -33,6 +33,9 @@ pub(crate) struct Geometry {
     pub stride: [usize; 3],
     pub dilation: [usize; 3],
     pub start: [i64; 3],
+    /// Whether the pass's filter holds a rank-1 filter's factors rather than its weights: the `fz·fy` products of
+    /// the z and y factors, then the `fx` of x, applied one after the other by `conv_blocked` (`SEPARABLE`).
+    pub factored: bool,
 }
 
 /// How a pass runs.
@@ -243,6 +246,22 @@ fn block_shape<T: Element>(info: &DeviceInfo, g: &Geometry, o: [usize; 3], batch
     Some(BlockShape { vx, ry, rz, tiles: [tiles_xy[0], tiles_xy[1], o[0].div_ceil(rz) as u64] })
 }
 
+/// Multiply-adds per output when `conv_blocked` applies a rank-1 filter's factors one after the other (the
+/// [`Geometry::factored`] pass): each of the `ry + fy − 1` rows a work-item streams for its `ry` output rows is
+/// filtered along x once (`fx`), then added into the outputs it touches (`fy·fz`). `None` when `conv_blocked`
+/// does not take the geometry (a stride or dilation, a filter too large to compile in, a tile too large).
+pub(crate) fn fused_separable_macs<T: Element>(
+    info: &DeviceInfo,
+    g: &Geometry,
+    o: [usize; 3],
+    batch: u64,
+) -> Option<f64> {
+    let b = block_shape::<T>(info, g, o, batch)?;
+    let [fz, fy, fx] = g.filter.map(|f| f as f64);
+    let ry = b.ry as f64;
+    Some(fx * (ry + fy - 1.0) / ry + fy * fz)
+}
+
 /// A pass on the host, with the regions it maps.
 type HostPass<T, K> = (HostConv<T, K>, HostRegions);
 
@@ -352,6 +371,15 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
         let st = [in_st[0], in_st[1], in_st[2], out_st[0], out_st[1], out_st[2], 0, 0].map(|v| v as u64);
         let element = std::mem::size_of::<T>();
         let launch = LaunchShape::choose::<T>(info, g, o, batch.count(), preference);
+        if g.factored && !matches!(launch, LaunchShape::Blocked { .. }) {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{op}: a filter's factors in one pass need conv_blocked, which does not take filter {:?} with \
+                     strides {:?} and dilations {:?}",
+                    g.filter, g.stride, g.dilation
+                ),
+            });
+        }
         let host = if preference == PassPreference::Host {
             host_pass(input, output, [n, in_st], o, filter, g, &batch, border, T::from_c64(value))
         } else {
@@ -395,6 +423,9 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
                     u8::from(aligned),
                     u8::from(fy <= BLOCK_UNROLL_ROWS)
                 );
+                if g.factored {
+                    options += " -DSEPARABLE=1";
+                }
                 if epilogue.as_ref().is_some_and(|e| e.stores_runs(vw)) {
                     options += " -DEPILOGUE_RUNS=1";
                 }
@@ -409,7 +440,13 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
             let weights = XData::from_slice(app, filter.shape(), filter.values())?;
             Some((program.kernel(launch.kernel_name())?.owned_by(op), weights))
         };
-        let taps = filter.values().len() as u64;
+        let taps = match launch {
+            LaunchShape::Blocked { ry, .. } if g.factored => {
+                let [fz, fy, fx] = g.filter;
+                (fx * (ry + fy - 1)).div_ceil(ry) + fy * fz
+            }
+            _ => filter.values().len(),
+        } as u64;
         let outputs = output.len() as u64;
         let per_tap = match (T::IS_COMPLEX, K::IS_COMPLEX) {
             (true, true) => 8,
@@ -508,7 +545,7 @@ mod tests {
     use super::*;
 
     fn geometry(filter: [usize; 3], stride: usize) -> Geometry {
-        Geometry { filter, stride: [1, stride, stride], dilation: [1; 3], start: [0; 3] }
+        Geometry { filter, stride: [1, stride, stride], dilation: [1; 3], start: [0; 3], factored: false }
     }
 
     #[test]
@@ -529,6 +566,24 @@ mod tests {
         // Filters too large for any tile of local memory run direct.
         let huge = LaunchShape::choose::<f32>(&gpu, &geometry([1, 301, 301], 1), [1, 64, 64], 1, PassPreference::Tiled);
         assert!(matches!(huge, LaunchShape::Direct { .. }), "{}", huge.kernel_name());
+    }
+
+    #[test]
+    fn factors_in_one_pass_cost_what_the_planner_weighs() {
+        let gpu = DeviceInfo::for_tests(DeviceKind::Gpu);
+        let factored = |f: usize, stride: usize| Geometry { factored: true, ..geometry([1, f, f], stride) };
+        let macs = |f: usize, stride: usize| fused_separable_macs::<f32>(&gpu, &factored(f, stride), [1, 272, 272], 1);
+        // 8 rows per work-item while the tile fits 48 KiB: fx·(8 + f − 1)/8 + f.
+        assert_eq!(macs(5, 1), Some(5.0 * 12.0 / 8.0 + 5.0));
+        assert_eq!(macs(13, 1), Some(13.0 * 20.0 / 8.0 + 13.0));
+        assert_eq!(macs(17, 1), Some(17.0 * 24.0 / 8.0 + 17.0));
+        // 25 rows: (128 + 24) × (64 + 24) f32 pass 48 KiB, so 4 rows per work-item.
+        assert_eq!(macs(25, 1), Some(25.0 * 28.0 / 4.0 + 25.0));
+        assert_eq!(macs(5, 2), None, "a stride leaves conv_blocked");
+        assert_eq!(macs(33, 1), None, "33 taps are past what conv_blocked compiles in");
+        // A volume: one row per work-item, so every row is filtered along x for each output row.
+        let cube = Geometry { factored: true, ..geometry([3, 3, 3], 1) };
+        assert_eq!(fused_separable_macs::<f32>(&gpu, &cube, [40, 40, 40], 1), Some(3.0 * 3.0 + 3.0 * 3.0));
     }
 
     #[test]

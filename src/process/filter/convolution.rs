@@ -3,7 +3,7 @@
 
 use super::border::Border;
 use super::conv_params::{AxisPlan, ConvAlgorithm, ConvMode, ConvParams};
-use super::conv_pass::{ConvPass, Geometry, PassKernel, PassPreference, trailing3};
+use super::conv_pass::{ConvPass, Geometry, PassKernel, PassPreference, fused_separable_macs, trailing3};
 use super::weights::{Filter, FilterElement};
 use crate::app::DeviceKind;
 use crate::data::XData;
@@ -45,6 +45,14 @@ pub enum ConvStrategy {
     },
     /// On the host's threads, in the mapped buffers of a CPU device (no kernel to compile).
     Host,
+    /// `conv_blocked` applying a rank-1 filter's factors one after the other in one pass: each staged row is
+    /// filtered along x once, and the rows are combined down y (and z). The image is read and written once.
+    SeparableFused {
+        /// Neighbouring outputs per work-item along x.
+        cols: usize,
+        /// Rows of outputs per work-item.
+        rows: usize,
+    },
     /// One 1-D pass per axis of a rank-1 filter.
     Separable {
         /// Number of passes (the filter's rank).
@@ -69,6 +77,9 @@ impl std::fmt::Display for ConvStrategy {
             ConvStrategy::Tiled { rows } => write!(f, "conv_tiled, {rows} outputs per work-item"),
             ConvStrategy::Blocked { cols, rows } => write!(f, "conv_blocked, {cols}×{rows} outputs per work-item"),
             ConvStrategy::Host => write!(f, "on the host's threads"),
+            ConvStrategy::SeparableFused { cols, rows } => {
+                write!(f, "separable in one pass (conv_blocked, {cols}×{rows} outputs per work-item)")
+            }
             ConvStrategy::Separable { passes, tiled, host } => {
                 write!(f, "separable, {passes} passes{}", if *tiled { " through local memory" } else { "" })?;
                 match host {
@@ -89,6 +100,7 @@ fn geometry(axes: &[AxisPlan]) -> Geometry {
         stride: trailing3(axes.iter().map(|a| a.stride), 1),
         dilation: trailing3(axes.iter().map(|a| a.dilation), 1),
         start: trailing3(axes.iter().map(|a| a.start), 0),
+        factored: false,
     }
 }
 
@@ -231,6 +243,7 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
                 stride: only_axis(r, k, axis.stride, 1),
                 dilation: only_axis(r, k, axis.dilation, 1),
                 start: only_axis(r, k, axis.start, 0),
+                factored: false,
             };
             let code = if i + 1 == r { epilogue.in_kernel(op)? } else { None };
             passes.push(ConvPass::new(op, &from, &to, r, &filter3, &g, params.border, value, preference, code)?);
@@ -242,6 +255,52 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         let host = kinds.iter().filter(|&&k| k == PassKernel::Host).count();
         let strategy = ConvStrategy::Separable { passes: r, tiled, host };
         ConvPlan { passes, fft: None, strategy, epilogue: PlannedEpilogue::default() }.with_epilogue(epilogue)
+    }
+
+    /// One `conv_blocked` pass that applies a rank-1 filter's `factors` (already oriented and normalised, one per
+    /// spatial axis) one after the other, computing `epilogue`'s stages in its stores where it can; `None` where
+    /// conv_blocked does not take the geometry (strides, dilations, filters too large to compile in), or where
+    /// `only_if_it_pays` and it would not ([`fused_separable_pays`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn separable_fused(
+        op: &str,
+        params: &ConvParams,
+        input: &XData<T>,
+        output: &XData<T>,
+        factors: &[Filter<K>],
+        axes: &[AxisPlan],
+        only_if_it_pays: bool,
+        epilogue: &Epilogue<T>,
+    ) -> Result<Option<ConvPlan<T, K>>> {
+        let r = axes.len();
+        if output.is_empty() || factors.len() != r || !(2..=3).contains(&r) {
+            return Ok(None);
+        }
+        let values = |k: usize| factors.get(k).map(|f| f.values().iter().map(|v| v.to_c64()).collect::<Vec<_>>());
+        let (Some(x), Some(y)) = (values(r - 1), values(r - 2)) else { return Ok(None) };
+        let z = if r == 3 { values(0).unwrap_or_default() } else { vec![Complex64::new(1.0, 0.0)] };
+        let products = z.iter().flat_map(|&a| y.iter().map(move |&b| a * b));
+        let weights: Vec<K> = products.chain(x.iter().copied()).map(K::from_c64).collect();
+        let skips = factors.iter().any(|f| f.skips_zero_taps());
+        let filter = Filter::new(&[weights.len()], weights)?.skipping_zero_taps(skips);
+        let g = Geometry { factored: true, ..geometry(axes) };
+        let lead = output.ndim() - r;
+        let o = trailing3(output.shape().iter().skip(lead).copied(), 1);
+        let batch = output.shape().iter().take(lead).product::<usize>() as u64;
+        let Some(macs) = fused_separable_macs::<T>(input.app().device(), &g, o, batch) else { return Ok(None) };
+        if only_if_it_pays && !fused_separable_pays(macs, g.filter) {
+            return Ok(None);
+        }
+        let value = Complex64::new(params.border.value(), 0.0);
+        let code = epilogue.in_kernel(op)?;
+        let pass =
+            ConvPass::new(op, input, output, r, &filter, &g, params.border, value, PassPreference::Blocked, code)?;
+        let PassKernel::Blocked { vx, ry } = pass.kernel_kind() else {
+            return Err(Error::Unsupported { what: format!("{op}: the factors' pass did not take conv_blocked") });
+        };
+        let strategy = ConvStrategy::SeparableFused { cols: vx, rows: ry };
+        let plan = ConvPlan { passes: vec![pass], fft: None, strategy, epilogue: PlannedEpilogue::default() };
+        plan.with_epilogue(epilogue).map(Some)
     }
 
     /// The FFT path with the whole (already oriented and normalised) filter; `epilogue`'s stages run after it.
@@ -306,6 +365,20 @@ pub(crate) fn separable_pays(info: &crate::app::DeviceInfo, filter: &[usize]) ->
     let sum: usize = filter.iter().sum();
     let factor = if info.kind == DeviceKind::Cpu { 1.0 } else { 2.0 };
     product as f64 >= factor * sum as f64
+}
+
+/// Multiply-adds per output up to which a rank-1 filter runs as one `conv_blocked` pass of its factors
+/// ([`ConvStrategy::SeparableFused`]) rather than one pass per axis. The model, from the H100's conv_blocked on
+/// 8192² f32: a pass costs the larger of its memory time (3×3: 0.23 ms) and its multiply-adds at 14 TMAC/s
+/// (15×15: 1.07 ms). Two passes of short factors cost 0.46 ms, which one pass matches at 97 multiply-adds per
+/// output; 80 leaves a margin for the model. Below it, one pass also saves a launch per axis, which is most of a
+/// small image's time. Gaussians up to σ = 2 (17 taps) and boxes up to 15 fall under it.
+const FUSED_MAX_MACS: f64 = 80.0;
+
+/// Whether one pass of a rank-1 filter's factors (`macs` multiply-adds per output, [`fused_separable_macs`]) beats
+/// both one pass per axis and the whole filter in one pass (`filter` extents: `Π` multiply-adds per output).
+pub(crate) fn fused_separable_pays(macs: f64, filter: [usize; 3]) -> bool {
+    macs <= FUSED_MAX_MACS && macs < filter.iter().product::<usize>() as f64
 }
 
 /// Convolution or correlation of real or complex data with a [`Filter`] of rank 1 to 3 over the trailing axes
@@ -433,28 +506,45 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
         // Xeon cores, 1024², f32) 3.8 ms against 9.4 tiled and 41 direct for 3×3, 30 against 75 for 15×15.
         let auto = self.params.pass_preference();
         let algorithm = self.params.algorithm;
-        let factors =
-            if !self.params.no_separable && matches!(algorithm, ConvAlgorithm::Auto | ConvAlgorithm::Separable) {
-                filter.separate()
-            } else {
-                None
-            };
+        let factors = if !self.params.no_separable
+            && matches!(algorithm, ConvAlgorithm::Auto | ConvAlgorithm::Separable | ConvAlgorithm::SeparableFused)
+        {
+            filter.separate()
+        } else {
+            None
+        };
         let p = &self.params;
         let e = &self.epilogue;
         let direct = |preference| ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, preference, e);
+        // One pass of the factors where asked, or where the planner chooses and the passes would not run on the
+        // host's threads (a CPU device's choice).
+        let host_passes = info.kind == DeviceKind::Cpu && auto == PassPreference::Host;
+        let fused = match (algorithm, &factors) {
+            (ConvAlgorithm::SeparableFused, Some(f)) => {
+                ConvPlan::separable_fused(op, p, &self.input, &self.output, f, &axes, false, e)?
+            }
+            (ConvAlgorithm::Auto, Some(f)) if !host_passes => {
+                ConvPlan::separable_fused(op, p, &self.input, &self.output, f, &axes, true, e)?
+            }
+            _ => None,
+        };
+        if let Some(plan) = fused {
+            self.plan.set(plan);
+            return Ok(());
+        }
         let plan = match (algorithm, factors) {
-            (ConvAlgorithm::Separable, None) => {
+            (ConvAlgorithm::Separable | ConvAlgorithm::SeparableFused, None) => {
                 return Err(Error::invalid(
                     op,
                     format!(
-                        "ConvAlgorithm::Separable needs a rank-1 filter of 2 or 3 axes; the filter of shape {:?} is not \
-                         one{}",
+                        "ConvAlgorithm::{algorithm:?} needs a rank-1 filter of 2 or 3 axes; the filter of shape {:?} \
+                         is not one{}",
                         self.filter.shape(),
                         if !p.no_separable { "" } else { " (or separable passes were turned off)" }
                     ),
                 ));
             }
-            (ConvAlgorithm::Separable, Some(f)) => {
+            (ConvAlgorithm::Separable | ConvAlgorithm::SeparableFused, Some(f)) => {
                 ConvPlan::separable(op, p, &self.input, &self.output, &f, &axes, auto, e)?
             }
             (ConvAlgorithm::Auto, Some(f)) if separable_pays(info, self.filter.shape()) => {
