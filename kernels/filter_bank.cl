@@ -96,19 +96,84 @@ __kernel void bank_im2col(__global const T* restrict x, IDX x_off, ulong8 xs, __
     }
 }
 
-// ---- Winograd F(2×2, 3×3) (Lavin & Gray): 3 × 3 filters, stride 1, dilation 1. Each 2 × 2 block of outputs
-// ("tile") comes from a 4 × 4 input patch d and a filter g as Y = Aᵀ[(G g Gᵀ) ∘ (Bᵀ d B)]A with
+// ---- Winograd F(WM×WM, 3×3) (Lavin & Gray), WM = WINO_M: 2 (the default) or 4. 3 × 3 filters, stride 1,
+// dilation 1. Each WM × WM block of outputs ("tile") comes from a WN × WN input patch d (WN = WM + 2) and a filter
+// g as Y = Aᵀ[(G g Gᵀ) ∘ (Bᵀ d B)]A, and the channel sum moves inside: M[ξ] = Σ_c U[ξ, k, c] · V[ξ, c, t] for each
+// of the WN² points ξ = WN·a + b — WN² batched GEMMs of K × C by C × tiles (FilterBank runs them with MatMul):
+// 16 products per 2 × 2 outputs, or 36 per 4 × 4, instead of 9 per output.
+// F(2×2, 3×3), from the points 0, ±1, ∞:
 //   Bᵀ = |1  0 -1  0|   G = | 1    0    0 |   Aᵀ = |1  1  1  0|
 //        |0  1  1  0|       |1/2  1/2  1/2|        |0  1 -1 -1|
 //        |0 -1  1  0|       |1/2 -1/2  1/2|
 //        |0  1  0 -1|       | 0    0    1 |
-// and the channel sum moves inside: M[ξ] = Σ_c U[ξ, k, c] · V[ξ, c, t] for each of the 16 points ξ = 4a + b — 16
-// batched GEMMs of K × C by C × tiles (FilterBank runs them with MatMul). 16 products per tile instead of 36.
+// F(4×4, 3×3), from the points 0, ±1, ±1/2, ∞ (Toom-Cook; ±1/2 rather than ±2 keeps Aᵀ's entries at most 1 and
+// gave 0.7× the float32 error of ±2 on random data):
+//   Bᵀ = |1/4    0  -5/4    0  1  0|   G = |  4     0     0 |   Aᵀ = |1  1  1   1     1   0|
+//        |  0 -1/4  -1/4    1  1  0|       | 2/3   2/3   2/3|        |0  1 -1  1/2  -1/2  0|
+//        |  0  1/4  -1/4   -1  1  0|       | 2/3  -2/3   2/3|        |0  1  1  1/4   1/4  0|
+//        |  0 -1/2    -1  1/2  1  0|       |-8/3  -4/3  -2/3|        |0  1 -1  1/8  -1/8  1|
+//        |  0  1/2    -1 -1/2  1  0|       |-8/3   4/3  -2/3|
+//        |  0  1/4     0 -5/4  0  1|       |  0     0     1 |
 // Tiles t of a chunk of images n0.. run along q, then p, then the image: t = (n − n0)·TP·TQ + tp·TQ + tq, with
-// TP = ⌈P/2⌉, TQ = ⌈Q/2⌉; the last row / column of tiles computes an output past P or Q that is not written.
-// The transforms only add, subtract and halve, so complex T works as it is.
+// TP = ⌈P/WM⌉, TQ = ⌈Q/WM⌉; the last row / column of tiles computes outputs past P or Q that are not written.
+// The transforms only add, subtract and scale by real constants, so complex T works as it is.
+#ifndef WINO_M
+#define WINO_M 2
+#endif
+#define WM WINO_M
+#define WN (WINO_M + 2)
 
-// bank_wino_filter: U[ξ, k, c] (contiguous [16, K, C]) = (G g Gᵀ)[ξ] of filter (k, c), flipped for a
+#if WINO_M == 4
+// G·(v0, v1, v2)ᵀ: a column of three filter taps to WN values.
+inline void wino_g(const T v0, const T v1, const T v2, T* o) {
+    const R two_thirds = (R)(2.0 / 3.0);
+    o[0] = (R)4 * v0;
+    o[1] = two_thirds * (v0 + v1 + v2);
+    o[2] = two_thirds * (v0 - v1 + v2);
+    o[3] = -two_thirds * ((R)4 * v0 + (R)2 * v1 + v2);
+    o[4] = -two_thirds * ((R)4 * v0 - (R)2 * v1 + v2);
+    o[5] = v2;
+}
+// Bᵀ·d for a column d of WN patch values.
+inline void wino_bt(const T* d, T* o) {
+    const R quarter = (R)0.25, one_half = (R)0.5, five_quarters = (R)1.25;
+    o[0] = quarter * d[0] - five_quarters * d[2] + d[4];
+    o[1] = d[3] + d[4] - quarter * (d[1] + d[2]);
+    o[2] = d[4] - d[3] + quarter * (d[1] - d[2]);
+    o[3] = d[4] - d[2] + one_half * (d[3] - d[1]);
+    o[4] = d[4] - d[2] + one_half * (d[1] - d[3]);
+    o[5] = quarter * d[1] - five_quarters * d[3] + d[5];
+}
+// Aᵀ·m for a column m of WN products.
+inline void wino_at(const T* m, T* o) {
+    const R one_half = (R)0.5, quarter = (R)0.25, eighth = (R)0.125;
+    const T plus = m[1] + m[2], minus = m[1] - m[2], plus_far = m[3] + m[4], minus_far = m[3] - m[4];
+    o[0] = m[0] + plus + plus_far;
+    o[1] = minus + one_half * minus_far;
+    o[2] = plus + quarter * plus_far;
+    o[3] = minus + eighth * minus_far + m[5];
+}
+#else
+inline void wino_g(const T v0, const T v1, const T v2, T* o) {
+    const R one_half = (R)0.5;
+    o[0] = v0;
+    o[1] = one_half * (v0 + v1 + v2);
+    o[2] = one_half * (v0 - v1 + v2);
+    o[3] = v2;
+}
+inline void wino_bt(const T* d, T* o) {
+    o[0] = d[0] - d[2];
+    o[1] = d[1] + d[2];
+    o[2] = d[2] - d[1];
+    o[3] = d[1] - d[3];
+}
+inline void wino_at(const T* m, T* o) {
+    o[0] = m[0] + m[1] + m[2];
+    o[1] = m[1] - m[2] - m[3];
+}
+#endif
+
+// bank_wino_filter: U[ξ, k, c] (contiguous [WN², K, C]) = (G g Gᵀ)[ξ] of filter (k, c), flipped for a
 // convolution. One (k, c) per work-item, grid-stride.
 __kernel void bank_wino_filter(__global const T* restrict f, IDX f_off, ulong8 xs, __global T* restrict u, int16 geo)
 {
@@ -117,27 +182,26 @@ __kernel void bank_wino_filter(__global const T* restrict f, IDX f_off, ulong8 x
         const IDX k = i / (IDX)BC, c = i % (IDX)BC;
         __global const T* fk = f + f_off + k * (IDX)xs.s4 + c * (IDX)xs.s5;
         T g[3][3];
+        #pragma unroll
         for (int r = 0; r < 3; ++r)
+            #pragma unroll
             for (int s = 0; s < 3; ++s)
                 g[r][s] = fk[(IDX)(FLIP ? 2 - r : r) * (IDX)xs.s6 + (IDX)(FLIP ? 2 - s : s) * (IDX)xs.s7];
-        const R one_half = (R)0.5;
-        T gg[4][3]; // G·g
-        for (int s = 0; s < 3; ++s) {
-            gg[0][s] = g[0][s];
-            gg[1][s] = one_half * (g[0][s] + g[1][s] + g[2][s]);
-            gg[2][s] = one_half * (g[0][s] - g[1][s] + g[2][s]);
-            gg[3][s] = g[2][s];
-        }
-        for (int a = 0; a < 4; ++a) {
-            const T row[4] = {gg[a][0], one_half * (gg[a][0] + gg[a][1] + gg[a][2]),
-                              one_half * (gg[a][0] - gg[a][1] + gg[a][2]), gg[a][2]};
-            for (int b = 0; b < 4; ++b) u[((IDX)(4 * a + b) * (IDX)BK + k) * (IDX)BC + c] = row[b];
+        T gg[3][WN]; // (G·g)ᵀ: gg[s][a]
+        #pragma unroll
+        for (int s = 0; s < 3; ++s) wino_g(g[0][s], g[1][s], g[2][s], gg[s]);
+        #pragma unroll
+        for (int a = 0; a < WN; ++a) {
+            T row[WN];
+            wino_g(gg[0][a], gg[1][a], gg[2][a], row);
+            #pragma unroll
+            for (int b = 0; b < WN; ++b) u[((IDX)(WN * a + b) * (IDX)BK + k) * (IDX)BC + c] = row[b];
         }
     }
 }
 
-// bank_wino_input: V[ξ, c, t] (rows of length ldv) = (Bᵀ d B)[ξ] of the 4 × 4 patch of channel c at tile t, read
-// through the border rule. One (c, t) per work-item, t fastest (coalesced writes to each of the 16 planes).
+// bank_wino_input: V[ξ, c, t] (rows of length ldv) = (Bᵀ d B)[ξ] of the WN × WN patch of channel c at tile t,
+// read through the border rule. One (c, t) per work-item, t fastest (coalesced writes to each of the WN² planes).
 __kernel void bank_wino_input(__global const T* restrict x, IDX x_off, ulong8 xs, __global T* restrict v, IDX ldv,
                               int16 geo, T value, IDX n0, int tiles_p, int tiles_q, IDX tiles)
 {
@@ -148,34 +212,35 @@ __kernel void bank_wino_input(__global const T* restrict x, IDX x_off, ulong8 xs
         const int tp = (int)(t / (IDX)tiles_q % (IDX)tiles_p);
         const IDX n = n0 + t / ((IDX)tiles_p * (IDX)tiles_q);
         __global const T* chan = x + x_off + n * (IDX)xs.s0 + c * (IDX)xs.s1;
-        T d[4][4];
-        for (int r = 0; r < 4; ++r) {
-            const int ih = border_index(2 * tp + r - PH, BH);
-            for (int s = 0; s < 4; ++s) {
-                const int iw = border_index(2 * tq + s - PW, BW);
-                d[r][s] = (ih < 0 || iw < 0) ? value : chan[(IDX)ih * (IDX)xs.s2 + (IDX)iw * (IDX)xs.s3];
+        T d[WN][WN]; // d transposed: d[s][r], so that each column is one array
+        #pragma unroll
+        for (int r = 0; r < WN; ++r) {
+            const int ih = border_index(WM * tp + r - PH, BH);
+            #pragma unroll
+            for (int s = 0; s < WN; ++s) {
+                const int iw = border_index(WM * tq + s - PW, BW);
+                d[s][r] = (ih < 0 || iw < 0) ? value : chan[(IDX)ih * (IDX)xs.s2 + (IDX)iw * (IDX)xs.s3];
             }
         }
-        T bd[4][4]; // Bᵀ·d
-        for (int s = 0; s < 4; ++s) {
-            bd[0][s] = d[0][s] - d[2][s];
-            bd[1][s] = d[1][s] + d[2][s];
-            bd[2][s] = d[2][s] - d[1][s];
-            bd[3][s] = d[1][s] - d[3][s];
-        }
+        T bd[WN][WN]; // (Bᵀ·d)ᵀ: bd[s][a]
+        #pragma unroll
+        for (int s = 0; s < WN; ++s) wino_bt(d[s], bd[s]);
         __global T* out = v + c * ldv + t;
         const IDX plane = (IDX)BC * ldv;
-        for (int a = 0; a < 4; ++a) {
-            out[(IDX)(4 * a) * plane] = bd[a][0] - bd[a][2];
-            out[(IDX)(4 * a + 1) * plane] = bd[a][1] + bd[a][2];
-            out[(IDX)(4 * a + 2) * plane] = bd[a][2] - bd[a][1];
-            out[(IDX)(4 * a + 3) * plane] = bd[a][1] - bd[a][3];
+        #pragma unroll
+        for (int a = 0; a < WN; ++a) {
+            T col[WN], row[WN];
+            #pragma unroll
+            for (int s = 0; s < WN; ++s) col[s] = bd[s][a];
+            wino_bt(col, row);
+            #pragma unroll
+            for (int b = 0; b < WN; ++b) out[(IDX)(WN * a + b) * plane] = row[b];
         }
     }
 }
 
-// bank_wino_output: the 2 × 2 outputs Aᵀ M[·, k, t] A of filter k at tile t (M rows of length ldm), written through
-// the output strides where they fall inside P × Q. One (k, t) per work-item, t fastest.
+// bank_wino_output: the WM × WM outputs Aᵀ M[·, k, t] A of filter k at tile t (M rows of length ldm), written
+// through the output strides where they fall inside P × Q. One (k, t) per work-item, t fastest.
 __kernel void bank_wino_output(__global const T* restrict m, IDX ldm, __global T* restrict y, IDX y_off, ulong8 ys,
                                int16 geo, IDX n0, int tiles_p, int tiles_q, IDX tiles)
 {
@@ -187,20 +252,26 @@ __kernel void bank_wino_output(__global const T* restrict m, IDX ldm, __global T
         const IDX n = n0 + t / ((IDX)tiles_p * (IDX)tiles_q);
         const IDX plane = (IDX)BK * ldm;
         __global const T* in = m + k * ldm + t;
-        T am[2][4]; // Aᵀ·M
-        for (int b = 0; b < 4; ++b) {
-            const T m0 = in[(IDX)b * plane], m1 = in[(IDX)(4 + b) * plane];
-            const T m2 = in[(IDX)(8 + b) * plane], m3 = in[(IDX)(12 + b) * plane];
-            am[0][b] = m0 + m1 + m2;
-            am[1][b] = m1 - m2 - m3;
+        T am[WN][WM]; // (Aᵀ·M)ᵀ: am[b][r]
+        #pragma unroll
+        for (int b = 0; b < WN; ++b) {
+            T col[WN];
+            #pragma unroll
+            for (int a = 0; a < WN; ++a) col[a] = in[(IDX)(WN * a + b) * plane];
+            wino_at(col, am[b]);
         }
         __global T* out = y + y_off + n * (IDX)ys.s0 + k * (IDX)ys.s1;
-        for (int r = 0; r < 2; ++r) {
-            const int p = 2 * tp + r;
+        #pragma unroll
+        for (int r = 0; r < WM; ++r) {
+            const int p = WM * tp + r;
             if (p >= BP) break;
-            const T row[2] = {am[r][0] + am[r][1] + am[r][2], am[r][1] - am[r][2] - am[r][3]};
-            for (int s = 0; s < 2; ++s) {
-                const int q = 2 * tq + s;
+            T col[WN], row[WM];
+            #pragma unroll
+            for (int b = 0; b < WN; ++b) col[b] = am[b][r];
+            wino_at(col, row);
+            #pragma unroll
+            for (int s = 0; s < WM; ++s) {
+                const int q = WM * tq + s;
                 if (q < BQ) out[(IDX)p * (IDX)ys.s2 + (IDX)q * (IDX)ys.s3] = row[s];
             }
         }

@@ -6,6 +6,10 @@
 //! sums in GEMM's blocked order), ε the unit roundoff, 2 for complex magnitudes. Winograd F(2×2, 3×3) sums in the
 //! transformed domain, whose magnitudes are up to 16 times the direct ones' (FilterBank's documentation derives
 //! it): 2·16·(C + 12)·ε·Σ|f[k]|·max|x|, C + 12 roundings deep (C in the product, 12 in the three transforms).
+//! F(4×4, 3×3): up to 29⅓² ≈ 860.4 times, C + 30 roundings deep. That bound is loose (it allows 0.04 of
+//! Σ|f[k]|·max|x| at 40 channels in f32), so its cases also hold the worst error to 2⁻¹⁴·Σ|f[k]|·max|x|: about
+//! 100 times the worst that numpy's float32 emulation of these transforms gave at 64 channels (5.9·10⁻⁷), and
+//! far below a wrong coefficient or a missing tap.
 //! Seed 004's full-size case is checked at 3000 sampled outputs (corners included) to keep the float64
 //! reference fast.
 
@@ -105,12 +109,18 @@ fn check_at<T: Element>(
         let fsum: f64 = (0..f_shape[1] * f_shape[2] * f_shape[3])
             .map(|j| fh.as_slice().unwrap()[at[1] * f_shape[1] * f_shape[2] * f_shape[3] + j].norm())
             .sum();
-        // Winograd's products err on transformed values up to 16 times the direct ones in magnitude.
+        // Winograd's products err on transformed values up to 16 (F(2×2)) or 860.4 (F(4×4)) times the direct ones
+        // in magnitude.
         let (depth, magnitude) = match bank.strategy() {
-            Some(FilterBankStrategy::Winograd { .. }) => (f_shape[1] as f64 + 12.0, 16.0),
+            Some(FilterBankStrategy::Winograd { side: 2, .. }) => (f_shape[1] as f64 + 12.0, 16.0),
+            Some(FilterBankStrategy::Winograd { .. }) => (f_shape[1] as f64 + 30.0, (88.0f64 / 3.0).powi(2)),
             _ => (taps + 4.0, 1.0),
         };
-        let tol = 2.0 * magnitude * (depth * eps::<T>() + extra) * fsum * xmax;
+        let bound = 2.0 * magnitude * (depth * eps::<T>() + extra) * fsum * xmax;
+        let tol = match bank.strategy() {
+            Some(FilterBankStrategy::Winograd { side: 4, .. }) if extra == 0.0 => bound.min(fsum * xmax / 16384.0),
+            _ => bound,
+        };
         let want = reference(&xh, &fh, case, at);
         let g = got[[at[0], at[1], at[2], at[3]]];
         assert!(
@@ -123,11 +133,12 @@ fn check_at<T: Element>(
     (bank.strategy().unwrap(), got)
 }
 
-const ALL: [FilterBankAlgorithm; 4] = [
+const ALL: [FilterBankAlgorithm; 5] = [
     FilterBankAlgorithm::Direct,
     FilterBankAlgorithm::Im2col,
     FilterBankAlgorithm::ImplicitGemm,
     FilterBankAlgorithm::Winograd,
+    FilterBankAlgorithm::Winograd4x4,
 ];
 
 #[test]
@@ -161,10 +172,17 @@ fn padding_stride_dilation_every_algorithm() {
     }
 }
 
-/// Winograd F(2×2, 3×3) on every border rule, padding (none, symmetric, uneven), mode and type, with output sizes
-/// odd and even (the last row and column of 2 × 2 tiles half outside), against float64 with its own bound.
+/// Winograd F(2×2, 3×3) and F(4×4, 3×3) on every border rule, padding (none, symmetric, uneven), mode and type,
+/// with output sizes that are not multiples of the tiles (the last row and column of tiles partly outside), against
+/// float64 with their own bounds.
 #[test]
 fn winograd_three_by_three() {
+    for (side, algorithm) in [(2, FilterBankAlgorithm::Winograd), (4, FilterBankAlgorithm::Winograd4x4)] {
+        winograd_cases(side, algorithm);
+    }
+}
+
+fn winograd_cases(side: usize, winograd: FilterBankAlgorithm) {
     let mut rng = Rng::new(67);
     let cases = [
         ([0, 0], ConvMode::Correlation, Border::ZERO),
@@ -176,8 +194,7 @@ fn winograd_three_by_three() {
     ];
     for (pad, mode, border) in cases {
         let case = Case { pad, stride: [1, 1], dilation: [1, 1], mode, border };
-        let winograd = FilterBankAlgorithm::Winograd;
-        let is_winograd = |how: FilterBankStrategy| matches!(how, FilterBankStrategy::Winograd { images: 3, .. });
+        let is_winograd = |how: FilterBankStrategy| matches!(how, FilterBankStrategy::Winograd { images: 3, side: s, .. } if s == side);
         let how = check::<f32>(&mut rng, [3, 5, 17, 23], [7, 5, 3, 3], &case, winograd);
         assert!(is_winograd(how), "{how}");
         assert!(is_winograd(check::<f64>(&mut rng, [3, 2, 12, 9], [4, 2, 3, 3], &case, winograd)));
@@ -186,17 +203,17 @@ fn winograd_three_by_three() {
     // Many channels: the bound's C term; 40 channels into 33 filters, output 31 × 26.
     let case =
         Case { pad: [1, 0], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO };
-    check::<f32>(&mut rng, [2, 40, 31, 28], [33, 40, 3, 3], &case, FilterBankAlgorithm::Winograd);
+    check::<f32>(&mut rng, [2, 40, 31, 28], [33, 40, 3, 3], &case, winograd);
     // Stride, dilation or other filter sizes: the direct kernel.
     for (stride, dilation, r) in [([2, 1], [1, 1], 3), ([1, 1], [1, 2], 3), ([1, 1], [1, 1], 5)] {
         let case = Case { pad: [1, 1], stride, dilation, mode: ConvMode::Correlation, border: Border::ZERO };
-        let how = check::<f32>(&mut rng, [2, 3, 15, 14], [4, 3, r, 3], &case, FilterBankAlgorithm::Winograd);
+        let how = check::<f32>(&mut rng, [2, 3, 15, 14], [4, 3, r, 3], &case, winograd);
         assert_eq!(how, FilterBankStrategy::Direct);
     }
 }
 
 /// Winograd's transformed arrays in chunks of images within a small memory budget, and through strided views
-/// (a column window of the input, a transposed filter bank, an output window of a wider array).
+/// (a column window of the input, a transposed filter bank, an output window of a wider array), for both tile sizes.
 #[test]
 fn winograd_chunks_and_strided_views() {
     let mut rng = Rng::new(68);
@@ -206,21 +223,29 @@ fn winograd_chunks_and_strided_views() {
     let f = ft.permuted_axes(&[0, 1, 3, 2]).unwrap();
     let base = FilterBankParams::default().padding([1, 1]).border(Border::Mirror);
     let direct = FilterBank::apply(&x, &f, base.clone().algorithm(FilterBankAlgorithm::Direct)).unwrap();
-    let wide_out = cliper::XData::<f32>::zeros(app(), &[5, 6, 12, 25]).unwrap();
-    let y = wide_out.slice_axis(3, 3..22).unwrap();
-    // One image transforms into 16·(3 + 6)·6·10 floats = 34 560 bytes; 80 000 bytes fit two.
-    let params = base.algorithm(FilterBankAlgorithm::Winograd).memory_budget(80_000);
-    let mut bank = FilterBank::new(&x, &f, &y, params);
-    bank.init().unwrap();
-    bank.launch().unwrap();
-    assert!(matches!(bank.strategy(), Some(FilterBankStrategy::Winograd { images: 2, .. })), "{:?}", bank.strategy());
-    // Two algorithms' errors on 27 products of magnitude ≤ 1: within 2·16·(3 + 12)·2⁻²⁴·27 ≈ 8e-4.
-    for (u, v) in fetch(&direct).iter().zip(fetch(&y).iter()) {
-        assert!((u - v).norm() <= 8e-4, "{u} vs {v}");
+    // One image transforms into 16·(3 + 6)·6·10 floats = 34 560 bytes with 2 × 2 tiles, 80 000 bytes fit two;
+    // into 36·(3 + 6)·3·5 floats = 19 440 bytes with 4 × 4 tiles, 40 000 bytes fit two. The two algorithms' errors
+    // on 27 products of magnitude ≤ 1: within 2·16·(3 + 12)·2⁻²⁴·27 ≈ 8e-4 for F(2×2), and the F(4×4) cases'
+    // 2⁻¹⁴·27 ≈ 1.6e-3 more (the test module's doc).
+    for (side, algorithm, budget, tol) in [
+        (2, FilterBankAlgorithm::Winograd, 80_000, 8e-4),
+        (4, FilterBankAlgorithm::Winograd4x4, 40_000, 8e-4 + 27.0 / 16384.0),
+    ] {
+        let wide_out = cliper::XData::<f32>::zeros(app(), &[5, 6, 12, 25]).unwrap();
+        let y = wide_out.slice_axis(3, 3..22).unwrap();
+        let params = base.clone().algorithm(algorithm).memory_budget(budget);
+        let mut bank = FilterBank::new(&x, &f, &y, params);
+        bank.init().unwrap();
+        bank.launch().unwrap();
+        let how = bank.strategy();
+        assert!(matches!(how, Some(FilterBankStrategy::Winograd { images: 2, side: s, .. }) if s == side), "{how:?}");
+        for (u, v) in fetch(&direct).iter().zip(fetch(&y).iter()) {
+            assert!((u - v).norm() <= tol, "{how:?}: {u} vs {v}");
+        }
+        // The window's neighbours stay as they were.
+        let outside = fetch(&wide_out.slice_axis(3, 22..25).unwrap());
+        assert!(outside.iter().all(|v| v.norm() == 0.0));
     }
-    // The window's neighbours stay as they were.
-    let outside = fetch(&wide_out.slice_axis(3, 22..25).unwrap());
-    assert!(outside.iter().all(|v| v.norm() == 0.0));
 }
 
 #[test]

@@ -382,7 +382,7 @@ pub(crate) fn filter_bank(
     let pad = [padding.first().copied().unwrap_or(0), padding.get(1).copied().unwrap_or(0)];
     // The algorithms, the GEMM ones (implicit, winograd) once per tile choice when tiles are given.
     let runs = algorithms.iter().flat_map(|a| {
-        let gemm = matches!(a.as_str(), "implicit" | "winograd") && !tiles.is_empty();
+        let gemm = matches!(a.as_str(), "implicit" | "winograd" | "winograd4x4") && !tiles.is_empty();
         let choices: Vec<Option<GemmTiles>> = if gemm { tiles.iter().copied().map(Some).collect() } else { vec![None] };
         choices.into_iter().map(move |t| (a.clone(), t))
     });
@@ -393,6 +393,7 @@ pub(crate) fn filter_bank(
             "im2col" => FilterBankAlgorithm::Im2col,
             "implicit" => FilterBankAlgorithm::ImplicitGemm,
             "winograd" => FilterBankAlgorithm::Winograd,
+            "winograd4x4" => FilterBankAlgorithm::Winograd4x4,
             other => return Err(cliper::Error::invalid("cliper-bench", format!("unknown algorithm `{other}`"))),
         };
         let params = FilterBankParams::default().padding(pad).algorithm(algorithm).precision(precision);

@@ -1,5 +1,6 @@
-//! Winograd F(2×2, 3×3) for [`super::FilterBank`]: filter_bank.cl's `bank_wino_*` transforms around 16 batched
-//! [`MatMul`]s (the algorithm and its error bound are in filter_bank.cl and on `FilterBank`).
+//! Winograd F(2×2, 3×3) and F(4×4, 3×3) for [`super::FilterBank`]: filter_bank.cl's `bank_wino_*` transforms
+//! around 16 or 36 batched [`MatMul`]s (the algorithm and its error bounds are in filter_bank.cl and on
+//! `FilterBank`).
 
 use crate::app::{ClApp, Kernel};
 use crate::data::XData;
@@ -9,17 +10,19 @@ use crate::kernel_args::IndexType;
 use crate::process::Process;
 use crate::process::linalg::{GemmStrategy, MatMul, MatMulParams};
 
-/// Winograd F(2×2, 3×3)'s launch state (filter_bank.cl's `bank_wino_*` kernels around batched [`MatMul`]s).
+/// Winograd F(m×m, 3×3)'s launch state (filter_bank.cl's `bank_wino_*` kernels around batched [`MatMul`]s).
 pub(super) struct Winograd<T: Element> {
     filter: Kernel,
     input: Kernel,
     output: Kernel,
-    /// Transformed filters `[16, K, C]`.
+    /// Transformed filters `[(m + 2)², K, C]`.
     u: XData<T>,
-    /// Transformed patches `[16, C, images·TP·TQ]` and products `[16, K, images·TP·TQ]` of one chunk.
+    /// Transformed patches `[(m + 2)², C, images·TP·TQ]` and products `[(m + 2)², K, images·TP·TQ]` of one chunk.
     v: XData<T>,
     m: XData<T>,
-    /// Tiles of 2 × 2 outputs per image: ⌈P/2⌉ × ⌈Q/2⌉.
+    /// Outputs per tile side, m: 2 or 4.
+    side: usize,
+    /// Tiles of m × m outputs per image: ⌈P/m⌉ × ⌈Q/m⌉.
     tiles: [usize; 2],
     /// Filters and channels.
     kc: [usize; 2],
@@ -30,20 +33,24 @@ pub(super) struct Winograd<T: Element> {
 }
 
 impl<T: Element> Winograd<T> {
-    /// Builds the transforms and the chunks' batched products for `[n, c, k]` images, channels and filters.
+    /// Builds the transforms and the chunks' batched products for `[n, c, k]` images, channels and filters, in tiles
+    /// of `side` × `side` outputs (the program behind `kernel` built with `-DWINO_M=side`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         app: &ClApp,
         op: &str,
         [n, c, k]: [usize; 3],
+        side: usize,
         tiles: [usize; 2],
         images: usize,
         params: MatMulParams<T>,
         kernel: impl Fn(&str) -> Result<Kernel>,
     ) -> Result<Winograd<T>> {
         let per_image = tiles[0] * tiles[1];
-        let u = XData::uninit(app, op, &[16, k, c])?;
-        let v = XData::uninit(app, op, &[16, c, images * per_image])?;
-        let m = XData::uninit(app, op, &[16, k, images * per_image])?;
+        let points = (side + 2) * (side + 2);
+        let u = XData::uninit(app, op, &[points, k, c])?;
+        let v = XData::uninit(app, op, &[points, c, images * per_image])?;
+        let m = XData::uninit(app, op, &[points, k, images * per_image])?;
         let mut chunks = Vec::new();
         for n0 in (0..n).step_by(images.max(1)) {
             let count = images.min(n - n0);
@@ -59,6 +66,7 @@ impl<T: Element> Winograd<T> {
             u,
             v,
             m,
+            side,
             tiles,
             kc: [k, c],
             ld: images * per_image,
@@ -71,7 +79,7 @@ impl<T: Element> Winograd<T> {
         self.chunks.first().and_then(|(_, _, product)| product.strategy()).unwrap_or(GemmStrategy::Direct)
     }
 
-    /// Transforms the filters, then per chunk the patches, the 16 products and the outputs.
+    /// Transforms the filters, then per chunk the patches, the (m + 2)² products and the outputs.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch(
         &mut self,
@@ -89,7 +97,8 @@ impl<T: Element> Winograd<T> {
         let element = std::mem::size_of::<T>() as u64;
         let [tiles_p, tiles_q] = self.tiles;
         let [k, c] = self.kc;
-        // G·g·Gᵀ: 9 reads, 16 writes and about 28 additions per filter.
+        let (side, points) = (self.side as u64, ((self.side + 2) * (self.side + 2)) as u64);
+        // G·g·Gᵀ: 9 reads and (m + 2)² writes per filter.
         self.filter
             .launch()
             .input("f", f)
@@ -99,7 +108,7 @@ impl<T: Element> Winograd<T> {
             .scalar("geo", geo)
             .global(&[groups(k * c)])
             .local(&[WG])
-            .work((k * c * 25) as u64 * element, 0)
+            .work((k * c) as u64 * (9 + points) * element, 0)
             .enqueue()?;
         let ld = self.ld as u64;
         for (n0, count, product) in &mut self.chunks {
@@ -119,7 +128,7 @@ impl<T: Element> Winograd<T> {
                 .index("tiles", idx, tiles)
                 .global(&[groups(c * tiles as usize)])
                 .local(&[WG])
-                .work(c as u64 * tiles * 20 * element, 0)
+                .work(c as u64 * tiles * (side * side + points) * element, 0)
                 .enqueue()?;
             product.launch()?;
             self.output
@@ -136,7 +145,7 @@ impl<T: Element> Winograd<T> {
                 .index("tiles", idx, tiles)
                 .global(&[groups(k * tiles as usize)])
                 .local(&[WG])
-                .work(k as u64 * tiles * 20 * element, 0)
+                .work(k as u64 * tiles * (points + side * side) * element, 0)
                 .enqueue()?;
         }
         Ok(())

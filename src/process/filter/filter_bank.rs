@@ -52,6 +52,10 @@ pub enum FilterBankAlgorithm {
     /// 16·(C + K)·⌈P/2⌉·⌈Q/2⌉ elements per image (images in chunks within the memory budget, as im2col). Its error
     /// bound is looser than a direct sum's (see [`FilterBank`]). Falls back to `Direct` for other filters.
     Winograd,
+    /// Winograd F(4×4, 3×3): as `Winograd` with 6 × 6 input patches, 36 batched products per 4 × 4 outputs (2.25
+    /// per output, against 4 for F(2×2, 3×3) and 9 direct), and transformed arrays of 36·(C + K)·⌈P/4⌉·⌈Q/4⌉
+    /// elements per image (2.25 per output against 4). Its error bound is looser still (see [`FilterBank`]).
+    Winograd4x4,
 }
 
 impl std::fmt::Display for FilterBankStrategy {
@@ -61,8 +65,8 @@ impl std::fmt::Display for FilterBankStrategy {
             FilterBankStrategy::Direct => write!(f, "bank_direct"),
             FilterBankStrategy::Im2col { images } => write!(f, "im2col + MatMul, {images} images per chunk"),
             FilterBankStrategy::ImplicitGemm { gemm } => write!(f, "implicit GEMM ({gemm})"),
-            FilterBankStrategy::Winograd { images, gemm } => {
-                write!(f, "Winograd F(2×2, 3×3) + MatMul ({gemm}), {images} images per chunk")
+            FilterBankStrategy::Winograd { side, images, gemm } => {
+                write!(f, "Winograd F({side}×{side}, 3×3) + MatMul ({gemm}), {images} images per chunk")
             }
         }
     }
@@ -98,8 +102,10 @@ pub enum FilterBankStrategy {
         /// The kernel.
         gemm: GemmStrategy,
     },
-    /// Winograd F(2×2, 3×3): transforms and 16 batched products, `images` images per chunk.
+    /// Winograd F(m×m, 3×3): transforms and (m + 2)² batched products, `images` images per chunk.
     Winograd {
+        /// Outputs per tile side, m: 2 (F(2×2, 3×3)) or 4 (F(4×4, 3×3)).
+        side: usize,
         /// Images transformed per chunk.
         images: usize,
         /// The batched product's kernel.
@@ -215,7 +221,7 @@ impl FilterBankParams {
 
     /// The tiles of the implicit GEMM and of Winograd's products instead of the planner's (for tuning; checked
     /// against the device in `init`, an error naming what does not fit). M runs along the filters, N along the
-    /// output pixels (Winograd's tiles of 2 × 2 outputs).
+    /// output pixels (Winograd's tiles of 2 × 2 or 4 × 4 outputs).
     ///
     /// ```
     /// use cliper::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, GemmStrategy, GemmTiles};
@@ -273,15 +279,19 @@ impl FilterBankParams {
 ///
 /// The planner picks `bank_direct` (few filters or channels: every input element is read once per block of
 /// filters), a GEMM — im2col + [`MatMul`] on CPUs, an implicit GEMM on GPUs — for many filters and channels, or
-/// Winograd F(2×2, 3×3) for 3 × 3 filters at stride 1 ([`FilterBankAlgorithm`]), and reports its choice in
+/// Winograd F(2×2, 3×3) or F(4×4, 3×3) for 3 × 3 filters at stride 1 ([`FilterBankAlgorithm`]; 4 × 4 tiles on CPU
+/// devices from 8192 outputs per filter), and reports its choice in
 /// [`FilterBank::strategy`].
 ///
 /// Accuracy: the direct and GEMM paths sum C·R·S products, within `(C·R·S + 4)·ε·Σ|f[k]|·max|x|` of the exact
 /// result (ε the unit roundoff). Winograd sums C products of transformed values, whose magnitudes reach 16 times
 /// the direct ones': per axis, Σ_a |Aᵀ[i, a]|·|G[a, r]|·Σ_u |Bᵀ[a, u]| ≤ 2·(1 + 1/2 + 1/2) = 4 for every output
 /// i and tap r. With C + 12 roundings (the product's C, the transforms' 12) its bound is
-/// `16·(C + 12)·ε·Σ|f[k]|·max|x|` — for 64 channels about twice the direct bound (`tests/filter_bank.rs`
-/// checks both against float64).
+/// `16·(C + 12)·ε·Σ|f[k]|·max|x|` — for 64 channels about twice the direct bound. F(4×4, 3×3)'s transforms reach
+/// (29⅓)² ≈ 860 times the direct magnitudes (per axis, max over i, r of Σ_a |Aᵀ[i, a]|·|G[a, r]|·Σ_u |Bᵀ[a, u]|),
+/// with C + 30 roundings: `860·(C + 30)·ε·Σ|f[k]|·max|x|`, a loose bound (float32 emulation on random data erred
+/// by 5.9·10⁻⁷ of Σ|f[k]|·max|x| at 64 channels, 16 times F(2×2, 3×3)'s). `tests/filter_bank.rs` checks all three
+/// against float64.
 ///
 /// ```
 /// use cliper::{FilterBank, FilterBankAlgorithm, FilterBankParams, FilterBankStrategy, Process, XData};
@@ -294,6 +304,12 @@ impl FilterBankParams {
 /// bank.run()?;
 /// assert!(matches!(bank.strategy(), Some(FilterBankStrategy::Winograd { images: 1, .. })));
 /// assert_eq!(y.to_vec()?, vec![45.0, 54.0, 81.0, 90.0]);
+/// // F(4×4, 3×3): one 4 × 4 tile, 12 of its outputs past the 2 × 2 output; its transforms round (2/3 is inexact).
+/// let mut bank4 = FilterBank::new(&x, &f, &y, FilterBankParams::default().algorithm(FilterBankAlgorithm::Winograd4x4));
+/// bank4.run()?;
+/// assert!(matches!(bank4.strategy(), Some(FilterBankStrategy::Winograd { side: 4, .. })));
+/// let want = [45.0, 54.0, 81.0, 90.0];
+/// assert!(y.to_vec()?.iter().zip(want).all(|(got, want)| (got - want).abs() < 1e-4));
 /// # Ok::<(), cliper::Error>(())
 /// ```
 ///
@@ -463,11 +479,13 @@ struct Fit {
     tf32: bool,
 }
 
-/// Bytes one image takes in the unrolled (im2col) and the Winograd-transformed forms.
+/// Bytes one image takes in the unrolled (im2col) and the Winograd-transformed forms (F(2×2, 3×3), F(4×4, 3×3)),
+/// and its output pixels per filter (P·Q).
 #[derive(Clone, Copy, Debug)]
 struct PerImage {
     im2col: usize,
-    winograd: usize,
+    winograd: [usize; 2],
+    outputs: usize,
 }
 
 /// The planner's algorithm.
@@ -476,7 +494,7 @@ enum Choice {
     Direct,
     Im2col { images: usize },
     Implicit,
-    Winograd { images: usize },
+    Winograd { side: usize, images: usize },
 }
 
 /// The algorithm for `n` images of `c` channels, `k` filters and patches of `crs` values taking `per_image` bytes
@@ -495,7 +513,7 @@ fn choose(
     let images = images_within(per_image.im2col);
     let im2col = fit.contiguous && per_image.im2col <= budget;
     let implicit = fit.contiguous && fit.constant_border;
-    let winograd = fit.winograd && per_image.winograd <= budget;
+    let [winograd2, winograd4] = per_image.winograd.map(|bytes| fit.winograd && bytes <= budget);
     let big = k >= if fit.cpu { 8 } else { 16 } && crs >= 16;
     // The implicit GEMM reads no more than the direct kernel: it already wins at 10 filters (H200, seed 004's
     // 10×4×128² ⊛ 10×4×16²: 0.72 ms against 0.93).
@@ -510,13 +528,22 @@ fn choose(
         (false, false) => c >= 32 && k >= 32,
         (false, true) => c >= 128 && k >= 128,
     };
-    let winograd_images = Choice::Winograd { images: images_within(per_image.winograd) };
+    let [f2, f4] = per_image.winograd.map(images_within);
+    let (winograd_2, winograd_4) = (Choice::Winograd { side: 2, images: f2 }, Choice::Winograd { side: 4, images: f4 });
+    // F(4×4, 3×3) does 0.56× the products and moves 0.56× the transformed data of F(2×2, 3×3), but its filter
+    // transform, 36 values per filter at every launch, is slow on PoCL. There (2 cores, events ms, F(2×2) → F(4×4)):
+    // 8×64×56² ⊛ 64×64×3² 19.3–20.4 → 14.5–17.4; 4×8×64² ⊛ 8×8×3² 1.20 → 0.91; 4×256×28² ⊛ 256×256×3² 16.8–17.8
+    // → 22.3–23.3, the filter transform 7.6 ms of it; 8×256×28² level (30.1–30.6 → 29.1–29.7). So from 8192
+    // outputs per filter on CPUs. GPUs keep F(2×2, 3×3), the size the H100's figures above were measured with.
+    let f4_pays = fit.cpu && n * per_image.outputs >= 8192;
+    let auto_winograd = if f4_pays && winograd4 { winograd_4 } else { winograd_2 };
     match algorithm {
         FilterBankAlgorithm::Direct => Choice::Direct,
         FilterBankAlgorithm::Im2col if im2col => Choice::Im2col { images },
         FilterBankAlgorithm::ImplicitGemm if implicit => Choice::Implicit,
-        FilterBankAlgorithm::Winograd if winograd => winograd_images,
-        FilterBankAlgorithm::Auto if winograd && winograd_worth_it => winograd_images,
+        FilterBankAlgorithm::Winograd if winograd2 => winograd_2,
+        FilterBankAlgorithm::Winograd4x4 if winograd4 => winograd_4,
+        FilterBankAlgorithm::Auto if winograd2 && winograd_worth_it => auto_winograd,
         FilterBankAlgorithm::Auto if gemm_worth_it && implicit && !fit.cpu => Choice::Implicit,
         FilterBankAlgorithm::Auto if big && im2col => Choice::Im2col { images },
         FilterBankAlgorithm::Auto if big && implicit => Choice::Implicit,
@@ -540,8 +567,11 @@ impl<T: Element> Process for FilterBank<T> {
         let info = app.device();
         let crs = c * r * s;
         let per_image = crs * pq * std::mem::size_of::<T>();
-        let tiles = [out_p.div_ceil(2), out_q.div_ceil(2)];
-        let per_image_winograd = 16 * (c + k) * tiles[0] * tiles[1] * std::mem::size_of::<T>();
+        let tiles = |side: usize| [out_p.div_ceil(side), out_q.div_ceil(side)];
+        let transformed = |side: usize| {
+            let [tp, tq] = tiles(side);
+            (side + 2) * (side + 2) * (c + k) * tp * tq * std::mem::size_of::<T>()
+        };
         let budget = p.memory_budget.unwrap_or((info.max_alloc_bytes as usize / 4).min(1 << 30)).max(1);
         let fit = Fit {
             contiguous: self.filters.is_contiguous() && self.output.is_contiguous(),
@@ -551,22 +581,28 @@ impl<T: Element> Process for FilterBank<T> {
             tf32: !T::IS_COMPLEX && !T::IS_DOUBLE && GemmStrategy::tensor_cores::<f32>(info, p.precision).is_ok(),
         };
         let cpu = fit.cpu;
-        let sizes = PerImage { im2col: per_image, winograd: per_image_winograd };
+        let sizes = PerImage { im2col: per_image, winograd: [transformed(2), transformed(4)], outputs: pq };
         let choice = choose(p.algorithm, [n, c, k, crs], sizes, budget, fit);
         // Elements of the largest scratch array the kernels index.
         let scratch = match choice {
             Choice::Im2col { images } => images * crs * pq,
-            Choice::Winograd { images } => 16 * (c.max(k) * images * tiles[0] * tiles[1]).max(k * c),
+            Choice::Winograd { side, images } => {
+                let [tp, tq] = tiles(side);
+                (side + 2) * (side + 2) * (c.max(k) * images * tp * tq).max(k * c)
+            }
             _ => 0,
         };
         let layouts = [self.input.layout(), self.filters.layout(), self.output.layout()];
         let index = index_type_for(&layouts, &[scratch as u64 + 1, (n * k * pq) as u64]);
-        let options = format!(
+        let mut options = format!(
             "{} -DIDX={} {} -DWG={DIRECT_WG} -DKB={FILTERS_PER_ITEM}",
             T::build_options(),
             index.cl_type(),
             p.border.build_option()
         );
+        if let Choice::Winograd { side: 4, .. } = choice {
+            options += " -DWINO_M=4";
+        }
         let value = T::from_c64(p.border.value().into());
         // filter_bank.cl's kernels only for the direct and im2col paths: the implicit GEMM builds linalg.cl alone.
         let bank_kernel = |name: &str| -> Result<Kernel> {
@@ -592,7 +628,7 @@ impl<T: Element> Process for FilterBank<T> {
             let strides = [*xn, *xc, *xh, *xw];
             let gemm = ConvGemm::new::<T>(app, op, &geometry, strides, index, p.gemm_tiles, p.precision)?;
             (FilterBankStrategy::ImplicitGemm { gemm: gemm.strategy() }, Step::Implicit(Box::new(gemm)))
-        } else if let Choice::Winograd { images } = choice {
+        } else if let Choice::Winograd { side, images } = choice {
             // The products' M is the filters, often 64 to 256, and N the tiles, many: on GPUs the implicit GEMM's
             // narrow tiles beat the planner's square-size pick (H100, 64×64×56² ⊛ 64×64×3²: 0.50 ms against 0.73
             // with 32 × 32 tiles; 32×256×28² ⊛ 256×256×3²: 0.46 against 0.51).
@@ -604,9 +640,9 @@ impl<T: Element> Process for FilterBank<T> {
                 Some(t) => MatMulParams::default().strategy(GemmStrategy::Tiled(t)),
                 None => MatMulParams::default().precision(p.precision),
             };
-            let winograd = Winograd::new(app, op, [n, c, k], tiles, images, product, bank_kernel)?;
+            let winograd = Winograd::new(app, op, [n, c, k], side, tiles(side), images, product, bank_kernel)?;
             let gemm = winograd.gemm();
-            (FilterBankStrategy::Winograd { images, gemm }, Step::Winograd(Box::new(winograd)))
+            (FilterBankStrategy::Winograd { side, images, gemm }, Step::Winograd(Box::new(winograd)))
         } else if let Choice::Im2col { images } = choice {
             let col = XData::uninit(app, op, &[images, crs, pq])?;
             let weights = self.filters.reshape(&[k, crs])?;
@@ -706,7 +742,7 @@ mod tests {
         let auto = FilterBankAlgorithm::Auto;
         let gpu = Fit { contiguous: true, constant_border: true, winograd: false, cpu: false, tf32: false };
         let cpu = Fit { cpu: true, ..gpu };
-        let bytes = |im2col: usize| PerImage { im2col, winograd: 1 << 40 };
+        let bytes = |im2col: usize| PerImage { im2col, winograd: [1 << 40; 2], outputs: 3136 };
         // 64 filters over 64 × 3 × 3 patches: the implicit GEMM on GPUs; im2col on CPUs, as many images per
         // chunk as the budget holds.
         assert_eq!(choose(auto, [10, 64, 64, 576], bytes(1000), 4500, gpu), Choice::Implicit);
@@ -737,14 +773,19 @@ mod tests {
         let auto = FilterBankAlgorithm::Auto;
         let gpu = Fit { contiguous: true, constant_border: true, winograd: true, cpu: false, tf32: false };
         let (cpu, tf32) = (Fit { cpu: true, ..gpu }, Fit { tf32: true, ..gpu });
-        let bytes = PerImage { im2col: 1000, winograd: 2000 };
-        let winograd = |images| Choice::Winograd { images };
+        let bytes = PerImage { im2col: 1000, winograd: [2000, 1125], outputs: 3136 };
+        let winograd = |images| Choice::Winograd { side: 2, images };
+        let winograd4 = |images| Choice::Winograd { side: 4, images };
         // GPUs from 32 channels and filters (from 128 with TF32 tensor cores), CPUs from 4.
         assert_eq!(choose(auto, [8, 32, 32, 288], bytes, 1 << 30, gpu), winograd(8));
         assert_eq!(choose(auto, [8, 16, 64, 144], bytes, 1 << 30, gpu), Choice::Implicit);
         assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 1 << 30, tf32), Choice::Implicit);
         assert_eq!(choose(auto, [8, 128, 128, 1152], bytes, 1 << 30, tf32), winograd(8));
-        assert_eq!(choose(auto, [8, 4, 4, 36], bytes, 1 << 30, cpu), winograd(8));
+        // CPUs take 4 × 4 tiles from 8192 outputs per filter (here 8 images of 56²), 2 × 2 below.
+        assert_eq!(choose(auto, [8, 4, 4, 36], bytes, 1 << 30, cpu), winograd4(8));
+        assert_eq!(choose(auto, [2, 4, 4, 36], bytes, 1 << 30, cpu), winograd(2));
+        assert_eq!(choose(FilterBankAlgorithm::Winograd4x4, [8, 64, 64, 576], bytes, 1 << 30, gpu), winograd4(8));
+        assert_eq!(choose(FilterBankAlgorithm::Winograd4x4, [8, 64, 64, 576], bytes, 3000, gpu), winograd4(2));
         assert_eq!(choose(auto, [8, 3, 16, 27], bytes, 1 << 30, cpu), Choice::Im2col { images: 8 });
         // Any border and layout; in chunks within the budget; not when one image's transforms exceed it.
         let any = Fit { contiguous: false, constant_border: false, ..gpu };
