@@ -290,7 +290,7 @@ impl FilterBankParams {
 /// `16·(C + 12)·ε·Σ|f[k]|·max|x|` — for 64 channels about twice the direct bound. F(4×4, 3×3)'s transforms reach
 /// (29⅓)² ≈ 860 times the direct magnitudes (per axis, max over i, r of Σ_a |Aᵀ[i, a]|·|G[a, r]|·Σ_u |Bᵀ[a, u]|),
 /// with C + 30 roundings: `860·(C + 30)·ε·Σ|f[k]|·max|x|`, a loose bound (float32 emulation on random data erred
-/// by 5.9·10⁻⁷ of Σ|f[k]|·max|x| at 64 channels, 16 times F(2×2, 3×3)'s). `tests/filter_bank.rs` checks all three
+/// by 5.9·10⁻⁷ of `Σ|f[k]|·max|x|` at 64 channels, 16 times F(2×2, 3×3)'s). `tests/filter_bank.rs` checks all three
 /// against float64.
 ///
 /// ```
