@@ -106,7 +106,7 @@ impl<T: Element> Winograd<T> {
             .scalar("xs", xs)
             .output("u", &self.u)
             .scalar("geo", geo)
-            .global(&[groups(k * c)])
+            .global(&[groups((self.side + 2) * k * c)])
             .local(&[WG])
             .work((k * c) as u64 * (9 + points) * element, 0)
             .enqueue()?;

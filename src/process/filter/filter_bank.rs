@@ -279,8 +279,8 @@ impl FilterBankParams {
 ///
 /// The planner picks `bank_direct` (few filters or channels: every input element is read once per block of
 /// filters), a GEMM — im2col + [`MatMul`] on CPUs, an implicit GEMM on GPUs — for many filters and channels, or
-/// Winograd F(2×2, 3×3) or F(4×4, 3×3) for 3 × 3 filters at stride 1 ([`FilterBankAlgorithm`]; 4 × 4 tiles on CPU
-/// devices from 8192 outputs per filter), and reports its choice in
+/// Winograd F(2×2, 3×3) for 3 × 3 filters at stride 1 (F(4×4, 3×3) when asked for: [`FilterBankAlgorithm`]), and
+/// reports its choice in
 /// [`FilterBank::strategy`].
 ///
 /// Accuracy: the direct and GEMM paths sum C·R·S products, within `(C·R·S + 4)·ε·Σ|f[k]|·max|x|` of the exact
@@ -479,13 +479,11 @@ struct Fit {
     tf32: bool,
 }
 
-/// Bytes one image takes in the unrolled (im2col) and the Winograd-transformed forms (F(2×2, 3×3), F(4×4, 3×3)),
-/// and its output pixels per filter (P·Q).
+/// Bytes one image takes in the unrolled (im2col) and the Winograd-transformed forms (F(2×2, 3×3), F(4×4, 3×3)).
 #[derive(Clone, Copy, Debug)]
 struct PerImage {
     im2col: usize,
     winograd: [usize; 2],
-    outputs: usize,
 }
 
 /// The planner's algorithm.
@@ -530,20 +528,17 @@ fn choose(
     };
     let [f2, f4] = per_image.winograd.map(images_within);
     let (winograd_2, winograd_4) = (Choice::Winograd { side: 2, images: f2 }, Choice::Winograd { side: 4, images: f4 });
-    // F(4×4, 3×3) does 0.56× the products and moves 0.56× the transformed data of F(2×2, 3×3), but its filter
-    // transform, 36 values per filter at every launch, is slow on PoCL. There (2 cores, events ms, F(2×2) → F(4×4)):
-    // 8×64×56² ⊛ 64×64×3² 19.3–20.4 → 14.5–17.4; 4×8×64² ⊛ 8×8×3² 1.20 → 0.91; 4×256×28² ⊛ 256×256×3² 16.8–17.8
-    // → 22.3–23.3, the filter transform 7.6 ms of it; 8×256×28² level (30.1–30.6 → 29.1–29.7). So from 8192
-    // outputs per filter on CPUs. GPUs keep F(2×2, 3×3), the size the H100's figures above were measured with.
-    let f4_pays = fit.cpu && n * per_image.outputs >= 8192;
-    let auto_winograd = if f4_pays && winograd4 { winograd_4 } else { winograd_2 };
+    // F(4×4, 3×3) does 0.56× the products of F(2×2, 3×3) and moves 0.56× the transformed data, but on PoCL its
+    // input transform costs more than that saves (2 cores, 8×64×56² ⊛ 64×64×3², device ms, three alternations:
+    // F(2×2) 12.6–13.1, F(4×4) 16.5–17.4; its input transform 11.5 against 6.3, its products 2.8–3.5 against
+    // 4.6–5.2). It has not been measured on a GPU yet, so the planner keeps F(2×2, 3×3) everywhere.
     match algorithm {
         FilterBankAlgorithm::Direct => Choice::Direct,
         FilterBankAlgorithm::Im2col if im2col => Choice::Im2col { images },
         FilterBankAlgorithm::ImplicitGemm if implicit => Choice::Implicit,
         FilterBankAlgorithm::Winograd if winograd2 => winograd_2,
         FilterBankAlgorithm::Winograd4x4 if winograd4 => winograd_4,
-        FilterBankAlgorithm::Auto if winograd2 && winograd_worth_it => auto_winograd,
+        FilterBankAlgorithm::Auto if winograd2 && winograd_worth_it => winograd_2,
         FilterBankAlgorithm::Auto if gemm_worth_it && implicit && !fit.cpu => Choice::Implicit,
         FilterBankAlgorithm::Auto if big && im2col => Choice::Im2col { images },
         FilterBankAlgorithm::Auto if big && implicit => Choice::Implicit,
@@ -581,7 +576,7 @@ impl<T: Element> Process for FilterBank<T> {
             tf32: !T::IS_COMPLEX && !T::IS_DOUBLE && GemmStrategy::tensor_cores::<f32>(info, p.precision).is_ok(),
         };
         let cpu = fit.cpu;
-        let sizes = PerImage { im2col: per_image, winograd: [transformed(2), transformed(4)], outputs: pq };
+        let sizes = PerImage { im2col: per_image, winograd: [transformed(2), transformed(4)] };
         let choice = choose(p.algorithm, [n, c, k, crs], sizes, budget, fit);
         // Elements of the largest scratch array the kernels index.
         let scratch = match choice {
@@ -742,7 +737,7 @@ mod tests {
         let auto = FilterBankAlgorithm::Auto;
         let gpu = Fit { contiguous: true, constant_border: true, winograd: false, cpu: false, tf32: false };
         let cpu = Fit { cpu: true, ..gpu };
-        let bytes = |im2col: usize| PerImage { im2col, winograd: [1 << 40; 2], outputs: 3136 };
+        let bytes = |im2col: usize| PerImage { im2col, winograd: [1 << 40; 2] };
         // 64 filters over 64 × 3 × 3 patches: the implicit GEMM on GPUs; im2col on CPUs, as many images per
         // chunk as the budget holds.
         assert_eq!(choose(auto, [10, 64, 64, 576], bytes(1000), 4500, gpu), Choice::Implicit);
@@ -773,7 +768,7 @@ mod tests {
         let auto = FilterBankAlgorithm::Auto;
         let gpu = Fit { contiguous: true, constant_border: true, winograd: true, cpu: false, tf32: false };
         let (cpu, tf32) = (Fit { cpu: true, ..gpu }, Fit { tf32: true, ..gpu });
-        let bytes = PerImage { im2col: 1000, winograd: [2000, 1125], outputs: 3136 };
+        let bytes = PerImage { im2col: 1000, winograd: [2000, 1125] };
         let winograd = |images| Choice::Winograd { side: 2, images };
         let winograd4 = |images| Choice::Winograd { side: 4, images };
         // GPUs from 32 channels and filters (from 128 with TF32 tensor cores), CPUs from 4.
@@ -781,9 +776,8 @@ mod tests {
         assert_eq!(choose(auto, [8, 16, 64, 144], bytes, 1 << 30, gpu), Choice::Implicit);
         assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 1 << 30, tf32), Choice::Implicit);
         assert_eq!(choose(auto, [8, 128, 128, 1152], bytes, 1 << 30, tf32), winograd(8));
-        // CPUs take 4 × 4 tiles from 8192 outputs per filter (here 8 images of 56²), 2 × 2 below.
-        assert_eq!(choose(auto, [8, 4, 4, 36], bytes, 1 << 30, cpu), winograd4(8));
-        assert_eq!(choose(auto, [2, 4, 4, 36], bytes, 1 << 30, cpu), winograd(2));
+        assert_eq!(choose(auto, [8, 4, 4, 36], bytes, 1 << 30, cpu), winograd(8));
+        // 4 × 4 tiles only when asked for, within the budget (1125 bytes per image).
         assert_eq!(choose(FilterBankAlgorithm::Winograd4x4, [8, 64, 64, 576], bytes, 1 << 30, gpu), winograd4(8));
         assert_eq!(choose(FilterBankAlgorithm::Winograd4x4, [8, 64, 64, 576], bytes, 3000, gpu), winograd4(2));
         assert_eq!(choose(auto, [8, 3, 16, 27], bytes, 1 << 30, cpu), Choice::Im2col { images: 8 });
