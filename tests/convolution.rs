@@ -496,6 +496,23 @@ fn separable_convolution_from_factors() {
         let xmax = host.iter().fold(0.75f64, |m, v| m.max(v.norm()));
         assert_close(&fetch(&y), &conv_ref(&host, outer.shape(), &w, &spec), tolerance::<f32>(&w, xmax), "factors");
     }
+    // Without a dilation, where the passes would not run on the host's threads, the factors run in one pass (as
+    // the planner runs rank-1 filters); ConvAlgorithm::Separable keeps the passes.
+    let w: Vec<Complex64> = outer.values().iter().map(|v| v.to_c64()).collect();
+    for (algorithm, one_pass) in [(ConvAlgorithm::Auto, true), (ConvAlgorithm::Separable, false)] {
+        let spec = Spec::new(ConvMode::Convolution, ConvOutput::Same, Border::Wrap);
+        let (x, host) = random::<Complex32>(&mut rng, &[2, 23, 19]);
+        let out = poisoned::<Complex32>(&[2, 23, 19]);
+        let params = spec.params().kernels_only(true).algorithm(algorithm);
+        let mut sep = SeparableConvolution::new(&x, &[a.clone(), b.clone()], &out, params);
+        sep.init().unwrap();
+        sep.launch().unwrap();
+        let how = sep.strategy().unwrap();
+        assert_eq!(matches!(how, ConvStrategy::SeparableFused { .. }), one_pass, "{algorithm:?}: {how:?}");
+        let xmax = host.iter().fold(0.0f64, |m, v| m.max(v.norm()));
+        let want = conv_ref(&host, outer.shape(), &w, &spec);
+        assert_close(&fetch(&out), &want, tolerance::<Complex32>(&w, xmax), &format!("{how:?}"));
+    }
 }
 
 #[test]

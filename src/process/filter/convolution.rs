@@ -303,6 +303,32 @@ impl<T: Element, K: FilterElement<T>> ConvPlan<T, K> {
         plan.with_epilogue(epilogue).map(Some)
     }
 
+    /// [`ConvPlan::separable_fused`] where `params` ask for it ([`ConvAlgorithm::SeparableFused`]), or where the
+    /// planner chooses ([`ConvAlgorithm::Auto`]) and the passes would not run on a CPU device's host threads (their
+    /// choice there); `None` otherwise, and where it does not apply or pay.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn fused_where_chosen(
+        op: &str,
+        params: &ConvParams,
+        input: &XData<T>,
+        output: &XData<T>,
+        factors: &[Filter<K>],
+        axes: &[AxisPlan],
+        epilogue: &Epilogue<T>,
+    ) -> Result<Option<ConvPlan<T, K>>> {
+        let host_passes =
+            output.app().device().kind == DeviceKind::Cpu && params.pass_preference() == PassPreference::Host;
+        match params.algorithm {
+            ConvAlgorithm::SeparableFused => {
+                ConvPlan::separable_fused(op, params, input, output, factors, axes, false, epilogue)
+            }
+            ConvAlgorithm::Auto if !host_passes => {
+                ConvPlan::separable_fused(op, params, input, output, factors, axes, true, epilogue)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The FFT path with the whole (already oriented and normalised) filter; `epilogue`'s stages run after it.
     pub(crate) fn fft(
         op: &str,
@@ -516,17 +542,9 @@ impl<T: Element, K: FilterElement<T>> Process for Convolution<T, K> {
         let p = &self.params;
         let e = &self.epilogue;
         let direct = |preference| ConvPlan::direct(op, p, &self.input, &self.output, &filter, &axes, preference, e);
-        // One pass of the factors where asked, or where the planner chooses and the passes would not run on the
-        // host's threads (a CPU device's choice).
-        let host_passes = info.kind == DeviceKind::Cpu && auto == PassPreference::Host;
-        let fused = match (algorithm, &factors) {
-            (ConvAlgorithm::SeparableFused, Some(f)) => {
-                ConvPlan::separable_fused(op, p, &self.input, &self.output, f, &axes, false, e)?
-            }
-            (ConvAlgorithm::Auto, Some(f)) if !host_passes => {
-                ConvPlan::separable_fused(op, p, &self.input, &self.output, f, &axes, true, e)?
-            }
-            _ => None,
+        let fused = match &factors {
+            Some(f) => ConvPlan::fused_where_chosen(op, p, &self.input, &self.output, f, &axes, e)?,
+            None => None,
         };
         if let Some(plan) = fused {
             self.plan.set(plan);

@@ -1,4 +1,5 @@
-//! [`SeparableConvolution`]: a convolution given as one 1-D filter per axis, run as one pass per axis.
+//! [`SeparableConvolution`]: a convolution given as one 1-D filter per axis, run as one pass per axis or, where the
+//! planner chooses, as one pass of the factors.
 
 use super::conv_params::ConvParams;
 use super::convolution::{ConvPlan, ConvStrategy, check_arrays, oriented};
@@ -10,7 +11,10 @@ use crate::process::elementwise::{Epilogue, EpilogueStrategy};
 use crate::process::{Prepared, Process};
 
 /// The convolution with the outer product of 1-D filters, one per trailing axis (`factors[0]` along the first
-/// filtered axis), computed as one 1-D pass per axis: `Σ wₖ` multiply-adds per output instead of `Π wₖ`.
+/// filtered axis), computed as one 1-D pass per axis: `Σ wₖ` multiply-adds per output instead of `Π wₖ`; or, for
+/// 2 or 3 short factors where the passes would not run on a CPU device's host threads (GPUs), as one `conv_blocked`
+/// pass of the factors ([`ConvStrategy::SeparableFused`], as [`super::Convolution`] plans rank-1 filters;
+/// [`super::ConvAlgorithm::Separable`] keeps the passes).
 /// Results equal [`super::Convolution`] with `Filter::outer(factors)` to rounding, for every mode, output size,
 /// border (constant borders included), stride and dilation. [`super::Convolution`] finds rank-1 filters by
 /// itself; use this when the factors are what you have.
@@ -74,7 +78,8 @@ impl<T: Element, K: FilterElement<T>> SeparableConvolution<T, K> {
         params.output_shape(input, lengths)
     }
 
-    /// The plan `init` made (always [`ConvStrategy::Separable`] unless the output is empty); `None` before.
+    /// The plan `init` made ([`ConvStrategy::Separable`] or [`ConvStrategy::SeparableFused`], unless the output is
+    /// empty); `None` before.
     pub fn strategy(&self) -> Option<ConvStrategy> {
         self.plan.as_ref().map(|p| p.strategy())
     }
@@ -109,6 +114,11 @@ impl<T: Element, K: FilterElement<T>> Process for SeparableConvolution<T, K> {
         let shape = filter_shape(&self.factors)?;
         let axes = check_arrays(op, &self.params, &self.input, &self.output, &shape)?;
         let factors = self.factors.iter().map(|f| oriented(f, &self.params)).collect::<Result<Vec<_>>>()?;
+        let (p, e) = (&self.params, &self.epilogue);
+        if let Some(plan) = ConvPlan::fused_where_chosen(op, p, &self.input, &self.output, &factors, &axes, e)? {
+            self.plan.set(plan);
+            return Ok(());
+        }
         self.plan.set(ConvPlan::separable(
             op,
             &self.params,
