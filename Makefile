@@ -85,6 +85,9 @@ mpi:
 
 # The benchmark suite on the default device with the peers for that kind of device and the report (tables and
 # plots), into out/bench/ (docs/benchmarks.md says how to read it). A GPU gets the full sizes, a CPU --quick.
+# The CPU peers (numpy, scipy) run in the project's .venv, which scripts/install-python.sh makes: a fresh machine's
+# python3 has neither, and the report then had no peers to compare with.
 bench: opencl cxx hdf5
+	./scripts/install-python.sh
 	$(CARGO) build --release -p cliper-bench -p cliper-cli
-	./scripts/bench/run-suite.sh out/bench/$$(date +%F) auto
+	PYTHON=$(CURDIR)/$(PYTHON) ./scripts/bench/run-suite.sh out/bench/$$(date +%F) auto

@@ -11,11 +11,13 @@
 # SUITE_ARGS adds arguments to the suite (e.g. `--only fft,recon`); PEERS picks the GPU peers (default
 # "clblast torch gemm filterbank ndimage fft").
 # BENCH (default target/release/cliper-bench) and PEERBENCH (default .device-kit/peerbench, else
-# ../shared/peerbench) say where the programs are. Nothing else should run on the machine meanwhile.
+# ../shared/peerbench) say where the programs are; PYTHON (default python3) runs the CPU peers, which need numpy
+# and scipy (`make bench` passes the project's .venv). Nothing else should run on the machine meanwhile.
 set -uo pipefail
 prefix=${1:?usage: run-suite.sh PREFIX [auto|gpu|cpu]}
 mode=${2:-auto}
 bench=${BENCH:-target/release/cliper-bench}
+python=${PYTHON:-python3}
 if [ "$mode" = auto ]; then
     kind=$("$(dirname "$bench")/cliper" devices --json | python3 -c \
         'import json, sys; print(next((d["kind"] for d in json.load(sys.stdin)["devices"] if d["default"]), "CPU"))')
@@ -64,8 +66,8 @@ else
     else
         echo "CLBlast comparison skipped: install libclblast1 and opencl-c-headers to include it" | tee -a "$peers"
     fi
-    python3 scripts/bench/peer_numpy.py 2>&1 | tee -a "$peers"
-    python3 scripts/bench/peer_ndimage.py cpu 2>&1 | tee -a "$peers"
+    "$python" scripts/bench/peer_numpy.py 2>&1 | tee -a "$peers"
+    "$python" scripts/bench/peer_ndimage.py cpu 2>&1 | tee -a "$peers"
 fi
 "$bench" report "$prefix.json" --peers "$peers" --markdown "$prefix.md" --plots "$prefix-plots"
 exit "$suite_rc"
