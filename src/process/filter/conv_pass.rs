@@ -256,10 +256,14 @@ pub(crate) fn fused_separable_macs<T: Element>(
     o: [usize; 3],
     batch: u64,
 ) -> Option<f64> {
-    let b = block_shape::<T>(info, g, o, batch)?;
-    let [fz, fy, fx] = g.filter.map(|f| f as f64);
-    let ry = b.ry as f64;
-    Some(fx * (ry + fy - 1.0) / ry + fy * fz)
+    block_shape::<T>(info, g, o, batch).map(|b| factored_macs(g.filter, b.ry))
+}
+
+/// Multiply-adds per output of the factors' pass over `filter` extents with `ry` output rows per work-item.
+fn factored_macs(filter: [usize; 3], ry: usize) -> f64 {
+    let [fz, fy, fx] = filter.map(|f| f as f64);
+    let ry = ry as f64;
+    fx * (ry + fy - 1.0) / ry + fy * fz
 }
 
 /// A pass on the host, with the regions it maps.
@@ -441,12 +445,9 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
             Some((program.kernel(launch.kernel_name())?.owned_by(op), weights))
         };
         let taps = match launch {
-            LaunchShape::Blocked { ry, .. } if g.factored => {
-                let [fz, fy, fx] = g.filter;
-                (fx * (ry + fy - 1)).div_ceil(ry) + fy * fz
-            }
-            _ => filter.values().len(),
-        } as u64;
+            LaunchShape::Blocked { ry, .. } if g.factored => factored_macs(g.filter, ry).ceil() as u64,
+            _ => filter.values().len() as u64,
+        };
         let outputs = output.len() as u64;
         let per_tap = match (T::IS_COMPLEX, K::IS_COMPLEX) {
             (true, true) => 8,
