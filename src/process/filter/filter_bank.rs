@@ -202,7 +202,8 @@ impl FilterBankParams {
 
     /// How exactly the products of `f32` banks must be formed when they run as a GEMM (im2col + [`MatMul`], whose
     /// [`MatMulParams::precision`] it sets, or the implicit GEMM; default [`GemmPrecision::Full`]):
-    /// [`GemmPrecision::Tf32`] lets them run on TF32 tensor cores where the device has them. The direct kernel
+    /// [`GemmPrecision::Tf32`] lets them run on TF32 tensor cores where the device has them. Winograd's products
+    /// take them only with 256 channels and filters or more, where they are faster than FP32; the direct kernel
     /// always computes in FP32.
     ///
     /// ```
@@ -279,9 +280,8 @@ impl FilterBankParams {
 ///
 /// The planner picks `bank_direct` (few filters or channels: every input element is read once per block of
 /// filters), a GEMM — im2col + [`MatMul`] on CPUs, an implicit GEMM on GPUs — for many filters and channels, or
-/// Winograd F(2×2, 3×3) for 3 × 3 filters at stride 1 (F(4×4, 3×3) when asked for: [`FilterBankAlgorithm`]), and
-/// reports its choice in
-/// [`FilterBank::strategy`].
+/// Winograd for 3 × 3 filters at stride 1 — F(4×4, 3×3) on GPUs where the batch has enough tiles, F(2×2, 3×3)
+/// otherwise ([`FilterBankAlgorithm`] forces either) — and reports its choice in [`FilterBank::strategy`].
 ///
 /// Accuracy: the direct and GEMM paths sum C·R·S products, within `(C·R·S + 4)·ε·Σ|f[k]|·max|x|` of the exact
 /// result (ε the unit roundoff). Winograd sums C products of transformed values, whose magnitudes reach 16 times
@@ -469,21 +469,22 @@ impl<T: Element> FilterBank<T> {
 
 /// What the layout and the device allow: contiguous filters and output (im2col and the implicit GEMM write C
 /// whole), a constant border (the implicit GEMM's only rule), 3 × 3 filters at stride 1 and dilation 1
-/// (Winograd's only case), a CPU device, and products allowed on TF32 tensor cores.
+/// (Winograd's only case), and a CPU device.
 #[derive(Clone, Copy, Debug)]
 struct Fit {
     contiguous: bool,
     constant_border: bool,
     winograd: bool,
     cpu: bool,
-    tf32: bool,
 }
 
-/// Bytes one image takes in the unrolled (im2col) and the Winograd-transformed forms (F(2×2, 3×3), F(4×4, 3×3)).
+/// Bytes one image takes in the unrolled (im2col) and the Winograd-transformed forms (F(2×2, 3×3), F(4×4, 3×3)),
+/// and the 4 × 4 output tiles it has.
 #[derive(Clone, Copy, Debug)]
 struct PerImage {
     im2col: usize,
     winograd: [usize; 2],
+    tiles4: usize,
 }
 
 /// The planner's algorithm.
@@ -497,8 +498,8 @@ enum Choice {
 
 /// The algorithm for `n` images of `c` channels, `k` filters and patches of `crs` values taking `per_image` bytes
 /// unrolled or transformed, within `budget` bytes. A GEMM pays when the product is big enough in both filters and
-/// patch length to run near its speed; below that the direct kernel reads less memory. Winograd F(2×2, 3×3)
-/// where it applies and both channels and filters are enough; otherwise on GPUs the implicit GEMM (no unrolled
+/// patch length to run near its speed; below that the direct kernel reads less memory. Winograd where it applies
+/// and both channels and filters are enough (F(4×4, 3×3) on GPUs with 256 tiles or more per chunk); otherwise on GPUs the implicit GEMM (no unrolled
 /// matrix), on CPUs im2col, whose product is the host's GEMM. Pure, so it is unit-tested.
 fn choose(
     algorithm: FilterBankAlgorithm,
@@ -516,29 +517,31 @@ fn choose(
     // The implicit GEMM reads no more than the direct kernel: it already wins at 10 filters (H200, seed 004's
     // 10×4×128² ⊛ 10×4×16²: 0.72 ms against 0.93).
     let gemm_worth_it = k >= 8 && crs >= 16;
-    // Winograd's transforms cost memory traffic that its 2.25× fewer products must pay for. PoCL: ahead of the
-    // direct kernel from 4 channels and 4 filters (8×8×64² ⊛ 8×8×3²: 1.9 ms against 4.8; 16 filters over 3
-    // channels: 12.1 against 9.7). H100: ahead of the implicit GEMM from 32 channels and filters (8×32×128²:
-    // 0.18 ms against 0.20; 16×128×56²: 0.32 against 0.56), level at 16; on TF32 tensor cores the implicit GEMM
-    // keeps up to 64 (0.44 ms against 0.55 at 64×64×56²) and Winograd wins from 128 (0.29 against 0.32).
-    let winograd_worth_it = match (fit.cpu, fit.tf32) {
-        (true, _) => c >= 4 && k >= 4,
-        (false, false) => c >= 32 && k >= 32,
-        (false, true) => c >= 128 && k >= 128,
-    };
+    // Winograd's transforms cost memory traffic that its fewer products must pay for. PoCL: ahead of the direct
+    // kernel from 4 channels and 4 filters (8×8×64² ⊛ 8×8×3²: 1.9 ms against 4.8; 16 filters over 3 channels:
+    // 12.1 against 9.7). H200 (2026-11-29, F(4×4, 3×3) with FP32 products, device ms): ahead of the implicit
+    // GEMM from 8 channels and 8 filters (8×8×128² ⊛ 8×8×3²: 0.050 against 0.061; 8×16×128² ⊛ 16×16×3²: 0.064
+    // against 0.103), behind it with 3 or 4 channels (8×4×128² ⊛ 16×4×3²: 0.056 against 0.038; 4×3×224² ⊛
+    // 64×3×3²: 0.22 against 0.062). With TF32 allowed as well: the implicit GEMM on the tensor cores took 0.32,
+    // 0.64 and 0.43 ms on the 16×128×56², 32×256×28² and 64×64×56² cases, Winograd 0.20, 0.28 and 0.29.
+    let winograd_worth_it = if fit.cpu { c >= 4 && k >= 4 } else { c >= 8 && k >= 8 };
     let [f2, f4] = per_image.winograd.map(images_within);
     let (winograd_2, winograd_4) = (Choice::Winograd { side: 2, images: f2 }, Choice::Winograd { side: 4, images: f4 });
-    // F(4×4, 3×3) does 0.56× the products of F(2×2, 3×3) and moves 0.56× the transformed data, but on PoCL its
-    // input transform costs more than that saves (2 cores, 8×64×56² ⊛ 64×64×3², device ms, three alternations:
-    // F(2×2) 12.6–13.1, F(4×4) 16.5–17.4; its input transform 11.5 against 6.3, its products 2.8–3.5 against
-    // 4.6–5.2). It has not been measured on a GPU yet, so the planner keeps F(2×2, 3×3) everywhere.
+    // F(4×4, 3×3) does 0.56× the products of F(2×2, 3×3) and moves 0.56× the transformed data. On the H200 it
+    // took 0.71–0.73× F(2×2)'s time on the four ResNet-like cases (16×128×56² ⊛ 128×128×3²: 0.197 ms against
+    // 0.275), but with few tiles its products fill the GPU less (1×256×14² ⊛ 256×256×3², 16 tiles: 0.051
+    // against 0.036; 1×64×56², 196 tiles: level). On PoCL its input transform costs more than it saves (2
+    // cores, 8×64×56² ⊛ 64×64×3²: F(2×2) 12.6–13.1 ms, F(4×4) 16.5–17.4; its input transform 11.5 against
+    // 6.3, its products 2.8–3.5 against 4.6–5.2).
+    let four_pays = !fit.cpu && winograd4 && f4 * per_image.tiles4 >= 256;
+    let winograd_auto = if four_pays { winograd_4 } else { winograd_2 };
     match algorithm {
         FilterBankAlgorithm::Direct => Choice::Direct,
         FilterBankAlgorithm::Im2col if im2col => Choice::Im2col { images },
         FilterBankAlgorithm::ImplicitGemm if implicit => Choice::Implicit,
         FilterBankAlgorithm::Winograd if winograd2 => winograd_2,
         FilterBankAlgorithm::Winograd4x4 if winograd4 => winograd_4,
-        FilterBankAlgorithm::Auto if winograd2 && winograd_worth_it => winograd_2,
+        FilterBankAlgorithm::Auto if winograd_worth_it && (winograd2 || four_pays) => winograd_auto,
         FilterBankAlgorithm::Auto if gemm_worth_it && implicit && !fit.cpu => Choice::Implicit,
         FilterBankAlgorithm::Auto if big && im2col => Choice::Im2col { images },
         FilterBankAlgorithm::Auto if big && implicit => Choice::Implicit,
@@ -573,10 +576,10 @@ impl<T: Element> Process for FilterBank<T> {
             constant_border: matches!(p.border, Border::Constant(v) if v.is_finite()),
             winograd: [r, s] == [3, 3] && p.stride == [1, 1] && p.dilation == [1, 1],
             cpu: info.kind == DeviceKind::Cpu,
-            tf32: !T::IS_COMPLEX && !T::IS_DOUBLE && GemmStrategy::tensor_cores::<f32>(info, p.precision).is_ok(),
         };
         let cpu = fit.cpu;
-        let sizes = PerImage { im2col: per_image, winograd: [transformed(2), transformed(4)] };
+        let [tp4, tq4] = tiles(4);
+        let sizes = PerImage { im2col: per_image, winograd: [transformed(2), transformed(4)], tiles4: tp4 * tq4 };
         let choice = choose(p.algorithm, [n, c, k, crs], sizes, budget, fit);
         // Elements of the largest scratch array the kernels index.
         let scratch = match choice {
@@ -626,14 +629,23 @@ impl<T: Element> Process for FilterBank<T> {
         } else if let Choice::Winograd { side, images } = choice {
             // The products' M is the filters, often 64 to 256, and N the tiles, many: on GPUs the implicit GEMM's
             // narrow tiles beat the planner's square-size pick (H100, 64×64×56² ⊛ 64×64×3²: 0.50 ms against 0.73
-            // with 32 × 32 tiles; 32×256×28² ⊛ 256×256×3²: 0.46 against 0.51).
+            // with 32 × 32 tiles; 32×256×28² ⊛ 256×256×3²: 0.46 against 0.51). With TF32 allowed, the tensor
+            // cores pay only for long products: H200, F(4×4, 3×3), device ms, FP32 against TF32 products:
+            // 64×64×56² 0.29 against 0.40, 16×128×56² 0.20 against 0.22, 32×256×28² 0.31 against 0.28. Full FP32
+            // is always within what TF32 allows.
+            let tensor_cores = c >= 256
+                && k >= 256
+                && !T::IS_COMPLEX
+                && !T::IS_DOUBLE
+                && GemmStrategy::tensor_cores::<f32>(info, p.precision).is_ok();
             let narrow = GemmTiles { mwg: 64, nwg: 128, kwg: 16, mdimc: 8, ndimc: 16, vwm: 4, vwn: 4 };
             let gemm_tiles = p
                 .gemm_tiles
-                .or_else(|| (!cpu && !fit.tf32 && k >= 64 && narrow.validate::<T>(info).is_ok()).then_some(narrow));
+                .or_else(|| (!cpu && !tensor_cores && k >= 64 && narrow.validate::<T>(info).is_ok()).then_some(narrow));
             let product = match gemm_tiles {
                 Some(t) => MatMulParams::default().strategy(GemmStrategy::Tiled(t)),
-                None => MatMulParams::default().precision(p.precision),
+                None if tensor_cores => MatMulParams::default().precision(p.precision),
+                None => MatMulParams::default(),
             };
             let winograd = Winograd::new(app, op, [n, c, k], side, tiles(side), images, product, bank_kernel)?;
             let gemm = winograd.gemm();
@@ -735,9 +747,9 @@ mod tests {
     #[test]
     fn gemm_algorithms_for_many_filters_and_long_patches() {
         let auto = FilterBankAlgorithm::Auto;
-        let gpu = Fit { contiguous: true, constant_border: true, winograd: false, cpu: false, tf32: false };
+        let gpu = Fit { contiguous: true, constant_border: true, winograd: false, cpu: false };
         let cpu = Fit { cpu: true, ..gpu };
-        let bytes = |im2col: usize| PerImage { im2col, winograd: [1 << 40; 2] };
+        let bytes = |im2col: usize| PerImage { im2col, winograd: [1 << 40; 2], tiles4: 64 };
         // 64 filters over 64 × 3 × 3 patches: the implicit GEMM on GPUs; im2col on CPUs, as many images per
         // chunk as the budget holds.
         assert_eq!(choose(auto, [10, 64, 64, 576], bytes(1000), 4500, gpu), Choice::Implicit);
@@ -766,24 +778,28 @@ mod tests {
     #[test]
     fn winograd_for_three_by_three_with_enough_channels_and_filters() {
         let auto = FilterBankAlgorithm::Auto;
-        let gpu = Fit { contiguous: true, constant_border: true, winograd: true, cpu: false, tf32: false };
-        let (cpu, tf32) = (Fit { cpu: true, ..gpu }, Fit { tf32: true, ..gpu });
-        let bytes = PerImage { im2col: 1000, winograd: [2000, 1125] };
+        let gpu = Fit { contiguous: true, constant_border: true, winograd: true, cpu: false };
+        let cpu = Fit { cpu: true, ..gpu };
+        let bytes = PerImage { im2col: 1000, winograd: [2000, 1125], tiles4: 64 };
         let winograd = |images| Choice::Winograd { side: 2, images };
         let winograd4 = |images| Choice::Winograd { side: 4, images };
-        // GPUs from 32 channels and filters (from 128 with TF32 tensor cores), CPUs from 4.
-        assert_eq!(choose(auto, [8, 32, 32, 288], bytes, 1 << 30, gpu), winograd(8));
-        assert_eq!(choose(auto, [8, 16, 64, 144], bytes, 1 << 30, gpu), Choice::Implicit);
-        assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 1 << 30, tf32), Choice::Implicit);
-        assert_eq!(choose(auto, [8, 128, 128, 1152], bytes, 1 << 30, tf32), winograd(8));
+        // GPUs from 8 channels and 8 filters, F(4×4, 3×3) with 256 tiles or more per chunk; CPUs from 4, F(2×2).
+        assert_eq!(choose(auto, [8, 8, 8, 72], bytes, 1 << 30, gpu), winograd4(8));
+        assert_eq!(choose(auto, [8, 32, 32, 288], bytes, 1 << 30, gpu), winograd4(8));
+        assert_eq!(choose(auto, [8, 4, 16, 36], bytes, 1 << 30, gpu), Choice::Implicit);
         assert_eq!(choose(auto, [8, 4, 4, 36], bytes, 1 << 30, cpu), winograd(8));
-        // 4 × 4 tiles only when asked for, within the budget (1125 bytes per image).
-        assert_eq!(choose(FilterBankAlgorithm::Winograd4x4, [8, 64, 64, 576], bytes, 1 << 30, gpu), winograd4(8));
+        // Few tiles: F(2×2, 3×3) (one image of 16 tiles; a budget of two images of 64 tiles).
+        let small = PerImage { tiles4: 16, ..bytes };
+        assert_eq!(choose(auto, [1, 256, 256, 2304], small, 1 << 30, gpu), winograd(1));
+        assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 3000, gpu), winograd(1));
+        assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 4500, gpu), winograd4(4));
+        // 4 × 4 tiles on CPUs only when asked for, within the budget (1125 bytes per image).
+        assert_eq!(choose(FilterBankAlgorithm::Winograd4x4, [8, 64, 64, 576], bytes, 1 << 30, cpu), winograd4(8));
         assert_eq!(choose(FilterBankAlgorithm::Winograd4x4, [8, 64, 64, 576], bytes, 3000, gpu), winograd4(2));
         assert_eq!(choose(auto, [8, 3, 16, 27], bytes, 1 << 30, cpu), Choice::Im2col { images: 8 });
         // Any border and layout; in chunks within the budget; not when one image's transforms exceed it.
         let any = Fit { contiguous: false, constant_border: false, ..gpu };
-        assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 5000, any), winograd(2));
+        assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 5000, any), winograd4(4));
         assert_eq!(choose(auto, [8, 64, 64, 576], bytes, 1999, any), Choice::Direct);
         assert_eq!(choose(FilterBankAlgorithm::Winograd, [8, 1, 1, 9], bytes, 1 << 30, any), winograd(8));
         // Filters other than 3 × 3 at stride 1: never.
