@@ -1,6 +1,6 @@
 // Multi-channel filter banks (FilterBank): input [N, C, H, W], filters [K, C, R, S], output [N, K, P, Q].
 // Prepended by common.cl. Build options: T, R, IDX, BORDER, WG (bank_direct's work-group), KB (filters per
-// work-item in bank_direct).
+// work-item in bank_direct); BLOCK_R, BLOCK_S, BLOCK_K, BLOCK_QX, BLOCK_WX, BLOCK_WY for bank_blocked.
 //
 // Output (p, q) of filter k reads input (p*SH + r'*DH - PH, q*SW + s'*DW - PW) of every channel, with
 // (r', s') = (r, s) for a correlation and (R-1-r, S-1-s) for a convolution (FLIP); coordinates outside the image
@@ -70,6 +70,90 @@ void bank_direct(__global const T* restrict x, IDX x_off, ulong8 xs, __global co
             if (kk < kn) out[(IDX)kk * (IDX)ys.s1] = acc[kk];
     }
 }
+
+// ---- bank_blocked (built with BLOCK_R): stride 1, dilation 1, filters of BLOCK_R × BLOCK_S taps, and
+// BLOCK_K filters per group. A group of BLOCK_WX × BLOCK_WY work-items computes a tile of BLOCK_WY output rows by
+// BLOCK_WX·BLOCK_QX columns of one image for BLOCK_K filters; each work-item BLOCK_QX consecutive outputs of one
+// row for every filter of the block. Channel by channel, the group stages the input tile with its halo (through
+// the border rule) and the block's weights in local memory; a work-item then keeps one input row segment of
+// BLOCK_QX + BLOCK_S − 1 values in registers and multiplies it by each weight, which all its neighbours read at
+// once (a broadcast): BLOCK_QX multiply-adds per weight read, where bank_direct reads a weight per
+// multiply-add from global memory. Groups run along column tiles, then row tiles, then filter blocks, then images.
+#ifdef BLOCK_R
+#define BLOCK_TW (BLOCK_WX * BLOCK_QX)
+#define BLOCK_XW (BLOCK_TW + BLOCK_S - 1)
+#define BLOCK_XH (BLOCK_WY + BLOCK_R - 1)
+__kernel __attribute__((reqd_work_group_size(BLOCK_WX * BLOCK_WY, 1, 1)))
+void bank_blocked(__global const T* restrict x, IDX x_off, ulong8 xs, __global const T* restrict f, IDX f_off,
+                  __global T* restrict y, IDX y_off, ulong8 ys, int16 geo, T value, int col_tiles, int row_tiles,
+                  int k_blocks)
+{
+    __local T tile[BLOCK_XH * BLOCK_XW];
+    __local T weights[BLOCK_R * BLOCK_S * BLOCK_K];
+    const int lid = (int)get_local_id(0);
+    const int lx = lid % BLOCK_WX, ly = lid / BLOCK_WX;
+    int g = (int)get_group_id(0);
+    const int q0 = (g % col_tiles) * BLOCK_TW;
+    g /= col_tiles;
+    const int p0 = (g % row_tiles) * BLOCK_WY;
+    g /= row_tiles;
+    const int k0 = (g % k_blocks) * BLOCK_K;
+    const IDX n = (IDX)(g / k_blocks);
+    const int kn = min(BLOCK_K, BK - k0);
+    T acc[BLOCK_K][BLOCK_QX];
+    #pragma unroll
+    for (int kk = 0; kk < BLOCK_K; ++kk) {
+        #pragma unroll
+        for (int j = 0; j < BLOCK_QX; ++j) acc[kk][j] = ZERO;
+    }
+    for (int c = 0; c < BC; ++c) {
+        __global const T* chan = x + x_off + n * (IDX)xs.s0 + (IDX)c * (IDX)xs.s1;
+        for (int i = lid; i < BLOCK_XH * BLOCK_XW; i += BLOCK_WX * BLOCK_WY) {
+            const int ih = border_index(p0 + i / BLOCK_XW - PH, BH);
+            const int iw = border_index(q0 + i % BLOCK_XW - PW, BW);
+            tile[i] = (ih < 0 || iw < 0) ? value : chan[(IDX)ih * (IDX)xs.s2 + (IDX)iw * (IDX)xs.s3];
+        }
+        // weights[(r·S + s)·K + kk]: a correlation's tap (r, s), the convolution's flipped one; zero past the
+        // last filter.
+        __global const T* fc = f + f_off + (IDX)c * (IDX)xs.s5;
+        for (int i = lid; i < BLOCK_R * BLOCK_S * BLOCK_K; i += BLOCK_WX * BLOCK_WY) {
+            const int kk = i % BLOCK_K, rs = i / BLOCK_K;
+            const int r = FLIP ? BLOCK_R - 1 - rs / BLOCK_S : rs / BLOCK_S;
+            const int s = FLIP ? BLOCK_S - 1 - rs % BLOCK_S : rs % BLOCK_S;
+            weights[i] = kk < kn ? fc[(IDX)(k0 + kk) * (IDX)xs.s4 + (IDX)r * (IDX)xs.s6 + (IDX)s * (IDX)xs.s7] : ZERO;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int r = 0; r < BLOCK_R; ++r) {
+            T row[BLOCK_QX + BLOCK_S - 1];
+            __local const T* src = tile + (ly + r) * BLOCK_XW + lx * BLOCK_QX;
+            #pragma unroll
+            for (int j = 0; j < BLOCK_QX + BLOCK_S - 1; ++j) row[j] = src[j];
+            __local const T* w = weights + r * BLOCK_S * BLOCK_K;
+            #pragma unroll
+            for (int s = 0; s < BLOCK_S; ++s) {
+                #pragma unroll
+                for (int kk = 0; kk < BLOCK_K; ++kk) {
+                    const T wt = w[s * BLOCK_K + kk];
+                    #pragma unroll
+                    for (int j = 0; j < BLOCK_QX; ++j) acc[kk][j] += MUL(row[j + s], wt);
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int p = p0 + ly;
+    if (p >= BP) return;
+    __global T* out = y + y_off + n * (IDX)ys.s0 + (IDX)k0 * (IDX)ys.s1 + (IDX)p * (IDX)ys.s2;
+    #pragma unroll
+    for (int kk = 0; kk < BLOCK_K; ++kk) {
+        #pragma unroll
+        for (int j = 0; j < BLOCK_QX; ++j) {
+            const int q = q0 + lx * BLOCK_QX + j;
+            if (kk < kn && q < BQ) out[(IDX)kk * (IDX)ys.s1 + (IDX)q * (IDX)ys.s3] = acc[kk][j];
+        }
+    }
+}
+#endif
 
 // ---- bank_im2col: unrolls images n0 .. n0+count-1 into col [count, C*R*S, P*Q] (contiguous), so that the bank
 // becomes one batched product filters[K, C*R*S] x col[n] per image. One element per work-item, grid-stride.

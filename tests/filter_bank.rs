@@ -133,8 +133,9 @@ fn check_at<T: Element>(
     (bank.strategy().unwrap(), got)
 }
 
-const ALL: [FilterBankAlgorithm; 5] = [
+const ALL: [FilterBankAlgorithm; 6] = [
     FilterBankAlgorithm::Direct,
+    FilterBankAlgorithm::Blocked,
     FilterBankAlgorithm::Im2col,
     FilterBankAlgorithm::ImplicitGemm,
     FilterBankAlgorithm::Winograd,
@@ -159,11 +160,13 @@ fn padding_stride_dilation_every_algorithm() {
     for case in &cases {
         for algorithm in ALL {
             let how = check::<f32>(&mut rng, [3, 5, 17, 23], [7, 5, 3, 4], case, algorithm);
-            // The implicit GEMM reads constant borders only, Winograd 3 × 3 filters only; the others fall back to
-            // the direct kernel.
+            // The implicit GEMM reads constant borders only, Winograd 3 × 3 filters only, the blocked kernel unit
+            // strides and dilations only; the others fall back to the direct kernel.
             let constant = matches!(case.border, Border::Constant(_));
+            let unit = case.stride == [1, 1] && case.dilation == [1, 1];
             let expected = match algorithm {
                 FilterBankAlgorithm::Im2col => matches!(how, FilterBankStrategy::Im2col { images: 3 }),
+                FilterBankAlgorithm::Blocked if unit => matches!(how, FilterBankStrategy::Blocked { filters: 7, .. }),
                 FilterBankAlgorithm::ImplicitGemm if constant => matches!(how, FilterBankStrategy::ImplicitGemm { .. }),
                 _ => how == FilterBankStrategy::Direct,
             };
@@ -210,6 +213,58 @@ fn winograd_cases(side: usize, winograd: FilterBankAlgorithm) {
         let how = check::<f32>(&mut rng, [2, 3, 15, 14], [4, 3, r, 3], &case, winograd);
         assert_eq!(how, FilterBankStrategy::Direct);
     }
+}
+
+/// The blocked kernel on every border rule, padding and mode, for each type, with filters in one block and in
+/// several (20 filters: two blocks of 10; 35: three of 12, the last one short), outputs that are not multiples of
+/// its 64 × 4 tiles, and filters from 1 × 1 to 32 × 32 taps (its largest); through strided views too. Against
+/// float64 with the direct sum's bound.
+#[test]
+fn blocked_every_border_mode_and_block() {
+    let mut rng = Rng::new(69);
+    let blocked = FilterBankAlgorithm::Blocked;
+    let cases = [
+        ([0, 0], ConvMode::Correlation, Border::ZERO),
+        ([2, 1], ConvMode::Convolution, Border::Mirror),
+        ([1, 3], ConvMode::Correlation, Border::Nearest),
+        ([3, 2], ConvMode::Convolution, Border::Constant(0.5)),
+        ([1, 1], ConvMode::Correlation, Border::Wrap),
+        ([2, 2], ConvMode::Correlation, Border::Reflect),
+    ];
+    let is_blocked = |how: FilterBankStrategy, k: usize| matches!(how, FilterBankStrategy::Blocked { filters, cols: 4 } if filters == k);
+    for (pad, mode, border) in cases {
+        let case = Case { pad, stride: [1, 1], dilation: [1, 1], mode, border };
+        assert!(is_blocked(check::<f32>(&mut rng, [2, 3, 19, 70], [20, 3, 5, 4], &case, blocked), 10));
+        assert!(is_blocked(check::<f64>(&mut rng, [1, 2, 9, 13], [35, 2, 3, 3], &case, blocked), 12));
+        assert!(is_blocked(check::<Complex32>(&mut rng, [2, 3, 8, 11], [3, 3, 2, 3], &case, blocked), 3));
+    }
+    let zero =
+        Case { pad: [0, 0], stride: [1, 1], dilation: [1, 1], mode: ConvMode::Correlation, border: Border::ZERO };
+    assert!(is_blocked(check::<f32>(&mut rng, [1, 2, 40, 37], [4, 2, 32, 32], &zero, blocked), 4));
+    assert!(is_blocked(check::<f32>(&mut rng, [3, 6, 5, 67], [17, 6, 1, 1], &zero, blocked), 9));
+    // More than 32 taps along an axis, a stride or a dilation: the direct kernel.
+    assert_eq!(check::<f32>(&mut rng, [1, 1, 40, 40], [2, 1, 33, 3], &zero, blocked), FilterBankStrategy::Direct);
+    let strided = Case { stride: [2, 1], ..zero };
+    assert_eq!(check::<f32>(&mut rng, [1, 2, 12, 12], [2, 2, 3, 3], &strided, blocked), FilterBankStrategy::Direct);
+    // Strided views: a column window of the input, transposed filters, an output window of a wider array.
+    let (wide, _) = random::<f32>(&mut rng, &[3, 4, 14, 90]);
+    let x = wide.slice_axis(3, 7..80).unwrap();
+    let (ft, _) = random::<f32>(&mut rng, &[18, 4, 5, 3]);
+    let f = ft.permuted_axes(&[0, 1, 3, 2]).unwrap();
+    let base = FilterBankParams::default().padding([2, 1]).border(Border::Mirror);
+    let direct = FilterBank::apply(&x, &f, base.clone().algorithm(FilterBankAlgorithm::Direct)).unwrap();
+    let wide_out = cliper::XData::<f32>::zeros(app(), &[3, 18, 16, 80]).unwrap();
+    let y = wide_out.slice_axis(3, 2..73).unwrap();
+    let mut bank = FilterBank::new(&x, &f, &y, base.algorithm(blocked));
+    bank.init().unwrap();
+    bank.launch().unwrap();
+    assert!(is_blocked(bank.strategy().unwrap(), 9), "{:?}", bank.strategy());
+    // Two summation orders of 60 products of magnitude ≤ 1: within 2·64·2⁻²⁴·60.
+    for (u, v) in fetch(&direct).iter().zip(fetch(&y).iter()) {
+        assert!((u - v).norm() <= 5e-4, "{u} vs {v}");
+    }
+    let outside = fetch(&wide_out.slice_axis(3, 73..80).unwrap());
+    assert!(outside.iter().all(|v| v.norm() == 0.0));
 }
 
 /// Winograd's transformed arrays in chunks of images within a small memory budget, and through strided views

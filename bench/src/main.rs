@@ -441,7 +441,7 @@ enum Case {
         /// Padding (rows, columns).
         #[arg(long, value_delimiter = ',', default_value = "0,0")]
         padding: Vec<usize>,
-        /// Algorithms to try: auto, direct, im2col, implicit, winograd (F(2×2, 3×3)), winograd4x4 (F(4×4, 3×3)).
+        /// Algorithms to try: auto, direct, blocked, im2col, implicit, winograd (F(2×2, 3×3)), winograd4x4 (F(4×4, 3×3)).
         #[arg(long, value_delimiter = ',', default_value = "auto,direct,im2col,implicit")]
         algorithms: Vec<String>,
         /// Precision of the im2col product: full, fp32-split or tf32.

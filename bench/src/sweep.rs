@@ -390,6 +390,7 @@ pub(crate) fn filter_bank(
         let algorithm = match name.as_str() {
             "auto" => FilterBankAlgorithm::Auto,
             "direct" => FilterBankAlgorithm::Direct,
+            "blocked" => FilterBankAlgorithm::Blocked,
             "im2col" => FilterBankAlgorithm::Im2col,
             "implicit" => FilterBankAlgorithm::ImplicitGemm,
             "winograd" => FilterBankAlgorithm::Winograd,

@@ -1,6 +1,7 @@
 //! [`FilterBank`]: multi-channel, multi-filter 2-D convolution (`[N, C, H, W]` ⊛ `[K, C, R, S]` →
 //! `[N, K, P, Q]`), as cuDNN's convolution forward, run directly or as im2col + [`super::MatMul`].
 
+use super::bank_blocked::BlockShape;
 use super::bank_winograd::Winograd;
 use super::border::Border;
 use super::conv_params::ConvMode;
@@ -38,6 +39,11 @@ pub enum FilterBankAlgorithm {
     Auto,
     /// `bank_direct`: each work-item accumulates several filters' outputs at one pixel.
     Direct,
+    /// `bank_blocked`: stride 1 and dilation 1 with filters of at most 32 × 32 taps (any border, any layout). A
+    /// work-group stages an input tile and a block of up to 16 filters' weights in local memory, channel by
+    /// channel; each work-item keeps a row segment of the input in registers and forms several outputs of every
+    /// filter of the block from each weight it reads. Falls back to `Direct` where it does not apply.
+    Blocked,
     /// `bank_im2col` unrolls image patches into a `[C·R·S, P·Q]` matrix per image (in chunks of images that fit
     /// the memory budget), then one batched [`MatMul`] multiplies the `[K, C·R·S]` filters by it. Needs
     /// contiguous filters and output; falls back to `Direct` otherwise.
@@ -63,6 +69,9 @@ impl std::fmt::Display for FilterBankStrategy {
         match self {
             FilterBankStrategy::Nothing => write!(f, "none"),
             FilterBankStrategy::Direct => write!(f, "bank_direct"),
+            FilterBankStrategy::Blocked { filters, cols } => {
+                write!(f, "bank_blocked, {filters} filters × {cols} outputs per work-item")
+            }
             FilterBankStrategy::Im2col { images } => write!(f, "im2col + MatMul, {images} images per chunk"),
             FilterBankStrategy::ImplicitGemm { gemm } => write!(f, "implicit GEMM ({gemm})"),
             FilterBankStrategy::Winograd { side, images, gemm } => {
@@ -90,6 +99,13 @@ pub enum FilterBankStrategy {
     Nothing,
     /// `bank_direct`.
     Direct,
+    /// `bank_blocked`: each work-item forms `cols` consecutive outputs of a row for `filters` filters.
+    Blocked {
+        /// Filters per work-group (a block of the bank).
+        filters: usize,
+        /// Consecutive outputs of a row per work-item and filter.
+        cols: usize,
+    },
     /// im2col + MatMul, `images` images per chunk.
     Im2col {
         /// Images unrolled per chunk.
@@ -351,6 +367,14 @@ enum Step<T: Element> {
         groups: u64,
         launch_groups: usize,
     },
+    Blocked {
+        kernel: Kernel,
+        col_tiles: i32,
+        row_tiles: i32,
+        k_blocks: i32,
+        groups: usize,
+        group: usize,
+    },
     /// The tiled GEMM gathering the patches (boxed: its launch state is large beside the other steps).
     Implicit(Box<ConvGemm>),
     /// `col` holds `[images, C·R·S, P·Q]`: `per_image` = C·R·S·P·Q elements per image.
@@ -475,6 +499,7 @@ struct Fit {
     contiguous: bool,
     constant_border: bool,
     winograd: bool,
+    blocked: bool,
     cpu: bool,
 }
 
@@ -491,6 +516,7 @@ struct PerImage {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Choice {
     Direct,
+    Blocked,
     Im2col { images: usize },
     Implicit,
     Winograd { side: usize, images: usize },
@@ -537,6 +563,7 @@ fn choose(
     let winograd_auto = if four_pays { winograd_4 } else { winograd_2 };
     match algorithm {
         FilterBankAlgorithm::Direct => Choice::Direct,
+        FilterBankAlgorithm::Blocked if fit.blocked => Choice::Blocked,
         FilterBankAlgorithm::Im2col if im2col => Choice::Im2col { images },
         FilterBankAlgorithm::ImplicitGemm if implicit => Choice::Implicit,
         FilterBankAlgorithm::Winograd if winograd2 => winograd_2,
@@ -571,10 +598,15 @@ impl<T: Element> Process for FilterBank<T> {
             (side + 2) * (side + 2) * (c + k) * tp * tq * std::mem::size_of::<T>()
         };
         let budget = p.memory_budget.unwrap_or((info.max_alloc_bytes as usize / 4).min(1 << 30)).max(1);
+        let unit_steps = p.stride == [1, 1] && p.dilation == [1, 1];
+        let blocked = BlockShape::new(k, [r, s], std::mem::size_of::<T>(), info.local_mem_bytes)
+            .and_then(|shape| Some((shape, shape.grid(n, k, [out_p, out_q])?)))
+            .filter(|_| unit_steps);
         let fit = Fit {
             contiguous: self.filters.is_contiguous() && self.output.is_contiguous(),
             constant_border: matches!(p.border, Border::Constant(v) if v.is_finite()),
             winograd: [r, s] == [3, 3] && p.stride == [1, 1] && p.dilation == [1, 1],
+            blocked: blocked.is_some(),
             cpu: info.kind == DeviceKind::Cpu,
         };
         let cpu = fit.cpu;
@@ -600,6 +632,9 @@ impl<T: Element> Process for FilterBank<T> {
         );
         if let Choice::Winograd { side: 4, .. } = choice {
             options += " -DWINO_M=4";
+        }
+        if let (Choice::Blocked, Some((shape, _))) = (choice, blocked) {
+            options += &shape.build_options();
         }
         let value = T::from_c64(p.border.value().into());
         // filter_bank.cl's kernels only for the direct and im2col paths: the implicit GEMM builds linalg.cl alone.
@@ -650,6 +685,12 @@ impl<T: Element> Process for FilterBank<T> {
             let winograd = Winograd::new(app, op, [n, c, k], side, tiles(side), images, product, bank_kernel)?;
             let gemm = winograd.gemm();
             (FilterBankStrategy::Winograd { side, images, gemm }, Step::Winograd(Box::new(winograd)))
+        } else if let (Choice::Blocked, Some((shape, ([col_tiles, row_tiles, k_blocks], groups)))) = (choice, blocked) {
+            let (filters, cols) = shape.filters_and_cols();
+            let kernel = bank_kernel("bank_blocked")?;
+            let group = shape.group_size();
+            let step = Step::Blocked { kernel, col_tiles, row_tiles, k_blocks, groups, group };
+            (FilterBankStrategy::Blocked { filters, cols }, step)
         } else if let Choice::Im2col { images } = choice {
             let col = XData::uninit(app, op, &[images, crs, pq])?;
             let weights = self.filters.reshape(&[k, crs])?;
@@ -706,6 +747,25 @@ impl<T: Element> Process for FilterBank<T> {
                 .local(&[DIRECT_WG])
                 .work((self.input.len() + self.filters.len() + self.output.len()) as u64 * element, flops)
                 .enqueue(),
+            Step::Blocked { kernel, col_tiles, row_tiles, k_blocks, groups, group } => kernel
+                .launch()
+                .input("x", &self.input)
+                .index("x_off", idx, self.input.offset() as u64)
+                .scalar("xs", xs)
+                .input("f", &self.filters)
+                .index("f_off", idx, self.filters.offset() as u64)
+                .output("y", &self.output)
+                .index("y_off", idx, self.output.offset() as u64)
+                .scalar("ys", ys)
+                .scalar("geo", geo)
+                .scalar("value", value)
+                .scalar("col_tiles", *col_tiles)
+                .scalar("row_tiles", *row_tiles)
+                .scalar("k_blocks", *k_blocks)
+                .global(&[*groups * *group])
+                .local(&[*group])
+                .work((self.input.len() + self.filters.len() + self.output.len()) as u64 * element, flops)
+                .enqueue(),
             Step::Implicit(gemm) => gemm.launch(&self.input, &self.filters, &self.output),
             Step::Winograd(winograd) => {
                 winograd.launch(&self.input, idx, xs, &self.filters, &self.output, ys, geo, value)
@@ -747,7 +807,7 @@ mod tests {
     #[test]
     fn gemm_algorithms_for_many_filters_and_long_patches() {
         let auto = FilterBankAlgorithm::Auto;
-        let gpu = Fit { contiguous: true, constant_border: true, winograd: false, cpu: false };
+        let gpu = Fit { contiguous: true, constant_border: true, winograd: false, blocked: false, cpu: false };
         let cpu = Fit { cpu: true, ..gpu };
         let bytes = |im2col: usize| PerImage { im2col, winograd: [1 << 40; 2], tiles4: 64 };
         // 64 filters over 64 × 3 × 3 patches: the implicit GEMM on GPUs; im2col on CPUs, as many images per
@@ -778,7 +838,7 @@ mod tests {
     #[test]
     fn winograd_for_three_by_three_with_enough_channels_and_filters() {
         let auto = FilterBankAlgorithm::Auto;
-        let gpu = Fit { contiguous: true, constant_border: true, winograd: true, cpu: false };
+        let gpu = Fit { contiguous: true, constant_border: true, winograd: true, blocked: false, cpu: false };
         let cpu = Fit { cpu: true, ..gpu };
         let bytes = PerImage { im2col: 1000, winograd: [2000, 1125], tiles4: 64 };
         let winograd = |images| Choice::Winograd { side: 2, images };

@@ -7,6 +7,7 @@
 //! `kernels/filter.cl` (convolution), `filter_pad.cl`, `filter_bank.cl`; on CPU devices `Pad` and the passes of filters
 //! along one axis run on the host (`host_pad.rs`, `host_conv.rs`).
 
+mod bank_blocked;
 mod bank_winograd;
 mod border;
 mod conv_params;
