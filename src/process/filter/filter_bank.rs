@@ -294,12 +294,13 @@ impl FilterBankParams {
 /// A bank of `K` filters over `C` channels applied to a batch of `N` images: `y[n, k] = Σ_c x[n, c] ⋆ f[k, c]`
 /// with padding, stride and dilation — cuDNN's convolution forward, and seed 004's workload. Real or complex.
 ///
-/// The planner picks `bank_direct` (few filters or channels: every input element is read once per block of
-/// filters), a GEMM — im2col + [`MatMul`] on CPUs, an implicit GEMM on GPUs — for many filters and channels, or
+/// The planner picks `bank_blocked` for up to 16 filters at unit stride and dilation (32 filters of 5 × 5 taps or
+/// more; seed 004's bank is 3.1× cuDNN on an H200), `bank_direct` where nothing else applies, a GEMM — im2col +
+/// [`MatMul`] on CPUs, an implicit GEMM on GPUs — for many filters and channels, or
 /// Winograd for 3 × 3 filters at stride 1 — F(4×4, 3×3) on GPUs where the batch has enough tiles, F(2×2, 3×3)
 /// otherwise ([`FilterBankAlgorithm`] forces either) — and reports its choice in [`FilterBank::strategy`].
 ///
-/// Accuracy: the direct and GEMM paths sum C·R·S products, within `(C·R·S + 4)·ε·Σ|f[k]|·max|x|` of the exact
+/// Accuracy: the direct, blocked and GEMM paths sum C·R·S products, within `(C·R·S + 4)·ε·Σ|f[k]|·max|x|` of the exact
 /// result (ε the unit roundoff). Winograd sums C products of transformed values, whose magnitudes reach 16 times
 /// the direct ones': per axis, Σ_a |Aᵀ[i, a]|·|G[a, r]|·Σ_u |Bᵀ[a, u]| ≤ 2·(1 + 1/2 + 1/2) = 4 for every output
 /// i and tap r. With C + 12 roundings (the product's C, the transforms' 12) its bound is
@@ -524,8 +525,10 @@ enum Choice {
 
 /// The algorithm for `n` images of `c` channels, `k` filters and patches of `crs` values taking `per_image` bytes
 /// unrolled or transformed, within `budget` bytes. A GEMM pays when the product is big enough in both filters and
-/// patch length to run near its speed; below that the direct kernel reads less memory. Winograd where it applies
-/// and both channels and filters are enough (F(4×4, 3×3) on GPUs with 256 tiles or more per chunk); otherwise on GPUs the implicit GEMM (no unrolled
+/// patch length to run near its speed; below that the direct kernel reads less memory. The blocked kernel for
+/// up to 16 filters (32 of 5 × 5 taps or more) at unit stride and dilation, ahead of Winograd except on CPUs from 16
+/// channels; Winograd where it applies and both channels and filters are enough (F(4×4, 3×3) on GPUs with 256
+/// tiles or more per chunk); otherwise on GPUs the implicit GEMM (no unrolled
 /// matrix), on CPUs im2col, whose product is the host's GEMM. Pure, so it is unit-tested.
 fn choose(
     algorithm: FilterBankAlgorithm,
@@ -561,6 +564,17 @@ fn choose(
     // 6.3, its products 2.8–3.5 against 4.6–5.2).
     let four_pays = !fit.cpu && winograd4 && f4 * per_image.tiles4 >= 256;
     let winograd_auto = if four_pays { winograd_4 } else { winograd_2 };
+    let winograd_pays = winograd_worth_it && (winograd2 || four_pays);
+    // bank_blocked forms 4 outputs per weight it reads and restages the input for every block of 16 filters. H200,
+    // device ms against the best other algorithm and cuDNN FP32: seed 004's 10×4×128² ⊛ 10×4×16² 0.127 (implicit
+    // GEMM 0.584, cuDNN 0.395); 8×16×128² ⊛ 16×16×3² 0.047 (F(4×4) 0.064, cuDNN 0.053); 4×1×512² ⊛ 8×1×11² 0.070
+    // (direct 0.54, cuDNN 0.40); with 32 filters of 5 × 5 still ahead of the implicit GEMM (8×32×64²: 0.115
+    // against 0.151), with 64 of 3 × 3 behind it (4×3×224²: 0.078 against 0.062; 2×64×64²: 0.120 against
+    // 0.050). PoCL (2 cores): seed 004 24 ms against im2col's 500; 3 × 3 filters with 8 channels 1.1–1.6 against
+    // Winograd F(2×2)'s 2.0, but with 64 channels 4.1–4.8 against 2.0–2.4.
+    let taps = crs / c.max(1);
+    let blocked_pays = fit.blocked && (k <= 16 || (k <= 32 && taps >= 25));
+    let blocked_over_winograd = !winograd_pays || !fit.cpu || c < 16;
     match algorithm {
         FilterBankAlgorithm::Direct => Choice::Direct,
         FilterBankAlgorithm::Blocked if fit.blocked => Choice::Blocked,
@@ -568,7 +582,8 @@ fn choose(
         FilterBankAlgorithm::ImplicitGemm if implicit => Choice::Implicit,
         FilterBankAlgorithm::Winograd if winograd2 => winograd_2,
         FilterBankAlgorithm::Winograd4x4 if winograd4 => winograd_4,
-        FilterBankAlgorithm::Auto if winograd_worth_it && (winograd2 || four_pays) => winograd_auto,
+        FilterBankAlgorithm::Auto if blocked_pays && blocked_over_winograd => Choice::Blocked,
+        FilterBankAlgorithm::Auto if winograd_pays => winograd_auto,
         FilterBankAlgorithm::Auto if gemm_worth_it && implicit && !fit.cpu => Choice::Implicit,
         FilterBankAlgorithm::Auto if big && im2col => Choice::Im2col { images },
         FilterBankAlgorithm::Auto if big && implicit => Choice::Implicit,
@@ -865,5 +880,29 @@ mod tests {
         // Filters other than 3 × 3 at stride 1: never.
         let other = Fit { winograd: false, ..gpu };
         assert_eq!(choose(FilterBankAlgorithm::Winograd, [8, 64, 64, 576], bytes, 1 << 30, other), Choice::Direct);
+    }
+
+    #[test]
+    fn blocked_for_few_filters() {
+        let auto = FilterBankAlgorithm::Auto;
+        let gpu = Fit { contiguous: true, constant_border: true, winograd: false, blocked: true, cpu: false };
+        let cpu = Fit { cpu: true, ..gpu };
+        let (gpu3, cpu3) = (Fit { winograd: true, ..gpu }, Fit { winograd: true, ..cpu });
+        let bytes = PerImage { im2col: 1000, winograd: [2000, 1125], tiles4: 64 };
+        // Seed 004 (10 filters of 4 × 16 × 16) everywhere; up to 32 filters from 5 × 5 taps, 16 below.
+        assert_eq!(choose(auto, [10, 4, 10, 1024], bytes, 1 << 30, gpu), Choice::Blocked);
+        assert_eq!(choose(auto, [10, 4, 10, 1024], bytes, 1 << 30, cpu), Choice::Blocked);
+        assert_eq!(choose(auto, [8, 32, 32, 800], bytes, 1 << 30, gpu), Choice::Blocked);
+        assert_eq!(choose(auto, [8, 32, 33, 800], bytes, 1 << 30, gpu), Choice::Implicit);
+        assert_eq!(choose(auto, [4, 3, 64, 27], bytes, 1 << 30, gpu3), Choice::Implicit);
+        // 3 × 3 with few filters: ahead of Winograd on GPUs; on CPUs below 16 channels only.
+        assert_eq!(choose(auto, [8, 16, 16, 144], bytes, 1 << 30, gpu3), Choice::Blocked);
+        assert_eq!(choose(auto, [8, 8, 8, 72], bytes, 1 << 30, cpu3), Choice::Blocked);
+        assert_eq!(choose(auto, [4, 64, 16, 576], bytes, 1 << 30, cpu3), Choice::Winograd { side: 2, images: 4 });
+        assert_eq!(choose(auto, [4, 64, 32, 576], bytes, 1 << 30, gpu3), Choice::Winograd { side: 4, images: 4 });
+        // Where it does not apply (a stride, a dilation, more than 32 taps): never, even when asked for.
+        let other = Fit { blocked: false, ..gpu };
+        assert_eq!(choose(FilterBankAlgorithm::Blocked, [10, 4, 10, 1024], bytes, 1 << 30, other), Choice::Direct);
+        assert_eq!(choose(auto, [10, 4, 10, 1024], bytes, 1 << 30, other), Choice::Implicit);
     }
 }
