@@ -217,7 +217,7 @@ fn winograd_cases(side: usize, winograd: FilterBankAlgorithm) {
 
 /// The blocked kernel on every border rule, padding and mode, for each type, with filters in one block and in
 /// several (20 filters: two blocks of 10; 35: three of 12, the last one short), outputs that are not multiples of
-/// its 64 × 4 tiles, and filters from 1 × 1 to 32 × 32 taps (its largest); through strided views too. Against
+/// its 64 × 8 tiles, and filters from 1 × 1 to 32 × 32 taps (its largest); through strided views too. Against
 /// float64 with the direct sum's bound.
 #[test]
 fn blocked_every_border_mode_and_block() {

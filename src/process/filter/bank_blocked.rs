@@ -3,8 +3,11 @@
 
 /// Consecutive outputs of a row per work-item and filter.
 const COLS: usize = 4;
-/// Work-items per group along a row (16 × 4 = 64 outputs of a row) and across rows.
-const GROUP: [usize; 2] = [16, 4];
+/// Work-items per group along a row (16 × 4 = 64 outputs of a row) and across rows. H200, device ms, 16 × 8
+/// against 16 × 4: seed 004's 10×4×128² ⊛ 10×4×16² 0.116 against 0.127, 16×3×128² ⊛ 16×3×7² 0.052 against
+/// 0.058, 4×1×512² ⊛ 8×1×11² 0.065 against 0.071, 8×8×128² ⊛ 8×8×3² 0.0227 against 0.0218; 8 outputs per
+/// work-item with 8 filters per block was slower everywhere but seed 004 (3 × 3 filters: 0.031 against 0.022).
+const GROUP: [usize; 2] = [16, 8];
 /// Most filters per block: a work-item holds `COLS` accumulators per filter of its block.
 const MAX_FILTERS: usize = 16;
 /// Most taps per filter axis: a work-item holds a row segment of `COLS + S − 1` input values.
@@ -74,15 +77,15 @@ mod tests {
         assert_eq!(BlockShape::new(10, [16, 16], 4, 48 << 10).map(|b| b.filters), Some(10));
         assert_eq!(BlockShape::new(20, [3, 3], 4, 48 << 10).map(|b| b.filters), Some(10));
         assert_eq!(BlockShape::new(33, [3, 3], 4, 48 << 10).map(|b| b.filters), Some(11));
-        // 16 × 16 taps, 10 filters: (4 + 15)·(64 + 15) + 2560 = 4061 elements, 16 244 bytes of float.
+        // 16 × 16 taps, 10 filters: (8 + 15)·(64 + 15) + 2560 = 4377 elements, 17 508 bytes of float.
         let seed = BlockShape::new(10, [16, 16], 4, 48 << 10).unwrap();
-        assert_eq!(seed.local_elements(), 4061);
-        assert!(BlockShape::new(10, [16, 16], 8, 32_487).is_none());
-        assert!(BlockShape::new(10, [16, 16], 8, 32_488).is_some());
+        assert_eq!(seed.local_elements(), 4377);
+        assert!(BlockShape::new(10, [16, 16], 8, 35_015).is_none());
+        assert!(BlockShape::new(10, [16, 16], 8, 35_016).is_some());
         // Past 32 taps along an axis: not this kernel.
         assert!(BlockShape::new(4, [33, 3], 4, 1 << 20).is_none());
-        // 113 × 113 outputs: 2 column tiles, 29 row tiles; 10 images × 1 block.
-        assert_eq!(seed.grid(10, 10, [113, 113]), Some(([2, 29, 1], 580)));
+        // 113 × 113 outputs: 2 column tiles, 15 row tiles; 10 images × 1 block.
+        assert_eq!(seed.grid(10, 10, [113, 113]), Some(([2, 15, 1], 300)));
         assert_eq!(seed.grid(1 << 20, 10, [1 << 12, 1 << 12]), None);
     }
 }
