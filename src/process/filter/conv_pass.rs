@@ -96,7 +96,7 @@ pub(crate) struct ConvPass<T: Element, K: Element> {
 enum LaunchShape {
     Direct { x_blocks: u64, groups: u64, launch_groups: usize },
     Tiled { tiles: [u64; 2], groups: u64, launch_groups: usize, local_bytes: usize, ry: usize },
-    Blocked { tiles: [u64; 3], rz: usize, groups: u64, launch_groups: usize, vx: usize, ry: usize },
+    Blocked { tiles: [u64; 3], rz: usize, groups: u64, launch_groups: usize, vx: usize, ry: usize, group: [usize; 2] },
 }
 
 impl LaunchShape {
@@ -131,7 +131,15 @@ impl LaunchShape {
             (Some(b), _) => {
                 let groups = b.tiles.iter().product::<u64>() * batch;
                 let launch_groups = groups.min(tile_cap) as usize;
-                LaunchShape::Blocked { tiles: b.tiles, rz: b.rz, groups, launch_groups, vx: b.vx, ry: b.ry }
+                LaunchShape::Blocked {
+                    tiles: b.tiles,
+                    rz: b.rz,
+                    groups,
+                    launch_groups,
+                    vx: b.vx,
+                    ry: b.ry,
+                    group: b.group,
+                }
             }
             (None, Some(ry)) => {
                 let tiles = [o[2].div_ceil(TILE_X) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
@@ -212,12 +220,18 @@ struct BlockShape {
     ry: usize,
     rz: usize,
     tiles: [u64; 3],
+    /// Work-items per group along x and y (TX, TY).
+    group: [usize; 2],
 }
+
+/// `conv_blocked`'s work-groups, TX × TY work-items: wide ones first (the shape tuned on large images), square ones
+/// for images whose rows a 32-item group would leave partly idle.
+const BLOCK_GROUPS: [[usize; 2]; 2] = [[TILE_X, TILE_Y], [16, 16]];
 
 fn block_shape<T: Element>(info: &DeviceInfo, g: &Geometry, o: [usize; 3], batch: u64) -> Option<BlockShape> {
     let unit = g.stride == [1; 3] && g.dilation == [1; 3];
     let [fz, fy, fx] = g.filter;
-    if !unit || fx > BLOCK_MAX_TAPS || fy > BLOCK_MAX_TAPS || fz > 8 || info.max_work_group_size < TILE_X * TILE_Y {
+    if !unit || fx > BLOCK_MAX_TAPS || fy > BLOCK_MAX_TAPS || fz > 8 {
         return None;
     }
     let element = std::mem::size_of::<T>();
@@ -226,14 +240,27 @@ fn block_shape<T: Element>(info: &DeviceInfo, g: &Geometry, o: [usize; 3], batch
     let reals = element / std::mem::size_of::<T::Real>();
     // Local memory: at most 48 KiB, the most one OpenCL group may hold on NVIDIA.
     let limit = (48 << 10).min(info.local_mem_bytes as usize);
-    let local = |ry: usize| (TILE_X * vx + fx - 1).div_ceil(vw) * vw * (TILE_Y * ry + fy - 1) * element;
+    let local = |[tx, ty]: [usize; 2], ry: usize| (tx * vx + fx - 1).div_ceil(vw) * vw * (ty * ry + fy - 1) * element;
     // Volumes take one row per work-item: their ring of accumulators and the plane fetched ahead need the
     // registers (H100, 3×3×3 on 512³, 16–32 planes per group: 0.62 ms with 1 row, 0.75 with 2, 0.84 with 4).
     let most_rows = if fz > 1 { 1 } else { 8 };
-    let ry = [8, 4, 2, 1]
-        .into_iter()
-        .find(|&ry| ry <= most_rows && local(ry) <= limit && fz * ry * vx * reals <= BLOCK_MAX_ACC)?;
-    let tiles_xy = [o[2].div_ceil(TILE_X * vx) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
+    let fits = |group: [usize; 2], ry: usize| {
+        ry <= most_rows
+            && info.max_work_group_size >= group[0] * group[1]
+            && local(group, ry) <= limit
+            && fz * ry * vx * reals <= BLOCK_MAX_ACC
+    };
+    let cheapest = |rows: &[usize]| {
+        BLOCK_GROUPS
+            .into_iter()
+            .flat_map(|group| rows.iter().map(move |&ry| (group, ry)))
+            .filter(|&(group, ry)| fits(group, ry))
+            .min_by(|a, b| block_cost(g, o, vx, *a).total_cmp(&block_cost(g, o, vx, *b)))
+    };
+    // Planes take one row per work-item only when no more fit: with one, a 16 × 16 group's staging outweighed
+    // what it saved (H200, 3×3 on 1000 × 272²: 0.78 ms against 0.58 in 32 × 8 groups of 8 rows).
+    let (group, ry) = cheapest(&[8, 4, 2]).or_else(|| cheapest(&[1]))?;
+    let tiles_xy = [o[2].div_ceil(group[0] * vx) as u64, o[1].div_ceil(group[1] * ry) as u64];
     // Output planes per group: long runs read each input plane once for FZ outputs, but enough groups must
     // remain to fill the device (4 per compute unit).
     let per_plane = tiles_xy[0] * tiles_xy[1] * batch;
@@ -243,7 +270,19 @@ fn block_shape<T: Element>(info: &DeviceInfo, g: &Geometry, o: [usize; 3], batch
         rz /= 2;
     }
     let rz = rz.max(1);
-    Some(BlockShape { vx, ry, rz, tiles: [tiles_xy[0], tiles_xy[1], o[0].div_ceil(rz) as u64] })
+    Some(BlockShape { vx, ry, rz, tiles: [tiles_xy[0], tiles_xy[1], o[0].div_ceil(rz) as u64], group })
+}
+
+/// What a plane of `conv_blocked` outputs `o` costs in `group` × `ry` tiles, in staged input elements: every tile
+/// stages its outputs' input with the halo, and computes all its outputs, those past the image's edge too (a
+/// multiply-add counted as 1/16 of a staged element: the H200 streams about 1.2·10⁹ elements and does 3.3·10¹⁰
+/// multiply-adds per ms). Ties go to the first shape tried.
+fn block_cost(g: &Geometry, o: [usize; 3], vx: usize, (group, ry): ([usize; 2], usize)) -> f64 {
+    let [fz, fy, fx] = g.filter;
+    let (cols, rows) = (group[0] * vx, group[1] * ry);
+    let tiles = (o[2].div_ceil(cols) * o[1].div_ceil(rows)) as f64;
+    let macs = if g.factored { factored_macs(g.filter, ry) } else { (fz * fy * fx) as f64 };
+    tiles * (((cols + fx - 1) * (rows + fy - 1)) as f64 + (cols * rows) as f64 * macs / 16.0)
 }
 
 /// Multiply-adds per output when `conv_blocked` applies a rank-1 filter's factors one after the other (the
@@ -414,14 +453,14 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
         }
         match launch {
             LaunchShape::Tiled { ry, .. } => options += &format!(" -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry}"),
-            LaunchShape::Blocked { vx, ry, .. } => {
+            LaunchShape::Blocked { vx, ry, group: [tx, ty], .. } => {
                 let vw = run_width::<T>();
                 let aligned = out_st[2] == 1
                     && [output.offset(), out_st[0], out_st[1]].iter().all(|v| v.is_multiple_of(vw))
                     && batch.strides[1].iter().take(batch.axes as usize).all(|&v| (v as usize).is_multiple_of(vw));
                 let [fz, fy, fx] = g.filter;
                 options += &format!(
-                    " -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry} -DBLOCK_VX={vx} -DKX={fx} -DKY={fy} -DKZ={fz}{} \
+                    " -DTX={tx} -DTY={ty} -DRY={ry} -DBLOCK_VX={vx} -DKX={fx} -DKY={fy} -DKZ={fz}{} \
                      -DALIGNED_OUT={} -DUNROLL_ROWS={}",
                     run_options::<T>(),
                     u8::from(aligned),
@@ -523,14 +562,14 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
                 launch_groups * TILE_X * TILE_Y,
                 TILE_X * TILE_Y,
             ),
-            LaunchShape::Blocked { tiles, rz, groups, launch_groups, .. } => (
+            LaunchShape::Blocked { tiles, rz, groups, launch_groups, group: [tx, ty], .. } => (
                 l.index("tiles_x", idx, tiles[0])
                     .index("tiles_y", idx, tiles[1])
                     .index("z_blocks", idx, tiles[2])
                     .index("groups", idx, groups)
                     .scalar("rz", rz as i32),
-                launch_groups * TILE_X * TILE_Y,
-                TILE_X * TILE_Y,
+                launch_groups * tx * ty,
+                tx * ty,
             ),
         };
         let l = match &self.epilogue {
@@ -573,8 +612,9 @@ mod tests {
     fn factors_in_one_pass_cost_what_the_planner_weighs() {
         let gpu = DeviceInfo::for_tests(DeviceKind::Gpu);
         let factored = |f: usize, stride: usize| Geometry { factored: true, ..geometry([1, f, f], stride) };
-        let macs = |f: usize, stride: usize| fused_separable_macs::<f32>(&gpu, &factored(f, stride), [1, 272, 272], 1);
-        // 8 rows per work-item while the tile fits 48 KiB: fx·(8 + f − 1)/8 + f.
+        let macs =
+            |f: usize, stride: usize| fused_separable_macs::<f32>(&gpu, &factored(f, stride), [1, 8192, 8192], 1);
+        // 8 rows per work-item on a large image while the tile fits 48 KiB: fx·(8 + f − 1)/8 + f.
         assert_eq!(macs(5, 1), Some(5.0 * 12.0 / 8.0 + 5.0));
         assert_eq!(macs(13, 1), Some(13.0 * 20.0 / 8.0 + 13.0));
         assert_eq!(macs(17, 1), Some(17.0 * 24.0 / 8.0 + 17.0));
@@ -585,6 +625,30 @@ mod tests {
         // A volume: one row per work-item, so every row is filtered along x for each output row.
         let cube = Geometry { factored: true, ..geometry([3, 3, 3], 1) };
         assert_eq!(fused_separable_macs::<f32>(&gpu, &cube, [40, 40, 40], 1), Some(3.0 * 3.0 + 3.0 * 3.0));
+    }
+
+    #[test]
+    fn small_images_take_square_groups() {
+        let gpu = DeviceInfo::for_tests(DeviceKind::Gpu);
+        let shape = |f: [usize; 3], o: [usize; 3]| {
+            let b = block_shape::<f32>(&gpu, &geometry(f, 1), o, 1).unwrap();
+            (b.group, b.ry)
+        };
+        // 272 columns leave a third of a 128-column tile idle; 64-column tiles of 2 rows per item fit them better.
+        assert_eq!(shape([1, 3, 3], [1000, 272, 272]), ([16, 16], 2));
+        // 200 columns fill 128- and 64-column tiles alike (78 %): the wide groups, with 16-row tiles (200 = 13 × 16
+        // − 8) rather than 64-row ones (256).
+        assert_eq!(shape([1, 3, 3], [1, 200, 200]), ([32, 8], 2));
+        // Rows that 128-column tiles fill, and large images: the wide groups of 8 rows per item.
+        assert_eq!(shape([1, 3, 3], [1000, 256, 256]), ([32, 8], 8));
+        assert_eq!(shape([1, 15, 15], [1, 8192, 8192]), ([32, 8], 8));
+        // Volumes: one row per item either way; square groups stage less halo per plane.
+        assert_eq!(shape([3, 3, 3], [512, 512, 512]), ([16, 16], 1));
+        // Each choice's tile fits: the cost model never trades the limits away.
+        let g = geometry([1, 31, 31], 1);
+        let b = block_shape::<Complex64>(&gpu, &g, [1, 300, 300], 1).unwrap();
+        let [tx, ty] = b.group;
+        assert!((tx * b.vx + 30) * (ty * b.ry + 30) * 16 <= 48 << 10);
     }
 
     #[test]

@@ -295,7 +295,7 @@ impl FilterBankParams {
 /// with padding, stride and dilation — cuDNN's convolution forward, and seed 004's workload. Real or complex.
 ///
 /// The planner picks `bank_blocked` for up to 16 filters at unit stride and dilation (32 filters of 5 × 5 taps or
-/// more; seed 004's bank is 3.1× cuDNN on an H200), `bank_direct` where nothing else applies, a GEMM — im2col +
+/// more; seed 004's bank is 3.4× cuDNN on an H200), `bank_direct` where nothing else applies, a GEMM — im2col +
 /// [`MatMul`] on CPUs, an implicit GEMM on GPUs — for many filters and channels, or
 /// Winograd for 3 × 3 filters at stride 1 — F(4×4, 3×3) on GPUs where the batch has enough tiles, F(2×2, 3×3)
 /// otherwise ([`FilterBankAlgorithm`] forces either) — and reports its choice in [`FilterBank::strategy`].
