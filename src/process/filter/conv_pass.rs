@@ -96,7 +96,7 @@ pub(crate) struct ConvPass<T: Element, K: Element> {
 enum LaunchShape {
     Direct { x_blocks: u64, groups: u64, launch_groups: usize },
     Tiled { tiles: [u64; 2], groups: u64, launch_groups: usize, local_bytes: usize, ry: usize },
-    Blocked { tiles: [u64; 3], rz: usize, groups: u64, launch_groups: usize, vx: usize, ry: usize, group: [usize; 2] },
+    Blocked { block: BlockShape, groups: u64, launch_groups: usize },
 }
 
 impl LaunchShape {
@@ -131,15 +131,7 @@ impl LaunchShape {
             (Some(b), _) => {
                 let groups = b.tiles.iter().product::<u64>() * batch;
                 let launch_groups = groups.min(tile_cap) as usize;
-                LaunchShape::Blocked {
-                    tiles: b.tiles,
-                    rz: b.rz,
-                    groups,
-                    launch_groups,
-                    vx: b.vx,
-                    ry: b.ry,
-                    group: b.group,
-                }
+                LaunchShape::Blocked { block: b, groups, launch_groups }
             }
             (None, Some(ry)) => {
                 let tiles = [o[2].div_ceil(TILE_X) as u64, o[1].div_ceil(TILE_Y * ry) as u64];
@@ -453,7 +445,7 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
         }
         match launch {
             LaunchShape::Tiled { ry, .. } => options += &format!(" -DTX={TILE_X} -DTY={TILE_Y} -DRY={ry}"),
-            LaunchShape::Blocked { vx, ry, group: [tx, ty], .. } => {
+            LaunchShape::Blocked { block: BlockShape { vx, ry, group: [tx, ty], .. }, .. } => {
                 let vw = run_width::<T>();
                 let aligned = out_st[2] == 1
                     && [output.offset(), out_st[0], out_st[1]].iter().all(|v| v.is_multiple_of(vw))
@@ -484,7 +476,7 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
             Some((program.kernel(launch.kernel_name())?.owned_by(op), weights))
         };
         let taps = match launch {
-            LaunchShape::Blocked { ry, .. } if g.factored => factored_macs(g.filter, ry).ceil() as u64,
+            LaunchShape::Blocked { block, .. } if g.factored => factored_macs(g.filter, block.ry).ceil() as u64,
             _ => filter.values().len() as u64,
         };
         let outputs = output.len() as u64;
@@ -524,7 +516,7 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
         match self.launch {
             LaunchShape::Direct { .. } => PassKernel::Direct,
             LaunchShape::Tiled { ry, .. } => PassKernel::Tiled { ry },
-            LaunchShape::Blocked { vx, ry, .. } => PassKernel::Blocked { vx, ry },
+            LaunchShape::Blocked { block, .. } => PassKernel::Blocked { vx: block.vx, ry: block.ry },
         }
     }
 
@@ -562,7 +554,7 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
                 launch_groups * TILE_X * TILE_Y,
                 TILE_X * TILE_Y,
             ),
-            LaunchShape::Blocked { tiles, rz, groups, launch_groups, group: [tx, ty], .. } => (
+            LaunchShape::Blocked { block: BlockShape { tiles, rz, group: [tx, ty], .. }, groups, launch_groups } => (
                 l.index("tiles_x", idx, tiles[0])
                     .index("tiles_y", idx, tiles[1])
                     .index("z_blocks", idx, tiles[2])
@@ -593,12 +585,18 @@ mod tests {
         let gpu = DeviceInfo::for_tests(DeviceKind::Gpu);
         let shape =
             LaunchShape::choose::<f32>(&gpu, &geometry([1, 3, 3], 1), [1, 8192, 8192], 1, PassPreference::Blocked);
-        let LaunchShape::Blocked { vx, ry, groups, .. } = shape else { panic!("3×3 should block") };
+        let LaunchShape::Blocked { block: BlockShape { vx, ry, .. }, groups, .. } = shape else {
+            panic!("3×3 should block")
+        };
         assert_eq!((vx, ry), (4, 8)); // 4 × 8 outputs per work-item for f32 images
         assert_eq!(groups, (8192u64 / (32 * 4)) * (8192 / (8 * 8)));
         // Passes that would rather run on the host take the same kernel where they cannot (2-D filters, GPUs).
         let host = LaunchShape::choose::<f32>(&gpu, &geometry([1, 3, 3], 1), [1, 8192, 8192], 1, PassPreference::Host);
-        assert!(matches!(host, LaunchShape::Blocked { vx: 4, ry: 8, .. }), "{}", host.kernel_name());
+        assert!(
+            matches!(host, LaunchShape::Blocked { block: BlockShape { vx: 4, ry: 8, .. }, .. }),
+            "{}",
+            host.kernel_name()
+        );
         // A stride leaves the blocked kernel: tiles, with their halo in local memory.
         let strided =
             LaunchShape::choose::<f32>(&gpu, &geometry([1, 3, 3], 2), [1, 512, 512], 1, PassPreference::Blocked);

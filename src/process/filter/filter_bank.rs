@@ -6,7 +6,7 @@ use super::bank_winograd::Winograd;
 use super::border::Border;
 use super::conv_params::ConvMode;
 use crate::app::{DeviceKind, Kernel};
-use crate::data::XData;
+use crate::data::{Launch, XData};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernel_args::IndexType;
@@ -741,46 +741,29 @@ impl<T: Element> Process for FilterBank<T> {
         let (idx, geo, value) = (plan.index, plan.geo, plan.value);
         let element = std::mem::size_of::<T>() as u64;
         let flops = plan.macs * if T::IS_COMPLEX { 8 } else { 2 };
+        let bytes = (self.input.len() + self.filters.len() + self.output.len()) as u64 * element;
         match &mut plan.step {
             Step::Nothing => Ok(()),
-            Step::Direct { kernel, q_blocks, k_blocks, groups, launch_groups } => kernel
-                .launch()
-                .input("x", &self.input)
-                .index("x_off", idx, self.input.offset() as u64)
-                .scalar("xs", xs)
-                .input("f", &self.filters)
-                .index("f_off", idx, self.filters.offset() as u64)
-                .output("y", &self.output)
-                .index("y_off", idx, self.output.offset() as u64)
-                .scalar("ys", ys)
-                .scalar("geo", geo)
-                .scalar("value", value)
-                .index("q_blocks", idx, *q_blocks)
-                .index("k_blocks", idx, *k_blocks)
-                .index("groups", idx, *groups)
-                .global(&[*launch_groups * DIRECT_WG])
-                .local(&[DIRECT_WG])
-                .work((self.input.len() + self.filters.len() + self.output.len()) as u64 * element, flops)
-                .enqueue(),
-            Step::Blocked { kernel, col_tiles, row_tiles, k_blocks, groups, group } => kernel
-                .launch()
-                .input("x", &self.input)
-                .index("x_off", idx, self.input.offset() as u64)
-                .scalar("xs", xs)
-                .input("f", &self.filters)
-                .index("f_off", idx, self.filters.offset() as u64)
-                .output("y", &self.output)
-                .index("y_off", idx, self.output.offset() as u64)
-                .scalar("ys", ys)
-                .scalar("geo", geo)
-                .scalar("value", value)
-                .scalar("col_tiles", *col_tiles)
-                .scalar("row_tiles", *row_tiles)
-                .scalar("k_blocks", *k_blocks)
-                .global(&[*groups * *group])
-                .local(&[*group])
-                .work((self.input.len() + self.filters.len() + self.output.len()) as u64 * element, flops)
-                .enqueue(),
+            Step::Direct { kernel, q_blocks, k_blocks, groups, launch_groups } => {
+                operands(kernel, [&self.input, &self.filters, &self.output], idx, [xs, ys], geo, value)
+                    .index("q_blocks", idx, *q_blocks)
+                    .index("k_blocks", idx, *k_blocks)
+                    .index("groups", idx, *groups)
+                    .global(&[*launch_groups * DIRECT_WG])
+                    .local(&[DIRECT_WG])
+                    .work(bytes, flops)
+                    .enqueue()
+            }
+            Step::Blocked { kernel, col_tiles, row_tiles, k_blocks, groups, group } => {
+                operands(kernel, [&self.input, &self.filters, &self.output], idx, [xs, ys], geo, value)
+                    .scalar("col_tiles", *col_tiles)
+                    .scalar("row_tiles", *row_tiles)
+                    .scalar("k_blocks", *k_blocks)
+                    .global(&[*groups * *group])
+                    .local(&[*group])
+                    .work(bytes, flops)
+                    .enqueue()
+            }
             Step::Implicit(gemm) => gemm.launch(&self.input, &self.filters, &self.output),
             Step::Winograd(winograd) => {
                 winograd.launch(&self.input, idx, xs, &self.filters, &self.output, ys, geo, value)
@@ -813,6 +796,30 @@ impl<T: Element> Process for FilterBank<T> {
     fn is_initialized(&self) -> bool {
         self.plan.is_ready()
     }
+}
+
+/// The leading arguments of `bank_direct` and `bank_blocked`: input, filters and output with their offsets, the
+/// strides (`xs` of the input and the filters, `ys` of the output), the geometry and the border's value.
+fn operands<'k, T: Element>(
+    kernel: &'k mut Kernel,
+    [x, f, y]: [&XData<T>; 3],
+    idx: IndexType,
+    [xs, ys]: [[u64; 8]; 2],
+    geo: [i32; 16],
+    value: T,
+) -> Launch<'k> {
+    kernel
+        .launch()
+        .input("x", x)
+        .index("x_off", idx, x.offset() as u64)
+        .scalar("xs", xs)
+        .input("f", f)
+        .index("f_off", idx, f.offset() as u64)
+        .output("y", y)
+        .index("y_off", idx, y.offset() as u64)
+        .scalar("ys", ys)
+        .scalar("geo", geo)
+        .scalar("value", value)
 }
 
 #[cfg(test)]
