@@ -1,4 +1,5 @@
-//! Every call into OpenCL that the Rust compiler cannot check lives in this module, and nowhere else in cliper.
+//! Every call into OpenCL that the Rust compiler cannot check lives in this module, and nowhere else in cliper;
+//! so do the copies into an output file's memory map ([`mapped_file`], whose notes say why they are sound).
 //!
 //! Each function states why it is sound. The common reasoning:
 //! - host memory handed to OpenCL is only used during a *blocking* call, so it outlives the transfer;
@@ -28,6 +29,9 @@ use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+mod mapped_file;
+pub(crate) use mapped_file::MappedFile;
 
 type ClResult<T> = std::result::Result<T, ClError>;
 

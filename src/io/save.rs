@@ -116,9 +116,16 @@ pub(crate) fn prepare_open(path: &Path) -> Result<(PendingSave, File)> {
     // From here on, dropping `prepared` (on any error) removes the temporary file and its registration.
     let prepared = PendingSave { tmp, path: path.to_path_buf(), committed: false };
     let io = |source| Error::Io { path: path.to_path_buf(), source };
-    let file = File::create(&prepared.tmp).map_err(io)?;
+    // Readable too: a streamed output maps it ([`crate::app::ffi::MappedFile`]), which takes a file open both ways.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&prepared.tmp)
+        .map_err(io)?;
     // A file replaced keeps its mode, as `cp` onto an existing file does (a new one has the umask's default,
-    // which `File::create` gives the temporary file). The open handle writes on even when the mode is read-only.
+    // which opening gives the temporary file). The open handle writes on even when the mode is read-only.
     if let Ok(existing) = std::fs::metadata(path)
         && existing.is_file()
     {

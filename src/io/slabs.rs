@@ -1,7 +1,9 @@
 //! Arrays in files taken a slab at a time — a range of indices along one axis — so that an image larger than the
 //! memory at hand can be processed piece by piece: RAW and C-order NPY files are read with positioned reads
-//! (the process holds one slab, not the file: memory maps would count every page touched as resident), and
-//! written the same way into a temporary file that replaces the destination only when complete.
+//! (the process holds one slab, not the file: a map of the whole file would count every page touched as
+//! resident), and written into a temporary file that replaces the destination only when complete — by copies
+//! through maps of the part being written, from many threads, or by positioned writes where the file system has
+//! no room for the whole file.
 
 use super::geometry::Geometry;
 use super::host_array::{Dtype, HostArray, each_variant};
@@ -13,6 +15,7 @@ use super::sample::encode;
 use super::save::{PendingSave, commit, prepare_open};
 use super::source::data_bytes;
 use super::tiff::TiffSlabs;
+use crate::app::ffi::MappedFile;
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::ops::Range;
@@ -329,6 +332,9 @@ pub struct SlabWriter {
     path: PathBuf,
     pending: PendingSave,
     file: File,
+    /// The file mapped for copies from many threads, where its file system has room for all of it
+    /// ([`MappedFile::new`]); positioned writes otherwise.
+    mapped: Option<MappedFile>,
     format: RawFormat,
     offset: u64,
 }
@@ -353,7 +359,8 @@ impl SlabWriter {
         let bytes = format.shape.iter().product::<usize>() * format.dtype.size();
         // The full size at once: slabs may come in any order, and a disk that is too small says so now.
         file.set_len(header.len() as u64 + bytes as u64).map_err(io)?;
-        Ok(SlabWriter { path: path.to_path_buf(), pending, file, format, offset: header.len() as u64 })
+        let mapped = MappedFile::new(&file);
+        Ok(SlabWriter { path: path.to_path_buf(), pending, file, mapped, format, offset: header.len() as u64 })
     }
 
     /// Writes `slab` (the file's element type; the whole of every axis but `axis`) at index `start` of `axis`.
@@ -395,10 +402,15 @@ impl SlabWriter {
         if native { each_variant!(array, a => a.as_slice().map(bytemuck::cast_slice::<_, u8>)) } else { None }
     }
 
-    /// Writes `bytes` at byte `at`, in pieces on threads of their own ([`super::positioned`]).
+    /// Writes `bytes` at byte `at`, in pieces on threads of their own ([`super::positioned`]): copies into the
+    /// file's memory map where it has one, positioned writes otherwise.
     fn write_at(&self, at: u64, bytes: &[u8]) -> Result<()> {
-        super::positioned::write_pieces(&self.file, bytes, at)
-            .map_err(|source| Error::Io { path: self.path.clone(), source })
+        use super::positioned::{MAPPED_WRITES, POSITIONED_WRITES, write_pieces};
+        match &self.mapped {
+            Some(map) => write_pieces(bytes, at, MAPPED_WRITES, |o, piece| map.write(o, piece)),
+            None => write_pieces(bytes, at, POSITIONED_WRITES, |o, piece| self.file.write_all_at(piece, o)),
+        }
+        .map_err(|source| Error::Io { path: self.path.clone(), source })
     }
 
     /// Writes indices `local` along the first axis of `tile` (the file's type; the file's shape but along that
@@ -437,8 +449,38 @@ impl SlabWriter {
 
     /// Flushes the file to disk and renames it over the destination.
     pub fn finish(self) -> Result<()> {
-        self.file.sync_all().map_err(|source| Error::Io { path: self.path.clone(), source })?;
+        let io = |source| Error::Io { path: self.path.clone(), source };
+        drop(self.mapped);
+        self.file.sync_all().map_err(io)?;
         drop(self.file);
         commit(vec![self.pending])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file larger than its file system's free space is written by positioned writes (which report a full disk
+    /// as an error) rather than through maps (whose page faults could not be served); both ways land the same
+    /// bytes.
+    #[test]
+    fn a_file_without_room_is_written_without_maps() {
+        let dir = std::env::temp_dir();
+        let tile = HostArray::U8(ndarray::Array::from_shape_fn((3, 5), |(i, j)| (i * 5 + j + 1) as u8).into_dyn());
+        for (name, rows) in [("fits", 7usize), ("no-room", 1 << 41)] {
+            let path = dir.join(format!("cliper-slab-writer-{name}-{}.npy", std::process::id()));
+            let out = SlabWriter::npy(&path, Dtype::U8, &[rows, 5]).unwrap();
+            assert_eq!(out.mapped.is_some(), rows == 7, "{name}: 2^41 × 5 bytes is more than any test disk holds");
+            out.write_rows(rows - 3, &tile, 0..3).unwrap();
+            out.write_rows(0, &tile, 1..2).unwrap();
+            let mut back = vec![0u8; 15];
+            out.file.read_exact_at(&mut back, out.offset + (rows as u64 - 3) * 5).unwrap();
+            assert_eq!(back, (1..=15).collect::<Vec<u8>>(), "{name}");
+            out.file.read_exact_at(&mut back[..5], out.offset).unwrap();
+            assert_eq!(&back[..5], &[6, 7, 8, 9, 10], "{name}");
+            drop(out); // not finished: the temporary file is removed, and no destination is written
+            assert!(!path.exists());
+        }
     }
 }
