@@ -94,8 +94,8 @@ pub use element::{ComplexElement, Element, RealElement};
 pub use error::{Error, Result, cl_error_name};
 pub use io::{
     Dicom, DicomInfo, DicomSeriesOptions, Dtype, Endian, Geometry, HOST_MEMORY_LIMIT_ENV, HostArray, HostBudget, Image,
-    KSpaceMat, PngDepth, PngOptions, RawFormat, Scale, Scaling, SlabFile, SlabWriter, SpaceUnit, Table,
-    TiffCompression, TiffOptions, abandon_saves, allow_data_outside, decode_cfl, decode_dicom, decode_mat,
+    KSpaceMat, MAPPED_WRITES_ENV, PngDepth, PngOptions, RawFormat, Scale, Scaling, SlabFile, SlabWriter, SpaceUnit,
+    Table, TiffCompression, TiffOptions, abandon_saves, allow_data_outside, decode_cfl, decode_dicom, decode_mat,
     decode_metaimage, decode_nifti, decode_npy, decode_nrrd, decode_png, decode_raw, decode_tiff,
     images_to_bart_layout, is_dicom_file, nifti_scale, read_cfl, read_dicom, read_dicom_series, read_file, read_image,
     read_mat, read_mat_variable, read_metaimage, read_nifti, read_npy, read_nrrd, read_png, read_raw, read_tiff,

@@ -174,3 +174,49 @@ fn fortran_order_npy_runs_as_its_c_order_twin() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A tiled run writes its NPY outputs through memory maps (`CLIPER_MAPPED_WRITES=on`, the default from four cores)
+/// or by positioned writes (`off`): the same bytes either way, f32 values and a uint8 mask alike, and an untiled
+/// run's. A setting that is not one is refused in one line, with no output.
+#[test]
+fn outputs_are_the_same_written_through_maps_or_not() {
+    let dir = scratch("tiles-maps");
+    let input = dir.join("in.npy");
+    write_npy(&input, &noise(&[700, 310])).unwrap();
+    for (command, extra) in [("gaussian-filter", &["--sigma", "2"][..]), ("threshold", &["--value", "0.5"][..])] {
+        let mut written = Vec::new();
+        for (setting, limit) in [("off", None), ("on", Some("400K")), ("off", Some("400K")), ("auto", Some("400K"))] {
+            let out = dir.join(format!("{command}-{setting}-{}.npy", limit.is_some()));
+            let mut command_line = cliper();
+            command_line.args([command, str(&input), str(&out)]).args(extra).env("CLIPER_MAPPED_WRITES", setting);
+            match limit {
+                Some(l) => command_line.env("CLIPER_MEMORY_LIMIT", l),
+                None => command_line.env_remove("CLIPER_MEMORY_LIMIT"),
+            };
+            let run = command_line.output().unwrap();
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            assert_eq!(run.status.code(), Some(0), "{command} {setting}: {stderr}");
+            assert_eq!(stderr.contains("tiles of"), limit.is_some(), "{stderr}");
+            written.push(std::fs::read(&out).unwrap());
+        }
+        assert!(written.iter().all(|w| *w == written[0]), "{command}: outputs differ between the ways of writing");
+        assert_eq!(read_npy(dir.join(format!("{command}-on-true.npy"))).unwrap().shape(), &[700, 310]);
+    }
+    let out = dir.join("refused.npy");
+    let run = cliper()
+        .args(["gaussian-filter", str(&input), str(&out), "--sigma", "2"])
+        .env("CLIPER_MAPPED_WRITES", "sometimes")
+        .env("CLIPER_MEMORY_LIMIT", "400K")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    // The tiling notice, then the refusal in one line.
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert!(
+        matches!(errors[..], [line] if line.contains("CLIPER_MAPPED_WRITES") && line.contains("sometimes")),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

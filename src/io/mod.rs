@@ -62,6 +62,7 @@ pub use nifti::{decode_nifti, nifti_scale, read_nifti, write_nifti};
 pub use npy::{decode_npy, read_npy, write_npy};
 pub use nrrd::{decode_nrrd, read_nrrd};
 pub use png::{decode_png, read_png, write_png};
+pub use positioned::MAPPED_WRITES_ENV;
 pub use raw::{Endian, RawFormat, decode_raw, read_raw, write_raw};
 pub use rescale::Scaling;
 #[cfg(feature = "chain")]

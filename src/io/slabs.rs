@@ -332,8 +332,8 @@ pub struct SlabWriter {
     path: PathBuf,
     pending: PendingSave,
     file: File,
-    /// The file mapped for copies from many threads, where its file system has room for all of it
-    /// ([`MappedFile::new`]); positioned writes otherwise.
+    /// The file mapped for copies from many threads, where that pays ([`super::positioned::mapped_writes`]) and
+    /// the file system has room for all of it ([`MappedFile::new`]); positioned writes otherwise.
     mapped: Option<MappedFile>,
     format: RawFormat,
     offset: u64,
@@ -352,14 +352,26 @@ impl SlabWriter {
         SlabWriter::create(path.as_ref(), format.clone(), &[])
     }
 
+    /// The file, made at its full length; written through maps where [`super::positioned::mapped_writes`] says so.
     fn create(path: &Path, format: RawFormat, header: &[u8]) -> Result<SlabWriter> {
+        SlabWriter::create_with(path, format, header, super::positioned::mapped_writes)
+    }
+
+    /// The file, made at its full length; written through maps where `maps(file)` says so and its file system has
+    /// room for all of it.
+    fn create_with(
+        path: &Path,
+        format: RawFormat,
+        header: &[u8],
+        maps: impl Fn(&File) -> Result<bool>,
+    ) -> Result<SlabWriter> {
         let (pending, file) = prepare_open(path)?;
         let io = |source| Error::Io { path: path.to_path_buf(), source };
         file.write_all_at(header, 0).map_err(io)?;
         let bytes = format.shape.iter().product::<usize>() * format.dtype.size();
         // The full size at once: slabs may come in any order, and a disk that is too small says so now.
         file.set_len(header.len() as u64 + bytes as u64).map_err(io)?;
-        let mapped = MappedFile::new(&file);
+        let mapped = if maps(&file)? { MappedFile::new(&file) } else { None };
         Ok(SlabWriter { path: path.to_path_buf(), pending, file, mapped, format, offset: header.len() as u64 })
     }
 
@@ -470,7 +482,9 @@ mod tests {
         let tile = HostArray::U8(ndarray::Array::from_shape_fn((3, 5), |(i, j)| (i * 5 + j + 1) as u8).into_dyn());
         for (name, rows) in [("fits", 7usize), ("no-room", 1 << 41)] {
             let path = dir.join(format!("cliper-slab-writer-{name}-{}.npy", std::process::id()));
-            let out = SlabWriter::npy(&path, Dtype::U8, &[rows, 5]).unwrap();
+            let format = RawFormat { shape: vec![rows, 5], dtype: Dtype::U8, endian: Endian::Little };
+            let out =
+                SlabWriter::create_with(&path, format, &npy::header(Dtype::U8, &[rows, 5]), |_| Ok(true)).unwrap();
             assert_eq!(out.mapped.is_some(), rows == 7, "{name}: 2^41 × 5 bytes is more than any test disk holds");
             out.write_rows(rows - 3, &tile, 0..3).unwrap();
             out.write_rows(0, &tile, 1..2).unwrap();

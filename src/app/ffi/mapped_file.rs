@@ -60,7 +60,7 @@ impl MappedFile {
     pub(crate) fn new(file: &File) -> Option<MappedFile> {
         let length = file.metadata().ok()?.len();
         let room = nix::sys::statvfs::fstatvfs(file).ok()?;
-        let free = u64::from(room.blocks_available()).saturating_mul(u64::from(room.fragment_size()));
+        let free = room.blocks_available().saturating_mul(room.fragment_size());
         if length == 0 || free < length {
             return None;
         }
@@ -123,8 +123,7 @@ mod tests {
 
     fn scratch(name: &str, length: u64) -> (std::path::PathBuf, File) {
         let path = std::env::temp_dir().join(format!("cliper-mapped-{name}-{}", std::process::id()));
-        let file =
-            std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
         file.set_len(length).unwrap();
         (path, file)
     }
