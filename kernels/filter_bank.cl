@@ -1,6 +1,6 @@
 // Multi-channel filter banks (FilterBank): input [N, C, H, W], filters [K, C, R, S], output [N, K, P, Q].
 // Prepended by common.cl. Build options: T, R, IDX, BORDER, WG (bank_direct's work-group), KB (filters per
-// work-item in bank_direct); BLOCK_R, BLOCK_S, BLOCK_K, BLOCK_QX, BLOCK_WX, BLOCK_WY for bank_blocked.
+// work-item in bank_direct); BLOCK_R, BLOCK_S, BLOCK_K, BLOCK_CB, BLOCK_QX, BLOCK_WX, BLOCK_WY for bank_blocked.
 //
 // Output (p, q) of filter k reads input (p*SH + r'*DH - PH, q*SW + s'*DW - PW) of every channel, with
 // (r', s') = (r, s) for a correlation and (R-1-r, S-1-s) for a convolution (FLIP); coordinates outside the image
@@ -74,8 +74,8 @@ void bank_direct(__global const T* restrict x, IDX x_off, ulong8 xs, __global co
 // ---- bank_blocked (built with BLOCK_R): stride 1, dilation 1, filters of BLOCK_R × BLOCK_S taps, and
 // BLOCK_K filters per group. A group of BLOCK_WX × BLOCK_WY work-items computes a tile of BLOCK_WY output rows by
 // BLOCK_WX·BLOCK_QX columns of one image for BLOCK_K filters; each work-item BLOCK_QX consecutive outputs of one
-// row for every filter of the block. Channel by channel, the group stages the input tile with its halo (through
-// the border rule) and the block's weights in local memory; a work-item then keeps one input row segment of
+// row for every filter of the block. BLOCK_CB channels at a time, the group stages the input tiles with their halo
+// (through the border rule) and the block's weights in local memory; a work-item then keeps one input row segment of
 // BLOCK_QX + BLOCK_S − 1 values in registers and multiplies it by each weight, which all its neighbours read at
 // once (a broadcast): BLOCK_QX multiply-adds per weight read, where bank_direct reads a weight per
 // multiply-add from global memory. Groups run along column tiles, then row tiles, then filter blocks, then images.
@@ -83,13 +83,16 @@ void bank_direct(__global const T* restrict x, IDX x_off, ulong8 xs, __global co
 #define BLOCK_TW (BLOCK_WX * BLOCK_QX)
 #define BLOCK_XW (BLOCK_TW + BLOCK_S - 1)
 #define BLOCK_XH (BLOCK_WY + BLOCK_R - 1)
+#define BLOCK_TILE (BLOCK_XH * BLOCK_XW)
+#define BLOCK_TAPS (BLOCK_R * BLOCK_S * BLOCK_K)
 __kernel __attribute__((reqd_work_group_size(BLOCK_WX * BLOCK_WY, 1, 1)))
 void bank_blocked(__global const T* restrict x, IDX x_off, ulong8 xs, __global const T* restrict f, IDX f_off,
                   __global T* restrict y, IDX y_off, ulong8 ys, int16 geo, T value, int col_tiles, int row_tiles,
                   int k_blocks)
 {
-    __local T tile[BLOCK_XH * BLOCK_XW];
-    __local T weights[BLOCK_R * BLOCK_S * BLOCK_K];
+    // BLOCK_CB channels staged at once: one pair of barriers per BLOCK_CB channels, and more loads in flight.
+    __local T tile[BLOCK_CB * BLOCK_TILE];
+    __local T weights[BLOCK_CB * BLOCK_TAPS];
     const int lid = (int)get_local_id(0);
     const int lx = lid % BLOCK_WX, ly = lid / BLOCK_WX;
     int g = (int)get_group_id(0);
@@ -106,36 +109,43 @@ void bank_blocked(__global const T* restrict x, IDX x_off, ulong8 xs, __global c
         #pragma unroll
         for (int j = 0; j < BLOCK_QX; ++j) acc[kk][j] = ZERO;
     }
-    for (int c = 0; c < BC; ++c) {
-        __global const T* chan = x + x_off + n * (IDX)xs.s0 + (IDX)c * (IDX)xs.s1;
-        for (int i = lid; i < BLOCK_XH * BLOCK_XW; i += BLOCK_WX * BLOCK_WY) {
-            const int ih = border_index(p0 + i / BLOCK_XW - PH, BH);
-            const int iw = border_index(q0 + i % BLOCK_XW - PW, BW);
-            tile[i] = (ih < 0 || iw < 0) ? value : chan[(IDX)ih * (IDX)xs.s2 + (IDX)iw * (IDX)xs.s3];
+    __global const T* image = x + x_off + n * (IDX)xs.s0;
+    for (int c0 = 0; c0 < BC; c0 += BLOCK_CB) {
+        const int cn = min(BLOCK_CB, BC - c0);
+        for (int i = lid; i < cn * BLOCK_TILE; i += BLOCK_WX * BLOCK_WY) {
+            const int cb = i / BLOCK_TILE, e = i % BLOCK_TILE;
+            const int ih = border_index(p0 + e / BLOCK_XW - PH, BH);
+            const int iw = border_index(q0 + e % BLOCK_XW - PW, BW);
+            tile[i] = (ih < 0 || iw < 0)
+                          ? value
+                          : image[(IDX)(c0 + cb) * (IDX)xs.s1 + (IDX)ih * (IDX)xs.s2 + (IDX)iw * (IDX)xs.s3];
         }
-        // weights[(r·S + s)·K + kk]: a correlation's tap (r, s), the convolution's flipped one; zero past the
-        // last filter.
-        __global const T* fc = f + f_off + (IDX)c * (IDX)xs.s5;
-        for (int i = lid; i < BLOCK_R * BLOCK_S * BLOCK_K; i += BLOCK_WX * BLOCK_WY) {
-            const int kk = i % BLOCK_K, rs = i / BLOCK_K;
+        // weights[cb·TAPS + (r·S + s)·K + kk]: a correlation's tap (r, s), the convolution's flipped one; zero
+        // past the last filter.
+        for (int i = lid; i < cn * BLOCK_TAPS; i += BLOCK_WX * BLOCK_WY) {
+            const int cb = i / BLOCK_TAPS, e = i % BLOCK_TAPS;
+            const int kk = e % BLOCK_K, rs = e / BLOCK_K;
             const int r = FLIP ? BLOCK_R - 1 - rs / BLOCK_S : rs / BLOCK_S;
             const int s = FLIP ? BLOCK_S - 1 - rs % BLOCK_S : rs % BLOCK_S;
+            __global const T* fc = f + f_off + (IDX)(c0 + cb) * (IDX)xs.s5;
             weights[i] = kk < kn ? fc[(IDX)(k0 + kk) * (IDX)xs.s4 + (IDX)r * (IDX)xs.s6 + (IDX)s * (IDX)xs.s7] : ZERO;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int r = 0; r < BLOCK_R; ++r) {
-            T row[BLOCK_QX + BLOCK_S - 1];
-            __local const T* src = tile + (ly + r) * BLOCK_XW + lx * BLOCK_QX;
-            #pragma unroll
-            for (int j = 0; j < BLOCK_QX + BLOCK_S - 1; ++j) row[j] = src[j];
-            __local const T* w = weights + r * BLOCK_S * BLOCK_K;
-            #pragma unroll
-            for (int s = 0; s < BLOCK_S; ++s) {
+        for (int cb = 0; cb < cn; ++cb) {
+            for (int r = 0; r < BLOCK_R; ++r) {
+                T row[BLOCK_QX + BLOCK_S - 1];
+                __local const T* src = tile + cb * BLOCK_TILE + (ly + r) * BLOCK_XW + lx * BLOCK_QX;
                 #pragma unroll
-                for (int kk = 0; kk < BLOCK_K; ++kk) {
-                    const T wt = w[s * BLOCK_K + kk];
+                for (int j = 0; j < BLOCK_QX + BLOCK_S - 1; ++j) row[j] = src[j];
+                __local const T* w = weights + cb * BLOCK_TAPS + r * BLOCK_S * BLOCK_K;
+                #pragma unroll
+                for (int s = 0; s < BLOCK_S; ++s) {
                     #pragma unroll
-                    for (int j = 0; j < BLOCK_QX; ++j) acc[kk][j] += MUL(row[j + s], wt);
+                    for (int kk = 0; kk < BLOCK_K; ++kk) {
+                        const T wt = w[s * BLOCK_K + kk];
+                        #pragma unroll
+                        for (int j = 0; j < BLOCK_QX; ++j) acc[kk][j] += MUL(row[j + s], wt);
+                    }
                 }
             }
         }

@@ -572,9 +572,13 @@ fn choose(
     // against 0.151), with 64 of 3 × 3 behind it (4×3×224²: 0.078 against 0.062; 2×64×64²: 0.120 against
     // 0.050). PoCL (2 cores): seed 004 24 ms against im2col's 500; 3 × 3 filters with 8 channels 1.1–1.6 against
     // Winograd F(2×2)'s 2.0, but with 64 channels 4.1–4.8 against 2.0–2.4.
+    // Against Winograd for 3 × 3 filters, it keeps the lead only with few channels: on the H200 (2026-11-30)
+    // 8×16×128² ⊛ 16×16×3² 0.047 against F(4×4)'s 0.064, but from 32 channels F(4×4) wins (8×32×56² ⊛ 16×32×3²:
+    // 0.028 against 0.055; 8×64×56² ⊛ 16×64×3²: 0.039 against 0.103, cuDNN 0.041; 8×128×28²: 0.029 against
+    // 0.200).
     let taps = crs / c.max(1);
     let blocked_pays = fit.blocked && (k <= 16 || (k <= 32 && taps >= 25));
-    let blocked_over_winograd = !winograd_pays || !fit.cpu || c < 16;
+    let blocked_over_winograd = !winograd_pays || c < if fit.cpu { 16 } else { 32 };
     match algorithm {
         FilterBankAlgorithm::Direct => Choice::Direct,
         FilterBankAlgorithm::Blocked if fit.blocked => Choice::Blocked,
@@ -614,9 +618,10 @@ impl<T: Element> Process for FilterBank<T> {
         };
         let budget = p.memory_budget.unwrap_or((info.max_alloc_bytes as usize / 4).min(1 << 30)).max(1);
         let unit_steps = p.stride == [1, 1] && p.dilation == [1, 1];
-        let blocked = BlockShape::new(k, [r, s], std::mem::size_of::<T>(), info.local_mem_bytes)
-            .and_then(|shape| Some((shape, shape.grid(n, k, [out_p, out_q])?)))
-            .filter(|_| unit_steps);
+        let blocked =
+            BlockShape::new(k, c, [r, s], std::mem::size_of::<T>(), info.local_mem_bytes, info.kind == DeviceKind::Cpu)
+                .and_then(|shape| Some((shape, shape.grid(n, k, [out_p, out_q])?)))
+                .filter(|_| unit_steps);
         let fit = Fit {
             contiguous: self.filters.is_contiguous() && self.output.is_contiguous(),
             constant_border: matches!(p.border, Border::Constant(v) if v.is_finite()),
@@ -902,8 +907,9 @@ mod tests {
         assert_eq!(choose(auto, [8, 32, 32, 800], bytes, 1 << 30, gpu), Choice::Blocked);
         assert_eq!(choose(auto, [8, 32, 33, 800], bytes, 1 << 30, gpu), Choice::Implicit);
         assert_eq!(choose(auto, [4, 3, 64, 27], bytes, 1 << 30, gpu3), Choice::Implicit);
-        // 3 × 3 with few filters: ahead of Winograd on GPUs; on CPUs below 16 channels only.
+        // 3 × 3 with few filters: ahead of Winograd below 32 channels on GPUs, below 16 on CPUs.
         assert_eq!(choose(auto, [8, 16, 16, 144], bytes, 1 << 30, gpu3), Choice::Blocked);
+        assert_eq!(choose(auto, [8, 32, 16, 288], bytes, 1 << 30, gpu3), Choice::Winograd { side: 4, images: 8 });
         assert_eq!(choose(auto, [8, 8, 8, 72], bytes, 1 << 30, cpu3), Choice::Blocked);
         assert_eq!(choose(auto, [4, 64, 16, 576], bytes, 1 << 30, cpu3), Choice::Winograd { side: 2, images: 4 });
         assert_eq!(choose(auto, [4, 64, 32, 576], bytes, 1 << 30, gpu3), Choice::Winograd { side: 4, images: 4 });
