@@ -82,8 +82,9 @@ impl MappedFile {
         Claim { file: self, range }
     }
 
-    /// Copies `bytes` into the file from byte `at`, through a map of those bytes alone, written back to the file
-    /// before it returns; an error, writing nothing, when they would pass the file's end.
+    /// Copies `bytes` into the file from byte `at`, through a map of those bytes alone, unmapped before it returns
+    /// (the pages stay in the file's page cache for the writer's sync); an error, writing nothing, when they would
+    /// pass the file's end.
     pub(crate) fn write(&self, at: u64, bytes: &[u8]) -> io::Result<()> {
         let start = usize::try_from(at).ok();
         let range = match start.and_then(|s| Some(s..s.checked_add(bytes.len())?)) {
