@@ -2,7 +2,8 @@
 //! the kernel (on the disk, or on the file's inode lock, which serialises writes to one file on tmpfs and ext4);
 //! on rayon's threads such calls would hold up the CPU work queued behind them there — a tile's host-to-device
 //! copy waited for the previous tile's writes (H200, 16 cores: uploads of 1.4 GB took 0.3–0.7 s instead of
-//! 0.12 s while a write ran).
+//! 0.12 s while a write ran). Writes go either by positioned calls or by copies into the file's memory maps
+//! (`mapped_writes` says which, by the file system and the cores).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -33,7 +34,7 @@ const MAPPED_WRITES_FROM_CORES: usize = 4;
 /// the file is in memory (tmpfs) and the machine has [`MAPPED_WRITES_FROM_CORES`] cores. Files on disks take
 /// positioned writes: mapped writers stall in the kernel's dirty-page throttling and page faults (H200 host, ext4,
 /// 16 GiB tiled f32 run: 17.9 s through maps against 11.5 positioned; on tmpfs 6.3 against 7.6–8.4).
-pub(crate) fn mapped_writes(file: &std::fs::File) -> crate::Result<bool> {
+pub(crate) fn mapped_writes(file: &std::fs::File) -> crate::error::Result<bool> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let setting = std::env::var(MAPPED_WRITES_ENV).ok();
     maps_by(setting.as_deref(), cores, || in_memory(file))
@@ -45,12 +46,12 @@ fn in_memory(file: &std::fs::File) -> bool {
 }
 
 /// [`mapped_writes`]'s rule, given the setting, the cores and whether the file is in memory.
-fn maps_by(setting: Option<&str>, cores: usize, in_memory: impl FnOnce() -> bool) -> crate::Result<bool> {
+fn maps_by(setting: Option<&str>, cores: usize, in_memory: impl FnOnce() -> bool) -> crate::error::Result<bool> {
     match setting.map(str::trim) {
         None | Some("" | "auto") => Ok(cores >= MAPPED_WRITES_FROM_CORES && in_memory()),
         Some("on") => Ok(true),
         Some("off") => Ok(false),
-        Some(other) => Err(crate::Error::invalid(
+        Some(other) => Err(crate::error::Error::invalid(
             MAPPED_WRITES_ENV,
             format!(
                 "`{other}` is not a setting: give on, off or auto (the default: on for files in memory, tmpfs, \

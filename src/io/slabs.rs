@@ -2,8 +2,8 @@
 //! memory at hand can be processed piece by piece: RAW and C-order NPY files are read with positioned reads
 //! (the process holds one slab, not the file: a map of the whole file would count every page touched as
 //! resident), and written into a temporary file that replaces the destination only when complete — by copies
-//! through maps of the part being written, from many threads, or by positioned writes where the file system has
-//! no room for the whole file.
+//! through maps of the part being written, from many threads, for files in memory (tmpfs), or by positioned
+//! writes (disks, machines of few cores, a file system without room for the whole file; positioned::mapped_writes).
 
 use super::geometry::Geometry;
 use super::host_array::{Dtype, HostArray, each_variant};
@@ -369,7 +369,8 @@ impl SlabWriter {
         let io = |source| Error::Io { path: path.to_path_buf(), source };
         file.write_all_at(header, 0).map_err(io)?;
         let bytes = format.shape.iter().product::<usize>() * format.dtype.size();
-        // The full size at once: slabs may come in any order, and a disk that is too small says so now.
+        // The full size at once: slabs may come in any order. (The file is sparse until written: a disk too small
+        // for it is found by MappedFile::new's check, or by the positioned write that does not fit.)
         file.set_len(header.len() as u64 + bytes as u64).map_err(io)?;
         let mapped = if maps(&file)? { MappedFile::new(&file) } else { None };
         Ok(SlabWriter { path: path.to_path_buf(), pending, file, mapped, format, offset: header.len() as u64 })
