@@ -957,10 +957,26 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
 // Fp32Split (3xTF32, as gemm_tmma's TM_SPLIT): the pack writes heads and rests, and each 8-deep step runs three
 // instructions.
 //
+// WG_GROUPS warpgroups (2 or 3) of 64 rows each.
+#define WG_BM (64 * WG_GROUPS)
+#define WG_THREADS (128 * WG_GROUPS)
+
+// Where value (r, k) of a packed operand sits (in values from its plane's start): the run of its block of `rows`
+// rows and WG_BK-deep slice, then within that run the local layout of a slice (below: 4 values along K per 16
+// bytes, the block's rows one after the other, then the next 4 along K).
+inline IDX wg_slice_at(IDX r, IDX k, IDX rows, IDX KP)
+{
+    const IDX run = (r / rows) * (KP / WG_BK) + k / WG_BK;
+    return run * (rows * WG_BK) + ((k % WG_BK) / 4) * (rows * 4) + (r % rows) * 4 + k % 4;
+}
+
 // wgmma_pack: operand X' [ROWS, K] (strides sr, sk; the batch entry's offset from batch_a or batch_b as `which`
-// says) into P [count][RP][KP] with K fastest, RP and KP the tile multiples, zeros outside ROWS × K. Each value is
-// rounded to TF32 to nearest (hi), or with WG_SPLIT split into a head (hi) and a rest scaled by 2¹⁰ (lo), as
-// gemm_tmma's split does. A 32 × 32 tile through local memory, read along whichever axis of X' is contiguous.
+// says) into P [count][RP·KP], RP and KP the block multiples, zeros outside ROWS × K, laid out as the product's
+// bulk copies take it: each block of `rows` rows (WG_BM for A, WG_BN for B) and WG_BK-deep slice of K is one
+// contiguous run that is the local image of that slice (wg_slice_at), so one copy moves it. Each value is rounded
+// to TF32 to nearest (hi), or with WG_SPLIT split into a head (hi) and a rest scaled by 2¹⁰ (lo), as gemm_tmma's
+// split does. A 32 × 32 tile through local memory, read along whichever axis of X' is contiguous, and written as
+// eight runs of 32 rows × 4 values (the tile's rows are whole runs: `rows` and r0 are multiples of 32).
 __kernel __attribute__((reqd_work_group_size(32, 8, 1)))
 void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX ROWS, IDX K, IDX RP, IDX KP,
                 uint which, uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b,
@@ -984,11 +1000,15 @@ void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint j = ty; j < 32; j += 8) {
-        const IDX r = r0 + j, k = k0 + tx;
+    const IDX rows = which ? WG_BN : WG_BM;
+    for (uint j = 0; j < 4; j++) {
+        // Item e of the tile's 1024 values, in the order they are stored: 4 values along K, then 32 rows, then
+        // the eight groups of 4 along K.
+        const uint e = ty * 32 + tx + 256 * j, q = e / 128, rr = (e / 4) % 32, kk = q * 4 + e % 4;
+        const IDX r = r0 + rr, k = k0 + kk;
         if (r >= RP || k >= KP) continue;
-        const IDX at = z * RP * KP + r * KP + k;
-        const float v = tile[j][tx];
+        const IDX at = z * RP * KP + wg_slice_at(r, k, rows, KP);
+        const float v = tile[rr][kk];
 #if WG_SPLIT
         const uint head = tf32_head(v);
         hi[at] = as_float(head);
@@ -1002,23 +1022,22 @@ void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX
 // gemm_wgmma: C = alpha·A'·B' (+ beta·C) from the packed A [count][MP][KP] and B [count][NP][KP] (B' transposed:
 // K fastest for both). A group of WG_GROUPS warpgroups (128 work-items each) computes a WG_BM × WG_BN block of C
 // (WG_BM = 64·WG_GROUPS, WG_BN 128 or 256), each warpgroup 64 rows with one m64nWG_BNk8 instruction per 8-deep
-// step (WG_BN / 2 accumulators per work-item). K advances in WG_BK-deep slices through WG_STAGES local buffers (at most 48 KiB: the device's
-// limit), filled by cp.async (16 bytes a copy, straight from global to local memory) WG_AHEAD slices ahead of
-// the one multiplied.
+// step (WG_BN / 2 accumulators per work-item). K advances in WG_BK-deep slices through WG_STAGES local buffers (at
+// most 48 KiB: the device's limit), each filled WG_AHEAD slices ahead of the one multiplied by bulk copies
+// (cp.async.bulk: one instruction per packed run, issued by work-item 0, completed on the buffer's mbarrier).
+// Hopper's bulk copies fill local memory from L2 1.3–1.5× faster than cp.async's 16 bytes per work-item
+// (scripts/probes/l2_copy_rate.c, H200: 14 KiB slices, 384 work-items, 3 buffers: 5.5 against 4.1 TB/s), and
+// the copies bound this kernel.
 //
 // Local layout of a slice, as the descriptors describe it (no swizzle): core matrices of 8 rows × 4 values
 // (16 bytes a row, 128 bytes a matrix), row r of the tile and values k..k+3 at byte (k/4)·(rows·16) + r·16;
 // so neighbouring core matrices are 128 bytes apart along M (N) and rows·16 apart along K.
 // Accumulator j of a work-item (lane = 4g + t of warp w in its warpgroup) is C[16w + g + 8·((j/2)%2)]
 // [8·(j/4) + 2t + j%2] of the warpgroup's 64 × 128 block.
-// WG_GROUPS warpgroups (2 or 3) of 64 rows each.
-#define WG_BM (64 * WG_GROUPS)
-#define WG_THREADS (128 * WG_GROUPS)
 #define WG_ACC (WG_BN / 2)
 // WG_INFLIGHT: 1 leaves a slice's instructions running across the next turn's wait and barrier (the buffer
 // refilled is then two turns old); 0 waits for them at the end of the turn.
 // WG_AHEAD = WG_STAGES − 1 − WG_INFLIGHT: slices fetched ahead of the one multiplied.
-// WG_WAIT = WG_AHEAD − 1 (a build option: PTX takes the count of cp.async.wait_group as a literal).
 // WG_GROUP: block rows of C whose groups are numbered together (0: the launch's own order).
 // WG_PROBE (measurement only, wrong products): 1 fetches no slice after the first ones (the instructions and
 // the turns' synchronisation alone), 2 runs no instruction (the copies and the synchronisation alone), 3 neither
@@ -1030,9 +1049,6 @@ void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX
 #define WG_A_BYTES (WG_PLANES * WG_A_PLANE)
 #define WG_B_BYTES (WG_PLANES * WG_B_PLANE)
 #define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
-// Copies of 16 bytes per work-item, plane and slice, rounded up (the last round guarded where they do not divide).
-#define WG_A_COPIES ((WG_A_PLANE / 16 + WG_THREADS - 1) / WG_THREADS)
-#define WG_B_COPIES ((WG_B_PLANE / 16 + WG_THREADS - 1) / WG_THREADS)
 #define WG_STR(x) #x
 #define WG_XSTR(x) WG_STR(x)
 
@@ -1042,10 +1058,35 @@ inline uint wg_shared(__local const void* p)
     return (uint)(size_t)p;
 }
 
-// 16 bytes from global src to local address dst, asynchronously (cp.async.cg: through L2 only).
-inline void wg_copy16(uint dst, __global const float* src)
+// `bytes` (a multiple of 16) from global src to local address dst, asynchronously by the bulk-copy unit; their
+// arrival completes that many bytes of the transaction the mbarrier at local address bar expects.
+inline void wg_bulk_copy(uint dst, __global const float* src, uint bytes, uint bar)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"((ulong)src) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst), "l"((ulong)src), "r"(bytes), "r"(bar) : "memory");
+}
+
+// The mbarrier at local address bar expects one arrival (work-item 0's, below) per phase.
+inline void wg_barrier_init(uint bar)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+}
+
+// Work-item 0 arrives at the mbarrier at bar and says that `bytes` of copies will complete its phase.
+inline void wg_expect_bytes(uint bar, uint bytes)
+{
+    asm volatile("{ .reg .b64 state; mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1; }"
+                 ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// Waits until the phase of parity `parity` of the mbarrier at bar has completed (its copies have landed and are
+// visible to this work-item, and to the instructions it issues).
+inline void wg_wait_phase(uint bar, uint parity)
+{
+    uint done = 0;
+    while (!done)
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
 }
 
 // The matrix descriptor of a K-fastest operand slice at local address addr with `rows`·16 bytes between the
@@ -1085,6 +1126,8 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
                 float beta, uint use_beta, uint nd, ulong8 shape, ulong8 batch_c)
 {
     __local float4 slices[WG_STAGES * WG_STAGE_BYTES / 16];
+    // One mbarrier per buffer: its phase u completes when the buffer's u-th slice has landed.
+    __local ulong arrivals[WG_STAGES];
     const uint tid = get_local_id(0), group = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
 #if WG_GROUP
     // Groups run roughly in the order of their linear number (dimension 0 fastest): renumbered so that those
@@ -1102,26 +1145,23 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
     // Plane p of each operand: the heads (or TF32 values), then with WG_SPLIT the rests.
     __global const float* aps[2] = {a + z * a_plane + m0 * KP, a_rest + z * a_plane + m0 * KP};
     __global const float* bps[2] = {b + z * b_plane + n0 * KP, b_rest + z * b_plane + n0 * KP};
-    const uint base = wg_shared(slices);
+    const uint base = wg_shared(slices), bars = wg_shared(arrivals);
     const IDX steps = KP / WG_BK;
+    if (tid == 0) {
+        _Pragma("unroll") for (uint i = 0; i < WG_STAGES; i++) wg_barrier_init(bars + 8 * i);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
 
-    // Slice s of K into buffer `buf`: copy i of a work-item takes 16 bytes (4 values along K) of row
-    // (tid + i·WG_THREADS) / (WG_BK/4), so that neighbouring work-items read a row's neighbouring 16 bytes.
+    // Slice s of K into buffer `buf` (work-item 0 only): the packed runs of this block's rows of A and columns of
+    // B (wg_slice_at), one bulk copy per operand and plane, in the order of the buffer's layout.
 #define WG_FETCH(buf, s) \
     do { \
-        const uint at_ = base + (buf) * WG_STAGE_BYTES; \
+        const uint at_ = base + (buf) * WG_STAGE_BYTES, bar_ = bars + 8 * (buf); \
+        wg_expect_bytes(bar_, WG_STAGE_BYTES); \
         _Pragma("unroll") for (uint p = 0; p < WG_PLANES; p++) { \
-            _Pragma("unroll") for (uint i = 0; i < WG_A_COPIES; i++) { \
-                const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
-                if ((WG_A_PLANE / 16) % WG_THREADS == 0 || e_ < WG_A_PLANE / 16) \
-                    wg_copy16(at_ + p * WG_A_PLANE + q_ * (WG_BM * 16) + r_ * 16, aps[p] + r_ * KP + (s) * WG_BK + 4 * q_); \
-            } \
-            _Pragma("unroll") for (uint i = 0; i < WG_B_COPIES; i++) { \
-                const uint e_ = tid + i * WG_THREADS, q_ = e_ % (WG_BK / 4), r_ = e_ / (WG_BK / 4); \
-                if ((WG_B_PLANE / 16) % WG_THREADS == 0 || e_ < WG_B_PLANE / 16) \
-                    wg_copy16(at_ + WG_A_BYTES + p * WG_B_PLANE + q_ * (WG_BN * 16) + r_ * 16, \
-                              bps[p] + r_ * KP + (s) * WG_BK + 4 * q_); \
-            } \
+            wg_bulk_copy(at_ + p * WG_A_PLANE, aps[p] + (s) * (WG_BM * WG_BK), WG_A_PLANE, bar_); \
+            wg_bulk_copy(at_ + WG_A_BYTES + p * WG_B_PLANE, bps[p] + (s) * (WG_BN * WG_BK), WG_B_PLANE, bar_); \
         } \
     } while (0)
 
@@ -1139,19 +1179,19 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
         head[j] = 0.0f;
 #endif
     }
-    // Every turn commits one group of copies (empty past the last slice), so that waiting for all but the
-    // newest WG_WAIT groups always means: the slice about to be multiplied has landed.
-    _Pragma("unroll") for (uint s = 0; s < WG_AHEAD; s++) {
-        if (s < steps) WG_FETCH(s, (IDX)s);
-        asm volatile("cp.async.commit_group;" ::: "memory");
+    if (tid == 0) {
+        _Pragma("unroll") for (uint s = 0; s < WG_AHEAD; s++) {
+            if (s < steps) WG_FETCH(s, (IDX)s);
+        }
     }
     for (IDX s = 0; s < steps; s++) {
         const uint buf = (uint)(s % WG_STAGES);
-        asm volatile("cp.async.wait_group " WG_XSTR(WG_WAIT) ";" ::: "memory");
-        // Copies are writes of the generic proxy; wgmma reads through the async proxy, so the memory model
-        // asks for this fence between them (it costs 8-10 % at 4096³-8192³ on the H200; without it the products
-        // measured right, but nothing promises that).
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        // The buffer's (s / WG_STAGES)-th slice. Bulk copies and wgmma both go through the async proxy, so the
+        // mbarrier's completion is all the ordering they need (no proxy fence, as cp.async's writes needed).
+#if WG_PROBE == 1 || WG_PROBE == 3
+        if (s < WG_AHEAD)
+#endif
+        wg_wait_phase(bars + 8 * buf, (uint)((s / WG_STAGES) & 1));
         barrier(CLK_LOCAL_MEM_FENCE);
         asm volatile("//@sm90a wgmma.fence.sync.aligned;" ::: "memory");
         const uint slice = base + buf * WG_STAGE_BYTES;
@@ -1173,9 +1213,8 @@ void gemm_wgmma(__global const float* restrict a, __global const float* restrict
         // those instructions (the wait below) before the barrier above.
         const IDX next = s + WG_AHEAD;
 #if WG_PROBE != 1 && WG_PROBE != 3
-        if (next < steps) WG_FETCH((uint)(next % WG_STAGES), next);
+        if (tid == 0 && next < steps) WG_FETCH((uint)(next % WG_STAGES), next);
 #endif
-        asm volatile("cp.async.commit_group;" ::: "memory");
         asm volatile("//@sm90a wgmma.wait_group.sync.aligned " WG_XSTR(WG_INFLIGHT) ";" ::: "memory");
 #if WG_SPLIT
         // (The split runs one 8-deep step per slice and no instructions in flight across turns.)

@@ -526,8 +526,12 @@ fn tf32_tensor_cores_where_the_device_has_them() {
         let on_tensor_cores = matches!(planned, GemmStrategy::TensorCore | GemmStrategy::Wgmma);
         assert_eq!(on_tensor_cores, expected, "{precision}: planned {planned}");
         assert_eq!(planned == GemmStrategy::Wgmma, wgmma.is_ok(), "{precision}: planned {planned}");
-        // Too few 128 × 256 blocks to fill a GPU: the mma.sync kernel's narrower blocks.
-        assert_ne!(GemmStrategy::planned::<f32>(info, 1024, 1024, 1024, 1, precision), GemmStrategy::Wgmma);
+        // 1024² makes 64 blocks of 128 × 128, half a wave on an H200: wgmma where it runs; 512² makes 16, too few.
+        assert_eq!(
+            GemmStrategy::planned::<f32>(info, 1024, 1024, 1024, 1, precision) == GemmStrategy::Wgmma,
+            wgmma.is_ok()
+        );
+        assert_ne!(GemmStrategy::planned::<f32>(info, 512, 512, 512, 1, precision), GemmStrategy::Wgmma);
         if let Err(why) = &wgmma {
             let params = MatMulParams::default().precision(precision).strategy(GemmStrategy::Wgmma);
             let err = MatMul::new(&a, &b, &c, params).init().unwrap_err().to_string();

@@ -91,9 +91,9 @@ impl GemmStrategy {
         // runs gemm_tmma's split.
         let tensor = T::IS_DOUBLE || precision == GemmPrecision::Tf32;
         match Self::for_problem::<T>(info, m, n, k, batch) {
-            // Both precisions: at Fp32Split too the wgmma split is faster than the FP32 kernel (H200 4096³ /
-            // 8192³: 44.2 / 45.9 TF/s against 41.7 / 42.3), unlike gemm_tmma's.
-            GemmStrategy::Tiled(_) if Self::wgmma::<T>(info, precision).is_ok() && wide_tf32_blocks(m, n, batch) => {
+            // Both precisions: at Fp32Split too the wgmma split is faster than the FP32 kernel (H200 1024³ /
+            // 4096³ / 8192³: 31.5 / 79.5 / 80.7 TF/s against 27.0 / 41.7 / 42.3), unlike gemm_tmma's.
+            GemmStrategy::Tiled(_) if Self::wgmma::<T>(info, precision).is_ok() && wgmma_blocks_fill(m, n, batch) => {
                 GemmStrategy::Wgmma
             }
             GemmStrategy::Tiled(_) if tensor && !T::IS_COMPLEX && Self::tensor_cores::<T>(info, precision).is_ok() => {
@@ -181,4 +181,11 @@ impl GemmStrategy {
 /// 30).
 pub(super) fn wide_tf32_blocks(m: usize, n: usize, batch: usize) -> bool {
     m.div_ceil(128) * n.div_ceil(256) * batch >= 100
+}
+
+/// Whether the wgmma kernel takes `batch` products of `m` × `n`: when its smallest blocks (128 × 128) make at
+/// least half a wave on a large GPU (64). H200, 1024³ (64 blocks): TF32 0.045 ms against gemm_tmma's 0.065,
+/// the split 0.068 against the FP32 kernel's 0.080 (docs/benchmarks.md, 2026-11-30).
+pub(super) fn wgmma_blocks_fill(m: usize, n: usize, batch: usize) -> bool {
+    m.div_ceil(128) * n.div_ceil(128) * batch >= 64
 }

@@ -2,8 +2,9 @@
 //! (`gemm_wgmma` and `wgmma_pack` in `kernels/linalg.cl`, built for `sm_90a` by
 //! [`crate::ClApp::build_program_sm90a`]). Each launch first packs op(A) and op(B) into device scratch arrays, K
 //! fastest and padded to whole blocks: rounded to TF32 to nearest at [`GemmPrecision::Tf32`], or split into
-//! TF32 heads and rests (two arrays each) at [`GemmPrecision::Fp32Split`]. Then the product reads them through
-//! `cp.async` into local memory, where the instructions find them.
+//! TF32 heads and rests (two arrays each) at [`GemmPrecision::Fp32Split`]. Each block of rows and K slice is packed
+//! as one contiguous run laid out as the product's local buffer holds it, so the product moves it into local
+//! memory, where the instructions find it, with one bulk copy (`cp.async.bulk`) per operand and plane.
 
 use super::gemm_launch::GemmArgs;
 use super::gemm_precision::GemmPrecision;
@@ -17,10 +18,20 @@ use crate::kernels;
 
 /// Rows of C per warpgroup, and work-items per warpgroup.
 const WARPGROUP: [usize; 2] = [64, 128];
-/// The local memory a tuning blocking may ask for: a Hopper SM's 227 KiB. NVIDIA's OpenCL reports 48 KiB a group,
-/// which the planner's blockings keep to; larger ones built and ran in tuning probes, beyond what the driver
-/// promises.
+/// The local memory a blocking may ask for: a Hopper SM's 227 KiB. NVIDIA's OpenCL reports 48 KiB a group, but
+/// the retargeted program is built from PTX by the driver's JIT, which (driver 580) builds and launches static
+/// local arrays up to the SM's size; each plan beyond the reported size is checked by a launch at `init`, and
+/// falls back to a blocking within it ([`Room::Reported`]) where the driver refuses.
 const LOCAL_BYTES: usize = 227 * 1024;
+
+/// How much local memory the planner's blocking may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Room {
+    /// The SM's ([`LOCAL_BYTES`]): deeper slices and more buffers, fewer turns.
+    Sm,
+    /// The 48 KiB the driver reports.
+    Reported,
+}
 /// Block rows of C whose work-groups are numbered together, for the L2 cache (H200, 8192³: 129 TF/s against
 /// 125 in the launch's order; 16 rows the same as 8).
 const GROUP: usize = 8;
@@ -40,35 +51,55 @@ struct Blocking {
 }
 
 impl Blocking {
-    /// The blocking for `count` products of `m` × `n` on a device of `units` compute units, or the one
-    /// `CLIPER_WGMMA_BLOCKING` names: three warpgroups (192 × 256 blocks, 29 % fewer operand bytes per product
-    /// than 128 × 256) where they make at least two waves, else two.
-    fn chosen(m: usize, n: usize, count: usize, units: usize, split: bool) -> Result<Blocking> {
-        match std::env::var(BLOCKING_ENV) {
-            Ok(text) if !text.trim().is_empty() => {
-                let blocking = Blocking::parse(text.trim())?;
-                if split && !blocking.fits_split() {
-                    return Err(Error::invalid(
-                        "MatMul",
-                        format!(
-                            "{BLOCKING_ENV}=`{text}`: the split needs ROWS 128, COLUMNS 128, SLICE 8 and INFLIGHT 0"
-                        ),
-                    ));
-                }
-                Ok(blocking)
-            }
-            // The split: three accumulator sets of 64 (heads, rests, one step's heads) and two planes per operand
-            // fill a work-item's registers and 48 KiB of buffers at 128 × 128.
-            _ if split => Ok(Blocking { rows: 128, columns: 128, slice: 8, stages: 3, inflight: false }),
-            // Measured on the H200 (2048³ / 4096³ / 8192³ TF/s): 192x256x8x3/0 77 / 122 / 144 against
-            // 128x256x8x4/0's 95 / 119 / 129 (docs/benchmarks.md, 2026-11-29).
-            _ if m.div_ceil(192) * n.div_ceil(256) * count >= 2 * units => {
-                Ok(Blocking { rows: 192, columns: 256, slice: 8, stages: 3, inflight: false })
-            }
-            // Measured on the H200 (4096³ / 8192³ TF/s, rows 128): 256x8x4/0 116 / 125, 256x8x4/1 106 / 111,
-            // 256x16x2/0 80 / 83, 128x8x6/0 94 / 98, 128x16x3/0 74 / 78 (docs/benchmarks.md, 2026-11-29).
-            _ => Ok(Blocking { rows: 128, columns: 256, slice: 8, stages: 4, inflight: false }),
+    /// The blocking `CLIPER_WGMMA_BLOCKING` names, if it names one (checked against the split's limits).
+    fn from_env(split: bool) -> Result<Option<Blocking>> {
+        let Ok(text) = std::env::var(BLOCKING_ENV) else { return Ok(None) };
+        if text.trim().is_empty() {
+            return Ok(None);
         }
+        let blocking = Blocking::parse(text.trim())?;
+        if split && !blocking.fits_split() {
+            return Err(Error::invalid(
+                "MatMul",
+                format!("{BLOCKING_ENV}=`{text}`: the split needs ROWS 128, COLUMNS 128, SLICE 8 and INFLIGHT 0"),
+            ));
+        }
+        if blocking.local_bytes(split) > LOCAL_BYTES {
+            return Err(Error::invalid(
+                "MatMul",
+                format!(
+                    "{BLOCKING_ENV}=`{text}`: the split's two planes need {} bytes of local memory; the limit is \
+                     {LOCAL_BYTES}",
+                    blocking.local_bytes(split)
+                ),
+            ));
+        }
+        Ok(Some(blocking))
+    }
+
+    /// The planner's blocking for `count` products of `m` × `n` on a device of `units` compute units within
+    /// `room`: three warpgroups (192 × 256 blocks, 29 % fewer operand bytes per product than 128 × 256) where
+    /// they make at least two waves, two (128 × 256) where those make about a wave, else 128 × 128. Deeper
+    /// slices where the room allows: the bulk copies then move twice or four times the bytes per turn and wait
+    /// at a quarter of the barriers. Measured on the H200 (docs/benchmarks.md, 2026-11-30; TF/s at 2048³ /
+    /// 4096³ / 8192³): 192x256x32x3 139 / 231 / 276 against 192x256x8x3's 144 / 168 / 211 within 48 KiB;
+    /// 128x256x16x4 160 / 213 / 237; 128x256x8x4 182 / 207 at 4096³ / 8192³; at 1024³ 128x128x8x3 47 against
+    /// gemm_tmma's 33.
+    fn chosen(m: usize, n: usize, count: usize, units: usize, split: bool, room: Room) -> Blocking {
+        let sm = room == Room::Sm;
+        let (rows, columns, slice, stages) = if split {
+            // Three accumulator sets of 64 (heads, rests, one step's heads) fill a work-item's registers at
+            // 128 × 128, and each step's heads are added before the next: 8-deep slices, two planes per operand.
+            // H200 4096³ / 8192³: 4 buffers 79.6 / 80.7 TF/s, 3 buffers 70.6 / 74.0.
+            if sm { (128, 128, 8, 4) } else { (128, 128, 8, 3) }
+        } else if m.div_ceil(192) * n.div_ceil(256) * count >= 2 * units {
+            if sm { (192, 256, 32, 3) } else { (192, 256, 8, 3) }
+        } else if m.div_ceil(128) * n.div_ceil(256) * count >= 100 {
+            if sm { (128, 256, 16, 4) } else { (128, 256, 8, 4) }
+        } else {
+            (128, 128, 8, 3)
+        };
+        Blocking { rows, columns, slice, stages, inflight: false }
     }
 
     /// `ROWSxCOLUMNSxSLICExSTAGES/INFLIGHT`, checked against the kernel's limits.
@@ -93,10 +124,10 @@ impl Blocking {
             Err(bad("SLICE must be a multiple of 8"))
         } else if stages < 2 + usize::from(inflight) {
             Err(bad("STAGES must be at least 2, 3 with INFLIGHT 1"))
-        } else if blocking.local_bytes() > LOCAL_BYTES {
+        } else if blocking.local_bytes(false) > LOCAL_BYTES {
             Err(bad(&format!(
                 "the buffers need {} bytes of local memory; the limit is {LOCAL_BYTES}",
-                blocking.local_bytes()
+                blocking.local_bytes(false)
             )))
         } else {
             Ok(blocking)
@@ -115,22 +146,22 @@ impl Blocking {
         self.rows / WARPGROUP[0] * WARPGROUP[1]
     }
 
-    fn local_bytes(&self) -> usize {
-        self.stages * self.slice * (self.rows + self.columns) * 4
+    /// The local memory of the buffers, with the split's two planes per operand or one.
+    fn local_bytes(&self, split: bool) -> usize {
+        self.stages * self.slice * (self.rows + self.columns) * 4 * (1 + usize::from(split))
     }
 
     /// The build options of gemm_wgmma for this blocking.
     fn options(&self) -> String {
         let ahead = self.stages - 1 - usize::from(self.inflight);
         format!(
-            "-DWG_GROUPS={} -DWG_BN={} -DWG_BK={} -DWG_STAGES={} -DWG_INFLIGHT={} -DWG_AHEAD={ahead} -DWG_WAIT={} \
+            "-DWG_GROUPS={} -DWG_BN={} -DWG_BK={} -DWG_STAGES={} -DWG_INFLIGHT={} -DWG_AHEAD={ahead} \
              -DWG_GROUP={GROUP}",
             self.rows / WARPGROUP[0],
             self.columns,
             self.slice,
             self.stages,
             u8::from(self.inflight),
-            ahead - 1
         )
     }
 }
@@ -198,9 +229,37 @@ impl<T: Element> WgmmaPlan<T> {
         scn: usize,
     ) -> Result<(WgmmaPlan<T>, Program, Kernel)> {
         GemmStrategy::wgmma::<T>(app.device(), precision)?;
-        let [m, n, k] = mnk;
+        let [m, n, _] = mnk;
         let split = precision == GemmPrecision::Fp32Split;
-        let blocking = Blocking::chosen(m, n, count, app.device().compute_units as usize, split)?;
+        if let Some(named) = Blocking::from_env(split)? {
+            return Self::with_blocking(app, mnk, count, split, extent, scn, named);
+        }
+        let units = app.device().compute_units as usize;
+        let roomy = Blocking::chosen(m, n, count, units, split, Room::Sm);
+        match Self::with_blocking(app, mnk, count, split, extent, scn, roomy) {
+            Ok(plan) => Ok(plan),
+            // A driver that does not build or launch a group beyond the local memory it reports.
+            Err(_) if roomy.local_bytes(split) as u64 > app.device().local_mem_bytes => {
+                let within = Blocking::chosen(m, n, count, units, split, Room::Reported);
+                Self::with_blocking(app, mnk, count, split, extent, scn, within)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`WgmmaPlan::new`] with the given blocking; a blocking beyond the local memory the device reports is
+    /// launched once on an empty product (one group, M = N = 0, which returns before its first copy), so that
+    /// a driver that refuses it says so here.
+    fn with_blocking(
+        app: &ClApp,
+        mnk: [usize; 3],
+        count: usize,
+        split: bool,
+        extent: u64,
+        scn: usize,
+        blocking: Blocking,
+    ) -> Result<(WgmmaPlan<T>, Program, Kernel)> {
+        let [m, n, k] = mnk;
         let padded = [
             m.div_ceil(blocking.rows) * blocking.rows,
             n.div_ceil(blocking.columns) * blocking.columns,
@@ -225,7 +284,44 @@ impl<T: Element> WgmmaPlan<T> {
         };
         let packed = scratch()?;
         let rests = if split { Some(scratch()?) } else { None };
-        Ok((WgmmaPlan { pack, packed, rests, padded, count, index, blocking }, program, gemm))
+        let plan = WgmmaPlan { pack, packed, rests, padded, count, index, blocking };
+        let mut gemm = gemm;
+        if blocking.local_bytes(split) as u64 > app.device().local_mem_bytes {
+            plan.launch_empty(&mut gemm)?;
+            app.finish()?;
+        }
+        Ok((plan, program, gemm))
+    }
+
+    /// One group of `gemm` on an empty product (M = N = 0, a one-element C): it returns before any copy.
+    fn launch_empty(&self, gemm: &mut Kernel) -> Result<()> {
+        let idx = self.index;
+        let [packed_a, packed_b] = &self.packed;
+        let threads = self.blocking.threads();
+        gemm.launch()
+            .input("a", packed_a)
+            .input("b", packed_b)
+            .input("a_rest", packed_a)
+            .input("b_rest", packed_b)
+            .index("KP", idx, 0)
+            .index("a_plane", idx, 0)
+            .index("b_plane", idx, 0)
+            .output("c", packed_a)
+            .index("c_off", idx, 0)
+            .index("scm", idx, 0)
+            .index("scn", idx, 0)
+            .index("M", idx, 0)
+            .index("N", idx, 0)
+            .scalar("alpha", T::default())
+            .scalar("beta", T::default())
+            .scalar("use_beta", 0u32)
+            .scalar("nd", 0u32)
+            .scalar("shape", [0u64; 8])
+            .scalar("batch_c", [0u64; 8])
+            .global(&[threads, 1, 1])
+            .local(&[threads, 1, 1])
+            .work(0, 0)
+            .enqueue()
     }
 
     /// Packs op(A) and op(B) and enqueues `gemm` (the plan's product kernel) on them.
@@ -300,20 +396,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_planner_takes_deeper_slices_where_the_sm_has_room_and_keeps_to_48_kib_otherwise() {
+        let h200 = 132;
+        let big = |room| Blocking::chosen(8192, 8192, 1, h200, false, room);
+        assert_eq!(big(Room::Sm), Blocking { rows: 192, columns: 256, slice: 32, stages: 3, inflight: false });
+        assert_eq!(big(Room::Reported), Blocking { rows: 192, columns: 256, slice: 8, stages: 3, inflight: false });
+        // 2048² makes 128 blocks of 128 × 256 (about a wave) but only 88 of 192 × 256 (less than two).
+        let wave = |room| Blocking::chosen(2048, 2048, 1, h200, false, room);
+        assert_eq!((wave(Room::Sm).rows, wave(Room::Sm).columns, wave(Room::Sm).slice), (128, 256, 16));
+        assert_eq!((wave(Room::Reported).rows, wave(Room::Reported).slice), (128, 8));
+        assert_eq!(Blocking::chosen(1024, 1024, 1, h200, false, Room::Sm).columns, 128);
+        let split = |room| Blocking::chosen(8192, 8192, 1, h200, true, room);
+        assert!(split(Room::Sm).fits_split() && split(Room::Reported).fits_split());
+        assert_eq!((split(Room::Sm).local_bytes(true), split(Room::Reported).local_bytes(true)), (64 << 10, 48 << 10));
+        for (m, split) in [(8192, false), (2048, false), (1024, false), (8192, true), (1024, true)] {
+            let within = Blocking::chosen(m, m, 1, h200, split, Room::Reported);
+            assert!(within.local_bytes(split) <= 48 << 10, "{within:?}");
+            assert!(Blocking::chosen(m, m, 1, h200, split, Room::Sm).local_bytes(split) <= LOCAL_BYTES);
+        }
+    }
+
+    #[test]
     fn blockings_parse_and_are_checked_against_the_local_memory() {
         let b = Blocking::parse("128x256x8x4/0").unwrap();
         assert_eq!(b, Blocking { rows: 128, columns: 256, slice: 8, stages: 4, inflight: false });
-        assert_eq!((b.local_bytes(), b.threads()), (48 * 1024, 256));
+        assert_eq!((b.local_bytes(false), b.threads()), (48 * 1024, 256));
         assert!(Blocking::parse("192x256x8x12").is_ok(), "a tuning blocking may pass the 48 KiB the driver reports");
         assert!(b.options().contains("-DWG_GROUPS=2 -DWG_BN=256"), "{}", b.options());
-        assert!(b.options().contains("-DWG_AHEAD=3 -DWG_WAIT=2"), "{}", b.options());
+        assert!(b.options().contains("-DWG_STAGES=4 -DWG_INFLIGHT=0 -DWG_AHEAD=3 "), "{}", b.options());
         assert!(Blocking::parse("128x128x8x3/0").unwrap().fits_split());
         for other in ["192x128x8x3/0", "128x256x8x3/0", "128x128x16x3/0", "128x128x8x3/1"] {
             assert!(!Blocking::parse(other).unwrap().fits_split(), "{other}");
         }
         let three = Blocking::parse("192x256x8x3/1").unwrap();
         assert_eq!(three.threads(), 384);
-        assert!(three.options().contains("-DWG_INFLIGHT=1 -DWG_AHEAD=1 -DWG_WAIT=0"), "{}", three.options());
+        assert!(three.options().contains("-DWG_INFLIGHT=1 -DWG_AHEAD=1 "), "{}", three.options());
         for (text, why) in [
             ("192x256x16x9", "local memory"),
             ("256x128x8x4", "ROWS"),
