@@ -685,7 +685,8 @@ inline float tf32_nearest(float x)
 // A finite x within 2⁻¹² of f32's largest value rounds to ∞, as in every TF32 path.
 // Measured on the H100 (cuBLAS in the same call: FP32 51.2–51.6 TF/s, TF32 411–433 through Hopper's wgmma,
 // which gemm_wgmma below reaches through a PTX patch, on compute capability 9.x only): Tf32 88 / 100 / 104 TF/s at 2048³ / 4096³ / 8192³; Fp32Split 40.5 /
-// 42.3 / 43.5, no faster than gemm_tiled's FFMA (40.0 / 41.6 / 42.6), so the planner does not take it. The split
+// 42.3 / 43.5, no faster than gemm_tiled's FFMA (40.0 / 41.6 / 42.6), so the planner does not take it (it takes
+// gemm_wgmma's split on Hopper: H200 4096³ 79.5 TF/s). The split
 // is bound by its per-element instructions and by occupancy (255 registers: 8 warps per SM).
 //
 // A 256-work-item group (8 warps, 2 along M × 4 along N) computes a TM_BM × TM_BN block of C (TM_BM 128, or 64
