@@ -1023,8 +1023,9 @@ void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX
 // gemm_wgmma: C = alpha·A'·B' (+ beta·C) from the packed A [count][MP][KP] and B [count][NP][KP] (B' transposed:
 // K fastest for both). A group of WG_GROUPS warpgroups (128 work-items each) computes a WG_BM × WG_BN block of C
 // (WG_BM = 64·WG_GROUPS, WG_BN 128 or 256), each warpgroup 64 rows with one m64nWG_BNk8 instruction per 8-deep
-// step (WG_BN / 2 accumulators per work-item). K advances in WG_BK-deep slices through WG_STAGES local buffers (at
-// most 48 KiB: the device's limit), each filled WG_AHEAD slices ahead of the one multiplied by bulk copies
+// step (WG_BN / 2 accumulators per work-item). K advances in WG_BK-deep slices through WG_STAGES local buffers (up
+// to the SM's 227 KiB, beyond the 48 KiB the driver reports: see wgmma.rs), each filled WG_AHEAD slices ahead of
+// the one multiplied by bulk copies
 // (cp.async.bulk: one instruction per packed run, issued by work-item 0, completed on the buffer's mbarrier).
 // Hopper's bulk copies fill local memory from L2 1.3–1.5× faster than cp.async's 16 bytes per work-item
 // (scripts/probes/l2_copy_rate.c, H200: 14 KiB slices, 384 work-items, 3 buffers: 5.5 against 4.1 TB/s), and

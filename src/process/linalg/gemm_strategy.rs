@@ -204,7 +204,8 @@ pub enum GemmStrategy {
     /// `f32` products at [`super::GemmPrecision::Tf32`] or [`super::GemmPrecision::Fp32Split`] on Hopper's
     /// warpgroup tensor-core instructions (`wgmma`, NVIDIA GPUs of compute capability 9.x): the operands are
     /// packed K-fastest and rounded to TF32 (or split into heads and rests) first, then multiplied from local
-    /// memory ([`GemmStrategy::wgmma`] says where it runs). The planner takes it for large products where it runs.
+    /// memory ([`GemmStrategy::wgmma`] says where it runs). The planner takes it where its 128 × 128 blocks make half
+    /// a wave (64), where it runs.
     Wgmma,
 }
 
