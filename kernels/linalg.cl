@@ -977,7 +977,8 @@ inline IDX wg_slice_at(IDX r, IDX k, IDX rows, IDX KP)
 // contiguous run that is the local image of that slice (wg_slice_at), so one copy moves it. Each value is rounded
 // to TF32 to nearest (hi), or with WG_SPLIT split into a head (hi) and a rest scaled by 2¹⁰ (lo), as gemm_tmma's
 // split does. A 32 × 32 tile through local memory, read along whichever axis of X' is contiguous, and written as
-// eight runs of 32 rows × 4 values (the tile's rows are whole runs: `rows` and r0 are multiples of 32).
+// eight runs of 32 rows × 4 values (the tile's rows are whole runs: `rows` and r0 are multiples of 32; KP and k0
+// of 4, so each 4 values along K are whole and 16-byte aligned).
 __kernel __attribute__((reqd_work_group_size(32, 8, 1)))
 void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX ROWS, IDX K, IDX RP, IDX KP,
                 uint which, uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b,
@@ -1002,20 +1003,22 @@ void wgmma_pack(__global const float* restrict x, IDX x_off, IDX sr, IDX sk, IDX
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const IDX rows = which ? WG_BN : WG_BM;
-    for (uint j = 0; j < 4; j++) {
-        // Item e of the tile's 1024 values, in the order they are stored: 4 values along K, then 32 rows, then
-        // the eight groups of 4 along K.
-        const uint e = ty * 32 + tx + 256 * j, q = e / 128, rr = (e / 4) % 32, kk = q * 4 + e % 4;
-        const IDX r = r0 + rr, k = k0 + kk;
-        if (r >= RP || k >= KP) continue;
+    // Work-item e stores 4 values along K of one row: rows fastest, so that a warp stores 32 rows' 16 bytes one
+    // after the other (one run of the packed layout) and reads one column of the tile (no bank conflicts).
+    const uint e = ty * 32 + tx, rr = e % 32, kk = (e / 32) * 4;
+    const IDX r = r0 + rr, k = k0 + kk;
+    if (r < RP && k < KP) {
         const IDX at = z * RP * KP + wg_slice_at(r, k, rows, KP);
-        const float v = tile[rr][kk];
+        const float4 v = (float4)(tile[rr][kk], tile[rr][kk + 1], tile[rr][kk + 2], tile[rr][kk + 3]);
+        // `at` is a multiple of 4 (k is, and so are KP and the runs' lengths): 16-byte stores.
 #if WG_SPLIT
-        const uint head = tf32_head(v);
-        hi[at] = as_float(head);
-        lo[at] = as_float(tf32_rest(v, head));
+        const uint4 head = (uint4)(tf32_head(v.x), tf32_head(v.y), tf32_head(v.z), tf32_head(v.w));
+        *(__global float4*)(hi + at) = as_float4(head);
+        *(__global float4*)(lo + at) = as_float4((uint4)(tf32_rest(v.x, head.x), tf32_rest(v.y, head.y),
+                                                         tf32_rest(v.z, head.z), tf32_rest(v.w, head.w)));
 #else
-        hi[at] = tf32_nearest(v);
+        *(__global float4*)(hi + at) =
+            (float4)(tf32_nearest(v.x), tf32_nearest(v.y), tf32_nearest(v.z), tf32_nearest(v.w));
 #endif
     }
 }
