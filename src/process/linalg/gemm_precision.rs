@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 /// kernel ([`super::GemmStrategy::TensorCore`], NVIDIA GPUs of compute capability 8.0 or later, or
 /// [`super::GemmStrategy::Wgmma`] on Hopper); everywhere else it runs in plain FP32, which is at least as accurate.
 /// The planner takes the tensor cores where they are faster: at `Tf32` (H100, 4096³: 100 TF/s against 42 in FP32
-/// and cuBLAS's 51; H200 on `wgmma`: 231); at `Fp32Split` only on `wgmma` (H200 4096³: 79.5 TF/s against 42 in
+/// and cuBLAS's 51; H200 on `wgmma`: 245); at `Fp32Split` only on `wgmma` (H200 4096³: 79.5 TF/s against 42 in
 /// FP32 and cuBLAS FP32's 51, at FP32's accuracy), not on the mma.sync kernel, whose
 /// three products measured no faster than the FP32 kernel there (42.3 TF/s), so it only runs when
 /// [`super::MatMulParams::strategy`] asks for the tensor cores.
