@@ -958,7 +958,7 @@ void gemm_tmma(__global const float* restrict a, IDX a_off, IDX sam, IDX sak,
 // Fp32Split (3xTF32, as gemm_tmma's TM_SPLIT): the pack writes heads and rests, and each 8-deep step runs three
 // instructions.
 //
-// WG_GROUPS warpgroups (2 or 3) of 64 rows each.
+// WG_GROUPS warpgroups (1, 2 or 3) of 64 rows each.
 #define WG_BM (64 * WG_GROUPS)
 #define WG_THREADS (128 * WG_GROUPS)
 

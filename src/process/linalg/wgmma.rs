@@ -61,7 +61,7 @@ impl Blocking {
         if split && !blocking.fits_split() {
             return Err(Error::invalid(
                 "MatMul",
-                format!("{BLOCKING_ENV}=`{text}`: the split needs ROWS 128, COLUMNS 128, SLICE 8 and INFLIGHT 0"),
+                format!("{BLOCKING_ENV}=`{text}`: the split needs ROWS 64 or 128, COLUMNS 128, SLICE 8 and INFLIGHT 0"),
             ));
         }
         if blocking.local_bytes(split) > LOCAL_BYTES {
@@ -79,7 +79,8 @@ impl Blocking {
 
     /// The planner's blocking for `count` products of `m` × `n` on a device of `units` compute units within
     /// `room`: three warpgroups (192 × 256 blocks, 29 % fewer operand bytes per product than 128 × 256) where
-    /// they make at least two waves, two (128 × 256) where those make about a wave, else 128 × 128. Deeper
+    /// they make at least two waves, two (128 × 256) where those make about a wave, else 128 × 128, and one
+    /// warpgroup (64 × 128) where 128 × 128 blocks would leave compute units without a group. Deeper
     /// slices where the room allows: the bulk copies then move twice or four times the bytes per turn and wait
     /// at a quarter of the barriers. Measured on the H200 (docs/benchmarks.md, 2026-11-30; TF/s at 2048³ /
     /// 4096³ / 8192³): 192x256x32x3 139 / 231 / 276 against 192x256x8x3's 144 / 168 / 211 within 48 KiB;
@@ -90,14 +91,27 @@ impl Blocking {
         let (rows, columns, slice, stages) = if split {
             // Three accumulator sets of 64 (heads, rests, one step's heads) fill a work-item's registers at
             // 128 × 128, and each step's heads are added before the next: 8-deep slices, two planes per operand.
-            // H200 4096³ / 8192³: 4 buffers 79.6 / 80.7 TF/s, 3 buffers 70.6 / 74.0.
-            if sm { (128, 128, 8, 4) } else { (128, 128, 8, 3) }
+            // H200 4096³ / 8192³: 4 buffers 79.6 / 80.7 TF/s, 3 buffers 70.6 / 74.0. Groups of one warpgroup
+            // (64 rows) where 128-row blocks would not give every compute unit one (1024³: 0.0514 ms against
+            // 0.0664, cuBLAS FP32 0.0571).
+            if m.div_ceil(128) * n.div_ceil(128) * count < units {
+                (64, 128, 8, 4)
+            } else if sm {
+                (128, 128, 8, 4)
+            } else {
+                (128, 128, 8, 3)
+            }
         } else if m.div_ceil(192) * n.div_ceil(256) * count >= 2 * units {
             if sm { (192, 256, 32, 3) } else { (192, 256, 8, 3) }
         } else if m.div_ceil(128) * n.div_ceil(256) * count >= 100 {
             if sm { (128, 256, 16, 4) } else { (128, 256, 8, 4) }
-        } else {
+        } else if m.div_ceil(128) * n.div_ceil(128) * count >= units {
             (128, 128, 8, 3)
+        } else {
+            // Fewer 128 × 128 blocks than compute units: one warpgroup of 64 rows per group, twice the groups
+            // (H200 1024³: 0.0315 ms against 0.0414 in 128 × 128 blocks; 64x128x8x4 0.0359, 64x256x8x4 0.0382),
+            // within 48 KiB.
+            (64, 128, 16, 4)
         };
         Blocking { rows, columns, slice, stages, inflight: false }
     }
@@ -116,8 +130,8 @@ impl Blocking {
             _ => return Err(bad("INFLIGHT must be 0 or 1")),
         };
         let blocking = Blocking { rows, columns, slice, stages, inflight };
-        if rows != 128 && rows != 192 {
-            Err(bad("ROWS must be 128 or 192"))
+        if rows != 64 && rows != 128 && rows != 192 {
+            Err(bad("ROWS must be 64, 128 or 192"))
         } else if columns != 128 && columns != 256 {
             Err(bad("COLUMNS must be 128 or 256"))
         } else if slice == 0 || !slice.is_multiple_of(8) {
@@ -138,7 +152,7 @@ impl Blocking {
     /// work-item at 128 columns (256 columns would not fit a work-item's registers, three warpgroups not an SM's),
     /// and it adds each 8-deep step's head products before the next step starts.
     fn fits_split(&self) -> bool {
-        self.rows == 128 && self.columns == 128 && self.slice == 8 && !self.inflight
+        self.rows <= 128 && self.columns == 128 && self.slice == 8 && !self.inflight
     }
 
     /// Work-items of a group.
@@ -405,7 +419,16 @@ mod tests {
         let wave = |room| Blocking::chosen(2048, 2048, 1, h200, false, room);
         assert_eq!((wave(Room::Sm).rows, wave(Room::Sm).columns, wave(Room::Sm).slice), (128, 256, 16));
         assert_eq!((wave(Room::Reported).rows, wave(Room::Reported).slice), (128, 8));
-        assert_eq!(Blocking::chosen(1024, 1024, 1, h200, false, Room::Sm).columns, 128);
+        // 1024² makes 64 blocks of 128 × 128 for 132 units: blocks of one warpgroup, 128 of them.
+        for split in [false, true] {
+            let small = Blocking::chosen(1024, 1024, 1, h200, split, Room::Sm);
+            assert_eq!((small.rows, small.columns, small.threads()), (64, 128, 128), "{small:?}");
+            assert_eq!(small.fits_split(), split, "{small:?}");
+            assert!(small.local_bytes(split) <= 48 << 10);
+        }
+        // 1536² makes 144 blocks of 128 × 128: one each; too few of 128 × 256 (72) for that width.
+        let middle = Blocking::chosen(1536, 1536, 1, h200, false, Room::Sm);
+        assert_eq!((middle.rows, middle.columns), (128, 128));
         let split = |room| Blocking::chosen(8192, 8192, 1, h200, true, room);
         assert!(split(Room::Sm).fits_split() && split(Room::Reported).fits_split());
         assert_eq!((split(Room::Sm).local_bytes(true), split(Room::Reported).local_bytes(true)), (64 << 10, 48 << 10));
@@ -425,6 +448,7 @@ mod tests {
         assert!(b.options().contains("-DWG_GROUPS=2 -DWG_BN=256"), "{}", b.options());
         assert!(b.options().contains("-DWG_STAGES=4 -DWG_INFLIGHT=0 -DWG_AHEAD=3 "), "{}", b.options());
         assert!(Blocking::parse("128x128x8x3/0").unwrap().fits_split());
+        assert!(Blocking::parse("64x128x8x4/0").unwrap().fits_split());
         for other in ["192x128x8x3/0", "128x256x8x3/0", "128x128x16x3/0", "128x128x8x3/1"] {
             assert!(!Blocking::parse(other).unwrap().fits_split(), "{other}");
         }
