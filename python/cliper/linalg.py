@@ -23,8 +23,32 @@ def _same_type(*arrays):
     return [h if isinstance(h, ndarray) and h.dtype == dtype else np.asarray(h, dtype=dtype) for h in hosts]
 
 
-def matmul(a, b):
-    """numpy.matmul for stacks of matrices (at least 2-D, the same leading axes): ``a @ b`` over the last two."""
+_GEMM_PRECISIONS = ("full", "fp32-split", "tf32")
+
+
+def _gemm_precision(value):
+    """The ``gemm_precision`` key of a product step, checked here so that a mistake names the keyword."""
+    if value not in _GEMM_PRECISIONS:
+        raise ValueError(f"gemm_precision={value!r}: expected one of {', '.join(_GEMM_PRECISIONS)}")
+    return value
+
+
+def matmul(a, b, *, gemm_precision="full"):
+    """numpy.matmul for stacks of matrices (at least 2-D, the same leading axes): ``a @ b`` over the last two.
+
+    ``gemm_precision`` (cliper's, keyword only) says how exactly float32 products may be formed: ``"full"``
+    (plain FP32, numpy's float32 result), ``"fp32-split"`` (FP32's accuracy from three TF32 tensor-core products
+    per term where the GPU has them: on an H200, 1.57× cuBLAS FP32 at 4096³) or ``"tf32"`` (one TF32 product per
+    term, as PyTorch with TF32 allowed). Elsewhere, and for other types, products are plain FP32 or FP64.
+
+    >>> import numpy as np
+    >>> from cliper import linalg
+    >>> a = np.random.default_rng(2).random((64, 48), dtype=np.float32)
+    >>> c = linalg.matmul(a, a.T, gemm_precision="fp32-split")
+    >>> bool(np.allclose(c, a.astype(np.float64) @ a.T.astype(np.float64), rtol=1e-5))
+    True
+    """
+    precision = _gemm_precision(gemm_precision)
     a, b = _same_type(a, b)
     if a.ndim < 2 or b.ndim < 2:
         raise ValueError("matmul: cliper multiplies matrices (at least 2-D operands); reshape vectors to (n, 1)")
@@ -32,18 +56,20 @@ def matmul(a, b):
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
                          f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]})")
     (x, y), stay = on_device(a, b)
-    return back(run("matmul", [x, y], {}), stay)
+    return back(run("matmul", [x, y], {"gemm_precision": precision}), stay)
 
 
-def matrix_power(a, n):
-    """numpy.linalg.matrix_power for n ≥ 0 (square matrices, batched over leading axes)."""
+def matrix_power(a, n, *, gemm_precision="full"):
+    """numpy.linalg.matrix_power for n ≥ 0 (square matrices, batched over leading axes); ``gemm_precision`` as
+    :func:`matmul` takes it, for every product of the power."""
+    precision = _gemm_precision(gemm_precision)
     n = int(n)
     if n < 0:
         raise NotImplementedError("matrix_power: cliper does not invert matrices (n must be ≥ 0)")
     (x,), stay = on_device(a if isinstance(a, ndarray) else np.asarray(a))
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ValueError("Last 2 dimensions of the array must be square")
-    return back(run("power", [x], {"n": n}), stay)
+    return back(run("power", [x], {"n": n, "gemm_precision": precision}), stay)
 
 
 def norm(x, ord=None, axis=None):

@@ -74,3 +74,31 @@ def test_matmul_power_norm_vdot_match_numpy(rng):
         linalg.matmul(a, a)
     with pytest.raises(NotImplementedError):
         linalg.matrix_power(c, -1)
+
+
+@pytest.mark.parametrize("gemm_precision", ["full", "fp32-split", "tf32"])
+def test_gemm_precision_reaches_the_products(rng, gemm_precision):
+    # float32 products on a shape that is no multiple of a block (37 × 129 · 129 × 70, batched), against float64.
+    # Bounds per element, relative to Σ|a||b| (the dot-product bound): full and fp32-split are FP32-accurate,
+    # (K + 50)·2⁻²⁴ covers both; tf32 may round each operand to 11 bits (2⁻¹⁰ per term), where a GPU has the
+    # tensor cores (elsewhere it runs in FP32, inside the same bound).
+    a = rng.standard_normal((2, 37, 129)).astype(np.float32)
+    b = rng.standard_normal((2, 129, 70)).astype(np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+    bound = 2.0**-10 + 2.0**-22 if gemm_precision == "tf32" else (129 + 50) * 2.0**-24
+    got = linalg.matmul(a, b, gemm_precision=gemm_precision)
+    assert got.dtype == np.float32
+    assert np.all(np.abs(got - want) <= bound * scale)
+    c = (rng.random((40, 40)) / 40).astype(np.float32)
+    power = linalg.matrix_power(c, 7, gemm_precision=gemm_precision)
+    want_power = np.linalg.matrix_power(c.astype(np.float64), 7)
+    np.testing.assert_allclose(power, want_power, rtol=1e-2 if gemm_precision == "tf32" else 1e-5)
+
+
+def test_a_gemm_precision_that_is_not_one_is_refused(rng):
+    a = rng.standard_normal((4, 4)).astype(np.float32)
+    with pytest.raises(ValueError, match="gemm_precision='half'.*fp32-split"):
+        linalg.matmul(a, a, gemm_precision="half")
+    with pytest.raises(ValueError, match="gemm_precision='fp16'"):
+        linalg.matrix_power(a, 2, gemm_precision="fp16")
