@@ -9,17 +9,13 @@
 //   3. multicast: in a cluster of two, rank r copies half r of 8 KiB into the local memory of both blocks
 //      (.multicast::cluster, mask 0b11); each block waits on its own mbarrier and writes what it received.
 // Each line says what ran and whether the data came back right.
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "probe.h"
 
 #define WORDS 2048 /* 8 KiB of uint */
 #define GROUPS 8
 
 static const char *SOURCE =
-    "inline uint shared_address(__local const void* p) { return (uint)(size_t)p; }\n"
+    PROBE_MBARRIER_CL
     "inline uint special(uint which) {\n"
     "    uint v = 0;\n"
     "    if (which == 0) asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(v));\n"
@@ -33,13 +29,7 @@ static const char *SOURCE =
     "        out[3 * g] = special(0); out[3 * g + 1] = special(1); out[3 * g + 2] = special(2);\n"
     "    }\n"
     "}\n"
-    "inline void wait_parity(uint bar, uint parity) {\n"
-    "    uint done = 0;\n"
-    "    while (!done)\n"
-    "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\"\n"
-    "                     : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
-    "}\n"
-    "inline void init_barrier(uint bar) {\n"
+        "inline void init_barrier(uint bar) {\n"
     "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(bar) : \"memory\");\n"
     "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
     "}\n"
@@ -91,26 +81,9 @@ static void fail(const char *what, cl_int err) {
     exit(1);
 }
 
-/// Text with every occurrence of `from` replaced by `to`.
-static char *replace_all(const char *s, const char *from, const char *to) {
-    size_t n = 0;
-    for (const char *p = strstr(s, from); p; p = strstr(p + strlen(from), from)) n++;
-    char *out = malloc(strlen(s) + n * (strlen(to) + 1) + 1), *o = out;
-    for (const char *p = s;;) {
-        const char *q = strstr(p, from);
-        if (!q) { strcpy(o, p); break; }
-        memcpy(o, p, q - p); o += q - p; strcpy(o, to); o += strlen(to); p = q + strlen(from);
-    }
-    return out;
-}
-
 static void print_log(cl_program p) {
-    size_t n = 0;
-    clGetProgramBuildInfo(p, DEVICE, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
-    char *log = malloc(n + 1);
-    clGetProgramBuildInfo(p, DEVICE, CL_PROGRAM_BUILD_LOG, n, log, NULL);
-    log[n] = 0;
-    if (n > 1) printf("  build log: %s\n", log);
+    char *log = probe_build_log(p, DEVICE);
+    if (strlen(log) > 0) printf("  build log: %s\n", log);
     free(log);
 }
 
@@ -131,9 +104,9 @@ static cl_program build(int cluster) {
     char *ptx = malloc(size + 1);
     clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL);
     ptx[size] = 0;
-    char *a = replace_all(ptx, ".target sm_90", ".target sm_90a");
-    char *b = replace_all(a, "//@sm90a ", "");
-    char *c = replace_all(b, ".reqntid 128, 1, 1", ".reqntid 128, 1, 1\n.reqnctapercluster 2, 1, 1");
+    char *a = probe_replace_all(ptx, ".target sm_90", ".target sm_90a");
+    char *b = probe_replace_all(a, "//@sm90a ", "");
+    char *c = probe_replace_all(b, ".reqntid 128, 1, 1", ".reqntid 128, 1, 1\n.reqnctapercluster 2, 1, 1");
     for (char *l = strtok(strdup(c), "\n"); l; l = strtok(NULL, "\n"))
         if (strstr(l, ".target") || strstr(l, ".version") || strstr(l, ".reqn") || strstr(l, ".entry") ||
             strstr(l, "multicast"))
@@ -185,14 +158,7 @@ static void print_ranks(cl_uint *r) {
 }
 
 int main(void) {
-    cl_platform_id plats[8];
-    cl_uint np = 0;
-    clGetPlatformIDs(8, plats, &np);
-    for (cl_uint i = 0; i < np && !DEVICE; i++) {
-        cl_uint nd;
-        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, &DEVICE, &nd) != CL_SUCCESS) DEVICE = 0;
-    }
-    if (!DEVICE) fail("no GPU", -1);
+    DEVICE = probe_device(CL_DEVICE_TYPE_GPU);
     cl_int err;
     CONTEXT = clCreateContext(NULL, 1, &DEVICE, NULL, NULL, &err);
     QUEUE = clCreateCommandQueueWithProperties(CONTEXT, DEVICE, NULL, &err);

@@ -3,11 +3,7 @@
 // process), and cliper asks for an event at every command. Each line: microseconds per enqueue (host time of the
 // loop, median of 7 rounds of N enqueues, the queue drained between rounds), on an in-order queue without
 // profiling unless the line says otherwise.
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "probe.h"
 #include <time.h>
 
 #define N 4000
@@ -135,17 +131,7 @@ static double round_us(cl_command_queue q, cl_kernel k, enum mode m, cl_mem buf,
 // The first GPU, or with the argument `cpu` the first CPU device (PoCL).
 int main(int argc, char **argv) {
     const int cpu = argc > 1 && strcmp(argv[1], "cpu") == 0;
-    cl_platform_id platforms[8];
-    cl_uint np = 0;
-    CHECK(clGetPlatformIDs(8, platforms, &np));
-    cl_device_id dev = NULL;
-    for (cl_uint p = 0; p < np && !dev; p++)
-        if (clGetDeviceIDs(platforms[p], cpu ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_GPU, 1, &dev, NULL) != CL_SUCCESS)
-            dev = NULL;
-    if (!dev) {
-        fprintf(stderr, "no %s device\n", cpu ? "CPU" : "GPU");
-        return 1;
-    }
+    cl_device_id dev = probe_device(cpu ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_GPU);
     char name[256], driver[256];
     clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL);
     clGetDeviceInfo(dev, CL_DRIVER_VERSION, sizeof driver, driver, NULL);

@@ -5,21 +5,11 @@
 // every work-group of THREADS work-items streams TURNS slices of SLICE bytes through STAGES local buffers, each
 // slice waited for and followed by a barrier, from a region of REGION bytes (small enough to stay in L2, or
 // larger), and prints GB/s by the command's profiled time. One group per SM and two.
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "probe.h"
 
 static const char *SOURCE =
     "#define STR(x) #x\n#define XSTR(x) STR(x)\n"
-    "inline uint shared_address(__local const void* p) { return (uint)(size_t)p; }\n"
-    "inline void wait_parity(uint bar, uint parity) {\n"
-    "    uint done = 0;\n"
-    "    while (!done)\n"
-    "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\"\n"
-    "                     : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
-    "}\n"
+    PROBE_MBARRIER_CL
     // Slice t of this group: a run of SLICE bytes somewhere in the region (groups and turns spread over it).
     "inline ulong slice_at(uint group, uint t, ulong slices) { return ((ulong)group * 7919u + (ulong)t * 131u) % slices; }\n"
     "__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1)))\n"
@@ -85,11 +75,7 @@ static double rate(const char *name, int threads, int stages, int slice, int pie
     cl_program p = clCreateProgramWithSource(CONTEXT, 1, &SOURCE, NULL, &err);
     err = clBuildProgram(p, 1, &DEVICE, options, NULL, NULL);
     if (err) {
-        size_t n = 0;
-        clGetProgramBuildInfo(p, DEVICE, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
-        char *log = malloc(n + 1);
-        clGetProgramBuildInfo(p, DEVICE, CL_PROGRAM_BUILD_LOG, n, log, NULL);
-        log[n] = 0;
+        char *log = probe_build_log(p, DEVICE);
         printf("build %s: %d\n%s\n", options, err, log);
         return 0;
     }
@@ -118,13 +104,7 @@ static double rate(const char *name, int threads, int stages, int slice, int pie
 }
 
 int main(void) {
-    cl_platform_id plats[8];
-    cl_uint np = 0;
-    clGetPlatformIDs(8, plats, &np);
-    for (cl_uint i = 0; i < np && !DEVICE; i++) {
-        cl_uint nd;
-        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, &DEVICE, &nd) != CL_SUCCESS) DEVICE = 0;
-    }
+    DEVICE = probe_device(CL_DEVICE_TYPE_GPU);
     cl_int err;
     CONTEXT = clCreateContext(NULL, 1, &DEVICE, NULL, NULL, &err);
     cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
