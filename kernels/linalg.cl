@@ -300,7 +300,7 @@ void gemm_blocked(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
 }
 #endif
 
-#if DMMA || ZMMA || TMMA
+#if DMMA || TMMA
 // The local slot of row (column) mm of a tile: each lane's two rows g and g + 8 of a 16-row MMA tile (its
 // columns of two neighbouring 8-column tiles) side by side, so one 16-byte read fetches two fragments.
 #define DM_A_SLOT(mm) (((mm) & ~15u) | (((mm) & 7u) << 1) | (((mm) >> 3) & 1u))
@@ -506,131 +506,6 @@ void gemm_dmma(__global const double* restrict a, IDX a_off, IDX sam, IDX sak,
                     if (use_beta) v += beta * cp[gm * scm + gn * SCN];
                     cp[gm * scm + gn * SCN] = v;
                 }
-            }
-        }
-    }
-}
-#endif
-
-#if ZMMA
-// Complex double products on the FP64 tensor cores (the same device condition as gemm_dmma): op(A) and op(B)
-// are split into real and imaginary planes as they enter local memory (conjugation negates an imaginary part
-// there), and each 16×8 tile of C keeps a real and an imaginary accumulator, four real MMAs per step:
-// re += a_re·b_re − a_im·b_im, im += a_re·b_im + a_im·b_re. 256 work-items (8 warps, 2 × 4) per 64 × 128
-// block of C, each warp 32 × 32 (2 × 4 MMA tiles, 64 accumulators per work-item); K in 4-deep slices through
-// two local buffers (two planes each: 25.6 KiB in all), the next slice fetched into registers meanwhile.
-// Measured on the H200 (cuBLAS ZGEMM 4096³ 10.0 ms, 55 TF/s): 22.9 TF/s at 4096³ and 23.6 at 8192³, no faster
-// than gemm_tiled's 24.1 and 23.0 (1000³: 21.6 against 18.4); ordering the two MMAs into one accumulator 16
-// apart changed nothing. So the planner does not choose it; MatMulParams::strategy can.
-#define ZM_BM 64
-#define ZM_BN 128
-#define ZM_BK 4
-#define ZM_LDA 68
-#define ZM_LDB 132
-#define ZM_THREADS 256
-#define ZM_PLANE_A (ZM_BK * ZM_LDA)
-#define ZM_PLANE_B (ZM_BK * ZM_LDB)
-
-__kernel __attribute__((reqd_work_group_size(ZM_THREADS, 1, 1)))
-void gemm_zmma(__global const T* restrict a, IDX a_off, IDX sam, IDX sak,
-               __global const T* restrict b, IDX b_off, IDX sbk, IDX sbn,
-               __global T* c, IDX c_off, IDX scm, IDX scn,
-               IDX M, IDX N, IDX K, uint conj_a, uint conj_b, T alpha, T beta, uint use_beta,
-               uint nd, ulong8 shape, ulong8 batch_a, ulong8 batch_b, ulong8 batch_c)
-{
-    // [buffer][re, im][k][row or column], declared as double2 so that the 16-byte fragment reads are aligned.
-    __local double2 a_pairs[2 * 2 * ZM_PLANE_A / 2], b_pairs[2 * 2 * ZM_PLANE_B / 2];
-    __local double* a_tile = (__local double*)a_pairs;
-    __local double* b_tile = (__local double*)b_pairs;
-    MMA_PLACE(T, ZM_BM, ZM_BN, 32, 32);
-
-    // One element of A and two of B per work-item and slice, walking the contiguous axis fastest.
-#if A_K_FAST
-    const uint a_k = tid % ZM_BK, a_m = tid / ZM_BK;
-#else
-    const uint a_m = tid % ZM_BM, a_k = tid / ZM_BM;
-#endif
-#if B_N_FAST
-#define ZB_AT(l, nn, kk) const uint e_ = tid + (l) * ZM_THREADS, nn = e_ % ZM_BN, kk = e_ / ZM_BN
-#else
-#define ZB_AT(l, nn, kk) const uint e_ = tid + (l) * ZM_THREADS, kk = e_ % ZM_BK, nn = e_ / ZM_BK
-#endif
-    T ra, rb[2];
-#define ZM_FETCH(s) \
-    do { \
-        const IDX k0_ = (s) * ZM_BK; \
-        const IDX gm = m0 + a_m, gk = k0_ + a_k; \
-        ra = (gm < M && gk < K) ? ap[gm * SAM + gk * SAK] : ZERO; \
-        if (conj_a) ra.y = -ra.y; \
-        _Pragma("unroll") for (uint l = 0; l < 2; l++) { \
-            ZB_AT(l, nn, kk); \
-            const IDX gn = n0 + nn, gkb = k0_ + kk; \
-            rb[l] = (gn < N && gkb < K) ? bp[gkb * SBK + gn * SBN] : ZERO; \
-            if (conj_b) rb[l].y = -rb[l].y; \
-        } \
-    } while (0)
-#define ZM_STASH(buf) \
-    do { \
-        __local double* at_ = a_tile + (buf) * 2 * ZM_PLANE_A + a_k * ZM_LDA + DM_A_SLOT(a_m); \
-        at_[0] = ra.x; \
-        at_[ZM_PLANE_A] = ra.y; \
-        _Pragma("unroll") for (uint l = 0; l < 2; l++) { \
-            ZB_AT(l, nn, kk); \
-            __local double* bt_ = b_tile + (buf) * 2 * ZM_PLANE_B + kk * ZM_LDB + DM_B_SLOT(nn); \
-            bt_[0] = rb[l].x; \
-            bt_[ZM_PLANE_B] = rb[l].y; \
-        } \
-    } while (0)
-
-    double acc_re[2][4][4], acc_im[2][4][4];
-    _Pragma("unroll") for (uint i = 0; i < 2; i++) {
-        _Pragma("unroll") for (uint j = 0; j < 4; j++) {
-            _Pragma("unroll") for (uint r = 0; r < 4; r++) {
-                acc_re[i][j][r] = 0.0;
-                acc_im[i][j][r] = 0.0;
-            }
-        }
-    }
-    const IDX slices = (K + ZM_BK - 1) / ZM_BK;
-    ZM_FETCH((IDX)0);
-    ZM_STASH(0u);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (IDX s = 0; s < slices; s++) {
-        const uint buf = (uint)(s & 1);
-        if (s + 1 < slices) ZM_FETCH(s + 1);
-        __local const double* as = a_tile + buf * 2 * ZM_PLANE_A + t * ZM_LDA + wm + 2 * g;
-        __local const double* bs = b_tile + buf * 2 * ZM_PLANE_B + t * ZM_LDB + wn + 2 * g;
-        double2 are[2], aim[2], bre[2], bim[2];
-        _Pragma("unroll") for (uint i = 0; i < 2; i++) {
-            are[i] = *(__local const double2*)(as + i * 16);
-            aim[i] = *(__local const double2*)(as + ZM_PLANE_A + i * 16);
-        }
-        _Pragma("unroll") for (uint j = 0; j < 2; j++) {
-            bre[j] = *(__local const double2*)(bs + j * 16);
-            bim[j] = *(__local const double2*)(bs + ZM_PLANE_B + j * 16);
-        }
-        _Pragma("unroll") for (uint i = 0; i < 2; i++) {
-            const double nx = -aim[i].x, ny = -aim[i].y;
-            _Pragma("unroll") for (uint j = 0; j < 4; j++) {
-                const double br = (j & 1) ? bre[j >> 1].y : bre[j >> 1].x;
-                const double bi = (j & 1) ? bim[j >> 1].y : bim[j >> 1].x;
-                DMMA_TILE(acc_re[i][j], are[i].x, are[i].y, br);
-                DMMA_TILE(acc_re[i][j], nx, ny, bi);
-                DMMA_TILE(acc_im[i][j], are[i].x, are[i].y, bi);
-                DMMA_TILE(acc_im[i][j], aim[i].x, aim[i].y, br);
-            }
-        }
-        if (s + 1 < slices) ZM_STASH(buf ^ 1u);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-
-    __global T* cp = c + c_off + oc;
-    _Pragma("unroll") for (uint i = 0; i < 2; i++) {
-        _Pragma("unroll") for (uint j = 0; j < 4; j++) {
-            _Pragma("unroll") for (uint r = 0; r < 4; r++) {
-                const IDX gm = m0 + wm + i * 16 + g + (r >> 1) * 8;
-                const IDX gn = n0 + wn + j * 8 + 2 * t + (r & 1);
-                if (gm < M && gn < N) STORE(cp, gm * scm + gn * SCN, ((T)(acc_re[i][j][r], acc_im[i][j][r])));
             }
         }
     }
@@ -1278,3 +1153,37 @@ __kernel void set_identity(__global T* out, IDX off, IDX n, IDX sr, IDX sc,
     if (nd > 0) batch_offsets((IDX)get_global_id(2), nd, shape, batch_out, batch_out, &o, &unused);
     out[off + o + i * sr + j * sc] = (i == j) ? FROM_REAL(1) : ZERO;
 }
+
+#if IS_COMPLEX
+// A complex product as a real one (MatMul's real embedding): with A' read as real M × 2K (real and imaginary
+// parts in turn along K) and C as real M × 2N, C = A'·B' is the real product of A' and the 2K × 2N matrix that
+// holds for each complex b = alpha·op(B'[k][n]) the 2 × 2 block [[re b, im b], [−s·im b, s·re b]] at rows 2k,
+// 2k+1 and columns 2n, 2n+1, with s = −1 when A' is conjugated (its imaginary parts count negated). Written
+// here as 2K × N complex values (the same memory): row 2k holds b, row 2k+1 holds s·i·b. One matrix per batch
+// item of B', packed one after another.
+__kernel void complex_embed(__global const T* restrict b, IDX b_off, IDX sbk, IDX sbn, __global T* restrict out,
+                            IDX K, IDX N, T alpha, uint conj_a, uint conj_b, uint nd, ulong8 shape, ulong8 batch_b)
+{
+    const IDX n = get_global_id(0), k = get_global_id(1), item = get_global_id(2);
+    if (k >= K || n >= N) return;
+    IDX ob = 0, unused = 0;
+    if (nd > 0) batch_offsets(item, nd, shape, batch_b, batch_b, &ob, &unused);
+    const T v = MUL(alpha, OP_B(b[b_off + ob + k * sbk + n * sbn]));
+    __global T* rows = out + item * 2 * K * N + 2 * k * N + n;
+    rows[0] = v;
+    rows[N] = conj_a ? (T)(v.y, -v.x) : (T)(-v.y, v.x);
+}
+
+// C ← beta·C over a batch of rows × cols matrices with strides (sr, sc): a complex beta, applied before the
+// real embedding's product, which can only scale C by a real factor.
+__kernel void scale_matrices(__global T* c, IDX off, IDX rows, IDX cols, IDX sr, IDX sc, T beta, uint nd,
+                             ulong8 shape, ulong8 batch_c)
+{
+    const IDX j = get_global_id(0), i = get_global_id(1);
+    if (i >= rows || j >= cols) return;
+    IDX o = 0, unused = 0;
+    if (nd > 0) batch_offsets((IDX)get_global_id(2), nd, shape, batch_c, batch_c, &o, &unused);
+    __global T* v = c + off + o + i * sr + j * sc;
+    *v = MUL(beta, *v);
+}
+#endif

@@ -10,7 +10,7 @@ mod common;
 use cliper::prelude::*;
 use common::*;
 use ndarray::{ArrayD, IxDyn};
-use num_complex::Complex64;
+use num_complex::{Complex32, Complex64};
 
 /// (M, N, K): none is a multiple of any tile size.
 const SIZES: &[[usize; 3]] = &[[1, 1, 1], [1, 257, 1], [7, 129, 33], [257, 1023, 65], [130, 2, 1025]];
@@ -433,8 +433,75 @@ fn bad_shapes_and_tiles_are_named() {
     assert!(err.contains("64x64x8/16x16/8x1") && err.contains("mdimc·vwm must divide mwg"), "{err}");
 }
 
-/// The FP64 tensor-core kernels where the device has the tensor cores (NVIDIA, compute capability ≥ 8.0), for
-/// f64 and c64: on edges in M, N and K (none a multiple of their blocks), both loader layouts of A and B,
+/// C as a row-major `[m, n]` array (`columns` false) or as the transpose of a row-major `[n, m]` one, holding
+/// `c0`'s values either way.
+fn output_in<T: Element>(c0: &[T], [m, n]: [usize; 2], columns: bool) -> XData<T> {
+    if !columns {
+        return XData::from_slice(app(), &[m, n], c0).unwrap();
+    }
+    let transposed: Vec<T> = (0..n * m).map(|e| c0[(e % m) * n + e / m]).collect();
+    XData::from_slice(app(), &[n, m], &transposed).unwrap().t()
+}
+
+/// Complex products as one real product ([`GemmStrategy::RealEmbedding`]), on every device (the real product
+/// runs whatever its planner picks: on PoCL the host's GEMM). Every op pair with C row-major and column-major
+/// (the product then runs transposed), so that the left operand is contiguous along K or copied so; complex
+/// alpha, complex, real and zero beta; edges that are multiples of no tile; a broadcast batch. The bound is the
+/// complex kernels' (c = 4): a complex term's real and imaginary parts are each two real terms of the real
+/// product, whose sum over 2K terms errs by at most 2K·ε·Σ|a||b| per part, and alpha folded into B adds one
+/// complex rounding. Real types and a C contiguous along neither axis are refused by name.
+fn real_embedding_products<T: Element>() {
+    let mut rng = Rng::new(29);
+    let (alpha, complex_beta) = scalars::<T>();
+    let params = MatMulParams::default().strategy(GemmStrategy::RealEmbedding);
+    if !T::IS_COMPLEX {
+        let (a, _) = random::<T>(&mut rng, &[9, 7]);
+        let err = MatMul::apply(&a, &a.t(), params).unwrap_err().to_string();
+        assert!(err.contains("real embedding") && err.contains(T::NAME), "{err}");
+        return;
+    }
+    let betas = [complex_beta, T::from_c64(Complex64::new(0.5, 0.0)), T::default()];
+    for (&[m, n, k], beta) in [[1, 1, 1], [7, 129, 33], [257, 130, 65], [130, 2, 1025]].iter().zip(betas.iter().cycle())
+    {
+        let Case { ha, hb, c0, want, bound } = Case::<T>::random(&mut rng, [m, n, k], alpha, *beta);
+        for op_a in OPS {
+            let a = stored_for_op::<T>(&ha, op_a);
+            for op_b in OPS {
+                let b = stored_for_op::<T>(&hb, op_b);
+                for columns in [false, true] {
+                    let c = output_in(&c0, [m, n], columns);
+                    let mut mm = MatMul::new(&a, &b, &c, params.op_a(op_a).op_b(op_b).alpha(alpha).beta(*beta));
+                    mm.run().unwrap();
+                    assert!(mm.embedded_strategy().is_some());
+                    let what = format!("{} ({m},{n},{k}) {op_a:?}·{op_b:?} C by columns {columns} embedded", T::NAME);
+                    assert_close::<T>(&fetch(&c), &want, &bound, k, &what);
+                }
+            }
+        }
+    }
+    // A broadcast batch: [3, 1, 20, 33] · [4, 33, 17] → [3, 4, 20, 17].
+    let (a, ha) = random::<T>(&mut rng, &[3, 1, 20, 33]);
+    let (b, hb) = random::<T>(&mut rng, &[4, 33, 17]);
+    let (c, hc0) = random::<T>(&mut rng, &[3, 4, 20, 17]);
+    let (want, bound) = matmul_ref(&ha, &hb, &hc0, alpha.to_c64(), complex_beta.to_c64());
+    MatMul::new(&a, &b, &c, params.alpha(alpha).beta(complex_beta)).run().unwrap();
+    assert_close::<T>(&fetch(&c), &want, &bound, 33, &format!("{} broadcast batch embedded", T::NAME));
+    // C with neither axis contiguous: every other column of a wider array.
+    let (a, _) = random::<T>(&mut rng, &[6, 5]);
+    let wide = XData::<T>::zeros(app(), &[6, 8]).unwrap();
+    let every_other = wide.reshape(&[6, 4, 2]).unwrap().index_axis(2, 0).unwrap();
+    let (b, _) = random::<T>(&mut rng, &[5, 4]);
+    let err = MatMul::new(&a, &b, &every_other, params).init().unwrap_err().to_string();
+    assert!(err.contains("real embedding") && err.contains("[8, 2]"), "{err}");
+}
+
+#[test]
+fn complex_products_run_as_real_ones() {
+    for_each_element!(real_embedding_products);
+}
+
+/// The FP64 tensor-core kernel where the device has the tensor cores (NVIDIA, compute capability ≥ 8.0), for
+/// f64 and (through the real embedding) c64: on edges in M, N and K (none a multiple of their blocks), both loader layouts of A and B,
 /// conjugation, complex alpha and beta, broadcast batches, and the planner's choice. Elsewhere asking for them
 /// is an error naming the device.
 #[test]
@@ -455,10 +522,10 @@ fn tensor_core_dgemm_where_the_device_has_it() {
         return;
     }
     assert_eq!(GemmStrategy::planned::<f64>(info, 2048, 2048, 2048, 1, GemmPrecision::Full), GemmStrategy::TensorCore);
-    // The complex kernel runs when asked for (it is no faster than the tiled one yet).
-    assert_ne!(
+    // Complex products run on them as real ones.
+    assert_eq!(
         GemmStrategy::planned::<num_complex::Complex64>(info, 2048, 2048, 2048, 1, GemmPrecision::Full),
-        GemmStrategy::TensorCore
+        GemmStrategy::RealEmbedding
     );
     assert_ne!(GemmStrategy::planned::<f32>(info, 2048, 2048, 2048, 1, GemmPrecision::Full), GemmStrategy::TensorCore);
     tensor_core_products::<f64>(&mut rng);
@@ -556,9 +623,40 @@ fn tf32_tensor_cores_where_the_device_has_them() {
             tf32_products(&mut rng, precision, Some(GemmStrategy::Wgmma), extra);
         }
     }
-    // c32 has no tensor-core kernel: the error names the type.
-    let why = GemmStrategy::tensor_cores::<num_complex::Complex32>(info, GemmPrecision::Tf32).unwrap_err().to_string();
-    assert!(why.contains("c32"), "{why}");
+    // c32 runs on them as real products (RealEmbedding) wherever f32 does.
+    for precision in [GemmPrecision::Fp32Split, GemmPrecision::Tf32] {
+        let c32 = GemmStrategy::tensor_cores::<Complex32>(info, precision).map_err(|e| e.to_string());
+        assert_eq!(c32, GemmStrategy::tensor_cores::<f32>(info, precision).map_err(|e| e.to_string()));
+        let planned = GemmStrategy::planned::<Complex32>(info, 2048, 2048, 2048, 1, precision);
+        let real = GemmStrategy::planned::<f32>(info, 2048, 4096, 4096, 1, precision);
+        let on_tensor_cores = matches!(real, GemmStrategy::TensorCore | GemmStrategy::Wgmma);
+        assert_eq!(planned == GemmStrategy::RealEmbedding, on_tensor_cores, "{precision}: planned {planned}");
+        let extra = match precision {
+            _ if !on_tensor_cores => 0.0,
+            GemmPrecision::Tf32 => 2f64.powi(-10) + 2f64.powi(-22),
+            _ => 3.0 * 2f64.powi(-20),
+        };
+        c32_products(&mut rng, precision, extra);
+    }
+}
+
+/// c32 products at `precision` through the real embedding (its real product at that precision, on tensor cores
+/// where its planner takes them, which adds `extra` per real product term): the complex bound of this file plus
+/// twice `extra` per complex term (each of its parts sums two real terms, |re a·re b| + |im a·im b| ≤ |a||b|).
+fn c32_products(rng: &mut Rng, precision: GemmPrecision, extra: f64) {
+    let (alpha, beta) = scalars::<Complex32>();
+    let params = MatMulParams::default().precision(precision).strategy(GemmStrategy::RealEmbedding);
+    for &[m, n, k] in &[[257, 1023, 65], [131, 133, 1025], [1030, 1300, 72]] {
+        let Case { ha, hb, c0, want, bound } = Case::<Complex32>::random(rng, [m, n, k], alpha, beta);
+        for (op_a, op_b) in [(MatOp::None, MatOp::None), (MatOp::ConjTranspose, MatOp::Transpose)] {
+            let (a, b) = (stored_for_op::<Complex32>(&ha, op_a), stored_for_op::<Complex32>(&hb, op_b));
+            let c = XData::from_slice(app(), &[m, n], &c0).unwrap();
+            let mut mm = MatMul::new(&a, &b, &c, params.op_a(op_a).op_b(op_b).alpha(alpha).beta(beta));
+            mm.run().unwrap();
+            let what = format!("c32 ({m},{n},{k}) {op_a:?}·{op_b:?} at {precision} ({:?})", mm.embedded_strategy());
+            assert_within(&fetch(&c), &want, &bound, 4.0 * (k + 2) as f64 * eps::<f32>() + 2.0 * extra, &what);
+        }
+    }
 }
 
 /// The products of `tf32_tensor_cores_where_the_device_has_them` on `kernel` (`None`: the planner's).

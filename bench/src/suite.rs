@@ -413,9 +413,13 @@ fn gemm<T: Element>(ctx: &Ctx, n: usize) -> Result<(String, String, Outcome)> {
     let a = XData::from_slice(ctx.app, &[n, n], &ha)?;
     let b = XData::from_slice(ctx.app, &[n, n], &hb)?;
     let c = XData::<T>::zeros(ctx.app, &[n, n])?;
-    let (measured, init_ms, algorithm) = time_process(ctx, MatMul::new(&a, &b, &c, MatMulParams::default()), |p| {
-        p.strategy().map_or("?".to_string(), |s| s.to_string())
-    })?;
+    let (measured, init_ms, algorithm) =
+        time_process(ctx, MatMul::new(&a, &b, &c, MatMulParams::default()), |p| {
+            match (p.strategy(), p.embedded_strategy()) {
+                (Some(outer), Some(inner)) => format!("{outer}({inner})"),
+                (outer, _) => outer.map_or("?".to_string(), |s| s.to_string()),
+            }
+        })?;
     let got = c.to_vec()?;
     let mut worst = 0.0f64;
     for s in samples(n * n, 256) {

@@ -143,7 +143,10 @@ pub(crate) fn matmul<T: Element>(
                 .map_err(|e| cliper::Error::invalid("cliper-bench", format!("writing {}: {e}", path.display())))?;
         }
         let resources = crate::tune::kernel_resources(&product);
-        let shown = product.strategy().map_or_else(String::new, |s| s.to_string());
+        let shown = match (product.strategy(), product.embedded_strategy()) {
+            (Some(outer), Some(inner)) => format!("{outer}({inner})"),
+            (outer, _) => outer.map_or_else(String::new, |s| s.to_string()),
+        };
         let mut pipeline = Pipeline::new(app).then(product);
         let (wall, events) = time_pipeline(app, &mut pipeline, timing)?;
         println!(

@@ -351,6 +351,27 @@ impl<T: Element> XData<T> {
         Ok(self.view(self.layout.reshaped("XData::reshape", shape)?))
     }
 
+    /// For a complex array whose last axis is contiguous (unit stride, or at most one element), the same memory
+    /// as real numbers: the last axis twice as long, real and imaginary parts in turn, every other stride and
+    /// the offset doubled (numpy's `a.view(np.float64)` of a complex128 array). `None` for real types and for
+    /// other strides.
+    pub(crate) fn reals_along_last(&self) -> Option<XData<T::Real>> {
+        let (&last, &last_stride) = (self.layout.shape.last()?, self.layout.strides.last()?);
+        if !T::IS_COMPLEX || (last_stride != 1 && last > 1) {
+            return None;
+        }
+        let mut layout = Layout {
+            shape: self.layout.shape.clone(),
+            strides: self.layout.strides.iter().map(|s| 2 * s).collect(),
+            offset: 2 * self.layout.offset,
+        };
+        if let (Some(extent), Some(stride)) = (layout.shape.last_mut(), layout.strides.last_mut()) {
+            *extent = 2 * last;
+            *stride = 1;
+        }
+        Some(XData { app: self.app.clone(), storage: self.storage.clone(), layout, _element: PhantomData })
+    }
+
     pub(crate) fn storage(&self) -> &Arc<Storage> {
         &self.storage
     }

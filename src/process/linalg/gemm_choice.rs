@@ -15,9 +15,11 @@ impl GemmTiles {
     pub fn for_device<T: Element>(info: &DeviceInfo) -> GemmTiles {
         match GemmStrategy::for_device::<T>(info) {
             GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => t,
-            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
-                Self::fallback::<T>(info).fit::<T>(info)
-            }
+            GemmStrategy::Direct
+            | GemmStrategy::Native
+            | GemmStrategy::TensorCore
+            | GemmStrategy::Wgmma
+            | GemmStrategy::RealEmbedding => Self::fallback::<T>(info).fit::<T>(info),
         }
     }
 
@@ -84,16 +86,19 @@ impl GemmStrategy {
         if info.kind == DeviceKind::Cpu && m > 0 && n > 0 && k > 0 && batch > 0 {
             return GemmStrategy::Native;
         }
-        // Not for complex products: the complex tensor-core kernel measured no faster than gemm_tiled at 4096³
-        // and 8192³ on the H200 (22.9 and 23.6 TF/s against 24.1 and 23.0). Nor for Fp32Split: its three TF32
-        // products with rounded sums measured no faster than the FP32 kernel on the H100 (4096³ 42.3 TF/s
-        // against 41.6), so the FP32 kernel, as accurate, runs (or the wgmma split, below); `strategy(TensorCore)`
-        // runs gemm_tmma's split.
+        // Not for Fp32Split: gemm_tmma's three TF32 products with rounded sums measured no faster than the FP32
+        // kernel on the H100 (4096³ 42.3 TF/s against 41.6), so the FP32 kernel, as accurate, runs (or the wgmma
+        // split, below); `strategy(TensorCore)` runs gemm_tmma's split.
         let tensor = T::IS_DOUBLE || precision == GemmPrecision::Tf32;
         match Self::for_problem::<T>(info, m, n, k, batch) {
+            GemmStrategy::Tiled(_) if T::IS_COMPLEX && real_embedding_pays::<T>(info, [m, n, k], batch, precision) => {
+                GemmStrategy::RealEmbedding
+            }
             // Both precisions: at Fp32Split too the wgmma split is faster than the FP32 kernel (H200 1024³ /
             // 4096³ / 8192³: 31.5 / 79.5 / 80.7 TF/s against 27.0 / 41.7 / 42.3), unlike gemm_tmma's.
-            GemmStrategy::Tiled(_) if Self::wgmma::<T>(info, precision).is_ok() && wgmma_blocks_fill(m, n, batch) => {
+            GemmStrategy::Tiled(_)
+                if !T::IS_COMPLEX && Self::wgmma::<T>(info, precision).is_ok() && wgmma_blocks_fill(m, n, batch) =>
+            {
                 GemmStrategy::Wgmma
             }
             GemmStrategy::Tiled(_) if tensor && !T::IS_COMPLEX && Self::tensor_cores::<T>(info, precision).is_ok() => {
@@ -103,9 +108,10 @@ impl GemmStrategy {
         }
     }
 
-    /// Whether [`GemmStrategy::TensorCore`] can run `T` at `precision` on the device: `f64` and `c64` on FP64
-    /// tensor cores, `f32` on TF32 tensor cores when `precision` allows it ([`GemmPrecision::allows_tf32`]),
-    /// both on NVIDIA GPUs of compute capability 8.0 or later. The error says what is missing.
+    /// Whether [`GemmStrategy::TensorCore`] can run `T` at `precision` on the device: `f64` on FP64 tensor
+    /// cores, `f32` on TF32 tensor cores when `precision` allows it ([`GemmPrecision::allows_tf32`]), both on
+    /// NVIDIA GPUs of compute capability 8.0 or later; complex types where their real type can (they run as
+    /// real products, [`GemmStrategy::RealEmbedding`]). The error says what is missing.
     ///
     /// ```
     /// use cliper::{GemmPrecision, GemmStrategy};
@@ -115,10 +121,12 @@ impl GemmStrategy {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn tensor_cores<T: Element>(info: &DeviceInfo, precision: GemmPrecision) -> crate::error::Result<()> {
+        if T::IS_COMPLEX {
+            // Complex products run on them as real ones (GemmStrategy::RealEmbedding).
+            return Self::tensor_cores::<T::Real>(info, precision);
+        }
         let kind = if T::IS_DOUBLE { "FP64" } else { "TF32" };
-        let missing = if !T::IS_DOUBLE && T::IS_COMPLEX {
-            Some(format!("f32 or f64 data (c32 has no tensor-core kernel), not {}", T::NAME))
-        } else if !T::IS_DOUBLE && !precision.allows_tf32() {
+        let missing = if !T::IS_DOUBLE && !precision.allows_tf32() {
             Some(format!(
                 "f32 products at GemmPrecision::Fp32Split or Tf32 (this one asks for {precision}, which is plain FP32)"
             ))
@@ -156,7 +164,11 @@ impl GemmStrategy {
         let cpu = info.kind == DeviceKind::Cpu;
         let (mdimc, ndimc) = match main {
             GemmStrategy::Tiled(t) | GemmStrategy::Blocked(t) => (t.mdimc, t.ndimc),
-            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => (1, 1),
+            GemmStrategy::Direct
+            | GemmStrategy::Native
+            | GemmStrategy::TensorCore
+            | GemmStrategy::Wgmma
+            | GemmStrategy::RealEmbedding => (1, 1),
         };
         // A thin operand leaves most of a tile idle, and a small product gives too few tiles to fill a GPU: on
         // the H100 the direct kernel beat 64² and 128² tiles up to 256³ (0.019 ms against 0.025 and 0.047).
@@ -188,4 +200,23 @@ pub(super) fn wide_tf32_blocks(m: usize, n: usize, batch: usize) -> bool {
 /// the split 0.068 against the FP32 kernel's 0.080 (docs/benchmarks.md, 2026-11-30).
 pub(super) fn wgmma_blocks_fill(m: usize, n: usize, batch: usize) -> bool {
     m.div_ceil(128) * n.div_ceil(128) * batch >= 64
+}
+
+/// Whether the planner runs a complex `m` × `n` × `k` product (`batch` of them) as one real product
+/// ([`GemmStrategy::RealEmbedding`]): where that real product of `m` × `2n` × `2k` would run on tensor cores
+/// and its scratch (the expanded B, `4·k·n` reals per product) fits one allocation and a quarter of the
+/// device's memory. H200 (docs/benchmarks.md, 2026-11-30): the f64 product of 4096 × 8192 × 8192 takes 12.2 ms
+/// on the FP64 tensor cores against 22.8 ms for the c64 4096³ kernel; c32 4096³ at `Fp32Split` 6.9 ms against
+/// 11.6 in plain FP32.
+fn real_embedding_pays<T: Element>(
+    info: &DeviceInfo,
+    [m, n, k]: [usize; 3],
+    batch: usize,
+    precision: GemmPrecision,
+) -> bool {
+    let real = GemmStrategy::planned::<T::Real>(info, m, 2 * n, 2 * k, batch, precision);
+    let scratch = (4 * k as u64) * (n as u64) * (batch as u64) * std::mem::size_of::<T::Real>() as u64;
+    matches!(real, GemmStrategy::TensorCore | GemmStrategy::Wgmma)
+        && scratch <= info.max_alloc_bytes
+        && scratch <= info.global_mem_bytes / 4
 }

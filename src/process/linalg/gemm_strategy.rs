@@ -194,23 +194,35 @@ pub enum GemmStrategy {
     /// OpenBLAS's speed where PoCL's code generation reaches a tenth of it. Any device can run it (mapping
     /// then copies); the planner chooses it on CPU devices only.
     Native,
-    /// `f64` and `c64` products on the FP64 tensor cores of NVIDIA GPUs of compute capability 8.0 or later
-    /// (A100, H100, H200), through inline PTX (`mma.sync.m16n8k4.f64`; complex products as four real MMAs on
-    /// split real and imaginary planes): the same IEEE FP64 fused multiply-adds as the other kernels. The
-    /// planner takes it for `f64` products that would otherwise run tiled on such a device (the complex kernel
-    /// is no faster than the tiled one yet, so it runs when asked for); asking for it elsewhere is an error
-    /// that says why.
+    /// `f64` products on the FP64 tensor cores of NVIDIA GPUs of compute capability 8.0 or later (A100, H100,
+    /// H200), through inline PTX (`mma.sync.m16n8k4.f64`): the same IEEE FP64 fused multiply-adds as the other
+    /// kernels; `f32` ones on their TF32 tensor cores where [`super::GemmPrecision`] allows. The planner takes it
+    /// for `f64` products that would otherwise run tiled on such a device. Complex products asked to run on it
+    /// run as [`GemmStrategy::RealEmbedding`] with this kernel for the real product. Asking for it elsewhere is
+    /// an error that says why.
     TensorCore,
     /// `f32` products at [`super::GemmPrecision::Tf32`] or [`super::GemmPrecision::Fp32Split`] on Hopper's
     /// warpgroup tensor-core instructions (`wgmma`, NVIDIA GPUs of compute capability 9.x): the operands are
     /// packed K-fastest and rounded to TF32 (or split into heads and rests) first, then multiplied from local
     /// memory ([`GemmStrategy::wgmma`] says where it runs). The planner takes it where its 128 × 128 blocks make half
-    /// a wave (64), where it runs.
+    /// a wave (64), where it runs. Complex products asked to run on it run as [`GemmStrategy::RealEmbedding`]
+    /// with this kernel for the real product.
     Wgmma,
+    /// Complex products as one real product of twice the depth and width: A' read as real `M × 2K` (real and
+    /// imaginary parts in turn), C written as real `M × 2N`, and B' expanded into a real `2K × 2N` scratch
+    /// matrix of 2 × 2 blocks `[[re b, im b], [−im b, re b]]` (alpha and the conjugations folded in). The real
+    /// product then runs the kernel its own planner picks at the product's [`super::GemmPrecision`], so complex
+    /// products reach the tensor cores: the planner takes it where that real product would run on them (`c64`
+    /// on FP64 tensor cores; `c32` at `Tf32` or `Fp32Split`) and the scratch (twice B's bytes) fits the device.
+    /// C must be contiguous along its rows or its columns (then it computes Cᵀ = B'ᵀA'ᵀ); the left operand of
+    /// the real product is copied contiguous along K when it is not, and a complex `beta` scales C first. The
+    /// planner keeps the complex kernels for other C, and an explicit request is an error that names C's
+    /// strides.
+    RealEmbedding,
 }
 
 impl std::fmt::Display for GemmStrategy {
-    /// `direct`, `native`, `tensor-core`, `wgmma`, the tiles (`128x128x16/16x16/4x4`) for [`GemmStrategy::Tiled`], `blocked:` and the tiles for
+    /// `direct`, `native`, `tensor-core`, `wgmma`, `real-embedding`, the tiles (`128x128x16/16x16/4x4`) for [`GemmStrategy::Tiled`], `blocked:` and the tiles for
     /// [`GemmStrategy::Blocked`].
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -218,6 +230,7 @@ impl std::fmt::Display for GemmStrategy {
             GemmStrategy::Native => f.write_str("native"),
             GemmStrategy::TensorCore => f.write_str("tensor-core"),
             GemmStrategy::Wgmma => f.write_str("wgmma"),
+            GemmStrategy::RealEmbedding => f.write_str("real-embedding"),
             GemmStrategy::Tiled(t) => write!(f, "{t}"),
             GemmStrategy::Blocked(t) => write!(f, "blocked:{t}"),
         }
@@ -234,6 +247,7 @@ impl std::str::FromStr for GemmStrategy {
     /// assert_eq!("direct".parse::<GemmStrategy>()?, GemmStrategy::Direct);
     /// assert_eq!("tensor-core".parse::<GemmStrategy>()?, GemmStrategy::TensorCore);
     /// assert_eq!("wgmma".parse::<GemmStrategy>()?, GemmStrategy::Wgmma);
+    /// assert_eq!("real-embedding".parse::<GemmStrategy>()?, GemmStrategy::RealEmbedding);
     /// let s: GemmStrategy = "blocked:32x64x16/8x4".parse()?;
     /// assert_eq!(s, GemmStrategy::Blocked(GemmTiles::scalar(32, 64, 16, 8, 4)));
     /// assert_eq!(s.to_string().parse::<GemmStrategy>()?, s);
@@ -249,6 +263,8 @@ impl std::str::FromStr for GemmStrategy {
             Ok(GemmStrategy::TensorCore)
         } else if text == "wgmma" {
             Ok(GemmStrategy::Wgmma)
+        } else if text == "real-embedding" {
+            Ok(GemmStrategy::RealEmbedding)
         } else if let Some(tiles) = text.strip_prefix("blocked:") {
             Ok(GemmStrategy::Blocked(tiles.parse()?))
         } else {

@@ -115,15 +115,17 @@ impl GemmTableEntry {
     /// entries).
     pub fn strategy(&self) -> Result<GemmStrategy> {
         match self.kernel.parse::<GemmStrategy>()? {
-            GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
-                Err(Error::invalid(
-                    "GemmTable",
-                    format!(
-                        "kernel `{}`: a table entry names tiles, not the direct kernel or the host's GEMM",
-                        self.kernel
-                    ),
-                ))
-            }
+            GemmStrategy::Direct
+            | GemmStrategy::Native
+            | GemmStrategy::TensorCore
+            | GemmStrategy::Wgmma
+            | GemmStrategy::RealEmbedding => Err(Error::invalid(
+                "GemmTable",
+                format!(
+                    "kernel `{}`: a table entry names tiles, not the direct kernel or the host's GEMM",
+                    self.kernel
+                ),
+            )),
             s => Ok(s),
         }
     }

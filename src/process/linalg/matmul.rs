@@ -3,6 +3,7 @@
 use super::gemm_launch::{GemmArgs, enqueue_gemm};
 use super::gemm_precision::GemmPrecision;
 use super::gemm_strategy::{GemmStrategy, GemmTiles};
+use super::real_embedding::{Embedding, embedded_strategy};
 use super::wgmma::WgmmaPlan;
 use crate::app::ffi::{self, HostGemm, HostOperand};
 use crate::app::{DeviceInfo, Kernel, Program};
@@ -214,6 +215,8 @@ enum Run<T: Element> {
     Kernel { program: Program, kernel: Kernel, sizes: [[usize; 3]; 2] },
     /// [`GemmStrategy::Wgmma`]: the product's program and kernel, and the packing of its operands.
     Wgmma { program: Program, kernel: Kernel, packing: Box<WgmmaPlan<T>> },
+    /// A complex product run as a real one ([`GemmStrategy::RealEmbedding`]).
+    Embedded(Box<Embedding<T>>),
 }
 
 impl<T: Element> MatMul<T> {
@@ -293,6 +296,30 @@ impl<T: Element> MatMul<T> {
         self.plan.as_ref().and_then(|p| match &p.run {
             Run::Host { .. } => None,
             Run::Kernel { program, kernel, .. } | Run::Wgmma { program, kernel, .. } => Some((program, kernel)),
+            Run::Embedded(embedding) => embedding.product.compiled(),
+        })
+    }
+
+    /// For a complex product run as a real one ([`GemmStrategy::RealEmbedding`]), the real product's kernel;
+    /// `None` before `init` and for every other product.
+    ///
+    /// ```
+    /// use cliper::{GemmStrategy, MatMul, MatMulParams, Process, XData};
+    /// use num_complex::Complex64;
+    /// let app = cliper::ClApp::new()?;
+    /// let a = XData::from_slice(&app, &[1, 2], &[Complex64::new(1.0, 2.0), Complex64::new(0.0, 1.0)])?;
+    /// let b = XData::from_slice(&app, &[2, 1], &[Complex64::new(3.0, 0.0), Complex64::new(1.0, 1.0)])?;
+    /// let c = XData::zeros(&app, &[1, 1])?;
+    /// let mut product = MatMul::new(&a, &b, &c, MatMulParams::default().strategy(GemmStrategy::RealEmbedding));
+    /// product.run()?;
+    /// assert!(product.embedded_strategy().is_some());
+    /// assert_eq!(c.to_vec()?, vec![Complex64::new(2.0, 7.0)]); // (1+2i)·3 + i·(1+i)
+    /// # Ok::<(), cliper::Error>(())
+    /// ```
+    pub fn embedded_strategy(&self) -> Option<GemmStrategy> {
+        self.plan.as_ref().and_then(|p| match &p.run {
+            Run::Embedded(embedding) => embedding.product.strategy(),
+            _ => None,
         })
     }
 
@@ -363,6 +390,18 @@ impl<T: Element> MatMul<T> {
                 ));
             }
             Run::Host { offsets: batch.offsets([a.offset(), b.offset(), self.c.offset()]) }
+        } else if let Some(real_strategy) = embedded_strategy::<T>(strategy) {
+            let conj = [self.params.op_a.conjugates::<T>(), self.params.op_b.conjugates::<T>()];
+            let (beta, precision) = (self.params.beta, self.params.precision);
+            match Embedding::new(app, [&a, &b, &self.c], conj, beta, precision, real_strategy) {
+                Ok(embedding) => Run::Embedded(Box::new(embedding)),
+                // The planner's choice on operands the embedding cannot read as real matrices (or a complex
+                // beta): the complex kernels run instead.
+                Err(Error::Unsupported { .. }) if self.params.strategy.is_none() => {
+                    return self.plan_with(Some(GemmStrategy::for_problem::<T>(app.device(), m, n, k, count)));
+                }
+                Err(e) => return Err(e),
+            }
         } else if strategy == GemmStrategy::Wgmma {
             match WgmmaPlan::new(app, [m, n, k], count, self.params.precision, extent, scn) {
                 Ok((packing, program, kernel)) => Run::Wgmma { program, kernel, packing: Box::new(packing) },
@@ -393,9 +432,7 @@ impl<T: Element> MatMul<T> {
                         sbn == 1 && aligned(sbk, group) && aligned(b.offset(), group) && batch_aligned(1, group);
                     (u8::from(vec_a), u8::from(vec_b))
                 };
-                let (options, name) = if T::IS_COMPLEX {
-                    (format!("{} -DIDX={} -DZMMA=1{units}", T::build_options(), index.cl_type()), "gemm_zmma")
-                } else if T::IS_DOUBLE {
+                let (options, name) = if T::IS_DOUBLE {
                     let (vec_a, vec_b) = vectors(2);
                     let vec = format!(" -DDM_VEC_A={vec_a} -DDM_VEC_B={vec_b}");
                     (format!("{} -DIDX={} -DDMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_dmma")
@@ -418,9 +455,11 @@ impl<T: Element> MatMul<T> {
                 let name = match strategy {
                     GemmStrategy::Tiled(_) => "gemm_tiled",
                     GemmStrategy::Blocked(_) => "gemm_blocked",
-                    GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
-                        "gemm_direct"
-                    }
+                    GemmStrategy::Direct
+                    | GemmStrategy::Native
+                    | GemmStrategy::TensorCore
+                    | GemmStrategy::Wgmma
+                    | GemmStrategy::RealEmbedding => "gemm_direct",
                 };
                 let kernel = program.kernel(name)?.owned_by("MatMul");
                 // Only the direct kernel's groups depend on what the compiled kernel allows.
@@ -468,9 +507,11 @@ fn program_tiles<T: Element>(strategy: GemmStrategy, info: &DeviceInfo) -> Resul
             // gemm_tiled is compiled too: give it a K depth and runs it can build with if these do not fit.
             if t.validate::<T>(info).is_ok() { t } else { GemmTiles { kwg: t.mdimc * t.ndimc, vwm: 1, vwn: 1, ..t } }
         }
-        GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::TensorCore | GemmStrategy::Wgmma => {
-            GemmTiles::for_device::<T>(info)
-        }
+        GemmStrategy::Direct
+        | GemmStrategy::Native
+        | GemmStrategy::TensorCore
+        | GemmStrategy::Wgmma
+        | GemmStrategy::RealEmbedding => GemmTiles::for_device::<T>(info),
     })
 }
 
@@ -508,7 +549,7 @@ fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit:
             ([n.div_ceil(t.nwg) * t.ndimc, m.div_ceil(t.mwg) * t.mdimc, count], [t.ndimc, t.mdimc, 1])
         }
         GemmStrategy::TensorCore | GemmStrategy::Wgmma => tensor_core_launch([m, n], count, [128, 128]),
-        GemmStrategy::Direct | GemmStrategy::Native => {
+        GemmStrategy::Direct | GemmStrategy::Native | GemmStrategy::RealEmbedding => {
             let limit = limit.clamp(1, 256);
             let l0 = n.next_power_of_two().clamp(1, 16).min(limit);
             let l1 = m.next_power_of_two().clamp(1, (limit / l0).max(1));
@@ -517,14 +558,11 @@ fn launch_sizes(strategy: GemmStrategy, [m, n]: [usize; 2], count: usize, limit:
     }
 }
 
-/// The block of C `[rows, columns]` a tensor-core work-group computes: 128 × 128 for gemm_dmma (f64), 64 × 128
-/// for gemm_zmma (c64); for gemm_tmma (f32) 128 × 256 at [`GemmPrecision::Tf32`] when such blocks fill the
-/// device, else 128 × 128 (always for the split, whose second set of accumulators leaves no registers for
-/// wider blocks).
+/// The block of C `[rows, columns]` a tensor-core work-group computes: 128 × 128 for gemm_dmma (f64); for
+/// gemm_tmma (f32) 128 × 256 at [`GemmPrecision::Tf32`] when such blocks fill the device, else 128 × 128
+/// (always for the split, whose second set of accumulators leaves no registers for wider blocks).
 fn tensor_core_block<T: Element>(precision: GemmPrecision, [m, n]: [usize; 2], count: usize) -> [usize; 2] {
-    if T::IS_COMPLEX {
-        [64, 128]
-    } else if !T::IS_DOUBLE && precision == GemmPrecision::Tf32 && super::gemm_choice::wide_tf32_blocks(m, n, count) {
+    if !T::IS_DOUBLE && precision == GemmPrecision::Tf32 && super::gemm_choice::wide_tf32_blocks(m, n, count) {
         [128, 256]
     } else {
         [128, 128]
@@ -595,6 +633,7 @@ impl<T: Element> Process for MatMul<T> {
         match &mut p.run {
             Run::Kernel { kernel, sizes, .. } => enqueue_gemm(kernel, &args, *sizes),
             Run::Wgmma { kernel, packing, .. } => packing.enqueue(kernel, &args),
+            Run::Embedded(embedding) => embedding.enqueue(self.params.alpha),
             Run::Host { offsets } => {
                 let job = HostGemm {
                     dims: p.mnk,

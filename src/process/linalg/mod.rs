@@ -10,6 +10,7 @@ mod gemm_strategy;
 mod gemm_table;
 mod matmul;
 mod matrix_power;
+mod real_embedding;
 mod wgmma;
 
 pub(crate) use conv_gemm::{ConvGemm, ConvGeometry};

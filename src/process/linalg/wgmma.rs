@@ -182,8 +182,9 @@ impl Blocking {
 
 impl GemmStrategy {
     /// Whether [`GemmStrategy::Wgmma`] can run `T` at `precision` on the device: `f32` products at
-    /// [`GemmPrecision::Tf32`] or [`GemmPrecision::Fp32Split`] on an NVIDIA GPU of compute capability 9.x (H100, H200: `wgmma` is specific to
-    /// sm_90a). The error says what is missing. Whether the driver builds the retargeted program is known only
+    /// [`GemmPrecision::Tf32`] or [`GemmPrecision::Fp32Split`] on an NVIDIA GPU of compute capability 9.x (H100,
+    /// H200: `wgmma` is specific to sm_90a); `c32` ones there too, as real products
+    /// ([`GemmStrategy::RealEmbedding`]). The error says what is missing. Whether the driver builds the retargeted program is known only
     /// when it does ([`crate::ClApp::build_program_sm90a`]); the planner then falls back to
     /// [`GemmStrategy::TensorCore`].
     ///
@@ -195,7 +196,11 @@ impl GemmStrategy {
     /// # Ok::<(), cliper::Error>(())
     /// ```
     pub fn wgmma<T: Element>(info: &DeviceInfo, precision: GemmPrecision) -> Result<()> {
-        let missing = if T::IS_DOUBLE || T::IS_COMPLEX {
+        if T::IS_COMPLEX && !T::IS_DOUBLE {
+            // c32 products run on it as real ones (GemmStrategy::RealEmbedding).
+            return Self::wgmma::<T::Real>(info, precision);
+        }
+        let missing = if T::IS_DOUBLE {
             Some(format!("f32 data, not {}", T::NAME))
         } else if !precision.allows_tf32() {
             Some(format!("f32 products at GemmPrecision::Tf32 or Fp32Split (this one asks for {precision})"))

@@ -1,0 +1,220 @@
+//! [`GemmStrategy::RealEmbedding`]: a complex product of [`super::MatMul`] as one real product of twice the depth
+//! and width, so that complex products run on the real kernels (the tensor cores among them).
+//!
+//! With A' read as a real `M × 2K` matrix (real and imaginary parts in turn along K) and C as a real `M × 2N`
+//! one, `C = A'·B'` is the real product of A' and the `2K × 2N` matrix holding, for each `b = alpha·op(B'[k][n])`,
+//! the block `[[re b, im b], [−s·im b, s·re b]]` at rows `2k, 2k + 1` and columns `2n, 2n + 1` (`s = −1` when A'
+//! is conjugated): row `2k` of a product term gives `re a·b`, row `2k + 1` gives `im a·(s·i·b)`. The expanded B
+//! (`complex_embed` of linalg.cl) costs one pass and twice B's bytes; A and C are read and written in place.
+
+use super::gemm_precision::GemmPrecision;
+use super::gemm_strategy::GemmStrategy;
+use super::matmul::{MatMul, MatMulParams};
+use crate::app::{ClApp, Kernel};
+use crate::data::XData;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernel_args::IndexType;
+use crate::kernels;
+use crate::process::Process;
+use crate::process::layout::CopyPlan;
+use crate::process::planning::Batch3;
+
+/// The real product's strategy for a complex product planned as `strategy`: `Some(None)` (its own planner's
+/// choice) for [`GemmStrategy::RealEmbedding`], `Some(Some(strategy))` for a complex product asked to run on
+/// tensor cores, `None` when the product is not embedded.
+pub(super) fn embedded_strategy<T: Element>(strategy: GemmStrategy) -> Option<Option<GemmStrategy>> {
+    match strategy {
+        GemmStrategy::RealEmbedding => Some(None),
+        GemmStrategy::TensorCore | GemmStrategy::Wgmma if T::IS_COMPLEX => Some(Some(strategy)),
+        _ => None,
+    }
+}
+
+/// What an embedded product keeps between launches: the expansion kernel and its operand, the scratch it fills
+/// and the real product.
+pub(super) struct Embedding<T: Element> {
+    expand: Kernel,
+    /// The operand expanded (B', or A'ᵀ when the product runs transposed), `[batch…, K, N]`.
+    source: XData<T>,
+    /// The expanded operand as complex values, `[batch…, 2K, N]` (the real product reads it as `2K × 2N`).
+    scratch: XData<T>,
+    batch: Batch3,
+    /// Conjugation of the real product's left operand and of `source`.
+    conj: [bool; 2],
+    index: IndexType,
+    /// C ← beta·C before the real product, for a complex beta.
+    scale: Option<CScale<T>>,
+    /// The left operand copied contiguous along K, when it is not.
+    left_copy: Option<LeftCopy<T>>,
+    pub(super) product: MatMul<T::Real>,
+}
+
+/// The copy of the real product's left operand (A', or B'ᵀ) into an array contiguous along K.
+struct LeftCopy<T: Element> {
+    plan: CopyPlan,
+    from: XData<T>,
+    to: XData<T>,
+}
+
+/// The scaling of C by a complex beta (`scale_matrices` of linalg.cl).
+struct CScale<T: Element> {
+    kernel: Kernel,
+    c: XData<T>,
+    beta: T,
+    batch: Batch3,
+}
+
+impl<T: Element> Embedding<T> {
+    /// The embedding of `C = alpha·A'·B' + beta·C` for the views `[a, b, c]` (A' and B' as op(A) and op(B), of
+    /// shapes `[batch…, M, K]`, `[batch…, K, N]`), with `conj` on A' and B', its real product run by
+    /// `real_strategy` (`None`: that product's planner). [`Error::Unsupported`] when C is contiguous neither
+    /// along its rows nor its columns.
+    pub(super) fn new(
+        app: &ClApp,
+        [a, b, c]: [&XData<T>; 3],
+        conj: [bool; 2],
+        beta: T,
+        precision: GemmPrecision,
+        real_strategy: Option<GemmStrategy>,
+    ) -> Result<Embedding<T>> {
+        let unsupported = |what: String| Error::Unsupported { what: format!("MatMul's real embedding {what}") };
+        if !T::IS_COMPLEX {
+            return Err(unsupported(format!("is for complex products, not {}", T::NAME)));
+        }
+        // C = A'·B' reads C as a real matrix along N; Cᵀ = B'ᵀ·A'ᵀ along M. The left operand must be contiguous
+        // along K too, or is copied so (a pass over M·K, against the product's M·N·K).
+        let (left, source, out, conj) = match (c.reals_along_last(), c.t().reals_along_last()) {
+            (Some(out), _) => (a.clone(), b.clone(), out, conj),
+            (None, Some(out)) => (b.t(), a.t(), out, [conj[1], conj[0]]),
+            (None, None) => {
+                return Err(unsupported(format!(
+                    "needs C contiguous along its rows or its columns; C has shape {:?} and strides {:?}",
+                    c.shape(),
+                    c.strides()
+                )));
+            }
+        };
+        let left_copy = match left.reals_along_last() {
+            Some(_) => None,
+            None => {
+                let copy = XData::<T>::uninit(app, "MatMul", left.shape())?;
+                let plan = CopyPlan::new("MatMul", &left, &copy, false, None)?;
+                Some(LeftCopy { plan, from: left.clone(), to: copy })
+            }
+        };
+        let left_reals = left_copy
+            .as_ref()
+            .map_or(&left, |copy| &copy.to)
+            .reals_along_last()
+            .ok_or_else(|| Error::invalid("MatMul", "a new array is contiguous"))?;
+        let (&[ref batch_shape @ .., k, n], &[ref batch_strides @ .., _, _]) = (source.shape(), source.strides())
+        else {
+            return Err(Error::invalid("MatMul", format!("operand of shape {:?} has no matrix axes", source.shape())));
+        };
+        let mut scratch_shape = batch_shape.to_vec();
+        scratch_shape.extend([2 * k, n]);
+        let scratch = XData::<T>::uninit(app, "MatMul", &scratch_shape)?;
+        let real_scratch =
+            scratch.reals_along_last().ok_or_else(|| Error::invalid("MatMul", "a new array is contiguous"))?;
+        let batch = Batch3::new("MatMul", batch_shape, [batch_strides, batch_strides, batch_strides])?;
+        let extent = [source.layout(), scratch.layout(), c.layout()]
+            .iter()
+            .filter_map(|l| l.span())
+            .map(|(_, hi)| hi as u64 + 1)
+            .max()
+            .unwrap_or(0);
+        let index = IndexType::for_extent(extent);
+        // The program of gemm_direct and set_identity (MatrixPower's identity builds the same one).
+        let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
+        let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+        let expand = program.kernel("complex_embed")?.owned_by("MatMul");
+        // A real beta goes to the real product; a complex one scales C first, and the real product adds to it.
+        let (scale, real_beta) = if beta.to_c64().im == 0.0 {
+            (None, T::Real::from_c64(beta.to_c64()))
+        } else {
+            let (&[ref batch_shape @ .., _, _], &[ref batch_strides @ .., _, _]) = (c.shape(), c.strides()) else {
+                return Err(Error::invalid("MatMul", format!("C of shape {:?} has no matrix axes", c.shape())));
+            };
+            let batch = Batch3::new("MatMul", batch_shape, [batch_strides, batch_strides, batch_strides])?;
+            let kernel = program.kernel("scale_matrices")?.owned_by("MatMul");
+            (Some(CScale { kernel, c: c.clone(), beta, batch }), T::Real::from_c64(1.0.into()))
+        };
+        let mut params = MatMulParams::<T::Real>::default().beta(real_beta).precision(precision);
+        if let Some(strategy) = real_strategy {
+            params = params.strategy(strategy);
+        }
+        let mut product = MatMul::new(&left_reals, &real_scratch, &out, params);
+        product.init()?;
+        Ok(Embedding { expand, source, scratch, batch, conj, index, scale, left_copy, product })
+    }
+
+    /// Scales C by a complex beta, expands the operand (alpha folded in) and runs the real product.
+    pub(super) fn enqueue(&mut self, alpha: T) -> Result<()> {
+        if let Some(scale) = &mut self.scale {
+            scale.enqueue(self.index)?;
+        }
+        if let Some(copy) = &mut self.left_copy {
+            copy.plan.launch("MatMul", &copy.from, &copy.to)?;
+        }
+        let (source, idx) = (&self.source, self.index);
+        let (&[.., k, n], &[.., sk, sn]) = (source.shape(), source.strides()) else {
+            return Err(Error::invalid("MatMul", format!("operand of shape {:?} has no matrix axes", source.shape())));
+        };
+        if k * n * self.batch.count() as usize == 0 {
+            return self.product.launch();
+        }
+        let (local_n, local_k) = (n.next_power_of_two().clamp(1, 64), k.next_power_of_two().clamp(1, 4));
+        let bytes = 3 * (k * n * self.batch.count() as usize * std::mem::size_of::<T>()) as u64;
+        self.expand
+            .launch()
+            .input("b", source)
+            .index("b_off", idx, source.offset() as u64)
+            .index("sbk", idx, sk as u64)
+            .index("sbn", idx, sn as u64)
+            .output("out", &self.scratch)
+            .index("K", idx, k as u64)
+            .index("N", idx, n as u64)
+            .scalar("alpha", alpha)
+            .scalar("conj_a", u32::from(self.conj[0]))
+            .scalar("conj_b", u32::from(self.conj[1]))
+            .scalar("nd", self.batch.axes)
+            .scalar("shape", self.batch.shape)
+            .scalar("batch_b", self.batch.strides[0])
+            .global(&[n.div_ceil(local_n) * local_n, k.div_ceil(local_k) * local_k, self.batch.count() as usize])
+            .local(&[local_n, local_k, 1])
+            .work(bytes, 0)
+            .enqueue()?;
+        self.product.launch()
+    }
+}
+
+impl<T: Element> CScale<T> {
+    fn enqueue(&mut self, idx: IndexType) -> Result<()> {
+        let c = &self.c;
+        let (&[.., rows, cols], &[.., sr, sc]) = (c.shape(), c.strides()) else {
+            return Err(Error::invalid("MatMul", format!("C of shape {:?} has no matrix axes", c.shape())));
+        };
+        let count = self.batch.count() as usize;
+        if rows * cols * count == 0 {
+            return Ok(());
+        }
+        let (local_c, local_r) = (cols.next_power_of_two().clamp(1, 64), rows.next_power_of_two().clamp(1, 4));
+        self.kernel
+            .launch()
+            .in_out("c", c)
+            .index("off", idx, c.offset() as u64)
+            .index("rows", idx, rows as u64)
+            .index("cols", idx, cols as u64)
+            .index("sr", idx, sr as u64)
+            .index("sc", idx, sc as u64)
+            .scalar("beta", self.beta)
+            .scalar("nd", self.batch.axes)
+            .scalar("shape", self.batch.shape)
+            .scalar("batch_c", self.batch.strides[0])
+            .global(&[cols.div_ceil(local_c) * local_c, rows.div_ceil(local_r) * local_r, count])
+            .local(&[local_c, local_r, 1])
+            .work(2 * (rows * cols * count * std::mem::size_of::<T>()) as u64, 0)
+            .enqueue()
+    }
+}
