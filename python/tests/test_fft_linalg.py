@@ -96,6 +96,23 @@ def test_gemm_precision_reaches_the_products(rng, gemm_precision):
     np.testing.assert_allclose(power, want_power, rtol=1e-2 if gemm_precision == "tf32" else 1e-5)
 
 
+@pytest.mark.parametrize("gemm_precision", ["full", "fp32-split", "tf32"])
+def test_complex64_products_follow_gemm_precision(rng, gemm_precision):
+    # complex64 products (37 × 129 · 129 × 70, batched) against complex128; on tensor-core GPUs fp32-split and
+    # tf32 run them as one real product of twice the depth and width. Bound per element, relative to Σ|a||b|:
+    # the complex kernels' 4·(K + 2)·2⁻²⁴ with room for the split (K + 50), plus at tf32 twice a real term's
+    # TF32 rounding (each part of a complex term sums two real terms).
+    shape_a, shape_b = (2, 37, 129), (2, 129, 70)
+    a = (rng.standard_normal(shape_a) + 1j * rng.standard_normal(shape_a)).astype(np.complex64)
+    b = (rng.standard_normal(shape_b) + 1j * rng.standard_normal(shape_b)).astype(np.complex64)
+    want = a.astype(np.complex128) @ b.astype(np.complex128)
+    scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+    bound = 4 * (129 + 50) * 2.0**-24 + (2 * (2.0**-10 + 2.0**-22) if gemm_precision == "tf32" else 0.0)
+    got = linalg.matmul(a, b, gemm_precision=gemm_precision)
+    assert got.dtype == np.complex64
+    assert np.all(np.abs(got - want) <= bound * scale)
+
+
 def test_a_gemm_precision_that_is_not_one_is_refused(rng):
     a = rng.standard_normal((4, 4)).astype(np.float32)
     with pytest.raises(ValueError, match="gemm_precision='half'.*fp32-split"):

@@ -3,9 +3,9 @@
 
 use crate::error::{Error, Result};
 
-/// The arithmetic an `f32` product may use. Other element types always multiply in their own precision
-/// (`f64` and `c64` through IEEE FP64 fused multiply-adds, on FP64 tensor cores or not), so the setting does
-/// not change them.
+/// The arithmetic an `f32` or `c32` product may use (`c32` ones on tensor cores run as one real `f32` product,
+/// [`super::GemmStrategy::RealEmbedding`]). `f64` and `c64` always multiply through IEEE FP64 fused
+/// multiply-adds, on FP64 tensor cores or not, so the setting does not change them.
 ///
 /// A precision other than [`GemmPrecision::Full`] is a permission: the product may run on the TF32 tensor-core
 /// kernel ([`super::GemmStrategy::TensorCore`], NVIDIA GPUs of compute capability 8.0 or later, or

@@ -116,7 +116,8 @@ impl<T: Element> MatMulParams<T> {
     /// [`GemmPrecision::Tf32`] lets the planner use TF32 tensor cores where the device has them;
     /// [`GemmPrecision::Fp32Split`] lets it use them on Hopper ([`GemmStrategy::Wgmma`], faster than FP32 there)
     /// and runs on the other tensor-core GPUs when [`MatMulParams::strategy`] asks for
-    /// [`GemmStrategy::TensorCore`]. Other element types ignore it.
+    /// [`GemmStrategy::TensorCore`]. `c32` products follow it as real ones ([`GemmStrategy::RealEmbedding`]); `f64`
+    /// and `c64` ignore it.
     ///
     /// ```
     /// use cliper::{GemmPrecision, GemmStrategy, MatMul, MatMulParams, Process, XData};
