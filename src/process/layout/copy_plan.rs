@@ -412,7 +412,14 @@ impl CopyPlan {
             options += &format!(" -DBLOCK={CPU_BLOCK}");
         }
         let tiles = if blocks { TransposeTiles { tile: CPU_BLOCK, rows: 1 } } else { tiles };
-        let program = app.build_program("layout.cl", &kernels::with_common(kernels::LAYOUT), &options)?;
+        // Only the kernel this copy launches is compiled.
+        let used = match route {
+            Route::Tiled { .. } if blocks => "copy_blocks",
+            Route::Tiled { .. } => "copy_tiled",
+            _ => "copy_rows",
+        };
+        let source = kernels::only_kernels(&kernels::with_common(kernels::LAYOUT), &[used]);
+        let program = app.build_program("layout.cl", &source, &options)?;
         Ok(match *route {
             Route::Tiled { p, q, .. } => {
                 let chosen =

@@ -128,7 +128,8 @@ impl ConvGemm {
             (options, "gemm_tiled", GemmStrategy::Tiled(tiles), (global, [tiles.ndimc, tiles.mdimc, 1]))
         };
         let options = options + &geometry;
-        let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+        let source = kernels::only_kernels(&kernels::with_common(kernels::LINALG), &[name]);
+        let program = app.build_program("linalg.cl", &source, &options)?;
         let kernel = program.kernel(name)?.owned_by(op);
         Ok(ConvGemm { _program: program, kernel, index, batch, mnk: [m, cols, depth], global, local, strategy })
     }

@@ -444,7 +444,8 @@ impl<T: Element> MatMul<T> {
                     let vec = format!(" -DTM_SPLIT={split} -DTM_BN={cols} -DTM_VEC_A={vec_a} -DTM_VEC_B={vec_b}");
                     (format!("{} -DIDX={} -DTMMA=1{vec}{units}", T::build_options(), index.cl_type()), "gemm_tmma")
                 };
-                let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
+                let source = kernels::only_kernels(&kernels::with_common(kernels::LINALG), &[name]);
+                let program = app.build_program("linalg.cl", &source, &options)?;
                 let kernel = program.kernel(name)?.owned_by("MatMul");
                 let block = tensor_core_block::<T>(self.params.precision, [m, n], count);
                 let (global, local) = tensor_core_launch([m, n], count, block);
@@ -452,7 +453,6 @@ impl<T: Element> MatMul<T> {
             } else {
                 let t = program_tiles::<T>(strategy, app.device())?;
                 let options = tiled_options::<T>(index, t, &units);
-                let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
                 let name = match strategy {
                     GemmStrategy::Tiled(_) => "gemm_tiled",
                     GemmStrategy::Blocked(_) => "gemm_blocked",
@@ -462,6 +462,8 @@ impl<T: Element> MatMul<T> {
                     | GemmStrategy::Wgmma
                     | GemmStrategy::RealEmbedding => "gemm_direct",
                 };
+                let source = kernels::only_kernels(&kernels::with_common(kernels::LINALG), &[name]);
+                let program = app.build_program("linalg.cl", &source, &options)?;
                 let kernel = program.kernel(name)?.owned_by("MatMul");
                 // Only the direct kernel's groups depend on what the compiled kernel allows.
                 let limit = if strategy == GemmStrategy::Direct { kernel.max_work_group_size()? } else { usize::MAX };
@@ -494,9 +496,8 @@ pub(super) fn tiled_options<T: Element>(index: IndexType, t: GemmTiles, units: &
     )
 }
 
-/// The tiles the program is built with for `strategy`. All three kernels live in one program, built with tiles
-/// even for the direct kernel, so that switching between the strategies of one tile choice never costs another
-/// compile.
+/// The tiles the program is built with for `strategy` (even for the direct kernel, whose program then shares
+/// its options with the tiled one's; each program holds only the kernel it runs).
 fn program_tiles<T: Element>(strategy: GemmStrategy, info: &DeviceInfo) -> Result<GemmTiles> {
     Ok(match strategy {
         GemmStrategy::Tiled(t) => {

@@ -230,7 +230,14 @@ impl<T: Element, O: Element> ReducePlan<T, O> {
         } else if on_host {
             host_step(&batch, [xk.offset(), yk.offset(), out.offset()], len, stride)
         } else {
-            let program = app.build_program("reduce.cl", &kernels::with_common(kernels::REDUCE), &options)?;
+            // Only the kernels this reduction launches are compiled.
+            let used: &[&str] = match (lanes, chunks > 1) {
+                (true, _) => &["reduce_lanes"],
+                (false, true) => &["reduce_groups", "reduce_partials"],
+                (false, false) => &["reduce_groups"],
+            };
+            let source = kernels::only_kernels(&kernels::with_common(kernels::REDUCE), used);
+            let program = app.build_program("reduce.cl", &source, &options)?;
             if lanes {
                 Step::Lanes { kernel: program.kernel("reduce_lanes")?.owned_by(op) }
             } else {
