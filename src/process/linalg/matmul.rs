@@ -192,6 +192,8 @@ pub struct MatMul<T: Element> {
     c: XData<T>,
     params: MatMulParams<T>,
     plan: Prepared<Plan<T>>,
+    /// A real embedding's expanded operand to reuse (one per MatrixPower, not one per product).
+    shared_scratch: Option<XData<T>>,
 }
 
 /// Everything `launch` needs, fixed by `init`.
@@ -223,7 +225,7 @@ enum Run<T: Element> {
 impl<T: Element> MatMul<T> {
     /// `c = alpha·op(a)·op(b) + beta·c` as `params` say.
     pub fn new(a: &XData<T>, b: &XData<T>, c: &XData<T>, params: MatMulParams<T>) -> MatMul<T> {
-        MatMul { a: a.clone(), b: b.clone(), c: c.clone(), params, plan: Prepared::default() }
+        MatMul { a: a.clone(), b: b.clone(), c: c.clone(), params, plan: Prepared::default(), shared_scratch: None }
     }
 
     /// Allocates C, computes `alpha·op(a)·op(b)` into it once and returns it (`beta` multiplies a C that starts
@@ -284,6 +286,21 @@ impl<T: Element> MatMul<T> {
             })?;
         shape.extend([m, n]);
         Ok(shape)
+    }
+
+    /// Products run one after another on the queue may share the scratch of a real embedding: `init` then
+    /// uses `scratch` (another product's [`MatMul::embedding_scratch`]) where it has the shape it needs.
+    pub(crate) fn sharing_scratch(mut self, scratch: Option<XData<T>>) -> Self {
+        self.shared_scratch = scratch;
+        self
+    }
+
+    /// The expanded operand of a real embedding, after `init`.
+    pub(crate) fn embedding_scratch(&self) -> Option<XData<T>> {
+        self.plan.as_ref().and_then(|p| match &p.run {
+            Run::Embedded(embedding) => Some(embedding.scratch().clone()),
+            _ => None,
+        })
     }
 
     /// The kernel `init` chose; `None` before `init`.
@@ -394,7 +411,8 @@ impl<T: Element> MatMul<T> {
         } else if let Some(real_strategy) = embedded_strategy::<T>(strategy) {
             let conj = [self.params.op_a.conjugates::<T>(), self.params.op_b.conjugates::<T>()];
             let (beta, precision) = (self.params.beta, self.params.precision);
-            match Embedding::new(app, [&a, &b, &self.c], conj, beta, precision, real_strategy) {
+            let shared = self.shared_scratch.as_ref();
+            match Embedding::new(app, [&a, &b, &self.c], conj, beta, precision, real_strategy, shared) {
                 Ok(embedding) => Run::Embedded(Box::new(embedding)),
                 // The planner's choice on operands the embedding cannot read as real matrices (or a complex
                 // beta): the complex kernels run instead.

@@ -236,10 +236,14 @@ impl<T: Element> MatrixPower<T> {
                     })
                 };
                 let mut steps = Vec::new();
+                // Complex products run as real ones share one expanded operand (each would take twice A's bytes).
+                let mut shared = None;
                 for (l, r, d) in schedule(n) {
                     let params = MatMulParams::default().precision(self.precision);
-                    let mut product = MatMul::new(&array(l)?, &array(r)?, &array(d)?, params);
+                    let mut product =
+                        MatMul::new(&array(l)?, &array(r)?, &array(d)?, params).sharing_scratch(shared.clone());
                     product.init()?;
+                    shared = product.embedding_scratch().or(shared);
                     steps.push(product);
                 }
                 Ok(Plan::Products(steps))

@@ -68,8 +68,9 @@ struct CScale<T: Element> {
 impl<T: Element> Embedding<T> {
     /// The embedding of `C = alpha·A'·B' + beta·C` for the views `[a, b, c]` (A' and B' as op(A) and op(B), of
     /// shapes `[batch…, M, K]`, `[batch…, K, N]`), with `conj` on A' and B', its real product run by
-    /// `real_strategy` (`None`: that product's planner). [`Error::Unsupported`] when C is contiguous neither
-    /// along its rows nor its columns.
+    /// `real_strategy` (`None`: that product's planner), in `shared_scratch` where it has the expanded operand's
+    /// shape (the products using it run one after another on the in-order queue). [`Error::Unsupported`] when C
+    /// is contiguous neither along its rows nor its columns.
     pub(super) fn new(
         app: &ClApp,
         [a, b, c]: [&XData<T>; 3],
@@ -77,6 +78,7 @@ impl<T: Element> Embedding<T> {
         beta: T,
         precision: GemmPrecision,
         real_strategy: Option<GemmStrategy>,
+        shared_scratch: Option<&XData<T>>,
     ) -> Result<Embedding<T>> {
         let unsupported = |what: String| Error::Unsupported { what: format!("MatMul's real embedding {what}") };
         if !T::IS_COMPLEX {
@@ -114,7 +116,10 @@ impl<T: Element> Embedding<T> {
         };
         let mut scratch_shape = batch_shape.to_vec();
         scratch_shape.extend([2 * k, n]);
-        let scratch = XData::<T>::uninit(app, "MatMul", &scratch_shape)?;
+        let scratch = match shared_scratch {
+            Some(shared) if shared.shape() == scratch_shape.as_slice() && shared.is_packed() => shared.clone(),
+            _ => XData::<T>::uninit(app, "MatMul", &scratch_shape)?,
+        };
         let real_scratch =
             scratch.reals_along_last().ok_or_else(|| Error::invalid("MatMul", "a new array is contiguous"))?;
         let batch = Batch3::new("MatMul", batch_shape, [batch_strides, batch_strides, batch_strides])?;
@@ -147,6 +152,11 @@ impl<T: Element> Embedding<T> {
         let mut product = MatMul::new(&left_reals, &real_scratch, &out, params);
         product.init()?;
         Ok(Embedding { expand, source, scratch, batch, conj, index, scale, left_copy, product })
+    }
+
+    /// The expanded operand's array (products run one after another may share it).
+    pub(super) fn scratch(&self) -> &XData<T> {
+        &self.scratch
     }
 
     /// Scales C by a complex beta, expands the operand (alpha folded in) and runs the real product.
@@ -216,5 +226,48 @@ impl<T: Element> CScale<T> {
             .local(&[local_c, local_r, 1])
             .work(2 * (rows * cols * count * std::mem::size_of::<T>()) as u64, 0)
             .enqueue()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::process::Process;
+    use crate::{ClApp, GemmStrategy, MatMul, MatMulParams, XData};
+    use num_complex::Complex64;
+
+    /// Two products sharing one expanded operand, run one after the other: each gets its own B (the second
+    /// expansion waits for the first product's reads on the in-order queue).
+    #[test]
+    fn products_sharing_a_scratch_each_read_their_own_operand() -> crate::Result<()> {
+        let app = ClApp::new()?;
+        let z = |re: f64, im: f64| Complex64::new(re, im);
+        let a = XData::from_slice(
+            &app,
+            &[2, 3],
+            &[z(1.0, 1.0), z(2.0, 0.0), z(0.0, -1.0), z(3.0, 2.0), z(1.0, 0.0), z(0.5, 0.5)],
+        )?;
+        let b1 = XData::from_slice(&app, &[3, 1], &[z(1.0, 0.0), z(0.0, 1.0), z(2.0, -1.0)])?;
+        let b2 = XData::from_slice(&app, &[3, 1], &[z(-1.0, 2.0), z(4.0, 0.0), z(0.0, 0.0)])?;
+        let (c1, c2) = (XData::zeros(&app, &[2, 1])?, XData::zeros(&app, &[2, 1])?);
+        let params = MatMulParams::default().strategy(GemmStrategy::RealEmbedding);
+        let mut first = MatMul::new(&a, &b1, &c1, params);
+        first.init()?;
+        let shared = first.embedding_scratch();
+        assert!(shared.is_some());
+        let mut second = MatMul::new(&a, &b2, &c2, params).sharing_scratch(shared.clone());
+        second.init()?;
+        assert!(std::sync::Arc::ptr_eq(
+            second.embedding_scratch().expect("embedded").storage(),
+            shared.expect("embedded").storage()
+        ));
+        first.launch()?;
+        second.launch()?;
+        let product = |b: [Complex64; 3]| -> Vec<Complex64> {
+            let rows = [[z(1.0, 1.0), z(2.0, 0.0), z(0.0, -1.0)], [z(3.0, 2.0), z(1.0, 0.0), z(0.5, 0.5)]];
+            rows.iter().map(|r| r.iter().zip(&b).map(|(x, y)| x * y).sum()).collect()
+        };
+        assert_eq!(c1.to_vec()?, product([z(1.0, 0.0), z(0.0, 1.0), z(2.0, -1.0)]));
+        assert_eq!(c2.to_vec()?, product([z(-1.0, 2.0), z(4.0, 0.0), z(0.0, 0.0)]));
+        Ok(())
     }
 }
