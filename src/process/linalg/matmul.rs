@@ -219,7 +219,7 @@ enum Run<T: Element> {
     /// [`GemmStrategy::Wgmma`]: the product's program and kernel, and the packing of its operands.
     Wgmma { program: Program, kernel: Kernel, packing: Box<WgmmaPlan<T>> },
     /// A complex product run as a real one ([`GemmStrategy::RealEmbedding`]).
-    Embedded(Box<Embedding<T>>),
+    Embedded(Box<Embedding<T, MatMul<T::Real>>>),
 }
 
 impl<T: Element> MatMul<T> {
@@ -410,9 +410,16 @@ impl<T: Element> MatMul<T> {
             Run::Host { offsets: batch.offsets([a.offset(), b.offset(), self.c.offset()]) }
         } else if let Some(real_strategy) = embedded_strategy::<T>(strategy) {
             let conj = [self.params.op_a.conjugates::<T>(), self.params.op_b.conjugates::<T>()];
-            let (beta, precision) = (self.params.beta, self.params.precision);
+            let precision = self.params.precision;
+            let real_product = |[left, right, out]: [&XData<T::Real>; 3], beta: T::Real| {
+                let params = MatMulParams::<T::Real>::default().beta(beta).precision(precision);
+                let params = real_strategy.map_or(params, |s| params.strategy(s));
+                let mut product = MatMul::new(left, right, out, params);
+                product.init()?;
+                Ok(product)
+            };
             let shared = self.shared_scratch.as_ref();
-            match Embedding::new(app, [&a, &b, &self.c], conj, beta, precision, real_strategy, shared) {
+            match Embedding::new(app, [&a, &b, &self.c], conj, self.params.beta, shared, real_product) {
                 Ok(embedding) => Run::Embedded(Box::new(embedding)),
                 // The planner's choice on operands the embedding cannot read as real matrices (or a complex
                 // beta): the complex kernels run instead.
@@ -708,5 +715,43 @@ mod tests {
         // A kernel that allows fewer work-items gets smaller groups.
         let (_, local) = launch_sizes(GemmStrategy::Direct, [300, 300], 1, 64);
         assert_eq!(local[0] * local[1], 64);
+    }
+
+    /// Two products sharing one expanded operand, run one after the other: each gets its own B (the second
+    /// expansion waits for the first product's reads on the in-order queue).
+    #[test]
+    fn products_sharing_a_scratch_each_read_their_own_operand() -> crate::Result<()> {
+        use crate::ClApp;
+        use num_complex::Complex64;
+        let app = ClApp::new()?;
+        let z = |re: f64, im: f64| Complex64::new(re, im);
+        let a = XData::from_slice(
+            &app,
+            &[2, 3],
+            &[z(1.0, 1.0), z(2.0, 0.0), z(0.0, -1.0), z(3.0, 2.0), z(1.0, 0.0), z(0.5, 0.5)],
+        )?;
+        let b1 = XData::from_slice(&app, &[3, 1], &[z(1.0, 0.0), z(0.0, 1.0), z(2.0, -1.0)])?;
+        let b2 = XData::from_slice(&app, &[3, 1], &[z(-1.0, 2.0), z(4.0, 0.0), z(0.0, 0.0)])?;
+        let (c1, c2) = (XData::zeros(&app, &[2, 1])?, XData::zeros(&app, &[2, 1])?);
+        let params = MatMulParams::default().strategy(GemmStrategy::RealEmbedding);
+        let mut first = MatMul::new(&a, &b1, &c1, params);
+        first.init()?;
+        let shared = first.embedding_scratch();
+        assert!(shared.is_some());
+        let mut second = MatMul::new(&a, &b2, &c2, params).sharing_scratch(shared.clone());
+        second.init()?;
+        assert!(std::sync::Arc::ptr_eq(
+            second.embedding_scratch().expect("embedded").storage(),
+            shared.expect("embedded").storage()
+        ));
+        first.launch()?;
+        second.launch()?;
+        let product = |b: [Complex64; 3]| -> Vec<Complex64> {
+            let rows = [[z(1.0, 1.0), z(2.0, 0.0), z(0.0, -1.0)], [z(3.0, 2.0), z(1.0, 0.0), z(0.5, 0.5)]];
+            rows.iter().map(|r| r.iter().zip(&b).map(|(x, y)| x * y).sum()).collect()
+        };
+        assert_eq!(c1.to_vec()?, product([z(1.0, 0.0), z(0.0, 1.0), z(2.0, -1.0)]));
+        assert_eq!(c2.to_vec()?, product([z(-1.0, 2.0), z(4.0, 0.0), z(0.0, 0.0)]));
+        Ok(())
     }
 }

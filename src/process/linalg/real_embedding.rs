@@ -7,9 +7,7 @@
 //! is conjugated): row `2k` of a product term gives `re a·b`, row `2k + 1` gives `im a·(s·i·b)`. The expanded B
 //! (`complex_embed` of linalg.cl) costs one pass and twice B's bytes; A and C are read and written in place.
 
-use super::gemm_precision::GemmPrecision;
 use super::gemm_strategy::GemmStrategy;
-use super::matmul::{MatMul, MatMulParams};
 use crate::app::{ClApp, Kernel};
 use crate::data::XData;
 use crate::element::Element;
@@ -32,8 +30,8 @@ pub(super) fn embedded_strategy<T: Element>(strategy: GemmStrategy) -> Option<Op
 }
 
 /// What an embedded product keeps between launches: the expansion kernel and its operand, the scratch it fills
-/// and the real product.
-pub(super) struct Embedding<T: Element> {
+/// and the real product `P` (MatMul's, over `T::Real`).
+pub(super) struct Embedding<T: Element, P> {
     expand: Kernel,
     /// The operand expanded (B', or A'ᵀ when the product runs transposed), `[batch…, K, N]`.
     source: XData<T>,
@@ -47,7 +45,7 @@ pub(super) struct Embedding<T: Element> {
     scale: Option<CScale<T>>,
     /// The left operand copied contiguous along K, when it is not.
     left_copy: Option<LeftCopy<T>>,
-    pub(super) product: MatMul<T::Real>,
+    pub(super) product: P,
 }
 
 /// The copy of the real product's left operand (A', or B'ᵀ) into an array contiguous along K.
@@ -65,21 +63,21 @@ struct CScale<T: Element> {
     batch: Batch3,
 }
 
-impl<T: Element> Embedding<T> {
+impl<T: Element, P: Process> Embedding<T, P> {
     /// The embedding of `C = alpha·A'·B' + beta·C` for the views `[a, b, c]` (A' and B' as op(A) and op(B), of
     /// shapes `[batch…, M, K]`, `[batch…, K, N]`), with `conj` on A' and B', its real product run by
-    /// `real_strategy` (`None`: that product's planner), in `shared_scratch` where it has the expanded operand's
-    /// shape (the products using it run one after another on the in-order queue). [`Error::Unsupported`] when C
-    /// is contiguous neither along its rows nor its columns.
+    /// `real_product` making the initialised real product `C' = left·right + beta·C'` of three real views and a
+    /// real beta; the expanded operand goes into `shared_scratch` where that has its shape (the products using it
+    /// run one after another on the in-order queue). [`Error::Unsupported`] when C is contiguous neither along
+    /// its rows nor its columns.
     pub(super) fn new(
         app: &ClApp,
         [a, b, c]: [&XData<T>; 3],
         conj: [bool; 2],
         beta: T,
-        precision: GemmPrecision,
-        real_strategy: Option<GemmStrategy>,
         shared_scratch: Option<&XData<T>>,
-    ) -> Result<Embedding<T>> {
+        real_product: impl FnOnce([&XData<T::Real>; 3], T::Real) -> Result<P>,
+    ) -> Result<Embedding<T, P>> {
         let unsupported = |what: String| Error::Unsupported { what: format!("MatMul's real embedding {what}") };
         if !T::IS_COMPLEX {
             return Err(unsupported(format!("is for complex products, not {}", T::NAME)));
@@ -145,12 +143,7 @@ impl<T: Element> Embedding<T> {
             let kernel = program.kernel("scale_matrices")?.owned_by("MatMul");
             (Some(CScale { kernel, c: c.clone(), beta, batch }), T::Real::from_c64(1.0.into()))
         };
-        let mut params = MatMulParams::<T::Real>::default().beta(real_beta).precision(precision);
-        if let Some(strategy) = real_strategy {
-            params = params.strategy(strategy);
-        }
-        let mut product = MatMul::new(&left_reals, &real_scratch, &out, params);
-        product.init()?;
+        let product = real_product([&left_reals, &real_scratch, &out], real_beta)?;
         Ok(Embedding { expand, source, scratch, batch, conj, index, scale, left_copy, product })
     }
 
@@ -226,48 +219,5 @@ impl<T: Element> CScale<T> {
             .local(&[local_c, local_r, 1])
             .work(2 * (rows * cols * count * std::mem::size_of::<T>()) as u64, 0)
             .enqueue()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::process::Process;
-    use crate::{ClApp, GemmStrategy, MatMul, MatMulParams, XData};
-    use num_complex::Complex64;
-
-    /// Two products sharing one expanded operand, run one after the other: each gets its own B (the second
-    /// expansion waits for the first product's reads on the in-order queue).
-    #[test]
-    fn products_sharing_a_scratch_each_read_their_own_operand() -> crate::Result<()> {
-        let app = ClApp::new()?;
-        let z = |re: f64, im: f64| Complex64::new(re, im);
-        let a = XData::from_slice(
-            &app,
-            &[2, 3],
-            &[z(1.0, 1.0), z(2.0, 0.0), z(0.0, -1.0), z(3.0, 2.0), z(1.0, 0.0), z(0.5, 0.5)],
-        )?;
-        let b1 = XData::from_slice(&app, &[3, 1], &[z(1.0, 0.0), z(0.0, 1.0), z(2.0, -1.0)])?;
-        let b2 = XData::from_slice(&app, &[3, 1], &[z(-1.0, 2.0), z(4.0, 0.0), z(0.0, 0.0)])?;
-        let (c1, c2) = (XData::zeros(&app, &[2, 1])?, XData::zeros(&app, &[2, 1])?);
-        let params = MatMulParams::default().strategy(GemmStrategy::RealEmbedding);
-        let mut first = MatMul::new(&a, &b1, &c1, params);
-        first.init()?;
-        let shared = first.embedding_scratch();
-        assert!(shared.is_some());
-        let mut second = MatMul::new(&a, &b2, &c2, params).sharing_scratch(shared.clone());
-        second.init()?;
-        assert!(std::sync::Arc::ptr_eq(
-            second.embedding_scratch().expect("embedded").storage(),
-            shared.expect("embedded").storage()
-        ));
-        first.launch()?;
-        second.launch()?;
-        let product = |b: [Complex64; 3]| -> Vec<Complex64> {
-            let rows = [[z(1.0, 1.0), z(2.0, 0.0), z(0.0, -1.0)], [z(3.0, 2.0), z(1.0, 0.0), z(0.5, 0.5)]];
-            rows.iter().map(|r| r.iter().zip(&b).map(|(x, y)| x * y).sum()).collect()
-        };
-        assert_eq!(c1.to_vec()?, product([z(1.0, 0.0), z(0.0, 1.0), z(2.0, -1.0)]));
-        assert_eq!(c2.to_vec()?, product([z(-1.0, 2.0), z(4.0, 0.0), z(0.0, 0.0)]));
-        Ok(())
     }
 }
