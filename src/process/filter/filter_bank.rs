@@ -576,8 +576,13 @@ fn choose(
     // 8×16×128² ⊛ 16×16×3² 0.047 against F(4×4)'s 0.064, but from 32 channels F(4×4) wins (8×32×56² ⊛ 16×32×3²:
     // 0.028 against 0.055; 8×64×56² ⊛ 16×64×3²: 0.039 against 0.103, cuDNN 0.041; 8×128×28²: 0.029 against
     // 0.200).
+    // Up to 32 filters of 3 × 3 over at most 16 channels it leads F(4×4) too (H200, 2026-11-30, device ms against
+    // F(4×4) and cuDNN FP32: 8×16×128² ⊛ 24×16×3² 0.052 against 0.071, cuDNN 0.059; 32×16×3² 0.062 against 0.077;
+    // 8×8×128² ⊛ 32×8×3² 0.040 against 0.071; 4×16×256² ⊛ 32×16×3² 0.123 against 0.139), but not always over 24
+    // channels (8×24×128² ⊛ 32×24×3² 0.082 against 0.100; 8×24×64² ⊛ 24×24×3² 0.046 against 0.040).
     let taps = crs / c.max(1);
-    let blocked_pays = fit.blocked && (k <= 16 || (k <= 32 && taps >= 25));
+    let few_channels = !fit.cpu && taps >= 9 && c <= 16;
+    let blocked_pays = fit.blocked && (k <= 16 || (k <= 32 && (taps >= 25 || few_channels)));
     let blocked_over_winograd = !winograd_pays || c < if fit.cpu { 16 } else { 32 };
     match algorithm {
         FilterBankAlgorithm::Direct => Choice::Direct,
@@ -913,6 +918,12 @@ mod tests {
         assert_eq!(choose(auto, [8, 8, 8, 72], bytes, 1 << 30, cpu3), Choice::Blocked);
         assert_eq!(choose(auto, [4, 64, 16, 576], bytes, 1 << 30, cpu3), Choice::Winograd { side: 2, images: 4 });
         assert_eq!(choose(auto, [4, 64, 32, 576], bytes, 1 << 30, gpu3), Choice::Winograd { side: 4, images: 4 });
+        // Up to 32 filters of 3 × 3 over at most 16 channels on GPUs; over 24 channels, or on CPUs, Winograd.
+        assert_eq!(choose(auto, [8, 16, 24, 144], bytes, 1 << 30, gpu3), Choice::Blocked);
+        assert_eq!(choose(auto, [8, 8, 32, 72], bytes, 1 << 30, gpu3), Choice::Blocked);
+        assert_eq!(choose(auto, [8, 16, 33, 144], bytes, 1 << 30, gpu3), Choice::Winograd { side: 4, images: 8 });
+        assert_eq!(choose(auto, [8, 24, 24, 216], bytes, 1 << 30, gpu3), Choice::Winograd { side: 4, images: 8 });
+        assert_eq!(choose(auto, [8, 16, 24, 144], bytes, 1 << 30, cpu3), Choice::Winograd { side: 2, images: 8 });
         // Where it does not apply (a stride, a dilation, more than 32 taps): never, even when asked for.
         let other = Fit { blocked: false, ..gpu };
         assert_eq!(choose(FilterBankAlgorithm::Blocked, [10, 4, 10, 1024], bytes, 1 << 30, other), Choice::Direct);
