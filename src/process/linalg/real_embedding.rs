@@ -16,7 +16,7 @@ use crate::kernel_args::IndexType;
 use crate::kernels;
 use crate::process::Process;
 use crate::process::layout::CopyPlan;
-use crate::process::planning::Batch3;
+use crate::process::planning::{Batch3, index_type_for};
 
 /// The real product's strategy for a complex product planned as `strategy`: `Some(None)` (its own planner's
 /// choice) for [`GemmStrategy::RealEmbedding`], `Some(Some(strategy))` for a complex product asked to run on
@@ -37,7 +37,8 @@ pub(super) struct Embedding<T: Element, P> {
     source: XData<T>,
     /// The expanded operand as complex values, `[batch…, 2K, N]` (the real product reads it as `2K × 2N`).
     scratch: XData<T>,
-    batch: Batch3,
+    /// `source`'s matrices and the expansion's launch over them.
+    matrices: Matrices,
     /// Conjugation of the real product's left operand and of `source`.
     conj: [bool; 2],
     index: IndexType,
@@ -60,7 +61,33 @@ struct CScale<T: Element> {
     kernel: Kernel,
     c: XData<T>,
     beta: T,
+    matrices: Matrices,
+}
+
+/// The matrices of an array `[batch…, rows, cols]`, planned once: its batch axes, extents and strides, and a
+/// launch of one work-item per element (groups of up to 64 columns × 4 rows, a batch entry per layer).
+struct Matrices {
     batch: Batch3,
+    dims: [usize; 2],
+    strides: [usize; 2],
+    sizes: [[usize; 3]; 2],
+}
+
+impl Matrices {
+    fn of<T: Element>(x: &XData<T>) -> Result<Matrices> {
+        let (&[ref batch_shape @ .., rows, cols], &[ref batch_strides @ .., sr, sc]) = (x.shape(), x.strides()) else {
+            return Err(Error::invalid("MatMul", format!("an array of shape {:?} has no matrix axes", x.shape())));
+        };
+        let batch = Batch3::new("MatMul", batch_shape, [batch_strides, batch_strides, batch_strides])?;
+        let (local_c, local_r) = (cols.next_power_of_two().clamp(1, 64), rows.next_power_of_two().clamp(1, 4));
+        let global = [cols.div_ceil(local_c) * local_c, rows.div_ceil(local_r) * local_r, batch.count() as usize];
+        Ok(Matrices { batch, dims: [rows, cols], strides: [sr, sc], sizes: [global, [local_c, local_r, 1]] })
+    }
+
+    /// Elements in all the matrices.
+    fn elements(&self) -> usize {
+        self.dims[0] * self.dims[1] * self.batch.count() as usize
+    }
 }
 
 impl<T: Element, P: Process> Embedding<T, P> {
@@ -108,26 +135,18 @@ impl<T: Element, P: Process> Embedding<T, P> {
             .map_or(&left, |copy| &copy.to)
             .reals_along_last()
             .ok_or_else(|| Error::invalid("MatMul", "a new array is contiguous"))?;
-        let (&[ref batch_shape @ .., k, n], &[ref batch_strides @ .., _, _]) = (source.shape(), source.strides())
-        else {
-            return Err(Error::invalid("MatMul", format!("operand of shape {:?} has no matrix axes", source.shape())));
-        };
-        let mut scratch_shape = batch_shape.to_vec();
-        scratch_shape.extend([2 * k, n]);
+        let matrices = Matrices::of(&source)?;
+        let [k, n] = matrices.dims;
+        // source's batch axes, then 2K × N (Matrices::of found the two matrix axes).
+        let scratch_shape: Vec<usize> =
+            source.shape().iter().take(source.ndim() - 2).copied().chain([2 * k, n]).collect();
         let scratch = match shared_scratch {
             Some(shared) if shared.shape() == scratch_shape.as_slice() && shared.is_packed() => shared.clone(),
             _ => XData::<T>::uninit(app, "MatMul", &scratch_shape)?,
         };
         let real_scratch =
             scratch.reals_along_last().ok_or_else(|| Error::invalid("MatMul", "a new array is contiguous"))?;
-        let batch = Batch3::new("MatMul", batch_shape, [batch_strides, batch_strides, batch_strides])?;
-        let extent = [source.layout(), scratch.layout(), c.layout()]
-            .iter()
-            .filter_map(|l| l.span())
-            .map(|(_, hi)| hi as u64 + 1)
-            .max()
-            .unwrap_or(0);
-        let index = IndexType::for_extent(extent);
+        let index = index_type_for(&[source.layout(), scratch.layout(), c.layout()], &[]);
         // The program of gemm_direct and set_identity (MatrixPower's identity builds the same one).
         let options = format!("{} -DIDX={}", T::build_options(), index.cl_type());
         let program = app.build_program("linalg.cl", &kernels::with_common(kernels::LINALG), &options)?;
@@ -136,15 +155,12 @@ impl<T: Element, P: Process> Embedding<T, P> {
         let (scale, real_beta) = if beta.to_c64().im == 0.0 {
             (None, T::Real::from_c64(beta.to_c64()))
         } else {
-            let (&[ref batch_shape @ .., _, _], &[ref batch_strides @ .., _, _]) = (c.shape(), c.strides()) else {
-                return Err(Error::invalid("MatMul", format!("C of shape {:?} has no matrix axes", c.shape())));
-            };
-            let batch = Batch3::new("MatMul", batch_shape, [batch_strides, batch_strides, batch_strides])?;
             let kernel = program.kernel("scale_matrices")?.owned_by("MatMul");
-            (Some(CScale { kernel, c: c.clone(), beta, batch }), T::Real::from_c64(1.0.into()))
+            let matrices = Matrices::of(c)?;
+            (Some(CScale { kernel, c: c.clone(), beta, matrices }), T::Real::from_c64(1.0.into()))
         };
         let product = real_product([&left_reals, &real_scratch, &out], real_beta)?;
-        Ok(Embedding { expand, source, scratch, batch, conj, index, scale, left_copy, product })
+        Ok(Embedding { expand, source, scratch, matrices, conj, index, scale, left_copy, product })
     }
 
     /// The expanded operand's array (products run one after another may share it).
@@ -160,49 +176,40 @@ impl<T: Element, P: Process> Embedding<T, P> {
         if let Some(copy) = &mut self.left_copy {
             copy.plan.launch("MatMul", &copy.from, &copy.to)?;
         }
-        let (source, idx) = (&self.source, self.index);
-        let (&[.., k, n], &[.., sk, sn]) = (source.shape(), source.strides()) else {
-            return Err(Error::invalid("MatMul", format!("operand of shape {:?} has no matrix axes", source.shape())));
-        };
-        if k * n * self.batch.count() as usize == 0 {
-            return self.product.launch();
+        let (source, idx, m) = (&self.source, self.index, &self.matrices);
+        if m.elements() > 0 {
+            let ([k, n], [sk, sn]) = (m.dims, m.strides);
+            self.expand
+                .launch()
+                .input("b", source)
+                .index("b_off", idx, source.offset() as u64)
+                .index("sbk", idx, sk as u64)
+                .index("sbn", idx, sn as u64)
+                .output("out", &self.scratch)
+                .index("K", idx, k as u64)
+                .index("N", idx, n as u64)
+                .scalar("alpha", alpha)
+                .scalar("conj_a", u32::from(self.conj[0]))
+                .scalar("conj_b", u32::from(self.conj[1]))
+                .scalar("nd", m.batch.axes)
+                .scalar("shape", m.batch.shape)
+                .scalar("batch_b", m.batch.strides[0])
+                .global(&m.sizes[0])
+                .local(&m.sizes[1])
+                .work(3 * (m.elements() * std::mem::size_of::<T>()) as u64, 0)
+                .enqueue()?;
         }
-        let (local_n, local_k) = (n.next_power_of_two().clamp(1, 64), k.next_power_of_two().clamp(1, 4));
-        let bytes = 3 * (k * n * self.batch.count() as usize * std::mem::size_of::<T>()) as u64;
-        self.expand
-            .launch()
-            .input("b", source)
-            .index("b_off", idx, source.offset() as u64)
-            .index("sbk", idx, sk as u64)
-            .index("sbn", idx, sn as u64)
-            .output("out", &self.scratch)
-            .index("K", idx, k as u64)
-            .index("N", idx, n as u64)
-            .scalar("alpha", alpha)
-            .scalar("conj_a", u32::from(self.conj[0]))
-            .scalar("conj_b", u32::from(self.conj[1]))
-            .scalar("nd", self.batch.axes)
-            .scalar("shape", self.batch.shape)
-            .scalar("batch_b", self.batch.strides[0])
-            .global(&[n.div_ceil(local_n) * local_n, k.div_ceil(local_k) * local_k, self.batch.count() as usize])
-            .local(&[local_n, local_k, 1])
-            .work(bytes, 0)
-            .enqueue()?;
         self.product.launch()
     }
 }
 
 impl<T: Element> CScale<T> {
     fn enqueue(&mut self, idx: IndexType) -> Result<()> {
-        let c = &self.c;
-        let (&[.., rows, cols], &[.., sr, sc]) = (c.shape(), c.strides()) else {
-            return Err(Error::invalid("MatMul", format!("C of shape {:?} has no matrix axes", c.shape())));
-        };
-        let count = self.batch.count() as usize;
-        if rows * cols * count == 0 {
+        let (c, m) = (&self.c, &self.matrices);
+        if m.elements() == 0 {
             return Ok(());
         }
-        let (local_c, local_r) = (cols.next_power_of_two().clamp(1, 64), rows.next_power_of_two().clamp(1, 4));
+        let ([rows, cols], [sr, sc]) = (m.dims, m.strides);
         self.kernel
             .launch()
             .in_out("c", c)
@@ -212,12 +219,12 @@ impl<T: Element> CScale<T> {
             .index("sr", idx, sr as u64)
             .index("sc", idx, sc as u64)
             .scalar("beta", self.beta)
-            .scalar("nd", self.batch.axes)
-            .scalar("shape", self.batch.shape)
-            .scalar("batch_c", self.batch.strides[0])
-            .global(&[cols.div_ceil(local_c) * local_c, rows.div_ceil(local_r) * local_r, count])
-            .local(&[local_c, local_r, 1])
-            .work(2 * (rows * cols * count * std::mem::size_of::<T>()) as u64, 0)
+            .scalar("nd", m.batch.axes)
+            .scalar("shape", m.batch.shape)
+            .scalar("batch_c", m.batch.strides[0])
+            .global(&m.sizes[0])
+            .local(&m.sizes[1])
+            .work(2 * (m.elements() * std::mem::size_of::<T>()) as u64, 0)
             .enqueue()
     }
 }
