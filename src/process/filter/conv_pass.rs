@@ -470,11 +470,8 @@ impl<T: Element, K: FilterElement<T>> ConvPass<T, K> {
         let kernel = if output.is_empty() || host.is_some() {
             None
         } else {
-            // The one convolution kernel this pass launches: filter.cl's three, each with the filter's taps
-            // compiled in, cost three times the compile.
             let source = EpilogueCode::program_source(epilogue.as_ref(), kernels::FILTER);
-            let program =
-                app.build_program("filter.cl", &kernels::only_kernels(&source, &[launch.kernel_name()]), &options)?;
+            let program = app.build_program("filter.cl", &source, &options)?;
             let weights = XData::from_slice(app, filter.shape(), filter.values())?;
             Some((program.kernel(launch.kernel_name())?.owned_by(op), weights))
         };

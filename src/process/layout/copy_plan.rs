@@ -420,11 +420,11 @@ impl CopyPlan {
         };
         let source = kernels::only_kernels(&kernels::with_common(kernels::LAYOUT), &[used]);
         let program = app.build_program("layout.cl", &source, &options)?;
+        let kernel = program.kernel(used)?.owned_by(op);
         Ok(match *route {
             Route::Tiled { p, q, .. } => {
                 let chosen =
                     if blocks { CopyStrategy::Blocks { block: CPU_BLOCK } } else { CopyStrategy::Tiled(tiles) };
-                let kernel = program.kernel(if blocks { "copy_blocks" } else { "copy_tiled" })?.owned_by(op);
                 let tiles_pq = [p.n.div_ceil(tiles.tile) as u64, q.n.div_ceil(tiles.tile) as u64];
                 let total = batch.count() * tiles_pq[0] * tiles_pq[1];
                 let groups = usize::try_from(total).unwrap_or(usize::MAX).min(group_limit(info));
@@ -441,7 +441,6 @@ impl CopyPlan {
                 }
             }
             Route::Rows { inner, .. } => {
-                let kernel = program.kernel("copy_rows")?.owned_by(op);
                 let rows = batch.count();
                 // 256 work-items, or the largest power of two the kernel allows below that.
                 let limit = kernel.max_work_group_size()?.clamp(1, 256);
