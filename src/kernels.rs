@@ -114,8 +114,7 @@ pub fn with_common(family: &str) -> String {
 /// `source` with the definitions of every kernel not named in `keep` blanked out (each removed line left empty,
 /// so compiler messages keep their line numbers); helper functions, macros and preprocessor lines stay. A
 /// program then compiles only what its process launches: NVIDIA's compiler spends its time per kernel, and a
-/// family's file holds kernels for every path (filter.cl's direct, tiled and blocked convolutions, linalg.cl's
-/// GEMMs). A kernel definition starts on a line beginning with `kernel` or `__kernel` and ends with the brace
+/// family's file holds kernels for every path (linalg.cl's GEMMs, reduce.cl's passes, layout.cl's copies). A kernel definition starts on a line beginning with `kernel` or `__kernel` and ends with the brace
 /// that closes its body.
 ///
 /// ```
